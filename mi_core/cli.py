@@ -1,0 +1,55 @@
+"""``python -m mi_core <command> ...``: dispatch to each command's own ``main(argv)``.
+
+Each command lives in its own module so that ``--help`` of one never imports the others' dependencies.
+Errors about the user's input (a bad puzzle, a missing file, an unknown sampler) print one clear line
+and exit with status 2; they never show a traceback.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+COMMANDS = {
+    "train": ("mi_core.commands.train", "train a model: train sudoku ..."),
+    "bench": ("mi_core.commands.bench", "decode a puzzle file with a sampler and score it: bench sudoku ..."),
+    "sweep": ("mi_core.bench.sweep", "run a grid of samplers and parameters: sweep sudoku ..."),
+    "probe": ("mi_core.commands.probe", "exact pairwise MI by perturbation probing: probe sudoku ..."),
+    "bench-probe": ("mi_core.bench.probe", "measure forward throughput and the exact probe's speed"),
+    "estimate": ("mi_core.commands.estimate", "MI matrix from the neural estimator: estimate sudoku ..."),
+    "eval-estimator": ("mi_core.bench.estimator", "compare estimator and exact probe: eval-estimator sudoku ..."),
+    "make-estimator-data": ("mi_core.train.estimator_data", "write exact-probe training shards for the estimator"),
+    "train-estimator": ("mi_core.train.estimator", "train the neural MI estimator on probe shards"),
+}
+
+USER_ERRORS = (ValueError, FileNotFoundError, PermissionError, IsADirectoryError)
+
+
+def usage() -> str:
+    lines = ["usage: python -m mi_core <command> [options]", "", "commands:"]
+    lines += [f"  {name:<20} {text}" for name, (_, text) in COMMANDS.items()]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help"):
+        print(usage())
+        return 0
+    name, rest = argv[0], argv[1:]
+    if name not in COMMANDS:
+        print(f"error: unknown command {name!r}\n\n{usage()}", file=sys.stderr)
+        return 2
+    try:
+        module = importlib.import_module(COMMANDS[name][0])
+    except ModuleNotFoundError as err:
+        print(f"error: command {name!r} is not available in this build ({err})", file=sys.stderr)
+        return 2
+    try:
+        return module.main(rest) or 0
+    except USER_ERRORS as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130

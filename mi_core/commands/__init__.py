@@ -1,0 +1,1 @@
+"""Small ``main(argv)`` entry points for ``python -m mi_core <command>``."""

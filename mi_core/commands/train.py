@@ -1,0 +1,15 @@
+"""``python -m mi_core train sudoku [options]``: train the Sudoku MDM (see ``mi_core.train.sudoku_mdm``)."""
+
+from __future__ import annotations
+
+TRAINERS = {"sudoku": "mi_core.train.sudoku_mdm"}
+
+
+def main(argv: list[str] | None = None) -> int:
+    import importlib
+
+    argv = list(argv or [])
+    if not argv or argv[0] not in TRAINERS:
+        raise ValueError(f"train expects a domain first, one of {', '.join(TRAINERS)}; e.g. train sudoku --help")
+    importlib.import_module(TRAINERS[argv[0]]).main(argv[1:])
+    return 0

@@ -1,0 +1,19 @@
+"""Device choice, made once and passed down."""
+
+from __future__ import annotations
+
+import torch
+
+
+def pick_device(name: str | None = None) -> torch.device:
+    """Return ``torch.device(name)``, or CUDA when present and CPU otherwise.
+
+    Raises:
+        ValueError: when ``name`` asks for CUDA on a machine without it.
+    """
+    if name in (None, "", "auto"):
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    device = torch.device(name)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device {name!r} requested but CUDA is not available on this machine")
+    return device

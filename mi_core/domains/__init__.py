@@ -1,0 +1,1 @@
+"""Domains: parsing, validation and tokenization of the sequences a model reads."""

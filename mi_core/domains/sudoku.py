@@ -1,0 +1,253 @@
+"""Sudoku grids: tokens, parsing and validation.
+
+A grid of side ``n`` (4 or 9) is a string of ``n*n`` characters read row by row; ``.`` or ``0`` marks a
+blank. Token ids: ``MASK_ID`` for a blank and the digit itself (1..n) for a filled cell, so the value
+index ``v`` of digit ``d`` (the model's logit slot) is ``d - 1`` and its token is ``v + 1``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+MASK_ID = 0
+BLANK_CHARS = ".0"
+
+
+class SudokuError(ValueError):
+    """Base class of every error about a Sudoku input."""
+
+
+class SudokuFormatError(SudokuError):
+    """Wrong length or characters that are not digits or blanks."""
+
+
+class SudokuConflictError(SudokuError):
+    """A digit repeated in a row, column or box."""
+
+
+class NoSolutionError(SudokuError):
+    """The givens admit no solution."""
+
+
+class MultipleSolutionsError(SudokuError):
+    """The givens admit more than one solution."""
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """Row, column and box of every cell of an ``n x n`` Sudoku (``n = box * box``)."""
+
+    box: int
+
+    @property
+    def n(self) -> int:
+        return self.box * self.box
+
+    @property
+    def cells(self) -> int:
+        return self.n * self.n
+
+    def row(self, cell: int) -> int:
+        return cell // self.n
+
+    def col(self, cell: int) -> int:
+        return cell % self.n
+
+    def box_of(self, cell: int) -> int:
+        return (self.row(cell) // self.box) * self.box + self.col(cell) // self.box
+
+    def indices(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Row, column and box index of each cell, each ``(cells,)`` int64."""
+        cells = np.arange(self.cells)
+        rows, cols = cells // self.n, cells % self.n
+        return rows, cols, (rows // self.box) * self.box + cols // self.box
+
+    def peers(self) -> np.ndarray:
+        """``(cells, cells)`` bool: True where two distinct cells share a row, column or box."""
+        r, c, b = self.indices()
+        same = (r[:, None] == r[None]) | (c[:, None] == c[None]) | (b[:, None] == b[None])
+        return same & ~np.eye(self.cells, dtype=bool)
+
+
+SUDOKU9 = Geometry(3)
+SUDOKU4 = Geometry(2)
+
+
+def geometry_for_length(length: int) -> Geometry:
+    """The geometry whose grid has ``length`` cells (16 or 81)."""
+    for geom in (SUDOKU9, SUDOKU4):
+        if geom.cells == length:
+            return geom
+    raise SudokuFormatError(f"a Sudoku has 81 cells (or 16 for 4x4), got {length} characters")
+
+
+def parse_grid(text: str, size: int | None = 81) -> list[int]:
+    """Parse one grid string into a list of digits, 0 for blank.
+
+    Whitespace inside the string is ignored. ``size`` fixes the expected cell count (``None`` accepts
+    16 or 81).
+
+    Raises:
+        SudokuFormatError: wrong length or a character that is neither a digit nor a blank.
+    """
+    if not isinstance(text, str):
+        raise SudokuFormatError(f"a Sudoku must be given as a string, got {type(text).__name__}")
+    chars = "".join(text.split())
+    if not chars:
+        raise SudokuFormatError("the Sudoku string is empty")
+    geom = geometry_for_length(len(chars)) if size is None else None
+    expected = geom.cells if geom else size
+    if len(chars) != expected:
+        raise SudokuFormatError(f"a Sudoku has {expected} cells, got {len(chars)} characters")
+    n = math.isqrt(expected)
+    digits = []
+    for pos, ch in enumerate(chars):
+        if ch in BLANK_CHARS:
+            digits.append(0)
+        elif ch.isdigit() and 1 <= int(ch) <= n:
+            digits.append(int(ch))
+        else:
+            row, col = divmod(pos, n)
+            raise SudokuFormatError(
+                f"bad character {ch!r} at position {pos} (row {row + 1}, column {col + 1}): "
+                f"use digits 1-{n}, '.' or '0'"
+            )
+    return digits
+
+
+def find_conflict(digits: list[int]) -> str | None:
+    """Describe the first digit repeated in a row, column or box, or return None."""
+    geom = geometry_for_length(len(digits))
+    rows, cols, boxes = geom.indices()
+    for kind, unit in (("row", rows), ("column", cols), ("box", boxes)):
+        seen: dict[tuple[int, int], int] = {}
+        for cell, d in enumerate(digits):
+            if d == 0:
+                continue
+            key = (int(unit[cell]), d)
+            if key in seen:
+                first = seen[key]
+                return (
+                    f"digit {d} appears twice in {kind} {key[0] + 1}: at cells "
+                    f"(row {first // geom.n + 1}, col {first % geom.n + 1}) and "
+                    f"(row {cell // geom.n + 1}, col {cell % geom.n + 1})"
+                )
+            seen[key] = cell
+    return None
+
+
+def validate(text: str, size: int | None = 81, require_unique: bool = True) -> tuple[list[int], list[int]]:
+    """Parse and validate a puzzle; return ``(digits, solution)``.
+
+    Raises:
+        SudokuFormatError, SudokuConflictError, NoSolutionError, and (when ``require_unique``)
+        MultipleSolutionsError, each with a message naming the problem.
+    """
+    from mi_core.domains.sudoku_solver import solve_count  # solver imports this module
+
+    digits = parse_grid(text, size)
+    conflict = find_conflict(digits)
+    if conflict:
+        raise SudokuConflictError(conflict)
+    count, solution = solve_count(digits, limit=2)
+    if count == 0:
+        raise NoSolutionError("this puzzle has no solution")
+    if count > 1 and require_unique:
+        raise MultipleSolutionsError("this puzzle has more than one solution")
+    return digits, solution
+
+
+def to_string(digits, blank: str = ".") -> str:
+    """Digits (list, array or 1-D tensor; 0 or MASK_ID for blank) to a grid string."""
+    values = digits.tolist() if hasattr(digits, "tolist") else list(digits)
+    return "".join(blank if d == MASK_ID else str(int(d)) for d in values)
+
+
+def to_tokens(grids, device: torch.device | str = "cpu") -> torch.Tensor:
+    """Grid strings or digit lists to token ids ``(B, cells)`` int64 (blanks become ``MASK_ID``)."""
+    rows = [parse_grid(g, None) if isinstance(g, str) else list(g) for g in grids]
+    return torch.tensor(rows, dtype=torch.long, device=device)
+
+
+def tokens_to_values(tokens: torch.Tensor) -> torch.Tensor:
+    """Token ids to value indices (digit - 1); masked cells become -1."""
+    return tokens - 1
+
+
+def values_to_tokens(values: torch.Tensor) -> torch.Tensor:
+    """Value indices (0..n-1) to token ids (digits 1..n)."""
+    return values + 1
+
+
+@dataclass(frozen=True)
+class PuzzleRecord:
+    """One puzzle read from a file; ``solution`` and ``level`` may be absent."""
+
+    puzzle: str
+    solution: str | None = None
+    level: str | None = None
+    line: int = 0
+
+
+def read_puzzles(path: str | Path, limit: int | None = None) -> list[PuzzleRecord]:
+    """Read a ``.txt`` file (one puzzle a line, ``#`` comments) or a ``.csv`` with a ``puzzle`` column.
+
+    Raises:
+        FileNotFoundError: no such file.
+        SudokuFormatError: a malformed line, naming the line number.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"puzzle file not found: {path}")
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise SudokuFormatError(f"{path} is not a UTF-8 text file") from err
+    return parse_puzzle_text(text, csv_format=path.suffix.lower() == ".csv", name=str(path), limit=limit)
+
+
+def parse_puzzle_text(text: str, csv_format: bool, name: str = "input", limit: int | None = None) -> list[PuzzleRecord]:
+    """Parse the contents of a puzzle file (see :func:`read_puzzles`)."""
+    records = _parse_csv(text, name) if csv_format else _parse_lines(text, name)
+    if not records:
+        raise SudokuFormatError(f"{name} contains no puzzles")
+    return records[:limit] if limit else records
+
+
+def _parse_lines(text: str, name: str) -> list[PuzzleRecord]:
+    records = []
+    for lineno, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        try:
+            digits = parse_grid(line, None)
+        except SudokuFormatError as err:
+            raise SudokuFormatError(f"{name}, line {lineno}: {err}") from None
+        records.append(PuzzleRecord(to_string(digits), line=lineno))
+    return records
+
+
+def _parse_csv(text: str, name: str) -> list[PuzzleRecord]:
+    lines = [ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+    reader = csv.DictReader(io.StringIO("\n".join(lines)))
+    fields = [f.strip().lower() for f in (reader.fieldnames or [])]
+    if "puzzle" not in fields:
+        raise SudokuFormatError(f"{name}: a CSV puzzle file needs a 'puzzle' column, found {fields or 'no header'}")
+    records = []
+    for lineno, row in enumerate(reader, start=2):
+        row = {k.strip().lower(): (v or "").strip() for k, v in row.items() if k is not None}
+        try:
+            puzzle = to_string(parse_grid(row["puzzle"], None))
+            solution = to_string(parse_grid(row["solution"], len(puzzle))) if row.get("solution") else None
+        except SudokuFormatError as err:
+            raise SudokuFormatError(f"{name}, line {lineno}: {err}") from None
+        records.append(PuzzleRecord(puzzle, solution, row.get("level") or None, lineno))
+    return records

@@ -1,0 +1,1 @@
+"""Entropies and pairwise mutual information: exact probing and estimation."""

@@ -1,0 +1,5 @@
+"""Models behind one interface: token ids ``(B, N)`` -> logits ``(B, N, V)`` and hidden states ``(B, N, D)``."""
+
+from mi_core.models.base import MDMOutput, MaskedModel
+
+__all__ = ["MDMOutput", "MaskedModel"]

@@ -1,0 +1,1 @@
+"""Short training loops over the core's functions."""

@@ -1,0 +1,15 @@
+import pytest
+import torch
+
+torch.set_num_threads(min(2, torch.get_num_threads()))
+
+SHIPPED_MDM = "assets/sudoku_mdm.safetensors"
+
+
+@pytest.fixture
+def tiny_mdm():
+    """A tiny randomly initialised 9x9 Sudoku MDM (fast; for shapes and invariants)."""
+    from mi_core.models.sudoku_mdm import SudokuMDM, SudokuMDMConfig
+
+    torch.manual_seed(0)
+    return SudokuMDM(SudokuMDMConfig(box=3, d_model=32, n_layers=1, n_heads=2, d_ff=64)).eval()

@@ -1,0 +1,87 @@
+import json
+
+import pytest
+
+from mi_core.cli import main
+from mi_core.models.sudoku_mdm import save_sudoku_mdm
+
+EASY = "..9.7.1.....2.8...2...3...4.9.........8....311.6...52.....6327.....9.6...1...7.5."
+EASY_SOL = "349675182761248395285931764597312846428756931136489527954163278872594613613827459"
+OTHER = "...8.1..........435............7.8........1...2..3....6......75..34........2..6.."
+
+
+@pytest.fixture
+def model_path(tmp_path, tiny_mdm):
+    path = tmp_path / "tiny.safetensors"
+    save_sudoku_mdm(tiny_mdm, path)
+    return path
+
+
+def test_bench_writes_documented_json(tmp_path, model_path):
+    puzzles = tmp_path / "p.csv"
+    puzzles.write_text(f"puzzle,solution,level\n{EASY},{EASY_SOL},Easy\n{EASY},,Hard\n{EASY},{EASY_SOL},Hard\n")
+    out = tmp_path / "out.json"
+    rc = main(["bench", "sudoku", "--puzzles", str(puzzles), "--sampler", "topk", "--set", "k=4",
+               "--json", str(out), "--model", str(model_path), "--device", "cpu"])
+    assert rc == 0
+    res = json.loads(out.read_text())
+    for key in ("n", "accuracy", "cell_accuracy", "mean_passes", "sampler", "params", "seconds", "model_params", "by_level"):
+        assert key in res
+    assert res["n"] == 3 and res["sampler"] == "topk" and res["params"] == {"k": "4"}
+    assert res["mean_passes"] == pytest.approx(56 / 4)  # 56 blanks, 4 per pass
+    assert set(res["by_level"]) == {"Easy", "Hard"} and res["by_level"]["Hard"]["n"] == 2
+    assert 0 <= res["cell_accuracy"] <= 1 and len(res["passes"]) == 3
+
+
+def test_bench_txt_without_levels_solves_with_solver(tmp_path, model_path):
+    puzzles = tmp_path / "p.txt"
+    puzzles.write_text(f"{OTHER}\n{EASY}\n")
+    out = tmp_path / "o.json"
+    assert main(["bench", "sudoku", "--puzzles", str(puzzles), "--limit", "1", "--json", str(out),
+                 "--model", str(model_path)]) == 0
+    res = json.loads(out.read_text())
+    assert res["n"] == 1 and "by_level" not in res and res["mean_passes"] == OTHER.count(".")
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--sampler", "nope"], "unknown sampler 'nope'"),
+        (["--set", "k"], "--set expects key=value"),
+        (["--sampler", "topk", "--set", "kk=3"], "has no parameter 'kk'"),
+        (["--sampler", "topk", "--set", "k=abc"], "k='abc' is not a valid int"),
+        (["--sampler", "topk", "--set", "k=0"], "k must be >= 1"),
+        (["--limit", "0"], "--limit must be >= 1"),
+    ],
+)
+def test_bench_bad_input_is_one_clear_line(tmp_path, model_path, capsys, extra, message):
+    puzzles = tmp_path / "p.txt"
+    puzzles.write_text(EASY + "\n")
+    rc = main(["bench", "sudoku", "--puzzles", str(puzzles), "--model", str(model_path), *extra])
+    err = capsys.readouterr().err
+    assert rc == 2 and message in err and "Traceback" not in err
+
+
+def test_bench_missing_files(tmp_path, model_path, capsys):
+    assert main(["bench", "sudoku", "--puzzles", str(tmp_path / "none.txt"), "--model", str(model_path)]) == 2
+    assert "puzzle file not found" in capsys.readouterr().err
+    puzzles = tmp_path / "p.txt"
+    puzzles.write_text(EASY + "\n")
+    assert main(["bench", "sudoku", "--puzzles", str(puzzles), "--model", str(tmp_path / "m.safetensors")]) == 2
+    assert "weights file not found" in capsys.readouterr().err
+
+
+def test_bench_bad_puzzle_line(tmp_path, model_path, capsys):
+    puzzles = tmp_path / "p.txt"
+    puzzles.write_text(EASY + "\n" + EASY[:-1] + "z\n")
+    assert main(["bench", "sudoku", "--puzzles", str(puzzles), "--model", str(model_path)]) == 2
+    assert "line 2: bad character 'z'" in capsys.readouterr().err
+
+
+def test_unknown_command_and_help(capsys):
+    assert main(["frobnicate"]) == 2
+    assert "unknown command" in capsys.readouterr().err
+    assert main([]) == 0
+    assert "bench" in capsys.readouterr().out
+    assert main(["train", "chess"]) == 2
+    assert "train expects a domain" in capsys.readouterr().err

@@ -1,0 +1,91 @@
+import json
+
+import pytest
+import torch
+
+from mi_core.device import pick_device
+from mi_core.domains.sudoku import MASK_ID, to_tokens
+from mi_core.models.base import ModelFileError
+from mi_core.models.sudoku_mdm import SudokuMDM, SudokuMDMConfig, load_sudoku_mdm, masked_ce, save_sudoku_mdm
+
+
+def test_shapes_and_dtypes(tiny_mdm):
+    tokens = to_tokens(["." * 81, "123456789" + "." * 72])
+    out = tiny_mdm(tokens)
+    assert out.logits.shape == (2, 81, 9) and out.logits.dtype == torch.float32
+    assert out.hidden.shape == (2, 81, 32) and out.hidden.dtype == torch.float32
+    assert tiny_mdm.mask_id == MASK_ID
+    assert tiny_mdm.value_tokens.tolist() == list(range(1, 10))
+
+
+def test_4x4_model_shapes():
+    model = SudokuMDM(SudokuMDMConfig(box=2, d_model=16, n_layers=1, n_heads=2, d_ff=32))
+    out = model(torch.zeros(3, 16, dtype=torch.long))
+    assert out.logits.shape == (3, 16, 4) and out.hidden.shape == (3, 16, 16)
+
+
+def test_bf16_autocast_returns_float32_logits(tiny_mdm):
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        out = tiny_mdm(torch.zeros(1, 81, dtype=torch.long))
+    assert out.logits.dtype == torch.float32
+
+
+def test_bidirectional(tiny_mdm):
+    """Changing the last cell changes the first cell's logits: attention is not causal."""
+    a = torch.zeros(1, 81, dtype=torch.long)
+    b = a.clone()
+    b[0, 80] = 5
+    assert not torch.allclose(tiny_mdm(a).logits[0, 0], tiny_mdm(b).logits[0, 0])
+
+
+@pytest.mark.parametrize("kwargs, match", [({"box": 4}, "box must be"), ({"d_model": 30, "n_heads": 4}, "divisible"),
+                                           ({"n_layers": 0}, "positive")])
+def test_config_errors(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        SudokuMDMConfig(**kwargs)
+
+
+def test_save_load_round_trip(tmp_path, tiny_mdm):
+    path = tmp_path / "m.safetensors"
+    save_sudoku_mdm(tiny_mdm, path, {"note": "test"})
+    meta = json.loads(path.with_suffix(".json").read_text())
+    assert meta["config"]["d_model"] == 32 and meta["note"] == "test"
+    loaded = load_sudoku_mdm(path)
+    tokens = to_tokens(["." * 81])
+    assert torch.equal(loaded(tokens).logits, tiny_mdm(tokens).logits)
+
+
+def test_load_errors(tmp_path, tiny_mdm):
+    with pytest.raises(ModelFileError, match="weights file not found"):
+        load_sudoku_mdm(tmp_path / "nope.safetensors")
+    path = tmp_path / "m.safetensors"
+    save_sudoku_mdm(tiny_mdm, path)
+    path.with_suffix(".json").write_text(json.dumps({"config": {"box": 3, "d_model": 64, "n_layers": 1, "n_heads": 2, "d_ff": 64}}))
+    with pytest.raises(ModelFileError, match="do not fit the config"):
+        load_sudoku_mdm(path)
+    path.with_suffix(".json").write_text("{not json")
+    with pytest.raises(ModelFileError, match="not a valid model config"):
+        load_sudoku_mdm(path)
+    path.with_suffix(".json").write_text(json.dumps({"config": {"colour": "red"}}))
+    with pytest.raises(ModelFileError, match="does not describe a Sudoku MDM"):
+        load_sudoku_mdm(path)
+    path.write_bytes(b"garbage")
+    path.with_suffix(".json").write_text(json.dumps({"config": {}}))
+    with pytest.raises(ModelFileError, match="cannot read weights"):
+        load_sudoku_mdm(path)
+
+
+def test_masked_ce_only_counts_masked():
+    logits = torch.zeros(1, 3, 9)
+    logits[0, 0, 0] = 100.0  # confident and right at an unmasked position: must not matter
+    target = torch.tensor([[0, 1, 2]])
+    masked = torch.tensor([[False, True, True]])
+    assert masked_ce(logits, target, masked).item() == pytest.approx(torch.log(torch.tensor(9.0)).item(), rel=1e-6)
+
+
+def test_pick_device():
+    assert pick_device("cpu").type == "cpu"
+    assert pick_device(None).type == ("cuda" if torch.cuda.is_available() else "cpu")
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="CUDA is not available"):
+            pick_device("cuda")

@@ -1,0 +1,164 @@
+import random
+
+import numpy as np
+import pytest
+
+from mi_core.domains import sudoku as S
+from mi_core.domains.sudoku_gen import is_valid_solution, make_puzzle, random_grid, random_puzzle, random_transform
+from mi_core.domains.sudoku_solver import count_solutions, solve, solve_count
+
+EASY = "..9.7.1.....2.8...2...3...4.9.........8....311.6...52.....6327.....9.6...1...7.5."
+EASY_SOL = "349675182761248395285931764597312846428756931136489527954163278872594613613827459"
+# a 17-clue puzzle (the minimum), first line of Royle's list as commonly reproduced
+CLUE17 = "000000010400000000020000000000050407008000300001090000300400200050100000000806000"
+CLUE17_SOL = "693784512487512936125963874932651487568247391741398625319475268856129743274836159"
+
+
+def test_parse_golden():
+    digits = S.parse_grid(EASY)
+    assert len(digits) == 81 and digits[:3] == [0, 0, 9] and sum(d > 0 for d in digits) == 25
+    assert S.parse_grid(EASY.replace(".", "0")) == digits
+    assert S.parse_grid(" " + EASY[:40] + "\n" + EASY[40:] + "\r\n") == digits
+    assert S.to_string(digits) == EASY
+    assert S.to_string(digits, blank="0") == EASY.replace(".", "0")
+
+
+def test_tokens_round_trip():
+    tokens = S.to_tokens([EASY, EASY_SOL])
+    assert tokens.shape == (2, 81) and tokens.dtype.is_floating_point is False
+    assert int(tokens[0, 0]) == S.MASK_ID and int(tokens[0, 2]) == 9
+    assert S.to_string(tokens[0]) == EASY
+    assert (S.values_to_tokens(S.tokens_to_values(tokens[1])) == tokens[1]).all()
+
+
+@pytest.mark.parametrize(
+    "text, match",
+    [
+        ("123", "81 cells.*got 3"),
+        ("", "empty"),
+        (EASY[:-1] + "x", r"bad character 'x' at position 80 \(row 9, column 9\)"),
+        (EASY[:10] + "-" + EASY[11:], r"bad character '-' at position 10 \(row 2, column 2\)"),
+    ],
+)
+def test_parse_errors(text, match):
+    with pytest.raises(S.SudokuFormatError, match=match):
+        S.parse_grid(text)
+
+
+def test_parse_rejects_non_string():
+    with pytest.raises(S.SudokuFormatError, match="string"):
+        S.parse_grid(123)
+
+
+def test_validate_errors_by_type():
+    row_dup = "11" + "." * 79
+    with pytest.raises(S.SudokuConflictError, match=r"digit 1 appears twice in row 1.*col 1.*col 2"):
+        S.validate(row_dup)
+    col_dup = "5" + "." * 8 + "5" + "." * 71
+    with pytest.raises(S.SudokuConflictError, match="column 1"):
+        S.validate(col_dup)
+    box_dup = "7" + "." * 9 + "7" + "." * 70
+    with pytest.raises(S.SudokuConflictError, match="box 1"):
+        S.validate(box_dup)
+    # no conflict among givens, but cell (1,9) has no candidate left
+    unsolvable = "12345678." + "........9" + "." * 63
+    with pytest.raises(S.NoSolutionError, match="no solution"):
+        S.validate(unsolvable)
+    with pytest.raises(S.MultipleSolutionsError, match="more than one"):
+        S.validate("." * 81)
+    digits, solution = S.validate("." * 81, require_unique=False)
+    assert is_valid_solution(solution)
+
+
+def test_validate_returns_solution():
+    digits, solution = S.validate(EASY)
+    assert S.to_string(solution) == EASY_SOL
+    assert all(d == 0 or d == s for d, s in zip(digits, solution))
+
+
+@pytest.mark.parametrize("puzzle, sol", [(EASY, EASY_SOL), (CLUE17, CLUE17_SOL)])
+def test_solver_known_solutions(puzzle, sol):
+    count, found = solve_count(S.parse_grid(puzzle), limit=2)
+    assert count == 1 and S.to_string(found) == sol
+
+
+def test_solver_counts_4x4_solutions():
+    assert count_solutions([0] * 16, limit=1000) == 288
+    assert solve([0] * 16) is not None
+
+
+def test_solver_conflicting_givens_have_no_solution():
+    assert solve_count([1, 1] + [0] * 79)[0] == 0
+
+
+def test_generator_gives_valid_unique_puzzles():
+    for seed in range(3):
+        puzzle, solution = random_puzzle(26, seed)
+        assert sum(d > 0 for d in puzzle) == 26
+        assert is_valid_solution(solution)
+        assert count_solutions(puzzle) == 1
+        assert all(p == 0 or p == s for p, s in zip(puzzle, solution))
+    assert random_puzzle(30, 7) == random_puzzle(30, 7)
+    assert random_puzzle(30, 7) != random_puzzle(30, 8)
+
+
+def test_generator_minimal_puzzle_and_bad_clues():
+    rng = random.Random(0)
+    grid = random_grid(rng)
+    minimal = make_puzzle(grid, 0, rng, tries=1)
+    assert count_solutions(minimal) == 1
+    for cell in (c for c, d in enumerate(minimal) if d):  # minimal: no given can be removed
+        trial = list(minimal)
+        trial[cell] = 0
+        assert count_solutions(trial) == 2
+    with pytest.raises(ValueError, match="clues must be in 1..81"):
+        random_puzzle(0, 0)
+
+
+def test_random_grids_are_diverse():
+    rng = random.Random(1)
+    grids = {tuple(random_grid(rng)) for _ in range(20)}
+    assert len(grids) == 20 and all(is_valid_solution(g) for g in grids)
+
+
+def test_transform_preserves_validity_and_uniqueness():
+    rng = np.random.default_rng(0)
+    puzzle, solution = random_puzzle(27, 3)
+    pairs = np.array([puzzle, solution] * 8)
+    out = random_transform(pairs, rng, pair=2).reshape(8, 2, 81)
+    assert len({tuple(o[1]) for o in out}) == 8
+    for p, s in out:
+        assert is_valid_solution(s) and count_solutions(list(p)) == 1
+        assert ((p == 0) | (p == s)).all() and (p > 0).sum() == 27
+
+
+def test_read_puzzles_txt_and_csv(tmp_path):
+    txt = tmp_path / "p.txt"
+    txt.write_text(f"# a comment\r\n{EASY}\r\n\r\n{EASY.replace('.', '0')}\n")
+    recs = S.read_puzzles(txt)
+    assert [r.puzzle for r in recs] == [EASY, EASY] and recs[0].line == 2
+    csv = tmp_path / "p.csv"
+    csv.write_text(f"puzzle,solution,level\n{EASY},{EASY_SOL},Easy\n{EASY},,\n")
+    recs = S.read_puzzles(csv, limit=5)
+    assert recs[0].solution == EASY_SOL and recs[0].level == "Easy" and recs[1].solution is None
+
+
+def test_read_puzzles_errors(tmp_path):
+    with pytest.raises(FileNotFoundError, match="not found"):
+        S.read_puzzles(tmp_path / "missing.txt")
+    bad = tmp_path / "bad.txt"
+    bad.write_text(EASY + "\n" + EASY[:-3] + "\n")
+    with pytest.raises(S.SudokuFormatError, match="line 2: a Sudoku has 81 cells"):
+        S.read_puzzles(bad)
+    nocol = tmp_path / "nocol.csv"
+    nocol.write_text("grid\n" + EASY + "\n")
+    with pytest.raises(S.SudokuFormatError, match="'puzzle' column"):
+        S.read_puzzles(nocol)
+    empty = tmp_path / "empty.txt"
+    empty.write_text("# nothing\n")
+    with pytest.raises(S.SudokuFormatError, match="no puzzles"):
+        S.read_puzzles(empty)
+    binary = tmp_path / "bin.txt"
+    binary.write_bytes(b"\xff\xfe\x00\x81")
+    with pytest.raises(S.SudokuFormatError, match="not a UTF-8"):
+        S.read_puzzles(binary)
