@@ -11,6 +11,15 @@ from mi_core.decoding import decode_final
 from mi_core.domains.sudoku import PuzzleRecord, parse_grid, to_string
 from mi_core.domains.sudoku_solver import solve
 
+DEFAULT_ESTIMATOR = "assets/sudoku_mi_estimator.safetensors"
+
+
+def with_default_estimator(strategy, path: str = DEFAULT_ESTIMATOR):
+    """Point a strategy that reads an MI estimator (``estimator`` left unset) at the shipped one."""
+    if hasattr(strategy, "estimator") and strategy.estimator is None and getattr(strategy, "mi_fn", None) is None:
+        strategy.estimator = path
+    return strategy
+
 
 def solutions_for(records: list[PuzzleRecord]) -> list[str]:
     """The solution of each record: from the file when given, else from the solver.

@@ -10,7 +10,7 @@ from pathlib import Path
 import torch
 from tqdm import tqdm
 
-from mi_core.bench.sudoku import evaluate
+from mi_core.bench.sudoku import evaluate, with_default_estimator
 from mi_core.decoding import make_strategy
 from mi_core.device import pick_device
 from mi_core.domains.sudoku import read_puzzles
@@ -54,9 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     device = pick_device(args.device)
     records = read_puzzles(args.puzzles, limit=args.limit)
     model = load_sudoku_mdm(args.model, device)
-    strategy = make_strategy(args.sampler, **params)
-    if hasattr(strategy, "prepare"):
-        strategy.prepare(model=model, device=device)
+    strategy = with_default_estimator(make_strategy(args.sampler, **params))
     with tqdm(total=len(records), desc=f"{args.sampler}", unit="puzzle", file=sys.stderr) as bar:
         result = evaluate(model, records, strategy, batch_size=args.batch_size, temperature=args.temperature,
                           seed=args.seed, device=device, progress=bar.update)

@@ -1,0 +1,43 @@
+"""Write benchmark results: delimited sections of BENCHMARKS.md, JSON files and Markdown tables."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+HEADER = "# MI Lens benchmarks\n\nEvery table below is written by the command named above it; rerunning it replaces its section.\n"
+
+
+def update_section(name: str, markdown: str, path: str | Path = "BENCHMARKS.md") -> None:
+    """Replace the text between ``<!-- name:start -->`` and ``<!-- name:end -->`` in ``path`` (append if absent)."""
+    path = Path(path)
+    text = path.read_text() if path.is_file() else HEADER
+    start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
+    block = f"{start}\n{markdown.rstrip()}\n{end}"
+    if start in text and end in text:
+        head, rest = text.split(start, 1)
+        text = head + block + rest.split(end, 1)[1]
+    else:
+        text = text.rstrip() + "\n\n" + block + "\n"
+    path.write_text(text)
+
+
+def markdown_table(rows: list[dict], columns: list[tuple[str, str]]) -> str:
+    """Rows of dicts to a Markdown table; ``columns`` are ``(key, heading)`` pairs; floats get 3 decimals."""
+
+    def cell(value) -> str:
+        if isinstance(value, float):
+            return f"{value:.3f}"
+        if isinstance(value, dict):
+            return ", ".join(f"{k}={v}" for k, v in value.items()) or "-"
+        return str(value)
+
+    lines = ["| " + " | ".join(h for _, h in columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(cell(r.get(k, "")) for k, _ in columns) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def write_json(obj, path: str | Path) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(obj, indent=2) + "\n")

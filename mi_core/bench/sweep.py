@@ -1,0 +1,135 @@
+"""``python -m mi_core sweep sudoku --puzzles PATH [--limit N] --json OUT``: a grid of samplers on one puzzle set.
+
+Writes a JSON list of rows (``sampler``, ``params``, ``n``, ``accuracy``, ``cell_accuracy``, ``mean_passes``,
+``seconds``, ``set``), the accuracy-versus-mean-passes frontier as a standalone plotly HTML file beside the
+JSON, and a Markdown table into a section of ``BENCHMARKS.md`` named after the puzzle set.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import sys
+from pathlib import Path
+
+from tqdm import tqdm
+
+from mi_core.bench.report import markdown_table, update_section, write_json
+from mi_core.bench.sudoku import evaluate, with_default_estimator
+from mi_core.decoding import STRATEGIES, make_strategy
+from mi_core.device import pick_device
+from mi_core.domains.sudoku import read_puzzles
+from mi_core.models.sudoku_mdm import load_sudoku_mdm
+
+DEFAULT_GRID = [
+    "sequential",
+    "topk:k=2,4,7",
+    "top_margin:k=2,4,7",
+    "eb:gamma=0.1,0.2,0.5,1",
+    "threshold:tau=0.7,0.9,0.99",
+    "mask_predict:steps=10,20",
+    "mi:gamma=0.1,0.3,0.6,1;lam=0.5,1,2",
+]
+
+
+def parse_grid_spec(spec: str) -> list[tuple[str, dict[str, str]]]:
+    """``"mi:gamma=0.1,0.3;lam=1,2"`` -> every (name, params) combination of the listed values.
+
+    Raises:
+        ValueError: a malformed spec or an unknown sampler.
+    """
+    name, _, rest = spec.partition(":")
+    name = name.strip()
+    if name not in STRATEGIES:
+        raise ValueError(f"unknown sampler {name!r} in grid {spec!r}; choose one of {', '.join(sorted(STRATEGIES))}")
+    axes = []
+    for part in filter(None, (p.strip() for p in rest.split(";"))):
+        key, sep, values = part.partition("=")
+        vals = [v.strip() for v in values.split(",") if v.strip()]
+        if not sep or not key.strip() or not vals:
+            raise ValueError(f"grid {spec!r}: expected key=v1,v2,... but got {part!r}")
+        axes.append([(key.strip(), v) for v in vals])
+    return [(name, dict(combo)) for combo in itertools.product(*axes)]
+
+
+def frontier(rows: list[dict]) -> list[dict]:
+    """Rows not dominated by another (fewer or equal passes and higher or equal accuracy), by passes."""
+    best, out = -1.0, []
+    for row in sorted(rows, key=lambda r: (r["mean_passes"], -r["accuracy"])):
+        if row["accuracy"] > best:
+            out.append(row)
+            best = row["accuracy"]
+    return out
+
+
+def frontier_figure(rows: list[dict], title: str):
+    """Plotly figure: accuracy against mean passes, one trace per sampler."""
+    import plotly.graph_objects as go
+
+    fig = go.Figure()
+    for name in dict.fromkeys(r["sampler"] for r in rows):
+        pts = sorted((r for r in rows if r["sampler"] == name), key=lambda r: r["mean_passes"])
+        fig.add_trace(go.Scatter(
+            x=[r["mean_passes"] for r in pts], y=[100 * r["accuracy"] for r in pts], mode="lines+markers", name=name,
+            text=[", ".join(f"{k}={v}" for k, v in r["params"].items()) for r in pts],
+            hovertemplate="%{text}<br>passes %{x:.1f}<br>accuracy %{y:.1f}%<extra>" + name + "</extra>"))
+    fig.update_layout(title=title, xaxis_title="mean forward passes per puzzle", yaxis_title="puzzles solved (%)",
+                      xaxis_type="log", template="plotly_white")
+    return fig
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m mi_core sweep", description=__doc__)
+    p.add_argument("domain", choices=["sudoku"])
+    p.add_argument("--puzzles", required=True, type=Path)
+    p.add_argument("--limit", type=int, default=None)
+    p.add_argument("--level", default=None, help="only puzzles of this level (CSV files with a level column)")
+    p.add_argument("--name", default=None, help="name of the puzzle set in the report (default: file stem + level)")
+    p.add_argument("--grid", action="append", default=None, metavar="SPEC",
+                   help='e.g. "topk:k=2,4,7" or "mi:gamma=0.1,0.3;lam=1,2" (repeatable; replaces the default grid)')
+    p.add_argument("--samplers", default=None, help="comma-separated: keep only these samplers of the grid")
+    p.add_argument("--json", type=Path, required=True)
+    p.add_argument("--markdown", type=Path, default=Path("BENCHMARKS.md"), help="report file ('-' to skip)")
+    p.add_argument("--model", type=Path, default=Path("assets/sudoku_mdm.safetensors"))
+    p.add_argument("--device", default="auto")
+    p.add_argument("--batch-size", type=int, default=256)
+    p.add_argument("--seed", type=int, default=0)
+    args = p.parse_args(argv)
+
+    configs = [c for spec in (args.grid or DEFAULT_GRID) for c in parse_grid_spec(spec)]
+    if args.samplers:
+        keep = {s.strip() for s in args.samplers.split(",")}
+        configs = [c for c in configs if c[0] in keep]
+    if not configs:
+        raise ValueError("the grid is empty after --samplers filtering")
+    records = read_puzzles(args.puzzles)
+    if args.level:
+        records = [r for r in records if (r.level or "").lower() == args.level.lower()]
+        if not records:
+            raise ValueError(f"no puzzles of level {args.level!r} in {args.puzzles}")
+    records = records[: args.limit] if args.limit else records
+    set_name = args.name or (args.puzzles.stem + (f"_{args.level}" if args.level else ""))
+    strategies = [with_default_estimator(make_strategy(name, **params)) for name, params in configs]  # fail fast on bad params
+    device = pick_device(args.device)
+    model = load_sudoku_mdm(args.model, device)
+    rows = []
+    for (name, params), strategy in zip(configs, strategies):
+        with tqdm(total=len(records), desc=f"{name} {params}", unit="puzzle", file=sys.stderr, leave=False) as bar:
+            res = evaluate(model, records, strategy, batch_size=args.batch_size, seed=args.seed, device=device,
+                           progress=bar.update)
+        res.pop("passes")
+        rows.append({"set": set_name, "sampler": name, "params": params, **res})
+        print(f"{set_name} {name} {params}: accuracy {res['accuracy']:.3f}, mean passes {res['mean_passes']:.1f}",
+              file=sys.stderr)
+    write_json(rows, args.json)
+    frontier_figure(rows, f"Accuracy vs passes: {set_name} (n={len(records)})").write_html(
+        args.json.with_suffix(".html"), include_plotlyjs="cdn")
+    if str(args.markdown) != "-":
+        table = markdown_table(rows, [("sampler", "sampler"), ("params", "params"), ("n", "n"),
+                                      ("accuracy", "accuracy"), ("cell_accuracy", "cell acc."),
+                                      ("mean_passes", "mean passes"), ("seconds", "seconds")])
+        front = ", ".join(f"{r['sampler']}({', '.join(f'{k}={v}' for k, v in r['params'].items())})" for r in frontier(rows))
+        cmd = "python -m mi_core sweep " + " ".join(argv if argv is not None else sys.argv[1:])
+        update_section(f"sweep-{set_name}", f"### Sweep: {set_name} (n={len(records)}, device {device.type})\n\n"
+                       f"`{cmd}`\n\n{table}\n\nFrontier (accuracy vs passes): {front}\n", args.markdown)
+    return 0

@@ -1,0 +1,124 @@
+"""The strategy interface, and helpers shared by the built-in strategies.
+
+A strategy is a small dataclass registered under a name (``@register("name")``) that subclasses
+:class:`Strategy`. At each step the decode loop hands it a ``StepContext`` (state, marginals, entropies,
+hidden states) and it answers one question: which masked positions to unmask now. Everything else (the
+forward pass, choosing values, keeping givens fixed, counting passes) belongs to the loop.
+
+Optional hooks, all with harmless defaults here:
+
+- ``prepare(model, device)``: bind what the strategy needs for this model (e.g. load ``mi``'s estimator);
+  the loop calls it once before the first step, so it must be cheap when already done;
+- ``remask(ctx, tokens, confidence)``: positions to mask again after filling (Mask-Predict);
+- ``pass_limit(n)``: the most passes the strategy may need on ``n`` positions (the loop's safety stop).
+
+A learned-order strategy (its own issue) fits the same shape: a :class:`FixedCount` subclass whose
+``score(ctx)`` is the selector's score of each position (from ``ctx.hidden``), or a plain
+:class:`Strategy` whose ``select`` samples positions from the selector with ``ctx.generator``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+
+class Strategy:
+    """Base of every decoding strategy (see the module docstring).
+
+    ``select`` writes what the app should show about this step into ``ctx.info`` (tensors ``(B, ...)`` or
+    floats) and any forward passes it spends itself (beyond the loop's one decode pass) into
+    ``ctx.extra_passes`` ``(B,)``.
+    """
+
+    name: str = ""
+
+    def select(self, ctx) -> torch.Tensor:
+        """``(B, N)`` bool: the masked positions to unmask at this step."""
+        raise NotImplementedError
+
+    def prepare(self, model, device: torch.device) -> None:
+        """Bind resources for ``model`` on ``device`` before decoding (default: nothing)."""
+
+    def remask(self, ctx, tokens: torch.Tensor, confidence: torch.Tensor) -> torch.Tensor | None:
+        """``(B, N)`` bool positions to mask again after filling, or None (no re-masking).
+
+        ``tokens`` ``(B, N)`` is the state after this step's filling, ``confidence`` ``(B, N)`` the model's
+        probability of each filled value when it was written (1 at givens). Givens are never re-masked.
+        """
+        return None
+
+    def pass_limit(self, n: int) -> int:
+        """The most passes this strategy can take on ``n`` positions (each pass unmasks at least one)."""
+        return n
+
+
+def rank_pick(score: torch.Tensor, masked: torch.Tensor, counts: torch.Tensor) -> torch.Tensor:
+    """``(B, N)`` bool: the ``counts[b]`` masked positions of row ``b`` with the highest ``score``.
+
+    Ties go to the lower position index (stable sort), so a decode is reproducible.
+    """
+    order = score.masked_fill(~masked, float("-inf")).argsort(dim=1, descending=True, stable=True)
+    ranks = torch.empty_like(order)
+    ranks.scatter_(1, order, torch.arange(order.shape[1], device=order.device).expand_as(order))
+    return (ranks < counts[:, None]) & masked
+
+
+def gumbel_like(x: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+    """Standard Gumbel noise of ``x``'s shape, drawn from ``generator``."""
+    u = torch.rand(x.shape, generator=generator, device=x.device, dtype=torch.float32)
+    return -torch.log(-torch.log(u.clamp(1e-20, 1.0 - 1e-7)))
+
+
+def check_count(name: str, value: int | None, allow_none: bool = False) -> None:
+    """Raise ValueError unless ``value`` is an int >= 1 (or None when ``allow_none``)."""
+    if value is None and allow_none:
+        return
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{name} must be an integer, got {value!r}")
+    if value < 1:
+        raise ValueError(f"{name} must be >= 1, got {value}")
+
+
+def check_nonnegative(name: str, value: float) -> None:
+    """Raise ValueError unless ``value`` is a finite number >= 0."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+
+
+@dataclass
+class FixedCount(Strategy):
+    """Base of strategies that unmask a fixed number of positions per pass, ranked by ``score(ctx)``.
+
+    Either ``k`` positions per pass, or, with ``steps`` = T set, ceil(masked remaining / steps remaining)
+    per pass, so a row with at least T masked positions takes exactly T passes (fewer masked: one per
+    pass). Give ``k`` or ``steps``, not both. info: ``count`` ``(B,)`` positions asked for this step.
+    """
+
+    k: int = 1
+    steps: int | None = None
+
+    def __post_init__(self):
+        check_count("k", self.k)
+        check_count("steps", self.steps, allow_none=True)
+        if self.steps is not None and self.k != 1:
+            raise ValueError(f"give k or steps, not both (k={self.k}, steps={self.steps})")
+
+    def counts(self, ctx) -> torch.Tensor:
+        """``(B,)`` int64 number of positions to unmask in each row at this step."""
+        remaining = ctx.masked.sum(1)
+        if self.steps is None:
+            return remaining.clamp(max=self.k)
+        left = max(self.steps - ctx.step, 1)
+        return torch.div(remaining + left - 1, left, rounding_mode="floor")
+
+    def score(self, ctx) -> torch.Tensor:
+        """``(B, N)`` float: higher is unmasked first."""
+        raise NotImplementedError
+
+    def select(self, ctx) -> torch.Tensor:
+        counts = self.counts(ctx)
+        ctx.info["count"] = counts
+        return rank_pick(self.score(ctx), ctx.masked, counts)

@@ -1,0 +1,165 @@
+"""The shared decode loop.
+
+The loop owns the forward pass, entropies, choosing values for the positions a strategy picks (argmax or
+sampling at a temperature, seeded), keeping given tokens fixed, re-masking when a strategy asks for it,
+and counting passes. It yields one ``Frame`` per step, so the app can replay a decode, a benchmark keeps
+the last frame and tests inspect all of them.
+
+Batches decode row by row independently: a row whose positions are all filled is finished, takes no
+part in any later step and stops counting passes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+
+from mi_core.mi.entropy import entropy_from_logits
+
+
+@dataclass
+class StepContext:
+    """What a strategy sees at one step (all on the model's device).
+
+    tokens ``(B, N)`` the state before the step; masked ``(B, N)`` bool; given ``(B, N)`` bool, the
+    positions fixed by the input; probs ``(B, N, V)`` float32 marginals; entropy ``(B, N)`` nats (0 where
+    not masked); hidden ``(B, N, D)``; step (0-based); generator for any randomness; model (for strategies
+    that probe it). A strategy writes its per-step report into ``info`` and the forward passes it spends
+    itself into ``extra_passes`` ``(B,)``.
+    """
+
+    tokens: torch.Tensor
+    masked: torch.Tensor
+    probs: torch.Tensor
+    entropy: torch.Tensor
+    hidden: torch.Tensor
+    step: int
+    generator: torch.Generator
+    model: object = None
+    extra_passes: torch.Tensor | None = None
+    given: torch.Tensor | None = None
+    info: dict = field(default_factory=dict)
+
+
+@dataclass
+class Frame:
+    """The state after one step.
+
+    tokens ``(B, N)`` after the step; chosen ``(B, N)`` bool, the positions filled at this step; remasked
+    ``(B, N)`` bool, the filled positions masked again at this step (Mask-Predict; else all False);
+    entropy ``(B, N)`` and probs ``(B, N, V)`` before the step (entropy 0 where not masked); passes
+    ``(B,)`` decode passes so far per row (a finished row stops counting); extra_passes ``(B,)`` passes a
+    strategy spent on its own so far (the exact probe's), not included in ``passes``; info: the
+    strategy's report on this step (see each strategy's docstring).
+    """
+
+    step: int
+    tokens: torch.Tensor
+    chosen: torch.Tensor
+    entropy: torch.Tensor
+    probs: torch.Tensor
+    passes: torch.Tensor
+    info: dict = field(default_factory=dict)
+    mask_id: int = 0
+    remasked: torch.Tensor | None = None
+    extra_passes: torch.Tensor | None = None
+
+    @property
+    def done(self) -> bool:
+        return bool((self.tokens != self.mask_id).all())
+
+
+def _fill(probs: torch.Tensor, temperature: float, generator: torch.Generator) -> torch.Tensor:
+    """``(B, N)`` value index per position: argmax at temperature 0, else a sample from probs**(1/temperature)."""
+    if temperature == 0:
+        return probs.argmax(-1)
+    weights = probs.double().clamp_min(1e-30) ** (1.0 / temperature)
+    flat = weights.reshape(-1, weights.shape[-1])
+    return torch.multinomial(flat, 1, generator=generator).view(probs.shape[:-1])
+
+
+def _check_inputs(tokens: torch.Tensor, temperature: float) -> None:
+    if tokens.dim() != 2 or tokens.dtype != torch.long:
+        raise ValueError(f"tokens must be a (B, N) int64 tensor, got {tuple(tokens.shape)} {tokens.dtype}")
+    if not temperature >= 0:
+        raise ValueError(f"temperature must be >= 0, got {temperature}")
+
+
+@torch.no_grad()
+def decode(model, tokens: torch.Tensor, strategy, temperature: float = 0.0, seed: int = 0,
+           max_steps: int | None = None):
+    """Decode ``tokens`` ``(B, N)`` until nothing is masked, yielding a ``Frame`` per step.
+
+    The strategy's ``prepare(model, device)`` runs first. At each step its ``select(ctx) -> (B, N) bool``
+    picks positions; the loop keeps only masked ones and adds the lowest-entropy masked position to any
+    active row left empty, so every pass fills at least one. Values come from one model pass per step
+    (argmax at temperature 0, else sampled with the generator seeded by ``seed``). A strategy's
+    ``remask`` may mask filled positions again, never givens.
+
+    Raises:
+        ValueError: tokens not ``(B, N)`` int64, or a negative temperature.
+        RuntimeError: the strategy did not finish within ``max_steps`` (default its ``pass_limit(N)``).
+    """
+    _check_inputs(tokens, temperature)
+    device = tokens.device
+    generator = torch.Generator(device=device).manual_seed(seed)
+    mask_id = model.mask_id
+    given = tokens != mask_id
+    state = tokens.clone()
+    confidence = given.float()  # model probability of each written value when written; 1 at givens
+    passes = torch.zeros(tokens.shape[0], dtype=torch.long, device=device)
+    extra = torch.zeros_like(passes)
+    limit = max_steps if max_steps is not None else strategy.pass_limit(tokens.shape[1])
+    strategy.prepare(model, device)
+    for step in range(limit):
+        masked = state == mask_id
+        active = masked.any(1)
+        if not active.any():
+            return
+        out = model(state)
+        probs = out.logits.float().softmax(-1)
+        entropy = entropy_from_logits(out.logits) * masked
+        ctx = StepContext(state, masked, probs, entropy, out.hidden, step, generator, model,
+                          torch.zeros_like(passes), given)
+        chosen = strategy.select(ctx) & masked
+        chosen |= _lowest_entropy(entropy, masked) & ~chosen.any(1, keepdim=True)
+        values = _fill(probs, temperature, generator)
+        state = torch.where(chosen, model.value_tokens[values], state)
+        confidence = torch.where(chosen, probs.gather(-1, values[..., None])[..., 0], confidence)
+        remasked = _remask(strategy, ctx, state, confidence, given)
+        state = state.masked_fill(remasked, mask_id)
+        passes += active.long()
+        extra += ctx.extra_passes * active.long()
+        yield Frame(step, state, chosen, entropy, probs, passes.clone(), ctx.info, mask_id, remasked,
+                    extra.clone())
+    if (state == mask_id).any():
+        name = strategy.name or type(strategy).__name__
+        raise RuntimeError(f"decoding with {name} did not finish within {limit} steps")
+
+
+def _remask(strategy, ctx: StepContext, state: torch.Tensor, confidence: torch.Tensor,
+            given: torch.Tensor) -> torch.Tensor:
+    """``(B, N)`` bool: the filled, non-given positions the strategy masks again (all False if none)."""
+    asked = strategy.remask(ctx, state, confidence)
+    if asked is None:
+        return torch.zeros_like(given)
+    return asked & ~given & (state != ctx.model.mask_id)
+
+
+def _lowest_entropy(entropy: torch.Tensor, masked: torch.Tensor) -> torch.Tensor:
+    """``(B, N)`` bool, True at the lowest-entropy masked position of each row with any masked."""
+    idx = entropy.masked_fill(~masked, float("inf")).argmin(1)
+    pick = torch.zeros_like(masked)
+    pick[torch.arange(len(idx), device=idx.device), idx] = True
+    return pick & masked
+
+
+def decode_final(model, tokens: torch.Tensor, strategy, **kwargs) -> Frame:
+    """Run :func:`decode` to the end and return the last frame (``passes`` per row are totals)."""
+    last = None
+    for last in decode(model, tokens, strategy, **kwargs):
+        pass
+    if last is None:
+        raise ValueError("nothing to decode: no position is masked")
+    return last

@@ -1,0 +1,161 @@
+"""MI-guided parallel decoding (the paper's sampler): unmask a set of positions that are each confident
+and nearly independent of each other, spending an entropy-plus-MI budget.
+
+Masked positions are visited in order of entropy, lowest first. With remaining budget B = ``gamma`` and
+accepted set U (empty at first), position i costs
+
+    cost_i = H_i + lam * sum_{j in U} MI(i, j)
+
+and is accepted when cost_i <= B, after which B -= cost_i; otherwise it is deferred (left masked for a
+later pass) and the scan goes on. The lowest-entropy position is always accepted, whatever its cost,
+and its entropy is charged (so B may go negative, and then nothing else fits): every pass makes
+progress. With ``lam = 0`` the rule is the entropy budget "the longest entropy-sorted prefix whose
+entropies sum to <= gamma" (at least one).
+
+``mi`` reads its MI from a pluggable ``mi_fn(ctx) -> (B, N, N)``, usually the neural estimator applied to
+the features of the loop's own forward pass (:func:`estimator_mi_fn`): no extra model pass, so the
+decode pass count is the whole cost of the model (the head's cost is not a model pass). ``mi_exact``
+gets its MI from the exact perturbation probe, an upper bound for analysis: its probe passes are counted
+apart, in ``ctx.extra_passes`` (the frame's ``extra_passes``) and ``info["probe_passes"]``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import torch
+
+from mi_core.decoding.base import Strategy, check_count, check_nonnegative
+from mi_core.decoding.registry import register
+from mi_core.mi.estimator import load_estimator
+from mi_core.mi.probe import probe
+
+
+def mi_greedy(entropy: torch.Tensor, mi: torch.Tensor, masked: torch.Tensor, gamma: float, lam: float):
+    """The greedy MI-budget acceptance of the module docstring, vectorised over the batch.
+
+    Args:
+        entropy: ``(B, N)`` nats; mi: ``(B, N, N)`` nats (negative values, e.g. estimator noise, count as 0);
+        masked: ``(B, N)`` bool, the candidates; gamma: the budget; lam: the weight of MI.
+    Returns:
+        chosen ``(B, N)`` bool; budget_spent ``(B,)`` float64 (sum of accepted costs); mi_spent ``(B,)``
+        float64, sum over accepted i of sum_{j accepted before i} MI(i, j) (the MI among the chosen).
+    """
+    b = entropy.shape[0]
+    rows = torch.arange(b, device=entropy.device)
+    order = entropy.masked_fill(~masked, float("inf")).argsort(dim=1, stable=True)
+    h = entropy.double()
+    mi = mi.double().clamp_min(0.0)
+    budget = torch.full((b,), float(gamma), dtype=torch.float64, device=entropy.device)
+    chosen = torch.zeros_like(masked)
+    mi_spent = torch.zeros_like(budget)
+    for r in range(int(masked.sum(1).max().item()) if masked.numel() else 0):
+        i = order[:, r]
+        pair = (mi[rows, i] * chosen).sum(1)
+        cost = h[rows, i] + lam * pair
+        accept = masked[rows, i] & ((cost <= budget) | (r == 0))
+        chosen[rows, i] = accept
+        budget = budget - cost * accept
+        mi_spent = mi_spent + pair * accept
+    return chosen, gamma - budget, mi_spent
+
+
+def estimator_mi_fn(estimator) -> Callable:
+    """An ``mi_fn`` for :class:`MIGuided` from a neural estimator called as
+    ``estimator(hidden (B,N,D), probs (B,N,V), entropy (B,N), masked (B,N)) -> (B, N, N)``."""
+
+    def mi_fn(ctx) -> torch.Tensor:
+        return estimator(ctx.hidden.float(), ctx.probs, ctx.entropy, ctx.masked)
+
+    return mi_fn
+
+
+@dataclass
+class MIBudget(Strategy):
+    """Base of the MI-guided strategies: parameters ``gamma`` (budget, nats) and ``lam`` (weight of MI).
+
+    info: ``mi`` ``(B, N, N)`` the MI used (float64, negatives clamped to 0), ``budget_spent`` ``(B,)``,
+    ``entropy_spent`` ``(B,)`` (sum of H over the chosen), ``mi_spent`` ``(B,)`` (MI among the chosen).
+    """
+
+    gamma: float = 1.0
+    lam: float = 1.0
+
+    def __post_init__(self):
+        check_nonnegative("gamma", self.gamma)
+        check_nonnegative("lam", self.lam)
+
+    def mi_matrix(self, ctx) -> torch.Tensor:
+        """``(B, N, N)`` MI between positions at this step."""
+        raise NotImplementedError
+
+    def select(self, ctx) -> torch.Tensor:
+        mi = self.mi_matrix(ctx).to(ctx.entropy.device).double().clamp_min(0.0)
+        chosen, spent, mi_spent = mi_greedy(ctx.entropy, mi, ctx.masked, self.gamma, self.lam)
+        ctx.info.update(mi=mi, budget_spent=spent, mi_spent=mi_spent,
+                        entropy_spent=(ctx.entropy.double() * chosen).sum(1))
+        return chosen
+
+
+@register("mi")
+@dataclass
+class MIGuided(MIBudget):
+    """MI-guided decoding with MI from ``mi_fn(ctx) -> (B, N, N)`` (no extra model pass).
+
+    The MI source is either ``estimator``, the path of a trained estimator's weights (loaded onto the
+    model's device by ``prepare``, which the loop calls before the first step; settable from the command
+    line), or ``mi_fn``, set by code: ``make_strategy("mi", ..., mi_fn=...)`` or afterwards
+    (``strategy.mi_fn = estimator_mi_fn(estimator)``). ``mi_fn`` wins when both are given.
+    """
+
+    estimator: str | None = None
+    mi_fn: Callable | None = field(default=None, repr=False, compare=False, metadata={"runtime": True})
+
+    def prepare(self, model, device) -> None:
+        if self.mi_fn is None and self.estimator is not None:
+            self.mi_fn = estimator_mi_fn(load_estimator(self.estimator, device))
+
+    def mi_matrix(self, ctx) -> torch.Tensor:
+        if self.mi_fn is None:
+            raise ValueError("strategy 'mi' has no MI source: give estimator=PATH (a trained MI estimator) "
+                             "or set mi_fn (e.g. mi_fn=estimator_mi_fn(estimator))")
+        if not callable(self.mi_fn):
+            raise ValueError(f"strategy 'mi': mi_fn must be callable as mi_fn(ctx), got {type(self.mi_fn).__name__}")
+        mi = self.mi_fn(ctx)
+        expected = (*ctx.masked.shape, ctx.masked.shape[1])
+        if tuple(mi.shape) != expected:
+            raise ValueError(f"strategy 'mi': mi_fn returned shape {tuple(mi.shape)}, expected {expected}")
+        return mi
+
+
+@register("mi_exact")
+@dataclass
+class MIExact(MIBudget):
+    """MI-guided decoding with the exact probe's symmetrised MI (an upper bound, for analysis).
+
+    Each step probes every unfinished row (``eps``, ``max_batch`` go to the probe; ``eps = 0`` is exact).
+    The probe's passes (at most ``1 + masked * |V|`` per row, its own base pass included) are counted
+    apart from the decode passes: info adds ``probe_passes`` ``(B,)`` for this step.
+    """
+
+    eps: float = 0.0
+    max_batch: int = 512
+
+    def __post_init__(self):
+        super().__post_init__()
+        if isinstance(self.eps, bool) or not isinstance(self.eps, (int, float)) or not 0 <= self.eps < 1:
+            raise ValueError(f"eps must be in [0, 1), got {self.eps!r}")
+        check_count("max_batch", self.max_batch)
+
+    def mi_matrix(self, ctx) -> torch.Tensor:
+        b, n = ctx.masked.shape
+        mi = torch.zeros(b, n, n, dtype=torch.float64, device=ctx.entropy.device)
+        spent = torch.zeros(b, dtype=torch.long, device=ctx.entropy.device)
+        for row in ctx.masked.any(1).nonzero()[:, 0].tolist():
+            result = probe(ctx.model, ctx.tokens[row], eps=self.eps, max_batch=self.max_batch)
+            mi[row] = result.mi.to(mi)
+            spent[row] = int(result.passes)
+        ctx.extra_passes += spent
+        ctx.info["probe_passes"] = spent
+        return mi

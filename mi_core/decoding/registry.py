@@ -1,0 +1,82 @@
+"""Strategy registry: names -> small strategy classes, shared by the CLI, the benchmarks and the app.
+
+A strategy's user parameters are its dataclass fields. Fields marked ``metadata={"runtime": True}``
+(e.g. the MI source of ``mi``, a callable) are set by code: ``make_strategy`` accepts them as objects,
+never as strings, and ``strategy_params`` does not list them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+
+STRATEGIES: dict[str, type] = {}
+
+
+def register(name: str):
+    """Class decorator that records a strategy dataclass under ``name``."""
+
+    def wrap(cls):
+        from mi_core.decoding.base import Strategy
+
+        if not (isinstance(cls, type) and issubclass(cls, Strategy) and dataclasses.is_dataclass(cls)):
+            raise TypeError(f"strategy {name!r} must be a dataclass subclassing mi_core.decoding.base.Strategy")
+        if name in STRATEGIES:
+            raise ValueError(f"strategy {name!r} registered twice")
+        cls.name = name
+        STRATEGIES[name] = cls
+        return cls
+
+    return wrap
+
+
+def strategy_params(name: str) -> dict[str, object]:
+    """The user parameters of strategy ``name`` and their defaults (runtime fields left out)."""
+    cls = _lookup(name)
+    return {f.name: f.default for f in dataclasses.fields(cls) if not f.metadata.get("runtime")}
+
+
+def make_strategy(name: str, **params):
+    """Build strategy ``name``; string values (from ``--set key=value``) are converted to the field's type.
+
+    Raises:
+        ValueError: an unknown strategy, an unknown parameter, a value of the wrong type or out of range.
+    """
+    cls = _lookup(name)
+    hints = typing.get_type_hints(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    kwargs = {}
+    for key, value in params.items():
+        if key not in fields:
+            user = sorted(strategy_params(name))
+            raise ValueError(f"strategy {name!r} has no parameter {key!r}; it takes {', '.join(user) or 'none'}")
+        if fields[key].metadata.get("runtime") and isinstance(value, str):
+            raise ValueError(f"strategy {name!r}: {key} is set by code (an object), not from text")
+        kwargs[key] = _convert(name, key, value, hints[key])
+    return cls(**kwargs)
+
+
+def _lookup(name: str) -> type:
+    if name not in STRATEGIES:
+        raise ValueError(f"unknown sampler {name!r}; choose one of {', '.join(sorted(STRATEGIES))}")
+    return STRATEGIES[name]
+
+
+def _convert(name: str, key: str, value, hint):
+    if not isinstance(value, str):
+        return value
+    args = [a for a in typing.get_args(hint) if a is not type(None)] or [hint]
+    for kind in args:
+        try:
+            if kind is bool:
+                if value.lower() in ("1", "true", "yes"):
+                    return True
+                if value.lower() in ("0", "false", "no"):
+                    return False
+                raise ValueError
+            return kind(value)
+        except (TypeError, ValueError):
+            continue
+    if value.lower() == "none" and type(None) in typing.get_args(hint):
+        return None
+    raise ValueError(f"{name}: parameter {key}={value!r} is not a valid {' or '.join(a.__name__ for a in args)}")

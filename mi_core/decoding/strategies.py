@@ -1,0 +1,165 @@
+"""Dependency-blind strategies: each ranks or thresholds positions one at a time, ignoring how they
+depend on each other. The MI-guided ones live in ``mi_guided.py``.
+
+Every ``select`` writes its per-step report into ``ctx.info``; the keys are listed under "info" in each
+docstring (tensors are ``(B,)``, one value per row; finished rows report 0).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from mi_core.decoding.base import FixedCount, Strategy, check_count, check_nonnegative, gumbel_like, rank_pick
+from mi_core.decoding.registry import register
+
+
+@register("sequential")
+@dataclass
+class Sequential(Strategy):
+    """One position per pass: the lowest-entropy masked position."""
+
+    def select(self, ctx) -> torch.Tensor:
+        return rank_pick(-ctx.entropy, ctx.masked, ctx.masked.any(1).long())
+
+
+@register("random")
+@dataclass
+class Random(FixedCount):
+    """The IID baseline: ``k`` (or, with ``steps``, ceil(remaining / steps left)) random masked positions
+    per pass, drawn from the loop's seeded generator. info: ``count``."""
+
+    def score(self, ctx) -> torch.Tensor:
+        return torch.rand(ctx.masked.shape, generator=ctx.generator, device=ctx.masked.device)
+
+
+@register("topk")
+@dataclass
+class TopK(FixedCount):
+    """Naive parallel: the ``k`` lowest-entropy masked positions per pass (or a ``steps`` budget).
+    info: ``count``."""
+
+    def score(self, ctx) -> torch.Tensor:
+        return -ctx.entropy
+
+
+@dataclass
+class Confidence(FixedCount):
+    """Base of the confidence-ranked strategies of Kim et al. (2025), optionally with Gumbel noise of
+    scale ``gumbel`` added to the score (0: deterministic). info: ``count``."""
+
+    gumbel: float = 0.0
+
+    def __post_init__(self):
+        super().__post_init__()
+        check_nonnegative("gumbel", self.gumbel)
+
+    def confidence(self, ctx) -> torch.Tensor:
+        raise NotImplementedError
+
+    def score(self, ctx) -> torch.Tensor:
+        score = self.confidence(ctx)
+        if self.gumbel > 0:
+            score = score + self.gumbel * gumbel_like(score, ctx.generator)
+        return score
+
+
+@register("top_prob")
+@dataclass
+class TopProb(Confidence):
+    """The ``k`` masked positions with the highest top probability per pass."""
+
+    def confidence(self, ctx) -> torch.Tensor:
+        return ctx.probs.max(-1).values
+
+
+@register("top_margin")
+@dataclass
+class TopMargin(Confidence):
+    """The ``k`` masked positions with the largest gap between their two most probable values."""
+
+    def confidence(self, ctx) -> torch.Tensor:
+        top2 = ctx.probs.topk(2, dim=-1).values
+        return top2[..., 0] - top2[..., 1]
+
+
+@register("eb")
+@dataclass
+class EntropyBounded(Strategy):
+    """EB-Sampler (Ben-Hamu et al. 2025): sort masked positions by entropy and unmask the longest prefix
+    U with sum_{i in U} H_i - max_{i in U} H_i <= ``gamma`` (never fewer than one).
+
+    info: ``entropy_sum`` (sum of H over U), ``budget_spent`` (that sum minus the largest H in U).
+    """
+
+    gamma: float = 0.1
+
+    def __post_init__(self):
+        check_nonnegative("gamma", self.gamma)
+
+    def select(self, ctx) -> torch.Tensor:
+        order = ctx.entropy.masked_fill(~ctx.masked, float("inf")).argsort(dim=1, stable=True)
+        h = ctx.entropy.gather(1, order)
+        # sorted ascending, the largest H of a prefix is its last, so sum - max is the exclusive cumsum
+        before = h.cumsum(1) - h
+        keep = (before <= self.gamma) & ctx.masked.gather(1, order)
+        chosen = torch.zeros_like(ctx.masked).scatter(1, order, keep)
+        spent = (h * keep).sum(1)
+        ctx.info["entropy_sum"] = spent
+        ctx.info["budget_spent"] = spent - (h * keep).amax(1)
+        return chosen
+
+
+@register("threshold")
+@dataclass
+class Threshold(Strategy):
+    """Fast-dLLM (Wu et al. 2025): unmask every masked position whose top probability is >= ``tau``, and
+    at least the most confident one. info: ``above`` (how many met ``tau``)."""
+
+    tau: float = 0.9
+
+    def __post_init__(self):
+        if isinstance(self.tau, bool) or not isinstance(self.tau, (int, float)) or not 0 < self.tau <= 1:
+            raise ValueError(f"tau must be in (0, 1], got {self.tau!r}")
+
+    def select(self, ctx) -> torch.Tensor:
+        top = ctx.probs.max(-1).values
+        above = (top >= self.tau) & ctx.masked
+        ctx.info["above"] = above.sum(1)
+        best = rank_pick(top, ctx.masked, ctx.masked.any(1).long())
+        return above | best
+
+
+@register("mask_predict")
+@dataclass
+class MaskPredict(Strategy):
+    """Mask-Predict (Ghazvininejad et al. 2019) with a fixed iteration count ``steps`` = T.
+
+    Each pass predicts every masked position; then, of the M positions the row started with masked, the
+    ceil(M (T - 1 - t) / T) filled ones with the lowest confidence (the model's probability of the value
+    when it was written) are masked again. Givens are never re-masked. Every row with a masked position
+    takes exactly T passes. info: ``remask`` (how many are masked again).
+    """
+
+    steps: int = 10
+
+    def __post_init__(self):
+        check_count("steps", self.steps)
+
+    def select(self, ctx) -> torch.Tensor:
+        return ctx.masked
+
+    def remask(self, ctx, tokens: torch.Tensor, confidence: torch.Tensor) -> torch.Tensor:
+        free = ~ctx.given
+        left = self.steps - 1 - ctx.step
+        counts = torch.div(free.sum(1) * left + self.steps - 1, self.steps, rounding_mode="floor")
+        counts = counts * ctx.masked.any(1)  # a finished row re-masks nothing
+        ctx.info["remask"] = counts
+        return rank_pick(-confidence, free, counts)
+
+    def pass_limit(self, n: int) -> int:
+        return self.steps
+
+
+__all__ = ["Sequential", "Random", "TopK", "TopProb", "TopMargin", "EntropyBounded", "Threshold", "MaskPredict"]

@@ -1,0 +1,143 @@
+"""The exact 4x4 Sudoku oracle: a model whose conditionals are known exactly.
+
+4x4 Sudoku has 288 solution grids. The oracle's distribution over full grids is uniform over them, so its
+conditional given the visible tokens C is uniform over the solutions that agree with C, and every
+marginal ``p(X_j | C)``, every joint ``p(X_i, X_j | C)`` and every pairwise mutual information is a ratio
+of counts. :class:`Oracle4Model` speaks the shared model interface (token ids -> logits, hidden), so the
+exact probe, the samplers and the app can run on it and be checked against :func:`exact_pair_mi`.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import torch
+from torch import nn
+
+from mi_core.domains.sudoku import MASK_ID, SUDOKU4
+from mi_core.models.base import MDMOutput
+
+CELLS = SUDOKU4.cells  # 16
+DIGITS = SUDOKU4.n  # 4, value index v is digit v + 1
+LOG_ZERO = -1e9  # logit of an impossible value: finite, so softmax gives an exact 0 and 0 * logit stays 0
+
+
+class InconsistentStateError(ValueError):
+    """Visible tokens that no 4x4 solution grid agrees with."""
+
+
+@lru_cache(maxsize=1)
+def _solutions_tuple() -> tuple[tuple[int, ...], ...]:
+    peers = [tuple(int(p) for p in row.nonzero()[0]) for row in SUDOKU4.peers()]
+    grids: list[tuple[int, ...]] = []
+    grid = [0] * CELLS
+
+    def fill(cell: int) -> None:
+        if cell == CELLS:
+            grids.append(tuple(grid))
+            return
+        for d in range(1, DIGITS + 1):
+            if all(grid[p] != d for p in peers[cell] if p < cell):
+                grid[cell] = d
+                fill(cell + 1)
+        grid[cell] = 0
+
+    fill(0)
+    return tuple(grids)
+
+
+def all_solutions4() -> torch.Tensor:
+    """Every 4x4 Sudoku solution grid, ``(288, 16)`` int64 digits 1..4 in lexicographic order."""
+    return torch.tensor(_solutions_tuple(), dtype=torch.long)
+
+
+def _check_tokens(tokens: torch.Tensor, ndim: int) -> None:
+    shape = "(16,)" if ndim == 1 else "(B, 16)"
+    if tokens.dim() != ndim or tokens.shape[-1] != CELLS:
+        raise ValueError(f"4x4 oracle tokens must have shape {shape}, got {tuple(tokens.shape)}")
+    if tokens.dtype in (torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.bool):
+        raise ValueError(f"4x4 oracle tokens must be integer token ids, got dtype {tokens.dtype}")
+    if tokens.numel() and (tokens.min() < 0 or tokens.max() > DIGITS):
+        raise ValueError(f"4x4 oracle tokens must be {MASK_ID} (masked) or digits 1..{DIGITS}")
+
+
+def consistent(tokens: torch.Tensor, solutions: torch.Tensor) -> torch.Tensor:
+    """``(B, S)`` bool: which of ``solutions`` ``(S, 16)`` agree with the visible tokens of ``(B, 16)``."""
+    agree = (solutions[None] == tokens[:, None]) | (tokens[:, None] == MASK_ID)
+    return agree.all(-1)
+
+
+def exact_marginals(tokens: torch.Tensor, solutions: torch.Tensor | None = None) -> torch.Tensor:
+    """Exact ``p(X_j = v | C)`` for a batch of states: ``(B, 16)`` tokens -> ``(B, 16, 4)`` float64.
+
+    Raises:
+        InconsistentStateError: a state whose visible tokens admit no solution (names the batch row).
+    """
+    _check_tokens(tokens, 2)
+    sols = (all_solutions4() if solutions is None else solutions).to(tokens.device)
+    weights = consistent(tokens, sols).double()  # (B, S)
+    counts = weights.sum(1)
+    if (counts == 0).any():
+        row = int((counts == 0).nonzero()[0, 0])
+        raise InconsistentStateError(
+            f"state {row} of the batch has visible tokens that no 4x4 Sudoku solution agrees with"
+        )
+    onehot = nn.functional.one_hot(sols - 1, DIGITS).double()  # (S, 16, 4)
+    return torch.einsum("bs,scv->bcv", weights, onehot) / counts[:, None, None]
+
+
+def exact_pair_mi(tokens: torch.Tensor) -> torch.Tensor:
+    """Exact pairwise MI (nats) ``I(X_i; X_j | C)`` of one state from the joint over consistent solutions.
+
+    Args:
+        tokens: ``(16,)`` token ids (``MASK_ID`` for masked cells).
+    Returns:
+        ``(16, 16)`` float64, symmetric, 0 on the diagonal and on rows and columns of visible cells.
+    Raises:
+        InconsistentStateError: when no solution agrees with the visible tokens.
+    """
+    _check_tokens(tokens, 1)
+    sols = all_solutions4().to(tokens.device)
+    keep = consistent(tokens[None], sols)[0]
+    if not keep.any():
+        raise InconsistentStateError("the visible tokens admit no 4x4 Sudoku solution")
+    onehot = nn.functional.one_hot(sols[keep] - 1, DIGITS).double()  # (S, 16, 4)
+    count = onehot.shape[0]
+    joint = torch.einsum("sia,sjb->ijab", onehot, onehot) / count  # (16, 16, 4, 4)
+    marg = onehot.mean(0)  # (16, 4)
+    h = -torch.special.xlogy(marg, marg).sum(-1)
+    h_joint = -torch.special.xlogy(joint, joint).sum((-2, -1))
+    mi = h[:, None] + h[None, :] - h_joint  # I = H(X_i) + H(X_j) - H(X_i, X_j)
+    masked = tokens == MASK_ID
+    mi = mi * (masked[:, None] & masked[None, :])
+    return mi.fill_diagonal_(0.0).clamp_min_(0.0)  # clamp only removes float round-off of order 1e-16
+
+
+class Oracle4Model(nn.Module):
+    """Exact model of 4x4 Sudoku: ``(B, 16)`` tokens -> ``MDMOutput(logits (B, 16, 4), hidden (B, 16, 9))``.
+
+    Logits are the exact log-marginals in float64 (``LOG_ZERO`` for impossible values), so a softmax
+    returns the exact conditionals. ``hidden`` is a deterministic feature per cell: its exact marginal
+    (4) next to the one-hot of its token (5: mask, digits 1..4), float32.
+
+    Raises (on call):
+        InconsistentStateError: a state whose visible tokens admit no solution.
+    """
+
+    mask_id = MASK_ID
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("solutions", all_solutions4(), persistent=False)
+        self.register_buffer("value_tokens", torch.arange(1, DIGITS + 1), persistent=False)
+
+    @property
+    def seq_len(self) -> int:
+        return CELLS
+
+    def forward(self, tokens: torch.Tensor) -> MDMOutput:
+        probs = exact_marginals(tokens, self.solutions)
+        logits = torch.where(probs > 0, probs.log(), torch.full_like(probs, LOG_ZERO))
+        token_onehot = nn.functional.one_hot(tokens, DIGITS + 1)
+        hidden = torch.cat([probs, token_onehot.double()], -1).float()
+        return MDMOutput(logits, hidden)

@@ -1,0 +1,354 @@
+"""Exact pairwise conditional mutual information by perturbation probing.
+
+For a state x (visible context C, masked positions M) and a model with the shared interface:
+
+1. One pass on x gives the marginals ``p(X_j | C)`` and entropies ``H(X_j | C)`` of every masked j.
+2. For each probed masked i and value v, a pass on x with ``X_i = v`` gives ``r_v = p(X_j | X_i = v, C)``
+   for every other masked j.
+3. Directional MI, the MI of the joint ``q(v, x) = p(X_i = v | C) r_v(x)``:
+   ``I(i -> j) = H(q_j) - sum_v p(X_i = v | C) H(r_v)`` with ``q_j = sum_v p(X_i = v | C) r_v``
+   (non-negative by concavity of H). For a consistent model ``q_j = p(X_j | C)`` and this equals the
+   paper's entropy-difference form ``H(X_j | C) - sum_v p(X_i = v | C) H(X_j | X_i = v, C)``; an MDM's
+   conditionals need not be consistent, so both are returned and their gap is a diagnostic.
+
+Visible positions have MI 0 by definition and are never probed; values with ``p(X_i = v | C) = 0`` carry
+no weight and are never probed either. Cost: ``1 + N|V|`` passes for N masked positions.
+
+Pruned probing (``eps > 0``) skips values with ``p(X_i = v | C) < eps`` (never the most probable one) and
+renormalises the kept weights. The error bound of row i, with ``s`` the skipped mass and ``h`` the binary
+entropy, is ``min(h(s) + s log|V|, log|V|)``; the derivation is in :func:`pruning_bound`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+import torch
+
+WORK_BYTES = 256 * 2**20  # cap on the float64 (B, N, V) work tensors of one batch
+
+
+class ProbeInputError(ValueError):
+    """Bad arguments to :func:`probe` (shape, positions, eps, batch size, tokens)."""
+
+
+@dataclass
+class ProbeResult:
+    """Everything one probe computes; all tensors on the CPU, float64 unless said otherwise.
+
+    ``marginals`` ``(N, V)``: base-pass ``p(X_j | C)``, one-hot of the value at visible positions.
+    ``entropy`` ``(N,)``: ``H(X_j | C)``, 0 at visible positions.
+    ``mi_directional`` ``(N, N)``: ``[i, j] = I(i -> j)`` (mixture form); 0 on the diagonal, on visible
+    rows and columns and on rows that were not probed.
+    ``mi`` ``(N, N)``: symmetrised, ``(I + I^T) / 2`` where both directions were probed, the one probed
+    direction where only one was.
+    ``mi_paper`` ``(N, N)``: ``[i, j] = H(X_j | C) - sum_v p(X_i = v | C) H(X_j | X_i = v, C)``.
+    ``error_bound`` ``(N, N)``: bound on ``|pruned - exact|`` of ``mi_directional`` and ``mi_paper`` at
+    ``[i, j]`` (0 when ``eps == 0``); :attr:`mi_error_bound` bounds ``mi``.
+    ``passes``: sequences run through the model; ``seconds``: wall time; ``probed`` ``(N,)`` bool;
+    ``masked`` ``(N,)`` bool, the masked positions of the state (``probed`` when not given).
+    """
+
+    marginals: torch.Tensor
+    entropy: torch.Tensor
+    mi_directional: torch.Tensor
+    mi: torch.Tensor
+    mi_paper: torch.Tensor
+    error_bound: torch.Tensor
+    passes: int
+    seconds: float
+    eps: float
+    probed: torch.Tensor
+    masked: torch.Tensor | None = None
+
+    def __post_init__(self):
+        if self.masked is None:
+            self.masked = self.probed.clone()
+
+    @property
+    def asymmetry(self) -> torch.Tensor:
+        """``(N, N)`` ``|I(i -> j) - I(j -> i)|`` where both directions were probed, else 0."""
+        both = self.probed[:, None] & self.probed[None, :]
+        return (self.mi_directional - self.mi_directional.T).abs() * both
+
+    @property
+    def form_gap(self) -> torch.Tensor:
+        """``(N, N)`` ``|mi_directional - mi_paper|``: 0 for a consistent model."""
+        return (self.mi_directional - self.mi_paper).abs()
+
+    @property
+    def mi_error_bound(self) -> torch.Tensor:
+        """``(N, N)`` bound on ``|pruned - exact|`` of the symmetrised ``mi``."""
+        return symmetrise(self.error_bound, self.probed, self.masked)
+
+    def to_json_dict(self) -> dict:
+        """Plain lists and numbers: the arrays, ``passes``, ``seconds``, ``eps`` and the largest bound."""
+        return {
+            "marginals": self.marginals.tolist(),
+            "entropy": self.entropy.tolist(),
+            "mi_directional": self.mi_directional.tolist(),
+            "mi": self.mi.tolist(),
+            "mi_paper": self.mi_paper.tolist(),
+            "passes": self.passes,
+            "seconds": self.seconds,
+            "eps": self.eps,
+            "error_bound": float(self.error_bound.max()) if self.error_bound.numel() else 0.0,
+            "probed": self.probed.nonzero().flatten().tolist(),
+            "max_asymmetry": float(self.asymmetry.max()) if self.asymmetry.numel() else 0.0,
+            "max_form_gap": float(self.form_gap.max()) if self.form_gap.numel() else 0.0,
+        }
+
+
+def binary_entropy(s: torch.Tensor) -> torch.Tensor:
+    """``h(s) = -s log s - (1 - s) log(1 - s)`` in nats, elementwise."""
+    return -torch.special.xlogy(s, s) - torch.special.xlogy(1 - s, 1 - s)
+
+
+def pruning_bound(skipped: torch.Tensor, n_values: int) -> torch.Tensor:
+    """Bound on the error pruning causes in row i of the directional and paper MI.
+
+    Args:
+        skipped: ``(P,)`` skipped mass ``s = sum of p(X_i = v | C)`` over the skipped values v.
+        n_values: vocabulary size ``|V|``.
+    Returns:
+        ``(P,)`` ``min(h(s) + s log|V|, log|V|)``, 0 where ``s = 0``.
+
+    Derivation. Let ``Z = [X_i skipped]`` (a function of ``X_i``), ``m = 1 - s``, ``I`` the exact MI
+    and ``I_k`` the MI of the joint restricted to kept values with weights ``p_v / m`` (what is computed).
+    By the chain rule ``I = I(Z; X_j) + m I_k + s I_s`` with ``I_s`` the MI given ``Z = 1``, and
+    ``0 <= I(Z; X_j) <= H(Z) = h(s)``, ``0 <= I_s <= log|V|``; so ``m I_k <= I <= m I_k + h(s) + s log|V|``
+    and ``-s I_k <= I - I_k <= h(s) + s log|V| - s I_k``, hence ``|I - I_k| <= h(s) + s log|V|`` (as
+    ``0 <= I_k <= log|V|``). The paper form's error is ``s (A_k - A_s)`` with ``A_k``, ``A_s`` the kept and
+    skipped averages of ``H(X_j | X_i = v, C)``, both in ``[0, log|V|]``, so at most ``s log|V|``. The cap
+    at ``log|V|`` holds as both the exact and the pruned mixture-form MI lie in ``[0, log|V|]`` and
+    ``s log|V| <= log|V|``.
+    """
+    log_v = math.log(n_values)
+    return (binary_entropy(skipped) + skipped * log_v).clamp_max(log_v)
+
+
+def symmetrise(directional: torch.Tensor, probed: torch.Tensor, masked: torch.Tensor) -> torch.Tensor:
+    """Average the available directions of each pair: ``(N, N)`` -> ``(N, N)`` symmetric.
+
+    ``[i, j]`` is available when i was probed, j is masked and ``i != j``; a pair with both directions
+    gets ``(I + I^T) / 2``, with one gets that one, with none gets 0.
+    """
+    avail = _pair_mask(probed, masked).to(directional.dtype)
+    avail_sum = avail + avail.T
+    return (directional * avail + (directional * avail).T) / avail_sum.clamp_min(1)
+
+
+def _probe_mask(tokens: torch.Tensor, masked: torch.Tensor, positions) -> torch.Tensor:
+    """``(N,)`` bool of positions to probe: every masked one, or ``positions`` (indices or a bool mask)."""
+    n = tokens.shape[0]
+    if positions is None:
+        return masked.clone()
+    pos = torch.as_tensor(positions if isinstance(positions, torch.Tensor) else list(positions))
+    if pos.dtype == torch.bool:
+        if pos.shape != (n,):
+            raise ProbeInputError(f"a bool positions mask must have shape ({n},), got {tuple(pos.shape)}")
+        chosen = pos.to(tokens.device)
+    else:
+        if pos.is_floating_point() and pos.numel():
+            raise ProbeInputError(f"positions must be integer indices or a bool mask, got {pos.dtype}")
+        if pos.numel() and (pos.min() < 0 or pos.max() >= n):
+            raise ProbeInputError(f"positions must be in 0..{n - 1}, got {pos.tolist()}")
+        chosen = torch.zeros(n, dtype=torch.bool, device=tokens.device)
+        chosen[pos.long().to(tokens.device)] = True
+    if (chosen & ~masked).any():
+        bad = (chosen & ~masked).nonzero().flatten().tolist()
+        raise ProbeInputError(f"positions {bad} are not masked: only masked positions can be probed")
+    return chosen
+
+
+def _value_index(tokens: torch.Tensor, value_tokens: torch.Tensor, masked: torch.Tensor) -> torch.Tensor:
+    """``(N,)`` value index of each visible token (-1 where masked)."""
+    match = tokens[:, None] == value_tokens[None, :]  # (N, V)
+    bad = ~masked & ~match.any(1)
+    if bad.any():
+        pos = bad.nonzero().flatten().tolist()
+        raise ProbeInputError(f"tokens at positions {pos} are neither the mask id nor a value token")
+    return torch.where(masked, -1, match.long().argmax(1))
+
+
+def _kept_values(marginals: torch.Tensor, eps: float) -> torch.Tensor:
+    """``(P, V)`` bool: values probed per row; ``p >= eps`` and ``p > 0``, always the most probable."""
+    kept = (marginals >= eps) & (marginals > 0)
+    top = torch.zeros_like(kept).scatter_(1, marginals.argmax(1, keepdim=True), True)
+    return kept | top
+
+
+def _batches(total: int, n: int, v: int, max_batch: int) -> list[tuple[int, int]]:
+    """Split ``total`` sequences into near-equal batches of at most ``max_batch`` (and the memory cap)."""
+    cap = max(1, min(max_batch, WORK_BYTES // (8 * 3 * n * v)))
+    if total == 0:
+        return []
+    count = math.ceil(total / cap)
+    size = math.ceil(total / count)
+    return [(start, min(start + size, total)) for start in range(0, total, size)]
+
+
+def _forward_probs(model, seqs: torch.Tensor, autocast: bool) -> torch.Tensor:
+    """``(B, N)`` tokens -> ``(B, N, V)`` float64 probabilities."""
+    ctx = torch.autocast(seqs.device.type, dtype=torch.bfloat16) if autocast else contextlib.nullcontext()
+    with ctx:
+        logits = model(seqs).logits.double()
+    # written out: several times faster than float64 Tensor.softmax over a short last axis on the CPU
+    e = (logits - logits.amax(-1, keepdim=True)).exp()
+    return e / e.sum(-1, keepdim=True)
+
+
+def _to_cpu(x: torch.Tensor) -> torch.Tensor:
+    return x.detach().to("cpu")
+
+
+def _entropy(probs: torch.Tensor) -> torch.Tensor:
+    return -torch.special.xlogy(probs, probs).sum(-1)
+
+
+def _base_pass(model, tokens, masked, given_values, autocast) -> tuple[torch.Tensor, torch.Tensor]:
+    """Marginals ``(N, V)`` (one-hot at visible positions) and entropies ``(N,)`` (0 there) of one pass."""
+    base = _forward_probs(model, tokens[None], autocast)[0]
+    onehot = torch.nn.functional.one_hot(given_values.clamp_min(0), base.shape[-1]).double()
+    marginals = torch.where(masked[:, None], base, onehot)
+    return marginals, _entropy(marginals) * masked
+
+
+def _accumulate(sums, probs: torch.Tensor, row_of: torch.Tensor, weight: torch.Tensor) -> None:
+    """Add one batch to ``sums = (mix (P, N, V), cond_h (P, N))``: ``p_v r_v`` and ``p_v H(r_v)``."""
+    mix, cond_h = sums
+    mix.index_add_(0, row_of, weight[:, None, None] * probs)
+    cond_h.index_add_(0, row_of, weight[:, None] * _entropy(probs))
+
+
+def _probe_passes(model, tokens, pair_tokens, row_of, weight, n_rows, max_batch, autocast, progress):
+    """Run the perturbed sequences in batches; return ``(mix (P, N, V), cond_h (P, N))`` float64.
+
+    ``pair_tokens = (position (K,), token (K,))`` of each pair, ``row_of`` ``(K,)`` its row in the
+    probed list and ``weight`` ``(K,)`` its ``p(X_i = v | C)``.
+    """
+    (n,), v = tokens.shape, model.value_tokens.shape[0]
+    position, token = pair_tokens
+    sums = (weight.new_zeros(n_rows, n, v), weight.new_zeros(n_rows, n))
+    total = 1 + position.numel()
+    for lo, hi in _batches(position.numel(), n, v, max_batch):
+        seqs = tokens.repeat(hi - lo, 1)
+        seqs[torch.arange(hi - lo, device=tokens.device), position[lo:hi]] = token[lo:hi]
+        _accumulate(sums, _forward_probs(model, seqs, autocast), row_of[lo:hi], weight[lo:hi])
+        if progress is not None:
+            _sync(tokens.device)  # so the bar follows the device, not the launch queue
+            progress(1 + hi, total)
+    return sums
+
+
+def _pair_mask(probed: torch.Tensor, masked: torch.Tensor) -> torch.Tensor:
+    """``(N, N)`` bool: entries ``[i, j]`` a probe computes (i probed, j masked, ``i != j``)."""
+    return (probed[:, None] & masked[None, :]).fill_diagonal_(False)
+
+
+def _mi_rows(sums, kept_mass, rows, entropy, probed, masked) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(N, N)`` directional (mixture) and paper-form MI from the accumulated sums.
+
+    The kept weights are renormalised by ``kept_mass`` ``(P,)``: the MI of the joint restricted to the
+    kept values, exact when nothing was skipped.
+    """
+    n = entropy.shape[0]
+    mix = sums[0] / kept_mass[:, None, None]  # q_j, (P, N, V)
+    cond_h = sums[1] / kept_mass[:, None]  # sum_v p_v H(X_j | X_i = v, C), (P, N)
+    mi_dir = torch.zeros(n, n, dtype=torch.float64, device=entropy.device)
+    mi_paper = torch.zeros_like(mi_dir)
+    mi_dir[rows] = _entropy(mix) - cond_h
+    mi_paper[rows] = entropy[None, :] - cond_h
+    pair = _pair_mask(probed, masked)
+    return mi_dir * pair, mi_paper * pair
+
+
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def _check_args(tokens: torch.Tensor, eps: float, max_batch: int) -> None:
+    if tokens.dim() != 1:
+        raise ProbeInputError(f"tokens must be one state of shape (N,), got shape {tuple(tokens.shape)}")
+    if tokens.dtype != torch.long:
+        raise ProbeInputError(f"tokens must be int64 token ids, got {tokens.dtype}")
+    if not 0 <= eps < 1:
+        raise ProbeInputError(f"eps must be in [0, 1), got {eps}")
+    if int(max_batch) < 1:
+        raise ProbeInputError(f"max_batch must be at least 1, got {max_batch}")
+
+
+@torch.no_grad()
+def probe(
+    model,
+    tokens: torch.Tensor,
+    *,
+    positions: Iterable[int] | torch.Tensor | None = None,
+    eps: float = 0.0,
+    max_batch: int = 512,
+    progress: Callable[[int, int], None] | None = None,
+    autocast: bool = False,
+) -> ProbeResult:
+    """Exact (``eps = 0``) or pruned pairwise MI of one state by perturbation probing.
+
+    Args:
+        model: the shared interface (``model(tokens (B, N)) -> MDMOutput``, ``mask_id``, ``value_tokens``).
+        tokens: ``(N,)`` int64 token ids on the model's device, ``model.mask_id`` where masked.
+        positions: masked positions to probe (indices or an ``(N,)`` bool mask); default all masked.
+        eps: skip values with ``p(X_i = v | C) < eps``; row i's error is then at most
+            ``h(s_i) + s_i log|V|`` (see :func:`pruning_bound`). ``eps = 0`` is exact.
+        max_batch: most sequences per forward pass (also capped so float64 work stays near 256 MiB).
+        progress: called as ``progress(done_passes, total_passes)`` after each batch.
+        autocast: run forward passes under bf16 autocast (softmax, entropies and MI stay float64).
+    Returns:
+        :class:`ProbeResult` on the CPU.
+    Raises:
+        ProbeInputError: bad shape or dtype, unknown tokens, unmasked or out-of-range positions, eps
+            outside ``[0, 1)``, ``max_batch < 1``.
+    """
+    start = time.perf_counter()
+    _check_args(tokens, eps, max_batch)
+    value_tokens = model.value_tokens.to(tokens.device)
+    masked = tokens == model.mask_id
+    given_values = _value_index(tokens, value_tokens, masked)
+    probed = _probe_mask(tokens, masked, positions)
+    marginals, entropy = _base_pass(model, tokens, masked, given_values, autocast)
+
+    rows = probed.nonzero().flatten()  # (P,) probed positions
+    kept = _kept_values(marginals[rows], eps)  # (P, V)
+    row_of, val_of = kept.nonzero(as_tuple=True)  # (K,) pairs: index into rows, value
+    weight = marginals[rows][row_of, val_of]  # (K,) p(X_i = v | C)
+    total = 1 + row_of.numel()
+    if progress is not None:
+        progress(1, total)
+    # each pair (i, v) is the state with X_i = v written in
+    pair_tokens = (rows[row_of], value_tokens[val_of])
+    sums = _probe_passes(model, tokens, pair_tokens, row_of, weight, rows.numel(), max_batch, autocast, progress)
+
+    n, v = marginals.shape
+    kept_mass = torch.zeros_like(sums[1][:, 0]).index_add_(0, row_of, weight)
+    mi_dir, mi_paper = _mi_rows(sums, kept_mass, rows, entropy, probed, masked)
+    skipped = (marginals[rows] * ~kept).sum(1)
+    bound = torch.zeros_like(mi_dir)
+    bound[rows] = pruning_bound(skipped, v)[:, None].expand(-1, n)
+    bound *= _pair_mask(probed, masked)
+    result = ProbeResult(
+        marginals=_to_cpu(marginals),
+        entropy=_to_cpu(entropy),
+        mi_directional=_to_cpu(mi_dir),
+        mi=_to_cpu(symmetrise(mi_dir, probed, masked)),
+        mi_paper=_to_cpu(mi_paper),
+        error_bound=_to_cpu(bound),
+        passes=total,
+        seconds=0.0,
+        eps=float(eps),
+        probed=_to_cpu(probed),
+        masked=_to_cpu(masked),
+    )
+    result.seconds = time.perf_counter() - start
+    return result
