@@ -13,6 +13,7 @@ import sys
 COMMANDS = {
     "train": ("mi_core.commands.train", "train a model: train sudoku ..."),
     "bench": ("mi_core.commands.bench", "decode a puzzle file with a sampler and score it: bench sudoku ..."),
+    "bench-suite": ("mi_core.bench.suite", "sequential and top-k on the shared puzzle sets, into BENCHMARKS.md"),
     "sweep": ("mi_core.bench.sweep", "run a grid of samplers and parameters: sweep sudoku ..."),
     "probe": ("mi_core.commands.probe", "exact pairwise MI by perturbation probing: probe sudoku ..."),
     "bench-probe": ("mi_core.bench.probe", "measure forward throughput and the exact probe's speed"),

@@ -125,10 +125,14 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m mi_core train sudoku", description=__doc__)
     parser.add_argument("--out", type=Path, default=Path("assets/sudoku_mdm.safetensors"))
     parser.add_argument("--device", default="auto")
+    parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0 = torch's default)")
     for f in list(SudokuMDMConfig.__dataclass_fields__.values()) + list(TrainConfig.__dataclass_fields__.values()):
         kind = type(f.default)
         parser.add_argument(f"--{f.name.replace('_', '-')}", type=(lambda s: s.lower() in ("1", "true", "yes")) if kind is bool else kind, default=f.default)
     args = vars(parser.parse_args(argv))
+    if args.pop("threads"):
+        # on a shared 2-core machine one thread is far faster than two that wait on each other
+        torch.set_num_threads(parser.parse_args(argv).threads)
     model_cfg = SudokuMDMConfig(**{k: args[k] for k in SudokuMDMConfig.__dataclass_fields__})
     cfg = TrainConfig(**{k: args[k] for k in TrainConfig.__dataclass_fields__})
     result = train(model_cfg, cfg, args["out"], pick_device(args["device"]), log=lambda m: print(m, flush=True))
