@@ -117,10 +117,9 @@ def decode(model, tokens: torch.Tensor, strategy, temperature: float = 0.0, seed
         active = masked.any(1)
         if not active.any():
             return
-        out = model(state)
-        probs = out.logits.float().softmax(-1)
-        entropy = entropy_from_logits(out.logits) * masked
-        ctx = StepContext(state, masked, probs, entropy, out.hidden, step, generator, model,
+        probs, entropy, hidden = _forward_active(model, state, active)
+        entropy = entropy * masked
+        ctx = StepContext(state, masked, probs, entropy, hidden, step, generator, model,
                           torch.zeros_like(passes), given)
         chosen = strategy.select(ctx) & masked
         chosen |= _lowest_entropy(entropy, masked) & ~chosen.any(1, keepdim=True)
@@ -136,6 +135,26 @@ def decode(model, tokens: torch.Tensor, strategy, temperature: float = 0.0, seed
     if (state == mask_id).any():
         name = strategy.name or type(strategy).__name__
         raise RuntimeError(f"decoding with {name} did not finish within {limit} steps")
+
+
+def _forward_active(model, state: torch.Tensor, active: torch.Tensor):
+    """One model pass over the unfinished rows only; finished rows get zero probs, entropy and hidden.
+
+    Returns probs ``(B, N, V)`` float32, entropy ``(B, N)`` and hidden ``(B, N, D)``.
+    """
+    if bool(active.all()):
+        out = model(state)
+        return out.logits.float().softmax(-1), entropy_from_logits(out.logits), out.hidden
+    rows = active.nonzero()[:, 0]
+    out = model(state[rows])
+    b, n = state.shape
+    probs = out.logits.new_zeros((b, n, out.logits.shape[-1]), dtype=torch.float32)
+    probs[rows] = out.logits.float().softmax(-1)
+    entropy = probs.new_zeros((b, n))
+    entropy[rows] = entropy_from_logits(out.logits)
+    hidden = out.hidden.new_zeros((b, n, out.hidden.shape[-1]))
+    hidden[rows] = out.hidden
+    return probs, entropy, hidden
 
 
 def _remask(strategy, ctx: StepContext, state: torch.Tensor, confidence: torch.Tensor,
