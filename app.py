@@ -1,20 +1,47 @@
-"""MI Lens: the landing page. Run with ``streamlit run app.py``."""
+"""MI Lens: the landing page. Run with ``streamlit run app.py``.
+
+The views are the files in ``pages/`` (Streamlit finds them there, so a shared deep link such as
+``/MI_maps?preset=...&cell=r3c5`` opens on a freshly started server); their widgets keep the puzzle, the
+selected cell and strategy parameters in the query string. Pages call ``mi_core`` only through
+``mi_lens_app``.
+"""
 
 import streamlit as st
 
-st.set_page_config(page_title="MI Lens", layout="wide")
-st.title("MI Lens")
+from mi_lens_app import figures, support, texts, widgets
+from mi_lens_app.domains import DOMAINS
+
+widgets.page("MI Lens", ":material/blur_on:")
 st.markdown(
     """
 See how a masked diffusion model (MDM) thinks, and make it decode faster because of what you see.
 
-An MDM fills a Sudoku grid (or a protein) by unmasking cells in any order, several per step. It only
-exposes the marginal distribution of each cell, p(x_i | context); it says nothing about which cells
-depend on each other, so a decoder that unmasks confident cells together can break the rules (two equal
-digits in one row). MI Lens measures those dependencies as pairwise conditional mutual information,
+An MDM fills a Sudoku grid by unmasking cells in any order, several per step. It only exposes the
+marginal distribution of each cell, p(x_i | context); it says nothing about which cells depend on each
+other, so a decoder that unmasks confident cells together can break the rules (two equal digits in one
+row). MI Lens measures those dependencies as pairwise conditional mutual information,
 I(X_i; X_j | context), exactly by perturbation probing and cheaply with a neural estimator, and uses them
 to decide which cells can safely be unmasked together.
 """
 )
-st.info("The interactive views (MI maps, exact vs estimated, step-by-step decoding) are being built; "
-        "the command line `python -m mi_core` already runs the model, the decoders and the benchmarks.")
+left, right = st.columns([3, 2])
+with left:
+    cols = st.columns(2)
+    for i, view in enumerate(widgets.VIEWS[1:]):
+        with cols[i % 2], st.container(border=True):
+            st.page_link(view.path, label=view.title, icon=view.icon)
+            st.caption(view.blurb)
+with right:
+    # the exact MI of the empty 4x4 grid (65 passes of the oracle): a first picture, and it loads the charting
+    # code while the visitor reads, so the first MI map of the other pages draws sooner
+    four = DOMAINS["sudoku4"]
+    empty = support.attempt(support.mi_map, four.key, "." * four.cells, support.version(four))
+    if empty is not None:
+        widgets.chart(figures.mi_heatmap(empty.mi, four.geometry.box, four.labels(), order="box", height=360,
+                                         title="Exact MI of the empty 4x4 grid"), key="teaser")
+        st.caption("Box-major order: the 4x4 blocks on the diagonal are the boxes. Pairs that share a row, column "
+                   "or box carry the most MI; some pairs that share none still depend on each other through "
+                   "chains of rules.")
+with st.expander("The idea in formulas"):
+    st.markdown(texts.MI)
+    st.markdown(texts.PARALLEL)

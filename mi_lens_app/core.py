@@ -1,0 +1,408 @@
+"""The app's calls into ``mi_core``: torch in, plain numpy results out (no streamlit here).
+
+Everything a page shows is one of the frozen results below, so Streamlit can cache it by input and a
+test can check it without a browser: :class:`MIMap` (one MI matrix with its marginals), :class:`ProbeView`
+(the exact probe's matrices and diagnostics), :class:`WhatIf` (a clamped cell's effect) and
+:class:`Trace` (a decode, one :class:`StepView` per frame).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
+
+import numpy as np
+import torch
+
+from mi_core.decoding import STRATEGIES, decode, estimator_mi_fn, make_strategy, strategy_params
+from mi_core.device import pick_device
+from mi_core.domains.oracle4 import Oracle4Model, exact_pair_mi
+from mi_core.domains.sudoku import MASK_ID, parse_grid
+from mi_core.mi.estimator import estimate_mi, load_estimator
+from mi_core.mi.fidelity import fidelity, pair_values
+from mi_core.mi.probe import probe
+from mi_core.models.base import ModelFileError
+from mi_core.models.sudoku_mdm import load_sudoku_mdm
+from mi_lens_app.domains import Domain
+
+BUILTIN_MODELS: dict[str, Callable[[], torch.nn.Module]] = {"sudoku4": Oracle4Model}
+LOADERS: dict[str, Callable] = {"sudoku9": load_sudoku_mdm}
+HIDDEN_PARAMS = frozenset({"estimator"})  # the app supplies the MI source itself (see attach_mi_source)
+
+
+def app_device() -> torch.device:
+    """The device from ``MI_LENS_DEVICE`` (default: CUDA when present, else CPU)."""
+    return pick_device(os.environ.get("MI_LENS_DEVICE"))
+
+
+def load_domain_model(domain: Domain, device: torch.device):
+    """The domain's model on ``device`` (raises ModelFileError naming a missing or bad file)."""
+    path = domain.model_path()
+    if path is None:
+        return BUILTIN_MODELS[domain.key]().to(device).eval()
+    if not path.is_file():
+        raise ModelFileError(f"the {domain.label} model file {path} is missing (set {domain.model_env} to a "
+                             "trained model's .safetensors)")
+    return LOADERS[domain.key](path, device)
+
+
+def load_domain_estimator(domain: Domain, device: torch.device):
+    """The domain's MI estimator, or None when it has none or its file is absent."""
+    path = domain.estimator_path()
+    if path is None or not path.is_file():
+        return None
+    return load_estimator(path, device)
+
+
+@torch.no_grad()
+def estimator_mismatch(model, estimator, domain: Domain) -> str | None:
+    """Why ``estimator`` cannot read ``model``'s features on ``domain`` (hidden size, values, positions), or None."""
+    empty = torch.full((1, domain.cells), model.mask_id, dtype=torch.long, device=model.value_tokens.device)
+    hidden = model(empty).hidden.shape[-1]
+    cfg = estimator.cfg
+    if cfg.d_in != hidden:
+        return f"it reads hidden states of size {cfg.d_in}, but the model's are {hidden}"
+    if cfg.n_values != model.value_tokens.numel():
+        return f"it expects {cfg.n_values} values, the model has {model.value_tokens.numel()}"
+    if getattr(cfg, "n_positions", 0) and cfg.n_positions != domain.cells:
+        return f"it was trained on {cfg.n_positions} positions, this domain has {domain.cells}"
+    return None
+
+
+def tokens_of(grid: str, domain: Domain, device) -> torch.Tensor:
+    """``(N,)`` int64 token ids of a grid string (digits are their own tokens, blanks ``MASK_ID``)."""
+    return torch.tensor(parse_grid(grid, domain.cells), dtype=torch.long, device=device)
+
+
+@dataclass(frozen=True)
+class MIMap:
+    """One MI matrix and the marginals it came with.
+
+    ``mi`` ``(N, N)`` symmetric nats; ``entropy`` ``(N,)`` (0 at givens); ``marginals`` ``(N, V)`` (one-hot at
+    givens); ``masked`` ``(N,)`` bool; ``source`` says where the MI came from; ``passes`` model passes spent.
+    """
+
+    mi: np.ndarray
+    entropy: np.ndarray
+    marginals: np.ndarray
+    masked: np.ndarray
+    source: str
+    passes: int
+    seconds: float
+
+
+@dataclass(frozen=True)
+class ProbeView:
+    """The exact probe's result as numpy: ``mi`` (symmetrised), ``mi_directional`` ``[i, j] = I(i -> j)``,
+    ``mi_paper``, ``asymmetry`` ``|I(i->j) - I(j->i)|``, ``form_gap`` and ``error_bound`` (of ``mi``), all
+    ``(N, N)``; ``entropy`` ``(N,)``, ``marginals`` ``(N, V)``, ``masked`` ``(N,)``; ``passes``, ``seconds``,
+    ``eps``."""
+
+    mi: np.ndarray
+    mi_directional: np.ndarray
+    mi_paper: np.ndarray
+    asymmetry: np.ndarray
+    form_gap: np.ndarray
+    error_bound: np.ndarray
+    entropy: np.ndarray
+    marginals: np.ndarray
+    masked: np.ndarray
+    passes: int
+    seconds: float
+    eps: float
+
+    def as_map(self) -> MIMap:
+        source = "exact" if self.eps == 0 else f"exact (pruned, eps={self.eps:g})"
+        return MIMap(self.mi, self.entropy, self.marginals, self.masked, source, self.passes, self.seconds)
+
+
+def run_probe(model, tokens: torch.Tensor, eps: float, progress=None) -> ProbeView:
+    """The exact probe of one state ``(N,)`` (``eps > 0`` prunes; see ``mi_core.mi.probe``)."""
+    res = probe(model, tokens, eps=eps, progress=progress)
+    return ProbeView(
+        mi=res.mi.numpy(), mi_directional=res.mi_directional.numpy(), mi_paper=res.mi_paper.numpy(),
+        asymmetry=res.asymmetry.numpy(), form_gap=res.form_gap.numpy(), error_bound=res.mi_error_bound.numpy(),
+        entropy=res.entropy.numpy(), marginals=res.marginals.numpy(), masked=res.masked.numpy(),
+        passes=int(res.passes), seconds=float(res.seconds), eps=float(res.eps),
+    )
+
+
+def run_estimator(model, estimator, tokens: torch.Tensor) -> MIMap:
+    """The neural estimator's MI of one state ``(N,)``: one model pass plus the head."""
+    est = estimate_mi(model, estimator, tokens[None])
+    return MIMap(est.mi[0].double().cpu().numpy(), est.entropy[0].double().cpu().numpy(),
+                 est.marginals[0].double().cpu().numpy(), est.masked[0].cpu().numpy(), "neural estimator", 1,
+                 float(est.seconds))
+
+
+def fast_map(model, estimator, domain: Domain, tokens: torch.Tensor) -> MIMap:
+    """The quickest MI map of a state: the estimator when there is one, else the (pruned) exact probe."""
+    if estimator is not None:
+        return run_estimator(model, estimator, tokens)
+    return run_probe(model, tokens, domain.fallback_eps).as_map()
+
+
+def topk_overlap(pred: np.ndarray, exact: np.ndarray, masked: np.ndarray, k: int) -> float:
+    """Fraction of the ``k`` strongest exact pairs (masked x masked, i < j) among the ``k`` strongest predicted."""
+    p, e = pair_values(pred, masked), pair_values(exact, masked)
+    k = min(k, len(p))
+    if k == 0:
+        return float("nan")
+    top_p = set(np.argsort(-p, kind="stable")[:k].tolist())
+    top_e = set(np.argsort(-e, kind="stable")[:k].tolist())
+    return len(top_p & top_e) / k
+
+
+def compare_maps(pred: np.ndarray, exact: np.ndarray, masked: np.ndarray, k: int = 20,
+                 threshold: float = 1e-2) -> dict:
+    """Spearman, Pearson, MAE and top-k overlap of two ``(N, N)`` MI maps over masked pairs."""
+    stats = fidelity(pred[None], exact[None], masked[None], threshold)
+    return {"spearman": stats["spearman"], "pearson": stats["pearson"], "mae": stats["mae"],
+            "n_pairs": stats["n_pairs"], "k": k, "topk_overlap": topk_overlap(pred, exact, masked, k),
+            "max_abs_diff": float(np.abs(pred - exact).max()) if pred.size else 0.0}
+
+
+@dataclass(frozen=True)
+class WhatIf:
+    """What clamping masked ``cell`` to value index ``value`` does.
+
+    ``before``/``after``: marginals ``(N, V)`` and entropies ``(N,)`` of the state and of the clamped state;
+    ``p_value``: the model's ``p(X_cell = value | C)``; ``mi_from_cell`` ``(N,)``: the exact probe's
+    ``I(cell -> j)``, the expected entropy drop of each j over all values of the cell (1 + |V| passes).
+    """
+
+    cell: int
+    value: int
+    marginals_before: np.ndarray
+    entropy_before: np.ndarray
+    marginals_after: np.ndarray
+    entropy_after: np.ndarray
+    p_value: float
+    mi_from_cell: np.ndarray
+
+
+def what_if(model, tokens: torch.Tensor, cell: int, value: int) -> WhatIf:
+    """Clamp masked ``cell`` of ``tokens`` ``(N,)`` to value index ``value`` (raises ValueError if not masked)."""
+    if tokens[cell] != model.mask_id:
+        raise ValueError(f"cell {cell} is not blank: only blank cells can be clamped")
+    res = probe(model, tokens, positions=[cell])
+    clamped = tokens.clone()
+    clamped[cell] = model.value_tokens[value]
+    after = probe(model, clamped, positions=[])  # one pass: marginals and entropies in the probe's format
+    return WhatIf(cell, value, res.marginals.numpy(), res.entropy.numpy(), after.marginals.numpy(),
+                  after.entropy.numpy(), float(res.marginals[cell, value]), res.mi_directional[cell].numpy())
+
+
+# ---- decoding ----
+
+
+@dataclass(frozen=True)
+class ParamField:
+    """One user parameter of a strategy: ``kind`` is ``"int"``, ``"float"``, ``"bool"`` or ``"str"``;
+    ``optional``: None is allowed (and is the default when ``default`` is None)."""
+
+    name: str
+    default: object
+    kind: str
+    optional: bool
+
+
+def strategy_fields(name: str) -> list[ParamField]:
+    """The parameters the app shows for strategy ``name`` (those the app supplies itself left out)."""
+    hints = typing.get_type_hints(STRATEGIES[name])
+    out = []
+    for key, default in strategy_params(name).items():
+        if key in HIDDEN_PARAMS:
+            continue
+        args = [a for a in typing.get_args(hints[key]) if a is not type(None)] or [hints[key]]
+        kind = next((k.__name__ for k in (bool, int, float, str) if k in args), "str")
+        out.append(ParamField(key, default, kind, type(None) in typing.get_args(hints[key])))
+    return out
+
+
+def oracle_step_mi(ctx) -> torch.Tensor:
+    """``mi_fn`` for the 4x4 oracle: the exact pairwise MI of each row's state, ``(B, N, N)``."""
+    return torch.stack([exact_pair_mi(row) for row in ctx.tokens]).to(ctx.entropy.device)
+
+
+def states_mi(model, estimator, domain: Domain, states: torch.Tensor) -> np.ndarray | None:
+    """``(S, N, N)`` MI of several states from the domain's fast source, or None when it has none
+    (a model without an estimator: the probe per state would be too slow to show)."""
+    if domain.exact_model:
+        return torch.stack([exact_pair_mi(s) for s in states]).numpy()
+    if estimator is None:
+        return None
+    return estimate_mi(model, estimator, states).mi.double().cpu().numpy()
+
+
+def reads_mi_source(name: str) -> bool:
+    """Whether strategy ``name`` reads MI from a source the app attaches (it has an ``mi_fn`` slot)."""
+    return any(f.name == "mi_fn" for f in fields(STRATEGIES[name]))
+
+
+def attach_mi_source(strategy, domain: Domain, estimator) -> None:
+    """Give an MI-reading strategy (one with an ``mi_fn`` slot) the domain's MI source when it has none."""
+    if not hasattr(strategy, "mi_fn") or strategy.mi_fn is not None:
+        return
+    if domain.exact_model:
+        strategy.mi_fn = oracle_step_mi
+    elif estimator is not None and getattr(strategy, "estimator", None) is None:
+        strategy.mi_fn = estimator_mi_fn(estimator)
+
+
+@dataclass(frozen=True)
+class StepView:
+    """One frame of a decode; step 0 is the puzzle before any pass.
+
+    ``tokens`` ``(N,)`` after the step; ``chosen``/``remasked`` ``(N,)`` bool; ``entropy`` ``(N,)`` before the
+    step (0 where not masked); ``confidence`` ``(N,)`` the model's probability of each chosen value;
+    ``passes`` decode passes so far (``extra_passes``: a strategy's own probe passes); ``budget_spent``,
+    ``mi_among`` (sum of MI over chosen pairs) and ``mi_max`` (the largest chosen pair) when known;
+    ``errors`` ``(N,)`` bool filled cells that differ from the solution; ``info``: the strategy's scalars.
+    """
+
+    step: int
+    tokens: np.ndarray
+    chosen: np.ndarray
+    remasked: np.ndarray
+    entropy: np.ndarray
+    confidence: np.ndarray
+    passes: int
+    extra_passes: int
+    budget_spent: float | None
+    mi_among: float | None
+    mi_max: float | None
+    errors: np.ndarray
+    info: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Trace:
+    """A whole decode of one puzzle: ``steps[0]`` is the puzzle, ``steps[-1]`` the final grid; ``mi_source``
+    names where ``mi_among`` came from; ``stopped`` says why a decode ended early (None: it finished)."""
+
+    strategy: str
+    params: dict
+    steps: list[StepView]
+    mi_source: str | None
+    seconds: float
+    stopped: str | None = None
+
+    @property
+    def solved(self) -> bool:
+        last = self.steps[-1]
+        return bool((last.tokens != MASK_ID).all() and not last.errors.any())
+
+
+def _scalars(info: dict) -> dict:
+    """The per-row scalar entries of a frame's info (``(B,)`` tensors or numbers), row 0 as floats."""
+    out = {}
+    for key, value in info.items():
+        if isinstance(value, torch.Tensor) and value.dim() == 1:
+            out[key] = float(value[0])
+        elif isinstance(value, (int, float)):
+            out[key] = float(value)
+    return out
+
+
+def _chosen_mi(mi: np.ndarray | None, chosen: np.ndarray) -> tuple[float | None, float | None]:
+    """Sum and maximum of ``mi`` over pairs i < j of the chosen cells (None when no MI is known)."""
+    if mi is None:
+        return None, None
+    idx = np.flatnonzero(chosen)
+    if len(idx) < 2:
+        return 0.0, 0.0
+    sub = np.clip(mi[np.ix_(idx, idx)], 0, None)[np.triu_indices(len(idx), 1)]
+    return float(sub.sum()), float(sub.max())
+
+
+def decode_trace(model, estimator, domain: Domain, grid: str, solution: str | None, name: str, params: dict,
+                 temperature: float = 0.0, seed: int = 0) -> Trace:
+    """Decode ``grid`` with strategy ``name`` and collect every frame (raises ValueError on bad params).
+
+    Errors are cells that differ from ``solution``, or, without a unique solution, cells that repeat a
+    digit of a peer (same row, column or box).
+    """
+    strategy = make_strategy(name, **params)
+    attach_mi_source(strategy, domain, estimator)
+    device = model.value_tokens.device
+    tokens = tokens_of(grid, domain, device)[None]
+    check = _error_check(domain, solution)
+    start = time.perf_counter()
+    frames, stopped = _run(decode(model, tokens, strategy, temperature=temperature, seed=seed))
+    seconds = time.perf_counter() - start
+    befores = torch.cat([tokens] + [f.tokens for f in frames[:-1]]) if frames else tokens
+    own = [f.info.get("mi") for f in frames]
+    has_own = bool(frames) and all(m is not None for m in own)
+    other = None if has_own else states_mi(model, estimator, domain, befores)
+    if has_own:
+        source = f"{name}'s own MI"
+    elif other is not None:
+        source = "exact (4x4 oracle)" if domain.exact_model else "neural estimator"
+    else:
+        source = None
+    first = frames[0].entropy[0].double().cpu().numpy() if frames else None
+    steps = [_start_view(tokens[0].cpu().numpy(), check, first)]
+    for s, frame in enumerate(frames):
+        mi = own[s][0].double().cpu().numpy() if own[s] is not None else (None if other is None else other[s])
+        steps.append(_step_view(frame, mi, check, s + 1))
+    return Trace(name, dict(params), steps, source, seconds, stopped)
+
+
+def _run(frames) -> tuple[list, str | None]:
+    """All frames of a decode, and why it stopped early (None if it finished).
+
+    An error before the first frame (bad parameters, a missing MI source) is raised; one later (the exact
+    4x4 oracle refuses a state that parallel unmasking made inconsistent) ends the trace with its message.
+    """
+    out = []
+    try:
+        for frame in frames:  # a loop, so the frames before an error are kept
+            out.append(frame)  # noqa: PERF402
+    except ValueError as err:
+        if not out:
+            raise
+        return out, str(err)
+    return out, None
+
+
+def rule_conflicts(tokens: np.ndarray, peers: np.ndarray) -> np.ndarray:
+    """``(N,)`` bool: filled cells whose digit also stands in a peer cell; ``peers`` ``(N, N)`` bool."""
+    filled = tokens != MASK_ID
+    same = (tokens[:, None] == tokens[None, :]) & filled[:, None] & filled[None, :]
+    return (same & peers).any(1)
+
+
+def _error_check(domain: Domain, solution: str | None) -> Callable[[np.ndarray], np.ndarray]:
+    """``tokens (N,) -> (N,) bool`` errors: against the solution when known, else rule conflicts."""
+    if solution is None:
+        peers = domain.geometry.peers()
+        return lambda tokens: rule_conflicts(tokens, peers)
+    target = np.asarray(parse_grid(solution, domain.cells))
+    return lambda tokens: (tokens != MASK_ID) & (tokens != target)
+
+
+def _start_view(tokens: np.ndarray, check, entropy: np.ndarray | None) -> StepView:
+    """Step 0: the puzzle, with the entropies the first step will see."""
+    n = len(tokens)
+    zeros = np.zeros(n)
+    return StepView(0, tokens, np.zeros(n, bool), np.zeros(n, bool), zeros if entropy is None else entropy, zeros,
+                    0, 0, None, None, None, check(tokens))
+
+
+def _step_view(frame, mi: np.ndarray | None, check, step: int) -> StepView:
+    tokens = frame.tokens[0].cpu().numpy()
+    chosen = frame.chosen[0].cpu().numpy()
+    probs = frame.probs[0].double().cpu().numpy()
+    values = np.clip(tokens - 1, 0, probs.shape[1] - 1)
+    confidence = np.where(chosen, probs[np.arange(len(tokens)), values], 0.0)
+    total, largest = _chosen_mi(mi, chosen)
+    info = _scalars(frame.info)
+    remasked = frame.remasked[0].cpu().numpy() if frame.remasked is not None else np.zeros_like(chosen)
+    extra = int(frame.extra_passes[0]) if frame.extra_passes is not None else 0
+    return StepView(step, tokens, chosen, remasked, frame.entropy[0].double().cpu().numpy(), confidence,
+                    int(frame.passes[0]), extra, info.get("budget_spent"), total, largest,
+                    check(tokens), info)

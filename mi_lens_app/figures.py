@@ -1,0 +1,326 @@
+"""Plotly figures for the app. Builders take numpy arrays and return ``go.Figure``; no streamlit, no torch.
+
+Grid figures put cell ``c`` of an ``n x n`` grid at ``x = c % n``, ``y = c // n`` (y grows downwards) and
+lay an almost invisible SVG marker on every cell: clicks on a heatmap return no selection in Streamlit,
+clicks on those markers do, and :func:`clicked_cell` turns one back into a cell index.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+GIVEN_COLOR = "#111111"
+FILLED_COLOR = "#1f5fbf"
+ERROR_COLOR = "#d62728"
+CHOSEN_COLOR = "#ff7f0e"
+REMASKED_COLOR = "#9467bd"
+SELECTED_COLOR = "#e377c2"
+RULE_COLOR = "#1f77b4"
+OTHER_COLOR = "#d62728"
+FONT = {"family": "Inter, Arial, sans-serif", "size": 15}
+DIGIT_FONT = "Arial, Helvetica, Liberation Sans, DejaVu Sans, sans-serif"
+CLICK_OPACITY = 0.02  # invisible to the eye, still hit by clicks and hovers
+
+
+def _side(cells: int) -> int:
+    n = round(cells**0.5)
+    if n * n != cells:
+        raise ValueError(f"a square grid needs a square number of cells, got {cells}")
+    return n
+
+
+def cell_xy(cells: int) -> tuple[np.ndarray, np.ndarray]:
+    """Grid coordinates ``(x (N,), y (N,))`` of every cell."""
+    n = _side(cells)
+    idx = np.arange(cells)
+    return idx % n, idx // n
+
+
+def _grid_lines(n: int, box: int) -> list[dict]:
+    """Thin cell lines and thick box lines as plotly shapes."""
+    shapes = []
+    for k in range(n + 1):
+        width = 3 if k % box == 0 else 0.8
+        pos = k - 0.5
+        line = {"color": "#333" if k % box == 0 else "#aaa", "width": width}
+        shapes.append({"type": "line", "x0": pos, "x1": pos, "y0": -0.5, "y1": n - 0.5, "line": line, "layer": "above"})
+        shapes.append({"type": "line", "x0": -0.5, "x1": n - 0.5, "y0": pos, "y1": pos, "line": line, "layer": "above"})
+    return shapes
+
+
+def _cell_boxes(cells: np.ndarray, n: int, color: str, width: float, dash: str = "solid") -> list[dict]:
+    shapes = []
+    for c in np.flatnonzero(cells):
+        x, y = c % n, c // n
+        shapes.append({"type": "rect", "x0": x - 0.44, "x1": x + 0.44, "y0": y - 0.44, "y1": y + 0.44, "layer": "above",
+                           "line": {"color": color, "width": width, "dash": dash}})
+    return shapes
+
+
+def _square_layout(fig: go.Figure, n: int, title: str, height: int) -> None:
+    axis = {"range": [-0.55, n - 0.45], "showgrid": False, "zeroline": False, "showticklabels": False, "ticks": "",
+                "fixedrange": True}
+    fig.update_layout(title={"text": title, "x": 0.02}, height=height, margin={"l": 10, "r": 10, "t": 50, "b": 10},
+                      xaxis=dict(axis, constrain="domain"), yaxis=dict(axis, autorange=False, range=[n - 0.45, -0.55],
+                                                                    scaleanchor="x", scaleratio=1),
+                      plot_bgcolor="white", font=FONT, showlegend=False, dragmode=False, clickmode="event+select")
+
+
+def _digit_traces(digits: np.ndarray, givens: np.ndarray, errors: np.ndarray | None, n: int) -> list[go.Scatter]:
+    """Text traces: givens in black, model-filled digits in blue, wrong ones in red."""
+    x, y = cell_xy(len(digits))
+    errors = np.zeros(len(digits), bool) if errors is None else errors
+    kinds = [(givens & (digits > 0), GIVEN_COLOR, "given"), (~givens & (digits > 0) & ~errors, FILLED_COLOR, "filled"),
+             (~givens & (digits > 0) & errors, ERROR_COLOR, "wrong")]
+    size = 26 if n <= 4 else 21
+    return [go.Scatter(x=x[m], y=y[m], text=digits[m].astype(str), mode="text", name=name, hoverinfo="skip",
+                       textfont={"size": size, "color": color, "family": DIGIT_FONT,
+                                     "weight": "bold" if name == "given" else "normal"})
+            for m, color, name in kinds if m.any()]
+
+
+def _candidate_trace(candidates: np.ndarray, blank: np.ndarray, n: int, box: int) -> go.Scatter:
+    """Pencil marks: value v of a blank cell at its sub-position, opacity = its probability."""
+    x, y = cell_xy(len(blank))
+    cells = np.flatnonzero(blank)
+    v = np.arange(candidates.shape[1])
+    sub = (np.arange(n) % box - (box - 1) / 2) / (box + 0.4)
+    xs = (x[cells][:, None] + sub[v % box][None]).ravel()
+    ys = (y[cells][:, None] + sub[v // box][None]).ravel()
+    alpha = np.clip(candidates[cells], 0, 1).ravel()
+    colors = [f"rgba(31,95,191,{0.08 + 0.92 * a:.3f})" for a in alpha]
+    return go.Scatter(x=xs, y=ys, text=np.tile(v + 1, len(cells)).astype(str), mode="text", hoverinfo="skip",
+                      textfont={"size": 11 if n > 4 else 16, "color": colors, "family": DIGIT_FONT}, name="candidates")
+
+
+def _click_trace(hover: list[str] | None, cells: int) -> go.Scatter:
+    x, y = cell_xy(cells)
+    return go.Scatter(x=x, y=y, mode="markers", marker={"size": 30, "opacity": CLICK_OPACITY, "color": "#fff"},
+                        customdata=np.arange(cells), hovertext=hover, name="cells",
+                        hoverinfo="text" if hover is not None else "skip")
+
+
+def grid_figure(digits: np.ndarray, givens: np.ndarray, box: int, *, layer: np.ndarray | None = None,
+                layer_name: str = "", colorscale: str = "Blues", zmin: float | None = None,
+                zmax: float | None = None, zmid: float | None = None, hover: list[str] | None = None,
+                selected: int | None = None, outline: np.ndarray | None = None, remasked: np.ndarray | None = None,
+                errors: np.ndarray | None = None, candidates: np.ndarray | None = None, title: str = "",
+                height: int = 520) -> go.Figure:
+    """A Sudoku-style grid.
+
+    Args:
+        digits: ``(N,)`` int, 0 for blank; givens: ``(N,)`` bool; box: box side (3 for 9x9).
+        layer: ``(N,)`` float colour per cell (NaN: no colour), e.g. entropy or MI with a selected cell.
+        hover: ``(N,)`` hover text per cell; selected: a cell to outline; outline: ``(N,)`` bool cells to
+        outline in orange (unmasked at this step); remasked: ``(N,)`` bool cells outlined in purple;
+        errors: ``(N,)`` bool digits drawn red; candidates: ``(N, V)`` marginals drawn as pencil marks.
+    """
+    cells = len(digits)
+    n = _side(cells)
+    digits, givens = np.asarray(digits), np.asarray(givens, bool)
+    fig = go.Figure()
+    if layer is not None:
+        fig.add_trace(go.Heatmap(z=np.asarray(layer, float).reshape(n, n), colorscale=colorscale, zmin=zmin,
+                                 zmax=zmax, zmid=zmid, hoverinfo="skip", name=layer_name,
+                                 colorbar={"title": {"text": layer_name, "side": "right"}, "thickness": 14}))
+    if candidates is not None:
+        fig.add_trace(_candidate_trace(np.asarray(candidates), digits == 0, n, box))
+    for trace in _digit_traces(digits, givens, errors, n):
+        fig.add_trace(trace)
+    fig.add_trace(_click_trace(hover, cells))
+    shapes = _grid_lines(n, box)
+    if outline is not None:
+        shapes += _cell_boxes(np.asarray(outline, bool), n, CHOSEN_COLOR, 4)
+    if remasked is not None:
+        shapes += _cell_boxes(np.asarray(remasked, bool), n, REMASKED_COLOR, 3, "dot")
+    if selected is not None:
+        shapes += _cell_boxes(np.eye(cells, dtype=bool)[selected], n, SELECTED_COLOR, 5)
+    _square_layout(fig, n, title, height)
+    fig.update_layout(shapes=shapes)
+    return fig
+
+
+def clicked_cell(selection: dict | None, cells: int) -> int | None:
+    """The cell of the first clicked point of a grid figure's selection state, or None."""
+    points = (selection or {}).get("points") or []
+    for point in points:
+        x, y = point.get("x"), point.get("y")
+        if x is None or y is None:
+            continue
+        n = _side(cells)
+        col, row = round(float(x)), round(float(y))
+        if 0 <= col < n and 0 <= row < n:
+            return row * n + col
+    return None
+
+
+def cell_order(cells: int, box: int, order: str) -> np.ndarray:
+    """``(N,)`` permutation: ``"row"`` (row-major, the identity) or ``"box"`` (box by box, row-major inside)."""
+    if order == "row":
+        return np.arange(cells)
+    if order != "box":
+        raise ValueError(f"order must be 'row' or 'box', got {order!r}")
+    n = _side(cells)
+    rows, cols = np.arange(cells) // n, np.arange(cells) % n
+    boxes = (rows // box) * box + cols // box
+    return np.lexsort((cols, rows, boxes))
+
+
+def mi_heatmap(mi: np.ndarray, box: int, labels: list[str], *, order: str = "row", selected: int | None = None,
+               zmin: float | None = 0.0, zmax: float | None = None, colorscale: str = "Viridis",
+               zmid: float | None = None, title: str = "", value_name: str = "MI (nats)",
+               height: int = 560) -> go.Figure:
+    """An ``(N, N)`` matrix as a heatmap, cells in ``order`` with box lines; the selected cell's row and
+    column are outlined."""
+    cells = mi.shape[0]
+    n = _side(cells)
+    perm = cell_order(cells, box, order)
+    z = np.asarray(mi, float)[np.ix_(perm, perm)]
+    names = np.asarray(labels)[perm].tolist()
+    # category axes named by cell: the hover reads the pair from them (an N x N text matrix would double the
+    # figure's size); shapes and ticks address categories by their 0-based position
+    fig = go.Figure(go.Heatmap(z=z, x=names, y=names, colorscale=colorscale, zmin=zmin, zmax=zmax, zmid=zmid,
+                               name=value_name, hovertemplate="%{y} · %{x}<br>" + value_name + " %{z:.4g}<extra></extra>",
+                               colorbar={"title": {"text": value_name, "side": "right"}, "thickness": 14}))
+    shapes = []
+    for k in range(0, cells + 1, n):
+        line = {"color": "#222" if k % (n * box) == 0 else "#888", "width": 2 if k % (n * box) == 0 else 0.6}
+        shapes.append({"type": "line", "x0": k - 0.5, "x1": k - 0.5, "y0": -0.5, "y1": cells - 0.5, "line": line})
+        shapes.append({"type": "line", "y0": k - 0.5, "y1": k - 0.5, "x0": -0.5, "x1": cells - 0.5, "line": line})
+    if selected is not None:
+        pos = int(np.flatnonzero(perm == selected)[0])
+        band = {"color": SELECTED_COLOR, "width": 2}
+        shapes.append({"type": "rect", "x0": -0.5, "x1": cells - 0.5, "y0": pos - 0.5, "y1": pos + 0.5, "line": band})
+        shapes.append({"type": "rect", "y0": -0.5, "y1": cells - 0.5, "x0": pos - 0.5, "x1": pos + 0.5, "line": band})
+    group = "row" if order == "row" else "box"
+    ticks = np.arange(0, cells, n)
+    axis = {"tickvals": (ticks + (n - 1) / 2).tolist(), "ticktext": [f"{group} {k // n + 1}" for k in ticks],
+            "automargin": True, "showgrid": False,
+            "zeroline": False, "range": [-0.5, cells - 0.5]}
+    fig.update_layout(title={"text": title, "x": 0.02}, height=height, shapes=shapes, font=FONT,
+                      margin={"l": 10, "r": 10, "t": 50, "b": 10}, plot_bgcolor="white", showlegend=False,
+                      xaxis=dict(axis, constrain="domain"),
+                      yaxis=dict(axis, autorange=False, range=[cells - 0.5, -0.5], scaleanchor="x"),
+                      clickmode="event+select", dragmode="zoom")
+    return fig
+
+
+def _curve(x0: float, y0: float, x1: float, y1: float, bend: float = 0.18, steps: int = 12):
+    """Points of a quadratic Bezier from (x0, y0) to (x1, y1) bent sideways by ``bend`` x its length,
+    so edges along one row or column do not hide each other."""
+    mx, my = (x0 + x1) / 2, (y0 + y1) / 2
+    dx, dy = x1 - x0, y1 - y0
+    cx, cy = mx - dy * bend, my + dx * bend
+    t = np.linspace(0, 1, steps)
+    return (1 - t) ** 2 * x0 + 2 * (1 - t) * t * cx + t**2 * x1, (1 - t) ** 2 * y0 + 2 * (1 - t) * t * cy + t**2 * y1
+
+
+def dependency_figure(edges: list[tuple[int, int, float, bool]], digits: np.ndarray, givens: np.ndarray, box: int,
+                      labels: list[str], *, strength: np.ndarray | None = None, title: str = "",
+                      height: int = 520) -> go.Figure:
+    """The MI dependency graph on the grid: ``edges`` ``(i, j, mi, is_rule)``; width grows with MI; rule
+    edges (same row, column or box) solid blue, other pairs dashed red; blank cells sized by ``strength``
+    ``(N,)`` (e.g. weighted degree)."""
+    cells = len(digits)
+    n = _side(cells)
+    x, y = cell_xy(cells)
+    fig = go.Figure()
+    top = max((w for _, _, w, _ in edges), default=0.0) or 1.0
+    for rule, color, dash, name in ((True, RULE_COLOR, "solid", "same row, column or box"),
+                                    (False, OTHER_COLOR, "dash", "no shared rule")):
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=name,  # legend entry only
+                                 line={"color": color, "width": 3, "dash": dash}))
+        for level, width in enumerate((1.2, 2.4, 4.0, 6.0)):
+            xs, ys = [], []
+            for i, j, w, r in edges:
+                if r == rule and min(int(4 * w / top), 3) == level:
+                    cx, cy = _curve(x[i], y[i], x[j], y[j])
+                    xs += [*cx, None]
+                    ys += [*cy, None]
+            if xs:
+                fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", hoverinfo="skip", showlegend=False,
+                                         line={"color": color, "width": width, "dash": dash}, opacity=0.75))
+    if edges:
+        mids = [_curve(x[i], y[i], x[j], y[j]) for i, j, _, _ in edges]
+        fig.add_trace(go.Scatter(x=[m[0][6] for m in mids], y=[m[1][6] for m in mids], mode="markers",
+                                 marker={"size": 7, "color": [RULE_COLOR if r else OTHER_COLOR for *_, r in edges]},
+                                 hovertext=[f"{labels[i]} · {labels[j]}: {w:.4g} nats ({'rule' if r else 'no rule'})"
+                                            for i, j, w, r in edges], hoverinfo="text", showlegend=False))
+    blank = ~np.asarray(givens, bool)
+    s = np.zeros(cells) if strength is None else np.asarray(strength, float)
+    size = 8 + 22 * s / (s.max() or 1.0)
+    fig.add_trace(go.Scatter(x=x[blank], y=y[blank], mode="markers", marker={"size": size[blank], "color": "#fff",
+                             "line": {"color": "#333", "width": 1.5}},
+                             hovertext=[labels[c] for c in np.flatnonzero(blank)],
+                             hoverinfo="text", showlegend=False))
+    given = np.asarray(givens, bool)
+    fig.add_trace(go.Scatter(x=x[given], y=y[given], text=np.asarray(digits)[given].astype(str), mode="text",
+                             textfont={"color": "#bbb", "size": 18, "family": DIGIT_FONT}, hoverinfo="skip",
+                             showlegend=False))
+    _square_layout(fig, n, title, height)
+    fig.update_layout(shapes=_grid_lines(n, box), showlegend=True,
+                      legend={"orientation": "h", "yanchor": "bottom", "y": -0.08, "x": 0})
+    return fig
+
+
+def frontier_figure(rows: list[dict], title: str = "") -> go.Figure:
+    """Accuracy (%) against mean passes, one line per sampler (``rows``: dicts with ``sampler``,
+    ``label``, ``mean_passes``, ``accuracy``), and the Pareto frontier over all of them dashed."""
+    fig = go.Figure()
+    for name in dict.fromkeys(r["sampler"] for r in rows):
+        pts = sorted((r for r in rows if r["sampler"] == name), key=lambda r: r["mean_passes"])
+        fig.add_trace(go.Scatter(x=[r["mean_passes"] for r in pts], y=[100 * r["accuracy"] for r in pts],
+                                 mode="lines+markers", name=name, text=[r["label"] for r in pts],
+                                 hovertemplate=("%{text}<br>%{x:.1f} passes<br>%{y:.1f}% solved"
+                                                f"<extra>{name}</extra>")))
+    front = pareto(rows)
+    if front:
+        fig.add_trace(go.Scatter(x=[r["mean_passes"] for r in front], y=[100 * r["accuracy"] for r in front],
+                                 mode="lines", name="frontier", line={"color": "#444", "dash": "dash", "width": 1.5},
+                                 hoverinfo="skip"))
+    fig.update_layout(title=title, xaxis_title="mean forward passes per puzzle (log)", yaxis_title="puzzles solved (%)",
+                      xaxis_type="log", template="plotly_white", font=FONT, height=520)
+    return fig
+
+
+def pareto(rows: list[dict]) -> list[dict]:
+    """Rows no other row beats on both counts (fewer or equal passes, higher accuracy), by passes."""
+    best, out = -1.0, []
+    for row in sorted(rows, key=lambda r: (r["mean_passes"], -r["accuracy"])):
+        if row["accuracy"] > best:
+            out.append(row)
+            best = row["accuracy"]
+    return out
+
+
+def bar_figure(labels: list[str], series: dict[str, np.ndarray], title: str = "", yaxis: str = "",
+               height: int = 300) -> go.Figure:
+    """Grouped bars: one bar group per label, one colour per series."""
+    fig = go.Figure([go.Bar(x=labels, y=np.asarray(v, float), name=name) for name, v in series.items()])
+    fig.update_layout(title=title, yaxis_title=yaxis, barmode="group", template="plotly_white", font=FONT,
+                      height=height, margin={"l": 10, "r": 10, "t": 50, "b": 10})
+    return fig
+
+
+def cell_hover(labels: list[str], digits: np.ndarray, givens: np.ndarray, entropy: np.ndarray | None = None,
+               marginals: np.ndarray | None = None, extra: dict[str, np.ndarray] | None = None,
+               top: int = 4) -> list[str]:
+    """Hover text per cell: its label, given/filled digit or the top marginals and entropy, and ``extra``
+    named values (e.g. ``{"MI with r1c1": mi_row}``)."""
+    out = []
+    for c, label in enumerate(labels):
+        parts = [f"<b>{label}</b>"]
+        if givens[c]:
+            parts.append(f"given {int(digits[c])}")
+        elif digits[c] > 0:
+            parts.append(f"filled {int(digits[c])}")
+        if not givens[c] and marginals is not None:
+            order = np.argsort(-marginals[c])[:top]
+            parts.append("p: " + ", ".join(f"{v + 1}: {marginals[c, v]:.2f}" for v in order))
+        if not givens[c] and entropy is not None:
+            parts.append(f"H = {entropy[c]:.3f} nats")
+        for name, values in (extra or {}).items():
+            parts.append(f"{name}: {values[c]:.4g}")
+        out.append("<br>".join(parts))
+    return out

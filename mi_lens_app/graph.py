@@ -1,0 +1,66 @@
+"""The MI dependency graph of one state (networkx; no streamlit, no torch).
+
+Nodes are masked positions; an edge joins two masked positions whose MI passes a threshold or is among
+the ``top_k`` strongest, with attributes ``mi`` (nats) and ``rule`` (the pair shares a known constraint,
+for Sudoku the same row, column or box), so a page can show what the model learned beyond the rules.
+"""
+
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+
+
+def dependency_graph(mi: np.ndarray, masked: np.ndarray, rules: np.ndarray, *, threshold: float | None = None,
+                     top_k: int | None = None) -> nx.Graph:
+    """Build the graph from ``mi`` ``(N, N)``, ``masked`` ``(N,)`` bool and ``rules`` ``(N, N)`` bool.
+
+    Give ``threshold`` (keep pairs with MI above it) or ``top_k`` (keep the k strongest pairs with MI > 0).
+
+    Raises:
+        ValueError: neither or both of threshold and top_k, or a negative one.
+    """
+    if (threshold is None) == (top_k is None):
+        raise ValueError("give exactly one of threshold and top_k")
+    if (threshold is not None and threshold < 0) or (top_k is not None and top_k < 0):
+        raise ValueError("threshold and top_k must be >= 0")
+    masked = np.asarray(masked, bool)
+    iu, ju = np.triu_indices(mi.shape[0], k=1)
+    keep = masked[iu] & masked[ju]
+    iu, ju = iu[keep], ju[keep]
+    w = np.asarray(mi, float)[iu, ju]
+    if threshold is not None:
+        pick = np.flatnonzero(w > threshold)
+    else:
+        order = np.argsort(-w, kind="stable")[:top_k]
+        pick = order[w[order] > 0]
+    graph = nx.Graph()
+    graph.add_nodes_from(int(c) for c in np.flatnonzero(masked))
+    for e in pick:
+        i, j = int(iu[e]), int(ju[e])
+        graph.add_edge(i, j, mi=float(w[e]), rule=bool(rules[i, j]))
+    return graph
+
+
+def edge_list(graph: nx.Graph) -> list[tuple[int, int, float, bool]]:
+    """``(i, j, mi, rule)`` for every edge, strongest first."""
+    edges = [(i, j, d["mi"], d["rule"]) for i, j, d in graph.edges(data=True)]
+    return sorted(edges, key=lambda e: -e[2])
+
+
+def strength(graph: nx.Graph, cells: int) -> np.ndarray:
+    """``(N,)`` weighted degree (sum of MI over a node's edges), 0 off the graph."""
+    out = np.zeros(cells)
+    for node, value in graph.degree(weight="mi"):
+        out[node] = value
+    return out
+
+
+def summary(graph: nx.Graph) -> dict:
+    """``edges``, ``rule_edges``, ``other_edges``, ``rule_fraction`` and ``components`` (of nodes with an edge)."""
+    rule = sum(1 for *_, d in graph.edges(data=True) if d["rule"])
+    total = graph.number_of_edges()
+    linked = graph.subgraph([n for n, d in graph.degree() if d > 0])
+    return {"edges": total, "rule_edges": rule, "other_edges": total - rule,
+            "rule_fraction": rule / total if total else float("nan"),
+            "components": nx.number_connected_components(linked) if linked.number_of_nodes() else 0}

@@ -1,0 +1,198 @@
+"""Streamlit's side of the seam: models load once per process (``st.cache_resource``), results are cached by
+input (``st.cache_data``), and user errors become a message in the page, never a traceback.
+
+Cached results are keyed by plain values (domain key, grid string, parameters) and by ``version``, the
+weights files' paths and modification times, so replacing a model file invalidates what it produced.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import streamlit as st
+
+from mi_core.decoding import STRATEGIES
+from mi_core.models.base import ModelFileError
+from mi_lens_app import benchmarks, core
+from mi_lens_app.core import MIMap, ProbeView, Trace, WhatIf
+from mi_lens_app.domains import Domain, Puzzle, generate, get_domain, load_presets, make_puzzle, read_upload
+
+USER_ERRORS = (ValueError, FileNotFoundError, RuntimeError)  # ModelFileError and every SudokuError are ValueErrors
+
+
+def _stamp(path: Path | None) -> str:
+    if path is None:
+        return "builtin"
+    return f"{path}@{path.stat().st_mtime_ns}" if path.is_file() else f"{path}@absent"
+
+
+def version(domain: Domain) -> str:
+    """Cache key part naming the model and estimator files (and their modification times)."""
+    return f"{_stamp(domain.model_path())}|{_stamp(domain.estimator_path())}"
+
+
+@st.cache_resource(show_spinner="Loading the model ...", max_entries=4)
+def _model(domain_key: str, stamp: str):
+    return core.load_domain_model(get_domain(domain_key), core.app_device())
+
+
+@st.cache_resource(show_spinner="Loading the MI estimator ...", max_entries=4)
+def _estimator(domain_key: str, stamp: str) -> tuple[object | None, str | None]:
+    """``(estimator, None)``, or ``(None, why it cannot be used)``; ``(None, None)`` for a domain without one."""
+    domain = get_domain(domain_key)
+    path = domain.estimator_path()
+    if path is None:
+        return None, None
+    if not path.is_file():
+        return None, f"{path} is missing"
+    try:
+        est = core.load_domain_estimator(domain, core.app_device())
+        problem = core.estimator_mismatch(model(domain), est, domain)
+    except ValueError as err:  # a bad estimator file, or the model itself is missing
+        return None, str(err)
+    return (None, f"{path} does not fit the model: {problem}") if problem else (est, None)
+
+
+def model(domain: Domain):
+    """The domain's model, loaded once per process (raises ModelFileError when its file is missing)."""
+    return _model(domain.key, _stamp(domain.model_path()))
+
+
+def estimator(domain: Domain):
+    """The domain's MI estimator, or None when it has none or it cannot be used (see :func:`estimator_problem`)."""
+    return _estimator(domain.key, version(domain))[0]
+
+
+def estimator_problem(domain: Domain) -> str | None:
+    """Why the domain's estimator is not used (missing, unreadable, or not fitting the model), or None."""
+    return _estimator(domain.key, version(domain))[1]
+
+
+def has_estimator(domain: Domain) -> bool:
+    return estimator(domain) is not None
+
+
+def _probe_bar(label: str):
+    """A progress bar and the ``progress(done, total)`` callback the probe calls."""
+    bar = st.progress(0.0, text=label)
+
+    def update(done: int, total: int) -> None:
+        bar.progress(min(done / max(total, 1), 1.0), text=f"{label}: {done} / {total} passes")
+
+    return bar, update
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def mi_map(domain_key: str, grid: str, version: str) -> MIMap:
+    """The quickest MI map of ``grid``: the estimator's, else the exact probe pruned at the domain's eps."""
+    domain = get_domain(domain_key)
+    est = estimator(domain)
+    tokens = core.tokens_of(grid, domain, core.app_device())
+    if est is not None:
+        return core.run_estimator(model(domain), est, tokens)
+    bar, update = _probe_bar("Probing the model (no estimator)")
+    result = core.run_probe(model(domain), tokens, domain.fallback_eps, update).as_map()
+    bar.empty()
+    return result
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def exact_probe(domain_key: str, grid: str, eps: float, version: str) -> ProbeView:
+    """The exact probe of ``grid`` (pruned when ``eps > 0``), with a progress bar while it runs."""
+    domain = get_domain(domain_key)
+    tokens = core.tokens_of(grid, domain, core.app_device())
+    bar, update = _probe_bar("Exact probe" if eps == 0 else f"Pruned probe (eps={eps:g})")
+    result = core.run_probe(model(domain), tokens, eps, update)
+    bar.empty()
+    return result
+
+
+@st.cache_data(show_spinner="Decoding ...", max_entries=128)
+def decode_trace(domain_key: str, grid: str, solution: str | None, name: str, params: tuple, temperature: float,
+                 seed: int, version: str) -> Trace:
+    """Every frame of decoding ``grid`` with strategy ``name`` (``params``: sorted ``(key, value)`` pairs)."""
+    domain = get_domain(domain_key)
+    return core.decode_trace(model(domain), estimator(domain), domain, grid, solution, name, dict(params),
+                             temperature, seed)
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def what_if(domain_key: str, grid: str, cell: int, value: int, version: str) -> WhatIf:
+    domain = get_domain(domain_key)
+    return core.what_if(model(domain), core.tokens_of(grid, domain, core.app_device()), cell, value)
+
+
+@st.cache_data(show_spinner=False, max_entries=512)
+def puzzle(domain_key: str, text: str, name: str = "") -> Puzzle:
+    """Parse and validate a puzzle (raises a SudokuError naming the problem)."""
+    return make_puzzle(get_domain(domain_key), text, name)
+
+
+@st.cache_data(show_spinner="Generating a puzzle ...", max_entries=128)
+def generated(domain_key: str, clues: int, seed: int) -> Puzzle:
+    return generate(get_domain(domain_key), clues, seed)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def uploaded(name: str, data: bytes, domain_key: str) -> list:
+    return read_upload(name, data, get_domain(domain_key))
+
+
+@st.cache_data(show_spinner=False)
+def presets() -> dict:
+    return load_presets()
+
+
+def bench_rows() -> benchmarks.BenchRows:
+    """The sweep rows under ``MI_LENS_BENCHMARKS`` (default ``assets/benchmarks``), re-read every 30 s."""
+    return _bench_rows(str(benchmarks.bench_dir()))
+
+
+@st.cache_data(show_spinner=False, ttl=30)
+def _bench_rows(directory: str) -> benchmarks.BenchRows:
+    return benchmarks.load_rows(Path(directory))
+
+
+def compare(pred, exact, masked, k: int = 20) -> dict:
+    """Spearman, Pearson, MAE, top-k overlap and the largest difference of two MI maps (cheap; not cached)."""
+    return core.compare_maps(pred, exact, masked, k)
+
+
+def strategy_names() -> list[str]:
+    return list(STRATEGIES)
+
+
+def strategy_fields(name: str) -> list[core.ParamField]:
+    return core.strategy_fields(name)
+
+
+def missing_mi_source(name: str, domain: Domain) -> str | None:
+    """Why strategy ``name`` cannot run on ``domain`` for want of an MI source, or None."""
+    if not core.reads_mi_source(name) or domain.exact_model or has_estimator(domain):
+        return None
+    return (f"strategy {name} reads MI from the neural estimator, which is not usable here "
+            f"({estimator_problem(domain)}). Pick another strategy, or the 4x4 domain, whose exact MI needs none.")
+
+
+def strategy_doc(name: str) -> str:
+    """The first paragraph of a strategy's docstring."""
+    doc = (STRATEGIES[name].__doc__ or "").strip()
+    return " ".join(doc.split("\n\n")[0].split())
+
+
+def attempt(fn: Callable, *args, what: str = "", **kwargs):
+    """Call ``fn``; on a user error (bad input, a missing file) show it in the page and return None."""
+    try:
+        return fn(*args, **kwargs)
+    except USER_ERRORS as err:
+        show_error(err, what)
+        return None
+
+
+def show_error(err: Exception, what: str = "") -> None:
+    prefix = f"{what}: " if what else ""
+    if isinstance(err, ModelFileError):
+        st.error(f"{prefix}{err}", icon=":material/report:")
+    else:
+        st.error(f"{prefix}{err}", icon=":material/error:")

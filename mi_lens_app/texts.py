@@ -1,0 +1,81 @@
+"""Explanations shown beside the plots (Markdown with LaTeX; no streamlit here)."""
+
+MDM = r"""
+**Masked diffusion models.** An MDM fills a sequence by unmasking positions. Given the visible context
+$C$ it outputs, for every masked position $j$, a distribution $p(X_j \mid C)$ over values (here digits):
+its *marginal*. Its *entropy* $H(X_j \mid C) = -\sum_v p(v) \log p(v)$ (nats) says how unsure it is.
+A decoder runs one forward pass per step and writes values into some masked positions.
+"""
+
+MI = r"""
+**Mutual information.** Marginals say nothing about which positions depend on each other. The
+conditional mutual information
+
+$$I(X_i; X_j \mid C) = H(X_j \mid C) - \sum_v p(X_i = v \mid C)\, H(X_j \mid X_i = v, C)$$
+
+is the entropy of $j$ that learning $i$ removes on average: 0 when $i$ tells nothing about $j$, up to
+$\min(H_i, H_j)$ when one decides the other. In Sudoku, two blanks of the same row that are both unsure
+between 4 and 7 share a lot of it.
+"""
+
+PARALLEL = r"""
+**Parallel decoding.** Unmasking $k$ positions in one pass samples them *independently* from their
+marginals. With $H_i = H(X_i \mid C)$ and $H_U = H(X_U \mid C)$, the cost of that independence is
+
+$$\mathrm{KL}\Big(p(X_U \mid C)\,\Big\Vert\,\prod_{i\in U} p(X_i \mid C)\Big) = \sum_{i\in U} H_i - H_U \le \sum_{i\in U} H_i,$$
+
+and for a pair it is exactly $I(X_i; X_j \mid C)$. So a decoder can safely unmask positions that are each
+confident (low $H$) *and* nearly independent (low MI). The MI-guided sampler spends a budget $\gamma$:
+visiting positions by entropy, it accepts $i$ while $H_i + \lambda \sum_{j \in U} I(i; j) \le$ the budget
+left; the EB-Sampler uses entropies only.
+"""
+
+PROBE = r"""
+**Exact probe.** Write each value $v$ into masked $i$ and run the model: $r_v = p(X_j \mid X_i = v, C)$ for
+every other $j$. Then $I(i \to j) = H(\bar q_j) - \sum_v p_v H(r_v)$ with $\bar q_j = \sum_v p_v r_v$.
+It costs $1 + N|V|$ passes for $N$ blanks. A real MDM's conditionals need not agree with each other, so
+$I(i \to j) \ne I(j \to i)$ in general: the *asymmetry* measures that inconsistency. Pruning skips values
+with $p_v < \varepsilon$ (never the most likely), saving passes at a bounded error.
+"""
+
+ESTIMATOR = r"""
+**Neural estimator.** A small head reads the model's hidden states and marginals from the *same* pass
+the decoder already runs and predicts the whole $N \times N$ MI matrix, trained to match the exact probe.
+It costs no extra model pass, which is what makes MI-guided decoding cheap.
+"""
+
+MAPS_PAGE = r"""
+The **heatmap** is the $N \times N$ MI matrix (row-major: rows of the grid one after another; box-major:
+boxes one after another, so the box constraint shows as blocks on the diagonal). The **grid on the
+right** shows one row of it, the MI between the selected cell and every other cell. The **dependency
+graph** keeps the strongest pairs: blue solid edges join cells that share a row, column or box (a
+Sudoku rule), red dashed edges join cells that share none: dependencies the model sees through chains
+of rules. Click a cell on the grid (or pick it above) to select it.
+"""
+
+EXACT_PAGE = r"""
+Left: the fast map (estimator, or a pruned probe when no estimator is shipped). Middle: the exact probe
+of the same state. Right: their difference (red: estimate too high). Spearman compares the rankings of
+all masked pairs; the top-$k$ overlap asks whether the strongest pairs agree, which is what a decoder
+uses. The asymmetry map shows $|I(i\to j) - I(j\to i)|$, where the model's conditionals disagree.
+"""
+
+DECODE_PAGE = r"""
+Each frame is one forward pass. Orange outlines mark the cells unmasked together at this step; their
+entropies and the MI among them say how risky the group was (independent sampling of dependent cells is
+how two equal digits end up in one row). Red digits are wrong. Passes count the model's forward passes:
+fewer passes is faster decoding; the question is how few you can afford before errors appear.
+"""
+
+WHATIF_PAGE = r"""
+Clamp a blank cell to a digit and watch the model update: the marginals $p(X_j \mid X_i = v, C)$ of
+every other cell (the probe's conditional view) and their entropies. The MI of the clamped cell with
+cell $j$ is the *average* entropy drop of $j$ over all digits weighted by $p(X_i = v \mid C)$; a single
+digit can lower or raise an entropy.
+"""
+
+BENCH_PAGE = r"""
+Each point is one sampler with one setting, run over a puzzle set: accuracy (whole grid right) against
+mean forward passes per puzzle. Up and to the left is better; the dashed line is the frontier over all
+settings. Results are read from `assets/benchmarks/*.json`, written by `python -m mi_core sweep`.
+"""

@@ -1,0 +1,254 @@
+"""Input widgets the pages share. Their state lives in the URL (``bind="query-params"``), so a link reopens
+the same view: ``?domain=...&src=...&preset=...&cell=r3c5&a=eb&a_eb_gamma=0.5``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import streamlit as st
+
+from mi_lens_app import support
+from mi_lens_app.core import ParamField
+from mi_lens_app.domains import DOMAINS, Domain, Puzzle
+from mi_lens_app.figures import clicked_cell
+
+SOURCES = ("preset", "paste", "upload", "generate")
+BIND = "query-params"
+
+
+def domain_picker() -> Domain:
+    by_short = {d.short: d for d in DOMAINS.values()}
+    short = st.sidebar.radio("Domain", list(by_short), key="domain", bind=BIND, horizontal=True)
+    domain = by_short[short]
+    st.sidebar.caption(domain.label)
+    return domain
+
+
+def puzzle_picker(domain: Domain) -> Puzzle | None:
+    """Sidebar widgets choosing a puzzle; shows what is wrong with a bad one and returns None then."""
+    side = st.sidebar
+    src = side.radio("Puzzle from", SOURCES, key="src", bind=BIND, horizontal=True)
+    if src == "preset":
+        return _preset(domain)
+    if src == "paste":
+        return _pasted(domain)
+    if src == "upload":
+        return _uploaded(domain)
+    return _generated(domain)
+
+
+def _checked(domain: Domain, text: str, name: str) -> Puzzle | None:
+    with st.sidebar:
+        pz = support.attempt(support.puzzle, domain.key, text, name, what="This puzzle cannot be used")
+    if pz is not None:
+        givens = int(pz.givens.sum())
+        note = ("unique solution" if pz.solution is not None
+                else "several solutions (any grid that keeps the rules is right)")
+        st.sidebar.caption(f"{givens} givens, {domain.cells - givens} blanks; {note}.")
+    return pz
+
+
+def _preset(domain: Domain) -> Puzzle | None:
+    presets = support.presets().get(domain.key, [])
+    if not presets:
+        st.sidebar.warning("No presets shipped (assets/examples/sudoku_presets.json is missing).")
+        return None
+    names = [p.name for p in presets]
+    name = st.sidebar.selectbox("Preset (easy to very hard)", names, key="preset", bind=BIND)
+    chosen = presets[names.index(name)]
+    return _checked(domain, chosen.puzzle, chosen.name)
+
+
+def _pasted(domain: Domain) -> Puzzle | None:
+    n = domain.geometry.n
+    text = st.sidebar.text_area(f"Puzzle: {domain.cells} characters, digits 1-{n}, '.' or '0' for blanks",
+                                key="puzzle", bind=BIND, height=90)
+    if not text.strip():
+        st.sidebar.info("Paste a puzzle to start, or pick a preset.")
+        return None
+    return _checked(domain, text, "pasted")
+
+
+def _share_upload(text: str) -> None:
+    st.session_state["src"] = "paste"
+    st.session_state["puzzle"] = text
+
+
+def _uploaded(domain: Domain) -> Puzzle | None:
+    side = st.sidebar
+    file = side.file_uploader("Puzzle file (.txt, one a line, or .csv with a 'puzzle' column)", type=["txt", "csv"],
+                              key="upload")
+    if file is None:
+        side.info("Upload a puzzle file; uploaded puzzles stay out of the link until you copy one into it.")
+        return None
+    with side:
+        records = support.attempt(support.uploaded, file.name, file.getvalue(), domain.key, what="Cannot read the file")
+    if not records:
+        return None
+    row = side.selectbox(f"Puzzle ({len(records)} in the file)", range(len(records)), key="upload_row",
+                         format_func=lambda i: f"line {records[i].line}: {records[i].puzzle[:18]}...")
+    record = records[row]
+    side.button("Put this puzzle in the link", on_click=_share_upload, args=(record.puzzle,),
+                help="switches to 'paste' with this puzzle, so the page's URL reopens it")
+    return _checked(domain, record.puzzle, f"{file.name}, line {record.line}")
+
+
+def _generated(domain: Domain) -> Puzzle | None:
+    lo, hi = domain.clue_range
+    clues = st.sidebar.slider("Clues", lo, hi, value=min(max(30, lo), hi), key="clues", bind=BIND)
+    seed = st.sidebar.number_input("Seed", min_value=0, max_value=10**9, value=0, step=1, key="seed", bind=BIND)
+    with st.sidebar:
+        return support.attempt(support.generated, domain.key, int(clues), int(seed), what="Cannot generate")
+
+
+def cell_picker(domain: Domain, puzzle: Puzzle, *, key: str = "cell", blanks_only: bool = False,
+                label: str = "Selected cell", where=None) -> int:
+    """A selectbox over cells (shown as r3c5, in the URL too); clicks on grids with :func:`click_to_cell` set it."""
+    where = where or st
+    options = puzzle.blanks if blanks_only else list(range(domain.cells))
+    if not options:
+        options = list(range(domain.cells))
+    default = options.index(puzzle.blanks[0]) if puzzle.blanks and puzzle.blanks[0] in options else 0
+    if key in st.session_state and st.session_state[key] not in options:
+        del st.session_state[key]
+    return where.selectbox(label, options, index=default, format_func=domain.cell_label, key=key, bind=BIND)
+
+
+def click_to_cell(chart_key: str, cell_key: str, cells: int, allowed: list[int] | None = None):
+    """An ``on_select`` callback for a grid figure that selects the clicked cell."""
+
+    def callback() -> None:
+        state = st.session_state.get(chart_key)
+        selection = state.get("selection") if state else None
+        cell = clicked_cell(selection, cells)
+        if cell is not None and (allowed is None or cell in allowed):
+            st.session_state[cell_key] = cell
+
+    return callback
+
+
+def _param_widget(side: str, name: str, field: ParamField):
+    key = f"{side}_{name}_{field.name}"
+    label = field.name
+    if field.kind == "bool":
+        return st.toggle(label, value=bool(field.default), key=key, bind=BIND)
+    if field.kind == "int":
+        value = None if field.default is None else int(field.default)
+        return st.number_input(label, value=value, min_value=1, step=1, key=key, bind=BIND,
+                               placeholder="none" if field.optional else None)
+    if field.kind == "float":
+        value = None if field.default is None else float(field.default)
+        step = 0.01 if (value or 0) < 1 else 0.1
+        return st.number_input(label, value=value, min_value=0.0, step=step, format="%g", key=key, bind=BIND)
+    return st.text_input(label, value=field.default or "", key=key, bind=BIND) or None
+
+
+def strategy_picker(side: str, default: str) -> tuple[str, dict]:
+    """A strategy from the registry and widgets for its parameters; returns ``(name, params)``."""
+    names = support.strategy_names()
+    name = st.selectbox(f"Strategy {side.upper()}", names, index=names.index(default) if default in names else 0,
+                        key=side, bind=BIND, help="every strategy in mi_core.decoding's registry")
+    st.caption(support.strategy_doc(name))
+    params = {}
+    fields = support.strategy_fields(name)
+    cols = st.columns(max(1, min(3, len(fields)))) if fields else []
+    for i, field in enumerate(fields):
+        with cols[i % len(cols)]:
+            value = _param_widget(side, name, field)
+        if value is not None or field.optional:
+            params[field.name] = value
+    return name, params
+
+
+def _step_to(key: str, value: int) -> None:
+    st.session_state[key] = value
+
+
+def frame_controls(count: int, key: str = "step") -> int:
+    """Rewind / previous / next / end buttons (arrow keys step) and a slider over ``count`` frames."""
+    last = max(count - 1, 0)
+    current = min(int(st.session_state.get(key, 0) or 0), last)
+    cols = st.columns([1, 1.2, 1.2, 1, 5])
+    cols[0].button("start", key=f"{key}_first", on_click=_step_to, args=(key, 0), help="back to the puzzle",
+                   icon=":material/first_page:", disabled=current == 0)
+    cols[1].button("prev", key=f"{key}_prev", on_click=_step_to, args=(key, max(current - 1, 0)),
+                   icon=":material/chevron_left:", shortcut="Left", disabled=current == 0,
+                   help="previous step (left arrow)")
+    cols[2].button("next", key=f"{key}_next", on_click=_step_to, args=(key, min(current + 1, last)),
+                   icon=":material/chevron_right:", shortcut="Right", disabled=current >= last,
+                   help="next step (right arrow)")
+    cols[3].button("end", key=f"{key}_last", on_click=_step_to, args=(key, last), help="the final grid",
+                   icon=":material/last_page:", disabled=current >= last)
+    if st.session_state.get(key, 0) != current:
+        st.session_state[key] = current
+    with cols[4]:
+        return st.slider("Step", 0, max(last, 1), key=key, bind=BIND, disabled=last == 0, label_visibility="collapsed")
+
+
+def model_status(domain: Domain) -> None:
+    """A sidebar note naming the model and MI source the pages use."""
+    path = domain.model_path()
+    lines = []
+    if path is None:
+        lines.append("Model: built in (exact conditionals).")
+    else:
+        lines.append(f"Model: `{path.name}`" + ("" if path.is_file() else " **missing**"))
+    est = domain.estimator_path()
+    if est is not None:
+        usable = path is not None and path.is_file() and support.has_estimator(domain)
+        lines.append(f"MI estimator: `{est.name}`" if usable else
+                     f"MI estimator: not usable, fast maps use the exact probe pruned at eps={domain.fallback_eps:g}")
+    st.sidebar.caption("  \n".join(lines))
+
+
+@dataclass(frozen=True)
+class View:
+    path: str
+    title: str
+    icon: str
+    blurb: str
+
+
+VIEWS = [
+    View("app.py", "Home", ":material/home:", "What MI Lens is."),
+    View("pages/1_MI_maps.py", "MI maps", ":material/grid_on:",
+         "The MI of every pair of cells as a heatmap, on the grid and as a dependency graph."),
+    View("pages/2_Exact_vs_estimated.py", "Exact vs estimated", ":material/compare:",
+         "The estimator against the exact probe: agreement, asymmetry and what pruning saves."),
+    View("pages/3_Decoding.py", "Decoding", ":material/play_circle:",
+         "Two decoding strategies side by side, frame by frame: what each unmasks together."),
+    View("pages/4_What_if.py", "What-if", ":material/science:",
+         "Clamp a cell to a digit and watch marginals, entropies and MI change."),
+    View("pages/5_Benchmarks.py", "Benchmarks", ":material/monitoring:",
+         "Accuracy against forward passes for every sampler on the shipped puzzle sets."),
+    View("pages/6_About.py", "About", ":material/school:",
+         "What MI, MDMs and parallel decoding are, with the formulas."),
+]
+
+
+def navigation() -> None:
+    """Links to every view at the top of the sidebar (Streamlit's own list is off in .streamlit/config.toml)."""
+    for view in VIEWS:
+        st.sidebar.page_link(view.path, label=view.title, icon=view.icon)
+    st.sidebar.divider()
+
+
+def page(title: str, icon: str = ":material/blur_on:") -> None:
+    """Page config, the navigation and the title; every page calls this first."""
+    st.set_page_config(page_title=f"{title} · MI Lens", page_icon=icon, layout="wide")
+    navigation()
+    st.title(title)
+
+
+def domain_and_puzzle() -> tuple[Domain, Puzzle | None]:
+    """The sidebar's domain and puzzle pickers and the model note."""
+    domain = domain_picker()
+    puzzle = puzzle_picker(domain)
+    model_status(domain)
+    return domain, puzzle
+
+
+def chart(fig, key: str, where=None, **kwargs):
+    """``st.plotly_chart`` with the figure's own colours (no Streamlit theme) and no plotly logo."""
+    return (where or st).plotly_chart(fig, key=key, theme=None, config={"displaylogo": False}, **kwargs)

@@ -1,0 +1,115 @@
+"""MI maps: the pairwise MI of a puzzle as a heatmap, on the grid, and as a dependency graph."""
+
+import numpy as np
+import streamlit as st
+
+from mi_lens_app import exports, figures, graph, support, texts, widgets
+
+LAYERS = {"MI": "MI with the selected cell", "entropy": "entropy", "top p": "top probability",
+          "candidates": "candidates (marginals)"}
+
+
+def heatmap_panel(domain, pz, m, cell):
+    box_major = st.toggle("Box-major order", key="boxmajor", bind="query-params",
+                          help="order the cells box by box, so the box rule shows as blocks on the diagonal")
+    fig = figures.mi_heatmap(m.mi, domain.geometry.box, domain.labels(), order="box" if box_major else "row",
+                             selected=cell, title=f"MI, {m.source}")
+    widgets.chart(fig, key="heatmap")
+    return fig
+
+
+def grid_panel(domain, pz, m, cell):
+    layer = st.segmented_control("Layer", list(LAYERS), key="layer", bind="query-params", default="MI",
+                                 help="colour the grid by " + "; ".join(f"{k}: {v}" for k, v in LAYERS.items())) or "MI"
+    digits = np.asarray(pz.digits)
+    hover = figures.cell_hover(domain.labels(), digits, pz.givens, m.entropy, m.marginals,
+                               {f"MI with {domain.cell_label(cell)}": m.mi[cell]})
+    blank = ~pz.givens
+    kw = {}
+    if layer == "MI":
+        kw = {"layer": np.where(blank, m.mi[cell], np.nan), "layer_name": "MI (nats)", "colorscale": "Viridis",
+              "zmin": 0}
+    elif layer == "entropy":
+        kw = {"layer": np.where(blank, m.entropy, np.nan), "layer_name": "H (nats)", "colorscale": "Oranges", "zmin": 0,
+                  "zmax": float(np.log(domain.n_values))}
+    elif layer == "top p":
+        kw = {"layer": np.where(blank, m.marginals.max(1), np.nan), "layer_name": "top p", "colorscale": "Greens",
+                  "zmin": 0, "zmax": 1}
+    else:
+        kw = {"candidates": m.marginals}
+    title = f"MI of {domain.cell_label(cell)} with every cell" if layer == "MI" else LAYERS[layer]
+    fig = figures.grid_figure(digits, pz.givens, domain.geometry.box, hover=hover, selected=cell, title=title, **kw)
+    widgets.chart(fig, key="grid", on_select=widgets.click_to_cell("grid", "cell", domain.cells, pz.blanks),
+                    selection_mode="points")
+    return fig
+
+
+def graph_panel(domain, pz, m):
+    c1, c2 = st.columns([1, 2])
+    mode = c1.radio("Edges", ["top-k", "threshold"], key="edges", bind="query-params", horizontal=True)
+    if mode == "top-k":
+        k = c2.slider("Strongest pairs", 5, 300, 60, step=5, key="topk", bind="query-params")
+        g = graph.dependency_graph(m.mi, m.masked, domain.geometry.peers(), top_k=k)
+    else:
+        thr = c2.number_input("MI above (nats)", min_value=0.0, value=0.01, step=0.005, format="%g", key="thr",
+                              bind="query-params")
+        g = graph.dependency_graph(m.mi, m.masked, domain.geometry.peers(), threshold=thr)
+    info = graph.summary(g)
+    fig = figures.dependency_figure(graph.edge_list(g), np.asarray(pz.digits), pz.givens, domain.geometry.box,
+                                    domain.labels(), strength=graph.strength(g, domain.cells),
+                                    title=f"Dependency graph: {info['edges']} edges")
+    widgets.chart(fig, key="graph")
+    frac = info["rule_fraction"]
+    st.caption(f"{info['rule_edges']} edges share a row, column or box; {info['other_edges']} do not"
+               + ("" if np.isnan(frac) else f" ({100 * frac:.0f}% rule edges)")
+               + f"; {info['components']} connected groups.")
+    return fig
+
+
+def downloads(domain, pz, m, figs):
+    labels = domain.labels()
+    cols = st.columns(4)
+    cols[0].download_button("MI as CSV", lambda: exports.mi_csv(m.mi, labels), "mi.csv", "text/csv",
+                            on_click="ignore")
+    cols[1].download_button("MI as JSON", lambda: exports.mi_json(m, pz.text, domain.key, labels), "mi.json",
+                            "application/json", on_click="ignore")
+    cols[2].download_button("Heatmap as HTML", lambda: exports.figure_html(figs[0]), "mi_heatmap.html",
+                            "text/html", on_click="ignore")
+    cols[3].download_button("Graph as HTML", lambda: exports.figure_html(figs[2]), "mi_graph.html", "text/html",
+                            on_click="ignore")
+
+
+def main():
+    widgets.page("MI maps", ":material/grid_on:")
+    domain, pz = widgets.domain_and_puzzle()
+    if pz is None:
+        st.info("Pick a valid puzzle in the sidebar to see its MI map.")
+        st.markdown(texts.MAPS_PAGE)
+        return
+    m = support.attempt(support.mi_map, domain.key, pz.text, support.version(domain), what="Cannot compute the MI map")
+    if m is None:
+        return
+    problem = support.estimator_problem(domain)
+    if problem:
+        st.warning(f"No usable MI estimator ({problem}): this map is the exact probe pruned at "
+                   f"eps={domain.fallback_eps:g}, labelled **exact (pruned)**; it takes a few seconds on a CPU.",
+                   icon=":material/hourglass:")
+    st.caption(f"MI source: **{m.source}** · {m.passes} model passes · {m.seconds:.2f} s · "
+               f"largest pair {m.mi.max():.3g} nats")
+    cell = widgets.cell_picker(domain, pz, blanks_only=True, label="Selected cell (or click a grid)")
+    left, right = st.columns(2)
+    with left:
+        heat = heatmap_panel(domain, pz, m, cell)
+    with right:
+        grid = grid_panel(domain, pz, m, cell)
+    g_col, t_col = st.columns([3, 2])
+    with g_col:
+        dep = graph_panel(domain, pz, m)
+    with t_col:
+        st.markdown(texts.MAPS_PAGE)
+        with st.expander("What MI is"):
+            st.markdown(texts.MI)
+    downloads(domain, pz, m, (heat, grid, dep))
+
+
+main()

@@ -1,0 +1,124 @@
+"""Exact versus estimated: the fast MI map beside the exact probe, their difference, and pruning's savings."""
+
+import numpy as np
+import streamlit as st
+
+from mi_lens_app import exports, figures, support, texts, widgets
+
+EPS_CHOICES = [1e-4, 1e-3, 1e-2, 5e-2, 1e-1]
+
+
+def side_by_side(domain, fast, exact, cell, order):
+    zmax = float(max(fast.mi.max(), exact.mi.max(), 1e-9))
+    diff = fast.mi - exact.mi
+    dmax = float(np.abs(diff).max()) or 1e-9
+    labels, box = domain.labels(), domain.geometry.box
+    figs = [
+        figures.mi_heatmap(fast.mi, box, labels, order=order, selected=cell, zmax=zmax,
+                           title="Estimated",
+                           height=430),
+        figures.mi_heatmap(exact.mi, box, labels, order=order, selected=cell, zmax=zmax, title="Exact probe",
+                           height=430),
+        figures.mi_heatmap(diff, box, labels, order=order, selected=cell, zmin=-dmax, zmax=dmax, zmid=0.0,
+                           colorscale="RdBu_r", title="Estimated − exact", value_name="difference", height=430),
+    ]
+    for col, fig, key in zip(st.columns(3), figs, ("est", "exact", "diff")):
+        widgets.chart(fig, key=f"map_{key}", where=col)
+    return figs
+
+
+def agreement(fast, exact):
+    k = st.slider("k for the top-k overlap", 5, 100, 20, step=5, key="k", bind="query-params")
+    stats = support.compare(fast.mi, exact.mi, exact.masked, k)
+    cols = st.columns(5)
+    cols[0].metric("Spearman", f"{stats['spearman']:.3f}", help="rank correlation over all masked pairs")
+    cols[1].metric("Pearson", f"{stats['pearson']:.3f}")
+    cols[2].metric("MAE (nats)", f"{stats['mae']:.2e}")
+    cols[3].metric(f"Top-{stats['k']} overlap", f"{100 * stats['topk_overlap']:.0f}%",
+                   help="share of the k strongest exact pairs among the k strongest estimated")
+    cols[4].metric("Largest |difference|", f"{stats['max_abs_diff']:.2e}")
+
+
+def asymmetry(domain, exact, cell, order):
+    masked = exact.masked
+    pair = masked[:, None] & masked[None, :] & ~np.eye(len(masked), dtype=bool)
+    asym = exact.asymmetry
+    c1, c2 = st.columns([2, 1])
+    with c1:
+        fig = figures.mi_heatmap(asym, domain.geometry.box, domain.labels(), order=order, selected=cell,
+                                 colorscale="Reds", title="Asymmetry |I(i→j) − I(j→i)|", value_name="nats",
+                                 height=460)
+        widgets.chart(fig, key="asym")
+    with c2:
+        st.metric("Largest asymmetry (nats)", f"{asym.max():.2e}")
+        st.metric("Mean over pairs (nats)", f"{asym[pair].mean() if pair.any() else 0:.2e}")
+        st.metric("Largest form gap (nats)", f"{exact.form_gap.max():.2e}",
+                  help="|mixture form − entropy-difference form|: 0 for a model whose conditionals agree")
+        st.caption("A model with consistent conditionals (the 4x4 oracle) has zero asymmetry; a trained MDM "
+                   "does not, and this is how far its two directions disagree.")
+
+
+def pruning(domain, pz, exact):
+    eps = st.select_slider("Pruning eps: skip values with p < eps", EPS_CHOICES, value=1e-3, key="eps",
+                           bind="query-params", format_func=lambda e: f"{e:g}")
+    pruned = support.attempt(support.exact_probe, domain.key, pz.text, float(eps), support.version(domain),
+                             what="Cannot run the pruned probe")
+    if pruned is None:
+        return
+    saved = exact.passes - pruned.passes
+    cols = st.columns(4)
+    cols[0].metric("Passes", f"{pruned.passes}", f"-{saved} ({100 * saved / max(exact.passes, 1):.0f}%)",
+                   delta_color="inverse")
+    cols[1].metric("Time (s)", f"{pruned.seconds:.2f}", f"{pruned.seconds - exact.seconds:+.2f} vs exact",
+                   delta_color="inverse")
+    cols[2].metric("Largest error (nats)", f"{np.abs(pruned.mi - exact.mi).max():.2e}")
+    cols[3].metric("Error bound (nats)", f"{pruned.error_bound.max():.2e}",
+                   help="guaranteed bound on |pruned − exact| from the skipped probability mass")
+
+
+def main():
+    widgets.page("Exact versus estimated", ":material/compare:")
+    domain, pz = widgets.domain_and_puzzle()
+    if pz is None:
+        st.info("Pick a valid puzzle in the sidebar.")
+        st.markdown(texts.EXACT_PAGE)
+        return
+    version = support.version(domain)
+    fast = support.attempt(support.mi_map, domain.key, pz.text, version, what="Cannot compute the fast MI map")
+    if fast is None:
+        return
+    blanks = len(pz.blanks)
+    run = st.toggle(f"Run the exact probe (up to {1 + blanks * domain.n_values} model passes)", key="exact",
+                    bind="query-params", help="results are cached: a second look is instant")
+    st.markdown(texts.EXACT_PAGE)
+    if not run:
+        st.info("Turn on the exact probe to compare. Meanwhile, the fast map: " + fast.source)
+        widgets.chart(figures.mi_heatmap(fast.mi, domain.geometry.box, domain.labels(), title=fast.source,
+                                           height=480), key="map_fast")
+        return
+    exact = support.attempt(support.exact_probe, domain.key, pz.text, 0.0, version, what="Exact probe failed")
+    if exact is None:
+        return
+    st.caption(f"Exact probe: {exact.passes} passes in {exact.seconds:.2f} s · fast map: {fast.source}, "
+               f"{fast.passes} passes in {fast.seconds:.2f} s")
+    cell = widgets.cell_picker(domain, pz, blanks_only=True)
+    order = "box" if st.toggle("Box-major order", key="boxmajor", bind="query-params") else "row"
+    figs = side_by_side(domain, fast, exact, cell, order)
+    agreement(fast, exact)
+    st.subheader("Asymmetry of the exact probe")
+    asymmetry(domain, exact, cell, order)
+    st.subheader("Pruning: passes and time saved")
+    pruning(domain, pz, exact)
+    with st.expander("How the exact probe works"):
+        st.markdown(texts.PROBE)
+    labels = domain.labels()
+    c = st.columns(3)
+    c[0].download_button("Exact MI as CSV", lambda: exports.mi_csv(exact.mi, labels), "mi_exact.csv", "text/csv",
+                         on_click="ignore")
+    c[1].download_button("Exact MI as JSON", lambda: exports.mi_json(exact.as_map(), pz.text, domain.key, labels),
+                         "mi_exact.json", "application/json", on_click="ignore")
+    c[2].download_button("Difference map as HTML", lambda: exports.figure_html(figs[2]), "mi_difference.html",
+                         "text/html", on_click="ignore")
+
+
+main()

@@ -1,0 +1,114 @@
+"""Decoding, step by step: two strategies from the registry on the same puzzle, side by side, frame by frame."""
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from mi_lens_app import exports, figures, support, texts, widgets
+
+SPEEDS = {"slow": 1.5, "normal": 0.8, "fast": 0.35}
+
+
+def settings():
+    cols = st.columns(2)
+    picked = []
+    for col, side, default in zip(cols, ("a", "b"), ("mi", "eb")):
+        with col, st.container(border=True):
+            picked.append(widgets.strategy_picker(side, default))
+    c1, c2, _ = st.columns([1, 1, 2])
+    temperature = c1.number_input("Temperature (0: argmax)", min_value=0.0, max_value=5.0, value=0.0, step=0.1,
+                                  format="%g", key="temp", bind="query-params")
+    seed = c2.number_input("Seed", min_value=0, max_value=10**9, value=0, step=1, key="dseed", bind="query-params")
+    return picked, float(temperature), int(seed)
+
+
+def run(domain, pz, name, params, temperature, seed):
+    missing = support.missing_mi_source(name, domain)
+    if missing:
+        st.warning(missing, icon=":material/hourglass:")
+        return None
+    return support.attempt(support.decode_trace, domain.key, pz.text, pz.solution_text, name,
+                           tuple(sorted(params.items())), temperature, seed, support.version(domain),
+                           what=f"Cannot decode with {name}")
+
+
+def frame_view(domain, pz, trace, step, side):
+    labels = domain.labels()
+    last = len(trace.steps) - 1
+    s = trace.steps[min(step, last)]
+    params = ", ".join(f"{k}={v}" for k, v in trace.params.items()) or "defaults"
+    st.markdown(f"**{trace.strategy}** ({params})")
+    chosen = np.flatnonzero(s.chosen)
+    cols = st.columns(5)
+    cols[0].metric("step", f"{s.step} / {last}")
+    cols[1].metric("passes", f"{s.passes}" + (f" + {s.extra_passes}" if s.extra_passes else ""),
+                   help="decode passes so far (+ the exact probe's own passes, for mi_exact)")
+    cols[2].metric("unmasked", f"{len(chosen)}", help="cells unmasked together at this step")
+    cols[3].metric("MI among", "n/a" if s.mi_among is None else f"{s.mi_among:.3g}",
+                   help=f"sum of pairwise MI over the cells unmasked together ({trace.mi_source or 'no MI source'})")
+    cols[4].metric("errors", f"{int(s.errors.sum())}", help="filled cells that are wrong so far")
+    entropy = np.where(s.entropy > 0, s.entropy, np.nan)
+    hover = figures.cell_hover(labels, s.tokens, pz.givens, s.entropy, None)
+    fig = figures.grid_figure(s.tokens, pz.givens, domain.geometry.box, layer=entropy, layer_name="H before",
+                              colorscale="Oranges", zmin=0, zmax=float(np.log(domain.n_values)), hover=hover,
+                              outline=s.chosen, remasked=s.remasked, errors=s.errors, height=460,
+                              title=f"{trace.strategy}: step {s.step}")
+    widgets.chart(fig, key=f"frame_{side}")
+    if s.budget_spent is not None:
+        st.caption(f"Budget spent at this step: {s.budget_spent:.3g} nats")
+    if len(chosen):
+        st.dataframe(pd.DataFrame({
+            "cell": [labels[c] for c in chosen], "digit": s.tokens[chosen].astype(int),
+            "entropy": np.round(s.entropy[chosen], 4), "p(digit)": np.round(s.confidence[chosen], 3),
+            "wrong": s.errors[chosen]}), hide_index=True, height=min(38 + 35 * len(chosen), 250))
+    if step >= last:
+        if trace.stopped:
+            st.warning(f"Stopped after step {last}: {trace.stopped}. Parallel unmasking wrote digits that no "
+                       "solution agrees with.")
+        elif trace.solved:
+            st.success(f"Solved in {s.passes} passes.")
+        else:
+            st.error(f"Finished in {s.passes} passes with {int(s.errors.sum())} wrong cells.")
+
+
+def player(domain, pz, traces, count, playing):
+    """The frame controls and both frames; reruns on its own while playing."""
+    if playing:
+        step = int(st.session_state.get("step", 0) or 0)
+        if step < count - 1:
+            st.session_state["step"] = step + 1
+    step = widgets.frame_controls(count)
+    cols = st.columns(2)
+    for col, side, trace in zip(cols, ("a", "b"), traces):
+        with col:
+            if trace is not None:
+                frame_view(domain, pz, trace, step, side)
+
+
+def main():
+    widgets.page("Decoding, step by step", ":material/play_circle:")
+    domain, pz = widgets.domain_and_puzzle()
+    if pz is None:
+        st.info("Pick a valid puzzle in the sidebar.")
+        st.markdown(texts.DECODE_PAGE)
+        return
+    picked, temperature, seed = settings()
+    traces = [run(domain, pz, name, params, temperature, seed) for name, params in picked]
+    if not any(traces):
+        return
+    count = max(len(t.steps) for t in traces if t is not None)
+    c1, c2, c3 = st.columns([1, 1, 4])
+    playing = c1.toggle("Play", key="play", help="step forward on a timer; turn off to pause")
+    speed = c2.selectbox("Speed", list(SPEEDS), index=1, key="speed", label_visibility="collapsed")
+    c3.caption("Arrow keys step too (click the page first). " + texts.DECODE_PAGE)
+    st.fragment(player, run_every=SPEEDS[speed] if playing else None)(domain, pz, traces, count, playing)
+    downloads = st.columns(2)
+    for col, side, trace in zip(downloads, ("a", "b"), traces):
+        if trace is not None:
+            col.download_button(f"Trace {side.upper()} ({trace.strategy}) as JSON",
+                                lambda t=trace: exports.trace_json(t, pz.text, domain.key, domain.labels(), temperature,
+                                                                   seed),
+                                f"trace_{trace.strategy}.json", "application/json", on_click="ignore")
+
+
+main()

@@ -1,0 +1,127 @@
+"""What-if: clamp a blank cell to a digit and see how marginals, entropies and the MI map change."""
+
+import numpy as np
+import streamlit as st
+
+from mi_lens_app import figures, support, texts, widgets
+
+
+def clamp(text: str, cell: int, digit: int) -> str:
+    return text[:cell] + str(digit) + text[cell + 1:]
+
+
+def pickers(domain, pz):
+    c1, c2 = st.columns(2)
+    cell = widgets.cell_picker(domain, pz, blanks_only=True, label="Blank cell to clamp (or click the grid)", where=c1)
+    digits = list(range(1, domain.n_values + 1))
+    digit = c2.segmented_control("Digit", digits, key="digit", bind="query-params", default=digits[0]) or digits[0]
+    return cell, int(digit)
+
+
+def grids(domain, pz, w, cell, digit):
+    labels, box = domain.labels(), domain.geometry.box
+    before_digits = np.asarray(pz.digits)
+    after_digits = before_digits.copy()
+    after_digits[cell] = digit
+    hmax = float(np.log(domain.n_values))
+    blank = ~pz.givens
+    delta = np.where(blank, w.entropy_after - w.entropy_before, np.nan)
+    delta[cell] = np.nan
+    dmax = float(np.nanmax(np.abs(delta))) if np.isfinite(delta).any() else 1.0
+    hover_b = figures.cell_hover(labels, before_digits, pz.givens, w.entropy_before, w.marginals_before,
+                                 {f"MI with {labels[cell]}": w.mi_from_cell})
+    hover_a = figures.cell_hover(labels, after_digits, pz.givens, w.entropy_after, w.marginals_after,
+                                 {"entropy change": np.nan_to_num(delta)})
+    c1, c2, c3 = st.columns(3)
+    with c1:
+        fig = figures.grid_figure(before_digits, pz.givens, box, candidates=w.marginals_before, hover=hover_b,
+                                  layer=np.where(blank, w.entropy_before, np.nan), layer_name="H", zmin=0, zmax=hmax,
+                                  colorscale="Oranges", selected=cell, title="Before: marginals and entropy",
+                                  height=440)
+        widgets.chart(fig, key="before", on_select=widgets.click_to_cell("before", "cell", domain.cells, pz.blanks),
+                        selection_mode="points")
+    with c2:
+        after_blank = blank.copy()
+        after_blank[cell] = False
+        fig = figures.grid_figure(after_digits, pz.givens, box, candidates=np.where(after_blank[:, None],
+                                                                                     w.marginals_after, 0),
+                                  layer=np.where(after_blank, w.entropy_after, np.nan), layer_name="H", zmin=0,
+                                  zmax=hmax, colorscale="Oranges", hover=hover_a, selected=cell, height=440,
+                                  title=f"After {labels[cell]} = {digit}")
+        widgets.chart(fig, key="after")
+    with c3:
+        fig = figures.grid_figure(after_digits, pz.givens, box, layer=delta, layer_name="ΔH", zmin=-dmax, zmax=dmax,
+                                  zmid=0.0, colorscale="RdBu_r", hover=hover_a, selected=cell, height=440,
+                                  title="Entropy change (blue: surer)")
+        widgets.chart(fig, key="delta")
+
+
+def mi_change(domain, pz, cell, digit):
+    version = support.version(domain)
+    before = support.attempt(support.mi_map, domain.key, pz.text, version, what="MI map")
+    after = support.attempt(support.mi_map, domain.key, clamp(pz.text, cell, digit), version,
+                            what="MI map of the clamped state")
+    if before is None or after is None:
+        return
+    zmax = float(max(before.mi.max(), after.mi.max(), 1e-9))
+    diff = after.mi - before.mi
+    dmax = float(np.abs(diff).max()) or 1e-9
+    labels, box = domain.labels(), domain.geometry.box
+    cols = st.columns(3)
+    figs = [figures.mi_heatmap(before.mi, box, labels, selected=cell, zmax=zmax, title="MI before", height=420),
+            figures.mi_heatmap(after.mi, box, labels, selected=cell, zmax=zmax, title="MI after", height=420),
+            figures.mi_heatmap(diff, box, labels, selected=cell, zmin=-dmax, zmax=dmax, zmid=0.0, colorscale="RdBu_r",
+                               title="After − before", value_name="ΔMI", height=420)]
+    for col, fig, key in zip(cols, figs, ("mi_before", "mi_after", "mi_diff")):
+        widgets.chart(fig, key=key, where=col)
+    st.caption(f"MI source: {after.source}. Total MI over pairs: {before.mi.sum() / 2:.3g} → "
+               f"{after.mi.sum() / 2:.3g} nats.")
+
+
+def main():
+    widgets.page("What-if", ":material/science:")
+    domain, pz = widgets.domain_and_puzzle()
+    if pz is None:
+        st.info("Pick a valid puzzle in the sidebar.")
+        st.markdown(texts.WHATIF_PAGE)
+        return
+    if not pz.blanks:
+        st.info("This grid has no blank cell to clamp.")
+        return
+    cell, digit = pickers(domain, pz)
+    peers = np.flatnonzero(domain.geometry.peers()[cell] & (np.asarray(pz.digits) == digit))
+    if len(peers):
+        st.warning(f"{digit} already stands in {', '.join(domain.cell_label(p) for p in peers)}: this clamp breaks a "
+                   "rule; see how the model reacts.")
+    elif pz.solution is not None and pz.solution[cell] != digit:
+        st.info(f"The solution has {pz.solution[cell]} here: this clamp leads away from it.")
+    w = support.attempt(support.what_if, domain.key, pz.text, cell, digit - 1, support.version(domain),
+                        what=f"Cannot clamp {domain.cell_label(cell)} to {digit}")
+    if w is None:
+        return
+    blank = ~pz.givens
+    cols = st.columns(4)
+    cols[0].metric(f"p({domain.cell_label(cell)} = {digit})", f"{w.p_value:.3f}")
+    cols[1].metric(f"Entropy of {domain.cell_label(cell)}", f"{w.entropy_before[cell]:.3f} nats")
+    cols[2].metric("Total entropy of blanks", f"{w.entropy_after[blank].sum():.2f} nats",
+                   f"{w.entropy_after[blank].sum() - w.entropy_before[blank].sum():+.2f}", delta_color="inverse")
+    cols[3].metric("Largest MI with this cell", f"{w.mi_from_cell.max():.3g} nats")
+    grids(domain, pz, w, cell, digit)
+    c1, c2 = st.columns([2, 1])
+    with c1:
+        mi_row = np.where(blank, w.mi_from_cell, np.nan)
+        fig = figures.grid_figure(np.asarray(pz.digits), pz.givens, domain.geometry.box, layer=mi_row,
+                                  layer_name="I (nats)", colorscale="Viridis", zmin=0, selected=cell, height=420,
+                                  title=f"Exact I({domain.cell_label(cell)} → j): expected entropy drop, all digits")
+        widgets.chart(fig, key="mi_row")
+    with c2:
+        values = [str(v) for v in range(1, domain.n_values + 1)]
+        widgets.chart(figures.bar_figure(values, {"p(digit | context)": w.marginals_before[cell]},
+                                           title=f"Marginal of {domain.cell_label(cell)}", yaxis="probability"),
+                        key="marginal")
+        st.markdown(texts.WHATIF_PAGE)
+    st.subheader("How the MI map changes")
+    mi_change(domain, pz, cell, digit)
+
+
+main()

@@ -1,0 +1,30 @@
+"""About / teach: what MI, MDMs and parallel decoding are, with the formulas, next to the views they explain."""
+
+import streamlit as st
+
+from mi_lens_app import texts, widgets
+
+widgets.page("About MI Lens", ":material/school:")
+st.markdown(
+    "MI Lens shows how a masked diffusion model (MDM) thinks about a Sudoku grid, and uses what it shows to "
+    "decode faster. Each page carries a short explanation beside its plots; here they are in one place."
+)
+left, right = st.columns(2)
+with left:
+    st.markdown(texts.MDM)
+    st.markdown(texts.MI)
+    st.page_link("pages/1_MI_maps.py", label="See it: MI maps", icon=":material/grid_on:")
+    st.markdown(texts.ESTIMATOR)
+    st.page_link("pages/2_Exact_vs_estimated.py", label="See it: exact versus estimated", icon=":material/compare:")
+with right:
+    st.markdown(texts.PARALLEL)
+    st.page_link("pages/3_Decoding.py", label="See it: decoding, step by step", icon=":material/play_circle:")
+    st.markdown(texts.PROBE)
+    st.page_link("pages/4_What_if.py", label="See it: what-if", icon=":material/science:")
+    st.page_link("pages/5_Benchmarks.py", label="The frontier: benchmarks", icon=":material/monitoring:")
+st.divider()
+st.markdown(
+    "**The 4x4 domain.** 4x4 Sudoku has 288 solution grids, so the exact distribution is known: the 4x4 "
+    "oracle's marginals and MI are ratios of counts. Its presets leave several solutions open, because once "
+    "the solution is unique every cell is decided and all MI is zero."
+)

@@ -1,0 +1,210 @@
+"""Measure the app's speed: the first MI map after a warm start, and estimator-only interactions.
+
+    python scripts/bench_app.py [--model assets/sudoku_mdm.safetensors] \\
+        [--estimator assets/sudoku_mi_estimator.safetensors] [--repeats 10] [--browser] \\
+        [--json assets/benchmarks/app_speed.json] [--markdown BENCHMARKS.md]
+
+"Warm start": a process that has imported Streamlit, torch and ``mi_core`` and run the landing page, with
+nothing cached yet (no model loaded, no map computed), as a server is once its first visitor arrives.
+
+- ``first_map_s``: the MI maps page's first script run (model and estimator load, one MDM pass plus the
+  estimator head, or the pruned exact probe when no estimator is shipped, and every figure), timed with
+  ``streamlit.testing.v1.AppTest``, which runs the script as the server does, without a browser.
+- ``select_cell_s``: choosing another cell on that page (cached map; the figures are rebuilt).
+- ``new_puzzle_s``: choosing another preset (one estimator pass on a new puzzle; the model is cached).
+- with ``--browser``: the same in Debian's Chromium against a live server: from a click on "MI maps" on the
+  loaded landing page until every chart has drawn (``browser_first_map_s``), and from a click on a grid
+  layer until the rerun is over (``browser_interaction_s``).
+
+Medians are reported for the repeated interactions. Writes the JSON and the section between
+``<!-- app-speed:start -->`` and ``<!-- app-speed:end -->`` in the Markdown file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+TARGET_FIRST_MAP_S = 3.0
+TARGET_INTERACTION_S = 0.5
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
+         "--disable-component-update", "--no-first-run", "--disable-sync", "--disable-quic"]
+READY = '[data-testid="stApp"][data-test-connection-state="CONNECTED"][data-test-script-state="notRunning"]'
+
+
+def _timed_run(at) -> float:
+    start = time.perf_counter()
+    at.run()
+    seconds = time.perf_counter() - start
+    if at.exception:
+        raise RuntimeError(f"the page raised: {at.exception[0].value}")
+    return seconds
+
+
+def measure_apptest(repeats: int) -> dict:
+    """Script-run times of the MI maps page under AppTest (see the module docstring)."""
+    from streamlit.testing.v1 import AppTest
+
+    from mi_lens_app import domains, support  # noqa: F401  (the imports a warm server has done)
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=600)
+    at.run()  # the landing page
+    at.switch_page("pages/1_MI_maps.py")
+    first = _timed_run(at)
+    if at.error:
+        raise RuntimeError(f"the MI maps page shows an error: {at.error[0].value}")
+    source = next((c.value.replace("**", "") for c in at.caption if c.value.startswith("MI source")), "")
+    labels = domains.DOMAINS["sudoku9"].labels()
+    select = []
+    for label in list(at.selectbox(key="cell").options)[1:repeats + 1]:
+        at.selectbox(key="cell").set_value(labels.index(label))
+        select.append(_timed_run(at))
+    presets = list(at.selectbox(key="preset").options)[1:]
+    puzzles = []
+    for name in presets:
+        at.selectbox(key="preset").set_value(name)
+        puzzles.append(_timed_run(at))
+    return {"first_map_s": first, "source": source, "select_cell_s": statistics.median(select),
+            "select_cell_runs": select, "new_puzzle_s": statistics.median(puzzles), "new_puzzle_runs": puzzles}
+
+
+def _start_server(env: dict, port: int) -> subprocess.Popen:
+    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+                             "--server.port", str(port), "--server.address", "127.0.0.1",
+                             "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
+                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        try:
+            if urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2).read() == b"ok":
+                return proc
+        except OSError:
+            time.sleep(0.3)
+    proc.terminate()
+    raise RuntimeError("streamlit did not start within 120 s")
+
+
+def _idle(page) -> None:
+    """Wait for the rerun an action started (if it was not already over) and for its end."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        page.wait_for_selector('[data-testid="stApp"][data-test-script-state="running"]', timeout=1000)
+    except PlaywrightTimeout:
+        pass  # a fast rerun can be over before we look
+    page.wait_for_selector(READY, timeout=600_000)
+
+
+def measure_browser(env: dict, port: int, repeats: int) -> dict:
+    """Wall times in Chromium against a live server (see the module docstring)."""
+    from playwright.sync_api import sync_playwright
+
+    exe = shutil.which("chromium")
+    if exe is None:
+        raise RuntimeError("--browser needs Chromium (apt-get install -y chromium)")
+    proc = _start_server(env, port)
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=exe, args=FLAGS)
+            page = browser.new_page(viewport={"width": 1400, "height": 1400})
+            page.goto(f"http://127.0.0.1:{port}/")
+            _idle(page)  # warm start: the server has run the landing page, the browser has the app loaded
+            start = time.perf_counter()
+            page.get_by_role("link", name="MI maps").first.click()  # navigate as a visitor does
+            page.wait_for_function("document.querySelectorAll('[data-testid=\"stPlotlyChart\"] .main-svg').length >= 3",
+                                   timeout=600_000)
+            _idle(page)
+            first = time.perf_counter() - start
+            clicks = []
+            for i in range(repeats):
+                layer = ("entropy", "MI")[i % 2]
+                start = time.perf_counter()
+                page.get_by_role("radio", name=layer, exact=True).click()
+                _idle(page)
+                clicks.append(time.perf_counter() - start)
+            browser.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    return {"browser_first_map_s": first, "browser_interaction_s": statistics.median(clicks),
+            "browser_interaction_runs": clicks}
+
+
+def markdown(res: dict) -> str:
+    def mark(value: float, target: float) -> str:
+        return f"{value:.2f} s ({'meets' if value <= target else 'misses'} the {target:g} s target)"
+
+    estimator_note = "present" if res["estimator_present"] else "absent: the map is the pruned exact probe"
+    puzzle_what = "one estimator pass" if res["estimator_present"] else "the pruned probe"
+    lines = [
+        f"### App speed ({res['date']}, {res['machine']}, torch threads {res['torch_threads']})", "",
+        f"`{res['command']}`", "",
+        f"Model `{res['model']}`; estimator `{res['estimator']}` ({estimator_note}); {res['source']}.", "",
+        "| measure | time |", "|---|---|",
+        f"| first MI map after a warm start (script run) | {mark(res['first_map_s'], TARGET_FIRST_MAP_S)} |",
+        (f"| select another cell (median of {len(res['select_cell_runs'])}) | "
+         f"{mark(res['select_cell_s'], TARGET_INTERACTION_S)} |"),
+        (f"| another preset: {puzzle_what} (median of {len(res['new_puzzle_runs'])}) | "
+         f"{mark(res['new_puzzle_s'], TARGET_INTERACTION_S)} |"),
+    ]
+    if "browser_first_map_s" in res:
+        runs = len(res["browser_interaction_runs"])
+        lines += [
+            (f"| first MI map in Chromium, click on the page link to all charts drawn | "
+             f"{mark(res['browser_first_map_s'], TARGET_FIRST_MAP_S)} |"),
+            (f"| change the grid layer in Chromium, click to idle (median of {runs}) | "
+             f"{mark(res['browser_interaction_s'], TARGET_INTERACTION_S)} |"),
+        ]
+    lines += ["", ("Script runs are timed with `streamlit.testing.v1.AppTest` in a process that has imported "
+                   "Streamlit, torch and `mi_core` and run the landing page, with empty caches.")]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--model", default="assets/sudoku_mdm.safetensors")
+    p.add_argument("--estimator", default="assets/sudoku_mi_estimator.safetensors")
+    p.add_argument("--repeats", type=int, default=10)
+    p.add_argument("--browser", action="store_true", help="also time a real Chromium against a live server")
+    p.add_argument("--port", type=int, default=8599)
+    p.add_argument("--json", type=Path, default=Path("assets/benchmarks/app_speed.json"))
+    p.add_argument("--markdown", type=Path, default=Path("BENCHMARKS.md"), help="report file ('-' to skip)")
+    args = p.parse_args(argv)
+    if args.repeats < 1:
+        raise SystemExit("error: --repeats must be >= 1")
+    if not (ROOT / args.model).is_file() and not Path(args.model).is_file():
+        raise SystemExit(f"error: model file not found: {args.model}")
+    env = {**os.environ, "MI_LENS_SUDOKU_MODEL": str(args.model), "MI_LENS_SUDOKU_ESTIMATOR": str(args.estimator)}
+    os.environ.update(env)
+    import torch
+
+    res = measure_apptest(args.repeats)
+    if args.browser:
+        res.update(measure_browser(env, args.port, args.repeats))
+    res.update({"date": time.strftime("%Y-%m-%d"), "machine": f"{platform.machine()}, {os.cpu_count()} CPUs",
+                "torch_threads": torch.get_num_threads(), "model": str(args.model), "estimator": str(args.estimator),
+                "estimator_present": (ROOT / args.estimator).is_file() or Path(args.estimator).is_file(),
+                "command": "python scripts/bench_app.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+                "targets": {"first_map_s": TARGET_FIRST_MAP_S, "interaction_s": TARGET_INTERACTION_S}})
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(res, indent=2) + "\n")
+    if str(args.markdown) != "-":
+        from mi_core.bench.report import update_section
+
+        update_section("app-speed", markdown(res), args.markdown)
+    print(markdown(res))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

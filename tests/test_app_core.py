@@ -1,0 +1,283 @@
+"""The app's support code without Streamlit: domains, core results, graph, figures, exports, benchmarks."""
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from mi_core.domains.oracle4 import Oracle4Model, exact_pair_mi
+from mi_core.domains.sudoku import (
+    SUDOKU9,
+    MultipleSolutionsError,
+    NoSolutionError,
+    SudokuConflictError,
+    SudokuFormatError,
+)
+from mi_core.mi.estimator import EstimatorConfig, MIEstimator
+from mi_lens_app import benchmarks, core, exports, figures, graph
+from mi_lens_app.domains import DOMAINS, generate, load_presets, make_puzzle, read_upload
+
+EASY = "..9.7.1.....2.8...2...3...4.9.........8....311.6...52.....6327.....9.6...1...7.5."
+EASY_SOL = "349675182761248395285931764597312846428756931136489527954163278872594613613827459"
+S9, S4 = DOMAINS["sudoku9"], DOMAINS["sudoku4"]
+
+
+@pytest.fixture
+def tiny_estimator():
+    torch.manual_seed(1)
+    return MIEstimator(EstimatorConfig(d_in=32, n_values=9, d_node=16, d_proj=8, d_pair=8, init_bias=0.0)).eval()
+
+
+# ---- domains -----------------------------------------------------------------------------------------
+
+
+def test_make_puzzle_keeps_digits_and_unique_solution():
+    pz = make_puzzle(S9, EASY, "easy")
+    assert pz.text == EASY and pz.solution_text == EASY_SOL
+    assert pz.givens.sum() == 25 and len(pz.blanks) == 56 and pz.blanks[0] == 0
+
+
+@pytest.mark.parametrize("text, error, match", [
+    (EASY[:-1], SudokuFormatError, "81 cells, got 80"),
+    (EASY[:10] + "x" + EASY[11:], SudokuFormatError, "bad character 'x' at position 10"),
+    ("99" + EASY[2:], SudokuConflictError, "digit 9 appears twice in row 1"),
+    ("5" + EASY[1:], NoSolutionError, "no solution"),  # no direct conflict, but the solution has 3 there
+    ("." * 81, MultipleSolutionsError, "more than one solution"),
+])
+def test_make_puzzle_rejects_bad_input_with_a_clear_message(text, error, match):
+    with pytest.raises(error, match=match):
+        make_puzzle(S9, text)
+
+
+def test_4x4_domain_accepts_several_solutions_without_a_reference_solution():
+    pz = make_puzzle(S4, "." * 16)
+    assert pz.solution is None and len(pz.blanks) == 16
+    assert make_puzzle(S4, "...2...41...2...").solution is not None  # a unique 4x4 puzzle keeps its solution
+
+
+def test_presets_are_valid_and_run_from_easy_to_hard():
+    presets = load_presets()
+    assert set(presets) == {"sudoku9", "sudoku4"} and len(presets["sudoku9"]) >= 4
+    clues = [int(make_puzzle(S9, p.puzzle).givens.sum()) for p in presets["sudoku9"]]
+    assert clues == sorted(clues, reverse=True)  # fewer givens further down the list
+    assert all(make_puzzle(S9, p.puzzle).solution is not None for p in presets["sudoku9"])
+    assert make_puzzle(S4, presets["sudoku4"][0].puzzle).solution is None  # the 4x4 oracle needs open states
+
+
+def test_generate_is_seeded_and_checks_the_clue_range():
+    a, b = generate(S9, 30, 5), generate(S9, 30, 5)
+    assert a == b and a.givens.sum() == 30 and a.solution is not None
+    with pytest.raises(ValueError, match="needs 24-60 clues, got 10"):
+        generate(S9, 10, 0)
+
+
+def test_read_upload_filters_by_size_and_names_bad_files():
+    data = f"# two puzzles\n{EASY}\n{'.' * 16}\n".encode()
+    records = read_upload("p.txt", data, S9)
+    assert [r.puzzle for r in records] == [EASY] and records[0].line == 2
+    csv_data = f"puzzle,solution\n{EASY},{EASY_SOL}\n".encode()
+    assert read_upload("p.csv", csv_data, S9)[0].solution == EASY_SOL
+    with pytest.raises(SudokuFormatError, match="not a UTF-8 text file"):
+        read_upload("p.txt", b"\xff\xfe\x00\x81", S9)
+    with pytest.raises(SudokuFormatError, match="has no 16-cell puzzles"):
+        read_upload("p.txt", f"{EASY}\n".encode(), S4)
+    with pytest.raises(SudokuFormatError, match="line 1"):
+        read_upload("p.txt", b"12345\n", S9)
+    with pytest.raises(SudokuFormatError, match="'puzzle' column"):
+        read_upload("p.csv", b"grid\n123\n", S9)
+
+
+# ---- core ---------------------------------------------------------------------------------------------
+
+
+def test_estimator_map_is_symmetric_and_zero_on_givens(tiny_mdm, tiny_estimator):
+    tokens = core.tokens_of(EASY, S9, "cpu")
+    m = core.fast_map(tiny_mdm, tiny_estimator, S9, tokens)
+    given = ~m.masked
+    assert m.mi.shape == (81, 81) and m.source == "neural estimator" and m.passes == 1
+    np.testing.assert_array_equal(m.mi, m.mi.T)
+    assert (m.mi[given] == 0).all() and (m.mi[:, given] == 0).all() and (np.diag(m.mi) == 0).all()
+    assert m.marginals.shape == (81, 9) and np.allclose(m.marginals.sum(1), 1, atol=1e-6)
+
+
+def test_estimator_mismatch_names_what_does_not_fit(tiny_mdm, tiny_estimator):
+    assert core.estimator_mismatch(tiny_mdm, tiny_estimator, S9) is None
+    wide = MIEstimator(EstimatorConfig(d_in=64, n_values=9))
+    assert core.estimator_mismatch(tiny_mdm, wide, S9) == "it reads hidden states of size 64, but the model's are 32"
+    four = MIEstimator(EstimatorConfig(d_in=32, n_values=4))
+    assert core.estimator_mismatch(tiny_mdm, four, S9) == "it expects 4 values, the model has 9"
+
+
+def test_fast_map_without_estimator_is_the_pruned_probe(tiny_mdm):
+    tokens = core.tokens_of(EASY, S9, "cpu")
+    m = core.fast_map(tiny_mdm, None, S9, tokens)
+    exact = core.run_probe(tiny_mdm, tokens, 1e-3)
+    assert m.source == "exact (pruned, eps=0.001)"
+    np.testing.assert_array_equal(m.mi, exact.mi)
+    assert m.passes == exact.passes <= 1 + 56 * 9
+
+
+def test_4x4_probe_matches_the_exact_joint_mi():
+    model = Oracle4Model()
+    grid = "1..." + "." * 12
+    tokens = core.tokens_of(grid, S4, "cpu")
+    view = core.run_probe(model, tokens, 0.0)
+    np.testing.assert_allclose(view.mi, exact_pair_mi(tokens).numpy(), atol=1e-9)
+    assert view.asymmetry.max() < 1e-9  # consistent conditionals: both directions agree
+    assert view.as_map().source == "exact"
+
+
+def test_compare_maps_reports_perfect_agreement_and_topk_overlap():
+    rng = np.random.default_rng(0)
+    a = rng.random((16, 16))
+    a = a + a.T
+    masked = np.ones(16, bool)
+    same = core.compare_maps(a, a, masked, k=10)
+    assert same["spearman"] == pytest.approx(1.0) and same["mae"] == 0 and same["topk_overlap"] == 1.0
+    flipped = core.compare_maps(-a, a, masked, k=10)
+    assert flipped["spearman"] == pytest.approx(-1.0) and flipped["topk_overlap"] == 0.0
+
+
+def test_what_if_clamps_one_blank_and_refuses_a_given(tiny_mdm):
+    tokens = core.tokens_of(EASY, S9, "cpu")
+    w = core.what_if(tiny_mdm, tokens, 0, 2)
+    assert w.entropy_after[0] == 0 and w.marginals_after[0, 2] == 1.0  # the clamped cell is now visible
+    assert w.p_value == pytest.approx(w.marginals_before[0, 2])
+    assert w.mi_from_cell.shape == (81,) and (w.mi_from_cell >= 0).all() and w.mi_from_cell[0] == 0
+    with pytest.raises(ValueError, match="cell 2 is not blank"):
+        core.what_if(tiny_mdm, tokens, 2, 0)
+
+
+def test_decode_trace_starts_at_the_puzzle_and_fills_every_blank(tiny_mdm):
+    trace = core.decode_trace(tiny_mdm, None, S9, EASY, EASY_SOL, "topk", {"k": 7})
+    first, last = trace.steps[0], trace.steps[-1]
+    assert first.step == 0 and (first.tokens == np.array([int(c) if c != "." else 0 for c in EASY])).all()
+    assert not first.chosen.any() and first.passes == 0
+    assert (last.tokens > 0).all() and last.passes == len(trace.steps) - 1 == 8  # 56 blanks, 7 per pass
+    assert sum(int(s.chosen.sum()) for s in trace.steps) == 56
+    givens = first.tokens > 0
+    assert all((s.tokens[givens] == first.tokens[givens]).all() for s in trace.steps)
+    target = np.array([int(c) for c in EASY_SOL])
+    np.testing.assert_array_equal(last.errors, (last.tokens != target))
+    assert trace.solved == (not last.errors.any())
+    assert trace.mi_source is None and last.mi_among is None  # no estimator: no MI to show
+
+
+def test_decode_trace_mi_strategy_uses_the_estimator(tiny_mdm, tiny_estimator):
+    trace = core.decode_trace(tiny_mdm, tiny_estimator, S9, EASY, EASY_SOL, "mi", {"gamma": 2.0})
+    assert trace.mi_source == "mi's own MI"
+    assert all(s.budget_spent is not None and s.mi_among >= 0 for s in trace.steps[1:])
+    with pytest.raises(ValueError, match="has no MI source"):
+        core.decode_trace(tiny_mdm, None, S9, EASY, EASY_SOL, "mi", {})
+
+
+def test_decode_trace_on_the_oracle_counts_rule_conflicts_and_stops_when_inconsistent():
+    # on the empty grid every marginal is uniform: 4 cells of row 1 at once all take digit 1 (argmax ties)
+    trace = core.decode_trace(Oracle4Model(), None, S4, "." * 16, None, "topk", {"k": 4})
+    assert len(trace.steps) == 2 and "no 4x4 Sudoku solution" in trace.stopped
+    np.testing.assert_array_equal(trace.steps[1].tokens[:4], [1, 1, 1, 1])
+    np.testing.assert_array_equal(np.flatnonzero(trace.steps[1].errors), [0, 1, 2, 3])
+    assert trace.mi_source == "exact (4x4 oracle)" and trace.steps[1].mi_among > 0
+    ok = core.decode_trace(Oracle4Model(), None, S4, "." * 16, None, "sequential", {})
+    assert ok.stopped is None and ok.solved and len(ok.steps) == 17
+
+
+def test_rule_conflicts_marks_both_repeated_cells():
+    tokens = np.zeros(81, int)
+    tokens[[0, 5, 40]] = [3, 3, 3]  # r1c1 and r1c6 share row 1; r5c5 shares nothing with them
+    np.testing.assert_array_equal(np.flatnonzero(core.rule_conflicts(tokens, SUDOKU9.peers())), [0, 5])
+
+
+def test_strategy_fields_cover_the_registry_and_hide_app_supplied_params():
+    fields = {f.name: f for f in core.strategy_fields("topk")}
+    assert fields["k"].kind == "int" and not fields["k"].optional
+    assert fields["steps"].kind == "int" and fields["steps"].optional and fields["steps"].default is None
+    assert [f.name for f in core.strategy_fields("mi")] == ["gamma", "lam"]  # 'estimator' is supplied by the app
+
+
+# ---- graph, figures, exports, benchmarks -----------------------------------------------------------------
+
+
+def test_dependency_graph_by_threshold_and_top_k():
+    mi = np.zeros((81, 81))
+    mi[0, 1] = mi[1, 0] = 0.5  # same row
+    mi[0, 40] = mi[40, 0] = 0.2  # no shared rule
+    mi[2, 3] = mi[3, 2] = 0.9  # r1c4 is given below: never an edge
+    masked = np.ones(81, bool)
+    masked[3] = False
+    g = graph.dependency_graph(mi, masked, SUDOKU9.peers(), threshold=0.1)
+    assert graph.edge_list(g) == [(0, 1, 0.5, True), (0, 40, 0.2, False)]
+    top = graph.dependency_graph(mi, masked, SUDOKU9.peers(), top_k=1)
+    assert graph.edge_list(top) == [(0, 1, 0.5, True)]
+    info = graph.summary(g)
+    assert info == {"edges": 2, "rule_edges": 1, "other_edges": 1, "rule_fraction": 0.5, "components": 1}
+    assert graph.strength(g, 81)[0] == pytest.approx(0.7)
+    with pytest.raises(ValueError, match="exactly one"):
+        graph.dependency_graph(mi, masked, SUDOKU9.peers())
+
+
+def _array(value):
+    """A plotly JSON array (a list or a typed array) as numpy."""
+    if isinstance(value, dict):
+        import base64
+
+        arr = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
+        shape = [int(s) for s in str(value.get("shape", len(arr))).split(",")]
+        return arr.reshape(shape)
+    return np.asarray(value)
+
+
+def test_mi_heatmap_box_major_permutes_rows_and_columns():
+    mi = np.arange(81 * 81, dtype=float).reshape(81, 81)
+    labels = S9.labels()
+    order = figures.cell_order(81, 3, "box")
+    assert order[:9].tolist() == [0, 1, 2, 9, 10, 11, 18, 19, 20] and sorted(order) == list(range(81))
+    trace = json.loads(figures.mi_heatmap(mi, 3, labels, order="box", selected=10).to_json())["data"][0]
+    z = _array(trace["z"])
+    assert z.shape == (81, 81)
+    np.testing.assert_array_equal(z, mi[np.ix_(order, order)])
+    assert trace["x"][:4] == ["r1c1", "r1c2", "r1c3", "r2c1"] and trace["y"] == trace["x"]  # hover names the pair
+    with pytest.raises(ValueError, match="'row' or 'box'"):
+        figures.cell_order(81, 3, "column")
+
+
+def test_grid_figure_click_markers_map_back_to_cells():
+    digits = np.array([int(c) if c != "." else 0 for c in EASY])
+    fig = figures.grid_figure(digits, digits > 0, 3, layer=np.zeros(81), hover=[str(i) for i in range(81)])
+    clicks = next(t for t in fig.data if t.name == "cells")
+    assert len(clicks.x) == 81
+    assert figures.clicked_cell({"points": [{"x": 4, "y": 2}]}, 81) == 22
+    assert figures.clicked_cell({"points": []}, 81) is None
+
+
+def test_exports_round_trip(tiny_mdm, tiny_estimator):
+    m = core.fast_map(tiny_mdm, tiny_estimator, S9, core.tokens_of(EASY, S9, "cpu"))
+    labels = S9.labels()
+    rows = exports.mi_csv(m.mi, labels).strip().split("\n")
+    assert rows[0].split(",")[:3] == ["cell", "r1c1", "r1c2"] and len(rows) == 82
+    parsed = np.array([[float(v) for v in r.split(",")[1:]] for r in rows[1:]])
+    np.testing.assert_allclose(parsed, m.mi, rtol=1e-7, atol=1e-12)
+    data = json.loads(exports.mi_json(m, EASY, "sudoku9", labels))
+    assert data["puzzle"] == EASY and np.asarray(data["mi"]).shape == (81, 81)
+    trace = core.decode_trace(tiny_mdm, None, S9, EASY, EASY_SOL, "topk", {"k": 28})
+    t = json.loads(exports.trace_json(trace, EASY, "sudoku9", labels, 0.0, 0))
+    assert [s["step"] for s in t["steps"]] == [0, 1, 2] and len(t["steps"][1]["unmasked"]) == 28
+    html = exports.figure_html(figures.bar_figure(["a"], {"s": np.ones(1)}))
+    assert html.startswith("<!doctype html>") and "Plotly.newPlot" in html
+    assert "<script src=" not in html and len(html) > 1_000_000  # plotly.js inlined: opens offline
+
+
+def test_benchmark_rows_from_sweep_files(tmp_path):
+    rows = [{"set": "dev", "sampler": "topk", "params": {"k": "2"}, "n": 10, "accuracy": 0.5, "mean_passes": 28.0},
+            {"set": "dev", "sampler": "eb", "params": {"gamma": "0.1"}, "n": 10, "accuracy": 0.6, "mean_passes": 30.0}]
+    (tmp_path / "sweep_dev.json").write_text(json.dumps(rows))
+    (tmp_path / "sweep_hard.json").write_text(json.dumps([{k: v for k, v in rows[0].items() if k != "set"}]))
+    (tmp_path / "app_speed.json").write_text(json.dumps({"first_map_s": 1.0}))
+    (tmp_path / "broken.json").write_text("{not json")
+    found = benchmarks.load_rows(tmp_path)
+    assert found.sets == ["dev", "hard"] and found.files == ["sweep_dev.json", "sweep_hard.json"]
+    assert sorted(found.skipped) == ["app_speed.json", "broken.json"]
+    assert found.rows[0]["label"] == "topk (k=2)"
+    assert figures.pareto(found.rows[:2]) == found.rows[:2]  # more passes bought more accuracy: both on it
+    assert benchmarks.load_rows(tmp_path / "absent").rows == []

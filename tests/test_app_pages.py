@@ -1,0 +1,304 @@
+"""Every page under ``streamlit.testing.v1.AppTest``, on a tiny random Sudoku MDM (and estimator) in a tmp dir."""
+
+import base64
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from streamlit.testing.v1 import AppTest
+
+from mi_core.mi.estimator import EstimatorConfig, MIEstimator, save_estimator
+from mi_core.models.sudoku_mdm import SudokuMDM, SudokuMDMConfig, save_sudoku_mdm
+from mi_lens_app.domains import load_presets
+from mi_lens_app.figures import cell_order
+from mi_lens_app.widgets import VIEWS
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = str(ROOT / "app.py")
+FIXTURES = ROOT / "tests" / "fixtures"
+EASY = "..9.7.1.....2.8...2...3...4.9.........8....311.6...52.....6327.....9.6...1...7.5."
+
+
+@pytest.fixture(scope="module")
+def weights(tmp_path_factory):
+    """A tiny random MDM and estimator on disk: ``(model_path, estimator_path)``."""
+    root = tmp_path_factory.mktemp("app_models")
+    torch.manual_seed(0)
+    model = SudokuMDM(SudokuMDMConfig(box=3, d_model=32, n_layers=1, n_heads=2, d_ff=64))
+    save_sudoku_mdm(model, root / "mdm.safetensors")
+    est = MIEstimator(EstimatorConfig(d_in=32, n_values=9, d_node=16, d_proj=8, d_pair=8, init_bias=0.0))
+    save_estimator(est, root / "est.safetensors")
+    return root / "mdm.safetensors", root / "est.safetensors"
+
+
+@pytest.fixture
+def env(monkeypatch, weights, tmp_path):
+    monkeypatch.setenv("MI_LENS_SUDOKU_MODEL", str(weights[0]))
+    monkeypatch.setenv("MI_LENS_SUDOKU_ESTIMATOR", str(weights[1]))
+    monkeypatch.setenv("MI_LENS_BENCHMARKS", str(FIXTURES))
+    monkeypatch.setenv("MI_LENS_DEVICE", "cpu")
+    return monkeypatch
+
+
+def run_page(path: str, **query) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120)
+    if path != "app.py":
+        at.switch_page(path)
+    for key, value in query.items():
+        at.query_params[key] = value
+    return at.run()
+
+
+def specs(at: AppTest) -> dict:
+    """Plotly figure JSON of every chart, by its title."""
+    out = {}
+    for chart in at.get("plotly_chart"):
+        spec = json.loads(chart.proto.spec)
+        title = spec["layout"].get("title", {})
+        out[title.get("text", "") if isinstance(title, dict) else str(title)] = spec
+    return out
+
+
+def array(value) -> np.ndarray:
+    """A plotly JSON array (a list or a base64 typed array) as numpy."""
+    if isinstance(value, dict):
+        arr = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
+        return arr.reshape([int(s) for s in str(value.get("shape", len(arr))).split(",")])
+    return np.asarray(value)
+
+
+def heatmaps(at: AppTest) -> dict:
+    return {title: array(spec["data"][0]["z"]) for title, spec in specs(at).items()
+            if spec["data"] and spec["data"][0]["type"] == "heatmap"}
+
+
+def assert_clean(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+
+
+@pytest.mark.parametrize("path", [v.path for v in VIEWS])
+def test_every_page_renders_without_exception(env, path):
+    at = run_page(path)
+    assert_clean(at)
+    assert at.title and not at.error
+
+
+def test_mi_maps_heatmap_has_one_entry_per_pair_of_cells(env):
+    at = run_page("pages/1_MI_maps.py")
+    assert_clean(at)
+    maps = heatmaps(at)
+    assert maps["MI, neural estimator"].shape == (81, 81)
+    z = maps["MI, neural estimator"]
+    np.testing.assert_allclose(z, z.T)
+    assert any("Dependency graph" in t for t in specs(at))
+    assert [b.label for b in at.download_button] == ["MI as CSV", "MI as JSON", "Heatmap as HTML", "Graph as HTML"]
+
+
+def test_mi_maps_4x4_domain_is_exact(env):
+    at = run_page("pages/1_MI_maps.py", domain="4x4")
+    assert_clean(at)
+    z = heatmaps(at)["MI, exact"]
+    assert z.shape == (16, 16) and z.max() > 0.1  # the empty 4x4 grid: strong dependencies along the rules
+
+
+def test_shared_url_reopens_the_same_view(env):
+    preset = load_presets()["sudoku9"][2].name
+    at = run_page("pages/1_MI_maps.py", preset=preset, cell="r5c4", layer="entropy", boxmajor="true")
+    assert_clean(at)
+    assert at.selectbox(key="preset").value == preset
+    assert at.selectbox(key="cell").value == 39  # a blank of this preset
+    assert at.segmented_control(key="layer").value == "entropy"
+    maps = heatmaps(at)
+    z = maps["MI, neural estimator"]
+    default = heatmaps(run_page("pages/1_MI_maps.py", preset=preset))["MI, neural estimator"]
+    order = cell_order(81, 3, "box")
+    np.testing.assert_allclose(z, default[np.ix_(order, order)])  # box-major is the same matrix, permuted
+    assert "entropy" in specs(at)
+
+
+def test_mi_maps_without_estimator_says_so_and_uses_the_pruned_probe(env):
+    env.setenv("MI_LENS_SUDOKU_ESTIMATOR", "/nonexistent/est.safetensors")
+    at = run_page("pages/1_MI_maps.py")
+    assert_clean(at)
+    assert any("No usable MI estimator (/nonexistent/est.safetensors is missing)" in w.value for w in at.warning)
+    assert heatmaps(at)["MI, exact (pruned, eps=0.001)"].shape == (81, 81)
+
+
+def test_an_estimator_that_does_not_fit_the_model_is_set_aside(env, tmp_path):
+    est = MIEstimator(EstimatorConfig(d_in=16, n_values=9, d_node=8, d_proj=4, d_pair=4))
+    save_estimator(est, tmp_path / "other.safetensors")
+    env.setenv("MI_LENS_SUDOKU_ESTIMATOR", str(tmp_path / "other.safetensors"))
+    at = run_page("pages/1_MI_maps.py")
+    assert_clean(at)
+    assert any("does not fit the model: it reads hidden states of size 16, but the model's are 32" in w.value
+               for w in at.warning)
+    assert "MI, exact (pruned, eps=0.001)" in heatmaps(at)
+    at = run_page("pages/3_Decoding.py", a="topk")
+    assert_clean(at)
+    assert not at.error and len(frame_steps(at)) == 2  # dependency-blind strategies decode without it
+
+
+def test_missing_model_is_a_message_and_the_4x4_domain_still_works(env):
+    env.setenv("MI_LENS_SUDOKU_MODEL", "/nonexistent/mdm.safetensors")
+    at = run_page("pages/1_MI_maps.py")
+    assert_clean(at)
+    assert any("model file /nonexistent/mdm.safetensors is missing" in e.value for e in at.error)
+    at = run_page("pages/1_MI_maps.py", domain="4x4")
+    assert_clean(at)
+    assert not at.error and "MI, exact" in heatmaps(at)
+
+
+@pytest.mark.parametrize("puzzle, message", [
+    (EASY[:-1], "a Sudoku has 81 cells, got 80 characters"),
+    (EASY[:10] + "x" + EASY[11:], "bad character 'x' at position 10"),
+    ("99" + EASY[2:], "digit 9 appears twice in row 1"),
+    ("5" + EASY[1:], "this puzzle has no solution"),
+    ("." * 80 + "1", "more than one solution"),
+])
+@pytest.mark.parametrize("path", ["pages/1_MI_maps.py", "pages/3_Decoding.py"])
+def test_bad_puzzles_show_an_error_and_keep_the_page_working(env, path, puzzle, message):
+    at = run_page(path, src="paste", puzzle=puzzle)
+    assert_clean(at)
+    assert any(message in e.value for e in at.error), [e.value for e in at.error]
+    assert at.title and any("Pick a valid puzzle" in i.value for i in at.info)
+    at.text_area(key="puzzle").set_value(EASY).run()  # fixing the input brings the page back
+    assert_clean(at)
+    assert not at.error and at.get("plotly_chart")
+
+
+def test_unreadable_upload_shows_an_error(env):
+    at = run_page("pages/1_MI_maps.py", src="upload")
+    at.file_uploader(key="upload").set_value(("p.txt", b"\xff\xfe\x81", "text/plain")).run()
+    assert_clean(at)
+    assert any("not a UTF-8 text file" in e.value for e in at.error)
+    at.file_uploader(key="upload").set_value(("p.txt", f"{EASY}\n".encode(), "text/plain")).run()
+    assert_clean(at)
+    assert not at.error and heatmaps(at)["MI, neural estimator"].shape == (81, 81)
+    share = next(b for b in at.button if b.label == "Put this puzzle in the link")
+    share.click().run()  # the upload becomes a pasted, shareable puzzle
+    assert at.radio(key="src").value == "paste" and at.text_area(key="puzzle").value == EASY
+
+
+def frame_steps(at: AppTest) -> list[str]:
+    return [m.value for m in at.metric if m.label == "step"]
+
+
+def frame_digits(at: AppTest, strategy: str) -> list:
+    spec = next(s for t, s in specs(at).items() if t.startswith(f"{strategy}: step"))
+    return [sorted(map(str, t["text"])) for t in spec["data"] if t.get("mode") == "text"]
+
+
+def test_decoding_steps_forward_and_back(env):
+    at = run_page("pages/3_Decoding.py", a="topk", a_topk_k="4", b="eb")
+    assert_clean(at)
+    # the first preset has 45 blanks: 12 passes of 4; the random model's entropies all exceed eb's budget: 45
+    assert frame_steps(at) == ["0 / 12", "0 / 45"]
+    start = frame_digits(at, "topk")
+    at.button(key="step_next").click().run()
+    assert frame_steps(at)[0] == "1 / 12" and frame_digits(at, "topk") != start
+    assert next(m.value for m in at.metric if m.label == "unmasked") == "4"
+    at.button(key="step_next").click().run()
+    at.button(key="step_prev").click().run()
+    assert frame_steps(at)[0] == "1 / 12"
+    at.button(key="step_first").click().run()
+    assert frame_steps(at)[0] == "0 / 12" and frame_digits(at, "topk") == start  # rewind
+    at.slider(key="step").set_value(9).run()
+    assert frame_steps(at) == ["9 / 12", "9 / 45"]
+    at.button(key="step_last").click().run()
+    assert frame_steps(at) == ["12 / 12", "45 / 45"]
+    assert len(at.success) + len(at.error) == 2  # each side says solved or how many cells are wrong
+
+
+def test_decoding_autoplay_advances(env):
+    at = run_page("pages/3_Decoding.py", a="topk", a_topk_k="4")
+    at.toggle(key="play").set_value(True).run()
+    assert_clean(at)
+    assert frame_steps(at)[0] == "1 / 12"
+    at.run()
+    assert frame_steps(at)[0] == "2 / 12"
+
+
+def test_decoding_reads_strategies_and_parameters_from_the_url(env):
+    at = run_page("pages/3_Decoding.py", a="mi", a_mi_gamma="0.5", b="threshold", b_threshold_tau="0.7", step="3")
+    assert_clean(at)
+    heads = [m.value for m in at.markdown if m.value.startswith("**")]
+    assert "**mi** (gamma=0.5, lam=1.0)" in heads and "**threshold** (tau=0.7)" in heads
+    assert frame_steps(at)[0].startswith("3 / ")
+    labels = [b.label for b in at.download_button]
+    assert "Trace A (mi) as JSON" in labels and "Trace B (threshold) as JSON" in labels
+
+
+def test_decoding_bad_parameters_show_an_error_beside_a_working_side(env):
+    at = run_page("pages/3_Decoding.py", a="threshold", a_threshold_tau="0", b="eb")
+    assert_clean(at)
+    assert any("Cannot decode with threshold: tau must be in (0, 1]" in e.value for e in at.error)
+    assert len(frame_steps(at)) == 1  # the other strategy still decodes
+
+
+def test_decoding_mi_without_estimator_says_what_is_missing(env):
+    env.setenv("MI_LENS_SUDOKU_ESTIMATOR", "/nonexistent/est.safetensors")
+    at = run_page("pages/3_Decoding.py")  # the defaults: mi beside eb
+    assert_clean(at)
+    assert any("strategy mi reads MI from the neural estimator, which is not usable here "
+               "(/nonexistent/est.safetensors is missing)" in w.value for w in at.warning)
+    assert len(frame_steps(at)) == 1  # eb still decodes
+
+
+def test_exact_vs_estimated_compares_and_prunes(env):
+    at = run_page("pages/2_Exact_vs_estimated.py")
+    assert_clean(at)
+    assert any("Turn on the exact probe" in i.value for i in at.info)
+    at.toggle(key="exact").set_value(True).run()
+    assert_clean(at)
+    maps = heatmaps(at)
+    for title in ("Estimated", "Exact probe", "Estimated − exact", "Asymmetry |I(i→j) − I(j→i)|"):
+        assert maps[title].shape == (81, 81)
+    np.testing.assert_allclose(maps["Estimated − exact"], maps["Estimated"] - maps["Exact probe"])
+    labels = {m.label for m in at.metric}
+    assert {"Spearman", "MAE (nats)", "Top-20 overlap", "Largest asymmetry (nats)", "Passes"} <= labels
+
+
+def test_exact_vs_estimated_on_the_oracle_has_no_asymmetry(env):
+    at = run_page("pages/2_Exact_vs_estimated.py", domain="4x4", exact="true", eps="0.1")
+    assert_clean(at)
+    metrics = {m.label: m.value for m in at.metric}
+    assert float(metrics["Largest asymmetry (nats)"]) < 1e-9
+    assert metrics["Passes"] == str(1 + 16 * 4)  # the empty grid's marginals are uniform: eps=0.1 skips nothing
+    assert float(metrics["Spearman"]) == pytest.approx(1.0)  # the 4x4 fast map is the exact probe itself
+
+
+def test_what_if_clamps_a_cell(env):
+    at = run_page("pages/4_What_if.py", cell="r1c2", digit="3")
+    assert_clean(at)
+    metrics = {m.label: m.value for m in at.metric}
+    assert "p(r1c2 = 3)" in metrics and "Entropy of r1c2" in metrics
+    titles = specs(at)
+    assert "After r1c2 = 3" in titles and "MI after" in titles
+    assert heatmaps(at)["After − before"].shape == (81, 81)
+
+
+def test_what_if_inconsistent_clamp_on_the_oracle_is_a_message(env):
+    at = run_page("pages/4_What_if.py", domain="4x4", src="paste", puzzle="1" + "." * 15, cell="r1c2", digit="1")
+    assert_clean(at)
+    assert any("already stands in r1c1" in w.value for w in at.warning)
+    assert any("no 4x4 Sudoku solution" in e.value for e in at.error)
+
+
+def test_benchmarks_plot_the_fixture_frontier(env):
+    at = run_page("pages/5_Benchmarks.py")
+    assert_clean(at)
+    spec = specs(at)["Accuracy vs passes: demo (n=20)"]
+    names = [t["name"] for t in spec["data"]]
+    assert names == ["sequential", "topk", "eb", "frontier"]
+    frontier = spec["data"][-1]
+    assert list(array(frontier["x"])) == [12.5, 20.0, 50.0]  # topk k=4, eb, sequential; topk k=2 is beaten by eb
+    assert len(at.dataframe[0].value) == 4
+
+
+def test_benchmarks_without_results_say_so(env, tmp_path):
+    env.setenv("MI_LENS_BENCHMARKS", str(tmp_path))
+    at = run_page("pages/5_Benchmarks.py")
+    assert_clean(at)
+    assert any("No benchmark results yet" in i.value for i in at.info)

@@ -1,0 +1,209 @@
+"""End to end in a real headless Chromium (Debian's, driven by Playwright): start the app on a tiny random
+model, open every page, step a decoding, reopen a shared URL, and serve eight browser contexts at once.
+
+Skipped with a reason when Chromium or Playwright is missing, except under ``CI=true``, where they must run.
+"""
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+import torch
+
+from mi_core.mi.estimator import EstimatorConfig, MIEstimator, save_estimator
+from mi_core.models.sudoku_mdm import SudokuMDM, SudokuMDMConfig, save_sudoku_mdm
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parent.parent
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
+         "--disable-component-update", "--no-first-run", "--disable-sync", "--disable-quic"]
+# (navigation link, charts that must draw); pages are reached by their links, as a visitor does
+PAGES = [("Home", 1), ("MI maps", 3), ("Exact vs estimated", 1), ("Decoding", 2), ("What-if", 8),
+         ("Benchmarks", 1), ("About", 0)]
+VIEW = {"width": 1400, "height": 4000}  # tall: plotly charts below the fold are not drawn
+READY = '[data-testid="stApp"][data-test-connection-state="CONNECTED"][data-test-script-state="notRunning"]'
+
+
+def unavailable(reason: str):
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{reason} (CI=true: the browser tests must run; .ci/run installs Chromium and Playwright)")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    exe = shutil.which("chromium")
+    if exe is None:
+        unavailable("Chromium is not installed (apt-get install -y chromium)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        unavailable("the playwright package is not installed (pip install playwright)")
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=exe, args=FLAGS)
+        yield browser
+        browser.close()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def app_url(tmp_path_factory):
+    """The app served on a free port, on a tiny random model and estimator."""
+    root = tmp_path_factory.mktemp("browser_models")
+    torch.manual_seed(0)
+    save_sudoku_mdm(SudokuMDM(SudokuMDMConfig(box=3, d_model=32, n_layers=1, n_heads=2, d_ff=64)),
+                    root / "mdm.safetensors")
+    save_estimator(MIEstimator(EstimatorConfig(d_in=32, n_values=9, d_node=16, d_proj=8, d_pair=8)),
+                   root / "est.safetensors")
+    port = free_port()
+    env = {**os.environ, "MI_LENS_SUDOKU_MODEL": str(root / "mdm.safetensors"), "MI_LENS_DEVICE": "cpu",
+           "MI_LENS_SUDOKU_ESTIMATOR": str(root / "est.safetensors"),
+           "MI_LENS_BENCHMARKS": str(ROOT / "tests" / "fixtures")}
+    url = f"http://127.0.0.1:{port}"
+    with open(root / "streamlit.log", "w") as log:
+        proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+                                 "--server.port", str(port), "--server.address", "127.0.0.1",
+                                 "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
+                                cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.time() + 90
+        while True:
+            try:
+                if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
+                    break
+            except OSError:
+                pass
+            if proc.poll() is not None or time.time() > deadline:
+                raise RuntimeError(f"streamlit did not start: {(root / 'streamlit.log').read_text()[-2000:]}")
+            time.sleep(0.5)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+
+
+def wait_ready(page, timeout: float = 90_000) -> None:
+    """Wait until the script has finished its run (checked twice: a rerun can start right after one ends)."""
+    for _ in range(2):
+        page.wait_for_timeout(250)
+        page.wait_for_selector(READY, timeout=timeout)
+
+
+def charts_drawn(page) -> int:
+    return page.locator('[data-testid="stPlotlyChart"]:has(.main-svg)').count()
+
+
+def check_page(page, charts: int) -> None:
+    assert page.locator('[data-testid="stException"]').count() == 0, page.url
+    if charts:
+        page.wait_for_function("document.querySelectorAll('[data-testid=\"stPlotlyChart\"] .main-svg').length > 0")
+        deadline = time.time() + 30
+        while charts_drawn(page) < charts and time.time() < deadline:
+            page.wait_for_timeout(200)
+        assert charts_drawn(page) >= charts, (page.url, charts_drawn(page))
+
+
+def navigate(page, title: str) -> None:
+    page.locator('[data-testid="stSidebar"]').get_by_role("link", name=title, exact=True).click()
+
+
+def test_every_page_renders_and_its_charts_draw(chromium, app_url):
+    page = chromium.new_page(viewport=VIEW)
+    page.goto(app_url)
+    for title, charts in PAGES:
+        navigate(page, title)
+        wait_ready(page)
+        check_page(page, charts)
+        assert page.locator("h1").count() >= 1
+        if title == "Exact vs estimated":  # the exact probe runs on demand: estimated | exact | difference, asymmetry
+            page.get_by_text("Run the exact probe").click()
+            wait_ready(page)
+            check_page(page, 4)
+            assert "exact=true" in page.url
+    page.close()
+
+
+def step_value(page) -> str:
+    return page.locator('[data-testid="stMetric"]:has-text("step") [data-testid="stMetricValue"]').first.inner_text()
+
+
+def test_decoding_steps_forward_and_back(chromium, app_url):
+    page = chromium.new_page(viewport=VIEW)
+    page.goto(f"{app_url}/Decoding?a=topk&a_topk_k=4")
+    wait_ready(page)
+    check_page(page, 2)
+    assert step_value(page) == "0 / 12"
+    page.get_by_role("button", name="next").click()
+    wait_ready(page)
+    assert step_value(page) == "1 / 12"
+    page.locator("h1").first.click()  # focus the page so the arrow-key shortcut reaches it
+    page.keyboard.press("ArrowRight")
+    wait_ready(page)
+    assert step_value(page) == "2 / 12"
+    page.get_by_role("button", name="prev").click()
+    wait_ready(page)
+    assert step_value(page) == "1 / 12"
+    assert "step=1" in page.url  # the frame is part of the shareable URL
+    check_page(page, 2)
+    page.close()
+
+
+def selected(page, label: str) -> str:
+    """The shown value of the selectbox whose label starts with ``label``."""
+    box = page.locator('[data-testid="stSelectbox"]').filter(has_text=label)
+    return box.evaluate("e => { const i = e.querySelector('input'); "
+                        "return (i && i.value) || e.querySelector('[value]')?.getAttribute('value') || e.innerText }")
+
+
+def test_a_shared_url_reopens_the_same_view(chromium, app_url):
+    first = chromium.new_context(viewport=VIEW)
+    page = first.new_page()
+    page.goto(f"{app_url}/MI_maps?preset=hard+%C2%B7+26+clues&cell=r5c4")
+    wait_ready(page)
+    check_page(page, 3)
+    page.get_by_role("radio", name="entropy").click()  # a layer of the segmented control
+    wait_ready(page)
+    shared = page.url
+    assert "layer=entropy" in shared and "cell=r5c4" in shared and "preset=hard" in shared
+    first.close()
+    second = chromium.new_context(viewport=VIEW)
+    page = second.new_page()
+    page.goto(shared)
+    wait_ready(page)
+    check_page(page, 3)
+    assert selected(page, "Selected cell") == "r5c4"
+    assert selected(page, "Preset") == "hard · 26 clues"
+    assert page.locator(".gtitle", has_text="entropy").count() == 1  # the grid's title names its layer
+    second.close()
+
+
+def test_eight_browser_contexts_at_once(chromium, app_url):
+    # an ordinary window: the charts above the fold must draw in each of the eight
+    contexts = [chromium.new_context(viewport={"width": 1280, "height": 900}) for _ in range(8)]
+    pages = [c.new_page() for c in contexts]
+    try:
+        for page in pages:
+            page.goto(app_url, wait_until="commit")
+        for title, charts in PAGES:
+            for page in pages:  # start all eight before waiting on any: the server serves them together
+                wait_ready(page)
+                navigate(page, title)
+            for page in pages:
+                wait_ready(page)
+                check_page(page, min(charts, 1))
+                assert page.locator("h1").first.inner_text()
+    finally:
+        for c in contexts:
+            c.close()
