@@ -1,0 +1,294 @@
+"""``python -m mi_core eval-estimator sudoku --puzzles PATH [--limit N] --json OUT``: estimator vs exact probe.
+
+Held-out states are drawn from the given puzzle file, seeded, as the training data is drawn from generated
+puzzles (masked solutions at t ~ U(0, 1), clue patterns, intermediate states of decoding runs), so the
+estimator never saw them. Both the exact probe and the estimator (one MDM pass + the head, one state at a
+time) run on every state in the same process; the report gives Spearman and Pearson correlation over
+masked x masked pairs (pooled and median per state), MAE, top-k edge precision, results by mask ratio
+and by source, the wall times and their ratio, and how well the strongest edges recover the Sudoku
+row/column/box constraint graph on the empty grid and on partly filled grids. Writes JSON (``--json``) and
+replaces the section between the markers below in ``--markdown`` (default ``BENCHMARKS.md``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import math
+import platform
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+from tqdm import tqdm
+
+from mi_core.device import pick_device
+from mi_core.domains.sudoku import SUDOKU9, parse_grid, read_puzzles
+from mi_core.mi.estimator import estimate_mi, load_estimator, load_estimator_meta
+from mi_core.mi.fidelity import fidelity, mean_recovery, rule_recovery
+from mi_core.mi.probe import probe
+from mi_core.train.estimator_data import SOURCES, StateMix, draw_states
+
+START, END = "<!-- eval-estimator:start -->", "<!-- eval-estimator:end -->"
+RATIO_BINS = (0.0, 0.25, 0.5, 0.75, 1.0)
+HEADLINE = ("spearman", "spearman_median", "pearson", "pearson_median", "mae", "topk_precision")
+
+
+def puzzle_arrays(path: Path, limit: int | None) -> tuple[np.ndarray, np.ndarray]:
+    """``(puzzles, solutions)`` each ``(P, 81)`` from a puzzle file (solutions solved when absent)."""
+    from mi_core.bench.sudoku import solutions_for
+
+    records = read_puzzles(path, limit=limit)
+    puzzles = np.array([parse_grid(r.puzzle, 81) for r in records], dtype=np.int64)
+    solutions = np.array([parse_grid(s, 81) for s in solutions_for(records)], dtype=np.int64)
+    return puzzles, solutions
+
+
+def run_exact(model, tokens: torch.Tensor, eps: float, max_batch: int, bar=None) -> tuple[np.ndarray, list, list]:
+    """Exact MI ``(S, N, N)`` of each state, with the wall seconds and passes of each probe."""
+    mi, seconds, passes = [], [], []
+    for t in tokens:
+        start = time.perf_counter()
+        res = probe(model, t, eps=eps, max_batch=max_batch)
+        seconds.append(time.perf_counter() - start)
+        mi.append(res.mi.numpy())
+        passes.append(res.passes)
+        if bar is not None:
+            bar.update(1)
+    return np.stack(mi), seconds, passes
+
+
+def run_estimator(model, estimator, tokens: torch.Tensor) -> tuple[np.ndarray, list, float]:
+    """Estimated MI ``(S, N, N)``: one state at a time (its wall seconds each), then all in one batch (seconds)."""
+    estimate_mi(model, estimator, tokens[:1])  # warm-up
+    mi, seconds = [], []
+    for s in range(len(tokens)):
+        start = time.perf_counter()
+        est = estimate_mi(model, estimator, tokens[s : s + 1])
+        seconds.append(time.perf_counter() - start)
+        mi.append(est.mi[0].double().cpu().numpy())
+    start = time.perf_counter()
+    estimate_mi(model, estimator, tokens)
+    return np.stack(mi), seconds, time.perf_counter() - start
+
+
+def ratio_label(ratio: float) -> str:
+    for lo, hi in itertools.pairwise(RATIO_BINS):
+        if ratio <= hi:
+            return f"{lo:.2f}-{hi:.2f}"
+    raise ValueError(f"mask ratio {ratio} is above 1")
+
+
+def grouped(pred, exact, masked, labels: list[str], threshold: float) -> dict:
+    """:func:`fidelity` per distinct label (sorted), over the states carrying it."""
+    labels = np.asarray(labels)
+    return {lab: fidelity(pred[labels == lab], exact[labels == lab], masked[labels == lab], threshold)
+            for lab in sorted(set(labels.tolist()))}
+
+
+def rules_report(model, estimator, pred, exact, masked, source, threshold, eps, max_batch) -> dict:
+    """Rule recovery (Sudoku peers) of estimated and exact MI: empty grid, clue patterns, all held-out states."""
+    peers = SUDOKU9.peers()
+    empty = torch.zeros(1, 81, dtype=torch.long, device=model.value_tokens.device)
+    e_pred = estimate_mi(model, estimator, empty).mi[0].double().cpu().numpy()
+    e_exact = probe(model, empty[0], eps=eps, max_batch=max_batch).mi.numpy()
+    all_masked = np.ones(81, dtype=bool)
+    groups = {"empty grid": ([e_pred], [e_exact], [all_masked]),
+              "puzzle clue patterns": tuple(x[source == 1] for x in (pred, exact, masked)),
+              "all held-out states": (pred, exact, masked)}
+    out = {}
+    for name, (p, e, m) in groups.items():
+        if len(m) == 0:
+            continue
+        out[name] = {side: mean_recovery([rule_recovery(x, mm, peers, threshold) for x, mm in zip(xs, m)])
+                     for side, xs in (("estimator", p), ("exact", e))}
+    return out
+
+
+def run_eval(model, estimator, puzzles, solutions, args, device, log=print) -> dict:
+    """The whole evaluation as a JSON-ready dict (see the module docstring)."""
+    rng = np.random.default_rng(args.seed)
+    tokens, source = draw_states(model, puzzles, solutions, args.states, StateMix.parse(args.mix), rng,
+                                 transform=False, device=device)
+    tokens = torch.as_tensor(tokens, device=device)
+    masked = (tokens == model.mask_id).cpu().numpy()
+    with tqdm(total=len(tokens), unit="state", desc="exact probe", file=sys.stderr) as bar:
+        exact, exact_s, passes = run_exact(model, tokens, args.eps, args.max_batch, bar)
+    pred, est_s, batched_s = run_estimator(model, estimator, tokens)
+    log(f"probe {sum(exact_s):.1f} s, estimator {sum(est_s):.3f} s over {len(tokens)} states")
+    res = fidelity(pred, exact, masked, args.threshold)
+    ratios = masked.mean(1)
+    res.update({
+        "estimator_seconds": sum(est_s), "exact_seconds": sum(exact_s), "speedup": sum(exact_s) / sum(est_s),
+        "estimator_median_seconds": float(np.median(est_s)), "exact_median_seconds": float(np.median(exact_s)),
+        "speedup_median": float(np.median(exact_s) / np.median(est_s)),
+        "estimator_batched_seconds": batched_s, "exact_passes": int(sum(passes)), "estimator_passes": len(tokens),
+        "by_mask_ratio": grouped(pred, exact, masked, [ratio_label(r) for r in ratios], args.threshold),
+        "by_source": grouped(pred, exact, masked, [SOURCES[s] for s in source], args.threshold),
+        "rules": rules_report(model, estimator, pred, exact, masked, source, args.threshold, args.eps, args.max_batch),
+        "exact_max_mi": float(exact.max()), "mean_masked": float(masked.sum(1).mean()),
+        "puzzles": str(args.puzzles), "limit": args.limit, "seed": args.seed, "mix": args.mix, "eps": args.eps,
+        "model": str(args.model), "estimator": str(args.estimator), "estimator_params": estimator.num_params(),
+        "estimator_config": estimator.cfg.__dict__, "training": training_summary(load_estimator_meta(args.estimator)),
+        "device": str(device),
+        "host": platform.processor() or platform.machine(), "threads": torch.get_num_threads(),
+    })
+    return res
+
+
+def training_summary(meta: dict) -> dict:
+    """What the estimator's JSON says about its training data and variants (empty parts when absent)."""
+    keep = ("states", "by_source", "mean_masked", "passes", "probe_seconds", "command")
+    variants = [{k: v.get(k) for k in ("variant", "val_spearman", "params", "seconds")}
+                | {k: v.get("val", {}).get(k) for k in ("spearman_median", "topk_precision")}
+                for v in meta.get("variants", [])]
+    return {"data": {k: meta.get("data", {}).get(k) for k in keep}, "command": meta.get("command"),
+            "mdm": meta.get("mdm"), "chosen": meta.get("chosen"), "variants": variants,
+            "train_states": meta.get("train_states"), "val_states": meta.get("val_states")}
+
+
+def training_markdown(t: dict) -> list[str]:
+    """Lines on the estimator's training data and the variants compared on its validation states."""
+    d = t["data"]
+    if not t["variants"] or d.get("states") is None:
+        return []
+    sources = ", ".join(f"{k} {v}" for k, v in d["by_source"].items())
+    data = (f"Training data: {d['states']} states ({sources}; {d['mean_masked']:.1f} masked cells on average) "
+            f"drawn from generated puzzles; the exact probe took {d['passes']:,} passes and "
+            f"{d['probe_seconds']:.0f} s" + (f": `{d['command']}`." if d.get("command") else "."))
+    train = (f"Trained with `{t['command']}` ({t['train_states']} training, {t['val_states']} validation states); "
+             f"kept: **{t['chosen']}** (best validation Spearman).")
+    header = ("| variant (loss : bound/free [: no position embeddings]) | val Spearman | val Spearman (median) "
+              "| val top-k precision | parameters | seconds |")
+    lines = [data, "", train, "", header, "|---|---|---|---|---|---|"]
+    for v in t["variants"]:
+        lines.append(f"| {v['variant']} | {_fmt(v['val_spearman'])} | {_fmt(v['spearman_median'])} | "
+                     f"{_fmt(v['topk_precision'])} | {_fmt(v['params'], ',')} | {_fmt(v['seconds'], '.0f')} |")
+    return [*lines, ""]
+
+
+def _fmt(x, spec: str = ".3f") -> str:
+    return "n/a" if x is None or (isinstance(x, float) and not math.isfinite(x)) else format(x, spec)
+
+
+def _fid_row(name: str, f: dict) -> str:
+    return (f"| {name} | {f['n_states']} | {f['n_pairs']} | {_fmt(f['spearman'])} | {_fmt(f['spearman_median'])} | "
+            f"{_fmt(f['pearson'])} | {_fmt(f['mae'], '.2e')} | {_fmt(f['topk_precision'])} ({f['topk_k']}) |")
+
+
+def fidelity_markdown(res: dict) -> list[str]:
+    """The run's settings and the fidelity table (all states, by mask ratio, by source)."""
+    limit = f" --limit {res['limit']}" if res["limit"] else ""
+    command = (f"python -m mi_core eval-estimator sudoku --puzzles {res['puzzles']}{limit} --states {res['n_states']} "
+               f"--seed {res['seed']}")
+    intro = (f"`{command}`: model `{res['model']}`, estimator `{res['estimator']}` ({res['estimator_params']:,} "
+             f"parameters), {res['device']} ({res['host']}, {res['threads']} threads). Held-out states drawn from that "
+             f"file (mix uniform,puzzle,decode = {res['mix']}), {res['mean_masked']:.1f} masked cells on average; "
+             f"exact probe eps = {res['eps']:g}. Pairs: masked x masked, i < j. Top-k: per state, k = exact pairs "
+             f"above {res['edge_threshold']:g} nats (total k in brackets).")
+    header = "| | states | pairs | Spearman | Spearman (median/state) | Pearson | MAE (nats) | top-k precision (k) |"
+    lines = [intro, "", header, "|---|---|---|---|---|---|---|---|", _fid_row("all", res)]
+    lines += [_fid_row(f"mask ratio {name}", f) for name, f in res["by_mask_ratio"].items()]
+    lines += [_fid_row(f"source: {name}", f) for name, f in res["by_source"].items()]
+    return lines
+
+
+def timing_markdown(res: dict) -> list[str]:
+    text = (f"Wall time, same run and machine: exact probe **{res['exact_seconds']:.1f} s** "
+            f"({res['exact_passes']:,} passes), estimator **{res['estimator_seconds']:.3f} s** (1 pass + head per "
+            f"state, one state at a time; {res['estimator_batched_seconds']:.3f} s all states in one batch): "
+            f"**{res['speedup']:.0f}x** faster. Per state (median): exact {res['exact_median_seconds']:.2f} s, "
+            f"estimator {1e3 * res['estimator_median_seconds']:.1f} ms, {res['speedup_median']:.0f}x.")
+    return [text]
+
+
+def rules_markdown(res: dict) -> list[str]:
+    intro = (f"Sudoku rule recovery (peers = the row/column/box constraint graph). R-precision: share of the K "
+             f"strongest masked pairs that are peers, K = masked peer pairs (precision = recall there); "
+             f"precision/recall: edges above {res['edge_threshold']:g} nats.")
+    lines = [intro, "", "| states | MI | R-precision | precision | recall | edges | peer pairs |",
+             "|---|---|---|---|---|---|---|"]
+    for name, sides in res["rules"].items():
+        for side, r in sides.items():
+            lines.append(f"| {name} ({r['n_states']}) | {side} | {_fmt(r['r_precision'])} | {_fmt(r['precision'])} | "
+                         f"{_fmt(r['recall'])} | {_fmt(r['edges'], '.0f')} | {_fmt(r['rule_pairs'], '.0f')} |")
+    return lines
+
+
+def markdown(res: dict) -> str:
+    """The BENCHMARKS.md section (between the markers) for a result of :func:`run_eval`."""
+    lines = [START, "## Neural MI estimator vs exact probe (`python -m mi_core eval-estimator`)", ""]
+    lines += training_markdown(res["training"]) + fidelity_markdown(res) + [""] + timing_markdown(res) + [""]
+    return "\n".join(lines + rules_markdown(res) + [END])
+
+
+def update_markdown(path: Path, section: str) -> None:
+    """Replace the text between the eval-estimator markers in ``path`` (append it when absent)."""
+    text = path.read_text() if path.is_file() else "# Benchmarks\n"
+    if START in text and END in text:
+        before, rest = text.split(START, 1)
+        text = before + section + rest.split(END, 1)[1]
+    else:
+        text = text.rstrip("\n") + "\n\n" + section + "\n"
+    path.write_text(text)
+
+
+def json_ready(obj):
+    """NaN and infinity become None (JSON has no NaN); numpy scalars become Python numbers."""
+    if isinstance(obj, dict):
+        return {k: json_ready(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [json_ready(v) for v in obj]
+    if isinstance(obj, (float, np.floating)):
+        return float(obj) if math.isfinite(obj) else None
+    if isinstance(obj, np.integer):
+        return int(obj)
+    return obj
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m mi_core eval-estimator", description=__doc__.split("\n\n")[0])
+    p.add_argument("domain", choices=["sudoku"])
+    p.add_argument("--puzzles", required=True, type=Path, help="held-out puzzles (.txt or .csv); never training data")
+    p.add_argument("--limit", type=int, default=None, help="draw from the first N puzzles only")
+    p.add_argument("--states", type=int, default=60, help="held-out states to compare on")
+    p.add_argument("--mix", default=StateMix().as_text(), help="weights of uniform,puzzle,decode states")
+    p.add_argument("--threshold", type=float, default=1e-2, help="exact MI (nats) above which a pair is an edge")
+    p.add_argument("--eps", type=float, default=0.0, help="exact probe pruning (0: exact)")
+    p.add_argument("--max-batch", type=int, default=512)
+    p.add_argument("--model", type=Path, default=Path("assets/sudoku_mdm.safetensors"))
+    p.add_argument("--estimator", type=Path, default=Path("assets/sudoku_mi_estimator.safetensors"))
+    p.add_argument("--device", default="auto")
+    p.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json", type=Path, default=None, help="write the results here")
+    p.add_argument("--markdown", type=Path, default=Path("BENCHMARKS.md"), help="section updated in this file")
+    p.add_argument("--no-markdown", dest="write_markdown", action="store_false")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.states < 1 or (args.limit is not None and args.limit < 1):
+        raise ValueError("--states and --limit must be >= 1")
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    from mi_core.models.sudoku_mdm import load_sudoku_mdm
+
+    device = pick_device(args.device)
+    puzzles, solutions = puzzle_arrays(args.puzzles, args.limit)
+    model = load_sudoku_mdm(args.model, device)
+    estimator = load_estimator(args.estimator, device)
+    res = json_ready(run_eval(model, estimator, puzzles, solutions, args, device,
+                              log=lambda m: print(m, file=sys.stderr, flush=True)))
+    if args.json is not None:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(res, indent=2) + "\n")
+    if args.write_markdown:
+        update_markdown(args.markdown, markdown(res))
+    keys = ("n_states", *HEADLINE, "estimator_seconds", "exact_seconds", "speedup")
+    print(json.dumps({k: res[k] for k in keys}, indent=2))
+    return 0

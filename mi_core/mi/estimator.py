@@ -1,0 +1,242 @@
+"""A small neural head that predicts the exact pairwise MI matrix from one forward pass of a frozen MDM.
+
+The head reads what the decode loop's own pass already has: final hidden states ``h`` ``(B, N, D)``,
+the marginals ``p`` and entropies ``H`` from the logits, and which positions are masked. Each position
+gets a projection ``z_i`` from ``[LayerNorm(h_i), p_i, log p_i, H_i, log H_i, e_i]``, where ``e_i`` is a
+learned embedding of the position index (for a fixed-length domain such as Sudoku; an MDM's final
+hidden states keep only part of the position, and which positions share a constraint is most of what
+the MI depends on). Each pair (i, j) gets a symmetric feature vector
+
+    [z_i * z_j, z_i + z_j, o_ij, min(H_i, H_j), max(H_i, H_j), and the logs of the last three],
+
+``o_ij = sum_v p_i(v) p_j(v)`` the chance that the two take the same value, which a small MLP turns into
+a logit ``s_ij``. With ``bound=True`` the prediction is a fraction of the information-theoretic bound,
+``MI(i, j) = sigmoid(s_ij) * min(H_i, H_j)``; otherwise ``softplus(s_ij)``. Only the upper triangle of
+masked x masked pairs is kept and mirrored, so the result is symmetric, non-negative, zero on given
+positions and on the diagonal by construction.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from mi_core.mi.entropy import entropy_from_logits
+from mi_core.models.base import ModelFileError, load_config_dict, load_state, save_model
+
+LOG_FLOOR = 1e-8  # inside the log features: probabilities and entropies below it all look alike
+LOG_SCALE = 0.1  # log(1e-8) = -18.4 becomes -1.84, the range of the other features
+
+
+class EstimatorInputError(ValueError):
+    """Tensors handed to the estimator whose shapes do not fit its config or each other."""
+
+
+@dataclass(frozen=True)
+class EstimatorConfig:
+    """``d_in``: the MDM's hidden size D; ``n_values``: V; ``n_positions``: sequence length N for learned
+    position embeddings of size ``d_pos`` (0 for none; then any N is accepted); ``d_node``: width of the
+    per-position MLP; ``d_proj``: size of ``z_i``; ``d_pair``: width of the pair MLP; ``bound``: predict a
+    fraction of ``min(H_i, H_j)`` instead of an unbounded softplus; ``init_bias``: the output logit's
+    starting bias (exact MI between masked cells is often 1e-4 to 1e-3 nats, so start small)."""
+
+    d_in: int
+    n_values: int
+    n_positions: int = 0
+    d_pos: int = 32
+    d_node: int = 128
+    d_proj: int = 32
+    d_pair: int = 32
+    bound: bool = True
+    init_bias: float = -6.0
+
+    def __post_init__(self):
+        for name in ("d_in", "n_values", "d_node", "d_proj", "d_pair"):
+            if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
+                raise ValueError(f"EstimatorConfig.{name} must be a positive integer, got {getattr(self, name)!r}")
+        for name in ("n_positions", "d_pos"):
+            if not isinstance(getattr(self, name), int) or getattr(self, name) < 0:
+                raise ValueError(f"EstimatorConfig.{name} must be an integer >= 0, got {getattr(self, name)!r}")
+        if self.n_values < 2:
+            raise ValueError(f"EstimatorConfig.n_values must be >= 2, got {self.n_values}")
+
+    @property
+    def uses_positions(self) -> bool:
+        return self.n_positions > 0 and self.d_pos > 0
+
+
+def _log(x: torch.Tensor) -> torch.Tensor:
+    return (x + LOG_FLOOR).log() * LOG_SCALE
+
+
+class MIEstimator(nn.Module):
+    """``forward(hidden (B,N,D), probs (B,N,V), entropy (B,N), masked (B,N) bool) -> (B,N,N) float32``."""
+
+    def __init__(self, cfg: EstimatorConfig):
+        super().__init__()
+        self.cfg = cfg
+        d_pos = cfg.d_pos if cfg.uses_positions else 0
+        self.pos = nn.Parameter(torch.randn(cfg.n_positions, d_pos)) if d_pos else None
+        self.norm = nn.LayerNorm(cfg.d_in)
+        self.node = nn.Sequential(
+            nn.Linear(cfg.d_in + 2 * cfg.n_values + 2 + d_pos, cfg.d_node), nn.GELU(), nn.Linear(cfg.d_node, cfg.d_proj)
+        )
+        self.pair = nn.Sequential(
+            nn.Linear(2 * cfg.d_proj + 6, cfg.d_pair), nn.GELU(), nn.Linear(cfg.d_pair, cfg.d_pair), nn.GELU(),
+            nn.Linear(cfg.d_pair, 1),
+        )
+        nn.init.zeros_(self.pair[-1].weight)
+        nn.init.constant_(self.pair[-1].bias, cfg.init_bias)
+
+    def num_params(self) -> int:
+        return sum(p.numel() for p in self.parameters())
+
+    def project(self, hidden: torch.Tensor, probs: torch.Tensor, entropy: torch.Tensor) -> torch.Tensor:
+        """``z`` ``(B, N, d_proj)``: one vector per position."""
+        p, h = probs.float(), entropy.float()[..., None]
+        parts = [self.norm(hidden.float()), p, _log(p), h, _log(h)]
+        if self.pos is not None:
+            parts.append(self.pos.expand(hidden.shape[0], -1, -1))
+        return self.node(torch.cat(parts, -1))
+
+    def pair_mi(self, z: torch.Tensor, probs: torch.Tensor, entropy: torch.Tensor, b, i, j) -> torch.Tensor:
+        """Predicted MI ``(P,)`` of the pairs ``(b[k], i[k], j[k])`` from the projections ``z`` ``(B, N, d_proj)``."""
+        zi, zj = z[b, i], z[b, j]
+        p, h = probs.float(), entropy.float().clamp_min(0)
+        overlap = (p[b, i] * p[b, j]).sum(-1)  # chance the two take the same value
+        h_min, h_max = torch.minimum(h[b, i], h[b, j]), torch.maximum(h[b, i], h[b, j])
+        scalars = torch.stack([overlap, h_min, h_max, _log(overlap), _log(h_min), _log(h_max)], -1)
+        s = self.pair(torch.cat([zi * zj, zi + zj, scalars], -1)).squeeze(-1)
+        return torch.sigmoid(s) * h_min if self.cfg.bound else F.softplus(s)  # MI(i, j) <= min(H_i, H_j)
+
+    def forward(self, hidden: torch.Tensor, probs: torch.Tensor, entropy: torch.Tensor,
+                masked: torch.Tensor) -> torch.Tensor:
+        check_inputs(self.cfg, hidden, probs, entropy, masked)
+        z = self.project(hidden, probs, entropy)
+        # only masked x masked pairs with i < j are computed (a few times cheaper than all N x N), then
+        # mirrored: symmetric bit for bit, zero on the diagonal and wherever a position is given
+        b, i, j = pair_mask(masked).triu(1).nonzero(as_tuple=True)
+        upper = torch.zeros(masked.shape + masked.shape[1:], dtype=torch.float32, device=z.device)
+        upper = upper.index_put((b, i, j), self.pair_mi(z, probs, entropy, b, i, j))
+        return upper + upper.transpose(1, 2)
+
+
+def pair_mask(masked: torch.Tensor) -> torch.Tensor:
+    """``(B, N)`` bool -> ``(B, N, N)`` bool: both positions masked and i != j."""
+    both = masked[:, :, None] & masked[:, None, :]
+    return both & ~torch.eye(masked.shape[1], dtype=torch.bool, device=masked.device)
+
+
+def check_inputs(cfg: EstimatorConfig, hidden, probs, entropy, masked) -> None:
+    """Raise :class:`EstimatorInputError` naming the first tensor whose shape does not fit."""
+    if hidden.dim() != 3 or hidden.shape[-1] != cfg.d_in:
+        raise EstimatorInputError(f"hidden must be (B, N, {cfg.d_in}), got {tuple(hidden.shape)}")
+    b, n = hidden.shape[:2]
+    if cfg.uses_positions and n != cfg.n_positions:
+        raise EstimatorInputError(f"this estimator reads sequences of {cfg.n_positions} positions, got {n}")
+    if tuple(probs.shape) != (b, n, cfg.n_values):
+        raise EstimatorInputError(f"probs must be ({b}, {n}, {cfg.n_values}), got {tuple(probs.shape)}")
+    if tuple(entropy.shape) != (b, n):
+        raise EstimatorInputError(f"entropy must be ({b}, {n}), got {tuple(entropy.shape)}")
+    if tuple(masked.shape) != (b, n) or masked.dtype != torch.bool:
+        raise EstimatorInputError(f"masked must be a ({b}, {n}) bool tensor, got {tuple(masked.shape)} {masked.dtype}")
+
+
+LOSSES = ("mse", "sqrt", "log")
+
+
+def estimator_loss(pred: torch.Tensor, target: torch.Tensor, masked: torch.Tensor, kind: str = "mse",
+                   floor: float = 1e-5) -> torch.Tensor:
+    """Mean pair loss over masked x masked pairs ``i != j``.
+
+    Args:
+        pred, target: ``(B, N, N)`` predicted and exact MI (nats); masked: ``(B, N)`` bool.
+        kind: ``"mse"`` (the paper's objective), ``"sqrt"`` (squared error of square roots) or ``"log"``
+            (squared error of ``log(MI + floor)``): compressed scales that weigh the many tiny pairs more.
+        floor: nats added inside the square root or log (keeps the loss finite at MI = 0).
+    Returns:
+        a scalar tensor.
+    """
+    keep = pair_mask(masked)
+    if not keep.any():
+        raise ValueError("no masked x masked pair in the batch: nothing to fit")
+    p, t = pred[keep], target[keep].to(pred.dtype)
+    if kind == "mse":
+        return ((p - t) ** 2).mean()
+    if kind == "sqrt":
+        return (((p + floor).sqrt() - (t.clamp_min(0) + floor).sqrt()) ** 2).mean()
+    if kind == "log":
+        return (((p + floor).log() - (t.clamp_min(0) + floor).log()) ** 2).mean()
+    raise ValueError(f"unknown estimator loss {kind!r}; choose one of {', '.join(LOSSES)}")
+
+
+@dataclass
+class Estimate:
+    """One MDM pass plus the head: ``mi`` ``(B, N, N)``; ``entropy`` ``(B, N)`` and ``marginals``
+    ``(B, N, V)`` in the probe's format (entropy 0 and a one-hot marginal at given positions);
+    ``hidden`` ``(B, N, D)``; ``masked`` ``(B, N)``; wall ``seconds`` of the pass and the head together."""
+
+    mi: torch.Tensor
+    entropy: torch.Tensor
+    marginals: torch.Tensor
+    hidden: torch.Tensor
+    masked: torch.Tensor
+    seconds: float
+
+
+@torch.no_grad()
+def mdm_features(model, tokens: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The estimator's inputs from one MDM pass over ``tokens`` ``(B, N)``: ``(hidden, probs, entropy, masked)``,
+    computed exactly as the decode loop computes its step context (entropy zeroed on given positions)."""
+    out = model(tokens)
+    masked = tokens == model.mask_id
+    probs = out.logits.float().softmax(-1)
+    entropy = entropy_from_logits(out.logits) * masked
+    return out.hidden.float(), probs, entropy, masked
+
+
+@torch.no_grad()
+def estimate_mi(model, estimator: MIEstimator, tokens: torch.Tensor) -> Estimate:
+    """Predicted MI for token ids ``(B, N)`` (or ``(N,)``, treated as a batch of one): one MDM pass + the head."""
+    if tokens.dim() == 1:
+        tokens = tokens[None]
+    known = (tokens == model.mask_id) | (tokens[..., None] == model.value_tokens).any(-1)
+    if tokens.dim() != 2 or not known.all():
+        raise EstimatorInputError(
+            f"tokens must be (B, N) ids, each the mask id or a value token; got shape {tuple(tokens.shape)}"
+            + ("" if known.all() else f" with unknown ids {sorted(set(tokens[~known].tolist()))[:5]}")
+        )
+    start = time.perf_counter()
+    hidden, probs, entropy, masked = mdm_features(model, tokens)
+    mi = estimator(hidden, probs, entropy, masked)
+    seconds = time.perf_counter() - start
+    given = F.one_hot(((tokens[..., None] == model.value_tokens).long().argmax(-1)), probs.shape[-1]).float()
+    marginals = torch.where(masked[..., None], probs, given)
+    return Estimate(mi, entropy, marginals, hidden, masked, seconds)
+
+
+def save_estimator(estimator: MIEstimator, path: str | Path, extra: dict | None = None) -> None:
+    """Write the head's weights (safetensors) and config (+ ``extra``, e.g. training summary) as JSON."""
+    save_model(estimator, estimator.cfg, path, extra)
+
+
+def load_estimator_meta(path: str | Path) -> dict:
+    """Everything in the JSON beside the weights at ``path``: config, training data and variant summary."""
+    load_config_dict(path)  # raises ModelFileError on a missing or broken file
+    return json.loads(Path(path).with_suffix(".json").read_text())
+
+
+def load_estimator(path: str | Path, device: torch.device | str = "cpu") -> MIEstimator:
+    """Load an estimator written by :func:`save_estimator` (raises ModelFileError on a bad file)."""
+    raw = load_config_dict(path)
+    try:
+        cfg = EstimatorConfig(**raw)
+    except (TypeError, ValueError) as err:
+        raise ModelFileError(f"{path}: config does not describe an MI estimator: {err}") from None
+    return load_state(MIEstimator(cfg), path, torch.device(device))

@@ -1,0 +1,220 @@
+"""Train the neural MI estimator on exact-probe shards.
+
+``python -m mi_core train-estimator --data runs/estimator_data/NAME --out assets/sudoku_mi_estimator.safetensors``
+
+Each *variant* (a loss on some scale; with or without the ``min(H_i, H_j)`` bound; with or without learned
+position embeddings) is trained with the same seed and steps on the same training states; the one whose
+predictions rank held-out pairs best (pooled Spearman on the validation states) is saved, with every
+variant's validation scores, the training data's summary and both commands in the JSON beside it. The
+frozen MDM is not needed: the shards hold its hidden states, marginals and entropies.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from mi_core.mi.estimator import LOSSES, EstimatorConfig, MIEstimator, estimator_loss, save_estimator
+from mi_core.mi.fidelity import fidelity
+
+DEFAULT_OUT = Path("assets/sudoku_mi_estimator.safetensors")
+DEFAULT_VARIANTS = "log:free,log:bound,sqrt:bound,mse:bound,log:free:nopos"
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """One training run: ``loss`` in :data:`LOSSES` (``floor`` nats inside sqrt/log), ``steps`` of AdamW
+    on batches of ``batch`` states with cosine decay after ``warmup`` steps; validation every ``eval_every``
+    steps on a ``val_frac`` share of the states (the best checkpoint by pooled Spearman is kept)."""
+
+    seed: int = 0
+    loss: str = "log"
+    floor: float = 1e-5
+    steps: int = 1200
+    batch: int = 16
+    lr: float = 3e-3
+    weight_decay: float = 1e-4
+    warmup: int = 50
+    val_frac: float = 0.15
+    eval_every: int = 100
+    clip: float = 1.0
+
+    def __post_init__(self):
+        if self.loss not in LOSSES:
+            raise ValueError(f"unknown loss {self.loss!r}; choose one of {', '.join(LOSSES)}")
+        if min(self.steps, self.batch, self.eval_every) < 1 or self.warmup < 0:
+            raise ValueError("steps, batch and eval_every must be positive and warmup >= 0")
+        if not 0 < self.val_frac < 1:
+            raise ValueError(f"val_frac must be in (0, 1), got {self.val_frac}")
+        if self.floor <= 0 or self.lr <= 0:
+            raise ValueError("floor and lr must be positive")
+
+
+@dataclass(frozen=True)
+class Variant:
+    """What the variants compare: the loss, the ``min(H_i, H_j)`` bound, the learned position embeddings."""
+
+    loss: str
+    bound: bool
+    positions: bool = True
+
+    @classmethod
+    def parse(cls, item: str) -> Variant:
+        """``"log:bound"``, ``"mse:free"``, ``"log:free:nopos"`` -> Variant; ValueError on anything else."""
+        parts = item.strip().split(":")
+        if len(parts) not in (2, 3) or parts[0] not in LOSSES or parts[1] not in ("bound", "free") or (
+                len(parts) == 3 and parts[2] != "nopos"):
+            raise ValueError(f"a variant is LOSS:bound or LOSS:free, optionally with :nopos, with LOSS in "
+                             f"{', '.join(LOSSES)}; got {item!r}")
+        return cls(parts[0], parts[1] == "bound", len(parts) == 2)
+
+    def __str__(self) -> str:
+        return f"{self.loss}:{'bound' if self.bound else 'free'}" + ("" if self.positions else ":nopos")
+
+
+def parse_variants(text: str) -> list[Variant]:
+    """A comma-separated list of :meth:`Variant.parse` items."""
+    return [Variant.parse(item) for item in text.split(",")]
+
+
+def split(n: int, val_frac: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(train, val)`` state indices: a seeded permutation, at least one state on each side."""
+    if n < 2:
+        raise ValueError(f"need at least 2 states to hold some out for validation, got {n}")
+    order = np.random.default_rng(seed).permutation(n)
+    n_val = min(n - 1, max(1, round(n * val_frac)))
+    return np.sort(order[n_val:]), np.sort(order[:n_val])
+
+
+def lr_at(step: int, cfg: TrainConfig) -> float:
+    """Linear warm-up, then cosine decay to 5% of ``cfg.lr`` at ``cfg.steps``."""
+    if step < cfg.warmup:
+        return cfg.lr * (step + 1) / cfg.warmup
+    frac = (step - cfg.warmup) / max(1, cfg.steps - cfg.warmup)
+    return cfg.lr * (0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * min(1.0, frac))))
+
+
+def batch_of(data: dict[str, torch.Tensor], idx) -> tuple[torch.Tensor, ...]:
+    """``(hidden, probs, entropy, masked, mi)`` of the states ``idx``."""
+    return tuple(data[k][idx] for k in ("hidden", "probs", "entropy", "masked", "mi"))
+
+
+@torch.no_grad()
+def predict(estimator: MIEstimator, data: dict[str, torch.Tensor], idx, chunk: int = 64) -> np.ndarray:
+    """Predicted MI ``(len(idx), N, N)`` float64 for the states ``idx``."""
+    estimator.eval()
+    out = []
+    for lo in range(0, len(idx), chunk):
+        hidden, probs, entropy, masked, _ = batch_of(data, idx[lo : lo + chunk])
+        out.append(estimator(hidden, probs, entropy, masked).double().numpy())
+    return np.concatenate(out)
+
+
+def validate(estimator: MIEstimator, data: dict[str, torch.Tensor], idx) -> dict:
+    """:func:`mi_core.mi.fidelity.fidelity` of the estimator on states ``idx``."""
+    return fidelity(predict(estimator, data, idx), data["mi"][idx].double().numpy(), data["masked"][idx].numpy())
+
+
+def train_one(est_cfg: EstimatorConfig, cfg: TrainConfig, data: dict[str, torch.Tensor], train_idx, val_idx,
+              log=print) -> tuple[MIEstimator, dict]:
+    """Train one estimator; return the best checkpoint by validation Spearman and its training record."""
+    torch.manual_seed(cfg.seed)
+    gen = np.random.default_rng(cfg.seed)
+    estimator = MIEstimator(est_cfg)
+    opt = torch.optim.AdamW(estimator.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    best, best_state, curve, losses, start = -math.inf, None, [], [], time.time()
+    for step in range(cfg.steps):
+        estimator.train()
+        for group in opt.param_groups:
+            group["lr"] = lr_at(step, cfg)
+        hidden, probs, entropy, masked, target = batch_of(data, gen.choice(train_idx, size=cfg.batch))
+        loss = estimator_loss(estimator(hidden, probs, entropy, masked), target, masked, cfg.loss, cfg.floor)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(estimator.parameters(), cfg.clip)
+        opt.step()
+        losses.append(loss.item())
+        if (step + 1) % cfg.eval_every == 0 or step + 1 == cfg.steps:
+            val = validate(estimator, data, val_idx)
+            point = {"step": step + 1, "seconds": round(time.time() - start, 1), "train_loss": float(np.mean(losses)),
+                     **{k: val[k] for k in ("spearman", "spearman_median", "pearson", "mae", "topk_precision")}}
+            curve.append(point)
+            losses = []
+            log(json.dumps(point))
+            score = val["spearman"] if np.isfinite(val["spearman"]) else -math.inf
+            if score > best or best_state is None:
+                best, best_state = score, {k: v.clone() for k, v in estimator.state_dict().items()}
+    estimator.load_state_dict(best_state)
+    estimator.eval()
+    return estimator, {"train": asdict(cfg), "estimator": asdict(est_cfg), "curve": curve,
+                       "best_val_spearman": best, "seconds": round(time.time() - start, 1)}
+
+
+def train_variants(data: dict[str, torch.Tensor], est_cfg: EstimatorConfig, cfg: TrainConfig,
+                   variants: list[Variant], log=print) -> tuple[MIEstimator, dict]:
+    """Train every variant on one split; return the best by validation Spearman and a summary of all."""
+    train_idx, val_idx = split(len(data["mi"]), cfg.val_frac, cfg.seed)
+    results, best = [], None
+    for variant in variants:
+        log(f"variant {variant}")
+        v_cfg = replace(est_cfg, bound=variant.bound, n_positions=est_cfg.n_positions if variant.positions else 0)
+        estimator, record = train_one(v_cfg, replace(cfg, loss=variant.loss), data, train_idx, val_idx, log)
+        results.append({"variant": str(variant), **asdict(variant), "val_spearman": record["best_val_spearman"],
+                        "val": validate(estimator, data, val_idx), "params": estimator.num_params(),
+                        "seconds": record["seconds"]})
+        if best is None or record["best_val_spearman"] > best[2]["best_val_spearman"]:
+            best = (estimator, variant, record)
+    summary = {"variants": results, "chosen": str(best[1]), "record": best[2], "train_states": len(train_idx),
+               "val_states": len(val_idx)}
+    return best[0], summary
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m mi_core train-estimator", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--data", type=Path, required=True, help="shard directory written by make-estimator-data")
+    p.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    p.add_argument("--variants", default=DEFAULT_VARIANTS,
+                   help="comma list of LOSS:bound|free[:nopos] to compare (nopos: no position embeddings)")
+    p.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
+    for f in TrainConfig.__dataclass_fields__.values():
+        if f.name != "loss":
+            p.add_argument(f"--{f.name.replace('_', '-')}", type=type(f.default), default=f.default)
+    for name in ("d_pos", "d_node", "d_proj", "d_pair"):
+        default = EstimatorConfig.__dataclass_fields__[name].default
+        p.add_argument(f"--{name.replace('_', '-')}", type=int, default=default)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    from mi_core.train.estimator_data import load_shards
+
+    args = vars(build_parser().parse_args(argv))
+    variants = parse_variants(args["variants"])
+    cfg = TrainConfig(**{k: args[k] for k in TrainConfig.__dataclass_fields__ if k != "loss"})
+    if args["threads"]:
+        torch.set_num_threads(args["threads"])
+    data, manifest = load_shards(args["data"])
+    est_cfg = EstimatorConfig(d_in=data["hidden"].shape[-1], n_values=data["probs"].shape[-1],
+                              n_positions=data["hidden"].shape[1], d_pos=args["d_pos"], d_node=args["d_node"],
+                              d_proj=args["d_proj"], d_pair=args["d_pair"])
+    log = lambda m: print(m, file=sys.stderr, flush=True)
+    log(f"{manifest['summary']['states']} states from {args['data']}: {json.dumps(manifest['summary'])}")
+    estimator, summary = train_variants(data, est_cfg, cfg, variants, log)
+    extra = {"params": estimator.num_params(), "mdm": manifest["model"], "mdm_sha256": manifest["model_sha256"],
+             "data": {"dir": str(args["data"]), "command": manifest.get("command"), "config": manifest["config"],
+                      **manifest["summary"]},
+             "command": "python -m mi_core train-estimator " + " ".join(argv or sys.argv[1:]), **summary}
+    save_estimator(estimator, args["out"], extra)
+    brief = [{k: v[k] for k in ("variant", "val_spearman", "seconds")} for v in summary["variants"]]
+    print(json.dumps({"out": str(args["out"]), "params": extra["params"], "chosen": summary["chosen"],
+                      "variants": brief}, indent=2))
+    return 0
