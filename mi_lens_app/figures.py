@@ -10,6 +10,8 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
+from mi_core.bench.report import frontier  # pure Python; the pages stay free of torch
+
 GIVEN_COLOR = "#111111"
 FILLED_COLOR = "#1f5fbf"
 ERROR_COLOR = "#d62728"
@@ -274,7 +276,7 @@ def frontier_figure(rows: list[dict], title: str = "") -> go.Figure:
                                  mode="lines+markers", name=name, text=[r["label"] for r in pts],
                                  hovertemplate=("%{text}<br>%{x:.1f} passes<br>%{y:.1f}% solved"
                                                 f"<extra>{name}</extra>")))
-    front = pareto(rows)
+    front = frontier(rows)
     if front:
         fig.add_trace(go.Scatter(x=[r["mean_passes"] for r in front], y=[100 * r["accuracy"] for r in front],
                                  mode="lines", name="frontier", line={"color": "#444", "dash": "dash", "width": 1.5},
@@ -283,15 +285,6 @@ def frontier_figure(rows: list[dict], title: str = "") -> go.Figure:
                       xaxis_type="log", template="plotly_white", font=FONT, height=520)
     return fig
 
-
-def pareto(rows: list[dict]) -> list[dict]:
-    """Rows no other row beats on both counts (fewer or equal passes, higher accuracy), by passes."""
-    best, out = -1.0, []
-    for row in sorted(rows, key=lambda r: (r["mean_passes"], -r["accuracy"])):
-        if row["accuracy"] > best:
-            out.append(row)
-            best = row["accuracy"]
-    return out
 
 
 def bar_figure(labels: list[str], series: dict[str, np.ndarray], title: str = "", yaxis: str = "",

@@ -27,7 +27,7 @@ def main():
         widgets.chart(fig, key="frontier")
     with right:
         st.markdown(texts.BENCH_PAGE)
-        front = figures.pareto(rows)
+        front = figures.frontier(rows)
         if front:
             st.markdown("**On the frontier:**  \n" + "  \n".join(f"{r['label']}: {100 * r['accuracy']:.1f}% in "
                                                                f"{r['mean_passes']:.1f} passes" for r in front))

@@ -25,6 +25,7 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
+from mi_core.bench.report import update_section
 from mi_core.device import pick_device
 from mi_core.domains.sudoku import SUDOKU9, parse_grid, read_puzzles
 from mi_core.mi.estimator import estimate_mi, load_estimator, load_estimator_meta
@@ -32,7 +33,7 @@ from mi_core.mi.fidelity import fidelity, mean_recovery, rule_recovery
 from mi_core.mi.probe import probe
 from mi_core.train.estimator_data import SOURCES, StateMix, draw_states
 
-START, END = "<!-- eval-estimator:start -->", "<!-- eval-estimator:end -->"
+SECTION = "eval-estimator"  # BENCHMARKS.md section, between <!-- eval-estimator:start/end --> markers
 RATIO_BINS = (0.0, 0.25, 0.5, 0.75, 1.0)
 HEADLINE = ("spearman", "spearman_median", "pearson", "pearson_median", "mae", "topk_precision")
 
@@ -220,20 +221,11 @@ def rules_markdown(res: dict) -> list[str]:
 
 def markdown(res: dict) -> str:
     """The BENCHMARKS.md section (between the markers) for a result of :func:`run_eval`."""
-    lines = [START, "## Neural MI estimator vs exact probe (`python -m mi_core eval-estimator`)", ""]
+    lines = ["## Neural MI estimator vs exact probe (`python -m mi_core eval-estimator`)", ""]
     lines += training_markdown(res["training"]) + fidelity_markdown(res) + [""] + timing_markdown(res) + [""]
-    return "\n".join(lines + rules_markdown(res) + [END])
+    return "\n".join(lines + rules_markdown(res))
 
 
-def update_markdown(path: Path, section: str) -> None:
-    """Replace the text between the eval-estimator markers in ``path`` (append it when absent)."""
-    text = path.read_text() if path.is_file() else "# Benchmarks\n"
-    if START in text and END in text:
-        before, rest = text.split(START, 1)
-        text = before + section + rest.split(END, 1)[1]
-    else:
-        text = text.rstrip("\n") + "\n\n" + section + "\n"
-    path.write_text(text)
 
 
 def json_ready(obj):
@@ -288,7 +280,7 @@ def main(argv: list[str] | None = None) -> int:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(res, indent=2) + "\n")
     if args.write_markdown:
-        update_markdown(args.markdown, markdown(res))
+        update_section(SECTION, markdown(res), args.markdown)
     keys = ("n_states", *HEADLINE, "estimator_seconds", "exact_seconds", "speedup")
     print(json.dumps({k: res[k] for k in keys}, indent=2))
     return 0

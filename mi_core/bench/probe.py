@@ -20,12 +20,14 @@ from pathlib import Path
 
 import torch
 
+from mi_core.bench.report import update_section
+
 from mi_core.device import pick_device
 from mi_core.domains.sudoku import MASK_ID, geometry_for_length
 from mi_core.domains.sudoku_gen import random_grid
 from mi_core.mi.probe import probe
 
-START, END = "<!-- bench-probe:start -->", "<!-- bench-probe:end -->"
+SECTION = "bench-probe"  # BENCHMARKS.md section, between <!-- bench-probe:start/end --> markers
 
 
 def random_states(cells: int, masked: int, count: int, seed: int, device) -> list[torch.Tensor]:
@@ -153,7 +155,7 @@ def run_benchmark(model, device: torch.device, cfg: argparse.Namespace, progress
 def markdown(res: dict) -> str:
     """The BENCHMARKS.md section (between the markers) for a result of :func:`run_benchmark`."""
     peak = res["peak"]
-    lines = [START, "## Exact probe (`python -m mi_core bench-probe`)", "",
+    lines = ["## Exact probe (`python -m mi_core bench-probe`)", "",
              f"Measured {res['date']}: model `{res['model']}` on {res['device']} ({res['host']}, "
              f"{res['threads']} threads), seed "
              f"{res['seed']}, probe batch {res['max_batch']}. States: random solution grids with random cells "
@@ -181,18 +183,9 @@ def markdown(res: dict) -> str:
         for r in res["probe"]:
             b = r["bf16"]
             lines.append(f"| {r['masked']} | {b['speedup']:.2f}x | {b['mi_max_abs_diff']:.2e} | {b['mi_max']:.3f} |")
-    return "\n".join(lines + [END])
+    return "\n".join(lines)
 
 
-def update_markdown(path: Path, section: str) -> None:
-    """Replace the text between the bench-probe markers in ``path`` (append it when absent)."""
-    text = path.read_text() if path.is_file() else "# Benchmarks\n"
-    if START in text and END in text:
-        head, rest = text.split(START, 1)
-        text = head + section + rest.split(END, 1)[1]
-    else:
-        text = text.rstrip("\n") + "\n\n" + section + "\n"
-    path.write_text(text)
 
 
 def _floats(text: str) -> list[float]:
@@ -238,5 +231,5 @@ def main(argv: list[str] | None = None) -> int:
         cfg.json.parent.mkdir(parents=True, exist_ok=True)
         cfg.json.write_text(json.dumps(res, indent=2) + "\n")
     if cfg.write_markdown:
-        update_markdown(cfg.markdown, markdown(res))
+        update_section(SECTION, markdown(res), cfg.markdown)
     return 0

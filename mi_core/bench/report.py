@@ -41,3 +41,13 @@ def write_json(obj, path: str | Path) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(obj, indent=2) + "\n")
+
+
+def frontier(rows: list[dict]) -> list[dict]:
+    """Rows no other row beats on both counts (fewer or equal mean passes, higher accuracy), by passes."""
+    best, out = -1.0, []
+    for row in sorted(rows, key=lambda r: (r["mean_passes"], -r["accuracy"])):
+        if row["accuracy"] > best:
+            out.append(row)
+            best = row["accuracy"]
+    return out

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from mi_core.bench.report import markdown_table, update_section, write_json
+from mi_core.bench.report import frontier, markdown_table, update_section, write_json
 from mi_core.bench.sudoku import evaluate, with_default_estimator
 from mi_core.decoding import STRATEGIES, make_strategy
 from mi_core.device import pick_device
@@ -51,15 +51,6 @@ def parse_grid_spec(spec: str) -> list[tuple[str, dict[str, str]]]:
         axes.append([(key.strip(), v) for v in vals])
     return [(name, dict(combo)) for combo in itertools.product(*axes)]
 
-
-def frontier(rows: list[dict]) -> list[dict]:
-    """Rows not dominated by another (fewer or equal passes and higher or equal accuracy), by passes."""
-    best, out = -1.0, []
-    for row in sorted(rows, key=lambda r: (r["mean_passes"], -r["accuracy"])):
-        if row["accuracy"] > best:
-            out.append(row)
-            best = row["accuracy"]
-    return out
 
 
 def frontier_figure(rows: list[dict], title: str):
