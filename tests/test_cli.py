@@ -85,3 +85,46 @@ def test_unknown_command_and_help(capsys):
     assert "bench" in capsys.readouterr().out
     assert main(["train", "chess"]) == 2
     assert "train expects a domain" in capsys.readouterr().err
+
+
+def test_sweep_grid_spec_and_errors():
+    from mi_core.bench.sweep import parse_grid_spec
+
+    assert parse_grid_spec("sequential") == [("sequential", {})]
+    assert parse_grid_spec("mi:gamma=0.1,0.3;lam=1") == [("mi", {"gamma": "0.1", "lam": "1"}),
+                                                         ("mi", {"gamma": "0.3", "lam": "1"})]
+    with pytest.raises(ValueError, match="unknown sampler 'nope'"):
+        parse_grid_spec("nope:k=1")
+    with pytest.raises(ValueError, match="expected key=v1,v2"):
+        parse_grid_spec("topk:k")
+
+
+def test_frontier_and_merge():
+    from mi_core.bench.report import frontier
+    from mi_core.bench.sweep import merge_rows
+
+    rows = [{"sampler": "a", "params": {}, "accuracy": 0.5, "mean_passes": 10},
+            {"sampler": "b", "params": {}, "accuracy": 0.4, "mean_passes": 12},  # dominated
+            {"sampler": "c", "params": {}, "accuracy": 0.7, "mean_passes": 50}]
+    assert [r["sampler"] for r in frontier(rows)] == ["a", "c"]
+    new = [{"sampler": "b", "params": {}, "accuracy": 0.9, "mean_passes": 5},
+           {"sampler": "d", "params": {"k": "2"}, "accuracy": 0.1, "mean_passes": 1}]
+    merged = merge_rows(rows, new)
+    assert [(r["sampler"], r["accuracy"]) for r in merged] == [("a", 0.5), ("b", 0.9), ("c", 0.7), ("d", 0.1)]
+
+
+def test_sweep_writes_rows_html_and_section(tmp_path, model_path):
+    puzzles = tmp_path / "p.txt"
+    puzzles.write_text(EASY + "\n" + OTHER + "\n")
+    out, md = tmp_path / "s.json", tmp_path / "B.md"
+    base = ["sweep", "sudoku", "--puzzles", str(puzzles), "--json", str(out), "--markdown", str(md),
+            "--model", str(model_path), "--device", "cpu"]
+    assert main(base + ["--grid", "topk:k=2,4", "--name", "demo"]) == 0
+    assert main(base + ["--grid", "sequential", "--name", "demo", "--merge"]) == 0
+    rows = json.loads(out.read_text())
+    assert [(r["sampler"], r["params"]) for r in rows] == [("topk", {"k": "2"}), ("topk", {"k": "4"}), ("sequential", {})]
+    assert all(r["n"] == 2 and 0 <= r["accuracy"] <= 1 for r in rows)
+    assert rows[2]["mean_passes"] == (EASY.count(".") + OTHER.count(".")) / 2
+    text = md.read_text()
+    assert text.count("<!-- sweep-demo:start -->") == 1 and "| sequential |" in text and "--merge" in text
+    assert out.with_suffix(".html").is_file()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import json
 import sys
 from pathlib import Path
 
@@ -53,6 +54,17 @@ def parse_grid_spec(spec: str) -> list[tuple[str, dict[str, str]]]:
 
 
 
+def merge_rows(old: list[dict], new: list[dict]) -> list[dict]:
+    """``old`` rows with those of the same set, sampler and params replaced by ``new`` ones, then the rest of ``new``."""
+
+    def key(r):
+        return r.get("set"), r["sampler"], json.dumps(r["params"], sort_keys=True)
+
+    fresh = {key(r): r for r in new}
+    kept = [fresh.pop(key(r), r) for r in old]
+    return kept + list(fresh.values())
+
+
 def frontier_figure(rows: list[dict], title: str):
     """Plotly figure: accuracy against mean passes, one trace per sampler."""
     import plotly.graph_objects as go
@@ -80,6 +92,8 @@ def main(argv: list[str] | None = None) -> int:
                    help='e.g. "topk:k=2,4,7" or "mi:gamma=0.1,0.3;lam=1,2" (repeatable; replaces the default grid)')
     p.add_argument("--samplers", default=None, help="comma-separated: keep only these samplers of the grid")
     p.add_argument("--json", type=Path, required=True)
+    p.add_argument("--merge", action="store_true",
+                   help="add to the rows already in --json (a rerun of a sampler and params replaces its row)")
     p.add_argument("--markdown", type=Path, default=Path("BENCHMARKS.md"), help="report file ('-' to skip)")
     p.add_argument("--model", type=Path, default=Path("assets/sudoku_mdm.safetensors"))
     p.add_argument("--device", default="auto")
@@ -103,24 +117,27 @@ def main(argv: list[str] | None = None) -> int:
     strategies = [with_default_estimator(make_strategy(name, **params)) for name, params in configs]  # fail fast on bad params
     device = pick_device(args.device)
     model = load_sudoku_mdm(args.model, device)
+    cmd = "python -m mi_core sweep " + " ".join(argv if argv is not None else sys.argv[1:])
     rows = []
     for (name, params), strategy in zip(configs, strategies):
         with tqdm(total=len(records), desc=f"{name} {params}", unit="puzzle", file=sys.stderr, leave=False) as bar:
             res = evaluate(model, records, strategy, batch_size=args.batch_size, seed=args.seed, device=device,
                            progress=bar.update)
         res.pop("passes")
-        rows.append({"set": set_name, "sampler": name, "params": params, **res})
+        rows.append({"set": set_name, "sampler": name, "params": params, **res, "command": cmd})
         print(f"{set_name} {name} {params}: accuracy {res['accuracy']:.3f}, mean passes {res['mean_passes']:.1f}",
               file=sys.stderr)
+    if args.merge and args.json.is_file():
+        rows = merge_rows(json.loads(args.json.read_text()), rows)
     write_json(rows, args.json)
     frontier_figure(rows, f"Accuracy vs passes: {set_name} (n={len(records)})").write_html(
-        args.json.with_suffix(".html"), include_plotlyjs="cdn")
+        args.json.with_suffix(".html"), include_plotlyjs="directory")  # one plotly.min.js beside the HTML: works offline
     if str(args.markdown) != "-":
         table = markdown_table(rows, [("sampler", "sampler"), ("params", "params"), ("n", "n"),
                                       ("accuracy", "accuracy"), ("cell_accuracy", "cell acc."),
                                       ("mean_passes", "mean passes"), ("seconds", "seconds")])
+        n_text = ", ".join(sorted({str(r["n"]) for r in rows}))
         front = ", ".join(f"{r['sampler']}({', '.join(f'{k}={v}' for k, v in r['params'].items())})" for r in frontier(rows))
-        cmd = "python -m mi_core sweep " + " ".join(argv if argv is not None else sys.argv[1:])
-        update_section(f"sweep-{set_name}", f"### Sweep: {set_name} (n={len(records)}, device {device.type})\n\n"
-                       f"`{cmd}`\n\n{table}\n\nFrontier (accuracy vs passes): {front}\n", args.markdown)
+        update_section(f"sweep-{set_name}", f"### Sweep: {set_name} (n={n_text}, device {device.type})\n\n"
+                       + "".join(f"`{c}`\n\n" for c in dict.fromkeys(r.get("command", cmd) for r in rows)) + f"{table}\n\nFrontier (accuracy vs passes): {front}\n", args.markdown)
     return 0

@@ -1,0 +1,43 @@
+"""Write a Markdown training summary from the JSON stored beside a model's weights.
+
+    PYTHONPATH=. python scripts/training_summary.py assets/sudoku_mdm.json assets/sudoku_mdm_training.md \
+        --command "python -m mi_core train sudoku ..." [--note TEXT]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from mi_core.bench.report import markdown_table
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("meta", type=Path)
+    p.add_argument("out", type=Path)
+    p.add_argument("--command", required=True)
+    p.add_argument("--note", default="")
+    args = p.parse_args()
+    meta = json.loads(args.meta.read_text())
+    curve, cfg, train = meta["curve"], meta["config"], meta["train"]
+    last = curve[-1]
+    lines = [
+        f"# Training summary: {args.meta.stem}", "",
+        f"Command: `{args.command}`", "",
+        f"Model: {', '.join(f'{k}={v}' for k, v in cfg.items())}; {meta['params']:,} parameters.", "",
+        f"Training: {', '.join(f'{k}={v}' for k, v in train.items())}.", "",
+        f"Shipped checkpoint: step {last['step']:,}, {last['examples']:,} examples, {last['seconds'] / 60:.1f} min of "
+        f"training; validation (held-out generated puzzles, sequential decoding): {100 * last['val_accuracy']:.1f}% solved, "
+        f"{100 * last['val_cell_accuracy']:.1f}% of blank cells right, masked CE on puzzle blanks {last['val_puzzle_ce']:.3f}.",
+        "", args.note, "", "## Learning curve", "",
+        markdown_table(curve, [("step", "step"), ("examples", "examples"), ("seconds", "seconds"),
+                               ("train_loss", "train loss"), ("lr", "lr"), ("val_accuracy", "val solved"),
+                               ("val_cell_accuracy", "val cells"), ("val_puzzle_ce", "val CE")]),
+    ]
+    args.out.write_text("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()
