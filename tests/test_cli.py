@@ -41,6 +41,11 @@ def test_bench_txt_without_levels_solves_with_solver(tmp_path, model_path):
                  "--model", str(model_path)]) == 0
     res = json.loads(out.read_text())
     assert res["n"] == 1 and "by_level" not in res and res["mean_passes"] == OTHER.count(".")
+    assert res["precision"] == "fp32"
+    assert main(["bench", "sudoku", "--puzzles", str(puzzles), "--limit", "1", "--json", str(out),
+                 "--model", str(model_path), "--bf16"]) == 0
+    res16 = json.loads(out.read_text())
+    assert res16["precision"] == "bf16" and res16["mean_passes"] == res["mean_passes"]
 
 
 @pytest.mark.parametrize(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections import defaultdict
 
@@ -41,12 +42,13 @@ def solutions_for(records: list[PuzzleRecord]) -> list[str]:
 
 @torch.no_grad()
 def evaluate(model, records: list[PuzzleRecord], strategy, *, batch_size: int = 256, temperature: float = 0.0,
-             seed: int = 0, device: torch.device | str = "cpu", progress=None) -> dict:
+             seed: int = 0, device: torch.device | str = "cpu", progress=None, bf16: bool = False) -> dict:
     """Decode every puzzle and score it against its unique solution.
 
     Returns a dict with ``n``, ``accuracy`` (whole grid right), ``cell_accuracy`` (over blank cells),
     ``mean_passes``, ``seconds``, ``passes`` (per puzzle) and, when records carry levels, ``by_level``.
-    ``progress(n_done)`` is called after each batch.
+    ``progress(n_done)`` is called after each batch. ``bf16`` runs the model's forward passes under bf16
+    autocast (about 2x faster on CPUs with AMX; entropies and choices are still computed in float32).
     """
     solutions = solutions_for(records)
     rows = []  # (level, solved, right_blanks, blanks, passes)
@@ -55,7 +57,9 @@ def evaluate(model, records: list[PuzzleRecord], strategy, *, batch_size: int = 
         chunk = records[lo : lo + batch_size]
         tokens = torch.tensor([parse_grid(r.puzzle, None) for r in chunk], device=device)
         target = torch.tensor([parse_grid(s, None) for s in solutions[lo : lo + batch_size]], device=device)
-        final = decode_final(model, tokens, strategy, temperature=temperature, seed=seed + lo)
+        autocast = torch.autocast(torch.device(device).type, dtype=torch.bfloat16) if bf16 else contextlib.nullcontext()
+        with autocast:
+            final = decode_final(model, tokens, strategy, temperature=temperature, seed=seed + lo)
         blank = tokens == model.mask_id
         right = (final.tokens == target) & blank
         for i, rec in enumerate(chunk):

@@ -97,6 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--markdown", type=Path, default=Path("BENCHMARKS.md"), help="report file ('-' to skip)")
     p.add_argument("--model", type=Path, default=Path("assets/sudoku_mdm.safetensors"))
     p.add_argument("--device", default="auto")
+    p.add_argument("--bf16", action="store_true", help="bf16 autocast for the model passes (faster on CPUs with AMX)")
     p.add_argument("--batch-size", type=int, default=256)
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
@@ -122,9 +123,9 @@ def main(argv: list[str] | None = None) -> int:
     for (name, params), strategy in zip(configs, strategies):
         with tqdm(total=len(records), desc=f"{name} {params}", unit="puzzle", file=sys.stderr, leave=False) as bar:
             res = evaluate(model, records, strategy, batch_size=args.batch_size, seed=args.seed, device=device,
-                           progress=bar.update)
+                           progress=bar.update, bf16=args.bf16)
         res.pop("passes")
-        rows.append({"set": set_name, "sampler": name, "params": params, **res, "command": cmd})
+        rows.append({"set": set_name, "sampler": name, "params": params, **res, "precision": "bf16" if args.bf16 else "fp32", "command": cmd})
         print(f"{set_name} {name} {params}: accuracy {res['accuracy']:.3f}, mean passes {res['mean_passes']:.1f}",
               file=sys.stderr)
     if args.merge and args.json.is_file():
@@ -138,6 +139,6 @@ def main(argv: list[str] | None = None) -> int:
                                       ("mean_passes", "mean passes"), ("seconds", "seconds")])
         n_text = ", ".join(sorted({str(r["n"]) for r in rows}))
         front = ", ".join(f"{r['sampler']}({', '.join(f'{k}={v}' for k, v in r['params'].items())})" for r in frontier(rows))
-        update_section(f"sweep-{set_name}", f"### Sweep: {set_name} (n={n_text}, device {device.type})\n\n"
+        update_section(f"sweep-{set_name}", f"### Sweep: {set_name} (n={n_text}, device {device.type}, {'bf16' if args.bf16 else 'fp32'} forward passes)\n\n"
                        + "".join(f"`{c}`\n\n" for c in dict.fromkeys(r.get("command", cmd) for r in rows)) + f"{table}\n\nFrontier (accuracy vs passes): {front}\n", args.markdown)
     return 0

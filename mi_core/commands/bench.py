@@ -40,6 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", type=Path, default=None, help="write the results here")
     p.add_argument("--model", type=Path, default=DEFAULT_MODEL)
     p.add_argument("--device", default="auto")
+    p.add_argument("--bf16", action="store_true", help="bf16 autocast for the model passes (faster on CPUs with AMX)")
     p.add_argument("--batch-size", type=int, default=256)
     p.add_argument("--temperature", type=float, default=0.0, help="0 = argmax values")
     p.add_argument("--seed", type=int, default=0)
@@ -57,9 +58,9 @@ def main(argv: list[str] | None = None) -> int:
     strategy = with_default_estimator(make_strategy(args.sampler, **params))
     with tqdm(total=len(records), desc=f"{args.sampler}", unit="puzzle", file=sys.stderr) as bar:
         result = evaluate(model, records, strategy, batch_size=args.batch_size, temperature=args.temperature,
-                          seed=args.seed, device=device, progress=bar.update)
+                          seed=args.seed, device=device, progress=bar.update, bf16=args.bf16)
     result = {"sampler": args.sampler, "params": params, "puzzles": str(args.puzzles), "model": str(args.model),
-              "model_params": sum(p.numel() for p in model.parameters()), "device": str(device), **result}
+              "model_params": sum(p.numel() for p in model.parameters()), "device": str(device), "precision": "bf16" if args.bf16 else "fp32", **result}
     summary = {k: v for k, v in result.items() if k != "passes"}
     print(json.dumps(summary, indent=2))
     if args.json:
