@@ -467,3 +467,18 @@ def test_shipped_estimator_correlates_with_exact_probe():
     pred = estimate_mi(model, estimator, tokens).mi.double().numpy()
     f = fidelity(pred, exact, (tokens == MASK_ID).numpy())
     assert f["spearman"] >= SHIPPED_MIN_SPEARMAN, f
+
+
+def test_estimator_runs_in_float32_inside_bf16_autocast():
+    """Benchmarks decode under bf16 autocast; the head must still return float32 and the same values."""
+    from mi_core.mi.estimator import EstimatorConfig, MIEstimator
+
+    torch.manual_seed(0)
+    est = MIEstimator(EstimatorConfig(d_in=16, n_values=9, n_positions=81)).eval()
+    hidden, probs = torch.randn(2, 81, 16), torch.rand(2, 81, 9).softmax(-1)
+    entropy, masked = torch.rand(2, 81), torch.rand(2, 81) < 0.5
+    with torch.no_grad():
+        plain = est(hidden, probs, entropy, masked)
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            auto = est(hidden, probs, entropy, masked)
+    assert auto.dtype == torch.float32 and torch.equal(auto, plain)

@@ -118,12 +118,14 @@ class MIEstimator(nn.Module):
     def forward(self, hidden: torch.Tensor, probs: torch.Tensor, entropy: torch.Tensor,
                 masked: torch.Tensor) -> torch.Tensor:
         check_inputs(self.cfg, hidden, probs, entropy, masked)
-        z = self.project(hidden, probs, entropy)
-        # only masked x masked pairs with i < j are computed (a few times cheaper than all N x N), then
-        # mirrored: symmetric bit for bit, zero on the diagonal and wherever a position is given
-        b, i, j = pair_mask(masked).triu(1).nonzero(as_tuple=True)
-        upper = torch.zeros(masked.shape + masked.shape[1:], dtype=torch.float32, device=z.device)
-        upper = upper.index_put((b, i, j), self.pair_mi(z, probs, entropy, b, i, j))
+        # the head is tiny and MI values are small: always float32, even inside a caller's bf16 autocast
+        with torch.autocast(hidden.device.type, enabled=False):
+            z = self.project(hidden, probs, entropy)
+            # only masked x masked pairs with i < j are computed (a few times cheaper than all N x N), then
+            # mirrored: symmetric bit for bit, zero on the diagonal and wherever a position is given
+            b, i, j = pair_mask(masked).triu(1).nonzero(as_tuple=True)
+            upper = torch.zeros(masked.shape + masked.shape[1:], dtype=torch.float32, device=z.device)
+            upper = upper.index_put((b, i, j), self.pair_mi(z, probs, entropy, b, i, j).float())
         return upper + upper.transpose(1, 2)
 
 
