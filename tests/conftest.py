@@ -14,3 +14,13 @@ def tiny_mdm():
 
     torch.manual_seed(0)
     return SudokuMDM(SudokuMDMConfig(box=3, d_model=32, n_layers=1, n_heads=2, d_ff=64)).eval()
+
+
+@pytest.fixture
+def model_path(tmp_path, tiny_mdm):
+    """The tiny MDM saved as safetensors + JSON, for command-line tests."""
+    from mi_core.models.sudoku_mdm import save_sudoku_mdm
+
+    path = tmp_path / "tiny.safetensors"
+    save_sudoku_mdm(tiny_mdm, path)
+    return path

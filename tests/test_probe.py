@@ -11,7 +11,6 @@ from mi_core.cli import main
 from mi_core.domains.sudoku import MASK_ID, to_tokens
 from mi_core.mi.probe import ProbeInputError, ProbeResult, binary_entropy, probe, pruning_bound, symmetrise
 from mi_core.models.base import MDMOutput
-from mi_core.models.sudoku_mdm import save_sudoku_mdm
 
 EASY = "..9.7.1.....2.8...2...3...4.9.........8....311.6...52.....6327.....9.6...1...7.5."
 EASY_SOL = "349675182761248395285931764597312846428756931136489527954163278872594613613827459"
@@ -319,13 +318,6 @@ def test_shipped_mdm_invariants():
 
 
 # --- command line ---------------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def model_path(tmp_path, tiny_mdm):
-    path = tmp_path / "tiny.safetensors"
-    save_sudoku_mdm(tiny_mdm, path)
-    return path
 
 
 def test_cli_probe_writes_documented_json(tmp_path, model_path):

@@ -130,9 +130,10 @@ def main(argv: list[str] | None = None) -> None:
         kind = type(f.default)
         parser.add_argument(f"--{f.name.replace('_', '-')}", type=(lambda s: s.lower() in ("1", "true", "yes")) if kind is bool else kind, default=f.default)
     args = vars(parser.parse_args(argv))
-    if args.pop("threads"):
+    threads = args.pop("threads")
+    if threads:
         # on a shared 2-core machine one thread is far faster than two that wait on each other
-        torch.set_num_threads(parser.parse_args(argv).threads)
+        torch.set_num_threads(threads)
     model_cfg = SudokuMDMConfig(**{k: args[k] for k in SudokuMDMConfig.__dataclass_fields__})
     cfg = TrainConfig(**{k: args[k] for k in TrainConfig.__dataclass_fields__})
     result = train(model_cfg, cfg, args["out"], pick_device(args["device"]), log=lambda m: print(m, flush=True))
