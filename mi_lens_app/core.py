@@ -13,6 +13,7 @@ import time
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -20,17 +21,17 @@ import torch
 from mi_core.decoding import STRATEGIES, decode, estimator_mi_fn, make_strategy, strategy_params
 from mi_core.device import pick_device
 from mi_core.domains.oracle4 import Oracle4Model, exact_pair_mi
-from mi_core.domains.sudoku import MASK_ID, parse_grid
+from mi_core.domains.sudoku import MASK_ID
 from mi_core.mi.estimator import estimate_mi, load_estimator
 from mi_core.mi.fidelity import fidelity, pair_values
 from mi_core.mi.probe import probe
 from mi_core.models.base import ModelFileError
+from mi_core.models.protein import load_protein_model
 from mi_core.models.sudoku_mdm import load_sudoku_mdm
 from mi_lens_app.domains import Domain
 
-BUILTIN_MODELS: dict[str, Callable[[], torch.nn.Module]] = {"sudoku4": Oracle4Model}
-LOADERS: dict[str, Callable] = {"sudoku9": load_sudoku_mdm}
 HIDDEN_PARAMS = frozenset({"estimator"})  # the app supplies the MI source itself (see attach_mi_source)
+PROBE_LENGTH = 16  # residues of the all-masked sequence that checks an estimator against a sequence model
 
 
 def app_device() -> torch.device:
@@ -38,15 +39,36 @@ def app_device() -> torch.device:
     return pick_device(os.environ.get("MI_LENS_DEVICE"))
 
 
-def load_domain_model(domain: Domain, device: torch.device):
-    """The domain's model on ``device`` (raises ModelFileError naming a missing or bad file)."""
+def _builtin(domain: Domain, device: torch.device):
+    return Oracle4Model().to(device).eval(), "Model: built in (exact conditionals)."
+
+
+def _weights_file(domain: Domain) -> Path:
     path = domain.model_path()
-    if path is None:
-        return BUILTIN_MODELS[domain.key]().to(device).eval()
     if not path.is_file():
         raise ModelFileError(f"the {domain.label} model file {path} is missing (set {domain.model_env} to a "
                              "trained model's .safetensors)")
-    return LOADERS[domain.key](path, device)
+    return path
+
+
+def _sudoku(domain: Domain, device: torch.device):
+    path = _weights_file(domain)
+    return load_sudoku_mdm(path, device), f"Model: `{path.name}`"
+
+
+def _protein(domain: Domain, device: torch.device):
+    """The protein model the domain's spec names (``auto``: ESM-C when its weights are here, else the shipped
+    MDM) and a line saying which, and why when ``auto`` fell back."""
+    model, info = load_protein_model(domain.model_spec(), device)
+    return model, f"Model: {info.fallback_reason or info.description}."  # the reason names the model it took
+
+
+LOADERS: dict[str, Callable] = {"sudoku9": _sudoku, "sudoku4": _builtin, "protein": _protein}
+
+
+def load_domain_model(domain: Domain, device: torch.device):
+    """``(model on device, a line naming it)`` (raises ModelFileError naming a missing or bad file)."""
+    return LOADERS[domain.key](domain, device)
 
 
 def load_domain_estimator(domain: Domain, device: torch.device):
@@ -60,21 +82,25 @@ def load_domain_estimator(domain: Domain, device: torch.device):
 @torch.no_grad()
 def estimator_mismatch(model, estimator, domain: Domain) -> str | None:
     """Why ``estimator`` cannot read ``model``'s features on ``domain`` (hidden size, values, positions), or None."""
-    empty = torch.full((1, domain.cells), model.mask_id, dtype=torch.long, device=model.value_tokens.device)
+    length = domain.cells if domain.layout == "grid" else PROBE_LENGTH
+    empty = torch.full((1, length), model.mask_id, dtype=torch.long, device=model.value_tokens.device)
     hidden = model(empty).hidden.shape[-1]
     cfg = estimator.cfg
     if cfg.d_in != hidden:
         return f"it reads hidden states of size {cfg.d_in}, but the model's are {hidden}"
     if cfg.n_values != model.value_tokens.numel():
         return f"it expects {cfg.n_values} values, the model has {model.value_tokens.numel()}"
+    if getattr(cfg, "n_positions", 0) and domain.layout == "sequence":
+        return f"it was trained on a fixed length of {cfg.n_positions} positions; sequences vary in length"
     if getattr(cfg, "n_positions", 0) and cfg.n_positions != domain.cells:
         return f"it was trained on {cfg.n_positions} positions, this domain has {domain.cells}"
     return None
 
 
 def tokens_of(grid: str, domain: Domain, device) -> torch.Tensor:
-    """``(N,)`` int64 token ids of a grid string (digits are their own tokens, blanks ``MASK_ID``)."""
-    return torch.tensor(parse_grid(grid, domain.cells), dtype=torch.long, device=device)
+    """``(N,)`` int64 token ids of a state string (a grid: digits are their own tokens, blanks ``MASK_ID``;
+    a protein: letters and ``_``, see ``mi_core.domains.protein``)."""
+    return torch.tensor(domain.parse_state(grid), dtype=torch.long, device=device)
 
 
 @dataclass(frozen=True)
@@ -243,14 +269,31 @@ def reads_mi_source(name: str) -> bool:
     return any(f.name == "mi_fn" for f in fields(STRATEGIES[name]))
 
 
+def probe_mi_fn(eps: float) -> Callable:
+    """``mi_fn`` from the (pruned) exact probe of each row's state, ``(B, N, N)``; its passes are added to
+    ``ctx.extra_passes`` (the fallback of a domain without an estimator, see ``Domain.probe_fallback``)."""
+
+    def mi_fn(ctx) -> torch.Tensor:
+        rows = [probe(ctx.model, row, eps=eps) for row in ctx.tokens]
+        if ctx.extra_passes is not None:
+            ctx.extra_passes += torch.tensor([int(r.passes) for r in rows], device=ctx.extra_passes.device)
+        return torch.stack([r.mi for r in rows]).to(ctx.entropy.device)
+
+    return mi_fn
+
+
 def attach_mi_source(strategy, domain: Domain, estimator) -> None:
     """Give an MI-reading strategy (one with an ``mi_fn`` slot) the domain's MI source when it has none."""
     if not hasattr(strategy, "mi_fn") or strategy.mi_fn is not None:
         return
     if domain.exact_model:
         strategy.mi_fn = oracle_step_mi
-    elif estimator is not None and getattr(strategy, "estimator", None) is None:
+    elif getattr(strategy, "estimator", None) is not None:
+        return  # the strategy loads its own estimator
+    elif estimator is not None:
         strategy.mi_fn = estimator_mi_fn(estimator)
+    elif domain.probe_fallback:
+        strategy.mi_fn = probe_mi_fn(domain.fallback_eps)
 
 
 @dataclass(frozen=True)
@@ -377,12 +420,15 @@ def rule_conflicts(tokens: np.ndarray, peers: np.ndarray) -> np.ndarray:
 
 
 def _error_check(domain: Domain, solution: str | None) -> Callable[[np.ndarray], np.ndarray]:
-    """``tokens (N,) -> (N,) bool`` errors: against the solution when known, else rule conflicts."""
+    """``tokens (N,) -> (N,) bool`` errors: against the solution when known (for a protein: residues that
+    differ from the native sequence where it is known), else rule conflicts (none for a sequence)."""
     if solution is None:
+        if domain.layout == "sequence":
+            return lambda tokens: np.zeros(len(tokens), bool)
         peers = domain.geometry.peers()
         return lambda tokens: rule_conflicts(tokens, peers)
-    target = np.asarray(parse_grid(solution, domain.cells))
-    return lambda tokens: (tokens != MASK_ID) & (tokens != target)
+    target = np.asarray(domain.parse_state(solution))
+    return lambda tokens: (tokens != MASK_ID) & (target != MASK_ID) & (tokens != target)
 
 
 def _start_view(tokens: np.ndarray, check, entropy: np.ndarray | None) -> StepView:

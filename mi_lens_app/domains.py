@@ -1,8 +1,10 @@
 """Domains the app can show, and the puzzles a user picks in them (no streamlit, no torch).
 
-A :class:`Domain` names a grid geometry, where its model comes from and where its fast MI source comes
-from. Pages are written against this registry, so a new domain (proteins, in their own issue) adds an
-entry here and figure builders for its layout; the pages do not branch on Sudoku.
+A :class:`Domain` names its layout (a Sudoku grid geometry, or a sequence of any length), where its model
+comes from and where its fast MI source comes from. Pages are written against this registry and branch
+only on the layout (``"grid"`` or ``"sequence"``), which picks the figure builders; a new domain with an
+existing layout adds an entry here. Sequence inputs (proteins: presets, pasted text, FASTA uploads and
+masking) are read in :mod:`mi_lens_app.sequences`.
 """
 
 from __future__ import annotations
@@ -14,12 +16,14 @@ from pathlib import Path
 
 import numpy as np
 
+from mi_core.domains import protein
 from mi_core.domains.sudoku import (
     SUDOKU4,
     SUDOKU9,
     Geometry,
     PuzzleRecord,
     SudokuFormatError,
+    parse_grid,
     parse_puzzle_text,
     to_string,
     validate,
@@ -36,27 +40,36 @@ MAX_UPLOAD_BYTES = 5 * 2**20
 class Domain:
     """One kind of input the app shows: ``key`` names it in code, ``short`` in the URL and the picker.
 
-    ``model_env``/``model_default``: the environment variable naming the model weights and its default
-    (both None: the domain's model is built in, e.g. the exact 4x4 oracle). ``estimator_env``/
+    ``geometry``: the Sudoku grid; None for a sequence domain (proteins), whose length varies by input.
+    ``model_env``/``model_default``: the environment variable naming the model and its default (both None:
+    the domain's model is built in, e.g. the exact 4x4 oracle); for a sequence domain the value is a spec
+    its loader reads (``auto``, or a weights path). ``model_fallback``: the weights file a keyword spec
+    such as ``auto`` falls back to; ``stamp_envs``: more variables naming files the model may read (their
+    modification times join the cache key). ``estimator_env``/
     ``estimator_default``: the same for the neural MI estimator (None: the domain has none and its fast MI
     map is the exact probe). ``exact_model``: the model's conditionals are exact. ``fallback_eps``: pruning
     of the exact probe used for the fast map when no estimator is available. ``clue_range``: givens a
     generated puzzle may have. ``require_unique``: refuse puzzles with several solutions (the exact 4x4
-    oracle allows them: its MI is zero once the solution is unique).
+    oracle allows them: its MI is zero once the solution is unique). ``probe_fallback``: without a usable
+    estimator, MI-reading decoders take their MI from the pruned exact probe at each step (its passes are
+    counted apart) instead of refusing to run.
     """
 
     key: str
     label: str
     short: str
-    geometry: Geometry
+    geometry: Geometry | None
     model_env: str | None = None
     model_default: str | None = None
+    model_fallback: str | None = None
+    stamp_envs: tuple[str, ...] = ()
     estimator_env: str | None = None
     estimator_default: str | None = None
     exact_model: bool = False
     fallback_eps: float = 1e-3
     clue_range: tuple[int, int] = (24, 60)
     require_unique: bool = True
+    probe_fallback: bool = False
 
     def __post_init__(self):
         if (self.model_env is None) != (self.model_default is None):
@@ -64,22 +77,62 @@ class Domain:
         if not 0 <= self.fallback_eps < 1:
             raise ValueError(f"domain {self.key}: fallback_eps must be in [0, 1), got {self.fallback_eps}")
         lo, hi = self.clue_range
-        if not 0 < lo <= hi <= self.geometry.cells:
+        if self.geometry is not None and not 0 < lo <= hi <= self.geometry.cells:
             raise ValueError(f"domain {self.key}: bad clue_range {self.clue_range}")
 
     @property
+    def layout(self) -> str:
+        """``"grid"`` (Sudoku, fixed cells) or ``"sequence"`` (proteins, any length)."""
+        return "grid" if self.geometry is not None else "sequence"
+
+    @property
     def cells(self) -> int:
+        if self.geometry is None:
+            raise ValueError(f"{self.label} sequences have no fixed length")
         return self.geometry.cells
 
     @property
-    def n_values(self) -> int:
-        return self.geometry.n
+    def value_names(self) -> tuple[str, ...]:
+        """The name of each value index: digits ``1..n``, or the 20 amino-acid letters."""
+        if self.geometry is None:
+            return tuple(protein.AMINO_ACIDS)
+        return tuple(str(d) for d in range(1, self.geometry.n + 1))
 
-    def model_path(self) -> Path | None:
-        """The model weights this domain loads (None: a built-in model)."""
+    @property
+    def n_values(self) -> int:
+        return len(self.value_names)
+
+    def parse_state(self, text: str) -> list[int]:
+        """Token ids of a state string (a grid; or letters with ``_`` for masked residues)."""
+        if self.geometry is None:
+            return protein.tokenize(text).tolist()
+        return parse_grid(text, self.cells)
+
+    def state_text(self, tokens) -> str:
+        """The state string of token ids (inverse of :meth:`parse_state`)."""
+        return protein.detokenize(tokens) if self.geometry is None else to_string(tokens)
+
+    def model_spec(self) -> str | None:
+        """What the model loader is given: the environment's value or the default (None: built in)."""
         if self.model_env is None:
             return None
-        return _resolve(os.environ.get(self.model_env) or self.model_default)
+        return os.environ.get(self.model_env) or self.model_default
+
+    def model_path(self) -> Path | None:
+        """The model weights this domain loads (None: a built-in model); a keyword spec (``auto``) names
+        the fallback weights."""
+        spec = self.model_spec()
+        if spec is None:
+            return None
+        if self.model_fallback is not None and _is_keyword(spec):
+            return _resolve(self.model_fallback)
+        return _resolve(spec)
+
+    def stamp_paths(self) -> list[Path]:
+        """The files whose modification times key the model's cached results."""
+        extra = [_resolve(os.environ[e]) for e in self.stamp_envs if os.environ.get(e)]
+        path = self.model_path()
+        return ([] if path is None else [path]) + extra
 
     def estimator_path(self) -> Path | None:
         """The MI estimator weights this domain would load (None: the domain has no estimator)."""
@@ -88,6 +141,8 @@ class Domain:
         return _resolve(os.environ.get(self.estimator_env) or self.estimator_default)
 
     def cell_label(self, cell: int) -> str:
+        if self.geometry is None:
+            return str(cell + 1)
         return f"r{cell // self.geometry.n + 1}c{cell % self.geometry.n + 1}"
 
     def labels(self) -> list[str]:
@@ -99,6 +154,11 @@ def _resolve(path: str) -> Path:
     return p if p.is_absolute() else ROOT / p
 
 
+def _is_keyword(spec: str) -> bool:
+    """A model spec that names a choice (``auto``, ``esmc``) rather than a file."""
+    return "/" not in spec and "." not in spec
+
+
 DOMAINS: dict[str, Domain] = {
     "sudoku9": Domain(
         "sudoku9", "Sudoku 9x9 (trained MDM)", "9x9", SUDOKU9,
@@ -107,6 +167,13 @@ DOMAINS: dict[str, Domain] = {
     ),
     "sudoku4": Domain("sudoku4", "Sudoku 4x4 (exact oracle)", "4x4", SUDOKU4, exact_model=True, fallback_eps=0.0,
                       clue_range=(4, 12), require_unique=False),
+    "protein": Domain(
+        "protein", "Protein", "protein", None,
+        model_env="MI_LENS_PROTEIN_MODEL", model_default="auto", model_fallback="assets/protein_mdm.safetensors",
+        stamp_envs=("MI_LENS_ESMC_WEIGHTS",),
+        estimator_env="MI_LENS_PROTEIN_ESTIMATOR", estimator_default="assets/protein_mi_estimator.safetensors",
+        require_unique=False, probe_fallback=True,
+    ),
 }
 
 
@@ -118,8 +185,9 @@ def get_domain(key: str) -> Domain:
 
 @dataclass(frozen=True)
 class Puzzle:
-    """A validated puzzle: ``digits`` (0 for blank), its ``solution`` when unique (else None: any grid that
-    keeps the rules is right) and a display name."""
+    """A validated puzzle: ``digits`` (token ids, 0 for blank), its ``solution`` when unique (else None: any
+    grid that keeps the rules is right) and a display name. For a protein, ``digits`` are residue tokens
+    and ``solution`` the native sequence (0 where it is unknown too), when known."""
 
     domain: str
     digits: tuple[int, ...]
@@ -128,11 +196,26 @@ class Puzzle:
 
     @property
     def text(self) -> str:
-        return to_string(self.digits)
+        return get_domain(self.domain).state_text(self.digits)
 
     @property
     def solution_text(self) -> str | None:
-        return None if self.solution is None else to_string(self.solution)
+        return None if self.solution is None else get_domain(self.domain).state_text(self.solution)
+
+    @property
+    def length(self) -> int:
+        return len(self.digits)
+
+    def label(self, cell: int) -> str:
+        """A cell's name: ``r3c5`` on a grid; residue letter and 1-based position (``M1``; ``_7`` masked)."""
+        domain = get_domain(self.domain)
+        if domain.layout == "grid":
+            return domain.cell_label(cell)
+        token = self.digits[cell]
+        return f"{domain.value_names[token - 1] if token else protein.MASK_CHAR}{cell + 1}"
+
+    def labels(self) -> list[str]:
+        return [self.label(c) for c in range(self.length)]
 
     @property
     def givens(self) -> np.ndarray:
@@ -149,8 +232,11 @@ def make_puzzle(domain: Domain, text: str, name: str = "") -> Puzzle:
 
     Raises:
         SudokuError subclasses (ValueError): wrong length or characters, conflicting givens, no solution
-        or (when the domain requires it) more than one solution, each naming the problem.
+        or (when the domain requires it) more than one solution, each naming the problem; for a sequence
+        domain, ProteinInputError naming a bad letter and its position.
     """
+    if domain.layout == "sequence":
+        return Puzzle(domain.key, tuple(domain.parse_state(text)), None, name)
     digits, solution = validate(text, size=domain.cells, require_unique=domain.require_unique)
     unique = domain.require_unique or count_solutions(digits, 2) == 1
     return Puzzle(domain.key, tuple(digits), tuple(solution) if unique else None, name)
@@ -164,11 +250,13 @@ class Preset:
 
 
 def load_presets(path: Path = PRESETS_PATH) -> dict[str, list[Preset]]:
-    """Presets per domain key from the shipped JSON (an empty dict when the file is absent)."""
+    """Presets per grid domain key from the shipped JSON (an empty dict when the file is absent); protein
+    presets are read by :func:`mi_lens_app.sequences.load_protein_presets`."""
     if not path.is_file():
         return {}
     raw = json.loads(path.read_text())
-    return {key: [Preset(p["name"], p["puzzle"], p.get("note", "")) for p in raw.get(key, [])] for key in DOMAINS}
+    return {key: [Preset(p["name"], p["puzzle"], p.get("note", "")) for p in raw.get(key, [])]
+            for key, d in DOMAINS.items() if d.layout == "grid"}
 
 
 def generate(domain: Domain, clues: int, seed: int) -> Puzzle:

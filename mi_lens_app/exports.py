@@ -50,15 +50,20 @@ def mi_json(mi_map, puzzle: str, domain: str, labels: list[str]) -> str:
     }))
 
 
-def trace_json(trace, puzzle: str, domain: str, labels: list[str], temperature: float, seed: int) -> str:
-    """A :class:`~mi_lens_app.core.Trace` as JSON: one entry per frame, unmasked cells with their entropies."""
+def trace_json(trace, puzzle: str, domain: str, labels: list[str], temperature: float, seed: int,
+               values: tuple[str, ...] | None = None) -> str:
+    """A :class:`~mi_lens_app.core.Trace` as JSON: one entry per frame, unmasked cells with their entropies.
+
+    ``values``: the name of each value (token ``v + 1``), e.g. amino-acid letters; default the digits
+    themselves. Blanks are ``.``."""
+    name = (lambda t: str(int(t))) if values is None else (lambda t: values[int(t) - 1])
     steps = []
     for s in trace.steps:
         chosen = np.flatnonzero(s.chosen)
         steps.append({
-            "step": s.step, "grid": "".join("." if t == 0 else str(int(t)) for t in s.tokens),
-            "unmasked": [{"cell": labels[c], "index": int(c), "digit": int(s.tokens[c]), "entropy": s.entropy[c],
-                          "confidence": s.confidence[c]} for c in chosen],
+            "step": s.step, "grid": "".join("." if t == 0 else name(t) for t in s.tokens),
+            "unmasked": [{"cell": labels[c], "index": int(c), "digit": int(s.tokens[c]), "value": name(s.tokens[c]),
+                          "entropy": s.entropy[c], "confidence": s.confidence[c]} for c in chosen],
             "remasked": [labels[c] for c in np.flatnonzero(s.remasked)], "passes": s.passes,
             "extra_passes": s.extra_passes, "budget_spent": s.budget_spent, "mi_among": s.mi_among,
             "errors": [labels[c] for c in np.flatnonzero(s.errors)], "info": s.info,

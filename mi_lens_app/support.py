@@ -14,7 +14,7 @@ import streamlit as st
 
 from mi_core.decoding import STRATEGIES
 from mi_core.models.base import ModelFileError
-from mi_lens_app import benchmarks, core
+from mi_lens_app import benchmarks, core, sequences
 from mi_lens_app.core import MIMap, ProbeView, Trace, WhatIf
 from mi_lens_app.domains import Domain, Puzzle, generate, get_domain, load_presets, make_puzzle, read_upload
 
@@ -27,13 +27,18 @@ def _stamp(path: Path | None) -> str:
     return f"{path}@{path.stat().st_mtime_ns}" if path.is_file() else f"{path}@absent"
 
 
+def _model_stamp(domain: Domain) -> str:
+    return ",".join(_stamp(p) for p in domain.stamp_paths()) or "builtin"
+
+
 def version(domain: Domain) -> str:
     """Cache key part naming the model and estimator files (and their modification times)."""
-    return f"{_stamp(domain.model_path())}|{_stamp(domain.estimator_path())}"
+    return f"{domain.model_spec()}:{_model_stamp(domain)}|{_stamp(domain.estimator_path())}"
 
 
 @st.cache_resource(show_spinner="Loading the model ...", max_entries=4)
 def _model(domain_key: str, stamp: str):
+    """``(model, a line naming it)``."""
     return core.load_domain_model(get_domain(domain_key), core.app_device())
 
 
@@ -56,7 +61,12 @@ def _estimator(domain_key: str, stamp: str) -> tuple[object | None, str | None]:
 
 def model(domain: Domain):
     """The domain's model, loaded once per process (raises ModelFileError when its file is missing)."""
-    return _model(domain.key, _stamp(domain.model_path()))
+    return _model(domain.key, f"{domain.model_spec()}:{_model_stamp(domain)}")[0]
+
+
+def model_info(domain: Domain) -> str:
+    """Which model the domain's pages use, and why when a loader fell back to another."""
+    return _model(domain.key, f"{domain.model_spec()}:{_model_stamp(domain)}")[1]
 
 
 def estimator(domain: Domain):
@@ -144,6 +154,24 @@ def presets() -> dict:
     return load_presets()
 
 
+@st.cache_data(show_spinner=False)
+def protein_presets() -> list:
+    return sequences.load_protein_presets()
+
+
+@st.cache_data(show_spinner=False, max_entries=512)
+def protein_puzzle(domain_key: str, text: str, masking: sequences.Masking, name: str = "") -> tuple[Puzzle, int]:
+    """The masked state of the first sequence in ``text`` and how many records the text has (raises
+    ProteinInputError naming a bad letter and its position, or a bad masking)."""
+    record, count = sequences.first_record(text)
+    return sequences.protein_puzzle(get_domain(domain_key), record, masking, name or record.name), count
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def fasta_upload(name: str, data: bytes) -> list:
+    return sequences.read_fasta_upload(name, data)
+
+
 def bench_rows() -> benchmarks.BenchRows:
     """The sweep rows under ``MI_LENS_BENCHMARKS`` (default ``assets/benchmarks``), re-read every 30 s."""
     return _bench_rows(str(benchmarks.bench_dir()))
@@ -169,10 +197,18 @@ def strategy_fields(name: str) -> list[core.ParamField]:
 
 def missing_mi_source(name: str, domain: Domain) -> str | None:
     """Why strategy ``name`` cannot run on ``domain`` for want of an MI source, or None."""
-    if not core.reads_mi_source(name) or domain.exact_model or has_estimator(domain):
+    if not core.reads_mi_source(name) or domain.exact_model or domain.probe_fallback or has_estimator(domain):
         return None
     return (f"strategy {name} reads MI from the neural estimator, which is not usable here "
             f"({estimator_problem(domain)}). Pick another strategy, or the 4x4 domain, whose exact MI needs none.")
+
+
+def probe_fallback_note(name: str, domain: Domain) -> str | None:
+    """A note when strategy ``name`` reads the pruned exact probe each step for want of an estimator, or None."""
+    if not core.reads_mi_source(name) or domain.exact_model or not domain.probe_fallback or has_estimator(domain):
+        return None
+    return (f"No usable MI estimator ({estimator_problem(domain)}): {name} reads the exact probe pruned at "
+            f"eps={domain.fallback_eps:g} at every step; its passes are counted as + extra.")
 
 
 def strategy_doc(name: str) -> str:

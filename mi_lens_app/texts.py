@@ -79,3 +79,29 @@ Each point is one sampler with one setting, run over a puzzle set: accuracy (who
 mean forward passes per puzzle. Up and to the left is better; the dashed line is the frontier over all
 settings. Results are read from `assets/benchmarks/*.json`, written by `python -m mi_core sweep`.
 """
+
+SEQUENCE_MAPS_PAGE = r"""
+**Proteins.** The state is a sequence with some residues masked; the model fills them. The **heatmap** is
+the $L \times L$ MI matrix along the sequence (residues named by letter and position, `_17` for a masked
+one; only masked residues carry MI, so given ones stay dark). Long sequences show a window of it. The
+**contact-map view** keeps the strongest pairs at least $|i-j|$ apart, as dots above the diagonal: in a
+trained protein model, pairs far apart in sequence that still share MI often sit close in the folded
+structure, as co-evolving contacts do. The **arc graph** draws the strongest pairs as arcs along the
+sequence (capped, so long sequences stay responsive). The **strip** shows each masked residue's entropy,
+its MI with the selected residue, and its marginal over the 20 amino acids.
+"""
+
+SEQUENCE_DECODE_PAGE = r"""
+For a protein, each row of the strip is one forward pass: the residues filled so far, orange squares for
+the ones unmasked together at that step, a red bar under a residue that differs from the native
+sequence. Differing from the native sequence is not an error (many sequences fold alike); the share that
+matches, *native recovery*, is the usual yardstick of protein sequence design.
+"""
+
+PROTEINS = r"""
+**Proteins.** The same questions hold for a protein sequence: a masked diffusion model over the 20 amino
+acids fills masked residues, and the MI between two masked residues says how much knowing one tells
+about the other. Neighbours along the chain share MI; so, in a good model, do residues far apart in
+sequence that touch in the folded structure. MI-guided decoding avoids filling strongly dependent
+residues in the same pass. Preset sequences are CATH S40 domains (CC BY 4.0); paste or upload your own.
+"""

@@ -12,8 +12,11 @@ from mi_lens_app import support
 from mi_lens_app.core import ParamField
 from mi_lens_app.domains import DOMAINS, Domain, Puzzle
 from mi_lens_app.figures import clicked_cell
+from mi_lens_app.protein_figures import WINDOW
+from mi_lens_app.sequences import MASK_MODES, Masking
 
 SOURCES = ("preset", "paste", "upload", "generate")
+SEQUENCE_SOURCES = ("preset", "paste", "upload")
 BIND = "query-params"
 
 
@@ -26,7 +29,9 @@ def domain_picker() -> Domain:
 
 
 def puzzle_picker(domain: Domain) -> Puzzle | None:
-    """Sidebar widgets choosing a puzzle; shows what is wrong with a bad one and returns None then."""
+    """Sidebar widgets choosing a puzzle (or a protein); shows what is wrong with a bad one and returns None then."""
+    if domain.layout == "sequence":
+        return sequence_picker(domain)
     side = st.sidebar
     src = side.radio("Puzzle from", SOURCES, key="src", bind=BIND, horizontal=True)
     if src == "preset":
@@ -104,15 +109,124 @@ def _generated(domain: Domain) -> Puzzle | None:
 
 def cell_picker(domain: Domain, puzzle: Puzzle, *, key: str = "cell", blanks_only: bool = False,
                 label: str = "Selected cell", where=None) -> int:
-    """A selectbox over cells (shown as r3c5, in the URL too); clicks on grids with :func:`click_to_cell` set it."""
+    """A selectbox over cells (shown as r3c5, or a residue as _17, in the URL too); clicks on grids with
+    :func:`click_to_cell` set it."""
     where = where or st
-    options = puzzle.blanks if blanks_only else list(range(domain.cells))
+    options = puzzle.blanks if blanks_only else list(range(puzzle.length))
     if not options:
-        options = list(range(domain.cells))
+        options = list(range(puzzle.length))
     default = options.index(puzzle.blanks[0]) if puzzle.blanks and puzzle.blanks[0] in options else 0
     if key in st.session_state and st.session_state[key] not in options:
         del st.session_state[key]
-    return where.selectbox(label, options, index=default, format_func=domain.cell_label, key=key, bind=BIND)
+    return where.selectbox(label, options, index=default, format_func=puzzle.label, key=key, bind=BIND)
+
+
+# ---- protein sequences ----
+
+
+def sequence_picker(domain: Domain) -> Puzzle | None:
+    """Sidebar widgets choosing a protein (preset, pasted sequence or FASTA, upload) and its masking."""
+    side = st.sidebar
+    src = side.radio("Sequence from", SEQUENCE_SOURCES, key="psrc", bind=BIND, horizontal=True)
+    if src == "preset":
+        found = _sequence_preset()
+    elif src == "paste":
+        found = _sequence_pasted()
+    else:
+        found = _sequence_uploaded()
+    if found is None:
+        return None
+    text, name, default = found
+    masking = mask_picker(default, "the preset's" if src == "preset" else "only _ and X")
+    with side:
+        result = support.attempt(support.protein_puzzle, domain.key, text, masking, name,
+                                 what="This sequence cannot be used")
+    if result is None:
+        return None
+    pz, count = result
+    masked = len(pz.blanks)
+    side.caption(f"{pz.length} residues, {masked} masked" + (f"; first of {count} records" if count > 1 else "")
+                 + ".")
+    return pz
+
+
+def _sequence_preset() -> tuple[str, str, Masking] | None:
+    presets = support.protein_presets()
+    if not presets:
+        st.sidebar.warning("No protein presets shipped (assets/examples/protein_presets.json is missing).")
+        return None
+    names = [p.name for p in presets]
+    name = st.sidebar.selectbox("Preset (CATH S40 domains)", names, key="ppreset", bind=BIND)
+    chosen = presets[names.index(name)]
+    return chosen.sequence, chosen.cath_id or chosen.name, chosen.masking
+
+
+def _sequence_pasted() -> tuple[str, str, Masking] | None:
+    text = st.sidebar.text_area("Sequence or FASTA (the first record is used); _ or X marks a masked residue",
+                                key="seq", bind=BIND, height=110)
+    if not text.strip():
+        st.sidebar.info("Paste a protein sequence or FASTA to start, or pick a preset.")
+        return None
+    return text, "", Masking()
+
+
+def _share_sequence(text: str) -> None:
+    st.session_state["psrc"] = "paste"
+    st.session_state["seq"] = text
+
+
+def _sequence_uploaded() -> tuple[str, str, Masking] | None:
+    side = st.sidebar
+    file = side.file_uploader("FASTA file (.fasta, .fa, .faa or .txt; up to 1 MiB)",
+                              type=["fasta", "fa", "faa", "txt"], key="pupload")
+    if file is None:
+        side.info("Upload a FASTA file; uploaded sequences stay out of the link until you copy one into it.")
+        return None
+    with side:
+        records = support.attempt(support.fasta_upload, file.name, file.getvalue(), what="Cannot read the file")
+    if not records:
+        return None
+    row = side.selectbox(f"Sequence ({len(records)} in the file)", range(len(records)), key="pupload_row",
+                         format_func=lambda i: f"{records[i].name[:30]} ({records[i].length} aa)")
+    record = records[row]
+    fasta = f">{record.name}\n{record.text()}\n"
+    side.button("Put this sequence in the link", on_click=_share_sequence, args=(fasta,),
+                help="switches to 'paste' with this sequence, so the page's URL reopens it")
+    return fasta, record.name, Masking()
+
+
+def window_picker(length: int, key: str = "win", where=None) -> tuple[int, int]:
+    """``(start, size)`` of the residue window long sequences are drawn in (everything when it fits)."""
+    if length <= WINDOW:
+        return 0, length
+    where = where or st
+    c1, c2 = where.columns([3, 1])
+    size = c2.selectbox("Window", [60, WINDOW, 200], index=1, key=f"{key}_size", bind=BIND,
+                        help="residues drawn at once; long sequences stay responsive")
+    last = max(length - size + 1, 2)
+    if int(st.session_state.get(key, 1) or 1) > last:  # a smaller sequence or a wider window than before
+        st.session_state[key] = last
+    start = c1.slider(f"Residues shown from (of {length})", 1, last, 1, key=key, bind=BIND)
+    return int(start) - 1, int(size)
+
+
+def mask_picker(default: Masking, default_name: str) -> Masking:
+    """Which residues to mask: the default (a preset's, or the input's own), 1-based positions, or a rate."""
+    side = st.sidebar
+    mode = side.radio("Mask", ["default", "positions", "rate"], key="mask_mode", bind=BIND, horizontal=True,
+                      help=f"which residues the model is asked to fill: default is {default_name} masking; "
+                           "positions are 1-based (5-20,33); rate masks that share at random. Any _ or X in the "
+                           "sequence stays masked.")
+    if mode == "positions":
+        spec = side.text_input("Mask positions (1-based, e.g. 5-20,33)", key="mask", bind=BIND)
+        return Masking("positions", positions=spec)
+    if mode == "rate":
+        c1, c2 = side.columns(2)
+        rate = c1.slider("Mask rate", 0.05, 0.5, 0.15, step=0.05, key="mask_rate", bind=BIND)
+        seed = c2.number_input("Mask seed", min_value=0, max_value=10**9, value=0, step=1, key="mask_seed",
+                               bind=BIND)
+        return Masking("rate", rate=float(rate), seed=int(seed))
+    return default if default.mode in MASK_MODES else Masking()
 
 
 def click_to_cell(chart_key: str, cell_key: str, cells: int, allowed: list[int] | None = None):
@@ -187,16 +301,21 @@ def frame_controls(count: int, key: str = "step") -> int:
 
 
 def model_status(domain: Domain) -> None:
-    """A sidebar note naming the model and MI source the pages use."""
+    """A sidebar note naming the model (and why a loader fell back to another) and the MI source."""
     path = domain.model_path()
     lines = []
-    if path is None:
-        lines.append("Model: built in (exact conditionals).")
+    loaded = path is None or path.is_file() or domain.model_fallback is not None  # a spec may name other weights
+    if loaded:
+        try:
+            lines.append(support.model_info(domain))
+        except support.USER_ERRORS as err:  # the page shows the error itself
+            lines.append(f"Model: **not loaded** ({err})")
+            loaded = False
     else:
-        lines.append(f"Model: `{path.name}`" + ("" if path.is_file() else " **missing**"))
+        lines.append(f"Model: `{path.name}` **missing**")
     est = domain.estimator_path()
     if est is not None:
-        usable = path is not None and path.is_file() and support.has_estimator(domain)
+        usable = path is not None and loaded and support.has_estimator(domain)
         lines.append(f"MI estimator: `{est.name}`" if usable else
                      f"MI estimator: not usable, fast maps use the exact probe pruned at eps={domain.fallback_eps:g}")
     st.sidebar.caption("  \n".join(lines))
@@ -239,6 +358,11 @@ def page(title: str, icon: str = ":material/blur_on:") -> None:
     st.set_page_config(page_title=f"{title} · MI Lens", page_icon=icon, layout="wide")
     navigation()
     st.title(title)
+
+
+def input_noun(domain: Domain) -> str:
+    """What the user picks in ``domain``: a puzzle or a sequence."""
+    return "sequence" if domain.layout == "sequence" else "puzzle"
 
 
 def domain_and_puzzle() -> tuple[Domain, Puzzle | None]:

@@ -1,9 +1,10 @@
-"""MI maps: the pairwise MI of a puzzle as a heatmap, on the grid, and as a dependency graph."""
+"""MI maps: the pairwise MI of a puzzle as a heatmap, on the grid, and as a dependency graph; of a protein
+as an L x L heatmap, a contact-map view, an arc graph along the sequence and a per-residue strip."""
 
 import numpy as np
 import streamlit as st
 
-from mi_lens_app import exports, figures, graph, support, texts, widgets
+from mi_lens_app import exports, figures, graph, protein_figures, support, texts, widgets
 
 LAYERS = {"MI": "MI with the selected cell", "entropy": "entropy", "top p": "top probability",
           "candidates": "candidates (marginals)"}
@@ -79,11 +80,45 @@ def downloads(domain, pz, m, figs):
                             on_click="ignore")
 
 
+def sequence_maps(domain, pz, m):
+    """The protein views: heatmap (windowed) and contact map, arc graph, marginals strip, downloads."""
+    cell = widgets.cell_picker(domain, pz, blanks_only=True, label="Selected residue")
+    labels = pz.labels()
+    start, size = widgets.window_picker(pz.length)
+    left, right = st.columns(2)
+    with left:
+        heat = protein_figures.sequence_heatmap(m.mi, labels, start=start, size=size, selected=cell,
+                                                title=f"MI, {m.source}")
+        widgets.chart(heat, key="heatmap")
+    with right:
+        sep = st.slider("Contact map: pairs at least this far apart (|i−j|)", 1, 24, 4, key="sep",
+                        bind="query-params")
+        widgets.chart(protein_figures.contact_figure(m.mi, labels, m.masked, min_sep=sep), key="contacts")
+    k = st.slider("Arc graph: strongest pairs", 10, protein_figures.MAX_ARCS, 60, step=10, key="arcs",
+                  bind="query-params", help=f"at most {protein_figures.MAX_ARCS} arcs are drawn")
+    arcs = protein_figures.arc_figure(pz.text, labels, m.masked, m.mi, cap=k, selected=cell)
+    widgets.chart(arcs, key="arcs_graph")
+    strip = protein_figures.marginal_strip(m.marginals, m.entropy, labels, m.masked, "".join(domain.value_names),
+                                           extra=(f"MI with {labels[cell]}", m.mi[cell]), start=start, size=size)
+    widgets.chart(strip, key="strip")
+    st.markdown(texts.SEQUENCE_MAPS_PAGE)
+    with st.expander("What MI is"):
+        st.markdown(texts.MI)
+    cols = st.columns(4)
+    cols[0].download_button("MI as CSV", lambda: exports.mi_csv(m.mi, labels), "mi.csv", "text/csv", on_click="ignore")
+    cols[1].download_button("MI as JSON", lambda: exports.mi_json(m, pz.text, domain.key, labels), "mi.json",
+                            "application/json", on_click="ignore")
+    cols[2].download_button("Heatmap as HTML", lambda: exports.figure_html(heat), "mi_heatmap.html", "text/html",
+                            on_click="ignore")
+    cols[3].download_button("Arc graph as HTML", lambda: exports.figure_html(arcs), "mi_arcs.html", "text/html",
+                            on_click="ignore")
+
+
 def main():
     widgets.page("MI maps", ":material/grid_on:")
     domain, pz = widgets.domain_and_puzzle()
     if pz is None:
-        st.info("Pick a valid puzzle in the sidebar to see its MI map.")
+        st.info(f"Pick a valid {widgets.input_noun(domain)} in the sidebar to see its MI map.")
         st.markdown(texts.MAPS_PAGE)
         return
     m = support.attempt(support.mi_map, domain.key, pz.text, support.version(domain), what="Cannot compute the MI map")
@@ -96,6 +131,9 @@ def main():
                    icon=":material/hourglass:")
     st.caption(f"MI source: **{m.source}** · {m.passes} model passes · {m.seconds:.2f} s · "
                f"largest pair {m.mi.max():.3g} nats")
+    if domain.layout == "sequence":
+        sequence_maps(domain, pz, m)
+        return
     cell = widgets.cell_picker(domain, pz, blanks_only=True, label="Selected cell (or click a grid)")
     left, right = st.columns(2)
     with left:

@@ -3,24 +3,28 @@
 import numpy as np
 import streamlit as st
 
-from mi_lens_app import exports, figures, support, texts, widgets
+from mi_lens_app import exports, figures, protein_figures, support, texts, widgets
 
 EPS_CHOICES = [1e-4, 1e-3, 1e-2, 5e-2, 1e-1]
 
 
-def side_by_side(domain, fast, exact, cell, order):
+def heatmap(domain, pz, mi, view, **kwargs):
+    """An MI-like matrix in the domain's layout: ``view`` is the grid order, or the sequence window."""
+    if domain.layout == "sequence":
+        start, size = view
+        return protein_figures.sequence_heatmap(mi, pz.labels(), start=start, size=size, **kwargs)
+    return figures.mi_heatmap(mi, domain.geometry.box, domain.labels(), order=view, **kwargs)
+
+
+def side_by_side(domain, pz, fast, exact, cell, view):
     zmax = float(max(fast.mi.max(), exact.mi.max(), 1e-9))
     diff = fast.mi - exact.mi
     dmax = float(np.abs(diff).max()) or 1e-9
-    labels, box = domain.labels(), domain.geometry.box
     figs = [
-        figures.mi_heatmap(fast.mi, box, labels, order=order, selected=cell, zmax=zmax,
-                           title="Estimated",
-                           height=430),
-        figures.mi_heatmap(exact.mi, box, labels, order=order, selected=cell, zmax=zmax, title="Exact probe",
-                           height=430),
-        figures.mi_heatmap(diff, box, labels, order=order, selected=cell, zmin=-dmax, zmax=dmax, zmid=0.0,
-                           colorscale="RdBu_r", title="Estimated − exact", value_name="difference", height=430),
+        heatmap(domain, pz, fast.mi, view, selected=cell, zmax=zmax, title="Estimated", height=430),
+        heatmap(domain, pz, exact.mi, view, selected=cell, zmax=zmax, title="Exact probe", height=430),
+        heatmap(domain, pz, diff, view, selected=cell, zmin=-dmax, zmax=dmax, zmid=0.0, colorscale="RdBu_r",
+                title="Estimated − exact", value_name="difference", height=430),
     ]
     for col, fig, key in zip(st.columns(3), figs, ("est", "exact", "diff")):
         widgets.chart(fig, key=f"map_{key}", where=col)
@@ -39,15 +43,14 @@ def agreement(fast, exact):
     cols[4].metric("Largest |difference|", f"{stats['max_abs_diff']:.2e}")
 
 
-def asymmetry(domain, exact, cell, order):
+def asymmetry(domain, pz, exact, cell, view):
     masked = exact.masked
     pair = masked[:, None] & masked[None, :] & ~np.eye(len(masked), dtype=bool)
     asym = exact.asymmetry
     c1, c2 = st.columns([2, 1])
     with c1:
-        fig = figures.mi_heatmap(asym, domain.geometry.box, domain.labels(), order=order, selected=cell,
-                                 colorscale="Reds", title="Asymmetry |I(i→j) − I(j→i)|", value_name="nats",
-                                 height=460)
+        fig = heatmap(domain, pz, asym, view, selected=cell, colorscale="Reds",
+                      title="Asymmetry |I(i→j) − I(j→i)|", value_name="nats", height=460)
         widgets.chart(fig, key="asym")
     with c2:
         st.metric("Largest asymmetry (nats)", f"{asym.max():.2e}")
@@ -80,7 +83,7 @@ def main():
     widgets.page("Exact versus estimated", ":material/compare:")
     domain, pz = widgets.domain_and_puzzle()
     if pz is None:
-        st.info("Pick a valid puzzle in the sidebar.")
+        st.info(f"Pick a valid {widgets.input_noun(domain)} in the sidebar.")
         st.markdown(texts.EXACT_PAGE)
         return
     version = support.version(domain)
@@ -93,8 +96,8 @@ def main():
     st.markdown(texts.EXACT_PAGE)
     if not run:
         st.info("Turn on the exact probe to compare. Meanwhile, the fast map: " + fast.source)
-        widgets.chart(figures.mi_heatmap(fast.mi, domain.geometry.box, domain.labels(), title=fast.source,
-                                           height=480), key="map_fast")
+        view = widgets.window_picker(pz.length) if domain.layout == "sequence" else "row"
+        widgets.chart(heatmap(domain, pz, fast.mi, view, title=fast.source, height=480), key="map_fast")
         return
     exact = support.attempt(support.exact_probe, domain.key, pz.text, 0.0, version, what="Exact probe failed")
     if exact is None:
@@ -102,16 +105,19 @@ def main():
     st.caption(f"Exact probe: {exact.passes} passes in {exact.seconds:.2f} s · fast map: {fast.source}, "
                f"{fast.passes} passes in {fast.seconds:.2f} s")
     cell = widgets.cell_picker(domain, pz, blanks_only=True)
-    order = "box" if st.toggle("Box-major order", key="boxmajor", bind="query-params") else "row"
-    figs = side_by_side(domain, fast, exact, cell, order)
+    if domain.layout == "sequence":
+        view = widgets.window_picker(pz.length)
+    else:
+        view = "box" if st.toggle("Box-major order", key="boxmajor", bind="query-params") else "row"
+    figs = side_by_side(domain, pz, fast, exact, cell, view)
     agreement(fast, exact)
     st.subheader("Asymmetry of the exact probe")
-    asymmetry(domain, exact, cell, order)
+    asymmetry(domain, pz, exact, cell, view)
     st.subheader("Pruning: passes and time saved")
     pruning(domain, pz, exact)
     with st.expander("How the exact probe works"):
         st.markdown(texts.PROBE)
-    labels = domain.labels()
+    labels = pz.labels()
     c = st.columns(3)
     c[0].download_button("Exact MI as CSV", lambda: exports.mi_csv(exact.mi, labels), "mi_exact.csv", "text/csv",
                          on_click="ignore")

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from mi_lens_app import exports, figures, support, texts, widgets
+from mi_lens_app import exports, figures, protein_figures, support, texts, widgets
 
 SPEEDS = {"slow": 1.5, "normal": 0.8, "fast": 0.35}
 
@@ -27,9 +27,59 @@ def run(domain, pz, name, params, temperature, seed):
     if missing:
         st.warning(missing, icon=":material/hourglass:")
         return None
+    note = support.probe_fallback_note(name, domain)
+    if note:
+        st.caption(note)
     return support.attempt(support.decode_trace, domain.key, pz.text, pz.solution_text, name,
                            tuple(sorted(params.items())), temperature, seed, support.version(domain),
                            what=f"Cannot decode with {name}")
+
+
+def recovery(pz, s) -> float:
+    """Share of the masked residues filled so far that match the native sequence (NaN: none to compare)."""
+    native = np.asarray(pz.solution if pz.solution is not None else pz.digits)
+    scored = ~pz.givens & (s.tokens > 0) & (native > 0)
+    return float((s.tokens[scored] == native[scored]).mean()) if scored.any() else float("nan")
+
+
+def sequence_frame(domain, pz, trace, step, side, view):
+    """One side of the protein view: metrics, the sequence strip up to this step, the residues unmasked."""
+    last = len(trace.steps) - 1
+    s = trace.steps[min(step, last)]
+    params = ", ".join(f"{k}={v}" for k, v in trace.params.items()) or "defaults"
+    st.markdown(f"**{trace.strategy}** ({params})")
+    chosen = np.flatnonzero(s.chosen)
+    rec = recovery(pz, s)
+    cols = st.columns(5)
+    cols[0].metric("step", f"{s.step} / {last}")
+    cols[1].metric("passes", f"{s.passes}" + (f" + {s.extra_passes}" if s.extra_passes else ""),
+                   help="decode passes so far (+ the exact probe's own passes, for mi_exact)")
+    cols[2].metric("unmasked", f"{len(chosen)}", help="residues unmasked together at this step")
+    cols[3].metric("MI among", "n/a" if s.mi_among is None else f"{s.mi_among:.3g}",
+                   help=f"sum of pairwise MI over the residues unmasked together ({trace.mi_source or 'no MI source'})")
+    cols[4].metric("native recovered", "n/a" if np.isnan(rec) else f"{100 * rec:.0f}%",
+                   help="filled masked residues that match the native sequence (a designed protein may differ "
+                        "and still fold; this is the usual sequence-recovery measure)")
+    shown = trace.steps[:min(step, last) + 1]
+    start, size = view
+    fig = protein_figures.decode_strip(
+        np.stack([v.tokens for v in shown]), np.stack([v.chosen for v in shown]), np.stack([v.entropy for v in shown]),
+        np.stack([v.errors for v in shown]), "".join(domain.value_names), color=st.session_state.get("color") or "step",
+        start=start, size=size, title=f"{trace.strategy}: step {s.step}")
+    widgets.chart(fig, key=f"frame_{side}")
+    if len(chosen):
+        letters = [domain.value_names[t - 1] for t in s.tokens[chosen]]
+        st.dataframe(pd.DataFrame({
+            "residue": [f"{a}{c + 1}" for a, c in zip(letters, chosen)],
+            "entropy": np.round(s.entropy[chosen], 4), "p(residue)": np.round(s.confidence[chosen], 3),
+            "native": s.errors[chosen] == 0}), hide_index=True, height=min(38 + 35 * len(chosen), 250))
+    if step >= last:
+        if trace.stopped:
+            st.warning(f"Stopped after step {last}: {trace.stopped}.")
+        else:
+            st.success(f"Filled in {s.passes} passes" + ("." if np.isnan(rec) else
+                                                          f"; {100 * rec:.0f}% of the masked residues match the "
+                                                          "native sequence."))
 
 
 def frame_view(domain, pz, trace, step, side):
@@ -71,7 +121,7 @@ def frame_view(domain, pz, trace, step, side):
             st.error(f"Finished in {s.passes} passes with {int(s.errors.sum())} wrong cells.")
 
 
-def player(domain, pz, traces, count, playing):
+def player(domain, pz, traces, count, playing, view=None):
     """The frame controls and both frames; reruns on its own while playing."""
     if playing:
         step = int(st.session_state.get("step", 0) or 0)
@@ -81,7 +131,11 @@ def player(domain, pz, traces, count, playing):
     cols = st.columns(2)
     for col, side, trace in zip(cols, ("a", "b"), traces):
         with col:
-            if trace is not None:
+            if trace is None:
+                continue
+            if domain.layout == "sequence":
+                sequence_frame(domain, pz, trace, step, side, view)
+            else:
                 frame_view(domain, pz, trace, step, side)
 
 
@@ -89,7 +143,7 @@ def main():
     widgets.page("Decoding, step by step", ":material/play_circle:")
     domain, pz = widgets.domain_and_puzzle()
     if pz is None:
-        st.info("Pick a valid puzzle in the sidebar.")
+        st.info(f"Pick a valid {widgets.input_noun(domain)} in the sidebar.")
         st.markdown(texts.DECODE_PAGE)
         return
     picked, temperature, seed = settings()
@@ -100,14 +154,20 @@ def main():
     c1, c2, c3 = st.columns([1, 1, 4])
     playing = c1.toggle("Play", key="play", help="step forward on a timer; turn off to pause")
     speed = c2.selectbox("Speed", list(SPEEDS), index=1, key="speed", label_visibility="collapsed")
-    c3.caption("Arrow keys step too (click the page first). " + texts.DECODE_PAGE)
-    st.fragment(player, run_every=SPEEDS[speed] if playing else None)(domain, pz, traces, count, playing)
+    c3.caption("Arrow keys step too (click the page first). "
+               + (texts.SEQUENCE_DECODE_PAGE if domain.layout == "sequence" else texts.DECODE_PAGE))
+    view = None
+    if domain.layout == "sequence":
+        st.segmented_control("Strip colour", ["step", "entropy"], key="color", bind="query-params", default="step",
+                             help="colour residues by the step that filled them, or by their entropy before each step")
+        view = widgets.window_picker(pz.length)
+    st.fragment(player, run_every=SPEEDS[speed] if playing else None)(domain, pz, traces, count, playing, view)
     downloads = st.columns(2)
     for col, side, trace in zip(downloads, ("a", "b"), traces):
         if trace is not None:
             col.download_button(f"Trace {side.upper()} ({trace.strategy}) as JSON",
-                                lambda t=trace: exports.trace_json(t, pz.text, domain.key, domain.labels(), temperature,
-                                                                   seed),
+                                lambda t=trace: exports.trace_json(t, pz.text, domain.key, pz.labels(), temperature,
+                                                                   seed, domain.value_names),
                                 f"trace_{trace.strategy}.json", "application/json", on_click="ignore")
 
 

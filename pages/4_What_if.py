@@ -1,13 +1,62 @@
-"""What-if: clamp a blank cell to a digit and see how marginals, entropies and the MI map change."""
+"""What-if: clamp a blank cell to a digit (a masked residue to an amino acid) and see how marginals,
+entropies and the MI map change."""
 
 import numpy as np
 import streamlit as st
 
-from mi_lens_app import figures, support, texts, widgets
+from mi_lens_app import figures, protein_figures, support, texts, widgets
 
 
-def clamp(text: str, cell: int, digit: int) -> str:
-    return text[:cell] + str(digit) + text[cell + 1:]
+def clamp(text: str, cell: int, value_name) -> str:
+    """The state string with ``cell`` set to the value named ``value_name`` (a digit or a letter)."""
+    return text[:cell] + str(value_name) + text[cell + 1:]
+
+
+def sequence_what_if(domain, pz):
+    """The protein view: clamp a masked residue to an amino acid."""
+    c1, c2 = st.columns(2)
+    cell = widgets.cell_picker(domain, pz, blanks_only=True, label="Masked residue to clamp", where=c1)
+    letters = list(domain.value_names)
+    aa = c2.selectbox("Amino acid", letters, key="aa", bind="query-params")
+    value = letters.index(aa)
+    label = f"{pz.label(cell)} = {aa}"
+    if pz.solution is not None and pz.solution[cell] and pz.solution[cell] - 1 != value:
+        st.info(f"The native sequence has {letters[pz.solution[cell] - 1]} here: this clamp leads away from it.")
+    w = support.attempt(support.what_if, domain.key, pz.text, cell, value, support.version(domain),
+                        what=f"Cannot clamp {pz.label(cell)} to {aa}")
+    if w is None:
+        return
+    blank = ~pz.givens
+    cols = st.columns(4)
+    cols[0].metric(f"p({label})", f"{w.p_value:.3f}")
+    cols[1].metric(f"Entropy of {pz.label(cell)}", f"{w.entropy_before[cell]:.3f} nats")
+    cols[2].metric("Total entropy of masked residues", f"{w.entropy_after[blank].sum():.2f} nats",
+                   f"{w.entropy_after[blank].sum() - w.entropy_before[blank].sum():+.2f}", delta_color="inverse")
+    cols[3].metric("Largest MI with this residue", f"{w.mi_from_cell.max():.3g} nats")
+    labels = pz.labels()
+    others = blank.copy()
+    others[cell] = False
+    delta = np.where(others, w.entropy_after - w.entropy_before, 0.0)
+    widgets.chart(protein_figures.profile_figure(
+        labels, {"H before": np.where(blank, w.entropy_before, 0.0), "H after": np.where(others, w.entropy_after, 0.0)},
+        selected=cell, title=f"Entropy of every masked residue, before and after {label}", yaxis="nats"), key="entropy")
+    c1, c2 = st.columns([2, 1])
+    with c1:
+        widgets.chart(protein_figures.profile_figure(
+            labels, {"entropy change": delta, f"I({pz.label(cell)} → j)": np.where(others, w.mi_from_cell, 0.0)},
+            selected=cell, title="Entropy change (negative: surer) and the exact MI from this residue",
+            yaxis="nats"), key="delta")
+    with c2:
+        widgets.chart(figures.bar_figure(letters, {"p(residue | context)": w.marginals_before[cell]},
+                                         title=f"Marginal of {pz.label(cell)}", yaxis="probability"), key="marginal")
+        st.markdown(texts.WHATIF_PAGE)
+    view = widgets.window_picker(pz.length)
+    changed = np.where(others[:, None], w.marginals_after, np.nan)
+    widgets.chart(protein_figures.marginal_strip(changed, np.where(others, w.entropy_after, 0.0), labels, others,
+                                                 "".join(letters), start=view[0], size=view[1],
+                                                 title=f"Marginals after {label}"), key="after")
+    st.subheader("How the MI map changes")
+    mi_change(domain, pz, cell, aa, view)
 
 
 def pickers(domain, pz):
@@ -56,22 +105,27 @@ def grids(domain, pz, w, cell, digit):
         widgets.chart(fig, key="delta")
 
 
-def mi_change(domain, pz, cell, digit):
+def heatmap(domain, pz, mi, view, **kwargs):
+    if domain.layout == "sequence":
+        return protein_figures.sequence_heatmap(mi, pz.labels(), start=view[0], size=view[1], **kwargs)
+    return figures.mi_heatmap(mi, domain.geometry.box, domain.labels(), **kwargs)
+
+
+def mi_change(domain, pz, cell, value_name, view=None):
     version = support.version(domain)
     before = support.attempt(support.mi_map, domain.key, pz.text, version, what="MI map")
-    after = support.attempt(support.mi_map, domain.key, clamp(pz.text, cell, digit), version,
+    after = support.attempt(support.mi_map, domain.key, clamp(pz.text, cell, value_name), version,
                             what="MI map of the clamped state")
     if before is None or after is None:
         return
     zmax = float(max(before.mi.max(), after.mi.max(), 1e-9))
     diff = after.mi - before.mi
     dmax = float(np.abs(diff).max()) or 1e-9
-    labels, box = domain.labels(), domain.geometry.box
     cols = st.columns(3)
-    figs = [figures.mi_heatmap(before.mi, box, labels, selected=cell, zmax=zmax, title="MI before", height=420),
-            figures.mi_heatmap(after.mi, box, labels, selected=cell, zmax=zmax, title="MI after", height=420),
-            figures.mi_heatmap(diff, box, labels, selected=cell, zmin=-dmax, zmax=dmax, zmid=0.0, colorscale="RdBu_r",
-                               title="After − before", value_name="ΔMI", height=420)]
+    figs = [heatmap(domain, pz, before.mi, view, selected=cell, zmax=zmax, title="MI before", height=420),
+            heatmap(domain, pz, after.mi, view, selected=cell, zmax=zmax, title="MI after", height=420),
+            heatmap(domain, pz, diff, view, selected=cell, zmin=-dmax, zmax=dmax, zmid=0.0, colorscale="RdBu_r",
+                    title="After − before", value_name="ΔMI", height=420)]
     for col, fig, key in zip(cols, figs, ("mi_before", "mi_after", "mi_diff")):
         widgets.chart(fig, key=key, where=col)
     st.caption(f"MI source: {after.source}. Total MI over pairs: {before.mi.sum() / 2:.3g} → "
@@ -82,11 +136,14 @@ def main():
     widgets.page("What-if", ":material/science:")
     domain, pz = widgets.domain_and_puzzle()
     if pz is None:
-        st.info("Pick a valid puzzle in the sidebar.")
+        st.info(f"Pick a valid {widgets.input_noun(domain)} in the sidebar.")
         st.markdown(texts.WHATIF_PAGE)
         return
     if not pz.blanks:
         st.info("This grid has no blank cell to clamp.")
+        return
+    if domain.layout == "sequence":
+        sequence_what_if(domain, pz)
         return
     cell, digit = pickers(domain, pz)
     peers = np.flatnonzero(domain.geometry.peers()[cell] & (np.asarray(pz.digits) == digit))

@@ -6,8 +6,9 @@ from mi_lens_app import texts, widgets
 
 widgets.page("About MI Lens", ":material/school:")
 st.markdown(
-    "MI Lens shows how a masked diffusion model (MDM) thinks about a Sudoku grid, and uses what it shows to "
-    "decode faster. Each page carries a short explanation beside its plots; here they are in one place."
+    "MI Lens shows how a masked diffusion model (MDM) thinks about a Sudoku grid or a protein sequence, and uses "
+    "what it shows to decode faster. Each page carries a short explanation beside its plots; here they are in "
+    "one place."
 )
 left, right = st.columns(2)
 with left:
@@ -28,3 +29,5 @@ st.markdown(
     "oracle's marginals and MI are ratios of counts. Its presets leave several solutions open, because once "
     "the solution is unique every cell is decided and all MI is zero."
 )
+st.markdown(texts.PROTEINS)
+st.markdown(texts.SEQUENCE_MAPS_PAGE)

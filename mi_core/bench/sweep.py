@@ -3,6 +3,10 @@
 Writes a JSON list of rows (``sampler``, ``params``, ``n``, ``accuracy``, ``cell_accuracy``, ``mean_passes``,
 ``seconds``, ``set``), the accuracy-versus-mean-passes frontier as a standalone plotly HTML file beside the
 JSON, and a Markdown table into a section of ``BENCHMARKS.md`` named after the puzzle set.
+
+``python -m mi_core sweep protein --reference FASTA --samples N --lengths 50-100 --json OUT --name NAME``: the
+same for protein generation (see :func:`protein_main`): rows with ``sampler``, ``params``, ``n``,
+``mean_passes``, ``jsd_aa``, ``jsd_dipeptide``, ``diversity``; the frontier is JSD against mean passes.
 """
 
 from __future__ import annotations
@@ -10,11 +14,13 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import shlex
 import sys
 from pathlib import Path
 
 from tqdm import tqdm
 
+from mi_core.bench import protein as protein_bench
 from mi_core.bench.report import frontier, markdown_table, update_section, write_json
 from mi_core.bench.sudoku import evaluate, with_default_estimator
 from mi_core.decoding import STRATEGIES, make_strategy
@@ -82,8 +88,11 @@ def frontier_figure(rows: list[dict], title: str):
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["protein"]:
+        return protein_main(argv[1:])
     p = argparse.ArgumentParser(prog="python -m mi_core sweep", description=__doc__)
-    p.add_argument("domain", choices=["sudoku"])
+    p.add_argument("domain", choices=["sudoku", "protein"], help="'sweep protein -h' for the protein options")
     p.add_argument("--puzzles", required=True, type=Path)
     p.add_argument("--limit", type=int, default=None)
     p.add_argument("--level", default=None, help="only puzzles of this level (CSV files with a level column)")
@@ -142,3 +151,143 @@ def main(argv: list[str] | None = None) -> int:
         update_section(f"sweep-{set_name}", f"### Sweep: {set_name} (n={n_text}, device {device.type}, {'bf16' if args.bf16 else 'fp32'} forward passes)\n\n"
                        + "".join(f"`{c}`\n\n" for c in dict.fromkeys(r.get("command", cmd) for r in rows)) + f"{table}\n\nFrontier (accuracy vs passes): {front}\n", args.markdown)
     return 0
+
+
+PROTEIN_GRID = [
+    "sequential",
+    "topk:k=4,8,12",
+    "eb:gamma=1,2,4",
+    "threshold:tau=0.5,0.7,0.9",
+    "top_margin:k=8,12",
+    "mask_predict",
+    "mi:gamma=1,2,4;lam=1",
+    "random:steps=10",
+]
+
+
+def protein_frontier_figure(rows: list[dict], title: str):
+    """Plotly figure: dipeptide JSD (left) and amino-acid JSD (right) against mean passes, a trace per sampler."""
+    import plotly.graph_objects as go
+    from plotly.colors import qualitative
+    from plotly.subplots import make_subplots
+
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("dipeptide composition", "amino-acid composition"))
+    colors = qualitative.Plotly
+    for n, name in enumerate(dict.fromkeys(r["sampler"] for r in rows)):
+        pts = sorted((r for r in rows if r["sampler"] == name), key=lambda r: r["mean_passes"])
+        text = [", ".join(f"{k}={v}" for k, v in r["params"].items()) for r in pts]
+        for col, key in ((1, "jsd_dipeptide"), (2, "jsd_aa")):
+            fig.add_trace(go.Scatter(
+                x=[r["mean_passes"] for r in pts], y=[r[key] for r in pts], mode="lines+markers", name=name,
+                legendgroup=name, showlegend=col == 1, text=text, line_color=colors[n % len(colors)],
+                hovertemplate="%{text}<br>passes %{x:.1f}<br>JSD %{y:.4f} bits<extra>" + name + "</extra>"), row=1, col=col)
+    fig.update_xaxes(title_text="mean forward passes per sequence", type="log")
+    fig.update_yaxes(title_text="JSD from the reference (bits)")
+    fig.update_layout(title=title, template="plotly_white")
+    return fig
+
+
+def protein_frontier(rows: list[dict], key: str = "jsd_dipeptide") -> list[dict]:
+    """Rows no other row beats on both counts (fewer or equal mean passes, lower ``key``), by passes."""
+    best, out = float("inf"), []
+    for row in sorted(rows, key=lambda r: (r["mean_passes"], r[key])):
+        if row[key] < best:
+            out.append(row)
+            best = row[key]
+    return out
+
+
+def protein_configs(grid: list[str], samplers: str | None, estimator: Path | None) -> list[tuple[str, dict, object]]:
+    """``(name, params, strategy)`` of each grid point; ``mi`` points without an MI source are skipped with a
+    note on stderr (no protein estimator ships: give ``--estimator PATH``)."""
+    configs = [c for spec in grid for c in parse_grid_spec(spec)]
+    if samplers:
+        keep = {s.strip() for s in samplers.split(",")}
+        configs = [c for c in configs if c[0] in keep]
+    out = []
+    for name, params in configs:
+        strategy = make_strategy(name, **params)  # fail fast on bad params
+        if protein_bench.lacks_mi_source(strategy):
+            if estimator is None or not estimator.is_file():
+                print(f"note: skipping {name} {params}: no MI estimator (--estimator PATH"
+                      + (f"; {estimator} not found" if estimator else "") + ")", file=sys.stderr)
+                continue
+            strategy.estimator = str(estimator)
+        out.append((name, params, strategy))
+    if not out:
+        raise ValueError("the protein grid is empty after --samplers filtering and skipped mi rows")
+    return out
+
+
+def protein_main(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(prog="python -m mi_core sweep protein",
+                                description="A grid of samplers generating protein sequences, measured against a reference set.")
+    p.add_argument("--reference", required=True, type=Path, help="FASTA file (strict read; its 'reference' split is used)")
+    p.add_argument("--reference-split", default="reference", choices=protein_bench.REFERENCE_SPLITS)
+    p.add_argument("--limit-reference", type=int, default=None)
+    p.add_argument("--samples", type=int, default=100)
+    p.add_argument("--lengths", default="50-100")
+    p.add_argument("--name", default=None, help="name of the run in the report (default: FASTA stem)")
+    p.add_argument("--grid", action="append", default=None, metavar="SPEC", help="as for sudoku; replaces the default protein grid")
+    p.add_argument("--samplers", default=None, help="comma-separated: keep only these samplers of the grid")
+    p.add_argument("--estimator", type=Path, default=None, help="MI estimator weights for the mi rows (skipped without)")
+    p.add_argument("--json", type=Path, required=True)
+    p.add_argument("--merge", action="store_true", help="add to the rows already in --json")
+    p.add_argument("--markdown", type=Path, default=Path("BENCHMARKS.md"), help="report file ('-' to skip)")
+    p.add_argument("--model", default="auto", help="auto (ESM-C when its weights are here, else the MDM), esmc, mdm or a weights path")
+    p.add_argument("--device", default="auto")
+    p.add_argument("--bf16", action="store_true")
+    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--temperature", type=float, default=1.0)
+    p.add_argument("--seed", type=int, default=0)
+    args = p.parse_args(argv)
+
+    lo, hi = protein_bench.parse_lengths(args.lengths)
+    lengths = protein_bench.draw_lengths(args.samples, lo, hi, args.seed)
+    configs = protein_configs(args.grid or PROTEIN_GRID, args.samplers, args.estimator)
+    reference = protein_bench.reference_set(args.reference, args.reference_split, args.limit_reference)
+    set_name = args.name or args.reference.stem
+    device = pick_device(args.device)
+    model, info = protein_bench.load_model(args.model, device)
+    precision = "bf16" if args.bf16 else "fp32"
+    cmd = "python -m mi_core sweep protein " + shlex.join(argv)  # quoted: grid specs hold ';'
+    rows = []
+    for name, params, strategy in configs:
+        with tqdm(total=len(lengths), desc=f"{name} {params}", unit="seq", file=sys.stderr, leave=False) as bar:
+            res = protein_bench.evaluate(model, lengths, reference, strategy, temperature=args.temperature, seed=args.seed,
+                                         batch_size=args.batch_size, device=device, bf16=args.bf16, progress=bar.update)
+        for key in ("passes", "sequences"):
+            res.pop(key)
+        rows.append({"set": set_name, "sampler": name, "params": params, **res, "temperature": args.temperature,
+                     "lengths": args.lengths, "model": info, "precision": precision, "command": cmd})
+        print(f"{set_name} {name} {params}: jsd_dipeptide {res['jsd_dipeptide']:.4f}, jsd_aa {res['jsd_aa']:.4f}, "
+              f"mean passes {res['mean_passes']:.1f}", file=sys.stderr)
+    if args.merge and args.json.is_file():
+        rows = merge_rows(json.loads(args.json.read_text()), rows)
+    write_json(rows, args.json)
+    protein_frontier_figure(rows, f"JSD vs passes: {set_name} (n={len(lengths)}, lengths {args.lengths})").write_html(
+        args.json.with_suffix(".html"), include_plotlyjs="directory")
+    if str(args.markdown) != "-":
+        _protein_section(rows, set_name, device, precision, cmd, args.markdown)
+    return 0
+
+
+def _protein_section(rows: list[dict], set_name: str, device, precision: str, cmd: str, markdown: Path) -> None:
+    """The sweep's Markdown table (diversity flattened into columns) into its section of ``markdown``."""
+    flat = [{**r, "identity": r["diversity"]["mean_identity"], "unique": r["diversity"]["unique_fraction"],
+             "ref_identity": r["diversity"].get("reference_mean_identity", float("nan"))} for r in rows]
+    table = markdown_table(flat, [("sampler", "sampler"), ("params", "params"), ("n", "n"), ("mean_passes", "mean passes"),
+                                  ("jsd_dipeptide", "JSD dipeptide (bits)"), ("jsd_aa", "JSD aa (bits)"),
+                                  ("jsd_dipeptide_floor", "floor dipeptide"), ("jsd_aa_floor", "floor aa"),
+                                  ("identity", "mean identity"), ("ref_identity", "ref. identity"),
+                                  ("unique", "unique"), ("seconds", "seconds")])
+    front = ", ".join(f"{r['sampler']}({', '.join(f'{k}={v}' for k, v in r['params'].items())})" for r in protein_frontier(rows))
+    n_text = ", ".join(sorted({str(r["n"]) for r in rows}))
+    temps = ", ".join(sorted({str(r.get("temperature")) for r in rows}))
+    update_section(f"sweep-protein-{set_name}",
+                   f"### Protein sweep: {set_name} (n={n_text}, temperature {temps}, device {device.type}, {precision} forward passes)\n\n"
+                   + "".join(f"`{c}`\n\n" for c in dict.fromkeys(r.get("command", cmd) for r in rows))
+                   + f"{table}\n\nIdentity: mean pairwise position-wise identity (unaligned, over the shorter length); "
+                   "lower is more diverse; ref. identity is the reference set's own. Floor: the JSD of reference "
+                   "sequences cut to the generated lengths (sampling noise alone).\n\n"
+                   f"Frontier (dipeptide JSD vs passes): {front}\n", markdown)

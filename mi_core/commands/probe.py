@@ -3,6 +3,11 @@
 ``sudoku`` probes the 9x9 Sudoku MDM loaded from ``--model``; ``oracle4`` probes the exact 4x4 oracle
 (16-character puzzles; every number it gives is exactly known). The puzzle may have several solutions (it
 is a state to probe, not a puzzle to solve) but must not conflict or be unsolvable.
+
+``python -m mi_core probe protein --sequence TEXT|--fasta PATH [--record N] [--model auto|esmc|mdm|PATH]``
+probes a protein with the model ``mi_core.models.protein.load_protein_model`` picks. Masked residues are
+``_`` or ``X`` in the input, plus ``--mask-positions 5,9-20`` (1-based, inclusive) and a seeded
+``--mask-rate`` of the rest; the probe costs ``1 + 20 * masked`` forward passes.
 """
 
 from __future__ import annotations
@@ -12,9 +17,11 @@ import json
 import sys
 from pathlib import Path
 
+import numpy as np
 import torch
 
 from mi_core.device import pick_device
+from mi_core.domains import protein
 from mi_core.domains.sudoku import to_string, to_tokens, validate
 from mi_core.mi.probe import ProbeResult, probe
 
@@ -25,7 +32,8 @@ DOMAINS = ("sudoku", "oracle4")
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m mi_core probe",
                                      description="Exact pairwise conditional MI of one state by perturbation probing.")
-    parser.add_argument("domain", choices=DOMAINS, help="sudoku: the 9x9 MDM; oracle4: the exact 4x4 oracle")
+    parser.add_argument("domain", choices=DOMAINS + ("protein",),
+                        help="sudoku: the 9x9 MDM; oracle4: the exact 4x4 oracle; protein: see 'probe protein --help'")
     parser.add_argument("--puzzle", required=True, help="grid string, row by row, '.' or '0' for blanks")
     parser.add_argument("--eps", type=float, default=0.0, help="skip values below this probability (0: exact)")
     parser.add_argument("--json", type=Path, default=None, help="write the result here as JSON")
@@ -71,15 +79,15 @@ def tqdm_progress(disable: bool):
     return update, close
 
 
-def summary(result: ProbeResult) -> str:
-    """A few lines for the terminal: cost, strongest pair, diagnostics."""
+def summary(result: ProbeResult, first: int = 0, unit: str = "positions") -> str:
+    """A few lines for the terminal: cost, strongest pair (numbered from ``first``), diagnostics."""
     n = result.mi.shape[0]
     flat = int(result.mi.argmax())
     i, j = divmod(flat, n)
     return "\n".join(
         [
-            f"probed {int(result.probed.sum())} masked positions: {result.passes} passes in {result.seconds:.2f} s",
-            f"largest MI {float(result.mi[i, j]):.4g} nats between positions {i} and {j}",
+            f"probed {int(result.probed.sum())} masked {unit}: {result.passes} passes in {result.seconds:.2f} s",
+            f"largest MI {float(result.mi[i, j]):.4g} nats between {unit} {i + first} and {j + first}",
             f"max asymmetry |I(i->j) - I(j->i)| {float(result.asymmetry.max()):.3g}; "
             f"max gap to the paper form {float(result.form_gap.max()):.3g}",
             f"eps {result.eps:g}: error bound {float(result.error_bound.max()):.3g} nats",
@@ -88,6 +96,9 @@ def summary(result: ProbeResult) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["protein"]:
+        return main_protein(argv[1:])
     args = build_parser().parse_args(argv)
     device = pick_device(args.device)
     model, tokens = load_domain(args.domain, args.puzzle, args.model, device)
@@ -102,4 +113,106 @@ def main(argv: list[str] | None = None) -> int:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(payload) + "\n")
     print(summary(result))
+    return 0
+
+
+# ---- proteins ----
+
+
+def build_protein_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m mi_core probe protein",
+                                     description="Exact pairwise conditional MI between the masked residues of one protein.")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--sequence", help="amino-acid letters; '_' or X marks a masked residue")
+    source.add_argument("--fasta", type=Path, help="a FASTA file (see --record)")
+    parser.add_argument("--record", type=int, default=None, help="which FASTA record to probe, 1-based (default 1)")
+    parser.add_argument("--mask-positions", default=None, help="1-based residues to mask, e.g. 5,9-20")
+    parser.add_argument("--mask-rate", type=float, default=0.0, help="also mask this fraction of the other residues")
+    parser.add_argument("--seed", type=int, default=0, help="seed of --mask-rate")
+    parser.add_argument("--model", default="auto", help="auto (ESM-C when its weights are here, else the MDM), "
+                        "esmc, mdm, or a path (.safetensors MDM, .pth ESM-C)")
+    parser.add_argument("--eps", type=float, default=0.0, help="skip values below this probability (0: exact)")
+    parser.add_argument("--json", type=Path, default=None, help="write the result here as JSON")
+    parser.add_argument("--device", default="auto", help="auto (CUDA when present), cpu or cuda")
+    parser.add_argument("--max-batch", type=int, default=128, help="most sequences per forward pass")
+    parser.add_argument("--bf16", action="store_true", help="forward passes under bf16 autocast")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    return parser
+
+
+def parse_positions(spec: str, length: int) -> list[int]:
+    """0-based indices of a 1-based list of residues and inclusive ranges (``"5,9-20"``)."""
+    out: set[int] = set()
+    for part in spec.split(","):
+        part = part.strip()
+        lo, dash, hi = part.partition("-")
+        if not lo.strip().isdigit() or (dash and not hi.strip().isdigit()):
+            raise ValueError(f"--mask-positions: {part!r} is not a residue number or range like 9-20")
+        a, b = int(lo), int(hi or lo)
+        if not 1 <= a <= b <= length:
+            raise ValueError(f"--mask-positions: {part!r} is outside residues 1..{length} (or reversed)")
+        out.update(range(a - 1, b))
+    return sorted(out)
+
+
+def mask_random(tokens: np.ndarray, rate: float, seed: int) -> np.ndarray:
+    """``tokens`` with ``round(rate * visible)`` of its visible residues masked, chosen by ``seed``."""
+    if not 0 <= rate <= 1:
+        raise ValueError(f"--mask-rate must be in [0, 1], got {rate}")
+    visible = np.flatnonzero(tokens != protein.MASK_ID)
+    chosen = np.random.default_rng(seed).choice(visible, size=round(rate * len(visible)), replace=False)
+    out = tokens.copy()
+    out[chosen] = protein.MASK_ID
+    return out
+
+
+def protein_state(args) -> tuple[str, np.ndarray]:
+    """``(name, tokens (L,))`` of the protein to probe, with the requested residues masked."""
+    if args.sequence is not None:
+        if args.record is not None:
+            raise ValueError("--record selects a FASTA record; it does not apply to --sequence")
+        name, tokens = "sequence", protein.tokenize(args.sequence, name="--sequence")
+    else:
+        record = 1 if args.record is None else args.record
+        if record < 1:
+            raise ValueError(f"--record is 1-based, got {record}")
+        records = protein.read_fasta(args.fasta, limit=record)
+        if len(records) < record:
+            raise ValueError(f"{args.fasta} has {len(records)} record(s); --record {record} asks for more")
+        name, tokens = records[record - 1].name, records[record - 1].tokens.copy()
+    if args.mask_positions:
+        tokens[parse_positions(args.mask_positions, len(tokens))] = protein.MASK_ID
+    tokens = mask_random(tokens, args.mask_rate, args.seed)
+    if not (tokens == protein.MASK_ID).any():
+        raise ValueError("nothing to probe: no masked residues (write _ or X in the sequence, or use "
+                         "--mask-positions / --mask-rate)")
+    return name, tokens
+
+
+def main_protein(argv: list[str]) -> int:
+    from mi_core.models.protein import load_protein_model
+
+    args = build_protein_parser().parse_args(argv)
+    name, tokens = protein_state(args)
+    device = pick_device(args.device)
+    model, info = load_protein_model(args.model, device)
+    if len(tokens) > model.max_len:
+        raise ValueError(f"{name}: {len(tokens)} residues, longer than the {model.max_len} the {info.kind} model takes")
+    if info.fallback_reason:
+        print(f"note: {info.fallback_reason}", file=sys.stderr)
+    update, close = tqdm_progress(args.no_progress)
+    try:
+        result = probe(model, torch.from_numpy(tokens).to(device), eps=args.eps, max_batch=args.max_batch,
+                       progress=update, autocast=args.bf16)
+    finally:
+        close()
+    if args.json is not None:
+        payload = {"domain": "protein", "record": name, "sequence": protein.detokenize(tokens),
+                   "masked_residues": [int(i) + 1 for i in np.flatnonzero(tokens == protein.MASK_ID)],
+                   "model": {"kind": info.kind, "path": str(info.path), "description": info.description,
+                             "fallback_reason": info.fallback_reason},
+                   "device": str(device), **result.to_json_dict()}
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(payload) + "\n")
+    print(f"model: {info.description}\n{name}: {len(tokens)} residues\n" + summary(result, first=1, unit="residues"))
     return 0

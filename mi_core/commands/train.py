@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-TRAINERS = {"sudoku": "mi_core.train.sudoku_mdm"}
+TRAINERS = {"sudoku": "mi_core.train.sudoku_mdm", "protein": "mi_core.train.protein_mdm"}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,114 @@
+"""A small bidirectional transformer masked diffusion model over protein sequences (the offline default).
+
+Input: token ids from ``mi_core.domains.protein`` (mask 0, amino acids 1..20, padding 21) of any length
+up to ``max_len``; output: logits over the 20 amino acids and the final hidden states. Learned absolute
+positions; padding is excluded from attention, so a batch may mix lengths. Attention is written as plain
+matmuls (fast under CPU bf16 autocast).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from torch import nn
+
+from mi_core.domains.protein import MASK_ID, PAD_ID, VOCAB_SIZE
+from mi_core.models.base import MDMOutput, ModelFileError, load_config_dict, load_state, save_model
+
+
+@dataclass(frozen=True)
+class ProteinMDMConfig:
+    max_len: int = 256
+    d_model: int = 128
+    n_layers: int = 6
+    n_heads: int = 4
+    d_ff: int = 512
+    dropout: float = 0.1
+
+    def __post_init__(self):
+        if self.d_model % self.n_heads:
+            raise ValueError(f"d_model {self.d_model} is not divisible by n_heads {self.n_heads}")
+        if min(self.max_len, self.d_model, self.n_layers, self.n_heads, self.d_ff) < 1:
+            raise ValueError("max_len, d_model, n_layers, n_heads and d_ff must be positive")
+
+
+class _Block(nn.Module):
+    def __init__(self, cfg: ProteinMDMConfig):
+        super().__init__()
+        self.n_heads = cfg.n_heads
+        self.ln1 = nn.LayerNorm(cfg.d_model)
+        self.qkv = nn.Linear(cfg.d_model, 3 * cfg.d_model)
+        self.proj = nn.Linear(cfg.d_model, cfg.d_model)
+        self.ln2 = nn.LayerNorm(cfg.d_model)
+        self.ff = nn.Sequential(nn.Linear(cfg.d_model, cfg.d_ff), nn.GELU(), nn.Linear(cfg.d_ff, cfg.d_model))
+        self.drop = nn.Dropout(cfg.dropout)
+
+    def forward(self, x: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
+        b, n, d = x.shape
+        q, k, v = self.qkv(self.ln1(x)).view(b, n, 3, self.n_heads, d // self.n_heads).permute(2, 0, 3, 1, 4)
+        att = (q @ k.transpose(-2, -1)) * (q.shape[-1] ** -0.5)
+        if bias is not None:
+            att = att + bias.to(att.dtype)
+        y = (att.softmax(-1) @ v).transpose(1, 2).reshape(b, n, d)
+        x = x + self.drop(self.proj(y))
+        return x + self.drop(self.ff(self.ln2(x)))
+
+
+class ProteinMDM(nn.Module):
+    """Token ids ``(B, L)`` -> ``MDMOutput(logits (B, L, 20), hidden (B, L, D))``."""
+
+    mask_id = MASK_ID
+
+    def __init__(self, cfg: ProteinMDMConfig = ProteinMDMConfig()):
+        super().__init__()
+        self.cfg = cfg
+        self.register_buffer("value_tokens", torch.arange(1, 21), persistent=False)
+        self.tok = nn.Embedding(VOCAB_SIZE, cfg.d_model)
+        self.pos = nn.Embedding(cfg.max_len, cfg.d_model)
+        self.blocks = nn.ModuleList(_Block(cfg) for _ in range(cfg.n_layers))
+        self.ln_f = nn.LayerNorm(cfg.d_model)
+        self.head = nn.Linear(cfg.d_model, 20)
+        self.apply(_init)
+
+    @property
+    def max_len(self) -> int:
+        return self.cfg.max_len
+
+    def forward(self, tokens: torch.Tensor) -> MDMOutput:
+        n = tokens.shape[1]
+        if n > self.cfg.max_len:
+            raise ValueError(f"sequence of {n} residues is longer than the {self.cfg.max_len} this model takes")
+        pad = tokens == PAD_ID
+        bias = None
+        if bool(pad.any()):
+            bias = torch.zeros(pad.shape, dtype=torch.float32, device=tokens.device).masked_fill(pad, float("-inf"))[:, None, None, :]
+        x = self.tok(tokens) + self.pos.weight[:n]
+        for block in self.blocks:
+            x = block(x, bias)
+        hidden = self.ln_f(x)
+        return MDMOutput(self.head(hidden).float(), hidden)
+
+    def num_params(self) -> int:
+        return sum(p.numel() for p in self.parameters())
+
+
+def _init(module: nn.Module) -> None:
+    if isinstance(module, (nn.Linear, nn.Embedding)):
+        nn.init.normal_(module.weight, std=0.02)
+    if isinstance(module, nn.Linear) and module.bias is not None:
+        nn.init.zeros_(module.bias)
+
+
+def save_protein_mdm(model: ProteinMDM, path: str | Path, extra: dict | None = None) -> None:
+    save_model(model, model.cfg, path, {"kind": "protein_mdm", **(extra or {})})
+
+
+def load_protein_mdm(path: str | Path, device: torch.device | str = "cpu") -> ProteinMDM:
+    """Load a protein MDM from safetensors + JSON config (raises ModelFileError on a bad file)."""
+    try:
+        cfg = ProteinMDMConfig(**load_config_dict(path))
+    except TypeError as err:
+        raise ModelFileError(f"{path}: config does not describe a protein MDM: {err}") from None
+    return load_state(ProteinMDM(cfg), path, torch.device(device))

@@ -1,0 +1,246 @@
+"""Plotly figures for sequences (proteins). Builders take numpy arrays and return ``go.Figure``; no
+streamlit, no torch.
+
+Long sequences stay responsive: the L x L heatmap and the decoding strip show a window of positions, the
+contact map and the arc graph draw at most a capped number of pairs (the cap is stated in the title), and
+the decoding strip keeps only the most recent steps.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from mi_lens_app.figures import CHOSEN_COLOR, ERROR_COLOR, FONT, SELECTED_COLOR
+
+MAX_ARCS = 150  # arcs drawn in the arc graph
+MAX_DOTS = 400  # pairs drawn in the contact map
+WINDOW = 120  # positions shown at once in the heatmap and the decoding strip
+MAX_STRIP_ROWS = 60  # decoding steps shown in the strip (the most recent ones)
+MASKED_COLOR = "#9a9a9a"
+
+
+def window(length: int, start: int = 0, size: int = WINDOW) -> tuple[int, int]:
+    """``(first, end)`` of a window of at most ``size`` positions starting near ``start`` (clipped to fit)."""
+    size = max(1, min(size, length))
+    first = int(min(max(start, 0), length - size))
+    return first, first + size
+
+
+def _layout(fig: go.Figure, title: str, height: int, **kwargs) -> None:
+    kwargs.setdefault("showlegend", False)
+    fig.update_layout(title={"text": title, "x": 0.02}, height=height, font=FONT, plot_bgcolor="white",
+                      margin={"l": 10, "r": 10, "t": 50, "b": 10}, **kwargs)
+
+
+def sequence_heatmap(mi: np.ndarray, labels: list[str], *, start: int = 0, size: int = WINDOW,
+                     selected: int | None = None, zmin: float | None = 0.0, zmax: float | None = None,
+                     zmid: float | None = None, colorscale: str = "Viridis", title: str = "",
+                     value_name: str = "MI (nats)", height: int = 560) -> go.Figure:
+    """The ``(L, L)`` matrix as a heatmap with residue labels (``M1``, ``_7`` for masked), positions
+    ``[start, start + size)`` only; the colour range is the whole matrix's unless given, so windows compare.
+    The selected residue's row and column are outlined when they fall in the window."""
+    z_all = np.asarray(mi, float)
+    lo, hi = window(len(labels), start, size)
+    if zmax is None:
+        zmax = float(np.nanmax(z_all)) if z_all.size else 1.0
+    names = labels[lo:hi]
+    fig = go.Figure(go.Heatmap(z=z_all[lo:hi, lo:hi], x=names, y=names, colorscale=colorscale, zmin=zmin, zmax=zmax,
+                               zmid=zmid, name=value_name,
+                               hovertemplate="%{y} · %{x}<br>" + value_name + " %{z:.4g}<extra></extra>",
+                               colorbar={"title": {"text": value_name, "side": "right"}, "thickness": 14}))
+    shapes = []
+    if selected is not None and lo <= selected < hi:
+        pos, n = selected - lo, hi - lo
+        band = {"color": SELECTED_COLOR, "width": 2}
+        shapes += [{"type": "rect", "x0": -0.5, "x1": n - 0.5, "y0": pos - 0.5, "y1": pos + 0.5, "line": band},
+                   {"type": "rect", "y0": -0.5, "y1": n - 0.5, "x0": pos - 0.5, "x1": pos + 0.5, "line": band}]
+    axis = {"showgrid": False, "zeroline": False, "automargin": True, "tickfont": {"size": 10}}
+    shown = f"residues {lo + 1}-{hi} of {len(labels)}"
+    _layout(fig, f"{title} ({shown})" if hi - lo < len(labels) else title, height, shapes=shapes,
+            xaxis=dict(axis, constrain="domain"), yaxis=dict(axis, autorange="reversed", scaleanchor="x"))
+    return fig
+
+
+def top_pairs(mi: np.ndarray, masked: np.ndarray, *, min_sep: int = 1,
+              limit: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """The strongest pairs ``i < j`` of masked positions with ``j - i >= min_sep`` and MI > 0, strongest
+    first: ``(i, j, mi, total)``, at most ``limit`` of them out of ``total`` such pairs."""
+    masked = np.asarray(masked, bool)
+    iu, ju = np.triu_indices(len(masked), k=max(min_sep, 1))
+    w = np.asarray(mi, float)[iu, ju]
+    keep = masked[iu] & masked[ju] & (w > 0)
+    iu, ju, w = iu[keep], ju[keep], w[keep]
+    order = np.argsort(-w, kind="stable")[:limit]
+    return iu[order], ju[order], w[order], int(keep.sum())
+
+
+def contact_figure(mi: np.ndarray, labels: list[str], masked: np.ndarray, *, min_sep: int = 4,
+                   limit: int = MAX_DOTS, title: str = "Contact-map view", height: int = 520) -> go.Figure:
+    """Top-MI pairs as dots above the diagonal, like a predicted contact map: dot ``(x = j, y = i)``, size
+    and colour by MI; pairs closer than ``min_sep`` along the sequence are left out (neighbours depend
+    on each other trivially); masked positions are marked on the diagonal."""
+    n = len(labels)
+    i, j, w, total = top_pairs(mi, masked, min_sep=min_sep, limit=limit)
+    top = float(w.max()) if len(w) else 1.0
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=[0, n - 1], y=[0, n - 1], mode="lines", line={"color": "#bbb", "width": 1},
+                             hoverinfo="skip", name="diagonal"))
+    idx = np.flatnonzero(masked)
+    fig.add_trace(go.Scatter(x=idx, y=idx, mode="markers", name="masked",
+                             marker={"symbol": "square", "size": 5, "color": MASKED_COLOR},
+                             hovertext=[labels[k] for k in idx], hoverinfo="text"))
+    fig.add_trace(go.Scatter(
+        x=j, y=i, mode="markers", name="pairs",
+        marker={"size": 5 + 15 * w / top, "color": w, "colorscale": "Viridis", "cmin": 0, "cmax": top,
+                "colorbar": {"title": {"text": "MI (nats)", "side": "right"}, "thickness": 14},
+                "line": {"width": 0.5, "color": "#333"}},
+        hovertext=[f"{labels[a]} · {labels[b]}: {v:.4g} nats (|i−j| = {b - a})" for a, b, v in zip(i, j, w)],
+        hoverinfo="text"))
+    axis = {"range": [-1, n], "showgrid": True, "gridcolor": "#eee", "zeroline": False, "title": "residue"}
+    drawn = f"top {len(w)} of {total} pairs" if total > len(w) else f"{total} pairs"
+    _layout(fig, f"{title}: {drawn} with |i−j| ≥ {min_sep}", height, xaxis=dict(axis, constrain="domain"),
+            yaxis=dict(axis, range=[n, -1], scaleanchor="x"))
+    return fig
+
+
+def _arc(i: int, j: int, steps: int = 24) -> tuple[np.ndarray, np.ndarray]:
+    """A half ellipse above the axis from ``i`` to ``j``, its height half its span."""
+    t = np.linspace(0, np.pi, steps)
+    mid, r = (i + j) / 2, (j - i) / 2
+    return mid - r * np.cos(t), r * np.sin(t)
+
+
+def arc_figure(letters: str, labels: list[str], masked: np.ndarray, mi: np.ndarray, *, cap: int = MAX_ARCS,
+               min_sep: int = 1, selected: int | None = None, title: str = "Arc graph",
+               height: int = 420) -> go.Figure:
+    """The dependency graph along the sequence: residues on a line, the ``cap`` strongest pairs as arcs
+    whose width and opacity grow with MI (the title says how many of how many are drawn)."""
+    n = len(letters)
+    i, j, w, total = top_pairs(mi, masked, min_sep=min_sep, limit=cap)
+    top = float(w.max()) if len(w) else 1.0
+    fig = go.Figure()
+    for level, (width, alpha) in enumerate(((1.0, 0.35), (2.0, 0.5), (3.2, 0.7), (5.0, 0.9))):
+        xs, ys = [], []
+        for a, b, v in zip(i, j, w):
+            if min(int(4 * v / top), 3) == level:
+                cx, cy = _arc(int(a), int(b))
+                xs += [*cx, None]
+                ys += [*cy, None]
+        if xs:
+            fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", hoverinfo="skip", name=f"arcs {level}",
+                                     line={"color": f"rgba(31,95,191,{alpha})", "width": width}))
+    if len(w):
+        fig.add_trace(go.Scatter(x=(i + j) / 2, y=(j - i) / 2, mode="markers", name="arc tops",
+                                 marker={"size": 6, "color": w, "colorscale": "Viridis", "cmin": 0, "cmax": top},
+                                 hovertext=[f"{labels[a]} · {labels[b]}: {v:.4g} nats" for a, b, v in zip(i, j, w)],
+                                 hoverinfo="text"))
+    x = np.arange(n)
+    masked = np.asarray(masked, bool)
+    colors = np.where(masked, MASKED_COLOR, "#111111")
+    if selected is not None:
+        colors[selected] = SELECTED_COLOR
+    fig.add_trace(go.Scatter(x=x, y=np.zeros(n), mode="text", text=list(letters), name="residues",
+                             textfont={"size": 12 if n <= 80 else 9 if n <= 160 else 7, "color": colors.tolist()},
+                             hovertext=labels, hoverinfo="text"))
+    span = max((j - i).max() / 2 if len(w) else 1, 1)
+    drawn = f"{len(w)} strongest of {total} pairs (cap {cap})" if total > len(w) else f"all {total} pairs"
+    _layout(fig, f"{title}: {drawn}", height,
+            xaxis={"range": [-1, n], "showgrid": False, "zeroline": False, "title": "residue"},
+            yaxis={"range": [-span * 0.08, span * 1.05], "visible": False})
+    return fig
+
+
+def marginal_strip(marginals: np.ndarray, entropy: np.ndarray, labels: list[str], masked: np.ndarray,
+                   amino_acids: str, *, extra: tuple[str, np.ndarray] | None = None, start: int = 0,
+                   size: int = WINDOW, title: str = "Per-residue entropy and marginals",
+                   height: int = 460) -> go.Figure:
+    """Entropy per residue as bars (and ``extra``, e.g. MI with the selected residue, as a line) over a
+    heatmap of the marginals ``(L, 20)`` of the masked residues (given ones are blank); a window of positions."""
+    lo, hi = window(len(labels), start, size)
+    names = labels[lo:hi]
+    masked = np.asarray(masked, bool)[lo:hi]
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.3, 0.7], vertical_spacing=0.04)
+    fig.add_trace(go.Bar(x=names, y=np.where(masked, entropy[lo:hi], 0.0), name="entropy (nats)",
+                         marker_color="#e6803a", hovertemplate="%{x}: H = %{y:.3f} nats<extra></extra>"), 1, 1)
+    if extra is not None:
+        fig.add_trace(go.Scatter(x=names, y=np.asarray(extra[1], float)[lo:hi], mode="lines+markers", name=extra[0],
+                                 line={"color": "#1f5fbf"}, marker={"size": 4},
+                                 hovertemplate="%{x}: %{y:.4g}<extra>" + extra[0] + "</extra>"), 1, 1)
+    z = np.where(masked[:, None], np.asarray(marginals, float)[lo:hi], np.nan).T
+    fig.add_trace(go.Heatmap(z=z, x=names, y=list(amino_acids), colorscale="Blues", zmin=0, zmax=1, name="p",
+                             hovertemplate="%{x} = %{y}: p %{z:.3f}<extra></extra>",
+                             colorbar={"title": {"text": "p", "side": "right"}, "thickness": 12, "len": 0.65,
+                                       "y": 0.33}), 2, 1)
+    shown = f" (residues {lo + 1}-{hi} of {len(labels)})" if hi - lo < len(labels) else ""
+    _layout(fig, title + shown, height)
+    fig.update_layout(showlegend=extra is not None, legend={"orientation": "h", "y": 1.02, "x": 0.5})
+    fig.update_xaxes(showgrid=False, tickfont={"size": 9}, automargin=True)
+    fig.update_yaxes(autorange="reversed", tickfont={"size": 9}, row=2, col=1)
+    return fig
+
+
+def decode_strip(tokens: np.ndarray, chosen: np.ndarray, entropy: np.ndarray, errors: np.ndarray,
+                 amino_acids: str, *, color: str = "step", start: int = 0, size: int = WINDOW,
+                 max_rows: int = MAX_STRIP_ROWS, title: str = "", height: int | None = None) -> go.Figure:
+    """A decode as a sequence strip: rows are steps (``0..S``), columns positions, letters as text.
+
+    Args:
+        tokens, chosen, errors: ``(S + 1, L)`` token ids after each step, positions unmasked at that step,
+            filled positions that differ from the native sequence.
+        entropy: ``(S + 1, L)`` entropy before each step (0 where not masked).
+        color: ``"step"`` (the step a residue was filled at) or ``"entropy"`` (its entropy before the step).
+    Only the last ``max_rows`` steps and a window of positions are drawn.
+    """
+    tokens, chosen = np.asarray(tokens), np.asarray(chosen, bool)
+    steps, length = tokens.shape
+    lo, hi = window(length, start, size)
+    first = max(0, steps - max_rows)
+    rows = np.arange(first, steps)
+    # (S + 1, L): the step that last wrote each position so far (-1: never; a remasked one is masked again)
+    filled_at = np.maximum.accumulate(np.where(chosen, np.arange(steps)[:, None], -1), axis=0)[rows]
+    if color == "step":
+        z = np.where((filled_at >= 0) & (tokens[rows] != 0), filled_at, np.nan)
+        name, scale = "filled at step", "Viridis"
+    else:
+        z = np.where(np.asarray(entropy)[rows] > 0, np.asarray(entropy)[rows], np.nan)
+        name, scale = "H before (nats)", "Oranges"
+    letters = np.array(["_", *amino_acids])[np.clip(tokens[rows], 0, len(amino_acids))]
+    x = np.arange(lo, hi)
+    lettered = (hi - lo) * len(rows) <= 6000  # letters in every cell only while the browser keeps up
+    fig = go.Figure(go.Heatmap(z=z[:, lo:hi], x=x + 1, y=rows, colorscale=scale, name=name,
+                               text=letters[:, lo:hi], texttemplate="%{text}" if lettered else None,
+                               hovertemplate="step %{y}, residue %{x}: %{text}<br>" + name + " %{z}<extra></extra>",
+                               colorbar={"title": {"text": name, "side": "right"}, "thickness": 12}))
+    r, c = np.nonzero(chosen[rows][:, lo:hi])
+    fig.add_trace(go.Scatter(x=x[c] + 1, y=rows[r], mode="markers", name="unmasked at this step", hoverinfo="skip",
+                             marker={"symbol": "square-open", "size": 11, "color": CHOSEN_COLOR,
+                                     "line": {"width": 2}}))
+    r, c = np.nonzero(np.asarray(errors, bool)[rows][:, lo:hi])
+    if len(r):
+        fig.add_trace(go.Scatter(x=x[c] + 1, y=rows[r] + 0.32, mode="markers", name="differs from native",
+                                 hoverinfo="skip", marker={"symbol": "line-ew", "size": 9,
+                                                           "line": {"width": 2, "color": ERROR_COLOR}}))
+    notes = []
+    if first:
+        notes.append(f"last {len(rows)} of {steps} steps")
+    if hi - lo < length:
+        notes.append(f"residues {lo + 1}-{hi} of {length}")
+    _layout(fig, title + (f" ({', '.join(notes)})" if notes else ""), height or min(160 + 22 * len(rows), 900),
+            xaxis={"title": "residue", "showgrid": False, "zeroline": False},
+            yaxis={"title": "step", "autorange": "reversed", "showgrid": False, "zeroline": False})
+    return fig
+
+
+def profile_figure(labels: list[str], series: dict[str, np.ndarray], *, selected: int | None = None,
+                   title: str = "", yaxis: str = "", height: int = 320) -> go.Figure:
+    """Values along the sequence, one bar series each (e.g. the entropy change of every residue)."""
+    fig = go.Figure([go.Bar(x=labels, y=np.asarray(v, float), name=name) for name, v in series.items()])
+    shapes = []
+    if selected is not None:
+        shapes.append({"type": "rect", "xref": "x", "yref": "paper", "x0": selected - 0.5, "x1": selected + 0.5,
+                       "y0": 0, "y1": 1, "line": {"color": SELECTED_COLOR, "width": 2}})
+    _layout(fig, title, height, shapes=shapes, barmode="group", yaxis_title=yaxis,
+            showlegend=len(series) > 1, xaxis={"tickfont": {"size": 9}})
+    return fig

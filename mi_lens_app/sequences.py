@@ -1,0 +1,153 @@
+"""Protein inputs for the app: presets, pasted sequences or FASTA, uploads, and which residues to mask
+(no streamlit, no torch).
+
+A protein state is a sequence whose masked residues the model fills. The user gives a sequence (``_`` or
+``X`` marks residues already unknown) and a :class:`Masking`: the input's own masks only, explicit 1-based
+positions (``"5-20,33"``), or a seeded random rate. The unmasked input is kept as the native sequence, so
+decoding can report how much of it the model recovers.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from mi_core.domains.protein import MASK_ID, ProteinInputError, ProteinRecord, parse_text
+from mi_lens_app.domains import ROOT, Domain, Puzzle
+
+PROTEIN_PRESETS_PATH = ROOT / "assets" / "examples" / "protein_presets.json"
+MAX_FASTA_BYTES = 2**20
+MAX_FASTA_RECORDS = 500
+MASK_MODES = ("as given", "positions", "rate")
+
+
+class MaskSpecError(ProteinInputError):
+    """A mask position list or rate that cannot be applied; the message names the bad part."""
+
+
+def parse_positions(spec: str, length: int) -> list[int]:
+    """0-based positions of a 1-based spec such as ``"5-20, 33"`` for a sequence of ``length`` residues.
+
+    Raises:
+        MaskSpecError: a part that is not a number or ``a-b`` range, a backwards range, or a position
+        outside ``1..length``.
+    """
+    out: set[int] = set()
+    for part in (p.strip() for p in spec.replace(";", ",").split(",")):
+        if not part:
+            continue
+        lo_text, _, hi_text = part.partition("-")
+        if not lo_text.strip().isdigit() or (hi_text and not hi_text.strip().isdigit()):
+            raise MaskSpecError(f"mask positions: {part!r} is not a position or a range like 5-20")
+        lo, hi = int(lo_text), int(hi_text or lo_text)
+        if lo > hi:
+            raise MaskSpecError(f"mask positions: the range {part!r} runs backwards")
+        if lo < 1 or hi > length:
+            raise MaskSpecError(f"mask positions: {part!r} is outside 1-{length} (the sequence has {length} residues)")
+        out.update(range(lo - 1, hi))
+    return sorted(out)
+
+
+def random_positions(length: int, rate: float, seed: int) -> list[int]:
+    """``round(rate * length)`` (at least 1) distinct 0-based positions drawn with ``seed``."""
+    if not 0 < rate <= 1:
+        raise MaskSpecError(f"mask rate must be in (0, 1], got {rate}")
+    count = max(1, round(rate * length))
+    return sorted(np.random.default_rng(seed).choice(length, size=count, replace=False).tolist())
+
+
+@dataclass(frozen=True)
+class Masking:
+    """Which residues to mask beyond the input's own ``_``/``X``: ``mode`` is ``"as given"`` (none),
+    ``"positions"`` (the 1-based ``positions`` spec) or ``"rate"`` (``rate`` of residues, drawn with ``seed``)."""
+
+    mode: str = "as given"
+    positions: str = ""
+    rate: float = 0.15
+    seed: int = 0
+
+    def __post_init__(self):
+        if self.mode not in MASK_MODES:
+            raise MaskSpecError(f"mask mode must be one of {', '.join(MASK_MODES)}, got {self.mode!r}")
+
+    def positions_for(self, length: int) -> list[int]:
+        if self.mode == "positions":
+            return parse_positions(self.positions, length)
+        if self.mode == "rate":
+            return random_positions(length, self.rate, self.seed)
+        return []
+
+    @classmethod
+    def from_json(cls, raw: dict) -> Masking:
+        """``{"positions": "5-20"}`` or ``{"rate": 0.15, "seed": 0}`` (a preset's default masking)."""
+        if "positions" in raw:
+            return cls("positions", positions=str(raw["positions"]))
+        if "rate" in raw:
+            return cls("rate", rate=float(raw["rate"]), seed=int(raw.get("seed", 0)))
+        return cls()
+
+
+def first_record(text: str) -> tuple[ProteinRecord, int]:
+    """The first sequence of pasted text (one plain sequence or FASTA) and how many records it has."""
+    records = parse_text(text)
+    return records[0], len(records)
+
+
+def protein_puzzle(domain: Domain, record: ProteinRecord, masking: Masking, name: str = "") -> Puzzle:
+    """The state to show: ``record`` with ``masking`` applied; the record itself is the native sequence.
+
+    Raises:
+        MaskSpecError: a bad masking, or a state with no masked residue (nothing to fill, so no MI).
+    """
+    native = record.tokens
+    tokens = native.copy()
+    tokens[masking.positions_for(len(tokens))] = MASK_ID
+    if not (tokens == MASK_ID).any():
+        raise MaskSpecError(f"{record.name}: no residue is masked; mark some with _ or X, or choose mask "
+                            "positions or a mask rate")
+    return Puzzle(domain.key, tuple(int(t) for t in tokens), tuple(int(t) for t in native), name or record.name)
+
+
+def read_fasta_upload(name: str, data: bytes) -> list[ProteinRecord]:
+    """The sequences of an uploaded FASTA (or plain-sequence) file.
+
+    Raises:
+        ProteinInputError: too big, not UTF-8 text, or not sequences (the message names the file and the
+        bad letter with its position).
+    """
+    if len(data) > MAX_FASTA_BYTES:
+        raise ProteinInputError(f"{name} is {len(data) / 2**20:.1f} MiB; FASTA uploads are limited to 1 MiB")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise ProteinInputError(f"{name} is not a UTF-8 text file") from None
+    try:
+        return parse_text(text, limit=MAX_FASTA_RECORDS)
+    except ProteinInputError as err:
+        raise ProteinInputError(f"{name}: {err}") from None
+
+
+@dataclass(frozen=True)
+class ProteinPreset:
+    name: str
+    sequence: str
+    cath_id: str
+    masking: Masking
+    note: str = ""
+
+
+def load_protein_presets(path: Path = PROTEIN_PRESETS_PATH) -> list[ProteinPreset]:
+    """The shipped protein presets (an empty list when the file is absent)."""
+    if not path.is_file():
+        return []
+    raw = json.loads(path.read_text())
+    return [ProteinPreset(p["name"], p["sequence"], p.get("cath_id", ""), Masking.from_json(p.get("mask", {})),
+                          p.get("note", "")) for p in raw.get("protein", [])]
+
+
+def presets_credit(path: Path = PROTEIN_PRESETS_PATH) -> str:
+    """Where the presets come from, and their licence."""
+    return json.loads(path.read_text()).get("about", "") if path.is_file() else ""

@@ -1,0 +1,339 @@
+"""The app's protein domain under ``streamlit.testing.v1.AppTest``, on a tiny random protein MDM in a tmp dir
+(independent of the shipped weights, which a training job may be rewriting), plus its input helpers."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from streamlit.testing.v1 import AppTest
+
+from mi_core.domains.protein import AMINO_ACIDS, MASK_ID, ProteinInputError, ProteinRecord, tokenize
+from mi_core.mi.estimator import EstimatorConfig, MIEstimator, save_estimator
+from mi_core.models.protein_mdm import ProteinMDM, ProteinMDMConfig, save_protein_mdm
+from mi_lens_app import protein_figures
+from mi_lens_app.domains import DOMAINS
+from mi_lens_app.sequences import (
+    Masking,
+    MaskSpecError,
+    load_protein_presets,
+    parse_positions,
+    protein_puzzle,
+    random_positions,
+    read_fasta_upload,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = str(ROOT / "app.py")
+PROTEIN = DOMAINS["protein"]
+SEQ = "MKTAYIAKQRQISFVKSHFSRQLEERLGLIEVQAPILSRVGDGTQDNLSGAEKAVQ"  # 56 residues
+LONG = "".join(np.random.default_rng(3).choice(list(AMINO_ACIDS), 250))
+
+
+@pytest.fixture(scope="module")
+def weights(tmp_path_factory):
+    """A tiny random protein MDM and a matching estimator on disk: ``(model_path, estimator_path)``."""
+    root = tmp_path_factory.mktemp("protein_models")
+    torch.manual_seed(0)
+    save_protein_mdm(ProteinMDM(ProteinMDMConfig(max_len=256, d_model=32, n_layers=1, n_heads=2, d_ff=64)),
+                     root / "mdm.safetensors")
+    est = MIEstimator(EstimatorConfig(d_in=32, n_values=20, d_node=16, d_proj=8, d_pair=8, init_bias=0.0))
+    save_estimator(est, root / "est.safetensors")
+    return root / "mdm.safetensors", root / "est.safetensors"
+
+
+@pytest.fixture
+def env(monkeypatch, weights):
+    """The protein domain on the tiny model, without an estimator (the pruned-probe fallback)."""
+    monkeypatch.setenv("MI_LENS_PROTEIN_MODEL", str(weights[0]))
+    monkeypatch.setenv("MI_LENS_PROTEIN_ESTIMATOR", "/nonexistent/protein_est.safetensors")
+    monkeypatch.setenv("MI_LENS_DEVICE", "cpu")
+    return monkeypatch
+
+
+def run_page(path: str, **query) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.switch_page(path)
+    at.query_params["domain"] = "protein"
+    for key, value in query.items():
+        at.query_params[key] = value
+    return at.run()
+
+
+def specs(at: AppTest) -> dict:
+    """Plotly figure JSON of every chart, by its title."""
+    out = {}
+    for chart in at.get("plotly_chart"):
+        spec = json.loads(chart.proto.spec)
+        title = spec["layout"].get("title", {})
+        out[title.get("text", "") if isinstance(title, dict) else str(title)] = spec
+    return out
+
+
+def find(at: AppTest, prefix: str) -> dict:
+    found = [s for t, s in specs(at).items() if t.startswith(prefix)]
+    assert found, f"no chart titled {prefix!r}: {list(specs(at))}"
+    return found[0]
+
+
+def array(value) -> np.ndarray:
+    import base64
+
+    if isinstance(value, dict):
+        arr = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
+        return arr.reshape([int(s) for s in str(value.get("shape", len(arr))).split(",")])
+    return np.asarray(value)
+
+
+def assert_clean(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+# ---- input helpers --------------------------------------------------------------------------------------
+
+
+def test_parse_positions_reads_ranges_and_names_bad_parts():
+    assert parse_positions("5-7, 2,5", 10) == [1, 4, 5, 6]
+    with pytest.raises(MaskSpecError, match="'5-x' is not a position or a range"):
+        parse_positions("5-x", 10)
+    with pytest.raises(MaskSpecError, match="'8-3' runs backwards"):
+        parse_positions("8-3", 10)
+    with pytest.raises(MaskSpecError, match="'12' is outside 1-10"):
+        parse_positions("12", 10)
+
+
+def test_random_positions_are_seeded_and_sized():
+    a = random_positions(100, 0.15, 4)
+    assert a == random_positions(100, 0.15, 4) and len(a) == 15 and len(set(a)) == 15
+    assert a != random_positions(100, 0.15, 5)
+    with pytest.raises(MaskSpecError, match="mask rate must be in"):
+        random_positions(100, 0.0, 0)
+
+
+def test_protein_puzzle_masks_and_keeps_the_native_sequence():
+    record = ProteinRecord("x", tokenize("MK_AY"))
+    pz = protein_puzzle(PROTEIN, record, Masking("positions", positions="1"))
+    assert pz.text == "_K_AY" and pz.blanks == [0, 2] and pz.solution_text == "MK_AY"
+    assert pz.labels() == ["_1", "K2", "_3", "A4", "Y5"]
+    with pytest.raises(MaskSpecError, match="no residue is masked"):
+        protein_puzzle(PROTEIN, ProteinRecord("y", tokenize("MKAY")), Masking())
+
+
+def test_fasta_upload_names_the_file_and_the_bad_letter():
+    records = read_fasta_upload("a.fasta", b">one\nMKV\nAY\n>two\nGG_\n")
+    assert [r.name for r in records] == ["one", "two"] and records[1].masked == 1
+    with pytest.raises(ProteinInputError, match="b.fa: .*'1' at 3"):
+        read_fasta_upload("b.fa", b">bad\nMK1V\n")
+    with pytest.raises(ProteinInputError, match="not a UTF-8 text file"):
+        read_fasta_upload("c.fa", b"\xff\xfe\x81")
+    with pytest.raises(ProteinInputError, match="limited to 1 MiB"):
+        read_fasta_upload("d.fa", b">big\n" + b"A" * (2**20 + 1))
+
+
+def test_presets_are_real_masked_sequences_with_credit():
+    presets = load_protein_presets()
+    assert len(presets) >= 5
+    raw = json.loads((ROOT / "assets/examples/protein_presets.json").read_text())
+    assert "CC BY 4.0" in raw["about"] and "CATH" in raw["about"]
+    for p, entry in zip(presets, raw["protein"]):
+        assert 50 <= len(p.sequence) <= 120
+        assert entry["length"] == len(p.sequence) and (tokenize(p.sequence) != MASK_ID).all()
+        pz = protein_puzzle(PROTEIN, ProteinRecord(p.cath_id, tokenize(p.sequence)), p.masking)
+        assert 5 <= len(pz.blanks) <= 25
+
+
+def test_figure_caps_and_windows():
+    rng = np.random.default_rng(0)
+    n = 250
+    mi = rng.random((n, n))
+    mi = (mi + mi.T) / 2
+    np.fill_diagonal(mi, 0)
+    masked = np.ones(n, bool)
+    labels = [f"A{i + 1}" for i in range(n)]
+    heat = protein_figures.sequence_heatmap(mi, labels, start=200, size=120, title="MI")
+    assert np.asarray(heat.data[0].z).shape == (120, 120) and heat.data[0].x[0] == "A131"  # clipped to fit
+    assert "residues 131-250 of 250" in heat.layout.title.text
+    arcs = protein_figures.arc_figure("A" * n, labels, masked, mi, cap=150)
+    tops = next(t for t in arcs.data if t.name == "arc tops")
+    assert len(tops.x) == 150 and "150 strongest of 31125 pairs (cap 150)" in arcs.layout.title.text
+    i, j, w, total = protein_figures.top_pairs(mi, masked, min_sep=4, limit=10)
+    assert (j - i >= 4).all() and (np.diff(w) <= 0).all() and total == (n - 4) * (n - 3) // 2
+    assert w[0] == pytest.approx(mi[np.triu_indices(n, 4)].max())
+
+
+def test_decode_strip_colours_by_the_step_that_last_filled_each_residue():
+    tokens = np.array([[0, 0, 0], [1, 2, 0], [1, 0, 3]])  # step 2 remasks position 2 and fills position 3
+    chosen = np.array([[0, 0, 0], [1, 1, 0], [0, 0, 1]], bool)
+    fig = protein_figures.decode_strip(tokens, chosen, np.zeros((3, 3)), np.zeros((3, 3), bool), AMINO_ACIDS)
+    np.testing.assert_array_equal(np.asarray(fig.data[0].z, float),
+                                  [[np.nan] * 3, [1, 1, np.nan], [1, np.nan, 2]])
+    assert np.asarray(fig.data[0].text).tolist() == [["_", "_", "_"], ["A", "C", "_"], ["A", "_", "D"]]
+    outlined = fig.data[1]
+    assert list(outlined.x) == [1, 2, 3] and list(outlined.y) == [1, 1, 2]
+
+
+# ---- pages ----------------------------------------------------------------------------------------------
+
+
+def test_mi_maps_preset_shows_the_sequence_views(env):
+    at = run_page("pages/1_MI_maps.py")
+    assert_clean(at)
+    preset = load_protein_presets()[0]
+    heat = find(at, "MI, exact (pruned, eps=0.001)")
+    z = array(heat["data"][0]["z"])
+    assert z.shape == (len(preset.sequence),) * 2 and np.allclose(z, z.T)
+    labels = heat["data"][0]["x"]
+    assert labels[0] == f"{preset.sequence[0]}1" and labels[19] == "_20"  # residue labels; 20-31 are masked
+    contact = find(at, "Contact-map view")
+    assert any(t["name"] == "pairs" for t in contact["data"]) and "|i−j| ≥ 4" in contact["layout"]["title"]["text"]
+    arcs = find(at, "Arc graph")
+    assert any(t["name"] == "residues" for t in arcs["data"])
+    assert any(t["type"] == "heatmap" for t in find(at, "Per-residue entropy")["data"])
+    assert any("Model: protein MDM (32-dim, 1 layers, max 256 residues; mdm.safetensors)" in c.value
+               for c in at.sidebar.caption)
+    assert any("No usable MI estimator" in w.value for w in at.warning)
+
+
+def test_auto_model_says_why_it_fell_back_to_the_mdm(env, weights, tmp_path):
+    import mi_core.models.protein as protein_models
+
+    env.setenv("MI_LENS_PROTEIN_MODEL", "auto")
+    env.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))  # no ESM-C weights anywhere
+    env.delenv("MI_LENS_ESMC_WEIGHTS", raising=False)
+    env.setattr(protein_models, "DEFAULT_MDM", weights[0])
+    at = run_page("pages/1_MI_maps.py")
+    assert_clean(at)
+    assert any("Model: no ESM-C weights found in" in c.value and "using the protein MDM" in c.value
+               and "mdm.safetensors" in c.value for c in at.sidebar.caption)
+
+
+def test_missing_protein_model_is_a_message(env):
+    env.setenv("MI_LENS_PROTEIN_MODEL", "/nonexistent/protein.safetensors")
+    at = run_page("pages/1_MI_maps.py")
+    assert not at.exception
+    assert any("protein MDM not found: /nonexistent/protein.safetensors" in e.value for e in at.error)
+
+
+def test_mi_maps_with_an_estimator_uses_it(env, weights):
+    env.setenv("MI_LENS_PROTEIN_ESTIMATOR", str(weights[1]))
+    at = run_page("pages/1_MI_maps.py", ppreset=load_protein_presets()[1].name)
+    assert_clean(at)
+    assert not at.warning
+    assert array(find(at, "MI, neural estimator")["data"][0]["z"]).shape == (63, 63)
+
+
+def test_an_estimator_of_another_size_is_set_aside(env, tmp_path):
+    est = MIEstimator(EstimatorConfig(d_in=16, n_values=20, d_node=8, d_proj=4, d_pair=4))
+    save_estimator(est, tmp_path / "other.safetensors")
+    env.setenv("MI_LENS_PROTEIN_ESTIMATOR", str(tmp_path / "other.safetensors"))
+    at = run_page("pages/1_MI_maps.py")
+    assert_clean(at)
+    assert any("hidden states of size 16, but the model's are 32" in w.value for w in at.warning)
+    find(at, "MI, exact (pruned")
+
+
+def test_bad_pasted_sequence_names_the_letter_and_position(env):
+    at = run_page("pages/1_MI_maps.py", psrc="paste", seq="MKTA1YIAK", mask_mode="rate")
+    assert not at.exception
+    assert any("'1' at 5" in e.value for e in at.error), [e.value for e in at.error]
+    assert any("Pick a valid sequence" in i.value for i in at.info)
+    at.text_area(key="seq").set_value(SEQ).run()  # fixing the input brings the page back
+    assert_clean(at)
+    assert array(find(at, "MI, exact")["data"][0]["z"]).shape == (56, 56)
+
+
+def test_bad_mask_positions_are_an_error(env):
+    at = run_page("pages/1_MI_maps.py", psrc="paste", seq=SEQ, mask_mode="positions", mask="3-90")
+    assert not at.exception
+    assert any("'3-90' is outside 1-56" in e.value for e in at.error)
+
+
+def test_pasted_fasta_uses_the_first_record_and_its_masks(env):
+    fasta = f">first test\n{SEQ[:30]}\n{SEQ[30:40]}__{SEQ[42:]}\n>second\nMKV\n"
+    at = run_page("pages/1_MI_maps.py", psrc="paste", seq=fasta)
+    assert_clean(at)
+    assert any("56 residues, 2 masked; first of 2 records" in c.value for c in at.sidebar.caption)
+    heat = find(at, "MI, exact")
+    assert heat["data"][0]["x"][40:42] == ["_41", "_42"]
+
+
+def test_uploaded_fasta_and_sharing_it(env):
+    at = run_page("pages/1_MI_maps.py", psrc="upload")
+    at.file_uploader(key="pupload").set_value(("bad.fasta", b">x\nMK*V\n", "text/plain")).run()
+    assert not at.exception and any("bad.fasta" in e.value for e in at.error)
+    at.file_uploader(key="pupload").set_value(("s.fasta", f">s1\n{SEQ}\n".encode(), "text/plain")).run()
+    at.radio(key="mask_mode").set_value("rate").run()
+    assert_clean(at)
+    find(at, "MI, exact")
+    next(b for b in at.button if b.label == "Put this sequence in the link").click().run()
+    assert at.radio(key="psrc").value == "paste" and SEQ in at.text_area(key="seq").value
+
+
+def test_long_sequence_is_windowed_and_edges_capped(env):
+    at = run_page("pages/1_MI_maps.py", psrc="paste", seq=LONG, mask_mode="rate", mask_rate="0.1")
+    assert_clean(at)
+    heat = find(at, "MI, exact")
+    assert array(heat["data"][0]["z"]).shape == (120, 120)
+    assert "residues 1-120 of 250" in heat["layout"]["title"]["text"]
+    at.slider(key="arcs").set_value(150).run()
+    at.slider(key="win").set_value(131).run()
+    assert_clean(at)
+    heat = find(at, "MI, exact")
+    assert heat["data"][0]["x"][0].endswith("131") and "residues 131-250" in heat["layout"]["title"]["text"]
+    arcs = find(at, "Arc graph")
+    tops = next(t for t in arcs["data"] if t["name"] == "arc tops")
+    assert len(array(tops["x"])) == 150 and "(cap 150)" in arcs["layout"]["title"]["text"]  # 25 masked: 300 pairs
+
+
+def test_exact_vs_estimated_on_a_protein(env, weights):
+    env.setenv("MI_LENS_PROTEIN_ESTIMATOR", str(weights[1]))
+    at = run_page("pages/2_Exact_vs_estimated.py", exact="true")
+    assert_clean(at)
+    maps = {t: array(s["data"][0]["z"]) for t, s in specs(at).items()}
+    n = len(load_protein_presets()[0].sequence)
+    for title in ("Estimated", "Exact probe", "Estimated − exact", "Asymmetry |I(i→j) − I(j→i)|"):
+        assert maps[title].shape == (n, n)
+    np.testing.assert_allclose(maps["Estimated − exact"], maps["Estimated"] - maps["Exact probe"])
+    assert {"Spearman", "Top-20 overlap", "Passes"} <= {m.label for m in at.metric}
+
+
+@pytest.mark.parametrize("a, b", [("mi", "eb"), ("mi_exact", "topk"), ("sequential", "random"),
+                                  ("top_prob", "top_margin"), ("threshold", "mask_predict")])
+def test_decoding_compares_every_strategy_on_a_protein(env, a, b):
+    at = run_page("pages/3_Decoding.py", a=a, b=b, ppreset=load_protein_presets()[0].name)
+    assert_clean(at)
+    steps = [m.value for m in at.metric if m.label == "step"]
+    assert len(steps) == 2 and all(s.startswith("0 / ") for s in steps)
+    at.button(key="step_last").click().run()
+    assert_clean(at)
+    for side in (a, b):
+        strip = find(at, f"{side}: step")
+        z = array(strip["data"][0]["z"])
+        letters = strip["data"][0]["text"]
+        assert z.shape[1] == 58 and len(letters) == z.shape[0]  # rows are steps, columns residues
+        assert "_" not in "".join(letters[-1])  # the last row is fully decoded
+        assert any(t["name"] == "unmasked at this step" for t in strip["data"])
+    assert len(at.success) == 2 and all("native sequence" in s.value for s in at.success)
+
+
+def test_decoding_mi_without_estimator_reads_the_probe(env):
+    at = run_page("pages/3_Decoding.py", a="mi", b="eb", step="2")
+    assert_clean(at)
+    assert any("reads the exact probe pruned at eps=0.001" in c.value for c in at.caption)
+    passes = [m.value for m in at.metric if m.label == "passes"]
+    assert "+" in passes[0]  # the probe's passes are counted apart
+
+
+def test_what_if_clamps_a_residue(env):
+    at = run_page("pages/4_What_if.py", cell="_20", aa="W")
+    assert_clean(at)
+    metrics = {m.label: m.value for m in at.metric}
+    assert "p(_20 = W)" in metrics and "Entropy of _20" in metrics
+    for prefix in ("Entropy of every masked residue", "Entropy change", "Marginal of _20", "Marginals after _20 = W",
+                   "MI before", "MI after", "After − before"):
+        find(at, prefix)
+    delta = array(find(at, "After − before")["data"][0]["z"])
+    assert delta.shape == (58, 58)
+    assert np.abs(delta[19]).max() > 0  # the clamped residue's own MI row disappears

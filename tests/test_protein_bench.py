@@ -1,0 +1,266 @@
+import json
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from mi_core.bench import protein as PB
+from mi_core.bench import protein_metrics as M
+from mi_core.cli import main
+from mi_core.decoding import STRATEGIES, estimator_mi_fn, make_strategy
+from mi_core.domains.protein import MASK_ID, read_fasta, split_of, tokenize
+
+
+def toks(*texts):
+    return [tokenize(t) for t in texts]
+
+
+@pytest.fixture
+def tiny_protein():
+    from mi_core.models.protein_mdm import ProteinMDM, ProteinMDMConfig
+
+    torch.manual_seed(0)
+    return ProteinMDM(ProteinMDMConfig(max_len=64, d_model=32, n_layers=1, n_heads=2, d_ff=64)).eval()
+
+
+@pytest.fixture
+def tiny_estimator():
+    from mi_core.mi.estimator import EstimatorConfig, MIEstimator
+
+    torch.manual_seed(1)
+    return MIEstimator(EstimatorConfig(d_in=32, n_values=20, d_node=16, d_proj=8, d_pair=8, init_bias=0.0)).eval()
+
+
+@pytest.fixture
+def files(tmp_path, tiny_protein, tiny_estimator):
+    """A tiny protein model, an estimator for it and a FASTA of 300 random sequences, all in tmp_path."""
+    from mi_core.mi.estimator import save_estimator
+    from mi_core.models.protein_mdm import save_protein_mdm
+
+    model, est, fasta = tmp_path / "p.safetensors", tmp_path / "e.safetensors", tmp_path / "ref.fa"
+    save_protein_mdm(tiny_protein, model)
+    save_estimator(tiny_estimator, est)
+    rng = np.random.default_rng(0)
+    fasta.write_text("".join(f">dom{i}\n{''.join(rng.choice(list('ACDEFGHIKLMNPQRSTVWY'), 30))}\n" for i in range(300)))
+    return model, est, fasta
+
+
+# --- metrics -------------------------------------------------------------------------------------------
+
+def test_jsd_identity_disjoint_symmetric_and_golden():
+    seqs = toks("MKTAYIAKQR", "GSHMLEDPVW", "AAAC")
+    assert M.jsd_aa(seqs, seqs) == 0.0 and M.jsd_dipeptide(seqs, seqs) == 0.0
+    assert M.jsd_aa(toks("AAAA"), toks("CCCC")) == pytest.approx(1.0, abs=1e-12)
+    assert M.jsd_dipeptide(toks("ACAC"), toks("DEDE")) == pytest.approx(1.0, abs=1e-12)
+    rng = np.random.default_rng(0)
+    p, q = rng.random(20), rng.random(20)
+    assert M.jsd(p, q) == M.jsd(q, p) and 0 < M.jsd(p, q) < 1
+    assert M.jsd(p, 3 * p) == pytest.approx(0.0, abs=1e-12)  # counts are normalised
+    # JSD([1,0], [1/2,1/2]) = H([3/4,1/4]) - (H([1,0]) + H([1/2,1/2])) / 2 in bits
+    h = -(0.75 * math.log2(0.75) + 0.25 * math.log2(0.25))
+    assert M.jsd([1, 0], [0.5, 0.5]) == pytest.approx(h - 0.5, abs=1e-12)
+    with pytest.raises(ValueError, match="empty distribution"):
+        M.jsd_aa(toks("__"), seqs)
+    with pytest.raises(ValueError, match="different shapes"):
+        M.jsd([1, 2], [1, 2, 3])
+    with pytest.raises(ValueError, match="negative"):
+        M.jsd([1, -1], [1, 1])
+
+
+def test_compositions_skip_masked_residues():
+    comp = M.aa_composition([np.array([1, MASK_ID, 1, 20, 21])])  # mask and padding skipped
+    assert comp.sum() == 3 and comp[0] == 2 and comp[19] == 1
+    di = M.dipeptide_composition([np.array([1, 2, MASK_ID, 3, 3])])  # A-C and D-D; pairs with the mask skipped
+    assert di.sum() == 2 and di[0 * 20 + 1] == 1 and di[2 * 20 + 2] == 1
+    assert M.dipeptide_composition(toks("A")).sum() == 0
+
+
+def test_identity_and_diversity():
+    assert M.identity(tokenize("ACDE"), tokenize("ACD")) == 1.0  # over the shorter length
+    assert M.identity(tokenize("ACDE"), tokenize("AGD")) == pytest.approx(2 / 3)
+    assert M.identity(tokenize("A_C"), tokenize("A_C")) == pytest.approx(2 / 3)  # masked never matches
+    same = toks("MKTAYIAKQR") * 4
+    d = M.diversity(same, toks("MKTA", "GSHM"))
+    assert d["mean_identity"] == 1.0 and d["pairs"] == 6 and d["unique_fraction"] == 0.25
+    assert d["reference_mean_identity"] == 0.0 and d["reference_pairs"] == 1
+    assert M.unique_fraction(toks("AC", "AC", "AD")) == pytest.approx(2 / 3)
+    rng = np.random.default_rng(0)
+    many = [rng.integers(1, 21, 40) for _ in range(100)]
+    a, n = M.mean_pairwise_identity(many, max_pairs=50, seed=3)
+    assert n == 50 and (a, n) == M.mean_pairwise_identity(many, max_pairs=50, seed=3)
+    assert abs(a - 0.05) < 0.02  # uniform over 20 letters: identity ~ 1/20
+    assert math.isnan(M.mean_pairwise_identity(many[:1])[0])
+
+
+def test_matched_sample_is_the_finite_sample_floor():
+    rng = np.random.default_rng(1)
+    ref = [rng.integers(1, 21, int(n)) for n in rng.integers(60, 120, 400)]
+    sample = M.matched_sample(ref, [50, 70, 200], seed=5)
+    assert [len(s) for s in sample] == [50, 70, len(sample[2])] and len(sample[2]) < 200
+    assert all(any(np.array_equal(s, r[: len(s)]) for r in ref) for s in sample)
+    assert all(np.array_equal(a, b) for a, b in zip(sample, M.matched_sample(ref, [50, 70, 200], seed=5)))
+    small, large = M.matched_sample(ref, [60] * 10, seed=0), M.matched_sample(ref, [60] * 300, seed=0)
+    assert M.jsd_dipeptide(large, ref) < M.jsd_dipeptide(small, ref)  # the floor falls with the sample size
+    assert len(M.matched_sample(ref[:3], [5] * 10)) == 10  # fewer references than lengths: with replacement
+
+
+# --- generation ----------------------------------------------------------------------------------------
+
+def strategies_for_test(tiny_estimator, estimator_path=None):
+    from mi_core.order.selector import make_order_nets
+
+    torch.manual_seed(2)
+    selector = make_order_nets(32)[1].eval()
+    mi = {"estimator": str(estimator_path)} if estimator_path else {"mi_fn": estimator_mi_fn(tiny_estimator)}
+    return [("learned", {"steps": 3, "net": selector}), ("sequential", {}), ("random", {"steps": 3}), ("topk", {"k": 4}), ("top_prob", {"k": 3}),
+            ("top_margin", {"k": 3}), ("eb", {"gamma": 4.0}), ("threshold", {"tau": 0.06}),
+            ("mask_predict", {"steps": 3}), ("mi", {"gamma": 4.0, "lam": 1.0, **mi}), ("mi_exact", {"gamma": 4.0})]
+
+
+def test_every_strategy_generates_valid_sequences(tiny_protein, tiny_estimator):
+    names = {name for name, _ in strategies_for_test(tiny_estimator)}
+    assert names == set(STRATEGIES), "a registered sampler is not covered here"
+    for name, params in strategies_for_test(tiny_estimator):
+        lengths = [5, 3, 5] if name == "mi_exact" else [7, 12, 7, 20]
+        gen = PB.generate(tiny_protein, lengths, make_strategy(name, **params), seed=1, batch_size=2)
+        assert [len(s) for s in gen.sequences] == lengths, name
+        assert all(((s >= 1) & (s <= 20)).all() for s in gen.sequences), name
+        assert all(1 <= p <= n for p, n in zip(gen.passes, lengths)), name
+        assert all(e > 0 for e in gen.extra_passes) == (name == "mi_exact"), name  # only the exact probe spends its own
+        again = PB.generate(tiny_protein, lengths, make_strategy(name, **params), seed=1, batch_size=2)
+        assert all((a == b).all() for a, b in zip(gen.sequences, again.sequences)) and gen.passes == again.passes, name
+    gen = PB.generate(tiny_protein, [20] * 3, make_strategy("topk", k=4), seed=0)
+    assert gen.passes == [5, 5, 5]
+    other = PB.generate(tiny_protein, [20] * 3, make_strategy("topk", k=4), seed=1)
+    assert any((a != b).any() for a, b in zip(gen.sequences, other.sequences))
+
+
+def test_estimator_path_and_templates(tiny_protein, tiny_estimator, tmp_path):
+    from mi_core.mi.estimator import save_estimator
+
+    path = tmp_path / "e.safetensors"
+    save_estimator(tiny_estimator, path)
+    by_fn = PB.generate(tiny_protein, [9, 9], make_strategy("mi", gamma=4.0, mi_fn=estimator_mi_fn(tiny_estimator)))
+    by_path = PB.generate(tiny_protein, [9, 9], make_strategy("mi", gamma=4.0, estimator=str(path)))
+    assert all((a == b).all() for a, b in zip(by_fn.sequences, by_path.sequences)) and by_fn.passes == by_path.passes
+    template = tokenize("MKT__A___W")
+    given = template != MASK_ID
+    for name, params in strategies_for_test(tiny_estimator, path):
+        gen = PB.generate(tiny_protein, [template, template], make_strategy(name, **params), seed=2)
+        for s in gen.sequences:
+            assert (s[given] == template[given]).all() and ((s >= 1) & (s <= 20)).all(), name
+    full = PB.generate(tiny_protein, [tokenize("MKTA")], make_strategy("sequential"))
+    assert full.sequences[0].tolist() == tokenize("MKTA").tolist() and full.passes == [0]
+
+
+def test_argmax_collapses_and_bad_targets(tiny_protein):
+    gen = PB.generate(tiny_protein, [15] * 3, make_strategy("sequential"), temperature=0.0, seed=4)
+    assert all((s == gen.sequences[0]).all() for s in gen.sequences)  # why the default temperature is 1
+    with pytest.raises(ValueError, match="longer than the 64"):
+        PB.generate(tiny_protein, [65], make_strategy("sequential"))
+    with pytest.raises(ValueError, match="length must be >= 1"):
+        PB.generate(tiny_protein, [0], make_strategy("sequential"))
+    with pytest.raises(ValueError, match="token ids 0..20"):
+        PB.generate(tiny_protein, [np.array([1, 21])], make_strategy("sequential"))
+
+
+def test_lengths_and_reference(files):
+    assert PB.parse_lengths("50-100") == (50, 100) and PB.parse_lengths(" 80 ") == (80, 80)
+    for bad in ("100-50", "a-b", "0-5", "5-", ""):
+        with pytest.raises(ValueError, match="--lengths"):
+            PB.parse_lengths(bad)
+    drawn = PB.draw_lengths(500, 50, 100, seed=0)
+    assert drawn == PB.draw_lengths(500, 50, 100, seed=0) and min(drawn) == 50 and max(drawn) == 100
+    _, _, fasta = files
+    ref = PB.reference_set(fasta)
+    assert ref and all(split_of(r.name) == "reference" for r in ref)
+    assert len(PB.reference_set(fasta, "all")) == 300 and len(PB.reference_set(fasta, limit=3)) == 3
+    with pytest.raises(ValueError, match="unknown reference split"):
+        PB.reference_set(fasta, "test")
+
+
+# --- commands ------------------------------------------------------------------------------------------
+
+def test_bench_protein_writes_json(files, tmp_path, capsys):
+    model, _, fasta = files
+    out = tmp_path / "b.json"
+    rc = main(["bench", "protein", "--samples", "6", "--lengths", "8-16", "--sampler", "topk", "--set", "k=4",
+               "--reference", str(fasta), "--json", str(out), "--model", str(model), "--device", "cpu", "--seed", "3"])
+    assert rc == 0
+    res = json.loads(out.read_text())
+    for key in ("n", "mean_passes", "passes_min", "passes_median", "passes_max", "jsd_aa", "jsd_dipeptide",
+                "jsd_aa_floor", "jsd_dipeptide_floor",
+                "diversity", "sampler", "params", "temperature", "seconds", "model", "precision", "passes", "sequences"):
+        assert key in res, key
+    lengths = PB.draw_lengths(6, 8, 16, seed=3)
+    assert res["n"] == 6 and [len(s) for s in res["sequences"]] == lengths
+    assert res["passes"] == [math.ceil(n / 4) for n in lengths] and res["mean_passes"] == np.mean(res["passes"])
+    assert res["params"] == {"k": "4"} and res["temperature"] == 1.0 and res["precision"] == "fp32"
+    assert 0 < res["jsd_aa"] < 1 and 0 < res["jsd_dipeptide"] < 1
+    assert set(res["diversity"]) >= {"mean_identity", "reference_mean_identity", "unique_fraction"}
+    assert res["model"]["path"] == str(model) and res["reference_n"] == len(PB.reference_set(fasta))
+    assert '"jsd_aa"' in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"--lengths": "100-50"}, "--lengths '100-50'"),
+    ({"--reference": "absent.fa"}, "FASTA file not found"),
+    ({"--sampler": "nope"}, "unknown sampler 'nope'"),
+    ({"--sampler": "mi"}, "needs an MI estimator"),
+    ({"--model": "absent.safetensors"}, "protein MDM not found"),
+])
+def test_bench_protein_bad_input(files, tmp_path, capsys, change, message):
+    model, _, fasta = files
+    opts = {"--samples": "2", "--lengths": "8-10", "--reference": str(fasta), "--model": str(model), "--device": "cpu"}
+    opts.update({k: (str(tmp_path / v) if k in ("--reference", "--model") else v) for k, v in change.items()})
+    rc = main(["bench", "protein", *[x for kv in opts.items() for x in kv]])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1 and err[0].startswith("error: ") and message in err[0]
+
+
+def test_generate_protein(files, tmp_path, capsys):
+    model, est, _ = files
+    out = tmp_path / "g.fa"
+    assert main(["generate", "protein", "--template", "MKT__A___W", "--sampler", "mi", "--set", f"estimator={est}",
+                 "--set", "gamma=4", "--n", "3", "--fasta", str(out), "--model", str(model), "--device", "cpu"]) == 0
+    recs = read_fasta(out)
+    assert len(recs) == 3 and all(r.text()[:3] == "MKT" and r.text()[5] == "A" and r.masked == 0 for r in recs)
+    assert "passes=" in recs[0].name and "sampler=mi" in recs[0].name and capsys.readouterr().out == out.read_text()
+    assert main(["generate", "protein", "--length", "12", "--n", "2", "--model", str(model), "--device", "cpu"]) == 0
+    assert [len(line) for line in capsys.readouterr().out.splitlines()[1::2]] == [12, 12]
+    assert main(["generate", "protein", "--template", "MKTA", "--model", str(model)]) == 2
+    assert "no '_' or 'X'" in capsys.readouterr().err
+    assert main(["generate", "protein", "--template", "MK1_", "--model", str(model)]) == 2
+    assert "'1' at 3" in capsys.readouterr().err
+
+
+def test_protein_sweep_rows_html_and_section(files, tmp_path, capsys):
+    model, est, fasta = files
+    out, md = tmp_path / "s.json", tmp_path / "B.md"
+    base = ["sweep", "protein", "--reference", str(fasta), "--samples", "4", "--lengths", "6-10", "--json", str(out),
+            "--markdown", str(md), "--model", str(model), "--device", "cpu", "--name", "tiny"]
+    assert main(base + ["--grid", "topk:k=2,4", "--grid", "mi:gamma=1;lam=1"]) == 0
+    assert "skipping mi" in capsys.readouterr().err
+    rows = json.loads(out.read_text())
+    assert [(r["sampler"], r["params"]) for r in rows] == [("topk", {"k": "2"}), ("topk", {"k": "4"})]
+    assert main(base + ["--grid", "mi:gamma=1;lam=1", "--grid", "sequential", "--estimator", str(est), "--merge"]) == 0
+    rows = json.loads(out.read_text())
+    assert [r["sampler"] for r in rows] == ["topk", "topk", "mi", "sequential"]
+    for r in rows:
+        assert r["n"] == 4 and 0 <= r["jsd_aa"] <= 1 and 0 <= r["jsd_dipeptide"] <= 1 and "mean_identity" in r["diversity"]
+    assert rows[0]["mean_passes"] > rows[1]["mean_passes"] and rows[3]["mean_passes"] == np.mean(PB.draw_lengths(4, 6, 10))
+    text = md.read_text()
+    assert text.count("<!-- sweep-protein-tiny:start -->") == 1 and "| sequential |" in text and "JSD dipeptide" in text
+    assert out.with_suffix(".html").is_file()
+    assert main(base + ["--samplers", "mi"]) == 2  # the default grid's mi rows without an estimator: nothing left
+    assert "grid is empty" in capsys.readouterr().err
+
+
+def test_protein_grid_default():
+    from mi_core.bench.sweep import PROTEIN_GRID, parse_grid_spec
+
+    configs = [c for spec in PROTEIN_GRID for c in parse_grid_spec(spec)]
+    assert len(configs) == 1 + 3 + 3 + 3 + 2 + 1 + 3 + 1
+    for name, params in configs:
+        make_strategy(name, **params)
