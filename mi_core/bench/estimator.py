@@ -8,6 +8,8 @@ masked x masked pairs (pooled and median per state), MAE, top-k edge precision, 
 and by source, the wall times and their ratio, and how well the strongest edges recover the Sudoku
 row/column/box constraint graph on the empty grid and on partly filled grids. Writes JSON (``--json``) and
 replaces the section between the markers below in ``--markdown`` (default ``BENCHMARKS.md``).
+
+``eval-estimator protein ...``: the same comparison on held-out protein states (:mod:`mi_core.bench.protein_estimator`).
 """
 
 from __future__ import annotations
@@ -243,7 +245,7 @@ def json_ready(obj):
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m mi_core eval-estimator", description=__doc__.split("\n\n")[0])
-    p.add_argument("domain", choices=["sudoku"])
+    p.add_argument("domain", choices=["sudoku", "protein"], help="protein: see 'eval-estimator protein -h'")
     p.add_argument("--puzzles", required=True, type=Path, help="held-out puzzles (.txt or .csv); never training data")
     p.add_argument("--limit", type=int, default=None, help="draw from the first N puzzles only")
     p.add_argument("--states", type=int, default=60, help="held-out states to compare on")
@@ -263,6 +265,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["protein"]:
+        from mi_core.bench.protein_estimator import main as protein_main
+
+        return protein_main(argv[1:])
     args = build_parser().parse_args(argv)
     if args.states < 1 or (args.limit is not None and args.limit < 1):
         raise ValueError("--states and --limit must be >= 1")

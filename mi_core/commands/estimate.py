@@ -4,6 +4,12 @@ One forward pass of the Sudoku MDM plus the estimator head. The JSON has the sam
 ``probe``'s for ``mi`` (81 x 81), ``entropy``, ``marginals``, ``passes`` and ``seconds`` (the median of
 5 timed runs after a warm-up). The puzzle may
 have several solutions (it is a state, not a puzzle to solve) but must not conflict or be unsolvable.
+
+``python -m mi_core estimate protein --sequence TEXT [--model auto|mdm|PATH] [--estimator PATH] [--json OUT]``:
+the same for one protein sequence (``_`` or ``X`` for masked residues; plain letters or one FASTA record),
+N x N for N residues. ``--model mdm`` is the shipped protein MDM, ``auto`` the MDM the estimator was trained
+on (named in its JSON) when that file exists, else the shipped one; a path loads that protein MDM. The
+estimator must have been trained on the chosen model's hidden states (its hidden size is checked).
 """
 
 from __future__ import annotations
@@ -11,22 +17,26 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import sys
 from pathlib import Path
 
 import torch
 
 from mi_core.device import pick_device
 from mi_core.domains.sudoku import to_string, to_tokens, validate
-from mi_core.mi.estimator import Estimate, estimate_mi, load_estimator
+from mi_core.mi.estimator import Estimate, check_model_match, estimate_mi, load_estimator
 
 DEFAULT_MODEL = "assets/sudoku_mdm.safetensors"
 DEFAULT_ESTIMATOR = "assets/sudoku_mi_estimator.safetensors"
+PROTEIN_MODEL = "assets/protein_mdm.safetensors"
+PROTEIN_ESTIMATOR = "assets/protein_mi_estimator.safetensors"
 TIMED_RUNS = 5
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m mi_core estimate", description=__doc__.split("\n\n")[0])
-    parser.add_argument("domain", choices=["sudoku"], help="sudoku: the 9x9 MDM and its estimator")
+    parser.add_argument("domain", choices=["sudoku", "protein"],
+                        help="sudoku: the 9x9 MDM and its estimator; protein: see 'estimate protein -h'")
     parser.add_argument("--puzzle", required=True, help="grid string, row by row, '.' or '0' for blanks")
     parser.add_argument("--json", type=Path, default=None, help="write the result here as JSON")
     parser.add_argument("--model", default=DEFAULT_MODEL, help="Sudoku MDM weights (.safetensors + .json)")
@@ -56,19 +66,100 @@ def to_json_dict(est: Estimate) -> dict:
             "passes": 1, "seconds": est.seconds}
 
 
+def timed_estimate(model, estimator, tokens: torch.Tensor) -> Estimate:
+    """:func:`estimate_mi` after a warm-up (so seconds measures the pass, not lazy initialisation); its
+    ``seconds`` is the median of :data:`TIMED_RUNS` runs (one run can stall on a busy machine)."""
+    estimate_mi(model, estimator, tokens)
+    runs = [estimate_mi(model, estimator, tokens) for _ in range(TIMED_RUNS)]
+    est = runs[0]
+    est.seconds = statistics.median(r.seconds for r in runs)
+    return est
+
+
+def write_json(path: Path | None, payload: dict) -> None:
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(payload) + "\n")
+
+
+def build_protein_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m mi_core estimate protein",
+                                     description="MI matrix of one protein sequence from the neural estimator")
+    parser.add_argument("--sequence", required=True, help="amino-acid letters, '_' or 'X' for masked residues")
+    parser.add_argument("--model", default="auto", help="auto, mdm (the shipped protein MDM) or a .safetensors path")
+    parser.add_argument("--estimator", default=PROTEIN_ESTIMATOR, help="estimator weights (.safetensors + .json)")
+    parser.add_argument("--json", type=Path, default=None, help="write the result here as JSON")
+    parser.add_argument("--device", default="auto", help="auto (CUDA when present), cpu or cuda")
+    return parser
+
+
+def protein_model_path(choice: str, estimator_path: str) -> str:
+    """The MDM file ``--model`` names: ``mdm``, ``auto`` (the estimator's own MDM when present) or a path."""
+    if choice == "mdm":
+        return PROTEIN_MODEL
+    if choice != "auto":
+        return choice
+    from mi_core.mi.estimator import load_estimator_meta
+
+    trained_on = load_estimator_meta(estimator_path).get("mdm")
+    return trained_on if trained_on and Path(trained_on).is_file() else PROTEIN_MODEL
+
+
+def load_protein(sequence: str, model_choice: str, estimator_path: str, device: torch.device):
+    """``(model, estimator, tokens (1, N), model_path)``; ProteinInputError / ModelFileError / ValueError on
+    bad input, a missing file or an estimator trained on another hidden size."""
+    from mi_core.domains.protein import parse_text
+    from mi_core.models.protein_mdm import load_protein_mdm
+
+    records = parse_text(sequence)
+    if len(records) != 1:
+        raise ValueError(f"--sequence holds {len(records)} FASTA records; give one sequence")
+    estimator = load_estimator(estimator_path, device)
+    model_path = protein_model_path(model_choice, estimator_path)
+    model = load_protein_mdm(model_path, device)
+    if records[0].length > model.max_len:
+        raise ValueError(f"the sequence has {records[0].length} residues, the model {model_path} takes at most "
+                         f"{model.max_len}")
+    check_model_match(model, estimator, f"the model {model_path}", f"the estimator {estimator_path}")
+    return model, estimator, torch.as_tensor(records[0].tokens[None], device=device), model_path
+
+
+def protein_main(argv: list[str]) -> int:
+    from mi_core.domains.protein import detokenize
+
+    args = build_protein_parser().parse_args(argv)
+    device = pick_device(args.device)
+    model, estimator, tokens, model_path = load_protein(args.sequence, args.model, args.estimator, device)
+    est = timed_estimate(model, estimator, tokens)
+    write_json(args.json, {"domain": "protein", "sequence": detokenize(tokens[0].cpu().numpy()), "device": str(device),
+                           "model": str(model_path), "estimator": args.estimator, **to_json_dict(est)})
+    report(est)
+    return 0
+
+
+def report(est: Estimate) -> None:
+    """Two lines on stdout: how many masked positions in how long, and the strongest pair."""
+    mi = est.mi[0]
+    print(f"estimated MI of {int(est.masked.sum())} masked positions in {1e3 * est.seconds:.1f} ms (1 pass)")
+    if not bool((mi > 0).any()):
+        print("no pair of masked positions: every MI is 0")
+        return
+    i, j = divmod(int(mi.argmax()), mi.shape[0])
+    print(f"largest MI {float(mi[i, j]):.4g} nats between positions {i} and {j}")
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["protein"]:
+        return protein_main(argv[1:])
     args = build_parser().parse_args(argv)
     device = pick_device(args.device)
     model, estimator, tokens = load(args.puzzle, args.model, args.estimator, device)
-    estimate_mi(model, estimator, tokens)  # warm-up, so seconds measures the pass, not lazy initialisation
-    runs = [estimate_mi(model, estimator, tokens) for _ in range(TIMED_RUNS)]
-    est = runs[0]
-    est.seconds = statistics.median(r.seconds for r in runs)  # one run can stall on a busy machine
+    est = timed_estimate(model, estimator, tokens)
     if args.json is not None:
         payload = {"domain": args.domain, "puzzle": to_string(tokens[0].cpu()), "device": str(device),
                    "model": args.model, "estimator": args.estimator, **to_json_dict(est)}
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(payload) + "\n")
+        write_json(args.json, payload)
     mi = est.mi[0]
     i, j = divmod(int(mi.argmax()), mi.shape[0])
     print(f"estimated MI of {int(est.masked.sum())} masked positions in {1e3 * est.seconds:.1f} ms (1 pass)")

@@ -9,8 +9,10 @@ the MI depends on). Each pair (i, j) gets a symmetric feature vector
 
     [z_i * z_j, z_i + z_j, o_ij, min(H_i, H_j), max(H_i, H_j), and the logs of the last three],
 
-``o_ij = sum_v p_i(v) p_j(v)`` the chance that the two take the same value, which a small MLP turns into
-a logit ``s_ij``. With ``bound=True`` the prediction is a fraction of the information-theoretic bound,
+``o_ij = sum_v p_i(v) p_j(v)`` the chance that the two take the same value, and optionally (for
+sequences, where neighbours share most of the information) a learned embedding ``r_ij`` of the bucketed
+sequence separation ``|i - j|`` (:func:`separation_bucket`), which a small MLP turns into a logit ``s_ij``.
+With ``bound=True`` the prediction is a fraction of the information-theoretic bound,
 ``MI(i, j) = sigmoid(s_ij) * min(H_i, H_j)``; otherwise ``softplus(s_ij)``. Only the upper triangle of
 masked x masked pairs is kept and mirrored, so the result is symmetric, non-negative, zero on given
 positions and on the diagonal by construction.
@@ -44,7 +46,9 @@ class EstimatorConfig:
     position embeddings of size ``d_pos`` (0 for none; then any N is accepted); ``d_node``: width of the
     per-position MLP; ``d_proj``: size of ``z_i``; ``d_pair``: width of the pair MLP; ``bound``: predict a
     fraction of ``min(H_i, H_j)`` instead of an unbounded softplus; ``init_bias``: the output logit's
-    starting bias (exact MI between masked cells is often 1e-4 to 1e-3 nats, so start small)."""
+    starting bias (exact MI between masked cells is often 1e-4 to 1e-3 nats, so start small);
+    ``rel_buckets``: separation buckets of the pair feature ``r_ij`` of size ``d_rel`` (0: no such feature,
+    the default, which is what the Sudoku estimator was trained with)."""
 
     d_in: int
     n_values: int
@@ -55,12 +59,14 @@ class EstimatorConfig:
     d_pair: int = 32
     bound: bool = True
     init_bias: float = -6.0
+    rel_buckets: int = 0
+    d_rel: int = 16
 
     def __post_init__(self):
         for name in ("d_in", "n_values", "d_node", "d_proj", "d_pair"):
             if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
                 raise ValueError(f"EstimatorConfig.{name} must be a positive integer, got {getattr(self, name)!r}")
-        for name in ("n_positions", "d_pos"):
+        for name in ("n_positions", "d_pos", "rel_buckets", "d_rel"):
             if not isinstance(getattr(self, name), int) or getattr(self, name) < 0:
                 raise ValueError(f"EstimatorConfig.{name} must be an integer >= 0, got {getattr(self, name)!r}")
         if self.n_values < 2:
@@ -69,6 +75,24 @@ class EstimatorConfig:
     @property
     def uses_positions(self) -> bool:
         return self.n_positions > 0 and self.d_pos > 0
+
+    @property
+    def uses_separation(self) -> bool:
+        return self.rel_buckets > 0 and self.d_rel > 0
+
+
+SEPARATION_EXACT = 4  # separations 1..4 get a bucket each; beyond, two buckets per doubling
+
+
+def separation_bucket(sep: torch.Tensor, n_buckets: int) -> torch.Tensor:
+    """Bucket index in ``0 .. n_buckets - 1`` of sequence separations ``sep = |i - j| >= 1`` (any shape).
+
+    1, 2, 3, 4 -> 0, 1, 2, 3; then ``4 + floor(2 log2(sep / 4))``: 5 -> 4, 6-7 -> 5, 8-11 -> 6, 12-15 -> 7,
+    16-22 -> 8, ... 64-90 -> 12; everything past the last bucket shares it.
+    """
+    sep = sep.clamp_min(1)
+    far = SEPARATION_EXACT + torch.floor(2 * torch.log2(sep.double() / SEPARATION_EXACT)).long()
+    return torch.where(sep <= SEPARATION_EXACT, sep - 1, far).clamp_max(n_buckets - 1)
 
 
 def _log(x: torch.Tensor) -> torch.Tensor:
@@ -83,12 +107,14 @@ class MIEstimator(nn.Module):
         self.cfg = cfg
         d_pos = cfg.d_pos if cfg.uses_positions else 0
         self.pos = nn.Parameter(torch.randn(cfg.n_positions, d_pos)) if d_pos else None
+        d_rel = cfg.d_rel if cfg.uses_separation else 0
+        self.rel = nn.Embedding(cfg.rel_buckets, d_rel) if d_rel else None
         self.norm = nn.LayerNorm(cfg.d_in)
         self.node = nn.Sequential(
             nn.Linear(cfg.d_in + 2 * cfg.n_values + 2 + d_pos, cfg.d_node), nn.GELU(), nn.Linear(cfg.d_node, cfg.d_proj)
         )
         self.pair = nn.Sequential(
-            nn.Linear(2 * cfg.d_proj + 6, cfg.d_pair), nn.GELU(), nn.Linear(cfg.d_pair, cfg.d_pair), nn.GELU(),
+            nn.Linear(2 * cfg.d_proj + 6 + d_rel, cfg.d_pair), nn.GELU(), nn.Linear(cfg.d_pair, cfg.d_pair), nn.GELU(),
             nn.Linear(cfg.d_pair, 1),
         )
         nn.init.zeros_(self.pair[-1].weight)
@@ -112,7 +138,10 @@ class MIEstimator(nn.Module):
         overlap = (p[b, i] * p[b, j]).sum(-1)  # chance the two take the same value
         h_min, h_max = torch.minimum(h[b, i], h[b, j]), torch.maximum(h[b, i], h[b, j])
         scalars = torch.stack([overlap, h_min, h_max, _log(overlap), _log(h_min), _log(h_max)], -1)
-        s = self.pair(torch.cat([zi * zj, zi + zj, scalars], -1)).squeeze(-1)
+        parts = [zi * zj, zi + zj, scalars]
+        if self.rel is not None:  # symmetric in (i, j): the separation's bucket
+            parts.append(self.rel(separation_bucket((i - j).abs(), self.cfg.rel_buckets)))
+        s = self.pair(torch.cat(parts, -1)).squeeze(-1)
         return torch.sigmoid(s) * h_min if self.cfg.bound else F.softplus(s)  # MI(i, j) <= min(H_i, H_j)
 
     def forward(self, hidden: torch.Tensor, probs: torch.Tensor, entropy: torch.Tensor,
@@ -176,6 +205,20 @@ def estimator_loss(pred: torch.Tensor, target: torch.Tensor, masked: torch.Tenso
     if kind == "log":
         return (((p + floor).log() - (t.clamp_min(0) + floor).log()) ** 2).mean()
     raise ValueError(f"unknown estimator loss {kind!r}; choose one of {', '.join(LOSSES)}")
+
+
+@torch.no_grad()
+def check_model_match(model, estimator: MIEstimator, model_name: str = "the model",
+                      estimator_name: str = "the estimator") -> None:
+    """Raise :class:`EstimatorInputError` when ``estimator`` reads another hidden size D or number of values V
+    than ``model`` gives (e.g. an estimator trained on one MDM's hidden states used with another model); D is
+    read from one forward pass over a single masked position, so any model with the shared interface works."""
+    one = torch.full((1, 1), model.mask_id, dtype=torch.long, device=model.value_tokens.device)
+    d, v = model(one).hidden.shape[-1], len(model.value_tokens)
+    if (estimator.cfg.d_in, estimator.cfg.n_values) != (d, v):
+        raise EstimatorInputError(
+            f"{estimator_name} reads hidden size {estimator.cfg.d_in} and {estimator.cfg.n_values} values, "
+            f"{model_name} gives hidden size {d} and {v} values: use an estimator trained on this model")
 
 
 @dataclass

@@ -7,6 +7,11 @@ position embeddings) is trained with the same seed and steps on the same trainin
 predictions rank held-out pairs best (pooled Spearman on the validation states) is saved, with every
 variant's validation scores, the training data's summary and both commands in the JSON beside it. The
 frozen MDM is not needed: the shards hold its hidden states, marginals and entropies.
+
+Protein shards (``make-estimator-data protein``) hold states of different lengths padded to one width,
+with padded positions unmasked (so they take part in no pair, in the loss or the metrics): they train as
+they are, with no position embeddings (any N) and, unless a variant says ``:nosep``, the pair feature of
+the bucketed sequence separation (``--rel-buckets``).
 """
 
 from __future__ import annotations
@@ -27,6 +32,9 @@ from mi_core.mi.fidelity import fidelity
 
 DEFAULT_OUT = Path("assets/sudoku_mi_estimator.safetensors")
 DEFAULT_VARIANTS = "log:free,log:bound,sqrt:bound,mse:bound,log:free:nopos"
+PROTEIN_OUT = Path("assets/protein_mi_estimator.safetensors")
+PROTEIN_VARIANTS = "log:free,log:bound,sqrt:bound,log:free:nosep"
+PROTEIN_REL_BUCKETS = 16  # separations up to 181 get their own buckets (see separation_bucket)
 
 
 @dataclass(frozen=True)
@@ -60,24 +68,29 @@ class TrainConfig:
 
 @dataclass(frozen=True)
 class Variant:
-    """What the variants compare: the loss, the ``min(H_i, H_j)`` bound, the learned position embeddings."""
+    """What the variants compare: the loss, the ``min(H_i, H_j)`` bound, the learned position embeddings,
+    the sequence-separation pair feature (each only where the data's estimator config has it)."""
 
     loss: str
     bound: bool
     positions: bool = True
+    separation: bool = True
 
     @classmethod
     def parse(cls, item: str) -> Variant:
-        """``"log:bound"``, ``"mse:free"``, ``"log:free:nopos"`` -> Variant; ValueError on anything else."""
+        """``"log:bound"``, ``"mse:free"``, ``"log:free:nopos"``, ``"log:free:nosep"`` -> Variant;
+        ValueError on anything else."""
         parts = item.strip().split(":")
-        if len(parts) not in (2, 3) or parts[0] not in LOSSES or parts[1] not in ("bound", "free") or (
-                len(parts) == 3 and parts[2] != "nopos"):
-            raise ValueError(f"a variant is LOSS:bound or LOSS:free, optionally with :nopos, with LOSS in "
-                             f"{', '.join(LOSSES)}; got {item!r}")
-        return cls(parts[0], parts[1] == "bound", len(parts) == 2)
+        flags = parts[2:]
+        if len(parts) < 2 or parts[0] not in LOSSES or parts[1] not in ("bound", "free") or (
+                not set(flags) <= {"nopos", "nosep"} or len(set(flags)) != len(flags)):
+            raise ValueError(f"a variant is LOSS:bound or LOSS:free, optionally with :nopos and/or :nosep, with "
+                             f"LOSS in {', '.join(LOSSES)}; got {item!r}")
+        return cls(parts[0], parts[1] == "bound", "nopos" not in flags, "nosep" not in flags)
 
     def __str__(self) -> str:
-        return f"{self.loss}:{'bound' if self.bound else 'free'}" + ("" if self.positions else ":nopos")
+        return (f"{self.loss}:{'bound' if self.bound else 'free'}" + ("" if self.positions else ":nopos")
+                + ("" if self.separation else ":nosep"))
 
 
 def parse_variants(text: str) -> list[Variant]:
@@ -165,7 +178,8 @@ def train_variants(data: dict[str, torch.Tensor], est_cfg: EstimatorConfig, cfg:
     results, best = [], None
     for variant in variants:
         log(f"variant {variant}")
-        v_cfg = replace(est_cfg, bound=variant.bound, n_positions=est_cfg.n_positions if variant.positions else 0)
+        v_cfg = replace(est_cfg, bound=variant.bound, n_positions=est_cfg.n_positions if variant.positions else 0,
+                        rel_buckets=est_cfg.rel_buckets if variant.separation else 0)
         estimator, record = train_one(v_cfg, replace(cfg, loss=variant.loss), data, train_idx, val_idx, log)
         results.append({"variant": str(variant), **asdict(variant), "val_spearman": record["best_val_spearman"],
                         "val": validate(estimator, data, val_idx), "params": estimator.num_params(),
@@ -181,9 +195,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m mi_core train-estimator", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--data", type=Path, required=True, help="shard directory written by make-estimator-data")
-    p.add_argument("--out", type=Path, default=DEFAULT_OUT)
-    p.add_argument("--variants", default=DEFAULT_VARIANTS,
-                   help="comma list of LOSS:bound|free[:nopos] to compare (nopos: no position embeddings)")
+    p.add_argument("--out", type=Path, default=None, help=f"default {DEFAULT_OUT} (protein data: {PROTEIN_OUT})")
+    p.add_argument("--variants", default=None,
+                   help="comma list of LOSS:bound|free[:nopos][:nosep] to compare (nopos: no position embeddings; "
+                        f"nosep: no separation feature); default {DEFAULT_VARIANTS} (protein data: {PROTEIN_VARIANTS})")
+    p.add_argument("--rel-buckets", type=int, default=PROTEIN_REL_BUCKETS,
+                   help="separation buckets of the pair feature (protein data only; 0: none)")
     p.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
     for f in TrainConfig.__dataclass_fields__.values():
         if f.name != "loss":
@@ -198,18 +215,22 @@ def main(argv: list[str] | None = None) -> int:
     from mi_core.train.estimator_data import load_shards
 
     args = vars(build_parser().parse_args(argv))
-    variants = parse_variants(args["variants"])
     cfg = TrainConfig(**{k: args[k] for k in TrainConfig.__dataclass_fields__ if k != "loss"})
     if args["threads"]:
         torch.set_num_threads(args["threads"])
     data, manifest = load_shards(args["data"])
+    protein = manifest.get("domain") == "protein"  # variable length: no position embeddings, separations
+    variants = parse_variants(args["variants"] or (PROTEIN_VARIANTS if protein else DEFAULT_VARIANTS))
+    args["out"] = args["out"] or (PROTEIN_OUT if protein else DEFAULT_OUT)
     est_cfg = EstimatorConfig(d_in=data["hidden"].shape[-1], n_values=data["probs"].shape[-1],
-                              n_positions=data["hidden"].shape[1], d_pos=args["d_pos"], d_node=args["d_node"],
-                              d_proj=args["d_proj"], d_pair=args["d_pair"])
+                              n_positions=0 if protein else data["hidden"].shape[1], d_pos=args["d_pos"],
+                              d_node=args["d_node"], d_proj=args["d_proj"], d_pair=args["d_pair"],
+                              rel_buckets=args["rel_buckets"] if protein else 0)
     log = lambda m: print(m, file=sys.stderr, flush=True)
     log(f"{manifest['summary']['states']} states from {args['data']}: {json.dumps(manifest['summary'])}")
     estimator, summary = train_variants(data, est_cfg, cfg, variants, log)
-    extra = {"params": estimator.num_params(), "mdm": manifest["model"], "mdm_sha256": manifest["model_sha256"],
+    extra = {"params": estimator.num_params(), "domain": manifest.get("domain", "sudoku"),
+             "mdm": manifest["model"], "mdm_sha256": manifest["model_sha256"],
              "data": {"dir": str(args["data"]), "command": manifest.get("command"), "config": manifest["config"],
                       **manifest["summary"]},
              "command": "python -m mi_core train-estimator " + " ".join(argv or sys.argv[1:]), **summary}

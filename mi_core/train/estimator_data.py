@@ -1,6 +1,7 @@
 """Exact-probe training data for the MI estimator, written as resumable shards.
 
 ``python -m mi_core make-estimator-data sudoku --model PATH --out runs/estimator_data/NAME [--states 600]``
+(``make-estimator-data protein ...``: see :mod:`mi_core.train.protein_estimator_data`, same shard format)
 
 States come from three sources, mixed per state (``StateMix``):
 - ``uniform``: a solved grid with each cell masked at a rate t ~ U(0, 1);
@@ -205,13 +206,16 @@ def command_line(cfg: DataConfig, model_path: Path, out: Path) -> str:
             f"--mix {cfg.mix.as_text()} --seed {cfg.seed}")
 
 
-def write_manifest(out: Path, cfg: DataConfig, model_path: Path, model) -> dict:
-    """Create ``out/manifest.json`` or check that the one there describes the same run.
+def write_manifest(out: Path, cfg, model_path: Path, model, command: str | None = None,
+                   sources: tuple[str, ...] = SOURCES, domain: str = "sudoku") -> dict:
+    """Create ``out/manifest.json`` or check that the one there describes the same run (``cfg``: a
+    dataclass; ``command`` defaults to the Sudoku :func:`command_line`).
 
     Raises:
         ValueError: the directory holds shards of another config or another model.
     """
-    manifest = {"config": asdict(cfg), "sources": list(SOURCES), "command": command_line(cfg, model_path, out),
+    manifest = {"config": json.loads(json.dumps(asdict(cfg))), "sources": list(sources), "domain": domain,
+                "command": command or command_line(cfg, model_path, out),
                 "model": str(model_path), "model_sha256": file_sha256(model_path),
                 "model_config": asdict(model.cfg) if hasattr(model, "cfg") else None}
     path = out / MANIFEST
@@ -251,17 +255,21 @@ def load_shards(path: str | Path) -> tuple[dict[str, torch.Tensor], dict]:
     data = {k: torch.cat([p[k] for p in parts]) for k in parts[0]}
     data["masked"] = data["masked"].bool()
     manifest = json.loads((path / MANIFEST).read_text())
-    manifest["summary"] = summarise(data)
+    manifest["summary"] = summarise(data, manifest.get("sources", SOURCES))
     return data, manifest
 
 
-def summarise(data: dict[str, torch.Tensor]) -> dict:
-    """Counts and cost of a data set: states per source, masked cells, probe passes and seconds."""
-    counts = torch.bincount(data["source"], minlength=len(SOURCES)).tolist()
-    return {"states": len(data["tokens"]), "by_source": dict(zip(SOURCES, counts)),
-            "mean_masked": float(data["masked"].float().sum(1).mean()), "passes": int(data["passes"].sum()),
-            "probe_seconds": round(float(data["seconds"].sum()), 1),
-            "max_error_bound": float(data["error_bound"].max())}
+def summarise(data: dict[str, torch.Tensor], sources=SOURCES) -> dict:
+    """Counts and cost of a data set: states per source, masked cells, probe passes and seconds (and the
+    mean ``length`` of variable-length, padded states)."""
+    counts = torch.bincount(data["source"], minlength=len(sources)).tolist()
+    summary = {"states": len(data["tokens"]), "by_source": dict(zip(sources, counts)),
+               "mean_masked": float(data["masked"].float().sum(1).mean()), "passes": int(data["passes"].sum()),
+               "probe_seconds": round(float(data["seconds"].sum()), 1),
+               "max_error_bound": float(data["error_bound"].max())}
+    if "length" in data:
+        summary["mean_length"] = float(data["length"].float().mean())
+    return summary
 
 
 def training_pool(seed: int, count: int) -> tuple[np.ndarray, np.ndarray]:
@@ -297,7 +305,7 @@ def run(model, model_path: Path, cfg: DataConfig, out: Path, device, log=print) 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m mi_core make-estimator-data", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("domain", choices=["sudoku"])
+    p.add_argument("domain", choices=["sudoku", "protein"], help="protein: see 'make-estimator-data protein -h'")
     p.add_argument("--model", type=Path, default=DEFAULT_MODEL, help="the frozen MDM whose MI is learned")
     p.add_argument("--out", type=Path, required=True, help="shard directory (outside the repository's tracked files)")
     p.add_argument("--states", type=int, default=DataConfig.states)
@@ -318,6 +326,11 @@ def config_from_args(args: argparse.Namespace) -> DataConfig:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["protein"]:
+        from mi_core.train.protein_estimator_data import main as protein_main
+
+        return protein_main(argv[1:])
     args = build_parser().parse_args(argv)
     cfg = config_from_args(args)
     if args.threads:
