@@ -168,7 +168,7 @@ def train_one(est_cfg: EstimatorConfig, cfg: TrainConfig, data: dict[str, torch.
     estimator.load_state_dict(best_state)
     estimator.eval()
     return estimator, {"train": asdict(cfg), "estimator": asdict(est_cfg), "curve": curve,
-                       "best_val_spearman": best, "seconds": round(time.time() - start, 1)}
+                       "best_val_spearman": best if math.isfinite(best) else None, "seconds": round(time.time() - start, 1)}
 
 
 def train_variants(data: dict[str, torch.Tensor], est_cfg: EstimatorConfig, cfg: TrainConfig,
@@ -184,8 +184,9 @@ def train_variants(data: dict[str, torch.Tensor], est_cfg: EstimatorConfig, cfg:
         results.append({"variant": str(variant), **asdict(variant), "val_spearman": record["best_val_spearman"],
                         "val": validate(estimator, data, val_idx), "params": estimator.num_params(),
                         "seconds": record["seconds"]})
-        if best is None or record["best_val_spearman"] > best[2]["best_val_spearman"]:
-            best = (estimator, variant, record)
+        score = record["best_val_spearman"] if record["best_val_spearman"] is not None else -math.inf
+        if best is None or score > best[3]:
+            best = (estimator, variant, record, score)
     summary = {"variants": results, "chosen": str(best[1]), "record": best[2], "train_states": len(train_idx),
                "val_states": len(val_idx)}
     return best[0], summary
