@@ -12,15 +12,19 @@ import sys
 
 COMMANDS = {
     "train": ("mi_core.commands.train", "train a model: train sudoku ..."),
-    "bench": ("mi_core.commands.bench", "decode a puzzle file with a sampler and score it: bench sudoku ..."),
+    "bench": ("mi_core.commands.bench", "decode a puzzle file with a sampler and score it: bench sudoku ... | bench protein ..."),
     "bench-suite": ("mi_core.bench.suite", "sequential and top-k on the shared puzzle sets, into BENCHMARKS.md"),
+    "generate": ("mi_core.commands.generate", "sample sequences from a model: generate protein --length 80 ..."),
     "sweep": ("mi_core.bench.sweep", "run a grid of samplers and parameters: sweep sudoku ..."),
+    "diagnose": ("mi_core.bench.failures", "why a parallel sampler fails where sequential succeeds: diagnose sudoku ..."),
     "probe": ("mi_core.commands.probe", "exact pairwise MI by perturbation probing: probe sudoku ..."),
     "bench-probe": ("mi_core.bench.probe", "measure forward throughput and the exact probe's speed"),
     "estimate": ("mi_core.commands.estimate", "MI matrix from the neural estimator: estimate sudoku ..."),
     "eval-estimator": ("mi_core.bench.estimator", "compare estimator and exact probe: eval-estimator sudoku ..."),
     "make-estimator-data": ("mi_core.train.estimator_data", "write exact-probe training shards for the estimator"),
     "train-estimator": ("mi_core.train.estimator", "train the neural MI estimator on probe shards"),
+    "train-order": ("mi_core.order.train", "learn a generation-order selector by variational inference"),
+    "bench-order": ("mi_core.order.bench", "learned order vs step-budget heuristics at T: bench-order sudoku ..."),
 }
 
 USER_ERRORS = (ValueError, FileNotFoundError, PermissionError, IsADirectoryError)

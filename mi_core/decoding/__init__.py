@@ -5,6 +5,7 @@ from mi_core.decoding.loop import Frame, StepContext, decode, decode_final
 from mi_core.decoding.registry import STRATEGIES, make_strategy, register, strategy_params
 from mi_core.decoding import strategies as _strategies  # noqa: F401  (registers the dependency-blind strategies)
 from mi_core.decoding.mi_guided import estimator_mi_fn, mi_greedy  # also registers mi and mi_exact
+from mi_core.decoding import learned as _learned  # noqa: F401  (registers learned)
 
 __all__ = [
     "Frame", "StepContext", "decode", "decode_final", "STRATEGIES", "make_strategy", "register", "strategy_params",

@@ -1,0 +1,64 @@
+"""The ``learned`` strategy: a selector P_psi trained by variational inference over generation orders
+(Fox et al. 2026; the derivation is in docs/learned_order.md, the training in :mod:`mi_core.order`).
+
+At step t of a budget of ``steps`` = T, the selector turns the loop's forward pass (hidden states and
+marginals) into a probability per masked position; the strategy takes those with probability >=
+``threshold`` (mode "threshold") or a Bernoulli draw from the loop's seeded generator (mode "sample"),
+always the most probable one, and every masked position at step T - 1. So a row takes at most T passes.
+
+info: ``select_prob`` ``(B, N)`` the selector's probability at each masked position (0 elsewhere),
+``count`` ``(B,)`` positions chosen.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+
+from mi_core.decoding.base import Strategy, check_count
+from mi_core.decoding.registry import register
+from mi_core.order.selector import load_order_net, pick_positions, selector_features
+
+
+@register("learned")
+@dataclass
+class Learned(Strategy):
+    """Positions from a trained order selector. ``selector``: path of its weights (loaded by ``prepare``)
+    or ``net``, a selector module set by code (wins when both are given)."""
+
+    selector: str | None = None
+    steps: int = 10
+    mode: str = "threshold"
+    threshold: float = 0.5
+    net: torch.nn.Module | None = field(default=None, repr=False, compare=False, metadata={"runtime": True})
+
+    def __post_init__(self):
+        check_count("steps", self.steps)
+        if self.mode not in ("sample", "threshold"):
+            raise ValueError(f"mode must be 'sample' or 'threshold', got {self.mode!r}")
+        if isinstance(self.threshold, bool) or not isinstance(self.threshold, (int, float)) \
+                or not 0 < self.threshold <= 1:
+            raise ValueError(f"threshold must be in (0, 1], got {self.threshold!r}")
+
+    def prepare(self, model, device) -> None:
+        if self.net is None:
+            if self.selector is None:
+                raise ValueError("strategy 'learned' has no selector: give selector=PATH (trained with "
+                                 "`python -m mi_core train-order`) or set net")
+            self.net = load_order_net(self.selector, device, role="selector")
+        self.net.to(device)
+
+    @torch.no_grad()
+    def select(self, ctx) -> torch.Tensor:
+        features = selector_features(ctx.probs, ctx.masked, ctx.step, self.steps)
+        with torch.autocast(ctx.masked.device.type, enabled=False):
+            prob = torch.sigmoid(self.net(ctx.hidden.float(), features)) * ctx.masked
+        chosen = pick_positions(prob, ctx.masked, ctx.step >= self.steps - 1, self.mode, self.threshold,
+                                ctx.generator)
+        ctx.info["select_prob"] = prob
+        ctx.info["count"] = chosen.sum(1)
+        return chosen
+
+    def pass_limit(self, n: int) -> int:
+        return self.steps

@@ -1,0 +1,306 @@
+"""Learned generation orders (mi_core.order, the ``learned`` strategy): the posterior's renormalisation,
+the RLOO estimator against an exact gradient, the Bernoulli KL, a short ELBO training run on the exact
+4x4 oracle, and the strategy's invariants."""
+
+import itertools
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from mi_core.cli import main as cli_main
+from mi_core.decoding import decode, decode_final, make_strategy
+from mi_core.domains.oracle4 import Oracle4Model, all_solutions4
+from mi_core.domains.sudoku import MASK_ID
+from mi_core.models.base import ModelFileError
+from mi_core.order.elbo import bernoulli_kl, rloo, rollout, score_function_surrogate
+from mi_core.order.posterior import (posterior_log_prob, posterior_logq, sample_posterior, split_logq,
+                                     unmask_schedule)
+from mi_core.order.selector import (load_order_net, make_order_nets, pick_positions, save_order_net,
+                                    selector_features)
+from mi_core.order.train import OrderTrainConfig, train_order
+
+
+def random_masks(b, n, seed, rate=0.7):
+    g = torch.Generator().manual_seed(seed)
+    masked = torch.rand(b, n, generator=g) < rate
+    masked[:, 0] = True  # at least one masked per row
+    return masked
+
+
+# --- the posterior Q_phi ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("tau", [0.05, 1.0, 20.0])
+@pytest.mark.parametrize("steps", [1, 2, 5])
+def test_schedule_unmasks_at_least_one_per_step_and_everything_by_T(tau, steps):
+    masked = random_masks(64, 30, seed=1)
+    alpha = torch.randn(64, 30, generator=torch.Generator().manual_seed(2))
+    when = unmask_schedule(alpha, masked, tau, steps, torch.Generator().manual_seed(3))
+    assert torch.equal(when >= 0, masked)  # every masked position unmasked, nothing else touched
+    assert int(when.max()) <= steps - 1
+    for row in range(64):
+        used = sorted(set(when[row][masked[row]].tolist()))
+        assert used == list(range(len(used))), "a step with positions left unmasked none"
+
+
+def test_posterior_best_is_certain_and_higher_scores_are_likelier():
+    masked = torch.tensor([[True, True, False, True]])
+    alpha = torch.tensor([[0.5, 2.0, 9.0, 1.0]])
+    logq = posterior_logq(alpha, masked, tau=0.5)
+    assert torch.allclose(logq, torch.tensor([[-3.0, 0.0, 0.0, -2.0]]))  # (alpha - 2) / 0.5; unmasked: 0
+    r = sample_posterior(logq, masked, last=False, generator=torch.Generator().manual_seed(0))
+    assert r[0, 1] and not r[0, 2]
+    assert torch.equal(sample_posterior(logq, masked, True, torch.Generator()), masked)
+    draws = torch.stack([sample_posterior(logq.expand(4000, 4), masked.expand(4000, 4), False,
+                                          torch.Generator().manual_seed(5))]).float().mean((0, 1))
+    assert abs(draws[0] - np.exp(-3)) < 0.01 and abs(draws[3] - np.exp(-2)) < 0.02
+    with pytest.raises(ValueError, match="tau must be > 0"):
+        posterior_logq(alpha, masked, 0.0)
+
+
+def test_posterior_log_prob_sums_to_one_over_subsets():
+    masked = torch.tensor([[True, True, True, False]])
+    logq = posterior_logq(torch.tensor([[0.3, -0.2, 0.9, 0.0]]), masked, tau=0.7)
+    subsets = [torch.tensor([[a, b, c, False]]) for a, b, c in itertools.product([False, True], repeat=3)]
+    total = sum(posterior_log_prob(r, logq, masked, False).exp() for r in subsets if r[0, 2])  # best always in
+    assert torch.allclose(total, torch.ones(1, dtype=total.dtype))
+
+
+# --- RLOO and the KL -------------------------------------------------------------------------------------
+
+
+def toy_return(r: torch.Tensor) -> torch.Tensor:
+    """A non-linear function of the subset, so the gradient of its expectation is not trivial."""
+    w = torch.tensor([1.0, -2.0, 0.5, 3.0])
+    rf = r.double()
+    return rf @ w.double() + 4.0 * rf[:, 0] * rf[:, 3] - 1.5 * rf[:, 1] * rf[:, 2]
+
+
+def test_rloo_gradient_is_unbiased_on_a_toy_with_known_gradient():
+    masked = torch.ones(1, 4, dtype=torch.bool)
+    tau = 1.5
+    alpha = torch.tensor([[0.2, -0.4, 0.8, 0.1]], dtype=torch.float64, requires_grad=True)
+    # exact: E_Q[f] = sum over all subsets of Q(r) f(r), differentiated by autograd
+    subsets = torch.tensor(list(itertools.product([False, True], repeat=4)))
+    logq = posterior_logq(alpha, masked, tau)
+    sure, *_ = split_logq(logq, masked, False)
+    subsets = subsets[(subsets | ~sure).all(1)]  # the certain position is always in
+    exact_value = (posterior_log_prob(subsets, logq.expand(len(subsets), 4), masked.expand(len(subsets), 4),
+                                      False).exp() * toy_return(subsets)).sum()
+    (exact,) = torch.autograd.grad(exact_value, alpha)
+    # RLOO: 20 chunks of M groups of K draws; each chunk's surrogate gradient is one estimate
+    m, k, chunks = 2000, 4, 20
+    estimates = []
+    for c in range(chunks):
+        logq = posterior_logq(alpha.expand(m * k, 4), masked.expand(m * k, 4), tau)
+        r = sample_posterior(logq, masked.expand(m * k, 4), False, torch.Generator().manual_seed(c))
+        log_q = posterior_log_prob(r, logq, masked.expand(m * k, 4), False).view(m, k)
+        estimates.append(torch.autograd.grad(score_function_surrogate(log_q, toy_return(r).view(m, k)), alpha)[0])
+    est = torch.cat(estimates)
+    mean, se = est.mean(0), est.std(0) / chunks**0.5
+    assert exact.abs().max() > 1.0 and se.max() < 0.05
+    assert ((mean - exact[0]).abs() < 4 * se + 1e-3).all(), (mean, exact, se)
+    # the check has power: a baseline that includes the sample itself shrinks the gradient by (K-1)/K
+    assert ((mean * (k - 1) / k - exact[0]).abs() > 4 * se).any()
+
+
+def test_rloo_by_hand():
+    adv = rloo(torch.tensor([[1.0, 2.0, 6.0]]))
+    assert torch.allclose(adv, torch.tensor([[1 - 4.0, 2 - 3.5, 6 - 1.5]]))
+    assert torch.allclose(rloo(torch.full((2, 5), 7.0)), torch.zeros(2, 5))
+    with pytest.raises(ValueError, match="RLOO needs at least 2 samples"):
+        rloo(torch.ones(3, 1))
+
+
+def test_kl_is_zero_when_p_equals_q_and_positive_otherwise():
+    masked = random_masks(8, 20, seed=4)
+    logq = posterior_logq(torch.randn(8, 20, generator=torch.Generator().manual_seed(5)), masked, 0.8)
+    sure, free, s, s1m = split_logq(logq, masked, False)
+    matched = torch.where(sure, torch.full_like(s, 60.0), s - s1m)  # logit(q); q = 1 -> a huge logit
+    assert torch.allclose(bernoulli_kl(logq, matched, masked, False), torch.zeros(8), atol=1e-6)
+    other = matched + torch.randn(8, 20, generator=torch.Generator().manual_seed(6))
+    assert (bernoulli_kl(logq, other, masked, False) > 1e-4).all()
+    assert torch.equal(bernoulli_kl(logq, other, masked, True), torch.zeros(8))  # last step: both forced
+    # by hand: q = e^-1 against p = 1/2, plus the certain position's -log p
+    logq1 = torch.tensor([[-1.0, 0.0]])
+    q = np.exp(-1)
+    want = q * np.log(q / 0.5) + (1 - q) * np.log((1 - q) / 0.5) + np.log(2)
+    got = bernoulli_kl(logq1, torch.zeros(1, 2), torch.ones(1, 2, dtype=torch.bool), False)
+    assert abs(got.item() - want) < 1e-6
+
+
+def test_kl_gradients_are_finite_at_certain_positions():
+    masked = torch.ones(2, 5, dtype=torch.bool)
+    alpha = torch.tensor([[1.0, 1.0, 0.0, -3.0, 2.0], [0.0, 0.0, 0.0, 0.0, 0.0]], requires_grad=True)
+    logit_p = torch.zeros(2, 5, requires_grad=True)
+    logq = posterior_logq(alpha, masked, 0.3)
+    r = sample_posterior(logq, masked, False, torch.Generator().manual_seed(0))
+    loss = bernoulli_kl(logq, logit_p, masked, False).sum() + posterior_log_prob(r, logq, masked, False).sum()
+    loss.backward()
+    assert torch.isfinite(alpha.grad).all() and torch.isfinite(logit_p.grad).all()
+
+
+# --- training on the exact 4x4 oracle ----------------------------------------------------------------------
+
+
+def oracle_draw(rng: np.random.Generator, batch: int):
+    sols = all_solutions4()
+    target = sols[rng.integers(len(sols), size=batch)]
+    masked = torch.from_numpy(rng.random((batch, 16)) < rng.uniform(0.6, 1.0, (batch, 1)))
+    masked[:, 0] = True
+    return target.masked_fill(masked, MASK_ID), target - 1
+
+
+def mean_elbo(model, nets, states, steps, seed=0):
+    with torch.no_grad():
+        ro = rollout(model, *states, *nets, steps, 1.0, 8, torch.Generator().manual_seed(seed))
+    return (ro.elbo / ro.n_masked).mean().item()
+
+
+def test_short_training_on_the_oracle_improves_the_elbo():
+    oracle = Oracle4Model()
+    states = oracle_draw(np.random.default_rng(99), 64)
+    torch.manual_seed(0)
+    nets = make_order_nets(9, width=16)
+    before = mean_elbo(oracle, nets, states, steps=3)
+    cfg = OrderTrainConfig(seed=0, updates=60, batch=16, samples=4, tau=1.0, lr=3e-3, width=16, budgets=(3,),
+                           bf16=False)
+    _, _, curve = train_order(oracle, oracle_draw, cfg, 9, nets=nets, eval_every=30, log=lambda _: None)
+    after = mean_elbo(oracle, nets, states, steps=3)
+    assert len(curve) == 2 and all(np.isfinite(p["elbo"]) for p in curve)
+    assert after > before + 0.02, (before, after)
+
+
+# --- the learned strategy ----------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def selector9():
+    torch.manual_seed(1)
+    return make_order_nets(32)[1].eval()
+
+
+def puzzles9(n=3):
+    from mi_core.domains.sudoku_gen import random_puzzle
+
+    return torch.tensor([random_puzzle(30, seed)[0] for seed in range(n)])
+
+
+@pytest.mark.parametrize("steps", [1, 3, 6])
+@pytest.mark.parametrize("mode", ["sample", "threshold"])
+def test_learned_keeps_givens_fills_everything_and_respects_T(tiny_mdm, selector9, steps, mode):
+    tokens = puzzles9()
+    strategy = make_strategy("learned", steps=steps, mode=mode, net=selector9)
+    frames = list(decode(tiny_mdm, tokens, strategy, seed=4))
+    final = frames[-1]
+    given = tokens != MASK_ID
+    assert final.done and torch.equal(final.tokens[given], tokens[given])
+    assert len(frames) <= steps and (final.passes <= steps).all()
+    for f in frames:
+        assert f.info["select_prob"].shape == tokens.shape
+        assert torch.equal(f.info["count"], f.chosen.sum(1))
+        assert ((f.info["select_prob"] >= 0) & (f.info["select_prob"] <= 1)).all()
+
+
+def test_learned_same_seed_same_trajectory(tiny_mdm, selector9):
+    def run(seed):
+        strategy = make_strategy("learned", steps=5, mode="sample", net=selector9)
+        return [f.chosen for f in decode(tiny_mdm, puzzles9(), strategy, temperature=1.0, seed=seed)]
+
+    a, b = run(3), run(3)
+    assert len(a) == len(b) and all(torch.equal(x, y) for x, y in zip(a, b))
+
+
+def test_pick_positions_rule():
+    prob = torch.tensor([[0.2, 0.7, 0.9, 0.4], [0.1, 0.3, 0.2, 0.05]])
+    masked = torch.tensor([[True, True, False, True], [True, True, True, True]])
+    got = pick_positions(prob, masked, False, "threshold", 0.5)
+    assert got.tolist() == [[False, True, False, False], [False, True, False, False]]  # best always taken
+    assert torch.equal(pick_positions(prob, masked, True, "threshold", 0.5), masked)
+    with pytest.raises(ValueError, match="mode must be 'sample' or 'threshold'"):
+        pick_positions(prob, masked, False, "greedy", 0.5)
+
+
+def test_selector_features_shape_and_budget_columns():
+    probs = torch.softmax(torch.randn(2, 5, 4), -1)
+    masked = torch.tensor([[True, False, True, True, False], [True] * 5])
+    f = selector_features(probs, masked, step=2, steps=6)
+    assert f.shape == (2, 5, 10) and torch.isfinite(f).all()
+    assert torch.allclose(f[0, :, 6], torch.full((5,), 0.6)) and torch.allclose(f[:, :, 8], torch.full((2, 5), 0.25))
+
+
+def test_save_load_round_trip_and_bad_files(tmp_path, tiny_mdm, selector9, model_path):
+    path = tmp_path / "sel.safetensors"
+    save_order_net(selector9, path, {"note": "test"})
+    strategy = make_strategy("learned", selector=str(path), steps=4)
+    ref = decode_final(tiny_mdm, puzzles9(), make_strategy("learned", steps=4, net=selector9))
+    assert torch.equal(decode_final(tiny_mdm, puzzles9(), strategy).tokens, ref.tokens)
+    with pytest.raises(ModelFileError, match="holds an order selector, expected a posterior"):
+        load_order_net(path, role="posterior")
+    with pytest.raises(ModelFileError, match="does not describe an order network"):
+        load_order_net(model_path)
+    with pytest.raises(ValueError, match="strategy 'learned' has no selector"):
+        decode_final(tiny_mdm, puzzles9(), make_strategy("learned"))
+
+
+@pytest.mark.parametrize("params, match", [
+    ({"steps": 0}, "steps must be >= 1"),
+    ({"mode": "greedy"}, "mode must be 'sample' or 'threshold'"),
+    ({"threshold": 0.0}, r"threshold must be in \(0, 1\]"),
+    ({"net": "x.safetensors"}, "net is set by code"),
+])
+def test_learned_bad_parameters(params, match):
+    with pytest.raises(ValueError, match=match):
+        make_strategy("learned", **params)
+
+
+def test_train_order_cli_errors(capsys):
+    assert cli_main(["train-order", "sudoku", "--steps-budget", "5,x"]) == 2
+    assert "--steps-budget must be integers" in capsys.readouterr().err
+    assert cli_main(["train-order", "sudoku", "--samples", "1", "--model", "nope.safetensors"]) == 2
+    assert "samples >= 2" in capsys.readouterr().err
+
+
+def test_train_order_cli_runs_and_writes_checkpoints(tmp_path, model_path):
+    out = tmp_path / "sel.safetensors"
+    args = ["train-order", "sudoku", "--model", str(model_path), "--out", str(out), "--updates", "2",
+            "--batch", "2", "--samples", "2", "--steps-budget", "3", "--eval-every", "2", "--eval-puzzles", "4",
+            "--puzzle-pool", "4", "--bf16", "false"]
+    assert cli_main(args) == 0
+    meta = json.loads(out.with_suffix(".json").read_text())
+    assert meta["config"]["role"] == "selector" and meta["denoiser_frozen"] is True
+    assert [p["update"] for p in meta["curve"]] == [2] and "val_T3" in meta["curve"][0]
+    assert out.with_name("sel_posterior.safetensors").is_file()
+    assert len((tmp_path / "sel_log.jsonl").read_text().splitlines()) == 2
+
+
+def test_bench_order_cli_writes_rows_and_report(tmp_path, model_path, selector9):
+    from mi_core.domains.sudoku import to_string
+    from mi_core.domains.sudoku_gen import random_puzzle
+
+    csv = tmp_path / "p.csv"
+    lines = ["puzzle,solution,level"]
+    for seed, level in [(0, "Easy"), (1, "Easy"), (2, "Hard")]:
+        puzzle, solution = random_puzzle(30, seed)
+        lines.append(f"{to_string(puzzle)},{to_string(solution)},{level}")
+    csv.write_text("\n".join(lines) + "\n")
+    selector = tmp_path / "sel.safetensors"
+    save_order_net(selector9, selector)
+    out = tmp_path / "rows.json"
+    assert cli_main(["bench-order", "sudoku", "--puzzles", str(csv), "--model", str(model_path), "--selector",
+                     str(selector), "--per-level", "1", "--budgets", "2", "--gammas", "", "--json", str(out)]) == 0
+    rows = json.loads(out.read_text())
+    assert [r["sampler"] for r in rows] == ["random", "top_prob", "top_margin", "learned", "learned", "top_margin"]
+    assert all(r["n"] == 2 for r in rows) and all(r["mean_passes"] <= 2 for r in rows if r.get("T") == 2)
+    assert "### T = 2" in out.with_suffix(".md").read_text()
+
+
+def test_time_budget_stops_and_still_records_the_last_window():
+    oracle = Oracle4Model()
+    cfg = OrderTrainConfig(updates=1000, batch=2, samples=2, budgets=(2,), bf16=False, time_budget=1e-9, width=8)
+    saved = []
+    _, _, curve = train_order(oracle, oracle_draw, cfg, 9, eval_every=50, log=lambda _: None,
+                              checkpoint=lambda p, s, c: saved.append(len(c)))
+    assert [p["update"] for p in curve] == [1] and saved == [1]
