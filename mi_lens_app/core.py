@@ -29,9 +29,12 @@ from mi_core.models.base import ModelFileError
 from mi_core.models.protein import load_protein_model
 from mi_core.models.sudoku_mdm import load_sudoku_mdm
 from mi_lens_app.domains import Domain
+from mi_lens_app.selector import attach_selector, hidden_size
 
-HIDDEN_PARAMS = frozenset({"estimator"})  # the app supplies the MI source itself (see attach_mi_source)
-PROBE_LENGTH = 16  # residues of the all-masked sequence that checks an estimator against a sequence model
+# the app supplies the MI source (see attach_mi_source) and the order selector (see selector.attach_selector)
+HIDDEN_PARAMS = frozenset({"estimator", "selector"})
+# text parameters with a fixed set of values, shown as a select box: (strategy, parameter) -> values
+PARAM_CHOICES: dict[tuple[str, str], tuple[str, ...]] = {("learned", "mode"): ("threshold", "sample")}
 
 
 def app_device() -> torch.device:
@@ -82,9 +85,7 @@ def load_domain_estimator(domain: Domain, device: torch.device):
 @torch.no_grad()
 def estimator_mismatch(model, estimator, domain: Domain) -> str | None:
     """Why ``estimator`` cannot read ``model``'s features on ``domain`` (hidden size, values, positions), or None."""
-    length = domain.cells if domain.layout == "grid" else PROBE_LENGTH
-    empty = torch.full((1, length), model.mask_id, dtype=torch.long, device=model.value_tokens.device)
-    hidden = model(empty).hidden.shape[-1]
+    hidden = hidden_size(model, domain)
     cfg = estimator.cfg
     if cfg.d_in != hidden:
         return f"it reads hidden states of size {cfg.d_in}, but the model's are {hidden}"
@@ -228,12 +229,14 @@ def what_if(model, tokens: torch.Tensor, cell: int, value: int) -> WhatIf:
 @dataclass(frozen=True)
 class ParamField:
     """One user parameter of a strategy: ``kind`` is ``"int"``, ``"float"``, ``"bool"`` or ``"str"``;
-    ``optional``: None is allowed (and is the default when ``default`` is None)."""
+    ``optional``: None is allowed (and is the default when ``default`` is None); ``choices``: the values a
+    text parameter takes (None: any)."""
 
     name: str
     default: object
     kind: str
     optional: bool
+    choices: tuple[str, ...] | None = None
 
 
 def strategy_fields(name: str) -> list[ParamField]:
@@ -245,7 +248,8 @@ def strategy_fields(name: str) -> list[ParamField]:
             continue
         args = [a for a in typing.get_args(hints[key]) if a is not type(None)] or [hints[key]]
         kind = next((k.__name__ for k in (bool, int, float, str) if k in args), "str")
-        out.append(ParamField(key, default, kind, type(None) in typing.get_args(hints[key])))
+        out.append(ParamField(key, default, kind, type(None) in typing.get_args(hints[key]),
+                              PARAM_CHOICES.get((name, key))))
     return out
 
 
@@ -304,7 +308,8 @@ class StepView:
     step (0 where not masked); ``confidence`` ``(N,)`` the model's probability of each chosen value;
     ``passes`` decode passes so far (``extra_passes``: a strategy's own probe passes); ``budget_spent``,
     ``mi_among`` (sum of MI over chosen pairs) and ``mi_max`` (the largest chosen pair) when known;
-    ``errors`` ``(N,)`` bool filled cells that differ from the solution; ``info``: the strategy's scalars.
+    ``errors`` ``(N,)`` bool filled cells that differ from the solution; ``info``: the strategy's scalars;
+    ``maps``: its per-position reports ``(N,)`` (e.g. ``select_prob``, the order selector's probabilities).
     """
 
     step: int
@@ -320,6 +325,7 @@ class StepView:
     mi_max: float | None
     errors: np.ndarray
     info: dict = field(default_factory=dict)
+    maps: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -351,6 +357,12 @@ def _scalars(info: dict) -> dict:
     return out
 
 
+def _maps(info: dict, n: int) -> dict:
+    """The per-position entries of a frame's info (``(B, N)`` tensors), row 0 as float64 ``(N,)`` arrays."""
+    return {key: value[0].double().cpu().numpy() for key, value in info.items()
+            if isinstance(value, torch.Tensor) and value.dim() == 2 and value.shape[1] == n}
+
+
 def _chosen_mi(mi: np.ndarray | None, chosen: np.ndarray) -> tuple[float | None, float | None]:
     """Sum and maximum of ``mi`` over pairs i < j of the chosen cells (None when no MI is known)."""
     if mi is None:
@@ -363,14 +375,15 @@ def _chosen_mi(mi: np.ndarray | None, chosen: np.ndarray) -> tuple[float | None,
 
 
 def decode_trace(model, estimator, domain: Domain, grid: str, solution: str | None, name: str, params: dict,
-                 temperature: float = 0.0, seed: int = 0) -> Trace:
+                 temperature: float = 0.0, seed: int = 0, selector=None) -> Trace:
     """Decode ``grid`` with strategy ``name`` and collect every frame (raises ValueError on bad params).
 
     Errors are cells that differ from ``solution``, or, without a unique solution, cells that repeat a
-    digit of a peer (same row, column or box).
+    digit of a peer (same row, column or box). ``selector``: the order network ``learned`` runs.
     """
     strategy = make_strategy(name, **params)
     attach_mi_source(strategy, domain, estimator)
+    attach_selector(strategy, selector)
     device = model.value_tokens.device
     tokens = tokens_of(grid, domain, device)[None]
     check = _error_check(domain, solution)
@@ -451,4 +464,4 @@ def _step_view(frame, mi: np.ndarray | None, check, step: int) -> StepView:
     extra = int(frame.extra_passes[0]) if frame.extra_passes is not None else 0
     return StepView(step, tokens, chosen, remasked, frame.entropy[0].double().cpu().numpy(), confidence,
                     int(frame.passes[0]), extra, info.get("budget_spent"), total, largest,
-                    check(tokens), info)
+                    check(tokens), info, _maps(frame.info, len(tokens)))

@@ -52,7 +52,9 @@ class Domain:
     generated puzzle may have. ``require_unique``: refuse puzzles with several solutions (the exact 4x4
     oracle allows them: its MI is zero once the solution is unique). ``probe_fallback``: without a usable
     estimator, MI-reading decoders take their MI from the pruned exact probe at each step (its passes are
-    counted apart) instead of refusing to run.
+    counted apart) instead of refusing to run. ``selector_env``/``selector_default``: the learned-order
+    selector the ``learned`` sampler runs (None: none is trained for this domain, and ``learned`` is not
+    offered).
     """
 
     key: str
@@ -70,10 +72,14 @@ class Domain:
     clue_range: tuple[int, int] = (24, 60)
     require_unique: bool = True
     probe_fallback: bool = False
+    selector_env: str | None = None
+    selector_default: str | None = None
 
     def __post_init__(self):
         if (self.model_env is None) != (self.model_default is None):
             raise ValueError(f"domain {self.key}: give both model_env and model_default, or neither")
+        if (self.selector_env is None) != (self.selector_default is None):
+            raise ValueError(f"domain {self.key}: give both selector_env and selector_default, or neither")
         if not 0 <= self.fallback_eps < 1:
             raise ValueError(f"domain {self.key}: fallback_eps must be in [0, 1), got {self.fallback_eps}")
         lo, hi = self.clue_range
@@ -140,6 +146,12 @@ class Domain:
             return None
         return _resolve(os.environ.get(self.estimator_env) or self.estimator_default)
 
+    def selector_path(self) -> Path | None:
+        """The order selector weights this domain would load (None: the domain has no selector)."""
+        if self.selector_env is None:
+            return None
+        return _resolve(os.environ.get(self.selector_env) or self.selector_default)
+
     def cell_label(self, cell: int) -> str:
         if self.geometry is None:
             return str(cell + 1)
@@ -164,6 +176,7 @@ DOMAINS: dict[str, Domain] = {
         "sudoku9", "Sudoku 9x9 (trained MDM)", "9x9", SUDOKU9,
         model_env="MI_LENS_SUDOKU_MODEL", model_default="assets/sudoku_mdm.safetensors",
         estimator_env="MI_LENS_SUDOKU_ESTIMATOR", estimator_default="assets/sudoku_mi_estimator.safetensors",
+        selector_env="MI_LENS_SUDOKU_SELECTOR", selector_default="assets/sudoku_order_selector.safetensors",
     ),
     "sudoku4": Domain("sudoku4", "Sudoku 4x4 (exact oracle)", "4x4", SUDOKU4, exact_model=True, fallback_eps=0.0,
                       clue_range=(4, 12), require_unique=False),

@@ -15,6 +15,7 @@ import streamlit as st
 from mi_core.decoding import STRATEGIES
 from mi_core.models.base import ModelFileError
 from mi_lens_app import benchmarks, core, sequences
+from mi_lens_app import selector as order
 from mi_lens_app.core import MIMap, ProbeView, Trace, WhatIf
 from mi_lens_app.domains import Domain, Puzzle, generate, get_domain, load_presets, make_puzzle, read_upload
 
@@ -32,8 +33,9 @@ def _model_stamp(domain: Domain) -> str:
 
 
 def version(domain: Domain) -> str:
-    """Cache key part naming the model and estimator files (and their modification times)."""
-    return f"{domain.model_spec()}:{_model_stamp(domain)}|{_stamp(domain.estimator_path())}"
+    """Cache key part naming the model, estimator and order selector files (and their modification times)."""
+    return (f"{domain.model_spec()}:{_model_stamp(domain)}|{_stamp(domain.estimator_path())}"
+            f"|{_stamp(domain.selector_path())}")
 
 
 @st.cache_resource(show_spinner="Loading the model ...", max_entries=4)
@@ -59,6 +61,23 @@ def _estimator(domain_key: str, stamp: str) -> tuple[object | None, str | None]:
     return (None, f"{path} does not fit the model: {problem}") if problem else (est, None)
 
 
+@st.cache_resource(show_spinner="Loading the order selector ...", max_entries=4)
+def _selector(domain_key: str, stamp: str) -> tuple[object | None, str | None]:
+    """``(selector, None)``, or ``(None, why it cannot be used)``; ``(None, None)`` for a domain without one."""
+    domain = get_domain(domain_key)
+    path = domain.selector_path()
+    if path is None:
+        return None, None
+    if not path.is_file():
+        return None, f"{path} is missing"
+    try:
+        net = order.load_domain_selector(domain, core.app_device())
+        problem = order.selector_mismatch(model(domain), net, domain)
+    except ValueError as err:  # a bad selector file, or the model itself is missing
+        return None, str(err)
+    return (None, f"{path.name} does not fit the model: {problem}") if problem else (net, None)
+
+
 def model(domain: Domain):
     """The domain's model, loaded once per process (raises ModelFileError when its file is missing)."""
     return _model(domain.key, f"{domain.model_spec()}:{_model_stamp(domain)}")[0]
@@ -81,6 +100,28 @@ def estimator_problem(domain: Domain) -> str | None:
 
 def has_estimator(domain: Domain) -> bool:
     return estimator(domain) is not None
+
+
+def selector(domain: Domain):
+    """The domain's order selector for ``learned``, or None when it has none or it cannot be used."""
+    return _selector(domain.key, version(domain))[0]
+
+
+def unavailable_strategies(domain: Domain) -> dict[str, str]:
+    """Strategies not offered on ``domain`` (those that run an order selector it lacks), each with why."""
+    net, problem = _selector(domain.key, version(domain))
+    if net is not None:
+        return {}
+    return {name: order.no_selector_reason(domain, problem) for name in STRATEGIES if order.uses_selector(name)}
+
+
+def selector_caution(name: str, domain: Domain) -> str | None:
+    """A note when strategy ``name`` runs a selector trained against another model file, or None."""
+    return order.other_denoiser_note(domain) if order.uses_selector(name) else None
+
+
+def uses_selector(name: str) -> bool:
+    return order.uses_selector(name)
 
 
 def _probe_bar(label: str):
@@ -124,7 +165,7 @@ def decode_trace(domain_key: str, grid: str, solution: str | None, name: str, pa
     """Every frame of decoding ``grid`` with strategy ``name`` (``params``: sorted ``(key, value)`` pairs)."""
     domain = get_domain(domain_key)
     return core.decode_trace(model(domain), estimator(domain), domain, grid, solution, name, dict(params),
-                             temperature, seed)
+                             temperature, seed, selector(domain))
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
@@ -187,12 +228,19 @@ def compare(pred, exact, masked, k: int = 20) -> dict:
     return core.compare_maps(pred, exact, masked, k)
 
 
-def strategy_names() -> list[str]:
-    return list(STRATEGIES)
+def strategy_names(domain: Domain | None = None) -> list[str]:
+    """Every registered strategy, less those ``domain`` cannot run (see :func:`unavailable_strategies`)."""
+    hidden = unavailable_strategies(domain) if domain is not None else {}
+    return [name for name in STRATEGIES if name not in hidden]
 
 
 def strategy_fields(name: str) -> list[core.ParamField]:
     return core.strategy_fields(name)
+
+
+def param_default(name: str, key: str):
+    """The default of strategy ``name``'s parameter ``key``."""
+    return next(f.default for f in core.strategy_fields(name) if f.name == key)
 
 
 def missing_mi_source(name: str, domain: Domain) -> str | None:

@@ -65,6 +65,8 @@ Each frame is one forward pass. Orange outlines mark the cells unmasked together
 entropies and the MI among them say how risky the group was (independent sampling of dependent cells is
 how two equal digits end up in one row). Red digits are wrong. Passes count the model's forward passes:
 fewer passes is faster decoding; the question is how few you can afford before errors appear.
+Under `learned`, a second grid shows its trained order selector's probability of unmasking each masked
+cell at that step, within a budget of T steps.
 """
 
 WHATIF_PAGE = r"""

@@ -255,15 +255,22 @@ def _param_widget(side: str, name: str, field: ParamField):
         value = None if field.default is None else float(field.default)
         step = 0.01 if (value or 0) < 1 else 0.1
         return st.number_input(label, value=value, min_value=0.0, step=step, format="%g", key=key, bind=BIND)
+    if field.choices:
+        index = field.choices.index(field.default) if field.default in field.choices else 0
+        return st.selectbox(label, field.choices, index=index, key=key, bind=BIND)
     return st.text_input(label, value=field.default or "", key=key, bind=BIND) or None
 
 
-def strategy_picker(side: str, default: str) -> tuple[str, dict]:
-    """A strategy from the registry and widgets for its parameters; returns ``(name, params)``."""
-    names = support.strategy_names()
+def strategy_picker(side: str, default: str, domain: Domain | None = None) -> tuple[str, dict]:
+    """A strategy from the registry (less those ``domain`` cannot run) and widgets for its parameters;
+    returns ``(name, params)``."""
+    names = support.strategy_names(domain)
     name = st.selectbox(f"Strategy {side.upper()}", names, index=names.index(default) if default in names else 0,
                         key=side, bind=BIND, help="every strategy in mi_core.decoding's registry")
     st.caption(support.strategy_doc(name))
+    if domain is not None and support.uses_selector(name):
+        st.caption(f"The app runs the order selector `{domain.selector_path().name}` "
+                   f"(set {domain.selector_env} to use another).")
     params = {}
     fields = support.strategy_fields(name)
     cols = st.columns(max(1, min(3, len(fields)))) if fields else []
@@ -318,6 +325,10 @@ def model_status(domain: Domain) -> None:
         usable = path is not None and loaded and support.has_estimator(domain)
         lines.append(f"MI estimator: `{est.name}`" if usable else
                      f"MI estimator: not usable, fast maps use the exact probe pruned at eps={domain.fallback_eps:g}")
+    sel = domain.selector_path()
+    if sel is not None:
+        usable = path is not None and loaded and support.selector(domain) is not None
+        lines.append(f"Order selector: `{sel.name}`" if usable else "Order selector: not usable (`learned` is hidden)")
     st.sidebar.caption("  \n".join(lines))
 
 

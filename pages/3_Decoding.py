@@ -9,12 +9,14 @@ from mi_lens_app import exports, figures, protein_figures, support, texts, widge
 SPEEDS = {"slow": 1.5, "normal": 0.8, "fast": 0.35}
 
 
-def settings():
+def settings(domain):
     cols = st.columns(2)
     picked = []
     for col, side, default in zip(cols, ("a", "b"), ("mi", "eb")):
         with col, st.container(border=True):
-            picked.append(widgets.strategy_picker(side, default))
+            picked.append(widgets.strategy_picker(side, default, domain))
+    for note in dict.fromkeys(support.unavailable_strategies(domain).values()):
+        st.caption(note)
     c1, c2, _ = st.columns([1, 1, 2])
     temperature = c1.number_input("Temperature (0: argmax)", min_value=0.0, max_value=5.0, value=0.0, step=0.1,
                                   format="%g", key="temp", bind="query-params")
@@ -27,9 +29,9 @@ def run(domain, pz, name, params, temperature, seed):
     if missing:
         st.warning(missing, icon=":material/hourglass:")
         return None
-    note = support.probe_fallback_note(name, domain)
-    if note:
-        st.caption(note)
+    for note in (support.probe_fallback_note(name, domain), support.selector_caution(name, domain)):
+        if note:
+            st.caption(note)
     return support.attempt(support.decode_trace, domain.key, pz.text, pz.solution_text, name,
                            tuple(sorted(params.items())), temperature, seed, support.version(domain),
                            what=f"Cannot decode with {name}")
@@ -104,13 +106,17 @@ def frame_view(domain, pz, trace, step, side):
                               outline=s.chosen, remasked=s.remasked, errors=s.errors, height=460,
                               title=f"{trace.strategy}: step {s.step}")
     widgets.chart(fig, key=f"frame_{side}")
+    if support.uses_selector(trace.strategy):
+        selector_view(domain, pz, trace, s, side)
     if s.budget_spent is not None:
         st.caption(f"Budget spent at this step: {s.budget_spent:.3g} nats")
     if len(chosen):
-        st.dataframe(pd.DataFrame({
-            "cell": [labels[c] for c in chosen], "digit": s.tokens[chosen].astype(int),
-            "entropy": np.round(s.entropy[chosen], 4), "p(digit)": np.round(s.confidence[chosen], 3),
-            "wrong": s.errors[chosen]}), hide_index=True, height=min(38 + 35 * len(chosen), 250))
+        table = {"cell": [labels[c] for c in chosen], "digit": s.tokens[chosen].astype(int),
+                 "entropy": np.round(s.entropy[chosen], 4), "p(digit)": np.round(s.confidence[chosen], 3)}
+        if "select_prob" in s.maps:
+            table["P(unmask)"] = np.round(s.maps["select_prob"][chosen], 3)
+        table["wrong"] = s.errors[chosen]
+        st.dataframe(pd.DataFrame(table), hide_index=True, height=min(38 + 35 * len(chosen), 250))
     if step >= last:
         if trace.stopped:
             st.warning(f"Stopped after step {last}: {trace.stopped}. Parallel unmasking wrote digits that no "
@@ -119,6 +125,24 @@ def frame_view(domain, pz, trace, step, side):
             st.success(f"Solved in {s.passes} passes.")
         else:
             st.error(f"Finished in {s.passes} passes with {int(s.errors.sum())} wrong cells.")
+
+
+def selector_view(domain, pz, trace, s, side):
+    """The order selector's P(unmask) at this step, under the board of a strategy that runs one."""
+    prob = s.maps.get("select_prob")
+    if s.step == 0 or prob is None:
+        st.caption("The order selector's P(unmask) of each masked cell shows from step 1 on.")
+        return
+    steps = int(trace.params.get("steps") or support.param_default(trace.strategy, "steps"))
+    fig = figures.select_prob_figure(prob, trace.steps[s.step - 1].tokens, pz.givens, s.chosen, domain.geometry.box,
+                                     domain.labels(), title=f"{trace.strategy}: P(unmask) at step {s.step}")
+    widgets.chart(fig, key=f"select_{side}")
+    mode, threshold = trace.params.get("mode"), trace.params.get("threshold")
+    rule = (f"cells with P >= {threshold:g} are unmasked" if mode == "threshold"
+            else "each cell is unmasked with probability P")
+    st.caption(f"Step budget T = {steps}: step {s.step} of {steps}, T left: {max(steps - s.step, 0)}. "
+               f"At each step {rule}, always with the most probable one; at the last step of the budget every "
+               f"masked cell is. Outlined: the {int(s.chosen.sum())} cells unmasked at this step.")
 
 
 def player(domain, pz, traces, count, playing, view=None):
@@ -146,7 +170,7 @@ def main():
         st.info(f"Pick a valid {widgets.input_noun(domain)} in the sidebar.")
         st.markdown(texts.DECODE_PAGE)
         return
-    picked, temperature, seed = settings()
+    picked, temperature, seed = settings(domain)
     traces = [run(domain, pz, name, params, temperature, seed) for name, params in picked]
     if not any(traces):
         return

@@ -151,7 +151,7 @@ def check_trajectory(frames, tokens, name, params, mask_id=MASK_ID):
 def test_registry_names():
     assert set(STRATEGIES) == {"sequential", "random", "topk", "top_prob", "top_margin", "eb", "threshold",
                                "mask_predict", "mi", "mi_exact", "learned"}
-    assert strategy_params("mi") == {"gamma": 1.0, "lam": 1.0, "estimator": None}  # mi_fn: set by code, not listed
+    assert strategy_params("mi") == {"gamma": 1.0, "lam": 1.0, "relative": False, "estimator": None}  # mi_fn: set by code, not listed
     assert strategy_params("topk") == {"k": 1, "steps": None}
 
 
@@ -488,3 +488,18 @@ def test_invariants_real_model(real_mdm, name, params):
     runs = [list(decode(real_mdm, tokens, strategy, temperature=1.0, seed=4)) for _ in range(2)]
     check_trajectory(runs[0], tokens, name, params)
     assert all(torch.equal(a.tokens, b.tokens) for a, b in zip(*runs)) and len(runs[0]) == len(runs[1])
+
+
+def test_relative_mi_charges_dependency_strength():
+    from mi_core.decoding.mi_guided import mi_greedy, relative_mi
+
+    entropy = torch.tensor([[0.01, 0.02, 0.5]])
+    mi = torch.zeros(1, 3, 3, dtype=torch.float64)
+    mi[0, 0, 1] = mi[0, 1, 0] = 0.009  # two confident cells sharing 90% of the smaller entropy
+    rel = relative_mi(mi, entropy)
+    assert rel[0, 0, 1].item() == pytest.approx(0.9) and rel[0, 0, 2].item() == 0.0
+    masked = torch.ones(1, 3, dtype=torch.bool)
+    plain, _, _ = mi_greedy(entropy, mi, masked, gamma=0.1, lam=1.0)
+    strength, _, _ = mi_greedy(entropy, rel, masked, gamma=0.1, lam=1.0)
+    assert plain[0].tolist() == [True, True, False]  # 0.01 + (0.02 + 0.009) fits the budget
+    assert strength[0].tolist() == [True, False, False]  # 0.02 + 0.9 does not

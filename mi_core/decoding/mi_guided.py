@@ -32,6 +32,14 @@ from mi_core.mi.estimator import load_estimator
 from mi_core.mi.probe import probe
 
 
+def relative_mi(mi: torch.Tensor, entropy: torch.Tensor, floor: float = 1e-6) -> torch.Tensor:
+    """``MI(i, j) / min(H_i, H_j)`` clamped to [0, 1] (0 where either entropy is below ``floor``)."""
+    h = entropy.double()
+    h_min = torch.minimum(h[:, :, None], h[:, None, :])
+    rel = (mi.double().clamp_min(0.0) / h_min.clamp_min(floor)).clamp(0.0, 1.0)
+    return rel.masked_fill(h_min < floor, 0.0)
+
+
 def mi_greedy(entropy: torch.Tensor, mi: torch.Tensor, masked: torch.Tensor, gamma: float, lam: float):
     """The greedy MI-budget acceptance of the module docstring, vectorised over the batch.
 
@@ -73,7 +81,8 @@ def estimator_mi_fn(estimator) -> Callable:
 
 @dataclass
 class MIBudget(Strategy):
-    """Base of the MI-guided strategies: parameters ``gamma`` (budget, nats) and ``lam`` (weight of MI).
+    """Base of the MI-guided strategies: parameters ``gamma`` (budget, nats), ``lam`` (weight of MI) and
+    ``relative`` (charge ``MI / min(H_i, H_j)`` instead of MI; see the module docstring).
 
     info: ``mi`` ``(B, N, N)`` the MI used (float64, negatives clamped to 0), ``budget_spent`` ``(B,)``,
     ``entropy_spent`` ``(B,)`` (sum of H over the chosen), ``mi_spent`` ``(B,)`` (MI among the chosen).
@@ -81,6 +90,7 @@ class MIBudget(Strategy):
 
     gamma: float = 1.0
     lam: float = 1.0
+    relative: bool = False
 
     def __post_init__(self):
         check_nonnegative("gamma", self.gamma)
@@ -92,7 +102,8 @@ class MIBudget(Strategy):
 
     def select(self, ctx) -> torch.Tensor:
         mi = self.mi_matrix(ctx).to(ctx.entropy.device).double().clamp_min(0.0)
-        chosen, spent, mi_spent = mi_greedy(ctx.entropy, mi, ctx.masked, self.gamma, self.lam)
+        charged = relative_mi(mi, ctx.entropy) if self.relative else mi
+        chosen, spent, mi_spent = mi_greedy(ctx.entropy, charged, ctx.masked, self.gamma, self.lam)
         ctx.info.update(mi=mi, budget_spent=spent, mi_spent=mi_spent,
                         entropy_spent=(ctx.entropy.double() * chosen).sum(1))
         return chosen

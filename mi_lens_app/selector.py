@@ -1,0 +1,90 @@
+"""The learned-order selector in the app (no streamlit): which domains can run ``learned``, and why not.
+
+A selector (``mi_core.order.selector``) reads the hidden states of the MDM it was trained against, so it
+serves only a domain whose model has the hidden size it records; a strategy that takes one (a ``selector``
+path and a runtime ``net``) is offered only where the domain's selector loads and fits its model.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import fields
+from pathlib import Path
+
+import torch
+
+from mi_core.decoding import STRATEGIES
+from mi_core.order.selector import PositionNet, load_order_net
+from mi_lens_app.domains import ROOT, Domain
+
+PROBE_LENGTH = 16  # positions of the all-masked sequence that reads a sequence model's hidden size
+
+
+def uses_selector(name: str) -> bool:
+    """Whether strategy ``name`` runs an order selector (it has ``selector`` and ``net`` fields)."""
+    return {"selector", "net"} <= {f.name for f in fields(STRATEGIES[name])}
+
+
+def load_domain_selector(domain: Domain, device: torch.device) -> PositionNet | None:
+    """The domain's order selector, or None when it has none or its file is absent (raises ModelFileError
+    on a file that is not a selector)."""
+    path = domain.selector_path()
+    if path is None or not path.is_file():
+        return None
+    return load_order_net(path, device, role="selector")
+
+
+@torch.no_grad()
+def hidden_size(model, domain: Domain) -> int:
+    """The size of the model's hidden states (one pass over an all-masked input)."""
+    length = domain.cells if domain.layout == "grid" else PROBE_LENGTH
+    empty = torch.full((1, length), model.mask_id, dtype=torch.long, device=model.value_tokens.device)
+    return int(model(empty).hidden.shape[-1])
+
+
+def selector_mismatch(model, net: PositionNet, domain: Domain) -> str | None:
+    """Why ``net`` cannot read ``model``'s hidden states, or None when it fits."""
+    size = hidden_size(model, domain)
+    if net.cfg.d_model != size:
+        return (f"it reads hidden states of size {net.cfg.d_model} (those of the MDM it was trained against), "
+                f"but the model's are {size}")
+    return None
+
+
+def trained_against(path: Path) -> Path | None:
+    """The denoiser a selector's config says it was trained against (None: not recorded)."""
+    try:
+        recorded = json.loads(path.with_suffix(".json").read_text()).get("denoiser")
+    except (OSError, ValueError):
+        return None
+    if not isinstance(recorded, str):
+        return None
+    p = Path(recorded)
+    return p if p.is_absolute() else ROOT / p
+
+
+def other_denoiser_note(domain: Domain) -> str | None:
+    """A caution when the selector was trained against another model file of the same hidden size, or None."""
+    path, model_path = domain.selector_path(), domain.model_path()
+    if path is None or model_path is None:
+        return None
+    recorded = trained_against(path)
+    if recorded is None or recorded.resolve() == model_path.resolve():
+        return None
+    return (f"The order selector `{path.name}` was trained against `{recorded.name}`; this page's model is "
+            f"`{model_path.name}`. It reads hidden states of the same size, but what they mean may differ.")
+
+
+def no_selector_reason(domain: Domain, problem: str | None) -> str:
+    """The note shown where ``learned`` is not offered: the domain has no selector, or ``problem``."""
+    if domain.selector_path() is None:
+        return (f"`learned` is not offered for {domain.label}: no order selector is trained for it (the shipped "
+                "one reads the Sudoku 9x9 MDM's hidden states).")
+    return f"`learned` is not offered: the order selector cannot be used ({problem})."
+
+
+def attach_selector(strategy, net: PositionNet | None) -> None:
+    """Give a selector-running strategy the domain's selector when it was given none itself."""
+    if net is None or not hasattr(strategy, "net") or strategy.net is not None or strategy.selector is not None:
+        return
+    strategy.net = net
