@@ -23,18 +23,29 @@ def main() -> None:
     meta = json.loads(args.meta.read_text())
     curve, cfg, train = meta["curve"], meta["config"], meta["train"]
     last = curve[-1]
+    if "val_ce" in last:  # the protein MDM
+        best = min(curve, key=lambda p: p["val_ce"])
+        shipped = (f"Shipped checkpoint (best validation CE): step {best['step']:,}, {best['residues']:,} residues seen, "
+                   f"{best['seconds'] / 60:.1f} min of training; validation masked CE {best['val_ce']:.4f} nats "
+                   f"(perplexity {best['val_ppl']:.2f}) at mask rates t ~ U(0, 1), {best['val_ce_15']:.4f} "
+                   f"(perplexity {best['val_ppl_15']:.2f}) at a 15% rate.")
+        columns = [("step", "step"), ("epoch", "epoch"), ("seconds", "seconds"), ("train_loss", "train loss"),
+                   ("lr", "lr"), ("val_ce", "val CE"), ("val_ppl", "val ppl"), ("val_ce_15", "val CE 15%"),
+                   ("val_ppl_15", "val ppl 15%")]
+    else:
+        shipped = (f"Shipped checkpoint: step {last['step']:,}, {last['examples']:,} examples, {last['seconds'] / 60:.1f} min of "
+                   f"training; validation (held-out generated puzzles, sequential decoding): {100 * last['val_accuracy']:.1f}% solved, "
+                   f"{100 * last['val_cell_accuracy']:.1f}% of blank cells right, masked CE on puzzle blanks {last['val_puzzle_ce']:.3f}.")
+        columns = [("step", "step"), ("examples", "examples"), ("seconds", "seconds"),
+                   ("train_loss", "train loss"), ("lr", "lr"), ("val_accuracy", "val solved"),
+                   ("val_cell_accuracy", "val cells"), ("val_puzzle_ce", "val CE")]
     lines = [
         f"# Training summary: {args.meta.stem}", "",
         f"Command: `{args.command}`", "",
         f"Model: {', '.join(f'{k}={v}' for k, v in cfg.items())}; {meta['params']:,} parameters.", "",
         f"Training: {', '.join(f'{k}={v}' for k, v in train.items())}.", "",
-        f"Shipped checkpoint: step {last['step']:,}, {last['examples']:,} examples, {last['seconds'] / 60:.1f} min of "
-        f"training; validation (held-out generated puzzles, sequential decoding): {100 * last['val_accuracy']:.1f}% solved, "
-        f"{100 * last['val_cell_accuracy']:.1f}% of blank cells right, masked CE on puzzle blanks {last['val_puzzle_ce']:.3f}.",
-        "", args.note, "", "## Learning curve", "",
-        markdown_table(curve, [("step", "step"), ("examples", "examples"), ("seconds", "seconds"),
-                               ("train_loss", "train loss"), ("lr", "lr"), ("val_accuracy", "val solved"),
-                               ("val_cell_accuracy", "val cells"), ("val_puzzle_ce", "val CE")]),
+        shipped, "", args.note, "", "## Learning curve", "",
+        markdown_table(curve, columns),
     ]
     args.out.write_text("\n".join(lines) + "\n")
 
