@@ -133,11 +133,11 @@ def protein_main(argv: list[str]) -> int:
     est = timed_estimate(model, estimator, tokens)
     write_json(args.json, {"domain": "protein", "sequence": detokenize(tokens[0].cpu().numpy()), "device": str(device),
                            "model": str(model_path), "estimator": args.estimator, **to_json_dict(est)})
-    report(est)
+    report(est, first=1, unit="residues")
     return 0
 
 
-def report(est: Estimate) -> None:
+def report(est: Estimate, first: int = 0, unit: str = "positions") -> None:
     """Two lines on stdout: how many masked positions in how long, and the strongest pair."""
     mi = est.mi[0]
     print(f"estimated MI of {int(est.masked.sum())} masked positions in {1e3 * est.seconds:.1f} ms (1 pass)")
@@ -145,7 +145,7 @@ def report(est: Estimate) -> None:
         print("no pair of masked positions: every MI is 0")
         return
     i, j = divmod(int(mi.argmax()), mi.shape[0])
-    print(f"largest MI {float(mi[i, j]):.4g} nats between positions {i} and {j}")
+    print(f"largest MI {float(mi[i, j]):.4g} nats between {unit} {i + first} and {j + first}")
 
 
 def main(argv: list[str] | None = None) -> int:
