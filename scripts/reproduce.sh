@@ -40,3 +40,41 @@ done
 
 # 3. app speed (needs both models)
 python scripts/bench_app.py --browser
+
+# ---- session 2 ----
+PROTEIN=${PROTEIN:-../shared/data/protein/cath-dataset-nonredundant-S40.fa}
+
+# 4. column 1: the protein MDM (48 min), then its MI estimator and fidelity (scripts/protein_estimator.sh)
+python -m mi_core train protein --fasta "$PROTEIN" --out assets/protein_mdm.safetensors --threads 1 \
+    --d-model 128 --n-heads 4 --d-ff 512 --n-layers 4 --lr 2e-3 --warmup 300 --steps 100000 --time-budget 2900 \
+    --eval-every 250
+python scripts/training_summary.py assets/protein_mdm.json assets/protein_mdm_training.md --command "(the command above)"
+FASTA="$PROTEIN" bash scripts/protein_estimator.sh
+python -m mi_core sweep protein --reference "$PROTEIN" --samples 300 --lengths 50-100 \
+    --estimator assets/protein_mi_estimator.safetensors --name cath_reference --json assets/benchmarks/sweep_protein_cath.json
+python scripts/make_protein_presets.py --fasta "$PROTEIN"
+
+# 4b. column 2: the learned order selector (50 min) and its benchmark
+python -m mi_core train-order sudoku --model assets/sudoku_mdm.safetensors --steps-budget 5,10,15,20 \
+    --out assets/sudoku_order_selector.safetensors --log runs/order_sudoku.jsonl --batch 16 --samples 4 --tau 0.1 \
+    --lr 1e-3 --eval-every 50 --eval-puzzles 100 --puzzle-pool 2000 --threads 1 --time-budget 3000
+python -m mi_core bench-order sudoku --puzzles "$DATA/kaggle_graded_dev.csv" \
+    --selector assets/sudoku_order_selector.safetensors --per-level 100 --threads 1 \
+    --json assets/benchmarks/order_kaggle_graded_dev.json
+
+# 5. issue 5 analysis: where failures start, then the relative-MI cost on every set, then equal-pass comparison
+python -m mi_core diagnose sudoku --puzzles "$DATA/kaggle_graded_dev.csv" --level Hard --limit 200 \
+    --sampler "mi:gamma=0.3;lam=1" --sampler "mi:gamma=1;lam=1" --sampler "mi:gamma=1;lam=0.5;relative=true" \
+    --sampler "mi:gamma=2;lam=1;relative=true" --sampler "eb:gamma=0.2" --sampler "eb:gamma=0.5" \
+    --sampler "topk:k=4" --bf16 --threads 1 --json assets/benchmarks/diagnose_kaggle_Hard.json \
+    --section diagnose-kaggle-hard
+for set in "kaggle_graded_dev.csv Expert" "kaggle_graded_dev.csv Hard" "top1465.txt" "clue17_dev.txt"; do
+    read -r file level <<<"$set"
+    name=${file%.*}${level:+_$level}
+    python -m mi_core sweep sudoku --puzzles "$DATA/$file" ${level:+--level $level} --limit 200 --bf16 --merge \
+        --grid "mi:gamma=0.3,0.6,1,1.5,2,3;lam=0.25,0.5,1,2;relative=true" --name "$name" \
+        --json "assets/benchmarks/sweep_${name}.json"
+done
+python scripts/compare_frontiers.py assets/benchmarks/sweep_kaggle_graded_dev_Hard.json \
+    assets/benchmarks/sweep_kaggle_graded_dev_Expert.json assets/benchmarks/sweep_top1465.json \
+    assets/benchmarks/sweep_clue17_dev.json
