@@ -193,7 +193,9 @@ def test_strategy_fields_cover_the_registry_and_hide_app_supplied_params():
     fields = {f.name: f for f in core.strategy_fields("topk")}
     assert fields["k"].kind == "int" and not fields["k"].optional
     assert fields["steps"].kind == "int" and fields["steps"].optional and fields["steps"].default is None
-    assert [f.name for f in core.strategy_fields("mi")] == ["gamma", "lam"]  # 'estimator' is supplied by the app
+    mi_fields = core.strategy_fields("mi")
+    assert [f.name for f in mi_fields] == ["gamma", "lam", "relative"]  # 'estimator' is supplied by the app
+    assert mi_fields[2].kind == "bool" and mi_fields[2].default is False
 
 
 # ---- graph, figures, exports, benchmarks -----------------------------------------------------------------
