@@ -275,7 +275,9 @@ def protein_main(argv: list[str]) -> int:
 def _protein_section(rows: list[dict], set_name: str, device, precision: str, cmd: str, markdown: Path) -> None:
     """The sweep's Markdown table (diversity flattened into columns) into its section of ``markdown``."""
     flat = [{**r, "identity": r["diversity"]["mean_identity"], "unique": r["diversity"]["unique_fraction"],
-             "ref_identity": r["diversity"].get("reference_mean_identity", float("nan"))} for r in rows]
+             "ref_identity": r["diversity"].get("reference_mean_identity", float("nan")),
+             **{k: f"{r[k]:.4f}" for k in ("jsd_dipeptide", "jsd_aa", "jsd_dipeptide_floor", "jsd_aa_floor")},
+             "mean_passes": f"{r['mean_passes']:.1f}", "seconds": f"{r['seconds']:.0f}"} for r in rows]
     table = markdown_table(flat, [("sampler", "sampler"), ("params", "params"), ("n", "n"), ("mean_passes", "mean passes"),
                                   ("jsd_dipeptide", "JSD dipeptide (bits)"), ("jsd_aa", "JSD aa (bits)"),
                                   ("jsd_dipeptide_floor", "floor dipeptide"), ("jsd_aa_floor", "floor aa"),
