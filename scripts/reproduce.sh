@@ -78,3 +78,14 @@ done
 python scripts/compare_frontiers.py assets/benchmarks/sweep_kaggle_graded_dev_Hard.json \
     assets/benchmarks/sweep_kaggle_graded_dev_Expert.json assets/benchmarks/sweep_top1465.json \
     assets/benchmarks/sweep_clue17_dev.json
+# the learned order's rank-mode ablation (numbers quoted in the bench-order section)
+python - <<'PY'
+from pathlib import Path
+from mi_core.models.sudoku_mdm import load_sudoku_mdm
+from mi_core.order.bench import pick_records, run
+model = load_sudoku_mdm("assets/sudoku_mdm.safetensors")
+recs = pick_records(Path("../shared/data/sudoku/kaggle_graded_dev.csv"), 100)
+for T in (10, 15, 20):
+    r = run(model, recs, "learned", {"steps": T, "mode": "rank"}, Path("assets/sudoku_order_selector.safetensors"), 0)
+    print(T, r["accuracy"], r["mean_passes"], r["by_level"])
+PY

@@ -189,7 +189,7 @@ def puzzles9(n=3):
 
 
 @pytest.mark.parametrize("steps", [1, 3, 6])
-@pytest.mark.parametrize("mode", ["sample", "threshold"])
+@pytest.mark.parametrize("mode", ["sample", "threshold", "rank"])
 def test_learned_keeps_givens_fills_everything_and_respects_T(tiny_mdm, selector9, steps, mode):
     tokens = puzzles9()
     strategy = make_strategy("learned", steps=steps, mode=mode, net=selector9)
@@ -202,6 +202,22 @@ def test_learned_keeps_givens_fills_everything_and_respects_T(tiny_mdm, selector
         assert f.info["select_prob"].shape == tokens.shape
         assert torch.equal(f.info["count"], f.chosen.sum(1))
         assert ((f.info["select_prob"] >= 0) & (f.info["select_prob"] <= 1)).all()
+
+
+def test_learned_rank_mode_spreads_over_exactly_T_steps(tiny_mdm, selector9):
+    """Rank mode takes ceil(masked / steps left) per step, the most probable first: exactly T passes."""
+    tokens = puzzles9()
+    frames = list(decode(tiny_mdm, tokens, make_strategy("learned", steps=5, mode="rank", net=selector9)))
+    assert len(frames) == 5 and (frames[-1].passes == 5).all()
+    left = (tokens == MASK_ID).sum(1)
+    for t, f in enumerate(frames):
+        expected = (left + (5 - t) - 1) // (5 - t)
+        assert torch.equal(f.chosen.sum(1), expected)
+        prob = f.info["select_prob"]
+        weakest_chosen = prob.masked_fill(~f.chosen, 2.0).min(1).values
+        strongest_left = prob.masked_fill(f.chosen | (prob == 0), -1.0).max(1).values
+        assert (weakest_chosen >= strongest_left).all()
+        left = left - expected
 
 
 def test_learned_same_seed_same_trajectory(tiny_mdm, selector9):
@@ -247,7 +263,7 @@ def test_save_load_round_trip_and_bad_files(tmp_path, tiny_mdm, selector9, model
 
 @pytest.mark.parametrize("params, match", [
     ({"steps": 0}, "steps must be >= 1"),
-    ({"mode": "greedy"}, "mode must be 'sample' or 'threshold'"),
+    ({"mode": "greedy"}, "mode must be 'sample', 'threshold' or 'rank'"),
     ({"threshold": 0.0}, r"threshold must be in \(0, 1\]"),
     ({"net": "x.safetensors"}, "net is set by code"),
 ])

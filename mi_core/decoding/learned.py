@@ -5,6 +5,9 @@ At step t of a budget of ``steps`` = T, the selector turns the loop's forward pa
 marginals) into a probability per masked position; the strategy takes those with probability >=
 ``threshold`` (mode "threshold") or a Bernoulli draw from the loop's seeded generator (mode "sample"),
 always the most probable one, and every masked position at step T - 1. So a row takes at most T passes.
+Mode "rank" uses the selector only to order positions: it takes the ``ceil(masked / steps left)`` most
+probable ones, the same count per step as ``top_margin`` with ``steps=T``, so exactly T passes. (The
+trained selector tends to finish early under threshold, which leaves budget unused: see BENCHMARKS.md.)
 
 info: ``select_prob`` ``(B, N)`` the selector's probability at each masked position (0 elsewhere),
 ``count`` ``(B,)`` positions chosen.
@@ -35,8 +38,8 @@ class Learned(Strategy):
 
     def __post_init__(self):
         check_count("steps", self.steps)
-        if self.mode not in ("sample", "threshold"):
-            raise ValueError(f"mode must be 'sample' or 'threshold', got {self.mode!r}")
+        if self.mode not in ("sample", "threshold", "rank"):
+            raise ValueError(f"mode must be 'sample', 'threshold' or 'rank', got {self.mode!r}")
         if isinstance(self.threshold, bool) or not isinstance(self.threshold, (int, float)) \
                 or not 0 < self.threshold <= 1:
             raise ValueError(f"threshold must be in (0, 1], got {self.threshold!r}")
@@ -54,11 +57,23 @@ class Learned(Strategy):
         features = selector_features(ctx.probs, ctx.masked, ctx.step, self.steps)
         with torch.autocast(ctx.masked.device.type, enabled=False):
             prob = torch.sigmoid(self.net(ctx.hidden.float(), features)) * ctx.masked
-        chosen = pick_positions(prob, ctx.masked, ctx.step >= self.steps - 1, self.mode, self.threshold,
-                                ctx.generator)
+        if self.mode == "rank":
+            chosen = _top_count(prob, ctx.masked, self.steps - ctx.step)
+        else:
+            chosen = pick_positions(prob, ctx.masked, ctx.step >= self.steps - 1, self.mode, self.threshold,
+                                    ctx.generator)
         ctx.info["select_prob"] = prob
         ctx.info["count"] = chosen.sum(1)
         return chosen
 
     def pass_limit(self, n: int) -> int:
         return self.steps
+
+
+def _top_count(prob: torch.Tensor, masked: torch.Tensor, steps_left: int) -> torch.Tensor:
+    """``(B, N)`` bool: per row the ``ceil(masked / steps_left)`` masked positions of highest ``prob``."""
+    count = (masked.sum(1) + max(steps_left, 1) - 1) // max(steps_left, 1)  # (B,)
+    order = prob.masked_fill(~masked, -1.0).argsort(dim=1, descending=True, stable=True)
+    rank = torch.empty_like(order)
+    rank.scatter_(1, order, torch.arange(order.shape[1], device=order.device).expand_as(order))
+    return (rank < count[:, None]) & masked
