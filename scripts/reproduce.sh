@@ -89,3 +89,4 @@ for T in (10, 15, 20):
     r = run(model, recs, "learned", {"steps": T, "mode": "rank"}, Path("assets/sudoku_order_selector.safetensors"), 0)
     print(T, r["accuracy"], r["mean_passes"], r["by_level"])
 PY
+bash scripts/protein_seed_noise.sh
