@@ -231,7 +231,7 @@ def test_decode_trace_keeps_the_selectors_probabilities_per_step(tiny_mdm):
 def test_selector_helpers():
     assert order.uses_selector("learned") and not order.uses_selector("mi")
     fields = {f.name: f for f in core.strategy_fields("learned")}
-    assert "selector" not in fields and fields["mode"].choices == ("threshold", "sample")
+    assert "selector" not in fields and fields["mode"].choices == ("threshold", "sample", "rank")
     assert fields["steps"].kind == "int" and fields["threshold"].kind == "float"
     small = SudokuMDM(SudokuMDMConfig(box=3, d_model=32, n_layers=1, n_heads=2, d_ff=64)).eval()
     assert order.selector_mismatch(small, tiny_selector(32), S9) is None

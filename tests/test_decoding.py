@@ -7,8 +7,15 @@ from pathlib import Path
 import pytest
 import torch
 
-from mi_core.decoding import (STRATEGIES, decode, decode_final, estimator_mi_fn, make_strategy, mi_greedy,
-                              strategy_params)
+from mi_core.decoding import (
+    STRATEGIES,
+    decode,
+    decode_final,
+    estimator_mi_fn,
+    make_strategy,
+    mi_greedy,
+    strategy_params,
+)
 from mi_core.domains.oracle4 import InconsistentStateError, Oracle4Model, all_solutions4, exact_pair_mi
 from mi_core.domains.sudoku import MASK_ID, SUDOKU4, to_tokens
 from mi_core.domains.sudoku_gen import random_puzzle

@@ -21,7 +21,6 @@ from pathlib import Path
 import torch
 
 from mi_core.bench.report import update_section
-
 from mi_core.device import pick_device
 from mi_core.domains.sudoku import MASK_ID, geometry_for_length
 from mi_core.domains.sudoku_gen import random_grid

@@ -11,7 +11,6 @@ import json
 import sys
 from pathlib import Path
 
-import torch
 from tqdm import tqdm
 
 from mi_core.bench import protein as protein_bench

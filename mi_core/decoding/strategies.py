@@ -162,4 +162,4 @@ class MaskPredict(Strategy):
         return self.steps
 
 
-__all__ = ["Sequential", "Random", "TopK", "TopProb", "TopMargin", "EntropyBounded", "Threshold", "MaskPredict"]
+__all__ = ["EntropyBounded", "MaskPredict", "Random", "Sequential", "Threshold", "TopK", "TopMargin", "TopProb"]

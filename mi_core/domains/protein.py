@@ -36,7 +36,7 @@ RARE = frozenset("UO")  # rejected unless ambiguous="mask"
 MAX_INPUT_LENGTH = 2048
 
 _TOKEN_OF = {aa: i + 1 for i, aa in enumerate(AMINO_ACIDS)}
-THREE_LETTER = dict(zip(AMINO_ACIDS, "Ala Cys Asp Glu Phe Gly His Ile Lys Leu Met Asn Pro Gln Arg Ser Thr Val Trp Tyr".split()))
+THREE_LETTER = dict(zip(AMINO_ACIDS, ["Ala", "Cys", "Asp", "Glu", "Phe", "Gly", "His", "Ile", "Lys", "Leu", "Met", "Asn", "Pro", "Gln", "Arg", "Ser", "Thr", "Val", "Trp", "Tyr"]))
 
 
 class ProteinInputError(ValueError):
@@ -74,8 +74,7 @@ def tokenize(sequence: str, *, ambiguous: str = "error", max_length: int = MAX_I
     if ambiguous not in ("error", "mask"):
         raise ValueError(f"ambiguous must be 'error' or 'mask', got {ambiguous!r}")
     letters = "".join(sequence.split()).upper()
-    if letters.endswith("*"):
-        letters = letters[:-1]
+    letters = letters.removesuffix("*")
     if not letters:
         raise ProteinInputError(f"{name}: empty sequence")
     if len(letters) > max_length:

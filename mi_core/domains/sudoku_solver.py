@@ -8,12 +8,12 @@ candidates. Works for 4x4 and 9x9 grids.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 from mi_core.domains.sudoku import geometry_for_length
 
 
-@lru_cache(maxsize=None)
+@cache
 def _tables(cells: int) -> tuple[tuple[tuple[int, ...], ...], tuple[tuple[int, ...], ...], int]:
     geom = geometry_for_length(cells)
     peers = geom.peers()

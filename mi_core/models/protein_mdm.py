@@ -5,7 +5,7 @@ up to ``max_len``; output: logits over the 20 amino acids and the final hidden s
 embeddings (as in ESM-2 and ESM-C): attention sees relative offsets from the first step, where learned
 absolute positions left a first run stuck at the unigram loss for 1,500 steps. Padding is excluded from
 attention, so a batch may mix lengths. Attention is written as plain
-matmuls (fast under CPU bf16 autocast).
+matmuls (``mi_core.models.transformer``, shared with the Sudoku MDM).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from torch import nn
 
 from mi_core.domains.protein import MASK_ID, PAD_ID, VOCAB_SIZE
 from mi_core.models.base import MDMOutput, ModelFileError, load_config_dict, load_state, save_model
+from mi_core.models.transformer import Block, init_weights, rope_tables
 
 
 @dataclass(frozen=True)
@@ -36,44 +37,6 @@ class ProteinMDMConfig:
             raise ValueError("max_len, d_model, n_layers, n_heads and d_ff must be positive")
 
 
-class _Block(nn.Module):
-    def __init__(self, cfg: ProteinMDMConfig):
-        super().__init__()
-        self.n_heads = cfg.n_heads
-        self.ln1 = nn.LayerNorm(cfg.d_model)
-        self.qkv = nn.Linear(cfg.d_model, 3 * cfg.d_model)
-        self.proj = nn.Linear(cfg.d_model, cfg.d_model)
-        self.ln2 = nn.LayerNorm(cfg.d_model)
-        self.ff = nn.Sequential(nn.Linear(cfg.d_model, cfg.d_ff), nn.GELU(), nn.Linear(cfg.d_ff, cfg.d_model))
-        self.drop = nn.Dropout(cfg.dropout)
-
-    def forward(self, x: torch.Tensor, bias: torch.Tensor | None, rope: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
-        b, n, d = x.shape
-        q, k, v = self.qkv(self.ln1(x)).view(b, n, 3, self.n_heads, d // self.n_heads).permute(2, 0, 3, 1, 4)
-        q, k = _rotate(q, *rope), _rotate(k, *rope)
-        att = (q @ k.transpose(-2, -1)) * (q.shape[-1] ** -0.5)
-        if bias is not None:
-            att = att + bias.to(att.dtype)
-        y = (att.softmax(-1) @ v).transpose(1, 2).reshape(b, n, d)
-        x = x + self.drop(self.proj(y))
-        return x + self.drop(self.ff(self.ln2(x)))
-
-
-def _rope_tables(max_len: int, head_dim: int, base: float = 10000.0) -> tuple[torch.Tensor, torch.Tensor]:
-    """``cos``, ``sin`` ``(max_len, head_dim)`` for rotary embeddings (pairs (i, i + head_dim/2) rotate together)."""
-    inv = base ** (-torch.arange(0, head_dim // 2, dtype=torch.float32) * 2 / head_dim)
-    angles = torch.arange(max_len, dtype=torch.float32)[:, None] * inv[None]
-    angles = torch.cat([angles, angles], -1)
-    return angles.cos(), angles.sin()
-
-
-def _rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
-    """Rotary embedding of ``x`` ``(B, H, N, hd)`` with tables cut to ``N`` rows."""
-    half = x.shape[-1] // 2
-    rotated = torch.cat([-x[..., half:], x[..., :half]], -1)
-    return x * cos.to(x.dtype) + rotated * sin.to(x.dtype)
-
-
 class ProteinMDM(nn.Module):
     """Token ids ``(B, L)`` -> ``MDMOutput(logits (B, L, 20), hidden (B, L, D))``."""
 
@@ -84,13 +47,13 @@ class ProteinMDM(nn.Module):
         self.cfg = cfg
         self.register_buffer("value_tokens", torch.arange(1, 21), persistent=False)
         self.tok = nn.Embedding(VOCAB_SIZE, cfg.d_model)
-        cos, sin = _rope_tables(cfg.max_len, cfg.d_model // cfg.n_heads)
+        cos, sin = rope_tables(cfg.max_len, cfg.d_model // cfg.n_heads)
         self.register_buffer("rope_cos", cos, persistent=False)
         self.register_buffer("rope_sin", sin, persistent=False)
-        self.blocks = nn.ModuleList(_Block(cfg) for _ in range(cfg.n_layers))
+        self.blocks = nn.ModuleList(Block(cfg.d_model, cfg.n_heads, cfg.d_ff, cfg.dropout) for _ in range(cfg.n_layers))
         self.ln_f = nn.LayerNorm(cfg.d_model)
         self.head = nn.Linear(cfg.d_model, 20)
-        self.apply(_init)
+        self.apply(init_weights)
 
     @property
     def max_len(self) -> int:
@@ -113,13 +76,6 @@ class ProteinMDM(nn.Module):
 
     def num_params(self) -> int:
         return sum(p.numel() for p in self.parameters())
-
-
-def _init(module: nn.Module) -> None:
-    if isinstance(module, (nn.Linear, nn.Embedding)):
-        nn.init.normal_(module.weight, std=0.02)
-    if isinstance(module, nn.Linear) and module.bias is not None:
-        nn.init.zeros_(module.bias)
 
 
 def save_protein_mdm(model: ProteinMDM, path: str | Path, extra: dict | None = None) -> None:

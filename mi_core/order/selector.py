@@ -80,10 +80,10 @@ def selector_features(probs: torch.Tensor, masked: torch.Tensor, step: int, step
     top2 = probs.topk(2, dim=-1).values
     top, margin = top2[..., 0], top2[..., 0] - top2[..., 1]
     m = masked.float()
-    best = lambda x: x.masked_fill(~masked, float("-inf")).amax(1, keepdim=True).clamp_min(-1e4)  # noqa: E731
+    best = lambda x: x.masked_fill(~masked, float("-inf")).amax(1, keepdim=True).clamp_min(-1e4)
     frac = m.mean(1, keepdim=True).expand_as(m)
     left = float(max(steps - step, 1))
-    row = lambda v: torch.full_like(m, v)  # noqa: E731
+    row = lambda v: torch.full_like(m, v)
     cols = [entropy * m, top * m, margin * m, (best(-entropy) + entropy) * m, (best(top) - top) * m,
             (best(margin) - margin) * m, frac, row(step / steps), row(1.0 / left), frac / left]
     return torch.stack(cols, -1)
@@ -146,5 +146,13 @@ def load_order_net(path: str | Path, device: torch.device | str = "cpu", role: s
     return load_state(PositionNet(cfg), path, torch.device(device))
 
 
-__all__ = ["OrderNetConfig", "PositionNet", "selector_features", "posterior_features", "pick_positions", "make_order_nets",
-           "save_order_net", "load_order_net"]
+__all__ = [
+    "OrderNetConfig",
+    "PositionNet",
+    "load_order_net",
+    "make_order_nets",
+    "pick_positions",
+    "posterior_features",
+    "save_order_net",
+    "selector_features",
+]

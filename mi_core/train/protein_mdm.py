@@ -29,6 +29,7 @@ from mi_core.device import pick_device
 from mi_core.domains.protein import MASK_ID, PAD_ID, ProteinRecord, read_fasta, split_records
 from mi_core.models.base import load_state
 from mi_core.models.protein_mdm import ProteinMDM, ProteinMDMConfig, save_protein_mdm
+from mi_core.train.schedule import lr_at, progress
 
 
 @dataclass(frozen=True)
@@ -51,19 +52,6 @@ class TrainConfig:
     def __post_init__(self):
         if min(self.steps, self.batch, self.eval_every, self.eval_sequences) < 1:
             raise ValueError("steps, batch, eval_every and eval_sequences must be positive")
-
-
-def progress(step: int, elapsed: float, cfg: TrainConfig) -> float:
-    """Fraction of the run done: by steps, or by time when a time budget is set (whichever is further)."""
-    frac = step / cfg.steps
-    return max(frac, elapsed / cfg.time_budget) if cfg.time_budget > 0 else frac
-
-
-def lr_at(step: int, frac: float, cfg: TrainConfig) -> float:
-    """Linear warm-up over ``cfg.warmup`` steps, then cosine decay to 5% of the peak at ``frac = 1``."""
-    if step < cfg.warmup:
-        return cfg.lr * (step + 1) / cfg.warmup
-    return cfg.lr * (0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * min(1.0, frac))))
 
 
 def crop(tokens: np.ndarray, max_len: int, rng: np.random.Generator | None) -> np.ndarray:

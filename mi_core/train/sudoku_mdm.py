@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import math
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -21,6 +20,7 @@ import torch
 from mi_core.decoding import decode_final, make_strategy
 from mi_core.device import pick_device
 from mi_core.models.sudoku_mdm import SudokuMDM, SudokuMDMConfig, masked_ce, save_sudoku_mdm
+from mi_core.train.schedule import lr_at, progress
 from mi_core.train.sudoku_data import build_pool, sample_batch
 
 
@@ -46,19 +46,6 @@ class TrainConfig:
             raise ValueError(f"puzzle_frac must be in [0, 1], got {self.puzzle_frac}")
         if min(self.steps, self.batch, self.grid_pool, self.eval_every) < 1:
             raise ValueError("steps, batch, grid_pool and eval_every must be positive")
-
-
-def progress(step: int, elapsed: float, cfg: TrainConfig) -> float:
-    """Fraction of the run done: by steps, or by time when a time budget is set (whichever is further)."""
-    frac = step / cfg.steps
-    return max(frac, elapsed / cfg.time_budget) if cfg.time_budget > 0 else frac
-
-
-def lr_at(step: int, frac: float, cfg: TrainConfig) -> float:
-    """Linear warm-up over ``cfg.warmup`` steps, then cosine decay to 5% of the peak at ``frac = 1``."""
-    if step < cfg.warmup:
-        return cfg.lr * (step + 1) / cfg.warmup
-    return cfg.lr * (0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * min(1.0, frac))))
 
 
 @torch.no_grad()
