@@ -90,3 +90,8 @@ for T in (10, 15, 20):
     print(T, r["accuracy"], r["mean_passes"], r["by_level"])
 PY
 bash scripts/protein_seed_noise.sh
+for v in false true; do  # estimated vs exact MI in the loop (section mi-exact-check, written by hand from these JSONs)
+    python -m mi_core sweep sudoku --puzzles "$DATA/kaggle_graded_dev.csv" --level Hard --limit 40 \
+        --grid "mi:gamma=1;lam=1;relative=$v" --grid "mi_exact:gamma=1;lam=1;eps=0.001;relative=$v" \
+        --name "kaggle_Hard_first40_exact_$v" --markdown - --json "assets/benchmarks/mi_exact_hard40_relative_$v.json"
+done
