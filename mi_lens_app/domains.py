@@ -281,18 +281,23 @@ def generate(domain: Domain, clues: int, seed: int) -> Puzzle:
     return Puzzle(domain.key, tuple(digits), tuple(solution), f"generated ({clues} clues, seed {seed})")
 
 
+def upload_text(name: str, data: bytes, max_bytes: int, error: type[ValueError]) -> str:
+    """An uploaded file's text; ``error`` (naming the file) when it is over ``max_bytes`` or not UTF-8."""
+    if len(data) > max_bytes:
+        raise error(f"{name} is {len(data) / 2**20:.1f} MiB; uploads are limited to {max_bytes / 2**20:g} MiB")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise error(f"{name} is not a UTF-8 text file") from None
+
+
 def read_upload(name: str, data: bytes, domain: Domain) -> list[PuzzleRecord]:
     """The puzzles of ``domain``'s size in an uploaded ``.txt`` (one a line) or ``.csv`` (a ``puzzle`` column).
 
     Raises:
         SudokuFormatError: too big, not UTF-8 text, malformed, or no puzzle of the domain's size.
     """
-    if len(data) > MAX_UPLOAD_BYTES:
-        raise SudokuFormatError(f"{name} is {len(data) / 2**20:.1f} MiB; uploads are limited to 5 MiB")
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise SudokuFormatError(f"{name} is not a UTF-8 text file") from None
+    text = upload_text(name, data, MAX_UPLOAD_BYTES, SudokuFormatError)
     records = parse_puzzle_text(text, csv_format=name.lower().endswith(".csv"), name=name)
     fitting = [r for r in records if len(r.puzzle) == domain.cells]
     if not fitting:

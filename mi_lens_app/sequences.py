@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from mi_core.domains.protein import MASK_ID, ProteinInputError, ProteinRecord, parse_text
-from mi_lens_app.domains import ROOT, Domain, Puzzle
+from mi_lens_app.domains import ROOT, Domain, Puzzle, upload_text
 
 PROTEIN_PRESETS_PATH = ROOT / "assets" / "examples" / "protein_presets.json"
 MAX_FASTA_BYTES = 2**20
@@ -118,12 +118,7 @@ def read_fasta_upload(name: str, data: bytes) -> list[ProteinRecord]:
         ProteinInputError: too big, not UTF-8 text, or not sequences (the message names the file and the
         bad letter with its position).
     """
-    if len(data) > MAX_FASTA_BYTES:
-        raise ProteinInputError(f"{name} is {len(data) / 2**20:.1f} MiB; FASTA uploads are limited to 1 MiB")
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise ProteinInputError(f"{name} is not a UTF-8 text file") from None
+    text = upload_text(name, data, MAX_FASTA_BYTES, ProteinInputError)
     try:
         return parse_text(text, limit=MAX_FASTA_RECORDS)
     except ProteinInputError as err:

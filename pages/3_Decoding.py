@@ -44,22 +44,27 @@ def recovery(pz, s) -> float:
     return float((s.tokens[scored] == native[scored]).mean()) if scored.any() else float("nan")
 
 
-def sequence_frame(domain, pz, trace, step, side, view):
-    """One side of the protein view: metrics, the sequence strip up to this step, the residues unmasked."""
-    last = len(trace.steps) - 1
-    s = trace.steps[min(step, last)]
+def frame_header(trace, s, last: int, noun: str):
+    """The strategy line and the four metrics both layouts share; returns the fifth column for the caller's."""
     params = ", ".join(f"{k}={v}" for k, v in trace.params.items()) or "defaults"
     st.markdown(f"**{trace.strategy}** ({params})")
-    chosen = np.flatnonzero(s.chosen)
-    rec = recovery(pz, s)
     cols = st.columns(5)
     cols[0].metric("step", f"{s.step} / {last}")
     cols[1].metric("passes", f"{s.passes}" + (f" + {s.extra_passes}" if s.extra_passes else ""),
                    help="decode passes so far (+ the exact probe's own passes, for mi_exact)")
-    cols[2].metric("unmasked", f"{len(chosen)}", help="residues unmasked together at this step")
+    cols[2].metric("unmasked", f"{int(s.chosen.sum())}", help=f"{noun} unmasked together at this step")
     cols[3].metric("MI among", "n/a" if s.mi_among is None else f"{s.mi_among:.3g}",
-                   help=f"sum of pairwise MI over the residues unmasked together ({trace.mi_source or 'no MI source'})")
-    cols[4].metric("native recovered", "n/a" if np.isnan(rec) else f"{100 * rec:.0f}%",
+                   help=f"sum of pairwise MI over the {noun} unmasked together ({trace.mi_source or 'no MI source'})")
+    return cols[4]
+
+
+def sequence_frame(domain, pz, trace, step, side, view):
+    """One side of the protein view: metrics, the sequence strip up to this step, the residues unmasked."""
+    last = len(trace.steps) - 1
+    s = trace.steps[min(step, last)]
+    chosen = np.flatnonzero(s.chosen)
+    rec = recovery(pz, s)
+    frame_header(trace, s, last, "residues").metric("native recovered", "n/a" if np.isnan(rec) else f"{100 * rec:.0f}%",
                    help="filled masked residues that match the native sequence (a designed protein may differ "
                         "and still fold; this is the usual sequence-recovery measure)")
     shown = trace.steps[:min(step, last) + 1]
@@ -88,17 +93,8 @@ def frame_view(domain, pz, trace, step, side):
     labels = domain.labels()
     last = len(trace.steps) - 1
     s = trace.steps[min(step, last)]
-    params = ", ".join(f"{k}={v}" for k, v in trace.params.items()) or "defaults"
-    st.markdown(f"**{trace.strategy}** ({params})")
     chosen = np.flatnonzero(s.chosen)
-    cols = st.columns(5)
-    cols[0].metric("step", f"{s.step} / {last}")
-    cols[1].metric("passes", f"{s.passes}" + (f" + {s.extra_passes}" if s.extra_passes else ""),
-                   help="decode passes so far (+ the exact probe's own passes, for mi_exact)")
-    cols[2].metric("unmasked", f"{len(chosen)}", help="cells unmasked together at this step")
-    cols[3].metric("MI among", "n/a" if s.mi_among is None else f"{s.mi_among:.3g}",
-                   help=f"sum of pairwise MI over the cells unmasked together ({trace.mi_source or 'no MI source'})")
-    cols[4].metric("errors", f"{int(s.errors.sum())}", help="filled cells that are wrong so far")
+    frame_header(trace, s, last, "cells").metric("errors", f"{int(s.errors.sum())}", help="filled cells that are wrong so far")
     entropy = np.where(s.entropy > 0, s.entropy, np.nan)
     hover = figures.cell_hover(labels, s.tokens, pz.givens, s.entropy, None)
     fig = figures.grid_figure(s.tokens, pz.givens, domain.geometry.box, layer=entropy, layer_name="H before",

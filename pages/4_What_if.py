@@ -7,6 +7,16 @@ import streamlit as st
 from mi_lens_app import figures, protein_figures, support, texts, widgets
 
 
+def clamp_metrics(w, blank, cell: int, cell_name: str, clamp: str, blanks_noun: str, unit: str) -> None:
+    """The four numbers of a clamp, the same for grids and sequences."""
+    cols = st.columns(4)
+    cols[0].metric(f"p({clamp})", f"{w.p_value:.3f}")
+    cols[1].metric(f"Entropy of {cell_name}", f"{w.entropy_before[cell]:.3f} nats")
+    cols[2].metric(f"Total entropy of {blanks_noun}", f"{w.entropy_after[blank].sum():.2f} nats",
+                   f"{w.entropy_after[blank].sum() - w.entropy_before[blank].sum():+.2f}", delta_color="inverse")
+    cols[3].metric(f"Largest MI with this {unit}", f"{w.mi_from_cell.max():.3g} nats")
+
+
 def clamp(text: str, cell: int, value_name) -> str:
     """The state string with ``cell`` set to the value named ``value_name`` (a digit or a letter)."""
     return text[:cell] + str(value_name) + text[cell + 1:]
@@ -27,12 +37,7 @@ def sequence_what_if(domain, pz):
     if w is None:
         return
     blank = ~pz.givens
-    cols = st.columns(4)
-    cols[0].metric(f"p({label})", f"{w.p_value:.3f}")
-    cols[1].metric(f"Entropy of {pz.label(cell)}", f"{w.entropy_before[cell]:.3f} nats")
-    cols[2].metric("Total entropy of masked residues", f"{w.entropy_after[blank].sum():.2f} nats",
-                   f"{w.entropy_after[blank].sum() - w.entropy_before[blank].sum():+.2f}", delta_color="inverse")
-    cols[3].metric("Largest MI with this residue", f"{w.mi_from_cell.max():.3g} nats")
+    clamp_metrics(w, blank, cell, pz.label(cell), label, "masked residues", "residue")
     labels = pz.labels()
     others = blank.copy()
     others[cell] = False
@@ -157,12 +162,7 @@ def main():
     if w is None:
         return
     blank = ~pz.givens
-    cols = st.columns(4)
-    cols[0].metric(f"p({domain.cell_label(cell)} = {digit})", f"{w.p_value:.3f}")
-    cols[1].metric(f"Entropy of {domain.cell_label(cell)}", f"{w.entropy_before[cell]:.3f} nats")
-    cols[2].metric("Total entropy of blanks", f"{w.entropy_after[blank].sum():.2f} nats",
-                   f"{w.entropy_after[blank].sum() - w.entropy_before[blank].sum():+.2f}", delta_color="inverse")
-    cols[3].metric("Largest MI with this cell", f"{w.mi_from_cell.max():.3g} nats")
+    clamp_metrics(w, blank, cell, domain.cell_label(cell), f"{domain.cell_label(cell)} = {digit}", "blanks", "cell")
     grids(domain, pz, w, cell, digit)
     c1, c2 = st.columns([2, 1])
     with c1:

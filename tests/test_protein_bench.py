@@ -1,5 +1,6 @@
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -264,3 +265,15 @@ def test_protein_grid_default():
     assert len(configs) == 1 + 3 + 3 + 3 + 2 + 1 + 3 + 1
     for name, params in configs:
         make_strategy(name, **params)
+
+
+def test_shipped_estimator_only_for_the_model_it_was_trained_on(tmp_path):
+    DEFAULT_ESTIMATOR, attach_estimator, estimator_for = PB.DEFAULT_ESTIMATOR, PB.attach_estimator, PB.estimator_for
+    shipped = {"kind": "mdm", "path": "assets/protein_mdm.safetensors", "description": "the shipped MDM"}
+    other = {"kind": "mdm", "path": str(tmp_path / "tiny.safetensors"), "description": "a tiny MDM"}
+    assert estimator_for(shipped) == DEFAULT_ESTIMATOR
+    assert estimator_for(other) is None and estimator_for(other, "x.safetensors") == Path("x.safetensors")
+    assert attach_estimator(make_strategy("mi", gamma=16.0), shipped).estimator == str(DEFAULT_ESTIMATOR)
+    with pytest.raises(ValueError, match="needs an MI estimator for a tiny MDM"):
+        attach_estimator(make_strategy("mi"), other)
+    assert attach_estimator(make_strategy("topk", k=4), other).name == "topk"  # samplers without MI untouched

@@ -32,6 +32,7 @@ import torch
 
 from mi_core.bench.report import markdown_table, update_section, write_json
 from mi_core.bench.sudoku import solutions_for, with_default_estimator
+from mi_core.bench.sweep import parse_grid_spec
 from mi_core.decoding import decode, make_strategy
 from mi_core.domains.sudoku import SUDOKU9, parse_grid, read_puzzles
 from mi_core.models.sudoku_mdm import load_sudoku_mdm
@@ -93,9 +94,11 @@ def summarise(name: str, rows: list[dict], reference: list[dict]) -> dict:
 
 
 def parse_sampler(text: str):
-    """``name`` or ``name:key=value;key=value`` (as in ``sweep --grid``) -> (label, strategy)."""
-    name, _, rest = text.partition(":")
-    params = dict(kv.split("=", 1) for kv in rest.split(";") if kv) if rest else {}
+    """``name`` or ``name:key=value;key=value`` (the ``sweep --grid`` syntax, one value each) -> (label, strategy)."""
+    combos = parse_grid_spec(text)
+    if len(combos) != 1:
+        raise ValueError(f"--sampler {text!r} names {len(combos)} settings; give one value per parameter")
+    name, params = combos[0]
     return text, with_default_estimator(make_strategy(name, **params))
 
 

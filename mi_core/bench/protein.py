@@ -23,6 +23,7 @@ import torch
 from mi_core.bench.protein_metrics import diversity, jsd_aa, jsd_dipeptide, matched_sample
 from mi_core.decoding import decode_final
 from mi_core.domains.protein import MASK_ID, ProteinRecord, detokenize, read_fasta, split_records
+from mi_core.mi.estimator import load_estimator_meta
 from mi_core.models.protein import load_protein_model
 
 REFERENCE_SPLITS = ("reference", "val", "train", "all")
@@ -38,10 +39,39 @@ def load_model(spec: str | Path = "auto", device: torch.device | str = "cpu"):
                    "fallback_reason": info.fallback_reason, "params": sum(p.numel() for p in model.parameters())}
 
 
+DEFAULT_ESTIMATOR = Path("assets/protein_mi_estimator.safetensors")
+
+
 def lacks_mi_source(strategy) -> bool:
-    """True for an MI-guided strategy (``mi``) with neither an estimator path nor an ``mi_fn``: there is no
-    shipped protein MI estimator, so it must be given (``--set estimator=PATH``)."""
+    """True for an MI-guided strategy (``mi``) with neither an estimator path nor an ``mi_fn``."""
     return hasattr(strategy, "estimator") and strategy.estimator is None and getattr(strategy, "mi_fn", None) is None
+
+
+def estimator_for(info: dict, path: str | Path | None = None) -> Path | None:
+    """The MI estimator for MI-guided sampling with the model ``info`` describes: ``path`` when given, else
+    the shipped one when it was trained on this very model file, else None."""
+    if path is not None:
+        return Path(path)
+    if not DEFAULT_ESTIMATOR.is_file():
+        return None
+    trained_on = load_estimator_meta(DEFAULT_ESTIMATOR).get("mdm")
+    same = trained_on is not None and Path(trained_on).resolve() == Path(info["path"]).resolve()
+    return DEFAULT_ESTIMATOR if same else None
+
+
+def attach_estimator(strategy, info: dict):
+    """Point an ``mi`` strategy without an MI source at :func:`estimator_for`'s estimator.
+
+    Raises:
+        ValueError: there is none for this model; give ``--set estimator=PATH``.
+    """
+    if lacks_mi_source(strategy):
+        path = estimator_for(info)
+        if path is None:
+            raise ValueError(f"sampler {strategy.name!r} needs an MI estimator for {info['description']}: "
+                             "--set estimator=PATH")
+        strategy.estimator = str(path)
+    return strategy
 
 
 def parse_lengths(spec: str) -> tuple[int, int]:

@@ -198,8 +198,8 @@ def protein_frontier(rows: list[dict], key: str = "jsd_dipeptide") -> list[dict]
 
 
 def protein_configs(grid: list[str], samplers: str | None, estimator: Path | None) -> list[tuple[str, dict, object]]:
-    """``(name, params, strategy)`` of each grid point; ``mi`` points without an MI source are skipped with a
-    note on stderr (no protein estimator ships: give ``--estimator PATH``)."""
+    """``(name, params, strategy)`` of each grid point; ``mi`` points without an MI source read ``estimator``
+    (see ``mi_core.bench.protein.estimator_for``), or are skipped with a note on stderr when there is none."""
     configs = [c for spec in grid for c in parse_grid_spec(spec)]
     if samplers:
         keep = {s.strip() for s in samplers.split(",")}
@@ -230,7 +230,7 @@ def protein_main(argv: list[str]) -> int:
     p.add_argument("--name", default=None, help="name of the run in the report (default: FASTA stem)")
     p.add_argument("--grid", action="append", default=None, metavar="SPEC", help="as for sudoku; replaces the default protein grid")
     p.add_argument("--samplers", default=None, help="comma-separated: keep only these samplers of the grid")
-    p.add_argument("--estimator", type=Path, default=None, help="MI estimator weights for the mi rows (skipped without)")
+    p.add_argument("--estimator", type=Path, default=None, help="MI estimator weights for the mi rows (default: the shipped one for the protein MDM)")
     p.add_argument("--json", type=Path, required=True)
     p.add_argument("--merge", action="store_true", help="add to the rows already in --json")
     p.add_argument("--markdown", type=Path, default=Path("BENCHMARKS.md"), help="report file ('-' to skip)")
@@ -244,11 +244,11 @@ def protein_main(argv: list[str]) -> int:
 
     lo, hi = protein_bench.parse_lengths(args.lengths)
     lengths = protein_bench.draw_lengths(args.samples, lo, hi, args.seed)
-    configs = protein_configs(args.grid or PROTEIN_GRID, args.samplers, args.estimator)
     reference = protein_bench.reference_set(args.reference, args.reference_split, args.limit_reference)
     set_name = args.name or args.reference.stem
     device = pick_device(args.device)
     model, info = protein_bench.load_model(args.model, device)
+    configs = protein_configs(args.grid or PROTEIN_GRID, args.samplers, protein_bench.estimator_for(info, args.estimator))
     precision = "bf16" if args.bf16 else "fp32"
     cmd = "python -m mi_core sweep protein " + shlex.join(argv)  # quoted: grid specs hold ';'
     rows = []

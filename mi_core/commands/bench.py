@@ -103,11 +103,10 @@ def protein_main(argv: list[str]) -> int:
     lo, hi = protein_bench.parse_lengths(args.lengths)
     lengths = protein_bench.draw_lengths(args.samples, lo, hi, args.seed)
     strategy = make_strategy(args.sampler, **params)
-    if protein_bench.lacks_mi_source(strategy):
-        raise ValueError(f"sampler {args.sampler!r} needs an MI estimator for proteins: --set estimator=PATH")
     reference = protein_bench.reference_set(args.reference, args.reference_split, args.limit_reference)
     device = pick_device(args.device)
     model, info = protein_bench.load_model(args.model, device)
+    protein_bench.attach_estimator(strategy, info)
     with tqdm(total=len(lengths), desc=f"{args.sampler}", unit="seq", file=sys.stderr) as bar:
         result = protein_bench.evaluate(model, lengths, reference, strategy, temperature=args.temperature, seed=args.seed,
                                         batch_size=args.batch_size, device=device, bf16=args.bf16, progress=bar.update)

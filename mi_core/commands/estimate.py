@@ -5,11 +5,12 @@ One forward pass of the Sudoku MDM plus the estimator head. The JSON has the sam
 5 timed runs after a warm-up). The puzzle may
 have several solutions (it is a state, not a puzzle to solve) but must not conflict or be unsolvable.
 
-``python -m mi_core estimate protein --sequence TEXT [--model auto|mdm|PATH] [--estimator PATH] [--json OUT]``:
+``python -m mi_core estimate protein --sequence TEXT [--model auto|mdm|esmc|PATH] [--estimator PATH] [--json OUT]``:
 the same for one protein sequence (``_`` or ``X`` for masked residues; plain letters or one FASTA record),
-N x N for N residues. ``--model mdm`` is the shipped protein MDM, ``auto`` the MDM the estimator was trained
-on (named in its JSON) when that file exists, else the shipped one; a path loads that protein MDM. The
-estimator must have been trained on the chosen model's hidden states (its hidden size is checked).
+N x N for N residues. ``--model auto`` is the MDM the estimator was trained on (named in its JSON) when that
+file exists, else what ``mi_core.models.protein.load_protein_model`` loads for ``auto``; ``mdm``, ``esmc``
+and paths go to that resolver. The estimator must have been trained on the chosen model's hidden states
+(its hidden size is checked).
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ from mi_core.mi.estimator import Estimate, check_model_match, estimate_mi, load_
 
 DEFAULT_MODEL = "assets/sudoku_mdm.safetensors"
 DEFAULT_ESTIMATOR = "assets/sudoku_mi_estimator.safetensors"
-PROTEIN_MODEL = "assets/protein_mdm.safetensors"
 PROTEIN_ESTIMATOR = "assets/protein_mi_estimator.safetensors"
 TIMED_RUNS = 5
 
@@ -86,37 +86,36 @@ def build_protein_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m mi_core estimate protein",
                                      description="MI matrix of one protein sequence from the neural estimator")
     parser.add_argument("--sequence", required=True, help="amino-acid letters, '_' or 'X' for masked residues")
-    parser.add_argument("--model", default="auto", help="auto, mdm (the shipped protein MDM) or a .safetensors path")
+    parser.add_argument("--model", default="auto", help="auto (the MDM the estimator was trained on), mdm, esmc or a weights path")
     parser.add_argument("--estimator", default=PROTEIN_ESTIMATOR, help="estimator weights (.safetensors + .json)")
     parser.add_argument("--json", type=Path, default=None, help="write the result here as JSON")
     parser.add_argument("--device", default="auto", help="auto (CUDA when present), cpu or cuda")
     return parser
 
 
-def protein_model_path(choice: str, estimator_path: str) -> str:
-    """The MDM file ``--model`` names: ``mdm``, ``auto`` (the estimator's own MDM when present) or a path."""
-    if choice == "mdm":
-        return PROTEIN_MODEL
+def protein_model_spec(choice: str, estimator_path: str) -> str:
+    """``--model`` for :func:`mi_core.models.protein.load_protein_model`, with ``auto`` read as the MDM the
+    estimator was trained on (when that file is here; else the resolver's own ``auto``)."""
     if choice != "auto":
         return choice
     from mi_core.mi.estimator import load_estimator_meta
 
     trained_on = load_estimator_meta(estimator_path).get("mdm")
-    return trained_on if trained_on and Path(trained_on).is_file() else PROTEIN_MODEL
+    return trained_on if trained_on and Path(trained_on).is_file() else "auto"
 
 
 def load_protein(sequence: str, model_choice: str, estimator_path: str, device: torch.device):
     """``(model, estimator, tokens (1, N), model_path)``; ProteinInputError / ModelFileError / ValueError on
     bad input, a missing file or an estimator trained on another hidden size."""
     from mi_core.domains.protein import parse_text
-    from mi_core.models.protein_mdm import load_protein_mdm
+    from mi_core.models.protein import load_protein_model
 
     records = parse_text(sequence)
     if len(records) != 1:
         raise ValueError(f"--sequence holds {len(records)} FASTA records; give one sequence")
     estimator = load_estimator(estimator_path, device)
-    model_path = protein_model_path(model_choice, estimator_path)
-    model = load_protein_mdm(model_path, device)
+    model, info = load_protein_model(protein_model_spec(model_choice, estimator_path), device)
+    model_path = info.path
     if records[0].length > model.max_len:
         raise ValueError(f"the sequence has {records[0].length} residues, the model {model_path} takes at most "
                          f"{model.max_len}")

@@ -46,8 +46,6 @@ def main(argv: list[str] | None = None) -> int:
         raise ValueError(f"--n must be >= 1, got {args.n}")
     params = parse_sets(args.sets)
     strategy = make_strategy(args.sampler, **params)
-    if protein_bench.lacks_mi_source(strategy):
-        raise ValueError(f"sampler {args.sampler!r} needs an MI estimator for proteins: --set estimator=PATH")
     if args.template is not None:
         template = tokenize(args.template, name="--template")
         if not (template == MASK_ID).any():
@@ -56,7 +54,8 @@ def main(argv: list[str] | None = None) -> int:
     else:
         targets = [args.length] * args.n
     device = pick_device(args.device)
-    model, _ = protein_bench.load_model(args.model, device)
+    model, info = protein_bench.load_model(args.model, device)
+    protein_bench.attach_estimator(strategy, info)
     gen = protein_bench.generate(model, targets, strategy, temperature=args.temperature, seed=args.seed, device=device)
     label = " ".join([f"sampler={args.sampler}", *(f"{k}={v}" for k, v in params.items()),
                       f"temperature={args.temperature}", f"seed={args.seed}"])
