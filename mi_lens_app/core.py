@@ -34,7 +34,7 @@ from mi_lens_app.selector import attach_selector, hidden_size
 # the app supplies the MI source (see attach_mi_source) and the order selector (see selector.attach_selector)
 HIDDEN_PARAMS = frozenset({"estimator", "selector"})
 # text parameters with a fixed set of values, shown as a select box: (strategy, parameter) -> values
-PARAM_CHOICES: dict[tuple[str, str], tuple[str, ...]] = {("learned", "mode"): ("threshold", "sample", "rank")}
+PARAM_CHOICES: dict[tuple[str, str], tuple[str, ...]] = {("learned", "mode"): ("threshold", "paced", "sample", "rank")}
 
 
 def app_device() -> torch.device:

@@ -186,6 +186,7 @@ DOMAINS: dict[str, Domain] = {
         stamp_envs=("MI_LENS_ESMC_WEIGHTS",),
         estimator_env="MI_LENS_PROTEIN_ESTIMATOR", estimator_default="assets/protein_mi_estimator.safetensors",
         require_unique=False, probe_fallback=True,
+        selector_env="MI_LENS_PROTEIN_SELECTOR", selector_default="assets/protein_order_selector.safetensors",
     ),
 }
 

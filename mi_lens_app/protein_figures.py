@@ -244,3 +244,34 @@ def profile_figure(labels: list[str], series: dict[str, np.ndarray], *, selected
     _layout(fig, title, height, shapes=shapes, barmode="group", yaxis_title=yaxis,
             showlegend=len(series) > 1, xaxis={"tickfont": {"size": 9}})
     return fig
+
+
+def select_prob_profile(prob: np.ndarray, before: np.ndarray, chosen: np.ndarray, labels: list[str], *,
+                        threshold: float | None = None, start: int = 0, size: int = WINDOW, title: str = "",
+                        height: int = 280) -> go.Figure:
+    """The order selector's P(unmask) at one step as bars along the sequence, a window of positions.
+
+    Args:
+        prob: ``(L,)`` the selector's probability per position (read only where masked); before: ``(L,)``
+            token ids the step saw (0: masked); chosen: ``(L,)`` bool positions unmasked at this step (orange
+            bars, the others purple); labels: ``(L,)`` residue names for the hover.
+        threshold: drawn as a dashed line when given (the modes that compare P with it).
+    Residues filled before the step get a zero-height bar. x is the 1-based position, as in the decode strip.
+    """
+    before, chosen = np.asarray(before), np.asarray(chosen, bool)
+    masked = before == 0
+    y = np.where(masked, np.clip(np.asarray(prob, float), 0.0, 1.0), 0.0)
+    lo, hi = window(len(before), start, size)
+    hover = [f"{labels[c]}: P(unmask) = {y[c]:.3f}" + (", unmasked at this step" if chosen[c] else "")
+             if masked[c] else f"{labels[c]}: filled before this step" for c in range(lo, hi)]
+    fig = go.Figure(go.Bar(x=np.arange(lo, hi) + 1, y=y[lo:hi], name="P(unmask)", hovertext=hover,
+                           hoverinfo="text", marker_color=np.where(chosen, CHOSEN_COLOR, "#7b5ea7")[lo:hi].tolist()))
+    shapes = []
+    if threshold is not None:
+        shapes.append({"type": "line", "xref": "paper", "x0": 0, "x1": 1, "yref": "y", "y0": threshold,
+                       "y1": threshold, "line": {"color": "#555555", "width": 1, "dash": "dash"}})
+    shown = f" (residues {lo + 1}-{hi} of {len(before)})" if hi - lo < len(before) else ""
+    _layout(fig, title + shown, height, shapes=shapes, bargap=0.15,
+            xaxis={"title": "residue", "range": [lo + 0.5, hi + 0.5], "showgrid": False, "zeroline": False},
+            yaxis={"title": "P(unmask)", "range": [0, 1.02]})
+    return fig

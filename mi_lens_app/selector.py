@@ -15,7 +15,7 @@ import torch
 
 from mi_core.decoding import STRATEGIES
 from mi_core.order.selector import PositionNet, load_order_net
-from mi_lens_app.domains import ROOT, Domain
+from mi_lens_app.domains import DOMAINS, ROOT, Domain
 
 PROBE_LENGTH = 16  # positions of the all-masked sequence that reads a sequence model's hidden size
 
@@ -75,11 +75,23 @@ def other_denoiser_note(domain: Domain) -> str | None:
             f"`{model_path.name}`. It reads hidden states of the same size, but what they mean may differ.")
 
 
+def misfit(domain: Domain, path: Path, problem: str) -> str:
+    """Why the selector at ``path`` is not used on ``domain``'s model (``problem``: a
+    :func:`selector_mismatch` reason), and which model file it would run on, when its config records one."""
+    note = f"{path.name} does not fit the model: {problem}"
+    recorded = trained_against(path)
+    if recorded is None or not recorded.is_file() or domain.model_env is None:
+        return note
+    shown = recorded.relative_to(ROOT) if recorded.is_relative_to(ROOT) else recorded
+    return f"{note}; set {domain.model_env} to `{shown}` to run `learned`"
+
+
 def no_selector_reason(domain: Domain, problem: str | None) -> str:
     """The note shown where ``learned`` is not offered: the domain has no selector, or ``problem``."""
     if domain.selector_path() is None:
-        return (f"`learned` is not offered for {domain.label}: no order selector is trained for it (the shipped "
-                "one reads the Sudoku 9x9 MDM's hidden states).")
+        served = " and ".join(d.label.split(" (")[0] for d in DOMAINS.values() if d.selector_env is not None)
+        return (f"`learned` is not offered for {domain.label}: no order selector is trained for it (a selector "
+                f"reads a trained MDM's hidden states; the shipped ones serve {served}).")
     return f"`learned` is not offered: the order selector cannot be used ({problem})."
 
 

@@ -75,7 +75,7 @@ def _selector(domain_key: str, stamp: str) -> tuple[object | None, str | None]:
         problem = order.selector_mismatch(model(domain), net, domain)
     except ValueError as err:  # a bad selector file, or the model itself is missing
         return None, str(err)
-    return (None, f"{path.name} does not fit the model: {problem}") if problem else (net, None)
+    return (None, order.misfit(domain, path, problem)) if problem else (net, None)
 
 
 def model(domain: Domain):

@@ -1,5 +1,7 @@
 """Explanations shown beside the plots (Markdown with LaTeX; no streamlit here)."""
 
+from math import ceil
+
 MDM = r"""
 **Masked diffusion models.** An MDM fills a sequence by unmasking positions. Given the visible context
 $C$ it outputs, for every masked position $j$, a distribution $p(X_j \mid C)$ over values (here digits):
@@ -97,7 +99,9 @@ SEQUENCE_DECODE_PAGE = r"""
 For a protein, each row of the strip is one forward pass: the residues filled so far, orange squares for
 the ones unmasked together at that step, a red bar under a residue that differs from the native
 sequence. Differing from the native sequence is not an error (many sequences fold alike); the share that
-matches, *native recovery*, is the usual yardstick of protein sequence design.
+matches, *native recovery*, is the usual yardstick of protein sequence design. Under `learned`, bars
+show its trained order selector's probability of unmasking each masked residue at that step, within a
+budget of T steps.
 """
 
 PROTEINS = r"""
@@ -107,3 +111,32 @@ about the other. Neighbours along the chain share MI; so, in a good model, do re
 sequence that touch in the folded structure. MI-guided decoding avoids filling strongly dependent
 residues in the same pass. Preset sequences are CATH S40 domains (CC BY 4.0); paste or upload your own.
 """
+
+
+def learned_caption(mode: str, threshold: float, steps: int, step: int, masked: int, unmasked: int,
+                    noun: str = "cell", marker: str = "Outlined") -> str:
+    """The caption under the order selector's P(unmask) at frame ``step`` (1-based) of ``learned``.
+
+    Args:
+        mode, threshold, steps: the strategy's parameters (``steps`` is the budget T).
+        masked: positions still masked before this step; unmasked: positions unmasked at it.
+        noun: one position (``"cell"``, ``"residue"``); marker: how the figure marks the unmasked ones.
+    Raises:
+        ValueError: an unknown mode.
+    """
+    left = max(steps - step + 1, 1)  # steps left, this one included
+    floor = f"⌈masked left / steps left, this one included⌉ (here ⌈{masked} / {left}⌉ = {ceil(masked / left)})"
+    rules = {
+        "threshold": f"the masked {noun}s with P ≥ {threshold:g} are unmasked, always with the most probable one, "
+                     f"and at step T every masked {noun} is (so a decode can end before T)",
+        "paced": f"the masked {noun}s with P ≥ {threshold:g} are unmasked, but never fewer than {floor}, the "
+                 "most probable first",
+        "sample": f"each masked {noun} is unmasked with probability P (a seeded draw), always with the most "
+                  f"probable one, and at step T every masked {noun} is",
+        "rank": f"exactly {floor} of the masked {noun}s are unmasked, the most probable first",
+    }
+    if mode not in rules:
+        raise ValueError(f"unknown learned mode {mode!r}; choose one of {', '.join(rules)}")
+    return (f"Step budget T = {steps}: step {step} of {steps}, T left: {max(steps - step, 0)}. "
+            f"Mode {mode}: at each step {rules[mode]}. {marker}: the {unmasked} {noun}{'' if unmasked == 1 else 's'} "
+            "unmasked at this step.")

@@ -59,7 +59,8 @@ def frame_header(trace, s, last: int, noun: str):
 
 
 def sequence_frame(domain, pz, trace, step, side, view):
-    """One side of the protein view: metrics, the sequence strip up to this step, the residues unmasked."""
+    """One side of the protein view: metrics, the sequence strip up to this step, the order selector's
+    P(unmask) (strategies that run one), the residues unmasked."""
     last = len(trace.steps) - 1
     s = trace.steps[min(step, last)]
     chosen = np.flatnonzero(s.chosen)
@@ -74,12 +75,16 @@ def sequence_frame(domain, pz, trace, step, side, view):
         np.stack([v.errors for v in shown]), "".join(domain.value_names), color=st.session_state.get("color") or "step",
         start=start, size=size, title=f"{trace.strategy}: step {s.step}")
     widgets.chart(fig, key=f"frame_{side}")
+    if support.uses_selector(trace.strategy):
+        selector_view(domain, pz, trace, s, side, view)
     if len(chosen):
         letters = [domain.value_names[t - 1] for t in s.tokens[chosen]]
-        st.dataframe(pd.DataFrame({
-            "residue": [f"{a}{c + 1}" for a, c in zip(letters, chosen)],
-            "entropy": np.round(s.entropy[chosen], 4), "p(residue)": np.round(s.confidence[chosen], 3),
-            "native": s.errors[chosen] == 0}), hide_index=True, height=min(38 + 35 * len(chosen), 250))
+        table = {"residue": [f"{a}{c + 1}" for a, c in zip(letters, chosen)],
+                 "entropy": np.round(s.entropy[chosen], 4), "p(residue)": np.round(s.confidence[chosen], 3)}
+        if "select_prob" in s.maps:
+            table["P(unmask)"] = np.round(s.maps["select_prob"][chosen], 3)
+        table["native"] = s.errors[chosen] == 0
+        st.dataframe(pd.DataFrame(table), hide_index=True, height=min(38 + 35 * len(chosen), 250))
     if step >= last:
         if trace.stopped:
             st.warning(f"Stopped after step {last}: {trace.stopped}.")
@@ -123,22 +128,36 @@ def frame_view(domain, pz, trace, step, side):
             st.error(f"Finished in {s.passes} passes with {int(s.errors.sum())} wrong cells.")
 
 
-def selector_view(domain, pz, trace, s, side):
-    """The order selector's P(unmask) at this step, under the board of a strategy that runs one."""
+def param(trace, key: str):
+    """The trace's value of its strategy's parameter ``key`` (the default when it was not given)."""
+    value = trace.params.get(key)
+    return support.param_default(trace.strategy, key) if value is None else value
+
+
+def selector_view(domain, pz, trace, s, side, view=None):
+    """The order selector's P(unmask) at this step, under the frame of a strategy that runs one: a board over
+    the grid, or bars along the sequence (in the window ``view``)."""
     prob = s.maps.get("select_prob")
+    noun = "cell" if domain.layout == "grid" else "residue"
     if s.step == 0 or prob is None:
-        st.caption("The order selector's P(unmask) of each masked cell shows from step 1 on.")
+        st.caption(f"The order selector's P(unmask) of each masked {noun} shows from step 1 on.")
         return
-    steps = int(trace.params.get("steps") or support.param_default(trace.strategy, "steps"))
-    fig = figures.select_prob_figure(prob, trace.steps[s.step - 1].tokens, pz.givens, s.chosen, domain.geometry.box,
-                                     domain.labels(), title=f"{trace.strategy}: P(unmask) at step {s.step}")
+    mode, threshold, steps = param(trace, "mode"), float(param(trace, "threshold")), int(param(trace, "steps"))
+    before = trace.steps[s.step - 1].tokens
+    title = f"{trace.strategy}: P(unmask) at step {s.step}"
+    if domain.layout == "grid":
+        fig = figures.select_prob_figure(prob, before, pz.givens, s.chosen, domain.geometry.box, domain.labels(),
+                                         title=title)
+        marker = "Outlined"
+    else:
+        start, size = view or (0, pz.length)
+        line = mode in ("threshold", "paced")  # the modes that compare P with the threshold
+        fig = protein_figures.select_prob_profile(prob, before, s.chosen, pz.labels(), start=start, size=size,
+                                                  threshold=threshold if line else None, title=title)
+        marker = "Dashed line: the threshold; orange bars" if line else "Orange bars"
     widgets.chart(fig, key=f"select_{side}")
-    mode, threshold = trace.params.get("mode"), trace.params.get("threshold")
-    rule = (f"cells with P >= {threshold:g} are unmasked" if mode == "threshold"
-            else "each cell is unmasked with probability P")
-    st.caption(f"Step budget T = {steps}: step {s.step} of {steps}, T left: {max(steps - s.step, 0)}. "
-               f"At each step {rule}, always with the most probable one; at the last step of the budget every "
-               f"masked cell is. Outlined: the {int(s.chosen.sum())} cells unmasked at this step.")
+    st.caption(texts.learned_caption(mode, threshold, steps, s.step, int((before == 0).sum()), int(s.chosen.sum()),
+                                     noun, marker))
 
 
 def player(domain, pz, traces, count, playing, view=None):

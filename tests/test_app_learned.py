@@ -1,6 +1,7 @@
-"""The ``learned`` sampler in the app: the decoding page beside ``mi``, the selector's P(unmask) per step,
-the domains and models it is hidden on, and the figure builder. Pages run on a tiny random MDM with a
-tiny selector that fits it (tmp dir), and once on the shipped Sudoku MDM with the shipped selector."""
+"""The ``learned`` sampler in the app: the decoding page beside ``mi``, the selector's P(unmask) per step
+(a board on Sudoku, bars along a protein), the domains and models it is hidden on, the figure builders and
+the mode captions. Pages run on tiny random MDMs with tiny selectors that fit them (tmp dir), and once each
+on the shipped Sudoku and protein MDMs with their shipped selectors."""
 
 import json
 from pathlib import Path
@@ -13,9 +14,10 @@ from streamlit.testing.v1 import AppTest
 from mi_core.mi.estimator import EstimatorConfig, MIEstimator, save_estimator
 from mi_core.models.sudoku_mdm import SudokuMDM, SudokuMDMConfig, save_sudoku_mdm
 from mi_core.order.selector import make_order_nets, save_order_net
-from mi_lens_app import core, exports, figures
+from mi_lens_app import core, exports, figures, protein_figures, texts
 from mi_lens_app import selector as order
 from mi_lens_app.domains import DOMAINS, load_presets
+from mi_lens_app.sequences import load_protein_presets
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
@@ -23,6 +25,9 @@ S9 = DOMAINS["sudoku9"]
 PRESET = load_presets()["sudoku9"][0].puzzle  # 45 blanks
 SHIPPED = {"MI_LENS_SUDOKU_MODEL": "assets/sudoku_mdm.safetensors",
            "MI_LENS_SUDOKU_SELECTOR": "assets/sudoku_order_selector.safetensors"}
+PROTEIN = load_protein_presets()[0]  # 58 residues, 20-31 masked
+PROTEIN_MASKED = np.arange(58) >= 19
+PROTEIN_MASKED[31:] = False
 
 
 def tiny_selector(d_model: int):
@@ -79,6 +84,14 @@ def z_of(spec: dict) -> np.ndarray:
     return np.array([np.nan if v is None else v for row in z for v in row], float)
 
 
+def values(data) -> np.ndarray:
+    """A plotly data array as floats, from a plain list or plotly's base64 form."""
+    if isinstance(data, dict):
+        import base64
+        return np.frombuffer(base64.b64decode(data["bdata"]), dtype=np.dtype(data["dtype"])).astype(float)
+    return np.array([np.nan if v is None else v for v in data], float)
+
+
 def step_metrics(at: AppTest) -> list[str]:
     return [m.value for m in at.metric if m.label == "step"]
 
@@ -100,7 +113,8 @@ def test_learned_beside_mi_shows_the_selectors_probabilities(env):
     caption = next(c.value for c in at.caption if c.value.startswith("Step budget"))
     assert "T = 6" in caption and "step 1 of 6, T left: 5" in caption
     outlined = [s for s in specs(at)["learned: P(unmask) at step 1"]["layout"]["shapes"] if s["type"] == "rect"]
-    assert f"the {len(outlined)} cells unmasked" in caption and len(outlined) >= 1
+    assert len(outlined) >= 1
+    assert caption == texts.learned_caption("threshold", 0.5, 6, 1, int((~givens).sum()), len(outlined))
     at.button(key="step_next").click().run()
     assert_clean(at)
     second = z_of(specs(at)["learned: P(unmask) at step 2"])
@@ -171,18 +185,89 @@ def tiny_protein(env, tmp_path):
                      tmp_path / "protein.safetensors")
     env.setenv("MI_LENS_PROTEIN_MODEL", str(tmp_path / "protein.safetensors"))
     env.setenv("MI_LENS_PROTEIN_ESTIMATOR", "/nonexistent/protein_est.safetensors")
+    env.delenv("MI_LENS_PROTEIN_SELECTOR", raising=False)  # the shipped one, d = 128
     return env
 
 
 @pytest.mark.parametrize("domain", ["4x4", "protein"])
-def test_domains_without_a_selector_do_not_offer_learned(tiny_protein, domain):
+def test_learned_is_hidden_without_a_selector_that_fits(tiny_protein, domain):
     at = run_page(domain=domain, a="learned", b="topk")
     assert_clean(at)
     options = at.selectbox(key="a").options
     assert "learned" not in options and "mi" in options and at.selectbox(key="a").value == "mi"
-    assert any("`learned` is not offered for" in c.value and "no order selector is trained for it" in c.value
-               for c in at.caption)
+    notes = [c.value for c in at.caption if "`learned` is not offered" in c.value]
+    assert len(notes) == 1
+    if domain == "4x4":  # no selector is trained for the exact oracle
+        assert "not offered for Sudoku 4x4 (exact oracle): no order selector is trained for it" in notes[0]
+        assert "the shipped ones serve Sudoku 9x9 and Protein" in notes[0]
+    else:  # the shipped protein selector reads the shipped MDM's 128-dim hidden states, not the tiny one's 32
+        assert notes[0] == ("`learned` is not offered: the order selector cannot be used (protein_order_selector"
+                            ".safetensors does not fit the model: it reads hidden states of size 128 (those of the "
+                            "MDM it was trained against), but the model's are 32; set MI_LENS_PROTEIN_MODEL to "
+                            "`assets/protein_mdm.safetensors` to run `learned`).")
     assert len(step_metrics(at)) == 2
+
+
+def profile_of(at: AppTest, step: int) -> dict:
+    return specs(at)[f"learned: P(unmask) at step {step}"]["data"][0]
+
+
+def test_learned_on_a_protein_shows_the_selectors_probabilities(tiny_protein, tmp_path):
+    save_order_net(tiny_selector(32), tmp_path / "psel.safetensors", {"denoiser": "protein.safetensors"})
+    tiny_protein.setenv("MI_LENS_PROTEIN_SELECTOR", str(tmp_path / "psel.safetensors"))
+    at = run_page(domain="protein", ppreset=PROTEIN.name, a="learned", a_learned_mode="rank", a_learned_steps="4",
+                  b="topk")
+    assert_clean(at)
+    assert not at.error and "learned" in at.selectbox(key="a").options and len(step_metrics(at)) == 2
+    assert step_metrics(at)[0] == "0 / 4"  # rank: exactly T steps for 12 masked residues
+    assert any(c.value == "The order selector's P(unmask) of each masked residue shows from step 1 on."
+               for c in at.caption)
+    assert not any("P(unmask)" in t for t in specs(at))
+    masked, filled_before, shown = PROTEIN_MASKED.copy(), None, []
+    for step in (1, 2):
+        at.button(key="step_next").click().run()
+        assert_clean(at)
+        bars = profile_of(at, step)
+        x, y = values(bars["x"]), values(bars["y"])
+        np.testing.assert_array_equal(x, np.arange(1, 59))  # one bar per residue, 1-based as in the strip
+        assert ((y >= 0) & (y <= 1)).all() and (y[~masked] == 0).all() and (y[masked] > 0).all()
+        chosen = np.array(bars["marker"]["color"]) == figures.CHOSEN_COLOR
+        assert chosen.sum() == 3 and not chosen[~masked].any()  # ceil(12 / 4), then ceil(9 / 3)
+        assert y[chosen].min() >= y[masked & ~chosen].max()  # the most probable ones
+        caption = next(c.value for c in at.caption if c.value.startswith("Step budget"))
+        assert caption == texts.learned_caption("rank", 0.5, 4, step, int(masked.sum()), 3, "residue", "Orange bars")
+        table = at.dataframe[0].value
+        assert list(table.columns) == ["residue", "entropy", "p(residue)", "P(unmask)", "native"]
+        np.testing.assert_allclose(sorted(table["P(unmask)"]), sorted(np.round(y[chosen], 3)), atol=1e-3)
+        if filled_before is not None:
+            assert (y[filled_before] == 0).all()  # residues step 1 filled carry no bar at step 2
+        filled_before, masked = chosen, masked & ~chosen
+        shown.append(y)
+    assert not np.allclose(shown[0][masked], shown[1][masked])  # the selector reads the new state
+
+
+def test_shipped_protein_selector_runs_on_the_shipped_protein_model(monkeypatch):
+    monkeypatch.setenv("MI_LENS_PROTEIN_MODEL", "assets/protein_mdm.safetensors")
+    for key in ("MI_LENS_PROTEIN_SELECTOR", "MI_LENS_PROTEIN_ESTIMATOR", "MI_LENS_ESMC_WEIGHTS"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("MI_LENS_DEVICE", "cpu")
+    at = run_page(domain="protein", ppreset=PROTEIN.name, a="learned", b="topk", step="1")
+    assert_clean(at)
+    assert not at.error and "learned" in at.selectbox(key="a").options
+    assert not any("trained against" in c.value or "not offered" in c.value for c in at.caption)
+    bars = profile_of(at, 1)
+    y = values(bars["y"])
+    assert y.shape == (58,) and (y[~PROTEIN_MASKED] == 0).all() and ((0 <= y) & (y <= 1)).all()
+    chosen = np.array(bars["marker"]["color"]) == figures.CHOSEN_COLOR
+    # threshold mode at 0.5: what the bars show is what was taken (and always the most probable one)
+    taken = PROTEIN_MASKED & (y >= 0.5)
+    taken[np.argmax(np.where(PROTEIN_MASKED, y, -1))] = True
+    np.testing.assert_array_equal(chosen, taken)
+    assert specs(at)["learned: P(unmask) at step 1"]["layout"]["shapes"][0]["y0"] == 0.5  # the threshold line
+    caption = next(c.value for c in at.caption if c.value.startswith("Step budget"))
+    assert caption == texts.learned_caption("threshold", 0.5, 10, 1, 12, int(chosen.sum()), "residue",
+                                            "Dashed line: the threshold; orange bars")
+    assert int(step_metrics(at)[0].split(" / ")[1]) <= 10  # the default budget T = 10
 
 
 # ---- the pieces below the page ----
@@ -231,7 +316,7 @@ def test_decode_trace_keeps_the_selectors_probabilities_per_step(tiny_mdm):
 def test_selector_helpers():
     assert order.uses_selector("learned") and not order.uses_selector("mi")
     fields = {f.name: f for f in core.strategy_fields("learned")}
-    assert "selector" not in fields and fields["mode"].choices == ("threshold", "sample", "rank")
+    assert "selector" not in fields and set(fields["mode"].choices) == {"threshold", "paced", "sample", "rank"}
     assert fields["steps"].kind == "int" and fields["threshold"].kind == "float"
     small = SudokuMDM(SudokuMDMConfig(box=3, d_model=32, n_layers=1, n_heads=2, d_ff=64)).eval()
     assert order.selector_mismatch(small, tiny_selector(32), S9) is None
@@ -240,3 +325,46 @@ def test_selector_helpers():
     strategy = core.make_strategy("learned", selector="given.safetensors")
     order.attach_selector(strategy, tiny_selector(32))
     assert strategy.net is None  # a selector the strategy names itself wins
+
+
+def test_select_prob_profile_zeroes_filled_residues_and_colours_the_chosen():
+    before = np.array([3, 0, 0, 5, 0, 0, 0, 1])
+    prob = np.array([0.9, 0.2, 1.3, 0.7, 0.6, -0.1, 0.4, 0.8])  # out of [0, 1] at 2 and 5: clipped
+    chosen = np.zeros(8, bool)
+    chosen[[2, 4]] = True
+    labels = [f"r{i + 1}" for i in range(8)]
+    fig = protein_figures.select_prob_profile(prob, before, chosen, labels, threshold=0.5, title="t")
+    bar = fig.data[0]
+    np.testing.assert_array_equal(bar.x, np.arange(1, 9))
+    np.testing.assert_allclose(bar.y, [0, 0.2, 1.0, 0, 0.6, 0.0, 0.4, 0])
+    assert [c == figures.CHOSEN_COLOR for c in bar.marker.color] == chosen.tolist()
+    assert bar.hovertext[0] == "r1: filled before this step" and bar.hovertext[2].endswith("unmasked at this step")
+    assert fig.layout.shapes[0].y0 == 0.5 and fig.layout.title.text == "t"
+    window = protein_figures.select_prob_profile(prob, before, chosen, labels, start=2, size=4, title="t")
+    np.testing.assert_array_equal(window.data[0].x, [3, 4, 5, 6])
+    np.testing.assert_allclose(window.data[0].y, [1.0, 0, 0.6, 0.0])
+    assert window.layout.title.text == "t (residues 3-6 of 8)" and not window.layout.shapes
+
+
+@pytest.mark.parametrize("mode, expected", [
+    ("threshold", ("Mode threshold: at each step the masked cells with P ≥ 0.7 are unmasked, always with the most "
+                   "probable one, and at step T every masked cell is (so a decode can end before T).")),
+    ("paced", ("Mode paced: at each step the masked cells with P ≥ 0.7 are unmasked, but never fewer than "
+               "⌈masked left / steps left, this one included⌉ (here ⌈30 / 8⌉ = 4), the most probable first.")),
+    ("sample", ("Mode sample: at each step each masked cell is unmasked with probability P (a seeded draw), always "
+                "with the most probable one, and at step T every masked cell is.")),
+    ("rank", ("Mode rank: at each step exactly ⌈masked left / steps left, this one included⌉ (here ⌈30 / 8⌉ = 4) "
+              "of the masked cells are unmasked, the most probable first.")),
+])
+def test_learned_caption_states_each_modes_rule(mode, expected):
+    caption = texts.learned_caption(mode, 0.7, 10, 3, 30, 4)
+    assert caption == f"Step budget T = 10: step 3 of 10, T left: 7. {expected} Outlined: the 4 cells unmasked at this step."
+
+
+def test_learned_caption_counts_and_nouns():
+    last = texts.learned_caption("rank", 0.5, 4, 4, 5, 5, "residue", "Orange bars")
+    assert "step 4 of 4, T left: 0" in last and "(here ⌈5 / 1⌉ = 5)" in last  # the last step takes every one
+    assert last.endswith("Orange bars: the 5 residues unmasked at this step.")
+    assert texts.learned_caption("paced", 0.5, 4, 9, 2, 1).endswith("the 1 cell unmasked at this step.")  # past T
+    with pytest.raises(ValueError, match="unknown learned mode 'greedy'; choose one of threshold, paced"):
+        texts.learned_caption("greedy", 0.5, 4, 1, 5, 1)

@@ -187,7 +187,7 @@ def puzzles9(n=3):
 
 
 @pytest.mark.parametrize("steps", [1, 3, 6])
-@pytest.mark.parametrize("mode", ["sample", "threshold", "rank"])
+@pytest.mark.parametrize("mode", ["sample", "threshold", "rank", "paced"])
 def test_learned_keeps_givens_fills_everything_and_respects_T(tiny_mdm, selector9, steps, mode):
     tokens = puzzles9()
     strategy = make_strategy("learned", steps=steps, mode=mode, net=selector9)
@@ -216,6 +216,24 @@ def test_learned_rank_mode_spreads_over_exactly_T_steps(tiny_mdm, selector9):
         strongest_left = prob.masked_fill(f.chosen | (prob == 0), -1.0).max(1).values
         assert (weakest_chosen >= strongest_left).all()
         left = left - expected
+
+
+@pytest.mark.parametrize("threshold", [0.3, 0.5, 0.9])
+def test_learned_paced_mode_takes_the_confident_and_never_less_than_uniform(tiny_mdm, selector9, threshold):
+    tokens = puzzles9()
+    strategy = make_strategy("learned", steps=6, mode="paced", threshold=threshold, net=selector9)
+    frames = list(decode(tiny_mdm, tokens, strategy))
+    assert len(frames) <= 6 and frames[-1].done
+    left = (tokens == MASK_ID).sum(1)
+    for t, f in enumerate(frames):
+        prob, chosen = f.info["select_prob"], f.chosen
+        uniform = (left + (6 - t) - 1) // (6 - t)
+        confident = ((prob >= threshold) & (prob > 0)).sum(1)
+        assert torch.equal(chosen.sum(1), torch.minimum(torch.maximum(uniform, confident), left))
+        weakest_chosen = prob.masked_fill(~chosen, 2.0).min(1).values
+        strongest_left = prob.masked_fill(chosen | (prob == 0), -1.0).max(1).values
+        assert (weakest_chosen[chosen.any(1)] >= strongest_left[chosen.any(1)]).all()
+        left = left - chosen.sum(1)
 
 
 def test_learned_same_seed_same_trajectory(tiny_mdm, selector9):
@@ -261,7 +279,7 @@ def test_save_load_round_trip_and_bad_files(tmp_path, tiny_mdm, selector9, model
 
 @pytest.mark.parametrize("params, match", [
     ({"steps": 0}, "steps must be >= 1"),
-    ({"mode": "greedy"}, "mode must be 'sample', 'threshold' or 'rank'"),
+    ({"mode": "greedy"}, "mode must be 'sample', 'threshold', 'rank' or 'paced'"),
     ({"threshold": 0.0}, r"threshold must be in \(0, 1\]"),
     ({"net": "x.safetensors"}, "net is set by code"),
 ])
@@ -306,9 +324,12 @@ def test_bench_order_cli_writes_rows_and_report(tmp_path, model_path, selector9)
     assert cli_main(["bench-order", "sudoku", "--puzzles", str(csv), "--model", str(model_path), "--selector",
                      str(selector), "--per-level", "1", "--budgets", "2", "--gammas", "", "--json", str(out)]) == 0
     rows = json.loads(out.read_text())
-    assert [r["sampler"] for r in rows] == ["random", "top_prob", "top_margin", "learned", "learned", "top_margin"]
+    assert [r["sampler"] for r in rows] == ["random", "top_prob", "top_margin", "learned", "learned", "learned",
+                                            "top_margin", "sequential"]
+    assert [r["params"].get("mode") for r in rows[3:6]] == ["threshold", "paced", "sample"]
     assert all(r["n"] == 2 for r in rows) and all(r["mean_passes"] <= 2 for r in rows if r.get("T") == 2)
-    assert "### T = 2" in out.with_suffix(".md").read_text()
+    report = out.with_suffix(".md").read_text()
+    assert "### T = 2" in report and "Reference: sequential" in report
 
 
 def test_time_budget_stops_and_still_records_the_last_window():

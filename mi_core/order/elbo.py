@@ -21,7 +21,7 @@ import torch
 import torch.nn.functional as F
 
 from mi_core.order.posterior import posterior_log_prob, posterior_logq, sample_posterior, split_logq
-from mi_core.order.selector import posterior_features, selector_features
+from mi_core.order.selector import pick_positions, posterior_features, selector_features
 
 
 def bernoulli_kl(logq: torch.Tensor, logit_p: torch.Tensor, masked: torch.Tensor, last: bool) -> torch.Tensor:
@@ -68,7 +68,8 @@ class Rollout:
 
     denoise ``(B*K,)`` sum of log p_theta(x0_i | x_t) over unmasked positions; kl ``(B*K,)`` sum over
     steps (differentiable in phi and psi); log_q ``(B*K,)`` log Q of the trajectory (differentiable in
-    phi); steps_used ``(B*K,)`` steps that unmasked anything; n_masked ``(B*K,)`` masked at the start.
+    phi); steps_used ``(B*K,)`` steps that unmasked anything; n_masked ``(B*K,)`` masked at the start;
+    denoise_grad: with ``finetune``, the denoising term again, differentiable in the denoiser theta.
     """
 
     denoise: torch.Tensor
@@ -76,39 +77,48 @@ class Rollout:
     log_q: torch.Tensor
     steps_used: torch.Tensor
     n_masked: torch.Tensor
+    denoise_grad: torch.Tensor | None = None
 
     @property
     def elbo(self) -> torch.Tensor:
         return self.denoise - self.kl
 
 
-@torch.no_grad()
-def _denoiser(model, x: torch.Tensor, active: torch.Tensor, bf16: bool):
-    """Frozen forward pass on the active rows: probs ``(B, N, V)`` float32, hidden ``(B, N, D)`` float32."""
+def _denoiser(model, x: torch.Tensor, active: torch.Tensor, bf16: bool, grad: bool = False):
+    """Forward pass on the active rows: probs ``(B, N, V)`` float32, hidden ``(B, N, D)`` float32 (detached),
+    and, with ``grad``, log-probs ``(B, N, V)`` that carry the gradient into the denoiser (else None)."""
     rows = active.nonzero()[:, 0]
     ctx = torch.autocast(x.device.type, dtype=torch.bfloat16) if bf16 else contextlib.nullcontext()
-    with ctx:
+    with ctx, torch.set_grad_enabled(grad):
         out = model(x[rows])
-    probs = x.new_zeros((*x.shape, out.logits.shape[-1]), dtype=torch.float32)
+    logits = out.logits.float()
+    probs = x.new_zeros((*x.shape, logits.shape[-1]), dtype=torch.float32)
     hidden = x.new_zeros((*x.shape, out.hidden.shape[-1]), dtype=torch.float32)
-    probs[rows] = out.logits.float().softmax(-1)
-    hidden[rows] = out.hidden.float()
-    return probs, hidden
+    probs[rows] = logits.detach().softmax(-1)
+    hidden[rows] = out.hidden.detach().float()
+    logp = None
+    if grad:
+        logp = torch.zeros_like(probs).index_put((rows,), logits.log_softmax(-1))
+    return probs, hidden, logp
 
 
 def rollout(model, start: torch.Tensor, target: torch.Tensor, posterior_net, selector_net, steps: int,
-            tau: float, samples: int, generator: torch.Generator, bf16: bool = False) -> Rollout:
+            tau: float, samples: int, generator: torch.Generator, bf16: bool = False,
+            finetune: bool = False) -> Rollout:
     """Sample ``samples`` schedules per example from Q_phi and score them (see the module docstring).
 
     Args:
-        model: the frozen MDM; start: ``(B, N)`` token ids (``model.mask_id`` where masked);
-        target: ``(B, N)`` value index of the clean token at every position; steps: the budget T.
+        model: the MDM; start: ``(B, N)`` token ids (``model.mask_id`` where masked);
+        target: ``(B, N)`` value index of the clean token at every position; steps: the budget T;
+        finetune: also return the denoising term with its gradient into the MDM (joint training);
+            the order networks still see detached hidden states and marginals.
     """
     x = start.repeat_interleave(samples, 0)
     target = target.repeat_interleave(samples, 0)
     truth = model.value_tokens[target]
     zeros = x.new_zeros(x.shape[0], dtype=torch.float32)
     denoise, kl, log_q = zeros.clone(), zeros.clone(), zeros.clone()
+    denoise_grad = zeros.clone() if finetune else None
     used = torch.zeros_like(x[:, 0])
     n_masked = (x == model.mask_id).sum(1)
     for t in range(steps):
@@ -117,7 +127,7 @@ def rollout(model, start: torch.Tensor, target: torch.Tensor, posterior_net, sel
         if not active.any():
             break
         last = t == steps - 1
-        probs, hidden = _denoiser(model, x, active, bf16)
+        probs, hidden, logp = _denoiser(model, x, active, bf16, grad=finetune)
         alpha = posterior_net(hidden, posterior_features(probs, masked, target, t, steps))
         logit_p = selector_net(hidden, selector_features(probs, masked, t, steps))
         logq = posterior_logq(alpha, masked, tau)
@@ -126,18 +136,76 @@ def rollout(model, start: torch.Tensor, target: torch.Tensor, posterior_net, sel
         kl = kl + bernoulli_kl(logq, logit_p, masked, last)
         logp_true = probs.clamp_min(1e-12).log().gather(-1, target[..., None])[..., 0]
         denoise = denoise + (logp_true * r).sum(1)
+        if finetune:
+            denoise_grad = denoise_grad + (logp.gather(-1, target[..., None])[..., 0] * r).sum(1)
         x = torch.where(r, truth, x)
         used += active.long()
-    return Rollout(denoise, kl, log_q, used, n_masked)
+    return Rollout(denoise, kl, log_q, used, n_masked, denoise_grad)
 
 
-def order_loss(ro: Rollout, samples: int) -> torch.Tensor:
+@torch.no_grad()
+def schedule_loglik(model, start: torch.Tensor, target: torch.Tensor, choose, steps: int,
+                    bf16: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+    """Teacher-forced log-likelihood of x_0 under a deterministic, x_0-free schedule: ``(loglik (B,), passes (B,))``.
+
+    The denoising term of the ELBO with the schedule taken from ``choose`` instead of Q: at each step
+    ``choose(probs, hidden, masked, step, steps) -> (B, N) bool`` picks positions from the frozen MDM's
+    pass on x_t, the true tokens are written there, and log p_theta(x0_i | x_t) is summed over them. A
+    schedule that unmasks positions the denoiser can predict, given what is already written, scores
+    higher. Used to validate selectors on proteins, where no grid is "solved".
+    """
+    x = start.clone()
+    truth = model.value_tokens[target]
+    loglik = x.new_zeros(x.shape[0], dtype=torch.float32)
+    used = torch.zeros_like(x[:, 0])
+    for t in range(steps):
+        masked = x == model.mask_id
+        active = masked.any(1)
+        if not active.any():
+            break
+        probs, hidden, _ = _denoiser(model, x, active, bf16)
+        r = choose(probs, hidden, masked, t, steps) & masked
+        loglik += (probs.clamp_min(1e-12).log().gather(-1, target[..., None])[..., 0] * r).sum(1)
+        x = torch.where(r, truth, x)
+        used += active.long()
+    return loglik, used
+
+
+def selector_choice(net, mode: str = "threshold", threshold: float = 0.5):
+    """A ``choose`` for :func:`schedule_loglik`: the ``learned`` strategy's rule (threshold mode)."""
+
+    def choose(probs, hidden, masked, step, steps):
+        with torch.autocast(masked.device.type, enabled=False):
+            prob = torch.sigmoid(net(hidden, selector_features(probs, masked, step, steps))) * masked
+        return pick_positions(prob, masked, step >= steps - 1, mode, threshold)
+
+    return choose
+
+
+def margin_choice(probs, hidden, masked, step, steps):
+    """A ``choose`` for :func:`schedule_loglik`: ``top_margin`` with ``steps`` = T (ceil(masked / steps
+    left) positions of largest top-two margin per step)."""
+    top2 = probs.topk(2, dim=-1).values
+    margin = (top2[..., 0] - top2[..., 1]).masked_fill(~masked, -1.0)
+    left = max(steps - step, 1)
+    count = (masked.sum(1) + left - 1) // left
+    rank = margin.argsort(dim=1, descending=True, stable=True).argsort(dim=1)
+    return (rank < count[:, None]) & masked
+
+
+def order_loss(ro: Rollout, samples: int, kl_weight: float = 1.0) -> torch.Tensor:
     """The scalar minimised for one batch: -(ELBO) per masked position, with the RLOO score term for phi.
 
     grad_psi = grad KL (P is fit to Q); grad_phi = grad KL - RLOO(R) grad log Q, all divided by the
-    example's masked count (a per-example constant, so the estimate stays unbiased).
+    example's masked count (a per-example constant, so the estimate stays unbiased). With a fine-tuned
+    denoiser (``ro.denoise_grad``), grad_theta = -grad D: the pathwise gradient of the denoising term.
+    ``kl_weight`` = beta < 1 optimises D - beta KL instead (a beta-ELBO, a looser bound); psi's gradient
+    is only rescaled, phi's trades the KL against the denoising term.
     """
     scale = ro.n_masked.clamp_min(1).float()
-    returns = (ro.elbo / scale).view(-1, samples)
+    returns = ((ro.denoise - kl_weight * ro.kl) / scale).view(-1, samples)
     log_q = ro.log_q.view(-1, samples)
-    return (ro.kl / scale).mean() - score_function_surrogate(log_q, returns)
+    loss = kl_weight * (ro.kl / scale).mean() - score_function_surrogate(log_q, returns)
+    if ro.denoise_grad is not None:  # joint training: theta maximises the denoising term on Q's states
+        loss = loss - (ro.denoise_grad / scale).mean()
+    return loss

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import time
-from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
@@ -13,9 +11,8 @@ import torch
 
 from mi_core.decoding import decode_final, make_strategy
 from mi_core.domains.sudoku_gen import random_transform
-from mi_core.models.sudoku_mdm import load_sudoku_mdm
-from mi_core.order.selector import save_order_net
-from mi_core.order.train import OrderTrainConfig, train_order
+from mi_core.models.sudoku_mdm import load_sudoku_mdm, save_sudoku_mdm
+from mi_core.order.train import OrderTrainConfig, run_logged
 from mi_core.train.sudoku_data import build_pool
 
 TRAIN_SEED, EVAL_SEED = 30_000, 20_000  # away from the MDM's own pools (seeds 0, 1 and 10,000)
@@ -46,12 +43,14 @@ def decode_score(model, pairs: np.ndarray, strategy, bf16: bool) -> dict:
             "passes_hist": {str(k): passes.count(k) for k in sorted(set(passes))}}
 
 
-def make_validate(model, pairs: np.ndarray, budgets: tuple[int, ...], bf16: bool):
+def make_validate(model, pairs: np.ndarray, budgets: tuple[int, ...], bf16: bool, frozen: bool = True):
     """``validate(selector) -> dict``: learned (threshold mode) vs top_margin at each budget; top_margin
-    does not change while the denoiser is frozen, so it is decoded once."""
-    baseline = {t: decode_score(model, pairs, make_strategy("top_margin", steps=t), bf16) for t in budgets}
+    is decoded once while the denoiser is ``frozen``, else again at every validation."""
+    margin = lambda: {t: decode_score(model, pairs, make_strategy("top_margin", steps=t), bf16) for t in budgets}
+    fixed = margin() if frozen else None
 
     def validate(selector) -> dict:
+        baseline = fixed or margin()
         out = {}
         for t in budgets:
             got = decode_score(model, pairs, make_strategy("learned", steps=t, net=selector), bf16)
@@ -65,38 +64,14 @@ def make_validate(model, pairs: np.ndarray, budgets: tuple[int, ...], bf16: bool
 
 
 def run_sudoku(model_path: Path, out: Path, log_path: Path, cfg: OrderTrainConfig, puzzle_pool: int,
-               eval_every: int, eval_puzzles: int) -> None:
+               eval_every: int, eval_puzzles: int, init: Path | None = None) -> None:
     model = load_sudoku_mdm(model_path)
     t0 = time.time()
     pool = build_pool(TRAIN_SEED + cfg.seed, puzzle_pool, puzzles=True, workers=1)
     val = build_pool(EVAL_SEED + cfg.seed, eval_puzzles, puzzles=True, workers=1)
-    validate = make_validate(model, val, cfg.budgets, cfg.bf16)
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    log_file = log_path.open("a")
-
-    def log(line: str) -> None:
-        print(line, flush=True)
-        if line.startswith("{"):
-            log_file.write(line + "\n")
-            log_file.flush()
-
-    log(f"pools built in {time.time() - t0:.0f}s: {len(pool)} training puzzles, {len(val)} validation; "
-        f"frozen denoiser {model_path}")
-    best = [-1.0]
-
-    def checkpoint(posterior, selector, curve) -> None:
-        extra = {"train": asdict(cfg), "denoiser": str(model_path), "denoiser_frozen": True,
-                 "puzzle_pool": puzzle_pool, "eval_puzzles": eval_puzzles, "curve": curve}
-        last = out.with_name(out.stem + "_last.safetensors")
-        save_order_net(selector, last, extra)
-        save_order_net(posterior, out.with_name(out.stem + "_posterior_last.safetensors"), extra)
-        if curve[-1].get("val_mean", 0.0) >= best[0]:
-            best[0] = curve[-1].get("val_mean", 0.0)
-            save_order_net(selector, out, extra)
-            save_order_net(posterior, out.with_name(out.stem + "_posterior.safetensors"), extra)
-
-    train_order(model, puzzle_draw(pool), cfg, model.cfg.d_model, validate=validate, eval_every=eval_every,
-                checkpoint=checkpoint, log=log)
-    log(json.dumps({"done": True, "best_val_mean": best[0], "out": str(out)}))
-    log_file.close()
+    validate = make_validate(model, val, cfg.budgets, cfg.bf16, frozen=not cfg.finetune)
+    header = (f"pools built in {time.time() - t0:.0f}s: {len(pool)} training puzzles, {len(val)} validation; "
+              f"frozen denoiser {model_path}")
+    run_logged(model, puzzle_draw(pool), cfg, validate, out, log_path, eval_every, header,
+               {"denoiser": str(model_path), "puzzle_pool": puzzle_pool, "eval_puzzles": eval_puzzles},
+               init=init, save_denoiser=save_sudoku_mdm)

@@ -14,14 +14,14 @@ import argparse
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 import torch
 
 from mi_core.order.elbo import order_loss, rollout
-from mi_core.order.selector import make_order_nets
+from mi_core.order.selector import make_order_nets, save_order_net
 
 
 @dataclass(frozen=True)
@@ -37,19 +37,26 @@ class OrderTrainConfig:
     budgets: tuple[int, ...] = (5, 10, 15, 20)
     bf16: bool = True
     time_budget: float = 0.0  # seconds; > 0 stops after the update that spends it
+    kl_weight: float = 1.0  # beta: weight of KL(Q || P) in the objective (1: the ELBO)
+    finetune: bool = False  # also train the denoiser on the denoising term (joint); else it is frozen
+    denoiser_lr: float = 1e-5
 
     def __post_init__(self):
         if min(self.updates, self.batch, self.width) < 1 or self.samples < 2:
             raise ValueError("updates, batch and width must be >= 1 and samples >= 2 (RLOO)")
         if not self.budgets or min(self.budgets) < 1:
             raise ValueError(f"budgets must be a non-empty list of steps >= 1, got {self.budgets}")
-        if not self.tau > 0 or not self.lr > 0:
-            raise ValueError(f"tau and lr must be > 0, got tau={self.tau}, lr={self.lr}")
+        if not 0 < self.kl_weight <= 1:
+            raise ValueError(f"kl_weight must be in (0, 1], got {self.kl_weight}")
+        if not self.tau > 0 or not self.lr > 0 or not self.denoiser_lr > 0:
+            raise ValueError(f"tau, lr and denoiser_lr must be > 0, got tau={self.tau}, lr={self.lr}, "
+                             f"denoiser_lr={self.denoiser_lr}")
 
 
 def train_order(model, draw: Callable, cfg: OrderTrainConfig, d_model: int, *, validate: Callable | None = None,
                 eval_every: int = 0, checkpoint: Callable | None = None, log=print, nets: tuple | None = None):
-    """The training loop over a frozen ``model``; returns ``(posterior, selector, curve)``.
+    """The training loop; returns ``(posterior, selector, curve)``. ``model`` is frozen unless
+    ``cfg.finetune``, in which case it is trained in place (eval mode: no dropout) at ``cfg.denoiser_lr``.
 
     ``nets``: a ``(posterior, selector)`` pair to train in place (default: fresh ones for ``d_model``).
     ``draw(rng, batch) -> (start (B, N) token ids, target (B, N) value indices)``; ``validate(selector)
@@ -60,17 +67,23 @@ def train_order(model, draw: Callable, cfg: OrderTrainConfig, d_model: int, *, v
     torch.manual_seed(cfg.seed)
     rng = np.random.default_rng(cfg.seed)
     gen = torch.Generator().manual_seed(cfg.seed)
+    model.eval()
     for p in model.parameters():
-        p.requires_grad_(False)  # the denoiser is frozen
+        p.requires_grad_(cfg.finetune)
     posterior, selector = nets if nets is not None else make_order_nets(d_model, cfg.width)
     params = list(posterior.parameters()) + list(selector.parameters())
-    opt = torch.optim.Adam(params, lr=cfg.lr)
+    groups = [{"params": params, "lr": cfg.lr}]
+    if cfg.finetune:
+        groups.append({"params": list(model.parameters()), "lr": cfg.denoiser_lr})
+    opt = torch.optim.Adam(groups)
+    params = [p for g in groups for p in g["params"]]
     curve, window, start = [], [], time.time()
     for update in range(cfg.updates):
         steps = cfg.budgets[update % len(cfg.budgets)]
         tokens, target = draw(rng, cfg.batch)
-        ro = rollout(model, tokens, target, posterior, selector, steps, cfg.tau, cfg.samples, gen, cfg.bf16)
-        loss = order_loss(ro, cfg.samples)
+        ro = rollout(model, tokens, target, posterior, selector, steps, cfg.tau, cfg.samples, gen, cfg.bf16,
+                     finetune=cfg.finetune)
+        loss = order_loss(ro, cfg.samples, cfg.kl_weight)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(params, cfg.clip)
@@ -93,6 +106,57 @@ def train_order(model, draw: Callable, cfg: OrderTrainConfig, d_model: int, *, v
     return posterior, selector, curve
 
 
+def run_logged(model, draw: Callable, cfg: OrderTrainConfig, validate: Callable, out: Path, log_path: Path,
+               eval_every: int, header: str, extra: dict, init: Path | None = None,
+               save_denoiser: Callable | None = None) -> None:
+    """:func:`train_order` with a JSON-lines log and checkpoints: ``out`` holds the selector with the best
+    ``val_mean`` so far (higher is better), ``*_last`` the latest, and ``*_posterior*`` the matching score
+    networks; each JSON config carries the training settings, ``extra`` and the curve. ``init``: a
+    selector saved by an earlier run (its ``*_posterior`` beside it) to continue from. With
+    ``cfg.finetune``, ``save_denoiser(model, path, meta)`` writes the denoiser beside each selector
+    checkpoint (``*_denoiser``)."""
+    nets = load_nets(init) if init is not None else None
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    best = [float("-inf")]
+    with log_path.open("a") as log_file:
+
+        def log(line: str) -> None:
+            print(line, flush=True)
+            if line.startswith("{"):
+                log_file.write(line + "\n")
+                log_file.flush()
+
+        def checkpoint(posterior, selector, curve) -> None:
+            meta = {"train": asdict(cfg), "denoiser_frozen": not cfg.finetune, **extra, "curve": curve}
+            if init is not None:
+                meta["init"] = str(init)
+            score = curve[-1].get("val_mean", float("-inf"))
+            for suffix, keep in (("_last", True), ("", score >= best[0])):
+                if not keep:
+                    continue
+                save_order_net(selector, out.with_name(out.stem + suffix + ".safetensors"), meta)
+                save_order_net(posterior, out.with_name(out.stem + "_posterior" + suffix + ".safetensors"), meta)
+                if cfg.finetune and save_denoiser is not None:
+                    save_denoiser(model, out.with_name(out.stem + "_denoiser" + suffix + ".safetensors"), meta)
+            best[0] = max(best[0], score)
+
+        log(header)
+        train_order(model, draw, cfg, model.cfg.d_model, validate=validate, eval_every=eval_every,
+                    checkpoint=checkpoint, log=log, nets=nets)
+        log(json.dumps({"done": True, "best_val_mean": best[0], "out": str(out)}))
+
+
+def load_nets(selector_path: Path) -> tuple:
+    """``(posterior, selector)`` from a selector checkpoint and the ``*_posterior`` file beside it."""
+    from mi_core.order.selector import load_order_net
+
+    posterior_path = selector_path.with_name(selector_path.stem + "_posterior.safetensors")
+    if selector_path.stem.endswith("_last"):
+        posterior_path = selector_path.with_name(selector_path.stem[:-5] + "_posterior_last.safetensors")
+    return load_order_net(posterior_path, role="posterior"), load_order_net(selector_path)
+
+
 def _summary(update: int, seconds: float, window: list[tuple]) -> dict:
     arr = np.asarray(window) if window else np.zeros((0, 4))
     point = {"update": update, "seconds": round(seconds, 1), "elbo": float(arr[:, 1].mean()) if len(arr) else None,
@@ -104,13 +168,18 @@ def _summary(update: int, seconds: float, window: list[tuple]) -> dict:
     return point
 
 
-def main(argv: list[str] | None = None) -> None:
-    from mi_core.order.sudoku import run_sudoku
+DEFAULTS = {  # domain -> (denoiser, selector out)
+    "sudoku": (Path("assets/sudoku_mdm.safetensors"), Path("assets/sudoku_order_selector.safetensors")),
+    "protein": (Path("assets/protein_mdm.safetensors"), Path("assets/protein_order_selector.safetensors")),
+}
 
+
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m mi_core train-order", description=__doc__)
-    parser.add_argument("domain", choices=["sudoku"], help="only sudoku for now (protein later)")
-    parser.add_argument("--model", type=Path, default=Path("assets/sudoku_mdm.safetensors"))
-    parser.add_argument("--out", type=Path, default=Path("assets/sudoku_order_selector.safetensors"))
+    parser.add_argument("domain", choices=sorted(DEFAULTS), help="sudoku (generated puzzles) or protein "
+                        "(all-mask windows of real sequences, --fasta)")
+    parser.add_argument("--model", type=Path, default=None, help="the frozen MDM (default: the shipped one)")
+    parser.add_argument("--out", type=Path, default=None, help="selector weights (default: assets/<domain>_order_selector.safetensors)")
     parser.add_argument("--log", type=Path, default=None, help="JSON-lines log (default: OUT with _log.jsonl)")
     parser.add_argument("--steps-budget", default="5,10,15,20", help="budget(s) T, comma-separated; one "
                         "selector conditioned on T is trained over all of them")
@@ -123,10 +192,23 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--bf16", type=lambda s: s.lower() in ("1", "true", "yes"), default=True)
     parser.add_argument("--time-budget", type=float, default=0.0, help="seconds (0: run all updates)")
-    parser.add_argument("--puzzle-pool", type=int, default=2000, help="training puzzles generated")
     parser.add_argument("--eval-every", type=int, default=50)
-    parser.add_argument("--eval-puzzles", type=int, default=100)
     parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0 = torch's default)")
+    parser.add_argument("--kl-weight", type=float, default=OrderTrainConfig.kl_weight, help="beta in "
+                        "D - beta KL (1: the ELBO; < 1 lets Q spread its schedule when P cannot follow)")
+    parser.add_argument("--init", type=Path, default=None, help="continue from this selector (and its "
+                        "*_posterior file beside it)")
+    parser.add_argument("--finetune", action="store_true", help="train the denoiser jointly on the ELBO's "
+                        "denoising term; it is saved beside the selector as *_denoiser")
+    parser.add_argument("--denoiser-lr", type=float, default=OrderTrainConfig.denoiser_lr)
+    sudoku = parser.add_argument_group("sudoku")
+    sudoku.add_argument("--puzzle-pool", type=int, default=2000, help="training puzzles generated")
+    sudoku.add_argument("--eval-puzzles", type=int, default=100)
+    protein = parser.add_argument_group("protein")
+    protein.add_argument("--fasta", type=Path, default=Path("../shared/data/protein/cath-dataset-nonredundant-S40.fa"),
+                         help="FASTA read with the strict rule; training windows from its train split, validation from val")
+    protein.add_argument("--lengths", default="50-100", help="LO-HI: window lengths drawn per batch")
+    protein.add_argument("--eval-per-length", type=int, default=16, help="validation windows per length (4 lengths)")
     args = parser.parse_args(argv)
     try:
         budgets = tuple(int(b) for b in args.steps_budget.split(","))
@@ -136,9 +218,20 @@ def main(argv: list[str] | None = None) -> None:
         torch.set_num_threads(args.threads)
     cfg = OrderTrainConfig(seed=args.seed, updates=args.updates, batch=args.batch, samples=args.samples,
                            tau=args.tau, lr=args.lr, width=args.width, budgets=budgets, bf16=args.bf16,
-                           time_budget=args.time_budget)
-    log_path = args.log or args.out.with_name(args.out.stem + "_log.jsonl")
-    run_sudoku(args.model, args.out, log_path, cfg, args.puzzle_pool, args.eval_every, args.eval_puzzles)
+                           time_budget=args.time_budget, finetune=args.finetune, denoiser_lr=args.denoiser_lr,
+                           kl_weight=args.kl_weight)
+    model_path, out = args.model or DEFAULTS[args.domain][0], args.out or DEFAULTS[args.domain][1]
+    log_path = args.log or out.with_name(out.stem + "_log.jsonl")
+    if args.domain == "sudoku":
+        from mi_core.order.sudoku import run_sudoku
+
+        run_sudoku(model_path, out, log_path, cfg, args.puzzle_pool, args.eval_every, args.eval_puzzles, args.init)
+    else:
+        from mi_core.bench.protein import parse_lengths
+        from mi_core.order.protein import run_protein
+
+        run_protein(model_path, args.fasta, out, log_path, cfg, parse_lengths(args.lengths), args.eval_every,
+                    args.eval_per_length, args.init)
 
 
 __all__ = ["OrderTrainConfig", "train_order"]

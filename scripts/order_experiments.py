@@ -1,0 +1,104 @@
+"""Two side experiments on the Sudoku order selector, quoted in docs/learned_order.md and BENCHMARKS.md.
+
+1. ``paced``: the threshold of the learned sampler's paced mode, tuned on puzzles 101-200 of each level of
+   the Kaggle graded set (the benchmark, ``bench-order``, uses puzzles 1-100), against threshold mode and
+   top_margin at the same T.
+2. ``finetune``: what fine-tuning the denoiser on the ELBO's denoising term alone does to it. The shipped
+   selector and posterior are frozen; the MDM takes Adam steps on -D (the log-likelihood of the true
+   values at the positions Q unmasks, teacher-forced), and top_margin with T = 20 is scored on 100
+   generated validation puzzles every 20 updates.
+
+Writes ``assets/benchmarks/order_experiments.json``. About 10 minutes on one CPU thread:
+``python scripts/order_experiments.py``.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import torch
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from mi_core.bench.report import write_json
+from mi_core.bench.sudoku import evaluate
+from mi_core.decoding import make_strategy
+from mi_core.domains.sudoku import read_puzzles
+from mi_core.models.sudoku_mdm import load_sudoku_mdm
+from mi_core.order.elbo import rollout
+from mi_core.order.sudoku import EVAL_SEED, TRAIN_SEED, decode_score, puzzle_draw
+from mi_core.order.train import load_nets
+from mi_core.train.sudoku_data import build_pool
+
+MODEL = ROOT / "assets/sudoku_mdm.safetensors"
+SELECTOR = ROOT / "assets/sudoku_order_selector.safetensors"
+PUZZLES = ROOT / "../shared/data/sudoku/kaggle_graded_dev.csv"
+
+
+def tuning_slice(path: Path, lo: int = 100, hi: int = 200) -> list:
+    """Puzzles ``lo+1..hi`` of each level (the benchmark takes the first 100)."""
+    seen, out = Counter(), []
+    for rec in read_puzzles(path):
+        seen[rec.level] += 1
+        if lo < seen[rec.level] <= hi:
+            out.append(rec)
+    return out
+
+
+def paced(model) -> list[dict]:
+    records = tuning_slice(PUZZLES)
+    rows = []
+    for t in (5, 10, 15, 20):
+        configs = [("top_margin", {"steps": t}), ("learned", {"steps": t, "mode": "threshold"})]
+        configs += [("learned", {"steps": t, "mode": "paced", "threshold": th}) for th in (0.6, 0.7, 0.8, 0.9)]
+        for name, params in configs:
+            extra = {"selector": str(SELECTOR)} if name == "learned" else {}
+            res = evaluate(model, records, make_strategy(name, **params, **extra), batch_size=256, bf16=True)
+            rows.append({"T": t, "sampler": name, "params": params, "n": res["n"], "accuracy": res["accuracy"],
+                         "mean_passes": res["mean_passes"]})
+            print(rows[-1], flush=True)
+    return rows
+
+
+def finetune(model, updates: int = 60, lr: float = 1e-5, every: int = 20) -> list[dict]:
+    pool = build_pool(TRAIN_SEED, 500, puzzles=True, workers=1)
+    val = build_pool(EVAL_SEED, 100, puzzles=True, workers=1)
+    posterior, selector = load_nets(SELECTOR)
+    for p in [*posterior.parameters(), *selector.parameters()]:
+        p.requires_grad_(False)
+    score = lambda: decode_score(model, val, make_strategy("top_margin", steps=20), True)["accuracy"]
+    curve = [{"update": 0, "top_margin_T20": score()}]
+    print(curve[-1], flush=True)
+    model.eval()
+    for p in model.parameters():
+        p.requires_grad_(True)
+    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    draw, rng, gen = puzzle_draw(pool), np.random.default_rng(0), torch.Generator().manual_seed(0)
+    for update in range(updates):
+        tokens, target = draw(rng, 16)
+        ro = rollout(model, tokens, target, posterior, selector, (5, 10, 15, 20)[update % 4], 0.1, 4, gen, True,
+                     finetune=True)
+        loss = -(ro.denoise_grad / ro.n_masked).mean()
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        if (update + 1) % every == 0:
+            curve.append({"update": update + 1, "denoise_loss_per_cell": loss.item(), "top_margin_T20": score()})
+            print(curve[-1], flush=True)
+    return curve
+
+
+def main() -> None:
+    torch.set_num_threads(1)
+    out = {"paced": paced(load_sudoku_mdm(MODEL)),
+           "finetune": {"lr": 1e-5, "batch": 16, "samples": 4, "curve": finetune(load_sudoku_mdm(MODEL))}}
+    write_json(out, ROOT / "assets/benchmarks/order_experiments.json")
+
+
+if __name__ == "__main__":
+    main()
