@@ -114,8 +114,9 @@ residues in the same pass. Preset sequences are CATH S40 domains (CC BY 4.0); pa
 
 
 def learned_caption(mode: str, threshold: float, steps: int, step: int, masked: int, unmasked: int,
-                    noun: str = "cell", marker: str = "Outlined") -> str:
-    """The caption under the order selector's P(unmask) at frame ``step`` (1-based) of ``learned``.
+                    noun: str = "cell", marker: str = "Outlined", budget: tuple | None = None) -> str:
+    """The caption under the order selector's P(unmask) at frame ``step`` (1-based) of ``learned`` (or of
+    ``learned_mi``: ``mode="mi"`` with ``budget`` = ``(gamma, lam, relative)``).
 
     Args:
         mode, threshold, steps: the strategy's parameters (``steps`` is the budget T).
@@ -135,6 +136,12 @@ def learned_caption(mode: str, threshold: float, steps: int, step: int, masked: 
                   f"probable one, and at step T every masked {noun} is",
         "rank": f"exactly {floor} of the masked {noun}s are unmasked, the most probable first",
     }
+    if budget is not None:
+        gamma, lam, relative = budget
+        pair = "MI / min(H_i, H_j)" if relative else "MI"
+        rules["mi"] = (f"the masked {noun}s are visited from the most probable, and one is unmasked while its risk "
+                       f"−log P plus {lam:g} × the {pair} with those already taken fits what is left of the budget "
+                       f"γ = {gamma:g} (the most probable always), and at step T every masked {noun} is")
     if mode not in rules:
         raise ValueError(f"unknown learned mode {mode!r}; choose one of {', '.join(rules)}")
     return (f"Step budget T = {steps}: step {step} of {steps}, T left: {max(steps - step, 0)}. "

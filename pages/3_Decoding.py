@@ -142,7 +142,12 @@ def selector_view(domain, pz, trace, s, side, view=None):
     if s.step == 0 or prob is None:
         st.caption(f"The order selector's P(unmask) of each masked {noun} shows from step 1 on.")
         return
-    mode, threshold, steps = param(trace, "mode"), float(param(trace, "threshold")), int(param(trace, "steps"))
+    steps = int(param(trace, "steps"))
+    if trace.strategy == "learned_mi":  # the selector's risk in the MI budget: no mode, no threshold
+        mode, threshold = "mi", 0.0
+        budget = (float(param(trace, "gamma")), float(param(trace, "lam")), bool(param(trace, "relative")))
+    else:
+        mode, threshold, budget = param(trace, "mode"), float(param(trace, "threshold")), None
     before = trace.steps[s.step - 1].tokens
     title = f"{trace.strategy}: P(unmask) at step {s.step}"
     if domain.layout == "grid":
@@ -157,7 +162,7 @@ def selector_view(domain, pz, trace, s, side, view=None):
         marker = "Dashed line: the threshold; orange bars" if line else "Orange bars"
     widgets.chart(fig, key=f"select_{side}")
     st.caption(texts.learned_caption(mode, threshold, steps, s.step, int((before == 0).sum()), int(s.chosen.sum()),
-                                     noun, marker))
+                                     noun, marker, budget))
 
 
 def player(domain, pz, traces, count, playing, view=None):

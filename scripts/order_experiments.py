@@ -1,19 +1,22 @@
-"""Two side experiments on the Sudoku order selector, quoted in docs/learned_order.md and BENCHMARKS.md.
+"""Side experiments on the Sudoku order selector, quoted in docs/learned_order.md and BENCHMARKS.md.
 
 1. ``paced``: the threshold of the learned sampler's paced mode, tuned on puzzles 101-200 of each level of
    the Kaggle graded set (the benchmark, ``bench-order``, uses puzzles 1-100), against threshold mode and
    top_margin at the same T.
-2. ``finetune``: what fine-tuning the denoiser on the ELBO's denoising term alone does to it. The shipped
+2. ``learned_mi``: the budget gamma (and at T = 20 lam and the relative cost) of ``learned_mi`` on the same
+   tuning puzzles; ``bench-order``'s default gammas per T are the best of these.
+3. ``finetune``: what fine-tuning the denoiser on the ELBO's denoising term alone does to it. The shipped
    selector and posterior are frozen; the MDM takes Adam steps on -D (the log-likelihood of the true
    values at the positions Q unmasks, teacher-forced), and top_margin with T = 20 is scored on 100
    generated validation puzzles every 20 updates.
 
-Writes ``assets/benchmarks/order_experiments.json``. About 10 minutes on one CPU thread:
-``python scripts/order_experiments.py``.
+Writes (merges into) ``assets/benchmarks/order_experiments.json``. About 15 minutes on one CPU thread:
+``python scripts/order_experiments.py [paced] [learned_mi] [finetune]`` (all three by default).
 """
 
 from __future__ import annotations
 
+import json
 import sys
 from collections import Counter
 from pathlib import Path
@@ -25,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from mi_core.bench.report import write_json
-from mi_core.bench.sudoku import evaluate
+from mi_core.bench.sudoku import evaluate, with_default_estimator
 from mi_core.decoding import make_strategy
 from mi_core.domains.sudoku import read_puzzles
 from mi_core.models.sudoku_mdm import load_sudoku_mdm
@@ -49,19 +52,34 @@ def tuning_slice(path: Path, lo: int = 100, hi: int = 200) -> list:
     return out
 
 
-def paced(model) -> list[dict]:
+def tune(model, configs: list[tuple[int, str, dict]]) -> list[dict]:
     records = tuning_slice(PUZZLES)
     rows = []
-    for t in (5, 10, 15, 20):
-        configs = [("top_margin", {"steps": t}), ("learned", {"steps": t, "mode": "threshold"})]
-        configs += [("learned", {"steps": t, "mode": "paced", "threshold": th}) for th in (0.6, 0.7, 0.8, 0.9)]
-        for name, params in configs:
-            extra = {"selector": str(SELECTOR)} if name == "learned" else {}
-            res = evaluate(model, records, make_strategy(name, **params, **extra), batch_size=256, bf16=True)
-            rows.append({"T": t, "sampler": name, "params": params, "n": res["n"], "accuracy": res["accuracy"],
-                         "mean_passes": res["mean_passes"]})
-            print(rows[-1], flush=True)
+    for t, name, params in configs:
+        extra = {"selector": str(SELECTOR)} if name.startswith("learned") else {}
+        strategy = with_default_estimator(make_strategy(name, **params, **extra))
+        res = evaluate(model, records, strategy, batch_size=256, bf16=True)
+        rows.append({"T": t, "sampler": name, "params": params, "n": res["n"], "accuracy": res["accuracy"],
+                     "mean_passes": res["mean_passes"]})
+        print(rows[-1], flush=True)
     return rows
+
+
+def paced(model) -> list[dict]:
+    configs = []
+    for t in (5, 10, 15, 20):
+        configs += [(t, "top_margin", {"steps": t}), (t, "learned", {"steps": t, "mode": "threshold"})]
+        configs += [(t, "learned", {"steps": t, "mode": "paced", "threshold": th}) for th in (0.6, 0.7, 0.8, 0.9)]
+    return tune(model, configs)
+
+
+def learned_mi(model) -> list[dict]:
+    grid = {5: (4.0, 8.0, 16.0), 10: (1.0, 2.0, 4.0), 15: (1.0, 2.0, 4.0), 20: (0.5, 0.8, 1.0, 1.2, 1.5, 2.0)}
+    configs = [(t, "learned_mi", {"steps": t, "gamma": g}) for t, gs in grid.items() for g in gs]
+    configs += [(20, "learned_mi", {"steps": 20, "gamma": 1.0, "lam": lam, "relative": rel})
+                for lam, rel in ((0.25, True), (1.0, True), (0.5, False), (1.0, False))]
+    configs += [(None, "mi", {"gamma": g, "lam": 0.5, "relative": True}) for g in (0.5, 1.0, 2.0)]
+    return tune(model, configs)
 
 
 def finetune(model, updates: int = 60, lr: float = 1e-5, every: int = 20) -> list[dict]:
@@ -93,12 +111,20 @@ def finetune(model, updates: int = 60, lr: float = 1e-5, every: int = 20) -> lis
     return curve
 
 
-def main() -> None:
+def main(argv: list[str]) -> None:
     torch.set_num_threads(1)
-    out = {"paced": paced(load_sudoku_mdm(MODEL)),
-           "finetune": {"lr": 1e-5, "batch": 16, "samples": 4, "curve": finetune(load_sudoku_mdm(MODEL))}}
-    write_json(out, ROOT / "assets/benchmarks/order_experiments.json")
+    parts = argv or ["paced", "learned_mi", "finetune"]
+    path = ROOT / "assets/benchmarks/order_experiments.json"
+    out = json.loads(path.read_text()) if path.is_file() else {}
+    for part in parts:
+        if part == "finetune":
+            out[part] = {"lr": 1e-5, "batch": 16, "samples": 4, "curve": finetune(load_sudoku_mdm(MODEL))}
+        elif part in ("paced", "learned_mi"):
+            out[part] = globals()[part](load_sudoku_mdm(MODEL))
+        else:
+            raise SystemExit(f"unknown part {part!r}; choose from paced, learned_mi, finetune")
+        write_json(out, path)
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

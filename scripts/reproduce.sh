@@ -95,3 +95,27 @@ for v in false true; do  # estimated vs exact MI in the loop (section mi-exact-c
         --grid "mi:gamma=1;lam=1;relative=$v" --grid "mi_exact:gamma=1;lam=1;eps=0.001;relative=$v" \
         --name "kaggle_Hard_first40_exact_$v" --markdown - --json "assets/benchmarks/mi_exact_hard40_relative_$v.json"
 done
+
+# --- session 3 (learned order: proteins, joint fine-tuning, paced and learned_mi) ---
+# the protein order selector (20 min; the ELBO collapses to one step: docs/learned_order.md, "Proteins")
+python -m mi_core train-order protein --fasta "$PROTEIN" --steps-budget 5,10,15,20 \
+    --out assets/protein_order_selector.safetensors --log runs/order_protein.jsonl --batch 16 --samples 4 \
+    --tau 0.1 --lr 1e-3 --eval-every 100 --threads 1 --time-budget 1200
+# the same with a KL weight of 0.1 (300 updates; it collapses too)
+python -m mi_core train-order protein --fasta "$PROTEIN" --steps-budget 5,10,15,20 --kl-weight 0.1 \
+    --updates 300 --eval-every 50 --threads 1 --out runs/protein_beta01/selector.safetensors \
+    --log assets/benchmarks/order_protein_kl0.1.jsonl
+python -m mi_core bench-order protein --reference "$PROTEIN" --samples 300 --lengths 50-100 --seeds 0,1,2 \
+    --json assets/benchmarks/order_protein_cath.json --threads 1
+# joint fine-tuning of the Sudoku denoiser from the shipped selector (stopped after the first evaluation)
+for lr in 1e-4 1e-5; do
+    python -m mi_core train-order sudoku --init assets/sudoku_order_selector.safetensors --finetune \
+        --denoiser-lr $lr --steps-budget 5,10,15,20 --out runs/joint/sudoku_order_joint.safetensors \
+        --log assets/benchmarks/order_joint_sudoku_lr$lr.jsonl --batch 16 --samples 4 --tau 0.1 --lr 1e-3 \
+        --eval-every 100 --eval-puzzles 100 --puzzle-pool 2000 --threads 1 --updates 100
+done
+# paced thresholds and learned_mi budgets on puzzles 101-200 per level; the denoising term alone
+python scripts/order_experiments.py paced learned_mi finetune
+# the Sudoku benchmark with paced, learned_mi and the sequential ceiling (section bench-order)
+python -m mi_core bench-order sudoku --puzzles "$DATA/kaggle_graded_dev.csv" --per-level 100 --threads 1 \
+    --json assets/benchmarks/order_kaggle_graded_dev.json

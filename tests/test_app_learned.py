@@ -361,6 +361,32 @@ def test_learned_caption_states_each_modes_rule(mode, expected):
     assert caption == f"Step budget T = 10: step 3 of 10, T left: 7. {expected} Outlined: the 4 cells unmasked at this step."
 
 
+def test_learned_mi_caption_states_the_risk_budget():
+    caption = texts.learned_caption("mi", 0.0, 20, 2, 40, 3, budget=(1.0, 0.5, True))
+    assert ("at each step the masked cells are visited from the most probable, and one is unmasked while its risk "
+            "−log P plus 0.5 × the MI / min(H_i, H_j) with those already taken fits what is left of the budget γ = 1") \
+        in caption
+    assert "× the MI with" in texts.learned_caption("mi", 0.0, 20, 2, 40, 3, budget=(2.0, 1.0, False))
+    with pytest.raises(ValueError, match="unknown learned mode 'mi'"):
+        texts.learned_caption("mi", 0.5, 4, 1, 5, 1)  # mode mi needs its budget
+
+
+def test_learned_mi_runs_on_the_page_with_the_selector_view(env):
+    at = run_page(a="learned_mi", a_learned_mi_steps="8", b="mi")
+    assert_clean(at)
+    assert "learned_mi" in at.selectbox(key="a").options
+    at.button(key="step_next").click().run()
+    assert_clean(at)
+    first = z_of(specs(at)["learned_mi: P(unmask) at step 1"])
+    givens = np.array([c != "." for c in PRESET])
+    assert np.isnan(first[givens]).all() and np.isfinite(first[~givens]).all()
+    caption = next(c.value for c in at.caption if c.value.startswith("Step budget"))
+    assert "T = 8" in caption and "risk −log P" in caption
+    at.button(key="step_last").click().run()
+    assert_clean(at)
+    assert int(step_metrics(at)[0].split(" / ")[1]) <= 8
+
+
 def test_learned_caption_counts_and_nouns():
     last = texts.learned_caption("rank", 0.5, 4, 4, 5, 5, "residue", "Orange bars")
     assert "step 4 of 4, T left: 0" in last and "(here ⌈5 / 1⌉ = 5)" in last  # the last step takes every one

@@ -157,7 +157,7 @@ def check_trajectory(frames, tokens, name, params, mask_id=MASK_ID):
 
 def test_registry_names():
     assert set(STRATEGIES) == {"sequential", "random", "topk", "top_prob", "top_margin", "eb", "threshold",
-                               "mask_predict", "mi", "mi_exact", "learned"}
+                               "mask_predict", "mi", "mi_exact", "learned", "learned_mi"}
     assert strategy_params("mi") == {"gamma": 1.0, "lam": 1.0, "relative": False, "estimator": None}  # mi_fn: set by code, not listed
     assert strategy_params("topk") == {"k": 1, "steps": None}
 

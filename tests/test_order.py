@@ -236,6 +236,63 @@ def test_learned_paced_mode_takes_the_confident_and_never_less_than_uniform(tiny
         left = left - chosen.sum(1)
 
 
+def pairwise_mi(seed=0):
+    """An ``mi_fn`` giving a fixed random symmetric MI matrix in [0, 0.5] per call (shape of the state)."""
+
+    def mi_fn(ctx):
+        g = torch.Generator().manual_seed(seed)
+        b, n = ctx.masked.shape
+        m = torch.rand(b, n, n, generator=g) * 0.5
+        return (m + m.transpose(1, 2)) / 2
+
+    return mi_fn
+
+
+@pytest.mark.parametrize("steps", [1, 4, 8])
+def test_learned_mi_keeps_givens_respects_T_and_spends_its_budget(tiny_mdm, selector9, steps):
+    tokens = puzzles9()
+    strategy = make_strategy("learned_mi", steps=steps, gamma=1.5, lam=0.5, relative=False, net=selector9,
+                             mi_fn=pairwise_mi())
+    frames = list(decode(tiny_mdm, tokens, strategy, seed=1))
+    given = tokens != MASK_ID
+    assert frames[-1].done and torch.equal(frames[-1].tokens[given], tokens[given]) and len(frames) <= steps
+    for t, f in enumerate(frames):
+        prob, chosen = f.info["select_prob"], f.chosen
+        assert torch.equal(f.info["count"], chosen.sum(1))
+        if t == steps - 1:
+            continue  # the budget's last step takes everything left
+        risk = -prob.clamp_min(1e-12).log().double()
+        for row in range(len(tokens)):
+            picked = chosen[row].nonzero()[:, 0]
+            if len(picked) > 1:  # beyond the always-taken first one, everything fits the budget
+                assert float(f.info["budget_spent"][row]) <= 1.5 + 1e-9
+            assert int(picked[risk[row, picked].argmin()]) == int(prob[row].argmax())
+
+
+def test_learned_mi_with_zero_budget_is_one_per_step_and_with_no_mi_is_a_risk_budget(tiny_mdm, selector9):
+    tokens = puzzles9(1)
+    one = make_strategy("learned_mi", steps=81, gamma=0.0, net=selector9, mi_fn=pairwise_mi())
+    frames = list(decode(tiny_mdm, tokens, one))
+    assert all(int(f.chosen.sum()) == 1 for f in frames)
+    none = make_strategy("learned_mi", steps=81, gamma=2.0, lam=0.0, net=selector9, mi_fn=pairwise_mi())
+    first = next(iter(decode(tiny_mdm, tokens, none)))
+    risk = -first.info["select_prob"][0].clamp_min(1e-12).log().double()
+    masked = tokens[0] == MASK_ID
+    order = risk.masked_fill(~masked, float("inf")).argsort()
+    h = risk[order][: int(masked.sum())]
+    expected = max(1, int(((h.cumsum(0) - h[0]) + h[0] <= 2.0).sum()))  # the longest risk prefix within gamma
+    assert int(first.chosen.sum()) == expected
+
+
+def test_learned_mi_needs_a_selector_and_an_mi_source(tiny_mdm, selector9):
+    with pytest.raises(ValueError, match="strategy 'learned_mi' has no MI source"):
+        decode_final(tiny_mdm, puzzles9(), make_strategy("learned_mi", net=selector9))
+    with pytest.raises(ValueError, match="strategy 'learned_mi' has no selector"):
+        decode_final(tiny_mdm, puzzles9(), make_strategy("learned_mi", mi_fn=pairwise_mi()))
+    with pytest.raises(ValueError, match="gamma must be a finite number >= 0"):
+        make_strategy("learned_mi", gamma=-1)
+
+
 def test_learned_same_seed_same_trajectory(tiny_mdm, selector9):
     def run(seed):
         strategy = make_strategy("learned", steps=5, mode="sample", net=selector9)
@@ -322,7 +379,8 @@ def test_bench_order_cli_writes_rows_and_report(tmp_path, model_path, selector9)
     save_order_net(selector9, selector)
     out = tmp_path / "rows.json"
     assert cli_main(["bench-order", "sudoku", "--puzzles", str(csv), "--model", str(model_path), "--selector",
-                     str(selector), "--per-level", "1", "--budgets", "2", "--gammas", "", "--json", str(out)]) == 0
+                     str(selector), "--per-level", "1", "--budgets", "2", "--gammas", "", "--learned-mi-gammas", "",
+                     "--json", str(out)]) == 0
     rows = json.loads(out.read_text())
     assert [r["sampler"] for r in rows] == ["random", "top_prob", "top_margin", "learned", "learned", "learned",
                                             "top_margin", "sequential"]

@@ -114,7 +114,8 @@ def strategies_for_test(tiny_estimator, estimator_path=None):
     torch.manual_seed(2)
     selector = make_order_nets(32)[1].eval()
     mi = {"estimator": str(estimator_path)} if estimator_path else {"mi_fn": estimator_mi_fn(tiny_estimator)}
-    return [("learned", {"steps": 3, "net": selector}), ("sequential", {}), ("random", {"steps": 3}), ("topk", {"k": 4}), ("top_prob", {"k": 3}),
+    return [("learned", {"steps": 3, "net": selector}), ("learned_mi", {"steps": 3, "gamma": 2.0, "net": selector, **mi}),
+            ("sequential", {}), ("random", {"steps": 3}), ("topk", {"k": 4}), ("top_prob", {"k": 3}),
             ("top_margin", {"k": 3}), ("eb", {"gamma": 4.0}), ("threshold", {"tau": 0.06}),
             ("mask_predict", {"steps": 3}), ("mi", {"gamma": 4.0, "lam": 1.0, **mi}), ("mi_exact", {"gamma": 4.0})]
 

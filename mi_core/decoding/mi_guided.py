@@ -129,14 +129,14 @@ class MIGuided(MIBudget):
 
     def mi_matrix(self, ctx) -> torch.Tensor:
         if self.mi_fn is None:
-            raise ValueError("strategy 'mi' has no MI source: give estimator=PATH (a trained MI estimator) "
+            raise ValueError(f"strategy '{self.name}' has no MI source: give estimator=PATH (a trained MI estimator) "
                              "or set mi_fn (e.g. mi_fn=estimator_mi_fn(estimator))")
         if not callable(self.mi_fn):
-            raise ValueError(f"strategy 'mi': mi_fn must be callable as mi_fn(ctx), got {type(self.mi_fn).__name__}")
+            raise ValueError(f"strategy '{self.name}': mi_fn must be callable as mi_fn(ctx), got {type(self.mi_fn).__name__}")
         mi = self.mi_fn(ctx)
         expected = (*ctx.masked.shape, ctx.masked.shape[1])
         if tuple(mi.shape) != expected:
-            raise ValueError(f"strategy 'mi': mi_fn returned shape {tuple(mi.shape)}, expected {expected}")
+            raise ValueError(f"strategy '{self.name}': mi_fn returned shape {tuple(mi.shape)}, expected {expected}")
         return mi
 
 

@@ -9,7 +9,8 @@ mean passes are <= T.
 
 Sudoku:
 For each budget T: ``random``, ``top_prob``, ``top_margin`` (all with ``steps=T``), ``learned``
-(threshold, paced and sample modes, ``steps=T``), and ``top_margin`` again with ``steps`` = the learned
+(threshold, paced and sample modes, ``steps=T``), ``learned_mi`` (the selector's risk in the MI
+budget, ``steps=T``, gamma per T from ``--learned-mi-gammas``), and ``top_margin`` again with ``steps`` = the learned
 sampler's mean passes rounded (it may stop before T). ``sequential`` runs once as the ceiling. ``eb`` and ``mi`` have no step budget, so each runs over a
 grid of ``gamma`` once (mi both plain and with the relative cost, lam 0.5) and, per T, the most accurate
 setting whose mean passes are <= T is reported.
@@ -45,8 +46,19 @@ def pick_records(path: Path, per_level: int) -> list:
     return records
 
 
+LEARNED_MI_GAMMAS = {5: 8.0, 10: 4.0, 15: 2.0, 20: 1.0}  # chosen on puzzles 101-200 per level (order_experiments.py)
+
+
+def parse_gamma_map(spec: str) -> dict[int, float]:
+    """``"5:8,10:4"`` -> ``{5: 8.0, 10: 4.0}``: learned_mi's budget gamma for each T."""
+    try:
+        return {int(t): float(g) for t, g in (item.split(":") for item in spec.split(",") if item.strip())}
+    except ValueError:
+        raise ValueError(f"--learned-mi-gammas expects T:GAMMA pairs separated by commas, got {spec!r}") from None
+
+
 def run(model, records, name: str, params: dict, selector: Path, seed: int) -> dict:
-    extra = {"selector": str(selector)} if name == "learned" else {}
+    extra = {"selector": str(selector)} if name in ("learned", "learned_mi") else {}
     strategy = with_default_estimator(make_strategy(name, **params, **extra))
     res = evaluate(model, records, strategy, batch_size=256, seed=seed, bf16=True)
     row = {"sampler": name, "params": params, **{k: res[k] for k in ("n", "accuracy", "mean_passes", "seconds")}}
@@ -87,12 +99,13 @@ def report(rows: list[dict], budgets: list[int], levels: list[str]) -> str:
         cols += [(f"lvl_{lv}", lv) for lv in levels] + [("mean_passes", "mean passes")]
         out += [f"### T = {t}", "", markdown_table(table, cols), ""]
         margin = next(r for r in rows if r.get("T") == t and r["sampler"] == "top_margin" and not r.get("matched"))
-        for mode in ("threshold", "paced"):
-            learned = next((r for r in rows if r.get("T") == t and r["sampler"] == "learned"
+        for name, mode in (("learned", "threshold"), ("learned", "paced"), ("learned_mi", None)):
+            learned = next((r for r in rows if r.get("T") == t and r["sampler"] == name
                             and r["params"].get("mode") == mode), None)
             if learned is not None:
-                out.append(f"learned ({mode}) passes used: {learned['passes_hist']}")
-                out += goal_lines(margin, learned, f"learned {mode}", levels)
+                label = f"{name} ({mode})" if mode else name
+                out.append(f"{label} passes used: {learned['passes_hist']}")
+                out += goal_lines(margin, learned, label, levels)
         out.append("")
     return "\n".join(out)
 
@@ -212,6 +225,9 @@ def main(argv: list[str] | None = None) -> int:
                    "empty: skip")
     p.add_argument("--paced-threshold", type=float, default=0.9, help="sudoku: threshold of learned's paced "
                    "mode (0.9: chosen on puzzles 101-200 of each Kaggle level, not the benchmark's first 100)")
+    p.add_argument("--learned-mi-gammas", default=",".join(f"{t}:{g:g}" for t, g in LEARNED_MI_GAMMAS.items()),
+                   help="sudoku: T:GAMMA budgets of learned_mi (the selector's risk plus MI; default chosen on "
+                   "puzzles 101-200 of each level); empty: skip it")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", type=Path, required=True)
     p.add_argument("--md", type=Path, default=None, help="Markdown report (default: JSON path with .md)")
@@ -230,6 +246,7 @@ def main(argv: list[str] | None = None) -> int:
     budgets = [int(b) for b in args.budgets.split(",")]
     gammas = [float(g) for g in (args.gammas if args.gammas is not None else ",".join(str(g) for g in GAMMAS)).split(",")
               if g.strip()]
+    mi_gammas = parse_gamma_map(args.learned_mi_gammas)
     model = load_sudoku_mdm(args.model)
     records = pick_records(args.puzzles, args.per_level)
     known = ["Beginner", "Easy", "Medium", "Hard", "Expert"]
@@ -239,7 +256,8 @@ def main(argv: list[str] | None = None) -> int:
         for name, params in [("random", {"steps": t}), ("top_prob", {"steps": t}), ("top_margin", {"steps": t}),
                              ("learned", {"steps": t, "mode": "threshold"}),
                              ("learned", {"steps": t, "mode": "paced", "threshold": args.paced_threshold}),
-                             ("learned", {"steps": t, "mode": "sample"})]:
+                             ("learned", {"steps": t, "mode": "sample"})] + (
+                             [("learned_mi", {"steps": t, "gamma": mi_gammas[t]})] if t in mi_gammas else []):
             rows.append(dict(run(model, records, name, params, args.selector, args.seed), T=t))
             print(rows[-1], flush=True)
         # learned may stop early: top_margin at the learned sampler's own mean passes
