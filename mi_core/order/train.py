@@ -1,11 +1,15 @@
-"""Train an order selector: ``python -m mi_core train-order sudoku --model assets/sudoku_mdm.safetensors ...``.
+"""Train an order selector: ``python -m mi_core train-order sudoku|protein ...``.
 
-Each update draws a batch of start states (puzzles) with their solutions and one budget T (cycling
-through ``--steps-budget``), rolls out K posterior schedules per state against the frozen MDM, and takes
-an Adam step on :func:`mi_core.order.elbo.order_loss`. Every ``--eval-every`` updates it decodes held-out
-generated puzzles with the ``learned`` strategy and with ``top_margin`` at each budget, logs a JSON line,
-and writes checkpoints: the selector (``--out``, best mean validation accuracy, and ``*_last``) and the
-posterior beside it (``*_posterior``), each with its config, the training settings and the curve.
+Each update draws a batch of start states with their clean sequences (Sudoku: generated puzzles;
+proteins: all-mask windows of training sequences, :mod:`mi_core.order.protein`) and one budget T
+(cycling through ``--steps-budget``), rolls out K posterior schedules per state against the MDM, and
+takes an Adam step on :func:`mi_core.order.elbo.order_loss`. The MDM is frozen unless ``--finetune``
+(then it trains on the denoising term too and is saved as ``*_denoiser``); ``--kl-weight`` < 1 weighs the
+KL down; ``--init`` continues from a saved selector and posterior. Every ``--eval-every`` updates it
+validates ``learned`` against ``top_margin`` at each budget (Sudoku: puzzles solved; proteins:
+teacher-forced log-likelihood per residue), logs a JSON line, and writes checkpoints: the selector
+(``--out``, best mean validation score, and ``*_last``) and the posterior beside it (``*_posterior``),
+each with its config, the training settings and the curve.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ import numpy as np
 import torch
 
 from mi_core.order.elbo import order_loss, rollout
-from mi_core.order.selector import make_order_nets, save_order_net
+from mi_core.order.selector import load_order_net, make_order_nets, save_order_net
 
 
 @dataclass(frozen=True)
@@ -149,8 +153,6 @@ def run_logged(model, draw: Callable, cfg: OrderTrainConfig, validate: Callable,
 
 def load_nets(selector_path: Path) -> tuple:
     """``(posterior, selector)`` from a selector checkpoint and the ``*_posterior`` file beside it."""
-    from mi_core.order.selector import load_order_net
-
     posterior_path = selector_path.with_name(selector_path.stem + "_posterior.safetensors")
     if selector_path.stem.endswith("_last"):
         posterior_path = selector_path.with_name(selector_path.stem[:-5] + "_posterior_last.safetensors")
