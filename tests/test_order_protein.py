@@ -174,8 +174,24 @@ def test_bench_order_protein_cli(tmp_path, tiny_protein):
     assert "### T = 2" in out.with_suffix(".md").read_text()
 
 
-def test_bench_order_needs_its_inputs(capsys):
+def test_bench_order_needs_its_inputs(capsys, tmp_path):
     assert cli_main(["bench-order", "protein", "--json", "x.json"]) == 2
     assert "needs --reference FASTA" in capsys.readouterr().err
     assert cli_main(["bench-order", "sudoku", "--json", "x.json"]) == 2
     assert "needs --puzzles FILE" in capsys.readouterr().err
+    fasta = write_fasta(tmp_path / "ref.fa")
+    for extra, message in [(["--seeds", "0,a"], "--seeds expects integers separated by commas, got '0,a'"),
+                           (["--budgets", "5;10"], "--budgets expects integers"),
+                           (["--selector", str(tmp_path / "none.safetensors")], "weights file not found")]:
+        assert cli_main(["bench-order", "protein", "--reference", str(fasta), "--json", "x.json", *extra]) == 2
+        assert message in capsys.readouterr().err
+    assert not (tmp_path / "x.json").exists()
+
+
+def test_train_order_init_names_what_is_missing(capsys, tmp_path):
+    assert cli_main(["train-order", "sudoku", "--init", str(tmp_path / "none.safetensors")]) == 2
+    assert f"--init: no selector at {tmp_path / 'none.safetensors'}" in capsys.readouterr().err
+    torch.manual_seed(0)
+    save_order_net(make_order_nets(32)[1], tmp_path / "sel.safetensors")
+    assert cli_main(["train-order", "sudoku", "--init", str(tmp_path / "sel.safetensors")]) == 2
+    assert "has no posterior beside it (sel_posterior.safetensors)" in capsys.readouterr().err

@@ -32,6 +32,7 @@ from mi_core.bench.sudoku import evaluate, with_default_estimator
 from mi_core.decoding import make_strategy
 from mi_core.domains.sudoku import read_puzzles
 from mi_core.models.sudoku_mdm import load_sudoku_mdm
+from mi_core.order.selector import load_order_net
 
 GAMMAS = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 4.0, 8.0)
 
@@ -47,6 +48,15 @@ def pick_records(path: Path, per_level: int) -> list:
 
 
 LEARNED_MI_GAMMAS = {5: 8.0, 10: 4.0, 15: 2.0, 20: 1.0}  # chosen on puzzles 101-200 per level (order_experiments.py)
+
+
+def parse_ints(spec: str, flag: str) -> list[int]:
+    """``"0,1,2"`` -> ``[0, 1, 2]``; raises ValueError naming ``flag`` otherwise."""
+    try:
+        values = [int(v) for v in spec.split(",")]
+    except ValueError:
+        raise ValueError(f"{flag} expects integers separated by commas, got {spec!r}") from None
+    return values
 
 
 def parse_gamma_map(spec: str) -> dict[int, float]:
@@ -184,15 +194,16 @@ def protein_report(summary: list[dict], budgets: list[int]) -> str:
 def protein_main(args) -> int:
     from mi_core.bench.protein import draw_lengths, load_model, parse_lengths, reference_set
 
-    model, info = load_model(args.model or "mdm")
+    selector = args.selector or Path("assets/protein_order_selector.safetensors")
+    load_order_net(selector)  # a missing or wrong selector fails here, before any sampler runs
     lo, hi = parse_lengths(args.lengths)
-    seeds = [int(s) for s in args.seeds.split(",")]
+    seeds = parse_ints(args.seeds, "--seeds")
+    budgets = parse_ints(args.budgets, "--budgets")
+    model, info = load_model(args.model or "mdm")
     lengths_by_seed = {seed: draw_lengths(args.samples, lo, hi, seed) for seed in seeds}
     reference = reference_set(args.reference)
-    budgets = [int(b) for b in args.budgets.split(",")]
     gammas = [float(g) for g in (args.gammas if args.gammas is not None else ",".join(str(g) for g in PROTEIN_GAMMAS)).split(",")
               if g.strip()]
-    selector = args.selector or Path("assets/protein_order_selector.safetensors")
     rows = protein_rows(model, info, lengths_by_seed, reference, budgets, gammas, selector, args.estimator)
     summary = protein_summary(rows)
     write_json({"model": info, "selector": str(selector), "lengths": args.lengths, "samples": args.samples,
@@ -243,7 +254,8 @@ def main(argv: list[str] | None = None) -> int:
         raise ValueError("bench-order sudoku needs --puzzles FILE")
     args.model = args.model or Path("assets/sudoku_mdm.safetensors")
     args.selector = args.selector or Path("assets/sudoku_order_selector.safetensors")
-    budgets = [int(b) for b in args.budgets.split(",")]
+    load_order_net(args.selector)  # a missing or wrong selector fails here, before any sampler runs
+    budgets = parse_ints(args.budgets, "--budgets")
     gammas = [float(g) for g in (args.gammas if args.gammas is not None else ",".join(str(g) for g in GAMMAS)).split(",")
               if g.strip()]
     mi_gammas = parse_gamma_map(args.learned_mi_gammas)

@@ -137,8 +137,9 @@ def save_order_net(net: PositionNet, path: str | Path, extra: dict | None = None
 
 def load_order_net(path: str | Path, device: torch.device | str = "cpu", role: str = "selector") -> PositionNet:
     """Load a :class:`PositionNet` saved by :func:`save_order_net`; raises ModelFileError on a bad file."""
+    meta = load_config_dict(path)  # raises ModelFileError naming a missing or unreadable file
     try:
-        cfg = OrderNetConfig(**load_config_dict(path))
+        cfg = OrderNetConfig(**meta)
     except (TypeError, ValueError) as err:
         raise ModelFileError(f"{path}: config does not describe an order network: {err}") from None
     if cfg.role != role:

@@ -153,9 +153,14 @@ def run_logged(model, draw: Callable, cfg: OrderTrainConfig, validate: Callable,
 
 def load_nets(selector_path: Path) -> tuple:
     """``(posterior, selector)`` from a selector checkpoint and the ``*_posterior`` file beside it."""
+    if not selector_path.is_file():
+        raise FileNotFoundError(f"--init: no selector at {selector_path}")
     posterior_path = selector_path.with_name(selector_path.stem + "_posterior.safetensors")
     if selector_path.stem.endswith("_last"):
         posterior_path = selector_path.with_name(selector_path.stem[:-5] + "_posterior_last.safetensors")
+    if not posterior_path.is_file():
+        raise FileNotFoundError(f"--init: {selector_path} has no posterior beside it ({posterior_path.name}); "
+                                "training needs both")
     return load_order_net(posterior_path, role="posterior"), load_order_net(selector_path)
 
 
@@ -222,6 +227,8 @@ def main(argv: list[str] | None = None) -> None:
                            tau=args.tau, lr=args.lr, width=args.width, budgets=budgets, bf16=args.bf16,
                            time_budget=args.time_budget, finetune=args.finetune, denoiser_lr=args.denoiser_lr,
                            kl_weight=args.kl_weight)
+    if args.init is not None:
+        load_nets(args.init)  # a missing or wrong --init fails now, before the data are built
     model_path, out = args.model or DEFAULTS[args.domain][0], args.out or DEFAULTS[args.domain][1]
     log_path = args.log or out.with_name(out.stem + "_log.jsonl")
     if args.domain == "sudoku":
