@@ -119,3 +119,8 @@ python scripts/order_experiments.py paced learned_mi finetune
 # the Sudoku benchmark with paced, learned_mi and the sequential ceiling (section bench-order)
 python -m mi_core bench-order sudoku --puzzles "$DATA/kaggle_graded_dev.csv" --per-level 100 --threads 1 \
     --json assets/benchmarks/order_kaggle_graded_dev.json
+# training summaries of the two order selectors (written from their JSON)
+PYTHONPATH=. python scripts/training_summary.py assets/protein_order_selector.json \
+    assets/protein_order_selector_training.md --command "python -m mi_core train-order protein ..."
+PYTHONPATH=. python scripts/training_summary.py assets/sudoku_order_selector.json \
+    assets/sudoku_order_selector_training.md --command "python -m mi_core train-order sudoku ..."

@@ -23,7 +23,24 @@ def main() -> None:
     meta = json.loads(args.meta.read_text())
     curve, cfg, train = meta["curve"], meta["config"], meta["train"]
     last = curve[-1]
-    if "val_ce" in last:  # the protein MDM
+    if "val_mean" in last:  # an order selector (train-order)
+        budgets = sorted(int(k[5:]) for k in last if k.startswith("val_T"))
+        best = max(reversed(curve), key=lambda p: p["val_mean"])  # checkpoints keep the latest of ties
+        unit = ("teacher-forced log-likelihood per residue" if meta.get("validation", "").startswith("teacher")
+                else "puzzles solved")
+        shipped = (f"Shipped checkpoint (best mean validation score, the latest of ties): update {best['update']:,} "
+                   f"({best['seconds'] / 60:.1f} min; the curve below ends where this checkpoint was written); validation ({unit}) at T = "
+                   + ", ".join(f"{t}: {best[f'val_T{t}']} ({best[f'val_passes_T{t}']} passes; top_margin "
+                               f"{best[f'margin_T{t}']})" for t in budgets) + ".")
+        columns = [("update", "update"), ("seconds", "seconds"), ("elbo", "ELBO/pos"), ("kl", "KL/pos")]
+        columns += [(f"q_steps_T{t}", f"Q steps T={t}") for t in budgets]
+        columns += [(f"val_T{t}", f"val T={t}") for t in budgets] + [(f"val_passes_T{t}", f"passes T={t}")
+                                                                      for t in budgets]
+        from mi_core.order.selector import load_order_net
+
+        net = load_order_net(args.meta.with_suffix(".safetensors"))
+        meta["params"] = sum(p.numel() for p in net.parameters())
+    elif "val_ce" in last:  # the protein MDM
         best = min(curve, key=lambda p: p["val_ce"])
         shipped = (f"Shipped checkpoint (best validation CE): step {best['step']:,}, {best['residues']:,} residues seen, "
                    f"{best['seconds'] / 60:.1f} min of training; validation masked CE {best['val_ce']:.4f} nats "
@@ -42,7 +59,8 @@ def main() -> None:
     lines = [
         f"# Training summary: {args.meta.stem}", "",
         f"Command: `{args.command}`", "",
-        f"Model: {', '.join(f'{k}={v}' for k, v in cfg.items())}; {meta['params']:,} parameters.", "",
+        f"Model: {', '.join(f'{k}={v}' for k, v in cfg.items())}"
+        + (f"; {meta['params']:,} parameters." if meta.get("params") else "."), "",
         f"Training: {', '.join(f'{k}={v}' for k, v in train.items())}.", "",
         shipped, "", args.note, "", "## Learning curve", "",
         markdown_table(curve, columns),
