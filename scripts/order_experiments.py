@@ -5,13 +5,16 @@
    top_margin at the same T.
 2. ``learned_mi``: the budget gamma (and at T = 20 lam and the relative cost) of ``learned_mi`` on the same
    tuning puzzles; ``bench-order``'s default gammas per T are the best of these.
-3. ``finetune``: what fine-tuning the denoiser on the ELBO's denoising term alone does to it. The shipped
+3. ``variants``: learned and learned_mi at T = 20 on the same tuning puzzles for the default selector and
+   the two variants trained in session 3 (tau 0.03 in ``runs/``, not shipped; KL weight 0.3 shipped as
+   ``assets/sudoku_order_selector_kl0.3.safetensors``); a missing selector is skipped.
+4. ``finetune``: what fine-tuning the denoiser on the ELBO's denoising term alone does to it. The shipped
    selector and posterior are frozen; the MDM takes Adam steps on -D (the log-likelihood of the true
    values at the positions Q unmasks, teacher-forced), and top_margin with T = 20 is scored on 100
    generated validation puzzles every 20 updates.
 
 Writes (merges into) ``assets/benchmarks/order_experiments.json``. About 15 minutes on one CPU thread:
-``python scripts/order_experiments.py [paced] [learned_mi] [finetune]`` (all three by default).
+``python scripts/order_experiments.py [paced] [learned_mi] [variants] [finetune]`` (all by default).
 """
 
 from __future__ import annotations
@@ -82,6 +85,28 @@ def learned_mi(model) -> list[dict]:
     return tune(model, configs)
 
 
+VARIANTS = {"default (beta 1, tau 0.1)": SELECTOR,
+            "tau 0.03": ROOT / "runs/order_v2/tau003/selector.safetensors",
+            "beta 0.3": ROOT / "assets/sudoku_order_selector_kl0.3.safetensors"}
+
+
+def variants(model) -> list[dict]:
+    records = tuning_slice(PUZZLES)
+    rows = []
+    for label, path in VARIANTS.items():
+        if not path.is_file():
+            print(f"skipped {label}: no {path}", flush=True)
+            continue
+        for name, params in (("learned", {"steps": 20}), ("learned_mi", {"steps": 20, "gamma": 1.0})):
+            strategy = with_default_estimator(make_strategy(name, selector=str(path), **params))
+            res = evaluate(model, records, strategy, batch_size=256, bf16=True)
+            rows.append({"variant": label, "selector": str(path.relative_to(ROOT)), "sampler": name,
+                         "params": params, "n": res["n"], "accuracy": res["accuracy"],
+                         "mean_passes": res["mean_passes"]})
+            print(rows[-1], flush=True)
+    return rows
+
+
 def finetune(model, updates: int = 60, lr: float = 1e-5, every: int = 20) -> list[dict]:
     pool = build_pool(TRAIN_SEED, 500, puzzles=True, workers=1)
     val = build_pool(EVAL_SEED, 100, puzzles=True, workers=1)
@@ -113,16 +138,16 @@ def finetune(model, updates: int = 60, lr: float = 1e-5, every: int = 20) -> lis
 
 def main(argv: list[str]) -> None:
     torch.set_num_threads(1)
-    parts = argv or ["paced", "learned_mi", "finetune"]
+    parts = argv or ["paced", "learned_mi", "variants", "finetune"]
     path = ROOT / "assets/benchmarks/order_experiments.json"
     out = json.loads(path.read_text()) if path.is_file() else {}
     for part in parts:
         if part == "finetune":
             out[part] = {"lr": 1e-5, "batch": 16, "samples": 4, "curve": finetune(load_sudoku_mdm(MODEL))}
-        elif part in ("paced", "learned_mi"):
+        elif part in ("paced", "learned_mi", "variants"):
             out[part] = globals()[part](load_sudoku_mdm(MODEL))
         else:
-            raise SystemExit(f"unknown part {part!r}; choose from paced, learned_mi, finetune")
+            raise SystemExit(f"unknown part {part!r}; choose from paced, learned_mi, variants, finetune")
         write_json(out, path)
 
 

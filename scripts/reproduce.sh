@@ -115,7 +115,7 @@ for lr in 1e-4 1e-5; do
         --eval-every 100 --eval-puzzles 100 --puzzle-pool 2000 --threads 1 --updates 100
 done
 # paced thresholds and learned_mi budgets on puzzles 101-200 per level; the denoising term alone
-python scripts/order_experiments.py paced learned_mi finetune
+python scripts/order_experiments.py paced learned_mi finetune  # variants: after the two runs below
 # the Sudoku benchmark with paced, learned_mi and the sequential ceiling (section bench-order)
 python -m mi_core bench-order sudoku --puzzles "$DATA/kaggle_graded_dev.csv" --per-level 100 --threads 1 \
     --json assets/benchmarks/order_kaggle_graded_dev.json
@@ -124,3 +124,14 @@ PYTHONPATH=. python scripts/training_summary.py assets/protein_order_selector.js
     assets/protein_order_selector_training.md --command "python -m mi_core train-order protein ..."
 PYTHONPATH=. python scripts/training_summary.py assets/sudoku_order_selector.json \
     assets/sudoku_order_selector_training.md --command "python -m mi_core train-order sudoku ..."
+# two selector variants (30 min each, side by side): a colder posterior and a beta-ELBO (KL weight 0.3)
+python -m mi_core train-order sudoku --steps-budget 5,10,15,20 --out runs/order_v2/tau003/selector.safetensors \
+    --log runs/order_v2/tau003.jsonl --batch 16 --samples 4 --tau 0.03 --lr 1e-3 --eval-every 50 \
+    --eval-puzzles 100 --puzzle-pool 2000 --threads 1 --time-budget 1800
+python -m mi_core train-order sudoku --steps-budget 5,10,15,20 --out runs/order_v2/kl03/selector.safetensors \
+    --log runs/order_v2/kl03.jsonl --kl-weight 0.3 --batch 16 --samples 4 --tau 0.1 --lr 1e-3 --eval-every 50 \
+    --eval-puzzles 100 --puzzle-pool 2000 --threads 1 --time-budget 1800
+cp runs/order_v2/kl03/selector.safetensors assets/sudoku_order_selector_kl0.3.safetensors  # and .json, _posterior.*
+python -m mi_core bench-order sudoku --puzzles "$DATA/kaggle_graded_dev.csv" --per-level 100 --gammas "" \
+    --selector assets/sudoku_order_selector_kl0.3.safetensors --json assets/benchmarks/order_kaggle_graded_dev_kl0.3.json --threads 1
+python scripts/order_experiments.py variants
