@@ -6,15 +6,16 @@
 2. ``learned_mi``: the budget gamma (and at T = 20 lam and the relative cost) of ``learned_mi`` on the same
    tuning puzzles; ``bench-order``'s default gammas per T are the best of these.
 3. ``variants``: learned and learned_mi at T = 20 on the same tuning puzzles for the default selector and
-   the two variants trained in session 3 (tau 0.03 in ``runs/``, not shipped; KL weight 0.3 shipped as
-   ``assets/sudoku_order_selector_kl0.3.safetensors``); a missing selector is skipped.
+   the variants trained in session 3 (tau 0.03, KL weight 0.1, KL weight 0.3 with seed 1: in ``runs/``,
+   not shipped; KL weight 0.3 seed 0, shipped as ``assets/sudoku_order_selector_kl0.3.safetensors``); a
+   missing selector is skipped. ``spread``: the same on the benchmark's puzzles 1-100 per level.
 4. ``finetune``: what fine-tuning the denoiser on the ELBO's denoising term alone does to it. The shipped
    selector and posterior are frozen; the MDM takes Adam steps on -D (the log-likelihood of the true
    values at the positions Q unmasks, teacher-forced), and top_margin with T = 20 is scored on 100
    generated validation puzzles every 20 updates.
 
 Writes (merges into) ``assets/benchmarks/order_experiments.json``. About 15 minutes on one CPU thread:
-``python scripts/order_experiments.py [paced] [learned_mi] [variants] [finetune]`` (all by default).
+``python scripts/order_experiments.py [paced] [learned_mi] [variants] [spread] [finetune]`` (all by default).
 """
 
 from __future__ import annotations
@@ -87,11 +88,13 @@ def learned_mi(model) -> list[dict]:
 
 VARIANTS = {"default (beta 1, tau 0.1)": SELECTOR,
             "tau 0.03": ROOT / "runs/order_v2/tau003/selector.safetensors",
-            "beta 0.3": ROOT / "assets/sudoku_order_selector_kl0.3.safetensors"}
+            "beta 0.3": ROOT / "assets/sudoku_order_selector_kl0.3.safetensors",
+            "beta 0.1": ROOT / "runs/order_v3/kl01/selector.safetensors",
+            "beta 0.3, seed 1": ROOT / "runs/order_v3/kl03s1/selector.safetensors"}
 
 
-def variants(model) -> list[dict]:
-    records = tuning_slice(PUZZLES)
+def variants(model, records=None) -> list[dict]:
+    records = tuning_slice(PUZZLES) if records is None else records
     rows = []
     for label, path in VARIANTS.items():
         if not path.is_file():
@@ -105,6 +108,12 @@ def variants(model) -> list[dict]:
                          "mean_passes": res["mean_passes"]})
             print(rows[-1], flush=True)
     return rows
+
+
+def spread(model) -> list[dict]:
+    """The same selectors on the benchmark's puzzles (1-100 per level): how far apart trained selectors
+    land, after the choice among them was made on the tuning puzzles."""
+    return variants(model, tuning_slice(PUZZLES, 0, 100))
 
 
 def finetune(model, updates: int = 60, lr: float = 1e-5, every: int = 20) -> list[dict]:
@@ -138,16 +147,16 @@ def finetune(model, updates: int = 60, lr: float = 1e-5, every: int = 20) -> lis
 
 def main(argv: list[str]) -> None:
     torch.set_num_threads(1)
-    parts = argv or ["paced", "learned_mi", "variants", "finetune"]
+    parts = argv or ["paced", "learned_mi", "variants", "spread", "finetune"]
     path = ROOT / "assets/benchmarks/order_experiments.json"
     out = json.loads(path.read_text()) if path.is_file() else {}
     for part in parts:
         if part == "finetune":
             out[part] = {"lr": 1e-5, "batch": 16, "samples": 4, "curve": finetune(load_sudoku_mdm(MODEL))}
-        elif part in ("paced", "learned_mi", "variants"):
+        elif part in ("paced", "learned_mi", "variants", "spread"):
             out[part] = globals()[part](load_sudoku_mdm(MODEL))
         else:
-            raise SystemExit(f"unknown part {part!r}; choose from paced, learned_mi, variants, finetune")
+            raise SystemExit(f"unknown part {part!r}; choose from paced, learned_mi, variants, spread, finetune")
         write_json(out, path)
 
 

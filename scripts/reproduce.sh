@@ -135,3 +135,12 @@ cp runs/order_v2/kl03/selector.safetensors assets/sudoku_order_selector_kl0.3.sa
 python -m mi_core bench-order sudoku --puzzles "$DATA/kaggle_graded_dev.csv" --per-level 100 --gammas "" \
     --selector assets/sudoku_order_selector_kl0.3.safetensors --json assets/benchmarks/order_kaggle_graded_dev_kl0.3.json --threads 1
 python scripts/order_experiments.py variants
+# the spread of trained selectors: KL weight 0.1, and KL weight 0.3 with seed 1 (25 min each, side by side)
+python -m mi_core train-order sudoku --steps-budget 5,10,15,20 --out runs/order_v3/kl01/selector.safetensors \
+    --log runs/order_v3/kl01.jsonl --kl-weight 0.1 --batch 16 --samples 4 --tau 0.1 --lr 1e-3 --eval-every 50 \
+    --eval-puzzles 100 --puzzle-pool 2000 --threads 1 --time-budget 1500
+python -m mi_core train-order sudoku --steps-budget 5,10,15,20 --seed 1 --out runs/order_v3/kl03s1/selector.safetensors \
+    --log runs/order_v3/kl03s1.jsonl --kl-weight 0.3 --batch 16 --samples 4 --tau 0.1 --lr 1e-3 --eval-every 50 \
+    --eval-puzzles 100 --puzzle-pool 2000 --threads 1 --time-budget 1500
+python scripts/order_experiments.py variants
+python scripts/order_experiments.py spread
