@@ -12,7 +12,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from mi_core.decoding import STRATEGIES
+from mi_core.decoding import STRATEGIES, strategy_params
 from mi_core.models.base import ModelFileError
 from mi_lens_app import benchmarks, core, sequences
 from mi_lens_app import selector as order
@@ -236,6 +236,11 @@ def strategy_names(domain: Domain | None = None) -> list[str]:
 
 def strategy_fields(name: str) -> list[core.ParamField]:
     return core.strategy_fields(name)
+
+
+def strategy_param_names(name: str) -> set[str]:
+    """The names of strategy ``name``'s user parameters (those the app supplies itself included)."""
+    return set(strategy_params(name))
 
 
 def param_default(name: str, key: str):

@@ -143,7 +143,7 @@ def selector_view(domain, pz, trace, s, side, view=None):
         st.caption(f"The order selector's P(unmask) of each masked {noun} shows from step 1 on.")
         return
     steps = int(param(trace, "steps"))
-    if trace.strategy == "learned_mi":  # the selector's risk in the MI budget: no mode, no threshold
+    if "mode" not in support.strategy_param_names(trace.strategy):  # learned_mi: the risk in the MI budget
         mode, threshold = "mi", 0.0
         budget = (float(param(trace, "gamma")), float(param(trace, "lam")), bool(param(trace, "relative")))
     else:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import sys
-from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -34,8 +33,8 @@ sys.path.insert(0, str(ROOT))
 from mi_core.bench.report import write_json
 from mi_core.bench.sudoku import evaluate, with_default_estimator
 from mi_core.decoding import make_strategy
-from mi_core.domains.sudoku import read_puzzles
 from mi_core.models.sudoku_mdm import load_sudoku_mdm
+from mi_core.order.bench import pick_records
 from mi_core.order.elbo import rollout
 from mi_core.order.sudoku import EVAL_SEED, TRAIN_SEED, decode_score, puzzle_draw
 from mi_core.order.train import load_nets
@@ -46,18 +45,13 @@ SELECTOR = ROOT / "assets/sudoku_order_selector.safetensors"
 PUZZLES = ROOT / "../shared/data/sudoku/kaggle_graded_dev.csv"
 
 
-def tuning_slice(path: Path, lo: int = 100, hi: int = 200) -> list:
-    """Puzzles ``lo+1..hi`` of each level (the benchmark takes the first 100)."""
-    seen, out = Counter(), []
-    for rec in read_puzzles(path):
-        seen[rec.level] += 1
-        if lo < seen[rec.level] <= hi:
-            out.append(rec)
-    return out
+def tuning_slice() -> list:
+    """Puzzles 101-200 of each level (the benchmark takes the first 100)."""
+    return pick_records(PUZZLES, 100, skip=100)
 
 
 def tune(model, configs: list[tuple[int, str, dict]]) -> list[dict]:
-    records = tuning_slice(PUZZLES)
+    records = tuning_slice()
     rows = []
     for t, name, params in configs:
         extra = {"selector": str(SELECTOR)} if name.startswith("learned") else {}
@@ -94,7 +88,7 @@ VARIANTS = {"default (beta 1, tau 0.1)": SELECTOR,
 
 
 def variants(model, records=None) -> list[dict]:
-    records = tuning_slice(PUZZLES) if records is None else records
+    records = tuning_slice() if records is None else records
     rows = []
     for label, path in VARIANTS.items():
         if not path.is_file():
@@ -113,7 +107,7 @@ def variants(model, records=None) -> list[dict]:
 def spread(model) -> list[dict]:
     """The same selectors on the benchmark's puzzles (1-100 per level): how far apart trained selectors
     land, after the choice among them was made on the tuning puzzles."""
-    return variants(model, tuning_slice(PUZZLES, 0, 100))
+    return variants(model, pick_records(PUZZLES, 100))
 
 
 def finetune(model, updates: int = 60, lr: float = 1e-5, every: int = 20) -> list[dict]:

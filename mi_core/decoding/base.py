@@ -66,6 +66,13 @@ def rank_pick(score: torch.Tensor, masked: torch.Tensor, counts: torch.Tensor) -
     return (ranks < counts[:, None]) & masked
 
 
+def uniform_count(masked: torch.Tensor, steps_left: int) -> torch.Tensor:
+    """``(B,)`` ``ceil(masked / steps_left)`` per row: what a schedule spreading the masked positions evenly
+    over the steps left unmasks now (everything when one step is left)."""
+    left = max(steps_left, 1)
+    return torch.div(masked.sum(1) + left - 1, left, rounding_mode="floor")
+
+
 def gumbel_like(x: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
     """Standard Gumbel noise of ``x``'s shape, drawn from ``generator``."""
     u = torch.rand(x.shape, generator=generator, device=x.device, dtype=torch.float32)
@@ -108,11 +115,9 @@ class FixedCount(Strategy):
 
     def counts(self, ctx) -> torch.Tensor:
         """``(B,)`` int64 number of positions to unmask in each row at this step."""
-        remaining = ctx.masked.sum(1)
         if self.steps is None:
-            return remaining.clamp(max=self.k)
-        left = max(self.steps - ctx.step, 1)
-        return torch.div(remaining + left - 1, left, rounding_mode="floor")
+            return ctx.masked.sum(1).clamp(max=self.k)
+        return uniform_count(ctx.masked, self.steps - ctx.step)
 
     def score(self, ctx) -> torch.Tensor:
         """``(B, N)`` float: higher is unmasked first."""

@@ -31,10 +31,10 @@ from dataclasses import dataclass, field
 
 import torch
 
-from mi_core.decoding.base import Strategy, check_count, check_nonnegative
+from mi_core.decoding.base import Strategy, check_count, check_nonnegative, rank_pick, uniform_count
 from mi_core.decoding.mi_guided import MIGuided, mi_greedy, relative_mi
 from mi_core.decoding.registry import register
-from mi_core.order.selector import load_order_net, pick_positions, selector_features
+from mi_core.order.selector import load_order_net, pick_positions, select_probabilities
 
 MODES = ("sample", "threshold", "rank", "paced")
 
@@ -71,11 +71,11 @@ class Learned(Strategy):
     def select(self, ctx) -> torch.Tensor:
         prob = selector_probabilities(self.net, ctx, self.steps)
         if self.mode == "rank":
-            chosen = _top_count(prob, ctx.masked, self.steps - ctx.step)
+            chosen = rank_pick(prob, ctx.masked, uniform_count(ctx.masked, self.steps - ctx.step))
         elif self.mode == "paced":
-            floor = _uniform_count(ctx.masked, self.steps - ctx.step)
+            floor = uniform_count(ctx.masked, self.steps - ctx.step)
             wide = ((prob >= self.threshold) & ctx.masked).sum(1)
-            chosen = _top_count(prob, ctx.masked, self.steps - ctx.step, torch.maximum(floor, wide))
+            chosen = rank_pick(prob, ctx.masked, torch.maximum(floor, wide))
         else:
             chosen = pick_positions(prob, ctx.masked, ctx.step >= self.steps - 1, self.mode, self.threshold,
                                     ctx.generator)
@@ -137,23 +137,4 @@ class LearnedMI(Strategy):
 
 def selector_probabilities(net, ctx, steps: int) -> torch.Tensor:
     """``(B, N)`` the selector's P(unmask) at each masked position of the loop's state (0 elsewhere)."""
-    features = selector_features(ctx.probs, ctx.masked, ctx.step, steps)
-    with torch.autocast(ctx.masked.device.type, enabled=False), torch.no_grad():
-        return torch.sigmoid(net(ctx.hidden.float(), features)) * ctx.masked
-
-
-def _uniform_count(masked: torch.Tensor, steps_left: int) -> torch.Tensor:
-    """``(B,)`` ``ceil(masked / steps_left)``: what a uniform schedule unmasks now (all at the last step)."""
-    left = max(steps_left, 1)
-    return (masked.sum(1) + left - 1) // left
-
-
-def _top_count(prob: torch.Tensor, masked: torch.Tensor, steps_left: int,
-               count: torch.Tensor | None = None) -> torch.Tensor:
-    """``(B, N)`` bool: per row the ``count`` (default ``ceil(masked / steps_left)``) masked positions of
-    highest ``prob``."""
-    count = _uniform_count(masked, steps_left) if count is None else count
-    order = prob.masked_fill(~masked, -1.0).argsort(dim=1, descending=True, stable=True)
-    rank = torch.empty_like(order)
-    rank.scatter_(1, order, torch.arange(order.shape[1], device=order.device).expand_as(order))
-    return (rank < count[:, None]) & masked
+    return select_probabilities(net, ctx.hidden, ctx.probs, ctx.masked, ctx.step, steps)

@@ -37,12 +37,13 @@ from mi_core.order.selector import load_order_net
 GAMMAS = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 4.0, 8.0)
 
 
-def pick_records(path: Path, per_level: int) -> list:
-    """The first ``per_level`` puzzles of each level (all of them when the file has no levels)."""
+def pick_records(path: Path, per_level: int, skip: int = 0) -> list:
+    """Puzzles ``skip + 1 .. skip + per_level`` of each level, in file order (a file without levels is one
+    level)."""
     records, seen = [], Counter()
     for rec in read_puzzles(path):
-        if seen[rec.level] < per_level:
-            seen[rec.level] += 1
+        seen[rec.level] += 1
+        if skip < seen[rec.level] <= skip + per_level:
             records.append(rec)
     return records
 

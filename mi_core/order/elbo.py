@@ -20,8 +20,9 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
+from mi_core.decoding.base import rank_pick, uniform_count
 from mi_core.order.posterior import posterior_log_prob, posterior_logq, sample_posterior, split_logq
-from mi_core.order.selector import pick_positions, posterior_features, selector_features
+from mi_core.order.selector import pick_positions, posterior_features, select_probabilities, selector_features
 
 
 def bernoulli_kl(logq: torch.Tensor, logit_p: torch.Tensor, masked: torch.Tensor, last: bool) -> torch.Tensor:
@@ -175,8 +176,7 @@ def selector_choice(net, mode: str = "threshold", threshold: float = 0.5):
     """A ``choose`` for :func:`schedule_loglik`: the ``learned`` strategy's rule (threshold mode)."""
 
     def choose(probs, hidden, masked, step, steps):
-        with torch.autocast(masked.device.type, enabled=False):
-            prob = torch.sigmoid(net(hidden, selector_features(probs, masked, step, steps))) * masked
+        prob = select_probabilities(net, hidden, probs, masked, step, steps)
         return pick_positions(prob, masked, step >= steps - 1, mode, threshold)
 
     return choose
@@ -186,11 +186,7 @@ def margin_choice(probs, hidden, masked, step, steps):
     """A ``choose`` for :func:`schedule_loglik`: ``top_margin`` with ``steps`` = T (ceil(masked / steps
     left) positions of largest top-two margin per step)."""
     top2 = probs.topk(2, dim=-1).values
-    margin = (top2[..., 0] - top2[..., 1]).masked_fill(~masked, -1.0)
-    left = max(steps - step, 1)
-    count = (masked.sum(1) + left - 1) // left
-    rank = margin.argsort(dim=1, descending=True, stable=True).argsort(dim=1)
-    return (rank < count[:, None]) & masked
+    return rank_pick(top2[..., 0] - top2[..., 1], masked, uniform_count(masked, steps - step))
 
 
 def order_loss(ro: Rollout, samples: int, kl_weight: float = 1.0) -> torch.Tensor:

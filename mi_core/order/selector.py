@@ -109,6 +109,15 @@ def make_order_nets(d_model: int, width: int = 64) -> tuple[PositionNet, Positio
     return PositionNet(post), PositionNet(OrderNetConfig(d_model, N_SELECTOR_FEATURES, width, "selector"))
 
 
+@torch.no_grad()
+def select_probabilities(net: PositionNet, hidden: torch.Tensor, probs: torch.Tensor, masked: torch.Tensor,
+                         step: int, steps: int) -> torch.Tensor:
+    """``(B, N)`` the selector's P(unmask) at each masked position (0 elsewhere), in float32 whatever
+    autocast the caller runs under."""
+    with torch.autocast(masked.device.type, enabled=False):
+        return torch.sigmoid(net(hidden.float(), selector_features(probs, masked, step, steps))) * masked
+
+
 def pick_positions(prob: torch.Tensor, masked: torch.Tensor, last: bool, mode: str, threshold: float,
                    generator: torch.Generator | None = None) -> torch.Tensor:
     """The inference rule: ``(B, N)`` bool positions to unmask from the selector's probabilities.
@@ -155,5 +164,6 @@ __all__ = [
     "pick_positions",
     "posterior_features",
     "save_order_net",
+    "select_probabilities",
     "selector_features",
 ]
