@@ -352,3 +352,204 @@ def probe(
     )
     result.seconds = time.perf_counter() - start
     return result
+
+
+ACC_BYTES = 1024 * 2**20  # cap on the float64 (rows, N, V) accumulators of one chunk of states
+
+
+@dataclass
+class ManyProbeResult:
+    """The probes of ``S`` states of one length, kept on the device they ran on (float64 unless said).
+
+    ``marginals`` ``(S, N, V)``; ``entropy`` ``(S, N)``; ``mi_directional``, ``mi``, ``mi_paper`` and
+    ``error_bound`` ``(S, N, N)`` (each as in :class:`ProbeResult`, per state); ``passes`` ``(S,)`` int64,
+    each state's ``1 + kept pairs`` (its base pass and its perturbed sequences, as the single probe counts
+    them); ``probed`` and ``masked`` ``(S, N)`` bool; ``seconds``: wall time of the whole call (the states
+    share batches, so no per-state time exists; :attr:`seconds_per_state` is the average).
+    """
+
+    marginals: torch.Tensor
+    entropy: torch.Tensor
+    mi_directional: torch.Tensor
+    mi: torch.Tensor
+    mi_paper: torch.Tensor
+    error_bound: torch.Tensor
+    passes: torch.Tensor
+    seconds: float
+    eps: float
+    probed: torch.Tensor
+    masked: torch.Tensor
+
+    def __len__(self) -> int:
+        return self.passes.shape[0]
+
+    @property
+    def seconds_per_state(self) -> float:
+        return self.seconds / max(len(self), 1)
+
+    def state(self, s: int) -> ProbeResult:
+        """State ``s`` as a CPU :class:`ProbeResult` (``seconds``: the average per state)."""
+        return ProbeResult(marginals=_to_cpu(self.marginals[s]), entropy=_to_cpu(self.entropy[s]),
+                           mi_directional=_to_cpu(self.mi_directional[s]), mi=_to_cpu(self.mi[s]),
+                           mi_paper=_to_cpu(self.mi_paper[s]), error_bound=_to_cpu(self.error_bound[s]),
+                           passes=int(self.passes[s]), seconds=self.seconds_per_state, eps=self.eps,
+                           probed=_to_cpu(self.probed[s]), masked=_to_cpu(self.masked[s]))
+
+
+def _check_many_args(tokens: torch.Tensor, eps: float, max_batch: int) -> None:
+    if tokens.dim() != 2:
+        raise ProbeInputError(f"tokens must be states of shape (S, N), got shape {tuple(tokens.shape)}")
+    if tokens.dtype != torch.long:
+        raise ProbeInputError(f"tokens must be int64 token ids, got {tokens.dtype}")
+    if isinstance(eps, bool) or not 0 <= eps < 1:
+        raise ProbeInputError(f"eps must be in [0, 1), got {eps}")
+    if isinstance(max_batch, bool) or int(max_batch) < 1:
+        raise ProbeInputError(f"max_batch must be at least 1, got {max_batch}")
+
+
+def _value_index_many(tokens: torch.Tensor, value_tokens: torch.Tensor, masked: torch.Tensor) -> torch.Tensor:
+    """``(S, N)`` value index of each visible token (-1 where masked)."""
+    match = tokens[..., None] == value_tokens  # (S, N, V)
+    bad = ~masked & ~match.any(-1)
+    if bad.any():
+        s, pos = bad.nonzero()[0].tolist()
+        raise ProbeInputError(f"state {s}: the token at position {pos} is neither the mask id nor a value token")
+    return torch.where(masked, -1, match.long().argmax(-1))
+
+
+def _base_many(model, tokens, masked, given_values, max_batch, autocast) -> tuple[torch.Tensor, torch.Tensor]:
+    """Marginals ``(S, N, V)`` (one-hot at visible positions) and entropies ``(S, N)`` (0 there)."""
+    s, n = tokens.shape
+    v = model.value_tokens.shape[0]
+    base = torch.cat([_forward_probs(model, tokens[lo:hi], autocast) for lo, hi in _batches(s, n, v, max_batch)])
+    onehot = torch.nn.functional.one_hot(given_values.clamp_min(0), v).double()
+    marginals = torch.where(masked[..., None], base, onehot)
+    return marginals, _entropy(marginals) * masked
+
+
+def _state_chunks(s: int, n: int, v: int) -> list[tuple[int, int]]:
+    """Consecutive state ranges whose dense ``(states * N, N, V)`` accumulators fit :data:`ACC_BYTES`."""
+    per = max(1, ACC_BYTES // (8 * (n * n * v + n * n)))
+    return [(lo, min(lo + per, s)) for lo in range(0, s, per)]
+
+
+def _chunk_sums(model, tokens, kept, marginals, value_tokens, max_batch, autocast, progress, done, total):
+    """Stream every kept ``(state, position, value)`` of a chunk ``(C, N)`` through batches.
+
+    Returns ``(mix (C*N, N, V), cond_h (C*N, N), kept_mass (C*N,))`` float64 (row ``c*N + i``) and the
+    passes done so far (for ``progress``).
+    """
+    c, n = tokens.shape
+    v = value_tokens.shape[0]
+    s_of, i_of, v_of = kept.nonzero(as_tuple=True)  # (K,) pairs in (state, position, value) order
+    row_of = s_of * n + i_of
+    weight = marginals[s_of, i_of, v_of]
+    sums = (weight.new_zeros(c * n, n, v), weight.new_zeros(c * n, n))
+    for lo, hi in _batches(s_of.numel(), n, v, max_batch):
+        seqs = tokens[s_of[lo:hi]]
+        seqs[torch.arange(hi - lo, device=tokens.device), i_of[lo:hi]] = value_tokens[v_of[lo:hi]]
+        _accumulate(sums, _forward_probs(model, seqs, autocast), row_of[lo:hi], weight[lo:hi])
+        if progress is not None:
+            _sync(tokens.device)
+            progress(done + hi, total)
+    kept_mass = weight.new_zeros(c * n).index_add_(0, row_of, weight)
+    return sums, kept_mass, done + s_of.numel()
+
+
+def _chunk_mi(sums, kept_mass, entropy, probed, masked) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(C, N, N)`` directional and paper-form MI of a chunk from its sums (unprobed rows 0)."""
+    c, n = entropy.shape
+    mass = kept_mass.clamp_min(torch.finfo(torch.float64).tiny)  # unprobed rows have nothing kept
+    mix = sums[0] / mass[:, None, None]
+    cond_h = (sums[1] / mass[:, None]).view(c, n, n)
+    mi_dir = (_entropy(mix).view(c, n, n) - cond_h)
+    mi_paper = entropy[:, None, :] - cond_h
+    pair = probed[:, :, None] & masked[:, None, :] & ~torch.eye(n, dtype=torch.bool, device=entropy.device)
+    return mi_dir * pair, mi_paper * pair
+
+
+def _symmetrise_many(directional: torch.Tensor, probed: torch.Tensor, masked: torch.Tensor) -> torch.Tensor:
+    """:func:`symmetrise` over a leading batch axis: ``(S, N, N)`` -> ``(S, N, N)``."""
+    n = directional.shape[-1]
+    eye = torch.eye(n, dtype=torch.bool, device=directional.device)
+    avail = (probed[:, :, None] & masked[:, None, :] & ~eye).to(directional.dtype)
+    avail_sum = avail + avail.transpose(1, 2)
+    part = directional * avail
+    return (part + part.transpose(1, 2)) / avail_sum.clamp_min(1)
+
+
+@torch.no_grad()
+def probe_many(
+    model,
+    tokens: torch.Tensor,
+    *,
+    positions: torch.Tensor | None = None,
+    eps: float = 0.0,
+    max_batch: int = 512,
+    progress: Callable[[int, int], None] | None = None,
+    autocast: bool = False,
+) -> ManyProbeResult:
+    """Exact (``eps = 0``) or pruned pairwise MI of many states of one length, by perturbation probing.
+
+    Every ``(state, position, value)`` perturbation of every state goes through the same stream of
+    forward passes, so one state's few hundred sequences no longer bound the batch: batches are full
+    (``max_batch`` sequences, also capped so float64 work stays near 256 MiB) whatever the states. States
+    are processed in chunks whose float64 accumulators stay near 1 GiB. Per state it computes exactly
+    what :func:`probe` computes (same pruning rule, bound and symmetrisation); only the batch grouping of
+    the forward passes differs.
+
+    Args:
+        model: the shared interface (``model(tokens (B, N)) -> MDMOutput``, ``mask_id``, ``value_tokens``).
+        tokens: ``(S, N)`` int64 token ids on the model's device, ``model.mask_id`` where masked.
+        positions: ``(S, N)`` bool, the masked positions to probe per state (default all masked).
+        eps, max_batch, autocast: as in :func:`probe`.
+        progress: called as ``progress(done_passes, total_passes)`` after each batch (total over all states).
+    Returns:
+        :class:`ManyProbeResult` on ``tokens.device`` (``.state(s)`` gives a CPU :class:`ProbeResult`).
+    Raises:
+        ProbeInputError: bad shape or dtype, unknown tokens, unmasked positions, eps outside ``[0, 1)``,
+            ``max_batch < 1``.
+    """
+    start = time.perf_counter()
+    _check_many_args(tokens, eps, max_batch)
+    s, n = tokens.shape
+    value_tokens = model.value_tokens.to(tokens.device)
+    v = value_tokens.shape[0]
+    masked = tokens == model.mask_id
+    given_values = _value_index_many(tokens, value_tokens, masked)
+    probed = masked.clone() if positions is None else _probe_mask_many(positions, masked)
+    marginals, entropy = _base_many(model, tokens, masked, given_values, max_batch, autocast)
+    kept = _kept_values(marginals.reshape(s * n, v), eps).view(s, n, v) & probed[..., None]  # (S, N, V)
+    passes = 1 + kept.sum((1, 2))
+    total = int(passes.sum()) if progress is not None else 0  # a host sync only when reporting
+    if progress is not None:
+        progress(s, total)
+    mi_dir = marginals.new_zeros(s, n, n)
+    mi_paper = torch.zeros_like(mi_dir)
+    done = s
+    for lo, hi in _state_chunks(s, n, v):
+        sums, kept_mass, done = _chunk_sums(model, tokens[lo:hi], kept[lo:hi], marginals[lo:hi], value_tokens,
+                                            max_batch, autocast, progress, done, total)
+        mi_dir[lo:hi], mi_paper[lo:hi] = _chunk_mi(sums, kept_mass, entropy[lo:hi], probed[lo:hi], masked[lo:hi])
+    skipped = (marginals * ~kept).sum(-1) * probed  # (S, N)
+    eye = torch.eye(n, dtype=torch.bool, device=tokens.device)
+    pair = probed[:, :, None] & masked[:, None, :] & ~eye
+    bound = pruning_bound(skipped, v)[:, :, None] * pair
+    result = ManyProbeResult(marginals=marginals, entropy=entropy, mi_directional=mi_dir,
+                             mi=_symmetrise_many(mi_dir, probed, masked), mi_paper=mi_paper, error_bound=bound,
+                             passes=passes, seconds=0.0, eps=float(eps), probed=probed, masked=masked)
+    _sync(tokens.device)
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+def _probe_mask_many(positions: torch.Tensor, masked: torch.Tensor) -> torch.Tensor:
+    """``(S, N)`` bool positions to probe; they must all be masked."""
+    pos = torch.as_tensor(positions, device=masked.device)
+    if pos.dtype != torch.bool or pos.shape != masked.shape:
+        raise ProbeInputError(f"positions must be an (S, N) = {tuple(masked.shape)} bool mask, got "
+                              f"{tuple(pos.shape)} {pos.dtype}")
+    if (pos & ~masked).any():
+        s, i = (pos & ~masked).nonzero()[0].tolist()
+        raise ProbeInputError(f"state {s}: position {i} is not masked: only masked positions can be probed")
+    return pos
