@@ -17,3 +17,21 @@ def pick_device(name: str | None = None) -> torch.device:
     if device.type == "cuda" and not torch.cuda.is_available():
         raise ValueError(f"device {name!r} requested but CUDA is not available on this machine")
     return device
+
+
+def synchronize(device) -> None:
+    """Wait for queued work on ``device`` (a no-op off CUDA): call before reading a clock."""
+    device = torch.device(device)
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def timed(fn, device):
+    """``(fn(), seconds)``, the device synchronized before starting and before stopping the clock."""
+    import time
+
+    synchronize(device)
+    start = time.perf_counter()
+    out = fn()
+    synchronize(device)
+    return out, time.perf_counter() - start

@@ -442,7 +442,7 @@ def test_estimate_and_eval_cli(tmp_path, tiny_mdm, tiny_estimator, capsys):
     assert res["rules"]["empty grid"]["exact"]["rule_pairs"] == 810
     text = bench.read_text()
     assert text.count("<!-- eval-estimator:start -->") == 1 and "old" not in text and text.endswith("## other\nkeep\n")
-    assert "Spearman" in text
+    assert "Spearman" in text and "warm-up call excluded" in text and res["timed_states"] == 3
     assert cli_main([*args[:5], "0", *args[6:]]) == 2
 
 

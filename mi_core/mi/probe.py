@@ -510,6 +510,7 @@ def probe_many(
         ProbeInputError: bad shape or dtype, unknown tokens, unmasked positions, eps outside ``[0, 1)``,
             ``max_batch < 1``.
     """
+    _sync(tokens.device)
     start = time.perf_counter()
     _check_many_args(tokens, eps, max_batch)
     s, n = tokens.shape
@@ -553,3 +554,22 @@ def _probe_mask_many(positions: torch.Tensor, masked: torch.Tensor) -> torch.Ten
         s, i = (pos & ~masked).nonzero()[0].tolist()
         raise ProbeInputError(f"state {s}: position {i} is not masked: only masked positions can be probed")
     return pos
+
+
+def probe_by_length(model, states: list[torch.Tensor], **kwargs) -> list[ProbeResult]:
+    """:func:`probe_many` over states of mixed lengths ``[(N_s,)]``: one call per distinct length.
+
+    Returns a CPU :class:`ProbeResult` per state, in order; each ``seconds`` is its length group's wall
+    time (device synchronized) divided by the group's size. ``kwargs`` go to :func:`probe_many`.
+    """
+    groups: dict[int, list[int]] = {}
+    for s, t in enumerate(states):
+        if t.dim() != 1:
+            raise ProbeInputError(f"state {s} must have shape (N,), got {tuple(t.shape)}")
+        groups.setdefault(t.shape[0], []).append(s)
+    out: list[ProbeResult | None] = [None] * len(states)
+    for members in groups.values():
+        many = probe_many(model, torch.stack([states[s] for s in members]), **kwargs)
+        for k, s in enumerate(members):
+            out[s] = many.state(k)
+    return out

@@ -164,11 +164,19 @@ def draw_states(model, puzzles: np.ndarray, solutions: np.ndarray, n: int, mix: 
 def probe_state(model, tokens: torch.Tensor, eps: float, max_batch: int) -> dict[str, torch.Tensor]:
     """The exact probe of one state ``(N,)``: symmetric ``mi`` ``(N, N)`` float32, its largest
     ``error_bound`` (0 when ``eps == 0``), ``passes`` and ``seconds``."""
-    from mi_core.mi.probe import probe
+    return probe_states(model, tokens[None], eps, max_batch)[0]
 
-    res = probe(model, tokens, eps=eps, max_batch=max_batch)
-    return {"mi": res.mi.float(), "error_bound": res.error_bound.max().float(), "passes": torch.tensor(res.passes),
-            "seconds": torch.tensor(res.seconds)}
+
+def probe_states(model, tokens: torch.Tensor, eps: float, max_batch: int) -> list[dict[str, torch.Tensor]]:
+    """:func:`probe_state` of each of ``(S, N)`` states from one :func:`probe_many` call (full batches);
+    each ``seconds`` is the call's wall time divided by ``S``."""
+    from mi_core.mi.probe import probe_many
+
+    many = probe_many(model, tokens, eps=eps, max_batch=max_batch)
+    mi, bound = many.mi.float().cpu(), many.error_bound.amax((1, 2)).float().cpu()
+    seconds = torch.tensor(many.seconds_per_state)
+    return [{"mi": mi[s], "error_bound": bound[s], "passes": p, "seconds": seconds}
+            for s, p in enumerate(many.passes.cpu())]
 
 
 def make_shard(model, puzzles: np.ndarray, solutions: np.ndarray, index: int, cfg: DataConfig, device,
@@ -180,11 +188,9 @@ def make_shard(model, puzzles: np.ndarray, solutions: np.ndarray, index: int, cf
                                  minimum=cfg.min_masked, device=device)
     tokens = torch.as_tensor(tokens, device=device)
     hidden, probs, entropy, masked = mdm_features(model, tokens)
-    rows = []
-    for t in tokens:
-        rows.append(probe_state(model, t, cfg.eps, cfg.max_batch))
-        if on_state:
-            on_state(int(rows[-1]["passes"]))
+    rows = probe_states(model, tokens, cfg.eps, cfg.max_batch)
+    for row in rows if on_state else ():
+        on_state(int(row["passes"]))
     shard = {"tokens": tokens, "hidden": hidden, "probs": probs, "entropy": entropy, "masked": masked,
              "source": torch.as_tensor(source)}
     shard.update({k: torch.stack([r[k] for r in rows]) for k in rows[0]})

@@ -37,6 +37,7 @@ from mi_core.decoding import decode, make_strategy
 from mi_core.device import pick_device
 from mi_core.domains.protein import MASK_ID, PAD_ID, read_fasta, split_records
 from mi_core.mi.estimator import mdm_features
+from mi_core.mi.probe import probe_by_length
 from mi_core.train import estimator_data as common
 
 SOURCES = ("uniform", "decode_all_masked", "decode_partial")
@@ -161,24 +162,40 @@ def pad_state(row: dict[str, torch.Tensor], width: int) -> dict[str, torch.Tenso
     return out
 
 
-def state_row(model, tokens: np.ndarray, source: int, cfg: ProteinDataConfig, device) -> dict[str, torch.Tensor]:
-    """One state's MDM features (one pass at its own length), exact probe and source, padded to ``max_len``."""
+def state_row(model, tokens: np.ndarray, source: int, cfg: ProteinDataConfig, device,
+              probed: dict[str, torch.Tensor] | None = None) -> dict[str, torch.Tensor]:
+    """One state's MDM features (one pass at its own length), exact probe and source, padded to ``max_len``.
+
+    ``probed``: the state's probe (:func:`mi_core.train.estimator_data.probe_state` keys) when already run."""
     t = torch.as_tensor(tokens, device=device)
     hidden, probs, entropy, masked = (x[0] for x in mdm_features(model, t[None]))
+    probed = probed if probed is not None else common.probe_state(model, t, cfg.eps, cfg.max_batch)
     row = {"tokens": t, "hidden": hidden, "probs": probs, "entropy": entropy, "masked": masked,
-           "source": torch.tensor(source), **common.probe_state(model, t, cfg.eps, cfg.max_batch)}
+           "source": torch.tensor(source), **probed}
     return pad_state({k: v.detach().cpu() for k, v in row.items()}, cfg.max_len)
+
+
+def probe_drawn(model, drawn: list[tuple[np.ndarray, int]], cfg: ProteinDataConfig, device) -> list[dict]:
+    """The probe of each drawn state, batched per distinct length (:func:`probe_by_length`)."""
+    results = probe_by_length(model, [torch.as_tensor(t, device=device) for t, _ in drawn], eps=cfg.eps,
+                              max_batch=cfg.max_batch)
+    return [{"mi": r.mi.float(), "error_bound": r.error_bound.max().float(), "passes": torch.tensor(r.passes),
+             "seconds": torch.tensor(r.seconds)} for r in results]
 
 
 def make_shard(model, pool: list[np.ndarray], index: int, cfg: ProteinDataConfig, device,
                on_state=None) -> dict[str, torch.Tensor]:
-    """Shard ``index``: its states (seeded by ``(cfg.seed, index)``), features and exact MI, padded."""
+    """Shard ``index``: its states (seeded by ``(cfg.seed, index)``), features and exact MI, padded.
+
+    All the shard's states are drawn first (the same states, in the same order, as drawing and probing
+    one at a time), then probed together, one batched call per distinct length."""
     rng = np.random.default_rng([cfg.seed, index])
-    rows = []
-    for _ in range(min(cfg.shard_size, cfg.states - index * cfg.shard_size)):
-        rows.append(state_row(model, *draw_state(model, pool, cfg, rng, device), cfg, device))
-        if on_state:
-            on_state(int(rows[-1]["passes"]))
+    count = min(cfg.shard_size, cfg.states - index * cfg.shard_size)
+    drawn = [draw_state(model, pool, cfg, rng, device) for _ in range(count)]
+    rows = [state_row(model, tokens, source, cfg, device, probed)
+            for (tokens, source), probed in zip(drawn, probe_drawn(model, drawn, cfg, device))]
+    for row in rows if on_state else ():
+        on_state(int(row["passes"]))
     return {k: torch.stack([r[k] for r in rows]).contiguous() for k in rows[0]}
 
 
