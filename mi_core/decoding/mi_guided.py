@@ -29,7 +29,7 @@ import torch
 from mi_core.decoding.base import Strategy, check_count, check_nonnegative
 from mi_core.decoding.registry import register
 from mi_core.mi.estimator import load_estimator
-from mi_core.mi.probe import probe
+from mi_core.mi.probe import probe_many
 
 
 def relative_mi(mi: torch.Tensor, entropy: torch.Tensor, floor: float = 1e-6) -> torch.Tensor:
@@ -41,7 +41,11 @@ def relative_mi(mi: torch.Tensor, entropy: torch.Tensor, floor: float = 1e-6) ->
 
 
 def mi_greedy(entropy: torch.Tensor, mi: torch.Tensor, masked: torch.Tensor, gamma: float, lam: float):
-    """The greedy MI-budget acceptance of the module docstring, vectorised over the batch.
+    """The greedy MI-budget acceptance of the module docstring, vectorised over the batch and sync-free.
+
+    The rule is sequential along each row's entropy order, so it runs one tensor step per rank
+    ``k = 0..N-1`` over the whole batch (ranks past a row's masked count change nothing); nothing is read
+    back to the host, so on CUDA the whole selection is queued without a synchronisation.
 
     Args:
         entropy: ``(B, N)`` nats; mi: ``(B, N, N)`` nats (negative values, e.g. estimator noise, count as 0);
@@ -50,22 +54,23 @@ def mi_greedy(entropy: torch.Tensor, mi: torch.Tensor, masked: torch.Tensor, gam
         chosen ``(B, N)`` bool; budget_spent ``(B,)`` float64 (sum of accepted costs); mi_spent ``(B,)``
         float64, sum over accepted i of sum_{j accepted before i} MI(i, j) (the MI among the chosen).
     """
-    b = entropy.shape[0]
-    rows = torch.arange(b, device=entropy.device)
-    order = entropy.masked_fill(~masked, float("inf")).argsort(dim=1, stable=True)
-    h = entropy.double()
-    mi = mi.double().clamp_min(0.0)
+    b, n = masked.shape
+    order = entropy.masked_fill(~masked, float("inf")).argsort(dim=1, stable=True)  # (B, N)
+    h = entropy.double().gather(1, order)  # (B, N) entropies in visiting order
+    cand = masked.gather(1, order)  # (B, N) whether rank k is a candidate
+    # MI between the cells at ranks k and l, (B, N, N), so each step reads one row of it
+    mi_sorted = mi.double().clamp_min(0.0).gather(1, order[:, :, None].expand(b, n, n)).gather(2, order[:, None, :].expand(b, n, n))
     budget = torch.full((b,), float(gamma), dtype=torch.float64, device=entropy.device)
-    chosen = torch.zeros_like(masked)
+    accepted = torch.zeros(b, n, dtype=torch.float64, device=entropy.device)  # by rank, 1.0 when accepted
     mi_spent = torch.zeros_like(budget)
-    for r in range(int(masked.sum(1).max().item()) if masked.numel() else 0):
-        i = order[:, r]
-        pair = (mi[rows, i] * chosen).sum(1)
-        cost = h[rows, i] + lam * pair
-        accept = masked[rows, i] & ((cost <= budget) | (r == 0))
-        chosen[rows, i] = accept
+    for k in range(n):
+        pair = (mi_sorted[:, k] * accepted).sum(1)
+        cost = h[:, k] + lam * pair
+        accept = cand[:, k] & ((cost <= budget) | (k == 0))
+        accepted[:, k] = accept.double()
         budget = budget - cost * accept
         mi_spent = mi_spent + pair * accept
+    chosen = torch.zeros_like(masked).scatter_(1, order, accepted.bool())
     return chosen, gamma - budget, mi_spent
 
 
@@ -145,9 +150,10 @@ class MIGuided(MIBudget):
 class MIExact(MIBudget):
     """MI-guided decoding with the exact probe's symmetrised MI (an upper bound, for analysis).
 
-    Each step probes every unfinished row (``eps``, ``max_batch`` go to the probe; ``eps = 0`` is exact).
-    The probe's passes (at most ``1 + masked * |V|`` per row, its own base pass included) are counted
-    apart from the decode passes: info adds ``probe_passes`` ``(B,)`` for this step.
+    Each step probes every unfinished row, all rows in one :func:`probe_many` call (``eps``, ``max_batch``
+    go to the probe; ``eps = 0`` is exact). The probe's passes (at most ``1 + masked * |V|`` per row, its
+    own base pass included) are counted apart from the decode passes: info adds ``probe_passes`` ``(B,)``
+    for this step (0 for finished rows).
     """
 
     eps: float = 0.0
@@ -160,13 +166,10 @@ class MIExact(MIBudget):
         check_count("max_batch", self.max_batch)
 
     def mi_matrix(self, ctx) -> torch.Tensor:
-        b, n = ctx.masked.shape
-        mi = torch.zeros(b, n, n, dtype=torch.float64, device=ctx.entropy.device)
-        spent = torch.zeros(b, dtype=torch.long, device=ctx.entropy.device)
-        for row in ctx.masked.any(1).nonzero()[:, 0].tolist():
-            result = probe(ctx.model, ctx.tokens[row], eps=self.eps, max_batch=self.max_batch)
-            mi[row] = result.mi.to(mi)
-            spent[row] = int(result.passes)
+        active = ctx.masked.any(1)
+        many = probe_many(ctx.model, ctx.tokens, eps=self.eps, max_batch=self.max_batch)
+        mi = many.mi.to(ctx.entropy.device)  # finished rows: nothing masked, MI 0
+        spent = many.passes.to(ctx.entropy.device) * active  # a finished row's base pass is not charged
         ctx.extra_passes += spent
         ctx.info["probe_passes"] = spent
         return mi
