@@ -561,3 +561,26 @@ def test_mi_selection_makes_no_host_sync(monkeypatch):
     chosen, spent, mi_spent = mi_greedy(entropy, mi, masked, 1.0, 2.0)
     monkeypatch.undo()
     assert chosen.shape == masked.shape and (chosen <= masked).all() and (chosen.sum(1) >= masked.any(1).long()).all()
+
+
+@pytest.mark.parametrize("name, params", CONFIGS, ids=IDS)
+@pytest.mark.parametrize("every", [3, 8])
+def test_checking_for_the_end_every_k_steps_gives_the_same_frames(tiny_mdm, name, params, every):
+    tokens = real_batch((9, 4))
+    strategy = build(name, params)
+    ref = list(decode(tiny_mdm, tokens, strategy, temperature=1.0, seed=3, sync_every=1))
+    got = list(decode(tiny_mdm, tokens, strategy, temperature=1.0, seed=3, sync_every=every))
+    assert len(got) == len(ref)
+    for a, b in zip(ref, got):
+        assert a.step == b.step and torch.equal(a.tokens, b.tokens) and torch.equal(a.chosen, b.chosen)
+        assert torch.equal(a.passes, b.passes) and torch.equal(a.extra_passes, b.extra_passes)
+        assert torch.equal(a.remasked, b.remasked)
+
+
+def test_sync_every_checks(oracle):
+    with pytest.raises(ValueError, match="sync_every"):
+        list(decode(oracle, tiny_batch(), make_strategy("sequential"), sync_every=0))
+    with pytest.raises(RuntimeError, match="did not finish within 2 steps"):
+        list(decode(oracle, tiny_batch(), make_strategy("sequential"), max_steps=2, sync_every=8))
+    with pytest.raises(RuntimeError, match="did not finish within 0 steps"):
+        list(decode(oracle, tiny_batch(), make_strategy("sequential"), max_steps=0))

@@ -88,7 +88,7 @@ def _check_inputs(tokens: torch.Tensor, temperature: float) -> None:
 
 @torch.no_grad()
 def decode(model, tokens: torch.Tensor, strategy, temperature: float = 0.0, seed: int = 0,
-           max_steps: int | None = None):
+           max_steps: int | None = None, sync_every: int | None = None):
     """Decode ``tokens`` ``(B, N)`` until nothing is masked, yielding a ``Frame`` per step.
 
     The strategy's ``prepare(model, device)`` runs first. At each step its ``select(ctx) -> (B, N) bool``
@@ -97,51 +97,93 @@ def decode(model, tokens: torch.Tensor, strategy, temperature: float = 0.0, seed
     (argmax at temperature 0, else sampled with the generator seeded by ``seed``). A strategy's
     ``remask`` may mask filled positions again, never givens.
 
+    Host syncs: the loop itself reads nothing back from the device except whether any row is still
+    active, once every ``sync_every`` steps (default 1 on the CPU, where reading is free, and 8 on other
+    devices). Steps run ahead of that check are computed but change nothing once every row is finished
+    (a finished batch is frozen), and their frames are dropped: the frames are the same either way.
+
     Raises:
-        ValueError: tokens not ``(B, N)`` int64, or a negative temperature.
+        ValueError: tokens not ``(B, N)`` int64, a negative temperature, ``sync_every < 1``.
         RuntimeError: the strategy did not finish within ``max_steps`` (default its ``pass_limit(N)``).
     """
     _check_inputs(tokens, temperature)
-    device = tokens.device
-    generator = torch.Generator(device=device).manual_seed(seed)
-    mask_id = model.mask_id
-    given = tokens != mask_id
-    state = tokens.clone()
-    confidence = given.float()  # model probability of each written value when written; 1 at givens
-    passes = torch.zeros(tokens.shape[0], dtype=torch.long, device=device)
-    extra = torch.zeros_like(passes)
+    every = sync_every if sync_every is not None else (1 if tokens.device.type == "cpu" else 8)
+    if isinstance(every, bool) or not isinstance(every, int) or every < 1:
+        raise ValueError(f"sync_every must be an integer >= 1, got {sync_every!r}")
     limit = max_steps if max_steps is not None else strategy.pass_limit(tokens.shape[1])
-    strategy.prepare(model, device)
-    for step in range(limit):
-        masked = state == mask_id
-        active = masked.any(1)
-        if not active.any():
-            return
-        probs, entropy, hidden = _forward_active(model, state, active)
-        entropy = entropy * masked
-        ctx = StepContext(state, masked, probs, entropy, hidden, step, generator, model,
-                          torch.zeros_like(passes), given)
-        chosen = strategy.select(ctx) & masked
-        chosen |= _lowest_entropy(entropy, masked) & ~chosen.any(1, keepdim=True)
-        values = _fill(probs, temperature, generator)
-        state = torch.where(chosen, model.value_tokens[values], state)
-        confidence = torch.where(chosen, probs.gather(-1, values[..., None])[..., 0], confidence)
-        remasked = _remask(strategy, ctx, state, confidence, given)
-        state = state.masked_fill(remasked, mask_id)
-        passes += active.long()
-        extra += ctx.extra_passes * active.long()
-        yield Frame(step, state, chosen, entropy, probs, passes.clone(), ctx.info, mask_id, remasked,
-                    extra.clone())
-    if (state == mask_id).any():
+    pending = []  # (frame, any row active at its start) not yet checked
+    steps = _Steps(model, tokens, strategy, temperature, seed, limit)
+    for frame, any_active in steps:
+        pending.append((frame, any_active))
+        if len(pending) < every and frame.step < limit - 1:
+            continue
+        flags = torch.stack([a for _, a in pending]).tolist()  # the one host read of the loop
+        for (f, _), flag in zip(pending, flags):
+            if not flag:
+                return
+            yield f
+        pending = []
+    if (steps.final_state == model.mask_id).any():
         name = strategy.name or type(strategy).__name__
         raise RuntimeError(f"decoding with {name} did not finish within {limit} steps")
 
 
-def _forward_active(model, state: torch.Tensor, active: torch.Tensor):
-    """One model pass over the unfinished rows only; finished rows get zero probs, entropy and hidden.
+class _Steps:
+    """The decode steps as ``(frame, any row active (0-dim bool))``, computed without host reads.
 
+    Once no row is active the state is frozen (nothing is chosen or re-masked), so steps run past the end
+    change nothing. ``final_state`` is the state after the last step taken.
+    """
+
+    def __init__(self, model, tokens, strategy, temperature, seed, limit):
+        self.args = (model, tokens, strategy, temperature, seed, limit)
+        self.final_state = tokens
+
+    def __iter__(self):
+        model, tokens, strategy, temperature, seed, limit = self.args
+        device = tokens.device
+        generator = torch.Generator(device=device).manual_seed(seed)
+        mask_id = model.mask_id
+        given = tokens != mask_id
+        state = tokens.clone()
+        confidence = given.float()  # model probability of each written value when written; 1 at givens
+        passes = torch.zeros(tokens.shape[0], dtype=torch.long, device=device)
+        extra = torch.zeros_like(passes)
+        strategy.prepare(model, device)
+        for step in range(limit):
+            masked = state == mask_id
+            active = masked.any(1)
+            any_active = active.any()
+            probs, entropy, hidden = _forward_active(model, state, active)
+            entropy = entropy * masked
+            ctx = StepContext(state, masked, probs, entropy, hidden, step, generator, model,
+                              torch.zeros_like(passes), given)
+            chosen = strategy.select(ctx) & masked
+            chosen |= _lowest_entropy(entropy, masked) & ~chosen.any(1, keepdim=True)
+            values = _fill(probs, temperature, generator)
+            state = torch.where(chosen, model.value_tokens[values], state)
+            confidence = torch.where(chosen, probs.gather(-1, values[..., None])[..., 0], confidence)
+            remasked = _remask(strategy, ctx, state, confidence, given) & any_active
+            state = state.masked_fill(remasked, mask_id)
+            passes += active.long()
+            extra += ctx.extra_passes * active.long()
+            self.final_state = state
+            yield (Frame(step, state, chosen, entropy, probs, passes.clone(), ctx.info, mask_id, remasked,
+                         extra.clone()), any_active)
+
+
+def _forward_active(model, state: torch.Tensor, active: torch.Tensor):
+    """One model pass; finished rows get zero probs, entropy and hidden.
+
+    On the CPU only the unfinished rows go through the model (reading ``active`` costs nothing there);
+    elsewhere the whole batch does and finished rows are zeroed, so no host read is needed.
     Returns probs ``(B, N, V)`` float32, entropy ``(B, N)`` and hidden ``(B, N, D)``.
     """
+    if state.device.type != "cpu":
+        out = model(state)
+        keep = active[:, None, None]
+        probs = out.logits.float().softmax(-1) * keep
+        return probs, entropy_from_logits(out.logits) * active[:, None], out.hidden * keep
     if bool(active.all()):
         out = model(state)
         return out.logits.float().softmax(-1), entropy_from_logits(out.logits), out.hidden
