@@ -62,9 +62,9 @@ def evaluate(model, records: list[PuzzleRecord], strategy, *, batch_size: int = 
             final = decode_final(model, tokens, strategy, temperature=temperature, seed=seed + lo)
         blank = tokens == model.mask_id
         right = (final.tokens == target) & blank
-        for i, rec in enumerate(chunk):
-            rows.append((rec.level, bool((final.tokens[i] == target[i]).all()), int(right[i].sum()),
-                         int(blank[i].sum()), int(final.passes[i])))
+        stats = torch.stack([(final.tokens == target).all(1).long(), right.sum(1), blank.sum(1), final.passes], 1)
+        for rec, (solved, n_right, n_blank, passes) in zip(chunk, stats.tolist()):  # one host read per batch
+            rows.append((rec.level, bool(solved), n_right, n_blank, passes))
         if progress:
             progress(len(chunk))
     result = _summarise(rows)

@@ -30,6 +30,7 @@ import torch
 from mi_core.bench.report import markdown_table, write_json
 from mi_core.bench.sudoku import evaluate, with_default_estimator
 from mi_core.decoding import make_strategy
+from mi_core.device import pick_device
 from mi_core.domains.sudoku import read_puzzles
 from mi_core.models.sudoku_mdm import load_sudoku_mdm
 from mi_core.order.selector import load_order_net
@@ -71,7 +72,7 @@ def parse_gamma_map(spec: str) -> dict[int, float]:
 def run(model, records, name: str, params: dict, selector: Path, seed: int) -> dict:
     extra = {"selector": str(selector)} if name in ("learned", "learned_mi") else {}
     strategy = with_default_estimator(make_strategy(name, **params, **extra))
-    res = evaluate(model, records, strategy, batch_size=256, seed=seed, bf16=True)
+    res = evaluate(model, records, strategy, batch_size=256, seed=seed, bf16=True, device=model.value_tokens.device)
     row = {"sampler": name, "params": params, **{k: res[k] for k in ("n", "accuracy", "mean_passes", "seconds")}}
     row["by_level"] = {lvl: round(v["accuracy"], 4) for lvl, v in res.get("by_level", {}).items()}
     row["passes_hist"] = dict(sorted(Counter(res["passes"]).items()))
@@ -146,7 +147,8 @@ def protein_rows(model, info: dict, lengths_by_seed: dict, reference, budgets: l
         for seed, lengths in lengths_by_seed.items():
             extra = {"selector": str(selector)} if name == "learned" else {}
             strategy = make_strategy(name, **params, **extra)
-            res = protein_evaluate(model, lengths, reference, strategy, temperature=1.0, seed=seed)
+            res = protein_evaluate(model, lengths, reference, strategy, temperature=1.0, seed=seed,
+                                   device=model.value_tokens.device)
             shown = {k: v for k, v in params.items() if k != "estimator"}
             row = {"sampler": name, "params": shown, "seed": seed, "T": t,
                    **{k: res[k] for k in ("n", "mean_passes", "jsd_aa", "jsd_dipeptide", "jsd_aa_floor",
@@ -200,7 +202,7 @@ def protein_main(args) -> int:
     lo, hi = parse_lengths(args.lengths)
     seeds = parse_ints(args.seeds, "--seeds")
     budgets = parse_ints(args.budgets, "--budgets")
-    model, info = load_model(args.model or "mdm")
+    model, info = load_model(args.model or "mdm", pick_device(args.device))
     lengths_by_seed = {seed: draw_lengths(args.samples, lo, hi, seed) for seed in seeds}
     reference = reference_set(args.reference)
     gammas = [float(g) for g in (args.gammas if args.gammas is not None else ",".join(str(g) for g in PROTEIN_GAMMAS)).split(",")
@@ -244,6 +246,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", type=Path, required=True)
     p.add_argument("--md", type=Path, default=None, help="Markdown report (default: JSON path with .md)")
     p.add_argument("--threads", type=int, default=0)
+    p.add_argument("--device", default="auto", help="auto (CUDA when present), cpu or cuda")
     args = p.parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -260,7 +263,7 @@ def main(argv: list[str] | None = None) -> int:
     gammas = [float(g) for g in (args.gammas if args.gammas is not None else ",".join(str(g) for g in GAMMAS)).split(",")
               if g.strip()]
     mi_gammas = parse_gamma_map(args.learned_mi_gammas)
-    model = load_sudoku_mdm(args.model)
+    model = load_sudoku_mdm(args.model, pick_device(args.device))
     records = pick_records(args.puzzles, args.per_level)
     known = ["Beginner", "Easy", "Medium", "Hard", "Expert"]
     levels = sorted(dict.fromkeys(r.level for r in records if r.level), key=lambda v: (v not in known, known.index(v) if v in known else 0, v))

@@ -78,11 +78,13 @@ def make_validate(model, groups: list[torch.Tensor], budgets: tuple[int, ...], b
     ``val_T`` over budgets (higher is better)."""
 
     def score(choose, steps):
+        device = model.value_tokens.device
         total, passes, residues = 0.0, 0.0, 0
         for target in groups:
-            start = torch.full(target.shape, MASK_ID, dtype=torch.long)
-            ll, used = schedule_loglik(model, start, target, choose, steps, bf16)
-            total, passes, residues = total + ll.sum().item(), passes + used.sum().item(), residues + target.numel()
+            start = torch.full(target.shape, MASK_ID, dtype=torch.long, device=device)
+            ll, used = schedule_loglik(model, start, target.to(device), choose, steps, bf16)
+            total, passes = total + float(ll.sum()), passes + float(used.sum())
+            residues += target.numel()
         return total / residues, passes / sum(len(g) for g in groups)
 
     margin = lambda: {t: score(margin_choice, t) for t in budgets}
@@ -103,8 +105,9 @@ def make_validate(model, groups: list[torch.Tensor], budgets: tuple[int, ...], b
 
 
 def run_protein(model_path: Path, fasta: Path, out: Path, log_path: Path, cfg: OrderTrainConfig,
-                lengths: tuple[int, int], eval_every: int, eval_per_length: int, init: Path | None = None) -> None:
-    model = load_protein_mdm(model_path)
+                lengths: tuple[int, int], eval_every: int, eval_per_length: int, init: Path | None = None,
+                device="cpu") -> None:
+    model = load_protein_mdm(model_path, device)
     t0 = time.time()
     splits = split_records(read_fasta(fasta, strict=True))
     draw = window_draw(splits["train"], *lengths)

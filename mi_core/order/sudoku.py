@@ -33,12 +33,13 @@ def puzzle_draw(pool: np.ndarray):
 @torch.no_grad()
 def decode_score(model, pairs: np.ndarray, strategy, bf16: bool) -> dict:
     """Whole-grid accuracy, mean passes and the pass histogram of ``strategy`` on ``(P, 2, 81)`` pairs."""
-    tokens, solution = torch.as_tensor(pairs[:, 0]), torch.as_tensor(pairs[:, 1])
-    ctx = torch.autocast("cpu", dtype=torch.bfloat16) if bf16 else contextlib.nullcontext()
+    device = model.value_tokens.device
+    tokens, solution = torch.as_tensor(pairs[:, 0], device=device), torch.as_tensor(pairs[:, 1], device=device)
+    ctx = torch.autocast(device.type, dtype=torch.bfloat16) if bf16 else contextlib.nullcontext()
     with ctx:
         final = decode_final(model, tokens, strategy)
     passes = final.passes.tolist()
-    return {"accuracy": (final.tokens == solution).all(1).float().mean().item(),
+    return {"accuracy": float((final.tokens == solution).all(1).float().mean()),
             "mean_passes": float(np.mean(passes)),
             "passes_hist": {str(k): passes.count(k) for k in sorted(set(passes))}}
 
@@ -64,8 +65,8 @@ def make_validate(model, pairs: np.ndarray, budgets: tuple[int, ...], bf16: bool
 
 
 def run_sudoku(model_path: Path, out: Path, log_path: Path, cfg: OrderTrainConfig, puzzle_pool: int,
-               eval_every: int, eval_puzzles: int, init: Path | None = None) -> None:
-    model = load_sudoku_mdm(model_path)
+               eval_every: int, eval_puzzles: int, init: Path | None = None, device="cpu") -> None:
+    model = load_sudoku_mdm(model_path, device)
     t0 = time.time()
     pool = build_pool(TRAIN_SEED + cfg.seed, puzzle_pool, puzzles=True, workers=1)
     val = build_pool(EVAL_SEED + cfg.seed, eval_puzzles, puzzles=True, workers=1)

@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from mi_core.device import pick_device
 from mi_core.order.elbo import order_loss, rollout
 from mi_core.order.selector import load_order_net, make_order_nets, save_order_net
 
@@ -66,15 +67,19 @@ def train_order(model, draw: Callable, cfg: OrderTrainConfig, d_model: int, *, v
     ``draw(rng, batch) -> (start (B, N) token ids, target (B, N) value indices)``; ``validate(selector)
     -> dict`` and ``checkpoint(posterior, selector, curve)`` run every ``eval_every`` updates (0: never).
     The curve holds one dict per evaluation with the mean training ELBO per masked position since the
-    last one, overall and by budget.
+    last one, overall and by budget. Everything runs on the model's device (the draws are moved there and
+    the sampling generator lives there); the per-update statistics stay on the device and are read back
+    once per evaluation window, so the hot loop never waits for the host between evaluations.
     """
+    device = model.value_tokens.device
     torch.manual_seed(cfg.seed)
     rng = np.random.default_rng(cfg.seed)
-    gen = torch.Generator().manual_seed(cfg.seed)
+    gen = torch.Generator(device=device).manual_seed(cfg.seed)
     model.eval()
     for p in model.parameters():
         p.requires_grad_(cfg.finetune)
     posterior, selector = nets if nets is not None else make_order_nets(d_model, cfg.width)
+    posterior.to(device), selector.to(device)
     params = list(posterior.parameters()) + list(selector.parameters())
     groups = [{"params": params, "lr": cfg.lr}]
     if cfg.finetune:
@@ -84,7 +89,7 @@ def train_order(model, draw: Callable, cfg: OrderTrainConfig, d_model: int, *, v
     curve, window, start = [], [], time.time()
     for update in range(cfg.updates):
         steps = cfg.budgets[update % len(cfg.budgets)]
-        tokens, target = draw(rng, cfg.batch)
+        tokens, target = (x.to(device) for x in draw(rng, cfg.batch))
         ro = rollout(model, tokens, target, posterior, selector, steps, cfg.tau, cfg.samples, gen, cfg.bf16,
                      finetune=cfg.finetune)
         loss = order_loss(ro, cfg.samples, cfg.kl_weight)
@@ -93,11 +98,11 @@ def train_order(model, draw: Callable, cfg: OrderTrainConfig, d_model: int, *, v
         torch.nn.utils.clip_grad_norm_(params, cfg.clip)
         opt.step()
         scale = ro.n_masked.clamp_min(1).float()
-        window.append((steps, (ro.elbo / scale).mean().item(), (ro.kl / scale).mean().item(),
-                       ro.steps_used.float().mean().item()))
+        window.append((steps, torch.stack([(ro.elbo / scale).mean(), (ro.kl / scale).mean(),
+                                           ro.steps_used.float().mean()]).detach()))
         done = update + 1 == cfg.updates or (cfg.time_budget > 0 and time.time() - start >= cfg.time_budget)
         if eval_every and ((update + 1) % eval_every == 0 or done):
-            point = _summary(update + 1, time.time() - start, window)
+            point = _summary(update + 1, time.time() - start, _to_host(window))
             if validate is not None:
                 point.update(validate(selector))
             window = []
@@ -164,6 +169,14 @@ def load_nets(selector_path: Path) -> tuple:
     return load_order_net(posterior_path, role="posterior"), load_order_net(selector_path)
 
 
+def _to_host(window: list[tuple]) -> list[tuple]:
+    """``[(steps, (3,) device tensor)]`` -> ``[(steps, elbo, kl, steps_used)]`` floats, one host read."""
+    if not window:
+        return []
+    values = torch.stack([v for _, v in window]).double().cpu().tolist()
+    return [(steps, *row) for (steps, _), row in zip(window, values)]
+
+
 def _summary(update: int, seconds: float, window: list[tuple]) -> dict:
     arr = np.asarray(window) if window else np.zeros((0, 4))
     point = {"update": update, "seconds": round(seconds, 1), "elbo": float(arr[:, 1].mean()) if len(arr) else None,
@@ -201,6 +214,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--time-budget", type=float, default=0.0, help="seconds (0: run all updates)")
     parser.add_argument("--eval-every", type=int, default=50)
     parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0 = torch's default)")
+    parser.add_argument("--device", default="auto", help="auto (CUDA when present), cpu or cuda")
     parser.add_argument("--kl-weight", type=float, default=OrderTrainConfig.kl_weight, help="beta in "
                         "D - beta KL (1: the ELBO; < 1 lets Q spread its schedule when P cannot follow)")
     parser.add_argument("--init", type=Path, default=None, help="continue from this selector (and its "
@@ -229,18 +243,20 @@ def main(argv: list[str] | None = None) -> None:
                            kl_weight=args.kl_weight)
     if args.init is not None:
         load_nets(args.init)  # a missing or wrong --init fails now, before the data are built
+    device = pick_device(args.device)
     model_path, out = args.model or DEFAULTS[args.domain][0], args.out or DEFAULTS[args.domain][1]
     log_path = args.log or out.with_name(out.stem + "_log.jsonl")
     if args.domain == "sudoku":
         from mi_core.order.sudoku import run_sudoku
 
-        run_sudoku(model_path, out, log_path, cfg, args.puzzle_pool, args.eval_every, args.eval_puzzles, args.init)
+        run_sudoku(model_path, out, log_path, cfg, args.puzzle_pool, args.eval_every, args.eval_puzzles, args.init,
+                   device=device)
     else:
         from mi_core.bench.protein import parse_lengths
         from mi_core.order.protein import run_protein
 
         run_protein(model_path, args.fasta, out, log_path, cfg, parse_lengths(args.lengths), args.eval_every,
-                    args.eval_per_length, args.init)
+                    args.eval_per_length, args.init, device=device)
 
 
 __all__ = ["OrderTrainConfig", "train_order"]

@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from mi_core.device import pick_device
 from mi_core.mi.estimator import LOSSES, EstimatorConfig, MIEstimator, estimator_loss, save_estimator
 from mi_core.mi.fidelity import fidelity
 
@@ -115,6 +116,12 @@ def lr_at(step: int, cfg: TrainConfig) -> float:
     return cfg.lr * (0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * min(1.0, frac))))
 
 
+def to_device(data: dict[str, torch.Tensor], device) -> dict[str, torch.Tensor]:
+    """The training tensors (features, masks, targets) moved to ``device`` (the rest stays)."""
+    keys = ("hidden", "probs", "entropy", "masked", "mi")
+    return {k: (v.to(device) if k in keys else v) for k, v in data.items()}
+
+
 def batch_of(data: dict[str, torch.Tensor], idx) -> tuple[torch.Tensor, ...]:
     """``(hidden, probs, entropy, masked, mi)`` of the states ``idx``."""
     return tuple(data[k][idx] for k in ("hidden", "probs", "entropy", "masked", "mi"))
@@ -127,21 +134,24 @@ def predict(estimator: MIEstimator, data: dict[str, torch.Tensor], idx, chunk: i
     out = []
     for lo in range(0, len(idx), chunk):
         hidden, probs, entropy, masked, _ = batch_of(data, idx[lo : lo + chunk])
-        out.append(estimator(hidden, probs, entropy, masked).double().numpy())
+        out.append(estimator(hidden, probs, entropy, masked).double().cpu().numpy())
     return np.concatenate(out)
 
 
 def validate(estimator: MIEstimator, data: dict[str, torch.Tensor], idx) -> dict:
     """:func:`mi_core.mi.fidelity.fidelity` of the estimator on states ``idx``."""
-    return fidelity(predict(estimator, data, idx), data["mi"][idx].double().numpy(), data["masked"][idx].numpy())
+    return fidelity(predict(estimator, data, idx), data["mi"][idx].double().cpu().numpy(),
+                    data["masked"][idx].cpu().numpy())
 
 
 def train_one(est_cfg: EstimatorConfig, cfg: TrainConfig, data: dict[str, torch.Tensor], train_idx, val_idx,
               log=print) -> tuple[MIEstimator, dict]:
-    """Train one estimator; return the best checkpoint by validation Spearman and its training record."""
+    """Train one estimator on the device of ``data`` (see :func:`to_device`); return the best checkpoint by
+    validation Spearman (on the CPU) and its training record. Losses stay on the device and are read back
+    only at each evaluation (every ``eval_every`` steps), so the hot loop never waits for the host."""
     torch.manual_seed(cfg.seed)
     gen = np.random.default_rng(cfg.seed)
-    estimator = MIEstimator(est_cfg)
+    estimator = MIEstimator(est_cfg).to(data["hidden"].device)
     opt = torch.optim.AdamW(estimator.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     best, best_state, curve, losses, start = -math.inf, None, [], [], time.time()
     for step in range(cfg.steps):
@@ -154,10 +164,11 @@ def train_one(est_cfg: EstimatorConfig, cfg: TrainConfig, data: dict[str, torch.
         loss.backward()
         torch.nn.utils.clip_grad_norm_(estimator.parameters(), cfg.clip)
         opt.step()
-        losses.append(loss.item())
+        losses.append(loss.detach())
         if (step + 1) % cfg.eval_every == 0 or step + 1 == cfg.steps:
             val = validate(estimator, data, val_idx)
-            point = {"step": step + 1, "seconds": round(time.time() - start, 1), "train_loss": float(np.mean(losses)),
+            train_loss = float(torch.stack(losses).double().mean())
+            point = {"step": step + 1, "seconds": round(time.time() - start, 1), "train_loss": train_loss,
                      **{k: val[k] for k in ("spearman", "spearman_median", "pearson", "mae", "topk_precision")}}
             curve.append(point)
             losses = []
@@ -166,7 +177,7 @@ def train_one(est_cfg: EstimatorConfig, cfg: TrainConfig, data: dict[str, torch.
             if score > best or best_state is None:
                 best, best_state = score, {k: v.clone() for k, v in estimator.state_dict().items()}
     estimator.load_state_dict(best_state)
-    estimator.eval()
+    estimator.cpu().eval()
     return estimator, {"train": asdict(cfg), "estimator": asdict(est_cfg), "curve": curve,
                        "best_val_spearman": best if math.isfinite(best) else None, "seconds": round(time.time() - start, 1)}
 
@@ -203,6 +214,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rel-buckets", type=int, default=PROTEIN_REL_BUCKETS,
                    help="separation buckets of the pair feature (protein data only; 0: none)")
     p.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
+    p.add_argument("--device", default="auto", help="auto (CUDA when present), cpu or cuda")
     for f in TrainConfig.__dataclass_fields__.values():
         if f.name != "loss":
             p.add_argument(f"--{f.name.replace('_', '-')}", type=type(f.default), default=f.default)
@@ -219,6 +231,7 @@ def main(argv: list[str] | None = None) -> int:
     cfg = TrainConfig(**{k: args[k] for k in TrainConfig.__dataclass_fields__ if k != "loss"})
     if args["threads"]:
         torch.set_num_threads(args["threads"])
+    device = pick_device(args["device"])
     data, manifest = load_shards(args["data"])
     protein = manifest.get("domain") == "protein"  # variable length: no position embeddings, separations
     variants = parse_variants(args["variants"] or (PROTEIN_VARIANTS if protein else DEFAULT_VARIANTS))
@@ -229,7 +242,7 @@ def main(argv: list[str] | None = None) -> int:
                               rel_buckets=args["rel_buckets"] if protein else 0)
     log = lambda m: print(m, file=sys.stderr, flush=True)
     log(f"{manifest['summary']['states']} states from {args['data']}: {json.dumps(manifest['summary'])}")
-    estimator, summary = train_variants(data, est_cfg, cfg, variants, log)
+    estimator, summary = train_variants(to_device(data, device), est_cfg, cfg, variants, log)
     extra = {"params": estimator.num_params(), "domain": manifest.get("domain", "sudoku"),
              "mdm": manifest["model"], "mdm_sha256": manifest["model_sha256"],
              "data": {"dir": str(args["data"]), "command": manifest.get("command"), "config": manifest["config"],

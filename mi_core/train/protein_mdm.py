@@ -167,10 +167,10 @@ def train(model_cfg: ProteinMDMConfig, cfg: TrainConfig, fasta: Path, out: Path,
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip)
         opt.step()
-        losses.append(loss.item())
+        losses.append(loss.detach())  # read back once per evaluation, not per step
         if step % cfg.eval_every == 0 or progress(step, time.time() - start, cfg) >= 1:
             point = {"step": step, "epoch": batches.epoch, "residues": residues, "seconds": round(time.time() - start, 1),
-                     "train_loss": float(np.mean(losses)), "lr": lr, **evaluate(model, val, device)}
+                     "train_loss": float(torch.stack(losses).double().mean()), "lr": lr, **evaluate(model, val, device)}
             losses = []
             curve.append(point)
             log(json.dumps(point))

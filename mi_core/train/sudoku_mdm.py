@@ -92,11 +92,11 @@ def train(model_cfg: SudokuMDMConfig, cfg: TrainConfig, out: Path, device: torch
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip)
         opt.step()
-        losses.append(loss.item())
+        losses.append(loss.detach())  # read back once per evaluation, not per step
         step += 1
         if step % cfg.eval_every == 0 or progress(step, time.time() - start, cfg) >= 1:
             point = {"step": step, "examples": step * cfg.batch, "seconds": round(time.time() - start, 1),
-                     "train_loss": float(np.mean(losses)), "lr": lr, **validate(model, val, device)}
+                     "train_loss": float(torch.stack(losses).double().mean()), "lr": lr, **validate(model, val, device)}
             losses = []
             curve.append(point)
             log(json.dumps(point))
