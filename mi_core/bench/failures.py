@@ -34,6 +34,7 @@ from mi_core.bench.report import markdown_table, update_section, write_json
 from mi_core.bench.sudoku import solutions_for, with_default_estimator
 from mi_core.bench.sweep import parse_grid_spec
 from mi_core.decoding import decode, make_strategy
+from mi_core.device import pick_device
 from mi_core.domains.sudoku import SUDOKU9, parse_grid, read_puzzles
 from mi_core.models.sudoku_mdm import load_sudoku_mdm
 
@@ -51,7 +52,7 @@ def unit_matrix() -> np.ndarray:
 @torch.no_grad()
 def trace(model, tokens: torch.Tensor, target: torch.Tensor, strategy, bf16: bool) -> list[dict]:
     """Per puzzle: solved, passes, and the first wrong step's class, size and clash flag (None if solved)."""
-    same = torch.as_tensor(unit_matrix())
+    same = torch.as_tensor(unit_matrix(), device=tokens.device)
     first: list[dict | None] = [None] * len(tokens)
     autocast = torch.autocast(tokens.device.type, dtype=torch.bfloat16) if bf16 else contextlib.nullcontext()
     last = None
@@ -114,6 +115,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="sampler to diagnose, e.g. 'mi:gamma=0.3;lam=1' or 'eb:gamma=0.2' (repeat)")
     parser.add_argument("--bf16", action="store_true")
     parser.add_argument("--threads", type=int, default=0)
+    parser.add_argument("--device", default="auto", help="auto (CUDA when present), cpu or cuda")
     parser.add_argument("--json", type=Path, required=True)
     parser.add_argument("--section", default=None, help="write a BENCHMARKS.md section of this name")
     args = parser.parse_args(argv)
@@ -126,9 +128,10 @@ def main(argv: list[str] | None = None) -> int:
             raise ValueError(f"no puzzles of level {args.level!r} in {args.puzzles}")
     records = records[: args.limit]
     samplers = [parse_sampler(s) for s in args.sampler]
-    model = load_sudoku_mdm(args.model)
-    tokens = torch.tensor([parse_grid(r.puzzle, None) for r in records])
-    target = torch.tensor([parse_grid(s, None) for s in solutions_for(records)])
+    device = pick_device(args.device)
+    model = load_sudoku_mdm(args.model, device)
+    tokens = torch.tensor([parse_grid(r.puzzle, None) for r in records], device=device)
+    target = torch.tensor([parse_grid(s, None) for s in solutions_for(records)], device=device)
     start = time.perf_counter()
     reference = trace(model, tokens, target, make_strategy("sequential"), args.bf16)
     results = [summarise("sequential", reference, reference)]
