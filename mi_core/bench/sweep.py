@@ -71,6 +71,23 @@ def merge_rows(old: list[dict], new: list[dict]) -> list[dict]:
     return kept + list(fresh.values())
 
 
+def write_html(make_figure, path: Path) -> bool:
+    """Write ``make_figure()`` (a plotly figure) as standalone HTML at ``path``, one plotly.min.js beside it
+    (works offline). Without plotly installed (e.g. a bare GPU machine) say so on stderr and write nothing."""
+    try:
+        import plotly  # noqa: F401
+    except ModuleNotFoundError:
+        print(f"note: plotly is not installed, so no frontier HTML was written ({path})", file=sys.stderr)
+        return False
+    make_figure().write_html(path, include_plotlyjs="directory")
+    return True
+
+
+def warm_up(model, records, strategy, device, bf16: bool) -> None:
+    """Decode the first puzzle once, untimed, so no row's seconds include one-off start-up costs."""
+    evaluate(model, records[:1], strategy, batch_size=1, device=device, bf16=bf16)
+
+
 def frontier_figure(rows: list[dict], title: str):
     """Plotly figure: accuracy against mean passes, one trace per sampler."""
     import plotly.graph_objects as go
@@ -129,6 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     model = load_sudoku_mdm(args.model, device)
     cmd = "python -m mi_core sweep " + " ".join(argv if argv is not None else sys.argv[1:])
     rows = []
+    warm_up(model, records, strategies[0], device, args.bf16)
     for (name, params), strategy in zip(configs, strategies):
         with tqdm(total=len(records), desc=f"{name} {params}", unit="puzzle", file=sys.stderr, leave=False) as bar:
             res = evaluate(model, records, strategy, batch_size=args.batch_size, seed=args.seed, device=device,
@@ -140,15 +158,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.merge and args.json.is_file():
         rows = merge_rows(json.loads(args.json.read_text()), rows)
     write_json(rows, args.json)
-    frontier_figure(rows, f"Accuracy vs passes: {set_name} (n={len(records)})").write_html(
-        args.json.with_suffix(".html"), include_plotlyjs="directory")  # one plotly.min.js beside the HTML: works offline
+    write_html(lambda: frontier_figure(rows, f"Accuracy vs passes: {set_name} (n={len(records)})"),
+               args.json.with_suffix(".html"))
     if str(args.markdown) != "-":
         table = markdown_table(rows, [("sampler", "sampler"), ("params", "params"), ("n", "n"),
                                       ("accuracy", "accuracy"), ("cell_accuracy", "cell acc."),
                                       ("mean_passes", "mean passes"), ("seconds", "seconds")])
         n_text = ", ".join(sorted({str(r["n"]) for r in rows}))
         front = ", ".join(f"{r['sampler']}({', '.join(f'{k}={v}' for k, v in r['params'].items())})" for r in frontier(rows))
-        update_section(f"sweep-{set_name}", f"### Sweep: {set_name} (n={n_text}, device {device.type}, {'bf16' if args.bf16 else 'fp32'} forward passes)\n\n"
+        update_section(f"sweep-{set_name}", f"### Sweep: {set_name} (n={n_text}, device {device.type}, {'bf16' if args.bf16 else 'fp32'} forward passes; seconds after an untimed warm-up decode, each batch read back before the clock stops)\n\n"
                        + "".join(f"`{c}`\n\n" for c in dict.fromkeys(r.get("command", cmd) for r in rows)) + f"{table}\n\nFrontier (accuracy vs passes): {front}\n", args.markdown)
     return 0
 
@@ -265,8 +283,8 @@ def protein_main(argv: list[str]) -> int:
     if args.merge and args.json.is_file():
         rows = merge_rows(json.loads(args.json.read_text()), rows)
     write_json(rows, args.json)
-    protein_frontier_figure(rows, f"JSD vs passes: {set_name} (n={len(lengths)}, lengths {args.lengths})").write_html(
-        args.json.with_suffix(".html"), include_plotlyjs="directory")
+    write_html(lambda: protein_frontier_figure(rows, f"JSD vs passes: {set_name} (n={len(lengths)}, "
+                                                     f"lengths {args.lengths})"), args.json.with_suffix(".html"))
     if str(args.markdown) != "-":
         _protein_section(rows, set_name, device, precision, cmd, args.markdown)
     return 0
