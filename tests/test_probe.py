@@ -382,6 +382,8 @@ def test_bench_probe_writes_json_and_one_markdown_section(tmp_path, model_path):
     assert [r["masked"] for r in res["probe"]] == [3, 5] and res["peak"]["batch"] in (4, 16)
     assert res["probe"][0]["passes"] == 1 + 3 * 9 and res["probe"][0]["pruning"][0]["within_bound"]
     assert "mi_max_abs_diff" in res["probe"][1]["bf16"]
+    assert res["probe"][1]["many"]["passes"] == 1 + 5 * 9 and res["probe"][1]["many"]["fraction_of_peak"] > 0
     text = md.read_text()
+    assert "all at once" in text and "warm-up" in text
     assert text.count("<!-- bench-probe:start -->") == 1 and text.count("<!-- bench-probe:end -->") == 1
     assert "other results stay" in text and "% of peak" in text

@@ -1,5 +1,7 @@
 """probe_many: every state's probe in one stream of batches, equal to the single-state probe to 1e-6."""
 
+import json
+
 import pytest
 import torch
 
@@ -100,3 +102,22 @@ def test_unknown_token_and_unmasked_position(tiny_mdm):
     positions[1, 5] = True
     with pytest.raises(ProbeInputError, match="state 1: position 5 is not masked"):
         probe_many(tiny_mdm, tokens, positions=positions)
+
+
+def test_scaling_bench_writes_json_and_section(tmp_path, model_path):
+    from mi_core.bench.scaling import main
+    from mi_core.mi.estimator import EstimatorConfig, MIEstimator, save_estimator
+
+    est = tmp_path / "est.safetensors"
+    save_estimator(MIEstimator(EstimatorConfig(d_in=32, n_values=9, n_positions=81)), est)
+    out, md = tmp_path / "s.json", tmp_path / "B.md"
+    assert main(["--device", "cpu", "--sudoku-model", str(model_path), "--sudoku-estimator", str(est),
+                 "--no-protein", "--masked", "2", "--batch-sizes", "1,2,64", "--peak-batches", "4",
+                 "--min-seconds", "0.01", "--time-cap", "0.5", "--json", str(out), "--markdown", str(md)]) == 0
+    res = json.loads(out.read_text())
+    points = res["sudoku"]["points"]
+    assert [p["states"] for p in points] == [1, 2, 64]
+    assert points[0]["passes_per_state"] == 1 + 2 * 9 and points[1]["estimator_states_per_s"] > 0
+    assert points[2].get("skipped") in ("time cap", None)
+    text = md.read_text()
+    assert "probe-scaling-cpu:start" in text and "% of peak" in text and "warm-up" in text
