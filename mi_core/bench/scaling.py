@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import sys
 import time
 from pathlib import Path
 
@@ -135,7 +136,11 @@ def protein_block(device, args) -> list[dict]:
     for name, model, estimator in protein_models(device, args):
         esmc = name.startswith("ESM-C")
         sizes = args.esmc_batch_sizes if esmc else args.protein_batch_sizes
+        limit = getattr(model, "max_len", None) or getattr(getattr(model, "cfg", None), "max_len", None)
         for length in args.lengths:
+            if limit is not None and length > limit:
+                blocks.append({"model": name, "length": length, "skipped": f"the model takes at most {limit} residues"})
+                continue
             masked = args.esmc_masked if esmc else max(2, round(args.protein_mask_rate * length))
             start = time.perf_counter()
             peak = peak_forward(model, protein_states(length, 8, length // 2, 1, device),
@@ -151,32 +156,44 @@ def protein_block(device, args) -> list[dict]:
     return blocks
 
 
-def _points_table(points: list[dict], estimator: bool = True) -> list[str]:
+def _num(x: float) -> str:
+    """Three significant digits below 1000 (slow models give small rates), whole numbers above."""
+    return f"{x:.0f}" if x >= 1000 else f"{x:.3g}"
+
+
+def _points_table(points: list[dict]) -> list[str]:
     lines = ["| states per call | probe states/s | passes/state | probe passes/s | % of peak | estimator states/s |",
              "|---|---|---|---|---|---|"]
     for r in points:
         if "skipped" in r:
             lines.append(f"| {r['states']} | skipped ({r['skipped']}) | | | | |")
             continue
-        est = f"{r['estimator_states_per_s']:.1f}" if "estimator_states_per_s" in r else "-"
-        lines.append(f"| {r['states']} | {r['probe_states_per_s']:.2f} | {r['passes_per_state']:.0f} | "
-                     f"{r['passes_per_s']:.0f} | {100 * r['fraction_of_peak']:.0f}% | {est} |")
+        est = _num(r["estimator_states_per_s"]) if "estimator_states_per_s" in r else "-"
+        lines.append(f"| {r['states']} | {_num(r['probe_states_per_s'])} | {r['passes_per_state']:.0f} | "
+                     f"{_num(r['passes_per_s'])} | {100 * r['fraction_of_peak']:.0f}% | {est} |")
     return lines
 
 
 def markdown(res: dict) -> str:
     dev = res["device"]
     lines = [f"## Probe and estimator throughput by states per call, {dev} (`python -m mi_core.bench.scaling`)", "",
+             *([f"`{res['command']}`", ""] if res.get("command") else []),
              f"Measured {res['date']} on {dev} ({res['host']}, {res['threads']} threads); {res['timing']}. "
-             f"{res.get('note', '')}".rstrip(), ""]
+             f"{res.get('note', '')}".rstrip(), "",
+             "The probe's limit is the peak forward throughput divided by its passes per state (1 + masked x |V| "
+             "at most); % of peak is its passes/s over that peak. The estimator is one MDM pass + the head "
+             "for all the states of the call.", ""]
     s = res.get("sudoku")
     if s:
         lines += [f"Sudoku MDM `{s['model']}` and estimator, random solution grids with {s['masked']} cells masked; "
-                  f"peak forward **{s['peak']['seq_per_s']:.0f} seq/s** at batch {s['peak']['batch']}; probe batch "
+                  f"peak forward **{_num(s['peak']['seq_per_s'])} seq/s** at batch {s['peak']['batch']}; probe batch "
                   f"{s['max_batch']}.", "", *_points_table(s["points"]), ""]
     for b in res.get("protein", []):
+        if "skipped" in b:
+            lines += [f"{b['model']}, length {b['length']}: skipped ({b['skipped']}).", ""]
+            continue
         lines += [f"{b['model']}, length {b['length']}, {b['masked']} masked: peak forward "
-                  f"**{b['peak']['seq_per_s']:.2f} seq/s** at batch {b['peak']['batch']}.", "",
+                  f"**{_num(b['peak']['seq_per_s'])} seq/s** at batch {b['peak']['batch']}.", "",
                   *_points_table(b["points"]), ""]
     return "\n".join(lines)
 
@@ -227,7 +244,8 @@ def main(argv: list[str] | None = None) -> int:
         torch.set_num_threads(args.threads)
     device = pick_device(args.device)
     res = {"date": time.strftime("%Y-%m-%d"), "device": str(device), "host": platform.processor() or platform.machine(),
-           "threads": torch.get_num_threads(), "timing": TIMING, "note": args.note}
+           "threads": torch.get_num_threads(), "timing": TIMING, "note": args.note,
+           "command": "python -m mi_core.bench.scaling " + " ".join(sys.argv[1:] if argv is None else argv)}
     if device.type == "cuda":
         res["gpu"] = torch.cuda.get_device_name(device)
     if args.sudoku:
