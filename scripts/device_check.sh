@@ -46,7 +46,7 @@ if [ "$SMALL" = "1" ]; then
                 --protein-peak-batches 8 --no-esmc --min-seconds 0.05 --time-cap 20)
     TEST_ARGS=(tests/test_cuda.py -k "not checks_run_on_cpu")
 else
-    T_TEST=150 T_BENCH=75 T_EVAL=75 T_SWEEP=120 T_SCALE=75
+    T_TEST=120 T_BENCH=60 T_EVAL=60 T_SWEEP=100 T_SCALE=60  # at most 460 s in all
     PROBE_ARGS=(--batch-sizes 256,1024,4096,16384 --masked 20,40,60 --states 5)
     EVAL_ARGS=(--states 200 --timing-states 20)
     EVAL_P_ARGS=(--states 40)
