@@ -186,12 +186,18 @@ def generate(model, targets, strategy, *, temperature: float = 1.0, seed: int = 
                 final = decode_final(model, tokens, strategy, temperature=temperature, seed=batch_seed)
             final_tokens, final_passes = final.tokens, final.passes
             final_extra = final.extra_passes if final.extra_passes is not None else torch.zeros_like(final.passes)
-        for row, i in enumerate(idx):
-            sequences[i] = final_tokens[row].cpu().numpy()
-            passes[i], extra[i] = int(final_passes[row]), int(final_extra[row])
+        rows_cpu = final_tokens.cpu().numpy()  # one read-back per batch
+        for row, (i, p, e) in enumerate(zip(idx, final_passes.tolist(), final_extra.tolist())):
+            sequences[i] = rows_cpu[row]
+            passes[i], extra[i] = p, e
         if progress:
             progress(len(idx))
     return Generation(sequences, passes, extra, round(time.perf_counter() - start, 3))
+
+
+def warm_up(model, lengths: list[int], strategy, device, bf16: bool = False) -> None:
+    """Generate one sequence of the shortest length once, untimed (one-off start-up costs)."""
+    generate(model, [min(lengths)], strategy, batch_size=1, device=device, bf16=bf16)
 
 
 def _batches(templates: list[np.ndarray], batch_size: int) -> list[list[int]]:

@@ -14,7 +14,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from mi_core.bench.report import markdown_table, update_section, write_json
-from mi_core.bench.sudoku import evaluate
+from mi_core.bench.sudoku import evaluate, warm_up
 from mi_core.decoding import make_strategy
 from mi_core.device import pick_device
 from mi_core.domains.sudoku import read_puzzles
@@ -41,6 +41,8 @@ def main(argv=None) -> int:
     for name in SETS:
         records = read_puzzles(args.data / name)
         records = records if name.startswith("kaggle") else records[: args.limit]
+        if not rows:
+            warm_up(model, records, make_strategy(SAMPLERS[0][0], **SAMPLERS[0][1]), device, args.bf16)  # untimed
         for sampler, params in SAMPLERS:
             with tqdm(total=len(records), desc=f"{name} {sampler} {params}", file=sys.stderr, leave=False) as bar:
                 res = evaluate(model, records, make_strategy(sampler, **params), device=device, progress=bar.update, bf16=args.bf16)

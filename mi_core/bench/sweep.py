@@ -22,7 +22,7 @@ from tqdm import tqdm
 
 from mi_core.bench import protein as protein_bench
 from mi_core.bench.report import frontier, markdown_table, update_section, write_json
-from mi_core.bench.sudoku import evaluate, with_default_estimator
+from mi_core.bench.sudoku import evaluate, warm_up, with_default_estimator
 from mi_core.decoding import STRATEGIES, make_strategy
 from mi_core.device import pick_device
 from mi_core.domains.sudoku import read_puzzles
@@ -81,11 +81,6 @@ def write_html(make_figure, path: Path) -> bool:
         return False
     make_figure().write_html(path, include_plotlyjs="directory")
     return True
-
-
-def warm_up(model, records, strategy, device, bf16: bool) -> None:
-    """Decode the first puzzle once, untimed, so no row's seconds include one-off start-up costs."""
-    evaluate(model, records[:1], strategy, batch_size=1, device=device, bf16=bf16)
 
 
 def frontier_figure(rows: list[dict], title: str):
@@ -270,6 +265,8 @@ def protein_main(argv: list[str]) -> int:
     precision = "bf16" if args.bf16 else "fp32"
     cmd = "python -m mi_core sweep protein " + shlex.join(argv)  # quoted: grid specs hold ';'
     rows = []
+    if configs:
+        protein_bench.warm_up(model, lengths, configs[0][2], device, args.bf16)
     for name, params, strategy in configs:
         with tqdm(total=len(lengths), desc=f"{name} {params}", unit="seq", file=sys.stderr, leave=False) as bar:
             res = protein_bench.evaluate(model, lengths, reference, strategy, temperature=args.temperature, seed=args.seed,

@@ -14,7 +14,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from mi_core.bench import protein as protein_bench
-from mi_core.bench.sudoku import evaluate, with_default_estimator
+from mi_core.bench.sudoku import evaluate, warm_up, with_default_estimator
 from mi_core.decoding import make_strategy
 from mi_core.device import pick_device
 from mi_core.domains.sudoku import read_puzzles
@@ -63,6 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     records = read_puzzles(args.puzzles, limit=args.limit)
     model = load_sudoku_mdm(args.model, device)
     strategy = with_default_estimator(make_strategy(args.sampler, **params))
+    warm_up(model, records, strategy, device, args.bf16)  # untimed: "seconds" excludes start-up costs
     with tqdm(total=len(records), desc=f"{args.sampler}", unit="puzzle", file=sys.stderr) as bar:
         result = evaluate(model, records, strategy, batch_size=args.batch_size, temperature=args.temperature,
                           seed=args.seed, device=device, progress=bar.update, bf16=args.bf16)
@@ -107,6 +108,7 @@ def protein_main(argv: list[str]) -> int:
     device = pick_device(args.device)
     model, info = protein_bench.load_model(args.model, device)
     protein_bench.attach_estimator(strategy, info)
+    protein_bench.warm_up(model, lengths, strategy, device, args.bf16)  # untimed
     with tqdm(total=len(lengths), desc=f"{args.sampler}", unit="seq", file=sys.stderr) as bar:
         result = protein_bench.evaluate(model, lengths, reference, strategy, temperature=args.temperature, seed=args.seed,
                                         batch_size=args.batch_size, device=device, bf16=args.bf16, progress=bar.update)
