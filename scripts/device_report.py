@@ -1,6 +1,7 @@
 """Gather the outputs of ``scripts/device_check.sh`` into ``device_check.json`` and ``gpu_section.md``.
 
-``python3 scripts/device_report.py OUTDIR DEVICE``. ``device_check.json``: the device, the steps (exit
+``python3 scripts/device_report.py OUTDIR DEVICE [BENCHMARKS.md]`` (with the third argument, only the ``gpu``
+section of that file is replaced, nothing is written into OUTDIR, which may be read-only). ``device_check.json``: the device, the steps (exit
 status, seconds, the tail of the CUDA tests' summary) and every step's JSON. ``gpu_section.md``: the
 Markdown the benchmark commands wrote, under one ``## GPU`` heading between ``<!-- gpu:start -->`` and
 ``<!-- gpu:end -->`` markers (their own markers removed, headings one level down), ready to paste into
@@ -47,13 +48,15 @@ def main(argv: list[str]) -> int:
     out, device = Path(argv[0]), argv[1]
     steps = [json.loads(x) for x in (out / "steps.jsonl").read_text().splitlines() if x.strip()] \
         if (out / "steps.jsonl").is_file() else []
-    name = device_name(device)
-    report = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "device": device, "device_name": name,
+    prior_path = out / "device_check.json"  # present when re-run on fetched outputs: keep the device's facts
+    prior = json.loads(prior_path.read_text()) if len(argv) > 2 and prior_path.is_file() else {}
+    name = prior.get("device_name") or device_name(device)
+    date = prior.get("date") or time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    report = {"date": date, "device": device, "device_name": name,
               "steps": steps, "cuda_tests": pytest_summary(out / "cuda_tests.log"), "results": {}}
     for step, file in STEP_JSON.items():
         path = out / file
         report["results"][step] = json.loads(path.read_text()) if path.is_file() else None
-    (out / "device_check.json").write_text(json.dumps(report, indent=2) + "\n")
     raw = (out / "benchmarks_gpu_raw.md").read_text() if (out / "benchmarks_gpu_raw.md").is_file() else ""
     status = ", ".join(f"{s['step']} {'ok' if s['rc'] == 0 else 'FAILED (rc ' + str(s['rc']) + ')'} "
                        f"{s['seconds']:.0f} s" for s in steps)
@@ -61,7 +64,14 @@ def main(argv: list[str]) -> int:
              f"Written by `scripts/device_check.sh` on {report['date']} (device `{device}`). Steps: {status}. "
              f"CUDA tests (`pytest -m cuda`): {report['cuda_tests']}. Every timing excludes an untimed warm-up "
              "call and synchronizes the device before reading the clock.", "", section_body(raw), "<!-- gpu:end -->"]
-    (out / "gpu_section.md").write_text("\n".join(lines) + "\n")
+    if len(argv) <= 2:  # on the device: write the report beside the outputs
+        (out / "device_check.json").write_text(json.dumps(report, indent=2) + "\n")
+        (out / "gpu_section.md").write_text("\n".join(lines) + "\n")
+    else:  # back home, from a fetched (possibly read-only) folder: only the section of BENCHMARKS.md
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+        from mi_core.bench.report import update_section
+
+        update_section("gpu", "\n".join(lines[1:-1]), argv[2])
     return 0 if all(s["rc"] == 0 for s in steps) else 1
 
 
