@@ -40,12 +40,21 @@ def relative_mi(mi: torch.Tensor, entropy: torch.Tensor, floor: float = 1e-6) ->
     return rel.masked_fill(h_min < floor, 0.0)
 
 
+def scan_length(masked: torch.Tensor) -> int:
+    """How many entropy ranks :func:`mi_greedy` visits: the most masked cells of any row on the CPU (a
+    read that costs nothing there), every rank ``N`` elsewhere (so the device is never waited for; ranks
+    past a row's masked count change nothing)."""
+    if masked.device.type == "cpu":
+        return int(masked.sum(1).max()) if masked.numel() else 0
+    return masked.shape[1]
+
+
 def mi_greedy(entropy: torch.Tensor, mi: torch.Tensor, masked: torch.Tensor, gamma: float, lam: float):
     """The greedy MI-budget acceptance of the module docstring, vectorised over the batch and sync-free.
 
     The rule is sequential along each row's entropy order, so it runs one tensor step per rank
-    ``k = 0..N-1`` over the whole batch (ranks past a row's masked count change nothing); nothing is read
-    back to the host, so on CUDA the whole selection is queued without a synchronisation.
+    ``k = 0..`` :func:`scan_length` ``- 1`` over the whole batch; off the CPU nothing is read back to the
+    host, so on CUDA the whole selection is queued without a synchronisation.
 
     Args:
         entropy: ``(B, N)`` nats; mi: ``(B, N, N)`` nats (negative values, e.g. estimator noise, count as 0);
@@ -55,23 +64,22 @@ def mi_greedy(entropy: torch.Tensor, mi: torch.Tensor, masked: torch.Tensor, gam
         float64, sum over accepted i of sum_{j accepted before i} MI(i, j) (the MI among the chosen).
     """
     b, n = masked.shape
-    order = entropy.masked_fill(~masked, float("inf")).argsort(dim=1, stable=True)  # (B, N)
+    order = entropy.masked_fill(~masked, float("inf")).argsort(dim=1, stable=True)  # (B, N) visiting order
     h = entropy.double().gather(1, order)  # (B, N) entropies in visiting order
     cand = masked.gather(1, order)  # (B, N) whether rank k is a candidate
-    # MI between the cells at ranks k and l, (B, N, N), so each step reads one row of it
-    mi_sorted = mi.double().clamp_min(0.0).gather(1, order[:, :, None].expand(b, n, n)).gather(2, order[:, None, :].expand(b, n, n))
+    mi = mi.double().clamp_min(0.0)
     budget = torch.full((b,), float(gamma), dtype=torch.float64, device=entropy.device)
-    accepted = torch.zeros(b, n, dtype=torch.float64, device=entropy.device)  # by rank, 1.0 when accepted
+    chosen = torch.zeros(b, n, dtype=torch.float64, device=entropy.device)  # 1.0 where accepted so far
     mi_spent = torch.zeros_like(budget)
-    for k in range(n):
-        pair = (mi_sorted[:, k] * accepted).sum(1)
+    for k in range(scan_length(masked)):
+        i = order[:, k]  # (B,) the cell at rank k
+        pair = (mi.gather(1, i[:, None, None].expand(b, 1, n))[:, 0] * chosen).sum(1)  # MI with the accepted
         cost = h[:, k] + lam * pair
         accept = cand[:, k] & ((cost <= budget) | (k == 0))
-        accepted[:, k] = accept.double()
+        chosen.scatter_(1, i[:, None], accept.double()[:, None])
         budget = budget - cost * accept
         mi_spent = mi_spent + pair * accept
-    chosen = torch.zeros_like(masked).scatter_(1, order, accepted.bool())
-    return chosen, gamma - budget, mi_spent
+    return chosen.bool(), gamma - budget, mi_spent
 
 
 def estimator_mi_fn(estimator) -> Callable:
