@@ -48,8 +48,8 @@ if [ "$SMALL" = "1" ]; then
 else
     T_TEST=120 T_BENCH=60 T_EVAL=60 T_SWEEP=100 T_SCALE=60  # at most 460 s in all
     PROBE_ARGS=(--batch-sizes 256,1024,4096,16384 --masked 20,40,60 --states 5)
-    EVAL_ARGS=(--states 200 --timing-states 20)
-    EVAL_P_ARGS=(--states 40)
+    EVAL_ARGS=(--states 200 --timing-states 20 --max-batch 8192)
+    EVAL_P_ARGS=(--states 40 --max-batch 4096)
     SWEEP_LIMIT=500
     SWEEP_GRID=(--grid sequential --grid "topk:k=2,4,7" --grid "eb:gamma=0.2,0.5,1"
                 --grid "mi:gamma=0.3,0.6,1;lam=1"
