@@ -1,8 +1,9 @@
 """Gather the outputs of ``scripts/device_check.sh`` into ``device_check.json`` and ``gpu_section.md``.
 
 ``python3 scripts/device_report.py OUTDIR DEVICE [BENCHMARKS.md]`` (with the third argument, only the ``gpu``
-section of that file is replaced, nothing is written into OUTDIR, which may be read-only). ``device_check.json``: the device, the steps (exit
-status, seconds, the tail of the CUDA tests' summary) and every step's JSON. ``gpu_section.md``: the
+section of that file is replaced, nothing is written into OUTDIR, which may be read-only).
+``device_check.json``: the device, the steps (exit status, seconds, the tail of the CUDA tests' summary)
+and every step's JSON. ``gpu_section.md``: the
 Markdown the benchmark commands wrote, under one ``## GPU`` heading between ``<!-- gpu:start -->`` and
 ``<!-- gpu:end -->`` markers (their own markers removed, headings one level down), ready to paste into
 BENCHMARKS.md beside the CPU figures (or to place with ``mi_core.bench.report.update_section("gpu", ...)``).

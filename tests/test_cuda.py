@@ -153,7 +153,8 @@ def check_training_steps(device) -> None:
     ro = rollout(model, tokens.to(device), (target - 1).to(device), posterior, selector, 5, 1.0, 2, gen, False)
     loss = order_loss(ro, 2)
     loss.backward()
-    assert torch.isfinite(loss) and all(torch.isfinite(p.grad).all() for p in selector.parameters() if p.grad is not None)
+    grads = [p.grad for p in selector.parameters() if p.grad is not None]
+    assert torch.isfinite(loss) and grads and all(torch.isfinite(g).all() for g in grads)
 
 
 CUDA = "cuda"

@@ -176,7 +176,8 @@ def markdown(res: dict) -> str:
              + ", ".join(f"{r['batch']}: {r['seq_per_s']:.0f}" for r in res["sweep"]) + ").", "",
              f"Timing: {res.get('timing', 'warm-up probe first; no device sync')}. One state at a time: `probe` per "
              "state; all at once: the group's states in one `probe_many` call (full batches across states).", "",
-             "| masked | states | passes | seconds | passes/s | % of peak | all at once: seconds | passes/s | % of peak |",
+             "| masked | states | passes | seconds | passes/s | % of peak "
+             "| all at once: seconds | passes/s | % of peak |",
              "|---|---|---|---|---|---|---|---|---|"]
     for r in res["probe"]:
         m = r.get("many")

@@ -11,8 +11,9 @@ shape, so its states/s is the cost a user with ESM-C weights and a trained head 
 lengths 50, 100 and 300 by default.
 
 Timing: an untimed warm-up forward precedes the probe points, each estimator point follows an untimed
-call of its own shape, and the device is synchronized before each clock reading. ``--time-cap`` bounds each model's share: batch sizes whose predicted time
-(from the previous size) would pass it are skipped and reported as such.
+call of its own shape, and the device is synchronized before each clock reading. ``--time-cap`` bounds
+each model's share: batch sizes whose predicted time (from the previous size) would pass it are skipped
+and reported as such.
 
 Writes JSON (``--json``) and a section of ``--markdown`` (``probe-scaling-<device type>``).
 """
@@ -150,9 +151,8 @@ def protein_block(device, args) -> list[dict]:
                                  args.time_cap)
             blocks.append({"model": name, "length": length, "masked": masked, "peak": peak, "points": rows,
                            "seconds": time.perf_counter() - start})
-            print(f"{name} L={length}: peak {peak['seq_per_s']:.1f} seq/s; "
-                  + ", ".join(f"S={r['states']}: {100 * r['fraction_of_peak']:.0f}%" for r in rows if "skipped" not in r),
-                  flush=True)
+            shares = ", ".join(f"S={r['states']}: {100 * r['fraction_of_peak']:.0f}%" for r in rows if "skipped" not in r)
+            print(f"{name} L={length}: peak {peak['seq_per_s']:.1f} seq/s; {shares}", flush=True)
     return blocks
 
 
