@@ -34,6 +34,7 @@ from mi_core.mi.estimator import estimate_mi, load_estimator, load_estimator_met
 from mi_core.mi.fidelity import fidelity, mean_recovery, rule_recovery
 from mi_core.mi.probe import probe
 from mi_core.train.estimator_data import SOURCES, StateMix, draw_states
+from mi_core.options import ArgumentParser
 
 SECTION = "eval-estimator"  # BENCHMARKS.md section, between <!-- eval-estimator:start/end --> markers
 RATIO_BINS = (0.0, 0.25, 0.5, 0.75, 1.0)
@@ -244,7 +245,7 @@ def json_ready(obj):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m mi_core eval-estimator", description=__doc__.split("\n\n")[0])
+    p = ArgumentParser(prog="python -m mi_core eval-estimator", description=__doc__.split("\n\n")[0])
     p.add_argument("domain", choices=["sudoku", "protein"], help="protein: see 'eval-estimator protein -h'")
     p.add_argument("--puzzles", required=True, type=Path, help="held-out puzzles (.txt or .csv); never training data")
     p.add_argument("--limit", type=int, default=None, help="draw from the first N puzzles only")

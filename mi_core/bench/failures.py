@@ -36,6 +36,7 @@ from mi_core.bench.sweep import parse_grid_spec
 from mi_core.decoding import decode, make_strategy
 from mi_core.domains.sudoku import SUDOKU9, parse_grid, read_puzzles
 from mi_core.models.sudoku_mdm import load_sudoku_mdm
+from mi_core.options import ArgumentParser
 
 CLASSES = ("alone", "with_dependent", "with_independent")
 
@@ -103,7 +104,7 @@ def parse_sampler(text: str):
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m mi_core diagnose sudoku", description=__doc__,
+    parser = ArgumentParser(prog="python -m mi_core diagnose sudoku", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("domain", choices=["sudoku"])
     parser.add_argument("--puzzles", type=Path, required=True)

@@ -25,6 +25,7 @@ from mi_core.device import pick_device
 from mi_core.domains.sudoku import MASK_ID, geometry_for_length
 from mi_core.domains.sudoku_gen import random_grid
 from mi_core.mi.probe import probe
+from mi_core.options import ArgumentParser
 
 SECTION = "bench-probe"  # BENCHMARKS.md section, between <!-- bench-probe:start/end --> markers
 
@@ -196,7 +197,7 @@ def _ints(text: str) -> list[int]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m mi_core bench-probe",
+    p = ArgumentParser(prog="python -m mi_core bench-probe",
                                 description="Forward throughput, the exact probe's speed, pruning and bf16.")
     p.add_argument("--model", default="assets/sudoku_mdm.safetensors", help="Sudoku MDM weights")
     p.add_argument("--device", default="auto")
@@ -204,7 +205,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--states", type=int, default=3, help="states per masked count")
     p.add_argument("--eps", type=_floats, default=[1e-4, 1e-3], help="pruning thresholds, comma-separated")
     p.add_argument("--batch-sizes", type=_ints, default=[16, 64, 128, 256, 512, 1024], help="throughput sweep")
-    p.add_argument("--max-batch", type=int, default=0, help="probe batch size (0: the sweep's best)")
+    p.add_argument("--max-batch", type=int, default=0, bounds=(0, 65_536), help="probe batch size (0: the sweep's best)")
     p.add_argument("--min-seconds", type=float, default=0.5, help="timing window per sweep point")
     p.add_argument("--no-bf16", dest="bf16", action="store_false", help="skip the bf16 comparison")
     p.add_argument("--seed", type=int, default=0)

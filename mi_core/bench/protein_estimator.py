@@ -38,6 +38,7 @@ from mi_core.train.protein_estimator_data import (
     parse_mix,
     sequence_pool,
 )
+from mi_core.options import ArgumentParser
 
 SECTION = "eval-estimator-protein"  # BENCHMARKS.md section
 SEPARATION_BANDS = ((1, 4), (5, 11), (12, 23), (24, 10**6))  # |i - j|: local, short, medium, long range
@@ -192,7 +193,7 @@ def markdown(res: dict) -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     d = ProteinDataConfig()
-    p = argparse.ArgumentParser(prog="python -m mi_core eval-estimator protein", description=__doc__.split("\n\n")[0])
+    p = ArgumentParser(prog="python -m mi_core eval-estimator protein", description=__doc__.split("\n\n")[0])
     p.add_argument("--model", type=Path, default=Path("assets/protein_mdm.safetensors"))
     p.add_argument("--estimator", type=Path, default=Path("assets/protein_mi_estimator.safetensors"))
     p.add_argument("--fasta", type=Path, default=DEFAULT_FASTA, help="states come from its val split, never train")

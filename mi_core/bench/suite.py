@@ -19,6 +19,7 @@ from mi_core.decoding import make_strategy
 from mi_core.device import pick_device
 from mi_core.domains.sudoku import read_puzzles
 from mi_core.models.sudoku_mdm import load_sudoku_mdm
+from mi_core.options import ArgumentParser
 
 SETS = ["kaggle_graded_dev.csv", "top1465.txt", "clue17_dev.txt"]
 SAMPLERS = [("sequential", {}), ("topk", {"k": 4}), ("topk", {"k": 7})]
@@ -26,7 +27,7 @@ LEVELS = ["Beginner", "Easy", "Medium", "Hard", "Expert"]
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m mi_core bench-suite", description=__doc__)
+    p = ArgumentParser(prog="python -m mi_core bench-suite", description=__doc__)
     p.add_argument("domain", choices=["sudoku"])
     p.add_argument("--data", type=Path, default=Path("../shared/data/sudoku"))
     p.add_argument("--limit", type=int, default=500, help="puzzles per file (the Kaggle file is used whole)")

@@ -27,6 +27,7 @@ from mi_core.decoding import STRATEGIES, make_strategy
 from mi_core.device import pick_device
 from mi_core.domains.sudoku import read_puzzles
 from mi_core.models.sudoku_mdm import load_sudoku_mdm
+from mi_core.options import ArgumentParser
 
 DEFAULT_GRID = [
     "sequential",
@@ -91,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["protein"]:
         return protein_main(argv[1:])
-    p = argparse.ArgumentParser(prog="python -m mi_core sweep", description=__doc__)
+    p = ArgumentParser(prog="python -m mi_core sweep", description=__doc__)
     p.add_argument("domain", choices=["sudoku", "protein"], help="'sweep protein -h' for the protein options")
     p.add_argument("--puzzles", required=True, type=Path)
     p.add_argument("--limit", type=int, default=None)
@@ -220,7 +221,7 @@ def protein_configs(grid: list[str], samplers: str | None, estimator: Path | Non
 
 
 def protein_main(argv: list[str]) -> int:
-    p = argparse.ArgumentParser(prog="python -m mi_core sweep protein",
+    p = ArgumentParser(prog="python -m mi_core sweep protein",
                                 description="A grid of samplers generating protein sequences, measured against a reference set.")
     p.add_argument("--reference", required=True, type=Path, help="FASTA file (strict read; its 'reference' split is used)")
     p.add_argument("--reference-split", default="reference", choices=protein_bench.REFERENCE_SPLITS)

@@ -19,6 +19,7 @@ from mi_core.decoding import make_strategy
 from mi_core.device import pick_device
 from mi_core.domains.sudoku import read_puzzles
 from mi_core.models.sudoku_mdm import load_sudoku_mdm
+from mi_core.options import ArgumentParser
 
 DEFAULT_MODEL = Path("assets/sudoku_mdm.safetensors")
 
@@ -35,7 +36,7 @@ def parse_sets(pairs: list[str]) -> dict[str, str]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m mi_core bench", description=__doc__)
+    p = ArgumentParser(prog="python -m mi_core bench", description=__doc__)
     p.add_argument("domain", choices=["sudoku", "protein"], help="the domain to benchmark ('bench protein -h' for its options)")
     p.add_argument("--puzzles", required=True, type=Path, help=".txt (one puzzle a line) or .csv with a puzzle column")
     p.add_argument("--limit", type=int, default=None, help="use the first N puzzles")
@@ -77,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def build_protein_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m mi_core bench protein",
+    p = ArgumentParser(prog="python -m mi_core bench protein",
                                 description="Generate protein sequences with one sampler and measure them against a reference set.")
     p.add_argument("--samples", type=int, default=100, help="how many sequences to generate")
     p.add_argument("--lengths", default="50-100", help="N or LO-HI: lengths drawn uniformly (seeded) from this range")

@@ -26,6 +26,7 @@ import torch
 from mi_core.device import pick_device
 from mi_core.domains.sudoku import to_string, to_tokens, validate
 from mi_core.mi.estimator import Estimate, check_model_match, estimate_mi, load_estimator
+from mi_core.options import ArgumentParser
 
 DEFAULT_MODEL = "assets/sudoku_mdm.safetensors"
 DEFAULT_ESTIMATOR = "assets/sudoku_mi_estimator.safetensors"
@@ -34,7 +35,7 @@ TIMED_RUNS = 5
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m mi_core estimate", description=__doc__.split("\n\n")[0])
+    parser = ArgumentParser(prog="python -m mi_core estimate", description=__doc__.split("\n\n")[0])
     parser.add_argument("domain", choices=["sudoku", "protein"],
                         help="sudoku: the 9x9 MDM and its estimator; protein: see 'estimate protein -h'")
     parser.add_argument("--puzzle", required=True, help="grid string, row by row, '.' or '0' for blanks")
@@ -83,7 +84,7 @@ def write_json(path: Path | None, payload: dict) -> None:
 
 
 def build_protein_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m mi_core estimate protein",
+    parser = ArgumentParser(prog="python -m mi_core estimate protein",
                                      description="MI matrix of one protein sequence from the neural estimator")
     parser.add_argument("--sequence", required=True, help="amino-acid letters, '_' or 'X' for masked residues")
     parser.add_argument("--model", default="auto", help="auto (the MDM the estimator was trained on), mdm, esmc or a weights path")

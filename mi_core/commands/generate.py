@@ -15,10 +15,11 @@ from mi_core.commands.bench import parse_sets
 from mi_core.decoding import make_strategy
 from mi_core.device import pick_device
 from mi_core.domains.protein import MASK_ID, detokenize, tokenize
+from mi_core.options import ArgumentParser
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m mi_core generate", description=__doc__)
+    p = ArgumentParser(prog="python -m mi_core generate", description=__doc__)
     p.add_argument("domain", choices=["protein"])
     what = p.add_mutually_exclusive_group(required=True)
     what.add_argument("--length", type=int, help="generate from all-mask sequences of this length")

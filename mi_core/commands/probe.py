@@ -24,13 +24,14 @@ from mi_core.device import pick_device
 from mi_core.domains import protein
 from mi_core.domains.sudoku import to_string, to_tokens, validate
 from mi_core.mi.probe import ProbeResult, probe
+from mi_core.options import ArgumentParser
 
 DEFAULT_MODEL = "assets/sudoku_mdm.safetensors"
 DOMAINS = ("sudoku", "oracle4")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m mi_core probe",
+    parser = ArgumentParser(prog="python -m mi_core probe",
                                      description="Exact pairwise conditional MI of one state by perturbation probing.")
     parser.add_argument("domain", choices=DOMAINS + ("protein",),
                         help="sudoku: the 9x9 MDM; oracle4: the exact 4x4 oracle; protein: see 'probe protein --help'")
@@ -120,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def build_protein_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m mi_core probe protein",
+    parser = ArgumentParser(prog="python -m mi_core probe protein",
                                      description="Exact pairwise conditional MI between the masked residues of one protein.")
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--sequence", help="amino-acid letters; '_' or X marks a masked residue")

@@ -33,6 +33,7 @@ from mi_core.decoding import make_strategy
 from mi_core.domains.sudoku import read_puzzles
 from mi_core.models.sudoku_mdm import load_sudoku_mdm
 from mi_core.order.selector import load_order_net
+from mi_core.options import ArgumentParser
 
 GAMMAS = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 4.0, 8.0)
 
@@ -218,7 +219,7 @@ def protein_main(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m mi_core bench-order", description=__doc__,
+    p = ArgumentParser(prog="python -m mi_core bench-order", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("domain", choices=["sudoku", "protein"])
     p.add_argument("--puzzles", type=Path, help="sudoku: puzzle file")

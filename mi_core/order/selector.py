@@ -21,7 +21,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from mi_core.models.base import ModelFileError, load_config_dict, load_state, save_model
+from mi_core.models.base import ModelFileError, build_config, load_checked, load_config_dict, save_model
 
 N_SELECTOR_FEATURES = 10
 N_POSTERIOR_FEATURES = N_SELECTOR_FEATURES + 2
@@ -147,13 +147,10 @@ def save_order_net(net: PositionNet, path: str | Path, extra: dict | None = None
 def load_order_net(path: str | Path, device: torch.device | str = "cpu", role: str = "selector") -> PositionNet:
     """Load a :class:`PositionNet` saved by :func:`save_order_net`; raises ModelFileError on a bad file."""
     meta = load_config_dict(path)  # raises ModelFileError naming a missing or unreadable file
-    try:
-        cfg = OrderNetConfig(**meta)
-    except (TypeError, ValueError) as err:
-        raise ModelFileError(f"{path}: config does not describe an order network: {err}") from None
+    cfg = build_config(OrderNetConfig, meta, path, "an order network")
     if cfg.role != role:
         raise ModelFileError(f"{path} holds an order {cfg.role}, expected a {role}")
-    return load_state(PositionNet(cfg), path, torch.device(device))
+    return load_checked(OrderNetConfig, PositionNet, path, device, "an order network", raw=meta)[0]
 
 
 __all__ = [

@@ -26,6 +26,7 @@ import torch
 
 from mi_core.order.elbo import order_loss, rollout
 from mi_core.order.selector import load_order_net, make_order_nets, save_order_net
+from mi_core.options import ArgumentParser
 
 
 @dataclass(frozen=True)
@@ -182,7 +183,7 @@ DEFAULTS = {  # domain -> (denoiser, selector out)
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m mi_core train-order", description=__doc__)
+    parser = ArgumentParser(prog="python -m mi_core train-order", description=__doc__)
     parser.add_argument("domain", choices=sorted(DEFAULTS), help="sudoku (generated puzzles) or protein "
                         "(all-mask windows of real sequences, --fasta)")
     parser.add_argument("--model", type=Path, default=None, help="the frozen MDM (default: the shipped one)")

@@ -29,6 +29,7 @@ import torch
 
 from mi_core.mi.estimator import LOSSES, EstimatorConfig, MIEstimator, estimator_loss, save_estimator
 from mi_core.mi.fidelity import fidelity
+from mi_core.options import ArgumentParser
 
 DEFAULT_OUT = Path("assets/sudoku_mi_estimator.safetensors")
 DEFAULT_VARIANTS = "log:free,log:bound,sqrt:bound,mse:bound,log:free:nopos"
@@ -193,7 +194,7 @@ def train_variants(data: dict[str, torch.Tensor], est_cfg: EstimatorConfig, cfg:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m mi_core train-estimator", description=__doc__,
+    p = ArgumentParser(prog="python -m mi_core train-estimator", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--data", type=Path, required=True, help="shard directory written by make-estimator-data")
     p.add_argument("--out", type=Path, default=None, help=f"default {DEFAULT_OUT} (protein data: {PROTEIN_OUT})")

@@ -38,6 +38,7 @@ from mi_core.device import pick_device
 from mi_core.domains.protein import MASK_ID, PAD_ID, read_fasta, split_records
 from mi_core.mi.estimator import mdm_features
 from mi_core.train import estimator_data as common
+from mi_core.options import ArgumentParser
 
 SOURCES = ("uniform", "decode_all_masked", "decode_partial")
 DEFAULT_MODEL = Path("assets/protein_mdm.safetensors")
@@ -207,7 +208,7 @@ def run(model, model_path: Path, cfg: ProteinDataConfig, out: Path, device, log=
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m mi_core make-estimator-data protein", description=__doc__,
+    p = ArgumentParser(prog="python -m mi_core make-estimator-data protein", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model", type=Path, default=DEFAULT_MODEL, help="the frozen protein MDM whose MI is learned")
     p.add_argument("--fasta", type=Path, default=DEFAULT_FASTA, help="FASTA file; states come from its train split")

@@ -30,6 +30,7 @@ from mi_core.domains.protein import MASK_ID, PAD_ID, ProteinRecord, read_fasta, 
 from mi_core.models.base import load_state
 from mi_core.models.protein_mdm import ProteinMDM, ProteinMDMConfig, save_protein_mdm
 from mi_core.train.schedule import lr_at, progress
+from mi_core.options import ArgumentParser
 
 
 @dataclass(frozen=True)
@@ -185,7 +186,7 @@ def train(model_cfg: ProteinMDMConfig, cfg: TrainConfig, fasta: Path, out: Path,
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m mi_core train protein", description=__doc__,
+    parser = ArgumentParser(prog="python -m mi_core train protein", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--fasta", type=Path, required=True, help="training FASTA, e.g. ../shared/data/protein/cath-dataset-nonredundant-S40.fa")
     parser.add_argument("--out", type=Path, default=Path("assets/protein_mdm.safetensors"))

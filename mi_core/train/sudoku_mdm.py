@@ -22,6 +22,7 @@ from mi_core.device import pick_device
 from mi_core.models.sudoku_mdm import SudokuMDM, SudokuMDMConfig, masked_ce, save_sudoku_mdm
 from mi_core.train.schedule import lr_at, progress
 from mi_core.train.sudoku_data import build_pool, sample_batch
+from mi_core.options import ArgumentParser
 
 
 @dataclass(frozen=True)
@@ -109,7 +110,7 @@ def train(model_cfg: SudokuMDMConfig, cfg: TrainConfig, out: Path, device: torch
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m mi_core train sudoku", description=__doc__)
+    parser = ArgumentParser(prog="python -m mi_core train sudoku", description=__doc__)
     parser.add_argument("--out", type=Path, default=Path("assets/sudoku_mdm.safetensors"))
     parser.add_argument("--device", default="auto")
     parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0 = torch's default)")
