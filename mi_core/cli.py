@@ -52,6 +52,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return module.main(rest) or 0
+    except SystemExit as done:  # argparse: --help (0) or a bad option (2), its one line already printed
+        return done.code if isinstance(done.code, int) else (0 if done.code is None else 2)
     except USER_ERRORS as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

@@ -102,3 +102,11 @@ def atomic_write_text(path: str | Path, text: str) -> None:
 def atomic_write_json(path: str | Path, obj, indent: int | None = 2) -> None:
     """:func:`atomic_write_text` of ``obj`` as JSON (with a final newline)."""
     atomic_write_text(path, json.dumps(obj, indent=indent) + "\n")
+
+
+def default_run_path(stem: str, suffix: str = ".safetensors") -> Path:
+    """``runs/STEM_YYYYmmdd-HHMMSS.safetensors``: where a trainer writes when no ``--out`` is given, so that
+    training never replaces the shipped weights under ``assets/`` by default."""
+    import time
+
+    return Path("runs") / f"{stem}_{time.strftime('%Y%m%d-%H%M%S')}{suffix}"

@@ -92,3 +92,8 @@ class ArgumentParser(argparse.ArgumentParser):
     def error(self, message: str):
         """One ``error:`` line on stderr naming the command, and exit status 2 (no usage block)."""
         self.exit(2, f"error: {message} (see {self.prog} --help)\n")
+
+
+def add_force(parser: argparse.ArgumentParser) -> None:
+    """``--force``: allow the command to overwrite its existing output files."""
+    parser.add_argument("--force", action="store_true", help="overwrite existing output files")

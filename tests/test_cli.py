@@ -35,7 +35,9 @@ def test_bench_txt_without_levels_solves_with_solver(tmp_path, model_path):
     assert res["n"] == 1 and "by_level" not in res and res["mean_passes"] == OTHER.count(".")
     assert res["precision"] == "fp32"
     assert main(["bench", "sudoku", "--puzzles", str(puzzles), "--limit", "1", "--json", str(out),
-                 "--model", str(model_path), "--bf16"]) == 0
+                 "--model", str(model_path), "--bf16"]) == 2  # the file exists: refused without --force
+    assert main(["bench", "sudoku", "--puzzles", str(puzzles), "--limit", "1", "--json", str(out),
+                 "--model", str(model_path), "--bf16", "--force"]) == 0
     res16 = json.loads(out.read_text())
     assert res16["precision"] == "bf16" and res16["mean_passes"] == res["mean_passes"]
 
@@ -48,7 +50,7 @@ def test_bench_txt_without_levels_solves_with_solver(tmp_path, model_path):
         (["--sampler", "topk", "--set", "kk=3"], "has no parameter 'kk'"),
         (["--sampler", "topk", "--set", "k=abc"], "k='abc' is not a valid int"),
         (["--sampler", "topk", "--set", "k=0"], "k must be >= 1"),
-        (["--limit", "0"], "--limit must be >= 1"),
+        (["--limit", "0"], "argument --limit: 0 is outside the accepted range 1..10000000"),
     ],
 )
 def test_bench_bad_input_is_one_clear_line(tmp_path, model_path, capsys, extra, message):
@@ -82,6 +84,8 @@ def test_unknown_command_and_help(capsys):
     assert "bench" in capsys.readouterr().out
     assert main(["train", "chess"]) == 2
     assert "train expects a domain" in capsys.readouterr().err
+    assert main(["train", "--help"]) == 0
+    assert "train {sudoku,protein}" in capsys.readouterr().out
 
 
 def test_sweep_grid_spec_and_errors():
@@ -116,7 +120,7 @@ def test_sweep_writes_rows_html_and_section(tmp_path, model_path):
     out, md = tmp_path / "s.json", tmp_path / "B.md"
     base = ["sweep", "sudoku", "--puzzles", str(puzzles), "--json", str(out), "--markdown", str(md),
             "--model", str(model_path), "--device", "cpu"]
-    assert main(base + ["--grid", "topk:k=2,4", "--name", "demo"]) == 0
+    assert main(base + ["--grid", "topk:k=2,4", "--name", "demo", "--html", str(out.with_suffix(".html"))]) == 0
     assert main(base + ["--grid", "sequential", "--name", "demo", "--merge"]) == 0
     rows = json.loads(out.read_text())
     assert [(r["sampler"], r["params"]) for r in rows] == [("topk", {"k": "2"}), ("topk", {"k": "4"}), ("sequential", {})]
@@ -125,3 +129,5 @@ def test_sweep_writes_rows_html_and_section(tmp_path, model_path):
     text = md.read_text()
     assert text.count("<!-- sweep-demo:start -->") == 1 and "| sequential |" in text and "--merge" in text
     assert out.with_suffix(".html").is_file()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["B.md", "p.txt", "s.html", "s.json", "tiny.json",
+                                                          "tiny.safetensors"]  # nothing it was not told to write

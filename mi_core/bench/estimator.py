@@ -33,8 +33,8 @@ from mi_core.domains.sudoku import SUDOKU9, parse_grid, read_puzzles
 from mi_core.mi.estimator import estimate_mi, load_estimator, load_estimator_meta
 from mi_core.mi.fidelity import fidelity, mean_recovery, rule_recovery
 from mi_core.mi.probe import probe
-from mi_core.train.estimator_data import SOURCES, StateMix, draw_states
 from mi_core.options import ArgumentParser
+from mi_core.train.estimator_data import SOURCES, StateMix, draw_states
 
 SECTION = "eval-estimator"  # BENCHMARKS.md section, between <!-- eval-estimator:start/end --> markers
 RATIO_BINS = (0.0, 0.25, 0.5, 0.75, 1.0)

@@ -30,6 +30,7 @@ from mi_core.device import pick_device
 from mi_core.mi.estimator import check_model_match, estimate_mi, load_estimator, load_estimator_meta
 from mi_core.mi.fidelity import fidelity
 from mi_core.mi.probe import probe
+from mi_core.options import ArgumentParser
 from mi_core.train.protein_estimator_data import (
     DEFAULT_FASTA,
     SOURCES,
@@ -38,7 +39,6 @@ from mi_core.train.protein_estimator_data import (
     parse_mix,
     sequence_pool,
 )
-from mi_core.options import ArgumentParser
 
 SECTION = "eval-estimator-protein"  # BENCHMARKS.md section
 SEPARATION_BANDS = ((1, 4), (5, 11), (12, 23), (24, 10**6))  # |i - j|: local, short, medium, long range

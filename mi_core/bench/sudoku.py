@@ -40,6 +40,11 @@ def solutions_for(records: list[PuzzleRecord]) -> list[str]:
     return out
 
 
+def puzzle_seed(seed: int, index: int) -> int:
+    """The decode seed of the puzzle at ``index`` of a run seeded by ``seed`` (independent of batching)."""
+    return (seed + index) % 2**63
+
+
 @torch.no_grad()
 def evaluate(model, records: list[PuzzleRecord], strategy, *, batch_size: int = 256, temperature: float = 0.0,
              seed: int = 0, device: torch.device | str = "cpu", progress=None, bf16: bool = False) -> dict:
@@ -47,9 +52,12 @@ def evaluate(model, records: list[PuzzleRecord], strategy, *, batch_size: int = 
 
     Returns a dict with ``n``, ``accuracy`` (whole grid right), ``cell_accuracy`` (over blank cells),
     ``mean_passes``, ``seconds``, ``passes`` (per puzzle) and, when records carry levels, ``by_level``.
-    ``progress(n_done)`` is called after each batch. ``bf16`` runs the model's forward passes under bf16
-    autocast (about 2x faster on CPUs with AMX; entropies and choices are still computed in float32).
+    ``progress(n_done)`` is called after each batch. Puzzle ``i`` decodes with its own generator seeded by
+    ``seed + i`` (:func:`puzzle_seed`), so results do not depend on ``batch_size``. ``bf16`` runs the
+    model's forward passes under bf16 autocast (about 2x faster on CPUs with AMX; entropies and choices are still computed in float32).
     """
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"batch size must be an integer >= 1, got {batch_size!r}")
     solutions = solutions_for(records)
     rows = []  # (level, solved, right_blanks, blanks, passes)
     start = time.perf_counter()
@@ -59,7 +67,8 @@ def evaluate(model, records: list[PuzzleRecord], strategy, *, batch_size: int = 
         target = torch.tensor([parse_grid(s, None) for s in solutions[lo : lo + batch_size]], device=device)
         autocast = torch.autocast(torch.device(device).type, dtype=torch.bfloat16) if bf16 else contextlib.nullcontext()
         with autocast:
-            final = decode_final(model, tokens, strategy, temperature=temperature, seed=seed + lo)
+            seeds = [puzzle_seed(seed, lo + i) for i in range(len(chunk))]  # per puzzle: any batch size
+            final = decode_final(model, tokens, strategy, temperature=temperature, seed=seeds)
         blank = tokens == model.mask_id
         right = (final.tokens == target) & blank
         for i, rec in enumerate(chunk):

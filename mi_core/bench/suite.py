@@ -7,7 +7,6 @@ Writes ``assets/benchmarks/foundation.json`` and the ``foundation`` section of `
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 

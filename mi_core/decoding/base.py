@@ -73,9 +73,21 @@ def uniform_count(masked: torch.Tensor, steps_left: int) -> torch.Tensor:
     return torch.div(masked.sum(1) + left - 1, left, rounding_mode="floor")
 
 
-def gumbel_like(x: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
-    """Standard Gumbel noise of ``x``'s shape, drawn from ``generator``."""
-    u = torch.rand(x.shape, generator=generator, device=x.device, dtype=torch.float32)
+def rand_rows(shape, generator, device) -> torch.Tensor:
+    """Uniform ``[0, 1)`` float32 noise of ``shape`` ``(B, ...)`` from the loop's ``generator``: one
+    ``torch.Generator`` for the batch, or a list of B, one per row (then row b's noise depends only on its
+    own seed, whatever else shares the batch)."""
+    if isinstance(generator, (list, tuple)):
+        if len(generator) != shape[0]:
+            raise ValueError(f"{len(generator)} row generators for a batch of {shape[0]}")
+        return torch.stack([torch.rand(tuple(shape[1:]), generator=g, device=device, dtype=torch.float32)
+                            for g in generator])
+    return torch.rand(tuple(shape), generator=generator, device=device, dtype=torch.float32)
+
+
+def gumbel_like(x: torch.Tensor, generator) -> torch.Tensor:
+    """Standard Gumbel noise of ``x``'s shape, drawn from ``generator`` (see :func:`rand_rows`)."""
+    u = rand_rows(x.shape, generator, x.device)
     return -torch.log(-torch.log(u.clamp(1e-20, 1.0 - 1e-7)))
 
 

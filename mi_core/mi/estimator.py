@@ -30,7 +30,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from mi_core.mi.entropy import entropy_from_logits
-from mi_core.models.base import ModelFileError, load_checked, load_config_dict, save_model
+from mi_core.models.base import load_checked, load_config_dict, save_model
 
 LOG_FLOOR = 1e-8  # inside the log features: probabilities and entropies below it all look alike
 LOG_SCALE = 0.1  # log(1e-8) = -18.4 becomes -1.84, the range of the other features

@@ -76,7 +76,7 @@ def _weights_metadata(path: Path) -> dict:
     try:
         with safe_open(str(path), framework="pt") as fh:
             return fh.metadata() or {}
-    except Exception:  # safetensors raises its own error types; the full load reports them
+    except Exception:  # noqa: BLE001  (safetensors raises its own error types; the full load reports them)
         return {}
 
 
@@ -146,8 +146,8 @@ def check_shapes(build, path: str | Path) -> None:
     the weights file, before building the real model. Raises ModelFileError with one line."""
     try:
         with safe_open(str(path), framework="pt") as fh:
-            stored = {k: tuple(fh.get_slice(k).get_shape()) for k in fh.keys()}
-    except Exception as err:  # safetensors raises its own error types
+            stored = {k: tuple(fh.get_slice(k).get_shape()) for k in fh.keys()}  # noqa: SIM118  (a safe_open handle, not a dict)
+    except Exception as err:  # noqa: BLE001  (safetensors raises its own error types)
         raise ModelFileError(f"cannot read weights {path}: {err}") from None
     with torch.device("meta"):
         wanted = {k: tuple(v.shape) for k, v in build().state_dict().items()}

@@ -14,7 +14,6 @@ each with its config, the training settings and the curve.
 
 from __future__ import annotations
 
-import argparse
 import json
 import time
 from collections.abc import Callable
@@ -24,9 +23,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from mi_core.options import ArgumentParser
 from mi_core.order.elbo import order_loss, rollout
 from mi_core.order.selector import load_order_net, make_order_nets, save_order_net
-from mi_core.options import ArgumentParser
 
 
 @dataclass(frozen=True)

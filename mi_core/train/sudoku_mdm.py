@@ -7,7 +7,6 @@ held-out generated puzzles sequentially. Checkpoints and a JSON-lines log are wr
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import json
 import time
@@ -20,9 +19,9 @@ import torch
 from mi_core.decoding import decode_final, make_strategy
 from mi_core.device import pick_device
 from mi_core.models.sudoku_mdm import SudokuMDM, SudokuMDMConfig, masked_ce, save_sudoku_mdm
+from mi_core.options import ArgumentParser
 from mi_core.train.schedule import lr_at, progress
 from mi_core.train.sudoku_data import build_pool, sample_batch
-from mi_core.options import ArgumentParser
 
 
 @dataclass(frozen=True)
