@@ -54,6 +54,20 @@ def check_output(path: str | Path | None, force: bool = False, option: str = "--
     return path
 
 
+def check_output_dir(path: str | Path, option: str = "--out") -> Path:
+    """Refuse an output folder whose path is a file or lies under a file (an existing folder is fine: the
+    commands that write folders resume in them). Raises OutputPathError with one line."""
+    path = Path(path)
+    for parent in path.parents:
+        if parent.exists() and not parent.is_dir():
+            raise OutputPathError(f"{option} {path}: {parent} is a file, not a directory")
+        if parent.is_dir():
+            break
+    if path.exists() and not path.is_dir():
+        raise OutputPathError(f"{option} {path} is a file; give a folder")
+    return path
+
+
 def tmp_path(path: str | Path) -> Path:
     """The temporary name ``path`` is written under before it is renamed into place."""
     path = Path(path)

@@ -30,10 +30,11 @@ from tqdm import tqdm
 from mi_core.bench.report import update_section
 from mi_core.device import pick_device
 from mi_core.domains.sudoku import SUDOKU9, parse_grid, read_puzzles
-from mi_core.mi.estimator import estimate_mi, load_estimator, load_estimator_meta
+from mi_core.io import atomic_write_json, check_output
+from mi_core.mi.estimator import check_model_match, estimate_mi, load_estimator, load_estimator_meta
 from mi_core.mi.fidelity import fidelity, mean_recovery, rule_recovery
 from mi_core.mi.probe import probe
-from mi_core.options import ArgumentParser
+from mi_core.options import ArgumentParser, add_force
 from mi_core.train.estimator_data import SOURCES, StateMix, draw_states
 
 SECTION = "eval-estimator"  # BENCHMARKS.md section, between <!-- eval-estimator:start/end --> markers
@@ -262,6 +263,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", type=Path, default=None, help="write the results here")
     p.add_argument("--markdown", type=Path, default=Path("BENCHMARKS.md"), help="section updated in this file")
     p.add_argument("--no-markdown", dest="write_markdown", action="store_false")
+    add_force(p)
     return p
 
 
@@ -272,8 +274,7 @@ def main(argv: list[str] | None = None) -> int:
 
         return protein_main(argv[1:])
     args = build_parser().parse_args(argv)
-    if args.states < 1 or (args.limit is not None and args.limit < 1):
-        raise ValueError("--states and --limit must be >= 1")
+    check_output(args.json, args.force)
     if args.threads:
         torch.set_num_threads(args.threads)
     from mi_core.models.sudoku_mdm import load_sudoku_mdm
@@ -282,11 +283,11 @@ def main(argv: list[str] | None = None) -> int:
     puzzles, solutions = puzzle_arrays(args.puzzles, args.limit)
     model = load_sudoku_mdm(args.model, device)
     estimator = load_estimator(args.estimator, device)
+    check_model_match(model, estimator, f"the model {args.model}", f"the estimator {args.estimator}")
     res = json_ready(run_eval(model, estimator, puzzles, solutions, args, device,
                               log=lambda m: print(m, file=sys.stderr, flush=True)))
     if args.json is not None:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(res, indent=2) + "\n")
+        atomic_write_json(args.json, res)
     if args.write_markdown:
         update_section(SECTION, markdown(res), args.markdown)
     keys = ("n_states", *HEADLINE, "estimator_seconds", "exact_seconds", "speedup")

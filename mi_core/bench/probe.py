@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import platform
 import random
 import time
@@ -24,8 +23,9 @@ from mi_core.bench.report import update_section
 from mi_core.device import pick_device
 from mi_core.domains.sudoku import MASK_ID, geometry_for_length
 from mi_core.domains.sudoku_gen import random_grid
+from mi_core.io import atomic_write_json, check_output
 from mi_core.mi.probe import probe
-from mi_core.options import ArgumentParser
+from mi_core.options import ArgumentParser, add_force
 
 SECTION = "bench-probe"  # BENCHMARKS.md section, between <!-- bench-probe:start/end --> markers
 
@@ -213,11 +213,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", type=Path, default=None, help="write the results here")
     p.add_argument("--markdown", type=Path, default=Path("BENCHMARKS.md"), help="section updated in this file")
     p.add_argument("--no-markdown", dest="write_markdown", action="store_false")
+    add_force(p)
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     cfg = build_parser().parse_args(argv)
+    check_output(cfg.json, cfg.force)
     if cfg.states < 1 or not cfg.masked or not cfg.batch_sizes or min(cfg.batch_sizes) < 1:
         raise ValueError("--states, --masked and --batch-sizes need at least one positive value")
     if cfg.threads:
@@ -228,8 +230,7 @@ def main(argv: list[str] | None = None) -> int:
     model = load_sudoku_mdm(cfg.model, device)
     res = run_benchmark(model, device, cfg)
     if cfg.json is not None:
-        cfg.json.parent.mkdir(parents=True, exist_ok=True)
-        cfg.json.write_text(json.dumps(res, indent=2) + "\n")
+        atomic_write_json(cfg.json, res)
     if cfg.write_markdown:
         update_section(SECTION, markdown(res), cfg.markdown)
     return 0

@@ -10,7 +10,7 @@ import torch
 
 from mi_core.decoding import decode_final
 from mi_core.domains.sudoku import PuzzleRecord, parse_grid, to_string
-from mi_core.domains.sudoku_solver import solve
+from mi_core.domains.sudoku_solver import solve_count
 
 DEFAULT_ESTIMATOR = "assets/sudoku_mi_estimator.safetensors"
 
@@ -23,20 +23,22 @@ def with_default_estimator(strategy, path: str = DEFAULT_ESTIMATOR):
 
 
 def solutions_for(records: list[PuzzleRecord]) -> list[str]:
-    """The solution of each record: from the file when given, else from the solver.
+    """The unique solution of each record (the file's, which parsing checked against the givens, or the
+    solver's). Benchmarks score a decode against this one grid, so a puzzle with no solution or with more
+    than one is refused rather than scored against whichever solution a solver finds.
 
     Raises:
-        ValueError: a puzzle without a solution, naming its line.
+        ValueError: a puzzle without a solution or with several, naming its line.
     """
     out = []
     for rec in records:
-        if rec.solution:
-            out.append(rec.solution)
-            continue
-        sol = solve(parse_grid(rec.puzzle, None))
-        if sol is None:
+        count, sol = solve_count(parse_grid(rec.puzzle, None), limit=2)
+        if count == 0:
             raise ValueError(f"puzzle on line {rec.line} has no solution")
-        out.append(to_string(sol))
+        if count > 1:
+            raise ValueError(f"puzzle on line {rec.line} has more than one solution; benchmarks need puzzles "
+                             "with exactly one (a valid grid could otherwise be scored wrong)")
+        out.append(rec.solution or to_string(sol))
     return out
 
 

@@ -150,7 +150,7 @@ def parse_positions(spec: str, length: int) -> list[int]:
     for part in spec.split(","):
         part = part.strip()
         lo, dash, hi = part.partition("-")
-        if not lo.strip().isdigit() or (dash and not hi.strip().isdigit()):
+        if not (lo.strip().isascii() and lo.strip().isdigit()) or (dash and not (hi.strip().isascii() and hi.strip().isdigit())):
             raise ValueError(f"--mask-positions: {part!r} is not a residue number or range like 9-20")
         a, b = int(lo), int(hi or lo)
         if not 1 <= a <= b <= length:

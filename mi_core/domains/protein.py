@@ -73,8 +73,15 @@ def tokenize(sequence: str, *, ambiguous: str = "error", max_length: int = MAX_I
     """
     if ambiguous not in ("error", "mask"):
         raise ValueError(f"ambiguous must be 'error' or 'mask', got {ambiguous!r}")
-    letters = "".join(sequence.split()).upper()
-    letters = letters.removesuffix("*")
+    letters = "".join(sequence.split())
+    foreign = [(i, ch) for i, ch in enumerate(letters) if not ch.isascii()]
+    if foreign:  # before upper(): 'ß'.upper() is 'SS', which would shift every later position
+        from mi_core.domains.sudoku import describe_char
+
+        shown = ", ".join(f"{describe_char(ch)} at {i + 1}" for i, ch in foreign[:4])
+        raise ProteinInputError(f"{name}: non-ASCII characters are not amino-acid letters: {shown}"
+                                + (f" and {len(foreign) - 4} more" if len(foreign) > 4 else ""))
+    letters = letters.upper().removesuffix("*")
     if not letters:
         raise ProteinInputError(f"{name}: empty sequence")
     if len(letters) > max_length:

@@ -36,6 +36,7 @@ from mi_core.device import pick_device
 from mi_core.domains.sudoku import MASK_ID
 from mi_core.domains.sudoku_gen import random_transform
 from mi_core.mi.estimator import mdm_features
+from mi_core.io import check_output_dir
 from mi_core.options import ArgumentParser
 
 SOURCES = ("uniform", "puzzle", "decode")
@@ -333,6 +334,7 @@ def main(argv: list[str] | None = None) -> int:
 
         return protein_main(argv[1:])
     args = build_parser().parse_args(argv)
+    check_output_dir(args.out)
     cfg = config_from_args(args)
     if args.threads:
         torch.set_num_threads(args.threads)

@@ -37,6 +37,7 @@ from mi_core.decoding import decode, make_strategy
 from mi_core.device import pick_device
 from mi_core.domains.protein import MASK_ID, PAD_ID, read_fasta, split_records
 from mi_core.mi.estimator import mdm_features
+from mi_core.io import check_output_dir
 from mi_core.options import ArgumentParser
 from mi_core.train import estimator_data as common
 
@@ -225,6 +226,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    check_output_dir(args.out)
     cfg = ProteinDataConfig(fasta=str(args.fasta), seed=args.seed, states=args.states, shard_size=args.shard_size,
                             min_len=args.min_len, max_len=args.max_len, eps=args.eps, max_batch=args.max_batch,
                             min_masked=args.min_masked, mix=parse_mix(args.mix))
