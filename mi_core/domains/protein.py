@@ -155,6 +155,8 @@ def read_fasta(path: str | Path, *, strict: bool = False, ambiguous: str = "erro
         FileNotFoundError / ProteinInputError with the path in the message.
     """
     path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(f"{path} is a directory, not a FASTA file")
     if not path.is_file():
         raise FileNotFoundError(f"FASTA file not found: {path}")
     try:
@@ -168,7 +170,8 @@ def read_fasta(path: str | Path, *, strict: bool = False, ambiguous: str = "erro
             raise ProteinInputError(f"{path}: {err}") from None
     records = []
     for header, seq in _fasta_pairs(text):
-        letters = "".join(seq.split()).upper().rstrip("*")
+        letters = "".join(seq.split())
+        letters = letters.upper().rstrip("*") if letters.isascii() else ""  # 'ß'.upper() would be 'SS'
         if letters and len(letters) <= max_length and all(c in _TOKEN_OF or c == "X" for c in letters) \
                 and letters.count("X") <= max_unknown * len(letters):
             records.append(ProteinRecord(header, np.array([_TOKEN_OF.get(c, MASK_ID) for c in letters], dtype=np.int64)))
