@@ -5,7 +5,7 @@ Writes a JSON list of rows (``sampler``, ``params``, ``n``, ``accuracy``, ``cell
 nothing else unless asked: ``--html PATH`` writes the accuracy-versus-mean-passes frontier as one
 self-contained plotly HTML file, ``--markdown FILE`` a Markdown table into a section of FILE named after
 the puzzle set. An existing ``--json`` or ``--html`` is only replaced with ``--force`` (``--merge`` adds to
-the rows of an existing ``--json``).
+the rows of an existing ``--json`` and replaces ``--html``).
 
 ``python -m mi_core sweep protein --reference FASTA --samples N --lengths 50-100 --json OUT --name NAME``: the
 same for protein generation (see :func:`protein_main`): rows with ``sampler``, ``params``, ``n``,
@@ -102,17 +102,22 @@ def check_outputs(args) -> list[dict]:
         check_output(args.json, args.force, "--json")
     else:
         check_output(args.json, True, "--json")
-    check_output(args.html, args.force, "--html")
+    check_output(args.html, args.force or args.merge, "--html")  # --merge updates the plot of the rows too
     if args.markdown is not None and str(args.markdown) != "-":
         check_output(args.markdown, True, "--markdown")  # a report file: its own section is replaced
     return old
 
 
-def write_html(fig, path: Path | None) -> None:
-    """One self-contained HTML file (plotly.js inlined: works offline, writes no file beside it)."""
-    if path is not None:
-        from mi_core.io import atomic_write_text
+def write_html(fig, path: Path | None, plotlyjs: str = "inline") -> None:
+    """The plot as HTML at ``path``: plotly.js inlined (one self-contained file, works offline), or with
+    ``plotlyjs="beside"`` a ``plotly.min.js`` written next to it (several plots share one copy)."""
+    if path is None:
+        return
+    from mi_core.io import atomic_write_text
 
+    if plotlyjs == "beside":
+        fig.write_html(path, include_plotlyjs="directory")
+    else:
         atomic_write_text(path, fig.to_html(include_plotlyjs=True, full_html=True))
 
 
@@ -120,7 +125,9 @@ def add_output_options(p) -> None:
     p.add_argument("--json", type=Path, required=True)
     p.add_argument("--merge", action="store_true",
                    help="add to the rows already in --json (a rerun of a sampler and params replaces its row)")
-    p.add_argument("--html", type=Path, default=None, help="also write the frontier plot here (one self-contained file)")
+    p.add_argument("--html", type=Path, default=None, help="also write the frontier plot here (self-contained)")
+    p.add_argument("--plotlyjs", choices=["inline", "beside"], default="inline",
+                   help="with --html: inline plotly.js, or write plotly.min.js beside the HTML (shared by several)")
     p.add_argument("--markdown", type=Path, default=None,
                    help="also write a table into this report file's section for the set (e.g. BENCHMARKS.md)")
     add_force(p)
@@ -196,7 +203,8 @@ def main(argv: list[str] | None = None) -> int:
         rows = merge_rows(old_rows, rows)
     write_json(rows, args.json)
     if args.html is not None:
-        write_html(frontier_figure(rows, f"Accuracy vs passes: {set_name} (n={len(records)})"), args.html)
+        write_html(frontier_figure(rows, f"Accuracy vs passes: {set_name} (n={len(records)})"), args.html,
+                   args.plotlyjs)
     if args.markdown is not None and str(args.markdown) != "-":
         table = markdown_table(rows, [("sampler", "sampler"), ("params", "params"), ("n", "n"),
                                       ("accuracy", "accuracy"), ("cell_accuracy", "cell acc."),
@@ -323,7 +331,7 @@ def protein_main(argv: list[str]) -> int:
     write_json(rows, args.json)
     if args.html is not None:
         write_html(protein_frontier_figure(rows, f"JSD vs passes: {set_name} (n={len(lengths)}, lengths {args.lengths})"),
-                   args.html)
+                   args.html, args.plotlyjs)
     if args.markdown is not None and str(args.markdown) != "-":
         _protein_section(rows, set_name, device, precision, cmd, args.markdown)
     return 0
