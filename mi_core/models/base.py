@@ -103,6 +103,8 @@ def load_config_dict(path: str | Path) -> dict:
     """The config stored beside the weights at ``path``."""
     path = Path(path)
     meta_path = path.with_suffix(".json")
+    if path.is_dir():
+        raise ModelFileError(f"{path} is a directory, not a weights file (give a .safetensors file)")
     if not path.is_file():
         raise ModelFileError(f"weights file not found: {path}")
     recover_pair(path)
