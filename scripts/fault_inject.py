@@ -9,6 +9,11 @@ commit checked out with ``git worktree add`` works too; ``--old`` for one withou
 - bench: ``bench sudoku --json`` over a file that holds a previous result is killed at a random moment;
   the JSON must still parse.
 
+``--mode writes`` kills at a chosen file-system write instead of a random moment: the command runs under a
+hook that counts calls of ``Path.write_text``/``write_bytes``, ``safetensors.torch.save_file`` and
+``os.replace`` and, at call number K (drawn at random), writes half of the data (or, for a rename, nothing)
+and SIGKILLs its own process: a crash exactly inside a save, which random timing rarely hits.
+
 Prints and writes the counts: faults injected, files that loaded, files that did not.
 """
 
@@ -39,6 +44,64 @@ print(load_sudoku_mdm(sys.argv[1]).cfg.d_model)
 """
 
 
+HOOK = """
+import os, pathlib, signal, sys
+K = int(os.environ["FAULT_AT"])
+calls = [0]
+
+def due():
+    calls[0] += 1
+    return calls[0] == K
+
+def die():
+    os.kill(os.getpid(), signal.SIGKILL)
+
+real_text, real_bytes, real_replace = pathlib.Path.write_text, pathlib.Path.write_bytes, os.replace
+
+def write_text(self, data, *a, **k):
+    if due():
+        real_text(self, data[: len(data) // 2], *a, **k)
+        die()
+    return real_text(self, data, *a, **k)
+
+def write_bytes(self, data):
+    if due():
+        real_bytes(self, data[: len(data) // 2])
+        die()
+    return real_bytes(self, data)
+
+def replace(src, dst, *a, **k):
+    if due():
+        die()
+    return real_replace(src, dst, *a, **k)
+
+import safetensors.torch as st
+real_save = st.save_file
+
+def save_file(tensors, filename, metadata=None):
+    if due():
+        data = st.save(tensors, metadata=metadata)
+        with open(filename, "wb") as fh:
+            fh.write(data[: len(data) // 2])
+        die()
+    return real_save(tensors, filename, metadata=metadata)
+
+pathlib.Path.write_text, pathlib.Path.write_bytes, os.replace, st.save_file = write_text, write_bytes, replace, save_file
+from mi_core.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def launch(repo: Path, args: list[str], fault_at: int | None) -> subprocess.Popen:
+    """``python -m mi_core ARGS``, or with ``fault_at`` the same under :data:`HOOK` (killed at that write)."""
+    env = env_for(repo)
+    cmd = [sys.executable, "-m", "mi_core", *args]
+    if fault_at is not None:
+        env["FAULT_AT"] = str(fault_at)
+        cmd = [sys.executable, "-c", HOOK, *args]
+    return subprocess.Popen(cmd, cwd=repo, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
 def env_for(repo: Path) -> dict:
     return {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(repo)}
 
@@ -54,7 +117,7 @@ def kill_after(proc: subprocess.Popen, delay: float, sig: int) -> bool:
         return True
 
 
-def train_round(repo: Path, folder: Path, rng: random.Random, old: bool) -> dict:
+def train_round(repo: Path, folder: Path, rng: random.Random, old: bool, fault_at: int | None = None) -> dict:
     out = folder / "m.safetensors"
     subprocess.run([sys.executable, "-c", SEED_MODEL, str(out)], cwd=repo, env=env_for(repo), check=True)
     args = ["train", "sudoku", "--out", str(out), "--device", "cpu", "--threads", "1", "--steps", "100000",
@@ -62,13 +125,16 @@ def train_round(repo: Path, folder: Path, rng: random.Random, old: bool) -> dict
             "--grid-pool", "20", "--puzzle-pool", "20", "--eval-every", "1", "--eval-puzzles", "2", "--bf16", "false"]
     if not old:
         args.append("--force")
-    proc = subprocess.Popen([sys.executable, "-m", "mi_core", *args], cwd=repo, env=env_for(repo),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    start = time.time()
-    while time.time() - start < 120 and proc.poll() is None and not (folder / "m_last.safetensors").exists():
-        time.sleep(0.02)
-    sig = rng.choice([signal.SIGTERM, signal.SIGKILL])
-    injected = kill_after(proc, rng.uniform(0.0, 1.5), sig)
+    proc = launch(repo, args, fault_at)
+    if fault_at is None:
+        start = time.time()
+        while time.time() - start < 120 and proc.poll() is None and not (folder / "m_last.safetensors").exists():
+            time.sleep(0.02)
+        sig = rng.choice([signal.SIGTERM, signal.SIGKILL])
+        injected = kill_after(proc, rng.uniform(0.0, 1.5), sig)
+    else:
+        sig = signal.SIGKILL
+        injected = proc.wait(timeout=300) == -signal.SIGKILL
     loads = {}
     for name in ("m", "m_last"):
         path = folder / f"{name}.safetensors"
@@ -77,10 +143,11 @@ def train_round(repo: Path, folder: Path, rng: random.Random, old: bool) -> dict
                                  capture_output=True, text=True)
             loads[name] = res.returncode == 0
     orphans = sorted(p.name for p in folder.iterdir() if p.name.endswith(".tmp"))
-    return {"kind": "train", "signal": sig.name, "injected": injected, "loads": loads, "orphans": orphans}
+    return {"kind": "train", "signal": sig.name, "fault_at": fault_at, "injected": injected, "loads": loads,
+            "orphans": orphans}
 
 
-def bench_round(repo: Path, folder: Path, rng: random.Random, old: bool) -> dict:
+def bench_round(repo: Path, folder: Path, rng: random.Random, old: bool, fault_at: int | None = None) -> dict:
     puzzles = folder / "p.txt"
     puzzles.write_text(EASY + "\n")
     out = folder / "b.json"
@@ -88,16 +155,19 @@ def bench_round(repo: Path, folder: Path, rng: random.Random, old: bool) -> dict
     args = ["bench", "sudoku", "--puzzles", str(puzzles), "--json", str(out), "--device", "cpu", "--batch-size", "1"]
     if not old:
         args.append("--force")
-    proc = subprocess.Popen([sys.executable, "-m", "mi_core", *args], cwd=repo, env=env_for(repo),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    sig = rng.choice([signal.SIGTERM, signal.SIGKILL])
-    injected = kill_after(proc, rng.uniform(1.0, 6.0), sig)
+    proc = launch(repo, args, fault_at)
+    if fault_at is None:
+        sig = rng.choice([signal.SIGTERM, signal.SIGKILL])
+        injected = kill_after(proc, rng.uniform(1.0, 6.0), sig)
+    else:
+        sig = signal.SIGKILL
+        injected = proc.wait(timeout=300) == -signal.SIGKILL
     try:
         json.loads(out.read_text())
         ok = True
     except (OSError, ValueError):
         ok = False
-    return {"kind": "bench", "signal": sig.name, "injected": injected, "loads": {"b.json": ok}}
+    return {"kind": "bench", "signal": sig.name, "fault_at": fault_at, "injected": injected, "loads": {"b.json": ok}}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -107,12 +177,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--old", action="store_true", help="the checkout has no --force option")
     p.add_argument("--json", type=Path, default=None)
+    p.add_argument("--mode", choices=["timing", "writes"], default="timing",
+                   help="timing: a signal at a random moment; writes: SIGKILL inside the K-th file write (K random)")
     args = p.parse_args(argv)
     repo, rng, rows = args.repo.resolve(), random.Random(args.seed), []
     for i in range(args.runs):
-        for kind in (train_round, bench_round):
+        for kind, most in ((train_round, 12), (bench_round, 1)):
+            fault_at = rng.randint(1, most) if args.mode == "writes" else None
             with tempfile.TemporaryDirectory(prefix="fault_") as tmp:
-                rows.append(kind(repo, Path(tmp), rng, args.old))
+                rows.append(kind(repo, Path(tmp), rng, args.old, fault_at))
             print(json.dumps(rows[-1]), flush=True)
     files = [ok for r in rows if r["injected"] for ok in r["loads"].values()]
     summary = {"repo": str(repo), "faults_injected": sum(r["injected"] for r in rows),

@@ -144,3 +144,27 @@ def test_killing_a_bench_run_leaves_the_previous_json(tmp_path, seed):
         kill_after(proc, rng.uniform(1.0, 6.0), rng.choice([signal.SIGTERM, signal.SIGKILL]))
         data = json.loads(out.read_text())  # the old result or a complete new one
         assert data == {"previous": "result"} or data["n"] == 1
+
+
+def load_injector():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("fault_inject", REPO / "scripts" / "fault_inject.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("fault_at", [1, 2, 3])
+def test_sigkill_inside_a_save_of_a_training_run(tmp_path, fault_at):
+    """SIGKILL at the weights rename (1, 3) or between the weights and config renames (2) of a real run."""
+    injector = load_injector()
+    row = injector.train_round(REPO, tmp_path, random.Random(0), old=False, fault_at=fault_at)
+    assert row["injected"] and row["loads"] and all(row["loads"].values()), row
+
+
+def test_sigkill_inside_a_bench_json_write(tmp_path):
+    injector = load_injector()
+    row = injector.bench_round(REPO, tmp_path, random.Random(0), old=False, fault_at=1)
+    assert row["injected"] and row["loads"] == {"b.json": True}
+    assert json.loads((tmp_path / "b.json").read_text()) == {"previous": "result"}
