@@ -29,7 +29,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(HERE / "tests"))
 
-from cli_cases import cases, fill, make_inputs  # noqa: E402
+from cli_cases import cases, fill, make_inputs
 
 
 def limit_memory(gib: float):
@@ -58,7 +58,7 @@ def run_case(repo: Path, argv: list[str], timeout: float, gib: float) -> tuple[i
     start = time.time()
     try:
         proc = subprocess.run([sys.executable, "-m", "mi_core", *argv], cwd=repo, env=env, capture_output=True,
-                              text=True, timeout=timeout, preexec_fn=limit_memory(gib))
+                              text=True, timeout=timeout, preexec_fn=limit_memory(gib), check=False)
         return proc.returncode, proc.stdout, proc.stderr, time.time() - start
     except subprocess.TimeoutExpired as err:
         def text(b):

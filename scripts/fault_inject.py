@@ -140,7 +140,7 @@ def train_round(repo: Path, folder: Path, rng: random.Random, old: bool, fault_a
         path = folder / f"{name}.safetensors"
         if path.exists():
             res = subprocess.run([sys.executable, "-c", LOAD, str(path)], cwd=repo, env=env_for(repo),
-                                 capture_output=True, text=True)
+                                 capture_output=True, text=True, check=False)
             loads[name] = res.returncode == 0
     orphans = sorted(p.name for p in folder.iterdir() if p.name.endswith(".tmp"))
     return {"kind": "train", "signal": sig.name, "fault_at": fault_at, "injected": injected, "loads": loads,

@@ -27,9 +27,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from mi_core.io import check_output, default_run_path
 from mi_core.mi.estimator import LOSSES, EstimatorConfig, MIEstimator, estimator_loss, save_estimator
 from mi_core.mi.fidelity import fidelity
-from mi_core.io import check_output, default_run_path
 from mi_core.options import ArgumentParser, add_force
 
 DEFAULT_OUT = "sudoku_mi_estimator"  # runs/<name>_<date-time>.safetensors

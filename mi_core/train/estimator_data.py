@@ -35,8 +35,8 @@ from mi_core.decoding import decode, make_strategy
 from mi_core.device import pick_device
 from mi_core.domains.sudoku import MASK_ID
 from mi_core.domains.sudoku_gen import random_transform
-from mi_core.mi.estimator import mdm_features
 from mi_core.io import check_output_dir
+from mi_core.mi.estimator import mdm_features
 from mi_core.options import ArgumentParser
 
 SOURCES = ("uniform", "puzzle", "decode")

@@ -36,8 +36,8 @@ from tqdm import tqdm
 from mi_core.decoding import decode, make_strategy
 from mi_core.device import pick_device
 from mi_core.domains.protein import MASK_ID, PAD_ID, read_fasta, split_records
-from mi_core.mi.estimator import mdm_features
 from mi_core.io import check_output_dir
+from mi_core.mi.estimator import mdm_features
 from mi_core.options import ArgumentParser
 from mi_core.train import estimator_data as common
 

@@ -27,9 +27,9 @@ import torch.nn.functional as F
 
 from mi_core.device import pick_device
 from mi_core.domains.protein import MASK_ID, PAD_ID, ProteinRecord, read_fasta, split_records
+from mi_core.io import check_output, default_run_path
 from mi_core.models.base import load_state
 from mi_core.models.protein_mdm import ProteinMDM, ProteinMDMConfig, save_protein_mdm
-from mi_core.io import check_output, default_run_path
 from mi_core.options import ArgumentParser, add_force
 from mi_core.train.schedule import lr_at, progress
 

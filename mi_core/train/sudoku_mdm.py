@@ -18,8 +18,8 @@ import torch
 
 from mi_core.decoding import decode_final, make_strategy
 from mi_core.device import pick_device
-from mi_core.models.sudoku_mdm import SudokuMDM, SudokuMDMConfig, masked_ce, save_sudoku_mdm
 from mi_core.io import check_output, default_run_path
+from mi_core.models.sudoku_mdm import SudokuMDM, SudokuMDMConfig, masked_ce, save_sudoku_mdm
 from mi_core.options import ArgumentParser, add_force
 from mi_core.train.schedule import lr_at, progress
 from mi_core.train.sudoku_data import build_pool, sample_batch
