@@ -79,6 +79,8 @@ def test_messages_name_option_value_and_range(places, capsys, monkeypatch):
         "bench-json-under-file": "afile is a file, not a directory",
         "bench-json-exists": "already exists; pass --force",
         "generate-length-beyond-model": "--length 5000 is longer than the 256 residues",
+        "estimate-protein-estimator-on-sudoku": "reads hidden size 128 and 20 values, the model",
+        "bench-model-is-directory": "is a directory, not a weights file",
     }
     for name, text in expect.items():
         _, _, argv = next(c for c in CASES if c[0] == name)

@@ -56,9 +56,7 @@ def load(puzzle: str, model_path: str, estimator_path: str, device: torch.device
     if model.seq_len != len(digits):
         raise ValueError(f"the model {model_path} reads {model.seq_len} cells, the puzzle has {len(digits)}")
     estimator = load_estimator(estimator_path, device)
-    if estimator.cfg.d_in != model.cfg.d_model:
-        raise ValueError(f"the estimator {estimator_path} reads hidden size {estimator.cfg.d_in}, "
-                         f"the model {model_path} has {model.cfg.d_model}")
+    check_model_match(model, estimator, f"the model {model_path}", f"the estimator {estimator_path}")
     return model, estimator, to_tokens([digits], device)
 
 
