@@ -63,6 +63,30 @@ def test_validate_gives_a_consistent_solution_or_a_sudoku_error(cells):
     assert S.solution_conflict(digits, solution) is None
 
 
+EASY = "..9.7.1.....2.8...2...3...4.9.........8....311.6...52.....6327.....9.6...1...7.5."
+non_ascii_numbers = st.characters(categories=("Nd", "No", "Nl")).filter(lambda c: not c.isascii())
+
+
+@SETTINGS
+@given(st.integers(0, 80), non_ascii_numbers)
+def test_a_non_ascii_digit_anywhere_in_a_grid_is_named(pos, ch):
+    text = EASY[:pos] + ch + EASY[pos + 1:]
+    with pytest.raises(S.SudokuFormatError) as info:
+        S.parse_grid(text)
+    one_line(info.value)
+    assert f"U+{ord(ch):04X}" in str(info.value) and f"at position {pos} " in str(info.value)
+
+
+@SETTINGS
+@given(st.integers(0, 19), st.characters(min_codepoint=128).filter(lambda c: not c.isspace()))
+def test_a_non_ascii_character_in_a_protein_is_named(pos, ch):
+    seq = "MKTAYIAKQRQISFVKSHFS"
+    with pytest.raises(P.ProteinInputError) as info:
+        P.tokenize(seq[:pos] + ch + seq[pos + 1:])
+    one_line(info.value)
+    assert f"at {pos + 1}" in str(info.value)
+
+
 lines = st.one_of(
     st.builds(lambda g: "".join(g), st.lists(st.sampled_from(list(".123456789")), min_size=81, max_size=81)),
     st.text(alphabet=GRID_CHARS + ",#\n", max_size=100),
