@@ -8,7 +8,9 @@ and exit with status 2; they never show a traceback.
 from __future__ import annotations
 
 import importlib
+import os
 import sys
+import unicodedata
 
 COMMANDS = {
     "train": ("mi_core.commands.train", "train a model: train sudoku ..."),
@@ -30,6 +32,20 @@ COMMANDS = {
 USER_ERRORS = (ValueError, FileNotFoundError, PermissionError, IsADirectoryError)
 
 
+def foreign_digit(argv: list[str]) -> str | None:
+    """One line about the first argument holding a non-ASCII digit ('٣', '３', '²'), which Python's
+    ``int()`` would read as a number (or fail on obscurely); None when there is none. Arguments naming an
+    existing file are skipped (a path may hold any character)."""
+    for n, arg in enumerate(argv, start=1):
+        for i, ch in enumerate(arg):
+            if not ch.isascii() and unicodedata.category(ch) in ("Nd", "No", "Nl") and not os.path.exists(arg):
+                name = unicodedata.name(ch, "unnamed character")
+                option = argv[n - 2] if n > 1 and argv[n - 2].startswith("-") else f"argument {n}"
+                return (f"{option} {arg!r}: {ch!r} (U+{ord(ch):04X} {name}) at position {i + 1} is not an "
+                        "ASCII digit; write numbers with the digits 0-9")
+    return None
+
+
 def usage() -> str:
     lines = ["usage: python -m mi_core <command> [options]", "", "commands:"]
     lines += [f"  {name:<20} {text}" for name, (_, text) in COMMANDS.items()]
@@ -42,6 +58,10 @@ def main(argv: list[str] | None = None) -> int:
         print(usage())
         return 0
     name, rest = argv[0], argv[1:]
+    problem = foreign_digit(rest)
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
     if name not in COMMANDS:
         print(f"error: unknown command {name!r}\n\n{usage()}", file=sys.stderr)
         return 2
@@ -52,6 +72,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return module.main(rest) or 0
+    except SystemExit as done:  # argparse: --help (0) or a bad option (2), its one line already printed
+        return done.code if isinstance(done.code, int) else (0 if done.code is None else 2)
     except USER_ERRORS as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

@@ -13,7 +13,7 @@ OUT=${OUT:-runs/estimator_data/protein_final}
 
 python -m mi_core make-estimator-data protein --model assets/protein_mdm.safetensors --fasta "$FASTA" --out "$OUT" \
     --states 320 --shard-size 8 --max-batch 128 --seed 0 --threads 1
-python -m mi_core train-estimator --data "$OUT" --out assets/protein_mi_estimator.safetensors --threads 1
+python -m mi_core train-estimator --data "$OUT" --out assets/protein_mi_estimator.safetensors --threads 1 --force
 python -m mi_core eval-estimator protein --model assets/protein_mdm.safetensors \
     --estimator assets/protein_mi_estimator.safetensors --fasta "$FASTA" --states 40 --seed 0 --threads 1 \
-    --json assets/benchmarks/eval_estimator_protein.json
+    --json assets/benchmarks/eval_estimator_protein.json --force

@@ -8,34 +8,35 @@ DATA=${DATA:-../shared/data/sudoku}
 
 # 1. the Sudoku MDM (stopped by hand at step 4,000 for the shipped weights: assets/sudoku_mdm_training.md)
 python -m mi_core train sudoku --out runs/sudoku_mdm/sudoku_mdm.safetensors --steps 1000000 --time-budget 5600 \
-    --n-layers 6 --d-model 128 --eval-every 250 --seed 0 --threads 1
+    --n-layers 6 --d-model 128 --eval-every 250 --seed 0 --threads 1 --force
 cp runs/sudoku_mdm/sudoku_mdm.safetensors runs/sudoku_mdm/sudoku_mdm.json assets/
 python scripts/training_summary.py assets/sudoku_mdm.json assets/sudoku_mdm_training.md --command "(the command above)"
 
 # 2a. column 1: estimator data, estimator, fidelity
 python -m mi_core make-estimator-data sudoku --model assets/sudoku_mdm.safetensors --out runs/estimator_data/final \
     --states 320 --threads 1
-python -m mi_core train-estimator --data runs/estimator_data/final --out assets/sudoku_mi_estimator.safetensors --threads 1
+python -m mi_core train-estimator --data runs/estimator_data/final --out assets/sudoku_mi_estimator.safetensors --threads 1 \
+    --force
 python -m mi_core eval-estimator sudoku --puzzles "$DATA/kaggle_graded_dev.csv" --states 60 --threads 1 \
-    --json assets/benchmarks/eval_estimator.json
+    --json assets/benchmarks/eval_estimator.json --force
 
 # 2b. column 2: decoding and probe benchmarks
-python -m mi_core bench-suite sudoku --data "$DATA" --limit 500 --bf16
-python -m mi_core bench-probe --threads 1 --json assets/benchmarks/bench_probe.json
+python -m mi_core bench-suite sudoku --data "$DATA" --limit 500 --bf16 --force
+python -m mi_core bench-probe --threads 1 --json assets/benchmarks/bench_probe.json --force
 for set in "kaggle_graded_dev.csv Expert" "kaggle_graded_dev.csv Hard" "top1465.txt" "clue17_dev.txt"; do
     read -r file level <<<"$set"
     name=${file%.*}${level:+_$level}
     python -m mi_core sweep sudoku --puzzles "$DATA/$file" ${level:+--level $level} --limit 200 --bf16 --merge \
         --samplers sequential,topk,top_margin,eb,threshold,mask_predict --name "$name" \
-        --json "assets/benchmarks/sweep_${name}.json"
+        --json "assets/benchmarks/sweep_${name}.json" --markdown BENCHMARKS.md --html "assets/benchmarks/sweep_${name}.html" --plotlyjs beside
     # after 2a: the MI-guided rows join the same table
     python -m mi_core sweep sudoku --puzzles "$DATA/$file" ${level:+--level $level} --limit 200 --bf16 --merge \
-        --samplers mi --name "$name" --json "assets/benchmarks/sweep_${name}.json"
+        --samplers mi --name "$name" --json "assets/benchmarks/sweep_${name}.json" --markdown BENCHMARKS.md --html "assets/benchmarks/sweep_${name}.html" --plotlyjs beside
 done
 for level in Expert Hard; do  # larger lambda, tried after the default grid
     python -m mi_core sweep sudoku --puzzles "$DATA/kaggle_graded_dev.csv" --level $level --limit 200 --bf16 --merge \
         --grid "mi:gamma=0.3,0.6,1;lam=5,10" --name "kaggle_graded_dev_$level" \
-        --json "assets/benchmarks/sweep_kaggle_graded_dev_$level.json"
+        --json "assets/benchmarks/sweep_kaggle_graded_dev_$level.json" --markdown BENCHMARKS.md --html "assets/benchmarks/sweep_kaggle_graded_dev_$level.html" --plotlyjs beside
 done
 
 # 3. app speed (needs both models)
@@ -47,33 +48,33 @@ PROTEIN=${PROTEIN:-../shared/data/protein/cath-dataset-nonredundant-S40.fa}
 # 4. column 1: the protein MDM (48 min), then its MI estimator and fidelity (scripts/protein_estimator.sh)
 python -m mi_core train protein --fasta "$PROTEIN" --out assets/protein_mdm.safetensors --threads 1 \
     --d-model 128 --n-heads 4 --d-ff 512 --n-layers 4 --lr 2e-3 --warmup 300 --steps 100000 --time-budget 2900 \
-    --eval-every 250
+    --eval-every 250 --force
 python scripts/training_summary.py assets/protein_mdm.json assets/protein_mdm_training.md --command "(the command above)"
 FASTA="$PROTEIN" bash scripts/protein_estimator.sh
 python -m mi_core sweep protein --reference "$PROTEIN" --samples 300 --lengths 50-100 \
-    --estimator assets/protein_mi_estimator.safetensors --name cath_reference --json assets/benchmarks/sweep_protein_cath.json
+    --estimator assets/protein_mi_estimator.safetensors --name cath_reference --json assets/benchmarks/sweep_protein_cath.json --markdown BENCHMARKS.md --html "assets/benchmarks/sweep_protein_cath.html" --plotlyjs beside --force
 python scripts/make_protein_presets.py --fasta "$PROTEIN"
 
 # 4b. column 2: the learned order selector (50 min) and its benchmark
 python -m mi_core train-order sudoku --model assets/sudoku_mdm.safetensors --steps-budget 5,10,15,20 \
     --out assets/sudoku_order_selector.safetensors --log runs/order_sudoku.jsonl --batch 16 --samples 4 --tau 0.1 \
-    --lr 1e-3 --eval-every 50 --eval-puzzles 100 --puzzle-pool 2000 --threads 1 --time-budget 3000
+    --lr 1e-3 --eval-every 50 --eval-puzzles 100 --puzzle-pool 2000 --threads 1 --time-budget 3000 --force
 python -m mi_core bench-order sudoku --puzzles "$DATA/kaggle_graded_dev.csv" \
     --selector assets/sudoku_order_selector.safetensors --per-level 100 --threads 1 \
-    --json assets/benchmarks/order_kaggle_graded_dev.json
+    --json assets/benchmarks/order_kaggle_graded_dev.json --force
 
 # 5. issue 5 analysis: where failures start, then the relative-MI cost on every set, then equal-pass comparison
 python -m mi_core diagnose sudoku --puzzles "$DATA/kaggle_graded_dev.csv" --level Hard --limit 200 \
     --sampler "mi:gamma=0.3;lam=1" --sampler "mi:gamma=1;lam=1" --sampler "mi:gamma=1;lam=0.5;relative=true" \
     --sampler "mi:gamma=2;lam=1;relative=true" --sampler "eb:gamma=0.2" --sampler "eb:gamma=0.5" \
     --sampler "topk:k=4" --bf16 --threads 1 --json assets/benchmarks/diagnose_kaggle_Hard.json \
-    --section diagnose-kaggle-hard
+    --section diagnose-kaggle-hard --force
 for set in "kaggle_graded_dev.csv Expert" "kaggle_graded_dev.csv Hard" "top1465.txt" "clue17_dev.txt"; do
     read -r file level <<<"$set"
     name=${file%.*}${level:+_$level}
     python -m mi_core sweep sudoku --puzzles "$DATA/$file" ${level:+--level $level} --limit 200 --bf16 --merge \
         --grid "mi:gamma=0.3,0.6,1,1.5,2,3;lam=0.25,0.5,1,2;relative=true" --name "$name" \
-        --json "assets/benchmarks/sweep_${name}.json"
+        --json "assets/benchmarks/sweep_${name}.json" --markdown BENCHMARKS.md --html "assets/benchmarks/sweep_${name}.html" --plotlyjs beside
 done
 python scripts/compare_frontiers.py assets/benchmarks/sweep_kaggle_graded_dev_Hard.json \
     assets/benchmarks/sweep_kaggle_graded_dev_Expert.json assets/benchmarks/sweep_top1465.json \
@@ -93,32 +94,32 @@ bash scripts/protein_seed_noise.sh
 for v in false true; do  # estimated vs exact MI in the loop (section mi-exact-check, written by hand from these JSONs)
     python -m mi_core sweep sudoku --puzzles "$DATA/kaggle_graded_dev.csv" --level Hard --limit 40 \
         --grid "mi:gamma=1;lam=1;relative=$v" --grid "mi_exact:gamma=1;lam=1;eps=0.001;relative=$v" \
-        --name "kaggle_Hard_first40_exact_$v" --markdown - --json "assets/benchmarks/mi_exact_hard40_relative_$v.json"
+        --name "kaggle_Hard_first40_exact_$v" --markdown - --json "assets/benchmarks/mi_exact_hard40_relative_$v.json" --html "assets/benchmarks/mi_exact_hard40_relative_$v.html" --plotlyjs beside --force
 done
 
 # --- session 3 (learned order: proteins, joint fine-tuning, paced and learned_mi) ---
 # the protein order selector (20 min; the ELBO collapses to one step: docs/learned_order.md, "Proteins")
 python -m mi_core train-order protein --fasta "$PROTEIN" --steps-budget 5,10,15,20 \
     --out assets/protein_order_selector.safetensors --log runs/order_protein.jsonl --batch 16 --samples 4 \
-    --tau 0.1 --lr 1e-3 --eval-every 100 --threads 1 --time-budget 1200
+    --tau 0.1 --lr 1e-3 --eval-every 100 --threads 1 --time-budget 1200 --force
 # the same with a KL weight of 0.1 (300 updates; it collapses too)
 python -m mi_core train-order protein --fasta "$PROTEIN" --steps-budget 5,10,15,20 --kl-weight 0.1 \
     --updates 300 --eval-every 50 --threads 1 --out runs/protein_beta01/selector.safetensors \
-    --log assets/benchmarks/order_protein_kl0.1.jsonl
+    --log assets/benchmarks/order_protein_kl0.1.jsonl --force
 python -m mi_core bench-order protein --reference "$PROTEIN" --samples 300 --lengths 50-100 --seeds 0,1,2 \
-    --json assets/benchmarks/order_protein_cath.json --threads 1
+    --json assets/benchmarks/order_protein_cath.json --threads 1 --force
 # joint fine-tuning of the Sudoku denoiser from the shipped selector (stopped after the first evaluation)
 for lr in 1e-4 1e-5; do
     python -m mi_core train-order sudoku --init assets/sudoku_order_selector.safetensors --finetune \
         --denoiser-lr $lr --steps-budget 5,10,15,20 --out runs/joint/sudoku_order_joint.safetensors \
         --log assets/benchmarks/order_joint_sudoku_lr$lr.jsonl --batch 16 --samples 4 --tau 0.1 --lr 1e-3 \
-        --eval-every 100 --eval-puzzles 100 --puzzle-pool 2000 --threads 1 --updates 100
+        --eval-every 100 --eval-puzzles 100 --puzzle-pool 2000 --threads 1 --updates 100 --force
 done
 # paced thresholds and learned_mi budgets on puzzles 101-200 per level; the denoising term alone
 python scripts/order_experiments.py paced learned_mi finetune  # variants: after the two runs below
 # the Sudoku benchmark with paced, learned_mi and the sequential ceiling (section bench-order)
 python -m mi_core bench-order sudoku --puzzles "$DATA/kaggle_graded_dev.csv" --per-level 100 --threads 1 \
-    --json assets/benchmarks/order_kaggle_graded_dev.json
+    --json assets/benchmarks/order_kaggle_graded_dev.json --force
 # training summaries of the two order selectors (written from their JSON)
 PYTHONPATH=. python scripts/training_summary.py assets/protein_order_selector.json \
     assets/protein_order_selector_training.md --command "python -m mi_core train-order protein ..."
@@ -127,20 +128,20 @@ PYTHONPATH=. python scripts/training_summary.py assets/sudoku_order_selector.jso
 # two selector variants (30 min each, side by side): a colder posterior and a beta-ELBO (KL weight 0.3)
 python -m mi_core train-order sudoku --steps-budget 5,10,15,20 --out runs/order_v2/tau003/selector.safetensors \
     --log runs/order_v2/tau003.jsonl --batch 16 --samples 4 --tau 0.03 --lr 1e-3 --eval-every 50 \
-    --eval-puzzles 100 --puzzle-pool 2000 --threads 1 --time-budget 1800
+    --eval-puzzles 100 --puzzle-pool 2000 --threads 1 --time-budget 1800 --force
 python -m mi_core train-order sudoku --steps-budget 5,10,15,20 --out runs/order_v2/kl03/selector.safetensors \
     --log runs/order_v2/kl03.jsonl --kl-weight 0.3 --batch 16 --samples 4 --tau 0.1 --lr 1e-3 --eval-every 50 \
-    --eval-puzzles 100 --puzzle-pool 2000 --threads 1 --time-budget 1800
+    --eval-puzzles 100 --puzzle-pool 2000 --threads 1 --time-budget 1800 --force
 cp runs/order_v2/kl03/selector.safetensors assets/sudoku_order_selector_kl0.3.safetensors  # and .json, _posterior.*
 python -m mi_core bench-order sudoku --puzzles "$DATA/kaggle_graded_dev.csv" --per-level 100 --gammas "" \
-    --selector assets/sudoku_order_selector_kl0.3.safetensors --json assets/benchmarks/order_kaggle_graded_dev_kl0.3.json --threads 1
+    --selector assets/sudoku_order_selector_kl0.3.safetensors --json assets/benchmarks/order_kaggle_graded_dev_kl0.3.json --threads 1 --force
 python scripts/order_experiments.py variants
 # the spread of trained selectors: KL weight 0.1, and KL weight 0.3 with seed 1 (25 min each, side by side)
 python -m mi_core train-order sudoku --steps-budget 5,10,15,20 --out runs/order_v3/kl01/selector.safetensors \
     --log runs/order_v3/kl01.jsonl --kl-weight 0.1 --batch 16 --samples 4 --tau 0.1 --lr 1e-3 --eval-every 50 \
-    --eval-puzzles 100 --puzzle-pool 2000 --threads 1 --time-budget 1500
+    --eval-puzzles 100 --puzzle-pool 2000 --threads 1 --time-budget 1500 --force
 python -m mi_core train-order sudoku --steps-budget 5,10,15,20 --seed 1 --out runs/order_v3/kl03s1/selector.safetensors \
     --log runs/order_v3/kl03s1.jsonl --kl-weight 0.3 --batch 16 --samples 4 --tau 0.1 --lr 1e-3 --eval-every 50 \
-    --eval-puzzles 100 --puzzle-pool 2000 --threads 1 --time-budget 1500
+    --eval-puzzles 100 --puzzle-pool 2000 --threads 1 --time-budget 1500 --force
 python scripts/order_experiments.py variants
 python scripts/order_experiments.py spread

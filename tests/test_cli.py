@@ -35,7 +35,9 @@ def test_bench_txt_without_levels_solves_with_solver(tmp_path, model_path):
     assert res["n"] == 1 and "by_level" not in res and res["mean_passes"] == OTHER.count(".")
     assert res["precision"] == "fp32"
     assert main(["bench", "sudoku", "--puzzles", str(puzzles), "--limit", "1", "--json", str(out),
-                 "--model", str(model_path), "--bf16"]) == 0
+                 "--model", str(model_path), "--bf16"]) == 2  # the file exists: refused without --force
+    assert main(["bench", "sudoku", "--puzzles", str(puzzles), "--limit", "1", "--json", str(out),
+                 "--model", str(model_path), "--bf16", "--force"]) == 0
     res16 = json.loads(out.read_text())
     assert res16["precision"] == "bf16" and res16["mean_passes"] == res["mean_passes"]
 
@@ -48,7 +50,7 @@ def test_bench_txt_without_levels_solves_with_solver(tmp_path, model_path):
         (["--sampler", "topk", "--set", "kk=3"], "has no parameter 'kk'"),
         (["--sampler", "topk", "--set", "k=abc"], "k='abc' is not a valid int"),
         (["--sampler", "topk", "--set", "k=0"], "k must be >= 1"),
-        (["--limit", "0"], "--limit must be >= 1"),
+        (["--limit", "0"], "argument --limit: 0 is outside the accepted range 1..10000000"),
     ],
 )
 def test_bench_bad_input_is_one_clear_line(tmp_path, model_path, capsys, extra, message):
@@ -82,6 +84,8 @@ def test_unknown_command_and_help(capsys):
     assert "bench" in capsys.readouterr().out
     assert main(["train", "chess"]) == 2
     assert "train expects a domain" in capsys.readouterr().err
+    assert main(["train", "--help"]) == 0
+    assert "train {sudoku,protein}" in capsys.readouterr().out
 
 
 def test_sweep_grid_spec_and_errors():
@@ -116,7 +120,7 @@ def test_sweep_writes_rows_html_and_section(tmp_path, model_path):
     out, md = tmp_path / "s.json", tmp_path / "B.md"
     base = ["sweep", "sudoku", "--puzzles", str(puzzles), "--json", str(out), "--markdown", str(md),
             "--model", str(model_path), "--device", "cpu"]
-    assert main(base + ["--grid", "topk:k=2,4", "--name", "demo"]) == 0
+    assert main(base + ["--grid", "topk:k=2,4", "--name", "demo", "--html", str(out.with_suffix(".html"))]) == 0
     assert main(base + ["--grid", "sequential", "--name", "demo", "--merge"]) == 0
     rows = json.loads(out.read_text())
     assert [(r["sampler"], r["params"]) for r in rows] == [("topk", {"k": "2"}), ("topk", {"k": "4"}), ("sequential", {})]
@@ -125,3 +129,51 @@ def test_sweep_writes_rows_html_and_section(tmp_path, model_path):
     text = md.read_text()
     assert text.count("<!-- sweep-demo:start -->") == 1 and "| sequential |" in text and "--merge" in text
     assert out.with_suffix(".html").is_file()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["B.md", "p.txt", "s.html", "s.json", "tiny.json",
+                                                          "tiny.safetensors"]  # nothing it was not told to write
+
+
+def test_bench_json_records_settings_and_repo_relative_paths(tmp_path, model_path):
+    from mi_core.io import display_path, repo_root
+
+    puzzles = tmp_path / "p.txt"
+    puzzles.write_text(EASY + "\n")
+    out = tmp_path / "o.json"
+    assert main(["bench", "sudoku", "--puzzles", str(puzzles), "--json", str(out), "--model", str(model_path),
+                 "--sampler", "random", "--set", "k=4", "--temperature", "0.5", "--seed", "7", "--batch-size", "3",
+                 "--limit", "1"]) == 0
+    res = json.loads(out.read_text())
+    assert (res["seed"], res["temperature"], res["batch_size"], res["limit"]) == (7, 0.5, 3, 1)
+    assert res["precision"] == "fp32" and res["seeding"] == "per puzzle"
+    assert display_path(repo_root() / "assets" / "sudoku_mdm.safetensors") == "assets/sudoku_mdm.safetensors"
+    assert display_path(puzzles) == str(puzzles)  # outside the repository: kept as given
+
+
+def test_seeded_results_do_not_depend_on_batch_size(tiny_mdm):
+    from mi_core.bench.sudoku import evaluate
+    from mi_core.decoding import make_strategy
+    from mi_core.domains.sudoku import PuzzleRecord
+
+    records = [PuzzleRecord(p, line=i + 1) for i, p in enumerate([EASY, OTHER] * 5)]
+    for name, params, temperature in [("random", {"k": 4}, 0.0), ("random", {"k": 4}, 1.0),
+                                      ("top_margin", {"k": 3, "gumbel": 1.0}, 0.0)]:
+        runs = [evaluate(tiny_mdm, records, make_strategy(name, **params), batch_size=b, temperature=temperature,
+                         seed=11) for b in (7, 256)]
+        for key in ("passes", "cell_accuracy", "accuracy"):
+            assert runs[0][key] == runs[1][key], (name, key)
+
+
+def test_sweep_merge_needs_a_list_of_rows_and_writes_only_what_it_is_told(tmp_path, model_path, capsys):
+    puzzles = tmp_path / "p.txt"
+    puzzles.write_text(EASY + "\n")
+    obj = tmp_path / "obj.json"
+    obj.write_text('{"rows": []}\n')
+    base = ["sweep", "sudoku", "--puzzles", str(puzzles), "--grid", "sequential", "--model", str(model_path)]
+    assert main([*base, "--json", str(obj), "--merge"]) == 2
+    assert "must hold a JSON list of sweep rows" in capsys.readouterr().err
+    out = tmp_path / "rows.json"
+    assert main([*base, "--json", str(out)]) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["obj.json", "p.txt", "rows.json", "tiny.json",
+                                                          "tiny.safetensors"]
+    assert main([*base, "--json", str(out)]) == 2 and "already exists" in capsys.readouterr().err
+    assert main([*base, "--json", str(out), "--merge"]) == 0 and len(json.loads(out.read_text())) == 1

@@ -357,7 +357,7 @@ def test_probe_protein_cli_masks_positions_and_rate(tiny_mdm_path, no_weights, t
     assert "note: no ESM-C weights found" in capsys.readouterr().err
     masked = []
     for seed in (3, 3, 4):
-        assert main([*args[:6], "--mask-rate", "0.5", "--seed", str(seed), "--json", str(out), "--no-progress"]) == 0
+        assert main([*args[:6], "--mask-rate", "0.5", "--seed", str(seed), "--json", str(out), "--no-progress", "--force"]) == 0
         masked.append(json.loads(out.read_text())["masked_residues"])
     assert masked[0] == masked[1] and len(masked[0]) == 8 and masked[0] != masked[2]
 
@@ -369,7 +369,7 @@ def test_probe_protein_cli_masks_positions_and_rate(tiny_mdm_path, no_weights, t
         (["--sequence", "MKTAYI", "--mask-positions", "5-3"], "outside residues 1..6"),
         (["--sequence", "MKTAYI", "--mask-positions", "2-"], "is not a residue number or range"),
         (["--sequence", "MKTAYI", "--mask-positions", "a"], "is not a residue number or range"),
-        (["--sequence", "MKTAYI", "--mask-rate", "1.5"], "--mask-rate must be in [0, 1]"),
+        (["--sequence", "MKTAYI", "--mask-rate", "1.5"], "--mask-rate: 1.5 is outside the accepted range 0..1"),
         (["--sequence", "MKTAYI"], "nothing to probe: no masked residues"),
         (["--sequence", "MK1AYI"], "not amino-acid letters: '1' at 3"),
         (["--sequence", "MK_AYI", "--record", "2"], "--record selects a FASTA record"),

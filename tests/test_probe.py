@@ -377,7 +377,8 @@ def test_bench_probe_writes_json_and_one_markdown_section(tmp_path, model_path):
     args = ["bench-probe", "--model", str(model_path), "--device", "cpu", "--masked", "3,5", "--states", "1",
             "--batch-sizes", "4,16", "--min-seconds", "0.01", "--eps", "0.05", "--json", str(out),
             "--markdown", str(md)]
-    assert main(args) == 0 and main(args) == 0
+    assert main(args) == 0 and main(args) == 2  # the JSON exists: a rerun needs --force
+    assert main([*args, "--force"]) == 0
     res = json.loads(out.read_text())
     assert [r["masked"] for r in res["probe"]] == [3, 5] and res["peak"]["batch"] in (4, 16)
     assert res["probe"][0]["passes"] == 1 + 3 * 9 and res["probe"][0]["pruning"][0]["within_bound"]

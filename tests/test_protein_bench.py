@@ -242,7 +242,7 @@ def test_protein_sweep_rows_html_and_section(files, tmp_path, capsys):
     out, md = tmp_path / "s.json", tmp_path / "B.md"
     base = ["sweep", "protein", "--reference", str(fasta), "--samples", "4", "--lengths", "6-10", "--json", str(out),
             "--markdown", str(md), "--model", str(model), "--device", "cpu", "--name", "tiny"]
-    assert main(base + ["--grid", "topk:k=2,4", "--grid", "mi:gamma=1;lam=1"]) == 0
+    assert main(base + ["--grid", "topk:k=2,4", "--grid", "mi:gamma=1;lam=1", "--html", str(out.with_suffix(".html"))]) == 0
     assert "skipping mi" in capsys.readouterr().err
     rows = json.loads(out.read_text())
     assert [(r["sampler"], r["params"]) for r in rows] == [("topk", {"k": "2"}), ("topk", {"k": "4"})]
@@ -255,7 +255,7 @@ def test_protein_sweep_rows_html_and_section(files, tmp_path, capsys):
     text = md.read_text()
     assert text.count("<!-- sweep-protein-tiny:start -->") == 1 and "| sequential |" in text and "JSD dipeptide" in text
     assert out.with_suffix(".html").is_file()
-    assert main(base + ["--samplers", "mi"]) == 2  # the default grid's mi rows without an estimator: nothing left
+    assert main(base + ["--samplers", "mi", "--force"]) == 2  # the default grid's mi rows without an estimator: nothing left
     assert "grid is empty" in capsys.readouterr().err
 
 

@@ -290,7 +290,7 @@ def test_eval_estimator_protein_cli(saved, fasta, tmp_path, capsys):
     text = bench.read_text()
     assert "sudoku" in text and text.count("<!-- eval-estimator-protein:start -->") == 1 and "| 1-4 |" in text
     capsys.readouterr()
-    assert cli_main([*args[:5], str(wrong), *args[6:]]) == 2
+    assert cli_main([*args[:5], str(wrong), *args[6:], "--force"]) == 2
     assert "reads hidden size 48" in capsys.readouterr().err
 
 
@@ -300,7 +300,7 @@ def test_estimate_protein_cli(saved, tmp_path, capsys):
     seq = "MKT_LV__AGHE"
     for model in (str(model_path), "auto"):  # auto: the MDM named in the estimator's JSON
         assert cli_main(["estimate", "protein", "--sequence", seq, "--model", model, "--estimator", str(est_path),
-                         "--json", str(out), "--device", "cpu"]) == 0
+                         "--json", str(out), "--device", "cpu", "--force"]) == 0
         res = json.loads(out.read_text())
         assert res["model"] == str(model_path) and res["sequence"] == seq and res["passes"] == 1
         mi = np.array(res["mi"])

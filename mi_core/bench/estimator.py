@@ -20,7 +20,6 @@ import json
 import math
 import platform
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -29,9 +28,11 @@ import torch
 from mi_core.bench.report import update_section
 from mi_core.device import pick_device, timed
 from mi_core.domains.sudoku import SUDOKU9, parse_grid, read_puzzles
-from mi_core.mi.estimator import estimate_mi, load_estimator, load_estimator_meta
+from mi_core.io import atomic_write_json, check_output
+from mi_core.mi.estimator import check_model_match, estimate_mi, load_estimator, load_estimator_meta
 from mi_core.mi.fidelity import fidelity, mean_recovery, rule_recovery
 from mi_core.mi.probe import probe, probe_many
+from mi_core.options import add_force, ArgumentParser
 from mi_core.train.estimator_data import SOURCES, StateMix, draw_states
 
 SECTION = "eval-estimator"  # BENCHMARKS.md section, between <!-- eval-estimator:start/end --> markers
@@ -246,7 +247,7 @@ def json_ready(obj):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m mi_core eval-estimator", description=__doc__.split("\n\n")[0])
+    p = ArgumentParser(prog="python -m mi_core eval-estimator", description=__doc__.split("\n\n")[0])
     p.add_argument("domain", choices=["sudoku", "protein"], help="protein: see 'eval-estimator protein -h'")
     p.add_argument("--puzzles", required=True, type=Path, help="held-out puzzles (.txt or .csv); never training data")
     p.add_argument("--limit", type=int, default=None, help="draw from the first N puzzles only")
@@ -264,6 +265,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", type=Path, default=None, help="write the results here")
     p.add_argument("--markdown", type=Path, default=Path("BENCHMARKS.md"), help="section updated in this file")
     p.add_argument("--no-markdown", dest="write_markdown", action="store_false")
+    add_force(p)
     return p
 
 
@@ -278,6 +280,7 @@ def main(argv: list[str] | None = None) -> int:
         raise ValueError("--states and --limit must be >= 1")
     if args.timing_states < 1:
         raise ValueError(f"--timing-states must be >= 1, got {args.timing_states}")
+    check_output(args.json, args.force)
     if args.threads:
         torch.set_num_threads(args.threads)
     from mi_core.models.sudoku_mdm import load_sudoku_mdm
@@ -286,11 +289,11 @@ def main(argv: list[str] | None = None) -> int:
     puzzles, solutions = puzzle_arrays(args.puzzles, args.limit)
     model = load_sudoku_mdm(args.model, device)
     estimator = load_estimator(args.estimator, device)
+    check_model_match(model, estimator, f"the model {args.model}", f"the estimator {args.estimator}")
     res = json_ready(run_eval(model, estimator, puzzles, solutions, args, device,
                               log=lambda m: print(m, file=sys.stderr, flush=True)))
     if args.json is not None:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(res, indent=2) + "\n")
+        atomic_write_json(args.json, res)
     if args.write_markdown:
         update_section(SECTION, markdown(res), args.markdown)
     keys = ("n_states", *HEADLINE, "estimator_seconds", "exact_seconds", "speedup")

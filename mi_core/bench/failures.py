@@ -36,7 +36,9 @@ from mi_core.bench.sweep import parse_grid_spec
 from mi_core.decoding import decode, make_strategy
 from mi_core.device import pick_device
 from mi_core.domains.sudoku import SUDOKU9, parse_grid, read_puzzles
+from mi_core.io import check_output, display_path
 from mi_core.models.sudoku_mdm import load_sudoku_mdm
+from mi_core.options import ArgumentParser, add_force
 
 CLASSES = ("alone", "with_dependent", "with_independent")
 
@@ -104,7 +106,7 @@ def parse_sampler(text: str):
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m mi_core diagnose sudoku", description=__doc__,
+    parser = ArgumentParser(prog="python -m mi_core diagnose sudoku", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("domain", choices=["sudoku"])
     parser.add_argument("--puzzles", type=Path, required=True)
@@ -118,7 +120,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", default="auto", help="auto (CUDA when present), cpu or cuda")
     parser.add_argument("--json", type=Path, required=True)
     parser.add_argument("--section", default=None, help="write a BENCHMARKS.md section of this name")
+    add_force(parser)
     args = parser.parse_args(argv)
+    check_output(args.json, args.force)
     if args.threads:
         torch.set_num_threads(args.threads)
     records = read_puzzles(args.puzzles)
@@ -138,7 +142,8 @@ def main(argv: list[str] | None = None) -> int:
     for label, strategy in samplers:
         results.append(summarise(label, trace(model, tokens, target, strategy, args.bf16), reference))
         print(json.dumps(results[-1]), flush=True)
-    out = {"puzzles": str(args.puzzles), "level": args.level, "n": len(records), "bf16": args.bf16,
+    out = {"puzzles": display_path(args.puzzles), "level": args.level, "limit": args.limit, "model": display_path(args.model),
+           "n": len(records), "bf16": args.bf16,
            "seconds": round(time.perf_counter() - start, 1), "results": results}
     write_json(out, args.json)
     if args.section:

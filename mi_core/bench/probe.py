@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import platform
 import random
 import time
@@ -25,6 +24,8 @@ from mi_core.device import pick_device, timed
 from mi_core.domains.sudoku import MASK_ID, geometry_for_length
 from mi_core.domains.sudoku_gen import random_grid
 from mi_core.mi.probe import probe, probe_many
+from mi_core.io import atomic_write_json, check_output
+from mi_core.options import add_force, ArgumentParser
 
 TIMING = "an untimed warm-up probe first; the device is synchronized before each clock reading"
 SECTION = "bench-probe"  # BENCHMARKS.md section, between <!-- bench-probe:start/end --> markers
@@ -215,7 +216,7 @@ def _ints(text: str) -> list[int]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m mi_core bench-probe",
+    p = ArgumentParser(prog="python -m mi_core bench-probe",
                                 description="Forward throughput, the exact probe's speed, pruning and bf16.")
     p.add_argument("--model", default="assets/sudoku_mdm.safetensors", help="Sudoku MDM weights")
     p.add_argument("--device", default="auto")
@@ -223,7 +224,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--states", type=int, default=3, help="states per masked count")
     p.add_argument("--eps", type=_floats, default=[1e-4, 1e-3], help="pruning thresholds, comma-separated")
     p.add_argument("--batch-sizes", type=_ints, default=[16, 64, 128, 256, 512, 1024], help="throughput sweep")
-    p.add_argument("--max-batch", type=int, default=0, help="probe batch size (0: the sweep's best)")
+    p.add_argument("--max-batch", type=int, default=0, bounds=(0, 65_536), help="probe batch size (0: the sweep's best)")
     p.add_argument("--min-seconds", type=float, default=0.5, help="timing window per sweep point")
     p.add_argument("--no-bf16", dest="bf16", action="store_false", help="skip the bf16 comparison")
     p.add_argument("--seed", type=int, default=0)
@@ -231,11 +232,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", type=Path, default=None, help="write the results here")
     p.add_argument("--markdown", type=Path, default=Path("BENCHMARKS.md"), help="section updated in this file")
     p.add_argument("--no-markdown", dest="write_markdown", action="store_false")
+    add_force(p)
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     cfg = build_parser().parse_args(argv)
+    check_output(cfg.json, cfg.force)
     if cfg.states < 1 or not cfg.masked or not cfg.batch_sizes or min(cfg.batch_sizes) < 1:
         raise ValueError("--states, --masked and --batch-sizes need at least one positive value")
     if cfg.threads:
@@ -246,8 +249,7 @@ def main(argv: list[str] | None = None) -> int:
     model = load_sudoku_mdm(cfg.model, device)
     res = run_benchmark(model, device, cfg)
     if cfg.json is not None:
-        cfg.json.parent.mkdir(parents=True, exist_ok=True)
-        cfg.json.write_text(json.dumps(res, indent=2) + "\n")
+        atomic_write_json(cfg.json, res)
     if cfg.write_markdown:
         update_section(SECTION, markdown(res), cfg.markdown)
     return 0

@@ -47,6 +47,13 @@ def lacks_mi_source(strategy) -> bool:
     return hasattr(strategy, "estimator") and strategy.estimator is None and getattr(strategy, "mi_fn", None) is None
 
 
+def info_for_json(info: dict) -> dict:
+    """``info`` with its path relative to the repository root when inside it (for result files)."""
+    from mi_core.io import display_path
+
+    return {**info, "path": display_path(info["path"])}
+
+
 def estimator_for(info: dict, path: str | Path | None = None) -> Path | None:
     """The MI estimator for MI-guided sampling with the model ``info`` describes: ``path`` when given, else
     the shipped one when it was trained on this very model file, else None."""

@@ -28,6 +28,8 @@ from mi_core.device import pick_device, timed
 from mi_core.mi.estimator import check_model_match, estimate_mi, load_estimator, load_estimator_meta
 from mi_core.mi.fidelity import fidelity
 from mi_core.mi.probe import probe_by_length
+from mi_core.io import atomic_write_json, check_output
+from mi_core.options import add_force, ArgumentParser
 from mi_core.train.protein_estimator_data import (
     DEFAULT_FASTA,
     SOURCES,
@@ -195,7 +197,7 @@ def markdown(res: dict) -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     d = ProteinDataConfig()
-    p = argparse.ArgumentParser(prog="python -m mi_core eval-estimator protein", description=__doc__.split("\n\n")[0])
+    p = ArgumentParser(prog="python -m mi_core eval-estimator protein", description=__doc__.split("\n\n")[0])
     p.add_argument("--model", type=Path, default=Path("assets/protein_mdm.safetensors"))
     p.add_argument("--estimator", type=Path, default=Path("assets/protein_mi_estimator.safetensors"))
     p.add_argument("--fasta", type=Path, default=DEFAULT_FASTA, help="states come from its val split, never train")
@@ -214,13 +216,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", type=Path, default=None, help="write the results here")
     p.add_argument("--markdown", type=Path, default=Path("BENCHMARKS.md"), help="section updated in this file")
     p.add_argument("--no-markdown", dest="write_markdown", action="store_false")
+    add_force(p)
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    if args.states < 1:
-        raise ValueError("--states must be >= 1")
+    check_output(args.json, args.force)
     if args.threads:
         torch.set_num_threads(args.threads)
     from mi_core.models.protein_mdm import load_protein_mdm
@@ -231,8 +233,7 @@ def main(argv: list[str] | None = None) -> int:
     check_model_match(model, estimator, f"the model {args.model}", f"the estimator {args.estimator}")
     res = json_ready(run_eval(model, estimator, args, device, log=lambda m: print(m, file=sys.stderr, flush=True)))
     if args.json is not None:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(res, indent=2) + "\n")
+        atomic_write_json(args.json, res)
     if args.write_markdown:
         update_section(SECTION, markdown(res), args.markdown)
     keys = ("n_states", *HEADLINE, "exact_seconds_per_state", "estimator_seconds_per_state", "speedup")

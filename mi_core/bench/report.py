@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
+
+from mi_core.io import atomic_write_json, atomic_write_text
 
 HEADER = "# MI Lens benchmarks\n\nEvery table below is written by the command named above it; rerunning it replaces its section.\n"
 
@@ -19,7 +20,7 @@ def update_section(name: str, markdown: str, path: str | Path = "BENCHMARKS.md")
         text = head + block + rest.split(end, 1)[1]
     else:
         text = text.rstrip() + "\n\n" + block + "\n"
-    path.write_text(text)
+    atomic_write_text(path, text)
 
 
 def markdown_table(rows: list[dict], columns: list[tuple[str, str]]) -> str:
@@ -38,9 +39,8 @@ def markdown_table(rows: list[dict], columns: list[tuple[str, str]]) -> str:
 
 
 def write_json(obj, path: str | Path) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(obj, indent=2) + "\n")
+    """Write ``obj`` as indented JSON, atomically (see :func:`mi_core.io.atomic_write_json`)."""
+    atomic_write_json(path, obj)
 
 
 def frontier(rows: list[dict]) -> list[dict]:

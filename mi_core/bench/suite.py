@@ -7,7 +7,6 @@ Writes ``assets/benchmarks/foundation.json`` and the ``foundation`` section of `
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -18,7 +17,9 @@ from mi_core.bench.sudoku import evaluate, warm_up
 from mi_core.decoding import make_strategy
 from mi_core.device import pick_device
 from mi_core.domains.sudoku import read_puzzles
+from mi_core.io import check_output
 from mi_core.models.sudoku_mdm import load_sudoku_mdm
+from mi_core.options import ArgumentParser, add_force
 
 SETS = ["kaggle_graded_dev.csv", "top1465.txt", "clue17_dev.txt"]
 SAMPLERS = [("sequential", {}), ("topk", {"k": 4}), ("topk", {"k": 7})]
@@ -26,7 +27,7 @@ LEVELS = ["Beginner", "Easy", "Medium", "Hard", "Expert"]
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m mi_core bench-suite", description=__doc__)
+    p = ArgumentParser(prog="python -m mi_core bench-suite", description=__doc__)
     p.add_argument("domain", choices=["sudoku"])
     p.add_argument("--data", type=Path, default=Path("../shared/data/sudoku"))
     p.add_argument("--limit", type=int, default=500, help="puzzles per file (the Kaggle file is used whole)")
@@ -34,7 +35,9 @@ def main(argv=None) -> int:
     p.add_argument("--json", type=Path, default=Path("assets/benchmarks/foundation.json"))
     p.add_argument("--device", default="auto")
     p.add_argument("--bf16", action="store_true", help="bf16 autocast for the model passes (faster on CPUs with AMX)")
+    add_force(p)
     args = p.parse_args(argv)
+    check_output(args.json, args.force)
     device = pick_device(args.device)
     model = load_sudoku_mdm(args.model, device)
     rows = []

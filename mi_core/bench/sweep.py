@@ -1,8 +1,11 @@
 """``python -m mi_core sweep sudoku --puzzles PATH [--limit N] --json OUT``: a grid of samplers on one puzzle set.
 
 Writes a JSON list of rows (``sampler``, ``params``, ``n``, ``accuracy``, ``cell_accuracy``, ``mean_passes``,
-``seconds``, ``set``), the accuracy-versus-mean-passes frontier as a standalone plotly HTML file beside the
-JSON, and a Markdown table into a section of ``BENCHMARKS.md`` named after the puzzle set.
+``seconds``, ``set`` and the settings: ``seed``, ``batch_size``, ``limit``, ``level``, ``precision``) and
+nothing else unless asked: ``--html PATH`` writes the accuracy-versus-mean-passes frontier as one
+self-contained plotly HTML file, ``--markdown FILE`` a Markdown table into a section of FILE named after
+the puzzle set. An existing ``--json`` or ``--html`` is only replaced with ``--force`` (``--merge`` adds to
+the rows of an existing ``--json`` and replaces ``--html``).
 
 ``python -m mi_core sweep protein --reference FASTA --samples N --lengths 50-100 --json OUT --name NAME``: the
 same for protein generation (see :func:`protein_main`): rows with ``sampler``, ``params``, ``n``,
@@ -11,7 +14,6 @@ same for protein generation (see :func:`protein_main`): rows with ``sampler``, `
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import json
 import shlex
@@ -26,7 +28,9 @@ from mi_core.bench.sudoku import evaluate, warm_up, with_default_estimator
 from mi_core.decoding import STRATEGIES, make_strategy
 from mi_core.device import pick_device
 from mi_core.domains.sudoku import read_puzzles
+from mi_core.io import check_output, display_path
 from mi_core.models.sudoku_mdm import load_sudoku_mdm
+from mi_core.options import ArgumentParser, add_force
 
 DEFAULT_GRID = [
     "sequential",
@@ -71,16 +75,70 @@ def merge_rows(old: list[dict], new: list[dict]) -> list[dict]:
     return kept + list(fresh.values())
 
 
-def write_html(make_figure, path: Path) -> bool:
-    """Write ``make_figure()`` (a plotly figure) as standalone HTML at ``path``, one plotly.min.js beside it
-    (works offline). Without plotly installed (e.g. a bare GPU machine) say so on stderr and write nothing."""
+def read_rows(path: Path) -> list[dict]:
+    """The rows already in a sweep JSON (for ``--merge``); [] when the file does not exist.
+
+    Raises:
+        ValueError: the file is not JSON, or not a list of rows with ``sampler`` and ``params``.
+    """
+    if not path.exists():
+        return []
+    if not path.is_file():
+        raise ValueError(f"--merge: {path} is not a file")
+    try:
+        rows = json.loads(path.read_text())
+    except (ValueError, UnicodeDecodeError) as err:
+        raise ValueError(f"--merge: {path} is not valid JSON ({err})") from None
+    if not isinstance(rows, list) or not all(isinstance(r, dict) and "sampler" in r and isinstance(r.get("params"), dict) for r in rows):
+        raise ValueError(f"--merge: {path} must hold a JSON list of sweep rows (objects with sampler and params), "
+                         f"found {type(rows).__name__}")
+    return rows
+
+
+def check_outputs(args) -> list[dict]:
+    """Refuse unwritable outputs before any work; the rows to merge with (``--merge``), else []."""
+    old = read_rows(args.json) if args.merge else []
+    if not args.merge:
+        check_output(args.json, args.force, "--json")
+    else:
+        check_output(args.json, True, "--json")
+    check_output(args.html, args.force or args.merge, "--html")  # --merge updates the plot of the rows too
+    if args.markdown is not None and str(args.markdown) != "-":
+        check_output(args.markdown, True, "--markdown")  # a report file: its own section is replaced
+    return old
+
+
+def write_html(make_figure, path: Path | None, plotlyjs: str = "inline") -> None:
+    """The plot ``make_figure()`` as HTML at ``path``: plotly.js inlined (one self-contained file, works
+    offline), or with ``plotlyjs="beside"`` a ``plotly.min.js`` written next to it (several plots share one
+    copy). Without plotly installed (e.g. a bare GPU machine) say so on stderr and write nothing."""
+    if path is None:
+        return
     try:
         import plotly  # noqa: F401
     except ModuleNotFoundError:
         print(f"note: plotly is not installed, so no frontier HTML was written ({path})", file=sys.stderr)
-        return False
-    make_figure().write_html(path, include_plotlyjs="directory")
-    return True
+        return
+    from mi_core.io import atomic_write_text
+
+    fig = make_figure()
+
+    if plotlyjs == "beside":
+        fig.write_html(path, include_plotlyjs="directory")
+    else:
+        atomic_write_text(path, fig.to_html(include_plotlyjs=True, full_html=True))
+
+
+def add_output_options(p) -> None:
+    p.add_argument("--json", type=Path, required=True)
+    p.add_argument("--merge", action="store_true",
+                   help="add to the rows already in --json (a rerun of a sampler and params replaces its row)")
+    p.add_argument("--html", type=Path, default=None, help="also write the frontier plot here (self-contained)")
+    p.add_argument("--plotlyjs", choices=["inline", "beside"], default="inline",
+                   help="with --html: inline plotly.js, or write plotly.min.js beside the HTML (shared by several)")
+    p.add_argument("--markdown", type=Path, default=None,
+                   help="also write a table into this report file's section for the set (e.g. BENCHMARKS.md)")
+    add_force(p)
 
 
 def frontier_figure(rows: list[dict], title: str):
@@ -103,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["protein"]:
         return protein_main(argv[1:])
-    p = argparse.ArgumentParser(prog="python -m mi_core sweep", description=__doc__)
+    p = ArgumentParser(prog="python -m mi_core sweep", description=__doc__)
     p.add_argument("domain", choices=["sudoku", "protein"], help="'sweep protein -h' for the protein options")
     p.add_argument("--puzzles", required=True, type=Path)
     p.add_argument("--limit", type=int, default=None)
@@ -112,16 +170,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--grid", action="append", default=None, metavar="SPEC",
                    help='e.g. "topk:k=2,4,7" or "mi:gamma=0.1,0.3;lam=1,2" (repeatable; replaces the default grid)')
     p.add_argument("--samplers", default=None, help="comma-separated: keep only these samplers of the grid")
-    p.add_argument("--json", type=Path, required=True)
-    p.add_argument("--merge", action="store_true",
-                   help="add to the rows already in --json (a rerun of a sampler and params replaces its row)")
-    p.add_argument("--markdown", type=Path, default=Path("BENCHMARKS.md"), help="report file ('-' to skip)")
+    add_output_options(p)
     p.add_argument("--model", type=Path, default=Path("assets/sudoku_mdm.safetensors"))
     p.add_argument("--device", default="auto")
     p.add_argument("--bf16", action="store_true", help="bf16 autocast for the model passes (faster on CPUs with AMX)")
     p.add_argument("--batch-size", type=int, default=256)
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
+    old_rows = check_outputs(args)
 
     configs = [c for spec in (args.grid or DEFAULT_GRID) for c in parse_grid_spec(spec)]
     if args.samplers:
@@ -134,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
         records = [r for r in records if (r.level or "").lower() == args.level.lower()]
         if not records:
             raise ValueError(f"no puzzles of level {args.level!r} in {args.puzzles}")
-    records = records[: args.limit] if args.limit else records
+    records = records[: args.limit] if args.limit is not None else records
     set_name = args.name or (args.puzzles.stem + (f"_{args.level}" if args.level else ""))
     strategies = [with_default_estimator(make_strategy(name, **params)) for name, params in configs]  # fail fast on bad params
     device = pick_device(args.device)
@@ -147,15 +203,18 @@ def main(argv: list[str] | None = None) -> int:
             res = evaluate(model, records, strategy, batch_size=args.batch_size, seed=args.seed, device=device,
                            progress=bar.update, bf16=args.bf16)
         res.pop("passes")
-        rows.append({"set": set_name, "sampler": name, "params": params, **res, "precision": "bf16" if args.bf16 else "fp32", "command": cmd})
+        rows.append({"set": set_name, "sampler": name, "params": params, **res, "precision": "bf16" if args.bf16 else "fp32",
+                     "puzzles": display_path(args.puzzles), "level": args.level, "limit": args.limit, "seed": args.seed,
+                     "batch_size": args.batch_size, "temperature": 0.0, "model": display_path(args.model), "command": cmd})
         print(f"{set_name} {name} {params}: accuracy {res['accuracy']:.3f}, mean passes {res['mean_passes']:.1f}",
               file=sys.stderr)
-    if args.merge and args.json.is_file():
-        rows = merge_rows(json.loads(args.json.read_text()), rows)
+    if args.merge:
+        rows = merge_rows(old_rows, rows)
     write_json(rows, args.json)
-    write_html(lambda: frontier_figure(rows, f"Accuracy vs passes: {set_name} (n={len(records)})"),
-               args.json.with_suffix(".html"))
-    if str(args.markdown) != "-":
+    if args.html is not None:
+        write_html(lambda: frontier_figure(rows, f"Accuracy vs passes: {set_name} (n={len(records)})"), args.html,
+                   args.plotlyjs)
+    if args.markdown is not None and str(args.markdown) != "-":
         table = markdown_table(rows, [("sampler", "sampler"), ("params", "params"), ("n", "n"),
                                       ("accuracy", "accuracy"), ("cell_accuracy", "cell acc."),
                                       ("mean_passes", "mean passes"), ("seconds", "seconds")])
@@ -233,7 +292,7 @@ def protein_configs(grid: list[str], samplers: str | None, estimator: Path | Non
 
 
 def protein_main(argv: list[str]) -> int:
-    p = argparse.ArgumentParser(prog="python -m mi_core sweep protein",
+    p = ArgumentParser(prog="python -m mi_core sweep protein",
                                 description="A grid of samplers generating protein sequences, measured against a reference set.")
     p.add_argument("--reference", required=True, type=Path, help="FASTA file (strict read; its 'reference' split is used)")
     p.add_argument("--reference-split", default="reference", choices=protein_bench.REFERENCE_SPLITS)
@@ -244,9 +303,7 @@ def protein_main(argv: list[str]) -> int:
     p.add_argument("--grid", action="append", default=None, metavar="SPEC", help="as for sudoku; replaces the default protein grid")
     p.add_argument("--samplers", default=None, help="comma-separated: keep only these samplers of the grid")
     p.add_argument("--estimator", type=Path, default=None, help="MI estimator weights for the mi rows (default: the shipped one for the protein MDM)")
-    p.add_argument("--json", type=Path, required=True)
-    p.add_argument("--merge", action="store_true", help="add to the rows already in --json")
-    p.add_argument("--markdown", type=Path, default=Path("BENCHMARKS.md"), help="report file ('-' to skip)")
+    add_output_options(p)
     p.add_argument("--model", default="auto", help="auto (ESM-C when its weights are here, else the MDM), esmc, mdm or a weights path")
     p.add_argument("--device", default="auto")
     p.add_argument("--bf16", action="store_true")
@@ -254,6 +311,7 @@ def protein_main(argv: list[str]) -> int:
     p.add_argument("--temperature", type=float, default=1.0)
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
+    old_rows = check_outputs(args)
 
     lo, hi = protein_bench.parse_lengths(args.lengths)
     lengths = protein_bench.draw_lengths(args.samples, lo, hi, args.seed)
@@ -274,15 +332,18 @@ def protein_main(argv: list[str]) -> int:
         for key in ("passes", "sequences"):
             res.pop(key)
         rows.append({"set": set_name, "sampler": name, "params": params, **res, "temperature": args.temperature,
-                     "lengths": args.lengths, "model": info, "precision": precision, "command": cmd})
+                     "lengths": args.lengths, "model": protein_bench.info_for_json(info), "precision": precision, "seed": args.seed,
+                     "samples": args.samples, "batch_size": args.batch_size, "reference": display_path(args.reference),
+                     "reference_split": args.reference_split, "limit_reference": args.limit_reference, "command": cmd})
         print(f"{set_name} {name} {params}: jsd_dipeptide {res['jsd_dipeptide']:.4f}, jsd_aa {res['jsd_aa']:.4f}, "
               f"mean passes {res['mean_passes']:.1f}", file=sys.stderr)
-    if args.merge and args.json.is_file():
-        rows = merge_rows(json.loads(args.json.read_text()), rows)
+    if args.merge:
+        rows = merge_rows(old_rows, rows)
     write_json(rows, args.json)
-    write_html(lambda: protein_frontier_figure(rows, f"JSD vs passes: {set_name} (n={len(lengths)}, "
-                                                     f"lengths {args.lengths})"), args.json.with_suffix(".html"))
-    if str(args.markdown) != "-":
+    if args.html is not None:
+        write_html(lambda: protein_frontier_figure(rows, f"JSD vs passes: {set_name} (n={len(lengths)}, "
+                                                         f"lengths {args.lengths})"), args.html, args.plotlyjs)
+    if args.markdown is not None and str(args.markdown) != "-":
         _protein_section(rows, set_name, device, precision, cmd, args.markdown)
     return 0
 

@@ -18,7 +18,9 @@ from mi_core.bench.sudoku import evaluate, warm_up, with_default_estimator
 from mi_core.decoding import make_strategy
 from mi_core.device import pick_device
 from mi_core.domains.sudoku import read_puzzles
+from mi_core.io import atomic_write_json, check_output, display_path
 from mi_core.models.sudoku_mdm import load_sudoku_mdm
+from mi_core.options import ArgumentParser, add_force
 
 DEFAULT_MODEL = Path("assets/sudoku_mdm.safetensors")
 
@@ -35,7 +37,7 @@ def parse_sets(pairs: list[str]) -> dict[str, str]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m mi_core bench", description=__doc__)
+    p = ArgumentParser(prog="python -m mi_core bench", description=__doc__)
     p.add_argument("domain", choices=["sudoku", "protein"], help="the domain to benchmark ('bench protein -h' for its options)")
     p.add_argument("--puzzles", required=True, type=Path, help=".txt (one puzzle a line) or .csv with a puzzle column")
     p.add_argument("--limit", type=int, default=None, help="use the first N puzzles")
@@ -48,6 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--batch-size", type=int, default=256)
     p.add_argument("--temperature", type=float, default=0.0, help="0 = argmax values")
     p.add_argument("--seed", type=int, default=0)
+    add_force(p)
     return p
 
 
@@ -56,29 +59,30 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["protein"]:
         return protein_main(argv[1:])
     args = build_parser().parse_args(argv)
-    if args.limit is not None and args.limit < 1:
-        raise ValueError(f"--limit must be >= 1, got {args.limit}")
+    check_output(args.json, args.force)
     params = parse_sets(args.sets)
     device = pick_device(args.device)
     records = read_puzzles(args.puzzles, limit=args.limit)
-    model = load_sudoku_mdm(args.model, device)
     strategy = with_default_estimator(make_strategy(args.sampler, **params))
+    model = load_sudoku_mdm(args.model, device)
     warm_up(model, records, strategy, device, args.bf16)  # untimed: "seconds" excludes start-up costs
     with tqdm(total=len(records), desc=f"{args.sampler}", unit="puzzle", file=sys.stderr) as bar:
         result = evaluate(model, records, strategy, batch_size=args.batch_size, temperature=args.temperature,
                           seed=args.seed, device=device, progress=bar.update, bf16=args.bf16)
-    result = {"sampler": args.sampler, "params": params, "puzzles": str(args.puzzles), "model": str(args.model),
-              "model_params": sum(p.numel() for p in model.parameters()), "device": str(device), "precision": "bf16" if args.bf16 else "fp32", **result}
+    result = {"sampler": args.sampler, "params": params, "puzzles": display_path(args.puzzles),
+              "model": display_path(args.model), "model_params": sum(p.numel() for p in model.parameters()),
+              "device": str(device), "precision": "bf16" if args.bf16 else "fp32", "seed": args.seed,
+              "temperature": args.temperature, "batch_size": args.batch_size, "limit": args.limit,
+              "seeding": "per puzzle", **result}
     summary = {k: v for k, v in result.items() if k != "passes"}
     print(json.dumps(summary, indent=2))
     if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(result, indent=2) + "\n")
+        atomic_write_json(args.json, result)
     return 0
 
 
 def build_protein_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m mi_core bench protein",
+    p = ArgumentParser(prog="python -m mi_core bench protein",
                                 description="Generate protein sequences with one sampler and measure them against a reference set.")
     p.add_argument("--samples", type=int, default=100, help="how many sequences to generate")
     p.add_argument("--lengths", default="50-100", help="N or LO-HI: lengths drawn uniformly (seeded) from this range")
@@ -95,11 +99,13 @@ def build_protein_parser() -> argparse.ArgumentParser:
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--temperature", type=float, default=1.0, help="1.0 samples from the model; 0 = argmax (one sequence per length)")
     p.add_argument("--seed", type=int, default=0)
+    add_force(p)
     return p
 
 
 def protein_main(argv: list[str]) -> int:
     args = build_protein_parser().parse_args(argv)
+    check_output(args.json, args.force)
     params = parse_sets(args.sets)
     lo, hi = protein_bench.parse_lengths(args.lengths)
     lengths = protein_bench.draw_lengths(args.samples, lo, hi, args.seed)
@@ -113,10 +119,11 @@ def protein_main(argv: list[str]) -> int:
         result = protein_bench.evaluate(model, lengths, reference, strategy, temperature=args.temperature, seed=args.seed,
                                         batch_size=args.batch_size, device=device, bf16=args.bf16, progress=bar.update)
     result = {"sampler": args.sampler, "params": params, "temperature": args.temperature, "lengths": args.lengths,
-              "seed": args.seed, "reference": str(args.reference), "reference_split": args.reference_split, "model": info,
-              "device": str(device), "precision": "bf16" if args.bf16 else "fp32", **result}
+              "seed": args.seed, "samples": args.samples, "batch_size": args.batch_size,
+              "limit_reference": args.limit_reference, "reference": display_path(args.reference),
+              "reference_split": args.reference_split, "model": protein_bench.info_for_json(info), "device": str(device),
+              "precision": "bf16" if args.bf16 else "fp32", **result}
     print(json.dumps({k: v for k, v in result.items() if k not in ("passes", "sequences")}, indent=2))
     if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(result, indent=2) + "\n")
+        atomic_write_json(args.json, result)
     return 0

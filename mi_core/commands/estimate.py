@@ -16,7 +16,6 @@ and paths go to that resolver. The estimator must have been trained on the chose
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 from pathlib import Path
@@ -25,7 +24,9 @@ import torch
 
 from mi_core.device import pick_device
 from mi_core.domains.sudoku import to_string, to_tokens, validate
+from mi_core.io import atomic_write_json, check_output, display_path
 from mi_core.mi.estimator import Estimate, check_model_match, estimate_mi, load_estimator
+from mi_core.options import ArgumentParser, add_force
 
 DEFAULT_MODEL = "assets/sudoku_mdm.safetensors"
 DEFAULT_ESTIMATOR = "assets/sudoku_mi_estimator.safetensors"
@@ -34,7 +35,7 @@ TIMED_RUNS = 5
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m mi_core estimate", description=__doc__.split("\n\n")[0])
+    parser = ArgumentParser(prog="python -m mi_core estimate", description=__doc__.split("\n\n")[0])
     parser.add_argument("domain", choices=["sudoku", "protein"],
                         help="sudoku: the 9x9 MDM and its estimator; protein: see 'estimate protein -h'")
     parser.add_argument("--puzzle", required=True, help="grid string, row by row, '.' or '0' for blanks")
@@ -42,6 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--model", default=DEFAULT_MODEL, help="Sudoku MDM weights (.safetensors + .json)")
     parser.add_argument("--estimator", default=DEFAULT_ESTIMATOR, help="estimator weights (.safetensors + .json)")
     parser.add_argument("--device", default="auto", help="auto (CUDA when present), cpu or cuda")
+    add_force(parser)
     return parser
 
 
@@ -54,9 +56,7 @@ def load(puzzle: str, model_path: str, estimator_path: str, device: torch.device
     if model.seq_len != len(digits):
         raise ValueError(f"the model {model_path} reads {model.seq_len} cells, the puzzle has {len(digits)}")
     estimator = load_estimator(estimator_path, device)
-    if estimator.cfg.d_in != model.cfg.d_model:
-        raise ValueError(f"the estimator {estimator_path} reads hidden size {estimator.cfg.d_in}, "
-                         f"the model {model_path} has {model.cfg.d_model}")
+    check_model_match(model, estimator, f"the model {model_path}", f"the estimator {estimator_path}")
     return model, estimator, to_tokens([digits], device)
 
 
@@ -78,18 +78,18 @@ def timed_estimate(model, estimator, tokens: torch.Tensor) -> Estimate:
 
 def write_json(path: Path | None, payload: dict) -> None:
     if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(payload) + "\n")
+        atomic_write_json(path, payload, indent=None)
 
 
 def build_protein_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m mi_core estimate protein",
+    parser = ArgumentParser(prog="python -m mi_core estimate protein",
                                      description="MI matrix of one protein sequence from the neural estimator")
     parser.add_argument("--sequence", required=True, help="amino-acid letters, '_' or 'X' for masked residues")
     parser.add_argument("--model", default="auto", help="auto (the MDM the estimator was trained on), mdm, esmc or a weights path")
     parser.add_argument("--estimator", default=PROTEIN_ESTIMATOR, help="estimator weights (.safetensors + .json)")
     parser.add_argument("--json", type=Path, default=None, help="write the result here as JSON")
     parser.add_argument("--device", default="auto", help="auto (CUDA when present), cpu or cuda")
+    add_force(parser)
     return parser
 
 
@@ -127,11 +127,12 @@ def protein_main(argv: list[str]) -> int:
     from mi_core.domains.protein import detokenize
 
     args = build_protein_parser().parse_args(argv)
+    check_output(args.json, args.force)
     device = pick_device(args.device)
     model, estimator, tokens, model_path = load_protein(args.sequence, args.model, args.estimator, device)
     est = timed_estimate(model, estimator, tokens)
     write_json(args.json, {"domain": "protein", "sequence": detokenize(tokens[0].cpu().numpy()), "device": str(device),
-                           "model": str(model_path), "estimator": args.estimator, **to_json_dict(est)})
+                           "model": display_path(model_path), "estimator": display_path(args.estimator), **to_json_dict(est)})
     report(est, first=1, unit="residues")
     return 0
 
@@ -152,12 +153,13 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["protein"]:
         return protein_main(argv[1:])
     args = build_parser().parse_args(argv)
+    check_output(args.json, args.force)
     device = pick_device(args.device)
     model, estimator, tokens = load(args.puzzle, args.model, args.estimator, device)
     est = timed_estimate(model, estimator, tokens)
     if args.json is not None:
         payload = {"domain": args.domain, "puzzle": to_string(tokens[0].cpu()), "device": str(device),
-                   "model": args.model, "estimator": args.estimator, **to_json_dict(est)}
+                   "model": display_path(args.model), "estimator": display_path(args.estimator), **to_json_dict(est)}
         write_json(args.json, payload)
     mi = est.mi[0]
     i, j = divmod(int(mi.argmax()), mi.shape[0])

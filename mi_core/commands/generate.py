@@ -15,10 +15,12 @@ from mi_core.commands.bench import parse_sets
 from mi_core.decoding import make_strategy
 from mi_core.device import pick_device
 from mi_core.domains.protein import MASK_ID, detokenize, tokenize
+from mi_core.io import atomic_write_text, check_output
+from mi_core.options import ArgumentParser, add_force
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m mi_core generate", description=__doc__)
+    p = ArgumentParser(prog="python -m mi_core generate", description=__doc__)
     p.add_argument("domain", choices=["protein"])
     what = p.add_mutually_exclusive_group(required=True)
     what.add_argument("--length", type=int, help="generate from all-mask sequences of this length")
@@ -31,6 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", default="auto", help="auto (ESM-C when its weights are here, else the MDM), esmc, mdm or a weights path")
     p.add_argument("--device", default="auto")
     p.add_argument("--fasta", type=Path, default=None, help="also write the FASTA here")
+    add_force(p)
     return p
 
 
@@ -42,8 +45,7 @@ def to_fasta(sequences, passes: list[int], label: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    if args.n < 1:
-        raise ValueError(f"--n must be >= 1, got {args.n}")
+    check_output(args.fasta, args.force, "--fasta")
     params = parse_sets(args.sets)
     strategy = make_strategy(args.sampler, **params)
     if args.template is not None:
@@ -55,6 +57,10 @@ def main(argv: list[str] | None = None) -> int:
         targets = [args.length] * args.n
     device = pick_device(args.device)
     model, info = protein_bench.load_model(args.model, device)
+    length = args.length if args.template is None else len(targets[0])
+    if length > model.max_len:  # before any sequence is allocated
+        raise ValueError(f"--length {length} is longer than the {model.max_len} residues the model "
+                         f"({info['description']}) takes; accepted 1..{model.max_len}")
     protein_bench.attach_estimator(strategy, info)
     gen = protein_bench.generate(model, targets, strategy, temperature=args.temperature, seed=args.seed, device=device)
     label = " ".join([f"sampler={args.sampler}", *(f"{k}={v}" for k, v in params.items()),
@@ -62,6 +68,5 @@ def main(argv: list[str] | None = None) -> int:
     text = to_fasta(gen.sequences, gen.passes, label)
     print(text, end="")
     if args.fasta:
-        args.fasta.parent.mkdir(parents=True, exist_ok=True)
-        args.fasta.write_text(text)
+        atomic_write_text(args.fasta, text)
     return 0

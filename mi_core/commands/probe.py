@@ -13,7 +13,6 @@ probes a protein with the model ``mi_core.models.protein.load_protein_model`` pi
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -23,14 +22,16 @@ import torch
 from mi_core.device import pick_device
 from mi_core.domains import protein
 from mi_core.domains.sudoku import to_string, to_tokens, validate
+from mi_core.io import atomic_write_json, check_output, display_path
 from mi_core.mi.probe import ProbeResult, probe
+from mi_core.options import ArgumentParser, add_force
 
 DEFAULT_MODEL = "assets/sudoku_mdm.safetensors"
 DOMAINS = ("sudoku", "oracle4")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m mi_core probe",
+    parser = ArgumentParser(prog="python -m mi_core probe",
                                      description="Exact pairwise conditional MI of one state by perturbation probing.")
     parser.add_argument("domain", choices=DOMAINS + ("protein",),
                         help="sudoku: the 9x9 MDM; oracle4: the exact 4x4 oracle; protein: see 'probe protein --help'")
@@ -42,6 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--max-batch", type=int, default=512, help="most sequences per forward pass")
     parser.add_argument("--bf16", action="store_true", help="forward passes under bf16 autocast")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    add_force(parser)
     return parser
 
 
@@ -100,6 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["protein"]:
         return main_protein(argv[1:])
     args = build_parser().parse_args(argv)
+    check_output(args.json, args.force)
     device = pick_device(args.device)
     model, tokens = load_domain(args.domain, args.puzzle, args.model, device)
     update, close = tqdm_progress(args.no_progress)
@@ -109,9 +112,9 @@ def main(argv: list[str] | None = None) -> int:
         close()
     if args.json is not None:
         payload = {"domain": args.domain, "puzzle": to_string(tokens.cpu()), "device": str(device),
+                   "model": None if args.domain == "oracle4" else display_path(args.model), "eps": args.eps,
                    **result.to_json_dict()}
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(payload) + "\n")
+        atomic_write_json(args.json, payload, indent=None)
     print(summary(result))
     return 0
 
@@ -120,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def build_protein_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m mi_core probe protein",
+    parser = ArgumentParser(prog="python -m mi_core probe protein",
                                      description="Exact pairwise conditional MI between the masked residues of one protein.")
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--sequence", help="amino-acid letters; '_' or X marks a masked residue")
@@ -137,6 +140,7 @@ def build_protein_parser() -> argparse.ArgumentParser:
     parser.add_argument("--max-batch", type=int, default=128, help="most sequences per forward pass")
     parser.add_argument("--bf16", action="store_true", help="forward passes under bf16 autocast")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    add_force(parser)
     return parser
 
 
@@ -146,7 +150,7 @@ def parse_positions(spec: str, length: int) -> list[int]:
     for part in spec.split(","):
         part = part.strip()
         lo, dash, hi = part.partition("-")
-        if not lo.strip().isdigit() or (dash and not hi.strip().isdigit()):
+        if not (lo.strip().isascii() and lo.strip().isdigit()) or (dash and not (hi.strip().isascii() and hi.strip().isdigit())):
             raise ValueError(f"--mask-positions: {part!r} is not a residue number or range like 9-20")
         a, b = int(lo), int(hi or lo)
         if not 1 <= a <= b <= length:
@@ -193,6 +197,7 @@ def main_protein(argv: list[str]) -> int:
     from mi_core.models.protein import load_protein_model
 
     args = build_protein_parser().parse_args(argv)
+    check_output(args.json, args.force)
     name, tokens = protein_state(args)
     device = pick_device(args.device)
     model, info = load_protein_model(args.model, device)
@@ -209,10 +214,9 @@ def main_protein(argv: list[str]) -> int:
     if args.json is not None:
         payload = {"domain": "protein", "record": name, "sequence": protein.detokenize(tokens),
                    "masked_residues": [int(i) + 1 for i in np.flatnonzero(tokens == protein.MASK_ID)],
-                   "model": {"kind": info.kind, "path": str(info.path), "description": info.description,
+                   "model": {"kind": info.kind, "path": display_path(info.path), "description": info.description,
                              "fallback_reason": info.fallback_reason},
-                   "device": str(device), **result.to_json_dict()}
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(payload) + "\n")
+                   "seed": args.seed, "mask_rate": args.mask_rate, "device": str(device), **result.to_json_dict()}
+        atomic_write_json(args.json, payload, indent=None)
     print(f"model: {info.description}\n{name}: {len(tokens)} residues\n" + summary(result, first=1, unit="residues"))
     return 0

@@ -73,20 +73,38 @@ def uniform_count(masked: torch.Tensor, steps_left: int) -> torch.Tensor:
     return torch.div(masked.sum(1) + left - 1, left, rounding_mode="floor")
 
 
-def gumbel_like(x: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
-    """Standard Gumbel noise of ``x``'s shape, drawn from ``generator``."""
-    u = torch.rand(x.shape, generator=generator, device=x.device, dtype=torch.float32)
+def rand_rows(shape, generator, device) -> torch.Tensor:
+    """Uniform ``[0, 1)`` float32 noise of ``shape`` ``(B, ...)`` from the loop's ``generator``: one
+    ``torch.Generator`` for the batch, or a list of B, one per row (then row b's noise depends only on its
+    own seed, whatever else shares the batch)."""
+    if isinstance(generator, (list, tuple)):
+        if len(generator) != shape[0]:
+            raise ValueError(f"{len(generator)} row generators for a batch of {shape[0]}")
+        return torch.stack([torch.rand(tuple(shape[1:]), generator=g, device=device, dtype=torch.float32)
+                            for g in generator])
+    return torch.rand(tuple(shape), generator=generator, device=device, dtype=torch.float32)
+
+
+def gumbel_like(x: torch.Tensor, generator) -> torch.Tensor:
+    """Standard Gumbel noise of ``x``'s shape, drawn from ``generator`` (see :func:`rand_rows`)."""
+    u = rand_rows(x.shape, generator, x.device)
     return -torch.log(-torch.log(u.clamp(1e-20, 1.0 - 1e-7)))
 
 
-def check_count(name: str, value: int | None, allow_none: bool = False) -> None:
-    """Raise ValueError unless ``value`` is an int >= 1 (or None when ``allow_none``)."""
+MAX_COUNT = 4096  # the most steps, positions per pass or batch a strategy parameter may ask for
+
+
+def check_count(name: str, value: int | None, allow_none: bool = False, most: int = MAX_COUNT) -> None:
+    """Raise ValueError unless ``value`` is an int in ``1..most`` (or None when ``allow_none``): a step
+    count is a loop bound, so ``steps=100000000`` must be refused, not run."""
     if value is None and allow_none:
         return
     if isinstance(value, bool) or not isinstance(value, int):
         raise ValueError(f"{name} must be an integer, got {value!r}")
     if value < 1:
         raise ValueError(f"{name} must be >= 1, got {value}")
+    if value > most:
+        raise ValueError(f"{name} must be at most {most} (accepted 1..{most}), got {value}")
 
 
 def check_nonnegative(name: str, value: float) -> None:

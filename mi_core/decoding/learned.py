@@ -34,7 +34,7 @@ import torch
 from mi_core.decoding.base import Strategy, check_count, check_nonnegative, rank_pick, uniform_count
 from mi_core.decoding.mi_guided import MIGuided, mi_greedy, relative_mi
 from mi_core.decoding.registry import register
-from mi_core.order.selector import load_order_net, pick_positions, select_probabilities
+from mi_core.order.selector import check_order_net_fits, load_order_net, pick_positions, select_probabilities
 
 MODES = ("sample", "threshold", "rank", "paced")
 
@@ -65,6 +65,9 @@ class Learned(Strategy):
                 raise ValueError(f"strategy '{self.name}' has no selector: give selector=PATH (trained with "
                                  "`python -m mi_core train-order`) or set net")
             self.net = load_order_net(self.selector, device, role="selector")
+            check_order_net_fits(self.net, model, self.selector)
+        else:
+            check_order_net_fits(self.net, model)
         self.net.to(device)
 
     @torch.no_grad()

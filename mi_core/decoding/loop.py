@@ -35,7 +35,7 @@ class StepContext:
     entropy: torch.Tensor
     hidden: torch.Tensor
     step: int
-    generator: torch.Generator
+    generator: torch.Generator | list  # one for the batch, or one per row (see mi_core.decoding.base.rand_rows)
     model: object = None
     extra_passes: torch.Tensor | None = None
     given: torch.Tensor | None = None
@@ -70,13 +70,25 @@ class Frame:
         return bool((self.tokens != self.mask_id).all())
 
 
-def _fill(probs: torch.Tensor, temperature: float, generator: torch.Generator) -> torch.Tensor:
-    """``(B, N)`` value index per position: argmax at temperature 0, else a sample from probs**(1/temperature)."""
+def _fill(probs: torch.Tensor, temperature: float, generator) -> torch.Tensor:
+    """``(B, N)`` value index per position: argmax at temperature 0, else a sample from probs**(1/temperature)
+    (drawn row by row when ``generator`` is a list of per-row generators)."""
     if temperature == 0:
         return probs.argmax(-1)
     weights = probs.double().clamp_min(1e-30) ** (1.0 / temperature)
+    if isinstance(generator, (list, tuple)):
+        return torch.stack([torch.multinomial(w, 1, generator=g)[:, 0] for w, g in zip(weights, generator)])
     flat = weights.reshape(-1, weights.shape[-1])
     return torch.multinomial(flat, 1, generator=generator).view(probs.shape[:-1])
+
+
+def _generators(seed, batch: int, device: torch.device):
+    """One generator seeded by ``seed`` (an int), or one per row (``seed`` a sequence of B ints)."""
+    if isinstance(seed, (list, tuple)):
+        if len(seed) != batch:
+            raise ValueError(f"{len(seed)} seeds for a batch of {batch} rows")
+        return [torch.Generator(device=device).manual_seed(int(s)) for s in seed]
+    return torch.Generator(device=device).manual_seed(int(seed))
 
 
 def _check_inputs(tokens: torch.Tensor, temperature: float) -> None:
@@ -87,14 +99,15 @@ def _check_inputs(tokens: torch.Tensor, temperature: float) -> None:
 
 
 @torch.no_grad()
-def decode(model, tokens: torch.Tensor, strategy, temperature: float = 0.0, seed: int = 0,
+def decode(model, tokens: torch.Tensor, strategy, temperature: float = 0.0, seed: int | list[int] = 0,
            max_steps: int | None = None, sync_every: int | None = None):
     """Decode ``tokens`` ``(B, N)`` until nothing is masked, yielding a ``Frame`` per step.
 
     The strategy's ``prepare(model, device)`` runs first. At each step its ``select(ctx) -> (B, N) bool``
     picks positions; the loop keeps only masked ones and adds the lowest-entropy masked position to any
     active row left empty, so every pass fills at least one. Values come from one model pass per step
-    (argmax at temperature 0, else sampled with the generator seeded by ``seed``). A strategy's
+    (argmax at temperature 0, else sampled with the generator seeded by ``seed``; a list of B seeds gives
+    each row its own generator, so a row decodes the same whatever batch it is in). A strategy's
     ``remask`` may mask filled positions again, never givens.
 
     Host syncs: the loop itself reads nothing back from the device except whether any row is still
@@ -142,7 +155,7 @@ class _Steps:
     def __iter__(self):
         model, tokens, strategy, temperature, seed, limit = self.args
         device = tokens.device
-        generator = torch.Generator(device=device).manual_seed(seed)
+        generator = _generators(seed, tokens.shape[0], device)
         mask_id = model.mask_id
         given = tokens != mask_id
         state = tokens.clone()

@@ -28,7 +28,7 @@ import torch
 
 from mi_core.decoding.base import Strategy, check_count, check_nonnegative
 from mi_core.decoding.registry import register
-from mi_core.mi.estimator import load_estimator
+from mi_core.mi.estimator import check_model_match, load_estimator
 from mi_core.mi.probe import probe_many
 
 
@@ -138,7 +138,9 @@ class MIGuided(MIBudget):
 
     def prepare(self, model, device) -> None:
         if self.mi_fn is None and self.estimator is not None:
-            self.mi_fn = estimator_mi_fn(load_estimator(self.estimator, device))
+            estimator = load_estimator(self.estimator, device)
+            check_model_match(model, estimator, "the model", f"the estimator {self.estimator}")
+            self.mi_fn = estimator_mi_fn(estimator)
 
     def mi_matrix(self, ctx) -> torch.Tensor:
         if self.mi_fn is None:

@@ -65,6 +65,10 @@ def _lookup(name: str) -> type:
 def _convert(name: str, key: str, value, hint):
     if not isinstance(value, str):
         return value
+    if not value.isascii():
+        bad = next(ch for ch in value if not ch.isascii())
+        raise ValueError(f"{name}: parameter {key}={value!r} holds the non-ASCII character {bad!r} "
+                         f"(U+{ord(bad):04X}); write numbers with ASCII digits")
     args = [a for a in typing.get_args(hint) if a is not type(None)] or [hint]
     for kind in args:
         try:

@@ -11,7 +11,15 @@ from dataclasses import dataclass
 
 import torch
 
-from mi_core.decoding.base import FixedCount, Strategy, check_count, check_nonnegative, gumbel_like, rank_pick
+from mi_core.decoding.base import (
+    FixedCount,
+    Strategy,
+    check_count,
+    check_nonnegative,
+    gumbel_like,
+    rand_rows,
+    rank_pick,
+)
 from mi_core.decoding.registry import register
 
 
@@ -31,7 +39,7 @@ class Random(FixedCount):
     per pass, drawn from the loop's seeded generator. info: ``count``."""
 
     def score(self, ctx) -> torch.Tensor:
-        return torch.rand(ctx.masked.shape, generator=ctx.generator, device=ctx.masked.device)
+        return rand_rows(ctx.masked.shape, ctx.generator, ctx.masked.device)
 
 
 @register("topk")

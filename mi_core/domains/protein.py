@@ -73,8 +73,15 @@ def tokenize(sequence: str, *, ambiguous: str = "error", max_length: int = MAX_I
     """
     if ambiguous not in ("error", "mask"):
         raise ValueError(f"ambiguous must be 'error' or 'mask', got {ambiguous!r}")
-    letters = "".join(sequence.split()).upper()
-    letters = letters.removesuffix("*")
+    letters = "".join(sequence.split())
+    foreign = [(i, ch) for i, ch in enumerate(letters) if not ch.isascii()]
+    if foreign:  # before upper(): 'ß'.upper() is 'SS', which would shift every later position
+        from mi_core.domains.sudoku import describe_char
+
+        shown = ", ".join(f"{describe_char(ch)} at {i + 1}" for i, ch in foreign[:4])
+        raise ProteinInputError(f"{name}: non-ASCII characters are not amino-acid letters: {shown}"
+                                + (f" and {len(foreign) - 4} more" if len(foreign) > 4 else ""))
+    letters = letters.upper().removesuffix("*")
     if not letters:
         raise ProteinInputError(f"{name}: empty sequence")
     if len(letters) > max_length:
@@ -148,6 +155,8 @@ def read_fasta(path: str | Path, *, strict: bool = False, ambiguous: str = "erro
         FileNotFoundError / ProteinInputError with the path in the message.
     """
     path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(f"{path} is a directory, not a FASTA file")
     if not path.is_file():
         raise FileNotFoundError(f"FASTA file not found: {path}")
     try:
@@ -161,7 +170,8 @@ def read_fasta(path: str | Path, *, strict: bool = False, ambiguous: str = "erro
             raise ProteinInputError(f"{path}: {err}") from None
     records = []
     for header, seq in _fasta_pairs(text):
-        letters = "".join(seq.split()).upper().rstrip("*")
+        letters = "".join(seq.split())
+        letters = letters.upper().rstrip("*") if letters.isascii() else ""  # 'ß'.upper() would be 'SS'
         if letters and len(letters) <= max_length and all(c in _TOKEN_OF or c == "X" for c in letters) \
                 and letters.count("X") <= max_unknown * len(letters):
             records.append(ProteinRecord(header, np.array([_TOKEN_OF.get(c, MASK_ID) for c in letters], dtype=np.int64)))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -107,19 +108,44 @@ def parse_grid(text: str, size: int | None = 81) -> list[int]:
     if len(chars) != expected:
         raise SudokuFormatError(f"a Sudoku has {expected} cells, got {len(chars)} characters")
     n = math.isqrt(expected)
+    allowed = "123456789"[:n]
     digits = []
     for pos, ch in enumerate(chars):
         if ch in BLANK_CHARS:
             digits.append(0)
-        elif ch.isdigit() and 1 <= int(ch) <= n:
+        elif ch in allowed:  # ASCII only: str.isdigit() would also take '٣', '３' or '²'
             digits.append(int(ch))
         else:
             row, col = divmod(pos, n)
             raise SudokuFormatError(
-                f"bad character {ch!r} at position {pos} (row {row + 1}, column {col + 1}): "
-                f"use digits 1-{n}, '.' or '0'"
+                f"bad character {describe_char(ch)} at position {pos} (row {row + 1}, column {col + 1}): "
+                f"use ASCII digits 1-{n}, '.' or '0'"
             )
     return digits
+
+
+def describe_char(ch: str) -> str:
+    """``'z'``, or for a non-ASCII character its code point and name: ``'٣' (U+0663 ARABIC-INDIC DIGIT THREE)``."""
+    if ch.isascii() and ch.isprintable():
+        return repr(ch)
+    name = unicodedata.name(ch, "unnamed character")
+    return f"{ch!r} (U+{ord(ch):04X} {name})"
+
+
+def solution_conflict(puzzle: list[int], solution: list[int]) -> str | None:
+    """Why ``solution`` cannot be the solution of ``puzzle`` (a blank, a repeated digit, or a given it
+    changes), or None when it is a complete valid grid that keeps every given."""
+    geom = geometry_for_length(len(puzzle))
+    if len(solution) != len(puzzle):
+        return f"the solution has {len(solution)} cells, the puzzle {len(puzzle)}"
+    for cell, (g, s) in enumerate(zip(puzzle, solution)):
+        if s == 0:
+            return f"the solution has a blank at row {cell // geom.n + 1}, column {cell % geom.n + 1}"
+        if g and g != s:
+            return (f"the solution contradicts the givens at row {cell // geom.n + 1}, column {cell % geom.n + 1} "
+                    f"(given {g}, solution {s})")
+    conflict = find_conflict(solution)
+    return f"the solution is not a valid grid: {conflict}" if conflict else None
 
 
 def find_conflict(digits: list[int]) -> str | None:
@@ -204,6 +230,8 @@ def read_puzzles(path: str | Path, limit: int | None = None) -> list[PuzzleRecor
         SudokuFormatError: a malformed line, naming the line number.
     """
     path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(f"{path} is a directory, not a puzzle file (give a .txt or .csv file)")
     if not path.is_file():
         raise FileNotFoundError(f"puzzle file not found: {path}")
     try:
@@ -236,18 +264,25 @@ def _parse_lines(text: str, name: str) -> list[PuzzleRecord]:
 
 
 def _parse_csv(text: str, name: str) -> list[PuzzleRecord]:
-    lines = [ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
-    reader = csv.DictReader(io.StringIO("\n".join(lines)))
+    kept = [(no, ln) for no, ln in enumerate(text.splitlines(), start=1) if ln.strip() and not ln.lstrip().startswith("#")]
+    reader = csv.DictReader(io.StringIO("\n".join(ln for _, ln in kept)))
     fields = [f.strip().lower() for f in (reader.fieldnames or [])]
     if "puzzle" not in fields:
         raise SudokuFormatError(f"{name}: a CSV puzzle file needs a 'puzzle' column, found {fields or 'no header'}")
     records = []
-    for lineno, row in enumerate(reader, start=2):
+    for row in reader:
+        lineno = kept[reader.line_num - 1][0]  # the file's own line number (comments and blanks skipped above)
         row = {k.strip().lower(): (v or "").strip() for k, v in row.items() if k is not None}
         try:
-            puzzle = to_string(parse_grid(row["puzzle"], None))
-            solution = to_string(parse_grid(row["solution"], len(puzzle))) if row.get("solution") else None
+            digits = parse_grid(row["puzzle"], None)
+            solution = None
+            if row.get("solution"):
+                sol_digits = parse_grid(row["solution"], len(digits))
+                problem = solution_conflict(digits, sol_digits)
+                if problem:
+                    raise SudokuFormatError(problem)
+                solution = to_string(sol_digits)
         except SudokuFormatError as err:
             raise SudokuFormatError(f"{name}, line {lineno}: {err}") from None
-        records.append(PuzzleRecord(puzzle, solution, row.get("level") or None, lineno))
+        records.append(PuzzleRecord(to_string(digits), solution, row.get("level") or None, lineno))
     return records

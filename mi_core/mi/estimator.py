@@ -30,7 +30,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from mi_core.mi.entropy import entropy_from_logits
-from mi_core.models.base import ModelFileError, load_config_dict, load_state, save_model
+from mi_core.models.base import load_checked, load_config_dict, save_model
 
 LOG_FLOOR = 1e-8  # inside the log features: probabilities and entropies below it all look alike
 LOG_SCALE = 0.1  # log(1e-8) = -18.4 becomes -1.84, the range of the other features
@@ -279,9 +279,4 @@ def load_estimator_meta(path: str | Path) -> dict:
 
 def load_estimator(path: str | Path, device: torch.device | str = "cpu") -> MIEstimator:
     """Load an estimator written by :func:`save_estimator` (raises ModelFileError on a bad file)."""
-    raw = load_config_dict(path)
-    try:
-        cfg = EstimatorConfig(**raw)
-    except (TypeError, ValueError) as err:
-        raise ModelFileError(f"{path}: config does not describe an MI estimator: {err}") from None
-    return load_state(MIEstimator(cfg), path, torch.device(device))
+    return load_checked(EstimatorConfig, MIEstimator, path, device, "an MI estimator")[0]

@@ -9,12 +9,21 @@ only use this interface.
 from __future__ import annotations
 
 import json
+import os
+import typing
+import uuid
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 import torch
-from safetensors.torch import load_file, save_file
+from safetensors import safe_open
+from safetensors.torch import load_file
+from safetensors.torch import save as save_tensors
+
+from mi_core.io import commit, tmp_path, write_tmp_bytes
+
+MAX_CONFIG_INT = 2**20  # an integer config value without its own range in mi_core.options.RANGES
 
 
 @dataclass
@@ -38,27 +47,137 @@ class ModelFileError(ValueError):
 
 
 def save_model(model: torch.nn.Module, config, path: str | Path, extra: dict | None = None) -> None:
-    """Write ``path`` (safetensors) and ``path`` with suffix ``.json`` (the frozen config + ``extra``)."""
+    """Write ``path`` (safetensors) and ``path`` with suffix ``.json`` (the frozen config + ``extra``) as a pair.
+
+    Both go to temporary names first (``NAME.tmp``, flushed to disk), then the weights are renamed into
+    place and the config last. Both carry the same ``save_id``, so a run killed between the two renames
+    leaves new weights beside the old config plus the new config's ``.tmp``, which :func:`load_config_dict`
+    recognises by that id and renames into place: the pair always loads as old-old or new-new.
+    """
     path = Path(path)
+    meta_path = path.with_suffix(".json")
     path.parent.mkdir(parents=True, exist_ok=True)
+    save_id = uuid.uuid4().hex
     state = {k: v.detach().to("cpu").contiguous() for k, v in model.state_dict().items()}
-    save_file(state, str(path), metadata={"config": json.dumps(asdict(config))})
-    meta = {"config": asdict(config), **(extra or {})}
-    path.with_suffix(".json").write_text(json.dumps(meta, indent=2) + "\n")
+    weights = save_tensors(state, metadata={"config": json.dumps(asdict(config)), "save_id": save_id})
+    meta = {"config": asdict(config), **(extra or {}), "save_id": save_id}
+    try:
+        weights_tmp = write_tmp_bytes(path, weights)
+        meta_tmp = write_tmp_bytes(meta_path, (json.dumps(meta, indent=2) + "\n").encode("utf-8"))
+    except BaseException:
+        tmp_path(path).unlink(missing_ok=True)
+        tmp_path(meta_path).unlink(missing_ok=True)
+        raise
+    commit(weights_tmp, path)
+    commit(meta_tmp, meta_path)
+
+
+def _weights_metadata(path: Path) -> dict:
+    try:
+        with safe_open(str(path), framework="pt") as fh:
+            return fh.metadata() or {}
+    except Exception:  # noqa: BLE001  (safetensors raises its own error types; the full load reports them)
+        return {}
+
+
+def recover_pair(path: str | Path) -> None:
+    """Finish a :func:`save_model` interrupted between its two renames: when ``NAME.json.tmp`` carries the
+    ``save_id`` of the weights at ``path``, it is that pair's config, so rename it into place. Any other
+    ``.tmp`` orphan is left alone (the next save replaces it) and never read."""
+    path = Path(path)
+    meta_tmp = tmp_path(path.with_suffix(".json"))
+    if not meta_tmp.is_file():
+        return
+    try:
+        pending = json.loads(meta_tmp.read_text()).get("save_id")
+    except (OSError, ValueError, AttributeError):
+        return
+    if pending and pending == _weights_metadata(path).get("save_id"):
+        try:
+            os.replace(meta_tmp, path.with_suffix(".json"))
+        except OSError:
+            pass
 
 
 def load_config_dict(path: str | Path) -> dict:
     """The config stored beside the weights at ``path``."""
     path = Path(path)
     meta_path = path.with_suffix(".json")
+    if path.is_dir():
+        raise ModelFileError(f"{path} is a directory, not a weights file (give a .safetensors file)")
     if not path.is_file():
         raise ModelFileError(f"weights file not found: {path}")
+    recover_pair(path)
     if not meta_path.is_file():
         raise ModelFileError(f"config file not found beside the weights: {meta_path}")
     try:
-        return json.loads(meta_path.read_text())["config"]
-    except (json.JSONDecodeError, KeyError) as err:
+        config = json.loads(meta_path.read_text())["config"]
+    except (json.JSONDecodeError, KeyError, TypeError, UnicodeDecodeError) as err:
         raise ModelFileError(f"{meta_path} is not a valid model config: {err}") from None
+    if not isinstance(config, dict):
+        raise ModelFileError(f"{meta_path}: 'config' must be an object, got {type(config).__name__}")
+    return config
+
+
+def build_config(config_cls, raw: dict, path: str | Path, what: str):
+    """``config_cls(**raw)`` after checking each value's type and range, so that a config cannot make a
+    loader allocate more than its weights hold (every integer within :data:`mi_core.options.RANGES` for
+    its name, else -2**20..2**20). Raises ModelFileError naming the field."""
+    from mi_core.options import RANGES, range_error
+
+    meta_path = Path(path).with_suffix(".json")
+    hints = typing.get_type_hints(config_cls)
+    for name, value in raw.items():
+        kind = hints.get(name)
+        if kind is int or kind is float:
+            ok = isinstance(value, int) and not isinstance(value, bool) or (kind is float and isinstance(value, float))
+            if not ok:
+                raise ModelFileError(f"{meta_path}: config {name} must be {'an integer' if kind is int else 'a number'}, got {value!r}")
+            lo, hi = RANGES.get(name, (-MAX_CONFIG_INT, MAX_CONFIG_INT) if kind is int else (-1e12, 1e12))
+            problem = range_error(name, value, lo, hi)
+            if problem:
+                raise ModelFileError(f"{meta_path}: config {problem.removeprefix('argument ')}")
+    try:
+        return config_cls(**raw)
+    except (TypeError, ValueError) as err:
+        raise ModelFileError(f"{path}: config does not describe {what}: {err}") from None
+
+
+def check_shapes(build, path: str | Path) -> None:
+    """Compare the tensors ``build()`` would create (built on the meta device: no memory) with those in
+    the weights file, before building the real model. Raises ModelFileError with one line."""
+    try:
+        with safe_open(str(path), framework="pt") as fh:
+            stored = {k: tuple(fh.get_slice(k).get_shape()) for k in fh.keys()}  # noqa: SIM118  (a safe_open handle, not a dict)
+    except Exception as err:  # noqa: BLE001  (safetensors raises its own error types)
+        raise ModelFileError(f"cannot read weights {path}: {err}") from None
+    with torch.device("meta"):
+        wanted = {k: tuple(v.shape) for k, v in build().state_dict().items()}
+    missing, unexpected = sorted(set(wanted) - set(stored)), sorted(set(stored) - set(wanted))
+    differ = [k for k in wanted if k in stored and wanted[k] != stored[k]]
+    if not (missing or unexpected or differ):
+        return
+    meta_path = Path(path).with_suffix(".json")
+    parts = []
+    if differ:
+        k = differ[0]
+        parts.append(f"{len(differ)} tensor(s) differ in shape, e.g. {k} is {stored[k]} in the file and "
+                     f"{wanted[k]} by the config")
+    if missing:
+        parts.append(f"{len(missing)} missing (e.g. {missing[0]})")
+    if unexpected:
+        parts.append(f"{len(unexpected)} unexpected (e.g. {unexpected[0]})")
+    raise ModelFileError(f"weights {path} do not fit the config {meta_path}: " + "; ".join(parts))
+
+
+def load_checked(config_cls, model_cls, path: str | Path, device: torch.device | str, what: str,
+                 raw: dict | None = None):
+    """Config from the JSON beside ``path`` (checked by :func:`build_config`), shapes checked against the
+    weights file (:func:`check_shapes`), then the model built and loaded. Returns ``(model, cfg)``."""
+    raw = load_config_dict(path) if raw is None else raw
+    cfg = build_config(config_cls, raw, path, what)
+    check_shapes(lambda: model_cls(cfg), path)
+    return load_state(model_cls(cfg), path, torch.device(device)), cfg
 
 
 def load_state(model: torch.nn.Module, path: str | Path, device: torch.device) -> torch.nn.Module:
@@ -70,5 +189,6 @@ def load_state(model: torch.nn.Module, path: str | Path, device: torch.device) -
     try:
         model.load_state_dict(state, strict=True)
     except RuntimeError as err:
-        raise ModelFileError(f"weights {path} do not fit the config: {err}") from None
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise ModelFileError(f"weights {path} do not fit the config: {first}") from None
     return model.to(device).eval()

@@ -17,7 +17,7 @@ import torch
 from torch import nn
 
 from mi_core.domains.protein import MASK_ID, PAD_ID, VOCAB_SIZE
-from mi_core.models.base import MDMOutput, ModelFileError, load_config_dict, load_state, save_model
+from mi_core.models.base import MDMOutput, load_checked, save_model
 from mi_core.models.transformer import Block, init_weights, rope_tables
 
 
@@ -84,8 +84,4 @@ def save_protein_mdm(model: ProteinMDM, path: str | Path, extra: dict | None = N
 
 def load_protein_mdm(path: str | Path, device: torch.device | str = "cpu") -> ProteinMDM:
     """Load a protein MDM from safetensors + JSON config (raises ModelFileError on a bad file)."""
-    try:
-        cfg = ProteinMDMConfig(**load_config_dict(path))
-    except TypeError as err:
-        raise ModelFileError(f"{path}: config does not describe a protein MDM: {err}") from None
-    return load_state(ProteinMDM(cfg), path, torch.device(device))
+    return load_checked(ProteinMDMConfig, ProteinMDM, path, device, "a protein MDM")[0]

@@ -14,7 +14,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from mi_core.domains.sudoku import MASK_ID, Geometry
-from mi_core.models.base import MDMOutput, load_config_dict, load_state, save_model
+from mi_core.models.base import MDMOutput, load_checked, save_model
 from mi_core.models.transformer import Block, init_weights
 
 
@@ -89,10 +89,4 @@ def save_sudoku_mdm(model: SudokuMDM, path: str | Path, extra: dict | None = Non
 
 def load_sudoku_mdm(path: str | Path, device: torch.device | str = "cpu") -> SudokuMDM:
     """Load a Sudoku MDM from safetensors + JSON config (raises ModelFileError on a bad file)."""
-    from mi_core.models.base import ModelFileError
-
-    try:
-        cfg = SudokuMDMConfig(**load_config_dict(path))
-    except TypeError as err:
-        raise ModelFileError(f"{path}: config does not describe a Sudoku MDM: {err}") from None
-    return load_state(SudokuMDM(cfg), path, torch.device(device))
+    return load_checked(SudokuMDMConfig, SudokuMDM, path, device, "a Sudoku MDM")[0]

@@ -32,7 +32,9 @@ from mi_core.bench.sudoku import evaluate, with_default_estimator
 from mi_core.decoding import make_strategy
 from mi_core.device import pick_device
 from mi_core.domains.sudoku import read_puzzles
+from mi_core.io import atomic_write_text, check_output
 from mi_core.models.sudoku_mdm import load_sudoku_mdm
+from mi_core.options import ArgumentParser, add_force
 from mi_core.order.selector import load_order_net
 
 GAMMAS = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 4.0, 8.0)
@@ -212,7 +214,7 @@ def protein_main(args) -> int:
     write_json({"model": info, "selector": str(selector), "lengths": args.lengths, "samples": args.samples,
                 "seeds": seeds, "rows": rows, "summary": summary}, args.json)
     md = args.md or args.json.with_suffix(".md")
-    md.write_text(f"{args.samples} sequences per seed (lengths {args.lengths}, seeds {args.seeds}), reference "
+    atomic_write_text(md, f"{args.samples} sequences per seed (lengths {args.lengths}, seeds {args.seeds}), reference "
                   f"{args.reference.name} (reference split), temperature 1, selector {selector}\n\n"
                   + protein_report(summary, budgets))
     print(md.read_text())
@@ -220,7 +222,7 @@ def protein_main(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m mi_core bench-order", description=__doc__,
+    p = ArgumentParser(prog="python -m mi_core bench-order", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("domain", choices=["sudoku", "protein"])
     p.add_argument("--puzzles", type=Path, help="sudoku: puzzle file")
@@ -247,7 +249,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--md", type=Path, default=None, help="Markdown report (default: JSON path with .md)")
     p.add_argument("--threads", type=int, default=0)
     p.add_argument("--device", default="auto", help="auto (CUDA when present), cpu or cuda")
+    add_force(p)
     args = p.parse_args(argv)
+    check_output(args.json, args.force)
+    check_output(args.md or args.json.with_suffix(".md"), args.force, "--md")
     if args.threads:
         torch.set_num_threads(args.threads)
     if args.domain == "protein":
@@ -288,7 +293,7 @@ def main(argv: list[str] | None = None) -> int:
         print(rows[-1], flush=True)
     write_json(rows, args.json)
     md = args.md or args.json.with_suffix(".md")
-    md.write_text(f"{len(records)} puzzles of {args.puzzles.name} ({args.per_level} per level), "
+    atomic_write_text(md, f"{len(records)} puzzles of {args.puzzles.name} ({args.per_level} per level), "
                   f"selector {args.selector}\n\n" + report(rows, budgets, levels))
     print(md.read_text())
     return 0

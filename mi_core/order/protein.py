@@ -116,7 +116,7 @@ def run_protein(model_path: Path, fasta: Path, out: Path, log_path: Path, cfg: O
     header = (f"{len(splits['train'])} training sequences, {sum(len(g) for g in groups)} validation windows "
               f"(lengths {val_lengths(*lengths)}) read in {time.time() - t0:.0f}s; frozen denoiser {model_path}")
     run_logged(model, draw, cfg, validate, out, log_path, eval_every, header,
-               {"denoiser": str(model_path), "fasta": str(fasta), "lengths": list(lengths),
+               {"domain": "protein", "denoiser": str(model_path), "fasta": str(fasta), "lengths": list(lengths),
                 "eval_per_length": eval_per_length, "validation": "teacher-forced log-likelihood per residue"},
                init=init, save_denoiser=save_protein_mdm)
 

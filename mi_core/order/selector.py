@@ -15,13 +15,14 @@ rate a uniform schedule would need). T enters only through these, so one network
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 from torch import nn
 
-from mi_core.models.base import ModelFileError, load_config_dict, load_state, save_model
+from mi_core.models.base import ModelFileError, build_config, load_checked, load_config_dict, save_model
 
 N_SELECTOR_FEATURES = 10
 N_POSTERIOR_FEATURES = N_SELECTOR_FEATURES + 2
@@ -131,7 +132,9 @@ def pick_positions(prob: torch.Tensor, masked: torch.Tensor, last: bool, mode: s
     if mode == "threshold":
         chosen = prob >= threshold
     elif mode == "sample":
-        chosen = torch.rand(prob.shape, generator=generator, device=prob.device) < prob
+        from mi_core.decoding.base import rand_rows
+
+        chosen = rand_rows(prob.shape, generator, prob.device) < prob
     else:
         raise ValueError(f"mode must be 'sample' or 'threshold', got {mode!r}")
     best = prob.masked_fill(~masked, -1.0).argmax(1)
@@ -147,18 +150,55 @@ def save_order_net(net: PositionNet, path: str | Path, extra: dict | None = None
 def load_order_net(path: str | Path, device: torch.device | str = "cpu", role: str = "selector") -> PositionNet:
     """Load a :class:`PositionNet` saved by :func:`save_order_net`; raises ModelFileError on a bad file."""
     meta = load_config_dict(path)  # raises ModelFileError naming a missing or unreadable file
-    try:
-        cfg = OrderNetConfig(**meta)
-    except (TypeError, ValueError) as err:
-        raise ModelFileError(f"{path}: config does not describe an order network: {err}") from None
+    cfg = build_config(OrderNetConfig, meta, path, "an order network")
     if cfg.role != role:
         raise ModelFileError(f"{path} holds an order {cfg.role}, expected a {role}")
-    return load_state(PositionNet(cfg), path, torch.device(device))
+    return load_checked(OrderNetConfig, PositionNet, path, device, "an order network", raw=meta)[0]
+
+
+def model_signature(model) -> tuple[int, int]:
+    """``(hidden size D, number of values V)`` of a masked model, from one pass over one masked position."""
+    one = torch.full((1, 1), model.mask_id, dtype=torch.long, device=model.value_tokens.device)
+    with torch.no_grad():
+        return int(model(one).hidden.shape[-1]), len(model.value_tokens)
+
+
+def net_domain(meta: dict) -> str | None:
+    """``"sudoku"`` or ``"protein"``: what the order net in a JSON ``meta`` was trained on (None: unknown)."""
+    if meta.get("domain") in ("sudoku", "protein"):
+        return meta["domain"]
+    if "fasta" in meta or "eval_per_length" in meta:
+        return "protein"
+    if "puzzle_pool" in meta or "eval_puzzles" in meta:
+        return "sudoku"
+    return None
+
+
+def check_order_net_fits(net: PositionNet, model, path: str | Path | None = None) -> None:
+    """Raise ModelFileError when the order net (loaded from ``path``, or set by code) was trained on another
+    hidden size or another domain than ``model`` (e.g. the protein selector on the Sudoku MDM)."""
+    d, v = model_signature(model)
+    name = f"the order selector {path}" if path else "the order selector"
+    if net.cfg.d_model != d:
+        raise ModelFileError(f"{name} reads hidden size {net.cfg.d_model}, the model gives {d}: "
+                             "use a selector trained on this model")
+    if path is None:
+        return
+    try:
+        meta = json.loads(Path(path).with_suffix(".json").read_text())
+    except (OSError, ValueError):
+        return
+    trained = net_domain(meta) if isinstance(meta, dict) else None
+    model_domain = "protein" if v == 20 else "sudoku"
+    if trained is not None and trained != model_domain:
+        raise ModelFileError(f"{name} was trained on {trained}, the model is a {model_domain} model "
+                             f"({v} values): use a {model_domain} selector")
 
 
 __all__ = [
     "OrderNetConfig",
     "PositionNet",
+    "check_order_net_fits",
     "load_order_net",
     "make_order_nets",
     "pick_positions",

@@ -74,5 +74,5 @@ def run_sudoku(model_path: Path, out: Path, log_path: Path, cfg: OrderTrainConfi
     header = (f"pools built in {time.time() - t0:.0f}s: {len(pool)} training puzzles, {len(val)} validation; "
               f"frozen denoiser {model_path}")
     run_logged(model, puzzle_draw(pool), cfg, validate, out, log_path, eval_every, header,
-               {"denoiser": str(model_path), "puzzle_pool": puzzle_pool, "eval_puzzles": eval_puzzles},
+               {"domain": "sudoku", "denoiser": str(model_path), "puzzle_pool": puzzle_pool, "eval_puzzles": eval_puzzles},
                init=init, save_denoiser=save_sudoku_mdm)

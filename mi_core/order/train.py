@@ -14,7 +14,6 @@ each with its config, the training settings and the curve.
 
 from __future__ import annotations
 
-import argparse
 import json
 import time
 from collections.abc import Callable
@@ -25,6 +24,8 @@ import numpy as np
 import torch
 
 from mi_core.device import pick_device
+from mi_core.io import check_output, default_run_path
+from mi_core.options import add_force, ArgumentParser
 from mi_core.order.elbo import order_loss, rollout
 from mi_core.order.selector import load_order_net, make_order_nets, save_order_net
 
@@ -195,11 +196,12 @@ DEFAULTS = {  # domain -> (denoiser, selector out)
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m mi_core train-order", description=__doc__)
+    parser = ArgumentParser(prog="python -m mi_core train-order", description=__doc__)
     parser.add_argument("domain", choices=sorted(DEFAULTS), help="sudoku (generated puzzles) or protein "
                         "(all-mask windows of real sequences, --fasta)")
     parser.add_argument("--model", type=Path, default=None, help="the frozen MDM (default: the shipped one)")
-    parser.add_argument("--out", type=Path, default=None, help="selector weights (default: assets/<domain>_order_selector.safetensors)")
+    parser.add_argument("--out", type=Path, default=None, help="selector weights (default: runs/<domain>_order_selector_<date-time>.safetensors)")
+    add_force(parser)
     parser.add_argument("--log", type=Path, default=None, help="JSON-lines log (default: OUT with _log.jsonl)")
     parser.add_argument("--steps-budget", default="5,10,15,20", help="budget(s) T, comma-separated; one "
                         "selector conditioned on T is trained over all of them")
@@ -244,7 +246,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.init is not None:
         load_nets(args.init)  # a missing or wrong --init fails now, before the data are built
     device = pick_device(args.device)
-    model_path, out = args.model or DEFAULTS[args.domain][0], args.out or DEFAULTS[args.domain][1]
+    model_path = args.model or DEFAULTS[args.domain][0]
+    out = check_output(args.out or default_run_path(f"{args.domain}_order_selector"), args.force, "--out")
     log_path = args.log or out.with_name(out.stem + "_log.jsonl")
     if args.domain == "sudoku":
         from mi_core.order.sudoku import run_sudoku

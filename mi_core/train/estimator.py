@@ -28,12 +28,14 @@ import numpy as np
 import torch
 
 from mi_core.device import pick_device
+from mi_core.io import check_output, default_run_path
 from mi_core.mi.estimator import LOSSES, EstimatorConfig, MIEstimator, estimator_loss, save_estimator
 from mi_core.mi.fidelity import fidelity
+from mi_core.options import ArgumentParser, add_force
 
-DEFAULT_OUT = Path("assets/sudoku_mi_estimator.safetensors")
+DEFAULT_OUT = "sudoku_mi_estimator"  # runs/<name>_<date-time>.safetensors
 DEFAULT_VARIANTS = "log:free,log:bound,sqrt:bound,mse:bound,log:free:nopos"
-PROTEIN_OUT = Path("assets/protein_mi_estimator.safetensors")
+PROTEIN_OUT = "protein_mi_estimator"
 PROTEIN_VARIANTS = "log:free,log:bound,sqrt:bound,log:free:nosep"
 PROTEIN_REL_BUCKETS = 16  # separations up to 181 get their own buckets (see separation_bucket)
 
@@ -204,10 +206,11 @@ def train_variants(data: dict[str, torch.Tensor], est_cfg: EstimatorConfig, cfg:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m mi_core train-estimator", description=__doc__,
+    p = ArgumentParser(prog="python -m mi_core train-estimator", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--data", type=Path, required=True, help="shard directory written by make-estimator-data")
-    p.add_argument("--out", type=Path, default=None, help=f"default {DEFAULT_OUT} (protein data: {PROTEIN_OUT})")
+    p.add_argument("--out", type=Path, default=None, help=f"default runs/{DEFAULT_OUT}_<date-time>.safetensors (protein data: {PROTEIN_OUT})")
+    add_force(p)
     p.add_argument("--variants", default=None,
                    help="comma list of LOSS:bound|free[:nopos][:nosep] to compare (nopos: no position embeddings; "
                         f"nosep: no separation feature); default {DEFAULT_VARIANTS} (protein data: {PROTEIN_VARIANTS})")
@@ -228,6 +231,7 @@ def main(argv: list[str] | None = None) -> int:
     from mi_core.train.estimator_data import load_shards
 
     args = vars(build_parser().parse_args(argv))
+    check_output(args["out"], args["force"], "--out")
     cfg = TrainConfig(**{k: args[k] for k in TrainConfig.__dataclass_fields__ if k != "loss"})
     if args["threads"]:
         torch.set_num_threads(args["threads"])
@@ -235,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
     data, manifest = load_shards(args["data"])
     protein = manifest.get("domain") == "protein"  # variable length: no position embeddings, separations
     variants = parse_variants(args["variants"] or (PROTEIN_VARIANTS if protein else DEFAULT_VARIANTS))
-    args["out"] = args["out"] or (PROTEIN_OUT if protein else DEFAULT_OUT)
+    args["out"] = args["out"] or default_run_path(PROTEIN_OUT if protein else DEFAULT_OUT)
     est_cfg = EstimatorConfig(d_in=data["hidden"].shape[-1], n_values=data["probs"].shape[-1],
                               n_positions=0 if protein else data["hidden"].shape[1], d_pos=args["d_pos"],
                               d_node=args["d_node"], d_proj=args["d_proj"], d_pair=args["d_pair"],

@@ -35,7 +35,9 @@ from mi_core.decoding import decode, make_strategy
 from mi_core.device import pick_device
 from mi_core.domains.sudoku import MASK_ID
 from mi_core.domains.sudoku_gen import random_transform
+from mi_core.io import check_output_dir
 from mi_core.mi.estimator import mdm_features
+from mi_core.options import ArgumentParser
 
 SOURCES = ("uniform", "puzzle", "decode")
 MANIFEST = "manifest.json"
@@ -309,7 +311,7 @@ def run(model, model_path: Path, cfg: DataConfig, out: Path, device, log=print) 
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m mi_core make-estimator-data", description=__doc__,
+    p = ArgumentParser(prog="python -m mi_core make-estimator-data", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("domain", choices=["sudoku", "protein"], help="protein: see 'make-estimator-data protein -h'")
     p.add_argument("--model", type=Path, default=DEFAULT_MODEL, help="the frozen MDM whose MI is learned")
@@ -338,6 +340,7 @@ def main(argv: list[str] | None = None) -> int:
 
         return protein_main(argv[1:])
     args = build_parser().parse_args(argv)
+    check_output_dir(args.out)
     cfg = config_from_args(args)
     if args.threads:
         torch.set_num_threads(args.threads)

@@ -36,8 +36,10 @@ from tqdm import tqdm
 from mi_core.decoding import decode, make_strategy
 from mi_core.device import pick_device
 from mi_core.domains.protein import MASK_ID, PAD_ID, read_fasta, split_records
+from mi_core.io import check_output_dir
 from mi_core.mi.estimator import mdm_features
 from mi_core.mi.probe import probe_by_length
+from mi_core.options import ArgumentParser
 from mi_core.train import estimator_data as common
 
 SOURCES = ("uniform", "decode_all_masked", "decode_partial")
@@ -224,7 +226,7 @@ def run(model, model_path: Path, cfg: ProteinDataConfig, out: Path, device, log=
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m mi_core make-estimator-data protein", description=__doc__,
+    p = ArgumentParser(prog="python -m mi_core make-estimator-data protein", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model", type=Path, default=DEFAULT_MODEL, help="the frozen protein MDM whose MI is learned")
     p.add_argument("--fasta", type=Path, default=DEFAULT_FASTA, help="FASTA file; states come from its train split")
@@ -241,6 +243,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    check_output_dir(args.out)
     cfg = ProteinDataConfig(fasta=str(args.fasta), seed=args.seed, states=args.states, shard_size=args.shard_size,
                             min_len=args.min_len, max_len=args.max_len, eps=args.eps, max_batch=args.max_batch,
                             min_masked=args.min_masked, mix=parse_mix(args.mix))

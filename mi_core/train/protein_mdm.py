@@ -27,8 +27,10 @@ import torch.nn.functional as F
 
 from mi_core.device import pick_device
 from mi_core.domains.protein import MASK_ID, PAD_ID, ProteinRecord, read_fasta, split_records
+from mi_core.io import check_output, default_run_path
 from mi_core.models.base import load_state
 from mi_core.models.protein_mdm import ProteinMDM, ProteinMDMConfig, save_protein_mdm
+from mi_core.options import ArgumentParser, add_force
 from mi_core.train.schedule import lr_at, progress
 
 
@@ -185,16 +187,19 @@ def train(model_cfg: ProteinMDMConfig, cfg: TrainConfig, fasta: Path, out: Path,
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m mi_core train protein", description=__doc__,
+    parser = ArgumentParser(prog="python -m mi_core train protein", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--fasta", type=Path, required=True, help="training FASTA, e.g. ../shared/data/protein/cath-dataset-nonredundant-S40.fa")
-    parser.add_argument("--out", type=Path, default=Path("assets/protein_mdm.safetensors"))
+    parser.add_argument("--out", type=Path, default=None,
+                        help="weights (+ .json config beside them); default runs/protein_mdm_<date-time>.safetensors")
+    add_force(parser)
     parser.add_argument("--device", default="auto")
     parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0 = torch's default)")
     for f in list(ProteinMDMConfig.__dataclass_fields__.values()) + list(TrainConfig.__dataclass_fields__.values()):
         kind = type(f.default)
         parser.add_argument(f"--{f.name.replace('_', '-')}", type=(lambda s: s.lower() in ("1", "true", "yes")) if kind is bool else kind, default=f.default)
     args = vars(parser.parse_args(argv))
+    args["out"] = check_output(args["out"] or default_run_path("protein_mdm"), args.pop("force"), "--out")
     threads = args.pop("threads")
     if threads:
         torch.set_num_threads(threads)

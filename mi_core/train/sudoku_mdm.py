@@ -7,7 +7,6 @@ held-out generated puzzles sequentially. Checkpoints and a JSON-lines log are wr
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import json
 import time
@@ -19,7 +18,9 @@ import torch
 
 from mi_core.decoding import decode_final, make_strategy
 from mi_core.device import pick_device
+from mi_core.io import check_output, default_run_path
 from mi_core.models.sudoku_mdm import SudokuMDM, SudokuMDMConfig, masked_ce, save_sudoku_mdm
+from mi_core.options import ArgumentParser, add_force
 from mi_core.train.schedule import lr_at, progress
 from mi_core.train.sudoku_data import build_pool, sample_batch
 
@@ -109,14 +110,17 @@ def train(model_cfg: SudokuMDMConfig, cfg: TrainConfig, out: Path, device: torch
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m mi_core train sudoku", description=__doc__)
-    parser.add_argument("--out", type=Path, default=Path("assets/sudoku_mdm.safetensors"))
+    parser = ArgumentParser(prog="python -m mi_core train sudoku", description=__doc__)
+    parser.add_argument("--out", type=Path, default=None,
+                        help="weights (+ .json config beside them); default runs/sudoku_mdm_<date-time>.safetensors")
+    add_force(parser)
     parser.add_argument("--device", default="auto")
     parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0 = torch's default)")
     for f in list(SudokuMDMConfig.__dataclass_fields__.values()) + list(TrainConfig.__dataclass_fields__.values()):
         kind = type(f.default)
         parser.add_argument(f"--{f.name.replace('_', '-')}", type=(lambda s: s.lower() in ("1", "true", "yes")) if kind is bool else kind, default=f.default)
     args = vars(parser.parse_args(argv))
+    args["out"] = check_output(args["out"] or default_run_path("sudoku_mdm"), args.pop("force"), "--out")
     threads = args.pop("threads")
     if threads:
         # on a shared 2-core machine one thread is far faster than two that wait on each other

@@ -1,0 +1,126 @@
+"""Safe output files: check an output path before any work, then write it atomically.
+
+Every command that writes a file (``--json``, ``--fasta``, ``--out``) calls :func:`check_output` right
+after parsing, so a path that cannot be written (its parent is a file, it is a directory) or that would
+overwrite an existing file without ``--force`` is refused with one line before any work. The writers
+write to ``NAME.tmp`` beside the target, flush it to disk and rename it over the target, so an interrupted
+run leaves the old file whole (at worst a ``.tmp`` orphan, which the next write replaces).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+TMP_SUFFIX = ".tmp"
+
+
+class OutputPathError(ValueError):
+    """An output path that cannot or may not be written."""
+
+
+def repo_root() -> Path:
+    """The repository this package lives in (the folder holding ``mi_core``)."""
+    return Path(__file__).resolve().parent.parent
+
+
+def display_path(path: str | Path) -> str:
+    """``path`` relative to the repository root when it lies inside it, else as given (for JSON records)."""
+    p = Path(path)
+    try:
+        return p.resolve().relative_to(repo_root()).as_posix()
+    except (ValueError, OSError):
+        return str(p)
+
+
+def check_output(path: str | Path | None, force: bool = False, option: str = "--json") -> Path | None:
+    """Refuse an output ``path`` that cannot be written or would overwrite a file without ``force``.
+
+    Returns the path (None stays None). Raises OutputPathError with one line naming ``option``.
+    """
+    if path is None:
+        return None
+    path = Path(path)
+    for parent in path.parents:
+        if parent.exists() and not parent.is_dir():
+            raise OutputPathError(f"{option} {path}: {parent} is a file, not a directory")
+        if parent.is_dir():
+            break
+    if path.is_dir():
+        raise OutputPathError(f"{option} {path} is a directory; give a file name")
+    if path.exists() and not force:
+        raise OutputPathError(f"{option} {path} already exists; pass --force to overwrite it")
+    return path
+
+
+def check_output_dir(path: str | Path, option: str = "--out") -> Path:
+    """Refuse an output folder whose path is a file or lies under a file (an existing folder is fine: the
+    commands that write folders resume in them). Raises OutputPathError with one line."""
+    path = Path(path)
+    for parent in path.parents:
+        if parent.exists() and not parent.is_dir():
+            raise OutputPathError(f"{option} {path}: {parent} is a file, not a directory")
+        if parent.is_dir():
+            break
+    if path.exists() and not path.is_dir():
+        raise OutputPathError(f"{option} {path} is a file; give a folder")
+    return path
+
+
+def tmp_path(path: str | Path) -> Path:
+    """The temporary name ``path`` is written under before it is renamed into place."""
+    path = Path(path)
+    return path.with_name(path.name + TMP_SUFFIX)
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def write_tmp_bytes(path: Path, data: bytes) -> Path:
+    """Write ``data`` to ``path``'s temporary name, flushed to disk; returns that name."""
+    tmp = tmp_path(path)
+    with open(tmp, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+    return tmp
+
+
+def commit(tmp: Path, path: Path) -> None:
+    """Rename ``tmp`` over ``path`` (atomic on one file system) and flush the folder entry."""
+    os.replace(tmp, path)
+    _fsync_dir(path.parent)
+
+
+def atomic_write_text(path: str | Path, text: str) -> None:
+    """Write ``text`` to ``path`` so a reader sees the old file or the new one, never a part."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        commit(write_tmp_bytes(path, text.encode("utf-8")), path)
+    finally:
+        tmp_path(path).unlink(missing_ok=True)  # only left when the write failed
+
+
+def atomic_write_json(path: str | Path, obj, indent: int | None = 2) -> None:
+    """:func:`atomic_write_text` of ``obj`` as JSON (with a final newline)."""
+    atomic_write_text(path, json.dumps(obj, indent=indent) + "\n")
+
+
+def default_run_path(stem: str, suffix: str = ".safetensors") -> Path:
+    """``runs/STEM_YYYYmmdd-HHMMSS.safetensors``: where a trainer writes when no ``--out`` is given, so that
+    training never replaces the shipped weights under ``assets/`` by default."""
+    import time
+
+    return Path("runs") / f"{stem}_{time.strftime('%Y%m%d-%H%M%S')}{suffix}"

@@ -1,0 +1,164 @@
+"""The table of bad command lines behind ``tests/test_cli_contract.py`` and ``scripts/cli_contract_count.py``.
+
+Each case is ``(id, group, argv)``: every one must end with exit status 2 and exactly one ``error:`` line on
+stderr, never a traceback, except the ``help`` group, which must exit 0. ``make_inputs(folder)`` writes the
+files the cases name (puzzle files, a file standing where a folder should be, models whose JSON config does
+not fit their weights, ...); paths of shipped assets are relative to the repository root, the cases' working
+folder. Every case is cheap in a fixed build: it is refused before any model pass.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+EASY = "..9.7.1.....2.8...2...3...4.9.........8....311.6...52.....6327.....9.6...1...7.5."
+EASY_SOL = "349675182761248395285931764597312846428756931136489527954163278872594613613827459"
+# the first 30 cells of EASY only: many solutions
+MULTI = EASY[:30] + "." * 51
+ORACLE = "1..4..1...4...3."  # a 4x4 state
+
+
+def make_inputs(d: Path, repo: Path) -> dict[str, str]:
+    """Write the inputs into folder ``d`` and return the placeholders of :func:`cases`."""
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "p.txt").write_text(EASY + "\n")
+    (d / "afile").write_text("not a folder\n")
+    (d / "empty.txt").write_text("# nothing\n")
+    given = next(i for i, ch in enumerate(EASY) if ch != ".")  # the solution changes this given digit
+    bad = list(EASY_SOL)
+    bad[given] = str(int(EASY_SOL[given]) % 9 + 1)
+    (d / "contradict.csv").write_text(f"# a comment line\npuzzle,solution\n{EASY},{''.join(bad)}\n")
+    (d / "multi.txt").write_text(MULTI + "\n")
+    (d / "arabic.txt").write_text(EASY.replace("9", "\u0669", 1) + "\n")
+    (d / "fullwidth.txt").write_text(EASY.replace("7", "\uff17", 1) + "\n")
+    (d / "folder").mkdir(exist_ok=True)
+    (d / "obj.json").write_text(json.dumps({"rows": []}) + "\n")
+    (d / "exists.json").write_text("{}\n")
+    (d / "exists.fa").write_text(">x\nMK\n")
+    (d / "exists.safetensors").write_text("keep me\n")
+    (d / "ref.fa").write_text(">a\nMKTAYIAKQRQISFVKSHFSRQLEERLGLIEVQ\n>b\nGSHMLEDPVAGKTWLAKLLEERLGLIEVQAPIL\n")
+    # models whose JSON config does not fit the weights
+    for name, src, key, value in [("dff", "sudoku_mdm", "d_ff", 2_000_000_000),
+                                  ("maxlen", "protein_mdm", "max_len", 1_000_000_000),
+                                  ("dmodel", "sudoku_mdm", "d_model", 64)]:
+        shutil.copy(repo / "assets" / f"{src}.safetensors", d / f"{name}.safetensors")
+        meta = json.loads((repo / "assets" / f"{src}.json").read_text())
+        meta["config"][key] = value
+        (d / f"{name}.json").write_text(json.dumps(meta))
+    return {"D": str(d)}
+
+
+def cases() -> list[tuple[str, str, list[str]]]:
+    """``(id, group, argv)`` with ``{D}`` for the folder of :func:`make_inputs`."""
+    P, M = "{D}/p.txt", "assets/sudoku_mdm.safetensors"
+    bench = ["bench", "sudoku", "--puzzles", P, "--model", M, "--device", "cpu"]
+    sweep = ["sweep", "sudoku", "--puzzles", P, "--grid", "sequential", "--model", M, "--device", "cpu"]
+    diag = ["diagnose", "sudoku", "--puzzles", P, "--sampler", "topk:k=2", "--model", M]
+    gen = ["generate", "protein", "--device", "cpu", "--model", "mdm"]
+    pprot = ["probe", "protein", "--model", "mdm", "--device", "cpu", "--no-progress"]
+    evals = ["eval-estimator", "sudoku", "--puzzles", P, "--states", "1", "--no-markdown", "--device", "cpu"]
+    tiny_train = ["--steps", "1", "--d-model", "16", "--n-layers", "1", "--n-heads", "2", "--d-ff", "16",
+                  "--grid-pool", "10", "--puzzle-pool", "10", "--eval-every", "1", "--eval-puzzles", "1"]
+    return [
+        # tracebacks in the audit: an output path under a file
+        ("bench-json-under-file", "traceback", [*bench, "--json", "{D}/afile/out.json"]),
+        ("generate-fasta-under-file", "traceback", [*gen, "--length", "20", "--n", "1", "--fasta", "{D}/afile/g.fa"]),
+        ("probe-oracle4-json-under-file", "traceback", ["probe", "oracle4", "--puzzle", ORACLE, "--no-progress",
+                                                         "--device", "cpu", "--json", "{D}/afile/o.json"]),
+        ("probe-protein-json-under-file", "traceback", [*pprot, "--sequence", "MK_LV", "--json", "{D}/afile/o.json"]),
+        ("estimate-sudoku-json-under-file", "traceback", ["estimate", "sudoku", "--puzzle", EASY, "--device", "cpu",
+                                                           "--json", "{D}/afile/o.json"]),
+        ("diagnose-json-under-file", "traceback", [*diag, "--json", "{D}/afile/d.json"]),
+        ("sweep-json-under-file", "traceback", [*sweep, "--json", "{D}/afile/s.json"]),
+        ("bench-batch-size-negative", "traceback", [*bench, "--batch-size", "-5"]),
+        ("bench-batch-size-zero", "traceback", [*bench, "--batch-size", "0"]),
+        ("diagnose-threads-negative", "traceback", [*diag, "--threads", "-1", "--json", "{D}/d1.json"]),
+        ("sweep-merge-json-object", "traceback", [*sweep, "--json", "{D}/obj.json", "--merge"]),
+        ("generate-length-huge", "traceback", [*gen, "--length", "1000000000", "--n", "1"]),
+        ("generate-n-huge", "traceback", [*gen, "--length", "10", "--n", "100000000"]),
+        ("model-config-d-ff-huge", "traceback", [*bench[:4], "--model", "{D}/dff.safetensors"]),
+        ("model-config-max-len-huge", "traceback", [*gen[:4], "--model", "{D}/maxlen.safetensors", "--length", "10"]),
+        # hangs in the audit
+        ("sweep-limit-zero", "hang", [*sweep, "--limit", "0", "--json", "{D}/s0.json"]),
+        ("sweep-limit-negative", "hang", [*sweep, "--limit", "-1", "--json", "{D}/s1.json"]),
+        ("diagnose-limit-zero", "hang", [*diag, "--limit", "0", "--json", "{D}/d2.json"]),
+        ("diagnose-limit-negative", "hang", [*diag, "--limit", "-1", "--json", "{D}/d3.json"]),
+        ("mask-predict-steps-huge", "hang", [*bench, "--sampler", "mask_predict", "--set", "steps=100000000"]),
+        ("topk-k-huge", "hang", [*bench, "--sampler", "topk", "--set", "k=1000000000"]),
+        # accepted in the audit
+        ("csv-solution-contradicts-givens", "accepted", [*bench[:2], "--puzzles", "{D}/contradict.csv", *bench[4:]]),
+        ("puzzle-with-two-solutions", "accepted", [*bench[:2], "--puzzles", "{D}/multi.txt", *bench[4:]]),
+        ("protein-selector-on-sudoku", "accepted", [*bench, "--sampler", "learned",
+                                                    "--set", "selector=assets/protein_order_selector.safetensors"]),
+        ("protein-estimator-on-sudoku", "accepted", [*bench, "--sampler", "mi",
+                                                     "--set", "estimator=assets/protein_mi_estimator.safetensors"]),
+        ("eval-estimator-threshold-negative", "accepted", [*evals, "--threshold", "-1"]),
+        ("arabic-indic-digit-in-file", "accepted", [*bench[:2], "--puzzles", "{D}/arabic.txt", *bench[4:]]),
+        ("fullwidth-digit-in-file", "accepted", [*bench[:2], "--puzzles", "{D}/fullwidth.txt", *bench[4:]]),
+        ("superscript-digit-in-puzzle", "accepted", ["probe", "oracle4", "--puzzle", "\u00b2" + ORACLE[1:],
+                                                     "--no-progress", "--device", "cpu"]),
+        ("arabic-indic-digit-in-option", "accepted", [*bench, "--limit", "\u0663"]),
+        ("fullwidth-digit-in-set", "accepted", [*bench, "--sampler", "topk", "--set", "k=\uff14"]),
+        ("arabic-indic-digit-in-mask-range", "accepted", [*pprot, "--sequence", "MKTAYIAK", "--mask-positions",
+                                                          "\u0662-4"]),
+        ("sharp-s-in-protein", "accepted", [*pprot, "--sequence", "MK\u00dfA_"]),
+        # unclear messages in the audit
+        ("seed-beyond-int64", "unclear", [*bench, "--seed", str(2**70)]),
+        ("puzzles-is-a-directory", "unclear", [*bench[:2], "--puzzles", "{D}/folder", *bench[4:]]),
+        ("weights-do-not-fit-config", "unclear", [*bench[:4], "--model", "{D}/dmodel.safetensors"]),
+        # data safety: an existing output needs --force
+        ("train-sudoku-out-exists", "safety", ["train", "sudoku", "--out", "{D}/exists.safetensors", "--device", "cpu",
+                                               *tiny_train]),
+        ("bench-json-exists", "safety", [*bench, "--json", "{D}/exists.json"]),
+        ("generate-fasta-exists", "safety", [*gen, "--length", "10", "--n", "1", "--fasta", "{D}/exists.fa"]),
+        ("probe-json-exists", "safety", ["probe", "oracle4", "--puzzle", ORACLE, "--no-progress", "--device", "cpu",
+                                         "--json", "{D}/exists.json"]),
+        ("sweep-json-exists", "safety", [*sweep, "--json", "{D}/exists.json"]),
+        ("json-is-a-directory", "safety", [*bench, "--json", "{D}/folder"]),
+        # every numeric option has a range
+        ("bench-limit-zero", "range", [*bench, "--limit", "0"]),
+        ("bench-temperature-negative", "range", [*bench, "--temperature", "-1"]),
+        ("bench-temperature-nan", "range", [*bench, "--temperature", "nan"]),
+        ("bench-seed-negative", "range", [*bench, "--seed", "-1"]),
+        ("generate-temperature-inf", "range", [*gen, "--length", "10", "--temperature", "inf"]),
+        ("generate-n-zero", "range", [*gen, "--length", "10", "--n", "0"]),
+        ("generate-length-beyond-model", "range", [*gen, "--length", "5000", "--n", "1"]),
+        ("probe-sudoku-eps-negative", "range", ["probe", "sudoku", "--puzzle", EASY, "--eps", "-1", "--no-progress"]),
+        ("probe-sudoku-max-batch-zero", "range", ["probe", "sudoku", "--puzzle", EASY, "--max-batch", "0",
+                                                  "--no-progress"]),
+        ("probe-protein-mask-rate-two", "range", [*pprot, "--sequence", "MKTAYIAK", "--mask-rate", "2"]),
+        ("probe-protein-record-zero", "range", [*pprot, "--fasta", "{D}/ref.fa", "--record", "0"]),
+        ("bench-protein-samples-zero", "range", ["bench", "protein", "--reference", "{D}/ref.fa", "--samples", "0",
+                                                 "--model", "mdm", "--device", "cpu"]),
+        ("bench-protein-lengths-zero", "range", ["bench", "protein", "--reference", "{D}/ref.fa", "--lengths", "0-5",
+                                                 "--samples", "1", "--model", "mdm", "--device", "cpu"]),
+        ("sweep-batch-size-zero", "range", [*sweep, "--batch-size", "0", "--json", "{D}/s2.json"]),
+        ("eval-estimator-states-zero", "range", [*evals[:5], "0", *evals[6:]]),
+        ("bench-probe-states-zero", "range", ["bench-probe", "--states", "0", "--no-markdown", "--device", "cpu"]),
+        ("train-sudoku-steps-zero", "range", ["train", "sudoku", "--steps", "0", "--out", "{D}/t0.safetensors"]),
+        ("train-sudoku-dropout-two", "range", ["train", "sudoku", "--dropout", "2", "--out", "{D}/t1.safetensors"]),
+        ("train-order-threads-negative", "range", ["train-order", "sudoku", "--threads", "-2",
+                                                   "--out", "{D}/o.safetensors"]),
+        ("mask-predict-steps-zero", "range", [*bench, "--sampler", "mask_predict", "--set", "steps=0"]),
+        ("learned-steps-huge", "range", [*bench, "--sampler", "learned", "--set", "steps=99999999",
+                                         "--set", "selector=assets/sudoku_order_selector.safetensors"]),
+        # other bad inputs
+        ("bench-puzzles-empty", "other", [*bench[:2], "--puzzles", "{D}/empty.txt", *bench[4:]]),
+        ("bench-model-is-directory", "other", [*bench[:4], "--model", "{D}/folder"]),
+        ("bench-protein-reference-directory", "other", ["bench", "protein", "--reference", "{D}/folder",
+                                                        "--samples", "1", "--model", "mdm", "--device", "cpu"]),
+        ("make-estimator-data-out-file", "other", ["make-estimator-data", "sudoku", "--out", "{D}/afile",
+                                                   "--states", "1"]),
+        ("estimate-protein-estimator-on-sudoku", "other", ["estimate", "sudoku", "--puzzle", EASY, "--device", "cpu",
+                                                           "--estimator", "assets/protein_mi_estimator.safetensors"]),
+        ("probe-oracle4-too-short", "other", ["probe", "oracle4", "--puzzle", "12", "--no-progress"]),
+        ("generate-template-arabic-digit", "other", [*gen, "--template", "MK\u0663__"]),
+        # help must exit 0
+        ("train-help", "help", ["train", "--help"]),
+    ]
+
+
+def fill(argv: list[str], places: dict[str, str]) -> list[str]:
+    return [a.replace("{D}", places["D"]) for a in argv]

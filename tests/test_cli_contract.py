@@ -1,0 +1,89 @@
+"""The command-line contract: every bad input in ``tests/cli_cases.py`` (each case of issue 16 and more)
+ends with exit status 2 and exactly one ``error:`` line, never a traceback; ``train --help`` exits 0.
+
+Most cases run in-process through :func:`mi_core.cli.main` (fast); a few through ``python -m mi_core`` in
+a subprocess, the way a user meets them.
+"""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from cli_cases import cases, fill, make_inputs
+
+from mi_core.cli import main
+
+REPO = Path(__file__).resolve().parent.parent
+CASES = cases()
+
+
+@pytest.fixture(scope="module")
+def places(tmp_path_factory):
+    return make_inputs(tmp_path_factory.mktemp("contract"), REPO)
+
+
+def check(rc: int, out: str, err: str, group: str) -> None:
+    assert "Traceback" not in out + err
+    if group == "help":
+        assert rc == 0 and "usage" in out
+        return
+    error_lines = [line for line in (out + err).splitlines() if "error:" in line]
+    assert rc == 2, f"exit {rc}; stderr: {err[-500:]}"
+    assert len(error_lines) == 1, error_lines
+    assert error_lines[0].startswith("error: ") and err.strip().endswith(error_lines[0].strip())
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_bad_input_is_one_error_line(case, places, capsys, monkeypatch):
+    monkeypatch.chdir(REPO)
+    _, group, argv = case
+    before = {p: p.read_bytes() for p in Path(places["D"]).glob("exists.*")}
+    rc = main(fill(argv, places))
+    out, err = capsys.readouterr()
+    check(rc, out, err, group)
+    assert {p: p.read_bytes() for p in Path(places["D"]).glob("exists.*")} == before  # nothing overwritten
+
+
+@pytest.mark.parametrize("name", ["bench-batch-size-zero", "sweep-merge-json-object", "generate-length-huge",
+                                  "arabic-indic-digit-in-option", "train-help"])
+def test_through_python_m(name, places):
+    _, group, argv = next(c for c in CASES if c[0] == name)
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO)}
+    proc = subprocess.run([sys.executable, "-m", "mi_core", *fill(argv, places)], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=120, check=False)
+    check(proc.returncode, proc.stdout, proc.stderr, group)
+
+
+def test_messages_name_option_value_and_range(places, capsys, monkeypatch):
+    monkeypatch.chdir(REPO)
+    expect = {
+        "bench-batch-size-negative": "--batch-size: -5 is outside the accepted range 1..65536",
+        "seed-beyond-int64": f"--seed: {2**70} is outside the accepted range 0..{2**63 - 1}",
+        "diagnose-limit-zero": "--limit: 0 is outside the accepted range",
+        "diagnose-threads-negative": "--threads: -1 is outside the accepted range 0..1024",
+        "eval-estimator-threshold-negative": "--threshold: -1.0 is outside the accepted range",
+        "mask-predict-steps-huge": "steps must be at most 4096",
+        "puzzles-is-a-directory": "is a directory, not a puzzle file",
+        "csv-solution-contradicts-givens": "contradict.csv, line 3: the solution contradicts the givens at row",
+        "puzzle-with-two-solutions": "line 1 has more than one solution",
+        "protein-selector-on-sudoku": "was trained on protein, the model is a sudoku model",
+        "arabic-indic-digit-in-file": "U+0669 ARABIC-INDIC DIGIT NINE",
+        "fullwidth-digit-in-file": "U+FF17 FULLWIDTH DIGIT SEVEN",
+        "superscript-digit-in-puzzle": "U+00B2 SUPERSCRIPT TWO",
+        "model-config-d-ff-huge": "config d_ff: 2000000000 is outside the accepted range 1..65536",
+        "model-config-max-len-huge": "config max_len: 1000000000 is outside the accepted range",
+        "weights-do-not-fit-config": "do not fit the config",
+        "sweep-merge-json-object": "must hold a JSON list of sweep rows",
+        "bench-json-under-file": "afile is a file, not a directory",
+        "bench-json-exists": "already exists; pass --force",
+        "generate-length-beyond-model": "--length 5000 is longer than the 256 residues",
+        "estimate-protein-estimator-on-sudoku": "reads hidden size 128 and 20 values, the model",
+        "bench-model-is-directory": "is a directory, not a weights file",
+    }
+    for name, text in expect.items():
+        _, _, argv = next(c for c in CASES if c[0] == name)
+        assert main(fill(argv, places)) == 2
+        err = capsys.readouterr().err
+        assert text in err, (name, err)
