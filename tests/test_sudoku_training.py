@@ -143,3 +143,19 @@ def test_resume_gives_the_same_loss_curve(tmp_path):
     assert resumed == pytest.approx(losses, rel=1e-6)
     sidecar = json.loads((tmp_path / "b" / "run" / "m_last.json").read_text())
     assert sidecar["curve"][-1]["step"] == 8
+
+
+def test_looped_model_ties_weights_and_loads_old_configs(tmp_path):
+    from mi_core.models.sudoku_mdm import SudokuMDM, load_sudoku_mdm, save_sudoku_mdm
+
+    once = SudokuMDM(SudokuMDMConfig(d_model=16, n_layers=2, n_heads=2, d_ff=32))
+    looped = SudokuMDM(SudokuMDMConfig(d_model=16, n_layers=2, n_heads=2, d_ff=32, loops=3))
+    assert once.num_params() == looped.num_params(), "loops add depth, not parameters"
+    looped.load_state_dict(once.state_dict())
+    x = torch.zeros(1, 81, dtype=torch.long)
+    assert not torch.allclose(once(x).logits, looped(x).logits)
+    save_sudoku_mdm(once, tmp_path / "m.safetensors")
+    meta = json.loads((tmp_path / "m.json").read_text())
+    del meta["config"]["loops"]  # a config written before loops existed
+    (tmp_path / "m.json").write_text(json.dumps(meta))
+    assert load_sudoku_mdm(tmp_path / "m.safetensors").cfg.loops == 1
