@@ -122,7 +122,7 @@ def train_round(repo: Path, folder: Path, rng: random.Random, old: bool, fault_a
     subprocess.run([sys.executable, "-c", SEED_MODEL, str(out)], cwd=repo, env=env_for(repo), check=True)
     args = ["train", "sudoku", "--out", str(out), "--device", "cpu", "--threads", "1", "--steps", "100000",
             "--d-model", "16", "--n-layers", "1", "--n-heads", "2", "--d-ff", "16", "--batch", "4",
-            "--grid-pool", "20", "--puzzle-pool", "20", "--eval-every", "1", "--eval-puzzles", "2", "--bf16", "false"]
+            "--grid-pool", "20", "--puzzle-pool", "20", "--eval-every", "1", "--eval-puzzles", "2", "--max-harden", "5", "--no-bf16"]
     if not old:
         args.append("--force")
     proc = launch(repo, args, fault_at)

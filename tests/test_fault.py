@@ -117,7 +117,7 @@ def test_killing_a_training_run_leaves_loadable_weights(tmp_path, seed):
     args = ["train", "sudoku", "--out", str(out), "--force", "--device", "cpu", "--threads", "1",
             "--steps", "100000", "--d-model", "16", "--n-layers", "1", "--n-heads", "2", "--d-ff", "16",
             "--batch", "4", "--grid-pool", "20", "--puzzle-pool", "20", "--eval-every", "1", "--eval-puzzles", "2",
-            "--bf16", "false"]
+            "--max-harden", "5", "--no-bf16"]
     proc = spawn(args)
     start = time.time()
     # wait until the run has saved at least once, then kill it at a random moment of its save loop

@@ -68,7 +68,9 @@ def _hidden_singles(cands: list[int], units, peers, full: int) -> bool:
     return True
 
 
-def _search(cands: list[int], limit: int, found: list[list[int]], units, peers, full: int, rng=None) -> None:
+def _search(cands: list[int], limit: int, found: list[list[int]], units, peers, full: int, rng=None, stats=None) -> None:
+    if stats is not None:
+        stats[0] += 1
     if not _hidden_singles(cands, units, peers, full):
         return
     best, best_count = -1, 99
@@ -91,7 +93,7 @@ def _search(cands: list[int], limit: int, found: list[list[int]], units, peers, 
             return
         trial = cands[:]
         if _eliminate(trial, best, b, peers):
-            _search(trial, limit, found, units, peers, full, rng)
+            _search(trial, limit, found, units, peers, full, rng, stats)
 
 
 def solve_count(digits: list[int], limit: int = 2, rng=None) -> tuple[int, list[int] | None]:
@@ -126,3 +128,25 @@ def solve(digits: list[int]) -> list[int] | None:
 def count_solutions(digits: list[int], limit: int = 2) -> int:
     """Number of solutions, counted up to ``limit``."""
     return solve_count(digits, limit)[0]
+
+
+def grade(digits: list[int]) -> int:
+    """Difficulty grade: search nodes beyond the root to find every solution (counted up to 2).
+
+    Each node is a guess on the cell with the fewest candidates, after naked- and hidden-singles
+    propagation; 0 means singles alone solve the puzzle. Branching in digit order makes it deterministic.
+
+    Raises:
+        ValueError: when the puzzle has no solution.
+    """
+    peers, units, full = _tables(len(digits))
+    cands = [full] * len(digits)
+    for cell, d in enumerate(int(x) for x in digits):
+        if d and not _eliminate(cands, cell, 1 << (d - 1), peers):
+            raise ValueError("the puzzle's givens contradict each other")
+    found: list[list[int]] = []
+    stats = [0]
+    _search(cands, 2, found, units, peers, full, None, stats)
+    if not found:
+        raise ValueError("the puzzle has no solution")
+    return stats[0] - 1

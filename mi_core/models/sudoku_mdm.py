@@ -26,14 +26,15 @@ class SudokuMDMConfig:
     n_heads: int = 4
     d_ff: int = 512
     dropout: float = 0.0
+    loops: int = 1  # the block stack applied this many times with tied weights (a looped transformer)
 
     def __post_init__(self):
         if self.box not in (2, 3):
             raise ValueError(f"box must be 2 (4x4) or 3 (9x9), got {self.box}")
         if self.d_model % self.n_heads:
             raise ValueError(f"d_model {self.d_model} is not divisible by n_heads {self.n_heads}")
-        if min(self.d_model, self.n_layers, self.n_heads, self.d_ff) < 1:
-            raise ValueError("d_model, n_layers, n_heads and d_ff must be positive")
+        if min(self.d_model, self.n_layers, self.n_heads, self.d_ff, self.loops) < 1:
+            raise ValueError("d_model, n_layers, n_heads, d_ff and loops must be positive")
 
 
 class SudokuMDM(nn.Module):
@@ -65,8 +66,9 @@ class SudokuMDM(nn.Module):
 
     def forward(self, tokens: torch.Tensor) -> MDMOutput:
         x = self.tok(tokens) + self.row_emb(self.rows) + self.col_emb(self.cols) + self.box_emb(self.boxes)
-        for block in self.blocks:
-            x = block(x)
+        for _ in range(self.cfg.loops):
+            for block in self.blocks:
+                x = block(x)
         hidden = self.ln_f(x)
         return MDMOutput(self.head(hidden).float(), hidden)
 

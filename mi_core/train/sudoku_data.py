@@ -1,22 +1,32 @@
-"""Training states for the Sudoku MDM: pools of solved grids and unique puzzles, expanded by transforms.
+"""Training states for the Sudoku MDM: pools of solved grids and graded unique puzzles, cached on disk,
+held as tensors on the training device and expanded there by batched validity-preserving transforms.
 
-Two kinds of state, mixed per batch:
+Three kinds of state, mixed per batch:
 - uniform: a solved grid with each cell masked at a rate t ~ U(0, 1) drawn per example;
 - puzzle-shaped: a unique puzzle's clue pattern with a random fraction s ~ U(0, 1) of its blanks
-  revealed, which are exactly the states sequential decoding of real puzzles passes through.
-Every example gets a fresh random validity-preserving transform, so a pool of a few thousand base grids
-and puzzles gives effectively unlimited distinct data.
+  revealed (the states sequential decoding passes through); puzzles are drawn with weight
+  ``(1 + grade) ** hard_power``, so hard ones come up more often;
+- on-policy: partial grids the model's own sequential decoding reached while still consistent with the
+  solution (``mi_core.train.onpolicy``), held in a ring buffer on the device.
+Every example gets a fresh random transform (digit relabelling, band/stack and row/column permutations,
+transpose), built as one cell gather and one digit gather per batch, so nothing leaves the device.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import random
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path
 
 import numpy as np
 import torch
 
-from mi_core.domains.sudoku_gen import make_puzzle, random_grid, random_transform
+from mi_core.domains.sudoku_gen import harden, make_puzzle, random_grid
+
+POOL_DIR = Path("runs/pools")
 
 
 def _pool_chunk(args: tuple[int, int, bool]) -> np.ndarray:
@@ -33,34 +43,175 @@ def _pool_chunk(args: tuple[int, int, bool]) -> np.ndarray:
     return np.asarray(rows, dtype=np.int64)
 
 
+def _jobs(seed: int, count: int, chunk: int, *extra) -> list[tuple]:
+    return [(seed * 1_000_003 + i, min(chunk, count - i * chunk), *extra) for i in range(-(-count // chunk))]
+
+
+def _run(fn, jobs: list[tuple], workers: int) -> list:
+    if workers <= 1:
+        return [fn(j) for j in jobs]
+    with ProcessPoolExecutor(workers) as ex:
+        return list(ex.map(fn, jobs))
+
+
 def build_pool(seed: int, count: int, puzzles: bool, workers: int = 2, chunk: int = 250) -> np.ndarray:
     """``(count, 1, 81)`` solved grids, or ``(count, 2, 81)`` (puzzle, solution) pairs; seeded by chunk."""
-    jobs = [(seed * 1_000_003 + i, min(chunk, count - i * chunk), puzzles) for i in range(-(-count // chunk))]
-    if workers <= 1:
-        parts = [_pool_chunk(j) for j in jobs]
-    else:
-        with ProcessPoolExecutor(workers) as ex:
-            parts = list(ex.map(_pool_chunk, jobs))
-    return np.concatenate(parts)
+    return np.concatenate(_run(_pool_chunk, _jobs(seed, count, chunk, puzzles), workers))
 
 
-def sample_batch(
-    grids: np.ndarray, puzzles: np.ndarray, batch: int, puzzle_frac: float, rng: np.random.Generator
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """One training batch: ``(inputs, targets)``, each ``(batch, 81)`` int64; inputs use 0 for mask."""
-    n_puz = int(round(batch * puzzle_frac)) if len(puzzles) else 0
-    n_uni = batch - n_puz
-    uni = random_transform(grids[rng.integers(len(grids), size=n_uni), 0], rng)
-    t = rng.random((n_uni, 1))
-    uni_mask = rng.random(uni.shape) < t
-    pairs = puzzles[rng.integers(len(puzzles), size=n_puz)] if n_puz else np.zeros((0, 2, 81), np.int64)
-    pairs = random_transform(pairs.reshape(n_puz * 2, 81), rng, pair=2).reshape(n_puz, 2, 81) if n_puz else pairs
-    s = rng.random((n_puz, 1))
-    puz_mask = (pairs[:, 0] == 0) & (rng.random((n_puz, 81)) >= s)
-    targets = np.concatenate([uni, pairs[:, 1]])
-    masked = np.concatenate([uni_mask, puz_mask])
-    # every example needs at least one masked cell to contribute to the loss
-    empty = ~masked.any(1)
-    masked[empty, rng.integers(81, size=int(empty.sum()))] = True
-    inputs = np.where(masked, 0, targets)
-    return torch.from_numpy(inputs), torch.from_numpy(targets)
+def _graded_chunk(args: tuple[int, int, int]) -> tuple[np.ndarray, np.ndarray]:
+    seed, count, max_iters = args
+    rng = random.Random(seed)
+    rows, grades = [], []
+    for _ in range(count):
+        solution = random_grid(rng)
+        # a spread of grades: hill-climb lengths from 0 (a random minimal puzzle) to max_iters
+        puzzle, g = harden(make_puzzle(solution, 0, rng, tries=1), solution, rng, rng.randint(0, max_iters))
+        rows.append([puzzle, solution])
+        grades.append(g)
+    return np.asarray(rows, dtype=np.int64), np.asarray(grades, dtype=np.int64)
+
+
+def build_graded_pool(seed: int, count: int, max_iters: int, workers: int = 2, chunk: int = 50):
+    """``(count, 2, 81)`` (puzzle, solution) pairs across difficulty grades and their ``(count,)`` grades."""
+    parts = _run(_graded_chunk, _jobs(seed, count, chunk, max_iters), workers)
+    return np.concatenate([p for p, _ in parts]), np.concatenate([g for _, g in parts])
+
+
+@dataclass(frozen=True)
+class PoolSpec:
+    """What a cached pool holds; its hash names the cache file."""
+
+    seed: int
+    grids: int
+    puzzles: int
+    max_iters: int
+    version: int = 1
+
+    def key(self) -> str:
+        return hashlib.sha1(json.dumps(asdict(self), sort_keys=True).encode()).hexdigest()[:12]
+
+
+def load_or_build_pools(spec: PoolSpec, root: Path = POOL_DIR, workers: int = 2, exclude: set[str] = frozenset(), log=print):
+    """``{"grids" (G, 81), "puzzles" (P, 2, 81), "grades" (P,)}`` from ``root/pool_<key>.npz``, built once.
+
+    ``exclude``: puzzle strings (81 digits, 0 for blank) that must never be trained on (evaluation sets);
+    a generated puzzle equal to one of them is dropped.
+    """
+    path = Path(root) / f"pool_{spec.key()}.npz"
+    if path.is_file():
+        with np.load(path) as f:
+            return {k: f[k] for k in f.files}
+    grids = build_pool(spec.seed, spec.grids, puzzles=False, workers=workers)[:, 0]
+    puzzles, grades = build_graded_pool(spec.seed + 1, spec.puzzles, spec.max_iters, workers=workers)
+    keep = np.array([("".join(map(str, p)) not in exclude) for p in puzzles[:, 0]], dtype=bool)
+    if (~keep).any():
+        log(f"dropped {int((~keep).sum())} generated puzzles that occur in an evaluation set")
+    pools = {"grids": grids, "puzzles": puzzles[keep], "grades": grades[keep]}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp.npz")
+    np.savez(tmp, spec=json.dumps(asdict(spec)), **pools)
+    tmp.replace(path)
+    return pools
+
+
+def _line_permutations(batch: int, box: int, generator: torch.Generator, device) -> torch.Tensor:
+    """``(batch, n)`` permutations that shuffle bands and the lines within each band."""
+    bands = torch.rand(batch, box, generator=generator, device=device).argsort(1)
+    within = torch.rand(batch, box, box, generator=generator, device=device).argsort(2)
+    return (bands[:, :, None] * box + within).reshape(batch, box * box)
+
+
+def random_symmetry(batch: int, generator: torch.Generator, box: int = 3, device="cpu") -> tuple[torch.Tensor, torch.Tensor]:
+    """One random validity-preserving transform per example, as gathers.
+
+    Returns:
+        ``cells (batch, n*n)``: output cell ``k`` takes input cell ``cells[:, k]`` (row and column
+        permutations within bands and stacks, band and stack permutations, a transpose with p = 1/2);
+        ``relabel (batch, n + 1)``: digit ``d`` becomes ``relabel[:, d]``, with 0 (blank) kept.
+    """
+    n = box * box
+    rows = _line_permutations(batch, box, generator, device)
+    cols = _line_permutations(batch, box, generator, device)
+    cells = rows[:, :, None] * n + cols[:, None, :]
+    flip = torch.rand(batch, generator=generator, device=device) < 0.5
+    cells = torch.where(flip[:, None, None], cells.transpose(1, 2), cells).reshape(batch, n * n)
+    digits = 1 + torch.rand(batch, n, generator=generator, device=device).argsort(1)
+    relabel = torch.cat([torch.zeros(batch, 1, dtype=torch.long, device=device), digits], 1)
+    return cells, relabel
+
+
+def apply_symmetry(grids: torch.Tensor, cells: torch.Tensor, relabel: torch.Tensor) -> torch.Tensor:
+    """``(B, N)`` grids (0 blank) under the transforms of :func:`random_symmetry`."""
+    return relabel.gather(1, grids.gather(1, cells))
+
+
+class DeviceBatches:
+    """Training batches drawn on the device from pools of grids, graded puzzles and on-policy states.
+
+    Args:
+        pools: from :func:`load_or_build_pools`; puzzle_frac, onpolicy_frac: shares of each batch
+            (the rest are uniform states; the on-policy share is uniform until the buffer has states);
+        hard_power: puzzle weights are ``(1 + grade) ** hard_power`` (0: uniform);
+        capacity: size of the on-policy ring buffer.
+    """
+
+    def __init__(self, pools: dict, device, puzzle_frac: float, onpolicy_frac: float, hard_power: float, capacity: int = 20000):
+        self.device = torch.device(device)
+        self.grids = torch.as_tensor(pools["grids"], device=self.device)
+        self.puzzles = torch.as_tensor(pools["puzzles"][:, 0], device=self.device)
+        self.solutions = torch.as_tensor(pools["puzzles"][:, 1], device=self.device)
+        self.weights = (1.0 + torch.as_tensor(pools["grades"], dtype=torch.float32, device=self.device)) ** hard_power
+        self.puzzle_frac, self.onpolicy_frac = puzzle_frac, onpolicy_frac
+        self.states = torch.zeros(capacity, 81, dtype=torch.long, device=self.device)
+        self.state_solutions = torch.zeros_like(self.states)
+        self.filled = 0  # states held, up to capacity
+        self.cursor = 0  # next slot to write
+
+    def add_states(self, states: torch.Tensor, solutions: torch.Tensor) -> None:
+        """Append ``(K, 81)`` on-policy states and their solutions, overwriting the oldest."""
+        cap = len(self.states)
+        slots = (self.cursor + torch.arange(len(states), device=self.device)) % cap
+        self.states[slots] = states.to(self.device)
+        self.state_solutions[slots] = solutions.to(self.device)
+        self.cursor = int((self.cursor + len(states)) % cap)
+        self.filled = min(cap, self.filled + len(states))
+
+    def sample_puzzles(self, count: int, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+        """``count`` hard-weighted ``(puzzle, solution)`` rows, each ``(count, 81)``, transformed."""
+        idx = torch.multinomial(self.weights, count, replacement=True, generator=generator)
+        cells, relabel = random_symmetry(count, generator, device=self.device)
+        return apply_symmetry(self.puzzles[idx], cells, relabel), apply_symmetry(self.solutions[idx], cells, relabel)
+
+    def sample(self, batch: int, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(inputs, targets)``, each ``(batch, 81)`` int64 on the device; inputs use 0 for mask."""
+        dev = self.device
+        n_puz = round(batch * self.puzzle_frac)
+        n_on = round(batch * self.onpolicy_frac) if self.filled else 0
+        n_uni = batch - n_puz - n_on
+        uni = self.grids[torch.randint(len(self.grids), (n_uni,), generator=generator, device=dev)]
+        uni_mask = torch.rand(n_uni, 81, generator=generator, device=dev) < torch.rand(n_uni, 1, generator=generator, device=dev)
+        pidx = torch.multinomial(self.weights, n_puz, replacement=True, generator=generator) if n_puz else None
+        puz, puz_sol = (self.puzzles[pidx], self.solutions[pidx]) if n_puz else (uni[:0], uni[:0])
+        reveal = torch.rand(n_puz, 81, generator=generator, device=dev) < torch.rand(n_puz, 1, generator=generator, device=dev)
+        puz_mask = (puz == 0) & ~reveal
+        oidx = torch.randint(self.filled, (n_on,), generator=generator, device=dev) if n_on else None
+        on, on_sol = (self.states[oidx], self.state_solutions[oidx]) if n_on else (uni[:0], uni[:0])
+        targets = torch.cat([uni, puz_sol, on_sol])
+        masked = torch.cat([uni_mask, puz_mask, on == 0])
+        # every example needs at least one masked cell to contribute to the loss
+        one = torch.randint(81, (batch,), generator=generator, device=dev)
+        masked = masked | (~masked.any(1, keepdim=True) & (torch.arange(81, device=dev) == one[:, None]))
+        inputs = torch.where(masked, torch.zeros_like(targets), targets)
+        cells, relabel = random_symmetry(batch, generator, device=dev)
+        return apply_symmetry(inputs, cells, relabel), apply_symmetry(targets, cells, relabel)
+
+    def state_dict(self) -> dict:
+        return {"states": self.states[: self.filled].cpu(), "state_solutions": self.state_solutions[: self.filled].cpu(),
+                "cursor": self.cursor}
+
+    def load_state_dict(self, state: dict) -> None:
+        k = len(state["states"])
+        self.states[:k] = state["states"].to(self.device)
+        self.state_solutions[:k] = state["state_solutions"].to(self.device)
+        self.filled, self.cursor = k, int(state["cursor"])

@@ -1,0 +1,161 @@
+"""The Sudoku MDM's training data and trainer: difficulty grade, device transforms, on-policy states, resume."""
+
+import json
+import random
+
+import numpy as np
+import pytest
+import torch
+
+from mi_core.domains.sudoku import parse_grid
+from mi_core.domains.sudoku_gen import harden, is_valid_solution, make_puzzle, random_grid, random_transform
+from mi_core.domains.sudoku_solver import grade, solve
+from mi_core.models.sudoku_mdm import SudokuMDMConfig
+from mi_core.train.onpolicy import onpolicy_states
+from mi_core.train.sudoku_data import DeviceBatches, apply_symmetry, build_graded_pool, random_symmetry
+from mi_core.train.sudoku_mdm import TrainConfig, checkpoint_path, train
+
+SOLVED = "534678912672195348198342567859761423426853791713924856961537284287419635345286179"
+# singles only: the solved grid with one cell per box blanked
+EASY = "".join("." if i in (0, 4, 8, 30, 40, 50, 60, 70, 80) else c for i, c in enumerate(SOLVED))
+# Kaggle "Hard" (difficulty 4.7) and a classic of the top1465 set, then Arto Inkala's "hardest" puzzle
+HARD = "..8..5.1..9.2...3.1......67..1.37...96...4.5......8..9.24.....5.............7..9."
+TOP = "4...3.......6..8..........1....5..9..8....6...7.2........1.27..5.3....4.9........"
+INKALA = "8..........36......7..9.2...5...7.......457.....1...3...1....68..85...1..9....4.."
+
+
+def _digits(text):
+    return parse_grid(text)
+
+
+def test_grade_is_monotone_on_hand_made_puzzles():
+    grades = [grade(_digits(p)) for p in (SOLVED, EASY, HARD, TOP)]
+    assert grades[0] == grades[1] == 0, "singles solve the easy ones without a guess"
+    assert grades[1] < grades[2] < grades[3]
+    assert grade(_digits(INKALA)) > grades[2]
+
+
+def test_grade_rejects_contradictions():
+    bad = list(_digits(HARD))
+    bad[1] = bad[2]  # two equal digits in row 1
+    with pytest.raises(ValueError, match="contradict|no solution"):
+        grade(bad)
+
+
+def test_harden_keeps_uniqueness_and_raises_the_grade():
+    rng = random.Random(3)
+    solution = random_grid(rng)
+    start = make_puzzle(solution, 0, rng, tries=1)
+    puzzle, g = harden(start, solution, rng, 150)
+    assert g == grade(puzzle) >= grade(start)
+    assert solve(puzzle) == solution and all(p in (0, s) for p, s in zip(puzzle, solution))
+
+
+def _grids(n, seed=0):
+    rng = random.Random(seed)
+    return torch.tensor([random_grid(rng) for _ in range(n)])
+
+
+def test_device_transforms_keep_grids_valid_and_pairs_aligned():
+    grids = _grids(4).repeat(16, 1)
+    puzzles = torch.where(torch.rand(grids.shape, generator=torch.Generator().manual_seed(1)) < 0.6, 0, grids)
+    gen = torch.Generator().manual_seed(0)
+    cells, relabel = random_symmetry(len(grids), gen)
+    out, puz = apply_symmetry(grids, cells, relabel), apply_symmetry(puzzles, cells, relabel)
+    assert all(is_valid_solution(g.numpy()) for g in out)
+    assert ((puz == 0) | (puz == out)).all() and (puz == 0).sum() == (puzzles == 0).sum()
+
+
+def test_device_transforms_match_numpy_in_distribution():
+    """Where cells 0 and 1 land, and which digit 1 becomes, under both implementations."""
+    n = 20000
+    probe = np.zeros((2 * n, 81), np.int64)
+    probe[0::2, 0], probe[1::2, 1] = 1, 1  # a pair shares its transform: one marker per grid
+    moved = random_transform(probe, np.random.default_rng(0), pair=2)
+    np_pos0, np_pos1 = (moved[0::2] != 0).argmax(1), (moved[1::2] != 0).argmax(1)
+    np_digit = moved[0::2].max(1)
+    cells, relabel = random_symmetry(n, torch.Generator().manual_seed(0))
+    where = cells.argsort(1)  # where[:, c]: the output cell that input cell c went to
+    th_pos0, th_pos1, th_digit = where[:, 0].numpy(), where[:, 1].numpy(), relabel[:, 1].numpy()
+    for pos0, pos1, digit in ((np_pos0, np_pos1, np_digit), (th_pos0, th_pos1, th_digit)):
+        hist = np.bincount(pos0, minlength=81) / n
+        assert np.abs(hist - 1 / 81).max() < 5 * np.sqrt(1 / 81 * 80 / 81 / n)
+        digits = np.bincount(digit, minlength=10)[1:] / n
+        assert np.abs(digits - 1 / 9).max() < 5 * np.sqrt(1 / 9 * 8 / 9 / n)
+    # cells of one row stay in one row (no transpose) or go to one column (transpose), half the time each
+    np_same, th_same = np.mean(np_pos0 // 9 == np_pos1 // 9), np.mean(th_pos0 // 9 == th_pos1 // 9)
+    assert abs(np_same - 0.5) < 0.02 and abs(th_same - 0.5) < 0.02
+    assert (relabel[:, 0] == 0).all()
+
+
+def test_batches_mix_states_and_mask_only_blanks():
+    rng = random.Random(0)
+    grids = np.array([random_grid(rng) for _ in range(20)])
+    pairs, grades = build_graded_pool(0, 6, 20, workers=1)
+    data = DeviceBatches({"grids": grids, "puzzles": pairs, "grades": grades}, "cpu", 0.5, 0.25, 1.0, capacity=8)
+    gen = torch.Generator().manual_seed(0)
+    inputs, targets = data.sample(16, gen)
+    assert inputs.shape == targets.shape == (16, 81)
+    assert ((inputs == 0) | (inputs == targets)).all() and (inputs == 0).any(1).all()
+    assert all(is_valid_solution(t.numpy()) for t in targets)
+    states, sols = torch.as_tensor(pairs[:3, 0]), torch.as_tensor(pairs[:3, 1])
+    data.add_states(states.repeat(4, 1), sols.repeat(4, 1))  # 12 into a buffer of 8 wraps around
+    assert data.filled == 8 and data.cursor == 4
+    inputs, targets = data.sample(16, gen)
+    assert ((inputs == 0) | (inputs == targets)).all()
+
+
+def test_batches_weight_hard_puzzles():
+    pairs = np.zeros((2, 2, 81), np.int64)
+    pairs[:, 1] = parse_grid(SOLVED)
+    pairs[1, 0, 0] = 5
+    data = DeviceBatches({"grids": pairs[:, 1], "puzzles": pairs, "grades": np.array([0, 9])}, "cpu", 1.0, 0.0, 1.0)
+    idx = torch.multinomial(data.weights, 10000, replacement=True, generator=torch.Generator().manual_seed(0))
+    assert abs((idx == 1).float().mean().item() - 10 / 11) < 0.02
+
+
+def test_onpolicy_states_are_consistent_and_keep_the_error_state(tiny_mdm):
+    pairs, _ = build_graded_pool(1, 4, 0, workers=1)
+    puzzles, solutions = torch.as_tensor(pairs[:, 0]), torch.as_tensor(pairs[:, 1])
+    states, sols, solved = onpolicy_states(tiny_mdm, puzzles, solutions, 3, torch.Generator().manual_seed(0), bf16=False)
+    assert ((states == 0) | (states == sols)).all(), "every state agrees with its solution"
+    assert (states == 0).any(1).all()
+    assert len(states) == 4 * 3 + int((~solved).sum())  # a random tiny model fails every puzzle
+    assert not solved.any()
+
+
+def _tiny_run(tmp_path, steps, stop_after=0, resume=False):
+    cfg = TrainConfig(steps=steps, batch=16, grid_pool=30, puzzle_pool=8, max_harden=10, eval_every=4, log_every=1,
+                      eval_puzzles=0, onpolicy_every=3, onpolicy_puzzles=4, warmup=2, bf16=False)
+    mcfg = SudokuMDMConfig(d_model=16, n_layers=1, n_heads=2, d_ff=32)
+    return train(mcfg, cfg, tmp_path / "run" / "m.safetensors", torch.device("cpu"), log=lambda m: None,
+                 resume=resume, stop_after=stop_after, pool_dir=tmp_path / "pools")
+
+
+def test_resume_gives_the_same_loss_curve(tmp_path):
+    whole = _tiny_run(tmp_path / "a", 8)
+    first = _tiny_run(tmp_path / "b", 8, stop_after=4)
+    assert first["step"] == 4 and checkpoint_path(tmp_path / "b" / "run" / "m.safetensors").is_file()
+    rest = _tiny_run(tmp_path / "b", 8, resume=True)
+    losses = [p["train_loss"] for p in whole["curve"]]
+    resumed = [p["train_loss"] for p in rest["curve"]]
+    assert len(losses) == len(resumed) == 8
+    assert resumed == pytest.approx(losses, rel=1e-6)
+    sidecar = json.loads((tmp_path / "b" / "run" / "m_last.json").read_text())
+    assert sidecar["curve"][-1]["step"] == 8
+
+
+def test_looped_model_ties_weights_and_loads_old_configs(tmp_path):
+    from mi_core.models.sudoku_mdm import SudokuMDM, load_sudoku_mdm, save_sudoku_mdm
+
+    once = SudokuMDM(SudokuMDMConfig(d_model=16, n_layers=2, n_heads=2, d_ff=32))
+    looped = SudokuMDM(SudokuMDMConfig(d_model=16, n_layers=2, n_heads=2, d_ff=32, loops=3))
+    assert once.num_params() == looped.num_params(), "loops add depth, not parameters"
+    looped.load_state_dict(once.state_dict())
+    x = torch.zeros(1, 81, dtype=torch.long)
+    assert not torch.allclose(once(x).logits, looped(x).logits)
+    save_sudoku_mdm(once, tmp_path / "m.safetensors")
+    meta = json.loads((tmp_path / "m.json").read_text())
+    del meta["config"]["loops"]  # a config written before loops existed
+    (tmp_path / "m.json").write_text(json.dumps(meta))
+    assert load_sudoku_mdm(tmp_path / "m.safetensors").cfg.loops == 1
