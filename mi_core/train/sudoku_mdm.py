@@ -31,7 +31,6 @@ from mi_core.train.onpolicy import onpolicy_states
 from mi_core.train.schedule import lr_at, progress
 from mi_core.train.sudoku_data import POOL_DIR, DeviceBatches, PoolSpec, build_graded_pool, load_or_build_pools
 
-
 # ranges of this trainer's own options (the shared ones are in mi_core.options.RANGES)
 TRAIN_RANGES = {"max_harden": (0, 100_000), "hard_power": (0, 10), "onpolicy_frac": (0, 1), "onpolicy_every": (0, 10**9),
                 "onpolicy_puzzles": (1, 100_000), "onpolicy_per_puzzle": (1, 1000), "log_every": (1, 10**9),
