@@ -162,3 +162,16 @@ def test_read_puzzles_errors(tmp_path):
     binary.write_bytes(b"\xff\xfe\x00\x81")
     with pytest.raises(S.SudokuFormatError, match="not a UTF-8"):
         S.read_puzzles(binary)
+
+
+def test_read_puzzles_streams_up_to_the_limit(tmp_path):
+    """With a limit, lines after the limit-th puzzle are never read: a bad line there is no error."""
+    from mi_core.domains.sudoku import SudokuFormatError, read_puzzles
+
+    good = "..9.7.1.....2.8...2...3...4.9.........8....311.6...52.....6327.....9.6...1...7.5."
+    for name, header in (("p.txt", ""), ("p.csv", "puzzle\n")):
+        path = tmp_path / name
+        path.write_text(header + f"{good}\n{good}\nnot a puzzle\n")
+        assert len(read_puzzles(path, limit=2)) == 2
+        with pytest.raises(SudokuFormatError, match="line"):
+            read_puzzles(path)

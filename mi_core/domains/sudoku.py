@@ -8,7 +8,6 @@ index ``v`` of digit ``d`` (the model's logit slot) is ``d - 1`` and its token i
 from __future__ import annotations
 
 import csv
-import io
 import math
 import unicodedata
 from dataclasses import dataclass
@@ -234,24 +233,37 @@ def read_puzzles(path: str | Path, limit: int | None = None) -> list[PuzzleRecor
         raise IsADirectoryError(f"{path} is a directory, not a puzzle file (give a .txt or .csv file)")
     if not path.is_file():
         raise FileNotFoundError(f"puzzle file not found: {path}")
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as err:
-        raise SudokuFormatError(f"{path} is not a UTF-8 text file") from err
-    return parse_puzzle_text(text, csv_format=path.suffix.lower() == ".csv", name=str(path), limit=limit)
+    # streamed: with a limit, only the lines up to the limit-th puzzle are read, however large the file
+    with path.open(encoding="utf-8-sig", newline="") as handle:
+        try:
+            return _parse(_lines(handle), path.suffix.lower() == ".csv", str(path), limit)
+        except UnicodeDecodeError as err:
+            raise SudokuFormatError(f"{path} is not a UTF-8 text file") from err
+
+
+def _lines(handle):
+    for raw in handle:
+        yield raw.rstrip("\r\n")
 
 
 def parse_puzzle_text(text: str, csv_format: bool, name: str = "input", limit: int | None = None) -> list[PuzzleRecord]:
     """Parse the contents of a puzzle file (see :func:`read_puzzles`)."""
-    records = _parse_csv(text, name) if csv_format else _parse_lines(text, name)
+    return _parse(iter(text.splitlines()), csv_format, name, limit)
+
+
+def _parse(lines, csv_format: bool, name: str, limit: int | None) -> list[PuzzleRecord]:
+    records = []
+    for record in (_parse_csv(lines, name) if csv_format else _parse_lines(lines, name)):
+        records.append(record)
+        if limit and len(records) >= limit:
+            break
     if not records:
         raise SudokuFormatError(f"{name} contains no puzzles")
-    return records[:limit] if limit else records
+    return records
 
 
-def _parse_lines(text: str, name: str) -> list[PuzzleRecord]:
-    records = []
-    for lineno, raw in enumerate(text.splitlines(), start=1):
+def _parse_lines(lines, name: str):
+    for lineno, raw in enumerate(lines, start=1):
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
@@ -259,19 +271,24 @@ def _parse_lines(text: str, name: str) -> list[PuzzleRecord]:
             digits = parse_grid(line, None)
         except SudokuFormatError as err:
             raise SudokuFormatError(f"{name}, line {lineno}: {err}") from None
-        records.append(PuzzleRecord(to_string(digits), line=lineno))
-    return records
+        yield PuzzleRecord(to_string(digits), line=lineno)
 
 
-def _parse_csv(text: str, name: str) -> list[PuzzleRecord]:
-    kept = [(no, ln) for no, ln in enumerate(text.splitlines(), start=1) if ln.strip() and not ln.lstrip().startswith("#")]
-    reader = csv.DictReader(io.StringIO("\n".join(ln for _, ln in kept)))
+def _parse_csv(lines, name: str):
+    numbers = []  # the file's own line number of each line the reader sees (comments and blanks skipped)
+
+    def kept():
+        for no, ln in enumerate(lines, start=1):
+            if ln.strip() and not ln.lstrip().startswith("#"):
+                numbers.append(no)
+                yield ln
+
+    reader = csv.DictReader(kept())
     fields = [f.strip().lower() for f in (reader.fieldnames or [])]
     if "puzzle" not in fields:
         raise SudokuFormatError(f"{name}: a CSV puzzle file needs a 'puzzle' column, found {fields or 'no header'}")
-    records = []
     for row in reader:
-        lineno = kept[reader.line_num - 1][0]  # the file's own line number (comments and blanks skipped above)
+        lineno = numbers[reader.line_num - 1]
         row = {k.strip().lower(): (v or "").strip() for k, v in row.items() if k is not None}
         try:
             digits = parse_grid(row["puzzle"], None)
@@ -284,5 +301,4 @@ def _parse_csv(text: str, name: str) -> list[PuzzleRecord]:
                 solution = to_string(sol_digits)
         except SudokuFormatError as err:
             raise SudokuFormatError(f"{name}, line {lineno}: {err}") from None
-        records.append(PuzzleRecord(to_string(digits), solution, row.get("level") or None, lineno))
-    return records
+        yield PuzzleRecord(to_string(digits), solution, row.get("level") or None, lineno)
