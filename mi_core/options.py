@@ -39,7 +39,7 @@ RANGES: dict[str, tuple[float, float]] = {
     # model shapes
     "box": (2, 3), "d_model": (1, 8192), "n_layers": (1, 256), "n_heads": (1, 256), "d_ff": (1, 65_536),
     "width": (1, 8192), "d_pos": (0, 8192), "d_node": (1, 8192), "d_proj": (1, 8192), "d_pair": (1, 8192),
-    "rel_buckets": (0, 4096),
+    "rel_buckets": (0, 4096), "loops": (1, 64),
 }
 
 

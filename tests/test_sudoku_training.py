@@ -159,3 +159,46 @@ def test_looped_model_ties_weights_and_loads_old_configs(tmp_path):
     del meta["config"]["loops"]  # a config written before loops existed
     (tmp_path / "m.json").write_text(json.dumps(meta))
     assert load_sudoku_mdm(tmp_path / "m.safetensors").cfg.loops == 1
+
+
+def test_resume_takes_the_runs_own_settings(tmp_path):
+    from mi_core.train.sudoku_mdm import main
+
+    _tiny_run(tmp_path, 8, stop_after=2)
+    out = str(tmp_path / "run" / "m.safetensors")
+    with pytest.raises(ValueError, match="--lr 0.5 differs"):
+        main(["--out", out, "--resume", "--lr", "0.5"])
+    with pytest.raises(ValueError, match="no checkpoint"):
+        main(["--out", str(tmp_path / "other.safetensors"), "--resume"])
+
+
+def test_onpolicy_extra_state_is_the_last_consistent_one(tiny_mdm):
+    pairs, _ = build_graded_pool(2, 3, 0, workers=1)
+    puzzles, solutions = torch.as_tensor(pairs[:, 0]), torch.as_tensor(pairs[:, 1])
+    states, sols, solved = onpolicy_states(tiny_mdm, puzzles, solutions, 1, torch.Generator().manual_seed(0), bf16=False)
+    # per puzzle: one sampled state, then the state before the first error, the most filled of its path
+    for m in range(3):
+        sampled, last = states[2 * m], states[2 * m + 1]
+        assert (last != 0).sum() >= (sampled != 0).sum() and (last != 0).sum() >= (puzzles[m] != 0).sum()
+        assert ((last == 0) | (last == sols[2 * m + 1])).all()
+
+
+def test_batch_shares_never_go_negative():
+    rng = random.Random(0)
+    grids = np.array([random_grid(rng) for _ in range(4)])
+    pairs, grades = build_graded_pool(0, 2, 0, workers=1)
+    data = DeviceBatches({"grids": grids, "puzzles": pairs, "grades": grades}, "cpu", 0.5, 0.5, 1.0, capacity=4)
+    data.add_states(torch.as_tensor(pairs[:, 0]), torch.as_tensor(pairs[:, 1]))
+    inputs, _ = data.sample(3, torch.Generator().manual_seed(0))
+    assert inputs.shape == (3, 81)
+
+
+def test_small_temperatures_sample_without_underflow():
+    from mi_core.decoding.loop import _fill
+
+    probs = torch.zeros(2, 3, 9)
+    probs[0] = torch.softmax(torch.randn(3, 9, generator=torch.Generator().manual_seed(0)), -1)  # row 1: finished
+    for temperature in (0.01, 0.05, 1.0):
+        values = _fill(probs, temperature, torch.Generator().manual_seed(0))
+        assert values.shape == (2, 3)
+    assert (_fill(probs, 0.01, torch.Generator().manual_seed(0))[0] == probs[0].argmax(-1)).all()

@@ -32,7 +32,7 @@ from mi_core.io import atomic_write_json, check_output
 from mi_core.mi.estimator import check_model_match, estimate_mi, load_estimator, load_estimator_meta
 from mi_core.mi.fidelity import fidelity, mean_recovery, rule_recovery
 from mi_core.mi.probe import probe, probe_many
-from mi_core.options import add_force, ArgumentParser
+from mi_core.options import ArgumentParser, add_force
 from mi_core.train.estimator_data import SOURCES, StateMix, draw_states
 
 SECTION = "eval-estimator"  # BENCHMARKS.md section, between <!-- eval-estimator:start/end --> markers

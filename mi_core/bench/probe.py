@@ -23,9 +23,9 @@ from mi_core.bench.report import update_section
 from mi_core.device import pick_device, timed
 from mi_core.domains.sudoku import MASK_ID, geometry_for_length
 from mi_core.domains.sudoku_gen import random_grid
-from mi_core.mi.probe import probe, probe_many
 from mi_core.io import atomic_write_json, check_output
-from mi_core.options import add_force, ArgumentParser
+from mi_core.mi.probe import probe, probe_many
+from mi_core.options import ArgumentParser, add_force
 
 TIMING = "an untimed warm-up probe first; the device is synchronized before each clock reading"
 SECTION = "bench-probe"  # BENCHMARKS.md section, between <!-- bench-probe:start/end --> markers

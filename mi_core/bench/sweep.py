@@ -197,7 +197,8 @@ def main(argv: list[str] | None = None) -> int:
     model = load_sudoku_mdm(args.model, device)
     cmd = "python -m mi_core sweep " + " ".join(argv if argv is not None else sys.argv[1:])
     rows = []
-    warm_up(model, records, strategies[0], device, args.bf16)
+    for strategy in strategies:  # untimed: each row's seconds exclude loading its estimator or selector
+        warm_up(model, records, strategy, device, args.bf16)
     for (name, params), strategy in zip(configs, strategies):
         with tqdm(total=len(records), desc=f"{name} {params}", unit="puzzle", file=sys.stderr, leave=False) as bar:
             res = evaluate(model, records, strategy, batch_size=args.batch_size, seed=args.seed, device=device,

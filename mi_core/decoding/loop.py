@@ -75,7 +75,10 @@ def _fill(probs: torch.Tensor, temperature: float, generator) -> torch.Tensor:
     (drawn row by row when ``generator`` is a list of per-row generators)."""
     if temperature == 0:
         return probs.argmax(-1)
-    weights = probs.double().clamp_min(1e-30) ** (1.0 / temperature)
+    # probs ** (1 / T) in log space, scaled so each row's largest weight is 1: no underflow to an all-zero
+    # row at small T, and a finished row (all-zero probs) samples uniformly instead of failing
+    logw = probs.double().clamp_min(1e-30).log() / temperature
+    weights = (logw - logw.amax(-1, keepdim=True)).exp()
     if isinstance(generator, (list, tuple)):
         return torch.stack([torch.multinomial(w, 1, generator=g)[:, 0] for w, g in zip(weights, generator)])
     flat = weights.reshape(-1, weights.shape[-1])

@@ -133,8 +133,9 @@ def count_solutions(digits: list[int], limit: int = 2) -> int:
 def grade(digits: list[int]) -> int:
     """Difficulty grade: search nodes beyond the root to find every solution (counted up to 2).
 
-    Each node is a guess on the cell with the fewest candidates, after naked- and hidden-singles
-    propagation; 0 means singles alone solve the puzzle. Branching in digit order makes it deterministic.
+    A node is a guess on the cell with the fewest candidates that survives naked-single elimination
+    (a guess refuted at once by it is not counted) and is then propagated with hidden singles; 0 means
+    singles alone solve the puzzle. Branching in digit order makes it deterministic.
 
     Raises:
         ValueError: when the puzzle has no solution.

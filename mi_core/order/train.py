@@ -25,7 +25,7 @@ import torch
 
 from mi_core.device import pick_device
 from mi_core.io import check_output, default_run_path
-from mi_core.options import add_force, ArgumentParser
+from mi_core.options import ArgumentParser, add_force
 from mi_core.order.elbo import order_loss, rollout
 from mi_core.order.selector import load_order_net, make_order_nets, save_order_net
 

@@ -101,18 +101,23 @@ def load_or_build_pools(spec: PoolSpec, root: Path = POOL_DIR, workers: int = 2,
     path = Path(root) / f"pool_{spec.key()}.npz"
     if path.is_file():
         with np.load(path) as f:
-            return {k: f[k] for k in f.files}
+            return _drop_excluded({k: f[k] for k in f.files if k != "spec"}, exclude, log)
     grids = build_pool(spec.seed, spec.grids, puzzles=False, workers=workers)[:, 0]
     puzzles, grades = build_graded_pool(spec.seed + 1, spec.puzzles, spec.max_iters, workers=workers)
-    keep = np.array([("".join(map(str, p)) not in exclude) for p in puzzles[:, 0]], dtype=bool)
-    if (~keep).any():
-        log(f"dropped {int((~keep).sum())} generated puzzles that occur in an evaluation set")
-    pools = {"grids": grids, "puzzles": puzzles[keep], "grades": grades[keep]}
+    pools = _drop_excluded({"grids": grids, "puzzles": puzzles, "grades": grades}, exclude, log)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp.npz")
     np.savez(tmp, spec=json.dumps(asdict(spec)), **pools)
     tmp.replace(path)
     return pools
+
+
+def _drop_excluded(pools: dict, exclude: set[str], log) -> dict:
+    """``pools`` without the puzzles whose string (0 for blank) is in ``exclude``."""
+    keep = np.array([("".join(map(str, p)) not in exclude) for p in pools["puzzles"][:, 0]], dtype=bool)
+    if (~keep).any():
+        log(f"dropped {int((~keep).sum())} generated puzzles that occur in an evaluation set")
+    return {**pools, "puzzles": pools["puzzles"][keep], "grades": pools["grades"][keep]}
 
 
 def _line_permutations(batch: int, box: int, generator: torch.Generator, device) -> torch.Tensor:
@@ -187,7 +192,7 @@ class DeviceBatches:
         """``(inputs, targets)``, each ``(batch, 81)`` int64 on the device; inputs use 0 for mask."""
         dev = self.device
         n_puz = round(batch * self.puzzle_frac)
-        n_on = round(batch * self.onpolicy_frac) if self.filled else 0
+        n_on = min(round(batch * self.onpolicy_frac), batch - n_puz) if self.filled else 0
         n_uni = batch - n_puz - n_on
         uni = self.grids[torch.randint(len(self.grids), (n_uni,), generator=generator, device=dev)]
         uni_mask = torch.rand(n_uni, 81, generator=generator, device=dev) < torch.rand(n_uni, 1, generator=generator, device=dev)

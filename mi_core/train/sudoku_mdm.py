@@ -101,6 +101,7 @@ def checkpoint_path(out: Path) -> Path:
 def _save_checkpoint(path: Path, model, opt, data: DeviceBatches, gen: torch.Generator, step: int, elapsed: float,
                      curve: list, best: float, cfg: TrainConfig) -> None:
     state = {"model": model.state_dict(), "opt": opt.state_dict(), "data": data.state_dict(), "gen": gen.get_state(),
+             "torch_rng": torch.get_rng_state(),
              "step": step, "elapsed": elapsed, "best": best, "curve": json.dumps(curve), "cfg": json.dumps(asdict(cfg)),
              "model_cfg": json.dumps(asdict(model.cfg))}
     tmp = path.with_name(path.name + ".tmp")
@@ -142,7 +143,8 @@ def train(model_cfg: SudokuMDMConfig, cfg: TrainConfig, out: Path, device: torch
         opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, betas=(0.9, 0.98), weight_decay=cfg.weight_decay)
         opt.load_state_dict(state["opt"])
         data.load_state_dict(state["data"])
-        gen.set_state(state["gen"].cpu() if device.type == "cpu" else state["gen"])
+        gen.set_state(state["gen"].cpu())  # generator states are CPU byte tensors on every device
+        torch.set_rng_state(state["torch_rng"].cpu())  # dropout draws from the global generator
         step, elapsed0, best, curve = state["step"], state["elapsed"], state["best"], json.loads(state["curve"])
         log(f"resumed {ckpt} at step {step} ({elapsed0:.0f}s trained)")
     autocast = torch.autocast(device.type, dtype=torch.bfloat16) if cfg.bf16 else contextlib.nullcontext()
@@ -193,6 +195,30 @@ def train(model_cfg: SudokuMDMConfig, cfg: TrainConfig, out: Path, device: torch
     return {"params": model.num_params(), "curve": curve, "best_val_accuracy": best, "step": step}
 
 
+RESUMABLE = ("steps", "time_budget")  # settings a resumed run may change (it runs longer or shorter)
+
+
+def resume_configs(out: Path, given: dict, defaults: dict) -> tuple[SudokuMDMConfig, TrainConfig]:
+    """The model and training configs a run at ``out`` was started with, for ``--resume``.
+
+    ``given``/``defaults``: the parsed options and the parser's defaults. A setting given on the command
+    line that differs from the run's own is refused (except ``steps`` and ``time_budget``).
+    """
+    path = checkpoint_path(out)
+    if not path.is_file():
+        raise ValueError(f"--resume: no checkpoint {path} to continue")
+    state = torch.load(path, map_location="cpu", weights_only=True)
+    saved = {**json.loads(state["model_cfg"]), **json.loads(state["cfg"])}
+    for name, value in saved.items():
+        if name in given and given[name] != defaults[name] and given[name] != value and name not in RESUMABLE:
+            flag = "--" + name.replace("_", "-")
+            raise ValueError(f"--resume continues the run's own settings: {flag} {given[name]} differs from its {value}")
+    model_cfg = SudokuMDMConfig(**json.loads(state["model_cfg"]))
+    run = json.loads(state["cfg"])
+    run.update({k: given[k] for k in RESUMABLE if given[k] != defaults[k]})
+    return model_cfg, TrainConfig(**run)
+
+
 def _read_exclude(paths: list[Path]) -> set[str]:
     """Puzzle strings (0 for blank) of every evaluation file given, never to be trained on."""
     from mi_core.domains.sudoku import read_puzzles
@@ -229,10 +255,11 @@ def main(argv: list[str] | None = None) -> None:
     if args["threads"]:
         # on a shared 2-core machine one thread is far faster than two that wait on each other
         torch.set_num_threads(args["threads"])
-    model_cfg = SudokuMDMConfig(**{k: args[k] for k in SudokuMDMConfig.__dataclass_fields__})
-    cfg = TrainConfig(**{k: args[k] for k in TrainConfig.__dataclass_fields__})
-    if args["resume"] and not checkpoint_path(args["out"]).is_file():
-        raise ValueError(f"--resume: no checkpoint {checkpoint_path(args['out'])} to continue")
+    if args["resume"]:
+        model_cfg, cfg = resume_configs(args["out"], args, vars(parser.parse_args([])))
+    else:
+        model_cfg = SudokuMDMConfig(**{k: args[k] for k in SudokuMDMConfig.__dataclass_fields__})
+        cfg = TrainConfig(**{k: args[k] for k in TrainConfig.__dataclass_fields__})
     result = train(model_cfg, cfg, args["out"], pick_device(args["device"]), log=lambda m: print(m, flush=True),
                    init=args["init"], resume=args["resume"], exclude=_read_exclude(args["exclude"]),
                    pool_dir=args["pool_dir"])
