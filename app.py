@@ -46,3 +46,4 @@ with right:
 with st.expander("The idea in formulas"):
     st.markdown(texts.MI)
     st.markdown(texts.PARALLEL)
+widgets.link_note()

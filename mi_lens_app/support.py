@@ -7,6 +7,7 @@ weights files' paths and modification times, so replacing a model file invalidat
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -159,13 +160,23 @@ def exact_probe(domain_key: str, grid: str, eps: float, version: str) -> ProbeVi
     return result
 
 
-@st.cache_data(show_spinner="Decoding ...", max_entries=128)
+@st.cache_data(show_spinner=False, max_entries=128)
 def decode_trace(domain_key: str, grid: str, solution: str | None, name: str, params: tuple, temperature: float,
                  seed: int, version: str) -> Trace:
-    """Every frame of decoding ``grid`` with strategy ``name`` (``params``: sorted ``(key, value)`` pairs)."""
+    """Every frame of decoding ``grid`` with strategy ``name`` (``params``: sorted ``(key, value)`` pairs),
+    shared by every session (the cache is the server's), with a progress bar while it runs. Each update of
+    the bar is a point where Streamlit stops the run of a session that was closed or asked for a rerun, so a
+    decode nobody waits for does not run on."""
     domain = get_domain(domain_key)
-    return core.decode_trace(model(domain), estimator(domain), domain, grid, solution, name, dict(params),
-                             temperature, seed, selector(domain))
+    bar = st.progress(0.0, text=f"Decoding with {name} ...")
+
+    def update(filled: int, masked: int) -> None:
+        bar.progress(min(filled / max(masked, 1), 1.0), text=f"Decoding with {name}: {filled} / {masked} filled")
+
+    trace = core.decode_trace(model(domain), estimator(domain), domain, grid, solution, name, dict(params),
+                              temperature, seed, selector(domain), update)
+    bar.empty()
+    return trace
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
@@ -268,6 +279,15 @@ def strategy_doc(name: str) -> str:
     """The first paragraph of a strategy's docstring."""
     doc = (STRATEGIES[name].__doc__ or "").strip()
     return " ".join(doc.split("\n\n")[0].split())
+
+
+_PATH = re.compile(r"(?:[A-Za-z]:)?(?:[/\\][\w.@+~-]+){2,}")
+
+
+def no_paths(text: str) -> str:
+    """``text`` with every absolute file path shortened to its file name: the sidebar names files, it does not
+    show where the server keeps them (a home directory, the Hugging Face cache)."""
+    return _PATH.sub(lambda m: re.split(r"[/\\]", m.group(0))[-1], text)
 
 
 def attempt(fn: Callable, *args, what: str = "", **kwargs):

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from mi_lens_app import support
-from mi_lens_app.core import ParamField
+from mi_lens_app import links, support
+from mi_lens_app.core import ParamField, param_range
 from mi_lens_app.domains import DOMAINS, Domain, Puzzle
 from mi_lens_app.figures import clicked_cell
 from mi_lens_app.protein_figures import WINDOW
@@ -75,15 +75,21 @@ def _pasted(domain: Domain) -> Puzzle | None:
     return _checked(domain, text, "pasted")
 
 
-def _share_upload(text: str) -> None:
-    st.session_state["src"] = "paste"
-    st.session_state["puzzle"] = text
+def _put_in_link(source_key: str, source: str, text_key: str, text: str) -> None:
+    """Switch the source to ``paste`` with ``text``: the widgets take the values, and the URL gets them too
+    (a widget that was not drawn in the last run does not write its value into the URL by itself)."""
+    st.session_state[source_key] = source
+    st.session_state[text_key] = text
+    try:
+        st.query_params[text_key] = text
+    except Exception:  # noqa: BLE001  (a bound parameter: the widget writes it itself)
+        pass
 
 
 def _uploaded(domain: Domain) -> Puzzle | None:
     side = st.sidebar
     file = side.file_uploader("Puzzle file (.txt, one a line, or .csv with a 'puzzle' column)", type=["txt", "csv"],
-                              key="upload")
+                              key="upload", max_upload_size=5)
     if file is None:
         side.info("Upload a puzzle file; uploaded puzzles stay out of the link until you copy one into it.")
         return None
@@ -94,13 +100,15 @@ def _uploaded(domain: Domain) -> Puzzle | None:
     row = side.selectbox(f"Puzzle ({len(records)} in the file)", range(len(records)), key="upload_row",
                          format_func=lambda i: f"line {records[i].line}: {records[i].puzzle[:18]}...")
     record = records[row]
-    side.button("Put this puzzle in the link", on_click=_share_upload, args=(record.puzzle,),
+    side.button("Put this puzzle in the link", on_click=_put_in_link, args=("src", "paste", "puzzle", record.puzzle),
                 help="switches to 'paste' with this puzzle, so the page's URL reopens it")
     return _checked(domain, record.puzzle, f"{file.name}, line {record.line}")
 
 
 def _generated(domain: Domain) -> Puzzle | None:
     lo, hi = domain.clue_range
+    links.clamp_number("clues", lo, hi, integer=True)
+    links.clamp_number("seed", 0, 10**9, integer=True)
     clues = st.sidebar.slider("Clues", lo, hi, value=min(max(30, lo), hi), key="clues", bind=BIND)
     seed = st.sidebar.number_input("Seed", min_value=0, max_value=10**9, value=0, step=1, key="seed", bind=BIND)
     with st.sidebar:
@@ -118,6 +126,7 @@ def cell_picker(domain: Domain, puzzle: Puzzle, *, key: str = "cell", blanks_onl
     default = options.index(puzzle.blanks[0]) if puzzle.blanks and puzzle.blanks[0] in options else 0
     if key in st.session_state and st.session_state[key] not in options:
         del st.session_state[key]
+    links.formatter(key, puzzle.label)
     return where.selectbox(label, options, index=default, format_func=puzzle.label, key=key, bind=BIND)
 
 
@@ -170,15 +179,11 @@ def _sequence_pasted() -> tuple[str, str, Masking] | None:
     return text, "", Masking()
 
 
-def _share_sequence(text: str) -> None:
-    st.session_state["psrc"] = "paste"
-    st.session_state["seq"] = text
-
-
 def _sequence_uploaded() -> tuple[str, str, Masking] | None:
     side = st.sidebar
     file = side.file_uploader("FASTA file (.fasta, .fa, .faa or .txt; up to 1 MiB)",
-                              type=["fasta", "fa", "faa", "txt"], key="pupload")
+                              type=["fasta", "fa", "faa", "txt"], key="pupload",
+                              max_upload_size=1)
     if file is None:
         side.info("Upload a FASTA file; uploaded sequences stay out of the link until you copy one into it.")
         return None
@@ -190,7 +195,7 @@ def _sequence_uploaded() -> tuple[str, str, Masking] | None:
                          format_func=lambda i: f"{records[i].name[:30]} ({records[i].length} aa)")
     record = records[row]
     fasta = f">{record.name}\n{record.text()}\n"
-    side.button("Put this sequence in the link", on_click=_share_sequence, args=(fasta,),
+    side.button("Put this sequence in the link", on_click=_put_in_link, args=("psrc", "paste", "seq", fasta),
                 help="switches to 'paste' with this sequence, so the page's URL reopens it")
     return fasta, record.name, Masking()
 
@@ -204,6 +209,7 @@ def window_picker(length: int, key: str = "win", where=None) -> tuple[int, int]:
     size = c2.selectbox("Window", [60, WINDOW, 200], index=1, key=f"{key}_size", bind=BIND,
                         help="residues drawn at once; long sequences stay responsive")
     last = max(length - size + 1, 2)
+    links.clamp_number(key, 1, last, integer=True)
     if int(st.session_state.get(key, 1) or 1) > last:  # a smaller sequence or a wider window than before
         st.session_state[key] = last
     start = c1.slider(f"Residues shown from (of {length})", 1, last, 1, key=key, bind=BIND)
@@ -222,6 +228,8 @@ def mask_picker(default: Masking, default_name: str) -> Masking:
         return Masking("positions", positions=spec)
     if mode == "rate":
         c1, c2 = side.columns(2)
+        links.clamp_number("mask_rate", 0.05, 0.5)
+        links.clamp_number("mask_seed", 0, 10**9, integer=True)
         rate = c1.slider("Mask rate", 0.05, 0.5, 0.15, step=0.05, key="mask_rate", bind=BIND)
         seed = c2.number_input("Mask seed", min_value=0, max_value=10**9, value=0, step=1, key="mask_seed",
                                bind=BIND)
@@ -243,18 +251,24 @@ def click_to_cell(chart_key: str, cell_key: str, cells: int, allowed: list[int] 
 
 
 def _param_widget(side: str, name: str, field: ParamField):
+    """A widget for one strategy parameter; numbers have a range (see :func:`core.param_range`), and a link
+    with a value outside it is clamped with a note, so no link can ask for unbounded work."""
     key = f"{side}_{name}_{field.name}"
     label = field.name
     if field.kind == "bool":
         return st.toggle(label, value=bool(field.default), key=key, bind=BIND)
+    lo, hi = param_range(name, field)
     if field.kind == "int":
+        links.clamp_number(key, lo, hi, integer=True)
         value = None if field.default is None else int(field.default)
-        return st.number_input(label, value=value, min_value=1, step=1, key=key, bind=BIND,
-                               placeholder="none" if field.optional else None)
+        return st.number_input(label, value=value, min_value=int(lo), max_value=int(hi), step=1, key=key, bind=BIND,
+                               placeholder="none" if field.optional else None, help=f"{int(lo)} to {int(hi)}")
     if field.kind == "float":
+        links.clamp_number(key, lo, hi)
         value = None if field.default is None else float(field.default)
         step = 0.01 if (value or 0) < 1 else 0.1
-        return st.number_input(label, value=value, min_value=0.0, step=step, format="%g", key=key, bind=BIND)
+        return st.number_input(label, value=value, min_value=float(lo), max_value=float(hi), step=step, format="%g",
+                               key=key, bind=BIND, help=f"{lo:g} to {hi:g}")
     if field.choices:
         index = field.choices.index(field.default) if field.default in field.choices else 0
         return st.selectbox(label, field.choices, index=index, key=key, bind=BIND)
@@ -303,6 +317,7 @@ def frame_controls(count: int, key: str = "step") -> int:
                    icon=":material/last_page:", disabled=current >= last)
     if st.session_state.get(key, 0) != current:
         st.session_state[key] = current
+    links.clamp_number(key, 0, max(last, 1), integer=True)
     with cols[4]:
         return st.slider("Step", 0, max(last, 1), key=key, bind=BIND, disabled=last == 0, label_visibility="collapsed")
 
@@ -329,7 +344,7 @@ def model_status(domain: Domain) -> None:
     if sel is not None:
         usable = path is not None and loaded and support.selector(domain) is not None
         lines.append(f"Order selector: `{sel.name}`" if usable else "Order selector: not usable (`learned` is hidden)")
-    st.sidebar.caption("  \n".join(lines))
+    st.sidebar.caption(support.no_paths("  \n".join(lines)))
 
 
 @dataclass(frozen=True)
@@ -357,18 +372,53 @@ VIEWS = [
 ]
 
 
+# the browser's own address is the link: it holds every widget bound to the URL as it is now. The clipboard API
+# needs a secure context (https or localhost); elsewhere a hidden text area and execCommand copy it.
+COPY_LINK = """<button class="mi-copy-link" title="Copy the address of this view, with its settings"
+style="width:100%;padding:0.4rem;border:1px solid rgba(49,51,63,0.3);border-radius:0.5rem;background:white;
+cursor:pointer;font-size:0.95rem">Copy link to this view</button>
+<script>
+document.querySelectorAll("button.mi-copy-link:not([data-ready])").forEach((b) => {
+  b.dataset.ready = "1";
+  b.addEventListener("click", () => {
+    const u = window.location.href;
+    const done = () => { b.dataset.copied = u; b.textContent = "Link copied";
+                         setTimeout(() => { b.textContent = "Copy link to this view"; }, 1500); };
+    const fallback = () => { const t = document.createElement("textarea"); t.value = u; document.body.appendChild(t);
+                             t.select(); document.execCommand("copy"); t.remove(); done(); };
+    if (navigator.clipboard && window.isSecureContext) { navigator.clipboard.writeText(u).then(done, fallback); }
+    else { fallback(); }
+  });
+});
+</script>"""
+
+
 def navigation() -> None:
-    """Links to every view at the top of the sidebar (Streamlit's own list is off in .streamlit/config.toml)."""
+    """Links to every view at the top of the sidebar (Streamlit's own list is off in .streamlit/config.toml),
+    and a button that copies the link to the view as it is now."""
     for view in VIEWS:
         st.sidebar.page_link(view.path, label=view.title, icon=view.icon)
+    with st.sidebar:
+        st.html(COPY_LINK, unsafe_allow_javascript=True)
     st.sidebar.divider()
 
 
-def page(title: str, icon: str = ":material/blur_on:") -> None:
-    """Page config, the navigation and the title; every page calls this first."""
-    st.set_page_config(page_title=f"{title} · MI Lens", page_icon=icon, layout="wide")
+def page(title: str, icon: str = ":material/blur_on:", sidebar: str = "auto") -> None:
+    """Page config, the navigation and the title; every page calls this first (and :func:`link_note` last)."""
+    st.set_page_config(page_title=f"{title} · MI Lens", page_icon=icon, layout="wide",
+                       initial_sidebar_state=sidebar)
+    links.start()
     navigation()
     st.title(title)
+    st.session_state["_link_slot"] = st.empty()
+
+
+def link_note() -> None:
+    """One line at the top of the page saying what of the link was not understood or was clamped."""
+    text = links.note()
+    slot = st.session_state.get("_link_slot")
+    if text and slot is not None:
+        slot.warning(text[0].upper() + text[1:], icon=":material/link_off:")
 
 
 def input_noun(domain: Domain) -> str:

@@ -4,7 +4,7 @@ as an L x L heatmap, a contact-map view, an arc graph along the sequence and a p
 import numpy as np
 import streamlit as st
 
-from mi_lens_app import exports, figures, graph, protein_figures, support, texts, widgets
+from mi_lens_app import exports, figures, graph, links, protein_figures, support, texts, widgets
 
 LAYERS = {"MI": "MI with the selected cell", "entropy": "entropy", "top p": "top probability",
           "candidates": "candidates (marginals)"}
@@ -48,11 +48,13 @@ def grid_panel(domain, pz, m, cell):
 def graph_panel(domain, pz, m):
     c1, c2 = st.columns([1, 2])
     mode = c1.radio("Edges", ["top-k", "threshold"], key="edges", bind="query-params", horizontal=True)
+    links.clamp_number("topk", 5, 300, integer=True)
+    links.clamp_number("thr", 0.0, 10.0)
     if mode == "top-k":
         k = c2.slider("Strongest pairs", 5, 300, 60, step=5, key="topk", bind="query-params")
         g = graph.dependency_graph(m.mi, m.masked, domain.geometry.peers(), top_k=k)
     else:
-        thr = c2.number_input("MI above (nats)", min_value=0.0, value=0.01, step=0.005, format="%g", key="thr",
+        thr = c2.number_input("MI above (nats)", min_value=0.0, max_value=10.0, value=0.01, step=0.005, format="%g", key="thr",
                               bind="query-params")
         g = graph.dependency_graph(m.mi, m.masked, domain.geometry.peers(), threshold=thr)
     info = graph.summary(g)
@@ -91,9 +93,11 @@ def sequence_maps(domain, pz, m):
                                                 title=f"MI, {m.source}")
         widgets.chart(heat, key="heatmap")
     with right:
+        links.clamp_number("sep", 1, 24, integer=True)
         sep = st.slider("Contact map: pairs at least this far apart (|i−j|)", 1, 24, 4, key="sep",
                         bind="query-params")
         widgets.chart(protein_figures.contact_figure(m.mi, labels, m.masked, min_sep=sep), key="contacts")
+    links.clamp_number("arcs", 10, protein_figures.MAX_ARCS, integer=True)
     k = st.slider("Arc graph: strongest pairs", 10, protein_figures.MAX_ARCS, 60, step=10, key="arcs",
                   bind="query-params", help=f"at most {protein_figures.MAX_ARCS} arcs are drawn")
     arcs = protein_figures.arc_figure(pz.text, labels, m.masked, m.mi, cap=k, selected=cell)
@@ -151,3 +155,4 @@ def main():
 
 
 main()
+widgets.link_note()

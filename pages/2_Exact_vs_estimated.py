@@ -3,7 +3,7 @@
 import numpy as np
 import streamlit as st
 
-from mi_lens_app import exports, figures, protein_figures, support, texts, widgets
+from mi_lens_app import exports, figures, links, protein_figures, support, texts, widgets
 
 EPS_CHOICES = [1e-4, 1e-3, 1e-2, 5e-2, 1e-1]
 
@@ -32,6 +32,7 @@ def side_by_side(domain, pz, fast, exact, cell, view):
 
 
 def agreement(fast, exact):
+    links.clamp_number("k", 5, 100, integer=True)
     k = st.slider("k for the top-k overlap", 5, 100, 20, step=5, key="k", bind="query-params")
     stats = support.compare(fast.mi, exact.mi, exact.masked, k)
     cols = st.columns(5)
@@ -128,3 +129,4 @@ def main():
 
 
 main()
+widgets.link_note()

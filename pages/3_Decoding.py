@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from mi_lens_app import exports, figures, protein_figures, support, texts, widgets
+from mi_lens_app import exports, figures, links, protein_figures, support, texts, widgets
 
 SPEEDS = {"slow": 1.5, "normal": 0.8, "fast": 0.35}
 
@@ -18,6 +18,8 @@ def settings(domain):
     for note in dict.fromkeys(support.unavailable_strategies(domain).values()):
         st.caption(note)
     c1, c2, _ = st.columns([1, 1, 2])
+    links.clamp_number("temp", 0.0, 5.0)
+    links.clamp_number("dseed", 0, 10**9, integer=True)
     temperature = c1.number_input("Temperature (0: argmax)", min_value=0.0, max_value=5.0, value=0.0, step=0.1,
                                   format="%g", key="temp", bind="query-params")
     seed = c2.number_input("Seed", min_value=0, max_value=10**9, value=0, step=1, key="dseed", bind="query-params")
@@ -216,3 +218,4 @@ def main():
 
 
 main()
+widgets.link_note()

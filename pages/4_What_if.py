@@ -182,3 +182,4 @@ def main():
 
 
 main()
+widgets.link_note()

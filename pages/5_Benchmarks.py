@@ -43,3 +43,4 @@ def main():
 
 
 main()
+widgets.link_note()

@@ -207,3 +207,43 @@ def test_eight_browser_contexts_at_once(chromium, app_url):
     finally:
         for c in contexts:
             c.close()
+
+
+EASY = "..9.7.1.....2.8...2...3...4.9.........8....311.6...52.....6327.....9.6...1...7.5."
+
+
+def test_an_uploaded_puzzle_put_in_the_link_reopens_in_a_fresh_browser(chromium, app_url, tmp_path):
+    first = chromium.new_context(viewport=VIEW)
+    first.grant_permissions(["clipboard-read", "clipboard-write"])
+    page = first.new_page()
+    page.goto(f"{app_url}/MI_maps?src=upload")
+    wait_ready(page)
+    (tmp_path / "p.txt").write_text(EASY + "\n")
+    page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(tmp_path / "p.txt"))
+    wait_ready(page)
+    page.get_by_role("button", name="Put this puzzle in the link").click()
+    wait_ready(page)
+    assert "src=paste" in page.url and f"puzzle={EASY}" in page.url  # the puzzle itself, not only the source
+    page.get_by_role("button", name="Copy link to this view").click()
+    page.wait_for_timeout(300)
+    shared = page.evaluate("navigator.clipboard.readText()")
+    assert shared == page.url
+    first.close()
+    second = chromium.new_context(viewport=VIEW)
+    page = second.new_page()
+    page.goto(shared)
+    wait_ready(page)
+    check_page(page, 3)
+    assert page.locator('[data-testid="stTextArea"] textarea').input_value() == EASY
+    second.close()
+
+
+def test_a_crafted_link_is_clamped_with_a_one_line_note(chromium, app_url):
+    page = chromium.new_page(viewport=VIEW)
+    page.goto(f"{app_url}/Decoding?domain=banana&step=-3&a=mask_predict&a_mask_predict_steps=100000000&zz=1")
+    wait_ready(page)
+    check_page(page, 2)
+    note = page.locator('[data-testid="stAlert"]', has_text="this link").first.inner_text()
+    assert "not understood: domain=banana, zz=1" in note
+    assert "a_mask_predict_steps=100000000 → 1000" in note
+    page.close()

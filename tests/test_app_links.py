@@ -1,0 +1,91 @@
+"""Shared links under AppTest: a crafted link with huge values is clamped with a visible note, parameters a
+page cannot take are named in one line, the copy-link button is on every page, and an uploaded puzzle put in
+the link lands in the URL."""
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from mi_lens_app.core import INT_RANGE
+from mi_lens_app.domains import load_presets
+from tests.test_app_pages import APP, EASY, assert_clean, env, frame_steps, run_page, weights  # noqa: F401
+
+
+def link_notes(at: AppTest) -> list[str]:
+    return [w.value for w in at.warning if "link" in w.value]
+
+
+def test_a_crafted_link_with_huge_values_is_clamped_with_a_note(env):
+    at = run_page("pages/3_Decoding.py", a="mask_predict", a_mask_predict_steps="100000000", b="topk",
+                  b_topk_k="99999", temp="1e9", step="-3")
+    assert_clean(at)
+    assert at.number_input(key="a_mask_predict_steps").value == INT_RANGE[1]
+    assert at.number_input(key="b_topk_k").value == INT_RANGE[1]
+    assert at.number_input(key="temp").value == 5.0
+    (note,) = link_notes(at)
+    assert "a_mask_predict_steps=100000000 → 1000 (the largest allowed)" in note
+    assert "temp=1e9 → 5 (the largest allowed)" in note and "step=-3 → 0 (the smallest allowed)" in note
+    assert len(frame_steps(at)) == 2  # both sides decoded, within the bounds
+
+
+def test_every_number_a_strategy_takes_has_a_maximum(env):
+    at = run_page("pages/3_Decoding.py", a="mi_exact", b="top_prob")
+    assert_clean(at)
+    for box in at.number_input:
+        assert box.proto.has_max and box.max < 2**53, box.key
+    assert "a_mi_exact_max_batch" not in [box.key for box in at.number_input]  # a memory knob, not a setting
+
+
+@pytest.mark.parametrize("path, query, named", [
+    ("pages/1_MI_maps.py", {"domain": "banana", "cell": "zz99", "layer": "nope"},
+     ["domain=banana", "cell=zz99", "layer=nope"]),
+    ("pages/2_Exact_vs_estimated.py", {"exact": "true", "eps": "abc", "frobnicate": "1"}, ["eps=abc", "frobnicate=1"]),
+    ("pages/3_Decoding.py", {"a": "no_such_sampler", "a_mi_gamma": "x"}, ["a=no_such_sampler"]),
+])
+def test_parameters_a_page_cannot_take_are_named_in_one_line(env, path, query, named):
+    at = run_page(path, **query)
+    assert_clean(at)
+    (note,) = link_notes(at)
+    assert note.startswith("Part of this link was not understood: ") and "\n" not in note
+    for part in named:
+        assert part in note
+
+
+def test_a_clean_link_gets_no_note(env):
+    first = load_presets()["sudoku9"][0].puzzle
+    blank = [i for i, ch in enumerate(first) if ch in ".0"][-1]
+    at = run_page("pages/1_MI_maps.py", cell=f"r{blank // 9 + 1}c{blank % 9 + 1}", layer="entropy", boxmajor="true",
+                  domain="9x9")
+    assert_clean(at)
+    assert not link_notes(at)
+
+
+def test_parameters_of_other_pages_are_named_as_unused(env):
+    at = run_page("pages/5_Benchmarks.py", cell="r1c3")
+    assert_clean(at)
+    assert link_notes(at) == ["Part of this link is not used on this page: cell."]
+
+
+def test_every_page_has_a_copy_link_button(env):
+    at = run_page("pages/4_What_if.py")
+    assert any("Copy link to this view" in h.proto.body for h in at.get("html"))
+
+
+def test_an_uploaded_puzzle_put_in_the_link_is_in_the_url(env):
+    at = run_page("pages/1_MI_maps.py", src="upload")
+    at.file_uploader(key="upload").set_value(("p.txt", f"{EASY}\n".encode(), "text/plain")).run()
+    next(b for b in at.button if b.label == "Put this puzzle in the link").click().run()
+    assert_clean(at)
+    assert at.query_params["puzzle"] == [EASY] or at.query_params["puzzle"] == EASY
+    fresh = run_page("pages/1_MI_maps.py", src="paste", puzzle=EASY)  # what a fresh browser opens
+    assert fresh.text_area(key="puzzle").value == EASY and not fresh.error
+
+
+def test_the_sidebar_names_files_not_server_paths(env, tmp_path):
+    bad = tmp_path / "deep" / "inside" / "server" / "broken.safetensors"
+    bad.parent.mkdir(parents=True)
+    bad.write_bytes(b"not a safetensors file")
+    env.setenv("MI_LENS_SUDOKU_MODEL", str(bad))
+    at = run_page("pages/1_MI_maps.py")
+    assert_clean(at)
+    notes = [c.value for c in at.sidebar.caption if "Model" in c.value]
+    assert notes and "broken.json" in notes[0] and str(tmp_path) not in notes[0]
