@@ -69,13 +69,14 @@ def _square_layout(fig: go.Figure, n: int, title: str, height: int) -> None:
                       plot_bgcolor="white", font=FONT, showlegend=False, dragmode=False, clickmode="event+select")
 
 
-def _digit_traces(digits: np.ndarray, givens: np.ndarray, errors: np.ndarray | None, n: int) -> list[go.Scatter]:
+def _digit_traces(digits: np.ndarray, givens: np.ndarray, errors: np.ndarray | None, n: int,
+                  size: int | None = None) -> list[go.Scatter]:
     """Text traces: givens in black, model-filled digits in blue, wrong ones in red."""
     x, y = cell_xy(len(digits))
     errors = np.zeros(len(digits), bool) if errors is None else errors
     kinds = [(givens & (digits > 0), GIVEN_COLOR, "given"), (~givens & (digits > 0) & ~errors, FILLED_COLOR, "filled"),
              (~givens & (digits > 0) & errors, ERROR_COLOR, "wrong")]
-    size = 26 if n <= 4 else 21
+    size = size or (26 if n <= 4 else 21)
     return [go.Scatter(x=x[m], y=y[m], text=digits[m].astype(str), mode="text", name=name, hoverinfo="skip",
                        textfont={"size": size, "color": color, "family": DIGIT_FONT,
                                      "weight": "bold" if name == "given" else "normal"})
@@ -108,7 +109,7 @@ def grid_figure(digits: np.ndarray, givens: np.ndarray, box: int, *, layer: np.n
                 zmax: float | None = None, zmid: float | None = None, hover: list[str] | None = None,
                 selected: int | None = None, outline: np.ndarray | None = None, remasked: np.ndarray | None = None,
                 errors: np.ndarray | None = None, candidates: np.ndarray | None = None, title: str = "",
-                height: int = 520) -> go.Figure:
+                height: int = 520, digit_size: int | None = None, colorbar: bool = True) -> go.Figure:
     """A Sudoku-style grid.
 
     Args:
@@ -117,6 +118,8 @@ def grid_figure(digits: np.ndarray, givens: np.ndarray, box: int, *, layer: np.n
         hover: ``(N,)`` hover text per cell; selected: a cell to outline; outline: ``(N,)`` bool cells to
         outline in orange (unmasked at this step); remasked: ``(N,)`` bool cells outlined in purple;
         errors: ``(N,)`` bool digits drawn red; candidates: ``(N, V)`` marginals drawn as pencil marks.
+        digit_size: font size of the digits (default by grid size; larger for a projector); colorbar: draw the
+        layer's colour bar (off: the grid takes the whole width, a legend beside it explains the colours).
     """
     cells = len(digits)
     n = _side(cells)
@@ -124,11 +127,11 @@ def grid_figure(digits: np.ndarray, givens: np.ndarray, box: int, *, layer: np.n
     fig = go.Figure()
     if layer is not None:
         fig.add_trace(go.Heatmap(z=np.asarray(layer, float).reshape(n, n), colorscale=colorscale, zmin=zmin,
-                                 zmax=zmax, zmid=zmid, hoverinfo="skip", name=layer_name,
+                                 zmax=zmax, zmid=zmid, hoverinfo="skip", name=layer_name, showscale=colorbar,
                                  colorbar={"title": {"text": layer_name, "side": "right"}, "thickness": 14}))
     if candidates is not None:
         fig.add_trace(_candidate_trace(np.asarray(candidates), digits == 0, n, box))
-    for trace in _digit_traces(digits, givens, errors, n):
+    for trace in _digit_traces(digits, givens, errors, n, digit_size):
         fig.add_trace(trace)
     fig.add_trace(_click_trace(hover, cells))
     shapes = _grid_lines(n, box)

@@ -208,9 +208,7 @@ def decode_strip(tokens: np.ndarray, chosen: np.ndarray, entropy: np.ndarray, er
         name, scale = "H before (nats)", "Oranges"
     letters = np.array(["_", *amino_acids])[np.clip(tokens[rows], 0, len(amino_acids))]
     x = np.arange(lo, hi)
-    lettered = (hi - lo) * len(rows) <= 6000  # letters in every cell only while the browser keeps up
-    fig = go.Figure(go.Heatmap(z=z[:, lo:hi], x=x + 1, y=rows, colorscale=scale, name=name,
-                               text=letters[:, lo:hi], texttemplate="%{text}" if lettered else None,
+    fig = go.Figure(go.Heatmap(z=z[:, lo:hi], x=x + 1, y=rows, colorscale=scale, name=name, text=letters[:, lo:hi],
                                hovertemplate="step %{y}, residue %{x}: %{text}<br>" + name + " %{z}<extra></extra>",
                                colorbar={"title": {"text": name, "side": "right"}, "thickness": 12}))
     r, c = np.nonzero(chosen[rows][:, lo:hi])
@@ -222,15 +220,29 @@ def decode_strip(tokens: np.ndarray, chosen: np.ndarray, entropy: np.ndarray, er
         fig.add_trace(go.Scatter(x=x[c] + 1, y=rows[r] + 0.32, mode="markers", name="differs from native",
                                  hoverinfo="skip", marker={"symbol": "line-ew", "size": 9,
                                                            "line": {"width": 2, "color": ERROR_COLOR}}))
+    # letters as their own trace: a heatmap writes no text where z is blank (every cell of step 0), and the
+    # size follows the window (60 residues across a page-wide chart: ~20 px a residue)
+    rr, cc = np.meshgrid(np.arange(len(rows)), np.arange(hi - lo), indexing="ij")
+    sub = letters[:, lo:hi]
+    if sub.size <= 12000:
+        fig.add_trace(go.Scatter(x=(x[cc] + 1).ravel(), y=rows[rr].ravel(), text=sub.ravel(), mode="text",
+                                 name="letters", hoverinfo="skip",
+                                 textfont={"size": letter_size(hi - lo), "color": np.where(sub == "_", "#888888",
+                                                                                           "#111111").ravel().tolist()}))
     notes = []
     if first:
         notes.append(f"last {len(rows)} of {steps} steps")
     if hi - lo < length:
         notes.append(f"residues {lo + 1}-{hi} of {length}")
-    _layout(fig, title + (f" ({', '.join(notes)})" if notes else ""), height or min(160 + 22 * len(rows), 900),
+    _layout(fig, title + (f" ({', '.join(notes)})" if notes else ""), height or 150 + 30 * len(rows),
             xaxis={"title": "residue", "showgrid": False, "zeroline": False},
             yaxis={"title": "step", "autorange": "reversed", "showgrid": False, "zeroline": False})
     return fig
+
+
+def letter_size(residues: int) -> int:
+    """Font size of residue letters when ``residues`` positions share the width of a page."""
+    return 15 if residues <= 60 else 11 if residues <= 120 else 8
 
 
 def profile_figure(labels: list[str], series: dict[str, np.ndarray], *, selected: int | None = None,

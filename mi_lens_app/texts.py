@@ -113,6 +113,35 @@ residues in the same pass. Preset sequences are CATH S40 domains (CC BY 4.0); pa
 """
 
 
+DECODE_LEGEND = (
+    "**Black** digits were given · :blue[**blue**] digits the model filled · :red[**red**] digits are wrong · "
+    ":orange[**orange outline**]: unmasked together at this step · :violet[**dotted purple**]: remasked · "
+    "cell colour: how unsure the model was (entropy) before this step"
+)
+
+SEQUENCE_LEGEND = (
+    "Each row is one step · letters: residues (`_` still masked) · :orange[**orange squares**]: unmasked together "
+    "at this step · :red[**red bar**]: differs from the native sequence · colour: the step that filled a residue "
+    "(or its entropy)"
+)
+
+
+def frame_line(items: list[tuple[str, str]]) -> str:
+    """One Markdown line of a frame's numbers, ``step **3 / 12** · passes **13** · ...``: it wraps instead of
+    cutting a number off, as a row of metrics does in a narrow column."""
+    return " · ".join(f"{label} **{value}**" for label, value in items)
+
+
+def read_frame_line(line: str) -> dict[str, str]:
+    """The numbers of a :func:`frame_line` by label (its inverse; tests read the page with it)."""
+    out = {}
+    for part in line.split(" · "):
+        label, _, value = part.partition(" **")
+        if value.endswith("**"):
+            out[label] = value[:-2]
+    return out
+
+
 def learned_caption(mode: str, threshold: float, steps: int, step: int, masked: int, unmasked: int,
                     noun: str = "cell", marker: str = "Outlined", budget: tuple | None = None) -> str:
     """The caption under the order selector's P(unmask) at frame ``step`` (1-based) of ``learned`` (or of

@@ -4,9 +4,11 @@ the same view: ``?domain=...&src=...&preset=...&cell=r3c5&a=eb&a_eb_gamma=0.5``.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 
 import streamlit as st
+from streamlit.errors import StreamlitAPIException
 
 from mi_lens_app import links, support
 from mi_lens_app.core import ParamField, param_range
@@ -80,10 +82,8 @@ def _put_in_link(source_key: str, source: str, text_key: str, text: str) -> None
     (a widget that was not drawn in the last run does not write its value into the URL by itself)."""
     st.session_state[source_key] = source
     st.session_state[text_key] = text
-    try:
+    with contextlib.suppress(StreamlitAPIException):  # already bound: the widget writes it itself
         st.query_params[text_key] = text
-    except Exception:  # noqa: BLE001  (a bound parameter: the widget writes it itself)
-        pass
 
 
 def _uploaded(domain: Domain) -> Puzzle | None:
@@ -304,7 +304,7 @@ def frame_controls(count: int, key: str = "step") -> int:
     """Rewind / previous / next / end buttons (arrow keys step) and a slider over ``count`` frames."""
     last = max(count - 1, 0)
     current = min(int(st.session_state.get(key, 0) or 0), last)
-    cols = st.columns([1, 1.2, 1.2, 1, 5])
+    cols = st.columns(4)  # the slider gets its own row: four buttons and a slider in one row cut the labels off
     cols[0].button("start", key=f"{key}_first", on_click=_step_to, args=(key, 0), help="back to the puzzle",
                    icon=":material/first_page:", disabled=current == 0)
     cols[1].button("prev", key=f"{key}_prev", on_click=_step_to, args=(key, max(current - 1, 0)),
@@ -318,8 +318,7 @@ def frame_controls(count: int, key: str = "step") -> int:
     if st.session_state.get(key, 0) != current:
         st.session_state[key] = current
     links.clamp_number(key, 0, max(last, 1), integer=True)
-    with cols[4]:
-        return st.slider("Step", 0, max(last, 1), key=key, bind=BIND, disabled=last == 0, label_visibility="collapsed")
+    return st.slider("Step", 0, max(last, 1), key=key, bind=BIND, disabled=last == 0, label_visibility="collapsed")
 
 
 def model_status(domain: Domain) -> None:

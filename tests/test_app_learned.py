@@ -18,6 +18,7 @@ from mi_lens_app import core, exports, figures, protein_figures, texts
 from mi_lens_app import selector as order
 from mi_lens_app.domains import DOMAINS, load_presets
 from mi_lens_app.sequences import load_protein_presets
+from mi_lens_app.texts import read_frame_line
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
@@ -93,7 +94,7 @@ def values(data) -> np.ndarray:
 
 
 def step_metrics(at: AppTest) -> list[str]:
-    return [m.value for m in at.metric if m.label == "step"]
+    return [read_frame_line(m.value)["step"] for m in at.markdown if m.value.startswith("step **")]
 
 
 def test_learned_beside_mi_shows_the_selectors_probabilities(env):

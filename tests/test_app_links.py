@@ -7,7 +7,11 @@ from streamlit.testing.v1 import AppTest
 
 from mi_lens_app.core import INT_RANGE
 from mi_lens_app.domains import load_presets
-from tests.test_app_pages import APP, EASY, assert_clean, env, frame_steps, run_page, weights  # noqa: F401
+from tests import test_app_pages
+from tests.test_app_pages import EASY, assert_clean, frame_steps, run_page
+
+weights = test_app_pages.weights  # the fixtures: a tiny random MDM and estimator, and the environment naming them
+env = test_app_pages.env
 
 
 def link_notes(at: AppTest) -> list[str]:

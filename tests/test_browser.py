@@ -5,6 +5,7 @@ Skipped with a reason when Chromium or Playwright is missing, except under ``CI=
 """
 
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -136,7 +137,9 @@ def test_every_page_renders_and_its_charts_draw(chromium, app_url):
 
 
 def step_value(page) -> str:
-    return page.locator('[data-testid="stMetric"]:has-text("step") [data-testid="stMetricValue"]').first.inner_text()
+    """The step of strategy A's frame, from its line of numbers (``step 3 / 12 · passes 3 · ...``)."""
+    line = page.locator('[data-testid="stMarkdownContainer"] p', has_text=re.compile(r"^step \d")).first
+    return line.locator("strong").first.inner_text()
 
 
 def test_decoding_steps_forward_and_back(chromium, app_url):
@@ -246,4 +249,26 @@ def test_a_crafted_link_is_clamped_with_a_one_line_note(chromium, app_url):
     note = page.locator('[data-testid="stAlert"]', has_text="this link").first.inner_text()
     assert "not understood: domain=banana, zz=1" in note
     assert "a_mask_predict_steps=100000000 → 1000" in note
+    page.close()
+
+
+def test_presentation_mode_on_a_projector_plays_with_space(chromium, app_url):
+    page = chromium.new_page(viewport={"width": 1024, "height": 768})
+    page.goto(f"{app_url}/Decoding?a=topk&a_topk_k=4&b=topk&b_topk_k=8&present=true")
+    wait_ready(page)
+    check_page(page, 2)
+    assert page.locator('[data-testid="stSidebar"][aria-expanded="true"]').count() == 0  # folded
+    widths = [box["width"] for box in (c.bounding_box() for c in page.locator('[data-testid="stPlotlyChart"]').all())
+              if box]
+    assert min(widths) > 300, widths  # not the 140 px grids of a 1024 px screen with the sidebar open
+    assert page.get_by_role("button", name="Play", exact=False).first.is_visible()
+    page.locator("h1").first.click()
+    page.keyboard.press("Space")
+    page.wait_for_timeout(2500)
+    page.keyboard.press("Space")  # pause
+    wait_ready(page)
+    reached = int(step_value(page).split(" / ")[0])
+    assert reached >= 1
+    page.wait_for_timeout(1500)
+    assert int(step_value(page).split(" / ")[0]) == reached  # paused
     page.close()
