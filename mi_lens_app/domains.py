@@ -273,6 +273,14 @@ def load_presets(path: Path = PRESETS_PATH) -> dict[str, list[Preset]]:
             for key, d in DOMAINS.items() if d.layout == "grid"}
 
 
+def clamp_contradicts(domain: Domain, digits: tuple[int, ...], cell: int, digit: int) -> bool:
+    """Whether writing ``digit`` into blank ``cell`` leaves a grid no solution agrees with (a rule broken
+    outright, or one the givens rule out a few steps later)."""
+    clamped = list(digits)
+    clamped[cell] = digit
+    return count_solutions(clamped, 1) == 0
+
+
 def generate(domain: Domain, clues: int, seed: int) -> Puzzle:
     """A unique-solution puzzle with ``clues`` givens from ``seed`` (raises ValueError when out of range)."""
     lo, hi = domain.clue_range

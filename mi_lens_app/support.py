@@ -15,10 +15,18 @@ import streamlit as st
 
 from mi_core.decoding import STRATEGIES, strategy_params
 from mi_core.models.base import ModelFileError
-from mi_lens_app import benchmarks, core, sequences
+from mi_lens_app import benchmarks, core, domains, sequences
 from mi_lens_app import selector as order
 from mi_lens_app.core import MIMap, ProbeView, Trace, WhatIf
-from mi_lens_app.domains import Domain, Puzzle, generate, get_domain, load_presets, make_puzzle, read_upload
+from mi_lens_app.domains import (
+    Domain,
+    Puzzle,
+    generate,
+    get_domain,
+    load_presets,
+    make_puzzle,
+    read_upload,
+)
 
 USER_ERRORS = (ValueError, FileNotFoundError, RuntimeError)  # ModelFileError and every SudokuError are ValueErrors
 
@@ -183,6 +191,16 @@ def decode_trace(domain_key: str, grid: str, solution: str | None, name: str, pa
 def what_if(domain_key: str, grid: str, cell: int, value: int, version: str) -> WhatIf:
     domain = get_domain(domain_key)
     return core.what_if(model(domain), core.tokens_of(grid, domain, core.app_device()), cell, value)
+
+
+@st.cache_data(show_spinner=False, max_entries=512)
+def _contradicts(domain_key: str, digits: tuple, cell: int, digit: int) -> bool:
+    return domains.clamp_contradicts(get_domain(domain_key), digits, cell, digit)
+
+
+def clamp_contradicts(domain: Domain, pz: Puzzle, cell: int, digit: int) -> bool:
+    """Whether ``cell = digit`` leaves ``pz`` with no solution (cached)."""
+    return _contradicts(domain.key, pz.digits, cell, digit)
 
 
 @st.cache_data(show_spinner=False, max_entries=512)

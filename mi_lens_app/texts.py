@@ -81,7 +81,13 @@ digit can lower or raise an entropy.
 BENCH_PAGE = r"""
 Each point is one sampler with one setting, run over a puzzle set: accuracy (whole grid right) against
 mean forward passes per puzzle. Up and to the left is better; the dashed line is the frontier over all
-settings. Results are read from `assets/benchmarks/*.json`, written by `python -m mi_core sweep`.
+settings (points of one sampler are not joined: its settings vary in several knobs). Results are read from `assets/benchmarks/*.json`, written by `python -m mi_core sweep`.
+"""
+
+PROTEIN_BENCH_PAGE = r"""
+Each point is one sampler with one setting, generating protein sequences: how far the generated sequences'
+dipeptide statistics are from those of real CATH domains (Jensen-Shannon divergence, lower is better)
+against mean forward passes per sequence. Down and to the left is better; the dashed line is the frontier.
 """
 
 SEQUENCE_MAPS_PAGE = r"""

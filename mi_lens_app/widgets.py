@@ -7,13 +7,14 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass
 
+import numpy as np
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
 from mi_lens_app import links, support
 from mi_lens_app.core import ParamField, param_range
 from mi_lens_app.domains import DOMAINS, Domain, Puzzle
-from mi_lens_app.figures import clicked_cell
+from mi_lens_app.figures import SCALES, clicked_cell, clicked_pair
 from mi_lens_app.protein_figures import WINDOW
 from mi_lens_app.sequences import MASK_MODES, Masking
 
@@ -115,15 +116,31 @@ def _generated(domain: Domain) -> Puzzle | None:
         return support.attempt(support.generated, domain.key, int(clues), int(seed), what="Cannot generate")
 
 
+def most_uncertain(entropy: np.ndarray, blanks: list[int]) -> int | None:
+    """The blank with the largest entropy (the first on a tie), or None without blanks: where a map or a
+    clamp shows something, unlike a cell the model is already sure of."""
+    if not blanks:
+        return None
+    values = np.asarray(entropy, float)[blanks]
+    return blanks[int(np.argmax(values))]
+
+
 def cell_picker(domain: Domain, puzzle: Puzzle, *, key: str = "cell", blanks_only: bool = False,
-                label: str = "Selected cell", where=None) -> int:
+                label: str = "Selected cell", where=None, default: int | None = None) -> int:
     """A selectbox over cells (shown as r3c5, or a residue as _17, in the URL too); clicks on grids with
-    :func:`click_to_cell` set it."""
+    :func:`click_to_cell` set it. It opens on ``default`` (e.g. :func:`most_uncertain`), else the first blank.
+    A value of another puzzle or domain (``r1c2`` after a switch to a protein) is dropped."""
     where = where or st
     options = puzzle.blanks if blanks_only else list(range(puzzle.length))
     if not options:
         options = list(range(puzzle.length))
-    default = options.index(puzzle.blanks[0]) if puzzle.blanks and puzzle.blanks[0] in options else 0
+    if default is None or default not in options:
+        default = puzzle.blanks[0] if puzzle.blanks and puzzle.blanks[0] in options else options[0]
+    default = options.index(default)
+    owner = (puzzle.domain, puzzle.text)
+    if st.session_state.get(f"_{key}_of") not in (None, owner) and key in st.session_state:
+        del st.session_state[key]  # another puzzle or domain: its cell means nothing here
+    st.session_state[f"_{key}_of"] = owner
     if key in st.session_state and st.session_state[key] not in options:
         del st.session_state[key]
     links.formatter(key, puzzle.label)
@@ -235,6 +252,32 @@ def mask_picker(default: Masking, default_name: str) -> Masking:
                                bind=BIND)
         return Masking("rate", rate=float(rate), seed=int(seed))
     return default if default.mode in MASK_MODES else Masking()
+
+
+def scale_picker(key: str = "scale") -> str:
+    """Colours of the MI heatmap: linear, log, or percentile (most maps are a few strong pairs among many weak
+    ones, which a linear scale draws all dark)."""
+    links.formatter(key, str)
+    return st.segmented_control("Heatmap colours", list(SCALES), key=key, bind=BIND, default="linear",
+                                help="linear: MI as is; log: orders of magnitude; percentile: each pair's rank "
+                                     "among the map's pairs") or "linear"
+
+
+def click_to_pair(chart_key: str, cell_key: str, allowed: list[int]):
+    """An ``on_select`` callback for a heatmap with a click layer: remembers the clicked pair (``pair``) and
+    selects its row's cell (or its column's, when the row's is not a blank)."""
+
+    def callback() -> None:
+        state = st.session_state.get(chart_key)
+        pair = clicked_pair(state.get("selection") if state else None)
+        if pair is None:
+            return
+        st.session_state["pair"] = pair
+        cell = next((c for c in pair if c in allowed), None)
+        if cell is not None:
+            st.session_state[cell_key] = cell
+
+    return callback
 
 
 def click_to_cell(chart_key: str, cell_key: str, cells: int, allowed: list[int] | None = None):

@@ -17,9 +17,9 @@ def heatmap(domain, pz, mi, view, **kwargs):
 
 
 def side_by_side(domain, pz, fast, exact, cell, view):
-    zmax = float(max(fast.mi.max(), exact.mi.max(), 1e-9))
+    zmax = figures.color_max(fast.mi, exact.mi)
     diff = fast.mi - exact.mi
-    dmax = float(np.abs(diff).max()) or 1e-9
+    dmax = float(np.abs(diff).max()) or figures.ZERO_SPAN
     figs = [
         heatmap(domain, pz, fast.mi, view, selected=cell, zmax=zmax, title="Estimated", height=430),
         heatmap(domain, pz, exact.mi, view, selected=cell, zmax=zmax, title="Exact probe", height=430),
@@ -50,7 +50,7 @@ def asymmetry(domain, pz, exact, cell, view):
     asym = exact.asymmetry
     c1, c2 = st.columns([2, 1])
     with c1:
-        fig = heatmap(domain, pz, asym, view, selected=cell, colorscale="Reds",
+        fig = heatmap(domain, pz, asym, view, selected=cell, colorscale="Reds", zmax=figures.color_max(asym),
                       title="Asymmetry |I(i→j) − I(j→i)|", value_name="nats", height=460)
         widgets.chart(fig, key="asym")
     with c2:
