@@ -15,7 +15,7 @@ import streamlit as st
 
 from mi_core.decoding import STRATEGIES, strategy_params
 from mi_core.models.base import ModelFileError
-from mi_lens_app import benchmarks, core, domains, sequences
+from mi_lens_app import benchmarks, core, domains, sequences, texts
 from mi_lens_app import selector as order
 from mi_lens_app.core import MIMap, ProbeView, Trace, WhatIf
 from mi_lens_app.domains import (
@@ -293,8 +293,13 @@ def probe_fallback_note(name: str, domain: Domain) -> str | None:
             f"eps={domain.fallback_eps:g} at every step; its passes are counted as + extra.")
 
 
+def strategy_plain(name: str) -> str:
+    """What strategy ``name`` does, in plain words (its docstring when no plain text is written)."""
+    return texts.STRATEGY_PLAIN.get(name) or strategy_doc(name)
+
+
 def strategy_doc(name: str) -> str:
-    """The first paragraph of a strategy's docstring."""
+    """The first paragraph of a strategy's docstring (the technical form)."""
     doc = (STRATEGIES[name].__doc__ or "").strip()
     return " ".join(doc.split("\n\n")[0].split())
 
@@ -319,6 +324,7 @@ def attempt(fn: Callable, *args, what: str = "", **kwargs):
 
 def show_error(err: Exception, what: str = "") -> None:
     prefix = f"{what}: " if what else ""
+    err = type(err)(texts.app_wording(str(err))) if err.args and isinstance(err.args[0], str) else err
     if isinstance(err, ModelFileError):
         st.error(f"{prefix}{err}", icon=":material/report:")
     else:

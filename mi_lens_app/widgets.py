@@ -324,7 +324,9 @@ def strategy_picker(side: str, default: str, domain: Domain | None = None) -> tu
     names = support.strategy_names(domain)
     name = st.selectbox(f"Strategy {side.upper()}", names, index=names.index(default) if default in names else 0,
                         key=side, bind=BIND, help="every strategy in mi_core.decoding's registry")
-    st.caption(support.strategy_doc(name))
+    st.caption(support.strategy_plain(name))
+    with st.expander("Technical description"):
+        st.caption(support.strategy_doc(name))
     if domain is not None and support.uses_selector(name):
         st.caption(f"The app runs the order selector `{domain.selector_path().name}` "
                    f"(set {domain.selector_env} to use another).")

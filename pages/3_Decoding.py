@@ -239,7 +239,8 @@ def main():
                              "them anyway)")
     if present:
         st.html(PRESENT_CSS)
-    with st.expander("Strategies and settings", expanded=not present):
+    # presentation mode folds the settings into a button, so the grids come first on a projector
+    with st.popover("Strategies and settings", width="stretch") if present else st.container():
         picked, temperature, seed = settings(domain)
     traces = [run(domain, pz, name, params, temperature, seed) for name, params in picked]
     if not any(traces):

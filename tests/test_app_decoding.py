@@ -38,14 +38,14 @@ def test_the_legend_names_every_colour(env):
 def test_presentation_mode_draws_large_grids_and_folds_the_settings(env):
     at = run_page("pages/3_Decoding.py", a="topk", a_topk_k="4", b="eb")
     normal = grid_spec(at, "topk")["layout"]["height"]
-    assert at.expander[0].proto.expanded
+    assert not at.get("popover")
     at = run_page("pages/3_Decoding.py", a="topk", a_topk_k="4", b="eb", present="true")
     assert_clean(at)
     spec = grid_spec(at, "topk")
     assert spec["layout"]["height"] > normal
     digits = [t for t in spec["data"] if t.get("mode") == "text" and t["name"] == "given"]
     assert digits[0]["textfont"]["size"] >= 28
-    assert not at.expander[0].proto.expanded  # the strategies fold away; the grids come first
+    assert at.get("popover")  # the strategies fold into a button; the grids come first
     assert any("<style>" in h.proto.body for h in at.get("html"))  # large fonts
 
 
@@ -80,3 +80,21 @@ def test_the_animated_export_is_a_self_contained_player(env):
     assert data["runs"][0]["frames"][-1]["state"].count(".") == 0
     assert "<script src" not in html and "http" not in html.split("<script>")[1]  # nothing to fetch
     assert 'e.code === "Space"' in html
+
+
+def test_strategies_are_described_in_plain_words_with_the_technical_form_apart(env):
+    at = run_page("pages/3_Decoding.py", a="mi", b="learned")
+    captions = [c.value for c in at.caption]
+    assert any(c.startswith("Fills several cells per pass, but only cells the model is sure of") for c in captions)
+    inside = [c.value for e in at.expander if e.label == "Technical description" for c in e.caption]
+    assert any("mi_fn(ctx) -> (B, N, N)" in c for c in inside)
+    outside = [c for c in captions if c not in inside]
+    for developer_text in ("mi_fn", "prepare", "``net``", "max_batch"):
+        assert not any(developer_text in c for c in outside), developer_text
+
+
+def test_a_rare_residue_gets_advice_an_app_user_can_follow(env):
+    at = run_page("pages/1_MI_maps.py", domain="protein", psrc="paste", seq="MKTAYIAKQRQISFVKSHFSRQUEERLGLIEVQ")
+    assert_clean(at)
+    message = " ".join(e.value for e in at.error)
+    assert "write X or _ in their place" in message and "ambiguous=" not in message
