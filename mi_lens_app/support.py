@@ -14,6 +14,7 @@ from pathlib import Path
 import streamlit as st
 
 from mi_core.decoding import STRATEGIES, strategy_params
+from mi_core.domains import protein
 from mi_core.models.base import ModelFileError
 from mi_lens_app import benchmarks, core, domains, sequences, texts
 from mi_lens_app import selector as order
@@ -229,12 +230,29 @@ def protein_presets() -> list:
     return sequences.load_protein_presets()
 
 
+def max_residues(domain: Domain) -> int:
+    """The longest sequence ``domain``'s model takes (the parser's limit when the model cannot be loaded: the
+    page then says why)."""
+    try:
+        return int(model(domain).max_len)
+    except USER_ERRORS:
+        return protein.MAX_INPUT_LENGTH
+
+
+def protein_puzzle(domain: Domain, text: str, masking: sequences.Masking, name: str = "") -> tuple[Puzzle, int, bool]:
+    """The masked state of the first sequence in ``text``, how many records the text has, and whether it looks
+    like DNA (raises ProteinInputError naming a bad letter and its position, a sequence longer than the model
+    takes, or a bad masking)."""
+    return _protein_puzzle(domain.key, text, masking, name, max_residues(domain))
+
+
 @st.cache_data(show_spinner=False, max_entries=512)
-def protein_puzzle(domain_key: str, text: str, masking: sequences.Masking, name: str = "") -> tuple[Puzzle, int]:
-    """The masked state of the first sequence in ``text`` and how many records the text has (raises
-    ProteinInputError naming a bad letter and its position, or a bad masking)."""
+def _protein_puzzle(domain_key: str, text: str, masking: sequences.Masking, name: str,
+                    limit: int) -> tuple[Puzzle, int, bool]:
     record, count = sequences.first_record(text)
-    return sequences.protein_puzzle(get_domain(domain_key), record, masking, name or record.name), count
+    sequences.check_length(record, limit)
+    pz = sequences.protein_puzzle(get_domain(domain_key), record, masking, name or record.name)
+    return pz, count, sequences.looks_like_dna(record)
 
 
 @st.cache_data(show_spinner=False, max_entries=16)

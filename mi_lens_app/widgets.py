@@ -98,12 +98,36 @@ def _uploaded(domain: Domain) -> Puzzle | None:
         records = support.attempt(support.uploaded, file.name, file.getvalue(), domain.key, what="Cannot read the file")
     if not records:
         return None
-    row = side.selectbox(f"Puzzle ({len(records)} in the file)", range(len(records)), key="upload_row",
-                         format_func=lambda i: f"line {records[i].line}: {records[i].puzzle[:18]}...")
-    record = records[row]
+    record = _pick_row(records, side)
+    if record is None:
+        return None
     side.button("Put this puzzle in the link", on_click=_put_in_link, args=("src", "paste", "puzzle", record.puzzle),
                 help="switches to 'paste' with this puzzle, so the page's URL reopens it")
     return _checked(domain, record.puzzle, f"{file.name}, line {record.line}")
+
+
+MAX_PICKER_ROWS = 200  # rows a file's picker lists; the others are reached by their line number
+
+
+def _pick_row(records: list, side):
+    """A row of an uploaded file: from a list of its first :data:`MAX_PICKER_ROWS`, or by line number (a
+    64,000-row picker is slow to open and to scroll)."""
+    shown = records[:MAX_PICKER_ROWS]
+    more = len(records) > len(shown)
+    line = 0
+    if more:
+        last = records[-1].line
+        line = side.number_input(f"Go to line (1-{last}; 0: pick from the list)", min_value=0, max_value=last,
+                                 value=0, step=1, key="upload_line")
+    if line:
+        found = next((r for r in records if r.line == line), None)
+        if found is None:
+            side.warning(f"Line {line} holds no puzzle of this size.")
+        return found
+    label = f"Puzzle ({len(records)} in the file" + (f"; the first {len(shown)} listed)" if more else ")")
+    row = side.selectbox(label, range(len(shown)), key="upload_row",
+                         format_func=lambda i: f"line {shown[i].line}: {shown[i].puzzle[:18]}...")
+    return shown[row]
 
 
 def _generated(domain: Domain) -> Puzzle | None:
@@ -165,11 +189,14 @@ def sequence_picker(domain: Domain) -> Puzzle | None:
     text, name, default = found
     masking = mask_picker(default, "the preset's" if src == "preset" else "only _ and X")
     with side:
-        result = support.attempt(support.protein_puzzle, domain.key, text, masking, name,
+        result = support.attempt(support.protein_puzzle, domain, text, masking, name,
                                  what="This sequence cannot be used")
     if result is None:
         return None
-    pz, count = result
+    pz, count, dna = result
+    if dna:
+        side.warning("This looks like DNA (only A, C, G and T): the model reads it as a protein made of alanine, "
+                     "cysteine, glycine and threonine. Paste the protein it codes for instead.", icon=":material/help:")
     masked = len(pz.blanks)
     side.caption(f"{pz.length} residues, {masked} masked" + (f"; first of {count} records" if count > 1 else "")
                  + ".")
