@@ -83,6 +83,14 @@ def load_domain_model(domain: Domain, device: torch.device):
     return LOADERS[domain.key](domain, device)
 
 
+@torch.no_grad()
+def warm(model, length: int) -> None:
+    """One forward pass of a fully masked input of ``length`` positions: the first pass of a process pays for
+    lazy setup (kernels, allocations), so the first user-visible one does not."""
+    tokens = torch.full((1, length), int(model.mask_id), dtype=torch.long, device=model.value_tokens.device)
+    model(tokens)
+
+
 def load_domain_estimator(domain: Domain, device: torch.device):
     """The domain's MI estimator, or None when it has none or its file is absent."""
     path = domain.estimator_path()

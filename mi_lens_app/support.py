@@ -7,7 +7,9 @@ weights files' paths and modification times, so replacing a model file invalidat
 
 from __future__ import annotations
 
+import os
 import re
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -20,6 +22,7 @@ from mi_lens_app import benchmarks, core, domains, sequences, texts
 from mi_lens_app import selector as order
 from mi_lens_app.core import MIMap, ProbeView, Trace, WhatIf
 from mi_lens_app.domains import (
+    DOMAINS,
     Domain,
     Puzzle,
     generate,
@@ -86,6 +89,35 @@ def _selector(domain_key: str, stamp: str) -> tuple[object | None, str | None]:
     except ValueError as err:  # a bad selector file, or the model itself is missing
         return None, str(err)
     return (None, order.misfit(domain, path, problem)) if problem else (net, None)
+
+
+_warm_lock = threading.Lock()
+_warm_started = False
+
+
+def warm_up() -> bool:
+    """Start loading every domain's model, estimator and order selector in a background thread, once per
+    process (the first page any visitor opens calls it), so the first map or decoding does not wait for them.
+    ``MI_LENS_WARM=0`` turns it off (the tests swap models between runs). Returns whether this call started it."""
+    global _warm_started
+    if os.environ.get("MI_LENS_WARM", "1") == "0":
+        return False
+    with _warm_lock:
+        if _warm_started:
+            return False
+        _warm_started = True
+    threading.Thread(target=_warm_all, name="mi-lens-warm-up", daemon=True).start()
+    return True
+
+
+def _warm_all() -> None:
+    for domain in DOMAINS.values():
+        try:
+            core.warm(model(domain), domain.cells if domain.geometry else 64)  # the first real pass is then quick
+            estimator(domain)
+            selector(domain)
+        except USER_ERRORS:  # a missing file: the page that needs it says so
+            continue
 
 
 def model(domain: Domain):

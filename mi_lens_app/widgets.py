@@ -479,6 +479,7 @@ def page(title: str, icon: str = ":material/blur_on:", sidebar: str = "auto") ->
     st.set_page_config(page_title=f"{title} · MI Lens", page_icon=icon, layout="wide",
                        initial_sidebar_state=sidebar)
     links.start()
+    support.warm_up()
     navigation()
     st.title(title)
     st.session_state["_link_slot"] = st.empty()

@@ -57,6 +57,7 @@ def env(monkeypatch, weights):
     monkeypatch.setenv("MI_LENS_SUDOKU_ESTIMATOR", str(weights[1]))
     monkeypatch.setenv("MI_LENS_SUDOKU_SELECTOR", str(weights[2]))
     monkeypatch.setenv("MI_LENS_DEVICE", "cpu")
+    monkeypatch.setenv("MI_LENS_WARM", "0")  # no background loads while tests swap models
     return monkeypatch
 
 
@@ -139,6 +140,7 @@ def test_shipped_selector_runs_on_the_shipped_model(monkeypatch):
         monkeypatch.setenv(key, value)
     monkeypatch.delenv("MI_LENS_SUDOKU_ESTIMATOR", raising=False)
     monkeypatch.setenv("MI_LENS_DEVICE", "cpu")
+    monkeypatch.setenv("MI_LENS_WARM", "0")  # no background loads while tests swap models
     at = run_page(a="learned", b="mi", step="1")
     assert_clean(at)
     assert not at.error and not any("trained against" in c.value for c in at.caption)
@@ -252,6 +254,7 @@ def test_shipped_protein_selector_runs_on_the_shipped_protein_model(monkeypatch)
     for key in ("MI_LENS_PROTEIN_SELECTOR", "MI_LENS_PROTEIN_ESTIMATOR", "MI_LENS_ESMC_WEIGHTS"):
         monkeypatch.delenv(key, raising=False)
     monkeypatch.setenv("MI_LENS_DEVICE", "cpu")
+    monkeypatch.setenv("MI_LENS_WARM", "0")  # no background loads while tests swap models
     at = run_page(domain="protein", ppreset=PROTEIN.name, a="learned", b="topk", step="1")
     assert_clean(at)
     assert not at.error and "learned" in at.selectbox(key="a").options

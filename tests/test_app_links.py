@@ -93,3 +93,34 @@ def test_the_sidebar_names_files_not_server_paths(env, tmp_path):
     assert_clean(at)
     notes = [c.value for c in at.sidebar.caption if "Model" in c.value]
     assert notes and "broken.json" in notes[0] and str(tmp_path) not in notes[0]
+
+
+def test_models_warm_up_once_per_process_in_the_background(env):
+    import threading
+
+    from mi_lens_app import support
+    from mi_lens_app.domains import DOMAINS
+
+    env.setenv("MI_LENS_WARM", "1")
+    env.setattr(support, "_warm_started", False)
+    assert support.warm_up() is True
+    assert support.warm_up() is False  # once per process
+    warm = next(t for t in threading.enumerate() if t.name == "mi-lens-warm-up")
+    warm.join(timeout=120)
+    assert not warm.is_alive()
+    domain = DOMAINS["sudoku9"]
+    assert support.model(domain) is support.model(domain) and support.estimator(domain) is not None
+
+
+def test_uploads_are_refused_by_streamlit_above_the_apps_limits(env):
+    import tomllib
+
+    from mi_lens_app.domains import MAX_UPLOAD_BYTES
+    from mi_lens_app.sequences import MAX_FASTA_BYTES
+
+    config = tomllib.loads((test_app_pages.ROOT / ".streamlit" / "config.toml").read_text())
+    assert config["server"]["maxUploadSize"] * 2**20 == MAX_UPLOAD_BYTES  # 5 MiB: refused before it lands
+    at = run_page("pages/1_MI_maps.py", src="upload")
+    assert at.file_uploader(key="upload").proto.max_upload_size_mb * 2**20 == MAX_UPLOAD_BYTES
+    at = run_page("pages/1_MI_maps.py", domain="protein", psrc="upload")
+    assert at.file_uploader(key="pupload").proto.max_upload_size_mb * 2**20 == MAX_FASTA_BYTES

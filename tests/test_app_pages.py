@@ -40,6 +40,7 @@ def env(monkeypatch, weights, tmp_path):
     monkeypatch.setenv("MI_LENS_SUDOKU_ESTIMATOR", str(weights[1]))
     monkeypatch.setenv("MI_LENS_BENCHMARKS", str(FIXTURES))
     monkeypatch.setenv("MI_LENS_DEVICE", "cpu")
+    monkeypatch.setenv("MI_LENS_WARM", "0")  # no background loads while tests swap models
     return monkeypatch
 
 

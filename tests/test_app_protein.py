@@ -50,6 +50,7 @@ def env(monkeypatch, weights):
     monkeypatch.setenv("MI_LENS_PROTEIN_MODEL", str(weights[0]))
     monkeypatch.setenv("MI_LENS_PROTEIN_ESTIMATOR", "/nonexistent/protein_est.safetensors")
     monkeypatch.setenv("MI_LENS_DEVICE", "cpu")
+    monkeypatch.setenv("MI_LENS_WARM", "0")  # no background loads while tests swap models
     return monkeypatch
 
 
