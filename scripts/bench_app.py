@@ -86,6 +86,8 @@ def measure_apptest(repeats: int) -> dict:
     decode = _timed_run(at)
     steps = []
     for _ in range(repeats):
+        if at.button(key="step_next").disabled:  # the last frame: back to the start, untimed
+            at.button(key="step_first").click().run()
         at.button(key="step_next").click()
         steps.append(_timed_run(at))
     return {"first_map_s": first, "source": source, "select_cell_s": statistics.median(select),
@@ -184,6 +186,9 @@ def measure_browser(env: dict, port: int, repeats: int) -> dict:
             decode = time.perf_counter() - start
             steps = []
             for _ in range(repeats):
+                if page.get_by_role("button", name="next").is_disabled():  # the last frame: rewind, untimed
+                    page.get_by_role("button", name="start").click()
+                    _idle(page)
                 start = time.perf_counter()
                 page.get_by_role("button", name="next").click()
                 _idle(page)
@@ -202,6 +207,53 @@ def measure_browser(env: dict, port: int, repeats: int) -> dict:
     return {"browser_first_map_s": first, "browser_interaction_s": statistics.median(clicks),
             "browser_interaction_runs": clicks, "browser_decode_s": decode, "browser_step_s": statistics.median(steps),
             "browser_step_runs": steps, "browser_first_load_s": load}
+
+
+BROWSER_NOTE = (" In Chromium the landing page is left as soon as it is idle, while the background warm-up may still "
+                "be loading the three domains' models, so the first map can wait for it.")
+BUSY_NOTE = " Other jobs shared the CPUs (load above half the CPU count): read the timings as ratios."
+CRAFTED = "/Decoding?a=mask_predict&a_mask_predict_steps=100000000"  # issue 16: grew a server from 584 MB to 2.7 GB
+
+
+def _rss_mb(pid: int) -> float:
+    """Resident memory of process ``pid`` in MB (Linux ``/proc``)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def measure_crafted_link(env: dict, port: int, watch_s: float = 60.0) -> dict:
+    """Server memory under the crafted link: before, once the page is idle, and ``watch_s`` after the browser
+    closed (the largest value seen while watching)."""
+    from playwright.sync_api import sync_playwright
+
+    proc = _start_server(env, port)
+    try:
+        time.sleep(5)  # the warm-up thread starts with the first page; let the server settle first
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=shutil.which("chromium"), args=FLAGS)
+            page = browser.new_page(viewport={"width": 1400, "height": 1400})
+            page.goto(f"http://127.0.0.1:{port}/")
+            _idle(page)
+            before = _rss_mb(proc.pid)
+            start = time.perf_counter()
+            page.goto(f"http://127.0.0.1:{port}{CRAFTED}")
+            _idle(page)
+            idle_s = time.perf_counter() - start
+            note = page.locator('[data-testid="stAlert"]', has_text="this link").first.inner_text()
+            during = _rss_mb(proc.pid)
+            browser.close()
+        peak, deadline = during, time.time() + watch_s
+        while time.time() < deadline:
+            peak = max(peak, _rss_mb(proc.pid))
+            time.sleep(1)
+        after = _rss_mb(proc.pid)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    return {"crafted_link": CRAFTED, "rss_before_mb": before, "rss_idle_mb": during, "rss_after_mb": after,
+            "rss_peak_mb": peak, "crafted_idle_s": idle_s, "crafted_note": note.strip(), "watch_s": watch_s}
 
 
 def markdown(res: dict) -> str:
@@ -245,9 +297,18 @@ def markdown(res: dict) -> str:
              f"{mark(res['browser_step_s'], TARGET_STEP_S)} |"),
             f"| a fresh browser context opening /MI_maps, to all charts drawn | {res['browser_first_load_s']:.2f} s |",
         ]
+    if "rss_before_mb" in res:
+        lines += ["", (f"Crafted link `{res['crafted_link']}` (issue 16: server memory grew from 584 MB to 2.7 GB and "
+                       f"kept growing after the browser closed): server RSS {res['rss_before_mb']:.0f} MB before, "
+                       f"{res['rss_idle_mb']:.0f} MB when the page was idle ({res['crafted_idle_s']:.1f} s after "
+                       f"opening it), at most {res['rss_peak_mb']:.0f} MB and {res['rss_after_mb']:.0f} MB "
+                       f"{res['watch_s']:.0f} s after the browser closed. The page said: "
+                       f"\"{res['crafted_note'].replace(chr(10), ' ').removeprefix('link_off').strip()}\"")]
     lines += ["", ("Script runs are timed with `streamlit.testing.v1.AppTest` in a process that has imported "
                    "Streamlit, torch and `mi_core` and run the landing page, with empty caches."
-                   + (f" Machine load (1-minute average) at the start: {res['load']}." if res.get("load") else ""))]
+                   + (f" Machine load (1-minute average) at the start: {res['load']}." if res.get("load") else "")
+                   + (BROWSER_NOTE if "browser_first_map_s" in res else "")
+                   + (BUSY_NOTE if res.get("load_avg", 0) > (os.cpu_count() or 1) / 2 else ""))]
     return "\n".join(lines) + "\n"
 
 
@@ -258,6 +319,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeats", type=int, default=10)
     p.add_argument("--browser", action="store_true", help="also time a real Chromium against a live server")
     p.add_argument("--no-shared-probe", action="store_true", help="skip the three-session exact probe")
+    p.add_argument("--crafted-link", action="store_true",
+                   help="with --browser: server memory under a link asking for 10^8 decoding steps")
     p.add_argument("--port", type=int, default=8599)
     p.add_argument("--json", type=Path, default=Path("assets/benchmarks/app_speed.json"))
     p.add_argument("--markdown", type=Path, default=Path("BENCHMARKS.md"), help="report file ('-' to skip)")
@@ -270,15 +333,19 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.update(env)
     import torch
 
-    load = f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs" if hasattr(os, "getloadavg") else ""
+    load_avg = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+    load = f"{load_avg:.2f} on {os.cpu_count()} CPUs" if load_avg else ""
     env["MI_LENS_WARM"] = os.environ["MI_LENS_WARM"] = "0"  # AppTest times loads itself; the server warms up
     res = measure_apptest(args.repeats)
     res["load"] = load
+    res["load_avg"] = load_avg
     if not args.no_shared_probe:
         res.update(measure_shared_probe())
     env["MI_LENS_WARM"] = "1"
     if args.browser:
         res.update(measure_browser(env, args.port, args.repeats))
+        if args.crafted_link:
+            res.update(measure_crafted_link(env, args.port))
     res.update({"date": time.strftime("%Y-%m-%d"), "machine": f"{platform.machine()}, {os.cpu_count()} CPUs",
                 "torch_threads": torch.get_num_threads(), "model": str(args.model), "estimator": str(args.estimator),
                 "estimator_present": (ROOT / args.estimator).is_file() or Path(args.estimator).is_file(),

@@ -31,9 +31,15 @@ def test_a_crafted_link_with_huge_values_is_clamped_with_a_note(env):
     assert len(frame_steps(at)) == 2  # both sides decoded, within the bounds
 
 
-def test_every_number_a_strategy_takes_has_a_maximum(env):
-    at = run_page("pages/3_Decoding.py", a="mi_exact", b="top_prob")
+@pytest.mark.parametrize("path, query", [
+    ("pages/3_Decoding.py", {"a": "mi_exact", "b": "top_prob"}),
+    ("pages/3_Decoding.py", {"a": "learned_mi", "b": "random"}),
+    ("pages/1_MI_maps.py", {"src": "generate", "edges": "threshold"}),
+])
+def test_every_number_bound_to_the_url_has_a_maximum(env, path, query):
+    at = run_page(path, **query)
     assert_clean(at)
+    assert at.number_input
     for box in at.number_input:
         assert box.proto.has_max and box.max < 2**53, box.key
     assert "a_mi_exact_max_batch" not in [box.key for box in at.number_input]  # a memory knob, not a setting
