@@ -233,15 +233,19 @@ def scaled(z: np.ndarray, scale: str, zmin: float | None, zmax: float | None):
     return rank, 0.0, 100.0, {"tickvals": [0, 25, 50, 75, 100], "ticktext": ["0", "25th", "50th", "75th", "100th"]}
 
 
-def click_layer(names: list[str], index: np.ndarray) -> go.Scattergl:
+def click_layer(names: list[str], index: np.ndarray, keep: np.ndarray | None = None) -> go.Scattergl:
     """One invisible marker per cell of a category heatmap: clicks on a heatmap return nothing in Streamlit,
-    clicks on these return the pair (``customdata``: the two positions)."""
+    clicks on these return the pair (``customdata``: the two positions). ``keep``: ``(k,)`` bool, the rows and
+    columns worth a click (masked positions: a given one has no MI); fewer markers draw faster."""
     k = len(names)
     rows, cols = np.meshgrid(np.arange(k), np.arange(k), indexing="ij")
-    return go.Scattergl(x=np.asarray(names)[cols.ravel()], y=np.asarray(names)[rows.ravel()], mode="markers",
+    rows, cols = rows.ravel(), cols.ravel()
+    if keep is not None:
+        keep = np.asarray(keep, bool)
+        rows, cols = rows[keep[rows] & keep[cols]], cols[keep[rows] & keep[cols]]
+    return go.Scattergl(x=np.asarray(names)[cols], y=np.asarray(names)[rows], mode="markers",
                         marker={"size": 6, "opacity": CLICK_OPACITY, "color": "#fff"}, hoverinfo="skip",
-                        customdata=np.stack([index[rows.ravel()], index[cols.ravel()]], 1), name="pairs",
-                        showlegend=False)
+                        customdata=np.stack([index[rows], index[cols]], 1), name="pairs", showlegend=False)
 
 
 def clicked_pair(selection: dict | None) -> tuple[int, int] | None:
@@ -256,10 +260,11 @@ def clicked_pair(selection: dict | None) -> tuple[int, int] | None:
 def mi_heatmap(mi: np.ndarray, box: int, labels: list[str], *, order: str = "row", selected: int | None = None,
                zmin: float | None = 0.0, zmax: float | None = None, colorscale: str = "Viridis",
                zmid: float | None = None, title: str = "", value_name: str = "MI (nats)",
-               height: int = 560, scale: str = "linear", clickable: bool = False) -> go.Figure:
+               height: int = 560, scale: str = "linear", clickable: bool | np.ndarray = False) -> go.Figure:
     """An ``(N, N)`` matrix as a heatmap, cells in ``order`` with box lines; the selected cell's row and
     column are outlined. ``scale``: ``linear``, ``log`` or ``percentile`` colours (see :func:`scaled`; the
-    hover always reads the value itself); ``clickable``: lay a :func:`click_layer` over it."""
+    hover always reads the value itself); ``clickable``: lay a :func:`click_layer` over it (an ``(N,)`` bool
+    array: over the pairs of those cells only)."""
     cells = mi.shape[0]
     n = _side(cells)
     perm = cell_order(cells, box, order)
@@ -275,8 +280,8 @@ def mi_heatmap(mi: np.ndarray, box: int, labels: list[str], *, order: str = "row
                                name=value_name, customdata=None if z is raw else raw,
                                hovertemplate="%{y} · %{x}<br>" + value_name + " " + value + "<extra></extra>",
                                colorbar=colorbar))
-    if clickable:
-        fig.add_trace(click_layer(names, perm))
+    if clickable is not False:
+        fig.add_trace(click_layer(names, perm, None if clickable is True else np.asarray(clickable, bool)[perm]))
     shapes = []
     for k in range(0, cells + 1, n):
         line = {"color": "#222" if k % (n * box) == 0 else "#888", "width": 2 if k % (n * box) == 0 else 0.6}

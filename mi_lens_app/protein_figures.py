@@ -41,7 +41,7 @@ def sequence_heatmap(mi: np.ndarray, labels: list[str], *, start: int = 0, size:
                      selected: int | None = None, zmin: float | None = 0.0, zmax: float | None = None,
                      zmid: float | None = None, colorscale: str = "Viridis", title: str = "",
                      value_name: str = "MI (nats)", height: int = 560, scale: str = "linear",
-                     clickable: bool = False) -> go.Figure:
+                     clickable: bool | np.ndarray = False) -> go.Figure:
     """The ``(L, L)`` matrix as a heatmap with residue labels (``M1``, ``_7`` for masked), positions
     ``[start, start + size)`` only; the colour range is the whole matrix's unless given, so windows compare
     (an all-zero matrix is drawn as zero). The selected residue's row and column are outlined when they fall
@@ -61,8 +61,9 @@ def sequence_heatmap(mi: np.ndarray, labels: list[str], *, start: int = 0, size:
                                colorbar={"title": {"text": value_name if scale == "linear" else
                                                    f"{value_name}, {scale}", "side": "right"}, "thickness": 14,
                                          **(ticks or {})}))
-    if clickable:
-        fig.add_trace(click_layer(names, np.arange(lo, hi)))
+    if clickable is not False:
+        fig.add_trace(click_layer(names, np.arange(lo, hi),
+                                  None if clickable is True else np.asarray(clickable, bool)[lo:hi]))
     shapes = []
     if selected is not None and lo <= selected < hi:
         pos, n = selected - lo, hi - lo

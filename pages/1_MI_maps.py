@@ -14,7 +14,7 @@ def heatmap_panel(domain, pz, m, cell, scale):
     box_major = st.toggle("Box-major order", key="boxmajor", bind="query-params",
                           help="order the cells box by box, so the box rule shows as blocks on the diagonal")
     fig = figures.mi_heatmap(m.mi, domain.geometry.box, domain.labels(), order="box" if box_major else "row",
-                             selected=cell, title=f"MI, {m.source}", scale=scale, clickable=True)
+                             selected=cell, title=f"MI, {m.source}", scale=scale, clickable=m.masked)
     widgets.chart(fig, key="heatmap", on_select=widgets.click_to_pair("heatmap", "cell", pz.blanks),
                   selection_mode="points")
     pair_caption(pz, m)
@@ -109,7 +109,7 @@ def sequence_maps(domain, pz, m):
     left, right = st.columns(2)
     with left:
         heat = protein_figures.sequence_heatmap(m.mi, labels, start=start, size=size, selected=cell,
-                                                title=f"MI, {m.source}", scale=scale, clickable=True)
+                                                title=f"MI, {m.source}", scale=scale, clickable=m.masked)
         widgets.chart(heat, key="heatmap", on_select=widgets.click_to_pair("heatmap", "cell", pz.blanks),
                       selection_mode="points")
         pair_caption(pz, m)

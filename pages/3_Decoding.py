@@ -213,13 +213,13 @@ def _presenting() -> bool:
 def controls(domain, count: int) -> float:
     """Play/pause (Space), the speed, and the legend; returns the seconds between frames."""
     playing = bool(st.session_state.get("play", False))
-    c1, c2, c3 = st.columns([1.3, 2.4, 4])
+    c1, c2 = st.columns([2, 3])  # wide enough for "Play" with its shortcut at 800 px; the legend below
     c1.button("Pause" if playing else "Play", key="play_button", on_click=_play_pause, args=(count,),
               icon=":material/pause:" if playing else ":material/play_arrow:", shortcut="Space",
               help="play or pause (Space); it stops at the last frame", width="stretch")
     speed = c2.segmented_control("Speed", list(SPEEDS), key="speed", default="normal",
                                  label_visibility="collapsed") or "normal"
-    c3.markdown(texts.SEQUENCE_LEGEND if domain.layout == "sequence" else texts.DECODE_LEGEND)
+    st.markdown(texts.SEQUENCE_LEGEND if domain.layout == "sequence" else texts.DECODE_LEGEND)
     return SPEEDS[speed]
 
 

@@ -172,3 +172,12 @@ def test_the_selected_cell_resets_on_a_switch_to_a_protein(env, tmp_path):
     assert_clean(at)
     box = at.selectbox(key="cell")
     assert box.format_func(box.value).startswith("_")  # a masked residue, not r1c2
+
+
+def test_the_click_layer_covers_only_pairs_of_masked_cells():
+    masked = np.zeros(16, bool)
+    masked[[1, 5, 7]] = True
+    fig = figures.mi_heatmap(np.zeros((16, 16)), 2, [f"c{i}" for i in range(16)], clickable=masked)
+    layer = fig.data[1]
+    assert len(layer.x) == 9  # 3 x 3 pairs instead of 256 markers
+    assert {int(i) for i, _ in layer.customdata} == {1, 5, 7}
