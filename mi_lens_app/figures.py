@@ -233,18 +233,25 @@ def scaled(z: np.ndarray, scale: str, zmin: float | None, zmax: float | None):
     return rank, 0.0, 100.0, {"tickvals": [0, 25, 50, 75, 100], "ticktext": ["0", "25th", "50th", "75th", "100th"]}
 
 
-def click_layer(names: list[str], index: np.ndarray, keep: np.ndarray | None = None) -> go.Scattergl:
+def click_layer(names: list[str], index: np.ndarray, keep: np.ndarray | None = None,
+                values: np.ndarray | None = None, value_name: str = "MI (nats)") -> go.Scattergl:
     """One invisible marker per cell of a category heatmap: clicks on a heatmap return nothing in Streamlit,
-    clicks on these return the pair (``customdata``: the two positions). ``keep``: ``(k,)`` bool, the rows and
-    columns worth a click (masked positions: a given one has no MI); fewer markers draw faster."""
+    clicks on these return the pair (``customdata``: the two positions; ``hoverinfo="none"``, not ``"skip"``,
+    which would drop the click events too). ``keep``: ``(k,)`` bool, the rows and
+    columns worth a click (masked positions: a given one has no MI); fewer markers draw faster. ``values``:
+    ``(k, k)`` the matrix as drawn, for the hover (the markers lie over the heatmap and take its hover)."""
     k = len(names)
     rows, cols = np.meshgrid(np.arange(k), np.arange(k), indexing="ij")
     rows, cols = rows.ravel(), cols.ravel()
     if keep is not None:
         keep = np.asarray(keep, bool)
         rows, cols = rows[keep[rows] & keep[cols]], cols[keep[rows] & keep[cols]]
-    return go.Scattergl(x=np.asarray(names)[cols], y=np.asarray(names)[rows], mode="markers",
-                        marker={"size": 6, "opacity": CLICK_OPACITY, "color": "#fff"}, hoverinfo="skip",
+    names = np.asarray(names)
+    hover = None if values is None else [f"{names[r]} · {names[c]}<br>{value_name} {values[r, c]:.4g}"
+                                         for r, c in zip(rows, cols)]
+    return go.Scattergl(x=names[cols], y=names[rows], mode="markers", hovertext=hover,
+                        marker={"size": 6, "opacity": CLICK_OPACITY, "color": "#fff"},
+                        hoverinfo="none" if hover is None else "text",
                         customdata=np.stack([index[rows], index[cols]], 1), name="pairs", showlegend=False)
 
 
@@ -252,7 +259,9 @@ def clicked_pair(selection: dict | None) -> tuple[int, int] | None:
     """The ``(i, j)`` positions of the first clicked cell of a heatmap with a :func:`click_layer`, or None."""
     for point in (selection or {}).get("points") or []:
         data = point.get("customdata")
-        if isinstance(data, (list, tuple)) and len(data) == 2:
+        if isinstance(data, dict):  # Streamlit passes a point's array customdata as {"0": i, "1": j}
+            data = [data.get("0"), data.get("1")]
+        if isinstance(data, (list, tuple)) and len(data) == 2 and None not in data:
             return int(data[0]), int(data[1])
     return None
 
@@ -281,7 +290,8 @@ def mi_heatmap(mi: np.ndarray, box: int, labels: list[str], *, order: str = "row
                                hovertemplate="%{y} · %{x}<br>" + value_name + " " + value + "<extra></extra>",
                                colorbar=colorbar))
     if clickable is not False:
-        fig.add_trace(click_layer(names, perm, None if clickable is True else np.asarray(clickable, bool)[perm]))
+        fig.add_trace(click_layer(names, perm, None if clickable is True else np.asarray(clickable, bool)[perm],
+                                  raw, value_name))
     shapes = []
     for k in range(0, cells + 1, n):
         line = {"color": "#222" if k % (n * box) == 0 else "#888", "width": 2 if k % (n * box) == 0 else 0.6}

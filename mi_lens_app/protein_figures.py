@@ -63,7 +63,7 @@ def sequence_heatmap(mi: np.ndarray, labels: list[str], *, start: int = 0, size:
                                          **(ticks or {})}))
     if clickable is not False:
         fig.add_trace(click_layer(names, np.arange(lo, hi),
-                                  None if clickable is True else np.asarray(clickable, bool)[lo:hi]))
+                                  None if clickable is True else np.asarray(clickable, bool)[lo:hi], raw, value_name))
     shapes = []
     if selected is not None and lo <= selected < hi:
         pos, n = selected - lo, hi - lo

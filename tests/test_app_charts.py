@@ -80,6 +80,9 @@ def test_a_heatmap_click_layer_returns_the_pair():
     i, j = (int(v) for v in layer.customdata[k])
     assert (layer.y[k], layer.x[k]) == (f"c{i}", f"c{j}")
     assert figures.clicked_pair({"points": [{"customdata": [i, j]}]}) == (i, j)
+    assert figures.clicked_pair({"points": [{"customdata": {"0": i, "1": j}}]}) == (i, j)  # as Streamlit sends it
+    assert layer.hoverinfo == "text" and layer.hovertext[k] == f"c{i} · c{j}<br>MI (nats) 0"  # not "skip":
+    assert figures.click_layer(["a", "b"], np.arange(2)).hoverinfo == "none"  # that would drop the clicks
     assert figures.clicked_pair({"points": []}) is None
 
 

@@ -272,3 +272,22 @@ def test_presentation_mode_on_a_projector_plays_with_space(chromium, app_url):
     page.wait_for_timeout(1500)
     assert int(step_value(page).split(" / ")[0]) == reached  # paused
     page.close()
+
+
+def test_a_click_on_a_heatmap_cell_selects_the_pair(chromium, app_url):
+    page = chromium.new_page(viewport=VIEW)
+    page.goto(f"{app_url}/MI_maps")
+    wait_ready(page)
+    check_page(page, 3)
+    cell = selected(page, "Selected cell")  # the most uncertain blank: its row and column are masked pairs
+    row, col = (int(v) for v in cell[1:].split("c"))
+    index = (row - 1) * 9 + (col - 1)
+    chart = page.locator('[data-testid="stPlotlyChart"]').filter(has=page.locator(".gtitle", has_text="MI, "))
+    box = chart.locator(".nsewdrag").first.bounding_box()
+    x = box["x"] + (index + 0.5) * box["width"] / 81
+    y = box["y"] + (index + 0.5) * box["height"] / 81
+    page.mouse.click(x, y)
+    wait_ready(page)
+    caption = page.get_by_text("Clicked pair").first.inner_text()
+    assert caption.startswith(f"Clicked pair {cell} · {cell}: MI = ")
+    page.close()
