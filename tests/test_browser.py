@@ -271,6 +271,35 @@ def test_presentation_mode_on_a_projector_plays_with_space(chromium, app_url):
     assert reached >= 1
     page.wait_for_timeout(1500)
     assert int(step_value(page).split(" / ")[0]) == reached  # paused
+    page.goto(f"{app_url}/Decoding?a=topk&a_topk_k=4&b=topk&b_topk_k=8&present=true&step=10")
+    wait_ready(page)
+    page.get_by_role("button", name="Play", exact=False).first.click()
+    page.wait_for_timeout(4000)  # two frames to the end, then the next tick stops the timer
+    wait_ready(page)
+    assert step_value(page) == "12 / 12"
+    assert page.get_by_role("button", name="Play", exact=False).first.is_visible()  # not "Pause": it stopped
+    page.close()
+
+
+def test_the_exported_player_plays_offline(chromium):
+    from mi_lens_app import core, exports
+    from mi_lens_app.domains import DOMAINS, load_presets
+
+    domain = DOMAINS["sudoku4"]
+    puzzle = load_presets()["sudoku4"][0].puzzle
+    model = core.load_domain_model(domain, core.app_device())[0]
+    trace = core.decode_trace(model, None, domain, puzzle, None, "sequential", {})
+    html = exports.decoding_player_html([trace], puzzle, [c != "." for c in puzzle], domain.value_names, 2)
+    page = chromium.new_page(viewport={"width": 1024, "height": 768})
+    page.set_content(html)
+    assert page.locator("#label").inner_text() == f"step 0 of {len(trace.steps) - 1}"
+    assert page.locator(".grid div").count() == 16
+    page.keyboard.press("Space")
+    page.wait_for_timeout(2000)
+    page.keyboard.press("Space")
+    shown = int(page.locator("#label").inner_text().split()[1])
+    assert shown >= 1
+    assert page.locator(".grid div.filled").count() == shown  # one digit written per step of sequential
     page.close()
 
 
