@@ -359,7 +359,7 @@ def strategy_picker(side: str, default: str, domain: Domain | None = None) -> tu
                    f"(set {domain.selector_env} to use another).")
     params = {}
     fields = support.strategy_fields(name)
-    cols = st.columns(max(1, min(3, len(fields)))) if fields else []
+    cols = st.columns(max(1, min(2, len(fields)))) if fields else []  # two a row: labels stay whole at 800 px
     for i, field in enumerate(fields):
         with cols[i % len(cols)]:
             value = _param_widget(side, name, field)
