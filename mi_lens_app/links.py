@@ -10,10 +10,12 @@ changed (:func:`note`).
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Callable
 
 import streamlit as st
+from streamlit.errors import StreamlitAPIException
 
 # every parameter some page binds; strategy parameters are ``a_<strategy>_<name>`` and ``b_<strategy>_<name>``
 KNOWN = frozenset({
@@ -21,6 +23,7 @@ KNOWN = frozenset({
     "mask_rate", "mask_seed", "win", "win_size", "a", "b", "temp", "dseed", "step", "color", "present", "boxmajor",
     "layer", "edges", "topk", "thr", "sep", "arcs", "scale", "k", "exact", "eps", "digit", "aa", "set",
 })
+BIND = "query-params"
 IGNORED = frozenset({"embed", "embed_options"})  # Streamlit's own
 _IN = "_link_in"  # the parameters as the page's run found them
 _CHANGED = "_link_changed"  # {key: "old → new (why)"} clamped this run
@@ -123,3 +126,12 @@ def note() -> str | None:
 
 def _short(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def put_in_link(source_key: str, source: str, text_key: str, text: str) -> None:
+    """Switch the source to ``paste`` with ``text``: the widgets take the values, and the URL gets them too
+    (a widget that was not drawn in the last run does not write its value into the URL by itself)."""
+    st.session_state[source_key] = source
+    st.session_state[text_key] = text
+    with contextlib.suppress(StreamlitAPIException):  # already bound: the widget writes it itself
+        st.query_params[text_key] = text
