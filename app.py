@@ -21,8 +21,9 @@ marginal distribution of each cell, p(x_i | context); it says nothing about whic
 other, so a decoder that unmasks confident cells together can break the rules (two equal digits in one
 row). MI Lens measures those dependencies as pairwise conditional mutual information,
 I(X_i; X_j | context), exactly by perturbation probing and cheaply with a neural estimator, and uses them
-to decide which cells can safely be unmasked together. The same views work on protein sequences (pick
-**protein** in the sidebar): which masked residues depend on each other, and which can be filled at once.
+to decide which cells can safely be unmasked together. The same views work on protein sequences (open a
+view below and choose **protein** under *Domain* in its sidebar): which masked residues depend on each
+other, and which can be filled at once.
 """
 )
 left, right = st.columns([3, 2])
@@ -46,3 +47,4 @@ with right:
 with st.expander("The idea in formulas"):
     st.markdown(texts.MI)
     st.markdown(texts.PARALLEL)
+widgets.link_note()

@@ -1,8 +1,11 @@
 """Read the shipped sweep results (``assets/benchmarks/*.json``) into rows for the frontier plot.
 
-A sweep file is a JSON list of rows with at least ``sampler``, ``params``, ``n``, ``accuracy`` and
-``mean_passes``, and the puzzle set's name in ``set`` (else taken from the file name ``sweep_<set>.json``).
-Files that are not such lists (e.g. ``app_speed.json``) are skipped, and named in ``skipped``.
+A sweep file is a JSON list of rows with at least ``sampler``, ``params``, ``n``, ``mean_passes`` and a quality
+measure: ``accuracy`` (Sudoku: puzzles solved, higher is better) or ``jsd_dipeptide`` (proteins: the dipeptide
+Jensen-Shannon divergence of generated sequences to the CATH reference, lower is better); the set's name is in
+``set`` (else taken from the file name ``sweep_<set>.json``), without folders or a file extension, so
+``top1465`` and ``top1465.txt`` are one set. Files that are not such lists (e.g. ``app_speed.json``) are
+skipped, and named in ``skipped``.
 """
 
 from __future__ import annotations
@@ -14,7 +17,24 @@ from pathlib import Path
 
 from mi_lens_app.domains import ROOT
 
-REQUIRED = ("sampler", "params", "n", "accuracy", "mean_passes")
+REQUIRED = ("sampler", "params", "n", "mean_passes")
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A quality measure of sweep rows: its row key, axis title, whether higher is better, display scale."""
+
+    key: str
+    name: str
+    title: str
+    higher: bool
+    scale: float = 1.0
+    unit: str = ""
+
+
+METRICS = (Metric("accuracy", "Accuracy", "puzzles solved (%)", True, 100.0, "%"),
+           Metric("jsd_dipeptide", "Dipeptide JSD", "dipeptide JSD to the reference (lower is better)", False))
+EXTENSIONS = (".txt", ".csv", ".json", ".jsonl", ".fasta", ".fa")
 
 
 def bench_dir() -> Path:
@@ -34,15 +54,39 @@ class BenchRows:
         return list(dict.fromkeys(r["set"] for r in self.rows))
 
 
+def set_name(raw: str) -> str:
+    """A set's display name: no folder, no ``sweep_`` prefix, no file extension (``data/top1465.txt`` ->
+    ``top1465``)."""
+    name = raw.replace("\\", "/").rsplit("/", 1)[-1].removeprefix("sweep_")
+    for ext in EXTENSIONS:
+        if name.lower().endswith(ext):
+            return name[: -len(ext)]
+    return name
+
+
+def metric_of(rows: list[dict]) -> Metric:
+    """The quality measure the rows share (the first of :data:`METRICS` they all carry)."""
+    for metric in METRICS:
+        if rows and all(metric.key in r for r in rows):
+            return metric
+    raise ValueError("the rows share no quality measure (accuracy or jsd_dipeptide)")
+
+
+def pareto(rows: list[dict], metric: Metric) -> list[dict]:
+    """Rows no other row beats on both counts (no more passes and a better ``metric``), by passes."""
+    sign = 1.0 if metric.higher else -1.0
+    best, out = -float("inf"), []
+    for row in sorted(rows, key=lambda r: (r["mean_passes"], -sign * r[metric.key])):
+        if sign * row[metric.key] > best:
+            out.append(row)
+            best = sign * row[metric.key]
+    return out
+
+
 def params_label(params) -> str:
     if isinstance(params, dict):
         return ", ".join(f"{k}={v}" for k, v in params.items()) or "defaults"
     return str(params)
-
-
-def _set_name(path: Path) -> str:
-    stem = path.stem
-    return stem.removeprefix("sweep_")
 
 
 def _rows_of(data, path: Path) -> list[dict] | None:
@@ -53,10 +97,14 @@ def _rows_of(data, path: Path) -> list[dict] | None:
         return None
     if not all(isinstance(r, dict) and all(k in r for k in REQUIRED) for r in data):
         return None
+    try:
+        metric = metric_of(data)
+    except ValueError:
+        return None
     out = []
     for r in data:
-        out.append({**r, "set": str(r.get("set") or _set_name(path)), "sampler": str(r["sampler"]),
-                    "accuracy": float(r["accuracy"]), "mean_passes": float(r["mean_passes"]), "n": int(r["n"]),
+        out.append({**r, "set": set_name(str(r.get("set") or path.stem)), "sampler": str(r["sampler"]),
+                    metric.key: float(r[metric.key]), "mean_passes": float(r["mean_passes"]), "n": int(r["n"]),
                     "label": f"{r['sampler']} ({params_label(r['params'])})"})
     return out
 

@@ -31,8 +31,17 @@ from mi_core.models.sudoku_mdm import load_sudoku_mdm
 from mi_lens_app.domains import Domain
 from mi_lens_app.selector import attach_selector, hidden_size
 
-# the app supplies the MI source (see attach_mi_source) and the order selector (see selector.attach_selector)
-HIDDEN_PARAMS = frozenset({"estimator", "selector"})
+# the app supplies the MI source (see attach_mi_source) and the order selector (see selector.attach_selector);
+# max_batch only splits the probe's passes into batches (memory, not the result)
+HIDDEN_PARAMS = frozenset({"estimator", "selector", "max_batch"})
+# the range of each number a user (or a link) can give a strategy: every number has one, so no link can ask for
+# unbounded work (a step count of 10^8); (strategy or None for all, parameter) -> (low, high)
+PARAM_RANGES: dict[tuple[str | None, str], tuple[float, float]] = {
+    (None, "tau"): (0.0, 1.0), (None, "threshold"): (0.0, 1.0), (None, "eps"): (0.0, 1.0),
+    (None, "gumbel"): (0.0, 10.0), (None, "gamma"): (0.0, 100.0), (None, "lam"): (0.0, 100.0),
+}
+INT_RANGE = (1, 1000)  # steps and counts: 1000 passes decode any Sudoku and any protein the app takes
+FLOAT_RANGE = (0.0, 100.0)
 # text parameters with a fixed set of values, shown as a select box: (strategy, parameter) -> values
 PARAM_CHOICES: dict[tuple[str, str], tuple[str, ...]] = {("learned", "mode"): ("threshold", "paced", "sample", "rank")}
 
@@ -72,6 +81,14 @@ LOADERS: dict[str, Callable] = {"sudoku9": _sudoku, "sudoku4": _builtin, "protei
 def load_domain_model(domain: Domain, device: torch.device):
     """``(model on device, a line naming it)`` (raises ModelFileError naming a missing or bad file)."""
     return LOADERS[domain.key](domain, device)
+
+
+@torch.no_grad()
+def warm(model, length: int) -> None:
+    """One forward pass of a fully masked input of ``length`` positions: the first pass of a process pays for
+    lazy setup (kernels, allocations), so the first user-visible one does not."""
+    tokens = torch.full((1, length), int(model.mask_id), dtype=torch.long, device=model.value_tokens.device)
+    model(tokens)
 
 
 def load_domain_estimator(domain: Domain, device: torch.device):
@@ -253,6 +270,14 @@ def strategy_fields(name: str) -> list[ParamField]:
     return out
 
 
+def param_range(name: str, field: ParamField) -> tuple[float, float]:
+    """``(low, high)`` a number parameter of strategy ``name`` may take in the app."""
+    found = PARAM_RANGES.get((name, field.name)) or PARAM_RANGES.get((None, field.name))
+    if found is not None:
+        return found
+    return INT_RANGE if field.kind == "int" else FLOAT_RANGE
+
+
 def oracle_step_mi(ctx) -> torch.Tensor:
     """``mi_fn`` for the 4x4 oracle: the exact pairwise MI of each row's state, ``(B, N, N)``."""
     return torch.stack([exact_pair_mi(row) for row in ctx.tokens]).to(ctx.entropy.device)
@@ -375,8 +400,11 @@ def _chosen_mi(mi: np.ndarray | None, chosen: np.ndarray) -> tuple[float | None,
 
 
 def decode_trace(model, estimator, domain: Domain, grid: str, solution: str | None, name: str, params: dict,
-                 temperature: float = 0.0, seed: int = 0, selector=None) -> Trace:
+                 temperature: float = 0.0, seed: int = 0, selector=None, progress=None) -> Trace:
     """Decode ``grid`` with strategy ``name`` and collect every frame (raises ValueError on bad params).
+
+    ``progress(filled, masked)`` is called after every step (the app's progress bar; an exception it raises,
+    such as Streamlit stopping the run of a closed session, ends the decode there).
 
     Errors are cells that differ from ``solution``, or, without a unique solution, cells that repeat a
     digit of a peer (same row, column or box). ``selector``: the order network ``learned`` runs.
@@ -388,7 +416,9 @@ def decode_trace(model, estimator, domain: Domain, grid: str, solution: str | No
     tokens = tokens_of(grid, domain, device)[None]
     check = _error_check(domain, solution)
     start = time.perf_counter()
-    frames, stopped = _run(decode(model, tokens, strategy, temperature=temperature, seed=seed))
+    masked = int((tokens == model.mask_id).sum())
+    frames, stopped = _run(decode(model, tokens, strategy, temperature=temperature, seed=seed), progress, masked,
+                           model.mask_id)
     seconds = time.perf_counter() - start
     befores = torch.cat([tokens] + [f.tokens for f in frames[:-1]]) if frames else tokens
     own = [f.info.get("mi") for f in frames]
@@ -408,7 +438,7 @@ def decode_trace(model, estimator, domain: Domain, grid: str, solution: str | No
     return Trace(name, dict(params), steps, source, seconds, stopped)
 
 
-def _run(frames) -> tuple[list, str | None]:
+def _run(frames, progress=None, masked: int = 0, mask_id: int = MASK_ID) -> tuple[list, str | None]:
     """All frames of a decode, and why it stopped early (None if it finished).
 
     An error before the first frame (bad parameters, a missing MI source) is raised; one later (the exact
@@ -417,7 +447,9 @@ def _run(frames) -> tuple[list, str | None]:
     out = []
     try:
         for frame in frames:  # a loop, so the frames before an error are kept
-            out.append(frame)  # noqa: PERF402
+            out.append(frame)
+            if progress is not None:
+                progress(masked - int((frame.tokens[0] == mask_id).sum()), masked)
     except ValueError as err:
         if not out:
             raise

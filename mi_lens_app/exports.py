@@ -79,3 +79,92 @@ def trace_json(trace, puzzle: str, domain: str, labels: list[str], temperature: 
 def figure_html(fig: go.Figure) -> str:
     """A standalone HTML page with plotly.js inlined (opens offline)."""
     return fig.to_html(full_html=True, include_plotlyjs=True)
+
+
+PLAYER_TEMPLATE = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>MI Lens: decoding</title>
+<style>
+body { font-family: Inter, Arial, sans-serif; margin: 1.5rem; color: #111; }
+.runs { display: flex; flex-wrap: wrap; gap: 2.5rem; }
+.run h2 { font-size: 1.3rem; margin: 0 0 0.3rem; } .run p { margin: 0 0 0.6rem; font-size: 1.1rem; }
+.grid { display: grid; border: 3px solid #333; width: min(80vw, 540px); aspect-ratio: 1; }
+.grid div { display: flex; align-items: center; justify-content: center; font-size: min(4.5vw, 30px);
+            border: 0.5px solid #bbb; box-sizing: border-box; }
+.seq { display: flex; flex-wrap: wrap; max-width: 90vw; font-family: monospace; font-size: 20px; }
+.seq div { width: 1.3em; text-align: center; border: 2px solid transparent; }
+.given { font-weight: bold; color: #111111; } .filled { color: #1f5fbf; } .wrong { color: #d62728; }
+.masked { color: #aaa; } .chosen { outline: 3px solid #ff7f0e; outline-offset: -4px; }
+.bar { margin: 1rem 0; display: flex; gap: 0.6rem; align-items: center; font-size: 1.1rem; }
+button { font-size: 1.1rem; padding: 0.3rem 0.9rem; } input[type=range] { width: 40vw; }
+.legend { color: #444; }
+</style></head><body>
+<h1>Decoding, step by step</h1>
+<div class="bar"><button id="play">Play</button><button id="prev">&lt;</button><button id="next">&gt;</button>
+<input id="slider" type="range" min="0" value="0"><span id="label"></span></div>
+<p class="legend">Black: given · <span class="filled">blue</span>: filled by the model · <span class="wrong">red</span>:
+wrong (differs from the solution or native sequence) · <span style="outline:3px solid #ff7f0e">orange outline</span>:
+unmasked together at this step. Space plays and pauses; the arrow keys step.</p>
+<div class="runs" id="runs"></div>
+<script>
+const DATA = __DATA__;
+const count = Math.max(...DATA.runs.map(r => r.frames.length));
+let step = 0, timer = null;
+const slider = document.getElementById("slider"); slider.max = count - 1;
+function cell(run, frame, c) {
+  const d = document.createElement("div"); const ch = frame.state[c];
+  d.textContent = ch === "." ? (DATA.box ? "" : "_") : ch;
+  d.className = ch === "." ? "masked" : DATA.givens[c] ? "given" : frame.errors.includes(c) ? "wrong" : "filled";
+  if (frame.chosen.includes(c)) d.classList.add("chosen");
+  if (DATA.box) { const n = DATA.n, r = Math.floor(c / n), k = c % n;
+    if (k % DATA.box === 0) d.style.borderLeft = "3px solid #333"; if (r % DATA.box === 0) d.style.borderTop = "3px solid #333"; }
+  return d;
+}
+function draw() {
+  const root = document.getElementById("runs"); root.innerHTML = "";
+  for (const run of DATA.runs) {
+    const frame = run.frames[Math.min(step, run.frames.length - 1)];
+    const box = document.createElement("div"); box.className = "run";
+    box.innerHTML = `<h2>${run.strategy}</h2><p>step <b>${frame.step} / ${run.frames.length - 1}</b> · passes `
+      + `<b>${frame.passes}</b> · unmasked <b>${frame.chosen.length}</b> · wrong <b>${frame.errors.length}</b></p>`;
+    const board = document.createElement("div"); board.className = DATA.box ? "grid" : "seq";
+    if (DATA.box) board.style.gridTemplateColumns = `repeat(${DATA.n}, 1fr)`;
+    for (let c = 0; c < frame.state.length; c++) board.appendChild(cell(run, frame, c));
+    box.appendChild(board); root.appendChild(box);
+  }
+  slider.value = step; document.getElementById("label").textContent = `step ${step} of ${count - 1}`;
+}
+function go(s) { step = Math.max(0, Math.min(count - 1, s)); draw(); if (step >= count - 1) stop(); }
+function stop() { clearInterval(timer); timer = null; document.getElementById("play").textContent = "Play"; }
+function play() { if (timer) return stop(); if (step >= count - 1) step = 0;
+  timer = setInterval(() => go(step + 1), 800); document.getElementById("play").textContent = "Pause"; draw(); }
+document.getElementById("play").onclick = play;
+document.getElementById("prev").onclick = () => go(step - 1);
+document.getElementById("next").onclick = () => go(step + 1);
+slider.oninput = () => go(+slider.value);
+document.addEventListener("keydown", e => {
+  if (e.code === "Space") { e.preventDefault(); play(); }
+  else if (e.code === "ArrowRight") go(step + 1); else if (e.code === "ArrowLeft") go(step - 1); });
+draw();
+</script></body></html>
+"""
+
+
+def decoding_player_html(traces, puzzle: str, givens: list[bool], values: tuple[str, ...],
+                         box: int | None = None) -> str:
+    """One self-contained HTML page (no network, no library) that plays decodings frame by frame: a grid for a
+    Sudoku (``box``: its box side) or a line of letters for a sequence (``box`` None); play/pause with Space.
+
+    Args:
+        traces: :class:`~mi_lens_app.core.Trace` objects of the same puzzle; puzzle: its state string;
+        givens: ``(N,)`` given positions; values: the name of each value (token ``v + 1``).
+    """
+    def state(tokens) -> str:
+        return "".join("." if t == 0 else values[int(t) - 1] for t in tokens)
+
+    runs = [{"strategy": t.strategy, "frames": [
+        {"step": s.step, "state": state(s.tokens), "passes": s.passes + s.extra_passes,
+         "chosen": np.flatnonzero(s.chosen).tolist(), "errors": np.flatnonzero(s.errors).tolist()}
+        for s in t.steps]} for t in traces]
+    n = round(len(givens) ** 0.5)
+    data = {"puzzle": puzzle, "givens": [bool(g) for g in givens], "box": box, "n": n, "runs": runs}
+    return PLAYER_TEMPLATE.replace("__DATA__", json.dumps(data).replace("</", "<\\/"))

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from mi_core.bench.report import frontier  # pure Python; the pages stay free of torch
+from mi_lens_app.benchmarks import metric_of, pareto
 
 GIVEN_COLOR = "#111111"
 FILLED_COLOR = "#1f5fbf"
@@ -69,13 +69,14 @@ def _square_layout(fig: go.Figure, n: int, title: str, height: int) -> None:
                       plot_bgcolor="white", font=FONT, showlegend=False, dragmode=False, clickmode="event+select")
 
 
-def _digit_traces(digits: np.ndarray, givens: np.ndarray, errors: np.ndarray | None, n: int) -> list[go.Scatter]:
+def _digit_traces(digits: np.ndarray, givens: np.ndarray, errors: np.ndarray | None, n: int,
+                  size: int | None = None) -> list[go.Scatter]:
     """Text traces: givens in black, model-filled digits in blue, wrong ones in red."""
     x, y = cell_xy(len(digits))
     errors = np.zeros(len(digits), bool) if errors is None else errors
     kinds = [(givens & (digits > 0), GIVEN_COLOR, "given"), (~givens & (digits > 0) & ~errors, FILLED_COLOR, "filled"),
              (~givens & (digits > 0) & errors, ERROR_COLOR, "wrong")]
-    size = 26 if n <= 4 else 21
+    size = size or (26 if n <= 4 else 21)
     return [go.Scatter(x=x[m], y=y[m], text=digits[m].astype(str), mode="text", name=name, hoverinfo="skip",
                        textfont={"size": size, "color": color, "family": DIGIT_FONT,
                                      "weight": "bold" if name == "given" else "normal"})
@@ -108,7 +109,7 @@ def grid_figure(digits: np.ndarray, givens: np.ndarray, box: int, *, layer: np.n
                 zmax: float | None = None, zmid: float | None = None, hover: list[str] | None = None,
                 selected: int | None = None, outline: np.ndarray | None = None, remasked: np.ndarray | None = None,
                 errors: np.ndarray | None = None, candidates: np.ndarray | None = None, title: str = "",
-                height: int = 520) -> go.Figure:
+                height: int = 520, digit_size: int | None = None, colorbar: bool = True) -> go.Figure:
     """A Sudoku-style grid.
 
     Args:
@@ -117,6 +118,8 @@ def grid_figure(digits: np.ndarray, givens: np.ndarray, box: int, *, layer: np.n
         hover: ``(N,)`` hover text per cell; selected: a cell to outline; outline: ``(N,)`` bool cells to
         outline in orange (unmasked at this step); remasked: ``(N,)`` bool cells outlined in purple;
         errors: ``(N,)`` bool digits drawn red; candidates: ``(N, V)`` marginals drawn as pencil marks.
+        digit_size: font size of the digits (default by grid size; larger for a projector); colorbar: draw the
+        layer's colour bar (off: the grid takes the whole width, a legend beside it explains the colours).
     """
     cells = len(digits)
     n = _side(cells)
@@ -124,11 +127,11 @@ def grid_figure(digits: np.ndarray, givens: np.ndarray, box: int, *, layer: np.n
     fig = go.Figure()
     if layer is not None:
         fig.add_trace(go.Heatmap(z=np.asarray(layer, float).reshape(n, n), colorscale=colorscale, zmin=zmin,
-                                 zmax=zmax, zmid=zmid, hoverinfo="skip", name=layer_name,
+                                 zmax=zmax, zmid=zmid, hoverinfo="skip", name=layer_name, showscale=colorbar,
                                  colorbar={"title": {"text": layer_name, "side": "right"}, "thickness": 14}))
     if candidates is not None:
         fig.add_trace(_candidate_trace(np.asarray(candidates), digits == 0, n, box))
-    for trace in _digit_traces(digits, givens, errors, n):
+    for trace in _digit_traces(digits, givens, errors, n, digit_size):
         fig.add_trace(trace)
     fig.add_trace(_click_trace(hover, cells))
     shapes = _grid_lines(n, box)
@@ -195,22 +198,100 @@ def cell_order(cells: int, box: int, order: str) -> np.ndarray:
     return np.lexsort((cols, rows, boxes))
 
 
+ZERO_SPAN = 1e-3  # nats: the colour range of an all-zero matrix, so it is drawn as zero, not saturated
+SCALES = ("linear", "log", "percentile")
+LOG_FLOOR = 1e-6  # nats: smaller values share the bottom colour of a log scale
+
+
+def color_max(*arrays: np.ndarray) -> float:
+    """The top of a colour range from 0 over ``arrays``: their largest finite value, or :data:`ZERO_SPAN` when
+    that is not above 0 (an all-zero map: a solved grid, the 4x4 oracle's asymmetry)."""
+    top = max((float(np.nanmax(a)) for a in arrays if np.size(a) and np.isfinite(a).any()), default=0.0)
+    return top if top > 0 else ZERO_SPAN
+
+
+def scaled(z: np.ndarray, scale: str, zmin: float | None, zmax: float | None):
+    """``(z to draw, zmin, zmax, colour bar ticks or None)`` for a non-negative map under ``scale``:
+    ``linear`` (as is, an all-zero map gets :data:`ZERO_SPAN`); ``log`` (log10 of max(z, 1e-6), ticks in
+    nats); ``percentile`` (each value's rank among the map's positive values, 0-100)."""
+    if scale not in SCALES:
+        raise ValueError(f"scale must be one of {', '.join(SCALES)}, got {scale!r}")
+    if scale == "linear":
+        if zmax is None and (zmin is None or zmin == 0):
+            zmax = color_max(z)
+        return z, zmin, zmax, None
+    if scale == "log":
+        top = np.log10(color_max(z))
+        low = min(np.log10(LOG_FLOOR), top - 1)
+        powers = np.arange(np.ceil(low), np.floor(top) + 1)
+        ticks = {"tickvals": powers.tolist(), "ticktext": [f"{10 ** p:g}" for p in powers]}
+        return np.log10(np.maximum(np.nan_to_num(z), LOG_FLOOR)), low, top, ticks
+    positive = np.sort(z[np.isfinite(z) & (z > 0)])
+    rank = np.zeros_like(z, dtype=float)
+    if positive.size:
+        rank = np.where(z > 0, 100.0 * np.searchsorted(positive, z, side="right") / positive.size, 0.0)
+    return rank, 0.0, 100.0, {"tickvals": [0, 25, 50, 75, 100], "ticktext": ["0", "25th", "50th", "75th", "100th"]}
+
+
+def click_layer(names: list[str], index: np.ndarray, keep: np.ndarray | None = None,
+                values: np.ndarray | None = None, value_name: str = "MI (nats)") -> go.Scattergl:
+    """One invisible marker per cell of a category heatmap: clicks on a heatmap return nothing in Streamlit,
+    clicks on these return the pair (``customdata``: the two positions; ``hoverinfo="none"``, not ``"skip"``,
+    which would drop the click events too). ``keep``: ``(k,)`` bool, the rows and
+    columns worth a click (masked positions: a given one has no MI); fewer markers draw faster. ``values``:
+    ``(k, k)`` the matrix as drawn, for the hover (the markers lie over the heatmap and take its hover)."""
+    k = len(names)
+    rows, cols = np.meshgrid(np.arange(k), np.arange(k), indexing="ij")
+    rows, cols = rows.ravel(), cols.ravel()
+    if keep is not None:
+        keep = np.asarray(keep, bool)
+        rows, cols = rows[keep[rows] & keep[cols]], cols[keep[rows] & keep[cols]]
+    names = np.asarray(names)
+    hover = None if values is None else [f"{names[r]} · {names[c]}<br>{value_name} {values[r, c]:.4g}"
+                                         for r, c in zip(rows, cols)]
+    return go.Scattergl(x=names[cols], y=names[rows], mode="markers", hovertext=hover,
+                        marker={"size": 6, "opacity": CLICK_OPACITY, "color": "#fff"},
+                        hoverinfo="none" if hover is None else "text",
+                        customdata=np.stack([index[rows], index[cols]], 1), name="pairs", showlegend=False)
+
+
+def clicked_pair(selection: dict | None) -> tuple[int, int] | None:
+    """The ``(i, j)`` positions of the first clicked cell of a heatmap with a :func:`click_layer`, or None."""
+    for point in (selection or {}).get("points") or []:
+        data = point.get("customdata")
+        if isinstance(data, dict):  # Streamlit passes a point's array customdata as {"0": i, "1": j}
+            data = [data.get("0"), data.get("1")]
+        if isinstance(data, (list, tuple)) and len(data) == 2 and None not in data:
+            return int(data[0]), int(data[1])
+    return None
+
+
 def mi_heatmap(mi: np.ndarray, box: int, labels: list[str], *, order: str = "row", selected: int | None = None,
                zmin: float | None = 0.0, zmax: float | None = None, colorscale: str = "Viridis",
                zmid: float | None = None, title: str = "", value_name: str = "MI (nats)",
-               height: int = 560) -> go.Figure:
+               height: int = 560, scale: str = "linear", clickable: bool | np.ndarray = False) -> go.Figure:
     """An ``(N, N)`` matrix as a heatmap, cells in ``order`` with box lines; the selected cell's row and
-    column are outlined."""
+    column are outlined. ``scale``: ``linear``, ``log`` or ``percentile`` colours (see :func:`scaled`; the
+    hover always reads the value itself); ``clickable``: lay a :func:`click_layer` over it (an ``(N,)`` bool
+    array: over the pairs of those cells only)."""
     cells = mi.shape[0]
     n = _side(cells)
     perm = cell_order(cells, box, order)
-    z = np.asarray(mi, float)[np.ix_(perm, perm)]
+    raw = np.asarray(mi, float)[np.ix_(perm, perm)]
+    z, zmin, zmax, ticks = scaled(raw, scale, zmin, zmax) if zmid is None else (raw, zmin, zmax, None)
     names = np.asarray(labels)[perm].tolist()
-    # category axes named by cell: the hover reads the pair from them (an N x N text matrix would double the
-    # figure's size); shapes and ticks address categories by their 0-based position
+    # category axes named by cell: the hover reads the pair from them; the value is z itself, or the raw one
+    # (customdata) under a log or percentile scale; shapes and ticks address categories by 0-based position
+    value = "%{z:.4g}" if z is raw else "%{customdata:.4g}"
+    colorbar = {"title": {"text": value_name if scale == "linear" else f"{value_name}, {scale}", "side": "right"},
+                "thickness": 14, **(ticks or {})}
     fig = go.Figure(go.Heatmap(z=z, x=names, y=names, colorscale=colorscale, zmin=zmin, zmax=zmax, zmid=zmid,
-                               name=value_name, hovertemplate="%{y} · %{x}<br>" + value_name + " %{z:.4g}<extra></extra>",
-                               colorbar={"title": {"text": value_name, "side": "right"}, "thickness": 14}))
+                               name=value_name, customdata=None if z is raw else raw,
+                               hovertemplate="%{y} · %{x}<br>" + value_name + " " + value + "<extra></extra>",
+                               colorbar=colorbar))
+    if clickable is not False:
+        fig.add_trace(click_layer(names, perm, None if clickable is True else np.asarray(clickable, bool)[perm],
+                                  raw, value_name))
     shapes = []
     for k in range(0, cells + 1, n):
         line = {"color": "#222" if k % (n * box) == 0 else "#888", "width": 2 if k % (n * box) == 0 else 0.6}
@@ -224,12 +305,11 @@ def mi_heatmap(mi: np.ndarray, box: int, labels: list[str], *, order: str = "row
     group = "row" if order == "row" else "box"
     ticks = np.arange(0, cells, n)
     axis = {"tickvals": (ticks + (n - 1) / 2).tolist(), "ticktext": [f"{group} {k // n + 1}" for k in ticks],
-            "automargin": True, "showgrid": False,
-            "zeroline": False, "range": [-0.5, cells - 0.5]}
+            "automargin": True, "showgrid": False, "zeroline": False, "range": [-0.5, cells - 0.5],
+            "constrain": "domain"}  # both axes shrink to the square: the tick labels stay next to the matrix
     fig.update_layout(title={"text": title, "x": 0.02}, height=height, shapes=shapes, font=FONT,
                       margin={"l": 10, "r": 10, "t": 50, "b": 10}, plot_bgcolor="white", showlegend=False,
-                      xaxis=dict(axis, constrain="domain"),
-                      yaxis=dict(axis, autorange=False, range=[cells - 0.5, -0.5], scaleanchor="x"),
+                      xaxis=axis, yaxis=dict(axis, autorange=False, range=[cells - 0.5, -0.5], scaleanchor="x"),
                       clickmode="event+select", dragmode="zoom")
     return fig
 
@@ -292,25 +372,27 @@ def dependency_figure(edges: list[tuple[int, int, float, bool]], digits: np.ndar
     return fig
 
 
-def frontier_figure(rows: list[dict], title: str = "") -> go.Figure:
-    """Accuracy (%) against mean passes, one line per sampler (``rows``: dicts with ``sampler``,
-    ``label``, ``mean_passes``, ``accuracy``), and the Pareto frontier over all of them dashed."""
+def frontier_figure(rows: list[dict], title: str = "", metric=None) -> go.Figure:
+    """Quality against mean passes (``rows``: dicts with ``sampler``, ``label``, ``mean_passes`` and the
+    metric's key): each sampler's settings as points (its settings vary in several knobs, so joining them
+    would draw a zig-zag through unrelated ones), and the Pareto front over all of them as the one line.
+    ``metric``: a :class:`~mi_lens_app.benchmarks.Metric` (default: the one the rows carry)."""
+    metric = metric or metric_of(rows)
     fig = go.Figure()
     for name in dict.fromkeys(r["sampler"] for r in rows):
         pts = sorted((r for r in rows if r["sampler"] == name), key=lambda r: r["mean_passes"])
-        fig.add_trace(go.Scatter(x=[r["mean_passes"] for r in pts], y=[100 * r["accuracy"] for r in pts],
-                                 mode="lines+markers", name=name, text=[r["label"] for r in pts],
-                                 hovertemplate=("%{text}<br>%{x:.1f} passes<br>%{y:.1f}% solved"
-                                                f"<extra>{name}</extra>")))
-    front = frontier(rows)
+        fig.add_trace(go.Scatter(x=[r["mean_passes"] for r in pts], y=[metric.scale * r[metric.key] for r in pts],
+                                 mode="markers", name=name, text=[r["label"] for r in pts], marker={"size": 10},
+                                 hovertemplate=("%{text}<br>%{x:.1f} passes<br>%{y:.4g}" + metric.unit
+                                                + f"<extra>{name}</extra>")))
+    front = pareto(rows, metric)
     if front:
-        fig.add_trace(go.Scatter(x=[r["mean_passes"] for r in front], y=[100 * r["accuracy"] for r in front],
+        fig.add_trace(go.Scatter(x=[r["mean_passes"] for r in front], y=[metric.scale * r[metric.key] for r in front],
                                  mode="lines", name="frontier", line={"color": "#444", "dash": "dash", "width": 1.5},
                                  hoverinfo="skip"))
-    fig.update_layout(title=title, xaxis_title="mean forward passes per puzzle (log)", yaxis_title="puzzles solved (%)",
+    fig.update_layout(title=title, xaxis_title="mean forward passes per input (log)", yaxis_title=metric.title,
                       xaxis_type="log", template="plotly_white", font=FONT, height=520)
     return fig
-
 
 
 def bar_figure(labels: list[str], series: dict[str, np.ndarray], title: str = "", yaxis: str = "",
@@ -318,7 +400,8 @@ def bar_figure(labels: list[str], series: dict[str, np.ndarray], title: str = ""
     """Grouped bars: one bar group per label, one colour per series."""
     fig = go.Figure([go.Bar(x=labels, y=np.asarray(v, float), name=name) for name, v in series.items()])
     fig.update_layout(title=title, yaxis_title=yaxis, barmode="group", template="plotly_white", font=FONT,
-                      height=height, margin={"l": 10, "r": 10, "t": 50, "b": 10})
+                      height=height, margin={"l": 10, "r": 10, "t": 50, "b": 10},
+                      xaxis={"automargin": True}, yaxis={"automargin": True})
     return fig
 
 

@@ -10,12 +10,16 @@ from __future__ import annotations
 import networkx as nx
 import numpy as np
 
+MAX_EDGES = 300  # edges drawn at most: 1,711 edges took 14 s to draw and read as a hairball
+
 
 def dependency_graph(mi: np.ndarray, masked: np.ndarray, rules: np.ndarray, *, threshold: float | None = None,
-                     top_k: int | None = None) -> nx.Graph:
+                     top_k: int | None = None, cap: int | None = None) -> nx.Graph:
     """Build the graph from ``mi`` ``(N, N)``, ``masked`` ``(N,)`` bool and ``rules`` ``(N, N)`` bool.
 
-    Give ``threshold`` (keep pairs with MI above it) or ``top_k`` (keep the k strongest pairs with MI > 0).
+    Give ``threshold`` (keep pairs with MI above it) or ``top_k`` (keep the k strongest pairs with MI > 0);
+    ``cap`` keeps at most that many of them, the strongest. The graph's ``candidates`` attribute counts the
+    pairs that passed before the cap.
 
     Raises:
         ValueError: neither or both of threshold and top_k, or a negative one.
@@ -34,7 +38,10 @@ def dependency_graph(mi: np.ndarray, masked: np.ndarray, rules: np.ndarray, *, t
     else:
         order = np.argsort(-w, kind="stable")[:top_k]
         pick = order[w[order] > 0]
-    graph = nx.Graph()
+    candidates = len(pick)
+    if cap is not None and len(pick) > cap:
+        pick = pick[np.argsort(-w[pick], kind="stable")[:cap]]
+    graph = nx.Graph(candidates=candidates)
     graph.add_nodes_from(int(c) for c in np.flatnonzero(masked))
     for e in pick:
         i, j = int(iu[e]), int(ju[e])

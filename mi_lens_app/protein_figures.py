@@ -12,7 +12,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from mi_lens_app.figures import CHOSEN_COLOR, ERROR_COLOR, FONT, SELECTED_COLOR
+from mi_lens_app.figures import CHOSEN_COLOR, ERROR_COLOR, FONT, SELECTED_COLOR, click_layer, color_max, scaled
 
 MAX_ARCS = 150  # arcs drawn in the arc graph
 MAX_DOTS = 400  # pairs drawn in the contact map
@@ -32,24 +32,38 @@ def _layout(fig: go.Figure, title: str, height: int, **kwargs) -> None:
     kwargs.setdefault("showlegend", False)
     fig.update_layout(title={"text": title, "x": 0.02}, height=height, font=FONT, plot_bgcolor="white",
                       margin={"l": 10, "r": 10, "t": 50, "b": 10}, **kwargs)
+    # the margins grow to fit the tick labels: with a fixed 10 px margin "20" is drawn as "0" and "2.5" as "5"
+    fig.update_xaxes(automargin=True)
+    fig.update_yaxes(automargin=True)
 
 
 def sequence_heatmap(mi: np.ndarray, labels: list[str], *, start: int = 0, size: int = WINDOW,
                      selected: int | None = None, zmin: float | None = 0.0, zmax: float | None = None,
                      zmid: float | None = None, colorscale: str = "Viridis", title: str = "",
-                     value_name: str = "MI (nats)", height: int = 560) -> go.Figure:
+                     value_name: str = "MI (nats)", height: int = 560, scale: str = "linear",
+                     clickable: bool | np.ndarray = False) -> go.Figure:
     """The ``(L, L)`` matrix as a heatmap with residue labels (``M1``, ``_7`` for masked), positions
-    ``[start, start + size)`` only; the colour range is the whole matrix's unless given, so windows compare.
-    The selected residue's row and column are outlined when they fall in the window."""
+    ``[start, start + size)`` only; the colour range is the whole matrix's unless given, so windows compare
+    (an all-zero matrix is drawn as zero). The selected residue's row and column are outlined when they fall
+    in the window. ``scale``: ``linear``, ``log`` or ``percentile`` colours (see ``figures.scaled``);
+    ``clickable``: lay ``figures.click_layer`` over it, so a click selects the pair."""
     z_all = np.asarray(mi, float)
     lo, hi = window(len(labels), start, size)
-    if zmax is None:
-        zmax = float(np.nanmax(z_all)) if z_all.size else 1.0
+    if zmax is None and zmid is None and scale == "linear":
+        zmax = color_max(z_all)
+    raw = z_all[lo:hi, lo:hi]
+    z, zmin, zmax, ticks = scaled(raw, scale, zmin, zmax) if zmid is None else (raw, zmin, zmax, None)
     names = labels[lo:hi]
-    fig = go.Figure(go.Heatmap(z=z_all[lo:hi, lo:hi], x=names, y=names, colorscale=colorscale, zmin=zmin, zmax=zmax,
-                               zmid=zmid, name=value_name,
-                               hovertemplate="%{y} · %{x}<br>" + value_name + " %{z:.4g}<extra></extra>",
-                               colorbar={"title": {"text": value_name, "side": "right"}, "thickness": 14}))
+    value = "%{z:.4g}" if z is raw else "%{customdata:.4g}"
+    fig = go.Figure(go.Heatmap(z=z, x=names, y=names, colorscale=colorscale, zmin=zmin, zmax=zmax,
+                               zmid=zmid, name=value_name, customdata=None if z is raw else raw,
+                               hovertemplate="%{y} · %{x}<br>" + value_name + " " + value + "<extra></extra>",
+                               colorbar={"title": {"text": value_name if scale == "linear" else
+                                                   f"{value_name}, {scale}", "side": "right"}, "thickness": 14,
+                                         **(ticks or {})}))
+    if clickable is not False:
+        fig.add_trace(click_layer(names, np.arange(lo, hi),
+                                  None if clickable is True else np.asarray(clickable, bool)[lo:hi], raw, value_name))
     shapes = []
     if selected is not None and lo <= selected < hi:
         pos, n = selected - lo, hi - lo
@@ -59,7 +73,8 @@ def sequence_heatmap(mi: np.ndarray, labels: list[str], *, start: int = 0, size:
     axis = {"showgrid": False, "zeroline": False, "automargin": True, "tickfont": {"size": 10}}
     shown = f"residues {lo + 1}-{hi} of {len(labels)}"
     _layout(fig, f"{title} ({shown})" if hi - lo < len(labels) else title, height, shapes=shapes,
-            xaxis=dict(axis, constrain="domain"), yaxis=dict(axis, autorange="reversed", scaleanchor="x"))
+            xaxis=dict(axis, constrain="domain"), yaxis=dict(axis, autorange="reversed", scaleanchor="x",
+                                                             constrain="domain"), clickmode="event+select")
     return fig
 
 
@@ -161,13 +176,18 @@ def marginal_strip(marginals: np.ndarray, entropy: np.ndarray, labels: list[str]
     lo, hi = window(len(labels), start, size)
     names = labels[lo:hi]
     masked = np.asarray(masked, bool)[lo:hi]
-    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.3, 0.7], vertical_spacing=0.04)
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.3, 0.7], vertical_spacing=0.04,
+                        specs=[[{"secondary_y": True}], [{}]])
     fig.add_trace(go.Bar(x=names, y=np.where(masked, entropy[lo:hi], 0.0), name="entropy (nats)",
                          marker_color="#e6803a", hovertemplate="%{x}: H = %{y:.3f} nats<extra></extra>"), 1, 1)
-    if extra is not None:
+    if extra is not None:  # on its own axis (right): MI is often 1000 times smaller than entropy
         fig.add_trace(go.Scatter(x=names, y=np.asarray(extra[1], float)[lo:hi], mode="lines+markers", name=extra[0],
                                  line={"color": "#1f5fbf"}, marker={"size": 4},
-                                 hovertemplate="%{x}: %{y:.4g}<extra>" + extra[0] + "</extra>"), 1, 1)
+                                 hovertemplate="%{x}: %{y:.4g}<extra>" + extra[0] + "</extra>"), 1, 1,
+                      secondary_y=True)
+        fig.update_yaxes(title_text=extra[0], secondary_y=True, row=1, col=1, showgrid=False, rangemode="tozero",
+                         title_font={"color": "#1f5fbf"}, tickfont={"color": "#1f5fbf", "size": 9})
+    fig.update_yaxes(title_text="H (nats)", secondary_y=False, row=1, col=1, rangemode="tozero")
     z = np.where(masked[:, None], np.asarray(marginals, float)[lo:hi], np.nan).T
     fig.add_trace(go.Heatmap(z=z, x=names, y=list(amino_acids), colorscale="Blues", zmin=0, zmax=1, name="p",
                              hovertemplate="%{x} = %{y}: p %{z:.3f}<extra></extra>",
@@ -177,7 +197,8 @@ def marginal_strip(marginals: np.ndarray, entropy: np.ndarray, labels: list[str]
     _layout(fig, title + shown, height)
     fig.update_layout(showlegend=extra is not None, legend={"orientation": "h", "y": 1.02, "x": 0.5})
     fig.update_xaxes(showgrid=False, tickfont={"size": 9}, automargin=True)
-    fig.update_yaxes(autorange="reversed", tickfont={"size": 9}, row=2, col=1)
+    fig.update_yaxes(autorange="reversed", tickfont={"size": 10}, row=2, col=1, title_text="amino acid",
+                     tickvals=list(amino_acids), ticktext=list(amino_acids))
     return fig
 
 
@@ -208,9 +229,7 @@ def decode_strip(tokens: np.ndarray, chosen: np.ndarray, entropy: np.ndarray, er
         name, scale = "H before (nats)", "Oranges"
     letters = np.array(["_", *amino_acids])[np.clip(tokens[rows], 0, len(amino_acids))]
     x = np.arange(lo, hi)
-    lettered = (hi - lo) * len(rows) <= 6000  # letters in every cell only while the browser keeps up
-    fig = go.Figure(go.Heatmap(z=z[:, lo:hi], x=x + 1, y=rows, colorscale=scale, name=name,
-                               text=letters[:, lo:hi], texttemplate="%{text}" if lettered else None,
+    fig = go.Figure(go.Heatmap(z=z[:, lo:hi], x=x + 1, y=rows, colorscale=scale, name=name, text=letters[:, lo:hi],
                                hovertemplate="step %{y}, residue %{x}: %{text}<br>" + name + " %{z}<extra></extra>",
                                colorbar={"title": {"text": name, "side": "right"}, "thickness": 12}))
     r, c = np.nonzero(chosen[rows][:, lo:hi])
@@ -222,15 +241,29 @@ def decode_strip(tokens: np.ndarray, chosen: np.ndarray, entropy: np.ndarray, er
         fig.add_trace(go.Scatter(x=x[c] + 1, y=rows[r] + 0.32, mode="markers", name="differs from native",
                                  hoverinfo="skip", marker={"symbol": "line-ew", "size": 9,
                                                            "line": {"width": 2, "color": ERROR_COLOR}}))
+    # letters as their own trace: a heatmap writes no text where z is blank (every cell of step 0), and the
+    # size follows the window (60 residues across a page-wide chart: ~20 px a residue)
+    rr, cc = np.meshgrid(np.arange(len(rows)), np.arange(hi - lo), indexing="ij")
+    sub = letters[:, lo:hi]
+    if sub.size <= 12000:
+        fig.add_trace(go.Scatter(x=(x[cc] + 1).ravel(), y=rows[rr].ravel(), text=sub.ravel(), mode="text",
+                                 name="letters", hoverinfo="skip",
+                                 textfont={"size": letter_size(hi - lo), "color": np.where(sub == "_", "#888888",
+                                                                                           "#111111").ravel().tolist()}))
     notes = []
     if first:
         notes.append(f"last {len(rows)} of {steps} steps")
     if hi - lo < length:
         notes.append(f"residues {lo + 1}-{hi} of {length}")
-    _layout(fig, title + (f" ({', '.join(notes)})" if notes else ""), height or min(160 + 22 * len(rows), 900),
+    _layout(fig, title + (f" ({', '.join(notes)})" if notes else ""), height or 150 + 30 * len(rows),
             xaxis={"title": "residue", "showgrid": False, "zeroline": False},
             yaxis={"title": "step", "autorange": "reversed", "showgrid": False, "zeroline": False})
     return fig
+
+
+def letter_size(residues: int) -> int:
+    """Font size of residue letters when ``residues`` positions share the width of a page."""
+    return 15 if residues <= 60 else 11 if residues <= 120 else 8
 
 
 def profile_figure(labels: list[str], series: dict[str, np.ndarray], *, selected: int | None = None,

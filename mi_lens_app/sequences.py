@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mi_core.domains.protein import MASK_ID, ProteinInputError, ProteinRecord, parse_text
+from mi_core.domains.protein import AMINO_ACIDS, MASK_ID, ProteinInputError, ProteinRecord, parse_text
 from mi_lens_app.domains import ROOT, Domain, Puzzle, upload_text
 
 PROTEIN_PRESETS_PATH = ROOT / "assets" / "examples" / "protein_presets.json"
@@ -90,10 +90,32 @@ class Masking:
         return cls()
 
 
+MAX_TEXT_RESIDUES = 10**6  # parsing only; the model's own limit is checked by :func:`check_length`
+DNA_LETTERS = frozenset("ACGTUN")
+
+
 def first_record(text: str) -> tuple[ProteinRecord, int]:
     """The first sequence of pasted text (one plain sequence or FASTA) and how many records it has."""
-    records = parse_text(text)
+    records = parse_text(text, max_length=MAX_TEXT_RESIDUES)
     return records[0], len(records)
+
+
+def check_length(record: ProteinRecord, max_residues: int) -> None:
+    """The one length check of the app, where the input is given: ``max_residues`` is the model's own limit.
+
+    Raises:
+        ProteinInputError: a longer sequence, naming both lengths.
+    """
+    if record.length > max_residues:
+        raise ProteinInputError(f"{record.name}: {record.length} residues, longer than the {max_residues} this "
+                                "model takes; paste a shorter sequence or a fragment of it")
+
+
+def looks_like_dna(record: ProteinRecord) -> bool:
+    """Whether a sequence reads as nucleotides (only A, C, G, T, U and N, at least 12 of them): the model would
+    take it as a protein made of alanine, cysteine, glycine and threonine."""
+    letters = "".join(AMINO_ACIDS[t - 1] for t in record.tokens if 0 < t <= len(AMINO_ACIDS))
+    return len(letters) >= 12 and set(letters) <= DNA_LETTERS
 
 
 def protein_puzzle(domain: Domain, record: ProteinRecord, masking: Masking, name: str = "") -> Puzzle:
@@ -119,8 +141,8 @@ def read_fasta_upload(name: str, data: bytes) -> list[ProteinRecord]:
         bad letter with its position).
     """
     text = upload_text(name, data, MAX_FASTA_BYTES, ProteinInputError)
-    try:
-        return parse_text(text, limit=MAX_FASTA_RECORDS)
+    try:  # lengths are checked against the model when a record is picked (check_length)
+        return parse_text(text, limit=MAX_FASTA_RECORDS, max_length=MAX_TEXT_RESIDUES)
     except ProteinInputError as err:
         raise ProteinInputError(f"{name}: {err}") from None
 

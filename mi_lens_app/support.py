@@ -7,17 +7,30 @@ weights files' paths and modification times, so replacing a model file invalidat
 
 from __future__ import annotations
 
+import os
+import re
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
 import streamlit as st
 
 from mi_core.decoding import STRATEGIES, strategy_params
+from mi_core.domains import protein
 from mi_core.models.base import ModelFileError
-from mi_lens_app import benchmarks, core, sequences
+from mi_lens_app import benchmarks, core, domains, sequences, texts
 from mi_lens_app import selector as order
 from mi_lens_app.core import MIMap, ProbeView, Trace, WhatIf
-from mi_lens_app.domains import Domain, Puzzle, generate, get_domain, load_presets, make_puzzle, read_upload
+from mi_lens_app.domains import (
+    DOMAINS,
+    Domain,
+    Puzzle,
+    generate,
+    get_domain,
+    load_presets,
+    make_puzzle,
+    read_upload,
+)
 
 USER_ERRORS = (ValueError, FileNotFoundError, RuntimeError)  # ModelFileError and every SudokuError are ValueErrors
 
@@ -76,6 +89,35 @@ def _selector(domain_key: str, stamp: str) -> tuple[object | None, str | None]:
     except ValueError as err:  # a bad selector file, or the model itself is missing
         return None, str(err)
     return (None, order.misfit(domain, path, problem)) if problem else (net, None)
+
+
+_warm_lock = threading.Lock()
+_warm_started = False
+
+
+def warm_up() -> bool:
+    """Start loading every domain's model, estimator and order selector in a background thread, once per
+    process (the first page any visitor opens calls it), so the first map or decoding does not wait for them.
+    ``MI_LENS_WARM=0`` turns it off (the tests swap models between runs). Returns whether this call started it."""
+    global _warm_started
+    if os.environ.get("MI_LENS_WARM", "1") == "0":
+        return False
+    with _warm_lock:
+        if _warm_started:
+            return False
+        _warm_started = True
+    threading.Thread(target=_warm_all, name="mi-lens-warm-up", daemon=True).start()
+    return True
+
+
+def _warm_all() -> None:
+    for domain in DOMAINS.values():
+        try:
+            core.warm(model(domain), domain.cells if domain.geometry else 64)  # the first real pass is then quick
+            estimator(domain)
+            selector(domain)
+        except USER_ERRORS:  # a missing file: the page that needs it says so
+            continue
 
 
 def model(domain: Domain):
@@ -159,19 +201,39 @@ def exact_probe(domain_key: str, grid: str, eps: float, version: str) -> ProbeVi
     return result
 
 
-@st.cache_data(show_spinner="Decoding ...", max_entries=128)
+@st.cache_data(show_spinner=False, max_entries=128)
 def decode_trace(domain_key: str, grid: str, solution: str | None, name: str, params: tuple, temperature: float,
                  seed: int, version: str) -> Trace:
-    """Every frame of decoding ``grid`` with strategy ``name`` (``params``: sorted ``(key, value)`` pairs)."""
+    """Every frame of decoding ``grid`` with strategy ``name`` (``params``: sorted ``(key, value)`` pairs),
+    shared by every session (the cache is the server's), with a progress bar while it runs. Each update of
+    the bar is a point where Streamlit stops the run of a session that was closed or asked for a rerun, so a
+    decode nobody waits for does not run on."""
     domain = get_domain(domain_key)
-    return core.decode_trace(model(domain), estimator(domain), domain, grid, solution, name, dict(params),
-                             temperature, seed, selector(domain))
+    bar = st.progress(0.0, text=f"Decoding with {name} ...")
+
+    def update(filled: int, masked: int) -> None:
+        bar.progress(min(filled / max(masked, 1), 1.0), text=f"Decoding with {name}: {filled} / {masked} filled")
+
+    trace = core.decode_trace(model(domain), estimator(domain), domain, grid, solution, name, dict(params),
+                              temperature, seed, selector(domain), update)
+    bar.empty()
+    return trace
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
 def what_if(domain_key: str, grid: str, cell: int, value: int, version: str) -> WhatIf:
     domain = get_domain(domain_key)
     return core.what_if(model(domain), core.tokens_of(grid, domain, core.app_device()), cell, value)
+
+
+@st.cache_data(show_spinner=False, max_entries=512)
+def _contradicts(domain_key: str, digits: tuple, cell: int, digit: int) -> bool:
+    return domains.clamp_contradicts(get_domain(domain_key), digits, cell, digit)
+
+
+def clamp_contradicts(domain: Domain, pz: Puzzle, cell: int, digit: int) -> bool:
+    """Whether ``cell = digit`` leaves ``pz`` with no solution (cached)."""
+    return _contradicts(domain.key, pz.digits, cell, digit)
 
 
 @st.cache_data(show_spinner=False, max_entries=512)
@@ -200,12 +262,29 @@ def protein_presets() -> list:
     return sequences.load_protein_presets()
 
 
+def max_residues(domain: Domain) -> int:
+    """The longest sequence ``domain``'s model takes (the parser's limit when the model cannot be loaded: the
+    page then says why)."""
+    try:
+        return int(model(domain).max_len)
+    except USER_ERRORS:
+        return protein.MAX_INPUT_LENGTH
+
+
+def protein_puzzle(domain: Domain, text: str, masking: sequences.Masking, name: str = "") -> tuple[Puzzle, int, bool]:
+    """The masked state of the first sequence in ``text``, how many records the text has, and whether it looks
+    like DNA (raises ProteinInputError naming a bad letter and its position, a sequence longer than the model
+    takes, or a bad masking)."""
+    return _protein_puzzle(domain.key, text, masking, name, max_residues(domain))
+
+
 @st.cache_data(show_spinner=False, max_entries=512)
-def protein_puzzle(domain_key: str, text: str, masking: sequences.Masking, name: str = "") -> tuple[Puzzle, int]:
-    """The masked state of the first sequence in ``text`` and how many records the text has (raises
-    ProteinInputError naming a bad letter and its position, or a bad masking)."""
+def _protein_puzzle(domain_key: str, text: str, masking: sequences.Masking, name: str,
+                    limit: int) -> tuple[Puzzle, int, bool]:
     record, count = sequences.first_record(text)
-    return sequences.protein_puzzle(get_domain(domain_key), record, masking, name or record.name), count
+    sequences.check_length(record, limit)
+    pz = sequences.protein_puzzle(get_domain(domain_key), record, masking, name or record.name)
+    return pz, count, sequences.looks_like_dna(record)
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
@@ -264,10 +343,24 @@ def probe_fallback_note(name: str, domain: Domain) -> str | None:
             f"eps={domain.fallback_eps:g} at every step; its passes are counted as + extra.")
 
 
+def strategy_plain(name: str) -> str:
+    """What strategy ``name`` does, in plain words (its docstring when no plain text is written)."""
+    return texts.STRATEGY_PLAIN.get(name) or strategy_doc(name)
+
+
 def strategy_doc(name: str) -> str:
-    """The first paragraph of a strategy's docstring."""
+    """The first paragraph of a strategy's docstring (the technical form)."""
     doc = (STRATEGIES[name].__doc__ or "").strip()
     return " ".join(doc.split("\n\n")[0].split())
+
+
+_PATH = re.compile(r"(?:[A-Za-z]:)?(?:[/\\][\w.@+~-]+){2,}")
+
+
+def no_paths(text: str) -> str:
+    """``text`` with every absolute file path shortened to its file name: the sidebar names files, it does not
+    show where the server keeps them (a home directory, the Hugging Face cache)."""
+    return _PATH.sub(lambda m: re.split(r"[/\\]", m.group(0))[-1], text)
 
 
 def attempt(fn: Callable, *args, what: str = "", **kwargs):
@@ -281,6 +374,7 @@ def attempt(fn: Callable, *args, what: str = "", **kwargs):
 
 def show_error(err: Exception, what: str = "") -> None:
     prefix = f"{what}: " if what else ""
+    err = type(err)(texts.app_wording(str(err))) if err.args and isinstance(err.args[0], str) else err
     if isinstance(err, ModelFileError):
         st.error(f"{prefix}{err}", icon=":material/report:")
     else:

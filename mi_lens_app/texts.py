@@ -81,7 +81,13 @@ digit can lower or raise an entropy.
 BENCH_PAGE = r"""
 Each point is one sampler with one setting, run over a puzzle set: accuracy (whole grid right) against
 mean forward passes per puzzle. Up and to the left is better; the dashed line is the frontier over all
-settings. Results are read from `assets/benchmarks/*.json`, written by `python -m mi_core sweep`.
+settings (points of one sampler are not joined: its settings vary in several knobs). Results are read from `assets/benchmarks/*.json`, written by `python -m mi_core sweep`.
+"""
+
+PROTEIN_BENCH_PAGE = r"""
+Each point is one sampler with one setting, generating protein sequences: how far the generated sequences'
+dipeptide statistics are from those of real CATH domains (Jensen-Shannon divergence, lower is better)
+against mean forward passes per sequence. Down and to the left is better; the dashed line is the frontier.
 """
 
 SEQUENCE_MAPS_PAGE = r"""
@@ -111,6 +117,70 @@ about the other. Neighbours along the chain share MI; so, in a good model, do re
 sequence that touch in the folded structure. MI-guided decoding avoids filling strongly dependent
 residues in the same pass. Preset sequences are CATH S40 domains (CC BY 4.0); paste or upload your own.
 """
+
+
+DECODE_LEGEND = (
+    "**Black** digits were given · :blue[**blue**] digits the model filled · :red[**red**] digits are wrong · "
+    ":orange[**orange outline**]: unmasked together at this step · :violet[**dotted purple**]: remasked · "
+    "cell colour: how unsure the model was (entropy) before this step"
+)
+
+SEQUENCE_LEGEND = (
+    "Each row is one step · letters: residues (`_` still masked) · :orange[**orange squares**]: unmasked together "
+    "at this step · :red[**red bar**]: differs from the native sequence · colour: the step that filled a residue "
+    "(or its entropy)"
+)
+
+
+# what each decoding strategy does, for a student; the registry's docstrings (shown in an expander) are the
+# technical form
+STRATEGY_PLAIN = {
+    "mi": "Fills several cells per pass, but only cells the model is sure of that also say little about each "
+          "other (low mutual information), so it does not write two guesses that depend on each other at once. "
+          "gamma: how much risk a pass may take; lam: how much dependence counts against a group.",
+    "mi_exact": "Like mi, but measures the dependence between cells exactly, by asking the model once per "
+                "possible digit of every cell. Far slower; it shows what mi could do with perfect information.",
+    "learned": "A small network trained for this model decides which cells to fill at each pass, within a budget "
+               "of steps; mode says how its scores turn into a choice.",
+    "learned_mi": "The trained network's scores as the risk of each cell, with mi's rule against filling "
+                  "dependent cells together, within a budget of steps.",
+    "sequential": "One cell per pass: always the one the model is surest of. Slow but careful; the baseline.",
+    "random": "Fills k random cells per pass (or spreads them over a fixed number of steps): what happens with "
+              "no idea of which cells are safe.",
+    "topk": "Fills the k cells the model is surest of (lowest entropy) at each pass. Fast, but two sure-looking "
+            "cells can still clash.",
+    "top_prob": "Fills the k cells whose most likely digit is most probable at each pass.",
+    "top_margin": "Fills the k cells where the best digit leads the second best by the widest margin.",
+    "eb": "Fills the surest cells together until their total uncertainty would pass a budget gamma; at least one "
+          "per pass (the EB-Sampler).",
+    "threshold": "Fills every cell whose best digit is at least tau likely, and always the surest one "
+                 "(Fast-dLLM).",
+    "mask_predict": "Fills everything at every pass, then hides again the least confident cells and retries, over "
+                    "a fixed number of passes (Mask-Predict).",
+}
+
+
+def app_wording(message: str) -> str:
+    """An error of the core reworded for someone using the app, who passes no arguments to functions."""
+    return message.replace(" (U/O are rare residues: pass ambiguous='mask' to read them as unknown)",
+                           " (U and O are rare residues this model has never seen: write X or _ in their place "
+                           "to let the model fill them)")
+
+
+def frame_line(items: list[tuple[str, str]]) -> str:
+    """One Markdown line of a frame's numbers, ``step **3 / 12** · passes **13** · ...``: it wraps instead of
+    cutting a number off, as a row of metrics does in a narrow column."""
+    return " · ".join(f"{label} **{value}**" for label, value in items)
+
+
+def read_frame_line(line: str) -> dict[str, str]:
+    """The numbers of a :func:`frame_line` by label (its inverse; tests read the page with it)."""
+    out = {}
+    for part in line.split(" · "):
+        label, _, value = part.partition(" **")
+        if value.endswith("**"):
+            out[label] = value[:-2]
+    return out
 
 
 def learned_caption(mode: str, threshold: float, steps: int, step: int, masked: int, unmasked: int,

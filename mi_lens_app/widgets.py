@@ -6,18 +6,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import streamlit as st
 
-from mi_lens_app import support
-from mi_lens_app.core import ParamField
+from mi_lens_app import links, support
+from mi_lens_app.core import ParamField, param_range
 from mi_lens_app.domains import DOMAINS, Domain, Puzzle
-from mi_lens_app.figures import clicked_cell
-from mi_lens_app.protein_figures import WINDOW
-from mi_lens_app.sequences import MASK_MODES, Masking
+from mi_lens_app.figures import SCALES, clicked_cell, clicked_pair
+from mi_lens_app.sequence_widgets import sequence_picker, window_picker  # noqa: F401  (pages call window_picker)
 
 SOURCES = ("preset", "paste", "upload", "generate")
-SEQUENCE_SOURCES = ("preset", "paste", "upload")
-BIND = "query-params"
+BIND = links.BIND
 
 
 def domain_picker() -> Domain:
@@ -75,15 +74,10 @@ def _pasted(domain: Domain) -> Puzzle | None:
     return _checked(domain, text, "pasted")
 
 
-def _share_upload(text: str) -> None:
-    st.session_state["src"] = "paste"
-    st.session_state["puzzle"] = text
-
-
 def _uploaded(domain: Domain) -> Puzzle | None:
     side = st.sidebar
     file = side.file_uploader("Puzzle file (.txt, one a line, or .csv with a 'puzzle' column)", type=["txt", "csv"],
-                              key="upload")
+                              key="upload", max_upload_size=5)
     if file is None:
         side.info("Upload a puzzle file; uploaded puzzles stay out of the link until you copy one into it.")
         return None
@@ -91,142 +85,103 @@ def _uploaded(domain: Domain) -> Puzzle | None:
         records = support.attempt(support.uploaded, file.name, file.getvalue(), domain.key, what="Cannot read the file")
     if not records:
         return None
-    row = side.selectbox(f"Puzzle ({len(records)} in the file)", range(len(records)), key="upload_row",
-                         format_func=lambda i: f"line {records[i].line}: {records[i].puzzle[:18]}...")
-    record = records[row]
-    side.button("Put this puzzle in the link", on_click=_share_upload, args=(record.puzzle,),
+    record = _pick_row(records, side)
+    if record is None:
+        return None
+    side.button("Put this puzzle in the link", on_click=links.put_in_link, args=("src", "paste", "puzzle", record.puzzle),
                 help="switches to 'paste' with this puzzle, so the page's URL reopens it")
     return _checked(domain, record.puzzle, f"{file.name}, line {record.line}")
 
 
+MAX_PICKER_ROWS = 200  # rows a file's picker lists; the others are reached by their line number
+
+
+def _pick_row(records: list, side):
+    """A row of an uploaded file: from a list of its first :data:`MAX_PICKER_ROWS`, or by line number (a
+    64,000-row picker is slow to open and to scroll)."""
+    shown = records[:MAX_PICKER_ROWS]
+    more = len(records) > len(shown)
+    line = 0
+    if more:
+        last = records[-1].line
+        line = side.number_input(f"Go to line (1-{last}; 0: pick from the list)", min_value=0, max_value=last,
+                                 value=0, step=1, key="upload_line")
+    if line:
+        found = next((r for r in records if r.line == line), None)
+        if found is None:
+            side.warning(f"Line {line} holds no puzzle of this size.")
+        return found
+    label = f"Puzzle ({len(records)} in the file" + (f"; the first {len(shown)} listed)" if more else ")")
+    row = side.selectbox(label, range(len(shown)), key="upload_row",
+                         format_func=lambda i: f"line {shown[i].line}: {shown[i].puzzle[:18]}...")
+    return shown[row]
+
+
 def _generated(domain: Domain) -> Puzzle | None:
     lo, hi = domain.clue_range
+    links.clamp_number("clues", lo, hi, integer=True)
+    links.clamp_number("seed", 0, 10**9, integer=True)
     clues = st.sidebar.slider("Clues", lo, hi, value=min(max(30, lo), hi), key="clues", bind=BIND)
     seed = st.sidebar.number_input("Seed", min_value=0, max_value=10**9, value=0, step=1, key="seed", bind=BIND)
     with st.sidebar:
         return support.attempt(support.generated, domain.key, int(clues), int(seed), what="Cannot generate")
 
 
+def most_uncertain(entropy: np.ndarray, blanks: list[int]) -> int | None:
+    """The blank with the largest entropy (the first on a tie), or None without blanks: where a map or a
+    clamp shows something, unlike a cell the model is already sure of."""
+    if not blanks:
+        return None
+    values = np.asarray(entropy, float)[blanks]
+    return blanks[int(np.argmax(values))]
+
+
 def cell_picker(domain: Domain, puzzle: Puzzle, *, key: str = "cell", blanks_only: bool = False,
-                label: str = "Selected cell", where=None) -> int:
+                label: str = "Selected cell", where=None, default: int | None = None) -> int:
     """A selectbox over cells (shown as r3c5, or a residue as _17, in the URL too); clicks on grids with
-    :func:`click_to_cell` set it."""
+    :func:`click_to_cell` set it. It opens on ``default`` (e.g. :func:`most_uncertain`), else the first blank.
+    A value of another puzzle or domain (``r1c2`` after a switch to a protein) is dropped."""
     where = where or st
     options = puzzle.blanks if blanks_only else list(range(puzzle.length))
     if not options:
         options = list(range(puzzle.length))
-    default = options.index(puzzle.blanks[0]) if puzzle.blanks and puzzle.blanks[0] in options else 0
+    if default is None or default not in options:
+        default = puzzle.blanks[0] if puzzle.blanks and puzzle.blanks[0] in options else options[0]
+    default = options.index(default)
+    owner = (puzzle.domain, puzzle.text)
+    if st.session_state.get(f"_{key}_of") not in (None, owner) and key in st.session_state:
+        del st.session_state[key]  # another puzzle or domain: its cell means nothing here
+    st.session_state[f"_{key}_of"] = owner
     if key in st.session_state and st.session_state[key] not in options:
         del st.session_state[key]
+    links.formatter(key, puzzle.label)
     return where.selectbox(label, options, index=default, format_func=puzzle.label, key=key, bind=BIND)
 
 
-# ---- protein sequences ----
+def scale_picker(key: str = "scale") -> str:
+    """Colours of the MI heatmap: linear, log, or percentile (most maps are a few strong pairs among many weak
+    ones, which a linear scale draws all dark)."""
+    links.formatter(key, str)
+    return st.segmented_control("Heatmap colours", list(SCALES), key=key, bind=BIND, default="linear",
+                                help="linear: MI as is; log: orders of magnitude; percentile: each pair's rank "
+                                     "among the map's pairs") or "linear"
 
 
-def sequence_picker(domain: Domain) -> Puzzle | None:
-    """Sidebar widgets choosing a protein (preset, pasted sequence or FASTA, upload) and its masking."""
-    side = st.sidebar
-    src = side.radio("Sequence from", SEQUENCE_SOURCES, key="psrc", bind=BIND, horizontal=True)
-    if src == "preset":
-        found = _sequence_preset()
-    elif src == "paste":
-        found = _sequence_pasted()
-    else:
-        found = _sequence_uploaded()
-    if found is None:
-        return None
-    text, name, default = found
-    masking = mask_picker(default, "the preset's" if src == "preset" else "only _ and X")
-    with side:
-        result = support.attempt(support.protein_puzzle, domain.key, text, masking, name,
-                                 what="This sequence cannot be used")
-    if result is None:
-        return None
-    pz, count = result
-    masked = len(pz.blanks)
-    side.caption(f"{pz.length} residues, {masked} masked" + (f"; first of {count} records" if count > 1 else "")
-                 + ".")
-    return pz
+def click_to_pair(chart_key: str, cell_key: str, allowed: list[int]):
+    """An ``on_select`` callback for a heatmap with a click layer: remembers the clicked pair (``pair``) and
+    selects its row's cell (or its column's, when the row's is not a blank)."""
 
+    def callback() -> None:
+        state = st.session_state.get(chart_key)
+        pair = clicked_pair(state.get("selection") if state else None)
+        if pair is None:
+            return
+        st.session_state["pair"] = pair
+        cell = next((c for c in pair if c in allowed), None)
+        if cell is not None:
+            st.session_state[cell_key] = cell
 
-def _sequence_preset() -> tuple[str, str, Masking] | None:
-    presets = support.protein_presets()
-    if not presets:
-        st.sidebar.warning("No protein presets shipped (assets/examples/protein_presets.json is missing).")
-        return None
-    names = [p.name for p in presets]
-    name = st.sidebar.selectbox("Preset (CATH S40 domains)", names, key="ppreset", bind=BIND)
-    chosen = presets[names.index(name)]
-    return chosen.sequence, chosen.cath_id or chosen.name, chosen.masking
-
-
-def _sequence_pasted() -> tuple[str, str, Masking] | None:
-    text = st.sidebar.text_area("Sequence or FASTA (the first record is used); _ or X marks a masked residue",
-                                key="seq", bind=BIND, height=110)
-    if not text.strip():
-        st.sidebar.info("Paste a protein sequence or FASTA to start, or pick a preset.")
-        return None
-    return text, "", Masking()
-
-
-def _share_sequence(text: str) -> None:
-    st.session_state["psrc"] = "paste"
-    st.session_state["seq"] = text
-
-
-def _sequence_uploaded() -> tuple[str, str, Masking] | None:
-    side = st.sidebar
-    file = side.file_uploader("FASTA file (.fasta, .fa, .faa or .txt; up to 1 MiB)",
-                              type=["fasta", "fa", "faa", "txt"], key="pupload")
-    if file is None:
-        side.info("Upload a FASTA file; uploaded sequences stay out of the link until you copy one into it.")
-        return None
-    with side:
-        records = support.attempt(support.fasta_upload, file.name, file.getvalue(), what="Cannot read the file")
-    if not records:
-        return None
-    row = side.selectbox(f"Sequence ({len(records)} in the file)", range(len(records)), key="pupload_row",
-                         format_func=lambda i: f"{records[i].name[:30]} ({records[i].length} aa)")
-    record = records[row]
-    fasta = f">{record.name}\n{record.text()}\n"
-    side.button("Put this sequence in the link", on_click=_share_sequence, args=(fasta,),
-                help="switches to 'paste' with this sequence, so the page's URL reopens it")
-    return fasta, record.name, Masking()
-
-
-def window_picker(length: int, key: str = "win", where=None) -> tuple[int, int]:
-    """``(start, size)`` of the residue window long sequences are drawn in (everything when it fits)."""
-    if length <= WINDOW:
-        return 0, length
-    where = where or st
-    c1, c2 = where.columns([3, 1])
-    size = c2.selectbox("Window", [60, WINDOW, 200], index=1, key=f"{key}_size", bind=BIND,
-                        help="residues drawn at once; long sequences stay responsive")
-    last = max(length - size + 1, 2)
-    if int(st.session_state.get(key, 1) or 1) > last:  # a smaller sequence or a wider window than before
-        st.session_state[key] = last
-    start = c1.slider(f"Residues shown from (of {length})", 1, last, 1, key=key, bind=BIND)
-    return int(start) - 1, int(size)
-
-
-def mask_picker(default: Masking, default_name: str) -> Masking:
-    """Which residues to mask: the default (a preset's, or the input's own), 1-based positions, or a rate."""
-    side = st.sidebar
-    mode = side.radio("Mask", ["default", "positions", "rate"], key="mask_mode", bind=BIND, horizontal=True,
-                      help=f"which residues the model is asked to fill: default is {default_name} masking; "
-                           "positions are 1-based (5-20,33); rate masks that share at random. Any _ or X in the "
-                           "sequence stays masked.")
-    if mode == "positions":
-        spec = side.text_input("Mask positions (1-based, e.g. 5-20,33)", key="mask", bind=BIND)
-        return Masking("positions", positions=spec)
-    if mode == "rate":
-        c1, c2 = side.columns(2)
-        rate = c1.slider("Mask rate", 0.05, 0.5, 0.15, step=0.05, key="mask_rate", bind=BIND)
-        seed = c2.number_input("Mask seed", min_value=0, max_value=10**9, value=0, step=1, key="mask_seed",
-                               bind=BIND)
-        return Masking("rate", rate=float(rate), seed=int(seed))
-    return default if default.mode in MASK_MODES else Masking()
+    return callback
 
 
 def click_to_cell(chart_key: str, cell_key: str, cells: int, allowed: list[int] | None = None):
@@ -243,18 +198,24 @@ def click_to_cell(chart_key: str, cell_key: str, cells: int, allowed: list[int] 
 
 
 def _param_widget(side: str, name: str, field: ParamField):
+    """A widget for one strategy parameter; numbers have a range (see :func:`core.param_range`), and a link
+    with a value outside it is clamped with a note, so no link can ask for unbounded work."""
     key = f"{side}_{name}_{field.name}"
     label = field.name
     if field.kind == "bool":
         return st.toggle(label, value=bool(field.default), key=key, bind=BIND)
+    lo, hi = param_range(name, field)
     if field.kind == "int":
+        links.clamp_number(key, lo, hi, integer=True)
         value = None if field.default is None else int(field.default)
-        return st.number_input(label, value=value, min_value=1, step=1, key=key, bind=BIND,
-                               placeholder="none" if field.optional else None)
+        return st.number_input(label, value=value, min_value=int(lo), max_value=int(hi), step=1, key=key, bind=BIND,
+                               placeholder="none" if field.optional else None, help=f"{int(lo)} to {int(hi)}")
     if field.kind == "float":
+        links.clamp_number(key, lo, hi)
         value = None if field.default is None else float(field.default)
         step = 0.01 if (value or 0) < 1 else 0.1
-        return st.number_input(label, value=value, min_value=0.0, step=step, format="%g", key=key, bind=BIND)
+        return st.number_input(label, value=value, min_value=float(lo), max_value=float(hi), step=step, format="%g",
+                               key=key, bind=BIND, help=f"{lo:g} to {hi:g}")
     if field.choices:
         index = field.choices.index(field.default) if field.default in field.choices else 0
         return st.selectbox(label, field.choices, index=index, key=key, bind=BIND)
@@ -267,13 +228,15 @@ def strategy_picker(side: str, default: str, domain: Domain | None = None) -> tu
     names = support.strategy_names(domain)
     name = st.selectbox(f"Strategy {side.upper()}", names, index=names.index(default) if default in names else 0,
                         key=side, bind=BIND, help="every strategy in mi_core.decoding's registry")
-    st.caption(support.strategy_doc(name))
+    st.caption(support.strategy_plain(name))
+    with st.expander("Technical description"):
+        st.caption(support.strategy_doc(name))
     if domain is not None and support.uses_selector(name):
         st.caption(f"The app runs the order selector `{domain.selector_path().name}` "
                    f"(set {domain.selector_env} to use another).")
     params = {}
     fields = support.strategy_fields(name)
-    cols = st.columns(max(1, min(3, len(fields)))) if fields else []
+    cols = st.columns(max(1, min(2, len(fields)))) if fields else []  # two a row: labels stay whole at 800 px
     for i, field in enumerate(fields):
         with cols[i % len(cols)]:
             value = _param_widget(side, name, field)
@@ -290,7 +253,7 @@ def frame_controls(count: int, key: str = "step") -> int:
     """Rewind / previous / next / end buttons (arrow keys step) and a slider over ``count`` frames."""
     last = max(count - 1, 0)
     current = min(int(st.session_state.get(key, 0) or 0), last)
-    cols = st.columns([1, 1.2, 1.2, 1, 5])
+    cols = st.columns(4)  # the slider gets its own row: four buttons and a slider in one row cut the labels off
     cols[0].button("start", key=f"{key}_first", on_click=_step_to, args=(key, 0), help="back to the puzzle",
                    icon=":material/first_page:", disabled=current == 0)
     cols[1].button("prev", key=f"{key}_prev", on_click=_step_to, args=(key, max(current - 1, 0)),
@@ -303,8 +266,8 @@ def frame_controls(count: int, key: str = "step") -> int:
                    icon=":material/last_page:", disabled=current >= last)
     if st.session_state.get(key, 0) != current:
         st.session_state[key] = current
-    with cols[4]:
-        return st.slider("Step", 0, max(last, 1), key=key, bind=BIND, disabled=last == 0, label_visibility="collapsed")
+    links.clamp_number(key, 0, max(last, 1), integer=True)
+    return st.slider("Step", 0, max(last, 1), key=key, bind=BIND, disabled=last == 0, label_visibility="collapsed")
 
 
 def model_status(domain: Domain) -> None:
@@ -329,7 +292,7 @@ def model_status(domain: Domain) -> None:
     if sel is not None:
         usable = path is not None and loaded and support.selector(domain) is not None
         lines.append(f"Order selector: `{sel.name}`" if usable else "Order selector: not usable (`learned` is hidden)")
-    st.sidebar.caption("  \n".join(lines))
+    st.sidebar.caption(support.no_paths("  \n".join(lines)))
 
 
 @dataclass(frozen=True)
@@ -357,18 +320,54 @@ VIEWS = [
 ]
 
 
+# the browser's own address is the link: it holds every widget bound to the URL as it is now. The clipboard API
+# needs a secure context (https or localhost); elsewhere a hidden text area and execCommand copy it.
+COPY_LINK = """<button class="mi-copy-link" title="Copy the address of this view, with its settings"
+style="width:100%;padding:0.4rem;border:1px solid rgba(49,51,63,0.3);border-radius:0.5rem;background:white;
+cursor:pointer;font-size:0.95rem">Copy link to this view</button>
+<script>
+document.querySelectorAll("button.mi-copy-link:not([data-ready])").forEach((b) => {
+  b.dataset.ready = "1";
+  b.addEventListener("click", () => {
+    const u = window.location.href;
+    const done = () => { b.dataset.copied = u; b.textContent = "Link copied";
+                         setTimeout(() => { b.textContent = "Copy link to this view"; }, 1500); };
+    const fallback = () => { const t = document.createElement("textarea"); t.value = u; document.body.appendChild(t);
+                             t.select(); document.execCommand("copy"); t.remove(); done(); };
+    if (navigator.clipboard && window.isSecureContext) { navigator.clipboard.writeText(u).then(done, fallback); }
+    else { fallback(); }
+  });
+});
+</script>"""
+
+
 def navigation() -> None:
-    """Links to every view at the top of the sidebar (Streamlit's own list is off in .streamlit/config.toml)."""
+    """Links to every view at the top of the sidebar (Streamlit's own list is off in .streamlit/config.toml),
+    and a button that copies the link to the view as it is now."""
     for view in VIEWS:
         st.sidebar.page_link(view.path, label=view.title, icon=view.icon)
+    with st.sidebar:
+        st.html(COPY_LINK, unsafe_allow_javascript=True)
     st.sidebar.divider()
 
 
-def page(title: str, icon: str = ":material/blur_on:") -> None:
-    """Page config, the navigation and the title; every page calls this first."""
-    st.set_page_config(page_title=f"{title} · MI Lens", page_icon=icon, layout="wide")
+def page(title: str, icon: str = ":material/blur_on:", sidebar: str = "auto") -> None:
+    """Page config, the navigation and the title; every page calls this first (and :func:`link_note` last)."""
+    st.set_page_config(page_title=f"{title} · MI Lens", page_icon=icon, layout="wide",
+                       initial_sidebar_state=sidebar)
+    links.start()
+    support.warm_up()
     navigation()
     st.title(title)
+    st.session_state["_link_slot"] = st.empty()
+
+
+def link_note() -> None:
+    """One line at the top of the page saying what of the link was not understood or was clamped."""
+    text = links.note()
+    slot = st.session_state.get("_link_slot")
+    if text and slot is not None:
+        slot.warning(text[0].upper() + text[1:], icon=":material/link_off:")
 
 
 def input_noun(domain: Domain) -> str:

@@ -4,19 +4,30 @@ as an L x L heatmap, a contact-map view, an arc graph along the sequence and a p
 import numpy as np
 import streamlit as st
 
-from mi_lens_app import exports, figures, graph, protein_figures, support, texts, widgets
+from mi_lens_app import exports, figures, graph, links, protein_figures, support, texts, widgets
 
 LAYERS = {"MI": "MI with the selected cell", "entropy": "entropy", "top p": "top probability",
           "candidates": "candidates (marginals)"}
 
 
-def heatmap_panel(domain, pz, m, cell):
+def heatmap_panel(domain, pz, m, cell, scale):
     box_major = st.toggle("Box-major order", key="boxmajor", bind="query-params",
                           help="order the cells box by box, so the box rule shows as blocks on the diagonal")
     fig = figures.mi_heatmap(m.mi, domain.geometry.box, domain.labels(), order="box" if box_major else "row",
-                             selected=cell, title=f"MI, {m.source}")
-    widgets.chart(fig, key="heatmap")
+                             selected=cell, title=f"MI, {m.source}", scale=scale, clickable=m.masked)
+    widgets.chart(fig, key="heatmap", on_select=widgets.click_to_pair("heatmap", "cell", pz.blanks),
+                  selection_mode="points")
+    pair_caption(pz, m)
     return fig
+
+
+def pair_caption(pz, m):
+    """The pair last clicked on the heatmap, with its MI."""
+    pair = st.session_state.get("pair")
+    if pair and max(pair) < pz.length:
+        i, j = pair
+        st.caption(f"Clicked pair {pz.label(i)} · {pz.label(j)}: MI = {m.mi[i, j]:.4g} nats"
+                   + ("" if i in pz.blanks or j in pz.blanks else " (both given: no MI)"))
 
 
 def grid_panel(domain, pz, m, cell):
@@ -48,18 +59,26 @@ def grid_panel(domain, pz, m, cell):
 def graph_panel(domain, pz, m):
     c1, c2 = st.columns([1, 2])
     mode = c1.radio("Edges", ["top-k", "threshold"], key="edges", bind="query-params", horizontal=True)
+    links.clamp_number("topk", 5, 300, integer=True)
+    links.clamp_number("thr", 0.0, 10.0)
     if mode == "top-k":
         k = c2.slider("Strongest pairs", 5, 300, 60, step=5, key="topk", bind="query-params")
         g = graph.dependency_graph(m.mi, m.masked, domain.geometry.peers(), top_k=k)
     else:
-        thr = c2.number_input("MI above (nats)", min_value=0.0, value=0.01, step=0.005, format="%g", key="thr",
+        thr = c2.number_input("MI above (nats)", min_value=0.0, max_value=10.0, value=0.01, step=0.005, format="%g", key="thr",
                               bind="query-params")
-        g = graph.dependency_graph(m.mi, m.masked, domain.geometry.peers(), threshold=thr)
+        g = graph.dependency_graph(m.mi, m.masked, domain.geometry.peers(), threshold=thr, cap=graph.MAX_EDGES)
     info = graph.summary(g)
+    capped = g.graph["candidates"] > info["edges"]
+    title = (f"Dependency graph: the {info['edges']} strongest of {g.graph['candidates']} pairs" if capped
+             else f"Dependency graph: {info['edges']} edges")
     fig = figures.dependency_figure(graph.edge_list(g), np.asarray(pz.digits), pz.givens, domain.geometry.box,
-                                    domain.labels(), strength=graph.strength(g, domain.cells),
-                                    title=f"Dependency graph: {info['edges']} edges")
+                                    domain.labels(), strength=graph.strength(g, domain.cells), title=title)
     widgets.chart(fig, key="graph")
+    if capped:
+        st.caption(f"{g.graph['candidates']} pairs pass the threshold; the graph draws the {graph.MAX_EDGES} "
+                   "strongest (more would take seconds to draw and hide each other). Raise the threshold to see "
+                   "fewer.")
     frac = info["rule_fraction"]
     st.caption(f"{info['rule_edges']} edges share a row, column or box; {info['other_edges']} do not"
                + ("" if np.isnan(frac) else f" ({100 * frac:.0f}% rule edges)")
@@ -82,18 +101,24 @@ def downloads(domain, pz, m, figs):
 
 def sequence_maps(domain, pz, m):
     """The protein views: heatmap (windowed) and contact map, arc graph, marginals strip, downloads."""
-    cell = widgets.cell_picker(domain, pz, blanks_only=True, label="Selected residue")
+    cell = widgets.cell_picker(domain, pz, blanks_only=True, label="Selected residue (or click the heatmap)",
+                               default=widgets.most_uncertain(m.entropy, pz.blanks))
     labels = pz.labels()
     start, size = widgets.window_picker(pz.length)
+    scale = widgets.scale_picker()
     left, right = st.columns(2)
     with left:
         heat = protein_figures.sequence_heatmap(m.mi, labels, start=start, size=size, selected=cell,
-                                                title=f"MI, {m.source}")
-        widgets.chart(heat, key="heatmap")
+                                                title=f"MI, {m.source}", scale=scale, clickable=m.masked)
+        widgets.chart(heat, key="heatmap", on_select=widgets.click_to_pair("heatmap", "cell", pz.blanks),
+                      selection_mode="points")
+        pair_caption(pz, m)
     with right:
+        links.clamp_number("sep", 1, 24, integer=True)
         sep = st.slider("Contact map: pairs at least this far apart (|i−j|)", 1, 24, 4, key="sep",
                         bind="query-params")
         widgets.chart(protein_figures.contact_figure(m.mi, labels, m.masked, min_sep=sep), key="contacts")
+    links.clamp_number("arcs", 10, protein_figures.MAX_ARCS, integer=True)
     k = st.slider("Arc graph: strongest pairs", 10, protein_figures.MAX_ARCS, 60, step=10, key="arcs",
                   bind="query-params", help=f"at most {protein_figures.MAX_ARCS} arcs are drawn")
     arcs = protein_figures.arc_figure(pz.text, labels, m.masked, m.mi, cap=k, selected=cell)
@@ -134,10 +159,14 @@ def main():
     if domain.layout == "sequence":
         sequence_maps(domain, pz, m)
         return
-    cell = widgets.cell_picker(domain, pz, blanks_only=True, label="Selected cell (or click a grid)")
+    c1, c2 = st.columns(2)
+    cell = widgets.cell_picker(domain, pz, blanks_only=True, label="Selected cell (or click the grid or the heatmap)",
+                               default=widgets.most_uncertain(m.entropy, pz.blanks), where=c1)
+    with c2:
+        scale = widgets.scale_picker()
     left, right = st.columns(2)
     with left:
-        heat = heatmap_panel(domain, pz, m, cell)
+        heat = heatmap_panel(domain, pz, m, cell, scale)
     with right:
         grid = grid_panel(domain, pz, m, cell)
     g_col, t_col = st.columns([3, 2])
@@ -151,3 +180,4 @@ def main():
 
 
 main()
+widgets.link_note()

@@ -3,7 +3,7 @@
 import numpy as np
 import streamlit as st
 
-from mi_lens_app import exports, figures, protein_figures, support, texts, widgets
+from mi_lens_app import exports, figures, links, protein_figures, support, texts, widgets
 
 EPS_CHOICES = [1e-4, 1e-3, 1e-2, 5e-2, 1e-1]
 
@@ -17,9 +17,9 @@ def heatmap(domain, pz, mi, view, **kwargs):
 
 
 def side_by_side(domain, pz, fast, exact, cell, view):
-    zmax = float(max(fast.mi.max(), exact.mi.max(), 1e-9))
+    zmax = figures.color_max(fast.mi, exact.mi)
     diff = fast.mi - exact.mi
-    dmax = float(np.abs(diff).max()) or 1e-9
+    dmax = float(np.abs(diff).max()) or figures.ZERO_SPAN
     figs = [
         heatmap(domain, pz, fast.mi, view, selected=cell, zmax=zmax, title="Estimated", height=430),
         heatmap(domain, pz, exact.mi, view, selected=cell, zmax=zmax, title="Exact probe", height=430),
@@ -32,6 +32,7 @@ def side_by_side(domain, pz, fast, exact, cell, view):
 
 
 def agreement(fast, exact):
+    links.clamp_number("k", 5, 100, integer=True)
     k = st.slider("k for the top-k overlap", 5, 100, 20, step=5, key="k", bind="query-params")
     stats = support.compare(fast.mi, exact.mi, exact.masked, k)
     cols = st.columns(5)
@@ -49,7 +50,7 @@ def asymmetry(domain, pz, exact, cell, view):
     asym = exact.asymmetry
     c1, c2 = st.columns([2, 1])
     with c1:
-        fig = heatmap(domain, pz, asym, view, selected=cell, colorscale="Reds",
+        fig = heatmap(domain, pz, asym, view, selected=cell, colorscale="Reds", zmax=figures.color_max(asym),
                       title="Asymmetry |I(i→j) − I(j→i)|", value_name="nats", height=460)
         widgets.chart(fig, key="asym")
     with c2:
@@ -128,3 +129,4 @@ def main():
 
 
 main()
+widgets.link_note()

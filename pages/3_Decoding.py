@@ -4,9 +4,17 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from mi_lens_app import exports, figures, protein_figures, support, texts, widgets
+from mi_lens_app import exports, figures, links, protein_figures, support, texts, widgets
 
+STRIP_ROWS = 16  # steps the protein strip shows at once (the most recent): rows stay tall enough to read
 SPEEDS = {"slow": 1.5, "normal": 0.8, "fast": 0.35}
+GRID_HEIGHT = {False: 460, True: 560}  # px, normal and presentation mode
+DIGIT_SIZE = {False: None, True: 30}
+PRESENT_CSS = """<style>
+[data-testid="stMainBlockContainer"] { padding: 1.5rem 1rem; max-width: 100%; }
+[data-testid="stMainBlockContainer"] [data-testid="stMarkdownContainer"] p { font-size: 1.4rem; line-height: 1.5; }
+[data-testid="stMainBlockContainer"] h1 { font-size: 2.2rem; }
+</style>"""
 
 
 def settings(domain):
@@ -18,6 +26,8 @@ def settings(domain):
     for note in dict.fromkeys(support.unavailable_strategies(domain).values()):
         st.caption(note)
     c1, c2, _ = st.columns([1, 1, 2])
+    links.clamp_number("temp", 0.0, 5.0)
+    links.clamp_number("dseed", 0, 10**9, integer=True)
     temperature = c1.number_input("Temperature (0: argmax)", min_value=0.0, max_value=5.0, value=0.0, step=0.1,
                                   format="%g", key="temp", bind="query-params")
     seed = c2.number_input("Seed", min_value=0, max_value=10**9, value=0, step=1, key="dseed", bind="query-params")
@@ -44,18 +54,18 @@ def recovery(pz, s) -> float:
     return float((s.tokens[scored] == native[scored]).mean()) if scored.any() else float("nan")
 
 
-def frame_header(trace, s, last: int, noun: str):
-    """The strategy line and the four metrics both layouts share; returns the fifth column for the caller's."""
+def frame_header(trace, s, last: int, noun: str, extra: tuple[str, str]) -> None:
+    """The strategy line and one line of numbers (it wraps, so no number is ever cut off): step, passes (+ the
+    exact probe's own passes, for mi_exact), how many were unmasked together, the MI among them, and ``extra``
+    (errors, or native recovery)."""
     params = ", ".join(f"{k}={v}" for k, v in trace.params.items()) or "defaults"
     st.markdown(f"**{trace.strategy}** ({params})")
-    cols = st.columns(5)
-    cols[0].metric("step", f"{s.step} / {last}")
-    cols[1].metric("passes", f"{s.passes}" + (f" + {s.extra_passes}" if s.extra_passes else ""),
-                   help="decode passes so far (+ the exact probe's own passes, for mi_exact)")
-    cols[2].metric("unmasked", f"{int(s.chosen.sum())}", help=f"{noun} unmasked together at this step")
-    cols[3].metric("MI among", "n/a" if s.mi_among is None else f"{s.mi_among:.3g}",
-                   help=f"sum of pairwise MI over the {noun} unmasked together ({trace.mi_source or 'no MI source'})")
-    return cols[4]
+    passes = f"{s.passes}" + (f" + {s.extra_passes}" if s.extra_passes else "")
+    st.markdown(texts.frame_line([
+        ("step", f"{s.step} / {last}"), ("passes", passes), ("unmasked", f"{int(s.chosen.sum())}"),
+        ("MI among", "n/a" if s.mi_among is None else f"{s.mi_among:.3g}"), extra]),
+        help=f"passes: forward passes so far (+ the exact probe's own, for mi_exact); unmasked: {noun} unmasked "
+             f"together at this step; MI among: the sum of pairwise MI over them ({trace.mi_source or 'no MI source'})")
 
 
 def sequence_frame(domain, pz, trace, step, side, view):
@@ -65,15 +75,13 @@ def sequence_frame(domain, pz, trace, step, side, view):
     s = trace.steps[min(step, last)]
     chosen = np.flatnonzero(s.chosen)
     rec = recovery(pz, s)
-    frame_header(trace, s, last, "residues").metric("native recovered", "n/a" if np.isnan(rec) else f"{100 * rec:.0f}%",
-                   help="filled masked residues that match the native sequence (a designed protein may differ "
-                        "and still fold; this is the usual sequence-recovery measure)")
+    frame_header(trace, s, last, "residues", ("native recovered", "n/a" if np.isnan(rec) else f"{100 * rec:.0f}%"))
     shown = trace.steps[:min(step, last) + 1]
     start, size = view
     fig = protein_figures.decode_strip(
         np.stack([v.tokens for v in shown]), np.stack([v.chosen for v in shown]), np.stack([v.entropy for v in shown]),
         np.stack([v.errors for v in shown]), "".join(domain.value_names), color=st.session_state.get("color") or "step",
-        start=start, size=size, title=f"{trace.strategy}: step {s.step}")
+        start=start, size=size, max_rows=STRIP_ROWS, title=f"{trace.strategy}: step {s.step}")
     widgets.chart(fig, key=f"frame_{side}")
     if support.uses_selector(trace.strategy):
         selector_view(domain, pz, trace, s, side, view)
@@ -94,17 +102,18 @@ def sequence_frame(domain, pz, trace, step, side, view):
                                                           "native sequence."))
 
 
-def frame_view(domain, pz, trace, step, side):
+def frame_view(domain, pz, trace, step, side, present=False):
     labels = domain.labels()
     last = len(trace.steps) - 1
     s = trace.steps[min(step, last)]
     chosen = np.flatnonzero(s.chosen)
-    frame_header(trace, s, last, "cells").metric("errors", f"{int(s.errors.sum())}", help="filled cells that are wrong so far")
+    frame_header(trace, s, last, "cells", ("errors", f"{int(s.errors.sum())}"))
     entropy = np.where(s.entropy > 0, s.entropy, np.nan)
     hover = figures.cell_hover(labels, s.tokens, pz.givens, s.entropy, None)
     fig = figures.grid_figure(s.tokens, pz.givens, domain.geometry.box, layer=entropy, layer_name="H before",
                               colorscale="Oranges", zmin=0, zmax=float(np.log(domain.n_values)), hover=hover,
-                              outline=s.chosen, remasked=s.remasked, errors=s.errors, height=460,
+                              outline=s.chosen, remasked=s.remasked, errors=s.errors, height=GRID_HEIGHT[present],
+                              digit_size=DIGIT_SIZE[present], colorbar=not present,
                               title=f"{trace.strategy}: step {s.step}")
     widgets.chart(fig, key=f"frame_{side}")
     if support.uses_selector(trace.strategy):
@@ -165,54 +174,102 @@ def selector_view(domain, pz, trace, s, side, view=None):
                                      noun, marker, budget))
 
 
-def player(domain, pz, traces, count, playing, view=None):
-    """The frame controls and both frames; reruns on its own while playing."""
-    if playing:
+def player(domain, pz, traces, count, view=None, present=False, stacked=False):
+    """The frame controls and both frames; reruns on its own while playing, and stops at the last frame."""
+    if st.session_state.get("play"):
         step = int(st.session_state.get("step", 0) or 0)
-        if step < count - 1:
-            st.session_state["step"] = step + 1
+        if step >= count - 1:  # the end: stop the timer (a full rerun draws the page without it)
+            st.session_state["play"] = False
+            st.rerun()
+        st.session_state["step"] = step + 1
     step = widgets.frame_controls(count)
-    cols = st.columns(2)
-    for col, side, trace in zip(cols, ("a", "b"), traces):
-        with col:
+    one_per_row = stacked or domain.layout == "sequence"  # the sequence strip needs the whole width
+    places = [st.container(), st.container()] if one_per_row else st.columns(2)
+    for place, side, trace in zip(places, ("a", "b"), traces):
+        with place:
             if trace is None:
                 continue
             if domain.layout == "sequence":
                 sequence_frame(domain, pz, trace, step, side, view)
             else:
-                frame_view(domain, pz, trace, step, side)
+                frame_view(domain, pz, trace, step, side, present)
+
+
+def _play_pause(count: int) -> None:
+    playing = not st.session_state.get("play", False)
+    if playing and int(st.session_state.get("step", 0) or 0) >= count - 1:
+        st.session_state["step"] = 0  # play again from the start
+    st.session_state["play"] = playing
+
+
+def _presenting() -> bool:
+    """Presentation mode, read before the page is set up (it folds the sidebar): the toggle's last value, or
+    the link's."""
+    if "present" in st.session_state:
+        return bool(st.session_state["present"])
+    return str(st.query_params.get("present", "")).lower() == "true"
+
+
+def controls(domain, count: int) -> float:
+    """Play/pause (Space), the speed, and the legend; returns the seconds between frames."""
+    playing = bool(st.session_state.get("play", False))
+    c1, c2 = st.columns([2, 3])  # wide enough for "Play" with its shortcut at 800 px; the legend below
+    c1.button("Pause" if playing else "Play", key="play_button", on_click=_play_pause, args=(count,),
+              icon=":material/pause:" if playing else ":material/play_arrow:", shortcut="Space",
+              help="play or pause (Space); it stops at the last frame", width="stretch")
+    speed = c2.segmented_control("Speed", list(SPEEDS), key="speed", default="normal",
+                                 label_visibility="collapsed") or "normal"
+    st.markdown(texts.SEQUENCE_LEGEND if domain.layout == "sequence" else texts.DECODE_LEGEND)
+    return SPEEDS[speed]
 
 
 def main():
-    widgets.page("Decoding, step by step", ":material/play_circle:")
+    present = _presenting()
+    widgets.page("Decoding, step by step", ":material/play_circle:", sidebar="collapsed" if present else "auto")
     domain, pz = widgets.domain_and_puzzle()
     if pz is None:
         st.info(f"Pick a valid {widgets.input_noun(domain)} in the sidebar.")
         st.markdown(texts.DECODE_PAGE)
         return
-    picked, temperature, seed = settings(domain)
+    t1, t2 = st.columns(2)
+    present = t1.toggle("Presentation mode", key="present", bind="query-params",
+                        help="for a projector: the sidebar folded, large grids and fonts; Space plays and pauses")
+    stacked = t2.toggle("One strategy per row", key="stack", bind="query-params", value=False,
+                        help="the two decodings one above the other, each as wide as the page (narrow screens stack "
+                             "them anyway)")
+    if present:
+        st.html(PRESENT_CSS)
+    # presentation mode folds the settings into a button, so the grids come first on a projector
+    with st.popover("Strategies and settings", width="stretch") if present else st.container():
+        picked, temperature, seed = settings(domain)
     traces = [run(domain, pz, name, params, temperature, seed) for name, params in picked]
     if not any(traces):
         return
     count = max(len(t.steps) for t in traces if t is not None)
-    c1, c2, c3 = st.columns([1, 1, 4])
-    playing = c1.toggle("Play", key="play", help="step forward on a timer; turn off to pause")
-    speed = c2.selectbox("Speed", list(SPEEDS), index=1, key="speed", label_visibility="collapsed")
-    c3.caption("Arrow keys step too (click the page first). "
-               + (texts.SEQUENCE_DECODE_PAGE if domain.layout == "sequence" else texts.DECODE_PAGE))
+    interval = controls(domain, count)
     view = None
     if domain.layout == "sequence":
         st.segmented_control("Strip colour", ["step", "entropy"], key="color", bind="query-params", default="step",
                              help="colour residues by the step that filled them, or by their entropy before each step")
         view = widgets.window_picker(pz.length)
-    st.fragment(player, run_every=SPEEDS[speed] if playing else None)(domain, pz, traces, count, playing, view)
-    downloads = st.columns(2)
+    playing = bool(st.session_state.get("play", False))
+    st.fragment(player, run_every=interval if playing else None)(domain, pz, traces, count, view, present, stacked)
+    st.caption("Arrow keys step, Space plays and pauses (click the page first). "
+               + (texts.SEQUENCE_DECODE_PAGE if domain.layout == "sequence" else texts.DECODE_PAGE))
+    downloads = st.columns(3)
     for col, side, trace in zip(downloads, ("a", "b"), traces):
         if trace is not None:
             col.download_button(f"Trace {side.upper()} ({trace.strategy}) as JSON",
                                 lambda t=trace: exports.trace_json(t, pz.text, domain.key, pz.labels(), temperature,
                                                                    seed, domain.value_names),
                                 f"trace_{trace.strategy}.json", "application/json", on_click="ignore")
+    shown = [t for t in traces if t is not None]
+    downloads[2].download_button("Animation (HTML player)", lambda: exports.decoding_player_html(
+        shown, pz.text, pz.givens.tolist(), domain.value_names, domain.geometry.box if domain.geometry else None),
+        "decoding.html", "text/html", on_click="ignore",
+        help="one self-contained HTML file that plays this decoding (Space, arrow keys), for slides or a browser "
+             "with no network")
 
 
 main()
+widgets.link_note()

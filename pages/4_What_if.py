@@ -24,10 +24,15 @@ def clamp(text: str, cell: int, value_name) -> str:
 
 def sequence_what_if(domain, pz):
     """The protein view: clamp a masked residue to an amino acid."""
+    start = support.attempt(support.mi_map, domain.key, pz.text, support.version(domain), what="MI map")
+    if start is None:
+        return
     c1, c2 = st.columns(2)
-    cell = widgets.cell_picker(domain, pz, blanks_only=True, label="Masked residue to clamp", where=c1)
+    first = widgets.most_uncertain(start.entropy, pz.blanks)
+    cell = widgets.cell_picker(domain, pz, blanks_only=True, label="Masked residue to clamp", where=c1, default=first)
     letters = list(domain.value_names)
-    aa = c2.selectbox("Amino acid", letters, key="aa", bind="query-params")
+    likely = int(np.argmax(start.marginals[first])) if first is not None else 0
+    aa = c2.selectbox("Amino acid", letters, index=likely, key="aa", bind="query-params")
     value = letters.index(aa)
     label = f"{pz.label(cell)} = {aa}"
     if pz.solution is not None and pz.solution[cell] and pz.solution[cell] - 1 != value:
@@ -64,11 +69,16 @@ def sequence_what_if(domain, pz):
     mi_change(domain, pz, cell, aa, view)
 
 
-def pickers(domain, pz):
+def pickers(domain, pz, start):
+    """The cell and digit to clamp; they open on the most uncertain blank and its most probable digit
+    (``start``: the state's fast map, for its entropies and marginals)."""
     c1, c2 = st.columns(2)
-    cell = widgets.cell_picker(domain, pz, blanks_only=True, label="Blank cell to clamp (or click the grid)", where=c1)
+    first = widgets.most_uncertain(start.entropy, pz.blanks)
+    cell = widgets.cell_picker(domain, pz, blanks_only=True, label="Blank cell to clamp (or click the grid)", where=c1,
+                               default=first)
     digits = list(range(1, domain.n_values + 1))
-    digit = c2.segmented_control("Digit", digits, key="digit", bind="query-params", default=digits[0]) or digits[0]
+    likely = int(np.argmax(start.marginals[first])) + 1 if first is not None else digits[0]
+    digit = c2.segmented_control("Digit", digits, key="digit", bind="query-params", default=likely) or likely
     return cell, int(digit)
 
 
@@ -123,9 +133,9 @@ def mi_change(domain, pz, cell, value_name, view=None):
                             what="MI map of the clamped state")
     if before is None or after is None:
         return
-    zmax = float(max(before.mi.max(), after.mi.max(), 1e-9))
+    zmax = figures.color_max(before.mi, after.mi)
     diff = after.mi - before.mi
-    dmax = float(np.abs(diff).max()) or 1e-9
+    dmax = float(np.abs(diff).max()) or figures.ZERO_SPAN
     cols = st.columns(3)
     figs = [heatmap(domain, pz, before.mi, view, selected=cell, zmax=zmax, title="MI before", height=420),
             heatmap(domain, pz, after.mi, view, selected=cell, zmax=zmax, title="MI after", height=420),
@@ -150,8 +160,18 @@ def main():
     if domain.layout == "sequence":
         sequence_what_if(domain, pz)
         return
-    cell, digit = pickers(domain, pz)
+    start = support.attempt(support.mi_map, domain.key, pz.text, support.version(domain), what="MI map")
+    if start is None:
+        return
+    cell, digit = pickers(domain, pz, start)
     peers = np.flatnonzero(domain.geometry.peers()[cell] & (np.asarray(pz.digits) == digit))
+    if domain.exact_model and support.clamp_contradicts(domain, pz, cell, digit):
+        why = (f"{digit} already stands in {', '.join(domain.cell_label(p) for p in peers)}" if len(peers) else
+               "the givens leave no way to finish the grid with it")
+        st.warning(f"{domain.cell_label(cell)} = {digit} contradicts the givens: {why}, so no 4x4 Sudoku solution "
+                   "has it and the exact oracle has nothing to say about what follows. Pick another digit.",
+                   icon=":material/block:")
+        return
     if len(peers):
         st.warning(f"{digit} already stands in {', '.join(domain.cell_label(p) for p in peers)}: this clamp breaks a "
                    "rule; see how the model reacts.")
@@ -182,3 +202,4 @@ def main():
 
 
 main()
+widgets.link_note()

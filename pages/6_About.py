@@ -31,3 +31,4 @@ st.markdown(
 )
 st.markdown(texts.PROTEINS)
 st.markdown(texts.SEQUENCE_MAPS_PAGE)
+widgets.link_note()

@@ -12,9 +12,15 @@ nothing cached yet (no model loaded, no map computed), as a server is once its f
   ``streamlit.testing.v1.AppTest``, which runs the script as the server does, without a browser.
 - ``select_cell_s``: choosing another cell on that page (cached map; the figures are rebuilt).
 - ``new_puzzle_s``: choosing another preset (one estimator pass on a new puzzle; the model is cached).
+- ``decode_s``: the decoding page's first run on the first preset (mi with the estimator beside eb: two whole
+  9x9 decodings, every frame, with the models loaded); ``step_s``: one "next" (median).
+- ``shared_probe_s``: three sessions asking for the same 9x9 exact probe at once (three AppTests in threads of
+  one process, as a server holds sessions); each one's wall time, against ``probe_s`` for one alone.
 - with ``--browser``: the same in Debian's Chromium against a live server: from a click on "MI maps" on the
   loaded landing page until every chart has drawn (``browser_first_map_s``), and from a click on a grid
-  layer until the rerun is over (``browser_interaction_s``).
+  layer until the rerun is over (``browser_interaction_s``); the first page load of a fresh browser context
+  (``browser_first_load_s``); the decoding page (``browser_decode_s``) and one "next" there
+  (``browser_step_s``, a rerun of the frames alone).
 
 Medians are reported for the repeated interactions. Writes the JSON and the section between
 ``<!-- app-speed:start -->`` and ``<!-- app-speed:end -->`` in the Markdown file.
@@ -26,6 +32,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import shutil
 import statistics
 import subprocess
@@ -35,8 +42,10 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-TARGET_FIRST_MAP_S = 3.0
+TARGET_FIRST_MAP_S = 1.0  # issue 15: first MI map within 1 s of a warm page
 TARGET_INTERACTION_S = 0.5
+TARGET_STEP_S = 0.3
+TARGET_DECODE_S = 3.0
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
          "--disable-component-update", "--no-first-run", "--disable-sync", "--disable-quic"]
 READY = '[data-testid="stApp"][data-test-connection-state="CONNECTED"][data-test-script-state="notRunning"]'
@@ -74,8 +83,46 @@ def measure_apptest(repeats: int) -> dict:
     for name in presets:
         at.selectbox(key="preset").set_value(name)
         puzzles.append(_timed_run(at))
+    at.switch_page("pages/3_Decoding.py")
+    decode = _timed_run(at)
+    steps = []
+    for _ in range(repeats):
+        if at.button(key="step_next").disabled:  # the last frame: back to the start, untimed
+            at.button(key="step_first").click().run()
+        at.button(key="step_next").click()
+        steps.append(_timed_run(at))
     return {"first_map_s": first, "source": source, "select_cell_s": statistics.median(select),
-            "select_cell_runs": select, "new_puzzle_s": statistics.median(puzzles), "new_puzzle_runs": puzzles}
+            "select_cell_runs": select, "new_puzzle_s": statistics.median(puzzles), "new_puzzle_runs": puzzles,
+            "decode_s": decode, "step_s": statistics.median(steps), "step_runs": steps}
+
+
+def measure_shared_probe(sessions: int = 3) -> dict:
+    """Wall time of one exact probe alone (a fresh preset), then of ``sessions`` sessions asking for another at
+    once: with the result shared, each waits about one probe, not ``sessions`` of them."""
+    import threading
+
+    from streamlit.testing.v1 import AppTest
+
+    from mi_lens_app import domains
+
+    names = [p.name for p in domains.load_presets()["sudoku9"]]
+
+    def probe_run(preset: str, out: list) -> None:
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=900)
+        at.switch_page("pages/2_Exact_vs_estimated.py")
+        at.query_params["preset"] = preset
+        at.query_params["exact"] = "true"
+        out.append(_timed_run(at))
+
+    alone: list = []
+    probe_run(names[-1], alone)
+    together: list = []
+    threads = [threading.Thread(target=probe_run, args=(names[-2], together)) for _ in range(sessions)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return {"probe_s": alone[0], "shared_probe_s": together, "sessions": sessions}
 
 
 def _start_server(env: dict, port: int) -> subprocess.Popen:
@@ -105,7 +152,22 @@ def _idle(page) -> None:
     page.wait_for_selector(READY, timeout=600_000)
 
 
-def measure_browser(env: dict, port: int, repeats: int) -> dict:
+# true once strategy A's frame line reads ``step <arg> / ...`` and both grids' titles say ``step <arg>``
+STEP_SHOWN = """(k) => {
+  const line = [...document.querySelectorAll('[data-testid="stMarkdownContainer"] p')]
+    .find(p => /^step \\d/.test(p.innerText));
+  const titles = [...document.querySelectorAll('[data-testid="stPlotlyChart"] .gtitle')]
+    .filter(t => t.textContent.endsWith(`: step ${k}`));
+  return line && line.querySelector("strong").innerText.startsWith(`${k} /`) && titles.length >= 2;
+}"""
+
+
+def _frame_step(page) -> int:
+    line = page.locator('[data-testid="stMarkdownContainer"] p', has_text=re.compile(r"^step \d")).first
+    return int(line.locator("strong").first.inner_text().split(" / ")[0])
+
+
+def measure_browser(env: dict, port: int, repeats: int, read_s: float = 10.0) -> dict:
     """Wall times in Chromium against a live server (see the module docstring)."""
     from playwright.sync_api import sync_playwright
 
@@ -119,11 +181,12 @@ def measure_browser(env: dict, port: int, repeats: int) -> dict:
             page = browser.new_page(viewport={"width": 1400, "height": 1400})
             page.goto(f"http://127.0.0.1:{port}/")
             _idle(page)  # warm start: the server has run the landing page, the browser has the app loaded
+            page.wait_for_timeout(1000 * read_s)  # a visitor reads the landing page; the models warm up meanwhile
             start = time.perf_counter()
             page.get_by_role("link", name="MI maps").first.click()  # navigate as a visitor does
             page.wait_for_function("document.querySelectorAll('[data-testid=\"stPlotlyChart\"] .main-svg').length >= 3",
                                    timeout=600_000)
-            _idle(page)
+            page.wait_for_selector(READY, timeout=600_000)  # not _idle: its 1 s wait for a rerun is over already
             first = time.perf_counter() - start
             clicks = []
             for i in range(repeats):
@@ -132,12 +195,85 @@ def measure_browser(env: dict, port: int, repeats: int) -> dict:
                 page.get_by_role("radio", name=layer, exact=True).click()
                 _idle(page)
                 clicks.append(time.perf_counter() - start)
+            start = time.perf_counter()
+            page.get_by_role("link", name="Decoding").first.click()
+            page.wait_for_function(STEP_SHOWN, arg=0, timeout=600_000)  # both grids at step 0 (not the old page's)
+            page.wait_for_selector(READY, timeout=600_000)
+            decode = time.perf_counter() - start
+            steps = []
+            for _ in range(repeats):
+                if page.get_by_role("button", name="next").is_disabled():  # the last frame: rewind, untimed
+                    page.get_by_role("button", name="start").click()
+                    _idle(page)
+                before = _frame_step(page)
+                start = time.perf_counter()
+                page.get_by_role("button", name="next").click()
+                # a fragment rerun need not flip the app's "running" state, so _idle would wait out its 1 s
+                # timeout: wait for the next frame's number and both grids' titles instead
+                page.wait_for_function(STEP_SHOWN, arg=before + 1, timeout=600_000)
+                steps.append(time.perf_counter() - start)
+                page.wait_for_selector(READY, timeout=600_000)
+            fresh = browser.new_context(viewport={"width": 1400, "height": 1400}).new_page()
+            start = time.perf_counter()
+            fresh.goto(f"http://127.0.0.1:{port}/MI_maps")
+            fresh.wait_for_function("document.querySelectorAll('[data-testid=\"stPlotlyChart\"] .main-svg').length >= 3",
+                                    timeout=600_000)
+            fresh.wait_for_selector(READY, timeout=600_000)
+            load = time.perf_counter() - start
             browser.close()
     finally:
         proc.terminate()
         proc.wait(timeout=30)
-    return {"browser_first_map_s": first, "browser_interaction_s": statistics.median(clicks),
-            "browser_interaction_runs": clicks}
+    return {"browser_read_s": read_s, "browser_first_map_s": first, "browser_interaction_s": statistics.median(clicks),
+            "browser_interaction_runs": clicks, "browser_decode_s": decode, "browser_step_s": statistics.median(steps),
+            "browser_step_runs": steps, "browser_first_load_s": load}
+
+
+BROWSER_NOTE = (" In Chromium the first click on the landing page waits the given seconds, as a reader would, while "
+                "the background warm-up loads the three domains' models.")
+BUSY_NOTE = " Other jobs shared the CPUs (load above half the CPU count): read the timings as ratios."
+CRAFTED = "/Decoding?a=mask_predict&a_mask_predict_steps=100000000"  # issue 16: grew a server from 584 MB to 2.7 GB
+
+
+def _rss_mb(pid: int) -> float:
+    """Resident memory of process ``pid`` in MB (Linux ``/proc``)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def measure_crafted_link(env: dict, port: int, watch_s: float = 60.0) -> dict:
+    """Server memory under the crafted link: before, once the page is idle, and ``watch_s`` after the browser
+    closed (the largest value seen while watching)."""
+    from playwright.sync_api import sync_playwright
+
+    proc = _start_server(env, port)
+    try:
+        time.sleep(5)  # the warm-up thread starts with the first page; let the server settle first
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=shutil.which("chromium"), args=FLAGS)
+            page = browser.new_page(viewport={"width": 1400, "height": 1400})
+            page.goto(f"http://127.0.0.1:{port}/")
+            _idle(page)
+            before = _rss_mb(proc.pid)
+            start = time.perf_counter()
+            page.goto(f"http://127.0.0.1:{port}{CRAFTED}")
+            _idle(page)
+            idle_s = time.perf_counter() - start
+            note = page.locator('[data-testid="stAlert"]', has_text="this link").first.inner_text()
+            during = _rss_mb(proc.pid)
+            browser.close()
+        peak, deadline = during, time.time() + watch_s
+        while time.time() < deadline:
+            peak = max(peak, _rss_mb(proc.pid))
+            time.sleep(1)
+        after = _rss_mb(proc.pid)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    return {"crafted_link": CRAFTED, "rss_before_mb": before, "rss_idle_mb": during, "rss_after_mb": after,
+            "rss_peak_mb": peak, "crafted_idle_s": idle_s, "crafted_note": note.strip(), "watch_s": watch_s}
 
 
 def markdown(res: dict) -> str:
@@ -157,16 +293,43 @@ def markdown(res: dict) -> str:
         (f"| another preset: {puzzle_what} (median of {len(res['new_puzzle_runs'])}) | "
          f"{mark(res['new_puzzle_s'], TARGET_INTERACTION_S)} |"),
     ]
+    if "decode_s" in res:
+        lines += [
+            (f"| decoding page, first run: mi (estimator) beside eb, two whole 9x9 decodings (script run) | "
+             f"{mark(res['decode_s'], TARGET_DECODE_S)} |"),
+            (f"| one decoding step, 'next' (script run, median of {len(res['step_runs'])}) | "
+             f"{mark(res['step_s'], TARGET_STEP_S)} |"),
+        ]
+    if "shared_probe_s" in res:
+        each = ", ".join(f"{s:.1f}" for s in res["shared_probe_s"])
+        lines.append(f"| 9x9 exact probe: one session alone / {res['sessions']} sessions on one state at once (each) | "
+                     f"{res['probe_s']:.1f} s / {each} s |")
     if "browser_first_map_s" in res:
         runs = len(res["browser_interaction_runs"])
         lines += [
-            (f"| first MI map in Chromium, click on the page link to all charts drawn | "
+            (f"| first MI map in Chromium, {res.get('browser_read_s', 0):g} s after the landing page loaded: click on "
+             "the page link to all charts drawn | "
              f"{mark(res['browser_first_map_s'], TARGET_FIRST_MAP_S)} |"),
             (f"| change the grid layer in Chromium, click to idle (median of {runs}) | "
              f"{mark(res['browser_interaction_s'], TARGET_INTERACTION_S)} |"),
+            (f"| decoding page in Chromium, click on the link to both grids drawn | "
+             f"{mark(res['browser_decode_s'], TARGET_DECODE_S)} |"),
+            (f"| one decoding step in Chromium, 'next' to idle (median of {len(res['browser_step_runs'])}) | "
+             f"{mark(res['browser_step_s'], TARGET_STEP_S)} |"),
+            f"| a fresh browser context opening /MI_maps, to all charts drawn | {res['browser_first_load_s']:.2f} s |",
         ]
+    if "rss_before_mb" in res:
+        lines += ["", (f"Crafted link `{res['crafted_link']}` (issue 16: server memory grew from 584 MB to 2.7 GB and "
+                       f"kept growing after the browser closed): server RSS {res['rss_before_mb']:.0f} MB before, "
+                       f"{res['rss_idle_mb']:.0f} MB when the page was idle ({res['crafted_idle_s']:.1f} s after "
+                       f"opening it), at most {res['rss_peak_mb']:.0f} MB and {res['rss_after_mb']:.0f} MB "
+                       f"{res['watch_s']:.0f} s after the browser closed. The page said: "
+                       f"\"{res['crafted_note'].replace(chr(10), ' ').removeprefix('link_off').strip()}\"")]
     lines += ["", ("Script runs are timed with `streamlit.testing.v1.AppTest` in a process that has imported "
-                   "Streamlit, torch and `mi_core` and run the landing page, with empty caches.")]
+                   "Streamlit, torch and `mi_core` and run the landing page, with empty caches."
+                   + (f" Machine load (1-minute average) at the start: {res['load']}." if res.get("load") else "")
+                   + (BROWSER_NOTE if "browser_first_map_s" in res else "")
+                   + (BUSY_NOTE if res.get("load_avg", 0) > (os.cpu_count() or 1) / 2 else ""))]
     return "\n".join(lines) + "\n"
 
 
@@ -176,6 +339,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--estimator", default="assets/sudoku_mi_estimator.safetensors")
     p.add_argument("--repeats", type=int, default=10)
     p.add_argument("--browser", action="store_true", help="also time a real Chromium against a live server")
+    p.add_argument("--no-shared-probe", action="store_true", help="skip the three-session exact probe")
+    p.add_argument("--read-s", type=float, default=10.0,
+                   help="seconds on the landing page before the first click in Chromium (a visitor reading it)")
+    p.add_argument("--crafted-link", action="store_true",
+                   help="with --browser: server memory under a link asking for 10^8 decoding steps")
     p.add_argument("--port", type=int, default=8599)
     p.add_argument("--json", type=Path, default=Path("assets/benchmarks/app_speed.json"))
     p.add_argument("--markdown", type=Path, default=Path("BENCHMARKS.md"), help="report file ('-' to skip)")
@@ -188,14 +356,25 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.update(env)
     import torch
 
+    load_avg = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+    load = f"{load_avg:.2f} on {os.cpu_count()} CPUs" if load_avg else ""
+    env["MI_LENS_WARM"] = os.environ["MI_LENS_WARM"] = "0"  # AppTest times loads itself; the server warms up
     res = measure_apptest(args.repeats)
+    res["load"] = load
+    res["load_avg"] = load_avg
+    if not args.no_shared_probe:
+        res.update(measure_shared_probe())
+    env["MI_LENS_WARM"] = "1"
     if args.browser:
-        res.update(measure_browser(env, args.port, args.repeats))
+        res.update(measure_browser(env, args.port, args.repeats, args.read_s))
+        if args.crafted_link:
+            res.update(measure_crafted_link(env, args.port))
     res.update({"date": time.strftime("%Y-%m-%d"), "machine": f"{platform.machine()}, {os.cpu_count()} CPUs",
                 "torch_threads": torch.get_num_threads(), "model": str(args.model), "estimator": str(args.estimator),
                 "estimator_present": (ROOT / args.estimator).is_file() or Path(args.estimator).is_file(),
                 "command": "python scripts/bench_app.py " + " ".join(argv if argv is not None else sys.argv[1:]),
-                "targets": {"first_map_s": TARGET_FIRST_MAP_S, "interaction_s": TARGET_INTERACTION_S}})
+                "targets": {"first_map_s": TARGET_FIRST_MAP_S, "interaction_s": TARGET_INTERACTION_S,
+                            "step_s": TARGET_STEP_S, "decode_s": TARGET_DECODE_S}})
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(res, indent=2) + "\n")
     if str(args.markdown) != "-":

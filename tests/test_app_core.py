@@ -82,8 +82,12 @@ def test_read_upload_filters_by_size_and_names_bad_files():
         read_upload("p.txt", b"\xff\xfe\x00\x81", S9)
     with pytest.raises(SudokuFormatError, match="has no 16-cell puzzles"):
         read_upload("p.txt", f"{EASY}\n".encode(), S4)
-    with pytest.raises(SudokuFormatError, match="line 1"):
+    with pytest.raises(SudokuFormatError, match="has no 81-cell puzzles"):
         read_upload("p.txt", b"12345\n", S9)
+    bad = EASY[:10] + "x" + EASY[11:]  # measured when read, checked in full when picked
+    assert [r.line for r in read_upload("p.txt", f"{bad}\n{EASY}\n".encode(), S9)] == [1, 2]
+    with pytest.raises(SudokuFormatError, match="bad character 'x' at position 10"):
+        make_puzzle(S9, bad)
     with pytest.raises(SudokuFormatError, match="'puzzle' column"):
         read_upload("p.csv", b"grid\n123\n", S9)
 
@@ -162,6 +166,22 @@ def test_decode_trace_starts_at_the_puzzle_and_fills_every_blank(tiny_mdm):
     np.testing.assert_array_equal(last.errors, (last.tokens != target))
     assert trace.solved == (not last.errors.any())
     assert trace.mi_source is None and last.mi_among is None  # no estimator: no MI to show
+
+
+def test_a_decode_stops_where_its_progress_callback_raises(tiny_mdm):
+    seen = []
+
+    class Closed(Exception):  # what Streamlit raises in a run whose session was closed
+        pass
+
+    def progress(filled: int, masked: int) -> None:
+        seen.append((filled, masked))
+        if len(seen) == 2:
+            raise Closed
+
+    with pytest.raises(Closed):
+        core.decode_trace(tiny_mdm, None, S9, EASY, EASY_SOL, "sequential", {}, progress=progress)
+    assert seen == [(1, 56), (2, 56)]  # two of the 56 steps ran, not all of them
 
 
 def test_decode_trace_mi_strategy_uses_the_estimator(tiny_mdm, tiny_estimator):
@@ -281,5 +301,5 @@ def test_benchmark_rows_from_sweep_files(tmp_path):
     assert found.sets == ["dev", "hard"] and found.files == ["sweep_dev.json", "sweep_hard.json"]
     assert sorted(found.skipped) == ["app_speed.json", "broken.json"]
     assert found.rows[0]["label"] == "topk (k=2)"
-    assert figures.frontier(found.rows[:2]) == found.rows[:2]  # more passes bought more accuracy: both on it
+    assert benchmarks.pareto(found.rows[:2], benchmarks.METRICS[0]) == found.rows[:2]  # more passes, more accuracy
     assert benchmarks.load_rows(tmp_path / "absent").rows == []

@@ -18,6 +18,7 @@ from mi_lens_app import core, exports, figures, protein_figures, texts
 from mi_lens_app import selector as order
 from mi_lens_app.domains import DOMAINS, load_presets
 from mi_lens_app.sequences import load_protein_presets
+from mi_lens_app.texts import read_frame_line
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
@@ -56,6 +57,7 @@ def env(monkeypatch, weights):
     monkeypatch.setenv("MI_LENS_SUDOKU_ESTIMATOR", str(weights[1]))
     monkeypatch.setenv("MI_LENS_SUDOKU_SELECTOR", str(weights[2]))
     monkeypatch.setenv("MI_LENS_DEVICE", "cpu")
+    monkeypatch.setenv("MI_LENS_WARM", "0")  # no background loads while tests swap models
     return monkeypatch
 
 
@@ -93,7 +95,7 @@ def values(data) -> np.ndarray:
 
 
 def step_metrics(at: AppTest) -> list[str]:
-    return [m.value for m in at.metric if m.label == "step"]
+    return [read_frame_line(m.value)["step"] for m in at.markdown if m.value.startswith("step **")]
 
 
 def test_learned_beside_mi_shows_the_selectors_probabilities(env):
@@ -138,6 +140,7 @@ def test_shipped_selector_runs_on_the_shipped_model(monkeypatch):
         monkeypatch.setenv(key, value)
     monkeypatch.delenv("MI_LENS_SUDOKU_ESTIMATOR", raising=False)
     monkeypatch.setenv("MI_LENS_DEVICE", "cpu")
+    monkeypatch.setenv("MI_LENS_WARM", "0")  # no background loads while tests swap models
     at = run_page(a="learned", b="mi", step="1")
     assert_clean(at)
     assert not at.error and not any("trained against" in c.value for c in at.caption)
@@ -251,6 +254,7 @@ def test_shipped_protein_selector_runs_on_the_shipped_protein_model(monkeypatch)
     for key in ("MI_LENS_PROTEIN_SELECTOR", "MI_LENS_PROTEIN_ESTIMATOR", "MI_LENS_ESMC_WEIGHTS"):
         monkeypatch.delenv(key, raising=False)
     monkeypatch.setenv("MI_LENS_DEVICE", "cpu")
+    monkeypatch.setenv("MI_LENS_WARM", "0")  # no background loads while tests swap models
     at = run_page(domain="protein", ppreset=PROTEIN.name, a="learned", b="topk", step="1")
     assert_clean(at)
     assert not at.error and "learned" in at.selectbox(key="a").options

@@ -5,6 +5,7 @@ Skipped with a reason when Chromium or Playwright is missing, except under ``CI=
 """
 
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -136,7 +137,9 @@ def test_every_page_renders_and_its_charts_draw(chromium, app_url):
 
 
 def step_value(page) -> str:
-    return page.locator('[data-testid="stMetric"]:has-text("step") [data-testid="stMetricValue"]').first.inner_text()
+    """The step of strategy A's frame, from its line of numbers (``step 3 / 12 · passes 3 · ...``)."""
+    line = page.locator('[data-testid="stMarkdownContainer"] p', has_text=re.compile(r"^step \d")).first
+    return line.locator("strong").first.inner_text()
 
 
 def test_decoding_steps_forward_and_back(chromium, app_url):
@@ -207,3 +210,113 @@ def test_eight_browser_contexts_at_once(chromium, app_url):
     finally:
         for c in contexts:
             c.close()
+
+
+EASY = "..9.7.1.....2.8...2...3...4.9.........8....311.6...52.....6327.....9.6...1...7.5."
+
+
+def test_an_uploaded_puzzle_put_in_the_link_reopens_in_a_fresh_browser(chromium, app_url, tmp_path):
+    first = chromium.new_context(viewport=VIEW)
+    first.grant_permissions(["clipboard-read", "clipboard-write"])
+    page = first.new_page()
+    page.goto(f"{app_url}/MI_maps?src=upload")
+    wait_ready(page)
+    (tmp_path / "p.txt").write_text(EASY + "\n")
+    page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(tmp_path / "p.txt"))
+    wait_ready(page)
+    page.get_by_role("button", name="Put this puzzle in the link").click()
+    wait_ready(page)
+    assert "src=paste" in page.url and f"puzzle={EASY}" in page.url  # the puzzle itself, not only the source
+    page.get_by_role("button", name="Copy link to this view").click()
+    page.wait_for_timeout(300)
+    shared = page.evaluate("navigator.clipboard.readText()")
+    assert shared == page.url
+    first.close()
+    second = chromium.new_context(viewport=VIEW)
+    page = second.new_page()
+    page.goto(shared)
+    wait_ready(page)
+    check_page(page, 3)
+    assert page.locator('[data-testid="stTextArea"] textarea').input_value() == EASY
+    second.close()
+
+
+def test_a_crafted_link_is_clamped_with_a_one_line_note(chromium, app_url):
+    page = chromium.new_page(viewport=VIEW)
+    page.goto(f"{app_url}/Decoding?domain=banana&step=-3&a=mask_predict&a_mask_predict_steps=100000000&zz=1")
+    wait_ready(page)
+    check_page(page, 2)
+    note = page.locator('[data-testid="stAlert"]', has_text="this link").first.inner_text()
+    assert "not understood: domain=banana, zz=1" in note
+    assert "a_mask_predict_steps=100000000 → 1000" in note
+    page.close()
+
+
+def test_presentation_mode_on_a_projector_plays_with_space(chromium, app_url):
+    page = chromium.new_page(viewport={"width": 1024, "height": 768})
+    page.goto(f"{app_url}/Decoding?a=topk&a_topk_k=4&b=topk&b_topk_k=8&present=true")
+    wait_ready(page)
+    check_page(page, 2)
+    assert page.locator('[data-testid="stSidebar"][aria-expanded="true"]').count() == 0  # folded
+    widths = [box["width"] for box in (c.bounding_box() for c in page.locator('[data-testid="stPlotlyChart"]').all())
+              if box]
+    assert min(widths) > 300, widths  # not the 140 px grids of a 1024 px screen with the sidebar open
+    assert page.get_by_role("button", name="Play", exact=False).first.is_visible()
+    page.locator("h1").first.click()
+    page.keyboard.press("Space")
+    page.wait_for_timeout(2500)
+    page.keyboard.press("Space")  # pause
+    wait_ready(page)
+    reached = int(step_value(page).split(" / ")[0])
+    assert reached >= 1
+    page.wait_for_timeout(1500)
+    assert int(step_value(page).split(" / ")[0]) == reached  # paused
+    page.goto(f"{app_url}/Decoding?a=topk&a_topk_k=4&b=topk&b_topk_k=8&present=true&step=10")
+    wait_ready(page)
+    page.get_by_role("button", name="Play", exact=False).first.click()
+    page.wait_for_timeout(4000)  # two frames to the end, then the next tick stops the timer
+    wait_ready(page)
+    assert step_value(page) == "12 / 12"
+    assert page.get_by_role("button", name="Play", exact=False).first.is_visible()  # not "Pause": it stopped
+    page.close()
+
+
+def test_the_exported_player_plays_offline(chromium):
+    from mi_lens_app import core, exports
+    from mi_lens_app.domains import DOMAINS, load_presets
+
+    domain = DOMAINS["sudoku4"]
+    puzzle = load_presets()["sudoku4"][0].puzzle
+    model = core.load_domain_model(domain, core.app_device())[0]
+    trace = core.decode_trace(model, None, domain, puzzle, None, "sequential", {})
+    html = exports.decoding_player_html([trace], puzzle, [c != "." for c in puzzle], domain.value_names, 2)
+    page = chromium.new_page(viewport={"width": 1024, "height": 768})
+    page.set_content(html)
+    assert page.locator("#label").inner_text() == f"step 0 of {len(trace.steps) - 1}"
+    assert page.locator(".grid div").count() == 16
+    page.keyboard.press("Space")
+    page.wait_for_timeout(2000)
+    page.keyboard.press("Space")
+    shown = int(page.locator("#label").inner_text().split()[1])
+    assert shown >= 1
+    assert page.locator(".grid div.filled").count() == shown  # one digit written per step of sequential
+    page.close()
+
+
+def test_a_click_on_a_heatmap_cell_selects_the_pair(chromium, app_url):
+    page = chromium.new_page(viewport=VIEW)
+    page.goto(f"{app_url}/MI_maps")
+    wait_ready(page)
+    check_page(page, 3)
+    cell = selected(page, "Selected cell")  # the most uncertain blank: its row and column are masked pairs
+    row, col = (int(v) for v in cell[1:].split("c"))
+    index = (row - 1) * 9 + (col - 1)
+    chart = page.locator('[data-testid="stPlotlyChart"]').filter(has=page.locator(".gtitle", has_text="MI, "))
+    box = chart.locator(".nsewdrag").first.bounding_box()
+    x = box["x"] + (index + 0.5) * box["width"] / 81
+    y = box["y"] + (index + 0.5) * box["height"] / 81
+    page.mouse.click(x, y)
+    wait_ready(page)
+    caption = page.get_by_text("Clicked pair").first.inner_text()
+    assert caption.startswith(f"Clicked pair {cell} · {cell}: MI = ")
+    page.close()

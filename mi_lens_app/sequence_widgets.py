@@ -1,0 +1,122 @@
+"""Sidebar widgets for protein inputs: a preset, a pasted sequence or FASTA, or an upload, which residues to
+mask, and the window of residues long sequences are drawn in. Their state lives in the URL like the grid
+pickers' (see :mod:`mi_lens_app.widgets`)."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from mi_lens_app import links, support
+from mi_lens_app.domains import Domain, Puzzle
+from mi_lens_app.protein_figures import WINDOW
+from mi_lens_app.sequences import MASK_MODES, Masking
+
+SEQUENCE_SOURCES = ("preset", "paste", "upload")
+BIND = links.BIND
+
+
+def sequence_picker(domain: Domain) -> Puzzle | None:
+    """Sidebar widgets choosing a protein (preset, pasted sequence or FASTA, upload) and its masking."""
+    side = st.sidebar
+    src = side.radio("Sequence from", SEQUENCE_SOURCES, key="psrc", bind=BIND, horizontal=True)
+    if src == "preset":
+        found = _sequence_preset()
+    elif src == "paste":
+        found = _sequence_pasted()
+    else:
+        found = _sequence_uploaded()
+    if found is None:
+        return None
+    text, name, default = found
+    masking = mask_picker(default, "the preset's" if src == "preset" else "only _ and X")
+    with side:
+        result = support.attempt(support.protein_puzzle, domain, text, masking, name,
+                                 what="This sequence cannot be used")
+    if result is None:
+        return None
+    pz, count, dna = result
+    if dna:
+        side.warning("This looks like DNA (only A, C, G and T): the model reads it as a protein made of alanine, "
+                     "cysteine, glycine and threonine. Paste the protein it codes for instead.", icon=":material/help:")
+    masked = len(pz.blanks)
+    side.caption(f"{pz.length} residues, {masked} masked" + (f"; first of {count} records" if count > 1 else "")
+                 + ".")
+    return pz
+
+
+def _sequence_preset() -> tuple[str, str, Masking] | None:
+    presets = support.protein_presets()
+    if not presets:
+        st.sidebar.warning("No protein presets shipped (assets/examples/protein_presets.json is missing).")
+        return None
+    names = [p.name for p in presets]
+    name = st.sidebar.selectbox("Preset (CATH S40 domains)", names, key="ppreset", bind=BIND)
+    chosen = presets[names.index(name)]
+    return chosen.sequence, chosen.cath_id or chosen.name, chosen.masking
+
+
+def _sequence_pasted() -> tuple[str, str, Masking] | None:
+    text = st.sidebar.text_area("Sequence or FASTA (the first record is used); _ or X marks a masked residue",
+                                key="seq", bind=BIND, height=110)
+    if not text.strip():
+        st.sidebar.info("Paste a protein sequence or FASTA to start, or pick a preset.")
+        return None
+    return text, "", Masking()
+
+
+def _sequence_uploaded() -> tuple[str, str, Masking] | None:
+    side = st.sidebar
+    file = side.file_uploader("FASTA file (.fasta, .fa, .faa or .txt; up to 1 MiB)",
+                              type=["fasta", "fa", "faa", "txt"], key="pupload",
+                              max_upload_size=1)
+    if file is None:
+        side.info("Upload a FASTA file; uploaded sequences stay out of the link until you copy one into it.")
+        return None
+    with side:
+        records = support.attempt(support.fasta_upload, file.name, file.getvalue(), what="Cannot read the file")
+    if not records:
+        return None
+    row = side.selectbox(f"Sequence ({len(records)} in the file)", range(len(records)), key="pupload_row",
+                         format_func=lambda i: f"{records[i].name[:30]} ({records[i].length} aa)")
+    record = records[row]
+    fasta = f">{record.name}\n{record.text()}\n"
+    side.button("Put this sequence in the link", on_click=links.put_in_link, args=("psrc", "paste", "seq", fasta),
+                help="switches to 'paste' with this sequence, so the page's URL reopens it")
+    return fasta, record.name, Masking()
+
+
+def window_picker(length: int, key: str = "win", where=None) -> tuple[int, int]:
+    """``(start, size)`` of the residue window long sequences are drawn in (everything when it fits)."""
+    if length <= WINDOW:
+        return 0, length
+    where = where or st
+    c1, c2 = where.columns([3, 1])
+    size = c2.selectbox("Window", [60, WINDOW, 200], index=1, key=f"{key}_size", bind=BIND,
+                        help="residues drawn at once; long sequences stay responsive")
+    last = max(length - size + 1, 2)
+    links.clamp_number(key, 1, last, integer=True)
+    if int(st.session_state.get(key, 1) or 1) > last:  # a smaller sequence or a wider window than before
+        st.session_state[key] = last
+    start = c1.slider(f"Residues shown from (of {length})", 1, last, 1, key=key, bind=BIND)
+    return int(start) - 1, int(size)
+
+
+def mask_picker(default: Masking, default_name: str) -> Masking:
+    """Which residues to mask: the default (a preset's, or the input's own), 1-based positions, or a rate."""
+    side = st.sidebar
+    mode = side.radio("Mask", ["default", "positions", "rate"], key="mask_mode", bind=BIND, horizontal=True,
+                      help=f"which residues the model is asked to fill: default is {default_name} masking; "
+                           "positions are 1-based (5-20,33); rate masks that share at random. Any _ or X in the "
+                           "sequence stays masked.")
+    if mode == "positions":
+        spec = side.text_input("Mask positions (1-based, e.g. 5-20,33)", key="mask", bind=BIND)
+        return Masking("positions", positions=spec)
+    if mode == "rate":
+        c1, c2 = side.columns(2)
+        links.clamp_number("mask_rate", 0.05, 0.5)
+        links.clamp_number("mask_seed", 0, 10**9, integer=True)
+        rate = c1.slider("Mask rate", 0.05, 0.5, 0.15, step=0.05, key="mask_rate", bind=BIND)
+        seed = c2.number_input("Mask seed", min_value=0, max_value=10**9, value=0, step=1, key="mask_seed",
+                               bind=BIND)
+        return Masking("rate", rate=float(rate), seed=int(seed))
+    return default if default.mode in MASK_MODES else Masking()

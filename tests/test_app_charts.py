@@ -1,0 +1,186 @@
+"""Charts that tell the truth: axes next to the data, all-zero maps drawn as zero, log and percentile colour,
+clickable heatmap cells, benchmark points and fronts, protein sweeps, capped dependency graphs."""
+
+
+import numpy as np
+import pytest
+
+from mi_lens_app import benchmarks, figures, protein_figures
+from tests import test_app_pages
+from tests.test_app_pages import ROOT, assert_clean, run_page, specs
+
+weights = test_app_pages.weights
+env = test_app_pages.env
+
+
+def test_benchmark_sets_are_named_without_folders_or_extensions():
+    assert benchmarks.set_name("top1465.txt") == benchmarks.set_name("top1465") == "top1465"
+    assert benchmarks.set_name("data/kaggle_graded_dev.csv") == "kaggle_graded_dev"
+    found = benchmarks.load_rows(ROOT / "assets" / "benchmarks")
+    assert "top1465.txt" not in found.sets and "top1465" in found.sets
+    assert "cath_reference" in found.sets and "sweep_protein_cath.json" in found.files  # no longer skipped
+
+
+def test_the_frontier_draws_points_per_sampler_and_one_front_line():
+    rows = [{"sampler": "mi", "label": f"mi ({p})", "mean_passes": x, "accuracy": a}
+            for p, x, a in (("gamma=1", 10, 0.5), ("lam=3", 12, 0.2), ("gamma=2", 8, 0.4))]
+    fig = figures.frontier_figure(rows)
+    assert [t.mode for t in fig.data] == ["markers", "lines"]
+    assert list(fig.data[-1].x) == [8, 10]  # the front skips the dominated lam=3 point
+
+
+def test_a_protein_front_is_lowest_divergence_for_the_passes():
+    rows = [{"sampler": "s", "label": "s", "mean_passes": x, "jsd_dipeptide": j} for x, j in ((10, 0.7), (20, 0.01),
+                                                                                              (30, 0.02))]
+    metric = benchmarks.metric_of(rows)
+    assert not metric.higher and [r["mean_passes"] for r in benchmarks.pareto(rows, metric)] == [10, 20]
+
+
+def test_the_benchmarks_page_shows_the_shipped_protein_sweep(env):
+    env.setenv("MI_LENS_BENCHMARKS", str(ROOT / "assets" / "benchmarks"))
+    at = run_page("pages/5_Benchmarks.py", set="cath_reference")
+    assert_clean(at)
+    spec = next(s for t, s in specs(at).items() if t.startswith("Dipeptide JSD vs passes: cath_reference"))
+    assert spec["layout"]["yaxis"]["title"]["text"].startswith("dipeptide JSD")
+    assert "dipeptide JSD" in at.dataframe[0].value.columns
+
+
+def test_an_all_zero_matrix_is_drawn_as_zero_not_saturated():
+    fig = figures.mi_heatmap(np.zeros((16, 16)), 2, [f"c{i}" for i in range(16)])
+    heat = fig.data[0]
+    assert heat.zmin == 0 and heat.zmax == figures.ZERO_SPAN  # every cell at the bottom colour, bar 0..0.001
+    seq = protein_figures.sequence_heatmap(np.zeros((5, 5)), list("ABCDE"))
+    assert seq.data[0].zmin == 0 and seq.data[0].zmax == figures.ZERO_SPAN
+
+
+def test_heatmap_axes_hug_the_square_matrix():
+    fig = figures.mi_heatmap(np.random.default_rng(0).random((81, 81)), 3, [f"c{i}" for i in range(81)])
+    assert fig.layout.xaxis.constrain == fig.layout.yaxis.constrain == "domain"  # no gap under the matrix
+
+
+@pytest.mark.parametrize("scale", ["log", "percentile"])
+def test_log_and_percentile_colours_keep_the_value_in_the_hover(scale):
+    mi = np.abs(np.random.default_rng(1).normal(size=(16, 16))) ** 4 * 1e-3
+    mi = (mi + mi.T) / 2
+    fig = figures.mi_heatmap(mi, 2, [f"c{i}" for i in range(16)], scale=scale)
+    z, raw = np.asarray(fig.data[0].z), np.asarray(fig.data[0].customdata)
+    np.testing.assert_allclose(raw, mi)
+    assert "customdata" in fig.data[0].hovertemplate and scale in fig.data[0].colorbar.title.text
+    order = np.argsort(mi.ravel())
+    assert (np.diff(z.ravel()[order]) >= -1e-12).all()  # a monotone map of the values: the ranking is kept
+    if scale == "percentile":
+        assert z.max() == 100
+
+
+def test_a_heatmap_click_layer_returns_the_pair():
+    fig = figures.mi_heatmap(np.zeros((16, 16)), 2, [f"c{i}" for i in range(16)], order="box", clickable=True)
+    layer = fig.data[1]
+    assert layer.type == "scattergl" and len(layer.x) == 256
+    k = 5  # the 6th marker: row 0, column 5 of the box-major matrix
+    i, j = (int(v) for v in layer.customdata[k])
+    assert (layer.y[k], layer.x[k]) == (f"c{i}", f"c{j}")
+    assert figures.clicked_pair({"points": [{"customdata": [i, j]}]}) == (i, j)
+    assert figures.clicked_pair({"points": [{"customdata": {"0": i, "1": j}}]}) == (i, j)  # as Streamlit sends it
+    assert layer.hoverinfo == "text" and layer.hovertext[k] == f"c{i} · c{j}<br>MI (nats) 0"  # not "skip":
+    assert figures.click_layer(["a", "b"], np.arange(2)).hoverinfo == "none"  # that would drop the clicks
+    assert figures.clicked_pair({"points": []}) is None
+
+
+def test_the_dependency_graph_is_capped_and_says_so(env):
+    at = run_page("pages/1_MI_maps.py", edges="threshold", thr="0")
+    assert_clean(at)
+    title = next(t for t in specs(at) if t.startswith("Dependency graph"))
+    assert title.startswith("Dependency graph: the 300 strongest of ")
+    assert any("draws the 300 strongest" in c.value for c in at.caption)
+
+
+def test_the_maps_page_offers_log_colours(env):
+    at = run_page("pages/1_MI_maps.py", scale="log")
+    assert_clean(at)
+    spec = next(s for t, s in specs(at).items() if t.startswith("MI, "))
+    assert "log" in spec["data"][0]["colorbar"]["title"]["text"]
+    assert spec["data"][1]["type"] == "scattergl"  # clicks select pairs
+
+
+def test_protein_axes_make_room_for_their_labels():
+    fig = protein_figures.contact_figure(np.ones((60, 60)), [f"A{i}" for i in range(60)], np.ones(60, bool))
+    assert fig.layout.yaxis.automargin and fig.layout.xaxis.automargin
+    strip = protein_figures.marginal_strip(np.full((10, 20), 0.05), np.ones(10), [f"A{i}" for i in range(10)],
+                                           np.ones(10, bool), "ACDEFGHIKLMNPQRSTVWY", extra=("MI with A1", np.ones(10)))
+    mi_trace = next(t for t in strip.data if t.name == "MI with A1")
+    assert mi_trace.yaxis != "y"  # its own axis: MI is ~1000 times smaller than entropy
+    assert strip.layout.yaxis3.automargin and list(strip.layout.yaxis3.ticktext)[:3] == ["A", "C", "D"]
+
+
+# ---- defaults that show something ----
+
+
+def expected_start(weights, puzzle: str) -> tuple[int, int]:
+    """The most uncertain blank of ``puzzle`` under the test model and its most probable digit."""
+    import torch
+
+    from mi_core.mi.estimator import load_estimator
+    from mi_core.models.sudoku_mdm import load_sudoku_mdm
+    from mi_lens_app import core
+    from mi_lens_app.domains import DOMAINS
+
+    tokens = core.tokens_of(puzzle, DOMAINS["sudoku9"], torch.device("cpu"))
+    m = core.run_estimator(load_sudoku_mdm(weights[0], "cpu"), load_estimator(weights[1], "cpu"), tokens)
+    blanks = [c for c, ch in enumerate(puzzle) if ch in ".0"]
+    cell = blanks[int(np.argmax(m.entropy[blanks]))]
+    return cell, int(np.argmax(m.marginals[cell])) + 1
+
+
+def test_maps_and_what_if_open_on_the_most_uncertain_cell_and_its_likeliest_digit(env, weights):
+    from mi_lens_app.domains import load_presets
+
+    cell, digit = expected_start(weights, load_presets()["sudoku9"][0].puzzle)
+    at = run_page("pages/1_MI_maps.py")
+    assert at.selectbox(key="cell").value == cell
+    at = run_page("pages/4_What_if.py")
+    assert_clean(at)
+    assert at.selectbox(key="cell").value == cell and at.segmented_control(key="digit").value == digit
+
+
+def test_a_4x4_clamp_that_contradicts_the_givens_says_so_in_plain_words(env):
+    # the unique 4x4 preset's solution has 4 at r1c1: 1 breaks a rule outright, 3 only through the givens
+    for digit, why in (("1", "1 already stands in r3c1"), ("3", "the givens leave no way to finish the grid")):
+        at = run_page("pages/4_What_if.py", domain="4x4", preset="unique (minimal) · 4 clues", cell="r1c1",
+                      digit=digit)
+        assert_clean(at)
+        assert not at.error  # no "state 0 of the batch has visible tokens that no 4x4 Sudoku solution agrees with"
+        assert any(f"r1c1 = {digit} contradicts the givens: {why}" in w.value for w in at.warning)
+
+
+def test_the_home_page_points_at_a_domain_switch_that_exists(env):
+    at = run_page("app.py")
+    text = " ".join(m.value for m in at.markdown)
+    assert "pick **protein** in the sidebar" not in text and "*Domain*" in text
+    at = run_page("pages/1_MI_maps.py")
+    assert "protein" in at.radio(key="domain").options  # the switch the home page names
+
+
+def test_the_selected_cell_resets_on_a_switch_to_a_protein(env, tmp_path):
+    import torch
+
+    from mi_core.models.protein_mdm import ProteinMDM, ProteinMDMConfig, save_protein_mdm
+
+    torch.manual_seed(0)
+    save_protein_mdm(ProteinMDM(ProteinMDMConfig(max_len=256, d_model=32, n_layers=1, n_heads=2, d_ff=64)),
+                     tmp_path / "protein.safetensors")
+    env.setenv("MI_LENS_PROTEIN_MODEL", str(tmp_path / "protein.safetensors"))
+    env.setenv("MI_LENS_PROTEIN_ESTIMATOR", "/nonexistent/protein_est.safetensors")
+    at = run_page("pages/1_MI_maps.py", cell="r1c2")
+    at.radio(key="domain").set_value("protein").run()
+    assert_clean(at)
+    box = at.selectbox(key="cell")
+    assert box.format_func(box.value).startswith("_")  # a masked residue, not r1c2
+
+
+def test_the_click_layer_covers_only_pairs_of_masked_cells():
+    masked = np.zeros(16, bool)
+    masked[[1, 5, 7]] = True
+    fig = figures.mi_heatmap(np.zeros((16, 16)), 2, [f"c{i}" for i in range(16)], clickable=masked)
+    layer = fig.data[1]
+    assert len(layer.x) == 9  # 3 x 3 pairs instead of 256 markers
+    assert {int(i) for i, _ in layer.customdata} == {1, 5, 7}

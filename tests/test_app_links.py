@@ -1,0 +1,132 @@
+"""Shared links under AppTest: a crafted link with huge values is clamped with a visible note, parameters a
+page cannot take are named in one line, the copy-link button is on every page, and an uploaded puzzle put in
+the link lands in the URL."""
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from mi_lens_app.core import INT_RANGE
+from mi_lens_app.domains import load_presets
+from tests import test_app_pages
+from tests.test_app_pages import EASY, assert_clean, frame_steps, run_page
+
+weights = test_app_pages.weights  # the fixtures: a tiny random MDM and estimator, and the environment naming them
+env = test_app_pages.env
+
+
+def link_notes(at: AppTest) -> list[str]:
+    return [w.value for w in at.warning if "link" in w.value]
+
+
+def test_a_crafted_link_with_huge_values_is_clamped_with_a_note(env):
+    at = run_page("pages/3_Decoding.py", a="mask_predict", a_mask_predict_steps="100000000", b="topk",
+                  b_topk_k="99999", temp="1e9", step="-3")
+    assert_clean(at)
+    assert at.number_input(key="a_mask_predict_steps").value == INT_RANGE[1]
+    assert at.number_input(key="b_topk_k").value == INT_RANGE[1]
+    assert at.number_input(key="temp").value == 5.0
+    (note,) = link_notes(at)
+    assert "a_mask_predict_steps=100000000 → 1000 (the largest allowed)" in note
+    assert "temp=1e9 → 5 (the largest allowed)" in note and "step=-3 → 0 (the smallest allowed)" in note
+    assert len(frame_steps(at)) == 2  # both sides decoded, within the bounds
+
+
+@pytest.mark.parametrize("path, query", [
+    ("pages/3_Decoding.py", {"a": "mi_exact", "b": "top_prob"}),
+    ("pages/3_Decoding.py", {"a": "learned_mi", "b": "random"}),
+    ("pages/1_MI_maps.py", {"src": "generate", "edges": "threshold"}),
+])
+def test_every_number_bound_to_the_url_has_a_maximum(env, path, query):
+    at = run_page(path, **query)
+    assert_clean(at)
+    assert at.number_input
+    for box in at.number_input:
+        assert box.proto.has_max and box.max < 2**53, box.key
+    assert "a_mi_exact_max_batch" not in [box.key for box in at.number_input]  # a memory knob, not a setting
+
+
+@pytest.mark.parametrize("path, query, named", [
+    ("pages/1_MI_maps.py", {"domain": "banana", "cell": "zz99", "layer": "nope"},
+     ["domain=banana", "cell=zz99", "layer=nope"]),
+    ("pages/2_Exact_vs_estimated.py", {"exact": "true", "eps": "abc", "frobnicate": "1"}, ["eps=abc", "frobnicate=1"]),
+    ("pages/3_Decoding.py", {"a": "no_such_sampler", "a_mi_gamma": "x"}, ["a=no_such_sampler"]),
+])
+def test_parameters_a_page_cannot_take_are_named_in_one_line(env, path, query, named):
+    at = run_page(path, **query)
+    assert_clean(at)
+    (note,) = link_notes(at)
+    assert note.startswith("Part of this link was not understood: ") and "\n" not in note
+    for part in named:
+        assert part in note
+
+
+def test_a_clean_link_gets_no_note(env):
+    first = load_presets()["sudoku9"][0].puzzle
+    blank = [i for i, ch in enumerate(first) if ch in ".0"][-1]
+    at = run_page("pages/1_MI_maps.py", cell=f"r{blank // 9 + 1}c{blank % 9 + 1}", layer="entropy", boxmajor="true",
+                  domain="9x9")
+    assert_clean(at)
+    assert not link_notes(at)
+
+
+def test_parameters_of_other_pages_are_named_as_unused(env):
+    at = run_page("pages/5_Benchmarks.py", cell="r1c3")
+    assert_clean(at)
+    assert link_notes(at) == ["Part of this link is not used on this page: cell."]
+
+
+def test_every_page_has_a_copy_link_button(env):
+    at = run_page("pages/4_What_if.py")
+    assert any("Copy link to this view" in h.proto.body for h in at.get("html"))
+
+
+def test_an_uploaded_puzzle_put_in_the_link_is_in_the_url(env):
+    at = run_page("pages/1_MI_maps.py", src="upload")
+    at.file_uploader(key="upload").set_value(("p.txt", f"{EASY}\n".encode(), "text/plain")).run()
+    next(b for b in at.button if b.label == "Put this puzzle in the link").click().run()
+    assert_clean(at)
+    assert at.query_params["puzzle"] == [EASY] or at.query_params["puzzle"] == EASY
+    fresh = run_page("pages/1_MI_maps.py", src="paste", puzzle=EASY)  # what a fresh browser opens
+    assert fresh.text_area(key="puzzle").value == EASY and not fresh.error
+
+
+def test_the_sidebar_names_files_not_server_paths(env, tmp_path):
+    bad = tmp_path / "deep" / "inside" / "server" / "broken.safetensors"
+    bad.parent.mkdir(parents=True)
+    bad.write_bytes(b"not a safetensors file")
+    env.setenv("MI_LENS_SUDOKU_MODEL", str(bad))
+    at = run_page("pages/1_MI_maps.py")
+    assert_clean(at)
+    notes = [c.value for c in at.sidebar.caption if "Model" in c.value]
+    assert notes and "broken.json" in notes[0] and str(tmp_path) not in notes[0]
+
+
+def test_models_warm_up_once_per_process_in_the_background(env):
+    import threading
+
+    from mi_lens_app import support
+    from mi_lens_app.domains import DOMAINS
+
+    env.setenv("MI_LENS_WARM", "1")
+    env.setattr(support, "_warm_started", False)
+    assert support.warm_up() is True
+    assert support.warm_up() is False  # once per process
+    warm = next(t for t in threading.enumerate() if t.name == "mi-lens-warm-up")
+    warm.join(timeout=120)
+    assert not warm.is_alive()
+    domain = DOMAINS["sudoku9"]
+    assert support.model(domain) is support.model(domain) and support.estimator(domain) is not None
+
+
+def test_uploads_are_refused_by_streamlit_above_the_apps_limits(env):
+    import tomllib
+
+    from mi_lens_app.domains import MAX_UPLOAD_BYTES
+    from mi_lens_app.sequences import MAX_FASTA_BYTES
+
+    config = tomllib.loads((test_app_pages.ROOT / ".streamlit" / "config.toml").read_text())
+    assert config["server"]["maxUploadSize"] * 2**20 == MAX_UPLOAD_BYTES  # 5 MiB: refused before it lands
+    at = run_page("pages/1_MI_maps.py", src="upload")
+    assert at.file_uploader(key="upload").proto.max_upload_size_mb * 2**20 == MAX_UPLOAD_BYTES
+    at = run_page("pages/1_MI_maps.py", domain="protein", psrc="upload")
+    assert at.file_uploader(key="pupload").proto.max_upload_size_mb * 2**20 == MAX_FASTA_BYTES
