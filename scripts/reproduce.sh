@@ -7,10 +7,23 @@ export PYTHONPATH=. OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
 DATA=${DATA:-../shared/data/sudoku}
 
 # 1. the Sudoku MDM (stopped by hand at step 4,000 for the shipped weights: assets/sudoku_mdm_training.md)
+#    (made by the trainer as it was at commit d3e5657, NumPy batches of generated puzzles; the trainer now
+#    draws graded and on-policy states on the device, see step 1b: check out d3e5657 to rerun this line)
 python -m mi_core train sudoku --out runs/sudoku_mdm/sudoku_mdm.safetensors --steps 1000000 --time-budget 5600 \
     --n-layers 6 --d-model 128 --eval-every 250 --seed 0 --threads 1 --force
 cp runs/sudoku_mdm/sudoku_mdm.safetensors runs/sudoku_mdm/sudoku_mdm.json assets/
 python scripts/training_summary.py assets/sudoku_mdm.json assets/sudoku_mdm_training.md --command "(the command above)"
+
+# 1b. the hard-data fine-tune of the H200 checkpoint (issue 13; not shipped, see BENCHMARKS.md): the graded
+#     pool (4,000 puzzles, ~20 min on 2 cores), then 6,000 s of training on one thread
+python -m mi_core train sudoku --out runs/s13/sudoku_mdm.safetensors --threads 1 --time-budget 6000 \
+    --steps 100000000 --batch 256 --lr 3e-4 --warmup 100 --puzzle-pool 4000 --max-harden 500 --hard-power 1.0 \
+    --puzzle-frac 0.4 --onpolicy-frac 0.2 --onpolicy-every 100 --onpolicy-puzzles 128 --eval-every 500 \
+    --eval-puzzles 200 --log-every 50 --init ../shared/models/sudoku_mdm_h200/sudoku_mdm.safetensors \
+    --exclude $DATA/kaggle_graded_dev.csv --exclude $DATA/top1465.txt --exclude $DATA/clue17_dev.txt
+python scripts/grade_report.py --dev $DATA/kaggle_graded_dev.csv --pool runs/pools/pool_4e5cabd516c8.npz \
+    --json assets/benchmarks/sudoku_grade.json
+python scripts/bench_data.py --pool runs/pools/pool_4e5cabd516c8.npz --json assets/benchmarks/sudoku_data_speed.json
 
 # 2a. column 1: estimator data, estimator, fidelity
 python -m mi_core make-estimator-data sudoku --model assets/sudoku_mdm.safetensors --out runs/estimator_data/final \
