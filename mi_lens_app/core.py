@@ -20,7 +20,8 @@ import torch
 
 from mi_core.decoding import STRATEGIES, decode, estimator_mi_fn, make_strategy, strategy_params
 from mi_core.device import pick_device
-from mi_core.domains.oracle4 import Oracle4Model, exact_pair_mi
+from mi_core.domains.oracle4 import exact_pair_mi
+from mi_core.models.oracle4 import Oracle4Model
 from mi_core.domains.sudoku import MASK_ID
 from mi_core.mi.estimator import estimate_mi, load_estimator
 from mi_core.mi.fidelity import fidelity, pair_values

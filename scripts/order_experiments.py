@@ -34,7 +34,7 @@ from mi_core.bench.report import write_json
 from mi_core.bench.sudoku import evaluate, with_default_estimator
 from mi_core.decoding import make_strategy
 from mi_core.models.sudoku_mdm import load_sudoku_mdm
-from mi_core.order.bench import pick_records
+from mi_core.bench.order import pick_records
 from mi_core.order.elbo import rollout
 from mi_core.order.sudoku import EVAL_SEED, TRAIN_SEED, decode_score, puzzle_draw
 from mi_core.order.train import load_nets

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from mi_core.domains.oracle4 import Oracle4Model, exact_pair_mi
+from mi_core.domains.oracle4 import exact_pair_mi
+from mi_core.models.oracle4 import Oracle4Model
 from mi_core.domains.sudoku import (
     SUDOKU9,
     MultipleSolutionsError,

@@ -21,8 +21,8 @@ import torch
 import torch.nn.functional as F
 
 from mi_core.decoding.base import rank_pick, uniform_count
+from mi_core.decoding.selector import pick_positions, posterior_features, select_probabilities, selector_features
 from mi_core.order.posterior import posterior_log_prob, posterior_logq, sample_posterior, split_logq
-from mi_core.order.selector import pick_positions, posterior_features, select_probabilities, selector_features
 
 
 def bernoulli_kl(logq: torch.Tensor, logit_p: torch.Tensor, masked: torch.Tensor, last: bool) -> torch.Tensor:

@@ -23,7 +23,7 @@ import torch
 from mi_core.domains.protein import MASK_ID, ProteinRecord, read_fasta, split_records
 from mi_core.models.protein_mdm import load_protein_mdm, save_protein_mdm
 from mi_core.order.elbo import margin_choice, schedule_loglik, selector_choice
-from mi_core.order.train import OrderTrainConfig, run_logged
+from mi_core.order.loop import OrderTrainConfig, run_logged
 
 
 def val_lengths(lo: int, hi: int) -> tuple[int, ...]:

@@ -30,12 +30,12 @@ import torch
 from mi_core.bench.report import markdown_table, write_json
 from mi_core.bench.sudoku import evaluate, with_default_estimator
 from mi_core.decoding import make_strategy
+from mi_core.decoding.selector import load_order_net
 from mi_core.device import pick_device
 from mi_core.domains.sudoku import read_puzzles
 from mi_core.io import atomic_write_text, check_output
 from mi_core.models.sudoku_mdm import load_sudoku_mdm
 from mi_core.options import ArgumentParser, add_force
-from mi_core.order.selector import load_order_net
 
 GAMMAS = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 4.0, 8.0)
 
