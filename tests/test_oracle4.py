@@ -17,8 +17,8 @@ from mi_core.domains.sudoku import SUDOKU4, to_tokens
 from mi_core.domains.sudoku_gen import is_valid_solution
 from mi_core.domains.sudoku_solver import count_solutions
 from mi_core.mi.probe import probe
-from mi_core.models.oracle4 import Oracle4Model
 from mi_core.models.base import MaskedModel
+from mi_core.models.oracle4 import Oracle4Model
 
 
 def random_states(count: int, seed: int) -> list[torch.Tensor]:

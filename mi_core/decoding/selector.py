@@ -82,10 +82,12 @@ def selector_features(probs: torch.Tensor, masked: torch.Tensor, step: int, step
     top2 = probs.topk(2, dim=-1).values
     top, margin = top2[..., 0], top2[..., 0] - top2[..., 1]
     m = masked.float()
-    best = lambda x: x.masked_fill(~masked, float("-inf")).amax(1, keepdim=True).clamp_min(-1e4)
+    def best(x):
+        return x.masked_fill(~masked, float("-inf")).amax(1, keepdim=True).clamp_min(-1e4)
     frac = m.mean(1, keepdim=True).expand_as(m)
     left = float(max(steps - step, 1))
-    row = lambda v: torch.full_like(m, v)
+    def row(v):
+        return torch.full_like(m, v)
     cols = [entropy * m, top * m, margin * m, (best(-entropy) + entropy) * m, (best(top) - top) * m,
             (best(margin) - margin) * m, frac, row(step / steps), row(1.0 / left), frac / left]
     return torch.stack(cols, -1)

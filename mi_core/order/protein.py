@@ -87,7 +87,8 @@ def make_validate(model, groups: list[torch.Tensor], budgets: tuple[int, ...], b
             residues += target.numel()
         return total / residues, passes / sum(len(g) for g in groups)
 
-    margin = lambda: {t: score(margin_choice, t) for t in budgets}
+    def margin():
+        return {t: score(margin_choice, t) for t in budgets}
     fixed = margin() if frozen else None
 
     def validate(selector) -> dict:

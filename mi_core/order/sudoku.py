@@ -47,7 +47,8 @@ def decode_score(model, pairs: np.ndarray, strategy, bf16: bool) -> dict:
 def make_validate(model, pairs: np.ndarray, budgets: tuple[int, ...], bf16: bool, frozen: bool = True):
     """``validate(selector) -> dict``: learned (threshold mode) vs top_margin at each budget; top_margin
     is decoded once while the denoiser is ``frozen``, else again at every validation."""
-    margin = lambda: {t: decode_score(model, pairs, make_strategy("top_margin", steps=t), bf16) for t in budgets}
+    def margin():
+        return {t: decode_score(model, pairs, make_strategy("top_margin", steps=t), bf16) for t in budgets}
     fixed = margin() if frozen else None
 
     def validate(selector) -> dict:
