@@ -185,6 +185,7 @@ def test_one_training_step_on_cuda():
     check_training_steps(CUDA)
 
 
+@pytest.mark.slow  # 8 s on one CPU thread; .ci/run runs it with -m slow
 @needs_assets
 def test_checks_run_on_cpu():
     """The CUDA checks with the CPU in the device's role: their own code runs everywhere."""

@@ -450,6 +450,7 @@ def test_estimate_and_eval_cli(tmp_path, tiny_mdm, tiny_estimator, capsys):
 # --- the shipped estimator ----------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # 6 s on one CPU thread; .ci/run runs it with -m slow
 @pytest.mark.skipif(not (SHIPPED_MDM.is_file() and SHIPPED_ESTIMATOR.is_file()),
                     reason="shipped MDM or estimator weights not present")
 def test_shipped_estimator_correlates_with_exact_probe():
