@@ -26,7 +26,7 @@ COMMANDS = {
     "make-estimator-data": ("mi_core.train.estimator_data", "write exact-probe training shards for the estimator"),
     "train-estimator": ("mi_core.train.estimator", "train the neural MI estimator on probe shards"),
     "train-order": ("mi_core.order.train", "learn a generation-order selector by variational inference"),
-    "bench-order": ("mi_core.order.bench", "learned order vs step-budget heuristics at T: bench-order sudoku ..."),
+    "bench-order": ("mi_core.bench.order", "learned order vs step-budget heuristics at T: bench-order sudoku ..."),
 }
 
 USER_ERRORS = (ValueError, FileNotFoundError, PermissionError, IsADirectoryError)

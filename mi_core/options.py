@@ -97,3 +97,21 @@ class ArgumentParser(argparse.ArgumentParser):
 def add_force(parser: argparse.ArgumentParser) -> None:
     """``--force``: allow the command to overwrite its existing output files."""
     parser.add_argument("--force", action="store_true", help="overwrite existing output files")
+
+
+
+def parse_lengths(spec: str) -> tuple[int, int]:
+    """``"50-100"`` -> ``(50, 100)`` (inclusive); ``"80"`` -> ``(80, 80)``.
+
+    Raises:
+        ValueError: not ``N`` or ``LO-HI`` with ``1 <= LO <= HI``.
+    """
+    lo, sep, hi = str(spec).strip().partition("-")
+    try:
+        lo_n = int(lo)
+        hi_n = int(hi) if sep else lo_n
+    except ValueError:
+        raise ValueError(f"--lengths expects N or LO-HI (e.g. 50-100), got {spec!r}") from None
+    if lo_n < 1 or hi_n < lo_n:
+        raise ValueError(f"--lengths {spec!r}: need 1 <= LO <= HI")
+    return lo_n, hi_n

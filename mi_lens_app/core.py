@@ -20,12 +20,13 @@ import torch
 
 from mi_core.decoding import STRATEGIES, decode, estimator_mi_fn, make_strategy, strategy_params
 from mi_core.device import pick_device
-from mi_core.domains.oracle4 import Oracle4Model, exact_pair_mi
+from mi_core.domains.oracle4 import exact_pair_mi
 from mi_core.domains.sudoku import MASK_ID
 from mi_core.mi.estimator import estimate_mi, load_estimator
 from mi_core.mi.fidelity import fidelity, pair_values
 from mi_core.mi.probe import probe
 from mi_core.models.base import ModelFileError
+from mi_core.models.oracle4 import Oracle4Model
 from mi_core.models.protein import load_protein_model
 from mi_core.models.sudoku_mdm import load_sudoku_mdm
 from mi_lens_app.domains import Domain

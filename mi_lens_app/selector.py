@@ -1,6 +1,6 @@
 """The learned-order selector in the app (no streamlit): which domains can run ``learned``, and why not.
 
-A selector (``mi_core.order.selector``) reads the hidden states of the MDM it was trained against, so it
+A selector (``mi_core.decoding.selector``) reads the hidden states of the MDM it was trained against, so it
 serves only a domain whose model has the hidden size it records; a strategy that takes one (a ``selector``
 path and a runtime ``net``) is offered only where the domain's selector loads and fits its model.
 """
@@ -14,7 +14,7 @@ from pathlib import Path
 import torch
 
 from mi_core.decoding import STRATEGIES
-from mi_core.order.selector import PositionNet, load_order_net
+from mi_core.decoding.selector import PositionNet, load_order_net
 from mi_lens_app.domains import DOMAINS, ROOT, Domain
 
 PROBE_LENGTH = 16  # positions of the all-masked sequence that reads a sequence model's hidden size

@@ -42,7 +42,7 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-TARGET_FIRST_MAP_S = 1.0  # issue 15: first MI map within 1 s of a warm page
+TARGET_FIRST_MAP_S = 1.0  # target: first MI map within 1 s of a warm page
 TARGET_INTERACTION_S = 0.5
 TARGET_STEP_S = 0.3
 TARGET_DECODE_S = 3.0
@@ -232,7 +232,7 @@ def measure_browser(env: dict, port: int, repeats: int, read_s: float = 10.0) ->
 BROWSER_NOTE = (" In Chromium the first click on the landing page waits the given seconds, as a reader would, while "
                 "the background warm-up loads the three domains' models.")
 BUSY_NOTE = " Other jobs shared the CPUs (load above half the CPU count): read the timings as ratios."
-CRAFTED = "/Decoding?a=mask_predict&a_mask_predict_steps=100000000"  # issue 16: grew a server from 584 MB to 2.7 GB
+CRAFTED = "/Decoding?a=mask_predict&a_mask_predict_steps=100000000"  # once grew a server from 584 MB to 2.7 GB
 
 
 def _rss_mb(pid: int) -> float:
@@ -319,7 +319,7 @@ def markdown(res: dict) -> str:
             f"| a fresh browser context opening /MI_maps, to all charts drawn | {res['browser_first_load_s']:.2f} s |",
         ]
     if "rss_before_mb" in res:
-        lines += ["", (f"Crafted link `{res['crafted_link']}` (issue 16: server memory grew from 584 MB to 2.7 GB and "
+        lines += ["", (f"Crafted link `{res['crafted_link']}` (it once grew server memory from 584 MB to 2.7 GB and "
                        f"kept growing after the browser closed): server RSS {res['rss_before_mb']:.0f} MB before, "
                        f"{res['rss_idle_mb']:.0f} MB when the page was idle ({res['crafted_idle_s']:.1f} s after "
                        f"opening it), at most {res['rss_peak_mb']:.0f} MB and {res['rss_after_mb']:.0f} MB "

@@ -30,11 +30,11 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from mi_core.bench.order import pick_records
 from mi_core.bench.report import write_json
 from mi_core.bench.sudoku import evaluate, with_default_estimator
 from mi_core.decoding import make_strategy
 from mi_core.models.sudoku_mdm import load_sudoku_mdm
-from mi_core.order.bench import pick_records
 from mi_core.order.elbo import rollout
 from mi_core.order.sudoku import EVAL_SEED, TRAIN_SEED, decode_score, puzzle_draw
 from mi_core.order.train import load_nets
@@ -116,7 +116,8 @@ def finetune(model, updates: int = 60, lr: float = 1e-5, every: int = 20) -> lis
     posterior, selector = load_nets(SELECTOR)
     for p in [*posterior.parameters(), *selector.parameters()]:
         p.requires_grad_(False)
-    score = lambda: decode_score(model, val, make_strategy("top_margin", steps=20), True)["accuracy"]
+    def score():
+        return decode_score(model, val, make_strategy("top_margin", steps=20), True)["accuracy"]
     curve = [{"update": 0, "top_margin_T20": score()}]
     print(curve[-1], flush=True)
     model.eval()

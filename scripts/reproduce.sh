@@ -96,7 +96,7 @@ python scripts/compare_frontiers.py assets/benchmarks/sweep_kaggle_graded_dev_Ha
 python - <<'PY'
 from pathlib import Path
 from mi_core.models.sudoku_mdm import load_sudoku_mdm
-from mi_core.order.bench import pick_records, run
+from mi_core.bench.order import pick_records, run
 model = load_sudoku_mdm("assets/sudoku_mdm.safetensors")
 recs = pick_records(Path("../shared/data/sudoku/kaggle_graded_dev.csv"), 100)
 for T in (10, 15, 20):

@@ -36,7 +36,7 @@ def main() -> None:
         columns += [(f"q_steps_T{t}", f"Q steps T={t}") for t in budgets]
         columns += [(f"val_T{t}", f"val T={t}") for t in budgets] + [(f"val_passes_T{t}", f"passes T={t}")
                                                                       for t in budgets]
-        from mi_core.order.selector import load_order_net
+        from mi_core.decoding.selector import load_order_net
 
         net = load_order_net(args.meta.with_suffix(".safetensors"))
         meta["params"] = sum(p.numel() for p in net.parameters())

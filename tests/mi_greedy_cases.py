@@ -16,7 +16,8 @@ SUDOKU_MODEL, SUDOKU_ESTIMATOR = Path("assets/sudoku_mdm.safetensors"), Path("as
 
 def oracle_inputs(count: int = 24, seed: int = 0):
     """``(entropy (B, 16), mi (B, 16, 16), masked (B, 16))`` float64 exact values of random 4x4 states."""
-    from mi_core.domains.oracle4 import Oracle4Model, all_solutions4, exact_pair_mi
+    from mi_core.domains.oracle4 import all_solutions4, exact_pair_mi
+    from mi_core.models.oracle4 import Oracle4Model
 
     rng = random.Random(seed)
     sols = all_solutions4()

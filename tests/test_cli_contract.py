@@ -1,5 +1,6 @@
-"""The command-line contract: every bad input in ``tests/cli_cases.py`` (each case of issue 16 and more)
-ends with exit status 2 and exactly one ``error:`` line, never a traceback; ``train --help`` exits 0.
+"""The command-line contract: every bad input in ``tests/cli_cases.py`` (each case of the bad-input audit in
+docs/reliability.md, and more) ends with exit status 2 and exactly one ``error:`` line, never a traceback;
+``train --help`` exits 0.
 
 Most cases run in-process through :func:`mi_core.cli.main` (fast); a few through ``python -m mi_core`` in
 a subprocess, the way a user meets them.

@@ -114,11 +114,10 @@ def check_samplers(device) -> None:
 
 
 def check_training_steps(device) -> None:
-    from mi_core.models.sudoku_mdm import load_sudoku_mdm
+    from mi_core.decoding.selector import make_order_nets
+    from mi_core.models.sudoku_mdm import load_sudoku_mdm, masked_ce
     from mi_core.order.elbo import order_loss, rollout
-    from mi_core.order.selector import make_order_nets
     from mi_core.train.estimator import TrainConfig, to_device, train_one
-    from mi_core.models.sudoku_mdm import masked_ce
 
     # the Sudoku MDM: one loss and its gradients from the same weights and batch
     target = torch.stack(random_states(81, 0, 8, 11, "cpu"))  # solved grids
@@ -186,6 +185,7 @@ def test_one_training_step_on_cuda():
     check_training_steps(CUDA)
 
 
+@pytest.mark.slow  # 8 s on one CPU thread; .ci/run runs it with -m slow
 @needs_assets
 def test_checks_run_on_cpu():
     """The CUDA checks with the CPU in the device's role: their own code runs everywhere."""

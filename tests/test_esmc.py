@@ -320,7 +320,7 @@ def test_weights_without_the_esm_package(no_weights, tiny_mdm_path, monkeypatch,
     monkeypatch.setenv("MI_LENS_ESMC_WEIGHTS", str(fake))
     monkeypatch.setitem(sys.modules, "esm.models.esmc", None)  # makes `import esm.models.esmc` fail
     _, info = load_protein_model("auto")
-    assert info.kind == "mdm" and "pip install esm==3.2.1.post1" in info.fallback_reason
+    assert info.kind == "mdm" and "pip install -r requirements-esm.txt" in info.fallback_reason
     assert main(["probe", "protein", "--sequence", "MK_T", "--model", "esmc", "--no-progress"]) == 2
     assert "error: ESM-C needs the esm package" in capsys.readouterr().err
 

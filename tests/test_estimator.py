@@ -317,7 +317,8 @@ def test_load_shards_errors(tmp_path):
 def oracle4_data(n: int, seed: int) -> dict[str, torch.Tensor]:
     """States of the exact 4x4 oracle with their exact MI (the oracle's hidden features carry no position:
     the estimator's position embeddings must learn which cells interact)."""
-    from mi_core.domains.oracle4 import Oracle4Model, all_solutions4, exact_pair_mi
+    from mi_core.domains.oracle4 import all_solutions4, exact_pair_mi
+    from mi_core.models.oracle4 import Oracle4Model
 
     g = torch.Generator().manual_seed(seed)
     sols = all_solutions4()
@@ -449,6 +450,7 @@ def test_estimate_and_eval_cli(tmp_path, tiny_mdm, tiny_estimator, capsys):
 # --- the shipped estimator ----------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # 6 s on one CPU thread; .ci/run runs it with -m slow
 @pytest.mark.skipif(not (SHIPPED_MDM.is_file() and SHIPPED_ESTIMATOR.is_file()),
                     reason="shipped MDM or estimator weights not present")
 def test_shipped_estimator_correlates_with_exact_probe():

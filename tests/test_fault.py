@@ -109,7 +109,8 @@ def kill_after(proc: subprocess.Popen, delay: float, sig: int) -> None:
     proc.wait(timeout=60)
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
+# one seed in the default run, the others with -m slow (.ci/run runs both)
+@pytest.mark.parametrize("seed", [0, pytest.param(1, marks=pytest.mark.slow), pytest.param(2, marks=pytest.mark.slow)])
 def test_killing_a_training_run_leaves_loadable_weights(tmp_path, seed):
     rng = random.Random(seed)
     out = tmp_path / "m.safetensors"
@@ -131,7 +132,7 @@ def test_killing_a_training_run_leaves_loadable_weights(tmp_path, seed):
             assert model.cfg.d_model in (16, 32)
 
 
-@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("seed", [0, pytest.param(1, marks=pytest.mark.slow)])
 def test_killing_a_bench_run_leaves_the_previous_json(tmp_path, seed):
     rng = random.Random(100 + seed)
     puzzles = tmp_path / "p.txt"
@@ -155,7 +156,7 @@ def load_injector():
     return module
 
 
-@pytest.mark.parametrize("fault_at", [1, 2, 3])
+@pytest.mark.parametrize("fault_at", [1, pytest.param(2, marks=pytest.mark.slow), pytest.param(3, marks=pytest.mark.slow)])
 def test_sigkill_inside_a_save_of_a_training_run(tmp_path, fault_at):
     """SIGKILL at the weights rename (1, 3) or between the weights and config renames (2) of a real run."""
     injector = load_injector()

@@ -7,8 +7,9 @@ import torch
 
 import mi_core.mi.probe as probe_mod
 from mi_core.bench.probe import random_states
-from mi_core.domains.oracle4 import Oracle4Model, exact_pair_mi
+from mi_core.domains.oracle4 import exact_pair_mi
 from mi_core.mi.probe import ProbeInputError, probe, probe_many
+from mi_core.models.oracle4 import Oracle4Model
 from tests.test_oracle4 import random_states as oracle_states
 from tests.test_probe import SHIPPED, TableModel
 

@@ -109,7 +109,7 @@ def test_matched_sample_is_the_finite_sample_floor():
 # --- generation ----------------------------------------------------------------------------------------
 
 def strategies_for_test(tiny_estimator, estimator_path=None):
-    from mi_core.order.selector import make_order_nets
+    from mi_core.decoding.selector import make_order_nets
 
     torch.manual_seed(2)
     selector = make_order_nets(32)[1].eval()

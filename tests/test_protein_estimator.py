@@ -133,7 +133,8 @@ def test_padding_changes_nothing():
     """A state padded with unmasked zero positions (the shard format) gets the same MI block and loss."""
     est = randomised(separation_cfg())
     hidden, probs, entropy, masked = inputs(9, b=1)
-    pad = lambda x, *fill: torch.nn.functional.pad(x, (*fill, 0, 5))
+    def pad(x, *fill):
+        return torch.nn.functional.pad(x, (*fill, 0, 5))
     padded = (pad(hidden, 0, 0), pad(probs, 0, 0), pad(entropy), pad(masked))
     mi, mi_pad = est(hidden, probs, entropy, masked), est(*padded)
     torch.testing.assert_close(mi_pad[:, :9, :9], mi, rtol=0, atol=0)

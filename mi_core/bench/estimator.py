@@ -15,9 +15,7 @@ replaces the section between the markers below in ``--markdown`` (default ``BENC
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
-import math
 import platform
 import sys
 from pathlib import Path
@@ -25,7 +23,17 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from mi_core.bench.estimator_common import (  # noqa: F401  (re-exported)
+    HEADLINE,
+    RATIO_BINS,
+    _fid_row,
+    _fmt,
+    grouped,
+    json_ready,
+    ratio_label,
+)
 from mi_core.bench.report import update_section
+from mi_core.decoding.sudoku_states import SOURCES, StateMix, draw_states
 from mi_core.device import pick_device, timed
 from mi_core.domains.sudoku import SUDOKU9, parse_grid, read_puzzles
 from mi_core.io import atomic_write_json, check_output
@@ -33,12 +41,9 @@ from mi_core.mi.estimator import check_model_match, estimate_mi, load_estimator,
 from mi_core.mi.fidelity import fidelity, mean_recovery, rule_recovery
 from mi_core.mi.probe import probe, probe_many
 from mi_core.options import ArgumentParser, add_force
-from mi_core.train.estimator_data import SOURCES, StateMix, draw_states
 
 SECTION = "eval-estimator"  # BENCHMARKS.md section, between <!-- eval-estimator:start/end --> markers
-RATIO_BINS = (0.0, 0.25, 0.5, 0.75, 1.0)
 TIMING_NOTE = "warm-up call excluded; the device is synchronized before each clock reading"
-HEADLINE = ("spearman", "spearman_median", "pearson", "pearson_median", "mae", "topk_precision")
 
 
 def puzzle_arrays(path: Path, limit: int | None) -> tuple[np.ndarray, np.ndarray]:
@@ -77,20 +82,6 @@ def run_estimator(model, estimator, tokens: torch.Tensor) -> tuple[np.ndarray, l
         mi.append(est.mi[0].double().cpu().numpy())
     _, batched = timed(lambda: estimate_mi(model, estimator, tokens), tokens.device)
     return np.stack(mi), seconds, batched
-
-
-def ratio_label(ratio: float) -> str:
-    for lo, hi in itertools.pairwise(RATIO_BINS):
-        if ratio <= hi:
-            return f"{lo:.2f}-{hi:.2f}"
-    raise ValueError(f"mask ratio {ratio} is above 1")
-
-
-def grouped(pred, exact, masked, labels: list[str], threshold: float) -> dict:
-    """:func:`fidelity` per distinct label (sorted), over the states carrying it."""
-    labels = np.asarray(labels)
-    return {lab: fidelity(pred[labels == lab], exact[labels == lab], masked[labels == lab], threshold)
-            for lab in sorted(set(labels.tolist()))}
 
 
 def rules_report(model, estimator, pred, exact, masked, source, threshold, eps, max_batch) -> dict:
@@ -174,15 +165,6 @@ def training_markdown(t: dict) -> list[str]:
     return [*lines, ""]
 
 
-def _fmt(x, spec: str = ".3f") -> str:
-    return "n/a" if x is None or (isinstance(x, float) and not math.isfinite(x)) else format(x, spec)
-
-
-def _fid_row(name: str, f: dict) -> str:
-    return (f"| {name} | {f['n_states']} | {f['n_pairs']} | {_fmt(f['spearman'])} | {_fmt(f['spearman_median'])} | "
-            f"{_fmt(f['pearson'])} | {_fmt(f['mae'], '.2e')} | {_fmt(f['topk_precision'])} ({f['topk_k']}) |")
-
-
 def fidelity_markdown(res: dict) -> list[str]:
     """The run's settings and the fidelity table (all states, by mask ratio, by source)."""
     limit = f" --limit {res['limit']}" if res["limit"] else ""
@@ -229,21 +211,6 @@ def markdown(res: dict) -> str:
     lines = ["## Neural MI estimator vs exact probe (`python -m mi_core eval-estimator`)", ""]
     lines += training_markdown(res["training"]) + fidelity_markdown(res) + [""] + timing_markdown(res) + [""]
     return "\n".join(lines + rules_markdown(res))
-
-
-
-
-def json_ready(obj):
-    """NaN and infinity become None (JSON has no NaN); numpy scalars become Python numbers."""
-    if isinstance(obj, dict):
-        return {k: json_ready(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [json_ready(v) for v in obj]
-    if isinstance(obj, (float, np.floating)):
-        return float(obj) if math.isfinite(obj) else None
-    if isinstance(obj, np.integer):
-        return int(obj)
-    return obj
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -25,6 +25,7 @@ from mi_core.decoding import decode_final
 from mi_core.domains.protein import MASK_ID, ProteinRecord, detokenize, read_fasta, split_records
 from mi_core.mi.estimator import load_estimator_meta
 from mi_core.models.protein import load_protein_model
+from mi_core.options import parse_lengths  # noqa: F401  (re-exported: its old home)
 
 REFERENCE_SPLITS = ("reference", "val", "train", "all")
 
@@ -79,23 +80,6 @@ def attach_estimator(strategy, info: dict):
                              "--set estimator=PATH")
         strategy.estimator = str(path)
     return strategy
-
-
-def parse_lengths(spec: str) -> tuple[int, int]:
-    """``"50-100"`` -> ``(50, 100)`` (inclusive); ``"80"`` -> ``(80, 80)``.
-
-    Raises:
-        ValueError: not ``N`` or ``LO-HI`` with ``1 <= LO <= HI``.
-    """
-    lo, sep, hi = str(spec).strip().partition("-")
-    try:
-        lo_n = int(lo)
-        hi_n = int(hi) if sep else lo_n
-    except ValueError:
-        raise ValueError(f"--lengths expects N or LO-HI (e.g. 50-100), got {spec!r}") from None
-    if lo_n < 1 or hi_n < lo_n:
-        raise ValueError(f"--lengths {spec!r}: need 1 <= LO <= HI")
-    return lo_n, hi_n
 
 
 def draw_lengths(n: int, lo: int, hi: int, seed: int = 0) -> list[int]:

@@ -22,15 +22,9 @@ import numpy as np
 import torch
 from scipy import stats
 
-from mi_core.bench.estimator import HEADLINE, _fid_row, _fmt, grouped, json_ready, ratio_label
+from mi_core.bench.estimator_common import HEADLINE, _fid_row, _fmt, grouped, json_ready, ratio_label
 from mi_core.bench.report import update_section
-from mi_core.device import pick_device, timed
-from mi_core.io import atomic_write_json, check_output
-from mi_core.mi.estimator import check_model_match, estimate_mi, load_estimator, load_estimator_meta
-from mi_core.mi.fidelity import fidelity
-from mi_core.mi.probe import probe_by_length
-from mi_core.options import ArgumentParser, add_force
-from mi_core.train.protein_estimator_data import (
+from mi_core.decoding.protein_states import (
     DEFAULT_FASTA,
     SOURCES,
     ProteinDataConfig,
@@ -38,6 +32,12 @@ from mi_core.train.protein_estimator_data import (
     parse_mix,
     sequence_pool,
 )
+from mi_core.device import pick_device, timed
+from mi_core.io import atomic_write_json, check_output
+from mi_core.mi.estimator import check_model_match, estimate_mi, load_estimator, load_estimator_meta
+from mi_core.mi.fidelity import fidelity
+from mi_core.mi.probe import probe_by_length
+from mi_core.options import ArgumentParser, add_force
 
 SECTION = "eval-estimator-protein"  # BENCHMARKS.md section
 SEPARATION_BANDS = ((1, 4), (5, 11), (12, 23), (24, 10**6))  # |i - j|: local, short, medium, long range

@@ -94,13 +94,10 @@ def sudoku_block(device, args) -> dict:
 
 def esmc_300m_random(device):
     """A randomly initialised ESM-C of the 300M release's shape, from the ``esm`` package's classes."""
-    from esm.models.esmc import ESMC
-    from esm.tokenization import get_esmc_model_tokenizers
-
-    from mi_core.models.esmc import ESMCAdapter
+    from mi_core.models.esmc import ESMCAdapter, build_esmc  # build_esmc: one clear line when esm is missing
 
     torch.manual_seed(0)
-    esmc = ESMC(d_model=960, n_heads=15, n_layers=30, tokenizer=get_esmc_model_tokenizers(), use_flash_attn=False)
+    esmc = build_esmc(960, 15, 30)
     return ESMCAdapter(esmc.to(device), "ESM-C 300M (random weights)")
 
 

@@ -50,7 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
 def load_domain(domain: str, puzzle: str, model_path: str, device: torch.device):
     """``(model, tokens (N,))`` for ``domain``; raises SudokuError / ModelFileError on bad input."""
     if domain == "oracle4":
-        from mi_core.domains.oracle4 import Oracle4Model
+        from mi_core.models.oracle4 import Oracle4Model
 
         digits, _ = validate(puzzle, size=16, require_unique=False)
         return Oracle4Model().to(device), to_tokens([digits], device)[0]

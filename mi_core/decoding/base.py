@@ -12,9 +12,9 @@ Optional hooks, all with harmless defaults here:
 - ``remask(ctx, tokens, confidence)``: positions to mask again after filling (Mask-Predict);
 - ``pass_limit(n)``: the most passes the strategy may need on ``n`` positions (the loop's safety stop).
 
-A learned-order strategy (its own issue) fits the same shape: a :class:`FixedCount` subclass whose
-``score(ctx)`` is the selector's score of each position (from ``ctx.hidden``), or a plain
-:class:`Strategy` whose ``select`` samples positions from the selector with ``ctx.generator``.
+The learned-order strategies (``learned``, ``learned_mi`` in :mod:`mi_core.decoding.learned`) use the same
+shape: they ``select`` positions from a trained order selector (:mod:`mi_core.decoding.selector`) that reads
+``ctx.hidden`` and the marginals.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from functools import cache
 
-from mi_core.domains.sudoku import geometry_for_length
+from mi_core.domains.sudoku_geometry import geometry_for_length
 
 
 @cache

@@ -36,7 +36,7 @@ from mi_core.models.base import MDMOutput, ModelFileError
 
 ESMC_MAX_LEN = 2046  # residues: a 2048-token training context less BOS and EOS
 WEIGHTS_ENV = "MI_LENS_ESMC_WEIGHTS"
-ESM_INSTALL_HINT = "pip install esm==3.2.1.post1 httpx"
+ESM_INSTALL_HINT = "it is an optional extra: pip install -r requirements-esm.txt (esm==3.2.1.post1 and httpx)"
 # Released checkpoints, in the order "auto" prefers them (300M first: the probe runs 1 + 20N passes).
 HF_CHECKPOINTS = (
     ("EvolutionaryScale/esmc-300m-2024-12", "esmc_300m_2024_12_v0.pth"),

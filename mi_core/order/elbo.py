@@ -1,7 +1,7 @@
 """The order ELBO: rollouts of the posterior's schedule, the Bernoulli KL, and the RLOO surrogate loss.
 
 For a start state x_T (a puzzle: givens visible, blanks masked) with clean sequence x_0, a budget of T
-steps and a schedule r_0..r_{T-1} drawn from Q_phi (forward step index t = 0 first; the issue's
+steps and a schedule r_0..r_{T-1} drawn from Q_phi (forward step index t = 0 first; the paper's
 ``x_{t+1}`` is our ``x_t``, the state before step t):
 
     ELBO(x_0) = E_Q [ sum_t ( sum_{i in r_t} log p_theta(x0_i | x_t)  -  KL(Q(.|x_t, x_0) || P_psi(.|x_t)) ) ]
@@ -21,8 +21,8 @@ import torch
 import torch.nn.functional as F
 
 from mi_core.decoding.base import rank_pick, uniform_count
+from mi_core.decoding.selector import pick_positions, posterior_features, select_probabilities, selector_features
 from mi_core.order.posterior import posterior_log_prob, posterior_logq, sample_posterior, split_logq
-from mi_core.order.selector import pick_positions, posterior_features, select_probabilities, selector_features
 
 
 def bernoulli_kl(logq: torch.Tensor, logit_p: torch.Tensor, masked: torch.Tensor, last: bool) -> torch.Tensor:

@@ -1,6 +1,6 @@
 """The order posterior Q_phi(r_t | x_t, x_0): independent Bernoullis over the still-masked positions.
 
-Scores ``alpha`` (from a small network that sees the clean sequence, :mod:`mi_core.order.selector`) are
+Scores ``alpha`` (from a small network that sees the clean sequence, :mod:`mi_core.decoding.selector`) are
 renormalised at every step so the best still-masked position is certain and higher scores come first:
 
     q_i = exp((alpha_i - max_{j masked} alpha_j) / tau)        for masked i           (Eq. Q)

@@ -23,7 +23,7 @@ import torch
 from mi_core.domains.protein import MASK_ID, ProteinRecord, read_fasta, split_records
 from mi_core.models.protein_mdm import load_protein_mdm, save_protein_mdm
 from mi_core.order.elbo import margin_choice, schedule_loglik, selector_choice
-from mi_core.order.train import OrderTrainConfig, run_logged
+from mi_core.order.loop import OrderTrainConfig, run_logged
 
 
 def val_lengths(lo: int, hi: int) -> tuple[int, ...]:
@@ -87,7 +87,8 @@ def make_validate(model, groups: list[torch.Tensor], budgets: tuple[int, ...], b
             residues += target.numel()
         return total / residues, passes / sum(len(g) for g in groups)
 
-    margin = lambda: {t: score(margin_choice, t) for t in budgets}
+    def margin():
+        return {t: score(margin_choice, t) for t in budgets}
     fixed = margin() if frozen else None
 
     def validate(selector) -> dict:

@@ -11,9 +11,9 @@ import torch
 
 from mi_core.decoding import decode_final, make_strategy
 from mi_core.domains.sudoku_gen import random_transform
+from mi_core.domains.sudoku_pool import build_pool
 from mi_core.models.sudoku_mdm import load_sudoku_mdm, save_sudoku_mdm
-from mi_core.order.train import OrderTrainConfig, run_logged
-from mi_core.train.sudoku_data import build_pool
+from mi_core.order.loop import OrderTrainConfig, run_logged
 
 TRAIN_SEED, EVAL_SEED = 30_000, 20_000  # away from the MDM's own pools (seeds 0, 1 and 10,000)
 
@@ -47,7 +47,8 @@ def decode_score(model, pairs: np.ndarray, strategy, bf16: bool) -> dict:
 def make_validate(model, pairs: np.ndarray, budgets: tuple[int, ...], bf16: bool, frozen: bool = True):
     """``validate(selector) -> dict``: learned (threshold mode) vs top_margin at each budget; top_margin
     is decoded once while the denoiser is ``frozen``, else again at every validation."""
-    margin = lambda: {t: decode_score(model, pairs, make_strategy("top_margin", steps=t), bf16) for t in budgets}
+    def margin():
+        return {t: decode_score(model, pairs, make_strategy("top_margin", steps=t), bf16) for t in budgets}
     fixed = margin() if frozen else None
 
     def validate(selector) -> dict:

@@ -244,7 +244,8 @@ def main(argv: list[str] | None = None) -> int:
                               n_positions=0 if protein else data["hidden"].shape[1], d_pos=args["d_pos"],
                               d_node=args["d_node"], d_proj=args["d_proj"], d_pair=args["d_pair"],
                               rel_buckets=args["rel_buckets"] if protein else 0)
-    log = lambda m: print(m, file=sys.stderr, flush=True)
+    def log(m):
+        return print(m, file=sys.stderr, flush=True)
     log(f"{manifest['summary']['states']} states from {args['data']}: {json.dumps(manifest['summary'])}")
     estimator, summary = train_variants(to_device(data, device), est_cfg, cfg, variants, log)
     extra = {"params": estimator.num_params(), "domain": manifest.get("domain", "sudoku"),

@@ -25,7 +25,6 @@ import argparse
 import json
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -33,120 +32,25 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
-from mi_core.decoding import decode, make_strategy
+from mi_core.decoding.protein_states import (  # noqa: F401  (re-exported: the samplers' old home)
+    DEFAULT_FASTA,
+    SOURCES,
+    ProteinDataConfig,
+    decode_to,
+    draw_state,
+    parse_mix,
+    sequence_pool,
+    uniform_mask,
+)
 from mi_core.device import pick_device
-from mi_core.domains.protein import MASK_ID, PAD_ID, read_fasta, split_records
+from mi_core.domains.protein import PAD_ID
 from mi_core.io import check_output_dir
 from mi_core.mi.estimator import mdm_features
 from mi_core.mi.probe import probe_by_length
 from mi_core.options import ArgumentParser
-from mi_core.train import estimator_data as common
+from mi_core.train import shards as common
 
-SOURCES = ("uniform", "decode_all_masked", "decode_partial")
 DEFAULT_MODEL = Path("assets/protein_mdm.safetensors")
-DEFAULT_FASTA = Path("../shared/data/protein/cath-dataset-nonredundant-S40.fa")
-
-
-@dataclass(frozen=True)
-class ProteinDataConfig:
-    """``states`` in shards of ``shard_size`` from the ``split`` of ``fasta`` (split by ``split_seed``);
-    windows of ``min_len..max_len`` residues; ``mix``: weights of :data:`SOURCES`; ``eps``/``max_batch``:
-    the probe's (``eps = 0`` is exact); ``min_masked``: residues every state keeps masked."""
-
-    fasta: str = str(DEFAULT_FASTA)
-    split: str = "train"
-    split_seed: int = 0
-    seed: int = 0
-    states: int = 320
-    shard_size: int = 8
-    min_len: int = 50
-    max_len: int = 100
-    eps: float = 0.0
-    max_batch: int = 128  # the probe's batch: 1.8x faster than 512 for a 75-residue protein MDM state on one CPU thread
-    min_masked: int = 10
-    mix: tuple[float, float, float] = (0.4, 0.3, 0.3)
-
-    def __post_init__(self):
-        if min(self.states, self.shard_size, self.max_batch, self.min_len) < 1:
-            raise ValueError("states, shard_size, max_batch and min_len must be positive")
-        if self.max_len < self.min_len:
-            raise ValueError(f"max_len {self.max_len} is below min_len {self.min_len}")
-        if not 2 <= self.min_masked <= self.min_len:
-            raise ValueError(f"min_masked must be in 2..min_len ({self.min_len}), got {self.min_masked}")
-        if self.eps < 0:
-            raise ValueError(f"eps must be >= 0, got {self.eps}")
-        weights = np.asarray(self.mix, dtype=float)
-        if weights.shape != (3,) or (weights < 0).any() or weights.sum() <= 0:
-            raise ValueError(f"mix must be three weights >= 0, not all 0 ({', '.join(SOURCES)}), got {self.mix}")
-
-    @property
-    def shards(self) -> int:
-        return -(-self.states // self.shard_size)
-
-
-def parse_mix(text: str) -> tuple[float, float, float]:
-    """``"0.4,0.3,0.3"`` (uniform, decode_all_masked, decode_partial) -> a tuple; ValueError otherwise."""
-    try:
-        values = tuple(float(p) for p in text.split(","))
-    except ValueError:
-        values = ()
-    if len(values) != 3:
-        raise ValueError(f"--mix expects three numbers '{','.join(SOURCES)}', got {text!r}")
-    return values
-
-
-def sequence_pool(fasta: str | Path, split: str, min_len: int, split_seed: int = 0) -> list[np.ndarray]:
-    """Token arrays of the ``split`` sequences with at least ``min_len`` residues (file order)."""
-    records = split_records(read_fasta(fasta, strict=True), split_seed)[split]
-    pool = [r.tokens for r in records if r.length >= min_len]
-    if not pool:
-        raise ValueError(f"{fasta}: no {split}-split sequence has {min_len} or more residues")
-    return pool
-
-
-def uniform_mask(tokens: np.ndarray, rng: np.random.Generator, minimum: int) -> np.ndarray:
-    """``tokens`` ``(L,)`` with each residue masked at a rate t ~ U(0, 1), at least ``minimum`` masked."""
-    mask = common.ensure_masked(rng.random(tokens.shape) < rng.random(), min(minimum, len(tokens)), rng)
-    return np.where(mask, MASK_ID, tokens)
-
-
-def decode_to(model, start: np.ndarray, rng: np.random.Generator, minimum: int, device) -> np.ndarray:
-    """An intermediate state of a temperature-1 decode from ``start`` ``(L,)``: the first with at most m
-    masked residues, m drawn uniformly in ``minimum..masked(start)`` (the one before it when the step
-    overshoots below ``minimum``)."""
-    masked = int((start == MASK_ID).sum())
-    if masked <= minimum:
-        return start.copy()
-    target = int(rng.integers(minimum, masked + 1))
-    k = int(rng.choice([1, 2, 4]))
-    strategy = make_strategy("sequential") if k == 1 else make_strategy("topk", k=k)
-    state = start
-    tokens = torch.as_tensor(start[None], device=device)
-    for frame in decode(model, tokens, strategy, temperature=1.0, seed=int(rng.integers(2**31))):
-        row = frame.tokens[0].cpu().numpy()
-        left = int((row == MASK_ID).sum())
-        if left <= target:
-            return row if left >= minimum else state
-        state = row
-    return state
-
-
-def draw_state(model, pool: list[np.ndarray], cfg: ProteinDataConfig, rng: np.random.Generator,
-               device) -> tuple[np.ndarray, int]:
-    """One state ``(L,)`` int64 and its source index: a seeded window of a pool sequence, then masked."""
-    seq = pool[int(rng.integers(len(pool)))]
-    length = int(rng.integers(cfg.min_len, min(cfg.max_len, len(seq)) + 1))
-    offset = int(rng.integers(0, len(seq) - length + 1))
-    window = seq[offset:offset + length]
-    weights = np.asarray(cfg.mix, dtype=float)
-    source = int(rng.choice(len(SOURCES), p=weights / weights.sum()))
-    if source == 0:
-        tokens = uniform_mask(window, rng, cfg.min_masked)
-    elif source == 1:
-        tokens = decode_to(model, np.full_like(window, MASK_ID), rng, cfg.min_masked, device)
-    else:
-        tokens = decode_to(model, uniform_mask(window, rng, cfg.min_masked), rng, cfg.min_masked, device)
-    return tokens.astype(np.int64), source
 
 
 def pad_state(row: dict[str, torch.Tensor], width: int) -> dict[str, torch.Tensor]:

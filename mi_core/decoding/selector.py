@@ -1,0 +1,210 @@
+"""The two small order networks and their per-position features.
+
+Both read the frozen MDM's forward pass on the current state x_t (hidden states and marginals):
+
+- the selector P_psi(r_t | x_t) scores each masked position from features that need no x_0, so it runs
+  at inference (``learned`` strategy);
+- the posterior's score network alpha_phi(x_t, x_0) also sees the clean sequence through the denoiser's
+  log-probability of the true token and whether its argmax is right (:func:`posterior_features`).
+
+Features per position (all float32): the hidden state (LayerNorm'd inside the net); entropy, top
+probability, margin (top two probabilities), their gaps to the best masked position of the row; and
+row-level budget features: masked fraction, step / T, 1 / steps left, masked fraction / steps left (the
+rate a uniform schedule would need). T enters only through these, so one network serves every budget.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from torch import nn
+
+from mi_core.decoding.base import rand_rows
+from mi_core.models.base import ModelFileError, build_config, load_checked, load_config_dict, save_model
+
+N_SELECTOR_FEATURES = 10
+N_POSTERIOR_FEATURES = N_SELECTOR_FEATURES + 2
+LOGP_FEATURE = N_SELECTOR_FEATURES  # index of log p(x0_i | x_t) among the posterior's features
+
+
+@dataclass(frozen=True)
+class OrderNetConfig:
+    """``d_model``: the MDM's hidden size; ``n_features``: scalar features per position; ``width``: MLP
+    width; ``role``: "selector" (P_psi) or "posterior" (alpha_phi); ``skip``: index of a feature added
+    to the output as is (-1: none). The posterior adds log p(x0_i | x_t), so at initialisation (last
+    layer zero) q_i = p(x0_i | x_t) / max_j p(x0_j | x_t) at tau = 1: a sensible schedule to start from."""
+
+    d_model: int = 128
+    n_features: int = N_SELECTOR_FEATURES
+    width: int = 64
+    role: str = "selector"
+    skip: int = -1
+
+    def __post_init__(self):
+        if min(self.d_model, self.n_features, self.width) < 1:
+            raise ValueError("d_model, n_features and width must be positive")
+        if not -1 <= self.skip < self.n_features:
+            raise ValueError(f"skip must be -1 (none) or a feature index below {self.n_features}, got {self.skip}")
+        if self.role not in ("selector", "posterior"):
+            raise ValueError(f"role must be 'selector' or 'posterior', got {self.role!r}")
+
+
+class PositionNet(nn.Module):
+    """``(hidden (B,N,D), features (B,N,F)) -> (B, N)`` one logit (selector) or score (posterior) per position."""
+
+    def __init__(self, cfg: OrderNetConfig):
+        super().__init__()
+        self.cfg = cfg
+        self.norm = nn.LayerNorm(cfg.d_model)
+        self.from_hidden = nn.Linear(cfg.d_model, cfg.width)
+        self.from_features = nn.Linear(cfg.n_features, cfg.width)
+        self.mlp = nn.Sequential(nn.GELU(), nn.Linear(cfg.width, cfg.width), nn.GELU(), nn.Linear(cfg.width, 1))
+        nn.init.zeros_(self.mlp[-1].weight)  # start from the skip feature alone (or logit 0: p = 1/2)
+        nn.init.zeros_(self.mlp[-1].bias)
+
+    def forward(self, hidden: torch.Tensor, features: torch.Tensor) -> torch.Tensor:
+        x = self.from_hidden(self.norm(hidden.float())) + self.from_features(features)
+        out = self.mlp(x)[..., 0]
+        return out + features[..., self.cfg.skip] if self.cfg.skip >= 0 else out
+
+
+def selector_features(probs: torch.Tensor, masked: torch.Tensor, step: int, steps: int) -> torch.Tensor:
+    """``(B, N, 10)`` x_0-free features of each position at step ``step`` (0-based) of a ``steps`` budget.
+
+    Args:
+        probs: ``(B, N, V)`` the denoiser's marginals at x_t; masked: ``(B, N)`` bool.
+    """
+    probs = probs.float()
+    entropy = -torch.special.xlogy(probs, probs).sum(-1)
+    top2 = probs.topk(2, dim=-1).values
+    top, margin = top2[..., 0], top2[..., 0] - top2[..., 1]
+    m = masked.float()
+    def best(x):
+        return x.masked_fill(~masked, float("-inf")).amax(1, keepdim=True).clamp_min(-1e4)
+    frac = m.mean(1, keepdim=True).expand_as(m)
+    left = float(max(steps - step, 1))
+    def row(v):
+        return torch.full_like(m, v)
+    cols = [entropy * m, top * m, margin * m, (best(-entropy) + entropy) * m, (best(top) - top) * m,
+            (best(margin) - margin) * m, frac, row(step / steps), row(1.0 / left), frac / left]
+    return torch.stack(cols, -1)
+
+
+def posterior_features(probs: torch.Tensor, masked: torch.Tensor, target: torch.Tensor, step: int,
+                       steps: int) -> torch.Tensor:
+    """``(B, N, 12)``: :func:`selector_features` plus log p(x0_i | x_t) and [argmax == x0_i].
+
+    Args:
+        target: ``(B, N)`` long, the value index of the clean token at each position.
+    """
+    logp = probs.float().clamp_min(1e-12).log().gather(-1, target[..., None])[..., 0]
+    right = (probs.argmax(-1) == target).float()
+    m = masked.float()
+    extra = torch.stack([logp.clamp_min(-20.0) * m, right * m], -1)
+    return torch.cat([selector_features(probs, masked, step, steps), extra], -1)
+
+
+def make_order_nets(d_model: int, width: int = 64) -> tuple[PositionNet, PositionNet]:
+    """A fresh ``(posterior, selector)`` pair for an MDM with hidden size ``d_model``."""
+    post = OrderNetConfig(d_model, N_POSTERIOR_FEATURES, width, "posterior", skip=LOGP_FEATURE)
+    return PositionNet(post), PositionNet(OrderNetConfig(d_model, N_SELECTOR_FEATURES, width, "selector"))
+
+
+@torch.no_grad()
+def select_probabilities(net: PositionNet, hidden: torch.Tensor, probs: torch.Tensor, masked: torch.Tensor,
+                         step: int, steps: int) -> torch.Tensor:
+    """``(B, N)`` the selector's P(unmask) at each masked position (0 elsewhere), in float32 whatever
+    autocast the caller runs under."""
+    with torch.autocast(masked.device.type, enabled=False):
+        return torch.sigmoid(net(hidden.float(), selector_features(probs, masked, step, steps))) * masked
+
+
+def pick_positions(prob: torch.Tensor, masked: torch.Tensor, last: bool, mode: str, threshold: float,
+                   generator: torch.Generator | None = None) -> torch.Tensor:
+    """The inference rule: ``(B, N)`` bool positions to unmask from the selector's probabilities.
+
+    ``mode`` "threshold": prob >= ``threshold``; "sample": independent Bernoulli(prob) draws from
+    ``generator``. The most probable masked position is always taken (at least one per step), and at
+    the ``last`` step of the budget every masked position is.
+    """
+    if last:
+        return masked.clone()
+    if mode == "threshold":
+        chosen = prob >= threshold
+    elif mode == "sample":
+        chosen = rand_rows(prob.shape, generator, prob.device) < prob
+    else:
+        raise ValueError(f"mode must be 'sample' or 'threshold', got {mode!r}")
+    best = prob.masked_fill(~masked, -1.0).argmax(1)
+    chosen[torch.arange(len(best), device=best.device), best] = True
+    return chosen & masked
+
+
+def save_order_net(net: PositionNet, path: str | Path, extra: dict | None = None) -> None:
+    """Write the net's weights (safetensors) and its config (+ ``extra``, e.g. training settings) as JSON."""
+    save_model(net, net.cfg, path, extra)
+
+
+def load_order_net(path: str | Path, device: torch.device | str = "cpu", role: str = "selector") -> PositionNet:
+    """Load a :class:`PositionNet` saved by :func:`save_order_net`; raises ModelFileError on a bad file."""
+    meta = load_config_dict(path)  # raises ModelFileError naming a missing or unreadable file
+    cfg = build_config(OrderNetConfig, meta, path, "an order network")
+    if cfg.role != role:
+        raise ModelFileError(f"{path} holds an order {cfg.role}, expected a {role}")
+    return load_checked(OrderNetConfig, PositionNet, path, device, "an order network", raw=meta)[0]
+
+
+def model_signature(model) -> tuple[int, int]:
+    """``(hidden size D, number of values V)`` of a masked model, from one pass over one masked position."""
+    one = torch.full((1, 1), model.mask_id, dtype=torch.long, device=model.value_tokens.device)
+    with torch.no_grad():
+        return int(model(one).hidden.shape[-1]), len(model.value_tokens)
+
+
+def net_domain(meta: dict) -> str | None:
+    """``"sudoku"`` or ``"protein"``: what the order net in a JSON ``meta`` was trained on (None: unknown)."""
+    if meta.get("domain") in ("sudoku", "protein"):
+        return meta["domain"]
+    if "fasta" in meta or "eval_per_length" in meta:
+        return "protein"
+    if "puzzle_pool" in meta or "eval_puzzles" in meta:
+        return "sudoku"
+    return None
+
+
+def check_order_net_fits(net: PositionNet, model, path: str | Path | None = None) -> None:
+    """Raise ModelFileError when the order net (loaded from ``path``, or set by code) was trained on another
+    hidden size or another domain than ``model`` (e.g. the protein selector on the Sudoku MDM)."""
+    d, v = model_signature(model)
+    name = f"the order selector {path}" if path else "the order selector"
+    if net.cfg.d_model != d:
+        raise ModelFileError(f"{name} reads hidden size {net.cfg.d_model}, the model gives {d}: "
+                             "use a selector trained on this model")
+    if path is None:
+        return
+    try:
+        meta = json.loads(Path(path).with_suffix(".json").read_text())
+    except (OSError, ValueError):
+        return
+    trained = net_domain(meta) if isinstance(meta, dict) else None
+    model_domain = "protein" if v == 20 else "sudoku"
+    if trained is not None and trained != model_domain:
+        raise ModelFileError(f"{name} was trained on {trained}, the model is a {model_domain} model "
+                             f"({v} values): use a {model_domain} selector")
+
+
+__all__ = [
+    "OrderNetConfig",
+    "PositionNet",
+    "check_order_net_fits",
+    "load_order_net",
+    "make_order_nets",
+    "pick_positions",
+    "posterior_features",
+    "save_order_net",
+    "select_probabilities",
+    "selector_features",
+]

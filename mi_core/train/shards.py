@@ -1,0 +1,110 @@
+"""Estimator data on disk, shared by both domains: the exact probe of drawn states, shards written
+atomically, the manifest that pins a run's config and model, and loading them back.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict
+from pathlib import Path
+
+import torch
+from safetensors.torch import load_file, save_file
+
+from mi_core.decoding.sudoku_states import SOURCES
+
+MANIFEST = "manifest.json"
+
+
+def probe_state(model, tokens: torch.Tensor, eps: float, max_batch: int) -> dict[str, torch.Tensor]:
+    """The exact probe of one state ``(N,)``: symmetric ``mi`` ``(N, N)`` float32, its largest
+    ``error_bound`` (0 when ``eps == 0``), ``passes`` and ``seconds``."""
+    return probe_states(model, tokens[None], eps, max_batch)[0]
+
+
+def probe_states(model, tokens: torch.Tensor, eps: float, max_batch: int) -> list[dict[str, torch.Tensor]]:
+    """:func:`probe_state` of each of ``(S, N)`` states from one :func:`probe_many` call (full batches);
+    each ``seconds`` is the call's wall time divided by ``S``."""
+    from mi_core.mi.probe import probe_many
+
+    many = probe_many(model, tokens, eps=eps, max_batch=max_batch)
+    mi, bound = many.mi.float().cpu(), many.error_bound.amax((1, 2)).float().cpu()
+    seconds = torch.tensor(many.seconds_per_state)
+    return [{"mi": mi[s], "error_bound": bound[s], "passes": p, "seconds": seconds}
+            for s, p in enumerate(many.passes.cpu())]
+
+
+def shard_path(out: Path, index: int) -> Path:
+    return out / f"shard_{index:05d}.safetensors"
+
+
+def file_sha256(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def save_shard(shard: dict[str, torch.Tensor], path: Path) -> None:
+    """Write atomically (a temporary file renamed into place), so a killed run never leaves half a shard."""
+    tmp = path.with_suffix(".tmp")
+    save_file(shard, str(tmp))
+    tmp.replace(path)
+
+
+def load_shards(path: str | Path) -> tuple[dict[str, torch.Tensor], dict]:
+    """All shards under ``path`` concatenated (``masked`` as bool), and the manifest with a ``summary``
+    (states, passes, probe seconds) added.
+
+    Raises:
+        FileNotFoundError: no manifest or no shard.
+    """
+    path = Path(path)
+    if not (path / MANIFEST).is_file():
+        raise FileNotFoundError(f"no estimator data at {path} (missing {MANIFEST})")
+    files = sorted(path.glob("shard_*.safetensors"))
+    if not files:
+        raise FileNotFoundError(f"no shards under {path}")
+    parts = [load_file(str(f)) for f in files]
+    data = {k: torch.cat([p[k] for p in parts]) for k in parts[0]}
+    data["masked"] = data["masked"].bool()
+    manifest = json.loads((path / MANIFEST).read_text())
+    manifest["summary"] = summarise(data, manifest.get("sources", SOURCES))
+    return data, manifest
+
+
+def summarise(data: dict[str, torch.Tensor], sources=SOURCES) -> dict:
+    """Counts and cost of a data set: states per source, masked cells, probe passes and seconds (and the
+    mean ``length`` of variable-length, padded states)."""
+    counts = torch.bincount(data["source"], minlength=len(sources)).tolist()
+    summary = {"states": len(data["tokens"]), "by_source": dict(zip(sources, counts)),
+               "mean_masked": float(data["masked"].float().sum(1).mean()), "passes": int(data["passes"].sum()),
+               "probe_seconds": round(float(data["seconds"].sum()), 1),
+               "max_error_bound": float(data["error_bound"].max())}
+    if "length" in data:
+        summary["mean_length"] = float(data["length"].float().mean())
+    return summary
+
+
+
+def write_manifest(out: Path, cfg, model_path: Path, model, command: str,
+                   sources: tuple[str, ...] = SOURCES, domain: str = "sudoku") -> dict:
+    """Create ``out/manifest.json`` or check that the one there describes the same run (``cfg``: a
+    dataclass; ``command``: the command line that writes exactly these shards).
+
+    Raises:
+        ValueError: the directory holds shards of another config or another model.
+    """
+    manifest = {"config": json.loads(json.dumps(asdict(cfg))), "sources": list(sources), "domain": domain,
+                "command": command,
+                "model": str(model_path), "model_sha256": file_sha256(model_path),
+                "model_config": asdict(model.cfg) if hasattr(model, "cfg") else None}
+    path = out / MANIFEST
+    if path.is_file():
+        old = json.loads(path.read_text())
+        for key in ("config", "model_sha256"):
+            if old.get(key) != manifest[key]:
+                raise ValueError(f"{out} holds shards of a different {key.replace('_', ' ')}; use a new --out "
+                                 f"or the same settings (found {old.get(key)}, asked for {manifest[key]})")
+        return old
+    out.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(manifest, indent=2) + "\n")
+    return manifest
