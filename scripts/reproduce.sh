@@ -24,6 +24,12 @@ python -m mi_core train sudoku --out runs/s13/sudoku_mdm.safetensors --threads 1
 python scripts/grade_report.py --dev $DATA/kaggle_graded_dev.csv --pool runs/pools/pool_4e5cabd516c8.npz \
     --json assets/benchmarks/sudoku_grade.json
 python scripts/bench_data.py --pool runs/pools/pool_4e5cabd516c8.npz --json assets/benchmarks/sudoku_data_speed.json
+cp runs/s13/sudoku_mdm.safetensors assets/sudoku_mdm_hard.safetensors; cp runs/s13/sudoku_mdm.json assets/sudoku_mdm_hard.json
+for m in assets/sudoku_mdm_hard ../shared/models/sudoku_mdm_h200/sudoku_mdm; do for set in kaggle_graded_dev.csv clue17_dev.txt top1465.txt; do
+    python -m mi_core bench sudoku --puzzles $DATA/$set --limit 500 --sampler sequential --bf16 --model $m.safetensors \
+        --json runs/bench_$(basename $(dirname $m))_$set.json --force
+done; done  # copied to assets/benchmarks/sudoku_mdm_{hard,h200}_{kaggle,clue17,top1465}.json
+python scripts/paired_sudoku.py ../shared/models/sudoku_mdm_h200/sudoku_mdm.safetensors assets/sudoku_mdm_hard.safetensors
 
 # 2a. column 1: estimator data, estimator, fidelity
 python -m mi_core make-estimator-data sudoku --model assets/sudoku_mdm.safetensors --out runs/estimator_data/final \
