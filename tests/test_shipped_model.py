@@ -51,3 +51,11 @@ def test_shipped_model_solves_a_handful_of_hard_puzzles():
     solutions = torch.tensor([[int(c) for c in s] for _, s in HARD_SOLVED])
     final = decode_final(model, tokens, make_strategy("sequential"))
     assert (final.tokens == solutions).all(1).tolist() == [True] * len(HARD_SOLVED)
+
+
+def test_hard_data_candidate_loads_with_its_summary():
+    path = Path("assets/sudoku_mdm_hard.safetensors")
+    model = load_sudoku_mdm(path)
+    meta = json.loads(path.with_suffix(".json").read_text())
+    assert model.cfg.n_layers == 8 and meta["params"] == sum(p.numel() for p in model.parameters())
+    assert any("val_accuracy" in point for point in meta["curve"])
