@@ -34,6 +34,15 @@ def display_path(path: str | Path) -> str:
         return str(p)
 
 
+def _check_parents(path: Path, option: str) -> None:
+    """Refuse a path whose nearest existing parent is a file (it could never be created)."""
+    for parent in path.parents:
+        if parent.exists() and not parent.is_dir():
+            raise OutputPathError(f"{option} {path}: {parent} is a file, not a directory")
+        if parent.is_dir():
+            break
+
+
 def check_output(path: str | Path | None, force: bool = False, option: str = "--json") -> Path | None:
     """Refuse an output ``path`` that cannot be written or would overwrite a file without ``force``.
 
@@ -42,11 +51,7 @@ def check_output(path: str | Path | None, force: bool = False, option: str = "--
     if path is None:
         return None
     path = Path(path)
-    for parent in path.parents:
-        if parent.exists() and not parent.is_dir():
-            raise OutputPathError(f"{option} {path}: {parent} is a file, not a directory")
-        if parent.is_dir():
-            break
+    _check_parents(path, option)
     if path.is_dir():
         raise OutputPathError(f"{option} {path} is a directory; give a file name")
     if path.exists() and not force:
@@ -58,11 +63,7 @@ def check_output_dir(path: str | Path, option: str = "--out") -> Path:
     """Refuse an output folder whose path is a file or lies under a file (an existing folder is fine: the
     commands that write folders resume in them). Raises OutputPathError with one line."""
     path = Path(path)
-    for parent in path.parents:
-        if parent.exists() and not parent.is_dir():
-            raise OutputPathError(f"{option} {path}: {parent} is a file, not a directory")
-        if parent.is_dir():
-            break
+    _check_parents(path, option)
     if path.exists() and not path.is_dir():
         raise OutputPathError(f"{option} {path} is a file; give a folder")
     return path
