@@ -233,7 +233,7 @@ def test_rule_recovery():
 
 
 def test_draw_states_sources(tiny_mdm):
-    from mi_core.train.estimator_data import StateMix, draw_states
+    from mi_core.decoding.sudoku_states import StateMix, draw_states
 
     puzzles = np.array([parse_grid(p) for p, _ in PUZZLES])
     solutions = np.array([parse_grid(s) for _, s in PUZZLES])
@@ -260,7 +260,8 @@ def test_draw_states_sources(tiny_mdm):
 
 @pytest.fixture
 def tiny_data(tmp_path, tiny_mdm):
-    from mi_core.train.estimator_data import DataConfig, StateMix, run
+    from mi_core.decoding.sudoku_states import DataConfig, StateMix
+    from mi_core.train.estimator_data import run
 
     model_path = tmp_path / "mdm.safetensors"
     save_sudoku_mdm(tiny_mdm, model_path)
@@ -271,7 +272,8 @@ def tiny_data(tmp_path, tiny_mdm):
 
 
 def test_shards_hold_exact_probe_and_resume(tiny_data, tiny_mdm, monkeypatch):
-    from mi_core.train.estimator_data import DataConfig, build_parser, config_from_args, load_shards, run
+    from mi_core.decoding.sudoku_states import DataConfig
+    from mi_core.train.estimator_data import build_parser, config_from_args, load_shards, run
 
     out, cfg, model_path, summary = tiny_data
     assert sorted(p.name for p in out.glob("shard_*")) == [f"shard_0000{i}.safetensors" for i in range(3)]
@@ -303,7 +305,8 @@ def test_shards_hold_exact_probe_and_resume(tiny_data, tiny_mdm, monkeypatch):
 
 
 def test_load_shards_errors(tmp_path):
-    from mi_core.train.estimator_data import DataConfig, load_shards
+    from mi_core.decoding.sudoku_states import DataConfig
+    from mi_core.train.estimator_data import load_shards
 
     with pytest.raises(FileNotFoundError, match="missing manifest.json"):
         load_shards(tmp_path)

@@ -53,7 +53,7 @@ def fasta(tmp_path):
 
 
 def small_data_config(fasta, **kw):
-    from mi_core.train.protein_estimator_data import ProteinDataConfig
+    from mi_core.decoding.protein_states import ProteinDataConfig
 
     base = {"fasta": str(fasta), "seed": 3, "states": 5, "shard_size": 2, "min_len": 10, "max_len": 14,
             "min_masked": 3, "max_batch": 64, "mix": (1.0, 1.0, 1.0)}
@@ -62,7 +62,7 @@ def small_data_config(fasta, **kw):
 
 @pytest.fixture
 def protein_data(tmp_path, tiny_protein_mdm, fasta):
-    from mi_core.train.protein_estimator_data import run
+    from mi_core.train.estimator_data import run
 
     model_path = tmp_path / "pmdm.safetensors"
     save_protein_mdm(tiny_protein_mdm, model_path)
@@ -163,15 +163,15 @@ def test_model_match_check(tiny_protein_mdm):
 
 
 def test_protein_shards_hold_exact_probe_padded_and_resume(protein_data, tiny_protein_mdm, fasta, monkeypatch):
-    from mi_core.train.estimator_data import load_shards
-    from mi_core.train.protein_estimator_data import SOURCES, build_parser, run, sequence_pool
+    from mi_core.decoding.protein_states import SOURCES, sequence_pool
+    from mi_core.train.estimator_data import build_parser, load_shards, run
 
     out, cfg, model_path, summary = protein_data
     assert sorted(p.name for p in out.glob("shard_*")) == [f"shard_0000{i}.safetensors" for i in range(3)]
     data, manifest = load_shards(out)
     assert manifest["domain"] == "protein" and manifest["sources"] == list(SOURCES)
     assert summary["states"] == 5 and sum(summary["by_source"].values()) == 5 and summary["passes"] > 5
-    args = build_parser().parse_args(manifest["command"].split()[5:])  # the recorded command gives this config
+    args = build_parser().parse_args(manifest["command"].split()[4:])  # the recorded command gives this config
     assert (args.fasta, args.states, args.min_len, args.max_len, args.min_masked, args.max_batch) == (
         fasta, 5, 10, 14, 3, 64)
     assert data["tokens"].shape == (5, 14) and data["mi"].shape == (5, 14, 14) and data["hidden"].shape == (5, 14, 32)
@@ -207,7 +207,7 @@ def test_protein_shards_hold_exact_probe_padded_and_resume(protein_data, tiny_pr
 
 
 def test_protein_data_config_errors(fasta):
-    from mi_core.train.protein_estimator_data import parse_mix, sequence_pool
+    from mi_core.decoding.protein_states import parse_mix, sequence_pool
 
     with pytest.raises(ValueError, match="max_len 9 is below min_len 10"):
         small_data_config(fasta, max_len=9)

@@ -2,7 +2,7 @@
 
 Held-out states are drawn, seeded, from the FASTA file's ``val`` split exactly as the training data is
 drawn from its ``train`` split (windows of 50-100 residues; uniform masking and intermediate states of
-temperature-1 decodes, see :mod:`mi_core.train.protein_estimator_data`), so the estimator never saw them.
+temperature-1 decodes, see :class:`mi_core.decoding.protein_states.ProteinStates`), so the estimator never saw them.
 The exact probe and the estimator (one MDM pass + the head) run on every state, one at a time, in the same
 process. The report gives Spearman and Pearson correlation over masked x masked pairs (pooled and median
 per state), MAE, top-k edge precision, results by mask ratio, by source and by sequence separation, and

@@ -122,3 +122,48 @@ def draw_state(model, pool: list[np.ndarray], cfg: ProteinDataConfig, rng: np.ra
     else:
         tokens = decode_to(model, uniform_mask(window, rng, cfg.min_masked), rng, cfg.min_masked, device)
     return tokens.astype(np.int64), source
+
+
+class ProteinStates:
+    """The protein state source of estimator data: windows of the FASTA file's ``train`` split (evaluation
+    draws from ``val``), padded to ``max_len`` in the shards."""
+
+    config_cls = ProteinDataConfig
+    sources = SOURCES
+
+    def __init__(self, cfg: ProteinDataConfig):
+        self.cfg = cfg
+        self.width = cfg.max_len
+        self._pool = None
+
+    @staticmethod
+    def add_arguments(p) -> None:
+        d = ProteinDataConfig()
+        p.add_argument("--fasta", type=Path, default=DEFAULT_FASTA, help="FASTA file; states come from its train split")
+        for name in ("states", "shard_size", "min_len", "max_len", "min_masked", "max_batch", "seed"):
+            p.add_argument(f"--{name.replace('_', '-')}", type=int, default=getattr(d, name))
+        p.add_argument("--eps", type=float, default=d.eps, help="probe pruning threshold (0 = no pruning)")
+        p.add_argument("--mix", default=",".join(f"{w:g}" for w in d.mix), help=f"weights of {','.join(SOURCES)}")
+
+    @staticmethod
+    def config_from_args(args) -> ProteinDataConfig:
+        return ProteinDataConfig(fasta=str(args.fasta), seed=args.seed, states=args.states,
+                                 shard_size=args.shard_size, min_len=args.min_len, max_len=args.max_len,
+                                 eps=args.eps, max_batch=args.max_batch, min_masked=args.min_masked,
+                                 mix=parse_mix(args.mix))
+
+    def options(self) -> str:
+        c = self.cfg
+        return (f"--fasta {c.fasta} --states {c.states} --shard-size {c.shard_size} --min-len {c.min_len} "
+                f"--max-len {c.max_len} --min-masked {c.min_masked} --eps {c.eps:g} --max-batch {c.max_batch} "
+                f"--mix {','.join(f'{w:g}' for w in c.mix)} --seed {c.seed}")
+
+    def check(self, model) -> None:
+        if self.cfg.max_len > model.max_len:
+            raise ValueError(f"--max-len {self.cfg.max_len} is longer than the {model.max_len} residues the model takes")
+
+    def draw(self, model, rng: np.random.Generator, count: int, device) -> tuple[list[np.ndarray], list[int]]:
+        if self._pool is None:
+            self._pool = sequence_pool(self.cfg.fasta, self.cfg.split, self.cfg.min_len, self.cfg.split_seed)
+        drawn = [draw_state(model, self._pool, self.cfg, rng, device) for _ in range(count)]
+        return [t for t, _ in drawn], [s for _, s in drawn]

@@ -26,6 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
+from mi_core.domains.base import Domain
+
 AMINO_ACIDS = "ACDEFGHIKLMNPQRSTVWY"
 MASK_ID = 0
 PAD_ID = 21
@@ -218,3 +220,14 @@ def split_records(records: list[ProteinRecord], seed: int = 0) -> dict[str, list
     for rec in records:
         out[split_of(rec.name, seed)].append(rec)
     return out
+
+
+@dataclass(frozen=True)
+class ProteinDomain(Domain):
+    """Protein sequences of any length: the 20 amino acids, with the parsing policy of this module."""
+
+    def parse_state(self, text: str) -> list[int]:
+        return tokenize(text).tolist()
+
+    def state_text(self, tokens) -> str:
+        return detokenize(tokens)

@@ -13,8 +13,10 @@ import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import torch
 
+from mi_core.domains.base import Domain
 from mi_core.domains.sudoku_geometry import (  # noqa: F401  (re-exported: the public Sudoku API)
     SUDOKU4,
     SUDOKU9,
@@ -253,3 +255,39 @@ def _parse_csv(lines, name: str):
         except SudokuFormatError as err:
             raise SudokuFormatError(f"{name}, line {lineno}: {err}") from None
         yield PuzzleRecord(to_string(digits), solution, row.get("level") or None, lineno)
+
+
+@dataclass(frozen=True)
+class GridDomain(Domain):
+    """A Sudoku of ``geometry``: digits ``1..n``, cells named ``r3c5``, rows, columns and boxes as its rules."""
+
+    geometry: Geometry = SUDOKU9
+    require_unique: bool = True
+
+    def __post_init__(self):
+        object.__setattr__(self, "length", self.geometry.cells)
+        super().__post_init__()
+        lo, hi = self.clue_range
+        if not 0 < lo <= hi <= self.geometry.cells:
+            raise ValueError(f"domain {self.key}: bad clue_range {self.clue_range}")
+
+    @property
+    def layout(self) -> str:
+        return "grid"
+
+    def parse_state(self, text: str) -> list[int]:
+        return parse_grid(text, self.cells)
+
+    def state_text(self, tokens) -> str:
+        return to_string(tokens)
+
+    def cell_label(self, cell: int) -> str:
+        n = self.geometry.n
+        return f"r{cell // n + 1}c{cell % n + 1}"
+
+    def rules(self, length: int | None = None) -> np.ndarray:
+        return self.geometry.peers()
+
+
+def digits(geometry: Geometry) -> tuple[str, ...]:
+    return tuple(str(d) for d in range(1, geometry.n + 1))

@@ -42,6 +42,45 @@ class MaskedModel(Protocol):
     def __call__(self, tokens: torch.Tensor) -> MDMOutput: ...
 
 
+class MaskedLM(torch.nn.Module):
+    """The interface every model of MI Lens offers, so callers never reach into a concrete class.
+
+    ``mask_id``: the token of a masked position; ``value_tokens``: ``(V,)`` buffer, the token of each
+    value; ``seq_len``: the fixed number of positions (None when the length varies, up to ``max_len``).
+    Subclasses set ``seq_len`` or override ``max_len``, and give ``hidden_size`` when it is not
+    ``cfg.d_model``.
+    """
+
+    mask_id: int = 0
+    seq_len: int | None = None
+
+    @property
+    def max_len(self) -> int:
+        if self.seq_len is None:
+            raise NotImplementedError(f"{type(self).__name__} gives neither seq_len nor max_len")
+        return self.seq_len
+
+    @property
+    def hidden_size(self) -> int:
+        return int(self.cfg.d_model)
+
+    @property
+    def n_values(self) -> int:
+        return int(self.value_tokens.numel())
+
+    @property
+    def device(self) -> torch.device:
+        return self.value_tokens.device
+
+    @property
+    def dtype(self) -> torch.dtype:
+        """The dtype of the weights (float32 for a model without any)."""
+        return next((p.dtype for p in self.parameters()), torch.float32)
+
+    def num_params(self) -> int:
+        return sum(p.numel() for p in self.parameters())
+
+
 class ModelFileError(ValueError):
     """A weights or config file that is missing, unreadable or does not fit the model."""
 

@@ -32,7 +32,7 @@ import torch
 from torch import nn
 
 from mi_core.domains.protein import AMINO_ACIDS, MASK_ID, PAD_ID, VOCAB_SIZE
-from mi_core.models.base import MDMOutput, ModelFileError
+from mi_core.models.base import MaskedLM, MDMOutput, ModelFileError
 
 ESMC_MAX_LEN = 2046  # residues: a 2048-token training context less BOS and EOS
 WEIGHTS_ENV = "MI_LENS_ESMC_WEIGHTS"
@@ -51,7 +51,7 @@ class ESMPackageMissing(ImportError, ValueError):
     """The optional ``esm`` package is not installed (a ValueError too, so the CLI prints one line)."""
 
 
-class ESMCAdapter(nn.Module):
+class ESMCAdapter(MaskedLM):
     """Our token ids ``(B, N)`` -> ``MDMOutput(logits (B, N, 20) float32, hidden (B, N, D))`` from an ESMC.
 
     ``logits[..., v]`` is ESM-C's logit of amino acid ``AMINO_ACIDS[v]`` (the 44 other slots are dropped,
@@ -66,12 +66,20 @@ class ESMCAdapter(nn.Module):
         super().__init__()
         self.esmc = esmc.eval()
         self.name = name
-        self.max_len = max_len
+        self._max_len = max_len
         ids = esm_ids(esmc.tokenizer)
         self.register_buffer("value_tokens", torch.arange(1, 21), persistent=False)
         self.register_buffer("esm_values", torch.tensor(ids["values"]), persistent=False)  # (20,)
         self.register_buffer("to_esm", translation_table(ids), persistent=False)  # (22,)
         self.bos_id, self.eos_id, self.pad_id = ids["bos"], ids["eos"], ids["pad"]
+
+    @property
+    def max_len(self) -> int:
+        return self._max_len
+
+    @property
+    def hidden_size(self) -> int:
+        return int(self.esmc.embed.embedding_dim)
 
     def forward(self, tokens: torch.Tensor) -> MDMOutput:
         esm_tokens, index = self.layout(tokens)

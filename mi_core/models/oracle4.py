@@ -10,10 +10,10 @@ from torch import nn
 
 from mi_core.domains.oracle4 import CELLS, DIGITS, LOG_ZERO, all_solutions4, exact_marginals
 from mi_core.domains.sudoku import MASK_ID
-from mi_core.models.base import MDMOutput
+from mi_core.models.base import MaskedLM, MDMOutput
 
 
-class Oracle4Model(nn.Module):
+class Oracle4Model(MaskedLM):
     """Exact model of 4x4 Sudoku: ``(B, 16)`` tokens -> ``MDMOutput(logits (B, 16, 4), hidden (B, 16, 9))``.
 
     Logits are the exact log-marginals in float64 (``LOG_ZERO`` for impossible values), so a softmax
@@ -31,9 +31,8 @@ class Oracle4Model(nn.Module):
         self.register_buffer("solutions", all_solutions4(), persistent=False)
         self.register_buffer("value_tokens", torch.arange(1, DIGITS + 1), persistent=False)
 
-    @property
-    def seq_len(self) -> int:
-        return CELLS
+    seq_len = CELLS
+    hidden_size = 4 + DIGITS + 1
 
     def forward(self, tokens: torch.Tensor) -> MDMOutput:
         probs = exact_marginals(tokens, self.solutions)

@@ -17,7 +17,7 @@ import torch
 from torch import nn
 
 from mi_core.domains.protein import MASK_ID, PAD_ID, VOCAB_SIZE
-from mi_core.models.base import MDMOutput, load_checked, save_model
+from mi_core.models.base import MaskedLM, MDMOutput, load_checked, save_model
 from mi_core.models.transformer import Block, init_weights, rope_tables
 
 
@@ -37,7 +37,7 @@ class ProteinMDMConfig:
             raise ValueError("max_len, d_model, n_layers, n_heads and d_ff must be positive")
 
 
-class ProteinMDM(nn.Module):
+class ProteinMDM(MaskedLM):
     """Token ids ``(B, L)`` -> ``MDMOutput(logits (B, L, 20), hidden (B, L, D))``."""
 
     mask_id = MASK_ID
@@ -73,9 +73,6 @@ class ProteinMDM(nn.Module):
             x = block(x, bias, rope)
         hidden = self.ln_f(x)
         return MDMOutput(self.head(hidden).float(), hidden)
-
-    def num_params(self) -> int:
-        return sum(p.numel() for p in self.parameters())
 
 
 def save_protein_mdm(model: ProteinMDM, path: str | Path, extra: dict | None = None) -> None:

@@ -14,7 +14,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from mi_core.domains.sudoku import MASK_ID, Geometry
-from mi_core.models.base import MDMOutput, load_checked, save_model
+from mi_core.models.base import MaskedLM, MDMOutput, load_checked, save_model
 from mi_core.models.transformer import Block, init_weights
 
 
@@ -37,7 +37,7 @@ class SudokuMDMConfig:
             raise ValueError("d_model, n_layers, n_heads, d_ff and loops must be positive")
 
 
-class SudokuMDM(nn.Module):
+class SudokuMDM(MaskedLM):
     """Token ids ``(B, n*n)`` (``MASK_ID`` or digit) -> ``MDMOutput(logits (B, N, n), hidden (B, N, D))``."""
 
     mask_id = MASK_ID
@@ -71,9 +71,6 @@ class SudokuMDM(nn.Module):
                 x = block(x)
         hidden = self.ln_f(x)
         return MDMOutput(self.head(hidden).float(), hidden)
-
-    def num_params(self) -> int:
-        return sum(p.numel() for p in self.parameters())
 
 
 def masked_ce(logits: torch.Tensor, target_values: torch.Tensor, masked: torch.Tensor) -> torch.Tensor:

@@ -1,19 +1,24 @@
-"""Exact-probe training data for the MI estimator, written as resumable shards.
+"""Exact-probe training data for the MI estimator, for any domain, written as resumable shards.
 
-``python -m mi_core make-estimator-data sudoku --model PATH --out runs/estimator_data/NAME [--states 600]``
-(``make-estimator-data protein ...``: see :mod:`mi_core.train.protein_estimator_data`, same shard format)
+``python -m mi_core make-estimator-data DOMAIN --model PATH --out runs/estimator_data/NAME [options]``
+(``make-estimator-data DOMAIN -h`` lists the domain's own options)
 
-States come from three sources, mixed per state (``StateMix``):
-- ``uniform``: a solved grid with each cell masked at a rate t ~ U(0, 1);
-- ``puzzle``: a unique puzzle's clue pattern;
-- ``decode``: an intermediate state of a decoding run (top-k lowest entropy, k and temperature drawn per
-  shard) started from a puzzle: the distribution the estimator meets when it guides a sampler.
-Training draws from seeded *generated* puzzles (with a fresh validity-preserving transform per state);
-``eval-estimator`` draws the same way from a puzzle file, so evaluation never sees training states.
+A domain brings its *state source* (``Domain.states``): a config dataclass with at least ``seed``,
+``states``, ``shard_size``, ``eps`` and ``max_batch``, its command-line options, a ``sources`` tuple naming
+the kinds of state it draws, ``width`` (None when every state has the same length, else the length states
+are padded to), ``check(model)`` and ``draw(model, rng, count, device) -> (token arrays, source indices)``.
+The Sudoku source (:class:`mi_core.decoding.sudoku_states.SudokuStates`) draws solved grids masked at a
+random rate, puzzles' clue patterns and intermediate decoding states from seeded generated puzzles; the
+protein one (:class:`mi_core.decoding.protein_states.ProteinStates`) draws windows of a FASTA file's train
+split, masked uniformly or decoded.
 
 Each shard ``shard_00000.safetensors`` holds, per state, the tokens, the estimator's inputs from one MDM
 pass (hidden, probs, entropy, masked) and the exact probe's symmetric MI, passes and seconds. Shard ``i``
-depends only on ``(seed, i)``, so an interrupted run resumes by skipping the shards already on disk.
+depends only on ``(seed, i)``, so an interrupted run resumes by skipping the shards already on disk. States
+of a variable-length domain are padded to ``width``: tokens with the domain's pad id, ``masked`` with False
+and every other tensor with zeros, and a ``length`` tensor ``(S,)`` says how much is real. A padded
+position is never masked, so it takes part in no pair: the estimator, its loss and the fidelity metrics give
+the same results on the padded state as on the state alone.
 """
 
 from __future__ import annotations
@@ -22,117 +27,104 @@ import argparse
 import json
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 from tqdm import tqdm
 
-from mi_core.decoding.sudoku_states import (  # noqa: F401  (re-exported: the samplers' old home)
-    SOURCES,
-    StateMix,
-    decode_states,
-    draw_states,
-    ensure_masked,
-    uniform_state,
-)
 from mi_core.device import pick_device
+from mi_core.domains.base import Domain
+from mi_core.domains.registry import DOMAINS, add_domain_parsers, get_domain
 from mi_core.io import check_output_dir
 from mi_core.mi.estimator import mdm_features
+from mi_core.mi.probe import probe_by_length
+from mi_core.models.loading import load_model
 from mi_core.options import ArgumentParser
-from mi_core.train import shards
-from mi_core.train.shards import (  # noqa: F401  (re-exported: shared with the protein data)
+from mi_core.train.shards import (  # noqa: F401  (re-exported: estimator data on disk)
     MANIFEST,
-    file_sha256,
     load_shards,
-    probe_state,
-    probe_states,
     save_shard,
     shard_path,
-    summarise,
+    write_manifest,
 )
 
-DEFAULT_MODEL = Path("assets/sudoku_mdm.safetensors")
+
+def source_for(cfg) -> tuple[Domain, object]:
+    """The domain whose state source takes config ``cfg``, and that source built on it."""
+    for domain in DOMAINS.values():
+        if domain.states is not None and isinstance(cfg, domain.part("states").config_cls):
+            return domain, domain.part("states")(cfg)
+    raise ValueError(f"no registered domain draws estimator states from a {type(cfg).__name__}")
 
 
-@dataclass(frozen=True)
-class DataConfig:
-    """``states`` in shards of ``shard_size``; ``pool``: generated (puzzle, solution) pairs to draw from;
-    ``eps``: the probe's pruning threshold, 0 (exact) by default: on a Sudoku MDM checkpoint eps = 1e-4
-    saved 4-40% of the passes but moved MI by up to 1e-3 nats, more than the median pair's MI (its error
-    bound is stored per state); ``min_masked``: every state keeps at least this many masked cells."""
-
-    seed: int = 0
-    states: int = 600
-    shard_size: int = 8
-    pool: int = 400
-    eps: float = 0.0
-    max_batch: int = 512
-    min_masked: int = 2
-    mix: StateMix = StateMix()
-
-    def __post_init__(self):
-        if min(self.states, self.shard_size, self.pool, self.max_batch) < 1:
-            raise ValueError("states, shard_size, pool and max_batch must be positive")
-        if self.eps < 0:
-            raise ValueError(f"eps must be >= 0, got {self.eps}")
-        if self.min_masked < 2:
-            raise ValueError(f"min_masked must be >= 2, got {self.min_masked}")
-
-    @property
-    def shards(self) -> int:
-        return -(-self.states // self.shard_size)
+def pad_state(row: dict[str, torch.Tensor], width: int, pad_id: int) -> dict[str, torch.Tensor]:
+    """One state's tensors (leading axes of length N) padded to ``width`` (see the module docstring)."""
+    n = row["tokens"].shape[0]
+    extra = width - n
+    out = dict(row)
+    out["tokens"] = F.pad(row["tokens"], (0, extra), value=pad_id)
+    out["masked"] = F.pad(row["masked"], (0, extra), value=False)
+    out["entropy"] = F.pad(row["entropy"], (0, extra))
+    for key in ("hidden", "probs"):
+        out[key] = F.pad(row[key], (0, 0, 0, extra))
+    out["mi"] = F.pad(row["mi"], (0, extra, 0, extra))
+    out["length"] = torch.tensor(n)
+    return out
 
 
-def make_shard(model, puzzles: np.ndarray, solutions: np.ndarray, index: int, cfg: DataConfig, device,
-               on_state=None) -> dict[str, torch.Tensor]:
-    """Shard ``index``: its states (seeded by ``(cfg.seed, index)``), their MDM features and exact MI."""
+def state_rows(model, tokens: list[torch.Tensor], eps: float, max_batch: int) -> list[dict[str, torch.Tensor]]:
+    """Per state: one MDM pass's features and the exact probe, both run once per distinct length."""
+    rows: list[dict | None] = [None] * len(tokens)
+    groups: dict[int, list[int]] = {}
+    for s, t in enumerate(tokens):
+        groups.setdefault(t.shape[0], []).append(s)
+    probed = probe_by_length(model, tokens, eps=eps, max_batch=max_batch)
+    for members in groups.values():
+        features = mdm_features(model, torch.stack([tokens[s] for s in members]))
+        for k, s in enumerate(members):
+            hidden, probs, entropy, masked = (x[k].detach().cpu() for x in features)
+            r = probed[s]
+            rows[s] = {"tokens": tokens[s].cpu(), "hidden": hidden, "probs": probs, "entropy": entropy,
+                       "masked": masked, "mi": r.mi.float(), "error_bound": r.error_bound.max().float(),
+                       "passes": torch.tensor(r.passes), "seconds": torch.tensor(r.seconds)}
+    return rows
+
+
+def make_shard(model, source, index: int, device, on_state=None, pad_id: int = 0) -> dict[str, torch.Tensor]:
+    """Shard ``index`` of ``source``: its states (seeded by ``(cfg.seed, index)``), features and exact MI."""
+    cfg = source.cfg
     rng = np.random.default_rng([cfg.seed, index])
-    n = min(cfg.shard_size, cfg.states - index * cfg.shard_size)
-    tokens, source = draw_states(model, puzzles, solutions, n, cfg.mix, rng, transform=True,
-                                 minimum=cfg.min_masked, device=device)
-    tokens = torch.as_tensor(tokens, device=device)
-    hidden, probs, entropy, masked = mdm_features(model, tokens)
-    rows = probe_states(model, tokens, cfg.eps, cfg.max_batch)
-    for row in rows if on_state else ():
-        on_state(int(row["passes"]))
-    shard = {"tokens": tokens, "hidden": hidden, "probs": probs, "entropy": entropy, "masked": masked,
-             "source": torch.as_tensor(source)}
-    shard.update({k: torch.stack([r[k] for r in rows]) for k in rows[0]})
-    return {k: v.detach().cpu().contiguous() for k, v in shard.items()}
+    count = min(cfg.shard_size, cfg.states - index * cfg.shard_size)
+    drawn, kinds = source.draw(model, rng, count, device)
+    tokens = [torch.as_tensor(np.asarray(t, dtype=np.int64), device=device) for t in drawn]
+    rows = state_rows(model, tokens, cfg.eps, cfg.max_batch)
+    for row, kind in zip(rows, kinds):
+        row["source"] = torch.tensor(int(kind))
+        if on_state:
+            on_state(int(row["passes"]))
+    if source.width is not None:
+        rows = [pad_state(r, source.width, pad_id) for r in rows]
+    return {k: torch.stack([r[k] for r in rows]).contiguous() for k in rows[0]}
 
 
-def command_line(cfg: DataConfig, model_path: Path, out: Path) -> str:
+def command_line(domain: Domain, source, model_path: Path, out: Path) -> str:
     """The ``make-estimator-data`` command that writes exactly these shards."""
-    return (f"python -m mi_core make-estimator-data sudoku --model {model_path} --out {out} --states {cfg.states} "
-            f"--shard-size {cfg.shard_size} --pool {cfg.pool} --eps {cfg.eps:g} --max-batch {cfg.max_batch} "
-            f"--mix {cfg.mix.as_text()} --seed {cfg.seed}")
+    return (f"python -m mi_core make-estimator-data {domain.cli_name} --model {model_path} --out {out} "
+            f"{source.options()}")
 
 
-def training_pool(seed: int, count: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(puzzles, solutions)`` each ``(count, 81)``: generated unique puzzles (never a puzzle file)."""
-    from mi_core.train.sudoku_data import build_pool
-
-    pool = build_pool(seed, count, puzzles=True, workers=1)
-    return pool[:, 0], pool[:, 1]
-
-
-def write_manifest(out: Path, cfg, model_path: Path, model, command: str | None = None,
-                   sources: tuple[str, ...] = SOURCES, domain: str = "sudoku") -> dict:
-    """:func:`mi_core.train.shards.write_manifest` with the Sudoku :func:`command_line` by default."""
-    return shards.write_manifest(out, cfg, model_path, model, command or command_line(cfg, model_path, out),
-                                 sources, domain)
-
-
-def run(model, model_path: Path, cfg: DataConfig, out: Path, device, log=print) -> dict:
-    """Write every missing shard of ``cfg`` under ``out``; return the data summary."""
-    write_manifest(out, cfg, model_path, model)
+def run(model, model_path: Path, cfg, out: Path, device, log=print) -> dict:
+    """Write every missing shard of ``cfg`` (a domain's state config) under ``out``; return the summary."""
+    domain, source = source_for(cfg)
+    source.check(model)
+    write_manifest(out, cfg, model_path, model, command_line(domain, source, model_path, out), source.sources,
+                   domain.cli_name)
     todo = [i for i in range(cfg.shards) if not shard_path(out, i).is_file()]
     done_states = cfg.states - sum(min(cfg.shard_size, cfg.states - i * cfg.shard_size) for i in todo)
     log(f"{out}: {cfg.shards - len(todo)} of {cfg.shards} shards already written")
     if todo:
-        puzzles, solutions = training_pool(cfg.seed + 7919, cfg.pool)
         with tqdm(total=cfg.states, initial=done_states, unit="state", desc="probe", file=sys.stderr) as bar:
             passes = 0
 
@@ -143,48 +135,39 @@ def run(model, model_path: Path, cfg: DataConfig, out: Path, device, log=print) 
                 bar.update(1)
 
             for i in todo:
-                save_shard(make_shard(model, puzzles, solutions, i, cfg, device, on_state), shard_path(out, i))
+                shard = make_shard(model, source, i, device, on_state, pad_id=domain.pad_id or 0)
+                save_shard(shard, shard_path(out, i))
     return load_shards(out)[1]["summary"]
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = ArgumentParser(prog="python -m mi_core make-estimator-data", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("domain", choices=["sudoku", "protein"], help="protein: see 'make-estimator-data protein -h'")
-    p.add_argument("--model", type=Path, default=DEFAULT_MODEL, help="the frozen MDM whose MI is learned")
-    p.add_argument("--out", type=Path, required=True, help="shard directory (outside the repository's tracked files)")
-    p.add_argument("--states", type=int, default=DataConfig.states)
-    p.add_argument("--shard-size", type=int, default=DataConfig.shard_size)
-    p.add_argument("--pool", type=int, default=DataConfig.pool, help="generated puzzles to draw states from")
-    p.add_argument("--eps", type=float, default=DataConfig.eps, help="probe pruning threshold (0 = no pruning)")
-    p.add_argument("--max-batch", type=int, default=DataConfig.max_batch)
-    p.add_argument("--mix", default=StateMix().as_text(), help="weights of uniform,puzzle,decode states")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--device", default="auto")
-    p.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+
+    def options(sub: argparse.ArgumentParser, domain: Domain) -> None:
+        default = domain.model_fallback or domain.model_default
+        sub.add_argument("--model", type=Path, default=default and Path(default), help="the frozen MDM whose MI is learned")
+        sub.add_argument("--out", type=Path, required=True, help="shard directory (outside the repository's tracked files)")
+        domain.part("states").add_arguments(sub)
+        sub.add_argument("--device", default="auto")
+        sub.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
+
+    add_domain_parsers(p, options, needs="states")
     return p
 
 
-def config_from_args(args: argparse.Namespace) -> DataConfig:
-    return DataConfig(seed=args.seed, states=args.states, shard_size=args.shard_size, pool=args.pool, eps=args.eps,
-                      max_batch=args.max_batch, mix=StateMix.parse(args.mix))
+def config_from_args(args: argparse.Namespace):
+    return get_domain(args.domain).part("states").config_from_args(args)
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["protein"]:
-        from mi_core.train.protein_estimator_data import main as protein_main
-
-        return protein_main(argv[1:])
     args = build_parser().parse_args(argv)
     check_output_dir(args.out)
     cfg = config_from_args(args)
     if args.threads:
         torch.set_num_threads(args.threads)
-    from mi_core.models.sudoku_mdm import load_sudoku_mdm
-
     device = pick_device(args.device)
-    model = load_sudoku_mdm(args.model, device)
+    model = load_model(args.model, device, domain=args.domain)
     start = time.time()
     summary = run(model, args.model, cfg, args.out, device, log=lambda m: print(m, file=sys.stderr, flush=True))
     summary["wall_seconds_this_run"] = round(time.time() - start, 1)
