@@ -12,16 +12,14 @@ from the reference set, and diversity (mean pairwise identity, unique fraction);
 
 from __future__ import annotations
 
-import contextlib
-import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from mi_core.bench.protein_metrics import diversity, jsd_aa, jsd_dipeptide, matched_sample
-from mi_core.decoding import decode_final
+from mi_core.bench.decode import Generation, decode_all
+from mi_core.bench.decode import evaluate as evaluate_decode
+from mi_core.bench.metrics import CompositionMetric
 from mi_core.domains.protein import MASK_ID, ProteinRecord, detokenize, read_fasta, split_records
 from mi_core.mi.estimator import load_estimator_meta
 from mi_core.models.protein import load_protein_model
@@ -109,18 +107,6 @@ def reference_set(path: str | Path, split: str = "reference", limit: int | None 
     return records[:limit] if limit else records
 
 
-@dataclass
-class Generation:
-    """``sequences``: token arrays ``(L_i,)`` in the order asked; ``passes``: decode passes of each;
-    ``extra_passes``: passes a strategy spent on its own (``mi_exact``'s probe; else 0); ``seconds``: wall
-    time of all decoding."""
-
-    sequences: list[np.ndarray]
-    passes: list[int]
-    extra_passes: list[int]
-    seconds: float
-
-
 def as_templates(targets) -> list[np.ndarray]:
     """Lengths become all-mask templates; token arrays are kept as given (int64).
 
@@ -141,68 +127,22 @@ def as_templates(targets) -> list[np.ndarray]:
     return out
 
 
-@torch.no_grad()
 def generate(model, targets, strategy, *, temperature: float = 1.0, seed: int = 0, batch_size: int = 64,
              device: torch.device | str = "cpu", bf16: bool = False, progress=None) -> Generation:
-    """Sample one sequence per target with ``strategy`` through ``decode_final``.
+    """Sample one sequence per target (a length: from all-mask; a token array ``(L,)`` with 0 where to
+    generate: in-filling) with ``strategy``. Each batch gets its own seed drawn from ``seed``; temperature
+    0 is argmax (all samples of one length from all-mask are then identical).
 
-    Args:
-        targets: lengths (unconditional, from all-mask) or token arrays ``(L,)`` with 0 where to generate
-            (in-filling; the other residues are kept).
-        temperature: > 0 samples values from ``p ** (1 / temperature)``; 0 is argmax (all samples of one
-            length from all-mask are then identical).
-        seed: seeds every batch (each batch gets its own seed drawn from ``seed``): same seed, same output.
-        progress: called with the number of sequences finished after each batch.
     Raises:
         ValueError: a bad target, or one longer than the model's ``max_len``.
     """
-    templates = as_templates(targets)
-    max_len = getattr(model, "max_len", None)
-    for t in templates:
-        if max_len is not None and len(t) > max_len:
-            raise ValueError(f"a sequence of {len(t)} residues is longer than the {max_len} this model takes")
-    sequences: list[np.ndarray | None] = [None] * len(templates)
-    passes, extra = [0] * len(templates), [0] * len(templates)
-    rng = np.random.default_rng(seed)
-    start = time.perf_counter()
-    for idx in _batches(templates, batch_size):
-        tokens = torch.from_numpy(np.stack([templates[i] for i in idx])).to(device)
-        batch_seed = int(rng.integers(2**62))
-        if not bool((tokens == model.mask_id).any()):  # nothing to fill: the template is the answer
-            final_tokens = tokens
-            final_passes = final_extra = torch.zeros(len(idx), dtype=torch.long)
-        else:
-            autocast = torch.autocast(torch.device(device).type, dtype=torch.bfloat16) if bf16 else contextlib.nullcontext()
-            with autocast:
-                final = decode_final(model, tokens, strategy, temperature=temperature, seed=batch_seed)
-            final_tokens, final_passes = final.tokens, final.passes
-            final_extra = final.extra_passes if final.extra_passes is not None else torch.zeros_like(final.passes)
-        rows_cpu = final_tokens.cpu().numpy()  # one read-back per batch
-        for row, (i, p, e) in enumerate(zip(idx, final_passes.tolist(), final_extra.tolist())):
-            sequences[i] = rows_cpu[row]
-            passes[i], extra[i] = p, e
-        if progress:
-            progress(len(idx))
-    return Generation(sequences, passes, extra, round(time.perf_counter() - start, 3))
+    return decode_all(model, as_templates(targets), strategy, temperature=temperature, seed=seed,
+                      batch_size=batch_size, device=device, bf16=bf16, progress=progress, seeding="per batch")
 
 
 def warm_up(model, lengths: list[int], strategy, device, bf16: bool = False) -> None:
     """Generate one sequence of the shortest length once, untimed (one-off start-up costs)."""
     generate(model, [min(lengths)], strategy, batch_size=1, device=device, bf16=bf16)
-
-
-def _batches(templates: list[np.ndarray], batch_size: int) -> list[list[int]]:
-    """Indices grouped by length (ascending), each group cut into batches of at most ``batch_size``."""
-    if batch_size < 1:
-        raise ValueError(f"batch size must be >= 1, got {batch_size}")
-    groups: dict[int, list[int]] = {}
-    for i, t in enumerate(templates):
-        groups.setdefault(len(t), []).append(i)
-    batches = []
-    for n in sorted(groups):
-        idx = groups[n]
-        batches += [idx[lo : lo + batch_size] for lo in range(0, len(idx), batch_size)]
-    return batches
 
 
 def evaluate(model, lengths: list[int], reference: list[ProteinRecord], strategy, *, temperature: float = 1.0,
@@ -217,25 +157,9 @@ def evaluate(model, lengths: list[int], reference: list[ProteinRecord], strategy
     (:func:`protein_metrics.diversity` with the reference's own identity), ``reference_n``, ``seconds``,
     and per sequence ``passes`` and ``sequences`` (letters).
     """
-    gen = generate(model, lengths, strategy, temperature=temperature, seed=seed, batch_size=batch_size,
-                   device=device, bf16=bf16, progress=progress)
-    ref = [r.tokens for r in reference]
-    passes = np.asarray(gen.passes)
-    floor = matched_sample(ref, [len(s) for s in gen.sequences], seed)
-    return {
-        "n": len(gen.sequences),
-        "mean_passes": float(passes.mean()),
-        "passes_min": int(passes.min()),
-        "passes_median": float(np.median(passes)),
-        "passes_max": int(passes.max()),
-        "mean_extra_passes": float(np.mean(gen.extra_passes)),
-        "jsd_aa": jsd_aa(gen.sequences, ref),
-        "jsd_dipeptide": jsd_dipeptide(gen.sequences, ref),
-        "jsd_aa_floor": jsd_aa(floor, ref),
-        "jsd_dipeptide_floor": jsd_dipeptide(floor, ref),
-        "diversity": diversity(gen.sequences, ref, max_pairs=max_pairs, seed=seed),
-        "reference_n": len(ref),
-        "seconds": gen.seconds,
-        "passes": gen.passes,
-        "sequences": [detokenize(s) for s in gen.sequences],
-    }
+    metric = CompositionMetric([r.tokens for r in reference], seed=seed, max_pairs=max_pairs)
+    result, gen = evaluate_decode(model, as_templates(lengths), strategy, metric, temperature=temperature, seed=seed,
+                                  batch_size=batch_size, device=device, bf16=bf16, progress=progress,
+                                  seeding="per batch")
+    return {**result, "seconds": gen.seconds, "passes": gen.passes,
+            "sequences": [detokenize(s) for s in gen.sequences]}

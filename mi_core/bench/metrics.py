@@ -1,0 +1,84 @@
+"""Decode metrics, one class per kind of result, used torchmetrics-style: ``update`` with each decoded
+sequence, then ``compute`` a JSON-ready dict. A domain names its metric (``Domain.metric``).
+
+- :class:`SolvedMetric`: a puzzle with one solution is solved when every position matches it (Sudoku and
+  any puzzle domain); also the accuracy over the positions that were masked, and per level when known.
+- :class:`CompositionMetric`: generated sequences against a reference set (proteins): Jensen-Shannon
+  divergence of value and pair compositions, with the floor a reference sample of the same lengths gives,
+  and diversity.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+
+from mi_core.bench.protein_metrics import diversity, jsd_aa, jsd_dipeptide, matched_sample
+
+
+def pass_stats(passes: list[int], extra: list[int] | None = None) -> dict:
+    p = np.asarray(passes)
+    out = {"mean_passes": float(p.mean()), "passes_min": int(p.min()), "passes_median": float(np.median(p)),
+           "passes_max": int(p.max())}
+    if extra is not None:
+        out["mean_extra_passes"] = float(np.mean(extra))
+    return out
+
+
+class SolvedMetric:
+    """``solutions[i]``: the token ids of the one solution of input ``i``; ``levels[i]``: its label or None."""
+
+    def __init__(self, solutions, levels=None, mask_id: int = 0):
+        self.solutions = [np.asarray(s) for s in solutions]
+        self.levels = list(levels) if levels is not None else [None] * len(self.solutions)
+        self.mask_id = mask_id
+        self.rows: list[tuple] = []  # (level, solved, right blanks, blanks, passes)
+
+    def update(self, index: int, start: np.ndarray, final: np.ndarray, passes: int, extra: int = 0) -> None:
+        target = self.solutions[index]
+        blank = np.asarray(start) == self.mask_id
+        right = (np.asarray(final) == target) & blank
+        self.rows.append((self.levels[index], bool((final == target).all()), int(right.sum()), int(blank.sum()),
+                          int(passes)))
+
+    @staticmethod
+    def _summary(rows: list[tuple]) -> dict:
+        n = len(rows)
+        return {"n": n, "accuracy": sum(r[1] for r in rows) / n,
+                "cell_accuracy": sum(r[2] for r in rows) / max(1, sum(r[3] for r in rows)),
+                "mean_passes": sum(r[4] for r in rows) / n}
+
+    def compute(self) -> dict:
+        result = self._summary(self.rows)
+        if {r[0] for r in self.rows} != {None}:
+            groups = defaultdict(list)
+            for r in self.rows:
+                groups[r[0] or "unlabelled"].append(r)
+            result["by_level"] = {level: self._summary(group) for level, group in groups.items()}
+        return result
+
+
+class CompositionMetric:
+    """Generated sequences measured against ``reference`` (token arrays); ``seed`` draws the floor sample
+    and the diversity pairs (at most ``max_pairs``)."""
+
+    def __init__(self, reference, seed: int = 0, max_pairs: int = 2000):
+        self.reference = [np.asarray(r) for r in reference]
+        self.seed, self.max_pairs = seed, max_pairs
+        self.sequences: dict[int, np.ndarray] = {}
+        self.passes: dict[int, int] = {}
+        self.extra: dict[int, int] = {}
+
+    def update(self, index: int, start: np.ndarray, final: np.ndarray, passes: int, extra: int = 0) -> None:
+        self.sequences[index], self.passes[index], self.extra[index] = np.asarray(final), int(passes), int(extra)
+
+    def compute(self) -> dict:
+        order = sorted(self.sequences)
+        seqs = [self.sequences[i] for i in order]
+        floor = matched_sample(self.reference, [len(s) for s in seqs], self.seed)
+        return {"n": len(seqs), **pass_stats([self.passes[i] for i in order], [self.extra[i] for i in order]),
+                "jsd_aa": jsd_aa(seqs, self.reference), "jsd_dipeptide": jsd_dipeptide(seqs, self.reference),
+                "jsd_aa_floor": jsd_aa(floor, self.reference), "jsd_dipeptide_floor": jsd_dipeptide(floor, self.reference),
+                "diversity": diversity(seqs, self.reference, max_pairs=self.max_pairs, seed=self.seed),
+                "reference_n": len(self.reference)}
