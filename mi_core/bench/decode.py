@@ -93,3 +93,35 @@ def evaluate(model, templates: list[np.ndarray], strategy, metric, **kwargs) -> 
     for i, (start, final) in enumerate(zip(templates, gen.sequences)):
         metric.update(i, np.asarray(start), final, gen.passes[i], gen.extra_passes[i])
     return metric.compute(), gen
+
+
+def read_inputs(domain, path, limit: int | None = None) -> tuple[list[np.ndarray], object]:
+    """The states of a text file, one a line (``#`` comments and blank lines skipped), each optionally
+    followed by whitespace or a comma and its solution, and the domain's metric over them. A state given
+    without a solution takes the domain's own (:meth:`Domain.solution`, e.g. a Sudoku solver's).
+
+    Raises:
+        ValueError: a line that does not parse, naming it; a state without a solution; no state at all.
+    """
+    templates, solutions = [], []
+    with open(path, encoding="utf-8") as fh:
+        for lineno, raw in enumerate(fh, start=1):
+            line = raw.strip()
+            if not line or line.startswith("#"):
+                continue
+            parts = line.replace(",", " ").split()
+            try:
+                state = domain.parse_state(parts[0])
+                solution = domain.parse_state(parts[1]) if len(parts) > 1 else domain.solution(state)
+            except ValueError as err:
+                raise ValueError(f"{path}, line {lineno}: {err}") from None
+            if solution is None:
+                raise ValueError(f"{path}, line {lineno}: no solution given, and the {domain.label} domain finds "
+                                 "no unique one: write the solution after the state")
+            templates.append(np.asarray(state))
+            solutions.append(solution)
+            if limit is not None and len(templates) == limit:
+                break
+    if not templates:
+        raise ValueError(f"{path} holds no {domain.label} state")
+    return templates, domain.part("metric")(solutions, None, domain.mask_id)

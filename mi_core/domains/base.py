@@ -149,6 +149,11 @@ class Domain:
     def labels(self, length: int | None = None) -> list[str]:
         return [self.cell_label(c) for c in range(self.cells if length is None else length)]
 
+    def solution(self, tokens: list[int]) -> list[int] | None:
+        """The one solution of a puzzle state, when the domain can find it (None: it cannot, or there is
+        not exactly one)."""
+        return None
+
     def rules(self, length: int) -> np.ndarray:
         """``(N, N)`` bool: pairs the domain's own rules tie together (a graph's edges are marked by it);
         none for a domain without rules."""

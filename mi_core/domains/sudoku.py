@@ -288,6 +288,10 @@ class GridDomain(Domain):
     def rules(self, length: int | None = None) -> np.ndarray:
         return self.geometry.peers()
 
+    def solution(self, tokens: list[int]) -> list[int] | None:
+        count, found = solve_count(list(tokens), limit=2)
+        return found if count == 1 else None
+
 
 def digits(geometry: Geometry) -> tuple[str, ...]:
     return tuple(str(d) for d in range(1, geometry.n + 1))
