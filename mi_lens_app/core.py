@@ -13,7 +13,6 @@ import time
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
-from pathlib import Path
 
 import numpy as np
 import torch
@@ -26,9 +25,7 @@ from mi_core.mi.estimator import estimate_mi, load_estimator
 from mi_core.mi.fidelity import fidelity, pair_values
 from mi_core.mi.probe import probe
 from mi_core.models.base import ModelFileError
-from mi_core.models.oracle4 import Oracle4Model
-from mi_core.models.protein import load_protein_model
-from mi_core.models.sudoku_mdm import load_sudoku_mdm
+from mi_core.models.loading import load_model_described
 from mi_lens_app.domains import Domain
 from mi_lens_app.selector import attach_selector, hidden_size
 
@@ -52,36 +49,15 @@ def app_device() -> torch.device:
     return pick_device(os.environ.get("MI_LENS_DEVICE"))
 
 
-def _builtin(domain: Domain, device: torch.device):
-    return Oracle4Model().to(device).eval(), "Model: built in (exact conditionals)."
-
-
-def _weights_file(domain: Domain) -> Path:
+def load_domain_model(domain: Domain, device: torch.device):
+    """``(model on device, a line naming it)`` from the core's loader for the domain (raises ModelFileError
+    naming a missing or bad file, and the variable that points at another)."""
     path = domain.model_path()
-    if not path.is_file():
+    if path is not None and not path.is_file() and domain.model_fallback is None:
         raise ModelFileError(f"the {domain.label} model file {path} is missing (set {domain.model_env} to a "
                              "trained model's .safetensors)")
-    return path
-
-
-def _sudoku(domain: Domain, device: torch.device):
-    path = _weights_file(domain)
-    return load_sudoku_mdm(path, device), f"Model: `{path.name}`"
-
-
-def _protein(domain: Domain, device: torch.device):
-    """The protein model the domain's spec names (``auto``: ESM-C when its weights are here, else the shipped
-    MDM) and a line saying which, and why when ``auto`` fell back."""
-    model, info = load_protein_model(domain.model_spec(), device)
-    return model, f"Model: {info.fallback_reason or info.description}."  # the reason names the model it took
-
-
-LOADERS: dict[str, Callable] = {"sudoku9": _sudoku, "sudoku4": _builtin, "protein": _protein}
-
-
-def load_domain_model(domain: Domain, device: torch.device):
-    """``(model on device, a line naming it)`` (raises ModelFileError naming a missing or bad file)."""
-    return LOADERS[domain.key](domain, device)
+    model, description = load_model_described(None, device, domain)
+    return model, f"Model: {description}."
 
 
 @torch.no_grad()

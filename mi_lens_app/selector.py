@@ -17,8 +17,6 @@ from mi_core.decoding import STRATEGIES
 from mi_core.decoding.selector import PositionNet, load_order_net
 from mi_lens_app.domains import DOMAINS, ROOT, Domain
 
-PROBE_LENGTH = 16  # positions of the all-masked sequence that reads a sequence model's hidden size
-
 
 def uses_selector(name: str) -> bool:
     """Whether strategy ``name`` runs an order selector (it has ``selector`` and ``net`` fields)."""
@@ -34,12 +32,9 @@ def load_domain_selector(domain: Domain, device: torch.device) -> PositionNet | 
     return load_order_net(path, device, role="selector")
 
 
-@torch.no_grad()
 def hidden_size(model, domain: Domain) -> int:
-    """The size of the model's hidden states (one pass over an all-masked input)."""
-    length = domain.cells if domain.layout == "grid" else PROBE_LENGTH
-    empty = torch.full((1, length), model.mask_id, dtype=torch.long, device=model.value_tokens.device)
-    return int(model(empty).hidden.shape[-1])
+    """The size of the model's hidden states (the model interface's ``hidden_size``)."""
+    return int(model.hidden_size)
 
 
 def selector_mismatch(model, net: PositionNet, domain: Domain) -> str | None:

@@ -98,11 +98,14 @@ def evaluate(model, templates: list[np.ndarray], strategy, metric, **kwargs) -> 
 def read_inputs(domain, path, limit: int | None = None) -> tuple[list[np.ndarray], object]:
     """The states of a text file, one a line (``#`` comments and blank lines skipped), each optionally
     followed by whitespace or a comma and its solution, and the domain's metric over them. A state given
-    without a solution takes the domain's own (:meth:`Domain.solution`, e.g. a Sudoku solver's).
+    without a solution takes the domain's own (:meth:`Domain.solution`, e.g. a Sudoku solver's); a metric
+    with ``needs_solution = False`` scores states without one.
 
     Raises:
         ValueError: a line that does not parse, naming it; a state without a solution; no state at all.
     """
+    metric_cls = domain.part("metric")
+    needs_solution = getattr(metric_cls, "needs_solution", True)
     templates, solutions = [], []
     with open(path, encoding="utf-8") as fh:
         for lineno, raw in enumerate(fh, start=1):
@@ -115,7 +118,7 @@ def read_inputs(domain, path, limit: int | None = None) -> tuple[list[np.ndarray
                 solution = domain.parse_state(parts[1]) if len(parts) > 1 else domain.solution(state)
             except ValueError as err:
                 raise ValueError(f"{path}, line {lineno}: {err}") from None
-            if solution is None:
+            if solution is None and needs_solution:
                 raise ValueError(f"{path}, line {lineno}: no solution given, and the {domain.label} domain finds "
                                  "no unique one: write the solution after the state")
             templates.append(np.asarray(state))
@@ -124,4 +127,4 @@ def read_inputs(domain, path, limit: int | None = None) -> tuple[list[np.ndarray
                 break
     if not templates:
         raise ValueError(f"{path} holds no {domain.label} state")
-    return templates, domain.part("metric")(solutions, None, domain.mask_id)
+    return templates, metric_cls(solutions, None, domain.mask_id)

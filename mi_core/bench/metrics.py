@@ -29,6 +29,8 @@ def pass_stats(passes: list[int], extra: list[int] | None = None) -> dict:
 class SolvedMetric:
     """``solutions[i]``: the token ids of the one solution of input ``i``; ``levels[i]``: its label or None."""
 
+    needs_solution = True
+
     def __init__(self, solutions, levels=None, mask_id: int = 0):
         self.solutions = [np.asarray(s) for s in solutions]
         self.levels = list(levels) if levels is not None else [None] * len(self.solutions)

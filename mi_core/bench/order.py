@@ -74,7 +74,7 @@ def parse_gamma_map(spec: str) -> dict[int, float]:
 def run(model, records, name: str, params: dict, selector: Path, seed: int) -> dict:
     extra = {"selector": str(selector)} if name in ("learned", "learned_mi") else {}
     strategy = with_default_estimator(make_strategy(name, **params, **extra))
-    res = evaluate(model, records, strategy, batch_size=256, seed=seed, bf16=True, device=model.value_tokens.device)
+    res = evaluate(model, records, strategy, batch_size=256, seed=seed, bf16=True, device=model.device)
     row = {"sampler": name, "params": params, **{k: res[k] for k in ("n", "accuracy", "mean_passes", "seconds")}}
     row["by_level"] = {lvl: round(v["accuracy"], 4) for lvl, v in res.get("by_level", {}).items()}
     row["passes_hist"] = dict(sorted(Counter(res["passes"]).items()))
@@ -150,7 +150,7 @@ def protein_rows(model, info: dict, lengths_by_seed: dict, reference, budgets: l
             extra = {"selector": str(selector)} if name == "learned" else {}
             strategy = make_strategy(name, **params, **extra)
             res = protein_evaluate(model, lengths, reference, strategy, temperature=1.0, seed=seed,
-                                   device=model.value_tokens.device)
+                                   device=model.device)
             shown = {k: v for k, v in params.items() if k != "estimator"}
             row = {"sampler": name, "params": shown, "seed": seed, "T": t,
                    **{k: res[k] for k in ("n", "mean_passes", "jsd_aa", "jsd_dipeptide", "jsd_aa_floor",

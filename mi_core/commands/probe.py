@@ -1,4 +1,6 @@
-"""``python -m mi_core probe sudoku --puzzle STRING [--eps E] --json OUT``: exact pairwise MI of one state.
+"""``python -m mi_core probe DOMAIN --state STRING [--eps E] --json OUT``: exact pairwise MI of one state.
+
+``python -m mi_core probe sudoku --puzzle STRING`` (``--puzzle`` and ``--state`` are the same option on a grid)
 
 ``sudoku`` probes the 9x9 Sudoku MDM loaded from ``--model``; ``oracle4`` probes the exact 4x4 oracle
 (16-character puzzles; every number it gives is exactly known). The puzzle may have several solutions (it
@@ -21,46 +23,66 @@ import torch
 
 from mi_core.device import pick_device
 from mi_core.domains import protein
-from mi_core.domains.sudoku import to_string, to_tokens, validate
+from mi_core.domains.base import Domain
+from mi_core.domains.registry import add_domain_parsers, get_domain
 from mi_core.io import atomic_write_json, check_output, display_path
 from mi_core.mi.probe import ProbeResult, probe
+from mi_core.models.loading import load_model_described
 from mi_core.options import ArgumentParser, add_force
 
-DEFAULT_MODEL = "assets/sudoku_mdm.safetensors"
-DOMAINS = ("sudoku", "oracle4")
 
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = ArgumentParser(prog="python -m mi_core probe",
-                                     description="Exact pairwise conditional MI of one state by perturbation probing.")
-    parser.add_argument("domain", choices=DOMAINS + ("protein",),
-                        help="sudoku: the 9x9 MDM; oracle4: the exact 4x4 oracle; protein: see 'probe protein --help'")
-    parser.add_argument("--puzzle", required=True, help="grid string, row by row, '.' or '0' for blanks")
+def common_options(parser: argparse.ArgumentParser, max_batch: int) -> None:
     parser.add_argument("--eps", type=float, default=0.0, help="skip values below this probability (0: exact)")
     parser.add_argument("--json", type=Path, default=None, help="write the result here as JSON")
-    parser.add_argument("--model", default=DEFAULT_MODEL, help="Sudoku MDM weights (.safetensors + .json)")
     parser.add_argument("--device", default="auto", help="auto (CUDA when present), cpu or cuda")
-    parser.add_argument("--max-batch", type=int, default=512, help="most sequences per forward pass")
+    parser.add_argument("--max-batch", type=int, default=max_batch, help="most sequences per forward pass")
     parser.add_argument("--bf16", action="store_true", help="forward passes under bf16 autocast")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     add_force(parser)
+
+
+def state_options(parser: argparse.ArgumentParser, domain: Domain) -> None:
+    """A domain probed on one state given as text (a Sudoku grid, or a toy domain's positions)."""
+    flag = ("--puzzle", "--state") if domain.layout == "grid" else ("--state",)
+    parser.add_argument(*flag, dest="state", required=True,
+                        help="grid string, row by row, '.' or '0' for blanks" if domain.layout == "grid"
+                        else f"the state, one character a position, {domain.mask_char} for masked")
+    default = domain.model_fallback or domain.model_default
+    parser.add_argument("--model", default=default,
+                        help="weights (.safetensors + .json)" if default else "the model (built in: leave unset)")
+    common_options(parser, 512)
+
+
+def protein_options(parser: argparse.ArgumentParser, domain: Domain) -> None:
+    parser.description = "Exact pairwise conditional MI between the masked residues of one protein."
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--sequence", help="amino-acid letters; '_' or X marks a masked residue")
+    source.add_argument("--fasta", type=Path, help="a FASTA file (see --record)")
+    parser.add_argument("--record", type=int, default=None, help="which FASTA record to probe, 1-based (default 1)")
+    parser.add_argument("--mask-positions", default=None, help="1-based residues to mask, e.g. 5,9-20")
+    parser.add_argument("--mask-rate", type=float, default=0.0, help="also mask this fraction of the other residues")
+    parser.add_argument("--seed", type=int, default=0, help="seed of --mask-rate")
+    parser.add_argument("--model", default="auto", help="auto (ESM-C when its weights are here, else the MDM), "
+                        "esmc, mdm, or a path (.safetensors MDM, .pth ESM-C)")
+    common_options(parser, 128)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = ArgumentParser(prog="python -m mi_core probe", description=__doc__,
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_domain_parsers(parser, lambda sub, d: (protein_options if d.key == "protein" else state_options)(sub, d))
     return parser
 
 
-def load_domain(domain: str, puzzle: str, model_path: str, device: torch.device):
-    """``(model, tokens (N,))`` for ``domain``; raises SudokuError / ModelFileError on bad input."""
-    if domain == "oracle4":
-        from mi_core.models.oracle4 import Oracle4Model
-
-        digits, _ = validate(puzzle, size=16, require_unique=False)
-        return Oracle4Model().to(device), to_tokens([digits], device)[0]
-    from mi_core.models.sudoku_mdm import load_sudoku_mdm
-
-    digits, _ = validate(puzzle, size=None, require_unique=False)
-    model = load_sudoku_mdm(model_path, device)
-    if model.seq_len != len(digits):
-        raise ValueError(f"the model {model_path} reads {model.seq_len} cells, the puzzle has {len(digits)}")
-    return model, to_tokens([digits], device)[0]
+def load_state(domain: Domain, text: str, model_spec: str | None, device: torch.device):
+    """``(model, description, tokens (N,))``; raises a ValueError naming bad input or a bad model file."""
+    tokens = domain.parse_input(text)
+    model, description = load_model_described(model_spec, device, domain)
+    if model.seq_len is not None and model.seq_len != len(tokens):
+        raise ValueError(f"the model {model_spec} reads {model.seq_len} positions, the state has {len(tokens)}")
+    if len(tokens) > model.max_len:
+        raise ValueError(f"the state has {len(tokens)} positions, more than the {model.max_len} the model takes")
+    return model, description, torch.tensor(tokens, device=device)
 
 
 def tqdm_progress(disable: bool):
@@ -98,21 +120,21 @@ def summary(result: ProbeResult, first: int = 0, unit: str = "positions") -> str
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["protein"]:
-        return main_protein(argv[1:])
     args = build_parser().parse_args(argv)
     check_output(args.json, args.force)
+    if args.domain == "protein":
+        return main_protein(args)
+    domain = get_domain(args.domain)
     device = pick_device(args.device)
-    model, tokens = load_domain(args.domain, args.puzzle, args.model, device)
+    model, description, tokens = load_state(domain, args.state, args.model, device)
     update, close = tqdm_progress(args.no_progress)
     try:
         result = probe(model, tokens, eps=args.eps, max_batch=args.max_batch, progress=update, autocast=args.bf16)
     finally:
         close()
     if args.json is not None:
-        payload = {"domain": args.domain, "puzzle": to_string(tokens.cpu()), "device": str(device),
-                   "model": None if args.domain == "oracle4" else display_path(args.model), "eps": args.eps,
+        payload = {"domain": domain.cli_name, "puzzle": domain.state_text(tokens.cpu()), "device": str(device),
+                   "model": None if args.model is None else display_path(args.model), "eps": args.eps,
                    **result.to_json_dict()}
         atomic_write_json(args.json, payload, indent=None)
     print(summary(result))
@@ -120,28 +142,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 # ---- proteins ----
-
-
-def build_protein_parser() -> argparse.ArgumentParser:
-    parser = ArgumentParser(prog="python -m mi_core probe protein",
-                                     description="Exact pairwise conditional MI between the masked residues of one protein.")
-    source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--sequence", help="amino-acid letters; '_' or X marks a masked residue")
-    source.add_argument("--fasta", type=Path, help="a FASTA file (see --record)")
-    parser.add_argument("--record", type=int, default=None, help="which FASTA record to probe, 1-based (default 1)")
-    parser.add_argument("--mask-positions", default=None, help="1-based residues to mask, e.g. 5,9-20")
-    parser.add_argument("--mask-rate", type=float, default=0.0, help="also mask this fraction of the other residues")
-    parser.add_argument("--seed", type=int, default=0, help="seed of --mask-rate")
-    parser.add_argument("--model", default="auto", help="auto (ESM-C when its weights are here, else the MDM), "
-                        "esmc, mdm, or a path (.safetensors MDM, .pth ESM-C)")
-    parser.add_argument("--eps", type=float, default=0.0, help="skip values below this probability (0: exact)")
-    parser.add_argument("--json", type=Path, default=None, help="write the result here as JSON")
-    parser.add_argument("--device", default="auto", help="auto (CUDA when present), cpu or cuda")
-    parser.add_argument("--max-batch", type=int, default=128, help="most sequences per forward pass")
-    parser.add_argument("--bf16", action="store_true", help="forward passes under bf16 autocast")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
-    add_force(parser)
-    return parser
 
 
 def parse_positions(spec: str, length: int) -> list[int]:
@@ -193,11 +193,9 @@ def protein_state(args) -> tuple[str, np.ndarray]:
     return name, tokens
 
 
-def main_protein(argv: list[str]) -> int:
+def main_protein(args) -> int:
     from mi_core.models.protein import load_protein_model
 
-    args = build_protein_parser().parse_args(argv)
-    check_output(args.json, args.force)
     name, tokens = protein_state(args)
     device = pick_device(args.device)
     model, info = load_protein_model(args.model, device)

@@ -158,10 +158,8 @@ def load_order_net(path: str | Path, device: torch.device | str = "cpu", role: s
 
 
 def model_signature(model) -> tuple[int, int]:
-    """``(hidden size D, number of values V)`` of a masked model, from one pass over one masked position."""
-    one = torch.full((1, 1), model.mask_id, dtype=torch.long, device=model.value_tokens.device)
-    with torch.no_grad():
-        return int(model(one).hidden.shape[-1]), len(model.value_tokens)
+    """``(hidden size D, number of values V)`` of a masked model (its interface)."""
+    return int(model.hidden_size), int(model.n_values)
 
 
 def net_domain(meta: dict) -> str | None:

@@ -17,7 +17,7 @@ import importlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -80,6 +80,7 @@ class Domain:
     require_unique: bool = False
     probe_fallback: bool = False
     extra: dict = field(default_factory=dict, compare=False)
+    geometry: ClassVar = None  # a Sudoku geometry on grid domains
 
     def __post_init__(self):
         for what in ("model", "estimator", "selector"):
@@ -138,6 +139,11 @@ class Domain:
         if not tokens:
             raise DomainInputError(f"an empty {self.label} state")
         return tokens
+
+    def parse_input(self, text: str) -> list[int]:
+        """:meth:`parse_state`, then the domain's own checks of a state a user gives (e.g. a Sudoku's
+        conflicting givens); raises a ValueError naming what is wrong."""
+        return self.parse_state(text)
 
     def state_text(self, tokens) -> str:
         """The text of token ids (inverse of :meth:`parse_state`)."""

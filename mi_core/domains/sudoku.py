@@ -278,6 +278,9 @@ class GridDomain(Domain):
     def parse_state(self, text: str) -> list[int]:
         return parse_grid(text, self.cells)
 
+    def parse_input(self, text: str) -> list[int]:
+        return validate(text, size=self.cells, require_unique=False)[0]
+
     def state_text(self, tokens) -> str:
         return to_string(tokens)
 

@@ -211,10 +211,8 @@ def estimator_loss(pred: torch.Tensor, target: torch.Tensor, masked: torch.Tenso
 def check_model_match(model, estimator: MIEstimator, model_name: str = "the model",
                       estimator_name: str = "the estimator") -> None:
     """Raise :class:`EstimatorInputError` when ``estimator`` reads another hidden size D or number of values V
-    than ``model`` gives (e.g. an estimator trained on one MDM's hidden states used with another model); D is
-    read from one forward pass over a single masked position, so any model with the shared interface works."""
-    one = torch.full((1, 1), model.mask_id, dtype=torch.long, device=model.value_tokens.device)
-    d, v = model(one).hidden.shape[-1], len(model.value_tokens)
+    than ``model`` gives (e.g. an estimator trained on one MDM's hidden states used with another model)."""
+    d, v = model.hidden_size, model.n_values
     if (estimator.cfg.d_in, estimator.cfg.n_values) != (d, v):
         raise EstimatorInputError(
             f"{estimator_name} reads hidden size {estimator.cfg.d_in} and {estimator.cfg.n_values} values, "

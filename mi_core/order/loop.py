@@ -62,7 +62,7 @@ def train_order(model, draw: Callable, cfg: OrderTrainConfig, d_model: int, *, v
     the sampling generator lives there); the per-update statistics stay on the device and are read back
     once per evaluation window, so the hot loop never waits for the host between evaluations.
     """
-    device = model.value_tokens.device
+    device = model.device
     torch.manual_seed(cfg.seed)
     rng = np.random.default_rng(cfg.seed)
     gen = torch.Generator(device=device).manual_seed(cfg.seed)
@@ -142,7 +142,7 @@ def run_logged(model, draw: Callable, cfg: OrderTrainConfig, validate: Callable,
             best[0] = max(best[0], score)
 
         log(header)
-        train_order(model, draw, cfg, model.cfg.d_model, validate=validate, eval_every=eval_every,
+        train_order(model, draw, cfg, model.hidden_size, validate=validate, eval_every=eval_every,
                     checkpoint=checkpoint, log=log, nets=nets)
         log(json.dumps({"done": True, "best_val_mean": best[0], "out": str(out)}))
 

@@ -78,7 +78,7 @@ def make_validate(model, groups: list[torch.Tensor], budgets: tuple[int, ...], b
     ``val_T`` over budgets (higher is better)."""
 
     def score(choose, steps):
-        device = model.value_tokens.device
+        device = model.device
         total, passes, residues = 0.0, 0.0, 0
         for target in groups:
             start = torch.full(target.shape, MASK_ID, dtype=torch.long, device=device)

@@ -33,7 +33,7 @@ def puzzle_draw(pool: np.ndarray):
 @torch.no_grad()
 def decode_score(model, pairs: np.ndarray, strategy, bf16: bool) -> dict:
     """Whole-grid accuracy, mean passes and the pass histogram of ``strategy`` on ``(P, 2, 81)`` pairs."""
-    device = model.value_tokens.device
+    device = model.device
     tokens, solution = torch.as_tensor(pairs[:, 0], device=device), torch.as_tensor(pairs[:, 1], device=device)
     ctx = torch.autocast(device.type, dtype=torch.bfloat16) if bf16 else contextlib.nullcontext()
     with ctx:

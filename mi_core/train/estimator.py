@@ -33,9 +33,8 @@ from mi_core.mi.estimator import LOSSES, EstimatorConfig, MIEstimator, estimator
 from mi_core.mi.fidelity import fidelity
 from mi_core.options import ArgumentParser, add_force
 
-DEFAULT_OUT = "sudoku_mi_estimator"  # runs/<name>_<date-time>.safetensors
+DEFAULT_OUT = "{domain}_mi_estimator"  # runs/<name>_<date-time>.safetensors
 DEFAULT_VARIANTS = "log:free,log:bound,sqrt:bound,mse:bound,log:free:nopos"
-PROTEIN_OUT = "protein_mi_estimator"
 PROTEIN_VARIANTS = "log:free,log:bound,sqrt:bound,log:free:nosep"
 PROTEIN_REL_BUCKETS = 16  # separations up to 181 get their own buckets (see separation_bucket)
 
@@ -209,13 +208,13 @@ def build_parser() -> argparse.ArgumentParser:
     p = ArgumentParser(prog="python -m mi_core train-estimator", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--data", type=Path, required=True, help="shard directory written by make-estimator-data")
-    p.add_argument("--out", type=Path, default=None, help=f"default runs/{DEFAULT_OUT}_<date-time>.safetensors (protein data: {PROTEIN_OUT})")
+    p.add_argument("--out", type=Path, default=None, help=f"default runs/{DEFAULT_OUT}_<date-time>.safetensors")
     add_force(p)
     p.add_argument("--variants", default=None,
                    help="comma list of LOSS:bound|free[:nopos][:nosep] to compare (nopos: no position embeddings; "
-                        f"nosep: no separation feature); default {DEFAULT_VARIANTS} (protein data: {PROTEIN_VARIANTS})")
+                        f"nosep: no separation feature); default {DEFAULT_VARIANTS} (variable-length data: {PROTEIN_VARIANTS})")
     p.add_argument("--rel-buckets", type=int, default=PROTEIN_REL_BUCKETS,
-                   help="separation buckets of the pair feature (protein data only; 0: none)")
+                   help="separation buckets of the pair feature (variable-length data only; 0: none)")
     p.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
     p.add_argument("--device", default="auto", help="auto (CUDA when present), cpu or cuda")
     for f in TrainConfig.__dataclass_fields__.values():
@@ -237,18 +236,19 @@ def main(argv: list[str] | None = None) -> int:
         torch.set_num_threads(args["threads"])
     device = pick_device(args["device"])
     data, manifest = load_shards(args["data"])
-    protein = manifest.get("domain") == "protein"  # variable length: no position embeddings, separations
-    variants = parse_variants(args["variants"] or (PROTEIN_VARIANTS if protein else DEFAULT_VARIANTS))
-    args["out"] = args["out"] or default_run_path(PROTEIN_OUT if protein else DEFAULT_OUT)
+    domain = manifest.get("domain", "sudoku")
+    variable = "length" in data  # padded states of varying length: no position embeddings, separations
+    variants = parse_variants(args["variants"] or (PROTEIN_VARIANTS if variable else DEFAULT_VARIANTS))
+    args["out"] = args["out"] or default_run_path(DEFAULT_OUT.format(domain=domain))
     est_cfg = EstimatorConfig(d_in=data["hidden"].shape[-1], n_values=data["probs"].shape[-1],
-                              n_positions=0 if protein else data["hidden"].shape[1], d_pos=args["d_pos"],
+                              n_positions=0 if variable else data["hidden"].shape[1], d_pos=args["d_pos"],
                               d_node=args["d_node"], d_proj=args["d_proj"], d_pair=args["d_pair"],
-                              rel_buckets=args["rel_buckets"] if protein else 0)
+                              rel_buckets=args["rel_buckets"] if variable else 0)
     def log(m):
         return print(m, file=sys.stderr, flush=True)
     log(f"{manifest['summary']['states']} states from {args['data']}: {json.dumps(manifest['summary'])}")
     estimator, summary = train_variants(to_device(data, device), est_cfg, cfg, variants, log)
-    extra = {"params": estimator.num_params(), "domain": manifest.get("domain", "sudoku"),
+    extra = {"params": estimator.num_params(), "domain": domain,
              "mdm": manifest["model"], "mdm_sha256": manifest["model_sha256"],
              "data": {"dir": str(args["data"]), "command": manifest.get("command"), "config": manifest["config"],
                       **manifest["summary"]},

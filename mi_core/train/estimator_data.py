@@ -111,8 +111,8 @@ def make_shard(model, source, index: int, device, on_state=None, pad_id: int = 0
 
 def command_line(domain: Domain, source, model_path: Path, out: Path) -> str:
     """The ``make-estimator-data`` command that writes exactly these shards."""
-    return (f"python -m mi_core make-estimator-data {domain.cli_name} --model {model_path} --out {out} "
-            f"{source.options()}")
+    model = "" if model_path is None else f"--model {model_path} "
+    return f"python -m mi_core make-estimator-data {domain.cli_name} {model}--out {out} {source.options()}"
 
 
 def run(model, model_path: Path, cfg, out: Path, device, log=print) -> dict:
@@ -167,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.threads:
         torch.set_num_threads(args.threads)
     device = pick_device(args.device)
-    model = load_model(args.model, device, domain=args.domain)
+    model = load_model(None if args.model is None else str(args.model), device, domain=args.domain)
     start = time.time()
     summary = run(model, args.model, cfg, args.out, device, log=lambda m: print(m, file=sys.stderr, flush=True))
     summary["wall_seconds_this_run"] = round(time.time() - start, 1)

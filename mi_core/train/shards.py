@@ -95,7 +95,8 @@ def write_manifest(out: Path, cfg, model_path: Path, model, command: str,
     """
     manifest = {"config": json.loads(json.dumps(asdict(cfg))), "sources": list(sources), "domain": domain,
                 "command": command,
-                "model": str(model_path), "model_sha256": file_sha256(model_path),
+                "model": None if model_path is None else str(model_path),
+                "model_sha256": None if model_path is None else file_sha256(model_path),
                 "model_config": asdict(model.cfg) if hasattr(model, "cfg") else None}
     path = out / MANIFEST
     if path.is_file():
