@@ -9,10 +9,10 @@ import json
 import numpy as np
 import pytest
 import torch
+from toy_domain import TOY, exact_mi
 
 from mi_core import cli
 from mi_core.decoding import STRATEGIES
-from tests.toy_domain import TOY, exact_mi
 
 
 @pytest.fixture

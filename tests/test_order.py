@@ -357,7 +357,7 @@ def test_train_order_cli_runs_and_writes_checkpoints(tmp_path, model_path):
     out = tmp_path / "sel.safetensors"
     args = ["train-order", "sudoku", "--model", str(model_path), "--out", str(out), "--updates", "2",
             "--batch", "2", "--samples", "2", "--steps-budget", "3", "--eval-every", "2", "--eval-puzzles", "4",
-            "--puzzle-pool", "4", "--bf16", "false"]
+            "--puzzle-pool", "4", "--no-bf16"]
     assert cli_main(args) == 0
     meta = json.loads(out.with_suffix(".json").read_text())
     assert meta["config"]["role"] == "selector" and meta["denoiser_frozen"] is True

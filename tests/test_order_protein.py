@@ -138,7 +138,7 @@ def test_train_order_protein_cli_writes_selector_denoiser_and_resumes(tmp_path, 
     save_protein_mdm(tiny_protein, model)
     base = ["train-order", "protein", "--model", str(model), "--fasta", str(fasta), "--lengths", "20-30",
             "--updates", "2", "--batch", "2", "--samples", "2", "--steps-budget", "3", "--eval-every", "2",
-            "--eval-per-length", "1", "--bf16", "false"]
+            "--eval-per-length", "1", "--no-bf16"]
     assert cli_main(base + ["--out", str(out)]) == 0
     meta = json.loads(out.with_suffix(".json").read_text())
     assert meta["denoiser_frozen"] is True and "val_T3" in meta["curve"][0] and "margin_T3" in meta["curve"][0]

@@ -355,7 +355,7 @@ def test_cli_oracle4_is_exact(tmp_path):
         (EASY[:-1] + "x", "bad character 'x' at position 80"),
         ("55" + EASY[2:], "digit 5 appears twice in row 1"),
         ("12345678." + "." * 27 + "........9" + "." * 36, "no solution"),
-        ("1...........4...", "reads 81 cells, the puzzle has 16"),
+        ("1...........4...", "a Sudoku has 81 cells, got 16 characters"),
     ],
 )
 def test_cli_bad_puzzles(model_path, capsys, puzzle, message):

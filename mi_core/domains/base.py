@@ -46,7 +46,9 @@ class Domain:
 
     Parts (``"module:attribute"`` or the object itself, resolved by :meth:`part`): ``model_loader``
     ``(spec, device) -> (model, description)``, ``states`` (the state source factory of estimator data, see
-    :mod:`mi_core.train.estimator_data`) and ``metric`` (a decode metric class with ``update``/``compute``).
+    :mod:`mi_core.train.estimator_data`), ``metric`` (a decode metric class with ``update``/``compute``) and
+    ``order_task`` (a module giving ``add_arguments(parser)`` and ``run(args, cfg, model_path, out, log_path,
+    device)``: the start states and validation of the order trainer, :mod:`mi_core.order.train`).
 
     App behaviour: ``exact_model`` (its conditionals are exact), ``fallback_eps`` (pruning of the exact probe
     used when no estimator is available), ``clue_range`` (givens of a generated puzzle), ``require_unique``
@@ -74,6 +76,7 @@ class Domain:
     model_loader: Any = None
     states: Any = None
     metric: Any = None
+    order_task: Any = None
     exact_model: bool = False
     fallback_eps: float = 1e-3
     clue_range: tuple[int, int] = (24, 60)
@@ -208,7 +211,8 @@ class Domain:
             raise ValueError(f"the {self.label} domain has no {name.replace('_', ' ')}")
         if isinstance(ref, str):
             module, _, attr = ref.partition(":")
-            return getattr(importlib.import_module(module), attr)
+            module = importlib.import_module(module)
+            return getattr(module, attr) if attr else module
         return ref
 
 

@@ -22,6 +22,7 @@ import torch
 
 from mi_core.domains.protein import MASK_ID, ProteinRecord, read_fasta, split_records
 from mi_core.models.protein_mdm import load_protein_mdm, save_protein_mdm
+from mi_core.options import parse_lengths
 from mi_core.order.elbo import margin_choice, schedule_loglik, selector_choice
 from mi_core.order.loop import OrderTrainConfig, run_logged
 
@@ -120,6 +121,18 @@ def run_protein(model_path: Path, fasta: Path, out: Path, log_path: Path, cfg: O
                {"domain": "protein", "denoiser": str(model_path), "fasta": str(fasta), "lengths": list(lengths),
                 "eval_per_length": eval_per_length, "validation": "teacher-forced log-likelihood per residue"},
                init=init, save_denoiser=save_protein_mdm)
+
+
+def add_arguments(p) -> None:
+    p.add_argument("--fasta", type=Path, default=Path("../shared/data/protein/cath-dataset-nonredundant-S40.fa"),
+                   help="FASTA read with the strict rule; training windows from its train split, validation from val")
+    p.add_argument("--lengths", default="50-100", help="LO-HI: window lengths drawn per batch")
+    p.add_argument("--eval-per-length", type=int, default=16, help="validation windows per length (4 lengths)")
+
+
+def run(args, cfg: OrderTrainConfig, model_path: Path, out: Path, log_path: Path, device) -> None:
+    run_protein(model_path, args.fasta, out, log_path, cfg, parse_lengths(args.lengths), args.eval_every,
+                args.eval_per_length, args.init, device=device)
 
 
 __all__ = ["make_validate", "run_protein", "val_lengths", "validation_windows", "window_draw"]

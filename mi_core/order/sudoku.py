@@ -77,3 +77,13 @@ def run_sudoku(model_path: Path, out: Path, log_path: Path, cfg: OrderTrainConfi
     run_logged(model, puzzle_draw(pool), cfg, validate, out, log_path, eval_every, header,
                {"domain": "sudoku", "denoiser": str(model_path), "puzzle_pool": puzzle_pool, "eval_puzzles": eval_puzzles},
                init=init, save_denoiser=save_sudoku_mdm)
+
+
+def add_arguments(p) -> None:
+    p.add_argument("--puzzle-pool", type=int, default=2000, help="training puzzles generated")
+    p.add_argument("--eval-puzzles", type=int, default=100)
+
+
+def run(args, cfg: OrderTrainConfig, model_path: Path, out: Path, log_path: Path, device) -> None:
+    run_sudoku(model_path, out, log_path, cfg, args.puzzle_pool, args.eval_every, args.eval_puzzles, args.init,
+               device=device)

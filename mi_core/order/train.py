@@ -1,4 +1,4 @@
-"""Train an order selector: ``python -m mi_core train-order sudoku|protein ...``.
+"""Train an order selector: ``python -m mi_core train-order DOMAIN ...`` (``train-order DOMAIN -h`` for its options).
 
 Each update draws a batch of start states with their clean sequences (Sudoku: generated puzzles;
 proteins: all-mask windows of training sequences, :mod:`mi_core.order.protein`) and one budget T
@@ -14,27 +14,24 @@ each with its config, the training settings and the curve.
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 import torch
 
 from mi_core.device import pick_device
+from mi_core.domains.base import Domain
+from mi_core.domains.registry import add_domain_parsers, get_domain
 from mi_core.io import check_output, default_run_path
-from mi_core.options import ArgumentParser, add_force, parse_lengths
+from mi_core.options import ArgumentParser, add_force
 from mi_core.order.loop import OrderTrainConfig, load_nets, run_logged, train_order  # noqa: F401  (re-exported)
 
-DEFAULTS = {  # domain -> (denoiser, selector out)
-    "sudoku": (Path("assets/sudoku_mdm.safetensors"), Path("assets/sudoku_order_selector.safetensors")),
-    "protein": (Path("assets/protein_mdm.safetensors"), Path("assets/protein_order_selector.safetensors")),
-}
 
-
-def main(argv: list[str] | None = None) -> None:
-    parser = ArgumentParser(prog="python -m mi_core train-order", description=__doc__)
-    parser.add_argument("domain", choices=sorted(DEFAULTS), help="sudoku (generated puzzles) or protein "
-                        "(all-mask windows of real sequences, --fasta)")
-    parser.add_argument("--model", type=Path, default=None, help="the frozen MDM (default: the shipped one)")
-    parser.add_argument("--out", type=Path, default=None, help="selector weights (default: runs/<domain>_order_selector_<date-time>.safetensors)")
+def options(parser: argparse.ArgumentParser, domain: Domain) -> None:
+    default = domain.model_fallback or domain.model_default
+    parser.add_argument("--model", type=Path, default=Path(default), help="the frozen MDM (default: the shipped one)")
+    parser.add_argument("--out", type=Path, default=None,
+                        help=f"selector weights (default: runs/{domain.cli_name}_order_selector_<date-time>.safetensors)")
     add_force(parser)
     parser.add_argument("--log", type=Path, default=None, help="JSON-lines log (default: OUT with _log.jsonl)")
     parser.add_argument("--steps-budget", default="5,10,15,20", help="budget(s) T, comma-separated; one "
@@ -46,7 +43,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--lr", type=float, default=OrderTrainConfig.lr)
     parser.add_argument("--width", type=int, default=OrderTrainConfig.width)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--bf16", type=lambda s: s.lower() in ("1", "true", "yes"), default=True)
+    parser.add_argument("--bf16", action=argparse.BooleanOptionalAction, default=True,
+                        help="bf16 autocast for the MDM passes")
     parser.add_argument("--time-budget", type=float, default=0.0, help="seconds (0: run all updates)")
     parser.add_argument("--eval-every", type=int, default=50)
     parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0 = torch's default)")
@@ -58,15 +56,19 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--finetune", action="store_true", help="train the denoiser jointly on the ELBO's "
                         "denoising term; it is saved beside the selector as *_denoiser")
     parser.add_argument("--denoiser-lr", type=float, default=OrderTrainConfig.denoiser_lr)
-    sudoku = parser.add_argument_group("sudoku")
-    sudoku.add_argument("--puzzle-pool", type=int, default=2000, help="training puzzles generated")
-    sudoku.add_argument("--eval-puzzles", type=int, default=100)
-    protein = parser.add_argument_group("protein")
-    protein.add_argument("--fasta", type=Path, default=Path("../shared/data/protein/cath-dataset-nonredundant-S40.fa"),
-                         help="FASTA read with the strict rule; training windows from its train split, validation from val")
-    protein.add_argument("--lengths", default="50-100", help="LO-HI: window lengths drawn per batch")
-    protein.add_argument("--eval-per-length", type=int, default=16, help="validation windows per length (4 lengths)")
-    args = parser.parse_args(argv)
+    domain.part("order_task").add_arguments(parser)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = ArgumentParser(prog="python -m mi_core train-order", description=__doc__,
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_domain_parsers(parser, options, needs="order_task")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = build_parser().parse_args(argv)
+    domain = get_domain(args.domain)
     try:
         budgets = tuple(int(b) for b in args.steps_budget.split(","))
     except ValueError:
@@ -80,19 +82,9 @@ def main(argv: list[str] | None = None) -> None:
     if args.init is not None:
         load_nets(args.init)  # a missing or wrong --init fails now, before the data are built
     device = pick_device(args.device)
-    model_path = args.model or DEFAULTS[args.domain][0]
-    out = check_output(args.out or default_run_path(f"{args.domain}_order_selector"), args.force, "--out")
+    out = check_output(args.out or default_run_path(f"{domain.cli_name}_order_selector"), args.force, "--out")
     log_path = args.log or out.with_name(out.stem + "_log.jsonl")
-    if args.domain == "sudoku":
-        from mi_core.order.sudoku import run_sudoku
-
-        run_sudoku(model_path, out, log_path, cfg, args.puzzle_pool, args.eval_every, args.eval_puzzles, args.init,
-                   device=device)
-    else:
-        from mi_core.order.protein import run_protein
-
-        run_protein(model_path, args.fasta, out, log_path, cfg, parse_lengths(args.lengths), args.eval_every,
-                    args.eval_per_length, args.init, device=device)
+    domain.part("order_task").run(args, cfg, args.model, out, log_path, device)
 
 
 __all__ = ["OrderTrainConfig", "train_order"]

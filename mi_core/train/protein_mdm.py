@@ -197,7 +197,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0 = torch's default)")
     for f in list(ProteinMDMConfig.__dataclass_fields__.values()) + list(TrainConfig.__dataclass_fields__.values()):
         kind = type(f.default)
-        parser.add_argument(f"--{f.name.replace('_', '-')}", type=(lambda s: s.lower() in ("1", "true", "yes")) if kind is bool else kind, default=f.default)
+        if kind is bool:
+            parser.add_argument(f"--{f.name.replace('_', '-')}", action=argparse.BooleanOptionalAction, default=f.default)
+        else:
+            parser.add_argument(f"--{f.name.replace('_', '-')}", type=kind, default=f.default)
     args = vars(parser.parse_args(argv))
     args["out"] = check_output(args["out"] or default_run_path("protein_mdm"), args.pop("force"), "--out")
     threads = args.pop("threads")
