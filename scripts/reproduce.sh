@@ -47,15 +47,18 @@ for set in "kaggle_graded_dev.csv Expert" "kaggle_graded_dev.csv Hard" "top1465.
     name=${file%.*}${level:+_$level}
     python -m mi_core sweep sudoku --puzzles "$DATA/$file" ${level:+--level $level} --limit 200 --bf16 --merge \
         --samplers sequential,topk,top_margin,eb,threshold,mask_predict --name "$name" \
-        --json "assets/benchmarks/sweep_${name}.json" --markdown BENCHMARKS.md --html "assets/benchmarks/sweep_${name}.html" --plotlyjs beside
+        --json "assets/benchmarks/sweep_${name}.json" --markdown BENCHMARKS.md
+    python -m mi_lens_app.sweep_plot "assets/benchmarks/sweep_${name}.json" "assets/benchmarks/sweep_${name}.html" --plotlyjs beside --force
     # after 2a: the MI-guided rows join the same table
     python -m mi_core sweep sudoku --puzzles "$DATA/$file" ${level:+--level $level} --limit 200 --bf16 --merge \
-        --samplers mi --name "$name" --json "assets/benchmarks/sweep_${name}.json" --markdown BENCHMARKS.md --html "assets/benchmarks/sweep_${name}.html" --plotlyjs beside
+        --samplers mi --name "$name" --json "assets/benchmarks/sweep_${name}.json" --markdown BENCHMARKS.md
+    python -m mi_lens_app.sweep_plot "assets/benchmarks/sweep_${name}.json" "assets/benchmarks/sweep_${name}.html" --plotlyjs beside --force
 done
 for level in Expert Hard; do  # larger lambda, tried after the default grid
     python -m mi_core sweep sudoku --puzzles "$DATA/kaggle_graded_dev.csv" --level $level --limit 200 --bf16 --merge \
         --grid "mi:gamma=0.3,0.6,1;lam=5,10" --name "kaggle_graded_dev_$level" \
-        --json "assets/benchmarks/sweep_kaggle_graded_dev_$level.json" --markdown BENCHMARKS.md --html "assets/benchmarks/sweep_kaggle_graded_dev_$level.html" --plotlyjs beside
+        --json "assets/benchmarks/sweep_kaggle_graded_dev_$level.json" --markdown BENCHMARKS.md
+    python -m mi_lens_app.sweep_plot "assets/benchmarks/sweep_kaggle_graded_dev_$level.json" "assets/benchmarks/sweep_kaggle_graded_dev_$level.html" --plotlyjs beside --force
 done
 
 # 3. app speed (needs both models)
@@ -71,7 +74,8 @@ python -m mi_core train protein --fasta "$PROTEIN" --out assets/protein_mdm.safe
 python scripts/training_summary.py assets/protein_mdm.json assets/protein_mdm_training.md --command "(the command above)"
 FASTA="$PROTEIN" bash scripts/protein_estimator.sh
 python -m mi_core sweep protein --reference "$PROTEIN" --samples 300 --lengths 50-100 \
-    --estimator assets/protein_mi_estimator.safetensors --name cath_reference --json assets/benchmarks/sweep_protein_cath.json --markdown BENCHMARKS.md --html "assets/benchmarks/sweep_protein_cath.html" --plotlyjs beside --force
+    --estimator assets/protein_mi_estimator.safetensors --name cath_reference --json assets/benchmarks/sweep_protein_cath.json --markdown BENCHMARKS.md --force
+python -m mi_lens_app.sweep_plot assets/benchmarks/sweep_protein_cath.json assets/benchmarks/sweep_protein_cath.html --plotlyjs beside --force
 python scripts/make_protein_presets.py --fasta "$PROTEIN"
 
 # 4b. column 2: the learned order selector (50 min) and its benchmark
@@ -93,7 +97,8 @@ for set in "kaggle_graded_dev.csv Expert" "kaggle_graded_dev.csv Hard" "top1465.
     name=${file%.*}${level:+_$level}
     python -m mi_core sweep sudoku --puzzles "$DATA/$file" ${level:+--level $level} --limit 200 --bf16 --merge \
         --grid "mi:gamma=0.3,0.6,1,1.5,2,3;lam=0.25,0.5,1,2;relative=true" --name "$name" \
-        --json "assets/benchmarks/sweep_${name}.json" --markdown BENCHMARKS.md --html "assets/benchmarks/sweep_${name}.html" --plotlyjs beside
+        --json "assets/benchmarks/sweep_${name}.json" --markdown BENCHMARKS.md
+    python -m mi_lens_app.sweep_plot "assets/benchmarks/sweep_${name}.json" "assets/benchmarks/sweep_${name}.html" --plotlyjs beside --force
 done
 python scripts/compare_frontiers.py assets/benchmarks/sweep_kaggle_graded_dev_Hard.json \
     assets/benchmarks/sweep_kaggle_graded_dev_Expert.json assets/benchmarks/sweep_top1465.json \
@@ -113,7 +118,8 @@ bash scripts/protein_seed_noise.sh
 for v in false true; do  # estimated vs exact MI in the loop (section mi-exact-check, written by hand from these JSONs)
     python -m mi_core sweep sudoku --puzzles "$DATA/kaggle_graded_dev.csv" --level Hard --limit 40 \
         --grid "mi:gamma=1;lam=1;relative=$v" --grid "mi_exact:gamma=1;lam=1;eps=0.001;relative=$v" \
-        --name "kaggle_Hard_first40_exact_$v" --markdown - --json "assets/benchmarks/mi_exact_hard40_relative_$v.json" --html "assets/benchmarks/mi_exact_hard40_relative_$v.html" --plotlyjs beside --force
+        --name "kaggle_Hard_first40_exact_$v" --markdown - --json "assets/benchmarks/mi_exact_hard40_relative_$v.json" --force
+    python -m mi_lens_app.sweep_plot "assets/benchmarks/mi_exact_hard40_relative_$v.json" "assets/benchmarks/mi_exact_hard40_relative_$v.html" --plotlyjs beside --force
 done
 
 # --- session 3 (learned order: proteins, joint fine-tuning, paced and learned_mi) ---

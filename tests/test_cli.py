@@ -120,7 +120,7 @@ def test_sweep_writes_rows_html_and_section(tmp_path, model_path):
     out, md = tmp_path / "s.json", tmp_path / "B.md"
     base = ["sweep", "sudoku", "--puzzles", str(puzzles), "--json", str(out), "--markdown", str(md),
             "--model", str(model_path), "--device", "cpu"]
-    assert main(base + ["--grid", "topk:k=2,4", "--name", "demo", "--html", str(out.with_suffix(".html"))]) == 0
+    assert main(base + ["--grid", "topk:k=2,4", "--name", "demo"]) == 0
     assert main(base + ["--grid", "sequential", "--name", "demo", "--merge"]) == 0
     rows = json.loads(out.read_text())
     assert [(r["sampler"], r["params"]) for r in rows] == [("topk", {"k": "2"}), ("topk", {"k": "4"}), ("sequential", {})]
@@ -128,9 +128,15 @@ def test_sweep_writes_rows_html_and_section(tmp_path, model_path):
     assert rows[2]["mean_passes"] == (EASY.count(".") + OTHER.count(".")) / 2
     text = md.read_text()
     assert text.count("<!-- sweep-demo:start -->") == 1 and "| sequential |" in text and "--merge" in text
-    assert out.with_suffix(".html").is_file()
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["B.md", "p.txt", "s.html", "s.json", "tiny.json",
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["B.md", "p.txt", "s.json", "tiny.json",
                                                           "tiny.safetensors"]  # nothing it was not told to write
+    assert main(base + ["--grid", "sequential", "--html", str(out.with_suffix(".html"))]) == 2  # drawn by the app now
+    from mi_lens_app.sweep_plot import main as plot_main
+
+    assert plot_main([str(out), str(out.with_suffix(".html"))]) == 0
+    html = out.with_suffix(".html").read_text()
+    assert "frontier" in html and "topk" in html and "plotly" in html.lower()
+    assert plot_main([str(md), str(tmp_path / "x.html")]) == 2  # not a sweep's rows: one clear error
 
 
 def test_bench_json_records_settings_and_repo_relative_paths(tmp_path, model_path):

@@ -242,7 +242,7 @@ def test_protein_sweep_rows_html_and_section(files, tmp_path, capsys):
     out, md = tmp_path / "s.json", tmp_path / "B.md"
     base = ["sweep", "protein", "--reference", str(fasta), "--samples", "4", "--lengths", "6-10", "--json", str(out),
             "--markdown", str(md), "--model", str(model), "--device", "cpu", "--name", "tiny"]
-    assert main(base + ["--grid", "topk:k=2,4", "--grid", "mi:gamma=1;lam=1", "--html", str(out.with_suffix(".html"))]) == 0
+    assert main(base + ["--grid", "topk:k=2,4", "--grid", "mi:gamma=1;lam=1"]) == 0
     assert "skipping mi" in capsys.readouterr().err
     rows = json.loads(out.read_text())
     assert [(r["sampler"], r["params"]) for r in rows] == [("topk", {"k": "2"}), ("topk", {"k": "4"})]
@@ -254,7 +254,9 @@ def test_protein_sweep_rows_html_and_section(files, tmp_path, capsys):
     assert rows[0]["mean_passes"] > rows[1]["mean_passes"] and rows[3]["mean_passes"] == np.mean(PB.draw_lengths(4, 6, 10))
     text = md.read_text()
     assert text.count("<!-- sweep-protein-tiny:start -->") == 1 and "| sequential |" in text and "JSD dipeptide" in text
-    assert out.with_suffix(".html").is_file()
+    from mi_lens_app.sweep_plot import main as plot_main
+
+    assert plot_main([str(out), str(out.with_suffix(".html"))]) == 0 and "JSD" in out.with_suffix(".html").read_text()
     assert main(base + ["--samplers", "mi", "--force"]) == 2  # the default grid's mi rows without an estimator: nothing left
     assert "grid is empty" in capsys.readouterr().err
 

@@ -2,10 +2,9 @@
 
 Writes a JSON list of rows (``sampler``, ``params``, ``n``, ``accuracy``, ``cell_accuracy``, ``mean_passes``,
 ``seconds``, ``set`` and the settings: ``seed``, ``batch_size``, ``limit``, ``level``, ``precision``) and
-nothing else unless asked: ``--html PATH`` writes the accuracy-versus-mean-passes frontier as one
-self-contained plotly HTML file, ``--markdown FILE`` a Markdown table into a section of FILE named after
-the puzzle set. An existing ``--json`` or ``--html`` is only replaced with ``--force`` (``--merge`` adds to
-the rows of an existing ``--json`` and replaces ``--html``).
+nothing else unless asked: ``--markdown FILE`` writes a Markdown table into a section of FILE named after
+the puzzle set. An existing ``--json`` is only replaced with ``--force`` (``--merge`` adds to its rows).
+The frontier plot is drawn from the rows by ``python -m mi_lens_app.sweep_plot ROWS.json OUT.html``.
 
 ``python -m mi_core sweep protein --reference FASTA --samples N --lengths 50-100 --json OUT --name NAME``: the
 same for protein generation (see :func:`protein_main`): rows with ``sampler``, ``params``, ``n``,
@@ -14,6 +13,7 @@ same for protein generation (see :func:`protein_main`): rows with ``sampler``, `
 
 from __future__ import annotations
 
+import argparse
 import itertools
 import json
 import shlex
@@ -27,9 +27,10 @@ from mi_core.bench.report import frontier, markdown_table, update_section, write
 from mi_core.bench.sudoku import evaluate, warm_up, with_default_estimator
 from mi_core.decoding import STRATEGIES, make_strategy
 from mi_core.device import pick_device
+from mi_core.domains.registry import add_domain_parsers
 from mi_core.domains.sudoku import read_puzzles
 from mi_core.io import check_output, display_path
-from mi_core.models.sudoku_mdm import load_sudoku_mdm
+from mi_core.models.loading import load_model
 from mi_core.options import ArgumentParser, add_force
 
 DEFAULT_GRID = [
@@ -102,67 +103,21 @@ def check_outputs(args) -> list[dict]:
         check_output(args.json, args.force, "--json")
     else:
         check_output(args.json, True, "--json")
-    check_output(args.html, args.force or args.merge, "--html")  # --merge updates the plot of the rows too
     if args.markdown is not None and str(args.markdown) != "-":
         check_output(args.markdown, True, "--markdown")  # a report file: its own section is replaced
     return old
-
-
-def write_html(make_figure, path: Path | None, plotlyjs: str = "inline") -> None:
-    """The plot ``make_figure()`` as HTML at ``path``: plotly.js inlined (one self-contained file, works
-    offline), or with ``plotlyjs="beside"`` a ``plotly.min.js`` written next to it (several plots share one
-    copy). Without plotly installed (e.g. a bare GPU machine) say so on stderr and write nothing."""
-    if path is None:
-        return
-    try:
-        import plotly  # noqa: F401
-    except ModuleNotFoundError:
-        print(f"note: plotly is not installed, so no frontier HTML was written ({path})", file=sys.stderr)
-        return
-    from mi_core.io import atomic_write_text
-
-    fig = make_figure()
-
-    if plotlyjs == "beside":
-        fig.write_html(path, include_plotlyjs="directory")
-    else:
-        atomic_write_text(path, fig.to_html(include_plotlyjs=True, full_html=True))
 
 
 def add_output_options(p) -> None:
     p.add_argument("--json", type=Path, required=True)
     p.add_argument("--merge", action="store_true",
                    help="add to the rows already in --json (a rerun of a sampler and params replaces its row)")
-    p.add_argument("--html", type=Path, default=None, help="also write the frontier plot here (self-contained)")
-    p.add_argument("--plotlyjs", choices=["inline", "beside"], default="inline",
-                   help="with --html: inline plotly.js, or write plotly.min.js beside the HTML (shared by several)")
     p.add_argument("--markdown", type=Path, default=None,
                    help="also write a table into this report file's section for the set (e.g. BENCHMARKS.md)")
     add_force(p)
 
 
-def frontier_figure(rows: list[dict], title: str):
-    """Plotly figure: accuracy against mean passes, one trace per sampler."""
-    import plotly.graph_objects as go
-
-    fig = go.Figure()
-    for name in dict.fromkeys(r["sampler"] for r in rows):
-        pts = sorted((r for r in rows if r["sampler"] == name), key=lambda r: r["mean_passes"])
-        fig.add_trace(go.Scatter(
-            x=[r["mean_passes"] for r in pts], y=[100 * r["accuracy"] for r in pts], mode="lines+markers", name=name,
-            text=[", ".join(f"{k}={v}" for k, v in r["params"].items()) for r in pts],
-            hovertemplate="%{text}<br>passes %{x:.1f}<br>accuracy %{y:.1f}%<extra>" + name + "</extra>"))
-    fig.update_layout(title=title, xaxis_title="mean forward passes per puzzle", yaxis_title="puzzles solved (%)",
-                      xaxis_type="log", template="plotly_white")
-    return fig
-
-
-def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["protein"]:
-        return protein_main(argv[1:])
-    p = ArgumentParser(prog="python -m mi_core sweep", description=__doc__)
-    p.add_argument("domain", choices=["sudoku", "protein"], help="'sweep protein -h' for the protein options")
+def sudoku_options(p, domain) -> None:
     p.add_argument("--puzzles", required=True, type=Path)
     p.add_argument("--limit", type=int, default=None)
     p.add_argument("--level", default=None, help="only puzzles of this level (CSV files with a level column)")
@@ -171,12 +126,27 @@ def main(argv: list[str] | None = None) -> int:
                    help='e.g. "topk:k=2,4,7" or "mi:gamma=0.1,0.3;lam=1,2" (repeatable; replaces the default grid)')
     p.add_argument("--samplers", default=None, help="comma-separated: keep only these samplers of the grid")
     add_output_options(p)
-    p.add_argument("--model", type=Path, default=Path("assets/sudoku_mdm.safetensors"))
+    p.add_argument("--model", type=Path, default=domain.model_default and Path(domain.model_default),
+                   help="weights (default: the domain's shipped model)")
     p.add_argument("--device", default="auto")
     p.add_argument("--bf16", action="store_true", help="bf16 autocast for the model passes (faster on CPUs with AMX)")
     p.add_argument("--batch-size", type=int, default=256)
     p.add_argument("--seed", type=int, default=0)
-    args = p.parse_args(argv)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = ArgumentParser(prog="python -m mi_core sweep", description=__doc__,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_domain_parsers(p, lambda sub, d: (protein_options if d.key == "protein" else sudoku_options)(sub, d),
+                       needs="metric")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser().parse_args(argv)
+    if args.domain == "protein":
+        return protein_main(args, argv)
     old_rows = check_outputs(args)
 
     configs = [c for spec in (args.grid or DEFAULT_GRID) for c in parse_grid_spec(spec)]
@@ -194,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     set_name = args.name or (args.puzzles.stem + (f"_{args.level}" if args.level else ""))
     strategies = [with_default_estimator(make_strategy(name, **params)) for name, params in configs]  # fail fast on bad params
     device = pick_device(args.device)
-    model = load_sudoku_mdm(args.model, device)
+    model = load_model(None if args.model is None else str(args.model), device, domain=args.domain)
     cmd = "python -m mi_core sweep " + " ".join(argv if argv is not None else sys.argv[1:])
     rows = []
     for strategy in strategies:  # untimed: each row's seconds exclude loading its estimator or selector
@@ -206,15 +176,13 @@ def main(argv: list[str] | None = None) -> int:
         res.pop("passes")
         rows.append({"set": set_name, "sampler": name, "params": params, **res, "precision": "bf16" if args.bf16 else "fp32",
                      "puzzles": display_path(args.puzzles), "level": args.level, "limit": args.limit, "seed": args.seed,
-                     "batch_size": args.batch_size, "temperature": 0.0, "model": display_path(args.model), "command": cmd})
+                     "batch_size": args.batch_size, "temperature": 0.0,
+                     "model": None if args.model is None else display_path(args.model), "command": cmd})
         print(f"{set_name} {name} {params}: accuracy {res['accuracy']:.3f}, mean passes {res['mean_passes']:.1f}",
               file=sys.stderr)
     if args.merge:
         rows = merge_rows(old_rows, rows)
     write_json(rows, args.json)
-    if args.html is not None:
-        write_html(lambda: frontier_figure(rows, f"Accuracy vs passes: {set_name} (n={len(records)})"), args.html,
-                   args.plotlyjs)
     if args.markdown is not None and str(args.markdown) != "-":
         table = markdown_table(rows, [("sampler", "sampler"), ("params", "params"), ("n", "n"),
                                       ("accuracy", "accuracy"), ("cell_accuracy", "cell acc."),
@@ -236,28 +204,6 @@ PROTEIN_GRID = [
     "mi:gamma=1,2,4;lam=1",
     "random:steps=10",
 ]
-
-
-def protein_frontier_figure(rows: list[dict], title: str):
-    """Plotly figure: dipeptide JSD (left) and amino-acid JSD (right) against mean passes, a trace per sampler."""
-    import plotly.graph_objects as go
-    from plotly.colors import qualitative
-    from plotly.subplots import make_subplots
-
-    fig = make_subplots(rows=1, cols=2, subplot_titles=("dipeptide composition", "amino-acid composition"))
-    colors = qualitative.Plotly
-    for n, name in enumerate(dict.fromkeys(r["sampler"] for r in rows)):
-        pts = sorted((r for r in rows if r["sampler"] == name), key=lambda r: r["mean_passes"])
-        text = [", ".join(f"{k}={v}" for k, v in r["params"].items()) for r in pts]
-        for col, key in ((1, "jsd_dipeptide"), (2, "jsd_aa")):
-            fig.add_trace(go.Scatter(
-                x=[r["mean_passes"] for r in pts], y=[r[key] for r in pts], mode="lines+markers", name=name,
-                legendgroup=name, showlegend=col == 1, text=text, line_color=colors[n % len(colors)],
-                hovertemplate="%{text}<br>passes %{x:.1f}<br>JSD %{y:.4f} bits<extra>" + name + "</extra>"), row=1, col=col)
-    fig.update_xaxes(title_text="mean forward passes per sequence", type="log")
-    fig.update_yaxes(title_text="JSD from the reference (bits)")
-    fig.update_layout(title=title, template="plotly_white")
-    return fig
 
 
 def protein_frontier(rows: list[dict], key: str = "jsd_dipeptide") -> list[dict]:
@@ -292,9 +238,8 @@ def protein_configs(grid: list[str], samplers: str | None, estimator: Path | Non
     return out
 
 
-def protein_main(argv: list[str]) -> int:
-    p = ArgumentParser(prog="python -m mi_core sweep protein",
-                                description="A grid of samplers generating protein sequences, measured against a reference set.")
+def protein_options(p, domain) -> None:
+    p.description = "A grid of samplers generating protein sequences, measured against a reference set."
     p.add_argument("--reference", required=True, type=Path, help="FASTA file (strict read; its 'reference' split is used)")
     p.add_argument("--reference-split", default="reference", choices=protein_bench.REFERENCE_SPLITS)
     p.add_argument("--limit-reference", type=int, default=None)
@@ -311,7 +256,9 @@ def protein_main(argv: list[str]) -> int:
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--temperature", type=float, default=1.0)
     p.add_argument("--seed", type=int, default=0)
-    args = p.parse_args(argv)
+
+
+def protein_main(args, argv: list[str]) -> int:
     old_rows = check_outputs(args)
 
     lo, hi = protein_bench.parse_lengths(args.lengths)
@@ -322,7 +269,7 @@ def protein_main(argv: list[str]) -> int:
     model, info = protein_bench.load_model(args.model, device)
     configs = protein_configs(args.grid or PROTEIN_GRID, args.samplers, protein_bench.estimator_for(info, args.estimator))
     precision = "bf16" if args.bf16 else "fp32"
-    cmd = "python -m mi_core sweep protein " + shlex.join(argv)  # quoted: grid specs hold ';'
+    cmd = "python -m mi_core sweep " + shlex.join(argv)  # quoted: grid specs hold ';'
     rows = []
     if configs:
         protein_bench.warm_up(model, lengths, configs[0][2], device, args.bf16)
@@ -341,9 +288,6 @@ def protein_main(argv: list[str]) -> int:
     if args.merge:
         rows = merge_rows(old_rows, rows)
     write_json(rows, args.json)
-    if args.html is not None:
-        write_html(lambda: protein_frontier_figure(rows, f"JSD vs passes: {set_name} (n={len(lengths)}, "
-                                                         f"lengths {args.lengths})"), args.html, args.plotlyjs)
     if args.markdown is not None and str(args.markdown) != "-":
         _protein_section(rows, set_name, device, precision, cmd, args.markdown)
     return 0

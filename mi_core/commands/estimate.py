@@ -1,63 +1,78 @@
-"""``python -m mi_core estimate sudoku --puzzle STRING --json OUT``: pairwise MI from the neural estimator.
+"""``python -m mi_core estimate DOMAIN --state TEXT --json OUT``: pairwise MI from the neural estimator.
 
-One forward pass of the Sudoku MDM plus the estimator head. The JSON has the same keys and layout as
-``probe``'s for ``mi`` (81 x 81), ``entropy``, ``marginals``, ``passes`` and ``seconds`` (the median of
-5 timed runs after a warm-up). The puzzle may
-have several solutions (it is a state, not a puzzle to solve) but must not conflict or be unsolvable.
+One forward pass of the domain's model plus the estimator head. The JSON has the same keys and layout as
+``probe``'s for ``mi`` (N x N), ``entropy``, ``marginals``, ``passes`` and ``seconds`` (the median of 5 timed
+runs after a warm-up). A Sudoku state (``--puzzle``) may have several solutions (it is a state, not a puzzle
+to solve) but must not conflict or be unsolvable; a protein (``--sequence``) is plain letters or one FASTA
+record, ``_`` or ``X`` for masked residues.
 
-``python -m mi_core estimate protein --sequence TEXT [--model auto|mdm|esmc|PATH] [--estimator PATH] [--json OUT]``:
-the same for one protein sequence (``_`` or ``X`` for masked residues; plain letters or one FASTA record),
-N x N for N residues. ``--model auto`` is the MDM the estimator was trained on (named in its JSON) when that
-file exists, else what ``mi_core.models.protein.load_protein_model`` loads for ``auto``; ``mdm``, ``esmc``
-and paths go to that resolver. The estimator must have been trained on the chosen model's hidden states
-(its hidden size is checked).
+``--model auto`` (the default for sequence domains) is the model the estimator was trained on (named in its
+JSON) when that file exists, else the domain's own ``auto``. The estimator must have been trained on the
+chosen model's hidden states (its hidden size is checked).
 """
 
 from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 from pathlib import Path
 
 import torch
 
 from mi_core.device import pick_device
-from mi_core.domains.sudoku import to_string, to_tokens, validate
+from mi_core.domains.base import Domain
+from mi_core.domains.registry import add_domain_parsers, get_domain
 from mi_core.io import atomic_write_json, check_output, display_path
-from mi_core.mi.estimator import Estimate, check_model_match, estimate_mi, load_estimator
+from mi_core.mi.estimator import Estimate, check_model_match, estimate_mi, load_estimator, load_estimator_meta
+from mi_core.models.loading import load_model_described
 from mi_core.options import ArgumentParser, add_force
 
-DEFAULT_MODEL = "assets/sudoku_mdm.safetensors"
-DEFAULT_ESTIMATOR = "assets/sudoku_mi_estimator.safetensors"
-PROTEIN_ESTIMATOR = "assets/protein_mi_estimator.safetensors"
 TIMED_RUNS = 5
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = ArgumentParser(prog="python -m mi_core estimate", description=__doc__.split("\n\n")[0])
-    parser.add_argument("domain", choices=["sudoku", "protein"],
-                        help="sudoku: the 9x9 MDM and its estimator; protein: see 'estimate protein -h'")
-    parser.add_argument("--puzzle", required=True, help="grid string, row by row, '.' or '0' for blanks")
+def options(parser: argparse.ArgumentParser, domain: Domain) -> None:
+    grid = domain.layout == "grid"
+    flags = ("--puzzle", "--state") if grid else ("--sequence", "--state")
+    parser.add_argument(*flags, dest="state", required=True,
+                        help="grid string, row by row, '.' or '0' for blanks" if grid
+                        else f"the sequence, {domain.mask_char} (or X for proteins) for masked positions")
     parser.add_argument("--json", type=Path, default=None, help="write the result here as JSON")
-    parser.add_argument("--model", default=DEFAULT_MODEL, help="Sudoku MDM weights (.safetensors + .json)")
-    parser.add_argument("--estimator", default=DEFAULT_ESTIMATOR, help="estimator weights (.safetensors + .json)")
+    parser.add_argument("--model", default=domain.model_default if grid else "auto",
+                        help="weights (.safetensors + .json)" if grid
+                        else "auto (the model the estimator was trained on), or the domain's model names or a path")
+    parser.add_argument("--estimator", default=domain.estimator_default, help="estimator weights (.safetensors + .json)")
     parser.add_argument("--device", default="auto", help="auto (CUDA when present), cpu or cuda")
     add_force(parser)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = ArgumentParser(prog="python -m mi_core estimate", description=__doc__,
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_domain_parsers(parser, options, needs="estimator_default")
     return parser
 
 
-def load(puzzle: str, model_path: str, estimator_path: str, device: torch.device):
-    """``(model, estimator, tokens (1, 81))``; raises SudokuError / ModelFileError / ValueError on bad input."""
-    from mi_core.models.sudoku_mdm import load_sudoku_mdm
+def model_spec(choice: str, estimator_path: str) -> str:
+    """``--model``, with ``auto`` read as the model the estimator was trained on when that file is here."""
+    if choice != "auto":
+        return choice
+    trained_on = load_estimator_meta(estimator_path).get("mdm")
+    return trained_on if trained_on and Path(trained_on).is_file() else "auto"
 
-    digits, _ = validate(puzzle, size=None, require_unique=False)
-    model = load_sudoku_mdm(model_path, device)
-    if model.seq_len != len(digits):
-        raise ValueError(f"the model {model_path} reads {model.seq_len} cells, the puzzle has {len(digits)}")
+
+def load(domain: Domain, text: str, model_choice: str, estimator_path: str, device: torch.device):
+    """``(model, estimator, tokens (1, N), model spec)``; a ValueError names bad input, a missing file or an
+    estimator trained on another hidden size."""
+    tokens = domain.parse_input(text)
     estimator = load_estimator(estimator_path, device)
-    check_model_match(model, estimator, f"the model {model_path}", f"the estimator {estimator_path}")
-    return model, estimator, to_tokens([digits], device)
+    spec = model_spec(model_choice, estimator_path)
+    model, _ = load_model_described(spec, device, domain)
+    if model.seq_len is not None and model.seq_len != len(tokens):
+        raise ValueError(f"the model {spec} reads {model.seq_len} positions, the state has {len(tokens)}")
+    if len(tokens) > model.max_len:
+        raise ValueError(f"the state has {len(tokens)} positions, the model {spec} takes at most {model.max_len}")
+    check_model_match(model, estimator, f"the model {spec}", f"the estimator {estimator_path}")
+    return model, estimator, torch.tensor([tokens], device=device), spec
 
 
 def to_json_dict(est: Estimate) -> dict:
@@ -76,67 +91,6 @@ def timed_estimate(model, estimator, tokens: torch.Tensor) -> Estimate:
     return est
 
 
-def write_json(path: Path | None, payload: dict) -> None:
-    if path is not None:
-        atomic_write_json(path, payload, indent=None)
-
-
-def build_protein_parser() -> argparse.ArgumentParser:
-    parser = ArgumentParser(prog="python -m mi_core estimate protein",
-                                     description="MI matrix of one protein sequence from the neural estimator")
-    parser.add_argument("--sequence", required=True, help="amino-acid letters, '_' or 'X' for masked residues")
-    parser.add_argument("--model", default="auto", help="auto (the MDM the estimator was trained on), mdm, esmc or a weights path")
-    parser.add_argument("--estimator", default=PROTEIN_ESTIMATOR, help="estimator weights (.safetensors + .json)")
-    parser.add_argument("--json", type=Path, default=None, help="write the result here as JSON")
-    parser.add_argument("--device", default="auto", help="auto (CUDA when present), cpu or cuda")
-    add_force(parser)
-    return parser
-
-
-def protein_model_spec(choice: str, estimator_path: str) -> str:
-    """``--model`` for :func:`mi_core.models.protein.load_protein_model`, with ``auto`` read as the MDM the
-    estimator was trained on (when that file is here; else the resolver's own ``auto``)."""
-    if choice != "auto":
-        return choice
-    from mi_core.mi.estimator import load_estimator_meta
-
-    trained_on = load_estimator_meta(estimator_path).get("mdm")
-    return trained_on if trained_on and Path(trained_on).is_file() else "auto"
-
-
-def load_protein(sequence: str, model_choice: str, estimator_path: str, device: torch.device):
-    """``(model, estimator, tokens (1, N), model_path)``; ProteinInputError / ModelFileError / ValueError on
-    bad input, a missing file or an estimator trained on another hidden size."""
-    from mi_core.domains.protein import parse_text
-    from mi_core.models.protein import load_protein_model
-
-    records = parse_text(sequence)
-    if len(records) != 1:
-        raise ValueError(f"--sequence holds {len(records)} FASTA records; give one sequence")
-    estimator = load_estimator(estimator_path, device)
-    model, info = load_protein_model(protein_model_spec(model_choice, estimator_path), device)
-    model_path = info.path
-    if records[0].length > model.max_len:
-        raise ValueError(f"the sequence has {records[0].length} residues, the model {model_path} takes at most "
-                         f"{model.max_len}")
-    check_model_match(model, estimator, f"the model {model_path}", f"the estimator {estimator_path}")
-    return model, estimator, torch.as_tensor(records[0].tokens[None], device=device), model_path
-
-
-def protein_main(argv: list[str]) -> int:
-    from mi_core.domains.protein import detokenize
-
-    args = build_protein_parser().parse_args(argv)
-    check_output(args.json, args.force)
-    device = pick_device(args.device)
-    model, estimator, tokens, model_path = load_protein(args.sequence, args.model, args.estimator, device)
-    est = timed_estimate(model, estimator, tokens)
-    write_json(args.json, {"domain": "protein", "sequence": detokenize(tokens[0].cpu().numpy()), "device": str(device),
-                           "model": display_path(model_path), "estimator": display_path(args.estimator), **to_json_dict(est)})
-    report(est, first=1, unit="residues")
-    return 0
-
-
 def report(est: Estimate, first: int = 0, unit: str = "positions") -> None:
     """Two lines on stdout: how many masked positions in how long, and the strongest pair."""
     mi = est.mi[0]
@@ -149,20 +103,18 @@ def report(est: Estimate, first: int = 0, unit: str = "positions") -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["protein"]:
-        return protein_main(argv[1:])
     args = build_parser().parse_args(argv)
     check_output(args.json, args.force)
+    domain = get_domain(args.domain)
     device = pick_device(args.device)
-    model, estimator, tokens = load(args.puzzle, args.model, args.estimator, device)
+    model, estimator, tokens, spec = load(domain, args.state, args.model, args.estimator, device)
     est = timed_estimate(model, estimator, tokens)
     if args.json is not None:
-        payload = {"domain": args.domain, "puzzle": to_string(tokens[0].cpu()), "device": str(device),
-                   "model": display_path(args.model), "estimator": display_path(args.estimator), **to_json_dict(est)}
-        write_json(args.json, payload)
-    mi = est.mi[0]
-    i, j = divmod(int(mi.argmax()), mi.shape[0])
-    print(f"estimated MI of {int(est.masked.sum())} masked positions in {1e3 * est.seconds:.1f} ms (1 pass)")
-    print(f"largest MI {float(mi[i, j]):.4g} nats between positions {i} and {j}")
+        shown = display_path(spec) if Path(spec).suffix else spec
+        payload = {"domain": domain.cli_name, "puzzle" if domain.layout == "grid" else "sequence":
+                   domain.state_text(tokens[0].cpu()), "device": str(device), "model": shown,
+                   "estimator": display_path(args.estimator), **to_json_dict(est)}
+        atomic_write_json(args.json, payload, indent=None)
+    first, unit = (0, "positions") if domain.layout == "grid" else (1, "residues")
+    report(est, first=first, unit=unit)
     return 0

@@ -229,5 +229,12 @@ class ProteinDomain(Domain):
     def parse_state(self, text: str) -> list[int]:
         return tokenize(text).tolist()
 
+    def parse_input(self, text: str) -> list[int]:
+        """Plain letters or one FASTA record."""
+        records = parse_text(text)
+        if len(records) != 1:
+            raise ProteinInputError(f"the input holds {len(records)} FASTA records; give one sequence")
+        return records[0].tokens.tolist()
+
     def state_text(self, tokens) -> str:
         return detokenize(tokens)

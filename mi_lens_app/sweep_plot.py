@@ -1,0 +1,63 @@
+"""``python -m mi_lens_app.sweep_plot ROWS.json OUT.html [--plotlyjs inline|beside] [--title T]``: the
+frontier plot of a sweep's rows (quality against mean passes, each sampler's settings as points and the
+Pareto front as the line), the same figure as the app's Benchmarks page.
+
+Plotting lives in the app, not in ``mi_core``: ``python -m mi_core sweep`` writes the rows, this draws them.
+The HTML is self-contained (plotly.js inlined, works offline), or with ``--plotlyjs beside`` a shared
+``plotly.min.js`` is written next to it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from mi_core.io import atomic_write_text, check_output
+from mi_core.options import ArgumentParser, add_force
+from mi_lens_app.benchmarks import _rows_of
+
+
+def write_plot(rows_path: Path, out: Path, plotlyjs: str = "inline", title: str | None = None) -> None:
+    """Raises ValueError when ``rows_path`` is not a sweep's JSON."""
+    from mi_lens_app.figures import frontier_figure
+
+    try:
+        rows = _rows_of(json.loads(rows_path.read_text()), rows_path)
+    except (OSError, ValueError) as err:
+        raise ValueError(f"cannot read sweep rows from {rows_path}: {err}") from None
+    if rows is None:
+        raise ValueError(f"{rows_path} holds no sweep rows (a JSON list of rows with sampler, params, n, mean_passes)")
+    sets = ", ".join(dict.fromkeys(r["set"] for r in rows))
+    n = ", ".join(sorted({str(r["n"]) for r in rows}))
+    fig = frontier_figure(rows, title or f"{sets} (n={n})")
+    if plotlyjs == "beside":
+        fig.write_html(out, include_plotlyjs="directory")
+    else:
+        atomic_write_text(out, fig.to_html(include_plotlyjs=True, full_html=True))
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = ArgumentParser(prog="python -m mi_lens_app.sweep_plot", description=__doc__,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("rows", type=Path, help="a sweep's --json file")
+    p.add_argument("out", type=Path, help="the HTML file to write")
+    p.add_argument("--plotlyjs", choices=["inline", "beside"], default="inline",
+                   help="inline plotly.js, or write plotly.min.js beside the HTML (shared by several)")
+    p.add_argument("--title", default=None)
+    add_force(p)
+    try:
+        args = p.parse_args(argv)
+        check_output(args.out, args.force, "out")
+        write_plot(args.rows, args.out, args.plotlyjs, args.title)
+    except SystemExit as done:
+        return done.code if isinstance(done.code, int) else 2
+    except (ValueError, OSError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
