@@ -35,6 +35,7 @@ from mi_core.bench.estimator_common import (  # noqa: F401  (re-exported)
 from mi_core.bench.report import update_section
 from mi_core.decoding.sudoku_states import SOURCES, StateMix, draw_states
 from mi_core.device import pick_device, timed
+from mi_core.domains.registry import add_domain_parsers
 from mi_core.domains.sudoku import SUDOKU9, parse_grid, read_puzzles
 from mi_core.io import atomic_write_json, check_output
 from mi_core.mi.estimator import check_model_match, estimate_mi, load_estimator, load_estimator_meta
@@ -213,9 +214,7 @@ def markdown(res: dict) -> str:
     return "\n".join(lines + rules_markdown(res))
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = ArgumentParser(prog="python -m mi_core eval-estimator", description=__doc__.split("\n\n")[0])
-    p.add_argument("domain", choices=["sudoku", "protein"], help="protein: see 'eval-estimator protein -h'")
+def sudoku_options(p: argparse.ArgumentParser, domain) -> None:
     p.add_argument("--puzzles", required=True, type=Path, help="held-out puzzles (.txt or .csv); never training data")
     p.add_argument("--limit", type=int, default=None, help="draw from the first N puzzles only")
     p.add_argument("--states", type=int, default=60, help="held-out states to compare on")
@@ -224,8 +223,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--eps", type=float, default=0.0, help="exact probe pruning (0: exact)")
     p.add_argument("--max-batch", type=int, default=512)
     p.add_argument("--timing-states", type=int, default=20, help="states probed one at a time for the per-state time")
-    p.add_argument("--model", type=Path, default=Path("assets/sudoku_mdm.safetensors"))
-    p.add_argument("--estimator", type=Path, default=Path("assets/sudoku_mi_estimator.safetensors"))
+    p.add_argument("--model", type=Path, default=Path(domain.model_default))
+    p.add_argument("--estimator", type=Path, default=Path(domain.estimator_default))
     p.add_argument("--device", default="auto")
     p.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
     p.add_argument("--seed", type=int, default=0)
@@ -233,16 +232,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--markdown", type=Path, default=Path("BENCHMARKS.md"), help="section updated in this file")
     p.add_argument("--no-markdown", dest="write_markdown", action="store_false")
     add_force(p)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from mi_core.bench import protein_estimator
+
+    p = ArgumentParser(prog="python -m mi_core eval-estimator", description=__doc__,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_domain_parsers(p, lambda sub, d: (protein_estimator.add_options if d.key == "protein" else sudoku_options)(sub, d),
+                       needs="states")
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["protein"]:
+    args = build_parser().parse_args(argv)
+    if args.domain == "protein":
         from mi_core.bench.protein_estimator import main as protein_main
 
-        return protein_main(argv[1:])
-    args = build_parser().parse_args(argv)
+        return protein_main(args)
     if args.states < 1 or (args.limit is not None and args.limit < 1):
         raise ValueError("--states and --limit must be >= 1")
     if args.timing_states < 1:

@@ -37,7 +37,7 @@ from mi_core.io import atomic_write_json, check_output
 from mi_core.mi.estimator import check_model_match, estimate_mi, load_estimator, load_estimator_meta
 from mi_core.mi.fidelity import fidelity
 from mi_core.mi.probe import probe_by_length
-from mi_core.options import ArgumentParser, add_force
+from mi_core.options import add_force
 
 SECTION = "eval-estimator-protein"  # BENCHMARKS.md section
 SEPARATION_BANDS = ((1, 4), (5, 11), (12, 23), (24, 10**6))  # |i - j|: local, short, medium, long range
@@ -195,9 +195,9 @@ def markdown(res: dict) -> str:
     return "\n".join([*lines, "", *separation_markdown(res), "", timing])
 
 
-def build_parser() -> argparse.ArgumentParser:
+def add_options(p: argparse.ArgumentParser, domain=None) -> None:
+    """The protein options of ``eval-estimator protein``."""
     d = ProteinDataConfig()
-    p = ArgumentParser(prog="python -m mi_core eval-estimator protein", description=__doc__.split("\n\n")[0])
     p.add_argument("--model", type=Path, default=Path("assets/protein_mdm.safetensors"))
     p.add_argument("--estimator", type=Path, default=Path("assets/protein_mi_estimator.safetensors"))
     p.add_argument("--fasta", type=Path, default=DEFAULT_FASTA, help="states come from its val split, never train")
@@ -217,11 +217,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--markdown", type=Path, default=Path("BENCHMARKS.md"), help="section updated in this file")
     p.add_argument("--no-markdown", dest="write_markdown", action="store_false")
     add_force(p)
-    return p
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def main(args) -> int:
+    """``eval-estimator protein`` with its parsed arguments (see :func:`add_options`)."""
     check_output(args.json, args.force)
     if args.threads:
         torch.set_num_threads(args.threads)
