@@ -14,7 +14,7 @@ python -m mi_core train sudoku --out runs/sudoku_mdm/sudoku_mdm.safetensors --st
 cp runs/sudoku_mdm/sudoku_mdm.safetensors runs/sudoku_mdm/sudoku_mdm.json assets/
 python scripts/training_summary.py assets/sudoku_mdm.json assets/sudoku_mdm_training.md --command "(the command above)"
 
-# 1b. the hard-data fine-tune of the H200 checkpoint (issue 13; not shipped, see BENCHMARKS.md): the graded
+# 1b. the hard-data fine-tune of the H200 checkpoint (not the app's default, see BENCHMARKS.md): the graded
 #     pool (4,000 puzzles, ~20 min on 2 cores), then 6,000 s of training on one thread
 python -m mi_core train sudoku --out runs/s13/sudoku_mdm.safetensors --threads 1 --time-budget 6000 \
     --steps 100000000 --batch 256 --lr 3e-4 --warmup 100 --puzzle-pool 4000 --max-harden 500 --hard-power 1.0 \
@@ -86,7 +86,7 @@ python -m mi_core bench-order sudoku --puzzles "$DATA/kaggle_graded_dev.csv" \
     --selector assets/sudoku_order_selector.safetensors --per-level 100 --threads 1 \
     --json assets/benchmarks/order_kaggle_graded_dev.json --force
 
-# 5. issue 5 analysis: where failures start, then the relative-MI cost on every set, then equal-pass comparison
+# 5. MI-guided decoding analysis: where failures start, then the relative-MI cost on every set, then equal-pass comparison
 python -m mi_core diagnose sudoku --puzzles "$DATA/kaggle_graded_dev.csv" --level Hard --limit 200 \
     --sampler "mi:gamma=0.3;lam=1" --sampler "mi:gamma=1;lam=1" --sampler "mi:gamma=1;lam=0.5;relative=true" \
     --sampler "mi:gamma=2;lam=1;relative=true" --sampler "eb:gamma=0.2" --sampler "eb:gamma=0.5" \
