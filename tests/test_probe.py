@@ -270,7 +270,7 @@ def test_bad_input(tiny_mdm, kwargs, tokens, match):
 def test_unknown_token_is_rejected(tiny_mdm):
     tokens = state(EASY)
     tokens[2] = 12
-    with pytest.raises(ValueError, match=r"positions \[2\] are neither the mask id nor a value token"):
+    with pytest.raises(ValueError, match=r"the token at position 2 is neither the mask id nor a value token"):
         probe(tiny_mdm, tokens)
 
 

@@ -165,16 +165,6 @@ def _probe_mask(tokens: torch.Tensor, masked: torch.Tensor, positions) -> torch.
     return chosen
 
 
-def _value_index(tokens: torch.Tensor, value_tokens: torch.Tensor, masked: torch.Tensor) -> torch.Tensor:
-    """``(N,)`` value index of each visible token (-1 where masked)."""
-    match = tokens[:, None] == value_tokens[None, :]  # (N, V)
-    bad = ~masked & ~match.any(1)
-    if bad.any():
-        pos = bad.nonzero().flatten().tolist()
-        raise ProbeInputError(f"tokens at positions {pos} are neither the mask id nor a value token")
-    return torch.where(masked, -1, match.long().argmax(1))
-
-
 def _kept_values(marginals: torch.Tensor, eps: float) -> torch.Tensor:
     """``(P, V)`` bool: values probed per row; ``p >= eps`` and ``p > 0``, always the most probable."""
     kept = (marginals >= eps) & (marginals > 0)
@@ -210,14 +200,6 @@ def _entropy(probs: torch.Tensor) -> torch.Tensor:
     return -torch.special.xlogy(probs, probs).sum(-1)
 
 
-def _base_pass(model, tokens, masked, given_values, autocast) -> tuple[torch.Tensor, torch.Tensor]:
-    """Marginals ``(N, V)`` (one-hot at visible positions) and entropies ``(N,)`` (0 there) of one pass."""
-    base = _forward_probs(model, tokens[None], autocast)[0]
-    onehot = torch.nn.functional.one_hot(given_values.clamp_min(0), base.shape[-1]).double()
-    marginals = torch.where(masked[:, None], base, onehot)
-    return marginals, _entropy(marginals) * masked
-
-
 def _accumulate(sums, probs: torch.Tensor, row_of: torch.Tensor, weight: torch.Tensor) -> None:
     """Add one batch to ``sums = (mix (P, N, V), cond_h (P, N))``: ``p_v r_v`` and ``p_v H(r_v)``."""
     mix, cond_h = sums
@@ -225,46 +207,9 @@ def _accumulate(sums, probs: torch.Tensor, row_of: torch.Tensor, weight: torch.T
     cond_h.index_add_(0, row_of, weight[:, None] * _entropy(probs))
 
 
-def _probe_passes(model, tokens, pair_tokens, row_of, weight, n_rows, max_batch, autocast, progress):
-    """Run the perturbed sequences in batches; return ``(mix (P, N, V), cond_h (P, N))`` float64.
-
-    ``pair_tokens = (position (K,), token (K,))`` of each pair, ``row_of`` ``(K,)`` its row in the
-    probed list and ``weight`` ``(K,)`` its ``p(X_i = v | C)``.
-    """
-    (n,), v = tokens.shape, model.value_tokens.shape[0]
-    position, token = pair_tokens
-    sums = (weight.new_zeros(n_rows, n, v), weight.new_zeros(n_rows, n))
-    total = 1 + position.numel()
-    for lo, hi in _batches(position.numel(), n, v, max_batch):
-        seqs = tokens.repeat(hi - lo, 1)
-        seqs[torch.arange(hi - lo, device=tokens.device), position[lo:hi]] = token[lo:hi]
-        _accumulate(sums, _forward_probs(model, seqs, autocast), row_of[lo:hi], weight[lo:hi])
-        if progress is not None:
-            _sync(tokens.device)  # so the bar follows the device, not the launch queue
-            progress(1 + hi, total)
-    return sums
-
-
 def _pair_mask(probed: torch.Tensor, masked: torch.Tensor) -> torch.Tensor:
     """``(N, N)`` bool: entries ``[i, j]`` a probe computes (i probed, j masked, ``i != j``)."""
     return (probed[:, None] & masked[None, :]).fill_diagonal_(False)
-
-
-def _mi_rows(sums, kept_mass, rows, entropy, probed, masked) -> tuple[torch.Tensor, torch.Tensor]:
-    """``(N, N)`` directional (mixture) and paper-form MI from the accumulated sums.
-
-    The kept weights are renormalised by ``kept_mass`` ``(P,)``: the MI of the joint restricted to the
-    kept values, exact when nothing was skipped.
-    """
-    n = entropy.shape[0]
-    mix = sums[0] / kept_mass[:, None, None]  # q_j, (P, N, V)
-    cond_h = sums[1] / kept_mass[:, None]  # sum_v p_v H(X_j | X_i = v, C), (P, N)
-    mi_dir = torch.zeros(n, n, dtype=torch.float64, device=entropy.device)
-    mi_paper = torch.zeros_like(mi_dir)
-    mi_dir[rows] = _entropy(mix) - cond_h
-    mi_paper[rows] = entropy[None, :] - cond_h
-    pair = _pair_mask(probed, masked)
-    return mi_dir * pair, mi_paper * pair
 
 
 def _sync(device: torch.device) -> None:
@@ -313,43 +258,9 @@ def probe(
     """
     start = time.perf_counter()
     _check_args(tokens, eps, max_batch)
-    value_tokens = model.value_tokens.to(tokens.device)
-    masked = tokens == model.mask_id
-    given_values = _value_index(tokens, value_tokens, masked)
-    probed = _probe_mask(tokens, masked, positions)
-    marginals, entropy = _base_pass(model, tokens, masked, given_values, autocast)
-
-    rows = probed.nonzero().flatten()  # (P,) probed positions
-    kept = _kept_values(marginals[rows], eps)  # (P, V)
-    row_of, val_of = kept.nonzero(as_tuple=True)  # (K,) pairs: index into rows, value
-    weight = marginals[rows][row_of, val_of]  # (K,) p(X_i = v | C)
-    total = 1 + row_of.numel()
-    if progress is not None:
-        progress(1, total)
-    # each pair (i, v) is the state with X_i = v written in
-    pair_tokens = (rows[row_of], value_tokens[val_of])
-    sums = _probe_passes(model, tokens, pair_tokens, row_of, weight, rows.numel(), max_batch, autocast, progress)
-
-    n, v = marginals.shape
-    kept_mass = torch.zeros_like(sums[1][:, 0]).index_add_(0, row_of, weight)
-    mi_dir, mi_paper = _mi_rows(sums, kept_mass, rows, entropy, probed, masked)
-    skipped = (marginals[rows] * ~kept).sum(1)
-    bound = torch.zeros_like(mi_dir)
-    bound[rows] = pruning_bound(skipped, v)[:, None].expand(-1, n)
-    bound *= _pair_mask(probed, masked)
-    result = ProbeResult(
-        marginals=_to_cpu(marginals),
-        entropy=_to_cpu(entropy),
-        mi_directional=_to_cpu(mi_dir),
-        mi=_to_cpu(symmetrise(mi_dir, probed, masked)),
-        mi_paper=_to_cpu(mi_paper),
-        error_bound=_to_cpu(bound),
-        passes=total,
-        seconds=0.0,
-        eps=float(eps),
-        probed=_to_cpu(probed),
-        masked=_to_cpu(masked),
-    )
+    probed = _probe_mask(tokens, tokens == model.mask_id, positions)
+    result = probe_many(model, tokens[None], positions=probed[None], eps=eps, max_batch=max_batch,
+                        progress=progress, autocast=autocast).state(0)
     result.seconds = time.perf_counter() - start
     return result
 
@@ -436,15 +347,15 @@ def _state_chunks(s: int, n: int, v: int) -> list[tuple[int, int]]:
 def _chunk_sums(model, tokens, kept, marginals, value_tokens, max_batch, autocast, progress, done, total):
     """Stream every kept ``(state, position, value)`` of a chunk ``(C, N)`` through batches.
 
-    Returns ``(mix (C*N, N, V), cond_h (C*N, N), kept_mass (C*N,))`` float64 (row ``c*N + i``) and the
-    passes done so far (for ``progress``).
+    Returns ``(mix (R, N, V), cond_h (R, N), kept_mass (R,))`` float64 for the ``R`` probed rows, their
+    flat index ``state * N + position`` ``(R,)``, and the passes done so far (for ``progress``).
     """
     c, n = tokens.shape
     v = value_tokens.shape[0]
     s_of, i_of, v_of = kept.nonzero(as_tuple=True)  # (K,) pairs in (state, position, value) order
-    row_of = s_of * n + i_of
+    rows, row_of = torch.unique(s_of * n + i_of, return_inverse=True)  # accumulators only for probed rows
     weight = marginals[s_of, i_of, v_of]
-    sums = (weight.new_zeros(c * n, n, v), weight.new_zeros(c * n, n))
+    sums = (weight.new_zeros(rows.numel(), n, v), weight.new_zeros(rows.numel(), n))
     for lo, hi in _batches(s_of.numel(), n, v, max_batch):
         seqs = tokens[s_of[lo:hi]]
         seqs[torch.arange(hi - lo, device=tokens.device), i_of[lo:hi]] = value_tokens[v_of[lo:hi]]
@@ -452,20 +363,21 @@ def _chunk_sums(model, tokens, kept, marginals, value_tokens, max_batch, autocas
         if progress is not None:
             _sync(tokens.device)
             progress(done + hi, total)
-    kept_mass = weight.new_zeros(c * n).index_add_(0, row_of, weight)
-    return sums, kept_mass, done + s_of.numel()
+    kept_mass = weight.new_zeros(rows.numel()).index_add_(0, row_of, weight)
+    return sums, kept_mass, rows, done + s_of.numel()
 
 
-def _chunk_mi(sums, kept_mass, entropy, probed, masked) -> tuple[torch.Tensor, torch.Tensor]:
-    """``(C, N, N)`` directional and paper-form MI of a chunk from its sums (unprobed rows 0)."""
+def _chunk_mi(sums, kept_mass, rows, entropy, probed, masked) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(C, N, N)`` directional and paper-form MI of a chunk from its probed rows' sums (other rows 0)."""
     c, n = entropy.shape
-    mass = kept_mass.clamp_min(torch.finfo(torch.float64).tiny)  # unprobed rows have nothing kept
-    mix = sums[0] / mass[:, None, None]
-    cond_h = (sums[1] / mass[:, None]).view(c, n, n)
-    mi_dir = (_entropy(mix).view(c, n, n) - cond_h)
-    mi_paper = entropy[:, None, :] - cond_h
+    mix = sums[0] / kept_mass[:, None, None]
+    cond_h = sums[1] / kept_mass[:, None]  # (R, N)
+    mi_dir = entropy.new_zeros(c * n, n)
+    mi_paper = torch.zeros_like(mi_dir)
+    mi_dir[rows] = _entropy(mix) - cond_h
+    mi_paper[rows] = entropy.reshape(c, 1, n).expand(c, n, n).reshape(c * n, n)[rows] - cond_h
     pair = probed[:, :, None] & masked[:, None, :] & ~torch.eye(n, dtype=torch.bool, device=entropy.device)
-    return mi_dir * pair, mi_paper * pair
+    return mi_dir.view(c, n, n) * pair, mi_paper.view(c, n, n) * pair
 
 
 def _symmetrise_many(directional: torch.Tensor, probed: torch.Tensor, masked: torch.Tensor) -> torch.Tensor:
@@ -529,9 +441,10 @@ def probe_many(
     mi_paper = torch.zeros_like(mi_dir)
     done = s
     for lo, hi in _state_chunks(s, n, v):
-        sums, kept_mass, done = _chunk_sums(model, tokens[lo:hi], kept[lo:hi], marginals[lo:hi], value_tokens,
-                                            max_batch, autocast, progress, done, total)
-        mi_dir[lo:hi], mi_paper[lo:hi] = _chunk_mi(sums, kept_mass, entropy[lo:hi], probed[lo:hi], masked[lo:hi])
+        sums, kept_mass, rows, done = _chunk_sums(model, tokens[lo:hi], kept[lo:hi], marginals[lo:hi], value_tokens,
+                                                  max_batch, autocast, progress, done, total)
+        mi_dir[lo:hi], mi_paper[lo:hi] = _chunk_mi(sums, kept_mass, rows, entropy[lo:hi], probed[lo:hi],
+                                                   masked[lo:hi])
     skipped = (marginals * ~kept).sum(-1) * probed  # (S, N)
     eye = torch.eye(n, dtype=torch.bool, device=tokens.device)
     pair = probed[:, :, None] & masked[:, None, :] & ~eye
