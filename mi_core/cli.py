@@ -7,25 +7,28 @@ and exit with status 2; they never show a traceback.
 
 from __future__ import annotations
 
+import argparse
 import importlib
 import os
 import sys
 import unicodedata
 
+from mi_core.options import ArgumentParser
+
 COMMANDS = {
     "train": ("mi_core.commands.train", "train a model: train sudoku ..."),
-    "bench": ("mi_core.commands.bench", "decode a puzzle file with a sampler and score it: bench sudoku ... | bench protein ..."),
+    "bench": ("mi_core.commands.bench", "decode inputs with a sampler and score them: bench DOMAIN ..."),
     "bench-suite": ("mi_core.bench.suite", "sequential and top-k on the shared puzzle sets, into BENCHMARKS.md"),
     "generate": ("mi_core.commands.generate", "sample sequences from a model: generate protein --length 80 ..."),
-    "sweep": ("mi_core.bench.sweep", "run a grid of samplers and parameters: sweep sudoku ..."),
+    "sweep": ("mi_core.bench.sweep", "run a grid of samplers and parameters: sweep DOMAIN ..."),
     "diagnose": ("mi_core.bench.failures", "why a parallel sampler fails where sequential succeeds: diagnose sudoku ..."),
-    "probe": ("mi_core.commands.probe", "exact pairwise MI by perturbation probing: probe sudoku ..."),
+    "probe": ("mi_core.commands.probe", "exact pairwise MI by perturbation probing: probe DOMAIN ..."),
     "bench-probe": ("mi_core.bench.probe", "measure forward throughput and the exact probe's speed"),
-    "estimate": ("mi_core.commands.estimate", "MI matrix from the neural estimator: estimate sudoku ..."),
-    "eval-estimator": ("mi_core.bench.estimator", "compare estimator and exact probe: eval-estimator sudoku ..."),
-    "make-estimator-data": ("mi_core.train.estimator_data", "write exact-probe training shards for the estimator"),
+    "estimate": ("mi_core.commands.estimate", "MI matrix from the neural estimator: estimate DOMAIN ..."),
+    "eval-estimator": ("mi_core.bench.estimator", "compare estimator and exact probe: eval-estimator DOMAIN ..."),
+    "make-estimator-data": ("mi_core.train.estimator_data", "exact-probe training shards for the estimator: make-estimator-data DOMAIN ..."),
     "train-estimator": ("mi_core.train.estimator", "train the neural MI estimator on probe shards"),
-    "train-order": ("mi_core.order.train", "learn a generation-order selector by variational inference"),
+    "train-order": ("mi_core.order.train", "learn a generation-order selector by variational inference: train-order DOMAIN ..."),
     "bench-order": ("mi_core.bench.order", "learned order vs step-budget heuristics at T: bench-order sudoku ..."),
 }
 
@@ -46,10 +49,20 @@ def foreign_digit(argv: list[str]) -> str | None:
     return None
 
 
+def build_parser() -> argparse.ArgumentParser:
+    """The top of the command line: a subcommand per command; each command's module parses the rest (with a
+    subcommand per domain, so ``python -m mi_core COMMAND DOMAIN --help`` lists that domain's options)."""
+    parser = ArgumentParser(prog="python -m mi_core", description="MI Lens: pairwise MI of masked diffusion models "
+                            "and the decoders that use it.", formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
+    for name, (_, text) in COMMANDS.items():
+        sub = commands.add_parser(name, help=text, add_help=False, prefix_chars="\0")
+        sub.add_argument("rest", nargs=argparse.REMAINDER)
+    return parser
+
+
 def usage() -> str:
-    lines = ["usage: python -m mi_core <command> [options]", "", "commands:"]
-    lines += [f"  {name:<20} {text}" for name, (_, text) in COMMANDS.items()]
-    return "\n".join(lines)
+    return build_parser().format_help()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -63,8 +76,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {problem}", file=sys.stderr)
         return 2
     if name not in COMMANDS:
-        print(f"error: unknown command {name!r}\n\n{usage()}", file=sys.stderr)
+        print(f"error: unknown command {name!r}; choose one of {', '.join(COMMANDS)} "
+              "(python -m mi_core --help)", file=sys.stderr)
         return 2
+    build_parser().parse_args(argv)  # the command's own parser checks the rest
     try:
         module = importlib.import_module(COMMANDS[name][0])
     except ModuleNotFoundError as err:

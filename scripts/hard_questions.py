@@ -16,6 +16,7 @@ comparison with the standard error of the paired difference (the same puzzles de
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import shlex
 import sys
@@ -65,6 +66,17 @@ def run(model, records, sampler: str, params: dict, extra: dict) -> dict:
             "se": se(result["accuracy"], len(solved)), "solved": solved, "seconds": gen.seconds}
 
 
+def question3(model, score, selector: Path, extra: dict) -> dict:
+    out = {}
+    for t in BUDGETS:
+        margin = run(model, score, "top_margin", {"steps": str(t)}, extra)
+        learned = run(model, score, "learned", {"steps": str(t), "selector": str(selector)}, extra)
+        d3, d3_se = paired(learned["solved"], margin["solved"])
+        out[t] = {"top_margin": strip(margin), "learned": strip(learned), "diff": d3, "diff_se": d3_se}
+        print(f"T={t}: learned {learned['accuracy']:.3f} top_margin {margin['accuracy']:.3f}", file=sys.stderr, flush=True)
+    return out
+
+
 def se(p: float, n: int) -> float:
     return math.sqrt(p * (1 - p) / n) if n else float("nan")
 
@@ -95,6 +107,7 @@ def main() -> int:
     p.add_argument("--json", type=Path, required=True)
     p.add_argument("--markdown", type=Path, default=None)
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--merge", action="store_true", help="keep the answers already in --json for the questions not run")
     args = p.parse_args()
     torch.set_num_threads(args.threads)
     model = load_sudoku_mdm(args.model)
@@ -102,8 +115,15 @@ def main() -> int:
     out = {"command": "PYTHONPATH=. python " + shlex.join(sys.argv), "model": str(args.model),
            "estimator": str(args.estimator), "selector": str(args.selector) if args.selector else None,
            "score": args.score, "tune": args.tune, "sets": {}}
+    old = json.loads(args.json.read_text()) if args.merge and args.json.is_file() else {"sets": {}}
     start = time.time()
     for name in args.sets.split(","):
+        if args.selector is not None and args.merge and name in old["sets"]:  # only question 3 is new
+            res = old["sets"][name]
+            res["q3"] = question3(model, puzzles(name, 0, args.score), args.selector, extra)
+            out["sets"][name] = res
+            atomic_write_json(args.json, {**old, **{k: v for k, v in out.items() if k != "sets"}, "sets": {**old["sets"], **out["sets"]}})
+            continue
         tune = puzzles(name, args.score, args.score + args.tune)
         score = puzzles(name, 0, args.score)
         log = lambda m, name=name: print(f"[{time.time() - start:6.0f}s] {name}: {m}", file=sys.stderr, flush=True)  # noqa: E731
@@ -131,15 +151,12 @@ def main() -> int:
                 res["q2"][fam] = {"mi": strip(got), "eb": strip(eb), "eb_tuned": strip(eb_pick), "diff": d2, "diff_se": d2_se}
             log(f"{fam}: {pick['params']} -> {got['accuracy']:.3f} vs sequential {seq['accuracy']:.3f}")
         if args.selector is not None:
-            for t in BUDGETS:
-                margin = run(model, score, "top_margin", {"steps": str(t)}, extra)
-                learned = run(model, score, "learned", {"steps": str(t), "selector": str(args.selector)}, extra)
-                d3, d3_se = paired(learned["solved"], margin["solved"])
-                res["q3"][t] = {"top_margin": strip(margin), "learned": strip(learned), "diff": d3, "diff_se": d3_se}
-                log(f"T={t}: learned {learned['accuracy']:.3f} top_margin {margin['accuracy']:.3f}")
+            res["q3"] = question3(model, score, args.selector, extra)
         out["sets"][name] = res
         atomic_write_json(args.json, out)
     out["seconds"] = round(time.time() - start)
+    if args.merge:
+        out = {**old, **{k: v for k, v in out.items() if k != "sets"}, "sets": {**old["sets"], **out["sets"]}}
     atomic_write_json(args.json, out)
     if args.markdown is not None:
         update_section(SECTION, markdown(out), args.markdown)
