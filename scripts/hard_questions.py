@@ -60,7 +60,7 @@ def run(model, records, sampler: str, params: dict, extra: dict) -> dict:
             setattr(strategy, key, value)
     templates = [np.asarray(parse_grid(r.puzzle, None)) for r in records]
     metric = SolvedMetric([parse_grid(s, None) for s in solutions_for(records)])
-    result, gen = decode.evaluate(model, templates, strategy, metric, batch_size=256, bf16=True)
+    result, gen = decode.evaluate(model, templates, strategy, metric, batch_size=256, bf16=True, device=model.device)
     solved = [r[1] for r in metric.rows]
     return {"sampler": sampler, "params": params, "accuracy": result["accuracy"], "mean_passes": result["mean_passes"],
             "se": se(result["accuracy"], len(solved)), "solved": solved, "seconds": gen.seconds}

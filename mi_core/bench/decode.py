@@ -17,6 +17,7 @@ import numpy as np
 import torch
 
 from mi_core.decoding import decode_final
+from mi_core.domains.sudoku import read_puzzles
 
 SEEDINGS = ("per item", "per batch")
 
@@ -96,8 +97,10 @@ def evaluate(model, templates: list[np.ndarray], strategy, metric, **kwargs) -> 
 
 
 def read_inputs(domain, path, limit: int | None = None) -> tuple[list[np.ndarray], object]:
-    """The states of a text file, one a line (``#`` comments and blank lines skipped), each optionally
-    followed by whitespace or a comma and its solution, and the domain's metric over them. A state given
+    """The states of a file and the domain's metric over them. A grid domain reads Sudoku files (``.txt`` one
+    puzzle a line, or ``.csv`` with ``puzzle`` and optional ``solution`` and ``level`` columns); any other
+    domain reads text, one state a line (``#`` comments and blank lines skipped), each optionally
+    followed by whitespace or a comma and its solution. A state given
     without a solution takes the domain's own (:meth:`Domain.solution`, e.g. a Sudoku solver's); a metric
     with ``needs_solution = False`` scores states without one.
 
@@ -106,6 +109,17 @@ def read_inputs(domain, path, limit: int | None = None) -> tuple[list[np.ndarray
     """
     metric_cls = domain.part("metric")
     needs_solution = getattr(metric_cls, "needs_solution", True)
+    if domain.layout == "grid":  # Sudoku files: .txt or .csv with a puzzle column (and solution, level)
+        records = read_puzzles(path, limit=limit)
+        if any(len(r.puzzle) != domain.cells for r in records):
+            raise ValueError(f"{path} holds puzzles of another size than {domain.label} ({domain.cells} cells)")
+        templates = [np.asarray(domain.parse_state(r.puzzle)) for r in records]
+        solutions = [domain.parse_state(r.solution) if r.solution else domain.solution(t.tolist())
+                     for r, t in zip(records, templates)]
+        missing = [r.line for r, s in zip(records, solutions) if s is None]
+        if missing:
+            raise ValueError(f"{path}, line {missing[0]}: the puzzle has no unique solution; benchmarks need one")
+        return templates, metric_cls(solutions, [r.level for r in records], domain.mask_id)
     templates, solutions = [], []
     with open(path, encoding="utf-8") as fh:
         for lineno, raw in enumerate(fh, start=1):

@@ -88,10 +88,10 @@ def run_estimator(model, estimator, tokens: torch.Tensor) -> tuple[np.ndarray, l
 def rules_report(model, estimator, pred, exact, masked, source, threshold, eps, max_batch) -> dict:
     """Rule recovery (Sudoku peers) of estimated and exact MI: empty grid, clue patterns, all held-out states."""
     peers = SUDOKU9.peers()
-    empty = torch.zeros(1, 81, dtype=torch.long, device=model.value_tokens.device)
+    empty = torch.zeros(1, model.seq_len, dtype=torch.long, device=model.device)
     e_pred = estimate_mi(model, estimator, empty).mi[0].double().cpu().numpy()
     e_exact = probe_many(model, empty, eps=eps, max_batch=max_batch).mi[0].cpu().numpy()
-    all_masked = np.ones(81, dtype=bool)
+    all_masked = np.ones(model.seq_len, dtype=bool)
     groups = {"empty grid": ([e_pred], [e_exact], [all_masked]),
               "puzzle clue patterns": tuple(x[source == 1] for x in (pred, exact, masked)),
               "all held-out states": (pred, exact, masked)}
@@ -240,7 +240,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = ArgumentParser(prog="python -m mi_core eval-estimator", description=__doc__,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     add_domain_parsers(p, lambda sub, d: (protein_estimator.add_options if d.key == "protein" else sudoku_options)(sub, d),
-                       needs="states")
+                       needs="states", when=lambda d: d.key in ("sudoku9", "protein"))
     return p
 
 

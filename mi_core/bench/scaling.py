@@ -134,7 +134,7 @@ def protein_block(device, args) -> list[dict]:
     for name, model, estimator in protein_models(device, args):
         esmc = name.startswith("ESM-C")
         sizes = args.esmc_batch_sizes if esmc else args.protein_batch_sizes
-        limit = getattr(model, "max_len", None) or getattr(getattr(model, "cfg", None), "max_len", None)
+        limit = model.max_len
         for length in args.lengths:
             if limit is not None and length > limit:
                 blocks.append({"model": name, "length": length, "skipped": f"the model takes at most {limit} residues"})

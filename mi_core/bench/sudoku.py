@@ -6,7 +6,6 @@ import numpy as np
 import torch
 
 from mi_core.bench import decode
-from mi_core.bench.decode import item_seed
 from mi_core.bench.metrics import SolvedMetric
 from mi_core.domains.sudoku import PuzzleRecord, parse_grid, to_string
 from mi_core.domains.sudoku_solver import solve_count
@@ -45,9 +44,6 @@ def warm_up(model, records: list[PuzzleRecord], strategy, device, bf16: bool = F
     """Decode the first puzzle once, untimed, so no timed run pays one-off start-up costs (CUDA context,
     kernel selection, allocator growth)."""
     evaluate(model, records[:1], strategy, batch_size=1, device=device, bf16=bf16)
-
-
-puzzle_seed = item_seed  # the seed of the puzzle at an index (its old name)
 
 
 def evaluate(model, records: list[PuzzleRecord], strategy, *, batch_size: int = 256, temperature: float = 0.0,

@@ -27,7 +27,7 @@ from mi_core.bench.report import frontier, markdown_table, update_section, write
 from mi_core.bench.sudoku import evaluate, warm_up, with_default_estimator
 from mi_core.decoding import STRATEGIES, make_strategy
 from mi_core.device import pick_device
-from mi_core.domains.registry import add_domain_parsers
+from mi_core.domains.registry import add_domain_parsers, get_domain
 from mi_core.domains.sudoku import read_puzzles
 from mi_core.io import check_output, display_path
 from mi_core.models.loading import load_model
@@ -117,6 +117,24 @@ def add_output_options(p) -> None:
     add_force(p)
 
 
+def with_estimators(configs: list[tuple[str, dict]], estimator: str | None) -> tuple[list, list]:
+    """Strategies of the grid points; those that read an MI estimator and have none read ``estimator`` (the
+    domain's), or are skipped with a note when the domain has none (e.g. the exact 4x4 oracle)."""
+    kept, strategies = [], []
+    for name, params in configs:
+        strategy = make_strategy(name, **params)
+        if protein_bench.lacks_mi_source(strategy):
+            if estimator is None:
+                print(f"note: skipping {name} {params}: this domain has no MI estimator", file=sys.stderr)
+                continue
+            strategy = with_default_estimator(strategy, estimator)
+        kept.append((name, params))
+        strategies.append(strategy)
+    if not strategies:
+        raise ValueError("the grid is empty: every sampler in it needs an MI estimator this domain lacks")
+    return kept, strategies
+
+
 def sudoku_options(p, domain) -> None:
     p.add_argument("--puzzles", required=True, type=Path)
     p.add_argument("--limit", type=int, default=None)
@@ -138,7 +156,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = ArgumentParser(prog="python -m mi_core sweep", description=__doc__,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     add_domain_parsers(p, lambda sub, d: (protein_options if d.key == "protein" else sudoku_options)(sub, d),
-                       needs="metric")
+                       needs="metric", when=lambda d: d.layout == "grid" or d.key == "protein")
     return p
 
 
@@ -155,14 +173,17 @@ def main(argv: list[str] | None = None) -> int:
         configs = [c for c in configs if c[0] in keep]
     if not configs:
         raise ValueError("the grid is empty after --samplers filtering")
+    domain = get_domain(args.domain)
     records = read_puzzles(args.puzzles)
+    if any(len(r.puzzle) != domain.cells for r in records):
+        raise ValueError(f"{args.puzzles} holds puzzles of another size than {domain.label} ({domain.cells} cells)")
     if args.level:
         records = [r for r in records if (r.level or "").lower() == args.level.lower()]
         if not records:
             raise ValueError(f"no puzzles of level {args.level!r} in {args.puzzles}")
     records = records[: args.limit] if args.limit is not None else records
     set_name = args.name or (args.puzzles.stem + (f"_{args.level}" if args.level else ""))
-    strategies = [with_default_estimator(make_strategy(name, **params)) for name, params in configs]  # fail fast on bad params
+    configs, strategies = with_estimators(configs, domain.estimator_default)  # fails fast on bad params
     device = pick_device(args.device)
     model = load_model(None if args.model is None else str(args.model), device, domain=args.domain)
     cmd = "python -m mi_core sweep " + " ".join(argv if argv is not None else sys.argv[1:])

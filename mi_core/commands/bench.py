@@ -15,7 +15,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from mi_core.bench import protein as protein_bench
-from mi_core.bench.decode import evaluate, read_inputs
+from mi_core.bench.decode import decode_all, evaluate, read_inputs
 from mi_core.bench.sudoku import evaluate as sudoku_evaluate
 from mi_core.bench.sudoku import warm_up, with_default_estimator
 from mi_core.decoding import make_strategy
@@ -97,12 +97,15 @@ def main(argv: list[str] | None = None) -> int:
     templates, metric = read_inputs(domain, args.puzzles, args.limit)
     strategy = make_strategy(args.sampler, **params)
     model, description = load_model_described(None if args.model is None else str(args.model), device, domain)
+    decode_all(model, templates[:1], strategy, device=device, bf16=args.bf16)  # untimed: start-up costs
     with tqdm(total=len(templates), desc=f"{args.sampler}", unit="puzzle", file=sys.stderr) as bar:
         result, gen = evaluate(model, templates, strategy, metric, batch_size=args.batch_size,
                                temperature=args.temperature, seed=args.seed, device=device, progress=bar.update,
                                bf16=args.bf16)
     result = {"domain": domain.cli_name, "sampler": args.sampler, "params": params,
-              "puzzles": display_path(args.puzzles), "model": description, "device": str(device),
+              "puzzles": display_path(args.puzzles),
+              "model": description if model.weights_path is None else display_path(model.weights_path),
+              "model_params": model.num_params(), "device": str(device),
               "precision": "bf16" if args.bf16 else "fp32", "seed": args.seed, "temperature": args.temperature,
               "batch_size": args.batch_size, "limit": args.limit, **result, "seconds": gen.seconds,
               "passes": gen.passes}

@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     model, estimator, tokens, spec = load(domain, args.state, args.model, args.estimator, device)
     est = timed_estimate(model, estimator, tokens)
     if args.json is not None:
-        shown = display_path(spec) if Path(spec).suffix else spec
+        shown = spec if model.weights_path is None else display_path(model.weights_path)
         payload = {"domain": domain.cli_name, "puzzle" if domain.layout == "grid" else "sequence":
                    domain.state_text(tokens[0].cpu()), "device": str(device), "model": shown,
                    "estimator": display_path(args.estimator), **to_json_dict(est)}

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import importlib
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -82,7 +82,6 @@ class Domain:
     clue_range: tuple[int, int] = (24, 60)
     require_unique: bool = False
     probe_fallback: bool = False
-    extra: dict = field(default_factory=dict, compare=False)
     geometry: ClassVar = None  # a Sudoku geometry on grid domains
 
     def __post_init__(self):
@@ -201,7 +200,8 @@ class Domain:
         return resolve_path(os.environ.get(self.selector_env) or self.selector_default)
 
     def part(self, name: str):
-        """The part ``name`` (``model_loader``, ``states`` or ``metric``), imported when named by reference.
+        """The part ``name`` (``model_loader``, ``states``, ``metric`` or ``order_task``), imported when named by
+        reference (``"module:attribute"``, or ``"module"`` for a module).
 
         Raises:
             ValueError: the domain has no such part.

@@ -52,13 +52,14 @@ def cli_names() -> list[str]:
     return [d.cli_name for d in DOMAINS.values()]
 
 
-def add_domain_parsers(parser: argparse.ArgumentParser, options, needs: str | None = None) -> None:
+def add_domain_parsers(parser: argparse.ArgumentParser, options, needs: str | None = None, when=None) -> None:
     """A subcommand per registered domain (``dest="domain"``, its registry key), each with the options
     ``options(subparser, domain)`` adds, so ``COMMAND DOMAIN --help`` lists that domain's own options.
-    ``needs``: only domains that have this part (``states``, ``metric``, ...)."""
+    ``needs``: only domains that have this part (``states``, ``metric``, ...); ``when(domain)``: only the
+    domains a command can serve."""
     subs = parser.add_subparsers(dest="domain", metavar="DOMAIN", required=True, parser_class=ArgumentParser)
     for domain in DOMAINS.values():
-        if needs is not None and getattr(domain, needs, None) is None:
+        if (needs is not None and getattr(domain, needs, None) is None) or (when is not None and not when(domain)):
             continue
         name, *aliases = domain.names or (domain.key,)
         sub = subs.add_parser(name, aliases=aliases, help=domain.label, description=domain.label)

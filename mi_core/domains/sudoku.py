@@ -263,6 +263,7 @@ class GridDomain(Domain):
 
     geometry: Geometry = SUDOKU9
     require_unique: bool = True
+    mask_char: str = "."
 
     def __post_init__(self):
         object.__setattr__(self, "length", self.geometry.cells)

@@ -53,6 +53,7 @@ class MaskedLM(torch.nn.Module):
 
     mask_id: int = 0
     seq_len: int | None = None
+    weights_path: Path | None = None  # the file it was loaded from (None: built in, or not from a file)
 
     @property
     def max_len(self) -> int:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import torch
 
-from mi_core.domains.base import Domain, resolve_path
+from mi_core.domains.base import Domain, is_keyword, resolve_path
 from mi_core.domains.registry import get_domain
 from mi_core.models.base import MaskedLM, ModelFileError, load_config_dict
 
@@ -20,9 +20,13 @@ from mi_core.models.base import MaskedLM, ModelFileError, load_config_dict
 def load_sudoku(spec: str | Path | None, device) -> tuple[MaskedLM, str]:
     from mi_core.models.sudoku_mdm import load_sudoku_mdm
 
-    path = Path(spec) if spec else resolve_path("assets/sudoku_mdm.safetensors")
+    if not spec:
+        raise ValueError("a Sudoku MDM needs a weights file (.safetensors)")
+    path = Path(spec)
     model = load_sudoku_mdm(path, device)
-    return model, f"Sudoku MDM ({model.cfg.n_layers} layers, d_model {model.hidden_size}; {path.name})"
+    model.weights_path = path
+    layers = model.cfg.n_layers * model.cfg.loops
+    return model, f"Sudoku MDM ({layers} layers, d_model {model.hidden_size}; {path.name})"
 
 
 def load_oracle4(spec: str | Path | None, device) -> tuple[MaskedLM, str]:
@@ -39,6 +43,7 @@ def load_protein(spec: str | Path | None, device) -> tuple[MaskedLM, str]:
     from mi_core.models.protein import load_protein_model
 
     model, info = load_protein_model(str(spec or "auto"), device)
+    model.weights_path = info.path
     return model, info.fallback_reason or info.description
 
 
@@ -68,8 +73,11 @@ def load_model_described(spec: str | Path | None = None, device: torch.device | 
                 domain, spec = get_domain(str(spec)), None
             except ValueError:
                 domain = get_domain("protein")  # its keywords: auto, esmc, mdm, or an ESM-C checkpoint
-    loader = domain.part("model_loader")
-    return loader(domain.model_spec() if spec is None else spec, torch.device(device))
+    if spec is None:  # the domain's default (or its environment variable's), read against the repository
+        spec = domain.model_spec()
+        if spec and not is_keyword(spec):
+            spec = str(resolve_path(spec))
+    return domain.part("model_loader")(spec, torch.device(device))
 
 
 def load_model(spec: str | Path | None = None, device: torch.device | str = "cpu",

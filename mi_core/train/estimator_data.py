@@ -169,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
     device = pick_device(args.device)
     model = load_model(None if args.model is None else str(args.model), device, domain=args.domain)
     start = time.time()
-    summary = run(model, args.model, cfg, args.out, device, log=lambda m: print(m, file=sys.stderr, flush=True))
+    summary = run(model, model.weights_path, cfg, args.out, device, log=lambda m: print(m, file=sys.stderr, flush=True))
     summary["wall_seconds_this_run"] = round(time.time() - start, 1)
     print(json.dumps(summary, indent=2))
     return 0
