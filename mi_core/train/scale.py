@@ -49,6 +49,7 @@ def write_shards(maker: ShardMaker, local_worker: Callable[[int], dict], shards:
                  engine: EngineConfig | None, log=None):
     """Write every missing ``shard_{i:05d}.safetensors`` of ``shards`` under ``out`` (atomically, by this
     process, as each arrives); returns the engine's :class:`~mi_core.scale.engine.RunReport`."""
+    Path(out).mkdir(parents=True, exist_ok=True)
     tasks = [Task(i, i, shard_path(out, i)) for i in range(shards)]
     return run_tasks(tasks, maker, engine, save=lambda task, shard: save_shard(shard, task.path),
                      local_worker=local_worker, desc="probe shards", unit="shard", log=log)

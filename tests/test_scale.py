@@ -1,0 +1,199 @@
+"""Scale-out (docs/scale.md): the task engine on a local 2-CPU Ray cluster gives the same probe shards and
+sweep rows as the local engine, survives a killed actor, refuses bad settings before any work, and the local
+path needs no Ray.
+
+One Ray cluster for the whole module (starting one costs seconds); tests that need it take ``ray_cluster``.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+from safetensors.torch import load_file
+
+from mi_core.cli import main as cli_main
+from mi_core.scale.engine import EngineConfig, EngineError, Task, run_tasks
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def ray_cluster():
+    ray = pytest.importorskip("ray", reason="Ray is optional: pip install -r requirements-scale.txt")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False,
+             runtime_env={"env_vars": {"PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests")]),
+                                          "OMP_NUM_THREADS": "1"}})
+    yield ray
+    ray.shutdown()
+
+
+def data_config(states=6, shard_size=2):
+    from mi_core.decoding.sudoku_states import DataConfig, StateMix
+
+    return DataConfig(seed=3, states=states, shard_size=shard_size, pool=3, eps=0.0, mix=StateMix(1, 1, 1))
+
+
+def shards(out: Path) -> dict[str, dict[str, torch.Tensor]]:
+    return {p.name: load_file(p) for p in sorted(out.glob("shard_*.safetensors"))}
+
+
+def assert_same_shards(a: Path, b: Path) -> None:
+    """Every tensor equal bit for bit, except ``seconds`` (each state's probe wall time)."""
+    sa, sb = shards(a), shards(b)
+    assert sorted(sa) == sorted(sb) and sa
+    for name in sa:
+        assert sa[name].keys() == sb[name].keys()
+        for key in sa[name]:
+            if key != "seconds":
+                assert torch.equal(sa[name][key], sb[name][key]), (name, key)
+
+
+def test_local_engine_runs_skips_done_and_keeps_order(tmp_path):
+    (tmp_path / "t1").write_text("done")
+    tasks = [Task(i, i, tmp_path / f"t{i}") for i in range(4)]
+    saved = []
+    report = run_tasks(tasks, lambda: (lambda p: p * 10), save=lambda t, r: saved.append((t.index, r)))
+    assert report.results == [0, None, 20, 30] and report.skipped == 1 and report.ran == 3
+    assert saved == [(0, 0), (2, 20), (3, 30)]
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"engine": "spark"}, "choose one of local, ray"),
+    ({"workers": 0}, "at least one worker"),
+    ({"workers": 2}, "need --engine ray"),
+    ({"num_gpus": 1.0}, "need --engine ray"),
+    ({"engine": "ray", "retries": -1}, "must be >= 0"),
+])
+def test_engine_config_validation(kwargs, match):
+    with pytest.raises(EngineError, match=match):
+        EngineConfig(**kwargs)
+
+
+def test_ray_missing_is_one_clear_line_and_local_needs_no_ray(monkeypatch, tmp_path, model_path, capsys):
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray now raises ModuleNotFoundError
+    base = ["make-estimator-data", "sudoku", "--model", str(model_path), "--states", "2", "--shard-size", "2",
+            "--pool", "3", "--eps", "0"]
+    assert cli_main(base + ["--out", str(tmp_path / "r"), "--engine", "ray"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: --engine ray needs Ray") and "requirements-scale.txt" in err[0]
+    assert not (tmp_path / "r").exists()  # nothing was written before the check
+    assert cli_main(base + ["--out", str(tmp_path / "l")]) == 0
+    assert len(shards(tmp_path / "l")) == 1
+
+
+def test_bad_settings_fail_before_any_work(tmp_path, model_path, capsys):
+    base = ["make-estimator-data", "sudoku", "--states", "2", "--shard-size", "2", "--pool", "3"]
+    assert cli_main(base + ["--model", str(model_path), "--out", str(tmp_path / "a"), "--workers", "2"]) == 2
+    assert "need --engine ray" in capsys.readouterr().err
+    assert cli_main(base + ["--model", str(tmp_path / "missing.safetensors"), "--out", str(tmp_path / "b"),
+                            "--engine", "ray", "--workers", "2"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("error:") and "missing.safetensors" in err[-1]
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+
+
+def test_ray_and_local_give_identical_probe_shards(ray_cluster, tmp_path, tiny_mdm, model_path):
+    from mi_core.train.estimator_data import run
+
+    cfg = data_config()
+    local = run(tiny_mdm, model_path, cfg, tmp_path / "local", "cpu", log=lambda m: None)
+    ray = run(tiny_mdm, model_path, cfg, tmp_path / "ray", "cpu", log=lambda m: None,
+              engine=EngineConfig("ray", workers=2))
+    assert_same_shards(tmp_path / "local", tmp_path / "ray")
+    assert {k: v for k, v in local.items() if k != "probe_seconds"} == {k: v for k, v in ray.items() if k != "probe_seconds"}
+    # a re-run on Ray skips complete shards; a removed one is rewritten identically
+    (tmp_path / "ray" / "shard_00001.safetensors").unlink()
+    run(tiny_mdm, model_path, cfg, tmp_path / "ray", "cpu", log=lambda m: None, engine=EngineConfig("ray", workers=2))
+    assert_same_shards(tmp_path / "local", tmp_path / "ray")
+
+
+class KillOnce:
+    """Worker factory wrapper: the first time task ``index`` runs anywhere, its process kills itself with
+    SIGKILL mid-task (a marker file remembers across the restarted actor)."""
+
+    def __init__(self, make_worker, index: int, marker: Path):
+        self.make_worker, self.index, self.marker = make_worker, index, marker
+
+    def __call__(self):
+        worker = self.make_worker()
+
+        def run(payload):
+            if payload == self.index and not self.marker.exists():
+                self.marker.write_text(str(os.getpid()))
+                os.kill(os.getpid(), signal.SIGKILL)
+            return worker(payload)
+
+        return run
+
+
+def test_killed_actor_is_restarted_and_its_shard_completes(ray_cluster, tmp_path, tiny_mdm, model_path):
+    from mi_core.train.estimator_data import make_shard, run, source_for
+    from mi_core.train.scale import ShardMaker, write_shards
+
+    cfg = data_config()
+    run(tiny_mdm, model_path, cfg, tmp_path / "local", "cpu", log=lambda m: None)
+    domain, _ = source_for(cfg)
+    maker = KillOnce(ShardMaker(make_shard, domain.key, cfg, str(model_path), device="cpu"), 1, tmp_path / "killed")
+    report = write_shards(maker, None, cfg.shards, tmp_path / "ray", EngineConfig("ray", workers=2, retries=2))
+    assert (tmp_path / "killed").exists() and report.ran == cfg.shards
+    assert_same_shards(tmp_path / "local", tmp_path / "ray")
+
+
+def test_actor_dying_every_time_gives_one_error(ray_cluster, tmp_path):
+    def make():
+        def run(payload):
+            os.kill(os.getpid(), signal.SIGKILL)
+        return run
+
+    with pytest.raises(RuntimeError, match="task 0: its Ray actor died 2 times"):
+        run_tasks([Task(0, 0)], make, EngineConfig("ray", retries=1))
+
+
+def test_task_error_on_ray_keeps_its_type(ray_cluster):
+    def make():
+        def run(payload):
+            raise ValueError(f"bad payload {payload}")
+        return run
+
+    with pytest.raises(ValueError, match="bad payload 7"):
+        run_tasks([Task(0, 7)], make, EngineConfig("ray"))
+
+
+def test_ctrl_c_leaves_only_complete_shards(tmp_path, model_path):
+    """SIGINT to a running ``make-estimator-data``: every shard file left loads whole; a re-run completes."""
+    out = tmp_path / "data"
+    cmd = [sys.executable, "-m", "mi_core", "make-estimator-data", "sudoku", "--model", str(model_path),
+           "--out", str(out), "--states", "40", "--shard-size", "1", "--pool", "3", "--eps", "0", "--threads", "1"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env={**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"})
+    deadline = time.time() + 120
+    while time.time() < deadline and len(list(out.glob("shard_*.safetensors"))) < 2:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    proc.communicate(timeout=60)
+    assert proc.returncode != 0
+    left = sorted(out.glob("shard_*"))
+    assert 2 <= len(left) < 40 and all(p.suffix == ".safetensors" for p in left)
+    for p in left:
+        assert load_file(p)["mi"].shape == (1, 81, 81)
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr
+    assert f"{len(left)} of 40 shards already written" in done.stderr
+
+
+def make_counter(k):
+    return lambda p: p * k
+
+
+def test_ray_engine_runs_a_picklable_factory(ray_cluster):
+    report = run_tasks([Task(i, i) for i in range(5)], functools.partial(make_counter, 3),
+                       EngineConfig("ray", workers=2))
+    assert report.results == [0, 3, 6, 9, 12] and report.ran == 5
