@@ -197,3 +197,44 @@ def test_ray_engine_runs_a_picklable_factory(ray_cluster):
     report = run_tasks([Task(i, i) for i in range(5)], functools.partial(make_counter, 3),
                        EngineConfig("ray", workers=2))
     assert report.results == [0, 3, 6, 9, 12] and report.ran == 5
+
+
+EASY = "..9.7.1.....2.8...2...3...4.9.........8....311.6...52.....6327.....9.6...1...7.5."
+OTHER = "...8.1..........435............7.8........1...2..3....6......75..34........2..6.."
+TIMING = ("seconds", "command")  # wall time, and the command line that differs by --engine
+
+
+def rows_without_timing(path: Path) -> list[dict]:
+    import json
+
+    return [{k: v for k, v in r.items() if k not in TIMING} for r in json.loads(path.read_text())]
+
+
+def test_sudoku_sweep_rows_identical_on_ray(ray_cluster, tmp_path, model_path):
+    puzzles = tmp_path / "p.txt"
+    puzzles.write_text(EASY + "\n" + OTHER + "\n")
+    base = ["sweep", "sudoku", "--puzzles", str(puzzles), "--model", str(model_path), "--device", "cpu",
+            "--grid", "sequential", "--grid", "topk:k=2,4", "--grid", "threshold:tau=0.5", "--batch-size", "1"]
+    assert cli_main(base + ["--json", str(tmp_path / "local.json")]) == 0
+    assert cli_main(base + ["--json", str(tmp_path / "ray.json"), "--engine", "ray", "--workers", "2"]) == 0
+    local, ray = rows_without_timing(tmp_path / "local.json"), rows_without_timing(tmp_path / "ray.json")
+    assert len(local) == 4 and local == ray
+
+
+def test_protein_sweep_rows_identical_on_ray(ray_cluster, tmp_path):
+    import numpy as np
+
+    from mi_core.models.protein_mdm import ProteinMDM, ProteinMDMConfig, save_protein_mdm
+
+    torch.manual_seed(0)
+    model = tmp_path / "p.safetensors"
+    save_protein_mdm(ProteinMDM(ProteinMDMConfig(max_len=64, d_model=32, n_layers=1, n_heads=2, d_ff=64)).eval(), model)
+    fasta = tmp_path / "ref.fa"
+    rng = np.random.default_rng(0)
+    fasta.write_text("".join(f">dom{i}\n{''.join(rng.choice(list('ACDEFGHIKLMNPQRSTVWY'), 30))}\n" for i in range(60)))
+    base = ["sweep", "protein", "--reference", str(fasta), "--samples", "3", "--lengths", "6-10", "--model", str(model),
+            "--device", "cpu", "--grid", "topk:k=2,4", "--grid", "sequential"]
+    assert cli_main(base + ["--json", str(tmp_path / "local.json")]) == 0
+    assert cli_main(base + ["--json", str(tmp_path / "ray.json"), "--engine", "ray", "--workers", "2"]) == 0
+    local, ray = rows_without_timing(tmp_path / "local.json"), rows_without_timing(tmp_path / "ray.json")
+    assert len(local) == 3 and local == ray
