@@ -1,0 +1,76 @@
+"""Trainers under torchrun (docs/scale.md): DistributedDataParallel on 2 CPU processes (gloo), rank-aware data
+seeds, one checkpoint written by rank 0, and one rank under torchrun giving exactly the plain run's weights."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from safetensors.torch import load_file
+
+from mi_core.scale import distributed
+
+ROOT = Path(__file__).resolve().parents[1]
+ENV = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+
+
+def torchrun(nproc: int, args: list[str], timeout: int = 300) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={nproc}",
+           "-m", "mi_core", *args]
+    return subprocess.run(cmd, cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=timeout)
+
+
+def plain(args: list[str], timeout: int = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "mi_core", *args], cwd=ROOT, env=ENV, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def assert_same_weights(a: Path, b: Path) -> None:
+    wa, wb = load_file(a), load_file(b)
+    assert wa.keys() == wb.keys()
+    for k in wa:
+        assert torch.equal(wa[k], wb[k]), k
+
+
+def test_helpers_without_torchrun():
+    assert not distributed.active() and distributed.rank() == 0 and distributed.world_size() == 1
+    assert distributed.is_main() and distributed.setup("cpu") == torch.device("cpu")
+    net = torch.nn.Linear(2, 2)
+    assert distributed.wrap(net) is net and distributed.unwrap(net) is net
+    x = torch.ones(3)
+    assert distributed.mean_over_ranks(x) is x
+    seeds = [distributed.rank_seed(7, r) for r in range(4)]
+    assert seeds[0] == 7 and len(set(seeds)) == 4 and all(0 <= s < 2**63 for s in seeds)
+    assert distributed.rank_seed(7, 3) == seeds[3] and distributed.rank_seed(8, 1) != seeds[1]
+
+
+@pytest.fixture
+def estimator_data(tmp_path, tiny_mdm, model_path):
+    from mi_core.decoding.sudoku_states import DataConfig, StateMix
+    from mi_core.train.estimator_data import run
+
+    out = tmp_path / "data"
+    run(tiny_mdm, model_path, DataConfig(seed=3, states=6, shard_size=3, pool=3, eps=0.0, mix=StateMix(1, 1, 1)),
+        out, "cpu", log=lambda m: None)
+    return out
+
+
+def test_estimator_trainer_under_torchrun(tmp_path, estimator_data):
+    args = ["train-estimator", "--data", str(estimator_data), "--variants", "log:free", "--steps", "6",
+            "--eval-every", "3", "--batch", "2", "--threads", "1", "--device", "cpu", "--d-node", "8",
+            "--d-proj", "4", "--d-pair", "4", "--d-pos", "4"]
+    one = plain(args + ["--out", str(tmp_path / "plain.safetensors")])
+    assert one.returncode == 0, one.stderr
+    ddp1 = torchrun(1, args + ["--out", str(tmp_path / "ddp1.safetensors")])
+    assert ddp1.returncode == 0, ddp1.stderr
+    assert_same_weights(tmp_path / "plain.safetensors", tmp_path / "ddp1.safetensors")
+    ddp2 = torchrun(2, args + ["--out", str(tmp_path / "ddp2.safetensors")])
+    assert ddp2.returncode == 0, ddp2.stderr
+    assert (tmp_path / "ddp2.safetensors").is_file()
+    assert ddp2.stdout.count('"chosen"') == 1 and ddp2.stderr.count("variant log:free") == 1  # rank 0 only
+    weights = load_file(tmp_path / "ddp2.safetensors")
+    assert not all(torch.equal(weights[k], load_file(tmp_path / "plain.safetensors")[k]) for k in weights)
