@@ -74,3 +74,19 @@ def test_estimator_trainer_under_torchrun(tmp_path, estimator_data):
     assert ddp2.stdout.count('"chosen"') == 1 and ddp2.stderr.count("variant log:free") == 1  # rank 0 only
     weights = load_file(tmp_path / "ddp2.safetensors")
     assert not all(torch.equal(weights[k], load_file(tmp_path / "plain.safetensors")[k]) for k in weights)
+
+
+def test_sudoku_mdm_trainer_under_torchrun(tmp_path):
+    args = ["train", "sudoku", "--steps", "4", "--batch", "8", "--grid-pool", "30", "--puzzle-pool", "8",
+            "--max-harden", "10", "--eval-every", "4", "--log-every", "2", "--eval-puzzles", "0",
+            "--onpolicy-every", "3", "--onpolicy-puzzles", "2", "--warmup", "2", "--no-bf16", "--d-model", "16",
+            "--n-layers", "1", "--n-heads", "2", "--d-ff", "32", "--pool-dir", str(tmp_path / "pools"),
+            "--device", "cpu", "--threads", "1"]
+    one = plain(args + ["--out", str(tmp_path / "plain.safetensors")])
+    assert one.returncode == 0, one.stderr
+    ddp1 = torchrun(1, args + ["--out", str(tmp_path / "ddp1.safetensors")])
+    assert ddp1.returncode == 0, ddp1.stderr
+    assert_same_weights(tmp_path / "plain.safetensors", tmp_path / "ddp1.safetensors")
+    ddp2 = torchrun(2, args + ["--out", str(tmp_path / "ddp2.safetensors")])
+    assert ddp2.returncode == 0, ddp2.stderr
+    assert (tmp_path / "ddp2.safetensors").is_file() and ddp2.stdout.count('"best_val_accuracy"') == 1

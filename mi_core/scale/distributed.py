@@ -116,3 +116,14 @@ def mean_over_ranks(x: torch.Tensor) -> torch.Tensor:
     y = x.detach().clone()
     dist.all_reduce(y)
     return y / world_size()
+
+
+def from_main(value: float) -> float:
+    """Rank 0's ``value`` on every rank (e.g. a time-based progress fraction, so that every rank stops at
+    the same step and none waits forever in a collective); ``value`` itself without torchrun."""
+    if not active():
+        return value
+    device = torch.device("cuda", torch.cuda.current_device()) if dist.get_backend() == "nccl" else "cpu"
+    t = torch.tensor([float(value)], dtype=torch.float64, device=device)
+    dist.broadcast(t, 0)
+    return float(t.item())
