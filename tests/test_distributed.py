@@ -90,3 +90,22 @@ def test_sudoku_mdm_trainer_under_torchrun(tmp_path):
     ddp2 = torchrun(2, args + ["--out", str(tmp_path / "ddp2.safetensors")])
     assert ddp2.returncode == 0, ddp2.stderr
     assert (tmp_path / "ddp2.safetensors").is_file() and ddp2.stdout.count('"best_val_accuracy"') == 1
+
+
+def test_protein_mdm_trainer_under_torchrun(tmp_path):
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    fasta = tmp_path / "train.fa"
+    fasta.write_text("".join(f">d{i}\n{''.join(rng.choice(list('ACDEFGHIKLMNPQRSTVWY'), 40))}\n" for i in range(200)))
+    args = ["train", "protein", "--fasta", str(fasta), "--steps", "3", "--batch", "4", "--eval-every", "3",
+            "--eval-sequences", "4", "--bf16", "false", "--d-model", "16", "--n-layers", "1", "--n-heads", "2",
+            "--d-ff", "32", "--max-len", "64", "--min-len", "10", "--warmup", "1", "--device", "cpu", "--threads", "1"]
+    one = plain(args + ["--out", str(tmp_path / "plain.safetensors")])
+    assert one.returncode == 0, one.stderr
+    ddp1 = torchrun(1, args + ["--out", str(tmp_path / "ddp1.safetensors")])
+    assert ddp1.returncode == 0, ddp1.stderr
+    assert_same_weights(tmp_path / "plain.safetensors", tmp_path / "ddp1.safetensors")
+    ddp2 = torchrun(2, args + ["--out", str(tmp_path / "ddp2.safetensors")])
+    assert ddp2.returncode == 0, ddp2.stderr
+    assert (tmp_path / "ddp2.safetensors").is_file() and ddp2.stdout.count('"best_val_ce"') == 1
