@@ -59,6 +59,7 @@ def estimator_data(tmp_path, tiny_mdm, model_path):
     return out
 
 
+@pytest.mark.slow  # three torchrun launches, ~20 s on 2 shared cores
 def test_estimator_trainer_under_torchrun(tmp_path, estimator_data):
     args = ["train-estimator", "--data", str(estimator_data), "--variants", "log:free", "--steps", "6",
             "--eval-every", "3", "--batch", "2", "--threads", "1", "--device", "cpu", "--d-node", "8",
@@ -76,6 +77,7 @@ def test_estimator_trainer_under_torchrun(tmp_path, estimator_data):
     assert not all(torch.equal(weights[k], load_file(tmp_path / "plain.safetensors")[k]) for k in weights)
 
 
+@pytest.mark.slow  # three torchrun launches, ~20 s on 2 shared cores
 def test_sudoku_mdm_trainer_under_torchrun(tmp_path):
     args = ["train", "sudoku", "--steps", "4", "--batch", "8", "--grid-pool", "30", "--puzzle-pool", "8",
             "--max-harden", "10", "--eval-every", "4", "--log-every", "2", "--eval-puzzles", "0",
@@ -92,6 +94,7 @@ def test_sudoku_mdm_trainer_under_torchrun(tmp_path):
     assert (tmp_path / "ddp2.safetensors").is_file() and ddp2.stdout.count('"best_val_accuracy"') == 1
 
 
+@pytest.mark.slow  # three torchrun launches, ~20 s on 2 shared cores
 def test_protein_mdm_trainer_under_torchrun(tmp_path):
     import numpy as np
 
@@ -109,3 +112,20 @@ def test_protein_mdm_trainer_under_torchrun(tmp_path):
     ddp2 = torchrun(2, args + ["--out", str(tmp_path / "ddp2.safetensors")])
     assert ddp2.returncode == 0, ddp2.stderr
     assert (tmp_path / "ddp2.safetensors").is_file() and ddp2.stdout.count('"best_val_ce"') == 1
+
+
+@pytest.mark.slow  # three torchrun launches, ~20 s on 2 shared cores
+def test_order_trainer_under_torchrun(tmp_path, model_path):
+    args = ["train-order", "sudoku", "--model", str(model_path), "--updates", "2", "--batch", "2", "--samples", "2",
+            "--steps-budget", "3", "--bf16", "false", "--width", "8", "--puzzle-pool", "4", "--eval-puzzles", "2",
+            "--eval-every", "2", "--device", "cpu", "--threads", "1"]
+    one = plain(args + ["--out", str(tmp_path / "plain.safetensors")])
+    assert one.returncode == 0, one.stderr
+    ddp1 = torchrun(1, args + ["--out", str(tmp_path / "ddp1.safetensors")])
+    assert ddp1.returncode == 0, ddp1.stderr
+    for name in ("", "_posterior"):
+        assert_same_weights(tmp_path / f"plain{name}.safetensors", tmp_path / f"ddp1{name}.safetensors")
+    ddp2 = torchrun(2, args + ["--out", str(tmp_path / "ddp2.safetensors")])
+    assert ddp2.returncode == 0, ddp2.stderr
+    assert (tmp_path / "ddp2_posterior.safetensors").is_file() and ddp2.stdout.count('"done": true') == 1
+    assert len((tmp_path / "ddp2_log.jsonl").read_text().splitlines()) == 2  # one evaluation and done, by rank 0

@@ -22,6 +22,7 @@ from mi_core.device import pick_device
 from mi_core.io import check_output, default_run_path
 from mi_core.options import ArgumentParser, add_force, parse_lengths
 from mi_core.order.loop import OrderTrainConfig, load_nets, run_logged, train_order  # noqa: F401  (re-exported)
+from mi_core.scale import distributed
 
 DEFAULTS = {  # domain -> (denoiser, selector out)
     "sudoku": (Path("assets/sudoku_mdm.safetensors"), Path("assets/sudoku_order_selector.safetensors")),
@@ -79,7 +80,7 @@ def main(argv: list[str] | None = None) -> None:
                            kl_weight=args.kl_weight)
     if args.init is not None:
         load_nets(args.init)  # a missing or wrong --init fails now, before the data are built
-    device = pick_device(args.device)
+    device = distributed.setup(pick_device(args.device))  # joins the process group under torchrun
     model_path = args.model or DEFAULTS[args.domain][0]
     out = check_output(args.out or default_run_path(f"{args.domain}_order_selector"), args.force, "--out")
     log_path = args.log or out.with_name(out.stem + "_log.jsonl")
@@ -93,6 +94,7 @@ def main(argv: list[str] | None = None) -> None:
 
         run_protein(model_path, args.fasta, out, log_path, cfg, parse_lengths(args.lengths), args.eval_every,
                     args.eval_per_length, args.init, device=device)
+    distributed.teardown()
 
 
 __all__ = ["OrderTrainConfig", "train_order"]

@@ -127,3 +127,25 @@ def from_main(value: float) -> float:
     t = torch.tensor([float(value)], dtype=torch.float64, device=device)
     dist.broadcast(t, 0)
     return float(t.item())
+
+
+def broadcast_parameters(params) -> None:
+    """Copy rank 0's values of ``params`` to every rank (start from identical weights)."""
+    if not active():
+        return
+    for p in params:
+        dist.broadcast(p.data, 0)
+
+
+def average_gradients(params) -> None:
+    """Average the gradients of ``params`` over ranks after ``backward()``: what DistributedDataParallel
+    does, for a loop that calls its networks several times per update (a rollout), which DDP's hooks do not
+    allow. No-op without torchrun."""
+    if not active():
+        return
+    n = world_size()
+    for p in params:
+        if p.grad is None:
+            p.grad = torch.zeros_like(p)
+        dist.all_reduce(p.grad)
+        p.grad.div_(n)
