@@ -238,3 +238,43 @@ def test_protein_sweep_rows_identical_on_ray(ray_cluster, tmp_path):
     assert cli_main(base + ["--json", str(tmp_path / "ray.json"), "--engine", "ray", "--workers", "2"]) == 0
     local, ray = rows_without_timing(tmp_path / "local.json"), rows_without_timing(tmp_path / "ray.json")
     assert len(local) == 3 and local == ray
+
+
+def test_bench_suite_rows_identical_on_ray(ray_cluster, tmp_path, model_path, monkeypatch):
+    import json
+
+    monkeypatch.chdir(tmp_path)  # bench-suite writes the foundation section of ./BENCHMARKS.md
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "kaggle_graded_dev.csv").write_text(f"puzzle,level\n{EASY},Easy\n")
+    (data / "top1465.txt").write_text(OTHER + "\n" + EASY + "\n")
+    (data / "clue17_dev.txt").write_text(EASY + "\n")
+    base = ["bench-suite", "sudoku", "--data", str(data), "--limit", "1", "--model", str(model_path), "--device", "cpu"]
+    assert cli_main(base + ["--json", str(tmp_path / "local.json")]) == 0
+    assert cli_main(base + ["--json", str(tmp_path / "ray.json"), "--engine", "ray", "--workers", "2"]) == 0
+    local, ray = (json.loads((tmp_path / f"{n}.json").read_text()) for n in ("local", "ray"))
+    strip = [[{k: v for k, v in r.items() if k != "seconds"} for r in rows] for rows in (local, ray)]
+    assert len(local) == 9 and strip[0] == strip[1]
+
+
+def test_eval_estimator_exact_side_equal_on_ray(ray_cluster, tmp_path, tiny_mdm, model_path):
+    """The held-out states' exact probe runs in chunks on Ray actors: the fidelity numbers equal the local
+    ones within 1e-6 (a chunk batches its probe passes with fewer states than one call over all)."""
+    import json
+
+    from mi_core.mi.estimator import EstimatorConfig, MIEstimator, save_estimator
+
+    torch.manual_seed(1)
+    est = tmp_path / "est.safetensors"
+    save_estimator(MIEstimator(EstimatorConfig(d_in=32, n_values=9, n_positions=81, d_node=8, d_proj=4,
+                                               d_pair=4, d_pos=4)).eval(), est)
+    puzzles = tmp_path / "p.txt"
+    puzzles.write_text(EASY + "\n" + OTHER + "\n")
+    base = ["eval-estimator", "sudoku", "--puzzles", str(puzzles), "--states", "10", "--model", str(model_path),
+            "--estimator", str(est), "--device", "cpu", "--no-markdown", "--timing-states", "10"]
+    assert cli_main(base + ["--json", str(tmp_path / "local.json")]) == 0
+    assert cli_main(base + ["--json", str(tmp_path / "ray.json"), "--engine", "ray", "--workers", "2"]) == 0
+    local, ray = (json.loads((tmp_path / f"{n}.json").read_text()) for n in ("local", "ray"))
+    assert local["exact_passes"] == ray["exact_passes"] and ray["timed_states"] == 10
+    for key in ("spearman", "pearson", "mae", "exact_max_mi", "topk_precision"):
+        assert ray[key] == pytest.approx(local[key], abs=1e-6), key

@@ -108,3 +108,60 @@ def protein_cells(configs, lengths, reference, args, engine: EngineConfig) -> li
                          args.seed, args.batch_size, args.bf16)
     cells = [(name, params, getattr(strategy, "estimator", None)) for name, params, strategy in configs]
     return run_cells([(n, p, absolute(e) if isinstance(e, str) else e) for n, p, e in cells], maker, engine)
+
+
+@dataclass(frozen=True)
+class SudokuModelWorker:
+    """Picklable worker factory: the Sudoku MDM loaded once per process; a task's payload is
+    ``(function, *args)``, run as ``function(model, device, *args)`` (a module-level function)."""
+
+    model: str
+    device: str
+
+    def __call__(self):
+        from mi_core.models.sudoku_mdm import load_sudoku_mdm
+
+        device = pick_device(self.device)
+        model = load_sudoku_mdm(Path(self.model), device)
+        return lambda payload: payload[0](model, device, *payload[1:])
+
+
+def suite_cell(model, device, records, sampler: str, params: dict, bf16: bool) -> dict:
+    """One ``bench-suite`` cell: a sampler on one puzzle set, decoded as the local loop does."""
+    strategy = make_strategy(sampler, **params)
+    warm_up(model, records, strategy, device, bf16)
+    res = evaluate(model, records, strategy, device=device, bf16=bf16)
+    res.pop("passes")
+    return res
+
+
+def suite_cells(cells: list[tuple], args, engine: EngineConfig) -> list[dict]:
+    """``bench-suite`` results of ``(records, sampler, params)`` cells on ``engine``, in order."""
+    maker = SudokuModelWorker(absolute(args.model), args.device)
+    return run_cells([(suite_cell, records, sampler, params, args.bf16) for records, sampler, params in cells],
+                     maker, engine)
+
+
+def exact_chunk(model, device, run_exact, tokens, eps: float, max_batch: int, timing_states: int):
+    """``run_exact(model, tokens, ...)`` (``mi_core.bench.estimator.run_exact``, passed in) of one chunk of
+    held-out states ``(S, N)`` on this worker: ``(mi, one-at-a-time seconds, passes, batched seconds)``."""
+    import torch
+
+    return run_exact(model, torch.as_tensor(tokens, device=device), eps, max_batch, timing_states)
+
+
+def exact_on_engine(run_exact, tokens, args, engine: EngineConfig, chunk: int = 8):
+    """:func:`exact_chunk` of every ``chunk`` states of ``tokens`` on ``engine``, joined: exact MI ``(S, N, N)``,
+    the one-at-a-time seconds of the first ``args.timing_states`` states, passes per state, and the batched
+    probe seconds summed over chunks (compute time, not the wall time of the spread-out run)."""
+    import numpy as np
+
+    host = tokens.cpu().numpy()
+    starts = range(0, len(host), chunk)
+    payloads = [(exact_chunk, run_exact, host[lo : lo + chunk], args.eps, args.max_batch,
+                 max(0, min(chunk, args.timing_states - lo))) for lo in starts]
+    parts = run_cells(payloads, SudokuModelWorker(absolute(args.model), args.device), engine)
+    mi = np.concatenate([p[0] for p in parts])
+    seconds = [s for p in parts for s in p[1]]
+    passes = [n for p in parts for n in p[2]]
+    return mi, seconds, passes, float(sum(p[3] for p in parts))
