@@ -42,7 +42,7 @@ from mi_core.mi.probe import probe_by_length
 from mi_core.models.loading import load_model
 from mi_core.options import ArgumentParser
 from mi_core.scale.engine import add_engine_options, engine_from_args
-from mi_core.train.scale import ShardMaker, local_maker, write_shards
+from mi_core.train.scale import ShardMaker, local_maker, worker_device, write_shards
 from mi_core.train.shards import (  # noqa: F401  (re-exported: estimator data on disk)
     MANIFEST,
     load_shards,
@@ -126,7 +126,7 @@ def run(model, model_path: Path, cfg, out: Path, device, log=print, engine=None)
     todo = [i for i in range(cfg.shards) if not shard_path(out, i).is_file()]
     log(f"{out}: {cfg.shards - len(todo)} of {cfg.shards} shards already written")
     if todo:  # the engine (local or Ray actors) writes each missing shard atomically, one bar over shards
-        maker = ShardMaker(make_shard, domain.key, cfg, str(model_path), device=str(getattr(device, "type", device)))
+        maker = ShardMaker(make_shard, domain.key, cfg, str(model_path), device=worker_device(device, engine))
         write_shards(maker, local_maker(make_shard, model, source, device, domain.pad_id or 0), cfg.shards, out, engine)
     return load_shards(out)[1]["summary"]
 

@@ -41,6 +41,13 @@ class ShardMaker:
         return local_maker(self.make_shard, model, domain.part("states")(self.cfg), device, domain.pad_id or 0)
 
 
+def worker_device(device, engine: EngineConfig | None) -> str:
+    """The device a worker asks for: CUDA when its actor has GPUs (``--num-gpus``), else this process's kind."""
+    if engine is not None and engine.num_gpus > 0:
+        return "cuda"
+    return str(getattr(device, "type", device))
+
+
 def local_maker(make_shard: Callable, model, source, device, pad_id: int) -> Callable[[int], dict]:
     return partial(make_shard, model, source, device=device, pad_id=pad_id)
 
