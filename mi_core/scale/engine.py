@@ -85,7 +85,8 @@ class RunReport:
 
 def add_engine_options(parser) -> None:
     """``--engine``, ``--ray-address``, ``--workers``, ``--num-gpus``, ``--num-cpus``, ``--retries``."""
-    g = parser  # not an argument group: mi_core.options.ArgumentParser checks bounds= on its own options
+    # on the parser itself, not an argument group: mi_core.options.ArgumentParser checks bounds= on its own options
+    g = parser
     g.add_argument("--engine", choices=ENGINES, default="local",
                    help="local: this process (default); ray: actors on a Ray cluster (pip install '.[scale]')")
     g.add_argument("--ray-address", default=None,
