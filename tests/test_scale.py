@@ -282,3 +282,32 @@ def test_eval_estimator_exact_side_equal_on_ray(ray_cluster, tmp_path, tiny_mdm,
     assert local["exact_passes"] == ray["exact_passes"] and ray["timed_states"] == 10
     for key in ("spearman", "pearson", "mae", "exact_max_mi", "topk_precision"):
         assert ray[key] == pytest.approx(local[key], abs=1e-6), key
+
+
+def test_eval_estimator_protein_exact_side_equal_on_ray(ray_cluster, tmp_path):
+    import json
+
+    import numpy as np
+
+    from mi_core.domains.protein import AMINO_ACIDS, split_of
+    from mi_core.mi.estimator import EstimatorConfig, MIEstimator, save_estimator
+    from mi_core.models.protein_mdm import ProteinMDM, ProteinMDMConfig, save_protein_mdm
+
+    torch.manual_seed(0)
+    model, est = tmp_path / "p.safetensors", tmp_path / "e.safetensors"
+    save_protein_mdm(ProteinMDM(ProteinMDMConfig(max_len=64, d_model=32, n_layers=1, n_heads=2, d_ff=64,
+                                                 dropout=0.0)).eval(), model)
+    save_estimator(MIEstimator(EstimatorConfig(d_in=32, n_values=20, d_node=8, d_proj=4, d_pair=4)).eval(), est)
+    rng = np.random.default_rng(0)
+    names = [n for n in (f"seq{i}" for i in range(400)) if split_of(n) == "val"][:4]
+    fasta = tmp_path / "v.fa"
+    fasta.write_text("".join(f">{n}\n{''.join(rng.choice(list(AMINO_ACIDS), 16))}\n" for n in names))
+    base = ["eval-estimator", "protein", "--model", str(model), "--estimator", str(est), "--fasta", str(fasta),
+            "--states", "10", "--min-len", "8", "--max-len", "14", "--min-masked", "2", "--device", "cpu",
+            "--no-markdown"]
+    assert cli_main(base + ["--json", str(tmp_path / "local.json")]) == 0
+    assert cli_main(base + ["--json", str(tmp_path / "ray.json"), "--engine", "ray", "--workers", "2"]) == 0
+    local, ray = (json.loads((tmp_path / f"{n}.json").read_text()) for n in ("local", "ray"))
+    assert local["exact_passes"] == ray["exact_passes"] and local["n_states"] == 10
+    for key in ("spearman", "pearson", "mae", "exact_max_mi", "exact_median_mi"):
+        assert ray[key] == pytest.approx(local[key], abs=1e-6), key

@@ -165,3 +165,36 @@ def exact_on_engine(run_exact, tokens, args, engine: EngineConfig, chunk: int = 
     seconds = [s for p in parts for s in p[1]]
     passes = [n for p in parts for n in p[2]]
     return mi, seconds, passes, float(sum(p[3] for p in parts))
+
+
+@dataclass(frozen=True)
+class ProteinModelWorker:
+    """Picklable worker factory: the protein MDM loaded once per process; payloads as for
+    :class:`SudokuModelWorker`."""
+
+    model: str
+    device: str
+
+    def __call__(self):
+        from mi_core.models.protein_mdm import load_protein_mdm
+
+        device = pick_device(self.device)
+        model = load_protein_mdm(Path(self.model), device)
+        return lambda payload: payload[0](model, device, *payload[1:])
+
+
+def probe_chunk(model, device, probe_by_length, states, eps: float, max_batch: int) -> list:
+    """``probe_by_length`` (``mi_core.mi.probe``, passed in) of a chunk of states ``[(N_s,)]`` on this worker."""
+    import torch
+
+    return probe_by_length(model, [torch.as_tensor(t, device=device) for t in states], eps=eps, max_batch=max_batch)
+
+
+def protein_probes_on_engine(probe_by_length, states: list, args, engine: EngineConfig, chunk: int = 8) -> list:
+    """The CPU :class:`~mi_core.mi.probe.ProbeResult` of every held-out protein state, probed ``chunk`` states
+    per task on ``engine`` (each chunk one ``probe_many`` call per distinct length)."""
+    host = [t.cpu().numpy() if hasattr(t, "cpu") else t for t in states]
+    payloads = [(probe_chunk, probe_by_length, host[lo : lo + chunk], args.eps, args.max_batch)
+                for lo in range(0, len(host), chunk)]
+    parts = run_cells(payloads, ProteinModelWorker(absolute(args.model), args.device), engine)
+    return [r for part in parts for r in part]
