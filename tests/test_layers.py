@@ -17,6 +17,7 @@ ROOT = Path(__file__).resolve().parents[1] / "mi_core"
 # order, train and bench are peers: none of them imports another.
 LAYERS = {
     "base": 0,  # mi_core/io.py, options.py, device.py (and the package itself)
+    "scale": 0,  # the task engine and torchrun helpers: the standard library, torch, tqdm (Ray only lazily)
     "domains": 1,
     "models": 2,
     "mi": 3,

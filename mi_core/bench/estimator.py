@@ -33,6 +33,7 @@ from mi_core.bench.estimator_common import (  # noqa: F401  (re-exported)
     ratio_label,
 )
 from mi_core.bench.report import update_section
+from mi_core.bench.scale import exact_on_engine
 from mi_core.decoding.sudoku_states import SOURCES, StateMix, draw_states
 from mi_core.device import pick_device, timed
 from mi_core.domains.registry import add_domain_parsers
@@ -42,6 +43,7 @@ from mi_core.mi.estimator import check_model_match, estimate_mi, load_estimator,
 from mi_core.mi.fidelity import fidelity, mean_recovery, rule_recovery
 from mi_core.mi.probe import probe, probe_many
 from mi_core.options import ArgumentParser, add_force
+from mi_core.scale.engine import add_engine_options, engine_from_args
 
 SECTION = "eval-estimator"  # BENCHMARKS.md section, between <!-- eval-estimator:start/end --> markers
 TIMING_NOTE = "warm-up call excluded; the device is synchronized before each clock reading"
@@ -111,7 +113,11 @@ def run_eval(model, estimator, puzzles, solutions, args, device, log=print) -> d
                                  transform=False, device=device)
     tokens = torch.as_tensor(tokens, device=device)
     masked = (tokens == model.mask_id).cpu().numpy()
-    exact, exact_s, passes, exact_batched = run_exact(model, tokens, args.eps, args.max_batch, args.timing_states)
+    engine = getattr(args, "engine_cfg", None)
+    if engine is not None and engine.engine == "ray":  # chunks of states probed on Ray actors
+        exact, exact_s, passes, exact_batched = exact_on_engine(run_exact, tokens, args, engine)
+    else:
+        exact, exact_s, passes, exact_batched = run_exact(model, tokens, args.eps, args.max_batch, args.timing_states)
     pred, est_s, batched_s = run_estimator(model, estimator, tokens)
     log(f"probe {exact_batched:.2f} s, estimator {batched_s:.3f} s over {len(tokens)} states (batched)")
     res = fidelity(pred, exact, masked, args.threshold)
@@ -232,6 +238,7 @@ def sudoku_options(p: argparse.ArgumentParser, domain) -> None:
     p.add_argument("--markdown", type=Path, default=Path("BENCHMARKS.md"), help="section updated in this file")
     p.add_argument("--no-markdown", dest="write_markdown", action="store_false")
     add_force(p)
+    add_engine_options(p)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -255,6 +262,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.timing_states < 1:
         raise ValueError(f"--timing-states must be >= 1, got {args.timing_states}")
     check_output(args.json, args.force)
+    args.engine_cfg = engine_from_args(args)  # Ray missing or a bad setting: one line before any work
     if args.threads:
         torch.set_num_threads(args.threads)
     from mi_core.models.sudoku_mdm import load_sudoku_mdm

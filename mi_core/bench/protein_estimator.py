@@ -24,6 +24,7 @@ from scipy import stats
 
 from mi_core.bench.estimator_common import HEADLINE, _fid_row, _fmt, grouped, json_ready, ratio_label
 from mi_core.bench.report import update_section
+from mi_core.bench.scale import protein_probes_on_engine
 from mi_core.decoding.protein_states import (
     DEFAULT_FASTA,
     SOURCES,
@@ -38,6 +39,7 @@ from mi_core.mi.estimator import check_model_match, estimate_mi, load_estimator,
 from mi_core.mi.fidelity import fidelity
 from mi_core.mi.probe import probe_by_length
 from mi_core.options import add_force
+from mi_core.scale.engine import add_engine_options, engine_from_args
 
 SECTION = "eval-estimator-protein"  # BENCHMARKS.md section
 SEPARATION_BANDS = ((1, 4), (5, 11), (12, 23), (24, 10**6))  # |i - j|: local, short, medium, long range
@@ -70,18 +72,20 @@ def by_separation(pred: np.ndarray, exact: np.ndarray, masked: np.ndarray) -> di
     return out
 
 
-def run_states(model, estimator, states: list[np.ndarray], eps: float, max_batch: int, device) -> dict:
+def run_states(model, estimator, states: list[np.ndarray], eps: float, max_batch: int, device, probes=None) -> dict:
     """Exact and estimated MI of each state (lists of ``(N_s, N_s)``) with their wall seconds and passes.
 
     The exact MI comes from :func:`probe_by_length` (one batched :func:`probe_many` call per distinct
     length; a state's seconds is its group's time over the group's size), the estimate from one call per
     state. Warm-up calls are excluded and the device is synchronized before each clock reading.
+    ``probes``: the states' probe results when already computed (``--engine ray``).
     """
     tensors = [torch.as_tensor(t, device=device) for t in states]
     estimate_mi(model, estimator, tensors[0])  # warm-up
-    probe_by_length(model, tensors[:1], eps=eps, max_batch=max_batch)  # warm-up
+    if probes is None:
+        probe_by_length(model, tensors[:1], eps=eps, max_batch=max_batch)  # warm-up
+        probes = probe_by_length(model, tensors, eps=eps, max_batch=max_batch)
     exact, pred, est_s = [], [], []
-    probes = probe_by_length(model, tensors, eps=eps, max_batch=max_batch)
     for t, res in zip(tensors, probes):
         exact.append(res.mi.numpy())
         est, sec = timed(lambda t=t: estimate_mi(model, estimator, t), device)
@@ -99,7 +103,9 @@ def run_eval(model, estimator, args, device, log=print) -> dict:
     rng = np.random.default_rng(args.seed)
     drawn = [draw_state(model, pool, cfg, rng, device) for _ in range(args.states)]
     states, source = [t for t, _ in drawn], [s for _, s in drawn]
-    runs = run_states(model, estimator, states, args.eps, args.max_batch, device)
+    engine = getattr(args, "engine_cfg", None)  # --engine ray: chunks of states probed on Ray actors
+    probes = protein_probes_on_engine(probe_by_length, states, args, engine) if engine and engine.engine == "ray" else None
+    runs = run_states(model, estimator, states, args.eps, args.max_batch, device, probes)
     width = max(len(t) for t in states)
     masked = padded([t == model.mask_id for t in states], width)
     pred, exact = padded(runs["pred"], width), padded(runs["exact"], width)
@@ -217,11 +223,13 @@ def add_options(p: argparse.ArgumentParser, domain=None) -> None:
     p.add_argument("--markdown", type=Path, default=Path("BENCHMARKS.md"), help="section updated in this file")
     p.add_argument("--no-markdown", dest="write_markdown", action="store_false")
     add_force(p)
+    add_engine_options(p)
 
 
 def main(args) -> int:
     """``eval-estimator protein`` with its parsed arguments (see :func:`add_options`)."""
     check_output(args.json, args.force)
+    args.engine_cfg = engine_from_args(args)  # Ray missing or a bad setting: one line before any work
     if args.threads:
         torch.set_num_threads(args.threads)
     from mi_core.models.protein_mdm import load_protein_mdm

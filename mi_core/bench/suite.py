@@ -13,6 +13,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from mi_core.bench.report import markdown_table, update_section, write_json
+from mi_core.bench.scale import suite_cells
 from mi_core.bench.sudoku import evaluate, warm_up
 from mi_core.decoding import make_strategy
 from mi_core.device import pick_device
@@ -20,6 +21,7 @@ from mi_core.domains.sudoku import read_puzzles
 from mi_core.io import check_output
 from mi_core.models.sudoku_mdm import load_sudoku_mdm
 from mi_core.options import ArgumentParser, add_force
+from mi_core.scale.engine import add_engine_options, engine_from_args
 
 SETS = ["kaggle_graded_dev.csv", "top1465.txt", "clue17_dev.txt"]
 SAMPLERS = [("sequential", {}), ("topk", {"k": 4}), ("topk", {"k": 7})]
@@ -36,20 +38,27 @@ def main(argv=None) -> int:
     p.add_argument("--device", default="auto")
     p.add_argument("--bf16", action="store_true", help="bf16 autocast for the model passes (faster on CPUs with AMX)")
     add_force(p)
+    add_engine_options(p)
     args = p.parse_args(argv)
     check_output(args.json, args.force)
+    engine = engine_from_args(args)  # Ray missing or a bad setting: one line before any work
     device = pick_device(args.device)
     model = load_sudoku_mdm(args.model, device)
     rows = []
+    sets = {name: read_puzzles(args.data / name) for name in SETS}
+    sets = {name: r if name.startswith("kaggle") else r[: args.limit] for name, r in sets.items()}
+    cells = suite_cells([(sets[n], s, p) for n in SETS for s, p in SAMPLERS], args, engine) if engine.engine == "ray" else None
     for name in SETS:
-        records = read_puzzles(args.data / name)
-        records = records if name.startswith("kaggle") else records[: args.limit]
-        if not rows:
+        records = sets[name]
+        if not rows and cells is None:
             warm_up(model, records, make_strategy(SAMPLERS[0][0], **SAMPLERS[0][1]), device, args.bf16)  # untimed
         for sampler, params in SAMPLERS:
-            with tqdm(total=len(records), desc=f"{name} {sampler} {params}", file=sys.stderr, leave=False) as bar:
-                res = evaluate(model, records, make_strategy(sampler, **params), device=device, progress=bar.update, bf16=args.bf16)
-            res.pop("passes")
+            if cells is not None:  # computed on Ray actors, in this order
+                res = cells.pop(0)
+            else:
+                with tqdm(total=len(records), desc=f"{name} {sampler} {params}", file=sys.stderr, leave=False) as bar:
+                    res = evaluate(model, records, make_strategy(sampler, **params), device=device, progress=bar.update, bf16=args.bf16)
+                res.pop("passes")
             rows.append({"set": name, "sampler": sampler, "params": params, "device": device.type, "precision": "bf16" if args.bf16 else "fp32", **res})
             print(f"{name} {sampler} {params}: {res['accuracy']:.3f} in {res['mean_passes']:.1f} passes", file=sys.stderr)
     write_json(rows, args.json)

@@ -24,6 +24,7 @@ from tqdm import tqdm
 
 from mi_core.bench import protein as protein_bench
 from mi_core.bench.report import frontier, markdown_table, update_section, write_json
+from mi_core.bench.scale import protein_cells, sudoku_cells
 from mi_core.bench.sudoku import evaluate, warm_up, with_default_estimator
 from mi_core.decoding import STRATEGIES, make_strategy
 from mi_core.device import pick_device
@@ -32,6 +33,7 @@ from mi_core.domains.sudoku import read_puzzles
 from mi_core.io import check_output, display_path
 from mi_core.models.loading import load_model
 from mi_core.options import ArgumentParser, add_force
+from mi_core.scale.engine import add_engine_options, engine_from_args
 
 DEFAULT_GRID = [
     "sequential",
@@ -150,6 +152,7 @@ def sudoku_options(p, domain) -> None:
     p.add_argument("--bf16", action="store_true", help="bf16 autocast for the model passes (faster on CPUs with AMX)")
     p.add_argument("--batch-size", type=int, default=256)
     p.add_argument("--seed", type=int, default=0)
+    add_engine_options(p)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -166,6 +169,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.domain == "protein":
         return protein_main(args, argv)
     old_rows = check_outputs(args)
+    engine = engine_from_args(args)  # Ray missing or a bad setting: one line before any work
 
     configs = [c for spec in (args.grid or DEFAULT_GRID) for c in parse_grid_spec(spec)]
     if args.samplers:
@@ -188,13 +192,19 @@ def main(argv: list[str] | None = None) -> int:
     model = load_model(None if args.model is None else str(args.model), device, domain=args.domain)
     cmd = "python -m mi_core sweep " + " ".join(argv if argv is not None else sys.argv[1:])
     rows = []
-    for strategy in strategies:  # untimed: each row's seconds exclude loading its estimator or selector
+    if engine.engine == "ray" and domain.key != "sudoku9":
+        raise ValueError(f"--engine ray runs Sudoku 9x9 and protein sweeps; run {domain.cli_name} with --engine local")
+    cells = sudoku_cells(configs, records, args, engine) if engine.engine == "ray" else None  # a cell per actor task
+    for strategy in strategies if cells is None else []:  # untimed: row seconds exclude loading an estimator
         warm_up(model, records, strategy, device, args.bf16)
-    for (name, params), strategy in zip(configs, strategies):
-        with tqdm(total=len(records), desc=f"{name} {params}", unit="puzzle", file=sys.stderr, leave=False) as bar:
-            res = evaluate(model, records, strategy, batch_size=args.batch_size, seed=args.seed, device=device,
-                           progress=bar.update, bf16=args.bf16)
-        res.pop("passes")
+    for n, ((name, params), strategy) in enumerate(zip(configs, strategies)):
+        if cells is not None:
+            res = cells[n]
+        else:
+            with tqdm(total=len(records), desc=f"{name} {params}", unit="puzzle", file=sys.stderr, leave=False) as bar:
+                res = evaluate(model, records, strategy, batch_size=args.batch_size, seed=args.seed, device=device,
+                               progress=bar.update, bf16=args.bf16)
+            res.pop("passes")
         rows.append({"set": set_name, "sampler": name, "params": params, **res, "precision": "bf16" if args.bf16 else "fp32",
                      "puzzles": display_path(args.puzzles), "level": args.level, "limit": args.limit, "seed": args.seed,
                      "batch_size": args.batch_size, "temperature": 0.0,
@@ -277,10 +287,12 @@ def protein_options(p, domain) -> None:
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--temperature", type=float, default=1.0)
     p.add_argument("--seed", type=int, default=0)
+    add_engine_options(p)
 
 
 def protein_main(args, argv: list[str]) -> int:
     old_rows = check_outputs(args)
+    engine = engine_from_args(args)  # Ray missing or a bad setting: one line before any work
 
     lo, hi = protein_bench.parse_lengths(args.lengths)
     lengths = protein_bench.draw_lengths(args.samples, lo, hi, args.seed)
@@ -292,14 +304,19 @@ def protein_main(args, argv: list[str]) -> int:
     precision = "bf16" if args.bf16 else "fp32"
     cmd = "python -m mi_core sweep " + shlex.join(argv)  # quoted: grid specs hold ';'
     rows = []
-    if configs:
+    cells = protein_cells(configs, lengths, reference, args, engine) if engine.engine == "ray" else None
+    if configs and cells is None:
         protein_bench.warm_up(model, lengths, configs[0][2], device, args.bf16)
-    for name, params, strategy in configs:
-        with tqdm(total=len(lengths), desc=f"{name} {params}", unit="seq", file=sys.stderr, leave=False) as bar:
-            res = protein_bench.evaluate(model, lengths, reference, strategy, temperature=args.temperature, seed=args.seed,
-                                         batch_size=args.batch_size, device=device, bf16=args.bf16, progress=bar.update)
-        for key in ("passes", "sequences"):
-            res.pop(key)
+    for n, (name, params, strategy) in enumerate(configs):
+        if cells is not None:
+            res = cells[n]
+        else:
+            with tqdm(total=len(lengths), desc=f"{name} {params}", unit="seq", file=sys.stderr, leave=False) as bar:
+                res = protein_bench.evaluate(model, lengths, reference, strategy, temperature=args.temperature,
+                                             seed=args.seed, batch_size=args.batch_size, device=device, bf16=args.bf16,
+                                             progress=bar.update)
+            for key in ("passes", "sequences"):
+                res.pop(key)
         rows.append({"set": set_name, "sampler": name, "params": params, **res, "temperature": args.temperature,
                      "lengths": args.lengths, "model": protein_bench.info_for_json(info), "precision": precision, "seed": args.seed,
                      "samples": args.samples, "batch_size": args.batch_size, "reference": display_path(args.reference),

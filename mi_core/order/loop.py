@@ -18,6 +18,7 @@ import torch
 
 from mi_core.decoding.selector import load_order_net, make_order_nets, save_order_net
 from mi_core.order.elbo import order_loss, rollout
+from mi_core.scale import distributed
 
 
 @dataclass(frozen=True)
@@ -64,8 +65,8 @@ def train_order(model, draw: Callable, cfg: OrderTrainConfig, d_model: int, *, v
     """
     device = model.device
     torch.manual_seed(cfg.seed)
-    rng = np.random.default_rng(cfg.seed)
-    gen = torch.Generator(device=device).manual_seed(cfg.seed)
+    rng = np.random.default_rng(distributed.rank_seed(cfg.seed))  # under torchrun: each rank its own states
+    gen = torch.Generator(device=device).manual_seed(distributed.rank_seed(cfg.seed))
     model.eval()
     for p in model.parameters():
         p.requires_grad_(cfg.finetune)
@@ -77,6 +78,7 @@ def train_order(model, draw: Callable, cfg: OrderTrainConfig, d_model: int, *, v
         groups.append({"params": list(model.parameters()), "lr": cfg.denoiser_lr})
     opt = torch.optim.Adam(groups)
     params = [p for g in groups for p in g["params"]]
+    distributed.broadcast_parameters(params)  # under torchrun: every rank starts from rank 0's weights
     curve, window, start = [], [], time.time()
     for update in range(cfg.updates):
         steps = cfg.budgets[update % len(cfg.budgets)]
@@ -86,13 +88,14 @@ def train_order(model, draw: Callable, cfg: OrderTrainConfig, d_model: int, *, v
         loss = order_loss(ro, cfg.samples, cfg.kl_weight)
         opt.zero_grad(set_to_none=True)
         loss.backward()
+        distributed.average_gradients(params)  # data parallel under torchrun (a rollout calls the nets many times)
         torch.nn.utils.clip_grad_norm_(params, cfg.clip)
         opt.step()
         scale = ro.n_masked.clamp_min(1).float()
         window.append((steps, torch.stack([(ro.elbo / scale).mean(), (ro.kl / scale).mean(),
                                            ro.steps_used.float().mean()]).detach()))
-        done = update + 1 == cfg.updates or (cfg.time_budget > 0 and time.time() - start >= cfg.time_budget)
-        if eval_every and ((update + 1) % eval_every == 0 or done):
+        done = update + 1 == cfg.updates or (cfg.time_budget > 0 and distributed.from_main(time.time() - start) >= cfg.time_budget)
+        if eval_every and ((update + 1) % eval_every == 0 or done) and distributed.is_main():  # rank 0 validates, writes
             point = _summary(update + 1, time.time() - start, _to_host(window))
             if validate is not None:
                 point.update(validate(selector))
@@ -122,6 +125,8 @@ def run_logged(model, draw: Callable, cfg: OrderTrainConfig, validate: Callable,
     with log_path.open("a") as log_file:
 
         def log(line: str) -> None:
+            if not distributed.is_main():
+                return
             print(line, flush=True)
             if line.startswith("{"):
                 log_file.write(line + "\n")

@@ -25,6 +25,7 @@ from mi_core.domains.registry import add_domain_parsers, get_domain
 from mi_core.io import check_output, default_run_path
 from mi_core.options import ArgumentParser, add_force
 from mi_core.order.loop import OrderTrainConfig, load_nets, run_logged, train_order  # noqa: F401  (re-exported)
+from mi_core.scale import distributed
 
 
 def options(parser: argparse.ArgumentParser, domain: Domain) -> None:
@@ -81,10 +82,11 @@ def main(argv: list[str] | None = None) -> None:
                            kl_weight=args.kl_weight)
     if args.init is not None:
         load_nets(args.init)  # a missing or wrong --init fails now, before the data are built
-    device = pick_device(args.device)
+    device = distributed.setup(pick_device(args.device))  # joins the process group under torchrun
     out = check_output(args.out or default_run_path(f"{domain.cli_name}_order_selector"), args.force, "--out")
     log_path = args.log or out.with_name(out.stem + "_log.jsonl")
     domain.part("order_task").run(args, cfg, args.model, out, log_path, device)
+    distributed.teardown()
 
 
 __all__ = ["OrderTrainConfig", "train_order"]

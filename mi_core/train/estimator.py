@@ -32,6 +32,7 @@ from mi_core.io import check_output, default_run_path
 from mi_core.mi.estimator import LOSSES, EstimatorConfig, MIEstimator, estimator_loss, save_estimator
 from mi_core.mi.fidelity import fidelity
 from mi_core.options import ArgumentParser, add_force
+from mi_core.scale import distributed
 
 DEFAULT_OUT = "{domain}_mi_estimator"  # runs/<name>_<date-time>.safetensors
 DEFAULT_VARIANTS = "log:free,log:bound,sqrt:bound,mse:bound,log:free:nopos"
@@ -151,8 +152,9 @@ def train_one(est_cfg: EstimatorConfig, cfg: TrainConfig, data: dict[str, torch.
     validation Spearman (on the CPU) and its training record. Losses stay on the device and are read back
     only at each evaluation (every ``eval_every`` steps), so the hot loop never waits for the host."""
     torch.manual_seed(cfg.seed)
-    gen = np.random.default_rng(cfg.seed)
+    gen = np.random.default_rng(distributed.rank_seed(cfg.seed))  # under torchrun: each rank its own batches
     estimator = MIEstimator(est_cfg).to(data["hidden"].device)
+    model = distributed.wrap(estimator)  # DistributedDataParallel under torchrun, else the estimator itself
     opt = torch.optim.AdamW(estimator.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     best, best_state, curve, losses, start = -math.inf, None, [], [], time.time()
     for step in range(cfg.steps):
@@ -160,7 +162,7 @@ def train_one(est_cfg: EstimatorConfig, cfg: TrainConfig, data: dict[str, torch.
         for group in opt.param_groups:
             group["lr"] = lr_at(step, cfg)
         hidden, probs, entropy, masked, target = batch_of(data, gen.choice(train_idx, size=cfg.batch))
-        loss = estimator_loss(estimator(hidden, probs, entropy, masked), target, masked, cfg.loss, cfg.floor)
+        loss = estimator_loss(model(hidden, probs, entropy, masked), target, masked, cfg.loss, cfg.floor)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(estimator.parameters(), cfg.clip)
@@ -234,7 +236,7 @@ def main(argv: list[str] | None = None) -> int:
     cfg = TrainConfig(**{k: args[k] for k in TrainConfig.__dataclass_fields__ if k != "loss"})
     if args["threads"]:
         torch.set_num_threads(args["threads"])
-    device = pick_device(args["device"])
+    device = distributed.setup(pick_device(args["device"]))  # joins the process group under torchrun
     data, manifest = load_shards(args["data"])
     domain = manifest.get("domain", "sudoku")
     variable = "length" in data  # padded states of varying length: no position embeddings, separations
@@ -245,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
                               d_node=args["d_node"], d_proj=args["d_proj"], d_pair=args["d_pair"],
                               rel_buckets=args["rel_buckets"] if variable else 0)
     def log(m):
-        return print(m, file=sys.stderr, flush=True)
+        return print(m, file=sys.stderr, flush=True) if distributed.is_main() else None
     log(f"{manifest['summary']['states']} states from {args['data']}: {json.dumps(manifest['summary'])}")
     estimator, summary = train_variants(to_device(data, device), est_cfg, cfg, variants, log)
     extra = {"params": estimator.num_params(), "domain": domain,
@@ -253,7 +255,11 @@ def main(argv: list[str] | None = None) -> int:
              "data": {"dir": str(args["data"]), "command": manifest.get("command"), "config": manifest["config"],
                       **manifest["summary"]},
              "command": "python -m mi_core train-estimator " + " ".join(argv or sys.argv[1:]), **summary}
+    if not distributed.is_main():  # one checkpoint, by rank 0
+        distributed.teardown()
+        return 0
     save_estimator(estimator, args["out"], extra)
+    distributed.teardown()
     brief = [{k: v[k] for k in ("variant", "val_spearman", "seconds")} for v in summary["variants"]]
     print(json.dumps({"out": str(args["out"]), "params": extra["params"], "chosen": summary["chosen"],
                       "variants": brief}, indent=2))

@@ -32,7 +32,6 @@ from pathlib import Path
 import numpy as np
 import torch
 import torch.nn.functional as F
-from tqdm import tqdm
 
 from mi_core.device import pick_device
 from mi_core.domains.base import Domain
@@ -42,6 +41,8 @@ from mi_core.mi.estimator import mdm_features
 from mi_core.mi.probe import probe_by_length
 from mi_core.models.loading import load_model
 from mi_core.options import ArgumentParser
+from mi_core.scale.engine import add_engine_options, engine_from_args
+from mi_core.train.scale import ShardMaker, local_maker, worker_device, write_shards
 from mi_core.train.shards import (  # noqa: F401  (re-exported: estimator data on disk)
     MANIFEST,
     load_shards,
@@ -115,28 +116,19 @@ def command_line(domain: Domain, source, model_path: Path, out: Path) -> str:
     return f"python -m mi_core make-estimator-data {domain.cli_name} {model}--out {out} {source.options()}"
 
 
-def run(model, model_path: Path, cfg, out: Path, device, log=print) -> dict:
-    """Write every missing shard of ``cfg`` (a domain's state config) under ``out``; return the summary."""
+def run(model, model_path: Path, cfg, out: Path, device, log=print, engine=None) -> dict:
+    """Write every missing shard of ``cfg`` (a domain's state config) under ``out``; return the summary.
+    ``engine``: an :class:`~mi_core.scale.engine.EngineConfig` (None: this process)."""
     domain, source = source_for(cfg)
     source.check(model)
     write_manifest(out, cfg, model_path, model, command_line(domain, source, model_path, out), source.sources,
                    domain.cli_name)
     todo = [i for i in range(cfg.shards) if not shard_path(out, i).is_file()]
-    done_states = cfg.states - sum(min(cfg.shard_size, cfg.states - i * cfg.shard_size) for i in todo)
     log(f"{out}: {cfg.shards - len(todo)} of {cfg.shards} shards already written")
-    if todo:
-        with tqdm(total=cfg.states, initial=done_states, unit="state", desc="probe", file=sys.stderr) as bar:
-            passes = 0
-
-            def on_state(n: int) -> None:
-                nonlocal passes
-                passes += n
-                bar.set_postfix(passes=passes, refresh=False)
-                bar.update(1)
-
-            for i in todo:
-                shard = make_shard(model, source, i, device, on_state, pad_id=domain.pad_id or 0)
-                save_shard(shard, shard_path(out, i))
+    if todo:  # the engine (local or Ray actors) writes each missing shard atomically, one bar over shards
+        maker = ShardMaker(make_shard, domain.key, cfg, None if model_path is None else str(model_path),
+                           device=worker_device(device, engine))
+        write_shards(maker, local_maker(make_shard, model, source, device, domain.pad_id or 0), cfg.shards, out, engine)
     return load_shards(out)[1]["summary"]
 
 
@@ -151,6 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
         domain.part("states").add_arguments(sub)
         sub.add_argument("--device", default="auto")
         sub.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
+        add_engine_options(sub)
 
     add_domain_parsers(p, options, needs="states")
     return p
@@ -163,13 +156,15 @@ def config_from_args(args: argparse.Namespace):
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     check_output_dir(args.out)
+    engine = engine_from_args(args)  # before any work: Ray missing or a bad setting is one line
     cfg = config_from_args(args)
     if args.threads:
         torch.set_num_threads(args.threads)
     device = pick_device(args.device)
     model = load_model(None if args.model is None else str(args.model), device, domain=args.domain)
     start = time.time()
-    summary = run(model, model.weights_path, cfg, args.out, device, log=lambda m: print(m, file=sys.stderr, flush=True))
+    summary = run(model, model.weights_path, cfg, args.out, device, log=lambda m: print(m, file=sys.stderr, flush=True),
+                  engine=engine)
     summary["wall_seconds_this_run"] = round(time.time() - start, 1)
     print(json.dumps(summary, indent=2))
     return 0

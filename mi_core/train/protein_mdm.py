@@ -31,6 +31,7 @@ from mi_core.io import check_output, default_run_path
 from mi_core.models.base import load_state
 from mi_core.models.protein_mdm import ProteinMDM, ProteinMDMConfig, save_protein_mdm
 from mi_core.options import ArgumentParser, add_force
+from mi_core.scale import distributed
 from mi_core.train.schedule import lr_at, progress
 
 
@@ -134,8 +135,8 @@ def evaluate(model: ProteinMDM, records: list[ProteinRecord], device: torch.devi
 
 def train(model_cfg: ProteinMDMConfig, cfg: TrainConfig, fasta: Path, out: Path, device: torch.device, log=print) -> dict:
     torch.manual_seed(cfg.seed)
-    rng = np.random.default_rng(cfg.seed)
-    gen = torch.Generator().manual_seed(cfg.seed)
+    rng = np.random.default_rng(distributed.rank_seed(cfg.seed))  # under torchrun: each rank its own batches
+    gen = torch.Generator().manual_seed(distributed.rank_seed(cfg.seed))
     records = read_fasta(fasta, strict=True, max_length=100_000)
     splits = split_records(records, cfg.split_seed)
     train_recs = [r for r in splits["train"] if r.length >= cfg.min_len]
@@ -152,7 +153,8 @@ def train(model_cfg: ProteinMDMConfig, cfg: TrainConfig, fasta: Path, out: Path,
     batches = Batches(train_recs, cfg.batch, model_cfg.max_len, rng)
     curve, start, best, losses, residues = [], time.time(), float("inf"), [], 0
     step = 0
-    while (frac := progress(step, time.time() - start, cfg)) < 1:
+    net = distributed.wrap(model)  # DistributedDataParallel under torchrun
+    while (frac := distributed.from_main(progress(step, time.time() - start, cfg))) < 1:
         step += 1
         lr = lr_at(step - 1, frac, cfg)
         for group in opt.param_groups:
@@ -163,14 +165,15 @@ def train(model_cfg: ProteinMDMConfig, cfg: TrainConfig, fasta: Path, out: Path,
         residues += int((clean != PAD_ID).sum())
         clean, inputs, masked = clean.to(device), inputs.to(device), masked.to(device)
         with autocast:
-            logits = model(inputs).logits
+            logits = net(inputs).logits
         loss = F.cross_entropy(logits[masked].float(), clean[masked] - 1)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip)
         opt.step()
         losses.append(loss.detach())  # read back once per evaluation, not per step
-        if step % cfg.eval_every == 0 or progress(step, time.time() - start, cfg) >= 1:
+        if (step % cfg.eval_every == 0 or distributed.from_main(progress(step, time.time() - start, cfg)) >= 1) \
+                and distributed.is_main():  # rank 0 evaluates and writes
             point = {"step": step, "epoch": batches.epoch, "residues": residues, "seconds": round(time.time() - start, 1),
                      "train_loss": float(torch.stack(losses).double().mean()), "lr": lr, **evaluate(model, val, device)}
             losses = []
@@ -208,8 +211,12 @@ def main(argv: list[str] | None = None) -> None:
         torch.set_num_threads(threads)
     model_cfg = ProteinMDMConfig(**{k: args[k] for k in ProteinMDMConfig.__dataclass_fields__})
     cfg = TrainConfig(**{k: args[k] for k in TrainConfig.__dataclass_fields__})
-    result = train(model_cfg, cfg, args["fasta"], args["out"], pick_device(args["device"]), log=lambda m: print(m, flush=True))
-    print(json.dumps({"best_val_ce": result["best_val_ce"], "params": result["params"]}))
+    device = distributed.setup(pick_device(args["device"]))  # joins the process group under torchrun
+    main_rank = distributed.is_main()
+    result = train(model_cfg, cfg, args["fasta"], args["out"], device, log=lambda m: print(m, flush=True) if main_rank else None)
+    distributed.teardown()
+    if main_rank:
+        print(json.dumps({"best_val_ce": result["best_val_ce"], "params": result["params"]}))
 
 
 if __name__ == "__main__":

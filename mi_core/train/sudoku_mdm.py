@@ -27,6 +27,7 @@ from mi_core.device import pick_device
 from mi_core.io import check_output, default_run_path
 from mi_core.models.sudoku_mdm import SudokuMDM, SudokuMDMConfig, load_sudoku_mdm, masked_ce, save_sudoku_mdm
 from mi_core.options import ArgumentParser, add_force
+from mi_core.scale import distributed
 from mi_core.train.onpolicy import onpolicy_states
 from mi_core.train.schedule import lr_at, progress
 from mi_core.train.sudoku_data import POOL_DIR, DeviceBatches, PoolSpec, build_graded_pool, load_or_build_pools
@@ -126,14 +127,15 @@ def train(model_cfg: SudokuMDMConfig, cfg: TrainConfig, out: Path, device: torch
     """
     torch.manual_seed(cfg.seed)
     t0 = time.time()
-    pools = load_or_build_pools(cfg.pool_spec(), root=pool_dir, exclude=exclude, log=log)
+    with distributed.main_first():  # under torchrun rank 0 builds the cached pools, the others read them
+        pools = load_or_build_pools(cfg.pool_spec(), root=pool_dir, exclude=exclude, log=log)
     val_puz, _ = build_graded_pool(10_000 + cfg.seed, cfg.eval_puzzles, cfg.max_harden, workers=1) if cfg.eval_puzzles else (None, None)
     log(f"pools ready in {time.time() - t0:.0f}s: {len(pools['grids'])} grids, {len(pools['puzzles'])} puzzles "
         f"(grade median {np.median(pools['grades']):.0f}), {cfg.eval_puzzles} validation")
     model = (load_sudoku_mdm(init) if init else SudokuMDM(model_cfg)).to(device).train()
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, betas=(0.9, 0.98), weight_decay=cfg.weight_decay)
     data = DeviceBatches(pools, device, cfg.puzzle_frac, cfg.onpolicy_frac, cfg.hard_power)
-    gen = torch.Generator(device=device).manual_seed(cfg.seed)
+    gen = torch.Generator(device=device).manual_seed(distributed.rank_seed(cfg.seed))  # each rank its own data
     step, elapsed0, curve, best = 0, 0.0, [], -1.0
     ckpt = checkpoint_path(out)
     if resume:
@@ -146,11 +148,14 @@ def train(model_cfg: SudokuMDMConfig, cfg: TrainConfig, out: Path, device: torch
         gen.set_state(state["gen"].cpu())  # generator states are CPU byte tensors on every device
         torch.set_rng_state(state["torch_rng"].cpu())  # dropout draws from the global generator
         step, elapsed0, best, curve = state["step"], state["elapsed"], state["best"], json.loads(state["curve"])
+        if not distributed.is_main():  # the checkpoint holds rank 0's generator: the others draw afresh
+            gen.manual_seed(distributed.rank_seed(cfg.seed + step))
         log(f"resumed {ckpt} at step {step} ({elapsed0:.0f}s trained)")
     autocast = torch.autocast(device.type, dtype=torch.bfloat16) if cfg.bf16 else contextlib.nullcontext()
     start = time.time() - elapsed0
     loss_sum, loss_count, onpolicy_solved, steps_here = torch.zeros((), device=device), 0, [], 0
-    while (frac := progress(step, time.time() - start, cfg)) < 1:
+    net = distributed.wrap(model)  # DistributedDataParallel under torchrun
+    while (frac := distributed.from_main(progress(step, time.time() - start, cfg))) < 1:
         if cfg.onpolicy_every and cfg.onpolicy_frac and step % cfg.onpolicy_every == 0:
             onpolicy_solved.append(_collect(model, data, cfg, gen))
         lr = lr_at(step, frac, cfg)
@@ -158,7 +163,7 @@ def train(model_cfg: SudokuMDMConfig, cfg: TrainConfig, out: Path, device: torch
             group["lr"] = lr
         inputs, targets = data.sample(cfg.batch, gen)
         with autocast:
-            logits = model(inputs).logits
+            logits = net(inputs).logits
         loss = masked_ce(logits, targets - 1, inputs == model.mask_id)
         opt.zero_grad(set_to_none=True)
         loss.backward()
@@ -168,7 +173,7 @@ def train(model_cfg: SudokuMDMConfig, cfg: TrainConfig, out: Path, device: torch
         loss_count += 1
         step += 1
         steps_here += 1
-        finished = progress(step, time.time() - start, cfg) >= 1 or steps_here == stop_after
+        finished = distributed.from_main(progress(step, time.time() - start, cfg)) >= 1 or steps_here == stop_after
         if step % cfg.log_every == 0 or step % cfg.eval_every == 0 or finished:
             point = {"step": step, "examples": step * cfg.batch, "seconds": round(time.time() - start, 1),
                      "train_loss": loss_sum.item() / loss_count, "lr": lr}
@@ -177,7 +182,7 @@ def train(model_cfg: SudokuMDMConfig, cfg: TrainConfig, out: Path, device: torch
             loss_sum.zero_()
             loss_count = 0
             onpolicy_solved = []
-            if step % cfg.eval_every == 0 or finished:
+            if (step % cfg.eval_every == 0 or finished) and distributed.is_main():  # rank 0 validates, writes
                 if val_puz is not None:
                     point.update(validate(model, val_puz, device))
                 summary = {"train": asdict(cfg), "params": model.num_params(), "init": str(init) if init else None,
@@ -188,7 +193,7 @@ def train(model_cfg: SudokuMDMConfig, cfg: TrainConfig, out: Path, device: torch
                     save_sudoku_mdm(model, out, summary)
             curve.append(point)
             log(json.dumps(point))
-            if step % cfg.eval_every == 0 or finished:
+            if (step % cfg.eval_every == 0 or finished) and distributed.is_main():
                 _save_checkpoint(ckpt, model, opt, data, gen, step, time.time() - start, curve, best, cfg)
         if finished and steps_here == stop_after:
             break
@@ -260,10 +265,14 @@ def main(argv: list[str] | None = None) -> None:
     else:
         model_cfg = SudokuMDMConfig(**{k: args[k] for k in SudokuMDMConfig.__dataclass_fields__})
         cfg = TrainConfig(**{k: args[k] for k in TrainConfig.__dataclass_fields__})
-    result = train(model_cfg, cfg, args["out"], pick_device(args["device"]), log=lambda m: print(m, flush=True),
+    device = distributed.setup(pick_device(args["device"]))  # joins the process group under torchrun
+    result = train(model_cfg, cfg, args["out"], device, log=lambda m: print(m, flush=True) if distributed.is_main() else None,
                    init=args["init"], resume=args["resume"], exclude=_read_exclude(args["exclude"]),
                    pool_dir=args["pool_dir"])
-    print(json.dumps({"best_val_accuracy": result["best_val_accuracy"], "params": result["params"], "step": result["step"]}))
+    main_rank = distributed.is_main()
+    distributed.teardown()
+    if main_rank:
+        print(json.dumps({"best_val_accuracy": result["best_val_accuracy"], "params": result["params"], "step": result["step"]}))
 
 
 if __name__ == "__main__":

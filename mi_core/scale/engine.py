@@ -1,0 +1,226 @@
+"""Run a list of independent tasks (probe shards, sweep cells) in this process or on Ray actors.
+
+One small engine for every command that fans out: :func:`run_tasks` takes :class:`Task` s, a picklable
+``make_worker()`` that builds a worker (loads the model) once per process, and an :class:`EngineConfig`.
+
+- ``local`` runs the tasks one after another in this process, with ``local_worker`` when the caller already
+  holds a loaded model.
+- ``ray`` starts ``workers`` actors (``num_gpus`` each; a local cluster unless ``address`` names one). Each
+  actor calls ``make_worker()`` once, then runs tasks as they are handed out. A killed actor is restarted and
+  its task retried (``max_restarts`` / ``max_task_retries`` = ``retries``).
+
+Either way a task whose ``path`` is already a file is skipped (a re-run resumes), results come back in task
+order, ``save(task, result)`` runs in this (the driver) process as each result arrives, so one process writes
+every file, atomically by the caller's writer, and a cluster needs no shared file system; one tqdm bar counts
+tasks. Ctrl-C stops the actors and leaves only the files already written whole.
+
+Ray is optional: it is imported only when ``engine == "ray"``, and :func:`check_engine` says how to install it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from tqdm import tqdm
+
+ENGINES = ("local", "ray")
+INSTALL_HINT = "pip install -r requirements-scale.txt (or pip install '.[scale]')"
+
+
+class EngineError(ValueError):
+    """A bad engine setting, or Ray asked for but not installed (one line for the command line)."""
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    """Where tasks run: ``engine`` (local or ray), the Ray cluster ``address`` (None: start a local one),
+    ``workers`` (actors), ``num_gpus`` / ``num_cpus`` per actor and ``retries`` of a task whose actor died."""
+
+    engine: str = "local"
+    address: str | None = None
+    workers: int = 1
+    num_gpus: float = 0.0
+    num_cpus: float = 1.0
+    retries: int = 3
+
+    def __post_init__(self):
+        if self.engine not in ENGINES:
+            raise EngineError(f"--engine {self.engine!r}: choose one of {', '.join(ENGINES)}")
+        if self.workers < 1:
+            raise EngineError(f"--workers {self.workers}: need at least one worker")
+        if self.num_gpus < 0 or self.num_cpus < 0 or self.retries < 0:
+            raise EngineError("--num-gpus, --num-cpus and --retries must be >= 0")
+        if self.engine == "local" and (self.address or self.num_gpus or self.workers > 1):
+            raise EngineError("--ray-address, --num-gpus and --workers > 1 need --engine ray")
+
+
+@dataclass(frozen=True)
+class Task:
+    """One unit of work: ``index`` (its place in the results), a picklable ``payload`` for the worker, and
+    ``path``, the file it produces (None when the result is only returned); ``path`` existing means done."""
+
+    index: int
+    payload: Any = None
+    path: Path | None = None
+
+    def done(self) -> bool:
+        return self.path is not None and Path(self.path).is_file()
+
+
+@dataclass
+class RunReport:
+    """What :func:`run_tasks` did: results in task order (None for skipped tasks), tasks skipped and run,
+    and seconds from the first submission to the last result."""
+
+    results: list = field(default_factory=list)
+    skipped: int = 0
+    ran: int = 0
+    seconds: float = 0.0
+
+
+def add_engine_options(parser) -> None:
+    """``--engine``, ``--ray-address``, ``--workers``, ``--num-gpus``, ``--num-cpus``, ``--retries``."""
+    # on the parser itself, not an argument group: mi_core.options.ArgumentParser checks bounds= on its own options
+    g = parser
+    g.add_argument("--engine", choices=ENGINES, default="local",
+                   help="local: this process (default); ray: actors on a Ray cluster (pip install '.[scale]')")
+    g.add_argument("--ray-address", default=None,
+                   help="with --engine ray: an existing cluster (e.g. auto or ray://host:10001); default a local one")
+    g.add_argument("--workers", type=int, default=1, bounds=(1, 100_000), help="with --engine ray: actors")
+    g.add_argument("--num-gpus", type=float, default=0.0, bounds=(0, 64), help="with --engine ray: GPUs per actor")
+    g.add_argument("--num-cpus", type=float, default=1.0, bounds=(0, 1024), help="with --engine ray: CPUs per actor")
+    g.add_argument("--retries", type=int, default=3, bounds=(0, 100),
+                   help="with --engine ray: restarts of a dead actor and retries of its task")
+
+
+def engine_from_args(args) -> EngineConfig:
+    """The checked :class:`EngineConfig` of parsed options (see :func:`check_engine`)."""
+    cfg = EngineConfig(engine=args.engine, address=args.ray_address, workers=args.workers,
+                       num_gpus=args.num_gpus, num_cpus=args.num_cpus, retries=args.retries)
+    check_engine(cfg)
+    return cfg
+
+
+def ray_available() -> bool:
+    try:
+        import ray  # noqa: F401
+    except ModuleNotFoundError:
+        return False
+    return True
+
+
+def check_engine(cfg: EngineConfig) -> None:
+    """Raise :class:`EngineError` when ``cfg`` asks for Ray and Ray is not installed."""
+    if cfg.engine == "ray" and not ray_available():
+        raise EngineError(f"--engine ray needs Ray, which is not installed here: {INSTALL_HINT}; "
+                          "or run without --engine (the local engine needs no Ray)")
+
+
+def run_tasks(tasks: list[Task], make_worker: Callable[[], Callable[[Any], Any]], cfg: EngineConfig | None = None,
+              save: Callable[[Task, Any], None] | None = None, local_worker: Callable[[Any], Any] | None = None,
+              desc: str = "tasks", unit: str = "task", log: Callable[[str], None] | None = None) -> RunReport:
+    """Run every task not yet done (see the module docstring); ``worker(task.payload) -> result``."""
+    cfg = cfg or EngineConfig()
+    check_engine(cfg)
+    todo = [t for t in tasks if not t.done()]
+    report = RunReport(results=[None] * len(tasks), skipped=len(tasks) - len(todo))
+    if log and report.skipped:
+        log(f"{report.skipped} of {len(tasks)} {unit}s already done, skipped")
+    if not todo:
+        return report
+    place = {t.index: n for n, t in enumerate(tasks)}
+
+    def finish(task: Task, result) -> None:
+        if save is not None:
+            save(task, result)
+        report.results[place[task.index]] = result
+        report.ran += 1
+
+    start = time.perf_counter()
+    with tqdm(total=len(tasks), initial=report.skipped, desc=desc, unit=unit, file=sys.stderr) as bar:
+        if cfg.engine == "local":
+            worker = local_worker or make_worker()
+            for task in todo:
+                finish(task, worker(task.payload))
+                bar.update(1)
+        else:
+            _run_on_ray(todo, make_worker, cfg, finish, bar)
+    report.seconds = time.perf_counter() - start
+    return report
+
+
+def _repo_root() -> str:
+    return str(Path(__file__).resolve().parents[2])
+
+
+def _start_ray(cfg: EngineConfig):
+    """``(ray, started)``: Ray connected to ``cfg.address`` (or an already initialised one, or a new local
+    cluster); ``started`` is True when this call owns the connection and should shut it down."""
+    import ray
+
+    if ray.is_initialized():
+        return ray, False
+    env = None
+    if cfg.address is None:  # a local cluster: its workers import mi_core from this checkout
+        env = {"env_vars": {"PYTHONPATH": os.pathsep.join(filter(None, [_repo_root(), os.environ.get("PYTHONPATH")]))}}
+    ray.init(address=cfg.address, runtime_env=env, include_dashboard=False, log_to_driver=False,
+             configure_logging=False)
+    return ray, True
+
+
+def _actor_class(ray, cfg: EngineConfig):
+    @ray.remote
+    class ShardWorker:
+        """Builds the worker (loads the model) once, then runs task payloads."""
+
+        def __init__(self, make_worker):
+            self.worker = make_worker()
+
+        def run(self, payload):
+            return self.worker(payload)
+
+        def pid(self) -> int:
+            return os.getpid()
+
+    return ShardWorker.options(num_cpus=cfg.num_cpus, num_gpus=cfg.num_gpus, max_restarts=cfg.retries,
+                               max_task_retries=cfg.retries)
+
+
+def _run_on_ray(todo: list[Task], make_worker, cfg: EngineConfig, finish, bar) -> None:
+    """Hand tasks to ``cfg.workers`` actors, one at a time each, and ``finish`` results as they arrive."""
+    ray, started = _start_ray(cfg)
+    actors = []
+    try:
+        worker_cls = _actor_class(ray, cfg)
+        factory = ray.put(make_worker)
+        actors = [worker_cls.remote(factory) for _ in range(min(cfg.workers, len(todo)))]
+        pending: dict = {}
+        queue = list(todo)
+        for actor in actors:
+            if queue:
+                task = queue.pop(0)
+                pending[actor.run.remote(task.payload)] = (task, actor)
+        while pending:
+            ready, _ = ray.wait(list(pending), num_returns=1)
+            task, actor = pending.pop(ready[0])
+            try:
+                result = ray.get(ready[0])
+            except ray.exceptions.RayActorError as err:
+                raise RuntimeError(f"task {task.index}: its Ray actor died {cfg.retries + 1} times ({err})") from None
+            except ray.exceptions.RayTaskError as err:
+                raise err.as_instanceof_cause() from None
+            finish(task, result)
+            bar.update(1)
+            if queue:
+                nxt = queue.pop(0)
+                pending[actor.run.remote(nxt.payload)] = (nxt, actor)
+    finally:
+        for actor in actors:
+            ray.kill(actor, no_restart=True)
+        if started:
+            ray.shutdown()

@@ -1,0 +1,313 @@
+"""Scale-out (docs/scale.md): the task engine on a local 2-CPU Ray cluster gives the same probe shards and
+sweep rows as the local engine, survives a killed actor, refuses bad settings before any work, and the local
+path needs no Ray.
+
+One Ray cluster for the whole module (starting one costs seconds); tests that need it take ``ray_cluster``.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+from safetensors.torch import load_file
+
+from mi_core.cli import main as cli_main
+from mi_core.scale.engine import EngineConfig, EngineError, Task, run_tasks
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def ray_cluster():
+    ray = pytest.importorskip("ray", reason="Ray is optional: pip install -r requirements-scale.txt")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False,
+             runtime_env={"env_vars": {"PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests")]),
+                                          "OMP_NUM_THREADS": "1"}})
+    yield ray
+    ray.shutdown()
+
+
+def data_config(states=6, shard_size=2):
+    from mi_core.decoding.sudoku_states import DataConfig, StateMix
+
+    return DataConfig(seed=3, states=states, shard_size=shard_size, pool=3, eps=0.0, mix=StateMix(1, 1, 1))
+
+
+def shards(out: Path) -> dict[str, dict[str, torch.Tensor]]:
+    return {p.name: load_file(p) for p in sorted(out.glob("shard_*.safetensors"))}
+
+
+def assert_same_shards(a: Path, b: Path) -> None:
+    """Every tensor equal bit for bit, except ``seconds`` (each state's probe wall time)."""
+    sa, sb = shards(a), shards(b)
+    assert sorted(sa) == sorted(sb) and sa
+    for name in sa:
+        assert sa[name].keys() == sb[name].keys()
+        for key in sa[name]:
+            if key != "seconds":
+                assert torch.equal(sa[name][key], sb[name][key]), (name, key)
+
+
+def test_local_engine_runs_skips_done_and_keeps_order(tmp_path):
+    (tmp_path / "t1").write_text("done")
+    tasks = [Task(i, i, tmp_path / f"t{i}") for i in range(4)]
+    saved = []
+    report = run_tasks(tasks, lambda: (lambda p: p * 10), save=lambda t, r: saved.append((t.index, r)))
+    assert report.results == [0, None, 20, 30] and report.skipped == 1 and report.ran == 3
+    assert saved == [(0, 0), (2, 20), (3, 30)]
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"engine": "spark"}, "choose one of local, ray"),
+    ({"workers": 0}, "at least one worker"),
+    ({"workers": 2}, "need --engine ray"),
+    ({"num_gpus": 1.0}, "need --engine ray"),
+    ({"engine": "ray", "retries": -1}, "must be >= 0"),
+])
+def test_engine_config_validation(kwargs, match):
+    with pytest.raises(EngineError, match=match):
+        EngineConfig(**kwargs)
+
+
+def test_ray_missing_is_one_clear_line_and_local_needs_no_ray(monkeypatch, tmp_path, model_path, capsys):
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray now raises ModuleNotFoundError
+    base = ["make-estimator-data", "sudoku", "--model", str(model_path), "--states", "2", "--shard-size", "2",
+            "--pool", "3", "--eps", "0"]
+    assert cli_main(base + ["--out", str(tmp_path / "r"), "--engine", "ray"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: --engine ray needs Ray") and "requirements-scale.txt" in err[0]
+    assert not (tmp_path / "r").exists()  # nothing was written before the check
+    assert cli_main(base + ["--out", str(tmp_path / "l")]) == 0
+    assert len(shards(tmp_path / "l")) == 1
+
+
+def test_bad_settings_fail_before_any_work(tmp_path, model_path, capsys):
+    base = ["make-estimator-data", "sudoku", "--states", "2", "--shard-size", "2", "--pool", "3"]
+    assert cli_main(base + ["--model", str(model_path), "--out", str(tmp_path / "a"), "--workers", "2"]) == 2
+    assert "need --engine ray" in capsys.readouterr().err
+    assert cli_main(base + ["--model", str(tmp_path / "missing.safetensors"), "--out", str(tmp_path / "b"),
+                            "--engine", "ray", "--workers", "2"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("error:") and "missing.safetensors" in err[-1]
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+
+
+def test_ray_and_local_give_identical_probe_shards(ray_cluster, tmp_path, tiny_mdm, model_path):
+    from mi_core.train.estimator_data import run
+
+    cfg = data_config()
+    local = run(tiny_mdm, model_path, cfg, tmp_path / "local", "cpu", log=lambda m: None)
+    ray = run(tiny_mdm, model_path, cfg, tmp_path / "ray", "cpu", log=lambda m: None,
+              engine=EngineConfig("ray", workers=2))
+    assert_same_shards(tmp_path / "local", tmp_path / "ray")
+    assert {k: v for k, v in local.items() if k != "probe_seconds"} == {k: v for k, v in ray.items() if k != "probe_seconds"}
+    # a re-run on Ray skips complete shards; a removed one is rewritten identically
+    (tmp_path / "ray" / "shard_00001.safetensors").unlink()
+    run(tiny_mdm, model_path, cfg, tmp_path / "ray", "cpu", log=lambda m: None, engine=EngineConfig("ray", workers=2))
+    assert_same_shards(tmp_path / "local", tmp_path / "ray")
+
+
+class KillOnce:
+    """Worker factory wrapper: the first time task ``index`` runs anywhere, its process kills itself with
+    SIGKILL mid-task (a marker file remembers across the restarted actor)."""
+
+    def __init__(self, make_worker, index: int, marker: Path):
+        self.make_worker, self.index, self.marker = make_worker, index, marker
+
+    def __call__(self):
+        worker = self.make_worker()
+
+        def run(payload):
+            if payload == self.index and not self.marker.exists():
+                self.marker.write_text(str(os.getpid()))
+                os.kill(os.getpid(), signal.SIGKILL)
+            return worker(payload)
+
+        return run
+
+
+def test_killed_actor_is_restarted_and_its_shard_completes(ray_cluster, tmp_path, tiny_mdm, model_path):
+    from mi_core.train.estimator_data import make_shard, run, source_for
+    from mi_core.train.scale import ShardMaker, write_shards
+
+    cfg = data_config()
+    run(tiny_mdm, model_path, cfg, tmp_path / "local", "cpu", log=lambda m: None)
+    domain, _ = source_for(cfg)
+    maker = KillOnce(ShardMaker(make_shard, domain.key, cfg, str(model_path), device="cpu"), 1, tmp_path / "killed")
+    report = write_shards(maker, None, cfg.shards, tmp_path / "ray", EngineConfig("ray", workers=2, retries=2))
+    assert (tmp_path / "killed").exists() and report.ran == cfg.shards
+    assert_same_shards(tmp_path / "local", tmp_path / "ray")
+
+
+def test_actor_dying_every_time_gives_one_error(ray_cluster, tmp_path):
+    def make():
+        def run(payload):
+            os.kill(os.getpid(), signal.SIGKILL)
+        return run
+
+    with pytest.raises(RuntimeError, match="task 0: its Ray actor died 2 times"):
+        run_tasks([Task(0, 0)], make, EngineConfig("ray", retries=1))
+
+
+def test_task_error_on_ray_keeps_its_type(ray_cluster):
+    def make():
+        def run(payload):
+            raise ValueError(f"bad payload {payload}")
+        return run
+
+    with pytest.raises(ValueError, match="bad payload 7"):
+        run_tasks([Task(0, 7)], make, EngineConfig("ray"))
+
+
+@pytest.mark.parametrize("engine", ["local", pytest.param("ray", marks=pytest.mark.slow)])  # ray: ~30 s
+def test_ctrl_c_leaves_only_complete_shards(tmp_path, model_path, engine):
+    """SIGINT to a running ``make-estimator-data``: every shard file left loads whole; a re-run completes."""
+    if engine == "ray":
+        pytest.importorskip("ray", reason="Ray is optional: pip install -r requirements-scale.txt")
+    out = tmp_path / "data"
+    cmd = [sys.executable, "-m", "mi_core", "make-estimator-data", "sudoku", "--model", str(model_path),
+           "--out", str(out), "--states", "16", "--shard-size", "1", "--pool", "3", "--eps", "0", "--threads", "1"]
+    cmd += ["--engine", "ray", "--workers", "2"] if engine == "ray" else []
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env={**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"})
+    deadline = time.time() + 120
+    while time.time() < deadline and len(list(out.glob("shard_*.safetensors"))) < 2:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode != 0 and "interrupted" in err.decode()
+    left = sorted(out.glob("shard_*"))
+    assert 2 <= len(left) < 16 and all(p.suffix == ".safetensors" for p in left)
+    for p in left:
+        assert load_file(p)["mi"].shape == (1, 81, 81)
+    done = subprocess.run(cmd[: cmd.index("--threads") + 2], cwd=ROOT, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr
+    assert f"{len(left)} of 16 shards already written" in done.stderr
+
+
+def make_counter(k):
+    return lambda p: p * k
+
+
+def test_ray_engine_runs_a_picklable_factory(ray_cluster):
+    report = run_tasks([Task(i, i) for i in range(5)], functools.partial(make_counter, 3),
+                       EngineConfig("ray", workers=2))
+    assert report.results == [0, 3, 6, 9, 12] and report.ran == 5
+
+
+EASY = "..9.7.1.....2.8...2...3...4.9.........8....311.6...52.....6327.....9.6...1...7.5."
+OTHER = "...8.1..........435............7.8........1...2..3....6......75..34........2..6.."
+TIMING = ("seconds", "command")  # wall time, and the command line that differs by --engine
+
+
+def rows_without_timing(path: Path) -> list[dict]:
+    import json
+
+    return [{k: v for k, v in r.items() if k not in TIMING} for r in json.loads(path.read_text())]
+
+
+def test_sudoku_sweep_rows_identical_on_ray(ray_cluster, tmp_path, model_path):
+    puzzles = tmp_path / "p.txt"
+    puzzles.write_text(EASY + "\n" + OTHER + "\n")
+    base = ["sweep", "sudoku", "--puzzles", str(puzzles), "--model", str(model_path), "--device", "cpu",
+            "--grid", "sequential", "--grid", "topk:k=2,4", "--grid", "threshold:tau=0.5", "--batch-size", "1"]
+    assert cli_main(base + ["--json", str(tmp_path / "local.json")]) == 0
+    assert cli_main(base + ["--json", str(tmp_path / "ray.json"), "--engine", "ray", "--workers", "2"]) == 0
+    local, ray = rows_without_timing(tmp_path / "local.json"), rows_without_timing(tmp_path / "ray.json")
+    assert len(local) == 4 and local == ray
+
+
+def test_protein_sweep_rows_identical_on_ray(ray_cluster, tmp_path):
+    import numpy as np
+
+    from mi_core.models.protein_mdm import ProteinMDM, ProteinMDMConfig, save_protein_mdm
+
+    torch.manual_seed(0)
+    model = tmp_path / "p.safetensors"
+    save_protein_mdm(ProteinMDM(ProteinMDMConfig(max_len=64, d_model=32, n_layers=1, n_heads=2, d_ff=64)).eval(), model)
+    fasta = tmp_path / "ref.fa"
+    rng = np.random.default_rng(0)
+    fasta.write_text("".join(f">dom{i}\n{''.join(rng.choice(list('ACDEFGHIKLMNPQRSTVWY'), 30))}\n" for i in range(60)))
+    base = ["sweep", "protein", "--reference", str(fasta), "--samples", "3", "--lengths", "6-10", "--model", str(model),
+            "--device", "cpu", "--grid", "topk:k=2,4", "--grid", "sequential"]
+    assert cli_main(base + ["--json", str(tmp_path / "local.json")]) == 0
+    assert cli_main(base + ["--json", str(tmp_path / "ray.json"), "--engine", "ray", "--workers", "2"]) == 0
+    local, ray = rows_without_timing(tmp_path / "local.json"), rows_without_timing(tmp_path / "ray.json")
+    assert len(local) == 3 and local == ray
+
+
+def test_bench_suite_rows_identical_on_ray(ray_cluster, tmp_path, model_path, monkeypatch):
+    import json
+
+    monkeypatch.chdir(tmp_path)  # bench-suite writes the foundation section of ./BENCHMARKS.md
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "kaggle_graded_dev.csv").write_text(f"puzzle,level\n{EASY},Easy\n")
+    (data / "top1465.txt").write_text(OTHER + "\n" + EASY + "\n")
+    (data / "clue17_dev.txt").write_text(EASY + "\n")
+    base = ["bench-suite", "sudoku", "--data", str(data), "--limit", "1", "--model", str(model_path), "--device", "cpu"]
+    assert cli_main(base + ["--json", str(tmp_path / "local.json")]) == 0
+    assert cli_main(base + ["--json", str(tmp_path / "ray.json"), "--engine", "ray", "--workers", "2"]) == 0
+    local, ray = (json.loads((tmp_path / f"{n}.json").read_text()) for n in ("local", "ray"))
+    strip = [[{k: v for k, v in r.items() if k != "seconds"} for r in rows] for rows in (local, ray)]
+    assert len(local) == 9 and strip[0] == strip[1]
+
+
+def test_eval_estimator_exact_side_equal_on_ray(ray_cluster, tmp_path, tiny_mdm, model_path):
+    """The held-out states' exact probe runs in chunks on Ray actors: the fidelity numbers equal the local
+    ones within 1e-6 (a chunk batches its probe passes with fewer states than one call over all)."""
+    import json
+
+    from mi_core.mi.estimator import EstimatorConfig, MIEstimator, save_estimator
+
+    torch.manual_seed(1)
+    est = tmp_path / "est.safetensors"
+    save_estimator(MIEstimator(EstimatorConfig(d_in=32, n_values=9, n_positions=81, d_node=8, d_proj=4,
+                                               d_pair=4, d_pos=4)).eval(), est)
+    puzzles = tmp_path / "p.txt"
+    puzzles.write_text(EASY + "\n" + OTHER + "\n")
+    base = ["eval-estimator", "sudoku", "--puzzles", str(puzzles), "--states", "10", "--model", str(model_path),
+            "--estimator", str(est), "--device", "cpu", "--no-markdown", "--timing-states", "10"]
+    assert cli_main(base + ["--json", str(tmp_path / "local.json")]) == 0
+    assert cli_main(base + ["--json", str(tmp_path / "ray.json"), "--engine", "ray", "--workers", "2"]) == 0
+    local, ray = (json.loads((tmp_path / f"{n}.json").read_text()) for n in ("local", "ray"))
+    assert local["exact_passes"] == ray["exact_passes"] and ray["timed_states"] == 10
+    for key in ("spearman", "pearson", "mae", "exact_max_mi", "topk_precision"):
+        assert ray[key] == pytest.approx(local[key], abs=1e-6), key
+
+
+def test_eval_estimator_protein_exact_side_equal_on_ray(ray_cluster, tmp_path):
+    import json
+
+    import numpy as np
+
+    from mi_core.domains.protein import AMINO_ACIDS, split_of
+    from mi_core.mi.estimator import EstimatorConfig, MIEstimator, save_estimator
+    from mi_core.models.protein_mdm import ProteinMDM, ProteinMDMConfig, save_protein_mdm
+
+    torch.manual_seed(0)
+    model, est = tmp_path / "p.safetensors", tmp_path / "e.safetensors"
+    save_protein_mdm(ProteinMDM(ProteinMDMConfig(max_len=64, d_model=32, n_layers=1, n_heads=2, d_ff=64,
+                                                 dropout=0.0)).eval(), model)
+    save_estimator(MIEstimator(EstimatorConfig(d_in=32, n_values=20, d_node=8, d_proj=4, d_pair=4)).eval(), est)
+    rng = np.random.default_rng(0)
+    names = [n for n in (f"seq{i}" for i in range(400)) if split_of(n) == "val"][:4]
+    fasta = tmp_path / "v.fa"
+    fasta.write_text("".join(f">{n}\n{''.join(rng.choice(list(AMINO_ACIDS), 16))}\n" for n in names))
+    base = ["eval-estimator", "protein", "--model", str(model), "--estimator", str(est), "--fasta", str(fasta),
+            "--states", "10", "--min-len", "8", "--max-len", "14", "--min-masked", "2", "--device", "cpu",
+            "--no-markdown"]
+    assert cli_main(base + ["--json", str(tmp_path / "local.json")]) == 0
+    assert cli_main(base + ["--json", str(tmp_path / "ray.json"), "--engine", "ray", "--workers", "2"]) == 0
+    local, ray = (json.loads((tmp_path / f"{n}.json").read_text()) for n in ("local", "ray"))
+    assert local["exact_passes"] == ray["exact_passes"] and local["n_states"] == 10
+    for key in ("spearman", "pearson", "mae", "exact_max_mi", "exact_median_mi"):
+        assert ray[key] == pytest.approx(local[key], abs=1e-6), key
