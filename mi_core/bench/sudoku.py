@@ -9,12 +9,12 @@ from mi_core.bench import decode
 from mi_core.bench.metrics import SolvedMetric
 from mi_core.domains.sudoku import PuzzleRecord, parse_grid, to_string
 from mi_core.domains.sudoku_solver import solve_count
+from mi_core.mi.estimator import SHIPPED
 
-DEFAULT_ESTIMATOR = "assets/sudoku_mi_estimator.safetensors"
 
-
-def with_default_estimator(strategy, path: str = DEFAULT_ESTIMATOR):
-    """Point a strategy that reads an MI estimator (``estimator`` left unset) at the shipped one."""
+def with_default_estimator(strategy, path: str = SHIPPED):
+    """Point a strategy that reads an MI estimator (``estimator`` left unset) at ``path``; by default the
+    shipped estimator trained on the model it decodes with (found when the decode starts)."""
     if hasattr(strategy, "estimator") and strategy.estimator is None and getattr(strategy, "mi_fn", None) is None:
         strategy.estimator = path
     return strategy

@@ -31,6 +31,7 @@ from mi_core.device import pick_device
 from mi_core.domains.registry import add_domain_parsers, get_domain
 from mi_core.domains.sudoku import read_puzzles
 from mi_core.io import check_output, display_path
+from mi_core.mi.estimator import SHIPPED
 from mi_core.models.loading import load_model
 from mi_core.options import ArgumentParser, add_force
 from mi_core.scale.engine import add_engine_options, engine_from_args
@@ -121,7 +122,7 @@ def add_output_options(p) -> None:
 
 def with_estimators(configs: list[tuple[str, dict]], estimator: str | None) -> tuple[list, list]:
     """Strategies of the grid points; those that read an MI estimator and have none read ``estimator`` (the
-    domain's), or are skipped with a note when the domain has none (e.g. the exact 4x4 oracle)."""
+    shipped one trained on the model), or are skipped with a note when the domain has none (the 4x4 oracle)."""
     kept, strategies = [], []
     for name, params in configs:
         strategy = make_strategy(name, **params)
@@ -187,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
             raise ValueError(f"no puzzles of level {args.level!r} in {args.puzzles}")
     records = records[: args.limit] if args.limit is not None else records
     set_name = args.name or (args.puzzles.stem + (f"_{args.level}" if args.level else ""))
-    configs, strategies = with_estimators(configs, domain.estimator_default)  # fails fast on bad params
+    configs, strategies = with_estimators(configs, SHIPPED if domain.estimator_default else None)  # fails fast
     device = pick_device(args.device)
     model = load_model(None if args.model is None else str(args.model), device, domain=args.domain)
     cmd = "python -m mi_core sweep " + " ".join(argv if argv is not None else sys.argv[1:])

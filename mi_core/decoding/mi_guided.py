@@ -28,7 +28,7 @@ import torch
 
 from mi_core.decoding.base import Strategy, check_count, check_nonnegative
 from mi_core.decoding.registry import register
-from mi_core.mi.estimator import check_model_match, load_estimator
+from mi_core.mi.estimator import SHIPPED, check_model_match, check_trained_on, load_estimator, shipped_estimator_for
 from mi_core.mi.probe import probe_many
 
 
@@ -138,8 +138,10 @@ class MIGuided(MIBudget):
 
     def prepare(self, model, device) -> None:
         if self.mi_fn is None and self.estimator is not None:
-            estimator = load_estimator(self.estimator, device)
-            check_model_match(model, estimator, "the model", f"the estimator {self.estimator}")
+            path = shipped_estimator_for(model) if self.estimator == SHIPPED else self.estimator
+            estimator = load_estimator(path, device)
+            check_model_match(model, estimator, "the model", f"the estimator {path}")
+            check_trained_on(model, path)
             self.mi_fn = estimator_mi_fn(estimator)
 
     def mi_matrix(self, ctx) -> torch.Tensor:

@@ -69,9 +69,11 @@ def add_domain_parsers(parser: argparse.ArgumentParser, options, needs: str | No
 
 register(GridDomain(
     "sudoku9", "Sudoku 9x9 (trained MDM)", "9x9", digits(SUDOKU9), names=("sudoku", "sudoku9"), geometry=SUDOKU9,
-    model_env="MI_LENS_SUDOKU_MODEL", model_default="assets/sudoku_mdm.safetensors",
-    estimator_env="MI_LENS_SUDOKU_ESTIMATOR", estimator_default="assets/sudoku_mi_estimator.safetensors",
-    selector_env="MI_LENS_SUDOKU_SELECTOR", selector_default="assets/sudoku_order_selector.safetensors",
+    # the hard-data model (8 layers) and the estimator and selector trained on it; the first model
+    # (assets/sudoku_mdm.safetensors, 6 layers) and its estimator and selectors stay for comparison
+    model_env="MI_LENS_SUDOKU_MODEL", model_default="assets/sudoku_mdm_hard.safetensors",
+    estimator_env="MI_LENS_SUDOKU_ESTIMATOR", estimator_default="assets/sudoku_mi_estimator_hard.safetensors",
+    selector_env="MI_LENS_SUDOKU_SELECTOR", selector_default="assets/sudoku_order_selector_hard.safetensors",
     model_loader="mi_core.models.loading:load_sudoku", states="mi_core.decoding.sudoku_states:SudokuStates",
     metric="mi_core.bench.metrics:SolvedMetric", order_task="mi_core.order.sudoku",
 ))

@@ -20,6 +20,7 @@ positions and on the diagonal by construction.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from dataclasses import dataclass
@@ -267,6 +268,49 @@ def estimate_mi(model, estimator: MIEstimator, tokens: torch.Tensor) -> Estimate
 def save_estimator(estimator: MIEstimator, path: str | Path, extra: dict | None = None) -> None:
     """Write the head's weights (safetensors) and config (+ ``extra``, e.g. training summary) as JSON."""
     save_model(estimator, estimator.cfg, path, extra)
+
+
+SHIPPED = "shipped"  # estimator=shipped: the shipped estimator trained on the model's own weights file
+_SHA: dict[tuple[str, float], str] = {}
+
+
+def weights_sha256(path: Path) -> str:
+    key = (str(Path(path).resolve()), Path(path).stat().st_mtime)
+    if key not in _SHA:
+        _SHA[key] = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    return _SHA[key]
+
+
+def shipped_estimator_for(model, root: Path | None = None) -> Path:
+    """The shipped estimator (``assets/*mi_estimator*.safetensors``) whose JSON records the sha256 of the
+    model's weights file.
+
+    Raises:
+        EstimatorInputError: the model is not from a file, or no shipped estimator was trained on it.
+    """
+    path = getattr(model, "weights_path", None)
+    if path is None or not Path(path).is_file():
+        raise EstimatorInputError("this model was not loaded from a weights file: give estimator=PATH")
+    sha = weights_sha256(path)
+    assets = (root or Path(__file__).resolve().parents[2]) / "assets"
+    for candidate in sorted(assets.glob("*mi_estimator*.safetensors")):
+        if load_estimator_meta(candidate).get("mdm_sha256") == sha:
+            return candidate
+    raise EstimatorInputError(f"no shipped MI estimator was trained on {path}: give estimator=PATH "
+                              "(python -m mi_core train-estimator makes one)")
+
+
+def check_trained_on(model, estimator_path: str | Path) -> None:
+    """Raise EstimatorInputError when the estimator's JSON names the sha256 of another weights file than the
+    model's (both known): an estimator reads one model's hidden states, and another model's of the same size
+    would pass the shape check and give wrong MI."""
+    want = load_estimator_meta(estimator_path).get("mdm_sha256")
+    path = getattr(model, "weights_path", None)
+    if want and path is not None and Path(path).is_file() and weights_sha256(path) != want:
+        trained = load_estimator_meta(estimator_path).get("mdm", "another model")
+        raise EstimatorInputError(f"the estimator {estimator_path} was trained on {trained}, not on {path}: "
+                                  "use an estimator trained on this model (estimator=PATH, or leave it unset "
+                                  "for the shipped one)")
 
 
 def load_estimator_meta(path: str | Path) -> dict:

@@ -217,7 +217,9 @@ def load_checked(config_cls, model_cls, path: str | Path, device: torch.device |
     raw = load_config_dict(path) if raw is None else raw
     cfg = build_config(config_cls, raw, path, what)
     check_shapes(lambda: model_cls(cfg), path)
-    return load_state(model_cls(cfg), path, torch.device(device)), cfg
+    model = load_state(model_cls(cfg), path, torch.device(device))
+    model.weights_path = Path(path)  # the file it came from (estimators check what they were trained on)
+    return model, cfg
 
 
 def load_state(model: torch.nn.Module, path: str | Path, device: torch.device) -> torch.nn.Module:
