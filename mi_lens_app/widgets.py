@@ -121,8 +121,8 @@ def _generated(domain: Domain) -> Puzzle | None:
     lo, hi = domain.clue_range
     links.clamp_number("clues", lo, hi, integer=True)
     links.clamp_number("seed", 0, 10**9, integer=True)
-    clues = st.sidebar.slider("Clues", lo, hi, value=min(max(30, lo), hi), key="clues", bind=BIND)
-    seed = st.sidebar.number_input("Seed", min_value=0, max_value=10**9, value=0, step=1, key="seed", bind=BIND)
+    clues = st.sidebar.slider("Clues", lo, hi, value=min(max(30, lo), hi), key="clues", bind=links.bound("clues"))
+    seed = st.sidebar.number_input("Seed", min_value=0, max_value=10**9, value=0, step=1, key="seed", bind=links.bound("seed"))
     with st.sidebar:
         return support.attempt(support.generated, domain.key, int(clues), int(seed), what="Cannot generate")
 
@@ -208,14 +208,14 @@ def _param_widget(side: str, name: str, field: ParamField):
     if field.kind == "int":
         links.clamp_number(key, lo, hi, integer=True)
         value = None if field.default is None else int(field.default)
-        return st.number_input(label, value=value, min_value=int(lo), max_value=int(hi), step=1, key=key, bind=BIND,
+        return st.number_input(label, value=value, min_value=int(lo), max_value=int(hi), step=1, key=key, bind=links.bound(key),
                                placeholder="none" if field.optional else None, help=f"{int(lo)} to {int(hi)}")
     if field.kind == "float":
         links.clamp_number(key, lo, hi)
         value = None if field.default is None else float(field.default)
         step = 0.01 if (value or 0) < 1 else 0.1
         return st.number_input(label, value=value, min_value=float(lo), max_value=float(hi), step=step, format="%g",
-                               key=key, bind=BIND, help=f"{lo:g} to {hi:g}")
+                               key=key, bind=links.bound(key), help=f"{lo:g} to {hi:g}")
     if field.choices:
         index = field.choices.index(field.default) if field.default in field.choices else 0
         return st.selectbox(label, field.choices, index=index, key=key, bind=BIND)
@@ -267,7 +267,7 @@ def frame_controls(count: int, key: str = "step") -> int:
     if st.session_state.get(key, 0) != current:
         st.session_state[key] = current
     links.clamp_number(key, 0, max(last, 1), integer=True)
-    return st.slider("Step", 0, max(last, 1), key=key, bind=BIND, disabled=last == 0, label_visibility="collapsed")
+    return st.slider("Step", 0, max(last, 1), key=key, bind=links.bound(key), disabled=last == 0, label_visibility="collapsed")
 
 
 def model_status(domain: Domain) -> None:

@@ -62,11 +62,11 @@ def graph_panel(domain, pz, m):
     links.clamp_number("topk", 5, 300, integer=True)
     links.clamp_number("thr", 0.0, 10.0)
     if mode == "top-k":
-        k = c2.slider("Strongest pairs", 5, 300, 60, step=5, key="topk", bind="query-params")
+        k = c2.slider("Strongest pairs", 5, 300, 60, step=5, key="topk", bind=links.bound("topk"))
         g = graph.dependency_graph(m.mi, m.masked, domain.geometry.peers(), top_k=k)
     else:
         thr = c2.number_input("MI above (nats)", min_value=0.0, max_value=10.0, value=0.01, step=0.005, format="%g", key="thr",
-                              bind="query-params")
+                              bind=links.bound("thr"))
         g = graph.dependency_graph(m.mi, m.masked, domain.geometry.peers(), threshold=thr, cap=graph.MAX_EDGES)
     info = graph.summary(g)
     capped = g.graph["candidates"] > info["edges"]
@@ -116,11 +116,11 @@ def sequence_maps(domain, pz, m):
     with right:
         links.clamp_number("sep", 1, 24, integer=True)
         sep = st.slider("Contact map: pairs at least this far apart (|i−j|)", 1, 24, 4, key="sep",
-                        bind="query-params")
+                        bind=links.bound("sep"))
         widgets.chart(protein_figures.contact_figure(m.mi, labels, m.masked, min_sep=sep), key="contacts")
     links.clamp_number("arcs", 10, protein_figures.MAX_ARCS, integer=True)
     k = st.slider("Arc graph: strongest pairs", 10, protein_figures.MAX_ARCS, 60, step=10, key="arcs",
-                  bind="query-params", help=f"at most {protein_figures.MAX_ARCS} arcs are drawn")
+                  bind=links.bound("arcs"), help=f"at most {protein_figures.MAX_ARCS} arcs are drawn")
     arcs = protein_figures.arc_figure(pz.text, labels, m.masked, m.mi, cap=k, selected=cell)
     widgets.chart(arcs, key="arcs_graph")
     strip = protein_figures.marginal_strip(m.marginals, m.entropy, labels, m.masked, "".join(domain.value_names),

@@ -33,7 +33,7 @@ def side_by_side(domain, pz, fast, exact, cell, view):
 
 def agreement(fast, exact):
     links.clamp_number("k", 5, 100, integer=True)
-    k = st.slider("k for the top-k overlap", 5, 100, 20, step=5, key="k", bind="query-params")
+    k = st.slider("k for the top-k overlap", 5, 100, 20, step=5, key="k", bind=links.bound("k"))
     stats = support.compare(fast.mi, exact.mi, exact.masked, k)
     cols = st.columns(5)
     cols[0].metric("Spearman", f"{stats['spearman']:.3f}", help="rank correlation over all masked pairs")

@@ -29,8 +29,8 @@ def settings(domain):
     links.clamp_number("temp", 0.0, 5.0)
     links.clamp_number("dseed", 0, 10**9, integer=True)
     temperature = c1.number_input("Temperature (0: argmax)", min_value=0.0, max_value=5.0, value=0.0, step=0.1,
-                                  format="%g", key="temp", bind="query-params")
-    seed = c2.number_input("Seed", min_value=0, max_value=10**9, value=0, step=1, key="dseed", bind="query-params")
+                                  format="%g", key="temp", bind=links.bound("temp"))
+    seed = c2.number_input("Seed", min_value=0, max_value=10**9, value=0, step=1, key="dseed", bind=links.bound("dseed"))
     return picked, float(temperature), int(seed)
 
 

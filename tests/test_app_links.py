@@ -29,6 +29,14 @@ def test_a_crafted_link_with_huge_values_is_clamped_with_a_note(env):
     assert "a_mask_predict_steps=100000000 → 1000 (the largest allowed)" in note
     assert "temp=1e9 → 5 (the largest allowed)" in note and "step=-3 → 0 (the smallest allowed)" in note
     assert len(frame_steps(at)) == 2  # both sides decoded, within the bounds
+    # the URL says what the page shows: a link copied now reopens the clamped values, not the crafted ones
+    assert at.query_params["a_mask_predict_steps"] == str(INT_RANGE[1])
+    assert at.query_params["b_topk_k"] == str(INT_RANGE[1]) and at.query_params["temp"] == "5"
+    assert at.query_params["step"] == "0"
+    at.run()  # the next run binds the widgets to the URL again: they keep the clamped values, and the note goes
+    assert at.number_input(key="a_mask_predict_steps").value == INT_RANGE[1]
+    assert at.query_params["a_mask_predict_steps"] == str(INT_RANGE[1])
+    assert not link_notes(at)
 
 
 @pytest.mark.parametrize("path, query", [

@@ -249,6 +249,11 @@ def test_a_crafted_link_is_clamped_with_a_one_line_note(chromium, app_url):
     note = page.locator('[data-testid="stAlert"]', has_text="this link").first.inner_text()
     assert "not understood: domain=banana, zz=1" in note
     assert "a_mask_predict_steps=100000000 → 1000" in note
+    assert "a_mask_predict_steps=1000" in page.url  # the address says what the page shows
+    page.get_by_role("button", name="next").click()  # the next run binds the widget to the URL again
+    wait_ready(page)
+    assert "a_mask_predict_steps=1000" in page.url and "step=1" in page.url
+    assert page.get_by_role("spinbutton", name="steps").first.input_value() == "1000"
     page.close()
 
 
