@@ -125,20 +125,33 @@ def measure_shared_probe(sessions: int = 3) -> dict:
     return {"probe_s": alone[0], "shared_probe_s": together, "sessions": sessions}
 
 
-def _start_server(env: dict, port: int) -> subprocess.Popen:
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+def _start_server(env: dict, port: int) -> tuple[subprocess.Popen, float | None]:
+    """The app served by the README's launcher (``python -m mi_lens_app.serve``); returns the process and the
+    seconds from the launch until it said its models were warm (None when the warm-up is off), with no page
+    opened meanwhile."""
+    import tempfile
+
+    from mi_lens_app.serve import READY_LINE
+
+    log = tempfile.NamedTemporaryFile("w+", prefix="mi_lens_bench_", suffix=".log", delete=False)
+    launched = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "mi_lens_app.serve", "--server.headless", "true",
                              "--server.port", str(port), "--server.address", "127.0.0.1",
                              "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.time() + 120
-    while time.time() < deadline:
+                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=log)
+    deadline, up, warm = time.time() + 120, False, None
+    while time.time() < deadline and (not up or (warm is None and env.get("MI_LENS_WARM") != "0")):
+        if warm is None and READY_LINE in Path(log.name).read_text():
+            warm = time.perf_counter() - launched
         try:
-            if urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2).read() == b"ok":
-                return proc
+            up = up or urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2).read() == b"ok"
         except OSError:
-            time.sleep(0.3)
-    proc.terminate()
-    raise RuntimeError("streamlit did not start within 120 s")
+            pass
+        time.sleep(0.1)
+    if not up:
+        proc.terminate()
+        raise RuntimeError("streamlit did not start within 120 s")
+    return proc, warm
 
 
 def _idle(page) -> None:
@@ -174,7 +187,7 @@ def measure_browser(env: dict, port: int, repeats: int, read_s: float = 10.0) ->
     exe = shutil.which("chromium")
     if exe is None:
         raise RuntimeError("--browser needs Chromium (apt-get install -y chromium)")
-    proc = _start_server(env, port)
+    proc, warm_s = _start_server(env, port)
     try:
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=exe, args=FLAGS)
@@ -224,13 +237,15 @@ def measure_browser(env: dict, port: int, repeats: int, read_s: float = 10.0) ->
     finally:
         proc.terminate()
         proc.wait(timeout=30)
-    return {"browser_read_s": read_s, "browser_first_map_s": first, "browser_interaction_s": statistics.median(clicks),
+    return {"server_warm_s": warm_s, "browser_read_s": read_s, "browser_first_map_s": first,
+            "browser_interaction_s": statistics.median(clicks),
             "browser_interaction_runs": clicks, "browser_decode_s": decode, "browser_step_s": statistics.median(steps),
             "browser_step_runs": steps, "browser_first_load_s": load}
 
 
-BROWSER_NOTE = (" In Chromium the first click on the landing page waits the given seconds, as a reader would, while "
-                "the background warm-up loads the three domains' models.")
+BROWSER_NOTE = (" The server is started with the README's launcher (`python -m mi_lens_app.serve`), which loads and "
+                "warms the three domains' models as the server starts; in Chromium the first click on the landing "
+                "page waits the given seconds, as a reader would.")
 BUSY_NOTE = " Other jobs shared the CPUs (load above half the CPU count): read the timings as ratios."
 CRAFTED = "/Decoding?a=mask_predict&a_mask_predict_steps=100000000"  # once grew a server from 584 MB to 2.7 GB
 
@@ -248,9 +263,8 @@ def measure_crafted_link(env: dict, port: int, watch_s: float = 60.0) -> dict:
     closed (the largest value seen while watching)."""
     from playwright.sync_api import sync_playwright
 
-    proc = _start_server(env, port)
+    proc, _ = _start_server(env, port)  # returns once the models are warm
     try:
-        time.sleep(5)  # the warm-up thread starts with the first page; let the server settle first
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=shutil.which("chromium"), args=FLAGS)
             page = browser.new_page(viewport={"width": 1400, "height": 1400})
@@ -318,6 +332,9 @@ def markdown(res: dict) -> str:
              f"{mark(res['browser_step_s'], TARGET_STEP_S)} |"),
             f"| a fresh browser context opening /MI_maps, to all charts drawn | {res['browser_first_load_s']:.2f} s |",
         ]
+        if res.get("server_warm_s") is not None:
+            lines.append(f"| server launch to models loaded and warm, no page opened (`python -m mi_lens_app.serve`) | "
+                         f"{res['server_warm_s']:.2f} s |")
     if "rss_before_mb" in res:
         lines += ["", (f"Crafted link `{res['crafted_link']}` (it once grew server memory from 584 MB to 2.7 GB and "
                        f"kept growing after the browser closed): server RSS {res['rss_before_mb']:.0f} MB before, "

@@ -126,6 +126,30 @@ def test_models_warm_up_once_per_process_in_the_background(env):
     assert support.model(domain) is support.model(domain) and support.estimator(domain) is not None
 
 
+def test_the_launcher_warms_the_caches_the_pages_read_before_any_page_runs(env, monkeypatch):
+    import threading
+
+    from mi_lens_app import core, serve, support
+
+    env.setenv("MI_LENS_WARM", "1")
+    env.setattr(support, "_warm_started", False)
+    support._model.clear()
+    said = []
+    monkeypatch.setattr(serve, "_say_warm", said.append)
+    serve._warm_when_serving(wait_s=0.0)  # no runtime here: it starts at once
+    warm = next(t for t in threading.enumerate() if t.name == "mi-lens-warm-up")
+    warm.join(timeout=120)
+    assert len(said) == 1 and said[0] >= 0  # the launcher prints its ready line from this
+
+    def no_load(*args):
+        raise AssertionError("a page loaded a model the launcher had loaded")
+
+    monkeypatch.setattr(core, "load_domain_model", no_load)
+    at = run_page("pages/1_MI_maps.py")
+    assert_clean(at)
+    assert at.get("plotly_chart")
+
+
 def test_uploads_are_refused_by_streamlit_above_the_apps_limits(env):
     import tomllib
 

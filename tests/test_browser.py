@@ -1,5 +1,6 @@
-"""End to end in a real headless Chromium (Debian's, driven by Playwright): start the app on a tiny random
-model, open every page, step a decoding, reopen a shared URL, and serve eight browser contexts at once.
+"""End to end in a real headless Chromium (Debian's, driven by Playwright): start the app with the README's
+launcher on a tiny random model (it must warm the models before any page is opened), open every page, step a
+decoding, reopen a shared URL, and serve eight browser contexts at once.
 
 Skipped with a reason when Chromium or Playwright is missing, except under ``CI=true``, where they must run.
 """
@@ -19,6 +20,7 @@ import torch
 
 from mi_core.mi.estimator import EstimatorConfig, MIEstimator, save_estimator
 from mi_core.models.sudoku_mdm import SudokuMDM, SudokuMDMConfig, save_sudoku_mdm
+from mi_lens_app.serve import READY_LINE
 
 pytestmark = pytest.mark.browser
 
@@ -71,10 +73,11 @@ def app_url(tmp_path_factory):
     port = free_port()
     env = {**os.environ, "MI_LENS_SUDOKU_MODEL": str(root / "mdm.safetensors"), "MI_LENS_DEVICE": "cpu",
            "MI_LENS_SUDOKU_ESTIMATOR": str(root / "est.safetensors"),
-           "MI_LENS_BENCHMARKS": str(ROOT / "tests" / "fixtures")}
+           "MI_LENS_BENCHMARKS": str(ROOT / "tests" / "fixtures"), "MI_LENS_WARM": "1"}
     url = f"http://127.0.0.1:{port}"
-    with open(root / "streamlit.log", "w") as log:
-        proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+    log_path = root / "streamlit.log"
+    with open(log_path, "w") as log:  # the README's command: the launcher warms the models as the server starts
+        proc = subprocess.Popen([sys.executable, "-m", "mi_lens_app.serve", "--server.headless", "true",
                                  "--server.port", str(port), "--server.address", "127.0.0.1",
                                  "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
                                 cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
@@ -82,12 +85,14 @@ def app_url(tmp_path_factory):
         deadline = time.time() + 90
         while True:
             try:
-                if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
-                    break
+                up = urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok"
             except OSError:
-                pass
+                up = False
+            # no page has been opened yet: the models must get warm from the server's start alone
+            if up and READY_LINE in log_path.read_text():
+                break
             if proc.poll() is not None or time.time() > deadline:
-                raise RuntimeError(f"streamlit did not start: {(root / 'streamlit.log').read_text()[-2000:]}")
+                raise RuntimeError(f"streamlit did not start and warm up: {log_path.read_text()[-2000:]}")
             time.sleep(0.5)
         yield url
     finally:
