@@ -230,6 +230,18 @@ def decode_trace(domain_key: str, grid: str, solution: str | None, name: str, pa
     return trace
 
 
+@st.cache_resource(show_spinner=False, max_entries=512)
+def _figure(key: tuple, _build: Callable):
+    return _build()
+
+
+def figure(key: tuple, build: Callable):
+    """``build()``, a plotly figure, built once per process for ``key`` (the figure's own inputs, e.g. a decoding
+    frame's tokens, outlines and entropies as bytes): the frames of a decoding are drawn again at every step,
+    on every replay and for every session that watches the same run. The figure is shared: do not change it."""
+    return _figure(key, build)
+
+
 @st.cache_data(show_spinner=False, max_entries=256)
 def what_if(domain_key: str, grid: str, cell: int, value: int, version: str) -> WhatIf:
     domain = get_domain(domain_key)
