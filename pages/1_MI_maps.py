@@ -30,7 +30,12 @@ def pair_caption(pz, m):
                    + ("" if i in pz.blanks or j in pz.blanks else " (both given: no MI)"))
 
 
-def grid_panel(domain, pz, m, cell):
+@st.fragment
+def grid_panel(domain, pz, m, cell, scale):
+    """The grid coloured by a layer. A fragment: a new layer redraws this grid alone, not the 81 x 81 heatmap
+    and the graph beside it; a click on a cell (another selected cell) reruns the whole page."""
+    if st.session_state.get("cell", cell) != cell:
+        st.rerun()  # every panel shows the selected cell
     layer = st.segmented_control("Layer", list(LAYERS), key="layer", bind="query-params", default="MI",
                                  help="colour the grid by " + "; ".join(f"{k}: {v}" for k, v in LAYERS.items())) or "MI"
     digits = np.asarray(pz.digits)
@@ -40,7 +45,7 @@ def grid_panel(domain, pz, m, cell):
     kw = {}
     if layer == "MI":
         kw = {"layer": np.where(blank, m.mi[cell], np.nan), "layer_name": "MI (nats)", "colorscale": "Viridis",
-              "zmin": 0}
+              "zmin": 0, "scale": scale}
     elif layer == "entropy":
         kw = {"layer": np.where(blank, m.entropy, np.nan), "layer_name": "H (nats)", "colorscale": "Oranges", "zmin": 0,
                   "zmax": float(np.log(domain.n_values))}
@@ -52,11 +57,11 @@ def grid_panel(domain, pz, m, cell):
     title = f"MI of {domain.cell_label(cell)} with every cell" if layer == "MI" else LAYERS[layer]
     fig = figures.grid_figure(digits, pz.givens, domain.geometry.box, hover=hover, selected=cell, title=title, **kw)
     widgets.chart(fig, key="grid", on_select=widgets.click_to_cell("grid", "cell", domain.cells, pz.blanks),
-                    selection_mode="points")
-    return fig
+                  selection_mode="points")
 
 
 def graph_panel(domain, pz, m):
+    """The dependency graph and its edge controls."""
     c1, c2 = st.columns([1, 2])
     mode = c1.radio("Edges", ["top-k", "threshold"], key="edges", bind="query-params", horizontal=True)
     links.clamp_number("topk", 5, 300, integer=True)
@@ -86,16 +91,16 @@ def graph_panel(domain, pz, m):
     return fig
 
 
-def downloads(domain, pz, m, figs):
+def downloads(domain, pz, m, heat, dep):
     labels = domain.labels()
     cols = st.columns(4)
     cols[0].download_button("MI as CSV", lambda: exports.mi_csv(m.mi, labels), "mi.csv", "text/csv",
                             on_click="ignore")
     cols[1].download_button("MI as JSON", lambda: exports.mi_json(m, pz.text, domain.key, labels), "mi.json",
                             "application/json", on_click="ignore")
-    cols[2].download_button("Heatmap as HTML", lambda: exports.figure_html(figs[0]), "mi_heatmap.html",
+    cols[2].download_button("Heatmap as HTML", lambda: exports.figure_html(heat), "mi_heatmap.html",
                             "text/html", on_click="ignore")
-    cols[3].download_button("Graph as HTML", lambda: exports.figure_html(figs[2]), "mi_graph.html", "text/html",
+    cols[3].download_button("Graph as HTML", lambda: exports.figure_html(dep), "mi_graph.html", "text/html",
                             on_click="ignore")
 
 
@@ -117,7 +122,8 @@ def sequence_maps(domain, pz, m):
         links.clamp_number("sep", 1, 24, integer=True)
         sep = st.slider("Contact map: pairs at least this far apart (|i−j|)", 1, 24, 4, key="sep",
                         bind=links.bound("sep"))
-        widgets.chart(protein_figures.contact_figure(m.mi, labels, m.masked, min_sep=sep), key="contacts")
+        widgets.chart(protein_figures.contact_figure(m.mi, labels, m.masked, min_sep=sep, scale=scale),
+                      key="contacts")
     links.clamp_number("arcs", 10, protein_figures.MAX_ARCS, integer=True)
     k = st.slider("Arc graph: strongest pairs", 10, protein_figures.MAX_ARCS, 60, step=10, key="arcs",
                   bind=links.bound("arcs"), help=f"at most {protein_figures.MAX_ARCS} arcs are drawn")
@@ -168,7 +174,7 @@ def main():
     with left:
         heat = heatmap_panel(domain, pz, m, cell, scale)
     with right:
-        grid = grid_panel(domain, pz, m, cell)
+        grid_panel(domain, pz, m, cell, scale)
     g_col, t_col = st.columns([3, 2])
     with g_col:
         dep = graph_panel(domain, pz, m)
@@ -176,7 +182,7 @@ def main():
         st.markdown(texts.MAPS_PAGE)
         with st.expander("What MI is"):
             st.markdown(texts.MI)
-    downloads(domain, pz, m, (heat, grid, dep))
+    downloads(domain, pz, m, heat, dep)
 
 
 main()

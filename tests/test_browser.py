@@ -330,3 +330,50 @@ def test_a_click_on_a_heatmap_cell_selects_the_pair(chromium, app_url):
     caption = page.get_by_text("Clicked pair").first.inner_text()
     assert caption.startswith(f"Clicked pair {cell} · {cell}: MI = ")
     page.close()
+
+
+# records whether the element container holding the chart titled ``prefix`` is ever marked stale (Streamlit marks
+# the elements of a page while its script reruns; a fragment's rerun leaves the elements outside it alone)
+WATCH_STALE = """(prefix) => {
+  const box = [...document.querySelectorAll('[data-testid="stElementContainer"]')].find(
+    e => e.querySelector('[data-testid="stPlotlyChart"]') && [...e.querySelectorAll('.gtitle')].some(
+      t => t.textContent.startsWith(prefix)));
+  window.__stale = false;
+  new MutationObserver(() => { if (box.getAttribute('data-stale') === 'true') window.__stale = true; })
+    .observe(box, {attributes: true, attributeFilter: ['data-stale']});
+}"""
+
+
+def test_a_new_grid_layer_reruns_the_grid_alone(chromium, app_url):
+    page = chromium.new_page(viewport=VIEW)
+    page.goto(f"{app_url}/MI_maps")
+    wait_ready(page)
+    check_page(page, 3)
+    page.evaluate(WATCH_STALE, "MI, ")
+    page.get_by_role("radio", name="entropy", exact=True).click()
+    page.wait_for_function("[...document.querySelectorAll('.gtitle')].some(t => t.textContent === 'entropy')")
+    wait_ready(page)
+    assert not page.evaluate("window.__stale")  # the 81 x 81 heatmap was not rerun with the page
+    page.evaluate(WATCH_STALE, "MI, ")
+    page.get_by_text("Box-major order").click()  # a setting of the heatmap: the whole page reruns, and it shows
+    wait_ready(page)
+    assert page.evaluate("window.__stale")
+    check_page(page, 3)
+    page.close()
+
+
+def test_a_decoding_step_reruns_the_frames_alone(chromium, app_url):
+    page = chromium.new_page(viewport=VIEW)
+    page.goto(f"{app_url}/Decoding?a=topk&a_topk_k=4")
+    wait_ready(page)
+    check_page(page, 2)
+    page.evaluate("""() => { const box = [...document.querySelectorAll('[data-testid="stElementContainer"]')]
+      .find(e => e.querySelector('[data-testid="stSelectbox"]') && e.innerText.includes('Strategy A'));
+      window.__stale = false;
+      new MutationObserver(() => { if (box.getAttribute('data-stale') === 'true') window.__stale = true; })
+        .observe(box, {attributes: true, attributeFilter: ['data-stale']}); }""")
+    page.get_by_role("button", name="next").click()
+    wait_ready(page)
+    assert step_value(page) == "1 / 12"
+    assert not page.evaluate("window.__stale")  # the strategies and settings were not rerun
+    page.close()
