@@ -13,8 +13,11 @@ LAYERS = {"MI": "MI with the selected cell", "entropy": "entropy", "top p": "top
 def heatmap_panel(domain, pz, m, cell, scale):
     box_major = st.toggle("Box-major order", key="boxmajor", bind="query-params",
                           help="order the cells box by box, so the box rule shows as blocks on the diagonal")
-    fig = figures.mi_heatmap(m.mi, domain.geometry.box, domain.labels(), order="box" if box_major else "row",
-                             selected=cell, title=f"MI, {m.source}", scale=scale, clickable=m.masked)
+    order = "box" if box_major else "row"
+    fig = support.figure(("maps heatmap", domain.key, pz.text, support.version(domain), m.source, cell, order, scale),
+                         lambda: figures.mi_heatmap(m.mi, domain.geometry.box, domain.labels(), order=order,
+                                                    selected=cell, title=f"MI, {m.source}", scale=scale,
+                                                    clickable=m.masked))
     widgets.chart(fig, key="heatmap", on_select=widgets.click_to_pair("heatmap", "cell", pz.blanks),
                   selection_mode="points")
     pair_caption(pz, m)
@@ -30,6 +33,27 @@ def pair_caption(pz, m):
                    + ("" if i in pz.blanks or j in pz.blanks else " (both given: no MI)"))
 
 
+def grid_figure(domain, pz, m, cell, layer, scale):
+    """The grid coloured by ``layer``, with the selected cell outlined and every cell's numbers in its hover."""
+    digits = np.asarray(pz.digits)
+    hover = figures.cell_hover(domain.labels(), digits, pz.givens, m.entropy, m.marginals,
+                               {f"MI with {domain.cell_label(cell)}": m.mi[cell]})
+    blank = ~pz.givens
+    if layer == "MI":
+        kw = {"layer": np.where(blank, m.mi[cell], np.nan), "layer_name": "MI (nats)", "colorscale": "Viridis",
+              "zmin": 0, "scale": scale}
+    elif layer == "entropy":
+        kw = {"layer": np.where(blank, m.entropy, np.nan), "layer_name": "H (nats)", "colorscale": "Oranges", "zmin": 0,
+              "zmax": float(np.log(domain.n_values))}
+    elif layer == "top p":
+        kw = {"layer": np.where(blank, m.marginals.max(1), np.nan), "layer_name": "top p", "colorscale": "Greens",
+              "zmin": 0, "zmax": 1}
+    else:
+        kw = {"candidates": m.marginals}
+    title = f"MI of {domain.cell_label(cell)} with every cell" if layer == "MI" else LAYERS[layer]
+    return figures.grid_figure(digits, pz.givens, domain.geometry.box, hover=hover, selected=cell, title=title, **kw)
+
+
 @st.fragment
 def grid_panel(domain, pz, m, cell, scale):
     """The grid coloured by a layer. A fragment: a new layer redraws this grid alone, not the 81 x 81 heatmap
@@ -38,24 +62,8 @@ def grid_panel(domain, pz, m, cell, scale):
         st.rerun()  # every panel shows the selected cell
     layer = st.segmented_control("Layer", list(LAYERS), key="layer", bind="query-params", default="MI",
                                  help="colour the grid by " + "; ".join(f"{k}: {v}" for k, v in LAYERS.items())) or "MI"
-    digits = np.asarray(pz.digits)
-    hover = figures.cell_hover(domain.labels(), digits, pz.givens, m.entropy, m.marginals,
-                               {f"MI with {domain.cell_label(cell)}": m.mi[cell]})
-    blank = ~pz.givens
-    kw = {}
-    if layer == "MI":
-        kw = {"layer": np.where(blank, m.mi[cell], np.nan), "layer_name": "MI (nats)", "colorscale": "Viridis",
-              "zmin": 0, "scale": scale}
-    elif layer == "entropy":
-        kw = {"layer": np.where(blank, m.entropy, np.nan), "layer_name": "H (nats)", "colorscale": "Oranges", "zmin": 0,
-                  "zmax": float(np.log(domain.n_values))}
-    elif layer == "top p":
-        kw = {"layer": np.where(blank, m.marginals.max(1), np.nan), "layer_name": "top p", "colorscale": "Greens",
-                  "zmin": 0, "zmax": 1}
-    else:
-        kw = {"candidates": m.marginals}
-    title = f"MI of {domain.cell_label(cell)} with every cell" if layer == "MI" else LAYERS[layer]
-    fig = figures.grid_figure(digits, pz.givens, domain.geometry.box, hover=hover, selected=cell, title=title, **kw)
+    fig = support.figure(("maps grid", domain.key, pz.text, support.version(domain), m.source, cell, layer, scale),
+                         lambda: grid_figure(domain, pz, m, cell, layer, scale))
     widgets.chart(fig, key="grid", on_select=widgets.click_to_cell("grid", "cell", domain.cells, pz.blanks),
                   selection_mode="points")
 
