@@ -20,7 +20,9 @@ nothing cached yet (no model loaded, no map computed), as a server is once its f
   loaded landing page until every chart has drawn (``browser_first_map_s``), and from a click on a grid
   layer until the rerun is over (``browser_interaction_s``); the first page load of a fresh browser context
   (``browser_first_load_s``); the decoding page (``browser_decode_s``) and one "next" there
-  (``browser_step_s``, a rerun of the frames alone).
+  (``browser_step_s``, a rerun of the frames alone). The server is the README's launcher
+  (``python -m mi_lens_app.serve``); ``server_warm_s``: from its launch until it says its models are loaded
+  and warm, with no page opened.
 
 Medians are reported for the repeated interactions. Writes the JSON and the section between
 ``<!-- app-speed:start -->`` and ``<!-- app-speed:end -->`` in the Markdown file.
