@@ -115,7 +115,8 @@ def frame_figure(domain, pz, trace, s, present: bool):
                                    colorscale="Oranges", zmin=0, zmax=float(np.log(domain.n_values)), hover=hover,
                                    outline=s.chosen, remasked=s.remasked, errors=s.errors,
                                    height=GRID_HEIGHT[present], digit_size=DIGIT_SIZE[present], colorbar=not present,
-                                   clickable=False, title=f"{trace.strategy}: step {s.step}")
+                                   clickable=False, title=f"{trace.strategy}: step {s.step}",
+                                   width=figures.grid_width(GRID_HEIGHT[present], colorbar=not present))
 
     arrays = (s.tokens, pz.givens, s.entropy, s.chosen, s.remasked, s.errors)
     key = ("frame", domain.key, trace.strategy, s.step, present,
@@ -129,7 +130,9 @@ def frame_view(domain, pz, trace, step, side, present=False):
     s = trace.steps[min(step, last)]
     chosen = np.flatnonzero(s.chosen)
     frame_header(trace, s, last, "cells", ("errors", f"{int(s.errors.sum())}"))
-    widgets.chart(frame_figure(domain, pz, trace, s, present), key=f"frame_{side}")
+    # at the grid's own width (Streamlit narrows it to a narrower column): a chart that stretches is drawn twice
+    # at every step, before and after its column is measured
+    widgets.chart(frame_figure(domain, pz, trace, s, present), key=f"frame_{side}", width="content")
     if support.uses_selector(trace.strategy):
         selector_view(domain, pz, trace, s, side)
     if s.budget_spent is not None:
