@@ -286,6 +286,7 @@ def measure_crafted_link(env: dict, port: int, watch_s: float = 60.0) -> dict:
             _idle(page)
             idle_s = time.perf_counter() - start
             note = page.locator('[data-testid="stAlert"]', has_text="this link").first.inner_text()
+            address = page.url.split(str(port), 1)[-1]  # the clamped value is written back into it
             during = _rss_mb(proc.pid)
             browser.close()
         peak, deadline = during, time.time() + watch_s
@@ -297,7 +298,8 @@ def measure_crafted_link(env: dict, port: int, watch_s: float = 60.0) -> dict:
         proc.terminate()
         proc.wait(timeout=30)
     return {"crafted_link": CRAFTED, "rss_before_mb": before, "rss_idle_mb": during, "rss_after_mb": after,
-            "rss_peak_mb": peak, "crafted_idle_s": idle_s, "crafted_note": note.strip(), "watch_s": watch_s}
+            "rss_peak_mb": peak, "crafted_idle_s": idle_s, "crafted_note": note.strip(), "crafted_address": address,
+            "watch_s": watch_s}
 
 
 def markdown(res: dict) -> str:
@@ -351,7 +353,8 @@ def markdown(res: dict) -> str:
                        f"{res['rss_idle_mb']:.0f} MB when the page was idle ({res['crafted_idle_s']:.1f} s after "
                        f"opening it), at most {res['rss_peak_mb']:.0f} MB and {res['rss_after_mb']:.0f} MB "
                        f"{res['watch_s']:.0f} s after the browser closed. The page said: "
-                       f"\"{res['crafted_note'].replace(chr(10), ' ').removeprefix('link_off').strip()}\"")]
+                       f"\"{res['crafted_note'].replace(chr(10), ' ').removeprefix('link_off').strip()}\""
+                       + (f" The address then read `{res['crafted_address']}`." if res.get("crafted_address") else ""))]
     lines += ["", ("Script runs are timed with `streamlit.testing.v1.AppTest` in a process that has imported "
                    "Streamlit, torch and `mi_core` and run the landing page, with empty caches."
                    + (f" Machine load (1-minute average) at the start: {res['load']}." if res.get("load") else "")
