@@ -1,4 +1,5 @@
-"""MI Lens: the landing page. Run with ``streamlit run app.py``.
+"""MI Lens: the landing page. Run with ``python -m mi_lens_app.serve`` (it warms the models as the server
+starts) or ``streamlit run app.py``.
 
 The views are the files in ``pages/`` (Streamlit finds them there, so a shared deep link such as
 ``/MI_maps?preset=...&cell=r3c5`` opens on a freshly started server); their widgets keep the puzzle, the

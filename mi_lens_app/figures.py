@@ -39,16 +39,22 @@ def cell_xy(cells: int) -> tuple[np.ndarray, np.ndarray]:
     return idx % n, idx // n
 
 
-def _grid_lines(n: int, box: int) -> list[dict]:
-    """Thin cell lines and thick box lines as plotly shapes."""
-    shapes = []
-    for k in range(n + 1):
-        width = 3 if k % box == 0 else 0.8
-        pos = k - 0.5
-        line = {"color": "#333" if k % box == 0 else "#aaa", "width": width}
-        shapes.append({"type": "line", "x0": pos, "x1": pos, "y0": -0.5, "y1": n - 0.5, "line": line, "layer": "above"})
-        shapes.append({"type": "line", "x0": -0.5, "x1": n - 0.5, "y0": pos, "y1": pos, "line": line, "layer": "above"})
-    return shapes
+def _grid_lines(n: int, box: int) -> list[go.Scatter]:
+    """Thin cell lines and thick box lines as two line traces (one SVG path each: as 2 (n + 1) layout shapes,
+    plotly drew and laid out each line on its own, a good part of a decoding step's time in the browser)."""
+    traces = []
+    for thick in (False, True):
+        xs, ys = [], []
+        for k in range(n + 1):
+            if (k % box == 0) != thick:
+                continue
+            pos = k - 0.5
+            xs += [pos, pos, None, -0.5, n - 0.5, None]
+            ys += [-0.5, n - 0.5, None, pos, pos, None]
+        traces.append(go.Scatter(x=xs, y=ys, mode="lines", hoverinfo="skip", showlegend=False,
+                                 name="box lines" if thick else "cell lines",
+                                 line={"color": "#333" if thick else "#aaa", "width": 3 if thick else 0.8}))
+    return traces
 
 
 def _cell_boxes(cells: np.ndarray, n: int, color: str, width: float, dash: str = "solid") -> list[dict]:
@@ -109,7 +115,8 @@ def grid_figure(digits: np.ndarray, givens: np.ndarray, box: int, *, layer: np.n
                 zmax: float | None = None, zmid: float | None = None, hover: list[str] | None = None,
                 selected: int | None = None, outline: np.ndarray | None = None, remasked: np.ndarray | None = None,
                 errors: np.ndarray | None = None, candidates: np.ndarray | None = None, title: str = "",
-                height: int = 520, digit_size: int | None = None, colorbar: bool = True) -> go.Figure:
+                height: int = 520, digit_size: int | None = None, colorbar: bool = True,
+                scale: str = "linear", clickable: bool = True, width: int | None = None) -> go.Figure:
     """A Sudoku-style grid.
 
     Args:
@@ -120,21 +127,35 @@ def grid_figure(digits: np.ndarray, givens: np.ndarray, box: int, *, layer: np.n
         errors: ``(N,)`` bool digits drawn red; candidates: ``(N, V)`` marginals drawn as pencil marks.
         digit_size: font size of the digits (default by grid size; larger for a projector); colorbar: draw the
         layer's colour bar (off: the grid takes the whole width, a legend beside it explains the colours).
+        scale: the layer's colours, ``linear``, ``log`` or ``percentile`` (see :func:`scaled`; a non-negative
+        layer such as MI). clickable: lay the invisible click markers over the cells (off: a view that only
+        shows, such as a decoding frame, draws faster; the hover is then on the layer's coloured cells).
+        width: a fixed width in px (the grid's own, see :func:`grid_width`), for a chart drawn at its own width:
+        one that stretches to its column is drawn again once the column is measured.
     """
     cells = len(digits)
     n = _side(cells)
     digits, givens = np.asarray(digits), np.asarray(givens, bool)
     fig = go.Figure()
     if layer is not None:
-        fig.add_trace(go.Heatmap(z=np.asarray(layer, float).reshape(n, n), colorscale=colorscale, zmin=zmin,
-                                 zmax=zmax, zmid=zmid, hoverinfo="skip", name=layer_name, showscale=colorbar,
-                                 colorbar={"title": {"text": layer_name, "side": "right"}, "thickness": 14}))
+        z, ticks = np.asarray(layer, float), None
+        if scale != "linear" and zmid is None:
+            z, zmin, zmax, ticks = scaled(z, scale, zmin, zmax)
+            z = np.where(np.isnan(np.asarray(layer, float)), np.nan, z)  # uncoloured cells stay uncoloured
+            layer_name = f"{layer_name}, {scale}"
+        on_layer = hover is not None and not clickable  # no markers to carry the hover: the layer does
+        fig.add_trace(go.Heatmap(z=z.reshape(n, n), colorscale=colorscale, zmin=zmin, zmax=zmax, zmid=zmid,
+                                 text=np.asarray(hover, object).reshape(n, n) if on_layer else None,
+                                 hoverinfo="text" if on_layer else "skip", name=layer_name, showscale=colorbar,
+                                 colorbar={"title": {"text": layer_name, "side": "right"}, "thickness": 14,
+                                           **(ticks or {})}))
     if candidates is not None:
         fig.add_trace(_candidate_trace(np.asarray(candidates), digits == 0, n, box))
-    for trace in _digit_traces(digits, givens, errors, n, digit_size):
+    for trace in _grid_lines(n, box) + _digit_traces(digits, givens, errors, n, digit_size):
         fig.add_trace(trace)
-    fig.add_trace(_click_trace(hover, cells))
-    shapes = _grid_lines(n, box)
+    if clickable:
+        fig.add_trace(_click_trace(hover, cells))
+    shapes = []
     if outline is not None:
         shapes += _cell_boxes(np.asarray(outline, bool), n, CHOSEN_COLOR, 4)
     if remasked is not None:
@@ -142,8 +163,14 @@ def grid_figure(digits: np.ndarray, givens: np.ndarray, box: int, *, layer: np.n
     if selected is not None:
         shapes += _cell_boxes(np.eye(cells, dtype=bool)[selected], n, SELECTED_COLOR, 5)
     _square_layout(fig, n, title, height)
-    fig.update_layout(shapes=shapes)
+    fig.update_layout(shapes=shapes, width=width)
     return fig
+
+
+def grid_width(height: int, colorbar: bool = True) -> int:
+    """The width in px that a :func:`grid_figure` of ``height`` px needs: the square plot, the margins, and
+    the colour bar with its labels."""
+    return height - 60 + 20 + (80 if colorbar else 0)
 
 
 def select_prob_figure(prob: np.ndarray, before: np.ndarray, givens: np.ndarray, chosen: np.ndarray, box: int,
@@ -213,15 +240,17 @@ def color_max(*arrays: np.ndarray) -> float:
 def scaled(z: np.ndarray, scale: str, zmin: float | None, zmax: float | None):
     """``(z to draw, zmin, zmax, colour bar ticks or None)`` for a non-negative map under ``scale``:
     ``linear`` (as is, an all-zero map gets :data:`ZERO_SPAN`); ``log`` (log10 of max(z, 1e-6), ticks in
-    nats); ``percentile`` (each value's rank among the map's positive values, 0-100)."""
+    nats, up to ``zmax`` when given, so maps shown side by side share it); ``percentile`` (each value's rank
+    among the map's positive values, 0-100). Every heatmap and MI colour of the app goes through this, with
+    ``widgets.scale_picker`` choosing ``scale``."""
     if scale not in SCALES:
         raise ValueError(f"scale must be one of {', '.join(SCALES)}, got {scale!r}")
     if scale == "linear":
         if zmax is None and (zmin is None or zmin == 0):
             zmax = color_max(z)
         return z, zmin, zmax, None
-    if scale == "log":
-        top = np.log10(color_max(z))
+    if scale == "log":  # the top of the range a caller shares between maps (zmax), else this map's largest value
+        top = np.log10(zmax if zmax is not None and zmax > 0 else color_max(z))
         low = min(np.log10(LOG_FLOOR), top - 1)
         powers = np.arange(np.ceil(low), np.floor(top) + 1)
         ticks = {"tickvals": powers.tolist(), "ticktext": [f"{10 ** p:g}" for p in powers]}
@@ -333,7 +362,7 @@ def dependency_figure(edges: list[tuple[int, int, float, bool]], digits: np.ndar
     cells = len(digits)
     n = _side(cells)
     x, y = cell_xy(cells)
-    fig = go.Figure()
+    fig = go.Figure(_grid_lines(n, box))
     top = max((w for _, _, w, _ in edges), default=0.0) or 1.0
     for rule, color, dash, name in ((True, RULE_COLOR, "solid", "same row, column or box"),
                                     (False, OTHER_COLOR, "dash", "no shared rule")):
@@ -367,7 +396,7 @@ def dependency_figure(edges: list[tuple[int, int, float, bool]], digits: np.ndar
                              textfont={"color": "#bbb", "size": 18, "family": DIGIT_FONT}, hoverinfo="skip",
                              showlegend=False))
     _square_layout(fig, n, title, height)
-    fig.update_layout(shapes=_grid_lines(n, box), showlegend=True,
+    fig.update_layout(showlegend=True,
                       legend={"orientation": "h", "yanchor": "bottom", "y": -0.08, "x": 0})
     return fig
 

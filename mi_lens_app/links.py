@@ -3,8 +3,9 @@
 Widgets bound to the URL (``bind="query-params"``) silently drop a value they cannot take (``domain=banana``,
 ``step=-3``, ``cell=zz99``, ``eps=abc``) and reset an out-of-range number to its default. This module keeps
 the link's parameters as they arrived (:func:`start`), clamps numbers that are too large or too small into
-their range before the widget reads them (:func:`clamp_number`, so a crafted ``steps=100000000`` cannot make
-the server work for hours), and at the end of the page says in one line what was not understood or was
+their range before the widget reads them and writes the clamped value into the URL (:func:`clamp_number` and
+:func:`bound`, so a crafted ``steps=100000000`` cannot make the server work for hours, and a link copied
+afterwards says what the page shows), and at the end of the page says in one line what was not understood or was
 changed (:func:`note`).
 """
 
@@ -28,6 +29,7 @@ IGNORED = frozenset({"embed", "embed_options"})  # Streamlit's own
 _IN = "_link_in"  # the parameters as the page's run found them
 _CHANGED = "_link_changed"  # {key: "old → new (why)"} clamped this run
 _FORMAT = "_link_format"  # {key: value -> its text in the URL} for widgets with a format_func
+_UNBIND = "_link_unbind"  # keys clamped this run whose widget is not yet drawn (see :func:`bound`)
 
 
 def known(key: str) -> bool:
@@ -61,8 +63,23 @@ def clamp_number(key: str, lo: float, hi: float, integer: bool = False) -> None:
     clamped = lo if value < lo else hi
     clamped = int(clamped) if integer else float(clamped)
     st.session_state[key] = clamped
+    with contextlib.suppress(StreamlitAPIException):  # bound by an earlier page: :func:`bound` unbinds it here
+        st.query_params[key] = str(clamped) if integer else f"{clamped:g}"  # the URL says what the page shows
     why = "the largest allowed" if value > hi else "the smallest allowed"
     st.session_state[_CHANGED][key] = f"{key}={raw} → {clamped:g} ({why})"
+    st.session_state.setdefault(_UNBIND, set()).add(key)
+
+
+def bound(key: str) -> str | None:
+    """The ``bind`` of number widget ``key``: the URL, except in the run that clamped the link's value. A bound
+    widget would seed itself from the link as it was opened, drop the out-of-range value from the URL and
+    write nothing there; unbound for that one run, it leaves the clamped value that :func:`clamp_number`
+    wrote, and from the next run on it is bound again and seeds itself from it."""
+    unbind = st.session_state.get(_UNBIND, set())
+    if key in unbind:
+        unbind.discard(key)  # once: a fragment's later runs draw the widget again, bound
+        return None
+    return BIND
 
 
 def _value_text(key: str, value) -> str | None:

@@ -92,13 +92,16 @@ def top_pairs(mi: np.ndarray, masked: np.ndarray, *, min_sep: int = 1,
 
 
 def contact_figure(mi: np.ndarray, labels: list[str], masked: np.ndarray, *, min_sep: int = 4,
-                   limit: int = MAX_DOTS, title: str = "Contact-map view", height: int = 520) -> go.Figure:
+                   limit: int = MAX_DOTS, title: str = "Contact-map view", height: int = 520,
+                   scale: str = "linear") -> go.Figure:
     """Top-MI pairs as dots above the diagonal, like a predicted contact map: dot ``(x = j, y = i)``, size
-    and colour by MI; pairs closer than ``min_sep`` along the sequence are left out (neighbours depend
-    on each other trivially); masked positions are marked on the diagonal."""
+    by MI and colour by MI under ``scale`` (``figures.scaled``); pairs closer than ``min_sep`` along the
+    sequence are left out (neighbours depend on each other trivially); masked positions are marked on the
+    diagonal."""
     n = len(labels)
     i, j, w, total = top_pairs(mi, masked, min_sep=min_sep, limit=limit)
     top = float(w.max()) if len(w) else 1.0
+    color, cmin, cmax, ticks = scaled(w, scale, 0.0, top)
     fig = go.Figure()
     fig.add_trace(go.Scatter(x=[0, n - 1], y=[0, n - 1], mode="lines", line={"color": "#bbb", "width": 1},
                              hoverinfo="skip", name="diagonal"))
@@ -108,8 +111,9 @@ def contact_figure(mi: np.ndarray, labels: list[str], masked: np.ndarray, *, min
                              hovertext=[labels[k] for k in idx], hoverinfo="text"))
     fig.add_trace(go.Scatter(
         x=j, y=i, mode="markers", name="pairs",
-        marker={"size": 5 + 15 * w / top, "color": w, "colorscale": "Viridis", "cmin": 0, "cmax": top,
-                "colorbar": {"title": {"text": "MI (nats)", "side": "right"}, "thickness": 14},
+        marker={"size": 5 + 15 * w / top, "color": color, "colorscale": "Viridis", "cmin": cmin, "cmax": cmax,
+                "colorbar": {"title": {"text": "MI (nats)" if scale == "linear" else f"MI (nats), {scale}",
+                                       "side": "right"}, "thickness": 14, **(ticks or {})},
                 "line": {"width": 0.5, "color": "#333"}},
         hovertext=[f"{labels[a]} · {labels[b]}: {v:.4g} nats (|i−j| = {b - a})" for a, b, v in zip(i, j, w)],
         hoverinfo="text"))

@@ -97,7 +97,7 @@ def window_picker(length: int, key: str = "win", where=None) -> tuple[int, int]:
     links.clamp_number(key, 1, last, integer=True)
     if int(st.session_state.get(key, 1) or 1) > last:  # a smaller sequence or a wider window than before
         st.session_state[key] = last
-    start = c1.slider(f"Residues shown from (of {length})", 1, last, 1, key=key, bind=BIND)
+    start = c1.slider(f"Residues shown from (of {length})", 1, last, 1, key=key, bind=links.bound(key))
     return int(start) - 1, int(size)
 
 
@@ -115,8 +115,8 @@ def mask_picker(default: Masking, default_name: str) -> Masking:
         c1, c2 = side.columns(2)
         links.clamp_number("mask_rate", 0.05, 0.5)
         links.clamp_number("mask_seed", 0, 10**9, integer=True)
-        rate = c1.slider("Mask rate", 0.05, 0.5, 0.15, step=0.05, key="mask_rate", bind=BIND)
+        rate = c1.slider("Mask rate", 0.05, 0.5, 0.15, step=0.05, key="mask_rate", bind=links.bound("mask_rate"))
         seed = c2.number_input("Mask seed", min_value=0, max_value=10**9, value=0, step=1, key="mask_seed",
-                               bind=BIND)
+                               bind=links.bound("mask_seed"))
         return Masking("rate", rate=float(rate), seed=int(seed))
     return default if default.mode in MASK_MODES else Masking()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -95,10 +96,12 @@ _warm_lock = threading.Lock()
 _warm_started = False
 
 
-def warm_up() -> bool:
+def warm_up(then: Callable[[float], None] | None = None) -> bool:
     """Start loading every domain's model, estimator and order selector in a background thread, once per
-    process (the first page any visitor opens calls it), so the first map or decoding does not wait for them.
-    ``MI_LENS_WARM=0`` turns it off (the tests swap models between runs). Returns whether this call started it."""
+    process, so the first map or decoding does not wait for them: the launcher (``python -m mi_lens_app.serve``)
+    calls it as the server starts, and every page calls it too (for ``streamlit run app.py``, where the first
+    page view starts it). ``then(seconds)`` is called when it is done. ``MI_LENS_WARM=0`` turns it off (the tests
+    swap models between runs). Returns whether this call started it."""
     global _warm_started
     if os.environ.get("MI_LENS_WARM", "1") == "0":
         return False
@@ -106,11 +109,18 @@ def warm_up() -> bool:
         if _warm_started:
             return False
         _warm_started = True
-    threading.Thread(target=_warm_all, name="mi-lens-warm-up", daemon=True).start()
+    threading.Thread(target=_warm_all, args=(then,), name="mi-lens-warm-up", daemon=True).start()
     return True
 
 
-def _warm_all() -> None:
+def _warm_all(then: Callable[[float], None] | None = None) -> None:
+    start = time.perf_counter()
+    _warm_domains()
+    if then is not None:
+        then(time.perf_counter() - start)
+
+
+def _warm_domains() -> None:
     for domain in DOMAINS.values():
         try:
             core.warm(model(domain), domain.cells if domain.geometry else 64)  # the first real pass is then quick
@@ -218,6 +228,18 @@ def decode_trace(domain_key: str, grid: str, solution: str | None, name: str, pa
                               temperature, seed, selector(domain), update)
     bar.empty()
     return trace
+
+
+@st.cache_resource(show_spinner=False, max_entries=512)
+def _figure(key: tuple, _build: Callable):
+    return _build()
+
+
+def figure(key: tuple, build: Callable):
+    """``build()``, a plotly figure, built once per process for ``key`` (the figure's own inputs, e.g. a decoding
+    frame's tokens, outlines and entropies as bytes): the frames of a decoding are drawn again at every step,
+    on every replay and for every session that watches the same run. The figure is shared: do not change it."""
+    return _figure(key, build)
 
 
 @st.cache_data(show_spinner=False, max_entries=256)

@@ -121,8 +121,8 @@ def _generated(domain: Domain) -> Puzzle | None:
     lo, hi = domain.clue_range
     links.clamp_number("clues", lo, hi, integer=True)
     links.clamp_number("seed", 0, 10**9, integer=True)
-    clues = st.sidebar.slider("Clues", lo, hi, value=min(max(30, lo), hi), key="clues", bind=BIND)
-    seed = st.sidebar.number_input("Seed", min_value=0, max_value=10**9, value=0, step=1, key="seed", bind=BIND)
+    clues = st.sidebar.slider("Clues", lo, hi, value=min(max(30, lo), hi), key="clues", bind=links.bound("clues"))
+    seed = st.sidebar.number_input("Seed", min_value=0, max_value=10**9, value=0, step=1, key="seed", bind=links.bound("seed"))
     with st.sidebar:
         return support.attempt(support.generated, domain.key, int(clues), int(seed), what="Cannot generate")
 
@@ -159,12 +159,14 @@ def cell_picker(domain: Domain, puzzle: Puzzle, *, key: str = "cell", blanks_onl
 
 
 def scale_picker(key: str = "scale") -> str:
-    """Colours of the MI heatmap: linear, log, or percentile (most maps are a few strong pairs among many weak
-    ones, which a linear scale draws all dark)."""
+    """Colours of the MI maps: linear, log, or percentile (most maps are a few strong pairs among many weak
+    ones, which a linear scale draws all dark). The one picker of every page that draws MI (the maps, exact
+    versus estimated, what-if, the protein views); the figure builders apply it with ``figures.scaled``.
+    Difference maps, coloured on both sides of 0, stay linear."""
     links.formatter(key, str)
     return st.segmented_control("Heatmap colours", list(SCALES), key=key, bind=BIND, default="linear",
                                 help="linear: MI as is; log: orders of magnitude; percentile: each pair's rank "
-                                     "among the map's pairs") or "linear"
+                                     "among the map's pairs. Difference maps stay linear.") or "linear"
 
 
 def click_to_pair(chart_key: str, cell_key: str, allowed: list[int]):
@@ -208,14 +210,14 @@ def _param_widget(side: str, name: str, field: ParamField):
     if field.kind == "int":
         links.clamp_number(key, lo, hi, integer=True)
         value = None if field.default is None else int(field.default)
-        return st.number_input(label, value=value, min_value=int(lo), max_value=int(hi), step=1, key=key, bind=BIND,
+        return st.number_input(label, value=value, min_value=int(lo), max_value=int(hi), step=1, key=key, bind=links.bound(key),
                                placeholder="none" if field.optional else None, help=f"{int(lo)} to {int(hi)}")
     if field.kind == "float":
         links.clamp_number(key, lo, hi)
         value = None if field.default is None else float(field.default)
         step = 0.01 if (value or 0) < 1 else 0.1
         return st.number_input(label, value=value, min_value=float(lo), max_value=float(hi), step=step, format="%g",
-                               key=key, bind=BIND, help=f"{lo:g} to {hi:g}")
+                               key=key, bind=links.bound(key), help=f"{lo:g} to {hi:g}")
     if field.choices:
         index = field.choices.index(field.default) if field.default in field.choices else 0
         return st.selectbox(label, field.choices, index=index, key=key, bind=BIND)
@@ -249,25 +251,40 @@ def _step_to(key: str, value: int) -> None:
     st.session_state[key] = value
 
 
+def _link_int(key: str) -> int:
+    """The link's whole number ``key`` (0 when it has none, or not a number in range): what a slider bound to it
+    will show on this first run, before it has run."""
+    try:
+        return max(int(st.query_params.get(key, 0)), 0)
+    except ValueError:
+        return 0
+
+
+def _step_by(key: str, delta: int, last: int) -> None:
+    """One frame on or back from the frame shown when the button was clicked (the slider's value then: on a
+    link's first run, the frame the link asked for, which the buttons could not know yet)."""
+    st.session_state[key] = min(max(int(st.session_state.get(key, 0) or 0) + delta, 0), last)
+
+
 def frame_controls(count: int, key: str = "step") -> int:
     """Rewind / previous / next / end buttons (arrow keys step) and a slider over ``count`` frames."""
     last = max(count - 1, 0)
-    current = min(int(st.session_state.get(key, 0) or 0), last)
+    current = min(int(st.session_state.get(key, _link_int(key)) or 0), last)
     cols = st.columns(4)  # the slider gets its own row: four buttons and a slider in one row cut the labels off
     cols[0].button("start", key=f"{key}_first", on_click=_step_to, args=(key, 0), help="back to the puzzle",
                    icon=":material/first_page:", disabled=current == 0)
-    cols[1].button("prev", key=f"{key}_prev", on_click=_step_to, args=(key, max(current - 1, 0)),
+    cols[1].button("prev", key=f"{key}_prev", on_click=_step_by, args=(key, -1, last),
                    icon=":material/chevron_left:", shortcut="Left", disabled=current == 0,
                    help="previous step (left arrow)")
-    cols[2].button("next", key=f"{key}_next", on_click=_step_to, args=(key, min(current + 1, last)),
+    cols[2].button("next", key=f"{key}_next", on_click=_step_by, args=(key, 1, last),
                    icon=":material/chevron_right:", shortcut="Right", disabled=current >= last,
                    help="next step (right arrow)")
     cols[3].button("end", key=f"{key}_last", on_click=_step_to, args=(key, last), help="the final grid",
                    icon=":material/last_page:", disabled=current >= last)
-    if st.session_state.get(key, 0) != current:
+    if key in st.session_state and st.session_state[key] != current:  # a frame past the end of a shorter run
         st.session_state[key] = current
     links.clamp_number(key, 0, max(last, 1), integer=True)
-    return st.slider("Step", 0, max(last, 1), key=key, bind=BIND, disabled=last == 0, label_visibility="collapsed")
+    return st.slider("Step", 0, max(last, 1), key=key, bind=links.bound(key), disabled=last == 0, label_visibility="collapsed")
 
 
 def model_status(domain: Domain) -> None:

@@ -13,8 +13,11 @@ LAYERS = {"MI": "MI with the selected cell", "entropy": "entropy", "top p": "top
 def heatmap_panel(domain, pz, m, cell, scale):
     box_major = st.toggle("Box-major order", key="boxmajor", bind="query-params",
                           help="order the cells box by box, so the box rule shows as blocks on the diagonal")
-    fig = figures.mi_heatmap(m.mi, domain.geometry.box, domain.labels(), order="box" if box_major else "row",
-                             selected=cell, title=f"MI, {m.source}", scale=scale, clickable=m.masked)
+    order = "box" if box_major else "row"
+    fig = support.figure(("maps heatmap", domain.key, pz.text, support.version(domain), m.source, cell, order, scale),
+                         lambda: figures.mi_heatmap(m.mi, domain.geometry.box, domain.labels(), order=order,
+                                                    selected=cell, title=f"MI, {m.source}", scale=scale,
+                                                    clickable=m.masked))
     widgets.chart(fig, key="heatmap", on_select=widgets.click_to_pair("heatmap", "cell", pz.blanks),
                   selection_mode="points")
     pair_caption(pz, m)
@@ -30,43 +33,53 @@ def pair_caption(pz, m):
                    + ("" if i in pz.blanks or j in pz.blanks else " (both given: no MI)"))
 
 
-def grid_panel(domain, pz, m, cell):
-    layer = st.segmented_control("Layer", list(LAYERS), key="layer", bind="query-params", default="MI",
-                                 help="colour the grid by " + "; ".join(f"{k}: {v}" for k, v in LAYERS.items())) or "MI"
+def grid_figure(domain, pz, m, cell, layer, scale):
+    """The grid coloured by ``layer``, with the selected cell outlined and every cell's numbers in its hover."""
     digits = np.asarray(pz.digits)
     hover = figures.cell_hover(domain.labels(), digits, pz.givens, m.entropy, m.marginals,
                                {f"MI with {domain.cell_label(cell)}": m.mi[cell]})
     blank = ~pz.givens
-    kw = {}
     if layer == "MI":
         kw = {"layer": np.where(blank, m.mi[cell], np.nan), "layer_name": "MI (nats)", "colorscale": "Viridis",
-              "zmin": 0}
+              "zmin": 0, "scale": scale}
     elif layer == "entropy":
         kw = {"layer": np.where(blank, m.entropy, np.nan), "layer_name": "H (nats)", "colorscale": "Oranges", "zmin": 0,
-                  "zmax": float(np.log(domain.n_values))}
+              "zmax": float(np.log(domain.n_values))}
     elif layer == "top p":
         kw = {"layer": np.where(blank, m.marginals.max(1), np.nan), "layer_name": "top p", "colorscale": "Greens",
-                  "zmin": 0, "zmax": 1}
+              "zmin": 0, "zmax": 1}
     else:
         kw = {"candidates": m.marginals}
     title = f"MI of {domain.cell_label(cell)} with every cell" if layer == "MI" else LAYERS[layer]
-    fig = figures.grid_figure(digits, pz.givens, domain.geometry.box, hover=hover, selected=cell, title=title, **kw)
+    return figures.grid_figure(digits, pz.givens, domain.geometry.box, hover=hover, selected=cell, title=title, **kw)
+
+
+@st.fragment
+def grid_panel(domain, pz, m, cell, scale):
+    """The grid coloured by a layer. A fragment: a new layer redraws this grid alone, not the 81 x 81 heatmap
+    and the graph beside it; a click on a cell (another selected cell) reruns the whole page."""
+    if st.session_state.get("cell", cell) != cell:
+        st.rerun()  # every panel shows the selected cell
+    layer = st.segmented_control("Layer", list(LAYERS), key="layer", bind="query-params", default="MI",
+                                 help="colour the grid by " + "; ".join(f"{k}: {v}" for k, v in LAYERS.items())) or "MI"
+    fig = support.figure(("maps grid", domain.key, pz.text, support.version(domain), m.source, cell, layer, scale),
+                         lambda: grid_figure(domain, pz, m, cell, layer, scale))
     widgets.chart(fig, key="grid", on_select=widgets.click_to_cell("grid", "cell", domain.cells, pz.blanks),
-                    selection_mode="points")
-    return fig
+                  selection_mode="points")
 
 
 def graph_panel(domain, pz, m):
+    """The dependency graph and its edge controls."""
     c1, c2 = st.columns([1, 2])
     mode = c1.radio("Edges", ["top-k", "threshold"], key="edges", bind="query-params", horizontal=True)
     links.clamp_number("topk", 5, 300, integer=True)
     links.clamp_number("thr", 0.0, 10.0)
     if mode == "top-k":
-        k = c2.slider("Strongest pairs", 5, 300, 60, step=5, key="topk", bind="query-params")
+        k = c2.slider("Strongest pairs", 5, 300, 60, step=5, key="topk", bind=links.bound("topk"))
         g = graph.dependency_graph(m.mi, m.masked, domain.geometry.peers(), top_k=k)
     else:
         thr = c2.number_input("MI above (nats)", min_value=0.0, max_value=10.0, value=0.01, step=0.005, format="%g", key="thr",
-                              bind="query-params")
+                              bind=links.bound("thr"))
         g = graph.dependency_graph(m.mi, m.masked, domain.geometry.peers(), threshold=thr, cap=graph.MAX_EDGES)
     info = graph.summary(g)
     capped = g.graph["candidates"] > info["edges"]
@@ -86,16 +99,16 @@ def graph_panel(domain, pz, m):
     return fig
 
 
-def downloads(domain, pz, m, figs):
+def downloads(domain, pz, m, heat, dep):
     labels = domain.labels()
     cols = st.columns(4)
     cols[0].download_button("MI as CSV", lambda: exports.mi_csv(m.mi, labels), "mi.csv", "text/csv",
                             on_click="ignore")
     cols[1].download_button("MI as JSON", lambda: exports.mi_json(m, pz.text, domain.key, labels), "mi.json",
                             "application/json", on_click="ignore")
-    cols[2].download_button("Heatmap as HTML", lambda: exports.figure_html(figs[0]), "mi_heatmap.html",
+    cols[2].download_button("Heatmap as HTML", lambda: exports.figure_html(heat), "mi_heatmap.html",
                             "text/html", on_click="ignore")
-    cols[3].download_button("Graph as HTML", lambda: exports.figure_html(figs[2]), "mi_graph.html", "text/html",
+    cols[3].download_button("Graph as HTML", lambda: exports.figure_html(dep), "mi_graph.html", "text/html",
                             on_click="ignore")
 
 
@@ -116,11 +129,12 @@ def sequence_maps(domain, pz, m):
     with right:
         links.clamp_number("sep", 1, 24, integer=True)
         sep = st.slider("Contact map: pairs at least this far apart (|i−j|)", 1, 24, 4, key="sep",
-                        bind="query-params")
-        widgets.chart(protein_figures.contact_figure(m.mi, labels, m.masked, min_sep=sep), key="contacts")
+                        bind=links.bound("sep"))
+        widgets.chart(protein_figures.contact_figure(m.mi, labels, m.masked, min_sep=sep, scale=scale),
+                      key="contacts")
     links.clamp_number("arcs", 10, protein_figures.MAX_ARCS, integer=True)
     k = st.slider("Arc graph: strongest pairs", 10, protein_figures.MAX_ARCS, 60, step=10, key="arcs",
-                  bind="query-params", help=f"at most {protein_figures.MAX_ARCS} arcs are drawn")
+                  bind=links.bound("arcs"), help=f"at most {protein_figures.MAX_ARCS} arcs are drawn")
     arcs = protein_figures.arc_figure(pz.text, labels, m.masked, m.mi, cap=k, selected=cell)
     widgets.chart(arcs, key="arcs_graph")
     strip = protein_figures.marginal_strip(m.marginals, m.entropy, labels, m.masked, "".join(domain.value_names),
@@ -168,7 +182,7 @@ def main():
     with left:
         heat = heatmap_panel(domain, pz, m, cell, scale)
     with right:
-        grid = grid_panel(domain, pz, m, cell)
+        grid_panel(domain, pz, m, cell, scale)
     g_col, t_col = st.columns([3, 2])
     with g_col:
         dep = graph_panel(domain, pz, m)
@@ -176,7 +190,7 @@ def main():
         st.markdown(texts.MAPS_PAGE)
         with st.expander("What MI is"):
             st.markdown(texts.MI)
-    downloads(domain, pz, m, (heat, grid, dep))
+    downloads(domain, pz, m, heat, dep)
 
 
 main()

@@ -16,13 +16,13 @@ def heatmap(domain, pz, mi, view, **kwargs):
     return figures.mi_heatmap(mi, domain.geometry.box, domain.labels(), order=view, **kwargs)
 
 
-def side_by_side(domain, pz, fast, exact, cell, view):
+def side_by_side(domain, pz, fast, exact, cell, view, scale):
     zmax = figures.color_max(fast.mi, exact.mi)
     diff = fast.mi - exact.mi
     dmax = float(np.abs(diff).max()) or figures.ZERO_SPAN
     figs = [
-        heatmap(domain, pz, fast.mi, view, selected=cell, zmax=zmax, title="Estimated", height=430),
-        heatmap(domain, pz, exact.mi, view, selected=cell, zmax=zmax, title="Exact probe", height=430),
+        heatmap(domain, pz, fast.mi, view, selected=cell, zmax=zmax, title="Estimated", height=430, scale=scale),
+        heatmap(domain, pz, exact.mi, view, selected=cell, zmax=zmax, title="Exact probe", height=430, scale=scale),
         heatmap(domain, pz, diff, view, selected=cell, zmin=-dmax, zmax=dmax, zmid=0.0, colorscale="RdBu_r",
                 title="Estimated − exact", value_name="difference", height=430),
     ]
@@ -33,7 +33,7 @@ def side_by_side(domain, pz, fast, exact, cell, view):
 
 def agreement(fast, exact):
     links.clamp_number("k", 5, 100, integer=True)
-    k = st.slider("k for the top-k overlap", 5, 100, 20, step=5, key="k", bind="query-params")
+    k = st.slider("k for the top-k overlap", 5, 100, 20, step=5, key="k", bind=links.bound("k"))
     stats = support.compare(fast.mi, exact.mi, exact.masked, k)
     cols = st.columns(5)
     cols[0].metric("Spearman", f"{stats['spearman']:.3f}", help="rank correlation over all masked pairs")
@@ -44,14 +44,14 @@ def agreement(fast, exact):
     cols[4].metric("Largest |difference|", f"{stats['max_abs_diff']:.2e}")
 
 
-def asymmetry(domain, pz, exact, cell, view):
+def asymmetry(domain, pz, exact, cell, view, scale):
     masked = exact.masked
     pair = masked[:, None] & masked[None, :] & ~np.eye(len(masked), dtype=bool)
     asym = exact.asymmetry
     c1, c2 = st.columns([2, 1])
     with c1:
         fig = heatmap(domain, pz, asym, view, selected=cell, colorscale="Reds", zmax=figures.color_max(asym),
-                      title="Asymmetry |I(i→j) − I(j→i)|", value_name="nats", height=460)
+                      title="Asymmetry |I(i→j) − I(j→i)|", value_name="nats", height=460, scale=scale)
         widgets.chart(fig, key="asym")
     with c2:
         st.metric("Largest asymmetry (nats)", f"{asym.max():.2e}")
@@ -95,10 +95,11 @@ def main():
     run = st.toggle(f"Run the exact probe (up to {1 + blanks * domain.n_values} model passes)", key="exact",
                     bind="query-params", help="results are cached: a second look is instant")
     st.markdown(texts.EXACT_PAGE)
+    scale = widgets.scale_picker()
     if not run:
         st.info("Turn on the exact probe to compare. Meanwhile, the fast map: " + fast.source)
         view = widgets.window_picker(pz.length) if domain.layout == "sequence" else "row"
-        widgets.chart(heatmap(domain, pz, fast.mi, view, title=fast.source, height=480), key="map_fast")
+        widgets.chart(heatmap(domain, pz, fast.mi, view, title=fast.source, height=480, scale=scale), key="map_fast")
         return
     exact = support.attempt(support.exact_probe, domain.key, pz.text, 0.0, version, what="Exact probe failed")
     if exact is None:
@@ -110,10 +111,10 @@ def main():
         view = widgets.window_picker(pz.length)
     else:
         view = "box" if st.toggle("Box-major order", key="boxmajor", bind="query-params") else "row"
-    figs = side_by_side(domain, pz, fast, exact, cell, view)
+    figs = side_by_side(domain, pz, fast, exact, cell, view, scale)
     agreement(fast, exact)
     st.subheader("Asymmetry of the exact probe")
-    asymmetry(domain, pz, exact, cell, view)
+    asymmetry(domain, pz, exact, cell, view, scale)
     st.subheader("Pruning: passes and time saved")
     pruning(domain, pz, exact)
     with st.expander("How the exact probe works"):

@@ -29,8 +29,8 @@ def settings(domain):
     links.clamp_number("temp", 0.0, 5.0)
     links.clamp_number("dseed", 0, 10**9, integer=True)
     temperature = c1.number_input("Temperature (0: argmax)", min_value=0.0, max_value=5.0, value=0.0, step=0.1,
-                                  format="%g", key="temp", bind="query-params")
-    seed = c2.number_input("Seed", min_value=0, max_value=10**9, value=0, step=1, key="dseed", bind="query-params")
+                                  format="%g", key="temp", bind=links.bound("temp"))
+    seed = c2.number_input("Seed", min_value=0, max_value=10**9, value=0, step=1, key="dseed", bind=links.bound("dseed"))
     return picked, float(temperature), int(seed)
 
 
@@ -102,20 +102,37 @@ def sequence_frame(domain, pz, trace, step, side, view):
                                                           "native sequence."))
 
 
+def frame_figure(domain, pz, trace, s, present: bool):
+    """The grid of one frame, built once per process (``support.figure``), keyed by what it draws. A step of
+    the player redraws two of these, so a step costs little more than sending them (no click markers: a frame
+    only shows; its hover is on the coloured cells)."""
+    labels = domain.labels()
+
+    def build():
+        entropy = np.where(s.entropy > 0, s.entropy, np.nan)
+        hover = figures.cell_hover(labels, s.tokens, pz.givens, s.entropy, None)
+        return figures.grid_figure(s.tokens, pz.givens, domain.geometry.box, layer=entropy, layer_name="H before",
+                                   colorscale="Oranges", zmin=0, zmax=float(np.log(domain.n_values)), hover=hover,
+                                   outline=s.chosen, remasked=s.remasked, errors=s.errors,
+                                   height=GRID_HEIGHT[present], digit_size=DIGIT_SIZE[present], colorbar=not present,
+                                   clickable=False, title=f"{trace.strategy}: step {s.step}",
+                                   width=figures.grid_width(GRID_HEIGHT[present], colorbar=not present))
+
+    arrays = (s.tokens, pz.givens, s.entropy, s.chosen, s.remasked, s.errors)
+    key = ("frame", domain.key, trace.strategy, s.step, present,
+           *(None if a is None else np.asarray(a).tobytes() for a in arrays))
+    return support.figure(key, build)
+
+
 def frame_view(domain, pz, trace, step, side, present=False):
     labels = domain.labels()
     last = len(trace.steps) - 1
     s = trace.steps[min(step, last)]
     chosen = np.flatnonzero(s.chosen)
     frame_header(trace, s, last, "cells", ("errors", f"{int(s.errors.sum())}"))
-    entropy = np.where(s.entropy > 0, s.entropy, np.nan)
-    hover = figures.cell_hover(labels, s.tokens, pz.givens, s.entropy, None)
-    fig = figures.grid_figure(s.tokens, pz.givens, domain.geometry.box, layer=entropy, layer_name="H before",
-                              colorscale="Oranges", zmin=0, zmax=float(np.log(domain.n_values)), hover=hover,
-                              outline=s.chosen, remasked=s.remasked, errors=s.errors, height=GRID_HEIGHT[present],
-                              digit_size=DIGIT_SIZE[present], colorbar=not present,
-                              title=f"{trace.strategy}: step {s.step}")
-    widgets.chart(fig, key=f"frame_{side}")
+    # at the grid's own width (Streamlit narrows it to a narrower column): a chart that stretches is drawn twice
+    # at every step, before and after its column is measured
+    widgets.chart(frame_figure(domain, pz, trace, s, present), key=f"frame_{side}", width="content")
     if support.uses_selector(trace.strategy):
         selector_view(domain, pz, trace, s, side)
     if s.budget_spent is not None:

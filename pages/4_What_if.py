@@ -66,7 +66,7 @@ def sequence_what_if(domain, pz):
                                                  "".join(letters), start=view[0], size=view[1],
                                                  title=f"Marginals after {label}"), key="after")
     st.subheader("How the MI map changes")
-    mi_change(domain, pz, cell, aa, view)
+    mi_change(domain, pz, cell, aa, view, widgets.scale_picker())
 
 
 def pickers(domain, pz, start):
@@ -126,7 +126,7 @@ def heatmap(domain, pz, mi, view, **kwargs):
     return figures.mi_heatmap(mi, domain.geometry.box, domain.labels(), **kwargs)
 
 
-def mi_change(domain, pz, cell, value_name, view=None):
+def mi_change(domain, pz, cell, value_name, view=None, scale="linear"):
     version = support.version(domain)
     before = support.attempt(support.mi_map, domain.key, pz.text, version, what="MI map")
     after = support.attempt(support.mi_map, domain.key, clamp(pz.text, cell, value_name), version,
@@ -137,8 +137,8 @@ def mi_change(domain, pz, cell, value_name, view=None):
     diff = after.mi - before.mi
     dmax = float(np.abs(diff).max()) or figures.ZERO_SPAN
     cols = st.columns(3)
-    figs = [heatmap(domain, pz, before.mi, view, selected=cell, zmax=zmax, title="MI before", height=420),
-            heatmap(domain, pz, after.mi, view, selected=cell, zmax=zmax, title="MI after", height=420),
+    figs = [heatmap(domain, pz, before.mi, view, selected=cell, zmax=zmax, title="MI before", height=420, scale=scale),
+            heatmap(domain, pz, after.mi, view, selected=cell, zmax=zmax, title="MI after", height=420, scale=scale),
             heatmap(domain, pz, diff, view, selected=cell, zmin=-dmax, zmax=dmax, zmid=0.0, colorscale="RdBu_r",
                     title="After − before", value_name="ΔMI", height=420)]
     for col, fig, key in zip(cols, figs, ("mi_before", "mi_after", "mi_diff")):
@@ -184,11 +184,13 @@ def main():
     blank = ~pz.givens
     clamp_metrics(w, blank, cell, domain.cell_label(cell), f"{domain.cell_label(cell)} = {digit}", "blanks", "cell")
     grids(domain, pz, w, cell, digit)
+    scale = widgets.scale_picker()
     c1, c2 = st.columns([2, 1])
     with c1:
         mi_row = np.where(blank, w.mi_from_cell, np.nan)
         fig = figures.grid_figure(np.asarray(pz.digits), pz.givens, domain.geometry.box, layer=mi_row,
                                   layer_name="I (nats)", colorscale="Viridis", zmin=0, selected=cell, height=420,
+                                  scale=scale,
                                   title=f"Exact I({domain.cell_label(cell)} → j): expected entropy drop, all digits")
         widgets.chart(fig, key="mi_row")
     with c2:
@@ -198,7 +200,7 @@ def main():
                         key="marginal")
         st.markdown(texts.WHATIF_PAGE)
     st.subheader("How the MI map changes")
-    mi_change(domain, pz, cell, digit)
+    mi_change(domain, pz, cell, digit, scale=scale)
 
 
 main()

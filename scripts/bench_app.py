@@ -20,7 +20,9 @@ nothing cached yet (no model loaded, no map computed), as a server is once its f
   loaded landing page until every chart has drawn (``browser_first_map_s``), and from a click on a grid
   layer until the rerun is over (``browser_interaction_s``); the first page load of a fresh browser context
   (``browser_first_load_s``); the decoding page (``browser_decode_s``) and one "next" there
-  (``browser_step_s``, a rerun of the frames alone).
+  (``browser_step_s``, a rerun of the frames alone). The server is the README's launcher
+  (``python -m mi_lens_app.serve``); ``server_warm_s``: from its launch until it says its models are loaded
+  and warm, with no page opened.
 
 Medians are reported for the repeated interactions. Writes the JSON and the section between
 ``<!-- app-speed:start -->`` and ``<!-- app-speed:end -->`` in the Markdown file.
@@ -125,20 +127,33 @@ def measure_shared_probe(sessions: int = 3) -> dict:
     return {"probe_s": alone[0], "shared_probe_s": together, "sessions": sessions}
 
 
-def _start_server(env: dict, port: int) -> subprocess.Popen:
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+def _start_server(env: dict, port: int) -> tuple[subprocess.Popen, float | None]:
+    """The app served by the README's launcher (``python -m mi_lens_app.serve``); returns the process and the
+    seconds from the launch until it said its models were warm (None when the warm-up is off), with no page
+    opened meanwhile."""
+    import tempfile
+
+    from mi_lens_app.serve import READY_LINE
+
+    log = tempfile.NamedTemporaryFile("w+", prefix="mi_lens_bench_", suffix=".log", delete=False)
+    launched = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "mi_lens_app.serve", "--server.headless", "true",
                              "--server.port", str(port), "--server.address", "127.0.0.1",
                              "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.time() + 120
-    while time.time() < deadline:
+                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=log)
+    deadline, up, warm = time.time() + 120, False, None
+    while time.time() < deadline and (not up or (warm is None and env.get("MI_LENS_WARM") != "0")):
+        if warm is None and READY_LINE in Path(log.name).read_text():
+            warm = time.perf_counter() - launched
         try:
-            if urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2).read() == b"ok":
-                return proc
+            up = up or urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2).read() == b"ok"
         except OSError:
-            time.sleep(0.3)
-    proc.terminate()
-    raise RuntimeError("streamlit did not start within 120 s")
+            pass
+        time.sleep(0.1)
+    if not up:
+        proc.terminate()
+        raise RuntimeError("streamlit did not start within 120 s")
+    return proc, warm
 
 
 def _idle(page) -> None:
@@ -162,6 +177,11 @@ STEP_SHOWN = """(k) => {
 }"""
 
 
+# true once the MI maps grid's title names the layer ``arg`` ("entropy", or "MI of r1c2 with every cell")
+LAYER_SHOWN = """(layer) => [...document.querySelectorAll('[data-testid="stPlotlyChart"] .gtitle')].some(
+  t => layer === 'MI' ? /^MI of .* with every cell$/.test(t.textContent) : t.textContent === layer)"""
+
+
 def _frame_step(page) -> int:
     line = page.locator('[data-testid="stMarkdownContainer"] p', has_text=re.compile(r"^step \d")).first
     return int(line.locator("strong").first.inner_text().split(" / ")[0])
@@ -174,7 +194,7 @@ def measure_browser(env: dict, port: int, repeats: int, read_s: float = 10.0) ->
     exe = shutil.which("chromium")
     if exe is None:
         raise RuntimeError("--browser needs Chromium (apt-get install -y chromium)")
-    proc = _start_server(env, port)
+    proc, warm_s = _start_server(env, port)
     try:
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=exe, args=FLAGS)
@@ -193,7 +213,10 @@ def measure_browser(env: dict, port: int, repeats: int, read_s: float = 10.0) ->
                 layer = ("entropy", "MI")[i % 2]
                 start = time.perf_counter()
                 page.get_by_role("radio", name=layer, exact=True).click()
-                _idle(page)
+                # not _idle: a fast rerun (the grid's fragment) can end before _idle looks for it, and then it
+                # waits out its 1 s: wait for the grid's new title, then for the app to be idle
+                page.wait_for_function(LAYER_SHOWN, arg=layer, timeout=600_000)
+                page.wait_for_selector(READY, timeout=600_000)
                 clicks.append(time.perf_counter() - start)
             start = time.perf_counter()
             page.get_by_role("link", name="Decoding").first.click()
@@ -224,13 +247,15 @@ def measure_browser(env: dict, port: int, repeats: int, read_s: float = 10.0) ->
     finally:
         proc.terminate()
         proc.wait(timeout=30)
-    return {"browser_read_s": read_s, "browser_first_map_s": first, "browser_interaction_s": statistics.median(clicks),
+    return {"server_warm_s": warm_s, "browser_read_s": read_s, "browser_first_map_s": first,
+            "browser_interaction_s": statistics.median(clicks),
             "browser_interaction_runs": clicks, "browser_decode_s": decode, "browser_step_s": statistics.median(steps),
             "browser_step_runs": steps, "browser_first_load_s": load}
 
 
-BROWSER_NOTE = (" In Chromium the first click on the landing page waits the given seconds, as a reader would, while "
-                "the background warm-up loads the three domains' models.")
+BROWSER_NOTE = (" The server is started with the README's launcher (`python -m mi_lens_app.serve`), which loads and "
+                "warms the three domains' models as the server starts; in Chromium the first click on the landing "
+                "page waits the given seconds, as a reader would.")
 BUSY_NOTE = " Other jobs shared the CPUs (load above half the CPU count): read the timings as ratios."
 CRAFTED = "/Decoding?a=mask_predict&a_mask_predict_steps=100000000"  # once grew a server from 584 MB to 2.7 GB
 
@@ -248,9 +273,8 @@ def measure_crafted_link(env: dict, port: int, watch_s: float = 60.0) -> dict:
     closed (the largest value seen while watching)."""
     from playwright.sync_api import sync_playwright
 
-    proc = _start_server(env, port)
+    proc, _ = _start_server(env, port)  # returns once the models are warm
     try:
-        time.sleep(5)  # the warm-up thread starts with the first page; let the server settle first
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=shutil.which("chromium"), args=FLAGS)
             page = browser.new_page(viewport={"width": 1400, "height": 1400})
@@ -262,6 +286,7 @@ def measure_crafted_link(env: dict, port: int, watch_s: float = 60.0) -> dict:
             _idle(page)
             idle_s = time.perf_counter() - start
             note = page.locator('[data-testid="stAlert"]', has_text="this link").first.inner_text()
+            address = page.url.split(str(port), 1)[-1]  # the clamped value is written back into it
             during = _rss_mb(proc.pid)
             browser.close()
         peak, deadline = during, time.time() + watch_s
@@ -273,7 +298,8 @@ def measure_crafted_link(env: dict, port: int, watch_s: float = 60.0) -> dict:
         proc.terminate()
         proc.wait(timeout=30)
     return {"crafted_link": CRAFTED, "rss_before_mb": before, "rss_idle_mb": during, "rss_after_mb": after,
-            "rss_peak_mb": peak, "crafted_idle_s": idle_s, "crafted_note": note.strip(), "watch_s": watch_s}
+            "rss_peak_mb": peak, "crafted_idle_s": idle_s, "crafted_note": note.strip(), "crafted_address": address,
+            "watch_s": watch_s}
 
 
 def markdown(res: dict) -> str:
@@ -310,7 +336,7 @@ def markdown(res: dict) -> str:
             (f"| first MI map in Chromium, {res.get('browser_read_s', 0):g} s after the landing page loaded: click on "
              "the page link to all charts drawn | "
              f"{mark(res['browser_first_map_s'], TARGET_FIRST_MAP_S)} |"),
-            (f"| change the grid layer in Chromium, click to idle (median of {runs}) | "
+            (f"| change the grid layer in Chromium, click to the new grid drawn and idle (median of {runs}) | "
              f"{mark(res['browser_interaction_s'], TARGET_INTERACTION_S)} |"),
             (f"| decoding page in Chromium, click on the link to both grids drawn | "
              f"{mark(res['browser_decode_s'], TARGET_DECODE_S)} |"),
@@ -318,13 +344,17 @@ def markdown(res: dict) -> str:
              f"{mark(res['browser_step_s'], TARGET_STEP_S)} |"),
             f"| a fresh browser context opening /MI_maps, to all charts drawn | {res['browser_first_load_s']:.2f} s |",
         ]
+        if res.get("server_warm_s") is not None:
+            lines.append(f"| server launch to models loaded and warm, no page opened (`python -m mi_lens_app.serve`) | "
+                         f"{res['server_warm_s']:.2f} s |")
     if "rss_before_mb" in res:
         lines += ["", (f"Crafted link `{res['crafted_link']}` (it once grew server memory from 584 MB to 2.7 GB and "
                        f"kept growing after the browser closed): server RSS {res['rss_before_mb']:.0f} MB before, "
                        f"{res['rss_idle_mb']:.0f} MB when the page was idle ({res['crafted_idle_s']:.1f} s after "
                        f"opening it), at most {res['rss_peak_mb']:.0f} MB and {res['rss_after_mb']:.0f} MB "
                        f"{res['watch_s']:.0f} s after the browser closed. The page said: "
-                       f"\"{res['crafted_note'].replace(chr(10), ' ').removeprefix('link_off').strip()}\"")]
+                       f"\"{res['crafted_note'].replace(chr(10), ' ').removeprefix('link_off').strip()}\""
+                       + (f" The address then read `{res['crafted_address']}`." if res.get("crafted_address") else ""))]
     lines += ["", ("Script runs are timed with `streamlit.testing.v1.AppTest` in a process that has imported "
                    "Streamlit, torch and `mi_core` and run the landing page, with empty caches."
                    + (f" Machine load (1-minute average) at the start: {res['load']}." if res.get("load") else "")

@@ -184,3 +184,42 @@ def test_the_click_layer_covers_only_pairs_of_masked_cells():
     layer = fig.data[1]
     assert len(layer.x) == 9  # 3 x 3 pairs instead of 256 markers
     assert {int(i) for i, _ in layer.customdata} == {1, 5, 7}
+
+
+def mi_colour_bars(spec_by_title: dict) -> dict[str, str]:
+    """``{chart title: its colour bar's title}`` for every chart that colours MI (heatmaps, a grid's MI layer,
+    the contact map's dots); difference maps (diverging around 0) are left out."""
+    out = {}
+    for title, spec in spec_by_title.items():
+        for trace in spec["data"]:
+            bar = trace.get("colorbar") or (trace.get("marker") or {}).get("colorbar")
+            text = ((bar or {}).get("title") or {}).get("text", "")
+            if trace.get("zmid") is None and ("MI" in text or text.startswith(("I (", "nats"))):
+                out[title] = text
+    return out
+
+
+@pytest.mark.parametrize("path, query, maps", [
+    ("pages/1_MI_maps.py", {}, 2),  # the heatmap and the grid's MI layer
+    ("pages/2_Exact_vs_estimated.py", {"exact": "true"}, 3),  # estimated, exact, asymmetry
+    ("pages/4_What_if.py", {}, 3),  # I(cell → j) on the grid, MI before, MI after
+])
+@pytest.mark.parametrize("scale", ["log", "percentile"])
+def test_every_mi_map_takes_the_pages_colour_scale(env, path, query, maps, scale):
+    at = run_page(path, scale=scale, **query)
+    assert_clean(at)
+    assert at.get("button_group")  # the one picker, from widgets.scale_picker
+    bars = mi_colour_bars(specs(at))
+    assert len(bars) == maps, bars
+    assert all(text.endswith(f", {scale}") for text in bars.values()), bars
+
+
+def test_a_log_layer_keeps_uncoloured_cells_uncoloured_and_a_shared_top():
+    layer = np.array([np.nan, 0.0, 1e-3, 0.5] + [np.nan] * 12)
+    fig = figures.grid_figure(np.zeros(16, int), np.zeros(16, bool), 2, layer=layer, layer_name="MI (nats)",
+                              zmin=0, zmax=2.0, scale="log")
+    heat = fig.data[0]
+    z = np.asarray(heat.z, float).ravel()
+    assert np.isnan(z[0]) and np.isnan(z[4:]).all() and z[1] == np.log10(figures.LOG_FLOOR)
+    assert heat.zmax == pytest.approx(np.log10(2.0))  # the top a caller shares between maps side by side
+    assert heat.colorbar.title.text == "MI (nats), log"

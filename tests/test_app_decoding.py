@@ -98,3 +98,29 @@ def test_a_rare_residue_gets_advice_an_app_user_can_follow(env):
     assert_clean(at)
     message = " ".join(e.value for e in at.error)
     assert "write X or _ in their place" in message and "ambiguous=" not in message
+
+
+def test_a_step_back_and_forth_reuses_the_frames_it_drew(env, monkeypatch):
+    """A decoding step redraws two grids: each frame is built once (support.figure), without click markers
+    (a frame only shows), so stepping costs little more than sending them."""
+    from mi_lens_app import figures, support
+
+    support._figure.clear()
+    built = []
+    real = figures.grid_figure
+    monkeypatch.setattr(figures, "grid_figure", lambda *a, **k: built.append(k.get("title")) or real(*a, **k))
+    at = run_page("pages/3_Decoding.py", a="topk", a_topk_k="4", b="eb", step="3")
+    assert_clean(at)
+    first = list(built)
+    assert {"topk: step 3", "eb: step 3"} <= set(first)
+    assert not at.button(key="step_prev").disabled  # the buttons know the link's frame on its first run
+    at.button(key="step_next").click().run()
+    assert [n["step"] for n in frame_numbers(at)] == ["4 / 12", "4 / 45"]  # on from the link's frame, not from 0
+    at.button(key="step_prev").click().run()
+    assert_clean(at)
+    assert built.count("topk: step 3") == first.count("topk: step 3")  # step 3 was not built again
+    assert "topk: step 4" in built
+    spec = grid_spec(at, "topk")
+    assert all(t.get("name") != "cells" for t in spec["data"])  # no click markers
+    assert spec["data"][0]["type"] == "heatmap" and spec["data"][0]["hoverinfo"] == "text"  # the hover is kept
+    assert not [s for s in spec["layout"].get("shapes", []) if s["type"] == "line"]  # grid lines: two traces

@@ -29,6 +29,14 @@ def test_a_crafted_link_with_huge_values_is_clamped_with_a_note(env):
     assert "a_mask_predict_steps=100000000 → 1000 (the largest allowed)" in note
     assert "temp=1e9 → 5 (the largest allowed)" in note and "step=-3 → 0 (the smallest allowed)" in note
     assert len(frame_steps(at)) == 2  # both sides decoded, within the bounds
+    # the URL says what the page shows: a link copied now reopens the clamped values, not the crafted ones
+    assert at.query_params["a_mask_predict_steps"] == str(INT_RANGE[1])
+    assert at.query_params["b_topk_k"] == str(INT_RANGE[1]) and at.query_params["temp"] == "5"
+    assert at.query_params["step"] == "0"
+    at.run()  # the next run binds the widgets to the URL again: they keep the clamped values, and the note goes
+    assert at.number_input(key="a_mask_predict_steps").value == INT_RANGE[1]
+    assert at.query_params["a_mask_predict_steps"] == str(INT_RANGE[1])
+    assert not link_notes(at)
 
 
 @pytest.mark.parametrize("path, query", [
@@ -116,6 +124,30 @@ def test_models_warm_up_once_per_process_in_the_background(env):
     assert not warm.is_alive()
     domain = DOMAINS["sudoku9"]
     assert support.model(domain) is support.model(domain) and support.estimator(domain) is not None
+
+
+def test_the_launcher_warms_the_caches_the_pages_read_before_any_page_runs(env, monkeypatch):
+    import threading
+
+    from mi_lens_app import core, serve, support
+
+    env.setenv("MI_LENS_WARM", "1")
+    env.setattr(support, "_warm_started", False)
+    support._model.clear()
+    said = []
+    monkeypatch.setattr(serve, "_say_warm", said.append)
+    serve._warm_when_serving(wait_s=0.0)  # no runtime here: it starts at once
+    warm = next(t for t in threading.enumerate() if t.name == "mi-lens-warm-up")
+    warm.join(timeout=120)
+    assert len(said) == 1 and said[0] >= 0  # the launcher prints its ready line from this
+
+    def no_load(*args):
+        raise AssertionError("a page loaded a model the launcher had loaded")
+
+    monkeypatch.setattr(core, "load_domain_model", no_load)
+    at = run_page("pages/1_MI_maps.py")
+    assert_clean(at)
+    assert at.get("plotly_chart")
 
 
 def test_uploads_are_refused_by_streamlit_above_the_apps_limits(env):

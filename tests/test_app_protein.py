@@ -339,3 +339,17 @@ def test_what_if_clamps_a_residue(env):
     delta = array(find(at, "After − before")["data"][0]["z"])
     assert delta.shape == (58, 58)
     assert np.abs(delta[19]).max() > 0  # the clamped residue's own MI row disappears
+
+
+@pytest.mark.parametrize("path, query, maps", [
+    ("pages/1_MI_maps.py", {}, 2),  # the heatmap and the contact map's dots
+    ("pages/4_What_if.py", {"cell": "_20", "aa": "W"}, 2),  # MI before, MI after
+])
+def test_protein_mi_views_take_the_pages_colour_scale(env, path, query, maps):
+    from tests.test_app_charts import mi_colour_bars
+
+    at = run_page(path, scale="percentile", **query)
+    assert_clean(at)
+    bars = mi_colour_bars(specs(at))
+    assert len(bars) == maps, bars
+    assert all(text.endswith(", percentile") for text in bars.values()), bars

@@ -1,5 +1,6 @@
-"""End to end in a real headless Chromium (Debian's, driven by Playwright): start the app on a tiny random
-model, open every page, step a decoding, reopen a shared URL, and serve eight browser contexts at once.
+"""End to end in a real headless Chromium (Debian's, driven by Playwright): start the app with the README's
+launcher on a tiny random model (it must warm the models before any page is opened), open every page, step a
+decoding, reopen a shared URL, and serve eight browser contexts at once.
 
 Skipped with a reason when Chromium or Playwright is missing, except under ``CI=true``, where they must run.
 """
@@ -19,6 +20,7 @@ import torch
 
 from mi_core.mi.estimator import EstimatorConfig, MIEstimator, save_estimator
 from mi_core.models.sudoku_mdm import SudokuMDM, SudokuMDMConfig, save_sudoku_mdm
+from mi_lens_app.serve import READY_LINE
 
 pytestmark = pytest.mark.browser
 
@@ -71,10 +73,11 @@ def app_url(tmp_path_factory):
     port = free_port()
     env = {**os.environ, "MI_LENS_SUDOKU_MODEL": str(root / "mdm.safetensors"), "MI_LENS_DEVICE": "cpu",
            "MI_LENS_SUDOKU_ESTIMATOR": str(root / "est.safetensors"),
-           "MI_LENS_BENCHMARKS": str(ROOT / "tests" / "fixtures")}
+           "MI_LENS_BENCHMARKS": str(ROOT / "tests" / "fixtures"), "MI_LENS_WARM": "1"}
     url = f"http://127.0.0.1:{port}"
-    with open(root / "streamlit.log", "w") as log:
-        proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+    log_path = root / "streamlit.log"
+    with open(log_path, "w") as log:  # the README's command: the launcher warms the models as the server starts
+        proc = subprocess.Popen([sys.executable, "-m", "mi_lens_app.serve", "--server.headless", "true",
                                  "--server.port", str(port), "--server.address", "127.0.0.1",
                                  "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
                                 cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
@@ -82,12 +85,14 @@ def app_url(tmp_path_factory):
         deadline = time.time() + 90
         while True:
             try:
-                if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
-                    break
+                up = urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok"
             except OSError:
-                pass
+                up = False
+            # no page has been opened yet: the models must get warm from the server's start alone
+            if up and READY_LINE in log_path.read_text():
+                break
             if proc.poll() is not None or time.time() > deadline:
-                raise RuntimeError(f"streamlit did not start: {(root / 'streamlit.log').read_text()[-2000:]}")
+                raise RuntimeError(f"streamlit did not start and warm up: {log_path.read_text()[-2000:]}")
             time.sleep(0.5)
         yield url
     finally:
@@ -249,6 +254,11 @@ def test_a_crafted_link_is_clamped_with_a_one_line_note(chromium, app_url):
     note = page.locator('[data-testid="stAlert"]', has_text="this link").first.inner_text()
     assert "not understood: domain=banana, zz=1" in note
     assert "a_mask_predict_steps=100000000 → 1000" in note
+    assert "a_mask_predict_steps=1000" in page.url  # the address says what the page shows
+    page.get_by_role("button", name="next").click()  # the next run binds the widget to the URL again
+    wait_ready(page)
+    assert "a_mask_predict_steps=1000" in page.url and "step=1" in page.url
+    assert page.get_by_role("spinbutton", name="steps").first.input_value() == "1000"
     page.close()
 
 
@@ -319,4 +329,51 @@ def test_a_click_on_a_heatmap_cell_selects_the_pair(chromium, app_url):
     wait_ready(page)
     caption = page.get_by_text("Clicked pair").first.inner_text()
     assert caption.startswith(f"Clicked pair {cell} · {cell}: MI = ")
+    page.close()
+
+
+# records whether the element container holding the chart titled ``prefix`` is ever marked stale (Streamlit marks
+# the elements of a page while its script reruns; a fragment's rerun leaves the elements outside it alone)
+WATCH_STALE = """(prefix) => {
+  const box = [...document.querySelectorAll('[data-testid="stElementContainer"]')].find(
+    e => e.querySelector('[data-testid="stPlotlyChart"]') && [...e.querySelectorAll('.gtitle')].some(
+      t => t.textContent.startsWith(prefix)));
+  window.__stale = false;
+  new MutationObserver(() => { if (box.getAttribute('data-stale') === 'true') window.__stale = true; })
+    .observe(box, {attributes: true, attributeFilter: ['data-stale']});
+}"""
+
+
+def test_a_new_grid_layer_reruns_the_grid_alone(chromium, app_url):
+    page = chromium.new_page(viewport=VIEW)
+    page.goto(f"{app_url}/MI_maps")
+    wait_ready(page)
+    check_page(page, 3)
+    page.evaluate(WATCH_STALE, "MI, ")
+    page.get_by_role("radio", name="entropy", exact=True).click()
+    page.wait_for_function("[...document.querySelectorAll('.gtitle')].some(t => t.textContent === 'entropy')")
+    wait_ready(page)
+    assert not page.evaluate("window.__stale")  # the 81 x 81 heatmap was not rerun with the page
+    page.evaluate(WATCH_STALE, "MI, ")
+    page.get_by_text("Box-major order").click()  # a setting of the heatmap: the whole page reruns, and it shows
+    wait_ready(page)
+    assert page.evaluate("window.__stale")
+    check_page(page, 3)
+    page.close()
+
+
+def test_a_decoding_step_reruns_the_frames_alone(chromium, app_url):
+    page = chromium.new_page(viewport=VIEW)
+    page.goto(f"{app_url}/Decoding?a=topk&a_topk_k=4")
+    wait_ready(page)
+    check_page(page, 2)
+    page.evaluate("""() => { const box = [...document.querySelectorAll('[data-testid="stElementContainer"]')]
+      .find(e => e.querySelector('[data-testid="stSelectbox"]') && e.innerText.includes('Strategy A'));
+      window.__stale = false;
+      new MutationObserver(() => { if (box.getAttribute('data-stale') === 'true') window.__stale = true; })
+        .observe(box, {attributes: true, attributeFilter: ['data-stale']}); }""")
+    page.get_by_role("button", name="next").click()
+    wait_ready(page)
+    assert step_value(page) == "1 / 12"
+    assert not page.evaluate("window.__stale")  # the strategies and settings were not rerun
     page.close()
