@@ -64,7 +64,7 @@ def load_domain_model(domain: Domain, device: torch.device):
 def warm(model, length: int) -> None:
     """One forward pass of a fully masked input of ``length`` positions: the first pass of a process pays for
     lazy setup (kernels, allocations), so the first user-visible one does not."""
-    tokens = torch.full((1, length), int(model.mask_id), dtype=torch.long, device=model.value_tokens.device)
+    tokens = torch.full((1, length), int(model.mask_id), dtype=torch.long, device=model.device)
     model(tokens)
 
 
@@ -83,8 +83,8 @@ def estimator_mismatch(model, estimator, domain: Domain) -> str | None:
     cfg = estimator.cfg
     if cfg.d_in != hidden:
         return f"it reads hidden states of size {cfg.d_in}, but the model's are {hidden}"
-    if cfg.n_values != model.value_tokens.numel():
-        return f"it expects {cfg.n_values} values, the model has {model.value_tokens.numel()}"
+    if cfg.n_values != model.n_values:
+        return f"it expects {cfg.n_values} values, the model has {model.n_values}"
     if getattr(cfg, "n_positions", 0) and domain.layout == "sequence":
         return f"it was trained on a fixed length of {cfg.n_positions} positions; sequences vary in length"
     if getattr(cfg, "n_positions", 0) and cfg.n_positions != domain.cells:
@@ -389,7 +389,7 @@ def decode_trace(model, estimator, domain: Domain, grid: str, solution: str | No
     strategy = make_strategy(name, **params)
     attach_mi_source(strategy, domain, estimator)
     attach_selector(strategy, selector)
-    device = model.value_tokens.device
+    device = model.device
     tokens = tokens_of(grid, domain, device)[None]
     check = _error_check(domain, solution)
     start = time.perf_counter()
@@ -444,11 +444,8 @@ def rule_conflicts(tokens: np.ndarray, peers: np.ndarray) -> np.ndarray:
 def _error_check(domain: Domain, solution: str | None) -> Callable[[np.ndarray], np.ndarray]:
     """``tokens (N,) -> (N,) bool`` errors: against the solution when known (for a protein: residues that
     differ from the native sequence where it is known), else rule conflicts (none for a sequence)."""
-    if solution is None:
-        if domain.layout == "sequence":
-            return lambda tokens: np.zeros(len(tokens), bool)
-        peers = domain.geometry.peers()
-        return lambda tokens: rule_conflicts(tokens, peers)
+    if solution is None:  # the domain's rules (none for proteins) mark conflicting cells
+        return lambda tokens: rule_conflicts(tokens, domain.rules(len(tokens)))
     target = np.asarray(domain.parse_state(solution))
     return lambda tokens: (tokens != MASK_ID) & (target != MASK_ID) & (tokens != target)
 

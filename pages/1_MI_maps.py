@@ -76,11 +76,11 @@ def graph_panel(domain, pz, m):
     links.clamp_number("thr", 0.0, 10.0)
     if mode == "top-k":
         k = c2.slider("Strongest pairs", 5, 300, 60, step=5, key="topk", bind=links.bound("topk"))
-        g = graph.dependency_graph(m.mi, m.masked, domain.geometry.peers(), top_k=k)
+        g = graph.dependency_graph(m.mi, m.masked, domain.rules(len(pz.digits)), top_k=k)
     else:
         thr = c2.number_input("MI above (nats)", min_value=0.0, max_value=10.0, value=0.01, step=0.005, format="%g", key="thr",
                               bind=links.bound("thr"))
-        g = graph.dependency_graph(m.mi, m.masked, domain.geometry.peers(), threshold=thr, cap=graph.MAX_EDGES)
+        g = graph.dependency_graph(m.mi, m.masked, domain.rules(len(pz.digits)), threshold=thr, cap=graph.MAX_EDGES)
     info = graph.summary(g)
     capped = g.graph["candidates"] > info["edges"]
     title = (f"Dependency graph: the {info['edges']} strongest of {g.graph['candidates']} pairs" if capped

@@ -164,7 +164,7 @@ def main():
     if start is None:
         return
     cell, digit = pickers(domain, pz, start)
-    peers = np.flatnonzero(domain.geometry.peers()[cell] & (np.asarray(pz.digits) == digit))
+    peers = np.flatnonzero(domain.rules(len(pz.digits))[cell] & (np.asarray(pz.digits) == digit))
     if domain.exact_model and support.clamp_contradicts(domain, pz, cell, digit):
         why = (f"{digit} already stands in {', '.join(domain.cell_label(p) for p in peers)}" if len(peers) else
                "the givens leave no way to finish the grid with it")
