@@ -14,7 +14,7 @@ python -m mi_core train sudoku --out runs/sudoku_mdm/sudoku_mdm.safetensors --st
 cp runs/sudoku_mdm/sudoku_mdm.safetensors runs/sudoku_mdm/sudoku_mdm.json assets/
 python scripts/training_summary.py assets/sudoku_mdm.json assets/sudoku_mdm_training.md --command "(the command above)"
 
-# 1b. the hard-data fine-tune of the H200 checkpoint (not the app's default, see BENCHMARKS.md): the graded
+# 1b. the hard-data fine-tune of the H200 checkpoint (the default Sudoku model since 2026-11-30): the graded
 #     pool (4,000 puzzles, ~20 min on 2 cores), then 6,000 s of training on one thread
 python -m mi_core train sudoku --out runs/s13/sudoku_mdm.safetensors --threads 1 --time-budget 6000 \
     --steps 100000000 --batch 256 --lr 3e-4 --warmup 100 --puzzle-pool 4000 --max-harden 500 --hard-power 1.0 \
@@ -30,6 +30,32 @@ for m in assets/sudoku_mdm_hard ../shared/models/sudoku_mdm_h200/sudoku_mdm; do 
         --json runs/bench_$(basename $(dirname $m))_$set.json --force
 done; done  # copied to assets/benchmarks/sudoku_mdm_{hard,h200}_{kaggle,clue17,top1465}.json
 python scripts/paired_sudoku.py ../shared/models/sudoku_mdm_h200/sudoku_mdm.safetensors assets/sudoku_mdm_hard.safetensors
+# 1c. what stands on it, re-derived (about 25 min of probing, 6 min of estimator training, 45 min of selector
+#     training, 70 min of questions on one thread): estimator data, estimator, order selector, fidelity, and
+#     the three decoding questions (tuned on other puzzles than those scored)
+python -m mi_core make-estimator-data sudoku --model assets/sudoku_mdm_hard.safetensors --out runs/estimator_data/hard \
+    --states 400 --shard-size 8 --pool 500 --eps 0 --max-batch 512 --mix 0.4,0.2,0.4 --seed 0 --threads 1
+python -m mi_core train-estimator --data runs/estimator_data/hard --out runs/sudoku_mi_estimator_hard.safetensors --threads 1
+python -m mi_core train-order sudoku --model assets/sudoku_mdm_hard.safetensors --steps-budget 5,10,15,20 \
+    --out runs/sudoku_order_selector_hard.safetensors --batch 16 --samples 4 --tau 0.1 --lr 1e-3 --eval-every 50 \
+    --eval-puzzles 100 --puzzle-pool 2000 --threads 1 --time-budget 2700
+for f in sudoku_mi_estimator_hard sudoku_order_selector_hard sudoku_order_selector_hard_posterior; do
+    cp runs/$f.safetensors runs/$f.json assets/; done
+PYTHONPATH=. python scripts/training_summary.py assets/sudoku_order_selector_hard.json \
+    assets/sudoku_order_selector_hard_training.md --command "python -m mi_core train-order sudoku ..."
+python -m mi_core eval-estimator sudoku --puzzles "$DATA/kaggle_graded_dev.csv" --states 60 --threads 1 \
+    --model assets/sudoku_mdm_hard.safetensors --estimator assets/sudoku_mi_estimator_hard.safetensors \
+    --json assets/benchmarks/eval_estimator_hard.json --no-markdown --force  # section eval-estimator-hard
+PYTHONPATH=. python scripts/hard_questions.py --model assets/sudoku_mdm_hard.safetensors \
+    --estimator assets/sudoku_mi_estimator_hard.safetensors --json assets/benchmarks/hard_questions.json
+PYTHONPATH=. python scripts/hard_questions.py --model assets/sudoku_mdm_hard.safetensors \
+    --estimator assets/sudoku_mi_estimator_hard.safetensors --selector assets/sudoku_order_selector_hard.safetensors \
+    --merge --json assets/benchmarks/hard_questions.json --markdown BENCHMARKS.md
+
+# Every step below was run with the first Sudoku model (6 layers), the default before 2026-11-30; these
+# variables make the commands that name no model use it again (the app and the CLI read them).
+export MI_LENS_SUDOKU_MODEL=assets/sudoku_mdm.safetensors MI_LENS_SUDOKU_ESTIMATOR=assets/sudoku_mi_estimator.safetensors
+export MI_LENS_SUDOKU_SELECTOR=assets/sudoku_order_selector.safetensors
 
 # 2a. column 1: estimator data, estimator, fidelity
 python -m mi_core make-estimator-data sudoku --model assets/sudoku_mdm.safetensors --out runs/estimator_data/final \

@@ -35,6 +35,7 @@ from mi_core.bench.sudoku import solutions_for, with_default_estimator
 from mi_core.bench.sweep import parse_grid_spec
 from mi_core.decoding import decode, make_strategy
 from mi_core.device import pick_device
+from mi_core.domains.registry import get_domain
 from mi_core.domains.sudoku import SUDOKU9, parse_grid, read_puzzles
 from mi_core.io import check_output, display_path
 from mi_core.models.sudoku_mdm import load_sudoku_mdm
@@ -112,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--puzzles", type=Path, required=True)
     parser.add_argument("--level", default=None, help="keep one difficulty level of a graded CSV")
     parser.add_argument("--limit", type=int, default=200)
-    parser.add_argument("--model", type=Path, default=Path("assets/sudoku_mdm.safetensors"))
+    parser.add_argument("--model", type=Path, default=Path(get_domain("sudoku9").default_file("model")))
     parser.add_argument("--sampler", action="append", required=True,
                         help="sampler to diagnose, e.g. 'mi:gamma=0.3;lam=1' or 'eb:gamma=0.2' (repeat)")
     parser.add_argument("--bf16", action="store_true")

@@ -32,6 +32,7 @@ from mi_core.bench.sudoku import evaluate, with_default_estimator
 from mi_core.decoding import make_strategy
 from mi_core.decoding.selector import load_order_net
 from mi_core.device import pick_device
+from mi_core.domains.registry import get_domain
 from mi_core.domains.sudoku import read_puzzles
 from mi_core.io import atomic_write_text, check_output
 from mi_core.models.sudoku_mdm import load_sudoku_mdm
@@ -262,8 +263,8 @@ def main(argv: list[str] | None = None) -> int:
         return protein_main(args)
     if args.puzzles is None:
         raise ValueError("bench-order sudoku needs --puzzles FILE")
-    args.model = args.model or Path("assets/sudoku_mdm.safetensors")
-    args.selector = args.selector or Path("assets/sudoku_order_selector.safetensors")
+    args.model = args.model or Path(get_domain("sudoku9").default_file("model"))
+    args.selector = args.selector or Path(get_domain("sudoku9").default_file("selector"))
     load_order_net(args.selector)  # a missing or wrong selector fails here, before any sampler runs
     budgets = parse_ints(args.budgets, "--budgets")
     gammas = [float(g) for g in (args.gammas if args.gammas is not None else ",".join(str(g) for g in GAMMAS)).split(",")

@@ -21,6 +21,7 @@ import torch
 
 from mi_core.bench.report import update_section
 from mi_core.device import pick_device, timed
+from mi_core.domains.registry import get_domain
 from mi_core.domains.sudoku import MASK_ID, geometry_for_length
 from mi_core.domains.sudoku_gen import random_grid
 from mi_core.io import atomic_write_json, check_output
@@ -218,7 +219,7 @@ def _ints(text: str) -> list[int]:
 def build_parser() -> argparse.ArgumentParser:
     p = ArgumentParser(prog="python -m mi_core bench-probe",
                                 description="Forward throughput, the exact probe's speed, pruning and bf16.")
-    p.add_argument("--model", default="assets/sudoku_mdm.safetensors", help="Sudoku MDM weights")
+    p.add_argument("--model", default=get_domain("sudoku9").default_file("model"), help="Sudoku MDM weights")
     p.add_argument("--device", default="auto")
     p.add_argument("--masked", type=_ints, default=[20, 40, 60], help="masked cells per state, comma-separated")
     p.add_argument("--states", type=int, default=3, help="states per masked count")

@@ -32,6 +32,7 @@ import torch
 from mi_core.bench.probe import forward_throughput, random_states
 from mi_core.bench.report import update_section, write_json
 from mi_core.device import pick_device, timed
+from mi_core.domains.registry import get_domain
 from mi_core.mi.estimator import EstimatorConfig, MIEstimator, estimate_mi, load_estimator
 from mi_core.mi.probe import probe_many
 
@@ -202,8 +203,8 @@ def _ints(text: str) -> list[int]:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m mi_core.bench.scaling", description=__doc__.split("\n\n")[0])
     p.add_argument("--device", default="auto", help="auto (CUDA when present), cpu or cuda")
-    p.add_argument("--sudoku-model", type=Path, default=Path("assets/sudoku_mdm.safetensors"))
-    p.add_argument("--sudoku-estimator", type=Path, default=Path("assets/sudoku_mi_estimator.safetensors"))
+    p.add_argument("--sudoku-model", type=Path, default=Path(get_domain("sudoku9").default_file("model")))
+    p.add_argument("--sudoku-estimator", type=Path, default=Path(get_domain("sudoku9").default_file("estimator")))
     p.add_argument("--protein-model", type=Path, default=Path("assets/protein_mdm.safetensors"))
     p.add_argument("--protein-estimator", type=Path, default=Path("assets/protein_mi_estimator.safetensors"))
     p.add_argument("--batch-sizes", type=_ints, default=[1, 4, 16, 64, 256], help="Sudoku states per call")

@@ -17,6 +17,7 @@ from mi_core.bench.scale import suite_cells
 from mi_core.bench.sudoku import evaluate, warm_up
 from mi_core.decoding import make_strategy
 from mi_core.device import pick_device
+from mi_core.domains.registry import get_domain
 from mi_core.domains.sudoku import read_puzzles
 from mi_core.io import check_output
 from mi_core.models.sudoku_mdm import load_sudoku_mdm
@@ -33,7 +34,7 @@ def main(argv=None) -> int:
     p.add_argument("domain", choices=["sudoku"])
     p.add_argument("--data", type=Path, default=Path("../shared/data/sudoku"))
     p.add_argument("--limit", type=int, default=500, help="puzzles per file (the Kaggle file is used whole)")
-    p.add_argument("--model", type=Path, default=Path("assets/sudoku_mdm.safetensors"))
+    p.add_argument("--model", type=Path, default=Path(get_domain("sudoku9").default_file("model")))
     p.add_argument("--json", type=Path, default=Path("assets/benchmarks/foundation.json"))
     p.add_argument("--device", default="auto")
     p.add_argument("--bf16", action="store_true", help="bf16 autocast for the model passes (faster on CPUs with AMX)")

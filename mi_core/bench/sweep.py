@@ -147,7 +147,7 @@ def sudoku_options(p, domain) -> None:
                    help='e.g. "topk:k=2,4,7" or "mi:gamma=0.1,0.3;lam=1,2" (repeatable; replaces the default grid)')
     p.add_argument("--samplers", default=None, help="comma-separated: keep only these samplers of the grid")
     add_output_options(p)
-    p.add_argument("--model", type=Path, default=domain.model_default and Path(domain.model_default),
+    p.add_argument("--model", type=Path, default=domain.default_file("model") and Path(domain.default_file("model")),
                    help="weights (default: the domain's shipped model)")
     p.add_argument("--device", default="auto")
     p.add_argument("--bf16", action="store_true", help="bf16 autocast for the model passes (faster on CPUs with AMX)")

@@ -57,7 +57,7 @@ def puzzle_options(p: argparse.ArgumentParser, domain: Domain) -> None:
     p.add_argument("--puzzles", required=True, type=Path,
                    help=".txt (one puzzle a line, optionally followed by its solution) or .csv with a puzzle column")
     p.add_argument("--limit", type=int, default=None, help="use the first N puzzles")
-    default = domain.model_fallback or domain.model_default
+    default = domain.default_file("model")
     p.add_argument("--model", type=Path if default else str, default=default and Path(default),
                    help="weights file (default: the domain's shipped model)")
     common_options(p, 256, 0.0, "0 = argmax values")

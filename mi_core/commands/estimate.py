@@ -37,10 +37,10 @@ def options(parser: argparse.ArgumentParser, domain: Domain) -> None:
                         help="grid string, row by row, '.' or '0' for blanks" if grid
                         else f"the sequence, {domain.mask_char} (or X for proteins) for masked positions")
     parser.add_argument("--json", type=Path, default=None, help="write the result here as JSON")
-    parser.add_argument("--model", default=domain.model_default if grid else "auto",
+    parser.add_argument("--model", default=domain.default_file("model") if grid else "auto",
                         help="weights (.safetensors + .json)" if grid
                         else "auto (the model the estimator was trained on), or the domain's model names or a path")
-    parser.add_argument("--estimator", default=domain.estimator_default, help="estimator weights (.safetensors + .json)")
+    parser.add_argument("--estimator", default=domain.default_file("estimator"), help="estimator weights (.safetensors + .json)")
     parser.add_argument("--device", default="auto", help="auto (CUDA when present), cpu or cuda")
     add_force(parser)
 

@@ -47,7 +47,7 @@ def state_options(parser: argparse.ArgumentParser, domain: Domain) -> None:
     parser.add_argument(*flag, dest="state", required=True,
                         help="grid string, row by row, '.' or '0' for blanks" if domain.layout == "grid"
                         else f"the state, one character a position, {domain.mask_char} for masked")
-    default = domain.model_fallback or domain.model_default
+    default = domain.default_file("model")
     parser.add_argument("--model", default=default,
                         help="weights (.safetensors + .json)" if default else "the model (built in: leave unset)")
     common_options(parser, 512)

@@ -183,6 +183,18 @@ class Domain:
             return resolve_path(self.model_fallback)
         return resolve_path(spec)
 
+    def default_file(self, what: str = "model") -> str | None:
+        """The file a command uses when given none: ``what`` is ``model``, ``estimator`` or ``selector``; the
+        environment variable's value when set (not a keyword such as ``auto``), else the shipped file (for a
+        model named by keyword, its fallback file). None: the domain has none (a built-in model)."""
+        env, default = getattr(self, f"{what}_env"), getattr(self, f"{what}_default")
+        value = os.environ.get(env) if env else None
+        if value and not is_keyword(value):
+            return value
+        if what == "model" and self.model_fallback is not None:
+            return self.model_fallback
+        return default
+
     def stamp_paths(self) -> list[Path]:
         """The files whose modification times key the model's cached results."""
         extra = [resolve_path(os.environ[e]) for e in self.stamp_envs if os.environ.get(e)]

@@ -29,7 +29,7 @@ from mi_core.scale import distributed
 
 
 def options(parser: argparse.ArgumentParser, domain: Domain) -> None:
-    default = domain.model_fallback or domain.model_default
+    default = domain.default_file("model")
     parser.add_argument("--model", type=Path, default=Path(default), help="the frozen MDM (default: the shipped one)")
     parser.add_argument("--out", type=Path, default=None,
                         help=f"selector weights (default: runs/{domain.cli_name}_order_selector_<date-time>.safetensors)")

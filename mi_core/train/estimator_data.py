@@ -137,7 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
                        formatter_class=argparse.RawDescriptionHelpFormatter)
 
     def options(sub: argparse.ArgumentParser, domain: Domain) -> None:
-        default = domain.model_fallback or domain.model_default
+        default = domain.default_file("model")
         sub.add_argument("--model", type=Path, default=default and Path(default), help="the frozen MDM whose MI is learned")
         sub.add_argument("--out", type=Path, required=True, help="shard directory (outside the repository's tracked files)")
         domain.part("states").add_arguments(sub)
