@@ -45,7 +45,7 @@ PYTHONPATH=. python scripts/training_summary.py assets/sudoku_order_selector_har
     assets/sudoku_order_selector_hard_training.md --command "python -m mi_core train-order sudoku ..."
 python -m mi_core eval-estimator sudoku --puzzles "$DATA/kaggle_graded_dev.csv" --states 60 --threads 1 \
     --model assets/sudoku_mdm_hard.safetensors --estimator assets/sudoku_mi_estimator_hard.safetensors \
-    --json assets/benchmarks/eval_estimator_hard.json --no-markdown --force  # section eval-estimator-hard
+    --json assets/benchmarks/eval_estimator_hard.json --section eval-estimator-hard --force
 PYTHONPATH=. python scripts/hard_questions.py --model assets/sudoku_mdm_hard.safetensors \
     --estimator assets/sudoku_mi_estimator_hard.safetensors --json assets/benchmarks/hard_questions.json
 PYTHONPATH=. python scripts/hard_questions.py --model assets/sudoku_mdm_hard.safetensors \

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import re
 import sys
 from pathlib import Path
 
@@ -237,6 +238,7 @@ def sudoku_options(p: argparse.ArgumentParser, domain) -> None:
     p.add_argument("--json", type=Path, default=None, help="write the results here")
     p.add_argument("--markdown", type=Path, default=Path("BENCHMARKS.md"), help="section updated in this file")
     p.add_argument("--no-markdown", dest="write_markdown", action="store_false")
+    p.add_argument("--section", default=SECTION, help="the section of --markdown to write (a name of letters, digits and -)")
     add_force(p)
     add_engine_options(p)
 
@@ -259,6 +261,8 @@ def main(argv: list[str] | None = None) -> int:
         return protein_main(args)
     if args.states < 1 or (args.limit is not None and args.limit < 1):
         raise ValueError("--states and --limit must be >= 1")
+    if not re.fullmatch(r"[A-Za-z0-9_-]+", args.section):
+        raise ValueError(f"--section must be letters, digits, '-' or '_', got {args.section!r}")
     if args.timing_states < 1:
         raise ValueError(f"--timing-states must be >= 1, got {args.timing_states}")
     check_output(args.json, args.force)
@@ -277,7 +281,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json is not None:
         atomic_write_json(args.json, res)
     if args.write_markdown:
-        update_section(SECTION, markdown(res), args.markdown)
+        update_section(args.section, markdown(res), args.markdown)
     keys = ("n_states", *HEADLINE, "estimator_seconds", "exact_seconds", "speedup")
     print(json.dumps({k: res[k] for k in keys}, indent=2))
     return 0
