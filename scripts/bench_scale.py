@@ -166,7 +166,7 @@ def markdown(r: dict) -> str:
                                        ("states_per_s", "states/s"), ("shards_equal", "shards equal local")])
     return (
         "## Scale-out: make-estimator-data on the local engine and on Ray (this 2-CPU machine)\n\n"
-        f"`nice -n 15 python scripts/bench_scale.py` (measured {r['measured']}): the shipped Sudoku MDM, "
+        f"`nice -n 15 python scripts/bench_scale.py` (measured {r['measured']}): the Sudoku MDM `{r.get('model', 'assets/sudoku_mdm.safetensors')}`, "
         f"{r['states']} states in {r['shards']} shards of {r['shard_size']}, seed {r['seed']}, one torch thread "
         "per process; a local Ray cluster with 2 CPUs (started beforehand in "
         f"{r['cluster_start_s']} s, not in the walls below). **The machine was shared**: a training job ran at "
