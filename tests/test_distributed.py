@@ -102,7 +102,7 @@ def test_protein_mdm_trainer_under_torchrun(tmp_path):
     fasta = tmp_path / "train.fa"
     fasta.write_text("".join(f">d{i}\n{''.join(rng.choice(list('ACDEFGHIKLMNPQRSTVWY'), 40))}\n" for i in range(200)))
     args = ["train", "protein", "--fasta", str(fasta), "--steps", "3", "--batch", "4", "--eval-every", "3",
-            "--eval-sequences", "4", "--bf16", "false", "--d-model", "16", "--n-layers", "1", "--n-heads", "2",
+            "--eval-sequences", "4", "--no-bf16", "--d-model", "16", "--n-layers", "1", "--n-heads", "2",
             "--d-ff", "32", "--max-len", "64", "--min-len", "10", "--warmup", "1", "--device", "cpu", "--threads", "1"]
     one = plain(args + ["--out", str(tmp_path / "plain.safetensors")])
     assert one.returncode == 0, one.stderr
@@ -117,7 +117,7 @@ def test_protein_mdm_trainer_under_torchrun(tmp_path):
 @pytest.mark.slow  # three torchrun launches, ~20 s on 2 shared cores
 def test_order_trainer_under_torchrun(tmp_path, model_path):
     args = ["train-order", "sudoku", "--model", str(model_path), "--updates", "2", "--batch", "2", "--samples", "2",
-            "--steps-budget", "3", "--bf16", "false", "--width", "8", "--puzzle-pool", "4", "--eval-puzzles", "2",
+            "--steps-budget", "3", "--no-bf16", "--width", "8", "--puzzle-pool", "4", "--eval-puzzles", "2",
             "--eval-every", "2", "--device", "cpu", "--threads", "1"]
     one = plain(args + ["--out", str(tmp_path / "plain.safetensors")])
     assert one.returncode == 0, one.stderr
