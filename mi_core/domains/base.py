@@ -77,6 +77,7 @@ class Domain:
     states: Any = None
     metric: Any = None
     order_task: Any = None
+    trainer: Any = None
     exact_model: bool = False
     fallback_eps: float = 1e-3
     clue_range: tuple[int, int] = (24, 60)
@@ -212,7 +213,7 @@ class Domain:
         return resolve_path(os.environ.get(self.selector_env) or self.selector_default)
 
     def part(self, name: str):
-        """The part ``name`` (``model_loader``, ``states``, ``metric`` or ``order_task``), imported when named by
+        """The part ``name`` (``model_loader``, ``states``, ``metric``, ``order_task`` or ``trainer``), imported when named by
         reference (``"module:attribute"``, or ``"module"`` for a module).
 
         Raises:

@@ -189,9 +189,8 @@ def train(model_cfg: ProteinMDMConfig, cfg: TrainConfig, fasta: Path, out: Path,
     return {"params": model.num_params(), "curve": curve, "best_val_ce": best}
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = ArgumentParser(prog="python -m mi_core train protein", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``train protein``."""
     parser.add_argument("--fasta", type=Path, required=True, help="training FASTA, e.g. ../shared/data/protein/cath-dataset-nonredundant-S40.fa")
     parser.add_argument("--out", type=Path, default=None,
                         help="weights (+ .json config beside them); default runs/protein_mdm_<date-time>.safetensors")
@@ -204,7 +203,18 @@ def main(argv: list[str] | None = None) -> None:
             parser.add_argument(f"--{f.name.replace('_', '-')}", action=argparse.BooleanOptionalAction, default=f.default)
         else:
             parser.add_argument(f"--{f.name.replace('_', '-')}", type=kind, default=f.default)
-    args = vars(parser.parse_args(argv))
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = ArgumentParser(prog="python -m mi_core train protein", description=__doc__,
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_arguments(parser)
+    run(parser.parse_args(argv), parser)
+
+
+def run(namespace: argparse.Namespace, parser: argparse.ArgumentParser | None = None) -> None:
+    """``train protein`` with its parsed options."""
+    args = {k: v for k, v in vars(namespace).items() if k != "domain"}
     args["out"] = check_output(args["out"] or default_run_path("protein_mdm"), args.pop("force"), "--out")
     threads = args.pop("threads")
     if threads:

@@ -231,9 +231,8 @@ def _read_exclude(paths: list[Path]) -> set[str]:
     return {"".join("0" if c in ".0" else c for c in rec.puzzle) for p in paths for rec in read_puzzles(p)}
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = ArgumentParser(prog="python -m mi_core train sudoku", description=__doc__,
-                            formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``train sudoku``."""
     parser.add_argument("--out", type=Path, default=None,
                         help="weights (+ .json config beside them); default runs/sudoku_mdm_<date-time>.safetensors")
     add_force(parser)
@@ -250,7 +249,18 @@ def main(argv: list[str] | None = None) -> None:
             parser.add_argument(f"--{f.name.replace('_', '-')}", action=argparse.BooleanOptionalAction, default=f.default)
         else:
             parser.add_argument(f"--{f.name.replace('_', '-')}", type=kind, default=f.default, bounds=TRAIN_RANGES.get(f.name))
-    args = vars(parser.parse_args(argv))
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = ArgumentParser(prog="python -m mi_core train sudoku", description=__doc__,
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_arguments(parser)
+    run(parser.parse_args(argv), parser)
+
+
+def run(namespace: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
+    """``train sudoku`` with its parsed options (``parser``: the one that parsed them, for its defaults)."""
+    args = {k: v for k, v in vars(namespace).items() if k != "domain"}
     force = args.pop("force")
     if args["resume"]:
         if args["out"] is None:
@@ -261,7 +271,7 @@ def main(argv: list[str] | None = None) -> None:
         # on a shared 2-core machine one thread is far faster than two that wait on each other
         torch.set_num_threads(args["threads"])
     if args["resume"]:
-        model_cfg, cfg = resume_configs(args["out"], args, vars(parser.parse_args([])))
+        model_cfg, cfg = resume_configs(args["out"], args, {a.dest: a.default for a in parser._actions})
     else:
         model_cfg = SudokuMDMConfig(**{k: args[k] for k in SudokuMDMConfig.__dataclass_fields__})
         cfg = TrainConfig(**{k: args[k] for k in TrainConfig.__dataclass_fields__})
