@@ -9,6 +9,7 @@ run leaves the old file whole (at worst a ``.tmp`` orphan, which the next write 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -125,3 +126,15 @@ def default_run_path(stem: str, suffix: str = ".safetensors") -> Path:
     import time
 
     return Path("runs") / f"{stem}_{time.strftime('%Y%m%d-%H%M%S')}{suffix}"
+
+
+_SHA256: dict[tuple[str, float, int], str] = {}
+
+
+def file_sha256(path: str | Path) -> str:
+    """The sha256 of a file's bytes, computed once per file version (path, modification time, size)."""
+    stat = Path(path).stat()
+    key = (str(Path(path).resolve()), stat.st_mtime, stat.st_size)
+    if key not in _SHA256:
+        _SHA256[key] = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    return _SHA256[key]

@@ -67,10 +67,7 @@ def load(domain: Domain, text: str, model_choice: str, estimator_path: str, devi
     estimator = load_estimator(estimator_path, device)
     spec = model_spec(model_choice, estimator_path)
     model, _ = load_model_described(spec, device, domain)
-    if model.seq_len is not None and model.seq_len != len(tokens):
-        raise ValueError(f"the model {spec} reads {model.seq_len} positions, the state has {len(tokens)}")
-    if len(tokens) > model.max_len:
-        raise ValueError(f"the state has {len(tokens)} positions, the model {spec} takes at most {model.max_len}")
+    model.check_length(len(tokens), f"the model {spec}")
     check_model_match(model, estimator, f"the model {spec}", f"the estimator {estimator_path}")
     return model, estimator, torch.tensor([tokens], device=device), spec
 

@@ -78,10 +78,7 @@ def load_state(domain: Domain, text: str, model_spec: str | None, device: torch.
     """``(model, description, tokens (N,))``; raises a ValueError naming bad input or a bad model file."""
     tokens = domain.parse_input(text)
     model, description = load_model_described(model_spec, device, domain)
-    if model.seq_len is not None and model.seq_len != len(tokens):
-        raise ValueError(f"the model {model_spec} reads {model.seq_len} positions, the state has {len(tokens)}")
-    if len(tokens) > model.max_len:
-        raise ValueError(f"the state has {len(tokens)} positions, more than the {model.max_len} the model takes")
+    model.check_length(len(tokens), f"the model {model_spec}")
     return model, description, torch.tensor(tokens, device=device)
 
 

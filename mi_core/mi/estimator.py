@@ -20,7 +20,6 @@ positions and on the diagonal by construction.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 from dataclasses import dataclass
@@ -30,6 +29,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from mi_core.io import file_sha256
 from mi_core.mi.entropy import entropy_from_logits
 from mi_core.models.base import load_checked, load_config_dict, save_model
 
@@ -271,16 +271,6 @@ def save_estimator(estimator: MIEstimator, path: str | Path, extra: dict | None 
 
 
 SHIPPED = "shipped"  # estimator=shipped: the shipped estimator trained on the model's own weights file
-_SHA: dict[tuple[str, float], str] = {}
-
-
-def weights_sha256(path: Path) -> str:
-    key = (str(Path(path).resolve()), Path(path).stat().st_mtime)
-    if key not in _SHA:
-        _SHA[key] = hashlib.sha256(Path(path).read_bytes()).hexdigest()
-    return _SHA[key]
-
-
 def shipped_estimator_for(model, root: Path | None = None) -> Path:
     """The shipped estimator (``assets/*mi_estimator*.safetensors``) whose JSON records the sha256 of the
     model's weights file.
@@ -291,7 +281,7 @@ def shipped_estimator_for(model, root: Path | None = None) -> Path:
     path = getattr(model, "weights_path", None)
     if path is None or not Path(path).is_file():
         raise EstimatorInputError("this model was not loaded from a weights file: give estimator=PATH")
-    sha = weights_sha256(path)
+    sha = file_sha256(path)
     assets = (root or Path(__file__).resolve().parents[2]) / "assets"
     for candidate in sorted(assets.glob("*mi_estimator*.safetensors")):
         if load_estimator_meta(candidate).get("mdm_sha256") == sha:
@@ -304,10 +294,10 @@ def check_trained_on(model, estimator_path: str | Path) -> None:
     """Raise EstimatorInputError when the estimator's JSON names the sha256 of another weights file than the
     model's (both known): an estimator reads one model's hidden states, and another model's of the same size
     would pass the shape check and give wrong MI."""
-    want = load_estimator_meta(estimator_path).get("mdm_sha256")
-    path = getattr(model, "weights_path", None)
-    if want and path is not None and Path(path).is_file() and weights_sha256(path) != want:
-        trained = load_estimator_meta(estimator_path).get("mdm", "another model")
+    meta = load_estimator_meta(estimator_path)
+    want, path = meta.get("mdm_sha256"), getattr(model, "weights_path", None)
+    if want and path is not None and Path(path).is_file() and file_sha256(path) != want:
+        trained = meta.get("mdm", "another model")
         raise EstimatorInputError(f"the estimator {estimator_path} was trained on {trained}, not on {path}: "
                                   "use an estimator trained on this model (estimator=PATH, or leave it unset "
                                   "for the shipped one)")

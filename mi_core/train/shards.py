@@ -4,7 +4,6 @@ atomically, the manifest that pins a run's config and model, and loading them ba
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import asdict
 from pathlib import Path
@@ -13,6 +12,7 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from mi_core.decoding.sudoku_states import SOURCES
+from mi_core.io import file_sha256
 
 MANIFEST = "manifest.json"
 
@@ -37,10 +37,6 @@ def probe_states(model, tokens: torch.Tensor, eps: float, max_batch: int) -> lis
 
 def shard_path(out: Path, index: int) -> Path:
     return out / f"shard_{index:05d}.safetensors"
-
-
-def file_sha256(path: Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 def save_shard(shard: dict[str, torch.Tensor], path: Path) -> None:
