@@ -74,6 +74,12 @@ def test_estimator_data_every_sampler_and_bench(toy, tmp_path):
     estimator = tmp_path / "est.safetensors"
     assert cli.main(["train-estimator", "--data", str(data_dir), "--out", str(estimator), "--steps", "20",
                      "--eval-every", "10", "--variants", "log:free", "--batch", "4"]) == 0
+    evaluation = tmp_path / "eval.json"
+    assert cli.main(["eval-estimator", "toy6", "--estimator", str(estimator), "--states", "5", "--no-markdown",
+                     "--json", str(evaluation)]) == 0
+    res = json.loads(evaluation.read_text())
+    assert res["domain"] == "toy6" and res["n_states"] == 5 and "rules" not in res and "by_separation" in res
+    assert 5 < res["exact_passes"] <= round(5 + 6 * 5 * res["mean_masked"])  # values of p = 0 are skipped
     selector = tmp_path / "sel.safetensors"
     save_order_net(make_order_nets(13)[1], selector)
 

@@ -443,10 +443,10 @@ def test_estimate_and_eval_cli(tmp_path, tiny_mdm, tiny_estimator, capsys):
                 "exact_seconds", "speedup", "speedup_median", "by_mask_ratio", "by_source", "rules"):
         assert key in res
     assert res["n_states"] == 3 and res["speedup"] == pytest.approx(res["exact_seconds"] / res["estimator_seconds"])
-    assert res["rules"]["empty grid"]["exact"]["rule_pairs"] == 810
+    assert res["rules"]["all masked"]["exact"]["rule_pairs"] == 810
     text = bench.read_text()
     assert text.count("<!-- eval-estimator:start -->") == 1 and "old" not in text and text.endswith("## other\nkeep\n")
-    assert "Spearman" in text and "warm-up call excluded" in text and res["timed_states"] == 3
+    assert "Spearman" in text and "warm-up calls excluded" in text and res["timed_states"] == 3
     assert cli_main([*args[:5], "0", *args[6:]]) == 2
 
 

@@ -113,6 +113,20 @@ class ToyStates:
             out.append(tokens)
         return out, [0] * count
 
+    # held-out states for eval-estimator: the same sampler (the toy has no data file to hold out)
+    eval_defaults = {"states": 6, "threshold": 1e-2, "max_batch": 256}
+
+    @staticmethod
+    def add_eval_arguments(p) -> None:
+        pass
+
+    @staticmethod
+    def held_out(args) -> "ToyStates":
+        return ToyStates(ToyDataConfig(seed=args.seed))
+
+    def info(self) -> dict:
+        return {"about": "drawn by the toy's own sampler"}
+
 
 class AllDifferentMetric:
     """A decoded state is right when its six values all differ (any such state is a solution)."""

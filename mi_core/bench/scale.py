@@ -111,18 +111,19 @@ def protein_cells(configs, lengths, reference, args, engine: EngineConfig) -> li
 
 
 @dataclass(frozen=True)
-class SudokuModelWorker:
-    """Picklable worker factory: the Sudoku MDM loaded once per process; a task's payload is
+class ModelWorker:
+    """Picklable worker factory: the domain's model loaded once per process; a task's payload is
     ``(function, *args)``, run as ``function(model, device, *args)`` (a module-level function)."""
 
+    domain: str
     model: str
     device: str
 
     def __call__(self):
-        from mi_core.models.sudoku_mdm import load_sudoku_mdm
+        from mi_core.models.loading import load_model
 
         device = pick_device(self.device)
-        model = load_sudoku_mdm(Path(self.model), device)
+        model = load_model(self.model, device, domain=self.domain)
         return lambda payload: payload[0](model, device, *payload[1:])
 
 
@@ -137,64 +138,13 @@ def suite_cell(model, device, records, sampler: str, params: dict, bf16: bool) -
 
 def suite_cells(cells: list[tuple], args, engine: EngineConfig) -> list[dict]:
     """``bench-suite`` results of ``(records, sampler, params)`` cells on ``engine``, in order."""
-    maker = SudokuModelWorker(absolute(args.model), args.device)
+    maker = ModelWorker("sudoku9", absolute(args.model), args.device)
     return run_cells([(suite_cell, records, sampler, params, args.bf16) for records, sampler, params in cells],
                      maker, engine)
 
 
-def exact_chunk(model, device, run_exact, tokens, eps: float, max_batch: int, timing_states: int):
-    """``run_exact(model, tokens, ...)`` (``mi_core.bench.estimator.run_exact``, passed in) of one chunk of
-    held-out states ``(S, N)`` on this worker: ``(mi, one-at-a-time seconds, passes, batched seconds)``."""
-    import torch
-
-    return run_exact(model, torch.as_tensor(tokens, device=device), eps, max_batch, timing_states)
-
-
-def exact_on_engine(run_exact, tokens, args, engine: EngineConfig, chunk: int = 8):
-    """:func:`exact_chunk` of every ``chunk`` states of ``tokens`` on ``engine``, joined: exact MI ``(S, N, N)``,
-    the one-at-a-time seconds of the first ``args.timing_states`` states, passes per state, and the batched
-    probe seconds summed over chunks (compute time, not the wall time of the spread-out run)."""
-    import numpy as np
-
-    host = tokens.cpu().numpy()
-    starts = range(0, len(host), chunk)
-    payloads = [(exact_chunk, run_exact, host[lo : lo + chunk], args.eps, args.max_batch,
-                 max(0, min(chunk, args.timing_states - lo))) for lo in starts]
-    parts = run_cells(payloads, SudokuModelWorker(absolute(args.model), args.device), engine)
-    mi = np.concatenate([p[0] for p in parts])
-    seconds = [s for p in parts for s in p[1]]
-    passes = [n for p in parts for n in p[2]]
-    return mi, seconds, passes, float(sum(p[3] for p in parts))
-
-
-@dataclass(frozen=True)
-class ProteinModelWorker:
-    """Picklable worker factory: the protein MDM loaded once per process; payloads as for
-    :class:`SudokuModelWorker`."""
-
-    model: str
-    device: str
-
-    def __call__(self):
-        from mi_core.models.protein_mdm import load_protein_mdm
-
-        device = pick_device(self.device)
-        model = load_protein_mdm(Path(self.model), device)
-        return lambda payload: payload[0](model, device, *payload[1:])
-
-
-def probe_chunk(model, device, probe_by_length, states, eps: float, max_batch: int) -> list:
-    """``probe_by_length`` (``mi_core.mi.probe``, passed in) of a chunk of states ``[(N_s,)]`` on this worker."""
-    import torch
-
-    return probe_by_length(model, [torch.as_tensor(t, device=device) for t in states], eps=eps, max_batch=max_batch)
-
-
-def protein_probes_on_engine(probe_by_length, states: list, args, engine: EngineConfig, chunk: int = 8) -> list:
-    """The CPU :class:`~mi_core.mi.probe.ProbeResult` of every held-out protein state, probed ``chunk`` states
-    per task on ``engine`` (each chunk one ``probe_many`` call per distinct length)."""
-    host = [t.cpu().numpy() if hasattr(t, "cpu") else t for t in states]
-    payloads = [(probe_chunk, probe_by_length, host[lo : lo + chunk], args.eps, args.max_batch)
-                for lo in range(0, len(host), chunk)]
-    parts = run_cells(payloads, ProteinModelWorker(absolute(args.model), args.device), engine)
-    return [r for part in parts for r in part]
+def chunks_on_engine(fn, items: list, args, engine: EngineConfig, *extra, chunk: int = 8) -> list:
+    """``fn(model, device, items[lo : lo + chunk], lo, *extra)`` for every chunk of ``items``, on ``engine``'s
+    workers (each loads ``args.domain``'s model ``args.model`` once), in order."""
+    payloads = [(fn, items[lo : lo + chunk], lo, *extra) for lo in range(0, len(items), chunk)]
+    return run_cells(payloads, ModelWorker(args.domain, absolute(args.model), args.device), engine)

@@ -7,8 +7,7 @@ import torch
 
 from mi_core.bench import decode
 from mi_core.bench.metrics import SolvedMetric
-from mi_core.domains.sudoku import PuzzleRecord, parse_grid, to_string
-from mi_core.domains.sudoku_solver import solve_count
+from mi_core.domains.sudoku import PuzzleRecord, parse_grid, solutions_for  # noqa: F401  (solutions_for re-exported)
 from mi_core.mi.estimator import SHIPPED
 
 
@@ -18,26 +17,6 @@ def with_default_estimator(strategy, path: str = SHIPPED):
     if hasattr(strategy, "estimator") and strategy.estimator is None and getattr(strategy, "mi_fn", None) is None:
         strategy.estimator = path
     return strategy
-
-
-def solutions_for(records: list[PuzzleRecord]) -> list[str]:
-    """The unique solution of each record (the file's, which parsing checked against the givens, or the
-    solver's). Benchmarks score a decode against this one grid, so a puzzle with no solution or with more
-    than one is refused rather than scored against whichever solution a solver finds.
-
-    Raises:
-        ValueError: a puzzle without a solution or with several, naming its line.
-    """
-    out = []
-    for rec in records:
-        count, sol = solve_count(parse_grid(rec.puzzle, None), limit=2)
-        if count == 0:
-            raise ValueError(f"puzzle on line {rec.line} has no solution")
-        if count > 1:
-            raise ValueError(f"puzzle on line {rec.line} has more than one solution; benchmarks need puzzles "
-                             "with exactly one (a valid grid could otherwise be scored wrong)")
-        out.append(rec.solution or to_string(sol))
-    return out
 
 
 def warm_up(model, records: list[PuzzleRecord], strategy, device, bf16: bool = False) -> None:

@@ -167,3 +167,28 @@ class ProteinStates:
             self._pool = sequence_pool(self.cfg.fasta, self.cfg.split, self.cfg.min_len, self.cfg.split_seed)
         drawn = [draw_state(model, self._pool, self.cfg, rng, device) for _ in range(count)]
         return [t for t, _ in drawn], [s for _, s in drawn]
+
+    # -- held-out states (``eval-estimator protein``) ---------------------------------------------------
+    eval_defaults = {"states": 40, "threshold": 1e-3, "max_batch": ProteinDataConfig.max_batch}
+
+    @staticmethod
+    def add_eval_arguments(p) -> None:
+        d = ProteinDataConfig()
+        p.add_argument("--fasta", type=Path, default=DEFAULT_FASTA, help="states come from its val split, never train")
+        for name in ("min_len", "max_len", "min_masked"):
+            p.add_argument(f"--{name.replace('_', '-')}", type=int, default=getattr(d, name))
+        p.add_argument("--mix", default=",".join(f"{w:g}" for w in d.mix), help=f"weights of {','.join(SOURCES)}")
+
+    @staticmethod
+    def held_out(args) -> ProteinStates:
+        """States of the FASTA file's ``val`` split, drawn as the training states are drawn from ``train``."""
+        return ProteinStates(ProteinDataConfig(fasta=str(args.fasta), split="val", min_len=args.min_len,
+                                               max_len=args.max_len, min_masked=args.min_masked, mix=parse_mix(args.mix)))
+
+    def info(self) -> dict:
+        c = self.cfg
+        mix = ",".join(f"{w:g}" for w in c.mix)
+        return {"fasta": c.fasta, "split": c.split, "min_len": c.min_len, "max_len": c.max_len,
+                "min_masked": c.min_masked, "mix": mix,
+                "about": f"windows of {c.min_len}-{c.max_len} residues of {c.split}-split sequences "
+                         f"(mix {','.join(SOURCES)} = {mix})"}

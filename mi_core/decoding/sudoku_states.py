@@ -8,12 +8,13 @@ loop) so that both ``mi_core.train`` and ``mi_core.bench`` can use them without 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import torch
 
 from mi_core.decoding import decode, make_strategy
-from mi_core.domains.sudoku import MASK_ID
+from mi_core.domains.sudoku import MASK_ID, parse_grid, read_puzzles, solutions_for
 from mi_core.domains.sudoku_gen import random_transform
 
 SOURCES = ("uniform", "puzzle", "decode")
@@ -186,3 +187,38 @@ class SudokuStates:
         tokens, source = draw_states(model, *self._pool, count, self.cfg.mix, rng, transform=True,
                                      minimum=self.cfg.min_masked, device=device)
         return list(tokens), source.tolist()
+
+    # -- held-out states (``eval-estimator sudoku``) ----------------------------------------------------
+    eval_defaults = {"states": 60, "threshold": 1e-2, "max_batch": DataConfig.max_batch}
+
+    @staticmethod
+    def add_eval_arguments(p) -> None:
+        p.add_argument("--puzzles", required=True, type=Path, help="held-out puzzles (.txt or .csv); never training data")
+        p.add_argument("--limit", type=int, default=None, help="draw from the first N puzzles only")
+        p.add_argument("--mix", default=StateMix().as_text(), help="weights of uniform,puzzle,decode states")
+
+    @staticmethod
+    def held_out(args) -> HeldOutPuzzles:
+        return HeldOutPuzzles(args.puzzles, args.limit, StateMix.parse(args.mix))
+
+
+class HeldOutPuzzles:
+    """Held-out Sudoku states: drawn as the training states are, but from a puzzle file's own puzzles,
+    untransformed (the file is read, and its puzzles checked for one solution each, when this is built)."""
+
+    sources = SOURCES
+
+    def __init__(self, path: Path, limit: int | None, mix: StateMix):
+        self.path, self.limit, self.mix = path, limit, mix
+        records = read_puzzles(path, limit=limit)
+        self.puzzles = np.array([parse_grid(r.puzzle, None) for r in records], dtype=np.int64)
+        self.solutions = np.array([parse_grid(s, None) for s in solutions_for(records)], dtype=np.int64)
+
+    def draw(self, model, rng: np.random.Generator, count: int, device) -> tuple[list[np.ndarray], list[int]]:
+        tokens, source = draw_states(model, self.puzzles, self.solutions, count, self.mix, rng, transform=False,
+                                     device=device)
+        return list(tokens), source.tolist()
+
+    def info(self) -> dict:
+        return {"puzzles": str(self.path), "limit": self.limit, "mix": self.mix.as_text(),
+                "about": f"drawn from that file's puzzles (mix {','.join(SOURCES)} = {self.mix.as_text()})"}

@@ -194,6 +194,26 @@ def read_puzzles(path: str | Path, limit: int | None = None) -> list[PuzzleRecor
             raise SudokuFormatError(f"{path} is not a UTF-8 text file") from err
 
 
+def solutions_for(records: list[PuzzleRecord]) -> list[str]:
+    """The unique solution of each record (the file's, which parsing checked against the givens, or the
+    solver's). Benchmarks score a decode against this one grid, so a puzzle with no solution or with more
+    than one is refused rather than scored against whichever solution a solver finds.
+
+    Raises:
+        ValueError: a puzzle without a solution or with several, naming its line.
+    """
+    out = []
+    for rec in records:
+        count, sol = solve_count(parse_grid(rec.puzzle, None), limit=2)
+        if count == 0:
+            raise ValueError(f"puzzle on line {rec.line} has no solution")
+        if count > 1:
+            raise ValueError(f"puzzle on line {rec.line} has more than one solution; benchmarks need puzzles "
+                             "with exactly one (a valid grid could otherwise be scored wrong)")
+        out.append(rec.solution or to_string(sol))
+    return out
+
+
 def _lines(handle):
     for raw in handle:
         yield raw.rstrip("\r\n")
