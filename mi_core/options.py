@@ -29,7 +29,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "paced_threshold": (0, 1),
     # training
     "steps": (1, 1_000_000_000), "updates": (1, 1_000_000_000), "warmup": (0, 1_000_000_000),
-    "eval_every": (1, 1_000_000_000), "eval_puzzles": (1, 10_000_000), "eval_sequences": (1, 10_000_000),
+    "eval_every": (1, 1_000_000_000), "log_every": (1, 1_000_000_000), "eval_puzzles": (1, 10_000_000), "eval_sequences": (1, 10_000_000),
     "eval_per_length": (1, 10_000_000), "puzzle_pool": (1, 100_000_000), "grid_pool": (1, 100_000_000),
     "pool": (1, 100_000_000), "shard_size": (1, 1_000_000),
     "lr": (1e-12, 10), "denoiser_lr": (1e-12, 10), "weight_decay": (0, 10), "clip": (0, 1e6),

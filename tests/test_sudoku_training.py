@@ -11,9 +11,10 @@ from mi_core.domains.sudoku import parse_grid
 from mi_core.domains.sudoku_gen import harden, is_valid_solution, make_puzzle, random_grid, random_transform
 from mi_core.domains.sudoku_solver import grade, solve
 from mi_core.models.sudoku_mdm import SudokuMDMConfig
+from mi_core.train.mdm import checkpoint_path, train
 from mi_core.train.onpolicy import onpolicy_states
 from mi_core.train.sudoku_data import DeviceBatches, apply_symmetry, build_graded_pool, random_symmetry
-from mi_core.train.sudoku_mdm import TrainConfig, checkpoint_path, train
+from mi_core.train.sudoku_mdm import SudokuTask, TrainConfig
 
 SOLVED = "534678912672195348198342567859761423426853791713924856961537284287419635345286179"
 # singles only: the solved grid with one cell per box blanked
@@ -128,8 +129,9 @@ def _tiny_run(tmp_path, steps, stop_after=0, resume=False):
     cfg = TrainConfig(steps=steps, batch=16, grid_pool=30, puzzle_pool=8, max_harden=10, eval_every=4, log_every=1,
                       eval_puzzles=0, onpolicy_every=3, onpolicy_puzzles=4, warmup=2, bf16=False)
     mcfg = SudokuMDMConfig(d_model=16, n_layers=1, n_heads=2, d_ff=32)
-    return train(mcfg, cfg, tmp_path / "run" / "m.safetensors", torch.device("cpu"), log=lambda m: None,
-                 resume=resume, stop_after=stop_after, pool_dir=tmp_path / "pools")
+    task = SudokuTask(mcfg, cfg, torch.device("cpu"), log=lambda m: None, pool_dir=tmp_path / "pools")
+    return train(task, tmp_path / "run" / "m.safetensors", torch.device("cpu"), log=lambda m: None, resume=resume,
+                 stop_after=stop_after)
 
 
 def test_resume_gives_the_same_loss_curve(tmp_path):
@@ -162,14 +164,14 @@ def test_looped_model_ties_weights_and_loads_old_configs(tmp_path):
 
 
 def test_resume_takes_the_runs_own_settings(tmp_path):
-    from mi_core.train.sudoku_mdm import main
+    from mi_core.commands.train import main
 
     _tiny_run(tmp_path, 8, stop_after=2)
     out = str(tmp_path / "run" / "m.safetensors")
     with pytest.raises(ValueError, match="--lr 0.5 differs"):
-        main(["--out", out, "--resume", "--lr", "0.5"])
+        main(["sudoku", "--out", out, "--resume", "--lr", "0.5"])
     with pytest.raises(ValueError, match="no checkpoint"):
-        main(["--out", str(tmp_path / "other.safetensors"), "--resume"])
+        main(["sudoku", "--out", str(tmp_path / "other.safetensors"), "--resume"])
 
 
 def test_onpolicy_extra_state_is_the_last_consistent_one(tiny_mdm):
@@ -202,3 +204,35 @@ def test_small_temperatures_sample_without_underflow():
         values = _fill(probs, temperature, torch.Generator().manual_seed(0))
         assert values.shape == (2, 3)
     assert (_fill(probs, 0.01, torch.Generator().manual_seed(0))[0] == probs[0].argmax(-1)).all()
+
+
+def test_protein_resume_gives_the_same_weights(tmp_path):
+    """The shared loop resumes the protein task too: a run stopped after 3 steps and resumed ends with the same
+    weights and loss curve as one run straight through."""
+    import numpy as np
+    from safetensors.torch import load_file
+
+    from mi_core.models.protein_mdm import ProteinMDMConfig
+    from mi_core.train.protein_mdm import ProteinTask
+    from mi_core.train.protein_mdm import TrainConfig as ProteinTrainConfig
+
+    rng = np.random.default_rng(0)
+    fasta = tmp_path / "train.fa"
+    fasta.write_text("".join(f">d{i}\n{''.join(rng.choice(list('ACDEFGHIKLMNPQRSTVWY'), 20 + i % 30))}\n"
+                             for i in range(120)))
+    mcfg = ProteinMDMConfig(max_len=64, d_model=16, n_layers=1, n_heads=2, d_ff=32, dropout=0.1)
+    cfg = ProteinTrainConfig(steps=8, batch=4, eval_every=4, log_every=1, eval_sequences=4, min_len=10, warmup=1,
+                             bf16=False)
+    cpu = torch.device("cpu")
+
+    def run(name, stop_after=0, resume=False):
+        task = ProteinTask(mcfg, cfg, cpu, {"fasta": fasta}, log=lambda m: None)
+        return train(task, tmp_path / name / "m.safetensors", cpu, log=lambda m: None, resume=resume,
+                     stop_after=stop_after)
+
+    whole = run("a")
+    assert run("b", stop_after=3)["step"] == 3
+    rest = run("b", resume=True)
+    assert [p["train_loss"] for p in rest["curve"]] == pytest.approx([p["train_loss"] for p in whole["curve"]], rel=1e-6)
+    a, b = (load_file(tmp_path / n / "m_last.safetensors") for n in ("a", "b"))
+    assert all(torch.equal(a[k], b[k]) for k in a)

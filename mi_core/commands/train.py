@@ -1,16 +1,18 @@
 """``python -m mi_core train DOMAIN [options]``: train a masked diffusion model (``train DOMAIN --help`` lists
 the domain's options). Weights go to ``runs/<domain>_mdm_<time>.safetensors`` unless ``--out`` is given;
-``--force`` overwrites an existing file. Each domain names its trainer (``Domain.trainer``, a module with
-``add_arguments(parser)`` and ``run(args, parser)``): ``mi_core.train.sudoku_mdm`` and
-``mi_core.train.protein_mdm``.
+``--force`` overwrites an existing file; ``--resume`` continues a stopped run. One loop trains every domain
+(:mod:`mi_core.train.mdm`); each domain names its task (``Domain.trainer``): ``SudokuTask`` in
+:mod:`mi_core.train.sudoku_mdm` and ``ProteinTask`` in :mod:`mi_core.train.protein_mdm`.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 
 from mi_core.domains.registry import add_domain_parsers, get_domain
 from mi_core.options import ArgumentParser
+from mi_core.train import mdm
 
 
 def build_parser() -> tuple[argparse.ArgumentParser, dict]:
@@ -20,9 +22,10 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict]:
     subs = {}
 
     def options(sub: argparse.ArgumentParser, domain) -> None:
-        trainer = domain.part("trainer")
-        sub.formatter_class, sub.description = argparse.RawDescriptionHelpFormatter, trainer.__doc__
-        trainer.add_arguments(sub)
+        task = domain.part("trainer")
+        sub.formatter_class = argparse.RawDescriptionHelpFormatter
+        sub.description = f"{sys.modules[task.__module__].__doc__}\n{mdm.__doc__}"
+        mdm.add_arguments(sub, task)
         subs[domain.key] = sub
 
     add_domain_parsers(parser, options, needs="trainer")
@@ -32,5 +35,5 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict]:
 def main(argv: list[str] | None = None) -> int:
     parser, subs = build_parser()
     args = parser.parse_args(argv)
-    get_domain(args.domain).part("trainer").run(args, subs[args.domain])
+    mdm.run(args, subs[args.domain], get_domain(args.domain).part("trainer"))
     return 0

@@ -75,7 +75,7 @@ register(GridDomain(
     estimator_env="MI_LENS_SUDOKU_ESTIMATOR", estimator_default="assets/sudoku_mi_estimator_hard.safetensors",
     selector_env="MI_LENS_SUDOKU_SELECTOR", selector_default="assets/sudoku_order_selector_hard.safetensors",
     model_loader="mi_core.models.loading:load_sudoku", states="mi_core.decoding.sudoku_states:SudokuStates",
-    metric="mi_core.bench.metrics:SolvedMetric", order_task="mi_core.order.sudoku", trainer="mi_core.train.sudoku_mdm",
+    metric="mi_core.bench.metrics:SolvedMetric", order_task="mi_core.order.sudoku", trainer="mi_core.train.sudoku_mdm:SudokuTask",
 ))
 register(GridDomain(
     "sudoku4", "Sudoku 4x4 (exact oracle)", "4x4", digits(SUDOKU4), names=("oracle4", "sudoku4"), geometry=SUDOKU4,
@@ -90,5 +90,5 @@ register(ProteinDomain(
     selector_env="MI_LENS_PROTEIN_SELECTOR", selector_default="assets/protein_order_selector.safetensors",
     probe_fallback=True, model_loader="mi_core.models.loading:load_protein",
     states="mi_core.decoding.protein_states:ProteinStates", metric="mi_core.bench.metrics:CompositionMetric",
-    order_task="mi_core.order.protein", trainer="mi_core.train.protein_mdm",
+    order_task="mi_core.order.protein", trainer="mi_core.train.protein_mdm:ProteinTask",
 ))

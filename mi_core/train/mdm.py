@@ -1,0 +1,182 @@
+"""The MDM trainer of every domain: ``python -m mi_core train DOMAIN [options]``.
+
+One loop serves all domains: masked-diffusion cross-entropy over the positions a batch scores (a plain
+mean, no 1/t weighting: it trained faster here), AdamW with warm-up and cosine decay by steps or by
+elapsed time (:mod:`mi_core.train.schedule`), bf16 autocast, gradient clipping, and DistributedDataParallel
+under torchrun (every rank draws its own batches; rank 0 validates and writes). The loss is read back every
+``log_every`` steps only. The best weights by validation go to ``--out``, the latest to ``<out>_last``, and
+a checkpoint ``<out>.ckpt`` (model, optimiser, step, elapsed time, the random generators and the data's
+state) lets ``--resume`` continue a stopped run as if it had not stopped.
+
+A domain's trainer (``Domain.trainer``) is a *task* class: its model and training configs (each field is
+a command-line option), how a model is built, its batches, its validation and the validation figure that
+picks the best weights. The tasks: :class:`mi_core.train.sudoku_mdm.SudokuTask` and
+:class:`mi_core.train.protein_mdm.ProteinTask`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+import torch
+
+from mi_core.device import pick_device
+from mi_core.io import check_output, default_run_path
+from mi_core.models.sudoku_mdm import masked_ce
+from mi_core.scale import distributed
+from mi_core.train.schedule import lr_at, progress
+
+RESUMABLE = ("steps", "time_budget")  # settings a resumed run may change (it runs longer or shorter)
+
+
+def checkpoint_path(out: Path) -> Path:
+    return out.with_suffix(".ckpt")
+
+
+def save_checkpoint(path: Path, model, opt, task, step: int, elapsed: float, curve: list, best: float) -> None:
+    state = {"model": model.state_dict(), "opt": opt.state_dict(), "task": task.state_dict(),
+             "torch_rng": torch.get_rng_state(), "step": step, "elapsed": elapsed, "best": best,
+             "curve": json.dumps(curve), "cfg": json.dumps(asdict(task.cfg)), "model_cfg": json.dumps(asdict(model.cfg))}
+    tmp = path.with_name(path.name + ".tmp")
+    torch.save(state, tmp)
+    tmp.replace(path)
+
+
+def optimizer(model, cfg) -> torch.optim.Optimizer:
+    return torch.optim.AdamW(model.parameters(), lr=cfg.lr, betas=(0.9, 0.98), weight_decay=cfg.weight_decay)
+
+
+def train(task, out: Path, device: torch.device, log=print, resume: bool = False, stop_after: int = 0) -> dict:
+    """Train (or continue) ``task``'s run writing ``out`` (best by validation), ``<out>_last`` and ``<out>.ckpt``.
+
+    ``stop_after`` > 0 stops after that many steps of this call (to test resuming).
+    """
+    cfg = task.cfg
+    torch.manual_seed(cfg.seed)
+    model = task.build_model(fresh=resume).to(device).train()  # a resumed run loads its checkpoint below
+    opt = optimizer(model, cfg)
+    step, elapsed0, curve = 0, 0.0, []
+    best = float("-inf") if task.higher else float("inf")
+    ckpt = checkpoint_path(out)
+    if resume:
+        state = torch.load(ckpt, map_location=device, weights_only=True)
+        model.load_state_dict(state["model"])
+        opt.load_state_dict(state["opt"])
+        torch.set_rng_state(state["torch_rng"].cpu())  # dropout draws from the global generator
+        step, elapsed0, best, curve = state["step"], state["elapsed"], state["best"], json.loads(state["curve"])
+        task.load_state_dict(state.get("task", state), step)  # checkpoints before the shared loop kept it at the top
+        log(f"resumed {ckpt} at step {step} ({elapsed0:.0f}s trained)")
+    autocast = torch.autocast(device.type, dtype=torch.bfloat16) if cfg.bf16 else contextlib.nullcontext()
+    start = time.time() - elapsed0
+    loss_sum, loss_count, steps_here = torch.zeros((), device=device), 0, 0
+    net = distributed.wrap(model)  # DistributedDataParallel under torchrun
+    while (frac := distributed.from_main(progress(step, time.time() - start, cfg))) < 1:
+        task.before_step(model, step)
+        lr = lr_at(step, frac, cfg)
+        for group in opt.param_groups:
+            group["lr"] = lr
+        inputs, values, scored = task.batch()
+        with autocast:
+            logits = net(inputs).logits
+        loss = masked_ce(logits, values, scored)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip)
+        opt.step()
+        loss_sum += loss.detach()
+        loss_count += 1
+        step += 1
+        steps_here += 1
+        finished = distributed.from_main(progress(step, time.time() - start, cfg)) >= 1 or steps_here == stop_after
+        evaluate = (step % cfg.eval_every == 0 or finished) and distributed.is_main()  # rank 0 validates, writes
+        if step % cfg.log_every == 0 or step % cfg.eval_every == 0 or finished:
+            point = {"step": step, "examples": step * cfg.batch, "seconds": round(time.time() - start, 1),
+                     "train_loss": loss_sum.item() / loss_count, "lr": lr, **task.point()}
+            loss_sum.zero_()
+            loss_count = 0
+            if evaluate:
+                point.update(task.validate(model))
+                summary = {"train": asdict(cfg), "params": model.num_params(), **task.summary(), "curve": curve + [point]}
+                task.save(model, out.with_name(out.stem + "_last.safetensors"), summary)
+                score = point.get(task.best_key, 0.0)
+                if (score >= best) if task.higher else (score <= best):
+                    best = score
+                    task.save(model, out, {**summary, "best_step": step})
+            curve.append(point)
+            log(json.dumps(point))
+            if evaluate:
+                save_checkpoint(ckpt, model, opt, task, step, time.time() - start, curve, best)
+        if finished and steps_here == stop_after:
+            break
+    return {"params": model.num_params(), "curve": curve, f"best_{task.best_key}": best, "step": step}
+
+
+def resume_configs(task_cls, out: Path, given: dict, defaults: dict) -> tuple:
+    """The model and training configs a run at ``out`` was started with, for ``--resume``.
+
+    ``given``/``defaults``: the parsed options and the parser's defaults. A setting given on the command
+    line that differs from the run's own is refused (except ``steps`` and ``time_budget``).
+    """
+    path = checkpoint_path(out)
+    if not path.is_file():
+        raise ValueError(f"--resume: no checkpoint {path} to continue")
+    state = torch.load(path, map_location="cpu", weights_only=True)
+    saved = {**json.loads(state["model_cfg"]), **json.loads(state["cfg"])}
+    for name, value in saved.items():
+        if name in given and given[name] != defaults[name] and given[name] != value and name not in RESUMABLE:
+            flag = "--" + name.replace("_", "-")
+            raise ValueError(f"--resume continues the run's own settings: {flag} {given[name]} differs from its {value}")
+    run = json.loads(state["cfg"])
+    run.update({k: given[k] for k in RESUMABLE if given[k] != defaults[k]})
+    return task_cls.model_config(**json.loads(state["model_cfg"])), task_cls.train_config(**run)
+
+
+def add_arguments(parser: argparse.ArgumentParser, task_cls) -> None:
+    """The options of ``train DOMAIN``: the common ones, the task's own, and one per config field."""
+    parser.add_argument("--out", type=Path, default=None,
+                        help=f"weights (+ .json config beside them); default runs/{task_cls.name}_<date-time>.safetensors")
+    parser.add_argument("--force", action="store_true", help="overwrite existing output files")
+    parser.add_argument("--device", default="auto")
+    parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0 = torch's default)")
+    parser.add_argument("--resume", action="store_true", help="continue the run from <out>.ckpt")
+    task_cls.add_arguments(parser)
+    for cls in (task_cls.model_config, task_cls.train_config):
+        for f in cls.__dataclass_fields__.values():
+            flag = f"--{f.name.replace('_', '-')}"
+            if type(f.default) is bool:
+                parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=f.default)
+            else:
+                parser.add_argument(flag, type=type(f.default), default=f.default, bounds=task_cls.ranges.get(f.name))
+
+
+def run(namespace: argparse.Namespace, parser: argparse.ArgumentParser, task_cls) -> None:
+    """``train DOMAIN`` with its parsed options (``parser``: the one that parsed them, for its defaults)."""
+    args = {k: v for k, v in vars(namespace).items() if k != "domain"}
+    force = args.pop("force")
+    if args["resume"]:
+        if args["out"] is None:
+            raise ValueError("--resume needs the --out of the run to continue")
+    else:
+        args["out"] = check_output(args["out"] or default_run_path(task_cls.name), force, "--out")
+    if args["threads"]:
+        # on a shared 2-core machine one thread is far faster than two that wait on each other
+        torch.set_num_threads(args["threads"])
+    if args["resume"]:
+        model_cfg, cfg = resume_configs(task_cls, args["out"], args, {a.dest: a.default for a in parser._actions})
+    else:
+        model_cfg = task_cls.model_config(**{k: args[k] for k in task_cls.model_config.__dataclass_fields__})
+        cfg = task_cls.train_config(**{k: args[k] for k in task_cls.train_config.__dataclass_fields__})
+    device = distributed.setup(pick_device(args["device"]))  # joins the process group under torchrun
+    main_rank = distributed.is_main()
+    log = (lambda m: print(m, flush=True)) if main_rank else (lambda m: None)
+    task = task_cls(model_cfg, cfg, device, args, log)
+    result = train(task, args["out"], device, log=log, resume=args["resume"])
+    distributed.teardown()
+    if main_rank:
+        key = f"best_{task.best_key}"
+        print(json.dumps({key: result[key], "params": result["params"], "step": result["step"]}))
