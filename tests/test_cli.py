@@ -151,7 +151,7 @@ def test_bench_json_records_settings_and_repo_relative_paths(tmp_path, model_pat
                  "--limit", "1"]) == 0
     res = json.loads(out.read_text())
     assert (res["seed"], res["temperature"], res["batch_size"], res["limit"]) == (7, 0.5, 3, 1)
-    assert res["precision"] == "fp32" and res["seeding"] == "per puzzle"
+    assert res["precision"] == "fp32" and res["seeding"] == "per item"
     assert display_path(repo_root() / "assets" / "sudoku_mdm.safetensors") == "assets/sudoku_mdm.safetensors"
     assert display_path(puzzles) == str(puzzles)  # outside the repository: kept as given
 

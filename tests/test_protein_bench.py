@@ -201,7 +201,7 @@ def test_bench_protein_writes_json(files, tmp_path, capsys):
     assert res["params"] == {"k": "4"} and res["temperature"] == 1.0 and res["precision"] == "fp32"
     assert 0 < res["jsd_aa"] < 1 and 0 < res["jsd_dipeptide"] < 1
     assert set(res["diversity"]) >= {"mean_identity", "reference_mean_identity", "unique_fraction"}
-    assert res["model"]["path"] == str(model) and res["reference_n"] == len(PB.reference_set(fasta))
+    assert res["model"] == str(model) and res["reference_n"] == len(PB.reference_set(fasta))
     assert '"jsd_aa"' in capsys.readouterr().out
 
 

@@ -12,12 +12,17 @@ from __future__ import annotations
 import contextlib
 import time
 from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
 
 import numpy as np
 import torch
 
 from mi_core.decoding import decode_final
-from mi_core.domains.sudoku import read_puzzles
+from mi_core.domains.sudoku import read_puzzles, solutions_for
+from mi_core.io import display_path
+from mi_core.mi.estimator import EstimatorInputError, shipped_estimator_for
+from mi_core.models.loading import load_model_described
 
 SEEDINGS = ("per item", "per batch")
 
@@ -96,30 +101,29 @@ def evaluate(model, templates: list[np.ndarray], strategy, metric, **kwargs) -> 
     return metric.compute(), gen
 
 
-def read_inputs(domain, path, limit: int | None = None) -> tuple[list[np.ndarray], object]:
-    """The states of a file and the domain's metric over them. A grid domain reads Sudoku files (``.txt`` one
-    puzzle a line, or ``.csv`` with ``puzzle`` and optional ``solution`` and ``level`` columns); any other
-    domain reads text, one state a line (``#`` comments and blank lines skipped), each optionally
-    followed by whitespace or a comma and its solution. A state given
-    without a solution takes the domain's own (:meth:`Domain.solution`, e.g. a Sudoku solver's); a metric
-    with ``needs_solution = False`` scores states without one.
+def read_inputs(domain, path, limit: int | None = None, level: str | None = None) -> tuple[list[np.ndarray], list, list]:
+    """``(templates, solutions, levels)`` of the states of a file. A grid domain reads Sudoku files (``.txt`` one
+    puzzle a line, or ``.csv`` with ``puzzle`` and optional ``solution`` and ``level`` columns; ``level``
+    keeps the puzzles of that level, before ``limit``), each puzzle with its one solution (the file's, else
+    the solver's; a puzzle with none or several is refused). Any other domain reads text, one state a line
+    (``#`` comments and blank lines skipped), each optionally followed by whitespace or a comma and its
+    solution; a state given without one takes the domain's own (:meth:`Domain.solution`), and a metric with
+    ``needs_solution = False`` scores states without one.
 
     Raises:
         ValueError: a line that does not parse, naming it; a state without a solution; no state at all.
     """
-    metric_cls = domain.part("metric")
-    needs_solution = getattr(metric_cls, "needs_solution", True)
-    if domain.layout == "grid":  # Sudoku files: .txt or .csv with a puzzle column (and solution, level)
-        records = read_puzzles(path, limit=limit)
+    if domain.layout == "grid":
+        records = read_puzzles(path, limit=None if level else limit)
         if any(len(r.puzzle) != domain.cells for r in records):
             raise ValueError(f"{path} holds puzzles of another size than {domain.label} ({domain.cells} cells)")
-        templates = [np.asarray(domain.parse_state(r.puzzle)) for r in records]
-        solutions = [domain.parse_state(r.solution) if r.solution else domain.solution(t.tolist())
-                     for r, t in zip(records, templates)]
-        missing = [r.line for r, s in zip(records, solutions) if s is None]
-        if missing:
-            raise ValueError(f"{path}, line {missing[0]}: the puzzle has no unique solution; benchmarks need one")
-        return templates, metric_cls(solutions, [r.level for r in records], domain.mask_id)
+        if level:
+            records = [r for r in records if (r.level or "").lower() == level.lower()][:limit]
+            if not records:
+                raise ValueError(f"no puzzles of level {level!r} in {path}")
+        solutions = [domain.parse_state(s) for s in solutions_for(records)]
+        return [np.asarray(domain.parse_state(r.puzzle)) for r in records], solutions, [r.level for r in records]
+    needs_solution = getattr(domain.part("metric"), "needs_solution", True)
     templates, solutions = [], []
     with open(path, encoding="utf-8") as fh:
         for lineno, raw in enumerate(fh, start=1):
@@ -141,4 +145,72 @@ def read_inputs(domain, path, limit: int | None = None) -> tuple[list[np.ndarray
                 break
     if not templates:
         raise ValueError(f"{path} holds no {domain.label} state")
-    return templates, metric_cls(solutions, None, domain.mask_id)
+    return templates, solutions, [None] * len(templates)
+
+
+class PuzzleFiles:
+    """Benchmark inputs of a puzzle domain (every domain but those that name their own ``bench_inputs``): the
+    states of a file with their solutions, scored by the domain's metric, decoded at temperature 0 with a
+    seed per puzzle. ``metric()`` gives a fresh metric (a sweep scores each sampler with its own)."""
+
+    temperature, batch_size, seeding, unit = 0.0, 256, "per item", "puzzle"
+
+    @staticmethod
+    def add_arguments(p, domain, sweep: bool = False) -> None:
+        p.add_argument("--puzzles", required=True, type=Path,
+                       help=".txt (one puzzle a line, optionally followed by its solution) or .csv with a puzzle column")
+        p.add_argument("--limit", type=int, default=None, help="use the first N puzzles")
+        if sweep:
+            p.add_argument("--level", default=None, help="only puzzles of this level (CSV files with a level column)")
+            p.add_argument("--name", default=None, help="name of the puzzle set in the report (default: file stem + level)")
+        default = domain.default_file("model")
+        p.add_argument("--model", type=Path if default else str, default=default and Path(default),
+                       help="weights file (default: the domain's shipped model)")
+
+    def __init__(self, domain, args):
+        level = getattr(args, "level", None)
+        self.templates, solutions, levels = read_inputs(domain, args.puzzles, args.limit, level)
+        self.metric = partial(domain.part("metric"), solutions, levels, domain.mask_id)
+        self.fields = {"puzzles": display_path(args.puzzles), "limit": args.limit}
+        if hasattr(args, "level"):
+            self.fields["level"] = level
+        self.name = getattr(args, "name", None) or args.puzzles.stem + (f"_{level}" if level else "")
+
+
+def inputs_class(domain):
+    """What ``bench`` and ``sweep`` decode for ``domain``: its own ``bench_inputs``, else :class:`PuzzleFiles`."""
+    return domain.part("bench_inputs") if domain.bench_inputs is not None else PuzzleFiles
+
+
+def lacks_mi_source(strategy) -> bool:
+    """True for an MI-reading strategy with neither an estimator path nor an ``mi_fn``."""
+    return hasattr(strategy, "estimator") and strategy.estimator is None and getattr(strategy, "mi_fn", None) is None
+
+
+def default_estimator(model, domain, path=None) -> str | None:
+    """The MI estimator that MI-reading samplers without one read: ``path`` when given, else the shipped
+    estimator trained on the model's own weights file (None: there is none)."""
+    if path is not None:
+        return str(path)
+    if domain.estimator_default is None:
+        return None
+    try:
+        return str(shipped_estimator_for(model))
+    except EstimatorInputError:
+        return None
+
+
+def run_options(p, inputs) -> None:
+    """Device, precision, batch size, temperature and seed (defaults from the domain's inputs)."""
+    p.add_argument("--device", default="auto")
+    p.add_argument("--bf16", action="store_true", help="bf16 autocast for the model passes (faster on CPUs with AMX)")
+    p.add_argument("--batch-size", type=int, default=inputs.batch_size)
+    p.add_argument("--temperature", type=float, default=inputs.temperature,
+                   help="0 = argmax values; 1 samples from the model")
+    p.add_argument("--seed", type=int, default=0)
+
+
+def load(args, domain, device):
+    """``(model, the line naming it, the value recorded as the run's model)``."""
+    model, description = load_model_described(None if args.model is None else str(args.model), device, domain)
+    return model, description, description if model.weights_path is None else display_path(model.weights_path)

@@ -12,18 +12,20 @@ from the reference set, and diversity (mean pairwise identity, unique fraction);
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from mi_core.bench.decode import Generation, decode_all
+from mi_core.bench.decode import Generation, decode_all, lacks_mi_source
 from mi_core.bench.decode import evaluate as evaluate_decode
 from mi_core.bench.metrics import CompositionMetric
 from mi_core.domains.protein import MASK_ID, ProteinRecord, detokenize, read_fasta, split_records
+from mi_core.io import display_path
 from mi_core.mi.estimator import load_estimator_meta
 from mi_core.models.protein import load_protein_model
-from mi_core.options import parse_lengths  # noqa: F401  (re-exported: its old home)
+from mi_core.options import parse_lengths
 
 REFERENCE_SPLITS = ("reference", "val", "train", "all")
 
@@ -39,18 +41,6 @@ def load_model(spec: str | Path = "auto", device: torch.device | str = "cpu"):
 
 
 DEFAULT_ESTIMATOR = Path("assets/protein_mi_estimator.safetensors")
-
-
-def lacks_mi_source(strategy) -> bool:
-    """True for an MI-guided strategy (``mi``) with neither an estimator path nor an ``mi_fn``."""
-    return hasattr(strategy, "estimator") and strategy.estimator is None and getattr(strategy, "mi_fn", None) is None
-
-
-def info_for_json(info: dict) -> dict:
-    """``info`` with its path relative to the repository root when inside it (for result files)."""
-    from mi_core.io import display_path
-
-    return {**info, "path": display_path(info["path"])}
 
 
 def estimator_for(info: dict, path: str | Path | None = None) -> Path | None:
@@ -140,9 +130,33 @@ def generate(model, targets, strategy, *, temperature: float = 1.0, seed: int = 
                       batch_size=batch_size, device=device, bf16=bf16, progress=progress, seeding="per batch")
 
 
-def warm_up(model, lengths: list[int], strategy, device, bf16: bool = False) -> None:
-    """Generate one sequence of the shortest length once, untimed (one-off start-up costs)."""
-    generate(model, [min(lengths)], strategy, batch_size=1, device=device, bf16=bf16)
+class GeneratedSequences:
+    """Benchmark inputs of proteins (``Domain.bench_inputs``): all-mask sequences of lengths drawn (seeded) from
+    ``--lengths``, generated at temperature 1 and measured against a reference set (:class:`CompositionMetric`);
+    one seed per batch, as the recorded protein figures were made."""
+
+    temperature, batch_size, seeding, unit = 1.0, 64, "per batch", "seq"
+
+    @staticmethod
+    def add_arguments(p, domain, sweep: bool = False) -> None:
+        p.add_argument("--samples", type=int, default=100, help="how many sequences to generate")
+        p.add_argument("--lengths", default="50-100", help="N or LO-HI: lengths drawn uniformly (seeded) from this range")
+        p.add_argument("--reference", required=True, type=Path, help="FASTA file; read with the strict rule (non-standard letters skipped)")
+        p.add_argument("--reference-split", default="reference", choices=REFERENCE_SPLITS,
+                       help="which seeded split of the FASTA is the reference (default: the held-out 'reference' split)")
+        p.add_argument("--limit-reference", type=int, default=None, help="use the first N reference sequences")
+        if sweep:
+            p.add_argument("--name", default=None, help="name of the run in the report (default: FASTA stem)")
+        p.add_argument("--model", default="auto", help="auto (ESM-C when its weights are here, else the MDM), esmc, mdm or a weights path")
+
+    def __init__(self, domain, args):
+        lengths = draw_lengths(args.samples, *parse_lengths(args.lengths), args.seed)
+        reference = reference_set(args.reference, args.reference_split, args.limit_reference)
+        self.templates = as_templates(lengths)
+        self.metric = partial(CompositionMetric, [r.tokens for r in reference], seed=args.seed)
+        self.fields = {"lengths": args.lengths, "samples": args.samples, "reference": display_path(args.reference),
+                       "reference_split": args.reference_split, "limit_reference": args.limit_reference}
+        self.name = getattr(args, "name", None) or args.reference.stem
 
 
 def evaluate(model, lengths: list[int], reference: list[ProteinRecord], strategy, *, temperature: float = 1.0,

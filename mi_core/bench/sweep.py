@@ -1,14 +1,13 @@
-"""``python -m mi_core sweep sudoku --puzzles PATH [--limit N] --json OUT``: a grid of samplers on one puzzle set.
+"""``python -m mi_core sweep DOMAIN --json OUT [inputs] [--grid SPEC ...]``: a grid of samplers on one input set.
 
-Writes a JSON list of rows (``sampler``, ``params``, ``n``, ``accuracy``, ``cell_accuracy``, ``mean_passes``,
-``seconds``, ``set`` and the settings: ``seed``, ``batch_size``, ``limit``, ``level``, ``precision``) and
-nothing else unless asked: ``--markdown FILE`` writes a Markdown table into a section of FILE named after
-the puzzle set. An existing ``--json`` is only replaced with ``--force`` (``--merge`` adds to its rows).
-The frontier plot is drawn from the rows by ``python -m mi_lens_app.sweep_plot ROWS.json OUT.html``.
-
-``python -m mi_core sweep protein --reference FASTA --samples N --lengths 50-100 --json OUT --name NAME``: the
-same for protein generation (see :func:`protein_main`): rows with ``sampler``, ``params``, ``n``,
-``mean_passes``, ``jsd_aa``, ``jsd_dipeptide``, ``diversity``; the frontier is JSD against mean passes.
+The inputs are the domain's benchmark inputs, as for ``bench``: a puzzle file (``sweep sudoku --puzzles PATH
+[--level L] [--limit N]``) or generated proteins (``sweep protein --reference FASTA --samples N --lengths
+50-100``). Writes a JSON list of rows (``set``, ``sampler``, ``params``, the domain's metric: ``n``,
+``accuracy``, ``cell_accuracy``, ``mean_passes`` for puzzles, ``jsd_aa``, ``jsd_dipeptide``, ``diversity``
+for proteins; ``seconds`` and the settings) and nothing else unless asked: ``--markdown FILE`` writes a
+Markdown table into a section of FILE named after the set. An existing ``--json`` is only replaced with
+``--force`` (``--merge`` adds to its rows). The frontier plot is drawn from the rows by
+``python -m mi_lens_app.sweep_plot ROWS.json OUT.html``.
 """
 
 from __future__ import annotations
@@ -22,20 +21,34 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from mi_core.bench import protein as protein_bench
+from mi_core.bench.decode import (
+    decode_all,
+    default_estimator,
+    evaluate,
+    inputs_class,
+    lacks_mi_source,
+    load,
+    run_options,
+)
 from mi_core.bench.report import frontier, markdown_table, update_section, write_json
-from mi_core.bench.scale import protein_cells, sudoku_cells
-from mi_core.bench.sudoku import evaluate, warm_up, with_default_estimator
+from mi_core.bench.scale import sweep_cells
 from mi_core.decoding import STRATEGIES, make_strategy
 from mi_core.device import pick_device
 from mi_core.domains.registry import add_domain_parsers, get_domain
-from mi_core.domains.sudoku import read_puzzles
-from mi_core.io import check_output, display_path
-from mi_core.mi.estimator import SHIPPED
-from mi_core.models.loading import load_model
+from mi_core.io import check_output
 from mi_core.options import ArgumentParser, add_force
 from mi_core.scale.engine import add_engine_options, engine_from_args
 
+PROTEIN_GRID = [
+    "sequential",
+    "topk:k=4,8,12",
+    "eb:gamma=1,2,4",
+    "threshold:tau=0.5,0.7,0.9",
+    "top_margin:k=8,12",
+    "mask_predict",
+    "mi:gamma=1,2,4;lam=1",
+    "random:steps=10",
+]
 DEFAULT_GRID = [
     "sequential",
     "topk:k=2,4,7",
@@ -120,122 +133,101 @@ def add_output_options(p) -> None:
     add_force(p)
 
 
-def with_estimators(configs: list[tuple[str, dict]], estimator: str | None) -> tuple[list, list]:
-    """Strategies of the grid points; those that read an MI estimator and have none read ``estimator`` (the
-    shipped one trained on the model), or are skipped with a note when the domain has none (the 4x4 oracle)."""
+def strategies_of(configs: list[tuple[str, dict]], estimator: str | None) -> tuple[list, list]:
+    """Strategies of the grid points; those that read MI and have no source read ``estimator``, or are skipped
+    with a note when there is none."""
     kept, strategies = [], []
     for name, params in configs:
-        strategy = make_strategy(name, **params)
-        if protein_bench.lacks_mi_source(strategy):
+        strategy = make_strategy(name, **params)  # fails fast on bad params
+        if lacks_mi_source(strategy):
             if estimator is None:
-                print(f"note: skipping {name} {params}: this domain has no MI estimator", file=sys.stderr)
+                print(f"note: skipping {name} {params}: no MI estimator for this model (--estimator PATH)", file=sys.stderr)
                 continue
-            strategy = with_default_estimator(strategy, estimator)
+            strategy.estimator = estimator
         kept.append((name, params))
         strategies.append(strategy)
     if not strategies:
-        raise ValueError("the grid is empty: every sampler in it needs an MI estimator this domain lacks")
+        raise ValueError("the grid is empty after --samplers filtering and skipped mi rows")
     return kept, strategies
 
 
-def sudoku_options(p, domain) -> None:
-    p.add_argument("--puzzles", required=True, type=Path)
-    p.add_argument("--limit", type=int, default=None)
-    p.add_argument("--level", default=None, help="only puzzles of this level (CSV files with a level column)")
-    p.add_argument("--name", default=None, help="name of the puzzle set in the report (default: file stem + level)")
+def options(p, domain) -> None:
+    inputs = inputs_class(domain)
+    inputs.add_arguments(p, domain, sweep=True)
     p.add_argument("--grid", action="append", default=None, metavar="SPEC",
                    help='e.g. "topk:k=2,4,7" or "mi:gamma=0.1,0.3;lam=1,2" (repeatable; replaces the default grid)')
     p.add_argument("--samplers", default=None, help="comma-separated: keep only these samplers of the grid")
+    p.add_argument("--estimator", type=Path, default=None,
+                   help="MI estimator of the mi rows (default: the shipped one trained on the model's own weights)")
     add_output_options(p)
-    p.add_argument("--model", type=Path, default=domain.default_file("model") and Path(domain.default_file("model")),
-                   help="weights (default: the domain's shipped model)")
-    p.add_argument("--device", default="auto")
-    p.add_argument("--bf16", action="store_true", help="bf16 autocast for the model passes (faster on CPUs with AMX)")
-    p.add_argument("--batch-size", type=int, default=256)
-    p.add_argument("--seed", type=int, default=0)
+    run_options(p, inputs)
     add_engine_options(p)
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = ArgumentParser(prog="python -m mi_core sweep", description=__doc__,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_domain_parsers(p, lambda sub, d: (protein_options if d.key == "protein" else sudoku_options)(sub, d),
-                       needs="metric", when=lambda d: d.layout == "grid" or d.key == "protein")
+    add_domain_parsers(p, options, needs="metric")
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
-    if args.domain == "protein":
-        return protein_main(args, argv)
     old_rows = check_outputs(args)
     engine = engine_from_args(args)  # Ray missing or a bad setting: one line before any work
-
-    configs = [c for spec in (args.grid or DEFAULT_GRID) for c in parse_grid_spec(spec)]
+    domain = get_domain(args.domain)
+    grid = args.grid or (PROTEIN_GRID if domain.key == "protein" else DEFAULT_GRID)
+    configs = [c for spec in grid for c in parse_grid_spec(spec)]
     if args.samplers:
         keep = {s.strip() for s in args.samplers.split(",")}
         configs = [c for c in configs if c[0] in keep]
-    if not configs:
-        raise ValueError("the grid is empty after --samplers filtering")
-    domain = get_domain(args.domain)
-    records = read_puzzles(args.puzzles)
-    if any(len(r.puzzle) != domain.cells for r in records):
-        raise ValueError(f"{args.puzzles} holds puzzles of another size than {domain.label} ({domain.cells} cells)")
-    if args.level:
-        records = [r for r in records if (r.level or "").lower() == args.level.lower()]
-        if not records:
-            raise ValueError(f"no puzzles of level {args.level!r} in {args.puzzles}")
-    records = records[: args.limit] if args.limit is not None else records
-    set_name = args.name or (args.puzzles.stem + (f"_{args.level}" if args.level else ""))
-    configs, strategies = with_estimators(configs, SHIPPED if domain.estimator_default else None)  # fails fast
+    for name, params in configs:
+        make_strategy(name, **params)  # bad params fail before any work
+    inputs = inputs_class(domain)(domain, args)
     device = pick_device(args.device)
-    model = load_model(None if args.model is None else str(args.model), device, domain=args.domain)
-    cmd = "python -m mi_core sweep " + " ".join(argv if argv is not None else sys.argv[1:])
+    model, _, model_name = load(args, domain, device)
+    configs, strategies = strategies_of(configs, default_estimator(model, domain, args.estimator))
+    precision = "bf16" if args.bf16 else "fp32"
+    cmd = "python -m mi_core sweep " + shlex.join(argv)  # quoted: grid specs hold ';'
+    run = {"temperature": args.temperature, "seed": args.seed, "batch_size": args.batch_size, "device": device,
+           "bf16": args.bf16, "seeding": inputs.seeding}
+    cells = sweep_cells(configs, strategies, inputs, run, args, engine) if engine.engine == "ray" else None
+    for strategy in strategies if cells is None else []:  # untimed: row seconds exclude start-up costs
+        decode_all(model, [min(inputs.templates, key=len)], strategy, **(run | {"batch_size": 1}))
     rows = []
-    if engine.engine == "ray" and domain.key != "sudoku9":
-        raise ValueError(f"--engine ray runs Sudoku 9x9 and protein sweeps; run {domain.cli_name} with --engine local")
-    cells = sudoku_cells(configs, records, args, engine) if engine.engine == "ray" else None  # a cell per actor task
-    for strategy in strategies if cells is None else []:  # untimed: row seconds exclude loading an estimator
-        warm_up(model, records, strategy, device, args.bf16)
     for n, ((name, params), strategy) in enumerate(zip(configs, strategies)):
         if cells is not None:
             res = cells[n]
         else:
-            with tqdm(total=len(records), desc=f"{name} {params}", unit="puzzle", file=sys.stderr, leave=False) as bar:
-                res = evaluate(model, records, strategy, batch_size=args.batch_size, seed=args.seed, device=device,
-                               progress=bar.update, bf16=args.bf16)
-            res.pop("passes")
-        rows.append({"set": set_name, "sampler": name, "params": params, **res, "precision": "bf16" if args.bf16 else "fp32",
-                     "puzzles": display_path(args.puzzles), "level": args.level, "limit": args.limit, "seed": args.seed,
-                     "batch_size": args.batch_size, "temperature": 0.0,
-                     "model": None if args.model is None else display_path(args.model), "command": cmd})
-        print(f"{set_name} {name} {params}: accuracy {res['accuracy']:.3f}, mean passes {res['mean_passes']:.1f}",
-              file=sys.stderr)
+            with tqdm(total=len(inputs.templates), desc=f"{name} {params}", unit=inputs.unit, file=sys.stderr,
+                      leave=False) as bar:
+                res, gen = evaluate(model, inputs.templates, strategy, inputs.metric(), progress=bar.update, **run)
+            res["seconds"] = gen.seconds
+        rows.append({"set": inputs.name, "sampler": name, "params": params, **res, **inputs.fields,
+                     "precision": precision, "seed": args.seed, "batch_size": args.batch_size,
+                     "temperature": args.temperature, "model": model_name, "command": cmd})
+        print(f"{inputs.name} {name} {params}: " + ", ".join(f"{k} {res[k]:.4g}" for k in ("accuracy", "jsd_dipeptide",
+              "mean_passes") if k in res), file=sys.stderr)
     if args.merge:
         rows = merge_rows(old_rows, rows)
     write_json(rows, args.json)
     if args.markdown is not None and str(args.markdown) != "-":
-        table = markdown_table(rows, [("sampler", "sampler"), ("params", "params"), ("n", "n"),
-                                      ("accuracy", "accuracy"), ("cell_accuracy", "cell acc."),
-                                      ("mean_passes", "mean passes"), ("seconds", "seconds")])
-        n_text = ", ".join(sorted({str(r["n"]) for r in rows}))
-        front = ", ".join(f"{r['sampler']}({', '.join(f'{k}={v}' for k, v in r['params'].items())})" for r in frontier(rows))
-        update_section(f"sweep-{set_name}", f"### Sweep: {set_name} (n={n_text}, device {device.type}, {'bf16' if args.bf16 else 'fp32'} forward passes; seconds after an untimed warm-up decode, each batch read back before the clock stops)\n\n"
-                       + "".join(f"`{c}`\n\n" for c in dict.fromkeys(r.get("command", cmd) for r in rows)) + f"{table}\n\nFrontier (accuracy vs passes): {front}\n", args.markdown)
+        section = _protein_section if domain.key == "protein" else _puzzle_section
+        section(rows, inputs.name, device, precision, cmd, args.markdown)
     return 0
 
 
-PROTEIN_GRID = [
-    "sequential",
-    "topk:k=4,8,12",
-    "eb:gamma=1,2,4",
-    "threshold:tau=0.5,0.7,0.9",
-    "top_margin:k=8,12",
-    "mask_predict",
-    "mi:gamma=1,2,4;lam=1",
-    "random:steps=10",
-]
+def _puzzle_section(rows: list[dict], set_name: str, device, precision: str, cmd: str, markdown: Path) -> None:
+    """The sweep's Markdown table and accuracy-vs-passes frontier into its section of ``markdown``."""
+    table = markdown_table(rows, [("sampler", "sampler"), ("params", "params"), ("n", "n"), ("accuracy", "accuracy"),
+                                  ("cell_accuracy", "cell acc."), ("mean_passes", "mean passes"), ("seconds", "seconds")])
+    n_text = ", ".join(sorted({str(r["n"]) for r in rows}))
+    front = ", ".join(f"{r['sampler']}({', '.join(f'{k}={v}' for k, v in r['params'].items())})" for r in frontier(rows))
+    update_section(f"sweep-{set_name}", f"### Sweep: {set_name} (n={n_text}, device {device.type}, {precision} forward "
+                   "passes; seconds after an untimed warm-up decode, each batch read back before the clock stops)\n\n"
+                   + "".join(f"`{c}`\n\n" for c in dict.fromkeys(r.get("command", cmd) for r in rows))
+                   + f"{table}\n\nFrontier (accuracy vs passes): {front}\n", markdown)
 
 
 def protein_frontier(rows: list[dict], key: str = "jsd_dipeptide") -> list[dict]:
@@ -246,90 +238,6 @@ def protein_frontier(rows: list[dict], key: str = "jsd_dipeptide") -> list[dict]
             out.append(row)
             best = row[key]
     return out
-
-
-def protein_configs(grid: list[str], samplers: str | None, estimator: Path | None) -> list[tuple[str, dict, object]]:
-    """``(name, params, strategy)`` of each grid point; ``mi`` points without an MI source read ``estimator``
-    (see ``mi_core.bench.protein.estimator_for``), or are skipped with a note on stderr when there is none."""
-    configs = [c for spec in grid for c in parse_grid_spec(spec)]
-    if samplers:
-        keep = {s.strip() for s in samplers.split(",")}
-        configs = [c for c in configs if c[0] in keep]
-    out = []
-    for name, params in configs:
-        strategy = make_strategy(name, **params)  # fail fast on bad params
-        if protein_bench.lacks_mi_source(strategy):
-            if estimator is None or not estimator.is_file():
-                print(f"note: skipping {name} {params}: no MI estimator (--estimator PATH"
-                      + (f"; {estimator} not found" if estimator else "") + ")", file=sys.stderr)
-                continue
-            strategy.estimator = str(estimator)
-        out.append((name, params, strategy))
-    if not out:
-        raise ValueError("the protein grid is empty after --samplers filtering and skipped mi rows")
-    return out
-
-
-def protein_options(p, domain) -> None:
-    p.description = "A grid of samplers generating protein sequences, measured against a reference set."
-    p.add_argument("--reference", required=True, type=Path, help="FASTA file (strict read; its 'reference' split is used)")
-    p.add_argument("--reference-split", default="reference", choices=protein_bench.REFERENCE_SPLITS)
-    p.add_argument("--limit-reference", type=int, default=None)
-    p.add_argument("--samples", type=int, default=100)
-    p.add_argument("--lengths", default="50-100")
-    p.add_argument("--name", default=None, help="name of the run in the report (default: FASTA stem)")
-    p.add_argument("--grid", action="append", default=None, metavar="SPEC", help="as for sudoku; replaces the default protein grid")
-    p.add_argument("--samplers", default=None, help="comma-separated: keep only these samplers of the grid")
-    p.add_argument("--estimator", type=Path, default=None, help="MI estimator weights for the mi rows (default: the shipped one for the protein MDM)")
-    add_output_options(p)
-    p.add_argument("--model", default="auto", help="auto (ESM-C when its weights are here, else the MDM), esmc, mdm or a weights path")
-    p.add_argument("--device", default="auto")
-    p.add_argument("--bf16", action="store_true")
-    p.add_argument("--batch-size", type=int, default=64)
-    p.add_argument("--temperature", type=float, default=1.0)
-    p.add_argument("--seed", type=int, default=0)
-    add_engine_options(p)
-
-
-def protein_main(args, argv: list[str]) -> int:
-    old_rows = check_outputs(args)
-    engine = engine_from_args(args)  # Ray missing or a bad setting: one line before any work
-
-    lo, hi = protein_bench.parse_lengths(args.lengths)
-    lengths = protein_bench.draw_lengths(args.samples, lo, hi, args.seed)
-    reference = protein_bench.reference_set(args.reference, args.reference_split, args.limit_reference)
-    set_name = args.name or args.reference.stem
-    device = pick_device(args.device)
-    model, info = protein_bench.load_model(args.model, device)
-    configs = protein_configs(args.grid or PROTEIN_GRID, args.samplers, protein_bench.estimator_for(info, args.estimator))
-    precision = "bf16" if args.bf16 else "fp32"
-    cmd = "python -m mi_core sweep " + shlex.join(argv)  # quoted: grid specs hold ';'
-    rows = []
-    cells = protein_cells(configs, lengths, reference, args, engine) if engine.engine == "ray" else None
-    if configs and cells is None:
-        protein_bench.warm_up(model, lengths, configs[0][2], device, args.bf16)
-    for n, (name, params, strategy) in enumerate(configs):
-        if cells is not None:
-            res = cells[n]
-        else:
-            with tqdm(total=len(lengths), desc=f"{name} {params}", unit="seq", file=sys.stderr, leave=False) as bar:
-                res = protein_bench.evaluate(model, lengths, reference, strategy, temperature=args.temperature,
-                                             seed=args.seed, batch_size=args.batch_size, device=device, bf16=args.bf16,
-                                             progress=bar.update)
-            for key in ("passes", "sequences"):
-                res.pop(key)
-        rows.append({"set": set_name, "sampler": name, "params": params, **res, "temperature": args.temperature,
-                     "lengths": args.lengths, "model": protein_bench.info_for_json(info), "precision": precision, "seed": args.seed,
-                     "samples": args.samples, "batch_size": args.batch_size, "reference": display_path(args.reference),
-                     "reference_split": args.reference_split, "limit_reference": args.limit_reference, "command": cmd})
-        print(f"{set_name} {name} {params}: jsd_dipeptide {res['jsd_dipeptide']:.4f}, jsd_aa {res['jsd_aa']:.4f}, "
-              f"mean passes {res['mean_passes']:.1f}", file=sys.stderr)
-    if args.merge:
-        rows = merge_rows(old_rows, rows)
-    write_json(rows, args.json)
-    if args.markdown is not None and str(args.markdown) != "-":
-        _protein_section(rows, set_name, device, precision, cmd, args.markdown)
-    return 0
 
 
 def _protein_section(rows: list[dict], set_name: str, device, precision: str, cmd: str, markdown: Path) -> None:

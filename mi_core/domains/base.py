@@ -48,7 +48,9 @@ class Domain:
     ``(spec, device) -> (model, description)``, ``states`` (the state source factory of estimator data, see
     :mod:`mi_core.train.estimator_data`), ``metric`` (a decode metric class with ``update``/``compute``) and
     ``order_task`` (a module giving ``add_arguments(parser)`` and ``run(args, cfg, model_path, out, log_path,
-    device)``: the start states and validation of the order trainer, :mod:`mi_core.order.train`).
+    device)``: the start states and validation of the order trainer, :mod:`mi_core.order.train`), ``trainer``
+    (the MDM trainer's task, :mod:`mi_core.train.mdm`) and ``bench_inputs`` (what ``bench`` and ``sweep``
+    decode; None: puzzles from a file, :class:`mi_core.bench.decode.PuzzleFiles`).
 
     App behaviour: ``exact_model`` (its conditionals are exact), ``fallback_eps`` (pruning of the exact probe
     used when no estimator is available), ``clue_range`` (givens of a generated puzzle), ``require_unique``
@@ -78,6 +80,7 @@ class Domain:
     metric: Any = None
     order_task: Any = None
     trainer: Any = None
+    bench_inputs: Any = None
     exact_model: bool = False
     fallback_eps: float = 1e-3
     clue_range: tuple[int, int] = (24, 60)
@@ -213,7 +216,7 @@ class Domain:
         return resolve_path(os.environ.get(self.selector_env) or self.selector_default)
 
     def part(self, name: str):
-        """The part ``name`` (``model_loader``, ``states``, ``metric``, ``order_task`` or ``trainer``), imported when named by
+        """The part ``name`` (``model_loader``, ``states``, ``metric``, ``order_task``, ``trainer`` or ``bench_inputs``), imported when named by
         reference (``"module:attribute"``, or ``"module"`` for a module).
 
         Raises:

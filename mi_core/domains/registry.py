@@ -91,4 +91,5 @@ register(ProteinDomain(
     probe_fallback=True, model_loader="mi_core.models.loading:load_protein",
     states="mi_core.decoding.protein_states:ProteinStates", metric="mi_core.bench.metrics:CompositionMetric",
     order_task="mi_core.order.protein", trainer="mi_core.train.protein_mdm:ProteinTask",
+    bench_inputs="mi_core.bench.protein:GeneratedSequences",
 ))
