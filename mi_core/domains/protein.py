@@ -38,7 +38,6 @@ RARE = frozenset("UO")  # rejected unless ambiguous="mask"
 MAX_INPUT_LENGTH = 2048
 
 _TOKEN_OF = {aa: i + 1 for i, aa in enumerate(AMINO_ACIDS)}
-THREE_LETTER = dict(zip(AMINO_ACIDS, ["Ala", "Cys", "Asp", "Glu", "Phe", "Gly", "His", "Ile", "Lys", "Leu", "Met", "Asn", "Pro", "Gln", "Arg", "Ser", "Thr", "Val", "Trp", "Tyr"]))
 
 
 class ProteinInputError(ValueError):
