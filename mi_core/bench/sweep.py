@@ -23,7 +23,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from mi_core.bench import protein as protein_bench
-from mi_core.bench.report import frontier, markdown_table, update_section, write_json
+from mi_core.bench.report import frontier_text, markdown_table, update_section, write_json
 from mi_core.bench.scale import protein_cells, sudoku_cells
 from mi_core.bench.sudoku import evaluate, warm_up, with_default_estimator
 from mi_core.decoding import STRATEGIES, make_strategy
@@ -67,6 +67,12 @@ def parse_grid_spec(spec: str) -> list[tuple[str, dict[str, str]]]:
     return [(name, dict(combo)) for combo in itertools.product(*axes)]
 
 
+def grid_configs(grid: list[str], samplers: str | None) -> list[tuple[str, dict[str, str]]]:
+    """Every (name, params) point of the grid specs, only of the comma-separated ``samplers`` when given."""
+    configs = [c for spec in grid for c in parse_grid_spec(spec)]
+    keep = samplers and {s.strip() for s in samplers.split(",")}
+    return [c for c in configs if c[0] in keep] if keep else configs
+
 
 def merge_rows(old: list[dict], new: list[dict]) -> list[dict]:
     """``old`` rows with those of the same set, sampler and params replaced by ``new`` ones, then the rest of ``new``."""
@@ -102,10 +108,7 @@ def read_rows(path: Path) -> list[dict]:
 def check_outputs(args) -> list[dict]:
     """Refuse unwritable outputs before any work; the rows to merge with (``--merge``), else []."""
     old = read_rows(args.json) if args.merge else []
-    if not args.merge:
-        check_output(args.json, args.force, "--json")
-    else:
-        check_output(args.json, True, "--json")
+    check_output(args.json, args.force or args.merge, "--json")
     if args.markdown is not None and str(args.markdown) != "-":
         check_output(args.markdown, True, "--markdown")  # a report file: its own section is replaced
     return old
@@ -172,10 +175,7 @@ def main(argv: list[str] | None = None) -> int:
     old_rows = check_outputs(args)
     engine = engine_from_args(args)  # Ray missing or a bad setting: one line before any work
 
-    configs = [c for spec in (args.grid or DEFAULT_GRID) for c in parse_grid_spec(spec)]
-    if args.samplers:
-        keep = {s.strip() for s in args.samplers.split(",")}
-        configs = [c for c in configs if c[0] in keep]
+    configs = grid_configs(args.grid or DEFAULT_GRID, args.samplers)
     if not configs:
         raise ValueError("the grid is empty after --samplers filtering")
     domain = get_domain(args.domain)
@@ -191,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     configs, strategies = with_estimators(configs, SHIPPED if domain.estimator_default else None)  # fails fast
     device = pick_device(args.device)
     model = load_model(None if args.model is None else str(args.model), device, domain=args.domain)
-    cmd = "python -m mi_core sweep " + " ".join(argv if argv is not None else sys.argv[1:])
+    cmd = "python -m mi_core sweep " + " ".join(argv)
     rows = []
     if engine.engine == "ray" and domain.key != "sudoku9":
         raise ValueError(f"--engine ray runs Sudoku 9x9 and protein sweeps; run {domain.cli_name} with --engine local")
@@ -219,10 +219,8 @@ def main(argv: list[str] | None = None) -> int:
         table = markdown_table(rows, [("sampler", "sampler"), ("params", "params"), ("n", "n"),
                                       ("accuracy", "accuracy"), ("cell_accuracy", "cell acc."),
                                       ("mean_passes", "mean passes"), ("seconds", "seconds")])
-        n_text = ", ".join(sorted({str(r["n"]) for r in rows}))
-        front = ", ".join(f"{r['sampler']}({', '.join(f'{k}={v}' for k, v in r['params'].items())})" for r in frontier(rows))
-        update_section(f"sweep-{set_name}", f"### Sweep: {set_name} (n={n_text}, device {device.type}, {'bf16' if args.bf16 else 'fp32'} forward passes; seconds after an untimed warm-up decode, each batch read back before the clock stops)\n\n"
-                       + "".join(f"`{c}`\n\n" for c in dict.fromkeys(r.get("command", cmd) for r in rows)) + f"{table}\n\nFrontier (accuracy vs passes): {front}\n", args.markdown)
+        update_section(f"sweep-{set_name}", f"### Sweep: {set_name} (n={_n_text(rows)}, device {device.type}, {'bf16' if args.bf16 else 'fp32'} forward passes; seconds after an untimed warm-up decode, each batch read back before the clock stops)\n\n"
+                       + _commands(rows, cmd) + f"{table}\n\nFrontier (accuracy vs passes): {frontier_text(rows)}\n", args.markdown)
     return 0
 
 
@@ -238,25 +236,11 @@ PROTEIN_GRID = [
 ]
 
 
-def protein_frontier(rows: list[dict], key: str = "jsd_dipeptide") -> list[dict]:
-    """Rows no other row beats on both counts (fewer or equal mean passes, lower ``key``), by passes."""
-    best, out = float("inf"), []
-    for row in sorted(rows, key=lambda r: (r["mean_passes"], r[key])):
-        if row[key] < best:
-            out.append(row)
-            best = row[key]
-    return out
-
-
 def protein_configs(grid: list[str], samplers: str | None, estimator: Path | None) -> list[tuple[str, dict, object]]:
     """``(name, params, strategy)`` of each grid point; ``mi`` points without an MI source read ``estimator``
     (see ``mi_core.bench.protein.estimator_for``), or are skipped with a note on stderr when there is none."""
-    configs = [c for spec in grid for c in parse_grid_spec(spec)]
-    if samplers:
-        keep = {s.strip() for s in samplers.split(",")}
-        configs = [c for c in configs if c[0] in keep]
     out = []
-    for name, params in configs:
+    for name, params in grid_configs(grid, samplers):
         strategy = make_strategy(name, **params)  # fail fast on bad params
         if protein_bench.lacks_mi_source(strategy):
             if estimator is None or not estimator.is_file():
@@ -343,13 +327,20 @@ def _protein_section(rows: list[dict], set_name: str, device, precision: str, cm
                                   ("jsd_dipeptide_floor", "floor dipeptide"), ("jsd_aa_floor", "floor aa"),
                                   ("identity", "mean identity"), ("ref_identity", "ref. identity"),
                                   ("unique", "unique"), ("seconds", "seconds")])
-    front = ", ".join(f"{r['sampler']}({', '.join(f'{k}={v}' for k, v in r['params'].items())})" for r in protein_frontier(rows))
-    n_text = ", ".join(sorted({str(r["n"]) for r in rows}))
     temps = ", ".join(sorted({str(r.get("temperature")) for r in rows}))
     update_section(f"sweep-protein-{set_name}",
-                   f"### Protein sweep: {set_name} (n={n_text}, temperature {temps}, device {device.type}, {precision} forward passes)\n\n"
-                   + "".join(f"`{c}`\n\n" for c in dict.fromkeys(r.get("command", cmd) for r in rows))
-                   + f"{table}\n\nIdentity: mean pairwise position-wise identity (unaligned, over the shorter length); "
+                   f"### Protein sweep: {set_name} (n={_n_text(rows)}, temperature {temps}, device {device.type}, {precision} forward passes)\n\n"
+                   + _commands(rows, cmd) + f"{table}\n\nIdentity: mean pairwise position-wise identity (unaligned, over the shorter length); "
                    "lower is more diverse; ref. identity is the reference set's own. Floor: the JSD of reference "
                    "sequences cut to the generated lengths (sampling noise alone).\n\n"
-                   f"Frontier (dipeptide JSD vs passes): {front}\n", markdown)
+                   f"Frontier (dipeptide JSD vs passes): {frontier_text(rows, key='jsd_dipeptide', higher=False)}\n",
+                   markdown)
+
+
+def _n_text(rows: list[dict]) -> str:
+    return ", ".join(sorted({str(r["n"]) for r in rows}))
+
+
+def _commands(rows: list[dict], cmd: str) -> str:
+    """Each distinct command that made the rows (``cmd`` for rows without one), a code line each."""
+    return "".join(f"`{c}`\n\n" for c in dict.fromkeys(r.get("command", cmd) for r in rows))
