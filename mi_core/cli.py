@@ -61,14 +61,10 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def usage() -> str:
-    return build_parser().format_help()
-
-
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help"):
-        print(usage())
+        print(build_parser().format_help())
         return 0
     name, rest = argv[0], argv[1:]
     problem = foreign_digit(rest)

@@ -209,8 +209,7 @@ def protein_main(args) -> int:
     model, info = load_model(args.model or "mdm", pick_device(args.device))
     lengths_by_seed = {seed: draw_lengths(args.samples, lo, hi, seed) for seed in seeds}
     reference = reference_set(args.reference)
-    gammas = [float(g) for g in (args.gammas if args.gammas is not None else ",".join(str(g) for g in PROTEIN_GAMMAS)).split(",")
-              if g.strip()]
+    gammas = PROTEIN_GAMMAS if args.gammas is None else [float(g) for g in args.gammas.split(",") if g.strip()]
     rows = protein_rows(model, info, lengths_by_seed, reference, budgets, gammas, selector, args.estimator)
     summary = protein_summary(rows)
     write_json({"model": info, "selector": str(selector), "lengths": args.lengths, "samples": args.samples,
@@ -267,8 +266,7 @@ def main(argv: list[str] | None = None) -> int:
     args.selector = args.selector or Path(get_domain("sudoku9").default_file("selector"))
     load_order_net(args.selector)  # a missing or wrong selector fails here, before any sampler runs
     budgets = parse_ints(args.budgets, "--budgets")
-    gammas = [float(g) for g in (args.gammas if args.gammas is not None else ",".join(str(g) for g in GAMMAS)).split(",")
-              if g.strip()]
+    gammas = GAMMAS if args.gammas is None else [float(g) for g in args.gammas.split(",") if g.strip()]
     mi_gammas = parse_gamma_map(args.learned_mi_gammas)
     model = load_sudoku_mdm(args.model, pick_device(args.device))
     records = pick_records(args.puzzles, args.per_level)

@@ -20,7 +20,7 @@ from pathlib import Path
 import torch
 
 from mi_core.bench.report import update_section
-from mi_core.device import pick_device, timed
+from mi_core.device import pick_device, synchronize, timed
 from mi_core.domains.registry import get_domain
 from mi_core.domains.sudoku import MASK_ID, geometry_for_length
 from mi_core.domains.sudoku_gen import random_grid
@@ -47,34 +47,25 @@ def random_states(cells: int, masked: int, count: int, seed: int, device) -> lis
     return states
 
 
-def _sync(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-
-
 @torch.no_grad()
 def forward_throughput(model, batch: torch.Tensor, *, autocast: bool = False, min_seconds: float = 0.5) -> float:
     """Sequences per second of ``model(batch)`` for a ``(B, N)`` batch (one warm-up, then >= min_seconds)."""
     ctx = (lambda: torch.autocast(batch.device.type, dtype=torch.bfloat16)) if autocast else contextlib.nullcontext
     with ctx():
         model(batch)
-        _sync(batch.device)
+        synchronize(batch.device)
         calls, start = 0, time.perf_counter()
         while calls == 0 or time.perf_counter() - start < min_seconds:
             model(batch)
             calls += 1
-        _sync(batch.device)
+        synchronize(batch.device)
     return calls * batch.shape[0] / (time.perf_counter() - start)
 
 
-def throughput_sweep(model, states: list[torch.Tensor], batch_sizes: list[int], **kw) -> list[dict]:
-    """``[{"batch", "seq_per_s"}]`` for each batch size, batches cycled from ``states``."""
-    stack = torch.stack(states)
-    rows = []
-    for size in batch_sizes:
-        batch = stack[torch.arange(size, device=stack.device) % len(states)]
-        rows.append({"batch": size, "seq_per_s": forward_throughput(model, batch, **kw)})
-    return rows
+def throughput_sweep(model, tokens: torch.Tensor, batch_sizes: list[int], **kw) -> list[dict]:
+    """``[{"batch", "seq_per_s"}]`` for each batch size, batches cycled from the rows of ``tokens`` ``(S, N)``."""
+    return [{"batch": size, "seq_per_s": forward_throughput(
+        model, tokens[torch.arange(size, device=tokens.device) % len(tokens)], **kw)} for size in batch_sizes]
 
 
 def max_abs(a: torch.Tensor, b: torch.Tensor) -> float:
@@ -138,7 +129,7 @@ def run_benchmark(model, device: torch.device, cfg: argparse.Namespace, progress
     before each group of states (the host's speed drifts; the largest measurement keeps the ratio honest).
     """
     cells = int(model.seq_len)
-    sweep_states = random_states(cells, cells // 2, 64, cfg.seed, device)
+    sweep_states = torch.stack(random_states(cells, cells // 2, 64, cfg.seed, device))
     sweep = throughput_sweep(model, sweep_states, cfg.batch_sizes, min_seconds=cfg.min_seconds)
     best = dict(max(sweep, key=lambda r: r["seq_per_s"]))
     progress(f"peak forward: {best['seq_per_s']:.0f} seq/s at batch {best['batch']}")

@@ -43,11 +43,19 @@ def write_json(obj, path: str | Path) -> None:
     atomic_write_json(path, obj)
 
 
-def frontier(rows: list[dict]) -> list[dict]:
-    """Rows no other row beats on both counts (fewer or equal mean passes, higher accuracy), by passes."""
-    best, out = -1.0, []
-    for row in sorted(rows, key=lambda r: (r["mean_passes"], -r["accuracy"])):
-        if row["accuracy"] > best:
+def frontier(rows: list[dict], key: str = "accuracy", higher: bool = True) -> list[dict]:
+    """Rows no other row beats on both counts (fewer or equal mean passes, a better ``key``: higher, or lower
+    when not ``higher``), by passes."""
+    sign = 1 if higher else -1
+    best, out = float("-inf"), []
+    for row in sorted(rows, key=lambda r: (r["mean_passes"], -sign * r[key])):
+        if sign * row[key] > best:
             out.append(row)
-            best = row["accuracy"]
+            best = sign * row[key]
     return out
+
+
+def frontier_text(rows: list[dict], **kwargs) -> str:
+    """The :func:`frontier` rows (``kwargs`` go to it) as ``sampler(k=v, ...)``, comma-separated."""
+    return ", ".join(f"{r['sampler']}({', '.join(f'{k}={v}' for k, v in r['params'].items())})"
+                     for r in frontier(rows, **kwargs))

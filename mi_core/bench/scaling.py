@@ -29,7 +29,7 @@ from pathlib import Path
 
 import torch
 
-from mi_core.bench.probe import forward_throughput, random_states
+from mi_core.bench.probe import random_states, throughput_sweep
 from mi_core.bench.report import update_section, write_json
 from mi_core.device import pick_device, timed
 from mi_core.domains.registry import get_domain
@@ -41,10 +41,7 @@ TIMING = "untimed warm-up calls excluded; device synchronized before each clock 
 
 def peak_forward(model, tokens: torch.Tensor, batch_sizes: list[int], min_seconds: float) -> dict:
     """``{"batch", "seq_per_s", "sweep"}``: the best forward throughput over ``batch_sizes`` (rows cycled)."""
-    sweep = []
-    for size in batch_sizes:
-        batch = tokens[torch.arange(size, device=tokens.device) % len(tokens)]
-        sweep.append({"batch": size, "seq_per_s": forward_throughput(model, batch, min_seconds=min_seconds)})
+    sweep = throughput_sweep(model, tokens, batch_sizes, min_seconds=min_seconds)
     best = max(sweep, key=lambda r: r["seq_per_s"])
     return {**best, "sweep": sweep}
 

@@ -63,13 +63,9 @@ def main(argv=None) -> int:
             rows.append({"set": name, "sampler": sampler, "params": params, "device": device.type, "precision": "bf16" if args.bf16 else "fp32", **res})
             print(f"{name} {sampler} {params}: {res['accuracy']:.3f} in {res['mean_passes']:.1f} passes", file=sys.stderr)
     write_json(rows, args.json)
-    table_rows = []
-    for r in rows:
-        row = {k: r[k] for k in ("set", "sampler", "params", "n", "accuracy", "cell_accuracy", "mean_passes", "seconds")}
-        for level in LEVELS:
-            if level in r.get("by_level", {}):
-                row[level] = r["by_level"][level]["accuracy"]
-        table_rows.append(row)
+    keys = ("set", "sampler", "params", "n", "accuracy", "cell_accuracy", "mean_passes", "seconds")
+    table_rows = [{**{k: r[k] for k in keys}, **{lv: r["by_level"][lv]["accuracy"] for lv in LEVELS
+                                                 if lv in r.get("by_level", {})}} for r in rows]
     cols = [("set", "puzzle set"), ("sampler", "sampler"), ("params", "params"), ("n", "n"), ("accuracy", "solved"),
             ("cell_accuracy", "cells right"), ("mean_passes", "mean passes")] + [(lv, lv) for lv in LEVELS] + [("seconds", "seconds")]
     cmd = "python -m mi_core bench-suite " + " ".join(argv if argv is not None else sys.argv[1:])

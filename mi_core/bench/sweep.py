@@ -30,7 +30,7 @@ from mi_core.bench.decode import (
     load,
     run_options,
 )
-from mi_core.bench.report import frontier, markdown_table, update_section, write_json
+from mi_core.bench.report import frontier_text, markdown_table, update_section, write_json
 from mi_core.bench.scale import sweep_cells
 from mi_core.decoding import STRATEGIES, make_strategy
 from mi_core.device import pick_device
@@ -79,6 +79,13 @@ def parse_grid_spec(spec: str) -> list[tuple[str, dict[str, str]]]:
         axes.append([(key.strip(), v) for v in vals])
     return [(name, dict(combo)) for combo in itertools.product(*axes)]
 
+
+
+def grid_configs(grid: list[str], samplers: str | None) -> list[tuple[str, dict[str, str]]]:
+    """Every (name, params) point of the grid specs, only of the comma-separated ``samplers`` when given."""
+    configs = [c for spec in grid for c in parse_grid_spec(spec)]
+    keep = samplers and {s.strip() for s in samplers.split(",")}
+    return [c for c in configs if c[0] in keep] if keep else configs
 
 
 def merge_rows(old: list[dict], new: list[dict]) -> list[dict]:
@@ -178,10 +185,7 @@ def main(argv: list[str] | None = None) -> int:
     engine = engine_from_args(args)  # Ray missing or a bad setting: one line before any work
     domain = get_domain(args.domain)
     grid = args.grid or (PROTEIN_GRID if domain.key == "protein" else DEFAULT_GRID)
-    configs = [c for spec in grid for c in parse_grid_spec(spec)]
-    if args.samplers:
-        keep = {s.strip() for s in args.samplers.split(",")}
-        configs = [c for c in configs if c[0] in keep]
+    configs = grid_configs(grid, args.samplers)
     for name, params in configs:
         make_strategy(name, **params)  # bad params fail before any work
     inputs = inputs_class(domain)(domain, args)
@@ -222,22 +226,10 @@ def _puzzle_section(rows: list[dict], set_name: str, device, precision: str, cmd
     """The sweep's Markdown table and accuracy-vs-passes frontier into its section of ``markdown``."""
     table = markdown_table(rows, [("sampler", "sampler"), ("params", "params"), ("n", "n"), ("accuracy", "accuracy"),
                                   ("cell_accuracy", "cell acc."), ("mean_passes", "mean passes"), ("seconds", "seconds")])
-    n_text = ", ".join(sorted({str(r["n"]) for r in rows}))
-    front = ", ".join(f"{r['sampler']}({', '.join(f'{k}={v}' for k, v in r['params'].items())})" for r in frontier(rows))
-    update_section(f"sweep-{set_name}", f"### Sweep: {set_name} (n={n_text}, device {device.type}, {precision} forward "
-                   "passes; seconds after an untimed warm-up decode, each batch read back before the clock stops)\n\n"
-                   + "".join(f"`{c}`\n\n" for c in dict.fromkeys(r.get("command", cmd) for r in rows))
-                   + f"{table}\n\nFrontier (accuracy vs passes): {front}\n", markdown)
-
-
-def protein_frontier(rows: list[dict], key: str = "jsd_dipeptide") -> list[dict]:
-    """Rows no other row beats on both counts (fewer or equal mean passes, lower ``key``), by passes."""
-    best, out = float("inf"), []
-    for row in sorted(rows, key=lambda r: (r["mean_passes"], r[key])):
-        if row[key] < best:
-            out.append(row)
-            best = row[key]
-    return out
+    update_section(f"sweep-{set_name}", f"### Sweep: {set_name} (n={_n_text(rows)}, device {device.type}, {precision} "
+                   "forward passes; seconds after an untimed warm-up decode, each batch read back before the clock "
+                   f"stops)\n\n{_commands(rows, cmd)}{table}\n\nFrontier (accuracy vs passes): {frontier_text(rows)}\n",
+                   markdown)
 
 
 def _protein_section(rows: list[dict], set_name: str, device, precision: str, cmd: str, markdown: Path) -> None:
@@ -251,13 +243,20 @@ def _protein_section(rows: list[dict], set_name: str, device, precision: str, cm
                                   ("jsd_dipeptide_floor", "floor dipeptide"), ("jsd_aa_floor", "floor aa"),
                                   ("identity", "mean identity"), ("ref_identity", "ref. identity"),
                                   ("unique", "unique"), ("seconds", "seconds")])
-    front = ", ".join(f"{r['sampler']}({', '.join(f'{k}={v}' for k, v in r['params'].items())})" for r in protein_frontier(rows))
-    n_text = ", ".join(sorted({str(r["n"]) for r in rows}))
     temps = ", ".join(sorted({str(r.get("temperature")) for r in rows}))
     update_section(f"sweep-protein-{set_name}",
-                   f"### Protein sweep: {set_name} (n={n_text}, temperature {temps}, device {device.type}, {precision} forward passes)\n\n"
-                   + "".join(f"`{c}`\n\n" for c in dict.fromkeys(r.get("command", cmd) for r in rows))
-                   + f"{table}\n\nIdentity: mean pairwise position-wise identity (unaligned, over the shorter length); "
+                   f"### Protein sweep: {set_name} (n={_n_text(rows)}, temperature {temps}, device {device.type}, {precision} forward passes)\n\n"
+                   + _commands(rows, cmd) + f"{table}\n\nIdentity: mean pairwise position-wise identity (unaligned, over the shorter length); "
                    "lower is more diverse; ref. identity is the reference set's own. Floor: the JSD of reference "
                    "sequences cut to the generated lengths (sampling noise alone).\n\n"
-                   f"Frontier (dipeptide JSD vs passes): {front}\n", markdown)
+                   f"Frontier (dipeptide JSD vs passes): {frontier_text(rows, key='jsd_dipeptide', higher=False)}\n",
+                   markdown)
+
+
+def _n_text(rows: list[dict]) -> str:
+    return ", ".join(sorted({str(r["n"]) for r in rows}))
+
+
+def _commands(rows: list[dict], cmd: str) -> str:
+    """Each distinct command that made the rows (``cmd`` for rows without one), a code line each."""
+    return "".join(f"`{c}`\n\n" for c in dict.fromkeys(r.get("command", cmd) for r in rows))

@@ -82,22 +82,24 @@ def load_state(domain: Domain, text: str, model_spec: str | None, device: torch.
     return model, description, torch.tensor(tokens, device=device)
 
 
-def tqdm_progress(disable: bool):
-    """``(progress(done, total), close())``: a tqdm bar on stderr, opened at the first report."""
+def run_probe(model, tokens: torch.Tensor, args) -> ProbeResult:
+    """:func:`probe` of ``tokens`` ``(N,)`` with the command's options; a tqdm bar on stderr, opened at the
+    first report."""
     from tqdm import tqdm
 
-    state = {}
+    bar = None
 
     def update(done: int, total: int) -> None:
-        if "bar" not in state:
-            state["bar"] = tqdm(total=total, unit="pass", file=sys.stderr, disable=disable, leave=False)
-        state["bar"].update(done - state["bar"].n)
+        nonlocal bar
+        if bar is None:
+            bar = tqdm(total=total, unit="pass", file=sys.stderr, disable=args.no_progress, leave=False)
+        bar.update(done - bar.n)
 
-    def close() -> None:
-        if "bar" in state:
-            state["bar"].close()
-
-    return update, close
+    try:
+        return probe(model, tokens, eps=args.eps, max_batch=args.max_batch, progress=update, autocast=args.bf16)
+    finally:
+        if bar is not None:
+            bar.close()
 
 
 def summary(result: ProbeResult, first: int = 0, unit: str = "positions") -> str:
@@ -124,11 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     domain = get_domain(args.domain)
     device = pick_device(args.device)
     model, description, tokens = load_state(domain, args.state, args.model, device)
-    update, close = tqdm_progress(args.no_progress)
-    try:
-        result = probe(model, tokens, eps=args.eps, max_batch=args.max_batch, progress=update, autocast=args.bf16)
-    finally:
-        close()
+    result = run_probe(model, tokens, args)
     if args.json is not None:
         payload = {"domain": domain.cli_name, "puzzle": domain.state_text(tokens.cpu()), "device": str(device),
                    "model": None if args.model is None else display_path(args.model), "eps": args.eps,
@@ -200,12 +198,7 @@ def main_protein(args) -> int:
         raise ValueError(f"{name}: {len(tokens)} residues, longer than the {model.max_len} the {info.kind} model takes")
     if info.fallback_reason:
         print(f"note: {info.fallback_reason}", file=sys.stderr)
-    update, close = tqdm_progress(args.no_progress)
-    try:
-        result = probe(model, torch.from_numpy(tokens).to(device), eps=args.eps, max_batch=args.max_batch,
-                       progress=update, autocast=args.bf16)
-    finally:
-        close()
+    result = run_probe(model, torch.from_numpy(tokens).to(device), args)
     if args.json is not None:
         payload = {"domain": "protein", "record": name, "sequence": protein.detokenize(tokens),
                    "masked_residues": [int(i) + 1 for i in np.flatnonzero(tokens == protein.MASK_ID)],

@@ -38,7 +38,6 @@ RARE = frozenset("UO")  # rejected unless ambiguous="mask"
 MAX_INPUT_LENGTH = 2048
 
 _TOKEN_OF = {aa: i + 1 for i, aa in enumerate(AMINO_ACIDS)}
-THREE_LETTER = dict(zip(AMINO_ACIDS, ["Ala", "Cys", "Asp", "Glu", "Phe", "Gly", "His", "Ile", "Lys", "Leu", "Met", "Asn", "Pro", "Gln", "Arg", "Ser", "Thr", "Val", "Trp", "Tyr"]))
 
 
 class ProteinInputError(ValueError):
@@ -106,13 +105,8 @@ def tokenize(sequence: str, *, ambiguous: str = "error", max_length: int = MAX_I
 
 def detokenize(tokens) -> str:
     """Letters of token ids; masked positions as ``_`` (padding is dropped)."""
-    chars = []
-    for t in np.asarray(tokens).tolist():
-        if t == MASK_ID:
-            chars.append(MASK_CHAR)
-        elif 1 <= t <= 20:
-            chars.append(AMINO_ACIDS[t - 1])
-    return "".join(chars)
+    values = np.asarray(tokens).tolist()
+    return "".join(MASK_CHAR if t == MASK_ID else AMINO_ACIDS[t - 1] for t in values if t == MASK_ID or 1 <= t <= 20)
 
 
 def parse_text(text: str, *, ambiguous: str = "error", max_length: int = MAX_INPUT_LENGTH, limit: int | None = None) -> list[ProteinRecord]:
@@ -125,24 +119,12 @@ def parse_text(text: str, *, ambiguous: str = "error", max_length: int = MAX_INP
             raise ProteinInputError("text before the first FASTA header '>': start the input with a header or paste one plain sequence")
         return [ProteinRecord("sequence 1", tokenize("".join(lines), ambiguous=ambiguous, max_length=max_length))]
     records: list[ProteinRecord] = []
-    name, chunks = None, []
-
-    def flush():
-        if name is not None:
-            label = name or f"sequence {len(records) + 1}"
-            records.append(ProteinRecord(label, tokenize("".join(chunks), ambiguous=ambiguous, max_length=max_length, name=label)))
-
-    for line in lines:
-        line = line.strip()
-        if line.startswith(">"):
-            flush()
-            if limit is not None and len(records) >= limit:
-                return records
-            name, chunks = line[1:].strip(), []
-        elif line and not line.startswith(";"):
-            chunks.append(line)
-    flush()
-    return records[:limit] if limit is not None else records
+    for header, seq in _fasta_pairs(text, comments=True):
+        if limit is not None and len(records) >= limit:
+            break
+        label = header or f"sequence {len(records) + 1}"
+        records.append(ProteinRecord(label, tokenize(seq, ambiguous=ambiguous, max_length=max_length, name=label)))
+    return records
 
 
 def read_fasta(path: str | Path, *, strict: bool = False, ambiguous: str = "error", max_length: int = MAX_INPUT_LENGTH,
@@ -184,7 +166,9 @@ def read_fasta(path: str | Path, *, strict: bool = False, ambiguous: str = "erro
     return records
 
 
-def _fasta_pairs(text: str):
+def _fasta_pairs(text: str, comments: bool = False):
+    """``(header, sequence)`` of each FASTA record; lines before the first header are dropped, and lines
+    starting with ``;`` too when ``comments``."""
     header, chunks = None, []
     for line in text.splitlines():
         line = line.strip()
@@ -192,7 +176,7 @@ def _fasta_pairs(text: str):
             if header is not None:
                 yield header, "".join(chunks)
             header, chunks = line[1:].strip(), []
-        elif header is not None and line:
+        elif header is not None and line and not (comments and line.startswith(";")):
             chunks.append(line)
     if header is not None:
         yield header, "".join(chunks)

@@ -34,15 +34,6 @@ class Geometry:
     def cells(self) -> int:
         return self.n * self.n
 
-    def row(self, cell: int) -> int:
-        return cell // self.n
-
-    def col(self, cell: int) -> int:
-        return cell % self.n
-
-    def box_of(self, cell: int) -> int:
-        return (self.row(cell) // self.box) * self.box + self.col(cell) // self.box
-
     def indices(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Row, column and box index of each cell, each ``(cells,)`` int64."""
         cells = np.arange(self.cells)

@@ -29,6 +29,8 @@ from dataclasses import dataclass
 
 import torch
 
+from mi_core.device import synchronize
+
 WORK_BYTES = 256 * 2**20  # cap on the float64 (B, N, V) work tensors of one batch
 
 
@@ -132,14 +134,15 @@ def pruning_bound(skipped: torch.Tensor, n_values: int) -> torch.Tensor:
 
 
 def symmetrise(directional: torch.Tensor, probed: torch.Tensor, masked: torch.Tensor) -> torch.Tensor:
-    """Average the available directions of each pair: ``(N, N)`` -> ``(N, N)`` symmetric.
+    """Average the available directions of each pair: ``(..., N, N)`` -> ``(..., N, N)`` symmetric
+    (``probed``, ``masked`` ``(..., N)``).
 
     ``[i, j]`` is available when i was probed, j is masked and ``i != j``; a pair with both directions
     gets ``(I + I^T) / 2``, with one gets that one, with none gets 0.
     """
     avail = _pair_mask(probed, masked).to(directional.dtype)
-    avail_sum = avail + avail.T
-    return (directional * avail + (directional * avail).T) / avail_sum.clamp_min(1)
+    part = directional * avail
+    return (part + part.transpose(-1, -2)) / (avail + avail.transpose(-1, -2)).clamp_min(1)
 
 
 def _probe_mask(tokens: torch.Tensor, masked: torch.Tensor, positions) -> torch.Tensor:
@@ -208,23 +211,22 @@ def _accumulate(sums, probs: torch.Tensor, row_of: torch.Tensor, weight: torch.T
 
 
 def _pair_mask(probed: torch.Tensor, masked: torch.Tensor) -> torch.Tensor:
-    """``(N, N)`` bool: entries ``[i, j]`` a probe computes (i probed, j masked, ``i != j``)."""
-    return (probed[:, None] & masked[None, :]).fill_diagonal_(False)
+    """``(..., N, N)`` bool: entries ``[i, j]`` a probe computes (i probed, j masked, ``i != j``)."""
+    eye = torch.eye(probed.shape[-1], dtype=torch.bool, device=probed.device)
+    return probed[..., :, None] & masked[..., None, :] & ~eye
 
 
-def _sync(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-
-
-def _check_args(tokens: torch.Tensor, eps: float, max_batch: int) -> None:
-    if tokens.dim() != 1:
-        raise ProbeInputError(f"tokens must be one state of shape (N,), got shape {tuple(tokens.shape)}")
+def _check_args(tokens: torch.Tensor, eps: float, max_batch: int, dims: int) -> None:
+    """Refuse tokens that are not ``dims``-D int64 (one state ``(N,)`` or states ``(S, N)``), eps outside
+    ``[0, 1)`` and ``max_batch < 1``."""
+    if tokens.dim() != dims:
+        shape = "one state of shape (N,)" if dims == 1 else "states of shape (S, N)"
+        raise ProbeInputError(f"tokens must be {shape}, got shape {tuple(tokens.shape)}")
     if tokens.dtype != torch.long:
         raise ProbeInputError(f"tokens must be int64 token ids, got {tokens.dtype}")
-    if not 0 <= eps < 1:
+    if isinstance(eps, bool) or not 0 <= eps < 1:
         raise ProbeInputError(f"eps must be in [0, 1), got {eps}")
-    if int(max_batch) < 1:
+    if isinstance(max_batch, bool) or int(max_batch) < 1:
         raise ProbeInputError(f"max_batch must be at least 1, got {max_batch}")
 
 
@@ -257,7 +259,7 @@ def probe(
             outside ``[0, 1)``, ``max_batch < 1``.
     """
     start = time.perf_counter()
-    _check_args(tokens, eps, max_batch)
+    _check_args(tokens, eps, max_batch, dims=1)
     probed = _probe_mask(tokens, tokens == model.mask_id, positions)
     result = probe_many(model, tokens[None], positions=probed[None], eps=eps, max_batch=max_batch,
                         progress=progress, autocast=autocast).state(0)
@@ -307,17 +309,6 @@ class ManyProbeResult:
                            probed=_to_cpu(self.probed[s]), masked=_to_cpu(self.masked[s]))
 
 
-def _check_many_args(tokens: torch.Tensor, eps: float, max_batch: int) -> None:
-    if tokens.dim() != 2:
-        raise ProbeInputError(f"tokens must be states of shape (S, N), got shape {tuple(tokens.shape)}")
-    if tokens.dtype != torch.long:
-        raise ProbeInputError(f"tokens must be int64 token ids, got {tokens.dtype}")
-    if isinstance(eps, bool) or not 0 <= eps < 1:
-        raise ProbeInputError(f"eps must be in [0, 1), got {eps}")
-    if isinstance(max_batch, bool) or int(max_batch) < 1:
-        raise ProbeInputError(f"max_batch must be at least 1, got {max_batch}")
-
-
 def _value_index_many(tokens: torch.Tensor, value_tokens: torch.Tensor, masked: torch.Tensor) -> torch.Tensor:
     """``(S, N)`` value index of each visible token (-1 where masked)."""
     match = tokens[..., None] == value_tokens  # (S, N, V)
@@ -361,7 +352,7 @@ def _chunk_sums(model, tokens, kept, marginals, value_tokens, max_batch, autocas
         seqs[torch.arange(hi - lo, device=tokens.device), i_of[lo:hi]] = value_tokens[v_of[lo:hi]]
         _accumulate(sums, _forward_probs(model, seqs, autocast), row_of[lo:hi], weight[lo:hi])
         if progress is not None:
-            _sync(tokens.device)
+            synchronize(tokens.device)
             progress(done + hi, total)
     kept_mass = weight.new_zeros(rows.numel()).index_add_(0, row_of, weight)
     return sums, kept_mass, rows, done + s_of.numel()
@@ -376,18 +367,8 @@ def _chunk_mi(sums, kept_mass, rows, entropy, probed, masked) -> tuple[torch.Ten
     mi_paper = torch.zeros_like(mi_dir)
     mi_dir[rows] = _entropy(mix) - cond_h
     mi_paper[rows] = entropy.reshape(c, 1, n).expand(c, n, n).reshape(c * n, n)[rows] - cond_h
-    pair = probed[:, :, None] & masked[:, None, :] & ~torch.eye(n, dtype=torch.bool, device=entropy.device)
+    pair = _pair_mask(probed, masked)
     return mi_dir.view(c, n, n) * pair, mi_paper.view(c, n, n) * pair
-
-
-def _symmetrise_many(directional: torch.Tensor, probed: torch.Tensor, masked: torch.Tensor) -> torch.Tensor:
-    """:func:`symmetrise` over a leading batch axis: ``(S, N, N)`` -> ``(S, N, N)``."""
-    n = directional.shape[-1]
-    eye = torch.eye(n, dtype=torch.bool, device=directional.device)
-    avail = (probed[:, :, None] & masked[:, None, :] & ~eye).to(directional.dtype)
-    avail_sum = avail + avail.transpose(1, 2)
-    part = directional * avail
-    return (part + part.transpose(1, 2)) / avail_sum.clamp_min(1)
 
 
 @torch.no_grad()
@@ -422,9 +403,9 @@ def probe_many(
         ProbeInputError: bad shape or dtype, unknown tokens, unmasked positions, eps outside ``[0, 1)``,
             ``max_batch < 1``.
     """
-    _sync(tokens.device)
+    synchronize(tokens.device)
     start = time.perf_counter()
-    _check_many_args(tokens, eps, max_batch)
+    _check_args(tokens, eps, max_batch, dims=2)
     s, n = tokens.shape
     value_tokens = model.value_tokens.to(tokens.device)
     v = value_tokens.shape[0]
@@ -446,13 +427,11 @@ def probe_many(
         mi_dir[lo:hi], mi_paper[lo:hi] = _chunk_mi(sums, kept_mass, rows, entropy[lo:hi], probed[lo:hi],
                                                    masked[lo:hi])
     skipped = (marginals * ~kept).sum(-1) * probed  # (S, N)
-    eye = torch.eye(n, dtype=torch.bool, device=tokens.device)
-    pair = probed[:, :, None] & masked[:, None, :] & ~eye
-    bound = pruning_bound(skipped, v)[:, :, None] * pair
+    bound = pruning_bound(skipped, v)[:, :, None] * _pair_mask(probed, masked)
     result = ManyProbeResult(marginals=marginals, entropy=entropy, mi_directional=mi_dir,
-                             mi=_symmetrise_many(mi_dir, probed, masked), mi_paper=mi_paper, error_bound=bound,
+                             mi=symmetrise(mi_dir, probed, masked), mi_paper=mi_paper, error_bound=bound,
                              passes=passes, seconds=0.0, eps=float(eps), probed=probed, masked=masked)
-    _sync(tokens.device)
+    synchronize(tokens.device)
     result.seconds = time.perf_counter() - start
     return result
 

@@ -165,6 +165,29 @@ def load_nets(selector_path: Path) -> tuple:
     return load_order_net(posterior_path, role="posterior"), load_order_net(selector_path)
 
 
+def make_validator(budgets: tuple[int, ...], score: Callable, margin: Callable, frozen: bool) -> Callable:
+    """``validate(selector) -> dict``: per budget T, ``score(selector, T) -> (value, mean passes)`` as ``val_T``
+    and ``val_passes_T``, ``margin(T) -> value`` (top_margin's) as ``margin_T``, computed once while the
+    denoiser is ``frozen``, else at every validation; ``val_mean`` averages ``val_T`` over budgets."""
+
+    def margins() -> dict:
+        return {t: margin(t) for t in budgets}
+    fixed = margins() if frozen else None
+
+    def validate(selector) -> dict:
+        baseline = fixed or margins()
+        out = {}
+        for t in budgets:
+            value, passes = score(selector, t)
+            out[f"val_T{t}"] = round(value, 4)
+            out[f"val_passes_T{t}"] = round(passes, 2)
+            out[f"margin_T{t}"] = round(baseline[t], 4)
+        out["val_mean"] = round(float(np.mean([out[f"val_T{t}"] for t in budgets])), 4)
+        return out
+
+    return validate
+
+
 def _to_host(window: list[tuple]) -> list[tuple]:
     """``[(steps, (3,) device tensor)]`` -> ``[(steps, elbo, kl, steps_used)]`` floats, one host read."""
     if not window:

@@ -24,7 +24,7 @@ from mi_core.domains.protein import MASK_ID, ProteinRecord, read_fasta, split_re
 from mi_core.models.protein_mdm import load_protein_mdm, save_protein_mdm
 from mi_core.options import parse_lengths
 from mi_core.order.elbo import margin_choice, schedule_loglik, selector_choice
-from mi_core.order.loop import OrderTrainConfig, run_logged
+from mi_core.order.loop import OrderTrainConfig, make_validator, run_logged
 
 
 def val_lengths(lo: int, hi: int) -> tuple[int, ...]:
@@ -88,22 +88,8 @@ def make_validate(model, groups: list[torch.Tensor], budgets: tuple[int, ...], b
             residues += target.numel()
         return total / residues, passes / sum(len(g) for g in groups)
 
-    def margin():
-        return {t: score(margin_choice, t) for t in budgets}
-    fixed = margin() if frozen else None
-
-    def validate(selector) -> dict:
-        baseline = fixed or margin()
-        out = {}
-        for t in budgets:
-            ll, passes = score(selector_choice(selector), t)
-            out[f"val_T{t}"] = round(ll, 4)
-            out[f"val_passes_T{t}"] = round(passes, 2)
-            out[f"margin_T{t}"] = round(baseline[t][0], 4)
-        out["val_mean"] = round(float(np.mean([out[f"val_T{t}"] for t in budgets])), 4)
-        return out
-
-    return validate
+    return make_validator(budgets, lambda selector, t: score(selector_choice(selector), t),
+                          lambda t: score(margin_choice, t)[0], frozen)
 
 
 def run_protein(model_path: Path, fasta: Path, out: Path, log_path: Path, cfg: OrderTrainConfig,

@@ -13,7 +13,7 @@ from mi_core.decoding import decode_final, make_strategy
 from mi_core.domains.sudoku_gen import random_transform
 from mi_core.domains.sudoku_pool import build_pool
 from mi_core.models.sudoku_mdm import load_sudoku_mdm, save_sudoku_mdm
-from mi_core.order.loop import OrderTrainConfig, run_logged
+from mi_core.order.loop import OrderTrainConfig, make_validator, run_logged
 
 TRAIN_SEED, EVAL_SEED = 30_000, 20_000  # away from the MDM's own pools (seeds 0, 1 and 10,000)
 
@@ -47,22 +47,13 @@ def decode_score(model, pairs: np.ndarray, strategy, bf16: bool) -> dict:
 def make_validate(model, pairs: np.ndarray, budgets: tuple[int, ...], bf16: bool, frozen: bool = True):
     """``validate(selector) -> dict``: learned (threshold mode) vs top_margin at each budget; top_margin
     is decoded once while the denoiser is ``frozen``, else again at every validation."""
-    def margin():
-        return {t: decode_score(model, pairs, make_strategy("top_margin", steps=t), bf16) for t in budgets}
-    fixed = margin() if frozen else None
 
-    def validate(selector) -> dict:
-        baseline = fixed or margin()
-        out = {}
-        for t in budgets:
-            got = decode_score(model, pairs, make_strategy("learned", steps=t, net=selector), bf16)
-            out[f"val_T{t}"] = round(got["accuracy"], 4)
-            out[f"val_passes_T{t}"] = round(got["mean_passes"], 2)
-            out[f"margin_T{t}"] = round(baseline[t]["accuracy"], 4)
-        out["val_mean"] = round(float(np.mean([out[f"val_T{t}"] for t in budgets])), 4)
-        return out
+    def score(strategy) -> tuple[float, float]:
+        got = decode_score(model, pairs, strategy, bf16)
+        return got["accuracy"], got["mean_passes"]
 
-    return validate
+    return make_validator(budgets, lambda selector, t: score(make_strategy("learned", steps=t, net=selector)),
+                          lambda t: score(make_strategy("top_margin", steps=t))[0], frozen)
 
 
 def run_sudoku(model_path: Path, out: Path, log_path: Path, cfg: OrderTrainConfig, puzzle_pool: int,

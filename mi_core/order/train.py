@@ -24,7 +24,7 @@ from mi_core.domains.base import Domain
 from mi_core.domains.registry import add_domain_parsers, get_domain
 from mi_core.io import check_output, default_run_path
 from mi_core.options import ArgumentParser, add_force
-from mi_core.order.loop import OrderTrainConfig, load_nets, run_logged, train_order  # noqa: F401  (re-exported)
+from mi_core.order.loop import OrderTrainConfig, load_nets, train_order  # noqa: F401  (re-exported)
 from mi_core.scale import distributed
 
 

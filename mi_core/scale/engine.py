@@ -184,9 +184,6 @@ def _actor_class(ray, cfg: EngineConfig):
         def run(self, payload):
             return self.worker(payload)
 
-        def pid(self) -> int:
-            return os.getpid()
-
     return ShardWorker.options(num_cpus=cfg.num_cpus, num_gpus=cfg.num_gpus, max_restarts=cfg.retries,
                                max_task_retries=cfg.retries)
 

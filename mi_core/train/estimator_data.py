@@ -43,13 +43,7 @@ from mi_core.models.loading import load_model
 from mi_core.options import ArgumentParser
 from mi_core.scale.engine import add_engine_options, engine_from_args
 from mi_core.train.scale import ShardMaker, local_maker, worker_device, write_shards
-from mi_core.train.shards import (  # noqa: F401  (re-exported: estimator data on disk)
-    MANIFEST,
-    load_shards,
-    save_shard,
-    shard_path,
-    write_manifest,
-)
+from mi_core.train.shards import load_shards, shard_path, write_manifest
 
 
 def source_for(cfg) -> tuple[Domain, object]:

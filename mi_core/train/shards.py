@@ -17,15 +17,10 @@ from mi_core.io import file_sha256
 MANIFEST = "manifest.json"
 
 
-def probe_state(model, tokens: torch.Tensor, eps: float, max_batch: int) -> dict[str, torch.Tensor]:
-    """The exact probe of one state ``(N,)``: symmetric ``mi`` ``(N, N)`` float32, its largest
-    ``error_bound`` (0 when ``eps == 0``), ``passes`` and ``seconds``."""
-    return probe_states(model, tokens[None], eps, max_batch)[0]
-
-
 def probe_states(model, tokens: torch.Tensor, eps: float, max_batch: int) -> list[dict[str, torch.Tensor]]:
-    """:func:`probe_state` of each of ``(S, N)`` states from one :func:`probe_many` call (full batches);
-    each ``seconds`` is the call's wall time divided by ``S``."""
+    """The exact probe of each of ``(S, N)`` states from one :func:`probe_many` call (full batches): symmetric
+    ``mi`` ``(N, N)`` float32, its largest ``error_bound`` (0 when ``eps == 0``), ``passes`` and ``seconds``
+    (the call's wall time divided by ``S``)."""
     from mi_core.mi.probe import probe_many
 
     many = probe_many(model, tokens, eps=eps, max_batch=max_batch)
