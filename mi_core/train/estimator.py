@@ -33,6 +33,7 @@ from mi_core.mi.estimator import LOSSES, EstimatorConfig, MIEstimator, estimator
 from mi_core.mi.fidelity import fidelity
 from mi_core.options import ArgumentParser, add_force
 from mi_core.scale import distributed
+from mi_core.train.schedule import lr_at
 
 DEFAULT_OUT = "{domain}_mi_estimator"  # runs/<name>_<date-time>.safetensors
 DEFAULT_VARIANTS = "log:free,log:bound,sqrt:bound,mse:bound,log:free:nopos"
@@ -110,14 +111,6 @@ def split(n: int, val_frac: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
     return np.sort(order[n_val:]), np.sort(order[:n_val])
 
 
-def lr_at(step: int, cfg: TrainConfig) -> float:
-    """Linear warm-up, then cosine decay to 5% of ``cfg.lr`` at ``cfg.steps``."""
-    if step < cfg.warmup:
-        return cfg.lr * (step + 1) / cfg.warmup
-    frac = (step - cfg.warmup) / max(1, cfg.steps - cfg.warmup)
-    return cfg.lr * (0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * min(1.0, frac))))
-
-
 def to_device(data: dict[str, torch.Tensor], device) -> dict[str, torch.Tensor]:
     """The training tensors (features, masks, targets) moved to ``device`` (the rest stays)."""
     keys = ("hidden", "probs", "entropy", "masked", "mi")
@@ -160,7 +153,7 @@ def train_one(est_cfg: EstimatorConfig, cfg: TrainConfig, data: dict[str, torch.
     for step in range(cfg.steps):
         estimator.train()
         for group in opt.param_groups:
-            group["lr"] = lr_at(step, cfg)
+            group["lr"] = lr_at(step, (step - cfg.warmup) / max(1, cfg.steps - cfg.warmup), cfg)  # decay after warm-up
         hidden, probs, entropy, masked, target = batch_of(data, gen.choice(train_idx, size=cfg.batch))
         loss = estimator_loss(model(hidden, probs, entropy, masked), target, masked, cfg.loss, cfg.floor)
         opt.zero_grad(set_to_none=True)
