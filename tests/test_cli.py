@@ -184,3 +184,21 @@ def test_sweep_merge_needs_a_list_of_rows_and_writes_only_what_it_is_told(tmp_pa
                                                           "tiny.safetensors"]
     assert main([*base, "--json", str(out)]) == 2 and "already exists" in capsys.readouterr().err
     assert main([*base, "--json", str(out), "--merge"]) == 0 and len(json.loads(out.read_text())) == 1
+
+
+def test_diff_rows_script_flags_changed_figures(tmp_path, capsys):
+    """scripts/diff_rows.py (the refactor reproduction check) passes equal figures and flags a changed one."""
+    import importlib.util
+
+    from mi_core.io import repo_root
+
+    spec = importlib.util.spec_from_file_location("diff_rows", repo_root() / "scripts" / "diff_rows.py")
+    diff_rows = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(diff_rows)
+    row = {"set": "s", "sampler": "topk", "params": {"k": "4"}, "accuracy": 0.5, "seconds": 1.0}
+    old, new = tmp_path / "old.json", tmp_path / "new.json"
+    old.write_text(json.dumps([row]))
+    new.write_text(json.dumps([row | {"seconds": 2.0, "extra": 1}]))
+    assert diff_rows.main([str(old), str(new)]) == 0 and "new fields ['extra']" in capsys.readouterr().out
+    new.write_text(json.dumps([row | {"accuracy": 0.6}]))
+    assert diff_rows.main([str(old), str(new)]) == 1 and "accuracy" in capsys.readouterr().out

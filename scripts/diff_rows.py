@@ -1,0 +1,59 @@
+"""Compare two benchmark result files row by row: ``python scripts/diff_rows.py OLD.json NEW.json``.
+
+Rows (a JSON list, or ``{"rows": [...]}``) are matched by set, sampler and params. Fields that record how a
+run was made rather than what it measured (``seconds``, ``command``, ``model``, ``seeding``) are skipped by
+default (``--skip``). Prints one line per row that differs and a summary; exits 1 when a measured field
+differs or a row is missing on either side, else 0. Used to check that a refactor reproduces the committed
+figures (BENCHMARKS.md, "Reproduced after the domain-seam redesign").
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+SKIP = "seconds,command,model,seeding"
+
+
+def rows_of(path: Path) -> list[dict]:
+    data = json.loads(path.read_text())
+    rows = data["rows"] if isinstance(data, dict) else data
+    if not isinstance(rows, list) or not all(isinstance(r, dict) and "sampler" in r for r in rows):
+        raise SystemExit(f"error: {path} holds no list of rows with a sampler each")
+    return rows
+
+
+def key(row: dict) -> tuple:
+    return row.get("set"), row["sampler"], json.dumps(row.get("params", {}), sort_keys=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("old", type=Path)
+    p.add_argument("new", type=Path)
+    p.add_argument("--skip", default=SKIP, help=f"comma-separated fields not compared (default {SKIP})")
+    args = p.parse_args(argv)
+    skip = set(filter(None, args.skip.split(",")))
+    old, new = ({key(r): r for r in rows_of(path)} for path in (args.old, args.new))
+    bad = 0
+    for k in sorted(set(old) | set(new), key=str):
+        if k not in new or k not in old:
+            print(f"{k}: only in {'old' if k in old else 'new'}")
+            bad += 1
+            continue
+        a, b = old[k], new[k]
+        diff = {f: (a.get(f), b.get(f)) for f in sorted(set(a) & set(b) - skip) if a[f] != b[f]}
+        added = sorted(set(b) - set(a) - skip)
+        if diff:
+            bad += 1
+            print(f"{k}: differs in {diff}")
+        elif added:
+            print(f"{k}: same figures; new fields {added}")
+    print(f"{len(old)} old rows, {len(new)} new rows, {bad} differ or are missing", file=sys.stderr)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
