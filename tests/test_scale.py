@@ -225,6 +225,18 @@ def test_sudoku_sweep_rows_identical_on_ray(ray_cluster, tmp_path, model_path):
     assert len(local) == 4 and local == ray
 
 
+def test_oracle4_sweep_on_ray_loads_the_built_in_model(ray_cluster, tmp_path):
+    """A domain without a weights file (the 4x4 oracle) runs its sweep cells on Ray too."""
+    puzzles = tmp_path / "o4.txt"
+    puzzles.write_text("1..4..1..2..3..2\n.2.4...1...34...\n")
+    base = ["sweep", "oracle4", "--puzzles", str(puzzles), "--device", "cpu", "--grid", "sequential",
+            "--grid", "topk:k=2"]
+    assert cli_main(base + ["--json", str(tmp_path / "local.json")]) == 0
+    assert cli_main(base + ["--json", str(tmp_path / "ray.json"), "--engine", "ray", "--workers", "1"]) == 0
+    local, ray = rows_without_timing(tmp_path / "local.json"), rows_without_timing(tmp_path / "ray.json")
+    assert len(local) == 2 and local == ray and local[0]["accuracy"] == 1.0
+
+
 def test_protein_sweep_rows_identical_on_ray(ray_cluster, tmp_path):
     import numpy as np
 

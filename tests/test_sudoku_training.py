@@ -225,13 +225,17 @@ def test_protein_resume_gives_the_same_weights(tmp_path):
                              bf16=False)
     cpu = torch.device("cpu")
 
-    def run(name, stop_after=0, resume=False):
-        task = ProteinTask(mcfg, cfg, cpu, {"fasta": fasta}, log=lambda m: None)
+    def run(name, stop_after=0, resume=False, data=fasta):
+        task = ProteinTask(mcfg, cfg, cpu, {"fasta": data}, log=lambda m: None)
         return train(task, tmp_path / name / "m.safetensors", cpu, log=lambda m: None, resume=resume,
                      stop_after=stop_after)
 
     whole = run("a")
     assert run("b", stop_after=3)["step"] == 3
+    other = tmp_path / "other.fa"
+    other.write_text(fasta.read_text().replace(">d0\n", ">d0\nMK"))
+    with pytest.raises(ValueError, match="not the file this run was trained on"):
+        run("b", resume=True, data=other)
     rest = run("b", resume=True)
     assert [p["train_loss"] for p in rest["curve"]] == pytest.approx([p["train_loss"] for p in whole["curve"]], rel=1e-6)
     a, b = (load_file(tmp_path / n / "m_last.safetensors") for n in ("a", "b"))

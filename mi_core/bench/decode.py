@@ -121,7 +121,10 @@ def read_inputs(domain, path, limit: int | None = None, level: str | None = None
             records = [r for r in records if (r.level or "").lower() == level.lower()][:limit]
             if not records:
                 raise ValueError(f"no puzzles of level {level!r} in {path}")
-        solutions = [domain.parse_state(s) for s in solutions_for(records)]
+        try:
+            solutions = [domain.parse_state(s) for s in solutions_for(records)]
+        except ValueError as err:
+            raise ValueError(f"{path}: {err}") from None
         return [np.asarray(domain.parse_state(r.puzzle)) for r in records], solutions, [r.level for r in records]
     needs_solution = getattr(domain.part("metric"), "needs_solution", True)
     templates, solutions = [], []
@@ -154,6 +157,7 @@ class PuzzleFiles:
     seed per puzzle. ``metric()`` gives a fresh metric (a sweep scores each sampler with its own)."""
 
     temperature, batch_size, seeding, unit = 0.0, 256, "per item", "puzzle"
+    description = "Decode every puzzle of a file and score it against its one solution."
 
     @staticmethod
     def add_arguments(p, domain, sweep: bool = False) -> None:

@@ -136,6 +136,7 @@ class GeneratedSequences:
     one seed per batch, as the recorded protein figures were made."""
 
     temperature, batch_size, seeding, unit = 1.0, 64, "per batch", "seq"
+    description = "Generate protein sequences from all-mask and measure them against a reference set."
 
     @staticmethod
     def add_arguments(p, domain, sweep: bool = False) -> None:

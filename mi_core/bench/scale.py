@@ -25,8 +25,11 @@ def run_cells(cells: list, maker, engine: EngineConfig) -> list[dict]:
     return run_tasks(tasks, maker, engine, desc="sweep cells", unit="cell").results
 
 
-def absolute(path) -> str:
-    """A path as the workers should open it: absolute when it names a file here (a keyword stays as is)."""
+def absolute(path) -> str | None:
+    """A path as the workers should open it: absolute when it names a file here (a keyword, or None for a
+    built-in model, stays as is)."""
+    if path is None:
+        return None
     p = Path(path)
     return str(p.resolve()) if p.exists() else str(path)
 
@@ -37,7 +40,7 @@ class ModelWorker:
     ``(function, *args)``, run as ``function(model, device, *args)`` (a module-level function)."""
 
     domain: str
-    model: str
+    model: str | None  # None: the domain's own default (a built-in model)
     device: str
 
     def __call__(self):

@@ -160,6 +160,7 @@ def strategies_of(configs: list[tuple[str, dict]], estimator: str | None) -> tup
 
 def options(p, domain) -> None:
     inputs = inputs_class(domain)
+    p.description = f"{domain.label}: a grid of samplers, each run as bench does. {inputs.description}"
     inputs.add_arguments(p, domain, sweep=True)
     p.add_argument("--grid", action="append", default=None, metavar="SPEC",
                    help='e.g. "topk:k=2,4,7" or "mi:gamma=0.1,0.3;lam=1,2" (repeatable; replaces the default grid)')

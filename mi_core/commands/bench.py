@@ -47,6 +47,7 @@ def parse_sets(pairs: list[str]) -> dict[str, str]:
 
 def options(p: argparse.ArgumentParser, domain: Domain) -> None:
     inputs = inputs_class(domain)
+    p.description = f"{domain.label}: {inputs.description}"
     inputs.add_arguments(p, domain)
     p.add_argument("--sampler", default="sequential", help="a registered decoding strategy")
     p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE", help="strategy parameter")

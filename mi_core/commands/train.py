@@ -24,7 +24,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict]:
     def options(sub: argparse.ArgumentParser, domain) -> None:
         task = domain.part("trainer")
         sub.formatter_class = argparse.RawDescriptionHelpFormatter
-        sub.description = f"{sys.modules[task.__module__].__doc__}\n{mdm.__doc__}"
+        sub.description = f"{sys.modules[task.__module__].__doc__}\n\n{mdm.__doc__}"
         mdm.add_arguments(sub, task)
         subs[domain.key] = sub
 

@@ -182,8 +182,11 @@ class ProteinStates:
     @staticmethod
     def held_out(args) -> ProteinStates:
         """States of the FASTA file's ``val`` split, drawn as the training states are drawn from ``train``."""
-        return ProteinStates(ProteinDataConfig(fasta=str(args.fasta), split="val", min_len=args.min_len,
-                                               max_len=args.max_len, min_masked=args.min_masked, mix=parse_mix(args.mix)))
+        source = ProteinStates(ProteinDataConfig(fasta=str(args.fasta), split="val", min_len=args.min_len,
+                                                 max_len=args.max_len, min_masked=args.min_masked, mix=parse_mix(args.mix)))
+        c = source.cfg
+        source._pool = sequence_pool(c.fasta, c.split, c.min_len, c.split_seed)  # a bad file fails before the model loads
+        return source
 
     def info(self) -> dict:
         c = self.cfg

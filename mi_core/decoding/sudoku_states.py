@@ -211,8 +211,8 @@ class HeldOutPuzzles:
     def __init__(self, path: Path, limit: int | None, mix: StateMix):
         self.path, self.limit, self.mix = path, limit, mix
         records = read_puzzles(path, limit=limit)
-        self.puzzles = np.array([parse_grid(r.puzzle, None) for r in records], dtype=np.int64)
-        self.solutions = np.array([parse_grid(s, None) for s in solutions_for(records)], dtype=np.int64)
+        self.puzzles = np.array([parse_grid(r.puzzle, 81) for r in records], dtype=np.int64)
+        self.solutions = np.array([parse_grid(s, 81) for s in solutions_for(records)], dtype=np.int64)
 
     def draw(self, model, rng: np.random.Generator, count: int, device) -> tuple[list[np.ndarray], list[int]]:
         tokens, source = draw_states(model, self.puzzles, self.solutions, count, self.mix, rng, transform=False,

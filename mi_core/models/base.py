@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 import torch
+import torch.nn.functional as F
 from safetensors import safe_open
 from safetensors.torch import load_file
 from safetensors.torch import save as save_tensors
@@ -87,6 +88,15 @@ class MaskedLM(torch.nn.Module):
             raise ValueError(f"{name} reads {self.seq_len} positions, the state has {n}")
         if n > self.max_len:
             raise ValueError(f"the state has {n} positions, {name} takes at most {self.max_len}")
+
+
+def masked_ce(logits: torch.Tensor, target_values: torch.Tensor, masked: torch.Tensor) -> torch.Tensor:
+    """Mean cross-entropy over masked positions (no 1/t weighting).
+
+    Args:
+        logits: ``(B, N, V)``; target_values: ``(B, N)`` value indices; masked: ``(B, N)`` bool.
+    """
+    return F.cross_entropy(logits[masked].float(), target_values[masked])
 
 
 class ModelFileError(ValueError):

@@ -10,11 +10,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from mi_core.domains.sudoku import MASK_ID, Geometry
-from mi_core.models.base import MaskedLM, MDMOutput, load_checked, save_model
+from mi_core.models.base import MaskedLM, MDMOutput, load_checked, masked_ce, save_model  # noqa: F401  (masked_ce re-exported)
 from mi_core.models.transformer import Block, init_weights
 
 
@@ -71,15 +70,6 @@ class SudokuMDM(MaskedLM):
                 x = block(x)
         hidden = self.ln_f(x)
         return MDMOutput(self.head(hidden).float(), hidden)
-
-
-def masked_ce(logits: torch.Tensor, target_values: torch.Tensor, masked: torch.Tensor) -> torch.Tensor:
-    """Mean cross-entropy over masked positions (no 1/t weighting).
-
-    Args:
-        logits: ``(B, N, V)``; target_values: ``(B, N)`` value indices; masked: ``(B, N)`` bool.
-    """
-    return F.cross_entropy(logits[masked].float(), target_values[masked])
 
 
 def save_sudoku_mdm(model: SudokuMDM, path: str | Path, extra: dict | None = None) -> None:

@@ -27,7 +27,7 @@ import torch
 
 from mi_core.device import pick_device
 from mi_core.io import check_output, default_run_path
-from mi_core.models.sudoku_mdm import masked_ce
+from mi_core.models.base import masked_ce
 from mi_core.scale import distributed
 from mi_core.train.schedule import lr_at, progress
 

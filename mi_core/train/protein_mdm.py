@@ -22,6 +22,7 @@ import torch
 import torch.nn.functional as F
 
 from mi_core.domains.protein import MASK_ID, PAD_ID, ProteinRecord, read_fasta, split_records
+from mi_core.io import file_sha256
 from mi_core.models.base import load_state
 from mi_core.models.protein_mdm import ProteinMDM, ProteinMDMConfig, save_protein_mdm
 from mi_core.scale import distributed
@@ -43,7 +44,7 @@ class TrainConfig:
     log_every: int = 500
     bf16: bool = True
     time_budget: float = 0.0  # seconds; > 0 runs the schedule by elapsed time and stops when it is spent
-    init: str = ""  # weights to start from (a checkpoint of the same config), e.g. to resume a stopped run
+    init: str = ""  # weights to start from (a model of the same config); a stopped run continues with --resume
 
     def __post_init__(self):
         if min(self.steps, self.batch, self.eval_every, self.eval_sequences) < 1:
@@ -138,7 +139,7 @@ class ProteinTask:
         self.model_cfg, self.cfg, self.device = model_cfg, cfg, device
         self.rng = np.random.default_rng(distributed.rank_seed(cfg.seed))  # under torchrun: each rank its own batches
         self.gen = torch.Generator().manual_seed(distributed.rank_seed(cfg.seed))
-        fasta = Path(args["fasta"])
+        self.fasta = fasta = Path(args["fasta"])
         records = read_fasta(fasta, strict=True, max_length=100_000)
         splits = split_records(records, cfg.split_seed)
         train_recs = [r for r in splits["train"] if r.length >= cfg.min_len]
@@ -182,13 +183,17 @@ class ProteinTask:
     def state_dict(self) -> dict:
         b = self.batches
         return {"rng": json.dumps(self.rng.bit_generator.state), "gen": self.gen.get_state(), "epoch": b.epoch,
-                "order": torch.tensor([int(i) for i in b.order], dtype=torch.long), "residues": self.residues}
+                "order": torch.tensor([int(i) for i in b.order], dtype=torch.long), "residues": self.residues,
+                "fasta_sha256": file_sha256(self.fasta)}
 
     def load_state_dict(self, state: dict, step: int) -> None:
+        if state["fasta_sha256"] != file_sha256(self.fasta):
+            raise ValueError(f"--resume: --fasta {self.fasta} is not the file this run was trained on")
         self.rng.bit_generator.state = json.loads(state["rng"])
         self.gen.set_state(state["gen"].cpu())
         self.batches.epoch, self.batches.order = int(state["epoch"]), state["order"].tolist()
         self.residues = int(state["residues"])
-        if not distributed.is_main():  # the checkpoint holds rank 0's generators: the others draw afresh
+        if not distributed.is_main():  # the checkpoint holds rank 0's data state: the others draw afresh
+            self.batches.order = []
             self.rng = self.batches.rng = np.random.default_rng(distributed.rank_seed(self.cfg.seed + step))
             self.gen.manual_seed(distributed.rank_seed(self.cfg.seed + step))
