@@ -340,9 +340,7 @@ def main(argv: list[str] | None = None) -> int:
     engine = engine_from_args(args)  # Ray missing or a bad setting: one line before any work
     domain = get_domain(args.domain)
     held_out = domain.part("states").held_out(args)  # reads and checks the held-out file before the model loads
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    device = pick_device(args.device)
+    device = pick_device(args.device, args.threads)
     model = load_model(None if args.model is None else str(args.model), device, domain=domain)
     estimator = load_estimator(args.estimator, device)
     check_model_match(model, estimator, f"the model {args.model}", f"the estimator {args.estimator}")

@@ -80,7 +80,6 @@ def parse_grid_spec(spec: str) -> list[tuple[str, dict[str, str]]]:
     return [(name, dict(combo)) for combo in itertools.product(*axes)]
 
 
-
 def grid_configs(grid: list[str], samplers: str | None) -> list[tuple[str, dict[str, str]]]:
     """Every (name, params) point of the grid specs, only of the comma-separated ``samplers`` when given."""
     configs = [c for spec in grid for c in parse_grid_spec(spec)]

@@ -194,15 +194,5 @@ def check_order_net_fits(net: PositionNet, model, path: str | Path | None = None
                              f"({v} values): use a {model_domain} selector")
 
 
-__all__ = [
-    "OrderNetConfig",
-    "PositionNet",
-    "check_order_net_fits",
-    "load_order_net",
-    "make_order_nets",
-    "pick_positions",
-    "posterior_features",
-    "save_order_net",
-    "select_probabilities",
-    "selector_features",
-]
+__all__ = ["OrderNetConfig", "PositionNet", "check_order_net_fits", "load_order_net", "make_order_nets",
+           "pick_positions", "posterior_features", "save_order_net", "select_probabilities", "selector_features"]
