@@ -30,14 +30,14 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from mi_core.bench.report import markdown_table, update_section, write_json
+from mi_core.bench.report import markdown_table, update_section
 from mi_core.bench.sudoku import solutions_for, with_default_estimator
 from mi_core.bench.sweep import parse_grid_spec
 from mi_core.decoding import decode, make_strategy
 from mi_core.device import pick_device
 from mi_core.domains.registry import get_domain
 from mi_core.domains.sudoku import SUDOKU9, parse_grid, read_puzzles
-from mi_core.io import check_output, display_path
+from mi_core.io import atomic_write_json, check_output, display_path
 from mi_core.models.sudoku_mdm import load_sudoku_mdm
 from mi_core.options import ArgumentParser, add_force
 
@@ -143,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     out = {"puzzles": display_path(args.puzzles), "level": args.level, "limit": args.limit, "model": display_path(args.model),
            "n": len(records), "bf16": args.bf16,
            "seconds": round(time.perf_counter() - start, 1), "results": results}
-    write_json(out, args.json)
+    atomic_write_json(args.json, out)
     if args.section:
         table = [{"sampler": r["sampler"], "accuracy": f"{100 * r['accuracy']:.1f}%", "passes": f"{r['mean_passes']:.1f}",
                   "lost": f"{r['lost']} / {r['gained']}",

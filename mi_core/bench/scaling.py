@@ -30,9 +30,10 @@ from pathlib import Path
 import torch
 
 from mi_core.bench.probe import int_list, random_states, throughput_sweep
-from mi_core.bench.report import update_section, write_json
+from mi_core.bench.report import update_section
 from mi_core.device import pick_device, timed
 from mi_core.domains.registry import get_domain
+from mi_core.io import atomic_write_json
 from mi_core.mi.estimator import EstimatorConfig, MIEstimator, estimate_mi, load_estimator
 from mi_core.mi.probe import probe_many
 
@@ -245,7 +246,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.protein:
         res["protein"] = protein_block(device, args)
     if args.json is not None:
-        write_json(res, args.json)
+        atomic_write_json(args.json, res)
     if args.write_markdown:
         update_section(f"probe-scaling-{device.type}", markdown(res), args.markdown)
     return 0

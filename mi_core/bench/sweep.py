@@ -30,12 +30,12 @@ from mi_core.bench.decode import (
     load,
     run_options,
 )
-from mi_core.bench.report import frontier_text, markdown_table, update_section, write_json
+from mi_core.bench.report import frontier_text, markdown_table, update_section
 from mi_core.bench.scale import sweep_cells
 from mi_core.decoding import STRATEGIES, make_strategy
 from mi_core.device import pick_device
 from mi_core.domains.registry import add_domain_parsers, get_domain
-from mi_core.io import check_output
+from mi_core.io import atomic_write_json, check_output
 from mi_core.options import ArgumentParser, add_force
 from mi_core.scale.engine import add_engine_options, engine_from_args
 
@@ -214,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
               "mean_passes") if k in res), file=sys.stderr)
     if args.merge:
         rows = merge_rows(old_rows, rows)
-    write_json(rows, args.json)
+    atomic_write_json(args.json, rows)
     if args.markdown is not None and str(args.markdown) != "-":
         section = _protein_section if domain.key == "protein" else _puzzle_section
         section(rows, inputs.name, device, precision, cmd, args.markdown)

@@ -52,18 +52,13 @@ def fidelity(pred: np.ndarray, exact: np.ndarray, masked: np.ndarray, threshold:
     p_all, e_all = np.concatenate(p_list), np.concatenate(e_list)
     hits = np.array([topk_hits(p, e, threshold) for p, e in zip(p_list, e_list)]).reshape(-1, 2)
     k_total = int(hits[:, 1].sum())
-    return {
-        "n_states": len(p_list),
-        "n_pairs": len(p_all),
-        "spearman": _corr(stats.spearmanr, p_all, e_all),
-        "spearman_median": _median([_corr(stats.spearmanr, p, e) for p, e in zip(p_list, e_list)]),
-        "pearson": _corr(stats.pearsonr, p_all, e_all),
-        "pearson_median": _median([_corr(stats.pearsonr, p, e) for p, e in zip(p_list, e_list)]),
-        "mae": float(np.abs(p_all - e_all).mean()) if len(p_all) else float("nan"),
-        "topk_precision": float(hits[:, 0].sum() / k_total) if k_total else float("nan"),
-        "topk_k": k_total,
-        "edge_threshold": threshold,
-    }
+    return {"n_states": len(p_list), "n_pairs": len(p_all), "spearman": _corr(stats.spearmanr, p_all, e_all),
+            "spearman_median": _median([_corr(stats.spearmanr, p, e) for p, e in zip(p_list, e_list)]),
+            "pearson": _corr(stats.pearsonr, p_all, e_all),
+            "pearson_median": _median([_corr(stats.pearsonr, p, e) for p, e in zip(p_list, e_list)]),
+            "mae": float(np.abs(p_all - e_all).mean()) if len(p_all) else float("nan"),
+            "topk_precision": float(hits[:, 0].sum() / k_total) if k_total else float("nan"),
+            "topk_k": k_total, "edge_threshold": threshold}
 
 
 def rule_recovery(mi: np.ndarray, masked: np.ndarray, rules: np.ndarray, threshold: float = 1e-2) -> dict:
@@ -82,13 +77,9 @@ def rule_recovery(mi: np.ndarray, masked: np.ndarray, rules: np.ndarray, thresho
     top = np.argsort(-scores, kind="stable")[:k]
     edges = scores > threshold
     n_edges = int(edges.sum())
-    return {
-        "rule_pairs": k,
-        "r_precision": float(is_rule[top].mean()) if k else float("nan"),
-        "edges": n_edges,
-        "precision": float((edges & is_rule).sum() / n_edges) if n_edges else float("nan"),
-        "recall": float((edges & is_rule).sum() / k) if k else float("nan"),
-    }
+    return {"rule_pairs": k, "r_precision": float(is_rule[top].mean()) if k else float("nan"), "edges": n_edges,
+            "precision": float((edges & is_rule).sum() / n_edges) if n_edges else float("nan"),
+            "recall": float((edges & is_rule).sum() / k) if k else float("nan")}
 
 
 def mean_recovery(rows: list[dict]) -> dict:
