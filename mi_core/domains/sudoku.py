@@ -149,16 +149,6 @@ def to_tokens(grids, device: torch.device | str = "cpu") -> torch.Tensor:
     return torch.tensor(rows, dtype=torch.long, device=device)
 
 
-def tokens_to_values(tokens: torch.Tensor) -> torch.Tensor:
-    """Token ids to value indices (digit - 1); masked cells become -1."""
-    return tokens - 1
-
-
-def values_to_tokens(values: torch.Tensor) -> torch.Tensor:
-    """Value indices (0..n-1) to token ids (digits 1..n)."""
-    return values + 1
-
-
 @dataclass(frozen=True)
 class PuzzleRecord:
     """One puzzle read from a file; ``solution`` and ``level`` may be absent."""
