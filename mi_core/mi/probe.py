@@ -190,10 +190,6 @@ def _forward_probs(model, seqs: torch.Tensor, autocast: bool) -> torch.Tensor:
     return e / e.sum(-1, keepdim=True)
 
 
-def _to_cpu(x: torch.Tensor) -> torch.Tensor:
-    return x.detach().to("cpu")
-
-
 def _entropy(probs: torch.Tensor) -> torch.Tensor:
     return -torch.special.xlogy(probs, probs).sum(-1)
 
@@ -291,7 +287,7 @@ class ManyProbeResult:
     def state(self, s: int) -> ProbeResult:
         """State ``s`` as a CPU :class:`ProbeResult` (``seconds``: the average per state)."""
         arrays = ("marginals", "entropy", "mi_directional", "mi", "mi_paper", "error_bound", "probed", "masked")
-        return ProbeResult(**{k: _to_cpu(getattr(self, k)[s]) for k in arrays}, passes=int(self.passes[s]),
+        return ProbeResult(**{k: getattr(self, k)[s].detach().cpu() for k in arrays}, passes=int(self.passes[s]),
                            seconds=self.seconds_per_state, eps=self.eps)
 
 
