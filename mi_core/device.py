@@ -5,12 +5,15 @@ from __future__ import annotations
 import torch
 
 
-def pick_device(name: str | None = None) -> torch.device:
-    """Return ``torch.device(name)``, or CUDA when present and CPU otherwise.
+def pick_device(name: str | None = None, threads: int | None = None) -> torch.device:
+    """Return ``torch.device(name)``, or CUDA when present and CPU otherwise; first set torch's CPU threads
+    to ``threads`` when it is given (0 or None: torch's choice).
 
     Raises:
         ValueError: when ``name`` asks for CUDA on a machine without it.
     """
+    if threads:
+        torch.set_num_threads(threads)
     if name in (None, "", "auto"):
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     device = torch.device(name)

@@ -99,7 +99,6 @@ def add_force(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--force", action="store_true", help="overwrite existing output files")
 
 
-
 def parse_lengths(spec: str) -> tuple[int, int]:
     """``"50-100"`` -> ``(50, 100)`` (inclusive); ``"80"`` -> ``(80, 80)``.
 

@@ -38,8 +38,9 @@ sys.path.insert(0, str(ROOT))
 import torch  # noqa: E402
 from safetensors.torch import load_file  # noqa: E402
 
-from mi_core.bench.report import markdown_table, update_section, write_json  # noqa: E402
+from mi_core.bench.report import markdown_table, update_section  # noqa: E402
 from mi_core.decoding.sudoku_states import DataConfig  # noqa: E402
+from mi_core.io import atomic_write_json  # noqa: E402
 from mi_core.models.loading import load_model  # noqa: E402
 from mi_core.scale.engine import EngineConfig, Task, run_tasks  # noqa: E402
 from mi_core.train.estimator_data import run  # noqa: E402
@@ -155,7 +156,7 @@ def main(argv=None) -> int:
         "measured": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
     }
     result["overhead_fraction_of_shard"] = round(overhead_ms / 1000 / shard_s, 4)
-    write_json(result, args.json)
+    atomic_write_json(args.json, result)
     update_section("scale", markdown(result), args.markdown)
     print(json.dumps(result, indent=2))
     return 0

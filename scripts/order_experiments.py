@@ -31,9 +31,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from mi_core.bench.order import pick_records
-from mi_core.bench.report import write_json
 from mi_core.bench.sudoku import evaluate, with_default_estimator
 from mi_core.decoding import make_strategy
+from mi_core.io import atomic_write_json
 from mi_core.models.sudoku_mdm import load_sudoku_mdm
 from mi_core.order.elbo import rollout
 from mi_core.order.sudoku import EVAL_SEED, TRAIN_SEED, decode_score, puzzle_draw
@@ -152,7 +152,7 @@ def main(argv: list[str]) -> None:
             out[part] = globals()[part](load_sudoku_mdm(MODEL))
         else:
             raise SystemExit(f"unknown part {part!r}; choose from paced, learned_mi, variants, spread, finetune")
-        write_json(out, path)
+        atomic_write_json(path, out)
 
 
 if __name__ == "__main__":

@@ -207,7 +207,8 @@ def test_protein_shards_hold_exact_probe_padded_and_resume(protein_data, tiny_pr
 
 
 def test_protein_data_config_errors(fasta):
-    from mi_core.decoding.protein_states import parse_mix, sequence_pool
+    from mi_core.decoding.protein_states import SOURCES, sequence_pool
+    from mi_core.decoding.sudoku_states import parse_mix
 
     with pytest.raises(ValueError, match="max_len 9 is below min_len 10"):
         small_data_config(fasta, max_len=9)
@@ -215,8 +216,8 @@ def test_protein_data_config_errors(fasta):
         small_data_config(fasta, min_masked=11)
     with pytest.raises(ValueError, match="mix must be three weights"):
         small_data_config(fasta, mix=(0.0, 0.0, 0.0))
-    with pytest.raises(ValueError, match="--mix expects three numbers"):
-        parse_mix("1,2")
+    with pytest.raises(ValueError, match="--mix expects three numbers 'uniform,decode_all_masked,decode_partial'"):
+        parse_mix("1,2", SOURCES)
     with pytest.raises(ValueError, match="no val-split sequence has 50 or more residues"):
         sequence_pool(fasta, "val", 50)
 

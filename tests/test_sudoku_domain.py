@@ -28,7 +28,6 @@ def test_tokens_round_trip():
     assert tokens.shape == (2, 81) and tokens.dtype.is_floating_point is False
     assert int(tokens[0, 0]) == S.MASK_ID and int(tokens[0, 2]) == 9
     assert S.to_string(tokens[0]) == EASY
-    assert (S.values_to_tokens(S.tokens_to_values(tokens[1])) == tokens[1]).all()
 
 
 @pytest.mark.parametrize(

@@ -38,7 +38,7 @@ from mi_core.domains.base import Domain
 from mi_core.domains.registry import add_domain_parsers, get_domain
 from mi_core.io import atomic_write_json, check_output
 from mi_core.mi.estimator import check_model_match, estimate_mi, load_estimator, load_estimator_meta
-from mi_core.mi.fidelity import fidelity, mean_recovery, rule_recovery
+from mi_core.mi.fidelity import correlation, fidelity, mean_recovery, rule_recovery
 from mi_core.mi.probe import probe, probe_by_length
 from mi_core.models.loading import load_model
 from mi_core.options import ArgumentParser, add_force
@@ -131,11 +131,9 @@ def by_separation(pred: np.ndarray, exact: np.ndarray, masked: np.ndarray) -> di
     for lo, hi in SEPARATION_BANDS:
         sel = keep & ((sep >= lo) & (sep <= hi))[None]
         p, e = pred[:, iu, ju][sel], exact[:, iu, ju][sel]
-        ok = len(p) >= 3 and np.ptp(p) > 0 and np.ptp(e) > 0
         name = f"{lo}-{hi}" if hi < 10**6 else f">={lo}"
         out[name] = {"n_pairs": len(p), "mean_exact": float(e.mean()) if len(e) else float("nan"),
-                     "spearman": float(stats.spearmanr(p, e)[0]) if ok else float("nan"),
-                     "pearson": float(stats.pearsonr(p, e)[0]) if ok else float("nan"),
+                     "spearman": correlation(stats.spearmanr, p, e), "pearson": correlation(stats.pearsonr, p, e),
                      "mae": float(np.abs(p - e).mean()) if len(p) else float("nan")}
     return out
 
@@ -340,9 +338,7 @@ def main(argv: list[str] | None = None) -> int:
     engine = engine_from_args(args)  # Ray missing or a bad setting: one line before any work
     domain = get_domain(args.domain)
     held_out = domain.part("states").held_out(args)  # reads and checks the held-out file before the model loads
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    device = pick_device(args.device)
+    device = pick_device(args.device, args.threads)
     model = load_model(None if args.model is None else str(args.model), device, domain=domain)
     estimator = load_estimator(args.estimator, device)
     check_model_match(model, estimator, f"the model {args.model}", f"the estimator {args.estimator}")

@@ -30,29 +30,24 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from mi_core.bench.report import markdown_table, update_section, write_json
+from mi_core.bench.report import markdown_table, update_section
 from mi_core.bench.sudoku import solutions_for, with_default_estimator
 from mi_core.bench.sweep import parse_grid_spec
 from mi_core.decoding import decode, make_strategy
 from mi_core.device import pick_device
 from mi_core.domains.registry import get_domain
 from mi_core.domains.sudoku import SUDOKU9, parse_grid, read_puzzles
-from mi_core.io import check_output, display_path
+from mi_core.io import atomic_write_json, check_output, display_path
 from mi_core.models.sudoku_mdm import load_sudoku_mdm
 from mi_core.options import ArgumentParser, add_force
 
 CLASSES = ("alone", "with_dependent", "with_independent")
 
 
-def unit_matrix() -> np.ndarray:
-    """``(81, 81)`` bool: the two cells share a row, column or box (diagonal False): ``SUDOKU9.peers()``."""
-    return SUDOKU9.peers()
-
-
 @torch.no_grad()
 def trace(model, tokens: torch.Tensor, target: torch.Tensor, strategy, bf16: bool) -> list[dict]:
     """Per puzzle: solved, passes, and the first wrong step's class, size and clash flag (None if solved)."""
-    same = torch.as_tensor(unit_matrix(), device=tokens.device)
+    same = torch.as_tensor(SUDOKU9.peers(), device=tokens.device)  # (81, 81): the cells share a row, column or box
     first: list[dict | None] = [None] * len(tokens)
     autocast = torch.autocast(tokens.device.type, dtype=torch.bfloat16) if bf16 else contextlib.nullcontext()
     last = None
@@ -121,8 +116,6 @@ def main(argv: list[str] | None = None) -> int:
     add_force(parser)
     args = parser.parse_args(argv)
     check_output(args.json, args.force)
-    if args.threads:
-        torch.set_num_threads(args.threads)
     records = read_puzzles(args.puzzles)
     if args.level:
         records = [r for r in records if r.level == args.level]
@@ -130,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
             raise ValueError(f"no puzzles of level {args.level!r} in {args.puzzles}")
     records = records[: args.limit]
     samplers = [parse_sampler(s) for s in args.sampler]
-    device = pick_device(args.device)
+    device = pick_device(args.device, args.threads)
     model = load_sudoku_mdm(args.model, device)
     tokens = torch.tensor([parse_grid(r.puzzle, None) for r in records], device=device)
     target = torch.tensor([parse_grid(s, None) for s in solutions_for(records)], device=device)
@@ -141,9 +134,8 @@ def main(argv: list[str] | None = None) -> int:
         results.append(summarise(label, trace(model, tokens, target, strategy, args.bf16), reference))
         print(json.dumps(results[-1]), flush=True)
     out = {"puzzles": display_path(args.puzzles), "level": args.level, "limit": args.limit, "model": display_path(args.model),
-           "n": len(records), "bf16": args.bf16,
-           "seconds": round(time.perf_counter() - start, 1), "results": results}
-    write_json(out, args.json)
+           "n": len(records), "bf16": args.bf16, "seconds": round(time.perf_counter() - start, 1), "results": results}
+    atomic_write_json(args.json, out)
     if args.section:
         table = [{"sampler": r["sampler"], "accuracy": f"{100 * r['accuracy']:.1f}%", "passes": f"{r['mean_passes']:.1f}",
                   "lost": f"{r['lost']} / {r['gained']}",

@@ -25,16 +25,15 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
-import torch
 
-from mi_core.bench.report import markdown_table, write_json
+from mi_core.bench.report import markdown_table
 from mi_core.bench.sudoku import evaluate, with_default_estimator
 from mi_core.decoding import make_strategy
 from mi_core.decoding.selector import load_order_net
 from mi_core.device import pick_device
 from mi_core.domains.registry import get_domain
 from mi_core.domains.sudoku import read_puzzles
-from mi_core.io import atomic_write_text, check_output
+from mi_core.io import atomic_write_json, atomic_write_text, check_output
 from mi_core.models.sudoku_mdm import load_sudoku_mdm
 from mi_core.options import ArgumentParser, add_force
 
@@ -72,9 +71,13 @@ def parse_gamma_map(spec: str) -> dict[int, float]:
         raise ValueError(f"--learned-mi-gammas expects T:GAMMA pairs separated by commas, got {spec!r}") from None
 
 
+def strategy_for(name: str, params: dict, selector: Path):
+    """The sampler ``name`` with ``params``; the learned ones read ``selector``."""
+    return make_strategy(name, **params, **({"selector": str(selector)} if name.startswith("learned") else {}))
+
+
 def run(model, records, name: str, params: dict, selector: Path, seed: int) -> dict:
-    extra = {"selector": str(selector)} if name in ("learned", "learned_mi") else {}
-    strategy = with_default_estimator(make_strategy(name, **params, **extra))
+    strategy = with_default_estimator(strategy_for(name, params, selector))
     res = evaluate(model, records, strategy, batch_size=256, seed=seed, bf16=True, device=model.device)
     row = {"sampler": name, "params": params, **{k: res[k] for k in ("n", "accuracy", "mean_passes", "seconds")}}
     row["by_level"] = {lvl: round(v["accuracy"], 4) for lvl, v in res.get("by_level", {}).items()}
@@ -82,10 +85,10 @@ def run(model, records, name: str, params: dict, selector: Path, seed: int) -> d
     return row
 
 
-def matched(rows: list[dict], name: str, budget: int) -> dict | None:
-    """The most accurate ``name`` row with mean passes <= ``budget``."""
+def matched(rows: list[dict], name: str, budget: int, best=lambda r: (r["accuracy"], -r["mean_passes"])) -> dict | None:
+    """The best ``name`` row (the most accurate, or by ``best``) with mean passes <= ``budget``."""
     fits = [r for r in rows if r["sampler"] == name and r["mean_passes"] <= budget]
-    return max(fits, key=lambda r: (r["accuracy"], -r["mean_passes"])) if fits else None
+    return max(fits, key=best) if fits else None
 
 
 def goal_lines(margin: dict, learned: dict, label: str, levels: list[str]) -> list[str]:
@@ -148,10 +151,8 @@ def protein_rows(model, info: dict, lengths_by_seed: dict, reference, budgets: l
     rows = []
     for name, params, t in configs:
         for seed, lengths in lengths_by_seed.items():
-            extra = {"selector": str(selector)} if name == "learned" else {}
-            strategy = make_strategy(name, **params, **extra)
-            res = protein_evaluate(model, lengths, reference, strategy, temperature=1.0, seed=seed,
-                                   device=model.device)
+            res = protein_evaluate(model, lengths, reference, strategy_for(name, params, selector), temperature=1.0,
+                                   seed=seed, device=model.device)
             shown = {k: v for k, v in params.items() if k != "estimator"}
             row = {"sampler": name, "params": shown, "seed": seed, "T": t,
                    **{k: res[k] for k in ("n", "mean_passes", "jsd_aa", "jsd_dipeptide", "jsd_aa_floor",
@@ -189,11 +190,8 @@ def protein_report(summary: list[dict], budgets: list[int]) -> str:
             ("aa", "aa JSD"), ("passes", "mean passes"), ("floor", "floor")]
     out = []
     for t in budgets:
-        table = [r for r in summary if r["T"] == t]
-        for name in ("eb", "mi"):
-            fits = [r for r in summary if r["sampler"] == name and r["mean_passes"] <= t]
-            if fits:
-                table.append(min(fits, key=lambda r: r["jsd_dipeptide"]))
+        table = [r for r in summary if r["T"] == t] + [
+            r for n in ("eb", "mi") if (r := matched(summary, n, t, best=lambda r: -r["jsd_dipeptide"]))]
         out += [f"### T = {t}", "", markdown_table([fmt(r) for r in table], cols), ""]
     return "\n".join(out)
 
@@ -206,14 +204,14 @@ def protein_main(args) -> int:
     lo, hi = parse_lengths(args.lengths)
     seeds = parse_ints(args.seeds, "--seeds")
     budgets = parse_ints(args.budgets, "--budgets")
-    model, info = load_model(args.model or "mdm", pick_device(args.device))
+    model, info = load_model(args.model or "mdm", pick_device(args.device, args.threads))
     lengths_by_seed = {seed: draw_lengths(args.samples, lo, hi, seed) for seed in seeds}
     reference = reference_set(args.reference)
     gammas = PROTEIN_GAMMAS if args.gammas is None else [float(g) for g in args.gammas.split(",") if g.strip()]
     rows = protein_rows(model, info, lengths_by_seed, reference, budgets, gammas, selector, args.estimator)
     summary = protein_summary(rows)
-    write_json({"model": info, "selector": str(selector), "lengths": args.lengths, "samples": args.samples,
-                "seeds": seeds, "rows": rows, "summary": summary}, args.json)
+    atomic_write_json(args.json, {"model": info, "selector": str(selector), "lengths": args.lengths,
+                                  "samples": args.samples, "seeds": seeds, "rows": rows, "summary": summary})
     md = args.md or args.json.with_suffix(".md")
     atomic_write_text(md, f"{args.samples} sequences per seed (lengths {args.lengths}, seeds {args.seeds}), reference "
                   f"{args.reference.name} (reference split), temperature 1, selector {selector}\n\n"
@@ -254,8 +252,6 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     check_output(args.json, args.force)
     check_output(args.md or args.json.with_suffix(".md"), args.force, "--md")
-    if args.threads:
-        torch.set_num_threads(args.threads)
     if args.domain == "protein":
         if args.reference is None:
             raise ValueError("bench-order protein needs --reference FASTA")
@@ -268,7 +264,7 @@ def main(argv: list[str] | None = None) -> int:
     budgets = parse_ints(args.budgets, "--budgets")
     gammas = GAMMAS if args.gammas is None else [float(g) for g in args.gammas.split(",") if g.strip()]
     mi_gammas = parse_gamma_map(args.learned_mi_gammas)
-    model = load_sudoku_mdm(args.model, pick_device(args.device))
+    model = load_sudoku_mdm(args.model, pick_device(args.device, args.threads))
     records = pick_records(args.puzzles, args.per_level)
     known = ["Beginner", "Easy", "Medium", "Hard", "Expert"]
     levels = sorted(dict.fromkeys(r.level for r in records if r.level), key=lambda v: (v not in known, known.index(v) if v in known else 0, v))
@@ -291,7 +287,7 @@ def main(argv: list[str] | None = None) -> int:
     for name, params in grid + [("sequential", {})]:
         rows.append(run(model, records, name, params, args.selector, args.seed))
         print(rows[-1], flush=True)
-    write_json(rows, args.json)
+    atomic_write_json(args.json, rows)
     md = args.md or args.json.with_suffix(".md")
     atomic_write_text(md, f"{len(records)} puzzles of {args.puzzles.name} ({args.per_level} per level), "
                   f"selector {args.selector}\n\n" + report(rows, budgets, levels))

@@ -197,13 +197,11 @@ def markdown(res: dict) -> str:
     return "\n".join(lines)
 
 
-
-
-def _floats(text: str) -> list[float]:
+def float_list(text: str) -> list[float]:
     return [float(x) for x in text.split(",") if x.strip()]
 
 
-def _ints(text: str) -> list[int]:
+def int_list(text: str) -> list[int]:
     return [int(x) for x in text.split(",") if x.strip()]
 
 
@@ -212,10 +210,10 @@ def build_parser() -> argparse.ArgumentParser:
                                 description="Forward throughput, the exact probe's speed, pruning and bf16.")
     p.add_argument("--model", default=get_domain("sudoku9").default_file("model"), help="Sudoku MDM weights")
     p.add_argument("--device", default="auto")
-    p.add_argument("--masked", type=_ints, default=[20, 40, 60], help="masked cells per state, comma-separated")
+    p.add_argument("--masked", type=int_list, default=[20, 40, 60], help="masked cells per state, comma-separated")
     p.add_argument("--states", type=int, default=3, help="states per masked count")
-    p.add_argument("--eps", type=_floats, default=[1e-4, 1e-3], help="pruning thresholds, comma-separated")
-    p.add_argument("--batch-sizes", type=_ints, default=[16, 64, 128, 256, 512, 1024], help="throughput sweep")
+    p.add_argument("--eps", type=float_list, default=[1e-4, 1e-3], help="pruning thresholds, comma-separated")
+    p.add_argument("--batch-sizes", type=int_list, default=[16, 64, 128, 256, 512, 1024], help="throughput sweep")
     p.add_argument("--max-batch", type=int, default=0, bounds=(0, 65_536), help="probe batch size (0: the sweep's best)")
     p.add_argument("--min-seconds", type=float, default=0.5, help="timing window per sweep point")
     p.add_argument("--no-bf16", dest="bf16", action="store_false", help="skip the bf16 comparison")
@@ -233,11 +231,9 @@ def main(argv: list[str] | None = None) -> int:
     check_output(cfg.json, cfg.force)
     if cfg.states < 1 or not cfg.masked or not cfg.batch_sizes or min(cfg.batch_sizes) < 1:
         raise ValueError("--states, --masked and --batch-sizes need at least one positive value")
-    if cfg.threads:
-        torch.set_num_threads(cfg.threads)
     from mi_core.models.sudoku_mdm import load_sudoku_mdm
 
-    device = pick_device(cfg.device)
+    device = pick_device(cfg.device, cfg.threads)
     model = load_sudoku_mdm(cfg.model, device)
     res = run_benchmark(model, device, cfg)
     if cfg.json is not None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mi_core.io import atomic_write_json, atomic_write_text
+from mi_core.io import atomic_write_text
 
 HEADER = "# MI Lens benchmarks\n\nEvery table below is written by the command named above it; rerunning it replaces its section.\n"
 
@@ -36,11 +36,6 @@ def markdown_table(rows: list[dict], columns: list[tuple[str, str]]) -> str:
     lines = ["| " + " | ".join(h for _, h in columns) + " |", "|" + "---|" * len(columns)]
     lines += ["| " + " | ".join(cell(r.get(k, "")) for k, _ in columns) + " |" for r in rows]
     return "\n".join(lines)
-
-
-def write_json(obj, path: str | Path) -> None:
-    """Write ``obj`` as indented JSON, atomically (see :func:`mi_core.io.atomic_write_json`)."""
-    atomic_write_json(path, obj)
 
 
 def frontier(rows: list[dict], key: str = "accuracy", higher: bool = True) -> list[dict]:

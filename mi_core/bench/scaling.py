@@ -29,10 +29,11 @@ from pathlib import Path
 
 import torch
 
-from mi_core.bench.probe import random_states, throughput_sweep
-from mi_core.bench.report import update_section, write_json
+from mi_core.bench.probe import int_list, random_states, throughput_sweep
+from mi_core.bench.report import update_section
 from mi_core.device import pick_device, timed
 from mi_core.domains.registry import get_domain
+from mi_core.io import atomic_write_json
 from mi_core.mi.estimator import EstimatorConfig, MIEstimator, estimate_mi, load_estimator
 from mi_core.mi.probe import probe_many
 
@@ -193,10 +194,6 @@ def markdown(res: dict) -> str:
     return "\n".join(lines)
 
 
-def _ints(text: str) -> list[int]:
-    return [int(x) for x in text.split(",") if x.strip()]
-
-
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m mi_core.bench.scaling", description=__doc__.split("\n\n")[0])
     p.add_argument("--device", default="auto", help="auto (CUDA when present), cpu or cuda")
@@ -204,16 +201,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--sudoku-estimator", type=Path, default=Path(get_domain("sudoku9").default_file("estimator")))
     p.add_argument("--protein-model", type=Path, default=Path("assets/protein_mdm.safetensors"))
     p.add_argument("--protein-estimator", type=Path, default=Path("assets/protein_mi_estimator.safetensors"))
-    p.add_argument("--batch-sizes", type=_ints, default=[1, 4, 16, 64, 256], help="Sudoku states per call")
-    p.add_argument("--peak-batches", type=_ints, default=[64, 256, 1024], help="Sudoku forward sweep")
+    p.add_argument("--batch-sizes", type=int_list, default=[1, 4, 16, 64, 256], help="Sudoku states per call")
+    p.add_argument("--peak-batches", type=int_list, default=[64, 256, 1024], help="Sudoku forward sweep")
     p.add_argument("--masked", type=int, default=40, help="Sudoku masked cells per state")
-    p.add_argument("--lengths", type=_ints, default=[50, 100, 300], help="protein lengths")
-    p.add_argument("--protein-batch-sizes", type=_ints, default=[1, 4, 16])
-    p.add_argument("--protein-peak-batches", type=_ints, default=[16, 64])
+    p.add_argument("--lengths", type=int_list, default=[50, 100, 300], help="protein lengths")
+    p.add_argument("--protein-batch-sizes", type=int_list, default=[1, 4, 16])
+    p.add_argument("--protein-peak-batches", type=int_list, default=[16, 64])
     p.add_argument("--protein-mask-rate", type=float, default=0.1, help="protein MDM: share of positions masked")
     p.add_argument("--no-esmc", dest="esmc", action="store_false", help="skip the ESM-C 300M-sized model")
-    p.add_argument("--esmc-batch-sizes", type=_ints, default=[1])
-    p.add_argument("--esmc-peak-batches", type=_ints, default=[1, 4])
+    p.add_argument("--esmc-batch-sizes", type=int_list, default=[1])
+    p.add_argument("--esmc-peak-batches", type=int_list, default=[1, 4])
     p.add_argument("--esmc-masked", type=int, default=1, help="ESM-C-sized model: masked positions per state")
     p.add_argument("--no-sudoku", dest="sudoku", action="store_false")
     p.add_argument("--no-protein", dest="protein", action="store_false")
@@ -235,9 +232,7 @@ def main(argv: list[str] | None = None) -> int:
              *args.esmc_batch_sizes, *args.esmc_peak_batches, *args.lengths]
     if not args.batch_sizes or min(sizes) < 1 or not 0 <= args.masked <= 81 or args.time_cap <= 0:
         raise ValueError("batch sizes and lengths must be >= 1, --masked in 0..81 and --time-cap > 0")
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    device = pick_device(args.device)
+    device = pick_device(args.device, args.threads)
     res = {"date": time.strftime("%Y-%m-%d"), "device": str(device), "host": platform.processor() or platform.machine(),
            "threads": torch.get_num_threads(), "timing": TIMING, "note": args.note,
            "command": "python -m mi_core.bench.scaling " + " ".join(sys.argv[1:] if argv is None else argv)}
@@ -251,7 +246,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.protein:
         res["protein"] = protein_block(device, args)
     if args.json is not None:
-        write_json(res, args.json)
+        atomic_write_json(args.json, res)
     if args.write_markdown:
         update_section(f"probe-scaling-{device.type}", markdown(res), args.markdown)
     return 0

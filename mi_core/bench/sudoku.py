@@ -14,7 +14,7 @@ from mi_core.mi.estimator import SHIPPED
 def with_default_estimator(strategy, path: str = SHIPPED):
     """Point a strategy that reads an MI estimator (``estimator`` left unset) at ``path``; by default the
     shipped estimator trained on the model it decodes with (found when the decode starts)."""
-    if hasattr(strategy, "estimator") and strategy.estimator is None and getattr(strategy, "mi_fn", None) is None:
+    if decode.lacks_mi_source(strategy):
         strategy.estimator = path
     return strategy
 

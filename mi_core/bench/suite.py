@@ -12,14 +12,14 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from mi_core.bench.report import markdown_table, update_section, write_json
+from mi_core.bench.report import markdown_table, update_section
 from mi_core.bench.scale import suite_cells
 from mi_core.bench.sudoku import evaluate, warm_up
 from mi_core.decoding import make_strategy
 from mi_core.device import pick_device
 from mi_core.domains.registry import get_domain
 from mi_core.domains.sudoku import read_puzzles
-from mi_core.io import check_output
+from mi_core.io import atomic_write_json, check_output
 from mi_core.models.sudoku_mdm import load_sudoku_mdm
 from mi_core.options import ArgumentParser, add_force
 from mi_core.scale.engine import add_engine_options, engine_from_args
@@ -62,7 +62,7 @@ def main(argv=None) -> int:
                 res.pop("passes")
             rows.append({"set": name, "sampler": sampler, "params": params, "device": device.type, "precision": "bf16" if args.bf16 else "fp32", **res})
             print(f"{name} {sampler} {params}: {res['accuracy']:.3f} in {res['mean_passes']:.1f} passes", file=sys.stderr)
-    write_json(rows, args.json)
+    atomic_write_json(args.json, rows)
     keys = ("set", "sampler", "params", "n", "accuracy", "cell_accuracy", "mean_passes", "seconds")
     table_rows = [{**{k: r[k] for k in keys}, **{lv: r["by_level"][lv]["accuracy"] for lv in LEVELS
                                                  if lv in r.get("by_level", {})}} for r in rows]

@@ -30,34 +30,19 @@ from mi_core.bench.decode import (
     load,
     run_options,
 )
-from mi_core.bench.report import frontier_text, markdown_table, update_section, write_json
+from mi_core.bench.report import frontier_text, markdown_table, update_section
 from mi_core.bench.scale import sweep_cells
 from mi_core.decoding import STRATEGIES, make_strategy
 from mi_core.device import pick_device
 from mi_core.domains.registry import add_domain_parsers, get_domain
-from mi_core.io import check_output
+from mi_core.io import atomic_write_json, check_output
 from mi_core.options import ArgumentParser, add_force
 from mi_core.scale.engine import add_engine_options, engine_from_args
 
-PROTEIN_GRID = [
-    "sequential",
-    "topk:k=4,8,12",
-    "eb:gamma=1,2,4",
-    "threshold:tau=0.5,0.7,0.9",
-    "top_margin:k=8,12",
-    "mask_predict",
-    "mi:gamma=1,2,4;lam=1",
-    "random:steps=10",
-]
-DEFAULT_GRID = [
-    "sequential",
-    "topk:k=2,4,7",
-    "top_margin:k=2,4,7",
-    "eb:gamma=0.1,0.2,0.5,1",
-    "threshold:tau=0.7,0.9,0.99",
-    "mask_predict:steps=10,20",
-    "mi:gamma=0.1,0.3,0.6,1;lam=0.5,1,2",
-]
+PROTEIN_GRID = ["sequential", "topk:k=4,8,12", "eb:gamma=1,2,4", "threshold:tau=0.5,0.7,0.9", "top_margin:k=8,12",
+                "mask_predict", "mi:gamma=1,2,4;lam=1", "random:steps=10"]
+DEFAULT_GRID = ["sequential", "topk:k=2,4,7", "top_margin:k=2,4,7", "eb:gamma=0.1,0.2,0.5,1",
+                "threshold:tau=0.7,0.9,0.99", "mask_predict:steps=10,20", "mi:gamma=0.1,0.3,0.6,1;lam=0.5,1,2"]
 
 
 def parse_grid_spec(spec: str) -> list[tuple[str, dict[str, str]]]:
@@ -78,7 +63,6 @@ def parse_grid_spec(spec: str) -> list[tuple[str, dict[str, str]]]:
             raise ValueError(f"grid {spec!r}: expected key=v1,v2,... but got {part!r}")
         axes.append([(key.strip(), v) for v in vals])
     return [(name, dict(combo)) for combo in itertools.product(*axes)]
-
 
 
 def grid_configs(grid: list[str], samplers: str | None) -> list[tuple[str, dict[str, str]]]:
@@ -122,10 +106,7 @@ def read_rows(path: Path) -> list[dict]:
 def check_outputs(args) -> list[dict]:
     """Refuse unwritable outputs before any work; the rows to merge with (``--merge``), else []."""
     old = read_rows(args.json) if args.merge else []
-    if not args.merge:
-        check_output(args.json, args.force, "--json")
-    else:
-        check_output(args.json, True, "--json")
+    check_output(args.json, args.force or args.merge, "--json")  # --merge rewrites the file it read
     if args.markdown is not None and str(args.markdown) != "-":
         check_output(args.markdown, True, "--markdown")  # a report file: its own section is replaced
     return old
@@ -216,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
               "mean_passes") if k in res), file=sys.stderr)
     if args.merge:
         rows = merge_rows(old_rows, rows)
-    write_json(rows, args.json)
+    atomic_write_json(args.json, rows)
     if args.markdown is not None and str(args.markdown) != "-":
         section = _protein_section if domain.key == "protein" else _puzzle_section
         section(rows, inputs.name, device, precision, cmd, args.markdown)

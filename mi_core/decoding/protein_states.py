@@ -14,7 +14,7 @@ import numpy as np
 import torch
 
 from mi_core.decoding import decode, make_strategy
-from mi_core.decoding.sudoku_states import ensure_masked
+from mi_core.decoding.sudoku_states import ensure_masked, parse_mix
 from mi_core.domains.protein import MASK_ID, read_fasta, split_records
 
 SOURCES = ("uniform", "decode_all_masked", "decode_partial")
@@ -57,17 +57,6 @@ class ProteinDataConfig:
     @property
     def shards(self) -> int:
         return -(-self.states // self.shard_size)
-
-
-def parse_mix(text: str) -> tuple[float, float, float]:
-    """``"0.4,0.3,0.3"`` (uniform, decode_all_masked, decode_partial) -> a tuple; ValueError otherwise."""
-    try:
-        values = tuple(float(p) for p in text.split(","))
-    except ValueError:
-        values = ()
-    if len(values) != 3:
-        raise ValueError(f"--mix expects three numbers '{','.join(SOURCES)}', got {text!r}")
-    return values
 
 
 def sequence_pool(fasta: str | Path, split: str, min_len: int, split_seed: int = 0) -> list[np.ndarray]:
@@ -150,7 +139,7 @@ class ProteinStates:
         return ProteinDataConfig(fasta=str(args.fasta), seed=args.seed, states=args.states,
                                  shard_size=args.shard_size, min_len=args.min_len, max_len=args.max_len,
                                  eps=args.eps, max_batch=args.max_batch, min_masked=args.min_masked,
-                                 mix=parse_mix(args.mix))
+                                 mix=parse_mix(args.mix, SOURCES))
 
     def options(self) -> str:
         c = self.cfg
@@ -183,7 +172,8 @@ class ProteinStates:
     def held_out(args) -> ProteinStates:
         """States of the FASTA file's ``val`` split, drawn as the training states are drawn from ``train``."""
         source = ProteinStates(ProteinDataConfig(fasta=str(args.fasta), split="val", min_len=args.min_len,
-                                                 max_len=args.max_len, min_masked=args.min_masked, mix=parse_mix(args.mix)))
+                                                 max_len=args.max_len, min_masked=args.min_masked,
+                                                 mix=parse_mix(args.mix, SOURCES)))
         c = source.cfg
         source._pool = sequence_pool(c.fasta, c.split, c.min_len, c.split_seed)  # a bad file fails before the model loads
         return source

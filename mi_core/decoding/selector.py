@@ -157,11 +157,6 @@ def load_order_net(path: str | Path, device: torch.device | str = "cpu", role: s
     return load_checked(OrderNetConfig, PositionNet, path, device, "an order network", raw=meta)[0]
 
 
-def model_signature(model) -> tuple[int, int]:
-    """``(hidden size D, number of values V)`` of a masked model (its interface)."""
-    return int(model.hidden_size), int(model.n_values)
-
-
 def net_domain(meta: dict) -> str | None:
     """``"sudoku"`` or ``"protein"``: what the order net in a JSON ``meta`` was trained on (None: unknown)."""
     if meta.get("domain") in ("sudoku", "protein"):
@@ -176,7 +171,7 @@ def net_domain(meta: dict) -> str | None:
 def check_order_net_fits(net: PositionNet, model, path: str | Path | None = None) -> None:
     """Raise ModelFileError when the order net (loaded from ``path``, or set by code) was trained on another
     hidden size or another domain than ``model`` (e.g. the protein selector on the Sudoku MDM)."""
-    d, v = model_signature(model)
+    d, v = int(model.hidden_size), int(model.n_values)
     name = f"the order selector {path}" if path else "the order selector"
     if net.cfg.d_model != d:
         raise ModelFileError(f"{name} reads hidden size {net.cfg.d_model}, the model gives {d}: "
@@ -194,15 +189,5 @@ def check_order_net_fits(net: PositionNet, model, path: str | Path | None = None
                              f"({v} values): use a {model_domain} selector")
 
 
-__all__ = [
-    "OrderNetConfig",
-    "PositionNet",
-    "check_order_net_fits",
-    "load_order_net",
-    "make_order_nets",
-    "pick_positions",
-    "posterior_features",
-    "save_order_net",
-    "select_probabilities",
-    "selector_features",
-]
+__all__ = ["OrderNetConfig", "PositionNet", "check_order_net_fits", "load_order_net", "make_order_nets",
+           "pick_positions", "posterior_features", "save_order_net", "select_probabilities", "selector_features"]

@@ -20,6 +20,18 @@ from mi_core.domains.sudoku_gen import random_transform
 SOURCES = ("uniform", "puzzle", "decode")
 
 
+def parse_mix(text: str, sources: tuple[str, ...] = SOURCES) -> tuple[float, ...]:
+    """``"0.4,0.2,0.4"`` -> the three weights of ``sources`` (by default Sudoku's uniform, puzzle, decode);
+    ValueError naming the sources on anything else."""
+    try:
+        values = tuple(float(p) for p in text.split(","))
+    except ValueError:
+        values = ()
+    if len(values) != 3:
+        raise ValueError(f"--mix expects three numbers '{','.join(sources)}', got {text!r}")
+    return values
+
+
 @dataclass(frozen=True)
 class StateMix:
     """Relative weights of the three state sources (need not sum to 1)."""
@@ -42,14 +54,7 @@ class StateMix:
     @classmethod
     def parse(cls, text: str) -> StateMix:
         """``"0.4,0.2,0.4"`` (uniform, puzzle, decode) -> StateMix; ValueError on anything else."""
-        parts = text.split(",")
-        try:
-            values = [float(p) for p in parts]
-        except ValueError:
-            values = []
-        if len(values) != 3:
-            raise ValueError(f"--mix expects three numbers 'uniform,puzzle,decode', got {text!r}")
-        return cls(*values)
+        return cls(*parse_mix(text))
 
 
 def ensure_masked(mask: np.ndarray, minimum: int, rng: np.random.Generator) -> np.ndarray:

@@ -78,9 +78,8 @@ def exact_marginals(tokens: torch.Tensor, solutions: torch.Tensor | None = None)
     counts = weights.sum(1)
     if (counts == 0).any():
         row = int((counts == 0).nonzero()[0, 0])
-        raise InconsistentStateError(
-            f"state {row} of the batch has visible tokens that no 4x4 Sudoku solution agrees with"
-        )
+        raise InconsistentStateError(f"state {row} of the batch has visible tokens that no 4x4 Sudoku solution "
+                                     "agrees with")
     onehot = nn.functional.one_hot(sols - 1, DIGITS).double()  # (S, 16, 4)
     return torch.einsum("bs,scv->bcv", weights, onehot) / counts[:, None, None]
 

@@ -71,10 +71,8 @@ def parse_grid(text: str, size: int | None = 81) -> list[int]:
             digits.append(int(ch))
         else:
             row, col = divmod(pos, n)
-            raise SudokuFormatError(
-                f"bad character {describe_char(ch)} at position {pos} (row {row + 1}, column {col + 1}): "
-                f"use ASCII digits 1-{n}, '.' or '0'"
-            )
+            raise SudokuFormatError(f"bad character {describe_char(ch)} at position {pos} (row {row + 1}, "
+                                    f"column {col + 1}): use ASCII digits 1-{n}, '.' or '0'")
     return digits
 
 
@@ -114,11 +112,8 @@ def find_conflict(digits: list[int]) -> str | None:
             key = (int(unit[cell]), d)
             if key in seen:
                 first = seen[key]
-                return (
-                    f"digit {d} appears twice in {kind} {key[0] + 1}: at cells "
-                    f"(row {first // geom.n + 1}, col {first % geom.n + 1}) and "
-                    f"(row {cell // geom.n + 1}, col {cell % geom.n + 1})"
-                )
+                return (f"digit {d} appears twice in {kind} {key[0] + 1}: at cells (row {first // geom.n + 1}, "
+                        f"col {first % geom.n + 1}) and (row {cell // geom.n + 1}, col {cell % geom.n + 1})")
             seen[key] = cell
     return None
 
@@ -152,16 +147,6 @@ def to_tokens(grids, device: torch.device | str = "cpu") -> torch.Tensor:
     """Grid strings or digit lists to token ids ``(B, cells)`` int64 (blanks become ``MASK_ID``)."""
     rows = [parse_grid(g, None) if isinstance(g, str) else list(g) for g in grids]
     return torch.tensor(rows, dtype=torch.long, device=device)
-
-
-def tokens_to_values(tokens: torch.Tensor) -> torch.Tensor:
-    """Token ids to value indices (digit - 1); masked cells become -1."""
-    return tokens - 1
-
-
-def values_to_tokens(values: torch.Tensor) -> torch.Tensor:
-    """Value indices (0..n-1) to token ids (digits 1..n)."""
-    return values + 1
 
 
 @dataclass(frozen=True)

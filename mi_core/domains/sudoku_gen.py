@@ -126,6 +126,4 @@ def is_valid_solution(grid) -> bool:
     geom = Geometry(int(round(len(g) ** 0.25)))
     rows, cols, boxes = geom.indices()
     want = np.arange(1, geom.n + 1)
-    return all(
-        np.array_equal(np.sort(g[idx == u]), want) for idx in (rows, cols, boxes) for u in range(geom.n)
-    )
+    return all(np.array_equal(np.sort(g[idx == u]), want) for idx in (rows, cols, boxes) for u in range(geom.n))

@@ -19,7 +19,6 @@ class SudokuFormatError(SudokuError):
     """Wrong length or characters that are not digits or blanks."""
 
 
-
 @dataclass(frozen=True)
 class Geometry:
     """Row, column and box of every cell of an ``n x n`` Sudoku (``n = box * box``)."""

@@ -111,13 +111,10 @@ class MIEstimator(nn.Module):
         d_rel = cfg.d_rel if cfg.uses_separation else 0
         self.rel = nn.Embedding(cfg.rel_buckets, d_rel) if d_rel else None
         self.norm = nn.LayerNorm(cfg.d_in)
-        self.node = nn.Sequential(
-            nn.Linear(cfg.d_in + 2 * cfg.n_values + 2 + d_pos, cfg.d_node), nn.GELU(), nn.Linear(cfg.d_node, cfg.d_proj)
-        )
-        self.pair = nn.Sequential(
-            nn.Linear(2 * cfg.d_proj + 6 + d_rel, cfg.d_pair), nn.GELU(), nn.Linear(cfg.d_pair, cfg.d_pair), nn.GELU(),
-            nn.Linear(cfg.d_pair, 1),
-        )
+        self.node = nn.Sequential(nn.Linear(cfg.d_in + 2 * cfg.n_values + 2 + d_pos, cfg.d_node), nn.GELU(),
+                                  nn.Linear(cfg.d_node, cfg.d_proj))
+        self.pair = nn.Sequential(nn.Linear(2 * cfg.d_proj + 6 + d_rel, cfg.d_pair), nn.GELU(),
+                                  nn.Linear(cfg.d_pair, cfg.d_pair), nn.GELU(), nn.Linear(cfg.d_pair, 1))
         nn.init.zeros_(self.pair[-1].weight)
         nn.init.constant_(self.pair[-1].bias, cfg.init_bias)
 
@@ -254,8 +251,7 @@ def estimate_mi(model, estimator: MIEstimator, tokens: torch.Tensor) -> Estimate
     if tokens.dim() != 2 or not known.all():
         raise EstimatorInputError(
             f"tokens must be (B, N) ids, each the mask id or a value token; got shape {tuple(tokens.shape)}"
-            + ("" if known.all() else f" with unknown ids {sorted(set(tokens[~known].tolist()))[:5]}")
-        )
+            + ("" if known.all() else f" with unknown ids {sorted(set(tokens[~known].tolist()))[:5]}"))
     start = time.perf_counter()
     hidden, probs, entropy, masked = mdm_features(model, tokens)
     mi = estimator(hidden, probs, entropy, masked)

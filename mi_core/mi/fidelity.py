@@ -17,16 +17,19 @@ def pair_values(mi: np.ndarray, masked: np.ndarray) -> np.ndarray:
     return mi[iu[keep], ju[keep]]
 
 
-def _corr(fn, x: np.ndarray, y: np.ndarray) -> float:
-    """A correlation, or NaN when it is undefined (fewer than 3 pairs or a constant side)."""
+def correlation(fn, x: np.ndarray, y: np.ndarray) -> float:
+    """A correlation (``fn``: ``stats.spearmanr`` or ``stats.pearsonr``), or NaN when it is undefined (fewer
+    than 3 pairs or a constant side)."""
     if len(x) < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
         return float("nan")
     return float(fn(x, y)[0])
 
 
-def _median(values: list[float]) -> float:
-    arr = np.asarray([v for v in values if np.isfinite(v)])
-    return float(np.median(arr)) if len(arr) else float("nan")
+def _finite(stat, values: list[float]) -> float:
+    """``stat`` (``np.median``, ``np.mean``) of the finite values; NaN when there are none."""
+    arr = np.asarray(values, dtype=float)
+    arr = arr[np.isfinite(arr)]
+    return float(stat(arr)) if len(arr) else float("nan")
 
 
 def topk_hits(pred: np.ndarray, exact: np.ndarray, threshold: float) -> tuple[int, int]:
@@ -52,18 +55,13 @@ def fidelity(pred: np.ndarray, exact: np.ndarray, masked: np.ndarray, threshold:
     p_all, e_all = np.concatenate(p_list), np.concatenate(e_list)
     hits = np.array([topk_hits(p, e, threshold) for p, e in zip(p_list, e_list)]).reshape(-1, 2)
     k_total = int(hits[:, 1].sum())
-    return {
-        "n_states": len(p_list),
-        "n_pairs": len(p_all),
-        "spearman": _corr(stats.spearmanr, p_all, e_all),
-        "spearman_median": _median([_corr(stats.spearmanr, p, e) for p, e in zip(p_list, e_list)]),
-        "pearson": _corr(stats.pearsonr, p_all, e_all),
-        "pearson_median": _median([_corr(stats.pearsonr, p, e) for p, e in zip(p_list, e_list)]),
-        "mae": float(np.abs(p_all - e_all).mean()) if len(p_all) else float("nan"),
-        "topk_precision": float(hits[:, 0].sum() / k_total) if k_total else float("nan"),
-        "topk_k": k_total,
-        "edge_threshold": threshold,
-    }
+    return {"n_states": len(p_list), "n_pairs": len(p_all), "spearman": correlation(stats.spearmanr, p_all, e_all),
+            "spearman_median": _finite(np.median, [correlation(stats.spearmanr, p, e) for p, e in zip(p_list, e_list)]),
+            "pearson": correlation(stats.pearsonr, p_all, e_all),
+            "pearson_median": _finite(np.median, [correlation(stats.pearsonr, p, e) for p, e in zip(p_list, e_list)]),
+            "mae": float(np.abs(p_all - e_all).mean()) if len(p_all) else float("nan"),
+            "topk_precision": float(hits[:, 0].sum() / k_total) if k_total else float("nan"),
+            "topk_k": k_total, "edge_threshold": threshold}
 
 
 def rule_recovery(mi: np.ndarray, masked: np.ndarray, rules: np.ndarray, threshold: float = 1e-2) -> dict:
@@ -82,24 +80,14 @@ def rule_recovery(mi: np.ndarray, masked: np.ndarray, rules: np.ndarray, thresho
     top = np.argsort(-scores, kind="stable")[:k]
     edges = scores > threshold
     n_edges = int(edges.sum())
-    return {
-        "rule_pairs": k,
-        "r_precision": float(is_rule[top].mean()) if k else float("nan"),
-        "edges": n_edges,
-        "precision": float((edges & is_rule).sum() / n_edges) if n_edges else float("nan"),
-        "recall": float((edges & is_rule).sum() / k) if k else float("nan"),
-    }
+    return {"rule_pairs": k, "r_precision": float(is_rule[top].mean()) if k else float("nan"), "edges": n_edges,
+            "precision": float((edges & is_rule).sum() / n_edges) if n_edges else float("nan"),
+            "recall": float((edges & is_rule).sum() / k) if k else float("nan")}
 
 
 def mean_recovery(rows: list[dict]) -> dict:
     """Average :func:`rule_recovery` results over states (NaNs skipped); adds ``n_states``."""
     keys = ("rule_pairs", "r_precision", "edges", "precision", "recall")
-    out = {key: _nanmean([r[key] for r in rows]) for key in keys}
+    out = {key: _finite(np.mean, [r[key] for r in rows]) for key in keys}
     out["n_states"] = len(rows)
     return out
-
-
-def _nanmean(values: list[float]) -> float:
-    arr = np.asarray(values, dtype=float)
-    arr = arr[np.isfinite(arr)]
-    return float(arr.mean()) if len(arr) else float("nan")

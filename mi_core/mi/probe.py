@@ -89,20 +89,15 @@ class ProbeResult:
 
     def to_json_dict(self) -> dict:
         """Plain lists and numbers: the arrays, ``passes``, ``seconds``, ``eps`` and the largest bound."""
-        return {
-            "marginals": self.marginals.tolist(),
-            "entropy": self.entropy.tolist(),
-            "mi_directional": self.mi_directional.tolist(),
-            "mi": self.mi.tolist(),
-            "mi_paper": self.mi_paper.tolist(),
-            "passes": self.passes,
-            "seconds": self.seconds,
-            "eps": self.eps,
-            "error_bound": float(self.error_bound.max()) if self.error_bound.numel() else 0.0,
-            "probed": self.probed.nonzero().flatten().tolist(),
-            "max_asymmetry": float(self.asymmetry.max()) if self.asymmetry.numel() else 0.0,
-            "max_form_gap": float(self.form_gap.max()) if self.form_gap.numel() else 0.0,
-        }
+        arrays = ("marginals", "entropy", "mi_directional", "mi", "mi_paper")
+        return {**{k: getattr(self, k).tolist() for k in arrays}, "passes": self.passes, "seconds": self.seconds,
+                "eps": self.eps, "error_bound": _largest(self.error_bound),
+                "probed": self.probed.nonzero().flatten().tolist(), "max_asymmetry": _largest(self.asymmetry),
+                "max_form_gap": _largest(self.form_gap)}
+
+
+def _largest(x: torch.Tensor) -> float:
+    return float(x.max()) if x.numel() else 0.0
 
 
 def binary_entropy(s: torch.Tensor) -> torch.Tensor:
@@ -195,10 +190,6 @@ def _forward_probs(model, seqs: torch.Tensor, autocast: bool) -> torch.Tensor:
     return e / e.sum(-1, keepdim=True)
 
 
-def _to_cpu(x: torch.Tensor) -> torch.Tensor:
-    return x.detach().to("cpu")
-
-
 def _entropy(probs: torch.Tensor) -> torch.Tensor:
     return -torch.special.xlogy(probs, probs).sum(-1)
 
@@ -231,16 +222,9 @@ def _check_args(tokens: torch.Tensor, eps: float, max_batch: int, dims: int) -> 
 
 
 @torch.no_grad()
-def probe(
-    model,
-    tokens: torch.Tensor,
-    *,
-    positions: Iterable[int] | torch.Tensor | None = None,
-    eps: float = 0.0,
-    max_batch: int = 512,
-    progress: Callable[[int, int], None] | None = None,
-    autocast: bool = False,
-) -> ProbeResult:
+def probe(model, tokens: torch.Tensor, *, positions: Iterable[int] | torch.Tensor | None = None, eps: float = 0.0,
+          max_batch: int = 512, progress: Callable[[int, int], None] | None = None,
+          autocast: bool = False) -> ProbeResult:
     """Exact (``eps = 0``) or pruned pairwise MI of one state by perturbation probing.
 
     Args:
@@ -302,11 +286,9 @@ class ManyProbeResult:
 
     def state(self, s: int) -> ProbeResult:
         """State ``s`` as a CPU :class:`ProbeResult` (``seconds``: the average per state)."""
-        return ProbeResult(marginals=_to_cpu(self.marginals[s]), entropy=_to_cpu(self.entropy[s]),
-                           mi_directional=_to_cpu(self.mi_directional[s]), mi=_to_cpu(self.mi[s]),
-                           mi_paper=_to_cpu(self.mi_paper[s]), error_bound=_to_cpu(self.error_bound[s]),
-                           passes=int(self.passes[s]), seconds=self.seconds_per_state, eps=self.eps,
-                           probed=_to_cpu(self.probed[s]), masked=_to_cpu(self.masked[s]))
+        arrays = ("marginals", "entropy", "mi_directional", "mi", "mi_paper", "error_bound", "probed", "masked")
+        return ProbeResult(**{k: getattr(self, k)[s].detach().cpu() for k in arrays}, passes=int(self.passes[s]),
+                           seconds=self.seconds_per_state, eps=self.eps)
 
 
 def _value_index_many(tokens: torch.Tensor, value_tokens: torch.Tensor, masked: torch.Tensor) -> torch.Tensor:
@@ -372,16 +354,9 @@ def _chunk_mi(sums, kept_mass, rows, entropy, probed, masked) -> tuple[torch.Ten
 
 
 @torch.no_grad()
-def probe_many(
-    model,
-    tokens: torch.Tensor,
-    *,
-    positions: torch.Tensor | None = None,
-    eps: float = 0.0,
-    max_batch: int = 512,
-    progress: Callable[[int, int], None] | None = None,
-    autocast: bool = False,
-) -> ManyProbeResult:
+def probe_many(model, tokens: torch.Tensor, *, positions: torch.Tensor | None = None, eps: float = 0.0,
+               max_batch: int = 512, progress: Callable[[int, int], None] | None = None,
+               autocast: bool = False) -> ManyProbeResult:
     """Exact (``eps = 0``) or pruned pairwise MI of many states of one length, by perturbation probing.
 
     Every ``(state, position, value)`` perturbation of every state goes through the same stream of

@@ -38,10 +38,8 @@ ESMC_MAX_LEN = 2046  # residues: a 2048-token training context less BOS and EOS
 WEIGHTS_ENV = "MI_LENS_ESMC_WEIGHTS"
 ESM_INSTALL_HINT = "it is an optional extra: pip install -r requirements-esm.txt (esm==3.2.1.post1 and httpx)"
 # Released checkpoints, in the order "auto" prefers them (300M first: the probe runs 1 + 20N passes).
-HF_CHECKPOINTS = (
-    ("EvolutionaryScale/esmc-300m-2024-12", "esmc_300m_2024_12_v0.pth"),
-    ("EvolutionaryScale/esmc-600m-2024-12", "esmc_600m_2024_12_v0.pth"),
-)
+HF_CHECKPOINTS = (("EvolutionaryScale/esmc-300m-2024-12", "esmc_300m_2024_12_v0.pth"),
+                  ("EvolutionaryScale/esmc-600m-2024-12", "esmc_600m_2024_12_v0.pth"))
 # Released sizes: d_model -> (name, attention heads); head counts are not recoverable from the weights.
 KNOWN_SIZES = {960: ("ESM-C 300M", 15), 1152: ("ESM-C 600M", 18)}
 HEAD_DIM = 64  # both released models use 64-dimensional heads; the default for other sizes

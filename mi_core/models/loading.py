@@ -24,7 +24,6 @@ def load_sudoku(spec: str | Path | None, device) -> tuple[MaskedLM, str]:
         raise ValueError("a Sudoku MDM needs a weights file (.safetensors)")
     path = Path(spec)
     model = load_sudoku_mdm(path, device)
-    model.weights_path = path
     layers = model.cfg.n_layers * model.cfg.loops
     return model, f"Sudoku MDM ({layers} layers, d_model {model.hidden_size}; {path.name})"
 

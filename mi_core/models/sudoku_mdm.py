@@ -45,10 +45,8 @@ class SudokuMDM(MaskedLM):
         super().__init__()
         self.cfg = cfg
         geom = Geometry(cfg.box)
-        rows, cols, boxes = (torch.as_tensor(a) for a in geom.indices())
-        self.register_buffer("rows", rows, persistent=False)
-        self.register_buffer("cols", cols, persistent=False)
-        self.register_buffer("boxes", boxes, persistent=False)
+        for name, index in zip(("rows", "cols", "boxes"), geom.indices()):
+            self.register_buffer(name, torch.as_tensor(index), persistent=False)
         self.register_buffer("value_tokens", torch.arange(1, geom.n + 1), persistent=False)
         self.tok = nn.Embedding(geom.n + 1, cfg.d_model)
         self.row_emb = nn.Embedding(geom.n, cfg.d_model)

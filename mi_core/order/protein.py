@@ -92,23 +92,6 @@ def make_validate(model, groups: list[torch.Tensor], budgets: tuple[int, ...], b
                           lambda t: score(margin_choice, t)[0], frozen)
 
 
-def run_protein(model_path: Path, fasta: Path, out: Path, log_path: Path, cfg: OrderTrainConfig,
-                lengths: tuple[int, int], eval_every: int, eval_per_length: int, init: Path | None = None,
-                device="cpu") -> None:
-    model = load_protein_mdm(model_path, device)
-    t0 = time.time()
-    splits = split_records(read_fasta(fasta, strict=True))
-    draw = window_draw(splits["train"], *lengths)
-    groups = validation_windows(splits["val"], eval_per_length, val_lengths(*lengths))
-    validate = make_validate(model, groups, cfg.budgets, cfg.bf16, frozen=not cfg.finetune)
-    header = (f"{len(splits['train'])} training sequences, {sum(len(g) for g in groups)} validation windows "
-              f"(lengths {val_lengths(*lengths)}) read in {time.time() - t0:.0f}s; frozen denoiser {model_path}")
-    run_logged(model, draw, cfg, validate, out, log_path, eval_every, header,
-               {"domain": "protein", "denoiser": str(model_path), "fasta": str(fasta), "lengths": list(lengths),
-                "eval_per_length": eval_per_length, "validation": "teacher-forced log-likelihood per residue"},
-               init=init, save_denoiser=save_protein_mdm)
-
-
 def add_arguments(p) -> None:
     p.add_argument("--fasta", type=Path, default=Path("../shared/data/protein/cath-dataset-nonredundant-S40.fa"),
                    help="FASTA read with the strict rule; training windows from its train split, validation from val")
@@ -117,8 +100,19 @@ def add_arguments(p) -> None:
 
 
 def run(args, cfg: OrderTrainConfig, model_path: Path, out: Path, log_path: Path, device) -> None:
-    run_protein(model_path, args.fasta, out, log_path, cfg, parse_lengths(args.lengths), args.eval_every,
-                args.eval_per_length, args.init, device=device)
+    lengths = parse_lengths(args.lengths)
+    model = load_protein_mdm(model_path, device)
+    t0 = time.time()
+    splits = split_records(read_fasta(args.fasta, strict=True))
+    draw = window_draw(splits["train"], *lengths)
+    groups = validation_windows(splits["val"], args.eval_per_length, val_lengths(*lengths))
+    validate = make_validate(model, groups, cfg.budgets, cfg.bf16, frozen=not cfg.finetune)
+    header = (f"{len(splits['train'])} training sequences, {sum(len(g) for g in groups)} validation windows "
+              f"(lengths {val_lengths(*lengths)}) read in {time.time() - t0:.0f}s; frozen denoiser {model_path}")
+    run_logged(model, draw, cfg, validate, out, log_path, args.eval_every, header,
+               {"domain": "protein", "denoiser": str(model_path), "fasta": str(args.fasta), "lengths": list(lengths),
+                "eval_per_length": args.eval_per_length, "validation": "teacher-forced log-likelihood per residue"},
+               init=args.init, save_denoiser=save_protein_mdm)
 
 
-__all__ = ["make_validate", "run_protein", "val_lengths", "validation_windows", "window_draw"]
+__all__ = ["make_validate", "run", "val_lengths", "validation_windows", "window_draw"]

@@ -56,25 +56,19 @@ def make_validate(model, pairs: np.ndarray, budgets: tuple[int, ...], bf16: bool
                           lambda t: score(make_strategy("top_margin", steps=t))[0], frozen)
 
 
-def run_sudoku(model_path: Path, out: Path, log_path: Path, cfg: OrderTrainConfig, puzzle_pool: int,
-               eval_every: int, eval_puzzles: int, init: Path | None = None, device="cpu") -> None:
-    model = load_sudoku_mdm(model_path, device)
-    t0 = time.time()
-    pool = build_pool(TRAIN_SEED + cfg.seed, puzzle_pool, puzzles=True, workers=1)
-    val = build_pool(EVAL_SEED + cfg.seed, eval_puzzles, puzzles=True, workers=1)
-    validate = make_validate(model, val, cfg.budgets, cfg.bf16, frozen=not cfg.finetune)
-    header = (f"pools built in {time.time() - t0:.0f}s: {len(pool)} training puzzles, {len(val)} validation; "
-              f"frozen denoiser {model_path}")
-    run_logged(model, puzzle_draw(pool), cfg, validate, out, log_path, eval_every, header,
-               {"domain": "sudoku", "denoiser": str(model_path), "puzzle_pool": puzzle_pool, "eval_puzzles": eval_puzzles},
-               init=init, save_denoiser=save_sudoku_mdm)
-
-
 def add_arguments(p) -> None:
     p.add_argument("--puzzle-pool", type=int, default=2000, help="training puzzles generated")
     p.add_argument("--eval-puzzles", type=int, default=100)
 
 
 def run(args, cfg: OrderTrainConfig, model_path: Path, out: Path, log_path: Path, device) -> None:
-    run_sudoku(model_path, out, log_path, cfg, args.puzzle_pool, args.eval_every, args.eval_puzzles, args.init,
-               device=device)
+    model = load_sudoku_mdm(model_path, device)
+    t0 = time.time()
+    pool = build_pool(TRAIN_SEED + cfg.seed, args.puzzle_pool, puzzles=True, workers=1)
+    val = build_pool(EVAL_SEED + cfg.seed, args.eval_puzzles, puzzles=True, workers=1)
+    validate = make_validate(model, val, cfg.budgets, cfg.bf16, frozen=not cfg.finetune)
+    header = (f"pools built in {time.time() - t0:.0f}s: {len(pool)} training puzzles, {len(val)} validation; "
+              f"frozen denoiser {model_path}")
+    run_logged(model, puzzle_draw(pool), cfg, validate, out, log_path, args.eval_every, header,
+               {"domain": "sudoku", "denoiser": str(model_path), "puzzle_pool": args.puzzle_pool,
+                "eval_puzzles": args.eval_puzzles}, init=args.init, save_denoiser=save_sudoku_mdm)

@@ -17,8 +17,6 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-import torch
-
 from mi_core.device import pick_device
 from mi_core.domains.base import Domain
 from mi_core.domains.registry import add_domain_parsers, get_domain
@@ -74,15 +72,12 @@ def main(argv: list[str] | None = None) -> None:
         budgets = tuple(int(b) for b in args.steps_budget.split(","))
     except ValueError:
         raise ValueError(f"--steps-budget must be integers separated by commas, got {args.steps_budget!r}") from None
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    cfg = OrderTrainConfig(seed=args.seed, updates=args.updates, batch=args.batch, samples=args.samples,
-                           tau=args.tau, lr=args.lr, width=args.width, budgets=budgets, bf16=args.bf16,
-                           time_budget=args.time_budget, finetune=args.finetune, denoiser_lr=args.denoiser_lr,
-                           kl_weight=args.kl_weight)
+    names = ("seed", "updates", "batch", "samples", "tau", "lr", "width", "bf16", "time_budget", "finetune",
+             "denoiser_lr", "kl_weight")
+    cfg = OrderTrainConfig(budgets=budgets, **{k: getattr(args, k) for k in names})
     if args.init is not None:
         load_nets(args.init)  # a missing or wrong --init fails now, before the data are built
-    device = distributed.setup(pick_device(args.device))  # joins the process group under torchrun
+    device = distributed.setup(pick_device(args.device, args.threads))  # joins the process group under torchrun
     out = check_output(args.out or default_run_path(f"{domain.cli_name}_order_selector"), args.force, "--out")
     log_path = args.log or out.with_name(out.stem + "_log.jsonl")
     domain.part("order_task").run(args, cfg, args.model, out, log_path, device)

@@ -85,11 +85,6 @@ def wrap(module: torch.nn.Module, **kwargs) -> torch.nn.Module:
     return DistributedDataParallel(module, device_ids=ids, **kwargs)
 
 
-def unwrap(module: torch.nn.Module) -> torch.nn.Module:
-    """The network inside a DistributedDataParallel wrapper (or ``module`` itself)."""
-    return getattr(module, "module", module)
-
-
 def module_device(module: torch.nn.Module) -> torch.device:
     return next(module.parameters()).device
 
@@ -107,15 +102,6 @@ def main_first():
     yield
     if is_main():
         barrier()
-
-
-def mean_over_ranks(x: torch.Tensor) -> torch.Tensor:
-    """``x`` averaged over ranks (for logging a loss); ``x`` itself without torchrun."""
-    if not active():
-        return x
-    y = x.detach().clone()
-    dist.all_reduce(y)
-    return y / world_size()
 
 
 def from_main(value: float) -> float:

@@ -227,9 +227,7 @@ def main(argv: list[str] | None = None) -> int:
     args = vars(build_parser().parse_args(argv))
     check_output(args["out"], args["force"], "--out")
     cfg = TrainConfig(**{k: args[k] for k in TrainConfig.__dataclass_fields__ if k != "loss"})
-    if args["threads"]:
-        torch.set_num_threads(args["threads"])
-    device = distributed.setup(pick_device(args["device"]))  # joins the process group under torchrun
+    device = distributed.setup(pick_device(args["device"], args["threads"]))  # joins the process group under torchrun
     data, manifest = load_shards(args["data"])
     domain = manifest.get("domain", "sudoku")
     variable = "length" in data  # padded states of varying length: no position embeddings, separations

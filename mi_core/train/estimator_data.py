@@ -152,9 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     check_output_dir(args.out)
     engine = engine_from_args(args)  # before any work: Ray missing or a bad setting is one line
     cfg = config_from_args(args)
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    device = pick_device(args.device)
+    device = pick_device(args.device, args.threads)
     model = load_model(None if args.model is None else str(args.model), device, domain=args.domain)
     start = time.time()
     summary = run(model, model.weights_path, cfg, args.out, device, log=lambda m: print(m, file=sys.stderr, flush=True),

@@ -161,17 +161,13 @@ def run(namespace: argparse.Namespace, parser: argparse.ArgumentParser, task_cls
     if args["resume"]:
         if args["out"] is None:
             raise ValueError("--resume needs the --out of the run to continue")
-    else:
-        args["out"] = check_output(args["out"] or default_run_path(task_cls.name), force, "--out")
-    if args["threads"]:
-        # on a shared 2-core machine one thread is far faster than two that wait on each other
-        torch.set_num_threads(args["threads"])
-    if args["resume"]:
         model_cfg, cfg = resume_configs(task_cls, args["out"], args, {a.dest: a.default for a in parser._actions})
     else:
+        args["out"] = check_output(args["out"] or default_run_path(task_cls.name), force, "--out")
         model_cfg = task_cls.model_config(**{k: args[k] for k in task_cls.model_config.__dataclass_fields__})
         cfg = task_cls.train_config(**{k: args[k] for k in task_cls.train_config.__dataclass_fields__})
-    device = distributed.setup(pick_device(args["device"]))  # joins the process group under torchrun
+    # --threads: on a shared 2-core machine one thread is far faster than two that wait on each other
+    device = distributed.setup(pick_device(args["device"], args["threads"]))  # joins the process group under torchrun
     main_rank = distributed.is_main()
     log = (lambda m: print(m, flush=True)) if main_rank else (lambda m: None)
     task = task_cls(model_cfg, cfg, device, args, log)

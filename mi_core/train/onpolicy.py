@@ -16,9 +16,8 @@ from mi_core.mi.entropy import entropy_from_logits
 
 
 @torch.no_grad()
-def onpolicy_states(
-    model, puzzles: torch.Tensor, solutions: torch.Tensor, per_puzzle: int, generator: torch.Generator, bf16: bool = True
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def onpolicy_states(model, puzzles: torch.Tensor, solutions: torch.Tensor, per_puzzle: int, generator: torch.Generator,
+                    bf16: bool = True) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Decode ``puzzles`` sequentially and return consistent states along the way.
 
     Args:

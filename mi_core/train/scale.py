@@ -33,9 +33,7 @@ class ShardMaker:
     threads: int | None = None
 
     def __call__(self) -> Callable[[int], dict[str, torch.Tensor]]:
-        if self.threads:
-            torch.set_num_threads(self.threads)
-        device = pick_device(self.device)
+        device = pick_device(self.device, self.threads)
         domain = get_domain(self.domain)
         model = load_model(self.model, device, domain=self.domain)
         return local_maker(self.make_shard, model, domain.part("states")(self.cfg), device, domain.pad_id or 0)

@@ -1,5 +1,5 @@
-"""Estimator data on disk, shared by both domains: the exact probe of drawn states, shards written
-atomically, the manifest that pins a run's config and model, and loading them back.
+"""Estimator data on disk, shared by both domains: shards written atomically, the manifest that pins a
+run's config and model, and loading them back.
 """
 
 from __future__ import annotations
@@ -15,19 +15,6 @@ from mi_core.decoding.sudoku_states import SOURCES
 from mi_core.io import file_sha256
 
 MANIFEST = "manifest.json"
-
-
-def probe_states(model, tokens: torch.Tensor, eps: float, max_batch: int) -> list[dict[str, torch.Tensor]]:
-    """The exact probe of each of ``(S, N)`` states from one :func:`probe_many` call (full batches): symmetric
-    ``mi`` ``(N, N)`` float32, its largest ``error_bound`` (0 when ``eps == 0``), ``passes`` and ``seconds``
-    (the call's wall time divided by ``S``)."""
-    from mi_core.mi.probe import probe_many
-
-    many = probe_many(model, tokens, eps=eps, max_batch=max_batch)
-    mi, bound = many.mi.float().cpu(), many.error_bound.amax((1, 2)).float().cpu()
-    seconds = torch.tensor(many.seconds_per_state)
-    return [{"mi": mi[s], "error_bound": bound[s], "passes": p, "seconds": seconds}
-            for s, p in enumerate(many.passes.cpu())]
 
 
 def shard_path(out: Path, index: int) -> Path:
@@ -73,7 +60,6 @@ def summarise(data: dict[str, torch.Tensor], sources=SOURCES) -> dict:
     if "length" in data:
         summary["mean_length"] = float(data["length"].float().mean())
     return summary
-
 
 
 def write_manifest(out: Path, cfg, model_path: Path, model, command: str,

@@ -79,11 +79,9 @@ def validate(model: SudokuMDM, puzzles: np.ndarray, device: torch.device) -> dic
     out = model(tokens)
     ce = masked_ce(out.logits, solution - 1, blank).item()
     model.train()
-    return {
-        "val_accuracy": (final.tokens == solution).all(1).float().mean().item(),
-        "val_cell_accuracy": ((final.tokens == solution) & blank).sum().item() / blank.sum().item(),
-        "val_puzzle_ce": ce,
-    }
+    return {"val_accuracy": (final.tokens == solution).all(1).float().mean().item(),
+            "val_cell_accuracy": ((final.tokens == solution) & blank).sum().item() / blank.sum().item(),
+            "val_puzzle_ce": ce}
 
 
 def _collect(model, data: DeviceBatches, cfg: TrainConfig, gen: torch.Generator) -> float:
