@@ -270,13 +270,16 @@ def test_protein_grid_default():
         make_strategy(name, **params)
 
 
-def test_shipped_estimator_only_for_the_model_it_was_trained_on(tmp_path):
-    DEFAULT_ESTIMATOR, attach_estimator, estimator_for = PB.DEFAULT_ESTIMATOR, PB.attach_estimator, PB.estimator_for
-    shipped = {"kind": "mdm", "path": "assets/protein_mdm.safetensors", "description": "the shipped MDM"}
-    other = {"kind": "mdm", "path": str(tmp_path / "tiny.safetensors"), "description": "a tiny MDM"}
-    assert estimator_for(shipped) == DEFAULT_ESTIMATOR
-    assert estimator_for(other) is None and estimator_for(other, "x.safetensors") == Path("x.safetensors")
-    assert attach_estimator(make_strategy("mi", gamma=16.0), shipped).estimator == str(DEFAULT_ESTIMATOR)
+def test_shipped_estimator_only_for_the_model_it_was_trained_on(files):
+    from mi_core.bench.decode import default_estimator, with_estimator
+    from mi_core.domains.registry import get_domain
+    from mi_core.models.loading import load_model
+
+    domain = get_domain("protein")
+    shipped, tiny = load_model("assets/protein_mdm.safetensors"), load_model(str(files[0]))
+    assert Path(default_estimator(shipped, domain)).name == "protein_mi_estimator.safetensors"
+    assert default_estimator(tiny, domain) is None and default_estimator(tiny, domain, "x.safetensors") == "x.safetensors"
+    assert with_estimator(make_strategy("mi", gamma=16.0), shipped, domain, "it").estimator.endswith("protein_mi_estimator.safetensors")
     with pytest.raises(ValueError, match="needs an MI estimator for a tiny MDM"):
-        attach_estimator(make_strategy("mi"), other)
-    assert attach_estimator(make_strategy("topk", k=4), other).name == "topk"  # samplers without MI untouched
+        with_estimator(make_strategy("mi"), tiny, domain, "a tiny MDM")
+    assert with_estimator(make_strategy("topk", k=4), tiny, domain, "a tiny MDM").name == "topk"  # samplers without MI untouched

@@ -204,6 +204,19 @@ def default_estimator(model, domain, path=None) -> str | None:
         return None
 
 
+def with_estimator(strategy, model, domain, description: str):
+    """Point a strategy that reads MI and has no source at :func:`default_estimator`'s estimator.
+
+    Raises:
+        ValueError: there is none for this model; give ``--set estimator=PATH``.
+    """
+    if lacks_mi_source(strategy):
+        strategy.estimator = default_estimator(model, domain)
+        if strategy.estimator is None:
+            raise ValueError(f"sampler {strategy.name!r} needs an MI estimator for {description}: --set estimator=PATH")
+    return strategy
+
+
 def run_options(p, inputs) -> None:
     """Device, precision, batch size, temperature and seed (defaults from the domain's inputs)."""
     p.add_argument("--device", default="auto")

@@ -132,16 +132,16 @@ PROTEIN_GAMMAS = (8.0, 16.0, 32.0, 64.0)
 PROTEIN_SAMPLERS = ("random", "top_prob", "top_margin")
 
 
-def protein_rows(model, info: dict, lengths_by_seed: dict, reference, budgets: list[int], gammas: list[float],
+def protein_rows(model, description: str, lengths_by_seed: dict, reference, budgets: list[int], gammas: list[float],
                  selector: Path, estimator: Path | None = None, progress=print) -> list[dict]:
     """One row per (sampler, params, seed): JSDs, floors, passes. ``lengths_by_seed``: seed -> lengths.
     ``mi`` uses ``estimator``, else the shipped one for this model; with neither, mi is skipped."""
-    from mi_core.bench.protein import estimator_for
+    from mi_core.bench.decode import default_estimator
     from mi_core.bench.protein import evaluate as protein_evaluate
 
-    estimator = estimator_for(info, estimator)
+    estimator = default_estimator(model, get_domain("protein"), estimator)
     if estimator is None:
-        progress(f"no MI estimator for {info['description']}: mi skipped (give --estimator PATH)")
+        progress(f"no MI estimator for {description}: mi skipped (give --estimator PATH)")
     configs = []
     for t in budgets:
         configs += [(name, {"steps": t}, t) for name in PROTEIN_SAMPLERS]
@@ -197,20 +197,21 @@ def protein_report(summary: list[dict], budgets: list[int]) -> str:
 
 
 def protein_main(args) -> int:
-    from mi_core.bench.protein import draw_lengths, load_model, parse_lengths, reference_set
+    from mi_core.bench.protein import draw_lengths, parse_lengths, reference_set
+    from mi_core.models.loading import load_model_described
 
     selector = args.selector or Path("assets/protein_order_selector.safetensors")
     load_order_net(selector)  # a missing or wrong selector fails here, before any sampler runs
     lo, hi = parse_lengths(args.lengths)
     seeds = parse_ints(args.seeds, "--seeds")
     budgets = parse_ints(args.budgets, "--budgets")
-    model, info = load_model(args.model or "mdm", pick_device(args.device, args.threads))
+    model, description = load_model_described(args.model or "mdm", pick_device(args.device, args.threads), "protein")
     lengths_by_seed = {seed: draw_lengths(args.samples, lo, hi, seed) for seed in seeds}
     reference = reference_set(args.reference)
     gammas = PROTEIN_GAMMAS if args.gammas is None else [float(g) for g in args.gammas.split(",") if g.strip()]
-    rows = protein_rows(model, info, lengths_by_seed, reference, budgets, gammas, selector, args.estimator)
+    rows = protein_rows(model, description, lengths_by_seed, reference, budgets, gammas, selector, args.estimator)
     summary = protein_summary(rows)
-    atomic_write_json(args.json, {"model": info, "selector": str(selector), "lengths": args.lengths,
+    atomic_write_json(args.json, {"model": description, "selector": str(selector), "lengths": args.lengths,
                                   "samples": args.samples, "seeds": seeds, "rows": rows, "summary": summary})
     md = args.md or args.json.with_suffix(".md")
     atomic_write_text(md, f"{args.samples} sequences per seed (lengths {args.lengths}, seeds {args.seeds}), reference "

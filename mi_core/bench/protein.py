@@ -18,56 +18,14 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from mi_core.bench.decode import Generation, decode_all, lacks_mi_source
+from mi_core.bench.decode import Generation, decode_all
 from mi_core.bench.decode import evaluate as evaluate_decode
 from mi_core.bench.metrics import CompositionMetric
 from mi_core.domains.protein import MASK_ID, ProteinRecord, detokenize, read_fasta, split_records
 from mi_core.io import display_path
-from mi_core.mi.estimator import load_estimator_meta
-from mi_core.models.protein import load_protein_model
 from mi_core.options import parse_lengths
 
 REFERENCE_SPLITS = ("reference", "val", "train", "all")
-
-
-def load_model(spec: str | Path = "auto", device: torch.device | str = "cpu"):
-    """``(model, info)`` for ``--model`` (``auto``, ``esmc``, ``mdm`` or a weights path; see
-    ``mi_core.models.protein``); ``info`` is a JSON-ready dict: ``kind``, ``path``, ``description``,
-    ``fallback_reason`` and ``params``.
-    """
-    model, info = load_protein_model(str(spec), device)
-    return model, {"kind": info.kind, "path": str(info.path), "description": info.description,
-                   "fallback_reason": info.fallback_reason, "params": sum(p.numel() for p in model.parameters())}
-
-
-DEFAULT_ESTIMATOR = Path("assets/protein_mi_estimator.safetensors")
-
-
-def estimator_for(info: dict, path: str | Path | None = None) -> Path | None:
-    """The MI estimator for MI-guided sampling with the model ``info`` describes: ``path`` when given, else
-    the shipped one when it was trained on this very model file, else None."""
-    if path is not None:
-        return Path(path)
-    if not DEFAULT_ESTIMATOR.is_file():
-        return None
-    trained_on = load_estimator_meta(DEFAULT_ESTIMATOR).get("mdm")
-    same = trained_on is not None and Path(trained_on).resolve() == Path(info["path"]).resolve()
-    return DEFAULT_ESTIMATOR if same else None
-
-
-def attach_estimator(strategy, info: dict):
-    """Point an ``mi`` strategy without an MI source at :func:`estimator_for`'s estimator.
-
-    Raises:
-        ValueError: there is none for this model; give ``--set estimator=PATH``.
-    """
-    if lacks_mi_source(strategy):
-        path = estimator_for(info)
-        if path is None:
-            raise ValueError(f"sampler {strategy.name!r} needs an MI estimator for {info['description']}: "
-                             "--set estimator=PATH")
-        strategy.estimator = str(path)
-    return strategy
 
 
 def draw_lengths(n: int, lo: int, hi: int, seed: int = 0) -> list[int]:

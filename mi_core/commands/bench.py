@@ -19,12 +19,11 @@ from tqdm import tqdm
 
 from mi_core.bench.decode import (
     decode_all,
-    default_estimator,
     evaluate,
     inputs_class,
-    lacks_mi_source,
     load,
     run_options,
+    with_estimator,
 )
 from mi_core.decoding import make_strategy
 from mi_core.device import pick_device
@@ -72,10 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     inputs = inputs_class(domain)(domain, args)  # read and checked before the model loads
     device = pick_device(args.device)
     model, description, model_name = load(args, domain, device)
-    if lacks_mi_source(strategy):
-        strategy.estimator = default_estimator(model, domain)
-        if strategy.estimator is None:
-            raise ValueError(f"sampler {args.sampler!r} needs an MI estimator for {description}: --set estimator=PATH")
+    with_estimator(strategy, model, domain, description)
     run = {"temperature": args.temperature, "seed": args.seed, "batch_size": args.batch_size, "device": device,
            "bf16": args.bf16, "seeding": inputs.seeding}
     decode_all(model, [min(inputs.templates, key=len)], strategy, **(run | {"batch_size": 1}))  # untimed: start-up

@@ -11,11 +11,14 @@ import argparse
 from pathlib import Path
 
 from mi_core.bench import protein as protein_bench
+from mi_core.bench.decode import with_estimator
 from mi_core.commands.bench import parse_sets
 from mi_core.decoding import make_strategy
 from mi_core.device import pick_device
 from mi_core.domains.protein import MASK_ID, detokenize, tokenize
+from mi_core.domains.registry import get_domain
 from mi_core.io import atomic_write_text, check_output
+from mi_core.models.loading import load_model_described
 from mi_core.options import ArgumentParser, add_force
 
 
@@ -56,12 +59,13 @@ def main(argv: list[str] | None = None) -> int:
     else:
         targets = [args.length] * args.n
     device = pick_device(args.device)
-    model, info = protein_bench.load_model(args.model, device)
+    domain = get_domain("protein")
+    model, description = load_model_described(args.model, device, domain)
     length = args.length if args.template is None else len(targets[0])
     if length > model.max_len:  # before any sequence is allocated
         raise ValueError(f"--length {length} is longer than the {model.max_len} residues the model "
-                         f"({info['description']}) takes; accepted 1..{model.max_len}")
-    protein_bench.attach_estimator(strategy, info)
+                         f"({description}) takes; accepted 1..{model.max_len}")
+    with_estimator(strategy, model, domain, description)
     gen = protein_bench.generate(model, targets, strategy, temperature=args.temperature, seed=args.seed, device=device)
     label = " ".join([f"sampler={args.sampler}", *(f"{k}={v}" for k, v in params.items()),
                       f"temperature={args.temperature}", f"seed={args.seed}"])
