@@ -130,8 +130,8 @@ def grid_figure(digits: np.ndarray, givens: np.ndarray, box: int, *, layer: np.n
         scale: the layer's colours, ``linear``, ``log`` or ``percentile`` (see :func:`scaled`; a non-negative
         layer such as MI). clickable: lay the invisible click markers over the cells (off: a view that only
         shows, such as a decoding frame, draws faster; the hover is then on the layer's coloured cells).
-        width: a fixed width in px (the grid's own, see :func:`grid_width`), for a chart drawn at its own width:
-        one that stretches to its column is drawn again once the column is measured.
+        width: a fixed width in px, for a chart drawn at its own width (one that stretches to its column is
+        drawn again once the column is measured).
     """
     cells = len(digits)
     n = _side(cells)
@@ -165,12 +165,6 @@ def grid_figure(digits: np.ndarray, givens: np.ndarray, box: int, *, layer: np.n
     _square_layout(fig, n, title, height)
     fig.update_layout(shapes=shapes, width=width)
     return fig
-
-
-def grid_width(height: int, colorbar: bool = True) -> int:
-    """The width in px that a :func:`grid_figure` of ``height`` px needs: the square plot, the margins, and
-    the colour bar with its labels."""
-    return height - 60 + 20 + (80 if colorbar else 0)
 
 
 def select_prob_figure(prob: np.ndarray, before: np.ndarray, givens: np.ndarray, chosen: np.ndarray, box: int,

@@ -236,9 +236,10 @@ def _figure(key: tuple, _build: Callable):
 
 
 def figure(key: tuple, build: Callable):
-    """``build()``, a plotly figure, built once per process for ``key`` (the figure's own inputs, e.g. a decoding
-    frame's tokens, outlines and entropies as bytes): the frames of a decoding are drawn again at every step,
-    on every replay and for every session that watches the same run. The figure is shared: do not change it."""
+    """``build()``, a plotly figure or an SVG string, built once per process for ``key`` (the figure's own inputs,
+    e.g. a decoding frame's tokens, outlines and entropies as bytes): the frames of a decoding are drawn again at
+    every step, on every replay and for every session that watches the same run. The figure is shared: do not
+    change it."""
     return _figure(key, build)
 
 

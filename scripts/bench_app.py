@@ -167,11 +167,12 @@ def _idle(page) -> None:
     page.wait_for_selector(READY, timeout=600_000)
 
 
-# true once strategy A's frame line reads ``step <arg> / ...`` and both grids' titles say ``step <arg>``
+# true once strategy A's frame line reads ``step <arg> / ...`` and both grids' titles say ``step <arg>`` (a
+# frame's grid is an SVG, ``.mi-grid``; a protein strip a plotly chart)
 STEP_SHOWN = """(k) => {
   const line = [...document.querySelectorAll('[data-testid="stMarkdownContainer"] p')]
     .find(p => /^step \\d/.test(p.innerText));
-  const titles = [...document.querySelectorAll('[data-testid="stPlotlyChart"] .gtitle')]
+  const titles = [...document.querySelectorAll('.mi-grid .mi-grid-title, [data-testid="stPlotlyChart"] .gtitle')]
     .filter(t => t.textContent.endsWith(`: step ${k}`));
   return line && line.querySelector("strong").innerText.startsWith(`${k} /`) && titles.length >= 2;
 }"""
