@@ -7,6 +7,7 @@ weights files' paths and modification times, so replacing a model file invalidat
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 import threading
@@ -14,6 +15,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import streamlit as st
 
 from mi_core.decoding import STRATEGIES, strategy_params
@@ -116,6 +118,7 @@ def warm_up(then: Callable[[float], None] | None = None) -> bool:
 def _warm_all(then: Callable[[float], None] | None = None) -> None:
     start = time.perf_counter()
     _warm_domains()
+    _warm_imports()
     if then is not None:
         then(time.perf_counter() - start)
 
@@ -128,6 +131,20 @@ def _warm_domains() -> None:
             selector(domain)
         except USER_ERRORS:  # a missing file: the page that needs it says so
             continue
+
+
+# what the pages import beyond the landing page: networkx (the dependency graph) took 0.1-0.2 s to import on the
+# MI maps page's first view, plotly's colour scales 40 ms on the decoding page's
+PAGE_MODULES = ("mi_lens_app.graph", "mi_lens_app.exports", "mi_lens_app.protein_figures", "mi_lens_app.grid_svg",
+                "pandas")
+
+
+def _warm_imports() -> None:
+    """Import the pages' modules and look up the decoding frames' colour scale, so a page's first view does not
+    wait for them."""
+    for name in PAGE_MODULES:
+        importlib.import_module(name)
+    importlib.import_module("mi_lens_app.grid_svg").colors(np.zeros(1), "Oranges", 0.0, 1.0)
 
 
 def model(domain: Domain):

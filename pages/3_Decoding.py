@@ -129,8 +129,8 @@ def frame_view(domain, pz, trace, step, side, present=False):
     s = trace.steps[min(step, last)]
     chosen = np.flatnonzero(s.chosen)
     frame_header(trace, s, last, "cells", ("errors", f"{int(s.errors.sum())}"))
-    # with "javascript" allowed, st.html keeps the SVG (its sanitizer drops SVG); there is no script in it, and
-    # every text in it (titles, tooltips) is escaped by grid_svg
+    # st.markdown, not st.html: st.html's sanitizer keeps HTML only and drops the SVG. There is no script in it,
+    # and grid_svg escapes every text in it (titles, tooltips)
     st.markdown(frame_grid(domain, pz, trace, s, present), unsafe_allow_html=True)
     if support.uses_selector(trace.strategy):
         selector_view(domain, pz, trace, s, side)
