@@ -56,7 +56,8 @@ def version(domain: Domain) -> str:
 
 @st.cache_resource(show_spinner="Loading the model ...", max_entries=4)
 def _model(domain_key: str, stamp: str):
-    """``(model, a line naming it)``."""
+    """``(model, a line naming it)``; sets the app's torch threads first (``core.use_app_threads``)."""
+    core.use_app_threads()
     return core.load_domain_model(get_domain(domain_key), core.app_device())
 
 
