@@ -130,8 +130,8 @@ def grid_figure(digits: np.ndarray, givens: np.ndarray, box: int, *, layer: np.n
         scale: the layer's colours, ``linear``, ``log`` or ``percentile`` (see :func:`scaled`; a non-negative
         layer such as MI). clickable: lay the invisible click markers over the cells (off: a view that only
         shows, such as a decoding frame, draws faster; the hover is then on the layer's coloured cells).
-        width: a fixed width in px (the grid's own, see :func:`grid_width`), for a chart drawn at its own width:
-        one that stretches to its column is drawn again once the column is measured.
+        width: a fixed width in px, for a chart drawn at its own width (one that stretches to its column is
+        drawn again once the column is measured).
     """
     cells = len(digits)
     n = _side(cells)
@@ -165,12 +165,6 @@ def grid_figure(digits: np.ndarray, givens: np.ndarray, box: int, *, layer: np.n
     _square_layout(fig, n, title, height)
     fig.update_layout(shapes=shapes, width=width)
     return fig
-
-
-def grid_width(height: int, colorbar: bool = True) -> int:
-    """The width in px that a :func:`grid_figure` of ``height`` px needs: the square plot, the margins, and
-    the colour bar with its labels."""
-    return height - 60 + 20 + (80 if colorbar else 0)
 
 
 def select_prob_figure(prob: np.ndarray, before: np.ndarray, givens: np.ndarray, chosen: np.ndarray, box: int,
@@ -262,13 +256,19 @@ def scaled(z: np.ndarray, scale: str, zmin: float | None, zmax: float | None):
     return rank, 0.0, 100.0, {"tickvals": [0, 25, 50, 75, 100], "ticktext": ["0", "25th", "50th", "75th", "100th"]}
 
 
+SVG_MARKERS = 2500  # click markers drawn as SVG at most; more are drawn with WebGL
+
+
 def click_layer(names: list[str], index: np.ndarray, keep: np.ndarray | None = None,
-                values: np.ndarray | None = None, value_name: str = "MI (nats)") -> go.Scattergl:
+                values: np.ndarray | None = None, value_name: str = "MI (nats)") -> go.Scatter | go.Scattergl:
     """One invisible marker per cell of a category heatmap: clicks on a heatmap return nothing in Streamlit,
     clicks on these return the pair (``customdata``: the two positions; ``hoverinfo="none"``, not ``"skip"``,
     which would drop the click events too). ``keep``: ``(k,)`` bool, the rows and
     columns worth a click (masked positions: a given one has no MI); fewer markers draw faster. ``values``:
-    ``(k, k)`` the matrix as drawn, for the hover (the markers lie over the heatmap and take its hover)."""
+    ``(k, k)`` the matrix as drawn, for the hover (the markers lie over the heatmap and take its hover).
+    Up to :data:`SVG_MARKERS` markers (a 9x9 grid's 6,561 pairs at most, its masked ones in practice) are an SVG
+    scatter: a WebGL one took headless Chromium ~250 ms more to start its context than 2,000 SVG markers take
+    to draw; longer protein maps keep WebGL, which draws tens of thousands of markers at once."""
     k = len(names)
     rows, cols = np.meshgrid(np.arange(k), np.arange(k), indexing="ij")
     rows, cols = rows.ravel(), cols.ravel()
@@ -278,7 +278,8 @@ def click_layer(names: list[str], index: np.ndarray, keep: np.ndarray | None = N
     names = np.asarray(names)
     hover = None if values is None else [f"{names[r]} · {names[c]}<br>{value_name} {values[r, c]:.4g}"
                                          for r, c in zip(rows, cols)]
-    return go.Scattergl(x=names[cols], y=names[rows], mode="markers", hovertext=hover,
+    scatter = go.Scatter if len(rows) <= SVG_MARKERS else go.Scattergl
+    return scatter(x=names[cols], y=names[rows], mode="markers", hovertext=hover,
                         marker={"size": 6, "opacity": CLICK_OPACITY, "color": "#fff"},
                         hoverinfo="none" if hover is None else "text",
                         customdata=np.stack([index[rows], index[cols]], 1), name="pairs", showlegend=False)

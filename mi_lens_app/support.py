@@ -7,6 +7,7 @@ weights files' paths and modification times, so replacing a model file invalidat
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 import threading
@@ -14,6 +15,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import streamlit as st
 
 from mi_core.decoding import STRATEGIES, strategy_params
@@ -54,7 +56,8 @@ def version(domain: Domain) -> str:
 
 @st.cache_resource(show_spinner="Loading the model ...", max_entries=4)
 def _model(domain_key: str, stamp: str):
-    """``(model, a line naming it)``."""
+    """``(model, a line naming it)``; sets the app's torch threads first (``core.use_app_threads``)."""
+    core.use_app_threads()
     return core.load_domain_model(get_domain(domain_key), core.app_device())
 
 
@@ -116,6 +119,7 @@ def warm_up(then: Callable[[float], None] | None = None) -> bool:
 def _warm_all(then: Callable[[float], None] | None = None) -> None:
     start = time.perf_counter()
     _warm_domains()
+    _warm_imports()
     if then is not None:
         then(time.perf_counter() - start)
 
@@ -128,6 +132,30 @@ def _warm_domains() -> None:
             selector(domain)
         except USER_ERRORS:  # a missing file: the page that needs it says so
             continue
+
+
+# what the pages import beyond the landing page: networkx (the dependency graph) took 0.1-0.2 s to import on the
+# MI maps page's first view, plotly's colour scales 40 ms on the decoding page's
+PAGE_MODULES = ("mi_lens_app.graph", "mi_lens_app.exports", "mi_lens_app.protein_figures", "mi_lens_app.grid_svg",
+                "pandas")
+
+
+def _warm_imports() -> None:
+    """Import the pages' modules and build one small figure of each kind the MI maps page draws (plotly sets up
+    a figure kind's validators on its first use: the first dependency graph took 0.34 s to build, the next
+    ones 20 ms), so a page's first view does not wait for them."""
+    for name in PAGE_MODULES:
+        importlib.import_module(name)
+    from mi_lens_app import figures, grid_svg
+
+    four = DOMAINS["sudoku4"]
+    digits, givens, mi = np.zeros(four.cells, int), np.zeros(four.cells, bool), np.zeros((four.cells, four.cells))
+    labels = four.labels()
+    figures.grid_figure(digits, givens, 2, layer=np.zeros(four.cells), hover=labels, selected=0).to_json()
+    figures.mi_heatmap(mi, 2, labels, selected=0, clickable=True).to_json()
+    figures.dependency_figure([(0, 1, 0.1, True), (0, 5, 0.1, False)], digits, givens, 2, labels,
+                              strength=np.ones(four.cells)).to_json()
+    grid_svg.colors(np.zeros(1), "Oranges", 0.0, 1.0)
 
 
 def model(domain: Domain):
@@ -236,9 +264,10 @@ def _figure(key: tuple, _build: Callable):
 
 
 def figure(key: tuple, build: Callable):
-    """``build()``, a plotly figure, built once per process for ``key`` (the figure's own inputs, e.g. a decoding
-    frame's tokens, outlines and entropies as bytes): the frames of a decoding are drawn again at every step,
-    on every replay and for every session that watches the same run. The figure is shared: do not change it."""
+    """``build()``, a plotly figure or an SVG string, built once per process for ``key`` (the figure's own inputs,
+    e.g. a decoding frame's tokens, outlines and entropies as bytes): the frames of a decoding are drawn again at
+    every step, on every replay and for every session that watches the same run. The figure is shared: do not
+    change it."""
     return _figure(key, build)
 
 

@@ -4,11 +4,11 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from mi_lens_app import exports, figures, links, protein_figures, support, texts, widgets
+from mi_lens_app import exports, figures, grid_svg, links, protein_figures, support, texts, widgets
 
 STRIP_ROWS = 16  # steps the protein strip shows at once (the most recent): rows stay tall enough to read
 SPEEDS = {"slow": 1.5, "normal": 0.8, "fast": 0.35}
-GRID_HEIGHT = {False: 460, True: 560}  # px, normal and presentation mode
+GRID_SIDE = {False: 400, True: 500}  # px, the grid itself in normal and presentation mode
 DIGIT_SIZE = {False: None, True: 30}
 PRESENT_CSS = """<style>
 [data-testid="stMainBlockContainer"] { padding: 1.5rem 1rem; max-width: 100%; }
@@ -102,21 +102,20 @@ def sequence_frame(domain, pz, trace, step, side, view):
                                                           "native sequence."))
 
 
-def frame_figure(domain, pz, trace, s, present: bool):
-    """The grid of one frame, built once per process (``support.figure``), keyed by what it draws. A step of
-    the player redraws two of these, so a step costs little more than sending them (no click markers: a frame
-    only shows; its hover is on the coloured cells)."""
+def frame_grid(domain, pz, trace, s, present: bool) -> str:
+    """The grid of one frame as SVG (``grid_svg``; a step redraws two, and a plotly grid took the browser
+    100-150 ms to draw), built once per process (``support.figure``), keyed by what it draws. Its hover is the
+    browser's tooltip on each cell."""
     labels = domain.labels()
 
     def build():
         entropy = np.where(s.entropy > 0, s.entropy, np.nan)
         hover = figures.cell_hover(labels, s.tokens, pz.givens, s.entropy, None)
-        return figures.grid_figure(s.tokens, pz.givens, domain.geometry.box, layer=entropy, layer_name="H before",
-                                   colorscale="Oranges", zmin=0, zmax=float(np.log(domain.n_values)), hover=hover,
-                                   outline=s.chosen, remasked=s.remasked, errors=s.errors,
-                                   height=GRID_HEIGHT[present], digit_size=DIGIT_SIZE[present], colorbar=not present,
-                                   clickable=False, title=f"{trace.strategy}: step {s.step}",
-                                   width=figures.grid_width(GRID_HEIGHT[present], colorbar=not present))
+        return grid_svg.grid_svg(s.tokens, pz.givens, domain.geometry.box, layer=entropy, layer_name="H before",
+                                 colorscale="Oranges", zmin=0, zmax=float(np.log(domain.n_values)), hover=hover,
+                                 outline=s.chosen, remasked=s.remasked, errors=s.errors, side=GRID_SIDE[present],
+                                 digit_size=DIGIT_SIZE[present], colorbar=not present,
+                                 title=f"{trace.strategy}: step {s.step}")
 
     arrays = (s.tokens, pz.givens, s.entropy, s.chosen, s.remasked, s.errors)
     key = ("frame", domain.key, trace.strategy, s.step, present,
@@ -130,9 +129,9 @@ def frame_view(domain, pz, trace, step, side, present=False):
     s = trace.steps[min(step, last)]
     chosen = np.flatnonzero(s.chosen)
     frame_header(trace, s, last, "cells", ("errors", f"{int(s.errors.sum())}"))
-    # at the grid's own width (Streamlit narrows it to a narrower column): a chart that stretches is drawn twice
-    # at every step, before and after its column is measured
-    widgets.chart(frame_figure(domain, pz, trace, s, present), key=f"frame_{side}", width="content")
+    # st.markdown, not st.html: st.html's sanitizer keeps HTML only and drops the SVG. There is no script in it,
+    # and grid_svg escapes every text in it (titles, tooltips)
+    st.markdown(frame_grid(domain, pz, trace, s, present), unsafe_allow_html=True)
     if support.uses_selector(trace.strategy):
         selector_view(domain, pz, trace, s, side)
     if s.budget_spent is not None:

@@ -167,11 +167,12 @@ def _idle(page) -> None:
     page.wait_for_selector(READY, timeout=600_000)
 
 
-# true once strategy A's frame line reads ``step <arg> / ...`` and both grids' titles say ``step <arg>``
+# true once strategy A's frame line reads ``step <arg> / ...`` and both grids' titles say ``step <arg>`` (a
+# frame's grid is an SVG, ``.mi-grid``; a protein strip a plotly chart)
 STEP_SHOWN = """(k) => {
   const line = [...document.querySelectorAll('[data-testid="stMarkdownContainer"] p')]
     .find(p => /^step \\d/.test(p.innerText));
-  const titles = [...document.querySelectorAll('[data-testid="stPlotlyChart"] .gtitle')]
+  const titles = [...document.querySelectorAll('.mi-grid .mi-grid-title, [data-testid="stPlotlyChart"] .gtitle')]
     .filter(t => t.textContent.endsWith(`: step ${k}`));
   return line && line.querySelector("strong").innerText.startsWith(`${k} /`) && titles.length >= 2;
 }"""
@@ -365,7 +366,9 @@ def markdown(res: dict) -> str:
                        + (f" The address then read `{res['crafted_address']}`." if res.get("crafted_address") else ""))]
     lines += ["", ("Script runs are timed with `streamlit.testing.v1.AppTest` in a process that has imported "
                    "Streamlit, torch and `mi_core` and run the landing page, with empty caches."
-                   + (f" Machine load (1-minute average) at the start: {res['load']}." if res.get("load") else "")
+                   + (f" Machine load (1-minute average) at the start: {res['load']}" if res.get("load") else "")
+                   + (f"; when the Chromium runs began: {res['browser_load']}" if res.get("browser_load") else "")
+                   + ("." if res.get("load") else "")
                    + (BROWSER_NOTE if "browser_first_map_s" in res else "")
                    + (BUSY_NOTE if res.get("load_avg", 0) > (os.cpu_count() or 1) / 2 else ""))]
     return "\n".join(lines) + "\n"
@@ -404,6 +407,7 @@ def main(argv: list[str] | None = None) -> int:
         res.update(measure_shared_probe())
     env["MI_LENS_WARM"] = "1"
     if args.browser:
+        res["browser_load"] = f"{os.getloadavg()[0]:.2f}" if hasattr(os, "getloadavg") else ""
         res.update(measure_browser(env, args.port, args.repeats, args.read_s))
         if args.crafted_link:
             res.update(measure_crafted_link(env, args.port))

@@ -75,7 +75,7 @@ def test_log_and_percentile_colours_keep_the_value_in_the_hover(scale):
 def test_a_heatmap_click_layer_returns_the_pair():
     fig = figures.mi_heatmap(np.zeros((16, 16)), 2, [f"c{i}" for i in range(16)], order="box", clickable=True)
     layer = fig.data[1]
-    assert layer.type == "scattergl" and len(layer.x) == 256
+    assert layer.type == "scatter" and len(layer.x) == 256  # SVG: no WebGL context for a few thousand markers
     k = 5  # the 6th marker: row 0, column 5 of the box-major matrix
     i, j = (int(v) for v in layer.customdata[k])
     assert (layer.y[k], layer.x[k]) == (f"c{i}", f"c{j}")
@@ -84,6 +84,8 @@ def test_a_heatmap_click_layer_returns_the_pair():
     assert layer.hoverinfo == "text" and layer.hovertext[k] == f"c{i} · c{j}<br>MI (nats) 0"  # not "skip":
     assert figures.click_layer(["a", "b"], np.arange(2)).hoverinfo == "none"  # that would drop the clicks
     assert figures.clicked_pair({"points": []}) is None
+    many = figures.click_layer([f"c{i}" for i in range(60)], np.arange(60))  # 3,600 markers: a protein map
+    assert many.type == "scattergl" and len(many.x) == 3600 > figures.SVG_MARKERS
 
 
 def test_the_dependency_graph_is_capped_and_says_so(env):
@@ -99,7 +101,7 @@ def test_the_maps_page_offers_log_colours(env):
     assert_clean(at)
     spec = next(s for t, s in specs(at).items() if t.startswith("MI, "))
     assert "log" in spec["data"][0]["colorbar"]["title"]["text"]
-    assert spec["data"][1]["type"] == "scattergl"  # clicks select pairs
+    assert spec["data"][1]["type"] == "scatter"  # clicks select pairs
 
 
 def test_protein_axes_make_room_for_their_labels():

@@ -8,15 +8,18 @@ import numpy as np
 
 from mi_core.domains.protein import AMINO_ACIDS
 from mi_lens_app import exports, protein_figures
+from mi_lens_app.domains import load_presets
 from tests import test_app_pages
-from tests.test_app_pages import assert_clean, frame_numbers, run_page, specs
+from tests.test_app_pages import assert_clean, frame_digits, frame_grid, frame_numbers, frames, run_page
 
 weights = test_app_pages.weights
 env = test_app_pages.env
 
 
-def grid_spec(at, strategy: str) -> dict:
-    return next(s for t, s in specs(at).items() if t.startswith(f"{strategy}: step"))
+def svg_size(svg: str) -> tuple[int, int]:
+    """The ``(width, height)`` in px of a frame's SVG."""
+    w, h = re.search(r'<svg [^>]*width="(\d+)" height="(\d+)"', svg).groups()
+    return int(w), int(h)
 
 
 def test_frame_numbers_are_one_wrapping_line_not_truncated_metrics(env):
@@ -37,14 +40,15 @@ def test_the_legend_names_every_colour(env):
 
 def test_presentation_mode_draws_large_grids_and_folds_the_settings(env):
     at = run_page("pages/3_Decoding.py", a="topk", a_topk_k="4", b="eb")
-    normal = grid_spec(at, "topk")["layout"]["height"]
+    normal = svg_size(frame_grid(at, "topk"))[1]
     assert not at.get("popover")
     at = run_page("pages/3_Decoding.py", a="topk", a_topk_k="4", b="eb", present="true")
     assert_clean(at)
-    spec = grid_spec(at, "topk")
-    assert spec["layout"]["height"] > normal
-    digits = [t for t in spec["data"] if t.get("mode") == "text" and t["name"] == "given"]
-    assert digits[0]["textfont"]["size"] >= 28
+    svg = frame_grid(at, "topk")
+    assert svg_size(svg)[1] > normal
+    sizes = [int(v) for v in re.findall(r'<text class="given"[^>]*font-size="(\d+)"', svg)]
+    assert sizes and min(sizes) >= 28
+    assert "H before" not in svg  # no colour bar: the grid takes the width, the legend explains the colours
     assert at.get("popover")  # the strategies fold into a button; the grids come first
     assert any("<style>" in h.proto.body for h in at.get("html"))  # large fonts
 
@@ -101,14 +105,14 @@ def test_a_rare_residue_gets_advice_an_app_user_can_follow(env):
 
 
 def test_a_step_back_and_forth_reuses_the_frames_it_drew(env, monkeypatch):
-    """A decoding step redraws two grids: each frame is built once (support.figure), without click markers
-    (a frame only shows), so stepping costs little more than sending them."""
-    from mi_lens_app import figures, support
+    """A decoding step redraws two grids: each frame is built once (support.figure), as SVG (a plotly grid took
+    the browser 100-150 ms to draw), so stepping costs little more than sending them."""
+    from mi_lens_app import grid_svg, support
 
     support._figure.clear()
     built = []
-    real = figures.grid_figure
-    monkeypatch.setattr(figures, "grid_figure", lambda *a, **k: built.append(k.get("title")) or real(*a, **k))
+    real = grid_svg.grid_svg
+    monkeypatch.setattr(grid_svg, "grid_svg", lambda *a, **k: built.append(k.get("title")) or real(*a, **k))
     at = run_page("pages/3_Decoding.py", a="topk", a_topk_k="4", b="eb", step="3")
     assert_clean(at)
     first = list(built)
@@ -120,7 +124,30 @@ def test_a_step_back_and_forth_reuses_the_frames_it_drew(env, monkeypatch):
     assert_clean(at)
     assert built.count("topk: step 3") == first.count("topk: step 3")  # step 3 was not built again
     assert "topk: step 4" in built
-    spec = grid_spec(at, "topk")
-    assert all(t.get("name") != "cells" for t in spec["data"])  # no click markers
-    assert spec["data"][0]["type"] == "heatmap" and spec["data"][0]["hoverinfo"] == "text"  # the hover is kept
-    assert not [s for s in spec["layout"].get("shapes", []) if s["type"] == "line"]  # grid lines: two traces
+    assert not at.get("plotly_chart")  # the frames are SVG
+
+
+def test_a_frame_shows_digits_colours_outlines_and_hover(env):
+    """The SVG frame draws what the legend names: given digits black and bold, filled blue, the cells unmasked
+    at this step outlined in orange, the entropy before the step as the cells' orange scale with its colour bar,
+    and each cell's numbers as its tooltip."""
+    from mi_lens_app.figures import CHOSEN_COLOR, ERROR_COLOR, FILLED_COLOR, GIVEN_COLOR
+
+    at = run_page("pages/3_Decoding.py", a="topk", a_topk_k="4", b="eb", step="1")
+    assert_clean(at)
+    assert set(frames(at)) == {"topk: step 1", "eb: step 1"}
+    svg = frame_grid(at, "topk")
+    digits = frame_digits(at, "topk")
+    givens = load_presets()["sudoku9"][0].puzzle
+    assert [d for kind, d in digits if kind == "given"] == [c for c in givens if c != "."]
+    assert len([d for kind, d in digits if kind != "given"]) == 4  # topk k=4: four cells filled at step 1
+    assert re.search(f'<text class="given"[^>]*fill="{GIVEN_COLOR}"[^>]*font-weight="bold"', svg)
+    fills = dict(re.findall(r'<text class="(filled|wrong)"[^>]*fill="([^"]+)"', svg))
+    assert fills and set(fills.items()) <= {("filled", FILLED_COLOR), ("wrong", ERROR_COLOR)}
+    assert len(re.findall(f'<rect class="chosen"[^>]*stroke="{CHOSEN_COLOR}"', svg)) == 4
+    assert len(re.findall(r"<rect [^>]*><title>", svg)) == 81  # every cell has its tooltip
+    assert "H = " in svg and "given " in svg  # the entropy of a blank, the digit of a given
+    assert "H before" in svg and "url(#" in svg  # the colour bar
+    assert re.search(r'fill="rgb\(\d+, ?\d+, ?\d+\)"', svg)  # cells coloured by their entropy
+    legend = next(m.value for m in at.markdown if "outline" in m.value)
+    assert ":orange[**orange outline**]" in legend and ":violet[**dotted purple**]" in legend

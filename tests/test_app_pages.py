@@ -1,7 +1,9 @@
 """Every page under ``streamlit.testing.v1.AppTest``, on a tiny random Sudoku MDM (and estimator) in a tmp dir."""
 
 import base64
+import html
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -167,7 +169,7 @@ def test_bad_puzzles_show_an_error_and_keep_the_page_working(env, path, puzzle, 
     assert at.title and any("Pick a valid puzzle" in i.value for i in at.info)
     at.text_area(key="puzzle").set_value(EASY).run()  # fixing the input brings the page back
     assert_clean(at)
-    assert not at.error and at.get("plotly_chart")
+    assert not at.error and (at.get("plotly_chart") or frames(at))  # the maps, or the decoding frames (SVG)
 
 
 def test_unreadable_upload_shows_an_error(env):
@@ -192,9 +194,23 @@ def frame_steps(at: AppTest) -> list[str]:
     return [numbers["step"] for numbers in frame_numbers(at)]
 
 
+def frames(at: AppTest) -> dict:
+    """The SVG of every decoding frame's grid (``mi_lens_app.grid_svg``), by its title (``topk: step 3``)."""
+    out = {}
+    for m in at.markdown:
+        title = re.search(r'class="mi-grid-title"[^>]*>([^<]*)<', m.value)
+        if title:
+            out[html.unescape(title.group(1))] = m.value
+    return out
+
+
+def frame_grid(at: AppTest, strategy: str) -> str:
+    return next(svg for title, svg in frames(at).items() if title.startswith(f"{strategy}: step"))
+
+
 def frame_digits(at: AppTest, strategy: str) -> list:
-    spec = next(s for t, s in specs(at).items() if t.startswith(f"{strategy}: step"))
-    return [sorted(map(str, t["text"])) for t in spec["data"] if t.get("mode") == "text"]
+    """The digits a frame shows, as ``[(kind, digit), ...]`` (kind: given, filled or wrong)."""
+    return re.findall(r'<text class="(given|filled|wrong)"[^>]*>(\d+)</text>', frame_grid(at, strategy))
 
 
 def test_decoding_steps_forward_and_back(env):

@@ -27,7 +27,8 @@ pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parent.parent
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
          "--disable-component-update", "--no-first-run", "--disable-sync", "--disable-quic"]
-# (navigation link, charts that must draw); pages are reached by their links, as a visitor does
+# (navigation link, charts that must draw: plotly charts, or the decoding frames' SVG grids); pages are reached by
+# their links, as a visitor does
 PAGES = [("Home", 1), ("MI maps", 3), ("Exact vs estimated", 1), ("Decoding", 2), ("What-if", 8),
          ("Benchmarks", 1), ("About", 0)]
 VIEW = {"width": 1400, "height": 4000}  # tall: plotly charts below the fold are not drawn
@@ -107,14 +108,17 @@ def wait_ready(page, timeout: float = 90_000) -> None:
         page.wait_for_selector(READY, timeout=timeout)
 
 
+DRAWN = '[data-testid="stPlotlyChart"] .main-svg, .mi-grid svg'  # a drawn plotly chart, or a frame's grid
+
+
 def charts_drawn(page) -> int:
-    return page.locator('[data-testid="stPlotlyChart"]:has(.main-svg)').count()
+    return page.locator('[data-testid="stPlotlyChart"]:has(.main-svg), .mi-grid:has(svg)').count()
 
 
 def check_page(page, charts: int) -> None:
     assert page.locator('[data-testid="stException"]').count() == 0, page.url
     if charts:
-        page.wait_for_function("document.querySelectorAll('[data-testid=\"stPlotlyChart\"] .main-svg').length > 0")
+        page.wait_for_function("(sel) => document.querySelectorAll(sel).length > 0", arg=DRAWN)
         deadline = time.time() + 30
         while charts_drawn(page) < charts and time.time() < deadline:
             page.wait_for_timeout(200)
@@ -156,6 +160,12 @@ def test_decoding_steps_forward_and_back(chromium, app_url):
     page.get_by_role("button", name="next").click()
     wait_ready(page)
     assert step_value(page) == "1 / 12"
+    # the frames are SVG grids (st.markdown keeps SVG; st.html's sanitizer would drop it): the browser draws
+    # their titles, the given digits, the four cells topk unmasked outlined, and a tooltip on every cell
+    assert page.locator(".mi-grid .mi-grid-title").all_text_contents() == ["topk: step 1", "eb: step 1"]
+    first = page.locator(".mi-grid").first
+    assert first.locator("text.given").count() == 81 - 45 and first.locator("rect.chosen").count() == 4
+    assert first.locator("rect > title").count() == 81 and first.bounding_box()["width"] > 300
     page.locator("h1").first.click()  # focus the page so the arrow-key shortcut reaches it
     page.keyboard.press("ArrowRight")
     wait_ready(page)
@@ -268,8 +278,7 @@ def test_presentation_mode_on_a_projector_plays_with_space(chromium, app_url):
     wait_ready(page)
     check_page(page, 2)
     assert page.locator('[data-testid="stSidebar"][aria-expanded="true"]').count() == 0  # folded
-    widths = [box["width"] for box in (c.bounding_box() for c in page.locator('[data-testid="stPlotlyChart"]').all())
-              if box]
+    widths = [box["width"] for box in (c.bounding_box() for c in page.locator(".mi-grid svg").all()) if box]
     assert min(widths) > 300, widths  # not the 140 px grids of a 1024 px screen with the sidebar open
     assert page.get_by_role("button", name="Play", exact=False).first.is_visible()
     page.locator("h1").first.click()
@@ -367,6 +376,10 @@ def test_a_decoding_step_reruns_the_frames_alone(chromium, app_url):
     page.goto(f"{app_url}/Decoding?a=topk&a_topk_k=4")
     wait_ready(page)
     check_page(page, 2)
+    settings = """() => [...document.querySelectorAll('[data-testid="stElementContainer"]')]
+      .find(e => e.querySelector('[data-testid="stSelectbox"]') && e.innerText.includes('Strategy A'))"""
+    page.wait_for_function(settings)  # a rerun the link's bound widgets start can redraw it just then
+    wait_ready(page)
     page.evaluate("""() => { const box = [...document.querySelectorAll('[data-testid="stElementContainer"]')]
       .find(e => e.querySelector('[data-testid="stSelectbox"]') && e.innerText.includes('Strategy A'));
       window.__stale = false;

@@ -1,0 +1,143 @@
+"""A Sudoku-style grid as one SVG element, for ``st.html``: the decoding frames, two of which every step redraws.
+
+As a plotly figure a frame took Chromium 100-150 ms to draw (a heatmap, line and text traces, a colour bar) and
+a step of the player drew two; this SVG is some 150 elements the browser lays out in a few ms. It draws what
+:func:`mi_lens_app.figures.grid_figure` draws for a frame, in the same colours: the layer's colour per cell from
+the same plotly colour scale, given / filled / wrong digits, orange and dotted purple outlines, box lines, a
+colour bar, and the hover text of each cell (the browser's tooltip). Builders take numpy arrays and return a
+string; no streamlit.
+"""
+
+from __future__ import annotations
+
+import re
+from html import escape
+
+import numpy as np
+from plotly.colors import get_colorscale, sample_colorscale
+
+from mi_lens_app.figures import (
+    CHOSEN_COLOR,
+    DIGIT_FONT,
+    ERROR_COLOR,
+    FILLED_COLOR,
+    FONT,
+    GIVEN_COLOR,
+    REMASKED_COLOR,
+    cell_xy,
+)
+
+TITLE_SIZE = 17  # px, as a plotly title over FONT
+TITLE_H = 34  # px above the grid
+PAD = 4  # px around the grid: the thick outer lines stay whole
+BAR_W = 80  # px for the colour bar, its ticks and its title
+
+
+def colors(values: np.ndarray, colorscale: str, zmin: float, zmax: float) -> list[str | None]:
+    """The colour of each value on the plotly colour scale ``colorscale`` over ``[zmin, zmax]`` (clipped), as
+    plotly's heatmap draws it; None for NaN (no colour)."""
+    values = np.asarray(values, float)
+    span = (zmax - zmin) or 1.0
+    frac = np.clip((np.nan_to_num(values, nan=zmin) - zmin) / span, 0.0, 1.0)
+    sampled = sample_colorscale(get_colorscale(colorscale), frac.tolist())
+    return [None if np.isnan(v) else c for v, c in zip(values, sampled)]
+
+
+def ticks(zmin: float, zmax: float, count: int = 6) -> list[float]:
+    """Round tick values inside ``[zmin, zmax]``, about ``count`` of them (1, 2 or 5 times a power of ten apart)."""
+    raw = (zmax - zmin) / max(count - 1, 1) or 1.0
+    power = 10.0 ** np.floor(np.log10(raw))
+    step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
+    return [float(v) for v in np.arange(np.ceil(zmin / step) * step, zmax + 1e-9 * step, step)]
+
+
+def tooltip(hover: str) -> str:
+    """A plotly hover text (``<b>r1c1</b><br>H = ...``) as plain tooltip lines."""
+    return re.sub(r"<[^>]+>", "", hover.replace("<br>", "\n"))
+
+
+def _lines(n: int, box: int, cell: float, x0: float, y0: float) -> str:
+    """Thin cell lines and thick box lines, one path each."""
+    paths = {False: [], True: []}
+    end = n * cell
+    for k in range(n + 1):
+        pos = k * cell
+        paths[k % box == 0].append(f"M{x0 + pos:.1f} {y0:.1f}v{end:.1f}M{x0:.1f} {y0 + pos:.1f}h{end:.1f}")
+    return (f'<path d="{"".join(paths[False])}" stroke="#aaa" stroke-width="0.8"/>'
+            f'<path d="{"".join(paths[True])}" stroke="#333" stroke-width="3" stroke-linecap="square"/>')
+
+
+def _colorbar(colorscale: str, zmin: float, zmax: float, name: str, x: float, y: float, height: float,
+              key: str) -> str:
+    """A vertical colour bar with ticks and its title along its right side."""
+    stops = "".join(f'<stop offset="{f:.2f}" stop-color="{c}"/>' for f, c in
+                    zip(np.linspace(0, 1, 11), colors(np.linspace(zmax, zmin, 11), colorscale, zmin, zmax)))
+    parts = [f'<defs><linearGradient id="{key}" x1="0" y1="0" x2="0" y2="1">{stops}</linearGradient></defs>',
+             f'<rect x="{x:.1f}" y="{y:.1f}" width="14" height="{height:.1f}" fill="url(#{key})"/>']
+    for v in ticks(zmin, zmax):
+        ty = y + height * (zmax - v) / ((zmax - zmin) or 1.0)
+        parts.append(f'<path d="M{x + 14:.1f} {ty:.1f}h4" stroke="#444"/>'
+                     f'<text x="{x + 21:.1f}" y="{ty:.1f}" dominant-baseline="central" font-size="12">{v:g}</text>')
+    cx, cy = x + 58, y + height / 2
+    parts.append(f'<text x="{cx:.1f}" y="{cy:.1f}" text-anchor="middle" font-size="14" '
+                 f'transform="rotate(90 {cx:.1f} {cy:.1f})">{escape(name)}</text>')
+    return "".join(parts)
+
+
+def grid_svg(digits: np.ndarray, givens: np.ndarray, box: int, *, layer: np.ndarray | None = None,
+             layer_name: str = "", colorscale: str = "Oranges", zmin: float = 0.0, zmax: float = 1.0,
+             hover: list[str] | None = None, outline: np.ndarray | None = None, remasked: np.ndarray | None = None,
+             errors: np.ndarray | None = None, title: str = "", side: int = 400, digit_size: int | None = None,
+             colorbar: bool = True) -> str:
+    """A grid as an SVG string (inside a ``div.mi-grid``; it shrinks to a narrower column).
+
+    Args:
+        digits: ``(N,)`` int, 0 for blank; givens: ``(N,)`` bool; box: box side (3 for 9x9).
+        layer: ``(N,)`` float colour per cell on ``colorscale`` over ``[zmin, zmax]`` (NaN: white), named
+        ``layer_name`` on the colour bar; hover: ``(N,)`` text per cell (plotly's markup), the cell's tooltip;
+        outline: ``(N,)`` bool cells outlined in orange (unmasked at this step); remasked: ``(N,)`` bool cells
+        outlined in dotted purple; errors: ``(N,)`` bool digits drawn red (else given black bold, filled blue).
+        side: the grid's width in px; digit_size: font size of the digits (default by grid size); colorbar:
+        draw the layer's colour bar beside the grid.
+    """
+    digits, givens = np.asarray(digits), np.asarray(givens, bool)
+    cells = len(digits)
+    xs, ys = cell_xy(cells)
+    n = int(xs.max()) + 1
+    cell = side / n
+    x0, y0 = PAD, TITLE_H + PAD
+    width = side + 2 * PAD + (BAR_W if colorbar and layer is not None else 0)
+    height = TITLE_H + side + 2 * PAD
+    fills = colors(layer, colorscale, zmin, zmax) if layer is not None else [None] * cells
+    errors = np.zeros(cells, bool) if errors is None else np.asarray(errors, bool)
+    parts = [f'<text class="mi-grid-title" x="{PAD + 2}" y="{TITLE_H / 2:.0f}" dominant-baseline="central" '
+             f'font-size="{TITLE_SIZE}">{escape(title)}</text>']
+    for c in range(cells):  # one rect per cell: its colour and its tooltip
+        tip = f"<title>{escape(tooltip(hover[c]))}</title>" if hover is not None else ""
+        parts.append(f'<rect x="{x0 + xs[c] * cell:.1f}" y="{y0 + ys[c] * cell:.1f}" width="{cell:.1f}" '
+                     f'height="{cell:.1f}" fill="{fills[c] or "#fff"}">{tip}</rect>')
+    parts.append(_lines(n, box, cell, x0, y0))
+    size = digit_size or (26 if n <= 4 else 21)
+    for c in np.flatnonzero(digits > 0):
+        kind, color = (("given", GIVEN_COLOR) if givens[c] else ("wrong", ERROR_COLOR) if errors[c]
+                       else ("filled", FILLED_COLOR))
+        weight = ' font-weight="bold"' if givens[c] else ""
+        parts.append(f'<text class="{kind}" x="{x0 + (xs[c] + 0.5) * cell:.1f}" y="{y0 + (ys[c] + 0.5) * cell:.1f}" '
+                     f'fill="{color}" font-size="{size}"{weight} pointer-events="none">{int(digits[c])}</text>')
+    for marks, color, stroke, dash, kind in ((outline, CHOSEN_COLOR, 4, "", "chosen"),
+                                             (remasked, REMASKED_COLOR, 3, ' stroke-dasharray="2 3"', "remasked")):
+        for c in np.flatnonzero(np.zeros(cells, bool) if marks is None else np.asarray(marks, bool)):
+            parts.append(f'<rect class="{kind}" x="{x0 + (xs[c] + 0.06) * cell:.1f}" '
+                         f'y="{y0 + (ys[c] + 0.06) * cell:.1f}" width="{0.88 * cell:.1f}" height="{0.88 * cell:.1f}" '
+                         f'fill="none" stroke="{color}" stroke-width="{stroke}"{dash} pointer-events="none"/>')
+    bar = ""
+    if colorbar and layer is not None:
+        key = f"mi-bar-{colorscale}-{zmin:g}-{zmax:g}".replace(".", "_")
+        bar = _colorbar(colorscale, zmin, zmax, layer_name, x0 + side + 12, y0, side, key)
+    label = escape(title or "grid")
+    return (f'<div class="mi-grid" style="font-family:{FONT["family"]};color:#444">'
+            f'<svg xmlns="http://www.w3.org/2000/svg" role="img" aria-label="{label}" width="{width}" '
+            f'height="{height}" viewBox="0 0 {width} {height}" style="max-width:100%;height:auto" '
+            f'font-family="{FONT["family"]}" fill="#444">'
+            f'<g text-anchor="start">{parts[0]}{bar}</g><g text-anchor="middle" dominant-baseline="central" '
+            f'font-family="{DIGIT_FONT}">{"".join(parts[1:])}</g></svg></div>')
