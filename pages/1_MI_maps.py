@@ -179,10 +179,10 @@ def main():
     with c2:
         scale = widgets.scale_picker()
     left, right = st.columns(2)
-    with left:
-        heat = heatmap_panel(domain, pz, m, cell, scale)
-    with right:
+    with left:  # the grid first: the lighter chart draws first, and it answers the cell picked just above
         grid_panel(domain, pz, m, cell, scale)
+    with right:
+        heat = heatmap_panel(domain, pz, m, cell, scale)
     g_col, t_col = st.columns([3, 2])
     with g_col:
         dep = graph_panel(domain, pz, m)
