@@ -1,4 +1,4 @@
-"""A Sudoku-style grid as one SVG element, for ``st.html``: the decoding frames, two of which every step redraws.
+"""A Sudoku-style grid as one SVG element, shown with ``st.markdown`` (``st.html`` drops SVG): the decoding frames, two of which every step redraws.
 
 As a plotly figure a frame took Chromium 100-150 ms to draw (a heatmap, line and text traces, a colour bar) and
 a step of the player drew two; this SVG is some 150 elements the browser lays out in a few ms. It draws what

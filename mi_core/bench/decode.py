@@ -93,6 +93,12 @@ def decode_all(model, templates: list[np.ndarray], strategy, *, temperature: flo
     return Generation(sequences, passes, extra, round(time.perf_counter() - start, 3))
 
 
+def warm_up(model, templates: list[np.ndarray], strategy, **kwargs) -> None:
+    """Decode the shortest template once, untimed, so timed runs pay no one-off start-up costs (kernel
+    selection, allocator growth, an estimator's first load); ``kwargs`` as for :func:`decode_all`."""
+    decode_all(model, [min(templates, key=len)], strategy, **(kwargs | {"batch_size": 1}))
+
+
 def evaluate(model, templates: list[np.ndarray], strategy, metric, **kwargs) -> tuple[dict, Generation]:
     """:func:`decode_all`, then ``metric.update`` with every result; ``(metric.compute(), generation)``."""
     gen = decode_all(model, templates, strategy, **kwargs)

@@ -31,6 +31,7 @@ import numpy as np
 import torch
 from scipy import stats
 
+from mi_core.bench.decode import length_batches
 from mi_core.bench.report import update_section
 from mi_core.bench.scale import chunks_on_engine
 from mi_core.device import pick_device, timed
@@ -87,10 +88,9 @@ def run_estimator(model, estimator, states: list[np.ndarray], device) -> tuple[l
         est, sec = timed(lambda t=t: estimate_mi(model, estimator, t), device)
         mi.append(est.mi[0].double().cpu().numpy())
         seconds.append(sec)
-    groups: dict[int, list[torch.Tensor]] = {}
-    for t in tensors:
-        groups.setdefault(t.shape[1], []).append(t)
-    batched = sum(timed(lambda g=g: estimate_mi(model, estimator, torch.cat(g)), device)[1] for g in groups.values())
+    groups = length_batches([t.shape[1] for t in tensors], len(tensors))  # one batch per distinct length
+    batched = sum(timed(lambda g=g: estimate_mi(model, estimator, torch.cat([tensors[i] for i in g])), device)[1]
+                  for g in groups)
     return mi, seconds, batched
 
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from mi_core.bench.decode import decode_all, evaluate, lacks_mi_source
+from mi_core.bench.decode import evaluate, lacks_mi_source, warm_up
 from mi_core.bench.sudoku import evaluate as evaluate_puzzles
-from mi_core.bench.sudoku import warm_up
+from mi_core.bench.sudoku import warm_up as warm_up_puzzles
 from mi_core.decoding import make_strategy
 from mi_core.device import pick_device
 from mi_core.scale.engine import EngineConfig, Task, run_tasks
@@ -54,7 +54,7 @@ class ModelWorker:
 def suite_cell(model, device, records, sampler: str, params: dict, bf16: bool) -> dict:
     """One ``bench-suite`` cell: a sampler on one puzzle set, decoded as the local loop does."""
     strategy = make_strategy(sampler, **params)
-    warm_up(model, records, strategy, device, bf16)
+    warm_up_puzzles(model, records, strategy, device, bf16)
     res = evaluate_puzzles(model, records, strategy, device=device, bf16=bf16)
     res.pop("passes")
     return res
@@ -80,7 +80,7 @@ def sweep_cell(model, device, templates, metric, run: dict, name: str, params: d
     strategy = make_strategy(name, **params)
     if lacks_mi_source(strategy):
         strategy.estimator = estimator
-    decode_all(model, [min(templates, key=len)], strategy, device=device, **(run | {"batch_size": 1}))
+    warm_up(model, templates, strategy, device=device, **run)
     res, gen = evaluate(model, templates, strategy, metric(), device=device, **run)
     return res | {"seconds": gen.seconds}
 

@@ -22,13 +22,13 @@ from pathlib import Path
 from tqdm import tqdm
 
 from mi_core.bench.decode import (
-    decode_all,
     default_estimator,
     evaluate,
     inputs_class,
     lacks_mi_source,
     load,
     run_options,
+    warm_up,
 )
 from mi_core.bench.report import frontier_text, markdown_table, update_section
 from mi_core.bench.scale import sweep_cells
@@ -180,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
            "bf16": args.bf16, "seeding": inputs.seeding}
     cells = sweep_cells(configs, strategies, inputs, run, args, engine) if engine.engine == "ray" else None
     for strategy in strategies if cells is None else []:  # untimed: row seconds exclude start-up costs
-        decode_all(model, [min(inputs.templates, key=len)], strategy, **(run | {"batch_size": 1}))
+        warm_up(model, inputs.templates, strategy, **run)
     rows = []
     for n, ((name, params), strategy) in enumerate(zip(configs, strategies)):
         if cells is not None:

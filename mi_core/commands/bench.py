@@ -18,11 +18,11 @@ from pathlib import Path
 from tqdm import tqdm
 
 from mi_core.bench.decode import (
-    decode_all,
     evaluate,
     inputs_class,
     load,
     run_options,
+    warm_up,
     with_estimator,
 )
 from mi_core.decoding import make_strategy
@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     with_estimator(strategy, model, domain, description)
     run = {"temperature": args.temperature, "seed": args.seed, "batch_size": args.batch_size, "device": device,
            "bf16": args.bf16, "seeding": inputs.seeding}
-    decode_all(model, [min(inputs.templates, key=len)], strategy, **(run | {"batch_size": 1}))  # untimed: start-up
+    warm_up(model, inputs.templates, strategy, **run)
     with tqdm(total=len(inputs.templates), desc=args.sampler, unit=inputs.unit, file=sys.stderr) as bar:
         result, gen = evaluate(model, inputs.templates, strategy, inputs.metric(), progress=bar.update, **run)
     result = {"domain": domain.cli_name, "sampler": args.sampler, "params": params, **inputs.fields,
