@@ -163,6 +163,31 @@ def test_looped_model_ties_weights_and_loads_old_configs(tmp_path):
     assert load_sudoku_mdm(tmp_path / "m.safetensors").cfg.loops == 1
 
 
+def test_init_loops_a_trained_stack_and_refuses_other_shape_changes(tmp_path):
+    from mi_core.commands.train import main
+    from mi_core.models.sudoku_mdm import SudokuMDM, load_sudoku_mdm, save_sudoku_mdm
+
+    base = SudokuMDM(SudokuMDMConfig(d_model=16, n_layers=1, n_heads=2, d_ff=32))
+    save_sudoku_mdm(base, tmp_path / "base.safetensors")
+    common = ["sudoku", "--init", str(tmp_path / "base.safetensors"), "--steps", "2", "--batch", "8", "--grid-pool", "20",
+              "--puzzle-pool", "4", "--max-harden", "5", "--eval-puzzles", "0", "--onpolicy-every", "0",
+              "--no-bf16", "--pool-dir", str(tmp_path / "pools"), "--threads", "1"]
+    main(common + ["--loops", "2", "--lr", "1e-12", "--out", str(tmp_path / "looped.safetensors")])
+    looped = load_sudoku_mdm(tmp_path / "looped.safetensors")
+    assert looped.cfg.loops == 2 and looped.cfg.n_layers == 1
+    for name, value in base.state_dict().items():  # lr 1e-12: the loaded weights, now applied twice
+        assert torch.allclose(looped.state_dict()[name], value, atol=1e-9), name
+    with pytest.raises(ValueError, match="has n_layers 1; --n-layers 3 cannot change it"):
+        main(common + ["--n-layers", "3", "--out", str(tmp_path / "deeper.safetensors")])
+    assert not (tmp_path / "deeper.safetensors").exists()
+
+
+def test_pools_do_not_depend_on_the_number_of_workers():
+    one = build_graded_pool(5, 6, 5, workers=1, chunk=2)
+    two = build_graded_pool(5, 6, 5, workers=2, chunk=2)
+    assert np.array_equal(one[0], two[0]) and np.array_equal(one[1], two[1])
+
+
 def test_resume_takes_the_runs_own_settings(tmp_path):
     from mi_core.commands.train import main
 

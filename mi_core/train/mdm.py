@@ -165,6 +165,8 @@ def run(namespace: argparse.Namespace, parser: argparse.ArgumentParser, task_cls
     else:
         args["out"] = check_output(args["out"] or default_run_path(task_cls.name), force, "--out")
         model_cfg = task_cls.model_config(**{k: args[k] for k in task_cls.model_config.__dataclass_fields__})
+        defaults = {a.dest: a.default for a in parser._actions}
+        args["model_given"] = {k: args[k] for k in task_cls.model_config.__dataclass_fields__ if args[k] != defaults[k]}
         cfg = task_cls.train_config(**{k: args[k] for k in task_cls.train_config.__dataclass_fields__})
     # --threads: on a shared 2-core machine one thread is far faster than two that wait on each other
     device = distributed.setup(pick_device(args["device"], args["threads"]))  # joins the process group under torchrun

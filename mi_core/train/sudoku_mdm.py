@@ -4,14 +4,16 @@ Data (``mi_core.train.sudoku_data``): cached pools of solved grids and graded pu
 often), on-policy states from the model's own sequential decoding, all held and transformed on the device.
 Validation decodes held-out generated puzzles (graded like the training ones) sequentially; the best
 weights are those with the highest validation accuracy. ``--init`` starts from another model's weights
-(its own config); ``--exclude`` names evaluation files whose puzzles are never trained on.
+and shape (``--loops`` and ``--dropout`` may change: the same weights fit a looped stack);
+``--exclude`` names evaluation files whose puzzles are never trained on.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -99,6 +101,32 @@ def _read_exclude(paths: list[Path]) -> set[str]:
     return {"".join("0" if c in ".0" else c for c in rec.puzzle) for p in paths for rec in read_puzzles(p)}
 
 
+INIT_OVERRIDES = ("loops", "dropout")  # model options --init may change: the weights fit either way
+
+
+def init_model(path: Path, given: dict) -> SudokuMDM:
+    """The model at ``path`` with the model options given beside ``--init`` (``given``: name -> value).
+
+    ``loops`` and ``dropout`` apply to the loaded weights (looping a trained stack is a warm start for a
+    looped transformer); any other option must equal the file's own value.
+
+    Raises:
+        ModelFileError: ``path`` is not a Sudoku MDM.
+        ValueError: a given option contradicts the file's config.
+    """
+    model = load_sudoku_mdm(path)
+    for name, value in given.items():
+        if name not in INIT_OVERRIDES and getattr(model.cfg, name) != value:
+            raise ValueError(f"--init {path} has {name} {getattr(model.cfg, name)}; --{name.replace('_', '-')} {value} "
+                             f"cannot change it (only --loops and --dropout apply to a warm start)")
+    changes = {k: v for k, v in given.items() if k in INIT_OVERRIDES and getattr(model.cfg, k) != v}
+    if not changes:
+        return model
+    looped = SudokuMDM(replace(model.cfg, **changes))
+    looped.load_state_dict(model.state_dict())
+    return looped
+
+
 class SudokuTask:
     """The Sudoku MDM's data, validation and best-weights rule for :func:`mi_core.train.mdm.train`."""
 
@@ -111,11 +139,15 @@ class SudokuTask:
                  log=print, pool_dir: Path = POOL_DIR):
         args = args or {}
         self.model_cfg, self.cfg, self.device, self.init = model_cfg, cfg, device, args.get("init")
+        self.model_given = args.get("model_given", {})
+        if self.init:
+            init_model(self.init, self.model_given)  # a bad --init or a clash with it fails before the pools
+        workers = args.get("pool_workers", 2) or os.cpu_count() or 1
         t0 = time.time()
         with distributed.main_first():  # under torchrun rank 0 builds the cached pools, the others read them
-            pools = load_or_build_pools(cfg.pool_spec(), root=args.get("pool_dir", pool_dir),
+            pools = load_or_build_pools(cfg.pool_spec(), root=args.get("pool_dir", pool_dir), workers=workers,
                                         exclude=_read_exclude(args.get("exclude", [])), log=log)
-        self.val = build_graded_pool(10_000 + cfg.seed, cfg.eval_puzzles, cfg.max_harden, workers=1)[0] if cfg.eval_puzzles else None
+        self.val = build_graded_pool(10_000 + cfg.seed, cfg.eval_puzzles, cfg.max_harden, workers=workers)[0] if cfg.eval_puzzles else None
         log(f"pools ready in {time.time() - t0:.0f}s: {len(pools['grids'])} grids, {len(pools['puzzles'])} puzzles "
             f"(grade median {np.median(pools['grades']):.0f}), {cfg.eval_puzzles} validation")
         self.data = DeviceBatches(pools, device, cfg.puzzle_frac, cfg.onpolicy_frac, cfg.hard_power)
@@ -124,13 +156,16 @@ class SudokuTask:
 
     @staticmethod
     def add_arguments(parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("--init", type=Path, help="start from this model's weights (its own config)")
+        parser.add_argument("--init", type=Path, help="start from this model's weights and shape (--loops and --dropout "
+                            "may differ from its own; other model options must match it)")
+        parser.add_argument("--pool-workers", type=int, default=2, bounds=(0, 1024),
+                            help="processes that build the data pools (0: one per CPU; default %(default)s)")
         parser.add_argument("--pool-dir", type=Path, default=POOL_DIR, help="where data pools are cached (default %(default)s)")
         parser.add_argument("--exclude", type=Path, action="append", default=[],
                             help="puzzle files (evaluation sets) whose puzzles must not be trained on; repeatable")
 
     def build_model(self, fresh: bool = False) -> SudokuMDM:
-        return load_sudoku_mdm(self.init) if self.init and not fresh else SudokuMDM(self.model_cfg)
+        return init_model(self.init, self.model_given) if self.init and not fresh else SudokuMDM(self.model_cfg)
 
     def before_step(self, model, step: int) -> None:
         cfg = self.cfg

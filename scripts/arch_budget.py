@@ -1,0 +1,170 @@
+"""Which Sudoku MDM shapes can the CPU app afford? Issue 13's limits, on one torch thread: the
+estimator's MI map within 1 s, and the pruned exact probe of a 50-blank grid within 5 s (at the app's
+eps, 1e-3; eps 1e-4 is timed too).
+
+For each candidate shape (layers x loops, width) this times the two things the app does with a model:
+``mi_lens_app.core.run_estimator`` (one model pass, then the estimator head) and ``run_probe``. The states are Kaggle Hard puzzles brought to exactly 50 blanks by filling cells from their
+solutions. Shapes with trained weights use them (the default model; looped shapes reuse its weights, as a
+looped warm start would), so the probe prunes as a trained model does; a shape without trained weights
+gets random ones, and its probe then prunes almost nothing: that time is close to the unpruned worst case
+(1 + 50 x 9 = 451 passes). The head is the shipped estimator where widths match, a random one otherwise:
+its cost does not depend on its weights.
+
+    PYTHONPATH=. python scripts/arch_budget.py --json assets/benchmarks/arch_budget.json --markdown BENCHMARKS.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import platform
+import random
+import statistics
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import torch
+
+from mi_core.bench.report import update_section
+from mi_core.io import atomic_write_json
+from mi_core.mi.estimator import MIEstimator, load_estimator
+from mi_core.models.sudoku_mdm import SudokuMDM, SudokuMDMConfig, load_sudoku_mdm
+from mi_lens_app.core import run_estimator, run_probe
+
+SECTION = "arch-budget"
+EPS = (1e-3, 1e-4)  # the app's pruning for Sudoku (Domain.fallback_eps, the slider's default), and a stricter one
+LIMIT_MAP, LIMIT_PROBE = 1.0, 5.0
+# (name, layers, loops, d_model): the default, looped variants of it, deeper and wider stacks
+SHAPES = [("8x1 d128", 8, 1, 128), ("8x2 d128", 8, 2, 128), ("8x3 d128", 8, 3, 128), ("12x1 d128", 12, 1, 128),
+          ("16x1 d128", 16, 1, 128), ("8x1 d192", 8, 1, 192), ("8x1 d256", 8, 1, 256)]
+
+
+def fifty_blank_states(path: Path, count: int, seed: int = 0) -> list[torch.Tensor]:
+    """The first ``count`` Hard puzzles of a Kaggle CSV, each with clues added from its solution (seeded)
+    until exactly 50 cells are blank; mask id 0."""
+    rng = random.Random(seed)
+    states = []
+    with open(path, newline="") as f:
+        for row in csv.DictReader(f):
+            if row.get("level") != "Hard":
+                continue
+            cells = [0 if c in ".0" else int(c) for c in row["puzzle"]]
+            blanks = [i for i, c in enumerate(cells) if c == 0]
+            for i in rng.sample(blanks, max(0, len(blanks) - 50)):
+                cells[i] = int(row["solution"][i])
+            if cells.count(0) == 50:
+                states.append(torch.tensor(cells))
+            if len(states) == count:
+                break
+    if len(states) < count:
+        raise SystemExit(f"{path}: found {len(states)} Hard puzzles with at least 50 blanks, wanted {count}")
+    return states
+
+
+def model_for(shape: tuple, trained: SudokuMDM) -> tuple[SudokuMDM, str]:
+    _, layers, loops, width = shape
+    cfg = trained.cfg
+    if (layers, width) == (cfg.n_layers, cfg.d_model):
+        model = SudokuMDM(replace(cfg, loops=loops))
+        model.load_state_dict(trained.state_dict())
+        return model.eval(), "trained" if loops == cfg.loops else "trained, looped"
+    torch.manual_seed(0)
+    heads = max(4, width // 32)
+    return SudokuMDM(SudokuMDMConfig(d_model=width, n_layers=layers, n_heads=heads, d_ff=4 * width, loops=loops)).eval(), "random"
+
+
+def head_for(width: int, shipped: MIEstimator) -> MIEstimator:
+    if shipped.cfg.d_in == width:
+        return shipped
+    torch.manual_seed(0)
+    return MIEstimator(replace(shipped.cfg, d_in=width)).eval()
+
+
+def timed(fn, repeats: int) -> list[float]:
+    fn()  # warm-up
+    out = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        fn()
+        out.append(time.perf_counter() - t)
+    return out
+
+
+@torch.no_grad()
+def measure(args) -> dict:
+    torch.set_num_threads(1)
+    trained = load_sudoku_mdm(args.model)
+    shipped = load_estimator(args.estimator)
+    states = fifty_blank_states(args.puzzles, args.states)
+    rows = []
+    for shape in [s for s in SHAPES if not args.shapes or s[0] in args.shapes]:
+        model, weights = model_for(shape, trained)
+        head = head_for(shape[3], shipped)
+        maps = [t for tokens in states for t in timed(lambda: run_estimator(model, head, tokens), args.repeats)]
+        row = {"shape": shape[0], "layers": shape[1], "loops": shape[2], "d_model": shape[3], "weights": weights,
+               "params": model.num_params(), "map_s_median": statistics.median(maps), "map_s_max": max(maps)}
+        for eps in EPS:
+            times, passes = [], []
+            for tokens in states:
+                t = time.perf_counter()
+                passes.append(run_probe(model, tokens, eps).passes)
+                times.append(time.perf_counter() - t)
+            row[f"probe_{eps:g}"] = {"s_median": statistics.median(times), "s_max": max(times),
+                                     "passes_median": statistics.median(passes)}
+        row["fits"] = row["map_s_max"] <= LIMIT_MAP and row[f"probe_{EPS[0]:g}"]["s_max"] <= LIMIT_PROBE
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    return {"rows": rows, "states": len(states), "eps": list(EPS), "threads": 1,
+            "machine": f"{platform.machine()}, torch {torch.__version__}",
+            "cpu_flags": cpu_flags(), "model": str(args.model), "estimator": str(args.estimator),
+            "command": "python scripts/arch_budget.py " + " ".join(sys.argv[1:])}
+
+
+def cpu_flags() -> str:
+    try:
+        flags = next(line for line in Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("flags")).split()
+    except (OSError, StopIteration):
+        return "unknown"
+    return " ".join(f for f in ("avx2", "avx512f", "avx512_bf16", "amx_bf16") if f in flags) or "none of avx2/avx512/amx"
+
+
+def markdown(res: dict) -> str:
+    lines = ["## Which model shapes the CPU app can afford (`scripts/arch_budget.py`)", "",
+             f"`{res['command']}`", "",
+             f"One torch thread; CPU flags: {res['cpu_flags']}. {res['states']} Kaggle Hard puzzles brought to 50 "
+             f"blanks; MI map = one model pass + the estimator head (limit {LIMIT_MAP:g} s); probe = the pruned exact "
+             f"probe at the app's eps {EPS[0]:g} (limit {LIMIT_PROBE:g} s) and at {EPS[1]:g}; median / max over the states, "
+             "with the median passes. Random weights prune little: their probe is near the unpruned worst case "
+             "(451 passes).", "",
+             f"| shape | weights | params | MI map | probe, eps {EPS[0]:g} | probe, eps {EPS[1]:g} | within limits |",
+             "|---|---|---|---|---|---|---|"]
+    for r in res["rows"]:
+        probes = [r[f"probe_{eps:g}"] for eps in EPS]
+        cells = [f"{q['s_median']:.2f} / {q['s_max']:.2f} s ({q['passes_median']:.0f})" for q in probes]
+        lines.append(f"| {r['shape']} | {r['weights']} | {r['params']:,} | {r['map_s_median']:.3f} / {r['map_s_max']:.3f} s | "
+                     f"{cells[0]} | {cells[1]} | {'yes' if r['fits'] else 'no'} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--model", type=Path, default=Path("assets/sudoku_mdm_hard.safetensors"))
+    p.add_argument("--estimator", type=Path, default=Path("assets/sudoku_mi_estimator_hard.safetensors"))
+    p.add_argument("--puzzles", type=Path, default=Path("../shared/data/sudoku/kaggle_graded_dev.csv"))
+    p.add_argument("--states", type=int, default=5)
+    p.add_argument("--repeats", type=int, default=3, help="timed MI maps per state")
+    p.add_argument("--shapes", nargs="*", default=None, help="only these shape names (default: all)")
+    p.add_argument("--json", type=Path, required=True)
+    p.add_argument("--markdown", type=Path, default=None, help="write the section into this report file")
+    args = p.parse_args(argv)
+    res = measure(args)
+    atomic_write_json(args.json, res)
+    if args.markdown:
+        update_section(SECTION, markdown(res), args.markdown)
+
+
+if __name__ == "__main__":
+    main()
