@@ -3,7 +3,7 @@ import json
 import pytest
 import torch
 
-from mi_core.device import pick_device
+from mi_core.device import pick_device, slow_bf16
 from mi_core.domains.sudoku import MASK_ID, to_tokens
 from mi_core.models.base import ModelFileError
 from mi_core.models.sudoku_mdm import SudokuMDM, SudokuMDMConfig, load_sudoku_mdm, masked_ce, save_sudoku_mdm
@@ -89,3 +89,16 @@ def test_pick_device():
     if not torch.cuda.is_available():
         with pytest.raises(ValueError, match="CUDA is not available"):
             pick_device("cuda")
+
+
+@pytest.mark.parametrize("flags, slow", [("fpu avx2 fma", True), ("avx2 avx512f avx512_bf16", False),
+                                         ("avx2 amx_bf16 amx_tile", False)])
+def test_slow_bf16_reads_the_cpu_flags(monkeypatch, tmp_path, flags, slow):
+    import builtins
+
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text(f"processor\t: 0\nflags\t\t: {flags}\n")
+    real_open = builtins.open
+    monkeypatch.setattr(builtins, "open", lambda f, *a, **k: real_open(cpuinfo if f == "/proc/cpuinfo" else f, *a, **k))
+    assert (slow_bf16("cpu") is not None) == slow
+    assert slow_bf16("cuda") is None  # a GPU has its own bf16

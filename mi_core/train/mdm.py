@@ -25,7 +25,7 @@ from pathlib import Path
 
 import torch
 
-from mi_core.device import pick_device
+from mi_core.device import pick_device, slow_bf16
 from mi_core.io import check_output, default_run_path
 from mi_core.models.base import masked_ce
 from mi_core.scale import distributed
@@ -72,6 +72,8 @@ def train(task, out: Path, device: torch.device, log=print, resume: bool = False
         task.load_state_dict(state.get("task", state), step)  # checkpoints before the shared loop kept it at the top
         log(f"resumed {ckpt} at step {step} ({elapsed0:.0f}s trained)")
     autocast = torch.autocast(device.type, dtype=torch.bfloat16) if cfg.bf16 else contextlib.nullcontext()
+    if cfg.bf16 and (note := slow_bf16(device)):
+        log(f"{note}: --no-bf16 trains in fp32")
     start = time.time() - elapsed0
     loss_sum, loss_count, steps_here = torch.zeros((), device=device), 0, 0
     net = distributed.wrap(model)  # DistributedDataParallel under torchrun
