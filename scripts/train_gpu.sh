@@ -15,7 +15,7 @@
 # device_data/pools, so a pool built here and copied there is used as it is.
 # Everything it writes goes to $OUT (the device tool's folder), or runs/gpu when OUT is unset:
 # $OUT/<layers>x<loops>/{sudoku_mdm.safetensors,.json,train.log,bench_<set>.json}.
-# Settings: BUDGET (training seconds per run, default 480), BATCH (default 1024), LR (default 5e-4 from
+# Settings: BUDGET (training seconds per run, default 420), BATCH (default 1024), LR (default 5e-4 from
 # INIT, 1e-3 from scratch), D_MODEL (from scratch only), ARCHS, INIT, SMALL=1 (a CPU check of this script
 # with a tiny model, from scratch, in about three minutes).
 set -euo pipefail
@@ -53,7 +53,7 @@ for arch in ${ARCHS:-8:1 8:2}; do
     shape=(--loops "$loops")
     if [ -z "$INIT" ]; then shape+=(--n-layers "$layers" --d-model "${D_MODEL:-128}"); fi
     python3 -m mi_core train sudoku --device "$DEVICE" --out "$dir/sudoku_mdm.safetensors" --pool-dir device_data/pools \
-        --pool-workers 0 --time-budget "${BUDGET:-480}" --steps 100000000 --batch "${BATCH:-1024}" --lr "$LR" \
+        --pool-workers 0 --time-budget "${BUDGET:-420}" --steps 100000000 --batch "${BATCH:-1024}" --lr "$LR" \
         "${shape[@]}" --puzzle-pool "$POOL_PUZZLES" --max-harden "$MAX_HARDEN" --eval-every 1000 --log-every 100 \
         --exclude device_data/sudoku/kaggle_graded_dev.csv --exclude device_data/sudoku/clue17_dev.txt \
         --exclude device_data/sudoku/top1465.txt "${INIT_ARGS[@]}" "${EXTRA[@]}" > "$dir/train.log" 2>&1 &
