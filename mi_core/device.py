@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import torch
 
 
@@ -36,6 +38,12 @@ def slow_bf16(device) -> str | None:
     if flags is None or {"avx512_bf16", "amx_bf16"} & set(flags):
         return None
     return "warning: bf16 autocast on this CPU (no avx512_bf16 or amx_bf16) is emulated and much slower than fp32"
+
+
+def warn_if_slow_bf16(device, bf16: bool, hint: str = "leave out --bf16") -> None:
+    """Print :func:`slow_bf16`'s warning and ``hint`` on stderr when ``bf16`` is asked for where it is slow."""
+    if bf16 and (note := slow_bf16(device)):
+        print(f"{note}: {hint}", file=sys.stderr)
 
 
 def synchronize(device) -> None:

@@ -5,7 +5,7 @@
 For each sweep file and pass budget P, each sampler family's entry is the highest accuracy among its
 settings whose mean passes are <= P (with the passes it used), so families are compared at equal cost.
 ``mi`` is split into ``mi`` (MI in nats) and ``mi relative`` (``relative=true``). Writes the
-``frontier-compare`` section of BENCHMARKS.md.
+``frontier-compare`` section of BENCHMARKS.md (``--section``, ``--title``: another one).
 """
 
 from __future__ import annotations
@@ -36,14 +36,17 @@ def main() -> None:
     p.add_argument("sweeps", nargs="+", type=Path)
     p.add_argument("--budgets", default="10,15,20,25")
     p.add_argument("--markdown", default="BENCHMARKS.md")
+    p.add_argument("--section", default="frontier-compare", help="the section of --markdown to write")
+    p.add_argument("--title", default="Samplers at equal passes")
     args = p.parse_args()
     budgets = [float(b) for b in args.budgets.split(",")]
-    table = []
+    table, counts = [], set()
     for path in args.sweeps:
         data = json.loads(path.read_text())
         rows = data["rows"] if isinstance(data, dict) else data
         name = path.stem.removeprefix("sweep_")
         seq = best_within(rows, "sequential", float("inf"))
+        counts.update(r["n"] for r in rows)
         for budget in budgets:
             line = {"set": name, "budget": f"<= {budget:g}"}
             for fam in FAMILIES[:-1]:
@@ -51,14 +54,15 @@ def main() -> None:
                 line[fam] = f"{100 * best['accuracy']:.1f}% ({best['mean_passes']:.1f})" if best else "-"
             line["sequential"] = f"{100 * seq['accuracy']:.1f}% ({seq['mean_passes']:.1f})" if seq else "-"
             table.append(line)
-    columns = [("set", "puzzle set (200 each)"), ("budget", "mean passes")] + [(f, f) for f in FAMILIES]
+    columns = [("set", "puzzle set"), ("budget", "mean passes")] + [(f, f) for f in FAMILIES]
     command = "PYTHONPATH=. python " + shlex.join(sys.argv)
-    text = (f"### Samplers at equal passes\n\n`{command}`\n\nBest accuracy among each sampler's settings whose "
-            "mean passes fit the budget (passes used in brackets); sequential for reference.\n\n"
+    text = (f"### {args.title}\n\n`{command}`\n\nBest accuracy among each sampler's settings whose "
+            "mean passes fit the budget (passes used in brackets); sequential for reference. Puzzles per set: "
+            + ", ".join(sorted({str(n) for n in counts})) + ".\n\n"
             + markdown_table(table, columns))
     print(text)
     if args.markdown != "-":
-        update_section("frontier-compare", text, args.markdown)
+        update_section(args.section, text, args.markdown)
 
 
 if __name__ == "__main__":

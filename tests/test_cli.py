@@ -42,6 +42,19 @@ def test_bench_txt_without_levels_solves_with_solver(tmp_path, model_path):
     assert res16["precision"] == "bf16" and res16["mean_passes"] == res["mean_passes"]
 
 
+def test_bf16_on_a_cpu_without_it_warns(tmp_path, model_path, monkeypatch, capsys):
+    import mi_core.device
+
+    monkeypatch.setattr(mi_core.device, "slow_bf16", lambda device: "warning: emulated bf16")
+    puzzles = tmp_path / "p.txt"
+    puzzles.write_text(f"{EASY}\n")
+    args = ["bench", "sudoku", "--puzzles", str(puzzles), "--model", str(model_path), "--device", "cpu"]
+    assert main(args + ["--json", str(tmp_path / "a.json")]) == 0
+    assert "emulated bf16" not in capsys.readouterr().err
+    assert main(args + ["--json", str(tmp_path / "b.json"), "--bf16"]) == 0
+    assert "warning: emulated bf16: leave out --bf16" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize(
     "extra, message",
     [

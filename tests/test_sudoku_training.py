@@ -177,9 +177,15 @@ def test_init_loops_a_trained_stack_and_refuses_other_shape_changes(tmp_path):
     assert looped.cfg.loops == 2 and looped.cfg.n_layers == 1
     for name, value in base.state_dict().items():  # lr 1e-12: the loaded weights, now applied twice
         assert torch.allclose(looped.state_dict()[name], value, atol=1e-9), name
-    with pytest.raises(ValueError, match="has n_layers 1; --n-layers 3 cannot change it"):
-        main(common + ["--n-layers", "3", "--out", str(tmp_path / "deeper.safetensors")])
-    assert not (tmp_path / "deeper.safetensors").exists()
+    main(common[:2] + [str(tmp_path / "looped.safetensors")] + common[3:]
+         + ["--loops", "1", "--dropout", "0.1", "--lr", "1e-12", "--out", str(tmp_path / "once.safetensors")])
+    once = load_sudoku_mdm(tmp_path / "once.safetensors")  # given with its default value, --loops 1 still applies
+    assert (once.cfg.loops, once.cfg.dropout) == (1, 0.1)
+    fresh_pools = common[:-4] + ["--pool-dir", str(tmp_path / "new_pools"), "--threads", "1"]
+    for option in (["--n-layers", "3"], ["--n-layers", "6"]):  # 6 is the option's default: given, it still clashes
+        with pytest.raises(ValueError, match=f"has n_layers 1; --n-layers {option[1]} cannot change it"):
+            main(fresh_pools + option + ["--out", str(tmp_path / "deeper.safetensors")])
+    assert not (tmp_path / "deeper.safetensors").exists() and not (tmp_path / "new_pools").exists()
 
 
 def test_pools_do_not_depend_on_the_number_of_workers():
@@ -195,6 +201,8 @@ def test_resume_takes_the_runs_own_settings(tmp_path):
     out = str(tmp_path / "run" / "m.safetensors")
     with pytest.raises(ValueError, match="--lr 0.5 differs"):
         main(["sudoku", "--out", out, "--resume", "--lr", "0.5"])
+    with pytest.raises(ValueError, match="--batch 256 differs from its 16"):  # the option's default, given
+        main(["sudoku", "--out", out, "--resume", "--batch", "256"])
     with pytest.raises(ValueError, match="no checkpoint"):
         main(["sudoku", "--out", str(tmp_path / "other.safetensors"), "--resume"])
 

@@ -34,7 +34,7 @@ from mi_core.bench.report import markdown_table, update_section
 from mi_core.bench.sudoku import solutions_for, with_default_estimator
 from mi_core.bench.sweep import parse_grid_spec
 from mi_core.decoding import decode, make_strategy
-from mi_core.device import pick_device
+from mi_core.device import pick_device, warn_if_slow_bf16
 from mi_core.domains.registry import get_domain
 from mi_core.domains.sudoku import SUDOKU9, parse_grid, read_puzzles
 from mi_core.io import atomic_write_json, check_output, display_path
@@ -124,6 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     records = records[: args.limit]
     samplers = [parse_sampler(s) for s in args.sampler]
     device = pick_device(args.device, args.threads)
+    warn_if_slow_bf16(device, args.bf16)
     model = load_sudoku_mdm(args.model, device)
     tokens = torch.tensor([parse_grid(r.puzzle, None) for r in records], device=device)
     target = torch.tensor([parse_grid(s, None) for s in solutions_for(records)], device=device)

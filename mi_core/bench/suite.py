@@ -16,7 +16,7 @@ from mi_core.bench.report import markdown_table, update_section
 from mi_core.bench.scale import suite_cells
 from mi_core.bench.sudoku import evaluate, warm_up
 from mi_core.decoding import make_strategy
-from mi_core.device import pick_device
+from mi_core.device import pick_device, warn_if_slow_bf16
 from mi_core.domains.registry import get_domain
 from mi_core.domains.sudoku import read_puzzles
 from mi_core.io import atomic_write_json, check_output
@@ -44,6 +44,7 @@ def main(argv=None) -> int:
     check_output(args.json, args.force)
     engine = engine_from_args(args)  # Ray missing or a bad setting: one line before any work
     device = pick_device(args.device)
+    warn_if_slow_bf16(device, args.bf16)
     model = load_sudoku_mdm(args.model, device)
     rows = []
     sets = {name: read_puzzles(args.data / name) for name in SETS}

@@ -33,7 +33,7 @@ from mi_core.bench.decode import (
 from mi_core.bench.report import frontier_text, markdown_table, update_section
 from mi_core.bench.scale import sweep_cells
 from mi_core.decoding import STRATEGIES, make_strategy
-from mi_core.device import pick_device, slow_bf16
+from mi_core.device import pick_device, warn_if_slow_bf16
 from mi_core.domains.registry import add_domain_parsers, get_domain
 from mi_core.io import atomic_write_json, check_output
 from mi_core.options import ArgumentParser, add_force
@@ -172,8 +172,7 @@ def main(argv: list[str] | None = None) -> int:
         make_strategy(name, **params)  # bad params fail before any work
     inputs = inputs_class(domain)(domain, args)
     device = pick_device(args.device)
-    if args.bf16 and (note := slow_bf16(device)):
-        print(f"{note}: leave out --bf16 here", file=sys.stderr)
+    warn_if_slow_bf16(device, args.bf16)
     model, _, model_name = load(args, domain, device)
     configs, strategies = strategies_of(configs, default_estimator(model, domain, args.estimator))
     precision = "bf16" if args.bf16 else "fp32"

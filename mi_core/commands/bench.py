@@ -26,7 +26,7 @@ from mi_core.bench.decode import (
     with_estimator,
 )
 from mi_core.decoding import make_strategy
-from mi_core.device import pick_device, slow_bf16
+from mi_core.device import pick_device, warn_if_slow_bf16
 from mi_core.domains.base import Domain
 from mi_core.domains.registry import add_domain_parsers, get_domain
 from mi_core.io import atomic_write_json, check_output
@@ -70,8 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     strategy = make_strategy(args.sampler, **params)
     inputs = inputs_class(domain)(domain, args)  # read and checked before the model loads
     device = pick_device(args.device)
-    if args.bf16 and (note := slow_bf16(device)):
-        print(f"{note}: leave out --bf16 here", file=sys.stderr)
+    warn_if_slow_bf16(device, args.bf16)
     model, description, model_name = load(args, domain, device)
     with_estimator(strategy, model, domain, description)
     run = {"temperature": args.temperature, "seed": args.seed, "batch_size": args.batch_size, "device": device,

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from mi_core.device import pick_device
+from mi_core.device import pick_device, warn_if_slow_bf16
 from mi_core.domains import protein
 from mi_core.domains.base import Domain
 from mi_core.domains.registry import add_domain_parsers, get_domain
@@ -120,6 +120,7 @@ def main(argv: list[str] | None = None) -> int:
         return main_protein(args)
     domain = get_domain(args.domain)
     device = pick_device(args.device)
+    warn_if_slow_bf16(device, args.bf16)
     model, description, tokens = load_state(domain, args.state, args.model, device)
     result = run_probe(model, tokens, args)
     if args.json is not None:

@@ -33,7 +33,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser, subs = build_parser()
+    parser, _ = build_parser()
     args = parser.parse_args(argv)
-    mdm.run(args, subs[args.domain], get_domain(args.domain).part("trainer"))
+    mdm.run(args, get_domain(args.domain).part("trainer"))
     return 0

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import random
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass
@@ -37,6 +38,7 @@ def _jobs(seed: int, count: int, chunk: int, *extra) -> list[tuple]:
 
 
 def _run(fn, jobs: list[tuple], workers: int) -> list:
+    workers = min(workers, len(jobs))
     if workers <= 1:
         return [fn(j) for j in jobs]
     with ProcessPoolExecutor(workers) as ex:
@@ -95,7 +97,7 @@ def load_or_build_pools(spec: PoolSpec, root: Path = POOL_DIR, workers: int = 2,
     puzzles, grades = build_graded_pool(spec.seed + 1, spec.puzzles, spec.max_iters, workers=workers)
     pools = _drop_excluded({"grids": grids, "puzzles": puzzles, "grades": grades}, exclude, log)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp.npz")
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp.npz")  # processes building the same pool do not collide
     np.savez(tmp, spec=json.dumps(asdict(spec)), **pools)
     tmp.replace(path)
     return pools

@@ -15,10 +15,9 @@ each with its config, the training settings and the curve.
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
-from mi_core.device import pick_device, slow_bf16
+from mi_core.device import pick_device, warn_if_slow_bf16
 from mi_core.domains.base import Domain
 from mi_core.domains.registry import add_domain_parsers, get_domain
 from mi_core.io import check_output, default_run_path
@@ -79,8 +78,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.init is not None:
         load_nets(args.init)  # a missing or wrong --init fails now, before the data are built
     device = distributed.setup(pick_device(args.device, args.threads))  # joins the process group under torchrun
-    if cfg.bf16 and (note := slow_bf16(device)) and distributed.is_main():
-        print(f"{note}: --no-bf16 trains in fp32", file=sys.stderr)
+    if distributed.is_main():
+        warn_if_slow_bf16(device, cfg.bf16, "--no-bf16 trains in fp32")
     out = check_output(args.out or default_run_path(f"{domain.cli_name}_order_selector"), args.force, "--out")
     log_path = args.log or out.with_name(out.stem + "_log.jsonl")
     domain.part("order_task").run(args, cfg, args.model, out, log_path, device)

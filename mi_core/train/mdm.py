@@ -118,11 +118,11 @@ def train(task, out: Path, device: torch.device, log=print, resume: bool = False
     return {"params": model.num_params(), "curve": curve, f"best_{task.best_key}": best, "step": step}
 
 
-def resume_configs(task_cls, out: Path, given: dict, defaults: dict) -> tuple:
+def resume_configs(task_cls, out: Path, given: dict) -> tuple:
     """The model and training configs a run at ``out`` was started with, for ``--resume``.
 
-    ``given``/``defaults``: the parsed options and the parser's defaults. A setting given on the command
-    line that differs from the run's own is refused (except ``steps`` and ``time_budget``).
+    ``given``: the options given on the command line. One that differs from the run's own setting is
+    refused (except ``steps`` and ``time_budget``, which a resumed run may change).
     """
     path = checkpoint_path(out)
     if not path.is_file():
@@ -130,12 +130,33 @@ def resume_configs(task_cls, out: Path, given: dict, defaults: dict) -> tuple:
     state = torch.load(path, map_location="cpu", weights_only=True)
     saved = {**json.loads(state["model_cfg"]), **json.loads(state["cfg"])}
     for name, value in saved.items():
-        if name in given and given[name] != defaults[name] and given[name] != value and name not in RESUMABLE:
+        if name in given and given[name] != value and name not in RESUMABLE:
             flag = "--" + name.replace("_", "-")
             raise ValueError(f"--resume continues the run's own settings: {flag} {given[name]} differs from its {value}")
     run = json.loads(state["cfg"])
-    run.update({k: given[k] for k in RESUMABLE if given[k] != defaults[k]})
+    run.update({k: given[k] for k in RESUMABLE if k in given})
     return task_cls.model_config(**json.loads(state["model_cfg"])), task_cls.train_config(**run)
+
+
+def _note_given(namespace, dest: str) -> None:
+    namespace.given_options = (getattr(namespace, "given_options", None) or set()) | {dest}
+
+
+class _Given(argparse.Action):
+    """Store the option's value and note that it was given (``namespace.given_options``): an option given
+    with its default value still counts, for ``--resume`` and ``--init``."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        setattr(namespace, self.dest, values)
+        _note_given(namespace, self.dest)
+
+
+class _GivenFlag(argparse.BooleanOptionalAction):
+    """``--flag`` / ``--no-flag``, noted as given like :class:`_Given`."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        super().__call__(parser, namespace, values, option_string)
+        _note_given(namespace, self.dest)
 
 
 def add_arguments(parser: argparse.ArgumentParser, task_cls) -> None:
@@ -151,24 +172,25 @@ def add_arguments(parser: argparse.ArgumentParser, task_cls) -> None:
         for f in cls.__dataclass_fields__.values():
             flag = f"--{f.name.replace('_', '-')}"
             if type(f.default) is bool:
-                parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=f.default)
+                parser.add_argument(flag, action=_GivenFlag, default=f.default)
             else:
-                parser.add_argument(flag, type=type(f.default), default=f.default, bounds=task_cls.ranges.get(f.name))
+                parser.add_argument(flag, action=_Given, type=type(f.default), default=f.default,
+                                    bounds=task_cls.ranges.get(f.name))
 
 
-def run(namespace: argparse.Namespace, parser: argparse.ArgumentParser, task_cls) -> None:
-    """``train DOMAIN`` with its parsed options (``parser``: the one that parsed them, for its defaults)."""
+def run(namespace: argparse.Namespace, task_cls) -> None:
+    """``train DOMAIN`` with its parsed options (parsed by a parser that :func:`add_arguments` built)."""
     args = {k: v for k, v in vars(namespace).items() if k != "domain"}
     force = args.pop("force")
+    given = {k: args[k] for k in args.pop("given_options", None) or ()}
     if args["resume"]:
         if args["out"] is None:
             raise ValueError("--resume needs the --out of the run to continue")
-        model_cfg, cfg = resume_configs(task_cls, args["out"], args, {a.dest: a.default for a in parser._actions})
+        model_cfg, cfg = resume_configs(task_cls, args["out"], given)
     else:
         args["out"] = check_output(args["out"] or default_run_path(task_cls.name), force, "--out")
         model_cfg = task_cls.model_config(**{k: args[k] for k in task_cls.model_config.__dataclass_fields__})
-        defaults = {a.dest: a.default for a in parser._actions}
-        args["model_given"] = {k: args[k] for k in task_cls.model_config.__dataclass_fields__ if args[k] != defaults[k]}
+        args["model_given"] = {k: v for k, v in given.items() if k in task_cls.model_config.__dataclass_fields__}
         cfg = task_cls.train_config(**{k: args[k] for k in task_cls.train_config.__dataclass_fields__})
     # --threads: on a shared 2-core machine one thread is far faster than two that wait on each other
     device = distributed.setup(pick_device(args["device"], args["threads"]))  # joins the process group under torchrun
