@@ -3,12 +3,13 @@ estimator's MI map within 1 s, and the pruned exact probe of a 50-blank grid wit
 eps, 1e-3; eps 1e-4 is timed too).
 
 For each candidate shape (layers x loops, width) this times the two things the app does with a model:
-``mi_lens_app.core.run_estimator`` (one model pass, then the estimator head) and ``run_probe``. The states are Kaggle Hard puzzles brought to exactly 50 blanks by filling cells from their
-solutions. Shapes with trained weights use them (the default model; looped shapes reuse its weights, as a
-looped warm start would), so the probe prunes as a trained model does; a shape without trained weights
-gets random ones, and its probe then prunes almost nothing: that time is close to the unpruned worst case
-(1 + 50 x 9 = 451 passes). The head is the shipped estimator where widths match, a random one otherwise:
-its cost does not depend on its weights.
+``mi_lens_app.core.run_estimator`` (one model pass, then the estimator head) and ``run_probe``. The
+states are Kaggle Hard puzzles brought to exactly 50 blanks by filling cells from their solutions.
+The default model's shape uses its trained weights; looped shapes reuse them, as a looped warm start
+would (how much a model trained as a loop would prune is not known, so their probe times are estimates);
+other shapes get random weights, whose probe prunes almost nothing: their time is close to the unpruned
+worst case (1 + 50 x 9 = 451 passes). The head is the shipped estimator where widths match, a random one
+otherwise: its cost does not depend on its weights.
 
     PYTHONPATH=. python scripts/arch_budget.py --json assets/benchmarks/arch_budget.json --markdown BENCHMARKS.md
 """
@@ -70,7 +71,7 @@ def model_for(shape: tuple, trained: SudokuMDM) -> tuple[SudokuMDM, str]:
     if (layers, width) == (cfg.n_layers, cfg.d_model):
         model = SudokuMDM(replace(cfg, loops=loops))
         model.load_state_dict(trained.state_dict())
-        return model.eval(), "trained" if loops == cfg.loops else "trained, looped"
+        return model.eval(), "trained" if loops == cfg.loops else "trained 8x1 weights, looped"
     torch.manual_seed(0)
     heads = max(4, width // 32)
     return SudokuMDM(SudokuMDMConfig(d_model=width, n_layers=layers, n_heads=heads, d_ff=4 * width, loops=loops)).eval(), "random"
@@ -106,6 +107,7 @@ def measure(args) -> dict:
         maps = [t for tokens in states for t in timed(lambda: run_estimator(model, head, tokens), args.repeats)]
         row = {"shape": shape[0], "layers": shape[1], "loops": shape[2], "d_model": shape[3], "weights": weights,
                "params": model.num_params(), "map_s_median": statistics.median(maps), "map_s_max": max(maps)}
+        run_probe(model, states[0], EPS[0])  # untimed warm-up, like the map's
         for eps in EPS:
             times, passes = [], []
             for tokens in states:
@@ -156,7 +158,8 @@ def main(argv=None) -> None:
     p.add_argument("--puzzles", type=Path, default=Path("../shared/data/sudoku/kaggle_graded_dev.csv"))
     p.add_argument("--states", type=int, default=5)
     p.add_argument("--repeats", type=int, default=3, help="timed MI maps per state")
-    p.add_argument("--shapes", nargs="*", default=None, help="only these shape names (default: all)")
+    p.add_argument("--shapes", nargs="*", default=None,
+                   help="only these shapes, named as in the table, e.g. '8x2 d128' (quoted; default: all)")
     p.add_argument("--json", type=Path, required=True)
     p.add_argument("--markdown", type=Path, default=None, help="write the section into this report file")
     args = p.parse_args(argv)
