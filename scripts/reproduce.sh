@@ -196,3 +196,35 @@ python -m mi_core train-order sudoku --steps-budget 5,10,15,20 --seed 1 --out ru
     --eval-puzzles 100 --puzzle-pool 2000 --threads 1 --time-budget 1500 --force
 python scripts/order_experiments.py variants
 python scripts/order_experiments.py spread
+
+# --- 2026-12-01: the older Sudoku tables on the hard-data model (fp32: this session's CPU has no native
+# bf16, where autocast ran 9x slower than fp32); two of these loops ran side by side, one thread each ---
+HARD=assets/sudoku_mdm_hard.safetensors
+for set in "kaggle_graded_dev.csv Expert" "kaggle_graded_dev.csv Hard" "top1465.txt" "clue17_dev.txt"; do
+    read -r file level <<<"$set"
+    name=hard_${file%.*}${level:+_$level}
+    python -m mi_core sweep sudoku --model $HARD --puzzles "$DATA/$file" ${level:+--level $level} --limit 200 --merge \
+        --name "$name" --json "assets/benchmarks/sweep_${name}.json" --markdown BENCHMARKS.md
+    python -m mi_core sweep sudoku --model $HARD --puzzles "$DATA/$file" ${level:+--level $level} --limit 200 --merge \
+        --grid "mi:gamma=0.3,0.6,1,1.5,2,3;lam=0.25,0.5,1,2;relative=true" --name "$name" \
+        --json "assets/benchmarks/sweep_${name}.json" --markdown BENCHMARKS.md
+    if [ -n "$level" ]; then
+        python -m mi_core sweep sudoku --model $HARD --puzzles "$DATA/$file" --level $level --limit 200 --merge \
+            --grid "mi:gamma=0.3,0.6,1;lam=5,10" --name "$name" --json "assets/benchmarks/sweep_${name}.json" --markdown BENCHMARKS.md
+    fi
+done
+PYTHONPATH=. python scripts/compare_frontiers.py assets/benchmarks/sweep_hard_*.json --budgets 8,10,12,15,20,25 \
+    --section frontier-compare-hard --title "Samplers at equal passes on the hard-data model"
+python -m mi_core diagnose sudoku --model $HARD --puzzles "$DATA/kaggle_graded_dev.csv" --level Hard --limit 200 \
+    --sampler "mi:gamma=0.3;lam=1" --sampler "mi:gamma=1;lam=1" --sampler "mi:gamma=1;lam=2" \
+    --sampler "mi:gamma=1;lam=0.5;relative=true" --sampler "mi:gamma=2;lam=1;relative=true" \
+    --sampler "eb:gamma=0.2" --sampler "eb:gamma=0.5" --sampler "topk:k=4" --threads 1 \
+    --json assets/benchmarks/diagnose_hard_kaggle_Hard.json --section diagnose-hard-kaggle-hard --force
+python -m mi_core bench-order sudoku --model $HARD --puzzles "$DATA/kaggle_graded_dev.csv" --per-level 100 --threads 1 \
+    --selector assets/sudoku_order_selector_hard.safetensors --json assets/benchmarks/order_hard_kaggle_graded_dev.json \
+    --md runs/order_hard.md --force
+# which model shapes the CPU app can afford (one thread)
+PYTHONPATH=. python scripts/arch_budget.py --json assets/benchmarks/arch_budget.json --markdown BENCHMARKS.md
+# the looped warm start before any training: the default weights applied twice, on dev puzzles 501-600
+python -m mi_core bench sudoku --model runs/loop2/sudoku_mdm.safetensors --puzzles runs/tune_dev.csv --limit 100 \
+    --sampler sequential --json runs/loop2_b100.json   # runs/loop2: the default model's files, "loops": 2 in its .json
