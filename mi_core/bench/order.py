@@ -30,7 +30,7 @@ from mi_core.bench.report import markdown_table
 from mi_core.bench.sudoku import evaluate, with_default_estimator
 from mi_core.decoding import make_strategy
 from mi_core.decoding.selector import load_order_net
-from mi_core.device import pick_device
+from mi_core.device import pick_device, warn_if_slow_bf16
 from mi_core.domains.registry import get_domain
 from mi_core.domains.sudoku import read_puzzles
 from mi_core.io import atomic_write_json, atomic_write_text, check_output
@@ -76,9 +76,9 @@ def strategy_for(name: str, params: dict, selector: Path):
     return make_strategy(name, **params, **({"selector": str(selector)} if name.startswith("learned") else {}))
 
 
-def run(model, records, name: str, params: dict, selector: Path, seed: int) -> dict:
+def run(model, records, name: str, params: dict, selector: Path, seed: int, bf16: bool = True) -> dict:
     strategy = with_default_estimator(strategy_for(name, params, selector))
-    res = evaluate(model, records, strategy, batch_size=256, seed=seed, bf16=True, device=model.device)
+    res = evaluate(model, records, strategy, batch_size=256, seed=seed, bf16=bf16, device=model.device)
     row = {"sampler": name, "params": params, **{k: res[k] for k in ("n", "accuracy", "mean_passes", "seconds")}}
     row["by_level"] = {lvl: round(v["accuracy"], 4) for lvl, v in res.get("by_level", {}).items()}
     row["passes_hist"] = dict(sorted(Counter(res["passes"]).items()))
@@ -245,6 +245,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="sudoku: T:GAMMA budgets of learned_mi (the selector's risk plus MI; default chosen on "
                    "puzzles 101-200 of each level); empty: skip it")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--bf16", action=argparse.BooleanOptionalAction, default=True,
+                   help="sudoku: bf16 autocast for the model passes (default; --no-bf16 on CPUs without native bf16)")
     p.add_argument("--json", type=Path, required=True)
     p.add_argument("--md", type=Path, default=None, help="Markdown report (default: JSON path with .md)")
     p.add_argument("--threads", type=int, default=0)
@@ -265,7 +267,9 @@ def main(argv: list[str] | None = None) -> int:
     budgets = parse_ints(args.budgets, "--budgets")
     gammas = GAMMAS if args.gammas is None else [float(g) for g in args.gammas.split(",") if g.strip()]
     mi_gammas = parse_gamma_map(args.learned_mi_gammas)
-    model = load_sudoku_mdm(args.model, pick_device(args.device, args.threads))
+    device = pick_device(args.device, args.threads)
+    warn_if_slow_bf16(device, args.bf16, "--no-bf16 runs in fp32")
+    model = load_sudoku_mdm(args.model, device)
     records = pick_records(args.puzzles, args.per_level)
     known = ["Beginner", "Easy", "Medium", "Hard", "Expert"]
     levels = sorted(dict.fromkeys(r.level for r in records if r.level), key=lambda v: (v not in known, known.index(v) if v in known else 0, v))
@@ -276,22 +280,22 @@ def main(argv: list[str] | None = None) -> int:
                              ("learned", {"steps": t, "mode": "paced", "threshold": args.paced_threshold}),
                              ("learned", {"steps": t, "mode": "sample"})] + (
                              [("learned_mi", {"steps": t, "gamma": mi_gammas[t]})] if t in mi_gammas else []):
-            rows.append(dict(run(model, records, name, params, args.selector, args.seed), T=t))
+            rows.append(dict(run(model, records, name, params, args.selector, args.seed, args.bf16), T=t))
             print(rows[-1], flush=True)
         # learned may stop early: top_margin at the learned sampler's own mean passes
         used = next(r for r in rows if r.get("T") == t and r["params"].get("mode") == "threshold")["mean_passes"]
         rows.append(dict(run(model, records, "top_margin", {"steps": max(1, round(used))}, args.selector,
-                             args.seed), T=t, matched=True))
+                             args.seed, args.bf16), T=t, matched=True))
         print(rows[-1], flush=True)
     grid = [("eb", {"gamma": g}) for g in gammas] + [("mi", {"gamma": g}) for g in gammas]
     grid += [("mi", {"gamma": g, "lam": 0.5, "relative": True}) for g in gammas]  # the sweeps' best MI cost
     for name, params in grid + [("sequential", {})]:
-        rows.append(run(model, records, name, params, args.selector, args.seed))
+        rows.append(run(model, records, name, params, args.selector, args.seed, args.bf16))
         print(rows[-1], flush=True)
     atomic_write_json(args.json, rows)
     md = args.md or args.json.with_suffix(".md")
     atomic_write_text(md, f"{len(records)} puzzles of {args.puzzles.name} ({args.per_level} per level), "
-                  f"selector {args.selector}\n\n" + report(rows, budgets, levels))
+                  f"selector {args.selector}, {'bf16' if args.bf16 else 'fp32'} forward passes\n\n" + report(rows, budgets, levels))
     print(md.read_text())
     return 0
 
