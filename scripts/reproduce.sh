@@ -213,6 +213,12 @@ for set in "kaggle_graded_dev.csv Expert" "kaggle_graded_dev.csv Hard" "top1465.
             --grid "mi:gamma=0.3,0.6,1;lam=5,10" --name "$name" --json "assets/benchmarks/sweep_${name}.json" --markdown BENCHMARKS.md
     fi
 done
+for set in "kaggle_graded_dev.csv Expert" "kaggle_graded_dev.csv Hard" "top1465.txt" "clue17_dev.txt"; do  # EB past 15 passes
+    read -r file level <<<"$set"
+    name=hard_${file%.*}${level:+_$level}
+    python -m mi_core sweep sudoku --model $HARD --puzzles "$DATA/$file" ${level:+--level $level} --limit 200 --merge \
+        --grid "eb:gamma=0.01,0.02,0.05" --name "$name" --json "assets/benchmarks/sweep_${name}.json" --markdown BENCHMARKS.md
+done
 PYTHONPATH=. python scripts/compare_frontiers.py assets/benchmarks/sweep_hard_*.json --budgets 8,10,12,15,20,25 \
     --section frontier-compare-hard --title "Samplers at equal passes on the hard-data model"
 python -m mi_core diagnose sudoku --model $HARD --puzzles "$DATA/kaggle_graded_dev.csv" --level Hard --limit 200 \
@@ -220,11 +226,13 @@ python -m mi_core diagnose sudoku --model $HARD --puzzles "$DATA/kaggle_graded_d
     --sampler "mi:gamma=1;lam=0.5;relative=true" --sampler "mi:gamma=2;lam=1;relative=true" \
     --sampler "eb:gamma=0.2" --sampler "eb:gamma=0.5" --sampler "topk:k=4" --threads 1 \
     --json assets/benchmarks/diagnose_hard_kaggle_Hard.json --section diagnose-hard-kaggle-hard --force
-python -m mi_core bench-order sudoku --model $HARD --puzzles "$DATA/kaggle_graded_dev.csv" --per-level 100 --threads 1 \
-    --selector assets/sudoku_order_selector_hard.safetensors --json assets/benchmarks/order_hard_kaggle_graded_dev.json \
-    --md runs/order_hard.md --force
+for budgets in "5,10,15 --gammas ''" "20"; do  # two processes side by side, then their rows joined
+    python -m mi_core bench-order sudoku --model $HARD --puzzles "$DATA/kaggle_graded_dev.csv" --per-level 100 --threads 1 \
+        --no-bf16 --budgets $budgets --selector assets/sudoku_order_selector_hard.safetensors \
+        --json "runs/order_hard_${budgets%% *}.json" --force
+done
 # which model shapes the CPU app can afford (one thread)
 PYTHONPATH=. python scripts/arch_budget.py --json assets/benchmarks/arch_budget.json --markdown BENCHMARKS.md
 # the looped warm start before any training: the default weights applied twice, on dev puzzles 501-600
 python -m mi_core bench sudoku --model runs/loop2/sudoku_mdm.safetensors --puzzles runs/tune_dev.csv --limit 100 \
-    --sampler sequential --json runs/loop2_b100.json   # runs/loop2: the default model's files, "loops": 2 in its .json
+    --sampler sequential --json runs/loop2_b100.json   # runs/loop2: the default model's files, "loops": 2 in its .json; runs/tune_dev.csv: the header and puzzles 501-1000 (assets/benchmarks/loop_warm_start_dev501_600.json)
