@@ -226,11 +226,13 @@ python -m mi_core diagnose sudoku --model $HARD --puzzles "$DATA/kaggle_graded_d
     --sampler "mi:gamma=1;lam=0.5;relative=true" --sampler "mi:gamma=2;lam=1;relative=true" \
     --sampler "eb:gamma=0.2" --sampler "eb:gamma=0.5" --sampler "topk:k=4" --threads 1 \
     --json assets/benchmarks/diagnose_hard_kaggle_Hard.json --section diagnose-hard-kaggle-hard --force
-for budgets in "5,10,15 --gammas ''" "20"; do  # two processes side by side, then their rows joined
-    python -m mi_core bench-order sudoku --model $HARD --puzzles "$DATA/kaggle_graded_dev.csv" --per-level 100 --threads 1 \
-        --no-bf16 --budgets $budgets --selector assets/sudoku_order_selector_hard.safetensors \
-        --json "runs/order_hard_${budgets%% *}.json" --force
-done
+# two processes side by side (T = 5, 10, 15 without the eb/mi grid; T = 20 with it), their rows then joined
+python -m mi_core bench-order sudoku --model $HARD --puzzles "$DATA/kaggle_graded_dev.csv" --per-level 100 --threads 1 \
+    --no-bf16 --budgets 5,10,15 --gammas "" --selector assets/sudoku_order_selector_hard.safetensors \
+    --json runs/order_hard_T5-15.json --force
+python -m mi_core bench-order sudoku --model $HARD --puzzles "$DATA/kaggle_graded_dev.csv" --per-level 100 --threads 1 \
+    --no-bf16 --budgets 20 --selector assets/sudoku_order_selector_hard.safetensors \
+    --json runs/order_hard_T20.json --force
 # which model shapes the CPU app can afford (one thread)
 PYTHONPATH=. python scripts/arch_budget.py --json assets/benchmarks/arch_budget.json --markdown BENCHMARKS.md
 # the looped warm start before any training: the default weights applied twice, on dev puzzles 501-600
