@@ -26,7 +26,7 @@ def pick_device(name: str | None = None, threads: int | None = None) -> torch.de
 
 def slow_bf16(device) -> str | None:
     """A warning when bf16 autocast on ``device`` would be slow: a Linux x86 CPU whose flags show no native
-    bf16 (``avx512_bf16`` or ``amx_bf16``), where autocast emulates it (about 9x slower than fp32 for the
+    bf16 (``avx512_bf16`` or ``amx_bf16``), where autocast emulates it (5-9x slower than fp32 for the
     Sudoku MDM on an AVX2-only EPYC). None otherwise, and where the flags cannot be read."""
     if torch.device(device).type != "cpu":
         return None

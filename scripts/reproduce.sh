@@ -198,7 +198,7 @@ python scripts/order_experiments.py variants
 python scripts/order_experiments.py spread
 
 # --- 2026-12-01: the older Sudoku tables on the hard-data model (fp32: this session's CPU has no native
-# bf16, where autocast ran 9x slower than fp32); two of these loops ran side by side, one thread each ---
+# bf16, where autocast ran 5-9x slower than fp32); two of these loops ran side by side, one thread each ---
 HARD=assets/sudoku_mdm_hard.safetensors
 for set in "kaggle_graded_dev.csv Expert" "kaggle_graded_dev.csv Hard" "top1465.txt" "clue17_dev.txt"; do
     read -r file level <<<"$set"
