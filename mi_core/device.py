@@ -24,18 +24,23 @@ def pick_device(name: str | None = None, threads: int | None = None) -> torch.de
     return device
 
 
-def slow_bf16(device) -> str | None:
-    """A warning when bf16 autocast on ``device`` would be slow: a Linux x86 CPU whose flags show no native
-    bf16 (``avx512_bf16`` or ``amx_bf16``), where autocast emulates it (5-9x slower than fp32 for the
-    Sudoku MDM on an AVX2-only EPYC). None otherwise, and where the flags cannot be read."""
-    if torch.device(device).type != "cpu":
-        return None
+def cpu_flags() -> set[str] | None:
+    """The CPU's feature flags from ``/proc/cpuinfo`` (Linux x86), or None where they cannot be read."""
     try:
         with open("/proc/cpuinfo") as f:
-            flags = next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), None)
+            return next((set(line.split(":", 1)[1].split()) for line in f if line.startswith("flags")), None)
     except OSError:
         return None
-    if flags is None or {"avx512_bf16", "amx_bf16"} & set(flags):
+
+
+def slow_bf16(device) -> str | None:
+    """A warning when bf16 autocast on ``device`` would be slow: a CPU whose flags show no native bf16
+    (``avx512_bf16`` or ``amx_bf16``), where autocast emulates it (5-9x slower than fp32 for the Sudoku MDM
+    on an AVX2-only EPYC). None otherwise, and where the flags cannot be read."""
+    if torch.device(device).type != "cpu":
+        return None
+    flags = cpu_flags()
+    if flags is None or {"avx512_bf16", "amx_bf16"} & flags:
         return None
     return "warning: bf16 autocast on this CPU (no avx512_bf16 or amx_bf16) is emulated and much slower than fp32"
 

@@ -17,7 +17,6 @@ otherwise: its cost does not depend on its weights.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import platform
 import random
@@ -30,6 +29,8 @@ from pathlib import Path
 import torch
 
 from mi_core.bench.report import update_section
+from mi_core.device import cpu_flags
+from mi_core.domains.sudoku import parse_grid, read_puzzles
 from mi_core.io import atomic_write_json
 from mi_core.mi.estimator import MIEstimator, load_estimator
 from mi_core.models.sudoku_mdm import SudokuMDM, SudokuMDMConfig, load_sudoku_mdm
@@ -48,21 +49,17 @@ def fifty_blank_states(path: Path, count: int, seed: int = 0) -> list[torch.Tens
     until exactly 50 cells are blank; mask id 0."""
     rng = random.Random(seed)
     states = []
-    with open(path, newline="") as f:
-        for row in csv.DictReader(f):
-            if row.get("level") != "Hard":
-                continue
-            cells = [0 if c in ".0" else int(c) for c in row["puzzle"]]
-            blanks = [i for i, c in enumerate(cells) if c == 0]
-            for i in rng.sample(blanks, max(0, len(blanks) - 50)):
-                cells[i] = int(row["solution"][i])
-            if cells.count(0) == 50:
-                states.append(torch.tensor(cells))
-            if len(states) == count:
-                break
-    if len(states) < count:
-        raise SystemExit(f"{path}: found {len(states)} Hard puzzles with at least 50 blanks, wanted {count}")
-    return states
+    for rec in read_puzzles(path):
+        if rec.level != "Hard" or rec.puzzle.count(".") + rec.puzzle.count("0") < 50:
+            continue
+        cells, solution = parse_grid(rec.puzzle, None), parse_grid(rec.solution, None)
+        blanks = [i for i, c in enumerate(cells) if c == 0]
+        for i in rng.sample(blanks, len(blanks) - 50):
+            cells[i] = solution[i]
+        states.append(torch.tensor(cells))
+        if len(states) == count:
+            return states
+    raise SystemExit(f"{path}: found {len(states)} Hard puzzles with at least 50 blanks, wanted {count}")
 
 
 def model_for(shape: tuple, trained: SudokuMDM) -> tuple[SudokuMDM, str]:
@@ -129,16 +126,8 @@ def measure(args) -> dict:
         print(json.dumps(row), flush=True)
     return {"rows": rows, "states": len(states), "eps": list(EPS), "threads": 1,
             "machine": f"{platform.machine()}, torch {torch.__version__}",
-            "cpu_flags": cpu_flags(), "model": str(args.model), "estimator": str(args.estimator),
+            "cpu_flags": " ".join(sorted((cpu_flags() or set()) & {"avx2", "avx512f", "avx512_bf16", "amx_bf16"})) or "unknown", "model": str(args.model), "estimator": str(args.estimator),
             "command": "python scripts/arch_budget.py " + " ".join(sys.argv[1:])}
-
-
-def cpu_flags() -> str:
-    try:
-        flags = next(line for line in Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("flags")).split()
-    except (OSError, StopIteration):
-        return "unknown"
-    return " ".join(f for f in ("avx2", "avx512f", "avx512_bf16", "amx_bf16") if f in flags) or "none of avx2/avx512/amx"
 
 
 def markdown(res: dict) -> str:

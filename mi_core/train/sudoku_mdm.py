@@ -139,9 +139,8 @@ class SudokuTask:
                  log=print, pool_dir: Path = POOL_DIR):
         args = args or {}
         self.model_cfg, self.cfg, self.device, self.init = model_cfg, cfg, device, args.get("init")
-        self.model_given = args.get("model_given", {})
-        if self.init:
-            init_model(self.init, self.model_given)  # a bad --init or a clash with it fails before the pools
+        # loaded now, so a bad --init or an option that contradicts it fails before the pools are built
+        self.start = init_model(self.init, args.get("model_given", {})) if self.init else None
         workers = args.get("pool_workers", 2) or os.cpu_count() or 1
         t0 = time.time()
         with distributed.main_first():  # under torchrun rank 0 builds the cached pools, the others read them
@@ -165,7 +164,7 @@ class SudokuTask:
                             help="puzzle files (evaluation sets) whose puzzles must not be trained on; repeatable")
 
     def build_model(self, fresh: bool = False) -> SudokuMDM:
-        return init_model(self.init, self.model_given) if self.init and not fresh else SudokuMDM(self.model_cfg)
+        return self.start if self.start is not None and not fresh else SudokuMDM(self.model_cfg)
 
     def before_step(self, model, step: int) -> None:
         cfg = self.cfg
