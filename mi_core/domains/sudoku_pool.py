@@ -109,3 +109,54 @@ def _drop_excluded(pools: dict, exclude: set[str], log) -> dict:
     if (~keep).any():
         log(f"dropped {int((~keep).sum())} generated puzzles that occur in an evaluation set")
     return {**pools, "puzzles": pools["puzzles"][keep], "grades": pools["grades"][keep]}
+
+
+POOL_FILE_CHUNK = 50  # puzzles per chunk of a pool file; chunk i is seeded by (seed, i), so a file grows reproducibly
+
+
+def grow_pool_file(path: str | Path, seed: int, count: int, max_iters: int, workers: int = 1, log=print) -> int:
+    """Append graded puzzles to the gzip text file ``path`` until it holds ``count`` of them.
+
+    Each line is ``puzzle solution grade`` (81 digits each, 0 for blank). Puzzles come in chunks of
+    :data:`POOL_FILE_CHUNK`, chunk ``i`` built from seed ``seed * 1_000_003 + i``, and every finished
+    chunk is appended at once: a stopped build loses at most the chunks in flight, and the next call
+    continues where the file ends. Returns the number of puzzles the file holds.
+    """
+    import gzip
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    have = len(read_pool_file(path)["grades"]) if path.is_file() else 0
+    if have % POOL_FILE_CHUNK:
+        raise ValueError(f"{path} holds {have} puzzles, not whole chunks of {POOL_FILE_CHUNK}: not a pool file")
+    first = have // POOL_FILE_CHUNK
+    jobs = [(seed * 1_000_003 + i, POOL_FILE_CHUNK, max_iters) for i in range(first, -(-count // POOL_FILE_CHUNK))]
+    if not jobs:
+        return have
+    with ProcessPoolExecutor(max(1, min(workers, len(jobs)))) as ex:
+        for rows, grades in ex.map(_graded_chunk, jobs):  # in order, so the file is the same however it was built
+            lines = "".join(f"{''.join(map(str, p))} {''.join(map(str, s))} {g}\n" for (p, s), g in zip(rows, grades))
+            with gzip.open(path, "at") as fh:
+                fh.write(lines)
+            have += len(grades)
+            log(f"{path}: {have} puzzles")
+    return have
+
+
+def read_pool_file(path: str | Path) -> dict:
+    """``{"puzzles" (P, 2, 81), "grades" (P,)}`` from a file of :func:`grow_pool_file`.
+
+    Raises:
+        ValueError: a line that is not ``puzzle solution grade``.
+    """
+    import gzip
+
+    rows, grades = [], []
+    with gzip.open(path, "rt") as fh:
+        for number, line in enumerate(fh, 1):
+            parts = line.split()
+            if len(parts) != 3 or len(parts[0]) != 81 or len(parts[1]) != 81 or not parts[2].isdigit():
+                raise ValueError(f"{path} line {number}: expected 'puzzle solution grade', got {line[:40]!r}")
+            rows.append([[int(c) for c in parts[0]], [int(c) for c in parts[1]]])
+            grades.append(int(parts[2]))
+    return {"puzzles": np.asarray(rows, dtype=np.int64).reshape(-1, 2, 81), "grades": np.asarray(grades, dtype=np.int64)}
