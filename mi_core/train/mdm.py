@@ -111,11 +111,12 @@ def _loss(task, net, batch, autocast):
 
 
 def train(task, out: Path, device: torch.device, log=print, resume: bool = False, stop_after: int = 0,
-          checkpoint_every: float = 0.0) -> dict:
+          checkpoint_every: float = 0.0, cpu_clock: bool = False) -> dict:
     """Train (or continue) ``task``'s run writing ``out`` (best by validation), ``<out>_last`` and ``<out>.ckpt``.
 
     ``stop_after`` > 0 stops after that many steps of this call (to test resuming); ``checkpoint_every`` > 0
-    also writes the checkpoint every that many seconds between validations. With ``cfg.ema`` > 0 the
+    also writes the checkpoint every that many seconds between validations. ``cpu_clock``: the time budget
+    counts this process's CPU seconds over every stretch (fair on a shared CPU), not wall seconds. With ``cfg.ema`` > 0 the
     validated and saved weights are the EMA of the trained ones. Each point of the curve records the
     examples seen, the CPU seconds of every stretch so far (``cpu_seconds``) and the stretch (1 for the
     first run, +1 at every resume).
@@ -136,7 +137,10 @@ def train(task, out: Path, device: torch.device, log=print, resume: bool = False
     start, cpu_start, saved_at = time.time() - elapsed0, time.process_time(), time.time()
     loss_sum, loss_count, steps_here = torch.zeros((), device=device), 0, 0
     net = distributed.wrap(model)  # DistributedDataParallel under torchrun
-    while (frac := distributed.from_main(progress(step, time.time() - start, cfg))) < 1:
+    def clock() -> float:
+        return cpu0 + time.process_time() - cpu_start if cpu_clock else time.time() - start
+
+    while (frac := distributed.from_main(progress(step, clock(), cfg))) < 1:
         task.before_step(model, step)
         lr = lr_at(step, frac, cfg)
         for group in opt.param_groups:
@@ -152,7 +156,7 @@ def train(task, out: Path, device: torch.device, log=print, resume: bool = False
         loss_count += 1
         step += 1
         steps_here += 1
-        finished = distributed.from_main(progress(step, time.time() - start, cfg)) >= 1 or steps_here == stop_after
+        finished = distributed.from_main(progress(step, clock(), cfg)) >= 1 or steps_here == stop_after
         evaluate = (step % cfg.eval_every == 0 or finished) and distributed.is_main()  # rank 0 validates, writes
         cpu = cpu0 + time.process_time() - cpu_start
         if step % cfg.log_every == 0 or step % cfg.eval_every == 0 or finished:
@@ -237,6 +241,8 @@ def add_arguments(parser: argparse.ArgumentParser, task_cls) -> None:
     parser.add_argument("--resume", action="store_true", help="continue the run from <out>.ckpt")
     parser.add_argument("--checkpoint-minutes", type=float, default=0.0, bounds=(0, 10**6),
                         help="also write <out>.ckpt every this many minutes between validations (0: at validations only)")
+    parser.add_argument("--cpu-clock", action="store_true",
+                        help="--time-budget counts the process's CPU seconds over all stretches, not wall seconds")
     task_cls.add_arguments(parser)
     for cls in (task_cls.model_config, task_cls.train_config):
         for f in cls.__dataclass_fields__.values():
@@ -268,7 +274,7 @@ def run(namespace: argparse.Namespace, task_cls) -> None:
     log = (lambda m: print(m, flush=True)) if main_rank else (lambda m: None)
     task = task_cls(model_cfg, cfg, device, args, log)
     result = train(task, args["out"], device, log=log, resume=args["resume"],
-                   checkpoint_every=60 * args["checkpoint_minutes"])
+                   checkpoint_every=60 * args["checkpoint_minutes"], cpu_clock=args["cpu_clock"])
     distributed.teardown()
     if main_rank:
         key = f"best_{task.best_key}"
