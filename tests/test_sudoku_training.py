@@ -354,3 +354,15 @@ def test_protein_resume_gives_the_same_weights(tmp_path):
     assert [p["train_loss"] for p in rest["curve"]] == pytest.approx([p["train_loss"] for p in whole["curve"]], rel=1e-6)
     a, b = (load_file(tmp_path / n / "m_last.safetensors") for n in ("a", "b"))
     assert all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_trainer_uses_bf16_only_where_it_is_fast(monkeypatch):
+    import mi_core.train.mdm as mdm
+
+    cpu, notes = torch.device("cpu"), []
+    monkeypatch.setattr(mdm, "slow_bf16", lambda device: "warning: emulated bf16")
+    assert mdm.use_bf16(TrainConfig(bf16=True), cpu, notes.append) is False
+    assert notes == ["warning: emulated bf16: training in fp32"]
+    monkeypatch.setattr(mdm, "slow_bf16", lambda device: None)  # CUDA, or a CPU with native bf16
+    assert mdm.use_bf16(TrainConfig(bf16=True), cpu) is True
+    assert mdm.use_bf16(TrainConfig(bf16=False), cpu) is False
