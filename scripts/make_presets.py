@@ -16,8 +16,8 @@ import random
 from pathlib import Path
 
 from mi_core.domains.sudoku import SUDOKU4, SUDOKU9, Geometry, to_string
+from mi_core.domains.sudoku.solver import count_solutions
 from mi_core.domains.sudoku_gen import make_puzzle, random_grid, random_puzzle
-from mi_core.domains.sudoku_solver import count_solutions
 
 # (name, clues or None for minimal, seed); names run from easy to very hard
 PRESETS_9 = [("easy", 36, 1), ("medium", 30, 2), ("hard", 26, 3), ("harder", 24, 4), ("very hard (minimal)", None, 7)]

@@ -6,7 +6,7 @@ import time
 import pytest
 import torch
 
-from mi_core.models.protein_mdm import ProteinMDM, ProteinMDMConfig, save_protein_mdm
+from mi_core.domains.protein.mdm import ProteinMDM, ProteinMDMConfig, save_protein_mdm
 from mi_lens_app.domains import DOMAINS, read_upload
 from tests import test_app_pages
 from tests.test_app_pages import EASY, assert_clean, run_page

@@ -181,7 +181,7 @@ def test_a_selector_trained_against_another_file_is_cautioned(env, tmp_path):
 @pytest.fixture
 def tiny_protein(env, tmp_path):
     """A tiny protein MDM, independent of the shipped one a training job may be rewriting."""
-    from mi_core.models.protein_mdm import ProteinMDM, ProteinMDMConfig, save_protein_mdm
+    from mi_core.domains.protein.mdm import ProteinMDM, ProteinMDMConfig, save_protein_mdm
 
     torch.manual_seed(0)
     save_protein_mdm(ProteinMDM(ProteinMDMConfig(max_len=256, d_model=32, n_layers=1, n_heads=2, d_ff=64)),

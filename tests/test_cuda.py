@@ -22,8 +22,8 @@ import numpy as np
 import pytest
 import torch
 
-from mi_core.bench.probe import random_states
 from mi_core.decoding import decode, decode_final, make_strategy
+from mi_core.domains.sudoku.bench_probe import random_states
 from mi_core.mi.estimator import estimate_mi, load_estimator
 from mi_core.mi.probe import probe, probe_many
 
@@ -44,7 +44,7 @@ needs_assets = pytest.mark.skipif(not all(p.is_file() for p in (*SUDOKU, *PROTEI
 
 
 def _models(domain: str, device):
-    from mi_core.models.protein_mdm import load_protein_mdm
+    from mi_core.domains.protein.mdm import load_protein_mdm
     from mi_core.models.sudoku_mdm import load_sudoku_mdm
 
     model_path, est_path = SUDOKU if domain == "sudoku" else PROTEIN

@@ -8,8 +8,8 @@ import pytest
 import torch
 
 from mi_core.domains.sudoku import parse_grid
+from mi_core.domains.sudoku.solver import grade, solve
 from mi_core.domains.sudoku_gen import harden, is_valid_solution, make_puzzle, random_grid, random_transform
-from mi_core.domains.sudoku_solver import grade, solve
 from mi_core.models.sudoku_mdm import SudokuMDMConfig
 from mi_core.train.mdm import checkpoint_path, train
 from mi_core.train.onpolicy import onpolicy_states
@@ -245,9 +245,9 @@ def test_protein_resume_gives_the_same_weights(tmp_path):
     import numpy as np
     from safetensors.torch import load_file
 
-    from mi_core.models.protein_mdm import ProteinMDMConfig
-    from mi_core.train.protein_mdm import ProteinTask
-    from mi_core.train.protein_mdm import TrainConfig as ProteinTrainConfig
+    from mi_core.domains.protein.mdm import ProteinMDMConfig
+    from mi_core.domains.protein.train import ProteinTask
+    from mi_core.domains.protein.train import TrainConfig as ProteinTrainConfig
 
     rng = np.random.default_rng(0)
     fasta = tmp_path / "train.fa"

@@ -7,7 +7,7 @@ import random
 import numpy as np
 
 from mi_core.domains.sudoku import SUDOKU9, Geometry
-from mi_core.domains.sudoku_solver import count_solutions, grade, solve_count
+from mi_core.domains.sudoku.solver import count_solutions, grade, solve_count
 
 
 def random_grid(rng: random.Random, geom: Geometry = SUDOKU9) -> list[int]:
