@@ -125,10 +125,12 @@ def test_onpolicy_states_are_consistent_and_keep_the_error_state(tiny_mdm):
     assert not solved.any()
 
 
-def _tiny_run(tmp_path, steps, stop_after=0, resume=False):
+def _tiny_run(tmp_path, steps, stop_after=0, resume=False, recurrent=False):
+    deep = {"supervise": 2, "grad_iters": 2, "min_loops": 2, "ema": 0.9} if recurrent else {}
     cfg = TrainConfig(steps=steps, batch=16, grid_pool=30, puzzle_pool=8, max_harden=10, eval_every=4, log_every=1,
-                      eval_puzzles=0, onpolicy_every=3, onpolicy_puzzles=4, warmup=2, bf16=False)
-    mcfg = SudokuMDMConfig(d_model=16, n_layers=1, n_heads=2, d_ff=32)
+                      eval_puzzles=0, onpolicy_every=3, onpolicy_puzzles=4, warmup=2, bf16=False, **deep)
+    shape = {"loops": 4, "attention": "peer", "inject": True} if recurrent else {}
+    mcfg = SudokuMDMConfig(d_model=16, n_layers=1, n_heads=2, d_ff=32, **shape)
     task = SudokuTask(mcfg, cfg, torch.device("cpu"), log=lambda m: None, pool_dir=tmp_path / "pools")
     return train(task, tmp_path / "run" / "m.safetensors", torch.device("cpu"), log=lambda m: None, resume=resume,
                  stop_after=stop_after)
@@ -145,6 +147,85 @@ def test_resume_gives_the_same_loss_curve(tmp_path):
     assert resumed == pytest.approx(losses, rel=1e-6)
     sidecar = json.loads((tmp_path / "b" / "run" / "m_last.json").read_text())
     assert sidecar["curve"][-1]["step"] == 8
+
+
+def test_recurrent_resume_gives_the_same_curve_and_counts_stretches(tmp_path):
+    whole = _tiny_run(tmp_path / "a", 8, recurrent=True)
+    _tiny_run(tmp_path / "b", 8, stop_after=4, recurrent=True)
+    rest = _tiny_run(tmp_path / "b", 8, resume=True, recurrent=True)
+    assert [p["train_loss"] for p in rest["curve"]] == pytest.approx([p["train_loss"] for p in whole["curve"]], rel=1e-6)
+    assert [p["stretch"] for p in rest["curve"]] == [1] * 4 + [2] * 4
+    cpu = [p["cpu_seconds"] for p in rest["curve"]]
+    assert cpu == sorted(cpu) and cpu[0] > 0
+    state = torch.load(checkpoint_path(tmp_path / "b" / "run" / "m.safetensors"), weights_only=True)
+    assert state["stretch"] == 2 and "ema" in state and state["task"]["data"]["states"].dtype == torch.uint8
+
+
+def test_peer_attention_sees_only_peers():
+    from mi_core.models.sudoku_mdm import SudokuMDM
+
+    model = SudokuMDM(SudokuMDMConfig(d_model=16, n_layers=2, n_heads=2, d_ff=32, attention="peer")).eval()
+    x = torch.zeros(1, 81, dtype=torch.long)
+    far = x.clone()
+    far[0, 80] = 5  # r9c9: not a peer of r1c1 (cell 0), a peer of r1c9 (cell 8)
+    one_layer = SudokuMDM(SudokuMDMConfig(d_model=16, n_layers=1, n_heads=2, d_ff=32, attention="peer")).eval()
+    a, b = one_layer(x).logits, one_layer(far).logits
+    assert torch.allclose(a[0, 0], b[0, 0]) and not torch.allclose(a[0, 8], b[0, 8])
+    assert not torch.allclose(model(x).logits[0, 0], model(far).logits[0, 0])  # two layers: peers of peers
+
+
+def test_peer_bias_warm_start_computes_what_the_file_does():
+    from dataclasses import replace
+
+    from mi_core.models.sudoku_mdm import SudokuMDM
+
+    base = SudokuMDM(SudokuMDMConfig(d_model=16, n_layers=2, n_heads=2, d_ff=32)).eval()
+    biased = SudokuMDM(replace(base.cfg, attention="peer_bias")).eval()
+    missing, _ = biased.load_state_dict(base.state_dict(), strict=False)
+    assert missing == ["peer_gain"]
+    x = torch.randint(0, 10, (3, 81))
+    assert torch.allclose(base(x).logits, biased(x).logits)
+    with torch.no_grad():
+        biased.peer_gain.fill_(2.0)
+    assert not torch.allclose(base(x).logits, biased(x).logits)
+
+
+def test_deep_supervision_keeps_the_last_iterations_and_truncates_gradients():
+    from mi_core.models.sudoku_mdm import SudokuMDM
+
+    model = SudokuMDM(SudokuMDMConfig(d_model=16, n_layers=1, n_heads=2, d_ff=32, loops=5, inject=True))
+    x = torch.randint(0, 10, (2, 81))
+    out = model(x, keep=3, no_grad=4)
+    assert len(out.per_iteration) == 3 and out.per_iteration[-1] is out.logits
+    out.per_iteration[1].sum().backward()  # iteration 4 ran without autograd: only the shared head learns from it
+    assert model.blocks[0].qkv.weight.grad is None and model.head.weight.grad is not None
+    out.logits.sum().backward()
+    assert model.blocks[0].qkv.weight.grad is not None
+    model.iterations = 8  # more iterations at test time
+    assert not torch.allclose(model(x).logits, model(x, iterations=5).logits)
+    with pytest.raises(ValueError, match="attention must be one of"):
+        SudokuMDMConfig(attention="sparse")
+
+
+def test_pool_files_grow_in_chunks_and_read_back(tmp_path):
+    import gzip
+
+    from mi_core.domains.sudoku_pool import POOL_FILE_CHUNK, grow_pool_file, read_pool_file
+
+    path = tmp_path / "pool.txt.gz"
+    assert grow_pool_file(path, 3, POOL_FILE_CHUNK, 2, log=lambda m: None) == POOL_FILE_CHUNK
+    once = read_pool_file(path)
+    assert grow_pool_file(path, 3, 2 * POOL_FILE_CHUNK, 2, log=lambda m: None) == 2 * POOL_FILE_CHUNK
+    grown = read_pool_file(path)
+    assert np.array_equal(grown["puzzles"][:POOL_FILE_CHUNK], once["puzzles"])  # appended, not rebuilt
+    for puzzle, solution in grown["puzzles"][:5]:
+        assert solve(list(puzzle)) == list(solution)
+    (tmp_path / "bad.txt.gz").write_bytes(gzip.compress(b"123 456 7\n"))
+    with pytest.raises(ValueError, match="line 1: expected 'puzzle solution grade'"):
+        read_pool_file(tmp_path / "bad.txt.gz")
+    (tmp_path / "plain.txt").write_text("not gzip")
+    with pytest.raises(ValueError, match="not a gzip pool file"):
+        read_pool_file(tmp_path / "plain.txt")
 
 
 def test_looped_model_ties_weights_and_loads_old_configs(tmp_path):
@@ -273,3 +354,15 @@ def test_protein_resume_gives_the_same_weights(tmp_path):
     assert [p["train_loss"] for p in rest["curve"]] == pytest.approx([p["train_loss"] for p in whole["curve"]], rel=1e-6)
     a, b = (load_file(tmp_path / n / "m_last.safetensors") for n in ("a", "b"))
     assert all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_trainer_uses_bf16_only_where_it_is_fast(monkeypatch):
+    import mi_core.train.mdm as mdm
+
+    cpu, notes = torch.device("cpu"), []
+    monkeypatch.setattr(mdm, "slow_bf16", lambda device: "warning: emulated bf16")
+    assert mdm.use_bf16(TrainConfig(bf16=True), cpu, notes.append) is False
+    assert notes == ["warning: emulated bf16: training in fp32"]
+    monkeypatch.setattr(mdm, "slow_bf16", lambda device: None)  # CUDA, or a CPU with native bf16
+    assert mdm.use_bf16(TrainConfig(bf16=True), cpu) is True
+    assert mdm.use_bf16(TrainConfig(bf16=False), cpu) is False

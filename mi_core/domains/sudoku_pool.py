@@ -9,7 +9,7 @@ import json
 import os
 import random
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -83,18 +83,26 @@ class PoolSpec:
         return hashlib.sha1(json.dumps(asdict(self), sort_keys=True).encode()).hexdigest()[:12]
 
 
-def load_or_build_pools(spec: PoolSpec, root: Path = POOL_DIR, workers: int = 2, exclude: set[str] = frozenset(), log=print):
+def load_or_build_pools(spec: PoolSpec, root: Path = POOL_DIR, workers: int = 2, exclude: set[str] = frozenset(), log=print,
+                        puzzle_file: Path | None = None):
     """``{"grids" (G, 81), "puzzles" (P, 2, 81), "grades" (P,)}`` from ``root/pool_<key>.npz``, built once.
 
     ``exclude``: puzzle strings (81 digits, 0 for blank) that must never be trained on (evaluation sets);
-    a generated puzzle equal to one of them is dropped.
+    a generated puzzle equal to one of them is dropped. ``puzzle_file``: the puzzles come from this file of
+    :func:`grow_pool_file` (the spec's grids are still generated and cached).
     """
+    if puzzle_file is not None:
+        grids = load_or_build_pools(replace(spec, puzzles=0), root, workers, log=log)["grids"]
+        return _drop_excluded({"grids": grids, **read_pool_file(puzzle_file)}, exclude, log)
     path = Path(root) / f"pool_{spec.key()}.npz"
     if path.is_file():
         with np.load(path) as f:
             return _drop_excluded({k: f[k] for k in f.files if k != "spec"}, exclude, log)
     grids = build_pool(spec.seed, spec.grids, puzzles=False, workers=workers)[:, 0]
-    puzzles, grades = build_graded_pool(spec.seed + 1, spec.puzzles, spec.max_iters, workers=workers)
+    if spec.puzzles:
+        puzzles, grades = build_graded_pool(spec.seed + 1, spec.puzzles, spec.max_iters, workers=workers)
+    else:
+        puzzles, grades = np.zeros((0, 2, 81), dtype=np.int64), np.zeros(0, dtype=np.int64)
     pools = _drop_excluded({"grids": grids, "puzzles": puzzles, "grades": grades}, exclude, log)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp.npz")  # processes building the same pool do not collide
@@ -152,11 +160,17 @@ def read_pool_file(path: str | Path) -> dict:
     import gzip
 
     rows, grades = [], []
-    with gzip.open(path, "rt") as fh:
-        for number, line in enumerate(fh, 1):
-            parts = line.split()
-            if len(parts) != 3 or len(parts[0]) != 81 or len(parts[1]) != 81 or not parts[2].isdigit():
-                raise ValueError(f"{path} line {number}: expected 'puzzle solution grade', got {line[:40]!r}")
-            rows.append([[int(c) for c in parts[0]], [int(c) for c in parts[1]]])
-            grades.append(int(parts[2]))
+    try:
+        with gzip.open(path, "rt") as fh:
+            for number, line in enumerate(fh, 1):
+                parts = line.split()
+                if len(parts) != 3 or len(parts[0]) != 81 or len(parts[1]) != 81 or not parts[2].isdigit():
+                    raise ValueError(f"{path} line {number}: expected 'puzzle solution grade', got {line[:40]!r}")
+                rows.append([[int(c) for c in parts[0]], [int(c) for c in parts[1]]])
+                grades.append(int(parts[2]))
+    except EOFError:  # the last chunk is still being appended: keep the whole chunks before it
+        keep = len(grades) - len(grades) % POOL_FILE_CHUNK
+        rows, grades = rows[:keep], grades[:keep]
+    except (OSError, gzip.BadGzipFile) as err:
+        raise ValueError(f"{path} is not a gzip pool file: {err}") from None
     return {"puzzles": np.asarray(rows, dtype=np.int64).reshape(-1, 2, 81), "grades": np.asarray(grades, dtype=np.int64)}

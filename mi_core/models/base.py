@@ -33,6 +33,7 @@ class MDMOutput:
 
     logits: torch.Tensor
     hidden: torch.Tensor
+    per_iteration: list[torch.Tensor] | None = None  # a recurrent model's logits per iteration, when asked for
 
 
 @runtime_checkable

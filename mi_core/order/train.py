@@ -15,9 +15,11 @@ each with its config, the training settings and the curve.
 from __future__ import annotations
 
 import argparse
+import sys
+from dataclasses import replace
 from pathlib import Path
 
-from mi_core.device import pick_device, warn_if_slow_bf16
+from mi_core.device import pick_device, slow_bf16
 from mi_core.domain import Domain, add_domain_parsers, get_domain
 from mi_core.io import check_output, default_run_path
 from mi_core.options import ArgumentParser, add_force
@@ -42,7 +44,7 @@ def options(parser: argparse.ArgumentParser, domain: Domain) -> None:
     parser.add_argument("--width", type=int, default=OrderTrainConfig.width)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--bf16", action=argparse.BooleanOptionalAction, default=True,
-                        help="bf16 autocast for the MDM passes")
+                        help="bf16 autocast for the MDM passes where it is fast (CUDA, CPUs with native bf16; elsewhere fp32)")
     parser.add_argument("--time-budget", type=float, default=0.0, help="seconds (0: run all updates)")
     parser.add_argument("--eval-every", type=int, default=50)
     parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0 = torch's default)")
@@ -77,8 +79,10 @@ def main(argv: list[str] | None = None) -> None:
     if args.init is not None:
         load_nets(args.init)  # a missing or wrong --init fails now, before the data are built
     device = distributed.setup(pick_device(args.device, args.threads))  # joins the process group under torchrun
-    if distributed.is_main():
-        warn_if_slow_bf16(device, cfg.bf16, "--no-bf16 trains in fp32")
+    if cfg.bf16 and slow_bf16(device):  # bf16 only where it is fast: CUDA or a CPU with native bf16
+        if distributed.is_main():
+            print(f"{slow_bf16(device)}: training in fp32", file=sys.stderr)
+        cfg = replace(cfg, bf16=False)
     out = check_output(args.out or default_run_path(f"{domain.cli_name}_order_selector"), args.force, "--out")
     log_path = args.log or out.with_name(out.stem + "_log.jsonl")
     domain.part("order_task").run(args, cfg, args.model, out, log_path, device)

@@ -38,84 +38,156 @@ def checkpoint_path(out: Path) -> Path:
     return out.with_suffix(".ckpt")
 
 
-def save_checkpoint(path: Path, model, opt, task, step: int, elapsed: float, curve: list, best: float) -> None:
+def save_checkpoint(path: Path, model, opt, task, step: int, elapsed: float, curve: list, best: float,
+                    ema=None, cpu: float = 0.0, stretch: int = 1) -> None:
+    """Everything a resumed run needs: weights (and their EMA), optimiser, schedule position (step, elapsed
+    seconds), the random generators, the data's state, the curve, and the CPU seconds and stretches so far."""
     state = {"model": model.state_dict(), "opt": opt.state_dict(), "task": task.state_dict(),
              "torch_rng": torch.get_rng_state(), "step": step, "elapsed": elapsed, "best": best,
+             "cpu_seconds": cpu, "stretch": stretch,
              "curve": json.dumps(curve), "cfg": json.dumps(asdict(task.cfg)), "model_cfg": json.dumps(asdict(model.cfg))}
+    if ema is not None:
+        state["ema"] = ema.state_dict()
     tmp = path.with_name(path.name + ".tmp")
     torch.save(state, tmp)
     tmp.replace(path)
+
+
+class EMA:
+    """An exponential moving average of a model's floating-point weights (``decay`` per step)."""
+
+    def __init__(self, model, decay: float):
+        import copy
+
+        self.decay = decay
+        self.model = copy.deepcopy(model).eval()
+        for p in self.model.parameters():
+            p.requires_grad_(False)
+
+    @torch.no_grad()
+    def update(self, model) -> None:
+        for mine, theirs in zip(self.model.state_dict().values(), model.state_dict().values()):
+            if mine.is_floating_point():
+                mine.lerp_(theirs, 1 - self.decay)
+
+    def state_dict(self) -> dict:
+        return self.model.state_dict()
+
+    def load_state_dict(self, state: dict) -> None:
+        self.model.load_state_dict(state)
 
 
 def optimizer(model, cfg) -> torch.optim.Optimizer:
     return torch.optim.AdamW(model.parameters(), lr=cfg.lr, betas=(0.9, 0.98), weight_decay=cfg.weight_decay)
 
 
-def train(task, out: Path, device: torch.device, log=print, resume: bool = False, stop_after: int = 0) -> dict:
+def use_bf16(cfg, device, log=print) -> bool:
+    """bf16 autocast where it is fast: ``cfg.bf16`` asks for it (the default), and the device is CUDA or a
+    CPU with native bf16; on a CPU that emulates it (5-18x slower than fp32 here) the run trains in fp32."""
+    if cfg.bf16 and (note := slow_bf16(device)):
+        log(f"{note}: training in fp32")
+        return False
+    return bool(cfg.bf16)
+
+
+def _resume(ckpt: Path, device, model, opt, task, ema, log) -> dict:
+    state = torch.load(ckpt, map_location=device, weights_only=True)
+    model.load_state_dict(state["model"])
+    opt.load_state_dict(state["opt"])
+    if ema is not None:
+        ema.load_state_dict(state.get("ema", state["model"]))
+    torch.set_rng_state(state["torch_rng"].cpu())  # dropout draws from the global generator
+    task.load_state_dict(state.get("task", state), state["step"])  # checkpoints before the shared loop kept it at the top
+    log(f"resumed {ckpt} at step {state['step']} ({state['elapsed']:.0f}s trained, stretch {state.get('stretch', 1)})")
+    return state
+
+
+def _loss(task, net, batch, autocast):
+    inputs, values, scored = batch
+    with autocast:
+        if hasattr(task, "loss"):  # e.g. deep supervision over a recurrent model's iterations
+            return task.loss(net, inputs, values, scored)
+        return masked_ce(net(inputs).logits, values, scored)
+
+
+def train(task, out: Path, device: torch.device, log=print, resume: bool = False, stop_after: int = 0,
+          checkpoint_every: float = 0.0, cpu_clock: bool = False) -> dict:
     """Train (or continue) ``task``'s run writing ``out`` (best by validation), ``<out>_last`` and ``<out>.ckpt``.
 
-    ``stop_after`` > 0 stops after that many steps of this call (to test resuming).
+    ``stop_after`` > 0 stops after that many steps of this call (to test resuming); ``checkpoint_every`` > 0
+    also writes the checkpoint every that many seconds between validations. ``cpu_clock``: the time budget
+    counts this process's CPU seconds over every stretch (fair on a shared CPU), not wall seconds. With ``cfg.ema`` > 0 the
+    validated and saved weights are the EMA of the trained ones. Each point of the curve records the
+    examples seen, the CPU seconds of every stretch so far (``cpu_seconds``) and the stretch (1 for the
+    first run, +1 at every resume).
     """
     cfg = task.cfg
     torch.manual_seed(cfg.seed)
     model = task.build_model(fresh=resume).to(device).train()  # a resumed run loads its checkpoint below
     opt = optimizer(model, cfg)
-    step, elapsed0, curve = 0, 0.0, []
+    ema = EMA(model, cfg.ema) if getattr(cfg, "ema", 0) else None
+    step, elapsed0, curve, cpu0, stretch = 0, 0.0, [], 0.0, 1
     best = float("-inf") if task.higher else float("inf")
     ckpt = checkpoint_path(out)
     if resume:
-        state = torch.load(ckpt, map_location=device, weights_only=True)
-        model.load_state_dict(state["model"])
-        opt.load_state_dict(state["opt"])
-        torch.set_rng_state(state["torch_rng"].cpu())  # dropout draws from the global generator
+        state = _resume(ckpt, device, model, opt, task, ema, log)
         step, elapsed0, best, curve = state["step"], state["elapsed"], state["best"], json.loads(state["curve"])
-        task.load_state_dict(state.get("task", state), step)  # checkpoints before the shared loop kept it at the top
-        log(f"resumed {ckpt} at step {step} ({elapsed0:.0f}s trained)")
-    autocast = torch.autocast(device.type, dtype=torch.bfloat16) if cfg.bf16 else contextlib.nullcontext()
-    if cfg.bf16 and (note := slow_bf16(device)):
-        log(f"{note}: --no-bf16 trains in fp32")
-    start = time.time() - elapsed0
+        cpu0, stretch = float(state.get("cpu_seconds", elapsed0)), int(state.get("stretch", 1)) + 1
+    autocast = torch.autocast(device.type, dtype=torch.bfloat16) if use_bf16(cfg, device, log) else contextlib.nullcontext()
+    start, cpu_start, saved_at = time.time() - elapsed0, time.process_time(), time.time()
     loss_sum, loss_count, steps_here = torch.zeros((), device=device), 0, 0
     net = distributed.wrap(model)  # DistributedDataParallel under torchrun
-    while (frac := distributed.from_main(progress(step, time.time() - start, cfg))) < 1:
+    def clock() -> float:
+        return cpu0 + time.process_time() - cpu_start if cpu_clock else time.time() - start
+
+    while (frac := distributed.from_main(progress(step, clock(), cfg))) < 1:
         task.before_step(model, step)
         lr = lr_at(step, frac, cfg)
         for group in opt.param_groups:
             group["lr"] = lr
-        inputs, values, scored = task.batch()
-        with autocast:
-            logits = net(inputs).logits
-        loss = masked_ce(logits, values, scored)
+        loss = _loss(task, net, task.batch(), autocast)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip)
         opt.step()
+        if ema is not None:
+            ema.update(model)
         loss_sum += loss.detach()
         loss_count += 1
         step += 1
         steps_here += 1
-        finished = distributed.from_main(progress(step, time.time() - start, cfg)) >= 1 or steps_here == stop_after
+        finished = distributed.from_main(progress(step, clock(), cfg)) >= 1 or steps_here == stop_after
         evaluate = (step % cfg.eval_every == 0 or finished) and distributed.is_main()  # rank 0 validates, writes
+        cpu = cpu0 + time.process_time() - cpu_start
         if step % cfg.log_every == 0 or step % cfg.eval_every == 0 or finished:
             point = {"step": step, "examples": step * cfg.batch, "seconds": round(time.time() - start, 1),
+                     "cpu_seconds": round(cpu, 1), "stretch": stretch,
                      "train_loss": loss_sum.item() / loss_count, "lr": lr, **task.point()}
             loss_sum.zero_()
             loss_count = 0
             if evaluate:
-                point.update(task.validate(model))
-                summary = {"train": asdict(cfg), "params": model.num_params(), **task.summary(), "curve": curve + [point]}
-                task.save(model, out.with_name(out.stem + "_last.safetensors"), summary)
-                score = point.get(task.best_key, 0.0)
-                if (score >= best) if task.higher else (score <= best):
-                    best = score
-                    task.save(model, out, {**summary, "best_step": step})
+                best = _validate_and_save(task, ema.model if ema else model, out, point, curve, best, step)
             curve.append(point)
             log(json.dumps(point))
-            if evaluate:
-                save_checkpoint(ckpt, model, opt, task, step, time.time() - start, curve, best)
+        if evaluate or (checkpoint_every and time.time() - saved_at > checkpoint_every and distributed.is_main()):
+            save_checkpoint(ckpt, model, opt, task, step, time.time() - start, curve, best, ema, cpu, stretch)
+            saved_at = time.time()
         if finished and steps_here == stop_after:
             break
     return {"params": model.num_params(), "curve": curve, f"best_{task.best_key}": best, "step": step}
+
+
+def _validate_and_save(task, model, out: Path, point: dict, curve: list, best: float, step: int) -> float:
+    """Validate ``model`` into ``point``, write ``<out>_last`` and, when it is the best so far, ``out``."""
+    cfg = task.cfg
+    point.update(task.validate(model))
+    summary = {"train": asdict(cfg), "params": model.num_params(), **task.summary(), "curve": curve + [point]}
+    task.save(model, out.with_name(out.stem + "_last.safetensors"), summary)
+    score = point.get(task.best_key, 0.0)
+    if (score >= best) if task.higher else (score <= best):
+        best = score
+        task.save(model, out, {**summary, "best_step": step})
+    return best
 
 
 def resume_configs(task_cls, out: Path, given: dict) -> tuple:
@@ -167,6 +239,10 @@ def add_arguments(parser: argparse.ArgumentParser, task_cls) -> None:
     parser.add_argument("--device", default="auto")
     parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0 = torch's default)")
     parser.add_argument("--resume", action="store_true", help="continue the run from <out>.ckpt")
+    parser.add_argument("--checkpoint-minutes", type=float, default=0.0, bounds=(0, 10**6),
+                        help="also write <out>.ckpt every this many minutes between validations (0: at validations only)")
+    parser.add_argument("--cpu-clock", action="store_true",
+                        help="--time-budget counts the process's CPU seconds over all stretches, not wall seconds")
     task_cls.add_arguments(parser)
     for cls in (task_cls.model_config, task_cls.train_config):
         for f in cls.__dataclass_fields__.values():
@@ -197,7 +273,8 @@ def run(namespace: argparse.Namespace, task_cls) -> None:
     main_rank = distributed.is_main()
     log = (lambda m: print(m, flush=True)) if main_rank else (lambda m: None)
     task = task_cls(model_cfg, cfg, device, args, log)
-    result = train(task, args["out"], device, log=log, resume=args["resume"])
+    result = train(task, args["out"], device, log=log, resume=args["resume"],
+                   checkpoint_every=60 * args["checkpoint_minutes"], cpu_clock=args["cpu_clock"])
     distributed.teardown()
     if main_rank:
         key = f"best_{task.best_key}"

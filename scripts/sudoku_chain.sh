@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The chained CPU training run of the Sudoku MDM, resumed across work sessions (see docs/sudoku_training.md).
+#
+#   scripts/sudoku_chain.sh start    resume the run (or begin it from checkpoints/sudoku_chain/options) in the
+#                                    background, from its own worktree of HEAD, at low priority, one thread
+#   scripts/sudoku_chain.sh save     copy the latest checkpoint, weights and log into checkpoints/sudoku_chain/
+#                                    (commit them before the session stops: the next start resumes from them)
+#   scripts/sudoku_chain.sh stop     stop the run (its checkpoint is at most --checkpoint-minutes old)
+#   scripts/sudoku_chain.sh status   the last lines of the run's log
+#
+# The run lives outside the work tree, in CHAIN_DIR (default /work/chain/run), which a new session may not
+# have: `start` then restores it from checkpoints/sudoku_chain/. The schedule is one cosine over the whole
+# chained budget (--time-budget, in CPU seconds with --cpu-clock), so every stretch continues it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo=$(pwd)
+run=${CHAIN_DIR:-/work/chain/run}
+tracked=checkpoints/sudoku_chain
+mkdir -p "$run"
+case "${1:-status}" in
+start)
+    if pgrep -f "train sudoku --out $run/model.safetensors" >/dev/null; then echo "already running"; exit 0; fi
+    if [ ! -f "$run/model.ckpt" ] && [ -f "$tracked/model.ckpt" ]; then
+        cp "$tracked"/model.ckpt "$run/"
+        for f in "$tracked"/model*.safetensors "$tracked"/model*.json; do [ -f "$f" ] && cp "$f" "$run/"; done
+    fi
+    rm -rf "$run/src"; git worktree prune
+    git worktree add -q --detach "$run/src" HEAD
+    read -r -a options < "$tracked/options"
+    if [ -f "$run/model.ckpt" ]; then mode=(--resume); else mode=(--force); fi
+    (cd "$run/src" && nohup nice -n 5 python3 -m mi_core train sudoku --out "$run/model.safetensors" "${mode[@]}" \
+        "${options[@]}" >> "$run/train.log" 2>&1 &)
+    echo "started (${mode[*]}), log: $run/train.log";;
+save)
+    mkdir -p "$tracked"
+    cp "$run/model.ckpt" "$tracked/"
+    for f in "$run"/model*.safetensors "$run"/model*.json; do [ -f "$f" ] && cp "$f" "$tracked/"; done
+    grep '^{' "$run/train.log" > "$tracked/curve.jsonl" || true
+    echo "saved to $tracked: commit it";;
+stop)
+    pkill -f "train sudoku --out $run/model.safetensors" || true;;
+status)
+    tail -n 3 "$run/train.log";;
+*)
+    echo "usage: $0 start|save|stop|status" >&2; exit 2;;
+esac
