@@ -24,8 +24,8 @@ from mi_core.domains.sudoku import (
     SudokuFormatError,
     validate,
 )
+from mi_core.domains.sudoku.generator import random_puzzle
 from mi_core.domains.sudoku.solver import count_solutions
-from mi_core.domains.sudoku_gen import random_puzzle
 
 PRESETS_PATH = ROOT / "assets" / "examples" / "sudoku_presets.json"
 MAX_UPLOAD_BYTES = 5 * 2**20

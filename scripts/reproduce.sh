@@ -134,7 +134,7 @@ python scripts/studies/compare_frontiers.py assets/benchmarks/sweep_kaggle_grade
 # the learned order's rank-mode ablation (numbers quoted in the bench-order section)
 python - <<'PY'
 from pathlib import Path
-from mi_core.models.sudoku_mdm import load_sudoku_mdm
+from mi_core.domains.sudoku.mdm import load_sudoku_mdm
 from mi_core.domains.sudoku.bench_order import pick_records, run
 model = load_sudoku_mdm("assets/sudoku_mdm.safetensors")
 recs = pick_records(Path("../shared/data/sudoku/kaggle_graded_dev.csv"), 100)

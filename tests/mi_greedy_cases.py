@@ -36,8 +36,8 @@ def oracle_inputs(count: int = 24, seed: int = 0):
 def sudoku_inputs(count: int = 16, seed: int = 0):
     """The same from the shipped Sudoku MDM and estimator (float32 as the decode loop has them)."""
     from mi_core.domains.sudoku.bench_probe import random_states
+    from mi_core.domains.sudoku.mdm import load_sudoku_mdm
     from mi_core.mi.estimator import estimate_mi, load_estimator
-    from mi_core.models.sudoku_mdm import load_sudoku_mdm
 
     model, est = load_sudoku_mdm(SUDOKU_MODEL), load_estimator(SUDOKU_ESTIMATOR, "cpu")
     rng = random.Random(seed)

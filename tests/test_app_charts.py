@@ -121,8 +121,8 @@ def expected_start(weights, puzzle: str) -> tuple[int, int]:
     """The most uncertain blank of ``puzzle`` under the test model and its most probable digit."""
     import torch
 
+    from mi_core.domains.sudoku.mdm import load_sudoku_mdm
     from mi_core.mi.estimator import load_estimator
-    from mi_core.models.sudoku_mdm import load_sudoku_mdm
     from mi_lens_app import core
     from mi_lens_app.domains import DOMAINS
 

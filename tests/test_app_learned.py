@@ -12,8 +12,8 @@ import torch
 from streamlit.testing.v1 import AppTest
 
 from mi_core.decoding.selector import make_order_nets, save_order_net
+from mi_core.domains.sudoku.mdm import SudokuMDM, SudokuMDMConfig, save_sudoku_mdm
 from mi_core.mi.estimator import EstimatorConfig, MIEstimator, save_estimator
-from mi_core.models.sudoku_mdm import SudokuMDM, SudokuMDMConfig, save_sudoku_mdm
 from mi_lens_app import core, exports, figures, protein_figures, texts
 from mi_lens_app import selector as order
 from mi_lens_app.domains import DOMAINS, load_presets

@@ -45,7 +45,7 @@ needs_assets = pytest.mark.skipif(not all(p.is_file() for p in (*SUDOKU, *PROTEI
 
 def _models(domain: str, device):
     from mi_core.domains.protein.mdm import load_protein_mdm
-    from mi_core.models.sudoku_mdm import load_sudoku_mdm
+    from mi_core.domains.sudoku.mdm import load_sudoku_mdm
 
     model_path, est_path = SUDOKU if domain == "sudoku" else PROTEIN
     load = load_sudoku_mdm if domain == "sudoku" else load_protein_mdm
@@ -115,7 +115,7 @@ def check_samplers(device) -> None:
 
 def check_training_steps(device) -> None:
     from mi_core.decoding.selector import make_order_nets
-    from mi_core.models.sudoku_mdm import load_sudoku_mdm, masked_ce
+    from mi_core.domains.sudoku.mdm import load_sudoku_mdm, masked_ce
     from mi_core.order.elbo import order_loss, rollout
     from mi_core.train.estimator import TrainConfig, to_device, train_one
 

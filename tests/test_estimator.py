@@ -11,6 +11,7 @@ from safetensors.torch import load_file
 
 from mi_core.cli import main as cli_main
 from mi_core.domains.sudoku import MASK_ID, SUDOKU4, parse_grid, to_tokens
+from mi_core.domains.sudoku.mdm import save_sudoku_mdm
 from mi_core.mi.estimator import (
     EstimatorConfig,
     EstimatorInputError,
@@ -25,7 +26,6 @@ from mi_core.mi.estimator import (
 from mi_core.mi.fidelity import fidelity, pair_values, rule_recovery, topk_hits
 from mi_core.mi.probe import probe
 from mi_core.models.base import ModelFileError
-from mi_core.models.sudoku_mdm import save_sudoku_mdm
 
 # Two puzzles of kaggle_graded_dev.csv (CC0) with their solutions.
 PUZZLES = [
@@ -458,7 +458,7 @@ def test_estimate_and_eval_cli(tmp_path, tiny_mdm, tiny_estimator, capsys):
 def test_shipped_estimator_correlates_with_exact_probe():
     """On fixed states (a clue pattern, two half-masked solutions) the shipped estimator ranks masked x masked
     pairs like the exact probe: pooled Spearman >= SHIPPED_MIN_SPEARMAN."""
-    from mi_core.models.sudoku_mdm import load_sudoku_mdm
+    from mi_core.domains.sudoku.mdm import load_sudoku_mdm
 
     model = load_sudoku_mdm(SHIPPED_MDM)
     estimator = load_estimator(SHIPPED_ESTIMATOR)

@@ -33,11 +33,7 @@ TOP_LEVEL = {"mi_core": "base", "mi_core.io": "base", "mi_core.options": "base",
              "mi_core.domain": "domain", "mi_core.cli": "cli", "mi_core.__main__": "cli"}
 
 # Known upward or sideways imports, each with why it is still there. Empty: a new one fails the test.
-EXCEPTIONS: dict[tuple[str, str], str] = {
-    ("mi_core.models.sudoku_mdm", "mi_core.domains.sudoku"): "Sudoku MDM, moves into domains/sudoku/ next",
-    ("mi_core.train.sudoku_data", "mi_core.domains.sudoku_pool"): "Sudoku training data, moves next",
-    ("mi_core.train.sudoku_mdm", "mi_core.domains.sudoku"): "Sudoku trainer task, moves next",
-}
+EXCEPTIONS: dict[tuple[str, str], str] = {}
 
 APP_ONLY = ("plotly", "streamlit")
 

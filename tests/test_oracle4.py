@@ -15,8 +15,8 @@ from mi_core.domains.oracle4 import (
     exact_pair_mi,
 )
 from mi_core.domains.sudoku import SUDOKU4, to_tokens
+from mi_core.domains.sudoku.generator import is_valid_solution
 from mi_core.domains.sudoku.solver import count_solutions
-from mi_core.domains.sudoku_gen import is_valid_solution
 from mi_core.mi.probe import probe
 from mi_core.models.base import MaskedModel
 

@@ -181,7 +181,7 @@ def selector9():
 
 
 def puzzles9(n=3):
-    from mi_core.domains.sudoku_gen import random_puzzle
+    from mi_core.domains.sudoku.generator import random_puzzle
 
     return torch.tensor([random_puzzle(30, seed)[0] for seed in range(n)])
 
@@ -367,7 +367,7 @@ def test_train_order_cli_runs_and_writes_checkpoints(tmp_path, model_path):
 
 def test_bench_order_cli_writes_rows_and_report(tmp_path, model_path, selector9):
     from mi_core.domains.sudoku import to_string
-    from mi_core.domains.sudoku_gen import random_puzzle
+    from mi_core.domains.sudoku.generator import random_puzzle
 
     csv = tmp_path / "p.csv"
     lines = ["puzzle,solution,level"]

@@ -72,7 +72,7 @@ def test_positions_and_progress(tiny_mdm):
 @pytest.mark.skipif(not SHIPPED.is_file(), reason="shipped Sudoku MDM not present")
 @pytest.mark.parametrize("eps", [0.0, 1e-3])
 def test_shipped_mdm_matches_single(eps):
-    from mi_core.models.sudoku_mdm import load_sudoku_mdm
+    from mi_core.domains.sudoku.mdm import load_sudoku_mdm
 
     model = load_sudoku_mdm(SHIPPED)
     tokens = torch.stack(random_states(81, 8, 2, 5, "cpu") + random_states(81, 15, 1, 6, "cpu"))

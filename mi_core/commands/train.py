@@ -2,7 +2,7 @@
 the domain's options). Weights go to ``runs/<domain>_mdm_<time>.safetensors`` unless ``--out`` is given;
 ``--force`` overwrites an existing file; ``--resume`` continues a stopped run. One loop trains every domain
 (:mod:`mi_core.train.mdm`); each domain names its task (``Domain.trainer``): ``SudokuTask`` in
-:mod:`mi_core.train.sudoku_mdm` and ``ProteinTask`` in :mod:`mi_core.domains.protein.train`.
+:mod:`mi_core.domains.sudoku.train` and ``ProteinTask`` in :mod:`mi_core.domains.protein.train`.
 """
 
 from __future__ import annotations

@@ -78,7 +78,7 @@ def states_points(model, estimator, states: torch.Tensor, sizes: list[int], peak
 
 
 def sudoku_block(device, args) -> dict:
-    from mi_core.models.sudoku_mdm import load_sudoku_mdm
+    from mi_core.domains.sudoku.mdm import load_sudoku_mdm
 
     model = load_sudoku_mdm(args.sudoku_model, device)
     estimator = load_estimator(args.sudoku_estimator, device)

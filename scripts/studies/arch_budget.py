@@ -31,9 +31,9 @@ import torch
 from mi_core.bench.report import update_section
 from mi_core.device import cpu_flags
 from mi_core.domains.sudoku import parse_grid, read_puzzles
+from mi_core.domains.sudoku.mdm import SudokuMDM, SudokuMDMConfig, load_sudoku_mdm
 from mi_core.io import atomic_write_json
 from mi_core.mi.estimator import MIEstimator, load_estimator
-from mi_core.models.sudoku_mdm import SudokuMDM, SudokuMDMConfig, load_sudoku_mdm
 from mi_lens_app.core import run_estimator, run_probe
 
 SECTION = "arch-budget"

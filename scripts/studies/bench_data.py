@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from mi_core.domains.sudoku_gen import random_transform
-from mi_core.train.sudoku_data import DeviceBatches
+from mi_core.domains.sudoku.data import DeviceBatches
+from mi_core.domains.sudoku.generator import random_transform
 
 
 def numpy_batch(grids, pairs, batch, rng):

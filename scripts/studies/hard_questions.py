@@ -32,8 +32,8 @@ from mi_core.bench.report import update_section
 from mi_core.decoding import make_strategy
 from mi_core.domains.sudoku import parse_grid, read_puzzles
 from mi_core.domains.sudoku.bench import solutions_for
+from mi_core.domains.sudoku.mdm import load_sudoku_mdm
 from mi_core.io import atomic_write_json
-from mi_core.models.sudoku_mdm import load_sudoku_mdm
 
 DATA = Path("../shared/data/sudoku")
 SETS = {"Kaggle Hard": ("kaggle_graded_dev.csv", "Hard"), "Kaggle Expert": ("kaggle_graded_dev.csv", "Expert"),

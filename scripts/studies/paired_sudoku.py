@@ -13,7 +13,7 @@ import torch
 
 from mi_core.decoding import decode_final, make_strategy
 from mi_core.domains.sudoku import to_tokens
-from mi_core.models.sudoku_mdm import load_sudoku_mdm
+from mi_core.domains.sudoku.mdm import load_sudoku_mdm
 
 torch.set_num_threads(1)
 rows = list(csv.DictReader(open('../shared/data/sudoku/kaggle_graded_dev.csv')))[:500]

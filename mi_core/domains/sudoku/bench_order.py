@@ -22,8 +22,8 @@ from mi_core.decoding.selector import load_order_net
 from mi_core.device import pick_device, warn_if_slow_bf16
 from mi_core.domains.sudoku import read_puzzles
 from mi_core.domains.sudoku.bench import evaluate, with_default_estimator
+from mi_core.domains.sudoku.mdm import load_sudoku_mdm
 from mi_core.io import atomic_write_json, atomic_write_text
-from mi_core.models.sudoku_mdm import load_sudoku_mdm
 
 GAMMAS = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 4.0, 8.0)
 KNOWN_LEVELS = ["Beginner", "Easy", "Medium", "Hard", "Expert"]

@@ -23,7 +23,7 @@ from mi_core.bench.report import update_section
 from mi_core.device import pick_device, synchronize, timed
 from mi_core.domain import get_domain
 from mi_core.domains.sudoku import MASK_ID, geometry_for_length
-from mi_core.domains.sudoku_gen import random_grid
+from mi_core.domains.sudoku.generator import random_grid
 from mi_core.io import atomic_write_json, check_output
 from mi_core.mi.probe import probe, probe_many
 from mi_core.options import ArgumentParser, add_force
@@ -232,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
     check_output(cfg.json, cfg.force)
     if cfg.states < 1 or not cfg.masked or not cfg.batch_sizes or min(cfg.batch_sizes) < 1:
         raise ValueError("--states, --masked and --batch-sizes need at least one positive value")
-    from mi_core.models.sudoku_mdm import load_sudoku_mdm
+    from mi_core.domains.sudoku.mdm import load_sudoku_mdm
 
     device = pick_device(cfg.device, cfg.threads)
     model = load_sudoku_mdm(cfg.model, device)

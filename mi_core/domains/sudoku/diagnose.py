@@ -37,8 +37,8 @@ from mi_core.device import pick_device, warn_if_slow_bf16
 from mi_core.domain import get_domain
 from mi_core.domains.sudoku import SUDOKU9, parse_grid, read_puzzles
 from mi_core.domains.sudoku.bench import solutions_for, with_default_estimator
+from mi_core.domains.sudoku.mdm import load_sudoku_mdm
 from mi_core.io import atomic_write_json, check_output, display_path
-from mi_core.models.sudoku_mdm import load_sudoku_mdm
 from mi_core.options import ArgumentParser, add_force
 
 CLASSES = ("alone", "with_dependent", "with_independent")

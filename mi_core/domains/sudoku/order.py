@@ -10,9 +10,9 @@ import numpy as np
 import torch
 
 from mi_core.decoding import decode_final, make_strategy
-from mi_core.domains.sudoku_gen import random_transform
-from mi_core.domains.sudoku_pool import build_pool
-from mi_core.models.sudoku_mdm import load_sudoku_mdm, save_sudoku_mdm
+from mi_core.domains.sudoku.generator import random_transform
+from mi_core.domains.sudoku.mdm import load_sudoku_mdm, save_sudoku_mdm
+from mi_core.domains.sudoku.pool import build_pool
 from mi_core.order.loop import OrderTrainConfig, make_validator, run_logged
 
 TRAIN_SEED, EVAL_SEED = 30_000, 20_000  # away from the MDM's own pools (seeds 0, 1 and 10,000)

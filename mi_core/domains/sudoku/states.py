@@ -15,7 +15,7 @@ import torch
 
 from mi_core.decoding import decode, make_strategy
 from mi_core.domains.sudoku import MASK_ID, parse_grid, read_puzzles, solutions_for
-from mi_core.domains.sudoku_gen import random_transform
+from mi_core.domains.sudoku.generator import random_transform
 
 SOURCES = ("uniform", "puzzle", "decode")
 
@@ -186,7 +186,7 @@ class SudokuStates:
 
     def draw(self, model, rng: np.random.Generator, count: int, device) -> tuple[list[np.ndarray], list[int]]:
         if self._pool is None:
-            from mi_core.domains.sudoku_pool import build_pool
+            from mi_core.domains.sudoku.pool import build_pool
 
             pool = build_pool(self.cfg.seed + 7919, self.cfg.pool, puzzles=True, workers=1)
             self._pool = pool[:, 0], pool[:, 1]

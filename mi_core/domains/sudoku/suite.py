@@ -20,8 +20,8 @@ from mi_core.device import pick_device, warn_if_slow_bf16
 from mi_core.domain import get_domain
 from mi_core.domains.sudoku import read_puzzles
 from mi_core.domains.sudoku.bench import evaluate, warm_up
+from mi_core.domains.sudoku.mdm import load_sudoku_mdm
 from mi_core.io import atomic_write_json, check_output
-from mi_core.models.sudoku_mdm import load_sudoku_mdm
 from mi_core.options import ArgumentParser, add_force
 from mi_core.scale.engine import EngineConfig, add_engine_options, engine_from_args
 

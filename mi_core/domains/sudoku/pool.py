@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mi_core.domains.sudoku_gen import harden, make_puzzle, random_grid
+from mi_core.domains.sudoku.generator import harden, make_puzzle, random_grid
 
 POOL_DIR = Path("runs/pools")
 

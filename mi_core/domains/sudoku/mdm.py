@@ -124,7 +124,8 @@ class SudokuMDM(MaskedLM):
 
 
 def save_sudoku_mdm(model: SudokuMDM, path: str | Path, extra: dict | None = None) -> None:
-    save_model(model, model.cfg, path, extra)
+    """Weights and config (+ ``extra``), recording the Sudoku 9x9 domain's key."""
+    save_model(model, model.cfg, path, extra, domain="sudoku9")
 
 
 def load_sudoku_mdm(path: str | Path, device: torch.device | str = "cpu") -> SudokuMDM:

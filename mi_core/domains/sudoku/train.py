@@ -1,6 +1,6 @@
 """The Sudoku task of the MDM trainer (:mod:`mi_core.train.mdm`): ``python -m mi_core train sudoku --out PATH``.
 
-Data (``mi_core.train.sudoku_data``): cached pools of solved grids and graded puzzles (hard ones drawn more
+Data (``mi_core.domains.sudoku.data``): cached pools of solved grids and graded puzzles (hard ones drawn more
 often), on-policy states from the model's own sequential decoding, all held and transformed on the device.
 Validation decodes held-out generated puzzles (graded like the training ones) sequentially; the best
 weights are those with the highest validation accuracy. ``--init`` starts from another model's weights
@@ -20,11 +20,7 @@ import numpy as np
 import torch
 
 from mi_core.decoding import decode_final, make_strategy
-from mi_core.models.sudoku_mdm import SudokuMDM, SudokuMDMConfig, load_sudoku_mdm, masked_ce, save_sudoku_mdm
-from mi_core.scale import distributed
-from mi_core.train.mdm import use_bf16
-from mi_core.train.onpolicy import onpolicy_states
-from mi_core.train.sudoku_data import (
+from mi_core.domains.sudoku.data import (
     POOL_DIR,
     DeviceBatches,
     PoolSpec,
@@ -32,6 +28,10 @@ from mi_core.train.sudoku_data import (
     load_or_build_pools,
     read_pool_file,
 )
+from mi_core.domains.sudoku.mdm import SudokuMDM, SudokuMDMConfig, load_sudoku_mdm, masked_ce, save_sudoku_mdm
+from mi_core.domains.sudoku.onpolicy import onpolicy_states
+from mi_core.scale import distributed
+from mi_core.train.mdm import use_bf16
 
 # ranges of this trainer's own options (the shared ones are in mi_core.options.RANGES)
 TRAIN_RANGES = {"max_harden": (0, 100_000), "hard_power": (0, 10), "onpolicy_frac": (0, 1), "onpolicy_every": (0, 10**9),

@@ -7,7 +7,7 @@ Three kinds of state, mixed per batch:
   revealed (the states sequential decoding passes through); puzzles are drawn with weight
   ``(1 + grade) ** hard_power``, so hard ones come up more often;
 - on-policy: partial grids the model's own sequential decoding reached while still consistent with the
-  solution (``mi_core.train.onpolicy``), held in a ring buffer on the device.
+  solution (``mi_core.domains.sudoku.onpolicy``), held in a ring buffer on the device.
 Every example gets a fresh random transform (digit relabelling, band/stack and row/column permutations,
 transpose), built as one cell gather and one digit gather per batch, so nothing leaves the device.
 """
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import torch
 
-from mi_core.domains.sudoku_pool import (  # noqa: F401  (re-exported: the pools' old home)
+from mi_core.domains.sudoku.pool import (  # noqa: F401  (re-exported: the pools' old home)
     POOL_DIR,
     PoolSpec,
     build_graded_pool,
