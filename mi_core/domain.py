@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, ClassVar, Protocol, runtime_checkable
@@ -411,7 +412,8 @@ class _Registry(dict):
 
 
 DOMAINS: dict[str, Domain] = _Registry()
-_builtin = {"loaded": False}
+_builtin = {"loaded": False, "loading": False}
+_builtin_lock = threading.RLock()  # a page's thread and the app's warm-up thread may look up at once
 
 
 BUILTIN = "mi_core.domains.builtin"  # the module that registers the domains shipped with MI Lens
@@ -423,8 +425,15 @@ def load_builtin() -> None:
     imports a domain package, and a fresh worker process finds the same domains as its parent."""
     if _builtin["loaded"]:
         return
-    _builtin["loaded"] = True
-    importlib.import_module(BUILTIN)
+    with _builtin_lock:  # another thread waits here until every shipped domain is registered
+        if _builtin["loaded"] or _builtin["loading"]:  # loading: a register() call made by that import
+            return
+        _builtin["loading"] = True
+        try:
+            importlib.import_module(BUILTIN)
+        finally:
+            _builtin["loading"] = False
+        _builtin["loaded"] = True
 
 
 

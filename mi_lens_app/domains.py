@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mi_core.domain import DOMAINS, ROOT, Domain, get_domain  # noqa: F401  (re-exported: pages read them from here)  # noqa: F401  (the core's registry is the app's)
+from mi_core.domain import DOMAINS, ROOT, Domain, get_domain  # noqa: F401  (re-exported: the core's registry is the app's)
 from mi_core.domains import protein
 from mi_core.domains.sudoku import (
     PuzzleRecord,
