@@ -26,6 +26,7 @@ start)
     fi
     rm -rf "$run/src"; git worktree prune
     git worktree add -q --detach "$run/src" HEAD
+    ln -sfn "$(cd .. && pwd)/shared" "$run/shared"  # ../shared (the evaluation sets to --exclude) as seen from the checkout
     read -r -a options < "$tracked/options"
     if [ -f "$run/model.ckpt" ]; then mode=(--resume); else mode=(--force); fi
     (cd "$run/src" && nohup nice -n 5 python3 -m mi_core train sudoku --out "$run/model.safetensors" "${mode[@]}" \

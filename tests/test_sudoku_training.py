@@ -188,6 +188,11 @@ def test_peer_bias_warm_start_computes_what_the_file_does():
     with torch.no_grad():
         biased.peer_gain.fill_(2.0)
     assert not torch.allclose(base(x).logits, biased(x).logits)
+    from mi_core.train.mdm import optimizer
+
+    groups = optimizer(biased, TrainConfig()).param_groups  # the bias learns faster than the rest, undecayed
+    assert [g["lr_scale"] for g in groups] == [1.0, 30.0] and groups[1]["params"] == [biased.peer_gain]
+    assert len(optimizer(base, TrainConfig()).param_groups) == 1
 
 
 def test_deep_supervision_keeps_the_last_iterations_and_truncates_gradients():

@@ -78,7 +78,13 @@ class EMA:
 
 
 def optimizer(model, cfg) -> torch.optim.Optimizer:
-    return torch.optim.AdamW(model.parameters(), lr=cfg.lr, betas=(0.9, 0.98), weight_decay=cfg.weight_decay)
+    """AdamW; parameters named in ``model.lr_scales`` (name -> factor) learn at that multiple of the rate
+    (e.g. a peer bias that starts at zero and must grow to a few units in a short fine-tune)."""
+    scales = getattr(model, "lr_scales", {})
+    plain = [p for n, p in model.named_parameters() if n not in scales]
+    groups = [{"params": plain, "lr_scale": 1.0}]
+    groups += [{"params": [p], "lr_scale": scales[n], "weight_decay": 0.0} for n, p in model.named_parameters() if n in scales]
+    return torch.optim.AdamW(groups, lr=cfg.lr, betas=(0.9, 0.98), weight_decay=cfg.weight_decay)
 
 
 def use_bf16(cfg, device, log=print) -> bool:
@@ -173,7 +179,7 @@ def _update(task, net, model, opt, ema, lr: float, autocast) -> torch.Tensor:
     """One optimiser step at learning rate ``lr`` on the task's next batch (clipped; the EMA follows);
     returns the loss."""
     for group in opt.param_groups:
-        group["lr"] = lr
+        group["lr"] = lr * group.get("lr_scale", 1.0)
     loss = _loss(task, net, task.batch(), autocast)
     opt.zero_grad(set_to_none=True)
     loss.backward()
