@@ -1,6 +1,7 @@
 """``python -m mi_core <command> ...``: dispatch to each command's own ``main(argv)``.
 
-Each command lives in its own module so that ``--help`` of one never imports the others' dependencies.
+Each engine command lives in its own module so that ``--help`` of one never imports the others'
+dependencies; a domain brings the commands only it has (``Domain.commands``, listed after these).
 Errors about the user's input (a bad puzzle, a missing file, an unknown sampler) print one clear line
 and exit with status 2; they never show a traceback.
 """
@@ -13,17 +14,14 @@ import os
 import sys
 import unicodedata
 
+from mi_core.domain import domain_commands
 from mi_core.options import ArgumentParser
 
 COMMANDS = {
     "train": ("mi_core.commands.train", "train a model: train sudoku ..."),
     "bench": ("mi_core.commands.bench", "decode inputs with a sampler and score them: bench DOMAIN ..."),
-    "bench-suite": ("mi_core.bench.suite", "sequential and top-k on the shared puzzle sets, into BENCHMARKS.md"),
-    "generate": ("mi_core.commands.generate", "sample sequences from a model: generate protein --length 80 ..."),
     "sweep": ("mi_core.bench.sweep", "run a grid of samplers and parameters: sweep DOMAIN ..."),
-    "diagnose": ("mi_core.bench.failures", "why a parallel sampler fails where sequential succeeds: diagnose sudoku ..."),
     "probe": ("mi_core.commands.probe", "exact pairwise MI by perturbation probing: probe DOMAIN ..."),
-    "bench-probe": ("mi_core.bench.probe", "measure forward throughput and the exact probe's speed"),
     "estimate": ("mi_core.commands.estimate", "MI matrix from the neural estimator: estimate DOMAIN ..."),
     "eval-estimator": ("mi_core.bench.estimator", "compare estimator and exact probe: eval-estimator DOMAIN ..."),
     "make-estimator-data": ("mi_core.train.estimator_data", "exact-probe training shards for the estimator: make-estimator-data DOMAIN ..."),
@@ -55,10 +53,25 @@ def build_parser() -> argparse.ArgumentParser:
     parser = ArgumentParser(prog="python -m mi_core", description="MI Lens: pairwise MI of masked diffusion models "
                             "and the decoders that use it.", formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
-    for name, (_, text) in COMMANDS.items():
+    listed = {name: text for name, (_, text) in COMMANDS.items()}
+    listed.update({name: c.help for name, c in domain_commands().items()})
+    for name, text in listed.items():
         sub = commands.add_parser(name, help=text, add_help=False, prefix_chars="\0")
         sub.add_argument("rest", nargs=argparse.REMAINDER)
     return parser
+
+
+def find_command(name: str):
+    """The ``main(argv)`` of command ``name`` (None: no such command); an engine command's module is
+    imported only now. Prints the one line and exits 2 when its module cannot be imported."""
+    if name in COMMANDS:
+        try:
+            return importlib.import_module(COMMANDS[name][0]).main
+        except ModuleNotFoundError as err:
+            print(f"error: command {name!r} is not available in this build ({err})", file=sys.stderr)
+            raise SystemExit(2) from None
+    command = domain_commands().get(name)
+    return None if command is None else command.main
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -71,18 +84,14 @@ def main(argv: list[str] | None = None) -> int:
     if problem:
         print(f"error: {problem}", file=sys.stderr)
         return 2
-    if name not in COMMANDS:
-        print(f"error: unknown command {name!r}; choose one of {', '.join(COMMANDS)} "
-              "(python -m mi_core --help)", file=sys.stderr)
-        return 2
-    build_parser().parse_args(argv)  # the command's own parser checks the rest
     try:
-        module = importlib.import_module(COMMANDS[name][0])
-    except ModuleNotFoundError as err:
-        print(f"error: command {name!r} is not available in this build ({err})", file=sys.stderr)
-        return 2
-    try:
-        return module.main(rest) or 0
+        command = find_command(name)
+        if command is None:
+            names = [*COMMANDS, *domain_commands()]
+            print(f"error: unknown command {name!r}; choose one of {', '.join(names)} "
+                  "(python -m mi_core --help)", file=sys.stderr)
+            return 2
+        return command(rest) or 0
     except SystemExit as done:  # argparse: --help (0) or a bad option (2), its one line already printed
         return done.code if isinstance(done.code, int) else (0 if done.code is None else 2)
     except USER_ERRORS as err:

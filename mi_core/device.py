@@ -12,13 +12,18 @@ def pick_device(name: str | None = None, threads: int | None = None) -> torch.de
     to ``threads`` when it is given (0 or None: torch's choice).
 
     Raises:
-        ValueError: when ``name`` asks for CUDA on a machine without it.
+        ValueError: a name that is not ``auto``, ``cpu`` or ``cuda[:N]``, or CUDA on a machine without it.
     """
     if threads:
         torch.set_num_threads(threads)
     if name in (None, "", "auto"):
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    device = torch.device(name)
+    try:
+        device = torch.device(name)
+    except RuntimeError:
+        device = None
+    if device is None or device.type not in ("cpu", "cuda"):
+        raise ValueError(f"unknown device {name!r}; choose auto (CUDA when present), cpu or cuda")
     if device.type == "cuda" and not torch.cuda.is_available():
         raise ValueError(f"device {name!r} requested but CUDA is not available on this machine")
     return device

@@ -114,3 +114,14 @@ def parse_lengths(spec: str) -> tuple[int, int]:
     if lo_n < 1 or hi_n < lo_n:
         raise ValueError(f"--lengths {spec!r}: need 1 <= LO <= HI")
     return lo_n, hi_n
+
+
+def parse_sets(pairs: list[str]) -> dict[str, str]:
+    """``["k=4", "gamma=0.2"]`` -> ``{"k": "4", "gamma": "0.2"}``; raises ValueError on a malformed pair."""
+    params = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise ValueError(f"--set expects key=value, got {pair!r}")
+        params[key.strip()] = value.strip()
+    return params

@@ -1,7 +1,7 @@
 """The puzzles a user picks in the app's domains (no streamlit, no torch).
 
-The domains are the core's registry (:mod:`mi_core.domains.registry`): each
-:class:`~mi_core.domains.base.Domain` names its layout (a Sudoku grid, or a sequence of any length), where
+The domains are the core's registry (:mod:`mi_core.domain`): each
+:class:`~mi_core.domain.Domain` names its layout (a Sudoku grid, or a sequence of any length), where
 its model, MI estimator and order selector come from. Pages branch only on the layout (``"grid"`` or
 ``"sequence"``), which picks the figure builders, so a domain registered in the core shows up here. Sequence inputs (proteins: presets, pasted text, FASTA uploads and
 masking) are read in :mod:`mi_lens_app.sequences`.
@@ -17,16 +17,15 @@ from pathlib import Path
 
 import numpy as np
 
+from mi_core.domain import DOMAINS, ROOT, Domain, get_domain  # noqa: F401  (re-exported: the core's registry is the app's)
 from mi_core.domains import protein
-from mi_core.domains.base import ROOT, Domain  # noqa: F401  (re-exported: pages read them from here)
-from mi_core.domains.registry import DOMAINS, get_domain  # noqa: F401  (the core's registry is the app's)
 from mi_core.domains.sudoku import (
     PuzzleRecord,
     SudokuFormatError,
     validate,
 )
-from mi_core.domains.sudoku_gen import random_puzzle
-from mi_core.domains.sudoku_solver import count_solutions
+from mi_core.domains.sudoku.generator import random_puzzle
+from mi_core.domains.sudoku.solver import count_solutions
 
 PRESETS_PATH = ROOT / "assets" / "examples" / "sudoku_presets.json"
 MAX_UPLOAD_BYTES = 5 * 2**20

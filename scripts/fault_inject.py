@@ -33,13 +33,13 @@ from pathlib import Path
 EASY = "..9.7.1.....2.8...2...3...4.9.........8....311.6...52.....6327.....9.6...1...7.5."
 SEED_MODEL = """
 import sys, torch
-from mi_core.models.sudoku_mdm import SudokuMDM, SudokuMDMConfig, save_sudoku_mdm
+from mi_core.domains.sudoku.mdm import SudokuMDM, SudokuMDMConfig, save_sudoku_mdm
 torch.manual_seed(0)
 save_sudoku_mdm(SudokuMDM(SudokuMDMConfig(d_model=32, n_layers=1, n_heads=2, d_ff=32)), sys.argv[1])
 """
 LOAD = """
 import sys
-from mi_core.models.sudoku_mdm import load_sudoku_mdm
+from mi_core.domains.sudoku.mdm import load_sudoku_mdm
 print(load_sudoku_mdm(sys.argv[1]).cfg.d_model)
 """
 

@@ -16,4 +16,4 @@ python -m mi_core make-estimator-data protein --model assets/protein_mdm.safeten
 python -m mi_core train-estimator --data "$OUT" --out assets/protein_mi_estimator.safetensors --threads 1 --force
 python -m mi_core eval-estimator protein --model assets/protein_mdm.safetensors \
     --estimator assets/protein_mi_estimator.safetensors --fasta "$FASTA" --states 40 --seed 0 --threads 1 \
-    --json assets/benchmarks/eval_estimator_protein.json --force
+    --json assets/benchmarks/eval_estimator_protein.json --markdown BENCHMARKS.md --force

@@ -21,15 +21,15 @@ python -m mi_core train sudoku --out runs/s13/sudoku_mdm.safetensors --threads 1
     --puzzle-frac 0.4 --onpolicy-frac 0.2 --onpolicy-every 100 --onpolicy-puzzles 128 --eval-every 500 \
     --eval-puzzles 200 --log-every 50 --init ../shared/models/sudoku_mdm_h200/sudoku_mdm.safetensors \
     --exclude $DATA/kaggle_graded_dev.csv --exclude $DATA/top1465.txt --exclude $DATA/clue17_dev.txt
-python scripts/grade_report.py --dev $DATA/kaggle_graded_dev.csv --pool runs/pools/pool_4e5cabd516c8.npz \
+python scripts/studies/grade_report.py --dev $DATA/kaggle_graded_dev.csv --pool runs/pools/pool_4e5cabd516c8.npz \
     --json assets/benchmarks/sudoku_grade.json
-python scripts/bench_data.py --pool runs/pools/pool_4e5cabd516c8.npz --json assets/benchmarks/sudoku_data_speed.json
+python scripts/studies/bench_data.py --pool runs/pools/pool_4e5cabd516c8.npz --json assets/benchmarks/sudoku_data_speed.json
 cp runs/s13/sudoku_mdm.safetensors assets/sudoku_mdm_hard.safetensors; cp runs/s13/sudoku_mdm.json assets/sudoku_mdm_hard.json
 for m in assets/sudoku_mdm_hard ../shared/models/sudoku_mdm_h200/sudoku_mdm; do for set in kaggle_graded_dev.csv clue17_dev.txt top1465.txt; do
     python -m mi_core bench sudoku --puzzles $DATA/$set --limit 500 --sampler sequential --bf16 --model $m.safetensors \
         --json runs/bench_$(basename $(dirname $m))_$set.json --force
 done; done  # copied to assets/benchmarks/sudoku_mdm_{hard,h200}_{kaggle,clue17,top1465}.json
-python scripts/paired_sudoku.py ../shared/models/sudoku_mdm_h200/sudoku_mdm.safetensors assets/sudoku_mdm_hard.safetensors
+python scripts/studies/paired_sudoku.py ../shared/models/sudoku_mdm_h200/sudoku_mdm.safetensors assets/sudoku_mdm_hard.safetensors
 # 1c. what stands on it, re-derived (about 25 min of probing, 6 min of estimator training, 45 min of selector
 #     training, 70 min of questions on one thread): estimator data, estimator, order selector, fidelity, and
 #     the three decoding questions (tuned on other puzzles than those scored)
@@ -45,16 +45,18 @@ PYTHONPATH=. python scripts/training_summary.py assets/sudoku_order_selector_har
     assets/sudoku_order_selector_hard_training.md --command "python -m mi_core train-order sudoku ..."
 python -m mi_core eval-estimator sudoku --puzzles "$DATA/kaggle_graded_dev.csv" --states 60 --threads 1 \
     --model assets/sudoku_mdm_hard.safetensors --estimator assets/sudoku_mi_estimator_hard.safetensors \
-    --json assets/benchmarks/eval_estimator_hard.json --section eval-estimator-hard --force
-PYTHONPATH=. python scripts/hard_questions.py --model assets/sudoku_mdm_hard.safetensors \
+    --json assets/benchmarks/eval_estimator_hard.json --section eval-estimator-hard --markdown BENCHMARKS.md --force
+PYTHONPATH=. python scripts/studies/hard_questions.py --model assets/sudoku_mdm_hard.safetensors \
     --estimator assets/sudoku_mi_estimator_hard.safetensors --json assets/benchmarks/hard_questions.json
-PYTHONPATH=. python scripts/hard_questions.py --model assets/sudoku_mdm_hard.safetensors \
+PYTHONPATH=. python scripts/studies/hard_questions.py --model assets/sudoku_mdm_hard.safetensors \
     --estimator assets/sudoku_mi_estimator_hard.safetensors --selector assets/sudoku_order_selector_hard.safetensors \
     --merge --json assets/benchmarks/hard_questions.json --markdown BENCHMARKS.md
 
 # Every step below was run with the first Sudoku model (6 layers), the default before 2026-11-30; these
 # variables make the commands that name no model use it again (the app and the CLI read them).
 export MI_LENS_SUDOKU_MODEL=assets/sudoku_mdm.safetensors MI_LENS_SUDOKU_ESTIMATOR=assets/sudoku_mi_estimator.safetensors
+# their tables are in the archive (docs/archive/sudoku_first_model.md), except bench-probe's and the proteins'
+ARCHIVE=docs/archive/sudoku_first_model.md
 export MI_LENS_SUDOKU_SELECTOR=assets/sudoku_order_selector.safetensors
 
 # 2a. column 1: estimator data, estimator, fidelity
@@ -63,27 +65,27 @@ python -m mi_core make-estimator-data sudoku --model assets/sudoku_mdm.safetenso
 python -m mi_core train-estimator --data runs/estimator_data/final --out assets/sudoku_mi_estimator.safetensors --threads 1 \
     --force
 python -m mi_core eval-estimator sudoku --puzzles "$DATA/kaggle_graded_dev.csv" --states 60 --threads 1 \
-    --json assets/benchmarks/eval_estimator.json --force
+    --json assets/benchmarks/eval_estimator.json --markdown "$ARCHIVE" --force
 
 # 2b. column 2: decoding and probe benchmarks
-python -m mi_core bench-suite sudoku --data "$DATA" --limit 500 --bf16 --force
-python -m mi_core bench-probe --threads 1 --json assets/benchmarks/bench_probe.json --force
+python -m mi_core bench-suite sudoku --data "$DATA" --limit 500 --bf16 --markdown "$ARCHIVE" --force
+python -m mi_core bench-probe --threads 1 --json assets/benchmarks/bench_probe.json --markdown BENCHMARKS.md --force
 for set in "kaggle_graded_dev.csv Expert" "kaggle_graded_dev.csv Hard" "top1465.txt" "clue17_dev.txt"; do
     read -r file level <<<"$set"
     name=${file%.*}${level:+_$level}
     python -m mi_core sweep sudoku --puzzles "$DATA/$file" ${level:+--level $level} --limit 200 --bf16 --merge \
         --samplers sequential,topk,top_margin,eb,threshold,mask_predict --name "$name" \
-        --json "assets/benchmarks/sweep_${name}.json" --markdown BENCHMARKS.md
+        --json "assets/benchmarks/sweep_${name}.json" --markdown "$ARCHIVE"
     python -m mi_lens_app.sweep_plot "assets/benchmarks/sweep_${name}.json" "assets/benchmarks/sweep_${name}.html" --plotlyjs beside --force
     # after 2a: the MI-guided rows join the same table
     python -m mi_core sweep sudoku --puzzles "$DATA/$file" ${level:+--level $level} --limit 200 --bf16 --merge \
-        --samplers mi --name "$name" --json "assets/benchmarks/sweep_${name}.json" --markdown BENCHMARKS.md
+        --samplers mi --name "$name" --json "assets/benchmarks/sweep_${name}.json" --markdown "$ARCHIVE"
     python -m mi_lens_app.sweep_plot "assets/benchmarks/sweep_${name}.json" "assets/benchmarks/sweep_${name}.html" --plotlyjs beside --force
 done
 for level in Expert Hard; do  # larger lambda, tried after the default grid
     python -m mi_core sweep sudoku --puzzles "$DATA/kaggle_graded_dev.csv" --level $level --limit 200 --bf16 --merge \
         --grid "mi:gamma=0.3,0.6,1;lam=5,10" --name "kaggle_graded_dev_$level" \
-        --json "assets/benchmarks/sweep_kaggle_graded_dev_$level.json" --markdown BENCHMARKS.md
+        --json "assets/benchmarks/sweep_kaggle_graded_dev_$level.json" --markdown "$ARCHIVE"
     python -m mi_lens_app.sweep_plot "assets/benchmarks/sweep_kaggle_graded_dev_$level.json" "assets/benchmarks/sweep_kaggle_graded_dev_$level.html" --plotlyjs beside --force
 done
 
@@ -117,30 +119,30 @@ python -m mi_core diagnose sudoku --puzzles "$DATA/kaggle_graded_dev.csv" --leve
     --sampler "mi:gamma=0.3;lam=1" --sampler "mi:gamma=1;lam=1" --sampler "mi:gamma=1;lam=0.5;relative=true" \
     --sampler "mi:gamma=2;lam=1;relative=true" --sampler "eb:gamma=0.2" --sampler "eb:gamma=0.5" \
     --sampler "topk:k=4" --bf16 --threads 1 --json assets/benchmarks/diagnose_kaggle_Hard.json \
-    --section diagnose-kaggle-hard --force
+    --section diagnose-kaggle-hard --markdown "$ARCHIVE" --force
 for set in "kaggle_graded_dev.csv Expert" "kaggle_graded_dev.csv Hard" "top1465.txt" "clue17_dev.txt"; do
     read -r file level <<<"$set"
     name=${file%.*}${level:+_$level}
     python -m mi_core sweep sudoku --puzzles "$DATA/$file" ${level:+--level $level} --limit 200 --bf16 --merge \
         --grid "mi:gamma=0.3,0.6,1,1.5,2,3;lam=0.25,0.5,1,2;relative=true" --name "$name" \
-        --json "assets/benchmarks/sweep_${name}.json" --markdown BENCHMARKS.md
+        --json "assets/benchmarks/sweep_${name}.json" --markdown "$ARCHIVE"
     python -m mi_lens_app.sweep_plot "assets/benchmarks/sweep_${name}.json" "assets/benchmarks/sweep_${name}.html" --plotlyjs beside --force
 done
-python scripts/compare_frontiers.py assets/benchmarks/sweep_kaggle_graded_dev_Hard.json \
+python scripts/studies/compare_frontiers.py assets/benchmarks/sweep_kaggle_graded_dev_Hard.json \
     assets/benchmarks/sweep_kaggle_graded_dev_Expert.json assets/benchmarks/sweep_top1465.json \
-    assets/benchmarks/sweep_clue17_dev.json
+    assets/benchmarks/sweep_clue17_dev.json --markdown "$ARCHIVE"
 # the learned order's rank-mode ablation (numbers quoted in the bench-order section)
 python - <<'PY'
 from pathlib import Path
-from mi_core.models.sudoku_mdm import load_sudoku_mdm
-from mi_core.bench.order import pick_records, run
+from mi_core.domains.sudoku.mdm import load_sudoku_mdm
+from mi_core.domains.sudoku.bench_order import pick_records, run
 model = load_sudoku_mdm("assets/sudoku_mdm.safetensors")
 recs = pick_records(Path("../shared/data/sudoku/kaggle_graded_dev.csv"), 100)
 for T in (10, 15, 20):
     r = run(model, recs, "learned", {"steps": T, "mode": "rank"}, Path("assets/sudoku_order_selector.safetensors"), 0)
     print(T, r["accuracy"], r["mean_passes"], r["by_level"])
 PY
-bash scripts/protein_seed_noise.sh
+bash scripts/studies/protein_seed_noise.sh
 for v in false true; do  # estimated vs exact MI in the loop (section mi-exact-check, written by hand from these JSONs)
     python -m mi_core sweep sudoku --puzzles "$DATA/kaggle_graded_dev.csv" --level Hard --limit 40 \
         --grid "mi:gamma=1;lam=1;relative=$v" --grid "mi_exact:gamma=1;lam=1;eps=0.001;relative=$v" \
@@ -167,7 +169,7 @@ for lr in 1e-4 1e-5; do
         --eval-every 100 --eval-puzzles 100 --puzzle-pool 2000 --threads 1 --updates 100 --force
 done
 # paced thresholds and learned_mi budgets on puzzles 101-200 per level; the denoising term alone
-python scripts/order_experiments.py paced learned_mi finetune  # variants: after the two runs below
+python scripts/studies/order_experiments.py paced learned_mi finetune  # variants: after the two runs below
 # the Sudoku benchmark with paced, learned_mi and the sequential ceiling (section bench-order)
 python -m mi_core bench-order sudoku --puzzles "$DATA/kaggle_graded_dev.csv" --per-level 100 --threads 1 \
     --json assets/benchmarks/order_kaggle_graded_dev.json --force
@@ -186,7 +188,7 @@ python -m mi_core train-order sudoku --steps-budget 5,10,15,20 --out runs/order_
 cp runs/order_v2/kl03/selector.safetensors assets/sudoku_order_selector_kl0.3.safetensors  # and .json, _posterior.*
 python -m mi_core bench-order sudoku --puzzles "$DATA/kaggle_graded_dev.csv" --per-level 100 --gammas "" \
     --selector assets/sudoku_order_selector_kl0.3.safetensors --json assets/benchmarks/order_kaggle_graded_dev_kl0.3.json --threads 1 --force
-python scripts/order_experiments.py variants
+python scripts/studies/order_experiments.py variants
 # the spread of trained selectors: KL weight 0.1, and KL weight 0.3 with seed 1 (25 min each, side by side)
 python -m mi_core train-order sudoku --steps-budget 5,10,15,20 --out runs/order_v3/kl01/selector.safetensors \
     --log runs/order_v3/kl01.jsonl --kl-weight 0.1 --batch 16 --samples 4 --tau 0.1 --lr 1e-3 --eval-every 50 \
@@ -194,8 +196,8 @@ python -m mi_core train-order sudoku --steps-budget 5,10,15,20 --out runs/order_
 python -m mi_core train-order sudoku --steps-budget 5,10,15,20 --seed 1 --out runs/order_v3/kl03s1/selector.safetensors \
     --log runs/order_v3/kl03s1.jsonl --kl-weight 0.3 --batch 16 --samples 4 --tau 0.1 --lr 1e-3 --eval-every 50 \
     --eval-puzzles 100 --puzzle-pool 2000 --threads 1 --time-budget 1500 --force
-python scripts/order_experiments.py variants
-python scripts/order_experiments.py spread
+python scripts/studies/order_experiments.py variants
+python scripts/studies/order_experiments.py spread
 
 # --- 2026-12-01: the older Sudoku tables on the hard-data model (fp32: this session's CPU has no native
 # bf16, where autocast ran 5-9x slower than fp32); two of these loops ran side by side, one thread each ---
@@ -219,13 +221,13 @@ for set in "kaggle_graded_dev.csv Expert" "kaggle_graded_dev.csv Hard" "top1465.
     python -m mi_core sweep sudoku --model $HARD --puzzles "$DATA/$file" ${level:+--level $level} --limit 200 --merge \
         --grid "eb:gamma=0.01,0.02,0.05" --name "$name" --json "assets/benchmarks/sweep_${name}.json" --markdown BENCHMARKS.md
 done
-PYTHONPATH=. python scripts/compare_frontiers.py assets/benchmarks/sweep_hard_*.json --budgets 8,10,12,15,20,25 \
+PYTHONPATH=. python scripts/studies/compare_frontiers.py assets/benchmarks/sweep_hard_*.json --budgets 8,10,12,15,20,25 \
     --section frontier-compare-hard --title "Samplers at equal passes on the hard-data model"
 python -m mi_core diagnose sudoku --model $HARD --puzzles "$DATA/kaggle_graded_dev.csv" --level Hard --limit 200 \
     --sampler "mi:gamma=0.3;lam=1" --sampler "mi:gamma=1;lam=1" --sampler "mi:gamma=1;lam=2" \
     --sampler "mi:gamma=1;lam=0.5;relative=true" --sampler "mi:gamma=2;lam=1;relative=true" \
     --sampler "eb:gamma=0.2" --sampler "eb:gamma=0.5" --sampler "topk:k=4" --threads 1 \
-    --json assets/benchmarks/diagnose_hard_kaggle_Hard.json --section diagnose-hard-kaggle-hard --force
+    --json assets/benchmarks/diagnose_hard_kaggle_Hard.json --section diagnose-hard-kaggle-hard --markdown BENCHMARKS.md --force
 # two processes side by side (T = 5, 10, 15 without the eb/mi grid; T = 20 with it), their rows then joined
 python -m mi_core bench-order sudoku --model $HARD --puzzles "$DATA/kaggle_graded_dev.csv" --per-level 100 --threads 1 \
     --no-bf16 --budgets 5,10,15 --gammas "" --selector assets/sudoku_order_selector_hard.safetensors \
@@ -234,7 +236,7 @@ python -m mi_core bench-order sudoku --model $HARD --puzzles "$DATA/kaggle_grade
     --no-bf16 --budgets 20 --selector assets/sudoku_order_selector_hard.safetensors \
     --json runs/order_hard_T20.json --force
 # which model shapes the CPU app can afford (one thread)
-PYTHONPATH=. python scripts/arch_budget.py --json assets/benchmarks/arch_budget.json --markdown BENCHMARKS.md
+PYTHONPATH=. python scripts/studies/arch_budget.py --json assets/benchmarks/arch_budget.json --markdown BENCHMARKS.md
 # the looped warm start before any training: the default weights applied twice, on dev puzzles 501-600
 python -m mi_core bench sudoku --model runs/loop2/sudoku_mdm.safetensors --puzzles runs/tune_dev.csv --limit 100 \
     --sampler sequential --json runs/loop2_b100.json   # runs/loop2: the default model's files, "loops": 2 in its .json; runs/tune_dev.csv: the header and puzzles 501-1000 (assets/benchmarks/loop_warm_start_dev501_600.json)

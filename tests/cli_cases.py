@@ -155,6 +155,7 @@ def cases() -> list[tuple[str, str, list[str]]]:
                                                            "--estimator", "assets/protein_mi_estimator.safetensors"]),
         ("probe-oracle4-too-short", "other", ["probe", "oracle4", "--puzzle", "12", "--no-progress"]),
         ("generate-template-arabic-digit", "other", [*gen, "--template", "MK\u0663__"]),
+        ("bench-device-tpu", "other", [*bench, "--device", "tpu"]),
         # help must exit 0
         ("train-help", "help", ["train", "--help"]),
     ]

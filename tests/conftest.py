@@ -10,7 +10,7 @@ SHIPPED_MDM = "assets/sudoku_mdm.safetensors"
 @pytest.fixture
 def tiny_mdm():
     """A tiny randomly initialised 9x9 Sudoku MDM (fast; for shapes and invariants)."""
-    from mi_core.models.sudoku_mdm import SudokuMDM, SudokuMDMConfig
+    from mi_core.domains.sudoku.mdm import SudokuMDM, SudokuMDMConfig
 
     torch.manual_seed(0)
     return SudokuMDM(SudokuMDMConfig(box=3, d_model=32, n_layers=1, n_heads=2, d_ff=64)).eval()
@@ -19,7 +19,7 @@ def tiny_mdm():
 @pytest.fixture
 def model_path(tmp_path, tiny_mdm):
     """The tiny MDM saved as safetensors + JSON, for command-line tests."""
-    from mi_core.models.sudoku_mdm import save_sudoku_mdm
+    from mi_core.domains.sudoku.mdm import save_sudoku_mdm
 
     path = tmp_path / "tiny.safetensors"
     save_sudoku_mdm(tiny_mdm, path)

@@ -16,8 +16,7 @@ SUDOKU_MODEL, SUDOKU_ESTIMATOR = Path("assets/sudoku_mdm.safetensors"), Path("as
 
 def oracle_inputs(count: int = 24, seed: int = 0):
     """``(entropy (B, 16), mi (B, 16, 16), masked (B, 16))`` float64 exact values of random 4x4 states."""
-    from mi_core.domains.oracle4 import all_solutions4, exact_pair_mi
-    from mi_core.models.oracle4 import Oracle4Model
+    from mi_core.domains.oracle4 import Oracle4Model, all_solutions4, exact_pair_mi
 
     rng = random.Random(seed)
     sols = all_solutions4()
@@ -36,9 +35,9 @@ def oracle_inputs(count: int = 24, seed: int = 0):
 
 def sudoku_inputs(count: int = 16, seed: int = 0):
     """The same from the shipped Sudoku MDM and estimator (float32 as the decode loop has them)."""
-    from mi_core.bench.probe import random_states
+    from mi_core.domains.sudoku.bench_probe import random_states
+    from mi_core.domains.sudoku.mdm import load_sudoku_mdm
     from mi_core.mi.estimator import estimate_mi, load_estimator
-    from mi_core.models.sudoku_mdm import load_sudoku_mdm
 
     model, est = load_sudoku_mdm(SUDOKU_MODEL), load_estimator(SUDOKU_ESTIMATOR, "cpu")
     rng = random.Random(seed)

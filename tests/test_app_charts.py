@@ -121,8 +121,8 @@ def expected_start(weights, puzzle: str) -> tuple[int, int]:
     """The most uncertain blank of ``puzzle`` under the test model and its most probable digit."""
     import torch
 
+    from mi_core.domains.sudoku.mdm import load_sudoku_mdm
     from mi_core.mi.estimator import load_estimator
-    from mi_core.models.sudoku_mdm import load_sudoku_mdm
     from mi_lens_app import core
     from mi_lens_app.domains import DOMAINS
 
@@ -165,7 +165,7 @@ def test_the_home_page_points_at_a_domain_switch_that_exists(env):
 def test_the_selected_cell_resets_on_a_switch_to_a_protein(env, tmp_path):
     import torch
 
-    from mi_core.models.protein_mdm import ProteinMDM, ProteinMDMConfig, save_protein_mdm
+    from mi_core.domains.protein.mdm import ProteinMDM, ProteinMDMConfig, save_protein_mdm
 
     torch.manual_seed(0)
     save_protein_mdm(ProteinMDM(ProteinMDMConfig(max_len=256, d_model=32, n_layers=1, n_heads=2, d_ff=64)),

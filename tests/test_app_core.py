@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from mi_core.domains.oracle4 import exact_pair_mi
+from mi_core.domains.oracle4 import Oracle4Model, exact_pair_mi
 from mi_core.domains.sudoku import (
     SUDOKU9,
     MultipleSolutionsError,
@@ -15,7 +15,6 @@ from mi_core.domains.sudoku import (
     SudokuFormatError,
 )
 from mi_core.mi.estimator import EstimatorConfig, MIEstimator
-from mi_core.models.oracle4 import Oracle4Model
 from mi_lens_app import benchmarks, core, exports, figures, graph
 from mi_lens_app.domains import DOMAINS, generate, load_presets, make_puzzle, read_upload
 

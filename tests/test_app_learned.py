@@ -12,8 +12,8 @@ import torch
 from streamlit.testing.v1 import AppTest
 
 from mi_core.decoding.selector import make_order_nets, save_order_net
+from mi_core.domains.sudoku.mdm import SudokuMDM, SudokuMDMConfig, save_sudoku_mdm
 from mi_core.mi.estimator import EstimatorConfig, MIEstimator, save_estimator
-from mi_core.models.sudoku_mdm import SudokuMDM, SudokuMDMConfig, save_sudoku_mdm
 from mi_lens_app import core, exports, figures, protein_figures, texts
 from mi_lens_app import selector as order
 from mi_lens_app.domains import DOMAINS, load_presets
@@ -181,7 +181,7 @@ def test_a_selector_trained_against_another_file_is_cautioned(env, tmp_path):
 @pytest.fixture
 def tiny_protein(env, tmp_path):
     """A tiny protein MDM, independent of the shipped one a training job may be rewriting."""
-    from mi_core.models.protein_mdm import ProteinMDM, ProteinMDMConfig, save_protein_mdm
+    from mi_core.domains.protein.mdm import ProteinMDM, ProteinMDMConfig, save_protein_mdm
 
     torch.manual_seed(0)
     save_protein_mdm(ProteinMDM(ProteinMDMConfig(max_len=256, d_model=32, n_layers=1, n_heads=2, d_ff=64)),

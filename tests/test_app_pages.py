@@ -11,8 +11,8 @@ import pytest
 import torch
 from streamlit.testing.v1 import AppTest
 
+from mi_core.domains.sudoku.mdm import SudokuMDM, SudokuMDMConfig, save_sudoku_mdm
 from mi_core.mi.estimator import EstimatorConfig, MIEstimator, save_estimator
-from mi_core.models.sudoku_mdm import SudokuMDM, SudokuMDMConfig, save_sudoku_mdm
 from mi_lens_app.domains import load_presets
 from mi_lens_app.figures import cell_order
 from mi_lens_app.texts import read_frame_line

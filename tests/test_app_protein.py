@@ -10,8 +10,8 @@ import torch
 from streamlit.testing.v1 import AppTest
 
 from mi_core.domains.protein import AMINO_ACIDS, MASK_ID, ProteinInputError, ProteinRecord, tokenize
+from mi_core.domains.protein.mdm import ProteinMDM, ProteinMDMConfig, save_protein_mdm
 from mi_core.mi.estimator import EstimatorConfig, MIEstimator, save_estimator
-from mi_core.models.protein_mdm import ProteinMDM, ProteinMDMConfig, save_protein_mdm
 from mi_lens_app import protein_figures
 from mi_lens_app.domains import DOMAINS
 from mi_lens_app.sequences import (
@@ -199,7 +199,7 @@ def test_mi_maps_preset_shows_the_sequence_views(env):
 
 
 def test_auto_model_says_why_it_fell_back_to_the_mdm(env, weights, tmp_path):
-    import mi_core.models.protein as protein_models
+    import mi_core.domains.protein.model as protein_models
 
     env.setenv("MI_LENS_PROTEIN_MODEL", "auto")
     env.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))  # no ESM-C weights anywhere

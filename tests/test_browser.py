@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 import torch
 
+from mi_core.domains.sudoku.mdm import SudokuMDM, SudokuMDMConfig, save_sudoku_mdm
 from mi_core.mi.estimator import EstimatorConfig, MIEstimator, save_estimator
-from mi_core.models.sudoku_mdm import SudokuMDM, SudokuMDMConfig, save_sudoku_mdm
 from mi_lens_app.serve import READY_LINE
 
 pytestmark = pytest.mark.browser

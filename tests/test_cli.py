@@ -170,9 +170,9 @@ def test_bench_json_records_settings_and_repo_relative_paths(tmp_path, model_pat
 
 
 def test_seeded_results_do_not_depend_on_batch_size(tiny_mdm):
-    from mi_core.bench.sudoku import evaluate
     from mi_core.decoding import make_strategy
     from mi_core.domains.sudoku import PuzzleRecord
+    from mi_core.domains.sudoku.bench import evaluate
 
     records = [PuzzleRecord(p, line=i + 1) for i, p in enumerate([EASY, OTHER] * 5)]
     for name, params, temperature in [("random", {"k": 4}, 0.0), ("random", {"k": 4}, 1.0),

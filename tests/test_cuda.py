@@ -22,8 +22,8 @@ import numpy as np
 import pytest
 import torch
 
-from mi_core.bench.probe import random_states
 from mi_core.decoding import decode, decode_final, make_strategy
+from mi_core.domains.sudoku.bench_probe import random_states
 from mi_core.mi.estimator import estimate_mi, load_estimator
 from mi_core.mi.probe import probe, probe_many
 
@@ -44,8 +44,8 @@ needs_assets = pytest.mark.skipif(not all(p.is_file() for p in (*SUDOKU, *PROTEI
 
 
 def _models(domain: str, device):
-    from mi_core.models.protein_mdm import load_protein_mdm
-    from mi_core.models.sudoku_mdm import load_sudoku_mdm
+    from mi_core.domains.protein.mdm import load_protein_mdm
+    from mi_core.domains.sudoku.mdm import load_sudoku_mdm
 
     model_path, est_path = SUDOKU if domain == "sudoku" else PROTEIN
     load = load_sudoku_mdm if domain == "sudoku" else load_protein_mdm
@@ -115,7 +115,7 @@ def check_samplers(device) -> None:
 
 def check_training_steps(device) -> None:
     from mi_core.decoding.selector import make_order_nets
-    from mi_core.models.sudoku_mdm import load_sudoku_mdm, masked_ce
+    from mi_core.domains.sudoku.mdm import load_sudoku_mdm, masked_ce
     from mi_core.order.elbo import order_loss, rollout
     from mi_core.train.estimator import TrainConfig, to_device, train_one
 
@@ -215,8 +215,9 @@ COMMANDS = [["train", "sudoku"], ["train", "protein"], ["bench", "sudoku"], ["be
 def test_every_command_takes_device(command, capsys):
     from mi_core.cli import COMMANDS as REGISTERED
     from mi_core.cli import main
+    from mi_core.domain import domain_commands
 
-    assert {c[0] for c in COMMANDS} == set(REGISTERED)
+    assert {c[0] for c in COMMANDS} == set(REGISTERED) | set(domain_commands())
     try:
         code = main([*command, "--help"])
     except SystemExit as stop:  # an entry point may exit on --help itself

@@ -17,13 +17,12 @@ from mi_core.decoding import (
     mi_greedy,
     strategy_params,
 )
-from mi_core.domains.oracle4 import InconsistentStateError, all_solutions4, exact_pair_mi
+from mi_core.domains.oracle4 import InconsistentStateError, Oracle4Model, all_solutions4, exact_pair_mi
 from mi_core.domains.sudoku import MASK_ID, SUDOKU4, to_tokens
-from mi_core.domains.sudoku_gen import random_puzzle
+from mi_core.domains.sudoku.generator import random_puzzle
+from mi_core.domains.sudoku.mdm import SudokuMDM, SudokuMDMConfig, load_sudoku_mdm
 from mi_core.mi.estimator import EstimatorConfig, MIEstimator, save_estimator
 from mi_core.mi.probe import probe
-from mi_core.models.oracle4 import Oracle4Model
-from mi_core.models.sudoku_mdm import SudokuMDM, SudokuMDMConfig, load_sudoku_mdm
 
 SHIPPED_MDM = Path(__file__).resolve().parents[1] / "assets" / "sudoku_mdm.safetensors"
 

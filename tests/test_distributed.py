@@ -48,7 +48,7 @@ def test_helpers_without_torchrun():
 
 @pytest.fixture
 def estimator_data(tmp_path, tiny_mdm, model_path):
-    from mi_core.decoding.sudoku_states import DataConfig, StateMix
+    from mi_core.domains.sudoku.states import DataConfig, StateMix
     from mi_core.train.estimator_data import run
 
     out = tmp_path / "data"

@@ -17,7 +17,7 @@ from mi_core.decoding import STRATEGIES
 
 @pytest.fixture
 def toy():
-    from mi_core.domains.registry import register, unregister
+    from mi_core.domain import register, unregister
 
     register(TOY)
     yield TOY
@@ -25,7 +25,7 @@ def toy():
 
 
 def test_registry_and_app_list_the_toy(toy):
-    from mi_core.domains.registry import cli_names, get_domain
+    from mi_core.domain import cli_names, get_domain
     from mi_lens_app.domains import DOMAINS, make_puzzle
 
     assert get_domain("toy6") is toy and "toy6" in cli_names()
@@ -35,7 +35,7 @@ def test_registry_and_app_list_the_toy(toy):
     with pytest.raises(ValueError, match="'z' at position 3 is not"):
         toy.parse_state("abz___")
     with pytest.raises(ValueError, match="already registered"):
-        from mi_core.domains.registry import register
+        from mi_core.domain import register
 
         register(TOY)
 
@@ -96,3 +96,64 @@ def test_estimator_data_every_sampler_and_bench(toy, tmp_path):
         assert result["n"] == 3 and 0 <= result["accuracy"] <= 1 and result["mean_passes"] >= 1, name
         if name in ("sequential", "mi_exact"):  # an exact model decoded one dependent value at a time
             assert result["accuracy"] == 1.0, name
+
+    estimate = tmp_path / "estimate.json"
+    assert cli.main(["estimate", "toy6", "--state", "ab____", "--estimator", str(estimator),
+                     "--json", str(estimate)]) == 0
+    assert np.asarray(json.loads(estimate.read_text())["mi"]).shape == (6, 6)
+    rows = tmp_path / "sweep.json"
+    assert cli.main(["sweep", "toy6", "--puzzles", str(puzzles), "--grid", "sequential", "--grid", "topk:k=1,3",
+                     "--grid", "mi:gamma=0.5", "--estimator", str(estimator), "--json", str(rows)]) == 0
+    swept = json.loads(rows.read_text())
+    assert [(r["sampler"], r["params"]) for r in swept] == [("sequential", {}), ("topk", {"k": "1"}),
+                                                            ("topk", {"k": "3"}), ("mi", {"gamma": "0.5"})]
+    assert swept[0]["accuracy"] == 1.0 and all(r["n"] == 3 for r in swept)
+
+
+def protocol_members(proto) -> set[str]:
+    """The methods a protocol declares (its data members may be set per instance)."""
+    return {n for n, v in vars(proto).items() if not n.startswith("_") and (callable(v) or isinstance(v, staticmethod))}
+
+
+def test_every_state_source_declares_the_protocol(toy):
+    """Each domain's state source (the shipped ones and the toy) has every member of ``StateSource``."""
+    from mi_core.domain import DOMAINS, HeldOutStates, StateSource
+
+    sources = [d.states for d in DOMAINS.values() if d.states is not None]
+    assert len(sources) >= 3
+    for source in sources:
+        missing = sorted(m for m in protocol_members(StateSource) if not hasattr(source, m))
+        assert missing == [], f"{source.__name__} lacks {missing}"
+        returns = source.held_out.__annotations__.get("return")
+        held = getattr(__import__(source.__module__, fromlist=["x"]), returns, source) if isinstance(returns, str) else source
+        missing = sorted(m for m in protocol_members(HeldOutStates) if not hasattr(held, m))
+        assert missing == [], f"{held.__name__} lacks {missing}"
+
+
+# modules of the Sudoku domain still outside its package (they move in with the next step)
+NOT_YET_MOVED = {"mi_core/domains/sudoku/mdm.py", "mi_core/domains/sudoku/train.py", "mi_core/domains/sudoku/data.py"}
+
+
+def test_no_domain_is_named_outside_the_domain_packages():
+    """No module outside ``mi_core/domains/`` imports a domain package or holds a domain's key or name as a
+    string (the registry finds the domains; files record their domain's key)."""
+    import ast
+    from pathlib import Path
+
+    from mi_core.domain import DOMAINS
+
+    names = {n for d in DOMAINS.values() for n in (d.key, *d.names)}
+    root = Path(__file__).resolve().parents[1]
+    bad = []
+    for path in sorted((root / "mi_core").rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        if rel.startswith("mi_core/domains/"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            module = node.module if isinstance(node, ast.ImportFrom) else None
+            imported = [a.name for a in node.names] if isinstance(node, ast.Import) else [module or ""]
+            if any(m.startswith("mi_core.domains") for m in imported):
+                bad.append(f"{rel}:{node.lineno} imports {imported}")
+            if isinstance(node, ast.Constant) and node.value in names:
+                bad.append(f"{rel}:{node.lineno} names {node.value!r}")
+    assert bad == []

@@ -16,10 +16,10 @@ import torch
 
 from mi_core.cli import main
 from mi_core.domains.protein import AMINO_ACIDS, MASK_ID, PAD_ID, tokenize
+from mi_core.domains.protein.mdm import ProteinMDM, ProteinMDMConfig, save_protein_mdm
+from mi_core.domains.protein.model import load_protein_model
 from mi_core.mi.probe import probe
 from mi_core.models.base import ModelFileError
-from mi_core.models.protein import load_protein_model
-from mi_core.models.protein_mdm import ProteinMDM, ProteinMDMConfig, save_protein_mdm
 
 ESM_ORDER = "LAGVSERTIDPKQNFYMHWC"  # ids 4..23 in esm's sequence vocabulary
 SEQS = ["MKTAYIAKQR", "GS_LVE"]
@@ -49,7 +49,7 @@ def esmc():
 
 @pytest.fixture
 def adapter(esmc):
-    from mi_core.models.esmc import ESMCAdapter
+    from mi_core.domains.protein.esmc import ESMCAdapter
 
     return ESMCAdapter(esmc)
 
@@ -99,7 +99,7 @@ def outputs(model, tokens):
 
 
 def test_ids_come_from_the_package_tokenizer(esmc):
-    from mi_core.models.esmc import esm_ids, translation_table
+    from mi_core.domains.protein.esmc import esm_ids, translation_table
 
     ids = esm_ids(esmc.tokenizer)
     assert ids["values"] == [4 + ESM_ORDER.index(aa) for aa in AMINO_ACIDS]
@@ -150,7 +150,7 @@ def test_padding_does_not_change_real_positions(adapter):
 
 
 def test_adapter_interface_and_bad_tokens(esmc):
-    from mi_core.models.esmc import ESMC_MAX_LEN, ESMCAdapter
+    from mi_core.domains.protein.esmc import ESMC_MAX_LEN, ESMCAdapter
 
     adapter = ESMCAdapter(esmc, max_len=8)
     assert adapter.mask_id == MASK_ID and adapter.value_tokens.tolist() == list(range(1, 21))
@@ -174,7 +174,7 @@ def test_probe_runs_on_esmc(adapter):
 
 
 def test_load_esmc_roundtrip(esmc, adapter, tmp_path):
-    from mi_core.models.esmc import load_esmc
+    from mi_core.domains.protein.esmc import load_esmc
 
     path = tmp_path / "esmc_64.pth"
     torch.save(esmc.state_dict(), path)
@@ -186,7 +186,7 @@ def test_load_esmc_roundtrip(esmc, adapter, tmp_path):
 
 
 def test_released_sizes_and_default_heads():
-    from mi_core.models.esmc import esmc_dims
+    from mi_core.domains.protein.esmc import esmc_dims
 
     def state(d, layers):
         return {"embed.weight": torch.zeros(64, d), **{f"transformer.blocks.{i}.attn.out_proj.weight": 0 for i in range(layers)}}
@@ -198,7 +198,7 @@ def test_released_sizes_and_default_heads():
 
 
 def test_weights_found_by_path_env_and_hf_cache(esmc_pth, tmp_path, monkeypatch, no_weights):
-    from mi_core.models.esmc import find_esmc_weights, load_esmc
+    from mi_core.domains.protein.esmc import find_esmc_weights, load_esmc
 
     model, path = esmc_pth
     tokens = ours(SEQS)
@@ -229,7 +229,7 @@ def test_weights_found_by_path_env_and_hf_cache(esmc_pth, tmp_path, monkeypatch,
 
 
 def test_hf_home_is_the_cache_parent(monkeypatch, tmp_path):
-    from mi_core.models.esmc import hf_hub_cache
+    from mi_core.domains.protein.esmc import hf_hub_cache
 
     monkeypatch.delenv("HF_HUB_CACHE", raising=False)
     monkeypatch.setenv("HF_HOME", str(tmp_path))
@@ -257,7 +257,7 @@ def test_resolver_loads_esmc_identically_from_each_place(esmc_pth, tmp_path, mon
 
 
 def test_bad_weight_files(tmp_path, esmc):
-    from mi_core.models.esmc import load_esmc
+    from mi_core.domains.protein.esmc import load_esmc
 
     with pytest.raises(ModelFileError, match="ESM-C weights not found"):
         load_esmc(tmp_path / "nope.pth")
@@ -337,7 +337,7 @@ def test_probe_protein_cli_with_esmc(esmc_pth, tmp_path, no_weights, capsys):
     res = json.loads(out.read_text())
     assert res["model"]["kind"] == "esmc" and res["sequence"] == "MK_LV_A" and res["masked_residues"] == [3, 6]
     assert np.array(res["mi"]).shape == (7, 7) and res["passes"] == 41
-    from mi_core.models.esmc import load_esmc
+    from mi_core.domains.protein.esmc import load_esmc
 
     direct = probe(load_esmc(path), torch.tensor(tokenize("MK_LV_A")))
     np.testing.assert_allclose(res["mi"], direct.mi.numpy(), rtol=1e-9, atol=1e-12)

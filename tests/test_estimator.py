@@ -11,6 +11,7 @@ from safetensors.torch import load_file
 
 from mi_core.cli import main as cli_main
 from mi_core.domains.sudoku import MASK_ID, SUDOKU4, parse_grid, to_tokens
+from mi_core.domains.sudoku.mdm import save_sudoku_mdm
 from mi_core.mi.estimator import (
     EstimatorConfig,
     EstimatorInputError,
@@ -25,7 +26,6 @@ from mi_core.mi.estimator import (
 from mi_core.mi.fidelity import fidelity, pair_values, rule_recovery, topk_hits
 from mi_core.mi.probe import probe
 from mi_core.models.base import ModelFileError
-from mi_core.models.sudoku_mdm import save_sudoku_mdm
 
 # Two puzzles of kaggle_graded_dev.csv (CC0) with their solutions.
 PUZZLES = [
@@ -233,7 +233,7 @@ def test_rule_recovery():
 
 
 def test_draw_states_sources(tiny_mdm):
-    from mi_core.decoding.sudoku_states import StateMix, draw_states
+    from mi_core.domains.sudoku.states import StateMix, draw_states
 
     puzzles = np.array([parse_grid(p) for p, _ in PUZZLES])
     solutions = np.array([parse_grid(s) for _, s in PUZZLES])
@@ -260,7 +260,7 @@ def test_draw_states_sources(tiny_mdm):
 
 @pytest.fixture
 def tiny_data(tmp_path, tiny_mdm):
-    from mi_core.decoding.sudoku_states import DataConfig, StateMix
+    from mi_core.domains.sudoku.states import DataConfig, StateMix
     from mi_core.train.estimator_data import run
 
     model_path = tmp_path / "mdm.safetensors"
@@ -272,7 +272,7 @@ def tiny_data(tmp_path, tiny_mdm):
 
 
 def test_shards_hold_exact_probe_and_resume(tiny_data, tiny_mdm, monkeypatch):
-    from mi_core.decoding.sudoku_states import DataConfig
+    from mi_core.domains.sudoku.states import DataConfig
     from mi_core.train.estimator_data import build_parser, config_from_args, load_shards, run
 
     out, cfg, model_path, summary = tiny_data
@@ -305,7 +305,7 @@ def test_shards_hold_exact_probe_and_resume(tiny_data, tiny_mdm, monkeypatch):
 
 
 def test_load_shards_errors(tmp_path):
-    from mi_core.decoding.sudoku_states import DataConfig
+    from mi_core.domains.sudoku.states import DataConfig
     from mi_core.train.estimator_data import load_shards
 
     with pytest.raises(FileNotFoundError, match="missing manifest.json"):
@@ -320,8 +320,7 @@ def test_load_shards_errors(tmp_path):
 def oracle4_data(n: int, seed: int) -> dict[str, torch.Tensor]:
     """States of the exact 4x4 oracle with their exact MI (the oracle's hidden features carry no position:
     the estimator's position embeddings must learn which cells interact)."""
-    from mi_core.domains.oracle4 import all_solutions4, exact_pair_mi
-    from mi_core.models.oracle4 import Oracle4Model
+    from mi_core.domains.oracle4 import Oracle4Model, all_solutions4, exact_pair_mi
 
     g = torch.Generator().manual_seed(seed)
     sols = all_solutions4()
@@ -459,7 +458,7 @@ def test_estimate_and_eval_cli(tmp_path, tiny_mdm, tiny_estimator, capsys):
 def test_shipped_estimator_correlates_with_exact_probe():
     """On fixed states (a clue pattern, two half-masked solutions) the shipped estimator ranks masked x masked
     pairs like the exact probe: pooled Spearman >= SHIPPED_MIN_SPEARMAN."""
-    from mi_core.models.sudoku_mdm import load_sudoku_mdm
+    from mi_core.domains.sudoku.mdm import load_sudoku_mdm
 
     model = load_sudoku_mdm(SHIPPED_MDM)
     estimator = load_estimator(SHIPPED_ESTIMATOR)

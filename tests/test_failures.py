@@ -2,10 +2,10 @@
 
 import torch
 
-from mi_core.bench.failures import summarise, trace
 from mi_core.decoding import make_strategy
 from mi_core.domains.sudoku import SUDOKU9
-from mi_core.domains.sudoku_gen import random_puzzle
+from mi_core.domains.sudoku.diagnose import summarise, trace
+from mi_core.domains.sudoku.generator import random_puzzle
 
 
 def test_unit_matrix_has_twenty_peers_per_cell():

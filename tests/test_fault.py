@@ -19,10 +19,10 @@ from pathlib import Path
 import pytest
 import torch
 
+from mi_core.domains.sudoku.mdm import SudokuMDM, SudokuMDMConfig, load_sudoku_mdm, save_sudoku_mdm
 from mi_core.io import atomic_write_json
 from mi_core.io import tmp_path as tmp_name
 from mi_core.models import base
-from mi_core.models.sudoku_mdm import SudokuMDM, SudokuMDMConfig, load_sudoku_mdm, save_sudoku_mdm
 
 REPO = Path(__file__).resolve().parent.parent
 EASY = "..9.7.1.....2.8...2...3...4.9.........8....311.6...52.....6327.....9.6...1...7.5."

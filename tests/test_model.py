@@ -5,8 +5,8 @@ import torch
 
 from mi_core.device import pick_device, slow_bf16
 from mi_core.domains.sudoku import MASK_ID, to_tokens
+from mi_core.domains.sudoku.mdm import SudokuMDM, SudokuMDMConfig, load_sudoku_mdm, masked_ce, save_sudoku_mdm
 from mi_core.models.base import ModelFileError
-from mi_core.models.sudoku_mdm import SudokuMDM, SudokuMDMConfig, load_sudoku_mdm, masked_ce, save_sudoku_mdm
 
 
 def test_shapes_and_dtypes(tiny_mdm):

@@ -9,16 +9,16 @@ import torch
 
 from mi_core.domains.oracle4 import (
     InconsistentStateError,
+    Oracle4Model,
     all_solutions4,
     exact_marginals,
     exact_pair_mi,
 )
 from mi_core.domains.sudoku import SUDOKU4, to_tokens
-from mi_core.domains.sudoku_gen import is_valid_solution
-from mi_core.domains.sudoku_solver import count_solutions
+from mi_core.domains.sudoku.generator import is_valid_solution
+from mi_core.domains.sudoku.solver import count_solutions
 from mi_core.mi.probe import probe
 from mi_core.models.base import MaskedModel
-from mi_core.models.oracle4 import Oracle4Model
 
 
 def random_states(count: int, seed: int) -> list[torch.Tensor]:

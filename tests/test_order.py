@@ -12,10 +12,9 @@ import torch
 from mi_core.cli import main as cli_main
 from mi_core.decoding import decode, decode_final, make_strategy
 from mi_core.decoding.selector import load_order_net, make_order_nets, pick_positions, save_order_net, selector_features
-from mi_core.domains.oracle4 import all_solutions4
+from mi_core.domains.oracle4 import Oracle4Model, all_solutions4
 from mi_core.domains.sudoku import MASK_ID
 from mi_core.models.base import ModelFileError
-from mi_core.models.oracle4 import Oracle4Model
 from mi_core.order.elbo import bernoulli_kl, rloo, rollout, score_function_surrogate
 from mi_core.order.posterior import posterior_log_prob, posterior_logq, sample_posterior, split_logq, unmask_schedule
 from mi_core.order.train import OrderTrainConfig, train_order
@@ -182,7 +181,7 @@ def selector9():
 
 
 def puzzles9(n=3):
-    from mi_core.domains.sudoku_gen import random_puzzle
+    from mi_core.domains.sudoku.generator import random_puzzle
 
     return torch.tensor([random_puzzle(30, seed)[0] for seed in range(n)])
 
@@ -368,7 +367,7 @@ def test_train_order_cli_runs_and_writes_checkpoints(tmp_path, model_path):
 
 def test_bench_order_cli_writes_rows_and_report(tmp_path, model_path, selector9):
     from mi_core.domains.sudoku import to_string
-    from mi_core.domains.sudoku_gen import random_puzzle
+    from mi_core.domains.sudoku.generator import random_puzzle
 
     csv = tmp_path / "p.csv"
     lines = ["puzzle,solution,level"]

@@ -11,8 +11,8 @@ import torch
 from mi_core.cli import main as cli_main
 from mi_core.decoding.selector import make_order_nets, save_order_net
 from mi_core.domains.protein import MASK_ID, ProteinRecord
+from mi_core.domains.protein.order import make_validate, val_lengths, validation_windows, window_draw
 from mi_core.order.elbo import margin_choice, order_loss, rollout, schedule_loglik, score_function_surrogate
-from mi_core.order.protein import make_validate, val_lengths, validation_windows, window_draw
 from mi_core.order.train import OrderTrainConfig, load_nets, train_order
 
 AA = list("ACDEFGHIKLMNPQRSTVWY")
@@ -20,7 +20,7 @@ AA = list("ACDEFGHIKLMNPQRSTVWY")
 
 @pytest.fixture
 def tiny_protein():
-    from mi_core.models.protein_mdm import ProteinMDM, ProteinMDMConfig
+    from mi_core.domains.protein.mdm import ProteinMDM, ProteinMDMConfig
 
     torch.manual_seed(0)
     return ProteinMDM(ProteinMDMConfig(max_len=128, d_model=32, n_layers=1, n_heads=2, d_ff=64)).eval()
@@ -132,7 +132,7 @@ def write_fasta(path, n=120, seed=0):
 
 
 def test_train_order_protein_cli_writes_selector_denoiser_and_resumes(tmp_path, tiny_protein):
-    from mi_core.models.protein_mdm import save_protein_mdm
+    from mi_core.domains.protein.mdm import save_protein_mdm
 
     model, fasta, out = tmp_path / "p.safetensors", write_fasta(tmp_path / "ref.fa", n=400), tmp_path / "sel.safetensors"
     save_protein_mdm(tiny_protein, model)
@@ -147,7 +147,7 @@ def test_train_order_protein_cli_writes_selector_denoiser_and_resumes(tmp_path, 
     assert cli_main(base + ["--out", str(joint), "--init", str(out), "--finetune", "--kl-weight", "0.5"]) == 0
     meta = json.loads(joint.with_suffix(".json").read_text())
     assert meta["denoiser_frozen"] is False and meta["init"] == str(out) and meta["train"]["kl_weight"] == 0.5
-    from mi_core.models.protein_mdm import load_protein_mdm
+    from mi_core.domains.protein.mdm import load_protein_mdm
 
     assert load_protein_mdm(joint.with_name("joint_denoiser.safetensors")).cfg == tiny_protein.cfg
     posterior, selector = load_nets(joint)
@@ -155,7 +155,7 @@ def test_train_order_protein_cli_writes_selector_denoiser_and_resumes(tmp_path, 
 
 
 def test_bench_order_protein_cli(tmp_path, tiny_protein):
-    from mi_core.models.protein_mdm import save_protein_mdm
+    from mi_core.domains.protein.mdm import save_protein_mdm
 
     model, fasta, selector = tmp_path / "p.safetensors", write_fasta(tmp_path / "ref.fa", n=400), tmp_path / "s.safetensors"
     save_protein_mdm(tiny_protein, model)

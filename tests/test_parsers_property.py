@@ -13,13 +13,12 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from mi_core.bench.protein import parse_lengths
-from mi_core.commands.bench import parse_sets
-from mi_core.commands.probe import parse_positions
 from mi_core.decoding import STRATEGIES, make_strategy
 from mi_core.domains import protein as P
 from mi_core.domains import sudoku as S
-from mi_core.options import ArgumentParser
+from mi_core.domains.protein.bench import parse_lengths
+from mi_core.domains.protein.probe import parse_positions
+from mi_core.options import ArgumentParser, parse_sets
 
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 GRID_CHARS = ".0123456789 \t" + "\u0663\u0669\uff13\u00b2\u2079xX-+_٠"

@@ -306,7 +306,7 @@ def test_to_json_dict(tiny_mdm):
 
 @pytest.mark.skipif(not SHIPPED.is_file(), reason="shipped Sudoku MDM not present")
 def test_shipped_mdm_invariants():
-    from mi_core.models.sudoku_mdm import load_sudoku_mdm
+    from mi_core.domains.sudoku.mdm import load_sudoku_mdm
 
     model = load_sudoku_mdm(SHIPPED)
     tokens = state(EASY)

@@ -6,10 +6,9 @@ import pytest
 import torch
 
 import mi_core.mi.probe as probe_mod
-from mi_core.bench.probe import random_states
-from mi_core.domains.oracle4 import exact_pair_mi
+from mi_core.domains.oracle4 import Oracle4Model, exact_pair_mi
+from mi_core.domains.sudoku.bench_probe import random_states
 from mi_core.mi.probe import ProbeInputError, probe, probe_many
-from mi_core.models.oracle4 import Oracle4Model
 from tests.test_oracle4 import random_states as oracle_states
 from tests.test_probe import SHIPPED, TableModel
 
@@ -73,7 +72,7 @@ def test_positions_and_progress(tiny_mdm):
 @pytest.mark.skipif(not SHIPPED.is_file(), reason="shipped Sudoku MDM not present")
 @pytest.mark.parametrize("eps", [0.0, 1e-3])
 def test_shipped_mdm_matches_single(eps):
-    from mi_core.models.sudoku_mdm import load_sudoku_mdm
+    from mi_core.domains.sudoku.mdm import load_sudoku_mdm
 
     model = load_sudoku_mdm(SHIPPED)
     tokens = torch.stack(random_states(81, 8, 2, 5, "cpu") + random_states(81, 15, 1, 6, "cpu"))
@@ -106,7 +105,7 @@ def test_unknown_token_and_unmasked_position(tiny_mdm):
 
 
 def test_scaling_bench_writes_json_and_section(tmp_path, model_path):
-    from mi_core.bench.scaling import main
+    from mi_core.domains.probe_scaling import main
     from mi_core.mi.estimator import EstimatorConfig, MIEstimator, save_estimator
 
     est = tmp_path / "est.safetensors"

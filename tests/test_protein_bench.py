@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 import torch
 
-from mi_core.bench import protein as PB
-from mi_core.bench import protein_metrics as M
 from mi_core.cli import main
 from mi_core.decoding import STRATEGIES, estimator_mi_fn, make_strategy
 from mi_core.domains.protein import MASK_ID, read_fasta, split_of, tokenize
+from mi_core.domains.protein import bench as PB
+from mi_core.domains.protein import metrics as M
 
 
 def toks(*texts):
@@ -19,7 +19,7 @@ def toks(*texts):
 
 @pytest.fixture
 def tiny_protein():
-    from mi_core.models.protein_mdm import ProteinMDM, ProteinMDMConfig
+    from mi_core.domains.protein.mdm import ProteinMDM, ProteinMDMConfig
 
     torch.manual_seed(0)
     return ProteinMDM(ProteinMDMConfig(max_len=64, d_model=32, n_layers=1, n_heads=2, d_ff=64)).eval()
@@ -36,8 +36,8 @@ def tiny_estimator():
 @pytest.fixture
 def files(tmp_path, tiny_protein, tiny_estimator):
     """A tiny protein model, an estimator for it and a FASTA of 300 random sequences, all in tmp_path."""
+    from mi_core.domains.protein.mdm import save_protein_mdm
     from mi_core.mi.estimator import save_estimator
-    from mi_core.models.protein_mdm import save_protein_mdm
 
     model, est, fasta = tmp_path / "p.safetensors", tmp_path / "e.safetensors", tmp_path / "ref.fa"
     save_protein_mdm(tiny_protein, model)
@@ -262,7 +262,10 @@ def test_protein_sweep_rows_html_and_section(files, tmp_path, capsys):
 
 
 def test_protein_grid_default():
-    from mi_core.bench.sweep import PROTEIN_GRID, parse_grid_spec
+    from mi_core.bench.sweep import parse_grid_spec
+    from mi_core.domains.protein.bench import GeneratedSequences
+
+    PROTEIN_GRID = GeneratedSequences.sweep_grid
 
     configs = [c for spec in PROTEIN_GRID for c in parse_grid_spec(spec)]
     assert len(configs) == 1 + 3 + 3 + 3 + 2 + 1 + 3 + 1
@@ -272,7 +275,7 @@ def test_protein_grid_default():
 
 def test_shipped_estimator_only_for_the_model_it_was_trained_on(files):
     from mi_core.bench.decode import default_estimator, with_estimator
-    from mi_core.domains.registry import get_domain
+    from mi_core.domain import get_domain
     from mi_core.models.loading import load_model
 
     domain = get_domain("protein")

@@ -12,6 +12,7 @@ from safetensors.torch import load_file
 
 from mi_core.cli import main as cli_main
 from mi_core.domains.protein import AMINO_ACIDS, MASK_ID, PAD_ID, split_of
+from mi_core.domains.protein.mdm import ProteinMDM, ProteinMDMConfig, save_protein_mdm
 from mi_core.mi.estimator import (
     EstimatorConfig,
     EstimatorInputError,
@@ -25,7 +26,6 @@ from mi_core.mi.estimator import (
     separation_bucket,
 )
 from mi_core.mi.probe import probe
-from mi_core.models.protein_mdm import ProteinMDM, ProteinMDMConfig, save_protein_mdm
 
 SHIPPED_SUDOKU_ESTIMATOR = Path("assets/sudoku_mi_estimator.safetensors")
 
@@ -53,7 +53,7 @@ def fasta(tmp_path):
 
 
 def small_data_config(fasta, **kw):
-    from mi_core.decoding.protein_states import ProteinDataConfig
+    from mi_core.domains.protein.states import ProteinDataConfig
 
     base = {"fasta": str(fasta), "seed": 3, "states": 5, "shard_size": 2, "min_len": 10, "max_len": 14,
             "min_masked": 3, "max_batch": 64, "mix": (1.0, 1.0, 1.0)}
@@ -163,7 +163,7 @@ def test_model_match_check(tiny_protein_mdm):
 
 
 def test_protein_shards_hold_exact_probe_padded_and_resume(protein_data, tiny_protein_mdm, fasta, monkeypatch):
-    from mi_core.decoding.protein_states import SOURCES, sequence_pool
+    from mi_core.domains.protein.states import SOURCES, sequence_pool
     from mi_core.train.estimator_data import build_parser, load_shards, run
 
     out, cfg, model_path, summary = protein_data
@@ -207,8 +207,8 @@ def test_protein_shards_hold_exact_probe_padded_and_resume(protein_data, tiny_pr
 
 
 def test_protein_data_config_errors(fasta):
-    from mi_core.decoding.protein_states import SOURCES, sequence_pool
-    from mi_core.decoding.sudoku_states import parse_mix
+    from mi_core.domains.protein.states import SOURCES, sequence_pool
+    from mi_core.domains.sudoku.states import parse_mix
 
     with pytest.raises(ValueError, match="max_len 9 is below min_len 10"):
         small_data_config(fasta, max_len=9)

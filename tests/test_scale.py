@@ -36,7 +36,7 @@ def ray_cluster():
 
 
 def data_config(states=6, shard_size=2):
-    from mi_core.decoding.sudoku_states import DataConfig, StateMix
+    from mi_core.domains.sudoku.states import DataConfig, StateMix
 
     return DataConfig(seed=3, states=states, shard_size=shard_size, pool=3, eps=0.0, mix=StateMix(1, 1, 1))
 
@@ -240,7 +240,7 @@ def test_oracle4_sweep_on_ray_loads_the_built_in_model(ray_cluster, tmp_path):
 def test_protein_sweep_rows_identical_on_ray(ray_cluster, tmp_path):
     import numpy as np
 
-    from mi_core.models.protein_mdm import ProteinMDM, ProteinMDMConfig, save_protein_mdm
+    from mi_core.domains.protein.mdm import ProteinMDM, ProteinMDMConfig, save_protein_mdm
 
     torch.manual_seed(0)
     model = tmp_path / "p.safetensors"
@@ -302,8 +302,8 @@ def test_eval_estimator_protein_exact_side_equal_on_ray(ray_cluster, tmp_path):
     import numpy as np
 
     from mi_core.domains.protein import AMINO_ACIDS, split_of
+    from mi_core.domains.protein.mdm import ProteinMDM, ProteinMDMConfig, save_protein_mdm
     from mi_core.mi.estimator import EstimatorConfig, MIEstimator, save_estimator
-    from mi_core.models.protein_mdm import ProteinMDM, ProteinMDMConfig, save_protein_mdm
 
     torch.manual_seed(0)
     model, est = tmp_path / "p.safetensors", tmp_path / "e.safetensors"

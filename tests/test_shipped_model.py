@@ -7,8 +7,8 @@ import torch
 
 from mi_core.decoding import decode_final, make_strategy
 from mi_core.domains.sudoku import to_tokens
-from mi_core.domains.sudoku_gen import random_puzzle
-from mi_core.models.sudoku_mdm import load_sudoku_mdm
+from mi_core.domains.sudoku.generator import random_puzzle
+from mi_core.domains.sudoku.mdm import load_sudoku_mdm
 
 SHIPPED = Path("assets/sudoku_mdm.safetensors")
 

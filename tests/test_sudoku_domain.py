@@ -4,8 +4,14 @@ import numpy as np
 import pytest
 
 from mi_core.domains import sudoku as S
-from mi_core.domains.sudoku_gen import is_valid_solution, make_puzzle, random_grid, random_puzzle, random_transform
-from mi_core.domains.sudoku_solver import count_solutions, solve, solve_count
+from mi_core.domains.sudoku.generator import (
+    is_valid_solution,
+    make_puzzle,
+    random_grid,
+    random_puzzle,
+    random_transform,
+)
+from mi_core.domains.sudoku.solver import count_solutions, solve, solve_count
 
 EASY = "..9.7.1.....2.8...2...3...4.9.........8....311.6...52.....6327.....9.6...1...7.5."
 EASY_SOL = "349675182761248395285931764597312846428756931136489527954163278872594613613827459"

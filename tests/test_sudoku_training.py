@@ -8,13 +8,13 @@ import pytest
 import torch
 
 from mi_core.domains.sudoku import parse_grid
-from mi_core.domains.sudoku_gen import harden, is_valid_solution, make_puzzle, random_grid, random_transform
-from mi_core.domains.sudoku_solver import grade, solve
-from mi_core.models.sudoku_mdm import SudokuMDMConfig
+from mi_core.domains.sudoku.data import DeviceBatches, apply_symmetry, build_graded_pool, random_symmetry
+from mi_core.domains.sudoku.generator import harden, is_valid_solution, make_puzzle, random_grid, random_transform
+from mi_core.domains.sudoku.mdm import SudokuMDMConfig
+from mi_core.domains.sudoku.onpolicy import onpolicy_states
+from mi_core.domains.sudoku.solver import grade, solve
+from mi_core.domains.sudoku.train import SudokuTask, TrainConfig
 from mi_core.train.mdm import checkpoint_path, train
-from mi_core.train.onpolicy import onpolicy_states
-from mi_core.train.sudoku_data import DeviceBatches, apply_symmetry, build_graded_pool, random_symmetry
-from mi_core.train.sudoku_mdm import SudokuTask, TrainConfig
 
 SOLVED = "534678912672195348198342567859761423426853791713924856961537284287419635345286179"
 # singles only: the solved grid with one cell per box blanked
@@ -162,7 +162,7 @@ def test_recurrent_resume_gives_the_same_curve_and_counts_stretches(tmp_path):
 
 
 def test_peer_attention_sees_only_peers():
-    from mi_core.models.sudoku_mdm import SudokuMDM
+    from mi_core.domains.sudoku.mdm import SudokuMDM
 
     model = SudokuMDM(SudokuMDMConfig(d_model=16, n_layers=2, n_heads=2, d_ff=32, attention="peer")).eval()
     x = torch.zeros(1, 81, dtype=torch.long)
@@ -177,7 +177,7 @@ def test_peer_attention_sees_only_peers():
 def test_peer_bias_warm_start_computes_what_the_file_does():
     from dataclasses import replace
 
-    from mi_core.models.sudoku_mdm import SudokuMDM
+    from mi_core.domains.sudoku.mdm import SudokuMDM
 
     base = SudokuMDM(SudokuMDMConfig(d_model=16, n_layers=2, n_heads=2, d_ff=32)).eval()
     biased = SudokuMDM(replace(base.cfg, attention="peer_bias")).eval()
@@ -196,7 +196,7 @@ def test_peer_bias_warm_start_computes_what_the_file_does():
 
 
 def test_deep_supervision_keeps_the_last_iterations_and_truncates_gradients():
-    from mi_core.models.sudoku_mdm import SudokuMDM
+    from mi_core.domains.sudoku.mdm import SudokuMDM
 
     model = SudokuMDM(SudokuMDMConfig(d_model=16, n_layers=1, n_heads=2, d_ff=32, loops=5, inject=True))
     x = torch.randint(0, 10, (2, 81))
@@ -215,7 +215,7 @@ def test_deep_supervision_keeps_the_last_iterations_and_truncates_gradients():
 def test_pool_files_grow_in_chunks_and_read_back(tmp_path):
     import gzip
 
-    from mi_core.domains.sudoku_pool import POOL_FILE_CHUNK, grow_pool_file, read_pool_file
+    from mi_core.domains.sudoku.pool import POOL_FILE_CHUNK, grow_pool_file, read_pool_file
 
     path = tmp_path / "pool.txt.gz"
     assert grow_pool_file(path, 3, POOL_FILE_CHUNK, 2, log=lambda m: None) == POOL_FILE_CHUNK
@@ -234,7 +234,7 @@ def test_pool_files_grow_in_chunks_and_read_back(tmp_path):
 
 
 def test_looped_model_ties_weights_and_loads_old_configs(tmp_path):
-    from mi_core.models.sudoku_mdm import SudokuMDM, load_sudoku_mdm, save_sudoku_mdm
+    from mi_core.domains.sudoku.mdm import SudokuMDM, load_sudoku_mdm, save_sudoku_mdm
 
     once = SudokuMDM(SudokuMDMConfig(d_model=16, n_layers=2, n_heads=2, d_ff=32))
     looped = SudokuMDM(SudokuMDMConfig(d_model=16, n_layers=2, n_heads=2, d_ff=32, loops=3))
@@ -251,7 +251,7 @@ def test_looped_model_ties_weights_and_loads_old_configs(tmp_path):
 
 def test_init_loops_a_trained_stack_and_refuses_other_shape_changes(tmp_path):
     from mi_core.commands.train import main
-    from mi_core.models.sudoku_mdm import SudokuMDM, load_sudoku_mdm, save_sudoku_mdm
+    from mi_core.domains.sudoku.mdm import SudokuMDM, load_sudoku_mdm, save_sudoku_mdm
 
     base = SudokuMDM(SudokuMDMConfig(d_model=16, n_layers=1, n_heads=2, d_ff=32))
     save_sudoku_mdm(base, tmp_path / "base.safetensors")
@@ -331,9 +331,9 @@ def test_protein_resume_gives_the_same_weights(tmp_path):
     import numpy as np
     from safetensors.torch import load_file
 
-    from mi_core.models.protein_mdm import ProteinMDMConfig
-    from mi_core.train.protein_mdm import ProteinTask
-    from mi_core.train.protein_mdm import TrainConfig as ProteinTrainConfig
+    from mi_core.domains.protein.mdm import ProteinMDMConfig
+    from mi_core.domains.protein.train import ProteinTask
+    from mi_core.domains.protein.train import TrainConfig as ProteinTrainConfig
 
     rng = np.random.default_rng(0)
     fasta = tmp_path / "train.fa"

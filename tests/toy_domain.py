@@ -15,7 +15,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from mi_core.domains.base import Domain
+from mi_core.domain import Domain
 from mi_core.models.base import MaskedLM, MDMOutput
 
 N = 6

@@ -19,7 +19,6 @@ import numpy as np
 import torch
 
 from mi_core.decoding import decode_final
-from mi_core.domains.sudoku import read_puzzles, solutions_for
 from mi_core.io import display_path
 from mi_core.mi.estimator import EstimatorInputError, shipped_estimator_for
 from mi_core.models.loading import load_model_described
@@ -108,53 +107,9 @@ def evaluate(model, templates: list[np.ndarray], strategy, metric, **kwargs) -> 
 
 
 def read_inputs(domain, path, limit: int | None = None, level: str | None = None) -> tuple[list[np.ndarray], list, list]:
-    """``(templates, solutions, levels)`` of the states of a file. A grid domain reads Sudoku files (``.txt`` one
-    puzzle a line, or ``.csv`` with ``puzzle`` and optional ``solution`` and ``level`` columns; ``level``
-    keeps the puzzles of that level, before ``limit``), each puzzle with its one solution (the file's, else
-    the solver's; a puzzle with none or several is refused). Any other domain reads text, one state a line
-    (``#`` comments and blank lines skipped), each optionally followed by whitespace or a comma and its
-    solution; a state given without one takes the domain's own (:meth:`Domain.solution`), and a metric with
-    ``needs_solution = False`` scores states without one.
-
-    Raises:
-        ValueError: a line that does not parse, naming it; a state without a solution; no state at all.
-    """
-    if domain.layout == "grid":
-        records = read_puzzles(path, limit=None if level else limit)
-        if any(len(r.puzzle) != domain.cells for r in records):
-            raise ValueError(f"{path} holds puzzles of another size than {domain.label} ({domain.cells} cells)")
-        if level:
-            records = [r for r in records if (r.level or "").lower() == level.lower()][:limit]
-            if not records:
-                raise ValueError(f"no puzzles of level {level!r} in {path}")
-        try:
-            solutions = [domain.parse_state(s) for s in solutions_for(records)]
-        except ValueError as err:
-            raise ValueError(f"{path}: {err}") from None
-        return [np.asarray(domain.parse_state(r.puzzle)) for r in records], solutions, [r.level for r in records]
-    needs_solution = getattr(domain.part("metric"), "needs_solution", True)
-    templates, solutions = [], []
-    with open(path, encoding="utf-8") as fh:
-        for lineno, raw in enumerate(fh, start=1):
-            line = raw.strip()
-            if not line or line.startswith("#"):
-                continue
-            parts = line.replace(",", " ").split()
-            try:
-                state = domain.parse_state(parts[0])
-                solution = domain.parse_state(parts[1]) if len(parts) > 1 else domain.solution(state)
-            except ValueError as err:
-                raise ValueError(f"{path}, line {lineno}: {err}") from None
-            if solution is None and needs_solution:
-                raise ValueError(f"{path}, line {lineno}: no solution given, and the {domain.label} domain finds "
-                                 "no unique one: write the solution after the state")
-            templates.append(np.asarray(state))
-            solutions.append(solution)
-            if limit is not None and len(templates) == limit:
-                break
-    if not templates:
-        raise ValueError(f"{path} holds no {domain.label} state")
-    return templates, solutions, [None] * len(templates)
+    """``(templates, solutions, levels)`` of the states of a file, as the domain reads them
+    (:meth:`mi_core.domain.Domain.read_inputs`)."""
+    return domain.read_inputs(path, limit, level)
 
 
 class PuzzleFiles:

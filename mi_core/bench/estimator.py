@@ -10,9 +10,9 @@ and the estimator (one MDM pass + the head) run on every state in the same proce
 and Pearson correlation over masked x masked pairs (pooled and median per state), MAE, top-k edge
 precision, results by mask ratio and by source, by sequence separation (sequence domains), how well the
 strongest edges recover the domain's rules (domains with rules, e.g. Sudoku's row/column/box graph), and
-the wall times both ways (all states, and one state at a time). Writes JSON (``--json``) and replaces the
-section ``eval-estimator`` (Sudoku 9x9) or ``eval-estimator-DOMAIN`` of ``--markdown`` (default
-``BENCHMARKS.md``).
+the wall times both ways (all states, and one state at a time). Writes JSON (``--json``) and, when asked
+(``--markdown FILE``), replaces the domain's section of that file (``--section``, default the state
+source's ``section``, else ``eval-estimator-DOMAIN``).
 """
 
 from __future__ import annotations
@@ -35,8 +35,7 @@ from mi_core.bench.decode import length_batches
 from mi_core.bench.report import update_section
 from mi_core.bench.scale import chunks_on_engine
 from mi_core.device import pick_device, timed
-from mi_core.domains.base import Domain
-from mi_core.domains.registry import add_domain_parsers, get_domain
+from mi_core.domain import Domain, add_domain_parsers, get_domain
 from mi_core.io import atomic_write_json, check_output
 from mi_core.mi.estimator import check_model_match, estimate_mi, load_estimator, load_estimator_meta
 from mi_core.mi.fidelity import correlation, fidelity, mean_recovery, rule_recovery
@@ -52,8 +51,9 @@ TIMING_NOTE = "warm-up calls excluded; the device is synchronized before each cl
 
 
 def section_of(domain: Domain) -> str:
-    """The BENCHMARKS.md section a domain's evaluation writes by default."""
-    return "eval-estimator" if domain.key == "sudoku9" else f"eval-estimator-{domain.cli_name}"
+    """The BENCHMARKS.md section a domain's evaluation writes by default: its state source's ``section``,
+    else ``eval-estimator-DOMAIN``."""
+    return getattr(domain.part("states"), "section", None) or f"eval-estimator-{domain.cli_name}"
 
 
 # -- the runs ------------------------------------------------------------------------------------------------
@@ -315,8 +315,9 @@ def add_options(p: argparse.ArgumentParser, domain: Domain) -> None:
     p.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", type=Path, default=None, help="write the results here")
-    p.add_argument("--markdown", type=Path, default=Path("BENCHMARKS.md"), help="section updated in this file")
-    p.add_argument("--no-markdown", dest="write_markdown", action="store_false")
+    p.add_argument("--markdown", type=Path, default=None,
+                   help="update this result's section in this file (e.g. BENCHMARKS.md; default: none)")
+    p.add_argument("--no-markdown", dest="write_markdown", action="store_false", help="write no section (the default)")
     p.add_argument("--section", default=section_of(domain), help="the section of --markdown to write (letters, digits, - or _)")
     add_force(p)
     add_engine_options(p)
@@ -347,7 +348,7 @@ def main(argv: list[str] | None = None) -> int:
     res = json_ready(res | {"command": "python -m mi_core eval-estimator " + shlex.join(argv)})
     if args.json is not None:
         atomic_write_json(args.json, res)
-    if args.write_markdown:
+    if args.write_markdown and args.markdown is not None:
         update_section(args.section, markdown(res, domain.label), args.markdown)
     keys = ("n_states", *HEADLINE, "exact_seconds_per_state", "estimator_seconds_per_state", "speedup")
     print(json.dumps({k: res[k] for k in keys}, indent=2))

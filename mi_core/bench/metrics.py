@@ -1,11 +1,9 @@
 """Decode metrics, one class per kind of result, used torchmetrics-style: ``update`` with each decoded
-sequence, then ``compute`` a JSON-ready dict. A domain names its metric (``Domain.metric``).
+sequence, then ``compute`` a JSON-ready dict. A domain names its metric (``Domain.metric``); the
+protein domain's is :class:`mi_core.domains.protein.metrics.CompositionMetric`.
 
 - :class:`SolvedMetric`: a puzzle with one solution is solved when every position matches it (Sudoku and
   any puzzle domain); also the accuracy over the positions that were masked, and per level when known.
-- :class:`CompositionMetric`: generated sequences against a reference set (proteins): Jensen-Shannon
-  divergence of value and pair compositions, with the floor a reference sample of the same lengths gives,
-  and diversity.
 """
 
 from __future__ import annotations
@@ -13,8 +11,6 @@ from __future__ import annotations
 from collections import defaultdict
 
 import numpy as np
-
-from mi_core.bench.protein_metrics import diversity, jsd_aa, jsd_dipeptide, matched_sample
 
 
 def pass_stats(passes: list[int], extra: list[int] | None = None) -> dict:
@@ -59,28 +55,3 @@ class SolvedMetric:
                 groups[r[0] or "unlabelled"].append(r)
             result["by_level"] = {level: self._summary(group) for level, group in groups.items()}
         return result
-
-
-class CompositionMetric:
-    """Generated sequences measured against ``reference`` (token arrays); ``seed`` draws the floor sample
-    and the diversity pairs (at most ``max_pairs``)."""
-
-    def __init__(self, reference, seed: int = 0, max_pairs: int = 2000):
-        self.reference = [np.asarray(r) for r in reference]
-        self.seed, self.max_pairs = seed, max_pairs
-        self.sequences: dict[int, np.ndarray] = {}
-        self.passes: dict[int, int] = {}
-        self.extra: dict[int, int] = {}
-
-    def update(self, index: int, start: np.ndarray, final: np.ndarray, passes: int, extra: int = 0) -> None:
-        self.sequences[index], self.passes[index], self.extra[index] = np.asarray(final), int(passes), int(extra)
-
-    def compute(self) -> dict:
-        order = sorted(self.sequences)
-        seqs = [self.sequences[i] for i in order]
-        floor = matched_sample(self.reference, [len(s) for s in seqs], self.seed)
-        return {"n": len(seqs), **pass_stats([self.passes[i] for i in order], [self.extra[i] for i in order]),
-                "jsd_aa": jsd_aa(seqs, self.reference), "jsd_dipeptide": jsd_dipeptide(seqs, self.reference),
-                "jsd_aa_floor": jsd_aa(floor, self.reference), "jsd_dipeptide_floor": jsd_dipeptide(floor, self.reference),
-                "diversity": diversity(seqs, self.reference, max_pairs=self.max_pairs, seed=self.seed),
-                "reference_n": len(self.reference)}

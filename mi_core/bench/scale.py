@@ -1,6 +1,6 @@
 """Benchmark work on the task engine (:mod:`mi_core.scale.engine`): a worker loads the domain's model once per
 process (:class:`ModelWorker`) and runs one task's payload: a sweep cell (a sampler on the whole input set),
-a bench-suite cell, or a chunk of held-out states for the estimator evaluation.
+or a chunk of held-out states for the estimator evaluation.
 
 A sweep cell decodes exactly as the local sweep loop does (same seeds, same batches), after its own untimed
 warm-up, so its row equals the local row except for ``seconds``.
@@ -12,8 +12,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mi_core.bench.decode import evaluate, lacks_mi_source, warm_up
-from mi_core.bench.sudoku import evaluate as evaluate_puzzles
-from mi_core.bench.sudoku import warm_up as warm_up_puzzles
 from mi_core.decoding import make_strategy
 from mi_core.device import pick_device
 from mi_core.scale.engine import EngineConfig, Task, run_tasks
@@ -49,22 +47,6 @@ class ModelWorker:
         device = pick_device(self.device)
         model = load_model(self.model, device, domain=self.domain)
         return lambda payload: payload[0](model, device, *payload[1:])
-
-
-def suite_cell(model, device, records, sampler: str, params: dict, bf16: bool) -> dict:
-    """One ``bench-suite`` cell: a sampler on one puzzle set, decoded as the local loop does."""
-    strategy = make_strategy(sampler, **params)
-    warm_up_puzzles(model, records, strategy, device, bf16)
-    res = evaluate_puzzles(model, records, strategy, device=device, bf16=bf16)
-    res.pop("passes")
-    return res
-
-
-def suite_cells(cells: list[tuple], args, engine: EngineConfig) -> list[dict]:
-    """``bench-suite`` results of ``(records, sampler, params)`` cells on ``engine``, in order."""
-    maker = ModelWorker("sudoku9", absolute(args.model), args.device)
-    return run_cells([(suite_cell, records, sampler, params, args.bf16) for records, sampler, params in cells],
-                     maker, engine)
 
 
 def chunks_on_engine(fn, items: list, args, engine: EngineConfig, *extra, chunk: int = 8) -> list:

@@ -34,14 +34,13 @@ from mi_core.bench.report import frontier_text, markdown_table, update_section
 from mi_core.bench.scale import sweep_cells
 from mi_core.decoding import STRATEGIES, make_strategy
 from mi_core.device import pick_device, warn_if_slow_bf16
-from mi_core.domains.registry import add_domain_parsers, get_domain
+from mi_core.domain import add_domain_parsers, get_domain
 from mi_core.io import atomic_write_json, check_output
 from mi_core.options import ArgumentParser, add_force
 from mi_core.scale.engine import add_engine_options, engine_from_args
 
-PROTEIN_GRID = ["sequential", "topk:k=4,8,12", "eb:gamma=1,2,4", "threshold:tau=0.5,0.7,0.9", "top_margin:k=8,12",
-                "mask_predict", "mi:gamma=1,2,4;lam=1", "random:steps=10"]
-DEFAULT_GRID = ["sequential", "topk:k=2,4,7", "top_margin:k=2,4,7", "eb:gamma=0.1,0.2,0.5,1",
+DEFAULT_GRID = [  # the grid of inputs that name none (``sweep_grid``)
+    "sequential", "topk:k=2,4,7", "top_margin:k=2,4,7", "eb:gamma=0.1,0.2,0.5,1",
                 "threshold:tau=0.7,0.9,0.99", "mask_predict:steps=10,20", "mi:gamma=0.1,0.3,0.6,1;lam=0.5,1,2"]
 
 
@@ -166,11 +165,12 @@ def main(argv: list[str] | None = None) -> int:
     old_rows = check_outputs(args)
     engine = engine_from_args(args)  # Ray missing or a bad setting: one line before any work
     domain = get_domain(args.domain)
-    grid = args.grid or (PROTEIN_GRID if domain.key == "protein" else DEFAULT_GRID)
+    inputs_cls = inputs_class(domain)
+    grid = args.grid or getattr(inputs_cls, "sweep_grid", DEFAULT_GRID)
     configs = grid_configs(grid, args.samplers)
     for name, params in configs:
         make_strategy(name, **params)  # bad params fail before any work
-    inputs = inputs_class(domain)(domain, args)
+    inputs = inputs_cls(domain, args)
     device = pick_device(args.device)
     warn_if_slow_bf16(device, args.bf16)
     model, _, model_name = load(args, domain, device)
@@ -200,46 +200,25 @@ def main(argv: list[str] | None = None) -> int:
         rows = merge_rows(old_rows, rows)
     atomic_write_json(args.json, rows)
     if args.markdown is not None and str(args.markdown) != "-":
-        section = _protein_section if domain.key == "protein" else _puzzle_section
+        section = getattr(inputs_cls, "sweep_section", puzzle_section)
         section(rows, inputs.name, device, precision, cmd, args.markdown)
     return 0
 
 
-def _puzzle_section(rows: list[dict], set_name: str, device, precision: str, cmd: str, markdown: Path) -> None:
+def puzzle_section(rows: list[dict], set_name: str, device, precision: str, cmd: str, markdown: Path) -> None:
     """The sweep's Markdown table and accuracy-vs-passes frontier into its section of ``markdown``."""
     table = markdown_table(rows, [("sampler", "sampler"), ("params", "params"), ("n", "n"), ("accuracy", "accuracy"),
                                   ("cell_accuracy", "cell acc."), ("mean_passes", "mean passes"), ("seconds", "seconds")])
-    update_section(f"sweep-{set_name}", f"### Sweep: {set_name} (n={_n_text(rows)}, device {device.type}, {precision} "
+    update_section(f"sweep-{set_name}", f"### Sweep: {set_name} (n={n_text(rows)}, device {device.type}, {precision} "
                    "forward passes; seconds after an untimed warm-up decode, each batch read back before the clock "
-                   f"stops)\n\n{_commands(rows, cmd)}{table}\n\nFrontier (accuracy vs passes): {frontier_text(rows)}\n",
+                   f"stops)\n\n{commands_text(rows, cmd)}{table}\n\nFrontier (accuracy vs passes): {frontier_text(rows)}\n",
                    markdown)
 
 
-def _protein_section(rows: list[dict], set_name: str, device, precision: str, cmd: str, markdown: Path) -> None:
-    """The sweep's Markdown table (diversity flattened into columns) into its section of ``markdown``."""
-    flat = [{**r, "identity": r["diversity"]["mean_identity"], "unique": r["diversity"]["unique_fraction"],
-             "ref_identity": r["diversity"].get("reference_mean_identity", float("nan")),
-             **{k: f"{r[k]:.4f}" for k in ("jsd_dipeptide", "jsd_aa", "jsd_dipeptide_floor", "jsd_aa_floor")},
-             "mean_passes": f"{r['mean_passes']:.1f}", "seconds": f"{r['seconds']:.0f}"} for r in rows]
-    table = markdown_table(flat, [("sampler", "sampler"), ("params", "params"), ("n", "n"), ("mean_passes", "mean passes"),
-                                  ("jsd_dipeptide", "JSD dipeptide (bits)"), ("jsd_aa", "JSD aa (bits)"),
-                                  ("jsd_dipeptide_floor", "floor dipeptide"), ("jsd_aa_floor", "floor aa"),
-                                  ("identity", "mean identity"), ("ref_identity", "ref. identity"),
-                                  ("unique", "unique"), ("seconds", "seconds")])
-    temps = ", ".join(sorted({str(r.get("temperature")) for r in rows}))
-    update_section(f"sweep-protein-{set_name}",
-                   f"### Protein sweep: {set_name} (n={_n_text(rows)}, temperature {temps}, device {device.type}, {precision} forward passes)\n\n"
-                   + _commands(rows, cmd) + f"{table}\n\nIdentity: mean pairwise position-wise identity (unaligned, over the shorter length); "
-                   "lower is more diverse; ref. identity is the reference set's own. Floor: the JSD of reference "
-                   "sequences cut to the generated lengths (sampling noise alone).\n\n"
-                   f"Frontier (dipeptide JSD vs passes): {frontier_text(rows, key='jsd_dipeptide', higher=False)}\n",
-                   markdown)
-
-
-def _n_text(rows: list[dict]) -> str:
+def n_text(rows: list[dict]) -> str:
     return ", ".join(sorted({str(r["n"]) for r in rows}))
 
 
-def _commands(rows: list[dict], cmd: str) -> str:
+def commands_text(rows: list[dict], cmd: str) -> str:
     """Each distinct command that made the rows (``cmd`` for rows without one), a code line each."""
     return "".join(f"`{c}`\n\n" for c in dict.fromkeys(r.get("command", cmd) for r in rows))

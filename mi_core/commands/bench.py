@@ -4,7 +4,7 @@ options).
 
 Puzzle domains (Sudoku, the 4x4 oracle, ...) decode every puzzle of ``--puzzles PATH``; proteins generate
 ``--samples N`` sequences of ``--lengths 50-100`` and measure them against ``--reference FASTA`` (see
-``mi_core.bench.protein``). A sampler that reads MI and is given no estimator reads the shipped one trained
+``mi_core.domains.protein.bench``). A sampler that reads MI and is given no estimator reads the shipped one trained
 on the model's own weights file.
 """
 
@@ -27,21 +27,9 @@ from mi_core.bench.decode import (
 )
 from mi_core.decoding import make_strategy
 from mi_core.device import pick_device, warn_if_slow_bf16
-from mi_core.domains.base import Domain
-from mi_core.domains.registry import add_domain_parsers, get_domain
+from mi_core.domain import Domain, add_domain_parsers, get_domain
 from mi_core.io import atomic_write_json, check_output
-from mi_core.options import ArgumentParser, add_force
-
-
-def parse_sets(pairs: list[str]) -> dict[str, str]:
-    """``["k=4", "gamma=0.2"]`` -> ``{"k": "4", "gamma": "0.2"}``; raises ValueError on a malformed pair."""
-    params = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip() or not value.strip():
-            raise ValueError(f"--set expects key=value, got {pair!r}")
-        params[key.strip()] = value.strip()
-    return params
+from mi_core.options import ArgumentParser, add_force, parse_sets
 
 
 def options(p: argparse.ArgumentParser, domain: Domain) -> None:

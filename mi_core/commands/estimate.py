@@ -20,8 +20,7 @@ from pathlib import Path
 import torch
 
 from mi_core.device import pick_device
-from mi_core.domains.base import Domain
-from mi_core.domains.registry import add_domain_parsers, get_domain
+from mi_core.domain import Domain, add_domain_parsers, get_domain
 from mi_core.io import atomic_write_json, check_output, display_path
 from mi_core.mi.estimator import Estimate, check_model_match, estimate_mi, load_estimator, load_estimator_meta
 from mi_core.models.loading import load_model_described
@@ -40,7 +39,9 @@ def options(parser: argparse.ArgumentParser, domain: Domain) -> None:
     parser.add_argument("--model", default=domain.default_file("model") if grid else "auto",
                         help="weights (.safetensors + .json)" if grid
                         else "auto (the model the estimator was trained on), or the domain's model names or a path")
-    parser.add_argument("--estimator", default=domain.default_file("estimator"), help="estimator weights (.safetensors + .json)")
+    shipped = domain.default_file("estimator")
+    parser.add_argument("--estimator", default=shipped, required=shipped is None,
+                        help="estimator weights (.safetensors + .json)" + ("" if shipped is None else f"; default {shipped}"))
     parser.add_argument("--device", default="auto", help="auto (CUDA when present), cpu or cuda")
     add_force(parser)
 
@@ -48,7 +49,7 @@ def options(parser: argparse.ArgumentParser, domain: Domain) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = ArgumentParser(prog="python -m mi_core estimate", description=__doc__,
                             formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_domain_parsers(parser, options, needs="estimator_default")
+    add_domain_parsers(parser, options)
     return parser
 
 

@@ -2,14 +2,12 @@
 
 ``python -m mi_core probe sudoku --puzzle STRING`` (``--puzzle`` and ``--state`` are the same option on a grid)
 
-``sudoku`` probes the 9x9 Sudoku MDM loaded from ``--model``; ``oracle4`` probes the exact 4x4 oracle
-(16-character puzzles; every number it gives is exactly known). The puzzle may have several solutions (it
-is a state to probe, not a puzzle to solve) but must not conflict or be unsolvable.
+The state is read by the domain (``Domain.parse_input``: a Sudoku state may have several solutions, it is
+a state to probe, not a puzzle to solve, but must not conflict) and probed with the domain's model
+(``--model``, default its shipped one).
 
-``python -m mi_core probe protein --sequence TEXT|--fasta PATH [--record N] [--model auto|esmc|mdm|PATH]``
-probes a protein with the model ``mi_core.models.protein.load_protein_model`` picks. Masked residues are
-``_`` or ``X`` in the input, plus ``--mask-positions 5,9-20`` (1-based, inclusive) and a seeded
-``--mask-rate`` of the rest; the probe costs ``1 + 20 * masked`` forward passes.
+A domain that reads its probe input otherwise brings its own options and run (``Domain.probe_command``:
+``add_arguments(parser, domain)`` and ``run(args, domain)``), e.g. ``probe protein --sequence TEXT``.
 """
 
 from __future__ import annotations
@@ -18,13 +16,10 @@ import argparse
 import sys
 from pathlib import Path
 
-import numpy as np
 import torch
 
 from mi_core.device import pick_device, warn_if_slow_bf16
-from mi_core.domains import protein
-from mi_core.domains.base import Domain
-from mi_core.domains.registry import add_domain_parsers, get_domain
+from mi_core.domain import Domain, add_domain_parsers, get_domain
 from mi_core.io import atomic_write_json, check_output, display_path
 from mi_core.mi.probe import ProbeResult, probe
 from mi_core.models.loading import load_model_described
@@ -53,24 +48,11 @@ def state_options(parser: argparse.ArgumentParser, domain: Domain) -> None:
     common_options(parser, 512)
 
 
-def protein_options(parser: argparse.ArgumentParser, domain: Domain) -> None:
-    parser.description = "Exact pairwise conditional MI between the masked residues of one protein."
-    source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--sequence", help="amino-acid letters; '_' or X marks a masked residue")
-    source.add_argument("--fasta", type=Path, help="a FASTA file (see --record)")
-    parser.add_argument("--record", type=int, default=None, help="which FASTA record to probe, 1-based (default 1)")
-    parser.add_argument("--mask-positions", default=None, help="1-based residues to mask, e.g. 5,9-20")
-    parser.add_argument("--mask-rate", type=float, default=0.0, help="also mask this fraction of the other residues")
-    parser.add_argument("--seed", type=int, default=0, help="seed of --mask-rate")
-    parser.add_argument("--model", default="auto", help="auto (ESM-C when its weights are here, else the MDM), "
-                        "esmc, mdm, or a path (.safetensors MDM, .pth ESM-C)")
-    common_options(parser, 128)
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = ArgumentParser(prog="python -m mi_core probe", description=__doc__,
                             formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_domain_parsers(parser, lambda sub, d: (protein_options if d.key == "protein" else state_options)(sub, d))
+    add_domain_parsers(parser, lambda sub, d: d.probe_command.add_arguments(sub, d) if d.probe_command else
+                       state_options(sub, d))
     return parser
 
 
@@ -116,9 +98,9 @@ def summary(result: ProbeResult, first: int = 0, unit: str = "positions") -> str
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     check_output(args.json, args.force)
-    if args.domain == "protein":
-        return main_protein(args)
     domain = get_domain(args.domain)
+    if domain.probe_command is not None:
+        return domain.probe_command.run(args, domain)
     device = pick_device(args.device)
     warn_if_slow_bf16(device, args.bf16)
     model, description, tokens = load_state(domain, args.state, args.model, device)
@@ -129,78 +111,4 @@ def main(argv: list[str] | None = None) -> int:
                    **result.to_json_dict()}
         atomic_write_json(args.json, payload, indent=None)
     print(summary(result))
-    return 0
-
-
-# ---- proteins ----
-
-
-def parse_positions(spec: str, length: int) -> list[int]:
-    """0-based indices of a 1-based list of residues and inclusive ranges (``"5,9-20"``)."""
-    out: set[int] = set()
-    for part in spec.split(","):
-        part = part.strip()
-        lo, dash, hi = part.partition("-")
-        if not (lo.strip().isascii() and lo.strip().isdigit()) or (dash and not (hi.strip().isascii() and hi.strip().isdigit())):
-            raise ValueError(f"--mask-positions: {part!r} is not a residue number or range like 9-20")
-        a, b = int(lo), int(hi or lo)
-        if not 1 <= a <= b <= length:
-            raise ValueError(f"--mask-positions: {part!r} is outside residues 1..{length} (or reversed)")
-        out.update(range(a - 1, b))
-    return sorted(out)
-
-
-def mask_random(tokens: np.ndarray, rate: float, seed: int) -> np.ndarray:
-    """``tokens`` with ``round(rate * visible)`` of its visible residues masked, chosen by ``seed``."""
-    if not 0 <= rate <= 1:
-        raise ValueError(f"--mask-rate must be in [0, 1], got {rate}")
-    visible = np.flatnonzero(tokens != protein.MASK_ID)
-    chosen = np.random.default_rng(seed).choice(visible, size=round(rate * len(visible)), replace=False)
-    out = tokens.copy()
-    out[chosen] = protein.MASK_ID
-    return out
-
-
-def protein_state(args) -> tuple[str, np.ndarray]:
-    """``(name, tokens (L,))`` of the protein to probe, with the requested residues masked."""
-    if args.sequence is not None:
-        if args.record is not None:
-            raise ValueError("--record selects a FASTA record; it does not apply to --sequence")
-        name, tokens = "sequence", protein.tokenize(args.sequence, name="--sequence")
-    else:
-        record = 1 if args.record is None else args.record
-        if record < 1:
-            raise ValueError(f"--record is 1-based, got {record}")
-        records = protein.read_fasta(args.fasta, limit=record)
-        if len(records) < record:
-            raise ValueError(f"{args.fasta} has {len(records)} record(s); --record {record} asks for more")
-        name, tokens = records[record - 1].name, records[record - 1].tokens.copy()
-    if args.mask_positions:
-        tokens[parse_positions(args.mask_positions, len(tokens))] = protein.MASK_ID
-    tokens = mask_random(tokens, args.mask_rate, args.seed)
-    if not (tokens == protein.MASK_ID).any():
-        raise ValueError("nothing to probe: no masked residues (write _ or X in the sequence, or use "
-                         "--mask-positions / --mask-rate)")
-    return name, tokens
-
-
-def main_protein(args) -> int:
-    from mi_core.models.protein import load_protein_model
-
-    name, tokens = protein_state(args)
-    device = pick_device(args.device)
-    model, info = load_protein_model(args.model, device)
-    if len(tokens) > model.max_len:
-        raise ValueError(f"{name}: {len(tokens)} residues, longer than the {model.max_len} the {info.kind} model takes")
-    if info.fallback_reason:
-        print(f"note: {info.fallback_reason}", file=sys.stderr)
-    result = run_probe(model, torch.from_numpy(tokens).to(device), args)
-    if args.json is not None:
-        payload = {"domain": "protein", "record": name, "sequence": protein.detokenize(tokens),
-                   "masked_residues": [int(i) + 1 for i in np.flatnonzero(tokens == protein.MASK_ID)],
-                   "model": {"kind": info.kind, "path": display_path(info.path), "description": info.description,
-                             "fallback_reason": info.fallback_reason},
-                   "seed": args.seed, "mask_rate": args.mask_rate, "device": str(device), **result.to_json_dict()}
-        atomic_write_json(args.json, payload, indent=None)
-    print(f"model: {info.description}\n{name}: {len(tokens)} residues\n" + summary(result, first=1, unit="residues"))
     return 0

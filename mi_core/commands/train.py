@@ -2,7 +2,7 @@
 the domain's options). Weights go to ``runs/<domain>_mdm_<time>.safetensors`` unless ``--out`` is given;
 ``--force`` overwrites an existing file; ``--resume`` continues a stopped run. One loop trains every domain
 (:mod:`mi_core.train.mdm`); each domain names its task (``Domain.trainer``): ``SudokuTask`` in
-:mod:`mi_core.train.sudoku_mdm` and ``ProteinTask`` in :mod:`mi_core.train.protein_mdm`.
+:mod:`mi_core.domains.sudoku.train` and ``ProteinTask`` in :mod:`mi_core.domains.protein.train`.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from mi_core.domains.registry import add_domain_parsers, get_domain
+from mi_core.domain import add_domain_parsers, get_domain
 from mi_core.options import ArgumentParser
 from mi_core.train import mdm
 

@@ -23,6 +23,7 @@ import torch
 from torch import nn
 
 from mi_core.decoding.base import rand_rows
+from mi_core.domain import get_domain
 from mi_core.models.base import ModelFileError, build_config, load_checked, load_config_dict, save_model
 
 N_SELECTOR_FEATURES = 10
@@ -157,20 +158,10 @@ def load_order_net(path: str | Path, device: torch.device | str = "cpu", role: s
     return load_checked(OrderNetConfig, PositionNet, path, device, "an order network", raw=meta)[0]
 
 
-def net_domain(meta: dict) -> str | None:
-    """``"sudoku"`` or ``"protein"``: what the order net in a JSON ``meta`` was trained on (None: unknown)."""
-    if meta.get("domain") in ("sudoku", "protein"):
-        return meta["domain"]
-    if "fasta" in meta or "eval_per_length" in meta:
-        return "protein"
-    if "puzzle_pool" in meta or "eval_puzzles" in meta:
-        return "sudoku"
-    return None
-
-
 def check_order_net_fits(net: PositionNet, model, path: str | Path | None = None) -> None:
     """Raise ModelFileError when the order net (loaded from ``path``, or set by code) was trained on another
-    hidden size or another domain than ``model`` (e.g. the protein selector on the Sudoku MDM)."""
+    hidden size or another domain than ``model`` (e.g. the protein selector on the Sudoku MDM): the domain
+    the selector's JSON records against the model's ``domain`` (set by :func:`mi_core.models.load_model`)."""
     d, v = int(model.hidden_size), int(model.n_values)
     name = f"the order selector {path}" if path else "the order selector"
     if net.cfg.d_model != d:
@@ -182,11 +173,14 @@ def check_order_net_fits(net: PositionNet, model, path: str | Path | None = None
         meta = json.loads(Path(path).with_suffix(".json").read_text())
     except (OSError, ValueError):
         return
-    trained = net_domain(meta) if isinstance(meta, dict) else None
-    model_domain = "protein" if v == 20 else "sudoku"
-    if trained is not None and trained != model_domain:
-        raise ModelFileError(f"{name} was trained on {trained}, the model is a {model_domain} model "
-                             f"({v} values): use a {model_domain} selector")
+    trained = meta.get("domain") if isinstance(meta, dict) else None
+    model_domain = getattr(model, "domain", None)
+    if trained is None or model_domain is None:
+        return
+    trained, model_domain = get_domain(trained), get_domain(model_domain)
+    if trained.key != model_domain.key:
+        raise ModelFileError(f"{name} was trained on {trained.cli_name}, the model is a {model_domain.cli_name} "
+                             f"model ({v} values): use a {model_domain.cli_name} selector")
 
 
 __all__ = ["OrderNetConfig", "PositionNet", "check_order_net_fits", "load_order_net", "make_order_nets",

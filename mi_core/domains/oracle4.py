@@ -3,8 +3,8 @@
 4x4 Sudoku has 288 solution grids. The oracle's distribution over full grids is uniform over them, so its
 conditional given the visible tokens C is uniform over the solutions that agree with C, and every
 marginal ``p(X_j | C)``, every joint ``p(X_i, X_j | C)`` and every pairwise mutual information is a ratio
-of counts. The model that speaks the shared interface over these counts is
-:class:`mi_core.models.oracle4.Oracle4Model`; this module holds only the enumeration and the exact MI.
+of counts. This module holds the enumeration, the exact MI, the model that speaks the shared interface
+over these counts (:class:`Oracle4Model`) and the domain object (:data:`ORACLE4`).
 """
 
 from __future__ import annotations
@@ -14,7 +14,9 @@ from functools import lru_cache
 import torch
 from torch import nn
 
-from mi_core.domains.sudoku import MASK_ID, SUDOKU4
+from mi_core.bench.metrics import SolvedMetric
+from mi_core.domains.sudoku.grid import MASK_ID, SUDOKU4, GridDomain, digits
+from mi_core.models.base import MaskedLM, MDMOutput
 
 CELLS = SUDOKU4.cells  # 16
 DIGITS = SUDOKU4.n  # 4, value index v is digit v + 1
@@ -109,3 +111,44 @@ def exact_pair_mi(tokens: torch.Tensor) -> torch.Tensor:
     masked = tokens == MASK_ID
     mi = mi * (masked[:, None] & masked[None, :])
     return mi.fill_diagonal_(0.0).clamp_min_(0.0)  # clamp only removes float round-off of order 1e-16
+
+class Oracle4Model(MaskedLM):
+    """Exact model of 4x4 Sudoku: ``(B, 16)`` tokens -> ``MDMOutput(logits (B, 16, 4), hidden (B, 16, 9))``.
+
+    Logits are the exact log-marginals in float64 (``LOG_ZERO`` for impossible values), so a softmax
+    returns the exact conditionals. ``hidden`` is a deterministic feature per cell: its exact marginal
+    (4) next to the one-hot of its token (5: mask, digits 1..4), float32.
+
+    Raises (on call):
+        InconsistentStateError: a state whose visible tokens admit no solution.
+    """
+
+    mask_id = MASK_ID
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("solutions", all_solutions4(), persistent=False)
+        self.register_buffer("value_tokens", torch.arange(1, DIGITS + 1), persistent=False)
+
+    seq_len = CELLS
+    hidden_size = 4 + DIGITS + 1
+
+    def forward(self, tokens: torch.Tensor) -> MDMOutput:
+        probs = exact_marginals(tokens, self.solutions)
+        logits = torch.where(probs > 0, probs.log(), torch.full_like(probs, LOG_ZERO))
+        token_onehot = nn.functional.one_hot(tokens, DIGITS + 1)
+        hidden = torch.cat([probs, token_onehot.double()], -1).float()
+        return MDMOutput(logits, hidden)
+
+
+def load_oracle4(spec, device) -> tuple[MaskedLM, str]:
+    if spec not in (None, "", "oracle4", "builtin"):
+        raise ValueError(f"the 4x4 oracle is built in and takes no weights file, got {spec!r}")
+    return Oracle4Model().to(device).eval(), "the exact 4x4 Sudoku oracle (built in)"
+
+
+ORACLE4 = GridDomain(
+    "sudoku4", "Sudoku 4x4 (exact oracle)", "4x4", digits(SUDOKU4), names=("oracle4", "sudoku4"), geometry=SUDOKU4,
+    exact_model=True, fallback_eps=0.0, clue_range=(4, 12), require_unique=False,
+    model_loader=load_oracle4, metric=SolvedMetric,
+)

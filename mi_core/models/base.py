@@ -50,12 +50,13 @@ class MaskedLM(torch.nn.Module):
     ``mask_id``: the token of a masked position; ``value_tokens``: ``(V,)`` buffer, the token of each
     value; ``seq_len``: the fixed number of positions (None when the length varies, up to ``max_len``).
     Subclasses set ``seq_len`` or override ``max_len``, and give ``hidden_size`` when it is not
-    ``cfg.d_model``.
+    ``cfg.d_model``. ``domain``: the registry key of its domain, set by the loader.
     """
 
     mask_id: int = 0
     seq_len: int | None = None
     weights_path: Path | None = None  # the file it was loaded from (None: built in, or not from a file)
+    domain: str | None = None  # the key of the domain it was loaded for (None: built by code)
 
     @property
     def max_len(self) -> int:
@@ -104,7 +105,8 @@ class ModelFileError(ValueError):
     """A weights or config file that is missing, unreadable or does not fit the model."""
 
 
-def save_model(model: torch.nn.Module, config, path: str | Path, extra: dict | None = None) -> None:
+def save_model(model: torch.nn.Module, config, path: str | Path, extra: dict | None = None,
+               domain: str | None = None) -> None:
     """Write ``path`` (safetensors) and ``path`` with suffix ``.json`` (the frozen config + ``extra``) as a pair.
 
     Both go to temporary names first (``NAME.tmp``, flushed to disk), then the weights are renamed into
@@ -118,7 +120,7 @@ def save_model(model: torch.nn.Module, config, path: str | Path, extra: dict | N
     save_id = uuid.uuid4().hex
     state = {k: v.detach().to("cpu").contiguous() for k, v in model.state_dict().items()}
     weights = save_tensors(state, metadata={"config": json.dumps(asdict(config)), "save_id": save_id})
-    meta = {"config": asdict(config), **(extra or {}), "save_id": save_id}
+    meta = {"config": asdict(config), **({"domain": domain} if domain else {}), **(extra or {}), "save_id": save_id}
     try:
         weights_tmp = write_tmp_bytes(path, weights)
         meta_tmp = write_tmp_bytes(meta_path, (json.dumps(meta, indent=2) + "\n").encode("utf-8"))
@@ -157,8 +159,12 @@ def recover_pair(path: str | Path) -> None:
             pass
 
 
-def load_config_dict(path: str | Path) -> dict:
-    """The config stored beside the weights at ``path``."""
+def load_meta(path: str | Path) -> dict:
+    """The whole JSON stored beside the weights at ``path`` (``config``, ``domain``, training settings).
+
+    Raises:
+        ModelFileError: a missing or unreadable file.
+    """
     path = Path(path)
     meta_path = path.with_suffix(".json")
     if path.is_dir():
@@ -169,9 +175,17 @@ def load_config_dict(path: str | Path) -> dict:
     if not meta_path.is_file():
         raise ModelFileError(f"config file not found beside the weights: {meta_path}")
     try:
-        config = json.loads(meta_path.read_text())["config"]
+        meta = json.loads(meta_path.read_text())
+        meta["config"]  # noqa: B018  (a model file's JSON always has its config)
     except (json.JSONDecodeError, KeyError, TypeError, UnicodeDecodeError) as err:
         raise ModelFileError(f"{meta_path} is not a valid model config: {err}") from None
+    return meta
+
+
+def load_config_dict(path: str | Path) -> dict:
+    """The config stored beside the weights at ``path``."""
+    config = load_meta(path)["config"]
+    meta_path = Path(path).with_suffix(".json")
     if not isinstance(config, dict):
         raise ModelFileError(f"{meta_path}: 'config' must be an object, got {type(config).__name__}")
     return config

@@ -1,9 +1,8 @@
 """One loader for every model of every domain: :func:`load_model` takes a weights path, a keyword, or
 nothing (the domain's default), and returns a :class:`~mi_core.models.base.MaskedLM`.
 
-Each registered domain names its loader (``Domain.model_loader``, a ``"module:function"`` reference
-resolved here); a loader is ``(spec, device) -> (model, description)``. The three below serve the shipped
-domains; a new domain's module brings its own.
+Each registered domain brings its loader (``Domain.model_loader``), ``(spec, device) -> (model,
+description)``. A weights file records its domain (``"domain"`` in the JSON beside it), so nothing guesses.
 """
 
 from __future__ import annotations
@@ -12,48 +11,46 @@ from pathlib import Path
 
 import torch
 
-from mi_core.domains.base import Domain, is_keyword, resolve_path
-from mi_core.domains.registry import get_domain
-from mi_core.models.base import MaskedLM, ModelFileError, load_config_dict
-
-
-def load_sudoku(spec: str | Path | None, device) -> tuple[MaskedLM, str]:
-    from mi_core.models.sudoku_mdm import load_sudoku_mdm
-
-    if not spec:
-        raise ValueError("a Sudoku MDM needs a weights file (.safetensors)")
-    path = Path(spec)
-    model = load_sudoku_mdm(path, device)
-    layers = model.cfg.n_layers * model.cfg.loops
-    return model, f"Sudoku MDM ({layers} layers, d_model {model.hidden_size}; {path.name})"
-
-
-def load_oracle4(spec: str | Path | None, device) -> tuple[MaskedLM, str]:
-    from mi_core.models.oracle4 import Oracle4Model
-
-    if spec not in (None, "", "oracle4", "builtin"):
-        raise ValueError(f"the 4x4 oracle is built in and takes no weights file, got {spec!r}")
-    return Oracle4Model().to(device).eval(), "the exact 4x4 Sudoku oracle (built in)"
-
-
-def load_protein(spec: str | Path | None, device) -> tuple[MaskedLM, str]:
-    """``auto`` (ESM-C when its weights are here, else the shipped MDM), ``esmc``, ``mdm`` or a path; the
-    description says why ``auto`` fell back."""
-    from mi_core.models.protein import load_protein_model
-
-    model, info = load_protein_model(str(spec or "auto"), device)
-    model.weights_path = info.path
-    return model, info.fallback_reason or info.description
+from mi_core.domain import DOMAINS, Domain, cli_names, get_domain, is_keyword, resolve_path
+from mi_core.models.base import MaskedLM, ModelFileError, load_meta
 
 
 def domain_of_file(path: Path) -> Domain:
-    """The domain a weights file belongs to, read from the config beside it."""
-    raw = load_config_dict(path)
-    if "box" in raw:
-        return get_domain("sudoku9")
-    if "max_len" in raw:
-        return get_domain("protein")
-    raise ModelFileError(f"{path}: cannot tell which domain this model belongs to; name the domain")
+    """The domain a weights file belongs to, as recorded in the JSON beside it (``"domain"``, written by
+    :func:`mi_core.models.base.save_model`).
+
+    Raises:
+        ModelFileError: the file records no domain (name it: ``load_model(path, domain=KEY)``).
+    """
+    key = load_meta(path).get("domain")
+    if not isinstance(key, str):
+        raise ModelFileError(f"{path} records no domain; name the domain (e.g. the command's DOMAIN argument)")
+    try:
+        return get_domain(key)
+    except ValueError as err:
+        raise ModelFileError(f"{path}: {err}") from None
+
+
+def keyword_domain(spec: str) -> tuple[Domain, str | None]:
+    """``(domain, spec)`` of a spec that is not a ``.safetensors`` file: a domain name (its default model,
+    spec None), a keyword one domain's loader accepts (``Domain.model_keywords``), else the domain that
+    reads weights of other formats (``Domain.foreign_weights``).
+
+    Raises:
+        ValueError: no domain has this name or keyword.
+    """
+    try:
+        return get_domain(spec), None
+    except ValueError:
+        pass
+    for domain in DOMAINS.values():
+        if spec in domain.model_keywords:
+            return domain, spec
+    for domain in DOMAINS.values():
+        if domain.foreign_weights:
+            return domain, spec
+    raise ValueError(f"cannot tell which model {spec!r} names: give a weights file (.safetensors), a domain "
+                     f"({', '.join(cli_names())}) or a keyword ({', '.join(k for d in DOMAINS.values() for k in d.model_keywords)})")
 
 
 def load_model_described(spec: str | Path | None = None, device: torch.device | str = "cpu",
@@ -68,15 +65,14 @@ def load_model_described(spec: str | Path | None = None, device: torch.device | 
         if path.suffix == ".safetensors":
             domain = domain_of_file(path)
         else:
-            try:
-                domain, spec = get_domain(str(spec)), None
-            except ValueError:
-                domain = get_domain("protein")  # its keywords: auto, esmc, mdm, or an ESM-C checkpoint
+            domain, spec = keyword_domain(str(spec))
     if spec is None:  # the domain's default (or its environment variable's), read against the repository
         spec = domain.model_spec()
         if spec and not is_keyword(spec):
             spec = str(resolve_path(spec))
-    return domain.part("model_loader")(spec, torch.device(device))
+    model, description = domain.part("model_loader")(spec, torch.device(device))
+    model.domain = domain.key
+    return model, description
 
 
 def load_model(spec: str | Path | None = None, device: torch.device | str = "cpu",

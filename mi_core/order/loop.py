@@ -1,7 +1,7 @@
 """The order trainer's loop, shared by both domains: the ELBO updates (:func:`train_order`), and
 :func:`run_logged`, which validates, logs and checkpoints. ``python -m mi_core train-order`` (in
 :mod:`mi_core.order.train`) builds a domain's data and calls it; the domains' modules
-(:mod:`mi_core.order.sudoku`, :mod:`mi_core.order.protein`) import it from here.
+(:mod:`mi_core.domains.sudoku.order`, :mod:`mi_core.domains.protein.order`) import it from here.
 """
 
 

@@ -1,7 +1,7 @@
 """Train an order selector: ``python -m mi_core train-order DOMAIN ...`` (``train-order DOMAIN -h`` for its options).
 
 Each update draws a batch of start states with their clean sequences (Sudoku: generated puzzles;
-proteins: all-mask windows of training sequences, :mod:`mi_core.order.protein`) and one budget T
+proteins: all-mask windows of training sequences, :mod:`mi_core.domains.protein.order`) and one budget T
 (cycling through ``--steps-budget``), rolls out K posterior schedules per state against the MDM, and
 takes an Adam step on :func:`mi_core.order.elbo.order_loss`. The MDM is frozen unless ``--finetune``
 (then it trains on the denoising term too and is saved as ``*_denoiser``); ``--kl-weight`` < 1 weighs the
@@ -20,8 +20,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from mi_core.device import pick_device, slow_bf16
-from mi_core.domains.base import Domain
-from mi_core.domains.registry import add_domain_parsers, get_domain
+from mi_core.domain import Domain, add_domain_parsers, get_domain
 from mi_core.io import check_output, default_run_path
 from mi_core.options import ArgumentParser, add_force
 from mi_core.order.loop import OrderTrainConfig, load_nets, train_order  # noqa: F401  (re-exported)

@@ -37,7 +37,7 @@ from mi_core.train.schedule import lr_at
 
 DEFAULT_OUT = "{domain}_mi_estimator"  # runs/<name>_<date-time>.safetensors
 DEFAULT_VARIANTS = "log:free,log:bound,sqrt:bound,mse:bound,log:free:nopos"
-PROTEIN_VARIANTS = "log:free,log:bound,sqrt:bound,log:free:nosep"
+VARIABLE_LENGTH_VARIANTS = "log:free,log:bound,sqrt:bound,log:free:nosep"
 PROTEIN_REL_BUCKETS = 16  # separations up to 181 get their own buckets (see separation_bucket)
 
 
@@ -207,7 +207,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_force(p)
     p.add_argument("--variants", default=None,
                    help="comma list of LOSS:bound|free[:nopos][:nosep] to compare (nopos: no position embeddings; "
-                        f"nosep: no separation feature); default {DEFAULT_VARIANTS} (variable-length data: {PROTEIN_VARIANTS})")
+                        f"nosep: no separation feature); default {DEFAULT_VARIANTS} (variable-length data: {VARIABLE_LENGTH_VARIANTS})")
     p.add_argument("--rel-buckets", type=int, default=PROTEIN_REL_BUCKETS,
                    help="separation buckets of the pair feature (variable-length data only; 0: none)")
     p.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
@@ -229,10 +229,10 @@ def main(argv: list[str] | None = None) -> int:
     cfg = TrainConfig(**{k: args[k] for k in TrainConfig.__dataclass_fields__ if k != "loss"})
     device = distributed.setup(pick_device(args["device"], args["threads"]))  # joins the process group under torchrun
     data, manifest = load_shards(args["data"])
-    domain = manifest.get("domain", "sudoku")
+    domain = manifest.get("domain")
     variable = "length" in data  # padded states of varying length: no position embeddings, separations
-    variants = parse_variants(args["variants"] or (PROTEIN_VARIANTS if variable else DEFAULT_VARIANTS))
-    args["out"] = args["out"] or default_run_path(DEFAULT_OUT.format(domain=domain))
+    variants = parse_variants(args["variants"] or (VARIABLE_LENGTH_VARIANTS if variable else DEFAULT_VARIANTS))
+    args["out"] = args["out"] or default_run_path(DEFAULT_OUT.format(domain=domain) if domain else "mi_estimator")
     est_cfg = EstimatorConfig(d_in=data["hidden"].shape[-1], n_values=data["probs"].shape[-1],
                               n_positions=0 if variable else data["hidden"].shape[1], d_pos=args["d_pos"],
                               d_node=args["d_node"], d_proj=args["d_proj"], d_pair=args["d_pair"],

@@ -7,9 +7,9 @@ A domain brings its *state source* (``Domain.states``): a config dataclass with 
 ``states``, ``shard_size``, ``eps`` and ``max_batch``, its command-line options, a ``sources`` tuple naming
 the kinds of state it draws, ``width`` (None when every state has the same length, else the length states
 are padded to), ``check(model)`` and ``draw(model, rng, count, device) -> (token arrays, source indices)``.
-The Sudoku source (:class:`mi_core.decoding.sudoku_states.SudokuStates`) draws solved grids masked at a
+The Sudoku source (:class:`mi_core.domains.sudoku.states.SudokuStates`) draws solved grids masked at a
 random rate, puzzles' clue patterns and intermediate decoding states from seeded generated puzzles; the
-protein one (:class:`mi_core.decoding.protein_states.ProteinStates`) draws windows of a FASTA file's train
+protein one (:class:`mi_core.domains.protein.states.ProteinStates`) draws windows of a FASTA file's train
 split, masked uniformly or decoded.
 
 Each shard ``shard_00000.safetensors`` holds, per state, the tokens, the estimator's inputs from one MDM
@@ -34,8 +34,7 @@ import torch
 import torch.nn.functional as F
 
 from mi_core.device import pick_device
-from mi_core.domains.base import Domain
-from mi_core.domains.registry import DOMAINS, add_domain_parsers, get_domain
+from mi_core.domain import DOMAINS, Domain, add_domain_parsers, get_domain
 from mi_core.io import check_output_dir
 from mi_core.mi.estimator import mdm_features
 from mi_core.mi.probe import probe_by_length

@@ -10,7 +10,7 @@ state) lets ``--resume`` continue a stopped run as if it had not stopped.
 
 A domain's trainer (``Domain.trainer``) is a *task* class: its model and training configs (each field is
 a command-line option), how a model is built, its batches, its validation and the validation figure that
-picks the best weights. The tasks: :class:`mi_core.train.sudoku_mdm.SudokuTask` and
+picks the best weights. The tasks: :class:`mi_core.domains.sudoku.train.SudokuTask` and
 :class:`mi_core.train.protein_mdm.ProteinTask`.
 """
 
@@ -149,15 +149,7 @@ def train(task, out: Path, device: torch.device, log=print, resume: bool = False
     while (frac := distributed.from_main(progress(step, clock(), cfg))) < 1:
         task.before_step(model, step)
         lr = lr_at(step, frac, cfg)
-        for group in opt.param_groups:
-            group["lr"] = lr * group.get("lr_scale", 1.0)
-        loss = _loss(task, net, task.batch(), autocast)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip)
-        opt.step()
-        if ema is not None:
-            ema.update(model)
+        loss = _update(task, net, model, opt, ema, lr, autocast)
         loss_sum += loss.detach()
         loss_count += 1
         step += 1
@@ -181,6 +173,21 @@ def train(task, out: Path, device: torch.device, log=print, resume: bool = False
         if finished and steps_here == stop_after:
             break
     return {"params": model.num_params(), "curve": curve, f"best_{task.best_key}": best, "step": step}
+
+
+def _update(task, net, model, opt, ema, lr: float, autocast) -> torch.Tensor:
+    """One optimiser step at learning rate ``lr`` on the task's next batch (clipped; the EMA follows);
+    returns the loss."""
+    for group in opt.param_groups:
+        group["lr"] = lr * group.get("lr_scale", 1.0)
+    loss = _loss(task, net, task.batch(), autocast)
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), task.cfg.clip)
+    opt.step()
+    if ema is not None:
+        ema.update(model)
+    return loss
 
 
 def _validate_and_save(task, model, out: Path, point: dict, curve: list, best: float, step: int) -> float:

@@ -14,7 +14,7 @@ from typing import Any, Callable
 import torch
 
 from mi_core.device import pick_device
-from mi_core.domains.registry import get_domain
+from mi_core.domain import get_domain
 from mi_core.models.loading import load_model
 from mi_core.scale.engine import EngineConfig, Task, run_tasks
 from mi_core.train.shards import save_shard, shard_path

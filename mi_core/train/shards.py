@@ -11,7 +11,6 @@ from pathlib import Path
 import torch
 from safetensors.torch import load_file, save_file
 
-from mi_core.decoding.sudoku_states import SOURCES
 from mi_core.io import file_sha256
 
 MANIFEST = "manifest.json"
@@ -45,11 +44,12 @@ def load_shards(path: str | Path) -> tuple[dict[str, torch.Tensor], dict]:
     data = {k: torch.cat([p[k] for p in parts]) for k in parts[0]}
     data["masked"] = data["masked"].bool()
     manifest = json.loads((path / MANIFEST).read_text())
-    manifest["summary"] = summarise(data, manifest.get("sources", SOURCES))
+    sources = manifest.get("sources") or [str(i) for i in range(int(data["source"].max()) + 1)]
+    manifest["summary"] = summarise(data, sources)
     return data, manifest
 
 
-def summarise(data: dict[str, torch.Tensor], sources=SOURCES) -> dict:
+def summarise(data: dict[str, torch.Tensor], sources) -> dict:
     """Counts and cost of a data set: states per source, masked cells, probe passes and seconds (and the
     mean ``length`` of variable-length, padded states)."""
     counts = torch.bincount(data["source"], minlength=len(sources)).tolist()
@@ -63,9 +63,10 @@ def summarise(data: dict[str, torch.Tensor], sources=SOURCES) -> dict:
 
 
 def write_manifest(out: Path, cfg, model_path: Path, model, command: str,
-                   sources: tuple[str, ...] = SOURCES, domain: str = "sudoku") -> dict:
+                   sources: tuple[str, ...], domain: str) -> dict:
     """Create ``out/manifest.json`` or check that the one there describes the same run (``cfg``: a
-    dataclass; ``command``: the command line that writes exactly these shards).
+    dataclass; ``command``: the command line that writes exactly these shards; ``sources``: the kinds of
+    state drawn; ``domain``: the domain's command-line name).
 
     Raises:
         ValueError: the directory holds shards of another config or another model.

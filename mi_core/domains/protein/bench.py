@@ -1,0 +1,163 @@
+"""Generate protein sequences with any registered sampler and measure them against a reference set.
+
+Generation starts from all-mask sequences of given lengths (unconditional) or from templates whose
+known residues are kept (in-filling). The decode loop needs one length per batch, so targets are
+grouped by length. Temperature defaults to 1.0 here: at temperature 0 (argmax) an all-mask start is
+deterministic, so every sample of one length would be the same sequence.
+
+The measure (:func:`evaluate`): Jensen-Shannon divergence of amino-acid and dipeptide compositions
+from the reference set, and diversity (mean pairwise identity, unique fraction); see
+``mi_core.domains.protein.metrics``.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from mi_core.bench.decode import Generation, decode_all
+from mi_core.bench.decode import evaluate as evaluate_decode
+from mi_core.bench.report import frontier_text, markdown_table, update_section
+from mi_core.bench.sweep import commands_text, n_text
+from mi_core.domains.protein import MASK_ID, ProteinRecord, detokenize, read_fasta, split_records
+from mi_core.domains.protein.metrics import CompositionMetric
+from mi_core.io import display_path
+from mi_core.options import parse_lengths
+
+REFERENCE_SPLITS = ("reference", "val", "train", "all")
+
+
+def draw_lengths(n: int, lo: int, hi: int, seed: int = 0) -> list[int]:
+    """``n`` lengths drawn uniformly from ``lo..hi`` inclusive by a generator seeded with ``seed``."""
+    if n < 1:
+        raise ValueError(f"the number of samples must be >= 1, got {n}")
+    return np.random.default_rng(seed).integers(lo, hi + 1, size=n).tolist()
+
+
+def reference_set(path: str | Path, split: str = "reference", limit: int | None = None) -> list[ProteinRecord]:
+    """The reference sequences: FASTA records read with the strict rule (``read_fasta(strict=True)``:
+    sequences with non-standard letters or > 10% X are skipped), then one split of
+    ``split_records`` (``"all"``: every record), the first ``limit`` of them if given.
+
+    Raises:
+        FileNotFoundError, ProteinInputError; ValueError for an unknown or empty split.
+    """
+    if split not in REFERENCE_SPLITS:
+        raise ValueError(f"unknown reference split {split!r}; choose one of {', '.join(REFERENCE_SPLITS)}")
+    if limit is not None and limit < 1:
+        raise ValueError(f"--limit-reference must be >= 1, got {limit}")
+    records = read_fasta(path, strict=True)
+    if split != "all":
+        records = split_records(records)[split]
+        if not records:
+            raise ValueError(f"{path}: no sequence falls in the {split!r} split; use --reference-split all")
+    return records[:limit] if limit else records
+
+
+def as_templates(targets) -> list[np.ndarray]:
+    """Lengths become all-mask templates; token arrays are kept as given (int64).
+
+    Raises:
+        ValueError: a length < 1, an empty template or a token id outside 0..20.
+    """
+    out = []
+    for t in targets:
+        if isinstance(t, (int, np.integer)):
+            if t < 1:
+                raise ValueError(f"sequence length must be >= 1, got {t}")
+            out.append(np.full(int(t), MASK_ID, dtype=np.int64))
+            continue
+        arr = np.asarray(t, dtype=np.int64)
+        if arr.ndim != 1 or arr.size == 0 or arr.min() < 0 or arr.max() > 20:
+            raise ValueError("a template must be a non-empty 1-D array of token ids 0..20 (0 = to generate)")
+        out.append(arr)
+    return out
+
+
+def generate(model, targets, strategy, *, temperature: float = 1.0, seed: int = 0, batch_size: int = 64,
+             device: torch.device | str = "cpu", bf16: bool = False, progress=None) -> Generation:
+    """Sample one sequence per target (a length: from all-mask; a token array ``(L,)`` with 0 where to
+    generate: in-filling) with ``strategy``. Each batch gets its own seed drawn from ``seed``; temperature
+    0 is argmax (all samples of one length from all-mask are then identical).
+
+    Raises:
+        ValueError: a bad target, or one longer than the model's ``max_len``.
+    """
+    return decode_all(model, as_templates(targets), strategy, temperature=temperature, seed=seed,
+                      batch_size=batch_size, device=device, bf16=bf16, progress=progress, seeding="per batch")
+
+
+class GeneratedSequences:
+    """Benchmark inputs of proteins (``Domain.bench_inputs``): all-mask sequences of lengths drawn (seeded) from
+    ``--lengths``, generated at temperature 1 and measured against a reference set (:class:`CompositionMetric`);
+    one seed per batch, as the recorded protein figures were made."""
+
+    temperature, batch_size, seeding, unit = 1.0, 64, "per batch", "seq"
+    description = "Generate protein sequences from all-mask and measure them against a reference set."
+    sweep_grid = ["sequential", "topk:k=4,8,12", "eb:gamma=1,2,4", "threshold:tau=0.5,0.7,0.9", "top_margin:k=8,12",
+                  "mask_predict", "mi:gamma=1,2,4;lam=1", "random:steps=10"]
+
+    @staticmethod
+    def add_arguments(p, domain, sweep: bool = False) -> None:
+        p.add_argument("--samples", type=int, default=100, help="how many sequences to generate")
+        p.add_argument("--lengths", default="50-100", help="N or LO-HI: lengths drawn uniformly (seeded) from this range")
+        p.add_argument("--reference", required=True, type=Path, help="FASTA file; read with the strict rule (non-standard letters skipped)")
+        p.add_argument("--reference-split", default="reference", choices=REFERENCE_SPLITS,
+                       help="which seeded split of the FASTA is the reference (default: the held-out 'reference' split)")
+        p.add_argument("--limit-reference", type=int, default=None, help="use the first N reference sequences")
+        if sweep:
+            p.add_argument("--name", default=None, help="name of the run in the report (default: FASTA stem)")
+        p.add_argument("--model", default="auto", help="auto (ESM-C when its weights are here, else the MDM), esmc, mdm or a weights path")
+
+    def __init__(self, domain, args):
+        lengths = draw_lengths(args.samples, *parse_lengths(args.lengths), args.seed)
+        reference = reference_set(args.reference, args.reference_split, args.limit_reference)
+        self.templates = as_templates(lengths)
+        self.metric = partial(CompositionMetric, [r.tokens for r in reference], seed=args.seed)
+        self.fields = {"lengths": args.lengths, "samples": args.samples, "reference": display_path(args.reference),
+                       "reference_split": args.reference_split, "limit_reference": args.limit_reference}
+        self.name = getattr(args, "name", None) or args.reference.stem
+
+    @staticmethod
+    def sweep_section(rows: list[dict], set_name: str, device, precision: str, cmd: str, markdown: Path) -> None:
+        """The sweep's Markdown table (diversity flattened into columns) into its section of ``markdown``."""
+        flat = [{**r, "identity": r["diversity"]["mean_identity"], "unique": r["diversity"]["unique_fraction"],
+                 "ref_identity": r["diversity"].get("reference_mean_identity", float("nan")),
+                 **{k: f"{r[k]:.4f}" for k in ("jsd_dipeptide", "jsd_aa", "jsd_dipeptide_floor", "jsd_aa_floor")},
+                 "mean_passes": f"{r['mean_passes']:.1f}", "seconds": f"{r['seconds']:.0f}"} for r in rows]
+        table = markdown_table(flat, [("sampler", "sampler"), ("params", "params"), ("n", "n"), ("mean_passes", "mean passes"),
+                                      ("jsd_dipeptide", "JSD dipeptide (bits)"), ("jsd_aa", "JSD aa (bits)"),
+                                      ("jsd_dipeptide_floor", "floor dipeptide"), ("jsd_aa_floor", "floor aa"),
+                                      ("identity", "mean identity"), ("ref_identity", "ref. identity"),
+                                      ("unique", "unique"), ("seconds", "seconds")])
+        temps = ", ".join(sorted({str(r.get("temperature")) for r in rows}))
+        update_section(f"sweep-protein-{set_name}",
+                       f"### Protein sweep: {set_name} (n={n_text(rows)}, temperature {temps}, device {device.type}, {precision} forward passes)\n\n"
+                       + commands_text(rows, cmd) + f"{table}\n\nIdentity: mean pairwise position-wise identity (unaligned, over the shorter length); "
+                       "lower is more diverse; ref. identity is the reference set's own. Floor: the JSD of reference "
+                       "sequences cut to the generated lengths (sampling noise alone).\n\n"
+                       f"Frontier (dipeptide JSD vs passes): {frontier_text(rows, key='jsd_dipeptide', higher=False)}\n",
+                       markdown)
+
+
+def evaluate(model, lengths: list[int], reference: list[ProteinRecord], strategy, *, temperature: float = 1.0,
+             seed: int = 0, batch_size: int = 64, device: torch.device | str = "cpu", bf16: bool = False,
+             progress=None, max_pairs: int = 2000) -> dict:
+    """Generate one sequence per length and measure the set against ``reference``.
+
+    Returns ``n``, ``mean_passes``, ``passes_min`` / ``passes_median`` / ``passes_max``,
+    ``mean_extra_passes`` (a strategy's own passes, e.g. ``mi_exact``'s probe; not in ``passes``), ``jsd_aa`` and
+    ``jsd_dipeptide`` (bits, 0..1), ``jsd_aa_floor`` and ``jsd_dipeptide_floor`` (the same for a sample of
+    the reference of the generated lengths: what sampling noise alone gives), ``diversity``
+    (:func:`protein_metrics.diversity` with the reference's own identity), ``reference_n``, ``seconds``,
+    and per sequence ``passes`` and ``sequences`` (letters).
+    """
+    metric = CompositionMetric([r.tokens for r in reference], seed=seed, max_pairs=max_pairs)
+    result, gen = evaluate_decode(model, as_templates(lengths), strategy, metric, temperature=temperature, seed=seed,
+                                  batch_size=batch_size, device=device, bf16=bf16, progress=progress,
+                                  seeding="per batch")
+    return {**result, "seconds": gen.seconds, "passes": gen.passes,
+            "sequences": [detokenize(s) for s in gen.sequences]}

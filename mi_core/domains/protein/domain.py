@@ -1,0 +1,38 @@
+"""The protein domain object: its shipped files and the engine parts it plugs in."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from mi_core.domain import Command
+from mi_core.domains.protein import bench_order, generate, order, probe
+from mi_core.domains.protein.bench import GeneratedSequences
+from mi_core.domains.protein.metrics import CompositionMetric
+from mi_core.domains.protein.states import ProteinStates
+from mi_core.domains.protein.tokens import AMINO_ACIDS, MASK_ID, PAD_ID, ProteinDomain
+from mi_core.domains.protein.train import ProteinTask
+from mi_core.models.base import MaskedLM
+
+
+def load_protein(spec: str | Path | None, device) -> tuple[MaskedLM, str]:
+    """``auto`` (ESM-C when its weights are here, else the shipped MDM), ``esmc``, ``mdm`` or a path; the
+    description says why ``auto`` fell back."""
+    from mi_core.domains.protein.model import load_protein_model
+
+    model, info = load_protein_model(str(spec or "auto"), device)
+    model.weights_path = info.path
+    return model, info.fallback_reason or info.description
+
+
+PROTEIN = ProteinDomain(
+    "protein", "Protein", "protein", tuple(AMINO_ACIDS), names=("protein",), mask_id=MASK_ID, pad_id=PAD_ID,
+    model_env="MI_LENS_PROTEIN_MODEL", model_default="auto", model_fallback="assets/protein_mdm.safetensors",
+    model_keywords=("auto", "esmc", "mdm"), foreign_weights=True,
+    stamp_envs=("MI_LENS_ESMC_WEIGHTS",),
+    estimator_env="MI_LENS_PROTEIN_ESTIMATOR", estimator_default="assets/protein_mi_estimator.safetensors",
+    selector_env="MI_LENS_PROTEIN_SELECTOR", selector_default="assets/protein_order_selector.safetensors",
+    probe_fallback=True, model_loader=load_protein, states=ProteinStates, metric=CompositionMetric,
+    order_task=order, trainer=ProteinTask, bench_inputs=GeneratedSequences, order_bench=bench_order,
+    probe_command=probe,
+    commands=(Command("generate", generate.main, "sample sequences from a model: generate protein --length 80 ..."),),
+)

@@ -1,0 +1,159 @@
+"""How close a set of generated protein sequences is to a reference set: compositions, Jensen-Shannon
+divergence and pairwise identity. Pure numpy/scipy functions over token arrays (ids of
+``mi_core.domains.protein``: 1..20 amino acids; the mask 0 and padding are "unknown" and skipped).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mi_core.bench.metrics import pass_stats
+from mi_core.domains.protein.tokens import AMINO_ACIDS, MASK_ID
+
+N_AA = len(AMINO_ACIDS)
+
+
+def _known(tokens) -> tuple[np.ndarray, np.ndarray]:
+    """Value indices ``(L,)`` (token - 1) and a ``(L,)`` bool of which positions hold one of the 20 residues."""
+    t = np.asarray(tokens, dtype=np.int64)
+    known = (t >= 1) & (t <= N_AA)
+    return t - 1, known
+
+
+def aa_composition(seqs) -> np.ndarray:
+    """``(20,)`` float64 counts of each amino acid over all sequences (masked / unknown residues skipped)."""
+    counts = np.zeros(N_AA)
+    for tokens in seqs:
+        values, known = _known(tokens)
+        counts += np.bincount(values[known], minlength=N_AA)
+    return counts
+
+
+def dipeptide_composition(seqs) -> np.ndarray:
+    """``(400,)`` float64 counts of adjacent pairs (a, b) at index ``20 a + b``, both residues known."""
+    counts = np.zeros(N_AA * N_AA)
+    for tokens in seqs:
+        values, known = _known(tokens)
+        both = known[:-1] & known[1:]
+        counts += np.bincount(values[:-1][both] * N_AA + values[1:][both], minlength=N_AA * N_AA)
+    return counts
+
+
+def jsd(p, q) -> float:
+    """Jensen-Shannon divergence in bits (0 for equal distributions, 1 for disjoint supports).
+
+    ``p`` and ``q`` are non-negative counts or probabilities of one shape (each normalised here).
+    ``scipy.spatial.distance.jensenshannon`` returns the JS *distance*, the square root of the
+    divergence; it is squared here, with base 2 so the result lies in [0, 1].
+
+    Raises:
+        ValueError: shapes differ, a negative entry, or an all-zero vector (nothing to compare).
+    """
+    p, q = np.asarray(p, dtype=np.float64), np.asarray(q, dtype=np.float64)
+    if p.shape != q.shape:
+        raise ValueError(f"jsd: distributions of different shapes {p.shape} and {q.shape}")
+    if (p < 0).any() or (q < 0).any():
+        raise ValueError("jsd: negative counts")
+    if p.sum() <= 0 or q.sum() <= 0:
+        raise ValueError("jsd: an empty distribution (no known residues to count)")
+    with np.errstate(invalid="ignore"):  # scipy takes the sqrt of a divergence that rounding can make -1e-17
+        from scipy.spatial.distance import jensenshannon  # scipy loads only when a metric is computed
+
+        distance = jensenshannon(p, q, base=2)
+    return 0.0 if np.isnan(distance) else float(min(1.0, distance**2))
+
+
+def jsd_aa(generated, reference) -> float:
+    """JSD (bits) between the amino-acid compositions of two sets of token arrays."""
+    return jsd(aa_composition(generated), aa_composition(reference))
+
+
+def jsd_dipeptide(generated, reference) -> float:
+    """JSD (bits) between the dipeptide (adjacent pair) compositions of two sets of token arrays."""
+    return jsd(dipeptide_composition(generated), dipeptide_composition(reference))
+
+
+def matched_sample(reference, lengths, seed: int = 0) -> list[np.ndarray]:
+    """A sample of ``reference`` the size of a generated set: for each of ``lengths``, a reference sequence
+    drawn without replacement (with, when there are fewer) by a generator seeded with ``seed``, cut to
+    that length. Its JSD from the whole reference is the finite-sample floor a generated set of those
+    lengths can reach (JSD of small samples is biased upward, the 400 dipeptide bins most of all)."""
+    rng = np.random.default_rng(seed)
+    picks = rng.choice(len(reference), size=len(lengths), replace=len(lengths) > len(reference))
+    return [np.asarray(reference[i])[:n] for i, n in zip(picks.tolist(), lengths)]
+
+
+def identity(a, b) -> float:
+    """Position-wise identity of two unaligned sequences: the fraction of the first ``min(len a, len b)``
+    positions where both hold the same known residue (a masked / unknown residue never matches)."""
+    m = min(len(a), len(b))
+    if m == 0:
+        return 0.0
+    x, y = np.asarray(a[:m]), np.asarray(b[:m])
+    return float(((x == y) & (x != MASK_ID) & (x <= N_AA)).sum() / m)
+
+
+def mean_pairwise_identity(seqs, max_pairs: int = 2000, seed: int = 0) -> tuple[float, int]:
+    """Mean :func:`identity` over pairs of distinct sequences of ``seqs`` and how many pairs were used.
+
+    All ``n (n - 1) / 2`` pairs when there are at most ``max_pairs``, else ``max_pairs`` pairs drawn
+    uniformly (with replacement across draws) by a generator seeded with ``seed``. NaN for fewer than two.
+    """
+    n = len(seqs)
+    if n < 2:
+        return float("nan"), 0
+    if n * (n - 1) // 2 <= max_pairs:
+        pairs = [(i, j) for i in range(n) for j in range(i + 1, n)]
+    else:
+        rng = np.random.default_rng(seed)
+        i = rng.integers(0, n, size=max_pairs)
+        j = (i + rng.integers(1, n, size=max_pairs)) % n  # j != i
+        pairs = zip(i.tolist(), j.tolist())
+    values = [identity(seqs[i], seqs[j]) for i, j in pairs]
+    return float(np.mean(values)), len(values)
+
+
+def unique_fraction(seqs) -> float:
+    """Fraction of the sequences that are distinct (1.0 when no two are equal)."""
+    if not seqs:
+        return float("nan")
+    return len({np.asarray(s).tobytes() for s in seqs}) / len(seqs)
+
+
+def diversity(generated, reference=None, max_pairs: int = 2000, seed: int = 0) -> dict:
+    """Diversity of a generated set, with the reference set's own identity for scale.
+
+    Returns ``mean_identity`` (mean pairwise position-wise identity among the generated sequences; lower
+    is more diverse; unaligned, so unrelated sequences score about sum_a p(a)^2 ~ 0.06), ``pairs``,
+    ``unique_fraction`` and, when ``reference`` is given, ``reference_mean_identity`` and ``reference_pairs``.
+    """
+    mean, pairs = mean_pairwise_identity(generated, max_pairs, seed)
+    out = {"mean_identity": mean, "pairs": pairs, "unique_fraction": unique_fraction(generated)}
+    if reference is not None:
+        out["reference_mean_identity"], out["reference_pairs"] = mean_pairwise_identity(reference, max_pairs, seed)
+    return out
+
+
+class CompositionMetric:
+    """Generated sequences measured against ``reference`` (token arrays); ``seed`` draws the floor sample
+    and the diversity pairs (at most ``max_pairs``)."""
+
+    def __init__(self, reference, seed: int = 0, max_pairs: int = 2000):
+        self.reference = [np.asarray(r) for r in reference]
+        self.seed, self.max_pairs = seed, max_pairs
+        self.sequences: dict[int, np.ndarray] = {}
+        self.passes: dict[int, int] = {}
+        self.extra: dict[int, int] = {}
+
+    def update(self, index: int, start: np.ndarray, final: np.ndarray, passes: int, extra: int = 0) -> None:
+        self.sequences[index], self.passes[index], self.extra[index] = np.asarray(final), int(passes), int(extra)
+
+    def compute(self) -> dict:
+        order = sorted(self.sequences)
+        seqs = [self.sequences[i] for i in order]
+        floor = matched_sample(self.reference, [len(s) for s in seqs], self.seed)
+        return {"n": len(seqs), **pass_stats([self.passes[i] for i in order], [self.extra[i] for i in order]),
+                "jsd_aa": jsd_aa(seqs, self.reference), "jsd_dipeptide": jsd_dipeptide(seqs, self.reference),
+                "jsd_aa_floor": jsd_aa(floor, self.reference), "jsd_dipeptide_floor": jsd_dipeptide(floor, self.reference),
+                "diversity": diversity(seqs, self.reference, max_pairs=self.max_pairs, seed=self.seed),
+                "reference_n": len(self.reference)}

@@ -1,0 +1,127 @@
+"""One answer to "which protein model?", shared by the command line and the app.
+
+ESM-C is the better model but its weights cannot ship with MI Lens and are never downloaded here; the
+protein MDM trained on CATH S40 always ships. ``load_protein_model("auto")`` therefore takes ESM-C when its
+weights are on this machine and otherwise the MDM, and says why in :class:`ProteinModelInfo`, so a page
+or a terminal can show which model produced a map.
+
+Specs: ``auto``; ``esmc`` (ESM-C or an error saying where it looked); ``mdm`` (the shipped MDM, or the
+``.safetensors`` named by ``MI_LENS_PROTEIN_MODEL``); or a path: a ``.safetensors`` protein MDM, a ``.pth``
+ESM-C checkpoint, or a directory holding one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from mi_core.domains.protein.esmc import WEIGHTS_ENV, find_esmc_weights, load_esmc, where_searched
+from mi_core.domains.protein.mdm import load_protein_mdm
+from mi_core.models.base import ModelFileError
+
+ROOT = Path(__file__).resolve().parents[3]
+DEFAULT_MDM = ROOT / "assets" / "protein_mdm.safetensors"
+MDM_ENV = "MI_LENS_PROTEIN_MODEL"
+KEYWORDS = ("auto", "esmc", "mdm")
+
+
+@dataclass(frozen=True)
+class ProteinModelInfo:
+    """What :func:`load_protein_model` loaded: ``kind`` (``"esmc"`` or ``"mdm"``), the weights ``path``, a
+    one-line ``description``, and ``fallback_reason`` when ``auto`` wanted ESM-C but took the MDM."""
+
+    kind: str
+    path: Path
+    description: str
+    fallback_reason: str | None = None
+
+    def __post_init__(self):
+        if self.kind not in ("esmc", "mdm"):
+            raise ValueError(f"kind must be 'esmc' or 'mdm', got {self.kind!r}")
+
+
+def default_mdm_path() -> Path:
+    """``MI_LENS_PROTEIN_MODEL`` when it names a ``.safetensors`` file, else the shipped MDM.
+
+    (The app also reads that variable as a whole spec, so a keyword there, e.g. ``esmc``, is not a path.)
+    """
+    env = os.environ.get(MDM_ENV, "")
+    if env.endswith(".safetensors"):
+        path = Path(env).expanduser()
+        return ROOT / path if not path.is_absolute() and not path.exists() else path
+    return DEFAULT_MDM
+
+
+def load_protein_model(spec: str = "auto", device: torch.device | str = "cpu") -> tuple[torch.nn.Module, ProteinModelInfo]:
+    """``(model, info)`` for a spec (see the module docstring); the model is in eval mode on ``device``.
+
+    Raises:
+        ModelFileError: a missing or unreadable weights file, or ``esmc`` with no weights found;
+        ValueError: a spec that is neither a keyword nor a weights path.
+    """
+    spec = (spec or "auto").strip()
+    if spec == "auto":
+        return load_auto(device)
+    if spec == "esmc":
+        return load_esmc_model(required_weights(), device)
+    if spec == "mdm":
+        return load_mdm(default_mdm_path(), device)
+    path = Path(spec).expanduser()
+    if path.suffix == ".safetensors":
+        return load_mdm(path, device)
+    if path.suffix in (".pth", ".pt") or path.is_dir():
+        return load_esmc_model(find_esmc_weights(path), device)
+    raise ValueError(f"unknown protein model {spec!r}: use {', '.join(KEYWORDS)}, a protein MDM .safetensors, "
+                     "or an ESM-C .pth file (or a directory holding data/weights/esmc_*.pth)")
+
+
+def load_auto(device) -> tuple[torch.nn.Module, ProteinModelInfo]:
+    """ESM-C when its weights are here and load, else the MDM with the reason."""
+    try:
+        weights = find_esmc_weights()
+        if weights is not None:
+            return load_esmc_model(weights, device)
+        reason = f"no ESM-C weights found in {where_searched()}"
+    except (ModelFileError, ImportError) as err:  # ImportError: weights found but the esm package is missing
+        reason = f"ESM-C not used: {err}"
+    mdm_path = default_mdm_path()
+    model, info = load_mdm(mdm_path, device)
+    return model, ProteinModelInfo("mdm", info.path, info.description, f"{reason}; using the {info.description}")
+
+
+def required_weights() -> Path:
+    """The ESM-C checkpoint for spec ``esmc``, or an error saying where it looked and how to point at one."""
+    path = find_esmc_weights()
+    if path is None:
+        raise ModelFileError(f"no ESM-C weights found in {where_searched()}: set {WEIGHTS_ENV} to an "
+                             "esmc_300m_2024_12_v0.pth (or esmc_600m) file, or pass its path as the model")
+    return path
+
+
+def load_esmc_model(path: Path, device) -> tuple[torch.nn.Module, ProteinModelInfo]:
+    model = load_esmc(path, device)
+    return model, ProteinModelInfo("esmc", path, f"{model.name} ({path.name}), max {model.max_len} residues")
+
+
+def load_mdm(path: Path, device) -> tuple[torch.nn.Module, ProteinModelInfo]:
+    """The protein MDM at ``path`` with a description naming its training data when recorded."""
+    if not path.is_file():
+        raise ModelFileError(f"protein MDM not found: {path} (set {MDM_ENV} to a protein MDM .safetensors, "
+                             "or train one: python -m mi_core train protein --fasta ...)")
+    model = load_protein_mdm(path, device)
+    return model, ProteinModelInfo("mdm", path, mdm_description(model, path))
+
+
+def mdm_description(model, path: Path) -> str:
+    cfg = model.cfg
+    try:
+        fasta = json.loads(path.with_suffix(".json").read_text()).get("data", {}).get("fasta")
+    except (OSError, ValueError, AttributeError):
+        fasta = None
+    trained = " trained on CATH S40" if fasta and "S40" in fasta else (f" trained on {fasta}" if fasta else "")
+    return (f"protein MDM{trained} ({cfg.d_model}-dim, {cfg.n_layers} layers, max {cfg.max_len} residues; "
+            f"{path.name})")

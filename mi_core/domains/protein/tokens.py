@@ -1,0 +1,231 @@
+"""Protein sequences: the one tokenization of amino acids in MI Lens, and FASTA / plain-sequence parsing.
+
+Token ids (shared by every protein model through its adapter):
+    0        mask (an unknown residue)
+    1..20    the 20 standard amino acids in alphabetical one-letter order ``ACDEFGHIKLMNPQRSTVWY``
+    21       padding (training batches only; never produced by parsing)
+A value ``v`` (0..19) is written as token ``v + 1``.
+
+Policy for non-standard letters (stated once, applied everywhere):
+    * ``X`` (unknown) and the ambiguity codes ``B`` (D/N), ``Z`` (E/Q), ``J`` (I/L) are read as masked
+      positions: the model is asked to fill them, and they are counted in the parse report.
+    * ``U`` (selenocysteine) and ``O`` (pyrrolysine) are rare residues no model here has seen: they are
+      rejected with their positions unless ``ambiguous="mask"`` is asked for, which masks them too.
+    * ``*`` at the very end (a stop codon) is dropped; ``-`` / ``.`` (alignment gaps) and every other
+      character are errors naming the character and its 1-based position.
+    * Case is ignored; whitespace and line breaks inside a sequence are ignored.
+    * Training and reference data keep ``X`` as masked (never scored) and skip sequences with other
+      non-standard letters or more than 10% ``X`` (see ``read_fasta(strict=True)``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from mi_core.domain import Domain
+
+AMINO_ACIDS = "ACDEFGHIKLMNPQRSTVWY"
+MASK_ID = 0
+PAD_ID = 21
+VOCAB_SIZE = 22  # mask + 20 amino acids + padding
+MASK_CHAR = "_"
+SOFT_MASK = frozenset("XBZJ")  # read as masked
+RARE = frozenset("UO")  # rejected unless ambiguous="mask"
+MAX_INPUT_LENGTH = 2048
+
+_TOKEN_OF = {aa: i + 1 for i, aa in enumerate(AMINO_ACIDS)}
+
+
+class ProteinInputError(ValueError):
+    """Input that is not a protein sequence this tool can read; the message names what is wrong."""
+
+
+@dataclass(frozen=True)
+class ProteinRecord:
+    """One parsed sequence: ``name`` (FASTA header without ``>``, or ``sequence N``), ``tokens`` (L,) int64."""
+
+    name: str
+    tokens: np.ndarray
+
+    @property
+    def length(self) -> int:
+        return int(self.tokens.shape[0])
+
+    @property
+    def masked(self) -> int:
+        return int((self.tokens == MASK_ID).sum())
+
+    def text(self) -> str:
+        return detokenize(self.tokens)
+
+
+def tokenize(sequence: str, *, ambiguous: str = "error", max_length: int = MAX_INPUT_LENGTH, name: str = "sequence") -> np.ndarray:
+    """Token ids ``(L,)`` of one sequence (letters, ``_`` for an explicit mask; see the module policy).
+
+    Args:
+        ambiguous: ``"error"`` rejects U/O, ``"mask"`` reads them as masked positions.
+        max_length: longest sequence accepted.
+    Raises:
+        ProteinInputError: empty input, an unknown character (with its position), or too long.
+    """
+    if ambiguous not in ("error", "mask"):
+        raise ValueError(f"ambiguous must be 'error' or 'mask', got {ambiguous!r}")
+    letters = "".join(sequence.split())
+    foreign = [(i, ch) for i, ch in enumerate(letters) if not ch.isascii()]
+    if foreign:  # before upper(): 'ß'.upper() is 'SS', which would shift every later position
+        from mi_core.domains.sudoku import describe_char
+
+        shown = ", ".join(f"{describe_char(ch)} at {i + 1}" for i, ch in foreign[:4])
+        raise ProteinInputError(f"{name}: non-ASCII characters are not amino-acid letters: {shown}"
+                                + (f" and {len(foreign) - 4} more" if len(foreign) > 4 else ""))
+    letters = letters.upper().removesuffix("*")
+    if not letters:
+        raise ProteinInputError(f"{name}: empty sequence")
+    if len(letters) > max_length:
+        raise ProteinInputError(f"{name}: {len(letters)} residues, longer than the {max_length} this model takes")
+    out = np.empty(len(letters), dtype=np.int64)
+    bad: list[str] = []
+    for i, ch in enumerate(letters):
+        if ch in _TOKEN_OF:
+            out[i] = _TOKEN_OF[ch]
+        elif ch in SOFT_MASK or ch == MASK_CHAR or (ch in RARE and ambiguous == "mask"):
+            out[i] = MASK_ID
+        else:
+            bad.append(f"{ch!r} at {i + 1}")
+    if bad:
+        shown = ", ".join(bad[:8]) + (f" and {len(bad) - 8} more" if len(bad) > 8 else "")
+        hint = " (U/O are rare residues: pass ambiguous='mask' to read them as unknown)" if any(b[1] in RARE for b in bad) else ""
+        raise ProteinInputError(f"{name}: not amino-acid letters: {shown}{hint}")
+    return out
+
+
+def detokenize(tokens) -> str:
+    """Letters of token ids; masked positions as ``_`` (padding is dropped)."""
+    values = np.asarray(tokens).tolist()
+    return "".join(MASK_CHAR if t == MASK_ID else AMINO_ACIDS[t - 1] for t in values if t == MASK_ID or 1 <= t <= 20)
+
+
+def parse_text(text: str, *, ambiguous: str = "error", max_length: int = MAX_INPUT_LENGTH, limit: int | None = None) -> list[ProteinRecord]:
+    """Records from FASTA text (``>`` headers) or one plain sequence (no header)."""
+    if not text or not text.strip():
+        raise ProteinInputError("empty input: paste a sequence or FASTA text")
+    lines = text.strip().splitlines()
+    if not lines[0].lstrip().startswith(">"):
+        if any(line.lstrip().startswith(">") for line in lines):
+            raise ProteinInputError("text before the first FASTA header '>': start the input with a header or paste one plain sequence")
+        return [ProteinRecord("sequence 1", tokenize("".join(lines), ambiguous=ambiguous, max_length=max_length))]
+    records: list[ProteinRecord] = []
+    for header, seq in _fasta_pairs(text, comments=True):
+        if limit is not None and len(records) >= limit:
+            break
+        label = header or f"sequence {len(records) + 1}"
+        records.append(ProteinRecord(label, tokenize(seq, ambiguous=ambiguous, max_length=max_length, name=label)))
+    return records
+
+
+def read_fasta(path: str | Path, *, strict: bool = False, ambiguous: str = "error", max_length: int = MAX_INPUT_LENGTH,
+               limit: int | None = None, max_unknown: float = 0.1) -> list[ProteinRecord]:
+    """Records of a FASTA file.
+
+    Args:
+        strict: the rule for training and reference data: skip sequences with any letter other than the
+            20 standard ones and ``X``, with more than ``max_unknown`` of ``X``, or longer than
+            ``max_length``, instead of failing; ``X`` is read as masked (trainers never score it).
+    Raises:
+        FileNotFoundError / ProteinInputError with the path in the message.
+    """
+    path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(f"{path} is a directory, not a FASTA file")
+    if not path.is_file():
+        raise FileNotFoundError(f"FASTA file not found: {path}")
+    try:
+        text = path.read_text()
+    except UnicodeDecodeError:
+        raise ProteinInputError(f"{path}: not a text file") from None
+    if not strict:
+        try:
+            return parse_text(text, ambiguous=ambiguous, max_length=max_length, limit=limit)
+        except ProteinInputError as err:
+            raise ProteinInputError(f"{path}: {err}") from None
+    records = []
+    for header, seq in _fasta_pairs(text):
+        letters = "".join(seq.split())
+        letters = letters.upper().rstrip("*") if letters.isascii() else ""  # 'ß'.upper() would be 'SS'
+        if letters and len(letters) <= max_length and all(c in _TOKEN_OF or c == "X" for c in letters) \
+                and letters.count("X") <= max_unknown * len(letters):
+            records.append(ProteinRecord(header, np.array([_TOKEN_OF.get(c, MASK_ID) for c in letters], dtype=np.int64)))
+            if limit is not None and len(records) >= limit:
+                break
+    if not records:
+        raise ProteinInputError(f"{path}: no usable sequences (FASTA with only standard amino-acid letters expected)")
+    return records
+
+
+def _fasta_pairs(text: str, comments: bool = False):
+    """``(header, sequence)`` of each FASTA record; lines before the first header are dropped, and lines
+    starting with ``;`` too when ``comments``."""
+    header, chunks = None, []
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith(">"):
+            if header is not None:
+                yield header, "".join(chunks)
+            header, chunks = line[1:].strip(), []
+        elif header is not None and line and not (comments and line.startswith(";")):
+            chunks.append(line)
+    if header is not None:
+        yield header, "".join(chunks)
+
+
+SPLITS = ("train", "val", "reference")
+
+
+def split_of(name: str, seed: int = 0, val_percent: int = 5, reference_percent: int = 5) -> str:
+    """The split a sequence belongs to, from a seeded hash of its FASTA header (independent of file order).
+
+    ``val_percent`` of headers go to validation, the next ``reference_percent`` to the reference set used
+    by generation benchmarks, the rest to training. The default gives ~1,000 sequences each on CATH S40.
+    """
+    bucket = int.from_bytes(hashlib.sha256(f"{seed}:{name}".encode()).digest()[:8], "big") % 100
+    if bucket < val_percent:
+        return "val"
+    if bucket < val_percent + reference_percent:
+        return "reference"
+    return "train"
+
+
+def split_records(records: list[ProteinRecord], seed: int = 0) -> dict[str, list[ProteinRecord]]:
+    out: dict[str, list[ProteinRecord]] = {s: [] for s in SPLITS}
+    for rec in records:
+        out[split_of(rec.name, seed)].append(rec)
+    return out
+
+
+@dataclass(frozen=True)
+class ProteinDomain(Domain):
+    """Protein sequences of any length: the 20 amino acids, with the parsing policy of this module."""
+
+    def parse_state(self, text: str) -> list[int]:
+        return tokenize(text).tolist()
+
+    def parse_input(self, text: str) -> list[int]:
+        """Plain letters or one FASTA record."""
+        records = parse_text(text)
+        if len(records) != 1:
+            raise ProteinInputError(f"the input holds {len(records)} FASTA records; give one sequence")
+        return records[0].tokens.tolist()
+
+    def state_text(self, tokens) -> str:
+        return detokenize(tokens)
+
+
+__all__ = [
+    "AMINO_ACIDS", "MASK_CHAR", "MASK_ID", "MAX_INPUT_LENGTH", "PAD_ID", "ProteinDomain", "ProteinInputError",
+    "ProteinRecord", "RARE", "SOFT_MASK", "SPLITS", "VOCAB_SIZE", "detokenize", "parse_text", "read_fasta",
+    "split_of", "split_records", "tokenize",
+]

@@ -1,0 +1,159 @@
+"""``bench-order sudoku``: the learned order against the step-budget heuristics at the same T.
+
+For each budget T: ``random``, ``top_prob``, ``top_margin`` (all with ``steps=T``), ``learned``
+(threshold, paced and sample modes, ``steps=T``), ``learned_mi`` (the selector's risk in the MI
+budget, ``steps=T``, gamma per T from ``--learned-mi-gammas``), and ``top_margin`` again with ``steps`` = the learned
+sampler's mean passes rounded (it may stop before T). ``sequential`` runs once as the ceiling. ``eb`` and ``mi`` have no step budget, so each runs over a
+grid of ``gamma`` once (mi both plain and with the relative cost, lam 0.5) and, per T, the most accurate
+setting whose mean passes are <= T is reported.
+Writes a JSON list of rows and a Markdown report (per-level accuracies, the pass distribution of
+``learned``, and whether learned beats top_margin by the 8-point goal where top_margin is >= 20%).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections import Counter
+from pathlib import Path
+
+from mi_core.bench.order import matched, parse_ints, strategy_for
+from mi_core.bench.report import markdown_table
+from mi_core.decoding.selector import load_order_net
+from mi_core.device import pick_device, warn_if_slow_bf16
+from mi_core.domains.sudoku import read_puzzles
+from mi_core.domains.sudoku.bench import evaluate, with_default_estimator
+from mi_core.domains.sudoku.mdm import load_sudoku_mdm
+from mi_core.io import atomic_write_json, atomic_write_text
+
+GAMMAS = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 4.0, 8.0)
+KNOWN_LEVELS = ["Beginner", "Easy", "Medium", "Hard", "Expert"]
+
+
+def pick_records(path: Path, per_level: int, skip: int = 0) -> list:
+    """Puzzles ``skip + 1 .. skip + per_level`` of each level, in file order (a file without levels is one
+    level)."""
+    records, seen = [], Counter()
+    for rec in read_puzzles(path):
+        seen[rec.level] += 1
+        if skip < seen[rec.level] <= skip + per_level:
+            records.append(rec)
+    return records
+
+
+LEARNED_MI_GAMMAS = {5: 8.0, 10: 4.0, 15: 2.0, 20: 1.0}  # chosen on puzzles 101-200 per level (scripts/studies/order_experiments.py)
+
+
+def parse_gamma_map(spec: str) -> dict[int, float]:
+    """``"5:8,10:4"`` -> ``{5: 8.0, 10: 4.0}``: learned_mi's budget gamma for each T."""
+    try:
+        return {int(t): float(g) for t, g in (item.split(":") for item in spec.split(",") if item.strip())}
+    except ValueError:
+        raise ValueError(f"--learned-mi-gammas expects T:GAMMA pairs separated by commas, got {spec!r}") from None
+
+
+def run(model, records, name: str, params: dict, selector: Path, seed: int, bf16: bool = True) -> dict:
+    strategy = with_default_estimator(strategy_for(name, params, selector))
+    res = evaluate(model, records, strategy, batch_size=256, seed=seed, bf16=bf16, device=model.device)
+    row = {"sampler": name, "params": params, **{k: res[k] for k in ("n", "accuracy", "mean_passes", "seconds")}}
+    row["by_level"] = {lvl: round(v["accuracy"], 4) for lvl, v in res.get("by_level", {}).items()}
+    row["passes_hist"] = dict(sorted(Counter(res["passes"]).items()))
+    return row
+
+
+def goal_lines(margin: dict, learned: dict, label: str, levels: list[str]) -> list[str]:
+    """The goal's check, on the whole set and per level: where top_margin solves >= 20%, does ``learned``
+    beat it by >= 8 points?"""
+    out = []
+    for lv, m, lrn in [("all", margin["accuracy"], learned["accuracy"])] + [
+            (lv, margin["by_level"].get(lv, 0.0), learned["by_level"].get(lv, 0.0)) for lv in levels]:
+        if m >= 0.2:
+            out.append(f"- {lv}: top_margin {m:.3f}, {label} {lrn:.3f}, difference {lrn - m:+.3f} "
+                       f"({'meets' if lrn - m >= 0.08 else 'misses'} the +0.08 goal)")
+    return out
+
+
+def report(rows: list[dict], budgets: list[int], levels: list[str]) -> str:
+    out = []
+    ceiling = next((r for r in rows if r["sampler"] == "sequential"), None)
+    if ceiling is not None:
+        line = (f"Reference: sequential (one cell per pass) solves {ceiling['accuracy']:.3f} in "
+                f"{ceiling['mean_passes']:.1f} passes; by level {ceiling['by_level']}.")
+        out += [line, ""]
+    for t in budgets:
+        table = [r for r in rows if r.get("T") == t] + [r for n in ("eb", "mi") if (r := matched(rows, n, t))]
+        table = [dict(r, **{f"lvl_{k}": v for k, v in r["by_level"].items()}) for r in table]
+        cols = [("sampler", "sampler"), ("params", "params"), ("accuracy", "solved")]
+        cols += [(f"lvl_{lv}", lv) for lv in levels] + [("mean_passes", "mean passes")]
+        out += [f"### T = {t}", "", markdown_table(table, cols), ""]
+        margin = next(r for r in rows if r.get("T") == t and r["sampler"] == "top_margin" and not r.get("matched"))
+        for name, mode in (("learned", "threshold"), ("learned", "paced"), ("learned_mi", None)):
+            learned = next((r for r in rows if r.get("T") == t and r["sampler"] == name
+                            and r["params"].get("mode") == mode), None)
+            if learned is not None:
+                label = f"{name} ({mode})" if mode else name
+                out.append(f"{label} passes used: {learned['passes_hist']}")
+                out += goal_lines(margin, learned, label, levels)
+        out.append("")
+    return "\n".join(out)
+
+
+def add_arguments(p) -> None:
+    p.add_argument("--puzzles", type=Path, help="puzzle file")
+    p.add_argument("--per-level", type=int, default=100, help="puzzles per level")
+    p.add_argument("--paced-threshold", type=float, default=0.9, help="threshold of learned's paced "
+                   "mode (0.9: chosen on puzzles 101-200 of each Kaggle level, not the benchmark's first 100)")
+    p.add_argument("--learned-mi-gammas", default=",".join(f"{t}:{g:g}" for t, g in LEARNED_MI_GAMMAS.items()),
+                   help="T:GAMMA budgets of learned_mi (the selector's risk plus MI; default chosen on "
+                   "puzzles 101-200 of each level); empty: skip it")
+    p.add_argument("--bf16", action=argparse.BooleanOptionalAction, default=True,
+                   help="bf16 autocast for the model passes (default; --no-bf16 on CPUs without native bf16)")
+
+
+def budget_rows(model, records, args, t: int, mi_gammas: dict) -> list[dict]:
+    """The rows of budget ``t``: every step-budget sampler at ``steps=t``, then top_margin at the learned
+    sampler's own mean passes (learned may stop early)."""
+    configs = [("random", {"steps": t}), ("top_prob", {"steps": t}), ("top_margin", {"steps": t}),
+               ("learned", {"steps": t, "mode": "threshold"}),
+               ("learned", {"steps": t, "mode": "paced", "threshold": args.paced_threshold}),
+               ("learned", {"steps": t, "mode": "sample"})]
+    configs += [("learned_mi", {"steps": t, "gamma": mi_gammas[t]})] if t in mi_gammas else []
+    rows = []
+    for name, params in configs:
+        rows.append(dict(run(model, records, name, params, args.selector, args.seed, args.bf16), T=t))
+        print(rows[-1], flush=True)
+    used = next(r for r in rows if r["params"].get("mode") == "threshold")["mean_passes"]
+    rows.append(dict(run(model, records, "top_margin", {"steps": max(1, round(used))}, args.selector,
+                         args.seed, args.bf16), T=t, matched=True))
+    print(rows[-1], flush=True)
+    return rows
+
+
+def run_bench(args, domain) -> int:
+    """The benchmark of ``args`` (see the module docstring); writes ``--json`` and the report."""
+    if args.puzzles is None:
+        raise ValueError("bench-order sudoku needs --puzzles FILE")
+    args.model = args.model or Path(domain.default_file("model"))
+    args.selector = args.selector or Path(domain.default_file("selector"))
+    load_order_net(args.selector)  # a missing or wrong selector fails here, before any sampler runs
+    budgets = parse_ints(args.budgets, "--budgets")
+    gammas = GAMMAS if args.gammas is None else [float(g) for g in args.gammas.split(",") if g.strip()]
+    mi_gammas = parse_gamma_map(args.learned_mi_gammas)
+    device = pick_device(args.device, args.threads)
+    warn_if_slow_bf16(device, args.bf16, "--no-bf16 runs in fp32")
+    model = load_sudoku_mdm(args.model, device)
+    records = pick_records(args.puzzles, args.per_level)
+    levels = sorted(dict.fromkeys(r.level for r in records if r.level),
+                    key=lambda v: (v not in KNOWN_LEVELS, KNOWN_LEVELS.index(v) if v in KNOWN_LEVELS else 0, v))
+    rows = [row for t in budgets for row in budget_rows(model, records, args, t, mi_gammas)]
+    grid = [("eb", {"gamma": g}) for g in gammas] + [("mi", {"gamma": g}) for g in gammas]
+    grid += [("mi", {"gamma": g, "lam": 0.5, "relative": True}) for g in gammas]  # the sweeps' best MI cost
+    for name, params in grid + [("sequential", {})]:
+        rows.append(run(model, records, name, params, args.selector, args.seed, args.bf16))
+        print(rows[-1], flush=True)
+    atomic_write_json(args.json, rows)
+    md = args.md or args.json.with_suffix(".md")
+    atomic_write_text(md, f"{len(records)} puzzles of {args.puzzles.name} ({args.per_level} per level), "
+                      f"selector {args.selector}, {'bf16' if args.bf16 else 'fp32'} forward passes\n\n"
+                      + report(rows, budgets, levels))
+    print(md.read_text())
+    return 0

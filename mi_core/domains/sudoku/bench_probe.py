@@ -1,0 +1,244 @@
+"""``python -m mi_core bench-probe``: forward throughput, the exact probe's speed, pruning and bf16.
+
+Measures on a Sudoku MDM: (1) the peak batched forward throughput (sequences per second at the best
+batch size of a sweep); (2) the exact probe's effective throughput (passes per second) on states with
+20, 40 and 60 masked cells, as a fraction of that peak; (3) the passes and wall time pruning saves at
+each ``eps`` with the observed and the bounded largest error; (4) how far bf16 forward passes move the
+MI. States are random solution grids with random cells masked (seeded). Writes JSON (``--json``) and
+replaces the section between the markers below in ``--markdown`` (default ``BENCHMARKS.md``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import platform
+import random
+import time
+from pathlib import Path
+
+import torch
+
+from mi_core.bench.report import update_section
+from mi_core.device import pick_device, synchronize, timed
+from mi_core.domain import get_domain
+from mi_core.domains.sudoku import MASK_ID, geometry_for_length
+from mi_core.domains.sudoku.generator import random_grid
+from mi_core.io import atomic_write_json, check_output
+from mi_core.mi.probe import probe, probe_many
+from mi_core.options import ArgumentParser, add_force
+
+TIMING = "an untimed warm-up probe first; the device is synchronized before each clock reading"
+SECTION = "bench-probe"  # BENCHMARKS.md section, between <!-- bench-probe:start/end --> markers
+
+
+def random_states(cells: int, masked: int, count: int, seed: int, device) -> list[torch.Tensor]:
+    """``count`` states ``(cells,)``: a random solution grid with ``masked`` random cells masked."""
+    if not 0 <= masked <= cells:
+        raise ValueError(f"masked cells must be in 0..{cells}, got {masked}")
+    rng = random.Random(seed)
+    geom = geometry_for_length(cells)
+    states = []
+    for _ in range(count):
+        grid = random_grid(rng, geom)
+        for cell in rng.sample(range(cells), masked):
+            grid[cell] = MASK_ID
+        states.append(torch.tensor(grid, dtype=torch.long, device=device))
+    return states
+
+
+@torch.no_grad()
+def forward_throughput(model, batch: torch.Tensor, *, autocast: bool = False, min_seconds: float = 0.5) -> float:
+    """Sequences per second of ``model(batch)`` for a ``(B, N)`` batch (one warm-up, then >= min_seconds)."""
+    ctx = (lambda: torch.autocast(batch.device.type, dtype=torch.bfloat16)) if autocast else contextlib.nullcontext
+    with ctx():
+        model(batch)
+        synchronize(batch.device)
+        calls, start = 0, time.perf_counter()
+        while calls == 0 or time.perf_counter() - start < min_seconds:
+            model(batch)
+            calls += 1
+        synchronize(batch.device)
+    return calls * batch.shape[0] / (time.perf_counter() - start)
+
+
+def throughput_sweep(model, tokens: torch.Tensor, batch_sizes: list[int], **kw) -> list[dict]:
+    """``[{"batch", "seq_per_s"}]`` for each batch size, batches cycled from the rows of ``tokens`` ``(S, N)``."""
+    return [{"batch": size, "seq_per_s": forward_throughput(
+        model, tokens[torch.arange(size, device=tokens.device) % len(tokens)], **kw)} for size in batch_sizes]
+
+
+def max_abs(a: torch.Tensor, b: torch.Tensor) -> float:
+    return float((a - b).abs().max()) if a.numel() else 0.0
+
+
+def bench_state(model, tokens: torch.Tensor, eps_list: list[float], max_batch: int, bf16: bool) -> dict:
+    """Exact, pruned and (optionally) bf16 probes of one state, and how they compare."""
+    exact = probe(model, tokens, max_batch=max_batch)
+    row = {"passes": exact.passes, "seconds": exact.seconds, "pruned": []}
+    for eps in eps_list:
+        pruned = probe(model, tokens, eps=eps, max_batch=max_batch)
+        err = max(max_abs(pruned.mi_directional, exact.mi_directional), max_abs(pruned.mi, exact.mi),
+                  max_abs(pruned.mi_paper, exact.mi_paper))
+        slack = min(float((pruned.error_bound - (pruned.mi_directional - exact.mi_directional).abs()).min()),
+                    float((pruned.error_bound - (pruned.mi_paper - exact.mi_paper).abs()).min()))
+        row["pruned"].append({"eps": eps, "passes": pruned.passes, "seconds": pruned.seconds, "max_error": err,
+                              "max_bound": float(pruned.error_bound.max()), "within_bound": slack >= -1e-12})
+    if bf16:
+        low = probe(model, tokens, max_batch=max_batch, autocast=True)
+        row["bf16"] = {"seconds": low.seconds, "mi_max_abs_diff": max_abs(low.mi, exact.mi),
+                       "mi_max": float(exact.mi.max()) if exact.mi.numel() else 0.0}
+    return row
+
+
+def bench_many(model, states: list[torch.Tensor], max_batch: int) -> dict:
+    """All ``states`` in one :func:`probe_many` call (the device synchronized around the clock)."""
+    tokens = torch.stack(states)
+    many, seconds = timed(lambda: probe_many(model, tokens, max_batch=max_batch), tokens.device)
+    return {"passes": int(many.passes.sum()), "seconds": seconds}
+
+
+def summarise(masked: int, rows: list[dict], peak: float, many: dict | None = None) -> dict:
+    """Totals over the states with ``masked`` cells (``many``: the same states in one probe_many call)."""
+    passes, seconds = sum(r["passes"] for r in rows), sum(r["seconds"] for r in rows)
+    out = {"masked": masked, "states": len(rows), "passes": passes, "seconds": seconds,
+           "passes_per_s": passes / seconds, "fraction_of_peak": passes / seconds / peak, "pruning": []}
+    if many is not None:
+        out["many"] = {**many, "passes_per_s": many["passes"] / many["seconds"],
+                       "fraction_of_peak": many["passes"] / many["seconds"] / peak}
+    for k, first in enumerate(rows[0]["pruned"]):
+        runs = [r["pruned"][k] for r in rows]
+        p_passes, p_seconds = sum(r["passes"] for r in runs), sum(r["seconds"] for r in runs)
+        out["pruning"].append({
+            "eps": first["eps"], "passes": p_passes, "seconds": p_seconds, "pass_reduction": passes / p_passes,
+            "time_reduction": seconds / p_seconds, "max_error": max(r["max_error"] for r in runs),
+            "max_bound": max(r["max_bound"] for r in runs), "within_bound": all(r["within_bound"] for r in runs),
+        })
+    if "bf16" in rows[0]:
+        b_seconds = sum(r["bf16"]["seconds"] for r in rows)
+        out["bf16"] = {"seconds": b_seconds, "speedup": seconds / b_seconds,
+                       "mi_max_abs_diff": max(r["bf16"]["mi_max_abs_diff"] for r in rows),
+                       "mi_max": max(r["bf16"]["mi_max"] for r in rows)}
+    return out
+
+
+def run_benchmark(model, device: torch.device, cfg: argparse.Namespace, progress=print) -> dict:
+    """The whole benchmark as a JSON-ready dict (see the module docstring).
+
+    The peak is the best forward throughput of the sweep and of re-measurements at the best batch size
+    before each group of states (the host's speed drifts; the largest measurement keeps the ratio honest).
+    """
+    cells = int(model.seq_len)
+    sweep_states = torch.stack(random_states(cells, cells // 2, 64, cfg.seed, device))
+    sweep = throughput_sweep(model, sweep_states, cfg.batch_sizes, min_seconds=cfg.min_seconds)
+    best = dict(max(sweep, key=lambda r: r["seq_per_s"]))
+    progress(f"peak forward: {best['seq_per_s']:.0f} seq/s at batch {best['batch']}")
+    max_batch = cfg.max_batch or best["batch"]
+    probe(model, random_states(cells, min(cfg.masked), 1, cfg.seed, device)[0], max_batch=max_batch)  # warm-up
+    groups = []
+    for masked in cfg.masked:
+        again = throughput_sweep(model, sweep_states, [best["batch"]], min_seconds=cfg.min_seconds)[0]
+        best["seq_per_s"] = max(best["seq_per_s"], again["seq_per_s"])
+        states = random_states(cells, masked, cfg.states, cfg.seed + masked, device)
+        rows = [bench_state(model, s, cfg.eps, max_batch, cfg.bf16) for s in states]
+        groups.append((masked, rows, bench_many(model, states, max_batch)))
+        progress(f"{masked} masked: {sum(r['passes'] for r in rows)} passes probed")
+    results = [summarise(masked, rows, best["seq_per_s"], many) for masked, rows, many in groups]
+    for r in results:
+        progress(f"{r['masked']} masked: {r['passes_per_s']:.0f} passes/s ({100 * r['fraction_of_peak']:.0f}% of peak)")
+    out = {"date": time.strftime("%Y-%m-%d"), "device": str(device), "timing": TIMING,
+           "host": platform.processor() or platform.machine(), "threads": torch.get_num_threads(),
+           "model": str(cfg.model), "seed": cfg.seed, "max_batch": max_batch, "sweep": sweep, "peak": best,
+           "probe": results}
+    if cfg.bf16:
+        peak16 = throughput_sweep(model, sweep_states, [best["batch"]], autocast=True, min_seconds=cfg.min_seconds)
+        out["peak_bf16"] = peak16[0]
+    return out
+
+
+def markdown(res: dict) -> str:
+    """The BENCHMARKS.md section (between the markers) for a result of :func:`run_benchmark`."""
+    peak = res["peak"]
+    lines = ["## Exact probe (`python -m mi_core bench-probe`)", "",
+             f"Measured {res['date']}: model `{res['model']}` on {res['device']} ({res['host']}, "
+             f"{res['threads']} threads), seed "
+             f"{res['seed']}, probe batch {res['max_batch']}. States: random solution grids with random cells "
+             "masked. Peak forward throughput "
+             f"**{peak['seq_per_s']:.0f} seq/s** at batch {peak['batch']} (the largest of the sweep and of "
+             "re-measurements before each group; sweep: "
+             + ", ".join(f"{r['batch']}: {r['seq_per_s']:.0f}" for r in res["sweep"]) + ").", "",
+             f"Timing: {res.get('timing', 'warm-up probe first; no device sync')}. One state at a time: `probe` per "
+             "state; all at once: the group's states in one `probe_many` call (full batches across states).", "",
+             "| masked | states | passes | seconds | passes/s | % of peak "
+             "| all at once: seconds | passes/s | % of peak |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in res["probe"]:
+        m = r.get("many")
+        many = (f"{m['seconds']:.2f} | {m['passes_per_s']:.0f} | {100 * m['fraction_of_peak']:.0f}%" if m
+                else "- | - | -")
+        lines.append(f"| {r['masked']} | {r['states']} | {r['passes']} | {r['seconds']:.2f} | "
+                     f"{r['passes_per_s']:.0f} | {100 * r['fraction_of_peak']:.0f}% | {many} |")
+    lines += ["", "Pruning (skip values with p < eps; error = max |pruned - exact| over the directional, "
+              "symmetrised and paper MI; bound = largest rigorous bound h(s) + s log|V|):", "",
+              "| masked | eps | passes | pass reduction | time reduction | max error | max bound | within bound |",
+              "|---|---|---|---|---|---|---|---|"]
+    for r in res["probe"]:
+        for p in r["pruning"]:
+            lines.append(f"| {r['masked']} | {p['eps']:g} | {p['passes']} | {p['pass_reduction']:.2f}x | "
+                         f"{p['time_reduction']:.2f}x | {p['max_error']:.2e} | {p['max_bound']:.2e} | "
+                         f"{'yes' if p['within_bound'] else 'NO'} |")
+    if "peak_bf16" in res:
+        lines += ["", f"bf16 autocast forward passes: peak {res['peak_bf16']['seq_per_s']:.0f} seq/s at batch "
+                  f"{res['peak_bf16']['batch']}.", "", "| masked | bf16 probe speed-up | max abs MI change | max MI |",
+                  "|---|---|---|---|"]
+        for r in res["probe"]:
+            b = r["bf16"]
+            lines.append(f"| {r['masked']} | {b['speedup']:.2f}x | {b['mi_max_abs_diff']:.2e} | {b['mi_max']:.3f} |")
+    return "\n".join(lines)
+
+
+def float_list(text: str) -> list[float]:
+    return [float(x) for x in text.split(",") if x.strip()]
+
+
+def int_list(text: str) -> list[int]:
+    return [int(x) for x in text.split(",") if x.strip()]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = ArgumentParser(prog="python -m mi_core bench-probe",
+                                description="Forward throughput, the exact probe's speed, pruning and bf16.")
+    p.add_argument("--model", default=get_domain("sudoku9").default_file("model"), help="Sudoku MDM weights")
+    p.add_argument("--device", default="auto")
+    p.add_argument("--masked", type=int_list, default=[20, 40, 60], help="masked cells per state, comma-separated")
+    p.add_argument("--states", type=int, default=3, help="states per masked count")
+    p.add_argument("--eps", type=float_list, default=[1e-4, 1e-3], help="pruning thresholds, comma-separated")
+    p.add_argument("--batch-sizes", type=int_list, default=[16, 64, 128, 256, 512, 1024], help="throughput sweep")
+    p.add_argument("--max-batch", type=int, default=0, bounds=(0, 65_536), help="probe batch size (0: the sweep's best)")
+    p.add_argument("--min-seconds", type=float, default=0.5, help="timing window per sweep point")
+    p.add_argument("--no-bf16", dest="bf16", action="store_false", help="skip the bf16 comparison")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
+    p.add_argument("--json", type=Path, default=None, help="write the results here")
+    p.add_argument("--markdown", type=Path, default=None,
+                   help="update this result's section in this file (e.g. BENCHMARKS.md; default: none)")
+    p.add_argument("--no-markdown", dest="write_markdown", action="store_false", help="write no section (the default)")
+    add_force(p)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    cfg = build_parser().parse_args(argv)
+    check_output(cfg.json, cfg.force)
+    if cfg.states < 1 or not cfg.masked or not cfg.batch_sizes or min(cfg.batch_sizes) < 1:
+        raise ValueError("--states, --masked and --batch-sizes need at least one positive value")
+    from mi_core.domains.sudoku.mdm import load_sudoku_mdm
+
+    device = pick_device(cfg.device, cfg.threads)
+    model = load_sudoku_mdm(cfg.model, device)
+    res = run_benchmark(model, device, cfg)
+    if cfg.json is not None:
+        atomic_write_json(cfg.json, res)
+    if cfg.write_markdown and cfg.markdown is not None:
+        update_section(SECTION, markdown(res), cfg.markdown)
+    return 0

@@ -1,0 +1,155 @@
+"""Why does a parallel sampler fail where sequential decoding succeeds? ``python -m mi_core diagnose sudoku``.
+
+For every puzzle, decode with sequential decoding and with each sampler given, and find each sampler's
+*first wrong cell*: the first step at which a cell is written with a digit other than the solution's.
+Failures are sorted by what that step looked like:
+
+* ``alone``: the wrong cell was the only cell written at that step, a plain model error that
+  dependency-aware scheduling cannot prevent;
+* ``with_dependent``: another cell written in the same step shares its row, column or box: the failure
+  that knowing dependencies should prevent (``clash`` counts the steps where two such cells even got
+  the same digit);
+* ``with_independent``: written together with cells outside its units only.
+
+Puzzles are cross-tabulated against sequential decoding: ``lost`` (sequential solves, the sampler does
+not), ``gained`` and ``both_fail``; the first-error classes are reported for the lost puzzles, where
+parallelism is what went wrong, and for all failures. Writes JSON, and with ``--section NAME --markdown
+FILE`` that section of FILE.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import shlex
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from mi_core.bench.report import markdown_table, update_section
+from mi_core.bench.sweep import parse_grid_spec
+from mi_core.decoding import decode, make_strategy
+from mi_core.device import pick_device, warn_if_slow_bf16
+from mi_core.domain import get_domain
+from mi_core.domains.sudoku import SUDOKU9, parse_grid, read_puzzles
+from mi_core.domains.sudoku.bench import solutions_for, with_default_estimator
+from mi_core.domains.sudoku.mdm import load_sudoku_mdm
+from mi_core.io import atomic_write_json, check_output, display_path
+from mi_core.options import ArgumentParser, add_force
+
+CLASSES = ("alone", "with_dependent", "with_independent")
+
+
+@torch.no_grad()
+def trace(model, tokens: torch.Tensor, target: torch.Tensor, strategy, bf16: bool) -> list[dict]:
+    """Per puzzle: solved, passes, and the first wrong step's class, size and clash flag (None if solved)."""
+    same = torch.as_tensor(SUDOKU9.peers(), device=tokens.device)  # (81, 81): the cells share a row, column or box
+    first: list[dict | None] = [None] * len(tokens)
+    autocast = torch.autocast(tokens.device.type, dtype=torch.bfloat16) if bf16 else contextlib.nullcontext()
+    last = None
+    with autocast:
+        for frame in decode(model, tokens, strategy):
+            last = frame
+            wrong = frame.chosen & (frame.tokens != target)
+            for b in torch.nonzero(wrong.any(1))[:, 0].tolist():
+                if first[b] is not None:
+                    continue
+                chosen = frame.chosen[b].nonzero()[:, 0]
+                bad = wrong[b].nonzero()[:, 0]
+                dependent = bool(same[bad][:, chosen].any())
+                digits = frame.tokens[b, chosen]
+                pair_same = same[chosen][:, chosen] & (digits[:, None] == digits[None])
+                kind = "alone" if len(chosen) == 1 else ("with_dependent" if dependent else "with_independent")
+                first[b] = {"class": kind, "step": frame.step, "step_size": len(chosen), "clash": bool(pair_same.any())}
+    solved = (last.tokens == target).all(1)
+    return [{"solved": bool(solved[b]), "passes": int(last.passes[b]), "first_error": first[b]} for b in range(len(tokens))]
+
+
+def summarise(name: str, rows: list[dict], reference: list[dict]) -> dict:
+    """Accuracy, passes, the cross-tab against ``reference`` and first-error classes."""
+    n = len(rows)
+    lost = [r for r, s in zip(rows, reference) if s["solved"] and not r["solved"]]
+    gained = sum(1 for r, s in zip(rows, reference) if r["solved"] and not s["solved"])
+    fails = [r for r in rows if not r["solved"]]
+
+    def classes(group):
+        errs = [r["first_error"] for r in group if r["first_error"]]
+        out = {c: sum(e["class"] == c for e in errs) for c in CLASSES}
+        out["clash"] = sum(e["clash"] for e in errs)
+        return out
+
+    return {"sampler": name, "n": n, "accuracy": sum(r["solved"] for r in rows) / n,
+            "mean_passes": float(np.mean([r["passes"] for r in rows])), "lost": len(lost), "gained": gained,
+            "both_fail": sum(1 for r, s in zip(rows, reference) if not r["solved"] and not s["solved"]),
+            "lost_first_error": classes(lost), "all_first_error": classes(fails),
+            "mean_first_error_step_size": float(np.mean([r["first_error"]["step_size"] for r in fails if r["first_error"]] or [0]))}
+
+
+def parse_sampler(text: str):
+    """``name`` or ``name:key=value;key=value`` (the ``sweep --grid`` syntax, one value each) -> (label, strategy)."""
+    combos = parse_grid_spec(text)
+    if len(combos) != 1:
+        raise ValueError(f"--sampler {text!r} names {len(combos)} settings; give one value per parameter")
+    name, params = combos[0]
+    return text, with_default_estimator(make_strategy(name, **params))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = ArgumentParser(prog="python -m mi_core diagnose sudoku", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("domain", choices=["sudoku"])
+    parser.add_argument("--puzzles", type=Path, required=True)
+    parser.add_argument("--level", default=None, help="keep one difficulty level of a graded CSV")
+    parser.add_argument("--limit", type=int, default=200)
+    parser.add_argument("--model", type=Path, default=Path(get_domain("sudoku9").default_file("model")))
+    parser.add_argument("--sampler", action="append", required=True,
+                        help="sampler to diagnose, e.g. 'mi:gamma=0.3;lam=1' or 'eb:gamma=0.2' (repeat)")
+    parser.add_argument("--bf16", action="store_true")
+    parser.add_argument("--threads", type=int, default=0)
+    parser.add_argument("--device", default="auto", help="auto (CUDA when present), cpu or cuda")
+    parser.add_argument("--json", type=Path, required=True)
+    parser.add_argument("--section", default=None, help="write a section of this name into --markdown")
+    parser.add_argument("--markdown", type=Path, default=None, help="the file --section goes to (e.g. BENCHMARKS.md)")
+    add_force(parser)
+    args = parser.parse_args(argv)
+    check_output(args.json, args.force)
+    if args.section and args.markdown is None:
+        raise ValueError("--section needs --markdown FILE (the file its section goes to)")
+    records = read_puzzles(args.puzzles)
+    if args.level:
+        records = [r for r in records if r.level == args.level]
+        if not records:
+            raise ValueError(f"no puzzles of level {args.level!r} in {args.puzzles}")
+    records = records[: args.limit]
+    samplers = [parse_sampler(s) for s in args.sampler]
+    device = pick_device(args.device, args.threads)
+    warn_if_slow_bf16(device, args.bf16)
+    model = load_sudoku_mdm(args.model, device)
+    tokens = torch.tensor([parse_grid(r.puzzle, None) for r in records], device=device)
+    target = torch.tensor([parse_grid(s, None) for s in solutions_for(records)], device=device)
+    start = time.perf_counter()
+    reference = trace(model, tokens, target, make_strategy("sequential"), args.bf16)
+    results = [summarise("sequential", reference, reference)]
+    for label, strategy in samplers:
+        results.append(summarise(label, trace(model, tokens, target, strategy, args.bf16), reference))
+        print(json.dumps(results[-1]), flush=True)
+    out = {"puzzles": display_path(args.puzzles), "level": args.level, "limit": args.limit, "model": display_path(args.model),
+           "n": len(records), "bf16": args.bf16, "seconds": round(time.perf_counter() - start, 1), "results": results}
+    atomic_write_json(args.json, out)
+    if args.section:
+        table = [{"sampler": r["sampler"], "accuracy": f"{100 * r['accuracy']:.1f}%", "passes": f"{r['mean_passes']:.1f}",
+                  "lost": f"{r['lost']} / {r['gained']}",
+                  "lost_classes": "{alone} / {with_dependent} / {with_independent} ({clash})".format(**r["lost_first_error"]),
+                  "all_classes": "{alone} / {with_dependent} / {with_independent} ({clash})".format(**r["all_first_error"])}
+                 for r in results]
+        columns = [("sampler", "sampler"), ("accuracy", "solved"), ("passes", "mean passes"),
+                   ("lost", "lost / gained vs sequential"),
+                   ("lost_classes", "lost puzzles: first error alone / with dependent / with independent (clash)"),
+                   ("all_classes", "all failures: alone / with dependent / with independent (clash)")]
+        command = "python -m mi_core diagnose " + " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))
+        update_section(args.section, f"`{command}`\n\n{markdown_table(table, columns)}", args.markdown)
+    return 0

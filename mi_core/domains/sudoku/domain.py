@@ -1,0 +1,41 @@
+"""The Sudoku 9x9 domain object: its shipped files and the engine parts it plugs in."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from mi_core.bench.metrics import SolvedMetric
+from mi_core.domain import Command
+from mi_core.domains.sudoku import bench_order, bench_probe, diagnose, order, suite
+from mi_core.domains.sudoku.grid import SUDOKU9, GridDomain, digits
+from mi_core.domains.sudoku.states import SudokuStates
+from mi_core.domains.sudoku.train import SudokuTask
+from mi_core.models.base import MaskedLM
+
+
+def load_sudoku(spec: str | Path | None, device) -> tuple[MaskedLM, str]:
+    from mi_core.domains.sudoku.mdm import load_sudoku_mdm
+
+    if not spec:
+        raise ValueError("a Sudoku MDM needs a weights file (.safetensors)")
+    path = Path(spec)
+    model = load_sudoku_mdm(path, device)
+    layers = model.cfg.n_layers * model.cfg.loops
+    return model, f"Sudoku MDM ({layers} layers, d_model {model.hidden_size}; {path.name})"
+
+
+SUDOKU = GridDomain(
+    "sudoku9", "Sudoku 9x9 (trained MDM)", "9x9", digits(SUDOKU9), names=("sudoku", "sudoku9"), geometry=SUDOKU9,
+    # the hard-data model (8 layers) and the estimator and selector trained on it; the first model
+    # (assets/sudoku_mdm.safetensors, 6 layers) and its estimator and selectors stay for comparison
+    model_env="MI_LENS_SUDOKU_MODEL", model_default="assets/sudoku_mdm_hard.safetensors",
+    estimator_env="MI_LENS_SUDOKU_ESTIMATOR", estimator_default="assets/sudoku_mi_estimator_hard.safetensors",
+    selector_env="MI_LENS_SUDOKU_SELECTOR", selector_default="assets/sudoku_order_selector_hard.safetensors",
+    model_loader=load_sudoku, states=SudokuStates, metric=SolvedMetric, order_task=order, trainer=SudokuTask,
+    order_bench=bench_order,
+    commands=(
+        Command("bench-suite", suite.main, "sequential and top-k on the shared puzzle sets, into BENCHMARKS.md"),
+        Command("diagnose", diagnose.main, "why a parallel sampler fails where sequential succeeds: diagnose sudoku ..."),
+        Command("bench-probe", bench_probe.main, "measure forward throughput and the exact probe's speed"),
+    ),
+)

@@ -1,0 +1,333 @@
+"""Sudoku grids: tokens, parsing and validation.
+
+A grid of side ``n`` (4 or 9) is a string of ``n*n`` characters read row by row; ``.`` or ``0`` marks a
+blank. Token ids: ``MASK_ID`` for a blank and the digit itself (1..n) for a filled cell, so the value
+index ``v`` of digit ``d`` (the model's logit slot) is ``d - 1`` and its token is ``v + 1``.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from mi_core.domain import Domain
+from mi_core.domains.sudoku.geometry import (  # noqa: F401  (re-exported: the public Sudoku API)
+    SUDOKU4,
+    SUDOKU9,
+    Geometry,
+    SudokuError,
+    SudokuFormatError,
+    geometry_for_length,
+)
+from mi_core.domains.sudoku.solver import solve_count
+
+MASK_ID = 0
+BLANK_CHARS = ".0"
+
+
+class SudokuConflictError(SudokuError):
+    """A digit repeated in a row, column or box."""
+
+
+class NoSolutionError(SudokuError):
+    """The givens admit no solution."""
+
+
+class MultipleSolutionsError(SudokuError):
+    """The givens admit more than one solution."""
+
+
+def parse_grid(text: str, size: int | None = 81) -> list[int]:
+    """Parse one grid string into a list of digits, 0 for blank.
+
+    Whitespace inside the string is ignored. ``size`` fixes the expected cell count (``None`` accepts
+    16 or 81).
+
+    Raises:
+        SudokuFormatError: wrong length or a character that is neither a digit nor a blank.
+    """
+    if not isinstance(text, str):
+        raise SudokuFormatError(f"a Sudoku must be given as a string, got {type(text).__name__}")
+    chars = "".join(text.split())
+    if not chars:
+        raise SudokuFormatError("the Sudoku string is empty")
+    geom = geometry_for_length(len(chars)) if size is None else None
+    expected = geom.cells if geom else size
+    if len(chars) != expected:
+        raise SudokuFormatError(f"a Sudoku has {expected} cells, got {len(chars)} characters")
+    n = math.isqrt(expected)
+    allowed = "123456789"[:n]
+    digits = []
+    for pos, ch in enumerate(chars):
+        if ch in BLANK_CHARS:
+            digits.append(0)
+        elif ch in allowed:  # ASCII only: str.isdigit() would also take '٣', '３' or '²'
+            digits.append(int(ch))
+        else:
+            row, col = divmod(pos, n)
+            raise SudokuFormatError(f"bad character {describe_char(ch)} at position {pos} (row {row + 1}, "
+                                    f"column {col + 1}): use ASCII digits 1-{n}, '.' or '0'")
+    return digits
+
+
+def describe_char(ch: str) -> str:
+    """``'z'``, or for a non-ASCII character its code point and name: ``'٣' (U+0663 ARABIC-INDIC DIGIT THREE)``."""
+    if ch.isascii() and ch.isprintable():
+        return repr(ch)
+    name = unicodedata.name(ch, "unnamed character")
+    return f"{ch!r} (U+{ord(ch):04X} {name})"
+
+
+def solution_conflict(puzzle: list[int], solution: list[int]) -> str | None:
+    """Why ``solution`` cannot be the solution of ``puzzle`` (a blank, a repeated digit, or a given it
+    changes), or None when it is a complete valid grid that keeps every given."""
+    geom = geometry_for_length(len(puzzle))
+    if len(solution) != len(puzzle):
+        return f"the solution has {len(solution)} cells, the puzzle {len(puzzle)}"
+    for cell, (g, s) in enumerate(zip(puzzle, solution)):
+        if s == 0:
+            return f"the solution has a blank at row {cell // geom.n + 1}, column {cell % geom.n + 1}"
+        if g and g != s:
+            return (f"the solution contradicts the givens at row {cell // geom.n + 1}, column {cell % geom.n + 1} "
+                    f"(given {g}, solution {s})")
+    conflict = find_conflict(solution)
+    return f"the solution is not a valid grid: {conflict}" if conflict else None
+
+
+def find_conflict(digits: list[int]) -> str | None:
+    """Describe the first digit repeated in a row, column or box, or return None."""
+    geom = geometry_for_length(len(digits))
+    rows, cols, boxes = geom.indices()
+    for kind, unit in (("row", rows), ("column", cols), ("box", boxes)):
+        seen: dict[tuple[int, int], int] = {}
+        for cell, d in enumerate(digits):
+            if d == 0:
+                continue
+            key = (int(unit[cell]), d)
+            if key in seen:
+                first = seen[key]
+                return (f"digit {d} appears twice in {kind} {key[0] + 1}: at cells (row {first // geom.n + 1}, "
+                        f"col {first % geom.n + 1}) and (row {cell // geom.n + 1}, col {cell % geom.n + 1})")
+            seen[key] = cell
+    return None
+
+
+def validate(text: str, size: int | None = 81, require_unique: bool = True) -> tuple[list[int], list[int]]:
+    """Parse and validate a puzzle; return ``(digits, solution)``.
+
+    Raises:
+        SudokuFormatError, SudokuConflictError, NoSolutionError, and (when ``require_unique``)
+        MultipleSolutionsError, each with a message naming the problem.
+    """
+    digits = parse_grid(text, size)
+    conflict = find_conflict(digits)
+    if conflict:
+        raise SudokuConflictError(conflict)
+    count, solution = solve_count(digits, limit=2)
+    if count == 0:
+        raise NoSolutionError("this puzzle has no solution")
+    if count > 1 and require_unique:
+        raise MultipleSolutionsError("this puzzle has more than one solution")
+    return digits, solution
+
+
+def to_string(digits, blank: str = ".") -> str:
+    """Digits (list, array or 1-D tensor; 0 or MASK_ID for blank) to a grid string."""
+    values = digits.tolist() if hasattr(digits, "tolist") else list(digits)
+    return "".join(blank if d == MASK_ID else str(int(d)) for d in values)
+
+
+def to_tokens(grids, device: torch.device | str = "cpu") -> torch.Tensor:
+    """Grid strings or digit lists to token ids ``(B, cells)`` int64 (blanks become ``MASK_ID``)."""
+    rows = [parse_grid(g, None) if isinstance(g, str) else list(g) for g in grids]
+    return torch.tensor(rows, dtype=torch.long, device=device)
+
+
+@dataclass(frozen=True)
+class PuzzleRecord:
+    """One puzzle read from a file; ``solution`` and ``level`` may be absent."""
+
+    puzzle: str
+    solution: str | None = None
+    level: str | None = None
+    line: int = 0
+
+
+def read_puzzles(path: str | Path, limit: int | None = None) -> list[PuzzleRecord]:
+    """Read a ``.txt`` file (one puzzle a line, ``#`` comments) or a ``.csv`` with a ``puzzle`` column.
+
+    Raises:
+        FileNotFoundError: no such file.
+        SudokuFormatError: a malformed line, naming the line number.
+    """
+    path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(f"{path} is a directory, not a puzzle file (give a .txt or .csv file)")
+    if not path.is_file():
+        raise FileNotFoundError(f"puzzle file not found: {path}")
+    # streamed: with a limit, only the lines up to the limit-th puzzle are read, however large the file
+    with path.open(encoding="utf-8-sig", newline="") as handle:
+        try:
+            return _parse(_lines(handle), path.suffix.lower() == ".csv", str(path), limit)
+        except UnicodeDecodeError as err:
+            raise SudokuFormatError(f"{path} is not a UTF-8 text file") from err
+
+
+def solutions_for(records: list[PuzzleRecord]) -> list[str]:
+    """The unique solution of each record (the file's, which parsing checked against the givens, or the
+    solver's). Benchmarks score a decode against this one grid, so a puzzle with no solution or with more
+    than one is refused rather than scored against whichever solution a solver finds.
+
+    Raises:
+        ValueError: a puzzle without a solution or with several, naming its line.
+    """
+    out = []
+    for rec in records:
+        count, sol = solve_count(parse_grid(rec.puzzle, None), limit=2)
+        if count == 0:
+            raise ValueError(f"puzzle on line {rec.line} has no solution")
+        if count > 1:
+            raise ValueError(f"puzzle on line {rec.line} has more than one solution; benchmarks need puzzles "
+                             "with exactly one (a valid grid could otherwise be scored wrong)")
+        out.append(rec.solution or to_string(sol))
+    return out
+
+
+def _lines(handle):
+    for raw in handle:
+        yield raw.rstrip("\r\n")
+
+
+def parse_puzzle_text(text: str, csv_format: bool, name: str = "input", limit: int | None = None) -> list[PuzzleRecord]:
+    """Parse the contents of a puzzle file (see :func:`read_puzzles`)."""
+    return _parse(iter(text.splitlines()), csv_format, name, limit)
+
+
+def _parse(lines, csv_format: bool, name: str, limit: int | None) -> list[PuzzleRecord]:
+    records = []
+    for record in (_parse_csv(lines, name) if csv_format else _parse_lines(lines, name)):
+        records.append(record)
+        if limit and len(records) >= limit:
+            break
+    if not records:
+        raise SudokuFormatError(f"{name} contains no puzzles")
+    return records
+
+
+def _parse_lines(lines, name: str):
+    for lineno, raw in enumerate(lines, start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        try:
+            digits = parse_grid(line, None)
+        except SudokuFormatError as err:
+            raise SudokuFormatError(f"{name}, line {lineno}: {err}") from None
+        yield PuzzleRecord(to_string(digits), line=lineno)
+
+
+def _parse_csv(lines, name: str):
+    numbers = []  # the file's own line number of each line the reader sees (comments and blanks skipped)
+
+    def kept():
+        for no, ln in enumerate(lines, start=1):
+            if ln.strip() and not ln.lstrip().startswith("#"):
+                numbers.append(no)
+                yield ln
+
+    reader = csv.DictReader(kept())
+    fields = [f.strip().lower() for f in (reader.fieldnames or [])]
+    if "puzzle" not in fields:
+        raise SudokuFormatError(f"{name}: a CSV puzzle file needs a 'puzzle' column, found {fields or 'no header'}")
+    for row in reader:
+        lineno = numbers[reader.line_num - 1]
+        row = {k.strip().lower(): (v or "").strip() for k, v in row.items() if k is not None}
+        try:
+            digits = parse_grid(row["puzzle"], None)
+            solution = None
+            if row.get("solution"):
+                sol_digits = parse_grid(row["solution"], len(digits))
+                problem = solution_conflict(digits, sol_digits)
+                if problem:
+                    raise SudokuFormatError(problem)
+                solution = to_string(sol_digits)
+        except SudokuFormatError as err:
+            raise SudokuFormatError(f"{name}, line {lineno}: {err}") from None
+        yield PuzzleRecord(to_string(digits), solution, row.get("level") or None, lineno)
+
+
+@dataclass(frozen=True)
+class GridDomain(Domain):
+    """A Sudoku of ``geometry``: digits ``1..n``, cells named ``r3c5``, rows, columns and boxes as its rules."""
+
+    geometry: Geometry = SUDOKU9
+    require_unique: bool = True
+    mask_char: str = "."
+
+    def __post_init__(self):
+        object.__setattr__(self, "length", self.geometry.cells)
+        super().__post_init__()
+        lo, hi = self.clue_range
+        if not 0 < lo <= hi <= self.geometry.cells:
+            raise ValueError(f"domain {self.key}: bad clue_range {self.clue_range}")
+
+    @property
+    def layout(self) -> str:
+        return "grid"
+
+    def parse_state(self, text: str) -> list[int]:
+        return parse_grid(text, self.cells)
+
+    def parse_input(self, text: str) -> list[int]:
+        return validate(text, size=self.cells, require_unique=False)[0]
+
+    def state_text(self, tokens) -> str:
+        return to_string(tokens)
+
+    def cell_label(self, cell: int) -> str:
+        n = self.geometry.n
+        return f"r{cell // n + 1}c{cell % n + 1}"
+
+    def rules(self, length: int | None = None) -> np.ndarray:
+        return self.geometry.peers()
+
+    def solution(self, tokens: list[int]) -> list[int] | None:
+        count, found = solve_count(list(tokens), limit=2)
+        return found if count == 1 else None
+
+    def read_inputs(self, path, limit: int | None = None, level: str | None = None) -> tuple[list, list, list]:
+        """``(templates, solutions, levels)`` of a Sudoku file (``.txt`` one puzzle a line, or ``.csv`` with
+        ``puzzle`` and optional ``solution`` and ``level`` columns; ``level`` keeps the puzzles of that
+        level, before ``limit``), each puzzle with its one solution (the file's, else the solver's; a puzzle
+        with none or several is refused)."""
+        domain = self
+        records = read_puzzles(path, limit=None if level else limit)
+        if any(len(r.puzzle) != domain.cells for r in records):
+            raise ValueError(f"{path} holds puzzles of another size than {domain.label} ({domain.cells} cells)")
+        if level:
+            records = [r for r in records if (r.level or "").lower() == level.lower()][:limit]
+            if not records:
+                raise ValueError(f"no puzzles of level {level!r} in {path}")
+        try:
+            solutions = [domain.parse_state(s) for s in solutions_for(records)]
+        except ValueError as err:
+            raise ValueError(f"{path}: {err}") from None
+        return [np.asarray(domain.parse_state(r.puzzle)) for r in records], solutions, [r.level for r in records]
+
+
+def digits(geometry: Geometry) -> tuple[str, ...]:
+    return tuple(str(d) for d in range(1, geometry.n + 1))
+
+
+__all__ = [
+    "BLANK_CHARS", "Geometry", "GridDomain", "MASK_ID", "MultipleSolutionsError", "NoSolutionError",
+    "PuzzleRecord", "SUDOKU4", "SUDOKU9", "SudokuConflictError", "SudokuError", "SudokuFormatError",
+    "describe_char", "digits", "find_conflict", "geometry_for_length", "parse_grid", "parse_puzzle_text",
+    "read_puzzles", "solution_conflict", "solutions_for", "solve_count", "to_string", "to_tokens", "validate",
+]

@@ -1,0 +1,74 @@
+"""Sudoku side of ``train-order``: generated puzzles as start states, validation against top_margin."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from mi_core.decoding import decode_final, make_strategy
+from mi_core.domains.sudoku.generator import random_transform
+from mi_core.domains.sudoku.mdm import load_sudoku_mdm, save_sudoku_mdm
+from mi_core.domains.sudoku.pool import build_pool
+from mi_core.order.loop import OrderTrainConfig, make_validator, run_logged
+
+TRAIN_SEED, EVAL_SEED = 30_000, 20_000  # away from the MDM's own pools (seeds 0, 1 and 10,000)
+
+
+def puzzle_draw(pool: np.ndarray):
+    """``draw(rng, batch)`` over ``(P, 2, 81)`` (puzzle, solution) pairs, each with a fresh random
+    validity-preserving transform: ``(start token ids, solution value indices)``, ``(B, 81)`` each."""
+
+    def draw(rng: np.random.Generator, batch: int):
+        pairs = pool[rng.integers(len(pool), size=batch)].reshape(batch * 2, -1)
+        pairs = random_transform(pairs, rng, pair=2).reshape(batch, 2, -1)
+        return torch.from_numpy(pairs[:, 0]), torch.from_numpy(pairs[:, 1] - 1)
+
+    return draw
+
+
+@torch.no_grad()
+def decode_score(model, pairs: np.ndarray, strategy, bf16: bool) -> dict:
+    """Whole-grid accuracy, mean passes and the pass histogram of ``strategy`` on ``(P, 2, 81)`` pairs."""
+    device = model.device
+    tokens, solution = torch.as_tensor(pairs[:, 0], device=device), torch.as_tensor(pairs[:, 1], device=device)
+    ctx = torch.autocast(device.type, dtype=torch.bfloat16) if bf16 else contextlib.nullcontext()
+    with ctx:
+        final = decode_final(model, tokens, strategy)
+    passes = final.passes.tolist()
+    return {"accuracy": float((final.tokens == solution).all(1).float().mean()),
+            "mean_passes": float(np.mean(passes)),
+            "passes_hist": {str(k): passes.count(k) for k in sorted(set(passes))}}
+
+
+def make_validate(model, pairs: np.ndarray, budgets: tuple[int, ...], bf16: bool, frozen: bool = True):
+    """``validate(selector) -> dict``: learned (threshold mode) vs top_margin at each budget; top_margin
+    is decoded once while the denoiser is ``frozen``, else again at every validation."""
+
+    def score(strategy) -> tuple[float, float]:
+        got = decode_score(model, pairs, strategy, bf16)
+        return got["accuracy"], got["mean_passes"]
+
+    return make_validator(budgets, lambda selector, t: score(make_strategy("learned", steps=t, net=selector)),
+                          lambda t: score(make_strategy("top_margin", steps=t))[0], frozen)
+
+
+def add_arguments(p) -> None:
+    p.add_argument("--puzzle-pool", type=int, default=2000, help="training puzzles generated")
+    p.add_argument("--eval-puzzles", type=int, default=100)
+
+
+def run(args, cfg: OrderTrainConfig, model_path: Path, out: Path, log_path: Path, device) -> None:
+    model = load_sudoku_mdm(model_path, device)
+    t0 = time.time()
+    pool = build_pool(TRAIN_SEED + cfg.seed, args.puzzle_pool, puzzles=True, workers=1)
+    val = build_pool(EVAL_SEED + cfg.seed, args.eval_puzzles, puzzles=True, workers=1)
+    validate = make_validate(model, val, cfg.budgets, cfg.bf16, frozen=not cfg.finetune)
+    header = (f"pools built in {time.time() - t0:.0f}s: {len(pool)} training puzzles, {len(val)} validation; "
+              f"frozen denoiser {model_path}")
+    run_logged(model, puzzle_draw(pool), cfg, validate, out, log_path, args.eval_every, header,
+               {"domain": "sudoku", "denoiser": str(model_path), "puzzle_pool": args.puzzle_pool,
+                "eval_puzzles": args.eval_puzzles}, init=args.init, save_denoiser=save_sudoku_mdm)

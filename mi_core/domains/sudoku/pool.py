@@ -1,0 +1,176 @@
+"""Pools of generated Sudoku grids and graded unique puzzles, built in worker processes and cached on disk
+(``runs/pools/pool_<key>.npz``). Used by the MDM trainer, the estimator data and the order trainer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import random
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+
+import numpy as np
+
+from mi_core.domains.sudoku.generator import harden, make_puzzle, random_grid
+
+POOL_DIR = Path("runs/pools")
+
+
+def _pool_chunk(args: tuple[int, int, bool]) -> np.ndarray:
+    seed, count, puzzles = args
+    rng = random.Random(seed)
+    rows = []
+    for _ in range(count):
+        grid = random_grid(rng)
+        if puzzles:
+            clues = 0 if rng.random() < 0.5 else rng.randint(24, 40)  # minimal, or a chosen clue count
+            rows.append([make_puzzle(grid, clues, rng, tries=1), grid])
+        else:
+            rows.append([grid])
+    return np.asarray(rows, dtype=np.int64)
+
+
+def _jobs(seed: int, count: int, chunk: int, *extra) -> list[tuple]:
+    return [(seed * 1_000_003 + i, min(chunk, count - i * chunk), *extra) for i in range(-(-count // chunk))]
+
+
+def _run(fn, jobs: list[tuple], workers: int) -> list:
+    workers = min(workers, len(jobs))
+    if workers <= 1:
+        return [fn(j) for j in jobs]
+    with ProcessPoolExecutor(workers) as ex:
+        return list(ex.map(fn, jobs))
+
+
+def build_pool(seed: int, count: int, puzzles: bool, workers: int = 2, chunk: int = 250) -> np.ndarray:
+    """``(count, 1, 81)`` solved grids, or ``(count, 2, 81)`` (puzzle, solution) pairs; seeded by chunk."""
+    return np.concatenate(_run(_pool_chunk, _jobs(seed, count, chunk, puzzles), workers))
+
+
+def _graded_chunk(args: tuple[int, int, int]) -> tuple[np.ndarray, np.ndarray]:
+    seed, count, max_iters = args
+    rng = random.Random(seed)
+    rows, grades = [], []
+    for _ in range(count):
+        solution = random_grid(rng)
+        # a spread of grades: hill-climb lengths from 0 (a random minimal puzzle) to max_iters
+        puzzle, g = harden(make_puzzle(solution, 0, rng, tries=1), solution, rng, rng.randint(0, max_iters))
+        rows.append([puzzle, solution])
+        grades.append(g)
+    return np.asarray(rows, dtype=np.int64), np.asarray(grades, dtype=np.int64)
+
+
+def build_graded_pool(seed: int, count: int, max_iters: int, workers: int = 2, chunk: int = 50):
+    """``(count, 2, 81)`` (puzzle, solution) pairs across difficulty grades and their ``(count,)`` grades."""
+    parts = _run(_graded_chunk, _jobs(seed, count, chunk, max_iters), workers)
+    return np.concatenate([p for p, _ in parts]), np.concatenate([g for _, g in parts])
+
+
+@dataclass(frozen=True)
+class PoolSpec:
+    """What a cached pool holds; its hash names the cache file."""
+
+    seed: int
+    grids: int
+    puzzles: int
+    max_iters: int
+    version: int = 1
+
+    def key(self) -> str:
+        return hashlib.sha1(json.dumps(asdict(self), sort_keys=True).encode()).hexdigest()[:12]
+
+
+def load_or_build_pools(spec: PoolSpec, root: Path = POOL_DIR, workers: int = 2, exclude: set[str] = frozenset(), log=print,
+                        puzzle_file: Path | None = None):
+    """``{"grids" (G, 81), "puzzles" (P, 2, 81), "grades" (P,)}`` from ``root/pool_<key>.npz``, built once.
+
+    ``exclude``: puzzle strings (81 digits, 0 for blank) that must never be trained on (evaluation sets);
+    a generated puzzle equal to one of them is dropped. ``puzzle_file``: the puzzles come from this file of
+    :func:`grow_pool_file` (the spec's grids are still generated and cached).
+    """
+    if puzzle_file is not None:
+        grids = load_or_build_pools(replace(spec, puzzles=0), root, workers, log=log)["grids"]
+        return _drop_excluded({"grids": grids, **read_pool_file(puzzle_file)}, exclude, log)
+    path = Path(root) / f"pool_{spec.key()}.npz"
+    if path.is_file():
+        with np.load(path) as f:
+            return _drop_excluded({k: f[k] for k in f.files if k != "spec"}, exclude, log)
+    grids = build_pool(spec.seed, spec.grids, puzzles=False, workers=workers)[:, 0]
+    if spec.puzzles:
+        puzzles, grades = build_graded_pool(spec.seed + 1, spec.puzzles, spec.max_iters, workers=workers)
+    else:
+        puzzles, grades = np.zeros((0, 2, 81), dtype=np.int64), np.zeros(0, dtype=np.int64)
+    pools = _drop_excluded({"grids": grids, "puzzles": puzzles, "grades": grades}, exclude, log)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp.npz")  # processes building the same pool do not collide
+    np.savez(tmp, spec=json.dumps(asdict(spec)), **pools)
+    tmp.replace(path)
+    return pools
+
+
+def _drop_excluded(pools: dict, exclude: set[str], log) -> dict:
+    """``pools`` without the puzzles whose string (0 for blank) is in ``exclude``."""
+    keep = np.array([("".join(map(str, p)) not in exclude) for p in pools["puzzles"][:, 0]], dtype=bool)
+    if (~keep).any():
+        log(f"dropped {int((~keep).sum())} generated puzzles that occur in an evaluation set")
+    return {**pools, "puzzles": pools["puzzles"][keep], "grades": pools["grades"][keep]}
+
+
+POOL_FILE_CHUNK = 50  # puzzles per chunk of a pool file; chunk i is seeded by (seed, i), so a file grows reproducibly
+
+
+def grow_pool_file(path: str | Path, seed: int, count: int, max_iters: int, workers: int = 1, log=print) -> int:
+    """Append graded puzzles to the gzip text file ``path`` until it holds ``count`` of them.
+
+    Each line is ``puzzle solution grade`` (81 digits each, 0 for blank). Puzzles come in chunks of
+    :data:`POOL_FILE_CHUNK`, chunk ``i`` built from seed ``seed * 1_000_003 + i``, and every finished
+    chunk is appended at once: a stopped build loses at most the chunks in flight, and the next call
+    continues where the file ends. Returns the number of puzzles the file holds.
+    """
+    import gzip
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    have = len(read_pool_file(path)["grades"]) if path.is_file() else 0
+    if have % POOL_FILE_CHUNK:
+        raise ValueError(f"{path} holds {have} puzzles, not whole chunks of {POOL_FILE_CHUNK}: not a pool file")
+    first = have // POOL_FILE_CHUNK
+    jobs = [(seed * 1_000_003 + i, POOL_FILE_CHUNK, max_iters) for i in range(first, -(-count // POOL_FILE_CHUNK))]
+    if not jobs:
+        return have
+    with ProcessPoolExecutor(max(1, min(workers, len(jobs)))) as ex:
+        for rows, grades in ex.map(_graded_chunk, jobs):  # in order, so the file is the same however it was built
+            lines = "".join(f"{''.join(map(str, p))} {''.join(map(str, s))} {g}\n" for (p, s), g in zip(rows, grades))
+            with gzip.open(path, "at") as fh:
+                fh.write(lines)
+            have += len(grades)
+            log(f"{path}: {have} puzzles")
+    return have
+
+
+def read_pool_file(path: str | Path) -> dict:
+    """``{"puzzles" (P, 2, 81), "grades" (P,)}`` from a file of :func:`grow_pool_file`.
+
+    Raises:
+        ValueError: a line that is not ``puzzle solution grade``.
+    """
+    import gzip
+
+    rows, grades = [], []
+    try:
+        with gzip.open(path, "rt") as fh:
+            for number, line in enumerate(fh, 1):
+                parts = line.split()
+                if len(parts) != 3 or len(parts[0]) != 81 or len(parts[1]) != 81 or not parts[2].isdigit():
+                    raise ValueError(f"{path} line {number}: expected 'puzzle solution grade', got {line[:40]!r}")
+                rows.append([[int(c) for c in parts[0]], [int(c) for c in parts[1]]])
+                grades.append(int(parts[2]))
+    except EOFError:  # the last chunk is still being appended: keep the whole chunks before it
+        keep = len(grades) - len(grades) % POOL_FILE_CHUNK
+        rows, grades = rows[:keep], grades[:keep]
+    except (OSError, gzip.BadGzipFile) as err:
+        raise ValueError(f"{path} is not a gzip pool file: {err}") from None
+    return {"puzzles": np.asarray(rows, dtype=np.int64).reshape(-1, 2, 81), "grades": np.asarray(grades, dtype=np.int64)}

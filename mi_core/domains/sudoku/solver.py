@@ -1,0 +1,153 @@
+"""Exact Sudoku solver and solution counter.
+
+Candidates are bit masks (bit ``d - 1`` for digit ``d``). Placing a digit removes it from the cell's
+peers and places every cell that is left with one candidate (naked singles); a unit in which a digit fits
+in one cell only places it there (hidden singles); the search then branches on the cell with the fewest
+candidates. Works for 4x4 and 9x9 grids.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+from mi_core.domains.sudoku.geometry import geometry_for_length
+
+
+@cache
+def _tables(cells: int) -> tuple[tuple[tuple[int, ...], ...], tuple[tuple[int, ...], ...], int]:
+    geom = geometry_for_length(cells)
+    peers = geom.peers()
+    rows, cols, boxes = geom.indices()
+    units = [tuple(int(c) for c in range(cells) if idx[c] == u) for idx in (rows, cols, boxes) for u in range(geom.n)]
+    peer_lists = tuple(tuple(int(p) for p in peers[c].nonzero()[0]) for c in range(cells))
+    return peer_lists, tuple(units), (1 << geom.n) - 1
+
+
+def _eliminate(cands: list[int], cell: int, bit: int, peers) -> bool:
+    """Place ``bit`` at ``cell`` and propagate naked singles; False on contradiction."""
+    stack = [(cell, bit)]
+    while stack:
+        c, b = stack.pop()
+        if not cands[c] & b:
+            return False
+        cands[c] = b
+        for p in peers[c]:
+            m = cands[p]
+            if m & b:
+                m &= ~b
+                if not m:
+                    return False
+                cands[p] = m
+                if not m & (m - 1):
+                    stack.append((p, m))
+    return True
+
+
+def _hidden_singles(cands: list[int], units, peers, full: int) -> bool:
+    """Place digits that fit in one cell of a unit, until nothing changes; False on contradiction."""
+    changed = True
+    while changed:
+        changed = False
+        for unit in units:
+            once = twice = 0
+            for c in unit:
+                m = cands[c]
+                twice |= once & m
+                once |= m
+            if once != full:
+                return False  # some digit has no place in this unit
+            only = once & ~twice
+            if not only:
+                continue
+            for c in unit:
+                b = cands[c] & only
+                if b and cands[c] != b:
+                    if b & (b - 1) or not _eliminate(cands, c, b, peers):
+                        return False
+                    changed = True
+    return True
+
+
+def _search(cands: list[int], limit: int, found: list[list[int]], units, peers, full: int, rng=None, stats=None) -> None:
+    if stats is not None:
+        stats[0] += 1
+    if not _hidden_singles(cands, units, peers, full):
+        return
+    best, best_count = -1, 99
+    for i, m in enumerate(cands):
+        if m & (m - 1):
+            k = m.bit_count()
+            if k < best_count:
+                best, best_count = i, k
+                if k == 2:
+                    break
+    if best < 0:
+        found.append(cands)
+        return
+    m = cands[best]
+    bits = [1 << d for d in range(m.bit_length()) if m >> d & 1]
+    if rng is not None:
+        rng.shuffle(bits)
+    for b in bits:
+        if len(found) >= limit:
+            return
+        trial = cands[:]
+        if _eliminate(trial, best, b, peers):
+            _search(trial, limit, found, units, peers, full, rng, stats)
+
+
+def solve_count(digits: list[int], limit: int = 2, rng=None) -> tuple[int, list[int] | None]:
+    """Count solutions up to ``limit`` and return ``(count, first_solution)``.
+
+    Args:
+        digits: ``cells`` ints, 0 for blank (16 or 81 cells). Givens are assumed free of conflicts;
+            conflicting givens give count 0.
+        limit: stop after this many solutions.
+        rng: a ``random.Random`` to branch in random digit order (the first solution found is then a
+            random one, used by the generator); None branches in digit order.
+    Returns:
+        ``(count, solution)`` with ``solution`` a list of digits, or None when there is none.
+    """
+    peers, units, full = _tables(len(digits))
+    cands = [full] * len(digits)
+    for cell, d in enumerate(int(x) for x in digits):
+        if d and not _eliminate(cands, cell, 1 << (d - 1), peers):
+            return 0, None
+    found: list[list[int]] = []
+    _search(cands, limit, found, units, peers, full, rng)
+    if not found:
+        return 0, None
+    return len(found), [m.bit_length() for m in found[0]]
+
+
+def solve(digits: list[int]) -> list[int] | None:
+    """One solution of ``digits`` (0 for blank), or None."""
+    return solve_count(digits, limit=1)[1]
+
+
+def count_solutions(digits: list[int], limit: int = 2) -> int:
+    """Number of solutions, counted up to ``limit``."""
+    return solve_count(digits, limit)[0]
+
+
+def grade(digits: list[int]) -> int:
+    """Difficulty grade: search nodes beyond the root to find every solution (counted up to 2).
+
+    A node is a guess on the cell with the fewest candidates that survives naked-single elimination
+    (a guess refuted at once by it is not counted) and is then propagated with hidden singles; 0 means
+    singles alone solve the puzzle. Branching in digit order makes it deterministic.
+
+    Raises:
+        ValueError: when the puzzle has no solution.
+    """
+    peers, units, full = _tables(len(digits))
+    cands = [full] * len(digits)
+    for cell, d in enumerate(int(x) for x in digits):
+        if d and not _eliminate(cands, cell, 1 << (d - 1), peers):
+            raise ValueError("the puzzle's givens contradict each other")
+    found: list[list[int]] = []
+    stats = [0]
+    _search(cands, 2, found, units, peers, full, None, stats)
+    if not found:
+        raise ValueError("the puzzle has no solution")
+    return stats[0] - 1

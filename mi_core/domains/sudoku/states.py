@@ -1,0 +1,230 @@
+"""Sudoku state samplers: partially decoded states for the estimator's data and its evaluation.
+
+Three sources (:data:`SOURCES`): a solved grid masked uniformly at a random rate, a puzzle's own clue
+pattern, and an intermediate state of a top-k decoding run. They sit with decoding (they run the decode
+loop) so that both ``mi_core.train`` and ``mi_core.bench`` can use them without importing each other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from mi_core.decoding import decode, make_strategy
+from mi_core.domains.sudoku import MASK_ID, parse_grid, read_puzzles, solutions_for
+from mi_core.domains.sudoku.generator import random_transform
+
+SOURCES = ("uniform", "puzzle", "decode")
+
+
+def parse_mix(text: str, sources: tuple[str, ...] = SOURCES) -> tuple[float, ...]:
+    """``"0.4,0.2,0.4"`` -> the three weights of ``sources`` (by default Sudoku's uniform, puzzle, decode);
+    ValueError naming the sources on anything else."""
+    try:
+        values = tuple(float(p) for p in text.split(","))
+    except ValueError:
+        values = ()
+    if len(values) != 3:
+        raise ValueError(f"--mix expects three numbers '{','.join(sources)}', got {text!r}")
+    return values
+
+
+@dataclass(frozen=True)
+class StateMix:
+    """Relative weights of the three state sources (need not sum to 1)."""
+
+    uniform: float = 0.4
+    puzzle: float = 0.2
+    decode: float = 0.4
+
+    def __post_init__(self):
+        weights = self.weights()
+        if (weights < 0).any() or weights.sum() <= 0:
+            raise ValueError(f"state mix weights must be >= 0 and not all 0, got {self.as_text()}")
+
+    def weights(self) -> np.ndarray:
+        return np.array([self.uniform, self.puzzle, self.decode], dtype=float)
+
+    def as_text(self) -> str:
+        return ",".join(f"{w:g}" for w in self.weights())
+
+    @classmethod
+    def parse(cls, text: str) -> StateMix:
+        """``"0.4,0.2,0.4"`` (uniform, puzzle, decode) -> StateMix; ValueError on anything else."""
+        return cls(*parse_mix(text))
+
+
+def ensure_masked(mask: np.ndarray, minimum: int, rng: np.random.Generator) -> np.ndarray:
+    """``(N,)`` bool mask with extra random cells masked until at least ``minimum`` are."""
+    mask = mask.copy()
+    short = minimum - int(mask.sum())
+    if short > 0:
+        mask[rng.choice(np.flatnonzero(~mask), size=short, replace=False)] = True
+    return mask
+
+
+def uniform_state(solution: np.ndarray, rng: np.random.Generator, minimum: int) -> np.ndarray:
+    """A solved grid ``(N,)`` with each cell masked (0) at a rate t ~ U(0, 1)."""
+    mask = ensure_masked(rng.random(solution.shape) < rng.random(), minimum, rng)
+    return np.where(mask, MASK_ID, solution)
+
+
+def decode_states(model, starts: np.ndarray, rng: np.random.Generator, minimum: int, device) -> np.ndarray:
+    """One random intermediate state ``(B, N)`` of a decoding run from each start ``(B, N)``.
+
+    The run uses the top-k lowest-entropy strategy with k in {1, 2, 3, 4} and temperature 0 or 1, drawn
+    once for the batch; each row's state is drawn uniformly from the steps that still leave ``minimum``
+    cells masked (the start itself when none does).
+    """
+    strategy = make_strategy("topk", k=int(rng.integers(1, 5)))
+    temperature = float(rng.choice([0.0, 1.0]))
+    tokens = torch.as_tensor(starts, device=device)
+    steps = decode(model, tokens, strategy, temperature=temperature, seed=int(rng.integers(2**31)))
+    frames = [f.tokens.cpu().numpy() for f in steps]
+    out = starts.copy()
+    for b in range(len(starts)):
+        options = [f[b] for f in frames if (f[b] == model.mask_id).sum() >= minimum]
+        if options:
+            out[b] = options[int(rng.integers(len(options)))]
+    return out
+
+
+def draw_states(model, puzzles: np.ndarray, solutions: np.ndarray, n: int, mix: StateMix,
+                rng: np.random.Generator, *, transform: bool, minimum: int = 2,
+                device="cpu") -> tuple[np.ndarray, np.ndarray]:
+    """``n`` states drawn from ``(P, N)`` puzzles and their solutions (0 = blank).
+
+    Returns ``(tokens (n, N) int64, source (n,) int64)`` with ``source`` indexing :data:`SOURCES`.
+    With ``transform`` each state's (puzzle, solution) gets a fresh random validity-preserving transform.
+    """
+    source = rng.choice(len(SOURCES), size=n, p=mix.weights() / mix.weights().sum())
+    pick = rng.integers(len(puzzles), size=n)
+    pairs = np.stack([puzzles[pick], solutions[pick]], 1).reshape(2 * n, -1)
+    if transform and n:
+        pairs = random_transform(pairs, rng, pair=2)
+    pairs = pairs.reshape(n, 2, -1)
+    tokens = pairs[:, 0].copy()
+    for s in np.flatnonzero(source == 0):
+        tokens[s] = uniform_state(pairs[s, 1], rng, minimum)
+    dec = np.flatnonzero(source == 2)
+    if len(dec):
+        tokens[dec] = decode_states(model, pairs[dec, 0], rng, minimum, device)
+    return tokens.astype(np.int64), source.astype(np.int64)
+
+
+@dataclass(frozen=True)
+class DataConfig:
+    """``states`` in shards of ``shard_size``; ``pool``: generated (puzzle, solution) pairs to draw from;
+    ``eps``: the probe's pruning threshold, 0 (exact) by default: on a Sudoku MDM checkpoint eps = 1e-4
+    saved 4-40% of the passes but moved MI by up to 1e-3 nats, more than the median pair's MI (its error
+    bound is stored per state); ``min_masked``: every state keeps at least this many masked cells."""
+
+    seed: int = 0
+    states: int = 600
+    shard_size: int = 8
+    pool: int = 400
+    eps: float = 0.0
+    max_batch: int = 512
+    min_masked: int = 2
+    mix: StateMix = StateMix()
+
+    def __post_init__(self):
+        if min(self.states, self.shard_size, self.pool, self.max_batch) < 1:
+            raise ValueError("states, shard_size, pool and max_batch must be positive")
+        if self.eps < 0:
+            raise ValueError(f"eps must be >= 0, got {self.eps}")
+        if self.min_masked < 2:
+            raise ValueError(f"min_masked must be >= 2, got {self.min_masked}")
+
+    @property
+    def shards(self) -> int:
+        return -(-self.states // self.shard_size)
+
+
+class SudokuStates:
+    """The Sudoku state source of estimator data (see :mod:`mi_core.train.estimator_data`): states drawn
+    from seeded *generated* puzzles, each with a fresh validity-preserving transform, so no file puzzle is
+    ever trained on."""
+
+    config_cls = DataConfig
+    sources = SOURCES
+    width = None  # every state has 81 cells: no padding
+    section = "eval-estimator"  # its section of BENCHMARKS.md
+
+    def __init__(self, cfg: DataConfig):
+        self.cfg = cfg
+        self._pool = None
+
+    @staticmethod
+    def add_arguments(p) -> None:
+        d = DataConfig()
+        p.add_argument("--states", type=int, default=d.states)
+        p.add_argument("--shard-size", type=int, default=d.shard_size)
+        p.add_argument("--pool", type=int, default=d.pool, help="generated puzzles to draw states from")
+        p.add_argument("--eps", type=float, default=d.eps, help="probe pruning threshold (0 = no pruning)")
+        p.add_argument("--max-batch", type=int, default=d.max_batch)
+        p.add_argument("--mix", default=StateMix().as_text(), help="weights of uniform,puzzle,decode states")
+        p.add_argument("--seed", type=int, default=0)
+
+    @staticmethod
+    def config_from_args(args) -> DataConfig:
+        return DataConfig(seed=args.seed, states=args.states, shard_size=args.shard_size, pool=args.pool,
+                          eps=args.eps, max_batch=args.max_batch, mix=StateMix.parse(args.mix))
+
+    def options(self) -> str:
+        """The command-line options that give this config."""
+        c = self.cfg
+        return (f"--states {c.states} --shard-size {c.shard_size} --pool {c.pool} --eps {c.eps:g} "
+                f"--max-batch {c.max_batch} --mix {c.mix.as_text()} --seed {c.seed}")
+
+    def check(self, model) -> None:
+        if model.seq_len is None:
+            raise ValueError("Sudoku estimator data needs a Sudoku model")
+
+    def draw(self, model, rng: np.random.Generator, count: int, device) -> tuple[list[np.ndarray], list[int]]:
+        if self._pool is None:
+            from mi_core.domains.sudoku.pool import build_pool
+
+            pool = build_pool(self.cfg.seed + 7919, self.cfg.pool, puzzles=True, workers=1)
+            self._pool = pool[:, 0], pool[:, 1]
+        tokens, source = draw_states(model, *self._pool, count, self.cfg.mix, rng, transform=True,
+                                     minimum=self.cfg.min_masked, device=device)
+        return list(tokens), source.tolist()
+
+    # -- held-out states (``eval-estimator sudoku``) ----------------------------------------------------
+    eval_defaults = {"states": 60, "threshold": 1e-2, "max_batch": DataConfig.max_batch}
+
+    @staticmethod
+    def add_eval_arguments(p) -> None:
+        p.add_argument("--puzzles", required=True, type=Path, help="held-out puzzles (.txt or .csv); never training data")
+        p.add_argument("--limit", type=int, default=None, help="draw from the first N puzzles only")
+        p.add_argument("--mix", default=StateMix().as_text(), help="weights of uniform,puzzle,decode states")
+
+    @staticmethod
+    def held_out(args) -> HeldOutPuzzles:
+        return HeldOutPuzzles(args.puzzles, args.limit, StateMix.parse(args.mix))
+
+
+class HeldOutPuzzles:
+    """Held-out Sudoku states: drawn as the training states are, but from a puzzle file's own puzzles,
+    untransformed (the file is read, and its puzzles checked for one solution each, when this is built)."""
+
+    sources = SOURCES
+
+    def __init__(self, path: Path, limit: int | None, mix: StateMix):
+        self.path, self.limit, self.mix = path, limit, mix
+        records = read_puzzles(path, limit=limit)
+        self.puzzles = np.array([parse_grid(r.puzzle, 81) for r in records], dtype=np.int64)
+        self.solutions = np.array([parse_grid(s, 81) for s in solutions_for(records)], dtype=np.int64)
+
+    def draw(self, model, rng: np.random.Generator, count: int, device) -> tuple[list[np.ndarray], list[int]]:
+        tokens, source = draw_states(model, self.puzzles, self.solutions, count, self.mix, rng, transform=False,
+                                     device=device)
+        return list(tokens), source.tolist()
+
+    def info(self) -> dict:
+        return {"puzzles": str(self.path), "limit": self.limit, "mix": self.mix.as_text(),
+                "about": f"drawn from that file's puzzles (mix {','.join(SOURCES)} = {self.mix.as_text()})"}

@@ -1,0 +1,243 @@
+"""The Sudoku task of the MDM trainer (:mod:`mi_core.train.mdm`): ``python -m mi_core train sudoku --out PATH``.
+
+Data (``mi_core.domains.sudoku.data``): cached pools of solved grids and graded puzzles (hard ones drawn more
+often), on-policy states from the model's own sequential decoding, all held and transformed on the device.
+Validation decodes held-out generated puzzles (graded like the training ones) sequentially; the best
+weights are those with the highest validation accuracy. ``--init`` starts from another model's weights
+and shape (``--loops`` and ``--dropout`` may change: the same weights fit a looped stack);
+``--exclude`` names evaluation files whose puzzles are never trained on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from mi_core.decoding import decode_final, make_strategy
+from mi_core.domains.sudoku.data import (
+    POOL_DIR,
+    DeviceBatches,
+    PoolSpec,
+    build_graded_pool,
+    load_or_build_pools,
+    read_pool_file,
+)
+from mi_core.domains.sudoku.mdm import SudokuMDM, SudokuMDMConfig, load_sudoku_mdm, masked_ce, save_sudoku_mdm
+from mi_core.domains.sudoku.onpolicy import onpolicy_states
+from mi_core.scale import distributed
+from mi_core.train.mdm import use_bf16
+
+# ranges of this trainer's own options (the shared ones are in mi_core.options.RANGES)
+TRAIN_RANGES = {"max_harden": (0, 100_000), "hard_power": (0, 10), "onpolicy_frac": (0, 1), "onpolicy_every": (0, 10**9),
+                "onpolicy_puzzles": (1, 100_000), "onpolicy_per_puzzle": (1, 1000),
+                "loops": (1, 64), "eval_puzzles": (0, 10_000_000), "supervise": (1, 64), "grad_iters": (0, 64),
+    "min_loops": (0, 64), "ema": (0, 0.99999)}
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    seed: int = 0
+    steps: int = 20000
+    batch: int = 256
+    lr: float = 1e-3
+    warmup: int = 100
+    weight_decay: float = 0.01
+    clip: float = 1.0
+    grid_pool: int = 20000
+    puzzle_pool: int = 4000
+    max_harden: int = 500  # hill-climb moves towards hard puzzles, drawn per puzzle from 0..max_harden
+    hard_power: float = 1.0  # puzzle weight (1 + grade) ** hard_power
+    puzzle_frac: float = 0.4
+    onpolicy_frac: float = 0.2
+    onpolicy_every: int = 100  # steps between on-policy collections (0: none)
+    onpolicy_puzzles: int = 128
+    onpolicy_per_puzzle: int = 4
+    eval_every: int = 500
+    eval_puzzles: int = 200
+    log_every: int = 50
+    bf16: bool = True  # where it is fast: CUDA or a CPU with native bf16 (elsewhere fp32, see mdm.use_bf16)
+    time_budget: float = 0.0  # seconds; > 0 runs the schedule by elapsed time and stops when it is spent
+    supervise: int = 1  # deep supervision: the loss is the mean over the last this many iterations
+    grad_iters: int = 0  # iterations backpropagated through, the last ones (0: all)
+    min_loops: int = 0  # > 0: each step runs a random number of iterations in [min_loops, loops]
+    ema: float = 0.0  # > 0: validate and save an EMA of the weights with this decay per step
+
+    def __post_init__(self):
+        for name in ("puzzle_frac", "onpolicy_frac"):
+            if not 0 <= getattr(self, name) <= 1:
+                raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)}")
+        if self.puzzle_frac + self.onpolicy_frac > 1:
+            raise ValueError("puzzle_frac + onpolicy_frac must be at most 1")
+        if min(self.steps, self.batch, self.grid_pool, self.puzzle_pool, self.eval_every, self.log_every) < 1:
+            raise ValueError("steps, batch, grid_pool, puzzle_pool, eval_every and log_every must be positive")
+        if min(self.max_harden, self.onpolicy_every, self.eval_puzzles, self.hard_power, self.time_budget) < 0:
+            raise ValueError("max_harden, onpolicy_every, eval_puzzles, hard_power and time_budget must be >= 0")
+        if self.supervise < 1 or min(self.grad_iters, self.min_loops) < 0 or not 0 <= self.ema < 1:
+            raise ValueError("supervise must be >= 1, grad_iters and min_loops >= 0, ema in [0, 1)")
+
+    def pool_spec(self) -> PoolSpec:
+        return PoolSpec(self.seed, self.grid_pool, self.puzzle_pool, self.max_harden)
+
+
+@torch.no_grad()
+def validate(model: SudokuMDM, puzzles: np.ndarray, device: torch.device) -> dict:
+    """Sequential-decoding accuracy on ``(P, 2, 81)`` (puzzle, solution) pairs, and masked CE."""
+    model.eval()
+    tokens = torch.as_tensor(puzzles[:, 0], device=device)
+    solution = torch.as_tensor(puzzles[:, 1], device=device)
+    final = decode_final(model, tokens, make_strategy("sequential"))
+    blank = tokens == model.mask_id
+    out = model(tokens)
+    ce = masked_ce(out.logits, solution - 1, blank).item()
+    model.train()
+    return {"val_accuracy": (final.tokens == solution).all(1).float().mean().item(),
+            "val_cell_accuracy": ((final.tokens == solution) & blank).sum().item() / blank.sum().item(),
+            "val_puzzle_ce": ce}
+
+
+def _collect(model, data: DeviceBatches, cfg: TrainConfig, gen: torch.Generator, bf16: bool) -> float:
+    """Add on-policy states from ``cfg.onpolicy_puzzles`` hard-weighted pool puzzles; their solve rate."""
+    puzzles, solutions = data.sample_puzzles(cfg.onpolicy_puzzles, gen)
+    states, sols, solved = onpolicy_states(model, puzzles, solutions, cfg.onpolicy_per_puzzle, gen, bf16)
+    data.add_states(states, sols)
+    return solved.float().mean()
+
+
+def _read_exclude(paths: list[Path]) -> set[str]:
+    """Puzzle strings (0 for blank) of every evaluation file given, never to be trained on."""
+    from mi_core.domains.sudoku import read_puzzles
+
+    return {"".join("0" if c in ".0" else c for c in rec.puzzle) for p in paths for rec in read_puzzles(p)}
+
+
+INIT_OVERRIDES = ("loops", "dropout", "inject", "attention")  # model options --init may change: the weights fit
+
+
+def init_model(path: Path, given: dict) -> SudokuMDM:
+    """The model at ``path`` with the model options given beside ``--init`` (``given``: name -> value).
+
+    ``loops``, ``dropout``, ``inject`` and ``attention`` apply to the loaded weights (looping a trained stack
+    is a warm start for a looped transformer; ``attention="peer_bias"`` adds a peer bias that starts at zero,
+    so the warm start computes what the file does); any other option must equal the file's own value.
+
+    Raises:
+        ModelFileError: ``path`` is not a Sudoku MDM.
+        ValueError: a given option contradicts the file's config.
+    """
+    model = load_sudoku_mdm(path)
+    for name, value in given.items():
+        if name not in INIT_OVERRIDES and getattr(model.cfg, name) != value:
+            raise ValueError(f"--init {path} has {name} {getattr(model.cfg, name)}; --{name.replace('_', '-')} {value} "
+                             f"cannot change it (only --{', --'.join(INIT_OVERRIDES)} apply to a warm start)")
+    changes = {k: v for k, v in given.items() if k in INIT_OVERRIDES and getattr(model.cfg, k) != v}
+    if not changes:
+        return model
+    looped = SudokuMDM(replace(model.cfg, **changes))
+    missing, unexpected = looped.load_state_dict(model.state_dict(), strict=False)
+    if unexpected or set(missing) - {"peer_gain"}:  # only the new peer bias may be absent; it starts at zero
+        raise ValueError(f"--init {path}: its weights do not fit {changes}: missing {missing}, unexpected {unexpected}")
+    return looped
+
+
+def _validation(cfg: TrainConfig, val_file: Path | None, workers: int) -> np.ndarray | None:
+    """``(eval_puzzles, 2, 81)`` validation pairs: the hardest of ``val_file`` by grade, else generated."""
+    if not cfg.eval_puzzles:
+        return None
+    if val_file is None:
+        return build_graded_pool(10_000 + cfg.seed, cfg.eval_puzzles, cfg.max_harden, workers=workers)[0]
+    pool = read_pool_file(val_file)
+    hardest = np.argsort(-pool["grades"], kind="stable")[: cfg.eval_puzzles]
+    return pool["puzzles"][np.sort(hardest)]
+
+
+class SudokuTask:
+    """The Sudoku MDM's data, validation and best-weights rule for :func:`mi_core.train.mdm.train`."""
+
+    name = "sudoku_mdm"
+    model_config, train_config, ranges = SudokuMDMConfig, TrainConfig, TRAIN_RANGES
+    best_key, higher = "val_accuracy", True
+    save = staticmethod(save_sudoku_mdm)
+
+    def __init__(self, model_cfg: SudokuMDMConfig, cfg: TrainConfig, device: torch.device, args: dict | None = None,
+                 log=print, pool_dir: Path = POOL_DIR):
+        args = args or {}
+        self.model_cfg, self.cfg, self.device, self.init = model_cfg, cfg, device, args.get("init")
+        self.bf16 = use_bf16(cfg, device, log=lambda m: None)  # the trainer itself says so
+        # loaded now, so a bad --init or an option that contradicts it fails before the pools are built
+        self.start = init_model(self.init, args.get("model_given", {})) if self.init else None
+        workers = args.get("pool_workers", 2) or os.cpu_count() or 1
+        t0 = time.time()
+        with distributed.main_first():  # under torchrun rank 0 builds the cached pools, the others read them
+            pools = load_or_build_pools(cfg.pool_spec(), root=args.get("pool_dir", pool_dir), workers=workers,
+                                        exclude=_read_exclude(args.get("exclude", [])), log=log,
+                                        puzzle_file=args.get("pool_file"))
+        self.val = _validation(cfg, args.get("val_file"), workers)
+        log(f"pools ready in {time.time() - t0:.0f}s: {len(pools['grids'])} grids, {len(pools['puzzles'])} puzzles "
+            f"(grade median {np.median(pools['grades']):.0f}), {cfg.eval_puzzles} validation")
+        self.data = DeviceBatches(pools, device, cfg.puzzle_frac, cfg.onpolicy_frac, cfg.hard_power)
+        self.gen = torch.Generator(device=device).manual_seed(distributed.rank_seed(cfg.seed))  # each rank its own data
+        self.solved: list[torch.Tensor] = []
+
+    @staticmethod
+    def add_arguments(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--init", type=Path, help="start from this model's weights and shape (--loops and --dropout "
+                            "may differ from its own; other model options must match it)")
+        parser.add_argument("--pool-workers", type=int, default=2, bounds=(0, 1024),
+                            help="processes that build the data pools (0: one per CPU; default %(default)s)")
+        parser.add_argument("--pool-dir", type=Path, default=POOL_DIR, help="where data pools are cached (default %(default)s)")
+        parser.add_argument("--pool-file", type=Path, help="graded puzzles to train on (a file of grow_pool_file) "
+                            "instead of the generated --puzzle-pool")
+        parser.add_argument("--val-file", type=Path, help="validate on the --eval-puzzles hardest puzzles (by grade) of "
+                            "this file of grow_pool_file, instead of freshly generated ones")
+        parser.add_argument("--exclude", type=Path, action="append", default=[],
+                            help="puzzle files (evaluation sets) whose puzzles must not be trained on; repeatable")
+
+    def build_model(self, fresh: bool = False) -> SudokuMDM:
+        return self.start if self.start is not None and not fresh else SudokuMDM(self.model_cfg)
+
+    def before_step(self, model, step: int) -> None:
+        cfg = self.cfg
+        if cfg.onpolicy_every and cfg.onpolicy_frac and step % cfg.onpolicy_every == 0:
+            self.solved.append(_collect(model, self.data, cfg, self.gen, self.bf16))
+
+    def loss(self, net, inputs: torch.Tensor, values: torch.Tensor, scored: torch.Tensor) -> torch.Tensor:
+        """Masked CE averaged over the last ``supervise`` iterations; the iterations before the last
+        ``grad_iters`` run without autograd; with ``min_loops`` the count is drawn per step."""
+        cfg, loops = self.cfg, self.model_cfg.loops
+        steps = loops
+        if cfg.min_loops and cfg.min_loops < loops:
+            steps = int(torch.randint(cfg.min_loops, loops + 1, (1,), generator=self.gen, device=self.device))
+        grad = min(cfg.grad_iters or steps, steps)
+        out = net(inputs, iterations=steps, keep=min(cfg.supervise, grad), no_grad=steps - grad)
+        return torch.stack([masked_ce(logits, values, scored) for logits in out.per_iteration]).mean()
+
+    def batch(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        inputs, targets = self.data.sample(self.cfg.batch, self.gen)
+        return inputs, targets - 1, inputs == SudokuMDM.mask_id
+
+    def point(self) -> dict:
+        """The on-policy solve rate since the last point."""
+        out = {"onpolicy_solved": round(torch.stack(self.solved).mean().item(), 4)} if self.solved else {}
+        self.solved = []
+        return out
+
+    def validate(self, model) -> dict:
+        return validate(model, self.val, self.device) if self.val is not None else {}
+
+    def summary(self) -> dict:
+        return {"init": str(self.init) if self.init else None}
+
+    def state_dict(self) -> dict:
+        return {"data": self.data.state_dict(), "gen": self.gen.get_state()}
+
+    def load_state_dict(self, state: dict, step: int) -> None:
+        self.data.load_state_dict(state["data"])
+        self.gen.set_state(state["gen"].cpu())  # generator states are CPU byte tensors on every device
+        if not distributed.is_main():  # the checkpoint holds rank 0's generator: the others draw afresh
+            self.gen.manual_seed(distributed.rank_seed(self.cfg.seed + step))
