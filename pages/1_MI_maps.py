@@ -17,7 +17,7 @@ def heatmap_panel(domain, pz, m, cell, scale):
     fig = support.figure(("maps heatmap", domain.key, pz.text, support.version(domain), m.source, cell, order, scale),
                          lambda: figures.mi_heatmap(m.mi, domain.geometry.box, domain.labels(), order=order,
                                                     selected=cell, title=f"MI, {m.source}", scale=scale,
-                                                    clickable=m.masked))
+                                                    clickable=m.masked, height=460))
     widgets.chart(fig, key="heatmap", on_select=widgets.click_to_pair("heatmap", "cell", pz.blanks),
                   selection_mode="points")
     pair_caption(pz, m)
