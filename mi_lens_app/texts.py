@@ -237,3 +237,8 @@ WHATIF_MI_ROW = r"""
 average* over all its digits, weighted by how likely each is. The grids above show one digit's effect; this
 map shows what knowing the cell is worth before anyone picks a digit.
 """
+
+
+def passes(count: int) -> str:
+    """``1 pass``, ``12 passes``."""
+    return f"{count} pass" if count == 1 else f"{count} passes"

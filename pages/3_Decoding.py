@@ -102,7 +102,7 @@ def sequence_frame(domain, pz, trace, step, side, view):
         if trace.stopped:
             st.warning(f"Stopped after step {last}: {trace.stopped}.")
         else:
-            st.success(f"Filled in {s.passes} passes" + ("." if np.isnan(rec) else
+            st.success(f"Filled in {texts.passes(s.passes)}" + ("." if np.isnan(rec) else
                                                           f"; {100 * rec:.0f}% of the masked residues match the "
                                                           "native sequence."))
 
@@ -153,9 +153,39 @@ def frame_view(domain, pz, trace, step, side, present=False):
             st.warning(f"Stopped after step {last}: {trace.stopped}. Parallel unmasking wrote digits that no "
                        "solution agrees with.")
         elif trace.solved:
-            st.success(f"Solved in {s.passes} passes.")
+            st.success(f"Solved in {texts.passes(s.passes)}.")
         else:
-            st.error(f"Finished in {s.passes} passes with {int(s.errors.sum())} wrong cells.")
+            wrong = int(s.errors.sum())
+            st.error(f"Finished in {texts.passes(s.passes)} with {wrong} wrong cell{'s' if wrong != 1 else ''}. "
+                     + failure_note(domain, trace, s))
+
+
+def failure_note(domain, trace, last) -> str:
+    """Where a failed decode went wrong, in plain words: the first step that wrote a wrong digit, which cell,
+    and whether a cell of the same row, column or box was written in the same pass (the independent sampling
+    MI-guided decoding is meant to avoid); empty when no step wrote one."""
+    labels, peers = domain.labels(), domain.rules(len(last.tokens))
+    for s in trace.steps[1:]:
+        bad = np.flatnonzero(s.chosen & last.errors.astype(bool))
+        if not len(bad):
+            continue
+        c = int(bad[0])
+        digit = int(last.tokens[c])
+        same = [int(j) for j in np.flatnonzero(s.chosen & peers[c]) if j != c]
+        clash = [j for j in same if int(last.tokens[j]) == digit]
+        text = f"The first wrong digit was written at step {s.step}: {labels[c]} = {digit}"
+        if clash:
+            text += (f", in the same pass as {', '.join(f'{labels[j]} = {digit}' for j in clash)}, which shares a "
+                     "row, column or box with it: both were sampled at once from their own marginals, and nothing "
+                     "stopped them from agreeing.")
+        elif same:
+            text += (f", together with {len(same)} cell{'s' if len(same) > 1 else ''} of its row, column or box "
+                     f"({', '.join(labels[j] for j in same[:4])}).")
+        else:
+            text += "; no cell of its row, column or box was written with it: the model itself was wrong there."
+        return text + (" Try a smaller budget (gamma) or a larger MI penalty (lam), so fewer dependent cells are "
+                       "unmasked together." if same else " Fewer cells a step would not have helped here.")
+    return ""
 
 
 def param(trace, key: str):

@@ -30,5 +30,5 @@ st.markdown(
     "the solution is unique every cell is decided and all MI is zero."
 )
 st.markdown(texts.PROTEINS)
-st.markdown(texts.SEQUENCE_MAPS_PAGE)
+st.markdown(texts.SEQUENCE_MAPS_PAGE.replace("**Proteins.**", "**The protein views.**", 1))  # one "Proteins." above
 widgets.link_note()

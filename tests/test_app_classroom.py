@@ -99,3 +99,14 @@ def test_the_exact_probe_reports_progress_at_least_every_tenth_of_its_passes():
         assert calls[-1][0] == total == res.passes
         steps = np.diff([0] + [d for d, _ in calls])
         assert steps.max() <= np.ceil(total / 10), (eps, calls)  # never more than a tenth without an update
+
+
+def test_a_failed_decode_names_the_step_and_cell_that_went_wrong(env):
+    at = run_page("pages/3_Decoding.py", a="topk", a_topk_k="30", b="sequential")
+    assert_clean(at)
+    next(b for b in at.button if b.key == "step_last").click().run()
+    assert_clean(at)
+    failed = [e.value for e in at.error if e.value.startswith("Finished in")]
+    assert failed, [e.value for e in at.error]  # a random tiny model gets cells wrong
+    assert "The first wrong digit was written at step " in failed[0] and " passes" in failed[0]
+    assert "1 passes" not in " ".join(m.value for m in at.markdown)
