@@ -56,10 +56,11 @@ of rules. Click a cell on the grid (or pick it above) to select it.
 """
 
 EXACT_PAGE = r"""
-Left: the fast map (estimator, or a pruned probe when no estimator is shipped). Middle: the exact probe
-of the same state. Right: their difference (red: estimate too high). Spearman compares the rankings of
-all masked pairs; the top-$k$ overlap asks whether the strongest pairs agree, which is what a decoder
-uses. The asymmetry map shows $|I(i\to j) - I(j\to i)|$, where the model's conditionals disagree.
+First the fast map (estimator, or a pruned probe when no estimator is shipped) and the exact probe of the
+same state, then their difference (red: estimate too high) and a scatter of every masked pair, exact against
+estimated (on the dashed line they agree; hover or click a pair for both values). Spearman compares the
+rankings of all masked pairs; the top-$k$ overlap asks whether the strongest pairs agree, which is what a
+decoder uses. The asymmetry map shows $|I(i\to j) - I(j\to i)|$, where the model's conditionals disagree.
 """
 
 DECODE_PAGE = r"""

@@ -141,7 +141,7 @@ def test_maps_and_what_if_open_on_the_most_uncertain_cell_and_its_likeliest_digi
     assert at.selectbox(key="cell").value == cell
     at = run_page("pages/4_What_if.py")
     assert_clean(at)
-    assert at.selectbox(key="cell").value == cell and at.segmented_control(key="digit").value == digit
+    assert at.selectbox(key="cell").value == cell and at.pills(key="digit").value == digit
 
 
 def test_a_4x4_clamp_that_contradicts_the_givens_says_so_in_plain_words(env):
