@@ -32,7 +32,7 @@ with left:
     cols = st.columns(2)
     for i, view in enumerate(widgets.VIEWS[1:]):
         with cols[i % 2], st.container(border=True):
-            st.page_link(view.path, label=view.title, icon=view.icon)
+            widgets.view_link(view.path, view.title, view.icon)
             st.caption(view.blurb)
 with right:
     # the exact MI of the empty 4x4 grid (65 passes of the oracle): a first picture, and it loads the charting

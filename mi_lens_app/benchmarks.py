@@ -64,6 +64,59 @@ def set_name(raw: str) -> str:
     return name
 
 
+# words of the shipped set ids, as a reader says them (set_title)
+SET_WORDS = {"kaggle": "Kaggle", "graded": "graded", "top1465": "top-1465", "clue17": "17-clue", "cath": "CATH",
+             "protein": "protein", "reference": "reference sequences", "first40": "first 40", "loop": "loop",
+             "warm": "warm", "start": "start"}
+GRADES = ("Easy", "Medium", "Hard", "Expert")
+
+
+def set_title(name: str) -> str:
+    """A readable name of set id ``name``: ``kaggle_graded_dev_Hard`` -> ``Kaggle graded, Hard puzzles (dev
+    split)``; ``hard_top1465`` -> ``top-1465 (hard-data model)``; ``order_...`` -> ``orders: ...``; an id it
+    does not know keeps its words."""
+    words = name.split("_")
+    head, tail = [], []
+    if words and words[0] == "order":
+        head.append("orders:")
+        words = words[1:]
+    if words and words[0] == "hard":
+        tail.append("(hard-data model)")
+        words = words[1:]
+    body, grade = [], None
+    for i, w in enumerate(words):
+        if w.startswith("dev") and w[3:].isdigit() and i + 1 < len(words) and words[i + 1].isdigit():
+            tail.insert(0, f"(dev puzzles {w[3:]}-{words[i + 1]})")
+        elif w.isdigit() and i > 0 and words[i - 1].startswith("dev"):
+            continue
+        elif w in GRADES:
+            grade = w
+        elif w == "dev":
+            tail.insert(0, "(dev split)")
+        elif w == "exact" and i + 1 < len(words) and words[i + 1] in ("true", "false"):
+            body.append("relative budget" if words[i + 1] == "true" else "absolute budget")
+        elif w in ("true", "false"):
+            continue
+        elif w.startswith("kl"):
+            body.append(f"KL {w[2:]}")
+        else:
+            body.append(SET_WORDS.get(w, w))
+    text = " ".join(head + body) + (f", {grade} puzzles" if grade else "")
+    return " ".join([text.strip(), *tail]).strip() or name
+
+
+def opening_set(rows: list[dict], sets: list[str]) -> str:
+    """The set the page opens on: the first with MI-guided (``mi``...) and learned-order rows, else the one
+    with the most samplers (the first shipped set had only sequential and top-k)."""
+    samplers = {s: {r["sampler"] for r in rows if r["set"] == s} for s in sets}
+
+    def has(s: str, prefix: str) -> bool:
+        return any(name == prefix or name.startswith(prefix + "_") for name in samplers[s])
+
+    both = [s for s in sets if has(s, "mi") and has(s, "learned")]
+    return both[0] if both else max(sets, key=lambda s: len(samplers[s]))
+
+
 def metric_of(rows: list[dict]) -> Metric:
     """The quality measure the rows share (the first of :data:`METRICS` they all carry)."""
     for metric in METRICS:

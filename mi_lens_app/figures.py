@@ -260,12 +260,14 @@ SVG_MARKERS = 2500  # click markers drawn as SVG at most; more are drawn with We
 
 
 def click_layer(names: list[str], index: np.ndarray, keep: np.ndarray | None = None,
-                values: np.ndarray | None = None, value_name: str = "MI (nats)") -> go.Scatter | go.Scattergl:
+                values: np.ndarray | None = None, value_name: str = "MI (nats)",
+                also: tuple[str, np.ndarray] | None = None) -> go.Scatter | go.Scattergl:
     """One invisible marker per cell of a category heatmap: clicks on a heatmap return nothing in Streamlit,
     clicks on these return the pair (``customdata``: the two positions; ``hoverinfo="none"``, not ``"skip"``,
     which would drop the click events too). ``keep``: ``(k,)`` bool, the rows and
     columns worth a click (masked positions: a given one has no MI); fewer markers draw faster. ``values``:
     ``(k, k)`` the matrix as drawn, for the hover (the markers lie over the heatmap and take its hover).
+    ``also``: ``(name, (k, k) matrix)`` a second value per pair for the hover (the exact MI beside an estimate).
     Up to :data:`SVG_MARKERS` markers (a 9x9 grid's 6,561 pairs at most, its masked ones in practice) are an SVG
     scatter: a WebGL one took headless Chromium ~250 ms more to start its context than 2,000 SVG markers take
     to draw; longer protein maps keep WebGL, which draws tens of thousands of markers at once."""
@@ -277,6 +279,7 @@ def click_layer(names: list[str], index: np.ndarray, keep: np.ndarray | None = N
         rows, cols = rows[keep[rows] & keep[cols]], cols[keep[rows] & keep[cols]]
     names = np.asarray(names)
     hover = None if values is None else [f"{names[r]} · {names[c]}<br>{value_name} {values[r, c]:.4g}"
+                                         + ("" if also is None else f"<br>{also[0]} {also[1][r, c]:.4g}")
                                          for r, c in zip(rows, cols)]
     scatter = go.Scatter if len(rows) <= SVG_MARKERS else go.Scattergl
     return scatter(x=names[cols], y=names[rows], mode="markers", hovertext=hover,
@@ -299,11 +302,13 @@ def clicked_pair(selection: dict | None) -> tuple[int, int] | None:
 def mi_heatmap(mi: np.ndarray, box: int, labels: list[str], *, order: str = "row", selected: int | None = None,
                zmin: float | None = 0.0, zmax: float | None = None, colorscale: str = "Viridis",
                zmid: float | None = None, title: str = "", value_name: str = "MI (nats)",
-               height: int = 560, scale: str = "linear", clickable: bool | np.ndarray = False) -> go.Figure:
+               height: int = 560, scale: str = "linear", clickable: bool | np.ndarray = False,
+               also: tuple[str, np.ndarray] | None = None) -> go.Figure:
     """An ``(N, N)`` matrix as a heatmap, cells in ``order`` with box lines; the selected cell's row and
     column are outlined. ``scale``: ``linear``, ``log`` or ``percentile`` colours (see :func:`scaled`; the
     hover always reads the value itself); ``clickable``: lay a :func:`click_layer` over it (an ``(N,)`` bool
-    array: over the pairs of those cells only)."""
+    array: over the pairs of those cells only); ``also``: ``(name, (N, N) matrix)`` shown in the click
+    layer's hover beside the value (the exact MI on the estimated map)."""
     cells = mi.shape[0]
     n = _side(cells)
     perm = cell_order(cells, box, order)
@@ -321,7 +326,8 @@ def mi_heatmap(mi: np.ndarray, box: int, labels: list[str], *, order: str = "row
                                colorbar=colorbar))
     if clickable is not False:
         fig.add_trace(click_layer(names, perm, None if clickable is True else np.asarray(clickable, bool)[perm],
-                                  raw, value_name))
+                                  raw, value_name,
+                                  None if also is None else (also[0], np.asarray(also[1], float)[np.ix_(perm, perm)])))
     shapes = []
     for k in range(0, cells + 1, n):
         line = {"color": "#222" if k % (n * box) == 0 else "#888", "width": 2 if k % (n * box) == 0 else 0.6}
@@ -341,6 +347,39 @@ def mi_heatmap(mi: np.ndarray, box: int, labels: list[str], *, order: str = "row
                       margin={"l": 10, "r": 10, "t": 50, "b": 10}, plot_bgcolor="white", showlegend=False,
                       xaxis=axis, yaxis=dict(axis, autorange=False, range=[cells - 0.5, -0.5], scaleanchor="x"),
                       clickmode="event+select", dragmode="zoom")
+    return fig
+
+
+def pair_scatter(pred: np.ndarray, exact: np.ndarray, masked: np.ndarray, labels: list[str], *,
+                 selected: tuple[int, int] | None = None, title: str = "Estimated against exact, per pair",
+                 height: int = 420) -> go.Figure:
+    """Every masked pair ``i < j`` as a point ``(exact MI, estimated MI)``, with the diagonal where they agree;
+    the hover names the pair and both values, a click selects it (``customdata``: ``(i, j)``, read by
+    :func:`clicked_pair`); ``selected`` is ringed."""
+    masked = np.asarray(masked, bool)
+    iu, ju = np.triu_indices(len(masked), k=1)
+    keep = masked[iu] & masked[ju]
+    iu, ju = iu[keep], ju[keep]
+    x, y = np.asarray(exact, float)[iu, ju], np.asarray(pred, float)[iu, ju]
+    top = float(max(x.max(initial=0.0), y.max(initial=0.0))) or ZERO_SPAN
+    scatter = go.Scatter if len(iu) <= SVG_MARKERS else go.Scattergl
+    fig = go.Figure([
+        go.Scatter(x=[0, top], y=[0, top], mode="lines", line={"color": "#999", "dash": "dash", "width": 1},
+                   hoverinfo="skip", name="estimate = exact"),
+        scatter(x=x, y=y, mode="markers", name="pairs", customdata=np.stack([iu, ju], 1),
+                marker={"size": 6, "color": RULE_COLOR, "opacity": 0.6},
+                hovertext=[f"{labels[i]} · {labels[j]}<br>exact {a:.4g}<br>estimated {b:.4g}"
+                           for i, j, a, b in zip(iu, ju, x, y)], hoverinfo="text")])
+    if selected is not None:
+        i, j = sorted(selected)
+        fig.add_trace(go.Scatter(x=[exact[i, j]], y=[pred[i, j]], mode="markers", hoverinfo="skip",
+                                 name=f"{labels[i]} · {labels[j]}",
+                                 marker={"size": 16, "color": "rgba(0,0,0,0)",
+                                         "line": {"color": SELECTED_COLOR, "width": 3}}))
+    fig.update_layout(title={"text": title, "x": 0.02}, height=height, font=FONT, template="plotly_white",
+                      xaxis_title="exact MI (nats)", yaxis_title="estimated MI (nats)", showlegend=False,
+                      margin={"l": 10, "r": 10, "t": 50, "b": 10}, clickmode="event+select", dragmode="zoom",
+                      xaxis={"automargin": True}, yaxis={"automargin": True})
     return fig
 
 

@@ -26,6 +26,13 @@ KNOWN = frozenset({
 })
 BIND = "query-params"
 IGNORED = frozenset({"embed", "embed_options"})  # Streamlit's own
+# what every page shares: the domain, the puzzle or sequence and its masking, the colour scale. Links between
+# views carry these (and ``cell`` to the views that select one); a page that does not read one keeps it in its
+# URL without a note, so the next page change still has it
+SHARED = ("domain", "src", "preset", "puzzle", "clues", "seed", "psrc", "ppreset", "seq", "mask_mode", "mask",
+          "mask_rate", "mask_seed", "scale", "cell")
+_CARRY = "_link_carry"  # the shared parameters as the last page's run left them
+MAX_CARRIED = 4000  # characters of carried values: a pasted puzzle or sequence longer than this stays out
 _IN = "_link_in"  # the parameters as the page's run found them
 _CHANGED = "_link_changed"  # {key: "old → new (why)"} clamped this run
 _FORMAT = "_link_format"  # {key: value -> its text in the URL} for widgets with a format_func
@@ -36,11 +43,36 @@ def known(key: str) -> bool:
     return key in KNOWN or key.startswith(("a_", "b_"))
 
 
-def start() -> None:
-    """Remember the URL's parameters as this run found them (call before any widget)."""
+def start(page: str = "", selects_cell: bool = False) -> None:
+    """Remember the URL's parameters as this run found them (call before any widget). On the first run of
+    another ``page`` than the last run's, the shared state the last page left (:func:`remember`) goes back into
+    the URL first: Streamlit drops a parameter bound to another page's widget when the page changes, so a
+    teacher's ``preset=hard`` was lost on the first click to another view. ``selects_cell``: the page has a
+    selected cell, so ``cell`` is carried too."""
+    if st.session_state.get("_link_page") not in (None, page):
+        for key, value in carried(None if selects_cell else {"cell"}).items():
+            if key in st.session_state:  # the new page's widget is another widget: it takes this value
+                st.session_state[key] = st.session_state[key]
+            if key not in st.query_params:
+                with contextlib.suppress(StreamlitAPIException):  # still bound: the widget keeps it itself
+                    st.query_params[key] = value
+    st.session_state["_link_page"] = page
     st.session_state[_IN] = st.query_params.to_dict()
     st.session_state[_CHANGED] = {}
     st.session_state.setdefault(_FORMAT, {})
+
+
+def arrived(key: str) -> str | None:
+    """The link's raw value of ``key`` as this run found it (None: the link has none)."""
+    return st.session_state.get(_IN, {}).get(key)
+
+
+def accept_id(key: str, ids: list[str]) -> None:
+    """Before select box ``key`` (shown and written to the URL by a ``format_func``) reads the link: a link
+    that names an option by its id (``set=cath_reference``, as links did before the box showed names) selects it."""
+    raw = arrived(key)
+    if raw in ids and key not in st.session_state:
+        st.session_state[key] = raw
 
 
 def formatter(key: str, fn: Callable) -> None:
@@ -97,7 +129,7 @@ def _value_text(key: str, value) -> str | None:
 def _same(raw: str, value, key: str) -> bool:
     """Whether the link's text ``raw`` means the widget's current ``value``."""
     text = _value_text(key, value)
-    if text is not None and raw.strip() == text.strip():
+    if text is not None and raw.strip() in (text.strip(), str(value)):  # the shown text, or the option's id
         return True
     if isinstance(value, bool):
         return raw.lower() == ("true" if value else "false")
@@ -122,7 +154,8 @@ def problems() -> tuple[list[str], list[str], list[str]]:
         if not known(key):
             dropped.append(f"{key}={raw}")
         elif key not in st.session_state:
-            unused.append(key)
+            if key not in SHARED or key == "cell":
+                unused.append(key)
         elif not _same(raw, st.session_state[key], key):
             dropped.append(f"{key}={raw}")
     return dropped, unused, list(changed.values())
@@ -152,3 +185,24 @@ def put_in_link(source_key: str, source: str, text_key: str, text: str) -> None:
     st.session_state[text_key] = text
     with contextlib.suppress(StreamlitAPIException):  # already bound: the widget writes it itself
         st.query_params[text_key] = text
+
+
+def remember(pickers: bool) -> None:
+    """Keep the shared parameters of the URL as this run leaves them (call after the page's widgets), for the
+    links to other views (:func:`carried`). ``pickers``: the page drew the domain and puzzle pickers, so the URL
+    says all of the state (a widget at its default leaves the URL); elsewhere (the benchmarks, About) the
+    state is the carried one, unless the URL names some."""
+    now = st.query_params.to_dict()
+    carry = {k: now[k] for k in SHARED if k in now}
+    if sum(len(v) for v in carry.values()) > MAX_CARRIED:
+        carry = {k: v for k, v in carry.items() if len(v) <= 200}
+    if pickers or carry or _CARRY not in st.session_state:
+        st.session_state[_CARRY] = carry
+
+
+def carried(leave_out: set[str] | None = None) -> dict[str, str]:
+    """The shared parameters a link to another view carries (less ``leave_out``)."""
+    carry = st.session_state.get(_CARRY)
+    if carry is None:  # the first page of a session, before its run ends: its own link
+        carry = {k: v for k, v in st.query_params.to_dict().items() if k in SHARED}
+    return {k: v for k, v in carry.items() if k not in (leave_out or set())}

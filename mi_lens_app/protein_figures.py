@@ -41,12 +41,13 @@ def sequence_heatmap(mi: np.ndarray, labels: list[str], *, start: int = 0, size:
                      selected: int | None = None, zmin: float | None = 0.0, zmax: float | None = None,
                      zmid: float | None = None, colorscale: str = "Viridis", title: str = "",
                      value_name: str = "MI (nats)", height: int = 560, scale: str = "linear",
-                     clickable: bool | np.ndarray = False) -> go.Figure:
+                     clickable: bool | np.ndarray = False, also: tuple[str, np.ndarray] | None = None) -> go.Figure:
     """The ``(L, L)`` matrix as a heatmap with residue labels (``M1``, ``_7`` for masked), positions
     ``[start, start + size)`` only; the colour range is the whole matrix's unless given, so windows compare
     (an all-zero matrix is drawn as zero). The selected residue's row and column are outlined when they fall
     in the window. ``scale``: ``linear``, ``log`` or ``percentile`` colours (see ``figures.scaled``);
-    ``clickable``: lay ``figures.click_layer`` over it, so a click selects the pair."""
+    ``clickable``: lay ``figures.click_layer`` over it, so a click selects the pair; ``also``: ``(name, (L, L)
+    matrix)`` a second value in the click layer's hover."""
     z_all = np.asarray(mi, float)
     lo, hi = window(len(labels), start, size)
     if zmax is None and zmid is None and scale == "linear":
@@ -63,7 +64,8 @@ def sequence_heatmap(mi: np.ndarray, labels: list[str], *, start: int = 0, size:
                                          **(ticks or {})}))
     if clickable is not False:
         fig.add_trace(click_layer(names, np.arange(lo, hi),
-                                  None if clickable is True else np.asarray(clickable, bool)[lo:hi], raw, value_name))
+                                  None if clickable is True else np.asarray(clickable, bool)[lo:hi], raw, value_name,
+                                  None if also is None else (also[0], np.asarray(also[1], float)[lo:hi, lo:hi])))
     shapes = []
     if selected is not None and lo <= selected < hi:
         pos, n = selected - lo, hi - lo

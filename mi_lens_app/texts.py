@@ -48,18 +48,19 @@ It costs no extra model pass, which is what makes MI-guided decoding cheap.
 
 MAPS_PAGE = r"""
 The **heatmap** is the $N \times N$ MI matrix (row-major: rows of the grid one after another; box-major:
-boxes one after another, so the box constraint shows as blocks on the diagonal). The **grid on the
-right** shows one row of it, the MI between the selected cell and every other cell. The **dependency
+boxes one after another, so the box constraint shows as blocks on the diagonal). The **grid** beside it
+(above it on a narrow screen) shows one row of it, the MI between the selected cell and every other cell. The **dependency
 graph** keeps the strongest pairs: blue solid edges join cells that share a row, column or box (a
 Sudoku rule), red dashed edges join cells that share none: dependencies the model sees through chains
 of rules. Click a cell on the grid (or pick it above) to select it.
 """
 
 EXACT_PAGE = r"""
-Left: the fast map (estimator, or a pruned probe when no estimator is shipped). Middle: the exact probe
-of the same state. Right: their difference (red: estimate too high). Spearman compares the rankings of
-all masked pairs; the top-$k$ overlap asks whether the strongest pairs agree, which is what a decoder
-uses. The asymmetry map shows $|I(i\to j) - I(j\to i)|$, where the model's conditionals disagree.
+First the fast map (estimator, or a pruned probe when no estimator is shipped) and the exact probe of the
+same state, then their difference (red: estimate too high) and a scatter of every masked pair, exact against
+estimated (on the dashed line they agree; hover or click a pair for both values). Spearman compares the
+rankings of all masked pairs; the top-$k$ overlap asks whether the strongest pairs agree, which is what a
+decoder uses. The asymmetry map shows $|I(i\to j) - I(j\to i)|$, where the model's conditionals disagree.
 """
 
 DECODE_PAGE = r"""
@@ -217,3 +218,28 @@ def learned_caption(mode: str, threshold: float, steps: int, step: int, masked: 
     return (f"Step budget T = {steps}: step {step} of {steps}, T left: {max(steps - step, 0)}. "
             f"Mode {mode}: at each step {rules[mode]}. {marker}: the {unmasked} {noun}{'' if unmasked == 1 else 's'} "
             "unmasked at this step.")
+
+
+def agreement_reading(spearman: float, overlap: float, k: int) -> str:
+    """The agreement numbers of the exact-versus-estimated page in plain words."""
+    if spearman != spearman:  # NaN: too few pairs
+        return "Too few masked pairs to compare the two maps."
+    how = ("almost the same order" if spearman >= 0.9 else "mostly the same order" if spearman >= 0.7 else
+           "a loosely similar order" if spearman >= 0.4 else "an order with little in common")
+    hits = round(overlap * k) if overlap == overlap else 0
+    return (f"**In plain words:** the estimator ranks the pairs in {how} as the exact probe (Spearman "
+            f"{spearman:.2f}; 1 is the same order, 0 no relation). Of the {k} pairs the exact probe finds "
+            f"strongest, {hits} are also among the estimator's {k} strongest: those are the pairs an MI-guided "
+            "decoder keeps apart.")
+
+
+WHATIF_MI_ROW = r"""
+**The MI row.** Each blank is coloured by $I(X_i \to X_j)$, the entropy of $j$ that clamping $i$ removes *on
+average* over all its digits, weighted by how likely each is. The grids above show one digit's effect; this
+map shows what knowing the cell is worth before anyone picks a digit.
+"""
+
+
+def passes(count: int) -> str:
+    """``1 pass``, ``12 passes``."""
+    return f"{count} pass" if count == 1 else f"{count} passes"

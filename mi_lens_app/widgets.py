@@ -17,9 +17,11 @@ from mi_lens_app.sequence_widgets import sequence_picker, window_picker  # noqa:
 
 SOURCES = ("preset", "paste", "upload", "generate")
 BIND = links.BIND
+DEFAULT_SCALE = "percentile"
 
 
 def domain_picker() -> Domain:
+    st.session_state["_pickers_drawn"] = True  # this page's URL holds the whole shared state (links.remember)
     by_short = {d.short: d for d in DOMAINS.values()}
     short = st.sidebar.radio("Domain", list(by_short), key="domain", bind=BIND, horizontal=True)
     domain = by_short[short]
@@ -149,11 +151,18 @@ def cell_picker(domain: Domain, puzzle: Puzzle, *, key: str = "cell", blanks_onl
         default = puzzle.blanks[0] if puzzle.blanks and puzzle.blanks[0] in options else options[0]
     default = options.index(default)
     owner = (puzzle.domain, puzzle.text)
-    if st.session_state.get(f"_{key}_of") not in (None, owner) and key in st.session_state:
-        del st.session_state[key]  # another puzzle or domain: its cell means nothing here
+    before = st.session_state.get(f"_{key}_of")
+    if before not in (None, owner) and key in st.session_state:
+        # another puzzle, mask or domain: a cell still open in it stays selected (same domain), any other is
+        # replaced by the default. Written, not deleted: a deleted value leaves the box in the browser showing
+        # the old cell (r4c8 beside charts of _30) while the page draws the default
+        kept = before[0] == puzzle.domain and st.session_state[key] in options
+        if not kept:
+            st.session_state[key] = options[default]
+        st.session_state.pop("pair", None)  # the clicked pair belonged to the other state
     st.session_state[f"_{key}_of"] = owner
     if key in st.session_state and st.session_state[key] not in options:
-        del st.session_state[key]
+        st.session_state[key] = options[default]
     links.formatter(key, puzzle.label)
     return where.selectbox(label, options, index=default, format_func=puzzle.label, key=key, bind=BIND)
 
@@ -162,11 +171,13 @@ def scale_picker(key: str = "scale") -> str:
     """Colours of the MI maps: linear, log, or percentile (most maps are a few strong pairs among many weak
     ones, which a linear scale draws all dark). The one picker of every page that draws MI (the maps, exact
     versus estimated, what-if, the protein views); the figure builders apply it with ``figures.scaled``.
-    Difference maps, coloured on both sides of 0, stay linear."""
+    It opens on percentile: linear drew the 9x9 map nearly all dark. Difference maps, coloured on both sides of
+    0, stay linear."""
     links.formatter(key, str)
-    return st.segmented_control("Heatmap colours", list(SCALES), key=key, bind=BIND, default="linear",
-                                help="linear: MI as is; log: orders of magnitude; percentile: each pair's rank "
-                                     "among the map's pairs. Difference maps stay linear.") or "linear"
+    return st.segmented_control("Heatmap colours", list(SCALES), key=key, bind=BIND, default=DEFAULT_SCALE,
+                                help="percentile: each pair's rank among the map's pairs (the default: it shows "
+                                     "the structure of maps with a few strong pairs); linear: MI as is; log: "
+                                     "orders of magnitude. Difference maps stay linear.") or DEFAULT_SCALE
 
 
 def click_to_pair(chart_key: str, cell_key: str, allowed: list[int]):
@@ -266,11 +277,14 @@ def _step_by(key: str, delta: int, last: int) -> None:
     st.session_state[key] = min(max(int(st.session_state.get(key, 0) or 0) + delta, 0), last)
 
 
-def frame_controls(count: int, key: str = "step") -> int:
-    """Rewind / previous / next / end buttons (arrow keys step) and a slider over ``count`` frames."""
+def frame_controls(count: int, key: str = "step", compact: bool = False) -> int:
+    """Rewind / previous / next / end buttons (arrow keys step) and a slider over ``count`` frames; ``compact``
+    (presentation mode): the slider in the buttons' row, so the grids start higher."""
     last = max(count - 1, 0)
     current = min(int(st.session_state.get(key, _link_int(key)) or 0), last)
-    cols = st.columns(4)  # the slider gets its own row: four buttons and a slider in one row cut the labels off
+    # the slider gets its own row, except in compact mode: four buttons and a slider in one row cut the labels
+    # off in a column of 800 px, not on a projector's full width
+    cols = st.columns([1, 1, 1, 1, 2.5] if compact else 4, vertical_alignment="center")
     cols[0].button("start", key=f"{key}_first", on_click=_step_to, args=(key, 0), help="back to the puzzle",
                    icon=":material/first_page:", disabled=current == 0)
     cols[1].button("prev", key=f"{key}_prev", on_click=_step_by, args=(key, -1, last),
@@ -284,7 +298,9 @@ def frame_controls(count: int, key: str = "step") -> int:
     if key in st.session_state and st.session_state[key] != current:  # a frame past the end of a shorter run
         st.session_state[key] = current
     links.clamp_number(key, 0, max(last, 1), integer=True)
-    return st.slider("Step", 0, max(last, 1), key=key, bind=links.bound(key), disabled=last == 0, label_visibility="collapsed")
+    where = cols[4] if compact else st
+    return where.slider("Step", 0, max(last, 1), key=key, bind=links.bound(key), disabled=last == 0,
+                        label_visibility="collapsed")
 
 
 def model_status(domain: Domain) -> None:
@@ -358,29 +374,74 @@ document.querySelectorAll("button.mi-copy-link:not([data-ready])").forEach((b) =
 </script>"""
 
 
+# one chart a row below 1,200 px (a projector's 1024 px with the sidebar open leaves ~700 px for the page: three
+# heatmaps a row were 60 px each), less padding there, and rows of metrics that wrap instead of cutting labels
+LAYOUT_CSS = """<style>
+@media (max-width: 1200px) {
+  [data-testid="stMainBlockContainer"] { padding-left: 1.5rem; padding-right: 1.5rem; }
+  [data-testid="stHorizontalBlock"]:has([data-testid="stPlotlyChart"]) { flex-direction: column; }
+  [data-testid="stHorizontalBlock"]:has([data-testid="stPlotlyChart"]) > [data-testid="stColumn"] {
+    width: 100% !important; flex: 1 1 auto !important; min-width: 100%; }
+}
+[data-testid="stHorizontalBlock"]:has(> [data-testid="stColumn"] [data-testid="stMetric"]) { flex-wrap: wrap; }
+[data-testid="stHorizontalBlock"]:has(> [data-testid="stColumn"] [data-testid="stMetric"]) > [data-testid="stColumn"] {
+  min-width: 10rem; }
+[data-testid="stMetricLabel"] p { white-space: normal; }
+</style>"""
+
+
 def navigation() -> None:
-    """Links to every view at the top of the sidebar (Streamlit's own list is off in .streamlit/config.toml),
-    and a button that copies the link to the view as it is now."""
-    for view in VIEWS:
-        st.sidebar.page_link(view.path, label=view.title, icon=view.icon)
+    """Room for the links to every view at the top of the sidebar (Streamlit's own list is off in
+    .streamlit/config.toml; :func:`link_note` draws them once the page's widgets have run, so they carry the
+    puzzle the page shows), and a button that copies the link to the view as it is now."""
+    st.session_state["_nav_slot"] = st.sidebar.container()
     with st.sidebar:
         st.html(COPY_LINK, unsafe_allow_javascript=True)
     st.sidebar.divider()
+
+
+def view_params(path: str) -> dict[str, str]:
+    """The query parameters a link to the view at ``path`` carries: the state shared by every page (domain,
+    puzzle, sequence and mask, colour scale) as the last page left it, and the selected cell where the view
+    has one (``links.carried``)."""
+    return links.carried(None if path in CELL_VIEWS else {"cell"})
+
+
+CELL_VIEWS = frozenset({"pages/1_MI_maps.py", "pages/2_Exact_vs_estimated.py", "pages/4_What_if.py"})
+CELL_TITLES = frozenset({"MI maps", "Exact versus estimated", "What-if"})  # the titles of CELL_VIEWS
+
+
+def view_link(path: str, label: str, icon: str, where=None) -> None:
+    """``st.page_link`` to another view that keeps the shared state (a teacher's link survives a page change)."""
+    (where or st).page_link(path, label=label, icon=icon, query_params=view_params(path))
+
+
+def draw_navigation() -> None:
+    slot = st.session_state.get("_nav_slot")
+    if slot is None:
+        return
+    links.remember(bool(st.session_state.pop("_pickers_drawn", False)))
+    with slot:
+        for view in VIEWS:
+            view_link(view.path, view.title, view.icon)
 
 
 def page(title: str, icon: str = ":material/blur_on:", sidebar: str = "auto") -> None:
     """Page config, the navigation and the title; every page calls this first (and :func:`link_note` last)."""
     st.set_page_config(page_title=f"{title} · MI Lens", page_icon=icon, layout="wide",
                        initial_sidebar_state=sidebar)
-    links.start()
+    links.start(title, selects_cell=title in CELL_TITLES)
     support.warm_up()
+    st.html(LAYOUT_CSS)
     navigation()
     st.title(title)
     st.session_state["_link_slot"] = st.empty()
 
 
 def link_note() -> None:
-    """One line at the top of the page saying what of the link was not understood or was clamped."""
+    """One line at the top of the page saying what of the link was not understood or was clamped, and the
+    navigation links (drawn last: they carry what the page's widgets hold now)."""
+    draw_navigation()
     text = links.note()
     slot = st.session_state.get("_link_slot")
     if text and slot is not None:

@@ -17,7 +17,7 @@ def heatmap_panel(domain, pz, m, cell, scale):
     fig = support.figure(("maps heatmap", domain.key, pz.text, support.version(domain), m.source, cell, order, scale),
                          lambda: figures.mi_heatmap(m.mi, domain.geometry.box, domain.labels(), order=order,
                                                     selected=cell, title=f"MI, {m.source}", scale=scale,
-                                                    clickable=m.masked))
+                                                    clickable=m.masked, height=440))
     widgets.chart(fig, key="heatmap", on_select=widgets.click_to_pair("heatmap", "cell", pz.blanks),
                   selection_mode="points")
     pair_caption(pz, m)
@@ -51,7 +51,9 @@ def grid_figure(domain, pz, m, cell, layer, scale):
     else:
         kw = {"candidates": m.marginals}
     title = f"MI of {domain.cell_label(cell)} with every cell" if layer == "MI" else LAYERS[layer]
-    return figures.grid_figure(digits, pz.givens, domain.geometry.box, hover=hover, selected=cell, title=title, **kw)
+    # 430 px: two a row at 1440 px, the grid is about as wide as it is tall, so the colour bar is no taller
+    return figures.grid_figure(digits, pz.givens, domain.geometry.box, hover=hover, selected=cell, title=title,
+                               height=430, **kw)
 
 
 @st.fragment

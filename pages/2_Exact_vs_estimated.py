@@ -17,17 +17,36 @@ def heatmap(domain, pz, mi, view, **kwargs):
 
 
 def side_by_side(domain, pz, fast, exact, cell, view, scale):
+    """Estimated | exact, then the difference | the per-pair scatter (two a row: one a row below 1,200 px).
+    The estimated map's hover and the scatter's give both values of a pair; a click on either selects it."""
     zmax = figures.color_max(fast.mi, exact.mi)
     diff = fast.mi - exact.mi
     dmax = float(np.abs(diff).max()) or figures.ZERO_SPAN
     figs = [
-        heatmap(domain, pz, fast.mi, view, selected=cell, zmax=zmax, title="Estimated", height=430, scale=scale),
-        heatmap(domain, pz, exact.mi, view, selected=cell, zmax=zmax, title="Exact probe", height=430, scale=scale),
+        heatmap(domain, pz, fast.mi, view, selected=cell, zmax=zmax, title="Estimated", height=440, scale=scale,
+                clickable=exact.masked, also=("exact", exact.mi)),
+        heatmap(domain, pz, exact.mi, view, selected=cell, zmax=zmax, title="Exact probe", height=440, scale=scale,
+                clickable=exact.masked, also=("estimated", fast.mi)),
         heatmap(domain, pz, diff, view, selected=cell, zmin=-dmax, zmax=dmax, zmid=0.0, colorscale="RdBu_r",
-                title="Estimated − exact", value_name="difference", height=430),
+                title="Estimated − exact", value_name="difference", height=440),
     ]
-    for col, fig, key in zip(st.columns(3), figs, ("est", "exact", "diff")):
-        widgets.chart(fig, key=f"map_{key}", where=col)
+    top = st.columns(2)
+    for col, fig, key in zip(top, figs[:2], ("est", "exact")):
+        widgets.chart(fig, key=f"map_{key}", where=col, on_select=widgets.click_to_pair(f"map_{key}", "cell", pz.blanks),
+                      selection_mode="points")
+    bottom = st.columns(2)
+    widgets.chart(figs[2], key="map_diff", where=bottom[0])
+    pair = st.session_state.get("pair")
+    pair = pair if pair and max(pair) < pz.length and exact.masked[list(pair)].all() else None
+    scatter = figures.pair_scatter(fast.mi, exact.mi, exact.masked, pz.labels(), selected=pair)
+    widgets.chart(scatter, key="scatter", where=bottom[1], on_select=widgets.click_to_pair("scatter", "cell", pz.blanks),
+                  selection_mode="points")
+    if pair:
+        i, j = pair
+        st.caption(f"Pair {pz.label(i)} · {pz.label(j)}: estimated {fast.mi[i, j]:.4g} nats, exact "
+                   f"{exact.mi[i, j]:.4g} nats (difference {fast.mi[i, j] - exact.mi[i, j]:+.2g}).")
+    else:
+        st.caption("Click a pair on either map or on the scatter to compare its two values here.")
     return figs
 
 
@@ -42,6 +61,7 @@ def agreement(fast, exact):
     cols[3].metric(f"Top-{stats['k']} overlap", f"{100 * stats['topk_overlap']:.0f}%",
                    help="share of the k strongest exact pairs among the k strongest estimated")
     cols[4].metric("Largest |difference|", f"{stats['max_abs_diff']:.2e}")
+    st.markdown(texts.agreement_reading(stats["spearman"], stats["topk_overlap"], stats["k"]))
 
 
 def asymmetry(domain, pz, exact, cell, view, scale):

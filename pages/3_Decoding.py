@@ -10,10 +10,15 @@ STRIP_ROWS = 16  # steps the protein strip shows at once (the most recent): rows
 SPEEDS = {"slow": 1.5, "normal": 0.8, "fast": 0.35}
 GRID_SIDE = {False: 400, True: 500}  # px, the grid itself in normal and presentation mode
 DIGIT_SIZE = {False: None, True: 30}
+# presentation mode on a 1024 x 768 projector: the heading below Streamlit's header bar (3.75rem), one row of
+# toggles, settings and Play, one row of step buttons and slider, then both grids, sized to what is left of
+# the screen's height (they were 520 px and started at y = 644)
 PRESENT_CSS = """<style>
-[data-testid="stMainBlockContainer"] { padding: 1.5rem 1rem; max-width: 100%; }
-[data-testid="stMainBlockContainer"] [data-testid="stMarkdownContainer"] p { font-size: 1.4rem; line-height: 1.5; }
-[data-testid="stMainBlockContainer"] h1 { font-size: 2.2rem; }
+[data-testid="stMainBlockContainer"] { padding: 4rem 1rem 1rem; max-width: 100%; }
+[data-testid="stMainBlockContainer"] h1 { font-size: 1.6rem; padding: 0 0 0.2rem; }
+[data-testid="stMainBlockContainer"] [data-testid="stMarkdownContainer"] p { font-size: 1.15rem; line-height: 1.4; }
+[data-testid="stMainBlockContainer"] [data-testid="stVerticalBlock"] { gap: 0.45rem; }
+.mi-grid svg { height: min(calc(100vh - 315px), 540px) !important; width: auto !important; max-width: 100%; }
 </style>"""
 
 
@@ -97,7 +102,7 @@ def sequence_frame(domain, pz, trace, step, side, view):
         if trace.stopped:
             st.warning(f"Stopped after step {last}: {trace.stopped}.")
         else:
-            st.success(f"Filled in {s.passes} passes" + ("." if np.isnan(rec) else
+            st.success(f"Filled in {texts.passes(s.passes)}" + ("." if np.isnan(rec) else
                                                           f"; {100 * rec:.0f}% of the masked residues match the "
                                                           "native sequence."))
 
@@ -148,9 +153,39 @@ def frame_view(domain, pz, trace, step, side, present=False):
             st.warning(f"Stopped after step {last}: {trace.stopped}. Parallel unmasking wrote digits that no "
                        "solution agrees with.")
         elif trace.solved:
-            st.success(f"Solved in {s.passes} passes.")
+            st.success(f"Solved in {texts.passes(s.passes)}.")
         else:
-            st.error(f"Finished in {s.passes} passes with {int(s.errors.sum())} wrong cells.")
+            wrong = int(s.errors.sum())
+            st.error(f"Finished in {texts.passes(s.passes)} with {wrong} wrong cell{'s' if wrong != 1 else ''}. "
+                     + failure_note(domain, trace, s))
+
+
+def failure_note(domain, trace, last) -> str:
+    """Where a failed decode went wrong, in plain words: the first step that wrote a wrong digit, which cell,
+    and whether a cell of the same row, column or box was written in the same pass (the independent sampling
+    MI-guided decoding is meant to avoid); empty when no step wrote one."""
+    labels, peers = domain.labels(), domain.rules(len(last.tokens))
+    for s in trace.steps[1:]:
+        bad = np.flatnonzero(s.chosen & last.errors.astype(bool))
+        if not len(bad):
+            continue
+        c = int(bad[0])
+        digit = int(last.tokens[c])
+        same = [int(j) for j in np.flatnonzero(s.chosen & peers[c]) if j != c]
+        clash = [j for j in same if int(last.tokens[j]) == digit]
+        text = f"The first wrong digit was written at step {s.step}: {labels[c]} = {digit}"
+        if clash:
+            text += (f", in the same pass as {', '.join(f'{labels[j]} = {digit}' for j in clash)}, which shares a "
+                     "row, column or box with it: both were sampled at once from their own marginals, and nothing "
+                     "stopped them from agreeing.")
+        elif same:
+            text += (f", together with {len(same)} cell{'s' if len(same) > 1 else ''} of its row, column or box "
+                     f"({', '.join(labels[j] for j in same[:4])}).")
+        else:
+            text += "; no cell of its row, column or box was written with it: the model itself was wrong there."
+        return text + (" Try a smaller budget (gamma) or a larger MI penalty (lam), so fewer dependent cells are "
+                       "unmasked together." if same else " Fewer cells a step would not have helped here.")
+    return ""
 
 
 def param(trace, key: str):
@@ -198,7 +233,7 @@ def player(domain, pz, traces, count, view=None, present=False, stacked=False):
             st.session_state["play"] = False
             st.rerun()
         st.session_state["step"] = step + 1
-    step = widgets.frame_controls(count)
+    step = widgets.frame_controls(count, compact=present)
     one_per_row = stacked or domain.layout == "sequence"  # the sequence strip needs the whole width
     places = [st.container(), st.container()] if one_per_row else st.columns(2)
     for place, side, trace in zip(places, ("a", "b"), traces):
@@ -218,6 +253,12 @@ def _play_pause(count: int) -> None:
     st.session_state["play"] = playing
 
 
+def _count_hint() -> int:
+    """The frame count of the last run (Play restarts at the end of it); the run's decodings come later in
+    presentation mode, whose Play button stands above them."""
+    return int(st.session_state.get("_frame_count", 2) or 2)
+
+
 def _presenting() -> bool:
     """Presentation mode, read before the page is set up (it folds the sidebar): the toggle's last value, or
     the link's."""
@@ -226,17 +267,40 @@ def _presenting() -> bool:
     return str(st.query_params.get("present", "")).lower() == "true"
 
 
+def play_button(count: int, where) -> None:
+    playing = bool(st.session_state.get("play", False))
+    where.button("Pause" if playing else "Play", key="play_button", on_click=_play_pause, args=(count,),
+                 icon=":material/pause:" if playing else ":material/play_arrow:", shortcut="Space",
+                 help="play or pause (Space); it stops at the last frame", width="stretch")
+
+
+def speed_picker(where) -> float:
+    speed = where.segmented_control("Speed", list(SPEEDS), key="speed", default="normal",
+                                    label_visibility="collapsed") or "normal"
+    return SPEEDS[speed]
+
+
+def legend(domain) -> None:
+    st.markdown(texts.SEQUENCE_LEGEND if domain.layout == "sequence" else texts.DECODE_LEGEND)
+
+
 def controls(domain, count: int) -> float:
     """Play/pause (Space), the speed, and the legend; returns the seconds between frames."""
-    playing = bool(st.session_state.get("play", False))
     c1, c2 = st.columns([2, 3])  # wide enough for "Play" with its shortcut at 800 px; the legend below
-    c1.button("Pause" if playing else "Play", key="play_button", on_click=_play_pause, args=(count,),
-              icon=":material/pause:" if playing else ":material/play_arrow:", shortcut="Space",
-              help="play or pause (Space); it stops at the last frame", width="stretch")
-    speed = c2.segmented_control("Speed", list(SPEEDS), key="speed", default="normal",
-                                 label_visibility="collapsed") or "normal"
-    st.markdown(texts.SEQUENCE_LEGEND if domain.layout == "sequence" else texts.DECODE_LEGEND)
-    return SPEEDS[speed]
+    play_button(count, c1)
+    interval = speed_picker(c2)
+    legend(domain)
+    return interval
+
+
+def presentation_bar(domain, count: int):
+    """Presentation mode's one row: the mode's toggle, the settings, Play and the speed; returns
+    ``(settings popover, seconds between frames)``."""
+    c1, c2, c3, c4 = st.columns([1.4, 2, 1.1, 1.6], vertical_alignment="center")
+    c1.toggle("Presentation mode", key="present", bind="query-params", help="off: the sidebar and the full page")
+    pop = c2.popover("Strategies and settings", width="stretch")
+    play_button(count, c3)
+    return pop, speed_picker(c4)
 
 
 def main():
@@ -247,22 +311,32 @@ def main():
         st.info(f"Pick a valid {widgets.input_noun(domain)} in the sidebar.")
         st.markdown(texts.DECODE_PAGE)
         return
-    t1, t2 = st.columns(2)
-    present = t1.toggle("Presentation mode", key="present", bind="query-params",
-                        help="for a projector: the sidebar folded, large grids and fonts; Space plays and pauses")
-    stacked = t2.toggle("One strategy per row", key="stack", bind="query-params", value=False,
-                        help="the two decodings one above the other, each as wide as the page (narrow screens stack "
-                             "them anyway)")
     if present:
         st.html(PRESENT_CSS)
-    # presentation mode folds the settings into a button, so the grids come first on a projector
-    with st.popover("Strategies and settings", width="stretch") if present else st.container():
+        # the settings fold into a popover in the one row above the grids; its decodings set the frame count
+        pop, interval = presentation_bar(domain, _count_hint())
+        with pop:
+            picked, temperature, seed = settings(domain)
+            stacked = st.toggle("One strategy per row", key="stack", bind="query-params", value=False)
+        traces = [run(domain, pz, name, params, temperature, seed) for name, params in picked]
+        if not any(traces):
+            return
+        count = max(len(t.steps) for t in traces if t is not None)
+        st.session_state["_frame_count"] = count
+    else:
+        t1, t2 = st.columns(2)
+        t1.toggle("Presentation mode", key="present", bind="query-params",
+                  help="for a projector: the sidebar folded, large grids and fonts; Space plays and pauses")
+        stacked = t2.toggle("One strategy per row", key="stack", bind="query-params", value=False,
+                            help="the two decodings one above the other, each as wide as the page (narrow screens "
+                                 "stack them anyway)")
         picked, temperature, seed = settings(domain)
-    traces = [run(domain, pz, name, params, temperature, seed) for name, params in picked]
-    if not any(traces):
-        return
-    count = max(len(t.steps) for t in traces if t is not None)
-    interval = controls(domain, count)
+        traces = [run(domain, pz, name, params, temperature, seed) for name, params in picked]
+        if not any(traces):
+            return
+        count = max(len(t.steps) for t in traces if t is not None)
+        st.session_state["_frame_count"] = count
+        interval = controls(domain, count)
     view = None
     if domain.layout == "sequence":
         st.segmented_control("Strip colour", ["step", "entropy"], key="color", bind="query-params", default="step",
@@ -270,6 +344,8 @@ def main():
         view = widgets.window_picker(pz.length)
     playing = bool(st.session_state.get("play", False))
     st.fragment(player, run_every=interval if playing else None)(domain, pz, traces, count, view, present, stacked)
+    if present:
+        legend(domain)
     st.caption("Arrow keys step, Space plays and pauses (click the page first). "
                + (texts.SEQUENCE_DECODE_PAGE if domain.layout == "sequence" else texts.DECODE_PAGE))
     downloads = st.columns(3)

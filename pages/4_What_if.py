@@ -8,12 +8,16 @@ from mi_lens_app import figures, protein_figures, support, texts, widgets
 
 
 def clamp_metrics(w, blank, cell: int, cell_name: str, clamp: str, blanks_noun: str, unit: str) -> None:
-    """The four numbers of a clamp, the same for grids and sequences."""
+    """The four numbers of a clamp, the same for grids and sequences. The entropy total is over the *other*
+    blanks: the clamped cell's own entropy goes to 0 by definition, and on a protein it was most of the change."""
+    others = np.asarray(blank, bool).copy()
+    others[cell] = False
+    before, after = w.entropy_before[others].sum(), w.entropy_after[others].sum()
     cols = st.columns(4)
     cols[0].metric(f"p({clamp})", f"{w.p_value:.3f}")
     cols[1].metric(f"Entropy of {cell_name}", f"{w.entropy_before[cell]:.3f} nats")
-    cols[2].metric(f"Total entropy of {blanks_noun}", f"{w.entropy_after[blank].sum():.2f} nats",
-                   f"{w.entropy_after[blank].sum() - w.entropy_before[blank].sum():+.2f}", delta_color="inverse")
+    cols[2].metric(f"Total entropy of the other {blanks_noun}", f"{after:.2f} nats", f"{after - before:+.2f}",
+                   delta_color="inverse", help=f"summed over the {blanks_noun} other than {cell_name}, before → after")
     cols[3].metric(f"Largest MI with this {unit}", f"{w.mi_from_cell.max():.3g} nats")
 
 
@@ -72,13 +76,14 @@ def sequence_what_if(domain, pz):
 def pickers(domain, pz, start):
     """The cell and digit to clamp; they open on the most uncertain blank and its most probable digit
     (``start``: the state's fast map, for its entropies and marginals)."""
-    c1, c2 = st.columns(2)
+    c1, c2 = st.columns([1, 2])
     first = widgets.most_uncertain(start.entropy, pz.blanks)
     cell = widgets.cell_picker(domain, pz, blanks_only=True, label="Blank cell to clamp (or click the grid)", where=c1,
                                default=first)
     digits = list(range(1, domain.n_values + 1))
     likely = int(np.argmax(start.marginals[first])) + 1 if first is not None else digits[0]
-    digit = c2.segmented_control("Digit", digits, key="digit", bind="query-params", default=likely) or likely
+    # pills wrap onto a second line in a narrow column: a segmented control showed 3-8 of 1-9 at 1024 px
+    digit = c2.pills("Digit", digits, key="digit", bind="query-params", default=likely) or likely
     return cell, int(digit)
 
 
@@ -96,7 +101,7 @@ def grids(domain, pz, w, cell, digit):
                                  {f"MI with {labels[cell]}": w.mi_from_cell})
     hover_a = figures.cell_hover(labels, after_digits, pz.givens, w.entropy_after, w.marginals_after,
                                  {"entropy change": np.nan_to_num(delta)})
-    c1, c2, c3 = st.columns(3)
+    c1, c2 = st.columns(2)
     with c1:
         fig = figures.grid_figure(before_digits, pz.givens, box, candidates=w.marginals_before, hover=hover_b,
                                   layer=np.where(blank, w.entropy_before, np.nan), layer_name="H", zmin=0, zmax=hmax,
@@ -113,11 +118,13 @@ def grids(domain, pz, w, cell, digit):
                                   zmax=hmax, colorscale="Oranges", hover=hover_a, selected=cell, height=440,
                                   title=f"After {labels[cell]} = {digit}")
         widgets.chart(fig, key="after")
+    c3, c4 = st.columns(2)
     with c3:
         fig = figures.grid_figure(after_digits, pz.givens, box, layer=delta, layer_name="ΔH", zmin=-dmax, zmax=dmax,
                                   zmid=0.0, colorscale="RdBu_r", hover=hover_a, selected=cell, height=440,
                                   title="Entropy change (blue: surer)")
         widgets.chart(fig, key="delta")
+    return c4
 
 
 def heatmap(domain, pz, mi, view, **kwargs):
@@ -136,13 +143,15 @@ def mi_change(domain, pz, cell, value_name, view=None, scale="linear"):
     zmax = figures.color_max(before.mi, after.mi)
     diff = after.mi - before.mi
     dmax = float(np.abs(diff).max()) or figures.ZERO_SPAN
-    cols = st.columns(3)
+    cols = st.columns(2) + st.columns(2)
     figs = [heatmap(domain, pz, before.mi, view, selected=cell, zmax=zmax, title="MI before", height=420, scale=scale),
             heatmap(domain, pz, after.mi, view, selected=cell, zmax=zmax, title="MI after", height=420, scale=scale),
             heatmap(domain, pz, diff, view, selected=cell, zmin=-dmax, zmax=dmax, zmid=0.0, colorscale="RdBu_r",
                     title="After − before", value_name="ΔMI", height=420)]
     for col, fig, key in zip(cols, figs, ("mi_before", "mi_after", "mi_diff")):
         widgets.chart(fig, key=key, where=col)
+    cols[3].markdown("**Reading the three maps.** Before and after share one colour range; the difference is "
+                     "red where the clamp made two positions more dependent, blue where it made them less.")
     st.caption(f"MI source: {after.source}. Total MI over pairs: {before.mi.sum() / 2:.3g} → "
                f"{after.mi.sum() / 2:.3g} nats.")
 
@@ -183,7 +192,13 @@ def main():
         return
     blank = ~pz.givens
     clamp_metrics(w, blank, cell, domain.cell_label(cell), f"{domain.cell_label(cell)} = {digit}", "blanks", "cell")
-    grids(domain, pz, w, cell, digit)
+    beside = grids(domain, pz, w, cell, digit)
+    with beside:
+        values = [str(v) for v in range(1, domain.n_values + 1)]
+        widgets.chart(figures.bar_figure(values, {"p(digit | context)": w.marginals_before[cell]},
+                                         title=f"Marginal of {domain.cell_label(cell)}", yaxis="probability"),
+                      key="marginal")
+        st.markdown(texts.WHATIF_PAGE)
     scale = widgets.scale_picker()
     c1, c2 = st.columns([2, 1])
     with c1:
@@ -194,11 +209,7 @@ def main():
                                   title=f"Exact I({domain.cell_label(cell)} → j): expected entropy drop, all digits")
         widgets.chart(fig, key="mi_row")
     with c2:
-        values = [str(v) for v in range(1, domain.n_values + 1)]
-        widgets.chart(figures.bar_figure(values, {"p(digit | context)": w.marginals_before[cell]},
-                                           title=f"Marginal of {domain.cell_label(cell)}", yaxis="probability"),
-                        key="marginal")
-        st.markdown(texts.WHATIF_PAGE)
+        st.markdown(texts.WHATIF_MI_ROW)
     st.subheader("How the MI map changes")
     mi_change(domain, pz, cell, digit, scale=scale)
 

@@ -4,7 +4,7 @@ dipeptide JSD), per set and sampler."""
 import pandas as pd
 import streamlit as st
 
-from mi_lens_app import benchmarks, exports, figures, support, texts, widgets
+from mi_lens_app import benchmarks, exports, figures, links, support, texts, widgets
 
 
 def main():
@@ -16,16 +16,26 @@ def main():
         st.markdown(texts.BENCH_PAGE)
         return
     sets = found.sets
-    chosen = st.segmented_control("Puzzle set", sets, key="set", bind="query-params", default=sets[0]) or sets[0]
+    opening = benchmarks.opening_set(found.rows, sets)
+    links.formatter("set", benchmarks.set_title)
+    links.accept_id("set", sets)
+    chosen = st.selectbox("Puzzle set", sets, index=sets.index(opening), key="set", bind="query-params",
+                          format_func=benchmarks.set_title, help="the sweeps under assets/benchmarks; it opens on "
+                          "a set with MI-guided and learned-order samplers") or opening
+    st.caption(f"Set id `{chosen}`.")
     rows = [r for r in found.rows if r["set"] == chosen]
     samplers = list(dict.fromkeys(r["sampler"] for r in rows))
-    shown = st.multiselect("Samplers", samplers, default=samplers, key="samplers")
+    # one filter per set: a filter of another set (its samplers) emptied this one's plot without a word
+    shown = st.multiselect("Samplers", samplers, default=samplers, key=f"samplers_{chosen}")
+    if not shown:
+        st.info("No sampler selected: pick at least one above to plot this set.")
     rows = [r for r in rows if r["sampler"] in shown]
     left, right = st.columns([3, 1])
     ns = sorted({r["n"] for r in rows}) or [0]
     n = f"{ns[0]}" if len(ns) == 1 else f"{ns[0]}-{ns[-1]}"
     metric = benchmarks.metric_of(rows) if rows else benchmarks.METRICS[0]
-    fig = figures.frontier_figure(rows, f"{metric.name} vs passes: {chosen} (n={n})", metric) if rows else None
+    fig = (figures.frontier_figure(rows, f"{metric.name} vs passes: {benchmarks.set_title(chosen)} (n={n})", metric)
+           if rows else None)
     with left:
         if fig is not None:
             widgets.chart(fig, key="frontier")

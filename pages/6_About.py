@@ -14,15 +14,15 @@ left, right = st.columns(2)
 with left:
     st.markdown(texts.MDM)
     st.markdown(texts.MI)
-    st.page_link("pages/1_MI_maps.py", label="See it: MI maps", icon=":material/grid_on:")
+    widgets.view_link("pages/1_MI_maps.py", "See it: MI maps", ":material/grid_on:")
     st.markdown(texts.ESTIMATOR)
-    st.page_link("pages/2_Exact_vs_estimated.py", label="See it: exact versus estimated", icon=":material/compare:")
+    widgets.view_link("pages/2_Exact_vs_estimated.py", "See it: exact versus estimated", ":material/compare:")
 with right:
     st.markdown(texts.PARALLEL)
-    st.page_link("pages/3_Decoding.py", label="See it: decoding, step by step", icon=":material/play_circle:")
+    widgets.view_link("pages/3_Decoding.py", "See it: decoding, step by step", ":material/play_circle:")
     st.markdown(texts.PROBE)
-    st.page_link("pages/4_What_if.py", label="See it: what-if", icon=":material/science:")
-    st.page_link("pages/5_Benchmarks.py", label="The frontier: benchmarks", icon=":material/monitoring:")
+    widgets.view_link("pages/4_What_if.py", "See it: what-if", ":material/science:")
+    widgets.view_link("pages/5_Benchmarks.py", "The frontier: benchmarks", ":material/monitoring:")
 st.divider()
 st.markdown(
     "**The 4x4 domain.** 4x4 Sudoku has 288 solution grids, so the exact distribution is known: the 4x4 "
@@ -30,5 +30,5 @@ st.markdown(
     "the solution is unique every cell is decided and all MI is zero."
 )
 st.markdown(texts.PROTEINS)
-st.markdown(texts.SEQUENCE_MAPS_PAGE)
+st.markdown(texts.SEQUENCE_MAPS_PAGE.replace("**Proteins.**", "**The protein views.**", 1))  # one "Proteins." above
 widgets.link_note()

@@ -40,7 +40,7 @@ def test_the_benchmarks_page_shows_the_shipped_protein_sweep(env):
     env.setenv("MI_LENS_BENCHMARKS", str(ROOT / "assets" / "benchmarks"))
     at = run_page("pages/5_Benchmarks.py", set="cath_reference")
     assert_clean(at)
-    spec = next(s for t, s in specs(at).items() if t.startswith("Dipeptide JSD vs passes: cath_reference"))
+    spec = next(s for t, s in specs(at).items() if t.startswith("Dipeptide JSD vs passes: CATH reference sequences"))
     assert spec["layout"]["yaxis"]["title"]["text"].startswith("dipeptide JSD")
     assert "dipeptide JSD" in at.dataframe[0].value.columns
 
@@ -141,7 +141,7 @@ def test_maps_and_what_if_open_on_the_most_uncertain_cell_and_its_likeliest_digi
     assert at.selectbox(key="cell").value == cell
     at = run_page("pages/4_What_if.py")
     assert_clean(at)
-    assert at.selectbox(key="cell").value == cell and at.segmented_control(key="digit").value == digit
+    assert at.selectbox(key="cell").value == cell and at.pills(key="digit").value == digit
 
 
 def test_a_4x4_clamp_that_contradicts_the_givens_says_so_in_plain_words(env):

@@ -291,9 +291,10 @@ def test_long_sequence_is_windowed_and_edges_capped(env):
 
 def test_exact_vs_estimated_on_a_protein(env, weights):
     env.setenv("MI_LENS_PROTEIN_ESTIMATOR", str(weights[1]))
-    at = run_page("pages/2_Exact_vs_estimated.py", exact="true")
+    at = run_page("pages/2_Exact_vs_estimated.py", exact="true", scale="linear")  # z: the values themselves
     assert_clean(at)
-    maps = {t: array(s["data"][0]["z"]) for t, s in specs(at).items()}
+    maps = {t: array(s["data"][0]["z"]) for t, s in specs(at).items() if s["data"][0]["type"] == "heatmap"}
+    assert "Estimated against exact, per pair" in specs(at)  # and the scatter of every masked pair
     n = len(load_protein_presets()[0].sequence)
     for title in ("Estimated", "Exact probe", "Estimated − exact", "Asymmetry |I(i→j) − I(j→i)|"):
         assert maps[title].shape == (n, n)

@@ -278,9 +278,17 @@ def test_presentation_mode_on_a_projector_plays_with_space(chromium, app_url):
     wait_ready(page)
     check_page(page, 2)
     assert page.locator('[data-testid="stSidebar"][aria-expanded="true"]').count() == 0  # folded
-    widths = [box["width"] for box in (c.bounding_box() for c in page.locator(".mi-grid svg").all()) if box]
-    assert min(widths) > 300, widths  # not the 140 px grids of a 1024 px screen with the sidebar open
-    assert page.get_by_role("button", name="Play", exact=False).first.is_visible()
+    page.wait_for_function("document.querySelectorAll('.mi-grid svg').length == 2 && "
+                           "document.querySelector('h1').getBoundingClientRect().height < 60")  # its style applied
+    wait_ready(page)
+    boxes = [c.bounding_box() for c in page.locator(".mi-grid svg").all()]
+    widths = [box["width"] for box in boxes if box]
+    assert len(widths) == 2 and min(widths) > 300, widths  # not the 140 px grids of a 1024 px screen with the sidebar open
+    assert max(box["y"] + box["height"] for box in boxes) <= 768, boxes  # both grids whole on the first screen
+    play = page.get_by_role("button", name="Play", exact=False).first.bounding_box()
+    assert play["y"] + play["height"] <= 768 and page.get_by_role("button", name="next").first.bounding_box()["y"] < 768
+    header = page.locator('[data-testid="stHeader"]').bounding_box()
+    assert page.locator("h1").first.bounding_box()["y"] >= header["y"] + header["height"] - 1  # not under the bar
     page.locator("h1").first.click()
     page.keyboard.press("Space")
     page.wait_for_timeout(2500)
@@ -389,4 +397,56 @@ def test_a_decoding_step_reruns_the_frames_alone(chromium, app_url):
     wait_ready(page)
     assert step_value(page) == "1 / 12"
     assert not page.evaluate("window.__stale")  # the strategies and settings were not rerun
+    page.close()
+
+
+def test_a_shared_link_keeps_its_puzzle_across_page_changes(chromium, app_url):
+    page = chromium.new_page(viewport={"width": 1024, "height": 768})
+    page.goto(f"{app_url}/MI_maps?preset=hard+%C2%B7+26+clues&cell=r5c4")
+    wait_ready(page)
+    page.wait_for_function("document.querySelectorAll('[data-testid=\"stSidebar\"] [data-testid=\"stPageLink\"]')"
+                           ".length >= 7")
+    for title in ("Decoding", "About", "What-if", "MI maps"):
+        navigate(page, title)
+        wait_ready(page)
+        assert "preset=hard" in page.url, (title, page.url)  # the address still names the puzzle
+        if title != "About":
+            assert selected(page, "Preset") == "hard · 26 clues", title
+    assert selected(page, "Selected cell") == "r5c4"  # carried through the pages that have no selected cell
+    page.close()
+
+
+def plot_widths(page) -> dict[str, float]:
+    """The plot area's width of every drawn plotly chart, by its title."""
+    return page.evaluate("""() => Object.fromEntries([...document.querySelectorAll('[data-testid="stPlotlyChart"]')]
+      .filter(c => c.querySelector('.nsewdrag')).map(c => [(c.querySelector('.gtitle') || {}).textContent || '',
+        c.querySelector('.nsewdrag').getBoundingClientRect().width]))""")
+
+
+def cut_texts(page) -> list[str]:
+    """Metric labels and values whose text does not fit (an ellipsis on the screen)."""
+    return page.evaluate("""() => [...document.querySelectorAll('[data-testid="stMetricLabel"] p, '
+      + '[data-testid="stMetricValue"] div')].filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.textContent)""")
+
+
+@pytest.mark.parametrize("path, heatmaps", [
+    ("/MI_maps", ["MI of ", "MI, "]),
+    ("/Exact_vs_estimated?exact=true", ["Estimated", "Exact probe", "Estimated − exact", "Asymmetry"]),
+    ("/What_if", ["Before", "After ", "Entropy change", "MI before", "MI after", "After − before"]),
+])
+def test_a_projector_with_the_sidebar_open_gets_charts_of_300_px_and_whole_metrics(chromium, app_url, path, heatmaps):
+    page = chromium.new_page(viewport={"width": 1024, "height": 3600})  # tall: charts below the fold draw too
+    page.goto(app_url + path)
+    wait_ready(page)
+    check_page(page, len(heatmaps))
+    assert page.locator('[data-testid="stSidebar"][aria-expanded="true"]').count() == 1
+    widths = plot_widths(page)
+    for prefix in heatmaps:
+        found = [w for t, w in widths.items() if t.startswith(prefix)]
+        assert found and min(found) >= 300, (prefix, widths)
+    assert cut_texts(page) == []
+    if path == "/What_if":  # every digit of the picker can be clicked
+        pills = page.locator('[data-testid="stButtonGroup"]').filter(has_text="Digit").get_by_role("button")
+        assert [b.inner_text() for b in pills.all()] == [str(d) for d in range(1, 10)]
+        assert all(b.is_visible() and b.bounding_box()["x"] + b.bounding_box()["width"] <= 1024 for b in pills.all())
     page.close()

@@ -279,7 +279,9 @@ def test_progress_reports_every_batch(tiny_mdm):
     r = probe(tiny_mdm, state(EASY, blanks=5), max_batch=8, progress=lambda d, t: calls.append((d, t)))
     done = [d for d, _ in calls]
     assert done == sorted(done) and calls[0] == (1, r.passes) and calls[-1] == (r.passes, r.passes)
-    assert len(calls) == 1 + math.ceil(45 / 8)
+    batch = min(8, math.ceil(r.passes / 10))  # with progress, batches hold at most a tenth of the passes
+    assert len(calls) == 1 + math.ceil(45 / batch)
+    assert max(b - a for a, b in zip([0] + done, done)) <= math.ceil(r.passes / 10)
 
 
 def test_nothing_masked(tiny_mdm):

@@ -371,7 +371,8 @@ def probe_many(model, tokens: torch.Tensor, *, positions: torch.Tensor | None = 
         tokens: ``(S, N)`` int64 token ids on the model's device, ``model.mask_id`` where masked.
         positions: ``(S, N)`` bool, the masked positions to probe per state (default all masked).
         eps, max_batch, autocast: as in :func:`probe`.
-        progress: called as ``progress(done_passes, total_passes)`` after each batch (total over all states).
+        progress: called as ``progress(done_passes, total_passes)`` after each batch (total over all states);
+            with it, batches hold at most a tenth of the passes, so a progress bar moves in steps of 10% or less.
     Returns:
         :class:`ManyProbeResult` on ``tokens.device`` (``.state(s)`` gives a CPU :class:`ProbeResult`).
     Raises:
@@ -393,6 +394,7 @@ def probe_many(model, tokens: torch.Tensor, *, positions: torch.Tensor | None = 
     total = int(passes.sum()) if progress is not None else 0  # a host sync only when reporting
     if progress is not None:
         progress(s, total)
+        max_batch = min(int(max_batch), max(1, -(-total // 10)))  # a report at least every tenth of the passes
     mi_dir = marginals.new_zeros(s, n, n)
     mi_paper = torch.zeros_like(mi_dir)
     done = s
