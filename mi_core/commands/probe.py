@@ -70,8 +70,15 @@ def protein_options(parser: argparse.ArgumentParser, domain: Domain) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = ArgumentParser(prog="python -m mi_core probe", description=__doc__,
                             formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_domain_parsers(parser, lambda sub, d: (protein_options if d.key == "protein" else state_options)(sub, d))
+    add_domain_parsers(parser, lambda sub, d: (protein_options if d.key == "protein" or sequence_input(d)
+                                               else state_options)(sub, d))
     return parser
+
+
+def sequence_input(domain: Domain) -> bool:
+    """A sequence domain read as proteins are (``--sequence``/``--fasta``, ``--mask-positions``), with its own
+    checks (``parse_input``), records (``read_records``) and model: antibodies."""
+    return bool(getattr(domain, "sequence_input", False))
 
 
 def load_state(domain: Domain, text: str, model_spec: str | None, device: torch.device):
@@ -119,6 +126,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.domain == "protein":
         return main_protein(args)
     domain = get_domain(args.domain)
+    if sequence_input(domain):
+        return main_sequence(args, domain)
     device = pick_device(args.device)
     warn_if_slow_bf16(device, args.bf16)
     model, description, tokens = load_state(domain, args.state, args.model, device)
@@ -203,4 +212,52 @@ def main_protein(args) -> int:
                    "seed": args.seed, "mask_rate": args.mask_rate, "device": str(device), **result.to_json_dict()}
         atomic_write_json(args.json, payload, indent=None)
     print(f"model: {info.description}\n{name}: {len(tokens)} residues\n" + summary(result, first=1, unit="residues"))
+    return 0
+
+
+def sequence_state(args, domain: Domain) -> tuple[str, np.ndarray, np.ndarray]:
+    """``(name, native tokens (L,), tokens to probe (L,))`` of a :func:`sequence_input` domain's input."""
+    if args.sequence is not None:
+        if args.record is not None:
+            raise ValueError("--record selects a file record; it does not apply to --sequence")
+        name, native = "sequence", np.asarray(domain.parse_input(args.sequence), dtype=np.int64)
+    else:
+        record = 1 if args.record is None else args.record
+        if record < 1:
+            raise ValueError(f"--record is 1-based, got {record}")
+        records = domain.read_records(args.fasta, limit=record)
+        if len(records) < record:
+            raise ValueError(f"{args.fasta} has {len(records)} record(s); --record {record} asks for more")
+        name, native = records[record - 1]
+    tokens = native.copy()
+    if args.mask_positions:
+        named = getattr(domain, "named_positions", None)
+        spec = args.mask_positions
+        if named is not None and any(ch.isalpha() for ch in spec):
+            tokens[named(native, spec)] = domain.mask_id
+        else:
+            tokens[parse_positions(spec, len(tokens))] = domain.mask_id
+    tokens = mask_random(tokens, args.mask_rate, args.seed)
+    if not (tokens == domain.mask_id).any():
+        raise ValueError("nothing to probe: no masked residues (write _ or X in the sequence, or use "
+                         "--mask-positions / --mask-rate)")
+    return name, native, tokens
+
+
+def main_sequence(args, domain: Domain) -> int:
+    name, native, tokens = sequence_state(args, domain)
+    device = pick_device(args.device)
+    model, description = load_model_described(args.model, device, domain)
+    model.check_length(len(tokens), description)
+    result = run_probe(model, torch.from_numpy(tokens).to(device), args)
+    if args.json is not None:
+        payload = {"domain": domain.cli_name, "record": name, "sequence": domain.state_text(tokens),
+                   "native": domain.state_text(native),
+                   "masked_residues": [int(i) + 1 for i in np.flatnonzero(tokens == domain.mask_id)],
+                   "model": {"kind": domain.key, "path": display_path(model.weights_path) if model.weights_path else None,
+                             "description": description, "fallback_reason": None},
+                   "annotation": domain.annotation(native) if hasattr(domain, "annotation") else {},
+                   "seed": args.seed, "mask_rate": args.mask_rate, "device": str(device), **result.to_json_dict()}
+        atomic_write_json(args.json, payload, indent=None)
+    print(f"model: {description}\n{name}: {len(tokens)} residues\n" + summary(result, first=1, unit="residues"))
     return 0

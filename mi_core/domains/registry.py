@@ -1,4 +1,4 @@
-"""The domains MI Lens knows: Sudoku 9x9 (a trained MDM), the exact 4x4 Sudoku oracle and proteins.
+"""The domains MI Lens knows: Sudoku 9x9 (a trained MDM), the exact 4x4 Sudoku oracle, proteins and antibodies.
 
 Every command, benchmark and app page looks a domain up here (:func:`get_domain`, by key or by a name the
 command line accepts) and reads what it needs from the :class:`~mi_core.domains.base.Domain`. A new domain
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 
+from mi_core.domains.antibody.domain import AntibodyDomain
 from mi_core.domains.base import Domain
 from mi_core.domains.protein import AMINO_ACIDS, MASK_ID, PAD_ID, ProteinDomain
 from mi_core.domains.sudoku import SUDOKU4, SUDOKU9, GridDomain, digits
@@ -92,4 +93,12 @@ register(ProteinDomain(
     states="mi_core.decoding.protein_states:ProteinStates", metric="mi_core.bench.metrics:CompositionMetric",
     order_task="mi_core.order.protein", trainer="mi_core.train.protein_mdm:ProteinTask",
     bench_inputs="mi_core.bench.protein:GeneratedSequences",
+))
+register(AntibodyDomain(
+    "antibody", "Antibody (AntiBERTy)", "antibody", tuple(AMINO_ACIDS), names=("antibody",), mask_id=MASK_ID,
+    pad_id=PAD_ID, model_env="MI_LENS_ANTIBODY_MODEL", model_default="auto",
+    estimator_env="MI_LENS_ANTIBODY_ESTIMATOR", estimator_default="assets/antibody_mi_estimator.safetensors",
+    probe_fallback=True, model_loader="mi_core.domains.antibody.model:load",
+    states="mi_core.domains.antibody.states:AntibodyStates", metric="mi_core.domains.antibody.infill:RecoveryMetric",
+    bench_inputs="mi_core.domains.antibody.infill:CDRInfill", model_eval="mi_core.domains.antibody.evaluate:ModelEval",
 ))
