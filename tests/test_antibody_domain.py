@@ -183,3 +183,34 @@ def test_non_antibody_gets_one_line_pointing_to_protein(capsys):
     err = capsys.readouterr().err
     assert err.startswith("error: --sequence") or err.startswith("error: sequence")
     assert "not an antibody variable domain" in err and "protein domain" in err and "Traceback" not in err
+
+
+def test_estimator_pipeline_with_a_tiny_model(tiny_folder, tmp_path):
+    """make-estimator-data -> train-estimator -> eval-estimator -> estimate, and bench with the MI sampler."""
+    data = tmp_path / "abs.csv"
+    data.write_text("name,vh,vl\n" + "".join(f"{n},{h},{v}\n" for n, (h, v) in SEQUENCES.items()))
+    shards = tmp_path / "shards"
+    assert cli.main(["make-estimator-data", "antibody", "--model", str(tiny_folder), "--out", str(shards), "--csv",
+                     str(data), "--rows", "1-2", "--states", "4", "--shard-size", "2", "--max-masked", "4"]) == 0
+    from mi_core.train.estimator_data import load_shards
+
+    shard, manifest = load_shards(shards)
+    assert manifest["domain"] == "antibody" and shard["masked"].sum(1).max() <= 4
+    estimator = tmp_path / "est.safetensors"
+    assert cli.main(["train-estimator", "--data", str(shards), "--out", str(estimator), "--steps", "4",
+                     "--eval-every", "2", "--variants", "log:free", "--batch", "2", "--d-node", "16"]) == 0
+    out = tmp_path / "evalest.json"
+    assert cli.main(["eval-estimator", "antibody", "--csv", str(data), "--rows", "3-3", "--states", "2", "--model",
+                     str(tiny_folder), "--estimator", str(estimator), "--max-masked", "3", "--timing-states", "1",
+                     "--no-markdown", "--json", str(out)]) == 0
+    res = json.loads(out.read_text())
+    assert {"spearman", "speedup", "n_states"} <= set(res) and res["n_states"] == 2
+    out = tmp_path / "estimate.json"
+    masked = TRASTUZUMAB[0][:98] + "_" * 5 + TRASTUZUMAB[0][103:]
+    assert cli.main(["estimate", "antibody", "--sequence", masked, "--estimator", str(estimator), "--json", str(out)]) == 0
+    res = json.loads(out.read_text())
+    assert np.asarray(res["mi"]).shape == (120, 120) and res["passes"] == 1
+    out = tmp_path / "bench.json"
+    assert cli.main(["bench", "antibody", "--csv", str(data), "--rows", "1-1", "--sampler", "mi", "--set",
+                     f"estimator={estimator}", "--set", "gamma=1", "--model", str(tiny_folder), "--json", str(out)]) == 0
+    assert json.loads(out.read_text())["n"] == 2
