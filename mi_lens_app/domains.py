@@ -10,6 +10,7 @@ masking) are read in :mod:`mi_lens_app.sequences`.
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import json
 from dataclasses import dataclass
@@ -63,7 +64,10 @@ class Puzzle:
         return f"{domain.value_names[token - 1] if token else protein.MASK_CHAR}{cell + 1}"
 
     def labels(self) -> list[str]:
-        return [self.label(c) for c in range(self.length)]
+        """Every cell's :meth:`label`; an antibody's CDR residues carry their CDR (``W99·H3``), so every
+        figure drawn with these labels marks the CDRs."""
+        tags = cdr_tags(self.domain, self.solution or self.digits)
+        return [self.label(c) + tags.get(c, "") for c in range(self.length)]
 
     @property
     def givens(self) -> np.ndarray:
@@ -73,6 +77,18 @@ class Puzzle:
     @property
     def blanks(self) -> list[int]:
         return [c for c, d in enumerate(self.digits) if d == 0]
+
+
+@functools.lru_cache(maxsize=256)
+def cdr_tags(domain_key: str, tokens: tuple[int, ...]) -> dict[int, str]:
+    """``{cell: "·H3"}`` for the CDR residues of an antibody chain (Kabat); empty for other domains or a state
+    that does not read as a variable domain."""
+    annotate = getattr(get_domain(domain_key), "annotation", None)
+    found = annotate(np.asarray(tokens)) if annotate is not None else {}
+    if not found:
+        return {}
+    return {c: f"·{found['chain']}{name[-1]}" for name, (a, b) in found["regions"].items() if name.startswith("CDR")
+            for c in range(a - 1, b)}
 
 
 def make_puzzle(domain: Domain, text: str, name: str = "") -> Puzzle:

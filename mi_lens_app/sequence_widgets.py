@@ -20,7 +20,7 @@ def sequence_picker(domain: Domain) -> Puzzle | None:
     side = st.sidebar
     src = side.radio("Sequence from", SEQUENCE_SOURCES, key="psrc", bind=BIND, horizontal=True)
     if src == "preset":
-        found = _sequence_preset()
+        found = _sequence_preset(domain)
     elif src == "paste":
         found = _sequence_pasted()
     else:
@@ -41,16 +41,22 @@ def sequence_picker(domain: Domain) -> Puzzle | None:
     masked = len(pz.blanks)
     side.caption(f"{pz.length} residues, {masked} masked" + (f"; first of {count} records" if count > 1 else "")
                  + ".")
+    regions = getattr(domain, "annotation", lambda tokens: {})(pz.solution or pz.digits).get("regions")
+    if regions:  # antibodies: where the CDRs are (they are marked on the maps too)
+        cdrs = ", ".join(f"{r} {a}-{b}" for r, (a, b) in regions.items() if r.startswith("CDR"))
+        side.caption(f"{'Heavy' if domain.annotation(pz.solution or pz.digits)['chain'] == 'H' else 'Light'} chain; "
+                     f"Kabat {cdrs}. {getattr(domain, 'credit', '')}.")
     return pz
 
 
-def _sequence_preset() -> tuple[str, str, Masking] | None:
-    presets = support.protein_presets()
+def _sequence_preset(domain: Domain) -> tuple[str, str, Masking] | None:
+    presets = support.protein_presets(domain.key)
     if not presets:
-        st.sidebar.warning("No protein presets shipped (assets/examples/protein_presets.json is missing).")
+        st.sidebar.warning(f"No {domain.short} presets shipped (assets/examples/{domain.key}_presets.json is missing).")
         return None
     names = [p.name for p in presets]
-    name = st.sidebar.selectbox("Preset (CATH S40 domains)", names, key="ppreset", bind=BIND)
+    title = "Preset (antibodies of Jain et al. 2017)" if domain.key == "antibody" else "Preset (CATH S40 domains)"
+    name = st.sidebar.selectbox(title, names, key="ppreset", bind=BIND)
     chosen = presets[names.index(name)]
     return chosen.sequence, chosen.cath_id or chosen.name, chosen.masking
 

@@ -19,6 +19,7 @@ from mi_core.domains.protein import AMINO_ACIDS, MASK_ID, ProteinInputError, Pro
 from mi_lens_app.domains import ROOT, Domain, Puzzle, upload_text
 
 PROTEIN_PRESETS_PATH = ROOT / "assets" / "examples" / "protein_presets.json"
+PRESET_FILES = {"protein": PROTEIN_PRESETS_PATH, "antibody": ROOT / "assets" / "examples" / "antibody_presets.json"}
 MAX_FASTA_BYTES = 2**20
 MAX_FASTA_RECORDS = 500
 MASK_MODES = ("as given", "positions", "rate")
@@ -156,13 +157,14 @@ class ProteinPreset:
     note: str = ""
 
 
-def load_protein_presets(path: Path = PROTEIN_PRESETS_PATH) -> list[ProteinPreset]:
-    """The shipped protein presets (an empty list when the file is absent)."""
+def load_protein_presets(path: Path = PROTEIN_PRESETS_PATH, key: str = "protein") -> list[ProteinPreset]:
+    """The shipped presets of a sequence domain (``key``: ``protein`` or ``antibody``, whose list the file
+    holds under that key); an empty list when the file is absent."""
     if not path.is_file():
         return []
     raw = json.loads(path.read_text())
     return [ProteinPreset(p["name"], p["sequence"], p.get("cath_id", ""), Masking.from_json(p.get("mask", {})),
-                          p.get("note", "")) for p in raw.get("protein", [])]
+                          p.get("note", "")) for p in raw.get(key, [])]
 
 
 def presets_credit(path: Path = PROTEIN_PRESETS_PATH) -> str:

@@ -309,8 +309,9 @@ def presets() -> dict:
 
 
 @st.cache_data(show_spinner=False)
-def protein_presets() -> list:
-    return sequences.load_protein_presets()
+def protein_presets(key: str = "protein") -> list:
+    path = sequences.PRESET_FILES.get(key, sequences.PROTEIN_PRESETS_PATH)
+    return sequences.load_protein_presets(path, key if key in sequences.PRESET_FILES else "protein")
 
 
 def max_residues(domain: Domain) -> int:
@@ -334,7 +335,10 @@ def _protein_puzzle(domain_key: str, text: str, masking: sequences.Masking, name
                     limit: int) -> tuple[Puzzle, int, bool]:
     record, count = sequences.first_record(text)
     sequences.check_length(record, limit)
-    pz = sequences.protein_puzzle(get_domain(domain_key), record, masking, name or record.name)
+    domain = get_domain(domain_key)
+    if hasattr(domain, "read"):  # antibodies: one variable domain, or the reason it is not (and the protein domain)
+        domain.read(record.text(), record.name)
+    pz = sequences.protein_puzzle(domain, record, masking, name or record.name)
     return pz, count, sequences.looks_like_dna(record)
 
 

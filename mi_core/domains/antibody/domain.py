@@ -1,0 +1,99 @@
+"""The registered antibody domain: protein tokens, parsed and checked as one variable domain."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from mi_core.domain import is_keyword, resolve_path
+from mi_core.domains.antibody import probe
+from mi_core.domains.antibody.evaluate import ModelEval
+from mi_core.domains.antibody.infill import CDRInfill, RecoveryMetric
+from mi_core.domains.antibody.model import load
+from mi_core.domains.antibody.sequence import REGIONS, AntibodyChain, parse_text, read_chain, read_file
+from mi_core.domains.antibody.states import AntibodyStates
+from mi_core.domains.protein.tokens import AMINO_ACIDS, MASK_ID, PAD_ID, ProteinDomain, ProteinInputError, tokenize
+
+CREDIT = ("AntiBERTy: Ruffolo, Gray and Sulam 2021, arXiv:2112.07782 (MIT licence); antibodies: Jain et al. "
+          "2017, PNAS 114:944-949")
+
+
+@dataclass(frozen=True)
+class AntibodyDomain(ProteinDomain):
+    """One antibody variable domain (VH or VL), up to 510 residues, with Kabat CDRs; ``parse_input``
+    refuses anything else with the reason (:mod:`mi_core.domains.antibody.sequence`)."""
+
+    sequence_input: ClassVar[bool] = True  # probe takes --sequence/--fasta/--mask-positions, as proteins do
+    credit: ClassVar[str] = CREDIT
+    model_eval: Any = None  # ``eval-model``'s part: options and run (mi_core.commands.eval_model)
+
+    def parse_state(self, text: str) -> list[int]:
+        return tokenize(text, max_length=510).tolist()
+
+    def read(self, text: str, name: str = "sequence") -> AntibodyChain:
+        """The one chain of ``text`` (letters, or one FASTA/CSV record)."""
+        chains = parse_text(text)
+        if len(chains) != 1:
+            raise ProteinInputError(f"the input holds {len(chains)} chains; give one VH or VL")
+        return chains[0]
+
+    def parse_input(self, text: str) -> list[int]:
+        return self.read(text).tokens.tolist()
+
+    def read_records(self, path, limit: int | None = None) -> list[tuple[str, np.ndarray]]:
+        """``(name, tokens)`` of each chain of a CSV or FASTA file (the first ``limit`` rows or records)."""
+        return [(c.name, c.tokens.copy()) for c in read_file(path, limit)]
+
+    def named_positions(self, tokens, spec: str) -> list[int]:
+        """0-based positions of a comma list of regions (``cdr3``, ``cdrs``, ``fr2``, ``H3`` ...) and 1-based
+        residue ranges (``5,9-20``) of the chain ``tokens``."""
+        chain = read_chain(self.state_text(np.asarray(tokens)))
+        out: set[int] = set()
+        for part in spec.split(","):
+            part = part.strip()
+            if any(ch.isalpha() for ch in part):
+                out.update(chain.positions(part))
+                continue
+            lo, _, hi = part.partition("-")
+            if not (lo.strip().isdigit() and (not hi or hi.strip().isdigit())):
+                raise ValueError(f"--mask-positions: {part!r} is not a region (cdr3, cdrs, fr1..fr4) or residues like 9-20")
+            a, b = int(lo), int(hi or lo)
+            if not 1 <= a <= b <= chain.length:
+                raise ValueError(f"--mask-positions: {part!r} is outside residues 1..{chain.length} (or reversed)")
+            out.update(range(a - 1, b))
+        return sorted(out)
+
+    def annotation(self, tokens) -> dict:
+        """``chain`` and ``regions`` (1-based inclusive ``[first, last]`` per Kabat region) of a state, for
+        JSON and figures; empty when the state is not a readable variable domain."""
+        try:
+            chain = read_chain(self.state_text(np.asarray(tokens)))
+        except ProteinInputError:
+            return {}
+        return {"chain": chain.chain, "numbering": "Kabat CDRs by sequence rules",
+                "regions": {r: [a + 1, b] for r, (a, b) in chain.regions.items() if r in REGIONS}}
+
+    def model_path(self) -> Path | None:
+        spec = self.model_spec()
+        if spec and not is_keyword(spec):
+            return resolve_path(spec)
+        import importlib.util
+
+        found = importlib.util.find_spec("antiberty")
+        if found is None or not found.submodule_search_locations:
+            return None
+        path = Path(list(found.submodule_search_locations)[0], "trained_models", "AntiBERTy_md_smooth",
+                    "pytorch_model.bin")
+        return path if path.is_file() else None
+
+
+ANTIBODY = AntibodyDomain(
+    "antibody", "Antibody (AntiBERTy)", "antibody", tuple(AMINO_ACIDS), names=("antibody",), mask_id=MASK_ID,
+    pad_id=PAD_ID, model_env="MI_LENS_ANTIBODY_MODEL", model_default="auto",
+    estimator_env="MI_LENS_ANTIBODY_ESTIMATOR", estimator_default="assets/antibody_mi_estimator.safetensors",
+    probe_fallback=True, model_loader=load, states=AntibodyStates, metric=RecoveryMetric, bench_inputs=CDRInfill,
+    model_eval=ModelEval, probe_command=probe,
+)

@@ -1,0 +1,128 @@
+"""Masked-residue cross-entropy and perplexity of a model on antibody chains, against amino-acid
+composition, overall and per Kabat region (``eval-model antibody``).
+
+Each chain is masked ``draws`` times at ``mask_rate`` (``round(rate * L)`` residues, at least one, drawn by
+a generator seeded with ``(seed, chain index)``); one model pass per draw scores the masked residues,
+softmax over the 20 amino acids. The composition baseline predicts every masked residue with the amino-acid
+frequencies of the reference chains (``--composition-rows``: by default the training rows 1-70, not the
+evaluated ones); ``region_composition`` uses the frequencies of the same Kabat region and chain type, a
+stronger baseline. Perplexity is ``exp`` of the mean cross-entropy (nats) over all scored residues; its
+standard error comes from the spread of the per-chain means (delta method: ``SE(ppl) = ppl * SE(CE)``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from mi_core.domains.antibody.sequence import CDR_NAMES, REGIONS, read_file, select_rows
+from mi_core.domains.antibody.states import DEFAULT_CSV, EVAL_ROWS, TRAIN_ROWS
+from mi_core.domains.protein import MASK_ID
+from mi_core.io import display_path
+
+
+def frequencies(chains, key=None) -> dict:
+    """Amino-acid frequencies ``(20,)`` (add-one smoothed) of ``chains``, per ``key(chain, region)`` when
+    given (else one table under ``None``)."""
+    counts = defaultdict(lambda: np.ones(20))
+    for c in chains:
+        regions = c.region_of()
+        for t, region in zip(c.tokens.tolist(), regions):
+            counts[None if key is None else key(c.chain, region)][t - 1] += 1
+    return {k: v / v.sum() for k, v in counts.items()}
+
+
+def mask_draws(length: int, rate: float, draws: int, seed: int, index: int) -> list[np.ndarray]:
+    """``draws`` sets of ``max(1, round(rate * length))`` positions, seeded by ``(seed, index)``."""
+    rng = np.random.default_rng([seed, index])
+    k = max(1, round(rate * length))
+    return [np.sort(rng.choice(length, size=k, replace=False)) for _ in range(draws)]
+
+
+@torch.no_grad()
+def score_chains(model, chains, rate: float, draws: int, seed: int, device) -> list[dict]:
+    """Per scored residue: chain index and type, region, native token and the model's cross-entropy."""
+    rows = []
+    for i, c in enumerate(chains):
+        regions = c.region_of()
+        sets = mask_draws(c.length, rate, draws, seed, i)
+        tokens = torch.as_tensor(np.stack([c.tokens] * draws), device=device)
+        for d, pos in enumerate(sets):
+            tokens[d, pos] = MASK_ID
+        logp = model(tokens).logits.float().log_softmax(-1).cpu().numpy()
+        for d, pos in enumerate(sets):
+            for p in pos.tolist():
+                t = int(c.tokens[p])
+                rows.append({"chain": i, "type": c.chain, "region": regions[p], "token": t, "ce": float(-logp[d, p, t - 1])})
+    return rows
+
+
+def summarise(rows: list[dict], field: str = "ce") -> dict:
+    """Cross-entropy, perplexity and their standard errors (over chains) of ``rows``' ``field``."""
+    per_chain = defaultdict(list)
+    for r in rows:
+        per_chain[r["chain"]].append(r[field])
+    ce = float(np.mean([r[field] for r in rows]))
+    means = np.array([np.mean(v) for v in per_chain.values()])
+    se = float(means.std(ddof=1) / math.sqrt(len(means))) if len(means) > 1 else 0.0
+    return {"cross_entropy": ce, "cross_entropy_se": se, "perplexity": math.exp(ce), "perplexity_se": math.exp(ce) * se,
+            "n_residues": len(rows), "n_chains": len(per_chain)}
+
+
+def group_report(rows: list[dict]) -> dict:
+    model, comp, reg = summarise(rows), summarise(rows, "comp"), summarise(rows, "region_comp")
+    return {**model, "composition_perplexity": comp["perplexity"], "composition_perplexity_se": comp["perplexity_se"],
+            "composition_cross_entropy": comp["cross_entropy"],
+            "region_composition_perplexity": reg["perplexity"], "ratio_to_composition": model["perplexity"] / comp["perplexity"]}
+
+
+def evaluate(model, chains, reference, *, rate: float = 0.15, draws: int = 4, seed: int = 0, device="cpu") -> dict:
+    """The whole report (see the module docstring): overall, ``by_region``, ``by_chain`` and
+    ``by_chain_region`` (``"H CDR3"``, ...), each with model and composition perplexities."""
+    if not 0 < rate < 1:
+        raise ValueError(f"--mask-rate must be in (0, 1), got {rate}")
+    if draws < 1:
+        raise ValueError(f"--draws must be >= 1, got {draws}")
+    overall = frequencies(reference)[None]
+    regional = frequencies(reference, key=lambda chain, region: (chain, region))
+    rows = score_chains(model, chains, rate, draws, seed, device)
+    for r in rows:
+        r["comp"] = float(-np.log(overall[r["token"] - 1]))
+        r["region_comp"] = float(-np.log(regional[(r["type"], r["region"])][r["token"] - 1]))
+    out = group_report(rows)
+    out["by_region"] = {g: group_report([r for r in rows if r["region"] == g]) for g in REGIONS}
+    out["by_region"]["CDRs"] = group_report([r for r in rows if r["region"] in CDR_NAMES])
+    out["by_region"]["frameworks"] = group_report([r for r in rows if r["region"] not in CDR_NAMES])
+    out["by_chain"] = {k: group_report([r for r in rows if r["type"] == k]) for k in sorted({r["type"] for r in rows})}
+    out["by_chain_region"] = {f"{k} {g}": group_report([r for r in rows if r["type"] == k and r["region"] == g])
+                              for k in sorted({r["type"] for r in rows}) for g in CDR_NAMES}
+    return out
+
+
+class ModelEval:
+    """The antibody part of ``eval-model`` (``Domain.model_eval``): options and the run."""
+
+    @staticmethod
+    def add_arguments(p) -> None:
+        p.add_argument("--csv", type=Path, default=DEFAULT_CSV, help="CSV (name,vh,vl) or FASTA file of antibodies")
+        p.add_argument("--rows", default=EVAL_ROWS, help="antibodies to score, 1-based A-B or all")
+        p.add_argument("--composition-rows", default=TRAIN_ROWS,
+                       help="antibodies of --csv whose amino-acid frequencies are the composition baseline")
+        p.add_argument("--composition-csv", type=Path, default=None, help="take the baseline's antibodies from this file")
+        p.add_argument("--mask-rate", type=float, default=0.15)
+        p.add_argument("--draws", type=int, default=4, help="masked copies of each chain")
+        p.add_argument("--seed", type=int, default=0)
+        p.add_argument("--model", default="auto", help="auto (the installed AntiBERTy) or a folder with its weights")
+
+    @staticmethod
+    def run(args, model, device) -> dict:
+        chains = select_rows(read_file(args.csv), args.rows)
+        reference = select_rows(read_file(args.composition_csv or args.csv), args.composition_rows)
+        res = evaluate(model, chains, reference, rate=args.mask_rate, draws=args.draws, seed=args.seed, device=device)
+        return {"csv": display_path(args.csv), "rows": args.rows, "composition_rows": args.composition_rows,
+                "composition_csv": display_path(args.composition_csv or args.csv), "mask_rate": args.mask_rate,
+                "draws": args.draws, "seed": args.seed, **res}

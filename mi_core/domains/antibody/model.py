@@ -1,0 +1,292 @@
+"""AntiBERTy (Ruffolo, Gray and Sulam 2021, arXiv:2112.07782) in plain torch, behind the MI Lens model
+interface: token ids ``(B, N)`` of :mod:`mi_core.domains.protein` -> ``MDMOutput(logits (B, N, 20),
+hidden (B, N, 512))``.
+
+AntiBERTy is a BERT masked language model (8 layers, 512 wide, 8 heads, 26M parameters) trained on 558M
+natural antibody sequences of the Observed Antibody Space. Its weights ship inside the ``antiberty==0.1.3``
+wheel (``antiberty/trained_models/AntiBERTy_md_smooth/``); this module finds that folder without importing
+the package (whose runner needs ``transformers``), reads ``pytorch_model.bin`` with
+``torch.load(weights_only=True)`` (tensors only: never ``training_args.bin``, a pickle of code) and builds
+the BERT below, which needs nothing but torch.
+
+Vocabulary (``vocab.txt`` of the package): ``[PAD]`` 0, ``[UNK]`` 1, ``[CLS]`` 2, ``[SEP]`` 3, ``[MASK]`` 4,
+then ``ACDEFGHIKLMNPQRSTVWY`` as 5..24: the same order as ours, so our token ``t`` (1..20) is AntiBERTy's
+``t + 4``. Each row is laid out ``[CLS] residues [SEP] [PAD]...`` (absolute positions from 0); padding keys
+are masked out of attention. ``logits`` keep the 20 amino acids (a softmax renormalises over them) and
+``hidden`` is the last layer's output at each residue, ``[CLS]`` and ``[SEP]`` removed.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from mi_core.domains.protein import MASK_ID, PAD_ID, VOCAB_SIZE
+from mi_core.models.base import MaskedLM, MDMOutput, ModelFileError
+
+PACKAGE = "antiberty"
+WEIGHTS_DIR = ("trained_models", "AntiBERTy_md_smooth")
+INSTALL_HINT = "pip install antiberty==0.1.3 (its wheel carries the weights; see README, 'Antibodies')"
+NAME = "AntiBERTy (Ruffolo, Gray and Sulam 2021), 26M parameters"
+PAD, CLS, SEP, MASK = 0, 2, 3, 4  # AntiBERTy's special ids (vocab.txt)
+FIRST_AA = 5  # AntiBERTy's id of 'A'; the 20 amino acids follow in our order
+
+
+class AntiBERTyMissing(ImportError, ValueError):
+    """The ``antiberty`` package (which carries the weights) is not installed; a ValueError too, so the
+    command line prints one line."""
+
+
+@dataclass(frozen=True)
+class BertConfig:
+    """The fields of AntiBERTy's ``config.json`` this BERT reads."""
+
+    vocab_size: int = 25
+    hidden_size: int = 512
+    num_hidden_layers: int = 8
+    num_attention_heads: int = 8
+    intermediate_size: int = 2048
+    max_position_embeddings: int = 512
+    type_vocab_size: int = 2
+    layer_norm_eps: float = 1e-12
+
+    @classmethod
+    def from_json(cls, path: Path) -> BertConfig:
+        raw = json.loads(path.read_text())
+        return cls(**{k: raw[k] for k in cls.__dataclass_fields__ if k in raw})
+
+
+class BertLayer(nn.Module):
+    """Post-LayerNorm BERT block: self-attention and a GELU MLP, each added back and normalised."""
+
+    def __init__(self, cfg: BertConfig):
+        super().__init__()
+        d, eps = cfg.hidden_size, cfg.layer_norm_eps
+        self.heads = cfg.num_attention_heads
+        self.query, self.key, self.value, self.out = (nn.Linear(d, d) for _ in range(4))
+        self.norm1, self.norm2 = nn.LayerNorm(d, eps=eps), nn.LayerNorm(d, eps=eps)
+        self.up, self.down = nn.Linear(d, cfg.intermediate_size), nn.Linear(cfg.intermediate_size, d)
+
+    def forward(self, x: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
+        """``x`` ``(B, T, D)``, ``keep`` ``(B, 1, 1, T)`` bool (keys that are not padding)."""
+        b, t, d = x.shape
+
+        def split(z):
+            return z.view(b, t, self.heads, d // self.heads).transpose(1, 2)
+
+        att = F.scaled_dot_product_attention(split(self.query(x)), split(self.key(x)), split(self.value(x)),
+                                             attn_mask=keep)
+        x = self.norm1(x + self.out(att.transpose(1, 2).reshape(b, t, d)))
+        return self.norm2(x + self.down(F.gelu(self.up(x))))
+
+
+class AntiBERTy(MaskedLM):
+    """``forward(tokens (B, N)) -> MDMOutput(logits (B, N, 20) float32, hidden (B, N, 512))``; tokens are
+    ours (0 mask, 1..20 amino acids, 21 padding). See the module docstring."""
+
+    mask_id = MASK_ID
+
+    def __init__(self, cfg: BertConfig = BertConfig()):
+        super().__init__()
+        self.cfg_bert = cfg
+        d = cfg.hidden_size
+        self.word = nn.Embedding(cfg.vocab_size, d)
+        self.position = nn.Embedding(cfg.max_position_embeddings, d)
+        self.token_type = nn.Embedding(cfg.type_vocab_size, d)
+        self.embed_norm = nn.LayerNorm(d, eps=cfg.layer_norm_eps)
+        self.layers = nn.ModuleList(BertLayer(cfg) for _ in range(cfg.num_hidden_layers))
+        self.head_dense = nn.Linear(d, d)
+        self.head_norm = nn.LayerNorm(d, eps=cfg.layer_norm_eps)
+        self.decoder = nn.Linear(d, cfg.vocab_size)
+        self.register_buffer("value_tokens", torch.arange(1, 21), persistent=False)
+        table = torch.full((VOCAB_SIZE,), PAD, dtype=torch.long)
+        table[MASK_ID], table[1:21] = MASK, torch.arange(FIRST_AA, FIRST_AA + 20)
+        self.register_buffer("to_bert", table, persistent=False)  # (22,) our id -> AntiBERTy's
+        self.name = NAME
+
+    @property
+    def max_len(self) -> int:
+        return self.cfg_bert.max_position_embeddings - 2
+
+    @property
+    def hidden_size(self) -> int:
+        return self.cfg_bert.hidden_size
+
+    def layout(self, tokens: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """AntiBERTy ids ``(B, N + 2)`` laid out ``[CLS] residues [SEP] [PAD]...`` and, per our position,
+        its index there ``(B, N)`` (our padding goes to the padding slots)."""
+        if tokens.dim() != 2 or tokens.dtype != torch.long:
+            raise ValueError(f"tokens must be int64 of shape (B, N), got {tuple(tokens.shape)} {tokens.dtype}")
+        if tokens.shape[1] > self.max_len:
+            raise ValueError(f"a chain of {tokens.shape[1]} residues is longer than the {self.max_len} AntiBERTy takes")
+        if tokens.numel() and (int(tokens.min()) < 0 or int(tokens.max()) >= VOCAB_SIZE):
+            raise ValueError(f"token ids must be in 0..{VOCAB_SIZE - 1} (mi_core.domains.protein)")
+        b, n = tokens.shape
+        real = tokens != PAD_ID
+        length = real.sum(1, keepdim=True)
+        index = torch.where(real, real.cumsum(1), length + 1 + (~real).cumsum(1))
+        ids = torch.full((b, n + 2), PAD, dtype=torch.long, device=tokens.device)
+        ids.scatter_(1, index, self.to_bert[tokens])
+        ids[:, 0] = CLS
+        ids.scatter_(1, length + 1, SEP)
+        return ids, index
+
+    def encode(self, ids: torch.Tensor) -> torch.Tensor:
+        """Last-layer states ``(B, T, D)`` of AntiBERTy ids ``(B, T)``."""
+        positions = torch.arange(ids.shape[1], device=ids.device)
+        x = self.word(ids) + self.position(positions)[None] + self.token_type.weight[0]
+        x = self.embed_norm(x)
+        keep = (ids != PAD)[:, None, None, :]
+        for layer in self.layers:
+            x = layer(x, keep)
+        return x
+
+    def bert_logits(self, states: torch.Tensor) -> torch.Tensor:
+        """The masked-LM head: ``(B, T, D)`` -> ``(B, T, 25)`` over AntiBERTy's whole vocabulary."""
+        return self.decoder(self.head_norm(F.gelu(self.head_dense(states))))
+
+    def forward(self, tokens: torch.Tensor) -> MDMOutput:
+        ids, index = self.layout(tokens)
+        states = self.encode(ids)
+        hidden = states.gather(1, index[..., None].expand(-1, -1, states.shape[-1]))
+        logits = self.bert_logits(hidden)[..., FIRST_AA:FIRST_AA + 20]
+        return MDMOutput(logits.float(), hidden)
+
+
+# ---- loading ----
+
+# AntiBERTy's state dict names (transformers' BertForMaskedLM) -> ours, per layer and for the rest
+LAYER_NAMES = {"attention.self.query": "query", "attention.self.key": "key", "attention.self.value": "value",
+               "attention.output.dense": "out", "attention.output.LayerNorm": "norm1",
+               "intermediate.dense": "up", "output.dense": "down", "output.LayerNorm": "norm2"}
+OTHER_NAMES = {"bert.embeddings.word_embeddings": "word", "bert.embeddings.position_embeddings": "position",
+               "bert.embeddings.token_type_embeddings": "token_type", "bert.embeddings.LayerNorm": "embed_norm",
+               "cls.predictions.transform.dense": "head_dense", "cls.predictions.transform.LayerNorm": "head_norm",
+               "cls.predictions.decoder": "decoder"}
+UNUSED = ("bert.pooler.", "cls.species.", "cls.chain.", "cls.graft.", "bert.embeddings.position_ids",
+          "cls.predictions.bias")  # the pooler and the extra heads; the bias is the decoder's, tied
+
+
+def weights_folder() -> Path:
+    """The installed package's weights folder, found without importing the package.
+
+    Raises:
+        AntiBERTyMissing: the package is not installed, or its folder lacks the weights.
+    """
+    spec = importlib.util.find_spec(PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise AntiBERTyMissing(f"AntiBERTy is not installed: {INSTALL_HINT}")
+    folder = Path(list(spec.submodule_search_locations)[0]).joinpath(*WEIGHTS_DIR)
+    if not (folder / "pytorch_model.bin").is_file():
+        raise AntiBERTyMissing(f"the antiberty package at {folder.parents[1]} ships no weights (version 0.1.3 "
+                               f"does; 1.x fetches them at run time): {INSTALL_HINT}")
+    return folder
+
+
+def available() -> bool:
+    """Whether AntiBERTy's weights are installed here."""
+    try:
+        weights_folder()
+    except AntiBERTyMissing:
+        return False
+    return True
+
+
+def convert_state(state: dict) -> dict[str, torch.Tensor]:
+    """AntiBERTy's state dict renamed to :class:`AntiBERTy`'s (unused heads dropped).
+
+    Raises:
+        ModelFileError: a tensor this module does not know (another architecture).
+    """
+    out = {}
+    for key, value in state.items():
+        if key.startswith(UNUSED):
+            continue
+        stem, _, leaf = key.rpartition(".")
+        if stem.startswith("bert.encoder.layer."):
+            number, _, rest = stem.removeprefix("bert.encoder.layer.").partition(".")
+            if rest in LAYER_NAMES:
+                out[f"layers.{number}.{LAYER_NAMES[rest]}.{leaf}"] = value
+                continue
+        elif stem in OTHER_NAMES:
+            out[f"{OTHER_NAMES[stem]}.{leaf}"] = value
+            continue
+        raise ModelFileError(f"unexpected tensor {key!r} in the AntiBERTy weights")
+    return out
+
+
+def export_state(model: AntiBERTy) -> dict[str, torch.Tensor]:
+    """:class:`AntiBERTy`'s state dict under AntiBERTy's own names (the inverse of :func:`convert_state`),
+    with the tied ``cls.predictions.bias``: what ``pytorch_model.bin`` holds, less the unused heads."""
+    layer = {v: k for k, v in LAYER_NAMES.items()}
+    other = {v: k for k, v in OTHER_NAMES.items()}
+    out = {}
+    for key, value in model.state_dict().items():
+        stem, _, leaf = key.rpartition(".")
+        if stem.startswith("layers."):
+            _, number, name = stem.split(".")
+            out[f"bert.encoder.layer.{number}.{layer[name]}.{leaf}"] = value
+        else:
+            out[f"{other[stem]}.{leaf}"] = value
+    out["cls.predictions.bias"] = out["cls.predictions.decoder.bias"]
+    return out
+
+
+def save_folder(model: AntiBERTy, folder: str | Path) -> Path:
+    """Write ``pytorch_model.bin`` and ``config.json`` as the package lays them out (for tests and for
+    AntiBERTy-shaped models trained elsewhere); returns the folder."""
+    from dataclasses import asdict
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    torch.save(export_state(model), folder / "pytorch_model.bin")
+    (folder / "config.json").write_text(json.dumps(asdict(model.cfg_bert), indent=2) + "\n")
+    return folder
+
+
+def load_antiberty(folder: str | Path | None = None, device: torch.device | str = "cpu") -> AntiBERTy:
+    """:class:`AntiBERTy` with the installed weights (or those in ``folder``), in eval mode on ``device``.
+
+    Raises:
+        AntiBERTyMissing: not installed; ModelFileError: unreadable or unfitting weights.
+    """
+    folder = weights_folder() if folder is None else Path(folder)
+    path, config = folder / "pytorch_model.bin", folder / "config.json"
+    if not path.is_file() or not config.is_file():
+        raise ModelFileError(f"{folder} holds no pytorch_model.bin and config.json")
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)  # saved on CUDA: map to the CPU
+    except Exception as err:  # noqa: BLE001  (garbage raises UnpicklingError, RuntimeError, EOFError...)
+        raise ModelFileError(f"{path} is not a readable torch state dict: {type(err).__name__}: {err}") from None
+    model = AntiBERTy(BertConfig.from_json(config))
+    try:
+        model.load_state_dict(convert_state(state), strict=True)
+    except RuntimeError as err:
+        raise ModelFileError(f"{path} does not fit AntiBERTy's config: {str(err).splitlines()[0]}") from None
+    model.weights_path = path
+    return model.to(torch.device(device)).eval()
+
+
+SPECS = ("auto", "antiberty")
+
+
+def load(spec: str | Path | None, device) -> tuple[AntiBERTy, str]:
+    """The domain's model loader: ``auto``/``antiberty``/None (the installed package) or a folder holding
+    AntiBERTy's ``pytorch_model.bin`` and ``config.json``; ``(model, description)``."""
+    spec = None if spec in (None, "", *SPECS) else Path(spec)
+    if spec is not None and spec.is_file():
+        spec = spec.parent
+    model = load_antiberty(spec, device)
+    params = sum(p.numel() for p in model.parameters())
+    return model, f"AntiBERTy (Ruffolo, Gray and Sulam 2021; {params / 1e6:.1f}M parameters, max {model.max_len} residues)"
+
+
+def bits(nats: float) -> float:
+    return nats / math.log(2)

@@ -1,0 +1,323 @@
+"""Antibody variable domains: reading them (text, FASTA, CSV), checking that they are one, and their CDRs.
+
+Tokens are the protein domain's (:mod:`mi_core.domains.protein`: 0 mask, 1..20 ``ACDEFGHIKLMNPQRSTVWY``,
+21 padding), so every protein tool reads them. One chain (VH or VL) at a time, at most
+:data:`MAX_RESIDUES` residues (AntiBERTy's 512 positions less ``[CLS]`` and ``[SEP]``).
+
+**Is it a variable domain?** (:func:`find_anchors`) Every antibody variable domain carries the
+conserved disulfide cysteines (Kabat H22/H92, L23/L88), the tryptophan after CDR1 (H36/L35) and the
+framework-4 motif after CDR3: W-G-x-G in a heavy chain, F-G-x-G in a light chain (kappa or lambda).
+The chain type is read from the distance between the cysteines (73+ residues heavy, at most 71 light).
+A sequence lacking any of them is refused with the missing motif named; other proteins belong to the
+``protein`` domain.
+
+**CDRs** (:func:`cdrs`): the Kabat definition, located by the sequence rules of A. C. R. Martin
+("How to identify the CDRs by looking at a sequence", bioinf.org.uk/abs/info.html), anchored on the motifs
+above (``c1``, ``c2``: the two cysteines; ``w1``: the Trp after CDR1; ``m``: the first residue of
+W/F-G-x-G; 0-based, end exclusive):
+
+=====  ======================  =====================================================================
+CDR    residues                rule
+=====  ======================  =====================================================================
+H1     ``c1 + 9 .. w1``        Kabat 31-35B: 5 after the Chothia start (4 after the Cys), up to the Trp
+H2     ``w1 + 14 .. c2 - 29``  starts 15 after H1's end; ends 33 before H3's start (FR3 is 32 long)
+H3     ``c2 + 3 .. m``         Kabat 95-102: after C-x-x (typically C-A-R), up to W-G-x-G
+L1     ``c1 + 1 .. w1``        Kabat 24-34: after the Cys, up to the Trp (W-Y-Q, W-L-Q, ...)
+L2     ``w1 + 15 .. w1 + 22``  Kabat 50-56: 16 after L1's end, always 7 long
+L3     ``c2 + 1 .. m``         Kabat 89-97: after the Cys, up to F-G-x-G
+=====  ======================  =====================================================================
+
+Lengths outside Kabat's observed ranges are refused as "not a variable domain" with the CDR named. The
+rules are checked against the published Kabat CDRs of trastuzumab, bevacizumab and rituximab and on all
+100 antibodies of Jain et al. 2017 (``tests/test_antibody_domain.py``).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from mi_core.domains.protein import AMINO_ACIDS, MASK_CHAR, MASK_ID, PAD_ID, ProteinInputError, tokenize
+
+MAX_RESIDUES = 510  # AntiBERTy: 512 positions less [CLS] and [SEP]
+HEAVY_GAP = 72  # residues from the first conserved cysteine to the second: >= this in a heavy chain
+MAX_FR4 = 20  # framework 4 from the W/F of its motif: 11 heavy, 10 light (a few more with a tag)
+MIN_RESIDUES = 70  # shorter than any complete variable domain (~107 light, ~120 heavy)
+REGIONS = ("FR1", "CDR1", "FR2", "CDR2", "FR3", "CDR3", "FR4")
+CDR_NAMES = ("CDR1", "CDR2", "CDR3")
+# Kabat CDR lengths (a margin beyond the usual 5-7, 16-19, 3-25 / 10-17, 7, 7-11 for rare antibodies)
+CDR_LENGTHS = {("H", "CDR1"): (5, 7), ("H", "CDR2"): (14, 21), ("H", "CDR3"): (2, 40),
+               ("L", "CDR1"): (10, 17), ("L", "CDR2"): (7, 7), ("L", "CDR3"): (5, 14)}
+CHAIN_NAMES = {"H": "heavy", "L": "light"}
+
+
+class AntibodyInputError(ProteinInputError):
+    """Input that is not an antibody variable domain this tool reads; the message says what is wrong."""
+
+
+@dataclass(frozen=True)
+class Anchors:
+    """0-based positions of the conserved residues (see the module docstring) and the chain, ``H`` or ``L``."""
+
+    chain: str
+    c1: int
+    w1: int
+    c2: int
+    motif: int
+
+
+@dataclass(frozen=True)
+class AntibodyChain:
+    """One variable domain: ``name``, ``chain`` (``H``/``L``), ``tokens`` ``(L,)`` int64 and its
+    ``regions``: ``{region: (start, end)}``, 0-based, end exclusive, for every name of :data:`REGIONS`."""
+
+    name: str
+    chain: str
+    tokens: np.ndarray
+    regions: dict[str, tuple[int, int]] = field(default_factory=dict)
+
+    @property
+    def length(self) -> int:
+        return int(self.tokens.shape[0])
+
+    def text(self) -> str:
+        from mi_core.domains.protein import detokenize
+
+        return detokenize(self.tokens)
+
+    def positions(self, region: str) -> list[int]:
+        """0-based indices of a region (``CDR3``, ``FR2``, ...), of ``cdrs`` (all three CDRs) or ``all``."""
+        return region_positions(self.regions, region, self.length)
+
+    def region_of(self) -> list[str]:
+        """``(L,)`` the region name of each position."""
+        out = [""] * self.length
+        for name, (a, b) in self.regions.items():
+            out[a:b] = [name] * (b - a)
+        return out
+
+
+def region_positions(regions: dict[str, tuple[int, int]], region: str, length: int) -> list[int]:
+    key = region.strip().upper()
+    if key == "ALL":
+        return list(range(length))
+    if key == "CDRS":
+        return [i for name in CDR_NAMES for i in range(*regions[name])]
+    key = {"H1": "CDR1", "H2": "CDR2", "H3": "CDR3", "L1": "CDR1", "L2": "CDR2", "L3": "CDR3"}.get(key, key)
+    if key not in regions:
+        raise ValueError(f"unknown region {region!r}; choose one of cdr1, cdr2, cdr3, cdrs, fr1..fr4 or all")
+    return list(range(*regions[key]))
+
+
+def _masked_match(text: str, pattern: str, start: int, stop: int) -> list[int]:
+    """Start indices ``i`` in ``start..stop`` where ``pattern`` (``x`` any residue) matches ``text``,
+    a masked position (``_``) matching anything."""
+    hits = []
+    for i in range(max(0, start), min(stop, len(text) - len(pattern)) + 1):
+        if all(p == "x" or t in (p, MASK_CHAR) for p, t in zip(pattern, text[i:i + len(pattern)])):
+            hits.append(i)
+    return hits
+
+
+def find_anchors(text: str, name: str = "sequence") -> Anchors:
+    """The conserved residues of a variable domain written as letters (``_`` for masked, which matches
+    any residue).
+
+    Raises:
+        AntibodyInputError: naming the first conserved motif that is missing.
+    """
+    n = len(text)
+    where = f"{name}: not an antibody variable domain (VH or VL)"
+    hint = "; for other proteins use the protein domain"
+    if n < MIN_RESIDUES:
+        raise AntibodyInputError(f"{where}: {n} residues, shorter than any variable domain ({MIN_RESIDUES}+){hint}")
+    # a real cysteine first; a masked position stands in for one only where no cysteine is there
+    c1s = [i for i in range(15, min(n, 30)) if text[i] == "C"] or [i for i in range(19, 25) if text[i] == MASK_CHAR]
+    if not c1s:
+        raise AntibodyInputError(f"{where}: no conserved cysteine near position 22-23 (Kabat H22 / L23){hint}")
+    c1 = c1s[0]
+    c2s = [i for i in range(c1 + 55, n) if text[i] == "C"] or [i for i in range(c1 + 55, n) if text[i] == MASK_CHAR]
+    if not c2s:
+        raise AntibodyInputError(f"{where}: no second conserved cysteine (Kabat H92 / L88) 55+ residues after "
+                                 f"the first (at {c1 + 1}){hint}")
+    c2 = c2s[0]
+    # W-x-Q-G: the rare heavy framework 4 with G104 replaced (olaratumab's W-D-Q-G)
+    heavy = _masked_match(text, "WGxG", c2 + 4, n) or _masked_match(text, "WxQG", c2 + 4, n)
+    light = _masked_match(text, "FGxG", c2 + 4, n)
+    if not heavy and not light:
+        raise AntibodyInputError(f"{where}: no W-G-x-G (heavy) or F-G-x-G (light) motif after the second "
+                                 f"cysteine (at {c2 + 1}){hint}")
+    # the chain type: the cysteine gap (heavy C22-C92 spans 73+ residues with Kabat's 82A-C, light C23-C88
+    # at most 71 with L1's 27A-F), unless that type's motif is absent; the motif is the last one (framework
+    # 4 ends the domain; a CDR3 may hold F-G-x-G, as necitumumab's VH does)
+    gap_says = "H" if c2 - c1 >= HEAVY_GAP else "L"
+    found = {"H": heavy, "L": light}
+    chain = gap_says if found[gap_says] else ("L" if gap_says == "H" else "H")
+    motif = found[chain][-1]
+    w1 = tryptophan_after_cdr1(text, chain, c1)
+    if w1 is None:
+        raise AntibodyInputError(f"{where}: no conserved tryptophan after CDR1 (Kabat "
+                                 f"{'H36' if chain == 'H' else 'L35'}, {c1 + 12}-{c1 + 20}){hint}")
+    return Anchors(chain, c1, w1, c2, motif)
+
+
+def tryptophan_after_cdr1(text: str, chain: str, c1: int) -> int | None:
+    """The Trp ending CDR1 (Kabat H36 / L35), or None: the first W (or masked position) where the CDR
+    length is usual (H1 5-7, L1 10-17) that is followed two later by R or Q (W-V-R-Q, W-Y-Q-Q, ...), else
+    the first usual-length W, else the first W a little outside (``c1 + 11 .. c1 + 19``)."""
+    usual = range(c1 + 14, c1 + 17) if chain == "H" else range(c1 + 11, c1 + 19)
+    near = [i for i in range(c1 + 11, min(c1 + 20, len(text))) if text[i] in ("W", MASK_CHAR)]
+    inside = [i for i in near if i in usual]
+    framed = [i for i in inside if i + 2 < len(text) and text[i + 2] in "RQ" and text[i] == "W"]
+    pick = framed or [i for i in inside if text[i] == "W"] or inside or near
+    return pick[0] if pick else None
+
+
+def annotate(anchors: Anchors, length: int) -> dict[str, tuple[int, int]]:
+    """``{region: (start, end)}`` of every name of :data:`REGIONS` by the Kabat rules of the module docstring."""
+    a = anchors
+    if a.chain == "H":
+        cdr = {"CDR1": (a.c1 + 9, a.w1), "CDR2": (a.w1 + 14, a.c2 - 29), "CDR3": (a.c2 + 3, a.motif)}
+    else:
+        cdr = {"CDR1": (a.c1 + 1, a.w1), "CDR2": (a.w1 + 15, a.w1 + 22), "CDR3": (a.c2 + 1, a.motif)}
+    bounds = [0, *[x for name in CDR_NAMES for x in cdr[name]], length]
+    frameworks = {f"FR{k + 1}": (bounds[2 * k], bounds[2 * k + 1]) for k in range(4)}
+    return {name: frameworks.get(name) or cdr[name] for name in REGIONS}
+
+
+def check_regions(regions: dict[str, tuple[int, int]], chain: str, name: str) -> None:
+    """Raise AntibodyInputError when a CDR's length is outside :data:`CDR_LENGTHS` or regions overlap."""
+    order = [regions[r] for r in REGIONS]
+    if any(b < a for a, b in order) or any(order[k][1] > order[k + 1][0] for k in range(len(order) - 1)):
+        raise AntibodyInputError(f"{name}: not an antibody variable domain: its conserved residues are out of "
+                                 "order; for other proteins use the protein domain")
+    for cdr in CDR_NAMES:
+        lo, hi = CDR_LENGTHS[(chain, cdr)]
+        a, b = regions[cdr]
+        if not lo <= b - a <= hi:
+            label = f"{chain}{cdr[-1]}"
+            raise AntibodyInputError(f"{name}: not an antibody variable domain: CDR-{label} would be {b - a} "
+                                     f"residues ({a + 1}-{b}), outside Kabat's {lo}-{hi}; for other proteins "
+                                     "use the protein domain")
+
+
+def read_chain(sequence: str, name: str = "sequence") -> AntibodyChain:
+    """One variable domain from letters (``_`` or ``X`` masked; whitespace ignored): tokens, chain, CDRs.
+
+    Raises:
+        AntibodyInputError: empty, non-standard residues (named with their positions), longer than
+            :data:`MAX_RESIDUES`, or not a variable domain (the missing motif named).
+    """
+    try:
+        tokens = tokenize(sequence, max_length=MAX_RESIDUES, name=name)
+    except ProteinInputError as err:
+        message = str(err)
+        message = message.split(" (U/O are rare")[0]
+        if "longer than" in message:
+            message += " (AntiBERTy reads one variable domain of at most 510; give VH or VL alone)"
+        raise AntibodyInputError(message) from None
+    text = "".join(MASK_CHAR if t == MASK_ID else AMINO_ACIDS[t - 1] for t in tokens.tolist())
+    anchors = find_anchors(text, name)
+    regions = annotate(anchors, len(tokens))
+    check_regions(regions, anchors.chain, name)
+    tail = len(tokens) - anchors.motif
+    if tail > MAX_FR4:
+        raise AntibodyInputError(f"{name}: {tail} residues follow CDR3's framework-4 motif (at most {MAX_FR4} in "
+                                 "one variable domain): give one VH or VL alone, without a linker, a second "
+                                 "domain or the constant region")
+    return AntibodyChain(name, anchors.chain, tokens, regions)
+
+
+# ---- files and pasted text ----
+
+CHAIN_COLUMNS = {"vh": "H", "vl": "L", "heavy": "H", "light": "L", "sequence": None}
+
+
+def parse_text(text: str, limit: int | None = None) -> list[AntibodyChain]:
+    """Chains from FASTA text (``>`` headers, one chain a record), CSV text (a header naming ``vh`` and/or
+    ``vl``, or ``sequence``; ``name`` optional) or one plain sequence."""
+    if not text or not text.strip():
+        raise AntibodyInputError("empty input: paste a VH or VL sequence, FASTA or CSV text")
+    first = text.strip().splitlines()[0]
+    if first.lstrip().startswith(">"):
+        from mi_core.domains.protein.tokens import _fasta_pairs
+
+        pairs = list(_fasta_pairs(text, comments=True))[:limit]
+        return [read_chain(seq, header or f"sequence {k + 1}") for k, (header, seq) in enumerate(pairs)]
+    if "," in first and set(c.strip().lower() for c in first.split(",")) & set(CHAIN_COLUMNS):
+        return read_csv_text(text, limit)
+    if any(line.lstrip().startswith(">") for line in text.strip().splitlines()):
+        raise AntibodyInputError("text before the first FASTA header '>': start with a header or paste one sequence")
+    return [read_chain("".join(text.split()), "sequence")]
+
+
+def read_csv_text(text: str, limit: int | None = None, source: str = "CSV") -> list[AntibodyChain]:
+    """Chains of CSV text: per row its ``vh`` then ``vl`` (``heavy``/``light`` and ``sequence`` also read),
+    named ``NAME VH`` / ``NAME VL``; empty cells are skipped. ``limit``: rows read."""
+    reader = csv.DictReader(io.StringIO(text))
+    columns = {(c or "").strip().lower(): c for c in reader.fieldnames or []}
+    chain_cols = [c for c in CHAIN_COLUMNS if c in columns]
+    if not chain_cols:
+        raise AntibodyInputError(f"{source}: no vh, vl or sequence column in the header {list(columns)}")
+    out = []
+    for row_no, row in enumerate(reader, start=2):
+        if limit is not None and row_no - 2 >= limit:
+            break
+        base = (row.get(columns.get("name", ""), "") or "").strip() or f"row {row_no}"
+        for col in chain_cols:
+            seq = (row.get(columns[col]) or "").strip()
+            if seq:
+                label = f"{base} {col.upper()}" if col in ("vh", "vl") else (base if col == "sequence" else f"{base} {col}")
+                out.append(read_chain(seq, label))
+    if not out:
+        raise AntibodyInputError(f"{source}: no sequences")
+    return out
+
+
+def read_file(path: str | Path, limit: int | None = None) -> list[AntibodyChain]:
+    """Chains of a CSV (``.csv``) or FASTA file (anything else); the path is named in every error."""
+    path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(f"{path} is a directory, not a CSV or FASTA file")
+    if not path.is_file():
+        raise FileNotFoundError(f"antibody file not found: {path}")
+    try:
+        text = path.read_text()
+    except UnicodeDecodeError:
+        raise AntibodyInputError(f"{path}: not a text file") from None
+    try:
+        if path.suffix.lower() == ".csv":
+            return read_csv_text(text, limit, str(path))
+        if not text.lstrip().startswith(">"):
+            raise AntibodyInputError("not a FASTA file (no '>' header) and not a .csv")
+        return parse_text(text, limit)
+    except AntibodyInputError as err:
+        raise AntibodyInputError(f"{path}: {err}" if str(path) not in str(err) else str(err)) from None
+
+
+def select_rows(chains: list[AntibodyChain], rows: str | None) -> list[AntibodyChain]:
+    """The chains of antibodies ``rows`` (1-based inclusive ``A-B`` over antibodies, i.e. chain names
+    without their ``VH``/``VL`` suffix, in file order; None or ``all``: every one)."""
+    if rows in (None, "", "all"):
+        return chains
+    m = re.fullmatch(r"\s*(\d+)\s*-\s*(\d+)\s*", rows)
+    if not m or not 1 <= int(m[1]) <= int(m[2]):
+        raise ValueError(f"--rows must be A-B (1-based, inclusive) or all, got {rows!r}")
+    names = list(dict.fromkeys(antibody_name(c.name) for c in chains))
+    if int(m[2]) > len(names):
+        raise ValueError(f"--rows {rows}: the file holds {len(names)} antibodies")
+    keep = set(names[int(m[1]) - 1:int(m[2])])
+    return [c for c in chains if antibody_name(c.name) in keep]
+
+
+def antibody_name(chain_name: str) -> str:
+    return re.sub(r" (VH|VL)$", "", chain_name)
+
+
+__all__ = ["MAX_RESIDUES", "REGIONS", "AntibodyChain", "AntibodyInputError", "PAD_ID", "read_chain",
+           "parse_text", "read_file", "select_rows"]

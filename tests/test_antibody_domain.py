@@ -1,0 +1,216 @@
+"""The antibody domain: parsing and the variable-domain check (golden errors), Kabat CDRs against published
+values, AntiBERTy in plain torch (a tiny random one for the mechanics; the installed weights where the
+package is here, else skipped with the reason), and the commands with their fixed names and JSON keys."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from mi_core import cli
+from mi_core.domain import get_domain
+from mi_core.domains.antibody.model import AntiBERTy, BertConfig, available, convert_state, export_state, save_folder
+from mi_core.domains.antibody.sequence import AntibodyInputError, parse_text, read_chain, read_file, select_rows
+
+DEV_CSV = Path(__file__).resolve().parents[1] / "../shared/data/protein/antibodies_jain2017_dev.csv"
+needs_antiberty = pytest.mark.skipif(not available(), reason="antiberty==0.1.3 (the AntiBERTy weights) is not "
+                                     "installed: pip install -r requirements.txt")
+needs_dev = pytest.mark.skipif(not DEV_CSV.is_file(), reason=f"the dev antibodies are not at {DEV_CSV}")
+
+# Jain et al. 2017 (Dataset S2) sequences; Kabat CDRs as published (e.g. the IMGT/mAb-DB and Kabat entries)
+TRASTUZUMAB = ("EVQLVESGGGLVQPGGSLRLSCAASGFNIKDTYIHWVRQAPGKGLEWVARIYPTNGYTRYADSVKGRFTISADTSKNTAYLQMNSLRAEDTAVYYCSRWGGDGFYAMDYWGQGTLVTVSS",
+               "DIQMTQSPSSLSASVGDRVTITCRASQDVNTAVAWYQQKPGKAPKLLIYSASFLYSGVPSRFSGSRSGTDFTLTISSLQPEDFATYYCQQHYTTPPTFGQGTKVEIK")
+BEVACIZUMAB = ("EVQLVESGGGLVQPGGSLRLSCAASGYTFTNYGMNWVRQAPGKGLEWVGWINTYTGEPTYAADFKRRFTFSLDTSKSTAYLQMNSLRAEDTAVYYCAKYPHYYGSSHWYFDVWGQGTLVTVSS",
+               "DIQMTQSPSSLSASVGDRVTITCSASQDISNYLNWYQQKPGKAPKVLIYFTSSLHSGVPSRFSGSGSGTDFTLTISSLQPEDFATYYCQQYSTVPWTFGQGTKVEIK")
+RITUXIMAB = ("QVQLQQPGAELVKPGASVKMSCKASGYTFTSYNMHWVKQTPGRGLEWIGAIYPGNGDTSYNQKFKGKATLTADKSSSTAYMQLSSLTSEDSAVYYCARSTYYGGDWYFNVWGAGTTVTVSA",
+             "QIVLSQSPAILSASPGEKVTMTCRASSSVSYIHWFQQKPGSSPKPWIYATSNLASGVPVRFSGSGSGTSYSLTISRVEAEDAATYYCQQWTSNPPTFGGGTKLEIK")
+KABAT = {
+    "trastuzumab": (("DTYIH", "RIYPTNGYTRYADSVKG", "WGGDGFYAMDY"), ("RASQDVNTAVA", "SASFLYS", "QQHYTTPPT")),
+    "bevacizumab": (("NYGMN", "WINTYTGEPTYAADFKR", "YPHYYGSSHWYFDV"), ("SASQDISNYLN", "FTSSLHS", "QQYSTVPWT")),
+    "rituximab": (("SYNMH", "AIYPGNGDTSYNQKFKG", "STYYGGDWYFNV"), ("RASSSVSYIH", "ATSNLAS", "QQWTSNPPT")),
+}
+SEQUENCES = {"trastuzumab": TRASTUZUMAB, "bevacizumab": BEVACIZUMAB, "rituximab": RITUXIMAB}
+LYSOZYME = "KVFGRCELAAAMKRHGLDNYRGYSLGNWVCAAKFESNFNTQATNRNTDGSTDYGILQINSRWWCNDGRTPGSRNLCNIPCSALLSSDITASVNCAKKIVSDGNGMNAWVAWRNRCKGTDVQAWIRGCRL"
+
+
+def cdr_texts(chain):
+    return tuple(chain.text()[slice(*chain.regions[c])] for c in ("CDR1", "CDR2", "CDR3"))
+
+
+@pytest.mark.parametrize("name", sorted(KABAT))
+def test_kabat_cdrs_match_the_published_ones(name):
+    heavy, light = (read_chain(s, name) for s in SEQUENCES[name])
+    assert (heavy.chain, light.chain) == ("H", "L")
+    assert (cdr_texts(heavy), cdr_texts(light)) == KABAT[name]
+    assert heavy.regions["FR1"] == (0, 30) and heavy.regions["FR4"][1] == heavy.length  # regions tile the chain
+
+
+@needs_dev
+def test_every_dev_antibody_is_read_with_its_chain_type():
+    chains = read_file(DEV_CSV)
+    assert len(chains) == 200
+    assert [c.chain for c in chains] == ["H", "L"] * 100
+    for c in chains:
+        spans = [c.regions[r] for r in ("FR1", "CDR1", "FR2", "CDR2", "FR3", "CDR3", "FR4")]
+        assert spans[0][0] == 0 and spans[-1][1] == c.length
+        assert all(a[1] == b[0] for a, b in zip(spans, spans[1:]))
+    assert len(select_rows(chains, "71-100")) == 60 and select_rows(chains, "1-1")[0].name == "abituzumab VH"
+
+
+@pytest.mark.parametrize("text, match", [
+    (LYSOZYME, "not an antibody variable domain.*protein domain"),
+    (TRASTUZUMAB[0] * 5, "longer than the 510"),
+    (TRASTUZUMAB[0][:60] + "B1" + TRASTUZUMAB[0][62:], "not amino-acid letters: '1' at 62"),
+    (TRASTUZUMAB[0][:60] + "U" + TRASTUZUMAB[0][61:], "not amino-acid letters: 'U' at 61$"),
+    (TRASTUZUMAB[0].replace("WGQG", "AGQG"), "no W-G-x-G \\(heavy\\) or F-G-x-G \\(light\\) motif"),
+    (TRASTUZUMAB[0][:21] + "S" + TRASTUZUMAB[0][22:], "no conserved cysteine near position 22"),
+    (TRASTUZUMAB[0] + "GGGGSGGGGSGGGGS" + TRASTUZUMAB[1], "follow CDR3's framework-4 motif.*VH or VL alone"),
+    (TRASTUZUMAB[0][:40], "shorter than any variable domain"),
+    ("", "empty"),
+])
+def test_bad_input_is_named(text, match):
+    with pytest.raises(AntibodyInputError, match=match):
+        parse_text(text) if text == "" else read_chain(text)
+
+
+def test_masked_residues_match_any_motif_and_parse_formats():
+    masked = TRASTUZUMAB[0].replace("WGQG", "W__G").replace("CSRW", "_SRW")
+    chain = read_chain(masked)
+    assert chain.chain == "H" and cdr_texts(chain)[0] == "DTYIH"
+    fasta = f">tras VH\n{TRASTUZUMAB[0]}\n>tras VL\n{TRASTUZUMAB[1]}\n"
+    assert [c.name for c in parse_text(fasta)] == ["tras VH", "tras VL"]
+    csv_text = f"name,vh,vl\ntras,{TRASTUZUMAB[0]},{TRASTUZUMAB[1]}\n"
+    assert [(c.name, c.chain) for c in parse_text(csv_text)] == [("tras VH", "H"), ("tras VL", "L")]
+    domain = get_domain("antibody")
+    with pytest.raises(ValueError, match="holds 2 chains"):
+        domain.parse_input(fasta)
+    assert domain.named_positions(chain.tokens, "cdr3") == list(range(*chain.regions["CDR3"]))
+    assert domain.annotation(chain.tokens)["regions"]["CDR1"] == [31, 35]
+
+
+def tiny_model(seed: int = 0) -> AntiBERTy:
+    torch.manual_seed(seed)
+    model = AntiBERTy(BertConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64))
+    return model.eval()
+
+
+@pytest.fixture
+def tiny_folder(tmp_path):
+    return save_folder(tiny_model(), tmp_path / "tiny_antiberty")
+
+
+def test_state_names_round_trip_and_padding_is_invisible(tiny_folder):
+    from mi_core.domains.antibody.model import load
+
+    model, description = load(str(tiny_folder), "cpu")
+    assert "AntiBERTy" in description and model.max_len == 510 and model.hidden_size == 32
+    assert set(convert_state(export_state(model))) == set(model.state_dict())
+    tokens = torch.as_tensor(read_chain(TRASTUZUMAB[1]).tokens)[None].clone()
+    tokens[0, 88:97] = 0
+    with torch.no_grad():
+        one = model(tokens)
+        padded = model(torch.cat([torch.cat([tokens, torch.full((1, 9), 21)], 1)] * 2))
+    assert one.logits.shape == (1, tokens.shape[1], 20) and one.hidden.shape == (1, tokens.shape[1], 32)
+    torch.testing.assert_close(padded.logits[1, :tokens.shape[1]], one.logits[0], atol=1e-5, rtol=1e-5)
+    with pytest.raises(ValueError, match="longer than the 510"):
+        model(torch.ones((1, 511), dtype=torch.long))
+
+
+def test_missing_package_is_one_line(monkeypatch):
+    import importlib.util
+
+    from mi_core.domains.antibody import model as ab
+
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(ab.AntiBERTyMissing, match="pip install antiberty==0.1.3"):
+        ab.weights_folder()
+
+
+@needs_antiberty
+def test_installed_antiberty_predicts_masked_residues():
+    from mi_core.domains.antibody.model import load_antiberty
+
+    model = load_antiberty()
+    assert model.weights_path.name == "pytorch_model.bin"
+    chain = read_chain(TRASTUZUMAB[0])
+    tokens = torch.as_tensor(chain.tokens)[None].clone()
+    framework = [5, 10, 40, 70, 85]  # conserved framework residues: AntiBERTy knows them
+    tokens[0, framework] = 0
+    with torch.no_grad():
+        out = model(tokens)
+    assert out.hidden.shape == (1, chain.length, 512)
+    picked = out.logits[0, framework].argmax(-1) + 1
+    assert (picked == torch.as_tensor(chain.tokens[framework])).float().mean() >= 0.8
+
+
+def test_commands_with_a_tiny_model(tiny_folder, tmp_path, capsys):
+    data = tmp_path / "abs.csv"
+    data.write_text("name,vh,vl\n" + "".join(f"{n},{h},{v}\n" for n, (h, v) in SEQUENCES.items()))
+    out = tmp_path / "probe.json"
+    assert cli.main(["probe", "antibody", "--sequence", TRASTUZUMAB[1], "--mask-positions", "89-91", "--model",
+                     str(tiny_folder), "--json", str(out), "--no-progress"]) == 0
+    res = json.loads(out.read_text())
+    assert res["masked_residues"] == [89, 90, 91] and res["passes"] == 61 and np.asarray(res["mi"]).shape == (107, 107)
+    assert res["annotation"]["chain"] == "L"
+    assert cli.main(["probe", "antibody", "--fasta", str(data), "--record", "2", "--mask-positions", "cdr2",
+                     "--model", str(tiny_folder), "--json", str(out), "--no-progress", "--force"]) == 0
+    assert json.loads(out.read_text())["masked_residues"] == list(range(50, 57))
+
+    out = tmp_path / "eval.json"
+    assert cli.main(["eval-model", "antibody", "--csv", str(data), "--rows", "1-3", "--composition-rows", "1-3",
+                     "--draws", "1", "--model", str(tiny_folder), "--json", str(out)]) == 0
+    res = json.loads(out.read_text())
+    assert {"perplexity", "composition_perplexity", "by_region", "by_chain"} <= set(res)
+    assert res["n_chains"] == 6 and set(res["by_region"]) >= {"CDR3", "CDRs", "FR1"}
+
+    out = tmp_path / "bench.json"
+    assert cli.main(["bench", "antibody", "--csv", str(data), "--rows", "all", "--region", "cdr3", "--sampler",
+                     "topk", "--set", "k=2", "--model", str(tiny_folder), "--json", str(out)]) == 0
+    res = json.loads(out.read_text())
+    assert res["n"] == 6 and 0 <= res["recovery"] <= 1 and "recovery_se" in res
+    assert res["mean_passes"] == pytest.approx(np.mean([-(-len(c[2]) // 2) for h in KABAT.values() for c in h]))
+    for seq, start in zip(res["sequences"], [read_chain(s) for pair in SEQUENCES.values() for s in pair]):
+        cdr3 = slice(*start.regions["CDR3"])
+        assert seq[:cdr3.start] == start.text()[:cdr3.start]  # the framework is never changed
+
+
+def test_non_antibody_gets_one_line_pointing_to_protein(capsys):
+    assert cli.main(["probe", "antibody", "--sequence", LYSOZYME, "--mask-positions", "5"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: --sequence") or err.startswith("error: sequence")
+    assert "not an antibody variable domain" in err and "protein domain" in err and "Traceback" not in err
+
+
+def test_estimator_pipeline_with_a_tiny_model(tiny_folder, tmp_path):
+    """make-estimator-data -> train-estimator -> eval-estimator -> estimate, and bench with the MI sampler."""
+    data = tmp_path / "abs.csv"
+    data.write_text("name,vh,vl\n" + "".join(f"{n},{h},{v}\n" for n, (h, v) in SEQUENCES.items()))
+    shards = tmp_path / "shards"
+    assert cli.main(["make-estimator-data", "antibody", "--model", str(tiny_folder), "--out", str(shards), "--csv",
+                     str(data), "--rows", "1-2", "--states", "4", "--shard-size", "2", "--max-masked", "4"]) == 0
+    from mi_core.train.estimator_data import load_shards
+
+    shard, manifest = load_shards(shards)
+    assert manifest["domain"] == "antibody" and shard["masked"].sum(1).max() <= 4
+    estimator = tmp_path / "est.safetensors"
+    assert cli.main(["train-estimator", "--data", str(shards), "--out", str(estimator), "--steps", "4",
+                     "--eval-every", "2", "--variants", "log:free", "--batch", "2", "--d-node", "16"]) == 0
+    out = tmp_path / "evalest.json"
+    assert cli.main(["eval-estimator", "antibody", "--csv", str(data), "--rows", "3-3", "--states", "2", "--model",
+                     str(tiny_folder), "--estimator", str(estimator), "--max-masked", "3", "--timing-states", "1",
+                     "--no-markdown", "--json", str(out)]) == 0
+    res = json.loads(out.read_text())
+    assert {"spearman", "speedup", "n_states"} <= set(res) and res["n_states"] == 2
+    out = tmp_path / "estimate.json"
+    masked = TRASTUZUMAB[0][:98] + "_" * 5 + TRASTUZUMAB[0][103:]
+    assert cli.main(["estimate", "antibody", "--sequence", masked, "--estimator", str(estimator), "--json", str(out)]) == 0
+    res = json.loads(out.read_text())
+    assert np.asarray(res["mi"]).shape == (120, 120) and res["passes"] == 1
+    out = tmp_path / "bench.json"
+    assert cli.main(["bench", "antibody", "--csv", str(data), "--rows", "1-1", "--sampler", "mi", "--set",
+                     f"estimator={estimator}", "--set", "gamma=1", "--model", str(tiny_folder), "--json", str(out)]) == 0
+    assert json.loads(out.read_text())["n"] == 2
