@@ -208,7 +208,7 @@ COMMANDS = [["train", "sudoku"], ["train", "protein"], ["bench", "sudoku"], ["be
             ["probe", "sudoku"], ["probe", "protein"], ["bench-probe"], ["estimate", "sudoku"],
             ["estimate", "protein"], ["eval-estimator", "sudoku"], ["eval-estimator", "protein"],
             ["make-estimator-data", "sudoku"], ["make-estimator-data", "protein"], ["train-estimator"],
-            ["train-order", "sudoku"], ["bench-order", "sudoku"]]
+            ["train-order", "sudoku"], ["bench-order", "sudoku"], ["eval-model", "antibody"]]
 
 
 @pytest.mark.parametrize("command", COMMANDS, ids=[" ".join(c) for c in COMMANDS])
