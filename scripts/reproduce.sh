@@ -240,3 +240,18 @@ PYTHONPATH=. python scripts/studies/arch_budget.py --json assets/benchmarks/arch
 # the looped warm start before any training: the default weights applied twice, on dev puzzles 501-600
 python -m mi_core bench sudoku --model runs/loop2/sudoku_mdm.safetensors --puzzles runs/tune_dev.csv --limit 100 \
     --sampler sequential --json runs/loop2_b100.json   # runs/loop2: the default model's files, "loops": 2 in its .json; runs/tune_dev.csv: the header and puzzles 501-1000 (assets/benchmarks/loop_warm_start_dev501_600.json)
+
+# ---- session 5 (2026-12-01): Sudoku on the CPU ----
+# the hard validation set (650 puzzles hardened by up to 1,000 moves; the 200 hardest are validated on) and
+# the graded training pool (10,000 puzzles, grown in chunks of 50), both as gzip text under assets/sudoku_pools
+python -c "from mi_core.domains.sudoku.pool import grow_pool_file; grow_pool_file('assets/sudoku_pools/val_hard.txt.gz', 777, 650, 1000)"
+python -c "from mi_core.domains.sudoku.pool import grow_pool_file; grow_pool_file('assets/sudoku_pools/train_graded.txt.gz', 4242, 10000, 500)"
+# the default model on the validation set (a CSV of the 200 hardest: puzzle,solution), then the candidates
+# at 480 CPU-seconds each on the first 250 pool puzzles, and their table
+python -m mi_core bench sudoku --puzzles runs/val200.csv --sampler sequential --json runs/compare/default_val200.json
+bash scripts/sudoku_compare.sh runs/pool250.txt.gz assets/sudoku_pools/val_hard.txt.gz runs/compare 480
+python scripts/sudoku_compare_table.py runs/compare --baseline runs/compare/default_val200.json \
+    --json assets/benchmarks/sudoku_cpu_candidates.json
+# the chained run: resumed each session, saved into checkpoints/sudoku_chain before it stops
+scripts/sudoku_chain.sh start
+scripts/sudoku_chain.sh save
