@@ -86,7 +86,7 @@ def test_benchmarks_open_on_a_set_with_mi_guided_and_learned_rows_under_a_readab
 
 def test_the_exact_probe_reports_progress_at_least_every_tenth_of_its_passes():
     torch.manual_seed(0)
-    from mi_core.models.sudoku_mdm import SudokuMDM, SudokuMDMConfig
+    from mi_core.domains.sudoku.mdm import SudokuMDM, SudokuMDMConfig
 
     model = SudokuMDM(SudokuMDMConfig(box=3, d_model=16, n_layers=1, n_heads=2, d_ff=32)).eval()
     puzzle = load_presets()["sudoku9"][0].puzzle
