@@ -27,12 +27,18 @@ def repo_root() -> Path:
 
 
 def display_path(path: str | Path) -> str:
-    """``path`` relative to the repository root when it lies inside it, else as given (for JSON records)."""
+    """``path`` relative to the repository root when it lies inside it, from its package's folder when it lies
+    in an installed package (``antiberty/trained_models/...``), else as given (for JSON records)."""
     p = Path(path)
     try:
         return p.resolve().relative_to(repo_root()).as_posix()
     except (ValueError, OSError):
-        return str(p)
+        pass
+    parts = p.parts
+    for marker in ("site-packages", "dist-packages"):
+        if marker in parts:
+            return Path(*parts[parts.index(marker) + 1:]).as_posix()
+    return str(p)
 
 
 def _check_parents(path: Path, option: str) -> None:

@@ -28,7 +28,7 @@ import numpy as np
 import torch
 
 from mi_core.device import pick_device
-from mi_core.io import check_output, default_run_path
+from mi_core.io import check_output, default_run_path, display_path
 from mi_core.mi.estimator import LOSSES, EstimatorConfig, MIEstimator, estimator_loss, save_estimator
 from mi_core.mi.fidelity import fidelity
 from mi_core.options import ArgumentParser, add_force
@@ -242,8 +242,8 @@ def main(argv: list[str] | None = None) -> int:
     log(f"{manifest['summary']['states']} states from {args['data']}: {json.dumps(manifest['summary'])}")
     estimator, summary = train_variants(to_device(data, device), est_cfg, cfg, variants, log)
     extra = {"params": estimator.num_params(), "domain": domain,
-             "mdm": manifest["model"], "mdm_sha256": manifest["model_sha256"],
-             "data": {"dir": str(args["data"]), "command": manifest.get("command"), "config": manifest["config"],
+             "mdm": display_path(manifest["model"]) if manifest["model"] else None, "mdm_sha256": manifest["model_sha256"],
+             "data": {"dir": display_path(args["data"]), "command": manifest.get("command"), "config": manifest["config"],
                       **manifest["summary"]},
              "command": "python -m mi_core train-estimator " + " ".join(argv or sys.argv[1:]), **summary}
     if not distributed.is_main():  # one checkpoint, by rank 0
