@@ -215,3 +215,12 @@ def test_diff_rows_script_flags_changed_figures(tmp_path, capsys):
     assert diff_rows.main([str(old), str(new)]) == 0 and "new fields ['extra']" in capsys.readouterr().out
     new.write_text(json.dumps([row | {"accuracy": 0.6}]))
     assert diff_rows.main([str(old), str(new)]) == 1 and "accuracy" in capsys.readouterr().out
+
+
+def test_display_path_keeps_machine_paths_out_of_records(tmp_path):
+    from mi_core.io import display_path, repo_root
+
+    assert display_path(repo_root() / "assets" / "x.json") == "assets/x.json"
+    installed = "/opt/py/lib/python3.11/site-packages/antiberty/trained_models/m.bin"
+    assert display_path(installed) == "antiberty/trained_models/m.bin"
+    assert display_path(tmp_path / "elsewhere") == str(tmp_path / "elsewhere")
