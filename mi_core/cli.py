@@ -1,21 +1,31 @@
-"""``python -m mi_core <command> ...``: dispatch to each command's own ``main(argv)``.
+"""``python -m mi_core <command> [DOMAIN] [options]``: every command and every option.
 
-Each engine command lives in its own module so that ``--help`` of one never imports the others'
-dependencies; a domain brings the commands only it has (``Domain.commands``, listed after these).
-Errors about the user's input (a bad puzzle, a missing file, an unknown sampler) print one clear line
-and exit with status 2; they never show a traceback.
+A command is a module (or a domain's :class:`mi_core.domain.Command`) that declares its options as
+dataclasses (:func:`mi_core.options.option` fields) and runs on the parsed values: ``options(domain)`` (or
+``OPTIONS`` for a command without a domain), ``main(args)``, and optionally ``serves(domain)`` (the domains
+it takes) and ``describe(domain)`` (the text of ``COMMAND DOMAIN --help``). This module turns the fields
+into flags and checks every value (type, range, choices, device names) before any work; it is the one
+module that knows argparse. A command's module is imported only when it is named, so ``--help`` of one
+never imports the others' dependencies.
+
+Errors about the user's input (a bad puzzle, a missing file, an unknown sampler) print one clear line and
+exit with status 2; they never show a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib
 import os
 import sys
+import types
+import typing
 import unicodedata
+from pathlib import Path
 
-from mi_core.domain import domain_commands
-from mi_core.options import ArgumentParser
+from mi_core.domain import DOMAINS, Command, Domain, domain_commands
+from mi_core.options import DEFAULT_FLOAT, DEFAULT_INT, SKIP, range_error, spec_of
 
 COMMANDS = {
     "train": ("mi_core.commands.train", "train a model: train sudoku ..."),
@@ -34,6 +44,150 @@ COMMANDS = {
 USER_ERRORS = (ValueError, FileNotFoundError, PermissionError, IsADirectoryError)
 
 
+# -- flags from dataclass fields -------------------------------------------------------------------------
+def _noted(base: type) -> type:
+    """``base`` (an argparse action) that also notes its option as given (``args.given``): an option given
+    with its default value still counts (``--resume`` and ``--init`` compare what was given)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        base.__call__(self, parser, namespace, values, option_string)
+        namespace.given = getattr(namespace, "given", frozenset()) | {self.dest}
+
+    return type(f"Noted{base.__name__}", (base,), {"__call__": __call__})
+
+
+STORE, STORE_TRUE, STORE_FALSE, APPEND, NEGATABLE = (
+    _noted(argparse._StoreAction), _noted(argparse._StoreTrueAction), _noted(argparse._StoreFalseAction),
+    _noted(argparse._AppendAction), _noted(argparse.BooleanOptionalAction))
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """An argparse parser whose errors are one ``error:`` line, and that checks every value it parsed
+    against its field's range and check (:meth:`add_field`)."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
+        super().__init__(*args, **kwargs)
+        self._checks: list[tuple[str, str, tuple | None, typing.Callable | None]] = []
+
+    def add_field(self, f: dataclasses.Field, kind: type, default, target=None) -> None:
+        """One flag for dataclass field ``f`` of type ``kind``, into ``target`` (a group) or the parser."""
+        spec = spec_of(f)
+        flags = spec.flags or (f"--{f.name.replace('_', '-')}",)
+        shown = default not in (None, False, [], "") and "%(default)" not in spec.help and kind is not bool
+        kw = dict(dest=f.name, default=default, help=(spec.help + (" (default: %(default)s)" if shown else "")) or None)
+        if kind is bool:
+            kw["action"] = NEGATABLE if spec.negatable else STORE_FALSE if default else STORE_TRUE
+        else:
+            kw.update(action=APPEND if spec.many else STORE, type=spec.parse or (kind if kind in (int, float, Path) else str),
+                      choices=spec.choices, metavar=spec.metavar, required=spec.required and spec.group is None)
+        (target or self).add_argument(*flags, **kw)
+        numeric = kind in (int, float) and spec.parse is None
+        bounds = spec.range or ((DEFAULT_INT if kind is int else DEFAULT_FLOAT) if numeric else None)
+        self._checks.append((f.name, flags[-1], bounds, spec.check))
+
+    def parse_known_args(self, args=None, namespace=None):
+        namespace, extras = super().parse_known_args(args, namespace)
+        for dest, flag, bounds, check in self._checks:
+            value = getattr(namespace, dest, None)
+            for item in value if isinstance(value, list) else [value]:
+                problem = (bounds and not isinstance(item, bool) and isinstance(item, (int, float))
+                           and range_error(flag, item, *bounds)) or (check and item is not None and check(item))
+                if problem:
+                    self.error(problem if problem.startswith("argument") else f"argument {flag}: {problem}")
+        return namespace, extras
+
+    def error(self, message: str):
+        """One ``error:`` line on stderr naming the command, and exit status 2 (no usage block)."""
+        self.exit(2, f"error: {message} (see {self.prog} --help)\n")
+
+
+def field_type(hint) -> type:
+    """The flag type of an annotation: ``Path | None`` -> Path, ``list[str]`` -> str."""
+    args = [a for a in typing.get_args(hint) if a is not type(None)]
+    if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
+        return field_type(args[0])
+    if typing.get_origin(hint) in (list, tuple):
+        return field_type(args[0]) if args else str
+    return hint if isinstance(hint, type) else str
+
+
+def add_options(parser: ArgumentParser, groups, domain: Domain | None = None) -> None:
+    """A flag per field of each dataclass in ``groups``; an item may be ``(cls, {field: default})`` to give
+    some fields other defaults (:data:`mi_core.options.SKIP` leaves a field out)."""
+    for group in groups:
+        cls, overrides = group if isinstance(group, tuple) else (group, {})
+        hints = typing.get_type_hints(cls)
+        exclusive: dict[str, argparse._MutuallyExclusiveGroup] = {}
+        for f in dataclasses.fields(cls):
+            if f.name in overrides and overrides[f.name] is SKIP:
+                continue
+            spec = spec_of(f)
+            default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
+            if spec.default_for is not None and domain is not None:
+                default = spec.default_for(domain)
+            default = overrides.get(f.name, default)
+            target = None
+            if spec.group is not None:
+                if spec.group not in exclusive:
+                    required = any(spec_of(g).group == spec.group and spec_of(g).required for g in dataclasses.fields(cls))
+                    exclusive[spec.group] = parser.add_mutually_exclusive_group(required=required)
+                target = exclusive[spec.group]
+            parser.add_field(f, field_type(hints[f.name]), None if default is dataclasses.MISSING else default, target)
+
+
+# -- commands --------------------------------------------------------------------------------------------
+def load(name: str):
+    """The command ``name``: an engine command's module (imported now) or a domain's :class:`Command`;
+    None: no such command. Exits 2 with one line when its module cannot be imported."""
+    if name in COMMANDS:
+        try:
+            return importlib.import_module(COMMANDS[name][0])
+        except ModuleNotFoundError as err:
+            print(f"error: command {name!r} is not available in this build ({err})", file=sys.stderr)
+            raise SystemExit(2) from None
+    return domain_commands().get(name)
+
+
+def command_parser(name: str, command) -> ArgumentParser:
+    """The parser of ``python -m mi_core NAME``: a subcommand per domain it serves (``dest="domain"``, the
+    domain's key) with that domain's options, or the command's ``OPTIONS`` when it takes no domain."""
+    doc = command.help if isinstance(command, Command) else command.__doc__
+    parser = ArgumentParser(prog=f"python -m mi_core {name}", description=doc)
+    if getattr(command, "OPTIONS", None) is not None:
+        add_options(parser, command.OPTIONS)
+        return parser
+    subs = parser.add_subparsers(dest="domain", metavar="DOMAIN", required=True, parser_class=ArgumentParser)
+    serves = getattr(command, "serves", None)
+    for domain in DOMAINS.values():
+        if serves is not None and not serves(domain):
+            continue
+        first, *aliases = domain.names or (domain.key,)
+        describe = getattr(command, "describe", None)
+        sub = subs.add_parser(first, aliases=aliases, help=domain.label,
+                              description=describe(domain) if describe else doc)
+        sub.set_defaults(domain=domain.key)
+        add_options(sub, command.options(domain), domain)
+    return parser
+
+
+def parse(argv: list[str]):
+    """``(command, args)`` of a command line (``argv[0]`` names the command); ``args.given`` holds the
+    options given and ``args.argv`` the command's own arguments, for commands that record them.
+
+    Raises:
+        ValueError: no such command.
+    """
+    name, rest = argv[0], list(argv[1:])
+    command = load(name)
+    if command is None:
+        names = [*COMMANDS, *domain_commands()]
+        raise ValueError(f"unknown command {name!r}; choose one of {', '.join(names)} (python -m mi_core --help)")
+    args = command_parser(name, command).parse_args(rest)
+    args.given, args.argv = frozenset(getattr(args, "given", ())), rest
+    return command, args
+
+
 def foreign_digit(argv: list[str]) -> str | None:
     """One line about the first argument holding a non-ASCII digit ('٣', '３', '²'), which Python's
     ``int()`` would read as a number (or fail on obscurely); None when there is none. Arguments naming an
@@ -48,51 +202,27 @@ def foreign_digit(argv: list[str]) -> str | None:
     return None
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The top of the command line: a subcommand per command; each command's module parses the rest (with a
-    subcommand per domain, so ``python -m mi_core COMMAND DOMAIN --help`` lists that domain's options)."""
-    parser = ArgumentParser(prog="python -m mi_core", description="MI Lens: pairwise MI of masked diffusion models "
-                            "and the decoders that use it.", formatter_class=argparse.RawDescriptionHelpFormatter)
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
+def overview() -> str:
+    lines = ["usage: python -m mi_core COMMAND [DOMAIN] [options]   (COMMAND [DOMAIN] --help: its options)", "",
+             "MI Lens: pairwise MI of masked diffusion models and the decoders that use it.", "", "commands:"]
     listed = {name: text for name, (_, text) in COMMANDS.items()}
     listed.update({name: c.help for name, c in domain_commands().items()})
-    for name, text in listed.items():
-        sub = commands.add_parser(name, help=text, add_help=False, prefix_chars="\0")
-        sub.add_argument("rest", nargs=argparse.REMAINDER)
-    return parser
-
-
-def find_command(name: str):
-    """The ``main(argv)`` of command ``name`` (None: no such command); an engine command's module is
-    imported only now. Prints the one line and exits 2 when its module cannot be imported."""
-    if name in COMMANDS:
-        try:
-            return importlib.import_module(COMMANDS[name][0]).main
-        except ModuleNotFoundError as err:
-            print(f"error: command {name!r} is not available in this build ({err})", file=sys.stderr)
-            raise SystemExit(2) from None
-    command = domain_commands().get(name)
-    return None if command is None else command.main
+    lines += [f"  {name:<22}{text}" for name, text in listed.items()]
+    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help"):
-        print(build_parser().format_help())
+        print(overview())
         return 0
-    name, rest = argv[0], argv[1:]
-    problem = foreign_digit(rest)
+    problem = foreign_digit(argv[1:])
     if problem:
         print(f"error: {problem}", file=sys.stderr)
         return 2
     try:
-        command = find_command(name)
-        if command is None:
-            names = [*COMMANDS, *domain_commands()]
-            print(f"error: unknown command {name!r}; choose one of {', '.join(names)} "
-                  "(python -m mi_core --help)", file=sys.stderr)
-            return 2
-        return command(rest) or 0
+        command, args = parse(argv)
+        return command.main(args) or 0
     except SystemExit as done:  # argparse: --help (0) or a bad option (2), its one line already printed
         return done.code if isinstance(done.code, int) else (0 if done.code is None else 2)
     except USER_ERRORS as err:

@@ -11,7 +11,7 @@ A new domain is one package that builds a Domain and one call of :func:`register
 
 from __future__ import annotations
 
-import argparse
+import dataclasses
 import importlib
 import os
 import threading
@@ -20,8 +20,6 @@ from pathlib import Path
 from typing import Any, Callable, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
-
-from mi_core.options import ArgumentParser
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -32,12 +30,17 @@ class DomainInputError(ValueError):
 
 @dataclass(frozen=True)
 class Command:
-    """A command a domain brings to ``python -m mi_core`` (e.g. a benchmark only it has): ``main(argv) ->
-    exit status`` and the line of help the command list shows."""
+    """A command a domain brings to ``python -m mi_core`` (e.g. a benchmark only it has), read by
+    :mod:`mi_core.cli` as it reads an engine command's module: ``main(args) -> exit status``, the line of
+    help the command list shows, and its options: ``options(domain)`` for ``NAME DOMAIN`` (by default for
+    the domain that brings it only), or ``OPTIONS`` for a command that takes no domain."""
 
     name: str
-    main: Callable[[list[str]], int | None]
     help: str
+    main: Callable[[Any], int | None]
+    options: Callable[[Any], list] | None = None
+    OPTIONS: tuple | None = None
+    serves: Callable[[Any], bool] | None = None
 
 
 @dataclass(frozen=True)
@@ -60,12 +63,12 @@ class Domain:
     Parts (plain objects, looked up by :meth:`part`): ``model_loader``
     ``(spec, device) -> (model, description)``, ``states`` (the state source factory of estimator data, see
     :mod:`mi_core.train.estimator_data`), ``metric`` (a decode metric class with ``update``/``compute``) and
-    ``order_task`` (a module giving ``add_arguments(parser)`` and ``run(args, cfg, model_path, out, log_path,
+    ``order_task`` (a module giving ``options`` (a dataclass of options) and ``run(args, cfg, model_path, out, log_path,
     device)``: the start states and validation of the order trainer, :mod:`mi_core.order.train`), ``trainer``
     (the MDM trainer's task, :mod:`mi_core.train.mdm`) and ``bench_inputs`` (what ``bench`` and ``sweep``
     decode; None: states from a file, :class:`mi_core.bench.decode.PuzzleFiles`) and ``order_bench`` (the
-    ``bench-order`` benchmark: ``add_arguments(parser)``, ``run_bench(args, domain)``) and ``probe_command``
-    (how ``probe`` reads this domain's input: ``add_arguments(parser, domain)``, ``run(args, domain)``; None:
+    ``bench-order`` benchmark: ``options``, ``run_bench(args, domain)``) and ``probe_command``
+    (how ``probe`` reads this domain's input: ``options(domain)``, ``run(args, domain)``; None:
     one state as text).
 
     App behaviour: ``exact_model`` (its conditionals are exact), ``fallback_eps`` (pruning of the exact probe
@@ -309,9 +312,7 @@ class StateSource(Protocol):
 
     def __init__(self, cfg) -> None: ...
 
-    @staticmethod
-    def add_arguments(parser) -> None:
-        """make-estimator-data's options, one per field of ``config_cls``."""
+    data_options: type  # make-estimator-data's options: a dataclass of :func:`mi_core.options.option` fields
 
     @staticmethod
     def config_from_args(args): ...
@@ -325,13 +326,33 @@ class StateSource(Protocol):
     def draw(self, model, rng, count: int, device) -> tuple[list, list[int]]:
         """``(states, source index of each)``: ``count`` token arrays ``(N,)`` with masked positions."""
 
-    @staticmethod
-    def add_eval_arguments(parser) -> None:
-        """eval-estimator's options of the held-out states."""
+    eval_options: type  # eval-estimator's options of the held-out states (a dataclass)
 
     @staticmethod
     def held_out(args) -> HeldOutStates:
         """The held-out states eval-estimator reads (read and checked before any model loads)."""
+
+
+# helpers of state sources
+def parse_mix(text: str, sources: tuple[str, ...]) -> tuple[float, ...]:
+    """``"0.4,0.2,0.4"`` -> the three weights of a state source's three ``sources`` (``--mix``); ValueError
+    naming the sources on anything else."""
+    try:
+        values = tuple(float(p) for p in text.split(","))
+    except ValueError:
+        values = ()
+    if len(values) != 3:
+        raise ValueError(f"--mix expects three numbers '{','.join(sources)}', got {text!r}")
+    return values
+
+
+def ensure_masked(mask: np.ndarray, minimum: int, rng: np.random.Generator) -> np.ndarray:
+    """``(N,)`` bool mask with extra random cells masked until at least ``minimum`` are."""
+    mask = mask.copy()
+    short = minimum - int(mask.sum())
+    if short > 0:
+        mask[rng.choice(np.flatnonzero(~mask), size=short, replace=False)] = True
+    return mask
 
 
 @runtime_checkable
@@ -373,7 +394,8 @@ class BenchInputs(Protocol):
     name: str
 
     @staticmethod
-    def add_arguments(parser, domain, sweep: bool = False) -> None: ...
+    def options(domain, sweep: bool = False) -> list:
+        """The option dataclasses of ``bench`` (and, with ``sweep``, of ``sweep``) for these inputs."""
 
     def metric(self) -> Metric: ...
 
@@ -474,21 +496,9 @@ def cli_names() -> list[str]:
     return [d.cli_name for d in DOMAINS.values()]
 
 
-def add_domain_parsers(parser: argparse.ArgumentParser, options, needs: str | None = None, when=None) -> None:
-    """A subcommand per registered domain (``dest="domain"``, its registry key), each with the options
-    ``options(subparser, domain)`` adds, so ``COMMAND DOMAIN --help`` lists that domain's own options.
-    ``needs``: only domains that have this part (``states``, ``metric``, ...); ``when(domain)``: only the
-    domains a command can serve."""
-    subs = parser.add_subparsers(dest="domain", metavar="DOMAIN", required=True, parser_class=ArgumentParser)
-    for domain in DOMAINS.values():
-        if (needs is not None and getattr(domain, needs, None) is None) or (when is not None and not when(domain)):
-            continue
-        name, *aliases = domain.names or (domain.key,)
-        sub = subs.add_parser(name, aliases=aliases, help=domain.label, description=domain.label)
-        sub.set_defaults(domain=domain.key)
-        options(sub, domain)
-
-
 def domain_commands() -> dict[str, Command]:
-    """The commands the registered domains bring, by name."""
-    return {c.name: c for d in DOMAINS.values() for c in d.commands}
+    """The commands the registered domains bring, by name (a command serves its own domain unless it says
+    otherwise)."""
+    return {c.name: c if c.serves or c.OPTIONS is not None else
+            dataclasses.replace(c, serves=lambda x, key=d.key: x.key == key)
+            for d in DOMAINS.values() for c in d.commands}

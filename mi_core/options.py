@@ -1,102 +1,108 @@
-"""Command-line parsing with a checked range for every numeric option.
+"""Options declared as dataclass fields, and the parsers of option values.
 
-:class:`ArgumentParser` is ``argparse.ArgumentParser`` plus one rule: after parsing, every option whose
-``type`` is ``int`` or ``float`` must hold a value inside its range (floats must also be finite), else the
-parser exits with status 2 and one line naming the option, the value and the accepted range, before any
-work starts. A range comes from ``add_argument(..., bounds=(lo, hi))``, else from :data:`RANGES` by the
-option's destination name, else from :data:`DEFAULT_INT` / :data:`DEFAULT_FLOAT`. ``None`` (an unset
-optional value) is always accepted.
+A command's options are the fields of plain dataclasses: ``name: type = option(default, "help", ...)``.
+:mod:`mi_core.cli` turns each field into a flag (``--name-with-dashes`` unless ``flags`` says otherwise),
+with its type read from the annotation and its accepted range, choices and group from :class:`Spec`, and
+checks every value before any work. A dataclass without :func:`option` fields (a trainer's config) gives
+flags too: one per field, typed by its annotation. The parser itself lives in :mod:`mi_core.cli` only.
 """
 
 from __future__ import annotations
 
-import argparse
+import dataclasses
 import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
 
 SEED_MAX = 2**63 - 1
-DEFAULT_INT = (0, 2**31 - 1)
+DEFAULT_INT = (0, 2**31 - 1)  # the range of an integer option that declares none
 DEFAULT_FLOAT = (-1e12, 1e12)
 
-RANGES: dict[str, tuple[float, float]] = {
-    # shared
-    "seed": (0, SEED_MAX), "split_seed": (0, SEED_MAX),
-    "threads": (0, 1024),
-    "limit": (1, 10_000_000), "limit_reference": (1, 10_000_000), "record": (1, 10_000_000),
-    "batch_size": (1, 65_536), "batch": (1, 65_536), "max_batch": (1, 65_536),
-    "samples": (1, 1_000_000), "states": (1, 1_000_000), "per_level": (1, 1_000_000), "n": (1, 10_000),
-    "length": (1, 100_000), "min_len": (1, 100_000), "max_len": (1, 100_000), "min_masked": (1, 100_000),
-    "temperature": (0, 100), "eps": (0, 1), "mask_rate": (0, 1), "threshold": (0, 100),
-    "paced_threshold": (0, 1),
-    # training
-    "steps": (1, 1_000_000_000), "updates": (1, 1_000_000_000), "warmup": (0, 1_000_000_000),
-    "eval_every": (1, 1_000_000_000), "log_every": (1, 1_000_000_000), "eval_puzzles": (1, 10_000_000), "eval_sequences": (1, 10_000_000),
-    "eval_per_length": (1, 10_000_000), "puzzle_pool": (1, 100_000_000), "grid_pool": (1, 100_000_000),
-    "pool": (1, 100_000_000), "shard_size": (1, 1_000_000),
-    "lr": (1e-12, 10), "denoiser_lr": (1e-12, 10), "weight_decay": (0, 10), "clip": (0, 1e6),
-    "time_budget": (0, 1e8), "tau": (1e-6, 100), "kl_weight": (1e-6, 1), "floor": (1e-12, 1),
-    "val_frac": (1e-6, 1 - 1e-6), "puzzle_frac": (0, 1), "dropout": (0, 0.99),
-    "min_seconds": (0, 86_400),
-    # model shapes
-    "box": (2, 3), "d_model": (1, 8192), "n_layers": (1, 256), "n_heads": (1, 256), "d_ff": (1, 65_536),
-    "width": (1, 8192), "d_pos": (0, 8192), "d_node": (1, 8192), "d_proj": (1, 8192), "d_pair": (1, 8192),
-    "rel_buckets": (0, 4096), "loops": (1, 64),
-}
+
+@dataclass(frozen=True)
+class Spec:
+    """How one field reads on the command line.
+
+    ``flags``: the option strings (default ``--field-name``); ``range``: ``(lo, hi)`` inclusive for numbers
+    (default :data:`DEFAULT_INT` / :data:`DEFAULT_FLOAT`); ``choices``: the accepted values; ``group``: the
+    name of a mutually exclusive group (required when one of its fields is ``required``); ``parse``: text ->
+    value (default: the annotation's type); ``many``: repeatable, each use appends; ``negatable``: a bool
+    with ``--name`` / ``--no-name``; ``default_for``: ``domain -> default``, for a default that depends on
+    the domain; ``check``: ``value -> message or None``, run on the parsed value."""
+
+    help: str = ""
+    flags: tuple[str, ...] = ()
+    range: tuple[float, float] | None = None
+    choices: tuple | None = None
+    required: bool = False
+    group: str | None = None
+    metavar: str | None = None
+    parse: Callable[[str], Any] | None = None
+    many: bool = False
+    negatable: bool = False
+    default_for: Callable | None = None
+    check: Callable[[Any], str | None] | None = None
 
 
+def option(default: Any = None, help: str = "", **spec) -> Any:
+    """A dataclass field that is a command-line option (see :class:`Spec` for ``spec``)."""
+    meta = {"option": Spec(help=help, **spec)}
+    if isinstance(default, (list, dict, set)):
+        return field(default_factory=lambda: type(default)(default), metadata=meta)
+    return field(default=default, metadata=meta)
+
+
+SKIP = object()  # in a group's overrides, ``{field: SKIP}`` leaves that field out
+
+
+def spec_of(f: dataclasses.Field) -> Spec:
+    return f.metadata.get("option") or Spec()
+
+
+def device_problem(name: str) -> str | None:
+    """Why ``name`` is not a device MI Lens runs on (None: it is one); checked before torch loads."""
+    if re.fullmatch(r"auto|cpu|cuda(:\d+)?", str(name)):
+        return None
+    return f"unknown device {name!r}; choose auto (CUDA when present), cpu or cuda"
+
+
+# -- the option groups many commands share ----------------------------------------------------------------
+@dataclass
+class Force:
+    force: bool = option(False, "overwrite existing output files")
+
+
+@dataclass
+class Device:
+    device: str = option("auto", "auto (CUDA when present), cpu or cuda", check=device_problem)
+    threads: int = option(0, "torch CPU threads (0: torch's default)", range=(0, 1024))
+
+
+@dataclass
+class JsonOut:
+    json: Path | None = option(None, "write the results here as JSON")
+
+
+def seed(help: str = "random seed") -> Any:
+    return option(0, help, range=(0, SEED_MAX))
+
+
+# -- values ---------------------------------------------------------------------------------------------
 def format_range(lo, hi) -> str:
     return f"{lo:g}..{hi:g}" if isinstance(lo, float) or isinstance(hi, float) else f"{lo}..{hi}"
 
 
-def range_error(option: str, value, lo, hi) -> str | None:
-    """The one-line complaint about ``value`` of ``option`` outside ``lo..hi`` (None when it fits)."""
+def range_error(flag: str, value, lo, hi) -> str | None:
+    """The one-line complaint about ``value`` of ``flag`` outside ``lo..hi`` (None when it fits)."""
     if value is None:
         return None
     if isinstance(value, float) and not math.isfinite(value):
-        return f"argument {option}: {value} is not a finite number; accepted range {format_range(lo, hi)}"
+        return f"argument {flag}: {value} is not a finite number; accepted range {format_range(lo, hi)}"
     if not lo <= value <= hi:
-        return f"argument {option}: {value} is outside the accepted range {format_range(lo, hi)}"
+        return f"argument {flag}: {value} is outside the accepted range {format_range(lo, hi)}"
     return None
-
-
-class ArgumentParser(argparse.ArgumentParser):
-    """``argparse.ArgumentParser`` that checks every int and float option against its range after parsing."""
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self._bounds: dict[str, tuple[float, float]] = {}
-
-    def add_argument(self, *args, bounds: tuple[float, float] | None = None, **kwargs):
-        action = super().add_argument(*args, **kwargs)
-        if bounds is not None:
-            self._bounds[action.dest] = bounds
-        return action
-
-    def bounds_of(self, action: argparse.Action) -> tuple[float, float]:
-        if action.dest in self._bounds:
-            return self._bounds[action.dest]
-        if action.dest in RANGES:
-            return RANGES[action.dest]
-        return DEFAULT_INT if action.type is int else DEFAULT_FLOAT
-
-    def parse_known_args(self, args=None, namespace=None):
-        namespace, extras = super().parse_known_args(args, namespace)
-        for action in self._actions:
-            if action.type not in (int, float) or not hasattr(namespace, action.dest):
-                continue
-            option = action.option_strings[-1] if action.option_strings else action.dest
-            problem = range_error(option, getattr(namespace, action.dest), *self.bounds_of(action))
-            if problem:
-                self.error(problem)
-        return namespace, extras
-
-    def error(self, message: str):
-        """One ``error:`` line on stderr naming the command, and exit status 2 (no usage block)."""
-        self.exit(2, f"error: {message} (see {self.prog} --help)\n")
-
-
-def add_force(parser: argparse.ArgumentParser) -> None:
-    """``--force``: allow the command to overwrite its existing output files."""
-    parser.add_argument("--force", action="store_true", help="overwrite existing output files")
 
 
 def parse_lengths(spec: str) -> tuple[int, int]:
@@ -125,3 +131,12 @@ def parse_sets(pairs: list[str]) -> dict[str, str]:
             raise ValueError(f"--set expects key=value, got {pair!r}")
         params[key.strip()] = value.strip()
     return params
+
+
+def int_list(text: str) -> list[int]:
+    """``"1,4,16"`` -> ``[1, 4, 16]`` (a ValueError names the bad item)."""
+    return [int(v) for v in str(text).split(",") if v.strip()]
+
+
+def float_list(text: str) -> list[float]:
+    return [float(v) for v in str(text).split(",") if v.strip()]

@@ -14,8 +14,8 @@ import json
 import sys
 from pathlib import Path
 
+from mi_core.cli import ArgumentParser
 from mi_core.io import atomic_write_text, check_output
-from mi_core.options import ArgumentParser, add_force
 from mi_lens_app.benchmarks import _rows_of
 
 
@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--plotlyjs", choices=["inline", "beside"], default="inline",
                    help="inline plotly.js, or write plotly.min.js beside the HTML (shared by several)")
     p.add_argument("--title", default=None)
-    add_force(p)
+    p.add_argument("--force", action="store_true", help="overwrite an existing OUT")
     try:
         args = p.parse_args(argv)
         check_output(args.out, args.force, "out")

@@ -84,7 +84,7 @@ step eval_estimator_protein "$T_EVAL" "$PY" -m mi_core eval-estimator protein --
     "${EVAL_P_ARGS[@]}" --json "$OUTDIR/eval_estimator_protein.json" --markdown "$MD"
 step sweep "$T_SWEEP" "$PY" -m mi_core sweep sudoku --device "$DEVICE" --puzzles "$PUZZLES" --limit "$SWEEP_LIMIT" \
     --name "kaggle${SWEEP_LIMIT}_${DEVICE}" "${SWEEP_GRID[@]}" --json "$OUTDIR/sweep.json" --markdown "$MD"
-step scaling "$T_SCALE" "$PY" -m mi_core.domains.probe_scaling --device "$DEVICE" "${SCALE_ARGS[@]}" \
+step scaling "$T_SCALE" "$PY" -m scripts.probe_scaling --device "$DEVICE" "${SCALE_ARGS[@]}" \
     --json "$OUTDIR/scaling.json" --markdown "$MD"
 
 "$PY" scripts/device_report.py "$OUTDIR" "$DEVICE" || FAILED=1

@@ -18,7 +18,7 @@ DATA = [SHARED / "sudoku" / "kaggle_graded_dev.csv", SHARED / "protein" / "cath-
 def test_device_commands_import_without_plotly_streamlit_esm():
     code = ("import sys\nfor m in ('plotly', 'streamlit', 'esm'): sys.modules[m] = None\n"
             "import mi_core.cli, mi_core.bench.sweep, mi_core.domains.sudoku.bench_probe, mi_core.bench.estimator, "
-            "mi_core.domains.probe_scaling, mi_core.train.estimator, mi_core.order.train\n"
+            "scripts.probe_scaling, mi_core.train.estimator, mi_core.order.train\n"
             "import tests.test_cuda\n")
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
 

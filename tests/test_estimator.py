@@ -272,14 +272,15 @@ def tiny_data(tmp_path, tiny_mdm):
 
 
 def test_shards_hold_exact_probe_and_resume(tiny_data, tiny_mdm, monkeypatch):
+    from mi_core.cli import parse
     from mi_core.domains.sudoku.states import DataConfig
-    from mi_core.train.estimator_data import build_parser, config_from_args, load_shards, run
+    from mi_core.train.estimator_data import config_from_args, load_shards, run
 
     out, cfg, model_path, summary = tiny_data
     assert sorted(p.name for p in out.glob("shard_*")) == [f"shard_0000{i}.safetensors" for i in range(3)]
     data, manifest = load_shards(out)
     assert summary["states"] == 5 and manifest["config"]["eps"] == 0.0
-    args = build_parser().parse_args(manifest["command"].split()[4:])  # the recorded command gives this config
+    args = parse(manifest["command"].split()[3:])[1]  # the recorded command gives this config
     assert config_from_args(args) == cfg and args.model == model_path and args.out == out
     assert data["mi"].shape == (5, 81, 81) and data["hidden"].shape == (5, 81, 32)
     assert data["masked"].dtype == torch.bool

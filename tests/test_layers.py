@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1] / "mi_core"
 # Layer of each part of mi_core, lowest first. A module may import its own part and any lower layer.
 # order, train and bench are peers: none of them imports another.
 LAYERS = {
-    "base": 0,  # mi_core/io.py, options.py, device.py (and the package itself)
+    "base": -1,  # mi_core/io.py, options.py (options as dataclass fields), device.py (and the package itself)
     "scale": 0,  # the task engine and torchrun helpers: the standard library, torch, tqdm (Ray only lazily)
     "domain": 1,  # mi_core/domain.py: the Domain type and the registry
     "models": 2,

@@ -8,17 +8,19 @@ Covers Sudoku strings, puzzle files (TXT and CSV), FASTA / plain protein text, `
 import contextlib
 import io
 import string
+from dataclasses import dataclass
 
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from mi_core.cli import ArgumentParser, add_options
 from mi_core.decoding import STRATEGIES, make_strategy
 from mi_core.domains import protein as P
 from mi_core.domains import sudoku as S
 from mi_core.domains.protein.bench import parse_lengths
 from mi_core.domains.protein.probe import parse_positions
-from mi_core.options import ArgumentParser, parse_sets
+from mi_core.options import option, parse_sets
 
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 GRID_CHARS = ".0123456789 \t" + "\u0663\u0669\uff13\u00b2\u2079xX-+_٠"
@@ -202,11 +204,16 @@ def test_set_values_build_a_strategy_or_fail_cleanly(name, key, value):
         assert v is None or 1 <= v <= 4096  # a step count is a loop bound: always bounded
 
 
+@dataclass
+class Numbers:
+    limit: int | None = option(None, range=(1, 10_000_000))
+    seed: int = option(0, range=(0, 2**63 - 1))
+    temperature: float = option(0.0, range=(0, 100))
+
+
 def parser():
     p = ArgumentParser(prog="t")
-    p.add_argument("--limit", type=int, default=None)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--temperature", type=float, default=0.0)
+    add_options(p, [Numbers])
     return p
 
 

@@ -105,8 +105,8 @@ def test_unknown_token_and_unmasked_position(tiny_mdm):
 
 
 def test_scaling_bench_writes_json_and_section(tmp_path, model_path):
-    from mi_core.domains.probe_scaling import main
     from mi_core.mi.estimator import EstimatorConfig, MIEstimator, save_estimator
+    from scripts.probe_scaling import main
 
     est = tmp_path / "est.safetensors"
     save_estimator(MIEstimator(EstimatorConfig(d_in=32, n_values=9, n_positions=81)), est)

@@ -163,15 +163,16 @@ def test_model_match_check(tiny_protein_mdm):
 
 
 def test_protein_shards_hold_exact_probe_padded_and_resume(protein_data, tiny_protein_mdm, fasta, monkeypatch):
+    from mi_core.cli import parse
     from mi_core.domains.protein.states import SOURCES, sequence_pool
-    from mi_core.train.estimator_data import build_parser, load_shards, run
+    from mi_core.train.estimator_data import load_shards, run
 
     out, cfg, model_path, summary = protein_data
     assert sorted(p.name for p in out.glob("shard_*")) == [f"shard_0000{i}.safetensors" for i in range(3)]
     data, manifest = load_shards(out)
     assert manifest["domain"] == "protein" and manifest["sources"] == list(SOURCES)
     assert summary["states"] == 5 and sum(summary["by_source"].values()) == 5 and summary["passes"] > 5
-    args = build_parser().parse_args(manifest["command"].split()[4:])  # the recorded command gives this config
+    args = parse(manifest["command"].split()[3:])[1]  # the recorded command gives this config
     assert (args.fasta, args.states, args.min_len, args.max_len, args.min_masked, args.max_batch) == (
         fasta, 5, 10, 14, 3, 64)
     assert data["tokens"].shape == (5, 14) and data["mi"].shape == (5, 14, 14) and data["hidden"].shape == (5, 14, 32)
@@ -207,8 +208,8 @@ def test_protein_shards_hold_exact_probe_padded_and_resume(protein_data, tiny_pr
 
 
 def test_protein_data_config_errors(fasta):
+    from mi_core.domain import parse_mix
     from mi_core.domains.protein.states import SOURCES, sequence_pool
-    from mi_core.domains.sudoku.states import parse_mix
 
     with pytest.raises(ValueError, match="max_len 9 is below min_len 10"):
         small_data_config(fasta, max_len=9)

@@ -25,6 +25,14 @@ TOP = "4...3.......6..8..........1....5..9..8....6...7.2........1.27..5.3....4.9
 INKALA = "8..........36......7..9.2...5...7.......457.....1...3...1....68..85...1..9....4.."
 
 
+
+def run_train(argv: list[str]):
+    """``python -m mi_core train ARGV`` in this process, its errors raised (not printed)."""
+    from mi_core.cli import parse
+
+    command, args = parse(["train", *argv])
+    return command.main(args)
+
 def _digits(text):
     return parse_grid(text)
 
@@ -250,7 +258,7 @@ def test_looped_model_ties_weights_and_loads_old_configs(tmp_path):
 
 
 def test_init_loops_a_trained_stack_and_refuses_other_shape_changes(tmp_path):
-    from mi_core.commands.train import main
+    main = run_train
     from mi_core.domains.sudoku.mdm import SudokuMDM, load_sudoku_mdm, save_sudoku_mdm
 
     base = SudokuMDM(SudokuMDMConfig(d_model=16, n_layers=1, n_heads=2, d_ff=32))
@@ -281,7 +289,7 @@ def test_pools_do_not_depend_on_the_number_of_workers():
 
 
 def test_resume_takes_the_runs_own_settings(tmp_path):
-    from mi_core.commands.train import main
+    main = run_train
 
     _tiny_run(tmp_path, 8, stop_after=2)
     out = str(tmp_path / "run" / "m.safetensors")
@@ -353,7 +361,7 @@ def test_protein_resume_gives_the_same_weights(tmp_path):
     assert run("b", stop_after=3)["step"] == 3
     other = tmp_path / "other.fa"
     other.write_text(fasta.read_text().replace(">d0\n", ">d0\nMK"))
-    with pytest.raises(ValueError, match="not the file this run was trained on"):
+    with pytest.raises(ValueError, match="not the data this run was trained on"):
         run("b", resume=True, data=other)
     rest = run("b", resume=True)
     assert [p["train_loss"] for p in rest["curve"]] == pytest.approx([p["train_loss"] for p in whole["curve"]], rel=1e-6)

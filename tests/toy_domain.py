@@ -17,6 +17,8 @@ from torch import nn
 
 from mi_core.domain import Domain
 from mi_core.models.base import MaskedLM, MDMOutput
+from mi_core.models.sequence import SequenceMDM
+from mi_core.train.sequences import SequenceTask
 
 N = 6
 SOLUTIONS = torch.tensor(list(itertools.permutations(range(1, N + 1))))  # (720, 6) token ids
@@ -81,6 +83,11 @@ class ToyDataConfig:
         return -(-self.states // self.shard_size)
 
 
+@dataclass
+class NoOptions:
+    pass
+
+
 class ToyStates:
     config_cls = ToyDataConfig
     sources = ("uniform",)
@@ -89,10 +96,7 @@ class ToyStates:
     def __init__(self, cfg: ToyDataConfig):
         self.cfg = cfg
 
-    @staticmethod
-    def add_arguments(p) -> None:
-        for name, value in vars(ToyDataConfig()).items():
-            p.add_argument(f"--{name.replace('_', '-')}", type=type(value), default=value)
+    data_options = ToyDataConfig  # one option per field
 
     @staticmethod
     def config_from_args(args) -> ToyDataConfig:
@@ -116,9 +120,7 @@ class ToyStates:
     # held-out states for eval-estimator: the same sampler (the toy has no data file to hold out)
     eval_defaults = {"states": 6, "threshold": 1e-2, "max_batch": 256}
 
-    @staticmethod
-    def add_eval_arguments(p) -> None:
-        pass
+    eval_options = NoOptions
 
     @staticmethod
     def held_out(args) -> "ToyStates":
@@ -144,5 +146,34 @@ class AllDifferentMetric:
                 "mean_passes": float(np.mean([r[1] for r in self.rows]))}
 
 
+class ToyMDM(SequenceMDM):
+    """A trainable model of the toy: the engine's sequence MDM over the six values."""
+
+    values, mask_id, pad_id = N, 0, N + 1
+
+
+@dataclass
+class ToyTrainData:
+    train_size: int = 600  # permutations drawn for training (of 720)
+
+
+class ToyTask(SequenceTask):
+    """``train toy6``: the engine's sequence task on random permutations (the validation set is the rest)."""
+
+    name, model_cls, options = "toy6_mdm", ToyMDM, ToyTrainData
+
+    @staticmethod
+    def save(model, path, extra=None):
+        from mi_core.models.base import save_model
+
+        save_model(model, model.cfg, path, extra, domain="toy6")
+
+    def read_data(self, args, cfg, log):
+        order = np.random.default_rng(cfg.split_seed).permutation(len(SOLUTIONS))
+        perms = SOLUTIONS.numpy()[order]
+        size = args["train_size"]
+        return list(perms[:size]), list(perms[size:]), {"train": size, "val": len(perms) - size}
+
+
 TOY = Domain("toy6", "All-different 6 (toy)", "toy6", tuple("abcdef"), names=("toy6",), length=N,
-             model_loader=load_toy, states=ToyStates, metric=AllDifferentMetric)
+             model_loader=load_toy, states=ToyStates, metric=AllDifferentMetric, trainer=ToyTask)

@@ -22,6 +22,7 @@ from mi_core.decoding import decode_final
 from mi_core.io import display_path
 from mi_core.mi.estimator import EstimatorInputError, shipped_estimator_for
 from mi_core.models.loading import load_model_described
+from mi_core.options import option, seed
 
 SEEDINGS = ("per item", "per batch")
 
@@ -112,6 +113,26 @@ def read_inputs(domain, path, limit: int | None = None, level: str | None = None
     return domain.read_inputs(path, limit, level)
 
 
+@dataclass
+class PuzzleInput:
+    puzzles: Path = option(None, ".txt (one puzzle a line, optionally followed by its solution) or .csv with a "
+                           "puzzle column", required=True)
+    limit: int | None = option(None, "use the first N puzzles", range=(1, 10_000_000))
+    model: Path | None = option(None, "weights file (default: the domain's shipped model)",
+                               default_for=lambda d: d.default_file("model"))
+
+
+@dataclass
+class RunName:
+    name: str | None = option(None, "name of the run in the report (default: the input file's stem)")
+
+
+@dataclass
+class SetName:
+    level: str | None = option(None, "only puzzles of this level (CSV files with a level column)")
+    name: str | None = option(None, "name of the puzzle set in the report (default: file stem + level)")
+
+
 class PuzzleFiles:
     """Benchmark inputs of a puzzle domain (every domain but those that name their own ``bench_inputs``): the
     states of a file with their solutions, scored by the domain's metric, decoded at temperature 0 with a
@@ -121,16 +142,8 @@ class PuzzleFiles:
     description = "Decode every puzzle of a file and score it against its one solution."
 
     @staticmethod
-    def add_arguments(p, domain, sweep: bool = False) -> None:
-        p.add_argument("--puzzles", required=True, type=Path,
-                       help=".txt (one puzzle a line, optionally followed by its solution) or .csv with a puzzle column")
-        p.add_argument("--limit", type=int, default=None, help="use the first N puzzles")
-        if sweep:
-            p.add_argument("--level", default=None, help="only puzzles of this level (CSV files with a level column)")
-            p.add_argument("--name", default=None, help="name of the puzzle set in the report (default: file stem + level)")
-        default = domain.default_file("model")
-        p.add_argument("--model", type=Path if default else str, default=default and Path(default),
-                       help="weights file (default: the domain's shipped model)")
+    def options(domain, sweep: bool = False) -> list:
+        return [PuzzleInput, *([SetName] if sweep else [])]
 
     def __init__(self, domain, args):
         level = getattr(args, "level", None)
@@ -178,14 +191,18 @@ def with_estimator(strategy, model, domain, description: str):
     return strategy
 
 
-def run_options(p, inputs) -> None:
-    """Device, precision, batch size, temperature and seed (defaults from the domain's inputs)."""
-    p.add_argument("--device", default="auto")
-    p.add_argument("--bf16", action="store_true", help="bf16 autocast for the model passes (faster on CPUs with AMX)")
-    p.add_argument("--batch-size", type=int, default=inputs.batch_size)
-    p.add_argument("--temperature", type=float, default=inputs.temperature,
-                   help="0 = argmax values; 1 samples from the model")
-    p.add_argument("--seed", type=int, default=0)
+@dataclass
+class RunOptions:
+    """Precision, batch size, temperature and seed of a decoding run (defaults from the domain's inputs)."""
+
+    bf16: bool = option(False, "bf16 autocast for the model passes (faster on CPUs with AMX)")
+    batch_size: int = option(256, "sequences decoded together", range=(1, 65_536))
+    temperature: float = option(0.0, "0 = argmax values; 1 samples from the model", range=(0, 100))
+    seed: int = seed()
+
+
+def run_options(inputs) -> tuple:
+    return RunOptions, {"batch_size": inputs.batch_size, "temperature": inputs.temperature}
 
 
 def load(args, domain, device):

@@ -17,7 +17,6 @@ source's ``section``, else ``eval-estimator-DOMAIN``).
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import json
 import math
@@ -25,6 +24,7 @@ import platform
 import re
 import shlex
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -35,14 +35,14 @@ from mi_core.bench.decode import length_batches
 from mi_core.bench.report import update_section
 from mi_core.bench.scale import chunks_on_engine
 from mi_core.device import pick_device, timed
-from mi_core.domain import Domain, add_domain_parsers, get_domain
+from mi_core.domain import Domain, get_domain
 from mi_core.io import atomic_write_json, check_output
 from mi_core.mi.estimator import check_model_match, estimate_mi, load_estimator, load_estimator_meta
 from mi_core.mi.fidelity import correlation, fidelity, mean_recovery, rule_recovery
 from mi_core.mi.probe import probe, probe_by_length
 from mi_core.models.loading import load_model
-from mi_core.options import ArgumentParser, add_force
-from mi_core.scale.engine import add_engine_options, engine_from_args
+from mi_core.options import Device, Force, JsonOut, option, seed
+from mi_core.scale.engine import EngineOptions, engine_from_args
 
 RATIO_BINS = (0.0, 0.25, 0.5, 0.75, 1.0)
 HEADLINE = ("spearman", "spearman_median", "pearson", "pearson_median", "mae", "topk_precision")
@@ -298,46 +298,47 @@ def markdown(res: dict, label: str) -> str:
 
 
 # -- the command ---------------------------------------------------------------------------------------------
-def add_options(p: argparse.ArgumentParser, domain: Domain) -> None:
-    source = domain.part("states")
-    d = source.eval_defaults
-    source.add_eval_arguments(p)
-    p.add_argument("--states", type=int, default=d["states"], help="held-out states to compare on")
-    p.add_argument("--threshold", type=float, default=d["threshold"], help="exact MI (nats) above which a pair is an edge")
-    p.add_argument("--eps", type=float, default=0.0, help="exact probe pruning (0: exact)")
-    p.add_argument("--max-batch", type=int, default=d["max_batch"])
-    p.add_argument("--timing-states", type=int, default=20, bounds=(1, 1_000_000),
-                   help="states probed one at a time for the per-state time")
-    model, estimator = domain.default_file("model"), domain.default_file("estimator")
-    p.add_argument("--model", type=Path, default=model and Path(model))
-    p.add_argument("--estimator", type=Path, default=estimator and Path(estimator), required=estimator is None)
-    p.add_argument("--device", default="auto")
-    p.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--json", type=Path, default=None, help="write the results here")
-    p.add_argument("--markdown", type=Path, default=None,
-                   help="update this result's section in this file (e.g. BENCHMARKS.md; default: none)")
-    p.add_argument("--no-markdown", dest="write_markdown", action="store_false", help="write no section (the default)")
-    p.add_argument("--section", default=section_of(domain), help="the section of --markdown to write (letters, digits, - or _)")
-    add_force(p)
-    add_engine_options(p)
+@dataclass
+class EvalOptions:
+    """The comparison: how many held-out states, the edge threshold, the probe and the timing."""
+
+    states: int = option(60, "held-out states to compare on", range=(1, 1_000_000), default_for=lambda d: d.part("states").eval_defaults["states"])
+    threshold: float = option(1e-2, "exact MI (nats) above which a pair is an edge", range=(0, 100),
+                              default_for=lambda d: d.part("states").eval_defaults["threshold"])
+    eps: float = option(0.0, "exact probe pruning (0: exact)", range=(0, 1))
+    max_batch: int = option(512, "most sequences per forward pass", range=(1, 65_536), default_for=lambda d: d.part("states").eval_defaults["max_batch"])
+    timing_states: int = option(20, "states probed one at a time for the per-state time", range=(1, 1_000_000))
+    model: Path | None = option(None, "the frozen model (default: the domain's shipped one)",
+                               default_for=lambda d: d.default_file("model"))
+    estimator: Path | None = option(None, "the estimator (default: the domain's shipped one)",
+                                   default_for=lambda d: d.default_file("estimator"))
+    seed: int = seed()
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = ArgumentParser(prog="python -m mi_core eval-estimator", description=__doc__,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_domain_parsers(p, add_options, needs="states", when=lambda d: hasattr(d.part("states"), "held_out"))
-    return p
+@dataclass
+class SectionOut:
+    markdown: Path | None = option(None, "update this result's section in this file (e.g. BENCHMARKS.md; default: none)")
+    write_markdown: bool = option(True, "write no section (the default)", flags=("--no-markdown",))
+    section: str | None = option(None, "the section of --markdown to write (letters, digits, - or _)",
+                                 default_for=section_of)
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    args = build_parser().parse_args(argv)
+def serves(domain: Domain) -> bool:
+    return domain.states is not None and hasattr(domain.states, "held_out")
+
+
+def options(domain: Domain) -> list:
+    return [domain.part("states").eval_options, EvalOptions, Device, JsonOut, SectionOut, Force, EngineOptions]
+
+
+def main(args) -> int:
     if not re.fullmatch(r"[A-Za-z0-9_-]+", args.section):
         raise ValueError(f"--section must be letters, digits, '-' or '_', got {args.section!r}")
     check_output(args.json, args.force)
     engine = engine_from_args(args)  # Ray missing or a bad setting: one line before any work
     domain = get_domain(args.domain)
+    if args.estimator is None:
+        raise ValueError(f"the {domain.label} domain ships no MI estimator: give --estimator FILE")
     held_out = domain.part("states").held_out(args)  # reads and checks the held-out file before the model loads
     device = pick_device(args.device, args.threads)
     model = load_model(None if args.model is None else str(args.model), device, domain=domain)
@@ -345,7 +346,7 @@ def main(argv: list[str] | None = None) -> int:
     check_model_match(model, estimator, f"the model {args.model}", f"the estimator {args.estimator}")
     res = run_eval(model, estimator, domain, held_out, args, device, engine,
                    log=lambda m: print(m, file=sys.stderr, flush=True))
-    res = json_ready(res | {"command": "python -m mi_core eval-estimator " + shlex.join(argv)})
+    res = json_ready(res | {"command": "python -m mi_core eval-estimator " + shlex.join(args.argv)})
     if args.json is not None:
         atomic_write_json(args.json, res)
     if args.write_markdown and args.markdown is not None:

@@ -1,19 +1,19 @@
 """``python -m mi_core bench-order DOMAIN ...``: the learned order against the step-budget heuristics at the
 same T, and eb / mi at matching mean passes. The options every domain shares are here; a domain's
-benchmark (``Domain.order_bench``: a module with ``add_arguments(parser)`` and ``run_bench(args, domain)``)
+benchmark (``Domain.order_bench``: a module with ``options`` and ``run_bench(args, domain)``)
 adds its own, decodes its inputs and writes the JSON rows and the Markdown report (``--md``, default: the
 JSON path with ``.md``).
 """
 
 from __future__ import annotations
 
-import argparse
+from dataclasses import dataclass
 from pathlib import Path
 
 from mi_core.decoding import make_strategy
-from mi_core.domain import add_domain_parsers, get_domain
+from mi_core.domain import get_domain
 from mi_core.io import check_output
-from mi_core.options import ArgumentParser, add_force
+from mi_core.options import Device, Force, option, seed
 
 
 def parse_ints(spec: str, flag: str) -> list[int]:
@@ -36,37 +36,33 @@ def matched(rows: list[dict], name: str, budget: int, best=lambda r: (r["accurac
     return max(fits, key=best) if fits else None
 
 
-def common_options(p) -> None:
+@dataclass
+class OrderBench:
     """The options of every domain's order benchmark."""
-    p.add_argument("--model", type=Path, default=None, help="default: the shipped MDM of the domain")
-    p.add_argument("--selector", type=Path, default=None, help="default: the domain's shipped order selector")
-    p.add_argument("--budgets", default="5,10,15,20")
-    p.add_argument("--gammas", default=None, help="eb / mi budgets (default: the domain's); empty: skip")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--json", type=Path, required=True)
-    p.add_argument("--md", type=Path, default=None, help="Markdown report (default: JSON path with .md)")
-    p.add_argument("--threads", type=int, default=0)
-    p.add_argument("--device", default="auto", help="auto (CUDA when present), cpu or cuda")
-    add_force(p)
+
+    model: Path | None = option(None, "default: the shipped MDM of the domain")
+    selector: Path | None = option(None, "default: the domain's shipped order selector")
+    budgets: str = option("5,10,15,20", "step budgets T, comma-separated")
+    gammas: str | None = option(None, "eb / mi budgets (default: the domain's); empty: skip")
+    seed: int = seed()
+    json: Path = option(None, "write the rows here", required=True)
+    md: Path | None = option(None, "Markdown report (default: JSON path with .md)")
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = ArgumentParser(prog="python -m mi_core bench-order", description=__doc__,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+def serves(domain) -> bool:
+    return domain.order_bench is not None
 
-    def options(sub, domain):
-        sub.description = domain.order_bench.__doc__
-        sub.formatter_class = argparse.RawDescriptionHelpFormatter
-        domain.order_bench.add_arguments(sub)
-        common_options(sub)
 
-    add_domain_parsers(p, options, needs="order_bench")
-    args = p.parse_args(argv)
+def describe(domain) -> str:
+    return domain.order_bench.__doc__
+
+
+def options(domain) -> list:
+    return [domain.order_bench.options, OrderBench, Device, Force]
+
+
+def main(args) -> int:
     check_output(args.json, args.force)
     check_output(args.md or args.json.with_suffix(".md"), args.force, "--md")
     domain = get_domain(args.domain)
     return domain.order_bench.run_bench(args, domain)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

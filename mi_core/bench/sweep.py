@@ -12,11 +12,11 @@ Markdown table into a section of FILE named after the set. An existing ``--json`
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import json
 import shlex
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from tqdm import tqdm
@@ -34,10 +34,10 @@ from mi_core.bench.report import frontier_text, markdown_table, update_section
 from mi_core.bench.scale import sweep_cells
 from mi_core.decoding import STRATEGIES, make_strategy
 from mi_core.device import pick_device, warn_if_slow_bf16
-from mi_core.domain import add_domain_parsers, get_domain
+from mi_core.domain import get_domain
 from mi_core.io import atomic_write_json, check_output
-from mi_core.options import ArgumentParser, add_force
-from mi_core.scale.engine import add_engine_options, engine_from_args
+from mi_core.options import Device, Force, option
+from mi_core.scale.engine import EngineOptions, engine_from_args
 
 DEFAULT_GRID = [  # the grid of inputs that name none (``sweep_grid``)
     "sequential", "topk:k=2,4,7", "top_margin:k=2,4,7", "eb:gamma=0.1,0.2,0.5,1",
@@ -111,13 +111,21 @@ def check_outputs(args) -> list[dict]:
     return old
 
 
-def add_output_options(p) -> None:
-    p.add_argument("--json", type=Path, required=True)
-    p.add_argument("--merge", action="store_true",
-                   help="add to the rows already in --json (a rerun of a sampler and params replaces its row)")
-    p.add_argument("--markdown", type=Path, default=None,
-                   help="also write a table into this report file's section for the set (e.g. BENCHMARKS.md)")
-    add_force(p)
+@dataclass
+class SweepOutput:
+    json: Path = option(None, "write the rows here", required=True)
+    merge: bool = option(False, "add to the rows already in --json (a rerun of a sampler and params replaces its row)")
+    markdown: Path | None = option(None, "also write a table into this report file's section for the set "
+                                   "(e.g. BENCHMARKS.md)")
+
+
+@dataclass
+class SweepGrid:
+    grid: list[str] | None = option(None, 'e.g. "topk:k=2,4,7" or "mi:gamma=0.1,0.3;lam=1,2" (repeatable; replaces '
+                                    "the default grid)", many=True, metavar="SPEC")
+    samplers: str | None = option(None, "comma-separated: keep only these samplers of the grid")
+    estimator: Path | None = option(None, "MI estimator of the mi rows (default: the shipped one trained on the "
+                                    "model's own weights)")
 
 
 def strategies_of(configs: list[tuple[str, dict]], estimator: str | None) -> tuple[list, list]:
@@ -138,30 +146,21 @@ def strategies_of(configs: list[tuple[str, dict]], estimator: str | None) -> tup
     return kept, strategies
 
 
-def options(p, domain) -> None:
+def serves(domain) -> bool:
+    return domain.metric is not None
+
+
+def describe(domain) -> str:
+    return f"{domain.label}: a grid of samplers, each run as bench does. {inputs_class(domain).description}"
+
+
+def options(domain) -> list:
     inputs = inputs_class(domain)
-    p.description = f"{domain.label}: a grid of samplers, each run as bench does. {inputs.description}"
-    inputs.add_arguments(p, domain, sweep=True)
-    p.add_argument("--grid", action="append", default=None, metavar="SPEC",
-                   help='e.g. "topk:k=2,4,7" or "mi:gamma=0.1,0.3;lam=1,2" (repeatable; replaces the default grid)')
-    p.add_argument("--samplers", default=None, help="comma-separated: keep only these samplers of the grid")
-    p.add_argument("--estimator", type=Path, default=None,
-                   help="MI estimator of the mi rows (default: the shipped one trained on the model's own weights)")
-    add_output_options(p)
-    run_options(p, inputs)
-    add_engine_options(p)
+    return [*inputs.options(domain, sweep=True), SweepGrid, SweepOutput, Force, Device, run_options(inputs),
+            EngineOptions]
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = ArgumentParser(prog="python -m mi_core sweep", description=__doc__,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_domain_parsers(p, options, needs="metric")
-    return p
-
-
-def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    args = build_parser().parse_args(argv)
+def main(args) -> int:
     old_rows = check_outputs(args)
     engine = engine_from_args(args)  # Ray missing or a bad setting: one line before any work
     domain = get_domain(args.domain)
@@ -171,12 +170,12 @@ def main(argv: list[str] | None = None) -> int:
     for name, params in configs:
         make_strategy(name, **params)  # bad params fail before any work
     inputs = inputs_cls(domain, args)
-    device = pick_device(args.device)
+    device = pick_device(args.device, args.threads)
     warn_if_slow_bf16(device, args.bf16)
     model, _, model_name = load(args, domain, device)
     configs, strategies = strategies_of(configs, default_estimator(model, domain, args.estimator))
     precision = "bf16" if args.bf16 else "fp32"
-    cmd = "python -m mi_core sweep " + shlex.join(argv)  # quoted: grid specs hold ';'
+    cmd = "python -m mi_core sweep " + shlex.join(args.argv)  # quoted: grid specs hold ';'
     run = {"temperature": args.temperature, "seed": args.seed, "batch_size": args.batch_size, "device": device,
            "bf16": args.bf16, "seeding": inputs.seeding}
     cells = sweep_cells(configs, strategies, inputs, run, args, engine) if engine.engine == "ray" else None

@@ -10,10 +10,9 @@ on the model's own weights file.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
-from pathlib import Path
+from dataclasses import dataclass
 
 from tqdm import tqdm
 
@@ -27,37 +26,37 @@ from mi_core.bench.decode import (
 )
 from mi_core.decoding import make_strategy
 from mi_core.device import pick_device, warn_if_slow_bf16
-from mi_core.domain import Domain, add_domain_parsers, get_domain
+from mi_core.domain import Domain, get_domain
 from mi_core.io import atomic_write_json, check_output
-from mi_core.options import ArgumentParser, add_force, parse_sets
+from mi_core.options import Device, Force, JsonOut, option, parse_sets
 
 
-def options(p: argparse.ArgumentParser, domain: Domain) -> None:
+@dataclass
+class SamplerChoice:
+    sampler: str = option("sequential", "a registered decoding strategy")
+    sets: list[str] = option([], "strategy parameter (repeat)", flags=("--set",), many=True, metavar="KEY=VALUE")
+
+
+def serves(domain: Domain) -> bool:
+    return domain.metric is not None
+
+
+def describe(domain: Domain) -> str:
+    return f"{domain.label}: {inputs_class(domain).description}"
+
+
+def options(domain: Domain) -> list:
     inputs = inputs_class(domain)
-    p.description = f"{domain.label}: {inputs.description}"
-    inputs.add_arguments(p, domain)
-    p.add_argument("--sampler", default="sequential", help="a registered decoding strategy")
-    p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE", help="strategy parameter")
-    p.add_argument("--json", type=Path, default=None, help="write the results here")
-    run_options(p, inputs)
-    add_force(p)
+    return [*inputs.options(domain), SamplerChoice, JsonOut, Device, run_options(inputs), Force]
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = ArgumentParser(prog="python -m mi_core bench", description=__doc__,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_domain_parsers(p, options, needs="metric")
-    return p
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def main(args) -> int:
     check_output(args.json, args.force)
     domain = get_domain(args.domain)
     params = parse_sets(args.sets)
     strategy = make_strategy(args.sampler, **params)
     inputs = inputs_class(domain)(domain, args)  # read and checked before the model loads
-    device = pick_device(args.device)
+    device = pick_device(args.device, args.threads)
     warn_if_slow_bf16(device, args.bf16)
     model, description, model_name = load(args, domain, device)
     with_estimator(strategy, model, domain, description)

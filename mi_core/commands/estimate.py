@@ -13,44 +13,44 @@ chosen model's hidden states (its hidden size is checked).
 
 from __future__ import annotations
 
-import argparse
 import statistics
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
 from mi_core.device import pick_device
-from mi_core.domain import Domain, add_domain_parsers, get_domain
+from mi_core.domain import Domain, get_domain
 from mi_core.io import atomic_write_json, check_output, display_path
 from mi_core.mi.estimator import Estimate, check_model_match, estimate_mi, load_estimator, load_estimator_meta
 from mi_core.models.loading import load_model_described
-from mi_core.options import ArgumentParser, add_force
+from mi_core.options import Device, Force, JsonOut, option
 
 TIMED_RUNS = 5
 
 
-def options(parser: argparse.ArgumentParser, domain: Domain) -> None:
-    grid = domain.layout == "grid"
-    flags = ("--puzzle", "--state") if grid else ("--sequence", "--state")
-    parser.add_argument(*flags, dest="state", required=True,
-                        help="grid string, row by row, '.' or '0' for blanks" if grid
-                        else f"the sequence, {domain.mask_char} (or X for proteins) for masked positions")
-    parser.add_argument("--json", type=Path, default=None, help="write the result here as JSON")
-    parser.add_argument("--model", default=domain.default_file("model") if grid else "auto",
-                        help="weights (.safetensors + .json)" if grid
-                        else "auto (the model the estimator was trained on), or the domain's model names or a path")
-    shipped = domain.default_file("estimator")
-    parser.add_argument("--estimator", default=shipped, required=shipped is None,
-                        help="estimator weights (.safetensors + .json)" + ("" if shipped is None else f"; default {shipped}"))
-    parser.add_argument("--device", default="auto", help="auto (CUDA when present), cpu or cuda")
-    add_force(parser)
+@dataclass
+class GridInput:
+    state: str = option(None, "grid string, row by row, '.' or '0' for blanks", flags=("--puzzle", "--state"),
+                        required=True)
+    model: str | None = option(None, "weights (.safetensors + .json)", default_for=lambda d: d.default_file("model"))
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = ArgumentParser(prog="python -m mi_core estimate", description=__doc__,
-                            formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_domain_parsers(parser, options)
-    return parser
+@dataclass
+class SequenceInput:
+    state: str = option(None, "the sequence, _ (or X) for masked positions", flags=("--sequence", "--state"),
+                        required=True)
+    model: str = option("auto", "auto (the model the estimator was trained on), or the domain's model names or a path")
+
+
+@dataclass
+class EstimatorFile:
+    estimator: str | None = option(None, "estimator weights (.safetensors + .json); default the domain's shipped one",
+                                   default_for=lambda d: d.default_file("estimator"))
+
+
+def options(domain: Domain) -> list:
+    return [GridInput if domain.layout == "grid" else SequenceInput, EstimatorFile, JsonOut, Device, Force]
 
 
 def model_spec(choice: str, estimator_path: str) -> str:
@@ -100,11 +100,12 @@ def report(est: Estimate, first: int = 0, unit: str = "positions") -> None:
     print(f"largest MI {float(mi[i, j]):.4g} nats between {unit} {i + first} and {j + first}")
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def main(args) -> int:
     check_output(args.json, args.force)
     domain = get_domain(args.domain)
-    device = pick_device(args.device)
+    if args.estimator is None:
+        raise ValueError(f"the {domain.label} domain ships no MI estimator: give --estimator FILE")
+    device = pick_device(args.device, args.threads)
     model, estimator, tokens, spec = load(domain, args.state, args.model, args.estimator, device)
     est = timed_estimate(model, estimator, tokens)
     if args.json is not None:

@@ -7,53 +7,58 @@ a state to probe, not a puzzle to solve, but must not conflict) and probed with 
 (``--model``, default its shipped one).
 
 A domain that reads its probe input otherwise brings its own options and run (``Domain.probe_command``:
-``add_arguments(parser, domain)`` and ``run(args, domain)``), e.g. ``probe protein --sequence TEXT``.
+``options(domain)`` and ``run(args, domain)``), e.g. ``probe protein --sequence TEXT``.
 """
 
 from __future__ import annotations
 
-import argparse
 import sys
-from pathlib import Path
+from dataclasses import dataclass
 
 import torch
 
 from mi_core.device import pick_device, warn_if_slow_bf16
-from mi_core.domain import Domain, add_domain_parsers, get_domain
+from mi_core.domain import Domain, get_domain
 from mi_core.io import atomic_write_json, check_output, display_path
 from mi_core.mi.probe import ProbeResult, probe
 from mi_core.models.loading import load_model_described
-from mi_core.options import ArgumentParser, add_force
+from mi_core.options import Device, Force, JsonOut, option
 
 
-def common_options(parser: argparse.ArgumentParser, max_batch: int) -> None:
-    parser.add_argument("--eps", type=float, default=0.0, help="skip values below this probability (0: exact)")
-    parser.add_argument("--json", type=Path, default=None, help="write the result here as JSON")
-    parser.add_argument("--device", default="auto", help="auto (CUDA when present), cpu or cuda")
-    parser.add_argument("--max-batch", type=int, default=max_batch, help="most sequences per forward pass")
-    parser.add_argument("--bf16", action="store_true", help="forward passes under bf16 autocast")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
-    add_force(parser)
+@dataclass
+class ProbeOptions:
+    """The options of every domain's probe (``max_batch``'s default is the domain's)."""
+
+    eps: float = option(0.0, "skip values below this probability (0: exact)", range=(0, 1))
+    max_batch: int = option(512, "most sequences per forward pass", range=(1, 65_536))
+    bf16: bool = option(False, "forward passes under bf16 autocast")
+    no_progress: bool = option(False, "no progress bar on stderr")
 
 
-def state_options(parser: argparse.ArgumentParser, domain: Domain) -> None:
-    """A domain probed on one state given as text (a Sudoku grid, or a toy domain's positions)."""
-    flag = ("--puzzle", "--state") if domain.layout == "grid" else ("--state",)
-    parser.add_argument(*flag, dest="state", required=True,
-                        help="grid string, row by row, '.' or '0' for blanks" if domain.layout == "grid"
-                        else f"the state, one character a position, {domain.mask_char} for masked")
-    default = domain.default_file("model")
-    parser.add_argument("--model", default=default,
-                        help="weights (.safetensors + .json)" if default else "the model (built in: leave unset)")
-    common_options(parser, 512)
+@dataclass
+class GridState:
+    state: str = option(None, "grid string, row by row, '.' or '0' for blanks", flags=("--puzzle", "--state"),
+                        required=True)
+    model: str | None = option(None, "weights (.safetensors + .json)", default_for=lambda d: d.default_file("model"))
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = ArgumentParser(prog="python -m mi_core probe", description=__doc__,
-                            formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_domain_parsers(parser, lambda sub, d: d.probe_command.add_arguments(sub, d) if d.probe_command else
-                       state_options(sub, d))
-    return parser
+@dataclass
+class TextState:
+    state: str = option(None, "the state, one character a position, _ for masked", required=True)
+    model: str | None = option(None, "the model (built in: leave unset)", default_for=lambda d: d.default_file("model"))
+
+
+COMMON = [ProbeOptions, JsonOut, Device, Force]
+
+
+def describe(domain: Domain) -> str:
+    return (domain.probe_command or sys.modules[__name__]).__doc__
+
+
+def options(domain: Domain) -> list:
+    if domain.probe_command is not None:
+        return domain.probe_command.options(domain)
+    return [GridState if domain.layout == "grid" else TextState, *COMMON]
 
 
 def load_state(domain: Domain, text: str, model_spec: str | None, device: torch.device):
@@ -95,13 +100,12 @@ def summary(result: ProbeResult, first: int = 0, unit: str = "positions") -> str
         f"eps {result.eps:g}: error bound {float(result.error_bound.max()):.3g} nats"])
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def main(args) -> int:
     check_output(args.json, args.force)
     domain = get_domain(args.domain)
     if domain.probe_command is not None:
         return domain.probe_command.run(args, domain)
-    device = pick_device(args.device)
+    device = pick_device(args.device, args.threads)
     warn_if_slow_bf16(device, args.bf16)
     model, description, tokens = load_state(domain, args.state, args.model, device)
     result = run_probe(model, tokens, args)

@@ -7,33 +7,24 @@ the domain's options). Weights go to ``runs/<domain>_mdm_<time>.safetensors`` un
 
 from __future__ import annotations
 
-import argparse
 import sys
 
-from mi_core.domain import add_domain_parsers, get_domain
-from mi_core.options import ArgumentParser
+from mi_core.domain import Domain, get_domain
 from mi_core.train import mdm
 
 
-def build_parser() -> tuple[argparse.ArgumentParser, dict]:
-    """The parser and, per domain key, its subparser (whose defaults ``--resume`` compares against)."""
-    parser = ArgumentParser(prog="python -m mi_core train", description=__doc__,
-                            formatter_class=argparse.RawDescriptionHelpFormatter)
-    subs = {}
-
-    def options(sub: argparse.ArgumentParser, domain) -> None:
-        task = domain.part("trainer")
-        sub.formatter_class = argparse.RawDescriptionHelpFormatter
-        sub.description = f"{sys.modules[task.__module__].__doc__}\n\n{mdm.__doc__}"
-        mdm.add_arguments(sub, task)
-        subs[domain.key] = sub
-
-    add_domain_parsers(parser, options, needs="trainer")
-    return parser, subs
+def serves(domain: Domain) -> bool:
+    return domain.trainer is not None
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser, _ = build_parser()
-    args = parser.parse_args(argv)
+def describe(domain: Domain) -> str:
+    return f"{sys.modules[domain.trainer.__module__].__doc__}\n\n{mdm.__doc__}"
+
+
+def options(domain: Domain) -> list:
+    return mdm.options(domain.part("trainer"))
+
+
+def main(args) -> int:
     mdm.run(args, get_domain(args.domain).part("trainer"))
     return 0

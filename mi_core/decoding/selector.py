@@ -25,6 +25,7 @@ from torch import nn
 from mi_core.decoding.base import rand_rows
 from mi_core.domain import get_domain
 from mi_core.models.base import ModelFileError, build_config, load_checked, load_config_dict, save_model
+from mi_core.options import option
 
 N_SELECTOR_FEATURES = 10
 N_POSTERIOR_FEATURES = N_SELECTOR_FEATURES + 2
@@ -38,9 +39,9 @@ class OrderNetConfig:
     to the output as is (-1: none). The posterior adds log p(x0_i | x_t), so at initialisation (last
     layer zero) q_i = p(x0_i | x_t) / max_j p(x0_j | x_t) at tau = 1: a sensible schedule to start from."""
 
-    d_model: int = 128
+    d_model: int = option(128, range=(1, 8192))
     n_features: int = N_SELECTOR_FEATURES
-    width: int = 64
+    width: int = option(64, range=(1, 8192))
     role: str = "selector"
     skip: int = -1
 

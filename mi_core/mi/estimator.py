@@ -32,6 +32,7 @@ from torch import nn
 from mi_core.io import file_sha256
 from mi_core.mi.entropy import entropy_from_logits
 from mi_core.models.base import load_checked, load_config_dict, save_model
+from mi_core.options import option
 
 LOG_FLOOR = 1e-8  # inside the log features: probabilities and entropies below it all look alike
 LOG_SCALE = 0.1  # log(1e-8) = -18.4 becomes -1.84, the range of the other features
@@ -53,15 +54,15 @@ class EstimatorConfig:
 
     d_in: int
     n_values: int
-    n_positions: int = 0
-    d_pos: int = 32
-    d_node: int = 128
-    d_proj: int = 32
-    d_pair: int = 32
-    bound: bool = True
-    init_bias: float = -6.0
-    rel_buckets: int = 0
-    d_rel: int = 16
+    n_positions: int = option(0, range=(0, 100_000))
+    d_pos: int = option(32, range=(0, 8192))
+    d_node: int = option(128, range=(1, 8192))
+    d_proj: int = option(32, range=(1, 8192))
+    d_pair: int = option(32, range=(1, 8192))
+    bound: bool = option(True, negatable=True)
+    init_bias: float = option(-6.0, range=(-100, 100))
+    rel_buckets: int = option(0, range=(0, 4096))
+    d_rel: int = option(16, range=(1, 8192))
 
     def __post_init__(self):
         for name in ("d_in", "n_values", "d_node", "d_proj", "d_pair"):

@@ -8,6 +8,7 @@ only use this interface.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import typing
@@ -24,7 +25,7 @@ from safetensors.torch import save as save_tensors
 
 from mi_core.io import commit, tmp_path, write_tmp_bytes
 
-MAX_CONFIG_INT = 2**20  # an integer config value without its own range in mi_core.options.RANGES
+MAX_CONFIG_INT = 2**20  # the bound of an integer config value whose field declares no range
 
 
 @dataclass
@@ -193,19 +194,20 @@ def load_config_dict(path: str | Path) -> dict:
 
 def build_config(config_cls, raw: dict, path: str | Path, what: str):
     """``config_cls(**raw)`` after checking each value's type and range, so that a config cannot make a
-    loader allocate more than its weights hold (every integer within :data:`mi_core.options.RANGES` for
-    its name, else -2**20..2**20). Raises ModelFileError naming the field."""
-    from mi_core.options import RANGES, range_error
+    loader allocate more than its weights hold (every number within its field's declared range, else
+    -2**20..2**20). Raises ModelFileError naming the field."""
+    from mi_core.options import range_error, spec_of
 
     meta_path = Path(path).with_suffix(".json")
     hints = typing.get_type_hints(config_cls)
+    declared = {f.name: spec_of(f).range for f in dataclasses.fields(config_cls)}
     for name, value in raw.items():
         kind = hints.get(name)
         if kind is int or kind is float:
             ok = isinstance(value, int) and not isinstance(value, bool) or (kind is float and isinstance(value, float))
             if not ok:
                 raise ModelFileError(f"{meta_path}: config {name} must be {'an integer' if kind is int else 'a number'}, got {value!r}")
-            lo, hi = RANGES.get(name, (-MAX_CONFIG_INT, MAX_CONFIG_INT) if kind is int else (-1e12, 1e12))
+            lo, hi = declared.get(name) or ((-MAX_CONFIG_INT, MAX_CONFIG_INT) if kind is int else (-1e12, 1e12))
             problem = range_error(name, value, lo, hi)
             if problem:
                 raise ModelFileError(f"{meta_path}: config {problem.removeprefix('argument ')}")

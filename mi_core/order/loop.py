@@ -17,26 +17,27 @@ import numpy as np
 import torch
 
 from mi_core.decoding.selector import load_order_net, make_order_nets, save_order_net
+from mi_core.options import SEED_MAX, option
 from mi_core.order.elbo import order_loss, rollout
 from mi_core.scale import distributed
 
 
 @dataclass(frozen=True)
 class OrderTrainConfig:
-    seed: int = 0
-    updates: int = 100_000
-    batch: int = 16
-    samples: int = 4
-    tau: float = 0.1  # with alpha starting at log p(x0_i | x_t): a spread-out initial schedule
-    lr: float = 1e-3
-    clip: float = 1.0
-    width: int = 64
+    seed: int = option(0, range=(0, SEED_MAX))
+    updates: int = option(100_000, range=(1, 1_000_000_000))
+    batch: int = option(16, range=(1, 65536))
+    samples: int = option(4, range=(1, 1_000_000))
+    tau: float = option(0.1, "with alpha starting at log p(x0_i | x_t): a spread-out initial schedule", range=(1e-06, 100))
+    lr: float = option(1e-3, range=(1e-12, 10))
+    clip: float = option(1.0, range=(0, 1e6))
+    width: int = option(64, range=(1, 8192))
     budgets: tuple[int, ...] = (5, 10, 15, 20)
-    bf16: bool = True
-    time_budget: float = 0.0  # seconds; > 0 stops after the update that spends it
-    kl_weight: float = 1.0  # beta: weight of KL(Q || P) in the objective (1: the ELBO)
-    finetune: bool = False  # also train the denoiser on the denoising term (joint); else it is frozen
-    denoiser_lr: float = 1e-5
+    bf16: bool = option(True, negatable=True)
+    time_budget: float = option(0.0, "seconds; > 0 stops after the update that spends it", range=(0, 1e8))
+    kl_weight: float = option(1.0, "beta: weight of KL(Q || P) in the objective (1: the ELBO)", range=(1e-06, 1))
+    finetune: bool = option(False, "also train the denoiser on the denoising term (joint); else it is frozen", negatable=True)
+    denoiser_lr: float = option(1e-5, range=(1e-12, 10))
 
     def __post_init__(self):
         if min(self.updates, self.batch, self.width) < 1 or self.samples < 2:

@@ -14,67 +14,46 @@ each with its config, the training settings and the curve.
 
 from __future__ import annotations
 
-import argparse
 import sys
-from dataclasses import replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 from mi_core.device import pick_device, slow_bf16
-from mi_core.domain import Domain, add_domain_parsers, get_domain
+from mi_core.domain import Domain, get_domain
 from mi_core.io import check_output, default_run_path
-from mi_core.options import ArgumentParser, add_force
+from mi_core.options import SKIP, Device, Force, option
 from mi_core.order.loop import OrderTrainConfig, load_nets, train_order  # noqa: F401  (re-exported)
 from mi_core.scale import distributed
 
 
-def options(parser: argparse.ArgumentParser, domain: Domain) -> None:
-    default = domain.default_file("model")
-    parser.add_argument("--model", type=Path, default=Path(default), help="the frozen MDM (default: the shipped one)")
-    parser.add_argument("--out", type=Path, default=None,
-                        help=f"selector weights (default: runs/{domain.cli_name}_order_selector_<date-time>.safetensors)")
-    add_force(parser)
-    parser.add_argument("--log", type=Path, default=None, help="JSON-lines log (default: OUT with _log.jsonl)")
-    parser.add_argument("--steps-budget", default="5,10,15,20", help="budget(s) T, comma-separated; one "
-                        "selector conditioned on T is trained over all of them")
-    parser.add_argument("--updates", type=int, default=OrderTrainConfig.updates)
-    parser.add_argument("--batch", type=int, default=OrderTrainConfig.batch)
-    parser.add_argument("--samples", type=int, default=OrderTrainConfig.samples, help="K schedules per state")
-    parser.add_argument("--tau", type=float, default=OrderTrainConfig.tau)
-    parser.add_argument("--lr", type=float, default=OrderTrainConfig.lr)
-    parser.add_argument("--width", type=int, default=OrderTrainConfig.width)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--bf16", action=argparse.BooleanOptionalAction, default=True,
-                        help="bf16 autocast for the MDM passes where it is fast (CUDA, CPUs with native bf16; elsewhere fp32)")
-    parser.add_argument("--time-budget", type=float, default=0.0, help="seconds (0: run all updates)")
-    parser.add_argument("--eval-every", type=int, default=50)
-    parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0 = torch's default)")
-    parser.add_argument("--device", default="auto", help="auto (CUDA when present), cpu or cuda")
-    parser.add_argument("--kl-weight", type=float, default=OrderTrainConfig.kl_weight, help="beta in "
-                        "D - beta KL (1: the ELBO; < 1 lets Q spread its schedule when P cannot follow)")
-    parser.add_argument("--init", type=Path, default=None, help="continue from this selector (and its "
-                        "*_posterior file beside it)")
-    parser.add_argument("--finetune", action="store_true", help="train the denoiser jointly on the ELBO's "
-                        "denoising term; it is saved beside the selector as *_denoiser")
-    parser.add_argument("--denoiser-lr", type=float, default=OrderTrainConfig.denoiser_lr)
-    domain.part("order_task").add_arguments(parser)
+@dataclass
+class OrderRun:
+    model: Path | None = option(None, "the frozen MDM (default: the shipped one)",
+                               default_for=lambda d: d.default_file("model"))
+    out: Path | None = option(None, "selector weights (default: runs/<domain>_order_selector_<date-time>.safetensors)")
+    log: Path | None = option(None, "JSON-lines log (default: OUT with _log.jsonl)")
+    steps_budget: str = option("5,10,15,20", "budget(s) T, comma-separated; one selector conditioned on T is "
+                               "trained over all of them")
+    eval_every: int = option(50, "updates between validations", range=(1, 1_000_000_000))
+    init: Path | None = option(None, "continue from this selector (and its *_posterior file beside it)")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = ArgumentParser(prog="python -m mi_core train-order", description=__doc__,
-                            formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_domain_parsers(parser, options, needs="order_task")
-    return parser
+def serves(domain: Domain) -> bool:
+    return domain.order_task is not None
 
 
-def main(argv: list[str] | None = None) -> None:
-    args = build_parser().parse_args(argv)
+def options(domain: Domain) -> list:
+    return [OrderRun, Force, (OrderTrainConfig, {"budgets": SKIP, "clip": SKIP}), Device,
+            domain.part("order_task").options]
+
+
+def main(args) -> None:
     domain = get_domain(args.domain)
     try:
         budgets = tuple(int(b) for b in args.steps_budget.split(","))
     except ValueError:
         raise ValueError(f"--steps-budget must be integers separated by commas, got {args.steps_budget!r}") from None
-    names = ("seed", "updates", "batch", "samples", "tau", "lr", "width", "bf16", "time_budget", "finetune",
-             "denoiser_lr", "kl_weight")
+    names = [f.name for f in fields(OrderTrainConfig) if f.name not in ("budgets", "clip")]
     cfg = OrderTrainConfig(budgets=budgets, **{k: getattr(args, k) for k in names})
     if args.init is not None:
         load_nets(args.init)  # a missing or wrong --init fails now, before the data are built

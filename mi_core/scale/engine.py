@@ -28,6 +28,8 @@ from typing import Any, Callable
 
 from tqdm import tqdm
 
+from mi_core.options import option
+
 ENGINES = ("local", "ray")
 INSTALL_HINT = "pip install -r requirements-scale.txt (or pip install '.[scale]')"
 
@@ -83,19 +85,18 @@ class RunReport:
     seconds: float = 0.0
 
 
-def add_engine_options(parser) -> None:
-    """``--engine``, ``--ray-address``, ``--workers``, ``--num-gpus``, ``--num-cpus``, ``--retries``."""
-    # on the parser itself, not an argument group: mi_core.options.ArgumentParser checks bounds= on its own options
-    g = parser
-    g.add_argument("--engine", choices=ENGINES, default="local",
-                   help="local: this process (default); ray: actors on a Ray cluster (pip install '.[scale]')")
-    g.add_argument("--ray-address", default=None,
-                   help="with --engine ray: an existing cluster (e.g. auto or ray://host:10001); default a local one")
-    g.add_argument("--workers", type=int, default=1, bounds=(1, 100_000), help="with --engine ray: actors")
-    g.add_argument("--num-gpus", type=float, default=0.0, bounds=(0, 64), help="with --engine ray: GPUs per actor")
-    g.add_argument("--num-cpus", type=float, default=1.0, bounds=(0, 1024), help="with --engine ray: CPUs per actor")
-    g.add_argument("--retries", type=int, default=3, bounds=(0, 100),
-                   help="with --engine ray: restarts of a dead actor and retries of its task")
+@dataclass
+class EngineOptions:
+    """Where the work runs: this process, or actors on a Ray cluster."""
+
+    engine: str = option("local", "local: this process (default); ray: actors on a Ray cluster "
+                         "(pip install '.[scale]')", choices=ENGINES)
+    ray_address: str | None = option(None, "with --engine ray: an existing cluster (e.g. auto or ray://host:10001); "
+                                     "default a local one")
+    workers: int = option(1, "with --engine ray: actors", range=(1, 100_000))
+    num_gpus: float = option(0.0, "with --engine ray: GPUs per actor", range=(0, 64))
+    num_cpus: float = option(1.0, "with --engine ray: CPUs per actor", range=(0, 1024))
+    retries: int = option(3, "with --engine ray: restarts of a dead actor and retries of its task", range=(0, 100))
 
 
 def engine_from_args(args) -> EngineConfig:

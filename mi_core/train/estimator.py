@@ -16,7 +16,6 @@ the bucketed sequence separation (``--rel-buckets``).
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import sys
@@ -31,7 +30,7 @@ from mi_core.device import pick_device
 from mi_core.io import check_output, default_run_path, display_path
 from mi_core.mi.estimator import LOSSES, EstimatorConfig, MIEstimator, estimator_loss, save_estimator
 from mi_core.mi.fidelity import fidelity
-from mi_core.options import ArgumentParser, add_force
+from mi_core.options import SKIP, Device, Force, option, seed
 from mi_core.scale import distributed
 from mi_core.train.schedule import lr_at
 
@@ -47,17 +46,17 @@ class TrainConfig:
     on batches of ``batch`` states with cosine decay after ``warmup`` steps; validation every ``eval_every``
     steps on a ``val_frac`` share of the states (the best checkpoint by pooled Spearman is kept)."""
 
-    seed: int = 0
-    loss: str = "log"
-    floor: float = 1e-5
-    steps: int = 1200
-    batch: int = 16
-    lr: float = 3e-3
-    weight_decay: float = 1e-4
-    warmup: int = 50
-    val_frac: float = 0.15
-    eval_every: int = 100
-    clip: float = 1.0
+    seed: int = seed()
+    loss: str = option("log", "training loss", choices=LOSSES)
+    floor: float = option(1e-5, "nats inside the loss's sqrt/log", range=(1e-12, 1))
+    steps: int = option(1200, "AdamW steps", range=(1, 1_000_000_000))
+    batch: int = option(16, "states per batch", range=(1, 65_536))
+    lr: float = option(3e-3, "peak learning rate", range=(1e-12, 10))
+    weight_decay: float = option(1e-4, "AdamW weight decay", range=(0, 10))
+    warmup: int = option(50, "warm-up steps", range=(0, 1_000_000_000))
+    val_frac: float = option(0.15, "share of states held out for validation", range=(1e-6, 1 - 1e-6))
+    eval_every: int = option(100, "steps between validations", range=(1, 1_000_000_000))
+    clip: float = option(1.0, "gradient-norm clip", range=(0, 1e6))
 
     def __post_init__(self):
         if self.loss not in LOSSES:
@@ -199,32 +198,34 @@ def train_variants(data: dict[str, torch.Tensor], est_cfg: EstimatorConfig, cfg:
     return best[0], summary
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = ArgumentParser(prog="python -m mi_core train-estimator", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--data", type=Path, required=True, help="shard directory written by make-estimator-data")
-    p.add_argument("--out", type=Path, default=None, help=f"default runs/{DEFAULT_OUT}_<date-time>.safetensors")
-    add_force(p)
-    p.add_argument("--variants", default=None,
-                   help="comma list of LOSS:bound|free[:nopos][:nosep] to compare (nopos: no position embeddings; "
-                        f"nosep: no separation feature); default {DEFAULT_VARIANTS} (variable-length data: {VARIABLE_LENGTH_VARIANTS})")
-    p.add_argument("--rel-buckets", type=int, default=PROTEIN_REL_BUCKETS,
-                   help="separation buckets of the pair feature (variable-length data only; 0: none)")
-    p.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
-    p.add_argument("--device", default="auto", help="auto (CUDA when present), cpu or cuda")
-    for f in TrainConfig.__dataclass_fields__.values():
-        if f.name != "loss":
-            p.add_argument(f"--{f.name.replace('_', '-')}", type=type(f.default), default=f.default)
-    for name in ("d_pos", "d_node", "d_proj", "d_pair"):
-        default = EstimatorConfig.__dataclass_fields__[name].default
-        p.add_argument(f"--{name.replace('_', '-')}", type=int, default=default)
-    return p
+@dataclass
+class EstimatorRun:
+    data: Path = option(None, "shard directory written by make-estimator-data", required=True)
+    out: Path | None = option(None, f"default runs/{DEFAULT_OUT}_<date-time>.safetensors")
+    variants: str | None = option(None, "comma list of LOSS:bound|free[:nopos][:nosep] to compare (nopos: no "
+                                  "position embeddings; nosep: no separation feature); default "
+                                  f"{DEFAULT_VARIANTS} (variable-length data: {VARIABLE_LENGTH_VARIANTS})")
+    rel_buckets: int = option(PROTEIN_REL_BUCKETS, "separation buckets of the pair feature (variable-length data "
+                              "only; 0: none)", range=(0, 4096))
 
 
-def main(argv: list[str] | None = None) -> int:
+@dataclass
+class ShapeOptions:
+    """The estimator's widths (:class:`mi_core.mi.estimator.EstimatorConfig`)."""
+
+    d_pos: int = option(EstimatorConfig.d_pos, "learned position embedding size (0: none)", range=(0, 8192))
+    d_node: int = option(EstimatorConfig.d_node, "per-position MLP width", range=(1, 8192))
+    d_proj: int = option(EstimatorConfig.d_proj, "size of each position's projection", range=(1, 8192))
+    d_pair: int = option(EstimatorConfig.d_pair, "pair MLP width", range=(1, 8192))
+
+
+OPTIONS = (EstimatorRun, (TrainConfig, {"loss": SKIP}), ShapeOptions, Device, Force)
+
+
+def main(namespace) -> int:
     from mi_core.train.estimator_data import load_shards
 
-    args = vars(build_parser().parse_args(argv))
+    args = vars(namespace)
     check_output(args["out"], args["force"], "--out")
     cfg = TrainConfig(**{k: args[k] for k in TrainConfig.__dataclass_fields__ if k != "loss"})
     device = distributed.setup(pick_device(args["device"], args["threads"]))  # joins the process group under torchrun
@@ -245,7 +246,7 @@ def main(argv: list[str] | None = None) -> int:
              "mdm": display_path(manifest["model"]) if manifest["model"] else None, "mdm_sha256": manifest["model_sha256"],
              "data": {"dir": display_path(args["data"]), "command": manifest.get("command"), "config": manifest["config"],
                       **manifest["summary"]},
-             "command": "python -m mi_core train-estimator " + " ".join(argv or sys.argv[1:]), **summary}
+             "command": "python -m mi_core train-estimator " + " ".join(args["argv"]), **summary}
     if not distributed.is_main():  # one checkpoint, by rank 0
         distributed.teardown()
         return 0

@@ -23,10 +23,10 @@ the same results on the padded state as on the state alone.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -34,13 +34,13 @@ import torch
 import torch.nn.functional as F
 
 from mi_core.device import pick_device
-from mi_core.domain import DOMAINS, Domain, add_domain_parsers, get_domain
+from mi_core.domain import DOMAINS, Domain, get_domain
 from mi_core.io import check_output_dir
 from mi_core.mi.estimator import mdm_features
 from mi_core.mi.probe import probe_by_length
 from mi_core.models.loading import load_model
-from mi_core.options import ArgumentParser
-from mi_core.scale.engine import add_engine_options, engine_from_args
+from mi_core.options import Device, option
+from mi_core.scale.engine import EngineOptions, engine_from_args
 from mi_core.train.scale import ShardMaker, local_maker, worker_device, write_shards
 from mi_core.train.shards import load_shards, shard_path, write_manifest
 
@@ -125,29 +125,25 @@ def run(model, model_path: Path, cfg, out: Path, device, log=print, engine=None)
     return load_shards(out)[1]["summary"]
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = ArgumentParser(prog="python -m mi_core make-estimator-data", description=__doc__,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
-
-    def options(sub: argparse.ArgumentParser, domain: Domain) -> None:
-        default = domain.default_file("model")
-        sub.add_argument("--model", type=Path, default=default and Path(default), help="the frozen MDM whose MI is learned")
-        sub.add_argument("--out", type=Path, required=True, help="shard directory (outside the repository's tracked files)")
-        domain.part("states").add_arguments(sub)
-        sub.add_argument("--device", default="auto")
-        sub.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
-        add_engine_options(sub)
-
-    add_domain_parsers(p, options, needs="states")
-    return p
+@dataclass
+class DataRun:
+    model: Path | None = option(None, "the frozen MDM whose MI is learned", default_for=lambda d: d.default_file("model"))
+    out: Path = option(None, "shard directory (outside the repository's tracked files)", required=True)
 
 
-def config_from_args(args: argparse.Namespace):
+def serves(domain: Domain) -> bool:
+    return domain.states is not None
+
+
+def options(domain: Domain) -> list:
+    return [DataRun, domain.part("states").data_options, Device, EngineOptions]
+
+
+def config_from_args(args):
     return get_domain(args.domain).part("states").config_from_args(args)
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def main(args) -> int:
     check_output_dir(args.out)
     engine = engine_from_args(args)  # before any work: Ray missing or a bad setting is one line
     cfg = config_from_args(args)

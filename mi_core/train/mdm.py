@@ -16,11 +16,10 @@ picks the best weights. The tasks: :class:`mi_core.domains.sudoku.train.SudokuTa
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import json
 import time
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import torch
@@ -28,6 +27,7 @@ import torch
 from mi_core.device import pick_device, slow_bf16
 from mi_core.io import check_output, default_run_path
 from mi_core.models.base import masked_ce
+from mi_core.options import Device, Force, option
 from mi_core.scale import distributed
 from mi_core.train.schedule import lr_at, progress
 
@@ -223,55 +223,28 @@ def resume_configs(task_cls, out: Path, given: dict) -> tuple:
     return task_cls.model_config(**json.loads(state["model_cfg"])), task_cls.train_config(**run)
 
 
-def _note_given(namespace, dest: str) -> None:
-    namespace.given_options = (getattr(namespace, "given_options", None) or set()) | {dest}
+@dataclass
+class TrainRun:
+    """The options of ``train DOMAIN`` beside the task's own and one per model and training config field."""
+
+    out: Path | None = option(None, "weights (+ .json config beside them); default runs/<domain>_mdm_<date-time>"
+                              ".safetensors")
+    resume: bool = option(False, "continue the run from <out>.ckpt")
+    checkpoint_minutes: float = option(0.0, "also write <out>.ckpt every this many minutes between validations "
+                                       "(0: at validations only)", range=(0, 10**6))
+    cpu_clock: bool = option(False, "--time-budget counts the process's CPU seconds over all stretches, not wall "
+                             "seconds")
 
 
-class _Given(argparse.Action):
-    """Store the option's value and note that it was given (``namespace.given_options``): an option given
-    with its default value still counts, for ``--resume`` and ``--init``."""
-
-    def __call__(self, parser, namespace, values, option_string=None):
-        setattr(namespace, self.dest, values)
-        _note_given(namespace, self.dest)
+def options(task_cls) -> list:
+    return [TrainRun, Force, Device, task_cls.options, task_cls.model_config, task_cls.train_config]
 
 
-class _GivenFlag(argparse.BooleanOptionalAction):
-    """``--flag`` / ``--no-flag``, noted as given like :class:`_Given`."""
-
-    def __call__(self, parser, namespace, values, option_string=None):
-        super().__call__(parser, namespace, values, option_string)
-        _note_given(namespace, self.dest)
-
-
-def add_arguments(parser: argparse.ArgumentParser, task_cls) -> None:
-    """The options of ``train DOMAIN``: the common ones, the task's own, and one per config field."""
-    parser.add_argument("--out", type=Path, default=None,
-                        help=f"weights (+ .json config beside them); default runs/{task_cls.name}_<date-time>.safetensors")
-    parser.add_argument("--force", action="store_true", help="overwrite existing output files")
-    parser.add_argument("--device", default="auto")
-    parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0 = torch's default)")
-    parser.add_argument("--resume", action="store_true", help="continue the run from <out>.ckpt")
-    parser.add_argument("--checkpoint-minutes", type=float, default=0.0, bounds=(0, 10**6),
-                        help="also write <out>.ckpt every this many minutes between validations (0: at validations only)")
-    parser.add_argument("--cpu-clock", action="store_true",
-                        help="--time-budget counts the process's CPU seconds over all stretches, not wall seconds")
-    task_cls.add_arguments(parser)
-    for cls in (task_cls.model_config, task_cls.train_config):
-        for f in cls.__dataclass_fields__.values():
-            flag = f"--{f.name.replace('_', '-')}"
-            if type(f.default) is bool:
-                parser.add_argument(flag, action=_GivenFlag, default=f.default)
-            else:
-                parser.add_argument(flag, action=_Given, type=type(f.default), default=f.default,
-                                    bounds=task_cls.ranges.get(f.name))
-
-
-def run(namespace: argparse.Namespace, task_cls) -> None:
-    """``train DOMAIN`` with its parsed options (parsed by a parser that :func:`add_arguments` built)."""
-    args = {k: v for k, v in vars(namespace).items() if k != "domain"}
+def run(namespace, task_cls) -> None:
+    """``train DOMAIN`` with its parsed options (:func:`options`)."""
+    args = {k: v for k, v in vars(namespace).items() if k not in ("domain", "argv")}
     force = args.pop("force")
-    given = {k: args[k] for k in args.pop("given_options", None) or ()}
+    given = {k: args[k] for k in args.pop("given", ()) if k in args}
     if args["resume"]:
         if args["out"] is None:
             raise ValueError("--resume needs the --out of the run to continue")

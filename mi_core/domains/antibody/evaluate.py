@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +24,7 @@ from mi_core.domains.antibody.sequence import CDR_NAMES, REGIONS, read_file, sel
 from mi_core.domains.antibody.states import DEFAULT_CSV, EVAL_ROWS, TRAIN_ROWS
 from mi_core.domains.protein import MASK_ID
 from mi_core.io import display_path
+from mi_core.options import option, seed
 
 
 def frequencies(chains, key=None) -> dict:
@@ -103,20 +105,25 @@ def evaluate(model, chains, reference, *, rate: float = 0.15, draws: int = 4, se
     return out
 
 
+@dataclass
+class EvalOptions:
+    """The options of ``eval-model antibody``."""
+
+    csv: Path = option(DEFAULT_CSV, "CSV (name,vh,vl) or FASTA file of antibodies")
+    rows: str = option(EVAL_ROWS, "antibodies to score, 1-based A-B or all")
+    composition_rows: str = option(TRAIN_ROWS, "antibodies of --csv whose amino-acid frequencies are the "
+                                   "composition baseline")
+    composition_csv: Path | None = option(None, "take the baseline's antibodies from this file")
+    mask_rate: float = option(0.15, "share of each chain's residues masked", range=(0, 1))
+    draws: int = option(4, "masked copies of each chain", range=(1, 1000))
+    seed: int = seed()
+    model: str = option("auto", "auto (the installed AntiBERTy) or a folder with its weights")
+
+
 class ModelEval:
     """The antibody part of ``eval-model`` (``Domain.model_eval``): options and the run."""
 
-    @staticmethod
-    def add_arguments(p) -> None:
-        p.add_argument("--csv", type=Path, default=DEFAULT_CSV, help="CSV (name,vh,vl) or FASTA file of antibodies")
-        p.add_argument("--rows", default=EVAL_ROWS, help="antibodies to score, 1-based A-B or all")
-        p.add_argument("--composition-rows", default=TRAIN_ROWS,
-                       help="antibodies of --csv whose amino-acid frequencies are the composition baseline")
-        p.add_argument("--composition-csv", type=Path, default=None, help="take the baseline's antibodies from this file")
-        p.add_argument("--mask-rate", type=float, default=0.15)
-        p.add_argument("--draws", type=int, default=4, help="masked copies of each chain")
-        p.add_argument("--seed", type=int, default=0)
-        p.add_argument("--model", default="auto", help="auto (the installed AntiBERTy) or a folder with its weights")
+    options = EvalOptions
 
     @staticmethod
     def run(args, model, device) -> dict:

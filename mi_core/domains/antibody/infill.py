@@ -10,15 +10,18 @@ estimator never saw in training.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from mi_core.bench.decode import RunName
 from mi_core.bench.metrics import pass_stats
 from mi_core.domains.antibody.sequence import read_file, select_rows
 from mi_core.domains.antibody.states import DEFAULT_CSV, EVAL_ROWS
 from mi_core.domains.protein import MASK_ID
 from mi_core.io import display_path
+from mi_core.options import option
 
 REGION_CHOICES = ("cdr3", "cdrs", "cdr1", "cdr2")
 CHAIN_CHOICES = ("both", "H", "L")
@@ -77,6 +80,17 @@ def templates_of(chains, region: str) -> list[np.ndarray]:
     return out
 
 
+@dataclass
+class InfillInput:
+    csv: Path = option(DEFAULT_CSV, "CSV (name,vh,vl) or FASTA file of antibodies")
+    rows: str = option(EVAL_ROWS, f"antibodies used, 1-based A-B or all (default: {EVAL_ROWS}, held out from the "
+                       "shipped estimator's training)")
+    region: str = option("cdr3", "what to mask and fill", choices=REGION_CHOICES)
+    chains: str = option("both", "heavy (H), light (L) or both", choices=CHAIN_CHOICES)
+    limit: int | None = option(None, "use the first N chains", range=(1, 10_000_000))
+    model: str = option("auto", "auto (the installed AntiBERTy) or a folder with its weights")
+
+
 class CDRInfill:
     """Benchmark inputs of antibodies (``Domain.bench_inputs``): every chain of ``--csv`` (rows ``--rows``)
     with ``--region`` masked, scored by :class:`RecoveryMetric`."""
@@ -85,24 +99,14 @@ class CDRInfill:
     description = "Fill the CDRs of antibody chains back in and score amino-acid recovery against passes."
 
     @staticmethod
-    def add_arguments(p, domain, sweep: bool = False) -> None:
-        p.add_argument("--csv", type=Path, default=DEFAULT_CSV, help="CSV (name,vh,vl) or FASTA file of antibodies")
-        p.add_argument("--rows", default=EVAL_ROWS, help="antibodies used, 1-based A-B or all (default: "
-                       f"{EVAL_ROWS}, held out from the shipped estimator's training)")
-        p.add_argument("--region", default="cdr3", choices=REGION_CHOICES, help="what to mask and fill")
-        p.add_argument("--chains", default="both", choices=CHAIN_CHOICES, help="heavy (H), light (L) or both")
-        p.add_argument("--limit", type=int, default=None, help="use the first N chains")
-        if sweep:
-            p.add_argument("--name", default=None, help="name of the run in the report (default: file stem + region)")
-        p.add_argument("--model", default="auto", help="auto (the installed AntiBERTy) or a folder with its weights")
+    def options(domain, sweep: bool = False) -> list:
+        return [InfillInput, *([RunName] if sweep else [])]
 
     def __init__(self, domain, args):
         chains = select_rows(read_file(args.csv), args.rows)
         if args.chains != "both":
             chains = [c for c in chains if c.chain == args.chains]
         if args.limit is not None:
-            if args.limit < 1:
-                raise ValueError(f"--limit must be >= 1, got {args.limit}")
             chains = chains[:args.limit]
         if not chains:
             raise ValueError(f"{args.csv}: no {args.chains} chains in rows {args.rows}")

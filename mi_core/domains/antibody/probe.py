@@ -6,31 +6,36 @@ exact pairwise conditional MI between the masked residues of one antibody variab
 
 from __future__ import annotations
 
-import argparse
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from mi_core.commands.probe import common_options, run_probe, summary
+from mi_core.commands.probe import run_probe, summary
 from mi_core.device import pick_device
 from mi_core.domain import Domain
-from mi_core.domains.protein.probe import mask_random, parse_positions
+from mi_core.domains.protein.probe import SequenceProbe, mask_random, parse_positions
+from mi_core.domains.protein.probe import options as protein_options
 from mi_core.io import atomic_write_json, display_path
 from mi_core.models.loading import load_model_described
+from mi_core.options import option
 
 
-def add_arguments(parser: argparse.ArgumentParser, domain: Domain) -> None:
-    parser.description = "Exact pairwise conditional MI between the masked residues of one antibody domain."
-    source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--sequence", help="amino-acid letters of one VH or VL; '_' or X marks a masked residue")
-    source.add_argument("--fasta", type=Path, help="a FASTA or CSV (name,vh,vl) file (see --record)")
-    parser.add_argument("--record", type=int, default=None, help="which chain of the file to probe, 1-based (default 1)")
-    parser.add_argument("--mask-positions", default=None, help="regions (cdr3, cdrs, fr2 ...) or 1-based residues, e.g. 95-102")
-    parser.add_argument("--mask-rate", type=float, default=0.0, help="also mask this fraction of the other residues")
-    parser.add_argument("--seed", type=int, default=0, help="seed of --mask-rate")
-    parser.add_argument("--model", default="auto", help="auto (the installed AntiBERTy) or a folder with its weights")
-    common_options(parser, 128)
+@dataclass
+class AntibodyProbe(SequenceProbe):
+    """``probe antibody``'s input: one VH or VL, or a chain of a file, and the residues or regions to mask."""
+
+    sequence: str | None = option(None, "amino-acid letters of one VH or VL; '_' or X marks a masked residue",
+                                  group="source", required=True)
+    fasta: Path | None = option(None, "a FASTA or CSV (name,vh,vl) file (see --record)", group="source")
+    record: int | None = option(None, "which chain of the file to probe, 1-based (default 1)", range=(1, 10_000_000))
+    mask_positions: str | None = option(None, "regions (cdr3, cdrs, fr2 ...) or 1-based residues, e.g. 95-102")
+    model: str = option("auto", "auto (the installed AntiBERTy) or a folder with its weights")
+
+
+def options(domain: Domain) -> list:
+    return [AntibodyProbe, *protein_options(domain)[1:]]
 
 
 def sequence_state(args, domain: Domain) -> tuple[str, np.ndarray, np.ndarray]:
@@ -61,7 +66,7 @@ def sequence_state(args, domain: Domain) -> tuple[str, np.ndarray, np.ndarray]:
 
 def run(args, domain: Domain) -> int:
     name, native, tokens = sequence_state(args, domain)
-    device = pick_device(args.device)
+    device = pick_device(args.device, args.threads)
     model, description = load_model_described(args.model, device, domain)
     model.check_length(len(tokens), description)
     result = run_probe(model, torch.from_numpy(tokens).to(device), args)

@@ -19,9 +19,10 @@ from pathlib import Path
 
 import numpy as np
 
+from mi_core.domain import ensure_masked, parse_mix
 from mi_core.domains.antibody.sequence import AntibodyChain, read_file, select_rows
 from mi_core.domains.protein import MASK_ID
-from mi_core.domains.sudoku.states import ensure_masked, parse_mix
+from mi_core.options import option, seed
 
 SOURCES = ("cdr3", "cdrs", "uniform")
 DEFAULT_CSV = Path("../shared/data/protein/antibodies_jain2017_dev.csv")
@@ -80,6 +81,33 @@ def mask_state(chain: AntibodyChain, source: int, rng: np.random.Generator, cap:
     return np.where(mask, MASK_ID, chain.tokens).astype(np.int64)
 
 
+@dataclass
+class ChainOptions:
+    csv: Path = option(DEFAULT_CSV, "CSV (name,vh,vl) or FASTA file of antibodies")
+    max_masked: int = option(AntibodyDataConfig.max_masked, "most masked residues a state has", range=(1, 100_000))
+    mix: str = option(",".join(f"{w:g}" for w in AntibodyDataConfig.mix), f"weights of {','.join(SOURCES)}")
+
+
+@dataclass
+class DataOptions(ChainOptions):
+    """``make-estimator-data antibody``: the chains probed, and how."""
+
+    rows: str = option(AntibodyDataConfig.rows, "antibodies used, 1-based A-B (default: the training rows)")
+    states: int = option(AntibodyDataConfig.states, "states to probe", range=(1, 1_000_000))
+    shard_size: int = option(AntibodyDataConfig.shard_size, "states per shard file", range=(1, 1_000_000))
+    eps: float = option(AntibodyDataConfig.eps, "probe pruning threshold (0 = no pruning)", range=(0, 1))
+    max_batch: int = option(AntibodyDataConfig.max_batch, "most sequences per forward pass", range=(1, 65_536))
+    seed: int = seed()
+
+
+@dataclass
+class HeldOutOptions(ChainOptions):
+    """``eval-estimator antibody``: chains of the held-out rows."""
+
+    rows: str = option(EVAL_ROWS, "antibodies to evaluate on, 1-based A-B (default: the held-out rows, never in "
+                       "the shipped estimator's training data)")
+
+
 class AntibodyStates:
     """The antibody state source of estimator data (``Domain.states``); see the module docstring."""
 
@@ -92,15 +120,7 @@ class AntibodyStates:
         self.chains = select_rows(read_file(cfg.csv), cfg.rows)
         self.width = max(c.length for c in self.chains)
 
-    @staticmethod
-    def add_arguments(p) -> None:
-        d = AntibodyDataConfig()
-        p.add_argument("--csv", type=Path, default=DEFAULT_CSV, help="CSV (name,vh,vl) or FASTA file of antibodies")
-        p.add_argument("--rows", default=d.rows, help="antibodies used, 1-based A-B (default: the training rows)")
-        for name in ("states", "shard_size", "max_masked", "max_batch", "seed"):
-            p.add_argument(f"--{name.replace('_', '-')}", type=int, default=getattr(d, name))
-        p.add_argument("--eps", type=float, default=d.eps, help="probe pruning threshold (0 = no pruning)")
-        p.add_argument("--mix", default=",".join(f"{w:g}" for w in d.mix), help=f"weights of {','.join(SOURCES)}")
+    data_options = DataOptions
 
     @staticmethod
     def config_from_args(args) -> AntibodyDataConfig:
@@ -129,14 +149,7 @@ class AntibodyStates:
         return out, kinds
 
     # -- held-out states (``eval-estimator antibody``) --------------------------------------------------
-    @staticmethod
-    def add_eval_arguments(p) -> None:
-        d = AntibodyDataConfig()
-        p.add_argument("--csv", type=Path, default=DEFAULT_CSV, help="CSV (name,vh,vl) or FASTA file of antibodies")
-        p.add_argument("--rows", default=EVAL_ROWS, help="antibodies to evaluate on, 1-based A-B (default: the "
-                       "held-out rows, never in the shipped estimator's training data)")
-        p.add_argument("--max-masked", type=int, default=d.max_masked)
-        p.add_argument("--mix", default=",".join(f"{w:g}" for w in d.mix), help=f"weights of {','.join(SOURCES)}")
+    eval_options = HeldOutOptions
 
     @staticmethod
     def held_out(args) -> AntibodyStates:

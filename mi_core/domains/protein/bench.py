@@ -12,20 +12,21 @@ from the reference set, and diversity (mean pairwise identity, unique fraction);
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from mi_core.bench.decode import Generation, decode_all
+from mi_core.bench.decode import Generation, RunName, decode_all
 from mi_core.bench.decode import evaluate as evaluate_decode
 from mi_core.bench.report import frontier_text, markdown_table, update_section
 from mi_core.bench.sweep import commands_text, n_text
 from mi_core.domains.protein import MASK_ID, ProteinRecord, detokenize, read_fasta, split_records
 from mi_core.domains.protein.metrics import CompositionMetric
 from mi_core.io import display_path
-from mi_core.options import parse_lengths
+from mi_core.options import option, parse_lengths
 
 REFERENCE_SPLITS = ("reference", "val", "train", "all")
 
@@ -90,6 +91,18 @@ def generate(model, targets, strategy, *, temperature: float = 1.0, seed: int = 
                       batch_size=batch_size, device=device, bf16=bf16, progress=progress, seeding="per batch")
 
 
+@dataclass
+class GenerationInput:
+    samples: int = option(100, "how many sequences to generate", range=(1, 1_000_000))
+    lengths: str = option("50-100", "N or LO-HI: lengths drawn uniformly (seeded) from this range")
+    reference: Path = option(None, "FASTA file; read with the strict rule (non-standard letters skipped)",
+                             required=True)
+    reference_split: str = option("reference", "which seeded split of the FASTA is the reference (default: the "
+                                  "held-out 'reference' split)", choices=REFERENCE_SPLITS)
+    limit_reference: int | None = option(None, "use the first N reference sequences", range=(1, 10_000_000))
+    model: str = option("auto", "auto (ESM-C when its weights are here, else the MDM), esmc, mdm or a weights path")
+
+
 class GeneratedSequences:
     """Benchmark inputs of proteins (``Domain.bench_inputs``): all-mask sequences of lengths drawn (seeded) from
     ``--lengths``, generated at temperature 1 and measured against a reference set (:class:`CompositionMetric`);
@@ -101,16 +114,8 @@ class GeneratedSequences:
                   "mask_predict", "mi:gamma=1,2,4;lam=1", "random:steps=10"]
 
     @staticmethod
-    def add_arguments(p, domain, sweep: bool = False) -> None:
-        p.add_argument("--samples", type=int, default=100, help="how many sequences to generate")
-        p.add_argument("--lengths", default="50-100", help="N or LO-HI: lengths drawn uniformly (seeded) from this range")
-        p.add_argument("--reference", required=True, type=Path, help="FASTA file; read with the strict rule (non-standard letters skipped)")
-        p.add_argument("--reference-split", default="reference", choices=REFERENCE_SPLITS,
-                       help="which seeded split of the FASTA is the reference (default: the held-out 'reference' split)")
-        p.add_argument("--limit-reference", type=int, default=None, help="use the first N reference sequences")
-        if sweep:
-            p.add_argument("--name", default=None, help="name of the run in the report (default: FASTA stem)")
-        p.add_argument("--model", default="auto", help="auto (ESM-C when its weights are here, else the MDM), esmc, mdm or a weights path")
+    def options(domain, sweep: bool = False) -> list:
+        return [GenerationInput, *([RunName] if sweep else [])]
 
     def __init__(self, domain, args):
         lengths = draw_lengths(args.samples, *parse_lengths(args.lengths), args.seed)

@@ -10,6 +10,7 @@ mean passes are <= T.
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +24,7 @@ from mi_core.domains.protein.bench import draw_lengths, parse_lengths, reference
 from mi_core.domains.protein.bench import evaluate as protein_evaluate
 from mi_core.io import atomic_write_json, atomic_write_text
 from mi_core.models.loading import load_model_described
+from mi_core.options import option
 
 PROTEIN_GAMMAS = (8.0, 16.0, 32.0, 64.0)
 PROTEIN_SAMPLERS = ("random", "top_prob", "top_margin")
@@ -89,13 +91,19 @@ def protein_report(summary: list[dict], budgets: list[int]) -> str:
     return "\n".join(out)
 
 
-def add_arguments(p) -> None:
-    p.add_argument("--reference", type=Path, help="FASTA; its reference split is the target set")
-    p.add_argument("--samples", type=int, default=300, help="sequences per seed")
-    p.add_argument("--lengths", default="50-100", help="LO-HI lengths")
-    p.add_argument("--estimator", type=Path, default=None, help="MI estimator for mi (default: the "
-                   "shipped one when it was trained on --model)")
-    p.add_argument("--seeds", default="0,1", help="seeds (each draws its own lengths and samples)")
+@dataclass
+class ProteinOrderBench:
+    """``bench-order protein``: generated sequences against the reference split."""
+
+    reference: Path | None = option(None, "FASTA; its reference split is the target set")
+    samples: int = option(300, "sequences per seed", range=(1, 1_000_000))
+    lengths: str = option("50-100", "LO-HI lengths")
+    estimator: Path | None = option(None, "MI estimator for mi (default: the shipped one when it was trained on "
+                                    "--model)")
+    seeds: str = option("0,1", "seeds (each draws its own lengths and samples)")
+
+
+options = ProteinOrderBench
 
 
 def run_bench(args, domain) -> int:

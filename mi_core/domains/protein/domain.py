@@ -34,5 +34,6 @@ PROTEIN = ProteinDomain(
     probe_fallback=True, model_loader=load_protein, states=ProteinStates, metric=CompositionMetric,
     order_task=order, trainer=ProteinTask, bench_inputs=GeneratedSequences, order_bench=bench_order,
     probe_command=probe,
-    commands=(Command("generate", generate.main, "sample sequences from a model: generate protein --length 80 ..."),),
+    commands=(Command("generate", "sample sequences from a model: generate protein --length 80 ...", generate.main,
+                      lambda domain: generate.OPTIONS_OF_DOMAIN),),
 )

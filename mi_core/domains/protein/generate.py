@@ -7,7 +7,7 @@ kept. Temperature defaults to 1.0: at 0 (argmax) every sample from the same star
 
 from __future__ import annotations
 
-import argparse
+from dataclasses import dataclass
 from pathlib import Path
 
 from mi_core.bench.decode import with_estimator
@@ -18,25 +18,24 @@ from mi_core.domains.protein import MASK_ID, detokenize, tokenize
 from mi_core.domains.protein import bench as protein_bench
 from mi_core.io import atomic_write_text, check_output
 from mi_core.models.loading import load_model_described
-from mi_core.options import ArgumentParser, add_force, parse_sets
+from mi_core.options import Device, Force, option, parse_sets, seed
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = ArgumentParser(prog="python -m mi_core generate", description=__doc__)
-    p.add_argument("domain", choices=["protein"])
-    what = p.add_mutually_exclusive_group(required=True)
-    what.add_argument("--length", type=int, help="generate from all-mask sequences of this length")
-    what.add_argument("--template", help='fill the "_" / "X" positions of this sequence, e.g. "MKT__A___"')
-    p.add_argument("--n", type=int, default=4, help="how many sequences")
-    p.add_argument("--sampler", default="sequential", help="a registered decoding strategy")
-    p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE", help="strategy parameter")
-    p.add_argument("--temperature", type=float, default=1.0)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--model", default="auto", help="auto (ESM-C when its weights are here, else the MDM), esmc, mdm or a weights path")
-    p.add_argument("--device", default="auto")
-    p.add_argument("--fasta", type=Path, default=None, help="also write the FASTA here")
-    add_force(p)
-    return p
+@dataclass
+class GenerateOptions:
+    length: int | None = option(None, "generate from all-mask sequences of this length", range=(1, 100_000),
+                                group="what", required=True)
+    template: str | None = option(None, 'fill the "_" / "X" positions of this sequence, e.g. "MKT__A___"', group="what")
+    n: int = option(4, "how many sequences", range=(1, 10_000))
+    sampler: str = option("sequential", "a registered decoding strategy")
+    sets: list[str] = option([], "strategy parameter (repeat)", flags=("--set",), many=True, metavar="KEY=VALUE")
+    temperature: float = option(1.0, "0 = argmax values; 1 samples from the model", range=(0, 100))
+    seed: int = seed()
+    model: str = option("auto", "auto (ESM-C when its weights are here, else the MDM), esmc, mdm or a weights path")
+    fasta: Path | None = option(None, "also write the FASTA here")
+
+
+OPTIONS_OF_DOMAIN = [GenerateOptions, Device, Force]
 
 
 def to_fasta(sequences, passes: list[int], label: str) -> str:
@@ -45,8 +44,7 @@ def to_fasta(sequences, passes: list[int], label: str) -> str:
                    for i, (s, p) in enumerate(zip(sequences, passes)))
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def main(args) -> int:
     check_output(args.fasta, args.force, "--fasta")
     params = parse_sets(args.sets)
     strategy = make_strategy(args.sampler, **params)
@@ -57,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
         targets = [template] * args.n
     else:
         targets = [args.length] * args.n
-    device = pick_device(args.device)
+    device = pick_device(args.device, args.threads)
     domain = get_domain("protein")
     model, description = load_model_described(args.model, device, domain)
     length = args.length if args.template is None else len(targets[0])

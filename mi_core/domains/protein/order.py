@@ -15,6 +15,7 @@ quality (JSD to the reference) is measured afterwards by ``bench-order protein``
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +23,7 @@ import torch
 
 from mi_core.domains.protein import MASK_ID, ProteinRecord, read_fasta, split_records
 from mi_core.domains.protein.mdm import load_protein_mdm, save_protein_mdm
-from mi_core.options import parse_lengths
+from mi_core.options import option, parse_lengths
 from mi_core.order.elbo import margin_choice, schedule_loglik, selector_choice
 from mi_core.order.loop import OrderTrainConfig, make_validator, run_logged
 
@@ -92,11 +93,17 @@ def make_validate(model, groups: list[torch.Tensor], budgets: tuple[int, ...], b
                           lambda t: score(margin_choice, t)[0], frozen)
 
 
-def add_arguments(p) -> None:
-    p.add_argument("--fasta", type=Path, default=Path("../shared/data/protein/cath-dataset-nonredundant-S40.fa"),
-                   help="FASTA read with the strict rule; training windows from its train split, validation from val")
-    p.add_argument("--lengths", default="50-100", help="LO-HI: window lengths drawn per batch")
-    p.add_argument("--eval-per-length", type=int, default=16, help="validation windows per length (4 lengths)")
+@dataclass
+class OrderData:
+    """``train-order protein``: the windows it trains and validates on."""
+
+    fasta: Path = option(Path("../shared/data/protein/cath-dataset-nonredundant-S40.fa"), "FASTA read with the "
+                         "strict rule; training windows from its train split, validation from val")
+    lengths: str = option("50-100", "LO-HI: window lengths drawn per batch")
+    eval_per_length: int = option(16, "validation windows per length (4 lengths)", range=(1, 10_000_000))
+
+
+options = OrderData
 
 
 def run(args, cfg: OrderTrainConfig, model_path: Path, out: Path, log_path: Path, device) -> None:

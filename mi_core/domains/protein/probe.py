@@ -7,32 +7,38 @@ probe costs ``1 + 20 * masked`` forward passes.
 
 from __future__ import annotations
 
-import argparse
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from mi_core.commands.probe import common_options, run_probe, summary
+from mi_core.commands.probe import COMMON, ProbeOptions, run_probe, summary
 from mi_core.device import pick_device
 from mi_core.domain import Domain
 from mi_core.domains import protein
 from mi_core.io import atomic_write_json, display_path
+from mi_core.options import option, seed
 
 
-def add_arguments(parser: argparse.ArgumentParser, domain: Domain) -> None:
-    parser.description = "Exact pairwise conditional MI between the masked residues of one protein."
-    source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--sequence", help="amino-acid letters; '_' or X marks a masked residue")
-    source.add_argument("--fasta", type=Path, help="a FASTA file (see --record)")
-    parser.add_argument("--record", type=int, default=None, help="which FASTA record to probe, 1-based (default 1)")
-    parser.add_argument("--mask-positions", default=None, help="1-based residues to mask, e.g. 5,9-20")
-    parser.add_argument("--mask-rate", type=float, default=0.0, help="also mask this fraction of the other residues")
-    parser.add_argument("--seed", type=int, default=0, help="seed of --mask-rate")
-    parser.add_argument("--model", default="auto", help="auto (ESM-C when its weights are here, else the MDM), "
-                        "esmc, mdm, or a path (.safetensors MDM, .pth ESM-C)")
-    common_options(parser, 128)
+@dataclass
+class SequenceProbe:
+    """``probe protein``'s input: one sequence or a FASTA record, and the residues to mask."""
+
+    sequence: str | None = option(None, "amino-acid letters; '_' or X marks a masked residue", group="source",
+                                  required=True)
+    fasta: Path | None = option(None, "a FASTA file (see --record)", group="source")
+    record: int | None = option(None, "which FASTA record to probe, 1-based (default 1)", range=(1, 10_000_000))
+    mask_positions: str | None = option(None, "1-based residues to mask, e.g. 5,9-20")
+    mask_rate: float = option(0.0, "also mask this fraction of the other residues", range=(0, 1))
+    seed: int = seed("seed of --mask-rate")
+    model: str = option("auto", "auto (ESM-C when its weights are here, else the MDM), esmc, mdm, or a path "
+                        "(.safetensors MDM, .pth ESM-C)")
+
+
+def options(domain: Domain) -> list:
+    return [SequenceProbe, (ProbeOptions, {"max_batch": 128}), *COMMON[1:]]
 
 
 def parse_positions(spec: str, length: int) -> list[int]:
@@ -88,7 +94,7 @@ def run(args, domain: Domain) -> int:
     from mi_core.domains.protein.model import load_protein_model
 
     name, tokens = protein_state(args)
-    device = pick_device(args.device)
+    device = pick_device(args.device, args.threads)
     model, info = load_protein_model(args.model, device)
     if len(tokens) > model.max_len:
         raise ValueError(f"{name}: {len(tokens)} residues, longer than the {model.max_len} the {info.kind} model takes")

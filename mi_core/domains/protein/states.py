@@ -14,8 +14,9 @@ import numpy as np
 import torch
 
 from mi_core.decoding import decode, make_strategy
+from mi_core.domain import ensure_masked, parse_mix
 from mi_core.domains.protein import MASK_ID, read_fasta, split_records
-from mi_core.domains.sudoku.states import ensure_masked, parse_mix
+from mi_core.options import option, seed
 
 SOURCES = ("uniform", "decode_all_masked", "decode_partial")
 
@@ -113,6 +114,33 @@ def draw_state(model, pool: list[np.ndarray], cfg: ProteinDataConfig, rng: np.ra
     return tokens.astype(np.int64), source
 
 
+@dataclass
+class WindowOptions:
+    min_len: int = option(ProteinDataConfig.min_len, "shortest window", range=(1, 100_000))
+    max_len: int = option(ProteinDataConfig.max_len, "longest window (the shards' width)", range=(1, 100_000))
+    min_masked: int = option(ProteinDataConfig.min_masked, "fewest masked residues a state keeps", range=(1, 100_000))
+    mix: str = option(",".join(f"{w:g}" for w in ProteinDataConfig.mix), f"weights of {','.join(SOURCES)}")
+
+
+@dataclass
+class DataOptions(WindowOptions):
+    """``make-estimator-data protein``: the windows probed, and how."""
+
+    fasta: Path = option(DEFAULT_FASTA, "FASTA file; states come from its train split")
+    states: int = option(ProteinDataConfig.states, "states to probe", range=(1, 1_000_000))
+    shard_size: int = option(ProteinDataConfig.shard_size, "states per shard file", range=(1, 1_000_000))
+    eps: float = option(ProteinDataConfig.eps, "probe pruning threshold (0 = no pruning)", range=(0, 1))
+    max_batch: int = option(ProteinDataConfig.max_batch, "most sequences per forward pass", range=(1, 65_536))
+    seed: int = seed()
+
+
+@dataclass
+class HeldOutOptions(WindowOptions):
+    """``eval-estimator protein``: windows of the FASTA file's val split."""
+
+    fasta: Path = option(DEFAULT_FASTA, "states come from its val split, never train")
+
+
 class ProteinStates:
     """The protein state source of estimator data: windows of the FASTA file's ``train`` split (evaluation
     draws from ``val``), padded to ``max_len`` in the shards."""
@@ -125,14 +153,7 @@ class ProteinStates:
         self.width = cfg.max_len
         self._pool = None
 
-    @staticmethod
-    def add_arguments(p) -> None:
-        d = ProteinDataConfig()
-        p.add_argument("--fasta", type=Path, default=DEFAULT_FASTA, help="FASTA file; states come from its train split")
-        for name in ("states", "shard_size", "min_len", "max_len", "min_masked", "max_batch", "seed"):
-            p.add_argument(f"--{name.replace('_', '-')}", type=int, default=getattr(d, name))
-        p.add_argument("--eps", type=float, default=d.eps, help="probe pruning threshold (0 = no pruning)")
-        p.add_argument("--mix", default=",".join(f"{w:g}" for w in d.mix), help=f"weights of {','.join(SOURCES)}")
+    data_options = DataOptions
 
     @staticmethod
     def config_from_args(args) -> ProteinDataConfig:
@@ -160,13 +181,7 @@ class ProteinStates:
     # -- held-out states (``eval-estimator protein``) ---------------------------------------------------
     eval_defaults = {"states": 40, "threshold": 1e-3, "max_batch": ProteinDataConfig.max_batch}
 
-    @staticmethod
-    def add_eval_arguments(p) -> None:
-        d = ProteinDataConfig()
-        p.add_argument("--fasta", type=Path, default=DEFAULT_FASTA, help="states come from its val split, never train")
-        for name in ("min_len", "max_len", "min_masked"):
-            p.add_argument(f"--{name.replace('_', '-')}", type=int, default=getattr(d, name))
-        p.add_argument("--mix", default=",".join(f"{w:g}" for w in d.mix), help=f"weights of {','.join(SOURCES)}")
+    eval_options = HeldOutOptions
 
     @staticmethod
     def held_out(args) -> ProteinStates:

@@ -12,8 +12,8 @@ Writes a JSON list of rows and a Markdown report (per-level accuracies, the pass
 
 from __future__ import annotations
 
-import argparse
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 from mi_core.bench.order import matched, parse_ints, strategy_for
@@ -24,6 +24,7 @@ from mi_core.domains.sudoku import read_puzzles
 from mi_core.domains.sudoku.bench import evaluate, with_default_estimator
 from mi_core.domains.sudoku.mdm import load_sudoku_mdm
 from mi_core.io import atomic_write_json, atomic_write_text
+from mi_core.options import option
 
 GAMMAS = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 4.0, 8.0)
 KNOWN_LEVELS = ["Beginner", "Easy", "Medium", "Hard", "Expert"]
@@ -97,16 +98,22 @@ def report(rows: list[dict], budgets: list[int], levels: list[str]) -> str:
     return "\n".join(out)
 
 
-def add_arguments(p) -> None:
-    p.add_argument("--puzzles", type=Path, help="puzzle file")
-    p.add_argument("--per-level", type=int, default=100, help="puzzles per level")
-    p.add_argument("--paced-threshold", type=float, default=0.9, help="threshold of learned's paced "
-                   "mode (0.9: chosen on puzzles 101-200 of each Kaggle level, not the benchmark's first 100)")
-    p.add_argument("--learned-mi-gammas", default=",".join(f"{t}:{g:g}" for t, g in LEARNED_MI_GAMMAS.items()),
-                   help="T:GAMMA budgets of learned_mi (the selector's risk plus MI; default chosen on "
-                   "puzzles 101-200 of each level); empty: skip it")
-    p.add_argument("--bf16", action=argparse.BooleanOptionalAction, default=True,
-                   help="bf16 autocast for the model passes (default; --no-bf16 on CPUs without native bf16)")
+@dataclass
+class SudokuOrderBench:
+    """``bench-order sudoku``: puzzles per level of a graded file."""
+
+    puzzles: Path | None = option(None, "puzzle file")
+    per_level: int = option(100, "puzzles per level", range=(1, 1_000_000))
+    paced_threshold: float = option(0.9, "threshold of learned's paced mode (0.9: chosen on puzzles 101-200 of "
+                                    "each Kaggle level, not the benchmark's first 100)", range=(0, 1))
+    learned_mi_gammas: str = option(",".join(f"{t}:{g:g}" for t, g in LEARNED_MI_GAMMAS.items()),
+                                    "T:GAMMA budgets of learned_mi (the selector's risk plus MI; default chosen on "
+                                    "puzzles 101-200 of each level); empty: skip it")
+    bf16: bool = option(True, "bf16 autocast for the model passes (default; --no-bf16 on CPUs without native bf16)",
+                        negatable=True)
+
+
+options = SudokuOrderBench
 
 
 def budget_rows(model, records, args, t: int, mi_gammas: dict) -> list[dict]:

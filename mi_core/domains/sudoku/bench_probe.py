@@ -10,11 +10,11 @@ replaces the section between the markers below in ``--markdown`` (default ``BENC
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import platform
 import random
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -26,7 +26,7 @@ from mi_core.domains.sudoku import MASK_ID, geometry_for_length
 from mi_core.domains.sudoku.generator import random_grid
 from mi_core.io import atomic_write_json, check_output
 from mi_core.mi.probe import probe, probe_many
-from mi_core.options import ArgumentParser, add_force
+from mi_core.options import Device, Force, float_list, int_list, option, seed
 
 TIMING = "an untimed warm-up probe first; the device is synchronized before each clock reading"
 SECTION = "bench-probe"  # BENCHMARKS.md section, between <!-- bench-probe:start/end --> markers
@@ -122,7 +122,7 @@ def summarise(masked: int, rows: list[dict], peak: float, many: dict | None = No
     return out
 
 
-def run_benchmark(model, device: torch.device, cfg: argparse.Namespace, progress=print) -> dict:
+def run_benchmark(model, device: torch.device, cfg, progress=print) -> dict:
     """The whole benchmark as a JSON-ready dict (see the module docstring).
 
     The peak is the best forward throughput of the sweep and of re-measurements at the best batch size
@@ -197,45 +197,38 @@ def markdown(res: dict) -> str:
     return "\n".join(lines)
 
 
-def float_list(text: str) -> list[float]:
-    return [float(x) for x in text.split(",") if x.strip()]
+@dataclass
+class ProbeBenchOptions:
+    """Forward throughput, the exact probe's speed, pruning and bf16."""
+
+    model: str | None = option(None, "Sudoku MDM weights (default: the shipped one)")
+    masked: list[int] = option([20, 40, 60], "masked cells per state, comma-separated", parse=int_list,
+                               range=(1, 81))
+    states: int = option(3, "states per masked count", range=(1, 1_000_000))
+    eps: list[float] = option([1e-4, 1e-3], "pruning thresholds, comma-separated", parse=float_list, range=(0, 1))
+    batch_sizes: list[int] = option([16, 64, 128, 256, 512, 1024], "throughput sweep", parse=int_list,
+                                    range=(1, 65_536))
+    max_batch: int = option(0, "probe batch size (0: the sweep's best)", range=(0, 65_536))
+    min_seconds: float = option(0.5, "timing window per sweep point", range=(0, 86_400))
+    bf16: bool = option(True, "skip the bf16 comparison", flags=("--no-bf16",))
+    seed: int = seed()
+    json: Path | None = option(None, "write the results here")
+    markdown: Path | None = option(None, "update this result's section in this file (e.g. BENCHMARKS.md; default: "
+                                   "none)")
+    write_markdown: bool = option(True, "write no section (the default)", flags=("--no-markdown",))
 
 
-def int_list(text: str) -> list[int]:
-    return [int(x) for x in text.split(",") if x.strip()]
+OPTIONS = (ProbeBenchOptions, Device, Force)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = ArgumentParser(prog="python -m mi_core bench-probe",
-                                description="Forward throughput, the exact probe's speed, pruning and bf16.")
-    p.add_argument("--model", default=get_domain("sudoku9").default_file("model"), help="Sudoku MDM weights")
-    p.add_argument("--device", default="auto")
-    p.add_argument("--masked", type=int_list, default=[20, 40, 60], help="masked cells per state, comma-separated")
-    p.add_argument("--states", type=int, default=3, help="states per masked count")
-    p.add_argument("--eps", type=float_list, default=[1e-4, 1e-3], help="pruning thresholds, comma-separated")
-    p.add_argument("--batch-sizes", type=int_list, default=[16, 64, 128, 256, 512, 1024], help="throughput sweep")
-    p.add_argument("--max-batch", type=int, default=0, bounds=(0, 65_536), help="probe batch size (0: the sweep's best)")
-    p.add_argument("--min-seconds", type=float, default=0.5, help="timing window per sweep point")
-    p.add_argument("--no-bf16", dest="bf16", action="store_false", help="skip the bf16 comparison")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
-    p.add_argument("--json", type=Path, default=None, help="write the results here")
-    p.add_argument("--markdown", type=Path, default=None,
-                   help="update this result's section in this file (e.g. BENCHMARKS.md; default: none)")
-    p.add_argument("--no-markdown", dest="write_markdown", action="store_false", help="write no section (the default)")
-    add_force(p)
-    return p
-
-
-def main(argv: list[str] | None = None) -> int:
-    cfg = build_parser().parse_args(argv)
+def main(cfg) -> int:
     check_output(cfg.json, cfg.force)
-    if cfg.states < 1 or not cfg.masked or not cfg.batch_sizes or min(cfg.batch_sizes) < 1:
-        raise ValueError("--states, --masked and --batch-sizes need at least one positive value")
+    if not cfg.masked or not cfg.batch_sizes:
+        raise ValueError("--masked and --batch-sizes need at least one value")
     from mi_core.domains.sudoku.mdm import load_sudoku_mdm
 
     device = pick_device(cfg.device, cfg.threads)
-    model = load_sudoku_mdm(cfg.model, device)
+    model = load_sudoku_mdm(cfg.model or get_domain("sudoku9").default_file("model"), device)
     res = run_benchmark(model, device, cfg)
     if cfg.json is not None:
         atomic_write_json(cfg.json, res)

@@ -19,12 +19,11 @@ FILE`` that section of FILE.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import json
 import shlex
-import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -34,12 +33,11 @@ from mi_core.bench.report import markdown_table, update_section
 from mi_core.bench.sweep import parse_grid_spec
 from mi_core.decoding import decode, make_strategy
 from mi_core.device import pick_device, warn_if_slow_bf16
-from mi_core.domain import get_domain
 from mi_core.domains.sudoku import SUDOKU9, parse_grid, read_puzzles
 from mi_core.domains.sudoku.bench import solutions_for, with_default_estimator
 from mi_core.domains.sudoku.mdm import load_sudoku_mdm
 from mi_core.io import atomic_write_json, check_output, display_path
-from mi_core.options import ArgumentParser, add_force
+from mi_core.options import Device, Force, option
 
 CLASSES = ("alone", "with_dependent", "with_independent")
 
@@ -98,24 +96,26 @@ def parse_sampler(text: str):
     return text, with_default_estimator(make_strategy(name, **params))
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = ArgumentParser(prog="python -m mi_core diagnose sudoku", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("domain", choices=["sudoku"])
-    parser.add_argument("--puzzles", type=Path, required=True)
-    parser.add_argument("--level", default=None, help="keep one difficulty level of a graded CSV")
-    parser.add_argument("--limit", type=int, default=200)
-    parser.add_argument("--model", type=Path, default=Path(get_domain("sudoku9").default_file("model")))
-    parser.add_argument("--sampler", action="append", required=True,
-                        help="sampler to diagnose, e.g. 'mi:gamma=0.3;lam=1' or 'eb:gamma=0.2' (repeat)")
-    parser.add_argument("--bf16", action="store_true")
-    parser.add_argument("--threads", type=int, default=0)
-    parser.add_argument("--device", default="auto", help="auto (CUDA when present), cpu or cuda")
-    parser.add_argument("--json", type=Path, required=True)
-    parser.add_argument("--section", default=None, help="write a section of this name into --markdown")
-    parser.add_argument("--markdown", type=Path, default=None, help="the file --section goes to (e.g. BENCHMARKS.md)")
-    add_force(parser)
-    args = parser.parse_args(argv)
+@dataclass
+class DiagnoseOptions:
+    puzzles: Path = option(None, "puzzle file (.txt or .csv)", required=True)
+    level: str | None = option(None, "keep one difficulty level of a graded CSV")
+    limit: int = option(200, "use the first N puzzles", range=(1, 10_000_000))
+    model: Path | None = option(None, "Sudoku MDM weights (default: the shipped one)",
+                               default_for=lambda d: d.default_file("model"))
+    sampler: list[str] = option(None, "sampler to diagnose, e.g. 'mi:gamma=0.3;lam=1' or 'eb:gamma=0.2' (repeat)",
+                                many=True, required=True)
+    bf16: bool = option(False, "bf16 autocast for the model passes")
+    json: Path = option(None, "write the results here", required=True)
+    section: str | None = option(None, "write a section of this name into --markdown")
+    markdown: Path | None = option(None, "the file --section goes to (e.g. BENCHMARKS.md)")
+
+
+def options(domain) -> list:
+    return [DiagnoseOptions, Device, Force]
+
+
+def main(args) -> int:
     check_output(args.json, args.force)
     if args.section and args.markdown is None:
         raise ValueError("--section needs --markdown FILE (the file its section goes to)")
@@ -150,6 +150,6 @@ def main(argv: list[str] | None = None) -> int:
                    ("lost", "lost / gained vs sequential"),
                    ("lost_classes", "lost puzzles: first error alone / with dependent / with independent (clash)"),
                    ("all_classes", "all failures: alone / with dependent / with independent (clash)")]
-        command = "python -m mi_core diagnose " + " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))
+        command = "python -m mi_core diagnose " + " ".join(shlex.quote(a) for a in args.argv)
         update_section(args.section, f"`{command}`\n\n{markdown_table(table, columns)}", args.markdown)
     return 0

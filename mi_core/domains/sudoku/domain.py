@@ -34,8 +34,11 @@ SUDOKU = GridDomain(
     model_loader=load_sudoku, states=SudokuStates, metric=SolvedMetric, order_task=order, trainer=SudokuTask,
     order_bench=bench_order,
     commands=(
-        Command("bench-suite", suite.main, "sequential and top-k on the shared puzzle sets, into BENCHMARKS.md"),
-        Command("diagnose", diagnose.main, "why a parallel sampler fails where sequential succeeds: diagnose sudoku ..."),
-        Command("bench-probe", bench_probe.main, "measure forward throughput and the exact probe's speed"),
+        Command("bench-suite", "sequential and top-k on the shared puzzle sets, into BENCHMARKS.md", suite.main,
+                suite.options),
+        Command("diagnose", "why a parallel sampler fails where sequential succeeds: diagnose sudoku ...",
+                diagnose.main, diagnose.options),
+        Command("bench-probe", "measure forward throughput and the exact probe's speed", bench_probe.main,
+                OPTIONS=bench_probe.OPTIONS),
     ),
 )

@@ -27,6 +27,7 @@ from torch import nn
 from mi_core.domains.sudoku import MASK_ID, Geometry
 from mi_core.models.base import MaskedLM, MDMOutput, load_checked, masked_ce, save_model  # noqa: F401  (masked_ce re-exported)
 from mi_core.models.transformer import Block, init_weights
+from mi_core.options import option
 
 ATTENTION = ("full", "peer", "peer_bias")
 PEER_GAIN_LR_SCALE = 30.0  # the peer bias learns at 30x the rate: from 0 to a few units within a few hundred steps
@@ -34,15 +35,15 @@ PEER_GAIN_LR_SCALE = 30.0  # the peer bias learns at 30x the rate: from 0 to a f
 
 @dataclass(frozen=True)
 class SudokuMDMConfig:
-    box: int = 3
-    d_model: int = 128
-    n_layers: int = 6
-    n_heads: int = 4
-    d_ff: int = 512
-    dropout: float = 0.0
-    loops: int = 1  # the block stack applied this many times with tied weights (a looped transformer)
-    attention: str = "full"  # "full", "peer" (masked to the 20 peers + self) or "peer_bias" (full + a learned peer bias)
-    inject: bool = False  # add the input embedding back before every iteration after the first
+    box: int = option(3, range=(2, 3))
+    d_model: int = option(128, range=(1, 8192))
+    n_layers: int = option(6, range=(1, 256))
+    n_heads: int = option(4, range=(1, 256))
+    d_ff: int = option(512, range=(1, 65536))
+    dropout: float = option(0.0, range=(0, 0.99))
+    loops: int = option(1, "the block stack applied this many times with tied weights (a looped transformer)", range=(1, 64))
+    attention: str = option("full", '"full", "peer" (masked to the 20 peers + self) or "peer_bias" (full + a learned peer bias)')
+    inject: bool = option(False, "add the input embedding back before every iteration after the first", negatable=True)
 
     def __post_init__(self):
         if self.attention not in ATTENTION:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +14,7 @@ from mi_core.decoding import decode_final, make_strategy
 from mi_core.domains.sudoku.generator import random_transform
 from mi_core.domains.sudoku.mdm import load_sudoku_mdm, save_sudoku_mdm
 from mi_core.domains.sudoku.pool import build_pool
+from mi_core.options import option
 from mi_core.order.loop import OrderTrainConfig, make_validator, run_logged
 
 TRAIN_SEED, EVAL_SEED = 30_000, 20_000  # away from the MDM's own pools (seeds 0, 1 and 10,000)
@@ -56,9 +58,15 @@ def make_validate(model, pairs: np.ndarray, budgets: tuple[int, ...], bf16: bool
                           lambda t: score(make_strategy("top_margin", steps=t))[0], frozen)
 
 
-def add_arguments(p) -> None:
-    p.add_argument("--puzzle-pool", type=int, default=2000, help="training puzzles generated")
-    p.add_argument("--eval-puzzles", type=int, default=100)
+@dataclass
+class OrderData:
+    """``train-order sudoku``: the generated puzzles it trains and validates on."""
+
+    puzzle_pool: int = option(2000, "training puzzles generated", range=(1, 100_000_000))
+    eval_puzzles: int = option(100, "validation puzzles generated", range=(1, 10_000_000))
+
+
+options = OrderData
 
 
 def run(args, cfg: OrderTrainConfig, model_path: Path, out: Path, log_path: Path, device) -> None:

@@ -14,22 +14,12 @@ import numpy as np
 import torch
 
 from mi_core.decoding import decode, make_strategy
+from mi_core.domain import ensure_masked, parse_mix
 from mi_core.domains.sudoku import MASK_ID, parse_grid, read_puzzles, solutions_for
 from mi_core.domains.sudoku.generator import random_transform
+from mi_core.options import option, seed
 
 SOURCES = ("uniform", "puzzle", "decode")
-
-
-def parse_mix(text: str, sources: tuple[str, ...] = SOURCES) -> tuple[float, ...]:
-    """``"0.4,0.2,0.4"`` -> the three weights of ``sources`` (by default Sudoku's uniform, puzzle, decode);
-    ValueError naming the sources on anything else."""
-    try:
-        values = tuple(float(p) for p in text.split(","))
-    except ValueError:
-        values = ()
-    if len(values) != 3:
-        raise ValueError(f"--mix expects three numbers '{','.join(sources)}', got {text!r}")
-    return values
 
 
 @dataclass(frozen=True)
@@ -54,16 +44,7 @@ class StateMix:
     @classmethod
     def parse(cls, text: str) -> StateMix:
         """``"0.4,0.2,0.4"`` (uniform, puzzle, decode) -> StateMix; ValueError on anything else."""
-        return cls(*parse_mix(text))
-
-
-def ensure_masked(mask: np.ndarray, minimum: int, rng: np.random.Generator) -> np.ndarray:
-    """``(N,)`` bool mask with extra random cells masked until at least ``minimum`` are."""
-    mask = mask.copy()
-    short = minimum - int(mask.sum())
-    if short > 0:
-        mask[rng.choice(np.flatnonzero(~mask), size=short, replace=False)] = True
-    return mask
+        return cls(*parse_mix(text, SOURCES))
 
 
 def uniform_state(solution: np.ndarray, rng: np.random.Generator, minimum: int) -> np.ndarray:
@@ -144,6 +125,28 @@ class DataConfig:
         return -(-self.states // self.shard_size)
 
 
+@dataclass
+class DataOptions:
+    """``make-estimator-data sudoku``: the states probed, and how."""
+
+    states: int = option(DataConfig.states, "states to probe", range=(1, 1_000_000))
+    shard_size: int = option(DataConfig.shard_size, "states per shard file", range=(1, 1_000_000))
+    pool: int = option(DataConfig.pool, "generated puzzles to draw states from", range=(1, 100_000_000))
+    eps: float = option(DataConfig.eps, "probe pruning threshold (0 = no pruning)", range=(0, 1))
+    max_batch: int = option(DataConfig.max_batch, "most sequences per forward pass", range=(1, 65_536))
+    mix: str = option(StateMix().as_text(), "weights of uniform,puzzle,decode states")
+    seed: int = seed()
+
+
+@dataclass
+class HeldOutOptions:
+    """``eval-estimator sudoku``: where the held-out states come from."""
+
+    puzzles: Path = option(None, "held-out puzzles (.txt or .csv); never training data", required=True)
+    limit: int | None = option(None, "draw from the first N puzzles only", range=(1, 10_000_000))
+    mix: str = option(StateMix().as_text(), "weights of uniform,puzzle,decode states")
+
+
 class SudokuStates:
     """The Sudoku state source of estimator data (see :mod:`mi_core.train.estimator_data`): states drawn
     from seeded *generated* puzzles, each with a fresh validity-preserving transform, so no file puzzle is
@@ -158,16 +161,7 @@ class SudokuStates:
         self.cfg = cfg
         self._pool = None
 
-    @staticmethod
-    def add_arguments(p) -> None:
-        d = DataConfig()
-        p.add_argument("--states", type=int, default=d.states)
-        p.add_argument("--shard-size", type=int, default=d.shard_size)
-        p.add_argument("--pool", type=int, default=d.pool, help="generated puzzles to draw states from")
-        p.add_argument("--eps", type=float, default=d.eps, help="probe pruning threshold (0 = no pruning)")
-        p.add_argument("--max-batch", type=int, default=d.max_batch)
-        p.add_argument("--mix", default=StateMix().as_text(), help="weights of uniform,puzzle,decode states")
-        p.add_argument("--seed", type=int, default=0)
+    data_options = DataOptions
 
     @staticmethod
     def config_from_args(args) -> DataConfig:
@@ -197,11 +191,7 @@ class SudokuStates:
     # -- held-out states (``eval-estimator sudoku``) ----------------------------------------------------
     eval_defaults = {"states": 60, "threshold": 1e-2, "max_batch": DataConfig.max_batch}
 
-    @staticmethod
-    def add_eval_arguments(p) -> None:
-        p.add_argument("--puzzles", required=True, type=Path, help="held-out puzzles (.txt or .csv); never training data")
-        p.add_argument("--limit", type=int, default=None, help="draw from the first N puzzles only")
-        p.add_argument("--mix", default=StateMix().as_text(), help="weights of uniform,puzzle,decode states")
+    eval_options = HeldOutOptions
 
     @staticmethod
     def held_out(args) -> HeldOutPuzzles:

@@ -9,6 +9,7 @@ section of that file.
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from tqdm import tqdm
@@ -17,35 +18,37 @@ from mi_core.bench.report import markdown_table, update_section
 from mi_core.bench.scale import ModelWorker, absolute, run_cells
 from mi_core.decoding import make_strategy
 from mi_core.device import pick_device, warn_if_slow_bf16
-from mi_core.domain import get_domain
 from mi_core.domains.sudoku import read_puzzles
 from mi_core.domains.sudoku.bench import evaluate, warm_up
 from mi_core.domains.sudoku.mdm import load_sudoku_mdm
 from mi_core.io import atomic_write_json, check_output
-from mi_core.options import ArgumentParser, add_force
-from mi_core.scale.engine import EngineConfig, add_engine_options, engine_from_args
+from mi_core.options import Device, Force, option
+from mi_core.scale.engine import EngineConfig, EngineOptions, engine_from_args
 
 SETS = ["kaggle_graded_dev.csv", "top1465.txt", "clue17_dev.txt"]
 SAMPLERS = [("sequential", {}), ("topk", {"k": 4}), ("topk", {"k": 7})]
 LEVELS = ["Beginner", "Easy", "Medium", "Hard", "Expert"]
 
 
-def main(argv=None) -> int:
-    p = ArgumentParser(prog="python -m mi_core bench-suite", description=__doc__)
-    p.add_argument("domain", choices=["sudoku"])
-    p.add_argument("--data", type=Path, default=Path("../shared/data/sudoku"))
-    p.add_argument("--limit", type=int, default=500, help="puzzles per file (the Kaggle file is used whole)")
-    p.add_argument("--model", type=Path, default=Path(get_domain("sudoku9").default_file("model")))
-    p.add_argument("--json", type=Path, default=Path("assets/benchmarks/foundation.json"))
-    p.add_argument("--device", default="auto")
-    p.add_argument("--bf16", action="store_true", help="bf16 autocast for the model passes (faster on CPUs with AMX)")
-    p.add_argument("--markdown", type=Path, default=None, help="write the foundation section into this file (e.g. BENCHMARKS.md)")
-    add_force(p)
-    add_engine_options(p)
-    args = p.parse_args(argv)
+@dataclass
+class SuiteOptions:
+    data: Path = option(Path("../shared/data/sudoku"), "folder of the shared puzzle sets")
+    limit: int = option(500, "puzzles per file (the Kaggle file is used whole)", range=(1, 10_000_000))
+    model: Path | None = option(None, "Sudoku MDM weights (default: the shipped one)",
+                               default_for=lambda d: d.default_file("model"))
+    json: Path = option(Path("assets/benchmarks/foundation.json"), "write the rows here")
+    bf16: bool = option(False, "bf16 autocast for the model passes (faster on CPUs with AMX)")
+    markdown: Path | None = option(None, "write the foundation section into this file (e.g. BENCHMARKS.md)")
+
+
+def options(domain) -> list:
+    return [SuiteOptions, Device, Force, EngineOptions]
+
+
+def main(args) -> int:
     check_output(args.json, args.force)
     engine = engine_from_args(args)  # Ray missing or a bad setting: one line before any work
-    device = pick_device(args.device)
+    device = pick_device(args.device, args.threads)
     warn_if_slow_bf16(device, args.bf16)
     model = load_sudoku_mdm(args.model, device)
     rows = []
@@ -71,7 +74,7 @@ def main(argv=None) -> int:
                                                  if lv in r.get("by_level", {})}} for r in rows]
     cols = [("set", "puzzle set"), ("sampler", "sampler"), ("params", "params"), ("n", "n"), ("accuracy", "solved"),
             ("cell_accuracy", "cells right"), ("mean_passes", "mean passes")] + [(lv, lv) for lv in LEVELS] + [("seconds", "seconds")]
-    cmd = "python -m mi_core bench-suite " + " ".join(argv if argv is not None else sys.argv[1:])
+    cmd = "python -m mi_core bench-suite " + " ".join(args.argv)
     if args.markdown is not None:
         update_section("foundation", f"## Sudoku MDM: sequential and naive top-k ({device.type}, "
                        f"{'bf16' if args.bf16 else 'fp32'} forward passes)\n\n`{cmd}`\n\n"

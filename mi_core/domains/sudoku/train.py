@@ -10,7 +10,6 @@ and shape (``--loops`` and ``--dropout`` may change: the same weights fit a loop
 
 from __future__ import annotations
 
-import argparse
 import os
 import time
 from dataclasses import dataclass, replace
@@ -30,43 +29,38 @@ from mi_core.domains.sudoku.data import (
 )
 from mi_core.domains.sudoku.mdm import SudokuMDM, SudokuMDMConfig, load_sudoku_mdm, masked_ce, save_sudoku_mdm
 from mi_core.domains.sudoku.onpolicy import onpolicy_states
+from mi_core.options import SEED_MAX, option
 from mi_core.scale import distributed
 from mi_core.train.mdm import use_bf16
-
-# ranges of this trainer's own options (the shared ones are in mi_core.options.RANGES)
-TRAIN_RANGES = {"max_harden": (0, 100_000), "hard_power": (0, 10), "onpolicy_frac": (0, 1), "onpolicy_every": (0, 10**9),
-                "onpolicy_puzzles": (1, 100_000), "onpolicy_per_puzzle": (1, 1000),
-                "loops": (1, 64), "eval_puzzles": (0, 10_000_000), "supervise": (1, 64), "grad_iters": (0, 64),
-    "min_loops": (0, 64), "ema": (0, 0.99999)}
 
 
 @dataclass(frozen=True)
 class TrainConfig:
-    seed: int = 0
-    steps: int = 20000
-    batch: int = 256
-    lr: float = 1e-3
-    warmup: int = 100
-    weight_decay: float = 0.01
-    clip: float = 1.0
-    grid_pool: int = 20000
-    puzzle_pool: int = 4000
-    max_harden: int = 500  # hill-climb moves towards hard puzzles, drawn per puzzle from 0..max_harden
-    hard_power: float = 1.0  # puzzle weight (1 + grade) ** hard_power
-    puzzle_frac: float = 0.4
-    onpolicy_frac: float = 0.2
-    onpolicy_every: int = 100  # steps between on-policy collections (0: none)
-    onpolicy_puzzles: int = 128
-    onpolicy_per_puzzle: int = 4
-    eval_every: int = 500
-    eval_puzzles: int = 200
-    log_every: int = 50
-    bf16: bool = True  # where it is fast: CUDA or a CPU with native bf16 (elsewhere fp32, see mdm.use_bf16)
-    time_budget: float = 0.0  # seconds; > 0 runs the schedule by elapsed time and stops when it is spent
-    supervise: int = 1  # deep supervision: the loss is the mean over the last this many iterations
-    grad_iters: int = 0  # iterations backpropagated through, the last ones (0: all)
-    min_loops: int = 0  # > 0: each step runs a random number of iterations in [min_loops, loops]
-    ema: float = 0.0  # > 0: validate and save an EMA of the weights with this decay per step
+    seed: int = option(0, range=(0, SEED_MAX))
+    steps: int = option(20000, range=(1, 1_000_000_000))
+    batch: int = option(256, range=(1, 65536))
+    lr: float = option(1e-3, range=(1e-12, 10))
+    warmup: int = option(100, range=(0, 1_000_000_000))
+    weight_decay: float = option(0.01, range=(0, 10))
+    clip: float = option(1.0, range=(0, 1e6))
+    grid_pool: int = option(20000, range=(1, 100_000_000))
+    puzzle_pool: int = option(4000, range=(1, 100_000_000))
+    max_harden: int = option(500, "hill-climb moves towards hard puzzles, drawn per puzzle from 0..max_harden", range=(0, 100_000))
+    hard_power: float = option(1.0, "puzzle weight (1 + grade) ** hard_power", range=(0, 10))
+    puzzle_frac: float = option(0.4, range=(0, 1))
+    onpolicy_frac: float = option(0.2, range=(0, 1))
+    onpolicy_every: int = option(100, "steps between on-policy collections (0: none)", range=(0, 1_000_000_000))
+    onpolicy_puzzles: int = option(128, range=(1, 100_000))
+    onpolicy_per_puzzle: int = option(4, range=(1, 1000))
+    eval_every: int = option(500, range=(1, 1_000_000_000))
+    eval_puzzles: int = option(200, range=(0, 10_000_000))
+    log_every: int = option(50, range=(1, 1_000_000_000))
+    bf16: bool = option(True, "where it is fast: CUDA or a CPU with native bf16 (elsewhere fp32, see mdm.use_bf16)", negatable=True)
+    time_budget: float = option(0.0, "seconds; > 0 runs the schedule by elapsed time and stops when it is spent", range=(0, 1e8))
+    supervise: int = option(1, "deep supervision: the loss is the mean over the last this many iterations", range=(1, 64))
+    grad_iters: int = option(0, "iterations backpropagated through, the last ones (0: all)", range=(0, 64))
+    min_loops: int = option(0, "> 0: each step runs a random number of iterations in [min_loops, loops]", range=(0, 64))
+    ema: float = option(0.0, "> 0: validate and save an EMA of the weights with this decay per step", range=(0, 0.99999))
 
     def __post_init__(self):
         for name in ("puzzle_frac", "onpolicy_frac"):
@@ -156,11 +150,28 @@ def _validation(cfg: TrainConfig, val_file: Path | None, workers: int) -> np.nda
     return pool["puzzles"][np.sort(hardest)]
 
 
+@dataclass
+class DataOptions:
+    """``train sudoku``'s own options: where it starts and what it trains and validates on."""
+
+    init: Path | None = option(None, "start from this model's weights and shape (--loops and --dropout may differ "
+                               "from its own; other model options must match it)")
+    pool_workers: int = option(2, "processes that build the data pools (0: one per CPU; default %(default)s)",
+                               range=(0, 1024))
+    pool_dir: Path = option(POOL_DIR, "where data pools are cached (default %(default)s)")
+    pool_file: Path | None = option(None, "graded puzzles to train on (a file of grow_pool_file) instead of the "
+                                    "generated --puzzle-pool")
+    val_file: Path | None = option(None, "validate on the --eval-puzzles hardest puzzles (by grade) of this file of "
+                                   "grow_pool_file, instead of freshly generated ones")
+    exclude: list[Path] = option([], "puzzle files (evaluation sets) whose puzzles must not be trained on; "
+                                 "repeatable", many=True)
+
+
 class SudokuTask:
     """The Sudoku MDM's data, validation and best-weights rule for :func:`mi_core.train.mdm.train`."""
 
     name = "sudoku_mdm"
-    model_config, train_config, ranges = SudokuMDMConfig, TrainConfig, TRAIN_RANGES
+    model_config, train_config = SudokuMDMConfig, TrainConfig
     best_key, higher = "val_accuracy", True
     save = staticmethod(save_sudoku_mdm)
 
@@ -184,19 +195,7 @@ class SudokuTask:
         self.gen = torch.Generator(device=device).manual_seed(distributed.rank_seed(cfg.seed))  # each rank its own data
         self.solved: list[torch.Tensor] = []
 
-    @staticmethod
-    def add_arguments(parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("--init", type=Path, help="start from this model's weights and shape (--loops and --dropout "
-                            "may differ from its own; other model options must match it)")
-        parser.add_argument("--pool-workers", type=int, default=2, bounds=(0, 1024),
-                            help="processes that build the data pools (0: one per CPU; default %(default)s)")
-        parser.add_argument("--pool-dir", type=Path, default=POOL_DIR, help="where data pools are cached (default %(default)s)")
-        parser.add_argument("--pool-file", type=Path, help="graded puzzles to train on (a file of grow_pool_file) "
-                            "instead of the generated --puzzle-pool")
-        parser.add_argument("--val-file", type=Path, help="validate on the --eval-puzzles hardest puzzles (by grade) of "
-                            "this file of grow_pool_file, instead of freshly generated ones")
-        parser.add_argument("--exclude", type=Path, action="append", default=[],
-                            help="puzzle files (evaluation sets) whose puzzles must not be trained on; repeatable")
+    options = DataOptions
 
     def build_model(self, fresh: bool = False) -> SudokuMDM:
         return self.start if self.start is not None and not fresh else SudokuMDM(self.model_cfg)

@@ -1,4 +1,4 @@
-"""``python -m mi_core.domains.probe_scaling``: probe and estimator throughput by the number of states per call.
+"""``python -m scripts.probe_scaling``: probe and estimator throughput by the number of states per call.
 
 For each model this measures (1) the peak batched forward throughput (sequences per second, best of a
 sweep of batch sizes), then for batches of S states: (2) :func:`probe_many`'s states per second and its
@@ -32,10 +32,11 @@ import torch
 from mi_core.bench.report import update_section
 from mi_core.device import pick_device, timed
 from mi_core.domain import get_domain
-from mi_core.domains.sudoku.bench_probe import int_list, random_states, throughput_sweep
+from mi_core.domains.sudoku.bench_probe import random_states, throughput_sweep
 from mi_core.io import atomic_write_json
 from mi_core.mi.estimator import EstimatorConfig, MIEstimator, estimate_mi, load_estimator
 from mi_core.mi.probe import probe_many
+from mi_core.options import int_list
 
 TIMING = "untimed warm-up calls excluded; device synchronized before each clock reading"
 
@@ -172,7 +173,7 @@ def _points_table(points: list[dict]) -> list[str]:
 
 def markdown(res: dict) -> str:
     dev = res["device"]
-    lines = [f"## Probe and estimator throughput by states per call, {dev} (`python -m mi_core.domains.probe_scaling`)", "",
+    lines = [f"## Probe and estimator throughput by states per call, {dev} (`python -m scripts.probe_scaling`)", "",
              *([f"`{res['command']}`", ""] if res.get("command") else []),
              f"Measured {res['date']} on {dev} ({res['host']}, {res['threads']} threads); {res['timing']}. "
              f"{res.get('note', '')}".rstrip(), "",
@@ -195,7 +196,7 @@ def markdown(res: dict) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m mi_core.domains.probe_scaling", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m scripts.probe_scaling", description=__doc__.split("\n\n")[0])
     p.add_argument("--device", default="auto", help="auto (CUDA when present), cpu or cuda")
     p.add_argument("--sudoku-model", type=Path, default=Path(get_domain("sudoku9").default_file("model")))
     p.add_argument("--sudoku-estimator", type=Path, default=Path(get_domain("sudoku9").default_file("estimator")))
@@ -236,7 +237,7 @@ def main(argv: list[str] | None = None) -> int:
     device = pick_device(args.device, args.threads)
     res = {"date": time.strftime("%Y-%m-%d"), "device": str(device), "host": platform.processor() or platform.machine(),
            "threads": torch.get_num_threads(), "timing": TIMING, "note": args.note,
-           "command": "python -m mi_core.domains.probe_scaling " + " ".join(sys.argv[1:] if argv is None else argv)}
+           "command": "python -m scripts.probe_scaling " + " ".join(sys.argv[1:] if argv is None else argv)}
     if device.type == "cuda":
         res["gpu"] = torch.cuda.get_device_name(device)
     if args.sudoku:
