@@ -171,3 +171,22 @@ def test_train_command_trains_the_engine_mdm_on_the_toy(toy, tmp_path, capsys):
     assert result["best_val_ce"] < np.log(6) - 0.25, result
     meta = json.loads(out.with_suffix(".json").read_text())
     assert meta["domain"] == "toy6" and meta["config"]["max_len"] == 6
+
+
+def test_train_order_runs_the_engine_order_task_on_the_toy(toy, tmp_path, capsys):
+    """``train-order toy6`` trains a selector with the engine's sequence order task over a trained toy MDM, from
+    the toy's one file: the selector and its log are written, and validation scores every budget."""
+    from toy_domain import ToyMDM, ToyTask
+
+    from mi_core.models.sequence import SequenceMDMConfig
+
+    mdm = tmp_path / "mdm.safetensors"
+    ToyTask.save(ToyMDM(SequenceMDMConfig(max_len=6, d_model=16, n_layers=1, n_heads=2, d_ff=32)), mdm)
+    out = tmp_path / "sel.safetensors"
+    assert cli.main(["train-order", "toy6", "--model", str(mdm), "--out", str(out), "--lengths", "6-6",
+                     "--eval-per-length", "8", "--steps-budget", "2,3", "--updates", "4", "--batch", "4",
+                     "--samples", "2", "--eval-every", "2", "--no-bf16", "--threads", "1"]) == 0
+    log = [json.loads(line) for line in out.with_name(out.stem + "_log.jsonl").read_text().splitlines()]
+    evals = [row for row in log if "update" in row]
+    assert out.is_file() and [r["update"] for r in evals] == [2, 4] and log[-1]["done"]
+    assert {"val_T2", "val_T3", "margin_T2", "val_mean"} <= set(evals[-1]) and evals[-1]["val_mean"] < 0

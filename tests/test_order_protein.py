@@ -42,7 +42,7 @@ def test_window_draw_gives_equal_length_all_mask_batches_from_real_windows():
         assert (start == MASK_ID).all() and target.min() >= 0 and target.max() <= 19
         for row in target:  # every window is a contiguous piece of one training sequence
             assert any("".join(map(str, row.tolist())) in t for t in texts)
-    with pytest.raises(ValueError, match="no training sequence has 500 residues"):
+    with pytest.raises(ValueError, match="no training sequence has 500 positions"):
         window_draw(recs, 20, 500)
     with pytest.raises(ValueError, match="1 <= lo <= hi"):
         window_draw(recs, 30, 20)

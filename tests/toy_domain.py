@@ -18,6 +18,7 @@ from torch import nn
 from mi_core.domain import Domain
 from mi_core.models.base import MaskedLM, MDMOutput
 from mi_core.models.sequence import SequenceMDM
+from mi_core.order.sequences import SequenceOrderTask
 from mi_core.train.sequences import SequenceTask
 
 N = 6
@@ -175,5 +176,25 @@ class ToyTask(SequenceTask):
         return list(perms[:size]), list(perms[size:]), {"train": size, "val": len(perms) - size}
 
 
+class ToyOrderTask(SequenceOrderTask):
+    """``train-order toy6``: the engine's sequence order task on permutations, with a trained toy MDM."""
+
+    domain = "toy6"
+
+    def splits(self, args):
+        perms = list(SOLUTIONS.numpy()[np.random.default_rng(0).permutation(len(SOLUTIONS))])
+        return perms[:600], perms[600:], {"train": 600, "val": 120}
+
+    def load(self, path, device):
+        from mi_core.models.base import load_checked
+        from mi_core.models.sequence import SequenceMDMConfig
+
+        return load_checked(SequenceMDMConfig, ToyMDM, path, device, "a toy MDM")[0].eval()
+
+    def save_denoiser(self, model, path, meta):
+        ToyTask.save(model, path, meta)
+
+
 TOY = Domain("toy6", "All-different 6 (toy)", "toy6", tuple("abcdef"), names=("toy6",), length=N,
-             model_loader=load_toy, states=ToyStates, metric=AllDifferentMetric, trainer=ToyTask)
+             model_loader=load_toy, states=ToyStates, metric=AllDifferentMetric, trainer=ToyTask,
+             order_task=ToyOrderTask())

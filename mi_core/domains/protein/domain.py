@@ -32,7 +32,7 @@ PROTEIN = ProteinDomain(
     estimator_env="MI_LENS_PROTEIN_ESTIMATOR", estimator_default="assets/protein_mi_estimator.safetensors",
     selector_env="MI_LENS_PROTEIN_SELECTOR", selector_default="assets/protein_order_selector.safetensors",
     probe_fallback=True, model_loader=load_protein, states=ProteinStates, metric=CompositionMetric,
-    order_task=order, trainer=ProteinTask, bench_inputs=GeneratedSequences, order_bench=bench_order,
+    order_task=order.ORDER_TASK, trainer=ProteinTask, bench_inputs=GeneratedSequences, order_bench=bench_order,
     probe_command=probe,
     commands=(Command("generate", "sample sequences from a model: generate protein --length 80 ...", generate.main,
                       lambda domain: generate.OPTIONS_OF_DOMAIN),),
