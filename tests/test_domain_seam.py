@@ -5,6 +5,7 @@ knowing it. Its model is exact, so the probe and the data are checked against en
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -190,3 +191,42 @@ def test_train_order_runs_the_engine_order_task_on_the_toy(toy, tmp_path, capsys
     evals = [row for row in log if "update" in row]
     assert out.is_file() and [r["update"] for r in evals] == [2, 4] and log[-1]["done"]
     assert {"val_T2", "val_T3", "margin_T2", "val_mean"} <= set(evals[-1]) and evals[-1]["val_mean"] < 0
+
+
+def test_bench_order_decodes_the_toys_inputs_at_each_budget(toy, tmp_path):
+    """``bench-order toy6`` (the engine's default order benchmark: the domain brings none) runs the heuristics
+    and the learned order at each budget and eb on the toy's states, scored by the toy's own metric."""
+    from mi_core.decoding.selector import make_order_nets, save_order_net
+
+    selector = tmp_path / "sel.safetensors"
+    save_order_net(make_order_nets(13)[1], selector)
+    states = tmp_path / "toy.txt"
+    states.write_text("ab____\n______\nf_d_b_\n")
+    out = tmp_path / "order.json"
+    assert cli.main(["bench-order", "toy6", "--puzzles", str(states), "--selector", str(selector),
+                     "--budgets", "2,6", "--gammas", "0.5", "--json", str(out)]) == 0
+    rows = json.loads(out.read_text())
+    assert [(r["sampler"], r["T"]) for r in rows[:4]] == [("random", 2), ("top_prob", 2), ("top_margin", 2),
+                                                         ("learned", 2)]
+    assert {r["sampler"] for r in rows} == {"random", "top_prob", "top_margin", "learned", "eb", "sequential"}
+    assert all(r["n"] == 3 and 0 <= r["accuracy"] <= 1 for r in rows)
+    assert rows[-1]["sampler"] == "sequential" and rows[-1]["accuracy"] == 1.0  # the exact model, one at a time
+    assert all(r["mean_passes"] <= 2 for r in rows if r["T"] == 2 and r["sampler"] != "learned")
+    assert "| learned |" in out.with_suffix(".md").read_text()
+
+
+@pytest.mark.parametrize("path", ["pages/1_MI_maps.py", "pages/2_Exact_vs_estimated.py", "pages/3_Decoding.py",
+                                  "pages/4_What_if.py"])
+def test_the_app_pages_open_on_the_toy(toy, path):
+    """Each page that shows one state opens on the toy (picked in the sidebar's domain switch) without an
+    exception: the app reads the toy from the registry alone."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app.py"), default_timeout=120)
+    at.switch_page(path)
+    at.run()
+    switch = at.radio(key="domain")
+    label = next(o for o in switch.options if "toy6" in str(o) or "toy" in str(o).lower())
+    switch.set_value(label).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "toy" in " ".join(str(v) for v in switch.options).lower()

@@ -2,18 +2,24 @@
 same T, and eb / mi at matching mean passes. The options every domain shares are here; a domain's
 benchmark (``Domain.order_bench``: a module with ``options`` and ``run_bench(args, domain)``)
 adds its own, decodes its inputs and writes the JSON rows and the Markdown report (``--md``, default: the
-JSON path with ``.md``).
+JSON path with ``.md``). A domain without its own decodes its ``bench`` inputs (:func:`run_default`).
 """
 
 from __future__ import annotations
 
+import json
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from mi_core.bench.decode import default_estimator, evaluate, inputs_class, load, run_options, with_estimator
+from mi_core.bench.report import markdown_table
 from mi_core.decoding import make_strategy
+from mi_core.decoding.selector import load_order_net
+from mi_core.device import pick_device
 from mi_core.domain import get_domain
-from mi_core.io import check_output
-from mi_core.options import Device, Force, option, seed
+from mi_core.io import atomic_write_json, atomic_write_text, check_output
+from mi_core.options import SKIP, Device, Force, option, seed
 
 
 def parse_ints(spec: str, flag: str) -> list[int]:
@@ -50,14 +56,17 @@ class OrderBench:
 
 
 def serves(domain) -> bool:
-    return domain.order_bench is not None
+    return domain.order_bench is not None or domain.metric is not None
 
 
 def describe(domain) -> str:
-    return domain.order_bench.__doc__
+    return domain.order_bench.__doc__ if domain.order_bench else run_default.__doc__
 
 
 def options(domain) -> list:
+    if domain.order_bench is None:
+        inputs = inputs_class(domain)
+        return [*inputs.options(domain), (OrderBench, {"model": SKIP, "seed": SKIP}), Device, run_options(inputs), Force]
     return [domain.order_bench.options, OrderBench, Device, Force]
 
 
@@ -65,4 +74,38 @@ def main(args) -> int:
     check_output(args.json, args.force)
     check_output(args.md or args.json.with_suffix(".md"), args.force, "--md")
     domain = get_domain(args.domain)
-    return domain.order_bench.run_bench(args, domain)
+    return (domain.order_bench.run_bench if domain.order_bench else run_default)(args, domain)
+
+
+def run_default(args, domain) -> int:
+    """The domain's ``bench`` inputs decoded at each budget T by the step-budget heuristics (random, top_prob,
+    top_margin at ``steps=T``) and the learned order, then eb and mi at ``--gammas`` and sequential, each
+    scored by the domain's metric; a row per sampler and setting in ``--json``, a table in ``--md``."""
+    selector = args.selector or domain.default_file("selector")
+    if selector is None:
+        raise ValueError(f"the {domain.label} domain ships no order selector: give --selector FILE")
+    load_order_net(selector)  # a missing or wrong selector fails before any decoding
+    budgets = parse_ints(args.budgets, "--budgets")
+    gammas = [float(g) for g in (args.gammas or "").split(",") if g.strip()]
+    inputs = inputs_class(domain)(domain, args)
+    device = pick_device(args.device, args.threads)
+    model, description, _ = load(args, domain, device)
+    run = {"temperature": args.temperature, "seed": args.seed, "batch_size": args.batch_size, "device": device,
+           "bf16": args.bf16, "seeding": inputs.seeding}
+    configs = [(name, {"steps": t}, t) for t in budgets for name in ("random", "top_prob", "top_margin", "learned")]
+    estimator = default_estimator(model, domain)
+    if estimator is None and gammas:
+        print(f"note: no MI estimator for {description}: the mi rows are skipped", file=sys.stderr)
+    configs += [(name, {"gamma": g}, None) for name in ("eb", "mi") for g in gammas if name == "eb" or estimator]
+    configs += [("sequential", {}, None)]
+    rows = []
+    for name, params, t in configs:
+        strategy = with_estimator(strategy_for(name, params, selector), model, domain, description)
+        res, _ = evaluate(model, inputs.templates, strategy, inputs.metric(), **run)
+        rows.append({"sampler": name, "params": params, "T": t, **res, **inputs.fields})
+        print(json.dumps(rows[-1]), flush=True)
+    atomic_write_json(args.json, rows)
+    table = markdown_table(rows, [("sampler", "sampler"), ("params", "params"), ("T", "T"), ("n", "n"),
+                                  ("accuracy", "accuracy"), ("mean_passes", "mean passes")])
+    atomic_write_text(args.md or args.json.with_suffix(".md"), f"{inputs.name}: selector {selector}\n\n{table}\n")
+    return 0
