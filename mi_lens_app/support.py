@@ -288,9 +288,10 @@ def clamp_contradicts(domain: Domain, pz: Puzzle, cell: int, digit: int) -> bool
 
 
 @st.cache_data(show_spinner=False, max_entries=512)
-def puzzle(domain_key: str, text: str, name: str = "") -> Puzzle:
-    """Parse and validate a puzzle (raises a SudokuError naming the problem)."""
-    return make_puzzle(get_domain(domain_key), text, name)
+def puzzle(domain_key: str, text: str, name: str = "", several: bool = False) -> Puzzle:
+    """Parse and validate a puzzle (raises a SudokuError naming the problem); ``several``: a grid with more
+    than one solution is taken (its ``solution`` is None) even where the domain asks for one."""
+    return make_puzzle(get_domain(domain_key), text, name, several)
 
 
 @st.cache_data(show_spinner="Generating a puzzle ...", max_entries=128)
@@ -398,9 +399,11 @@ def probe_fallback_note(name: str, domain: Domain) -> str | None:
             f"eps={domain.fallback_eps:g} at every step; its passes are counted as + extra.")
 
 
-def strategy_plain(name: str) -> str:
-    """What strategy ``name`` does, in plain words (its docstring when no plain text is written)."""
-    return texts.STRATEGY_PLAIN.get(name) or strategy_doc(name)
+def strategy_plain(name: str, domain: Domain | None = None) -> str:
+    """What strategy ``name`` does, in plain words (its docstring when no plain text is written), in residues
+    and amino acids on a sequence ``domain``."""
+    text = texts.STRATEGY_PLAIN.get(name) or strategy_doc(name)
+    return texts.for_sequences(text) if domain is not None and domain.layout == "sequence" else text
 
 
 def strategy_doc(name: str) -> str:

@@ -68,6 +68,8 @@ def grid_panel(domain, pz, m, cell, scale):
                          lambda: grid_figure(domain, pz, m, cell, layer, scale))
     widgets.chart(fig, key="grid", on_select=widgets.click_to_cell("grid", "cell", domain.cells, pz.blanks),
                   selection_mode="points")
+    if layer == "candidates":
+        st.caption(texts.CANDIDATES_LEGEND)
 
 
 def graph_panel(domain, pz, m):
@@ -134,6 +136,9 @@ def sequence_maps(domain, pz, m):
                         bind=links.bound("sep"))
         widgets.chart(protein_figures.contact_figure(m.mi, labels, m.masked, min_sep=sep, scale=scale),
                       key="contacts")
+        if not protein_figures.top_pairs(m.mi, m.masked, min_sep=sep, limit=1)[3]:
+            st.info(protein_figures.empty_contacts_hint(int(np.sum(m.masked)), sep).replace("<br>", " "),
+                    icon=":material/scatter_plot:")
     links.clamp_number("arcs", 10, protein_figures.MAX_ARCS, integer=True)
     k = st.slider("Arc graph: strongest pairs", 10, protein_figures.MAX_ARCS, 60, step=10, key="arcs",
                   bind=links.bound("arcs"), help=f"at most {protein_figures.MAX_ARCS} arcs are drawn")
@@ -157,7 +162,7 @@ def sequence_maps(domain, pz, m):
 
 def main():
     widgets.page("MI maps", ":material/grid_on:")
-    domain, pz = widgets.domain_and_puzzle()
+    domain, pz = widgets.domain_and_puzzle(several=True)
     if pz is None:
         st.info(f"Pick a valid {widgets.input_noun(domain)} in the sidebar to see its MI map.")
         st.markdown(texts.MAPS_PAGE)
