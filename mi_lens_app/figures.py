@@ -394,14 +394,32 @@ def _curve(x0: float, y0: float, x1: float, y1: float, bend: float = 0.18, steps
 
 
 NODE_SIZE_LEGEND = "circle size: a blank's MI summed over its edges"
+SELECTED_EDGES = "edges of the selected cell"
+
+
+def _selected_edges(edges, selected: int, x, y, top: float, labels: list[str]) -> list[go.Scatter]:
+    """The selected cell's edges in the selection colour (one legend entry) and a ring round the cell."""
+    xs, ys = [], []
+    for i, j, _, _ in edges:
+        if selected in (i, j):
+            cx, cy = _curve(x[i], y[i], x[j], y[j])
+            xs += [*cx, None]
+            ys += [*cy, None]
+    count = sum(selected in (i, j) for i, j, _, _ in edges)
+    return [go.Scatter(x=xs or [None], y=ys or [None], mode="lines", hoverinfo="skip",
+                       name=f"{SELECTED_EDGES} ({labels[selected]}: {count})",
+                       line={"color": SELECTED_COLOR, "width": 3.5}),
+            go.Scatter(x=[x[selected]], y=[y[selected]], mode="markers", hoverinfo="skip", showlegend=False,
+                       marker={"size": 34, "color": "rgba(0,0,0,0)", "line": {"color": SELECTED_COLOR, "width": 4}})]
 
 
 def dependency_figure(edges: list[tuple[int, int, float, bool]], digits: np.ndarray, givens: np.ndarray, box: int,
                       labels: list[str], *, strength: np.ndarray | None = None, title: str = "",
-                      height: int = 520) -> go.Figure:
+                      height: int = 520, selected: int | None = None) -> go.Figure:
     """The MI dependency graph on the grid: ``edges`` ``(i, j, mi, is_rule)``; width grows with MI; rule
     edges (same row, column or box) solid blue, other pairs dashed red; blank cells sized by ``strength``
-    ``(N,)`` (e.g. weighted degree)."""
+    ``(N,)`` (e.g. weighted degree); the ``selected`` cell ringed and its edges drawn over the others in the
+    selection colour, as the heatmap outlines its row and column."""
     cells = len(digits)
     n = _side(cells)
     x, y = cell_xy(cells)
@@ -437,6 +455,8 @@ def dependency_figure(edges: list[tuple[int, int, float, bool]], digits: np.ndar
     if strength is not None:  # the legend says what a circle's size means
         fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=NODE_SIZE_LEGEND,
                                  marker={"size": 14, "color": "#fff", "line": {"color": "#333", "width": 1.5}}))
+    if selected is not None:
+        fig.add_traces(_selected_edges(edges, selected, x, y, top, labels))
     given = np.asarray(givens, bool)
     fig.add_trace(go.Scatter(x=x[given], y=y[given], text=np.asarray(digits)[given].astype(str), mode="text",
                              textfont={"color": "#bbb", "size": 18, "family": DIGIT_FONT}, hoverinfo="skip",

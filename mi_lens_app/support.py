@@ -8,6 +8,7 @@ weights files' paths and modification times, so replacing a model file invalidat
 from __future__ import annotations
 
 import importlib
+import logging
 import os
 import re
 import threading
@@ -97,6 +98,24 @@ def _selector(domain_key: str, stamp: str) -> tuple[object | None, str | None]:
 
 _warm_lock = threading.Lock()
 _warm_started = False
+WARM_THREAD = "mi-lens-warm-up"
+# the logger of Streamlit's "missing ScriptRunContext!" warning, which every cached call of the warm-up thread
+# (a thread outside any script run, on purpose) logged: a page of them at each server start
+_CTX_LOGGER = "streamlit.runtime.scriptrunner_utils.script_run_context"
+
+
+class _WarmThreadQuiet(logging.Filter):
+    """Drops the missing-ScriptRunContext warning of the warm-up thread only (elsewhere it may mean a bug)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (threading.current_thread().name == WARM_THREAD and "missing ScriptRunContext" in record.msg)
+
+
+def quiet_warm_thread() -> None:
+    """Install :class:`_WarmThreadQuiet` on Streamlit's logger (once)."""
+    logger = logging.getLogger(_CTX_LOGGER)
+    if not any(isinstance(f, _WarmThreadQuiet) for f in logger.filters):
+        logger.addFilter(_WarmThreadQuiet())
 
 
 def warm_up(then: Callable[[float], None] | None = None) -> bool:
@@ -112,7 +131,8 @@ def warm_up(then: Callable[[float], None] | None = None) -> bool:
         if _warm_started:
             return False
         _warm_started = True
-    threading.Thread(target=_warm_all, args=(then,), name="mi-lens-warm-up", daemon=True).start()
+    quiet_warm_thread()
+    threading.Thread(target=_warm_all, args=(then,), name=WARM_THREAD, daemon=True).start()
     return True
 
 
