@@ -10,7 +10,8 @@ the end; with ``--url`` it measures a running server (its memory only when ``--p
 
 Each session is its own browser context (own cookies, own Streamlit session), all opened together in one
 Chromium. ``first_map_s``: from the session's navigation start until a plotly chart of the page has drawn
-(``[data-testid="stPlotlyChart"] .main-svg``). The server's memory is the resident set of its process and
+(``[data-testid="stPlotlyChart"] .main-svg``); ``connected_s``: until the page's frontend has loaded and opened
+its session with the server. The server's memory is the resident set of its process and
 its children, read from ``/proc`` every 0.2 s (``server_peak_rss_mb``). Chromium runs on the same machine and
 takes CPU from the server: on a small machine the figures are an upper bound.
 """
@@ -36,6 +37,7 @@ ROOT = Path(__file__).resolve().parent.parent
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
          "--disable-component-update", "--no-first-run", "--disable-sync", "--disable-quic"]
 FIRST_MAP = '[data-testid="stPlotlyChart"] .main-svg'
+CONNECTED = '[data-testid="stApp"][data-test-connection-state="CONNECTED"]'  # the page's script has its session
 TEACHER_LINK = "/MI_maps?preset=hard+%C2%B7+26+clues&cell=r5c4"
 READY_LINE = "MI Lens: models loaded and warm"
 CTX_WARNING = "missing ScriptRunContext"
@@ -65,6 +67,18 @@ def _children(pid: int) -> list[int]:
     return out
 
 
+def cpu_s(pids: list[int]) -> float:
+    """User + system CPU seconds the processes ``pids`` have used so far (from ``/proc/<pid>/stat``)."""
+    tick, total = os.sysconf("SC_CLK_TCK"), 0
+    for p in pids:
+        try:
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])
+        except (OSError, IndexError, ValueError):
+            continue
+    return total / tick
+
+
 def rss_mb(pid: int) -> float:
     """Resident memory of ``pid`` and its descendants, in MiB (0 when it is gone)."""
     total = 0
@@ -79,10 +93,14 @@ def rss_mb(pid: int) -> float:
 
 
 class MemoryWatch:
-    """Polls :func:`rss_mb` of ``pid`` in a thread; ``peak`` is the largest reading."""
+    """Polls :func:`rss_mb` of ``pid`` in a thread; ``peak`` is the largest reading. It also keeps the CPU
+    seconds of the server (``pid`` and its children) and of this script's own children other than the server
+    (Chromium), as last read: ``server_cpu`` and ``browser_cpu``."""
 
     def __init__(self, pid: int | None, every: float = 0.2):
         self.pid, self.every, self.peak, self.first = pid, every, 0.0, None
+        self.server_cpu = self.browser_cpu = 0.0
+        self._cpu: dict[int, float] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -91,6 +109,12 @@ class MemoryWatch:
             now = rss_mb(self.pid)
             self.first = now if self.first is None else self.first
             self.peak = max(self.peak, now)
+            server = {self.pid, *_children(self.pid)}
+            for p in server | set(_children(os.getpid())):  # a process's last reading stays after it exits
+                used = cpu_s([p])
+                self._cpu[p] = max(used, self._cpu.get(p, 0.0))
+            self.server_cpu = sum(v for p, v in self._cpu.items() if p in server)
+            self.browser_cpu = sum(v for p, v in self._cpu.items() if p not in server)
             self._stop.wait(self.every)
 
     def __enter__(self):
@@ -131,9 +155,11 @@ def start_server(log_path: Path, env_extra: dict[str, str], timeout: float = 300
 async def one_session(browser, url: str, timeout_s: float, viewport: dict) -> dict:
     context = await browser.new_context(viewport=viewport)
     page = await context.new_page()
-    start = time.perf_counter()
+    start, connected = time.perf_counter(), None
     try:
         await page.goto(url, wait_until="commit", timeout=timeout_s * 1000)
+        await page.wait_for_selector(CONNECTED, timeout=timeout_s * 1000)
+        connected = time.perf_counter() - start
         await page.wait_for_selector(FIRST_MAP, timeout=timeout_s * 1000)
         seconds, error = time.perf_counter() - start, None
         errors = await page.locator('[data-testid="stException"]').count()
@@ -141,7 +167,8 @@ async def one_session(browser, url: str, timeout_s: float, viewport: dict) -> di
         seconds, error, errors = None, f"{type(err).__name__}: {str(err).splitlines()[0][:200]}", 0
     finally:
         await context.close()
-    return {"first_map_s": None if seconds is None else round(seconds, 2), "error": error, "exceptions": errors}
+    return {"first_map_s": None if seconds is None else round(seconds, 2),
+            "connected_s": None if connected is None else round(connected, 2), "error": error, "exceptions": errors}
 
 
 async def run_sessions(url: str, sessions: int, timeout_s: float, viewport: dict) -> list[dict]:
@@ -190,6 +217,7 @@ def main(argv: list[str] | None = None) -> int:
         base, pid = args.url.rstrip("/"), args.pid
     warm_s = time.perf_counter() - started if proc else None
     try:
+        server_cpu_before = cpu_s([pid, *_children(pid)]) if pid else 0.0
         with MemoryWatch(pid) as memory:
             at_start = rss_mb(pid) if pid else None
             wall = time.perf_counter()
@@ -208,6 +236,8 @@ def main(argv: list[str] | None = None) -> int:
         "server_started_here": proc is not None, "server_warm_s": None if warm_s is None else round(warm_s, 1),
         "server_rss_before_mb": None if at_start is None else round(at_start), "server_peak_rss_mb":
             round(memory.peak) if pid else None,
+        "server_cpu_s": round(memory.server_cpu - server_cpu_before, 1) if pid else None,
+        "browser_cpu_s": round(memory.browser_cpu, 1),
         "missing_script_run_context_warnings": log.count(CTX_WARNING) if proc is not None else None,
         "per_session": results,
         "machine": {"cpus": os.cpu_count(), "load_avg_after": [round(v, 2) for v in os.getloadavg()],
