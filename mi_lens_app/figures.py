@@ -7,6 +7,8 @@ clicks on those markers do, and :func:`clicked_cell` turns one back into a cell 
 
 from __future__ import annotations
 
+import textwrap
+
 import numpy as np
 import plotly.graph_objects as go
 
@@ -467,6 +469,9 @@ def dependency_figure(edges: list[tuple[int, int, float, bool]], digits: np.ndar
     return fig
 
 
+TITLE_CHARS = 55  # characters of a frontier title's line (about 470 px of the title font)
+
+
 def frontier_figure(rows: list[dict], title: str = "", metric=None) -> go.Figure:
     """Quality against mean passes (``rows``: dicts with ``sampler``, ``label``, ``mean_passes`` and the
     metric's key): each sampler's settings as points (its settings vary in several knobs, so joining them
@@ -487,6 +492,8 @@ def frontier_figure(rows: list[dict], title: str = "", metric=None) -> go.Figure
                                  hoverinfo="skip"))
     passes = [r["mean_passes"] for r in rows if r["mean_passes"] > 0]
     ticks = log_ticks(min(passes), max(passes)) if passes else {}
+    # a long set name on two lines: plotly does not wrap a title, and at 1024 px one line was cut
+    title = "<br>".join(textwrap.wrap(title, TITLE_CHARS, break_long_words=False)) or title
     fig.update_layout(title=title, xaxis_title="mean forward passes per input (log)", yaxis_title=metric.title,
                       xaxis_type="log", template="plotly_white", font=FONT, height=520, xaxis=ticks)
     return fig

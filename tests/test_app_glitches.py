@@ -114,3 +114,14 @@ def test_the_graph_says_what_a_circle_size_means_and_the_candidates_layer_is_exp
     graph = next(s for t, s in specs(at).items() if t.startswith("Dependency graph"))
     assert figures.NODE_SIZE_LEGEND in [d.get("name") for d in graph["data"] if d.get("showlegend") is not False]
     assert texts.CANDIDATES_LEGEND in [c.value for c in at.caption]
+
+
+def test_a_long_frontier_title_is_wrapped_not_cut():
+    rows = [{"set": "s", "sampler": "eb", "label": "eb", "params": {}, "n": 500, "mean_passes": p, "accuracy": a,
+             "cell_accuracy": a, "seconds": 1.0} for p, a in ((3, 0.1), (9, 0.4), (40, 0.5))]
+    title = "Accuracy vs passes: orders: Kaggle graded (dev split) (hard-data model) (n=500)"
+    lines = figures.frontier_figure(rows, title).layout.title.text.split("<br>")
+    assert len(lines) == 2 and max(map(len, lines)) <= figures.TITLE_CHARS
+    assert " ".join(lines) == title
+    assert figures.frontier_figure(rows, "Accuracy vs passes: demo (n=20)").layout.title.text == \
+        "Accuracy vs passes: demo (n=20)"
