@@ -457,3 +457,22 @@ def test_a_projector_with_the_sidebar_open_gets_charts_of_300_px_and_whole_metri
         assert all(b.count() == 1 for b in pills), [b.count() for b in pills]
         assert all(b.is_visible() and b.bounding_box()["x"] + b.bounding_box()["width"] <= 1024 for b in pills)
     page.close()
+
+
+def test_hovering_the_estimated_map_shows_the_exact_value_too(chromium, app_url):
+    page = chromium.new_page(viewport=VIEW)
+    page.goto(f"{app_url}/Exact_vs_estimated?exact=true&preset=hard+%C2%B7+26+clues")
+    wait_ready(page)
+    check_page(page, 4)
+    chart = page.locator('[data-testid="stPlotlyChart"]').filter(
+        has=page.locator(".gtitle", has_text=re.compile(r"^Estimated$")))
+    box = chart.locator(".nsewdrag").first.bounding_box()
+    found = ""  # along the first row of the map: the pairs of its masked cells carry the hover
+    for col in range(81):
+        page.mouse.move(box["x"] + (col + 0.5) * box["width"] / 81, box["y"] + 0.5 * box["height"] / 81)
+        page.wait_for_timeout(120)
+        found = " ".join(page.locator(".hoverlayer .hovertext").all_text_contents())
+        if "exact" in found:
+            break
+    assert re.search(r"MI \(nats\) [-\d.e]+.*exact [-\d.e]+", found), found
+    page.close()
