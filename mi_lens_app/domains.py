@@ -91,18 +91,19 @@ def cdr_tags(domain_key: str, tokens: tuple[int, ...]) -> dict[int, str]:
             for c in range(a - 1, b)}
 
 
-def make_puzzle(domain: Domain, text: str, name: str = "") -> Puzzle:
+def make_puzzle(domain: Domain, text: str, name: str = "", several: bool = False) -> Puzzle:
     """Parse and validate ``text`` for ``domain``.
 
     Raises:
         SudokuError subclasses (ValueError): wrong length or characters, conflicting givens, no solution
-        or (when the domain requires it) more than one solution, each naming the problem; for a sequence
+        or (when the domain requires it and ``several`` is off) more than one solution, each naming the problem; for a sequence
         domain, ProteinInputError naming a bad letter and its position.
     """
     if domain.layout == "sequence":
         return Puzzle(domain.key, tuple(domain.parse_state(text)), None, name)
-    digits, solution = validate(text, size=domain.cells, require_unique=domain.require_unique)
-    unique = domain.require_unique or count_solutions(digits, 2) == 1
+    require = domain.require_unique and not several  # ``several``: the map pages take any solvable grid
+    digits, solution = validate(text, size=domain.cells, require_unique=require)
+    unique = require or count_solutions(digits, 2) == 1
     return Puzzle(domain.key, tuple(digits), tuple(solution) if unique else None, name)
 
 

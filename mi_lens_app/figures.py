@@ -7,6 +7,8 @@ clicks on those markers do, and :func:`clicked_cell` turns one back into a cell 
 
 from __future__ import annotations
 
+import textwrap
+
 import numpy as np
 import plotly.graph_objects as go
 
@@ -393,12 +395,33 @@ def _curve(x0: float, y0: float, x1: float, y1: float, bend: float = 0.18, steps
     return (1 - t) ** 2 * x0 + 2 * (1 - t) * t * cx + t**2 * x1, (1 - t) ** 2 * y0 + 2 * (1 - t) * t * cy + t**2 * y1
 
 
+NODE_SIZE_LEGEND = "circle size: a blank's MI summed over its edges"
+SELECTED_EDGES = "edges of the selected cell"
+
+
+def _selected_edges(edges, selected: int, x, y, top: float, labels: list[str]) -> list[go.Scatter]:
+    """The selected cell's edges in the selection colour (one legend entry) and a ring round the cell."""
+    xs, ys = [], []
+    for i, j, _, _ in edges:
+        if selected in (i, j):
+            cx, cy = _curve(x[i], y[i], x[j], y[j])
+            xs += [*cx, None]
+            ys += [*cy, None]
+    count = sum(selected in (i, j) for i, j, _, _ in edges)
+    return [go.Scatter(x=xs or [None], y=ys or [None], mode="lines", hoverinfo="skip",
+                       name=f"{SELECTED_EDGES} ({labels[selected]}: {count})",
+                       line={"color": SELECTED_COLOR, "width": 3.5}),
+            go.Scatter(x=[x[selected]], y=[y[selected]], mode="markers", hoverinfo="skip", showlegend=False,
+                       marker={"size": 34, "color": "rgba(0,0,0,0)", "line": {"color": SELECTED_COLOR, "width": 4}})]
+
+
 def dependency_figure(edges: list[tuple[int, int, float, bool]], digits: np.ndarray, givens: np.ndarray, box: int,
                       labels: list[str], *, strength: np.ndarray | None = None, title: str = "",
-                      height: int = 520) -> go.Figure:
+                      height: int = 520, selected: int | None = None) -> go.Figure:
     """The MI dependency graph on the grid: ``edges`` ``(i, j, mi, is_rule)``; width grows with MI; rule
     edges (same row, column or box) solid blue, other pairs dashed red; blank cells sized by ``strength``
-    ``(N,)`` (e.g. weighted degree)."""
+    ``(N,)`` (e.g. weighted degree); the ``selected`` cell ringed and its edges drawn over the others in the
+    selection colour, as the heatmap outlines its row and column."""
     cells = len(digits)
     n = _side(cells)
     x, y = cell_xy(cells)
@@ -429,8 +452,13 @@ def dependency_figure(edges: list[tuple[int, int, float, bool]], digits: np.ndar
     size = 8 + 22 * s / (s.max() or 1.0)
     fig.add_trace(go.Scatter(x=x[blank], y=y[blank], mode="markers", marker={"size": size[blank], "color": "#fff",
                              "line": {"color": "#333", "width": 1.5}},
-                             hovertext=[labels[c] for c in np.flatnonzero(blank)],
+                             hovertext=[f"{labels[c]}: MI over its edges {s[c]:.3g} nats" for c in np.flatnonzero(blank)],
                              hoverinfo="text", showlegend=False))
+    if strength is not None:  # the legend says what a circle's size means
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=NODE_SIZE_LEGEND,
+                                 marker={"size": 14, "color": "#fff", "line": {"color": "#333", "width": 1.5}}))
+    if selected is not None:
+        fig.add_traces(_selected_edges(edges, selected, x, y, top, labels))
     given = np.asarray(givens, bool)
     fig.add_trace(go.Scatter(x=x[given], y=y[given], text=np.asarray(digits)[given].astype(str), mode="text",
                              textfont={"color": "#bbb", "size": 18, "family": DIGIT_FONT}, hoverinfo="skip",
@@ -439,6 +467,9 @@ def dependency_figure(edges: list[tuple[int, int, float, bool]], digits: np.ndar
     fig.update_layout(showlegend=True,
                       legend={"orientation": "h", "yanchor": "bottom", "y": -0.08, "x": 0})
     return fig
+
+
+TITLE_CHARS = 55  # characters of a frontier title's line (about 470 px of the title font)
 
 
 def frontier_figure(rows: list[dict], title: str = "", metric=None) -> go.Figure:
@@ -459,9 +490,26 @@ def frontier_figure(rows: list[dict], title: str = "", metric=None) -> go.Figure
         fig.add_trace(go.Scatter(x=[r["mean_passes"] for r in front], y=[metric.scale * r[metric.key] for r in front],
                                  mode="lines", name="frontier", line={"color": "#444", "dash": "dash", "width": 1.5},
                                  hoverinfo="skip"))
+    passes = [r["mean_passes"] for r in rows if r["mean_passes"] > 0]
+    ticks = log_ticks(min(passes), max(passes)) if passes else {}
+    # a long set name on two lines: plotly does not wrap a title, and at 1024 px one line was cut
+    title = "<br>".join(textwrap.wrap(title, TITLE_CHARS, break_long_words=False)) or title
     fig.update_layout(title=title, xaxis_title="mean forward passes per input (log)", yaxis_title=metric.title,
-                      xaxis_type="log", template="plotly_white", font=FONT, height=520)
+                      xaxis_type="log", template="plotly_white", font=FONT, height=520, xaxis=ticks)
     return fig
+
+
+def log_ticks(lo: float, hi: float) -> dict:
+    """Tick values and texts of a log axis over ``[lo, hi]`` at 1, 2 and 5 times a power of ten (plotly's own
+    ticks on a short span label 2..9 between decades with single digits: "... 9 10 2 3 ...")."""
+    lo, hi = max(float(lo), 1e-9), max(float(hi), float(lo), 1e-9)
+    values = [m * 10.0 ** e for e in range(int(np.floor(np.log10(lo))) - 1, int(np.ceil(np.log10(hi))) + 2)
+              for m in (1, 2, 5)]
+    inside = [v for v in values if lo / 1.6 <= v <= hi * 1.6]
+    if len(inside) < 3:  # a narrow span: every whole step between
+        inside = sorted({*inside, *(m * 10.0 ** e for v in inside for e in [int(np.floor(np.log10(v)))]
+                                    for m in range(1, 10) if lo / 1.6 <= m * 10.0 ** e <= hi * 1.6)})
+    return {"tickmode": "array", "tickvals": inside, "ticktext": [f"{v:,.4g}" for v in inside]}
 
 
 def bar_figure(labels: list[str], series: dict[str, np.ndarray], title: str = "", yaxis: str = "",

@@ -180,11 +180,37 @@ def _short(text: str, limit: int = 60) -> str:
 
 def put_in_link(source_key: str, source: str, text_key: str, text: str) -> None:
     """Switch the source to ``paste`` with ``text``: the widgets take the values, and the URL gets them too
-    (a widget that was not drawn in the last run does not write its value into the URL by itself)."""
+    (a widget that was not drawn in the last run does not write its value into the URL by itself), unless
+    ``text`` is longer than :data:`MAX_LINK_TEXT` (:func:`text_bind` then keeps it out and says so)."""
     st.session_state[source_key] = source
     st.session_state[text_key] = text
+    if len(text) > MAX_LINK_TEXT:
+        return
     with contextlib.suppress(StreamlitAPIException):  # already bound: the widget writes it itself
         st.query_params[text_key] = text
+
+
+MAX_LINK_TEXT = 20_000  # characters of a pasted puzzle or sequence the URL keeps (a long protein in FASTA fits)
+
+
+def text_bind(key: str) -> tuple[str | None, str | None]:
+    """``(bind, note)`` for text widget ``key``: bound to the URL, unless its text (as typed, or as a link
+    brought it) is longer than :data:`MAX_LINK_TEXT`; then unbound, which takes it out of the URL (a 300,000
+    character paste was written whole into the address), with a note saying so."""
+    value = st.session_state.get(key)
+    if not isinstance(value, str):
+        value = arrived(key) or ""
+    left_out = st.session_state.setdefault("_link_text_out", set())
+    if len(value) <= MAX_LINK_TEXT:
+        if key in left_out:  # bound again: a widget that was not bound does not write its value by itself
+            left_out.discard(key)
+            with contextlib.suppress(StreamlitAPIException):
+                st.query_params[key] = value
+        return BIND, None
+    left_out.add(key)
+    st.session_state.get(_CHANGED, {})[key] = f"{key} ({len(value):,} characters) left out"
+    return None, (f"This text is {len(value):,} characters long: the link keeps at most {MAX_LINK_TEXT:,}, so it "
+                  "is left out of the page's address (a copied link will not reopen it).")
 
 
 def remember(pickers: bool) -> None:

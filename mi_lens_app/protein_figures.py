@@ -30,8 +30,8 @@ def window(length: int, start: int = 0, size: int = WINDOW) -> tuple[int, int]:
 
 def _layout(fig: go.Figure, title: str, height: int, **kwargs) -> None:
     kwargs.setdefault("showlegend", False)
-    fig.update_layout(title={"text": title, "x": 0.02}, height=height, font=FONT, plot_bgcolor="white",
-                      margin={"l": 10, "r": 10, "t": 50, "b": 10}, **kwargs)
+    kwargs.setdefault("margin", {"l": 10, "r": 10, "t": 50, "b": 10})
+    fig.update_layout(title={"text": title, "x": 0.02}, height=height, font=FONT, plot_bgcolor="white", **kwargs)
     # the margins grow to fit the tick labels: with a fixed 10 px margin "20" is drawn as "0" and "2.5" as "5"
     fig.update_xaxes(automargin=True)
     fig.update_yaxes(automargin=True)
@@ -105,10 +105,12 @@ def contact_figure(mi: np.ndarray, labels: list[str], masked: np.ndarray, *, min
     top = float(w.max()) if len(w) else 1.0
     color, cmin, cmax, ticks = scaled(w, scale, 0.0, top)
     fig = go.Figure()
-    fig.add_trace(go.Scatter(x=[0, n - 1], y=[0, n - 1], mode="lines", line={"color": "#bbb", "width": 1},
+    # residues numbered from 1, as the labels and the hover do
+    i, j = i + 1, j + 1
+    fig.add_trace(go.Scatter(x=[1, n], y=[1, n], mode="lines", line={"color": "#bbb", "width": 1},
                              hoverinfo="skip", name="diagonal"))
     idx = np.flatnonzero(masked)
-    fig.add_trace(go.Scatter(x=idx, y=idx, mode="markers", name="masked",
+    fig.add_trace(go.Scatter(x=idx + 1, y=idx + 1, mode="markers", name="masked",
                              marker={"symbol": "square", "size": 5, "color": MASKED_COLOR},
                              hovertext=[labels[k] for k in idx], hoverinfo="text"))
     fig.add_trace(go.Scatter(
@@ -117,13 +119,27 @@ def contact_figure(mi: np.ndarray, labels: list[str], masked: np.ndarray, *, min
                 "colorbar": {"title": {"text": "MI (nats)" if scale == "linear" else f"MI (nats), {scale}",
                                        "side": "right"}, "thickness": 14, **(ticks or {})},
                 "line": {"width": 0.5, "color": "#333"}},
-        hovertext=[f"{labels[a]} · {labels[b]}: {v:.4g} nats (|i−j| = {b - a})" for a, b, v in zip(i, j, w)],
+        hovertext=[f"{labels[a - 1]} · {labels[b - 1]}: {v:.4g} nats (|i−j| = {b - a})" for a, b, v in zip(i, j, w)],
         hoverinfo="text"))
-    axis = {"range": [-1, n], "showgrid": True, "gridcolor": "#eee", "zeroline": False, "title": "residue"}
+    # both axes constrained to their domain: with the y axis free, the square aspect stretched its range (-10..)
+    axis = {"range": [0.5, n + 0.5], "showgrid": True, "gridcolor": "#eee", "zeroline": False, "title": "residue",
+            "constrain": "domain"}
     drawn = f"top {len(w)} of {total} pairs" if total > len(w) else f"{total} pairs"
-    _layout(fig, f"{title}: {drawn} with |i−j| ≥ {min_sep}", height, xaxis=dict(axis, constrain="domain"),
-            yaxis=dict(axis, range=[n, -1], scaleanchor="x"))
+    # the counts on a second, smaller line: on one line the title was cut in a half-width column
+    _layout(fig, f"{title}<br><sup>{drawn} with |i−j| ≥ {min_sep}</sup>", height, xaxis=axis,
+            yaxis=dict(axis, range=[n + 0.5, 0.5], scaleanchor="x"), margin={"l": 10, "r": 10, "t": 70, "b": 10})
+    if not total:
+        fig.add_annotation(text=empty_contacts_hint(int(masked.sum()), min_sep), xref="paper", yref="paper", x=0.5,
+                           y=0.5, showarrow=False, font={"size": 14}, bgcolor="rgba(255,255,255,0.9)")
     return fig
+
+
+def empty_contacts_hint(masked: int, min_sep: int) -> str:
+    """Why the contact map has no pair, and what to change."""
+    if masked < 2:
+        return "No pairs: fewer than two residues are masked.<br>Mask more residues in the sidebar."
+    return (f"No pair of masked residues at least {min_sep} apart<br>has MI above 0. Lower the separation "
+            "(the slider above)<br>or mask more residues in the sidebar.")
 
 
 def _arc(i: int, j: int, steps: int = 24) -> tuple[np.ndarray, np.ndarray]:
@@ -227,17 +243,20 @@ def decode_strip(tokens: np.ndarray, chosen: np.ndarray, entropy: np.ndarray, er
     rows = np.arange(first, steps)
     # (S + 1, L): the step that last wrote each position so far (-1: never; a remasked one is masked again)
     filled_at = np.maximum.accumulate(np.where(chosen, np.arange(steps)[:, None], -1), axis=0)[rows]
+    # fixed colour ranges: plotly's own range of one value (every residue filled at step 1) ran 0.5-1.5
     if color == "step":
         z = np.where((filled_at >= 0) & (tokens[rows] != 0), filled_at, np.nan)
-        name, scale = "filled at step", "Viridis"
+        name, scale, zmin, zmax = "filled at step", "Viridis", 1, max(steps - 1, 2)
+        bar = {"tickmode": "linear", "tick0": 1, "dtick": max(1, int(np.ceil((zmax - 1) / 6)))}
     else:
         z = np.where(np.asarray(entropy)[rows] > 0, np.asarray(entropy)[rows], np.nan)
-        name, scale = "H before (nats)", "Oranges"
+        name, scale, zmin, zmax, bar = "H before (nats)", "Oranges", 0.0, float(np.log(len(amino_acids))), {}
     letters = np.array(["_", *amino_acids])[np.clip(tokens[rows], 0, len(amino_acids))]
     x = np.arange(lo, hi)
     fig = go.Figure(go.Heatmap(z=z[:, lo:hi], x=x + 1, y=rows, colorscale=scale, name=name, text=letters[:, lo:hi],
+                               zmin=zmin, zmax=zmax,
                                hovertemplate="step %{y}, residue %{x}: %{text}<br>" + name + " %{z}<extra></extra>",
-                               colorbar={"title": {"text": name, "side": "right"}, "thickness": 12}))
+                               colorbar={"title": {"text": name, "side": "right"}, "thickness": 12, **bar}))
     r, c = np.nonzero(chosen[rows][:, lo:hi])
     fig.add_trace(go.Scatter(x=x[c] + 1, y=rows[r], mode="markers", name="unmasked at this step", hoverinfo="skip",
                              marker={"symbol": "square-open", "size": 11, "color": CHOSEN_COLOR,
@@ -263,7 +282,9 @@ def decode_strip(tokens: np.ndarray, chosen: np.ndarray, entropy: np.ndarray, er
         notes.append(f"residues {lo + 1}-{hi} of {length}")
     _layout(fig, title + (f" ({', '.join(notes)})" if notes else ""), height or 150 + 30 * len(rows),
             xaxis={"title": "residue", "showgrid": False, "zeroline": False},
-            yaxis={"title": "step", "autorange": "reversed", "showgrid": False, "zeroline": False})
+            # the shown steps and no more (one row, step 0, ran -1..1), whole steps only, the first at the top
+            yaxis={"title": "step", "range": [steps - 0.5, first - 0.5], "showgrid": False, "zeroline": False,
+                   "tickmode": "linear", "tick0": 0, "dtick": max(1, int(np.ceil(len(rows) / 8)))})
     return fig
 
 

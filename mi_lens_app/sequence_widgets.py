@@ -62,8 +62,11 @@ def _sequence_preset(domain: Domain) -> tuple[str, str, Masking] | None:
 
 
 def _sequence_pasted() -> tuple[str, str, Masking] | None:
+    bind, too_long = links.text_bind("seq")
     text = st.sidebar.text_area("Sequence or FASTA (the first record is used); _ or X marks a masked residue",
-                                key="seq", bind=BIND, height=110)
+                                key="seq", bind=bind, height=110)
+    if too_long:
+        st.sidebar.warning(too_long, icon=":material/link_off:")
     if not text.strip():
         st.sidebar.info("Paste a protein sequence or FASTA to start, or pick a preset.")
         return None

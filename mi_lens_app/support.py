@@ -8,6 +8,7 @@ weights files' paths and modification times, so replacing a model file invalidat
 from __future__ import annotations
 
 import importlib
+import logging
 import os
 import re
 import threading
@@ -97,6 +98,24 @@ def _selector(domain_key: str, stamp: str) -> tuple[object | None, str | None]:
 
 _warm_lock = threading.Lock()
 _warm_started = False
+WARM_THREAD = "mi-lens-warm-up"
+# the logger of Streamlit's "missing ScriptRunContext!" warning, which every cached call of the warm-up thread
+# (a thread outside any script run, on purpose) logged: a page of them at each server start
+_CTX_LOGGER = "streamlit.runtime.scriptrunner_utils.script_run_context"
+
+
+class _WarmThreadQuiet(logging.Filter):
+    """Drops the missing-ScriptRunContext warning of the warm-up thread only (elsewhere it may mean a bug)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (threading.current_thread().name == WARM_THREAD and "missing ScriptRunContext" in record.msg)
+
+
+def quiet_warm_thread() -> None:
+    """Install :class:`_WarmThreadQuiet` on Streamlit's logger (once)."""
+    logger = logging.getLogger(_CTX_LOGGER)
+    if not any(isinstance(f, _WarmThreadQuiet) for f in logger.filters):
+        logger.addFilter(_WarmThreadQuiet())
 
 
 def warm_up(then: Callable[[float], None] | None = None) -> bool:
@@ -112,7 +131,8 @@ def warm_up(then: Callable[[float], None] | None = None) -> bool:
         if _warm_started:
             return False
         _warm_started = True
-    threading.Thread(target=_warm_all, args=(then,), name="mi-lens-warm-up", daemon=True).start()
+    quiet_warm_thread()
+    threading.Thread(target=_warm_all, args=(then,), name=WARM_THREAD, daemon=True).start()
     return True
 
 
@@ -288,9 +308,10 @@ def clamp_contradicts(domain: Domain, pz: Puzzle, cell: int, digit: int) -> bool
 
 
 @st.cache_data(show_spinner=False, max_entries=512)
-def puzzle(domain_key: str, text: str, name: str = "") -> Puzzle:
-    """Parse and validate a puzzle (raises a SudokuError naming the problem)."""
-    return make_puzzle(get_domain(domain_key), text, name)
+def puzzle(domain_key: str, text: str, name: str = "", several: bool = False) -> Puzzle:
+    """Parse and validate a puzzle (raises a SudokuError naming the problem); ``several``: a grid with more
+    than one solution is taken (its ``solution`` is None) even where the domain asks for one."""
+    return make_puzzle(get_domain(domain_key), text, name, several)
 
 
 @st.cache_data(show_spinner="Generating a puzzle ...", max_entries=128)
@@ -398,9 +419,11 @@ def probe_fallback_note(name: str, domain: Domain) -> str | None:
             f"eps={domain.fallback_eps:g} at every step; its passes are counted as + extra.")
 
 
-def strategy_plain(name: str) -> str:
-    """What strategy ``name`` does, in plain words (its docstring when no plain text is written)."""
-    return texts.STRATEGY_PLAIN.get(name) or strategy_doc(name)
+def strategy_plain(name: str, domain: Domain | None = None) -> str:
+    """What strategy ``name`` does, in plain words (its docstring when no plain text is written), in residues
+    and amino acids on a sequence ``domain``."""
+    text = texts.STRATEGY_PLAIN.get(name) or strategy_doc(name)
+    return texts.for_sequences(text) if domain is not None and domain.layout == "sequence" else text
 
 
 def strategy_doc(name: str) -> str:

@@ -1,5 +1,6 @@
 """Explanations shown beside the plots (Markdown with LaTeX; no streamlit here)."""
 
+import re
 from math import ceil
 
 MDM = r"""
@@ -135,6 +136,9 @@ SEQUENCE_LEGEND = (
 
 # what each decoding strategy does, for a student; the registry's docstrings (shown in an expander) are the
 # technical form
+CANDIDATES_LEGEND = ("Pencil marks: each blank cell shows every digit at its own place in the cell (1 top left, 9 "
+                     "bottom right), darker the more probable it is (the model's marginal p(digit | context)).")
+
 STRATEGY_PLAIN = {
     "mi": "Fills several cells per pass, but only cells the model is sure of that also say little about each "
           "other (low mutual information), so it does not write two guesses that depend on each other at once. "
@@ -161,11 +165,23 @@ STRATEGY_PLAIN = {
 }
 
 
+_SEQUENCE_WORDS = {"cells": "residues", "cell": "residue", "digits": "amino acids", "digit": "amino acid"}
+
+
+def for_sequences(text: str) -> str:
+    """``text`` written for a grid (cells, digits) reworded for a sequence (residues, amino acids)."""
+    return re.sub(r"\b(cells|cell|digits|digit)\b", lambda m: _SEQUENCE_WORDS[m.group(1)], text)
+
+
 def app_wording(message: str) -> str:
     """An error of the core reworded for someone using the app, who passes no arguments to functions."""
-    return message.replace(" (U/O are rare residues: pass ambiguous='mask' to read them as unknown)",
-                           " (U and O are rare residues this model has never seen: write X or _ in their place "
-                           "to let the model fill them)")
+    message = message.replace(" (U/O are rare residues: pass ambiguous='mask' to read them as unknown)",
+                              " (U and O are rare residues this model has never seen: write X or _ in their place "
+                              "to let the model fill them)")
+    return message.replace("this puzzle has more than one solution",
+                           "this puzzle has more than one solution, and decoding scores its digits against one "
+                           "(add givens until one is left). The MI maps, What-if and Exact vs estimated pages "
+                           "show a grid with several solutions, the empty grid too")
 
 
 def frame_line(items: list[tuple[str, str]]) -> str:
@@ -228,7 +244,7 @@ def agreement_reading(spearman: float, overlap: float, k: int) -> str:
            "a loosely similar order" if spearman >= 0.4 else "an order with little in common")
     hits = round(overlap * k) if overlap == overlap else 0
     return (f"**In plain words:** the estimator ranks the pairs in {how} as the exact probe (Spearman "
-            f"{spearman:.2f}; 1 is the same order, 0 no relation). Of the {k} pairs the exact probe finds "
+            f"{spearman:.3f}; 1 is the same order, 0 no relation). Of the {k} pairs the exact probe finds "
             f"strongest, {hits} are also among the estimator's {k} strongest: those are the pairs an MI-guided "
             "decoder keeps apart.")
 

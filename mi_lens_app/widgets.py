@@ -29,24 +29,32 @@ def domain_picker() -> Domain:
     return domain
 
 
-def puzzle_picker(domain: Domain) -> Puzzle | None:
-    """Sidebar widgets choosing a puzzle (or a protein); shows what is wrong with a bad one and returns None then."""
+def puzzle_picker(domain: Domain, several: bool = False) -> Puzzle | None:
+    """Sidebar widgets choosing a puzzle (or a protein); shows what is wrong with a bad one and returns None then.
+    ``several``: a grid with more than one solution (the empty grid) is taken too, with a note (the map pages)."""
     if domain.layout == "sequence":
         return sequence_picker(domain)
     side = st.sidebar
     src = side.radio("Puzzle from", SOURCES, key="src", bind=BIND, horizontal=True)
     if src == "preset":
-        return _preset(domain)
+        return _preset(domain, several)
     if src == "paste":
-        return _pasted(domain)
+        return _pasted(domain, several)
     if src == "upload":
-        return _uploaded(domain)
+        return _uploaded(domain, several)
     return _generated(domain)
 
 
-def _checked(domain: Domain, text: str, name: str) -> Puzzle | None:
+SEVERAL_NOTE = ("This grid has several solutions: the maps show how the model spreads its belief over them (no cell "
+                "is decided, so the MI is the dependence between open choices). Decoding and the benchmarks score "
+                "against one solution and need a puzzle that has exactly one.")
+
+
+def _checked(domain: Domain, text: str, name: str, several: bool = False) -> Puzzle | None:
     with st.sidebar:
-        pz = support.attempt(support.puzzle, domain.key, text, name, what="This puzzle cannot be used")
+        pz = support.attempt(support.puzzle, domain.key, text, name, several, what="This puzzle cannot be used")
+    if pz is not None and several and domain.require_unique and pz.solution is None:
+        st.info(SEVERAL_NOTE, icon=":material/call_split:")
     if pz is not None:
         givens = int(pz.givens.sum())
         note = ("unique solution" if pz.solution is not None
@@ -55,7 +63,7 @@ def _checked(domain: Domain, text: str, name: str) -> Puzzle | None:
     return pz
 
 
-def _preset(domain: Domain) -> Puzzle | None:
+def _preset(domain: Domain, several: bool = False) -> Puzzle | None:
     presets = support.presets().get(domain.key, [])
     if not presets:
         st.sidebar.warning("No presets shipped (assets/examples/sudoku_presets.json is missing).")
@@ -63,20 +71,23 @@ def _preset(domain: Domain) -> Puzzle | None:
     names = [p.name for p in presets]
     name = st.sidebar.selectbox("Preset (easy to very hard)", names, key="preset", bind=BIND)
     chosen = presets[names.index(name)]
-    return _checked(domain, chosen.puzzle, chosen.name)
+    return _checked(domain, chosen.puzzle, chosen.name, several)
 
 
-def _pasted(domain: Domain) -> Puzzle | None:
+def _pasted(domain: Domain, several: bool = False) -> Puzzle | None:
     n = domain.geometry.n
+    bind, too_long = links.text_bind("puzzle")
     text = st.sidebar.text_area(f"Puzzle: {domain.cells} characters, digits 1-{n}, '.' or '0' for blanks",
-                                key="puzzle", bind=BIND, height=90)
+                                key="puzzle", bind=bind, height=90)
+    if too_long:
+        st.sidebar.warning(too_long, icon=":material/link_off:")
     if not text.strip():
         st.sidebar.info("Paste a puzzle to start, or pick a preset.")
         return None
-    return _checked(domain, text, "pasted")
+    return _checked(domain, text, "pasted", several)
 
 
-def _uploaded(domain: Domain) -> Puzzle | None:
+def _uploaded(domain: Domain, several: bool = False) -> Puzzle | None:
     side = st.sidebar
     file = side.file_uploader("Puzzle file (.txt, one a line, or .csv with a 'puzzle' column)", type=["txt", "csv"],
                               key="upload", max_upload_size=5)
@@ -92,7 +103,7 @@ def _uploaded(domain: Domain) -> Puzzle | None:
         return None
     side.button("Put this puzzle in the link", on_click=links.put_in_link, args=("src", "paste", "puzzle", record.puzzle),
                 help="switches to 'paste' with this puzzle, so the page's URL reopens it")
-    return _checked(domain, record.puzzle, f"{file.name}, line {record.line}")
+    return _checked(domain, record.puzzle, f"{file.name}, line {record.line}", several)
 
 
 MAX_PICKER_ROWS = 200  # rows a file's picker lists; the others are reached by their line number
@@ -241,7 +252,7 @@ def strategy_picker(side: str, default: str, domain: Domain | None = None) -> tu
     names = support.strategy_names(domain)
     name = st.selectbox(f"Strategy {side.upper()}", names, index=names.index(default) if default in names else 0,
                         key=side, bind=BIND, help="every strategy in mi_core.decoding's registry")
-    st.caption(support.strategy_plain(name))
+    st.caption(support.strategy_plain(name, domain))
     with st.expander("Technical description"):
         st.caption(support.strategy_doc(name))
     if domain is not None and support.uses_selector(name):
@@ -453,10 +464,10 @@ def input_noun(domain: Domain) -> str:
     return "sequence" if domain.layout == "sequence" else "puzzle"
 
 
-def domain_and_puzzle() -> tuple[Domain, Puzzle | None]:
-    """The sidebar's domain and puzzle pickers and the model note."""
+def domain_and_puzzle(several: bool = False) -> tuple[Domain, Puzzle | None]:
+    """The sidebar's domain and puzzle pickers and the model note; ``several``: see :func:`puzzle_picker`."""
     domain = domain_picker()
-    puzzle = puzzle_picker(domain)
+    puzzle = puzzle_picker(domain, several)
     model_status(domain)
     return domain, puzzle
 

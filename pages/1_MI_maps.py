@@ -68,27 +68,34 @@ def grid_panel(domain, pz, m, cell, scale):
                          lambda: grid_figure(domain, pz, m, cell, layer, scale))
     widgets.chart(fig, key="grid", on_select=widgets.click_to_cell("grid", "cell", domain.cells, pz.blanks),
                   selection_mode="points")
+    if layer == "candidates":
+        st.caption(texts.CANDIDATES_LEGEND)
 
 
-def graph_panel(domain, pz, m):
-    """The dependency graph and its edge controls."""
+def graph_panel(domain, pz, m, cell):
+    """The dependency graph and its edge controls, the selected cell's edges highlighted. The graph and its
+    figure are built once per process for a state, edge setting and cell (``support.figure``): a click
+    elsewhere on the page does not build them again."""
     c1, c2 = st.columns([1, 2])
     mode = c1.radio("Edges", ["top-k", "threshold"], key="edges", bind="query-params", horizontal=True)
     links.clamp_number("topk", 5, 300, integer=True)
     links.clamp_number("thr", 0.0, 10.0)
     if mode == "top-k":
         k = c2.slider("Strongest pairs", 5, 300, 60, step=5, key="topk", bind=links.bound("topk"))
-        g = graph.dependency_graph(m.mi, m.masked, domain.rules(len(pz.digits)), top_k=k)
+        setting = {"top_k": int(k)}
     else:
         thr = c2.number_input("MI above (nats)", min_value=0.0, max_value=10.0, value=0.01, step=0.005, format="%g", key="thr",
                               bind=links.bound("thr"))
-        g = graph.dependency_graph(m.mi, m.masked, domain.rules(len(pz.digits)), threshold=thr, cap=graph.MAX_EDGES)
+        setting = {"threshold": float(thr), "cap": graph.MAX_EDGES}
+    state = ("maps graph", domain.key, pz.text, support.version(domain), m.source, tuple(sorted(setting.items())))
+    g = support.figure(state, lambda: graph.dependency_graph(m.mi, m.masked, domain.rules(len(pz.digits)), **setting))
     info = graph.summary(g)
     capped = g.graph["candidates"] > info["edges"]
     title = (f"Dependency graph: the {info['edges']} strongest of {g.graph['candidates']} pairs" if capped
              else f"Dependency graph: {info['edges']} edges")
-    fig = figures.dependency_figure(graph.edge_list(g), np.asarray(pz.digits), pz.givens, domain.geometry.box,
-                                    domain.labels(), strength=graph.strength(g, domain.cells), title=title)
+    fig = support.figure((*state, cell), lambda: figures.dependency_figure(
+        graph.edge_list(g), np.asarray(pz.digits), pz.givens, domain.geometry.box, domain.labels(),
+        strength=graph.strength(g, domain.cells), title=title, selected=cell))
     widgets.chart(fig, key="graph")
     if capped:
         st.caption(f"{g.graph['candidates']} pairs pass the threshold; the graph draws the {graph.MAX_EDGES} "
@@ -134,6 +141,9 @@ def sequence_maps(domain, pz, m):
                         bind=links.bound("sep"))
         widgets.chart(protein_figures.contact_figure(m.mi, labels, m.masked, min_sep=sep, scale=scale),
                       key="contacts")
+        if not protein_figures.top_pairs(m.mi, m.masked, min_sep=sep, limit=1)[3]:
+            st.info(protein_figures.empty_contacts_hint(int(np.sum(m.masked)), sep).replace("<br>", " "),
+                    icon=":material/scatter_plot:")
     links.clamp_number("arcs", 10, protein_figures.MAX_ARCS, integer=True)
     k = st.slider("Arc graph: strongest pairs", 10, protein_figures.MAX_ARCS, 60, step=10, key="arcs",
                   bind=links.bound("arcs"), help=f"at most {protein_figures.MAX_ARCS} arcs are drawn")
@@ -157,7 +167,7 @@ def sequence_maps(domain, pz, m):
 
 def main():
     widgets.page("MI maps", ":material/grid_on:")
-    domain, pz = widgets.domain_and_puzzle()
+    domain, pz = widgets.domain_and_puzzle(several=True)
     if pz is None:
         st.info(f"Pick a valid {widgets.input_noun(domain)} in the sidebar to see its MI map.")
         st.markdown(texts.MAPS_PAGE)
@@ -187,7 +197,7 @@ def main():
         heat = heatmap_panel(domain, pz, m, cell, scale)
     g_col, t_col = st.columns([3, 2])
     with g_col:
-        dep = graph_panel(domain, pz, m)
+        dep = graph_panel(domain, pz, m, cell)
     with t_col:
         st.markdown(texts.MAPS_PAGE)
         with st.expander("What MI is"):

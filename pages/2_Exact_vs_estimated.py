@@ -102,7 +102,7 @@ def pruning(domain, pz, exact):
 
 def main():
     widgets.page("Exact versus estimated", ":material/compare:")
-    domain, pz = widgets.domain_and_puzzle()
+    domain, pz = widgets.domain_and_puzzle(several=True)
     if pz is None:
         st.info(f"Pick a valid {widgets.input_noun(domain)} in the sidebar.")
         st.markdown(texts.EXACT_PAGE)

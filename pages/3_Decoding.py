@@ -247,6 +247,10 @@ def player(domain, pz, traces, count, view=None, present=False, stacked=False):
 
 
 def _play_pause(count: int) -> None:
+    """Play or pause. The frame count is read when clicked (the last run's, ``_frame_count``): in presentation
+    mode the button is drawn before that run's decodings, so its ``count`` can be an earlier run's (2 on a link's
+    first run), and Play from a link's ``step=10`` restarted at 0."""
+    count = int(st.session_state.get("_frame_count") or count)
     playing = not st.session_state.get("play", False)
     if playing and int(st.session_state.get("step", 0) or 0) >= count - 1:
         st.session_state["step"] = 0  # play again from the start

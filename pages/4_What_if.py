@@ -118,6 +118,7 @@ def grids(domain, pz, w, cell, digit):
                                   zmax=hmax, colorscale="Oranges", hover=hover_a, selected=cell, height=440,
                                   title=f"After {labels[cell]} = {digit}")
         widgets.chart(fig, key="after")
+    st.caption(texts.CANDIDATES_LEGEND)
     c3, c4 = st.columns(2)
     with c3:
         fig = figures.grid_figure(after_digits, pz.givens, box, layer=delta, layer_name="ΔH", zmin=-dmax, zmax=dmax,
@@ -158,7 +159,7 @@ def mi_change(domain, pz, cell, value_name, view=None, scale="linear"):
 
 def main():
     widgets.page("What-if", ":material/science:")
-    domain, pz = widgets.domain_and_puzzle()
+    domain, pz = widgets.domain_and_puzzle(several=True)
     if pz is None:
         st.info(f"Pick a valid {widgets.input_noun(domain)} in the sidebar.")
         st.markdown(texts.WHATIF_PAGE)

@@ -164,6 +164,10 @@ def test_missing_model_is_a_message_and_the_4x4_domain_still_works(env):
 @pytest.mark.parametrize("path", ["pages/1_MI_maps.py", "pages/3_Decoding.py"])
 def test_bad_puzzles_show_an_error_and_keep_the_page_working(env, path, puzzle, message):
     at = run_page(path, src="paste", puzzle=puzzle)
+    if message == "more than one solution" and path != "pages/3_Decoding.py":
+        assert_clean(at)  # the map pages show it, with a note (tests/test_app_limits.py)
+        assert heatmaps(at)
+        return
     assert_clean(at)
     assert any(message in e.value for e in at.error), [e.value for e in at.error]
     assert at.title and any("Pick a valid puzzle" in i.value for i in at.info)

@@ -1,0 +1,127 @@
+"""Text and axis glitches of issue 27, item 10: protein pages speak of residues, About heads one paragraph
+"Proteins.", the protein decode strip's axes and colour bar, the benchmarks' log axis, the contact map's
+title, axes and empty state, "1 pass", and legends for the graph's circle sizes and the candidates layer."""
+
+import re
+
+import numpy as np
+
+from mi_lens_app import figures, protein_figures, texts
+from mi_lens_app.sequences import load_protein_presets
+from tests import test_app_pages, test_app_protein
+from tests.test_app_pages import assert_clean, run_page, specs
+
+weights = test_app_pages.weights
+env = test_app_pages.env
+protein_weights = test_app_protein.weights
+
+
+def shown_texts(at) -> list[str]:
+    out = [e.value for kind in ("markdown", "caption", "info", "warning", "success", "error") for e in at.get(kind)]
+    return out + [m.label for m in at.metric]
+
+
+def test_protein_decoding_speaks_of_residues_not_cells(monkeypatch, protein_weights):
+    monkeypatch.setenv("MI_LENS_PROTEIN_MODEL", str(protein_weights[0]))
+    monkeypatch.setenv("MI_LENS_PROTEIN_ESTIMATOR", "/nonexistent/protein_est.safetensors")
+    monkeypatch.setenv("MI_LENS_DEVICE", "cpu")
+    monkeypatch.setenv("MI_LENS_WARM", "0")
+    at = test_app_protein.run_page("pages/3_Decoding.py", ppreset=load_protein_presets()[0].name, a="topk",
+                                   b="mi_exact")
+    assert not at.exception
+    said = shown_texts(at)
+    assert any("residues the model is surest of" in t for t in said)  # the strategy's plain words, reworded
+    assert [t for t in said if re.search(r"\b(cells?|digits?)\b", t)] == []
+
+
+def test_about_heads_one_paragraph_proteins(env):
+    at = run_page("pages/6_About.py")
+    assert_clean(at)
+    assert sum(m.value.count("**Proteins.**") for m in at.markdown) == 1
+
+
+def test_one_pass_is_singular():
+    assert texts.passes(1) == "1 pass" and texts.passes(2) == "2 passes"
+
+
+def test_the_protein_strip_axes_show_the_steps_and_a_fixed_colour_range():
+    letters = "ACDEFGHIKLMNPQRSTVWY"
+    tokens = np.zeros((1, 10), int)
+    fig = protein_figures.decode_strip(tokens, np.zeros((1, 10), bool), np.ones((1, 10)), np.zeros((1, 10), bool),
+                                       letters)
+    assert list(fig.layout.yaxis.range) == [0.5, -0.5]  # step 0 alone: not -1..1
+    two = np.stack([np.zeros(10, int), np.arange(1, 11)])  # every residue filled at step 1
+    chosen = np.stack([np.zeros(10, bool), np.ones(10, bool)])
+    fig = protein_figures.decode_strip(two, chosen, np.ones((2, 10)), np.zeros((2, 10), bool), letters)
+    heat = fig.data[0]
+    assert (heat.zmin, heat.zmax) == (1, 2)  # not plotly's 0.5-1.5 around the one value
+    assert heat.colorbar.dtick == 1 and heat.colorbar.tick0 == 1  # whole steps
+    assert list(fig.layout.yaxis.range) == [1.5, -0.5] and fig.layout.yaxis.dtick == 1
+    fig = protein_figures.decode_strip(two, chosen, np.ones((2, 10)), np.zeros((2, 10), bool), letters,
+                                       color="entropy")
+    assert fig.data[0].zmin == 0 and np.isclose(fig.data[0].zmax, np.log(20))
+
+
+def test_the_benchmarks_log_axis_reads_in_whole_numbers(env):
+    at = run_page("pages/5_Benchmarks.py")
+    assert_clean(at)
+    frontier = next(s for s in specs(at).values() if s["layout"].get("xaxis", {}).get("type") == "log")
+    axis = frontier["layout"]["xaxis"]
+    values, text = axis["tickvals"], axis["ticktext"]
+    assert values == sorted(values) and len(values) >= 3
+    assert [float(t.replace(",", "")) for t in text] == values  # "20" is written 20, not "2"
+    passes = [x for d in frontier["data"] if d.get("mode") == "markers" for x in d["x"]]
+    assert min(values) <= 1.6 * min(passes) and max(values) >= max(passes) / 1.6
+
+
+def test_log_ticks_are_1_2_5_steps():
+    assert figures.log_ticks(9, 300)["ticktext"] == ["10", "20", "50", "100", "200"]
+    assert figures.log_ticks(1, 1000)["ticktext"][-1] == "1,000"
+
+
+def test_the_contact_map_title_fits_its_axes_start_at_residue_1_and_an_empty_map_says_why():
+    n = 60
+    labels = [f"A{i + 1}" for i in range(n)]
+    mi = np.random.default_rng(0).random((n, n))
+    fig = protein_figures.contact_figure(mi + mi.T, labels, np.ones(n, bool))
+    head, _, rest = fig.layout.title.text.partition("<br>")
+    assert head == "Contact-map view" and "|i−j| ≥ 4" in rest  # the counts on their own short line
+    assert list(fig.layout.yaxis.range) == [n + 0.5, 0.5] and list(fig.layout.xaxis.range) == [0.5, n + 0.5]
+    assert fig.layout.yaxis.constrain == "domain" and fig.layout.xaxis.constrain == "domain"  # no stretched range
+    pairs = next(t for t in fig.data if t.name == "pairs")
+    assert min(pairs.x) >= 1 and min(pairs.y) >= 1
+    empty = protein_figures.contact_figure(np.zeros((n, n)), labels, np.ones(n, bool), min_sep=24)
+    assert "0 pairs" in empty.layout.title.text
+    hint = " ".join(a.text for a in empty.layout.annotations)
+    assert "Lower the separation" in hint and "mask more residues" in hint
+
+
+def test_an_empty_contact_map_says_why_on_the_page(monkeypatch, protein_weights):
+    monkeypatch.setenv("MI_LENS_PROTEIN_MODEL", str(protein_weights[0]))
+    monkeypatch.setenv("MI_LENS_PROTEIN_ESTIMATOR", "/nonexistent/protein_est.safetensors")
+    monkeypatch.setenv("MI_LENS_DEVICE", "cpu")
+    monkeypatch.setenv("MI_LENS_WARM", "0")
+    # one masked residue: no pair at all
+    at = test_app_protein.run_page("pages/1_MI_maps.py", psrc="paste", seq=test_app_protein.SEQ, mask_mode="positions",
+                                   mask="5")
+    assert not at.exception
+    assert any("fewer than two residues are masked" in i.value for i in at.info), [i.value for i in at.info]
+
+
+def test_the_graph_says_what_a_circle_size_means_and_the_candidates_layer_is_explained(env):
+    at = run_page("pages/1_MI_maps.py", layer="candidates")
+    assert_clean(at)
+    graph = next(s for t, s in specs(at).items() if t.startswith("Dependency graph"))
+    assert figures.NODE_SIZE_LEGEND in [d.get("name") for d in graph["data"] if d.get("showlegend") is not False]
+    assert texts.CANDIDATES_LEGEND in [c.value for c in at.caption]
+
+
+def test_a_long_frontier_title_is_wrapped_not_cut():
+    rows = [{"set": "s", "sampler": "eb", "label": "eb", "params": {}, "n": 500, "mean_passes": p, "accuracy": a,
+             "cell_accuracy": a, "seconds": 1.0} for p, a in ((3, 0.1), (9, 0.4), (40, 0.5))]
+    title = "Accuracy vs passes: orders: Kaggle graded (dev split) (hard-data model) (n=500)"
+    lines = figures.frontier_figure(rows, title).layout.title.text.split("<br>")
+    assert len(lines) == 2 and max(map(len, lines)) <= figures.TITLE_CHARS
+    assert " ".join(lines) == title
+    assert figures.frontier_figure(rows, "Accuracy vs passes: demo (n=20)").layout.title.text == \
+        "Accuracy vs passes: demo (n=20)"
