@@ -9,12 +9,12 @@ a ``bootstrap`` record: the pooled Spearman's 95% percentile interval over ``--b
 states (pairs stay with their state), the per-state Spearman values and their median with its interval.
 Nothing is probed twice: the figures are those of the one ``eval-estimator`` run.
 
-``--exact-cache FILE``: keep the exact probe of the held-out states (and its timings) in ``FILE`` (a pickle;
-outside the repository), and reuse it when a later run draws the very same states (same ``--csv``, ``--rows``,
-``--states``, ``--max-masked``, ``--mix`` and ``--seed``). The exact probe of 24 states costs about an hour of
-one CPU thread and does not depend on the estimator, so it can run while the estimator's data are still
-being made; the estimator is then evaluated (and timed) on the cached states. The record says so
-(``exact_cached``: the cache file's name and when its probe ran).
+``--exact-cache FILE``: probe each held-out state alone and keep it in ``FILE`` (a pickle, outside the
+repository) as soon as it is done; a later run with the same ``--csv``, ``--rows``, ``--max-masked``,
+``--mix``, ``--eps`` and ``--seed`` probes only the states the file lacks (a draw of N states begins with the
+draw of fewer). The exact probe of 24 states takes an hour or more of one shared CPU thread and does not
+depend on the estimator, so it can be made in pieces; the estimator is evaluated (and timed) in the final
+run. The record says so (``exact_cached``).
 """
 
 from __future__ import annotations
@@ -27,10 +27,12 @@ import time
 from pathlib import Path
 
 import numpy as np
+import torch
 from scipy import stats
 
 from mi_core.bench import estimator as bench_estimator
 from mi_core.mi.fidelity import correlation, pair_values
+from mi_core.mi.probe import probe_by_length
 
 
 def state_pairs(pred: np.ndarray, exact: np.ndarray, masked: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -68,19 +70,31 @@ def states_key(states) -> str:
     return h.hexdigest()
 
 
-def cached_exact(run_exact, cache: Path, note: dict):
-    """``run_exact`` that reads its result from ``cache`` when the states match, else runs and writes it."""
+def cached_exact(cache: Path, note: dict):
+    """A ``run_exact`` that probes each state alone (its ``seconds`` is then its time alone) and keeps every
+    finished state in ``cache`` at once, so an interrupted run loses at most the state in progress and a
+    later run (the same states, or more of them: a draw of N states starts with the draw of fewer) probes
+    only the states the cache lacks."""
     def run(model, states, args, device, engine=None):
-        key = states_key(states)
-        if cache.is_file():
-            kept = pickle.loads(cache.read_bytes())
-            if kept["key"] == key:
-                note.update({"file": cache.name, "probed_at": kept["when"], "states_sha256": key})
-                return kept["probes"], kept["alone"]
-        probes, alone = run_exact(model, states, args, device, engine)
-        when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        cache.write_bytes(pickle.dumps({"key": key, "when": when, "probes": probes, "alone": alone}))
-        return probes, alone
+        kept = pickle.loads(cache.read_bytes()) if cache.is_file() else {}
+        keys = [states_key([t]) for t in states]
+        for i, (key, t) in enumerate(zip(keys, states)):
+            if key in kept:
+                continue
+            result = probe_by_length(model, [torch.as_tensor(t, device=device)], eps=args.eps,
+                                     max_batch=args.max_batch)[0]
+            kept[key] = {"result": result, "eps": args.eps, "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+            tmp = cache.with_suffix(".tmp")
+            tmp.write_bytes(pickle.dumps(kept))
+            tmp.replace(cache)
+            print(f"exact probe: state {i + 1} of {len(states)} ({result.passes} passes, {result.seconds:.1f} s)",
+                  file=sys.stderr, flush=True)
+        if any(kept[k]["eps"] != args.eps for k in keys):
+            raise SystemExit(f"{cache} holds probes of another --eps")
+        probes = [kept[k]["result"] for k in keys]
+        note.update({"file": cache.name, "probed": sorted({kept[k]["when"] for k in keys})[::len(keys) - 1 or 1],
+                     "timing": "exact probe of each state alone, one thread"})
+        return probes, [r.seconds for r in probes[: args.timing_states]]
     return run
 
 
@@ -112,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     run_exact, cached = bench_estimator.run_exact, {}
     bench_estimator.fidelity = keeping
     if cache:
-        bench_estimator.run_exact = cached_exact(run_exact, Path(cache), cached)
+        bench_estimator.run_exact = cached_exact(Path(cache), cached)
     try:
         code = bench_estimator.main(["antibody", *argv])
     finally:
