@@ -12,6 +12,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from mi_lens_app.cdr_marks import add_cdr_marks, cdr_spans  # noqa: F401  (pages mark CDRs with cdr_spans)
 from mi_lens_app.figures import CHOSEN_COLOR, ERROR_COLOR, FONT, SELECTED_COLOR, click_layer, color_max, scaled
 
 MAX_ARCS = 150  # arcs drawn in the arc graph
@@ -77,7 +78,7 @@ def sequence_heatmap(mi: np.ndarray, labels: list[str], *, start: int = 0, size:
     _layout(fig, f"{title} ({shown})" if hi - lo < len(labels) else title, height, shapes=shapes,
             xaxis=dict(axis, constrain="domain"), yaxis=dict(axis, autorange="reversed", scaleanchor="x",
                                                              constrain="domain"), clickmode="event+select")
-    return fig
+    return add_cdr_marks(fig, cdr_spans(labels), lo=lo, hi=hi, shift=-lo, block=True, span=False)
 
 
 def top_pairs(mi: np.ndarray, masked: np.ndarray, *, min_sep: int = 1,
@@ -131,7 +132,7 @@ def contact_figure(mi: np.ndarray, labels: list[str], masked: np.ndarray, *, min
     if not total:
         fig.add_annotation(text=empty_contacts_hint(int(masked.sum()), min_sep), xref="paper", yref="paper", x=0.5,
                            y=0.5, showarrow=False, font={"size": 14}, bgcolor="rgba(255,255,255,0.9)")
-    return fig
+    return add_cdr_marks(fig, cdr_spans(labels), shift=1)
 
 
 def empty_contacts_hint(masked: int, min_sep: int) -> str:
@@ -186,7 +187,7 @@ def arc_figure(letters: str, labels: list[str], masked: np.ndarray, mi: np.ndarr
     _layout(fig, f"{title}: {drawn}", height,
             xaxis={"range": [-1, n], "showgrid": False, "zeroline": False, "title": "residue"},
             yaxis={"range": [-span * 0.08, span * 1.05], "visible": False})
-    return fig
+    return add_cdr_marks(fig, cdr_spans(labels))
 
 
 def marginal_strip(marginals: np.ndarray, entropy: np.ndarray, labels: list[str], masked: np.ndarray,
@@ -221,12 +222,13 @@ def marginal_strip(marginals: np.ndarray, entropy: np.ndarray, labels: list[str]
     fig.update_xaxes(showgrid=False, tickfont={"size": 9}, automargin=True)
     fig.update_yaxes(autorange="reversed", tickfont={"size": 10}, row=2, col=1, title_text="amino acid",
                      tickvals=list(amino_acids), ticktext=list(amino_acids))
-    return fig
+    return add_cdr_marks(fig, cdr_spans(labels), lo=lo, hi=hi, shift=-lo)
 
 
 def decode_strip(tokens: np.ndarray, chosen: np.ndarray, entropy: np.ndarray, errors: np.ndarray,
                  amino_acids: str, *, color: str = "step", start: int = 0, size: int = WINDOW,
-                 max_rows: int = MAX_STRIP_ROWS, title: str = "", height: int | None = None) -> go.Figure:
+                 max_rows: int = MAX_STRIP_ROWS, title: str = "", height: int | None = None,
+                 regions: list[tuple[str, int, int]] = ()) -> go.Figure:
     """A decode as a sequence strip: rows are steps (``0..S``), columns positions, letters as text.
 
     Args:
@@ -234,6 +236,7 @@ def decode_strip(tokens: np.ndarray, chosen: np.ndarray, entropy: np.ndarray, er
             filled positions that differ from the native sequence.
         entropy: ``(S + 1, L)`` entropy before each step (0 where not masked).
         color: ``"step"`` (the step a residue was filled at) or ``"entropy"`` (its entropy before the step).
+        regions: an antibody's CDRs (``cdr_marks.cdr_spans`` of its labels), marked over their columns.
     Only the last ``max_rows`` steps and a window of positions are drawn.
     """
     tokens, chosen = np.asarray(tokens), np.asarray(chosen, bool)
@@ -285,7 +288,7 @@ def decode_strip(tokens: np.ndarray, chosen: np.ndarray, entropy: np.ndarray, er
             # the shown steps and no more (one row, step 0, ran -1..1), whole steps only, the first at the top
             yaxis={"title": "step", "range": [steps - 0.5, first - 0.5], "showgrid": False, "zeroline": False,
                    "tickmode": "linear", "tick0": 0, "dtick": max(1, int(np.ceil(len(rows) / 8)))})
-    return fig
+    return add_cdr_marks(fig, list(regions), lo=lo, hi=hi, shift=1)
 
 
 def letter_size(residues: int) -> int:
@@ -303,7 +306,7 @@ def profile_figure(labels: list[str], series: dict[str, np.ndarray], *, selected
                        "y0": 0, "y1": 1, "line": {"color": SELECTED_COLOR, "width": 2}})
     _layout(fig, title, height, shapes=shapes, barmode="group", yaxis_title=yaxis,
             showlegend=len(series) > 1, xaxis={"tickfont": {"size": 9}})
-    return fig
+    return add_cdr_marks(fig, cdr_spans(labels))
 
 
 def select_prob_profile(prob: np.ndarray, before: np.ndarray, chosen: np.ndarray, labels: list[str], *,
@@ -334,4 +337,4 @@ def select_prob_profile(prob: np.ndarray, before: np.ndarray, chosen: np.ndarray
     _layout(fig, title + shown, height, shapes=shapes, bargap=0.15,
             xaxis={"title": "residue", "range": [lo + 0.5, hi + 0.5], "showgrid": False, "zeroline": False},
             yaxis={"title": "P(unmask)", "range": [0, 1.02]})
-    return fig
+    return add_cdr_marks(fig, cdr_spans(labels), lo=lo, hi=hi, shift=1)

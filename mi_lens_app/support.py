@@ -183,6 +183,12 @@ def model(domain: Domain):
     return _model(domain.key, f"{domain.model_spec()}:{_model_stamp(domain)}")[0]
 
 
+def antibody_model_installed() -> bool:
+    """Whether AntiBERTy's weights are here (the ``antiberty`` package, or ``MI_LENS_ANTIBODY_MODEL``)."""
+    path = get_domain("antibody").model_path()
+    return path is not None and path.exists()
+
+
 def model_info(domain: Domain) -> str:
     """Which model the domain's pages use, and why when a loader fell back to another."""
     return _model(domain.key, f"{domain.model_spec()}:{_model_stamp(domain)}")[1]

@@ -18,15 +18,33 @@ from mi_lens_app.sequence_widgets import sequence_picker, window_picker  # noqa:
 SOURCES = ("preset", "paste", "upload", "generate")
 BIND = links.BIND
 DEFAULT_SCALE = "percentile"
+DOMAINS_BY_SHORT = {d.short: d for d in DOMAINS.values()}
 
 
 def domain_picker() -> Domain:
     st.session_state["_pickers_drawn"] = True  # this page's URL holds the whole shared state (links.remember)
     by_short = {d.short: d for d in DOMAINS.values()}
-    short = st.sidebar.radio("Domain", list(by_short), key="domain", bind=BIND, horizontal=True)
+    st.session_state["_domain_before"] = st.session_state.get("domain")
+    short = st.sidebar.radio("Domain", list(by_short), key="domain", bind=BIND, horizontal=True,
+                             on_change=_open_proteins_on_antibodies)
     domain = by_short[short]
     st.sidebar.caption(domain.label)
+    if st.session_state.pop("_opened_on_antibody", False):
+        st.sidebar.info("Proteins open on an antibody with AntiBERTy (Ruffolo, Gray and Sulam 2021), a model of "
+                        "558M antibody sequences; pick **protein** again for the small protein MDM, which reads any "
+                        "protein.", icon=":material/info:")
     return domain
+
+
+def _open_proteins_on_antibodies() -> None:
+    """A switch from a grid domain to ``protein`` opens the antibody domain when AntiBERTy is installed (its
+    maps carry signal; the small protein MDM is barely better than amino-acid composition); picking
+    ``protein`` again, or a link that names it, keeps the small MDM."""
+    before = DOMAINS_BY_SHORT.get(st.session_state.get("_domain_before") or "")
+    if (st.session_state.get("domain") == DOMAINS["protein"].short and (before is None or before.layout == "grid")
+            and support.antibody_model_installed()):
+        st.session_state["domain"] = DOMAINS["antibody"].short
+        st.session_state["_opened_on_antibody"] = True
 
 
 def puzzle_picker(domain: Domain, several: bool = False) -> Puzzle | None:

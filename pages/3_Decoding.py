@@ -86,7 +86,8 @@ def sequence_frame(domain, pz, trace, step, side, view):
     fig = protein_figures.decode_strip(
         np.stack([v.tokens for v in shown]), np.stack([v.chosen for v in shown]), np.stack([v.entropy for v in shown]),
         np.stack([v.errors for v in shown]), "".join(domain.value_names), color=st.session_state.get("color") or "step",
-        start=start, size=size, max_rows=STRIP_ROWS, title=f"{trace.strategy}: step {s.step}")
+        start=start, size=size, max_rows=STRIP_ROWS, title=f"{trace.strategy}: step {s.step}",
+        regions=protein_figures.cdr_spans(pz.labels()))
     widgets.chart(fig, key=f"frame_{side}")
     if support.uses_selector(trace.strategy):
         selector_view(domain, pz, trace, s, side, view)

@@ -171,6 +171,48 @@ async def one_session(browser, url: str, timeout_s: float, viewport: dict) -> di
             "connected_s": None if connected is None else round(connected, 2), "error": error, "exceptions": errors}
 
 
+async def one_protocol_session(url: str, timeout_s: float) -> dict:
+    """A session that speaks Streamlit's own protocol (its websocket and protobuf messages), as the browser's
+    frontend does, without drawing: ``first_map_s`` is when the server has sent the page's first plotly chart,
+    ``connected_s`` when its session answered."""
+    from urllib.parse import urlsplit
+
+    from streamlit.proto.BackMsg_pb2 import BackMsg
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+    from websockets.asyncio.client import connect
+
+    parts = urlsplit(url)
+    start, connected, seconds, error = time.perf_counter(), None, None, None
+    try:
+        ws = await asyncio.wait_for(connect(f"ws://{parts.netloc}/_stcore/stream", subprotocols=["streamlit"],
+                                            max_size=None, origin=f"http://{parts.netloc}"), timeout_s)
+        msg = BackMsg()
+        msg.rerun_script.query_string = parts.query
+        msg.rerun_script.page_name = parts.path.strip("/")
+        await ws.send(msg.SerializeToString())
+        while seconds is None:
+            data = await asyncio.wait_for(ws.recv(), timeout_s - (time.perf_counter() - start))
+            forward = ForwardMsg()
+            forward.ParseFromString(data)
+            kind = forward.WhichOneof("type")
+            if kind == "new_session" and connected is None:
+                connected = time.perf_counter() - start
+            elif kind == "delta" and forward.delta.WhichOneof("type") == "new_element":
+                if forward.delta.new_element.WhichOneof("type") == "plotly_chart":
+                    seconds = time.perf_counter() - start
+            elif kind == "script_finished" and forward.script_finished == 0 and connected is not None:
+                raise RuntimeError("the page's script finished without a chart")
+        await ws.close()
+    except Exception as err:  # noqa: BLE001  (a timeout or a closed session is a result: it is counted)
+        error = f"{type(err).__name__}: {str(err).splitlines()[0][:200] if str(err) else ''}"
+    return {"first_map_s": None if seconds is None else round(seconds, 2),
+            "connected_s": None if connected is None else round(connected, 2), "error": error, "exceptions": 0}
+
+
+async def run_protocol_sessions(url: str, sessions: int, timeout_s: float) -> list[dict]:
+    return list(await asyncio.gather(*(one_protocol_session(url, timeout_s) for _ in range(sessions))))
+
+
 async def run_sessions(url: str, sessions: int, timeout_s: float, viewport: dict) -> list[dict]:
     from playwright.async_api import async_playwright
 
@@ -204,6 +246,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--goal", type=float, default=30.0, help="seconds each first map should take at most")
     p.add_argument("--viewport", default="1280x800", help="WIDTHxHEIGHT of each session's window")
     p.add_argument("--json", type=Path, default=None, help="write the results here")
+    p.add_argument("--client", choices=["chromium", "protocol"], default="chromium",
+                   help="chromium: each session a browser context that draws the page; protocol: each session "
+                        "speaks Streamlit's websocket protocol without drawing (the server's side alone, as when "
+                        "every student's browser runs on their own machine)")
     args = p.parse_args(argv)
     if args.sessions < 1:
         p.error("--sessions must be at least 1")
@@ -221,8 +267,11 @@ def main(argv: list[str] | None = None) -> int:
         with MemoryWatch(pid) as memory:
             at_start = rss_mb(pid) if pid else None
             wall = time.perf_counter()
-            results = asyncio.run(run_sessions(base + args.link, args.sessions, args.timeout,
-                                               {"width": width, "height": height}))
+            if args.client == "protocol":
+                results = asyncio.run(run_protocol_sessions(base + args.link, args.sessions, args.timeout))
+            else:
+                results = asyncio.run(run_sessions(base + args.link, args.sessions, args.timeout,
+                                                   {"width": width, "height": height}))
             wall = time.perf_counter() - wall
             time.sleep(0.5)
     finally:
@@ -231,7 +280,7 @@ def main(argv: list[str] | None = None) -> int:
             proc.wait(timeout=30)
     log = log_path.read_text() if proc is not None else ""
     out = {
-        "sessions": args.sessions, "link": args.link, "viewport": args.viewport, "goal_s": args.goal,
+        "sessions": args.sessions, "client": args.client, "link": args.link, "viewport": args.viewport, "goal_s": args.goal,
         **summary(results, args.goal), "wall_s": round(wall, 1),
         "server_started_here": proc is not None, "server_warm_s": None if warm_s is None else round(warm_s, 1),
         "server_rss_before_mb": None if at_start is None else round(at_start), "server_peak_rss_mb":

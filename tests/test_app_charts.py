@@ -172,6 +172,7 @@ def test_the_selected_cell_resets_on_a_switch_to_a_protein(env, tmp_path):
                      tmp_path / "protein.safetensors")
     env.setenv("MI_LENS_PROTEIN_MODEL", str(tmp_path / "protein.safetensors"))
     env.setenv("MI_LENS_PROTEIN_ESTIMATOR", "/nonexistent/protein_est.safetensors")
+    env.setenv("MI_LENS_ANTIBODY_MODEL", "/nonexistent/antiberty")  # else the switch opens an antibody
     at = run_page("pages/1_MI_maps.py", cell="r1c2")
     at.radio(key="domain").set_value("protein").run()
     assert_clean(at)

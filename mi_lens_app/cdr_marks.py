@@ -1,0 +1,63 @@
+"""The CDRs of an antibody chain drawn on sequence figures: a coloured band with its name (``H3``) along the
+top of the plot over each CDR's residues, and a light span (or, on the L x L heatmap, the CDR's diagonal block
+outlined) inside it. No streamlit, no torch.
+
+The CDRs come from the residue labels the app draws with (:meth:`mi_lens_app.domains.Puzzle.labels`): an
+antibody's CDR residues are labelled ``W99·H3`` (Kabat CDRs by sequence rules; AntiBERTy: Ruffolo, Gray and
+Sulam 2021). Labels without the mark (any other protein) draw nothing.
+"""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+CDR_MARK = "·"
+COLORS = {"1": (230, 128, 58), "2": (46, 160, 67), "3": (190, 60, 160)}  # CDR1, CDR2, CDR3 of either chain
+BAND = (1.0, 1.035)  # paper y of the band above the plot
+
+
+def cdr_spans(labels: list[str]) -> list[tuple[str, int, int]]:
+    """``(name, first, end)`` of each CDR in ``labels`` (``H3``; 0-based, ``end`` exclusive), in order."""
+    spans: list[tuple[str, int, int]] = []
+    for i, label in enumerate(labels):
+        name = label.rpartition(CDR_MARK)[2] if CDR_MARK in label else ""
+        if name and spans and spans[-1][0] == name and spans[-1][2] == i:
+            spans[-1] = (name, spans[-1][1], i + 1)
+        elif name:
+            spans.append((name, i, i + 1))
+    return spans
+
+
+def color(name: str, alpha: float) -> str:
+    r, g, b = COLORS.get(name[-1:], (120, 120, 120))
+    return f"rgba({r},{g},{b},{alpha})"
+
+
+def add_cdr_marks(fig: go.Figure, spans: list[tuple[str, int, int]], *, lo: int = 0, hi: int | None = None,
+                  shift: float = 0.0, block: bool = False, span: bool = True, xref: str = "x",
+                  yref: str = "y") -> go.Figure:
+    """Mark ``spans`` (from :func:`cdr_spans`) on ``fig``, whose x axis puts residue ``k`` at ``k + shift``
+    (a windowed categorical axis: ``shift = -lo``; 1-based residue numbers: ``shift = 1``). Only the part in
+    the window ``[lo, hi)`` is drawn. ``block``: outline the CDR's square on the diagonal of a heatmap
+    (``xref``/``yref`` its axes); ``span``: shade its columns over the whole plot height."""
+    drawn = False
+    for name, a, b in spans:
+        a, b = max(a, lo), b if hi is None else min(b, hi)
+        if a >= b:
+            continue
+        x0, x1 = a + shift - 0.5, b - 1 + shift + 0.5
+        tag, drawn = f"CDR-{name}", True
+        fig.add_shape(type="rect", xref=xref, yref="paper", x0=x0, x1=x1, y0=BAND[0], y1=BAND[1], name=tag,
+                      fillcolor=color(name, 0.85), line={"width": 0}, layer="above")
+        fig.add_annotation(x=(x0 + x1) / 2, xref=xref, y=BAND[1], yref="paper", yanchor="bottom", showarrow=False,
+                           text=name, font={"size": 10, "color": color(name, 1.0)}, name=tag,
+                           hovertext=f"CDR-{name} (Kabat), residues {a + 1}-{b}")
+        if span:
+            fig.add_shape(type="rect", xref=xref, yref="paper", x0=x0, x1=x1, y0=0, y1=1, name=tag,
+                          fillcolor=color(name, 0.12), line={"width": 0}, layer="below")
+        if block:
+            fig.add_shape(type="rect", xref=xref, yref=yref, x0=x0, x1=x1, y0=x0, y1=x1, name=tag,
+                          line={"color": color(name, 0.9), "width": 1.5, "dash": "dot"}, layer="above")
+    if drawn:  # room for the bands' names between the plot and the title
+        fig.update_layout(margin={"t": max(72, fig.layout.margin.t or 0)})
+    return fig

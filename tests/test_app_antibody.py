@@ -1,0 +1,133 @@
+"""The app's antibody views under ``streamlit.testing.v1.AppTest``, on a tiny random AntiBERTy in a tmp dir
+(the mechanics; the real weights are slow on one CPU thread): the CDRs marked on every sequence view, the
+protein views opening on an antibody, and a non-antibody pointed to the protein domain."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+from streamlit.testing.v1 import AppTest
+
+from mi_core.domains.antibody.model import AntiBERTy, BertConfig, save_folder
+from mi_core.domains.protein.mdm import ProteinMDM, ProteinMDMConfig, save_protein_mdm
+from mi_lens_app import cdr_marks, protein_figures
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = str(ROOT / "app.py")
+LYSOZYME = "KVFGRCELAAAMKRHGLDNYRGYSLGNWVCAAKFESNFNTQATNRNTDGSTDYGILQINSRWWCNDGRTPGSRNLCNIPCSALLSSDITASVNCAKKIVSDGNGMNAWVAWRNRCKGTDVQAWIRGCRL"
+TRASTUZUMAB_VL = "DIQMTQSPSSLSASVGDRVTITCRASQDVNTAVAWYQQKPGKAPKLLIYSASFLYSGVPSRFSGSRSGTDFTLTISSLQPEDFATYYCQQHYTTPPTFGQGTKVEIK"
+
+
+@pytest.fixture(scope="module")
+def weights(tmp_path_factory):
+    """A tiny random AntiBERTy folder and a tiny protein MDM: ``(antiberty_folder, protein_mdm)``."""
+    root = tmp_path_factory.mktemp("antibody_models")
+    torch.manual_seed(0)
+    tiny = AntiBERTy(BertConfig(hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64))
+    folder = save_folder(tiny.eval(), root / "tiny_antiberty")
+    save_protein_mdm(ProteinMDM(ProteinMDMConfig(max_len=256, d_model=32, n_layers=1, n_heads=2, d_ff=64)),
+                     root / "mdm.safetensors")
+    return folder, root / "mdm.safetensors"
+
+
+@pytest.fixture
+def env(monkeypatch, weights):
+    monkeypatch.setenv("MI_LENS_ANTIBODY_MODEL", str(weights[0] / "pytorch_model.bin"))
+    monkeypatch.setenv("MI_LENS_ANTIBODY_ESTIMATOR", "/nonexistent/antibody_est.safetensors")  # pruned probe
+    monkeypatch.setenv("MI_LENS_PROTEIN_MODEL", str(weights[1]))
+    monkeypatch.setenv("MI_LENS_PROTEIN_ESTIMATOR", "/nonexistent/protein_est.safetensors")
+    monkeypatch.setenv("MI_LENS_DEVICE", "cpu")
+    monkeypatch.setenv("MI_LENS_WARM", "0")
+    return monkeypatch
+
+
+def run_page(path: str, **query) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=240)
+    at.switch_page(path)
+    for key, value in query.items():
+        at.query_params[key] = value
+    return at.run()
+
+
+def specs(at: AppTest) -> dict[str, dict]:
+    out = {}
+    for chart in at.get("plotly_chart"):
+        spec = json.loads(chart.proto.spec)
+        title = spec["layout"].get("title", {})
+        out[title.get("text", "") if isinstance(title, dict) else str(title)] = spec
+    return out
+
+
+def cdr_names(spec: dict) -> set[str]:
+    """The CDR bands a chart draws (its shapes named ``CDR-H3`` ...)."""
+    return {s["name"] for s in spec["layout"].get("shapes", []) if str(s.get("name", "")).startswith("CDR-")}
+
+
+def assert_clean(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+def test_cdr_spans_follow_the_labels():
+    labels = ["E1", "V2·H1", "Q3·H1", "L4", "W5·H3", "G6·H3"]
+    assert cdr_marks.cdr_spans(labels) == [("H1", 1, 3), ("H3", 4, 6)]
+    assert cdr_marks.cdr_spans(["M1", "K2"]) == []
+    fig = protein_figures.decode_strip(torch.zeros(2, 6, dtype=torch.long).numpy(), [[False] * 6, [True] * 6],
+                                       torch.zeros(2, 6).numpy(), [[False] * 6] * 2, "ACDEFGHIKLMNPQRSTVWY",
+                                       regions=cdr_marks.cdr_spans(labels), start=3, size=3)
+    assert cdr_names(json.loads(fig.to_json())) == {"CDR-H3"}  # H1 lies outside the window
+
+
+HEAVY = {"CDR-H1", "CDR-H2", "CDR-H3"}
+
+
+def test_cdrs_are_marked_on_every_antibody_view(env):
+    at = run_page("pages/1_MI_maps.py", domain="antibody")  # the first preset: trastuzumab VH, CDR3 masked
+    assert_clean(at)
+    charts = specs(at)
+    for prefix in ("Contact-map view", "Arc graph", "Per-residue entropy"):
+        spec = next(s for t, s in charts.items() if t.startswith(prefix))
+        assert cdr_names(spec) == HEAVY, prefix
+    heat = [s for s in charts.values() if s["data"][0]["type"] == "heatmap" and s["data"][0].get("y")
+            and len(s["data"][0]["y"]) > 100]
+    assert heat and all(cdr_names(s) == HEAVY for s in heat)
+    at = run_page("pages/3_Decoding.py", domain="antibody", a="sequential", b="topk", step="2")
+    assert_clean(at)
+    strips = [s for t, s in specs(at).items() if ": step " in t]
+    assert len(strips) == 2 and all(cdr_names(s) == HEAVY for s in strips)
+    at = run_page("pages/1_MI_maps.py", domain="antibody", psrc="paste", seq=TRASTUZUMAB_VL, mask_mode="positions",
+                  mask="89-97")
+    assert_clean(at)
+    arc = next(s for t, s in specs(at).items() if t.startswith("Arc graph"))
+    assert cdr_names(arc) == {"CDR-L1", "CDR-L2", "CDR-L3"}
+
+
+def test_protein_views_open_on_an_antibody_and_keep_the_small_mdm(env):
+    at = run_page("pages/1_MI_maps.py")
+    assert at.radio(key="domain").value == "9x9"
+    at.radio(key="domain").set_value("protein").run()
+    assert_clean(at)
+    assert at.radio(key="domain").value == "antibody"
+    assert any("AntiBERTy" in i.value and "**protein** again" in i.value for i in at.sidebar.info)
+    at.radio(key="domain").set_value("protein").run()  # the small protein MDM stays one click away
+    assert_clean(at)
+    assert at.radio(key="domain").value == "protein"
+    env.setenv("MI_LENS_ANTIBODY_MODEL", "/nonexistent/antiberty")  # AntiBERTy absent: protein is protein
+    at = run_page("pages/1_MI_maps.py")
+    at.radio(key="domain").set_value("protein").run()
+    assert at.radio(key="domain").value == "protein"
+
+
+def test_a_link_naming_protein_keeps_the_small_mdm(env):
+    at = run_page("pages/1_MI_maps.py", domain="protein")
+    assert_clean(at)
+    assert at.radio(key="domain").value == "protein"
+
+
+def test_a_non_antibody_is_pointed_to_the_protein_domain_with_the_reason(env):
+    at = run_page("pages/1_MI_maps.py", domain="antibody", psrc="paste", seq=LYSOZYME)
+    text = " ".join(e.value for e in at.error)
+    assert "protein domain" in text and "not an antibody variable domain" in text
