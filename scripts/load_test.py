@@ -1,8 +1,13 @@
-"""A class opening the teacher's link at once: N headless Chromium sessions, the time each waits for its first
-drawn MI map, and the server's peak memory.
+"""A class opening the teacher's link at once: N sessions, the time each waits for its first MI map, and the
+server's peak memory.
 
     python scripts/load_test.py [--sessions 30] [--link "/MI_maps?preset=hard+%C2%B7+26+clues&cell=r5c4"]
-        [--url http://127.0.0.1:8501] [--json assets/benchmarks/load_test.json]
+        [--client chromium|protocol] [--url http://127.0.0.1:8501] [--json assets/benchmarks/load_test.json]
+
+``--client chromium`` (the default): headless Chromium sessions that draw the page, on this machine.
+``--client protocol``: sessions that speak Streamlit's websocket protocol as its frontend does but draw
+nothing, so the figures are the server's alone (as in a classroom, where each browser draws on its own
+machine); ``first_map_s`` is then when the server has sent the page's first plotly chart.
 
 Without ``--url`` it starts the app with the README's launcher (``python -m mi_lens_app.serve``, which warms the
 models as the server starts) on a free port, waits until the server says its models are warm, and stops it at
