@@ -125,3 +125,11 @@ def test_a_long_frontier_title_is_wrapped_not_cut():
     assert " ".join(lines) == title
     assert figures.frontier_figure(rows, "Accuracy vs passes: demo (n=20)").layout.title.text == \
         "Accuracy vs passes: demo (n=20)"
+
+
+def test_the_map_caption_says_1_model_pass_not_1_model_passes(env):
+    at = run_page("pages/1_MI_maps.py")  # the estimator's map: one forward pass
+    assert_clean(at)
+    source = [c.value for c in at.caption if c.value.startswith("MI source")]
+    assert source and "1 model pass ·" in source[0], source
+    assert not re.search(r"\b1 model passes\b", source[0])
