@@ -104,7 +104,7 @@ def graph_panel(domain, pz, m, cell):
     frac = info["rule_fraction"]
     st.caption(f"{info['rule_edges']} edges share a row, column or box; {info['other_edges']} do not"
                + ("" if np.isnan(frac) else f" ({100 * frac:.0f}% rule edges)")
-               + f"; {info['components']} connected groups.")
+               + f"; {texts.groups(info['components'])}.")
     return fig
 
 

@@ -133,3 +133,11 @@ def test_the_map_caption_says_1_model_pass_not_1_model_passes(env):
     source = [c.value for c in at.caption if c.value.startswith("MI source")]
     assert source and "1 model pass ·" in source[0], source
     assert not re.search(r"\b1 model passes\b", source[0])
+
+
+def test_one_connected_group_is_singular(env):
+    assert texts.groups(1) == "1 connected group" and texts.groups(3) == "3 connected groups"
+    at = run_page("pages/1_MI_maps.py")
+    assert_clean(at)
+    said = [c.value for c in at.caption if "connected group" in c.value]
+    assert said and not re.search(r"\b1 connected groups\b", said[0]), said
