@@ -141,3 +141,11 @@ def test_one_connected_group_is_singular(env):
     assert_clean(at)
     said = [c.value for c in at.caption if "connected group" in c.value]
     assert said and not re.search(r"\b1 connected groups\b", said[0]), said
+
+
+def test_the_dependency_graph_legend_hangs_below_the_grid_not_over_it():
+    n = 16
+    fig = figures.dependency_figure([(0, 5, 0.3, False), (0, 1, 0.2, True)], np.zeros(n, int), np.zeros(n, bool), 2,
+                                    [f"c{i}" for i in range(n)], strength=np.ones(n), selected=0)
+    legend = fig.layout.legend
+    assert legend.yanchor == "top" and legend.y <= 0  # below the plot area: a legend of several rows grows down
