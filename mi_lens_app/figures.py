@@ -464,8 +464,8 @@ def dependency_figure(edges: list[tuple[int, int, float, bool]], digits: np.ndar
                              textfont={"color": "#bbb", "size": 18, "family": DIGIT_FONT}, hoverinfo="skip",
                              showlegend=False))
     _square_layout(fig, n, title, height)
-    fig.update_layout(showlegend=True,
-                      legend={"orientation": "h", "yanchor": "bottom", "y": -0.08, "x": 0})
+    # the legend hangs below the grid: anchored at its bottom, its four rows grew up over the grid's last rows
+    fig.update_layout(showlegend=True, legend={"orientation": "h", "yanchor": "top", "y": -0.01, "x": 0})
     return fig
 
 

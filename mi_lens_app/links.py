@@ -67,6 +67,14 @@ def arrived(key: str) -> str | None:
     return st.session_state.get(_IN, {}).get(key)
 
 
+def took(key: str, value: str) -> None:
+    """The page itself replaced ``key``'s value from the URL with ``value`` (a click on ``protein`` that opens
+    the antibody domain): the URL's old value came from a widget, not a link, so the note does not report it."""
+    found = st.session_state.get(_IN, {})
+    if key in found:
+        found[key] = value
+
+
 def accept_id(key: str, ids: list[str]) -> None:
     """Before select box ``key`` (shown and written to the URL by a ``format_func``) reads the link: a link
     that names an option by its id (``set=cath_reference``, as links did before the box showed names) selects it."""

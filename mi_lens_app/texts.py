@@ -256,6 +256,11 @@ map shows what knowing the cell is worth before anyone picks a digit.
 """
 
 
+def groups(count: int) -> str:
+    """``1 connected group``, ``3 connected groups``."""
+    return f"{count} connected group" if count == 1 else f"{count} connected groups"
+
+
 def passes(count: int) -> str:
     """``1 pass``, ``12 passes``."""
     return f"{count} pass" if count == 1 else f"{count} passes"

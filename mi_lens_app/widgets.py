@@ -30,6 +30,7 @@ def domain_picker() -> Domain:
     domain = by_short[short]
     st.sidebar.caption(domain.label)
     if st.session_state.pop("_opened_on_antibody", False):
+        links.took("domain", short)  # the click said protein, not a link: the note must not call it not understood
         st.sidebar.info("Proteins open on an antibody with AntiBERTy (Ruffolo, Gray and Sulam 2021), a model of "
                         "558M antibody sequences; pick **protein** again for the small protein MDM, which reads any "
                         "protein.", icon=":material/info:")

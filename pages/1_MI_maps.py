@@ -104,7 +104,7 @@ def graph_panel(domain, pz, m, cell):
     frac = info["rule_fraction"]
     st.caption(f"{info['rule_edges']} edges share a row, column or box; {info['other_edges']} do not"
                + ("" if np.isnan(frac) else f" ({100 * frac:.0f}% rule edges)")
-               + f"; {info['components']} connected groups.")
+               + f"; {texts.groups(info['components'])}.")
     return fig
 
 
@@ -180,7 +180,8 @@ def main():
         st.warning(f"No usable MI estimator ({problem}): this map is the exact probe pruned at "
                    f"eps={domain.fallback_eps:g}, labelled **exact (pruned)**; it takes a few seconds on a CPU.",
                    icon=":material/hourglass:")
-    st.caption(f"MI source: **{m.source}** · {m.passes} model passes · {m.seconds:.2f} s · "
+    spent = texts.passes(m.passes).replace(" ", " model ", 1)  # "1 model pass", "406 model passes"
+    st.caption(f"MI source: **{m.source}** · {spent} · {m.seconds:.2f} s · "
                f"largest pair {m.mi.max():.3g} nats")
     if domain.layout == "sequence":
         sequence_maps(domain, pz, m)

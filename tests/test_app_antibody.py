@@ -131,3 +131,13 @@ def test_a_non_antibody_is_pointed_to_the_protein_domain_with_the_reason(env):
     at = run_page("pages/1_MI_maps.py", domain="antibody", psrc="paste", seq=LYSOZYME)
     text = " ".join(e.value for e in at.error)
     assert "protein domain" in text and "not an antibody variable domain" in text
+
+
+def test_a_click_on_protein_that_opens_antibodies_does_not_blame_the_link(env):
+    at = run_page("pages/1_MI_maps.py")
+    at.query_params["domain"] = "protein"  # what the browser writes into the URL as the radio changes
+    at.radio(key="domain").set_value("protein").run()
+    assert_clean(at)
+    assert at.radio(key="domain").value == "antibody"
+    said = [w.value for w in at.warning] + [w.value for w in at.info]
+    assert not [t for t in said if "not understood" in t], said  # nobody's link said domain=protein

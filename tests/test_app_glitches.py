@@ -125,3 +125,27 @@ def test_a_long_frontier_title_is_wrapped_not_cut():
     assert " ".join(lines) == title
     assert figures.frontier_figure(rows, "Accuracy vs passes: demo (n=20)").layout.title.text == \
         "Accuracy vs passes: demo (n=20)"
+
+
+def test_the_map_caption_says_1_model_pass_not_1_model_passes(env):
+    at = run_page("pages/1_MI_maps.py")  # the estimator's map: one forward pass
+    assert_clean(at)
+    source = [c.value for c in at.caption if c.value.startswith("MI source")]
+    assert source and "1 model pass ·" in source[0], source
+    assert not re.search(r"\b1 model passes\b", source[0])
+
+
+def test_one_connected_group_is_singular(env):
+    assert texts.groups(1) == "1 connected group" and texts.groups(3) == "3 connected groups"
+    at = run_page("pages/1_MI_maps.py")
+    assert_clean(at)
+    said = [c.value for c in at.caption if "connected group" in c.value]
+    assert said and not re.search(r"\b1 connected groups\b", said[0]), said
+
+
+def test_the_dependency_graph_legend_hangs_below_the_grid_not_over_it():
+    n = 16
+    fig = figures.dependency_figure([(0, 5, 0.3, False), (0, 1, 0.2, True)], np.zeros(n, int), np.zeros(n, bool), 2,
+                                    [f"c{i}" for i in range(n)], strength=np.ones(n), selected=0)
+    legend = fig.layout.legend
+    assert legend.yanchor == "top" and legend.y <= 0  # below the plot area: a legend of several rows grows down
