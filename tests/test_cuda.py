@@ -203,7 +203,7 @@ def test_every_sampler_is_covered():
     assert covered == set(STRATEGIES)
 
 
-COMMANDS = [["train", "sudoku"], ["train", "protein"], ["bench", "sudoku"], ["bench", "protein"], ["bench-suite"],
+COMMANDS = [["train", "sudoku"], ["train", "protein"], ["bench", "sudoku"], ["bench", "protein"], ["bench-suite", "sudoku"],
             ["generate", "protein"], ["sweep", "sudoku"], ["sweep", "protein"], ["diagnose", "sudoku"],
             ["probe", "sudoku"], ["probe", "protein"], ["bench-probe"], ["estimate", "sudoku"],
             ["estimate", "protein"], ["eval-estimator", "sudoku"], ["eval-estimator", "protein"],
