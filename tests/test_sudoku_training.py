@@ -361,7 +361,7 @@ def test_protein_resume_gives_the_same_weights(tmp_path):
     assert run("b", stop_after=3)["step"] == 3
     other = tmp_path / "other.fa"
     other.write_text(fasta.read_text().replace(">d0\n", ">d0\nMK"))
-    with pytest.raises(ValueError, match="not the data this run was trained on"):
+    with pytest.raises(ValueError, match="not those this run was trained on"):
         run("b", resume=True, data=other)
     rest = run("b", resume=True)
     assert [p["train_loss"] for p in rest["curve"]] == pytest.approx([p["train_loss"] for p in whole["curve"]], rel=1e-6)
