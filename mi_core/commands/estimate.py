@@ -19,6 +19,7 @@ from pathlib import Path
 
 import torch
 
+from mi_core.commands.probe import GridState
 from mi_core.device import pick_device
 from mi_core.domain import Domain, get_domain
 from mi_core.io import atomic_write_json, check_output, display_path
@@ -27,13 +28,6 @@ from mi_core.models.loading import load_model_described
 from mi_core.options import Device, Force, JsonOut, option
 
 TIMED_RUNS = 5
-
-
-@dataclass
-class GridInput:
-    state: str = option(None, "grid string, row by row, '.' or '0' for blanks", flags=("--puzzle", "--state"),
-                        required=True)
-    model: str | None = option(None, "weights (.safetensors + .json)", default_for=lambda d: d.default_file("model"))
 
 
 @dataclass
@@ -50,7 +44,7 @@ class EstimatorFile:
 
 
 def options(domain: Domain) -> list:
-    return [GridInput if domain.layout == "grid" else SequenceInput, EstimatorFile, JsonOut, Device, Force]
+    return [GridState if domain.layout == "grid" else SequenceInput, EstimatorFile, JsonOut, Device, Force]
 
 
 def model_spec(choice: str, estimator_path: str) -> str:
