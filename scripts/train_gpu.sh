@@ -20,17 +20,28 @@
 # (sequential decoding, fp32, first 500 puzzles of each set; accuracy, passes and levels, not the grids).
 # Settings: BATCH (default 1024), LR (default 5e-4 from INIT, 1e-3 from scratch), D_MODEL (from scratch),
 # POOL_PUZZLES (default 2000), ARCHS, INIT, SMALL=1 (a CPU check of this script with tiny models).
+# PEER=1 trains the peer-recurrent shape of the chained CPU run instead (docs/sudoku_training.md): ARCHS
+# "1:16" (one tied block applied 16 times), attention masked to the 20 peers, the input re-injected, loss on
+# the last 8 iterations and gradients through them, a random 8..16 iterations per step, EMA 0.999, from the
+# chain's best weights (INIT default checkpoints/sudoku_chain/model.safetensors; INIT= from scratch). With
+# INIT, LAYERS and LOOPS must be those of its file (1:16).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-runs/gpu}
 WORK=runs/gpu_work
 mkdir -p "$OUT" "$WORK"
 DEVICE=cuda; SETS="kaggle_graded_dev.csv clue17_dev.txt top1465.txt"; LIMIT=500; EXTRA=()
-INIT=${INIT-assets/sudoku_mdm_hard.safetensors}
+if [ "${PEER:-0}" = 1 ]; then INIT=${INIT-checkpoints/sudoku_chain/model.safetensors}; else INIT=${INIT-assets/sudoku_mdm_hard.safetensors}; fi
 POOL_PUZZLES=${POOL_PUZZLES:-2000}; MAX_HARDEN=500; DEADLINE=${DEADLINE:-540}; RESERVE=${RESERVE:-100}
 ARCHS=${ARCHS:-8:1 8:2}
+SHAPE_EXTRA=()
+if [ "${PEER:-0}" = 1 ]; then
+    ARCHS=${ARCHS_PEER:-1:16}
+    SHAPE_EXTRA=(--attention peer --inject --supervise 8 --grad-iters 8 --min-loops 8 --ema 0.999)
+fi
 if [ "${SMALL:-0}" = 1 ]; then
-    DEVICE=cpu; LIMIT=20; INIT=""; ARCHS="1:1 1:2"; POOL_PUZZLES=40; MAX_HARDEN=50; DEADLINE=${DEADLINE_SMALL:-150}
+    DEVICE=cpu; LIMIT=20; POOL_PUZZLES=40; MAX_HARDEN=50; DEADLINE=${DEADLINE_SMALL:-150}
+    if [ "${PEER:-0}" != 1 ]; then INIT=""; ARCHS="1:1 1:2"; fi  # PEER=1 keeps the chain's weights and shape
     EXTRA=(--eval-puzzles 10 --eval-every 20 --onpolicy-puzzles 8 --onpolicy-every 10 --threads 1 --no-bf16)
     BATCH=${BATCH:-32}; D_MODEL=${D_MODEL:-32}
 fi
@@ -84,7 +95,7 @@ if [ -n "$INIT" ]; then INIT_ARGS=(--init "$INIT"); DEFAULT_LR=5e-4; fi
 LR=${LR:-$DEFAULT_LR}
 
 train_and_bench() {  # layers loops dir
-    local layers=$1 loops=$2 dir=$3 shape=(--loops "$2" --n-layers "$1")
+    local layers=$1 loops=$2 dir=$3 shape=(--loops "$2" --n-layers "$1" "${SHAPE_EXTRA[@]}")
     if [ -z "$INIT" ]; then shape+=(--d-model "${D_MODEL:-128}"); fi
     python3 -m mi_core train sudoku --device "$DEVICE" --out "$dir/sudoku_mdm.safetensors" --pool-dir device_data/pools \
         --pool-workers 0 --time-budget "$BUDGET" --steps 100000000 --batch "${BATCH:-1024}" --lr "$LR" \
