@@ -106,6 +106,8 @@ def grid_panel(domain, pz, m, cell, scale, steps=1):
     if st.session_state.get("cell", cell) != cell:
         st.rerun()  # every panel shows the selected cell
     layers = list(LAYERS) + ([SETTLES] if steps > 1 else [])
+    if st.session_state.get("layer") not in (None, *layers):
+        st.session_state["layer"] = "MI"  # "settles at" of the recurrent model, after a switch to the default
     top = st.columns([3, 2]) if steps > 1 else [st]
     layer = top[0].segmented_control("Layer", layers, key="layer", bind="query-params", default="MI",
                                      help="colour the grid by " + "; ".join(f"{k}: {v}" for k, v in LAYERS.items())

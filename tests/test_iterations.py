@@ -105,3 +105,15 @@ def test_the_iteration_slider_shows_for_the_recurrent_model_only(env):
     at.slider(key="iter").set_value(4).run()  # the last iteration: the page's own map, no button
     assert_clean(at)
     assert not [b for b in at.button if b.key == "iter_mi"]
+
+
+def test_a_link_with_a_bad_iteration_or_model_gives_no_traceback(env):
+    at = run_page("pages/1_MI_maps.py", model="recurrent", iter="99", layer="settles at")
+    assert_clean(at)
+    assert at.slider(key="iter").value == 4  # clamped to the last iteration
+    at.sidebar.selectbox(key="model").set_value("default").run()  # "settles at" is not a layer of this model
+    assert_clean(at)
+    assert at.segmented_control(key="layer").value == "MI" and "Iteration" not in sliders(at)
+    at = run_page("pages/1_MI_maps.py", model="banana", iter="abc")
+    assert_clean(at)
+    assert "Iteration" not in sliders(at) and any("not understood" in w.value for w in at.warning)
