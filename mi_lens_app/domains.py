@@ -34,7 +34,7 @@ from mi_core.domains.sudoku.solver import count_solutions
 # model is the same domain with other model files (and no estimator or selector of its own)
 MODELS: dict[str, dict[str, tuple[str, Domain | None]]] = {
     "sudoku9": {"default": ("default (8 layers)", None),
-                "recurrent": ("peer-recurrent (1 block, 16 iterations)", SUDOKU_RECURRENT)},
+                "recurrent": ("recurrent (16 iterations)", SUDOKU_RECURRENT)},
 }
 _VARIANTS = {d.key: d for choices in MODELS.values() for _, d in choices.values() if d is not None}
 

@@ -38,9 +38,10 @@ def pair_caption(pz, m):
 SETTLES = "settles at"  # the extra layer of a recurrent model
 
 
-def grid_figure(domain, pz, m, cell, layer, scale, settle=None, steps=1):
+def grid_figure(domain, pz, m, cell, layer, scale, settle=None, steps=1, k=1):
     """The grid coloured by ``layer``, with the selected cell outlined and every cell's numbers in its hover;
-    ``settle``: each cell's settling iteration of ``steps`` (a recurrent model), in the hover and a layer."""
+    ``settle``: each cell's settling iteration of ``steps`` (a recurrent model, read at iteration ``k``), in the
+    hover and a layer."""
     digits = np.asarray(pz.digits)
     extra = {f"MI with {domain.cell_label(cell)}": m.mi[cell]}
     if settle is not None:
@@ -61,7 +62,11 @@ def grid_figure(domain, pz, m, cell, layer, scale, settle=None, steps=1):
               "zmin": 1, "zmax": steps}
     else:
         kw = {"candidates": m.marginals}
-    title = f"MI of {domain.cell_label(cell)} with every cell" if layer == "MI" else LAYERS.get(layer, layer)
+    if layer == SETTLES and settle is not None:
+        title = f"the iteration each cell settles at (of {steps})"
+    else:
+        title = f"MI of {domain.cell_label(cell)} with every cell" if layer == "MI" else LAYERS.get(layer, layer)
+        title += f", iteration {k} of {steps}" if settle is not None else ""
     # 430 px: two a row at 1440 px, the grid is about as wide as it is tall, so the colour bar is no taller
     return figures.grid_figure(digits, pz.givens, domain.geometry.box, hover=hover, selected=cell, title=title,
                                height=430, **kw)
@@ -119,7 +124,7 @@ def grid_panel(domain, pz, m, cell, scale, steps=1):
     k = st.session_state.get("iter", steps) if steps > 1 else 1
     key = ("maps grid", domain.key, pz.text, support.version(domain), m.source, cell, layer, scale, k,
            note or "")
-    fig = support.figure(key, lambda: grid_figure(domain, pz, m, cell, layer, scale, settle, steps))
+    fig = support.figure(key, lambda: grid_figure(domain, pz, m, cell, layer, scale, settle, steps, k))
     widgets.chart(fig, key="grid", on_select=widgets.click_to_cell("grid", "cell", domain.cells, pz.blanks),
                   selection_mode="points")
     if layer == "candidates":
