@@ -96,6 +96,7 @@ def test_the_iteration_slider_shows_for_the_recurrent_model_only(env):
     at = run_page("pages/1_MI_maps.py", model="recurrent", iter="2")
     assert_clean(at)
     assert "Iteration" in sliders(at) and at.slider(key="iter").value == 2
+    assert any("1 block applied 4 times" in c.value for c in at.sidebar.caption)
     assert "settles at" in at.segmented_control(key="layer").options
     assert any("settles at iteration" in c.value for c in at.caption)
     assert any("not available for this model" in i.value for i in at.info)

@@ -21,8 +21,10 @@ def load_sudoku(spec: str | Path | None, device) -> tuple[MaskedLM, str]:
         raise ValueError("a Sudoku MDM needs a weights file (.safetensors)")
     path = Path(spec)
     model = load_sudoku_mdm(path, device)
-    layers = model.cfg.n_layers * model.cfg.loops
-    return model, f"Sudoku MDM ({layers} layers, d_model {model.hidden_size}; {path.name})"
+    cfg = model.cfg
+    shape = (f"{cfg.n_layers} layers" if cfg.loops == 1 else
+             f"{cfg.n_layers} block{'s' if cfg.n_layers > 1 else ''} applied {cfg.loops} times")
+    return model, f"Sudoku MDM ({shape}, d_model {model.hidden_size}; {path.name})"
 
 
 SUDOKU = GridDomain(
