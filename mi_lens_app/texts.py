@@ -266,8 +266,9 @@ def passes(count: int) -> str:
     return f"{count} pass" if count == 1 else f"{count} passes"
 
 
-ITERATIONS = ("A recurrent model applies one block again and again. Each iteration's output can be read: the "
-              "grid shows the marginals and entropies after the iteration the slider picks.")
+ITERATIONS = ("A recurrent model applies one block again and again, and its output can be read after every "
+              "iteration: the grid shows the marginals and entropies after this one (the heatmap and graph stay at "
+              "the last).")
 NO_ESTIMATOR_FOR_MODEL = ("Estimated MI is not available for this model: the estimator was trained on the default "
                           "model. This map is the exact probe pruned at eps={eps:g}.")
 

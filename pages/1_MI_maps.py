@@ -78,7 +78,7 @@ def iteration_map(domain, pz, m, steps, where):
     asked for, else the last iteration's). Nothing changes at the last iteration, the slider's default."""
     links.clamp_number("iter", 1, steps, integer=True)
     k = int(where.slider("Iteration", 1, steps, steps, key="iter", bind=links.bound("iter"),
-                         help="read the model after this many of its iterations (the grid only)"))
+                         help=texts.ITERATIONS))
     view = support.attempt(support.iteration_view, domain.key, pz.text, support.version(domain),
                            what="Cannot read the iterations")
     if view is None:
@@ -97,8 +97,8 @@ def iteration_map(domain, pz, m, steps, where):
                              support.version(domain), what="Cannot probe at this iteration")
         if pm is not None:
             mi = pm.mi
-            note = (f"MI at iteration {k}: exact (pruned, eps={pm.eps:g}) · {texts.passes(pm.passes)} · "
-                    f"{pm.seconds:.2f} s.")
+            note = (f"MI on this grid at iteration {k}: exact (pruned, eps={pm.eps:g}) · {texts.passes(pm.passes)} · "
+                    f"{pm.seconds:.2f} s; the heatmap and graph show the last iteration's.")
     shown = dataclasses.replace(m, mi=mi, marginals=view.marginals[k - 1], entropy=view.entropy[k - 1])
     return shown, view.settle, note
 

@@ -102,7 +102,7 @@ def test_the_iteration_slider_shows_for_the_recurrent_model_only(env):
     assert any("not available for this model" in i.value for i in at.info)
     at.button(key="iter_mi").click().run()
     assert_clean(at)
-    assert any("MI at iteration 2: exact" in c.value for c in at.caption)
+    assert any("MI on this grid at iteration 2: exact" in c.value for c in at.caption)
     at.slider(key="iter").set_value(4).run()  # the last iteration: the page's own map, no button
     assert_clean(at)
     assert not [b for b in at.button if b.key == "iter_mi"]
