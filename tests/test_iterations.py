@@ -1,6 +1,8 @@
 """A recurrent model's iterations: when cells settle, per-iteration marginals, the truncated model, and the MI
 maps page's iteration slider (shown for a recurrent model only)."""
 
+import json
+
 import numpy as np
 import pytest
 import torch
@@ -11,7 +13,7 @@ from mi_core.models.iterations import Truncated, settle_iteration
 from mi_lens_app import core, texts
 from mi_lens_app.domains import get_domain
 from tests import test_app_pages
-from tests.test_app_pages import EASY, assert_clean, run_page
+from tests.test_app_pages import EASY, assert_clean, run_page, specs
 
 weights = test_app_pages.weights
 
@@ -99,6 +101,8 @@ def test_the_iteration_slider_shows_for_the_recurrent_model_only(env):
     assert any("1 block applied 4 times" in c.value for c in at.sidebar.caption)
     assert "settles at" in at.segmented_control(key="layer").options
     assert any("settles at iteration" in c.value for c in at.caption)
+    grid = next(spec for title, spec in specs(at).items() if title.endswith("iteration 2 of 4"))
+    assert "settles at iteration" in json.dumps(grid["data"])  # in every blank cell's hover
     assert any("not available for this model" in i.value for i in at.info)
     at.button(key="iter_mi").click().run()
     assert_clean(at)
