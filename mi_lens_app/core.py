@@ -25,6 +25,7 @@ from mi_core.mi.estimator import estimate_mi, load_estimator
 from mi_core.mi.fidelity import fidelity, pair_values
 from mi_core.mi.probe import probe
 from mi_core.models.base import ModelFileError
+from mi_core.models.iterations import Truncated, is_recurrent, per_iteration_logits, settle_iteration
 from mi_core.models.loading import load_model_described
 from mi_lens_app.domains import Domain
 from mi_lens_app.selector import attach_selector, hidden_size
@@ -227,6 +228,51 @@ def what_if(model, tokens: torch.Tensor, cell: int, value: int) -> WhatIf:
     after = probe(model, clamped, positions=[])  # one pass: marginals and entropies in the probe's format
     return WhatIf(cell, value, res.marginals.numpy(), res.entropy.numpy(), after.marginals.numpy(),
                   after.entropy.numpy(), float(res.marginals[cell, value]), res.mi_directional[cell].numpy())
+
+
+@dataclass(frozen=True)
+class IterationView:
+    """A recurrent model's reading of one state after each of its ``T`` iterations.
+
+    ``marginals`` ``(T, N, V)`` (one-hot at givens); ``entropy`` ``(T, N)`` nats (0 at givens); ``argmax``
+    ``(T, N)`` value index; ``settle`` ``(N,)`` the iteration (1-based) from which each cell's argmax no longer
+    changes (0 at givens); ``masked`` ``(N,)`` bool; ``seconds``: the one forward pass."""
+
+    marginals: np.ndarray
+    entropy: np.ndarray
+    argmax: np.ndarray
+    settle: np.ndarray
+    masked: np.ndarray
+    seconds: float
+
+    @property
+    def iterations(self) -> int:
+        return self.marginals.shape[0]
+
+
+def iteration_view(model, tokens: torch.Tensor) -> IterationView:
+    """Every iteration's marginals of one state ``(N,)`` from one forward pass with ``keep = T`` (raises
+    ValueError for a model that is not recurrent)."""
+    if not is_recurrent(model):
+        raise ValueError("this model is not recurrent: it has no iterations to show")
+    start = time.perf_counter()
+    logits = per_iteration_logits(model, tokens[None])[:, 0].double()  # (T, N, V)
+    probs = torch.softmax(logits, -1).cpu().numpy()
+    masked = (tokens == model.mask_id).cpu().numpy()
+    values = (tokens[:, None] == model.value_tokens).long().argmax(-1).cpu().numpy()  # (N,) 0 where masked
+    onehot = np.eye(probs.shape[-1])[values]
+    marginals = np.where(masked[None, :, None], probs, onehot[None])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        entropy = -np.where(marginals > 0, marginals * np.log(marginals), 0.0).sum(-1) * masked
+    argmax = marginals.argmax(-1)
+    settle = np.where(masked, settle_iteration(argmax), 0)
+    return IterationView(marginals, entropy, argmax, settle, masked, time.perf_counter() - start)
+
+
+def probe_at_iteration(model, tokens: torch.Tensor, iterations: int, eps: float, progress=None) -> ProbeView:
+    """The exact probe of one state with ``model`` run for its first ``iterations`` iterations only
+    (:class:`~mi_core.models.iterations.Truncated`; the model itself is not changed)."""
+    return run_probe(Truncated(model, iterations), tokens, eps, progress)
 
 
 # ---- decoding ----

@@ -18,15 +18,42 @@ from pathlib import Path
 
 import numpy as np
 
-from mi_core.domain import DOMAINS, ROOT, Domain, get_domain  # noqa: F401  (re-exported: the core's registry is the app's)
+from mi_core.domain import DOMAINS, ROOT, Domain
+from mi_core.domain import get_domain as core_domain
 from mi_core.domains import protein
 from mi_core.domains.sudoku import (
     PuzzleRecord,
     SudokuFormatError,
     validate,
 )
+from mi_core.domains.sudoku.domain import SUDOKU_RECURRENT
 from mi_core.domains.sudoku.generator import random_puzzle
 from mi_core.domains.sudoku.solver import count_solutions
+
+# the models a user can pick for a domain, by the name its link uses: the first is the domain's own. A second
+# model is the same domain with other model files (and no estimator or selector of its own)
+MODELS: dict[str, dict[str, tuple[str, Domain | None]]] = {
+    "sudoku9": {"default": ("default (8 layers)", None),
+                "recurrent": ("recurrent (16 iterations)", SUDOKU_RECURRENT)},
+}
+_VARIANTS = {d.key: d for choices in MODELS.values() for _, d in choices.values() if d is not None}
+
+
+def get_domain(name: str) -> Domain:
+    """The core's domain ``name``, or a second model of one (:data:`MODELS`); ValueError when there is none."""
+    return _VARIANTS.get(name) or core_domain(name)
+
+
+def model_choices(domain: Domain) -> dict[str, str]:
+    """``{link name: label}`` of the models ``domain`` offers (empty: only its own)."""
+    return {name: label for name, (label, _) in MODELS.get(domain.key, {}).items()}
+
+
+def with_model(domain: Domain, name: str) -> Domain:
+    """``domain`` with model ``name`` of :func:`model_choices` (its own for an unknown name)."""
+    found = MODELS.get(domain.key, {}).get(name)
+    return found[1] if found and found[1] is not None else domain
+
 
 PRESETS_PATH = ROOT / "assets" / "examples" / "sudoku_presets.json"
 MAX_UPLOAD_BYTES = 5 * 2**20

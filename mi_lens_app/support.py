@@ -22,9 +22,10 @@ import streamlit as st
 from mi_core.decoding import STRATEGIES, strategy_params
 from mi_core.domains import protein
 from mi_core.models.base import ModelFileError
+from mi_core.models.iterations import iterations_of
 from mi_lens_app import benchmarks, core, domains, sequences, texts
 from mi_lens_app import selector as order
-from mi_lens_app.core import MIMap, ProbeView, Trace, WhatIf
+from mi_lens_app.core import IterationView, MIMap, ProbeView, Trace, WhatIf
 from mi_lens_app.domains import (
     DOMAINS,
     Domain,
@@ -261,6 +262,33 @@ def exact_probe(domain_key: str, grid: str, eps: float, version: str) -> ProbeVi
     tokens = core.tokens_of(grid, domain, core.app_device())
     bar, update = _probe_bar("Exact probe" if eps == 0 else f"Pruned probe (eps={eps:g})")
     result = core.run_probe(model(domain), tokens, eps, update)
+    bar.empty()
+    return result
+
+
+def iterations(domain: Domain) -> int:
+    """The iterations of the domain's model: above 1 for a recurrent model (0 when it cannot be loaded)."""
+    try:
+        return iterations_of(model(domain))
+    except USER_ERRORS:
+        return 0
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def iteration_view(domain_key: str, grid: str, version: str) -> IterationView:
+    """Every iteration's marginals of ``grid`` under a recurrent model, from one forward pass (then a slider
+    over the iterations only indexes this)."""
+    domain = get_domain(domain_key)
+    return core.iteration_view(model(domain), core.tokens_of(grid, domain, core.app_device()))
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def probe_at_iteration(domain_key: str, grid: str, iterations: int, eps: float, version: str) -> ProbeView:
+    """The exact probe of ``grid`` (pruned when ``eps > 0``) with the model stopped after ``iterations``."""
+    domain = get_domain(domain_key)
+    tokens = core.tokens_of(grid, domain, core.app_device())
+    bar, update = _probe_bar(f"Exact probe at iteration {iterations}")
+    result = core.probe_at_iteration(model(domain), tokens, iterations, eps, update)
     bar.empty()
     return result
 

@@ -264,3 +264,22 @@ def groups(count: int) -> str:
 def passes(count: int) -> str:
     """``1 pass``, ``12 passes``."""
     return f"{count} pass" if count == 1 else f"{count} passes"
+
+
+ITERATIONS = ("A recurrent model applies one block again and again, and its output can be read after every "
+              "iteration: the grid shows the marginals and entropies after this one (the heatmap and graph stay at "
+              "the last).")
+NO_ESTIMATOR_FOR_MODEL = ("Estimated MI is not available for this model: the estimator was trained on the default "
+                          "model. This map is the exact probe pruned at eps={eps:g}.")
+
+
+def settles(settle, iterations: int) -> str:
+    """One line on when the blank cells settle; ``settle``: each blank cell's settling iteration."""
+    if len(settle) == 0:
+        return "No blank cells: nothing settles."
+    values = sorted(int(s) for s in settle)
+    median = (values[(len(values) - 1) // 2] + values[len(values) // 2]) / 2
+    late = sum(1 for s in values if s == iterations) if iterations > 1 else 0
+    verb = "changes" if late == 1 else "change"
+    return (f"The median blank cell settles at iteration {median:g} of {iterations}; {late} cell"
+            f"{'' if late == 1 else 's'} still {verb} at the last iteration.")

@@ -11,7 +11,7 @@ import streamlit as st
 
 from mi_lens_app import links, support
 from mi_lens_app.core import ParamField, param_range
-from mi_lens_app.domains import DOMAINS, Domain, Puzzle
+from mi_lens_app.domains import DOMAINS, Domain, Puzzle, model_choices, with_model
 from mi_lens_app.figures import SCALES, clicked_cell, clicked_pair
 from mi_lens_app.sequence_widgets import sequence_picker, window_picker  # noqa: F401  (pages call window_picker)
 
@@ -483,12 +483,29 @@ def input_noun(domain: Domain) -> str:
     return "sequence" if domain.layout == "sequence" else "puzzle"
 
 
-def domain_and_puzzle(several: bool = False) -> tuple[Domain, Puzzle | None]:
-    """The sidebar's domain and puzzle pickers and the model note; ``several``: see :func:`puzzle_picker`."""
+def model_picker(domain: Domain) -> Domain:
+    """A sidebar select of the models ``domain`` offers (``domains.MODELS``; none drawn when it has one), kept
+    in the URL (a link may also say ``model=recurrent``); returns the domain with the chosen model."""
+    choices = model_choices(domain)
+    if len(choices) < 2:
+        return domain
+    links.formatter("model", choices.get)
+    links.accept_id("model", list(choices))  # a link may name the model by id: model=recurrent
+    name = st.sidebar.selectbox("Model", list(choices), format_func=choices.get, key="model", bind=BIND,
+                                help="the default model, or a recurrent one: one block applied 16 times, whose "
+                                     "steps the MI maps page can show")
+    return with_model(domain, name)
+
+
+def domain_and_puzzle(several: bool = False, models: bool = False) -> tuple[Domain, Puzzle | None]:
+    """The sidebar's domain and puzzle pickers and the model note; ``several``: see :func:`puzzle_picker`;
+    ``models``: also the model picker (:func:`model_picker`), and the domain returned carries the chosen model
+    (the puzzle stays the domain's own)."""
     domain = domain_picker()
+    chosen = model_picker(domain) if models else domain
     puzzle = puzzle_picker(domain, several)
-    model_status(domain)
-    return domain, puzzle
+    model_status(chosen)
+    return chosen, puzzle
 
 
 def chart(fig, key: str, where=None, **kwargs):

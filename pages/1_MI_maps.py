@@ -1,6 +1,8 @@
 """MI maps: the pairwise MI of a puzzle as a heatmap, on the grid, and as a dependency graph; of a protein
 as an L x L heatmap, a contact-map view, an arc graph along the sequence and a per-residue strip."""
 
+import dataclasses
+
 import numpy as np
 import streamlit as st
 
@@ -33,11 +35,18 @@ def pair_caption(pz, m):
                    + ("" if i in pz.blanks or j in pz.blanks else " (both given: no MI)"))
 
 
-def grid_figure(domain, pz, m, cell, layer, scale):
-    """The grid coloured by ``layer``, with the selected cell outlined and every cell's numbers in its hover."""
+SETTLES = "settles at"  # the extra layer of a recurrent model
+
+
+def grid_figure(domain, pz, m, cell, layer, scale, settle=None, steps=1, k=1):
+    """The grid coloured by ``layer``, with the selected cell outlined and every cell's numbers in its hover;
+    ``settle``: each cell's settling iteration of ``steps`` (a recurrent model, read at iteration ``k``), in the
+    hover and a layer."""
     digits = np.asarray(pz.digits)
-    hover = figures.cell_hover(domain.labels(), digits, pz.givens, m.entropy, m.marginals,
-                               {f"MI with {domain.cell_label(cell)}": m.mi[cell]})
+    extra = {f"MI with {domain.cell_label(cell)}": m.mi[cell]}
+    if settle is not None:
+        extra["settles at iteration"] = settle
+    hover = figures.cell_hover(domain.labels(), digits, pz.givens, m.entropy, m.marginals, extra)
     blank = ~pz.givens
     if layer == "MI":
         kw = {"layer": np.where(blank, m.mi[cell], np.nan), "layer_name": "MI (nats)", "colorscale": "Viridis",
@@ -48,28 +57,80 @@ def grid_figure(domain, pz, m, cell, layer, scale):
     elif layer == "top p":
         kw = {"layer": np.where(blank, m.marginals.max(1), np.nan), "layer_name": "top p", "colorscale": "Greens",
               "zmin": 0, "zmax": 1}
+    elif layer == SETTLES and settle is not None:
+        kw = {"layer": np.where(blank, settle, np.nan), "layer_name": "iteration", "colorscale": "Purples",
+              "zmin": 1, "zmax": steps}
     else:
         kw = {"candidates": m.marginals}
-    title = f"MI of {domain.cell_label(cell)} with every cell" if layer == "MI" else LAYERS[layer]
+    if layer == SETTLES and settle is not None:
+        title = f"the iteration each cell settles at (of {steps})"
+    else:
+        title = f"MI of {domain.cell_label(cell)} with every cell" if layer == "MI" else LAYERS.get(layer, layer)
+        title += f", iteration {k} of {steps}" if settle is not None else ""
     # 430 px: two a row at 1440 px, the grid is about as wide as it is tall, so the colour bar is no taller
     return figures.grid_figure(digits, pz.givens, domain.geometry.box, hover=hover, selected=cell, title=title,
                                height=430, **kw)
 
 
+def iteration_map(domain, pz, m, steps, where):
+    """A recurrent model's iteration slider and what the grid shows at the chosen iteration: ``(map, settle,
+    note)``, the map's marginals and entropies those of the iteration (its MI the exact probe's there once
+    asked for, else the last iteration's). Nothing changes at the last iteration, the slider's default."""
+    links.clamp_number("iter", 1, steps, integer=True)
+    k = int(where.slider("Iteration", 1, steps, steps, key="iter", bind=links.bound("iter"),
+                         help=texts.ITERATIONS))
+    view = support.attempt(support.iteration_view, domain.key, pz.text, support.version(domain),
+                           what="Cannot read the iterations")
+    if view is None:
+        return m, None, None
+    if k == steps:
+        return m, view.settle, None
+    asked = st.session_state.setdefault("_iter_mi", set())
+    state = (domain.key, pz.text, support.version(domain), k)
+    if st.button(f"Exact MI at iteration {k}", key="iter_mi", icon=":material/calculate:",
+                 help="the exact probe pruned at eps={:g}, with the model stopped after this iteration".format(
+                     domain.fallback_eps)):
+        asked.add(state)
+    mi, note = m.mi, f"MI: the last iteration's (press the button for iteration {k}'s)."
+    if state in asked:
+        pm = support.attempt(support.probe_at_iteration, domain.key, pz.text, k, domain.fallback_eps,
+                             support.version(domain), what="Cannot probe at this iteration")
+        if pm is not None:
+            mi = pm.mi
+            note = (f"MI on this grid at iteration {k}: exact (pruned, eps={pm.eps:g}) · {texts.passes(pm.passes)} · "
+                    f"{pm.seconds:.2f} s; the heatmap and graph show the last iteration's.")
+    shown = dataclasses.replace(m, mi=mi, marginals=view.marginals[k - 1], entropy=view.entropy[k - 1])
+    return shown, view.settle, note
+
+
 @st.fragment
-def grid_panel(domain, pz, m, cell, scale):
-    """The grid coloured by a layer. A fragment: a new layer redraws this grid alone, not the 81 x 81 heatmap
-    and the graph beside it; a click on a cell (another selected cell) reruns the whole page."""
+def grid_panel(domain, pz, m, cell, scale, steps=1):
+    """The grid coloured by a layer (and, for a recurrent model, read at an iteration). A fragment: a new
+    layer or iteration redraws this grid alone, not the 81 x 81 heatmap and the graph beside it; a click on a
+    cell (another selected cell) reruns the whole page."""
     if st.session_state.get("cell", cell) != cell:
         st.rerun()  # every panel shows the selected cell
-    layer = st.segmented_control("Layer", list(LAYERS), key="layer", bind="query-params", default="MI",
-                                 help="colour the grid by " + "; ".join(f"{k}: {v}" for k, v in LAYERS.items())) or "MI"
-    fig = support.figure(("maps grid", domain.key, pz.text, support.version(domain), m.source, cell, layer, scale),
-                         lambda: grid_figure(domain, pz, m, cell, layer, scale))
+    layers = list(LAYERS) + ([SETTLES] if steps > 1 else [])
+    if st.session_state.get("layer") not in (None, *layers):
+        st.session_state["layer"] = "MI"  # "settles at" of the recurrent model, after a switch to the default
+    top = st.columns([3, 2]) if steps > 1 else [st]
+    layer = top[0].segmented_control("Layer", layers, key="layer", bind="query-params", default="MI",
+                                     help="colour the grid by " + "; ".join(f"{k}: {v}" for k, v in LAYERS.items())
+                                     + ("; settles at: the iteration from which the likeliest digit stays" if steps > 1
+                                        else "")) or "MI"
+    settle, note = None, None
+    if steps > 1:
+        m, settle, note = iteration_map(domain, pz, m, steps, top[1])
+    k = st.session_state.get("iter", steps) if steps > 1 else 1
+    key = ("maps grid", domain.key, pz.text, support.version(domain), m.source, cell, layer, scale, k,
+           note or "")
+    fig = support.figure(key, lambda: grid_figure(domain, pz, m, cell, layer, scale, settle, steps, k))
     widgets.chart(fig, key="grid", on_select=widgets.click_to_cell("grid", "cell", domain.cells, pz.blanks),
                   selection_mode="points")
     if layer == "candidates":
         st.caption(texts.CANDIDATES_LEGEND)
+    if settle is not None:
+        st.caption(texts.settles(settle[~pz.givens], steps) + (f" {note}" if note else ""))
 
 
 def graph_panel(domain, pz, m, cell):
@@ -167,7 +228,7 @@ def sequence_maps(domain, pz, m):
 
 def main():
     widgets.page("MI maps", ":material/grid_on:")
-    domain, pz = widgets.domain_and_puzzle(several=True)
+    domain, pz = widgets.domain_and_puzzle(several=True, models=True)
     if pz is None:
         st.info(f"Pick a valid {widgets.input_noun(domain)} in the sidebar to see its MI map.")
         st.markdown(texts.MAPS_PAGE)
@@ -180,6 +241,8 @@ def main():
         st.warning(f"No usable MI estimator ({problem}): this map is the exact probe pruned at "
                    f"eps={domain.fallback_eps:g}, labelled **exact (pruned)**; it takes a few seconds on a CPU.",
                    icon=":material/hourglass:")
+    elif domain.estimator_path() is None and domain.layout == "grid" and not domain.exact_model:
+        st.info(texts.NO_ESTIMATOR_FOR_MODEL.format(eps=domain.fallback_eps), icon=":material/hourglass:")
     spent = texts.passes(m.passes).replace(" ", " model ", 1)  # "1 model pass", "406 model passes"
     st.caption(f"MI source: **{m.source}** · {spent} · {m.seconds:.2f} s · "
                f"largest pair {m.mi.max():.3g} nats")
@@ -193,7 +256,7 @@ def main():
         scale = widgets.scale_picker()
     left, right = st.columns(2)
     with left:  # the grid first: the lighter chart draws first, and it answers the cell picked just above
-        grid_panel(domain, pz, m, cell, scale)
+        grid_panel(domain, pz, m, cell, scale, support.iterations(domain))
     with right:
         heat = heatmap_panel(domain, pz, m, cell, scale)
     g_col, t_col = st.columns([3, 2])

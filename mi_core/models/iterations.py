@@ -1,0 +1,82 @@
+"""What a recurrent model thinks at each of its iterations.
+
+A recurrent model (a weight-tied block applied ``T`` times, one head reading every iteration, e.g.
+``SudokuMDM`` with ``loops > 1``) gives logits after every iteration. This module reads them
+(:func:`per_iteration_logits`), says when each position's argmax stops changing (:func:`settle_iteration`),
+and wraps a model so that it runs only its first ``k`` iterations (:class:`Truncated`), without changing the
+model itself: the app serves every session from one shared model.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from mi_core.models.base import MaskedLM, MDMOutput
+
+
+def iterations_of(model) -> int:
+    """The iterations ``model`` runs at inference (1 for a model that is not recurrent)."""
+    return int(getattr(model, "iterations", 1) or 1)
+
+
+def is_recurrent(model) -> bool:
+    """Whether ``model`` applies its block more than once (and so has per-iteration logits)."""
+    return iterations_of(model) > 1
+
+
+@torch.no_grad()
+def per_iteration_logits(model, tokens: torch.Tensor) -> torch.Tensor:
+    """``(T, B, N, V)`` float32 logits after each of the model's ``T`` iterations, from one forward pass.
+
+    Args:
+        model: a recurrent model whose forward takes ``keep`` (``SudokuMDM``); tokens: ``(B, N)`` int64.
+    """
+    steps = iterations_of(model)
+    out = model(tokens, keep=steps)
+    return torch.stack(out.per_iteration).float()
+
+
+def settle_iteration(argmax: np.ndarray) -> np.ndarray:
+    """``(N,)`` the first iteration (1-based) from which each position's argmax stays the same up to the last.
+
+    ``argmax``: ``(T, N)`` the argmax value of each position after each iteration. A position whose argmax
+    never changes settles at 1; one that still changes at the last iteration settles at ``T``.
+    """
+    argmax = np.asarray(argmax)
+    if argmax.ndim != 2 or argmax.shape[0] < 1:
+        raise ValueError(f"argmax must be (T, N) with T >= 1, got shape {argmax.shape}")
+    changed = argmax[:-1] != argmax[1:]  # (T-1, N): iteration t+1 (0-based) changes iteration t's argmax
+    if not changed.size:
+        return np.ones(argmax.shape[1], dtype=int)
+    # the last change is between t and t+1 (0-based): the cell settles at iteration t+2 (1-based)
+    last = np.where(changed.any(0), changed.shape[0] - 1 - np.argmax(changed[::-1], axis=0), -1)
+    return last + 2
+
+
+class Truncated(MaskedLM):
+    """``model`` run for its first ``iterations`` iterations only: ``forward(tokens)`` is
+    ``model(tokens, iterations=iterations)``. The wrapped model is not changed (its ``iterations`` setting
+    stays), so one shared model serves other callers at the same time."""
+
+    def __init__(self, model: MaskedLM, iterations: int):
+        super().__init__()
+        if not 1 <= int(iterations) <= 4 * iterations_of(model):
+            raise ValueError(f"iterations must be 1 to {4 * iterations_of(model)}, got {iterations}")
+        self.model = model
+        self.iterations = int(iterations)
+        self.mask_id = model.mask_id
+        self.seq_len = model.seq_len
+        self.domain = model.domain
+        self.cfg = getattr(model, "cfg", None)
+
+    @property
+    def value_tokens(self) -> torch.Tensor:
+        return self.model.value_tokens
+
+    @property
+    def hidden_size(self) -> int:
+        return self.model.hidden_size
+
+    def forward(self, tokens: torch.Tensor) -> MDMOutput:
+        return self.model(tokens, iterations=self.iterations)
