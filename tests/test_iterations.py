@@ -122,3 +122,23 @@ def test_a_link_with_a_bad_iteration_or_model_gives_no_traceback(env):
     at = run_page("pages/1_MI_maps.py", model="banana", iter="abc")
     assert_clean(at)
     assert "Iteration" not in sliders(at) and any("not understood" in w.value for w in at.warning)
+
+
+def test_bench_runs_a_recurrent_model_for_more_iterations_and_refuses_others(tmp_path, model_path, capsys):
+    """``bench --iterations`` changes a recurrent model's passes (the JSON says how many) and is refused, in one
+    line, for a model that is not recurrent."""
+    from mi_core.cli import main
+
+    path = tmp_path / "recurrent.safetensors"
+    save_sudoku_mdm(recurrent_model(loops=3), path)
+    puzzles = tmp_path / "p.txt"
+    puzzles.write_text(EASY.replace("_", "0") + "\n")
+    rows = {}
+    for iterations in (0, 6):
+        out = tmp_path / f"bench{iterations}.json"
+        assert main(["bench", "sudoku", "--puzzles", str(puzzles), "--model", str(path), "--iterations",
+                     str(iterations), "--json", str(out)]) == 0
+        rows[iterations] = json.loads(out.read_text())
+    assert rows[0]["iterations"] == 3 and rows[6]["iterations"] == 6
+    assert main(["bench", "sudoku", "--puzzles", str(puzzles), "--model", str(model_path), "--iterations", "6"]) != 0
+    assert "is not a recurrent model" in capsys.readouterr().err

@@ -199,6 +199,8 @@ class RunOptions:
     batch_size: int = option(256, "sequences decoded together", range=(1, 65_536))
     temperature: float = option(0.0, "0 = argmax values; 1 samples from the model", range=(0, 100))
     seed: int = seed()
+    iterations: int = option(0, "a recurrent model's iterations per pass (0: the count it was trained with)",
+                             range=(0, 256))
 
 
 def run_options(inputs) -> tuple:
@@ -206,6 +208,12 @@ def run_options(inputs) -> tuple:
 
 
 def load(args, domain, device):
-    """``(model, the line naming it, the value recorded as the run's model)``."""
+    """``(model, the line naming it, the value recorded as the run's model)``; ``--iterations`` sets a
+    recurrent model's iterations per pass (more at test time than in training is allowed)."""
     model, description = load_model_described(None if args.model is None else str(args.model), device, domain)
+    if getattr(args, "iterations", 0):
+        if getattr(model, "iterations", 1) <= 1:
+            raise ValueError(f"--iterations {args.iterations}: {description} is not a recurrent model")
+        description += f", run for {args.iterations} iterations (trained with {model.iterations})"
+        model.iterations = args.iterations
     return model, description, description if model.weights_path is None else display_path(model.weights_path)
