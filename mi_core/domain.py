@@ -305,7 +305,7 @@ class StateSource(Protocol):
     (:mod:`mi_core.train.estimator_data`, :mod:`mi_core.bench.estimator`). The class holds the options and
     the held-out form; an instance, built on a config, draws states."""
 
-    config_cls: type  # a frozen dataclass with at least seed, states, shard_size, eps, max_batch, ``shards``
+    config_cls: type  # a :class:`ShardConfig` (seed, states, shard_size, eps, max_batch, ``shards``) and more
     sources: tuple[str, ...]  # the names of the kinds of state ``draw`` reports
     width: int | None  # pad every state to this many positions (None: fixed length, no padding)
     eval_defaults: dict  # eval-estimator's defaults: states, threshold, max_batch
@@ -331,6 +331,49 @@ class StateSource(Protocol):
     @staticmethod
     def held_out(args) -> HeldOutStates:
         """The held-out states eval-estimator reads (read and checked before any model loads)."""
+
+
+@dataclass(frozen=True)
+class ShardConfig:
+    """The fields every state source's config shares (``StateSource.config_cls`` extends it): ``states`` in
+    shards of ``shard_size``, drawn with ``seed``; ``eps``/``max_batch``: the exact probe's (``eps = 0`` is
+    exact). A domain's config redeclares the defaults it wants, adds its fields and, when it checks them,
+    calls ``super().__post_init__()`` first."""
+
+    seed: int = 0
+    states: int = 600
+    shard_size: int = 8
+    eps: float = 0.0
+    max_batch: int = 512
+
+    def __post_init__(self):
+        if min(self.states, self.shard_size, self.max_batch) < 1:
+            raise ValueError("states, shard_size and max_batch must be positive")
+        if self.eps < 0:
+            raise ValueError(f"eps must be >= 0, got {self.eps}")
+
+    @property
+    def shards(self) -> int:
+        return -(-self.states // self.shard_size)
+
+
+@dataclass(frozen=True)
+class MixedShardConfig(ShardConfig):
+    """A :class:`ShardConfig` plus ``mix``: the weights of the source's three kinds of state (``sources``)."""
+
+    sources: ClassVar[tuple[str, ...]] = ()
+    mix: tuple[float, float, float] = (0.4, 0.3, 0.3)
+
+    def __post_init__(self):
+        super().__post_init__()
+        weights = np.asarray(self.mix, dtype=float)
+        if weights.shape != (3,) or (weights < 0).any() or weights.sum() <= 0:
+            raise ValueError(f"mix must be three weights >= 0, not all 0 ({', '.join(self.sources)}), got {self.mix}")
+
+    @property
+    def mix_text(self) -> str:
+        """``--mix`` as given on a command line: ``"0.4,0.3,0.3"``."""
+        return ",".join(f"{w:g}" for w in self.mix)
 
 
 # helpers of state sources

@@ -179,7 +179,7 @@ def test_train_order_runs_the_engine_order_task_on_the_toy(toy, tmp_path, capsys
     the toy's one file: the selector and its log are written, and validation scores every budget."""
     from toy_domain import ToyMDM, ToyTask
 
-    from mi_core.models.sequence import SequenceMDMConfig
+    from mi_core.models.mdm import SequenceMDMConfig
 
     mdm = tmp_path / "mdm.safetensors"
     ToyTask.save(ToyMDM(SequenceMDMConfig(max_len=6, d_model=16, n_layers=1, n_heads=2, d_ff=32)), mdm)

@@ -17,7 +17,7 @@ from torch import nn
 
 from mi_core.domain import Domain
 from mi_core.models.base import MaskedLM, MDMOutput
-from mi_core.models.sequence import SequenceMDM
+from mi_core.models.mdm import SequenceMDM
 from mi_core.order.sequences import SequenceOrderTask
 from mi_core.train.sequences import SequenceTask
 
@@ -187,7 +187,7 @@ class ToyOrderTask(SequenceOrderTask):
 
     def load(self, path, device):
         from mi_core.models.base import load_checked
-        from mi_core.models.sequence import SequenceMDMConfig
+        from mi_core.models.mdm import SequenceMDMConfig
 
         return load_checked(SequenceMDMConfig, ToyMDM, path, device, "a toy MDM")[0].eval()
 

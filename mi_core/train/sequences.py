@@ -1,5 +1,5 @@
 """The MDM trainer's task for sequence domains (:mod:`mi_core.train.mdm`): the engine's sequence MDM
-(:mod:`mi_core.models.sequence`) trained on a domain's clean sequences.
+(:class:`mi_core.models.mdm.SequenceMDM`) trained on a domain's clean sequences.
 
 A domain's task subclasses :class:`SequenceTask` and gives ``model_cls`` (its vocabulary), ``name``,
 ``options`` (where its data are) and :meth:`SequenceTask.read_data` (training and validation sequences);
@@ -22,7 +22,7 @@ import torch
 import torch.nn.functional as F
 
 from mi_core.models.base import load_state
-from mi_core.models.sequence import SequenceMDM, SequenceMDMConfig
+from mi_core.models.mdm import SequenceMDM, SequenceMDMConfig
 from mi_core.options import SEED_MAX, option
 from mi_core.scale import distributed
 

@@ -16,10 +16,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 
-from mi_core.domain import ensure_masked, parse_mix
+from mi_core.domain import MixedShardConfig, ensure_masked, parse_mix
 from mi_core.domains.antibody.sequence import AntibodyChain, read_file, select_rows
 from mi_core.domains.protein import MASK_ID
 from mi_core.options import option, seed
@@ -30,35 +31,23 @@ TRAIN_ROWS, EVAL_ROWS = "1-70", "71-100"
 
 
 @dataclass(frozen=True)
-class AntibodyDataConfig:
+class AntibodyDataConfig(MixedShardConfig):
     """``states`` in shards of ``shard_size`` from the chains of antibodies ``rows`` of ``csv``;
     ``mix``: weights of :data:`SOURCES`; ``max_masked``: most masked residues a state; ``eps``/``max_batch``:
     the probe's (``eps = 0`` is exact)."""
 
-    csv: str = str(DEFAULT_CSV)
-    rows: str = TRAIN_ROWS
-    seed: int = 0
+    sources: ClassVar[tuple[str, ...]] = SOURCES
     states: int = 64
     shard_size: int = 4
-    max_masked: int = 20
-    eps: float = 0.0
     max_batch: int = 64
-    mix: tuple[float, float, float] = (0.4, 0.3, 0.3)
+    csv: str = str(DEFAULT_CSV)
+    rows: str = TRAIN_ROWS
+    max_masked: int = 20
 
     def __post_init__(self):
-        if min(self.states, self.shard_size, self.max_batch) < 1:
-            raise ValueError("states, shard_size and max_batch must be positive")
+        super().__post_init__()
         if not 2 <= self.max_masked <= 200:
             raise ValueError(f"max_masked must be in 2..200, got {self.max_masked}")
-        if self.eps < 0:
-            raise ValueError(f"eps must be >= 0, got {self.eps}")
-        weights = np.asarray(self.mix, dtype=float)
-        if weights.shape != (3,) or (weights < 0).any() or weights.sum() <= 0:
-            raise ValueError(f"mix must be three weights >= 0, not all 0 ({', '.join(SOURCES)}), got {self.mix}")
-
-    @property
-    def shards(self) -> int:
-        return -(-self.states // self.shard_size)
 
 
 def subset(positions: list[int], share: float, rng: np.random.Generator, cap: int) -> np.ndarray:
@@ -85,7 +74,7 @@ def mask_state(chain: AntibodyChain, source: int, rng: np.random.Generator, cap:
 class ChainOptions:
     csv: Path = option(DEFAULT_CSV, "CSV (name,vh,vl) or FASTA file of antibodies")
     max_masked: int = option(AntibodyDataConfig.max_masked, "most masked residues a state has", range=(1, 100_000))
-    mix: str = option(",".join(f"{w:g}" for w in AntibodyDataConfig.mix), f"weights of {','.join(SOURCES)}")
+    mix: str = option(AntibodyDataConfig().mix_text, f"weights of {','.join(SOURCES)}")
 
 
 @dataclass
@@ -132,7 +121,7 @@ class AntibodyStates:
         c = self.cfg
         return (f"--csv {c.csv} --rows {c.rows} --states {c.states} --shard-size {c.shard_size} "
                 f"--max-masked {c.max_masked} --eps {c.eps:g} --max-batch {c.max_batch} "
-                f"--mix {','.join(f'{w:g}' for w in c.mix)} --seed {c.seed}")
+                f"--mix {c.mix_text} --seed {c.seed}")
 
     def check(self, model) -> None:
         if self.width > model.max_len:
@@ -158,7 +147,7 @@ class AntibodyStates:
 
     def info(self) -> dict:
         c = self.cfg
-        mix = ",".join(f"{w:g}" for w in c.mix)
+        mix = c.mix_text
         return {"csv": c.csv, "rows": c.rows, "max_masked": c.max_masked, "mix": mix,
                 "about": f"chains of antibodies {c.rows} of {Path(c.csv).name} with CDR-focused masks "
                          f"(mix {','.join(SOURCES)} = {mix}, at most {c.max_masked} masked)"}

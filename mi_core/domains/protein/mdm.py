@@ -1,5 +1,5 @@
 """The small protein masked diffusion model (the offline default): the engine's sequence MDM
-(:mod:`mi_core.models.sequence`, rotary positions, padding excluded from attention) over the tokens of
+(:class:`mi_core.models.mdm.SequenceMDM`, rotary positions, padding excluded from attention) over the tokens of
 ``mi_core.domains.protein`` (mask 0, amino acids 1..20, padding 21), with logits over the 20 amino acids.
 """
 
@@ -11,7 +11,7 @@ import torch
 
 from mi_core.domains.protein import MASK_ID, PAD_ID
 from mi_core.models.base import load_checked, save_model
-from mi_core.models.sequence import SequenceMDM, SequenceMDMConfig
+from mi_core.models.mdm import SequenceMDM, SequenceMDMConfig
 
 ProteinMDMConfig = SequenceMDMConfig  # the fields its checkpoints record
 

@@ -14,7 +14,7 @@ import numpy as np
 import torch
 
 from mi_core.decoding import decode, make_strategy
-from mi_core.domain import ensure_masked, parse_mix
+from mi_core.domain import ShardConfig, ensure_masked, parse_mix
 from mi_core.domains.sudoku import MASK_ID, parse_grid, read_puzzles, solutions_for
 from mi_core.domains.sudoku.generator import random_transform
 from mi_core.options import option, seed
@@ -97,32 +97,22 @@ def draw_states(model, puzzles: np.ndarray, solutions: np.ndarray, n: int, mix: 
 
 
 @dataclass(frozen=True)
-class DataConfig:
+class DataConfig(ShardConfig):
     """``states`` in shards of ``shard_size``; ``pool``: generated (puzzle, solution) pairs to draw from;
     ``eps``: the probe's pruning threshold, 0 (exact) by default: on a Sudoku MDM checkpoint eps = 1e-4
     saved 4-40% of the passes but moved MI by up to 1e-3 nats, more than the median pair's MI (its error
     bound is stored per state); ``min_masked``: every state keeps at least this many masked cells."""
 
-    seed: int = 0
-    states: int = 600
-    shard_size: int = 8
     pool: int = 400
-    eps: float = 0.0
-    max_batch: int = 512
     min_masked: int = 2
     mix: StateMix = StateMix()
 
     def __post_init__(self):
-        if min(self.states, self.shard_size, self.pool, self.max_batch) < 1:
-            raise ValueError("states, shard_size, pool and max_batch must be positive")
-        if self.eps < 0:
-            raise ValueError(f"eps must be >= 0, got {self.eps}")
+        super().__post_init__()
+        if self.pool < 1:
+            raise ValueError("pool must be positive")
         if self.min_masked < 2:
             raise ValueError(f"min_masked must be >= 2, got {self.min_masked}")
-
-    @property
-    def shards(self) -> int:
-        return -(-self.states // self.shard_size)
 
 
 @dataclass
