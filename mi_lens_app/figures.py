@@ -526,7 +526,7 @@ def cell_hover(labels: list[str], digits: np.ndarray, givens: np.ndarray, entrop
                marginals: np.ndarray | None = None, extra: dict[str, np.ndarray] | None = None,
                top: int = 4) -> list[str]:
     """Hover text per cell: its label, given/filled digit or the top marginals and entropy, and ``extra``
-    named values (e.g. ``{"MI with r1c1": mi_row}``)."""
+    named values (e.g. ``{"MI with r1c1": mi_row}``; NaN where a value does not apply)."""
     out = []
     for c, label in enumerate(labels):
         parts = [f"<b>{label}</b>"]
@@ -540,6 +540,7 @@ def cell_hover(labels: list[str], digits: np.ndarray, givens: np.ndarray, entrop
         if not givens[c] and entropy is not None:
             parts.append(f"H = {entropy[c]:.3f} nats")
         for name, values in (extra or {}).items():
-            parts.append(f"{name}: {values[c]:.4g}")
+            if not np.isnan(values[c]):  # NaN: the value does not apply to this cell
+                parts.append(f"{name}: {values[c]:.4g}")
         out.append("<br>".join(parts))
     return out

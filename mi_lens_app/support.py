@@ -56,7 +56,7 @@ def version(domain: Domain) -> str:
             f"|{_stamp(domain.selector_path())}")
 
 
-@st.cache_resource(show_spinner="Loading the model ...", max_entries=4)
+@st.cache_resource(show_spinner="Loading the model ...", max_entries=8)  # the domains and their second models
 def _model(domain_key: str, stamp: str):
     """``(model, a line naming it)``; sets the app's torch threads first (``core.use_app_threads``)."""
     core.use_app_threads()

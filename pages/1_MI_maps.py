@@ -38,14 +38,14 @@ def pair_caption(pz, m):
 SETTLES = "settles at"  # the extra layer of a recurrent model
 
 
-def grid_figure(domain, pz, m, cell, layer, scale, settle=None, steps=1, k=1):
+def grid_figure(domain, pz, m, cell, layer, scale, settle=None, steps=1, k=1, last_mi=False):
     """The grid coloured by ``layer``, with the selected cell outlined and every cell's numbers in its hover;
     ``settle``: each cell's settling iteration of ``steps`` (a recurrent model, read at iteration ``k``), in the
-    hover and a layer."""
+    hover and a layer; ``last_mi``: the MI shown is the last iteration's, not iteration ``k``'s."""
     digits = np.asarray(pz.digits)
     extra = {f"MI with {domain.cell_label(cell)}": m.mi[cell]}
     if settle is not None:
-        extra["settles at iteration"] = settle
+        extra["settles at iteration"] = np.where(pz.givens, np.nan, settle)  # a given has no iterations
     hover = figures.cell_hover(domain.labels(), digits, pz.givens, m.entropy, m.marginals, extra)
     blank = ~pz.givens
     if layer == "MI":
@@ -67,6 +67,7 @@ def grid_figure(domain, pz, m, cell, layer, scale, settle=None, steps=1, k=1):
     else:
         title = f"MI of {domain.cell_label(cell)} with every cell" if layer == "MI" else LAYERS.get(layer, layer)
         title += f", iteration {k} of {steps}" if settle is not None else ""
+        title += " (MI of the last iteration)" if layer == "MI" and settle is not None and k < steps and last_mi else ""
     # 430 px: two a row at 1440 px, the grid is about as wide as it is tall, so the colour bar is no taller
     return figures.grid_figure(digits, pz.givens, domain.geometry.box, hover=hover, selected=cell, title=title,
                                height=430, **kw)
@@ -122,9 +123,10 @@ def grid_panel(domain, pz, m, cell, scale, steps=1):
     if steps > 1:
         m, settle, note = iteration_map(domain, pz, m, steps, top[1])
     k = st.session_state.get("iter", steps) if steps > 1 else 1
+    last_mi = bool(note) and note.startswith("MI: the last")
     key = ("maps grid", domain.key, pz.text, support.version(domain), m.source, cell, layer, scale, k,
-           note or "")
-    fig = support.figure(key, lambda: grid_figure(domain, pz, m, cell, layer, scale, settle, steps, k))
+           note or "", settle is not None)
+    fig = support.figure(key, lambda: grid_figure(domain, pz, m, cell, layer, scale, settle, steps, k, last_mi))
     widgets.chart(fig, key="grid", on_select=widgets.click_to_cell("grid", "cell", domain.cells, pz.blanks),
                   selection_mode="points")
     if layer == "candidates":

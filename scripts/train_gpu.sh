@@ -24,7 +24,8 @@
 # "1:16" (one tied block applied 16 times), attention masked to the 20 peers, the input re-injected, loss on
 # the last 8 iterations and gradients through them, a random 8..16 iterations per step, EMA 0.999, from the
 # chain's best weights (INIT default checkpoints/sudoku_chain/model.safetensors; INIT= from scratch). With
-# INIT, LAYERS and LOOPS must be those of its file (1:16).
+# INIT, LAYERS must be its file's (1); LOOPS may change. From INIT the learning rate is 5e-4 (a fine-tune; the
+# chain trains at 1e-3): LR overrides it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-runs/gpu}
@@ -33,12 +34,12 @@ mkdir -p "$OUT" "$WORK"
 DEVICE=cuda; SETS="kaggle_graded_dev.csv clue17_dev.txt top1465.txt"; LIMIT=500; EXTRA=()
 if [ "${PEER:-0}" = 1 ]; then INIT=${INIT-checkpoints/sudoku_chain/model.safetensors}; else INIT=${INIT-assets/sudoku_mdm_hard.safetensors}; fi
 POOL_PUZZLES=${POOL_PUZZLES:-2000}; MAX_HARDEN=500; DEADLINE=${DEADLINE:-540}; RESERVE=${RESERVE:-100}
-ARCHS=${ARCHS:-8:1 8:2}
 SHAPE_EXTRA=()
 if [ "${PEER:-0}" = 1 ]; then
-    ARCHS=${ARCHS_PEER:-1:16}
+    ARCHS=${ARCHS:-1:16}
     SHAPE_EXTRA=(--attention peer --inject --supervise 8 --grad-iters 8 --min-loops 8 --ema 0.999)
 fi
+ARCHS=${ARCHS:-8:1 8:2}
 if [ "${SMALL:-0}" = 1 ]; then
     DEVICE=cpu; LIMIT=20; POOL_PUZZLES=40; MAX_HARDEN=50; DEADLINE=${DEADLINE_SMALL:-150}
     if [ "${PEER:-0}" != 1 ]; then INIT=""; ARCHS="1:1 1:2"; fi  # PEER=1 keeps the chain's weights and shape

@@ -101,12 +101,18 @@ def test_the_iteration_slider_shows_for_the_recurrent_model_only(env):
     assert any("1 block applied 4 times" in c.value for c in at.sidebar.caption)
     assert "settles at" in at.segmented_control(key="layer").options
     assert any("settles at iteration" in c.value for c in at.caption)
-    grid = next(spec for title, spec in specs(at).items() if title.endswith("iteration 2 of 4"))
-    assert "settles at iteration" in json.dumps(grid["data"])  # in every blank cell's hover
+    grid = next(spec for title, spec in specs(at).items()
+                if title.endswith("iteration 2 of 4 (MI of the last iteration)"))
+    hovers = [h for trace in grid["data"] for h in (trace.get("hovertext") or trace.get("text") or [])
+              if isinstance(h, str) and "<b>r" in h]
+    blank = [h for h in hovers if "given" not in h]
+    assert len(hovers) == 81 and all("settles at iteration" in h for h in blank)  # every blank cell's hover
+    assert not any("settles at iteration" in h for h in hovers if "given" in h)  # a given has no iterations
     assert any("not available for this model" in i.value for i in at.info)
     at.button(key="iter_mi").click().run()
     assert_clean(at)
     assert any("MI on this grid at iteration 2: exact" in c.value for c in at.caption)
+    assert any(title.endswith("iteration 2 of 4") for title in specs(at))  # the MI is now iteration 2's
     at.slider(key="iter").set_value(4).run()  # the last iteration: the page's own map, no button
     assert_clean(at)
     assert not [b for b in at.button if b.key == "iter_mi"]
@@ -134,11 +140,29 @@ def test_bench_runs_a_recurrent_model_for_more_iterations_and_refuses_others(tmp
     puzzles = tmp_path / "p.txt"
     puzzles.write_text(EASY.replace("_", "0") + "\n")
     rows = {}
-    for iterations in (0, 6):
+    for iterations in (0, 1, 6):
         out = tmp_path / f"bench{iterations}.json"
         assert main(["bench", "sudoku", "--puzzles", str(puzzles), "--model", str(path), "--iterations",
                      str(iterations), "--json", str(out)]) == 0
         rows[iterations] = json.loads(out.read_text())
-    assert rows[0]["iterations"] == 3 and rows[6]["iterations"] == 6
+    assert rows[0]["iterations"] == 3 and rows[1]["iterations"] == 1 and rows[6]["iterations"] == 6
+    sweep = tmp_path / "sweep.json"
+    assert main(["sweep", "sudoku", "--puzzles", str(puzzles), "--model", str(path), "--iterations", "5",
+                 "--samplers", "sequential", "--json", str(sweep)]) == 0
+    assert {r["iterations"] for r in json.loads(sweep.read_text())} == {5}
     assert main(["bench", "sudoku", "--puzzles", str(puzzles), "--model", str(model_path), "--iterations", "6"]) != 0
     assert "is not a recurrent model" in capsys.readouterr().err
+
+
+def iterations_on_worker(model, device):
+    return model.iterations
+
+
+def test_a_sweep_worker_runs_the_model_for_the_iterations_it_was_given(tmp_path):
+    """Ray workers load the model themselves: ``--iterations`` reaches them through the worker factory."""
+    from mi_core.bench.scale import ModelWorker
+
+    path = tmp_path / "recurrent.safetensors"
+    save_sudoku_mdm(recurrent_model(loops=3), path)
+    assert ModelWorker("sudoku9", str(path), "cpu")()((iterations_on_worker,)) == 3
+    assert ModelWorker("sudoku9", str(path), "cpu", 7)()((iterations_on_worker,)) == 7

@@ -207,6 +207,14 @@ def run_options(inputs) -> tuple:
     return RunOptions, {"batch_size": inputs.batch_size, "temperature": inputs.temperature}
 
 
+def iteration_fields(model, args) -> dict:
+    """``{"iterations": n}`` for a recurrent model or a run given ``--iterations`` (rows say how many
+    iterations each pass ran), else ``{}``, so rows of other models stay as they were."""
+    if getattr(args, "iterations", 0) or getattr(getattr(model, "cfg", None), "loops", 1) > 1:
+        return {"iterations": model.iterations}
+    return {}
+
+
 def load(args, domain, device):
     """``(model, the line naming it, the value recorded as the run's model)``; ``--iterations`` sets a
     recurrent model's iterations per pass (more at test time than in training is allowed)."""

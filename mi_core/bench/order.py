@@ -12,7 +12,15 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from mi_core.bench.decode import default_estimator, evaluate, inputs_class, load, run_options, with_estimator
+from mi_core.bench.decode import (
+    default_estimator,
+    evaluate,
+    inputs_class,
+    iteration_fields,
+    load,
+    run_options,
+    with_estimator,
+)
 from mi_core.bench.report import markdown_table
 from mi_core.decoding import make_strategy
 from mi_core.decoding.selector import load_order_net
@@ -102,7 +110,7 @@ def run_default(args, domain) -> int:
     for name, params, t in configs:
         strategy = with_estimator(strategy_for(name, params, selector), model, domain, description)
         res, _ = evaluate(model, inputs.templates, strategy, inputs.metric(), **run)
-        rows.append({"sampler": name, "params": params, "T": t, **res, **inputs.fields})
+        rows.append({"sampler": name, "params": params, "T": t, **res, **inputs.fields, **iteration_fields(model, args)})
         print(json.dumps(rows[-1]), flush=True)
     atomic_write_json(args.json, rows)
     table = markdown_table(rows, [("sampler", "sampler"), ("params", "params"), ("T", "T"), ("n", "n"),

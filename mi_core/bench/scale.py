@@ -40,12 +40,15 @@ class ModelWorker:
     domain: str
     model: str | None  # None: the domain's own default (a built-in model)
     device: str
+    iterations: int = 0  # > 0: a recurrent model's iterations per pass (``--iterations``)
 
     def __call__(self):
         from mi_core.models.loading import load_model
 
         device = pick_device(self.device)
         model = load_model(self.model, device, domain=self.domain)
+        if self.iterations:
+            model.iterations = self.iterations
         return lambda payload: payload[0](model, device, *payload[1:])
 
 
@@ -53,7 +56,7 @@ def chunks_on_engine(fn, items: list, args, engine: EngineConfig, *extra, chunk:
     """``fn(model, device, items[lo : lo + chunk], lo, *extra)`` for every chunk of ``items``, on ``engine``'s
     workers (each loads ``args.domain``'s model ``args.model`` once), in order."""
     payloads = [(fn, items[lo : lo + chunk], lo, *extra) for lo in range(0, len(items), chunk)]
-    return run_cells(payloads, ModelWorker(args.domain, absolute(args.model), args.device), engine)
+    return run_cells(payloads, worker_of(args), engine)
 
 
 def sweep_cell(model, device, templates, metric, run: dict, name: str, params: dict, estimator: str | None) -> dict:
@@ -73,4 +76,9 @@ def sweep_cells(configs, strategies, inputs, run: dict, args, engine: EngineConf
     payloads = [(sweep_cell, inputs.templates, inputs.metric, run, name, params,
                  absolute(s.estimator) if getattr(s, "estimator", None) else None)
                 for (name, params), s in zip(configs, strategies)]
-    return run_cells(payloads, ModelWorker(args.domain, absolute(args.model), args.device), engine)
+    return run_cells(payloads, worker_of(args), engine)
+
+
+def worker_of(args) -> ModelWorker:
+    """The worker factory of a command's ``--model``, ``--device`` and ``--iterations``."""
+    return ModelWorker(args.domain, absolute(args.model), args.device, getattr(args, "iterations", 0))

@@ -25,6 +25,7 @@ from mi_core.bench.decode import (
     default_estimator,
     evaluate,
     inputs_class,
+    iteration_fields,
     lacks_mi_source,
     load,
     run_options,
@@ -72,10 +73,11 @@ def grid_configs(grid: list[str], samplers: str | None) -> list[tuple[str, dict[
 
 
 def merge_rows(old: list[dict], new: list[dict]) -> list[dict]:
-    """``old`` rows with those of the same set, sampler and params replaced by ``new`` ones, then the rest of ``new``."""
+    """``old`` rows with those of the same set, sampler, params and iterations replaced by ``new`` ones, then
+    the rest of ``new``."""
 
     def key(r):
-        return r.get("set"), r["sampler"], json.dumps(r["params"], sort_keys=True)
+        return r.get("set"), r["sampler"], json.dumps(r["params"], sort_keys=True), r.get("iterations")
 
     fresh = {key(r): r for r in new}
     kept = [fresh.pop(key(r), r) for r in old]
@@ -192,7 +194,8 @@ def main(args) -> int:
             res["seconds"] = gen.seconds
         rows.append({"set": inputs.name, "sampler": name, "params": params, **res, **inputs.fields,
                      "precision": precision, "seed": args.seed, "batch_size": args.batch_size,
-                     "temperature": args.temperature, "model": model_name, "command": cmd})
+                     "temperature": args.temperature, "model": model_name, **iteration_fields(model, args),
+                     "command": cmd})
         print(f"{inputs.name} {name} {params}: " + ", ".join(f"{k} {res[k]:.4g}" for k in ("accuracy", "jsd_dipeptide",
               "mean_passes") if k in res), file=sys.stderr)
     if args.merge:

@@ -19,6 +19,7 @@ from tqdm import tqdm
 from mi_core.bench.decode import (
     evaluate,
     inputs_class,
+    iteration_fields,
     load,
     run_options,
     warm_up,
@@ -70,8 +71,7 @@ def main(args) -> int:
               "precision": "bf16" if args.bf16 else "fp32", "seed": args.seed, "temperature": args.temperature,
               "batch_size": args.batch_size, "seeding": inputs.seeding, **result, "seconds": gen.seconds,
               "passes": gen.passes, "sequences": [domain.state_text(s) for s in gen.sequences]}
-    if getattr(model, "iterations", 1) > 1:  # a recurrent model: its iterations per pass
-        result["iterations"] = model.iterations
+    result |= iteration_fields(model, args)
     print(json.dumps({k: v for k, v in result.items() if k not in ("passes", "sequences")}, indent=2))
     if args.json:
         atomic_write_json(args.json, result)
