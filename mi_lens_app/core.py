@@ -23,7 +23,7 @@ from mi_core.domains.oracle4 import exact_pair_mi
 from mi_core.domains.sudoku import MASK_ID
 from mi_core.mi.estimator import estimate_mi, load_estimator
 from mi_core.mi.fidelity import fidelity, pair_values
-from mi_core.mi.probe import probe
+from mi_core.mi.probe import probe, value_index, with_givens
 from mi_core.models.base import ModelFileError
 from mi_core.models.iterations import Truncated, is_recurrent, per_iteration_logits, settle_iteration
 from mi_core.models.loading import load_model_described
@@ -234,13 +234,12 @@ def what_if(model, tokens: torch.Tensor, cell: int, value: int) -> WhatIf:
 class IterationView:
     """A recurrent model's reading of one state after each of its ``T`` iterations.
 
-    ``marginals`` ``(T, N, V)`` (one-hot at givens); ``entropy`` ``(T, N)`` nats (0 at givens); ``argmax``
-    ``(T, N)`` value index; ``settle`` ``(N,)`` the iteration (1-based) from which each cell's argmax no longer
-    changes (0 at givens); ``masked`` ``(N,)`` bool; ``seconds``: the one forward pass."""
+    ``marginals`` ``(T, N, V)`` (one-hot at givens); ``entropy`` ``(T, N)`` nats (0 at givens); ``settle``
+    ``(N,)`` the iteration (1-based) from which each cell's argmax no longer changes (0 at givens); ``masked``
+    ``(N,)`` bool; ``seconds``: the one forward pass."""
 
     marginals: np.ndarray
     entropy: np.ndarray
-    argmax: np.ndarray
     settle: np.ndarray
     masked: np.ndarray
     seconds: float
@@ -256,17 +255,13 @@ def iteration_view(model, tokens: torch.Tensor) -> IterationView:
     if not is_recurrent(model):
         raise ValueError("this model is not recurrent: it has no iterations to show")
     start = time.perf_counter()
-    logits = per_iteration_logits(model, tokens[None])[:, 0].double()  # (T, N, V)
-    probs = torch.softmax(logits, -1).cpu().numpy()
-    masked = (tokens == model.mask_id).cpu().numpy()
-    values = (tokens[:, None] == model.value_tokens).long().argmax(-1).cpu().numpy()  # (N,) 0 where masked
-    onehot = np.eye(probs.shape[-1])[values]
-    marginals = np.where(masked[None, :, None], probs, onehot[None])
-    with np.errstate(divide="ignore", invalid="ignore"):
-        entropy = -np.where(marginals > 0, marginals * np.log(marginals), 0.0).sum(-1) * masked
-    argmax = marginals.argmax(-1)
-    settle = np.where(masked, settle_iteration(argmax), 0)
-    return IterationView(marginals, entropy, argmax, settle, masked, time.perf_counter() - start)
+    probs = per_iteration_logits(model, tokens[None])[:, 0].double().softmax(-1)  # (T, N, V)
+    states = tokens[None].expand(probs.shape[0], -1)  # the same state at every iteration
+    masked = states == model.mask_id
+    marginals, entropy = with_givens(probs, value_index(states, model.value_tokens, masked), masked)
+    marginals, entropy, masked = marginals.cpu().numpy(), entropy.cpu().numpy(), masked[0].cpu().numpy()
+    settle = np.where(masked, settle_iteration(marginals.argmax(-1)), 0)
+    return IterationView(marginals, entropy, settle, masked, time.perf_counter() - start)
 
 
 def probe_at_iteration(model, tokens: torch.Tensor, iterations: int, eps: float, progress=None) -> ProbeView:

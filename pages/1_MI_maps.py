@@ -67,7 +67,7 @@ def grid_figure(domain, pz, m, cell, layer, scale, settle=None, steps=1, k=1, la
     else:
         title = f"MI of {domain.cell_label(cell)} with every cell" if layer == "MI" else LAYERS.get(layer, layer)
         title += f", iteration {k} of {steps}" if settle is not None else ""
-        title += " (MI of the last iteration)" if layer == "MI" and settle is not None and k < steps and last_mi else ""
+        title += " (MI of the last iteration)" if layer == "MI" and last_mi else ""
     # 430 px: two a row at 1440 px, the grid is about as wide as it is tall, so the colour bar is no taller
     return figures.grid_figure(digits, pz.givens, domain.geometry.box, hover=hover, selected=cell, title=title,
                                height=430, **kw)
@@ -75,33 +75,34 @@ def grid_figure(domain, pz, m, cell, layer, scale, settle=None, steps=1, k=1, la
 
 def iteration_map(domain, pz, m, steps, where):
     """A recurrent model's iteration slider and what the grid shows at the chosen iteration: ``(map, settle,
-    note)``, the map's marginals and entropies those of the iteration (its MI the exact probe's there once
-    asked for, else the last iteration's). Nothing changes at the last iteration, the slider's default."""
+    note, last_mi)``, the map's marginals and entropies those of the iteration, its MI the exact probe's there
+    once asked for, else the last iteration's (``last_mi``). Nothing changes at the last iteration, the
+    slider's default."""
     links.clamp_number("iter", 1, steps, integer=True)
     k = int(where.slider("Iteration", 1, steps, steps, key="iter", bind=links.bound("iter"),
                          help=texts.ITERATIONS))
     view = support.attempt(support.iteration_view, domain.key, pz.text, support.version(domain),
                            what="Cannot read the iterations")
     if view is None:
-        return m, None, None
+        return m, None, None, False
     if k == steps:
-        return m, view.settle, None
+        return m, view.settle, None, False
     asked = st.session_state.setdefault("_iter_mi", set())
     state = (domain.key, pz.text, support.version(domain), k)
     if st.button(f"Exact MI at iteration {k}", key="iter_mi", icon=":material/calculate:",
                  help="the exact probe pruned at eps={:g}, with the model stopped after this iteration".format(
                      domain.fallback_eps)):
         asked.add(state)
-    mi, note = m.mi, f"MI: the last iteration's (press the button for iteration {k}'s)."
+    mi, note, last_mi = m.mi, f"MI: the last iteration's (press the button for iteration {k}'s).", True
     if state in asked:
         pm = support.attempt(support.probe_at_iteration, domain.key, pz.text, k, domain.fallback_eps,
                              support.version(domain), what="Cannot probe at this iteration")
         if pm is not None:
-            mi = pm.mi
+            mi, last_mi = pm.mi, False
             note = (f"MI on this grid at iteration {k}: exact (pruned, eps={pm.eps:g}) · {texts.passes(pm.passes)} · "
                     f"{pm.seconds:.2f} s; the heatmap and graph show the last iteration's.")
     shown = dataclasses.replace(m, mi=mi, marginals=view.marginals[k - 1], entropy=view.entropy[k - 1])
-    return shown, view.settle, note
+    return shown, view.settle, note, last_mi
 
 
 @st.fragment
@@ -119,11 +120,10 @@ def grid_panel(domain, pz, m, cell, scale, steps=1):
                                      help="colour the grid by " + "; ".join(f"{k}: {v}" for k, v in LAYERS.items())
                                      + ("; settles at: the iteration from which the likeliest digit stays" if steps > 1
                                         else "")) or "MI"
-    settle, note = None, None
+    settle, note, last_mi = None, None, False
     if steps > 1:
-        m, settle, note = iteration_map(domain, pz, m, steps, top[1])
+        m, settle, note, last_mi = iteration_map(domain, pz, m, steps, top[1])
     k = st.session_state.get("iter", steps) if steps > 1 else 1
-    last_mi = bool(note) and note.startswith("MI: the last")
     key = ("maps grid", domain.key, pz.text, support.version(domain), m.source, cell, layer, scale, k,
            note or "", settle is not None)
     fig = support.figure(key, lambda: grid_figure(domain, pz, m, cell, layer, scale, settle, steps, k, last_mi))

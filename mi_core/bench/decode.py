@@ -19,6 +19,7 @@ import numpy as np
 import torch
 
 from mi_core.decoding import decode_final
+from mi_core.models.iterations import is_recurrent, run_for
 from mi_core.io import display_path
 from mi_core.mi.estimator import EstimatorInputError, shipped_estimator_for
 from mi_core.models.loading import load_model_described
@@ -220,8 +221,10 @@ def load(args, domain, device):
     recurrent model's iterations per pass (more at test time than in training is allowed)."""
     model, description = load_model_described(None if args.model is None else str(args.model), device, domain)
     if getattr(args, "iterations", 0):
-        if getattr(model, "iterations", 1) <= 1:
-            raise ValueError(f"--iterations {args.iterations}: {description} is not a recurrent model")
-        description += f", run for {args.iterations} iterations (trained with {model.iterations})"
-        model.iterations = args.iterations
+        trained = model.iterations if is_recurrent(model) else 1
+        try:
+            run_for(model, args.iterations)
+        except ValueError:
+            raise ValueError(f"--iterations {args.iterations}: {description} is not a recurrent model") from None
+        description += f", run for {args.iterations} iterations (trained with {trained})"
     return model, description, description if model.weights_path is None else display_path(model.weights_path)

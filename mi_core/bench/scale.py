@@ -43,12 +43,13 @@ class ModelWorker:
     iterations: int = 0  # > 0: a recurrent model's iterations per pass (``--iterations``)
 
     def __call__(self):
+        from mi_core.models.iterations import run_for
         from mi_core.models.loading import load_model
 
         device = pick_device(self.device)
         model = load_model(self.model, device, domain=self.domain)
         if self.iterations:
-            model.iterations = self.iterations
+            run_for(model, self.iterations)
         return lambda payload: payload[0](model, device, *payload[1:])
 
 

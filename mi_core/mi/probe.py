@@ -291,8 +291,9 @@ class ManyProbeResult:
                            seconds=self.seconds_per_state, eps=self.eps)
 
 
-def _value_index_many(tokens: torch.Tensor, value_tokens: torch.Tensor, masked: torch.Tensor) -> torch.Tensor:
-    """``(S, N)`` value index of each visible token (-1 where masked)."""
+def value_index(tokens: torch.Tensor, value_tokens: torch.Tensor, masked: torch.Tensor) -> torch.Tensor:
+    """``(S, N)`` value index of each visible token (-1 where masked); ProbeInputError names a token that is
+    neither the mask id nor a value token."""
     match = tokens[..., None] == value_tokens  # (S, N, V)
     bad = ~masked & ~match.any(-1)
     if bad.any():
@@ -301,14 +302,20 @@ def _value_index_many(tokens: torch.Tensor, value_tokens: torch.Tensor, masked: 
     return torch.where(masked, -1, match.long().argmax(-1))
 
 
+def with_givens(probs: torch.Tensor, given_values: torch.Tensor, masked: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Marginals ``(S, N, V)``: the model's ``probs`` at masked positions, one-hot at visible ones (value index
+    ``given_values``, -1 where masked), and their entropies ``(S, N)`` (0 at visible positions)."""
+    onehot = torch.nn.functional.one_hot(given_values.clamp_min(0), probs.shape[-1]).double()
+    marginals = torch.where(masked[..., None], probs.double(), onehot)
+    return marginals, _entropy(marginals) * masked
+
+
 def _base_many(model, tokens, masked, given_values, max_batch, autocast) -> tuple[torch.Tensor, torch.Tensor]:
     """Marginals ``(S, N, V)`` (one-hot at visible positions) and entropies ``(S, N)`` (0 there)."""
     s, n = tokens.shape
     v = model.value_tokens.shape[0]
     base = torch.cat([_forward_probs(model, tokens[lo:hi], autocast) for lo, hi in _batches(s, n, v, max_batch)])
-    onehot = torch.nn.functional.one_hot(given_values.clamp_min(0), v).double()
-    marginals = torch.where(masked[..., None], base, onehot)
-    return marginals, _entropy(marginals) * masked
+    return with_givens(base, given_values, masked)
 
 
 def _state_chunks(s: int, n: int, v: int) -> list[tuple[int, int]]:
@@ -386,7 +393,7 @@ def probe_many(model, tokens: torch.Tensor, *, positions: torch.Tensor | None = 
     value_tokens = model.value_tokens.to(tokens.device)
     v = value_tokens.shape[0]
     masked = tokens == model.mask_id
-    given_values = _value_index_many(tokens, value_tokens, masked)
+    given_values = value_index(tokens, value_tokens, masked)
     probed = masked.clone() if positions is None else _probe_mask_many(positions, masked)
     marginals, entropy = _base_many(model, tokens, masked, given_values, max_batch, autocast)
     kept = _kept_values(marginals.reshape(s * n, v), eps).view(s, n, v) & probed[..., None]  # (S, N, V)

@@ -25,6 +25,14 @@ def is_recurrent(model) -> bool:
     return iterations_of(model) > 1
 
 
+def run_for(model, iterations: int) -> None:
+    """Set a recurrent model's iterations per pass (more than it was trained with is allowed); ValueError for a
+    model that is not recurrent. Only for a model this caller loaded: a shared one is wrapped (:class:`Truncated`)."""
+    if not is_recurrent(model):
+        raise ValueError(f"--iterations {iterations}: the model is not recurrent (it has no iterations to set)")
+    model.iterations = int(iterations)
+
+
 @torch.no_grad()
 def per_iteration_logits(model, tokens: torch.Tensor) -> torch.Tensor:
     """``(T, B, N, V)`` float32 logits after each of the model's ``T`` iterations, from one forward pass.
