@@ -19,9 +19,9 @@ import numpy as np
 import torch
 
 from mi_core.decoding import decode_final
-from mi_core.models.iterations import is_recurrent, run_for
 from mi_core.io import display_path
 from mi_core.mi.estimator import EstimatorInputError, shipped_estimator_for
+from mi_core.models.iterations import is_recurrent, run_for
 from mi_core.models.loading import load_model_described
 from mi_core.options import option, seed
 
