@@ -11,6 +11,10 @@
 # The run lives outside the work tree, in CHAIN_DIR (default /work/chain/run), which a new session may not
 # have: `start` then restores it from checkpoints/sudoku_chain/. The schedule is one cosine over the whole
 # chained budget (--time-budget, in CPU seconds with --cpu-clock), so every stretch continues it.
+#
+# A run may go on in phases: a new phase is a new run (its own cosine, usually `--init` from the last
+# phase's weights). Its number is in checkpoints/sudoku_chain/phase (none: 1); when it differs from the run
+# directory's, `start` moves the old phase's directory aside (CHAIN_DIR.phaseN) and begins the new one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
@@ -20,6 +24,13 @@ mkdir -p "$run"
 case "${1:-status}" in
 start)
     if pgrep -f "train sudoku --out $run/model.safetensors" >/dev/null; then echo "already running"; exit 0; fi
+    phase=$(cat "$tracked/phase" 2>/dev/null || echo 1)
+    if [ -f "$run/model.ckpt" ] && [ "$(cat "$run/phase" 2>/dev/null || echo 1)" != "$phase" ]; then
+        old="$run.phase$(cat "$run/phase" 2>/dev/null || echo 1)"
+        rm -rf "$old"; mv "$run" "$old"; mkdir -p "$run"; rm -rf "$old/src"
+        echo "moved the previous phase's run to $old"
+    fi
+    echo "$phase" > "$run/phase"
     if [ ! -f "$run/model.ckpt" ] && [ -f "$tracked/model.ckpt" ]; then
         cp "$tracked"/model.ckpt "$run/"
         for f in "$tracked"/model*.safetensors "$tracked"/model*.json; do [ -f "$f" ] && cp "$f" "$run/"; done
