@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# How the shipped weights and the figures in BENCHMARKS.md were produced, in order (run from the repository
-# root). On a 2-core machine run the two columns below side by side with OMP_NUM_THREADS=1 each: two torch
-# processes with two threads each on two cores slow each other down several-fold.
+# How the shipped weights and the figures in BENCHMARKS.md and docs/archive/ were produced, in order (run from
+# the repository root). On a 2-core machine run the two columns below side by side with OMP_NUM_THREADS=1
+# each: two torch processes with two threads each on two cores slow each other down several-fold.
 set -euo pipefail
 export PYTHONPATH=. OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
 DATA=${DATA:-../shared/data/sudoku}
@@ -14,8 +14,10 @@ python -m mi_core train sudoku --out runs/sudoku_mdm/sudoku_mdm.safetensors --st
 cp runs/sudoku_mdm/sudoku_mdm.safetensors runs/sudoku_mdm/sudoku_mdm.json assets/
 python scripts/training_summary.py assets/sudoku_mdm.json assets/sudoku_mdm_training.md --command "(the command above)"
 
-# 1b. the hard-data fine-tune of the H200 checkpoint (the default Sudoku model since 2026-11-30): the graded
-#     pool (4,000 puzzles, ~20 min on 2 cores), then 6,000 s of training on one thread
+# 1b. the hard-data fine-tune of the H200 checkpoint (8 layers; the default Sudoku model from 2026-11-30 until
+#     2026-12-01): the graded pool (4,000 puzzles, ~20 min on 2 cores), then 6,000 s of training on one thread.
+#     Its tables (this step, 1c and the 2026-12-01 block below) are in its archive, $ARCHIVE8
+ARCHIVE8=docs/archive/sudoku_8layer_model.md
 python -m mi_core train sudoku --out runs/s13/sudoku_mdm.safetensors --threads 1 --time-budget 6000 \
     --steps 100000000 --batch 256 --lr 3e-4 --warmup 100 --puzzle-pool 4000 --max-harden 500 --hard-power 1.0 \
     --puzzle-frac 0.4 --onpolicy-frac 0.2 --onpolicy-every 100 --onpolicy-puzzles 128 --eval-every 500 \
@@ -45,12 +47,12 @@ PYTHONPATH=. python scripts/training_summary.py assets/sudoku_order_selector_har
     assets/sudoku_order_selector_hard_training.md --command "python -m mi_core train-order sudoku ..."
 python -m mi_core eval-estimator sudoku --puzzles "$DATA/kaggle_graded_dev.csv" --states 60 --threads 1 \
     --model assets/sudoku_mdm_hard.safetensors --estimator assets/sudoku_mi_estimator_hard.safetensors \
-    --json assets/benchmarks/eval_estimator_hard.json --section eval-estimator-hard --markdown BENCHMARKS.md --force
+    --json assets/benchmarks/eval_estimator_hard.json --section eval-estimator-hard --markdown "$ARCHIVE8" --force
 PYTHONPATH=. python scripts/studies/hard_questions.py --model assets/sudoku_mdm_hard.safetensors \
     --estimator assets/sudoku_mi_estimator_hard.safetensors --json assets/benchmarks/hard_questions.json
 PYTHONPATH=. python scripts/studies/hard_questions.py --model assets/sudoku_mdm_hard.safetensors \
     --estimator assets/sudoku_mi_estimator_hard.safetensors --selector assets/sudoku_order_selector_hard.safetensors \
-    --merge --json assets/benchmarks/hard_questions.json --markdown BENCHMARKS.md
+    --merge --json assets/benchmarks/hard_questions.json --markdown "$ARCHIVE8"
 
 # Every step below was run with the first Sudoku model (6 layers), the default before 2026-11-30; these
 # variables make the commands that name no model use it again (the app and the CLI read them).
@@ -206,28 +208,28 @@ for set in "kaggle_graded_dev.csv Expert" "kaggle_graded_dev.csv Hard" "top1465.
     read -r file level <<<"$set"
     name=hard_${file%.*}${level:+_$level}
     python -m mi_core sweep sudoku --model $HARD --puzzles "$DATA/$file" ${level:+--level $level} --limit 200 --merge \
-        --name "$name" --json "assets/benchmarks/sweep_${name}.json" --markdown BENCHMARKS.md
+        --name "$name" --json "assets/benchmarks/sweep_${name}.json" --markdown "$ARCHIVE8"
     python -m mi_core sweep sudoku --model $HARD --puzzles "$DATA/$file" ${level:+--level $level} --limit 200 --merge \
         --grid "mi:gamma=0.3,0.6,1,1.5,2,3;lam=0.25,0.5,1,2;relative=true" --name "$name" \
-        --json "assets/benchmarks/sweep_${name}.json" --markdown BENCHMARKS.md
+        --json "assets/benchmarks/sweep_${name}.json" --markdown "$ARCHIVE8"
     if [ -n "$level" ]; then
         python -m mi_core sweep sudoku --model $HARD --puzzles "$DATA/$file" --level $level --limit 200 --merge \
-            --grid "mi:gamma=0.3,0.6,1;lam=5,10" --name "$name" --json "assets/benchmarks/sweep_${name}.json" --markdown BENCHMARKS.md
+            --grid "mi:gamma=0.3,0.6,1;lam=5,10" --name "$name" --json "assets/benchmarks/sweep_${name}.json" --markdown "$ARCHIVE8"
     fi
 done
 for set in "kaggle_graded_dev.csv Expert" "kaggle_graded_dev.csv Hard" "top1465.txt" "clue17_dev.txt"; do  # EB past 15 passes
     read -r file level <<<"$set"
     name=hard_${file%.*}${level:+_$level}
     python -m mi_core sweep sudoku --model $HARD --puzzles "$DATA/$file" ${level:+--level $level} --limit 200 --merge \
-        --grid "eb:gamma=0.01,0.02,0.05" --name "$name" --json "assets/benchmarks/sweep_${name}.json" --markdown BENCHMARKS.md
+        --grid "eb:gamma=0.01,0.02,0.05" --name "$name" --json "assets/benchmarks/sweep_${name}.json" --markdown "$ARCHIVE8"
 done
 PYTHONPATH=. python scripts/studies/compare_frontiers.py assets/benchmarks/sweep_hard_*.json --budgets 8,10,12,15,20,25 \
-    --section frontier-compare-hard --title "Samplers at equal passes on the hard-data model"
+    --section frontier-compare-hard --title "Samplers at equal passes on the hard-data model" --markdown "$ARCHIVE8"
 python -m mi_core diagnose sudoku --model $HARD --puzzles "$DATA/kaggle_graded_dev.csv" --level Hard --limit 200 \
     --sampler "mi:gamma=0.3;lam=1" --sampler "mi:gamma=1;lam=1" --sampler "mi:gamma=1;lam=2" \
     --sampler "mi:gamma=1;lam=0.5;relative=true" --sampler "mi:gamma=2;lam=1;relative=true" \
     --sampler "eb:gamma=0.2" --sampler "eb:gamma=0.5" --sampler "topk:k=4" --threads 1 \
-    --json assets/benchmarks/diagnose_hard_kaggle_Hard.json --section diagnose-hard-kaggle-hard --markdown BENCHMARKS.md --force
+    --json assets/benchmarks/diagnose_hard_kaggle_Hard.json --section diagnose-hard-kaggle-hard --markdown "$ARCHIVE8" --force
 # two processes side by side (T = 5, 10, 15 without the eb/mi grid; T = 20 with it), their rows then joined
 python -m mi_core bench-order sudoku --model $HARD --puzzles "$DATA/kaggle_graded_dev.csv" --per-level 100 --threads 1 \
     --no-bf16 --budgets 5,10,15 --gammas "" --selector assets/sudoku_order_selector_hard.safetensors \
