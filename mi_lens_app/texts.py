@@ -269,8 +269,6 @@ def passes(count: int) -> str:
 ITERATIONS = ("A recurrent model applies one block again and again, and its output can be read after every "
               "iteration: the grid shows the marginals and entropies after this one (the heatmap and graph stay at "
               "the last).")
-NO_ESTIMATOR_FOR_MODEL = ("Estimated MI is not available for this model: the estimator was trained on the default "
-                          "model. This map is the exact probe pruned at eps={eps:g}.")
 
 
 def settles(settle, iterations: int) -> str:

@@ -485,15 +485,15 @@ def input_noun(domain: Domain) -> str:
 
 def model_picker(domain: Domain) -> Domain:
     """A sidebar select of the models ``domain`` offers (``domains.MODELS``; none drawn when it has one), kept
-    in the URL (a link may also say ``model=recurrent``); returns the domain with the chosen model."""
+    in the URL (a link may also say ``model=8layer``); returns the domain with the chosen model."""
     choices = model_choices(domain)
     if len(choices) < 2:
         return domain
     links.formatter("model", choices.get)
-    links.accept_id("model", list(choices))  # a link may name the model by id: model=recurrent
+    links.accept_id("model", list(choices))  # a link may name the model by id: model=8layer
     name = st.sidebar.selectbox("Model", list(choices), format_func=choices.get, key="model", bind=BIND,
-                                help="the default model, or a recurrent one: one block applied 16 times, whose "
-                                     "steps the MI maps page can show")
+                                help="the default model, recurrent (one block applied 16 times, whose steps the MI maps "
+                                     "page can show), or the 8-layer model it replaced")
     return with_model(domain, name)
 
 

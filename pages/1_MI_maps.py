@@ -243,8 +243,6 @@ def main():
         st.warning(f"No usable MI estimator ({problem}): this map is the exact probe pruned at "
                    f"eps={domain.fallback_eps:g}, labelled **exact (pruned)**; it takes a few seconds on a CPU.",
                    icon=":material/hourglass:")
-    elif domain.estimator_path() is None and domain.layout == "grid" and not domain.exact_model:
-        st.info(texts.NO_ESTIMATOR_FOR_MODEL.format(eps=domain.fallback_eps), icon=":material/hourglass:")
     spent = texts.passes(m.passes).replace(" ", " model ", 1)  # "1 model pass", "406 model passes"
     st.caption(f"MI source: **{m.source}** · {spent} · {m.seconds:.2f} s · "
                f"largest pair {m.mi.max():.3g} nats")

@@ -393,8 +393,8 @@ def markdown(res: dict) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--model", default="assets/sudoku_mdm_hard.safetensors")
-    p.add_argument("--estimator", default="assets/sudoku_mi_estimator_hard.safetensors")
+    p.add_argument("--model", default="assets/sudoku_peer_recurrent.safetensors")
+    p.add_argument("--estimator", default="assets/sudoku_mi_estimator_recurrent.safetensors")
     p.add_argument("--repeats", type=int, default=10)
     p.add_argument("--browser", action="store_true", help="also time a real Chromium against a live server")
     p.add_argument("--no-shared-probe", action="store_true", help="skip the three-session exact probe")

@@ -257,3 +257,37 @@ python scripts/sudoku_compare_table.py runs/compare --baseline runs/compare/defa
 # the chained run: resumed each session, saved into checkpoints/sudoku_chain before it stops
 scripts/sudoku_chain.sh start
 scripts/sudoku_chain.sh save
+# its step-7,000 weights become the default (checkpoints/sudoku_chain/model.safetensors as of commit 8ccbf20):
+# Kaggle, 17-clue and top1465 (first 500 each), paired on Kaggle against the 8-layer model, iterations per pass
+cp checkpoints/sudoku_chain/model.safetensors assets/sudoku_peer_recurrent.safetensors
+cp checkpoints/sudoku_chain/model.json assets/sudoku_peer_recurrent.json
+for m in sudoku_peer_recurrent sudoku_mdm_hard; do
+    python -m mi_core bench sudoku --puzzles $DATA/kaggle_graded_dev.csv --limit 500 --sampler sequential --threads 1 \
+        --model assets/$m.safetensors --json runs/kaggle500_$m.json --force
+done  # copied to assets/benchmarks/sudoku_chain_kaggle500_step7000.json and sudoku_mdm_hard_kaggle500_fp32.json
+python scripts/studies/paired_bench.py runs/kaggle500_sudoku_peer_recurrent.json runs/kaggle500_sudoku_mdm_hard.json \
+    $DATA/kaggle_graded_dev.csv assets/benchmarks/sudoku_chain_paired_step7000.json
+for set in clue17_dev.txt top1465.txt; do
+    python -m mi_core bench sudoku --puzzles $DATA/$set --limit 500 --sampler sequential --threads 1 \
+        --model assets/sudoku_peer_recurrent.safetensors --json runs/${set%%.*}_500_step7000.json --force
+done  # copied to assets/benchmarks/sudoku_chain_{clue17,top1465}_500_step7000.json
+python scripts/studies/val_hardest.py runs/val_hard200.csv
+for T in 8 12 16; do python -m mi_core bench sudoku --puzzles runs/val_hard200.csv --sampler sequential --threads 1 \
+    --model assets/sudoku_peer_recurrent.safetensors --iterations $T --json runs/val200_T$T.json --force; done
+# what stands on the new default, re-derived (the two columns side by side): the estimator's probe data
+# (62 min on one thread) and estimator, its fidelity on held-out Kaggle states; the order selector (45 min)
+python -m mi_core make-estimator-data sudoku --model assets/sudoku_peer_recurrent.safetensors \
+    --out runs/estimator_data/recurrent --states 400 --shard-size 8 --pool 500 --eps 0 --max-batch 512 \
+    --mix 0.4,0.2,0.4 --seed 0 --threads 1
+python -m mi_core train-estimator --data runs/estimator_data/recurrent --out runs/sudoku_mi_estimator_recurrent.safetensors \
+    --threads 1
+python -m mi_core eval-estimator sudoku --puzzles "$DATA/kaggle_graded_dev.csv" --states 60 --threads 1 \
+    --model assets/sudoku_peer_recurrent.safetensors --estimator assets/sudoku_mi_estimator_recurrent.safetensors \
+    --json assets/benchmarks/eval_estimator_recurrent.json --section eval-estimator-recurrent --markdown BENCHMARKS.md --force
+python -m mi_core train-order sudoku --model assets/sudoku_peer_recurrent.safetensors --steps-budget 5,10,15,20 \
+    --out runs/sudoku_order_selector_recurrent.safetensors --batch 16 --samples 4 --tau 0.1 --lr 1e-3 --eval-every 50 \
+    --eval-puzzles 100 --puzzle-pool 2000 --threads 1 --time-budget 2700
+for f in sudoku_mi_estimator_recurrent sudoku_order_selector_recurrent sudoku_order_selector_recurrent_posterior; do
+    cp runs/$f.safetensors runs/$f.json assets/; done
+python scripts/training_summary.py assets/sudoku_order_selector_recurrent.json \
+    assets/sudoku_order_selector_recurrent_training.md --command "python -m mi_core train-order sudoku ..."

@@ -4,7 +4,7 @@
 
 Times, on a generated puzzle (31 clues: 50 blanks): the one forward pass with ``keep = T`` that the slider
 indexes, a slider move (build and serialise the grid figure at an iteration), and the pruned exact probe at
-each iteration of ``--at``; then the default model's pruned probe of the same grid, for comparison (the host's
+each iteration of ``--at``; then the 8-layer model's pruned probe of the same grid, for comparison (the host's
 speed swings between runs: compare within one run).
 """
 
@@ -42,7 +42,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
     torch.set_num_threads(1)
-    domain = get_domain("sudoku9_recurrent")
+    domain = get_domain("sudoku9")  # the default: recurrent
     pz = generate(domain, args.clues, args.seed)
     model = load_model(None, "cpu", domain)
     tokens = core.tokens_of(pz.text, domain, "cpu")
@@ -60,9 +60,9 @@ def main() -> None:
     for k in args.at:
         res = core.probe_at_iteration(model, tokens, k, args.eps)
         print(f"pruned probe at iteration {k} (eps={args.eps:g}): {res.passes} passes, {res.seconds:.2f} s")
-    default = load_model(None, "cpu", get_domain("sudoku9"))
-    res = core.run_probe(default, tokens, args.eps)
-    print(f"default model's pruned probe: {res.passes} passes, {res.seconds:.2f} s")
+    previous = load_model(None, "cpu", get_domain("sudoku9_8layer"))
+    res = core.run_probe(previous, tokens, args.eps)
+    print(f"the 8-layer model's pruned probe: {res.passes} passes, {res.seconds:.2f} s")
 
 
 if __name__ == "__main__":

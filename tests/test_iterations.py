@@ -26,7 +26,7 @@ def recurrent_model(loops: int = 4) -> SudokuMDM:
 
 
 def easy_tokens() -> torch.Tensor:
-    return core.tokens_of(EASY, get_domain("sudoku9_recurrent"), "cpu")
+    return core.tokens_of(EASY, get_domain("sudoku9"), "cpu")
 
 
 def test_a_cell_settles_after_its_last_change():
@@ -79,9 +79,10 @@ def test_a_model_that_is_not_recurrent_has_no_iterations():
 def env(monkeypatch, weights, tmp_path):
     path = tmp_path / "recurrent.safetensors"
     save_sudoku_mdm(recurrent_model(), path)
-    monkeypatch.setenv("MI_LENS_SUDOKU_RECURRENT_MODEL", str(path))
-    monkeypatch.setenv("MI_LENS_SUDOKU_MODEL", str(weights[0]))
+    monkeypatch.setenv("MI_LENS_SUDOKU_MODEL", str(path))  # the default is recurrent
     monkeypatch.setenv("MI_LENS_SUDOKU_ESTIMATOR", str(weights[1]))
+    monkeypatch.setenv("MI_LENS_SUDOKU_8LAYER_MODEL", str(weights[0]))  # the previous default, not recurrent
+    monkeypatch.setenv("MI_LENS_SUDOKU_8LAYER_ESTIMATOR", str(weights[1]))
     monkeypatch.setenv("MI_LENS_DEVICE", "cpu")
     monkeypatch.setenv("MI_LENS_WARM", "0")
     return monkeypatch
@@ -92,10 +93,10 @@ def sliders(at) -> list[str]:
 
 
 def test_the_iteration_slider_shows_for_the_recurrent_model_only(env):
-    at = run_page("pages/1_MI_maps.py", preset="easy")
+    at = run_page("pages/1_MI_maps.py", preset="easy", model="8layer")
     assert_clean(at)
     assert "Iteration" not in sliders(at) and "settles at" not in at.segmented_control(key="layer").options
-    at = run_page("pages/1_MI_maps.py", model="recurrent", iter="2")
+    at = run_page("pages/1_MI_maps.py", iter="2")
     assert_clean(at)
     assert "Iteration" in sliders(at) and at.slider(key="iter").value == 2
     assert any("1 block applied 4 times" in c.value for c in at.sidebar.caption)
@@ -108,7 +109,7 @@ def test_the_iteration_slider_shows_for_the_recurrent_model_only(env):
     blank = [h for h in hovers if "given" not in h]
     assert len(hovers) == 81 and all("settles at iteration" in h for h in blank)  # every blank cell's hover
     assert not any("settles at iteration" in h for h in hovers if "given" in h)  # a given has no iterations
-    assert any("not available for this model" in i.value for i in at.info)
+    assert any("MI source: **neural estimator**" in c.value for c in at.caption)  # the default's own estimator
     at.button(key="iter_mi").click().run()
     assert_clean(at)
     assert any("MI on this grid at iteration 2: exact" in c.value for c in at.caption)
@@ -119,15 +120,16 @@ def test_the_iteration_slider_shows_for_the_recurrent_model_only(env):
 
 
 def test_a_link_with_a_bad_iteration_or_model_gives_no_traceback(env):
-    at = run_page("pages/1_MI_maps.py", model="recurrent", iter="99", layer="settles at")
+    at = run_page("pages/1_MI_maps.py", iter="99", layer="settles at")
     assert_clean(at)
     assert at.slider(key="iter").value == 4  # clamped to the last iteration
-    at.sidebar.selectbox(key="model").set_value("default").run()  # "settles at" is not a layer of this model
+    at.sidebar.selectbox(key="model").set_value("8layer").run()  # "settles at" is not a layer of this model
     assert_clean(at)
     assert at.segmented_control(key="layer").value == "MI" and "Iteration" not in sliders(at)
     at = run_page("pages/1_MI_maps.py", model="banana", iter="abc")
     assert_clean(at)
-    assert "Iteration" not in sliders(at) and any("not understood" in w.value for w in at.warning)
+    assert any("not understood" in w.value for w in at.warning)
+    assert "Iteration" in sliders(at) and at.slider(key="iter").value == 4  # the default model, at its last
 
 
 def test_bench_runs_a_recurrent_model_for_more_iterations_and_refuses_others(tmp_path, model_path, capsys):

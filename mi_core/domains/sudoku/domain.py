@@ -29,11 +29,12 @@ def load_sudoku(spec: str | Path | None, device) -> tuple[MaskedLM, str]:
 
 SUDOKU = GridDomain(
     "sudoku9", "Sudoku 9x9 (trained MDM)", "9x9", digits(SUDOKU9), names=("sudoku", "sudoku9"), geometry=SUDOKU9,
-    # the hard-data model (8 layers) and the estimator and selector trained on it; the first model
+    # the chained CPU run's peer-recurrent model (one block applied 16 times) and the estimator and selector
+    # trained on it; the 8-layer hard-data model before it is SUDOKU_8LAYER, and the first model
     # (assets/sudoku_mdm.safetensors, 6 layers) and its estimator and selectors stay for comparison
-    model_env="MI_LENS_SUDOKU_MODEL", model_default="assets/sudoku_mdm_hard.safetensors",
-    estimator_env="MI_LENS_SUDOKU_ESTIMATOR", estimator_default="assets/sudoku_mi_estimator_hard.safetensors",
-    selector_env="MI_LENS_SUDOKU_SELECTOR", selector_default="assets/sudoku_order_selector_hard.safetensors",
+    model_env="MI_LENS_SUDOKU_MODEL", model_default="assets/sudoku_peer_recurrent.safetensors",
+    estimator_env="MI_LENS_SUDOKU_ESTIMATOR", estimator_default="assets/sudoku_mi_estimator_recurrent.safetensors",
+    selector_env="MI_LENS_SUDOKU_SELECTOR", selector_default="assets/sudoku_order_selector_recurrent.safetensors",
     model_loader=load_sudoku, states=SudokuStates, metric=SolvedMetric, order_task=order, trainer=SudokuTask,
     order_bench=bench_order,
     commands=(
@@ -46,11 +47,12 @@ SUDOKU = GridDomain(
     ),
 )
 
-# the chained run's step-5,000 weights: one peer-masked block of d_model 128 applied 16 times (solves 55.8% of 500
-# Kaggle dev puzzles, the default 54.2%). Not registered: the app offers it as a second model of the 9x9 domain. The
-# estimator and selector read the default model's hidden states, so this one has neither
-SUDOKU_RECURRENT = dataclasses.replace(
-    SUDOKU, key="sudoku9_recurrent", label="Sudoku 9x9 (peer-recurrent MDM, 16 iterations)", names=(),
-    model_env="MI_LENS_SUDOKU_RECURRENT_MODEL", model_default="assets/sudoku_peer_recurrent.safetensors",
-    estimator_env=None, estimator_default=None, selector_env=None, selector_default=None, probe_fallback=True,
+# the default before 2026-12-01's evening: the 8-layer hard-data model (Kaggle dev 54.2% sequential, against the
+# recurrent default's 61.2%), with its own estimator and selector. Not registered: the app offers it as a second
+# model of the 9x9 domain, and a command takes it with --model (and --estimator, --selector)
+SUDOKU_8LAYER = dataclasses.replace(
+    SUDOKU, key="sudoku9_8layer", label="Sudoku 9x9 (8-layer MDM, the previous default)", names=(),
+    model_env="MI_LENS_SUDOKU_8LAYER_MODEL", model_default="assets/sudoku_mdm_hard.safetensors",
+    estimator_env="MI_LENS_SUDOKU_8LAYER_ESTIMATOR", estimator_default="assets/sudoku_mi_estimator_hard.safetensors",
+    selector_env="MI_LENS_SUDOKU_8LAYER_SELECTOR", selector_default="assets/sudoku_order_selector_hard.safetensors",
 )
