@@ -25,8 +25,9 @@ case "${1:-status}" in
 start)
     if pgrep -f "train sudoku --out $run/model.safetensors" >/dev/null; then echo "already running"; exit 0; fi
     phase=$(cat "$tracked/phase" 2>/dev/null || echo 1)
-    if [ -f "$run/model.ckpt" ] && [ "$(cat "$run/phase" 2>/dev/null || echo 1)" != "$phase" ]; then
-        old="$run.phase$(cat "$run/phase" 2>/dev/null || echo 1)"
+    was=$(cat "$run/phase" 2>/dev/null || echo 1)
+    if [ -f "$run/model.ckpt" ] && [ "$was" != "$phase" ]; then
+        old="$run.phase$was"
         rm -rf "$old"; mv "$run" "$old"; mkdir -p "$run"; rm -rf "$old/src"
         echo "moved the previous phase's run to $old"
     fi

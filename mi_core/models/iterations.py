@@ -29,7 +29,7 @@ def run_for(model, iterations: int) -> None:
     """Set a recurrent model's iterations per pass (more than it was trained with is allowed); ValueError for a
     model that is not recurrent. Only for a model this caller loaded: a shared one is wrapped (:class:`Truncated`)."""
     if not is_recurrent(model):
-        raise ValueError(f"--iterations {iterations}: the model is not recurrent (it has no iterations to set)")
+        raise ValueError(f"cannot run for {iterations} iterations: the model is not recurrent")
     model.iterations = int(iterations)
 
 
