@@ -251,8 +251,8 @@ python -c "from mi_core.domains.sudoku.pool import grow_pool_file; grow_pool_fil
 # the default model on the validation set (a CSV of the 200 hardest: puzzle,solution), then the candidates
 # at 480 CPU-seconds each on the first 250 pool puzzles, and their table
 python -m mi_core bench sudoku --puzzles runs/val200.csv --sampler sequential --json runs/compare/default_val200.json
-bash scripts/sudoku_compare.sh runs/pool250.txt.gz assets/sudoku_pools/val_hard.txt.gz runs/compare 480
-python scripts/sudoku_compare_table.py runs/compare --baseline runs/compare/default_val200.json \
+bash scripts/studies/sudoku_compare.sh runs/pool250.txt.gz assets/sudoku_pools/val_hard.txt.gz runs/compare 480
+python scripts/studies/sudoku_compare_table.py runs/compare --baseline runs/compare/default_val200.json \
     --json assets/benchmarks/sudoku_cpu_candidates.json
 # the chained run: resumed each session, saved into checkpoints/sudoku_chain before it stops
 scripts/sudoku_chain.sh start

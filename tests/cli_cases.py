@@ -1,4 +1,4 @@
-"""The table of bad command lines behind ``tests/test_cli_contract.py`` and ``scripts/cli_contract_count.py``.
+"""The table of bad command lines behind ``tests/test_cli_contract.py`` and ``scripts/studies/cli_contract_count.py``.
 
 Each case is ``(id, group, argv)``: every one must end with exit status 2 and exactly one ``error:`` line on
 stderr, never a traceback, except the ``help`` group, which must exit 0. ``make_inputs(folder)`` writes the

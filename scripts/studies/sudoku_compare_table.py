@@ -1,6 +1,6 @@
-"""The table of scripts/sudoku_compare.sh: held-out accuracy against CPU-minutes for each candidate.
+"""The table of scripts/studies/sudoku_compare.sh: held-out accuracy against CPU-minutes for each candidate.
 
-Usage: python scripts/sudoku_compare_table.py OUT [--baseline default_val200.json] --json FILE
+Usage: python scripts/studies/sudoku_compare_table.py OUT [--baseline default_val200.json] --json FILE
 Reads OUT/<candidate>/train.log (the trainer's JSON points) and prints a Markdown table; every accuracy
 comes with its binomial standard error over the validation puzzles.
 """

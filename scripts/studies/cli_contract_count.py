@@ -1,6 +1,6 @@
 """Count how a checkout of MI Lens answers the bad command lines of ``tests/cli_cases.py``.
 
-``python scripts/cli_contract_count.py --repo PATH [--json OUT]`` runs every case as ``python -m mi_core ...``
+``python scripts/studies/cli_contract_count.py --repo PATH [--json OUT]`` runs every case as ``python -m mi_core ...``
 in a subprocess with ``PATH`` as working folder and import path (so an older commit, checked out with
 ``git worktree add``, can be measured with today's table), each under a time limit and an address-space
 limit (so a case that tries to allocate a terabyte fails fast instead of swapping the machine), and sorts
@@ -26,7 +26,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent.parent
+HERE = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(HERE / "tests"))
 
 from cli_cases import cases, fill, make_inputs

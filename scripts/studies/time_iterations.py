@@ -1,6 +1,6 @@
 """How long the MI maps page's iteration views take, on one thread as the app runs.
 
-``PYTHONPATH=. python scripts/time_iterations.py [--clues 31] [--seed 0] [--eps 1e-3] [--at 8 16]``
+``PYTHONPATH=. python scripts/studies/time_iterations.py [--clues 31] [--seed 0] [--eps 1e-3] [--at 8 16]``
 
 Times, on a generated puzzle (31 clues: 50 blanks): the one forward pass with ``keep = T`` that the slider
 indexes, a slider move (build and serialise the grid figure at an iteration), and the pruned exact probe at

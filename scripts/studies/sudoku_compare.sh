@@ -2,7 +2,7 @@
 # Candidates for a strong CPU-trained Sudoku MDM, at equal CPU time (issue: strong Sudoku on these CPUs).
 # Each trains BUDGET CPU-seconds on one thread (--cpu-clock), one after the other, validates on the 200
 # hardest of VAL (generated, never a dev file) at its end, and writes OUT/<name>/. CANDIDATES (default:
-# all) names those to run. Usage: scripts/sudoku_compare.sh POOL_FILE VAL_FILE OUT [BUDGET]
+# all) names those to run. Usage: scripts/studies/sudoku_compare.sh POOL_FILE VAL_FILE OUT [BUDGET]
 set -euo pipefail
 pool=$1 val=$2 out=$3 budget=${4:-480}
 candidates=${CANDIDATES:-finetune peer_bias looped2 recurrent16}
