@@ -74,14 +74,14 @@ def sequence_what_if(domain, pz):
 
 
 def pickers(domain, pz, start):
-    """The cell and digit to clamp; they open on the most uncertain blank and its most probable digit
-    (``start``: the state's fast map, for its entropies and marginals)."""
+    """The cell and digit to clamp; they open on the most uncertain blank (or the link's cell) and that cell's most
+    probable digit (``start``: the state's fast map, for its entropies and marginals)."""
     c1, c2 = st.columns([1, 2])
     first = widgets.most_uncertain(start.entropy, pz.blanks)
     cell = widgets.cell_picker(domain, pz, blanks_only=True, label="Blank cell to clamp (or click the grid)", where=c1,
                                default=first)
     digits = list(range(1, domain.n_values + 1))
-    likely = int(np.argmax(start.marginals[first])) + 1 if first is not None else digits[0]
+    likely = int(np.argmax(start.marginals[cell])) + 1 if cell is not None else digits[0]
     # pills wrap onto a second line in a narrow column: a segmented control showed 3-8 of 1-9 at 1024 px
     digit = c2.pills("Digit", digits, key="digit", bind="query-params", default=likely) or likely
     return cell, int(digit)

@@ -144,6 +144,27 @@ def test_maps_and_what_if_open_on_the_most_uncertain_cell_and_its_likeliest_digi
     assert at.selectbox(key="cell").value == cell and at.pills(key="digit").value == digit
 
 
+def test_what_if_opens_a_linked_cell_on_that_cells_likeliest_digit(env, weights):
+    import torch
+
+    from mi_core.domains.sudoku.mdm import load_sudoku_mdm
+    from mi_core.mi.estimator import load_estimator
+    from mi_lens_app import core
+    from mi_lens_app.domains import DOMAINS, load_presets
+
+    puzzle = load_presets()["sudoku9"][0].puzzle
+    first, _ = expected_start(weights, puzzle)
+    tokens = core.tokens_of(puzzle, DOMAINS["sudoku9"], torch.device("cpu"))
+    m = core.run_estimator(load_sudoku_mdm(weights[0], "cpu"), load_estimator(weights[1], "cpu"), tokens)
+    blanks = [c for c, ch in enumerate(puzzle) if ch in ".0"]
+    # a linked blank whose likeliest digit differs from the most uncertain blank's
+    cell = next(c for c in blanks if c != first and np.argmax(m.marginals[c]) != np.argmax(m.marginals[first]))
+    at = run_page("pages/4_What_if.py", cell=f"r{cell // 9 + 1}c{cell % 9 + 1}")
+    assert_clean(at)
+    assert at.selectbox(key="cell").value == cell
+    assert at.pills(key="digit").value == int(np.argmax(m.marginals[cell])) + 1
+
+
 def test_a_4x4_clamp_that_contradicts_the_givens_says_so_in_plain_words(env):
     # the unique 4x4 preset's solution has 4 at r1c1: 1 breaks a rule outright, 3 only through the givens
     for digit, why in (("1", "1 already stands in r3c1"), ("3", "the givens leave no way to finish the grid")):

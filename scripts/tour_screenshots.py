@@ -1,0 +1,111 @@
+"""The README's tour of the app: start it on the shipped models and save one screenshot per view.
+
+``python scripts/tour_screenshots.py [--out docs/screenshots] [--width 1280]``
+
+Needs Debian's Chromium (``apt-get install -y chromium``) and the ``playwright`` package. Each view is opened
+by its link, as a visitor would, and captured once the page has finished running and its charts are drawn.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
+         "--disable-component-update", "--no-first-run", "--disable-sync", "--disable-quic"]
+READY = '[data-testid="stApp"][data-test-connection-state="CONNECTED"][data-test-script-state="notRunning"]'
+HARD = "preset=hard+%C2%B7+26+clues"
+# (file name, link, a button to click first or None, page height to capture)
+VIEWS = [
+    ("tour_mi_maps", f"MI_maps?{HARD}&cell=r5c4", None, 900),
+    ("tour_exact", f"Exact_vs_estimated?{HARD}", None, 1100),
+    ("tour_decoding", f"Decoding?{HARD}&step=4", None, 1500),
+    ("tour_whatif", f"What_if?{HARD}&cell=r5c4", None, 1100),
+    ("tour_benchmarks", "Benchmarks", None, 1000),
+    ("tour_antibody", "MI_maps?domain=antibody", None, 1100),
+]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def serve(port: int, log_path: Path) -> subprocess.Popen:
+    env = {**os.environ, "MI_LENS_DEVICE": "cpu"}
+    log = open(log_path, "w")
+    proc = subprocess.Popen([sys.executable, "-m", "mi_lens_app.serve", "--server.headless", "true",
+                             "--server.port", str(port), "--server.address", "127.0.0.1",
+                             "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
+                            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    deadline = time.time() + 300
+    while True:
+        try:
+            if urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2).read() == b"ok":
+                return proc
+        except OSError:
+            pass
+        if proc.poll() is not None or time.time() > deadline:
+            proc.terminate()
+            raise SystemExit(f"error: the app did not start: {log_path.read_text()[-2000:]}")
+        time.sleep(0.5)
+
+
+def wait_ready(page) -> None:
+    for _ in range(2):  # a rerun can start right after one ends
+        page.wait_for_timeout(1500)
+        page.wait_for_selector(READY, timeout=600_000)
+    page.wait_for_timeout(2000)  # plotly draws after the script has finished
+
+
+def capture(browser, url: str, path: Path, width: int, height: int, click: str | None) -> None:
+    page = browser.new_page(viewport={"width": width, "height": height})
+    page.goto(url)
+    wait_ready(page)
+    if click:
+        page.get_by_role("button", name=click).first.click()
+        wait_ready(page)
+    if page.locator('[data-testid="stException"]').count():
+        raise SystemExit(f"error: {url} shows an exception")
+    page.screenshot(path=str(path))
+    page.close()
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--out", type=Path, default=ROOT / "docs" / "screenshots")
+    p.add_argument("--width", type=int, default=1280)
+    args = p.parse_args()
+    exe = shutil.which("chromium")
+    if exe is None:
+        raise SystemExit("error: Chromium is not installed (apt-get install -y chromium)")
+    from playwright.sync_api import sync_playwright
+
+    args.out.mkdir(parents=True, exist_ok=True)
+    port = free_port()
+    proc = serve(port, args.out / "tour_server.log")
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=exe, args=FLAGS)
+            for name, link, click, height in VIEWS:
+                path = args.out / f"{name}.png"
+                capture(browser, f"http://127.0.0.1:{port}/{link}", path, args.width, height, click)
+                print(path)
+            browser.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        (args.out / "tour_server.log").unlink(missing_ok=True)
+
+
+if __name__ == "__main__":
+    main()
