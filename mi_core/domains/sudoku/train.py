@@ -1,12 +1,5 @@
 """The Sudoku task of the MDM trainer (:mod:`mi_core.train.mdm`): ``python -m mi_core train sudoku --out PATH``.
-
-Data (``mi_core.domains.sudoku.data``): cached pools of solved grids and graded puzzles (hard ones drawn more
-often), on-policy states from the model's own sequential decoding, all held and transformed on the device.
-Validation decodes held-out generated puzzles (graded like the training ones) sequentially; the best
-weights are those with the highest validation accuracy. ``--init`` starts from another model's weights
-and shape (``--loops`` and ``--dropout`` may change: the same weights fit a looped stack);
-``--exclude`` names evaluation files whose puzzles are never trained on.
-"""
+The best weights are those with the highest sequential-decoding accuracy on held-out graded puzzles."""
 
 from __future__ import annotations
 
@@ -19,16 +12,10 @@ import numpy as np
 import torch
 
 from mi_core.decoding import decode_final, make_strategy
-from mi_core.domains.sudoku.data import (
-    POOL_DIR,
-    DeviceBatches,
-    PoolSpec,
-    build_graded_pool,
-    load_or_build_pools,
-    read_pool_file,
-)
+from mi_core.domains.sudoku.data import DeviceBatches
 from mi_core.domains.sudoku.mdm import SudokuMDM, SudokuMDMConfig, load_sudoku_mdm, masked_ce, save_sudoku_mdm
 from mi_core.domains.sudoku.onpolicy import onpolicy_states
+from mi_core.domains.sudoku.pool import POOL_DIR, PoolSpec, build_graded_pool, load_or_build_pools, read_pool_file
 from mi_core.options import SEED_MAX, option
 from mi_core.scale import distributed
 from mi_core.train.mdm import use_bf16
@@ -104,7 +91,7 @@ def _collect(model, data: DeviceBatches, cfg: TrainConfig, gen: torch.Generator,
 
 
 def _read_exclude(paths: list[Path]) -> set[str]:
-    """Puzzle strings (0 for blank) of every evaluation file given, never to be trained on."""
+    """Puzzle strings (0 for blank) of the evaluation files, never to be trained on."""
     from mi_core.domains.sudoku import read_puzzles
 
     return {"".join("0" if c in ".0" else c for c in rec.puzzle) for p in paths for rec in read_puzzles(p)}
@@ -114,16 +101,8 @@ INIT_OVERRIDES = ("loops", "dropout", "inject", "attention")  # model options --
 
 
 def init_model(path: Path, given: dict) -> SudokuMDM:
-    """The model at ``path`` with the model options given beside ``--init`` (``given``: name -> value).
-
-    ``loops``, ``dropout``, ``inject`` and ``attention`` apply to the loaded weights (looping a trained stack
-    is a warm start for a looped transformer; ``attention="peer_bias"`` adds a peer bias that starts at zero,
-    so the warm start computes what the file does); any other option must equal the file's own value.
-
-    Raises:
-        ModelFileError: ``path`` is not a Sudoku MDM.
-        ValueError: a given option contradicts the file's config.
-    """
+    """The model at ``path`` with the model options given beside ``--init`` (``given``: name -> value): those
+    in :data:`INIT_OVERRIDES` apply to the loaded weights, any other must equal the file's (else ValueError)."""
     model = load_sudoku_mdm(path)
     for name, value in given.items():
         if name not in INIT_OVERRIDES and getattr(model.cfg, name) != value:
@@ -180,7 +159,7 @@ class SudokuTask:
         args = args or {}
         self.model_cfg, self.cfg, self.device, self.init = model_cfg, cfg, device, args.get("init")
         self.bf16 = use_bf16(cfg, device, log=lambda m: None)  # the trainer itself says so
-        # loaded now, so a bad --init or an option that contradicts it fails before the pools are built
+        # loaded first, so a bad --init fails before the pools are built
         self.start = init_model(self.init, args.get("model_given", {})) if self.init else None
         workers = args.get("pool_workers", 2) or os.cpu_count() or 1
         t0 = time.time()
@@ -206,8 +185,8 @@ class SudokuTask:
             self.solved.append(_collect(model, self.data, cfg, self.gen, self.bf16))
 
     def loss(self, net, inputs: torch.Tensor, values: torch.Tensor, scored: torch.Tensor) -> torch.Tensor:
-        """Masked CE averaged over the last ``supervise`` iterations; the iterations before the last
-        ``grad_iters`` run without autograd; with ``min_loops`` the count is drawn per step."""
+        """Masked CE averaged over the last ``supervise`` iterations, backpropagated through the last
+        ``grad_iters``; with ``min_loops`` the iteration count is drawn per step."""
         cfg, loops = self.cfg, self.model_cfg.loops
         steps = loops
         if cfg.min_loops and cfg.min_loops < loops:
