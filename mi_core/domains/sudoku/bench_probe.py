@@ -1,12 +1,5 @@
-"""``python -m mi_core bench-probe``: forward throughput, the exact probe's speed, pruning and bf16.
-
-Measures on a Sudoku MDM: (1) the peak batched forward throughput (sequences per second at the best
-batch size of a sweep); (2) the exact probe's effective throughput (passes per second) on states with
-20, 40 and 60 masked cells, as a fraction of that peak; (3) the passes and wall time pruning saves at
-each ``eps`` with the observed and the bounded largest error; (4) how far bf16 forward passes move the
-MI. States are random solution grids with random cells masked (seeded). Writes JSON (``--json``) and
-replaces the section between the markers below in ``--markdown`` (default ``BENCHMARKS.md``).
-"""
+"""``python -m mi_core bench-probe``: on a Sudoku MDM, the peak forward throughput, the exact probe's passes per
+second as a fraction of it, what pruning saves (and its error against the bound), and how far bf16 moves MI."""
 
 from __future__ import annotations
 
@@ -123,11 +116,8 @@ def summarise(masked: int, rows: list[dict], peak: float, many: dict | None = No
 
 
 def run_benchmark(model, device: torch.device, cfg, progress=print) -> dict:
-    """The whole benchmark as a JSON-ready dict (see the module docstring).
-
-    The peak is the best forward throughput of the sweep and of re-measurements at the best batch size
-    before each group of states (the host's speed drifts; the largest measurement keeps the ratio honest).
-    """
+    """The whole benchmark as a JSON-ready dict. The peak is re-measured before each group of states and the
+    largest kept, since the host's speed drifts."""
     cells = int(model.seq_len)
     sweep_states = torch.stack(random_states(cells, cells // 2, 64, cfg.seed, device))
     sweep = throughput_sweep(model, sweep_states, cfg.batch_sizes, min_seconds=cfg.min_seconds)

@@ -1,9 +1,5 @@
-"""Sudoku state samplers: partially decoded states for the estimator's data and its evaluation.
-
-Three sources (:data:`SOURCES`): a solved grid masked uniformly at a random rate, a puzzle's own clue
-pattern, and an intermediate state of a top-k decoding run. They sit with decoding (they run the decode
-loop) so that both ``mi_core.train`` and ``mi_core.bench`` can use them without importing each other.
-"""
+"""Sudoku states for the estimator's data and its evaluation, from three sources (:data:`SOURCES`): a solved
+grid masked at a random rate, a puzzle's own clue pattern, and an intermediate state of a top-k decoding run."""
 
 from __future__ import annotations
 
@@ -54,12 +50,8 @@ def uniform_state(solution: np.ndarray, rng: np.random.Generator, minimum: int) 
 
 
 def decode_states(model, starts: np.ndarray, rng: np.random.Generator, minimum: int, device) -> np.ndarray:
-    """One random intermediate state ``(B, N)`` of a decoding run from each start ``(B, N)``.
-
-    The run uses the top-k lowest-entropy strategy with k in {1, 2, 3, 4} and temperature 0 or 1, drawn
-    once for the batch; each row's state is drawn uniformly from the steps that still leave ``minimum``
-    cells masked (the start itself when none does).
-    """
+    """One random intermediate state ``(B, N)`` of a top-k decoding run (k in 1..4, temperature 0 or 1, drawn
+    once for the batch) from each start ``(B, N)``, among the steps leaving ``minimum`` cells masked."""
     strategy = make_strategy("topk", k=int(rng.integers(1, 5)))
     temperature = float(rng.choice([0.0, 1.0]))
     tokens = torch.as_tensor(starts, device=device)
@@ -76,11 +68,8 @@ def decode_states(model, starts: np.ndarray, rng: np.random.Generator, minimum: 
 def draw_states(model, puzzles: np.ndarray, solutions: np.ndarray, n: int, mix: StateMix,
                 rng: np.random.Generator, *, transform: bool, minimum: int = 2,
                 device="cpu") -> tuple[np.ndarray, np.ndarray]:
-    """``n`` states drawn from ``(P, N)`` puzzles and their solutions (0 = blank).
-
-    Returns ``(tokens (n, N) int64, source (n,) int64)`` with ``source`` indexing :data:`SOURCES`.
-    With ``transform`` each state's (puzzle, solution) gets a fresh random validity-preserving transform.
-    """
+    """``n`` states from ``(P, N)`` puzzles and solutions (0 blank), each pair freshly transformed with
+    ``transform``: ``(tokens (n, N) int64, source (n,) int64)``, ``source`` indexing :data:`SOURCES`."""
     source = rng.choice(len(SOURCES), size=n, p=mix.weights() / mix.weights().sum())
     pick = rng.integers(len(puzzles), size=n)
     pairs = np.stack([puzzles[pick], solutions[pick]], 1).reshape(2 * n, -1)
@@ -98,10 +87,8 @@ def draw_states(model, puzzles: np.ndarray, solutions: np.ndarray, n: int, mix: 
 
 @dataclass(frozen=True)
 class DataConfig(ShardConfig):
-    """``states`` in shards of ``shard_size``; ``pool``: generated (puzzle, solution) pairs to draw from;
-    ``eps``: the probe's pruning threshold, 0 (exact) by default: on a Sudoku MDM checkpoint eps = 1e-4
-    saved 4-40% of the passes but moved MI by up to 1e-3 nats, more than the median pair's MI (its error
-    bound is stored per state); ``min_masked``: every state keeps at least this many masked cells."""
+    """``pool``: generated (puzzle, solution) pairs to draw from; ``min_masked``: masked cells every state keeps.
+    ``eps`` stays 0 (exact): 1e-4 saved 4-40% of the passes but moved MI by more than the median pair's MI."""
 
     pool: int = 400
     min_masked: int = 2
@@ -138,9 +125,8 @@ class HeldOutOptions:
 
 
 class SudokuStates:
-    """The Sudoku state source of estimator data (see :mod:`mi_core.train.estimator_data`): states drawn
-    from seeded *generated* puzzles, each with a fresh validity-preserving transform, so no file puzzle is
-    ever trained on."""
+    """The Sudoku state source of estimator data: states of seeded *generated* puzzles, freshly transformed,
+    so no file puzzle is ever trained on."""
 
     config_cls = DataConfig
     sources = SOURCES
@@ -159,7 +145,6 @@ class SudokuStates:
                           eps=args.eps, max_batch=args.max_batch, mix=StateMix.parse(args.mix))
 
     def options(self) -> str:
-        """The command-line options that give this config."""
         c = self.cfg
         return (f"--states {c.states} --shard-size {c.shard_size} --pool {c.pool} --eps {c.eps:g} "
                 f"--max-batch {c.max_batch} --mix {c.mix.as_text()} --seed {c.seed}")
@@ -178,7 +163,6 @@ class SudokuStates:
                                      minimum=self.cfg.min_masked, device=device)
         return list(tokens), source.tolist()
 
-    # -- held-out states (``eval-estimator sudoku``) ----------------------------------------------------
     eval_defaults = {"states": 60, "threshold": 1e-2, "max_batch": DataConfig.max_batch}
 
     eval_options = HeldOutOptions
@@ -189,8 +173,7 @@ class SudokuStates:
 
 
 class HeldOutPuzzles:
-    """Held-out Sudoku states: drawn as the training states are, but from a puzzle file's own puzzles,
-    untransformed (the file is read, and its puzzles checked for one solution each, when this is built)."""
+    """Held-out Sudoku states: drawn as the training states are, from a puzzle file's own puzzles untransformed."""
 
     sources = SOURCES
 

@@ -1,10 +1,5 @@
-"""Benchmark the shipped Sudoku MDM with sequential and naive top-k decoding on the shared puzzle sets.
-
-    python -m mi_core bench-suite sudoku --data ../shared/data/sudoku --limit 500
-
-Writes ``assets/benchmarks/foundation.json`` (``--json``) and, with ``--markdown FILE``, the ``foundation``
-section of that file.
-"""
+"""``python -m mi_core bench-suite sudoku``: the shipped Sudoku MDM with sequential and naive top-k decoding on
+the shared puzzle sets."""
 
 from __future__ import annotations
 

@@ -1,5 +1,12 @@
 """The Sudoku task of the MDM trainer (:mod:`mi_core.train.mdm`): ``python -m mi_core train sudoku --out PATH``.
-The best weights are those with the highest sequential-decoding accuracy on held-out graded puzzles."""
+
+Data (``mi_core.domains.sudoku.data``): cached pools of solved grids and graded puzzles (hard ones drawn more
+often), on-policy states from the model's own sequential decoding, all held and transformed on the device.
+Validation decodes held-out generated puzzles (graded like the training ones) sequentially; the best
+weights are those with the highest validation accuracy. ``--init`` starts from another model's weights
+and shape (``--loops`` and ``--dropout`` may change: the same weights fit a looped stack);
+``--exclude`` names evaluation files whose puzzles are never trained on.
+"""
 
 from __future__ import annotations
 
