@@ -17,6 +17,7 @@ from mi_core.device import pick_device, synchronize, timed
 from mi_core.domain import get_domain
 from mi_core.domains.sudoku import MASK_ID, geometry_for_length
 from mi_core.domains.sudoku.generator import random_grid
+from mi_core.domains.sudoku.mdm import load_sudoku_mdm
 from mi_core.io import atomic_write_json, check_output
 from mi_core.mi.probe import probe, probe_many
 from mi_core.options import Device, Force, float_list, int_list, option, seed
@@ -215,8 +216,6 @@ def main(cfg) -> int:
     check_output(cfg.json, cfg.force)
     if not cfg.masked or not cfg.batch_sizes:
         raise ValueError("--masked and --batch-sizes need at least one value")
-    from mi_core.domains.sudoku.mdm import load_sudoku_mdm
-
     device = pick_device(cfg.device, cfg.threads)
     model = load_sudoku_mdm(cfg.model or get_domain("sudoku9").default_file("model"), device)
     res = run_benchmark(model, device, cfg)

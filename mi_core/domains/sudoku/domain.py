@@ -9,14 +9,13 @@ from mi_core.bench.metrics import SolvedMetric
 from mi_core.domain import Command
 from mi_core.domains.sudoku import bench_order, bench_probe, diagnose, order, suite
 from mi_core.domains.sudoku.grid import SUDOKU9, GridDomain, digits
+from mi_core.domains.sudoku.mdm import load_sudoku_mdm
 from mi_core.domains.sudoku.states import SudokuStates
 from mi_core.domains.sudoku.train import SudokuTask
 from mi_core.models.base import MaskedLM
 
 
 def load_sudoku(spec: str | Path | None, device) -> tuple[MaskedLM, str]:
-    from mi_core.domains.sudoku.mdm import load_sudoku_mdm
-
     if not spec:
         raise ValueError("a Sudoku MDM needs a weights file (.safetensors)")
     path = Path(spec)

@@ -13,6 +13,7 @@ from mi_core.decoding import decode, make_strategy
 from mi_core.domain import ShardConfig, ensure_masked, parse_mix
 from mi_core.domains.sudoku import MASK_ID, parse_grid, read_puzzles, solutions_for
 from mi_core.domains.sudoku.generator import random_transform
+from mi_core.domains.sudoku.pool import build_pool
 from mi_core.options import option, seed
 
 SOURCES = ("uniform", "puzzle", "decode")
@@ -155,8 +156,6 @@ class SudokuStates:
 
     def draw(self, model, rng: np.random.Generator, count: int, device) -> tuple[list[np.ndarray], list[int]]:
         if self._pool is None:
-            from mi_core.domains.sudoku.pool import build_pool
-
             pool = build_pool(self.cfg.seed + 7919, self.cfg.pool, puzzles=True, workers=1)
             self._pool = pool[:, 0], pool[:, 1]
         tokens, source = draw_states(model, *self._pool, count, self.cfg.mix, rng, transform=True,

@@ -19,6 +19,7 @@ import numpy as np
 import torch
 
 from mi_core.decoding import decode_final, make_strategy
+from mi_core.domains.sudoku import read_puzzles
 from mi_core.domains.sudoku.data import DeviceBatches
 from mi_core.domains.sudoku.mdm import SudokuMDM, SudokuMDMConfig, load_sudoku_mdm, masked_ce, save_sudoku_mdm
 from mi_core.domains.sudoku.onpolicy import onpolicy_states
@@ -89,18 +90,8 @@ def validate(model: SudokuMDM, puzzles: np.ndarray, device: torch.device) -> dic
             "val_puzzle_ce": ce}
 
 
-def _collect(model, data: DeviceBatches, cfg: TrainConfig, gen: torch.Generator, bf16: bool) -> float:
-    """Add on-policy states from ``cfg.onpolicy_puzzles`` hard-weighted pool puzzles; their solve rate."""
-    puzzles, solutions = data.sample_puzzles(cfg.onpolicy_puzzles, gen)
-    states, sols, solved = onpolicy_states(model, puzzles, solutions, cfg.onpolicy_per_puzzle, gen, bf16)
-    data.add_states(states, sols)
-    return solved.float().mean()
-
-
 def _read_exclude(paths: list[Path]) -> set[str]:
     """Puzzle strings (0 for blank) of the evaluation files, never to be trained on."""
-    from mi_core.domains.sudoku import read_puzzles
-
     return {"".join("0" if c in ".0" else c for c in rec.puzzle) for p in paths for rec in read_puzzles(p)}
 
 
@@ -189,7 +180,11 @@ class SudokuTask:
     def before_step(self, model, step: int) -> None:
         cfg = self.cfg
         if cfg.onpolicy_every and cfg.onpolicy_frac and step % cfg.onpolicy_every == 0:
-            self.solved.append(_collect(model, self.data, cfg, self.gen, self.bf16))
+            puzzles, solutions = self.data.sample_puzzles(cfg.onpolicy_puzzles, self.gen)
+            states, sols, solved = onpolicy_states(model, puzzles, solutions, cfg.onpolicy_per_puzzle, self.gen,
+                                                   self.bf16)
+            self.data.add_states(states, sols)
+            self.solved.append(solved.float().mean())
 
     def loss(self, net, inputs: torch.Tensor, values: torch.Tensor, scored: torch.Tensor) -> torch.Tensor:
         """Masked CE averaged over the last ``supervise`` iterations, backpropagated through the last
