@@ -133,12 +133,12 @@ class SudokuStates:
     sources = SOURCES
     width = None  # every state has 81 cells: no padding
     section = "eval-estimator"  # its section of BENCHMARKS.md
+    data_options, eval_options = DataOptions, HeldOutOptions
+    eval_defaults = {"states": 60, "threshold": 1e-2, "max_batch": DataConfig.max_batch}
 
     def __init__(self, cfg: DataConfig):
         self.cfg = cfg
         self._pool = None
-
-    data_options = DataOptions
 
     @staticmethod
     def config_from_args(args) -> DataConfig:
@@ -161,10 +161,6 @@ class SudokuStates:
         tokens, source = draw_states(model, *self._pool, count, self.cfg.mix, rng, transform=True,
                                      minimum=self.cfg.min_masked, device=device)
         return list(tokens), source.tolist()
-
-    eval_defaults = {"states": 60, "threshold": 1e-2, "max_batch": DataConfig.max_batch}
-
-    eval_options = HeldOutOptions
 
     @staticmethod
     def held_out(args) -> HeldOutPuzzles:

@@ -151,6 +151,7 @@ class SudokuTask:
     model_config, train_config = SudokuMDMConfig, TrainConfig
     best_key, higher = "val_accuracy", True
     save = staticmethod(save_sudoku_mdm)
+    options = DataOptions
 
     def __init__(self, model_cfg: SudokuMDMConfig, cfg: TrainConfig, device: torch.device, args: dict | None = None,
                  log=print, pool_dir: Path = POOL_DIR):
@@ -171,8 +172,6 @@ class SudokuTask:
         self.data = DeviceBatches(pools, device, cfg.puzzle_frac, cfg.onpolicy_frac, cfg.hard_power)
         self.gen = torch.Generator(device=device).manual_seed(distributed.rank_seed(cfg.seed))  # each rank its own data
         self.solved: list[torch.Tensor] = []
-
-    options = DataOptions
 
     def build_model(self, fresh: bool = False) -> SudokuMDM:
         return self.start if self.start is not None and not fresh else SudokuMDM(self.model_cfg)
