@@ -1,5 +1,4 @@
-"""The domains that ship with MI Lens, one registry call each (loaded by :func:`mi_core.domain.load_builtin`
-on the first lookup). A new domain adds its package and one line here, or calls ``register`` itself."""
+"""The domains that ship with MI Lens (loaded by :func:`mi_core.domain.load_builtin` on the first lookup)."""
 
 from mi_core.domain import register
 from mi_core.domains.antibody.domain import ANTIBODY

@@ -1,11 +1,5 @@
-"""The exact 4x4 Sudoku oracle: a model whose conditionals are known exactly.
-
-4x4 Sudoku has 288 solution grids. The oracle's distribution over full grids is uniform over them, so its
-conditional given the visible tokens C is uniform over the solutions that agree with C, and every
-marginal ``p(X_j | C)``, every joint ``p(X_i, X_j | C)`` and every pairwise mutual information is a ratio
-of counts. This module holds the enumeration, the exact MI, the model that speaks the shared interface
-over these counts (:class:`Oracle4Model`) and the domain object (:data:`ORACLE4`).
-"""
+"""The exact 4x4 Sudoku oracle: uniform over the 288 solution grids, so given the visible tokens C every
+marginal ``p(X_j | C)``, joint ``p(X_i, X_j | C)`` and pairwise MI is a ratio of counts of agreeing solutions."""
 
 from __future__ import annotations
 
@@ -69,11 +63,8 @@ def consistent(tokens: torch.Tensor, solutions: torch.Tensor) -> torch.Tensor:
 
 
 def exact_marginals(tokens: torch.Tensor, solutions: torch.Tensor | None = None) -> torch.Tensor:
-    """Exact ``p(X_j = v | C)`` for a batch of states: ``(B, 16)`` tokens -> ``(B, 16, 4)`` float64.
-
-    Raises:
-        InconsistentStateError: a state whose visible tokens admit no solution (names the batch row).
-    """
+    """Exact ``p(X_j = v | C)``: ``(B, 16)`` tokens -> ``(B, 16, 4)`` float64; InconsistentStateError names a
+    row with no agreeing solution."""
     _check_tokens(tokens, 2)
     sols = (all_solutions4() if solutions is None else solutions).to(tokens.device)
     weights = consistent(tokens, sols).double()  # (B, S)
@@ -87,15 +78,8 @@ def exact_marginals(tokens: torch.Tensor, solutions: torch.Tensor | None = None)
 
 
 def exact_pair_mi(tokens: torch.Tensor) -> torch.Tensor:
-    """Exact pairwise MI (nats) ``I(X_i; X_j | C)`` of one state from the joint over consistent solutions.
-
-    Args:
-        tokens: ``(16,)`` token ids (``MASK_ID`` for masked cells).
-    Returns:
-        ``(16, 16)`` float64, symmetric, 0 on the diagonal and on rows and columns of visible cells.
-    Raises:
-        InconsistentStateError: when no solution agrees with the visible tokens.
-    """
+    """Exact pairwise MI (nats) ``I(X_i; X_j | C)`` of one ``(16,)`` state -> ``(16, 16)`` float64, symmetric,
+    0 on the diagonal and for visible cells; InconsistentStateError when no solution agrees."""
     _check_tokens(tokens, 1)
     sols = all_solutions4().to(tokens.device)
     keep = consistent(tokens[None], sols)[0]
@@ -112,26 +96,22 @@ def exact_pair_mi(tokens: torch.Tensor) -> torch.Tensor:
     mi = mi * (masked[:, None] & masked[None, :])
     return mi.fill_diagonal_(0.0).clamp_min_(0.0)  # clamp only removes float round-off of order 1e-16
 
+
 class Oracle4Model(MaskedLM):
     """Exact model of 4x4 Sudoku: ``(B, 16)`` tokens -> ``MDMOutput(logits (B, 16, 4), hidden (B, 16, 9))``.
 
-    Logits are the exact log-marginals in float64 (``LOG_ZERO`` for impossible values), so a softmax
-    returns the exact conditionals. ``hidden`` is a deterministic feature per cell: its exact marginal
-    (4) next to the one-hot of its token (5: mask, digits 1..4), float32.
-
-    Raises (on call):
-        InconsistentStateError: a state whose visible tokens admit no solution.
+    Logits are the exact log-marginals in float64 (``LOG_ZERO`` where impossible); ``hidden`` is each cell's
+    exact marginal (4) next to the one-hot of its token (5), float32.
     """
 
     mask_id = MASK_ID
+    seq_len = CELLS
+    hidden_size = 4 + DIGITS + 1
 
     def __init__(self):
         super().__init__()
         self.register_buffer("solutions", all_solutions4(), persistent=False)
         self.register_buffer("value_tokens", torch.arange(1, DIGITS + 1), persistent=False)
-
-    seq_len = CELLS
-    hidden_size = 4 + DIGITS + 1
 
     def forward(self, tokens: torch.Tensor) -> MDMOutput:
         probs = exact_marginals(tokens, self.solutions)

@@ -1,7 +1,5 @@
-"""The Sudoku domain: grid geometry, parsing, solver, generator, graded pools, estimator states, the order
-trainer's task and the Sudoku-only benchmarks. The grid API (:mod:`mi_core.domains.sudoku.grid`) is
-importable from the package itself; the domain object is :data:`mi_core.domains.sudoku.domain.SUDOKU`.
-"""
+"""The Sudoku domain. The grid API (:mod:`mi_core.domains.sudoku.grid`) is importable from the package itself;
+the domain object is :data:`mi_core.domains.sudoku.domain.SUDOKU`."""
 
 from mi_core.domains.sudoku.grid import *  # noqa: F403  (the grid API: parse_grid, read_puzzles, SUDOKU9, ...)
 from mi_core.domains.sudoku.grid import __all__  # noqa: F401

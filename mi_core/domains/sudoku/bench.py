@@ -12,28 +12,23 @@ from mi_core.mi.estimator import SHIPPED
 
 
 def with_default_estimator(strategy, path: str = SHIPPED):
-    """Point a strategy that reads an MI estimator (``estimator`` left unset) at ``path``; by default the
-    shipped estimator trained on the model it decodes with (found when the decode starts)."""
+    """Point a strategy that reads an MI estimator (``estimator`` left unset) at ``path`` (by default the shipped
+    estimator of the model it decodes with)."""
     if decode.lacks_mi_source(strategy):
         strategy.estimator = path
     return strategy
 
 
 def warm_up(model, records: list[PuzzleRecord], strategy, device, bf16: bool = False) -> None:
-    """Decode the first puzzle once, untimed, so no timed run pays one-off start-up costs (CUDA context,
-    kernel selection, allocator growth)."""
+    """Decode the first puzzle once, untimed, so no timed run pays one-off start-up costs."""
     evaluate(model, records[:1], strategy, batch_size=1, device=device, bf16=bf16)
 
 
 def evaluate(model, records: list[PuzzleRecord], strategy, *, batch_size: int = 256, temperature: float = 0.0,
              seed: int = 0, device: torch.device | str = "cpu", progress=None, bf16: bool = False) -> dict:
-    """Decode every puzzle and score it against its unique solution (:class:`SolvedMetric`).
-
-    Returns a dict with ``n``, ``accuracy`` (whole grid right), ``cell_accuracy`` (over blank cells),
-    ``mean_passes``, ``seconds``, ``passes`` (per puzzle) and, when records carry levels, ``by_level``.
-    Puzzle ``i`` decodes with its own seed (:func:`item_seed`), so results do not depend on
-    ``batch_size``; ``bf16`` runs the forward passes under bf16 autocast.
-    """
+    """Decode every puzzle and score it against its unique solution (:class:`SolvedMetric`): ``n``,
+    ``accuracy``, ``cell_accuracy`` (over blank cells), ``mean_passes``, ``seconds``, ``passes`` (per puzzle)
+    and, when records carry levels, ``by_level``. Each puzzle has its own seed, whatever ``batch_size``."""
     solutions = solutions_for(records)
     templates = [np.asarray(parse_grid(r.puzzle, None)) for r in records]
     metric = SolvedMetric([parse_grid(s, None) for s in solutions], [r.level for r in records], model.mask_id)

@@ -31,8 +31,7 @@ KNOWN_LEVELS = ["Beginner", "Easy", "Medium", "Hard", "Expert"]
 
 
 def pick_records(path: Path, per_level: int, skip: int = 0) -> list:
-    """Puzzles ``skip + 1 .. skip + per_level`` of each level, in file order (a file without levels is one
-    level)."""
+    """Puzzles ``skip + 1 .. skip + per_level`` of each level, in file order."""
     records, seen = [], Counter()
     for rec in read_puzzles(path):
         seen[rec.level] += 1
@@ -45,25 +44,27 @@ LEARNED_MI_GAMMAS = {5: 8.0, 10: 4.0, 15: 2.0, 20: 1.0}  # chosen on puzzles 101
 
 
 def parse_gamma_map(spec: str) -> dict[int, float]:
-    """``"5:8,10:4"`` -> ``{5: 8.0, 10: 4.0}``: learned_mi's budget gamma for each T."""
+    """``"5:8,10:4"`` -> ``{5: 8.0, 10: 4.0}``."""
     try:
         return {int(t): float(g) for t, g in (item.split(":") for item in spec.split(",") if item.strip())}
     except ValueError:
         raise ValueError(f"--learned-mi-gammas expects T:GAMMA pairs separated by commas, got {spec!r}") from None
 
 
-def run(model, records, name: str, params: dict, selector: Path, seed: int, bf16: bool = True) -> dict:
+def run(model, records, name: str, params: dict, selector: Path, seed: int, bf16: bool = True, **extra) -> dict:
+    """One sampler's row (``extra`` appended), printed as it is done."""
     strategy = with_default_estimator(strategy_for(name, params, selector))
     res = evaluate(model, records, strategy, batch_size=256, seed=seed, bf16=bf16, device=model.device)
     row = {"sampler": name, "params": params, **{k: res[k] for k in ("n", "accuracy", "mean_passes", "seconds")}}
     row["by_level"] = {lvl: round(v["accuracy"], 4) for lvl, v in res.get("by_level", {}).items()}
     row["passes_hist"] = dict(sorted(Counter(res["passes"]).items()))
+    row.update(extra)
+    print(row, flush=True)
     return row
 
 
 def goal_lines(margin: dict, learned: dict, label: str, levels: list[str]) -> list[str]:
-    """The goal's check, on the whole set and per level: where top_margin solves >= 20%, does ``learned``
-    beat it by >= 8 points?"""
+    """Where top_margin solves >= 20% (whole set and per level), does ``learned`` beat it by >= 8 points?"""
     out = []
     for lv, m, lrn in [("all", margin["accuracy"], learned["accuracy"])] + [
             (lv, margin["by_level"].get(lv, 0.0), learned["by_level"].get(lv, 0.0)) for lv in levels]:
@@ -117,26 +118,20 @@ options = SudokuOrderBench
 
 
 def budget_rows(model, records, args, t: int, mi_gammas: dict) -> list[dict]:
-    """The rows of budget ``t``: every step-budget sampler at ``steps=t``, then top_margin at the learned
-    sampler's own mean passes (learned may stop early)."""
+    """Every step-budget sampler at ``steps=t``, then top_margin at learned's own mean passes (it may stop early)."""
     configs = [("random", {"steps": t}), ("top_prob", {"steps": t}), ("top_margin", {"steps": t}),
                ("learned", {"steps": t, "mode": "threshold"}),
                ("learned", {"steps": t, "mode": "paced", "threshold": args.paced_threshold}),
                ("learned", {"steps": t, "mode": "sample"})]
     configs += [("learned_mi", {"steps": t, "gamma": mi_gammas[t]})] if t in mi_gammas else []
-    rows = []
-    for name, params in configs:
-        rows.append(dict(run(model, records, name, params, args.selector, args.seed, args.bf16), T=t))
-        print(rows[-1], flush=True)
+    rows = [run(model, records, name, params, args.selector, args.seed, args.bf16, T=t) for name, params in configs]
     used = next(r for r in rows if r["params"].get("mode") == "threshold")["mean_passes"]
-    rows.append(dict(run(model, records, "top_margin", {"steps": max(1, round(used))}, args.selector,
-                         args.seed, args.bf16), T=t, matched=True))
-    print(rows[-1], flush=True)
+    rows.append(run(model, records, "top_margin", {"steps": max(1, round(used))}, args.selector, args.seed,
+                    args.bf16, T=t, matched=True))
     return rows
 
 
 def run_bench(args, domain) -> int:
-    """The benchmark of ``args`` (see the module docstring); writes ``--json`` and the report."""
     if args.puzzles is None:
         raise ValueError("bench-order sudoku needs --puzzles FILE")
     args.model = args.model or Path(domain.default_file("model"))
@@ -154,9 +149,8 @@ def run_bench(args, domain) -> int:
     rows = [row for t in budgets for row in budget_rows(model, records, args, t, mi_gammas)]
     grid = [("eb", {"gamma": g}) for g in gammas] + [("mi", {"gamma": g}) for g in gammas]
     grid += [("mi", {"gamma": g, "lam": 0.5, "relative": True}) for g in gammas]  # the sweeps' best MI cost
-    for name, params in grid + [("sequential", {})]:
-        rows.append(run(model, records, name, params, args.selector, args.seed, args.bf16))
-        print(rows[-1], flush=True)
+    grid.append(("sequential", {}))
+    rows += [run(model, records, name, params, args.selector, args.seed, args.bf16) for name, params in grid]
     atomic_write_json(args.json, rows)
     md = args.md or args.json.with_suffix(".md")
     atomic_write_text(md, f"{len(records)} puzzles of {args.puzzles.name} ({args.per_level} per level), "

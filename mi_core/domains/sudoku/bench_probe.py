@@ -1,12 +1,5 @@
-"""``python -m mi_core bench-probe``: forward throughput, the exact probe's speed, pruning and bf16.
-
-Measures on a Sudoku MDM: (1) the peak batched forward throughput (sequences per second at the best
-batch size of a sweep); (2) the exact probe's effective throughput (passes per second) on states with
-20, 40 and 60 masked cells, as a fraction of that peak; (3) the passes and wall time pruning saves at
-each ``eps`` with the observed and the bounded largest error; (4) how far bf16 forward passes move the
-MI. States are random solution grids with random cells masked (seeded). Writes JSON (``--json``) and
-replaces the section between the markers below in ``--markdown`` (default ``BENCHMARKS.md``).
-"""
+"""``python -m mi_core bench-probe``: on a Sudoku MDM, the peak forward throughput, the exact probe's passes per
+second as a fraction of it, what pruning saves (and its error against the bound), and how far bf16 moves MI."""
 
 from __future__ import annotations
 
@@ -24,6 +17,7 @@ from mi_core.device import pick_device, synchronize, timed
 from mi_core.domain import get_domain
 from mi_core.domains.sudoku import MASK_ID, geometry_for_length
 from mi_core.domains.sudoku.generator import random_grid
+from mi_core.domains.sudoku.mdm import load_sudoku_mdm
 from mi_core.io import atomic_write_json, check_output
 from mi_core.mi.probe import probe, probe_many
 from mi_core.options import Device, Force, float_list, int_list, option, seed
@@ -123,11 +117,8 @@ def summarise(masked: int, rows: list[dict], peak: float, many: dict | None = No
 
 
 def run_benchmark(model, device: torch.device, cfg, progress=print) -> dict:
-    """The whole benchmark as a JSON-ready dict (see the module docstring).
-
-    The peak is the best forward throughput of the sweep and of re-measurements at the best batch size
-    before each group of states (the host's speed drifts; the largest measurement keeps the ratio honest).
-    """
+    """The whole benchmark as a JSON-ready dict. The peak is re-measured before each group of states and the
+    largest kept, since the host's speed drifts."""
     cells = int(model.seq_len)
     sweep_states = torch.stack(random_states(cells, cells // 2, 64, cfg.seed, device))
     sweep = throughput_sweep(model, sweep_states, cfg.batch_sizes, min_seconds=cfg.min_seconds)
@@ -225,8 +216,6 @@ def main(cfg) -> int:
     check_output(cfg.json, cfg.force)
     if not cfg.masked or not cfg.batch_sizes:
         raise ValueError("--masked and --batch-sizes need at least one value")
-    from mi_core.domains.sudoku.mdm import load_sudoku_mdm
-
     device = pick_device(cfg.device, cfg.threads)
     model = load_sudoku_mdm(cfg.model or get_domain("sudoku9").default_file("model"), device)
     res = run_benchmark(model, device, cfg)

@@ -1,29 +1,15 @@
-"""Training states for the Sudoku MDM: pools of solved grids and graded unique puzzles, cached on disk,
-held as tensors on the training device and expanded there by batched validity-preserving transforms.
-
-Three kinds of state, mixed per batch:
-- uniform: a solved grid with each cell masked at a rate t ~ U(0, 1) drawn per example;
-- puzzle-shaped: a unique puzzle's clue pattern with a random fraction s ~ U(0, 1) of its blanks
-  revealed (the states sequential decoding passes through); puzzles are drawn with weight
-  ``(1 + grade) ** hard_power``, so hard ones come up more often;
-- on-policy: partial grids the model's own sequential decoding reached while still consistent with the
-  solution (``mi_core.domains.sudoku.onpolicy``), held in a ring buffer on the device.
-Every example gets a fresh random transform (digit relabelling, band/stack and row/column permutations,
-transpose), built as one cell gather and one digit gather per batch, so nothing leaves the device.
+"""Training batches for the Sudoku MDM, drawn and transformed on the device. Three kinds of state per batch:
+uniform (a solved grid masked at a rate t ~ U(0, 1)), puzzle-shaped (a graded puzzle, drawn with weight
+``(1 + grade) ** hard_power``, with a fraction s ~ U(0, 1) of its blanks revealed) and on-policy (states of
+the model's own sequential decoding, :mod:`mi_core.domains.sudoku.onpolicy`, in a ring buffer). Each example
+gets a fresh random validity-preserving transform.
 """
 
 from __future__ import annotations
 
 import torch
 
-from mi_core.domains.sudoku.pool import (  # noqa: F401  (re-exported: the pools' old home)
-    POOL_DIR,
-    PoolSpec,
-    build_graded_pool,
-    build_pool,
-    load_or_build_pools,
-    read_pool_file,
-)
+from mi_core.domains.sudoku.pool import build_graded_pool, build_pool  # noqa: F401  (re-exported)
 
 
 def _line_permutations(batch: int, box: int, generator: torch.Generator, device) -> torch.Tensor:
@@ -34,13 +20,9 @@ def _line_permutations(batch: int, box: int, generator: torch.Generator, device)
 
 
 def random_symmetry(batch: int, generator: torch.Generator, box: int = 3, device="cpu") -> tuple[torch.Tensor, torch.Tensor]:
-    """One random validity-preserving transform per example, as gathers.
-
-    Returns:
-        ``cells (batch, n*n)``: output cell ``k`` takes input cell ``cells[:, k]`` (row and column
-        permutations within bands and stacks, band and stack permutations, a transpose with p = 1/2);
-        ``relabel (batch, n + 1)``: digit ``d`` becomes ``relabel[:, d]``, with 0 (blank) kept.
-    """
+    """One random validity-preserving transform per example, as gathers: ``cells (batch, n*n)`` (output cell
+    ``k`` takes input cell ``cells[:, k]``) and ``relabel (batch, n + 1)`` (digit ``d`` becomes
+    ``relabel[:, d]``, 0 kept)."""
     n = box * box
     rows = _line_permutations(batch, box, generator, device)
     cols = _line_permutations(batch, box, generator, device)
@@ -58,14 +40,9 @@ def apply_symmetry(grids: torch.Tensor, cells: torch.Tensor, relabel: torch.Tens
 
 
 class DeviceBatches:
-    """Training batches drawn on the device from pools of grids, graded puzzles and on-policy states.
-
-    Args:
-        pools: from :func:`load_or_build_pools`; puzzle_frac, onpolicy_frac: shares of each batch
-            (the rest are uniform states; the on-policy share is uniform until the buffer has states);
-        hard_power: puzzle weights are ``(1 + grade) ** hard_power`` (0: uniform);
-        capacity: size of the on-policy ring buffer.
-    """
+    """Training batches from ``pools`` (:func:`~mi_core.domains.sudoku.pool.load_or_build_pools`); puzzle_frac and
+    onpolicy_frac are shares of each batch (the rest uniform, as is the on-policy share while the buffer is
+    empty); ``capacity``: size of the on-policy ring buffer."""
 
     def __init__(self, pools: dict, device, puzzle_frac: float, onpolicy_frac: float, hard_power: float, capacity: int = 20000):
         self.device = torch.device(device)
@@ -76,8 +53,7 @@ class DeviceBatches:
         self.puzzle_frac, self.onpolicy_frac = puzzle_frac, onpolicy_frac
         self.states = torch.zeros(capacity, 81, dtype=torch.long, device=self.device)
         self.state_solutions = torch.zeros_like(self.states)
-        self.filled = 0  # states held, up to capacity
-        self.cursor = 0  # next slot to write
+        self.filled, self.cursor = 0, 0  # states held, next slot to write
 
     def add_states(self, states: torch.Tensor, solutions: torch.Tensor) -> None:
         """Append ``(K, 81)`` on-policy states and their solutions, overwriting the oldest."""

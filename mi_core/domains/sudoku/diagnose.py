@@ -1,20 +1,9 @@
 """Why does a parallel sampler fail where sequential decoding succeeds? ``python -m mi_core diagnose sudoku``.
 
-For every puzzle, decode with sequential decoding and with each sampler given, and find each sampler's
-*first wrong cell*: the first step at which a cell is written with a digit other than the solution's.
-Failures are sorted by what that step looked like:
-
-* ``alone``: the wrong cell was the only cell written at that step, a plain model error that
-  dependency-aware scheduling cannot prevent;
-* ``with_dependent``: another cell written in the same step shares its row, column or box: the failure
-  that knowing dependencies should prevent (``clash`` counts the steps where two such cells even got
-  the same digit);
-* ``with_independent``: written together with cells outside its units only.
-
-Puzzles are cross-tabulated against sequential decoding: ``lost`` (sequential solves, the sampler does
-not), ``gained`` and ``both_fail``; the first-error classes are reported for the lost puzzles, where
-parallelism is what went wrong, and for all failures. Writes JSON, and with ``--section NAME --markdown
-FILE`` that section of FILE.
+Each sampler's first wrong step is classed ``alone`` (the only cell written: a plain model error),
+``with_dependent`` (written with a cell of its row, column or box, the failure dependency-aware scheduling
+should prevent; ``clash``: two such cells got the same digit) or ``with_independent``. Puzzles are
+cross-tabulated against sequential decoding (``lost``, ``gained``, ``both_fail``).
 """
 
 from __future__ import annotations

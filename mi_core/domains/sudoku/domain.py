@@ -9,14 +9,13 @@ from mi_core.bench.metrics import SolvedMetric
 from mi_core.domain import Command
 from mi_core.domains.sudoku import bench_order, bench_probe, diagnose, order, suite
 from mi_core.domains.sudoku.grid import SUDOKU9, GridDomain, digits
+from mi_core.domains.sudoku.mdm import load_sudoku_mdm
 from mi_core.domains.sudoku.states import SudokuStates
 from mi_core.domains.sudoku.train import SudokuTask
 from mi_core.models.base import MaskedLM
 
 
 def load_sudoku(spec: str | Path | None, device) -> tuple[MaskedLM, str]:
-    from mi_core.domains.sudoku.mdm import load_sudoku_mdm
-
     if not spec:
         raise ValueError("a Sudoku MDM needs a weights file (.safetensors)")
     path = Path(spec)
@@ -29,9 +28,7 @@ def load_sudoku(spec: str | Path | None, device) -> tuple[MaskedLM, str]:
 
 SUDOKU = GridDomain(
     "sudoku9", "Sudoku 9x9 (trained MDM)", "9x9", digits(SUDOKU9), names=("sudoku", "sudoku9"), geometry=SUDOKU9,
-    # the chained CPU run's peer-recurrent model (one block applied 16 times) and the estimator and selector
-    # trained on it; the 8-layer hard-data model before it is SUDOKU_8LAYER, and the first model
-    # (assets/sudoku_mdm.safetensors, 6 layers) and its estimator and selectors stay for comparison
+    # the peer-recurrent model (one block applied 16 times) and the estimator and selector trained on it
     model_env="MI_LENS_SUDOKU_MODEL", model_default="assets/sudoku_peer_recurrent.safetensors",
     estimator_env="MI_LENS_SUDOKU_ESTIMATOR", estimator_default="assets/sudoku_mi_estimator_recurrent.safetensors",
     selector_env="MI_LENS_SUDOKU_SELECTOR", selector_default="assets/sudoku_order_selector_recurrent.safetensors",
@@ -47,9 +44,7 @@ SUDOKU = GridDomain(
     ),
 )
 
-# the default before 2026-12-01's evening: the 8-layer hard-data model (Kaggle dev 54.2% sequential, against the
-# recurrent default's 61.2%), with its own estimator and selector. Not registered: the app offers it as a second
-# model of the 9x9 domain, and a command takes it with --model (and --estimator, --selector)
+# the 8-layer model with its own estimator and selector; not registered: the app offers it as a second 9x9 model
 SUDOKU_8LAYER = dataclasses.replace(
     SUDOKU, key="sudoku9_8layer", label="Sudoku 9x9 (8-layer MDM, the previous default)", names=(),
     model_env="MI_LENS_SUDOKU_8LAYER_MODEL", model_default="assets/sudoku_mdm_hard.safetensors",

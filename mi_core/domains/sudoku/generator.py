@@ -11,18 +11,15 @@ from mi_core.domains.sudoku.solver import count_solutions, grade, solve_count
 
 
 def random_grid(rng: random.Random, geom: Geometry = SUDOKU9) -> list[int]:
-    """A solved grid by randomised backtracking from the empty grid (branching in random digit order)."""
+    """A solved grid by randomised backtracking from the empty grid."""
     _, grid = solve_count([0] * geom.cells, limit=1, rng=rng)
     return grid
 
 
 def make_puzzle(solution: list[int], clues: int, rng: random.Random, tries: int = 20) -> list[int]:
-    """Blank cells of ``solution`` in random order while the puzzle stays unique, down to ``clues`` givens.
-
-    Returns a unique puzzle (0 for blank) with ``clues`` givens, or, when ``tries`` random removal orders
-    all got stuck above ``clues`` (every further removal would break uniqueness), the one with fewest
-    givens (a minimal puzzle). ``clues=0`` therefore asks for a minimal puzzle.
-    """
+    """Blank cells of ``solution`` in random order while the puzzle stays unique, down to ``clues`` givens; when
+    all ``tries`` orders get stuck above ``clues``, the one with fewest givens (so ``clues=0`` gives a minimal
+    puzzle)."""
     cells = len(solution)
     best = list(solution)
     for _ in range(tries):
@@ -47,11 +44,8 @@ def make_puzzle(solution: list[int], clues: int, rng: random.Random, tries: int 
 
 
 def harden(puzzle: list[int], solution: list[int], rng: random.Random, iters: int) -> tuple[list[int], int]:
-    """Hill-climb on the difficulty grade: move one clue to a random blank cell (its solution digit), keep
-    the move when the puzzle stays unique and its grade does not fall. Returns ``(puzzle, grade)``.
-
-    300 moves from a minimal puzzle give a median grade of about 14 (Kaggle's Hard median is 11).
-    """
+    """Hill-climb on the difficulty grade: move one clue to a random blank cell, kept when the puzzle stays
+    unique and its grade does not fall. Returns ``(puzzle, grade)``."""
     cur, best = list(puzzle), grade(puzzle)
     for _ in range(iters):
         clues = [i for i, d in enumerate(cur) if d]
@@ -69,11 +63,7 @@ def harden(puzzle: list[int], solution: list[int], rng: random.Random, iters: in
 
 
 def random_puzzle(clues: int, seed: int, geom: Geometry = SUDOKU9) -> tuple[list[int], list[int]]:
-    """A unique-solution puzzle with ``clues`` givens; returns ``(puzzle, solution)``.
-
-    Raises:
-        ValueError: when ``clues`` is out of range or no puzzle was found (below about 20 clues on 9x9).
-    """
+    """``(puzzle, solution)``: a unique puzzle with ``clues`` givens (ValueError when none is found)."""
     if not 0 < clues <= geom.cells:
         raise ValueError(f"clues must be in 1..{geom.cells}, got {clues}")
     rng = random.Random(seed)
@@ -86,21 +76,11 @@ def random_puzzle(clues: int, seed: int, geom: Geometry = SUDOKU9) -> tuple[list
 
 
 def random_transform(grids: np.ndarray, rng: np.random.Generator, box: int = 3, pair: int = 1) -> np.ndarray:
-    """Apply one random validity-preserving transform to each grid (or each group of ``pair`` grids).
-
-    Digit relabelling, row permutations within bands, band permutations, the same for columns and stacks,
-    and a random transpose. Blanks (0) stay blank, so puzzles keep exactly one solution. With ``pair=2``
-    consecutive grids (a puzzle and its solution) get the same transform.
-
-    Args:
-        grids: ``(B, n*n)`` int array, 0 for blank, ``B`` a multiple of ``pair``.
-    Returns:
-        ``(B, n*n)`` transformed copies.
-    """
+    """``(B, n*n)`` grids (0 blank) -> copies under one random validity-preserving transform each (digit
+    relabelling, band/stack and line permutations, a transpose); ``pair`` consecutive grids share one."""
     total, n = grids.shape[0], box * box
     batch = total // pair
     g = grids.reshape(total, n, n)
-    # digit relabelling: a random permutation of 1..n per group, 0 kept
     relabel = np.concatenate([np.zeros((batch, 1), np.int64), 1 + rng.permuted(np.tile(np.arange(n), (batch, 1)), axis=1)], 1)
     relabel = np.repeat(relabel, pair, 0)
     g = np.take_along_axis(relabel, g.reshape(total, -1), 1).reshape(total, n, n)

@@ -1,8 +1,5 @@
-"""Sudoku geometry (rows, columns, boxes of an ``n x n`` grid) and the base input errors.
-
-The lowest Sudoku module: :mod:`mi_core.domains.sudoku` and :mod:`mi_core.domains.sudoku.solver` both build
-on it, so neither imports the other's internals. Re-exported by :mod:`mi_core.domains.sudoku`.
-"""
+"""Sudoku geometry (rows, columns, boxes of an ``n x n`` grid) and the base input errors; the lowest Sudoku
+module, below both the grid API and the solver."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""Sudoku grids: tokens, parsing and validation.
-
-A grid of side ``n`` (4 or 9) is a string of ``n*n`` characters read row by row; ``.`` or ``0`` marks a
-blank. Token ids: ``MASK_ID`` for a blank and the digit itself (1..n) for a filled cell, so the value
-index ``v`` of digit ``d`` (the model's logit slot) is ``d - 1`` and its token is ``v + 1``.
-"""
+"""Sudoku grids: ``n*n`` characters row by row (``.`` or ``0`` blank). Token ids: ``MASK_ID`` for a blank,
+else the digit ``d`` (1..n), whose value index (the model's logit slot) is ``d - 1``."""
 
 from __future__ import annotations
 
@@ -44,14 +40,8 @@ class MultipleSolutionsError(SudokuError):
 
 
 def parse_grid(text: str, size: int | None = 81) -> list[int]:
-    """Parse one grid string into a list of digits, 0 for blank.
-
-    Whitespace inside the string is ignored. ``size`` fixes the expected cell count (``None`` accepts
-    16 or 81).
-
-    Raises:
-        SudokuFormatError: wrong length or a character that is neither a digit nor a blank.
-    """
+    """One grid string (whitespace ignored) -> digits, 0 for blank; ``size`` cells (``None``: 16 or 81).
+    SudokuFormatError on a wrong length or a character that is neither a digit nor a blank."""
     if not isinstance(text, str):
         raise SudokuFormatError(f"a Sudoku must be given as a string, got {type(text).__name__}")
     chars = "".join(text.split())
@@ -119,12 +109,8 @@ def find_conflict(digits: list[int]) -> str | None:
 
 
 def validate(text: str, size: int | None = 81, require_unique: bool = True) -> tuple[list[int], list[int]]:
-    """Parse and validate a puzzle; return ``(digits, solution)``.
-
-    Raises:
-        SudokuFormatError, SudokuConflictError, NoSolutionError, and (when ``require_unique``)
-        MultipleSolutionsError, each with a message naming the problem.
-    """
+    """Parse and validate a puzzle -> ``(digits, solution)``; raises SudokuFormatError, SudokuConflictError,
+    NoSolutionError or (with ``require_unique``) MultipleSolutionsError."""
     digits = parse_grid(text, size)
     conflict = find_conflict(digits)
     if conflict:
@@ -160,33 +146,24 @@ class PuzzleRecord:
 
 
 def read_puzzles(path: str | Path, limit: int | None = None) -> list[PuzzleRecord]:
-    """Read a ``.txt`` file (one puzzle a line, ``#`` comments) or a ``.csv`` with a ``puzzle`` column.
-
-    Raises:
-        FileNotFoundError: no such file.
-        SudokuFormatError: a malformed line, naming the line number.
-    """
+    """A ``.txt`` file (one puzzle a line, ``#`` comments) or a ``.csv`` with a ``puzzle`` column (and optional
+    ``solution``, ``level``); streamed up to ``limit`` puzzles. SudokuFormatError names a malformed line."""
     path = Path(path)
     if path.is_dir():
         raise IsADirectoryError(f"{path} is a directory, not a puzzle file (give a .txt or .csv file)")
     if not path.is_file():
         raise FileNotFoundError(f"puzzle file not found: {path}")
-    # streamed: with a limit, only the lines up to the limit-th puzzle are read, however large the file
     with path.open(encoding="utf-8-sig", newline="") as handle:
         try:
-            return _parse(_lines(handle), path.suffix.lower() == ".csv", str(path), limit)
+            lines = (raw.rstrip("\r\n") for raw in handle)
+            return _parse(lines, path.suffix.lower() == ".csv", str(path), limit)
         except UnicodeDecodeError as err:
             raise SudokuFormatError(f"{path} is not a UTF-8 text file") from err
 
 
 def solutions_for(records: list[PuzzleRecord]) -> list[str]:
-    """The unique solution of each record (the file's, which parsing checked against the givens, or the
-    solver's). Benchmarks score a decode against this one grid, so a puzzle with no solution or with more
-    than one is refused rather than scored against whichever solution a solver finds.
-
-    Raises:
-        ValueError: a puzzle without a solution or with several, naming its line.
-    """
+    """The unique solution of each record (the file's, else the solver's); ValueError names a puzzle with none
+    or several, which a benchmark could otherwise score against the wrong grid."""
     out = []
     for rec in records:
         count, sol = solve_count(parse_grid(rec.puzzle, None), limit=2)
@@ -197,11 +174,6 @@ def solutions_for(records: list[PuzzleRecord]) -> list[str]:
                              "with exactly one (a valid grid could otherwise be scored wrong)")
         out.append(rec.solution or to_string(sol))
     return out
-
-
-def _lines(handle):
-    for raw in handle:
-        yield raw.rstrip("\r\n")
 
 
 def parse_puzzle_text(text: str, csv_format: bool, name: str = "input", limit: int | None = None) -> list[PuzzleRecord]:
@@ -233,7 +205,7 @@ def _parse_lines(lines, name: str):
 
 
 def _parse_csv(lines, name: str):
-    numbers = []  # the file's own line number of each line the reader sees (comments and blanks skipped)
+    numbers = []  # the file's line number of each line the reader sees
 
     def kept():
         for no, ln in enumerate(lines, start=1):
@@ -302,23 +274,20 @@ class GridDomain(Domain):
         return found if count == 1 else None
 
     def read_inputs(self, path, limit: int | None = None, level: str | None = None) -> tuple[list, list, list]:
-        """``(templates, solutions, levels)`` of a Sudoku file (``.txt`` one puzzle a line, or ``.csv`` with
-        ``puzzle`` and optional ``solution`` and ``level`` columns; ``level`` keeps the puzzles of that
-        level, before ``limit``), each puzzle with its one solution (the file's, else the solver's; a puzzle
-        with none or several is refused)."""
-        domain = self
+        """``(templates, solutions, levels)`` of a puzzle file (see :func:`read_puzzles`); ``level`` keeps that
+        level's puzzles (before ``limit``); each puzzle needs exactly one solution."""
         records = read_puzzles(path, limit=None if level else limit)
-        if any(len(r.puzzle) != domain.cells for r in records):
-            raise ValueError(f"{path} holds puzzles of another size than {domain.label} ({domain.cells} cells)")
+        if any(len(r.puzzle) != self.cells for r in records):
+            raise ValueError(f"{path} holds puzzles of another size than {self.label} ({self.cells} cells)")
         if level:
             records = [r for r in records if (r.level or "").lower() == level.lower()][:limit]
             if not records:
                 raise ValueError(f"no puzzles of level {level!r} in {path}")
         try:
-            solutions = [domain.parse_state(s) for s in solutions_for(records)]
+            solutions = [self.parse_state(s) for s in solutions_for(records)]
         except ValueError as err:
             raise ValueError(f"{path}: {err}") from None
-        return [np.asarray(domain.parse_state(r.puzzle)) for r in records], solutions, [r.level for r in records]
+        return [np.asarray(self.parse_state(r.puzzle)) for r in records], solutions, [r.level for r in records]
 
 
 def digits(geometry: Geometry) -> tuple[str, ...]:

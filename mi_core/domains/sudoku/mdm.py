@@ -1,9 +1,5 @@
-"""The Sudoku masked diffusion model: the engine's transformer (:class:`mi_core.models.mdm.TransformerMDM`)
-given the grid's geometry. A cell's position is the sum of its row, column and box embeddings (factored
-positions, which worked far better here than learned ones); ``attention="peer"`` masks attention to each
-cell's 20 peers and itself, ``"peer_bias"`` learns a bias on peer pairs; ``loops`` and ``inject`` make it
-a peer-recurrent model (the engine model's docstring says how).
-"""
+"""The Sudoku masked diffusion model: the engine's transformer (:class:`mi_core.models.mdm.TransformerMDM`) with
+a cell's position the sum of its row, column and box embeddings (far better here than learned positions)."""
 
 from __future__ import annotations
 

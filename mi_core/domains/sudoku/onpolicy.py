@@ -1,10 +1,5 @@
-"""On-policy training states: where the model's own sequential decoding goes, while it is still right.
-
-Sequential decoding fills the lowest-entropy masked cell with its most probable digit, one cell per pass.
-Every state it passes through before its first wrong digit is consistent with the puzzle's unique
-solution, which therefore labels it. The state just before the first error is the one the model got
-wrong, so it is always kept; the others are sampled uniformly along the path.
-"""
+"""On-policy training states: those the model's own sequential decoding passes through before its first wrong
+digit, labelled by the puzzle's unique solution."""
 
 from __future__ import annotations
 
@@ -18,15 +13,10 @@ from mi_core.mi.entropy import entropy_from_logits
 @torch.no_grad()
 def onpolicy_states(model, puzzles: torch.Tensor, solutions: torch.Tensor, per_puzzle: int, generator: torch.Generator,
                     bf16: bool = True) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Decode ``puzzles`` sequentially and return consistent states along the way.
+    """Decode ``(M, 81)`` puzzles sequentially; ``per_puzzle`` states are sampled (with replacement) from each
+    consistent path, plus the state just before the first error where there is one.
 
-    Args:
-        model: a Sudoku MDM (token 0 = mask, tokens 1..9 digits); puzzles, solutions: ``(M, 81)`` int64.
-        per_puzzle: states sampled per puzzle along its consistent path (with replacement), plus the
-            state before the first error where there is one.
-    Returns:
-        ``(states (K, 81), solutions (K, 81), solved (M,) bool)``; solved says which puzzles sequential
-        decoding got entirely right.
+    Returns ``(states (K, 81), solutions (K, 81), solved (M,) bool)``.
     """
     was_training = model.training
     model.eval()

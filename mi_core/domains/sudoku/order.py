@@ -21,8 +21,8 @@ TRAIN_SEED, EVAL_SEED = 30_000, 20_000  # away from the MDM's own pools (seeds 0
 
 
 def puzzle_draw(pool: np.ndarray):
-    """``draw(rng, batch)`` over ``(P, 2, 81)`` (puzzle, solution) pairs, each with a fresh random
-    validity-preserving transform: ``(start token ids, solution value indices)``, ``(B, 81)`` each."""
+    """``draw(rng, batch)`` of freshly transformed ``(P, 2, 81)`` (puzzle, solution) pairs: ``(start token ids,
+    solution value indices)``, ``(B, 81)`` each."""
 
     def draw(rng: np.random.Generator, batch: int):
         pairs = pool[rng.integers(len(pool), size=batch)].reshape(batch * 2, -1)
@@ -47,8 +47,8 @@ def decode_score(model, pairs: np.ndarray, strategy, bf16: bool) -> dict:
 
 
 def make_validate(model, pairs: np.ndarray, budgets: tuple[int, ...], bf16: bool, frozen: bool = True):
-    """``validate(selector) -> dict``: learned (threshold mode) vs top_margin at each budget; top_margin
-    is decoded once while the denoiser is ``frozen``, else again at every validation."""
+    """``validate(selector) -> dict``: learned (threshold mode) vs top_margin at each budget (top_margin decoded
+    once while the denoiser is ``frozen``)."""
 
     def score(strategy) -> tuple[float, float]:
         got = decode_score(model, pairs, strategy, bf16)

@@ -1,9 +1,8 @@
-"""Pools of generated Sudoku grids and graded unique puzzles, built in worker processes and cached on disk
-(``runs/pools/pool_<key>.npz``). Used by the MDM trainer, the estimator data and the order trainer.
-"""
+"""Pools of generated Sudoku grids and graded unique puzzles, built in worker processes and cached on disk."""
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import os
@@ -85,12 +84,9 @@ class PoolSpec:
 
 def load_or_build_pools(spec: PoolSpec, root: Path = POOL_DIR, workers: int = 2, exclude: set[str] = frozenset(), log=print,
                         puzzle_file: Path | None = None):
-    """``{"grids" (G, 81), "puzzles" (P, 2, 81), "grades" (P,)}`` from ``root/pool_<key>.npz``, built once.
-
-    ``exclude``: puzzle strings (81 digits, 0 for blank) that must never be trained on (evaluation sets);
-    a generated puzzle equal to one of them is dropped. ``puzzle_file``: the puzzles come from this file of
-    :func:`grow_pool_file` (the spec's grids are still generated and cached).
-    """
+    """``{"grids" (G, 81), "puzzles" (P, 2, 81), "grades" (P,)}`` from ``root/pool_<key>.npz``, built once;
+    puzzles whose string (0 for blank) is in ``exclude`` are dropped; ``puzzle_file``: the puzzles come from
+    this file of :func:`grow_pool_file`."""
     if puzzle_file is not None:
         grids = load_or_build_pools(replace(spec, puzzles=0), root, workers, log=log)["grids"]
         return _drop_excluded({"grids": grids, **read_pool_file(puzzle_file)}, exclude, log)
@@ -112,7 +108,6 @@ def load_or_build_pools(spec: PoolSpec, root: Path = POOL_DIR, workers: int = 2,
 
 
 def _drop_excluded(pools: dict, exclude: set[str], log) -> dict:
-    """``pools`` without the puzzles whose string (0 for blank) is in ``exclude``."""
     keep = np.array([("".join(map(str, p)) not in exclude) for p in pools["puzzles"][:, 0]], dtype=bool)
     if (~keep).any():
         log(f"dropped {int((~keep).sum())} generated puzzles that occur in an evaluation set")
@@ -123,15 +118,9 @@ POOL_FILE_CHUNK = 50  # puzzles per chunk of a pool file; chunk i is seeded by (
 
 
 def grow_pool_file(path: str | Path, seed: int, count: int, max_iters: int, workers: int = 1, log=print) -> int:
-    """Append graded puzzles to the gzip text file ``path`` until it holds ``count`` of them.
-
-    Each line is ``puzzle solution grade`` (81 digits each, 0 for blank). Puzzles come in chunks of
-    :data:`POOL_FILE_CHUNK`, chunk ``i`` built from seed ``seed * 1_000_003 + i``, and every finished
-    chunk is appended at once: a stopped build loses at most the chunks in flight, and the next call
-    continues where the file ends. Returns the number of puzzles the file holds.
-    """
-    import gzip
-
+    """Append graded puzzles (lines ``puzzle solution grade``, 0 for blank) to the gzip file ``path`` until it
+    holds ``count``; each finished chunk is appended at once, so a stopped build resumes where the file ends.
+    Returns the number of puzzles the file holds."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     have = len(read_pool_file(path)["grades"]) if path.is_file() else 0
@@ -152,13 +141,7 @@ def grow_pool_file(path: str | Path, seed: int, count: int, max_iters: int, work
 
 
 def read_pool_file(path: str | Path) -> dict:
-    """``{"puzzles" (P, 2, 81), "grades" (P,)}`` from a file of :func:`grow_pool_file`.
-
-    Raises:
-        ValueError: a line that is not ``puzzle solution grade``.
-    """
-    import gzip
-
+    """``{"puzzles" (P, 2, 81), "grades" (P,)}`` from a file of :func:`grow_pool_file` (ValueError on a bad line)."""
     rows, grades = [], []
     try:
         with gzip.open(path, "rt") as fh:

@@ -1,9 +1,7 @@
-"""Exact Sudoku solver and solution counter.
+"""Exact Sudoku solver and solution counter (4x4 and 9x9).
 
-Candidates are bit masks (bit ``d - 1`` for digit ``d``). Placing a digit removes it from the cell's
-peers and places every cell that is left with one candidate (naked singles); a unit in which a digit fits
-in one cell only places it there (hidden singles); the search then branches on the cell with the fewest
-candidates. Works for 4x4 and 9x9 grids.
+Candidates are bit masks (bit ``d - 1`` for digit ``d``), propagated by naked and hidden singles; the search
+branches on the cell with the fewest candidates.
 """
 
 from __future__ import annotations
@@ -96,28 +94,24 @@ def _search(cands: list[int], limit: int, found: list[list[int]], units, peers, 
             _search(trial, limit, found, units, peers, full, rng, stats)
 
 
-def solve_count(digits: list[int], limit: int = 2, rng=None) -> tuple[int, list[int] | None]:
-    """Count solutions up to ``limit`` and return ``(count, first_solution)``.
-
-    Args:
-        digits: ``cells`` ints, 0 for blank (16 or 81 cells). Givens are assumed free of conflicts;
-            conflicting givens give count 0.
-        limit: stop after this many solutions.
-        rng: a ``random.Random`` to branch in random digit order (the first solution found is then a
-            random one, used by the generator); None branches in digit order.
-    Returns:
-        ``(count, solution)`` with ``solution`` a list of digits, or None when there is none.
-    """
-    peers, units, full = _tables(len(digits))
-    cands = [full] * len(digits)
+def _givens(digits: list[int]) -> tuple[list[int] | None, tuple]:
+    """The candidates once the givens are placed (None on a contradiction), and the tables."""
+    tables = _tables(len(digits))
+    cands = [tables[2]] * len(digits)
     for cell, d in enumerate(int(x) for x in digits):
-        if d and not _eliminate(cands, cell, 1 << (d - 1), peers):
-            return 0, None
+        if d and not _eliminate(cands, cell, 1 << (d - 1), tables[0]):
+            return None, tables
+    return cands, tables
+
+
+def solve_count(digits: list[int], limit: int = 2, rng=None) -> tuple[int, list[int] | None]:
+    """``(count, first_solution)`` of ``digits`` (16 or 81 ints, 0 blank), counting up to ``limit``; ``rng``
+    (a ``random.Random``) branches in random digit order, so the first solution is a random one."""
+    cands, (peers, units, full) = _givens(digits)
     found: list[list[int]] = []
-    _search(cands, limit, found, units, peers, full, rng)
-    if not found:
-        return 0, None
-    return len(found), [m.bit_length() for m in found[0]]
+    if cands is not None:
+        _search(cands, limit, found, units, peers, full, rng)
+    return len(found), ([m.bit_length() for m in found[0]] if found else None)
 
 
 def solve(digits: list[int]) -> list[int] | None:
@@ -131,20 +125,12 @@ def count_solutions(digits: list[int], limit: int = 2) -> int:
 
 
 def grade(digits: list[int]) -> int:
-    """Difficulty grade: search nodes beyond the root to find every solution (counted up to 2).
-
-    A node is a guess on the cell with the fewest candidates that survives naked-single elimination
-    (a guess refuted at once by it is not counted) and is then propagated with hidden singles; 0 means
-    singles alone solve the puzzle. Branching in digit order makes it deterministic.
-
-    Raises:
-        ValueError: when the puzzle has no solution.
-    """
-    peers, units, full = _tables(len(digits))
-    cands = [full] * len(digits)
-    for cell, d in enumerate(int(x) for x in digits):
-        if d and not _eliminate(cands, cell, 1 << (d - 1), peers):
-            raise ValueError("the puzzle's givens contradict each other")
+    """Difficulty grade: search nodes beyond the root to find every solution (counted up to 2), in digit order;
+    a guess refuted at once by naked singles is not a node, and 0 means singles alone solve the puzzle.
+    ValueError when the puzzle has no solution."""
+    cands, (peers, units, full) = _givens(digits)
+    if cands is None:
+        raise ValueError("the puzzle's givens contradict each other")
     found: list[list[int]] = []
     stats = [0]
     _search(cands, 2, found, units, peers, full, None, stats)

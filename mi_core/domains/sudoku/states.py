@@ -1,9 +1,5 @@
-"""Sudoku state samplers: partially decoded states for the estimator's data and its evaluation.
-
-Three sources (:data:`SOURCES`): a solved grid masked uniformly at a random rate, a puzzle's own clue
-pattern, and an intermediate state of a top-k decoding run. They sit with decoding (they run the decode
-loop) so that both ``mi_core.train`` and ``mi_core.bench`` can use them without importing each other.
-"""
+"""Sudoku states for the estimator's data and its evaluation, from three sources (:data:`SOURCES`): a solved
+grid masked at a random rate, a puzzle's own clue pattern, and an intermediate state of a top-k decoding run."""
 
 from __future__ import annotations
 
@@ -17,6 +13,7 @@ from mi_core.decoding import decode, make_strategy
 from mi_core.domain import ShardConfig, ensure_masked, parse_mix
 from mi_core.domains.sudoku import MASK_ID, parse_grid, read_puzzles, solutions_for
 from mi_core.domains.sudoku.generator import random_transform
+from mi_core.domains.sudoku.pool import build_pool
 from mi_core.options import option, seed
 
 SOURCES = ("uniform", "puzzle", "decode")
@@ -54,12 +51,8 @@ def uniform_state(solution: np.ndarray, rng: np.random.Generator, minimum: int) 
 
 
 def decode_states(model, starts: np.ndarray, rng: np.random.Generator, minimum: int, device) -> np.ndarray:
-    """One random intermediate state ``(B, N)`` of a decoding run from each start ``(B, N)``.
-
-    The run uses the top-k lowest-entropy strategy with k in {1, 2, 3, 4} and temperature 0 or 1, drawn
-    once for the batch; each row's state is drawn uniformly from the steps that still leave ``minimum``
-    cells masked (the start itself when none does).
-    """
+    """One random intermediate state ``(B, N)`` of a top-k decoding run (k in 1..4, temperature 0 or 1, drawn
+    once for the batch) from each start ``(B, N)``, among the steps leaving ``minimum`` cells masked."""
     strategy = make_strategy("topk", k=int(rng.integers(1, 5)))
     temperature = float(rng.choice([0.0, 1.0]))
     tokens = torch.as_tensor(starts, device=device)
@@ -76,11 +69,8 @@ def decode_states(model, starts: np.ndarray, rng: np.random.Generator, minimum: 
 def draw_states(model, puzzles: np.ndarray, solutions: np.ndarray, n: int, mix: StateMix,
                 rng: np.random.Generator, *, transform: bool, minimum: int = 2,
                 device="cpu") -> tuple[np.ndarray, np.ndarray]:
-    """``n`` states drawn from ``(P, N)`` puzzles and their solutions (0 = blank).
-
-    Returns ``(tokens (n, N) int64, source (n,) int64)`` with ``source`` indexing :data:`SOURCES`.
-    With ``transform`` each state's (puzzle, solution) gets a fresh random validity-preserving transform.
-    """
+    """``n`` states from ``(P, N)`` puzzles and solutions (0 blank), each pair freshly transformed with
+    ``transform``: ``(tokens (n, N) int64, source (n,) int64)``, ``source`` indexing :data:`SOURCES`."""
     source = rng.choice(len(SOURCES), size=n, p=mix.weights() / mix.weights().sum())
     pick = rng.integers(len(puzzles), size=n)
     pairs = np.stack([puzzles[pick], solutions[pick]], 1).reshape(2 * n, -1)
@@ -98,10 +88,8 @@ def draw_states(model, puzzles: np.ndarray, solutions: np.ndarray, n: int, mix: 
 
 @dataclass(frozen=True)
 class DataConfig(ShardConfig):
-    """``states`` in shards of ``shard_size``; ``pool``: generated (puzzle, solution) pairs to draw from;
-    ``eps``: the probe's pruning threshold, 0 (exact) by default: on a Sudoku MDM checkpoint eps = 1e-4
-    saved 4-40% of the passes but moved MI by up to 1e-3 nats, more than the median pair's MI (its error
-    bound is stored per state); ``min_masked``: every state keeps at least this many masked cells."""
+    """``pool``: generated (puzzle, solution) pairs to draw from; ``min_masked``: masked cells every state keeps.
+    ``eps`` stays 0 (exact): 1e-4 saved 4-40% of the passes but moved MI by more than the median pair's MI."""
 
     pool: int = 400
     min_masked: int = 2
@@ -138,20 +126,19 @@ class HeldOutOptions:
 
 
 class SudokuStates:
-    """The Sudoku state source of estimator data (see :mod:`mi_core.train.estimator_data`): states drawn
-    from seeded *generated* puzzles, each with a fresh validity-preserving transform, so no file puzzle is
-    ever trained on."""
+    """The Sudoku state source of estimator data: states of seeded *generated* puzzles, freshly transformed,
+    so no file puzzle is ever trained on."""
 
     config_cls = DataConfig
     sources = SOURCES
     width = None  # every state has 81 cells: no padding
     section = "eval-estimator"  # its section of BENCHMARKS.md
+    data_options, eval_options = DataOptions, HeldOutOptions
+    eval_defaults = {"states": 60, "threshold": 1e-2, "max_batch": DataConfig.max_batch}
 
     def __init__(self, cfg: DataConfig):
         self.cfg = cfg
         self._pool = None
-
-    data_options = DataOptions
 
     @staticmethod
     def config_from_args(args) -> DataConfig:
@@ -159,7 +146,6 @@ class SudokuStates:
                           eps=args.eps, max_batch=args.max_batch, mix=StateMix.parse(args.mix))
 
     def options(self) -> str:
-        """The command-line options that give this config."""
         c = self.cfg
         return (f"--states {c.states} --shard-size {c.shard_size} --pool {c.pool} --eps {c.eps:g} "
                 f"--max-batch {c.max_batch} --mix {c.mix.as_text()} --seed {c.seed}")
@@ -170,18 +156,11 @@ class SudokuStates:
 
     def draw(self, model, rng: np.random.Generator, count: int, device) -> tuple[list[np.ndarray], list[int]]:
         if self._pool is None:
-            from mi_core.domains.sudoku.pool import build_pool
-
             pool = build_pool(self.cfg.seed + 7919, self.cfg.pool, puzzles=True, workers=1)
             self._pool = pool[:, 0], pool[:, 1]
         tokens, source = draw_states(model, *self._pool, count, self.cfg.mix, rng, transform=True,
                                      minimum=self.cfg.min_masked, device=device)
         return list(tokens), source.tolist()
-
-    # -- held-out states (``eval-estimator sudoku``) ----------------------------------------------------
-    eval_defaults = {"states": 60, "threshold": 1e-2, "max_batch": DataConfig.max_batch}
-
-    eval_options = HeldOutOptions
 
     @staticmethod
     def held_out(args) -> HeldOutPuzzles:
@@ -189,8 +168,7 @@ class SudokuStates:
 
 
 class HeldOutPuzzles:
-    """Held-out Sudoku states: drawn as the training states are, but from a puzzle file's own puzzles,
-    untransformed (the file is read, and its puzzles checked for one solution each, when this is built)."""
+    """Held-out Sudoku states: drawn as the training states are, from a puzzle file's own puzzles untransformed."""
 
     sources = SOURCES
 

@@ -1,10 +1,5 @@
-"""Benchmark the shipped Sudoku MDM with sequential and naive top-k decoding on the shared puzzle sets.
-
-    python -m mi_core bench-suite sudoku --data ../shared/data/sudoku --limit 500
-
-Writes ``assets/benchmarks/foundation.json`` (``--json``) and, with ``--markdown FILE``, the ``foundation``
-section of that file.
-"""
+"""``python -m mi_core bench-suite sudoku``: the shipped Sudoku MDM with sequential and naive top-k decoding on
+the shared puzzle sets."""
 
 from __future__ import annotations
 
@@ -52,8 +47,8 @@ def main(args) -> int:
     warn_if_slow_bf16(device, args.bf16)
     model = load_sudoku_mdm(args.model, device)
     rows = []
-    sets = {name: read_puzzles(args.data / name) for name in SETS}
-    sets = {name: r if name.startswith("kaggle") else r[: args.limit] for name, r in sets.items()}
+    sets = {name: read_puzzles(args.data / name)[: None if name.startswith("kaggle") else args.limit]
+            for name in SETS}
     cells = suite_cells([(sets[n], s, p) for n in SETS for s, p in SAMPLERS], args, engine) if engine.engine == "ray" else None
     for name in SETS:
         records = sets[name]

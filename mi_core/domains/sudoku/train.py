@@ -19,16 +19,11 @@ import numpy as np
 import torch
 
 from mi_core.decoding import decode_final, make_strategy
-from mi_core.domains.sudoku.data import (
-    POOL_DIR,
-    DeviceBatches,
-    PoolSpec,
-    build_graded_pool,
-    load_or_build_pools,
-    read_pool_file,
-)
+from mi_core.domains.sudoku import read_puzzles
+from mi_core.domains.sudoku.data import DeviceBatches
 from mi_core.domains.sudoku.mdm import SudokuMDM, SudokuMDMConfig, load_sudoku_mdm, masked_ce, save_sudoku_mdm
 from mi_core.domains.sudoku.onpolicy import onpolicy_states
+from mi_core.domains.sudoku.pool import POOL_DIR, PoolSpec, build_graded_pool, load_or_build_pools, read_pool_file
 from mi_core.options import SEED_MAX, option
 from mi_core.scale import distributed
 from mi_core.train.mdm import use_bf16
@@ -95,18 +90,8 @@ def validate(model: SudokuMDM, puzzles: np.ndarray, device: torch.device) -> dic
             "val_puzzle_ce": ce}
 
 
-def _collect(model, data: DeviceBatches, cfg: TrainConfig, gen: torch.Generator, bf16: bool) -> float:
-    """Add on-policy states from ``cfg.onpolicy_puzzles`` hard-weighted pool puzzles; their solve rate."""
-    puzzles, solutions = data.sample_puzzles(cfg.onpolicy_puzzles, gen)
-    states, sols, solved = onpolicy_states(model, puzzles, solutions, cfg.onpolicy_per_puzzle, gen, bf16)
-    data.add_states(states, sols)
-    return solved.float().mean()
-
-
 def _read_exclude(paths: list[Path]) -> set[str]:
-    """Puzzle strings (0 for blank) of every evaluation file given, never to be trained on."""
-    from mi_core.domains.sudoku import read_puzzles
-
+    """Puzzle strings (0 for blank) of the evaluation files, never to be trained on."""
     return {"".join("0" if c in ".0" else c for c in rec.puzzle) for p in paths for rec in read_puzzles(p)}
 
 
@@ -114,16 +99,8 @@ INIT_OVERRIDES = ("loops", "dropout", "inject", "attention")  # model options --
 
 
 def init_model(path: Path, given: dict) -> SudokuMDM:
-    """The model at ``path`` with the model options given beside ``--init`` (``given``: name -> value).
-
-    ``loops``, ``dropout``, ``inject`` and ``attention`` apply to the loaded weights (looping a trained stack
-    is a warm start for a looped transformer; ``attention="peer_bias"`` adds a peer bias that starts at zero,
-    so the warm start computes what the file does); any other option must equal the file's own value.
-
-    Raises:
-        ModelFileError: ``path`` is not a Sudoku MDM.
-        ValueError: a given option contradicts the file's config.
-    """
+    """The model at ``path`` with the model options given beside ``--init`` (``given``: name -> value): those
+    in :data:`INIT_OVERRIDES` apply to the loaded weights, any other must equal the file's (else ValueError)."""
     model = load_sudoku_mdm(path)
     for name, value in given.items():
         if name not in INIT_OVERRIDES and getattr(model.cfg, name) != value:
@@ -174,13 +151,14 @@ class SudokuTask:
     model_config, train_config = SudokuMDMConfig, TrainConfig
     best_key, higher = "val_accuracy", True
     save = staticmethod(save_sudoku_mdm)
+    options = DataOptions
 
     def __init__(self, model_cfg: SudokuMDMConfig, cfg: TrainConfig, device: torch.device, args: dict | None = None,
                  log=print, pool_dir: Path = POOL_DIR):
         args = args or {}
         self.model_cfg, self.cfg, self.device, self.init = model_cfg, cfg, device, args.get("init")
         self.bf16 = use_bf16(cfg, device, log=lambda m: None)  # the trainer itself says so
-        # loaded now, so a bad --init or an option that contradicts it fails before the pools are built
+        # loaded first, so a bad --init fails before the pools are built
         self.start = init_model(self.init, args.get("model_given", {})) if self.init else None
         workers = args.get("pool_workers", 2) or os.cpu_count() or 1
         t0 = time.time()
@@ -195,19 +173,21 @@ class SudokuTask:
         self.gen = torch.Generator(device=device).manual_seed(distributed.rank_seed(cfg.seed))  # each rank its own data
         self.solved: list[torch.Tensor] = []
 
-    options = DataOptions
-
     def build_model(self, fresh: bool = False) -> SudokuMDM:
         return self.start if self.start is not None and not fresh else SudokuMDM(self.model_cfg)
 
     def before_step(self, model, step: int) -> None:
         cfg = self.cfg
         if cfg.onpolicy_every and cfg.onpolicy_frac and step % cfg.onpolicy_every == 0:
-            self.solved.append(_collect(model, self.data, cfg, self.gen, self.bf16))
+            puzzles, solutions = self.data.sample_puzzles(cfg.onpolicy_puzzles, self.gen)
+            states, sols, solved = onpolicy_states(model, puzzles, solutions, cfg.onpolicy_per_puzzle, self.gen,
+                                                   self.bf16)
+            self.data.add_states(states, sols)
+            self.solved.append(solved.float().mean())
 
     def loss(self, net, inputs: torch.Tensor, values: torch.Tensor, scored: torch.Tensor) -> torch.Tensor:
-        """Masked CE averaged over the last ``supervise`` iterations; the iterations before the last
-        ``grad_iters`` run without autograd; with ``min_loops`` the count is drawn per step."""
+        """Masked CE averaged over the last ``supervise`` iterations, backpropagated through the last
+        ``grad_iters``; with ``min_loops`` the iteration count is drawn per step."""
         cfg, loops = self.cfg, self.model_cfg.loops
         steps = loops
         if cfg.min_loops and cfg.min_loops < loops:
