@@ -25,8 +25,7 @@ def frequencies(chains, key=None) -> dict:
     """Add-one smoothed amino-acid frequencies ``(20,)`` of ``chains`` per ``key(chain, region)`` (None: one table)."""
     counts = defaultdict(lambda: np.ones(20))
     for c in chains:
-        regions = c.region_of()
-        for t, region in zip(c.tokens.tolist(), regions):
+        for t, region in zip(c.tokens.tolist(), c.region_of()):
             counts[None if key is None else key(c.chain, region)][t - 1] += 1
     return {k: v / v.sum() for k, v in counts.items()}
 

@@ -189,8 +189,7 @@ def convert_state(state: dict) -> dict[str, torch.Tensor]:
 
 
 def export_state(model: AntiBERTy) -> dict[str, torch.Tensor]:
-    """:class:`AntiBERTy`'s state dict under AntiBERTy's own names (the inverse of :func:`convert_state`),
-    with the tied ``cls.predictions.bias``: what ``pytorch_model.bin`` holds, less the unused heads."""
+    """The inverse of :func:`convert_state`, with the tied ``cls.predictions.bias``."""
     layer = {v: k for k, v in LAYER_NAMES.items()}
     other = {v: k for k, v in OTHER_NAMES.items()}
     out = {}
@@ -215,8 +214,7 @@ def save_folder(model: AntiBERTy, folder: str | Path) -> Path:
 
 
 def load_antiberty(folder: str | Path | None = None, device: torch.device | str = "cpu") -> AntiBERTy:
-    """:class:`AntiBERTy` with the installed weights (or those in ``folder``) in eval mode; AntiBERTyMissing or
-    ModelFileError."""
+    """:class:`AntiBERTy` with the installed weights (or those in ``folder``) in eval mode."""
     folder = weights_folder() if folder is None else Path(folder)
     path, config = folder / "pytorch_model.bin", folder / "config.json"
     if not path.is_file() or not config.is_file():

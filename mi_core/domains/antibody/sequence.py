@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from mi_core.domains.protein import MASK_CHAR, ProteinInputError, detokenize, tokenize
-from mi_core.domains.protein.tokens import _fasta_pairs
+from mi_core.domains.protein.tokens import _fasta_pairs, read_text_file
 
 MAX_RESIDUES = 510  # AntiBERTy: 512 positions less [CLS] and [SEP]
 HEAVY_GAP = 72  # residues from the first conserved cysteine to the second: >= this in a heavy chain
@@ -244,14 +244,7 @@ def read_csv_text(text: str, limit: int | None = None, source: str = "CSV") -> l
 def read_file(path: str | Path, limit: int | None = None) -> list[AntibodyChain]:
     """Chains of a CSV (``.csv``) or FASTA file (anything else); the path is named in every error."""
     path = Path(path)
-    if path.is_dir():
-        raise IsADirectoryError(f"{path} is a directory, not a CSV or FASTA file")
-    if not path.is_file():
-        raise FileNotFoundError(f"antibody file not found: {path}")
-    try:
-        text = path.read_text()
-    except UnicodeDecodeError:
-        raise AntibodyInputError(f"{path}: not a text file") from None
+    text = read_text_file(path, "a CSV or FASTA file", "antibody file not found", AntibodyInputError)
     try:
         if path.suffix.lower() == ".csv":
             return read_csv_text(text, limit, str(path))

@@ -34,9 +34,8 @@ class ESMPackageMissing(ImportError, ValueError):
 
 
 class ESMCAdapter(MaskedLM):
-    """Our token ids ``(B, N)`` -> ``MDMOutput(logits (B, N, 20) float32, hidden (B, N, D))`` from an ESMC:
-    its logits of the 20 amino acids and final-norm embedding of each residue (outputs at padding are meaningless).
-    """
+    """Our token ids ``(B, N)`` -> ``MDMOutput(logits (B, N, 20) float32, hidden (B, N, D))``: an ESMC's logits
+    of the 20 amino acids and final-norm embedding of each residue (meaningless at padding)."""
 
     mask_id = MASK_ID
 
@@ -156,8 +155,7 @@ def weights_in(path: Path) -> Path:
 
 def find_esmc_weights(spec: str | Path | None = None) -> Path | None:
     """The ESM-C checkpoint in ``spec`` (a ``.pth`` or a directory), else ``MI_LENS_ESMC_WEIGHTS``, else the
-    Hugging Face cache; None when there is none. Raises ModelFileError when a given path holds no weights.
-    """
+    Hugging Face cache; None when there is none."""
     if spec:
         return weights_in(Path(spec).expanduser())
     if os.environ.get(WEIGHTS_ENV):
@@ -201,10 +199,7 @@ def read_checkpoint(path: Path) -> dict:
 
 
 def load_esmc(path: str | Path, device: torch.device | str = "cpu", n_heads: int | None = None) -> ESMCAdapter:
-    """An :class:`ESMCAdapter` over the checkpoint at ``path`` in eval mode, sized from its weights.
-
-    Raises ModelFileError (a bad or unfitting file) or ESMPackageMissing (``esm`` not installed).
-    """
+    """An :class:`ESMCAdapter` over the checkpoint at ``path`` in eval mode, sized from its weights."""
     path = Path(path)
     state = read_checkpoint(path)
     d_model, heads, n_layers = esmc_dims(state, n_heads)

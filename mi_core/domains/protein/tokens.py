@@ -54,10 +54,7 @@ class ProteinRecord:
 
 
 def tokenize(sequence: str, *, ambiguous: str = "error", max_length: int = MAX_INPUT_LENGTH, name: str = "sequence") -> np.ndarray:
-    """Token ids ``(L,)`` of one sequence (``_`` for an explicit mask); ``ambiguous="mask"`` masks U/O.
-
-    Raises ProteinInputError: empty input, an unknown character (with its position), or too long.
-    """
+    """Token ids ``(L,)`` of one sequence (``_``: an explicit mask; ``ambiguous="mask"`` masks U/O too)."""
     if ambiguous not in ("error", "mask"):
         raise ValueError(f"ambiguous must be 'error' or 'mask', got {ambiguous!r}")
     letters = "".join(sequence.split())
@@ -119,14 +116,7 @@ def read_fasta(path: str | Path, *, strict: bool = False, ambiguous: str = "erro
     sequences with letters other than the 20 and ``X``, over ``max_unknown`` of ``X``, or over ``max_length``.
     """
     path = Path(path)
-    if path.is_dir():
-        raise IsADirectoryError(f"{path} is a directory, not a FASTA file")
-    if not path.is_file():
-        raise FileNotFoundError(f"FASTA file not found: {path}")
-    try:
-        text = path.read_text()
-    except UnicodeDecodeError:
-        raise ProteinInputError(f"{path}: not a text file") from None
+    text = read_text_file(path, "a FASTA file", "FASTA file not found")
     if not strict:
         try:
             return parse_text(text, ambiguous=ambiguous, max_length=max_length, limit=limit)
@@ -144,6 +134,18 @@ def read_fasta(path: str | Path, *, strict: bool = False, ambiguous: str = "erro
     if not records:
         raise ProteinInputError(f"{path}: no usable sequences (FASTA with only standard amino-acid letters expected)")
     return records
+
+
+def read_text_file(path: Path, kind: str, missing: str, error: type = ProteinInputError) -> str:
+    """The text of a file; each error names ``path`` (``kind``: what it should be)."""
+    if path.is_dir():
+        raise IsADirectoryError(f"{path} is a directory, not {kind}")
+    if not path.is_file():
+        raise FileNotFoundError(f"{missing}: {path}")
+    try:
+        return path.read_text()
+    except UnicodeDecodeError:
+        raise error(f"{path}: not a text file") from None
 
 
 def _fasta_pairs(text: str, comments: bool = False):
