@@ -149,7 +149,7 @@ def read_text_file(path: Path, kind: str, missing: str, error: type = ProteinInp
 
 
 def _fasta_pairs(text: str, comments: bool = False):
-    """``(header, sequence)`` of each record; lines before the first header (and ``;`` lines if ``comments``) dropped."""
+    """``(header, sequence)`` of each record; text before the first header (and ``;`` lines if ``comments``) dropped."""
     header, chunks = None, []
     for line in text.splitlines():
         line = line.strip()
