@@ -12,7 +12,7 @@ from mi_core.domain import is_keyword, resolve_path
 from mi_core.domains.antibody import probe
 from mi_core.domains.antibody.evaluate import ModelEval
 from mi_core.domains.antibody.infill import CDRInfill, RecoveryMetric
-from mi_core.domains.antibody.model import load
+from mi_core.domains.antibody.model import AntiBERTyMissing, load, weights_folder
 from mi_core.domains.antibody.sequence import REGIONS, AntibodyChain, parse_text, read_chain, read_file
 from mi_core.domains.antibody.states import AntibodyStates
 from mi_core.domains.protein.tokens import AMINO_ACIDS, MASK_ID, PAD_ID, ProteinDomain, ProteinInputError, tokenize
@@ -23,12 +23,12 @@ CREDIT = ("AntiBERTy: Ruffolo, Gray and Sulam 2021, arXiv:2112.07782 (MIT licenc
 
 @dataclass(frozen=True)
 class AntibodyDomain(ProteinDomain):
-    """One antibody variable domain (VH or VL), up to 510 residues, with Kabat CDRs; ``parse_input``
-    refuses anything else with the reason (:mod:`mi_core.domains.antibody.sequence`)."""
+    """One antibody variable domain (VH or VL), up to 510 residues, with Kabat CDRs; ``parse_input`` refuses
+    anything else with the reason."""
 
     sequence_input: ClassVar[bool] = True  # probe takes --sequence/--fasta/--mask-positions, as proteins do
     credit: ClassVar[str] = CREDIT
-    model_eval: Any = None  # ``eval-model``'s part: options and run (mi_core.commands.eval_model)
+    model_eval: Any = None  # ``eval-model``'s options and run
 
     def parse_state(self, text: str) -> list[int]:
         return tokenize(text, max_length=510).tolist()
@@ -67,8 +67,7 @@ class AntibodyDomain(ProteinDomain):
         return sorted(out)
 
     def annotation(self, tokens) -> dict:
-        """``chain`` and ``regions`` (1-based inclusive ``[first, last]`` per Kabat region) of a state, for
-        JSON and figures; empty when the state is not a readable variable domain."""
+        """``chain`` and ``regions`` (1-based inclusive ``[first, last]``) of a state; empty when it is not a chain."""
         try:
             chain = read_chain(self.state_text(np.asarray(tokens)))
         except ProteinInputError:
@@ -80,14 +79,10 @@ class AntibodyDomain(ProteinDomain):
         spec = self.model_spec()
         if spec and not is_keyword(spec):
             return resolve_path(spec)
-        import importlib.util
-
-        found = importlib.util.find_spec("antiberty")
-        if found is None or not found.submodule_search_locations:
+        try:
+            return weights_folder() / "pytorch_model.bin"
+        except AntiBERTyMissing:
             return None
-        path = Path(list(found.submodule_search_locations)[0], "trained_models", "AntiBERTy_md_smooth",
-                    "pytorch_model.bin")
-        return path if path.is_file() else None
 
 
 ANTIBODY = AntibodyDomain(

@@ -1,13 +1,7 @@
-"""Masked-residue cross-entropy and perplexity of a model on antibody chains, against amino-acid
-composition, overall and per Kabat region (``eval-model antibody``).
-
-Each chain is masked ``draws`` times at ``mask_rate`` (``round(rate * L)`` residues, at least one, drawn by
-a generator seeded with ``(seed, chain index)``); one model pass per draw scores the masked residues,
-softmax over the 20 amino acids. The composition baseline predicts every masked residue with the amino-acid
-frequencies of the reference chains (``--composition-rows``: by default the training rows 1-70, not the
-evaluated ones); ``region_composition`` uses the frequencies of the same Kabat region and chain type, a
-stronger baseline. Perplexity is ``exp`` of the mean cross-entropy (nats) over all scored residues; its
-standard error comes from the spread of the per-chain means (delta method: ``SE(ppl) = ppl * SE(CE)``).
+"""``eval-model antibody``: masked-residue cross-entropy and perplexity of a model on antibody chains, overall
+and per Kabat region, against the amino-acid composition of reference chains (``region_composition``: of the
+same region and chain type). Each chain is masked ``draws`` times at ``mask_rate``, seeded by ``(seed, chain)``.
+Perplexity is ``exp`` of the mean cross-entropy (nats); ``SE(ppl) = ppl * SE(CE)``, SE over per-chain means.
 """
 
 from __future__ import annotations
@@ -28,12 +22,10 @@ from mi_core.options import option, seed
 
 
 def frequencies(chains, key=None) -> dict:
-    """Amino-acid frequencies ``(20,)`` (add-one smoothed) of ``chains``, per ``key(chain, region)`` when
-    given (else one table under ``None``)."""
+    """Add-one smoothed amino-acid frequencies ``(20,)`` of ``chains`` per ``key(chain, region)`` (None: one table)."""
     counts = defaultdict(lambda: np.ones(20))
     for c in chains:
-        regions = c.region_of()
-        for t, region in zip(c.tokens.tolist(), regions):
+        for t, region in zip(c.tokens.tolist(), c.region_of()):
             counts[None if key is None else key(c.chain, region)][t - 1] += 1
     return {k: v / v.sum() for k, v in counts.items()}
 
@@ -83,8 +75,7 @@ def group_report(rows: list[dict]) -> dict:
 
 
 def evaluate(model, chains, reference, *, rate: float = 0.15, draws: int = 4, seed: int = 0, device="cpu") -> dict:
-    """The whole report (see the module docstring): overall, ``by_region``, ``by_chain`` and
-    ``by_chain_region`` (``"H CDR3"``, ...), each with model and composition perplexities."""
+    """The report overall, ``by_region``, ``by_chain`` and ``by_chain_region`` (``"H CDR3"``, ...)."""
     if not 0 < rate < 1:
         raise ValueError(f"--mask-rate must be in (0, 1), got {rate}")
     if draws < 1:
@@ -107,8 +98,6 @@ def evaluate(model, chains, reference, *, rate: float = 0.15, draws: int = 4, se
 
 @dataclass
 class EvalOptions:
-    """The options of ``eval-model antibody``."""
-
     csv: Path = option(DEFAULT_CSV, "CSV (name,vh,vl) or FASTA file of antibodies")
     rows: str = option(EVAL_ROWS, "antibodies to score, 1-based A-B or all")
     composition_rows: str = option(TRAIN_ROWS, "antibodies of --csv whose amino-acid frequencies are the "
@@ -121,8 +110,6 @@ class EvalOptions:
 
 
 class ModelEval:
-    """The antibody part of ``eval-model`` (``Domain.model_eval``): options and the run."""
-
     options = EvalOptions
 
     @staticmethod

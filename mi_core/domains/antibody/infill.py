@@ -1,11 +1,6 @@
-"""CDR in-filling, the antibody benchmark of ``bench antibody``: mask a chain's CDR3 (``--region cdr3``)
-or all three CDRs (``--region cdrs``), let a sampler fill them back with the framework given, and score
-amino-acid recovery, the share of filled residues equal to the native ones (the metric of antibody
-design papers), against the model passes spent.
-
-Decoding is greedy (temperature 0) by default, each chain with its own seed; chains come from a CSV
-(``name,vh,vl``) or FASTA file, by default the antibodies of rows 71-100 of the dev file, which the shipped
-estimator never saw in training.
+"""``bench antibody``: mask a chain's CDRs (``--region``), let a sampler fill them back (greedy by default,
+one seed per chain) and score amino-acid recovery, the share of filled residues equal to the native ones,
+against the model passes spent.
 """
 
 from __future__ import annotations
@@ -28,15 +23,14 @@ CHAIN_CHOICES = ("both", "H", "L")
 
 
 def mean_se(values) -> tuple[float, float]:
-    """Mean and standard error (sample standard deviation / sqrt(n); 0 for one value)."""
+    """Mean and standard error (0 for one value)."""
     x = np.asarray(values, dtype=float)
     return float(x.mean()), float(x.std(ddof=1) / np.sqrt(len(x))) if len(x) > 1 else 0.0
 
 
 class RecoveryMetric:
-    """``natives[i]``: the native tokens of chain ``i``; ``chains[i]``: ``H`` or ``L``. ``compute()``:
-    ``recovery`` (mean over chains of the share of masked residues filled with the native one) and its
-    ``recovery_se``, ``recovery_pooled`` (over all residues), per chain type, and pass statistics."""
+    """Recovery of the native tokens ``natives[i]`` of chain ``i`` (type ``chains[i]``): ``recovery`` (mean over
+    chains) and its ``recovery_se``, ``recovery_pooled`` (over residues), per chain type, and pass statistics."""
 
     needs_solution = True
 
@@ -92,8 +86,7 @@ class InfillInput:
 
 
 class CDRInfill:
-    """Benchmark inputs of antibodies (``Domain.bench_inputs``): every chain of ``--csv`` (rows ``--rows``)
-    with ``--region`` masked, scored by :class:`RecoveryMetric`."""
+    """``Domain.bench_inputs`` of antibodies: every chain of ``--csv`` rows ``--rows`` with ``--region`` masked."""
 
     temperature, batch_size, seeding, unit = 0.0, 8, "per item", "chain"
     description = "Fill the CDRs of antibody chains back in and score amino-acid recovery against passes."

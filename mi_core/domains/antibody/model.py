@@ -1,34 +1,25 @@
-"""AntiBERTy (Ruffolo, Gray and Sulam 2021, arXiv:2112.07782) in plain torch, behind the MI Lens model
-interface: token ids ``(B, N)`` of :mod:`mi_core.domains.protein` -> ``MDMOutput(logits (B, N, 20),
-hidden (B, N, 512))``.
+"""AntiBERTy (Ruffolo, Gray and Sulam 2021, arXiv:2112.07782; a BERT of 8 layers, 512 wide, 26M parameters) in
+plain torch behind the MI Lens model interface.
 
-AntiBERTy is a BERT masked language model (8 layers, 512 wide, 8 heads, 26M parameters) trained on 558M
-natural antibody sequences of the Observed Antibody Space. Its weights ship inside the ``antiberty==0.1.3``
-wheel (``antiberty/trained_models/AntiBERTy_md_smooth/``); this module finds that folder without importing
-the package (whose runner needs ``transformers``), reads ``pytorch_model.bin`` with
-``torch.load(weights_only=True)`` (tensors only: never ``training_args.bin``, a pickle of code) and builds
-the BERT below, which needs nothing but torch.
-
-Vocabulary (``vocab.txt`` of the package): ``[PAD]`` 0, ``[UNK]`` 1, ``[CLS]`` 2, ``[SEP]`` 3, ``[MASK]`` 4,
-then ``ACDEFGHIKLMNPQRSTVWY`` as 5..24: the same order as ours, so our token ``t`` (1..20) is AntiBERTy's
-``t + 4``. Each row is laid out ``[CLS] residues [SEP] [PAD]...`` (absolute positions from 0); padding keys
-are masked out of attention. ``logits`` keep the 20 amino acids (a softmax renormalises over them) and
-``hidden`` is the last layer's output at each residue, ``[CLS]`` and ``[SEP]`` removed.
+The weights ship inside the ``antiberty==0.1.3`` wheel; this module finds them without importing the package
+(whose runner needs ``transformers``) and reads only tensors (``torch.load(weights_only=True)``). AntiBERTy's
+vocabulary is ``[PAD]`` 0, ``[UNK]`` 1, ``[CLS]`` 2, ``[SEP]`` 3, ``[MASK]`` 4, then the 20 amino acids in our
+order, so our token ``t`` (1..20) is its ``t + 4``. Rows are laid out ``[CLS] residues [SEP] [PAD]...``.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import json
-import math
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from mi_core.domains.protein import MASK_ID, PAD_ID, VOCAB_SIZE
+from mi_core.domains.protein import MASK_ID
+from mi_core.domains.protein.esmc import check_tokens, translation_table, wrap_rows
 from mi_core.models.base import MaskedLM, MDMOutput, ModelFileError
 
 PACKAGE = "antiberty"
@@ -40,8 +31,7 @@ FIRST_AA = 5  # AntiBERTy's id of 'A'; the 20 amino acids follow in our order
 
 
 class AntiBERTyMissing(ImportError, ValueError):
-    """The ``antiberty`` package (which carries the weights) is not installed; a ValueError too, so the
-    command line prints one line."""
+    """The ``antiberty`` package (which carries the weights) is missing (a ValueError too: one CLI line)."""
 
 
 @dataclass(frozen=True)
@@ -88,8 +78,8 @@ class BertLayer(nn.Module):
 
 
 class AntiBERTy(MaskedLM):
-    """``forward(tokens (B, N)) -> MDMOutput(logits (B, N, 20) float32, hidden (B, N, 512))``; tokens are
-    ours (0 mask, 1..20 amino acids, 21 padding). See the module docstring."""
+    """Our token ids ``(B, N)`` -> ``MDMOutput(logits (B, N, 20) float32, hidden (B, N, 512))``: the masked-LM
+    logits of the 20 amino acids and the last layer's output at each residue."""
 
     mask_id = MASK_ID
 
@@ -106,9 +96,8 @@ class AntiBERTy(MaskedLM):
         self.head_norm = nn.LayerNorm(d, eps=cfg.layer_norm_eps)
         self.decoder = nn.Linear(d, cfg.vocab_size)
         self.register_buffer("value_tokens", torch.arange(1, 21), persistent=False)
-        table = torch.full((VOCAB_SIZE,), PAD, dtype=torch.long)
-        table[MASK_ID], table[1:21] = MASK, torch.arange(FIRST_AA, FIRST_AA + 20)
-        self.register_buffer("to_bert", table, persistent=False)  # (22,) our id -> AntiBERTy's
+        ids = {"mask": MASK, "pad": PAD, "values": list(range(FIRST_AA, FIRST_AA + 20))}
+        self.register_buffer("to_bert", translation_table(ids), persistent=False)  # (22,) our id -> AntiBERTy's
         self.name = NAME
 
     @property
@@ -120,23 +109,9 @@ class AntiBERTy(MaskedLM):
         return self.cfg_bert.hidden_size
 
     def layout(self, tokens: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """AntiBERTy ids ``(B, N + 2)`` laid out ``[CLS] residues [SEP] [PAD]...`` and, per our position,
-        its index there ``(B, N)`` (our padding goes to the padding slots)."""
-        if tokens.dim() != 2 or tokens.dtype != torch.long:
-            raise ValueError(f"tokens must be int64 of shape (B, N), got {tuple(tokens.shape)} {tokens.dtype}")
-        if tokens.shape[1] > self.max_len:
-            raise ValueError(f"a chain of {tokens.shape[1]} residues is longer than the {self.max_len} AntiBERTy takes")
-        if tokens.numel() and (int(tokens.min()) < 0 or int(tokens.max()) >= VOCAB_SIZE):
-            raise ValueError(f"token ids must be in 0..{VOCAB_SIZE - 1} (mi_core.domains.protein)")
-        b, n = tokens.shape
-        real = tokens != PAD_ID
-        length = real.sum(1, keepdim=True)
-        index = torch.where(real, real.cumsum(1), length + 1 + (~real).cumsum(1))
-        ids = torch.full((b, n + 2), PAD, dtype=torch.long, device=tokens.device)
-        ids.scatter_(1, index, self.to_bert[tokens])
-        ids[:, 0] = CLS
-        ids.scatter_(1, length + 1, SEP)
-        return ids, index
+        """AntiBERTy ids ``(B, N + 2)`` and, per our position, its index there ``(B, N)``."""
+        check_tokens(tokens, self.max_len, "a chain", "AntiBERTy")
+        return wrap_rows(tokens, self.to_bert, PAD, CLS, SEP)
 
     def encode(self, ids: torch.Tensor) -> torch.Tensor:
         """Last-layer states ``(B, T, D)`` of AntiBERTy ids ``(B, T)``."""
@@ -160,8 +135,6 @@ class AntiBERTy(MaskedLM):
         return MDMOutput(logits.float(), hidden)
 
 
-# ---- loading ----
-
 # AntiBERTy's state dict names (transformers' BertForMaskedLM) -> ours, per layer and for the rest
 LAYER_NAMES = {"attention.self.query": "query", "attention.self.key": "key", "attention.self.value": "value",
                "attention.output.dense": "out", "attention.output.LayerNorm": "norm1",
@@ -175,11 +148,7 @@ UNUSED = ("bert.pooler.", "cls.species.", "cls.chain.", "cls.graft.", "bert.embe
 
 
 def weights_folder() -> Path:
-    """The installed package's weights folder, found without importing the package.
-
-    Raises:
-        AntiBERTyMissing: the package is not installed, or its folder lacks the weights.
-    """
+    """The installed package's weights folder (AntiBERTyMissing when there is none)."""
     spec = importlib.util.find_spec(PACKAGE)
     if spec is None or not spec.submodule_search_locations:
         raise AntiBERTyMissing(f"AntiBERTy is not installed: {INSTALL_HINT}")
@@ -200,11 +169,8 @@ def available() -> bool:
 
 
 def convert_state(state: dict) -> dict[str, torch.Tensor]:
-    """AntiBERTy's state dict renamed to :class:`AntiBERTy`'s (unused heads dropped).
-
-    Raises:
-        ModelFileError: a tensor this module does not know (another architecture).
-    """
+    """AntiBERTy's state dict renamed to :class:`AntiBERTy`'s (unused heads dropped; ModelFileError on an
+    unknown tensor)."""
     out = {}
     for key, value in state.items():
         if key.startswith(UNUSED):
@@ -223,8 +189,7 @@ def convert_state(state: dict) -> dict[str, torch.Tensor]:
 
 
 def export_state(model: AntiBERTy) -> dict[str, torch.Tensor]:
-    """:class:`AntiBERTy`'s state dict under AntiBERTy's own names (the inverse of :func:`convert_state`),
-    with the tied ``cls.predictions.bias``: what ``pytorch_model.bin`` holds, less the unused heads."""
+    """The inverse of :func:`convert_state`, with the tied ``cls.predictions.bias``."""
     layer = {v: k for k, v in LAYER_NAMES.items()}
     other = {v: k for k, v in OTHER_NAMES.items()}
     out = {}
@@ -240,10 +205,7 @@ def export_state(model: AntiBERTy) -> dict[str, torch.Tensor]:
 
 
 def save_folder(model: AntiBERTy, folder: str | Path) -> Path:
-    """Write ``pytorch_model.bin`` and ``config.json`` as the package lays them out (for tests and for
-    AntiBERTy-shaped models trained elsewhere); returns the folder."""
-    from dataclasses import asdict
-
+    """Write ``pytorch_model.bin`` and ``config.json`` as the package lays them out; returns the folder."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     torch.save(export_state(model), folder / "pytorch_model.bin")
@@ -252,11 +214,7 @@ def save_folder(model: AntiBERTy, folder: str | Path) -> Path:
 
 
 def load_antiberty(folder: str | Path | None = None, device: torch.device | str = "cpu") -> AntiBERTy:
-    """:class:`AntiBERTy` with the installed weights (or those in ``folder``), in eval mode on ``device``.
-
-    Raises:
-        AntiBERTyMissing: not installed; ModelFileError: unreadable or unfitting weights.
-    """
+    """:class:`AntiBERTy` with the installed weights (or those in ``folder``) in eval mode."""
     folder = weights_folder() if folder is None else Path(folder)
     path, config = folder / "pytorch_model.bin", folder / "config.json"
     if not path.is_file() or not config.is_file():
@@ -278,8 +236,7 @@ SPECS = ("auto", "antiberty")
 
 
 def load(spec: str | Path | None, device) -> tuple[AntiBERTy, str]:
-    """The domain's model loader: ``auto``/``antiberty``/None (the installed package) or a folder holding
-    AntiBERTy's ``pytorch_model.bin`` and ``config.json``; ``(model, description)``."""
+    """``(model, description)`` of ``auto``/``antiberty``/None (the installed package) or a weights folder."""
     spec = None if spec in (None, "", *SPECS) else Path(spec)
     if spec is not None and spec.is_file():
         spec = spec.parent
@@ -287,6 +244,3 @@ def load(spec: str | Path | None, device) -> tuple[AntiBERTy, str]:
     params = sum(p.numel() for p in model.parameters())
     return model, f"AntiBERTy (Ruffolo, Gray and Sulam 2021; {params / 1e6:.1f}M parameters, max {model.max_len} residues)"
 
-
-def bits(nats: float) -> float:
-    return nats / math.log(2)

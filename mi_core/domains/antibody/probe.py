@@ -7,6 +7,7 @@ exact pairwise conditional MI between the masked residues of one antibody variab
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +16,7 @@ import torch
 from mi_core.commands.probe import run_probe, summary
 from mi_core.device import pick_device
 from mi_core.domain import Domain
-from mi_core.domains.protein.probe import SequenceProbe, mask_random, parse_positions
+from mi_core.domains.protein.probe import SequenceProbe, masked_state, parse_positions
 from mi_core.domains.protein.probe import options as protein_options
 from mi_core.io import atomic_write_json, display_path
 from mi_core.models.loading import load_model_described
@@ -24,8 +25,6 @@ from mi_core.options import option
 
 @dataclass
 class AntibodyProbe(SequenceProbe):
-    """``probe antibody``'s input: one VH or VL, or a chain of a file, and the residues or regions to mask."""
-
     sequence: str | None = option(None, "amino-acid letters of one VH or VL; '_' or X marks a masked residue",
                                   group="source", required=True)
     fasta: Path | None = option(None, "a FASTA or CSV (name,vh,vl) file (see --record)", group="source")
@@ -38,34 +37,15 @@ def options(domain: Domain) -> list:
     return [AntibodyProbe, *protein_options(domain)[1:]]
 
 
-def sequence_state(args, domain: Domain) -> tuple[str, np.ndarray, np.ndarray]:
-    """``(name, native tokens (L,), tokens to probe (L,))`` of the command's input."""
-    if args.sequence is not None:
-        if args.record is not None:
-            raise ValueError("--record selects a file record; it does not apply to --sequence")
-        name, native = "sequence", np.asarray(domain.parse_input(args.sequence), dtype=np.int64)
-    else:
-        record = 1 if args.record is None else args.record
-        if record < 1:
-            raise ValueError(f"--record is 1-based, got {record}")
-        records = domain.read_records(args.fasta, limit=record)
-        if len(records) < record:
-            raise ValueError(f"{args.fasta} has {len(records)} record(s); --record {record} asks for more")
-        name, native = records[record - 1]
-    tokens = native.copy()
-    if args.mask_positions:
-        spec = args.mask_positions
-        positions = domain.named_positions(native, spec) if any(c.isalpha() for c in spec) else parse_positions(spec, len(tokens))
-        tokens[positions] = domain.mask_id
-    tokens = mask_random(tokens, args.mask_rate, args.seed)
-    if not (tokens == domain.mask_id).any():
-        raise ValueError("nothing to probe: no masked residues (write _ or X in the sequence, or use "
-                         "--mask-positions / --mask-rate)")
-    return name, native, tokens
+def positions(domain: Domain, native: np.ndarray, spec: str) -> list[int]:
+    if any(c.isalpha() for c in spec):
+        return domain.named_positions(native, spec)
+    return parse_positions(spec, len(native))
 
 
 def run(args, domain: Domain) -> int:
-    name, native, tokens = sequence_state(args, domain)
+    name, native, tokens = masked_state(args, lambda text: np.asarray(domain.parse_input(text), dtype=np.int64),
+                                        domain.read_records, partial(positions, domain), "file")
     device = pick_device(args.device, args.threads)
     model, description = load_model_described(args.model, device, domain)
     model.check_length(len(tokens), description)

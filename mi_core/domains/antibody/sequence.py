@@ -1,35 +1,20 @@
 """Antibody variable domains: reading them (text, FASTA, CSV), checking that they are one, and their CDRs.
 
-Tokens are the protein domain's (:mod:`mi_core.domains.protein`: 0 mask, 1..20 ``ACDEFGHIKLMNPQRSTVWY``,
-21 padding), so every protein tool reads them. One chain (VH or VL) at a time, at most
-:data:`MAX_RESIDUES` residues (AntiBERTy's 512 positions less ``[CLS]`` and ``[SEP]``).
+One chain (VH or VL) of protein tokens at a time. A variable domain (:func:`find_anchors`) carries the conserved
+cysteines (Kabat H22/H92, L23/L88), the Trp after CDR1 (H36/L35) and the framework-4 motif after CDR3 (W-G-x-G
+heavy, F-G-x-G light); anything else is refused with the missing motif named. CDRs are Kabat's, located by
+A. C. R. Martin's sequence rules (bioinf.org.uk/abs/info.html) from those anchors (``c1``, ``c2``: the
+cysteines; ``w1``: the Trp; ``m``: the first residue of W/F-G-x-G; 0-based, end exclusive):
 
-**Is it a variable domain?** (:func:`find_anchors`) Every antibody variable domain carries the
-conserved disulfide cysteines (Kabat H22/H92, L23/L88), the tryptophan after CDR1 (H36/L35) and the
-framework-4 motif after CDR3: W-G-x-G in a heavy chain, F-G-x-G in a light chain (kappa or lambda).
-The chain type is read from the distance between the cysteines (73+ residues heavy, at most 71 light).
-A sequence lacking any of them is refused with the missing motif named; other proteins belong to the
-``protein`` domain.
+    H1  c1 + 9 .. w1          Kabat 31-35B: 5 after the Chothia start (4 after the Cys), up to the Trp
+    H2  w1 + 14 .. c2 - 29    starts 15 after H1's end; ends 33 before H3's start (FR3 is 32 long)
+    H3  c2 + 3 .. m           Kabat 95-102: after C-x-x (typically C-A-R), up to W-G-x-G
+    L1  c1 + 1 .. w1          Kabat 24-34: after the Cys, up to the Trp (W-Y-Q, W-L-Q, ...)
+    L2  w1 + 15 .. w1 + 22    Kabat 50-56: 16 after L1's end, always 7 long
+    L3  c2 + 1 .. m           Kabat 89-97: after the Cys, up to F-G-x-G
 
-**CDRs** (:func:`cdrs`): the Kabat definition, located by the sequence rules of A. C. R. Martin
-("How to identify the CDRs by looking at a sequence", bioinf.org.uk/abs/info.html), anchored on the motifs
-above (``c1``, ``c2``: the two cysteines; ``w1``: the Trp after CDR1; ``m``: the first residue of
-W/F-G-x-G; 0-based, end exclusive):
-
-=====  ======================  =====================================================================
-CDR    residues                rule
-=====  ======================  =====================================================================
-H1     ``c1 + 9 .. w1``        Kabat 31-35B: 5 after the Chothia start (4 after the Cys), up to the Trp
-H2     ``w1 + 14 .. c2 - 29``  starts 15 after H1's end; ends 33 before H3's start (FR3 is 32 long)
-H3     ``c2 + 3 .. m``         Kabat 95-102: after C-x-x (typically C-A-R), up to W-G-x-G
-L1     ``c1 + 1 .. w1``        Kabat 24-34: after the Cys, up to the Trp (W-Y-Q, W-L-Q, ...)
-L2     ``w1 + 15 .. w1 + 22``  Kabat 50-56: 16 after L1's end, always 7 long
-L3     ``c2 + 1 .. m``         Kabat 89-97: after the Cys, up to F-G-x-G
-=====  ======================  =====================================================================
-
-Lengths outside Kabat's observed ranges are refused as "not a variable domain" with the CDR named. The
-rules are checked against the published Kabat CDRs of trastuzumab, bevacizumab and rituximab and on all
-100 antibodies of Jain et al. 2017 (``tests/test_antibody_domain.py``).
+CDR lengths outside Kabat's observed ranges are refused. The rules are checked against published Kabat CDRs and
+all 100 antibodies of Jain et al. 2017 (``tests/test_antibody_domain.py``).
 """
 
 from __future__ import annotations
@@ -42,7 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
-from mi_core.domains.protein import AMINO_ACIDS, MASK_CHAR, MASK_ID, PAD_ID, ProteinInputError, tokenize
+from mi_core.domains.protein import MASK_CHAR, ProteinInputError, detokenize, tokenize
+from mi_core.domains.protein.tokens import _fasta_pairs, read_text_file
 
 MAX_RESIDUES = 510  # AntiBERTy: 512 positions less [CLS] and [SEP]
 HEAVY_GAP = 72  # residues from the first conserved cysteine to the second: >= this in a heavy chain
@@ -53,16 +39,15 @@ CDR_NAMES = ("CDR1", "CDR2", "CDR3")
 # Kabat CDR lengths (a margin beyond the usual 5-7, 16-19, 3-25 / 10-17, 7, 7-11 for rare antibodies)
 CDR_LENGTHS = {("H", "CDR1"): (5, 7), ("H", "CDR2"): (14, 21), ("H", "CDR3"): (2, 40),
                ("L", "CDR1"): (10, 17), ("L", "CDR2"): (7, 7), ("L", "CDR3"): (5, 14)}
-CHAIN_NAMES = {"H": "heavy", "L": "light"}
 
 
 class AntibodyInputError(ProteinInputError):
-    """Input that is not an antibody variable domain this tool reads; the message says what is wrong."""
+    """Input that is not an antibody variable domain this tool reads."""
 
 
 @dataclass(frozen=True)
 class Anchors:
-    """0-based positions of the conserved residues (see the module docstring) and the chain, ``H`` or ``L``."""
+    """0-based positions of the conserved residues and the chain, ``H`` or ``L``."""
 
     chain: str
     c1: int
@@ -86,13 +71,19 @@ class AntibodyChain:
         return int(self.tokens.shape[0])
 
     def text(self) -> str:
-        from mi_core.domains.protein import detokenize
-
         return detokenize(self.tokens)
 
     def positions(self, region: str) -> list[int]:
-        """0-based indices of a region (``CDR3``, ``FR2``, ...), of ``cdrs`` (all three CDRs) or ``all``."""
-        return region_positions(self.regions, region, self.length)
+        """0-based indices of a region (``CDR3``, ``FR2``, ``H3``, ...), of ``cdrs`` (all three CDRs) or ``all``."""
+        key = region.strip().upper()
+        if key == "ALL":
+            return list(range(self.length))
+        if key == "CDRS":
+            return [i for name in CDR_NAMES for i in range(*self.regions[name])]
+        key = {"H1": "CDR1", "H2": "CDR2", "H3": "CDR3", "L1": "CDR1", "L2": "CDR2", "L3": "CDR3"}.get(key, key)
+        if key not in self.regions:
+            raise ValueError(f"unknown region {region!r}; choose one of cdr1, cdr2, cdr3, cdrs, fr1..fr4 or all")
+        return list(range(*self.regions[key]))
 
     def region_of(self) -> list[str]:
         """``(L,)`` the region name of each position."""
@@ -102,35 +93,16 @@ class AntibodyChain:
         return out
 
 
-def region_positions(regions: dict[str, tuple[int, int]], region: str, length: int) -> list[int]:
-    key = region.strip().upper()
-    if key == "ALL":
-        return list(range(length))
-    if key == "CDRS":
-        return [i for name in CDR_NAMES for i in range(*regions[name])]
-    key = {"H1": "CDR1", "H2": "CDR2", "H3": "CDR3", "L1": "CDR1", "L2": "CDR2", "L3": "CDR3"}.get(key, key)
-    if key not in regions:
-        raise ValueError(f"unknown region {region!r}; choose one of cdr1, cdr2, cdr3, cdrs, fr1..fr4 or all")
-    return list(range(*regions[key]))
-
-
 def _masked_match(text: str, pattern: str, start: int, stop: int) -> list[int]:
-    """Start indices ``i`` in ``start..stop`` where ``pattern`` (``x`` any residue) matches ``text``,
-    a masked position (``_``) matching anything."""
-    hits = []
-    for i in range(max(0, start), min(stop, len(text) - len(pattern)) + 1):
-        if all(p == "x" or t in (p, MASK_CHAR) for p, t in zip(pattern, text[i:i + len(pattern)])):
-            hits.append(i)
-    return hits
+    """Start indices in ``start..stop`` where ``pattern`` (``x``: any residue) matches, ``_`` matching anything."""
+    n = len(pattern)
+    return [i for i in range(max(0, start), min(stop, len(text) - n) + 1)
+            if all(p == "x" or t in (p, MASK_CHAR) for p, t in zip(pattern, text[i:i + n]))]
 
 
 def find_anchors(text: str, name: str = "sequence") -> Anchors:
-    """The conserved residues of a variable domain written as letters (``_`` for masked, which matches
-    any residue).
-
-    Raises:
-        AntibodyInputError: naming the first conserved motif that is missing.
-    """
+    """The conserved residues of a variable domain in letters (``_`` matches any residue); AntibodyInputError
+    names the first missing motif."""
     n = len(text)
     where = f"{name}: not an antibody variable domain (VH or VL)"
     hint = "; for other proteins use the protein domain"
@@ -179,7 +151,7 @@ def tryptophan_after_cdr1(text: str, chain: str, c1: int) -> int | None:
 
 
 def annotate(anchors: Anchors, length: int) -> dict[str, tuple[int, int]]:
-    """``{region: (start, end)}`` of every name of :data:`REGIONS` by the Kabat rules of the module docstring."""
+    """``{region: (start, end)}`` of every name of :data:`REGIONS` by the rules of the module docstring."""
     a = anchors
     if a.chain == "H":
         cdr = {"CDR1": (a.c1 + 9, a.w1), "CDR2": (a.w1 + 14, a.c2 - 29), "CDR3": (a.c2 + 3, a.motif)}
@@ -207,22 +179,16 @@ def check_regions(regions: dict[str, tuple[int, int]], chain: str, name: str) ->
 
 
 def read_chain(sequence: str, name: str = "sequence") -> AntibodyChain:
-    """One variable domain from letters (``_`` or ``X`` masked; whitespace ignored): tokens, chain, CDRs.
-
-    Raises:
-        AntibodyInputError: empty, non-standard residues (named with their positions), longer than
-            :data:`MAX_RESIDUES`, or not a variable domain (the missing motif named).
-    """
+    """One variable domain from letters (``_`` or ``X`` masked): tokens, chain, CDRs; AntibodyInputError says
+    why it is not one."""
     try:
         tokens = tokenize(sequence, max_length=MAX_RESIDUES, name=name)
     except ProteinInputError as err:
-        message = str(err)
-        message = message.split(" (U/O are rare")[0]
+        message = str(err).split(" (U/O are rare")[0]
         if "longer than" in message:
             message += " (AntiBERTy reads one variable domain of at most 510; give VH or VL alone)"
         raise AntibodyInputError(message) from None
-    text = "".join(MASK_CHAR if t == MASK_ID else AMINO_ACIDS[t - 1] for t in tokens.tolist())
-    anchors = find_anchors(text, name)
+    anchors = find_anchors(detokenize(tokens), name)
     regions = annotate(anchors, len(tokens))
     check_regions(regions, anchors.chain, name)
     tail = len(tokens) - anchors.motif
@@ -232,8 +198,6 @@ def read_chain(sequence: str, name: str = "sequence") -> AntibodyChain:
                                  "domain or the constant region")
     return AntibodyChain(name, anchors.chain, tokens, regions)
 
-
-# ---- files and pasted text ----
 
 CHAIN_COLUMNS = {"vh": "H", "vl": "L", "heavy": "H", "light": "L", "sequence": None}
 
@@ -245,8 +209,6 @@ def parse_text(text: str, limit: int | None = None) -> list[AntibodyChain]:
         raise AntibodyInputError("empty input: paste a VH or VL sequence, FASTA or CSV text")
     first = text.strip().splitlines()[0]
     if first.lstrip().startswith(">"):
-        from mi_core.domains.protein.tokens import _fasta_pairs
-
         pairs = list(_fasta_pairs(text, comments=True))[:limit]
         return [read_chain(seq, header or f"sequence {k + 1}") for k, (header, seq) in enumerate(pairs)]
     if "," in first and set(c.strip().lower() for c in first.split(",")) & set(CHAIN_COLUMNS):
@@ -282,14 +244,7 @@ def read_csv_text(text: str, limit: int | None = None, source: str = "CSV") -> l
 def read_file(path: str | Path, limit: int | None = None) -> list[AntibodyChain]:
     """Chains of a CSV (``.csv``) or FASTA file (anything else); the path is named in every error."""
     path = Path(path)
-    if path.is_dir():
-        raise IsADirectoryError(f"{path} is a directory, not a CSV or FASTA file")
-    if not path.is_file():
-        raise FileNotFoundError(f"antibody file not found: {path}")
-    try:
-        text = path.read_text()
-    except UnicodeDecodeError:
-        raise AntibodyInputError(f"{path}: not a text file") from None
+    text = read_text_file(path, "a CSV or FASTA file", "antibody file not found", AntibodyInputError)
     try:
         if path.suffix.lower() == ".csv":
             return read_csv_text(text, limit, str(path))
@@ -319,5 +274,5 @@ def antibody_name(chain_name: str) -> str:
     return re.sub(r" (VH|VL)$", "", chain_name)
 
 
-__all__ = ["MAX_RESIDUES", "REGIONS", "AntibodyChain", "AntibodyInputError", "PAD_ID", "read_chain",
+__all__ = ["MAX_RESIDUES", "REGIONS", "AntibodyChain", "AntibodyInputError", "read_chain",
            "parse_text", "read_file", "select_rows"]

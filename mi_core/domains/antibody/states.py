@@ -1,15 +1,7 @@
-"""Antibody states for the MI estimator's data and its evaluation: whole chains with CDR-focused masks.
-
-Three sources (:data:`SOURCES`), each masking at most ``max_masked`` residues of one chain (the exact
-probe costs ``1 + 20 * masked`` AntiBERTy passes, ~90 ms each on one CPU thread):
-
-* ``cdr3``: a random share (uniform in 0.5..1) of the chain's CDR3, at least two residues;
-* ``cdrs``: a random share of the residues of all three CDRs;
-* ``uniform``: 15% of the chain, anywhere (the eval-model masking).
-
-Chains come from a CSV (``name,vh,vl``) or FASTA file, only those of the antibodies ``--rows`` (1-based,
-by antibody): the shipped estimator was trained on rows 1-70 of the Jain et al. 2017 dev file and is
-evaluated on rows 71-100, never seen in training.
+"""Antibody states for the MI estimator's data and its evaluation: whole chains of the antibodies ``--rows``
+with at most ``max_masked`` residues masked (the exact probe costs ``1 + 20 * masked`` passes), in a random
+share of CDR3 (``cdr3``), of all three CDRs (``cdrs``) or 15% anywhere (``uniform``). The shipped estimator
+was trained on rows 1-70 of the Jain et al. 2017 dev file; rows 71-100 are held out.
 """
 
 from __future__ import annotations
@@ -32,9 +24,7 @@ TRAIN_ROWS, EVAL_ROWS = "1-70", "71-100"
 
 @dataclass(frozen=True)
 class AntibodyDataConfig(MixedShardConfig):
-    """``states`` in shards of ``shard_size`` from the chains of antibodies ``rows`` of ``csv``;
-    ``mix``: weights of :data:`SOURCES`; ``max_masked``: most masked residues a state; ``eps``/``max_batch``:
-    the probe's (``eps = 0`` is exact)."""
+    """Chains of antibodies ``rows`` of ``csv``, at most ``max_masked`` residues masked a state."""
 
     sources: ClassVar[tuple[str, ...]] = SOURCES
     states: int = 64
@@ -57,7 +47,7 @@ def subset(positions: list[int], share: float, rng: np.random.Generator, cap: in
 
 
 def mask_state(chain: AntibodyChain, source: int, rng: np.random.Generator, cap: int) -> np.ndarray:
-    """``chain``'s tokens ``(L,)`` masked as source ``source`` of :data:`SOURCES` says."""
+    """``chain``'s tokens ``(L,)`` masked as :data:`SOURCES` ``[source]`` says."""
     if source == 0:
         chosen = subset(chain.positions("cdr3"), rng.uniform(0.5, 1.0), rng, cap)
     elif source == 1:
@@ -79,8 +69,6 @@ class ChainOptions:
 
 @dataclass
 class DataOptions(ChainOptions):
-    """``make-estimator-data antibody``: the chains probed, and how."""
-
     rows: str = option(AntibodyDataConfig.rows, "antibodies used, 1-based A-B (default: the training rows)")
     states: int = option(AntibodyDataConfig.states, "states to probe", range=(1, 1_000_000))
     shard_size: int = option(AntibodyDataConfig.shard_size, "states per shard file", range=(1, 1_000_000))
@@ -91,25 +79,20 @@ class DataOptions(ChainOptions):
 
 @dataclass
 class HeldOutOptions(ChainOptions):
-    """``eval-estimator antibody``: chains of the held-out rows."""
-
     rows: str = option(EVAL_ROWS, "antibodies to evaluate on, 1-based A-B (default: the held-out rows, never in "
                        "the shipped estimator's training data)")
 
 
 class AntibodyStates:
-    """The antibody state source of estimator data (``Domain.states``); see the module docstring."""
+    """``Domain.states`` of antibodies; see the module docstring."""
 
-    config_cls = AntibodyDataConfig
-    sources = SOURCES
+    config_cls, sources, data_options, eval_options = AntibodyDataConfig, SOURCES, DataOptions, HeldOutOptions
     eval_defaults = {"states": 30, "threshold": 1e-3, "max_batch": AntibodyDataConfig.max_batch}
 
     def __init__(self, cfg: AntibodyDataConfig):
         self.cfg = cfg
         self.chains = select_rows(read_file(cfg.csv), cfg.rows)
         self.width = max(c.length for c in self.chains)
-
-    data_options = DataOptions
 
     @staticmethod
     def config_from_args(args) -> AntibodyDataConfig:
@@ -137,9 +120,6 @@ class AntibodyStates:
             kinds.append(source)
         return out, kinds
 
-    # -- held-out states (``eval-estimator antibody``) --------------------------------------------------
-    eval_options = HeldOutOptions
-
     @staticmethod
     def held_out(args) -> AntibodyStates:
         return AntibodyStates(AntibodyDataConfig(csv=str(args.csv), rows=args.rows, max_masked=args.max_masked,
@@ -147,7 +127,6 @@ class AntibodyStates:
 
     def info(self) -> dict:
         c = self.cfg
-        mix = c.mix_text
-        return {"csv": c.csv, "rows": c.rows, "max_masked": c.max_masked, "mix": mix,
+        return {"csv": c.csv, "rows": c.rows, "max_masked": c.max_masked, "mix": c.mix_text,
                 "about": f"chains of antibodies {c.rows} of {Path(c.csv).name} with CDR-focused masks "
-                         f"(mix {','.join(SOURCES)} = {mix}, at most {c.max_masked} masked)"}
+                         f"(mix {','.join(SOURCES)} = {c.mix_text}, at most {c.max_masked} masked)"}

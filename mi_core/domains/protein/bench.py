@@ -1,13 +1,6 @@
-"""Generate protein sequences with any registered sampler and measure them against a reference set.
-
-Generation starts from all-mask sequences of given lengths (unconditional) or from templates whose
-known residues are kept (in-filling). The decode loop needs one length per batch, so targets are
-grouped by length. Temperature defaults to 1.0 here: at temperature 0 (argmax) an all-mask start is
-deterministic, so every sample of one length would be the same sequence.
-
-The measure (:func:`evaluate`): Jensen-Shannon divergence of amino-acid and dipeptide compositions
-from the reference set, and diversity (mean pairwise identity, unique fraction); see
-``mi_core.domains.protein.metrics``.
+"""Generate protein sequences with any registered sampler and measure them against a reference set
+(:class:`~mi_core.domains.protein.metrics.CompositionMetric`). Temperature defaults to 1.0: at 0 an all-mask
+start is deterministic, so every sample of one length would be the same sequence.
 """
 
 from __future__ import annotations
@@ -39,13 +32,7 @@ def draw_lengths(n: int, lo: int, hi: int, seed: int = 0) -> list[int]:
 
 
 def reference_set(path: str | Path, split: str = "reference", limit: int | None = None) -> list[ProteinRecord]:
-    """The reference sequences: FASTA records read with the strict rule (``read_fasta(strict=True)``:
-    sequences with non-standard letters or > 10% X are skipped), then one split of
-    ``split_records`` (``"all"``: every record), the first ``limit`` of them if given.
-
-    Raises:
-        FileNotFoundError, ProteinInputError; ValueError for an unknown or empty split.
-    """
+    """The first ``limit`` records of one split (``"all"``: every record) of a FASTA read with the strict rule."""
     if split not in REFERENCE_SPLITS:
         raise ValueError(f"unknown reference split {split!r}; choose one of {', '.join(REFERENCE_SPLITS)}")
     if limit is not None and limit < 1:
@@ -59,11 +46,7 @@ def reference_set(path: str | Path, split: str = "reference", limit: int | None 
 
 
 def as_templates(targets) -> list[np.ndarray]:
-    """Lengths become all-mask templates; token arrays are kept as given (int64).
-
-    Raises:
-        ValueError: a length < 1, an empty template or a token id outside 0..20.
-    """
+    """Lengths become all-mask templates; token arrays are kept as given (int64)."""
     out = []
     for t in targets:
         if isinstance(t, (int, np.integer)):
@@ -80,13 +63,8 @@ def as_templates(targets) -> list[np.ndarray]:
 
 def generate(model, targets, strategy, *, temperature: float = 1.0, seed: int = 0, batch_size: int = 64,
              device: torch.device | str = "cpu", bf16: bool = False, progress=None) -> Generation:
-    """Sample one sequence per target (a length: from all-mask; a token array ``(L,)`` with 0 where to
-    generate: in-filling) with ``strategy``. Each batch gets its own seed drawn from ``seed``; temperature
-    0 is argmax (all samples of one length from all-mask are then identical).
-
-    Raises:
-        ValueError: a bad target, or one longer than the model's ``max_len``.
-    """
+    """One sequence per target (a length: from all-mask; a token array ``(L,)`` with 0 where to generate),
+    each batch with its own seed drawn from ``seed``."""
     return decode_all(model, as_templates(targets), strategy, temperature=temperature, seed=seed,
                       batch_size=batch_size, device=device, bf16=bf16, progress=progress, seeding="per batch")
 
@@ -104,9 +82,7 @@ class GenerationInput:
 
 
 class GeneratedSequences:
-    """Benchmark inputs of proteins (``Domain.bench_inputs``): all-mask sequences of lengths drawn (seeded) from
-    ``--lengths``, generated at temperature 1 and measured against a reference set (:class:`CompositionMetric`);
-    one seed per batch, as the recorded protein figures were made."""
+    """``Domain.bench_inputs`` of proteins: all-mask sequences of seeded ``--lengths`` against a reference set."""
 
     temperature, batch_size, seeding, unit = 1.0, 64, "per batch", "seq"
     description = "Generate protein sequences from all-mask and measure them against a reference set."
@@ -128,7 +104,6 @@ class GeneratedSequences:
 
     @staticmethod
     def sweep_section(rows: list[dict], set_name: str, device, precision: str, cmd: str, markdown: Path) -> None:
-        """The sweep's Markdown table (diversity flattened into columns) into its section of ``markdown``."""
         flat = [{**r, "identity": r["diversity"]["mean_identity"], "unique": r["diversity"]["unique_fraction"],
                  "ref_identity": r["diversity"].get("reference_mean_identity", float("nan")),
                  **{k: f"{r[k]:.4f}" for k in ("jsd_dipeptide", "jsd_aa", "jsd_dipeptide_floor", "jsd_aa_floor")},
@@ -151,15 +126,8 @@ class GeneratedSequences:
 def evaluate(model, lengths: list[int], reference: list[ProteinRecord], strategy, *, temperature: float = 1.0,
              seed: int = 0, batch_size: int = 64, device: torch.device | str = "cpu", bf16: bool = False,
              progress=None, max_pairs: int = 2000) -> dict:
-    """Generate one sequence per length and measure the set against ``reference``.
-
-    Returns ``n``, ``mean_passes``, ``passes_min`` / ``passes_median`` / ``passes_max``,
-    ``mean_extra_passes`` (a strategy's own passes, e.g. ``mi_exact``'s probe; not in ``passes``), ``jsd_aa`` and
-    ``jsd_dipeptide`` (bits, 0..1), ``jsd_aa_floor`` and ``jsd_dipeptide_floor`` (the same for a sample of
-    the reference of the generated lengths: what sampling noise alone gives), ``diversity``
-    (:func:`protein_metrics.diversity` with the reference's own identity), ``reference_n``, ``seconds``,
-    and per sequence ``passes`` and ``sequences`` (letters).
-    """
+    """:meth:`CompositionMetric.compute` of one sequence generated per length, with ``seconds`` and per
+    sequence ``passes`` and ``sequences`` (letters)."""
     metric = CompositionMetric([r.tokens for r in reference], seed=seed, max_pairs=max_pairs)
     result, gen = evaluate_decode(model, as_templates(lengths), strategy, metric, temperature=temperature, seed=seed,
                                   batch_size=batch_size, device=device, bf16=bf16, progress=progress,

@@ -32,8 +32,7 @@ PROTEIN_SAMPLERS = ("random", "top_prob", "top_margin")
 
 def protein_rows(model, domain, description: str, lengths_by_seed: dict, reference, budgets: list[int], gammas: list[float],
                  selector: Path, estimator: Path | None = None, progress=print) -> list[dict]:
-    """One row per (sampler, params, seed): JSDs, floors, passes. ``lengths_by_seed``: seed -> lengths.
-    ``mi`` uses ``estimator``, else the shipped one for this model; with neither, mi is skipped."""
+    """One row per (sampler, params, seed): JSDs, floors, passes; mi is skipped without an estimator."""
     estimator = default_estimator(model, domain, estimator)
     if estimator is None:
         progress(f"no MI estimator for {description}: mi skipped (give --estimator PATH)")
@@ -93,8 +92,6 @@ def protein_report(summary: list[dict], budgets: list[int]) -> str:
 
 @dataclass
 class ProteinOrderBench:
-    """``bench-order protein``: generated sequences against the reference split."""
-
     reference: Path | None = option(None, "FASTA; its reference split is the target set")
     samples: int = option(300, "sequences per seed", range=(1, 1_000_000))
     lengths: str = option("50-100", "LO-HI lengths")
@@ -107,11 +104,10 @@ options = ProteinOrderBench
 
 
 def run_bench(args, domain) -> int:
-    """The benchmark of ``args`` (see the module docstring); writes ``--json`` and the report."""
     if args.reference is None:
         raise ValueError("bench-order protein needs --reference FASTA")
     selector = args.selector or Path(domain.default_file("selector"))
-    load_order_net(selector)  # a missing or wrong selector fails here, before any sampler runs
+    load_order_net(selector)  # fail early on a bad selector
     lo, hi = parse_lengths(args.lengths)
     seeds = parse_ints(args.seeds, "--seeds")
     budgets = parse_ints(args.budgets, "--budgets")

@@ -15,8 +15,7 @@ from mi_core.models.base import MaskedLM
 
 
 def load_protein(spec: str | Path | None, device) -> tuple[MaskedLM, str]:
-    """``auto`` (ESM-C when its weights are here, else the shipped MDM), ``esmc``, ``mdm`` or a path; the
-    description says why ``auto`` fell back."""
+    """``(model, description)`` of a spec of :func:`load_protein_model`; the description says why ``auto`` fell back."""
     from mi_core.domains.protein.model import load_protein_model
 
     model, info = load_protein_model(str(spec or "auto"), device)

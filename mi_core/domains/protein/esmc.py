@@ -1,26 +1,10 @@
-"""ESM-C (EvolutionaryScale's ESM Cambrian) behind the MI Lens model interface, loaded offline only.
+"""ESM-C (EvolutionaryScale's ESM Cambrian, ``esm==3.2.1.post1``) behind the MI Lens model interface.
 
-Why an adapter: probes, estimators and decoders speak one tokenization (``mi_core.domains.protein``: 0 mask,
-1..20 = ``ACDEFGHIKLMNPQRSTVWY``, 21 padding) and expect logits over the 20 amino acids only. ESM-C has its
-own vocabulary (64 logit slots, 33 used), wraps each sequence in BOS/EOS and marks padding with its own id.
-:class:`ESMCAdapter` translates in both directions and nothing else, so an MI map of ESM-C is directly
-comparable with one of the protein MDM.
-
-Facts about ``esm==3.2.1.post1`` this module relies on (checked against the package, and by
-``tests/test_esmc.py`` against the package's own tokenizer):
-
-* Ids come from ``ESMC.tokenizer`` (never hard-coded): amino acids are ids 4..23 in the order
-  ``L A G V S E R T I D P K Q N F Y M H W C``, ``<mask>`` 32, ``<pad>`` 1, BOS (``<cls>``) 0, EOS 2.
-* Padding: ``ESMC.forward`` lets position i attend to j only where ``sequence_id[i] == sequence_id[j]``;
-  with ``sequence_id = tokens != pad`` real tokens never see padding. Positions are rotary from index 0,
-  so each row is laid out ``BOS, residues, EOS, padding``: a real residue's output does not depend on how
-  much padding its row carries (up to float rounding of a longer softmax).
-* Length: rotary positions set no hard limit; ESM-C was trained on contexts of up to 2048 tokens
-  (per EvolutionaryScale's ESM C release), so :data:`ESMC_MAX_LEN` = 2046 residues plus BOS and EOS.
-
-Weights never come from the network: :func:`find_esmc_weights` looks at an explicit path,
-``MI_LENS_ESMC_WEIGHTS``, and the local Hugging Face cache, where ``ESMC.from_pretrained`` would have left
-them; :func:`load_esmc` builds the model from the checkpoint's shapes and loads it.
+:class:`ESMCAdapter` translates our tokens to ESM-C's vocabulary (ids always from ``ESMC.tokenizer``) and its
+64 logit slots back to the 20 amino acids, so an MI map of ESM-C is comparable with one of the protein MDM.
+Each row is laid out ``BOS, residues, EOS, padding`` with ``sequence_id = tokens != pad``: real residues never
+attend to padding and keep their rotary positions. ESM-C was trained on contexts of up to 2048 tokens.
+Weights never come from the network: an explicit path, ``MI_LENS_ESMC_WEIGHTS`` or the Hugging Face cache.
 """
 
 from __future__ import annotations
@@ -37,7 +21,7 @@ from mi_core.models.base import MaskedLM, MDMOutput, ModelFileError
 ESMC_MAX_LEN = 2046  # residues: a 2048-token training context less BOS and EOS
 WEIGHTS_ENV = "MI_LENS_ESMC_WEIGHTS"
 ESM_INSTALL_HINT = "it is an optional extra: pip install -r requirements-esm.txt (esm==3.2.1.post1 and httpx)"
-# Released checkpoints, in the order "auto" prefers them (300M first: the probe runs 1 + 20N passes).
+# Released checkpoints, in the order "auto" prefers them (300M first: the probe runs 1 + 20N passes)
 HF_CHECKPOINTS = (("EvolutionaryScale/esmc-300m-2024-12", "esmc_300m_2024_12_v0.pth"),
                   ("EvolutionaryScale/esmc-600m-2024-12", "esmc_600m_2024_12_v0.pth"))
 # Released sizes: d_model -> (name, attention heads); head counts are not recoverable from the weights.
@@ -46,17 +30,12 @@ HEAD_DIM = 64  # both released models use 64-dimensional heads; the default for 
 
 
 class ESMPackageMissing(ImportError, ValueError):
-    """The optional ``esm`` package is not installed (a ValueError too, so the CLI prints one line)."""
+    """The optional ``esm`` package is missing (a ValueError too, so the CLI prints one line)."""
 
 
 class ESMCAdapter(MaskedLM):
-    """Our token ids ``(B, N)`` -> ``MDMOutput(logits (B, N, 20) float32, hidden (B, N, D))`` from an ESMC.
-
-    ``logits[..., v]`` is ESM-C's logit of amino acid ``AMINO_ACIDS[v]`` (the 44 other slots are dropped,
-    so a softmax renormalises over the 20); ``hidden`` is ESM-C's final-norm embedding of each residue,
-    BOS and EOS removed. Padding (id 21) may sit anywhere in a row: real residues are packed in order
-    behind BOS, so padding never shifts their rotary positions; outputs at padding are meaningless.
-    """
+    """Our token ids ``(B, N)`` -> ``MDMOutput(logits (B, N, 20) float32, hidden (B, N, D))``: an ESMC's logits
+    of the 20 amino acids and final-norm embedding of each residue (meaningless at padding)."""
 
     mask_id = MASK_ID
 
@@ -88,28 +67,34 @@ class ESMCAdapter(MaskedLM):
         return MDMOutput(logits[..., self.esm_values].float(), hidden)
 
     def layout(self, tokens: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """ESM-C input ``(B, N + 2)`` and, per our position, its index there ``(B, N)``.
+        """ESM-C input ``(B, N + 2)`` and, per our position, its index there ``(B, N)``."""
+        check_tokens(tokens, self.max_len, "sequence", self.name)
+        return wrap_rows(tokens, self.to_esm, self.pad_id, self.bos_id, self.eos_id)
 
-        Row layout: ``BOS, residues (in order), EOS, padding``; our padding maps to ESM's padding slots.
-        """
-        self.check(tokens)
-        b, n = tokens.shape
-        real = tokens != PAD_ID
-        length = real.sum(1, keepdim=True)  # (B, 1)
-        index = torch.where(real, real.cumsum(1), length + 1 + (~real).cumsum(1))  # residues 1..L, padding L+2..
-        esm_tokens = torch.full((b, n + 2), self.pad_id, dtype=torch.long, device=tokens.device)
-        esm_tokens.scatter_(1, index, self.to_esm[tokens])
-        esm_tokens[:, 0] = self.bos_id
-        esm_tokens.scatter_(1, length + 1, self.eos_id)
-        return esm_tokens, index
 
-    def check(self, tokens: torch.Tensor) -> None:
-        if tokens.dim() != 2 or tokens.dtype != torch.long:
-            raise ValueError(f"tokens must be int64 of shape (B, N), got {tuple(tokens.shape)} {tokens.dtype}")
-        if tokens.shape[1] > self.max_len:
-            raise ValueError(f"sequence of {tokens.shape[1]} residues is longer than the {self.max_len} {self.name} takes")
-        if tokens.numel() and (int(tokens.min()) < 0 or int(tokens.max()) >= VOCAB_SIZE):
-            raise ValueError(f"token ids must be in 0..{VOCAB_SIZE - 1} (mi_core.domains.protein)")
+def check_tokens(tokens: torch.Tensor, max_len: int, unit: str, name: str) -> None:
+    """Raise ValueError unless ``tokens`` is int64 ``(B, N)`` of our ids with ``N <= max_len``."""
+    if tokens.dim() != 2 or tokens.dtype != torch.long:
+        raise ValueError(f"tokens must be int64 of shape (B, N), got {tuple(tokens.shape)} {tokens.dtype}")
+    if tokens.shape[1] > max_len:
+        raise ValueError(f"{unit} of {tokens.shape[1]} residues is longer than the {max_len} {name} takes")
+    if tokens.numel() and (int(tokens.min()) < 0 or int(tokens.max()) >= VOCAB_SIZE):
+        raise ValueError(f"token ids must be in 0..{VOCAB_SIZE - 1} (mi_core.domains.protein)")
+
+
+def wrap_rows(tokens: torch.Tensor, table: torch.Tensor, pad: int, bos: int,
+              eos: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Rows ``(B, N + 2)`` of another vocabulary (``table``: our id -> its id) laid out ``BOS, residues (in order),
+    EOS, padding``, and per our position its index there ``(B, N)``: padding never shifts a residue's position."""
+    b, n = tokens.shape
+    real = tokens != PAD_ID
+    length = real.sum(1, keepdim=True)  # (B, 1)
+    index = torch.where(real, real.cumsum(1), length + 1 + (~real).cumsum(1))  # residues 1..L, padding L+2..
+    ids = torch.full((b, n + 2), pad, dtype=torch.long, device=tokens.device)
+    ids.scatter_(1, index, table[tokens])
+    ids[:, 0] = bos
+    ids.scatter_(1, length + 1, eos)
+    return ids, index
 
 
 def esm_ids(tokenizer) -> dict:
@@ -123,7 +108,7 @@ def esm_ids(tokenizer) -> dict:
 
 
 def translation_table(ids: dict) -> torch.Tensor:
-    """``(22,)`` long: ESM-C id of each of our token ids (mask, 20 amino acids, padding)."""
+    """``(22,)`` long: ESM-C's id of each of our token ids."""
     table = torch.empty(VOCAB_SIZE, dtype=torch.long)
     table[MASK_ID] = ids["mask"]
     table[1:21] = torch.tensor(ids["values"])
@@ -131,11 +116,8 @@ def translation_table(ids: dict) -> torch.Tensor:
     return table
 
 
-# ---- finding weights (no network) ----
-
-
 def hf_hub_cache() -> Path:
-    """The Hugging Face hub cache directory: ``HF_HUB_CACHE``, else ``HF_HOME/hub``, else the default."""
+    """``HF_HUB_CACHE``, else ``HF_HOME/hub``, else the default hub cache."""
     if os.environ.get("HF_HUB_CACHE"):
         return Path(os.environ["HF_HUB_CACHE"]).expanduser()
     if os.environ.get("HF_HOME"):
@@ -172,12 +154,8 @@ def weights_in(path: Path) -> Path:
 
 
 def find_esmc_weights(spec: str | Path | None = None) -> Path | None:
-    """The ESM-C checkpoint to load, or None when there is none on this machine.
-
-    Looks at (a) ``spec`` (a ``.pth`` file or a directory holding ``data/weights/esmc_*.pth``), (b) the
-    ``MI_LENS_ESMC_WEIGHTS`` environment variable, (c) the Hugging Face hub cache (see :func:`hf_hub_cache`),
-    in that order. Raises ModelFileError when (a) or (b) is given but holds no weights.
-    """
+    """The ESM-C checkpoint in ``spec`` (a ``.pth`` or a directory), else ``MI_LENS_ESMC_WEIGHTS``, else the
+    Hugging Face cache; None when there is none."""
     if spec:
         return weights_in(Path(spec).expanduser())
     if os.environ.get(WEIGHTS_ENV):
@@ -192,9 +170,6 @@ def where_searched() -> str:
     """Where :func:`find_esmc_weights` looks without a path, for messages."""
     env = os.environ.get(WEIGHTS_ENV) or "unset"
     return f"{WEIGHTS_ENV} ({env}) or the Hugging Face cache ({hf_hub_cache()})"
-
-
-# ---- loading ----
 
 
 def esmc_dims(state: dict, n_heads: int | None = None) -> tuple[int, int, int]:
@@ -224,14 +199,7 @@ def read_checkpoint(path: Path) -> dict:
 
 
 def load_esmc(path: str | Path, device: torch.device | str = "cpu", n_heads: int | None = None) -> ESMCAdapter:
-    """An :class:`ESMCAdapter` over the ESM-C checkpoint at ``path``, on ``device``, in eval mode.
-
-    Sizes are read from the weights (so any ESM-C checkpoint loads); the head count comes from the released
-    sizes (300M: 15, 600M: 18), else ``n_heads``, else ``d_model // 64``.
-    Raises:
-        ModelFileError: missing file, not a torch checkpoint, or weights that do not fit an ESM-C;
-            ESMPackageMissing (an ImportError, with the install line) when ``esm`` is not installed.
-    """
+    """An :class:`ESMCAdapter` over the checkpoint at ``path`` in eval mode, sized from its weights."""
     path = Path(path)
     state = read_checkpoint(path)
     d_model, heads, n_layers = esmc_dims(state, n_heads)

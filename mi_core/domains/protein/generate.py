@@ -1,9 +1,5 @@
-"""``python -m mi_core generate protein (--length N | --template TEXT) --sampler NAME [--set key=value ...]
-[--n 4] [--fasta OUT]``: sample sequences and print them as FASTA, with the passes each one took.
-
-A template is a sequence with ``_`` (or ``X``) where residues are to be generated; its other residues are
-kept. Temperature defaults to 1.0: at 0 (argmax) every sample from the same start is the same sequence.
-"""
+"""``python -m mi_core generate protein (--length N | --template TEXT) --sampler NAME``: sample sequences
+and print them as FASTA, with the passes each one took."""
 
 from __future__ import annotations
 
@@ -39,7 +35,6 @@ OPTIONS_OF_DOMAIN = [GenerateOptions, Device, Force]
 
 
 def to_fasta(sequences, passes: list[int], label: str) -> str:
-    """FASTA text: one record per sequence, the header naming its number, length, passes and the sampler."""
     return "".join(f">sample_{i + 1} length={len(s)} passes={p} {label}\n{detokenize(s)}\n"
                    for i, (s, p) in enumerate(zip(sequences, passes)))
 
@@ -59,7 +54,7 @@ def main(args) -> int:
     domain = get_domain("protein")
     model, description = load_model_described(args.model, device, domain)
     length = args.length if args.template is None else len(targets[0])
-    if length > model.max_len:  # before any sequence is allocated
+    if length > model.max_len:
         raise ValueError(f"--length {length} is longer than the {model.max_len} residues the model "
                          f"({description}) takes; accepted 1..{model.max_len}")
     with_estimator(strategy, model, domain, description)

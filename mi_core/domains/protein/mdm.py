@@ -1,7 +1,4 @@
-"""The small protein masked diffusion model (the offline default): the engine's sequence MDM
-(:class:`mi_core.models.mdm.SequenceMDM`, rotary positions, padding excluded from attention) over the tokens of
-``mi_core.domains.protein`` (mask 0, amino acids 1..20, padding 21), with logits over the 20 amino acids.
-"""
+"""The small protein masked diffusion model (the offline default): the engine's sequence MDM over protein tokens."""
 
 from __future__ import annotations
 
@@ -13,7 +10,7 @@ from mi_core.domains.protein import MASK_ID, PAD_ID
 from mi_core.models.base import load_checked, save_model
 from mi_core.models.mdm import SequenceMDM, SequenceMDMConfig
 
-ProteinMDMConfig = SequenceMDMConfig  # the fields its checkpoints record
+ProteinMDMConfig = SequenceMDMConfig
 
 
 class ProteinMDM(SequenceMDM):
@@ -23,10 +20,8 @@ class ProteinMDM(SequenceMDM):
 
 
 def save_protein_mdm(model: ProteinMDM, path: str | Path, extra: dict | None = None) -> None:
-    """Weights and config (+ ``extra``), recording the protein domain's key."""
     save_model(model, model.cfg, path, {"kind": "protein_mdm", **(extra or {})}, domain="protein")
 
 
 def load_protein_mdm(path: str | Path, device: torch.device | str = "cpu") -> ProteinMDM:
-    """Load a protein MDM from safetensors + JSON config (raises ModelFileError on a bad file)."""
     return load_checked(ProteinMDMConfig, ProteinMDM, path, device, "a protein MDM")[0]

@@ -1,6 +1,5 @@
-"""How close a set of generated protein sequences is to a reference set: compositions, Jensen-Shannon
-divergence and pairwise identity. Pure numpy/scipy functions over token arrays (ids of
-``mi_core.domains.protein``: 1..20 amino acids; the mask 0 and padding are "unknown" and skipped).
+"""How close generated protein sequences are to a reference set: compositions, Jensen-Shannon divergence
+and pairwise identity, over token arrays (only the 20 amino acids 1..20 are counted).
 """
 
 from __future__ import annotations
@@ -14,14 +13,12 @@ N_AA = len(AMINO_ACIDS)
 
 
 def _known(tokens) -> tuple[np.ndarray, np.ndarray]:
-    """Value indices ``(L,)`` (token - 1) and a ``(L,)`` bool of which positions hold one of the 20 residues."""
     t = np.asarray(tokens, dtype=np.int64)
-    known = (t >= 1) & (t <= N_AA)
-    return t - 1, known
+    return t - 1, (t >= 1) & (t <= N_AA)
 
 
 def aa_composition(seqs) -> np.ndarray:
-    """``(20,)`` float64 counts of each amino acid over all sequences (masked / unknown residues skipped)."""
+    """``(20,)`` float64 counts of each amino acid over all sequences."""
     counts = np.zeros(N_AA)
     for tokens in seqs:
         values, known = _known(tokens)
@@ -40,15 +37,8 @@ def dipeptide_composition(seqs) -> np.ndarray:
 
 
 def jsd(p, q) -> float:
-    """Jensen-Shannon divergence in bits (0 for equal distributions, 1 for disjoint supports).
-
-    ``p`` and ``q`` are non-negative counts or probabilities of one shape (each normalised here).
-    ``scipy.spatial.distance.jensenshannon`` returns the JS *distance*, the square root of the
-    divergence; it is squared here, with base 2 so the result lies in [0, 1].
-
-    Raises:
-        ValueError: shapes differ, a negative entry, or an all-zero vector (nothing to compare).
-    """
+    """Jensen-Shannon divergence in bits, in [0, 1], of two count or probability vectors of one shape
+    (scipy's ``jensenshannon`` is the distance: squared here)."""
     p, q = np.asarray(p, dtype=np.float64), np.asarray(q, dtype=np.float64)
     if p.shape != q.shape:
         raise ValueError(f"jsd: distributions of different shapes {p.shape} and {q.shape}")
@@ -64,28 +54,23 @@ def jsd(p, q) -> float:
 
 
 def jsd_aa(generated, reference) -> float:
-    """JSD (bits) between the amino-acid compositions of two sets of token arrays."""
     return jsd(aa_composition(generated), aa_composition(reference))
 
 
 def jsd_dipeptide(generated, reference) -> float:
-    """JSD (bits) between the dipeptide (adjacent pair) compositions of two sets of token arrays."""
     return jsd(dipeptide_composition(generated), dipeptide_composition(reference))
 
 
 def matched_sample(reference, lengths, seed: int = 0) -> list[np.ndarray]:
-    """A sample of ``reference`` the size of a generated set: for each of ``lengths``, a reference sequence
-    drawn without replacement (with, when there are fewer) by a generator seeded with ``seed``, cut to
-    that length. Its JSD from the whole reference is the finite-sample floor a generated set of those
-    lengths can reach (JSD of small samples is biased upward, the 400 dipeptide bins most of all)."""
+    """For each of ``lengths`` a seeded draw of ``reference`` (without replacement when there are enough) cut
+    to that length: its JSD from the whole reference is the finite-sample floor of a set of those lengths."""
     rng = np.random.default_rng(seed)
     picks = rng.choice(len(reference), size=len(lengths), replace=len(lengths) > len(reference))
     return [np.asarray(reference[i])[:n] for i, n in zip(picks.tolist(), lengths)]
 
 
 def identity(a, b) -> float:
-    """Position-wise identity of two unaligned sequences: the fraction of the first ``min(len a, len b)``
-    positions where both hold the same known residue (a masked / unknown residue never matches)."""
+    """The share of the first ``min(len a, len b)`` positions where both hold the same known residue."""
     m = min(len(a), len(b))
     if m == 0:
         return 0.0
@@ -94,11 +79,8 @@ def identity(a, b) -> float:
 
 
 def mean_pairwise_identity(seqs, max_pairs: int = 2000, seed: int = 0) -> tuple[float, int]:
-    """Mean :func:`identity` over pairs of distinct sequences of ``seqs`` and how many pairs were used.
-
-    All ``n (n - 1) / 2`` pairs when there are at most ``max_pairs``, else ``max_pairs`` pairs drawn
-    uniformly (with replacement across draws) by a generator seeded with ``seed``. NaN for fewer than two.
-    """
+    """Mean :func:`identity` over all pairs of ``seqs`` (over ``max_pairs`` seeded random pairs when there are
+    more) and the number of pairs; NaN for fewer than two sequences."""
     n = len(seqs)
     if n < 2:
         return float("nan"), 0
@@ -114,19 +96,15 @@ def mean_pairwise_identity(seqs, max_pairs: int = 2000, seed: int = 0) -> tuple[
 
 
 def unique_fraction(seqs) -> float:
-    """Fraction of the sequences that are distinct (1.0 when no two are equal)."""
+    """Fraction of the sequences that are distinct."""
     if not seqs:
         return float("nan")
     return len({np.asarray(s).tobytes() for s in seqs}) / len(seqs)
 
 
 def diversity(generated, reference=None, max_pairs: int = 2000, seed: int = 0) -> dict:
-    """Diversity of a generated set, with the reference set's own identity for scale.
-
-    Returns ``mean_identity`` (mean pairwise position-wise identity among the generated sequences; lower
-    is more diverse; unaligned, so unrelated sequences score about sum_a p(a)^2 ~ 0.06), ``pairs``,
-    ``unique_fraction`` and, when ``reference`` is given, ``reference_mean_identity`` and ``reference_pairs``.
-    """
+    """``mean_identity`` (unaligned: unrelated sequences score ~0.06), ``pairs``, ``unique_fraction`` and, with
+    ``reference``, ``reference_mean_identity`` and ``reference_pairs``."""
     mean, pairs = mean_pairwise_identity(generated, max_pairs, seed)
     out = {"mean_identity": mean, "pairs": pairs, "unique_fraction": unique_fraction(generated)}
     if reference is not None:
@@ -135,8 +113,7 @@ def diversity(generated, reference=None, max_pairs: int = 2000, seed: int = 0) -
 
 
 class CompositionMetric:
-    """Generated sequences measured against ``reference`` (token arrays); ``seed`` draws the floor sample
-    and the diversity pairs (at most ``max_pairs``)."""
+    """Generated sequences against ``reference`` (token arrays); ``seed`` draws the floor sample and the pairs."""
 
     def __init__(self, reference, seed: int = 0, max_pairs: int = 2000):
         self.reference = [np.asarray(r) for r in reference]

@@ -1,13 +1,8 @@
-"""One answer to "which protein model?", shared by the command line and the app.
+"""Which protein model, for the command line and the app: ESM-C's weights never ship, the protein MDM
+always does, so ``auto`` takes ESM-C when its weights are on this machine, else the MDM with the reason.
 
-ESM-C is the better model but its weights cannot ship with MI Lens and are never downloaded here; the
-protein MDM trained on CATH S40 always ships. ``load_protein_model("auto")`` therefore takes ESM-C when its
-weights are on this machine and otherwise the MDM, and says why in :class:`ProteinModelInfo`, so a page
-or a terminal can show which model produced a map.
-
-Specs: ``auto``; ``esmc`` (ESM-C or an error saying where it looked); ``mdm`` (the shipped MDM, or the
-``.safetensors`` named by ``MI_LENS_PROTEIN_MODEL``); or a path: a ``.safetensors`` protein MDM, a ``.pth``
-ESM-C checkpoint, or a directory holding one.
+Specs: ``auto``; ``esmc``; ``mdm`` (the shipped MDM, or the ``.safetensors`` named by ``MI_LENS_PROTEIN_MODEL``);
+or a path: a ``.safetensors`` protein MDM, a ``.pth`` ESM-C checkpoint, or a directory holding one.
 """
 
 from __future__ import annotations
@@ -31,24 +26,16 @@ KEYWORDS = ("auto", "esmc", "mdm")
 
 @dataclass(frozen=True)
 class ProteinModelInfo:
-    """What :func:`load_protein_model` loaded: ``kind`` (``"esmc"`` or ``"mdm"``), the weights ``path``, a
-    one-line ``description``, and ``fallback_reason`` when ``auto`` wanted ESM-C but took the MDM."""
+    """What :func:`load_protein_model` loaded; ``fallback_reason`` when ``auto`` wanted ESM-C but took the MDM."""
 
     kind: str
     path: Path
     description: str
     fallback_reason: str | None = None
 
-    def __post_init__(self):
-        if self.kind not in ("esmc", "mdm"):
-            raise ValueError(f"kind must be 'esmc' or 'mdm', got {self.kind!r}")
-
 
 def default_mdm_path() -> Path:
-    """``MI_LENS_PROTEIN_MODEL`` when it names a ``.safetensors`` file, else the shipped MDM.
-
-    (The app also reads that variable as a whole spec, so a keyword there, e.g. ``esmc``, is not a path.)
-    """
+    """``MI_LENS_PROTEIN_MODEL`` when it names a ``.safetensors`` file, else the shipped MDM."""
     env = os.environ.get(MDM_ENV, "")
     if env.endswith(".safetensors"):
         path = Path(env).expanduser()
@@ -57,12 +44,7 @@ def default_mdm_path() -> Path:
 
 
 def load_protein_model(spec: str = "auto", device: torch.device | str = "cpu") -> tuple[torch.nn.Module, ProteinModelInfo]:
-    """``(model, info)`` for a spec (see the module docstring); the model is in eval mode on ``device``.
-
-    Raises:
-        ModelFileError: a missing or unreadable weights file, or ``esmc`` with no weights found;
-        ValueError: a spec that is neither a keyword nor a weights path.
-    """
+    """``(model in eval mode, info)`` for a spec; ModelFileError for missing or bad weights."""
     spec = (spec or "auto").strip()
     if spec == "auto":
         return load_auto(device)
@@ -80,7 +62,6 @@ def load_protein_model(spec: str = "auto", device: torch.device | str = "cpu") -
 
 
 def load_auto(device) -> tuple[torch.nn.Module, ProteinModelInfo]:
-    """ESM-C when its weights are here and load, else the MDM with the reason."""
     try:
         weights = find_esmc_weights()
         if weights is not None:
@@ -88,13 +69,11 @@ def load_auto(device) -> tuple[torch.nn.Module, ProteinModelInfo]:
         reason = f"no ESM-C weights found in {where_searched()}"
     except (ModelFileError, ImportError) as err:  # ImportError: weights found but the esm package is missing
         reason = f"ESM-C not used: {err}"
-    mdm_path = default_mdm_path()
-    model, info = load_mdm(mdm_path, device)
+    model, info = load_mdm(default_mdm_path(), device)
     return model, ProteinModelInfo("mdm", info.path, info.description, f"{reason}; using the {info.description}")
 
 
 def required_weights() -> Path:
-    """The ESM-C checkpoint for spec ``esmc``, or an error saying where it looked and how to point at one."""
     path = find_esmc_weights()
     if path is None:
         raise ModelFileError(f"no ESM-C weights found in {where_searched()}: set {WEIGHTS_ENV} to an "
@@ -108,7 +87,6 @@ def load_esmc_model(path: Path, device) -> tuple[torch.nn.Module, ProteinModelIn
 
 
 def load_mdm(path: Path, device) -> tuple[torch.nn.Module, ProteinModelInfo]:
-    """The protein MDM at ``path`` with a description naming its training data when recorded."""
     if not path.is_file():
         raise ModelFileError(f"protein MDM not found: {path} (set {MDM_ENV} to a protein MDM .safetensors, "
                              "or train one: python -m mi_core train protein --fasta ...)")

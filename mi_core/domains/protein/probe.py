@@ -24,8 +24,6 @@ from mi_core.options import option, seed
 
 @dataclass
 class SequenceProbe:
-    """``probe protein``'s input: one sequence or a FASTA record, and the residues to mask."""
-
     sequence: str | None = option(None, "amino-acid letters; '_' or X marks a masked residue", group="source",
                                   required=True)
     fasta: Path | None = option(None, "a FASTA file (see --record)", group="source")
@@ -67,33 +65,39 @@ def mask_random(tokens: np.ndarray, rate: float, seed: int) -> np.ndarray:
     return out
 
 
-def protein_state(args) -> tuple[str, np.ndarray]:
-    """``(name, tokens (L,))`` of the protein to probe, with the requested residues masked."""
+def masked_state(args, read_sequence, read_records, positions,
+                 source: str = "FASTA") -> tuple[str, np.ndarray, np.ndarray]:
+    """``(name, native tokens (L,), tokens to probe (L,))`` of ``--sequence`` (``read_sequence(text)``) or
+    ``--record`` of ``--fasta`` (``read_records(path, limit)``: ``(name, tokens)`` pairs), with ``--mask-positions``
+    (``positions(native, spec)``) and a seeded ``--mask-rate`` masked."""
     if args.sequence is not None:
         if args.record is not None:
-            raise ValueError("--record selects a FASTA record; it does not apply to --sequence")
-        name, tokens = "sequence", protein.tokenize(args.sequence, name="--sequence")
+            raise ValueError(f"--record selects a {source} record; it does not apply to --sequence")
+        name, native = "sequence", read_sequence(args.sequence)
     else:
         record = 1 if args.record is None else args.record
         if record < 1:
             raise ValueError(f"--record is 1-based, got {record}")
-        records = protein.read_fasta(args.fasta, limit=record)
+        records = read_records(args.fasta, record)
         if len(records) < record:
             raise ValueError(f"{args.fasta} has {len(records)} record(s); --record {record} asks for more")
-        name, tokens = records[record - 1].name, records[record - 1].tokens.copy()
+        name, native = records[record - 1]
+    tokens = native.copy()
     if args.mask_positions:
-        tokens[parse_positions(args.mask_positions, len(tokens))] = protein.MASK_ID
+        tokens[positions(native, args.mask_positions)] = protein.MASK_ID
     tokens = mask_random(tokens, args.mask_rate, args.seed)
     if not (tokens == protein.MASK_ID).any():
         raise ValueError("nothing to probe: no masked residues (write _ or X in the sequence, or use "
                          "--mask-positions / --mask-rate)")
-    return name, tokens
+    return name, native, tokens
 
 
 def run(args, domain: Domain) -> int:
     from mi_core.domains.protein.model import load_protein_model
 
-    name, tokens = protein_state(args)
+    name, _, tokens = masked_state(args, lambda text: protein.tokenize(text, name="--sequence"),
+                                   lambda path, n: [(r.name, r.tokens) for r in protein.read_fasta(path, limit=n)],
+                                   lambda native, spec: parse_positions(spec, len(native)))
     device = pick_device(args.device, args.threads)
     model, info = load_protein_model(args.model, device)
     if len(tokens) > model.max_len:

@@ -1,8 +1,5 @@
-"""Protein state samplers: partially decoded states for the estimator's data and its evaluation.
-
-Three sources (:data:`SOURCES`): a window masked uniformly at a random rate, a temperature-1 decode from
-all masked, and one from a uniformly masked window. They sit with decoding (they run the decode loop) so
-that both ``mi_core.train`` and ``mi_core.bench`` can use them without importing each other.
+"""Protein states for the MI estimator's data and its evaluation (:data:`SOURCES`): a window masked uniformly
+at a random rate, a temperature-1 decode from all masked, and one from a uniformly masked window.
 """
 
 from __future__ import annotations
@@ -26,9 +23,7 @@ DEFAULT_FASTA = Path("../shared/data/protein/cath-dataset-nonredundant-S40.fa")
 
 @dataclass(frozen=True)
 class ProteinDataConfig(MixedShardConfig):
-    """``states`` in shards of ``shard_size`` from the ``split`` of ``fasta`` (split by ``split_seed``);
-    windows of ``min_len..max_len`` residues; ``mix``: weights of :data:`SOURCES`; ``eps``/``max_batch``:
-    the probe's (``eps = 0`` is exact); ``min_masked``: residues every state keeps masked."""
+    """Windows of ``min_len..max_len`` residues of the ``split`` of ``fasta``, at least ``min_masked`` masked."""
 
     sources: ClassVar[tuple[str, ...]] = SOURCES
     states: int = 320
@@ -51,7 +46,7 @@ class ProteinDataConfig(MixedShardConfig):
 
 
 def sequence_pool(fasta: str | Path, split: str, min_len: int, split_seed: int = 0) -> list[np.ndarray]:
-    """Token arrays of the ``split`` sequences with at least ``min_len`` residues (file order)."""
+    """Token arrays of the ``split`` sequences with at least ``min_len`` residues."""
     records = split_records(read_fasta(fasta, strict=True), split_seed)[split]
     pool = [r.tokens for r in records if r.length >= min_len]
     if not pool:
@@ -66,9 +61,8 @@ def uniform_mask(tokens: np.ndarray, rng: np.random.Generator, minimum: int) -> 
 
 
 def decode_to(model, start: np.ndarray, rng: np.random.Generator, minimum: int, device) -> np.ndarray:
-    """An intermediate state of a temperature-1 decode from ``start`` ``(L,)``: the first with at most m
-    masked residues, m drawn uniformly in ``minimum..masked(start)`` (the one before it when the step
-    overshoots below ``minimum``)."""
+    """The first state of a temperature-1 decode from ``start`` ``(L,)`` with at most m masked residues, m
+    uniform in ``minimum..masked(start)`` (the one before it when a step overshoots below ``minimum``)."""
     masked = int((start == MASK_ID).sum())
     if masked <= minimum:
         return start.copy()
@@ -88,7 +82,7 @@ def decode_to(model, start: np.ndarray, rng: np.random.Generator, minimum: int, 
 
 def draw_state(model, pool: list[np.ndarray], cfg: ProteinDataConfig, rng: np.random.Generator,
                device) -> tuple[np.ndarray, int]:
-    """One state ``(L,)`` int64 and its source index: a seeded window of a pool sequence, then masked."""
+    """One state ``(L,)`` int64 and its source index."""
     seq = pool[int(rng.integers(len(pool)))]
     length = int(rng.integers(cfg.min_len, min(cfg.max_len, len(seq)) + 1))
     offset = int(rng.integers(0, len(seq) - length + 1))
@@ -114,8 +108,6 @@ class WindowOptions:
 
 @dataclass
 class DataOptions(WindowOptions):
-    """``make-estimator-data protein``: the windows probed, and how."""
-
     fasta: Path = option(DEFAULT_FASTA, "FASTA file; states come from its train split")
     states: int = option(ProteinDataConfig.states, "states to probe", range=(1, 1_000_000))
     shard_size: int = option(ProteinDataConfig.shard_size, "states per shard file", range=(1, 1_000_000))
@@ -126,24 +118,19 @@ class DataOptions(WindowOptions):
 
 @dataclass
 class HeldOutOptions(WindowOptions):
-    """``eval-estimator protein``: windows of the FASTA file's val split."""
-
     fasta: Path = option(DEFAULT_FASTA, "states come from its val split, never train")
 
 
 class ProteinStates:
-    """The protein state source of estimator data: windows of the FASTA file's ``train`` split (evaluation
-    draws from ``val``), padded to ``max_len`` in the shards."""
+    """``Domain.states`` of proteins: windows of the FASTA file's ``train`` split (``held_out``: ``val``)."""
 
-    config_cls = ProteinDataConfig
-    sources = SOURCES
+    config_cls, sources, data_options, eval_options = ProteinDataConfig, SOURCES, DataOptions, HeldOutOptions
+    eval_defaults = {"states": 40, "threshold": 1e-3, "max_batch": ProteinDataConfig.max_batch}
 
     def __init__(self, cfg: ProteinDataConfig):
         self.cfg = cfg
         self.width = cfg.max_len
         self._pool = None
-
-    data_options = DataOptions
 
     @staticmethod
     def config_from_args(args) -> ProteinDataConfig:
@@ -168,25 +155,18 @@ class ProteinStates:
         drawn = [draw_state(model, self._pool, self.cfg, rng, device) for _ in range(count)]
         return [t for t, _ in drawn], [s for _, s in drawn]
 
-    # -- held-out states (``eval-estimator protein``) ---------------------------------------------------
-    eval_defaults = {"states": 40, "threshold": 1e-3, "max_batch": ProteinDataConfig.max_batch}
-
-    eval_options = HeldOutOptions
-
     @staticmethod
     def held_out(args) -> ProteinStates:
-        """States of the FASTA file's ``val`` split, drawn as the training states are drawn from ``train``."""
         source = ProteinStates(ProteinDataConfig(fasta=str(args.fasta), split="val", min_len=args.min_len,
                                                  max_len=args.max_len, min_masked=args.min_masked,
                                                  mix=parse_mix(args.mix, SOURCES)))
         c = source.cfg
-        source._pool = sequence_pool(c.fasta, c.split, c.min_len, c.split_seed)  # a bad file fails before the model loads
+        source._pool = sequence_pool(c.fasta, c.split, c.min_len, c.split_seed)  # fail before the model loads
         return source
 
     def info(self) -> dict:
         c = self.cfg
-        mix = c.mix_text
         return {"fasta": c.fasta, "split": c.split, "min_len": c.min_len, "max_len": c.max_len,
-                "min_masked": c.min_masked, "mix": mix,
+                "min_masked": c.min_masked, "mix": c.mix_text,
                 "about": f"windows of {c.min_len}-{c.max_len} residues of {c.split}-split sequences "
-                         f"(mix {','.join(SOURCES)} = {mix})"}
+                         f"(mix {','.join(SOURCES)} = {c.mix_text})"}

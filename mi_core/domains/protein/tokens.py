@@ -1,21 +1,11 @@
-"""Protein sequences: the one tokenization of amino acids in MI Lens, and FASTA / plain-sequence parsing.
+"""Protein tokens (shared by every protein model through its adapter) and FASTA / plain-sequence parsing.
 
-Token ids (shared by every protein model through its adapter):
-    0        mask (an unknown residue)
-    1..20    the 20 standard amino acids in alphabetical one-letter order ``ACDEFGHIKLMNPQRSTVWY``
-    21       padding (training batches only; never produced by parsing)
-A value ``v`` (0..19) is written as token ``v + 1``.
+Token ids: 0 mask, 1..20 the amino acids ``ACDEFGHIKLMNPQRSTVWY``, 21 padding (training batches only).
 
-Policy for non-standard letters (stated once, applied everywhere):
-    * ``X`` (unknown) and the ambiguity codes ``B`` (D/N), ``Z`` (E/Q), ``J`` (I/L) are read as masked
-      positions: the model is asked to fill them, and they are counted in the parse report.
-    * ``U`` (selenocysteine) and ``O`` (pyrrolysine) are rare residues no model here has seen: they are
-      rejected with their positions unless ``ambiguous="mask"`` is asked for, which masks them too.
-    * ``*`` at the very end (a stop codon) is dropped; ``-`` / ``.`` (alignment gaps) and every other
-      character are errors naming the character and its 1-based position.
-    * Case is ignored; whitespace and line breaks inside a sequence are ignored.
-    * Training and reference data keep ``X`` as masked (never scored) and skip sequences with other
-      non-standard letters or more than 10% ``X`` (see ``read_fasta(strict=True)``).
+Non-standard letters: ``X`` and the ambiguity codes ``B``, ``Z``, ``J`` are read as masked; ``U`` and ``O``
+are rejected unless ``ambiguous="mask"``; a final ``*`` is dropped; case and whitespace are ignored; any
+other character is an error naming it and its 1-based position. Training and reference data use
+``read_fasta(strict=True)``.
 """
 
 from __future__ import annotations
@@ -31,22 +21,22 @@ from mi_core.domain import Domain
 AMINO_ACIDS = "ACDEFGHIKLMNPQRSTVWY"
 MASK_ID = 0
 PAD_ID = 21
-VOCAB_SIZE = 22  # mask + 20 amino acids + padding
+VOCAB_SIZE = 22
 MASK_CHAR = "_"
-SOFT_MASK = frozenset("XBZJ")  # read as masked
-RARE = frozenset("UO")  # rejected unless ambiguous="mask"
+SOFT_MASK = frozenset("XBZJ")
+RARE = frozenset("UO")
 MAX_INPUT_LENGTH = 2048
 
 _TOKEN_OF = {aa: i + 1 for i, aa in enumerate(AMINO_ACIDS)}
 
 
 class ProteinInputError(ValueError):
-    """Input that is not a protein sequence this tool can read; the message names what is wrong."""
+    """Input that is not a protein sequence this tool can read."""
 
 
 @dataclass(frozen=True)
 class ProteinRecord:
-    """One parsed sequence: ``name`` (FASTA header without ``>``, or ``sequence N``), ``tokens`` (L,) int64."""
+    """``name`` (FASTA header without ``>``, or ``sequence N``) and ``tokens`` (L,) int64."""
 
     name: str
     tokens: np.ndarray
@@ -64,14 +54,7 @@ class ProteinRecord:
 
 
 def tokenize(sequence: str, *, ambiguous: str = "error", max_length: int = MAX_INPUT_LENGTH, name: str = "sequence") -> np.ndarray:
-    """Token ids ``(L,)`` of one sequence (letters, ``_`` for an explicit mask; see the module policy).
-
-    Args:
-        ambiguous: ``"error"`` rejects U/O, ``"mask"`` reads them as masked positions.
-        max_length: longest sequence accepted.
-    Raises:
-        ProteinInputError: empty input, an unknown character (with its position), or too long.
-    """
+    """Token ids ``(L,)`` of one sequence (``_``: an explicit mask; ``ambiguous="mask"`` masks U/O too)."""
     if ambiguous not in ("error", "mask"):
         raise ValueError(f"ambiguous must be 'error' or 'mask', got {ambiguous!r}")
     letters = "".join(sequence.split())
@@ -129,24 +112,11 @@ def parse_text(text: str, *, ambiguous: str = "error", max_length: int = MAX_INP
 
 def read_fasta(path: str | Path, *, strict: bool = False, ambiguous: str = "error", max_length: int = MAX_INPUT_LENGTH,
                limit: int | None = None, max_unknown: float = 0.1) -> list[ProteinRecord]:
-    """Records of a FASTA file.
-
-    Args:
-        strict: the rule for training and reference data: skip sequences with any letter other than the
-            20 standard ones and ``X``, with more than ``max_unknown`` of ``X``, or longer than
-            ``max_length``, instead of failing; ``X`` is read as masked (trainers never score it).
-    Raises:
-        FileNotFoundError / ProteinInputError with the path in the message.
+    """Records of a FASTA file. ``strict`` (training and reference data): skip, instead of failing on,
+    sequences with letters other than the 20 and ``X``, over ``max_unknown`` of ``X``, or over ``max_length``.
     """
     path = Path(path)
-    if path.is_dir():
-        raise IsADirectoryError(f"{path} is a directory, not a FASTA file")
-    if not path.is_file():
-        raise FileNotFoundError(f"FASTA file not found: {path}")
-    try:
-        text = path.read_text()
-    except UnicodeDecodeError:
-        raise ProteinInputError(f"{path}: not a text file") from None
+    text = read_text_file(path, "a FASTA file", "FASTA file not found")
     if not strict:
         try:
             return parse_text(text, ambiguous=ambiguous, max_length=max_length, limit=limit)
@@ -166,9 +136,20 @@ def read_fasta(path: str | Path, *, strict: bool = False, ambiguous: str = "erro
     return records
 
 
+def read_text_file(path: Path, kind: str, missing: str, error: type = ProteinInputError) -> str:
+    """The text of a file; each error names ``path`` (``kind``: what it should be)."""
+    if path.is_dir():
+        raise IsADirectoryError(f"{path} is a directory, not {kind}")
+    if not path.is_file():
+        raise FileNotFoundError(f"{missing}: {path}")
+    try:
+        return path.read_text()
+    except UnicodeDecodeError:
+        raise error(f"{path}: not a text file") from None
+
+
 def _fasta_pairs(text: str, comments: bool = False):
-    """``(header, sequence)`` of each FASTA record; lines before the first header are dropped, and lines
-    starting with ``;`` too when ``comments``."""
+    """``(header, sequence)`` of each record; text before the first header (and ``;`` lines if ``comments``) dropped."""
     header, chunks = None, []
     for line in text.splitlines():
         line = line.strip()
@@ -186,11 +167,8 @@ SPLITS = ("train", "val", "reference")
 
 
 def split_of(name: str, seed: int = 0, val_percent: int = 5, reference_percent: int = 5) -> str:
-    """The split a sequence belongs to, from a seeded hash of its FASTA header (independent of file order).
-
-    ``val_percent`` of headers go to validation, the next ``reference_percent`` to the reference set used
-    by generation benchmarks, the rest to training. The default gives ~1,000 sequences each on CATH S40.
-    """
+    """The split of a FASTA header by a seeded hash (independent of file order): ``val_percent`` of headers
+    go to ``val``, the next ``reference_percent`` to ``reference``, the rest to ``train``."""
     bucket = int.from_bytes(hashlib.sha256(f"{seed}:{name}".encode()).digest()[:8], "big") % 100
     if bucket < val_percent:
         return "val"
@@ -208,8 +186,6 @@ def split_records(records: list[ProteinRecord], seed: int = 0) -> dict[str, list
 
 @dataclass(frozen=True)
 class ProteinDomain(Domain):
-    """Protein sequences of any length: the 20 amino acids, with the parsing policy of this module."""
-
     def parse_state(self, text: str) -> list[int]:
         return tokenize(text).tolist()
 

@@ -27,8 +27,6 @@ class FastaOption:
 
 
 class ProteinTask(SequenceTask):
-    """The protein MDM trained on a FASTA file's train split (validation on its val split)."""
-
     name, model_cls, options = "protein_mdm", ProteinMDM, FastaOption
     save = staticmethod(save_protein_mdm)
 
