@@ -215,9 +215,7 @@ class Domain:
         spec = self.model_spec()
         if spec is None:
             return None
-        if self.model_fallback is not None and is_keyword(spec):
-            return resolve_path(self.model_fallback)
-        return resolve_path(spec)
+        return resolve_path(self.model_fallback if self.model_fallback is not None and is_keyword(spec) else spec)
 
     def default_file(self, what: str = "model") -> str | None:
         """The ``model``, ``estimator`` or ``selector`` file a command uses when given none: the environment
@@ -281,20 +279,16 @@ class StateSource(Protocol):
     @staticmethod
     def config_from_args(args): ...
 
-    def options(self) -> str:
-        """The command-line options that rebuild this config."""
+    def options(self) -> str: ...  # the command-line options that rebuild this config
 
-    def check(self, model) -> None:
-        """Raise ValueError when ``model`` cannot serve this source (e.g. a length it cannot take)."""
+    def check(self, model) -> None: ...  # ValueError when ``model`` cannot serve this source
 
-    def draw(self, model, rng, count: int, device) -> tuple[list, list[int]]:
-        """``(states, source index of each)``: ``count`` token arrays ``(N,)`` with masked positions."""
+    def draw(self, model, rng, count: int, device) -> tuple[list, list[int]]: ...  # (token arrays (N,), source of each)
 
     eval_options: type  # eval-estimator's options of the held-out states (a dataclass)
 
     @staticmethod
-    def held_out(args) -> HeldOutStates:
-        """The held-out states eval-estimator reads (checked before any model loads)."""
+    def held_out(args) -> HeldOutStates: ...  # read and checked before any model loads
 
 
 @dataclass(frozen=True)
@@ -366,8 +360,7 @@ class HeldOutStates(Protocol):
 
     def draw(self, model, rng, count: int, device) -> tuple[list, list[int]]: ...
 
-    def info(self) -> dict:
-        """What the evaluation records about where its states came from."""
+    def info(self) -> dict: ...  # what the evaluation records about where its states came from
 
 
 @runtime_checkable
@@ -395,8 +388,7 @@ class BenchInputs(Protocol):
     name: str
 
     @staticmethod
-    def options(domain, sweep: bool = False) -> list:
-        """The option dataclasses of ``bench`` (and, with ``sweep``, of ``sweep``)."""
+    def options(domain, sweep: bool = False) -> list: ...  # the option dataclasses of bench (and sweep)
 
     def metric(self) -> Metric: ...
 

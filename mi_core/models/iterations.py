@@ -27,9 +27,7 @@ def run_for(model, iterations: int) -> None:
 @torch.no_grad()
 def per_iteration_logits(model, tokens: torch.Tensor) -> torch.Tensor:
     """``(T, B, N, V)`` float32 logits after each of the model's ``T`` iterations, from one pass."""
-    steps = iterations_of(model)
-    out = model(tokens, keep=steps)
-    return torch.stack(out.per_iteration).float()
+    return torch.stack(model(tokens, keep=iterations_of(model)).per_iteration).float()
 
 
 def settle_iteration(argmax: np.ndarray) -> np.ndarray:
