@@ -7,6 +7,7 @@ import dataclasses
 import typing
 
 STRATEGIES: dict[str, type] = {}
+BOOLS = {"1": True, "true": True, "yes": True, "0": False, "false": False, "no": False}
 
 
 def register(name: str):
@@ -64,14 +65,8 @@ def _convert(name: str, key: str, value, hint):
     args = [a for a in typing.get_args(hint) if a is not type(None)] or [hint]
     for kind in args:
         try:
-            if kind is bool:
-                if value.lower() in ("1", "true", "yes"):
-                    return True
-                if value.lower() in ("0", "false", "no"):
-                    return False
-                raise ValueError
-            return kind(value)
-        except (TypeError, ValueError):
+            return BOOLS[value.lower()] if kind is bool else kind(value)
+        except (KeyError, TypeError, ValueError):
             continue
     if value.lower() == "none" and type(None) in typing.get_args(hint):
         return None
