@@ -74,13 +74,6 @@ def _generators(seed, batch: int, device: torch.device):
     return torch.Generator(device=device).manual_seed(int(seed))
 
 
-def _check_inputs(tokens: torch.Tensor, temperature: float) -> None:
-    if tokens.dim() != 2 or tokens.dtype != torch.long:
-        raise ValueError(f"tokens must be a (B, N) int64 tensor, got {tuple(tokens.shape)} {tokens.dtype}")
-    if not temperature >= 0:
-        raise ValueError(f"temperature must be >= 0, got {temperature}")
-
-
 @torch.no_grad()
 def decode(model, tokens: torch.Tensor, strategy, temperature: float = 0.0, seed: int | list[int] = 0,
            max_steps: int | None = None, sync_every: int | None = None):
@@ -95,7 +88,10 @@ def decode(model, tokens: torch.Tensor, strategy, temperature: float = 0.0, seed
         ValueError: bad tokens, temperature or ``sync_every``.
         RuntimeError: not finished within ``max_steps`` (default the strategy's ``pass_limit(N)``).
     """
-    _check_inputs(tokens, temperature)
+    if tokens.dim() != 2 or tokens.dtype != torch.long:
+        raise ValueError(f"tokens must be a (B, N) int64 tensor, got {tuple(tokens.shape)} {tokens.dtype}")
+    if not temperature >= 0:
+        raise ValueError(f"temperature must be >= 0, got {temperature}")
     every = sync_every if sync_every is not None else (1 if tokens.device.type == "cpu" else 8)
     if isinstance(every, bool) or not isinstance(every, int) or every < 1:
         raise ValueError(f"sync_every must be an integer >= 1, got {sync_every!r}")

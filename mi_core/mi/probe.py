@@ -273,13 +273,6 @@ def with_givens(probs: torch.Tensor, given_values: torch.Tensor, masked: torch.T
     return marginals, _entropy(marginals) * masked
 
 
-def _base_many(model, tokens, masked, given_values, max_batch, autocast) -> tuple[torch.Tensor, torch.Tensor]:
-    s, n = tokens.shape
-    v = model.value_tokens.shape[0]
-    base = torch.cat([_forward_probs(model, tokens[lo:hi], autocast) for lo, hi in _batches(s, n, v, max_batch)])
-    return with_givens(base, given_values, masked)
-
-
 def _state_chunks(s: int, n: int, v: int) -> list[tuple[int, int]]:
     """Consecutive state ranges whose dense ``(states * N, N, V)`` accumulators fit :data:`ACC_BYTES`."""
     per = max(1, ACC_BYTES // (8 * (n * n * v + n * n)))
@@ -341,7 +334,8 @@ def probe_many(model, tokens: torch.Tensor, *, positions: torch.Tensor | None = 
     masked = tokens == model.mask_id
     given_values = value_index(tokens, value_tokens, masked)
     probed = masked.clone() if positions is None else _probe_mask_many(positions, masked)
-    marginals, entropy = _base_many(model, tokens, masked, given_values, max_batch, autocast)
+    base = torch.cat([_forward_probs(model, tokens[lo:hi], autocast) for lo, hi in _batches(s, n, v, max_batch)])
+    marginals, entropy = with_givens(base, given_values, masked)
     kept = _kept_values(marginals.reshape(s * n, v), eps).view(s, n, v) & probed[..., None]  # (S, N, V)
     passes = 1 + kept.sum((1, 2))
     total = int(passes.sum()) if progress is not None else 0  # a host sync only when reporting
