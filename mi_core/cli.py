@@ -1,15 +1,9 @@
-"""``python -m mi_core <command> [DOMAIN] [options]``: every command and every option.
+"""``python -m mi_core <command> [DOMAIN] [options]``: the one module that knows argparse.
 
-A command is a module (or a domain's :class:`mi_core.domain.Command`) that declares its options as
-dataclasses (:func:`mi_core.options.option` fields) and runs on the parsed values: ``options(domain)`` (or
-``OPTIONS`` for a command without a domain), ``main(args)``, and optionally ``serves(domain)`` (the domains
-it takes) and ``describe(domain)`` (the text of ``COMMAND DOMAIN --help``). This module turns the fields
-into flags and checks every value (type, range, choices, device names) before any work; it is the one
-module that knows argparse. A command's module is imported only when it is named, so ``--help`` of one
-never imports the others' dependencies.
-
-Errors about the user's input (a bad puzzle, a missing file, an unknown sampler) print one clear line and
-exit with status 2; they never show a traceback.
+A command is a module (or a domain's :class:`mi_core.domain.Command`) with ``options(domain)`` (or
+``OPTIONS``: no domain) returning option dataclasses, ``main(args)``, and optionally ``serves(domain)`` and
+``describe(domain)``. Its module is imported only when named. Every value is checked before any work, and
+errors about the user's input print one line and exit with status 2.
 """
 
 from __future__ import annotations
@@ -46,8 +40,7 @@ USER_ERRORS = (ValueError, FileNotFoundError, PermissionError, IsADirectoryError
 
 # -- flags from dataclass fields -------------------------------------------------------------------------
 def _noted(base: type) -> type:
-    """``base`` (an argparse action) that also notes its option as given (``args.given``): an option given
-    with its default value still counts (``--resume`` and ``--init`` compare what was given)."""
+    """``base`` (an argparse action) that also adds its option to ``args.given``, even when given its default."""
 
     def __call__(self, parser, namespace, values, option_string=None):
         base.__call__(self, parser, namespace, values, option_string)
@@ -62,8 +55,7 @@ STORE, STORE_TRUE, STORE_FALSE, APPEND, NEGATABLE = (
 
 
 class ArgumentParser(argparse.ArgumentParser):
-    """An argparse parser whose errors are one ``error:`` line, and that checks every value it parsed
-    against its field's range and check (:meth:`add_field`)."""
+    """An argparse parser whose errors are one ``error:`` line, and that checks each parsed value's range."""
 
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
@@ -98,7 +90,6 @@ class ArgumentParser(argparse.ArgumentParser):
         return namespace, extras
 
     def error(self, message: str):
-        """One ``error:`` line on stderr naming the command, and exit status 2 (no usage block)."""
         self.exit(2, f"error: {message} (see {self.prog} --help)\n")
 
 
@@ -113,8 +104,8 @@ def field_type(hint) -> type:
 
 
 def add_options(parser: ArgumentParser, groups, domain: Domain | None = None) -> None:
-    """A flag per field of each dataclass in ``groups``; an item may be ``(cls, {field: default})`` to give
-    some fields other defaults (:data:`mi_core.options.SKIP` leaves a field out)."""
+    """A flag per field of each dataclass in ``groups``; an item ``(cls, {field: default})`` overrides defaults
+    (:data:`mi_core.options.SKIP` leaves a field out)."""
     for group in groups:
         cls, overrides = group if isinstance(group, tuple) else (group, {})
         hints = typing.get_type_hints(cls)
@@ -138,8 +129,7 @@ def add_options(parser: ArgumentParser, groups, domain: Domain | None = None) ->
 
 # -- commands --------------------------------------------------------------------------------------------
 def load(name: str):
-    """The command ``name``: an engine command's module (imported now) or a domain's :class:`Command`;
-    None: no such command. Exits 2 with one line when its module cannot be imported."""
+    """An engine command's module (imported now) or a domain's :class:`Command`; None: no such command."""
     if name in COMMANDS:
         try:
             return importlib.import_module(COMMANDS[name][0])
@@ -150,8 +140,7 @@ def load(name: str):
 
 
 def command_parser(name: str, command) -> ArgumentParser:
-    """The parser of ``python -m mi_core NAME``: a subcommand per domain it serves (``dest="domain"``, the
-    domain's key) with that domain's options, or the command's ``OPTIONS`` when it takes no domain."""
+    """The parser of ``python -m mi_core NAME``: a subcommand per domain it serves, or its ``OPTIONS``."""
     doc = command.help if isinstance(command, Command) else command.__doc__
     parser = ArgumentParser(prog=f"python -m mi_core {name}", description=doc)
     if getattr(command, "OPTIONS", None) is not None:
@@ -172,12 +161,8 @@ def command_parser(name: str, command) -> ArgumentParser:
 
 
 def parse(argv: list[str]):
-    """``(command, args)`` of a command line (``argv[0]`` names the command); ``args.given`` holds the
-    options given and ``args.argv`` the command's own arguments, for commands that record them.
-
-    Raises:
-        ValueError: no such command.
-    """
+    """``(command, args)`` of ``argv`` (``args.given``: the options given; ``args.argv``: the arguments);
+    ValueError on an unknown command."""
     name, rest = argv[0], list(argv[1:])
     command = load(name)
     if command is None:
@@ -189,9 +174,8 @@ def parse(argv: list[str]):
 
 
 def foreign_digit(argv: list[str]) -> str | None:
-    """One line about the first argument holding a non-ASCII digit ('٣', '３', '²'), which Python's
-    ``int()`` would read as a number (or fail on obscurely); None when there is none. Arguments naming an
-    existing file are skipped (a path may hold any character)."""
+    """One line about the first argument (not an existing path) holding a non-ASCII digit ('٣', '３', '²'),
+    which ``int()`` would read or fail on obscurely; None when there is none."""
     for n, arg in enumerate(argv, start=1):
         for i, ch in enumerate(arg):
             if not ch.isascii() and unicodedata.category(ch) in ("Nd", "No", "Nl") and not os.path.exists(arg):

@@ -8,12 +8,8 @@ import torch
 
 
 def pick_device(name: str | None = None, threads: int | None = None) -> torch.device:
-    """Return ``torch.device(name)``, or CUDA when present and CPU otherwise; first set torch's CPU threads
-    to ``threads`` when it is given (0 or None: torch's choice).
-
-    Raises:
-        ValueError: a name that is not ``auto``, ``cpu`` or ``cuda[:N]``, or CUDA on a machine without it.
-    """
+    """``torch.device(name)`` (``auto``: CUDA when present), after setting torch's CPU ``threads`` (0: torch's
+    choice); ValueError on another name, or CUDA on a machine without it."""
     if threads:
         torch.set_num_threads(threads)
     if name in (None, "", "auto"):
@@ -39,9 +35,8 @@ def cpu_flags() -> set[str] | None:
 
 
 def slow_bf16(device) -> str | None:
-    """A warning when bf16 autocast on ``device`` would be slow: a CPU whose flags show no native bf16
-    (``avx512_bf16`` or ``amx_bf16``), where autocast emulates it (5-9x slower than fp32 for the Sudoku MDM
-    on an AVX2-only EPYC). None otherwise, and where the flags cannot be read."""
+    """A warning when bf16 autocast on ``device`` is emulated, on a CPU without ``avx512_bf16`` or ``amx_bf16``
+    (5-9x slower than fp32); None otherwise."""
     if torch.device(device).type != "cpu":
         return None
     flags = cpu_flags()
@@ -51,20 +46,20 @@ def slow_bf16(device) -> str | None:
 
 
 def warn_if_slow_bf16(device, bf16: bool, hint: str = "leave out --bf16") -> None:
-    """Print :func:`slow_bf16`'s warning and ``hint`` on stderr when ``bf16`` is asked for where it is slow."""
+    """Print :func:`slow_bf16`'s warning and ``hint`` on stderr when ``bf16`` is slow here."""
     if bf16 and (note := slow_bf16(device)):
         print(f"{note}: {hint}", file=sys.stderr)
 
 
 def synchronize(device) -> None:
-    """Wait for queued work on ``device`` (a no-op off CUDA): call before reading a clock."""
+    """Wait for queued work on ``device`` (a no-op off CUDA)."""
     device = torch.device(device)
     if device.type == "cuda":
         torch.cuda.synchronize(device)
 
 
 def timed(fn, device):
-    """``(fn(), seconds)``, the device synchronized before starting and before stopping the clock."""
+    """``(fn(), seconds)``, the device synchronized around the clock."""
     import time
 
     synchronize(device)

@@ -1,12 +1,7 @@
 """What a domain is, and the registry of domains.
 
-A :class:`Domain` says how its sequences read, what their values are called, which model, estimator and
-selector it ships with, and the objects it plugs into the engine (its model loader, state source, metric,
-order task, trainer task, benchmark inputs, the commands only it has). The engine takes a Domain and never
-imports one: each domain package under ``mi_core/domains/`` builds its Domain from its own objects, and
-:func:`register` adds it (the shipped ones are registered by :data:`BUILTIN`, loaded on the first lookup).
-
-A new domain is one package that builds a Domain and one call of :func:`register`.
+The engine takes a :class:`Domain` and never imports one: each package under ``mi_core/domains/`` builds its
+Domain and calls :func:`register` (the shipped ones are registered by :data:`BUILTIN` on the first lookup).
 """
 
 from __future__ import annotations
@@ -30,10 +25,9 @@ class DomainInputError(ValueError):
 
 @dataclass(frozen=True)
 class Command:
-    """A command a domain brings to ``python -m mi_core`` (e.g. a benchmark only it has), read by
-    :mod:`mi_core.cli` as it reads an engine command's module: ``main(args) -> exit status``, the line of
-    help the command list shows, and its options: ``options(domain)`` for ``NAME DOMAIN`` (by default for
-    the domain that brings it only), or ``OPTIONS`` for a command that takes no domain."""
+    """A command a domain brings to ``python -m mi_core``, read by :mod:`mi_core.cli` like an engine command's
+    module: ``main(args) -> exit status``, ``help``, and ``options(domain)`` (by default for the domain that
+    brings it only) or ``OPTIONS`` for a command that takes no domain."""
 
     name: str
     help: str
@@ -47,35 +41,25 @@ class Command:
 class Domain:
     """One kind of sequence MI Lens can probe, decode and show.
 
-    ``key``: the registry key (also the app's); ``names``: what the command line accepts (the first is
-    shown in help); ``label``/``short``: the names a reader sees. ``alphabet``: one name per value
-    (``value_names``), written one character a position when every name is one character long.
-    ``mask_id`` is the token of a masked position, value ``v`` is token ``v + 1``; ``pad_id`` pads
-    variable-length batches (None: every state has ``length`` positions). ``length``: the fixed number of
-    positions, None when it varies by input.
+    ``key``: the registry key; ``names``: what the command line accepts (the first shown in help).
+    ``alphabet``: one name per value; value ``v`` is token ``v + 1``, ``mask_id`` a masked position, ``pad_id``
+    pads variable-length batches. ``length``: the fixed number of positions (None: it varies).
 
-    Assets: ``model_env``/``model_default`` (the environment variable naming the model and its default;
-    both None for a built-in model), ``model_fallback`` (the file a keyword spec such as ``auto`` falls
-    back to), ``model_keywords`` (specs other than a file its loader takes, e.g. ``esmc``),
-    ``foreign_weights`` (its loader also reads weights files of other formats), ``stamp_envs`` (more variables naming files the model reads), and the same pairs for the
-    neural MI estimator and the order selector (None: the domain has none).
+    Assets: ``model_env``/``model_default`` (both None for a built-in model), ``model_fallback`` (the file a
+    keyword spec such as ``auto`` falls back to), ``model_keywords`` (non-file specs its loader takes),
+    ``foreign_weights`` (its loader reads other weight formats), ``stamp_envs`` (more files the model reads),
+    and the same env/default pairs for the MI estimator and the order selector.
 
-    Parts (plain objects, looked up by :meth:`part`): ``model_loader``
-    ``(spec, device) -> (model, description)``, ``states`` (the state source factory of estimator data, see
-    :mod:`mi_core.train.estimator_data`), ``metric`` (a decode metric class with ``update``/``compute``) and
-    ``order_task`` (a module giving ``options`` (a dataclass of options) and ``run(args, cfg, model_path, out, log_path,
-    device)``: the start states and validation of the order trainer, :mod:`mi_core.order.train`), ``trainer``
-    (the MDM trainer's task, :mod:`mi_core.train.mdm`) and ``bench_inputs`` (what ``bench`` and ``sweep``
-    decode; None: states from a file, :class:`mi_core.bench.decode.PuzzleFiles`) and ``order_bench`` (the
-    ``bench-order`` benchmark: ``options``, ``run_bench(args, domain)``) and ``probe_command``
-    (how ``probe`` reads this domain's input: ``options(domain)``, ``run(args, domain)``; None:
-    one state as text).
+    Parts (looked up by :meth:`part`): ``model_loader`` ``(spec, device) -> (model, description)``, ``states``
+    (:class:`StateSource`), ``metric`` (:class:`Metric`), ``order_task`` (``options`` and ``run(args, cfg,
+    model_path, out, log_path, device)`` for :mod:`mi_core.order.train`), ``trainer`` (:mod:`mi_core.train.mdm`),
+    ``bench_inputs`` (:class:`BenchInputs`; None: states from a file), ``order_bench`` (``options``,
+    ``run_bench(args, domain)``), ``probe_command`` (``options(domain)``, ``run(args, domain)``; None: one
+    state as text).
 
-    App behaviour: ``exact_model`` (its conditionals are exact), ``fallback_eps`` (pruning of the exact probe
-    used when no estimator is available), ``clue_range`` (givens of a generated puzzle), ``require_unique``
-    (refuse inputs with several solutions), ``probe_fallback`` (MI-reading decoders fall back to the pruned
-    exact probe instead of refusing to run). ``commands``: the commands only this domain has
-    (:class:`Command`).
+    App behaviour: ``exact_model`` (exact conditionals), ``fallback_eps`` (exact-probe pruning when there is no
+    estimator), ``clue_range`` (givens of a generated puzzle), ``require_unique`` (refuse inputs with several
+    solutions), ``probe_fallback`` (MI decoders fall back to the pruned probe instead of refusing).
     """
 
     key: str
@@ -123,7 +107,6 @@ class Domain:
         if len(set(self.alphabet)) != len(self.alphabet) or not self.alphabet:
             raise ValueError(f"domain {self.key}: the alphabet needs distinct value names")
 
-    # -- tokens and text ---------------------------------------------------------------------------------
     @property
     def cli_name(self) -> str:
         return self.names[0] if self.names else self.key
@@ -172,8 +155,7 @@ class Domain:
         return tokens
 
     def parse_input(self, text: str) -> list[int]:
-        """:meth:`parse_state`, then the domain's own checks of a state a user gives (e.g. a Sudoku's
-        conflicting givens); raises a ValueError naming what is wrong."""
+        """:meth:`parse_state` plus the domain's own checks of user input (ValueError naming the problem)."""
         return self.parse_state(text)
 
     def state_text(self, tokens) -> str:
@@ -187,27 +169,18 @@ class Domain:
         return [self.cell_label(c) for c in range(self.cells if length is None else length)]
 
     def solution(self, tokens: list[int]) -> list[int] | None:
-        """The one solution of a puzzle state, when the domain can find it (None: it cannot, or there is
-        not exactly one)."""
+        """The unique solution of a puzzle state (None: the domain cannot find one, or it is not unique)."""
         return None
 
     def rules(self, length: int) -> np.ndarray:
-        """``(N, N)`` bool: pairs the domain's own rules tie together (a graph's edges are marked by it);
-        none for a domain without rules."""
+        """``(N, N)`` bool: pairs the domain's own rules tie together (none by default)."""
         return np.zeros((length, length), bool)
 
     def read_inputs(self, path, limit: int | None = None, level: str | None = None) -> tuple[list, list, list]:
-        """``(templates, solutions, levels)`` of the states of a benchmark file: text, one state a line (``#``
-        comments and blank lines skipped), each optionally followed by whitespace or a comma and its
-        solution; a state given without one takes the domain's own (:meth:`solution`), and a metric with
-        ``needs_solution = False`` scores states without one. ``level`` is for domains whose files carry
-        levels.
-
-        Raises:
-            ValueError: a line that does not parse, naming it; a state without a solution; no state at all.
-        """
-        domain = self
-        needs_solution = getattr(domain.part("metric"), "needs_solution", True)
+        """``(templates, solutions, levels)`` of a benchmark file: one state a line (``#`` comments skipped),
+        optionally followed by whitespace or a comma and its solution (else :meth:`solution`; a metric with
+        ``needs_solution = False`` takes none). ValueError names a bad line; ``level`` is for other domains."""
+        needs_solution = getattr(self.part("metric"), "needs_solution", True)
         templates, solutions = [], []
         with open(path, encoding="utf-8") as fh:
             for lineno, raw in enumerate(fh, start=1):
@@ -216,22 +189,21 @@ class Domain:
                     continue
                 parts = line.replace(",", " ").split()
                 try:
-                    state = domain.parse_state(parts[0])
-                    solution = domain.parse_state(parts[1]) if len(parts) > 1 else domain.solution(state)
+                    state = self.parse_state(parts[0])
+                    solution = self.parse_state(parts[1]) if len(parts) > 1 else self.solution(state)
                 except ValueError as err:
                     raise ValueError(f"{path}, line {lineno}: {err}") from None
                 if solution is None and needs_solution:
-                    raise ValueError(f"{path}, line {lineno}: no solution given, and the {domain.label} domain finds "
+                    raise ValueError(f"{path}, line {lineno}: no solution given, and the {self.label} domain finds "
                                      "no unique one: write the solution after the state")
                 templates.append(np.asarray(state))
                 solutions.append(solution)
                 if limit is not None and len(templates) == limit:
                     break
         if not templates:
-            raise ValueError(f"{path} holds no {domain.label} state")
+            raise ValueError(f"{path} holds no {self.label} state")
         return templates, solutions, [None] * len(templates)
 
-    # -- assets and parts ----------------------------------------------------------------------------------
     def model_spec(self) -> str | None:
         """What the model loader is given: the environment's value or the default (None: built in)."""
         if self.model_env is None:
@@ -243,14 +215,11 @@ class Domain:
         spec = self.model_spec()
         if spec is None:
             return None
-        if self.model_fallback is not None and is_keyword(spec):
-            return resolve_path(self.model_fallback)
-        return resolve_path(spec)
+        return resolve_path(self.model_fallback if self.model_fallback is not None and is_keyword(spec) else spec)
 
     def default_file(self, what: str = "model") -> str | None:
-        """The file a command uses when given none: ``what`` is ``model``, ``estimator`` or ``selector``; the
-        environment variable's value when set (not a keyword such as ``auto``), else the shipped file (for a
-        model named by keyword, its fallback file). None: the domain has none (a built-in model)."""
+        """The ``model``, ``estimator`` or ``selector`` file a command uses when given none: the environment
+        variable's value unless a keyword, else the shipped file (a model's fallback first)."""
         env, default = getattr(self, f"{what}_env"), getattr(self, f"{what}_default")
         value = os.environ.get(env) if env else None
         if value and not is_keyword(value):
@@ -276,12 +245,7 @@ class Domain:
         return resolve_path(os.environ.get(self.selector_env) or self.selector_default)
 
     def part(self, name: str):
-        """The part ``name`` (``model_loader``, ``states``, ``metric``, ``order_task``, ``trainer`` or
-        ``bench_inputs``).
-
-        Raises:
-            ValueError: the domain has no such part.
-        """
+        """The part ``name`` (e.g. ``model_loader``, ``metric``); ValueError when the domain has none."""
         part = getattr(self, name, None)
         if part is None:
             raise ValueError(f"the {self.label} domain has no {name.replace('_', ' ')}")
@@ -298,12 +262,10 @@ def is_keyword(spec: str) -> bool:
     return "/" not in spec and "." not in spec
 
 
-# -- the interfaces of a domain's parts --------------------------------------------------------------------
 @runtime_checkable
 class StateSource(Protocol):
-    """``Domain.states``: where estimator data and the estimator's evaluation get their states
-    (:mod:`mi_core.train.estimator_data`, :mod:`mi_core.bench.estimator`). The class holds the options and
-    the held-out form; an instance, built on a config, draws states."""
+    """``Domain.states``: the states of estimator data and evaluation. The class holds the options and the
+    held-out form; an instance, built on a config, draws states."""
 
     config_cls: type  # a :class:`ShardConfig` (seed, states, shard_size, eps, max_batch, ``shards``) and more
     sources: tuple[str, ...]  # the names of the kinds of state ``draw`` reports
@@ -317,28 +279,22 @@ class StateSource(Protocol):
     @staticmethod
     def config_from_args(args): ...
 
-    def options(self) -> str:
-        """The command-line options that rebuild this config (recorded in the data's manifest)."""
+    def options(self) -> str: ...  # the command-line options that rebuild this config
 
-    def check(self, model) -> None:
-        """Raise ValueError when ``model`` cannot serve this source (e.g. a length it cannot take)."""
+    def check(self, model) -> None: ...  # ValueError when ``model`` cannot serve this source
 
-    def draw(self, model, rng, count: int, device) -> tuple[list, list[int]]:
-        """``(states, source index of each)``: ``count`` token arrays ``(N,)`` with masked positions."""
+    def draw(self, model, rng, count: int, device) -> tuple[list, list[int]]: ...  # (token arrays (N,), source of each)
 
     eval_options: type  # eval-estimator's options of the held-out states (a dataclass)
 
     @staticmethod
-    def held_out(args) -> HeldOutStates:
-        """The held-out states eval-estimator reads (read and checked before any model loads)."""
+    def held_out(args) -> HeldOutStates: ...  # read and checked before any model loads
 
 
 @dataclass(frozen=True)
 class ShardConfig:
-    """The fields every state source's config shares (``StateSource.config_cls`` extends it): ``states`` in
-    shards of ``shard_size``, drawn with ``seed``; ``eps``/``max_batch``: the exact probe's (``eps = 0`` is
-    exact). A domain's config redeclares the defaults it wants, adds its fields and, when it checks them,
-    calls ``super().__post_init__()`` first."""
+    """The fields every ``StateSource.config_cls`` extends: ``states`` in shards of ``shard_size``, drawn with
+    ``seed``; ``eps``/``max_batch`` for the exact probe."""
 
     seed: int = 0
     states: int = 600
@@ -376,10 +332,8 @@ class MixedShardConfig(ShardConfig):
         return ",".join(f"{w:g}" for w in self.mix)
 
 
-# helpers of state sources
 def parse_mix(text: str, sources: tuple[str, ...]) -> tuple[float, ...]:
-    """``"0.4,0.2,0.4"`` -> the three weights of a state source's three ``sources`` (``--mix``); ValueError
-    naming the sources on anything else."""
+    """``--mix`` ``"0.4,0.2,0.4"`` -> three weights; ValueError naming the ``sources`` on anything else."""
     try:
         values = tuple(float(p) for p in text.split(","))
     except ValueError:
@@ -406,14 +360,13 @@ class HeldOutStates(Protocol):
 
     def draw(self, model, rng, count: int, device) -> tuple[list, list[int]]: ...
 
-    def info(self) -> dict:
-        """What the evaluation records about where its states came from."""
+    def info(self) -> dict: ...  # what the evaluation records about where its states came from
 
 
 @runtime_checkable
 class Metric(Protocol):
-    """``Domain.metric``: built as ``metric(solutions, levels, mask_id)``, then ``update`` with each decoded
-    sequence and ``compute`` a JSON-ready dict (:mod:`mi_core.bench.metrics`)."""
+    """``Domain.metric``: ``metric(solutions, levels, mask_id)``, ``update`` per decoded sequence, ``compute``
+    a JSON-ready dict."""
 
     def update(self, index: int, start, final, passes: int, extra: int = 0) -> None: ...
 
@@ -422,10 +375,8 @@ class Metric(Protocol):
 
 @runtime_checkable
 class BenchInputs(Protocol):
-    """``Domain.bench_inputs``: what ``bench`` and ``sweep`` decode (default
-    :class:`mi_core.bench.decode.PuzzleFiles`). Built as ``inputs(domain, args)``; gives ``templates``
-    (token arrays), ``metric()`` (a fresh :class:`Metric`), ``fields`` (recorded in each row) and ``name``.
-    May set ``sweep_grid`` (the default sweep) and ``sweep_section`` (its Markdown writer)."""
+    """``Domain.bench_inputs``: what ``bench`` and ``sweep`` decode, built as ``inputs(domain, args)``. May set
+    ``sweep_grid`` (the default sweep) and ``sweep_section`` (its Markdown writer)."""
 
     temperature: float
     batch_size: int
@@ -437,57 +388,35 @@ class BenchInputs(Protocol):
     name: str
 
     @staticmethod
-    def options(domain, sweep: bool = False) -> list:
-        """The option dataclasses of ``bench`` (and, with ``sweep``, of ``sweep``) for these inputs."""
+    def options(domain, sweep: bool = False) -> list: ...  # the option dataclasses of bench (and sweep)
 
     def metric(self) -> Metric: ...
 
 
-# -- the registry ----------------------------------------------------------------------------------------
 class _Registry(dict):
-    """``key -> Domain``; the built-in domains are registered on the first read (:func:`load_builtin`)."""
+    """``key -> Domain``; every read first registers the built-in domains (:func:`load_builtin`)."""
 
-    def _ready(self):
+
+def _loading(read):
+    def method(self, *args):
         load_builtin()
-        return self
+        return read(self, *args)
+    return method
 
-    def __getitem__(self, key):
-        return dict.__getitem__(self._ready(), key)
 
-    def __iter__(self):
-        return dict.__iter__(self._ready())
-
-    def __len__(self):
-        return dict.__len__(self._ready())
-
-    def __contains__(self, key):
-        return dict.__contains__(self._ready(), key)
-
-    def get(self, key, default=None):
-        return dict.get(self._ready(), key, default)
-
-    def keys(self):
-        return dict.keys(self._ready())
-
-    def values(self):
-        return dict.values(self._ready())
-
-    def items(self):
-        return dict.items(self._ready())
+for _name in ("__getitem__", "__iter__", "__len__", "__contains__", "get", "keys", "values", "items"):
+    setattr(_Registry, _name, _loading(getattr(dict, _name)))
 
 
 DOMAINS: dict[str, Domain] = _Registry()
 _builtin = {"loaded": False, "loading": False}
 _builtin_lock = threading.RLock()  # a page's thread and the app's warm-up thread may look up at once
-
-
 BUILTIN = "mi_core.domains.builtin"  # the module that registers the domains shipped with MI Lens
 
 
 def load_builtin() -> None:
-    """Register the domains that ship with MI Lens, once, on the first lookup: a plugin hook (like a
-    package entry point) that imports :data:`BUILTIN` by name, so the registry, below the engine, never
-    imports a domain package, and a fresh worker process finds the same domains as its parent."""
+    """Import :data:`BUILTIN` by name once, on the first lookup, so the registry never imports a domain package
+    and a fresh worker process finds the same domains as its parent."""
     if _builtin["loaded"]:
         return
     with _builtin_lock:  # another thread waits here until every shipped domain is registered
@@ -501,14 +430,8 @@ def load_builtin() -> None:
         _builtin["loaded"] = True
 
 
-
-
 def register(domain: Domain, *, replace: bool = False) -> Domain:
-    """Add ``domain`` under its key (and its command-line names).
-
-    Raises:
-        ValueError: the key or one of its names is taken (unless ``replace``).
-    """
+    """Add ``domain`` under its key and names; ValueError when one is taken (unless ``replace``)."""
     load_builtin()  # the built-in domains come first, and a new one cannot take their names
     taken = {n for d in dict.values(DOMAINS) if d.key != domain.key or not replace for n in (d.key, *d.names)}
     clash = sorted({domain.key, *domain.names} & taken)
@@ -523,11 +446,7 @@ def unregister(key: str) -> None:
 
 
 def get_domain(name: str) -> Domain:
-    """The domain with key or command-line name ``name``.
-
-    Raises:
-        ValueError: no such domain, naming the ones there are.
-    """
+    """The domain with key or command-line name ``name``; ValueError naming the ones there are."""
     for domain in DOMAINS.values():
         if name == domain.key or name in domain.names:
             return domain
@@ -540,8 +459,7 @@ def cli_names() -> list[str]:
 
 
 def domain_commands() -> dict[str, Command]:
-    """The commands the registered domains bring, by name (a command serves its own domain unless it says
-    otherwise)."""
+    """The commands the registered domains bring, by name (each serves its own domain unless it says otherwise)."""
     return {c.name: c if c.serves or c.OPTIONS is not None else
             dataclasses.replace(c, serves=lambda x, key=d.key: x.key == key)
             for d in DOMAINS.values() for c in d.commands}

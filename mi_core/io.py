@@ -1,14 +1,9 @@
-"""Safe output files: check an output path before any work, then write it atomically.
-
-Every command that writes a file (``--json``, ``--fasta``, ``--out``) calls :func:`check_output` right
-after parsing, so a path that cannot be written (its parent is a file, it is a directory) or that would
-overwrite an existing file without ``--force`` is refused with one line before any work. The writers
-write to ``NAME.tmp`` beside the target, flush it to disk and rename it over the target, so an interrupted
-run leaves the old file whole (at worst a ``.tmp`` orphan, which the next write replaces).
-"""
+"""Safe output files: check an output path before any work, then write it atomically (``NAME.tmp``, flushed,
+renamed over the target, so an interrupted run leaves the old file whole)."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -27,8 +22,7 @@ def repo_root() -> Path:
 
 
 def display_path(path: str | Path) -> str:
-    """``path`` relative to the repository root when it lies inside it, from its package's folder when it lies
-    in an installed package (``antiberty/trained_models/...``), else as given (for JSON records)."""
+    """``path`` for JSON records: relative to the repository root, or to site-packages, else as given."""
     p = Path(path)
     try:
         return p.resolve().relative_to(repo_root()).as_posix()
@@ -42,7 +36,6 @@ def display_path(path: str | Path) -> str:
 
 
 def _check_parents(path: Path, option: str) -> None:
-    """Refuse a path whose nearest existing parent is a file (it could never be created)."""
     for parent in path.parents:
         if parent.exists() and not parent.is_dir():
             raise OutputPathError(f"{option} {path}: {parent} is a file, not a directory")
@@ -51,10 +44,8 @@ def _check_parents(path: Path, option: str) -> None:
 
 
 def check_output(path: str | Path | None, force: bool = False, option: str = "--json") -> Path | None:
-    """Refuse an output ``path`` that cannot be written or would overwrite a file without ``force``.
-
-    Returns the path (None stays None). Raises OutputPathError with one line naming ``option``.
-    """
+    """``path`` (None stays None); OutputPathError when it cannot be written or would overwrite a file without
+    ``force``."""
     if path is None:
         return None
     path = Path(path)
@@ -67,8 +58,7 @@ def check_output(path: str | Path | None, force: bool = False, option: str = "--
 
 
 def check_output_dir(path: str | Path, option: str = "--out") -> Path:
-    """Refuse an output folder whose path is a file or lies under a file (an existing folder is fine: the
-    commands that write folders resume in them). Raises OutputPathError with one line."""
+    """``path``; OutputPathError when it is or lies under a file (an existing folder is fine: commands resume)."""
     path = Path(path)
     _check_parents(path, option)
     if path.exists() and not path.is_dir():
@@ -77,26 +67,21 @@ def check_output_dir(path: str | Path, option: str = "--out") -> Path:
 
 
 def tmp_path(path: str | Path) -> Path:
-    """The temporary name ``path`` is written under before it is renamed into place."""
     path = Path(path)
     return path.with_name(path.name + TMP_SUFFIX)
 
 
 def _fsync_dir(folder: Path) -> None:
-    try:
+    with contextlib.suppress(OSError):
         fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
 
 def write_tmp_bytes(path: Path, data: bytes) -> Path:
-    """Write ``data`` to ``path``'s temporary name, flushed to disk; returns that name."""
+    """Write ``data`` to ``path``'s temporary name, flushed to disk; return that name."""
     tmp = tmp_path(path)
     with open(tmp, "wb") as fh:
         fh.write(data)
@@ -122,13 +107,12 @@ def atomic_write_text(path: str | Path, text: str) -> None:
 
 
 def atomic_write_json(path: str | Path, obj, indent: int | None = 2) -> None:
-    """:func:`atomic_write_text` of ``obj`` as JSON (with a final newline)."""
+    """:func:`atomic_write_text` of ``obj`` as JSON."""
     atomic_write_text(path, json.dumps(obj, indent=indent) + "\n")
 
 
 def default_run_path(stem: str, suffix: str = ".safetensors") -> Path:
-    """``runs/STEM_YYYYmmdd-HHMMSS.safetensors``: where a trainer writes when no ``--out`` is given, so that
-    training never replaces the shipped weights under ``assets/`` by default."""
+    """``runs/STEM_YYYYmmdd-HHMMSS.safetensors``: a trainer's default ``--out`` (never the shipped weights)."""
     import time
 
     return Path("runs") / f"{stem}_{time.strftime('%Y%m%d-%H%M%S')}{suffix}"
@@ -138,7 +122,7 @@ _SHA256: dict[tuple[str, float, int], str] = {}
 
 
 def file_sha256(path: str | Path) -> str:
-    """The sha256 of a file's bytes, computed once per file version (path, modification time, size)."""
+    """The sha256 of a file, computed once per (path, modification time, size)."""
     stat = Path(path).stat()
     key = (str(Path(path).resolve()), stat.st_mtime, stat.st_size)
     if key not in _SHA256:

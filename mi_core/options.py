@@ -1,11 +1,5 @@
-"""Options declared as dataclass fields, and the parsers of option values.
-
-A command's options are the fields of plain dataclasses: ``name: type = option(default, "help", ...)``.
-:mod:`mi_core.cli` turns each field into a flag (``--name-with-dashes`` unless ``flags`` says otherwise),
-with its type read from the annotation and its accepted range, choices and group from :class:`Spec`, and
-checks every value before any work. A dataclass without :func:`option` fields (a trainer's config) gives
-flags too: one per field, typed by its annotation. The parser itself lives in :mod:`mi_core.cli` only.
-"""
+"""Options declared as dataclass fields (``name: type = option(default, "help", ...)``, turned into flags by
+:mod:`mi_core.cli`), and the parsers of option values."""
 
 from __future__ import annotations
 
@@ -23,14 +17,10 @@ DEFAULT_FLOAT = (-1e12, 1e12)
 
 @dataclass(frozen=True)
 class Spec:
-    """How one field reads on the command line.
-
-    ``flags``: the option strings (default ``--field-name``); ``range``: ``(lo, hi)`` inclusive for numbers
-    (default :data:`DEFAULT_INT` / :data:`DEFAULT_FLOAT`); ``choices``: the accepted values; ``group``: the
-    name of a mutually exclusive group (required when one of its fields is ``required``); ``parse``: text ->
-    value (default: the annotation's type); ``many``: repeatable, each use appends; ``negatable``: a bool
-    with ``--name`` / ``--no-name``; ``default_for``: ``domain -> default``, for a default that depends on
-    the domain; ``check``: ``value -> message or None``, run on the parsed value."""
+    """How one field reads on the command line: ``flags`` (default ``--field-name``); ``range`` inclusive
+    (default :data:`DEFAULT_INT` / :data:`DEFAULT_FLOAT`); ``group``: a mutually exclusive group; ``parse``:
+    text -> value; ``many``: repeatable; ``negatable``: ``--no-name`` too; ``default_for``: ``domain ->
+    default``; ``check``: ``value -> message or None``."""
 
     help: str = ""
     flags: tuple[str, ...] = ()
@@ -62,13 +52,12 @@ def spec_of(f: dataclasses.Field) -> Spec:
 
 
 def device_problem(name: str) -> str | None:
-    """Why ``name`` is not a device MI Lens runs on (None: it is one); checked before torch loads."""
+    """Why ``name`` is not a device MI Lens runs on (None: it is one), without importing torch."""
     if re.fullmatch(r"auto|cpu|cuda(:\d+)?", str(name)):
         return None
     return f"unknown device {name!r}; choose auto (CUDA when present), cpu or cuda"
 
 
-# -- the option groups many commands share ----------------------------------------------------------------
 @dataclass
 class Force:
     force: bool = option(False, "overwrite existing output files")
@@ -89,7 +78,6 @@ def seed(help: str = "random seed") -> Any:
     return option(0, help, range=(0, SEED_MAX))
 
 
-# -- values ---------------------------------------------------------------------------------------------
 def format_range(lo, hi) -> str:
     return f"{lo:g}..{hi:g}" if isinstance(lo, float) or isinstance(hi, float) else f"{lo}..{hi}"
 
@@ -106,11 +94,7 @@ def range_error(flag: str, value, lo, hi) -> str | None:
 
 
 def parse_lengths(spec: str) -> tuple[int, int]:
-    """``"50-100"`` -> ``(50, 100)`` (inclusive); ``"80"`` -> ``(80, 80)``.
-
-    Raises:
-        ValueError: not ``N`` or ``LO-HI`` with ``1 <= LO <= HI``.
-    """
+    """``"50-100"`` -> ``(50, 100)``; ``"80"`` -> ``(80, 80)``; ValueError unless ``1 <= LO <= HI``."""
     lo, sep, hi = str(spec).strip().partition("-")
     try:
         lo_n = int(lo)
@@ -123,7 +107,7 @@ def parse_lengths(spec: str) -> tuple[int, int]:
 
 
 def parse_sets(pairs: list[str]) -> dict[str, str]:
-    """``["k=4", "gamma=0.2"]`` -> ``{"k": "4", "gamma": "0.2"}``; raises ValueError on a malformed pair."""
+    """``["k=4", "gamma=0.2"]`` -> ``{"k": "4", "gamma": "0.2"}``; ValueError on a malformed pair."""
     params = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")

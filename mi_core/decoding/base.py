@@ -1,21 +1,4 @@
-"""The strategy interface, and helpers shared by the built-in strategies.
-
-A strategy is a small dataclass registered under a name (``@register("name")``) that subclasses
-:class:`Strategy`. At each step the decode loop hands it a ``StepContext`` (state, marginals, entropies,
-hidden states) and it answers one question: which masked positions to unmask now. Everything else (the
-forward pass, choosing values, keeping givens fixed, counting passes) belongs to the loop.
-
-Optional hooks, all with harmless defaults here:
-
-- ``prepare(model, device)``: bind what the strategy needs for this model (e.g. load ``mi``'s estimator);
-  the loop calls it once before the first step, so it must be cheap when already done;
-- ``remask(ctx, tokens, confidence)``: positions to mask again after filling (Mask-Predict);
-- ``pass_limit(n)``: the most passes the strategy may need on ``n`` positions (the loop's safety stop).
-
-The learned-order strategies (``learned``, ``learned_mi`` in :mod:`mi_core.decoding.learned`) use the same
-shape: they ``select`` positions from a trained order selector (:mod:`mi_core.decoding.selector`) that reads
-``ctx.hidden`` and the marginals.
-"""
+"""The strategy interface, and helpers shared by the built-in strategies."""
 
 from __future__ import annotations
 
@@ -26,11 +9,9 @@ import torch
 
 
 class Strategy:
-    """Base of every decoding strategy (see the module docstring).
-
-    ``select`` writes what the app should show about this step into ``ctx.info`` (tensors ``(B, ...)`` or
-    floats) and any forward passes it spends itself (beyond the loop's one decode pass) into
-    ``ctx.extra_passes`` ``(B,)``.
+    """A decoding strategy: a dataclass registered by ``@register("name")`` that picks which masked positions
+    to unmask at each step; the loop does everything else. ``select`` reports into ``ctx.info`` and counts
+    any forward passes of its own in ``ctx.extra_passes`` ``(B,)``.
     """
 
     name: str = ""
@@ -40,26 +21,21 @@ class Strategy:
         raise NotImplementedError
 
     def prepare(self, model, device: torch.device) -> None:
-        """Bind resources for ``model`` on ``device`` before decoding (default: nothing)."""
+        """Bind resources for ``model`` (called before every decode: cheap when already done)."""
 
     def remask(self, ctx, tokens: torch.Tensor, confidence: torch.Tensor) -> torch.Tensor | None:
-        """``(B, N)`` bool positions to mask again after filling, or None (no re-masking).
-
-        ``tokens`` ``(B, N)`` is the state after this step's filling, ``confidence`` ``(B, N)`` the model's
-        probability of each filled value when it was written (1 at givens). Givens are never re-masked.
-        """
+        """``(B, N)`` bool positions to mask again after filling (None: none); ``confidence`` ``(B, N)`` is the
+        probability each value had when written (1 at givens)."""
         return None
 
     def pass_limit(self, n: int) -> int:
-        """The most passes this strategy can take on ``n`` positions (each pass unmasks at least one)."""
+        """The most passes this strategy can take on ``n`` positions."""
         return n
 
 
 def rank_pick(score: torch.Tensor, masked: torch.Tensor, counts: torch.Tensor) -> torch.Tensor:
-    """``(B, N)`` bool: the ``counts[b]`` masked positions of row ``b`` with the highest ``score``.
-
-    Ties go to the lower position index (stable sort), so a decode is reproducible.
-    """
+    """``(B, N)`` bool: the ``counts[b]`` masked positions of row ``b`` with the highest ``score`` (ties: lower
+    index first)."""
     order = score.masked_fill(~masked, float("-inf")).argsort(dim=1, descending=True, stable=True)
     ranks = torch.empty_like(order)
     ranks.scatter_(1, order, torch.arange(order.shape[1], device=order.device).expand_as(order))
@@ -67,16 +43,14 @@ def rank_pick(score: torch.Tensor, masked: torch.Tensor, counts: torch.Tensor) -
 
 
 def uniform_count(masked: torch.Tensor, steps_left: int) -> torch.Tensor:
-    """``(B,)`` ``ceil(masked / steps_left)`` per row: what a schedule spreading the masked positions evenly
-    over the steps left unmasks now (everything when one step is left)."""
+    """``(B,)`` ``ceil(masked / steps_left)`` per row: an even schedule over the steps left."""
     left = max(steps_left, 1)
     return torch.div(masked.sum(1) + left - 1, left, rounding_mode="floor")
 
 
 def rand_rows(shape, generator, device) -> torch.Tensor:
-    """Uniform ``[0, 1)`` float32 noise of ``shape`` ``(B, ...)`` from the loop's ``generator``: one
-    ``torch.Generator`` for the batch, or a list of B, one per row (then row b's noise depends only on its
-    own seed, whatever else shares the batch)."""
+    """Uniform ``[0, 1)`` float32 noise of ``shape`` ``(B, ...)`` from one generator, or a list of B (one per
+    row, so a row's noise does not depend on its batch)."""
     if isinstance(generator, (list, tuple)):
         if len(generator) != shape[0]:
             raise ValueError(f"{len(generator)} row generators for a batch of {shape[0]}")
@@ -95,8 +69,7 @@ MAX_COUNT = 4096  # the most steps, positions per pass or batch a strategy param
 
 
 def check_count(name: str, value: int | None, allow_none: bool = False, most: int = MAX_COUNT) -> None:
-    """Raise ValueError unless ``value`` is an int in ``1..most`` (or None when ``allow_none``): a step
-    count is a loop bound, so ``steps=100000000`` must be refused, not run."""
+    """Raise ValueError unless ``value`` is an int in ``1..most`` (or None when ``allow_none``)."""
     if value is None and allow_none:
         return
     if isinstance(value, bool) or not isinstance(value, int):
@@ -115,12 +88,8 @@ def check_nonnegative(name: str, value: float) -> None:
 
 @dataclass
 class FixedCount(Strategy):
-    """Base of strategies that unmask a fixed number of positions per pass, ranked by ``score(ctx)``.
-
-    Either ``k`` positions per pass, or, with ``steps`` = T set, ceil(masked remaining / steps remaining)
-    per pass, so a row with at least T masked positions takes exactly T passes (fewer masked: one per
-    pass). Give ``k`` or ``steps``, not both. info: ``count`` ``(B,)`` positions asked for this step.
-    """
+    """Unmask ``k`` positions per pass, or (with ``steps`` = T) :func:`uniform_count`, ranked by ``score(ctx)``.
+    info: ``count``."""
 
     k: int = 1
     steps: int | None = None
@@ -132,7 +101,6 @@ class FixedCount(Strategy):
             raise ValueError(f"give k or steps, not both (k={self.k}, steps={self.steps})")
 
     def counts(self, ctx) -> torch.Tensor:
-        """``(B,)`` int64 number of positions to unmask in each row at this step."""
         if self.steps is None:
             return ctx.masked.sum(1).clamp(max=self.k)
         return uniform_count(ctx.masked, self.steps - ctx.step)

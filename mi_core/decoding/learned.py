@@ -1,27 +1,11 @@
-"""The ``learned`` strategy: a selector P_psi trained by variational inference over generation orders
-(Fox et al. 2026; the derivation is in docs/learned_order.md, the training in :mod:`mi_core.order`).
+"""Strategies from a selector P_psi trained by variational inference over generation orders (Fox et al.
+2026; docs/learned_order.md, training in :mod:`mi_core.order`), within a budget of ``steps`` = T passes.
 
-At step t of a budget of ``steps`` = T, the selector turns the loop's forward pass (hidden states and
-marginals) into a probability per masked position; the strategy takes those with probability >=
-``threshold`` (mode "threshold") or a Bernoulli draw from the loop's seeded generator (mode "sample"),
-always the most probable one, and every masked position at step T - 1. So a row takes at most T passes.
-Mode "rank" uses the selector only to order positions: it takes the ``ceil(masked / steps left)`` most
-probable ones, the same count per step as ``top_margin`` with ``steps=T``, so exactly T passes. (The
-trained selector tends to finish early under threshold, which leaves budget unused: see BENCHMARKS.md.)
-Mode "paced" lets the selector choose both: it takes the positions with probability >= ``threshold``
-but never fewer than rank mode's ``ceil(masked / steps left)``, the most probable first, so confident
-steps go wider and no step falls behind a uniform schedule (threshold 0.9 was chosen on a tuning
-slice of the Kaggle graded set, docs/learned_order.md).
-
-info: ``select_prob`` ``(B, N)`` the selector's probability at each masked position (0 elsewhere),
-``count`` ``(B,)`` positions chosen.
-
-``learned_mi`` joins the two halves of MI Lens: the selector says how safe each position is to unmask now,
-the MI estimator says which positions depend on each other. It runs the MI-guided acceptance of
-:mod:`mi_core.decoding.mi_guided` with the selector's risk ``-log P_psi(i)`` in place of the entropy:
-positions are visited from the most to the least probable, and i is accepted while
-``-log p_i + lam * sum_{j accepted} MI(i, j)`` (MI / min(H_i, H_j) with ``relative``) fits the remaining
-budget ``gamma``; the most probable is always taken, and every masked position at step T - 1.
+``learned`` modes: "threshold" (P >= ``threshold``) and "sample" (Bernoulli draws) always take the most
+probable position and everything at step T - 1; "rank" takes the ``ceil(masked / steps left)`` most probable;
+"paced" takes those above ``threshold`` but never fewer than "rank". ``learned_mi`` runs the MI-guided
+acceptance of :mod:`mi_core.decoding.mi_guided` with the risk ``-log P_psi(i)`` in place of the entropy.
+info: ``select_prob`` ``(B, N)``, ``count`` ``(B,)``.
 """
 
 from __future__ import annotations
@@ -42,8 +26,7 @@ MODES = ("sample", "threshold", "rank", "paced")
 @register("learned")
 @dataclass
 class Learned(Strategy):
-    """Positions from a trained order selector. ``selector``: path of its weights (loaded by ``prepare``)
-    or ``net``, a selector module set by code (wins when both are given)."""
+    """Positions from a trained order selector: ``net`` set by code, or loaded from ``selector`` (a path)."""
 
     selector: str | None = None
     steps: int = 10
@@ -72,7 +55,7 @@ class Learned(Strategy):
 
     @torch.no_grad()
     def select(self, ctx) -> torch.Tensor:
-        prob = selector_probabilities(self.net, ctx, self.steps)
+        prob = select_probabilities(self.net, ctx.hidden, ctx.probs, ctx.masked, ctx.step, self.steps)
         if self.mode == "rank":
             chosen = rank_pick(prob, ctx.masked, uniform_count(ctx.masked, self.steps - ctx.step))
         elif self.mode == "paced":
@@ -93,13 +76,8 @@ class Learned(Strategy):
 @register("learned_mi")
 @dataclass
 class LearnedMI(Strategy):
-    """The selector's risk -log P(unmask) with the MI budget of ``mi`` (see the module docstring).
-
-    ``selector``/``net`` and ``steps`` as for ``learned``; ``gamma`` (budget: nats of risk plus weighted
-    MI), ``lam`` and ``relative`` as for ``mi``; MI from ``estimator`` (path) or ``mi_fn`` (set by code).
-    info: ``select_prob``, ``count``, ``mi`` (float64), ``budget_spent``, ``mi_spent`` (charged MI among
-    the chosen).
-    """
+    """The selector's risk -log P(unmask) under the MI budget of ``mi``; selector fields as for ``learned``, MI
+    fields as for ``mi``. info adds ``mi``, ``budget_spent``, ``mi_spent``."""
 
     selector: str | None = None
     steps: int = 20
@@ -121,7 +99,7 @@ class LearnedMI(Strategy):
 
     @torch.no_grad()
     def select(self, ctx) -> torch.Tensor:
-        prob = selector_probabilities(self.net, ctx, self.steps)
+        prob = select_probabilities(self.net, ctx.hidden, ctx.probs, ctx.masked, ctx.step, self.steps)
         mi = MIGuided.mi_matrix(self, ctx).to(prob.device).double().clamp_min(0.0)
         charged = relative_mi(mi, ctx.entropy) if self.relative else mi
         if ctx.step >= self.steps - 1:  # the budget's last step: everything left
@@ -136,8 +114,3 @@ class LearnedMI(Strategy):
 
     def pass_limit(self, n: int) -> int:
         return self.steps
-
-
-def selector_probabilities(net, ctx, steps: int) -> torch.Tensor:
-    """``(B, N)`` the selector's P(unmask) at each masked position of the loop's state (0 elsewhere)."""
-    return select_probabilities(net, ctx.hidden, ctx.probs, ctx.masked, ctx.step, steps)

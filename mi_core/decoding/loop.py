@@ -1,13 +1,6 @@
-"""The shared decode loop.
-
-The loop owns the forward pass, entropies, choosing values for the positions a strategy picks (argmax or
-sampling at a temperature, seeded), keeping given tokens fixed, re-masking when a strategy asks for it,
-and counting passes. It yields one ``Frame`` per step, so the app can replay a decode, a benchmark keeps
-the last frame and tests inspect all of them.
-
-Batches decode row by row independently: a row whose positions are all filled is finished, takes no
-part in any later step and stops counting passes.
-"""
+"""The shared decode loop: forward pass, entropies, values for the positions a strategy picks, givens kept
+fixed, re-masking and pass counts, one ``Frame`` per step. Rows decode independently; a finished row takes
+no part in later steps."""
 
 from __future__ import annotations
 
@@ -20,14 +13,9 @@ from mi_core.mi.entropy import entropy_from_logits
 
 @dataclass
 class StepContext:
-    """What a strategy sees at one step (all on the model's device).
-
-    tokens ``(B, N)`` the state before the step; masked ``(B, N)`` bool; given ``(B, N)`` bool, the
-    positions fixed by the input; probs ``(B, N, V)`` float32 marginals; entropy ``(B, N)`` nats (0 where
-    not masked); hidden ``(B, N, D)``; step (0-based); generator for any randomness; model (for strategies
-    that probe it). A strategy writes its per-step report into ``info`` and the forward passes it spends
-    itself into ``extra_passes`` ``(B,)``.
-    """
+    """What a strategy sees at one step, on the model's device: ``tokens``, ``masked``, ``given`` ``(B, N)``;
+    ``probs`` ``(B, N, V)`` float32; ``entropy`` ``(B, N)`` nats (0 where not masked); ``hidden`` ``(B, N, D)``;
+    ``step`` (0-based). ``info`` and ``extra_passes`` ``(B,)`` are the strategy's to fill."""
 
     tokens: torch.Tensor
     masked: torch.Tensor
@@ -44,15 +32,9 @@ class StepContext:
 
 @dataclass
 class Frame:
-    """The state after one step.
-
-    tokens ``(B, N)`` after the step; chosen ``(B, N)`` bool, the positions filled at this step; remasked
-    ``(B, N)`` bool, the filled positions masked again at this step (Mask-Predict; else all False);
-    entropy ``(B, N)`` and probs ``(B, N, V)`` before the step (entropy 0 where not masked); passes
-    ``(B,)`` decode passes so far per row (a finished row stops counting); extra_passes ``(B,)`` passes a
-    strategy spent on its own so far (the exact probe's), not included in ``passes``; info: the
-    strategy's report on this step (see each strategy's docstring).
-    """
+    """The state after one step: ``tokens``, ``chosen`` (filled now), ``remasked`` ``(B, N)``; ``entropy`` and
+    ``probs`` before the step; ``passes`` and ``extra_passes`` (the strategy's own) ``(B,)`` so far; ``info``:
+    the strategy's report."""
 
     step: int
     tokens: torch.Tensor
@@ -71,12 +53,10 @@ class Frame:
 
 
 def _fill(probs: torch.Tensor, temperature: float, generator) -> torch.Tensor:
-    """``(B, N)`` value index per position: argmax at temperature 0, else a sample from probs**(1/temperature)
-    (drawn row by row when ``generator`` is a list of per-row generators)."""
+    """``(B, N)`` value index per position: argmax at temperature 0, else a sample from probs**(1/temperature)."""
     if temperature == 0:
         return probs.argmax(-1)
-    # probs ** (1 / T) in log space, scaled so each row's largest weight is 1: no underflow to an all-zero
-    # row at small T, and a finished row (all-zero probs) samples uniformly instead of failing
+    # in log space, scaled to a largest weight of 1: no all-zero row at small T (a finished row samples uniformly)
     logw = probs.double().clamp_min(1e-30).log() / temperature
     weights = (logw - logw.amax(-1, keepdim=True)).exp()
     if isinstance(generator, (list, tuple)):
@@ -86,7 +66,7 @@ def _fill(probs: torch.Tensor, temperature: float, generator) -> torch.Tensor:
 
 
 def _generators(seed, batch: int, device: torch.device):
-    """One generator seeded by ``seed`` (an int), or one per row (``seed`` a sequence of B ints)."""
+    """One generator seeded by ``seed``, or one per row when ``seed`` is a sequence of B ints."""
     if isinstance(seed, (list, tuple)):
         if len(seed) != batch:
             raise ValueError(f"{len(seed)} seeds for a batch of {batch} rows")
@@ -94,35 +74,24 @@ def _generators(seed, batch: int, device: torch.device):
     return torch.Generator(device=device).manual_seed(int(seed))
 
 
-def _check_inputs(tokens: torch.Tensor, temperature: float) -> None:
-    if tokens.dim() != 2 or tokens.dtype != torch.long:
-        raise ValueError(f"tokens must be a (B, N) int64 tensor, got {tuple(tokens.shape)} {tokens.dtype}")
-    if not temperature >= 0:
-        raise ValueError(f"temperature must be >= 0, got {temperature}")
-
-
 @torch.no_grad()
 def decode(model, tokens: torch.Tensor, strategy, temperature: float = 0.0, seed: int | list[int] = 0,
            max_steps: int | None = None, sync_every: int | None = None):
     """Decode ``tokens`` ``(B, N)`` until nothing is masked, yielding a ``Frame`` per step.
 
-    The strategy's ``prepare(model, device)`` runs first. At each step its ``select(ctx) -> (B, N) bool``
-    picks positions; the loop keeps only masked ones and adds the lowest-entropy masked position to any
-    active row left empty, so every pass fills at least one. Values come from one model pass per step
-    (argmax at temperature 0, else sampled with the generator seeded by ``seed``; a list of B seeds gives
-    each row its own generator, so a row decodes the same whatever batch it is in). A strategy's
-    ``remask`` may mask filled positions again, never givens.
-
-    Host syncs: the loop itself reads nothing back from the device except whether any row is still
-    active, once every ``sync_every`` steps (default 1 on the CPU, where reading is free, and 8 on other
-    devices). Steps run ahead of that check are computed but change nothing once every row is finished
-    (a finished batch is frozen), and their frames are dropped: the frames are the same either way.
+    Each step fills the strategy's picks, or the lowest-entropy masked position of a row it left empty, with
+    argmax values (temperature 0) or samples (a list of B seeds gives each row its own generator). The only
+    host read is whether any row is active, every ``sync_every`` steps (default 1 on the CPU, else 8); steps
+    run past the end change nothing and their frames are dropped.
 
     Raises:
-        ValueError: tokens not ``(B, N)`` int64, a negative temperature, ``sync_every < 1``.
-        RuntimeError: the strategy did not finish within ``max_steps`` (default its ``pass_limit(N)``).
+        ValueError: bad tokens, temperature or ``sync_every``.
+        RuntimeError: not finished within ``max_steps`` (default the strategy's ``pass_limit(N)``).
     """
-    _check_inputs(tokens, temperature)
+    if tokens.dim() != 2 or tokens.dtype != torch.long:
+        raise ValueError(f"tokens must be a (B, N) int64 tensor, got {tuple(tokens.shape)} {tokens.dtype}")
+    if not temperature >= 0:
+        raise ValueError(f"temperature must be >= 0, got {temperature}")
     every = sync_every if sync_every is not None else (1 if tokens.device.type == "cpu" else 8)
     if isinstance(every, bool) or not isinstance(every, int) or every < 1:
         raise ValueError(f"sync_every must be an integer >= 1, got {sync_every!r}")
@@ -145,11 +114,8 @@ def decode(model, tokens: torch.Tensor, strategy, temperature: float = 0.0, seed
 
 
 class _Steps:
-    """The decode steps as ``(frame, any row active (0-dim bool))``, computed without host reads.
-
-    Once no row is active the state is frozen (nothing is chosen or re-masked), so steps run past the end
-    change nothing. ``final_state`` is the state after the last step taken.
-    """
+    """The decode steps as ``(frame, any row active (0-dim bool))``, without host reads; ``final_state``: the
+    state after the last step taken."""
 
     def __init__(self, model, tokens, strategy, temperature, seed, limit):
         self.args = (model, tokens, strategy, temperature, seed, limit)
@@ -189,12 +155,8 @@ class _Steps:
 
 
 def _forward_active(model, state: torch.Tensor, active: torch.Tensor):
-    """One model pass; finished rows get zero probs, entropy and hidden.
-
-    On the CPU only the unfinished rows go through the model (reading ``active`` costs nothing there);
-    elsewhere the whole batch does and finished rows are zeroed, so no host read is needed.
-    Returns probs ``(B, N, V)`` float32, entropy ``(B, N)`` and hidden ``(B, N, D)``.
-    """
+    """``(probs (B, N, V), entropy (B, N), hidden (B, N, D))`` of one pass, zero in finished rows (on the CPU,
+    where reading ``active`` is free, only unfinished rows go through the model)."""
     if state.device.type != "cpu":
         out = model(state)
         keep = active[:, None, None]
@@ -217,7 +179,7 @@ def _forward_active(model, state: torch.Tensor, active: torch.Tensor):
 
 def _remask(strategy, ctx: StepContext, state: torch.Tensor, confidence: torch.Tensor,
             given: torch.Tensor) -> torch.Tensor:
-    """``(B, N)`` bool: the filled, non-given positions the strategy masks again (all False if none)."""
+    """``(B, N)`` bool: the filled, non-given positions the strategy masks again."""
     asked = strategy.remask(ctx, state, confidence)
     if asked is None:
         return torch.zeros_like(given)
@@ -225,7 +187,7 @@ def _remask(strategy, ctx: StepContext, state: torch.Tensor, confidence: torch.T
 
 
 def _lowest_entropy(entropy: torch.Tensor, masked: torch.Tensor) -> torch.Tensor:
-    """``(B, N)`` bool, True at the lowest-entropy masked position of each row with any masked."""
+    """``(B, N)`` bool: the lowest-entropy masked position of each row with any."""
     idx = entropy.masked_fill(~masked, float("inf")).argmin(1)
     pick = torch.zeros_like(masked)
     pick[torch.arange(len(idx), device=idx.device), idx] = True

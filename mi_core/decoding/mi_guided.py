@@ -1,22 +1,10 @@
-"""MI-guided parallel decoding (the paper's sampler): unmask a set of positions that are each confident
-and nearly independent of each other, spending an entropy-plus-MI budget.
+"""MI-guided parallel decoding (the paper's sampler): unmask positions that are each confident and nearly
+independent of each other, spending an entropy-plus-MI budget.
 
-Masked positions are visited in order of entropy, lowest first. With remaining budget B = ``gamma`` and
-accepted set U (empty at first), position i costs
-
-    cost_i = H_i + lam * sum_{j in U} MI(i, j)
-
-and is accepted when cost_i <= B, after which B -= cost_i; otherwise it is deferred (left masked for a
-later pass) and the scan goes on. The lowest-entropy position is always accepted, whatever its cost,
-and its entropy is charged (so B may go negative, and then nothing else fits): every pass makes
-progress. With ``lam = 0`` the rule is the entropy budget "the longest entropy-sorted prefix whose
-entropies sum to <= gamma" (at least one).
-
-``mi`` reads its MI from a pluggable ``mi_fn(ctx) -> (B, N, N)``, usually the neural estimator applied to
-the features of the loop's own forward pass (:func:`estimator_mi_fn`): no extra model pass, so the
-decode pass count is the whole cost of the model (the head's cost is not a model pass). ``mi_exact``
-gets its MI from the exact perturbation probe, an upper bound for analysis: its probe passes are counted
-apart, in ``ctx.extra_passes`` (the frame's ``extra_passes``) and ``info["probe_passes"]``.
+Masked positions are visited by entropy, lowest first. With remaining budget B (``gamma`` at first) and
+accepted set U, position i costs ``cost_i = H_i + lam * sum_{j in U} MI(i, j)`` and is accepted when
+``cost_i <= B`` (then ``B -= cost_i``), else left for a later pass. The lowest-entropy position is always
+accepted and charged, so every pass makes progress.
 """
 
 from __future__ import annotations
@@ -41,27 +29,21 @@ def relative_mi(mi: torch.Tensor, entropy: torch.Tensor, floor: float = 1e-6) ->
 
 
 def scan_length(masked: torch.Tensor) -> int:
-    """How many entropy ranks :func:`mi_greedy` visits: the most masked cells of any row on the CPU (a
-    read that costs nothing there), every rank ``N`` elsewhere (so the device is never waited for; ranks
-    past a row's masked count change nothing)."""
+    """How many entropy ranks :func:`mi_greedy` visits: the most masked cells of a row on the CPU, else all
+    ``N`` (no host read; ranks past a row's masked count change nothing)."""
     if masked.device.type == "cpu":
         return int(masked.sum(1).max()) if masked.numel() else 0
     return masked.shape[1]
 
 
 def mi_greedy(entropy: torch.Tensor, mi: torch.Tensor, masked: torch.Tensor, gamma: float, lam: float):
-    """The greedy MI-budget acceptance of the module docstring, vectorised over the batch and sync-free.
-
-    The rule is sequential along each row's entropy order, so it runs one tensor step per rank
-    ``k = 0..`` :func:`scan_length` ``- 1`` over the whole batch; off the CPU nothing is read back to the
-    host, so on CUDA the whole selection is queued without a synchronisation.
+    """The greedy MI-budget acceptance of the module docstring, one tensor step per entropy rank over the
+    whole batch (no host sync off the CPU).
 
     Args:
-        entropy: ``(B, N)`` nats; mi: ``(B, N, N)`` nats (negative values, e.g. estimator noise, count as 0);
-        masked: ``(B, N)`` bool, the candidates; gamma: the budget; lam: the weight of MI.
+        entropy: ``(B, N)`` nats; mi: ``(B, N, N)`` nats (negatives count as 0); masked: ``(B, N)`` bool.
     Returns:
-        chosen ``(B, N)`` bool; budget_spent ``(B,)`` float64 (sum of accepted costs); mi_spent ``(B,)``
-        float64, sum over accepted i of sum_{j accepted before i} MI(i, j) (the MI among the chosen).
+        chosen ``(B, N)`` bool; budget_spent ``(B,)`` float64; mi_spent ``(B,)`` float64 (the MI among the chosen).
     """
     b, n = masked.shape
     order = entropy.masked_fill(~masked, float("inf")).argsort(dim=1, stable=True)  # (B, N) visiting order
@@ -83,8 +65,7 @@ def mi_greedy(entropy: torch.Tensor, mi: torch.Tensor, masked: torch.Tensor, gam
 
 
 def estimator_mi_fn(estimator) -> Callable:
-    """An ``mi_fn`` for :class:`MIGuided` from a neural estimator called as
-    ``estimator(hidden (B,N,D), probs (B,N,V), entropy (B,N), masked (B,N)) -> (B, N, N)``."""
+    """An ``mi_fn`` for :class:`MIGuided` from a neural estimator (:class:`mi_core.mi.estimator.MIEstimator`)."""
 
     def mi_fn(ctx) -> torch.Tensor:
         return estimator(ctx.hidden.float(), ctx.probs, ctx.entropy, ctx.masked)
@@ -94,12 +75,9 @@ def estimator_mi_fn(estimator) -> Callable:
 
 @dataclass
 class MIBudget(Strategy):
-    """Base of the MI-guided strategies: parameters ``gamma`` (budget, nats), ``lam`` (weight of MI) and
-    ``relative`` (charge ``MI / min(H_i, H_j)`` instead of MI; see the module docstring).
-
-    info: ``mi`` ``(B, N, N)`` the MI used (float64, negatives clamped to 0), ``budget_spent`` ``(B,)``,
-    ``entropy_spent`` ``(B,)`` (sum of H over the chosen), ``mi_spent`` ``(B,)`` (MI among the chosen).
-    """
+    """Base of the MI-guided strategies: ``gamma`` (budget, nats), ``lam`` (weight of MI), ``relative``
+    (charge ``MI / min(H_i, H_j)``). info: ``mi`` ``(B, N, N)``, ``budget_spent``, ``entropy_spent``,
+    ``mi_spent``."""
 
     gamma: float = 1.0
     lam: float = 1.0
@@ -125,13 +103,8 @@ class MIBudget(Strategy):
 @register("mi")
 @dataclass
 class MIGuided(MIBudget):
-    """MI-guided decoding with MI from ``mi_fn(ctx) -> (B, N, N)`` (no extra model pass).
-
-    The MI source is either ``estimator``, the path of a trained estimator's weights (loaded onto the
-    model's device by ``prepare``, which the loop calls before the first step; settable from the command
-    line), or ``mi_fn``, set by code: ``make_strategy("mi", ..., mi_fn=...)`` or afterwards
-    (``strategy.mi_fn = estimator_mi_fn(estimator)``). ``mi_fn`` wins when both are given.
-    """
+    """MI-guided decoding with MI from ``mi_fn(ctx) -> (B, N, N)`` (no extra model pass): set by code, or
+    loaded by ``prepare`` from ``estimator`` (a weights path, or ``shipped``)."""
 
     estimator: str | None = None
     mi_fn: Callable | None = field(default=None, repr=False, compare=False, metadata={"runtime": True})
@@ -160,13 +133,8 @@ class MIGuided(MIBudget):
 @register("mi_exact")
 @dataclass
 class MIExact(MIBudget):
-    """MI-guided decoding with the exact probe's symmetrised MI (an upper bound, for analysis).
-
-    Each step probes every unfinished row, all rows in one :func:`probe_many` call (``eps``, ``max_batch``
-    go to the probe; ``eps = 0`` is exact). The probe's passes (at most ``1 + masked * |V|`` per row, its
-    own base pass included) are counted apart from the decode passes: info adds ``probe_passes`` ``(B,)``
-    for this step (0 for finished rows).
-    """
+    """MI-guided decoding with the exact probe's MI (an upper bound, for analysis), all rows in one
+    :func:`probe_many`; its passes go to ``extra_passes`` and info's ``probe_passes``, not the decode passes."""
 
     eps: float = 0.0
     max_batch: int = 512

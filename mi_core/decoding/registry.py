@@ -1,9 +1,5 @@
-"""Strategy registry: names -> small strategy classes, shared by the CLI, the benchmarks and the app.
-
-A strategy's user parameters are its dataclass fields. Fields marked ``metadata={"runtime": True}``
-(e.g. the MI source of ``mi``, a callable) are set by code: ``make_strategy`` accepts them as objects,
-never as strings, and ``strategy_params`` does not list them.
-"""
+"""Strategy registry: names -> strategy dataclasses, whose fields are their parameters. Fields marked
+``metadata={"runtime": True}`` are objects set by code, never parsed from text nor listed."""
 
 from __future__ import annotations
 
@@ -11,6 +7,7 @@ import dataclasses
 import typing
 
 STRATEGIES: dict[str, type] = {}
+BOOLS = {"1": True, "true": True, "yes": True, "0": False, "false": False, "no": False}
 
 
 def register(name: str):
@@ -37,11 +34,7 @@ def strategy_params(name: str) -> dict[str, object]:
 
 
 def make_strategy(name: str, **params):
-    """Build strategy ``name``; string values (from ``--set key=value``) are converted to the field's type.
-
-    Raises:
-        ValueError: an unknown strategy, an unknown parameter, a value of the wrong type or out of range.
-    """
+    """Build strategy ``name``; strings (``--set key=value``) are converted to the field's type (ValueError)."""
     cls = _lookup(name)
     hints = typing.get_type_hints(cls)
     fields = {f.name: f for f in dataclasses.fields(cls)}
@@ -72,14 +65,8 @@ def _convert(name: str, key: str, value, hint):
     args = [a for a in typing.get_args(hint) if a is not type(None)] or [hint]
     for kind in args:
         try:
-            if kind is bool:
-                if value.lower() in ("1", "true", "yes"):
-                    return True
-                if value.lower() in ("0", "false", "no"):
-                    return False
-                raise ValueError
-            return kind(value)
-        except (TypeError, ValueError):
+            return BOOLS[value.lower()] if kind is bool else kind(value)
+        except (KeyError, TypeError, ValueError):
             continue
     if value.lower() == "none" and type(None) in typing.get_args(hint):
         return None

@@ -1,17 +1,7 @@
-"""The two small order networks and their per-position features.
-
-Both read the frozen MDM's forward pass on the current state x_t (hidden states and marginals):
-
-- the selector P_psi(r_t | x_t) scores each masked position from features that need no x_0, so it runs
-  at inference (``learned`` strategy);
-- the posterior's score network alpha_phi(x_t, x_0) also sees the clean sequence through the denoiser's
-  log-probability of the true token and whether its argmax is right (:func:`posterior_features`).
-
-Features per position (all float32): the hidden state (LayerNorm'd inside the net); entropy, top
-probability, margin (top two probabilities), their gaps to the best masked position of the row; and
-row-level budget features: masked fraction, step / T, 1 / steps left, masked fraction / steps left (the
-rate a uniform schedule would need). T enters only through these, so one network serves every budget.
-"""
+"""The two small order networks over the frozen MDM's pass on x_t: the selector P_psi(r_t | x_t), from
+x_0-free features (it runs at inference), and the posterior's score alpha_phi(x_t, x_0), which also sees the
+clean sequence (:func:`posterior_features`). T enters only through row-level features, so one network serves
+every budget."""
 
 from __future__ import annotations
 
@@ -34,10 +24,8 @@ LOGP_FEATURE = N_SELECTOR_FEATURES  # index of log p(x0_i | x_t) among the poste
 
 @dataclass(frozen=True)
 class OrderNetConfig:
-    """``d_model``: the MDM's hidden size; ``n_features``: scalar features per position; ``width``: MLP
-    width; ``role``: "selector" (P_psi) or "posterior" (alpha_phi); ``skip``: index of a feature added
-    to the output as is (-1: none). The posterior adds log p(x0_i | x_t), so at initialisation (last
-    layer zero) q_i = p(x0_i | x_t) / max_j p(x0_j | x_t) at tau = 1: a sensible schedule to start from."""
+    """``role``: "selector" or "posterior"; ``skip``: a feature added to the output as is (-1: none), e.g. the
+    posterior's log p(x0_i | x_t), so it starts from q_i = p(x0_i | x_t) / max_j p(x0_j | x_t)."""
 
     d_model: int = option(128, range=(1, 8192))
     n_features: int = N_SELECTOR_FEATURES
@@ -55,7 +43,7 @@ class OrderNetConfig:
 
 
 class PositionNet(nn.Module):
-    """``(hidden (B,N,D), features (B,N,F)) -> (B, N)`` one logit (selector) or score (posterior) per position."""
+    """``(hidden (B,N,D), features (B,N,F)) -> (B, N)``: a logit (selector) or score (posterior) per position."""
 
     def __init__(self, cfg: OrderNetConfig):
         super().__init__()
@@ -74,11 +62,9 @@ class PositionNet(nn.Module):
 
 
 def selector_features(probs: torch.Tensor, masked: torch.Tensor, step: int, steps: int) -> torch.Tensor:
-    """``(B, N, 10)`` x_0-free features of each position at step ``step`` (0-based) of a ``steps`` budget.
-
-    Args:
-        probs: ``(B, N, V)`` the denoiser's marginals at x_t; masked: ``(B, N)`` bool.
-    """
+    """``(B, N, 10)`` x_0-free features from ``probs`` ``(B, N, V)`` at step ``step`` of ``steps``: entropy,
+    top probability, margin, their gaps to the row's best, masked fraction, step / T, 1 / steps left and
+    masked fraction / steps left."""
     probs = probs.float()
     entropy = -torch.special.xlogy(probs, probs).sum(-1)
     top2 = probs.topk(2, dim=-1).values
@@ -97,11 +83,8 @@ def selector_features(probs: torch.Tensor, masked: torch.Tensor, step: int, step
 
 def posterior_features(probs: torch.Tensor, masked: torch.Tensor, target: torch.Tensor, step: int,
                        steps: int) -> torch.Tensor:
-    """``(B, N, 12)``: :func:`selector_features` plus log p(x0_i | x_t) and [argmax == x0_i].
-
-    Args:
-        target: ``(B, N)`` long, the value index of the clean token at each position.
-    """
+    """``(B, N, 12)``: :func:`selector_features` plus log p(x0_i | x_t) and [argmax == x0_i] (``target``: value
+    indices ``(B, N)``)."""
     logp = probs.float().clamp_min(1e-12).log().gather(-1, target[..., None])[..., 0]
     right = (probs.argmax(-1) == target).float()
     m = masked.float()
@@ -118,20 +101,15 @@ def make_order_nets(d_model: int, width: int = 64) -> tuple[PositionNet, Positio
 @torch.no_grad()
 def select_probabilities(net: PositionNet, hidden: torch.Tensor, probs: torch.Tensor, masked: torch.Tensor,
                          step: int, steps: int) -> torch.Tensor:
-    """``(B, N)`` the selector's P(unmask) at each masked position (0 elsewhere), in float32 whatever
-    autocast the caller runs under."""
+    """``(B, N)`` float32 P(unmask) at each masked position (0 elsewhere), whatever the caller's autocast."""
     with torch.autocast(masked.device.type, enabled=False):
         return torch.sigmoid(net(hidden.float(), selector_features(probs, masked, step, steps))) * masked
 
 
 def pick_positions(prob: torch.Tensor, masked: torch.Tensor, last: bool, mode: str, threshold: float,
                    generator: torch.Generator | None = None) -> torch.Tensor:
-    """The inference rule: ``(B, N)`` bool positions to unmask from the selector's probabilities.
-
-    ``mode`` "threshold": prob >= ``threshold``; "sample": independent Bernoulli(prob) draws from
-    ``generator``. The most probable masked position is always taken (at least one per step), and at
-    the ``last`` step of the budget every masked position is.
-    """
+    """``(B, N)`` bool positions to unmask: prob >= ``threshold`` or Bernoulli(prob) draws (``mode``), always
+    the most probable, and every masked position at the ``last`` step."""
     if last:
         return masked.clone()
     if mode == "threshold":
@@ -146,12 +124,12 @@ def pick_positions(prob: torch.Tensor, masked: torch.Tensor, last: bool, mode: s
 
 
 def save_order_net(net: PositionNet, path: str | Path, extra: dict | None = None) -> None:
-    """Write the net's weights (safetensors) and its config (+ ``extra``, e.g. training settings) as JSON."""
+    """Write the weights (safetensors) and the config plus ``extra`` (JSON)."""
     save_model(net, net.cfg, path, extra)
 
 
 def load_order_net(path: str | Path, device: torch.device | str = "cpu", role: str = "selector") -> PositionNet:
-    """Load a :class:`PositionNet` saved by :func:`save_order_net`; raises ModelFileError on a bad file."""
+    """Load a :class:`PositionNet` saved by :func:`save_order_net` (ModelFileError on a bad file)."""
     meta = load_config_dict(path)  # raises ModelFileError naming a missing or unreadable file
     cfg = build_config(OrderNetConfig, meta, path, "an order network")
     if cfg.role != role:
@@ -160,9 +138,8 @@ def load_order_net(path: str | Path, device: torch.device | str = "cpu", role: s
 
 
 def check_order_net_fits(net: PositionNet, model, path: str | Path | None = None) -> None:
-    """Raise ModelFileError when the order net (loaded from ``path``, or set by code) was trained on another
-    hidden size or another domain than ``model`` (e.g. the protein selector on the Sudoku MDM): the domain
-    the selector's JSON records against the model's ``domain`` (set by :func:`mi_core.models.load_model`)."""
+    """Raise ModelFileError when the order net was trained on another hidden size, or (per the JSON beside
+    ``path``) another domain, than ``model``."""
     d, v = int(model.hidden_size), int(model.n_values)
     name = f"the order selector {path}" if path else "the order selector"
     if net.cfg.d_model != d:
@@ -183,6 +160,3 @@ def check_order_net_fits(net: PositionNet, model, path: str | Path | None = None
         raise ModelFileError(f"{name} was trained on {trained.cli_name}, the model is a {model_domain.cli_name} "
                              f"model ({v} values): use a {model_domain.cli_name} selector")
 
-
-__all__ = ["OrderNetConfig", "PositionNet", "check_order_net_fits", "load_order_net", "make_order_nets",
-           "pick_positions", "posterior_features", "save_order_net", "select_probabilities", "selector_features"]

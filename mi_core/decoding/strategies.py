@@ -1,9 +1,5 @@
-"""Dependency-blind strategies: each ranks or thresholds positions one at a time, ignoring how they
-depend on each other. The MI-guided ones live in ``mi_guided.py``.
-
-Every ``select`` writes its per-step report into ``ctx.info``; the keys are listed under "info" in each
-docstring (tensors are ``(B,)``, one value per row; finished rows report 0).
-"""
+"""Dependency-blind strategies, ranking or thresholding positions one at a time. "info" lists the ``(B,)``
+keys each writes into ``ctx.info``."""
 
 from __future__ import annotations
 
@@ -35,8 +31,7 @@ class Sequential(Strategy):
 @register("random")
 @dataclass
 class Random(FixedCount):
-    """The IID baseline: ``k`` (or, with ``steps``, ceil(remaining / steps left)) random masked positions
-    per pass, drawn from the loop's seeded generator. info: ``count``."""
+    """The IID baseline: random masked positions from the loop's seeded generator. info: ``count``."""
 
     def score(self, ctx) -> torch.Tensor:
         return rand_rows(ctx.masked.shape, ctx.generator, ctx.masked.device)
@@ -45,8 +40,7 @@ class Random(FixedCount):
 @register("topk")
 @dataclass
 class TopK(FixedCount):
-    """Naive parallel: the ``k`` lowest-entropy masked positions per pass (or a ``steps`` budget).
-    info: ``count``."""
+    """Naive parallel: the lowest-entropy masked positions. info: ``count``."""
 
     def score(self, ctx) -> torch.Tensor:
         return -ctx.entropy
@@ -54,8 +48,7 @@ class TopK(FixedCount):
 
 @dataclass
 class Confidence(FixedCount):
-    """Base of the confidence-ranked strategies of Kim et al. (2025), optionally with Gumbel noise of
-    scale ``gumbel`` added to the score (0: deterministic). info: ``count``."""
+    """Confidence ranking (Kim et al. 2025), plus Gumbel noise of scale ``gumbel``. info: ``count``."""
 
     gumbel: float = 0.0
 
@@ -95,11 +88,8 @@ class TopMargin(Confidence):
 @register("eb")
 @dataclass
 class EntropyBounded(Strategy):
-    """EB-Sampler (Ben-Hamu et al. 2025): sort masked positions by entropy and unmask the longest prefix
-    U with sum_{i in U} H_i - max_{i in U} H_i <= ``gamma`` (never fewer than one).
-
-    info: ``entropy_sum`` (sum of H over U), ``budget_spent`` (that sum minus the largest H in U).
-    """
+    """EB-Sampler (Ben-Hamu et al. 2025): the longest entropy-sorted prefix U with
+    ``sum_U H - max_U H <= gamma``. info: ``entropy_sum``, ``budget_spent`` (that sum minus the largest H)."""
 
     gamma: float = 0.1
 
@@ -122,8 +112,8 @@ class EntropyBounded(Strategy):
 @register("threshold")
 @dataclass
 class Threshold(Strategy):
-    """Fast-dLLM (Wu et al. 2025): unmask every masked position whose top probability is >= ``tau``, and
-    at least the most confident one. info: ``above`` (how many met ``tau``)."""
+    """Fast-dLLM (Wu et al. 2025): every position with top probability >= ``tau``, at least the most confident
+    one. info: ``above``."""
 
     tau: float = 0.9
 
@@ -142,13 +132,8 @@ class Threshold(Strategy):
 @register("mask_predict")
 @dataclass
 class MaskPredict(Strategy):
-    """Mask-Predict (Ghazvininejad et al. 2019) with a fixed iteration count ``steps`` = T.
-
-    Each pass predicts every masked position; then, of the M positions the row started with masked, the
-    ceil(M (T - 1 - t) / T) filled ones with the lowest confidence (the model's probability of the value
-    when it was written) are masked again. Givens are never re-masked. Every row with a masked position
-    takes exactly T passes. info: ``remask`` (how many are masked again).
-    """
+    """Mask-Predict (Ghazvininejad et al. 2019), T = ``steps`` passes: fill every masked position, then mask
+    again the ``ceil(M (T - 1 - t) / T)`` least confident of the M non-given ones. info: ``remask``."""
 
     steps: int = 10
 
@@ -169,5 +154,3 @@ class MaskPredict(Strategy):
     def pass_limit(self, n: int) -> int:
         return self.steps
 
-
-__all__ = ["EntropyBounded", "MaskPredict", "Random", "Sequential", "Threshold", "TopK", "TopMargin", "TopProb"]

@@ -1,21 +1,11 @@
 """A small neural head that predicts the exact pairwise MI matrix from one forward pass of a frozen MDM.
 
-The head reads what the decode loop's own pass already has: final hidden states ``h`` ``(B, N, D)``,
-the marginals ``p`` and entropies ``H`` from the logits, and which positions are masked. Each position
-gets a projection ``z_i`` from ``[LayerNorm(h_i), p_i, log p_i, H_i, log H_i, e_i]``, where ``e_i`` is a
-learned embedding of the position index (for a fixed-length domain such as Sudoku; an MDM's final
-hidden states keep only part of the position, and which positions share a constraint is most of what
-the MI depends on). Each pair (i, j) gets a symmetric feature vector
-
-    [z_i * z_j, z_i + z_j, o_ij, min(H_i, H_j), max(H_i, H_j), and the logs of the last three],
-
-``o_ij = sum_v p_i(v) p_j(v)`` the chance that the two take the same value, and optionally (for
-sequences, where neighbours share most of the information) a learned embedding ``r_ij`` of the bucketed
-sequence separation ``|i - j|`` (:func:`separation_bucket`), which a small MLP turns into a logit ``s_ij``.
-With ``bound=True`` the prediction is a fraction of the information-theoretic bound,
-``MI(i, j) = sigmoid(s_ij) * min(H_i, H_j)``; otherwise ``softplus(s_ij)``. Only the upper triangle of
-masked x masked pairs is kept and mirrored, so the result is symmetric, non-negative, zero on given
-positions and on the diagonal by construction.
+Each position gets ``z_i`` from ``[LayerNorm(h_i), p_i, log p_i, H_i, log H_i, e_i]`` (``e_i``: a learned
+position embedding, for fixed-length domains, since which positions share a constraint drives the MI).
+Each pair gets ``[z_i * z_j, z_i + z_j, o_ij, min(H_i, H_j), max(H_i, H_j)]`` plus the logs of the last
+three (``o_ij = sum_v p_i(v) p_j(v)``) and optionally an embedding of the bucketed separation ``|i - j|``;
+an MLP maps it to ``s_ij`` and ``MI(i, j) = sigmoid(s_ij) * min(H_i, H_j)`` (``bound``) or ``softplus(s_ij)``.
+Only masked x masked pairs ``i < j`` are computed and mirrored: symmetric, >= 0, 0 on givens and the diagonal.
 """
 
 from __future__ import annotations
@@ -44,13 +34,10 @@ class EstimatorInputError(ValueError):
 
 @dataclass(frozen=True)
 class EstimatorConfig:
-    """``d_in``: the MDM's hidden size D; ``n_values``: V; ``n_positions``: sequence length N for learned
-    position embeddings of size ``d_pos`` (0 for none; then any N is accepted); ``d_node``: width of the
-    per-position MLP; ``d_proj``: size of ``z_i``; ``d_pair``: width of the pair MLP; ``bound``: predict a
-    fraction of ``min(H_i, H_j)`` instead of an unbounded softplus; ``init_bias``: the output logit's
-    starting bias (exact MI between masked cells is often 1e-4 to 1e-3 nats, so start small);
-    ``rel_buckets``: separation buckets of the pair feature ``r_ij`` of size ``d_rel`` (0: no such feature,
-    the default, which is what the Sudoku estimator was trained with)."""
+    """``d_in``: the MDM's hidden size D; ``n_values``: V; ``n_positions``: N for position embeddings of size
+    ``d_pos`` (0: none, any N); ``d_node``, ``d_pair``: MLP widths; ``d_proj``: size of ``z_i``; ``init_bias``:
+    the output logit's start (exact MI is often 1e-4 to 1e-3 nats); ``rel_buckets``: separation buckets of
+    size ``d_rel`` (0: none)."""
 
     d_in: int
     n_values: int
@@ -87,11 +74,8 @@ SEPARATION_EXACT = 4  # separations 1..4 get a bucket each; beyond, two buckets 
 
 
 def separation_bucket(sep: torch.Tensor, n_buckets: int) -> torch.Tensor:
-    """Bucket index in ``0 .. n_buckets - 1`` of sequence separations ``sep = |i - j| >= 1`` (any shape).
-
-    1, 2, 3, 4 -> 0, 1, 2, 3; then ``4 + floor(2 log2(sep / 4))``: 5 -> 4, 6-7 -> 5, 8-11 -> 6, 12-15 -> 7,
-    16-22 -> 8, ... 64-90 -> 12; everything past the last bucket shares it.
-    """
+    """Bucket ``0 .. n_buckets - 1`` of separations ``|i - j| >= 1``: 1..4 -> 0..3, then
+    ``4 + floor(2 log2(sep / 4))`` (5 -> 4, 6-7 -> 5, 8-11 -> 6, ...), capped at the last bucket."""
     sep = sep.clamp_min(1)
     far = SEPARATION_EXACT + torch.floor(2 * torch.log2(sep.double() / SEPARATION_EXACT)).long()
     return torch.where(sep <= SEPARATION_EXACT, sep - 1, far).clamp_max(n_buckets - 1)
@@ -131,7 +115,7 @@ class MIEstimator(nn.Module):
         return self.node(torch.cat(parts, -1))
 
     def pair_mi(self, z: torch.Tensor, probs: torch.Tensor, entropy: torch.Tensor, b, i, j) -> torch.Tensor:
-        """Predicted MI ``(P,)`` of the pairs ``(b[k], i[k], j[k])`` from the projections ``z`` ``(B, N, d_proj)``."""
+        """Predicted MI ``(P,)`` of the pairs ``(b[k], i[k], j[k])`` from ``z`` ``(B, N, d_proj)``."""
         zi, zj = z[b, i], z[b, j]
         p, h = probs.float(), entropy.float().clamp_min(0)
         overlap = (p[b, i] * p[b, j]).sum(-1)  # chance the two take the same value
@@ -149,8 +133,6 @@ class MIEstimator(nn.Module):
         # the head is tiny and MI values are small: always float32, even inside a caller's bf16 autocast
         with torch.autocast(hidden.device.type, enabled=False):
             z = self.project(hidden, probs, entropy)
-            # only masked x masked pairs with i < j are computed (a few times cheaper than all N x N), then
-            # mirrored: symmetric bit for bit, zero on the diagonal and wherever a position is given
             b, i, j = pair_mask(masked).triu(1).nonzero(as_tuple=True)
             upper = torch.zeros(masked.shape + masked.shape[1:], dtype=torch.float32, device=z.device)
             upper = upper.index_put((b, i, j), self.pair_mi(z, probs, entropy, b, i, j).float())
@@ -183,16 +165,8 @@ LOSSES = ("mse", "sqrt", "log")
 
 def estimator_loss(pred: torch.Tensor, target: torch.Tensor, masked: torch.Tensor, kind: str = "mse",
                    floor: float = 1e-5) -> torch.Tensor:
-    """Mean pair loss over masked x masked pairs ``i != j``.
-
-    Args:
-        pred, target: ``(B, N, N)`` predicted and exact MI (nats); masked: ``(B, N)`` bool.
-        kind: ``"mse"`` (the paper's objective), ``"sqrt"`` (squared error of square roots) or ``"log"``
-            (squared error of ``log(MI + floor)``): compressed scales that weigh the many tiny pairs more.
-        floor: nats added inside the square root or log (keeps the loss finite at MI = 0).
-    Returns:
-        a scalar tensor.
-    """
+    """Mean loss over masked x masked pairs ``i != j`` of ``(B, N, N)`` MI: ``"mse"`` (the paper's), or the
+    squared error of ``sqrt`` or ``log`` of ``MI + floor`` (scales that weigh the many tiny pairs more)."""
     keep = pair_mask(masked)
     if not keep.any():
         raise ValueError("no masked x masked pair in the batch: nothing to fit")
@@ -209,8 +183,8 @@ def estimator_loss(pred: torch.Tensor, target: torch.Tensor, masked: torch.Tenso
 @torch.no_grad()
 def check_model_match(model, estimator: MIEstimator, model_name: str = "the model",
                       estimator_name: str = "the estimator") -> None:
-    """Raise :class:`EstimatorInputError` when ``estimator`` reads another hidden size D or number of values V
-    than ``model`` gives (e.g. an estimator trained on one MDM's hidden states used with another model)."""
+    """Raise :class:`EstimatorInputError` when ``estimator`` reads another hidden size or value count than
+    ``model`` gives."""
     d, v = model.hidden_size, model.n_values
     if (estimator.cfg.d_in, estimator.cfg.n_values) != (d, v):
         raise EstimatorInputError(
@@ -220,9 +194,8 @@ def check_model_match(model, estimator: MIEstimator, model_name: str = "the mode
 
 @dataclass
 class Estimate:
-    """One MDM pass plus the head: ``mi`` ``(B, N, N)``; ``entropy`` ``(B, N)`` and ``marginals``
-    ``(B, N, V)`` in the probe's format (entropy 0 and a one-hot marginal at given positions);
-    ``hidden`` ``(B, N, D)``; ``masked`` ``(B, N)``; wall ``seconds`` of the pass and the head together."""
+    """One MDM pass plus the head: ``mi`` ``(B, N, N)``; ``entropy`` ``(B, N)`` and ``marginals`` ``(B, N, V)``
+    as the probe gives them (0 and one-hot at givens); ``hidden`` ``(B, N, D)``; ``masked``; ``seconds``."""
 
     mi: torch.Tensor
     entropy: torch.Tensor
@@ -234,8 +207,7 @@ class Estimate:
 
 @torch.no_grad()
 def mdm_features(model, tokens: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    """The estimator's inputs from one MDM pass over ``tokens`` ``(B, N)``: ``(hidden, probs, entropy, masked)``,
-    computed exactly as the decode loop computes its step context (entropy zeroed on given positions)."""
+    """``(hidden, probs, entropy, masked)`` of one pass over ``tokens`` ``(B, N)``, as the decode loop has them."""
     out = model(tokens)
     masked = tokens == model.mask_id
     probs = out.logits.float().softmax(-1)
@@ -245,7 +217,7 @@ def mdm_features(model, tokens: torch.Tensor) -> tuple[torch.Tensor, torch.Tenso
 
 @torch.no_grad()
 def estimate_mi(model, estimator: MIEstimator, tokens: torch.Tensor) -> Estimate:
-    """Predicted MI for token ids ``(B, N)`` (or ``(N,)``, treated as a batch of one): one MDM pass + the head."""
+    """Predicted MI for token ids ``(B, N)`` (or ``(N,)``): one MDM pass plus the head."""
     if tokens.dim() == 1:
         tokens = tokens[None]
     known = (tokens == model.mask_id) | (tokens[..., None] == model.value_tokens).any(-1)
@@ -263,18 +235,16 @@ def estimate_mi(model, estimator: MIEstimator, tokens: torch.Tensor) -> Estimate
 
 
 def save_estimator(estimator: MIEstimator, path: str | Path, extra: dict | None = None) -> None:
-    """Write the head's weights (safetensors) and config (+ ``extra``, e.g. training summary) as JSON."""
+    """Write the weights (safetensors) and the config plus ``extra`` (JSON)."""
     save_model(estimator, estimator.cfg, path, extra)
 
 
 SHIPPED = "shipped"  # estimator=shipped: the shipped estimator trained on the model's own weights file
-def shipped_estimator_for(model, root: Path | None = None) -> Path:
-    """The shipped estimator (``assets/*mi_estimator*.safetensors``) whose JSON records the sha256 of the
-    model's weights file.
 
-    Raises:
-        EstimatorInputError: the model is not from a file, or no shipped estimator was trained on it.
-    """
+
+def shipped_estimator_for(model, root: Path | None = None) -> Path:
+    """The ``assets/*mi_estimator*.safetensors`` whose JSON records the sha256 of the model's weights file
+    (EstimatorInputError when there is none)."""
     path = getattr(model, "weights_path", None)
     if path is None or not Path(path).is_file():
         raise EstimatorInputError("this model was not loaded from a weights file: give estimator=PATH")
@@ -289,8 +259,7 @@ def shipped_estimator_for(model, root: Path | None = None) -> Path:
 
 def check_trained_on(model, estimator_path: str | Path) -> None:
     """Raise EstimatorInputError when the estimator's JSON names the sha256 of another weights file than the
-    model's (both known): an estimator reads one model's hidden states, and another model's of the same size
-    would pass the shape check and give wrong MI."""
+    model's: another model of the same size passes the shape check but gives wrong MI."""
     meta = load_estimator_meta(estimator_path)
     want, path = meta.get("mdm_sha256"), getattr(model, "weights_path", None)
     if want and path is not None and Path(path).is_file() and file_sha256(path) != want:
@@ -301,11 +270,11 @@ def check_trained_on(model, estimator_path: str | Path) -> None:
 
 
 def load_estimator_meta(path: str | Path) -> dict:
-    """Everything in the JSON beside the weights at ``path``: config, training data and variant summary."""
+    """The JSON beside the weights at ``path``."""
     load_config_dict(path)  # raises ModelFileError on a missing or broken file
     return json.loads(Path(path).with_suffix(".json").read_text())
 
 
 def load_estimator(path: str | Path, device: torch.device | str = "cpu") -> MIEstimator:
-    """Load an estimator written by :func:`save_estimator` (raises ModelFileError on a bad file)."""
+    """Load an estimator written by :func:`save_estimator` (ModelFileError on a bad file)."""
     return load_checked(EstimatorConfig, MIEstimator, path, device, "an MI estimator")[0]

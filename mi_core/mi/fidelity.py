@@ -11,30 +11,27 @@ from scipy import stats
 
 
 def pair_values(mi: np.ndarray, masked: np.ndarray) -> np.ndarray:
-    """The upper-triangle masked x masked entries of one ``(N, N)`` matrix, ``(P,)`` in row-major order."""
+    """``(P,)`` the upper-triangle masked x masked entries of one ``(N, N)`` matrix, row-major."""
     iu, ju = np.triu_indices(mi.shape[0], k=1)
     keep = masked[iu] & masked[ju]
     return mi[iu[keep], ju[keep]]
 
 
 def correlation(fn, x: np.ndarray, y: np.ndarray) -> float:
-    """A correlation (``fn``: ``stats.spearmanr`` or ``stats.pearsonr``), or NaN when it is undefined (fewer
-    than 3 pairs or a constant side)."""
+    """``fn`` (``stats.spearmanr``, ``stats.pearsonr``), NaN for fewer than 3 pairs or a constant side."""
     if len(x) < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
         return float("nan")
     return float(fn(x, y)[0])
 
 
 def _finite(stat, values: list[float]) -> float:
-    """``stat`` (``np.median``, ``np.mean``) of the finite values; NaN when there are none."""
     arr = np.asarray(values, dtype=float)
     arr = arr[np.isfinite(arr)]
     return float(stat(arr)) if len(arr) else float("nan")
 
 
 def topk_hits(pred: np.ndarray, exact: np.ndarray, threshold: float) -> tuple[int, int]:
-    """``(hits, k)`` for one state's pair vectors ``(P,)``: k = exact pairs above ``threshold``; hits = how
-    many of the k highest predicted pairs are among them."""
+    """``(hits, k)``: k exact pairs above ``threshold``, of which ``hits`` are among the k highest predicted."""
     k = int((exact > threshold).sum())
     if k == 0:
         return 0, 0
@@ -43,13 +40,8 @@ def topk_hits(pred: np.ndarray, exact: np.ndarray, threshold: float) -> tuple[in
 
 
 def fidelity(pred: np.ndarray, exact: np.ndarray, masked: np.ndarray, threshold: float = 1e-2) -> dict:
-    """Agreement of predicted and exact MI over masked x masked pairs.
-
-    Returns ``n_states``, ``n_pairs``, ``spearman``/``pearson`` (pooled over all pairs of all states),
-    ``spearman_median``/``pearson_median`` (median over states with >= 3 pairs), ``mae`` (nats),
-    ``topk_precision`` (per state, k = exact pairs above ``threshold`` nats; total hits / total k),
-    ``topk_k`` (total k) and ``edge_threshold``.
-    """
+    """Agreement of predicted and exact MI: pooled ``spearman``/``pearson``, their per-state medians, ``mae``
+    and ``topk_precision`` (total :func:`topk_hits` over total k)."""
     p_list = [pair_values(p, m) for p, m in zip(pred, masked)]
     e_list = [pair_values(e, m) for e, m in zip(exact, masked)]
     p_all, e_all = np.concatenate(p_list), np.concatenate(e_list)
@@ -65,16 +57,9 @@ def fidelity(pred: np.ndarray, exact: np.ndarray, masked: np.ndarray, threshold:
 
 
 def rule_recovery(mi: np.ndarray, masked: np.ndarray, rules: np.ndarray, threshold: float = 1e-2) -> dict:
-    """How well the strongest MI edges of one state recover a known constraint graph.
-
-    Args:
-        mi: ``(N, N)`` MI (predicted or exact); masked: ``(N,)`` bool; rules: ``(N, N)`` bool, True for pairs
-            that share a constraint (for Sudoku, ``Geometry.peers()``).
-    Returns:
-        ``rule_pairs``: masked x masked pairs that share a rule (K); ``r_precision``: the fraction of the K
-        strongest pairs that share a rule (at k = K, precision equals recall); ``precision``/``recall``
-        of the edges above ``threshold`` nats (NaN when there are none); ``edges``: how many there are.
-    """
+    """How well one state's strongest MI edges recover ``rules`` ``(N, N)`` bool: ``rule_pairs`` K,
+    ``r_precision`` (rule pairs among the K strongest), and ``precision``/``recall`` of the ``edges`` above
+    ``threshold``."""
     scores, is_rule = pair_values(mi, masked), pair_values(rules, masked).astype(bool)
     k = int(is_rule.sum())
     top = np.argsort(-scores, kind="stable")[:k]
@@ -86,7 +71,7 @@ def rule_recovery(mi: np.ndarray, masked: np.ndarray, rules: np.ndarray, thresho
 
 
 def mean_recovery(rows: list[dict]) -> dict:
-    """Average :func:`rule_recovery` results over states (NaNs skipped); adds ``n_states``."""
+    """:func:`rule_recovery` results averaged over states (NaNs skipped), with ``n_states``."""
     keys = ("rule_pairs", "r_precision", "edges", "precision", "recall")
     out = {key: _finite(np.mean, [r[key] for r in rows]) for key in keys}
     out["n_states"] = len(rows)

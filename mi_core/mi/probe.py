@@ -3,20 +3,16 @@
 For a state x (visible context C, masked positions M) and a model with the shared interface:
 
 1. One pass on x gives the marginals ``p(X_j | C)`` and entropies ``H(X_j | C)`` of every masked j.
-2. For each probed masked i and value v, a pass on x with ``X_i = v`` gives ``r_v = p(X_j | X_i = v, C)``
-   for every other masked j.
+2. For each probed masked i and value v, a pass with ``X_i = v`` gives ``r_v = p(X_j | X_i = v, C)``.
 3. Directional MI, the MI of the joint ``q(v, x) = p(X_i = v | C) r_v(x)``:
-   ``I(i -> j) = H(q_j) - sum_v p(X_i = v | C) H(r_v)`` with ``q_j = sum_v p(X_i = v | C) r_v``
-   (non-negative by concavity of H). For a consistent model ``q_j = p(X_j | C)`` and this equals the
-   paper's entropy-difference form ``H(X_j | C) - sum_v p(X_i = v | C) H(X_j | X_i = v, C)``; an MDM's
-   conditionals need not be consistent, so both are returned and their gap is a diagnostic.
+   ``I(i -> j) = H(q_j) - sum_v p(X_i = v | C) H(r_v)`` with ``q_j = sum_v p(X_i = v | C) r_v`` (>= 0).
+   For a consistent model ``q_j = p(X_j | C)`` and this equals the paper's form
+   ``H(X_j | C) - sum_v p(X_i = v | C) H(X_j | X_i = v, C)``; an MDM need not be consistent, so both are
+   returned and their gap is a diagnostic.
 
-Visible positions have MI 0 by definition and are never probed; values with ``p(X_i = v | C) = 0`` carry
-no weight and are never probed either. Cost: ``1 + N|V|`` passes for N masked positions.
-
-Pruned probing (``eps > 0``) skips values with ``p(X_i = v | C) < eps`` (never the most probable one) and
-renormalises the kept weights. The error bound of row i, with ``s`` the skipped mass and ``h`` the binary
-entropy, is ``min(h(s) + s log|V|, log|V|)``; the derivation is in :func:`pruning_bound`.
+Visible positions and values with ``p(X_i = v | C) = 0`` are never probed. Cost: ``1 + N|V|`` passes.
+Pruned probing (``eps > 0``) skips values with ``p < eps`` (never the most probable) and renormalises the
+kept weights; the error bound is :func:`pruning_bound`.
 """
 
 from __future__ import annotations
@@ -40,19 +36,14 @@ class ProbeInputError(ValueError):
 
 @dataclass
 class ProbeResult:
-    """Everything one probe computes; all tensors on the CPU, float64 unless said otherwise.
+    """One probe, on the CPU, float64 unless said otherwise.
 
-    ``marginals`` ``(N, V)``: base-pass ``p(X_j | C)``, one-hot of the value at visible positions.
-    ``entropy`` ``(N,)``: ``H(X_j | C)``, 0 at visible positions.
-    ``mi_directional`` ``(N, N)``: ``[i, j] = I(i -> j)`` (mixture form); 0 on the diagonal, on visible
-    rows and columns and on rows that were not probed.
-    ``mi`` ``(N, N)``: symmetrised, ``(I + I^T) / 2`` where both directions were probed, the one probed
-    direction where only one was.
-    ``mi_paper`` ``(N, N)``: ``[i, j] = H(X_j | C) - sum_v p(X_i = v | C) H(X_j | X_i = v, C)``.
-    ``error_bound`` ``(N, N)``: bound on ``|pruned - exact|`` of ``mi_directional`` and ``mi_paper`` at
-    ``[i, j]`` (0 when ``eps == 0``); :attr:`mi_error_bound` bounds ``mi``.
-    ``passes``: sequences run through the model; ``seconds``: wall time; ``probed`` ``(N,)`` bool;
-    ``masked`` ``(N,)`` bool, the masked positions of the state (``probed`` when not given).
+    ``marginals`` ``(N, V)``: ``p(X_j | C)``, one-hot at visible positions; ``entropy`` ``(N,)`` (0 there).
+    ``mi_directional`` ``(N, N)``: ``[i, j] = I(i -> j)`` (mixture form), 0 on the diagonal, visible and
+    unprobed rows; ``mi``: :func:`symmetrise` of it; ``mi_paper``: the paper's form.
+    ``error_bound`` ``(N, N)``: bound on ``|pruned - exact|`` of ``mi_directional`` and ``mi_paper`` (0 when
+    ``eps == 0``). ``passes``: sequences run; ``probed``, ``masked`` ``(N,)`` bool (``masked`` defaults to
+    ``probed``).
     """
 
     marginals: torch.Tensor
@@ -73,7 +64,7 @@ class ProbeResult:
 
     @property
     def asymmetry(self) -> torch.Tensor:
-        """``(N, N)`` ``|I(i -> j) - I(j -> i)|`` where both directions were probed, else 0."""
+        """``(N, N)`` ``|I(i -> j) - I(j -> i)|`` where both directions were probed."""
         both = self.probed[:, None] & self.probed[None, :]
         return (self.mi_directional - self.mi_directional.T).abs() * both
 
@@ -88,7 +79,7 @@ class ProbeResult:
         return symmetrise(self.error_bound, self.probed, self.masked)
 
     def to_json_dict(self) -> dict:
-        """Plain lists and numbers: the arrays, ``passes``, ``seconds``, ``eps`` and the largest bound."""
+        """Plain lists and numbers (``error_bound`` as its largest value)."""
         arrays = ("marginals", "entropy", "mi_directional", "mi", "mi_paper")
         return {**{k: getattr(self, k).tolist() for k in arrays}, "passes": self.passes, "seconds": self.seconds,
                 "eps": self.eps, "error_bound": _largest(self.error_bound),
@@ -106,35 +97,20 @@ def binary_entropy(s: torch.Tensor) -> torch.Tensor:
 
 
 def pruning_bound(skipped: torch.Tensor, n_values: int) -> torch.Tensor:
-    """Bound on the error pruning causes in row i of the directional and paper MI.
+    """``(P,)`` ``min(h(s) + s log|V|, log|V|)``: the pruning error of a row of the directional and paper MI,
+    from its skipped mass ``skipped`` ``(P,)``.
 
-    Args:
-        skipped: ``(P,)`` skipped mass ``s = sum of p(X_i = v | C)`` over the skipped values v.
-        n_values: vocabulary size ``|V|``.
-    Returns:
-        ``(P,)`` ``min(h(s) + s log|V|, log|V|)``, 0 where ``s = 0``.
-
-    Derivation. Let ``Z = [X_i skipped]`` (a function of ``X_i``), ``m = 1 - s``, ``I`` the exact MI
-    and ``I_k`` the MI of the joint restricted to kept values with weights ``p_v / m`` (what is computed).
-    By the chain rule ``I = I(Z; X_j) + m I_k + s I_s`` with ``I_s`` the MI given ``Z = 1``, and
-    ``0 <= I(Z; X_j) <= H(Z) = h(s)``, ``0 <= I_s <= log|V|``; so ``m I_k <= I <= m I_k + h(s) + s log|V|``
-    and ``-s I_k <= I - I_k <= h(s) + s log|V| - s I_k``, hence ``|I - I_k| <= h(s) + s log|V|`` (as
-    ``0 <= I_k <= log|V|``). The paper form's error is ``s (A_k - A_s)`` with ``A_k``, ``A_s`` the kept and
-    skipped averages of ``H(X_j | X_i = v, C)``, both in ``[0, log|V|]``, so at most ``s log|V|``. The cap
-    at ``log|V|`` holds as both the exact and the pruned mixture-form MI lie in ``[0, log|V|]`` and
-    ``s log|V| <= log|V|``.
+    With ``Z = [X_i skipped]`` and ``I_k`` the MI over the kept values reweighted by ``1 / (1 - s)``, the chain
+    rule gives ``I = I(Z; X_j) + (1 - s) I_k + s I_s`` with ``I(Z; X_j) <= h(s)`` and ``I_s, I_k`` in
+    ``[0, log|V|]``, so ``|I - I_k| <= h(s) + s log|V|``; the paper form is off by at most ``s log|V|``.
     """
     log_v = math.log(n_values)
     return (binary_entropy(skipped) + skipped * log_v).clamp_max(log_v)
 
 
 def symmetrise(directional: torch.Tensor, probed: torch.Tensor, masked: torch.Tensor) -> torch.Tensor:
-    """Average the available directions of each pair: ``(..., N, N)`` -> ``(..., N, N)`` symmetric
-    (``probed``, ``masked`` ``(..., N)``).
-
-    ``[i, j]`` is available when i was probed, j is masked and ``i != j``; a pair with both directions
-    gets ``(I + I^T) / 2``, with one gets that one, with none gets 0.
-    """
+    """``(..., N, N)`` -> symmetric: the mean of the available directions of each pair (``[i, j]`` is available
+    when i was probed, j is masked and ``i != j``; 0 when neither is)."""
     avail = _pair_mask(probed, masked).to(directional.dtype)
     part = directional * avail
     return (part + part.transpose(-1, -2)) / (avail + avail.transpose(-1, -2)).clamp_min(1)
@@ -171,7 +147,7 @@ def _kept_values(marginals: torch.Tensor, eps: float) -> torch.Tensor:
 
 
 def _batches(total: int, n: int, v: int, max_batch: int) -> list[tuple[int, int]]:
-    """Split ``total`` sequences into near-equal batches of at most ``max_batch`` (and the memory cap)."""
+    """Near-equal batches of ``total`` sequences, at most ``max_batch`` (and :data:`WORK_BYTES`) each."""
     cap = max(1, min(max_batch, WORK_BYTES // (8 * 3 * n * v)))
     if total == 0:
         return []
@@ -195,7 +171,7 @@ def _entropy(probs: torch.Tensor) -> torch.Tensor:
 
 
 def _accumulate(sums, probs: torch.Tensor, row_of: torch.Tensor, weight: torch.Tensor) -> None:
-    """Add one batch to ``sums = (mix (P, N, V), cond_h (P, N))``: ``p_v r_v`` and ``p_v H(r_v)``."""
+    """Add ``p_v r_v`` and ``p_v H(r_v)`` of one batch to ``sums = (mix (P, N, V), cond_h (P, N))``."""
     mix, cond_h = sums
     mix.index_add_(0, row_of, weight[:, None, None] * probs)
     cond_h.index_add_(0, row_of, weight[:, None] * _entropy(probs))
@@ -208,8 +184,6 @@ def _pair_mask(probed: torch.Tensor, masked: torch.Tensor) -> torch.Tensor:
 
 
 def _check_args(tokens: torch.Tensor, eps: float, max_batch: int, dims: int) -> None:
-    """Refuse tokens that are not ``dims``-D int64 (one state ``(N,)`` or states ``(S, N)``), eps outside
-    ``[0, 1)`` and ``max_batch < 1``."""
     if tokens.dim() != dims:
         shape = "one state of shape (N,)" if dims == 1 else "states of shape (S, N)"
         raise ProbeInputError(f"tokens must be {shape}, got shape {tuple(tokens.shape)}")
@@ -225,22 +199,18 @@ def _check_args(tokens: torch.Tensor, eps: float, max_batch: int, dims: int) -> 
 def probe(model, tokens: torch.Tensor, *, positions: Iterable[int] | torch.Tensor | None = None, eps: float = 0.0,
           max_batch: int = 512, progress: Callable[[int, int], None] | None = None,
           autocast: bool = False) -> ProbeResult:
-    """Exact (``eps = 0``) or pruned pairwise MI of one state by perturbation probing.
+    """Exact (``eps = 0``) or pruned pairwise MI of one state: a CPU :class:`ProbeResult`.
 
     Args:
         model: the shared interface (``model(tokens (B, N)) -> MDMOutput``, ``mask_id``, ``value_tokens``).
-        tokens: ``(N,)`` int64 token ids on the model's device, ``model.mask_id`` where masked.
+        tokens: ``(N,)`` int64 on the model's device, ``model.mask_id`` where masked.
         positions: masked positions to probe (indices or an ``(N,)`` bool mask); default all masked.
-        eps: skip values with ``p(X_i = v | C) < eps``; row i's error is then at most
-            ``h(s_i) + s_i log|V|`` (see :func:`pruning_bound`). ``eps = 0`` is exact.
-        max_batch: most sequences per forward pass (also capped so float64 work stays near 256 MiB).
-        progress: called as ``progress(done_passes, total_passes)`` after each batch.
-        autocast: run forward passes under bf16 autocast (softmax, entropies and MI stay float64).
-    Returns:
-        :class:`ProbeResult` on the CPU.
+        eps: skip values with ``p(X_i = v | C) < eps`` (:func:`pruning_bound`).
+        max_batch: most sequences per forward pass (also capped by :data:`WORK_BYTES`).
+        progress: ``progress(done_passes, total_passes)`` after each batch.
+        autocast: forward passes under bf16 autocast (softmax, entropies and MI stay float64).
     Raises:
-        ProbeInputError: bad shape or dtype, unknown tokens, unmasked or out-of-range positions, eps
-            outside ``[0, 1)``, ``max_batch < 1``.
+        ProbeInputError: bad shape, dtype, tokens or positions, eps outside ``[0, 1)``, ``max_batch < 1``.
     """
     start = time.perf_counter()
     _check_args(tokens, eps, max_batch, dims=1)
@@ -256,14 +226,8 @@ ACC_BYTES = 1024 * 2**20  # cap on the float64 (rows, N, V) accumulators of one 
 
 @dataclass
 class ManyProbeResult:
-    """The probes of ``S`` states of one length, kept on the device they ran on (float64 unless said).
-
-    ``marginals`` ``(S, N, V)``; ``entropy`` ``(S, N)``; ``mi_directional``, ``mi``, ``mi_paper`` and
-    ``error_bound`` ``(S, N, N)`` (each as in :class:`ProbeResult`, per state); ``passes`` ``(S,)`` int64,
-    each state's ``1 + kept pairs`` (its base pass and its perturbed sequences, as the single probe counts
-    them); ``probed`` and ``masked`` ``(S, N)`` bool; ``seconds``: wall time of the whole call (the states
-    share batches, so no per-state time exists; :attr:`seconds_per_state` is the average).
-    """
+    """The probes of ``S`` states of one length, on their device: the fields of :class:`ProbeResult` with a
+    leading ``S`` axis; ``passes`` ``(S,)`` int64 (``1 + kept pairs``); ``seconds``: the whole call."""
 
     marginals: torch.Tensor
     entropy: torch.Tensor
@@ -292,8 +256,7 @@ class ManyProbeResult:
 
 
 def value_index(tokens: torch.Tensor, value_tokens: torch.Tensor, masked: torch.Tensor) -> torch.Tensor:
-    """``(S, N)`` value index of each visible token (-1 where masked); ProbeInputError names a token that is
-    neither the mask id nor a value token."""
+    """``(S, N)`` value index of each visible token (-1 where masked); ProbeInputError on an unknown token."""
     match = tokens[..., None] == value_tokens  # (S, N, V)
     bad = ~masked & ~match.any(-1)
     if bad.any():
@@ -303,19 +266,11 @@ def value_index(tokens: torch.Tensor, value_tokens: torch.Tensor, masked: torch.
 
 
 def with_givens(probs: torch.Tensor, given_values: torch.Tensor, masked: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Marginals ``(S, N, V)``: the model's ``probs`` at masked positions, one-hot at visible ones (value index
-    ``given_values``, -1 where masked), and their entropies ``(S, N)`` (0 at visible positions)."""
+    """Marginals ``(S, N, V)``: ``probs`` where masked, one-hot of ``given_values`` elsewhere; and their entropies
+    ``(S, N)`` (0 at visible positions)."""
     onehot = torch.nn.functional.one_hot(given_values.clamp_min(0), probs.shape[-1]).double()
     marginals = torch.where(masked[..., None], probs.double(), onehot)
     return marginals, _entropy(marginals) * masked
-
-
-def _base_many(model, tokens, masked, given_values, max_batch, autocast) -> tuple[torch.Tensor, torch.Tensor]:
-    """Marginals ``(S, N, V)`` (one-hot at visible positions) and entropies ``(S, N)`` (0 there)."""
-    s, n = tokens.shape
-    v = model.value_tokens.shape[0]
-    base = torch.cat([_forward_probs(model, tokens[lo:hi], autocast) for lo, hi in _batches(s, n, v, max_batch)])
-    return with_givens(base, given_values, masked)
 
 
 def _state_chunks(s: int, n: int, v: int) -> list[tuple[int, int]]:
@@ -325,11 +280,8 @@ def _state_chunks(s: int, n: int, v: int) -> list[tuple[int, int]]:
 
 
 def _chunk_sums(model, tokens, kept, marginals, value_tokens, max_batch, autocast, progress, done, total):
-    """Stream every kept ``(state, position, value)`` of a chunk ``(C, N)`` through batches.
-
-    Returns ``(mix (R, N, V), cond_h (R, N), kept_mass (R,))`` float64 for the ``R`` probed rows, their
-    flat index ``state * N + position`` ``(R,)``, and the passes done so far (for ``progress``).
-    """
+    """Every kept ``(state, position, value)`` of a chunk ``(C, N)`` through the model: ``((mix (R, N, V),
+    cond_h (R, N)), kept_mass (R,), rows (R,), passes done)`` for the ``R`` probed rows ``state * N + i``."""
     c, n = tokens.shape
     v = value_tokens.shape[0]
     s_of, i_of, v_of = kept.nonzero(as_tuple=True)  # (K,) pairs in (state, position, value) order
@@ -348,7 +300,7 @@ def _chunk_sums(model, tokens, kept, marginals, value_tokens, max_batch, autocas
 
 
 def _chunk_mi(sums, kept_mass, rows, entropy, probed, masked) -> tuple[torch.Tensor, torch.Tensor]:
-    """``(C, N, N)`` directional and paper-form MI of a chunk from its probed rows' sums (other rows 0)."""
+    """``(C, N, N)`` directional and paper-form MI of a chunk from its probed rows' sums."""
     c, n = entropy.shape
     mix = sums[0] / kept_mass[:, None, None]
     cond_h = sums[1] / kept_mass[:, None]  # (R, N)
@@ -364,27 +316,14 @@ def _chunk_mi(sums, kept_mass, rows, entropy, probed, masked) -> tuple[torch.Ten
 def probe_many(model, tokens: torch.Tensor, *, positions: torch.Tensor | None = None, eps: float = 0.0,
                max_batch: int = 512, progress: Callable[[int, int], None] | None = None,
                autocast: bool = False) -> ManyProbeResult:
-    """Exact (``eps = 0``) or pruned pairwise MI of many states of one length, by perturbation probing.
+    """:func:`probe` of ``S`` states of one length at once: a :class:`ManyProbeResult` on ``tokens.device``.
 
-    Every ``(state, position, value)`` perturbation of every state goes through the same stream of
-    forward passes, so one state's few hundred sequences no longer bound the batch: batches are full
-    (``max_batch`` sequences, also capped so float64 work stays near 256 MiB) whatever the states. States
-    are processed in chunks whose float64 accumulators stay near 1 GiB. Per state it computes exactly
-    what :func:`probe` computes (same pruning rule, bound and symmetrisation); only the batch grouping of
-    the forward passes differs.
+    Every perturbation of every state shares one stream of full batches; states go in chunks whose float64
+    accumulators stay within :data:`ACC_BYTES`. Per state the result equals :func:`probe`'s.
 
     Args:
-        model: the shared interface (``model(tokens (B, N)) -> MDMOutput``, ``mask_id``, ``value_tokens``).
-        tokens: ``(S, N)`` int64 token ids on the model's device, ``model.mask_id`` where masked.
-        positions: ``(S, N)`` bool, the masked positions to probe per state (default all masked).
-        eps, max_batch, autocast: as in :func:`probe`.
-        progress: called as ``progress(done_passes, total_passes)`` after each batch (total over all states);
-            with it, batches hold at most a tenth of the passes, so a progress bar moves in steps of 10% or less.
-    Returns:
-        :class:`ManyProbeResult` on ``tokens.device`` (``.state(s)`` gives a CPU :class:`ProbeResult`).
-    Raises:
-        ProbeInputError: bad shape or dtype, unknown tokens, unmasked positions, eps outside ``[0, 1)``,
-            ``max_batch < 1``.
+        tokens: ``(S, N)`` int64; positions: ``(S, N)`` bool (default all masked); the rest as in :func:`probe`,
+            except that with ``progress`` a batch holds at most a tenth of all passes.
     """
     synchronize(tokens.device)
     start = time.perf_counter()
@@ -395,7 +334,8 @@ def probe_many(model, tokens: torch.Tensor, *, positions: torch.Tensor | None = 
     masked = tokens == model.mask_id
     given_values = value_index(tokens, value_tokens, masked)
     probed = masked.clone() if positions is None else _probe_mask_many(positions, masked)
-    marginals, entropy = _base_many(model, tokens, masked, given_values, max_batch, autocast)
+    base = torch.cat([_forward_probs(model, tokens[lo:hi], autocast) for lo, hi in _batches(s, n, v, max_batch)])
+    marginals, entropy = with_givens(base, given_values, masked)
     kept = _kept_values(marginals.reshape(s * n, v), eps).view(s, n, v) & probed[..., None]  # (S, N, V)
     passes = 1 + kept.sum((1, 2))
     total = int(passes.sum()) if progress is not None else 0  # a host sync only when reporting
@@ -433,11 +373,7 @@ def _probe_mask_many(positions: torch.Tensor, masked: torch.Tensor) -> torch.Ten
 
 
 def probe_by_length(model, states: list[torch.Tensor], **kwargs) -> list[ProbeResult]:
-    """:func:`probe_many` over states of mixed lengths ``[(N_s,)]``: one call per distinct length.
-
-    Returns a CPU :class:`ProbeResult` per state, in order; each ``seconds`` is its length group's wall
-    time (device synchronized) divided by the group's size. ``kwargs`` go to :func:`probe_many`.
-    """
+    """A CPU :class:`ProbeResult` per state of mixed lengths ``[(N_s,)]``: one :func:`probe_many` per length."""
     groups: dict[int, list[int]] = {}
     for s, t in enumerate(states):
         if t.dim() != 1:

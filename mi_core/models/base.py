@@ -1,10 +1,4 @@
-"""The model interface every domain passes through, and safetensors load/save with config checks.
-
-A masked model maps token ids ``(B, N)`` to logits over ``V`` values and hidden states. Values are the
-symbols a position can take (9 digits, 20 amino acids); ``value_tokens[v]`` is the token id that writes
-value ``v`` into a sequence and ``mask_id`` the id of a masked position. Probes, estimators and decoders
-only use this interface.
-"""
+"""The model interface every domain passes through, and safetensors load/save with config checks."""
 
 from __future__ import annotations
 
@@ -46,12 +40,10 @@ class MaskedModel(Protocol):
 
 
 class MaskedLM(torch.nn.Module):
-    """The interface every model of MI Lens offers, so callers never reach into a concrete class.
+    """The interface of every model: token ids ``(B, N)`` -> :class:`MDMOutput`.
 
-    ``mask_id``: the token of a masked position; ``value_tokens``: ``(V,)`` buffer, the token of each
-    value; ``seq_len``: the fixed number of positions (None when the length varies, up to ``max_len``).
-    Subclasses set ``seq_len`` or override ``max_len``, and give ``hidden_size`` when it is not
-    ``cfg.d_model``. ``domain``: the registry key of its domain, set by the loader.
+    ``mask_id``: the token of a masked position; ``value_tokens``: ``(V,)`` buffer, the token of each value;
+    ``seq_len``: the fixed length (None: it varies, up to ``max_len``); ``domain``: set by the loader.
     """
 
     mask_id: int = 0
@@ -79,7 +71,6 @@ class MaskedLM(torch.nn.Module):
 
     @property
     def dtype(self) -> torch.dtype:
-        """The dtype of the weights (float32 for a model without any)."""
         return next((p.dtype for p in self.parameters()), torch.float32)
 
     def num_params(self) -> int:
@@ -94,11 +85,7 @@ class MaskedLM(torch.nn.Module):
 
 
 def masked_ce(logits: torch.Tensor, target_values: torch.Tensor, masked: torch.Tensor) -> torch.Tensor:
-    """Mean cross-entropy over masked positions (no 1/t weighting).
-
-    Args:
-        logits: ``(B, N, V)``; target_values: ``(B, N)`` value indices; masked: ``(B, N)`` bool.
-    """
+    """Mean cross-entropy of ``(B, N, V)`` logits over ``masked`` positions (no 1/t weighting)."""
     return F.cross_entropy(logits[masked].float(), target_values[masked])
 
 
@@ -108,12 +95,10 @@ class ModelFileError(ValueError):
 
 def save_model(model: torch.nn.Module, config, path: str | Path, extra: dict | None = None,
                domain: str | None = None) -> None:
-    """Write ``path`` (safetensors) and ``path`` with suffix ``.json`` (the frozen config + ``extra``) as a pair.
+    """Write ``path`` (safetensors) and ``path.json`` (config + ``extra``) atomically as a pair.
 
-    Both go to temporary names first (``NAME.tmp``, flushed to disk), then the weights are renamed into
-    place and the config last. Both carry the same ``save_id``, so a run killed between the two renames
-    leaves new weights beside the old config plus the new config's ``.tmp``, which :func:`load_config_dict`
-    recognises by that id and renames into place: the pair always loads as old-old or new-new.
+    Weights are renamed into place before the config; both carry one ``save_id``, so a kill between the two
+    renames is finished by :func:`recover_pair`: the pair always loads as old-old or new-new.
     """
     path = Path(path)
     meta_path = path.with_suffix(".json")
@@ -142,9 +127,8 @@ def _weights_metadata(path: Path) -> dict:
 
 
 def recover_pair(path: str | Path) -> None:
-    """Finish a :func:`save_model` interrupted between its two renames: when ``NAME.json.tmp`` carries the
-    ``save_id`` of the weights at ``path``, it is that pair's config, so rename it into place. Any other
-    ``.tmp`` orphan is left alone (the next save replaces it) and never read."""
+    """Finish a :func:`save_model` interrupted between its renames: rename ``NAME.json.tmp`` into place when it
+    carries the ``save_id`` of the weights at ``path``."""
     path = Path(path)
     meta_tmp = tmp_path(path.with_suffix(".json"))
     if not meta_tmp.is_file():
@@ -161,11 +145,7 @@ def recover_pair(path: str | Path) -> None:
 
 
 def load_meta(path: str | Path) -> dict:
-    """The whole JSON stored beside the weights at ``path`` (``config``, ``domain``, training settings).
-
-    Raises:
-        ModelFileError: a missing or unreadable file.
-    """
+    """The JSON stored beside the weights at ``path`` (ModelFileError when missing or unreadable)."""
     path = Path(path)
     meta_path = path.with_suffix(".json")
     if path.is_dir():
@@ -193,9 +173,8 @@ def load_config_dict(path: str | Path) -> dict:
 
 
 def build_config(config_cls, raw: dict, path: str | Path, what: str):
-    """``config_cls(**raw)`` after checking each value's type and range, so that a config cannot make a
-    loader allocate more than its weights hold (every number within its field's declared range, else
-    -2**20..2**20). Raises ModelFileError naming the field."""
+    """``config_cls(**raw)`` once each number is of its type and within its field's range (else
+    :data:`MAX_CONFIG_INT`), so a config cannot make a loader allocate too much; ModelFileError names the field."""
     from mi_core.options import range_error, spec_of
 
     meta_path = Path(path).with_suffix(".json")
@@ -218,8 +197,7 @@ def build_config(config_cls, raw: dict, path: str | Path, what: str):
 
 
 def check_shapes(build, path: str | Path) -> None:
-    """Compare the tensors ``build()`` would create (built on the meta device: no memory) with those in
-    the weights file, before building the real model. Raises ModelFileError with one line."""
+    """ModelFileError when the tensors ``build()`` makes (on the meta device) do not match the weights file."""
     try:
         with safe_open(str(path), framework="pt") as fh:
             stored = {k: tuple(fh.get_slice(k).get_shape()) for k in fh.keys()}  # noqa: SIM118  (a safe_open handle, not a dict)
@@ -232,22 +210,16 @@ def check_shapes(build, path: str | Path) -> None:
     if not (missing or unexpected or differ):
         return
     meta_path = Path(path).with_suffix(".json")
-    parts = []
-    if differ:
-        k = differ[0]
-        parts.append(f"{len(differ)} tensor(s) differ in shape, e.g. {k} is {stored[k]} in the file and "
-                     f"{wanted[k]} by the config")
-    if missing:
-        parts.append(f"{len(missing)} missing (e.g. {missing[0]})")
-    if unexpected:
-        parts.append(f"{len(unexpected)} unexpected (e.g. {unexpected[0]})")
+    parts = [f"{len(differ)} tensor(s) differ in shape, e.g. {k} is {stored[k]} in the file and {wanted[k]} by "
+             "the config" for k in differ[:1]]
+    for kind, keys in (("missing", missing), ("unexpected", unexpected)):
+        parts += [f"{len(keys)} {kind} (e.g. {keys[0]})"] if keys else []
     raise ModelFileError(f"weights {path} do not fit the config {meta_path}: " + "; ".join(parts))
 
 
 def load_checked(config_cls, model_cls, path: str | Path, device: torch.device | str, what: str,
                  raw: dict | None = None):
-    """Config from the JSON beside ``path`` (checked by :func:`build_config`), shapes checked against the
-    weights file (:func:`check_shapes`), then the model built and loaded. Returns ``(model, cfg)``."""
+    """``(model, cfg)`` loaded from ``path`` after :func:`build_config` and :func:`check_shapes`."""
     raw = load_config_dict(path) if raw is None else raw
     cfg = build_config(config_cls, raw, path, what)
     check_shapes(lambda: model_cls(cfg), path)
@@ -257,7 +229,7 @@ def load_checked(config_cls, model_cls, path: str | Path, device: torch.device |
 
 
 def load_state(model: torch.nn.Module, path: str | Path, device: torch.device) -> torch.nn.Module:
-    """Load safetensors weights into ``model`` (strict), move it to ``device`` and set eval mode."""
+    """Load safetensors weights into ``model`` (strict), on ``device``, in eval mode."""
     try:
         state = load_file(str(path))
     except Exception as err:  # safetensors raises its own error types

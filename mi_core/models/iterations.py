@@ -1,11 +1,4 @@
-"""What a recurrent model thinks at each of its iterations.
-
-A recurrent model (a weight-tied block applied ``T`` times, one head reading every iteration, e.g.
-``SudokuMDM`` with ``loops > 1``) gives logits after every iteration. This module reads them
-(:func:`per_iteration_logits`), says when each position's argmax stops changing (:func:`settle_iteration`),
-and wraps a model so that it runs only its first ``k`` iterations (:class:`Truncated`), without changing the
-model itself: the app serves every session from one shared model.
-"""
+"""What a recurrent model (a weight-tied block applied ``T`` times, one head) thinks at each iteration."""
 
 from __future__ import annotations
 
@@ -21,13 +14,11 @@ def iterations_of(model) -> int:
 
 
 def is_recurrent(model) -> bool:
-    """Whether ``model`` applies its block more than once (and so has per-iteration logits)."""
     return iterations_of(model) > 1
 
 
 def run_for(model, iterations: int) -> None:
-    """Set a recurrent model's iterations per pass (more than it was trained with is allowed); ValueError for a
-    model that is not recurrent. Only for a model this caller loaded: a shared one is wrapped (:class:`Truncated`)."""
+    """Set the iterations per pass of a recurrent model the caller owns (a shared one: :class:`Truncated`)."""
     if not is_recurrent(model):
         raise ValueError(f"cannot run for {iterations} iterations: the model is not recurrent")
     model.iterations = int(iterations)
@@ -35,26 +26,16 @@ def run_for(model, iterations: int) -> None:
 
 @torch.no_grad()
 def per_iteration_logits(model, tokens: torch.Tensor) -> torch.Tensor:
-    """``(T, B, N, V)`` float32 logits after each of the model's ``T`` iterations, from one forward pass.
-
-    Args:
-        model: a recurrent model whose forward takes ``keep`` (``SudokuMDM``); tokens: ``(B, N)`` int64.
-    """
-    steps = iterations_of(model)
-    out = model(tokens, keep=steps)
-    return torch.stack(out.per_iteration).float()
+    """``(T, B, N, V)`` float32 logits after each of the model's ``T`` iterations, from one pass."""
+    return torch.stack(model(tokens, keep=iterations_of(model)).per_iteration).float()
 
 
 def settle_iteration(argmax: np.ndarray) -> np.ndarray:
-    """``(N,)`` the first iteration (1-based) from which each position's argmax stays the same up to the last.
-
-    ``argmax``: ``(T, N)`` the argmax value of each position after each iteration. A position whose argmax
-    never changes settles at 1; one that still changes at the last iteration settles at ``T``.
-    """
+    """``(N,)`` the first iteration (1-based) from which each position's ``(T, N)`` argmax stays the same."""
     argmax = np.asarray(argmax)
     if argmax.ndim != 2 or argmax.shape[0] < 1:
         raise ValueError(f"argmax must be (T, N) with T >= 1, got shape {argmax.shape}")
-    changed = argmax[:-1] != argmax[1:]  # (T-1, N): iteration t+1 (0-based) changes iteration t's argmax
+    changed = argmax[:-1] != argmax[1:]  # (T-1, N)
     if not changed.size:
         return np.ones(argmax.shape[1], dtype=int)
     # the last change is between t and t+1 (0-based): the cell settles at iteration t+2 (1-based)
@@ -63,9 +44,7 @@ def settle_iteration(argmax: np.ndarray) -> np.ndarray:
 
 
 class Truncated(MaskedLM):
-    """``model`` run for its first ``iterations`` iterations only: ``forward(tokens)`` is
-    ``model(tokens, iterations=iterations)``. The wrapped model is not changed (its ``iterations`` setting
-    stays), so one shared model serves other callers at the same time."""
+    """``model`` run for its first ``iterations`` iterations only, without changing the shared model."""
 
     def __init__(self, model: MaskedLM, iterations: int):
         super().__init__()

@@ -1,9 +1,4 @@
-"""One loader for every model of every domain: :func:`load_model` takes a weights path, a keyword, or
-nothing (the domain's default), and returns a :class:`~mi_core.models.base.MaskedLM`.
-
-Each registered domain brings its loader (``Domain.model_loader``), ``(spec, device) -> (model,
-description)``. A weights file records its domain (``"domain"`` in the JSON beside it), so nothing guesses.
-"""
+"""One loader for every model of every domain, through each domain's ``model_loader``."""
 
 from __future__ import annotations
 
@@ -16,12 +11,7 @@ from mi_core.models.base import MaskedLM, ModelFileError, load_meta
 
 
 def domain_of_file(path: Path) -> Domain:
-    """The domain a weights file belongs to, as recorded in the JSON beside it (``"domain"``, written by
-    :func:`mi_core.models.base.save_model`).
-
-    Raises:
-        ModelFileError: the file records no domain (name it: ``load_model(path, domain=KEY)``).
-    """
+    """The domain recorded in the JSON beside a weights file (ModelFileError when there is none)."""
     key = load_meta(path).get("domain")
     if not isinstance(key, str):
         raise ModelFileError(f"{path} records no domain; name the domain (e.g. the command's DOMAIN argument)")
@@ -32,13 +22,8 @@ def domain_of_file(path: Path) -> Domain:
 
 
 def keyword_domain(spec: str) -> tuple[Domain, str | None]:
-    """``(domain, spec)`` of a spec that is not a ``.safetensors`` file: a domain name (its default model,
-    spec None), a keyword one domain's loader accepts (``Domain.model_keywords``), else the domain that
-    reads weights of other formats (``Domain.foreign_weights``).
-
-    Raises:
-        ValueError: no domain has this name or keyword.
-    """
+    """``(domain, spec)`` of a spec that is not a ``.safetensors`` file: a domain name (spec None), a
+    keyword in ``Domain.model_keywords``, else the domain with ``foreign_weights``."""
     try:
         return get_domain(spec), None
     except ValueError:
@@ -77,14 +62,6 @@ def load_model_described(spec: str | Path | None = None, device: torch.device | 
 
 def load_model(spec: str | Path | None = None, device: torch.device | str = "cpu",
                domain: str | Domain | None = None) -> MaskedLM:
-    """Any model of any domain, in eval mode on ``device``.
-
-    ``spec``: a weights path (its domain read from the config beside it), a domain name (its default
-    model), a protein keyword (``auto``, ``esmc``, ``mdm``), or None with ``domain`` (that domain's model
-    from its environment variable or default).
-
-    Raises:
-        ModelFileError: a missing or unreadable file, or one that does not fit its config;
-        ValueError: a spec that names nothing loadable.
-    """
+    """Any model of any domain, in eval mode on ``device``, from ``spec``: a weights path, a domain name, a
+    keyword (``auto``, ``esmc``), or None with ``domain`` (its default). Raises ModelFileError or ValueError."""
     return load_model_described(spec, device, domain)[0]

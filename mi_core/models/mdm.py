@@ -1,25 +1,14 @@
-"""The engine's masked language model: one bidirectional transformer, its positions and attention chosen
-by the domain that builds it.
+"""The engine's masked language model: one bidirectional transformer whose positions and attention are
+chosen by the domain that builds it.
 
-Token embedding, then pre-LayerNorm blocks (:class:`Block`), a final LayerNorm and a linear
-head over the values. What differs between domains is passed in, never named here:
-
-- **positions**: ``rotary`` (a maximum length; attention sees relative offsets, the sequence MDM) or
-  *factored* ``tables``: name -> ``(N,)`` index of each position, each table embedded as ``NAME_emb`` and
-  added to the token embedding (Sudoku's rows, columns and boxes);
-- **attention**: ``"full"``; ``"peer"``, masked to a boolean ``(N, N)`` neighbour matrix ``peers`` by an
-  additive mask (4x faster on CPUs than gathering the neighbours); or ``"peer_bias"``, full attention plus a
-  learned bias per layer and head on neighbour pairs (``peer_gain``, zero at the start, so a trained
-  full-attention model warm-starts it unchanged);
-- **padding**: with a ``pad_id``, padded keys are excluded from attention, so a batch may mix lengths;
-- **loops**: the block stack applied that many times with tied weights; ``inject`` adds the input embedding
-  back before every iteration after the first. One head reads every iteration: :meth:`TransformerMDM.forward`
-  with ``keep`` returns the logits of the last ``keep`` iterations (deep supervision), ``no_grad`` runs the
-  first iterations without autograd, and ``iterations`` overrides the count (more at test time).
-The interface callers use (``model(tokens).logits``, ``.hidden``) is the last iteration's.
-
-:class:`SequenceMDM` is the engine's model over sequences of any length: a domain subclasses it with its
-vocabulary (the protein MDM, the toy domain's trained model); the Sudoku MDM passes its grid's tables.
+- **positions**: ``rotary`` (a maximum length) or factored ``tables`` (name -> ``(N,)`` index, each embedded
+  as ``NAME_emb`` and added to the token embedding: Sudoku's rows, columns and boxes);
+- **attention**: ``"full"``; ``"peer"``, an additive mask to the ``(N, N)`` neighbour matrix ``peers`` (4x
+  faster on CPUs than gathering); or ``"peer_bias"``, full attention plus a learned bias on neighbour pairs
+  (``peer_gain``, zero at the start, so a full-attention model warm-starts it unchanged);
+- **padding**: with a ``pad_id``, padded keys are excluded from attention;
+- **loops**: the block stack applied that many times with tied weights (``inject`` re-adds the input
+  embedding before each later iteration), one head reading every iteration.
 """
 
 from __future__ import annotations
@@ -39,9 +28,8 @@ PEER_GAIN_LR_SCALE = 30.0  # the peer bias learns at 30x the rate: from 0 to a f
 
 
 class Block(nn.Module):
-    """A pre-LayerNorm bidirectional block. Attention is plain matmuls (q @ k^T, softmax, @ v): under CPU bf16
-    autocast this trains about 2x faster than fused attention, whose backward pass was pathologically slow
-    there. Positions are the caller's: an additive attention ``bias`` and optional rotary tables."""
+    """A pre-LayerNorm bidirectional block. Attention is plain matmuls: under CPU bf16 autocast this trains
+    about 2x faster than fused attention."""
 
     def __init__(self, d_model: int, n_heads: int, d_ff: int, dropout: float = 0.0):
         super().__init__()
@@ -55,7 +43,7 @@ class Block(nn.Module):
 
     def forward(self, x: torch.Tensor, bias: torch.Tensor | None = None,
                 rope: tuple[torch.Tensor, torch.Tensor] | None = None) -> torch.Tensor:
-        """``x`` ``(B, N, D)``; ``bias`` broadcastable to ``(B, H, N, N)``; ``rope`` = (cos, sin) ``(N, D/H)``."""
+        """``x`` ``(B, N, D)``; ``bias`` broadcastable to ``(B, H, N, N)``; ``rope``: (cos, sin) ``(N, D/H)``."""
         b, n, d = x.shape
         q, k, v = self.qkv(self.ln1(x)).view(b, n, 3, self.n_heads, d // self.n_heads).permute(2, 0, 3, 1, 4)
         if rope is not None:
@@ -140,8 +128,7 @@ class TransformerMDM(MaskedLM):
         return self.rope_cos.shape[0] if self.seq_len is None else self.seq_len
 
     def _biases(self, tokens: torch.Tensor) -> list[torch.Tensor | None]:
-        """The additive attention bias of each layer: the peer mask or learned peer bias, plus -inf at
-        padded keys ``(B, 1, 1, N)``; None where there is neither."""
+        """Each layer's additive attention bias: peer mask or bias, plus -inf at padded keys (None: neither)."""
         if self.attention == "peer":
             mask = torch.zeros(self.peers.shape, device=self.peers.device).masked_fill(~self.peers, float("-inf"))
             biases = [mask] * len(self.blocks)
@@ -161,13 +148,9 @@ class TransformerMDM(MaskedLM):
 
     def forward(self, tokens: torch.Tensor, iterations: int | None = None, keep: int = 0,
                 no_grad: int = 0) -> MDMOutput:
-        """The last iteration's logits and hidden states.
-
-        Args:
-            iterations: applications of the block stack (default ``self.iterations``);
-            keep: > 0 also returns the logits of the last ``keep`` iterations in ``per_iteration``;
-            no_grad: the first ``no_grad`` iterations run without autograd (truncated backpropagation).
-        """
+        """The last iteration's logits and hidden states; ``iterations`` overrides ``self.iterations``, ``keep``
+        > 0 also gives the last ``keep`` iterations' logits in ``per_iteration``, and the first ``no_grad``
+        iterations run without autograd."""
         n = tokens.shape[1]
         if n > self.max_len:
             raise ValueError(f"sequence of {n} positions is longer than the {self.max_len} this model takes")
@@ -208,10 +191,8 @@ class SequenceMDMConfig:
 
 
 class SequenceMDM(TransformerMDM):
-    """The MDM over sequences of any length up to ``max_len``: rotary positions (attention sees relative
-    offsets from the first step, where learned absolute positions left a first protein run stuck at the
-    unigram loss for 1,500 steps), padding excluded from attention. Token ids ``(B, L)`` -> ``MDMOutput(logits (B, L, n_values), hidden (B, L, D))``; a subclass names
-    the vocabulary (:attr:`values`, :attr:`mask_id`, :attr:`pad_id`; token ``v + 1`` is value ``v``)."""
+    """The MDM over sequences of any length up to ``max_len`` (rotary positions, padding excluded from
+    attention); a subclass names the vocabulary (:attr:`values`, :attr:`mask_id`, :attr:`pad_id`)."""
 
     values: ClassVar[int]
     mask_id: ClassVar[int] = 0
