@@ -10,6 +10,7 @@ import dataclasses
 import importlib
 import os
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, ClassVar, Protocol, runtime_checkable
@@ -393,22 +394,26 @@ class BenchInputs(Protocol):
     def metric(self) -> Metric: ...
 
 
-class _Registry(dict):
+class _Registry(Mapping):
     """``key -> Domain``; every read first registers the built-in domains (:func:`load_builtin`)."""
 
+    def __init__(self):
+        self.domains: dict[str, Domain] = {}
 
-def _loading(read):
-    def method(self, *args):
+    def __getitem__(self, key: str) -> Domain:
         load_builtin()
-        return read(self, *args)
-    return method
+        return self.domains[key]
+
+    def __iter__(self):
+        load_builtin()
+        return iter(self.domains)
+
+    def __len__(self) -> int:
+        load_builtin()
+        return len(self.domains)
 
 
-for _name in ("__getitem__", "__iter__", "__len__", "__contains__", "get", "keys", "values", "items"):
-    setattr(_Registry, _name, _loading(getattr(dict, _name)))
-
-
-DOMAINS: dict[str, Domain] = _Registry()
+DOMAINS: Mapping[str, Domain] = _Registry()
 _builtin = {"loaded": False, "loading": False}
 _builtin_lock = threading.RLock()  # a page's thread and the app's warm-up thread may look up at once
 BUILTIN = "mi_core.domains.builtin"  # the module that registers the domains shipped with MI Lens
@@ -433,16 +438,16 @@ def load_builtin() -> None:
 def register(domain: Domain, *, replace: bool = False) -> Domain:
     """Add ``domain`` under its key and names; ValueError when one is taken (unless ``replace``)."""
     load_builtin()  # the built-in domains come first, and a new one cannot take their names
-    taken = {n for d in dict.values(DOMAINS) if d.key != domain.key or not replace for n in (d.key, *d.names)}
+    taken = {n for d in DOMAINS.domains.values() if d.key != domain.key or not replace for n in (d.key, *d.names)}
     clash = sorted({domain.key, *domain.names} & taken)
     if clash:
         raise ValueError(f"domain name {clash[0]!r} is already registered")
-    dict.__setitem__(DOMAINS, domain.key, domain)
+    DOMAINS.domains[domain.key] = domain
     return domain
 
 
 def unregister(key: str) -> None:
-    dict.pop(DOMAINS, key, None)
+    DOMAINS.domains.pop(key, None)
 
 
 def get_domain(name: str) -> Domain:
