@@ -27,8 +27,7 @@ SEEDINGS = ("per item", "per batch")
 
 @dataclass
 class Generation:
-    """Token arrays in input order, decode passes of each, passes a strategy spent on its own (``mi_exact``'s
-    probe; else 0), and the decoding wall time."""
+    """Token arrays in input order, passes of each, passes a strategy spent on its own, and the wall time."""
 
     sequences: list[np.ndarray]
     passes: list[int]
@@ -69,16 +68,14 @@ def decode_all(model, templates: list[np.ndarray], strategy, *, temperature: flo
     for idx in length_batches([len(t) for t in templates], batch_size):
         tokens = torch.from_numpy(np.stack([np.asarray(templates[i], dtype=np.int64) for i in idx])).to(device)
         seeds = [item_seed(seed, i) for i in idx] if seeding == "per item" else int(rng.integers(2**62))
+        zeros = torch.zeros(len(idx), dtype=torch.long)
         if not bool((tokens == model.mask_id).any()):  # nothing to fill: the template is the answer
-            final_tokens, final_passes = tokens, torch.zeros(len(idx), dtype=torch.long)
-            final_extra = final_passes
+            final_tokens, final_passes, final_extra = tokens, zeros, zeros
         else:
-            autocast = (torch.autocast(torch.device(device).type, dtype=torch.bfloat16) if bf16
-                        else contextlib.nullcontext())
-            with autocast:
+            with torch.autocast(torch.device(device).type, dtype=torch.bfloat16) if bf16 else contextlib.nullcontext():
                 final = decode_final(model, tokens, strategy, temperature=temperature, seed=seeds)
             final_tokens, final_passes = final.tokens, final.passes
-            final_extra = final.extra_passes if final.extra_passes is not None else torch.zeros_like(final.passes)
+            final_extra = zeros if final.extra_passes is None else final.extra_passes
         rows = final_tokens.cpu().numpy()  # one read-back per batch
         for row, (i, p, e) in enumerate(zip(idx, final_passes.tolist(), final_extra.tolist())):
             sequences[i], passes[i], extra[i] = rows[row], p, e
@@ -121,8 +118,7 @@ class SetName:
 
 
 class PuzzleFiles:
-    """Benchmark inputs of a puzzle domain: the states of a file with their solutions, scored by the domain's
-    metric; ``metric()`` gives a fresh metric."""
+    """Benchmark inputs of a puzzle domain: a file's states and solutions; ``metric()`` gives a fresh metric."""
 
     temperature, batch_size, seeding, unit = 0.0, 256, "per item", "puzzle"
     description = "Decode every puzzle of a file and score it against its one solution."

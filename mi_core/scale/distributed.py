@@ -36,8 +36,7 @@ def is_main() -> bool:
 
 
 def setup(device: torch.device | str = "cpu") -> torch.device:
-    """Join the process group (NCCL on CUDA, else gloo) under torchrun; the device this rank trains on
-    (``cuda:LOCAL_RANK`` when ``device`` is CUDA, else ``device``)."""
+    """Join the process group under torchrun; the device this rank trains on (``cuda:LOCAL_RANK`` on CUDA)."""
     device = torch.device(device)
     if launched() and not active():
         dist.init_process_group(backend="nccl" if device.type == "cuda" else "gloo")

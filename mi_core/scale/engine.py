@@ -53,8 +53,7 @@ class EngineConfig:
 
 @dataclass(frozen=True)
 class Task:
-    """One unit of work: ``index``, a picklable ``payload`` for the worker, and ``path``, the file it produces
-    (None when the result is only returned)."""
+    """One unit of work: ``index``, a picklable ``payload``, and ``path``, the file it produces (or None)."""
 
     index: int
     payload: Any = None
@@ -143,8 +142,7 @@ def _repo_root() -> str:
 
 
 def _start_ray(cfg: EngineConfig):
-    """``(ray, started)``: Ray connected (already, to ``cfg.address``, or to a new local cluster); ``started``:
-    this call owns the connection."""
+    """``(ray, started)``: Ray connected; ``started``: this call owns the connection (shut it down)."""
     import ray
 
     if ray.is_initialized():

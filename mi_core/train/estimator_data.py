@@ -77,7 +77,7 @@ def state_rows(model, tokens: list[torch.Tensor], eps: float, max_batch: int) ->
     return rows
 
 
-def make_shard(model, source, index: int, device, on_state=None, pad_id: int = 0) -> dict[str, torch.Tensor]:
+def make_shard(model, source, index: int, device, pad_id: int = 0) -> dict[str, torch.Tensor]:
     """Shard ``index`` of ``source``: its states (seeded by ``(cfg.seed, index)``), features and exact MI."""
     cfg = source.cfg
     rng = np.random.default_rng([cfg.seed, index])
@@ -87,8 +87,6 @@ def make_shard(model, source, index: int, device, on_state=None, pad_id: int = 0
     rows = state_rows(model, tokens, cfg.eps, cfg.max_batch)
     for row, kind in zip(rows, kinds):
         row["source"] = torch.tensor(int(kind))
-        if on_state:
-            on_state(int(row["passes"]))
     if source.width is not None:
         rows = [pad_state(r, source.width, pad_id) for r in rows]
     return {k: torch.stack([r[k] for r in rows]).contiguous() for k in rows[0]}

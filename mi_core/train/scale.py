@@ -26,10 +26,9 @@ class ShardMaker:
     cfg: Any
     model: str | None
     device: str = "auto"
-    threads: int | None = None
 
     def __call__(self) -> Callable[[int], dict[str, torch.Tensor]]:
-        device = pick_device(self.device, self.threads)
+        device = pick_device(self.device)
         domain = get_domain(self.domain)
         model = load_model(self.model, device, domain=self.domain)
         return local_maker(self.make_shard, model, domain.part("states")(self.cfg), device, domain.pad_id or 0)

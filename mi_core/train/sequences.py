@@ -125,7 +125,7 @@ def evaluate(model: SequenceMDM, seqs: list[np.ndarray], device: torch.device, s
 
 class SequenceTask:
     """A sequence domain's task for :func:`mi_core.train.mdm.train`: a subclass sets ``name``, ``model_cls``,
-    ``save`` and ``options`` and gives :meth:`read_data`, and may give :meth:`fingerprint` (checked by ``--resume``)."""
+    ``save`` and ``options``, gives :meth:`read_data` and may give :meth:`fingerprint` (checked on resume)."""
 
     name: str
     model_cls: type[SequenceMDM]
