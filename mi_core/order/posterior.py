@@ -22,11 +22,6 @@ def posterior_logq(alpha: torch.Tensor, masked: torch.Tensor, tau: float) -> tor
     return torch.where(masked, (alpha - top) / tau, torch.zeros_like(alpha))
 
 
-def sure_positions(logq: torch.Tensor, masked: torch.Tensor, last: bool) -> torch.Tensor:
-    """``(B, N)`` bool: masked positions with q = 1 (the best, ties with it, or all of them at the last step)."""
-    return masked if last else masked & (logq > SURE)
-
-
 def log1mexp(s: torch.Tensor) -> torch.Tensor:
     """``log(1 - exp(s))`` for ``s < 0``, accurate near 0 and near -inf."""
     return torch.where(s > -0.6931, torch.log(-torch.expm1(s)), torch.log1p(-torch.exp(s)))
@@ -34,7 +29,7 @@ def log1mexp(s: torch.Tensor) -> torch.Tensor:
 
 def split_logq(logq: torch.Tensor, masked: torch.Tensor, last: bool):
     """``(sure, free, log q, log(1 - q))``, with -1 at certain and unmasked entries so gradients stay finite."""
-    sure = sure_positions(logq, masked, last)
+    sure = masked if last else masked & (logq > SURE)  # q = 1: the best, ties with it, or all at the last step
     free = masked & ~sure
     s = torch.where(free, logq, torch.full_like(logq, -1.0))
     return sure, free, s, log1mexp(s)

@@ -48,15 +48,10 @@ def pad_state(row: dict[str, torch.Tensor], width: int, pad_id: int) -> dict[str
     """One state's tensors (leading axes of length N) padded to ``width``."""
     n = row["tokens"].shape[0]
     extra = width - n
-    out = dict(row)
-    out["tokens"] = F.pad(row["tokens"], (0, extra), value=pad_id)
-    out["masked"] = F.pad(row["masked"], (0, extra), value=False)
-    out["entropy"] = F.pad(row["entropy"], (0, extra))
-    for key in ("hidden", "probs"):
-        out[key] = F.pad(row[key], (0, 0, 0, extra))
-    out["mi"] = F.pad(row["mi"], (0, extra, 0, extra))
-    out["length"] = torch.tensor(n)
-    return out
+    return row | {"tokens": F.pad(row["tokens"], (0, extra), value=pad_id),
+                  "masked": F.pad(row["masked"], (0, extra), value=False), "entropy": F.pad(row["entropy"], (0, extra)),
+                  "hidden": F.pad(row["hidden"], (0, 0, 0, extra)), "probs": F.pad(row["probs"], (0, 0, 0, extra)),
+                  "mi": F.pad(row["mi"], (0, extra, 0, extra)), "length": torch.tensor(n)}
 
 
 def state_rows(model, tokens: list[torch.Tensor], eps: float, max_batch: int) -> list[dict[str, torch.Tensor]]:
