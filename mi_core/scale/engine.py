@@ -86,7 +86,6 @@ class EngineOptions:
 
 
 def engine_from_args(args) -> EngineConfig:
-    """The checked :class:`EngineConfig` of parsed options."""
     cfg = EngineConfig(engine=args.engine, address=args.ray_address, workers=args.workers,
                        num_gpus=args.num_gpus, num_cpus=args.num_cpus, retries=args.retries)
     check_engine(cfg)
@@ -94,7 +93,6 @@ def engine_from_args(args) -> EngineConfig:
 
 
 def check_engine(cfg: EngineConfig) -> None:
-    """Raise :class:`EngineError` when ``cfg`` asks for Ray and Ray is not installed."""
     if cfg.engine != "ray":
         return
     try:
@@ -158,8 +156,6 @@ def _start_ray(cfg: EngineConfig):
 def _actor_class(ray, cfg: EngineConfig):
     @ray.remote
     class ShardWorker:
-        """Builds the worker (loads the model) once, then runs task payloads."""
-
         def __init__(self, make_worker):
             self.worker = make_worker()
 

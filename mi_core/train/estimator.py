@@ -98,7 +98,6 @@ def split(n: int, val_frac: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def to_device(data: dict[str, torch.Tensor], device) -> dict[str, torch.Tensor]:
-    """The training tensors moved to ``device`` (the rest stays)."""
     keys = ("hidden", "probs", "entropy", "masked", "mi")
     return {k: (v.to(device) if k in keys else v) for k, v in data.items()}
 

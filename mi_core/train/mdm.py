@@ -167,7 +167,6 @@ def train(task, out: Path, device: torch.device, log=print, resume: bool = False
 
 
 def _update(task, net, model, opt, ema, lr: float, autocast) -> torch.Tensor:
-    """One optimiser step at learning rate ``lr`` on the task's next batch; returns the loss."""
     for group in opt.param_groups:
         group["lr"] = lr * group.get("lr_scale", 1.0)
     loss = _loss(task, net, task.batch(), autocast)
