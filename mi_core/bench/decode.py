@@ -1,10 +1,7 @@
 """Decode many inputs of any domain with one strategy, then score them with the domain's metric.
 
-:func:`decode_all` groups inputs by length (the decode loop takes one length per batch), cuts each group
-into batches and decodes them; :func:`evaluate` feeds each result to a metric (:mod:`mi_core.bench.metrics`).
-Seeds: ``"per item"`` gives input ``i`` its own generator seed (:func:`item_seed`), so results do not depend
-on the batch size; ``"per batch"`` draws one seed per batch from ``seed`` (the protein benchmarks' recorded
-figures were made that way).
+Seeds: ``"per item"`` gives input ``i`` its own seed (:func:`item_seed`), so results do not depend on the
+batch size; ``"per batch"`` draws one seed per batch from ``seed`` (the protein benchmarks' recorded figures).
 """
 
 from __future__ import annotations
@@ -30,8 +27,7 @@ SEEDINGS = ("per item", "per batch")
 
 @dataclass
 class Generation:
-    """``sequences``: token arrays in input order; ``passes``: decode passes of each; ``extra_passes``:
-    passes a strategy spent on its own (``mi_exact``'s probe; else 0); ``seconds``: decoding wall time."""
+    """Token arrays in input order, passes of each, passes a strategy spent on its own, and the wall time."""
 
     sequences: list[np.ndarray]
     passes: list[int]
@@ -40,7 +36,6 @@ class Generation:
 
 
 def item_seed(seed: int, index: int) -> int:
-    """The decode seed of input ``index`` of a run seeded by ``seed`` (independent of batching)."""
     return (seed * 1_000_003 + index) % 2**63  # runs with neighbouring seeds share no stream
 
 
@@ -58,10 +53,7 @@ def length_batches(lengths: list[int], batch_size: int) -> list[list[int]]:
 def decode_all(model, templates: list[np.ndarray], strategy, *, temperature: float = 0.0, seed: int = 0,
                batch_size: int = 256, device: torch.device | str = "cpu", bf16: bool = False, progress=None,
                seeding: str = "per item") -> Generation:
-    """Decode every template (token ids, ``model.mask_id`` where to fill) with ``strategy``.
-
-    ``bf16`` runs the forward passes under bf16 autocast; ``progress(n)`` is called after each batch.
-    """
+    """Decode every template (token ids, ``model.mask_id`` where to fill); ``progress(n)`` after each batch."""
     if seeding not in SEEDINGS:
         raise ValueError(f"seeding must be one of {SEEDINGS}, got {seeding!r}")
     max_len = model.max_len
@@ -76,16 +68,14 @@ def decode_all(model, templates: list[np.ndarray], strategy, *, temperature: flo
     for idx in length_batches([len(t) for t in templates], batch_size):
         tokens = torch.from_numpy(np.stack([np.asarray(templates[i], dtype=np.int64) for i in idx])).to(device)
         seeds = [item_seed(seed, i) for i in idx] if seeding == "per item" else int(rng.integers(2**62))
+        zeros = torch.zeros(len(idx), dtype=torch.long)
         if not bool((tokens == model.mask_id).any()):  # nothing to fill: the template is the answer
-            final_tokens, final_passes = tokens, torch.zeros(len(idx), dtype=torch.long)
-            final_extra = final_passes
+            final_tokens, final_passes, final_extra = tokens, zeros, zeros
         else:
-            autocast = (torch.autocast(torch.device(device).type, dtype=torch.bfloat16) if bf16
-                        else contextlib.nullcontext())
-            with autocast:
+            with torch.autocast(torch.device(device).type, dtype=torch.bfloat16) if bf16 else contextlib.nullcontext():
                 final = decode_final(model, tokens, strategy, temperature=temperature, seed=seeds)
             final_tokens, final_passes = final.tokens, final.passes
-            final_extra = final.extra_passes if final.extra_passes is not None else torch.zeros_like(final.passes)
+            final_extra = zeros if final.extra_passes is None else final.extra_passes
         rows = final_tokens.cpu().numpy()  # one read-back per batch
         for row, (i, p, e) in enumerate(zip(idx, final_passes.tolist(), final_extra.tolist())):
             sequences[i], passes[i], extra[i] = rows[row], p, e
@@ -95,8 +85,7 @@ def decode_all(model, templates: list[np.ndarray], strategy, *, temperature: flo
 
 
 def warm_up(model, templates: list[np.ndarray], strategy, **kwargs) -> None:
-    """Decode the shortest template once, untimed, so timed runs pay no one-off start-up costs (kernel
-    selection, allocator growth, an estimator's first load); ``kwargs`` as for :func:`decode_all`."""
+    """Decode the shortest template once, untimed, so timed runs pay no one-off start-up costs."""
     decode_all(model, [min(templates, key=len)], strategy, **(kwargs | {"batch_size": 1}))
 
 
@@ -106,12 +95,6 @@ def evaluate(model, templates: list[np.ndarray], strategy, metric, **kwargs) -> 
     for i, (start, final) in enumerate(zip(templates, gen.sequences)):
         metric.update(i, np.asarray(start), final, gen.passes[i], gen.extra_passes[i])
     return metric.compute(), gen
-
-
-def read_inputs(domain, path, limit: int | None = None, level: str | None = None) -> tuple[list[np.ndarray], list, list]:
-    """``(templates, solutions, levels)`` of the states of a file, as the domain reads them
-    (:meth:`mi_core.domain.Domain.read_inputs`)."""
-    return domain.read_inputs(path, limit, level)
 
 
 @dataclass
@@ -135,9 +118,7 @@ class SetName:
 
 
 class PuzzleFiles:
-    """Benchmark inputs of a puzzle domain (every domain but those that name their own ``bench_inputs``): the
-    states of a file with their solutions, scored by the domain's metric, decoded at temperature 0 with a
-    seed per puzzle. ``metric()`` gives a fresh metric (a sweep scores each sampler with its own)."""
+    """Benchmark inputs of a puzzle domain: a file's states and solutions; ``metric()`` gives a fresh metric."""
 
     temperature, batch_size, seeding, unit = 0.0, 256, "per item", "puzzle"
     description = "Decode every puzzle of a file and score it against its one solution."
@@ -148,7 +129,7 @@ class PuzzleFiles:
 
     def __init__(self, domain, args):
         level = getattr(args, "level", None)
-        self.templates, solutions, levels = read_inputs(domain, args.puzzles, args.limit, level)
+        self.templates, solutions, levels = domain.read_inputs(args.puzzles, args.limit, level)
         self.metric = partial(domain.part("metric"), solutions, levels, domain.mask_id)
         self.fields = {"puzzles": display_path(args.puzzles), "limit": args.limit}
         if hasattr(args, "level"):
@@ -157,7 +138,6 @@ class PuzzleFiles:
 
 
 def inputs_class(domain):
-    """What ``bench`` and ``sweep`` decode for ``domain``: its own ``bench_inputs``, else :class:`PuzzleFiles`."""
     return domain.part("bench_inputs") if domain.bench_inputs is not None else PuzzleFiles
 
 
@@ -167,8 +147,7 @@ def lacks_mi_source(strategy) -> bool:
 
 
 def default_estimator(model, domain, path=None) -> str | None:
-    """The MI estimator that MI-reading samplers without one read: ``path`` when given, else the shipped
-    estimator trained on the model's own weights file (None: there is none)."""
+    """``path`` when given, else the shipped estimator trained on the model's own weights file (None: none)."""
     if path is not None:
         return str(path)
     if domain.estimator_default is None:
@@ -180,11 +159,7 @@ def default_estimator(model, domain, path=None) -> str | None:
 
 
 def with_estimator(strategy, model, domain, description: str):
-    """Point a strategy that reads MI and has no source at :func:`default_estimator`'s estimator.
-
-    Raises:
-        ValueError: there is none for this model; give ``--set estimator=PATH``.
-    """
+    """Point a strategy that reads MI and has no source at :func:`default_estimator`'s; ValueError when none."""
     if lacks_mi_source(strategy):
         strategy.estimator = default_estimator(model, domain)
         if strategy.estimator is None:
@@ -194,8 +169,6 @@ def with_estimator(strategy, model, domain, description: str):
 
 @dataclass
 class RunOptions:
-    """Precision, batch size, temperature and seed of a decoding run (defaults from the domain's inputs)."""
-
     bf16: bool = option(False, "bf16 autocast for the model passes (faster on CPUs with AMX)")
     batch_size: int = option(256, "sequences decoded together", range=(1, 65_536))
     temperature: float = option(0.0, "0 = argmax values; 1 samples from the model", range=(0, 100))
@@ -209,16 +182,14 @@ def run_options(inputs) -> tuple:
 
 
 def iteration_fields(model, args) -> dict:
-    """``{"iterations": n}`` for a recurrent model or a run given ``--iterations`` (rows say how many
-    iterations each pass ran), else ``{}``, so rows of other models stay as they were."""
+    """``{"iterations": n}`` for a recurrent model or a run given ``--iterations``, else ``{}``."""
     if getattr(args, "iterations", 0) or getattr(getattr(model, "cfg", None), "loops", 1) > 1:
         return {"iterations": model.iterations}
     return {}
 
 
 def load(args, domain, device):
-    """``(model, the line naming it, the value recorded as the run's model)``; ``--iterations`` sets a
-    recurrent model's iterations per pass (more at test time than in training is allowed)."""
+    """``(model, the line naming it, the value recorded as the run's model)``, run for ``--iterations``."""
     model, description = load_model_described(None if args.model is None else str(args.model), device, domain)
     if getattr(args, "iterations", 0):
         trained = model.iterations if is_recurrent(model) else 1

@@ -1,18 +1,10 @@
 """``python -m mi_core eval-estimator DOMAIN [options]``: the neural MI estimator against the exact probe.
 
-Held-out states come from the domain's state source in its held-out form (``Domain.states``, its
-``held_out``): Sudoku states from a puzzle file's own puzzles (``--puzzles``), protein states from a FASTA
-file's ``val`` split (``--fasta``), drawn, seeded, as the estimator's training states are drawn (uniform
-masking, clue patterns, intermediate states of decoding runs), so the estimator never saw them.
-
-The exact probe (one batched ``probe_many`` call per distinct length; on Ray actors with ``--engine ray``)
-and the estimator (one MDM pass + the head) run on every state in the same process. The report: Spearman
-and Pearson correlation over masked x masked pairs (pooled and median per state), MAE, top-k edge
-precision, results by mask ratio and by source, by sequence separation (sequence domains), how well the
-strongest edges recover the domain's rules (domains with rules, e.g. Sudoku's row/column/box graph), and
-the wall times both ways (all states, and one state at a time). Writes JSON (``--json``) and, when asked
-(``--markdown FILE``), replaces the domain's section of that file (``--section``, default the state
-source's ``section``, else ``eval-estimator-DOMAIN``).
+Held-out states come from the domain's state source in its held-out form (``held_out``), drawn as the
+estimator's training states are, so the estimator never saw them. The exact probe (on Ray actors with
+``--engine ray``) and the estimator run on every state. The report: correlations over masked x masked pairs,
+MAE, top-k edge precision, results by mask ratio, source, sequence separation and rule recovery, and wall
+times. Writes JSON (``--json``) and optionally the domain's section of a Markdown file (``--markdown``).
 """
 
 from __future__ import annotations
@@ -51,17 +43,14 @@ TIMING_NOTE = "warm-up calls excluded; the device is synchronized before each cl
 
 
 def section_of(domain: Domain) -> str:
-    """The BENCHMARKS.md section a domain's evaluation writes by default: its state source's ``section``,
-    else ``eval-estimator-DOMAIN``."""
     return getattr(domain.part("states"), "section", None) or f"eval-estimator-{domain.cli_name}"
 
 
 # -- the runs ------------------------------------------------------------------------------------------------
 def exact_chunk(model, device, states: list[np.ndarray], start: int, eps: float, max_batch: int,
                 timing_states: int) -> tuple[list, list[float]]:
-    """The exact probe of ``states`` (``states[0]`` is state ``start`` of the run): CPU probe results (one
-    :func:`probe_many` call per distinct length, after an untimed warm-up), and the seconds of probing each
-    state alone for the run's first ``timing_states`` states."""
+    """Probe results of ``states`` (``states[0]`` is state ``start`` of the run), and the seconds of probing
+    each of the run's first ``timing_states`` states alone."""
     tensors = [torch.as_tensor(t, device=device) for t in states]
     probe_by_length(model, tensors[:1], eps=eps, max_batch=max_batch)  # warm-up
     probes = probe_by_length(model, tensors, eps=eps, max_batch=max_batch)
@@ -79,8 +68,7 @@ def run_exact(model, states: list[np.ndarray], args, device, engine=None) -> tup
 
 
 def run_estimator(model, estimator, states: list[np.ndarray], device) -> tuple[list[np.ndarray], list[float], float]:
-    """Estimated MI of each state ``[(N_s, N_s)]`` and its seconds alone, then the seconds of all states in one
-    batched call per distinct length. A warm-up call is excluded."""
+    """Estimated MI of each state ``[(N_s, N_s)]``, its seconds alone, and the seconds of all states batched."""
     tensors = [torch.as_tensor(t, device=device)[None] for t in states]
     estimate_mi(model, estimator, tensors[0])  # warm-up
     mi, seconds = [], []
@@ -111,7 +99,6 @@ def ratio_label(ratio: float) -> str:
 
 
 def grouped(pred, exact, masked, labels: list[str], threshold: float) -> dict:
-    """:func:`fidelity` per distinct label (sorted), over the states carrying it."""
     labels = np.asarray(labels)
     return {lab: fidelity(pred[labels == lab], exact[labels == lab], masked[labels == lab], threshold)
             for lab in sorted(set(labels.tolist()))}
@@ -139,7 +126,6 @@ def by_separation(pred: np.ndarray, exact: np.ndarray, masked: np.ndarray) -> di
 
 
 def rules_report(model, estimator, domain: Domain, pred, exact, masked, source: list[str], args) -> dict:
-    """Rule recovery of estimated and exact MI: the all-masked state, each source's states and all states."""
     rules = domain.rules(domain.length)
     empty = torch.full((1, domain.length), model.mask_id, dtype=torch.long, device=model.device)
     e_pred = estimate_mi(model, estimator, empty).mi[0].double().cpu().numpy()
@@ -154,7 +140,6 @@ def rules_report(model, estimator, domain: Domain, pred, exact, masked, source: 
 
 
 def run_eval(model, estimator, domain: Domain, held_out, args, device, engine=None, log=print) -> dict:
-    """The whole evaluation as a dict (see the module docstring)."""
     rng = np.random.default_rng(args.seed)
     states, kinds = held_out.draw(model, rng, args.states, device)
     source = [held_out.sources[k] for k in kinds]
@@ -190,7 +175,7 @@ def run_eval(model, estimator, domain: Domain, held_out, args, device, engine=No
 
 
 def json_ready(obj):
-    """NaN and infinity become None (JSON has no NaN); numpy scalars become Python numbers."""
+    """NaN and infinity become None; numpy scalars become Python numbers."""
     if isinstance(obj, dict):
         return {k: json_ready(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
@@ -203,7 +188,6 @@ def json_ready(obj):
 
 
 def training_summary(meta: dict) -> dict:
-    """What the estimator's JSON says about its training data and variants (None where absent)."""
     data = meta.get("data", {})
     keep = ("states", "by_source", "mean_length", "mean_masked", "passes", "probe_seconds", "command")
     variants = [{k: v.get(k) for k in ("variant", "val_spearman", "params", "seconds")}
@@ -225,7 +209,6 @@ def _fid_row(name: str, f: dict) -> str:
 
 
 def training_markdown(t: dict) -> list[str]:
-    """Lines on the estimator's training data and the variants compared on its validation states."""
     d = t["data"]
     if not t["variants"] or d.get("states") is None:
         return []
@@ -246,7 +229,6 @@ def training_markdown(t: dict) -> list[str]:
 
 
 def fidelity_markdown(res: dict) -> list[str]:
-    """The run's settings and the fidelity table (all states, by mask ratio, by source)."""
     intro = (f"`{res['command']}`: model `{res['model']}`, estimator `{res['estimator']}` "
              f"({res['estimator_params']:,} parameters), {res['device']} ({res['host']}, {res['threads']} threads). "
              f"Held-out states {res['about']}: {res['mean_length']:.1f} positions and {res['mean_masked']:.1f} masked "
@@ -291,7 +273,6 @@ def rules_markdown(res: dict) -> list[str]:
 
 
 def markdown(res: dict, label: str) -> str:
-    """The BENCHMARKS.md section for a result of :func:`run_eval` on the domain called ``label``."""
     lines = [f"## Neural MI estimator vs exact probe: {label} (`python -m mi_core eval-estimator`)", ""]
     lines += training_markdown(res["training"]) + fidelity_markdown(res) + separation_markdown(res)
     return "\n".join(lines + timing_markdown(res) + rules_markdown(res))
@@ -300,8 +281,6 @@ def markdown(res: dict, label: str) -> str:
 # -- the command ---------------------------------------------------------------------------------------------
 @dataclass
 class EvalOptions:
-    """The comparison: how many held-out states, the edge threshold, the probe and the timing."""
-
     states: int = option(60, "held-out states to compare on", range=(1, 1_000_000), default_for=lambda d: d.part("states").eval_defaults["states"])
     threshold: float = option(1e-2, "exact MI (nats) above which a pair is an edge", range=(0, 100),
                               default_for=lambda d: d.part("states").eval_defaults["threshold"])
@@ -335,11 +314,11 @@ def main(args) -> int:
     if not re.fullmatch(r"[A-Za-z0-9_-]+", args.section):
         raise ValueError(f"--section must be letters, digits, '-' or '_', got {args.section!r}")
     check_output(args.json, args.force)
-    engine = engine_from_args(args)  # Ray missing or a bad setting: one line before any work
+    engine = engine_from_args(args)
     domain = get_domain(args.domain)
     if args.estimator is None:
         raise ValueError(f"the {domain.label} domain ships no MI estimator: give --estimator FILE")
-    held_out = domain.part("states").held_out(args)  # reads and checks the held-out file before the model loads
+    held_out = domain.part("states").held_out(args)  # checked before the model loads
     device = pick_device(args.device, args.threads)
     model = load_model(None if args.model is None else str(args.model), device, domain=domain)
     estimator = load_estimator(args.estimator, device)

@@ -1,10 +1,5 @@
-"""Decode metrics, one class per kind of result, used torchmetrics-style: ``update`` with each decoded
-sequence, then ``compute`` a JSON-ready dict. A domain names its metric (``Domain.metric``); the
-protein domain's is :class:`mi_core.domains.protein.metrics.CompositionMetric`.
-
-- :class:`SolvedMetric`: a puzzle with one solution is solved when every position matches it (Sudoku and
-  any puzzle domain); also the accuracy over the positions that were masked, and per level when known.
-"""
+"""Decode metrics, used torchmetrics-style: ``update`` with each decoded sequence, then ``compute`` a
+JSON-ready dict. A domain names its metric (``Domain.metric``)."""
 
 from __future__ import annotations
 
@@ -23,7 +18,8 @@ def pass_stats(passes: list[int], extra: list[int] | None = None) -> dict:
 
 
 class SolvedMetric:
-    """``solutions[i]``: the token ids of the one solution of input ``i``; ``levels[i]``: its label or None."""
+    """Solved when every position matches the one solution; also the accuracy over the masked positions, and
+    per level when known. ``solutions[i]``: token ids of input ``i``'s solution; ``levels[i]``: its label."""
 
     needs_solution = True
 

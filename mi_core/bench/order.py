@@ -1,8 +1,6 @@
 """``python -m mi_core bench-order DOMAIN ...``: the learned order against the step-budget heuristics at the
-same T, and eb / mi at matching mean passes. The options every domain shares are here; a domain's
-benchmark (``Domain.order_bench``: a module with ``options`` and ``run_bench(args, domain)``)
-adds its own, decodes its inputs and writes the JSON rows and the Markdown report (``--md``, default: the
-JSON path with ``.md``). A domain without its own decodes its ``bench`` inputs (:func:`run_default`).
+same T, and eb / mi at matching mean passes. A domain's own benchmark (``Domain.order_bench``: a module with
+``options`` and ``run_bench(args, domain)``) adds options and writes the rows; else :func:`run_default`.
 """
 
 from __future__ import annotations
@@ -33,14 +31,12 @@ from mi_core.options import SKIP, Device, Force, option, seed
 def parse_ints(spec: str, flag: str) -> list[int]:
     """``"0,1,2"`` -> ``[0, 1, 2]``; raises ValueError naming ``flag`` otherwise."""
     try:
-        values = [int(v) for v in spec.split(",")]
+        return [int(v) for v in spec.split(",")]
     except ValueError:
         raise ValueError(f"{flag} expects integers separated by commas, got {spec!r}") from None
-    return values
 
 
 def strategy_for(name: str, params: dict, selector: Path):
-    """The sampler ``name`` with ``params``; the learned ones read ``selector``."""
     return make_strategy(name, **params, **({"selector": str(selector)} if name.startswith("learned") else {}))
 
 
@@ -52,8 +48,6 @@ def matched(rows: list[dict], name: str, budget: int, best=lambda r: (r["accurac
 
 @dataclass
 class OrderBench:
-    """The options of every domain's order benchmark."""
-
     model: Path | None = option(None, "default: the shipped MDM of the domain")
     selector: Path | None = option(None, "default: the domain's shipped order selector")
     budgets: str = option("5,10,15,20", "step budgets T, comma-separated")

@@ -1,10 +1,6 @@
-"""Benchmark work on the task engine (:mod:`mi_core.scale.engine`): a worker loads the domain's model once per
-process (:class:`ModelWorker`) and runs one task's payload: a sweep cell (a sampler on the whole input set),
-or a chunk of held-out states for the estimator evaluation.
-
-A sweep cell decodes exactly as the local sweep loop does (same seeds, same batches), after its own untimed
-warm-up, so its row equals the local row except for ``seconds``.
-"""
+"""Benchmark work on the task engine (:mod:`mi_core.scale.engine`): sweep cells and chunks of held-out states,
+run by workers that load the domain's model once per process. A sweep cell decodes exactly as the local
+sweep loop does, so its row equals the local row except for ``seconds``."""
 
 from __future__ import annotations
 
@@ -18,14 +14,12 @@ from mi_core.scale.engine import EngineConfig, Task, run_tasks
 
 
 def run_cells(cells: list, maker, engine: EngineConfig) -> list[dict]:
-    """The result of every cell, in order, from ``engine`` (one progress bar over cells)."""
     tasks = [Task(i, cell) for i, cell in enumerate(cells)]
     return run_tasks(tasks, maker, engine, desc="sweep cells", unit="cell").results
 
 
 def absolute(path) -> str | None:
-    """A path as the workers should open it: absolute when it names a file here (a keyword, or None for a
-    built-in model, stays as is)."""
+    """A path as the workers should open it: absolute when it names a file here, else as is."""
     if path is None:
         return None
     p = Path(path)
@@ -34,13 +28,13 @@ def absolute(path) -> str | None:
 
 @dataclass(frozen=True)
 class ModelWorker:
-    """Picklable worker factory: the domain's model loaded once per process; a task's payload is
-    ``(function, *args)``, run as ``function(model, device, *args)`` (a module-level function)."""
+    """Picklable worker factory: the model loaded once per process; a payload ``(function, *args)`` runs as
+    ``function(model, device, *args)``."""
 
     domain: str
-    model: str | None  # None: the domain's own default (a built-in model)
+    model: str | None  # None: the domain's own default
     device: str
-    iterations: int = 0  # > 0: a recurrent model's iterations per pass (``--iterations``)
+    iterations: int = 0  # > 0: a recurrent model's iterations per pass
 
     def __call__(self):
         from mi_core.models.iterations import run_for
@@ -54,15 +48,12 @@ class ModelWorker:
 
 
 def chunks_on_engine(fn, items: list, args, engine: EngineConfig, *extra, chunk: int = 8) -> list:
-    """``fn(model, device, items[lo : lo + chunk], lo, *extra)`` for every chunk of ``items``, on ``engine``'s
-    workers (each loads ``args.domain``'s model ``args.model`` once), in order."""
+    """``fn(model, device, items[lo : lo + chunk], lo, *extra)`` for every chunk of ``items`` on ``engine``."""
     payloads = [(fn, items[lo : lo + chunk], lo, *extra) for lo in range(0, len(items), chunk)]
     return run_cells(payloads, worker_of(args), engine)
 
 
 def sweep_cell(model, device, templates, metric, run: dict, name: str, params: dict, estimator: str | None) -> dict:
-    """One sweep cell on a worker: the sampler ``(name, params)`` decodes every template after an untimed
-    warm-up, scored by a fresh ``metric()``, exactly as the local sweep loop does."""
     strategy = make_strategy(name, **params)
     if lacks_mi_source(strategy):
         strategy.estimator = estimator
@@ -72,7 +63,6 @@ def sweep_cell(model, device, templates, metric, run: dict, name: str, params: d
 
 
 def sweep_cells(configs, strategies, inputs, run: dict, args, engine: EngineConfig) -> list[dict]:
-    """The rows' results of a sweep's ``(sampler, params)`` configs, one task per cell on ``engine``."""
     run = {k: v for k, v in run.items() if k != "device"}
     payloads = [(sweep_cell, inputs.templates, inputs.metric, run, name, params,
                  absolute(s.estimator) if getattr(s, "estimator", None) else None)
@@ -81,5 +71,4 @@ def sweep_cells(configs, strategies, inputs, run: dict, args, engine: EngineConf
 
 
 def worker_of(args) -> ModelWorker:
-    """The worker factory of a command's ``--model``, ``--device`` and ``--iterations``."""
     return ModelWorker(args.domain, absolute(args.model), args.device, getattr(args, "iterations", 0))

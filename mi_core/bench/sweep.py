@@ -1,13 +1,9 @@
 """``python -m mi_core sweep DOMAIN --json OUT [inputs] [--grid SPEC ...]``: a grid of samplers on one input set.
 
-The inputs are the domain's benchmark inputs, as for ``bench``: a puzzle file (``sweep sudoku --puzzles PATH
-[--level L] [--limit N]``) or generated proteins (``sweep protein --reference FASTA --samples N --lengths
-50-100``). Writes a JSON list of rows (``set``, ``sampler``, ``params``, the domain's metric: ``n``,
-``accuracy``, ``cell_accuracy``, ``mean_passes`` for puzzles, ``jsd_aa``, ``jsd_dipeptide``, ``diversity``
-for proteins; ``seconds`` and the settings) and nothing else unless asked: ``--markdown FILE`` writes a
-Markdown table into a section of FILE named after the set. An existing ``--json`` is only replaced with
-``--force`` (``--merge`` adds to its rows). The frontier plot is drawn from the rows by
-``python -m mi_lens_app.sweep_plot ROWS.json OUT.html``.
+The inputs are the domain's benchmark inputs, as for ``bench``. Writes a JSON list of rows (``set``,
+``sampler``, ``params``, the domain's metric, ``seconds`` and the settings); ``--markdown FILE`` also writes
+a table into a section of FILE named after the set. An existing ``--json`` is only replaced with ``--force``
+(``--merge`` adds to its rows). ``python -m mi_lens_app.sweep_plot ROWS.json OUT.html`` draws the frontier.
 """
 
 from __future__ import annotations
@@ -46,11 +42,7 @@ DEFAULT_GRID = [  # the grid of inputs that name none (``sweep_grid``)
 
 
 def parse_grid_spec(spec: str) -> list[tuple[str, dict[str, str]]]:
-    """``"mi:gamma=0.1,0.3;lam=1,2"`` -> every (name, params) combination of the listed values.
-
-    Raises:
-        ValueError: a malformed spec or an unknown sampler.
-    """
+    """``"mi:gamma=0.1,0.3;lam=1,2"`` -> every (name, params) combination; ValueError on a bad spec."""
     name, _, rest = spec.partition(":")
     name = name.strip()
     if name not in STRATEGIES:
@@ -66,15 +58,13 @@ def parse_grid_spec(spec: str) -> list[tuple[str, dict[str, str]]]:
 
 
 def grid_configs(grid: list[str], samplers: str | None) -> list[tuple[str, dict[str, str]]]:
-    """Every (name, params) point of the grid specs, only of the comma-separated ``samplers`` when given."""
     configs = [c for spec in grid for c in parse_grid_spec(spec)]
     keep = samplers and {s.strip() for s in samplers.split(",")}
     return [c for c in configs if c[0] in keep] if keep else configs
 
 
 def merge_rows(old: list[dict], new: list[dict]) -> list[dict]:
-    """``old`` rows with those of the same set, sampler, params and iterations replaced by ``new`` ones, then
-    the rest of ``new``."""
+    """``old`` rows, those with the same set, sampler, params and iterations replaced, then the rest of ``new``."""
 
     def key(r):
         return r.get("set"), r["sampler"], json.dumps(r["params"], sort_keys=True), r.get("iterations")
@@ -85,11 +75,7 @@ def merge_rows(old: list[dict], new: list[dict]) -> list[dict]:
 
 
 def read_rows(path: Path) -> list[dict]:
-    """The rows already in a sweep JSON (for ``--merge``); [] when the file does not exist.
-
-    Raises:
-        ValueError: the file is not JSON, or not a list of rows with ``sampler`` and ``params``.
-    """
+    """The rows already in a sweep JSON (for ``--merge``); [] when the file does not exist."""
     if not path.exists():
         return []
     if not path.is_file():
@@ -131,8 +117,7 @@ class SweepGrid:
 
 
 def strategies_of(configs: list[tuple[str, dict]], estimator: str | None) -> tuple[list, list]:
-    """Strategies of the grid points; those that read MI and have no source read ``estimator``, or are skipped
-    with a note when there is none."""
+    """Strategies of the grid points; those that read MI with no source read ``estimator``, or are skipped."""
     kept, strategies = [], []
     for name, params in configs:
         strategy = make_strategy(name, **params)  # fails fast on bad params
@@ -164,7 +149,7 @@ def options(domain) -> list:
 
 def main(args) -> int:
     old_rows = check_outputs(args)
-    engine = engine_from_args(args)  # Ray missing or a bad setting: one line before any work
+    engine = engine_from_args(args)
     domain = get_domain(args.domain)
     inputs_cls = inputs_class(domain)
     grid = args.grid or getattr(inputs_cls, "sweep_grid", DEFAULT_GRID)
@@ -208,7 +193,6 @@ def main(args) -> int:
 
 
 def puzzle_section(rows: list[dict], set_name: str, device, precision: str, cmd: str, markdown: Path) -> None:
-    """The sweep's Markdown table and accuracy-vs-passes frontier into its section of ``markdown``."""
     table = markdown_table(rows, [("sampler", "sampler"), ("params", "params"), ("n", "n"), ("accuracy", "accuracy"),
                                   ("cell_accuracy", "cell acc."), ("mean_passes", "mean passes"), ("seconds", "seconds")])
     update_section(f"sweep-{set_name}", f"### Sweep: {set_name} (n={n_text(rows)}, device {device.type}, {precision} "
@@ -222,5 +206,4 @@ def n_text(rows: list[dict]) -> str:
 
 
 def commands_text(rows: list[dict], cmd: str) -> str:
-    """Each distinct command that made the rows (``cmd`` for rows without one), a code line each."""
     return "".join(f"`{c}`\n\n" for c in dict.fromkeys(r.get("command", cmd) for r in rows))

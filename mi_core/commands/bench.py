@@ -1,11 +1,6 @@
 """``python -m mi_core bench DOMAIN --sampler NAME [--set key=value ...] --json OUT [inputs]``: decode the
 domain's benchmark inputs with one sampler and score them with its metric (``bench DOMAIN -h`` for its
-options).
-
-Puzzle domains (Sudoku, the 4x4 oracle, ...) decode every puzzle of ``--puzzles PATH``; proteins generate
-``--samples N`` sequences of ``--lengths 50-100`` and measure them against ``--reference FASTA`` (see
-``mi_core.domains.protein.bench``). A sampler that reads MI and is given no estimator reads the shipped one trained
-on the model's own weights file.
+options). A sampler that reads MI and is given no estimator reads the shipped one trained on the model.
 """
 
 from __future__ import annotations
@@ -16,15 +11,7 @@ from dataclasses import dataclass
 
 from tqdm import tqdm
 
-from mi_core.bench.decode import (
-    evaluate,
-    inputs_class,
-    iteration_fields,
-    load,
-    run_options,
-    warm_up,
-    with_estimator,
-)
+from mi_core.bench.decode import evaluate, inputs_class, iteration_fields, load, run_options, warm_up, with_estimator
 from mi_core.decoding import make_strategy
 from mi_core.device import pick_device, warn_if_slow_bf16
 from mi_core.domain import Domain, get_domain

@@ -1,14 +1,9 @@
 """``python -m mi_core estimate DOMAIN --state TEXT --json OUT``: pairwise MI from the neural estimator.
 
-One forward pass of the domain's model plus the estimator head. The JSON has the same keys and layout as
-``probe``'s for ``mi`` (N x N), ``entropy``, ``marginals``, ``passes`` and ``seconds`` (the median of 5 timed
-runs after a warm-up). A Sudoku state (``--puzzle``) may have several solutions (it is a state, not a puzzle
-to solve) but must not conflict or be unsolvable; a protein (``--sequence``) is plain letters or one FASTA
-record, ``_`` or ``X`` for masked residues.
-
-``--model auto`` (the default for sequence domains) is the model the estimator was trained on (named in its
-JSON) when that file exists, else the domain's own ``auto``. The estimator must have been trained on the
-chosen model's hidden states (its hidden size is checked).
+One forward pass of the domain's model plus the estimator head. The JSON has ``probe``'s keys and layout
+for ``mi`` (N x N), ``entropy``, ``marginals``, ``passes`` and ``seconds`` (the median of 5 timed runs after
+a warm-up). ``--model auto`` (the default for sequence domains) is the model the estimator was trained on
+when that file exists, else the domain's own ``auto``; the estimator's hidden size is checked against it.
 """
 
 from __future__ import annotations
@@ -56,8 +51,7 @@ def model_spec(choice: str, estimator_path: str) -> str:
 
 
 def load(domain: Domain, text: str, model_choice: str, estimator_path: str, device: torch.device):
-    """``(model, estimator, tokens (1, N), model spec)``; a ValueError names bad input, a missing file or an
-    estimator trained on another hidden size."""
+    """``(model, estimator, tokens (1, N), model spec)``; a ValueError names bad input or a mismatch."""
     tokens = domain.parse_input(text)
     estimator = load_estimator(estimator_path, device)
     spec = model_spec(model_choice, estimator_path)
@@ -68,14 +62,12 @@ def load(domain: Domain, text: str, model_choice: str, estimator_path: str, devi
 
 
 def to_json_dict(est: Estimate) -> dict:
-    """The first state of ``est`` as plain lists, in the probe's format."""
     return {"mi": est.mi[0].tolist(), "entropy": est.entropy[0].tolist(), "marginals": est.marginals[0].tolist(),
             "passes": 1, "seconds": est.seconds}
 
 
 def timed_estimate(model, estimator, tokens: torch.Tensor) -> Estimate:
-    """:func:`estimate_mi` after a warm-up (so seconds measures the pass, not lazy initialisation); its
-    ``seconds`` is the median of :data:`TIMED_RUNS` runs (one run can stall on a busy machine)."""
+    """:func:`estimate_mi` after a warm-up, ``seconds`` the median of :data:`TIMED_RUNS` runs."""
     estimate_mi(model, estimator, tokens)
     runs = [estimate_mi(model, estimator, tokens) for _ in range(TIMED_RUNS)]
     est = runs[0]
@@ -84,7 +76,6 @@ def timed_estimate(model, estimator, tokens: torch.Tensor) -> Estimate:
 
 
 def report(est: Estimate, first: int = 0, unit: str = "positions") -> None:
-    """Two lines on stdout: how many masked positions in how long, and the strongest pair."""
     mi = est.mi[0]
     print(f"estimated MI of {int(est.masked.sum())} masked positions in {1e3 * est.seconds:.1f} ms (1 pass)")
     if not bool((mi > 0).any()):

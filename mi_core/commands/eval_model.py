@@ -1,9 +1,6 @@
 """``python -m mi_core eval-model DOMAIN [options] --json OUT``: how well a domain's model predicts masked
-positions (cross-entropy, perplexity) against a composition baseline.
-
-A domain offers it by naming a ``model_eval`` part (options and a ``run(args, model, device) -> dict``);
-``eval-model antibody --csv FILE --mask-rate 0.15`` gives ``perplexity``, ``composition_perplexity`` and
-per-region figures (:mod:`mi_core.domains.antibody.evaluate`).
+positions (cross-entropy, perplexity) against a composition baseline. A domain offers it by naming a
+``model_eval`` part (options and a ``run(args, model, device) -> dict``).
 """
 
 from __future__ import annotations

@@ -2,12 +2,9 @@
 
 ``python -m mi_core probe sudoku --puzzle STRING`` (``--puzzle`` and ``--state`` are the same option on a grid)
 
-The state is read by the domain (``Domain.parse_input``: a Sudoku state may have several solutions, it is
-a state to probe, not a puzzle to solve, but must not conflict) and probed with the domain's model
-(``--model``, default its shipped one).
-
-A domain that reads its probe input otherwise brings its own options and run (``Domain.probe_command``:
-``options(domain)`` and ``run(args, domain)``), e.g. ``probe protein --sequence TEXT``.
+The state is read by the domain (``Domain.parse_input``: a Sudoku state may have several solutions but must
+not conflict) and probed with ``--model`` (default the domain's shipped one). A domain that reads its probe
+input otherwise brings its own options and run (``Domain.probe_command``), e.g. ``probe protein --sequence``.
 """
 
 from __future__ import annotations
@@ -27,8 +24,6 @@ from mi_core.options import Device, Force, JsonOut, option
 
 @dataclass
 class ProbeOptions:
-    """The options of every domain's probe (``max_batch``'s default is the domain's)."""
-
     eps: float = option(0.0, "skip values below this probability (0: exact)", range=(0, 1))
     max_batch: int = option(512, "most sequences per forward pass", range=(1, 65_536))
     bf16: bool = option(False, "forward passes under bf16 autocast")
@@ -62,7 +57,7 @@ def options(domain: Domain) -> list:
 
 
 def load_state(domain: Domain, text: str, model_spec: str | None, device: torch.device):
-    """``(model, description, tokens (N,))``; raises a ValueError naming bad input or a bad model file."""
+    """``(model, description, tokens (N,))``; a ValueError names bad input or a bad model file."""
     tokens = domain.parse_input(text)
     model, description = load_model_described(model_spec, device, domain)
     model.check_length(len(tokens), f"the model {model_spec}")
@@ -70,8 +65,7 @@ def load_state(domain: Domain, text: str, model_spec: str | None, device: torch.
 
 
 def run_probe(model, tokens: torch.Tensor, args) -> ProbeResult:
-    """:func:`probe` of ``tokens`` ``(N,)`` with the command's options; a tqdm bar on stderr, opened at the
-    first report."""
+    """:func:`probe` of ``tokens`` ``(N,)`` with the command's options and a progress bar on stderr."""
     from tqdm import tqdm
 
     bar = None

@@ -1,8 +1,6 @@
 """``python -m mi_core train DOMAIN [options]``: train a masked diffusion model (``train DOMAIN --help`` lists
 the domain's options). Weights go to ``runs/<domain>_mdm_<time>.safetensors`` unless ``--out`` is given;
-``--force`` overwrites an existing file; ``--resume`` continues a stopped run. One loop trains every domain
-(:mod:`mi_core.train.mdm`); each domain names its task (``Domain.trainer``): ``SudokuTask`` in
-:mod:`mi_core.domains.sudoku.train` and ``ProteinTask`` in :mod:`mi_core.domains.protein.train`.
+``--resume`` continues a stopped run.
 """
 
 from __future__ import annotations

@@ -1,15 +1,12 @@
 """The order ELBO: rollouts of the posterior's schedule, the Bernoulli KL, and the RLOO surrogate loss.
 
-For a start state x_T (a puzzle: givens visible, blanks masked) with clean sequence x_0, a budget of T
-steps and a schedule r_0..r_{T-1} drawn from Q_phi (forward step index t = 0 first; the paper's
-``x_{t+1}`` is our ``x_t``, the state before step t):
+For a start state x_T with clean sequence x_0, a budget of T steps and a schedule r_0..r_{T-1} drawn from
+Q_phi (step t = 0 first; ``x_t`` is the state before step t):
 
     ELBO(x_0) = E_Q [ sum_t ( sum_{i in r_t} log p_theta(x0_i | x_t)  -  KL(Q(.|x_t, x_0) || P_psi(.|x_t)) ) ]
 
-with teacher forcing (x_{t+1} writes x_0's tokens at r_t). The denoiser p_theta is frozen. Gradients:
-psi from the KL term directly; phi from the KL term directly plus the score-function term
-(R - b) grad log Q(r), with R the trajectory's return and b the leave-one-out mean of the other K - 1
-returns of the same example (RLOO, unbiased since b does not depend on the sample it multiplies).
+with teacher forcing (x_{t+1} writes x_0's tokens at r_t) and p_theta frozen. psi gets the KL gradient;
+phi the KL gradient plus (R - b) grad log Q(r), b the leave-one-out mean of the other K - 1 returns (RLOO).
 """
 
 from __future__ import annotations
@@ -26,11 +23,10 @@ from mi_core.order.posterior import posterior_log_prob, posterior_logq, sample_p
 
 
 def bernoulli_kl(logq: torch.Tensor, logit_p: torch.Tensor, masked: torch.Tensor, last: bool) -> torch.Tensor:
-    """``KL(Q || P)`` ``(B,)`` between independent Bernoullis over the masked positions.
+    """``KL(Q || P)`` ``(B,)`` between independent Bernoullis over the masked positions, p = sigmoid(logit_p).
 
-    Per position: q log(q/p) + (1-q) log((1-q)/(1-p)), with log q from :func:`posterior_logq` and
-    p = sigmoid(logit_p). Certain positions (q = 1) give -log p. The last step is forced for both
-    distributions (everything is unmasked), so its KL is 0.
+    Per position q log(q/p) + (1-q) log((1-q)/(1-p)); certain positions (q = 1) give -log p; the last step
+    is forced for both, so its KL is 0.
     """
     if last:
         return logq.new_zeros(logq.shape[0])
@@ -42,11 +38,7 @@ def bernoulli_kl(logq: torch.Tensor, logit_p: torch.Tensor, masked: torch.Tensor
 
 
 def rloo(returns: torch.Tensor) -> torch.Tensor:
-    """Leave-one-out advantages ``(B, K)``: R_k minus the mean of the other K - 1 returns of the row.
-
-    Raises:
-        ValueError: fewer than 2 samples per row.
-    """
+    """Leave-one-out advantages ``(B, K)``: R_k minus the mean of the other K - 1 returns of the row."""
     k = returns.shape[-1]
     if k < 2:
         raise ValueError(f"RLOO needs at least 2 samples per example, got {k}")
@@ -54,23 +46,16 @@ def rloo(returns: torch.Tensor) -> torch.Tensor:
 
 
 def score_function_surrogate(log_q: torch.Tensor, returns: torch.Tensor) -> torch.Tensor:
-    """Scalar whose gradient is the RLOO estimate of grad E_Q[R]: mean of rloo(R) * log Q.
-
-    Args:
-        log_q: ``(B, K)`` log-probability of each sampled trajectory (differentiable in phi);
-        returns: ``(B, K)`` their returns (treated as constants).
-    """
+    """Scalar whose gradient is the RLOO estimate of grad E_Q[R]: mean of rloo(R) * log Q, both ``(B, K)``."""
     return (rloo(returns.detach()) * log_q).mean()
 
 
 @dataclass
 class Rollout:
-    """K posterior trajectories per example, flattened example-major (rows b*K .. b*K+K-1 are example b).
+    """K posterior trajectories per example, flattened example-major; every field is ``(B*K,)``.
 
-    denoise ``(B*K,)`` sum of log p_theta(x0_i | x_t) over unmasked positions; kl ``(B*K,)`` sum over
-    steps (differentiable in phi and psi); log_q ``(B*K,)`` log Q of the trajectory (differentiable in
-    phi); steps_used ``(B*K,)`` steps that unmasked anything; n_masked ``(B*K,)`` masked at the start;
-    denoise_grad: with ``finetune``, the denoising term again, differentiable in the denoiser theta.
+    denoise: sum of log p_theta(x0_i | x_t) over unmasked positions; kl: sum over steps; log_q: log Q of
+    the trajectory; denoise_grad: with ``finetune``, the denoising term differentiable in theta.
     """
 
     denoise: torch.Tensor
@@ -86,8 +71,8 @@ class Rollout:
 
 
 def _denoiser(model, x: torch.Tensor, active: torch.Tensor, bf16: bool, grad: bool = False):
-    """Forward pass on the active rows: probs ``(B, N, V)`` float32, hidden ``(B, N, D)`` float32 (detached),
-    and, with ``grad``, log-probs ``(B, N, V)`` that carry the gradient into the denoiser (else None)."""
+    """Forward pass on the active rows: probs ``(B, N, V)``, hidden ``(B, N, D)`` (float32, detached) and,
+    with ``grad``, log-probs ``(B, N, V)`` that carry the gradient into the denoiser (else None)."""
     rows = active.nonzero()[:, 0]
     ctx = torch.autocast(x.device.type, dtype=torch.bfloat16) if bf16 else contextlib.nullcontext()
     with ctx, torch.set_grad_enabled(grad):
@@ -106,14 +91,8 @@ def _denoiser(model, x: torch.Tensor, active: torch.Tensor, bf16: bool, grad: bo
 def rollout(model, start: torch.Tensor, target: torch.Tensor, posterior_net, selector_net, steps: int,
             tau: float, samples: int, generator: torch.Generator, bf16: bool = False,
             finetune: bool = False) -> Rollout:
-    """Sample ``samples`` schedules per example from Q_phi and score them (see the module docstring).
-
-    Args:
-        model: the MDM; start: ``(B, N)`` token ids (``model.mask_id`` where masked);
-        target: ``(B, N)`` value index of the clean token at every position; steps: the budget T;
-        finetune: also return the denoising term with its gradient into the MDM (joint training);
-            the order networks still see detached hidden states and marginals.
-    """
+    """Sample ``samples`` schedules per example from Q_phi and score them. ``start``: ``(B, N)`` token ids;
+    ``target``: ``(B, N)`` value index of each clean token; ``finetune``: also the denoising term's gradient."""
     x = start.repeat_interleave(samples, 0)
     target = target.repeat_interleave(samples, 0)
     truth = model.value_tokens[target]
@@ -147,13 +126,9 @@ def rollout(model, start: torch.Tensor, target: torch.Tensor, posterior_net, sel
 @torch.no_grad()
 def schedule_loglik(model, start: torch.Tensor, target: torch.Tensor, choose, steps: int,
                     bf16: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
-    """Teacher-forced log-likelihood of x_0 under a deterministic, x_0-free schedule: ``(loglik (B,), passes (B,))``.
+    """Teacher-forced log-likelihood of x_0 under a deterministic schedule: ``(loglik (B,), passes (B,))``.
 
-    The denoising term of the ELBO with the schedule taken from ``choose`` instead of Q: at each step
-    ``choose(probs, hidden, masked, step, steps) -> (B, N) bool`` picks positions from the frozen MDM's
-    pass on x_t, the true tokens are written there, and log p_theta(x0_i | x_t) is summed over them. A
-    schedule that unmasks positions the denoiser can predict, given what is already written, scores
-    higher. Used to validate selectors on proteins, where no grid is "solved".
+    The ELBO's denoising term with ``choose(probs, hidden, masked, step, steps) -> (B, N) bool`` in place of Q.
     """
     x = start.clone()
     truth = model.value_tokens[target]
@@ -183,8 +158,7 @@ def selector_choice(net, mode: str = "threshold", threshold: float = 0.5):
 
 
 def margin_choice(probs, hidden, masked, step, steps):
-    """A ``choose`` for :func:`schedule_loglik`: ``top_margin`` with ``steps`` = T (ceil(masked / steps
-    left) positions of largest top-two margin per step)."""
+    """A ``choose`` for :func:`schedule_loglik`: ``top_margin`` with ``steps`` = T."""
     top2 = probs.topk(2, dim=-1).values
     return rank_pick(top2[..., 0] - top2[..., 1], masked, uniform_count(masked, steps - step))
 
@@ -192,11 +166,8 @@ def margin_choice(probs, hidden, masked, step, steps):
 def order_loss(ro: Rollout, samples: int, kl_weight: float = 1.0) -> torch.Tensor:
     """The scalar minimised for one batch: -(ELBO) per masked position, with the RLOO score term for phi.
 
-    grad_psi = grad KL (P is fit to Q); grad_phi = grad KL - RLOO(R) grad log Q, all divided by the
-    example's masked count (a per-example constant, so the estimate stays unbiased). With a fine-tuned
-    denoiser (``ro.denoise_grad``), grad_theta = -grad D: the pathwise gradient of the denoising term.
-    ``kl_weight`` = beta < 1 optimises D - beta KL instead (a beta-ELBO, a looser bound); psi's gradient
-    is only rescaled, phi's trades the KL against the denoising term.
+    Divided by each example's masked count (a per-example constant, so unbiased); ``kl_weight`` = beta < 1
+    optimises D - beta KL (a beta-ELBO); with ``ro.denoise_grad`` theta gets -grad D.
     """
     scale = ro.n_masked.clamp_min(1).float()
     returns = ((ro.denoise - kl_weight * ro.kl) / scale).view(-1, samples)

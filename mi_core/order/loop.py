@@ -1,9 +1,5 @@
-"""The order trainer's loop, shared by both domains: the ELBO updates (:func:`train_order`), and
-:func:`run_logged`, which validates, logs and checkpoints. ``python -m mi_core train-order`` (in
-:mod:`mi_core.order.train`) builds a domain's data and calls it; the domains' modules
-(:mod:`mi_core.domains.sudoku.order`, :mod:`mi_core.domains.protein.order`) import it from here.
-"""
-
+"""The order trainer's loop, shared by every domain: the ELBO updates (:func:`train_order`) and
+:func:`run_logged`, which validates, logs and checkpoints."""
 
 from __future__ import annotations
 
@@ -53,20 +49,17 @@ class OrderTrainConfig:
 
 def train_order(model, draw: Callable, cfg: OrderTrainConfig, d_model: int, *, validate: Callable | None = None,
                 eval_every: int = 0, checkpoint: Callable | None = None, log=print, nets: tuple | None = None):
-    """The training loop; returns ``(posterior, selector, curve)``. ``model`` is frozen unless
-    ``cfg.finetune``, in which case it is trained in place (eval mode: no dropout) at ``cfg.denoiser_lr``.
+    """The training loop; returns ``(posterior, selector, curve)``. ``model`` is frozen unless ``cfg.finetune``
+    (then trained in place, in eval mode, at ``cfg.denoiser_lr``); ``nets``: a ``(posterior, selector)`` pair
+    to continue (default: fresh ones for ``d_model``).
 
-    ``nets``: a ``(posterior, selector)`` pair to train in place (default: fresh ones for ``d_model``).
     ``draw(rng, batch) -> (start (B, N) token ids, target (B, N) value indices)``; ``validate(selector)
     -> dict`` and ``checkpoint(posterior, selector, curve)`` run every ``eval_every`` updates (0: never).
-    The curve holds one dict per evaluation with the mean training ELBO per masked position since the
-    last one, overall and by budget. Everything runs on the model's device (the draws are moved there and
-    the sampling generator lives there); the per-update statistics stay on the device and are read back
-    once per evaluation window, so the hot loop never waits for the host between evaluations.
+    Statistics are read back from the device once per evaluation window.
     """
     device = model.device
     torch.manual_seed(cfg.seed)
-    rng = np.random.default_rng(distributed.rank_seed(cfg.seed))  # under torchrun: each rank its own states
+    rng = np.random.default_rng(distributed.rank_seed(cfg.seed))
     gen = torch.Generator(device=device).manual_seed(distributed.rank_seed(cfg.seed))
     model.eval()
     for p in model.parameters():
@@ -79,7 +72,7 @@ def train_order(model, draw: Callable, cfg: OrderTrainConfig, d_model: int, *, v
         groups.append({"params": list(model.parameters()), "lr": cfg.denoiser_lr})
     opt = torch.optim.Adam(groups)
     params = [p for g in groups for p in g["params"]]
-    distributed.broadcast_parameters(params)  # under torchrun: every rank starts from rank 0's weights
+    distributed.broadcast_parameters(params)
     curve, window, start = [], [], time.time()
     for update in range(cfg.updates):
         steps = cfg.budgets[update % len(cfg.budgets)]
@@ -89,7 +82,7 @@ def train_order(model, draw: Callable, cfg: OrderTrainConfig, d_model: int, *, v
         loss = order_loss(ro, cfg.samples, cfg.kl_weight)
         opt.zero_grad(set_to_none=True)
         loss.backward()
-        distributed.average_gradients(params)  # data parallel under torchrun (a rollout calls the nets many times)
+        distributed.average_gradients(params)  # not DDP: a rollout calls the nets many times
         torch.nn.utils.clip_grad_norm_(params, cfg.clip)
         opt.step()
         scale = ro.n_masked.clamp_min(1).float()
@@ -105,7 +98,7 @@ def train_order(model, draw: Callable, cfg: OrderTrainConfig, d_model: int, *, v
             log(json.dumps(point))
             if checkpoint is not None:
                 checkpoint(posterior, selector, curve)
-        if done:  # the last window is evaluated and saved above, whether the updates or the time ran out
+        if done:
             break
     return posterior, selector, curve
 
@@ -114,11 +107,8 @@ def run_logged(model, draw: Callable, cfg: OrderTrainConfig, validate: Callable,
                eval_every: int, header: str, extra: dict, init: Path | None = None,
                save_denoiser: Callable | None = None) -> None:
     """:func:`train_order` with a JSON-lines log and checkpoints: ``out`` holds the selector with the best
-    ``val_mean`` so far (higher is better), ``*_last`` the latest, and ``*_posterior*`` the matching score
-    networks; each JSON config carries the training settings, ``extra`` and the curve. ``init``: a
-    selector saved by an earlier run (its ``*_posterior`` beside it) to continue from. With
-    ``cfg.finetune``, ``save_denoiser(model, path, meta)`` writes the denoiser beside each selector
-    checkpoint (``*_denoiser``)."""
+    ``val_mean``, ``*_last`` the latest, ``*_posterior*`` the matching posteriors and, with ``cfg.finetune``,
+    ``*_denoiser*`` the denoiser (``save_denoiser(model, path, meta)``). ``init``: a selector to continue."""
     nets = load_nets(init) if init is not None else None
     log_path.parent.mkdir(parents=True, exist_ok=True)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -168,8 +158,7 @@ def load_nets(selector_path: Path) -> tuple:
 
 def make_validator(budgets: tuple[int, ...], score: Callable, margin: Callable, frozen: bool) -> Callable:
     """``validate(selector) -> dict``: per budget T, ``score(selector, T) -> (value, mean passes)`` as ``val_T``
-    and ``val_passes_T``, ``margin(T) -> value`` (top_margin's) as ``margin_T``, computed once while the
-    denoiser is ``frozen``, else at every validation; ``val_mean`` averages ``val_T`` over budgets."""
+    and ``val_passes_T``, ``margin(T)`` as ``margin_T`` (once if the denoiser is ``frozen``), and ``val_mean``."""
 
     def margins() -> dict:
         return {t: margin(t) for t in budgets}
@@ -190,7 +179,6 @@ def make_validator(budgets: tuple[int, ...], score: Callable, margin: Callable, 
 
 
 def _to_host(window: list[tuple]) -> list[tuple]:
-    """``[(steps, (3,) device tensor)]`` -> ``[(steps, elbo, kl, steps_used)]`` floats, one host read."""
     if not window:
         return []
     values = torch.stack([v for _, v in window]).double().cpu().tolist()

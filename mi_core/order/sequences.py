@@ -1,16 +1,8 @@
 """``train-order`` for sequence domains: unconditional generation from all-mask windows of real sequences.
 
-The start state is a fully masked sequence of length L, with L drawn uniformly from ``--lengths``, and x_0
-is a window of that length cut from a training sequence. Every row of a batch has the same length, so no
-padding enters the selector's row-level features.
-
-Validation has no "solved" to count. It uses the teacher-forced log-likelihood of held-out windows under
-the selector's own schedule (:func:`mi_core.order.elbo.schedule_loglik`), in nats per position, against
-the same quantity under ``top_margin`` with ``steps=T``. This is the denoising term of the ELBO with the
-inference schedule in place of Q, so it is deterministic and cheap.
-
-A domain's order task subclasses :class:`SequenceOrderTask` with its data (``options``, :meth:`splits`)
-and its model (:meth:`load`, :meth:`save_denoiser`): the protein domain's FASTA windows, the tests' toy.
+Each batch has one length L ~ U(``--lengths``), with x_0 a window of that length from a training sequence.
+Validation: the teacher-forced log-likelihood per position of held-out windows under the selector's own
+schedule (:func:`mi_core.order.elbo.schedule_loglik`), against that under ``top_margin`` with ``steps=T``.
 """
 
 from __future__ import annotations
@@ -28,23 +20,16 @@ from mi_core.order.loop import OrderTrainConfig, make_validator, run_logged
 
 
 def tokens_of(record) -> np.ndarray:
-    """The token array of a sequence or of a record that holds one (``.tokens``)."""
     return getattr(record, "tokens", record)
 
 
 def val_lengths(lo: int, hi: int) -> tuple[int, ...]:
-    """Four validation lengths evenly spread over ``lo..hi`` (fewer when the range is narrower):
-    ``(50, 67, 83, 100)`` for the benchmarks' 50-100."""
+    """Four validation lengths evenly spread over ``lo..hi``: ``(50, 67, 83, 100)`` for 50-100."""
     return tuple(sorted({round(float(v)) for v in np.linspace(lo, hi, 4)}))
 
 
 def window_draw(records: list, lo: int, hi: int, mask_id: int = 0):
-    """``draw(rng, batch)``: one length L ~ U[lo, hi] per batch, and ``batch`` random windows of length L
-    from sequences at least that long: ``(all-mask start (B, L), value indices of the window (B, L))``.
-
-    Raises:
-        ValueError: no sequence reaches ``hi`` residues, or a bad range.
-    """
+    """``draw(rng, batch) -> (all-mask start (B, L), value indices (B, L))`` of random windows, L ~ U[lo, hi]."""
     if not 1 <= lo <= hi:
         raise ValueError(f"lengths must satisfy 1 <= lo <= hi, got {lo}-{hi}")
     seqs = [s for s in map(tokens_of, records) if len(s) >= lo and not (s == mask_id).any()]
@@ -66,8 +51,7 @@ def window_draw(records: list, lo: int, hi: int, mask_id: int = 0):
 
 
 def validation_windows(records: list, per_length: int, lengths: tuple[int, ...], mask_id: int = 0) -> list[torch.Tensor]:
-    """``per_length`` first windows (value indices) of each of ``lengths``, one tensor per length, from
-    validation sequences without unknown (masked) positions, in order."""
+    """The first ``per_length`` windows (value indices) of each length, from sequences with no unknown position."""
     groups = []
     for n in lengths:
         rows = [s[:n] for s in map(tokens_of, records) if len(s) >= n and not (s == mask_id).any()]
@@ -78,10 +62,7 @@ def validation_windows(records: list, per_length: int, lengths: tuple[int, ...],
 
 
 def make_validate(model, groups: list[torch.Tensor], budgets: tuple[int, ...], bf16: bool, frozen: bool = True):
-    """``validate(selector) -> dict``: per budget, the teacher-forced log-likelihood per residue of the
-    validation windows under the selector's threshold schedule (``val_T``), its mean passes, and the same
-    for ``top_margin`` (``margin_T``, computed once while the denoiser is ``frozen``). ``val_mean`` averages
-    ``val_T`` over budgets (higher is better)."""
+    """``validate(selector) -> dict`` (:func:`make_validator`) on the log-likelihood per residue of ``groups``."""
 
     def score(choose, steps):
         device = model.device
@@ -104,13 +85,12 @@ class WindowOptions:
 
 
 class SequenceOrderTask:
-    """The start states and validation of ``train-order`` for a sequence domain (``Domain.order_task``)."""
+    """``Domain.order_task`` of a sequence domain: a subclass gives ``splits``, ``load`` and ``save_denoiser``."""
 
     options: type = WindowOptions
     domain: str
 
     def splits(self, args) -> tuple[list, list, dict]:
-        """``(training sequences, validation sequences, what the run records about them)``."""
         raise NotImplementedError
 
     def load(self, path: Path, device):

@@ -1,15 +1,10 @@
 """Train an order selector: ``python -m mi_core train-order DOMAIN ...`` (``train-order DOMAIN -h`` for its options).
 
-Each update draws a batch of start states with their clean sequences (Sudoku: generated puzzles;
-proteins: all-mask windows of training sequences, :mod:`mi_core.domains.protein.order`) and one budget T
-(cycling through ``--steps-budget``), rolls out K posterior schedules per state against the MDM, and
-takes an Adam step on :func:`mi_core.order.elbo.order_loss`. The MDM is frozen unless ``--finetune``
-(then it trains on the denoising term too and is saved as ``*_denoiser``); ``--kl-weight`` < 1 weighs the
-KL down; ``--init`` continues from a saved selector and posterior. Every ``--eval-every`` updates it
-validates ``learned`` against ``top_margin`` at each budget (Sudoku: puzzles solved; proteins:
-teacher-forced log-likelihood per residue), logs a JSON line, and writes checkpoints: the selector
-(``--out``, best mean validation score, and ``*_last``) and the posterior beside it (``*_posterior``),
-each with its config, the training settings and the curve.
+Each update draws start states with their clean sequences and one budget T (cycling through
+``--steps-budget``), rolls out K posterior schedules per state against the MDM, and takes an Adam step on
+:func:`mi_core.order.elbo.order_loss`. The MDM is frozen unless ``--finetune``. Every ``--eval-every``
+updates it validates ``learned`` against ``top_margin`` at each budget, logs a JSON line and writes the
+selector (``--out``: best mean validation score; ``*_last``) and the posterior beside it (``*_posterior``).
 """
 
 from __future__ import annotations
@@ -56,11 +51,11 @@ def main(args) -> None:
     names = [f.name for f in fields(OrderTrainConfig) if f.name not in ("budgets", "clip")]
     cfg = OrderTrainConfig(budgets=budgets, **{k: getattr(args, k) for k in names})
     if args.init is not None:
-        load_nets(args.init)  # a missing or wrong --init fails now, before the data are built
-    device = distributed.setup(pick_device(args.device, args.threads))  # joins the process group under torchrun
-    if cfg.bf16 and slow_bf16(device):  # bf16 only where it is fast: CUDA or a CPU with native bf16
+        load_nets(args.init)  # fails before the data are built
+    device = distributed.setup(pick_device(args.device, args.threads))
+    if cfg.bf16 and (note := slow_bf16(device)):
         if distributed.is_main():
-            print(f"{slow_bf16(device)}: training in fp32", file=sys.stderr)
+            print(f"{note}: training in fp32", file=sys.stderr)
         cfg = replace(cfg, bf16=False)
     out = check_output(args.out or default_run_path(f"{domain.cli_name}_order_selector"), args.force, "--out")
     log_path = args.log or out.with_name(out.stem + "_log.jsonl")

@@ -1,20 +1,11 @@
 """Run a list of independent tasks (probe shards, sweep cells) in this process or on Ray actors.
 
-One small engine for every command that fans out: :func:`run_tasks` takes :class:`Task` s, a picklable
-``make_worker()`` that builds a worker (loads the model) once per process, and an :class:`EngineConfig`.
-
-- ``local`` runs the tasks one after another in this process, with ``local_worker`` when the caller already
-  holds a loaded model.
-- ``ray`` starts ``workers`` actors (``num_gpus`` each; a local cluster unless ``address`` names one). Each
-  actor calls ``make_worker()`` once, then runs tasks as they are handed out. A killed actor is restarted and
-  its task retried (``max_restarts`` / ``max_task_retries`` = ``retries``).
-
-Either way a task whose ``path`` is already a file is skipped (a re-run resumes), results come back in task
-order, ``save(task, result)`` runs in this (the driver) process as each result arrives, so one process writes
-every file, atomically by the caller's writer, and a cluster needs no shared file system; one tqdm bar counts
-tasks. Ctrl-C stops the actors and leaves only the files already written whole.
-
-Ray is optional: it is imported only when ``engine == "ray"``, and :func:`check_engine` says how to install it.
+:func:`run_tasks` takes :class:`Task` s, a picklable ``make_worker()`` that builds a worker (loads the model)
+once per process, and an :class:`EngineConfig`: ``local`` runs the tasks here (with ``local_worker`` when
+the caller already holds a model); ``ray`` starts ``workers`` actors, restarting a killed one and retrying
+its task. A task whose ``path`` is already a file is skipped (a re-run resumes); results come back in task
+order and ``save(task, result)`` runs in this process as each arrives, so a cluster needs no shared file
+system. Ray is imported only when ``engine == "ray"``.
 """
 
 from __future__ import annotations
@@ -35,13 +26,12 @@ INSTALL_HINT = "pip install -r requirements-scale.txt (or pip install '.[scale]'
 
 
 class EngineError(ValueError):
-    """A bad engine setting, or Ray asked for but not installed (one line for the command line)."""
+    """A bad engine setting, or Ray asked for but not installed."""
 
 
 @dataclass(frozen=True)
 class EngineConfig:
-    """Where tasks run: ``engine`` (local or ray), the Ray cluster ``address`` (None: start a local one),
-    ``workers`` (actors), ``num_gpus`` / ``num_cpus`` per actor and ``retries`` of a task whose actor died."""
+    """Where tasks run (:class:`EngineOptions`); ``address`` None: start a local Ray cluster."""
 
     engine: str = "local"
     address: str | None = None
@@ -63,8 +53,7 @@ class EngineConfig:
 
 @dataclass(frozen=True)
 class Task:
-    """One unit of work: ``index`` (its place in the results), a picklable ``payload`` for the worker, and
-    ``path``, the file it produces (None when the result is only returned); ``path`` existing means done."""
+    """One unit of work: ``index``, a picklable ``payload``, and ``path``, the file it produces (or None)."""
 
     index: int
     payload: Any = None
@@ -76,8 +65,7 @@ class Task:
 
 @dataclass
 class RunReport:
-    """What :func:`run_tasks` did: results in task order (None for skipped tasks), tasks skipped and run,
-    and seconds from the first submission to the last result."""
+    """What :func:`run_tasks` did: results in task order (None for skipped tasks), counts and seconds."""
 
     results: list = field(default_factory=list)
     skipped: int = 0
@@ -87,8 +75,6 @@ class RunReport:
 
 @dataclass
 class EngineOptions:
-    """Where the work runs: this process, or actors on a Ray cluster."""
-
     engine: str = option("local", "local: this process (default); ray: actors on a Ray cluster "
                          "(pip install '.[scale]')", choices=ENGINES)
     ray_address: str | None = option(None, "with --engine ray: an existing cluster (e.g. auto or ray://host:10001); "
@@ -100,32 +86,26 @@ class EngineOptions:
 
 
 def engine_from_args(args) -> EngineConfig:
-    """The checked :class:`EngineConfig` of parsed options (see :func:`check_engine`)."""
     cfg = EngineConfig(engine=args.engine, address=args.ray_address, workers=args.workers,
                        num_gpus=args.num_gpus, num_cpus=args.num_cpus, retries=args.retries)
     check_engine(cfg)
     return cfg
 
 
-def ray_available() -> bool:
+def check_engine(cfg: EngineConfig) -> None:
+    if cfg.engine != "ray":
+        return
     try:
         import ray  # noqa: F401
     except ModuleNotFoundError:
-        return False
-    return True
-
-
-def check_engine(cfg: EngineConfig) -> None:
-    """Raise :class:`EngineError` when ``cfg`` asks for Ray and Ray is not installed."""
-    if cfg.engine == "ray" and not ray_available():
         raise EngineError(f"--engine ray needs Ray, which is not installed here: {INSTALL_HINT}; "
-                          "or run without --engine (the local engine needs no Ray)")
+                          "or run without --engine (the local engine needs no Ray)") from None
 
 
 def run_tasks(tasks: list[Task], make_worker: Callable[[], Callable[[Any], Any]], cfg: EngineConfig | None = None,
               save: Callable[[Task, Any], None] | None = None, local_worker: Callable[[Any], Any] | None = None,
               desc: str = "tasks", unit: str = "task", log: Callable[[str], None] | None = None) -> RunReport:
-    """Run every task not yet done (see the module docstring); ``worker(task.payload) -> result``."""
+    """Run every task not yet done; ``worker(task.payload) -> result``."""
     cfg = cfg or EngineConfig()
     check_engine(cfg)
     todo = [t for t in tasks if not t.done()]
@@ -160,8 +140,7 @@ def _repo_root() -> str:
 
 
 def _start_ray(cfg: EngineConfig):
-    """``(ray, started)``: Ray connected to ``cfg.address`` (or an already initialised one, or a new local
-    cluster); ``started`` is True when this call owns the connection and should shut it down."""
+    """``(ray, started)``: Ray connected; ``started``: this call owns the connection (shut it down)."""
     import ray
 
     if ray.is_initialized():
@@ -177,8 +156,6 @@ def _start_ray(cfg: EngineConfig):
 def _actor_class(ray, cfg: EngineConfig):
     @ray.remote
     class ShardWorker:
-        """Builds the worker (loads the model) once, then runs task payloads."""
-
         def __init__(self, make_worker):
             self.worker = make_worker()
 
@@ -199,10 +176,14 @@ def _run_on_ray(todo: list[Task], make_worker, cfg: EngineConfig, finish, bar) -
         actors = [worker_cls.remote(factory) for _ in range(min(cfg.workers, len(todo)))]
         pending: dict = {}
         queue = list(todo)
-        for actor in actors:
+
+        def submit(actor) -> None:
             if queue:
                 task = queue.pop(0)
                 pending[actor.run.remote(task.payload)] = (task, actor)
+
+        for actor in actors:
+            submit(actor)
         while pending:
             ready, _ = ray.wait(list(pending), num_returns=1)
             task, actor = pending.pop(ready[0])
@@ -214,9 +195,7 @@ def _run_on_ray(todo: list[Task], make_worker, cfg: EngineConfig, finish, bar) -
                 raise err.as_instanceof_cause() from None
             finish(task, result)
             bar.update(1)
-            if queue:
-                nxt = queue.pop(0)
-                pending[actor.run.remote(nxt.payload)] = (nxt, actor)
+            submit(actor)
     finally:
         for actor in actors:
             ray.kill(actor, no_restart=True)

@@ -2,16 +2,10 @@
 
 ``python -m mi_core train-estimator --data runs/estimator_data/NAME --out assets/sudoku_mi_estimator.safetensors``
 
-Each *variant* (a loss on some scale; with or without the ``min(H_i, H_j)`` bound; with or without learned
-position embeddings) is trained with the same seed and steps on the same training states; the one whose
-predictions rank held-out pairs best (pooled Spearman on the validation states) is saved, with every
-variant's validation scores, the training data's summary and both commands in the JSON beside it. The
-frozen MDM is not needed: the shards hold its hidden states, marginals and entropies.
-
-Protein shards (``make-estimator-data protein``) hold states of different lengths padded to one width,
-with padded positions unmasked (so they take part in no pair, in the loss or the metrics): they train as
-they are, with no position embeddings (any N) and, unless a variant says ``:nosep``, the pair feature of
-the bucketed sequence separation (``--rel-buckets``).
+Each *variant* (loss, ``min(H_i, H_j)`` bound, position embeddings, separation feature) is trained with the
+same seed and steps on the same states; the one with the best pooled validation Spearman is saved, with
+every variant's scores and the data's summary in the JSON beside it. Variable-length (protein) shards train
+with no position embeddings and, unless a variant says ``:nosep``, the bucketed sequence separation feature.
 """
 
 from __future__ import annotations
@@ -37,15 +31,11 @@ from mi_core.train.schedule import lr_at
 DEFAULT_OUT = "{domain}_mi_estimator"  # runs/<name>_<date-time>.safetensors
 DEFAULT_VARIANTS = "log:free,log:bound,sqrt:bound,mse:bound,log:free:nopos"
 VARIABLE_LENGTH_VARIANTS = "log:free,log:bound,sqrt:bound,log:free:nosep"
-PROTEIN_REL_BUCKETS = 16  # separations up to 181 get their own buckets (see separation_bucket)
+PROTEIN_REL_BUCKETS = 16  # separations up to 181 get their own buckets
 
 
 @dataclass(frozen=True)
 class TrainConfig:
-    """One training run: ``loss`` in :data:`LOSSES` (``floor`` nats inside sqrt/log), ``steps`` of AdamW
-    on batches of ``batch`` states with cosine decay after ``warmup`` steps; validation every ``eval_every``
-    steps on a ``val_frac`` share of the states (the best checkpoint by pooled Spearman is kept)."""
-
     seed: int = seed()
     loss: str = option("log", "training loss", choices=LOSSES)
     floor: float = option(1e-5, "nats inside the loss's sqrt/log", range=(1e-12, 1))
@@ -71,8 +61,7 @@ class TrainConfig:
 
 @dataclass(frozen=True)
 class Variant:
-    """What the variants compare: the loss, the ``min(H_i, H_j)`` bound, the learned position embeddings,
-    the sequence-separation pair feature (each only where the data's estimator config has it)."""
+    """What the variants compare (each feature only where the data's estimator config has it)."""
 
     loss: str
     bound: bool
@@ -81,8 +70,7 @@ class Variant:
 
     @classmethod
     def parse(cls, item: str) -> Variant:
-        """``"log:bound"``, ``"mse:free"``, ``"log:free:nopos"``, ``"log:free:nosep"`` -> Variant;
-        ValueError on anything else."""
+        """``"log:bound"``, ``"mse:free"``, ``"log:free:nopos"``, ``"log:free:nosep"`` -> Variant."""
         parts = item.strip().split(":")
         flags = parts[2:]
         if len(parts) < 2 or parts[0] not in LOSSES or parts[1] not in ("bound", "free") or (
@@ -97,7 +85,6 @@ class Variant:
 
 
 def parse_variants(text: str) -> list[Variant]:
-    """A comma-separated list of :meth:`Variant.parse` items."""
     return [Variant.parse(item) for item in text.split(",")]
 
 
@@ -111,7 +98,6 @@ def split(n: int, val_frac: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def to_device(data: dict[str, torch.Tensor], device) -> dict[str, torch.Tensor]:
-    """The training tensors (features, masks, targets) moved to ``device`` (the rest stays)."""
     keys = ("hidden", "probs", "entropy", "masked", "mi")
     return {k: (v.to(device) if k in keys else v) for k, v in data.items()}
 
@@ -133,20 +119,18 @@ def predict(estimator: MIEstimator, data: dict[str, torch.Tensor], idx, chunk: i
 
 
 def validate(estimator: MIEstimator, data: dict[str, torch.Tensor], idx) -> dict:
-    """:func:`mi_core.mi.fidelity.fidelity` of the estimator on states ``idx``."""
     return fidelity(predict(estimator, data, idx), data["mi"][idx].double().cpu().numpy(),
                     data["masked"][idx].cpu().numpy())
 
 
 def train_one(est_cfg: EstimatorConfig, cfg: TrainConfig, data: dict[str, torch.Tensor], train_idx, val_idx,
               log=print) -> tuple[MIEstimator, dict]:
-    """Train one estimator on the device of ``data`` (see :func:`to_device`); return the best checkpoint by
-    validation Spearman (on the CPU) and its training record. Losses stay on the device and are read back
-    only at each evaluation (every ``eval_every`` steps), so the hot loop never waits for the host."""
+    """Train one estimator on the device of ``data``; the best checkpoint by validation Spearman (on the CPU)
+    and its record. Losses are read back only at evaluations, so the hot loop never waits for the host."""
     torch.manual_seed(cfg.seed)
     gen = np.random.default_rng(distributed.rank_seed(cfg.seed))  # under torchrun: each rank its own batches
     estimator = MIEstimator(est_cfg).to(data["hidden"].device)
-    model = distributed.wrap(estimator)  # DistributedDataParallel under torchrun, else the estimator itself
+    model = distributed.wrap(estimator)
     opt = torch.optim.AdamW(estimator.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     best, best_state, curve, losses, start = -math.inf, None, [], [], time.time()
     for step in range(cfg.steps):
@@ -211,8 +195,6 @@ class EstimatorRun:
 
 @dataclass
 class ShapeOptions:
-    """The estimator's widths (:class:`mi_core.mi.estimator.EstimatorConfig`)."""
-
     d_pos: int = option(EstimatorConfig.d_pos, "learned position embedding size (0: none)", range=(0, 8192))
     d_node: int = option(EstimatorConfig.d_node, "per-position MLP width", range=(1, 8192))
     d_proj: int = option(EstimatorConfig.d_proj, "size of each position's projection", range=(1, 8192))
@@ -228,7 +210,7 @@ def main(namespace) -> int:
     args = vars(namespace)
     check_output(args["out"], args["force"], "--out")
     cfg = TrainConfig(**{k: args[k] for k in TrainConfig.__dataclass_fields__ if k != "loss"})
-    device = distributed.setup(pick_device(args["device"], args["threads"]))  # joins the process group under torchrun
+    device = distributed.setup(pick_device(args["device"], args["threads"]))
     data, manifest = load_shards(args["data"])
     domain = manifest.get("domain")
     variable = "length" in data  # padded states of varying length: no position embeddings, separations

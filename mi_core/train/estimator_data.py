@@ -1,24 +1,16 @@
 """Exact-probe training data for the MI estimator, for any domain, written as resumable shards.
 
 ``python -m mi_core make-estimator-data DOMAIN --model PATH --out runs/estimator_data/NAME [options]``
-(``make-estimator-data DOMAIN -h`` lists the domain's own options)
 
-A domain brings its *state source* (``Domain.states``): a config dataclass with at least ``seed``,
-``states``, ``shard_size``, ``eps`` and ``max_batch``, its command-line options, a ``sources`` tuple naming
-the kinds of state it draws, ``width`` (None when every state has the same length, else the length states
-are padded to), ``check(model)`` and ``draw(model, rng, count, device) -> (token arrays, source indices)``.
-The Sudoku source (:class:`mi_core.domains.sudoku.states.SudokuStates`) draws solved grids masked at a
-random rate, puzzles' clue patterns and intermediate decoding states from seeded generated puzzles; the
-protein one (:class:`mi_core.domains.protein.states.ProteinStates`) draws windows of a FASTA file's train
-split, masked uniformly or decoded.
+A domain brings its *state source* (``Domain.states``): a config with at least ``seed``, ``states``,
+``shard_size``, ``eps`` and ``max_batch``, a ``sources`` tuple naming the kinds of state it draws, ``width``
+(None when every state has the same length, else the length states are padded to), ``check(model)`` and
+``draw(model, rng, count, device) -> (token arrays, source indices)``.
 
-Each shard ``shard_00000.safetensors`` holds, per state, the tokens, the estimator's inputs from one MDM
-pass (hidden, probs, entropy, masked) and the exact probe's symmetric MI, passes and seconds. Shard ``i``
-depends only on ``(seed, i)``, so an interrupted run resumes by skipping the shards already on disk. States
-of a variable-length domain are padded to ``width``: tokens with the domain's pad id, ``masked`` with False
-and every other tensor with zeros, and a ``length`` tensor ``(S,)`` says how much is real. A padded
-position is never masked, so it takes part in no pair: the estimator, its loss and the fidelity metrics give
-the same results on the padded state as on the state alone.
+Each shard holds, per state, the tokens, the estimator's inputs from one MDM pass (hidden, probs, entropy,
+masked) and the exact probe's MI, passes and seconds. Shard ``i`` depends only on ``(seed, i)``, so a run
+resumes by skipping the shards on disk. Padded states (variable-length domains) carry a ``length`` tensor;
+a padded position is never masked, so it takes part in no pair.
 """
 
 from __future__ import annotations
@@ -46,7 +38,6 @@ from mi_core.train.shards import load_shards, shard_path, write_manifest
 
 
 def source_for(cfg) -> tuple[Domain, object]:
-    """The domain whose state source takes config ``cfg``, and that source built on it."""
     for domain in DOMAINS.values():
         if domain.states is not None and isinstance(cfg, domain.part("states").config_cls):
             return domain, domain.part("states")(cfg)
@@ -54,18 +45,13 @@ def source_for(cfg) -> tuple[Domain, object]:
 
 
 def pad_state(row: dict[str, torch.Tensor], width: int, pad_id: int) -> dict[str, torch.Tensor]:
-    """One state's tensors (leading axes of length N) padded to ``width`` (see the module docstring)."""
+    """One state's tensors (leading axes of length N) padded to ``width``."""
     n = row["tokens"].shape[0]
     extra = width - n
-    out = dict(row)
-    out["tokens"] = F.pad(row["tokens"], (0, extra), value=pad_id)
-    out["masked"] = F.pad(row["masked"], (0, extra), value=False)
-    out["entropy"] = F.pad(row["entropy"], (0, extra))
-    for key in ("hidden", "probs"):
-        out[key] = F.pad(row[key], (0, 0, 0, extra))
-    out["mi"] = F.pad(row["mi"], (0, extra, 0, extra))
-    out["length"] = torch.tensor(n)
-    return out
+    return row | {"tokens": F.pad(row["tokens"], (0, extra), value=pad_id),
+                  "masked": F.pad(row["masked"], (0, extra), value=False), "entropy": F.pad(row["entropy"], (0, extra)),
+                  "hidden": F.pad(row["hidden"], (0, 0, 0, extra)), "probs": F.pad(row["probs"], (0, 0, 0, extra)),
+                  "mi": F.pad(row["mi"], (0, extra, 0, extra)), "length": torch.tensor(n)}
 
 
 def state_rows(model, tokens: list[torch.Tensor], eps: float, max_batch: int) -> list[dict[str, torch.Tensor]]:
@@ -86,7 +72,7 @@ def state_rows(model, tokens: list[torch.Tensor], eps: float, max_batch: int) ->
     return rows
 
 
-def make_shard(model, source, index: int, device, on_state=None, pad_id: int = 0) -> dict[str, torch.Tensor]:
+def make_shard(model, source, index: int, device, pad_id: int = 0) -> dict[str, torch.Tensor]:
     """Shard ``index`` of ``source``: its states (seeded by ``(cfg.seed, index)``), features and exact MI."""
     cfg = source.cfg
     rng = np.random.default_rng([cfg.seed, index])
@@ -96,29 +82,25 @@ def make_shard(model, source, index: int, device, on_state=None, pad_id: int = 0
     rows = state_rows(model, tokens, cfg.eps, cfg.max_batch)
     for row, kind in zip(rows, kinds):
         row["source"] = torch.tensor(int(kind))
-        if on_state:
-            on_state(int(row["passes"]))
     if source.width is not None:
         rows = [pad_state(r, source.width, pad_id) for r in rows]
     return {k: torch.stack([r[k] for r in rows]).contiguous() for k in rows[0]}
 
 
 def command_line(domain: Domain, source, model_path: Path, out: Path) -> str:
-    """The ``make-estimator-data`` command that writes exactly these shards."""
     model = "" if model_path is None else f"--model {model_path} "
     return f"python -m mi_core make-estimator-data {domain.cli_name} {model}--out {out} {source.options()}"
 
 
 def run(model, model_path: Path, cfg, out: Path, device, log=print, engine=None) -> dict:
-    """Write every missing shard of ``cfg`` (a domain's state config) under ``out``; return the summary.
-    ``engine``: an :class:`~mi_core.scale.engine.EngineConfig` (None: this process)."""
+    """Write every missing shard of ``cfg`` (a domain's state config) under ``out``; return the summary."""
     domain, source = source_for(cfg)
     source.check(model)
     write_manifest(out, cfg, model_path, model, command_line(domain, source, model_path, out), source.sources,
                    domain.cli_name)
     todo = [i for i in range(cfg.shards) if not shard_path(out, i).is_file()]
     log(f"{out}: {cfg.shards - len(todo)} of {cfg.shards} shards already written")
-    if todo:  # the engine (local or Ray actors) writes each missing shard atomically, one bar over shards
+    if todo:
         maker = ShardMaker(make_shard, domain.key, cfg, None if model_path is None else str(model_path),
                            device=worker_device(device, engine))
         write_shards(maker, local_maker(make_shard, model, source, device, domain.pad_id or 0), cfg.shards, out, engine)
@@ -145,7 +127,7 @@ def config_from_args(args):
 
 def main(args) -> int:
     check_output_dir(args.out)
-    engine = engine_from_args(args)  # before any work: Ray missing or a bad setting is one line
+    engine = engine_from_args(args)
     cfg = config_from_args(args)
     device = pick_device(args.device, args.threads)
     model = load_model(None if args.model is None else str(args.model), device, domain=args.domain)

@@ -1,17 +1,14 @@
 """The MDM trainer of every domain: ``python -m mi_core train DOMAIN [options]``.
 
 One loop serves all domains: masked-diffusion cross-entropy over the positions a batch scores (a plain
-mean, no 1/t weighting: it trained faster here), AdamW with warm-up and cosine decay by steps or by
-elapsed time (:mod:`mi_core.train.schedule`), bf16 autocast, gradient clipping, and DistributedDataParallel
-under torchrun (every rank draws its own batches; rank 0 validates and writes). The loss is read back every
-``log_every`` steps only. The best weights by validation go to ``--out``, the latest to ``<out>_last``, and
-a checkpoint ``<out>.ckpt`` (model, optimiser, step, elapsed time, the random generators and the data's
-state) lets ``--resume`` continue a stopped run as if it had not stopped.
+mean, no 1/t weighting), AdamW with warm-up and cosine decay by steps or by elapsed time, bf16 autocast,
+gradient clipping, and DistributedDataParallel under torchrun (rank 0 validates and writes). The best
+weights by validation go to ``--out``, the latest to ``<out>_last``, and a checkpoint ``<out>.ckpt`` lets
+``--resume`` continue a stopped run as if it had not stopped.
 
 A domain's trainer (``Domain.trainer``) is a *task* class: its model and training configs (each field is
 a command-line option), how a model is built, its batches, its validation and the validation figure that
-picks the best weights. The tasks: :class:`mi_core.domains.sudoku.train.SudokuTask` and
-:class:`mi_core.train.protein_mdm.ProteinTask`.
+picks the best weights.
 """
 
 from __future__ import annotations
@@ -40,8 +37,6 @@ def checkpoint_path(out: Path) -> Path:
 
 def save_checkpoint(path: Path, model, opt, task, step: int, elapsed: float, curve: list, best: float,
                     ema=None, cpu: float = 0.0, stretch: int = 1) -> None:
-    """Everything a resumed run needs: weights (and their EMA), optimiser, schedule position (step, elapsed
-    seconds), the random generators, the data's state, the curve, and the CPU seconds and stretches so far."""
     state = {"model": model.state_dict(), "opt": opt.state_dict(), "task": task.state_dict(),
              "torch_rng": torch.get_rng_state(), "step": step, "elapsed": elapsed, "best": best,
              "cpu_seconds": cpu, "stretch": stretch,
@@ -78,8 +73,7 @@ class EMA:
 
 
 def optimizer(model, cfg) -> torch.optim.Optimizer:
-    """AdamW; parameters named in ``model.lr_scales`` (name -> factor) learn at that multiple of the rate
-    (e.g. a peer bias that starts at zero and must grow to a few units in a short fine-tune)."""
+    """AdamW; parameters named in ``model.lr_scales`` (name -> factor) learn at that multiple of the rate."""
     scales = getattr(model, "lr_scales", {})
     plain = [p for n, p in model.named_parameters() if n not in scales]
     groups = [{"params": plain, "lr_scale": 1.0}]
@@ -88,8 +82,7 @@ def optimizer(model, cfg) -> torch.optim.Optimizer:
 
 
 def use_bf16(cfg, device, log=print) -> bool:
-    """bf16 autocast where it is fast: ``cfg.bf16`` asks for it (the default), and the device is CUDA or a
-    CPU with native bf16; on a CPU that emulates it (5-18x slower than fp32 here) the run trains in fp32."""
+    """``cfg.bf16``, except on a CPU that emulates bf16 (5-18x slower than fp32 here)."""
     if cfg.bf16 and (note := slow_bf16(device)):
         log(f"{note}: training in fp32")
         return False
@@ -103,7 +96,7 @@ def _resume(ckpt: Path, device, model, opt, task, ema, log) -> dict:
     if ema is not None:
         ema.load_state_dict(state.get("ema", state["model"]))
     torch.set_rng_state(state["torch_rng"].cpu())  # dropout draws from the global generator
-    task.load_state_dict(state.get("task", state), state["step"])  # checkpoints before the shared loop kept it at the top
+    task.load_state_dict(state.get("task", state), state["step"])
     log(f"resumed {ckpt} at step {state['step']} ({state['elapsed']:.0f}s trained, stretch {state.get('stretch', 1)})")
     return state
 
@@ -120,12 +113,10 @@ def train(task, out: Path, device: torch.device, log=print, resume: bool = False
           checkpoint_every: float = 0.0, cpu_clock: bool = False) -> dict:
     """Train (or continue) ``task``'s run writing ``out`` (best by validation), ``<out>_last`` and ``<out>.ckpt``.
 
-    ``stop_after`` > 0 stops after that many steps of this call (to test resuming); ``checkpoint_every`` > 0
-    also writes the checkpoint every that many seconds between validations. ``cpu_clock``: the time budget
-    counts this process's CPU seconds over every stretch (fair on a shared CPU), not wall seconds. With ``cfg.ema`` > 0 the
-    validated and saved weights are the EMA of the trained ones. Each point of the curve records the
-    examples seen, the CPU seconds of every stretch so far (``cpu_seconds``) and the stretch (1 for the
-    first run, +1 at every resume).
+    ``stop_after`` > 0 stops after that many steps of this call; ``checkpoint_every`` > 0 also writes the
+    checkpoint every that many seconds. ``cpu_clock``: the time budget counts this process's CPU seconds over
+    every stretch (a resumed run is stretch 2, ...), not wall seconds. With ``cfg.ema`` > 0 the validated and
+    saved weights are the EMA of the trained ones.
     """
     cfg = task.cfg
     torch.manual_seed(cfg.seed)
@@ -142,7 +133,7 @@ def train(task, out: Path, device: torch.device, log=print, resume: bool = False
     autocast = torch.autocast(device.type, dtype=torch.bfloat16) if use_bf16(cfg, device, log) else contextlib.nullcontext()
     start, cpu_start, saved_at = time.time() - elapsed0, time.process_time(), time.time()
     loss_sum, loss_count, steps_here = torch.zeros((), device=device), 0, 0
-    net = distributed.wrap(model)  # DistributedDataParallel under torchrun
+    net = distributed.wrap(model)
     def clock() -> float:
         return cpu0 + time.process_time() - cpu_start if cpu_clock else time.time() - start
 
@@ -176,8 +167,6 @@ def train(task, out: Path, device: torch.device, log=print, resume: bool = False
 
 
 def _update(task, net, model, opt, ema, lr: float, autocast) -> torch.Tensor:
-    """One optimiser step at learning rate ``lr`` on the task's next batch (clipped; the EMA follows);
-    returns the loss."""
     for group in opt.param_groups:
         group["lr"] = lr * group.get("lr_scale", 1.0)
     loss = _loss(task, net, task.batch(), autocast)
@@ -204,11 +193,8 @@ def _validate_and_save(task, model, out: Path, point: dict, curve: list, best: f
 
 
 def resume_configs(task_cls, out: Path, given: dict) -> tuple:
-    """The model and training configs a run at ``out`` was started with, for ``--resume``.
-
-    ``given``: the options given on the command line. One that differs from the run's own setting is
-    refused (except ``steps`` and ``time_budget``, which a resumed run may change).
-    """
+    """The model and training configs a run at ``out`` was started with; a ``given`` option that differs is
+    refused, except those in :data:`RESUMABLE`."""
     path = checkpoint_path(out)
     if not path.is_file():
         raise ValueError(f"--resume: no checkpoint {path} to continue")
@@ -225,8 +211,6 @@ def resume_configs(task_cls, out: Path, given: dict) -> tuple:
 
 @dataclass
 class TrainRun:
-    """The options of ``train DOMAIN`` beside the task's own and one per model and training config field."""
-
     out: Path | None = option(None, "weights (+ .json config beside them); default runs/<domain>_mdm_<date-time>"
                               ".safetensors")
     resume: bool = option(False, "continue the run from <out>.ckpt")
@@ -241,7 +225,6 @@ def options(task_cls) -> list:
 
 
 def run(namespace, task_cls) -> None:
-    """``train DOMAIN`` with its parsed options (:func:`options`)."""
     args = {k: v for k, v in vars(namespace).items() if k not in ("domain", "argv")}
     force = args.pop("force")
     given = {k: args[k] for k in args.pop("given", ()) if k in args}
@@ -254,8 +237,7 @@ def run(namespace, task_cls) -> None:
         model_cfg = task_cls.model_config(**{k: args[k] for k in task_cls.model_config.__dataclass_fields__})
         args["model_given"] = {k: v for k, v in given.items() if k in task_cls.model_config.__dataclass_fields__}
         cfg = task_cls.train_config(**{k: args[k] for k in task_cls.train_config.__dataclass_fields__})
-    # --threads: on a shared 2-core machine one thread is far faster than two that wait on each other
-    device = distributed.setup(pick_device(args["device"], args["threads"]))  # joins the process group under torchrun
+    device = distributed.setup(pick_device(args["device"], args["threads"]))
     main_rank = distributed.is_main()
     log = (lambda m: print(m, flush=True)) if main_rank else (lambda m: None)
     task = task_cls(model_cfg, cfg, device, args, log)

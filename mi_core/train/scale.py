@@ -1,8 +1,5 @@
 """Estimator data on the task engine (:mod:`mi_core.scale.engine`): one task per shard, a worker that loads
-the model and the domain's state source once per process.
-
-Kept apart from :mod:`mi_core.train.estimator_data` so that module only calls :func:`write_shards`.
-"""
+the model and the domain's state source once per process."""
 
 from __future__ import annotations
 
@@ -22,25 +19,23 @@ from mi_core.train.shards import save_shard, shard_path
 
 @dataclass(frozen=True)
 class ShardMaker:
-    """Picklable worker factory: in each process, load the model and build the state source once, and
-    return ``index -> shard tensors`` (``make_shard`` is ``mi_core.train.estimator_data.make_shard``)."""
+    """Picklable worker factory: loads the model and the state source once; returns ``index -> shard``."""
 
     make_shard: Callable
     domain: str
     cfg: Any
     model: str | None
     device: str = "auto"
-    threads: int | None = None
 
     def __call__(self) -> Callable[[int], dict[str, torch.Tensor]]:
-        device = pick_device(self.device, self.threads)
+        device = pick_device(self.device)
         domain = get_domain(self.domain)
         model = load_model(self.model, device, domain=self.domain)
         return local_maker(self.make_shard, model, domain.part("states")(self.cfg), device, domain.pad_id or 0)
 
 
 def worker_device(device, engine: EngineConfig | None) -> str:
-    """The device a worker asks for: CUDA when its actor has GPUs (``--num-gpus``), else this process's kind."""
+    """CUDA when the worker's actor has GPUs, else this process's device kind."""
     if engine is not None and engine.num_gpus > 0:
         return "cuda"
     return str(getattr(device, "type", device))
@@ -52,8 +47,7 @@ def local_maker(make_shard: Callable, model, source, device, pad_id: int) -> Cal
 
 def write_shards(maker: ShardMaker, local_worker: Callable[[int], dict], shards: int, out: Path,
                  engine: EngineConfig | None, log=None):
-    """Write every missing ``shard_{i:05d}.safetensors`` of ``shards`` under ``out`` (atomically, by this
-    process, as each arrives); returns the engine's :class:`~mi_core.scale.engine.RunReport`."""
+    """Write every missing shard under ``out`` (atomically, by this process); the engine's ``RunReport``."""
     Path(out).mkdir(parents=True, exist_ok=True)
     tasks = [Task(i, i, shard_path(out, i)) for i in range(shards)]
     return run_tasks(tasks, maker, engine, save=lambda task, shard: save_shard(shard, task.path),

@@ -1,7 +1,4 @@
-"""The learning-rate schedule of the MDM trainers: warm-up, then cosine decay by steps or by time.
-
-Both functions read ``steps``, ``time_budget``, ``warmup`` and ``lr`` from the trainer's config.
-"""
+"""The learning-rate schedule of the MDM trainers: warm-up, then cosine decay by steps or by time."""
 
 from __future__ import annotations
 

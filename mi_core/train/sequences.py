@@ -1,14 +1,10 @@
-"""The MDM trainer's task for sequence domains (:mod:`mi_core.train.mdm`): the engine's sequence MDM
-(:class:`mi_core.models.mdm.SequenceMDM`) trained on a domain's clean sequences.
+"""The MDM trainer's task for sequence domains (:mod:`mi_core.train.mdm`): :class:`SequenceMDM` trained on a
+domain's clean sequences.
 
-A domain's task subclasses :class:`SequenceTask` and gives ``model_cls`` (its vocabulary), ``name``,
-``options`` (where its data are) and :meth:`SequenceTask.read_data` (training and validation sequences);
-the protein task reads a FASTA file, the tests' toy domain draws its own. Sequences longer than ``max_len``
-are cropped to a random window each time they are drawn; batches are length-sorted neighbours (little
-padding). Loss: plain mean cross-entropy over masked positions, mask ratio t ~ U(0, 1) per sequence, at
-least one position masked; positions that are masked in the clean data (unknown residues) are never
-scored. Validation: masked CE at seeded masks (t ~ U(0, 1)) and at a fixed 15% rate, with the perplexity
-exp(CE); the best weights are those with the lowest validation CE.
+Sequences longer than ``max_len`` are cropped to a random window each time they are drawn; batches are
+length-sorted neighbours. Loss: mean cross-entropy over masked positions, mask ratio t ~ U(0, 1) per
+sequence, at least one position masked; positions masked in the clean data (unknown residues) are never
+scored. Validation: masked CE at seeded masks and at a fixed 15% rate; the best weights have the lowest CE.
 """
 
 from __future__ import annotations
@@ -56,8 +52,7 @@ def crop(tokens: np.ndarray, max_len: int, rng: np.random.Generator | None) -> n
 
 
 def pad_batch(seqs: list[np.ndarray], pad_id: int, max_len: int, multiple: int = 16) -> torch.Tensor:
-    """``(B, n)`` with padding, ``n`` rounded up to a multiple (fewer distinct shapes: less allocator churn),
-    at most ``max_len``."""
+    """``(B, n)`` with padding, ``n`` rounded up to a multiple (fewer distinct shapes), at most ``max_len``."""
     longest = max(len(s) for s in seqs)
     n = max(longest, min(-(-longest // multiple) * multiple, max_len))
     out = np.full((len(seqs), n), pad_id, dtype=np.int64)
@@ -129,10 +124,8 @@ def evaluate(model: SequenceMDM, seqs: list[np.ndarray], device: torch.device, s
 
 
 class SequenceTask:
-    """Data, validation and the best-weights rule of a sequence domain's MDM for :func:`mi_core.train.mdm.train`.
-
-    A subclass sets ``name``, ``model_cls``, ``save`` and ``options`` and gives :meth:`read_data`; it may give
-    :meth:`fingerprint` (what ``--resume`` checks is the same data)."""
+    """A sequence domain's task for :func:`mi_core.train.mdm.train`: a subclass sets ``name``, ``model_cls``,
+    ``save`` and ``options``, gives :meth:`read_data` and may give :meth:`fingerprint` (checked on resume)."""
 
     name: str
     model_cls: type[SequenceMDM]
@@ -143,7 +136,7 @@ class SequenceTask:
     def __init__(self, model_cfg: SequenceMDMConfig, cfg: SequenceTrainConfig, device: torch.device, args: dict,
                  log=print):
         self.model_cfg, self.cfg, self.device, self.args = model_cfg, cfg, device, args
-        self.rng = np.random.default_rng(distributed.rank_seed(cfg.seed))  # under torchrun: each rank its own batches
+        self.rng = np.random.default_rng(distributed.rank_seed(cfg.seed))
         self.gen = torch.Generator().manual_seed(distributed.rank_seed(cfg.seed))
         train, val, self.data = self.read_data(args, cfg, log)
         self.val = val[: cfg.eval_sequences]

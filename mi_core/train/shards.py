@@ -1,6 +1,4 @@
-"""Estimator data on disk, shared by both domains: shards written atomically, the manifest that pins a
-run's config and model, and loading them back.
-"""
+"""Estimator data on disk: shards written atomically, the manifest that pins a run's config and model."""
 
 from __future__ import annotations
 
@@ -21,19 +19,14 @@ def shard_path(out: Path, index: int) -> Path:
 
 
 def save_shard(shard: dict[str, torch.Tensor], path: Path) -> None:
-    """Write atomically (a temporary file renamed into place), so a killed run never leaves half a shard."""
+    """Write atomically, so a killed run never leaves half a shard."""
     tmp = path.with_suffix(".tmp")
     save_file(shard, str(tmp))
     tmp.replace(path)
 
 
 def load_shards(path: str | Path) -> tuple[dict[str, torch.Tensor], dict]:
-    """All shards under ``path`` concatenated (``masked`` as bool), and the manifest with a ``summary``
-    (states, passes, probe seconds) added.
-
-    Raises:
-        FileNotFoundError: no manifest or no shard.
-    """
+    """All shards under ``path`` concatenated (``masked`` as bool), and the manifest with a ``summary``."""
     path = Path(path)
     if not (path / MANIFEST).is_file():
         raise FileNotFoundError(f"no estimator data at {path} (missing {MANIFEST})")
@@ -50,8 +43,7 @@ def load_shards(path: str | Path) -> tuple[dict[str, torch.Tensor], dict]:
 
 
 def summarise(data: dict[str, torch.Tensor], sources) -> dict:
-    """Counts and cost of a data set: states per source, masked cells, probe passes and seconds (and the
-    mean ``length`` of variable-length, padded states)."""
+    """Counts and cost of a data set: states per source, masked cells, probe passes and seconds."""
     counts = torch.bincount(data["source"], minlength=len(sources)).tolist()
     summary = {"states": len(data["tokens"]), "by_source": dict(zip(sources, counts)),
                "mean_masked": float(data["masked"].float().sum(1).mean()), "passes": int(data["passes"].sum()),
@@ -64,13 +56,7 @@ def summarise(data: dict[str, torch.Tensor], sources) -> dict:
 
 def write_manifest(out: Path, cfg, model_path: Path, model, command: str,
                    sources: tuple[str, ...], domain: str) -> dict:
-    """Create ``out/manifest.json`` or check that the one there describes the same run (``cfg``: a
-    dataclass; ``command``: the command line that writes exactly these shards; ``sources``: the kinds of
-    state drawn; ``domain``: the domain's command-line name).
-
-    Raises:
-        ValueError: the directory holds shards of another config or another model.
-    """
+    """Create ``out/manifest.json``, or check that the one there has the same config and model (ValueError)."""
     manifest = {"config": json.loads(json.dumps(asdict(cfg))), "sources": list(sources), "domain": domain,
                 "command": command,
                 "model": None if model_path is None else str(model_path),
