@@ -66,7 +66,7 @@ def grid_figure(domain, pz, m, cell, layer, scale, settle=None, steps=1, k=1, la
         title = f"the iteration each cell settles at (of {steps})"
     else:
         title = f"MI of {domain.cell_label(cell)} with every cell" if layer == "MI" else LAYERS.get(layer, layer)
-        title += f", iteration {k} of {steps}" if settle is not None else ""
+        title += f"<br>iteration {k} of {steps}" if settle is not None else ""  # one line was cut at 1024-1280 px
         title += " (MI of the last iteration)" if layer == "MI" and last_mi else ""
     # 430 px: two a row at 1440 px, the grid is about as wide as it is tall, so the colour bar is no taller
     return figures.grid_figure(digits, pz.givens, domain.geometry.box, hover=hover, selected=cell, title=title,
@@ -115,7 +115,7 @@ def grid_panel(domain, pz, m, cell, scale, steps=1):
     layers = list(LAYERS) + ([SETTLES] if steps > 1 else [])
     if st.session_state.get("layer") not in (None, *layers):
         st.session_state["layer"] = "MI"  # "settles at" of the recurrent model, after a switch to the default
-    top = st.columns([3, 2]) if steps > 1 else [st]
+    top = [st, st]  # the layer choice above the iteration slider: side by side, five layers were cut off
     layer = top[0].segmented_control("Layer", layers, key="layer", bind="query-params", default="MI",
                                      help="colour the grid by " + "; ".join(f"{k}: {v}" for k, v in LAYERS.items())
                                      + ("; settles at: the iteration from which the likeliest digit stays" if steps > 1
