@@ -48,7 +48,9 @@ save)
     mkdir -p "$tracked"
     cp "$run/model.ckpt" "$tracked/"
     for f in "$run"/model*.safetensors "$run"/model*.json; do [ -f "$f" ] && cp "$f" "$tracked/"; done
-    grep '^{' "$run/train.log" > "$tracked/curve.jsonl" || true
+    # the whole curve, every stretch of this phase, from the checkpoint (a new session's log holds its own only)
+    python3 -c 'import json, sys, torch; [print(json.dumps(p)) for p in json.loads(torch.load(sys.argv[1],
+        weights_only=True)["curve"])]' "$run/model.ckpt" > "$tracked/curve.jsonl"
     echo "saved to $tracked: commit it";;
 stop)
     pkill -f "train sudoku --out $run/model.safetensors" || true;;
