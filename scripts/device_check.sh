@@ -35,7 +35,7 @@ for f in "$PUZZLES" "$FASTA"; do
 done
 
 if [ "$SMALL" = "1" ]; then
-    T_TEST=300 T_BENCH=120 T_EVAL=120 T_SWEEP=180 T_SCALE=120
+    T_TEST=300 T_BENCH=120 T_EVAL=300 T_SWEEP=180 T_SCALE=120  # the recurrent default probes ~10 s a state on one busy CPU thread
     PROBE_ARGS=(--batch-sizes 4,16 --masked 3,5 --states 1 --min-seconds 0.05 --eps 0.05)
     EVAL_ARGS=(--states 3 --timing-states 2)
     EVAL_P_ARGS=(--states 2 --min-len 30 --max-len 40)
