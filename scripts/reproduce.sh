@@ -291,3 +291,27 @@ for f in sudoku_mi_estimator_recurrent sudoku_order_selector_recurrent sudoku_or
     cp runs/$f.safetensors runs/$f.json assets/; done
 python scripts/training_summary.py assets/sudoku_order_selector_recurrent.json \
     assets/sudoku_order_selector_recurrent_training.md --command "python -m mi_core train-order sudoku ..."
+# phase 1 of the chain ends at its budget (step 8,865): its weights become the default (2026-12-02); the dev sets,
+# paired against step 7,000, the step-7,000 estimator on them, and the selector on both (200 Kaggle puzzles, T=15)
+scripts/sudoku_chain.sh save   # then checkpoints/sudoku_chain/{model*,curve.jsonl} -> checkpoints/sudoku_chain/phase1/
+cp checkpoints/sudoku_chain/phase1/model.safetensors assets/sudoku_peer_recurrent.safetensors
+cp checkpoints/sudoku_chain/phase1/model.json assets/sudoku_peer_recurrent.json
+for set in kaggle_graded_dev.csv clue17_dev.txt top1465.txt; do
+    python -m mi_core bench sudoku --puzzles $DATA/$set --limit 500 --sampler sequential --threads 1 \
+        --model checkpoints/sudoku_chain/phase1/model.safetensors --json runs/${set%%.*}_step8865.json --force
+done  # copied to assets/benchmarks/sudoku_chain_{kaggle500,clue17_500,top1465_500}_step8865.json
+python scripts/studies/paired_bench.py runs/kaggle_graded_dev_step8865.json \
+    assets/benchmarks/sudoku_chain_kaggle500_step7000.json $DATA/kaggle_graded_dev.csv \
+    assets/benchmarks/sudoku_chain_paired_step8865.json
+python -m mi_core eval-estimator sudoku --puzzles "$DATA/kaggle_graded_dev.csv" --states 60 --threads 1 \
+    --model checkpoints/sudoku_chain/phase1/model.safetensors --estimator assets/sudoku_mi_estimator_recurrent.safetensors \
+    --json assets/benchmarks/eval_estimator_recurrent_step8865.json --force
+git show 5683ec9:assets/sudoku_peer_recurrent.safetensors > runs/step7000.safetensors  # the step-7,000 default
+git show 5683ec9:assets/sudoku_peer_recurrent.json > runs/step7000.json
+for m in assets/sudoku_peer_recurrent runs/step7000; do
+    python -m mi_core bench sudoku --puzzles $DATA/kaggle_graded_dev.csv --limit 200 --sampler learned --threads 1 \
+        --set selector=assets/sudoku_order_selector_recurrent.safetensors --set steps=15 --model $m.safetensors \
+        --json runs/learned15_$(basename $m).json --force
+done  # assets/benchmarks/sudoku_learned15_kaggle200_step8865_vs_7000.json
+# phase 2: checkpoints/sudoku_chain/options (--init phase1/model.safetensors, lr 5e-4, 8 CPU-hours), phase = 2
+scripts/sudoku_chain.sh start
