@@ -81,7 +81,7 @@ trap "exit 143" TERM INT  # a kill at the time limit still collects
 # the pool first, once, on every CPU: the runs below read the same cached file
 python3 - "$POOL_PUZZLES" "$MAX_HARDEN" <<'PY'
 import os, sys, time
-from mi_core.domains.sudoku.data import load_or_build_pools
+from mi_core.domains.sudoku.pool import load_or_build_pools
 from mi_core.domains.sudoku.train import TrainConfig
 t0 = time.time()
 spec = TrainConfig(puzzle_pool=int(sys.argv[1]), max_harden=int(sys.argv[2])).pool_spec()

@@ -24,7 +24,7 @@ from mi_core.train.mdm import EMA, optimizer
 
 ROOT = Path(__file__).resolve().parents[1]
 SUDOKU_FILES = ["assets/sudoku_mdm.safetensors", "assets/sudoku_mdm_hard.safetensors",
-                "checkpoints/sudoku_chain/model.safetensors"]
+                "checkpoints/sudoku_chain/phase1/model.safetensors"]
 CHAIN_CKPT = ROOT / "checkpoints/sudoku_chain/model.ckpt"
 
 

@@ -59,3 +59,18 @@ def test_hard_data_candidate_loads_with_its_summary():
     meta = json.loads(path.with_suffix(".json").read_text())
     assert model.cfg.n_layers == 8 and meta["params"] == sum(p.numel() for p in model.parameters())
     assert any("val_accuracy" in point for point in meta["curve"])
+
+
+def test_the_default_model_finds_its_shipped_estimator_and_an_other_model_is_refused(tmp_path):
+    import pytest
+
+    from mi_core.mi.estimator import EstimatorInputError, check_trained_on, shipped_estimator_for
+    from mi_core.models.loading import load_model
+
+    estimator = Path("assets/sudoku_mi_estimator_recurrent.safetensors")
+    model = load_model("assets/sudoku_peer_recurrent.safetensors", domain="sudoku")
+    assert shipped_estimator_for(model) == estimator.resolve()
+    check_trained_on(model, estimator)  # admitted by its measured "checked_on" record, not refused
+    other = load_model(str(SHIPPED), domain="sudoku")
+    with pytest.raises(EstimatorInputError, match="was trained on"):
+        check_trained_on(other, estimator)

@@ -251,7 +251,7 @@ def shipped_estimator_for(model, root: Path | None = None) -> Path:
     sha = file_sha256(path)
     assets = (root or Path(__file__).resolve().parents[2]) / "assets"
     for candidate in sorted(assets.glob("*mi_estimator*.safetensors")):
-        if load_estimator_meta(candidate).get("mdm_sha256") == sha:
+        if sha in model_shas(load_estimator_meta(candidate)):
             return candidate
     raise EstimatorInputError(f"no shipped MI estimator was trained on {path}: give estimator=PATH "
                               "(python -m mi_core train-estimator makes one)")
@@ -261,12 +261,18 @@ def check_trained_on(model, estimator_path: str | Path) -> None:
     """Raise EstimatorInputError when the estimator's JSON names the sha256 of another weights file than the
     model's: another model of the same size passes the shape check but gives wrong MI."""
     meta = load_estimator_meta(estimator_path)
-    want, path = meta.get("mdm_sha256"), getattr(model, "weights_path", None)
-    if want and path is not None and Path(path).is_file() and file_sha256(path) != want:
+    want, path = model_shas(meta), getattr(model, "weights_path", None)
+    if want and path is not None and Path(path).is_file() and file_sha256(path) not in want:
         trained = meta.get("mdm", "another model")
         raise EstimatorInputError(f"the estimator {estimator_path} was trained on {trained}, not on {path}: "
                                   "use an estimator trained on this model (estimator=PATH, or leave it unset "
                                   "for the shipped one)")
+
+
+def model_shas(meta: dict) -> set[str]:
+    """The sha256 of the weights an estimator was trained on, and of those it was measured to serve as well
+    (``checked_on``: a later checkpoint of the same run, with the fidelity figure that admitted it)."""
+    return {sha for sha in (meta.get("mdm_sha256"), *(c["sha256"] for c in meta.get("checked_on", []))) if sha}
 
 
 def load_estimator_meta(path: str | Path) -> dict:

@@ -192,7 +192,8 @@ class SequenceMDMConfig:
 
 class SequenceMDM(TransformerMDM):
     """The MDM over sequences of any length up to ``max_len`` (rotary positions, padding excluded from
-    attention); a subclass names the vocabulary (:attr:`values`, :attr:`mask_id`, :attr:`pad_id`)."""
+    attention): token ids ``(B, L)`` -> ``MDMOutput(logits (B, L, n_values), hidden (B, L, D))``. A subclass
+    names the vocabulary (:attr:`values`, :attr:`mask_id`, :attr:`pad_id`; token ``v + 1`` is value ``v``)."""
 
     values: ClassVar[int]
     mask_id: ClassVar[int] = 0
