@@ -59,5 +59,6 @@ def add_cdr_marks(fig: go.Figure, spans: list[tuple[str, int, int]], *, lo: int 
             fig.add_shape(type="rect", xref=xref, yref=yref, x0=x0, x1=x1, y0=x0, y1=x1, name=tag,
                           line={"color": color(name, 0.9), "width": 1.5, "dash": "dot"}, layer="above")
     if drawn:  # room for the bands' names between the plot and the title
-        fig.update_layout(margin={"t": max(72, (fig.layout.margin.t or 0) + 24)})
+        lines = str(fig.layout.title.text or "").count("<br>")  # plotly centres the title in the top margin
+        fig.update_layout(margin={"t": max(72, (fig.layout.margin.t or 0) + 24 + 20 * lines)})
     return fig
