@@ -68,11 +68,16 @@ def _cell_boxes(cells: np.ndarray, n: int, color: str, width: float, dash: str =
     return shapes
 
 
+def extra_title_room(title: str | None) -> int:
+    """Pixels of top margin a title needs beyond its first line (plotly centres the title in the margin)."""
+    return 22 * str(title or "").count("<br>")
+
+
 def _square_layout(fig: go.Figure, n: int, title: str, height: int) -> None:
     axis = {"range": [-0.55, n - 0.45], "showgrid": False, "zeroline": False, "showticklabels": False, "ticks": "",
                 "fixedrange": True}
-    top = 50 + 22 * title.count("<br>")  # room for every line of the title above the grid
-    fig.update_layout(title={"text": title, "x": 0.02}, height=height, margin={"l": 10, "r": 10, "t": top, "b": 10},
+    fig.update_layout(title={"text": title, "x": 0.02}, height=height,
+                      margin={"l": 10, "r": 10, "t": 50 + extra_title_room(title), "b": 10},
                       xaxis=dict(axis, constrain="domain"), yaxis=dict(axis, autorange=False, range=[n - 0.45, -0.55],
                                                                     scaleanchor="x", scaleratio=1),
                       plot_bgcolor="white", font=FONT, showlegend=False, dragmode=False, clickmode="event+select")

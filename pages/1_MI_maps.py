@@ -115,14 +115,14 @@ def grid_panel(domain, pz, m, cell, scale, steps=1):
     layers = list(LAYERS) + ([SETTLES] if steps > 1 else [])
     if st.session_state.get("layer") not in (None, *layers):
         st.session_state["layer"] = "MI"  # "settles at" of the recurrent model, after a switch to the default
-    top = [st, st]  # the layer choice above the iteration slider: side by side, five layers were cut off
-    layer = top[0].segmented_control("Layer", layers, key="layer", bind="query-params", default="MI",
+    # the layer choice above the iteration slider: side by side, five layers were cut off at 1024-1280 px
+    layer = st.segmented_control("Layer", layers, key="layer", bind="query-params", default="MI",
                                      help="colour the grid by " + "; ".join(f"{k}: {v}" for k, v in LAYERS.items())
                                      + ("; settles at: the iteration from which the likeliest digit stays" if steps > 1
                                         else "")) or "MI"
     settle, note, last_mi = None, None, False
     if steps > 1:
-        m, settle, note, last_mi = iteration_map(domain, pz, m, steps, top[1])
+        m, settle, note, last_mi = iteration_map(domain, pz, m, steps, st)
     k = st.session_state.get("iter", steps) if steps > 1 else 1
     key = ("maps grid", domain.key, pz.text, support.version(domain), m.source, cell, layer, scale, k,
            note or "", settle is not None)

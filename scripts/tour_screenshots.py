@@ -23,14 +23,14 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage
          "--disable-component-update", "--no-first-run", "--disable-sync", "--disable-quic"]
 READY = '[data-testid="stApp"][data-test-connection-state="CONNECTED"][data-test-script-state="notRunning"]'
 HARD = "preset=hard+%C2%B7+26+clues"
-# (file name, link, a button to click first or None, page height to capture)
+# (file name, link, page height to capture)
 VIEWS = [
-    ("tour_mi_maps", f"MI_maps?{HARD}&cell=r5c4", None, 900),
-    ("tour_exact", f"Exact_vs_estimated?{HARD}", None, 1100),
-    ("tour_decoding", f"Decoding?{HARD}&step=4", None, 1500),
-    ("tour_whatif", f"What_if?{HARD}&cell=r5c4", None, 1100),
-    ("tour_benchmarks", "Benchmarks", None, 1000),
-    ("tour_antibody", "MI_maps?domain=antibody", None, 1100),
+    ("tour_mi_maps", f"MI_maps?{HARD}&cell=r5c4", 900),
+    ("tour_exact", f"Exact_vs_estimated?{HARD}", 1100),
+    ("tour_decoding", f"Decoding?{HARD}&step=4", 1500),
+    ("tour_whatif", f"What_if?{HARD}&cell=r5c4", 1100),
+    ("tour_benchmarks", "Benchmarks", 1000),
+    ("tour_antibody", "MI_maps?domain=antibody", 1100),
 ]
 
 
@@ -67,13 +67,10 @@ def wait_ready(page) -> None:
     page.wait_for_timeout(2000)  # plotly draws after the script has finished
 
 
-def capture(browser, url: str, path: Path, width: int, height: int, click: str | None) -> None:
+def capture(browser, url: str, path: Path, width: int, height: int) -> None:
     page = browser.new_page(viewport={"width": width, "height": height})
     page.goto(url)
     wait_ready(page)
-    if click:
-        page.get_by_role("button", name=click).first.click()
-        wait_ready(page)
     if page.locator('[data-testid="stException"]').count():
         raise SystemExit(f"error: {url} shows an exception")
     page.screenshot(path=str(path))
@@ -96,9 +93,9 @@ def main() -> None:
     try:
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=exe, args=FLAGS)
-            for name, link, click, height in VIEWS:
+            for name, link, height in VIEWS:
                 path = args.out / f"{name}.png"
-                capture(browser, f"http://127.0.0.1:{port}/{link}", path, args.width, height, click)
+                capture(browser, f"http://127.0.0.1:{port}/{link}", path, args.width, height)
                 print(path)
             browser.close()
     finally:
