@@ -56,11 +56,11 @@ def puzzles(name: str, lo: int, hi: int):
 def run(model, records, sampler: str, params: dict, extra: dict) -> dict:
     strategy = make_strategy(sampler, **params)
     for key, value in extra.items():
-        if hasattr(strategy, key):
+        if key != "bf16" and hasattr(strategy, key):
             setattr(strategy, key, value)
     templates = [np.asarray(parse_grid(r.puzzle, None)) for r in records]
     metric = SolvedMetric([parse_grid(s, None) for s in solutions_for(records)])
-    result, gen = decode.evaluate(model, templates, strategy, metric, batch_size=256, bf16=True, device=model.device)
+    result, gen = decode.evaluate(model, templates, strategy, metric, batch_size=256, bf16=extra["bf16"], device=model.device)
     solved = [r[1] for r in metric.rows]
     return {"sampler": sampler, "params": params, "accuracy": result["accuracy"], "mean_passes": result["mean_passes"],
             "se": se(result["accuracy"], len(solved)), "solved": solved, "seconds": gen.seconds}
@@ -107,14 +107,16 @@ def main() -> int:
     p.add_argument("--json", type=Path, required=True)
     p.add_argument("--markdown", type=Path, default=None)
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--bf16", action="store_true", help="bf16 autocast (only on CPUs with AMX or a GPU; emulated and "
+                   "much slower on AVX2 CPUs)")
     p.add_argument("--merge", action="store_true", help="keep the answers already in --json for the questions not run")
     args = p.parse_args()
     torch.set_num_threads(args.threads)
     model = load_sudoku_mdm(args.model)
-    extra = {"estimator": str(args.estimator)}
+    extra = {"estimator": str(args.estimator), "bf16": args.bf16}
     out = {"command": "PYTHONPATH=. python " + shlex.join(sys.argv), "model": str(args.model),
            "estimator": str(args.estimator), "selector": str(args.selector) if args.selector else None,
-           "score": args.score, "tune": args.tune, "sets": {}}
+           "score": args.score, "tune": args.tune, "bf16": args.bf16, "sets": {}}
     old = json.loads(args.json.read_text()) if args.merge and args.json.is_file() else {"sets": {}}
     start = time.time()
     for name in args.sets.split(","):
@@ -168,10 +170,11 @@ def pct(x: float, s: float) -> str:
 
 
 def markdown(out: dict) -> str:
-    lines = [f"### Three questions on the hard-data model (`{Path(out['model']).name}`)", "",
+    precision = "bf16" if out.get("bf16", True) else "fp32"  # runs before the flag were all bf16
+    lines = [f"### Three questions on `{Path(out['model']).name}`", "",
              f"`{out['command']}`", "",
              f"Scored on the first {out['score']} puzzles of each set; every setting chosen on the next {out['tune']} "
-             "(Kaggle: of the same level). bf16 forward passes, one CPU thread. ± is one standard error; "
+             f"(Kaggle: of the same level). {precision} forward passes, one CPU thread. ± is one standard error; "
              "differences are paired (the same puzzles both ways).", "",
              "**1. MI-guided decoding at 1/5 of sequential's passes** (the best setting within that budget on the "
              "tuning puzzles):", "",
