@@ -12,6 +12,14 @@ worst case (1 + 50 x 9 = 451 passes). The head is the shipped estimator where wi
 otherwise: its cost does not depend on its weights.
 
     PYTHONPATH=. python scripts/studies/arch_budget.py --json assets/benchmarks/arch_budget.json --markdown BENCHMARKS.md
+
+A weight-tied recurrent model (``loops`` > 1, e.g. the peer-recurrent default) is timed instead at each of
+``--iterations`` iterations per pass with its trained weights (the app's inference setting), and the
+report's section is ``arch-budget-recurrent``:
+
+    PYTHONPATH=. python scripts/studies/arch_budget.py --model assets/sudoku_peer_recurrent.safetensors \
+        --estimator assets/sudoku_mi_estimator_recurrent.safetensors --iterations 8,12,16,24,32 \
+        --json assets/benchmarks/arch_budget_recurrent.json --markdown BENCHMARKS.md
 """
 
 from __future__ import annotations
@@ -38,7 +46,7 @@ from mi_lens_app.core import run_estimator, run_probe
 
 SECTION = "arch-budget"
 EPS = (1e-3, 1e-4)  # the app's pruning for Sudoku (Domain.fallback_eps, the slider's default), and a stricter one
-LIMIT_MAP, LIMIT_PROBE = 1.0, 5.0
+LIMIT_MAP, LIMIT_PROBE, LIMIT_STEP = 1.0, 5.0, 0.3
 # (name, layers, loops, d_model): the default, looped variants of it, deeper and wider stacks
 SHAPES = [("8x1 d128", 8, 1, 128), ("8x2 d128", 8, 2, 128), ("8x3 d128", 8, 3, 128), ("12x1 d128", 12, 1, 128),
           ("16x1 d128", 16, 1, 128), ("8x1 d192", 8, 1, 192), ("8x1 d256", 8, 1, 256)]
@@ -65,6 +73,10 @@ def fifty_blank_states(path: Path, count: int, seed: int = 0) -> list[torch.Tens
 def model_for(shape: tuple, trained: SudokuMDM) -> tuple[SudokuMDM, str]:
     _, layers, loops, width = shape
     cfg = trained.cfg
+    if cfg.loops > 1:  # a recurrent model: its trained weights at another number of iterations per pass
+        model = copy_of(trained)
+        model.iterations = loops
+        return model, "trained" if loops == cfg.loops else f"trained at {cfg.loops}, run at {loops}"
     if (layers, width) == (cfg.n_layers, cfg.d_model):
         model = SudokuMDM(replace(cfg, loops=loops))
         model.load_state_dict(trained.state_dict())
@@ -72,6 +84,20 @@ def model_for(shape: tuple, trained: SudokuMDM) -> tuple[SudokuMDM, str]:
     torch.manual_seed(0)
     heads = max(4, width // 32)
     return SudokuMDM(SudokuMDMConfig(d_model=width, n_layers=layers, n_heads=heads, d_ff=4 * width, loops=loops)).eval(), "random"
+
+
+def copy_of(trained: SudokuMDM) -> SudokuMDM:
+    model = SudokuMDM(trained.cfg)
+    model.load_state_dict(trained.state_dict())
+    return model.eval()
+
+
+def shapes_for(args, cfg) -> list[tuple]:
+    """The candidate shapes: the table's for a single-pass model, else the trained one at each ``--iterations``."""
+    if cfg.loops == 1:
+        return [s for s in SHAPES if not args.shapes or s[0] in args.shapes]
+    name = f"{cfg.n_layers}x{{}} d{cfg.d_model} {cfg.attention}"
+    return [(name.format(t), cfg.n_layers, t, cfg.d_model) for t in args.iterations]
 
 
 def head_for(width: int, shipped: MIEstimator) -> MIEstimator:
@@ -98,7 +124,7 @@ def measure(args) -> dict:
     shipped = load_estimator(args.estimator)
     states = fifty_blank_states(args.puzzles, args.states)
     rows, reference = [], None
-    for shape in [s for s in SHAPES if not args.shapes or s[0] in args.shapes]:
+    for shape in shapes_for(args, trained.cfg):
         model, weights = model_for(shape, trained)
         head = head_for(shape[3], shipped)
         maps = [t for tokens in states for t in timed(lambda: run_estimator(model, head, tokens), args.repeats)]
@@ -118,27 +144,35 @@ def measure(args) -> dict:
         probe = row[f"probe_{EPS[0]:g}"]
         if random_weights and reference:  # the time at the passes the trained model needed
             probe["s_estimate"] = probe["s_per_pass"] * reference["passes_max"]
-        elif shape[2] == 1:
+        elif shape[2] == 1 or weights == "trained":
             reference = reference or probe
         seconds = probe.get("s_estimate", probe["s_max"])
-        row["fits"] = row["map_s_max"] <= LIMIT_MAP and seconds <= LIMIT_PROBE
+        limit_map = LIMIT_STEP if trained.cfg.loops > 1 else LIMIT_MAP  # the map's pass is also a decoding step
+        row["fits"] = row["map_s_max"] <= limit_map and seconds <= LIMIT_PROBE
         rows.append(row)
         print(json.dumps(row), flush=True)
     return {"rows": rows, "states": len(states), "eps": list(EPS), "threads": 1,
             "machine": f"{platform.machine()}, torch {torch.__version__}",
             "cpu_flags": " ".join(sorted((cpu_flags() or set()) & {"avx2", "avx512f", "avx512_bf16", "amx_bf16"})) or "unknown", "model": str(args.model), "estimator": str(args.estimator),
+            "recurrent": trained.cfg.loops > 1, "trained_iterations": trained.cfg.loops,
             "command": "python scripts/studies/arch_budget.py " + " ".join(sys.argv[1:])}
 
 
 def markdown(res: dict) -> str:
-    lines = ["## Which model shapes the CPU app can afford (`scripts/studies/arch_budget.py`)", "",
-             f"`{res['command']}`", "",
+    if res.get("recurrent"):
+        title = f"## Iterations per pass the CPU app can afford with `{Path(res['model']).name}` (`scripts/studies/arch_budget.py`)"
+        note = (f"The trained weights (trained at {res['trained_iterations']} iterations) run at each count; a "
+                "decoding step is the MI map's work (one model pass, plus the head for MI-guided decoding), limit {LIMIT_STEP:g} s.")
+    else:
+        title, note = "## Which model shapes the CPU app can afford (`scripts/studies/arch_budget.py`)", (
+            "Shapes with random weights prune almost nothing (451 passes), so they were probed on 2 states at one eps, "
+            "and their row's verdict uses an estimate: their seconds per pass times the most passes the trained 8x1 "
+            "model needed.")
+    lines = [title, "", f"`{res['command']}`", "",
              f"One torch thread; CPU flags: {res['cpu_flags']}. {res['states']} Kaggle Hard puzzles brought to 50 "
              f"blanks; MI map = one model pass + the estimator head (limit {LIMIT_MAP:g} s); probe = the pruned exact "
              f"probe at the app's eps {EPS[0]:g} (limit {LIMIT_PROBE:g} s) and at {EPS[1]:g}: median / max seconds over the "
-             "states (median passes). Shapes with random weights prune almost nothing (451 passes), so they were probed "
-             "on 2 states at one eps, and their row's verdict uses an estimate: their seconds per pass times the most "
-             "passes the trained 8x1 model needed.", "",
+             "states (median passes). " + note, "",
              f"| shape | weights | params | MI map | probe, eps {EPS[0]:g} | probe, eps {EPS[1]:g} | ms per pass | within limits |",
              "|---|---|---|---|---|---|---|---|"]
     for r in res["rows"]:
@@ -164,13 +198,15 @@ def main(argv=None) -> None:
     p.add_argument("--repeats", type=int, default=3, help="timed MI maps per state")
     p.add_argument("--shapes", nargs="*", default=None,
                    help="only these shapes, named as in the table, e.g. '8x2 d128' (quoted; default: all)")
+    p.add_argument("--iterations", type=lambda v: [int(t) for t in v.split(",")], default=[8, 12, 16, 24, 32],
+                   help="a recurrent model's iterations per pass to time, comma-separated (default 8,12,16,24,32)")
     p.add_argument("--json", type=Path, required=True)
     p.add_argument("--markdown", type=Path, default=None, help="write the section into this report file")
     args = p.parse_args(argv)
     res = measure(args)
     atomic_write_json(args.json, res)
     if args.markdown:
-        update_section(SECTION, markdown(res), args.markdown)
+        update_section(SECTION + "-recurrent" if res["recurrent"] else SECTION, markdown(res), args.markdown)
 
 
 if __name__ == "__main__":
