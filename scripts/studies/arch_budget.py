@@ -162,7 +162,7 @@ def markdown(res: dict) -> str:
     if res.get("recurrent"):
         title = f"## Iterations per pass the CPU app can afford with `{Path(res['model']).name}` (`scripts/studies/arch_budget.py`)"
         note = (f"The trained weights (trained at {res['trained_iterations']} iterations) run at each count; a "
-                "decoding step is the MI map's work (one model pass, plus the head for MI-guided decoding), limit {LIMIT_STEP:g} s.")
+                f"decoding step is the MI map's work (one model pass, plus the head for MI-guided decoding), limit {LIMIT_STEP:g} s.")
     else:
         title, note = "## Which model shapes the CPU app can afford (`scripts/studies/arch_budget.py`)", (
             "Shapes with random weights prune almost nothing (451 passes), so they were probed on 2 states at one eps, "
