@@ -179,9 +179,11 @@ STEP_SHOWN = """(k) => {
 }"""
 
 
-# true once the MI maps grid's title names the layer ``arg`` ("entropy", or "MI of r1c2 with every cell")
+# true once the MI maps grid's title names the layer ``arg`` ("entropy", or "MI of r1c2 with every cell"), on
+# its first line (a recurrent model's title goes on with "iteration k of T" on a second)
 LAYER_SHOWN = """(layer) => [...document.querySelectorAll('[data-testid="stPlotlyChart"] .gtitle')].some(
-  t => layer === 'MI' ? /^MI of .* with every cell$/.test(t.textContent) : t.textContent === layer)"""
+  t => layer === 'MI' ? /^MI of .* with every cell/.test(t.textContent)
+                      : t.textContent === layer || t.textContent.startsWith(layer + 'iteration '))"""
 
 
 # true once a chart of the MI maps page has drawn: a plotly title other than the landing page's 4x4 teaser
