@@ -2,6 +2,7 @@
 shards against the exact probe, a short training run that learns, the CLIs, and the shipped weights."""
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -380,7 +381,9 @@ def test_train_config_and_variants_validation():
     assert [(v.loss, v.bound, v.positions) for v in variants] == [("log", True, True), ("mse", False, True),
                                                                   ("sqrt", False, False)]
     assert [str(v) for v in variants] == ["log:bound", "mse:free", "sqrt:free:nopos"]
-    for bad in ("log:maybe", "l1:free", "log:free:pos", "log"):
+    (rules,) = parse_variants("log:free:nopos:rules")
+    assert (rules.rules, rules.positions, str(rules)) == (True, False, "log:free:nopos:rules")
+    for bad in ("log:maybe", "l1:free", "log:free:pos", "log", "log:free:rules:rules"):
         with pytest.raises(ValueError, match="a variant is LOSS:bound or LOSS:free"):
             parse_variants(bad)
     with pytest.raises(ValueError, match="unknown loss 'huber'"):
@@ -413,6 +416,27 @@ def test_train_estimator_cli(tiny_data, tmp_path):
     text = "\n".join(training_markdown(training_summary(load_estimator_meta(weights))))
     assert "Training data: 5 states" in text and "make-estimator-data sudoku" in text and "--variants" in text
     assert "| log:bound |" in text and "| mse:free:nopos |" in text and f"kept: **{meta['chosen']}**" in text
+
+
+def test_rules_feature_is_trained_saved_and_read(tiny_data, tmp_path, small_cfg):
+    """A ``:rules`` variant gets the domain's table (Sudoku: the 20 peers of each cell), keeps it through save and
+    load, and its prediction depends on it; it needs a fixed length."""
+    out, _, _, _ = tiny_data
+    weights = tmp_path / "est.safetensors"
+    assert cli_main(["train-estimator", "--data", str(out), "--out", str(weights), "--steps", "4", "--batch", "2",
+                     "--eval-every", "2", "--val-frac", "0.4", "--variants", "log:free:rules"]) == 0
+    est = load_estimator(weights)
+    assert est.cfg.rules and est.rule_pairs.shape == (81, 81)
+    assert est.rule_pairs.sum() == 81 * 20 and est.rule_pairs[0, 1] == 1 and est.rule_pairs[0, 40] == 0
+    est = randomised(replace(small_cfg, rules=True, bound=False))  # unbounded: a saturated sigmoid hides it
+    inputs = random_inputs()
+    before = est(*inputs)
+    with torch.no_grad():
+        est.rule_pairs[0, 1] = est.rule_pairs[1, 0] = 1.0
+    after = est(*inputs)
+    assert not torch.allclose(before[:, 0, 1], after[:, 0, 1]) and torch.allclose(before[:, 2:, 2:], after[:, 2:, 2:])
+    with pytest.raises(ValueError, match="rules needs a fixed length"):
+        EstimatorConfig(d_in=8, n_values=5, rules=True)
 
 
 def test_estimate_and_eval_cli(tmp_path, tiny_mdm, tiny_estimator, capsys):

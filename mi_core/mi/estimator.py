@@ -3,7 +3,8 @@
 Each position gets ``z_i`` from ``[LayerNorm(h_i), p_i, log p_i, H_i, log H_i, e_i]`` (``e_i``: a learned
 position embedding, for fixed-length domains, since which positions share a constraint drives the MI).
 Each pair gets ``[z_i * z_j, z_i + z_j, o_ij, min(H_i, H_j), max(H_i, H_j)]`` plus the logs of the last
-three (``o_ij = sum_v p_i(v) p_j(v)``) and optionally an embedding of the bucketed separation ``|i - j|``;
+three (``o_ij = sum_v p_i(v) p_j(v)``), optionally an embedding of the bucketed separation ``|i - j|`` and
+optionally ``r_ij``, 1 where the domain's rules tie the two positions (``Domain.rules``, e.g. Sudoku peers);
 an MLP maps it to ``s_ij`` and ``MI(i, j) = sigmoid(s_ij) * min(H_i, H_j)`` (``bound``) or ``softplus(s_ij)``.
 Only masked x masked pairs ``i < j`` are computed and mirrored: symmetric, >= 0, 0 on givens and the diagonal.
 """
@@ -37,7 +38,8 @@ class EstimatorConfig:
     """``d_in``: the MDM's hidden size D; ``n_values``: V; ``n_positions``: N for position embeddings of size
     ``d_pos`` (0: none, any N); ``d_node``, ``d_pair``: MLP widths; ``d_proj``: size of ``z_i``; ``init_bias``:
     the output logit's start (exact MI is often 1e-4 to 1e-3 nats); ``rel_buckets``: separation buckets of
-    size ``d_rel`` (0: none)."""
+    size ``d_rel`` (0: none); ``rules``: the pair feature ``r_ij`` (fixed-length domains; the ``(N, N)`` table is a
+    buffer saved with the weights)."""
 
     d_in: int
     n_values: int
@@ -50,6 +52,7 @@ class EstimatorConfig:
     init_bias: float = option(-6.0, range=(-100, 100))
     rel_buckets: int = option(0, range=(0, 4096))
     d_rel: int = option(16, range=(1, 8192))
+    rules: bool = option(False, negatable=True)
 
     def __post_init__(self):
         for name in ("d_in", "n_values", "d_node", "d_proj", "d_pair"):
@@ -60,6 +63,8 @@ class EstimatorConfig:
                 raise ValueError(f"EstimatorConfig.{name} must be an integer >= 0, got {getattr(self, name)!r}")
         if self.n_values < 2:
             raise ValueError(f"EstimatorConfig.n_values must be >= 2, got {self.n_values}")
+        if self.rules and self.n_positions < 1:
+            raise ValueError("EstimatorConfig.rules needs a fixed length (n_positions >= 1)")
 
     @property
     def uses_positions(self) -> bool:
@@ -95,10 +100,12 @@ class MIEstimator(nn.Module):
         self.pos = nn.Parameter(torch.randn(cfg.n_positions, d_pos)) if d_pos else None
         d_rel = cfg.d_rel if cfg.uses_separation else 0
         self.rel = nn.Embedding(cfg.rel_buckets, d_rel) if d_rel else None
+        if cfg.rules:  # filled by the trainer from Domain.rules, then saved and loaded with the weights
+            self.register_buffer("rule_pairs", torch.zeros(cfg.n_positions, cfg.n_positions))
         self.norm = nn.LayerNorm(cfg.d_in)
         self.node = nn.Sequential(nn.Linear(cfg.d_in + 2 * cfg.n_values + 2 + d_pos, cfg.d_node), nn.GELU(),
                                   nn.Linear(cfg.d_node, cfg.d_proj))
-        self.pair = nn.Sequential(nn.Linear(2 * cfg.d_proj + 6 + d_rel, cfg.d_pair), nn.GELU(),
+        self.pair = nn.Sequential(nn.Linear(2 * cfg.d_proj + 6 + d_rel + cfg.rules, cfg.d_pair), nn.GELU(),
                                   nn.Linear(cfg.d_pair, cfg.d_pair), nn.GELU(), nn.Linear(cfg.d_pair, 1))
         nn.init.zeros_(self.pair[-1].weight)
         nn.init.constant_(self.pair[-1].bias, cfg.init_bias)
@@ -124,6 +131,8 @@ class MIEstimator(nn.Module):
         parts = [zi * zj, zi + zj, scalars]
         if self.rel is not None:  # symmetric in (i, j): the separation's bucket
             parts.append(self.rel(separation_bucket((i - j).abs(), self.cfg.rel_buckets)))
+        if self.cfg.rules:
+            parts.append(self.rule_pairs[i, j][:, None])
         s = self.pair(torch.cat(parts, -1)).squeeze(-1)
         return torch.sigmoid(s) * h_min if self.cfg.bound else F.softplus(s)  # MI(i, j) <= min(H_i, H_j)
 
@@ -150,7 +159,7 @@ def check_inputs(cfg: EstimatorConfig, hidden, probs, entropy, masked) -> None:
     if hidden.dim() != 3 or hidden.shape[-1] != cfg.d_in:
         raise EstimatorInputError(f"hidden must be (B, N, {cfg.d_in}), got {tuple(hidden.shape)}")
     b, n = hidden.shape[:2]
-    if cfg.uses_positions and n != cfg.n_positions:
+    if (cfg.uses_positions or cfg.rules) and n != cfg.n_positions:
         raise EstimatorInputError(f"this estimator reads sequences of {cfg.n_positions} positions, got {n}")
     if tuple(probs.shape) != (b, n, cfg.n_values):
         raise EstimatorInputError(f"probs must be ({b}, {n}, {cfg.n_values}), got {tuple(probs.shape)}")

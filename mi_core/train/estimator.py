@@ -21,6 +21,7 @@ import numpy as np
 import torch
 
 from mi_core.device import pick_device
+from mi_core.domain import get_domain
 from mi_core.io import check_output, default_run_path, display_path
 from mi_core.mi.estimator import LOSSES, EstimatorConfig, MIEstimator, estimator_loss, save_estimator
 from mi_core.mi.fidelity import fidelity
@@ -67,21 +68,22 @@ class Variant:
     bound: bool
     positions: bool = True
     separation: bool = True
+    rules: bool = False
 
     @classmethod
     def parse(cls, item: str) -> Variant:
-        """``"log:bound"``, ``"mse:free"``, ``"log:free:nopos"``, ``"log:free:nosep"`` -> Variant."""
+        """``"log:bound"``, ``"mse:free"``, ``"log:free:nopos"``, ``"log:free:nosep"``, ``"log:free:rules"`` -> Variant."""
         parts = item.strip().split(":")
         flags = parts[2:]
         if len(parts) < 2 or parts[0] not in LOSSES or parts[1] not in ("bound", "free") or (
-                not set(flags) <= {"nopos", "nosep"} or len(set(flags)) != len(flags)):
-            raise ValueError(f"a variant is LOSS:bound or LOSS:free, optionally with :nopos and/or :nosep, with "
-                             f"LOSS in {', '.join(LOSSES)}; got {item!r}")
-        return cls(parts[0], parts[1] == "bound", "nopos" not in flags, "nosep" not in flags)
+                not set(flags) <= {"nopos", "nosep", "rules"} or len(set(flags)) != len(flags)):
+            raise ValueError(f"a variant is LOSS:bound or LOSS:free, optionally with :nopos, :nosep and/or :rules, "
+                             f"with LOSS in {', '.join(LOSSES)}; got {item!r}")
+        return cls(parts[0], parts[1] == "bound", "nopos" not in flags, "nosep" not in flags, "rules" in flags)
 
     def __str__(self) -> str:
         return (f"{self.loss}:{'bound' if self.bound else 'free'}" + ("" if self.positions else ":nopos")
-                + ("" if self.separation else ":nosep"))
+                + ("" if self.separation else ":nosep") + (":rules" if self.rules else ""))
 
 
 def parse_variants(text: str) -> list[Variant]:
@@ -124,12 +126,15 @@ def validate(estimator: MIEstimator, data: dict[str, torch.Tensor], idx) -> dict
 
 
 def train_one(est_cfg: EstimatorConfig, cfg: TrainConfig, data: dict[str, torch.Tensor], train_idx, val_idx,
-              log=print) -> tuple[MIEstimator, dict]:
+              log=print, rules: np.ndarray | None = None) -> tuple[MIEstimator, dict]:
     """Train one estimator on the device of ``data``; the best checkpoint by validation Spearman (on the CPU)
-    and its record. Losses are read back only at evaluations, so the hot loop never waits for the host."""
+    and its record. Losses are read back only at evaluations, so the hot loop never waits for the host.
+    ``rules``: the domain's ``(N, N)`` table for an estimator with ``cfg.rules``."""
     torch.manual_seed(cfg.seed)
     gen = np.random.default_rng(distributed.rank_seed(cfg.seed))  # under torchrun: each rank its own batches
     estimator = MIEstimator(est_cfg).to(data["hidden"].device)
+    if est_cfg.rules:
+        estimator.rule_pairs.copy_(torch.as_tensor(rules, dtype=torch.float32))
     model = distributed.wrap(estimator)
     opt = torch.optim.AdamW(estimator.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     best, best_state, curve, losses, start = -math.inf, None, [], [], time.time()
@@ -162,15 +167,17 @@ def train_one(est_cfg: EstimatorConfig, cfg: TrainConfig, data: dict[str, torch.
 
 
 def train_variants(data: dict[str, torch.Tensor], est_cfg: EstimatorConfig, cfg: TrainConfig,
-                   variants: list[Variant], log=print) -> tuple[MIEstimator, dict]:
+                   variants: list[Variant], log=print, rules: np.ndarray | None = None) -> tuple[MIEstimator, dict]:
     """Train every variant on one split; return the best by validation Spearman and a summary of all."""
     train_idx, val_idx = split(len(data["mi"]), cfg.val_frac, cfg.seed)
     results, best = [], None
     for variant in variants:
         log(f"variant {variant}")
-        v_cfg = replace(est_cfg, bound=variant.bound, n_positions=est_cfg.n_positions if variant.positions else 0,
+        v_cfg = replace(est_cfg, bound=variant.bound, rules=variant.rules,
+                        n_positions=est_cfg.n_positions if variant.positions or variant.rules else 0,
+                        d_pos=est_cfg.d_pos if variant.positions else 0,
                         rel_buckets=est_cfg.rel_buckets if variant.separation else 0)
-        estimator, record = train_one(v_cfg, replace(cfg, loss=variant.loss), data, train_idx, val_idx, log)
+        estimator, record = train_one(v_cfg, replace(cfg, loss=variant.loss), data, train_idx, val_idx, log, rules)
         results.append({"variant": str(variant), **asdict(variant), "val_spearman": record["best_val_spearman"],
                         "val": validate(estimator, data, val_idx), "params": estimator.num_params(),
                         "seconds": record["seconds"]})
@@ -186,8 +193,9 @@ def train_variants(data: dict[str, torch.Tensor], est_cfg: EstimatorConfig, cfg:
 class EstimatorRun:
     data: Path = option(None, "shard directory written by make-estimator-data", required=True)
     out: Path | None = option(None, f"default runs/{DEFAULT_OUT}_<date-time>.safetensors")
-    variants: str | None = option(None, "comma list of LOSS:bound|free[:nopos][:nosep] to compare (nopos: no "
-                                  "position embeddings; nosep: no separation feature); default "
+    variants: str | None = option(None, "comma list of LOSS:bound|free[:nopos][:nosep][:rules] to compare (nopos: "
+                                  "no position embeddings; nosep: no separation feature; rules: a pair feature, 1 "
+                                  "where the domain's rules tie the two positions); default "
                                   f"{DEFAULT_VARIANTS} (variable-length data: {VARIABLE_LENGTH_VARIANTS})")
     rel_buckets: int = option(PROTEIN_REL_BUCKETS, "separation buckets of the pair feature (variable-length data "
                               "only; 0: none)", range=(0, 4096))
@@ -215,6 +223,11 @@ def main(namespace) -> int:
     domain = manifest.get("domain")
     variable = "length" in data  # padded states of varying length: no position embeddings, separations
     variants = parse_variants(args["variants"] or (VARIABLE_LENGTH_VARIANTS if variable else DEFAULT_VARIANTS))
+    rules = None
+    if any(v.rules for v in variants):
+        if variable or not domain:
+            raise ValueError(f"{args['data']}: a :rules variant needs fixed-length states of a registered domain")
+        rules = get_domain(domain).rules(data["hidden"].shape[1])
     args["out"] = args["out"] or default_run_path(DEFAULT_OUT.format(domain=domain) if domain else "mi_estimator")
     est_cfg = EstimatorConfig(d_in=data["hidden"].shape[-1], n_values=data["probs"].shape[-1],
                               n_positions=0 if variable else data["hidden"].shape[1], d_pos=args["d_pos"],
@@ -223,7 +236,7 @@ def main(namespace) -> int:
     def log(m):
         return print(m, file=sys.stderr, flush=True) if distributed.is_main() else None
     log(f"{manifest['summary']['states']} states from {args['data']}: {json.dumps(manifest['summary'])}")
-    estimator, summary = train_variants(to_device(data, device), est_cfg, cfg, variants, log)
+    estimator, summary = train_variants(to_device(data, device), est_cfg, cfg, variants, log, rules)
     extra = {"params": estimator.num_params(), "domain": domain,
              "mdm": display_path(manifest["model"]) if manifest["model"] else None, "mdm_sha256": manifest["model_sha256"],
              "data": {"dir": display_path(args["data"]), "command": manifest.get("command"), "config": manifest["config"],
