@@ -315,3 +315,44 @@ for m in assets/sudoku_peer_recurrent runs/step7000; do
 done  # assets/benchmarks/sudoku_learned15_kaggle200_step8865_vs_7000.json
 # phase 2: checkpoints/sudoku_chain/options (--init phase1/model.safetensors, lr 5e-4, 8 CPU-hours), phase = 2
 scripts/sudoku_chain.sh start
+# 2026-12-02, second session. The default's app budget at 8-32 iterations per pass, app speed (training paused),
+# and 24 against 16 iterations on the held-out puzzles
+PYTHONPATH=. python scripts/studies/arch_budget.py --model assets/sudoku_peer_recurrent.safetensors \
+    --estimator assets/sudoku_mi_estimator_recurrent.safetensors --iterations 8,12,16,24,32 \
+    --json assets/benchmarks/arch_budget_recurrent.json --markdown BENCHMARKS.md
+PYTHONPATH=. python scripts/bench_app.py --browser --crafted-link --repeats 5 --json assets/benchmarks/app_speed.json
+for T in 16 24; do python -m mi_core bench sudoku --puzzles runs/val_hard200.csv --sampler sequential --threads 1 \
+    --model checkpoints/sudoku_chain/phase1/model.safetensors --iterations $T --json runs/val200_8865_T$T.json --force; done
+# (assets/benchmarks/sudoku_chain_val200_iterations_step8865.json)
+# The estimator re-derived on phase 1's end (step 8,865) with more probe data: the run was stopped at 70 shards
+# (560 states); shard i depends only on (seed, i), so --states 560 makes the same ones. Variants chosen by
+# validation Spearman on the generated states; :rules adds the Sudoku peer relation as a pair feature.
+python -m mi_core make-estimator-data sudoku --model checkpoints/sudoku_chain/phase1/model.safetensors \
+    --out runs/estimator_data/step8865 --states 560 --shard-size 8 --pool 500 --eps 0 --max-batch 512 \
+    --mix 0.4,0.2,0.4 --seed 0 --threads 1
+python -m mi_core train-estimator --data runs/estimator_data/step8865 --out runs/est_v1.safetensors --threads 1 \
+    --variants log:free,log:bound,log:free:rules,log:bound:rules,sqrt:bound:rules
+python -m mi_core eval-estimator sudoku --puzzles "$DATA/kaggle_graded_dev.csv" --states 60 --threads 1 \
+    --model checkpoints/sudoku_chain/phase1/model.safetensors --estimator runs/est_v1.safetensors \
+    --json runs/eval_est_v1.json --force   # assets/benchmarks/eval_estimator_recurrent_v2_step8865.json
+# Phase 2's best weights by held-out at two points (steps 4,000 and 5,500, copied from the run's model.safetensors)
+# on the Kaggle dev set, paired against phase 1's end; step 5,500 became the default
+for s in 4000 5500; do
+    python -m mi_core bench sudoku --puzzles $DATA/kaggle_graded_dev.csv --limit 500 --sampler sequential --threads 1 \
+        --model runs/p2_step$s.safetensors --json runs/kaggle500_p2_step$s.json --force
+    python scripts/studies/paired_bench.py runs/kaggle500_p2_step$s.json \
+        assets/benchmarks/sudoku_chain_kaggle500_step8865.json $DATA/kaggle_graded_dev.csv \
+        assets/benchmarks/sudoku_chain_paired_p2_step$s.json
+done
+cp runs/p2_step5500.safetensors assets/sudoku_peer_recurrent.safetensors; cp runs/p2_step5500.json assets/sudoku_peer_recurrent.json
+for set in clue17_dev.txt top1465.txt; do
+    python -m mi_core bench sudoku --puzzles $DATA/$set --limit 500 --sampler sequential --threads 1 \
+        --model assets/sudoku_peer_recurrent.safetensors --json runs/${set%%.*}_p2_step5500.json --force
+done  # assets/benchmarks/sudoku_chain_{clue17,top1465}_500_p2_step5500.json
+python -m mi_core eval-estimator sudoku --puzzles "$DATA/kaggle_graded_dev.csv" --states 60 --threads 1 \
+    --model assets/sudoku_peer_recurrent.safetensors --estimator runs/est_v1.safetensors \
+    --json assets/benchmarks/eval_estimator_recurrent.json --force
+cp runs/est_v1.safetensors assets/sudoku_mi_estimator_recurrent.safetensors   # its JSON, with a checked_on record
+python -m mi_core bench sudoku --puzzles $DATA/kaggle_graded_dev.csv --limit 200 --sampler learned --threads 1 \
+    --set selector=assets/sudoku_order_selector_recurrent.safetensors --set steps=15 \
+    --model assets/sudoku_peer_recurrent.safetensors --json runs/learned15_p2_step5500.json --force
