@@ -49,10 +49,10 @@ python -m mi_core eval-estimator sudoku --puzzles "$DATA/kaggle_graded_dev.csv" 
     --model assets/sudoku_mdm_hard.safetensors --estimator assets/sudoku_mi_estimator_hard.safetensors \
     --json assets/benchmarks/eval_estimator_hard.json --section eval-estimator-hard --markdown "$ARCHIVE8" --force
 PYTHONPATH=. python scripts/studies/hard_questions.py --model assets/sudoku_mdm_hard.safetensors \
-    --estimator assets/sudoku_mi_estimator_hard.safetensors --json assets/benchmarks/hard_questions.json
+    --estimator assets/sudoku_mi_estimator_hard.safetensors --json assets/benchmarks/hard_questions.json --bf16
 PYTHONPATH=. python scripts/studies/hard_questions.py --model assets/sudoku_mdm_hard.safetensors \
     --estimator assets/sudoku_mi_estimator_hard.safetensors --selector assets/sudoku_order_selector_hard.safetensors \
-    --merge --json assets/benchmarks/hard_questions.json --markdown "$ARCHIVE8"
+    --merge --json assets/benchmarks/hard_questions.json --markdown "$ARCHIVE8" --bf16
 
 # Every step below was run with the first Sudoku model (6 layers), the default before 2026-11-30; these
 # variables make the commands that name no model use it again (the app and the CLI read them).
@@ -343,6 +343,7 @@ for s in 4000 5500; do
     python scripts/studies/paired_bench.py runs/kaggle500_p2_step$s.json \
         assets/benchmarks/sudoku_chain_kaggle500_step8865.json $DATA/kaggle_graded_dev.csv \
         assets/benchmarks/sudoku_chain_paired_p2_step$s.json
+    cp runs/kaggle500_p2_step$s.json assets/benchmarks/sudoku_chain_kaggle500_p2_step$s.json
 done
 cp runs/p2_step5500.safetensors assets/sudoku_peer_recurrent.safetensors; cp runs/p2_step5500.json assets/sudoku_peer_recurrent.json
 for set in clue17_dev.txt top1465.txt; do
@@ -351,8 +352,9 @@ for set in clue17_dev.txt top1465.txt; do
 done  # assets/benchmarks/sudoku_chain_{clue17,top1465}_500_p2_step5500.json
 python -m mi_core eval-estimator sudoku --puzzles "$DATA/kaggle_graded_dev.csv" --states 60 --threads 1 \
     --model assets/sudoku_peer_recurrent.safetensors --estimator runs/est_v1.safetensors \
-    --json assets/benchmarks/eval_estimator_recurrent.json --force
-cp runs/est_v1.safetensors assets/sudoku_mi_estimator_recurrent.safetensors   # its JSON, with a checked_on record
+    --json assets/benchmarks/eval_estimator_recurrent.json --section eval-estimator-recurrent --markdown BENCHMARKS.md --force
+cp runs/est_v1.safetensors runs/est_v1.json assets/  # then renamed sudoku_mi_estimator_recurrent.*, its JSON given a
+# checked_on record naming the default's sha256, its held-out pooled Spearman (0.909) and the JSON above
 python -m mi_core bench sudoku --puzzles $DATA/kaggle_graded_dev.csv --limit 200 --sampler learned --threads 1 \
     --set selector=assets/sudoku_order_selector_recurrent.safetensors --set steps=15 \
     --model assets/sudoku_peer_recurrent.safetensors --json runs/learned15_p2_step5500.json --force

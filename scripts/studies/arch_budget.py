@@ -170,7 +170,7 @@ def markdown(res: dict) -> str:
             "model needed.")
     lines = [title, "", f"`{res['command']}`", "",
              f"One torch thread; CPU flags: {res['cpu_flags']}. {res['states']} Kaggle Hard puzzles brought to 50 "
-             f"blanks; MI map = one model pass + the estimator head (limit {LIMIT_MAP:g} s); probe = the pruned exact "
+             f"blanks; MI map = one model pass + the estimator head (limit {LIMIT_STEP if res.get('recurrent') else LIMIT_MAP:g} s); probe = the pruned exact "
              f"probe at the app's eps {EPS[0]:g} (limit {LIMIT_PROBE:g} s) and at {EPS[1]:g}: median / max seconds over the "
              "states (median passes). " + note, "",
              f"| shape | weights | params | MI map | probe, eps {EPS[0]:g} | probe, eps {EPS[1]:g} | ms per pass | within limits |",

@@ -118,6 +118,9 @@ def main() -> int:
            "estimator": str(args.estimator), "selector": str(args.selector) if args.selector else None,
            "score": args.score, "tune": args.tune, "bf16": args.bf16, "sets": {}}
     old = json.loads(args.json.read_text()) if args.merge and args.json.is_file() else {"sets": {}}
+    if args.merge and old.get("bf16", True) != args.bf16:  # files before the flag were all bf16
+        raise SystemExit(f"{args.json} holds {'bf16' if old.get('bf16', True) else 'fp32'} answers: merge with the "
+                         "same precision (--bf16 or not)")
     start = time.time()
     for name in args.sets.split(","):
         if args.selector is not None and args.merge and name in old["sets"]:  # only question 3 is new
