@@ -437,6 +437,12 @@ def test_rules_feature_is_trained_saved_and_read(tiny_data, tmp_path, small_cfg)
     assert not torch.allclose(before[:, 0, 1], after[:, 0, 1]) and torch.allclose(before[:, 2:, 2:], after[:, 2:, 2:])
     with pytest.raises(ValueError, match="rules needs a fixed length"):
         EstimatorConfig(d_in=8, n_values=5, rules=True)
+    from mi_core.train.estimator import TrainConfig, train_one
+
+    for table in (None, np.zeros((3, 3))):
+        with pytest.raises(ValueError, match=r"needs the domain's \(12, 12\) rules table"):
+            train_one(replace(small_cfg, rules=True), TrainConfig(steps=1), {"hidden": torch.zeros(1)}, [0], [0],
+                      rules=table)
 
 
 def test_estimate_and_eval_cli(tmp_path, tiny_mdm, tiny_estimator, capsys):

@@ -134,6 +134,10 @@ def train_one(est_cfg: EstimatorConfig, cfg: TrainConfig, data: dict[str, torch.
     gen = np.random.default_rng(distributed.rank_seed(cfg.seed))  # under torchrun: each rank its own batches
     estimator = MIEstimator(est_cfg).to(data["hidden"].device)
     if est_cfg.rules:
+        n = est_cfg.n_positions
+        if rules is None or tuple(np.shape(rules)) != (n, n):
+            raise ValueError(f"an estimator with the rules feature needs the domain's ({n}, {n}) rules table, got "
+                             f"{None if rules is None else tuple(np.shape(rules))}")
         estimator.rule_pairs.copy_(torch.as_tensor(rules, dtype=torch.float32))
     model = distributed.wrap(estimator)
     opt = torch.optim.AdamW(estimator.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
@@ -228,6 +232,8 @@ def main(namespace) -> int:
         if variable or not domain:
             raise ValueError(f"{args['data']}: a :rules variant needs fixed-length states of a registered domain")
         rules = get_domain(domain).rules(data["hidden"].shape[1])
+        if not rules.any():
+            raise ValueError(f"the {domain} domain declares no rules (Domain.rules is all zero): drop :rules")
     args["out"] = args["out"] or default_run_path(DEFAULT_OUT.format(domain=domain) if domain else "mi_estimator")
     est_cfg = EstimatorConfig(d_in=data["hidden"].shape[-1], n_values=data["probs"].shape[-1],
                               n_positions=0 if variable else data["hidden"].shape[1], d_pos=args["d_pos"],
