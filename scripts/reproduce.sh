@@ -358,3 +358,12 @@ cp runs/est_v1.safetensors runs/est_v1.json assets/  # then renamed sudoku_mi_es
 python -m mi_core bench sudoku --puzzles $DATA/kaggle_graded_dev.csv --limit 200 --sampler learned --threads 1 \
     --set selector=assets/sudoku_order_selector_recurrent.safetensors --set steps=15 \
     --model assets/sudoku_peer_recurrent.safetensors --json runs/learned15_p2_step5500.json --force
+# the session's end: phase 2's step 6,500 (the run's model.safetensors then) on the Kaggle dev set, paired
+# against the step-5,500 default (not switched: nothing standing on it was re-measured yet)
+python -m mi_core bench sudoku --puzzles $DATA/kaggle_graded_dev.csv --limit 500 --sampler sequential --threads 1 \
+    --model runs/p2_step6500.safetensors --json runs/kaggle500_p2_step6500.json --force
+python scripts/studies/paired_bench.py runs/kaggle500_p2_step6500.json \
+    assets/benchmarks/sudoku_chain_kaggle500_p2_step5500.json $DATA/kaggle_graded_dev.csv \
+    assets/benchmarks/sudoku_chain_paired_p2_step6500_vs_5500.json
+PYTHONPATH=. python scripts/tour_screenshots.py   # docs/screenshots/tour_*.png
+scripts/sudoku_chain.sh save   # checkpoints/sudoku_chain/ at step 6,878
