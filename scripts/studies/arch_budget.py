@@ -47,6 +47,11 @@ from mi_lens_app.core import run_estimator, run_probe
 SECTION = "arch-budget"
 EPS = (1e-3, 1e-4)  # the app's pruning for Sudoku (Domain.fallback_eps, the slider's default), and a stricter one
 LIMIT_MAP, LIMIT_PROBE, LIMIT_STEP = 1.0, 5.0, 0.3
+
+
+def map_limit(recurrent: bool) -> float:
+    """A recurrent model's map is held to a decoding step's limit: the app runs the same pass for both."""
+    return LIMIT_STEP if recurrent else LIMIT_MAP
 # (name, layers, loops, d_model): the default, looped variants of it, deeper and wider stacks
 SHAPES = [("8x1 d128", 8, 1, 128), ("8x2 d128", 8, 2, 128), ("8x3 d128", 8, 3, 128), ("12x1 d128", 12, 1, 128),
           ("16x1 d128", 16, 1, 128), ("8x1 d192", 8, 1, 192), ("8x1 d256", 8, 1, 256)]
@@ -73,23 +78,15 @@ def fifty_blank_states(path: Path, count: int, seed: int = 0) -> list[torch.Tens
 def model_for(shape: tuple, trained: SudokuMDM) -> tuple[SudokuMDM, str]:
     _, layers, loops, width = shape
     cfg = trained.cfg
-    if cfg.loops > 1:  # a recurrent model: its trained weights at another number of iterations per pass
-        model = copy_of(trained)
-        model.iterations = loops
-        return model, "trained" if loops == cfg.loops else f"trained at {cfg.loops}, run at {loops}"
-    if (layers, width) == (cfg.n_layers, cfg.d_model):
+    if (layers, width) == (cfg.n_layers, cfg.d_model):  # the trained weights, run with `loops` iterations per pass
         model = SudokuMDM(replace(cfg, loops=loops))
         model.load_state_dict(trained.state_dict())
-        return model.eval(), "trained" if loops == cfg.loops else "trained 8x1 weights, looped"
+        if loops == cfg.loops:
+            return model.eval(), "trained"
+        return model.eval(), f"trained at {cfg.loops}, run at {loops}" if cfg.loops > 1 else "trained 8x1 weights, looped"
     torch.manual_seed(0)
     heads = max(4, width // 32)
     return SudokuMDM(SudokuMDMConfig(d_model=width, n_layers=layers, n_heads=heads, d_ff=4 * width, loops=loops)).eval(), "random"
-
-
-def copy_of(trained: SudokuMDM) -> SudokuMDM:
-    model = SudokuMDM(trained.cfg)
-    model.load_state_dict(trained.state_dict())
-    return model.eval()
 
 
 def shapes_for(args, cfg) -> list[tuple]:
@@ -147,8 +144,7 @@ def measure(args) -> dict:
         elif shape[2] == 1 or weights == "trained":
             reference = reference or probe
         seconds = probe.get("s_estimate", probe["s_max"])
-        limit_map = LIMIT_STEP if trained.cfg.loops > 1 else LIMIT_MAP  # the map's pass is also a decoding step
-        row["fits"] = row["map_s_max"] <= limit_map and seconds <= LIMIT_PROBE
+        row["fits"] = row["map_s_max"] <= map_limit(trained.cfg.loops > 1) and seconds <= LIMIT_PROBE
         rows.append(row)
         print(json.dumps(row), flush=True)
     return {"rows": rows, "states": len(states), "eps": list(EPS), "threads": 1,
@@ -170,7 +166,7 @@ def markdown(res: dict) -> str:
             "model needed.")
     lines = [title, "", f"`{res['command']}`", "",
              f"One torch thread; CPU flags: {res['cpu_flags']}. {res['states']} Kaggle Hard puzzles brought to 50 "
-             f"blanks; MI map = one model pass + the estimator head (limit {LIMIT_STEP if res.get('recurrent') else LIMIT_MAP:g} s); probe = the pruned exact "
+             f"blanks; MI map = one model pass + the estimator head (limit {map_limit(res.get('recurrent', False)):g} s); probe = the pruned exact "
              f"probe at the app's eps {EPS[0]:g} (limit {LIMIT_PROBE:g} s) and at {EPS[1]:g}: median / max seconds over the "
              "states (median passes). " + note, "",
              f"| shape | weights | params | MI map | probe, eps {EPS[0]:g} | probe, eps {EPS[1]:g} | ms per pass | within limits |",

@@ -53,24 +53,24 @@ def puzzles(name: str, lo: int, hi: int):
     return records[lo:hi]
 
 
-def run(model, records, sampler: str, params: dict, extra: dict) -> dict:
+def run(model, records, sampler: str, params: dict, extra: dict, bf16: bool) -> dict:
     strategy = make_strategy(sampler, **params)
     for key, value in extra.items():
-        if key != "bf16" and hasattr(strategy, key):
+        if hasattr(strategy, key):
             setattr(strategy, key, value)
     templates = [np.asarray(parse_grid(r.puzzle, None)) for r in records]
     metric = SolvedMetric([parse_grid(s, None) for s in solutions_for(records)])
-    result, gen = decode.evaluate(model, templates, strategy, metric, batch_size=256, bf16=extra["bf16"], device=model.device)
+    result, gen = decode.evaluate(model, templates, strategy, metric, batch_size=256, bf16=bf16, device=model.device)
     solved = [r[1] for r in metric.rows]
     return {"sampler": sampler, "params": params, "accuracy": result["accuracy"], "mean_passes": result["mean_passes"],
             "se": se(result["accuracy"], len(solved)), "solved": solved, "seconds": gen.seconds}
 
 
-def question3(model, score, selector: Path, extra: dict) -> dict:
+def question3(model, score, selector: Path, extra: dict, bf16: bool) -> dict:
     out = {}
     for t in BUDGETS:
-        margin = run(model, score, "top_margin", {"steps": str(t)}, extra)
-        learned = run(model, score, "learned", {"steps": str(t), "selector": str(selector)}, extra)
+        margin = run(model, score, "top_margin", {"steps": str(t)}, extra, bf16)
+        learned = run(model, score, "learned", {"steps": str(t), "selector": str(selector)}, extra, bf16)
         d3, d3_se = paired(learned["solved"], margin["solved"])
         out[t] = {"top_margin": strip(margin), "learned": strip(learned), "diff": d3, "diff_se": d3_se}
         print(f"T={t}: learned {learned['accuracy']:.3f} top_margin {margin['accuracy']:.3f}", file=sys.stderr, flush=True)
@@ -113,7 +113,7 @@ def main() -> int:
     args = p.parse_args()
     torch.set_num_threads(args.threads)
     model = load_sudoku_mdm(args.model)
-    extra = {"estimator": str(args.estimator), "bf16": args.bf16}
+    extra, bf16 = {"estimator": str(args.estimator)}, args.bf16
     out = {"command": "PYTHONPATH=. python " + shlex.join(sys.argv), "model": str(args.model),
            "estimator": str(args.estimator), "selector": str(args.selector) if args.selector else None,
            "score": args.score, "tune": args.tune, "bf16": args.bf16, "sets": {}}
@@ -125,38 +125,38 @@ def main() -> int:
     for name in args.sets.split(","):
         if args.selector is not None and args.merge and name in old["sets"]:  # only question 3 is new
             res = old["sets"][name]
-            res["q3"] = question3(model, puzzles(name, 0, args.score), args.selector, extra)
+            res["q3"] = question3(model, puzzles(name, 0, args.score), args.selector, extra, bf16)
             out["sets"][name] = res
             atomic_write_json(args.json, {**old, **{k: v for k, v in out.items() if k != "sets"}, "sets": {**old["sets"], **out["sets"]}})
             continue
         tune = puzzles(name, args.score, args.score + args.tune)
         score = puzzles(name, 0, args.score)
         log = lambda m, name=name: print(f"[{time.time() - start:6.0f}s] {name}: {m}", file=sys.stderr, flush=True)  # noqa: E731
-        seq_tune = run(model, tune, "sequential", {}, extra)
+        seq_tune = run(model, tune, "sequential", {}, extra, bf16)
         budget = seq_tune["mean_passes"] / 5
-        tuned = {fam: [run(model, tune, "mi", prm, extra) for prm in grid] for fam, grid in (("mi", MI_GRID), ("mi relative", REL_GRID))}
-        eb_tune = [run(model, tune, "eb", prm, extra) for prm in EB_GRID]
+        tuned = {fam: [run(model, tune, "mi", prm, extra, bf16) for prm in grid] for fam, grid in (("mi", MI_GRID), ("mi relative", REL_GRID))}
+        eb_tune = [run(model, tune, "eb", prm, extra, bf16) for prm in EB_GRID]
         log(f"tuned: sequential {seq_tune['accuracy']:.3f} in {seq_tune['mean_passes']:.1f} passes; budget {budget:.1f}")
-        seq = run(model, score, "sequential", {}, extra)
+        seq = run(model, score, "sequential", {}, extra, bf16)
         res = {"sequential": strip(seq), "tune_sequential": strip(seq_tune), "budget": budget, "q1": {}, "q2": {}, "q3": {}}
         for fam, rows in tuned.items():
             pick = best(rows, budget)
             if pick is None:
                 res["q1"][fam] = None
                 continue
-            got = run(model, score, "mi", pick["params"], extra)
+            got = run(model, score, "mi", pick["params"], extra, bf16)
             d, d_se = paired(got["solved"], seq["solved"])
             res["q1"][fam] = {**strip(got), "tuned": strip(pick), "vs_sequential": d, "vs_sequential_se": d_se,
                               "pass_ratio": got["mean_passes"] / seq["mean_passes"]}
             # question 2: EB-Sampler tuned to no more passes than this MI setting took on the tuning puzzles
             eb_pick = best(eb_tune, pick["mean_passes"] * 1.05)
             if eb_pick is not None:
-                eb = run(model, score, "eb", eb_pick["params"], extra)
+                eb = run(model, score, "eb", eb_pick["params"], extra, bf16)
                 d2, d2_se = paired(got["solved"], eb["solved"])
                 res["q2"][fam] = {"mi": strip(got), "eb": strip(eb), "eb_tuned": strip(eb_pick), "diff": d2, "diff_se": d2_se}
             log(f"{fam}: {pick['params']} -> {got['accuracy']:.3f} vs sequential {seq['accuracy']:.3f}")
         if args.selector is not None:
-            res["q3"] = question3(model, score, args.selector, extra)
+            res["q3"] = question3(model, score, args.selector, extra, bf16)
         out["sets"][name] = res
         atomic_write_json(args.json, out)
     out["seconds"] = round(time.time() - start)
