@@ -15,10 +15,8 @@ from mi_core.domains.antibody.infill import CDRInfill, RecoveryMetric
 from mi_core.domains.antibody.model import AntiBERTyMissing, load, weights_folder
 from mi_core.domains.antibody.sequence import REGIONS, AntibodyChain, parse_text, read_chain, read_file
 from mi_core.domains.antibody.states import AntibodyStates
+from mi_core.domains.protein.probe import parse_positions
 from mi_core.domains.protein.tokens import AMINO_ACIDS, MASK_ID, PAD_ID, ProteinDomain, ProteinInputError, tokenize
-
-CREDIT = ("AntiBERTy: Ruffolo, Gray and Sulam 2021, arXiv:2112.07782 (MIT licence); antibodies: Jain et al. "
-          "2017, PNAS 114:944-949")
 
 
 @dataclass(frozen=True)
@@ -26,8 +24,8 @@ class AntibodyDomain(ProteinDomain):
     """One antibody variable domain (VH or VL), up to 510 residues, with Kabat CDRs; ``parse_input`` refuses
     anything else with the reason."""
 
-    sequence_input: ClassVar[bool] = True  # probe takes --sequence/--fasta/--mask-positions, as proteins do
-    credit: ClassVar[str] = CREDIT
+    credit: ClassVar[str] = ("AntiBERTy: Ruffolo, Gray and Sulam 2021, arXiv:2112.07782 (MIT licence); antibodies: "
+                             "Jain et al. 2017, PNAS 114:944-949")
     model_eval: Any = None  # ``eval-model``'s options and run
 
     def parse_state(self, text: str) -> list[int]:
@@ -51,19 +49,12 @@ class AntibodyDomain(ProteinDomain):
         """0-based positions of a comma list of regions (``cdr3``, ``cdrs``, ``fr2``, ``H3`` ...) and 1-based
         residue ranges (``5,9-20``) of the chain ``tokens``."""
         chain = read_chain(self.state_text(np.asarray(tokens)))
-        out: set[int] = set()
-        for part in spec.split(","):
-            part = part.strip()
-            if any(ch.isalpha() for ch in part):
-                out.update(chain.positions(part))
-                continue
-            lo, _, hi = part.partition("-")
-            if not (lo.strip().isdigit() and (not hi or hi.strip().isdigit())):
-                raise ValueError(f"--mask-positions: {part!r} is not a region (cdr3, cdrs, fr1..fr4) or residues like 9-20")
-            a, b = int(lo), int(hi or lo)
-            if not 1 <= a <= b <= chain.length:
-                raise ValueError(f"--mask-positions: {part!r} is outside residues 1..{chain.length} (or reversed)")
-            out.update(range(a - 1, b))
+        parts = [p.strip() for p in spec.split(",")]
+        named = [p for p in parts if any(ch.isalpha() for ch in p)]
+        out = {i for p in named for i in chain.positions(p)}
+        residues = [p for p in parts if p not in named]
+        if residues:
+            out.update(parse_positions(",".join(residues), chain.length))
         return sorted(out)
 
     def annotation(self, tokens) -> dict:

@@ -19,7 +19,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from mi_core.domains.protein import MASK_ID
-from mi_core.domains.protein.esmc import check_tokens, translation_table, wrap_rows
+from mi_core.domains.protein.esmc import check_tokens, read_checkpoint, translation_table, wrap_rows
 from mi_core.models.base import MaskedLM, MDMOutput, ModelFileError
 
 PACKAGE = "antiberty"
@@ -113,26 +113,15 @@ class AntiBERTy(MaskedLM):
         check_tokens(tokens, self.max_len, "a chain", "AntiBERTy")
         return wrap_rows(tokens, self.to_bert, PAD, CLS, SEP)
 
-    def encode(self, ids: torch.Tensor) -> torch.Tensor:
-        """Last-layer states ``(B, T, D)`` of AntiBERTy ids ``(B, T)``."""
-        positions = torch.arange(ids.shape[1], device=ids.device)
-        x = self.word(ids) + self.position(positions)[None] + self.token_type.weight[0]
-        x = self.embed_norm(x)
-        keep = (ids != PAD)[:, None, None, :]
-        for layer in self.layers:
-            x = layer(x, keep)
-        return x
-
-    def bert_logits(self, states: torch.Tensor) -> torch.Tensor:
-        """The masked-LM head: ``(B, T, D)`` -> ``(B, T, 25)`` over AntiBERTy's whole vocabulary."""
-        return self.decoder(self.head_norm(F.gelu(self.head_dense(states))))
-
     def forward(self, tokens: torch.Tensor) -> MDMOutput:
         ids, index = self.layout(tokens)
-        states = self.encode(ids)
-        hidden = states.gather(1, index[..., None].expand(-1, -1, states.shape[-1]))
-        logits = self.bert_logits(hidden)[..., FIRST_AA:FIRST_AA + 20]
-        return MDMOutput(logits.float(), hidden)
+        x = self.embed_norm(self.word(ids) + self.position.weight[:ids.shape[1]] + self.token_type.weight[0])
+        keep = (ids != PAD)[:, None, None, :]  # (B, 1, 1, T): keys that are not padding
+        for layer in self.layers:
+            x = layer(x, keep)
+        hidden = x.gather(1, index[..., None].expand(-1, -1, x.shape[-1]))
+        logits = self.decoder(self.head_norm(F.gelu(self.head_dense(hidden))))  # (B, N, 25): the masked-LM head
+        return MDMOutput(logits[..., FIRST_AA:FIRST_AA + 20].float(), hidden)
 
 
 # AntiBERTy's state dict names (transformers' BertForMaskedLM) -> ours, per layer and for the rest
@@ -219,10 +208,7 @@ def load_antiberty(folder: str | Path | None = None, device: torch.device | str 
     path, config = folder / "pytorch_model.bin", folder / "config.json"
     if not path.is_file() or not config.is_file():
         raise ModelFileError(f"{folder} holds no pytorch_model.bin and config.json")
-    try:
-        state = torch.load(path, map_location="cpu", weights_only=True)  # saved on CUDA: map to the CPU
-    except Exception as err:  # noqa: BLE001  (garbage raises UnpicklingError, RuntimeError, EOFError...)
-        raise ModelFileError(f"{path} is not a readable torch state dict: {type(err).__name__}: {err}") from None
+    state = read_checkpoint(path, "a torch state dict")
     model = AntiBERTy(BertConfig.from_json(config))
     try:
         model.load_state_dict(convert_state(state), strict=True)
@@ -232,12 +218,9 @@ def load_antiberty(folder: str | Path | None = None, device: torch.device | str 
     return model.to(torch.device(device)).eval()
 
 
-SPECS = ("auto", "antiberty")
-
-
 def load(spec: str | Path | None, device) -> tuple[AntiBERTy, str]:
     """``(model, description)`` of ``auto``/``antiberty``/None (the installed package) or a weights folder."""
-    spec = None if spec in (None, "", *SPECS) else Path(spec)
+    spec = None if spec in (None, "", "auto", "antiberty") else Path(spec)
     if spec is not None and spec.is_file():
         spec = spec.parent
     model = load_antiberty(spec, device)

@@ -7,7 +7,6 @@ exact pairwise conditional MI between the masked residues of one antibody variab
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +15,7 @@ import torch
 from mi_core.commands.probe import run_probe, summary
 from mi_core.device import pick_device
 from mi_core.domain import Domain
-from mi_core.domains.protein.probe import SequenceProbe, masked_state, parse_positions
+from mi_core.domains.protein.probe import SequenceProbe, masked_state
 from mi_core.domains.protein.probe import options as protein_options
 from mi_core.io import atomic_write_json, display_path
 from mi_core.models.loading import load_model_described
@@ -37,15 +36,9 @@ def options(domain: Domain) -> list:
     return [AntibodyProbe, *protein_options(domain)[1:]]
 
 
-def positions(domain: Domain, native: np.ndarray, spec: str) -> list[int]:
-    if any(c.isalpha() for c in spec):
-        return domain.named_positions(native, spec)
-    return parse_positions(spec, len(native))
-
-
 def run(args, domain: Domain) -> int:
     name, native, tokens = masked_state(args, lambda text: np.asarray(domain.parse_input(text), dtype=np.int64),
-                                        domain.read_records, partial(positions, domain), "file")
+                                        domain.read_records, domain.named_positions, "file")
     device = pick_device(args.device, args.threads)
     model, description = load_model_described(args.model, device, domain)
     model.check_length(len(tokens), description)

@@ -185,8 +185,8 @@ def esmc_dims(state: dict, n_heads: int | None = None) -> tuple[int, int, int]:
     return d_model, heads, n_layers
 
 
-def read_checkpoint(path: Path) -> dict:
-    """The state dict in a ``.pth`` file (tensors only; never unpickles code)."""
+def read_checkpoint(path: Path, what: str = "an ESM-C state dict") -> dict:
+    """The state dict (``what``) in a torch file, on the CPU (tensors only; never unpickles code)."""
     if not path.is_file():
         raise ModelFileError(f"ESM-C weights not found: {path}")
     try:
@@ -194,7 +194,7 @@ def read_checkpoint(path: Path) -> dict:
     except Exception as err:  # noqa: BLE001  (garbage raises IndexError, EOFError, UnpicklingError, RuntimeError...)
         raise ModelFileError(f"{path} is not a readable torch checkpoint: {type(err).__name__}: {err}") from None
     if not isinstance(state, dict):
-        raise ModelFileError(f"{path} holds a {type(state).__name__}, not an ESM-C state dict")
+        raise ModelFileError(f"{path} holds a {type(state).__name__}, not {what}")
     return state
 
 

@@ -9,14 +9,7 @@ from pathlib import Path
 from mi_core.domains.protein import read_fasta, split_records
 from mi_core.domains.protein.mdm import load_protein_mdm, save_protein_mdm
 from mi_core.options import option
-from mi_core.order.sequences import (  # noqa: F401  (re-exported for tests/test_order_protein.py)
-    SequenceOrderTask,
-    WindowOptions,
-    make_validate,
-    val_lengths,
-    validation_windows,
-    window_draw,
-)
+from mi_core.order.sequences import SequenceOrderTask, WindowOptions
 
 
 @dataclass
@@ -27,16 +20,11 @@ class OrderData(WindowOptions):
 
 class ProteinOrderTask(SequenceOrderTask):
     options, domain = OrderData, "protein"
+    load, save_denoiser = staticmethod(load_protein_mdm), staticmethod(save_protein_mdm)
 
     def splits(self, args) -> tuple[list, list, dict]:
         splits = split_records(read_fasta(args.fasta, strict=True))
         return splits["train"], splits["val"], {"fasta": str(args.fasta)}
-
-    def load(self, path, device):
-        return load_protein_mdm(path, device)
-
-    def save_denoiser(self, model, path, meta) -> None:
-        save_protein_mdm(model, path, meta)
 
 
 ORDER_TASK = ProteinOrderTask()
