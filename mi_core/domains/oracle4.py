@@ -35,7 +35,6 @@ def _solutions_tuple() -> tuple[tuple[int, ...], ...]:
             if all(grid[p] != d for p in peers[cell] if p < cell):
                 grid[cell] = d
                 fill(cell + 1)
-        grid[cell] = 0
 
     fill(0)
     return tuple(grids)
@@ -50,7 +49,7 @@ def _check_tokens(tokens: torch.Tensor, ndim: int) -> None:
     shape = "(16,)" if ndim == 1 else "(B, 16)"
     if tokens.dim() != ndim or tokens.shape[-1] != CELLS:
         raise ValueError(f"4x4 oracle tokens must have shape {shape}, got {tuple(tokens.shape)}")
-    if tokens.dtype in (torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.bool):
+    if tokens.is_floating_point() or tokens.dtype == torch.bool:
         raise ValueError(f"4x4 oracle tokens must be integer token ids, got dtype {tokens.dtype}")
     if tokens.numel() and (tokens.min() < 0 or tokens.max() > DIGITS):
         raise ValueError(f"4x4 oracle tokens must be {MASK_ID} (masked) or digits 1..{DIGITS}")
@@ -86,8 +85,7 @@ def exact_pair_mi(tokens: torch.Tensor) -> torch.Tensor:
     if not keep.any():
         raise InconsistentStateError("the visible tokens admit no 4x4 Sudoku solution")
     onehot = nn.functional.one_hot(sols[keep] - 1, DIGITS).double()  # (S, 16, 4)
-    count = onehot.shape[0]
-    joint = torch.einsum("sia,sjb->ijab", onehot, onehot) / count  # (16, 16, 4, 4)
+    joint = torch.einsum("sia,sjb->ijab", onehot, onehot) / onehot.shape[0]  # (16, 16, 4, 4)
     marg = onehot.mean(0)  # (16, 4)
     h = -torch.special.xlogy(marg, marg).sum(-1)
     h_joint = -torch.special.xlogy(joint, joint).sum((-2, -1))

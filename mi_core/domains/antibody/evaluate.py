@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from mi_core.domains.antibody.infill import mean_se
 from mi_core.domains.antibody.sequence import CDR_NAMES, REGIONS, read_file, select_rows
 from mi_core.domains.antibody.states import DEFAULT_CSV, EVAL_ROWS, TRAIN_ROWS
 from mi_core.domains.protein import MASK_ID
@@ -30,20 +31,16 @@ def frequencies(chains, key=None) -> dict:
     return {k: v / v.sum() for k, v in counts.items()}
 
 
-def mask_draws(length: int, rate: float, draws: int, seed: int, index: int) -> list[np.ndarray]:
-    """``draws`` sets of ``max(1, round(rate * length))`` positions, seeded by ``(seed, index)``."""
-    rng = np.random.default_rng([seed, index])
-    k = max(1, round(rate * length))
-    return [np.sort(rng.choice(length, size=k, replace=False)) for _ in range(draws)]
-
-
 @torch.no_grad()
 def score_chains(model, chains, rate: float, draws: int, seed: int, device) -> list[dict]:
-    """Per scored residue: chain index and type, region, native token and the model's cross-entropy."""
+    """Per scored residue: chain index and type, region, native token and the model's cross-entropy. Chain ``i``
+    is masked ``draws`` times at ``max(1, round(rate * length))`` positions, seeded by ``(seed, i)``."""
     rows = []
     for i, c in enumerate(chains):
         regions = c.region_of()
-        sets = mask_draws(c.length, rate, draws, seed, i)
+        rng = np.random.default_rng([seed, i])
+        k = max(1, round(rate * c.length))
+        sets = [np.sort(rng.choice(c.length, size=k, replace=False)) for _ in range(draws)]
         tokens = torch.as_tensor(np.stack([c.tokens] * draws), device=device)
         for d, pos in enumerate(sets):
             tokens[d, pos] = MASK_ID
@@ -61,8 +58,7 @@ def summarise(rows: list[dict], field: str = "ce") -> dict:
     for r in rows:
         per_chain[r["chain"]].append(r[field])
     ce = float(np.mean([r[field] for r in rows]))
-    means = np.array([np.mean(v) for v in per_chain.values()])
-    se = float(means.std(ddof=1) / math.sqrt(len(means))) if len(means) > 1 else 0.0
+    se = mean_se([np.mean(v) for v in per_chain.values()])[1]
     return {"cross_entropy": ce, "cross_entropy_se": se, "perplexity": math.exp(ce), "perplexity_se": math.exp(ce) * se,
             "n_residues": len(rows), "n_chains": len(per_chain)}
 

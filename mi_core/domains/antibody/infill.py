@@ -64,16 +64,6 @@ class RecoveryMetric:
         return out
 
 
-def templates_of(chains, region: str) -> list[np.ndarray]:
-    """Each chain's tokens with ``region``'s residues masked."""
-    out = []
-    for c in chains:
-        t = c.tokens.copy()
-        t[c.positions(region)] = MASK_ID
-        out.append(t)
-    return out
-
-
 @dataclass
 class InfillInput:
     csv: Path = option(DEFAULT_CSV, "CSV (name,vh,vl) or FASTA file of antibodies")
@@ -103,7 +93,9 @@ class CDRInfill:
             chains = chains[:args.limit]
         if not chains:
             raise ValueError(f"{args.csv}: no {args.chains} chains in rows {args.rows}")
-        self.templates = templates_of(chains, args.region)
+        self.templates = [c.tokens.copy() for c in chains]
+        for t, c in zip(self.templates, chains):
+            t[c.positions(args.region)] = MASK_ID
         natives, kinds = [c.tokens for c in chains], [c.chain for c in chains]
         self.metric = lambda: RecoveryMetric(natives, kinds)
         self.fields = {"csv": display_path(args.csv), "rows": args.rows, "region": args.region,

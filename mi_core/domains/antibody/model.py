@@ -82,10 +82,12 @@ class AntiBERTy(MaskedLM):
     logits of the 20 amino acids and the last layer's output at each residue."""
 
     mask_id = MASK_ID
+    max_len = hidden_size = None  # per instance (shadowing MaskedLM's properties)
 
     def __init__(self, cfg: BertConfig = BertConfig()):
         super().__init__()
         self.cfg_bert = cfg
+        self.max_len, self.hidden_size = cfg.max_position_embeddings - 2, cfg.hidden_size  # less [CLS] and [SEP]
         d = cfg.hidden_size
         self.word = nn.Embedding(cfg.vocab_size, d)
         self.position = nn.Embedding(cfg.max_position_embeddings, d)
@@ -99,14 +101,6 @@ class AntiBERTy(MaskedLM):
         ids = {"mask": MASK, "pad": PAD, "values": list(range(FIRST_AA, FIRST_AA + 20))}
         self.register_buffer("to_bert", translation_table(ids), persistent=False)  # (22,) our id -> AntiBERTy's
         self.name = NAME
-
-    @property
-    def max_len(self) -> int:
-        return self.cfg_bert.max_position_embeddings - 2
-
-    @property
-    def hidden_size(self) -> int:
-        return self.cfg_bert.hidden_size
 
     def layout(self, tokens: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """AntiBERTy ids ``(B, N + 2)`` and, per our position, its index there ``(B, N)``."""

@@ -272,7 +272,3 @@ def select_rows(chains: list[AntibodyChain], rows: str | None) -> list[AntibodyC
 
 def antibody_name(chain_name: str) -> str:
     return re.sub(r" (VH|VL)$", "", chain_name)
-
-
-__all__ = ["MAX_RESIDUES", "REGIONS", "AntibodyChain", "AntibodyInputError", "read_chain",
-           "parse_text", "read_file", "select_rows"]

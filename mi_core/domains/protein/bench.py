@@ -13,10 +13,9 @@ import numpy as np
 import torch
 
 from mi_core.bench.decode import Generation, RunName, decode_all
-from mi_core.bench.decode import evaluate as evaluate_decode
 from mi_core.bench.report import frontier_text, markdown_table, update_section
 from mi_core.bench.sweep import commands_text, n_text
-from mi_core.domains.protein import MASK_ID, ProteinRecord, detokenize, read_fasta, split_records
+from mi_core.domains.protein import MASK_ID, ProteinRecord, read_fasta, split_records
 from mi_core.domains.protein.metrics import CompositionMetric
 from mi_core.io import display_path
 from mi_core.options import option, parse_lengths
@@ -122,15 +121,3 @@ class GeneratedSequences:
                        f"Frontier (dipeptide JSD vs passes): {frontier_text(rows, key='jsd_dipeptide', higher=False)}\n",
                        markdown)
 
-
-def evaluate(model, lengths: list[int], reference: list[ProteinRecord], strategy, *, temperature: float = 1.0,
-             seed: int = 0, batch_size: int = 64, device: torch.device | str = "cpu", bf16: bool = False,
-             progress=None, max_pairs: int = 2000) -> dict:
-    """:meth:`CompositionMetric.compute` of one sequence generated per length, with ``seconds`` and per
-    sequence ``passes`` and ``sequences`` (letters)."""
-    metric = CompositionMetric([r.tokens for r in reference], seed=seed, max_pairs=max_pairs)
-    result, gen = evaluate_decode(model, as_templates(lengths), strategy, metric, temperature=temperature, seed=seed,
-                                  batch_size=batch_size, device=device, bf16=bf16, progress=progress,
-                                  seeding="per batch")
-    return {**result, "seconds": gen.seconds, "passes": gen.passes,
-            "sequences": [detokenize(s) for s in gen.sequences]}

@@ -15,13 +15,13 @@ from pathlib import Path
 
 import numpy as np
 
-from mi_core.bench.decode import default_estimator
+from mi_core.bench.decode import default_estimator, evaluate
 from mi_core.bench.order import matched, parse_ints, strategy_for
 from mi_core.bench.report import markdown_table
 from mi_core.decoding.selector import load_order_net
 from mi_core.device import pick_device
-from mi_core.domains.protein.bench import draw_lengths, parse_lengths, reference_set
-from mi_core.domains.protein.bench import evaluate as protein_evaluate
+from mi_core.domains.protein.bench import as_templates, draw_lengths, parse_lengths, reference_set
+from mi_core.domains.protein.metrics import CompositionMetric
 from mi_core.io import atomic_write_json, atomic_write_text
 from mi_core.models.loading import load_model_described
 from mi_core.options import option
@@ -45,14 +45,15 @@ def protein_rows(model, domain, description: str, lengths_by_seed: dict, referen
     rows = []
     for name, params, t in configs:
         for seed, lengths in lengths_by_seed.items():
-            res = protein_evaluate(model, lengths, reference, strategy_for(name, params, selector), temperature=1.0,
-                                   seed=seed, device=model.device)
+            metric = CompositionMetric([r.tokens for r in reference], seed=seed)
+            res, gen = evaluate(model, as_templates(lengths), strategy_for(name, params, selector), metric,
+                                temperature=1.0, seed=seed, batch_size=64, device=model.device, seeding="per batch")
             shown = {k: v for k, v in params.items() if k != "estimator"}
             row = {"sampler": name, "params": shown, "seed": seed, "T": t,
                    **{k: res[k] for k in ("n", "mean_passes", "jsd_aa", "jsd_dipeptide", "jsd_aa_floor",
-                                          "jsd_dipeptide_floor", "seconds")},
+                                          "jsd_dipeptide_floor")}, "seconds": gen.seconds,
                    "mean_identity": res["diversity"]["mean_identity"],
-                   "passes_hist": dict(sorted(Counter(res["passes"]).items()))}
+                   "passes_hist": dict(sorted(Counter(gen.passes).items()))}
             rows.append(row)
             progress({k: v for k, v in row.items() if k != "passes_hist"})
     return rows

@@ -8,6 +8,7 @@ from mi_core.domain import Command
 from mi_core.domains.protein import bench_order, generate, order, probe
 from mi_core.domains.protein.bench import GeneratedSequences
 from mi_core.domains.protein.metrics import CompositionMetric
+from mi_core.domains.protein.model import load_protein_model
 from mi_core.domains.protein.states import ProteinStates
 from mi_core.domains.protein.tokens import AMINO_ACIDS, MASK_ID, PAD_ID, ProteinDomain
 from mi_core.domains.protein.train import ProteinTask
@@ -16,8 +17,6 @@ from mi_core.models.base import MaskedLM
 
 def load_protein(spec: str | Path | None, device) -> tuple[MaskedLM, str]:
     """``(model, description)`` of a spec of :func:`load_protein_model`; the description says why ``auto`` fell back."""
-    from mi_core.domains.protein.model import load_protein_model
-
     model, info = load_protein_model(str(spec or "auto"), device)
     model.weights_path = info.path
     return model, info.fallback_reason or info.description

@@ -38,25 +38,17 @@ class ESMCAdapter(MaskedLM):
     of the 20 amino acids and final-norm embedding of each residue (meaningless at padding)."""
 
     mask_id = MASK_ID
+    max_len = hidden_size = None  # per instance (shadowing MaskedLM's properties)
 
     def __init__(self, esmc: nn.Module, name: str = "ESM-C", max_len: int = ESMC_MAX_LEN):
         super().__init__()
         self.esmc = esmc.eval()
-        self.name = name
-        self._max_len = max_len
+        self.name, self.max_len, self.hidden_size = name, max_len, int(esmc.embed.embedding_dim)
         ids = esm_ids(esmc.tokenizer)
         self.register_buffer("value_tokens", torch.arange(1, 21), persistent=False)
         self.register_buffer("esm_values", torch.tensor(ids["values"]), persistent=False)  # (20,)
         self.register_buffer("to_esm", translation_table(ids), persistent=False)  # (22,)
         self.bos_id, self.eos_id, self.pad_id = ids["bos"], ids["eos"], ids["pad"]
-
-    @property
-    def max_len(self) -> int:
-        return self._max_len
-
-    @property
-    def hidden_size(self) -> int:
-        return int(self.esmc.embed.embedding_dim)
 
     def forward(self, tokens: torch.Tensor) -> MDMOutput:
         esm_tokens, index = self.layout(tokens)

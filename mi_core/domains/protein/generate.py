@@ -34,11 +34,6 @@ class GenerateOptions:
 OPTIONS_OF_DOMAIN = [GenerateOptions, Device, Force]
 
 
-def to_fasta(sequences, passes: list[int], label: str) -> str:
-    return "".join(f">sample_{i + 1} length={len(s)} passes={p} {label}\n{detokenize(s)}\n"
-                   for i, (s, p) in enumerate(zip(sequences, passes)))
-
-
 def main(args) -> int:
     check_output(args.fasta, args.force, "--fasta")
     params = parse_sets(args.sets)
@@ -47,13 +42,12 @@ def main(args) -> int:
         template = tokenize(args.template, name="--template")
         if not (template == MASK_ID).any():
             raise ValueError("--template has no '_' or 'X' position to generate")
-        targets = [template] * args.n
+        targets, length = [template] * args.n, len(template)
     else:
-        targets = [args.length] * args.n
+        targets, length = [args.length] * args.n, args.length
     device = pick_device(args.device, args.threads)
     domain = get_domain("protein")
     model, description = load_model_described(args.model, device, domain)
-    length = args.length if args.template is None else len(targets[0])
     if length > model.max_len:
         raise ValueError(f"--length {length} is longer than the {model.max_len} residues the model "
                          f"({description}) takes; accepted 1..{model.max_len}")
@@ -61,7 +55,8 @@ def main(args) -> int:
     gen = protein_bench.generate(model, targets, strategy, temperature=args.temperature, seed=args.seed, device=device)
     label = " ".join([f"sampler={args.sampler}", *(f"{k}={v}" for k, v in params.items()),
                       f"temperature={args.temperature}", f"seed={args.seed}"])
-    text = to_fasta(gen.sequences, gen.passes, label)
+    text = "".join(f">sample_{i + 1} length={len(s)} passes={p} {label}\n{detokenize(s)}\n"
+                   for i, (s, p) in enumerate(zip(gen.sequences, gen.passes)))
     print(text, end="")
     if args.fasta:
         atomic_write_text(args.fasta, text)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import torch
@@ -21,7 +21,6 @@ from mi_core.models.base import ModelFileError
 ROOT = Path(__file__).resolve().parents[3]
 DEFAULT_MDM = ROOT / "assets" / "protein_mdm.safetensors"
 MDM_ENV = "MI_LENS_PROTEIN_MODEL"
-KEYWORDS = ("auto", "esmc", "mdm")
 
 
 @dataclass(frozen=True)
@@ -47,9 +46,21 @@ def load_protein_model(spec: str = "auto", device: torch.device | str = "cpu") -
     """``(model in eval mode, info)`` for a spec; ModelFileError for missing or bad weights."""
     spec = (spec or "auto").strip()
     if spec == "auto":
-        return load_auto(device)
+        try:
+            weights = find_esmc_weights()
+            if weights is not None:
+                return load_esmc_model(weights, device)
+            reason = f"no ESM-C weights found in {where_searched()}"
+        except (ModelFileError, ImportError) as err:  # ImportError: weights found but the esm package is missing
+            reason = f"ESM-C not used: {err}"
+        model, info = load_mdm(default_mdm_path(), device)
+        return model, replace(info, fallback_reason=f"{reason}; using the {info.description}")
     if spec == "esmc":
-        return load_esmc_model(required_weights(), device)
+        weights = find_esmc_weights()
+        if weights is None:
+            raise ModelFileError(f"no ESM-C weights found in {where_searched()}: set {WEIGHTS_ENV} to an "
+                                 "esmc_300m_2024_12_v0.pth (or esmc_600m) file, or pass its path as the model")
+        return load_esmc_model(weights, device)
     if spec == "mdm":
         return load_mdm(default_mdm_path(), device)
     path = Path(spec).expanduser()
@@ -57,28 +68,8 @@ def load_protein_model(spec: str = "auto", device: torch.device | str = "cpu") -
         return load_mdm(path, device)
     if path.suffix in (".pth", ".pt") or path.is_dir():
         return load_esmc_model(find_esmc_weights(path), device)
-    raise ValueError(f"unknown protein model {spec!r}: use {', '.join(KEYWORDS)}, a protein MDM .safetensors, "
+    raise ValueError(f"unknown protein model {spec!r}: use auto, esmc, mdm, a protein MDM .safetensors, "
                      "or an ESM-C .pth file (or a directory holding data/weights/esmc_*.pth)")
-
-
-def load_auto(device) -> tuple[torch.nn.Module, ProteinModelInfo]:
-    try:
-        weights = find_esmc_weights()
-        if weights is not None:
-            return load_esmc_model(weights, device)
-        reason = f"no ESM-C weights found in {where_searched()}"
-    except (ModelFileError, ImportError) as err:  # ImportError: weights found but the esm package is missing
-        reason = f"ESM-C not used: {err}"
-    model, info = load_mdm(default_mdm_path(), device)
-    return model, ProteinModelInfo("mdm", info.path, info.description, f"{reason}; using the {info.description}")
-
-
-def required_weights() -> Path:
-    path = find_esmc_weights()
-    if path is None:
-        raise ModelFileError(f"no ESM-C weights found in {where_searched()}: set {WEIGHTS_ENV} to an "
-                             "esmc_300m_2024_12_v0.pth (or esmc_600m) file, or pass its path as the model")
-    return path
 
 
 def load_esmc_model(path: Path, device) -> tuple[torch.nn.Module, ProteinModelInfo]:
@@ -91,15 +82,11 @@ def load_mdm(path: Path, device) -> tuple[torch.nn.Module, ProteinModelInfo]:
         raise ModelFileError(f"protein MDM not found: {path} (set {MDM_ENV} to a protein MDM .safetensors, "
                              "or train one: python -m mi_core train protein --fasta ...)")
     model = load_protein_mdm(path, device)
-    return model, ProteinModelInfo("mdm", path, mdm_description(model, path))
-
-
-def mdm_description(model, path: Path) -> str:
     cfg = model.cfg
     try:
         fasta = json.loads(path.with_suffix(".json").read_text()).get("data", {}).get("fasta")
     except (OSError, ValueError, AttributeError):
         fasta = None
     trained = " trained on CATH S40" if fasta and "S40" in fasta else (f" trained on {fasta}" if fasta else "")
-    return (f"protein MDM{trained} ({cfg.d_model}-dim, {cfg.n_layers} layers, max {cfg.max_len} residues; "
-            f"{path.name})")
+    return model, ProteinModelInfo("mdm", path, f"protein MDM{trained} ({cfg.d_model}-dim, {cfg.n_layers} layers, "
+                                                f"max {cfg.max_len} residues; {path.name})")

@@ -18,6 +18,7 @@ from mi_core.commands.probe import COMMON, ProbeOptions, run_probe, summary
 from mi_core.device import pick_device
 from mi_core.domain import Domain
 from mi_core.domains import protein
+from mi_core.domains.protein.model import load_protein_model
 from mi_core.io import atomic_write_json, display_path
 from mi_core.options import option, seed
 
@@ -93,8 +94,6 @@ def masked_state(args, read_sequence, read_records, positions,
 
 
 def run(args, domain: Domain) -> int:
-    from mi_core.domains.protein.model import load_protein_model
-
     name, _, tokens = masked_state(args, lambda text: protein.tokenize(text, name="--sequence"),
                                    lambda path, n: [(r.name, r.tokens) for r in protein.read_fasta(path, limit=n)],
                                    lambda native, spec: parse_positions(spec, len(native)))
