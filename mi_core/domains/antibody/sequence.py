@@ -263,12 +263,9 @@ def select_rows(chains: list[AntibodyChain], rows: str | None) -> list[AntibodyC
     m = re.fullmatch(r"\s*(\d+)\s*-\s*(\d+)\s*", rows)
     if not m or not 1 <= int(m[1]) <= int(m[2]):
         raise ValueError(f"--rows must be A-B (1-based, inclusive) or all, got {rows!r}")
-    names = list(dict.fromkeys(antibody_name(c.name) for c in chains))
+    antibodies = [re.sub(r" (VH|VL)$", "", c.name) for c in chains]
+    names = list(dict.fromkeys(antibodies))
     if int(m[2]) > len(names):
         raise ValueError(f"--rows {rows}: the file holds {len(names)} antibodies")
     keep = set(names[int(m[1]) - 1:int(m[2])])
-    return [c for c in chains if antibody_name(c.name) in keep]
-
-
-def antibody_name(chain_name: str) -> str:
-    return re.sub(r" (VH|VL)$", "", chain_name)
+    return [c for c, antibody in zip(chains, antibodies) if antibody in keep]

@@ -25,8 +25,6 @@ REFERENCE_SPLITS = ("reference", "val", "train", "all")
 
 def draw_lengths(n: int, lo: int, hi: int, seed: int = 0) -> list[int]:
     """``n`` lengths drawn uniformly from ``lo..hi`` inclusive by a generator seeded with ``seed``."""
-    if n < 1:
-        raise ValueError(f"the number of samples must be >= 1, got {n}")
     return np.random.default_rng(seed).integers(lo, hi + 1, size=n).tolist()
 
 
@@ -34,8 +32,6 @@ def reference_set(path: str | Path, split: str = "reference", limit: int | None 
     """The first ``limit`` records of one split (``"all"``: every record) of a FASTA read with the strict rule."""
     if split not in REFERENCE_SPLITS:
         raise ValueError(f"unknown reference split {split!r}; choose one of {', '.join(REFERENCE_SPLITS)}")
-    if limit is not None and limit < 1:
-        raise ValueError(f"--limit-reference must be >= 1, got {limit}")
     records = read_fasta(path, strict=True)
     if split != "all":
         records = split_records(records)[split]

@@ -26,9 +26,6 @@ from mi_core.io import atomic_write_json, atomic_write_text
 from mi_core.models.loading import load_model_described
 from mi_core.options import option
 
-PROTEIN_GAMMAS = (8.0, 16.0, 32.0, 64.0)
-PROTEIN_SAMPLERS = ("random", "top_prob", "top_margin")
-
 
 def protein_rows(model, domain, description: str, lengths_by_seed: dict, reference, budgets: list[int], gammas: list[float],
                  selector: Path, estimator: Path | None = None, progress=print) -> list[dict]:
@@ -38,7 +35,7 @@ def protein_rows(model, domain, description: str, lengths_by_seed: dict, referen
         progress(f"no MI estimator for {description}: mi skipped (give --estimator PATH)")
     configs = []
     for t in budgets:
-        configs += [(name, {"steps": t}, t) for name in PROTEIN_SAMPLERS]
+        configs += [(name, {"steps": t}, t) for name in ("random", "top_prob", "top_margin")]
         configs += [("learned", {"steps": t, "mode": mode}, t) for mode in ("threshold", "sample")]
     configs += [("eb", {"gamma": g}, None) for g in gammas]
     configs += [("mi", {"gamma": g, "estimator": str(estimator)}, None) for g in gammas if estimator is not None]
@@ -115,7 +112,7 @@ def run_bench(args, domain) -> int:
     model, description = load_model_described(args.model or "mdm", pick_device(args.device, args.threads), domain)
     lengths_by_seed = {seed: draw_lengths(args.samples, lo, hi, seed) for seed in seeds}
     reference = reference_set(args.reference)
-    gammas = PROTEIN_GAMMAS if args.gammas is None else [float(g) for g in args.gammas.split(",") if g.strip()]
+    gammas = (8.0, 16.0, 32.0, 64.0) if args.gammas is None else [float(g) for g in args.gammas.split(",") if g.strip()]
     rows = protein_rows(model, domain, description, lengths_by_seed, reference, budgets, gammas, selector, args.estimator)
     summary = protein_summary(rows)
     atomic_write_json(args.json, {"model": description, "selector": str(selector), "lengths": args.lengths,

@@ -118,18 +118,16 @@ class CompositionMetric:
     def __init__(self, reference, seed: int = 0, max_pairs: int = 2000):
         self.reference = [np.asarray(r) for r in reference]
         self.seed, self.max_pairs = seed, max_pairs
-        self.sequences: dict[int, np.ndarray] = {}
-        self.passes: dict[int, int] = {}
-        self.extra: dict[int, int] = {}
+        self.rows: dict[int, tuple[np.ndarray, int, int]] = {}  # index -> (final tokens, passes, extra passes)
 
     def update(self, index: int, start: np.ndarray, final: np.ndarray, passes: int, extra: int = 0) -> None:
-        self.sequences[index], self.passes[index], self.extra[index] = np.asarray(final), int(passes), int(extra)
+        self.rows[index] = (np.asarray(final), int(passes), int(extra))
 
     def compute(self) -> dict:
-        order = sorted(self.sequences)
-        seqs = [self.sequences[i] for i in order]
+        rows = [self.rows[i] for i in sorted(self.rows)]
+        seqs = [final for final, _, _ in rows]
         floor = matched_sample(self.reference, [len(s) for s in seqs], self.seed)
-        return {"n": len(seqs), **pass_stats([self.passes[i] for i in order], [self.extra[i] for i in order]),
+        return {"n": len(seqs), **pass_stats([p for _, p, _ in rows], [e for _, _, e in rows]),
                 "jsd_aa": jsd_aa(seqs, self.reference), "jsd_dipeptide": jsd_dipeptide(seqs, self.reference),
                 "jsd_aa_floor": jsd_aa(floor, self.reference), "jsd_dipeptide_floor": jsd_dipeptide(floor, self.reference),
                 "diversity": diversity(seqs, self.reference, max_pairs=self.max_pairs, seed=self.seed),

@@ -55,17 +55,6 @@ def parse_positions(spec: str, length: int) -> list[int]:
     return sorted(out)
 
 
-def mask_random(tokens: np.ndarray, rate: float, seed: int) -> np.ndarray:
-    """``tokens`` with ``round(rate * visible)`` of its visible residues masked, chosen by ``seed``."""
-    if not 0 <= rate <= 1:
-        raise ValueError(f"--mask-rate must be in [0, 1], got {rate}")
-    visible = np.flatnonzero(tokens != protein.MASK_ID)
-    chosen = np.random.default_rng(seed).choice(visible, size=round(rate * len(visible)), replace=False)
-    out = tokens.copy()
-    out[chosen] = protein.MASK_ID
-    return out
-
-
 def masked_state(args, read_sequence, read_records, positions,
                  source: str = "FASTA") -> tuple[str, np.ndarray, np.ndarray]:
     """``(name, native tokens (L,), tokens to probe (L,))`` of ``--sequence`` (``read_sequence(text)``) or
@@ -77,8 +66,6 @@ def masked_state(args, read_sequence, read_records, positions,
         name, native = "sequence", read_sequence(args.sequence)
     else:
         record = 1 if args.record is None else args.record
-        if record < 1:
-            raise ValueError(f"--record is 1-based, got {record}")
         records = read_records(args.fasta, record)
         if len(records) < record:
             raise ValueError(f"{args.fasta} has {len(records)} record(s); --record {record} asks for more")
@@ -86,7 +73,9 @@ def masked_state(args, read_sequence, read_records, positions,
     tokens = native.copy()
     if args.mask_positions:
         tokens[positions(native, args.mask_positions)] = protein.MASK_ID
-    tokens = mask_random(tokens, args.mask_rate, args.seed)
+    visible = np.flatnonzero(tokens != protein.MASK_ID)
+    chosen = np.random.default_rng(args.seed).choice(visible, size=round(args.mask_rate * len(visible)), replace=False)
+    tokens[chosen] = protein.MASK_ID
     if not (tokens == protein.MASK_ID).any():
         raise ValueError("nothing to probe: no masked residues (write _ or X in the sequence, or use "
                          "--mask-positions / --mask-rate)")
