@@ -1,8 +1,7 @@
 """``eval-model antibody``: masked-residue cross-entropy and perplexity of a model on antibody chains, overall
 and per Kabat region, against the amino-acid composition of reference chains (``region_composition``: of the
 same region and chain type). Each chain is masked ``draws`` times at ``mask_rate``, seeded by ``(seed, chain)``.
-Perplexity is ``exp`` of the mean cross-entropy (nats); ``SE(ppl) = ppl * SE(CE)``, SE over per-chain means.
-"""
+Perplexity is ``exp`` of the mean cross-entropy (nats); ``SE(ppl) = ppl * SE(CE)``, SE over per-chain means."""
 
 from __future__ import annotations
 

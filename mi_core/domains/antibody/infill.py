@@ -1,7 +1,6 @@
-"""``bench antibody``: mask a chain's CDRs (``--region``), let a sampler fill them back (greedy by default,
-one seed per chain) and score amino-acid recovery, the share of filled residues equal to the native ones,
-against the model passes spent.
-"""
+"""``bench antibody``: mask a chain's CDRs (``--region``), let a sampler fill them back (greedy by default, one
+seed per chain) and score amino-acid recovery, the share of filled residues equal to the native ones, against the
+model passes spent."""
 
 from __future__ import annotations
 

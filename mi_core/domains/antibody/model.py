@@ -4,8 +4,7 @@ plain torch behind the MI Lens model interface.
 The weights ship inside the ``antiberty==0.1.3`` wheel; this module finds them without importing the package
 (whose runner needs ``transformers``) and reads only tensors (``torch.load(weights_only=True)``). AntiBERTy's
 vocabulary is ``[PAD]`` 0, ``[UNK]`` 1, ``[CLS]`` 2, ``[SEP]`` 3, ``[MASK]`` 4, then the 20 amino acids in our
-order, so our token ``t`` (1..20) is its ``t + 4``. Rows are laid out ``[CLS] residues [SEP] [PAD]...``.
-"""
+order, so our token ``t`` (1..20) is its ``t + 4``. Rows are laid out ``[CLS] residues [SEP] [PAD]...``."""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
 """``python -m mi_core probe antibody --sequence TEXT|--fasta PATH [--record N] --mask-positions cdr3|A-B``:
 exact pairwise conditional MI between the masked residues of one antibody variable domain, with AntiBERTy.
 ``--mask-positions`` takes regions (``cdr1``..``cdr3``, ``cdrs``, ``fr1``..``fr4``) and 1-based residues;
-``--csv``-style files (name,vh,vl) and FASTA are read by ``--fasta``. The JSON adds the CDR annotation.
-"""
+``--csv``-style files (name,vh,vl) and FASTA are read by ``--fasta``. The JSON adds the CDR annotation."""
 
 from __future__ import annotations
 

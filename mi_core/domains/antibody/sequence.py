@@ -14,8 +14,7 @@ cysteines; ``w1``: the Trp; ``m``: the first residue of W/F-G-x-G; 0-based, end 
     L3  c2 + 1 .. m           Kabat 89-97: after the Cys, up to F-G-x-G
 
 CDR lengths outside Kabat's observed ranges are refused. The rules are checked against published Kabat CDRs and
-all 100 antibodies of Jain et al. 2017 (``tests/test_antibody_domain.py``).
-"""
+all 100 antibodies of Jain et al. 2017 (``tests/test_antibody_domain.py``)."""
 
 from __future__ import annotations
 

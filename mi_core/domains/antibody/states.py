@@ -1,8 +1,7 @@
 """Antibody states for the MI estimator's data and its evaluation: whole chains of the antibodies ``--rows``
 with at most ``max_masked`` residues masked (the exact probe costs ``1 + 20 * masked`` passes), in a random
 share of CDR3 (``cdr3``), of all three CDRs (``cdrs``) or 15% anywhere (``uniform``). The shipped estimator
-was trained on rows 1-70 of the Jain et al. 2017 dev file; rows 71-100 are held out.
-"""
+was trained on rows 1-70 of the Jain et al. 2017 dev file; rows 71-100 are held out."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """Generate protein sequences with any registered sampler and measure them against a reference set
 (:class:`~mi_core.domains.protein.metrics.CompositionMetric`). Temperature defaults to 1.0: at 0 an all-mask
-start is deterministic, so every sample of one length would be the same sequence.
-"""
+start is deterministic, so every sample of one length would be the same sequence."""
 
 from __future__ import annotations
 

@@ -1,11 +1,9 @@
 """``bench-order protein``: the learned order against the step-budget heuristics at the same T.
 
-Unconditional generation of ``--samples``
-sequences with lengths drawn from ``--lengths`` at temperature 1, once per seed in ``--seeds``; the
-measure is the dipeptide (and amino-acid) JSD to the reference split, in bits, lower is better, with
-the sampling floor beside it. eb / mi are matched by the lowest mean dipeptide JSD over the seeds whose
-mean passes are <= T.
-"""
+Unconditional generation of ``--samples`` sequences with lengths drawn from ``--lengths`` at temperature 1, once per
+seed in ``--seeds``; the measure is the dipeptide (and amino-acid) JSD to the reference split, in bits, lower is
+better, with the sampling floor beside it. eb / mi are matched by the lowest mean dipeptide JSD over the seeds whose
+mean passes are <= T."""
 
 from __future__ import annotations
 

@@ -4,8 +4,7 @@
 64 logit slots back to the 20 amino acids, so an MI map of ESM-C is comparable with one of the protein MDM.
 Each row is laid out ``BOS, residues, EOS, padding`` with ``sequence_id = tokens != pad``: real residues never
 attend to padding and keep their rotary positions. ESM-C was trained on contexts of up to 2048 tokens.
-Weights never come from the network: an explicit path, ``MI_LENS_ESMC_WEIGHTS`` or the Hugging Face cache.
-"""
+Weights never come from the network: an explicit path, ``MI_LENS_ESMC_WEIGHTS`` or the Hugging Face cache."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
 """How close generated protein sequences are to a reference set: compositions, Jensen-Shannon divergence
-and pairwise identity, over token arrays (only the 20 amino acids 1..20 are counted).
-"""
+and pairwise identity, over token arrays (only the 20 amino acids 1..20 are counted)."""
 
 from __future__ import annotations
 

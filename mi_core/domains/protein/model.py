@@ -2,8 +2,7 @@
 always does, so ``auto`` takes ESM-C when its weights are on this machine, else the MDM with the reason.
 
 Specs: ``auto``; ``esmc``; ``mdm`` (the shipped MDM, or the ``.safetensors`` named by ``MI_LENS_PROTEIN_MODEL``);
-or a path: a ``.safetensors`` protein MDM, a ``.pth`` ESM-C checkpoint, or a directory holding one.
-"""
+or a path: a ``.safetensors`` protein MDM, a ``.pth`` ESM-C checkpoint, or a directory holding one."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
 """Protein states for the MI estimator's data and its evaluation (:data:`SOURCES`): a window masked uniformly
-at a random rate, a temperature-1 decode from all masked, and one from a uniformly masked window.
-"""
+at a random rate, a temperature-1 decode from all masked, and one from a uniformly masked window."""
 
 from __future__ import annotations
 

@@ -2,10 +2,9 @@
 
 Token ids: 0 mask, 1..20 the amino acids ``ACDEFGHIKLMNPQRSTVWY``, 21 padding (training batches only).
 
-Non-standard letters: ``X`` and the ambiguity codes ``B``, ``Z``, ``J`` are read as masked; ``U`` and ``O``
-are rejected unless ``ambiguous="mask"``; a final ``*`` is dropped; case and whitespace are ignored; any
-other character is an error naming it and its 1-based position. Training and reference data use
-``read_fasta(strict=True)``.
+Non-standard letters: ``X`` and the ambiguity codes ``B``, ``Z``, ``J`` are read as masked; ``U`` and ``O`` are
+rejected unless ``ambiguous="mask"``; a final ``*`` is dropped; case and whitespace are ignored; any other
+character is an error naming it and its 1-based position. Training and reference data use ``read_fasta(strict=True)``.
 """
 
 from __future__ import annotations

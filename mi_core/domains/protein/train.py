@@ -1,10 +1,8 @@
 """The protein task of the MDM trainer (:mod:`mi_core.train.mdm`): ``python -m mi_core train protein --fasta PATH``.
 
-The engine's sequence task (:mod:`mi_core.train.sequences`) on a FASTA file split by
-``mi_core.domains.protein.split_of`` (a seeded hash of each header): the validation and reference sets are
-never trained on. ``X`` residues are read as masked and never scored; sequences with other non-standard
-letters or over 10% ``X`` are skipped.
-"""
+The engine's sequence task (:mod:`mi_core.train.sequences`) on a FASTA file read with the strict rule (``X`` read
+as masked and never scored) and split by ``split_of`` (a seeded hash of each header): the validation and reference
+sets are never trained on."""
 
 from __future__ import annotations
 
