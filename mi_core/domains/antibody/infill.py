@@ -17,9 +17,6 @@ from mi_core.domains.protein import MASK_ID
 from mi_core.io import display_path
 from mi_core.options import option
 
-REGION_CHOICES = ("cdr3", "cdrs", "cdr1", "cdr2")
-CHAIN_CHOICES = ("both", "H", "L")
-
 
 def mean_se(values) -> tuple[float, float]:
     """Mean and standard error (0 for one value)."""
@@ -68,8 +65,8 @@ class InfillInput:
     csv: Path = option(DEFAULT_CSV, "CSV (name,vh,vl) or FASTA file of antibodies")
     rows: str = option(EVAL_ROWS, f"antibodies used, 1-based A-B or all (default: {EVAL_ROWS}, held out from the "
                        "shipped estimator's training)")
-    region: str = option("cdr3", "what to mask and fill", choices=REGION_CHOICES)
-    chains: str = option("both", "heavy (H), light (L) or both", choices=CHAIN_CHOICES)
+    region: str = option("cdr3", "what to mask and fill", choices=("cdr3", "cdrs", "cdr1", "cdr2"))
+    chains: str = option("both", "heavy (H), light (L) or both", choices=("both", "H", "L"))
     limit: int | None = option(None, "use the first N chains", range=(1, 10_000_000))
     model: str = option("auto", "auto (the installed AntiBERTy) or a folder with its weights")
 
@@ -88,8 +85,7 @@ class CDRInfill:
         chains = select_rows(read_file(args.csv), args.rows)
         if args.chains != "both":
             chains = [c for c in chains if c.chain == args.chains]
-        if args.limit is not None:
-            chains = chains[:args.limit]
+        chains = chains[:args.limit]  # None: all
         if not chains:
             raise ValueError(f"{args.csv}: no {args.chains} chains in rows {args.rows}")
         self.templates = [c.tokens.copy() for c in chains]

@@ -21,10 +21,7 @@ from mi_core.domains.protein import MASK_ID
 from mi_core.domains.protein.esmc import check_tokens, read_checkpoint, translation_table, wrap_rows
 from mi_core.models.base import MaskedLM, MDMOutput, ModelFileError
 
-PACKAGE = "antiberty"
-WEIGHTS_DIR = ("trained_models", "AntiBERTy_md_smooth")
 INSTALL_HINT = "pip install antiberty==0.1.3 (its wheel carries the weights; see README, 'Antibodies')"
-NAME = "AntiBERTy (Ruffolo, Gray and Sulam 2021), 26M parameters"
 PAD, CLS, SEP, MASK = 0, 2, 3, 4  # AntiBERTy's special ids (vocab.txt)
 FIRST_AA = 5  # AntiBERTy's id of 'A'; the 20 amino acids follow in our order
 
@@ -99,7 +96,7 @@ class AntiBERTy(MaskedLM):
         self.register_buffer("value_tokens", torch.arange(1, 21), persistent=False)
         ids = {"mask": MASK, "pad": PAD, "values": list(range(FIRST_AA, FIRST_AA + 20))}
         self.register_buffer("to_bert", translation_table(ids), persistent=False)  # (22,) our id -> AntiBERTy's
-        self.name = NAME
+        self.name = "AntiBERTy (Ruffolo, Gray and Sulam 2021), 26M parameters"
 
     def layout(self, tokens: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """AntiBERTy ids ``(B, N + 2)`` and, per our position, its index there ``(B, N)``."""
@@ -131,10 +128,10 @@ UNUSED = ("bert.pooler.", "cls.species.", "cls.chain.", "cls.graft.", "bert.embe
 
 def weights_folder() -> Path:
     """The installed package's weights folder (AntiBERTyMissing when there is none)."""
-    spec = importlib.util.find_spec(PACKAGE)
+    spec = importlib.util.find_spec("antiberty")
     if spec is None or not spec.submodule_search_locations:
         raise AntiBERTyMissing(f"AntiBERTy is not installed: {INSTALL_HINT}")
-    folder = Path(list(spec.submodule_search_locations)[0]).joinpath(*WEIGHTS_DIR)
+    folder = Path(list(spec.submodule_search_locations)[0]).joinpath("trained_models", "AntiBERTy_md_smooth")
     if not (folder / "pytorch_model.bin").is_file():
         raise AntiBERTyMissing(f"the antiberty package at {folder.parents[1]} ships no weights (version 0.1.3 "
                                f"does; 1.x fetches them at run time): {INSTALL_HINT}")
