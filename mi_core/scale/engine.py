@@ -13,12 +13,13 @@ from __future__ import annotations
 import os
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Callable
 
 from tqdm import tqdm
 
+from mi_core.io import repo_root
 from mi_core.options import option
 
 ENGINES = ("local", "ray")
@@ -31,14 +32,16 @@ class EngineError(ValueError):
 
 @dataclass(frozen=True)
 class EngineConfig:
-    """Where tasks run (:class:`EngineOptions`); ``address`` None: start a local Ray cluster."""
+    """Where tasks run; also the commands' engine options. ``address`` None: start a local Ray cluster."""
 
-    engine: str = "local"
-    address: str | None = None
-    workers: int = 1
-    num_gpus: float = 0.0
-    num_cpus: float = 1.0
-    retries: int = 3
+    engine: str = option("local", "local: this process (default); ray: actors on a Ray cluster "
+                         "(pip install '.[scale]')", choices=ENGINES)
+    address: str | None = option(None, "with --engine ray: an existing cluster (e.g. auto or ray://host:10001); "
+                                 "default a local one", flags=("--ray-address",), metavar="RAY_ADDRESS")
+    workers: int = option(1, "with --engine ray: actors", range=(1, 100_000))
+    num_gpus: float = option(0.0, "with --engine ray: GPUs per actor", range=(0, 64))
+    num_cpus: float = option(1.0, "with --engine ray: CPUs per actor", range=(0, 1024))
+    retries: int = option(3, "with --engine ray: restarts of a dead actor and retries of its task", range=(0, 100))
 
     def __post_init__(self):
         if self.engine not in ENGINES:
@@ -73,21 +76,8 @@ class RunReport:
     seconds: float = 0.0
 
 
-@dataclass
-class EngineOptions:
-    engine: str = option("local", "local: this process (default); ray: actors on a Ray cluster "
-                         "(pip install '.[scale]')", choices=ENGINES)
-    ray_address: str | None = option(None, "with --engine ray: an existing cluster (e.g. auto or ray://host:10001); "
-                                     "default a local one")
-    workers: int = option(1, "with --engine ray: actors", range=(1, 100_000))
-    num_gpus: float = option(0.0, "with --engine ray: GPUs per actor", range=(0, 64))
-    num_cpus: float = option(1.0, "with --engine ray: CPUs per actor", range=(0, 1024))
-    retries: int = option(3, "with --engine ray: restarts of a dead actor and retries of its task", range=(0, 100))
-
-
 def engine_from_args(args) -> EngineConfig:
-    cfg = EngineConfig(engine=args.engine, address=args.ray_address, workers=args.workers,
-                       num_gpus=args.num_gpus, num_cpus=args.num_cpus, retries=args.retries)
+    cfg = EngineConfig(**{f.name: getattr(args, f.name) for f in fields(EngineConfig)})
     check_engine(cfg)
     return cfg
 
@@ -135,10 +125,6 @@ def run_tasks(tasks: list[Task], make_worker: Callable[[], Callable[[Any], Any]]
     return report
 
 
-def _repo_root() -> str:
-    return str(Path(__file__).resolve().parents[2])
-
-
 def _start_ray(cfg: EngineConfig):
     """``(ray, started)``: Ray connected; ``started``: this call owns the connection (shut it down)."""
     import ray
@@ -147,7 +133,7 @@ def _start_ray(cfg: EngineConfig):
         return ray, False
     env = None
     if cfg.address is None:  # a local cluster: its workers import mi_core from this checkout
-        env = {"env_vars": {"PYTHONPATH": os.pathsep.join(filter(None, [_repo_root(), os.environ.get("PYTHONPATH")]))}}
+        env = {"env_vars": {"PYTHONPATH": os.pathsep.join(filter(None, [str(repo_root()), os.environ.get("PYTHONPATH")]))}}
     ray.init(address=cfg.address, runtime_env=env, include_dashboard=False, log_to_driver=False,
              configure_logging=False)
     return ray, True

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -26,9 +27,21 @@ from mi_core.io import check_output, default_run_path
 from mi_core.models.base import masked_ce
 from mi_core.options import Device, Force, option
 from mi_core.scale import distributed
-from mi_core.train.schedule import lr_at, progress
 
 RESUMABLE = ("steps", "time_budget")  # settings a resumed run may change (it runs longer or shorter)
+
+
+def progress(step: int, elapsed: float, cfg) -> float:
+    """Fraction of the run done: by steps, or by time when a time budget is set (whichever is further)."""
+    frac = step / cfg.steps
+    return max(frac, elapsed / cfg.time_budget) if cfg.time_budget > 0 else frac
+
+
+def lr_at(step: int, frac: float, cfg) -> float:
+    """Linear warm-up over ``cfg.warmup`` steps, then cosine decay to 5% of the peak at ``frac = 1``."""
+    if step < cfg.warmup:
+        return cfg.lr * (step + 1) / cfg.warmup
+    return cfg.lr * (0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * min(1.0, frac))))
 
 
 def checkpoint_path(out: Path) -> Path:
