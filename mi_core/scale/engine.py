@@ -133,7 +133,8 @@ def _start_ray(cfg: EngineConfig):
         return ray, False
     env = None
     if cfg.address is None:  # a local cluster: its workers import mi_core from this checkout
-        env = {"env_vars": {"PYTHONPATH": os.pathsep.join(filter(None, [str(repo_root()), os.environ.get("PYTHONPATH")]))}}
+        path = os.pathsep.join(filter(None, [str(repo_root()), os.environ.get("PYTHONPATH")]))
+        env = {"env_vars": {"PYTHONPATH": path}}
     ray.init(address=cfg.address, runtime_env=env, include_dashboard=False, log_to_driver=False,
              configure_logging=False)
     return ray, True
