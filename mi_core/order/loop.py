@@ -128,9 +128,7 @@ def run_logged(model, draw: Callable, cfg: OrderTrainConfig, validate: Callable,
             if init is not None:
                 meta["init"] = str(init)
             score = curve[-1].get("val_mean", float("-inf"))
-            for suffix, keep in (("_last", True), ("", score >= best[0])):
-                if not keep:
-                    continue
+            for suffix in ("_last", "") if score >= best[0] else ("_last",):
                 save_order_net(selector, out.with_name(out.stem + suffix + ".safetensors"), meta)
                 save_order_net(posterior, out.with_name(out.stem + "_posterior" + suffix + ".safetensors"), meta)
                 if cfg.finetune and save_denoiser is not None:

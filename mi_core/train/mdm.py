@@ -212,14 +212,13 @@ def resume_configs(task_cls, out: Path, given: dict) -> tuple:
     if not path.is_file():
         raise ValueError(f"--resume: no checkpoint {path} to continue")
     state = torch.load(path, map_location="cpu", weights_only=True)
-    saved = {**json.loads(state["model_cfg"]), **json.loads(state["cfg"])}
-    for name, value in saved.items():
+    model_cfg, run = json.loads(state["model_cfg"]), json.loads(state["cfg"])
+    for name, value in {**model_cfg, **run}.items():
         if name in given and given[name] != value and name not in RESUMABLE:
             flag = "--" + name.replace("_", "-")
             raise ValueError(f"--resume continues the run's own settings: {flag} {given[name]} differs from its {value}")
-    run = json.loads(state["cfg"])
     run.update({k: given[k] for k in RESUMABLE if k in given})
-    return task_cls.model_config(**json.loads(state["model_cfg"])), task_cls.train_config(**run)
+    return task_cls.model_config(**model_cfg), task_cls.train_config(**run)
 
 
 @dataclass
