@@ -94,14 +94,12 @@ def check_engine(cfg: EngineConfig) -> None:
 
 def run_tasks(tasks: list[Task], make_worker: Callable[[], Callable[[Any], Any]], cfg: EngineConfig | None = None,
               save: Callable[[Task, Any], None] | None = None, local_worker: Callable[[Any], Any] | None = None,
-              desc: str = "tasks", unit: str = "task", log: Callable[[str], None] | None = None) -> RunReport:
+              desc: str = "tasks", unit: str = "task") -> RunReport:
     """Run every task not yet done; ``worker(task.payload) -> result``."""
     cfg = cfg or EngineConfig()
     check_engine(cfg)
     todo = [t for t in tasks if not t.done()]
     report = RunReport(results=[None] * len(tasks), skipped=len(tasks) - len(todo))
-    if log and report.skipped:
-        log(f"{report.skipped} of {len(tasks)} {unit}s already done, skipped")
     if not todo:
         return report
     place = {t.index: n for n, t in enumerate(tasks)}

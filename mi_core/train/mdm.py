@@ -14,6 +14,7 @@ picks the best weights.
 from __future__ import annotations
 
 import contextlib
+import copy
 import json
 import math
 import time
@@ -65,8 +66,6 @@ class EMA:
     """An exponential moving average of a model's floating-point weights (``decay`` per step)."""
 
     def __init__(self, model, decay: float):
-        import copy
-
         self.decay = decay
         self.model = copy.deepcopy(model).eval()
         for p in self.model.parameters():
@@ -194,9 +193,8 @@ def _update(task, net, model, opt, ema, lr: float, autocast) -> torch.Tensor:
 
 def _validate_and_save(task, model, out: Path, point: dict, curve: list, best: float, step: int) -> float:
     """Validate ``model`` into ``point``, write ``<out>_last`` and, when it is the best so far, ``out``."""
-    cfg = task.cfg
     point.update(task.validate(model))
-    summary = {"train": asdict(cfg), "params": model.num_params(), **task.summary(), "curve": curve + [point]}
+    summary = {"train": asdict(task.cfg), "params": model.num_params(), **task.summary(), "curve": curve + [point]}
     task.save(model, out.with_name(out.stem + "_last.safetensors"), summary)
     score = point.get(task.best_key, 0.0)
     if (score >= best) if task.higher else (score <= best):
