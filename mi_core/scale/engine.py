@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Callable
@@ -68,12 +67,11 @@ class Task:
 
 @dataclass
 class RunReport:
-    """What :func:`run_tasks` did: results in task order (None for skipped tasks), counts and seconds."""
+    """What :func:`run_tasks` did: results in task order (None for skipped tasks) and counts."""
 
     results: list = field(default_factory=list)
     skipped: int = 0
     ran: int = 0
-    seconds: float = 0.0
 
 
 def engine_from_args(args) -> EngineConfig:
@@ -104,22 +102,21 @@ def run_tasks(tasks: list[Task], make_worker: Callable[[], Callable[[Any], Any]]
         return report
     place = {t.index: n for n, t in enumerate(tasks)}
 
-    def finish(task: Task, result) -> None:
-        if save is not None:
-            save(task, result)
-        report.results[place[task.index]] = result
-        report.ran += 1
-
-    start = time.perf_counter()
     with tqdm(total=len(tasks), initial=report.skipped, desc=desc, unit=unit, file=sys.stderr) as bar:
+
+        def finish(task: Task, result) -> None:
+            if save is not None:
+                save(task, result)
+            report.results[place[task.index]] = result
+            report.ran += 1
+            bar.update(1)
+
         if cfg.engine == "local":
             worker = local_worker or make_worker()
             for task in todo:
                 finish(task, worker(task.payload))
-                bar.update(1)
         else:
-            _run_on_ray(todo, make_worker, cfg, finish, bar)
-    report.seconds = time.perf_counter() - start
+            _run_on_ray(todo, make_worker, cfg, finish)
     return report
 
 
@@ -151,7 +148,7 @@ def _actor_class(ray, cfg: EngineConfig):
                                max_task_retries=cfg.retries)
 
 
-def _run_on_ray(todo: list[Task], make_worker, cfg: EngineConfig, finish, bar) -> None:
+def _run_on_ray(todo: list[Task], make_worker, cfg: EngineConfig, finish) -> None:
     """Hand tasks to ``cfg.workers`` actors, one at a time each, and ``finish`` results as they arrive."""
     ray, started = _start_ray(cfg)
     actors = []
@@ -179,7 +176,6 @@ def _run_on_ray(todo: list[Task], make_worker, cfg: EngineConfig, finish, bar) -
             except ray.exceptions.RayTaskError as err:
                 raise err.as_instanceof_cause() from None
             finish(task, result)
-            bar.update(1)
             submit(actor)
     finally:
         for actor in actors:
