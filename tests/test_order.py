@@ -16,8 +16,8 @@ from mi_core.domains.oracle4 import Oracle4Model, all_solutions4
 from mi_core.domains.sudoku import MASK_ID
 from mi_core.models.base import ModelFileError
 from mi_core.order.elbo import bernoulli_kl, rloo, rollout, score_function_surrogate
+from mi_core.order.loop import OrderTrainConfig, train_order
 from mi_core.order.posterior import posterior_log_prob, posterior_logq, sample_posterior, split_logq, unmask_schedule
-from mi_core.order.train import OrderTrainConfig, train_order
 
 
 def random_masks(b, n, seed, rate=0.7):

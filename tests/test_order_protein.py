@@ -12,8 +12,8 @@ from mi_core.cli import main as cli_main
 from mi_core.decoding.selector import make_order_nets, save_order_net
 from mi_core.domains.protein import MASK_ID, ProteinRecord
 from mi_core.order.elbo import margin_choice, order_loss, rollout, schedule_loglik, score_function_surrogate
+from mi_core.order.loop import OrderTrainConfig, load_nets, train_order
 from mi_core.order.sequences import make_validate, val_lengths, validation_windows, window_draw
-from mi_core.order.train import OrderTrainConfig, load_nets, train_order
 
 AA = list("ACDEFGHIKLMNPQRSTVWY")
 

@@ -135,13 +135,12 @@ class KillOnce:
 
 
 def test_killed_actor_is_restarted_and_its_shard_completes(ray_cluster, tmp_path, tiny_mdm, model_path):
-    from mi_core.train.estimator_data import make_shard, run, source_for
-    from mi_core.train.scale import ShardMaker, write_shards
+    from mi_core.train.estimator_data import ShardMaker, run, source_for, write_shards
 
     cfg = data_config()
     run(tiny_mdm, model_path, cfg, tmp_path / "local", "cpu", log=lambda m: None)
     domain, _ = source_for(cfg)
-    maker = KillOnce(ShardMaker(make_shard, domain.key, cfg, str(model_path), device="cpu"), 1, tmp_path / "killed")
+    maker = KillOnce(ShardMaker(domain.key, cfg, str(model_path), device="cpu"), 1, tmp_path / "killed")
     report = write_shards(maker, None, cfg.shards, tmp_path / "ray", EngineConfig("ray", workers=2, retries=2))
     assert (tmp_path / "killed").exists() and report.ran == cfg.shards
     assert_same_shards(tmp_path / "local", tmp_path / "ray")

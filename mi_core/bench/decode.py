@@ -41,8 +41,6 @@ def item_seed(seed: int, index: int) -> int:
 
 def length_batches(lengths: list[int], batch_size: int) -> list[list[int]]:
     """Indices grouped by length (ascending; input order within a length), cut into batches."""
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        raise ValueError(f"batch size must be an integer >= 1, got {batch_size!r}")
     groups: dict[int, list[int]] = {}
     for i, n in enumerate(lengths):
         groups.setdefault(n, []).append(i)
@@ -56,10 +54,9 @@ def decode_all(model, templates: list[np.ndarray], strategy, *, temperature: flo
     """Decode every template (token ids, ``model.mask_id`` where to fill); ``progress(n)`` after each batch."""
     if seeding not in SEEDINGS:
         raise ValueError(f"seeding must be one of {SEEDINGS}, got {seeding!r}")
-    max_len = model.max_len
-    for t in templates:
-        if len(t) > max_len:
-            raise ValueError(f"a sequence of {len(t)} positions is longer than the {max_len} this model takes")
+    longest = max(map(len, templates), default=0)
+    if longest > model.max_len:
+        raise ValueError(f"a sequence of {longest} positions is longer than the {model.max_len} this model takes")
     n = len(templates)
     sequences: list[np.ndarray | None] = [None] * n
     passes, extra = [0] * n, [0] * n

@@ -34,7 +34,7 @@ from mi_core.mi.fidelity import correlation, fidelity, mean_recovery, rule_recov
 from mi_core.mi.probe import probe, probe_by_length
 from mi_core.models.loading import load_model
 from mi_core.options import Device, Force, JsonOut, option, seed
-from mi_core.scale.engine import EngineOptions, engine_from_args
+from mi_core.scale.engine import EngineConfig, engine_from_args
 
 RATIO_BINS = (0.0, 0.25, 0.5, 0.75, 1.0)
 HEADLINE = ("spearman", "spearman_median", "pearson", "pearson_median", "mae", "topk_precision")
@@ -307,7 +307,7 @@ def serves(domain: Domain) -> bool:
 
 
 def options(domain: Domain) -> list:
-    return [domain.part("states").eval_options, EvalOptions, Device, JsonOut, SectionOut, Force, EngineOptions]
+    return [domain.part("states").eval_options, EvalOptions, Device, JsonOut, SectionOut, Force, EngineConfig]
 
 
 def main(args) -> int:

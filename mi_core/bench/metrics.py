@@ -8,13 +8,10 @@ from collections import defaultdict
 import numpy as np
 
 
-def pass_stats(passes: list[int], extra: list[int] | None = None) -> dict:
+def pass_stats(passes: list[int], extra: list[int]) -> dict:
     p = np.asarray(passes)
-    out = {"mean_passes": float(p.mean()), "passes_min": int(p.min()), "passes_median": float(np.median(p)),
-           "passes_max": int(p.max())}
-    if extra is not None:
-        out["mean_extra_passes"] = float(np.mean(extra))
-    return out
+    return {"mean_passes": float(p.mean()), "passes_min": int(p.min()), "passes_median": float(np.median(p)),
+            "passes_max": int(p.max()), "mean_extra_passes": float(np.mean(extra))}
 
 
 class SolvedMetric:

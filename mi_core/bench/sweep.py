@@ -34,7 +34,7 @@ from mi_core.device import pick_device, warn_if_slow_bf16
 from mi_core.domain import get_domain
 from mi_core.io import atomic_write_json, check_output
 from mi_core.options import Device, Force, option
-from mi_core.scale.engine import EngineOptions, engine_from_args
+from mi_core.scale.engine import EngineConfig, engine_from_args
 
 DEFAULT_GRID = [  # the grid of inputs that name none (``sweep_grid``)
     "sequential", "topk:k=2,4,7", "top_margin:k=2,4,7", "eb:gamma=0.1,0.2,0.5,1",
@@ -144,7 +144,7 @@ def describe(domain) -> str:
 def options(domain) -> list:
     inputs = inputs_class(domain)
     return [*inputs.options(domain, sweep=True), SweepGrid, SweepOutput, Force, Device, run_options(inputs),
-            EngineOptions]
+            EngineConfig]
 
 
 def main(args) -> int:

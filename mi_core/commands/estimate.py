@@ -61,11 +61,6 @@ def load(domain: Domain, text: str, model_choice: str, estimator_path: str, devi
     return model, estimator, torch.tensor([tokens], device=device), spec
 
 
-def to_json_dict(est: Estimate) -> dict:
-    return {"mi": est.mi[0].tolist(), "entropy": est.entropy[0].tolist(), "marginals": est.marginals[0].tolist(),
-            "passes": 1, "seconds": est.seconds}
-
-
 def timed_estimate(model, estimator, tokens: torch.Tensor) -> Estimate:
     """:func:`estimate_mi` after a warm-up, ``seconds`` the median of :data:`TIMED_RUNS` runs."""
     estimate_mi(model, estimator, tokens)
@@ -97,7 +92,9 @@ def main(args) -> int:
         shown = spec if model.weights_path is None else display_path(model.weights_path)
         payload = {"domain": domain.cli_name, "puzzle" if domain.layout == "grid" else "sequence":
                    domain.state_text(tokens[0].cpu()), "device": str(device), "model": shown,
-                   "estimator": display_path(args.estimator), **to_json_dict(est)}
+                   "estimator": display_path(args.estimator), "mi": est.mi[0].tolist(),
+                   "entropy": est.entropy[0].tolist(), "marginals": est.marginals[0].tolist(), "passes": 1,
+                   "seconds": est.seconds}
         atomic_write_json(args.json, payload, indent=None)
     first, unit = (0, "positions") if domain.layout == "grid" else (1, "residues")
     report(est, first=first, unit=unit)

@@ -68,19 +68,13 @@ def run_probe(model, tokens: torch.Tensor, args) -> ProbeResult:
     """:func:`probe` of ``tokens`` ``(N,)`` with the command's options and a progress bar on stderr."""
     from tqdm import tqdm
 
-    bar = None
+    with tqdm(unit="pass", file=sys.stderr, disable=args.no_progress, leave=False) as bar:
 
-    def update(done: int, total: int) -> None:
-        nonlocal bar
-        if bar is None:
-            bar = tqdm(total=total, unit="pass", file=sys.stderr, disable=args.no_progress, leave=False)
-        bar.update(done - bar.n)
+        def update(done: int, total: int) -> None:
+            bar.total = total
+            bar.update(done - bar.n)
 
-    try:
         return probe(model, tokens, eps=args.eps, max_batch=args.max_batch, progress=update, autocast=args.bf16)
-    finally:
-        if bar is not None:
-            bar.close()
 
 
 def summary(result: ProbeResult, first: int = 0, unit: str = "positions") -> str:

@@ -82,9 +82,7 @@ def _denoiser(model, x: torch.Tensor, active: torch.Tensor, bf16: bool, grad: bo
     hidden = x.new_zeros((*x.shape, out.hidden.shape[-1]), dtype=torch.float32)
     probs[rows] = logits.detach().softmax(-1)
     hidden[rows] = out.hidden.detach().float()
-    logp = None
-    if grad:
-        logp = torch.zeros_like(probs).index_put((rows,), logits.log_softmax(-1))
+    logp = torch.zeros_like(probs).index_put((rows,), logits.log_softmax(-1)) if grad else None
     return probs, hidden, logp
 
 

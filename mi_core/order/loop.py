@@ -90,7 +90,7 @@ def train_order(model, draw: Callable, cfg: OrderTrainConfig, d_model: int, *, v
                                            ro.steps_used.float().mean()]).detach()))
         done = update + 1 == cfg.updates or (cfg.time_budget > 0 and distributed.from_main(time.time() - start) >= cfg.time_budget)
         if eval_every and ((update + 1) % eval_every == 0 or done) and distributed.is_main():  # rank 0 validates, writes
-            point = _summary(update + 1, time.time() - start, _to_host(window))
+            point = _summary(update + 1, time.time() - start, window)
             if validate is not None:
                 point.update(validate(selector))
             window = []
@@ -128,9 +128,7 @@ def run_logged(model, draw: Callable, cfg: OrderTrainConfig, validate: Callable,
             if init is not None:
                 meta["init"] = str(init)
             score = curve[-1].get("val_mean", float("-inf"))
-            for suffix, keep in (("_last", True), ("", score >= best[0])):
-                if not keep:
-                    continue
+            for suffix in ("_last", "") if score >= best[0] else ("_last",):
                 save_order_net(selector, out.with_name(out.stem + suffix + ".safetensors"), meta)
                 save_order_net(posterior, out.with_name(out.stem + "_posterior" + suffix + ".safetensors"), meta)
                 if cfg.finetune and save_denoiser is not None:
@@ -178,19 +176,15 @@ def make_validator(budgets: tuple[int, ...], score: Callable, margin: Callable, 
     return validate
 
 
-def _to_host(window: list[tuple]) -> list[tuple]:
-    if not window:
-        return []
-    values = torch.stack([v for _, v in window]).double().cpu().tolist()
-    return [(steps, *row) for (steps, _), row in zip(window, values)]
-
-
 def _summary(update: int, seconds: float, window: list[tuple]) -> dict:
-    arr = np.asarray(window) if window else np.zeros((0, 4))
-    point = {"update": update, "seconds": round(seconds, 1), "elbo": float(arr[:, 1].mean()) if len(arr) else None,
-             "kl": float(arr[:, 2].mean()) if len(arr) else None}
-    for t in sorted({int(s) for s in arr[:, 0]}):
-        rows = arr[arr[:, 0] == t]
-        point[f"elbo_T{t}"] = round(float(rows[:, 1].mean()), 4)
-        point[f"q_steps_T{t}"] = round(float(rows[:, 3].mean()), 2)
+    """The log point of an evaluation window: per update ``(budget T, tensor [elbo, kl, Q steps used])``, read
+    back from the device in one transfer."""
+    steps = np.array([t for t, _ in window])
+    values = torch.stack([v for _, v in window]).double().cpu().numpy()
+    point = {"update": update, "seconds": round(seconds, 1), "elbo": float(values[:, 0].mean()),
+             "kl": float(values[:, 1].mean())}
+    for t in sorted(set(steps.tolist())):
+        rows = values[steps == t]
+        point[f"elbo_T{t}"] = round(float(rows[:, 0].mean()), 4)
+        point[f"q_steps_T{t}"] = round(float(rows[:, 2].mean()), 2)
     return point

@@ -17,7 +17,7 @@ from mi_core.device import pick_device, slow_bf16
 from mi_core.domain import Domain, get_domain
 from mi_core.io import check_output, default_run_path
 from mi_core.options import SKIP, Device, Force, option
-from mi_core.order.loop import OrderTrainConfig, load_nets, train_order  # noqa: F401  (re-exported)
+from mi_core.order.loop import OrderTrainConfig, load_nets
 from mi_core.scale import distributed
 
 
@@ -62,5 +62,3 @@ def main(args) -> None:
     domain.part("order_task").run(args, cfg, args.model, out, log_path, device)
     distributed.teardown()
 
-
-__all__ = ["OrderTrainConfig", "train_order"]

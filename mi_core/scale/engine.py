@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import os
 import sys
-import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Callable
 
 from tqdm import tqdm
 
+from mi_core.io import repo_root
 from mi_core.options import option
 
 ENGINES = ("local", "ray")
@@ -31,14 +31,16 @@ class EngineError(ValueError):
 
 @dataclass(frozen=True)
 class EngineConfig:
-    """Where tasks run (:class:`EngineOptions`); ``address`` None: start a local Ray cluster."""
+    """Where tasks run; also the commands' engine options. ``address`` None: start a local Ray cluster."""
 
-    engine: str = "local"
-    address: str | None = None
-    workers: int = 1
-    num_gpus: float = 0.0
-    num_cpus: float = 1.0
-    retries: int = 3
+    engine: str = option("local", "local: this process (default); ray: actors on a Ray cluster "
+                         "(pip install '.[scale]')", choices=ENGINES)
+    address: str | None = option(None, "with --engine ray: an existing cluster (e.g. auto or ray://host:10001); "
+                                 "default a local one", flags=("--ray-address",), metavar="RAY_ADDRESS")
+    workers: int = option(1, "with --engine ray: actors", range=(1, 100_000))
+    num_gpus: float = option(0.0, "with --engine ray: GPUs per actor", range=(0, 64))
+    num_cpus: float = option(1.0, "with --engine ray: CPUs per actor", range=(0, 1024))
+    retries: int = option(3, "with --engine ray: restarts of a dead actor and retries of its task", range=(0, 100))
 
     def __post_init__(self):
         if self.engine not in ENGINES:
@@ -65,29 +67,15 @@ class Task:
 
 @dataclass
 class RunReport:
-    """What :func:`run_tasks` did: results in task order (None for skipped tasks), counts and seconds."""
+    """What :func:`run_tasks` did: results in task order (None for skipped tasks) and counts."""
 
     results: list = field(default_factory=list)
     skipped: int = 0
     ran: int = 0
-    seconds: float = 0.0
-
-
-@dataclass
-class EngineOptions:
-    engine: str = option("local", "local: this process (default); ray: actors on a Ray cluster "
-                         "(pip install '.[scale]')", choices=ENGINES)
-    ray_address: str | None = option(None, "with --engine ray: an existing cluster (e.g. auto or ray://host:10001); "
-                                     "default a local one")
-    workers: int = option(1, "with --engine ray: actors", range=(1, 100_000))
-    num_gpus: float = option(0.0, "with --engine ray: GPUs per actor", range=(0, 64))
-    num_cpus: float = option(1.0, "with --engine ray: CPUs per actor", range=(0, 1024))
-    retries: int = option(3, "with --engine ray: restarts of a dead actor and retries of its task", range=(0, 100))
 
 
 def engine_from_args(args) -> EngineConfig:
-    cfg = EngineConfig(engine=args.engine, address=args.ray_address, workers=args.workers,
-                       num_gpus=args.num_gpus, num_cpus=args.num_cpus, retries=args.retries)
+    cfg = EngineConfig(**{f.name: getattr(args, f.name) for f in fields(EngineConfig)})
     check_engine(cfg)
     return cfg
 
@@ -104,39 +92,32 @@ def check_engine(cfg: EngineConfig) -> None:
 
 def run_tasks(tasks: list[Task], make_worker: Callable[[], Callable[[Any], Any]], cfg: EngineConfig | None = None,
               save: Callable[[Task, Any], None] | None = None, local_worker: Callable[[Any], Any] | None = None,
-              desc: str = "tasks", unit: str = "task", log: Callable[[str], None] | None = None) -> RunReport:
+              desc: str = "tasks", unit: str = "task") -> RunReport:
     """Run every task not yet done; ``worker(task.payload) -> result``."""
     cfg = cfg or EngineConfig()
     check_engine(cfg)
     todo = [t for t in tasks if not t.done()]
     report = RunReport(results=[None] * len(tasks), skipped=len(tasks) - len(todo))
-    if log and report.skipped:
-        log(f"{report.skipped} of {len(tasks)} {unit}s already done, skipped")
     if not todo:
         return report
     place = {t.index: n for n, t in enumerate(tasks)}
 
-    def finish(task: Task, result) -> None:
-        if save is not None:
-            save(task, result)
-        report.results[place[task.index]] = result
-        report.ran += 1
-
-    start = time.perf_counter()
     with tqdm(total=len(tasks), initial=report.skipped, desc=desc, unit=unit, file=sys.stderr) as bar:
+
+        def finish(task: Task, result) -> None:
+            if save is not None:
+                save(task, result)
+            report.results[place[task.index]] = result
+            report.ran += 1
+            bar.update(1)
+
         if cfg.engine == "local":
             worker = local_worker or make_worker()
             for task in todo:
                 finish(task, worker(task.payload))
-                bar.update(1)
         else:
-            _run_on_ray(todo, make_worker, cfg, finish, bar)
-    report.seconds = time.perf_counter() - start
+            _run_on_ray(todo, make_worker, cfg, finish)
     return report
-
-
-def _repo_root() -> str:
-    return str(Path(__file__).resolve().parents[2])
 
 
 def _start_ray(cfg: EngineConfig):
@@ -147,7 +128,8 @@ def _start_ray(cfg: EngineConfig):
         return ray, False
     env = None
     if cfg.address is None:  # a local cluster: its workers import mi_core from this checkout
-        env = {"env_vars": {"PYTHONPATH": os.pathsep.join(filter(None, [_repo_root(), os.environ.get("PYTHONPATH")]))}}
+        path = os.pathsep.join(filter(None, [str(repo_root()), os.environ.get("PYTHONPATH")]))
+        env = {"env_vars": {"PYTHONPATH": path}}
     ray.init(address=cfg.address, runtime_env=env, include_dashboard=False, log_to_driver=False,
              configure_logging=False)
     return ray, True
@@ -166,7 +148,7 @@ def _actor_class(ray, cfg: EngineConfig):
                                max_task_retries=cfg.retries)
 
 
-def _run_on_ray(todo: list[Task], make_worker, cfg: EngineConfig, finish, bar) -> None:
+def _run_on_ray(todo: list[Task], make_worker, cfg: EngineConfig, finish) -> None:
     """Hand tasks to ``cfg.workers`` actors, one at a time each, and ``finish`` results as they arrive."""
     ray, started = _start_ray(cfg)
     actors = []
@@ -194,7 +176,6 @@ def _run_on_ray(todo: list[Task], make_worker, cfg: EngineConfig, finish, bar) -
             except ray.exceptions.RayTaskError as err:
                 raise err.as_instanceof_cause() from None
             finish(task, result)
-            bar.update(1)
             submit(actor)
     finally:
         for actor in actors:

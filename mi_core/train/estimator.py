@@ -27,7 +27,7 @@ from mi_core.mi.estimator import LOSSES, EstimatorConfig, MIEstimator, estimator
 from mi_core.mi.fidelity import fidelity
 from mi_core.options import SKIP, Device, Force, option, seed
 from mi_core.scale import distributed
-from mi_core.train.schedule import lr_at
+from mi_core.train.mdm import lr_at
 
 DEFAULT_OUT = "{domain}_mi_estimator"  # runs/<name>_<date-time>.safetensors
 DEFAULT_VARIANTS = "log:free,log:bound,sqrt:bound,mse:bound,log:free:nopos"

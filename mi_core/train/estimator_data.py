@@ -18,25 +18,91 @@ from __future__ import annotations
 import json
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
 import torch.nn.functional as F
+from safetensors.torch import load_file, save_file
 
 from mi_core.device import pick_device
 from mi_core.domain import DOMAINS, Domain, get_domain
-from mi_core.io import check_output_dir
+from mi_core.io import check_output_dir, file_sha256
 from mi_core.mi.estimator import mdm_features
 from mi_core.mi.probe import probe_by_length
 from mi_core.models.loading import load_model
 from mi_core.options import Device, option
-from mi_core.scale.engine import EngineOptions, engine_from_args
-from mi_core.train.scale import ShardMaker, local_maker, worker_device, write_shards
-from mi_core.train.shards import load_shards, shard_path, write_manifest
+from mi_core.scale.engine import EngineConfig, Task, engine_from_args, run_tasks
+
+MANIFEST = "manifest.json"
 
 
+# -- shards on disk: written atomically; the manifest pins a run's config and model --------------------------
+def shard_path(out: Path, index: int) -> Path:
+    return out / f"shard_{index:05d}.safetensors"
+
+
+def save_shard(shard: dict[str, torch.Tensor], path: Path) -> None:
+    """Write atomically, so a killed run never leaves half a shard."""
+    tmp = path.with_suffix(".tmp")
+    save_file(shard, str(tmp))
+    tmp.replace(path)
+
+
+def load_shards(path: str | Path) -> tuple[dict[str, torch.Tensor], dict]:
+    """All shards under ``path`` concatenated (``masked`` as bool), and the manifest with a ``summary``."""
+    path = Path(path)
+    if not (path / MANIFEST).is_file():
+        raise FileNotFoundError(f"no estimator data at {path} (missing {MANIFEST})")
+    files = sorted(path.glob("shard_*.safetensors"))
+    if not files:
+        raise FileNotFoundError(f"no shards under {path}")
+    parts = [load_file(str(f)) for f in files]
+    data = {k: torch.cat([p[k] for p in parts]) for k in parts[0]}
+    data["masked"] = data["masked"].bool()
+    manifest = json.loads((path / MANIFEST).read_text())
+    sources = manifest.get("sources") or [str(i) for i in range(int(data["source"].max()) + 1)]
+    manifest["summary"] = summarise(data, sources)
+    return data, manifest
+
+
+def summarise(data: dict[str, torch.Tensor], sources) -> dict:
+    """Counts and cost of a data set: states per source, masked cells, probe passes and seconds."""
+    counts = torch.bincount(data["source"], minlength=len(sources)).tolist()
+    summary = {"states": len(data["tokens"]), "by_source": dict(zip(sources, counts)),
+               "mean_masked": float(data["masked"].float().sum(1).mean()), "passes": int(data["passes"].sum()),
+               "probe_seconds": round(float(data["seconds"].sum()), 1),
+               "max_error_bound": float(data["error_bound"].max())}
+    if "length" in data:
+        summary["mean_length"] = float(data["length"].float().mean())
+    return summary
+
+
+def write_manifest(out: Path, cfg, model_path: Path, model, command: str,
+                   sources: tuple[str, ...], domain: str) -> dict:
+    """Create ``out/manifest.json``, or check that the one there has the same config and model (ValueError)."""
+    manifest = {"config": json.loads(json.dumps(asdict(cfg))), "sources": list(sources), "domain": domain,
+                "command": command,
+                "model": None if model_path is None else str(model_path),
+                "model_sha256": None if model_path is None else file_sha256(model_path),
+                "model_config": asdict(model.cfg) if hasattr(model, "cfg") else None}
+    path = out / MANIFEST
+    if path.is_file():
+        old = json.loads(path.read_text())
+        for key in ("config", "model_sha256"):
+            if old.get(key) != manifest[key]:
+                raise ValueError(f"{out} holds shards of a different {key.replace('_', ' ')}; use a new --out "
+                                 f"or the same settings (found {old.get(key)}, asked for {manifest[key]})")
+        return old
+    out.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(manifest, indent=2) + "\n")
+    return manifest
+
+
+# -- drawing and probing states ------------------------------------------------------------------------------
 def source_for(cfg) -> tuple[Domain, object]:
     for domain in DOMAINS.values():
         if domain.states is not None and isinstance(cfg, domain.part("states").config_cls):
@@ -87,6 +153,32 @@ def make_shard(model, source, index: int, device, pad_id: int = 0) -> dict[str, 
     return {k: torch.stack([r[k] for r in rows]).contiguous() for k in rows[0]}
 
 
+@dataclass(frozen=True)
+class ShardMaker:
+    """Picklable worker factory for the task engine: loads the model and the state source once per process;
+    returns ``index -> shard``."""
+
+    domain: str
+    cfg: Any
+    model: str | None
+    device: str = "auto"
+
+    def __call__(self):
+        device = pick_device(self.device)
+        domain = get_domain(self.domain)
+        model = load_model(self.model, device, domain=self.domain)
+        return partial(make_shard, model, domain.part("states")(self.cfg), device=device, pad_id=domain.pad_id or 0)
+
+
+def write_shards(maker: ShardMaker, local_worker, shards: int, out: Path, engine: EngineConfig | None):
+    """Write every missing shard under ``out`` (atomically, by this process), one engine task per shard;
+    the engine's ``RunReport``."""
+    Path(out).mkdir(parents=True, exist_ok=True)
+    tasks = [Task(i, i, shard_path(out, i)) for i in range(shards)]
+    return run_tasks(tasks, maker, engine, save=lambda task, shard: save_shard(shard, task.path),
+                     local_worker=local_worker, desc="probe shards", unit="shard")
+
+
 def command_line(domain: Domain, source, model_path: Path, out: Path) -> str:
     model = "" if model_path is None else f"--model {model_path} "
     return f"python -m mi_core make-estimator-data {domain.cli_name} {model}--out {out} {source.options()}"
@@ -101,9 +193,11 @@ def run(model, model_path: Path, cfg, out: Path, device, log=print, engine=None)
     todo = [i for i in range(cfg.shards) if not shard_path(out, i).is_file()]
     log(f"{out}: {cfg.shards - len(todo)} of {cfg.shards} shards already written")
     if todo:
-        maker = ShardMaker(make_shard, domain.key, cfg, None if model_path is None else str(model_path),
-                           device=worker_device(device, engine))
-        write_shards(maker, local_maker(make_shard, model, source, device, domain.pad_id or 0), cfg.shards, out, engine)
+        gpus = engine is not None and engine.num_gpus > 0  # a Ray actor with GPUs works on CUDA
+        worker_device = "cuda" if gpus else str(getattr(device, "type", device))
+        maker = ShardMaker(domain.key, cfg, None if model_path is None else str(model_path), device=worker_device)
+        local = partial(make_shard, model, source, device=device, pad_id=domain.pad_id or 0)
+        write_shards(maker, local, cfg.shards, out, engine)
     return load_shards(out)[1]["summary"]
 
 
@@ -118,7 +212,7 @@ def serves(domain: Domain) -> bool:
 
 
 def options(domain: Domain) -> list:
-    return [DataRun, domain.part("states").data_options, Device, EngineOptions]
+    return [DataRun, domain.part("states").data_options, Device, EngineConfig]
 
 
 def config_from_args(args):

@@ -14,7 +14,9 @@ picks the best weights.
 from __future__ import annotations
 
 import contextlib
+import copy
 import json
+import math
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -26,9 +28,21 @@ from mi_core.io import check_output, default_run_path
 from mi_core.models.base import masked_ce
 from mi_core.options import Device, Force, option
 from mi_core.scale import distributed
-from mi_core.train.schedule import lr_at, progress
 
 RESUMABLE = ("steps", "time_budget")  # settings a resumed run may change (it runs longer or shorter)
+
+
+def progress(step: int, elapsed: float, cfg) -> float:
+    """Fraction of the run done: by steps, or by time when a time budget is set (whichever is further)."""
+    frac = step / cfg.steps
+    return max(frac, elapsed / cfg.time_budget) if cfg.time_budget > 0 else frac
+
+
+def lr_at(step: int, frac: float, cfg) -> float:
+    """Linear warm-up over ``cfg.warmup`` steps, then cosine decay to 5% of the peak at ``frac = 1``."""
+    if step < cfg.warmup:
+        return cfg.lr * (step + 1) / cfg.warmup
+    return cfg.lr * (0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * min(1.0, frac))))
 
 
 def checkpoint_path(out: Path) -> Path:
@@ -52,8 +66,6 @@ class EMA:
     """An exponential moving average of a model's floating-point weights (``decay`` per step)."""
 
     def __init__(self, model, decay: float):
-        import copy
-
         self.decay = decay
         self.model = copy.deepcopy(model).eval()
         for p in self.model.parameters():
@@ -181,9 +193,8 @@ def _update(task, net, model, opt, ema, lr: float, autocast) -> torch.Tensor:
 
 def _validate_and_save(task, model, out: Path, point: dict, curve: list, best: float, step: int) -> float:
     """Validate ``model`` into ``point``, write ``<out>_last`` and, when it is the best so far, ``out``."""
-    cfg = task.cfg
     point.update(task.validate(model))
-    summary = {"train": asdict(cfg), "params": model.num_params(), **task.summary(), "curve": curve + [point]}
+    summary = {"train": asdict(task.cfg), "params": model.num_params(), **task.summary(), "curve": curve + [point]}
     task.save(model, out.with_name(out.stem + "_last.safetensors"), summary)
     score = point.get(task.best_key, 0.0)
     if (score >= best) if task.higher else (score <= best):
@@ -199,14 +210,13 @@ def resume_configs(task_cls, out: Path, given: dict) -> tuple:
     if not path.is_file():
         raise ValueError(f"--resume: no checkpoint {path} to continue")
     state = torch.load(path, map_location="cpu", weights_only=True)
-    saved = {**json.loads(state["model_cfg"]), **json.loads(state["cfg"])}
-    for name, value in saved.items():
+    model_cfg, run = json.loads(state["model_cfg"]), json.loads(state["cfg"])
+    for name, value in {**model_cfg, **run}.items():
         if name in given and given[name] != value and name not in RESUMABLE:
             flag = "--" + name.replace("_", "-")
             raise ValueError(f"--resume continues the run's own settings: {flag} {given[name]} differs from its {value}")
-    run = json.loads(state["cfg"])
     run.update({k: given[k] for k in RESUMABLE if k in given})
-    return task_cls.model_config(**json.loads(state["model_cfg"])), task_cls.train_config(**run)
+    return task_cls.model_config(**model_cfg), task_cls.train_config(**run)
 
 
 @dataclass

@@ -18,7 +18,7 @@ from mi_core.domains.sudoku.bench import evaluate, warm_up
 from mi_core.domains.sudoku.mdm import load_sudoku_mdm
 from mi_core.io import atomic_write_json, check_output
 from mi_core.options import Device, Force, option
-from mi_core.scale.engine import EngineConfig, EngineOptions, engine_from_args
+from mi_core.scale.engine import EngineConfig, engine_from_args
 
 SETS = ["kaggle_graded_dev.csv", "top1465.txt", "clue17_dev.txt"]
 SAMPLERS = [("sequential", {}), ("topk", {"k": 4}), ("topk", {"k": 7})]
@@ -37,7 +37,7 @@ class SuiteOptions:
 
 
 def options(domain) -> list:
-    return [SuiteOptions, Device, Force, EngineOptions]
+    return [SuiteOptions, Device, Force, EngineConfig]
 
 
 def main(args) -> int:
