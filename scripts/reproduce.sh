@@ -367,3 +367,19 @@ python scripts/studies/paired_bench.py runs/kaggle500_p2_step6500.json \
     assets/benchmarks/sudoku_chain_paired_p2_step6500_vs_5500.json
 PYTHONPATH=. python scripts/tour_screenshots.py   # docs/screenshots/tour_*.png
 scripts/sudoku_chain.sh save   # checkpoints/sudoku_chain/ at step 6,878
+# 2026-12-02, third session: phase 2's step 6,500 (checkpoints/sudoku_chain/model.safetensors, the run's best by
+# held-out, benchmarked above as runs/p2_step6500) becomes the default, and what stands on it is re-measured
+cp checkpoints/sudoku_chain/model.safetensors assets/sudoku_peer_recurrent.safetensors
+cp checkpoints/sudoku_chain/model.json assets/sudoku_peer_recurrent.json
+for set in clue17_dev.txt top1465.txt; do
+    python -m mi_core bench sudoku --puzzles $DATA/$set --limit 500 --sampler sequential --threads 1 \
+        --model assets/sudoku_peer_recurrent.safetensors --json runs/s2/${set%%.*}_p2_step6500.json --force
+done  # assets/benchmarks/sudoku_chain_{clue17,top1465}_500_p2_step6500.json
+python -m mi_core eval-estimator sudoku --puzzles "$DATA/kaggle_graded_dev.csv" --states 60 --threads 1 \
+    --model assets/sudoku_peer_recurrent.safetensors --estimator assets/sudoku_mi_estimator_recurrent.safetensors \
+    --json runs/s2/eval_estimator_recurrent.json --force
+# (checked_on of the estimator's JSON gains the default's sha256 and 0.908; the JSON is copied to
+# assets/benchmarks/eval_estimator_recurrent.json and its section rendered with mi_core.bench.estimator.markdown)
+python -m mi_core bench sudoku --puzzles $DATA/kaggle_graded_dev.csv --limit 200 --sampler learned --threads 1 \
+    --set selector=assets/sudoku_order_selector_recurrent.safetensors --set steps=15 \
+    --model assets/sudoku_peer_recurrent.safetensors --json runs/s2/learned15_p2_step6500.json --force
