@@ -13,7 +13,7 @@ import numpy as np
 import torch
 
 from mi_core.domain import Domain
-from mi_core.domains.sudoku.geometry import (  # noqa: F401  (re-exported: the public Sudoku API)
+from mi_core.domains.sudoku.geometry import (
     SUDOKU4,
     SUDOKU9,
     Geometry,
