@@ -7,6 +7,7 @@ import csv
 import math
 import unicodedata
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 
 import numpy as np
@@ -182,11 +183,7 @@ def parse_puzzle_text(text: str, csv_format: bool, name: str = "input", limit: i
 
 
 def _parse(lines, csv_format: bool, name: str, limit: int | None) -> list[PuzzleRecord]:
-    records = []
-    for record in (_parse_csv(lines, name) if csv_format else _parse_lines(lines, name)):
-        records.append(record)
-        if limit and len(records) >= limit:
-            break
+    records = list(islice(_parse_csv(lines, name) if csv_format else _parse_lines(lines, name), limit or None))
     if not records:
         raise SudokuFormatError(f"{name} contains no puzzles")
     return records

@@ -94,23 +94,16 @@ def _search(cands: list[int], limit: int, found: list[list[int]], units, peers, 
             _search(trial, limit, found, units, peers, full, rng, stats)
 
 
-def _givens(digits: list[int]) -> tuple[list[int] | None, tuple]:
-    """The candidates once the givens are placed (None on a contradiction), and the tables."""
-    tables = _tables(len(digits))
-    cands = [tables[2]] * len(digits)
-    for cell, d in enumerate(int(x) for x in digits):
-        if d and not _eliminate(cands, cell, 1 << (d - 1), tables[0]):
-            return None, tables
-    return cands, tables
-
-
-def solve_count(digits: list[int], limit: int = 2, rng=None) -> tuple[int, list[int] | None]:
+def solve_count(digits: list[int], limit: int = 2, rng=None,
+                stats: list[int] | None = None) -> tuple[int, list[int] | None]:
     """``(count, first_solution)`` of ``digits`` (16 or 81 ints, 0 blank), counting up to ``limit``; ``rng``
-    (a ``random.Random``) branches in random digit order, so the first solution is a random one."""
-    cands, (peers, units, full) = _givens(digits)
+    (a ``random.Random``) branches in random digit order, so the first solution is a random one; ``stats[0]``
+    counts the search nodes."""
+    peers, units, full = _tables(len(digits))
+    cands = [full] * len(digits)
     found: list[list[int]] = []
-    if cands is not None:
-        _search(cands, limit, found, units, peers, full, rng)
+    if all(not d or _eliminate(cands, cell, 1 << (d - 1), peers) for cell, d in enumerate(map(int, digits))):
+        _search(cands, limit, found, units, peers, full, rng, stats)
     return len(found), ([m.bit_length() for m in found[0]] if found else None)
 
 
@@ -128,12 +121,7 @@ def grade(digits: list[int]) -> int:
     """Difficulty grade: search nodes beyond the root to find every solution (counted up to 2), in digit order;
     a guess refuted at once by naked singles is not a node, and 0 means singles alone solve the puzzle.
     ValueError when the puzzle has no solution."""
-    cands, (peers, units, full) = _givens(digits)
-    if cands is None:
-        raise ValueError("the puzzle's givens contradict each other")
-    found: list[list[int]] = []
     stats = [0]
-    _search(cands, 2, found, units, peers, full, None, stats)
-    if not found:
-        raise ValueError("the puzzle has no solution")
+    if not solve_count(digits, 2, stats=stats)[0]:  # no node searched when the givens contradict each other
+        raise ValueError("the puzzle has no solution" if stats[0] else "the puzzle's givens contradict each other")
     return stats[0] - 1
