@@ -184,7 +184,6 @@ def estimator_loss(pred: torch.Tensor, target: torch.Tensor, masked: torch.Tenso
     raise ValueError(f"unknown estimator loss {kind!r}; choose one of {', '.join(LOSSES)}")
 
 
-@torch.no_grad()
 def check_model_match(model, estimator: MIEstimator, model_name: str = "the model",
                       estimator_name: str = "the estimator") -> None:
     """Raise :class:`EstimatorInputError` when ``estimator`` reads another hidden size or value count than

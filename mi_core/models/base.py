@@ -170,8 +170,7 @@ def build_config(config_cls, raw: dict, path: str | Path, what: str):
     for name, value in raw.items():
         kind = hints.get(name)
         if kind is int or kind is float:
-            ok = isinstance(value, int) and not isinstance(value, bool) or (kind is float and isinstance(value, float))
-            if not ok:
+            if isinstance(value, bool) or not isinstance(value, int if kind is int else (int, float)):
                 raise ModelFileError(f"{meta_path}: config {name} must be {'an integer' if kind is int else 'a number'}, got {value!r}")
             lo, hi = declared.get(name) or ((-MAX_CONFIG_INT, MAX_CONFIG_INT) if kind is int else (-1e12, 1e12))
             problem = range_error(name, value, lo, hi)

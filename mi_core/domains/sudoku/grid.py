@@ -48,8 +48,7 @@ def parse_grid(text: str, size: int | None = 81) -> list[int]:
     chars = "".join(text.split())
     if not chars:
         raise SudokuFormatError("the Sudoku string is empty")
-    geom = geometry_for_length(len(chars)) if size is None else None
-    expected = geom.cells if geom else size
+    expected = geometry_for_length(len(chars)).cells if size is None else size
     if len(chars) != expected:
         raise SudokuFormatError(f"a Sudoku has {expected} cells, got {len(chars)} characters")
     n = math.isqrt(expected)
@@ -71,8 +70,7 @@ def describe_char(ch: str) -> str:
     """``'z'``, or for a non-ASCII character its code point and name: ``'٣' (U+0663 ARABIC-INDIC DIGIT THREE)``."""
     if ch.isascii() and ch.isprintable():
         return repr(ch)
-    name = unicodedata.name(ch, "unnamed character")
-    return f"{ch!r} (U+{ord(ch):04X} {name})"
+    return f"{ch!r} (U+{ord(ch):04X} {unicodedata.name(ch, 'unnamed character')})"
 
 
 def solution_conflict(puzzle: list[int], solution: list[int]) -> str | None:
