@@ -14,15 +14,15 @@ import numpy as np
 import torch
 
 from mi_core.domain import Domain
-from mi_core.domains.sudoku.geometry import (
+from mi_core.domains.sudoku.solver import (
     SUDOKU4,
     SUDOKU9,
     Geometry,
     SudokuError,
     SudokuFormatError,
     geometry_for_length,
+    solve_count,
 )
-from mi_core.domains.sudoku.solver import solve_count
 
 MASK_ID = 0
 BLANK_CHARS = ".0"
