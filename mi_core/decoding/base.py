@@ -68,16 +68,16 @@ def gumbel_like(x: torch.Tensor, generator) -> torch.Tensor:
 MAX_COUNT = 4096  # the most steps, positions per pass or batch a strategy parameter may ask for
 
 
-def check_count(name: str, value: int | None, allow_none: bool = False, most: int = MAX_COUNT) -> None:
-    """Raise ValueError unless ``value`` is an int in ``1..most`` (or None when ``allow_none``)."""
+def check_count(name: str, value: int | None, allow_none: bool = False) -> None:
+    """Raise ValueError unless ``value`` is an int in ``1..MAX_COUNT`` (or None when ``allow_none``)."""
     if value is None and allow_none:
         return
     if isinstance(value, bool) or not isinstance(value, int):
         raise ValueError(f"{name} must be an integer, got {value!r}")
     if value < 1:
         raise ValueError(f"{name} must be >= 1, got {value}")
-    if value > most:
-        raise ValueError(f"{name} must be at most {most} (accepted 1..{most}), got {value}")
+    if value > MAX_COUNT:
+        raise ValueError(f"{name} must be at most {MAX_COUNT} (accepted 1..{MAX_COUNT}), got {value}")
 
 
 def check_nonnegative(name: str, value: float) -> None:

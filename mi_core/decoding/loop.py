@@ -96,10 +96,10 @@ def decode(model, tokens: torch.Tensor, strategy, temperature: float = 0.0, seed
     if isinstance(every, bool) or not isinstance(every, int) or every < 1:
         raise ValueError(f"sync_every must be an integer >= 1, got {sync_every!r}")
     limit = max_steps if max_steps is not None else strategy.pass_limit(tokens.shape[1])
-    pending = []  # (frame, any row active at its start) not yet checked
-    steps = _Steps(model, tokens, strategy, temperature, seed, limit)
-    for frame, any_active in steps:
+    pending, final = [], tokens  # (frame, any row active at its start) not yet checked; the last state
+    for frame, any_active in _steps(model, tokens, strategy, temperature, seed, limit):
         pending.append((frame, any_active))
+        final = frame.tokens
         if len(pending) < every and frame.step < limit - 1:
             continue
         flags = torch.stack([a for _, a in pending]).tolist()  # the one host read of the loop
@@ -108,50 +108,43 @@ def decode(model, tokens: torch.Tensor, strategy, temperature: float = 0.0, seed
                 return
             yield f
         pending = []
-    if (steps.final_state == model.mask_id).any():
+    if (final == model.mask_id).any():
         name = strategy.name or type(strategy).__name__
         raise RuntimeError(f"decoding with {name} did not finish within {limit} steps")
 
 
-class _Steps:
-    """The decode steps as ``(frame, any row active (0-dim bool))``, without host reads; ``final_state``: the
-    state after the last step taken."""
-
-    def __init__(self, model, tokens, strategy, temperature, seed, limit):
-        self.args = (model, tokens, strategy, temperature, seed, limit)
-        self.final_state = tokens
-
-    def __iter__(self):
-        model, tokens, strategy, temperature, seed, limit = self.args
-        device = tokens.device
-        generator = _generators(seed, tokens.shape[0], device)
-        mask_id = model.mask_id
-        given = tokens != mask_id
-        state = tokens.clone()
-        confidence = given.float()  # model probability of each written value when written; 1 at givens
-        passes = torch.zeros(tokens.shape[0], dtype=torch.long, device=device)
-        extra = torch.zeros_like(passes)
-        strategy.prepare(model, device)
-        for step in range(limit):
-            masked = state == mask_id
-            active = masked.any(1)
-            any_active = active.any()
-            probs, entropy, hidden = _forward_active(model, state, active)
-            entropy = entropy * masked
-            ctx = StepContext(state, masked, probs, entropy, hidden, step, generator, model,
-                              torch.zeros_like(passes), given)
-            chosen = strategy.select(ctx) & masked
-            chosen |= _lowest_entropy(entropy, masked) & ~chosen.any(1, keepdim=True)
-            values = _fill(probs, temperature, generator)
-            state = torch.where(chosen, model.value_tokens[values], state)
-            confidence = torch.where(chosen, probs.gather(-1, values[..., None])[..., 0], confidence)
-            remasked = _remask(strategy, ctx, state, confidence, given) & any_active
-            state = state.masked_fill(remasked, mask_id)
-            passes += active.long()
-            extra += ctx.extra_passes * active.long()
-            self.final_state = state
-            yield (Frame(step, state, chosen, entropy, probs, passes.clone(), ctx.info, mask_id, remasked,
-                         extra.clone()), any_active)
+def _steps(model, tokens, strategy, temperature, seed, limit):
+    """The decode steps as ``(frame, any row active (0-dim bool))``, without host reads."""
+    device = tokens.device
+    generator = _generators(seed, tokens.shape[0], device)
+    mask_id = model.mask_id
+    given = tokens != mask_id
+    state = tokens.clone()
+    confidence = given.float()  # model probability of each written value when written; 1 at givens
+    passes = torch.zeros(tokens.shape[0], dtype=torch.long, device=device)
+    extra = torch.zeros_like(passes)
+    strategy.prepare(model, device)
+    for step in range(limit):
+        masked = state == mask_id
+        active = masked.any(1)
+        any_active = active.any()
+        probs, entropy, hidden = _forward_active(model, state, active)
+        entropy = entropy * masked
+        ctx = StepContext(state, masked, probs, entropy, hidden, step, generator, model,
+                          torch.zeros_like(passes), given)
+        chosen = strategy.select(ctx) & masked
+        chosen |= _lowest_entropy(entropy, masked) & ~chosen.any(1, keepdim=True)
+        values = _fill(probs, temperature, generator)
+        state = torch.where(chosen, model.value_tokens[values], state)
+        confidence = torch.where(chosen, probs.gather(-1, values[..., None])[..., 0], confidence)
+        asked = strategy.remask(ctx, state, confidence)  # filled, non-given positions to mask again
+        remasked = torch.zeros_like(given) if asked is None else asked & ~given & (state != mask_id)
+        remasked = remasked & any_active
+        state = state.masked_fill(remasked, mask_id)
+        passes += active.long()
+        extra += ctx.extra_passes * active.long()
+        yield (Frame(step, state, chosen, entropy, probs, passes.clone(), ctx.info, mask_id, remasked,
+                     extra.clone()), any_active)
 
 
 def _forward_active(model, state: torch.Tensor, active: torch.Tensor):
@@ -175,15 +168,6 @@ def _forward_active(model, state: torch.Tensor, active: torch.Tensor):
     hidden = out.hidden.new_zeros((b, n, out.hidden.shape[-1]))
     hidden[rows] = out.hidden
     return probs, entropy, hidden
-
-
-def _remask(strategy, ctx: StepContext, state: torch.Tensor, confidence: torch.Tensor,
-            given: torch.Tensor) -> torch.Tensor:
-    """``(B, N)`` bool: the filled, non-given positions the strategy masks again."""
-    asked = strategy.remask(ctx, state, confidence)
-    if asked is None:
-        return torch.zeros_like(given)
-    return asked & ~given & (state != ctx.model.mask_id)
 
 
 def _lowest_entropy(entropy: torch.Tensor, masked: torch.Tensor) -> torch.Tensor:

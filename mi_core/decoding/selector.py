@@ -5,7 +5,6 @@ every budget."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,7 +13,7 @@ from torch import nn
 
 from mi_core.decoding.base import rand_rows
 from mi_core.domain import get_domain
-from mi_core.models.base import ModelFileError, build_config, load_checked, load_config_dict, save_model
+from mi_core.models.base import ModelFileError, load_checked, load_meta, save_model
 from mi_core.options import option
 
 N_SELECTOR_FEATURES = 10
@@ -130,33 +129,24 @@ def save_order_net(net: PositionNet, path: str | Path, extra: dict | None = None
 
 def load_order_net(path: str | Path, device: torch.device | str = "cpu", role: str = "selector") -> PositionNet:
     """Load a :class:`PositionNet` saved by :func:`save_order_net` (ModelFileError on a bad file)."""
-    meta = load_config_dict(path)  # raises ModelFileError naming a missing or unreadable file
-    cfg = build_config(OrderNetConfig, meta, path, "an order network")
-    if cfg.role != role:
-        raise ModelFileError(f"{path} holds an order {cfg.role}, expected a {role}")
-    return load_checked(OrderNetConfig, PositionNet, path, device, "an order network", raw=meta)[0]
+    net = load_checked(OrderNetConfig, PositionNet, path, device, "an order network")[0]
+    if net.cfg.role != role:
+        raise ModelFileError(f"{path} holds an order {net.cfg.role}, expected a {role}")
+    return net
 
 
 def check_order_net_fits(net: PositionNet, model, path: str | Path | None = None) -> None:
     """Raise ModelFileError when the order net was trained on another hidden size, or (per the JSON beside
     ``path``) another domain, than ``model``."""
-    d, v = int(model.hidden_size), int(model.n_values)
+    d = int(model.hidden_size)
     name = f"the order selector {path}" if path else "the order selector"
     if net.cfg.d_model != d:
         raise ModelFileError(f"{name} reads hidden size {net.cfg.d_model}, the model gives {d}: "
                              "use a selector trained on this model")
-    if path is None:
+    trained = load_meta(path).get("domain") if path else None
+    if trained is None or getattr(model, "domain", None) is None:
         return
-    try:
-        meta = json.loads(Path(path).with_suffix(".json").read_text())
-    except (OSError, ValueError):
-        return
-    trained = meta.get("domain") if isinstance(meta, dict) else None
-    model_domain = getattr(model, "domain", None)
-    if trained is None or model_domain is None:
-        return
-    trained, model_domain = get_domain(trained), get_domain(model_domain)
+    trained, model_domain = get_domain(trained), get_domain(model.domain)
     if trained.key != model_domain.key:
         raise ModelFileError(f"{name} was trained on {trained.cli_name}, the model is a {model_domain.cli_name} "
-                             f"model ({v} values): use a {model_domain.cli_name} selector")
-
+                             f"model ({model.n_values} values): use a {model_domain.cli_name} selector")

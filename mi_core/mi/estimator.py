@@ -11,7 +11,6 @@ Only masked x masked pairs ``i < j`` are computed and mirrored: symmetric, >= 0,
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +21,7 @@ from torch import nn
 
 from mi_core.io import file_sha256
 from mi_core.mi.entropy import entropy_from_logits
-from mi_core.models.base import load_checked, load_config_dict, save_model
+from mi_core.models.base import load_checked, load_meta, save_model
 from mi_core.options import option
 
 LOG_FLOOR = 1e-8  # inside the log features: probabilities and entropies below it all look alike
@@ -70,10 +69,6 @@ class EstimatorConfig:
     def uses_positions(self) -> bool:
         return self.n_positions > 0 and self.d_pos > 0
 
-    @property
-    def uses_separation(self) -> bool:
-        return self.rel_buckets > 0 and self.d_rel > 0
-
 
 SEPARATION_EXACT = 4  # separations 1..4 get a bucket each; beyond, two buckets per doubling
 
@@ -98,7 +93,7 @@ class MIEstimator(nn.Module):
         self.cfg = cfg
         d_pos = cfg.d_pos if cfg.uses_positions else 0
         self.pos = nn.Parameter(torch.randn(cfg.n_positions, d_pos)) if d_pos else None
-        d_rel = cfg.d_rel if cfg.uses_separation else 0
+        d_rel = cfg.d_rel if cfg.rel_buckets else 0
         self.rel = nn.Embedding(cfg.rel_buckets, d_rel) if d_rel else None
         if cfg.rules:  # filled by the trainer from Domain.rules, then saved and loaded with the weights
             self.register_buffer("rule_pairs", torch.zeros(cfg.n_positions, cfg.n_positions))
@@ -189,7 +184,6 @@ def estimator_loss(pred: torch.Tensor, target: torch.Tensor, masked: torch.Tenso
     raise ValueError(f"unknown estimator loss {kind!r}; choose one of {', '.join(LOSSES)}")
 
 
-@torch.no_grad()
 def check_model_match(model, estimator: MIEstimator, model_name: str = "the model",
                       estimator_name: str = "the estimator") -> None:
     """Raise :class:`EstimatorInputError` when ``estimator`` reads another hidden size or value count than
@@ -251,15 +245,14 @@ def save_estimator(estimator: MIEstimator, path: str | Path, extra: dict | None 
 SHIPPED = "shipped"  # estimator=shipped: the shipped estimator trained on the model's own weights file
 
 
-def shipped_estimator_for(model, root: Path | None = None) -> Path:
+def shipped_estimator_for(model) -> Path:
     """The ``assets/*mi_estimator*.safetensors`` whose JSON records the sha256 of the model's weights file
     (EstimatorInputError when there is none)."""
     path = getattr(model, "weights_path", None)
     if path is None or not Path(path).is_file():
         raise EstimatorInputError("this model was not loaded from a weights file: give estimator=PATH")
     sha = file_sha256(path)
-    assets = (root or Path(__file__).resolve().parents[2]) / "assets"
-    for candidate in sorted(assets.glob("*mi_estimator*.safetensors")):
+    for candidate in sorted((Path(__file__).resolve().parents[2] / "assets").glob("*mi_estimator*.safetensors")):
         if sha in model_shas(load_estimator_meta(candidate)):
             return candidate
     raise EstimatorInputError(f"no shipped MI estimator was trained on {path}: give estimator=PATH "
@@ -286,8 +279,7 @@ def model_shas(meta: dict) -> set[str]:
 
 def load_estimator_meta(path: str | Path) -> dict:
     """The JSON beside the weights at ``path``."""
-    load_config_dict(path)  # raises ModelFileError on a missing or broken file
-    return json.loads(Path(path).with_suffix(".json").read_text())
+    return load_meta(path)
 
 
 def load_estimator(path: str | Path, device: torch.device | str = "cpu") -> MIEstimator:

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import torch
 
 from mi_core.device import synchronize
+from mi_core.mi.entropy import entropy
 
 WORK_BYTES = 256 * 2**20  # cap on the float64 (B, N, V) work tensors of one batch
 
@@ -166,17 +167,6 @@ def _forward_probs(model, seqs: torch.Tensor, autocast: bool) -> torch.Tensor:
     return e / e.sum(-1, keepdim=True)
 
 
-def _entropy(probs: torch.Tensor) -> torch.Tensor:
-    return -torch.special.xlogy(probs, probs).sum(-1)
-
-
-def _accumulate(sums, probs: torch.Tensor, row_of: torch.Tensor, weight: torch.Tensor) -> None:
-    """Add ``p_v r_v`` and ``p_v H(r_v)`` of one batch to ``sums = (mix (P, N, V), cond_h (P, N))``."""
-    mix, cond_h = sums
-    mix.index_add_(0, row_of, weight[:, None, None] * probs)
-    cond_h.index_add_(0, row_of, weight[:, None] * _entropy(probs))
-
-
 def _pair_mask(probed: torch.Tensor, masked: torch.Tensor) -> torch.Tensor:
     """``(..., N, N)`` bool: entries ``[i, j]`` a probe computes (i probed, j masked, ``i != j``)."""
     eye = torch.eye(probed.shape[-1], dtype=torch.bool, device=probed.device)
@@ -244,15 +234,11 @@ class ManyProbeResult:
     def __len__(self) -> int:
         return self.passes.shape[0]
 
-    @property
-    def seconds_per_state(self) -> float:
-        return self.seconds / max(len(self), 1)
-
     def state(self, s: int) -> ProbeResult:
         """State ``s`` as a CPU :class:`ProbeResult` (``seconds``: the average per state)."""
         arrays = ("marginals", "entropy", "mi_directional", "mi", "mi_paper", "error_bound", "probed", "masked")
         return ProbeResult(**{k: getattr(self, k)[s].detach().cpu() for k in arrays}, passes=int(self.passes[s]),
-                           seconds=self.seconds_per_state, eps=self.eps)
+                           seconds=self.seconds / max(len(self), 1), eps=self.eps)
 
 
 def value_index(tokens: torch.Tensor, value_tokens: torch.Tensor, masked: torch.Tensor) -> torch.Tensor:
@@ -270,7 +256,7 @@ def with_givens(probs: torch.Tensor, given_values: torch.Tensor, masked: torch.T
     ``(S, N)`` (0 at visible positions)."""
     onehot = torch.nn.functional.one_hot(given_values.clamp_min(0), probs.shape[-1]).double()
     marginals = torch.where(masked[..., None], probs.double(), onehot)
-    return marginals, _entropy(marginals) * masked
+    return marginals, entropy(marginals) * masked
 
 
 def _state_chunks(s: int, n: int, v: int) -> list[tuple[int, int]]:
@@ -282,32 +268,33 @@ def _state_chunks(s: int, n: int, v: int) -> list[tuple[int, int]]:
 def _chunk_sums(model, tokens, kept, marginals, value_tokens, max_batch, autocast, progress, done, total):
     """Every kept ``(state, position, value)`` of a chunk ``(C, N)`` through the model: ``((mix (R, N, V),
     cond_h (R, N)), kept_mass (R,), rows (R,), passes done)`` for the ``R`` probed rows ``state * N + i``."""
-    c, n = tokens.shape
-    v = value_tokens.shape[0]
+    n, v = tokens.shape[1], value_tokens.shape[0]
     s_of, i_of, v_of = kept.nonzero(as_tuple=True)  # (K,) pairs in (state, position, value) order
     rows, row_of = torch.unique(s_of * n + i_of, return_inverse=True)  # accumulators only for probed rows
     weight = marginals[s_of, i_of, v_of]
-    sums = (weight.new_zeros(rows.numel(), n, v), weight.new_zeros(rows.numel(), n))
+    mix, cond_h = weight.new_zeros(rows.numel(), n, v), weight.new_zeros(rows.numel(), n)  # sums of p_v r_v, p_v H(r_v)
     for lo, hi in _batches(s_of.numel(), n, v, max_batch):
         seqs = tokens[s_of[lo:hi]]
         seqs[torch.arange(hi - lo, device=tokens.device), i_of[lo:hi]] = value_tokens[v_of[lo:hi]]
-        _accumulate(sums, _forward_probs(model, seqs, autocast), row_of[lo:hi], weight[lo:hi])
+        probs, w = _forward_probs(model, seqs, autocast), weight[lo:hi]
+        mix.index_add_(0, row_of[lo:hi], w[:, None, None] * probs)
+        cond_h.index_add_(0, row_of[lo:hi], w[:, None] * entropy(probs))
         if progress is not None:
             synchronize(tokens.device)
             progress(done + hi, total)
     kept_mass = weight.new_zeros(rows.numel()).index_add_(0, row_of, weight)
-    return sums, kept_mass, rows, done + s_of.numel()
+    return (mix, cond_h), kept_mass, rows, done + s_of.numel()
 
 
-def _chunk_mi(sums, kept_mass, rows, entropy, probed, masked) -> tuple[torch.Tensor, torch.Tensor]:
+def _chunk_mi(sums, kept_mass, rows, base_h, probed, masked) -> tuple[torch.Tensor, torch.Tensor]:
     """``(C, N, N)`` directional and paper-form MI of a chunk from its probed rows' sums."""
-    c, n = entropy.shape
+    c, n = base_h.shape
     mix = sums[0] / kept_mass[:, None, None]
     cond_h = sums[1] / kept_mass[:, None]  # (R, N)
-    mi_dir = entropy.new_zeros(c * n, n)
+    mi_dir = base_h.new_zeros(c * n, n)
     mi_paper = torch.zeros_like(mi_dir)
-    mi_dir[rows] = _entropy(mix) - cond_h
-    mi_paper[rows] = entropy.reshape(c, 1, n).expand(c, n, n).reshape(c * n, n)[rows] - cond_h
+    mi_dir[rows] = entropy(mix) - cond_h
+    mi_paper[rows] = base_h.reshape(c, 1, n).expand(c, n, n).reshape(c * n, n)[rows] - cond_h
     pair = _pair_mask(probed, masked)
     return mi_dir.view(c, n, n) * pair, mi_paper.view(c, n, n) * pair
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -118,14 +119,6 @@ def save_model(model: torch.nn.Module, config, path: str | Path, extra: dict | N
     commit(meta_tmp, meta_path)
 
 
-def _weights_metadata(path: Path) -> dict:
-    try:
-        with safe_open(str(path), framework="pt") as fh:
-            return fh.metadata() or {}
-    except Exception:  # noqa: BLE001  (safetensors raises its own error types; the full load reports them)
-        return {}
-
-
 def recover_pair(path: str | Path) -> None:
     """Finish a :func:`save_model` interrupted between its renames: rename ``NAME.json.tmp`` into place when it
     carries the ``save_id`` of the weights at ``path``."""
@@ -135,17 +128,18 @@ def recover_pair(path: str | Path) -> None:
         return
     try:
         pending = json.loads(meta_tmp.read_text()).get("save_id")
-    except (OSError, ValueError, AttributeError):
+        with safe_open(str(path), framework="pt") as fh:
+            saved = (fh.metadata() or {}).get("save_id")
+    except Exception:  # noqa: BLE001  (a torn temp file or unreadable weights: nothing to finish)
         return
-    if pending and pending == _weights_metadata(path).get("save_id"):
-        try:
+    if pending and pending == saved:
+        with contextlib.suppress(OSError):
             os.replace(meta_tmp, path.with_suffix(".json"))
-        except OSError:
-            pass
 
 
 def load_meta(path: str | Path) -> dict:
-    """The JSON stored beside the weights at ``path`` (ModelFileError when missing or unreadable)."""
+    """The JSON stored beside the weights at ``path``, whose ``config`` is an object (ModelFileError when
+    missing or unreadable)."""
     path = Path(path)
     meta_path = path.with_suffix(".json")
     if path.is_dir():
@@ -157,19 +151,12 @@ def load_meta(path: str | Path) -> dict:
         raise ModelFileError(f"config file not found beside the weights: {meta_path}")
     try:
         meta = json.loads(meta_path.read_text())
-        meta["config"]  # noqa: B018  (a model file's JSON always has its config)
+        config = meta["config"]
     except (json.JSONDecodeError, KeyError, TypeError, UnicodeDecodeError) as err:
         raise ModelFileError(f"{meta_path} is not a valid model config: {err}") from None
-    return meta
-
-
-def load_config_dict(path: str | Path) -> dict:
-    """The config stored beside the weights at ``path``."""
-    config = load_meta(path)["config"]
-    meta_path = Path(path).with_suffix(".json")
     if not isinstance(config, dict):
         raise ModelFileError(f"{meta_path}: 'config' must be an object, got {type(config).__name__}")
-    return config
+    return meta
 
 
 def build_config(config_cls, raw: dict, path: str | Path, what: str):
@@ -183,8 +170,7 @@ def build_config(config_cls, raw: dict, path: str | Path, what: str):
     for name, value in raw.items():
         kind = hints.get(name)
         if kind is int or kind is float:
-            ok = isinstance(value, int) and not isinstance(value, bool) or (kind is float and isinstance(value, float))
-            if not ok:
+            if isinstance(value, bool) or not isinstance(value, int if kind is int else (int, float)):
                 raise ModelFileError(f"{meta_path}: config {name} must be {'an integer' if kind is int else 'a number'}, got {value!r}")
             lo, hi = declared.get(name) or ((-MAX_CONFIG_INT, MAX_CONFIG_INT) if kind is int else (-1e12, 1e12))
             problem = range_error(name, value, lo, hi)
@@ -217,11 +203,9 @@ def check_shapes(build, path: str | Path) -> None:
     raise ModelFileError(f"weights {path} do not fit the config {meta_path}: " + "; ".join(parts))
 
 
-def load_checked(config_cls, model_cls, path: str | Path, device: torch.device | str, what: str,
-                 raw: dict | None = None):
+def load_checked(config_cls, model_cls, path: str | Path, device: torch.device | str, what: str):
     """``(model, cfg)`` loaded from ``path`` after :func:`build_config` and :func:`check_shapes`."""
-    raw = load_config_dict(path) if raw is None else raw
-    cfg = build_config(config_cls, raw, path, what)
+    cfg = build_config(config_cls, load_meta(path)["config"], path, what)
     check_shapes(lambda: model_cls(cfg), path)
     model = load_state(model_cls(cfg), path, torch.device(device))
     model.weights_path = Path(path)  # the file it came from (estimators check what they were trained on)

@@ -85,13 +85,6 @@ def bench_state(model, tokens: torch.Tensor, eps_list: list[float], max_batch: i
     return row
 
 
-def bench_many(model, states: list[torch.Tensor], max_batch: int) -> dict:
-    """All ``states`` in one :func:`probe_many` call (the device synchronized around the clock)."""
-    tokens = torch.stack(states)
-    many, seconds = timed(lambda: probe_many(model, tokens, max_batch=max_batch), tokens.device)
-    return {"passes": int(many.passes.sum()), "seconds": seconds}
-
-
 def summarise(masked: int, rows: list[dict], peak: float, many: dict | None = None) -> dict:
     """Totals over the states with ``masked`` cells (``many``: the same states in one probe_many call)."""
     passes, seconds = sum(r["passes"] for r in rows), sum(r["seconds"] for r in rows)
@@ -132,7 +125,9 @@ def run_benchmark(model, device: torch.device, cfg, progress=print) -> dict:
         best["seq_per_s"] = max(best["seq_per_s"], again["seq_per_s"])
         states = random_states(cells, masked, cfg.states, cfg.seed + masked, device)
         rows = [bench_state(model, s, cfg.eps, max_batch, cfg.bf16) for s in states]
-        groups.append((masked, rows, bench_many(model, states, max_batch)))
+        tokens = torch.stack(states)
+        many, seconds = timed(lambda: probe_many(model, tokens, max_batch=max_batch), device)  # all in one call
+        groups.append((masked, rows, {"passes": int(many.passes.sum()), "seconds": seconds}))
         progress(f"{masked} masked: {sum(r['passes'] for r in rows)} passes probed")
     results = [summarise(masked, rows, best["seq_per_s"], many) for masked, rows, many in groups]
     for r in results:

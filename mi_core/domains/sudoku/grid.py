@@ -7,21 +7,22 @@ import csv
 import math
 import unicodedata
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 
 import numpy as np
 import torch
 
 from mi_core.domain import Domain
-from mi_core.domains.sudoku.geometry import (  # noqa: F401  (re-exported: the public Sudoku API)
+from mi_core.domains.sudoku.solver import (
     SUDOKU4,
     SUDOKU9,
     Geometry,
     SudokuError,
     SudokuFormatError,
     geometry_for_length,
+    solve_count,
 )
-from mi_core.domains.sudoku.solver import solve_count
 
 MASK_ID = 0
 BLANK_CHARS = ".0"
@@ -47,8 +48,7 @@ def parse_grid(text: str, size: int | None = 81) -> list[int]:
     chars = "".join(text.split())
     if not chars:
         raise SudokuFormatError("the Sudoku string is empty")
-    geom = geometry_for_length(len(chars)) if size is None else None
-    expected = geom.cells if geom else size
+    expected = geometry_for_length(len(chars)).cells if size is None else size
     if len(chars) != expected:
         raise SudokuFormatError(f"a Sudoku has {expected} cells, got {len(chars)} characters")
     n = math.isqrt(expected)
@@ -70,8 +70,7 @@ def describe_char(ch: str) -> str:
     """``'z'``, or for a non-ASCII character its code point and name: ``'٣' (U+0663 ARABIC-INDIC DIGIT THREE)``."""
     if ch.isascii() and ch.isprintable():
         return repr(ch)
-    name = unicodedata.name(ch, "unnamed character")
-    return f"{ch!r} (U+{ord(ch):04X} {name})"
+    return f"{ch!r} (U+{ord(ch):04X} {unicodedata.name(ch, 'unnamed character')})"
 
 
 def solution_conflict(puzzle: list[int], solution: list[int]) -> str | None:
@@ -182,11 +181,7 @@ def parse_puzzle_text(text: str, csv_format: bool, name: str = "input", limit: i
 
 
 def _parse(lines, csv_format: bool, name: str, limit: int | None) -> list[PuzzleRecord]:
-    records = []
-    for record in (_parse_csv(lines, name) if csv_format else _parse_lines(lines, name)):
-        records.append(record)
-        if limit and len(records) >= limit:
-            break
+    records = list(islice(_parse_csv(lines, name) if csv_format else _parse_lines(lines, name), limit or None))
     if not records:
         raise SudokuFormatError(f"{name} contains no puzzles")
     return records

@@ -1,4 +1,5 @@
-"""Exact Sudoku solver and solution counter (4x4 and 9x9).
+"""Sudoku geometry (rows, columns, boxes of an ``n x n`` grid), the base input errors, and the exact solver
+and solution counter (4x4 and 9x9); the lowest Sudoku module, below the grid API.
 
 Candidates are bit masks (bit ``d - 1`` for digit ``d``), propagated by naked and hidden singles; the search
 branches on the cell with the fewest candidates.
@@ -6,9 +7,57 @@ branches on the cell with the fewest candidates.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import cache
 
-from mi_core.domains.sudoku.geometry import geometry_for_length
+import numpy as np
+
+
+class SudokuError(ValueError):
+    """Base class of every error about a Sudoku input."""
+
+
+class SudokuFormatError(SudokuError):
+    """Wrong length or characters that are not digits or blanks."""
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """Row, column and box of every cell of an ``n x n`` Sudoku (``n = box * box``)."""
+
+    box: int
+
+    @property
+    def n(self) -> int:
+        return self.box * self.box
+
+    @property
+    def cells(self) -> int:
+        return self.n * self.n
+
+    def indices(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Row, column and box index of each cell, each ``(cells,)`` int64."""
+        cells = np.arange(self.cells)
+        rows, cols = cells // self.n, cells % self.n
+        return rows, cols, (rows // self.box) * self.box + cols // self.box
+
+    def peers(self) -> np.ndarray:
+        """``(cells, cells)`` bool: True where two distinct cells share a row, column or box."""
+        r, c, b = self.indices()
+        same = (r[:, None] == r[None]) | (c[:, None] == c[None]) | (b[:, None] == b[None])
+        return same & ~np.eye(self.cells, dtype=bool)
+
+
+SUDOKU9 = Geometry(3)
+SUDOKU4 = Geometry(2)
+
+
+def geometry_for_length(length: int) -> Geometry:
+    """The geometry whose grid has ``length`` cells (16 or 81)."""
+    for geom in (SUDOKU9, SUDOKU4):
+        if geom.cells == length:
+            return geom
+    raise SudokuFormatError(f"a Sudoku has 81 cells (or 16 for 4x4), got {length} characters")
 
 
 @cache
@@ -94,23 +143,16 @@ def _search(cands: list[int], limit: int, found: list[list[int]], units, peers, 
             _search(trial, limit, found, units, peers, full, rng, stats)
 
 
-def _givens(digits: list[int]) -> tuple[list[int] | None, tuple]:
-    """The candidates once the givens are placed (None on a contradiction), and the tables."""
-    tables = _tables(len(digits))
-    cands = [tables[2]] * len(digits)
-    for cell, d in enumerate(int(x) for x in digits):
-        if d and not _eliminate(cands, cell, 1 << (d - 1), tables[0]):
-            return None, tables
-    return cands, tables
-
-
-def solve_count(digits: list[int], limit: int = 2, rng=None) -> tuple[int, list[int] | None]:
+def solve_count(digits: list[int], limit: int = 2, rng=None,
+                stats: list[int] | None = None) -> tuple[int, list[int] | None]:
     """``(count, first_solution)`` of ``digits`` (16 or 81 ints, 0 blank), counting up to ``limit``; ``rng``
-    (a ``random.Random``) branches in random digit order, so the first solution is a random one."""
-    cands, (peers, units, full) = _givens(digits)
+    (a ``random.Random``) branches in random digit order, so the first solution is a random one; ``stats[0]``
+    counts the search nodes."""
+    peers, units, full = _tables(len(digits))
+    cands = [full] * len(digits)
     found: list[list[int]] = []
-    if cands is not None:
-        _search(cands, limit, found, units, peers, full, rng)
+    if all(not d or _eliminate(cands, cell, 1 << (d - 1), peers) for cell, d in enumerate(map(int, digits))):
+        _search(cands, limit, found, units, peers, full, rng, stats)
     return len(found), ([m.bit_length() for m in found[0]] if found else None)
 
 
@@ -128,12 +170,7 @@ def grade(digits: list[int]) -> int:
     """Difficulty grade: search nodes beyond the root to find every solution (counted up to 2), in digit order;
     a guess refuted at once by naked singles is not a node, and 0 means singles alone solve the puzzle.
     ValueError when the puzzle has no solution."""
-    cands, (peers, units, full) = _givens(digits)
-    if cands is None:
-        raise ValueError("the puzzle's givens contradict each other")
-    found: list[list[int]] = []
     stats = [0]
-    _search(cands, 2, found, units, peers, full, None, stats)
-    if not found:
-        raise ValueError("the puzzle has no solution")
+    if not solve_count(digits, 2, stats=stats)[0]:  # no node searched when the givens contradict each other
+        raise ValueError("the puzzle has no solution" if stats[0] else "the puzzle's givens contradict each other")
     return stats[0] - 1

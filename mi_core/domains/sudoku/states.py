@@ -44,12 +44,6 @@ class StateMix:
         return cls(*parse_mix(text, SOURCES))
 
 
-def uniform_state(solution: np.ndarray, rng: np.random.Generator, minimum: int) -> np.ndarray:
-    """A solved grid ``(N,)`` with each cell masked (0) at a rate t ~ U(0, 1)."""
-    mask = ensure_masked(rng.random(solution.shape) < rng.random(), minimum, rng)
-    return np.where(mask, MASK_ID, solution)
-
-
 def decode_states(model, starts: np.ndarray, rng: np.random.Generator, minimum: int, device) -> np.ndarray:
     """One random intermediate state ``(B, N)`` of a top-k decoding run (k in 1..4, temperature 0 or 1, drawn
     once for the batch) from each start ``(B, N)``, among the steps leaving ``minimum`` cells masked."""
@@ -78,8 +72,9 @@ def draw_states(model, puzzles: np.ndarray, solutions: np.ndarray, n: int, mix: 
         pairs = random_transform(pairs, rng, pair=2)
     pairs = pairs.reshape(n, 2, -1)
     tokens = pairs[:, 0].copy()
-    for s in np.flatnonzero(source == 0):
-        tokens[s] = uniform_state(pairs[s, 1], rng, minimum)
+    for s in np.flatnonzero(source == 0):  # a solved grid with each cell masked at a rate t ~ U(0, 1)
+        mask = ensure_masked(rng.random(pairs[s, 1].shape) < rng.random(), minimum, rng)
+        tokens[s] = np.where(mask, MASK_ID, pairs[s, 1])
     dec = np.flatnonzero(source == 2)
     if len(dec):
         tokens[dec] = decode_states(model, pairs[dec, 0], rng, minimum, device)

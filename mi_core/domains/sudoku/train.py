@@ -57,18 +57,9 @@ class TrainConfig:
     min_loops: int = option(0, "> 0: each step runs a random number of iterations in [min_loops, loops]", range=(0, 64))
     ema: float = option(0.0, "> 0: validate and save an EMA of the weights with this decay per step", range=(0, 0.99999))
 
-    def __post_init__(self):
-        for name in ("puzzle_frac", "onpolicy_frac"):
-            if not 0 <= getattr(self, name) <= 1:
-                raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)}")
+    def __post_init__(self):  # each option's own range is checked where it is read
         if self.puzzle_frac + self.onpolicy_frac > 1:
             raise ValueError("puzzle_frac + onpolicy_frac must be at most 1")
-        if min(self.steps, self.batch, self.grid_pool, self.puzzle_pool, self.eval_every, self.log_every) < 1:
-            raise ValueError("steps, batch, grid_pool, puzzle_pool, eval_every and log_every must be positive")
-        if min(self.max_harden, self.onpolicy_every, self.eval_puzzles, self.hard_power, self.time_budget) < 0:
-            raise ValueError("max_harden, onpolicy_every, eval_puzzles, hard_power and time_budget must be >= 0")
-        if self.supervise < 1 or min(self.grad_iters, self.min_loops) < 0 or not 0 <= self.ema < 1:
-            raise ValueError("supervise must be >= 1, grad_iters and min_loops >= 0, ema in [0, 1)")
 
     def pool_spec(self) -> PoolSpec:
         return PoolSpec(self.seed, self.grid_pool, self.puzzle_pool, self.max_harden)
