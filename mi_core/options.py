@@ -93,6 +93,16 @@ def range_error(flag: str, value, lo, hi) -> str | None:
     return None
 
 
+def check_ranges(config) -> None:
+    """ValueError naming the first field of dataclass ``config`` outside its declared ``range``: a config built
+    in code or read from a checkpoint is held to the limits its command-line options state."""
+    for f in dataclasses.fields(config):
+        lo_hi = spec_of(f).range
+        problem = range_error(f.name, getattr(config, f.name), *lo_hi) if lo_hi is not None else None
+        if problem:
+            raise ValueError(problem.removeprefix("argument "))
+
+
 def parse_lengths(spec: str) -> tuple[int, int]:
     """``"50-100"`` -> ``(50, 100)``; ``"80"`` -> ``(80, 80)``; ValueError unless ``1 <= LO <= HI``."""
     lo, sep, hi = str(spec).strip().partition("-")

@@ -379,3 +379,11 @@ def test_trainer_uses_bf16_only_where_it_is_fast(monkeypatch):
     monkeypatch.setattr(mdm, "slow_bf16", lambda device: None)  # CUDA, or a CPU with native bf16
     assert mdm.use_bf16(TrainConfig(bf16=True), cpu) is True
     assert mdm.use_bf16(TrainConfig(bf16=False), cpu) is False
+
+
+@pytest.mark.parametrize("field, value", [("ema", 1.0), ("batch", 0), ("puzzle_frac", 1.5), ("supervise", 0)])
+def test_train_config_refuses_values_outside_the_declared_ranges(field, value):
+    with pytest.raises(ValueError, match=f"{field}: {value} is outside"):
+        TrainConfig(**{field: value})
+    with pytest.raises(ValueError, match="puzzle_frac \\+ onpolicy_frac"):
+        TrainConfig(puzzle_frac=0.9, onpolicy_frac=0.2)

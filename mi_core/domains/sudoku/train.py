@@ -24,7 +24,7 @@ from mi_core.domains.sudoku.data import DeviceBatches
 from mi_core.domains.sudoku.mdm import SudokuMDM, SudokuMDMConfig, load_sudoku_mdm, masked_ce, save_sudoku_mdm
 from mi_core.domains.sudoku.onpolicy import onpolicy_states
 from mi_core.domains.sudoku.pool import POOL_DIR, PoolSpec, build_graded_pool, load_or_build_pools, read_pool_file
-from mi_core.options import SEED_MAX, option
+from mi_core.options import SEED_MAX, check_ranges, option
 from mi_core.scale import distributed
 from mi_core.train.mdm import use_bf16
 
@@ -57,7 +57,8 @@ class TrainConfig:
     min_loops: int = option(0, "> 0: each step runs a random number of iterations in [min_loops, loops]", range=(0, 64))
     ema: float = option(0.0, "> 0: validate and save an EMA of the weights with this decay per step", range=(0, 0.99999))
 
-    def __post_init__(self):  # each option's own range is checked where it is read
+    def __post_init__(self):
+        check_ranges(self)
         if self.puzzle_frac + self.onpolicy_frac > 1:
             raise ValueError("puzzle_frac + onpolicy_frac must be at most 1")
 
