@@ -60,7 +60,9 @@ class Domain:
 
     App behaviour: ``exact_model`` (exact conditionals), ``fallback_eps`` (exact-probe pruning when there is no
     estimator), ``clue_range`` (givens of a generated puzzle), ``require_unique`` (refuse inputs with several
-    solutions), ``probe_fallback`` (MI decoders fall back to the pruned probe instead of refusing).
+    solutions), ``probe_fallback`` (MI decoders fall back to the pruned probe instead of refusing),
+    ``strategy_defaults`` (``(strategy, parameter, value)`` the app's widgets start at, tuned on the domain's
+    model; a strategy run without a value still takes its own default).
     """
 
     key: str
@@ -95,6 +97,7 @@ class Domain:
     clue_range: tuple[int, int] = (24, 60)
     require_unique: bool = False
     probe_fallback: bool = False
+    strategy_defaults: tuple[tuple[str, str, object], ...] = ()
     commands: tuple[Command, ...] = ()
     geometry: ClassVar = None  # a Sudoku geometry on grid domains
 

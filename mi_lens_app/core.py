@@ -286,13 +286,17 @@ class ParamField:
     choices: tuple[str, ...] | None = None
 
 
-def strategy_fields(name: str) -> list[ParamField]:
-    """The parameters the app shows for strategy ``name`` (those the app supplies itself left out)."""
+def strategy_fields(name: str, domain_defaults: tuple = ()) -> list[ParamField]:
+    """The parameters the app shows for strategy ``name`` (those the app supplies itself left out), each at
+    the domain's default where ``domain_defaults`` (``Domain.strategy_defaults``) names one, else the
+    strategy's own."""
     hints = typing.get_type_hints(STRATEGIES[name])
+    tuned = {key: value for strategy, key, value in domain_defaults if strategy == name}
     out = []
     for key, default in strategy_params(name).items():
         if key in HIDDEN_PARAMS:
             continue
+        default = tuned.get(key, default)
         args = [a for a in typing.get_args(hints[key]) if a is not type(None)] or [hints[key]]
         kind = next((k.__name__ for k in (bool, int, float, str) if k in args), "str")
         out.append(ParamField(key, default, kind, type(None) in typing.get_args(hints[key]),

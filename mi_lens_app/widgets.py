@@ -278,7 +278,7 @@ def strategy_picker(side: str, default: str, domain: Domain | None = None) -> tu
         st.caption(f"The app runs the order selector `{domain.selector_path().name}` "
                    f"(set {domain.selector_env} to use another).")
     params = {}
-    fields = support.strategy_fields(name)
+    fields = support.strategy_fields(name, domain)
     cols = st.columns(max(1, min(2, len(fields)))) if fields else []  # two a row: labels stay whole at 800 px
     for i, field in enumerate(fields):
         with cols[i % len(cols)]:
