@@ -383,3 +383,17 @@ python -m mi_core eval-estimator sudoku --puzzles "$DATA/kaggle_graded_dev.csv" 
 python -m mi_core bench sudoku --puzzles $DATA/kaggle_graded_dev.csv --limit 200 --sampler learned --threads 1 \
     --set selector=assets/sudoku_order_selector_recurrent.safetensors --set steps=15 \
     --model assets/sudoku_peer_recurrent.safetensors --json runs/s2/learned15_p2_step6500.json --force
+PYTHONPATH=. python scripts/studies/hard_questions.py --model assets/sudoku_peer_recurrent.safetensors \
+    --estimator assets/sudoku_mi_estimator_recurrent.safetensors \
+    --selector assets/sudoku_order_selector_recurrent.safetensors --json runs/hq/hard_questions_recurrent.json
+# (copied to assets/benchmarks/hard_questions_recurrent.json; section hard-questions-recurrent rendered with the
+# script's markdown())
+N=recurrent_kaggle_graded_dev_Expert
+python -m mi_core sweep sudoku --model assets/sudoku_peer_recurrent.safetensors --puzzles $DATA/kaggle_graded_dev.csv \
+    --level Expert --limit 200 --threads 1 --name $N --json assets/benchmarks/sweep_$N.json --force
+python -m mi_core sweep sudoku --model assets/sudoku_peer_recurrent.safetensors --puzzles $DATA/kaggle_graded_dev.csv \
+    --level Expert --limit 200 --threads 1 --merge --grid 'mi:gamma=1,2,3;lam=0.25,0.5,1;relative=true' --name $N \
+    --json assets/benchmarks/sweep_$N.json --markdown BENCHMARKS.md
+python -m mi_core bench-order sudoku --model assets/sudoku_peer_recurrent.safetensors --puzzles $DATA/kaggle_graded_dev.csv \
+    --per-level 40 --threads 1 --no-bf16 --selector assets/sudoku_order_selector_recurrent.safetensors \
+    --json assets/benchmarks/order_recurrent_kaggle200.json --force   # its .md is the section bench-order-recurrent
