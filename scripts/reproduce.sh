@@ -397,3 +397,4 @@ python -m mi_core sweep sudoku --model assets/sudoku_peer_recurrent.safetensors 
 python -m mi_core bench-order sudoku --model assets/sudoku_peer_recurrent.safetensors --puzzles $DATA/kaggle_graded_dev.csv \
     --per-level 40 --threads 1 --no-bf16 --selector assets/sudoku_order_selector_recurrent.safetensors \
     --json assets/benchmarks/order_recurrent_kaggle200.json --force   # its .md is the section bench-order-recurrent
+PYTHONPATH=. python scripts/tour_screenshots.py   # docs/screenshots/tour_*.png (Decoding at step 2: the tuned defaults solve the hard preset in 3 passes)
