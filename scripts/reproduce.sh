@@ -359,7 +359,8 @@ python -m mi_core bench sudoku --puzzles $DATA/kaggle_graded_dev.csv --limit 200
     --set selector=assets/sudoku_order_selector_recurrent.safetensors --set steps=15 \
     --model assets/sudoku_peer_recurrent.safetensors --json runs/learned15_p2_step5500.json --force
 # the session's end: phase 2's step 6,500 (the run's model.safetensors then) on the Kaggle dev set, paired
-# against the step-5,500 default (not switched: nothing standing on it was re-measured yet)
+# against the step-5,500 default (not switched then: nothing standing on it was re-measured yet; switched in the
+# third session, below)
 python -m mi_core bench sudoku --puzzles $DATA/kaggle_graded_dev.csv --limit 500 --sampler sequential --threads 1 \
     --model runs/p2_step6500.safetensors --json runs/kaggle500_p2_step6500.json --force
 python scripts/studies/paired_bench.py runs/kaggle500_p2_step6500.json \

@@ -89,6 +89,9 @@ def test_masked_residues_match_any_motif_and_parse_formats():
     with pytest.raises(ValueError, match="holds 2 chains"):
         domain.parse_input(fasta)
     assert domain.named_positions(chain.tokens, "cdr3") == list(range(*chain.regions["CDR3"]))
+    assert domain.named_positions(chain.tokens, "cdr3,2-3")[:2] == [1, 2]
+    with pytest.raises(ValueError, match=r"'9-20-3' is not a region \(cdr3, cdrs, fr1..fr4\) or residues like 9-20"):
+        domain.named_positions(chain.tokens, "cdr3,9-20-3")
     assert domain.annotation(chain.tokens)["regions"]["CDR1"] == [31, 35]
 
 

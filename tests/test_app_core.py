@@ -218,7 +218,6 @@ def test_strategy_fields_cover_the_registry_and_hide_app_supplied_params():
     assert mi_fields[2].kind == "bool" and mi_fields[2].default is False
 
 
-
 def test_domain_strategy_defaults_start_the_widgets_and_fit_their_ranges():
     tuned = {f.name: f.default for f in core.strategy_fields("mi", (("mi", "lam", 2.0), ("eb", "gamma", 9.0)))}
     assert tuned == {"gamma": 1.0, "lam": 2.0, "relative": False}  # only mi's own entries apply

@@ -54,7 +54,8 @@ class AntibodyDomain(ProteinDomain):
         out = {i for p in named for i in chain.positions(p)}
         residues = [p for p in parts if p not in named]
         if residues:
-            out.update(parse_positions(",".join(residues), chain.length))
+            out.update(parse_positions(",".join(residues), chain.length,
+                                       "a region (cdr3, cdrs, fr1..fr4) or residues like 9-20"))
         return sorted(out)
 
     def annotation(self, tokens) -> dict:
