@@ -399,3 +399,4 @@ python -m mi_core bench-order sudoku --model assets/sudoku_peer_recurrent.safete
     --per-level 40 --threads 1 --no-bf16 --selector assets/sudoku_order_selector_recurrent.safetensors \
     --json assets/benchmarks/order_recurrent_kaggle200.json --force   # its .md is the section bench-order-recurrent
 PYTHONPATH=. python scripts/tour_screenshots.py   # docs/screenshots/tour_*.png (Decoding at step 2: the tuned defaults solve the hard preset in 3 passes)
+scripts/sudoku_chain.sh save   # checkpoints/sudoku_chain/ at step 10,000 (phase 2, 4.83 CPU-hours)
