@@ -166,6 +166,13 @@ def test_task_error_on_ray_keeps_its_type(ray_cluster):
         run_tasks([Task(0, 7)], make, EngineConfig("ray"))
 
 
+def terminal_sigint() -> None:
+    """In the child: SIGINT as a terminal's Ctrl-C meets it. A child inherits an ignored or blocked SIGINT, and
+    in the full suite the runner's own state (left by an earlier test) made the command run on to the end."""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("engine", ["local", pytest.param("ray", marks=pytest.mark.slow)])  # ray: ~30 s
 def test_ctrl_c_leaves_only_complete_shards(tmp_path, model_path, engine):
     """SIGINT to a running ``make-estimator-data``: every shard file left loads whole; a re-run completes."""
@@ -176,7 +183,8 @@ def test_ctrl_c_leaves_only_complete_shards(tmp_path, model_path, engine):
            "--out", str(out), "--states", "16", "--shard-size", "1", "--pool", "3", "--eps", "0", "--threads", "1"]
     cmd += ["--engine", "ray", "--workers", "2"] if engine == "ray" else []
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env={**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"})
+                            env={**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"},
+                            preexec_fn=terminal_sigint)
     deadline = time.time() + 120
     while time.time() < deadline and len(list(out.glob("shard_*.safetensors"))) < 2:
         time.sleep(0.05)
