@@ -400,3 +400,11 @@ python -m mi_core bench-order sudoku --model assets/sudoku_peer_recurrent.safete
     --json assets/benchmarks/order_recurrent_kaggle200.json --force   # its .md is the section bench-order-recurrent
 PYTHONPATH=. python scripts/tour_screenshots.py   # docs/screenshots/tour_*.png (Decoding at step 2: the tuned defaults solve the hard preset in 3 passes)
 scripts/sudoku_chain.sh save   # checkpoints/sudoku_chain/ at step 10,000 (phase 2, 4.83 CPU-hours)
+# a selector retrained on the default (not shipped: assets/benchmarks/selector_retrained_p2_step6500_q3_hard.json)
+python -m mi_core train-order sudoku --model assets/sudoku_peer_recurrent.safetensors --steps-budget 5,10,15,20 \
+    --out runs/sel6500/selector.safetensors --batch 16 --samples 4 --tau 0.1 --lr 1e-3 --eval-every 50 \
+    --eval-puzzles 100 --puzzle-pool 2000 --threads 1 --time-budget 2400
+cp runs/hq/hard_questions_recurrent.json runs/hq/hq_newsel.json
+PYTHONPATH=. python scripts/studies/hard_questions.py --model assets/sudoku_peer_recurrent.safetensors \
+    --estimator assets/sudoku_mi_estimator_recurrent.safetensors --selector runs/sel6500/selector.safetensors \
+    --merge --json runs/hq/hq_newsel.json   # stopped during Kaggle Expert
