@@ -408,3 +408,7 @@ cp runs/hq/hard_questions_recurrent.json runs/hq/hq_newsel.json
 PYTHONPATH=. python scripts/studies/hard_questions.py --model assets/sudoku_peer_recurrent.safetensors \
     --estimator assets/sudoku_mi_estimator_recurrent.safetensors --selector runs/sel6500/selector.safetensors \
     --merge --json runs/hq/hq_newsel.json   # stopped during Kaggle Expert
+python -m mi_core bench sudoku --puzzles $DATA/kaggle_graded_dev.csv --limit 500 --sampler sequential --threads 1 \
+    --model runs/s3/p2_step9000.safetensors --json runs/s3/kaggle500_p2_step9000.json --force  # the run's best at step 10,000
+python scripts/studies/paired_bench.py runs/s3/kaggle500_p2_step9000.json \
+    assets/benchmarks/sudoku_chain_kaggle500_p2_step6500.json $DATA/kaggle_graded_dev.csv runs/s3/paired_9000_vs_6500.json
