@@ -412,3 +412,4 @@ python -m mi_core bench sudoku --puzzles $DATA/kaggle_graded_dev.csv --limit 500
     --model runs/s3/p2_step9000.safetensors --json runs/s3/kaggle500_p2_step9000.json --force  # the run's best at step 10,000
 python scripts/studies/paired_bench.py runs/s3/kaggle500_p2_step9000.json \
     assets/benchmarks/sudoku_chain_kaggle500_p2_step6500.json $DATA/kaggle_graded_dev.csv runs/s3/paired_9000_vs_6500.json
+scripts/sudoku_chain.sh save   # checkpoints/sudoku_chain/ at step 11,000 (phase 2, 5.05 CPU-hours)
