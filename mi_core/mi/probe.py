@@ -215,21 +215,9 @@ ACC_BYTES = 1024 * 2**20  # cap on the float64 (rows, N, V) accumulators of one 
 
 
 @dataclass
-class ManyProbeResult:
+class ManyProbeResult(ProbeResult):
     """The probes of ``S`` states of one length, on their device: the fields of :class:`ProbeResult` with a
     leading ``S`` axis; ``passes`` ``(S,)`` int64 (``1 + kept pairs``); ``seconds``: the whole call."""
-
-    marginals: torch.Tensor
-    entropy: torch.Tensor
-    mi_directional: torch.Tensor
-    mi: torch.Tensor
-    mi_paper: torch.Tensor
-    error_bound: torch.Tensor
-    passes: torch.Tensor
-    seconds: float
-    eps: float
-    probed: torch.Tensor
-    masked: torch.Tensor
 
     def __len__(self) -> int:
         return self.passes.shape[0]
@@ -265,38 +253,27 @@ def _state_chunks(s: int, n: int, v: int) -> list[tuple[int, int]]:
     return [(lo, min(lo + per, s)) for lo in range(0, s, per)]
 
 
-def _chunk_sums(model, tokens, kept, marginals, value_tokens, max_batch, autocast, progress, done, total):
-    """Every kept ``(state, position, value)`` of a chunk ``(C, N)`` through the model: ``((mix (R, N, V),
-    cond_h (R, N)), kept_mass (R,), rows (R,), passes done)`` for the ``R`` probed rows ``state * N + i``."""
-    n, v = tokens.shape[1], value_tokens.shape[0]
+def _chunk_mi(forward, tokens, kept, marginals, base_h, value_tokens, max_batch) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(C, N, N)`` directional and paper-form MI of a chunk of states ``(C, N)``, before the pair mask: every
+    kept ``(state, position, value)`` through ``forward``, summed only for the probed rows ``state * N + i``."""
+    c, n = tokens.shape
     s_of, i_of, v_of = kept.nonzero(as_tuple=True)  # (K,) pairs in (state, position, value) order
-    rows, row_of = torch.unique(s_of * n + i_of, return_inverse=True)  # accumulators only for probed rows
+    rows, row_of = torch.unique(s_of * n + i_of, return_inverse=True)
     weight = marginals[s_of, i_of, v_of]
-    mix, cond_h = weight.new_zeros(rows.numel(), n, v), weight.new_zeros(rows.numel(), n)  # sums of p_v r_v, p_v H(r_v)
-    for lo, hi in _batches(s_of.numel(), n, v, max_batch):
+    mix = weight.new_zeros(rows.numel(), n, value_tokens.shape[0])  # sum of p_v r_v
+    cond_h = weight.new_zeros(rows.numel(), n)  # sum of p_v H(r_v)
+    for lo, hi in _batches(s_of.numel(), n, value_tokens.shape[0], max_batch):
         seqs = tokens[s_of[lo:hi]]
         seqs[torch.arange(hi - lo, device=tokens.device), i_of[lo:hi]] = value_tokens[v_of[lo:hi]]
-        probs, w = _forward_probs(model, seqs, autocast), weight[lo:hi]
+        probs, w = forward(seqs), weight[lo:hi]
         mix.index_add_(0, row_of[lo:hi], w[:, None, None] * probs)
         cond_h.index_add_(0, row_of[lo:hi], w[:, None] * entropy(probs))
-        if progress is not None:
-            synchronize(tokens.device)
-            progress(done + hi, total)
     kept_mass = weight.new_zeros(rows.numel()).index_add_(0, row_of, weight)
-    return (mix, cond_h), kept_mass, rows, done + s_of.numel()
-
-
-def _chunk_mi(sums, kept_mass, rows, base_h, probed, masked) -> tuple[torch.Tensor, torch.Tensor]:
-    """``(C, N, N)`` directional and paper-form MI of a chunk from its probed rows' sums."""
-    c, n = base_h.shape
-    mix = sums[0] / kept_mass[:, None, None]
-    cond_h = sums[1] / kept_mass[:, None]  # (R, N)
-    mi_dir = base_h.new_zeros(c * n, n)
-    mi_paper = torch.zeros_like(mi_dir)
-    mi_dir[rows] = entropy(mix) - cond_h
-    mi_paper[rows] = base_h.reshape(c, 1, n).expand(c, n, n).reshape(c * n, n)[rows] - cond_h
-    pair = _pair_mask(probed, masked)
-    return mi_dir.view(c, n, n) * pair, mi_paper.view(c, n, n) * pair
+    cond_h = cond_h / kept_mass[:, None]
+    mi_dir, mi_paper = base_h.new_zeros(c * n, n), base_h.new_zeros(c * n, n)
+    mi_dir[rows] = entropy(mix / kept_mass[:, None, None]) - cond_h
+    mi_paper[rows] = base_h[rows // n] - cond_h
+    return mi_dir.view(c, n, n), mi_paper.view(c, n, n)
 
 
 @torch.no_grad()
@@ -329,16 +306,26 @@ def probe_many(model, tokens: torch.Tensor, *, positions: torch.Tensor | None = 
     if progress is not None:
         progress(s, total)
         max_batch = min(int(max_batch), max(1, -(-total // 10)))  # a report at least every tenth of the passes
+    done = s
+
+    def forward(seqs: torch.Tensor) -> torch.Tensor:
+        nonlocal done
+        probs = _forward_probs(model, seqs, autocast)
+        done += len(seqs)
+        if progress is not None:
+            synchronize(tokens.device)
+            progress(done, total)
+        return probs
+
     mi_dir = marginals.new_zeros(s, n, n)
     mi_paper = torch.zeros_like(mi_dir)
-    done = s
     for lo, hi in _state_chunks(s, n, v):
-        sums, kept_mass, rows, done = _chunk_sums(model, tokens[lo:hi], kept[lo:hi], marginals[lo:hi], value_tokens,
-                                                  max_batch, autocast, progress, done, total)
-        mi_dir[lo:hi], mi_paper[lo:hi] = _chunk_mi(sums, kept_mass, rows, entropy[lo:hi], probed[lo:hi],
-                                                   masked[lo:hi])
+        mi_dir[lo:hi], mi_paper[lo:hi] = _chunk_mi(forward, tokens[lo:hi], kept[lo:hi], marginals[lo:hi],
+                                                   entropy[lo:hi], value_tokens, max_batch)
+    pair = _pair_mask(probed, masked)
+    mi_dir, mi_paper = mi_dir * pair, mi_paper * pair
     skipped = (marginals * ~kept).sum(-1) * probed  # (S, N)
-    bound = pruning_bound(skipped, v)[:, :, None] * _pair_mask(probed, masked)
+    bound = pruning_bound(skipped, v)[:, :, None] * pair
     result = ManyProbeResult(marginals=marginals, entropy=entropy, mi_directional=mi_dir,
                              mi=symmetrise(mi_dir, probed, masked), mi_paper=mi_paper, error_bound=bound,
                              passes=passes, seconds=0.0, eps=float(eps), probed=probed, masked=masked)
