@@ -12,8 +12,8 @@ from mi_core.cli import main as cli_main
 from mi_core.decoding.selector import make_order_nets, save_order_net
 from mi_core.domains.protein import MASK_ID, ProteinRecord
 from mi_core.order.elbo import margin_choice, order_loss, rollout, schedule_loglik, score_function_surrogate
-from mi_core.order.loop import OrderTrainConfig, load_nets, train_order
-from mi_core.order.sequences import make_validate, val_lengths, validation_windows, window_draw
+from mi_core.order.loop import OrderTrainConfig, load_nets, make_validator, train_order
+from mi_core.order.sequences import val_lengths, validation_windows, window_draw, window_score
 
 AA = list("ACDEFGHIKLMNPQRSTVWY")
 
@@ -75,7 +75,7 @@ def test_margin_choice_takes_the_uniform_count_by_margin():
 
 def test_protein_validation_compares_the_selector_with_top_margin(tiny_protein):
     groups = [torch.randint(0, 20, (2, n), generator=torch.Generator().manual_seed(n)) for n in (8, 12)]
-    validate = make_validate(tiny_protein, groups, (2, 4), bf16=False)
+    validate = make_validator((2, 4), window_score(tiny_protein, groups, bf16=False), frozen=True)
     torch.manual_seed(0)
     out = validate(make_order_nets(32)[1])
     assert set(out) == {"val_T2", "val_passes_T2", "margin_T2", "val_T4", "val_passes_T4", "margin_T4", "val_mean"}

@@ -1,5 +1,5 @@
-"""The order trainer's loop, shared by every domain: the ELBO updates (:func:`train_order`) and
-:func:`run_logged`, which validates, logs and checkpoints."""
+"""The order trainer's loop, shared by every domain: the ELBO updates (:func:`train_order`), validation
+against ``top_margin`` (:func:`make_validator`) and :class:`OrderTask`, which runs both with a log and checkpoints."""
 
 from __future__ import annotations
 
@@ -103,44 +103,6 @@ def train_order(model, draw: Callable, cfg: OrderTrainConfig, d_model: int, *, v
     return posterior, selector, curve
 
 
-def run_logged(model, draw: Callable, cfg: OrderTrainConfig, validate: Callable, out: Path, log_path: Path,
-               eval_every: int, header: str, extra: dict, init: Path | None = None,
-               save_denoiser: Callable | None = None) -> None:
-    """:func:`train_order` with a JSON-lines log and checkpoints: ``out`` holds the selector with the best
-    ``val_mean``, ``*_last`` the latest, ``*_posterior*`` the matching posteriors and, with ``cfg.finetune``,
-    ``*_denoiser*`` the denoiser (``save_denoiser(model, path, meta)``). ``init``: a selector to continue."""
-    nets = load_nets(init) if init is not None else None
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    best = [float("-inf")]
-    with log_path.open("a") as log_file:
-
-        def log(line: str) -> None:
-            if not distributed.is_main():
-                return
-            print(line, flush=True)
-            if line.startswith("{"):
-                log_file.write(line + "\n")
-                log_file.flush()
-
-        def checkpoint(posterior, selector, curve) -> None:
-            meta = {"train": asdict(cfg), "denoiser_frozen": not cfg.finetune, **extra, "curve": curve}
-            if init is not None:
-                meta["init"] = str(init)
-            score = curve[-1].get("val_mean", float("-inf"))
-            for suffix in ("_last", "") if score >= best[0] else ("_last",):
-                save_order_net(selector, out.with_name(out.stem + suffix + ".safetensors"), meta)
-                save_order_net(posterior, out.with_name(out.stem + "_posterior" + suffix + ".safetensors"), meta)
-                if cfg.finetune and save_denoiser is not None:
-                    save_denoiser(model, out.with_name(out.stem + "_denoiser" + suffix + ".safetensors"), meta)
-            best[0] = max(best[0], score)
-
-        log(header)
-        train_order(model, draw, cfg, model.hidden_size, validate=validate, eval_every=eval_every,
-                    checkpoint=checkpoint, log=log, nets=nets)
-        log(json.dumps({"done": True, "best_val_mean": best[0], "out": str(out)}))
-
-
 def load_nets(selector_path: Path) -> tuple:
     """``(posterior, selector)`` from a selector checkpoint and the ``*_posterior`` file beside it."""
     if not selector_path.is_file():
@@ -154,12 +116,13 @@ def load_nets(selector_path: Path) -> tuple:
     return load_order_net(posterior_path, role="posterior"), load_order_net(selector_path)
 
 
-def make_validator(budgets: tuple[int, ...], score: Callable, margin: Callable, frozen: bool) -> Callable:
+def make_validator(budgets: tuple[int, ...], score: Callable, frozen: bool) -> Callable:
     """``validate(selector) -> dict``: per budget T, ``score(selector, T) -> (value, mean passes)`` as ``val_T``
-    and ``val_passes_T``, ``margin(T)`` as ``margin_T`` (once if the denoiser is ``frozen``), and ``val_mean``."""
+    and ``val_passes_T``, the ``top_margin`` baseline ``score(None, T)`` as ``margin_T`` (scored once if the
+    denoiser is ``frozen``), and ``val_mean``."""
 
     def margins() -> dict:
-        return {t: margin(t) for t in budgets}
+        return {t: score(None, t)[0] for t in budgets}
     fixed = margins() if frozen else None
 
     def validate(selector) -> dict:
@@ -174,6 +137,60 @@ def make_validator(budgets: tuple[int, ...], score: Callable, margin: Callable, 
         return out
 
     return validate
+
+
+class OrderTask:
+    """``Domain.order_task``: a subclass sets ``options`` (a dataclass of its flags), ``domain``, ``load(path,
+    device)`` and ``save_denoiser(model, path, meta)``, and gives :meth:`data`."""
+
+    options: type
+    domain: str
+
+    def data(self, args, cfg: OrderTrainConfig, model) -> tuple[Callable, Callable, str, dict]:
+        """``(draw, score, header, info)``: the batches of :func:`train_order`, the ``score`` of
+        :func:`make_validator` on held-out data (``selector`` None: ``top_margin`` with ``steps=T``), a line
+        describing the data and what the run records about them."""
+        raise NotImplementedError
+
+    def run(self, args, cfg: OrderTrainConfig, model_path: Path, out: Path, log_path: Path, device) -> None:
+        """:func:`train_order` with a JSON-lines log at ``log_path`` and checkpoints: ``out`` holds the selector
+        with the best ``val_mean``, ``*_last`` the latest, ``*_posterior*`` the matching posteriors and, with
+        ``cfg.finetune``, ``*_denoiser*`` the denoiser. ``args.init``: a selector to continue."""
+        model = self.load(model_path, device)
+        t0 = time.time()
+        draw, score, header, info = self.data(args, cfg, model)
+        validate = make_validator(cfg.budgets, score, frozen=not cfg.finetune)
+        extra = {"domain": self.domain, "denoiser": str(model_path), **info}
+        nets = load_nets(args.init) if args.init is not None else None
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        best = [float("-inf")]
+        with log_path.open("a") as log_file:
+
+            def log(line: str) -> None:
+                if not distributed.is_main():
+                    return
+                print(line, flush=True)
+                if line.startswith("{"):
+                    log_file.write(line + "\n")
+                    log_file.flush()
+
+            def checkpoint(posterior, selector, curve) -> None:
+                meta = {"train": asdict(cfg), "denoiser_frozen": not cfg.finetune, **extra, "curve": curve}
+                if args.init is not None:
+                    meta["init"] = str(args.init)
+                score = curve[-1].get("val_mean", float("-inf"))
+                for suffix in ("_last", "") if score >= best[0] else ("_last",):
+                    save_order_net(selector, out.with_name(out.stem + suffix + ".safetensors"), meta)
+                    save_order_net(posterior, out.with_name(out.stem + "_posterior" + suffix + ".safetensors"), meta)
+                    if cfg.finetune:
+                        self.save_denoiser(model, out.with_name(out.stem + "_denoiser" + suffix + ".safetensors"), meta)
+                best[0] = max(best[0], score)
+
+            log(f"{header} ({time.time() - t0:.0f}s); frozen denoiser {model_path}")
+            train_order(model, draw, cfg, model.hidden_size, validate=validate, eval_every=args.eval_every,
+                        checkpoint=checkpoint, log=log, nets=nets)
+            log(json.dumps({"done": True, "best_val_mean": best[0], "out": str(out)}))
 
 
 def _summary(update: int, seconds: float, window: list[tuple]) -> dict:

@@ -7,16 +7,14 @@ schedule (:func:`mi_core.order.elbo.schedule_loglik`), against that under ``top_
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import torch
 
 from mi_core.options import option, parse_lengths
 from mi_core.order.elbo import margin_choice, schedule_loglik, selector_choice
-from mi_core.order.loop import OrderTrainConfig, make_validator, run_logged
+from mi_core.order.loop import OrderTask, OrderTrainConfig
 
 
 def tokens_of(record) -> np.ndarray:
@@ -61,21 +59,21 @@ def validation_windows(records: list, per_length: int, lengths: tuple[int, ...],
     return groups
 
 
-def make_validate(model, groups: list[torch.Tensor], budgets: tuple[int, ...], bf16: bool, frozen: bool = True):
-    """``validate(selector) -> dict`` (:func:`make_validator`) on the log-likelihood per residue of ``groups``."""
+def window_score(model, groups: list[torch.Tensor], bf16: bool):
+    """``score(selector, T) -> (log-likelihood per residue, mean passes)`` of ``groups`` for
+    :func:`~mi_core.order.loop.make_validator` (``selector`` None: ``top_margin``)."""
 
-    def score(choose, steps):
-        device = model.device
+    def score(selector, steps):
+        choose = margin_choice if selector is None else selector_choice(selector)
         total, passes, residues = 0.0, 0.0, 0
         for target in groups:
-            start = torch.full(target.shape, model.mask_id, dtype=torch.long, device=device)
-            ll, used = schedule_loglik(model, start, target.to(device), choose, steps, bf16)
+            start = torch.full(target.shape, model.mask_id, dtype=torch.long, device=model.device)
+            ll, used = schedule_loglik(model, start, target.to(model.device), choose, steps, bf16)
             total, passes = total + float(ll.sum()), passes + float(used.sum())
             residues += target.numel()
         return total / residues, passes / sum(len(g) for g in groups)
 
-    return make_validator(budgets, lambda selector, t: score(selector_choice(selector), t),
-                          lambda t: score(margin_choice, t)[0], frozen)
+    return score
 
 
 @dataclass
@@ -84,32 +82,19 @@ class WindowOptions:
     eval_per_length: int = option(16, "validation windows per length (4 lengths)", range=(1, 10_000_000))
 
 
-class SequenceOrderTask:
-    """``Domain.order_task`` of a sequence domain: a subclass gives ``splits``, ``load`` and ``save_denoiser``."""
+class SequenceOrderTask(OrderTask):
+    """``Domain.order_task`` of a sequence domain: a subclass gives ``splits(args) -> (train records, val
+    records, info)``, ``load`` and ``save_denoiser``."""
 
     options: type = WindowOptions
-    domain: str
 
-    def splits(self, args) -> tuple[list, list, dict]:
-        raise NotImplementedError
-
-    def load(self, path: Path, device):
-        raise NotImplementedError
-
-    def save_denoiser(self, model, path, meta) -> None:
-        raise NotImplementedError
-
-    def run(self, args, cfg: OrderTrainConfig, model_path: Path, out: Path, log_path: Path, device) -> None:
+    def data(self, args, cfg: OrderTrainConfig, model) -> tuple:
         lengths = parse_lengths(args.lengths)
-        model = self.load(model_path, device)
-        t0 = time.time()
         train, val, info = self.splits(args)
         draw = window_draw(train, *lengths, mask_id=model.mask_id)
         groups = validation_windows(val, args.eval_per_length, val_lengths(*lengths), mask_id=model.mask_id)
-        validate = make_validate(model, groups, cfg.budgets, cfg.bf16, frozen=not cfg.finetune)
         header = (f"{len(train)} training sequences, {sum(len(g) for g in groups)} validation windows "
-                  f"(lengths {val_lengths(*lengths)}) read in {time.time() - t0:.0f}s; frozen denoiser {model_path}")
-        run_logged(model, draw, cfg, validate, out, log_path, args.eval_every, header,
-                   {"domain": self.domain, "denoiser": str(model_path), **info, "lengths": list(lengths),
-                    "eval_per_length": args.eval_per_length, "validation": "teacher-forced log-likelihood per position"},
-                   init=args.init, save_denoiser=self.save_denoiser)
+                  f"(lengths {val_lengths(*lengths)}) read")
+        return draw, window_score(model, groups, cfg.bf16), header, {
+            **info, "lengths": list(lengths), "eval_per_length": args.eval_per_length,
+            "validation": "teacher-forced log-likelihood per position"}

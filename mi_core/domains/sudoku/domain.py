@@ -32,7 +32,7 @@ SUDOKU = GridDomain(
     model_env="MI_LENS_SUDOKU_MODEL", model_default="assets/sudoku_peer_recurrent.safetensors",
     estimator_env="MI_LENS_SUDOKU_ESTIMATOR", estimator_default="assets/sudoku_mi_estimator_recurrent.safetensors",
     selector_env="MI_LENS_SUDOKU_SELECTOR", selector_default="assets/sudoku_order_selector_recurrent.safetensors",
-    model_loader=load_sudoku, states=SudokuStates, metric=SolvedMetric, order_task=order, trainer=SudokuTask,
+    model_loader=load_sudoku, states=SudokuStates, metric=SolvedMetric, order_task=order.ORDER_TASK, trainer=SudokuTask,
     order_bench=bench_order,
     # the app's A/B at equal passes, chosen on the tuning puzzles of hard_questions.py (BENCHMARKS.md,
     # hard-questions-recurrent): MI-guided at 1/5 of sequential's passes, EB within those passes; the learned

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-import time
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import torch
@@ -15,7 +13,7 @@ from mi_core.domains.sudoku.generator import random_transform
 from mi_core.domains.sudoku.mdm import load_sudoku_mdm, save_sudoku_mdm
 from mi_core.domains.sudoku.pool import build_pool
 from mi_core.options import option
-from mi_core.order.loop import OrderTrainConfig, make_validator, run_logged
+from mi_core.order.loop import OrderTask, OrderTrainConfig
 
 TRAIN_SEED, EVAL_SEED = 30_000, 20_000  # away from the MDM's own pools (seeds 0, 1 and 10,000)
 
@@ -46,18 +44,6 @@ def decode_score(model, pairs: np.ndarray, strategy, bf16: bool) -> dict:
             "passes_hist": {str(k): passes.count(k) for k in sorted(set(passes))}}
 
 
-def make_validate(model, pairs: np.ndarray, budgets: tuple[int, ...], bf16: bool, frozen: bool = True):
-    """``validate(selector) -> dict``: learned (threshold mode) vs top_margin at each budget (top_margin decoded
-    once while the denoiser is ``frozen``)."""
-
-    def score(strategy) -> tuple[float, float]:
-        got = decode_score(model, pairs, strategy, bf16)
-        return got["accuracy"], got["mean_passes"]
-
-    return make_validator(budgets, lambda selector, t: score(make_strategy("learned", steps=t, net=selector)),
-                          lambda t: score(make_strategy("top_margin", steps=t))[0], frozen)
-
-
 @dataclass
 class OrderData:
     """``train-order sudoku``: the generated puzzles it trains and validates on."""
@@ -66,17 +52,23 @@ class OrderData:
     eval_puzzles: int = option(100, "validation puzzles generated", range=(1, 10_000_000))
 
 
-options = OrderData
+class SudokuOrderTask(OrderTask):
+    options, domain = OrderData, "sudoku"
+    load, save_denoiser = staticmethod(load_sudoku_mdm), staticmethod(save_sudoku_mdm)
+
+    def data(self, args, cfg: OrderTrainConfig, model) -> tuple:
+        pool = build_pool(TRAIN_SEED + cfg.seed, args.puzzle_pool, puzzles=True, workers=1)
+        val = build_pool(EVAL_SEED + cfg.seed, args.eval_puzzles, puzzles=True, workers=1)
+
+        def score(selector, steps: int) -> tuple[float, float]:
+            """``learned`` (threshold mode) with ``selector``, else ``top_margin``."""
+            strategy = (make_strategy("top_margin", steps=steps) if selector is None
+                        else make_strategy("learned", steps=steps, net=selector))
+            got = decode_score(model, val, strategy, cfg.bf16)
+            return got["accuracy"], got["mean_passes"]
+
+        header = f"{len(pool)} training puzzles and {len(val)} validation ones generated"
+        return puzzle_draw(pool), score, header, {"puzzle_pool": args.puzzle_pool, "eval_puzzles": args.eval_puzzles}
 
 
-def run(args, cfg: OrderTrainConfig, model_path: Path, out: Path, log_path: Path, device) -> None:
-    model = load_sudoku_mdm(model_path, device)
-    t0 = time.time()
-    pool = build_pool(TRAIN_SEED + cfg.seed, args.puzzle_pool, puzzles=True, workers=1)
-    val = build_pool(EVAL_SEED + cfg.seed, args.eval_puzzles, puzzles=True, workers=1)
-    validate = make_validate(model, val, cfg.budgets, cfg.bf16, frozen=not cfg.finetune)
-    header = (f"pools built in {time.time() - t0:.0f}s: {len(pool)} training puzzles, {len(val)} validation; "
-              f"frozen denoiser {model_path}")
-    run_logged(model, puzzle_draw(pool), cfg, validate, out, log_path, args.eval_every, header,
-               {"domain": "sudoku", "denoiser": str(model_path), "puzzle_pool": args.puzzle_pool,
-                "eval_puzzles": args.eval_puzzles}, init=args.init, save_denoiser=save_sudoku_mdm)
+ORDER_TASK = SudokuOrderTask()
