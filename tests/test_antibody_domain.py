@@ -111,7 +111,8 @@ def test_state_names_round_trip_and_padding_is_invisible(tiny_folder):
 
     model, description = load(str(tiny_folder), "cpu")
     assert "AntiBERTy" in description and model.max_len == 510 and model.hidden_size == 32
-    assert set(convert_state(export_state(model))) == set(model.state_dict())
+    assert set(convert_state(export_state(model), model)) == set(model.state_dict())
+    assert {"bert.encoder.layer.0.attention.self.query.weight", "cls.predictions.bias"} <= set(export_state(model))
     tokens = torch.as_tensor(read_chain(TRASTUZUMAB[1]).tokens)[None].clone()
     tokens[0, 88:97] = 0
     with torch.no_grad():

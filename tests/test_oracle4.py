@@ -18,7 +18,7 @@ from mi_core.domains.sudoku import SUDOKU4, to_tokens
 from mi_core.domains.sudoku.generator import is_valid_solution
 from mi_core.domains.sudoku.solver import count_solutions
 from mi_core.mi.probe import probe
-from mi_core.models.base import MaskedModel
+from mi_core.models.base import MaskedLM
 
 
 def random_states(count: int, seed: int) -> list[torch.Tensor]:
@@ -61,7 +61,7 @@ def test_exact_marginals():
 
 def test_model_interface_and_exact_conditionals():
     model = Oracle4Model()
-    assert isinstance(model, MaskedModel) and model.mask_id == 0
+    assert isinstance(model, MaskedLM) and model.mask_id == 0
     assert model.value_tokens.tolist() == [1, 2, 3, 4]
     tokens = torch.stack(random_states(5, seed=3))
     out = model(tokens)

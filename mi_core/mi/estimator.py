@@ -277,9 +277,7 @@ def model_shas(meta: dict) -> set[str]:
     return {sha for sha in (meta.get("mdm_sha256"), *(c["sha256"] for c in meta.get("checked_on", []))) if sha}
 
 
-def load_estimator_meta(path: str | Path) -> dict:
-    """The JSON beside the weights at ``path``."""
-    return load_meta(path)
+load_estimator_meta = load_meta  # the JSON beside an estimator's weights
 
 
 def load_estimator(path: str | Path, device: torch.device | str = "cpu") -> MIEstimator:

@@ -10,7 +10,6 @@ import typing
 import uuid
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Protocol, runtime_checkable
 
 import torch
 import torch.nn.functional as F
@@ -30,14 +29,6 @@ class MDMOutput:
     logits: torch.Tensor
     hidden: torch.Tensor
     per_iteration: list[torch.Tensor] | None = None  # a recurrent model's logits per iteration, when asked for
-
-
-@runtime_checkable
-class MaskedModel(Protocol):
-    mask_id: int
-    value_tokens: torch.Tensor  # (V,) token id of each value
-
-    def __call__(self, tokens: torch.Tensor) -> MDMOutput: ...
 
 
 class MaskedLM(torch.nn.Module):

@@ -114,14 +114,14 @@ class AntiBERTy(MaskedLM):
         return MDMOutput(logits[..., FIRST_AA:FIRST_AA + 20].float(), hidden)
 
 
-# AntiBERTy's state dict names (transformers' BertForMaskedLM) -> ours, per layer and for the rest
-LAYER_NAMES = {"attention.self.query": "query", "attention.self.key": "key", "attention.self.value": "value",
-               "attention.output.dense": "out", "attention.output.LayerNorm": "norm1",
-               "intermediate.dense": "up", "output.dense": "down", "output.LayerNorm": "norm2"}
-OTHER_NAMES = {"bert.embeddings.word_embeddings": "word", "bert.embeddings.position_embeddings": "position",
-               "bert.embeddings.token_type_embeddings": "token_type", "bert.embeddings.LayerNorm": "embed_norm",
-               "cls.predictions.transform.dense": "head_dense", "cls.predictions.transform.LayerNorm": "head_norm",
-               "cls.predictions.decoder": "decoder"}
+# our tensor names -> AntiBERTy's (transformers' BertForMaskedLM), per layer and for the rest
+LAYER_NAMES = {"query": "attention.self.query", "key": "attention.self.key", "value": "attention.self.value",
+               "out": "attention.output.dense", "norm1": "attention.output.LayerNorm",
+               "up": "intermediate.dense", "down": "output.dense", "norm2": "output.LayerNorm"}
+OTHER_NAMES = {"word": "bert.embeddings.word_embeddings", "position": "bert.embeddings.position_embeddings",
+               "token_type": "bert.embeddings.token_type_embeddings", "embed_norm": "bert.embeddings.LayerNorm",
+               "head_dense": "cls.predictions.transform.dense", "head_norm": "cls.predictions.transform.LayerNorm",
+               "decoder": "cls.predictions.decoder"}
 UNUSED = ("bert.pooler.", "cls.species.", "cls.chain.", "cls.graft.", "bert.embeddings.position_ids",
           "cls.predictions.bias")  # the pooler and the extra heads; the bias is the decoder's, tied
 
@@ -147,38 +147,27 @@ def available() -> bool:
     return True
 
 
-def convert_state(state: dict) -> dict[str, torch.Tensor]:
-    """AntiBERTy's state dict renamed to :class:`AntiBERTy`'s (unused heads dropped; ModelFileError on an
-    unknown tensor)."""
-    out = {}
-    for key, value in state.items():
-        if key.startswith(UNUSED):
-            continue
-        stem, _, leaf = key.rpartition(".")
-        if stem.startswith("bert.encoder.layer."):
-            number, _, rest = stem.removeprefix("bert.encoder.layer.").partition(".")
-            if rest in LAYER_NAMES:
-                out[f"layers.{number}.{LAYER_NAMES[rest]}.{leaf}"] = value
-                continue
-        elif stem in OTHER_NAMES:
-            out[f"{OTHER_NAMES[stem]}.{leaf}"] = value
-            continue
-        raise ModelFileError(f"unexpected tensor {key!r} in the AntiBERTy weights")
-    return out
+def bert_name(key: str) -> str:
+    """AntiBERTy's name (transformers' BertForMaskedLM) of one of :class:`AntiBERTy`'s tensors."""
+    stem, _, leaf = key.rpartition(".")
+    if stem.startswith("layers."):
+        _, number, name = stem.split(".")
+        return f"bert.encoder.layer.{number}.{LAYER_NAMES[name]}.{leaf}"
+    return f"{OTHER_NAMES[stem]}.{leaf}"
+
+
+def convert_state(state: dict, model: AntiBERTy) -> dict[str, torch.Tensor]:
+    """AntiBERTy's state dict renamed to ``model``'s (unused heads dropped; ModelFileError on an unknown tensor)."""
+    ours = {bert_name(k): k for k in model.state_dict()}
+    unknown = [k for k in state if k not in ours and not k.startswith(UNUSED)]
+    if unknown:
+        raise ModelFileError(f"unexpected tensor {unknown[0]!r} in the AntiBERTy weights")
+    return {ours[k]: v for k, v in state.items() if k in ours}
 
 
 def export_state(model: AntiBERTy) -> dict[str, torch.Tensor]:
     """The inverse of :func:`convert_state`, with the tied ``cls.predictions.bias``."""
-    layer = {v: k for k, v in LAYER_NAMES.items()}
-    other = {v: k for k, v in OTHER_NAMES.items()}
-    out = {}
-    for key, value in model.state_dict().items():
-        stem, _, leaf = key.rpartition(".")
-        if stem.startswith("layers."):
-            _, number, name = stem.split(".")
-            out[f"bert.encoder.layer.{number}.{layer[name]}.{leaf}"] = value
-        else:
-            out[f"{other[stem]}.{leaf}"] = value
+    out = {bert_name(k): v for k, v in model.state_dict().items()}
     out["cls.predictions.bias"] = out["cls.predictions.decoder.bias"]
     return out
 
@@ -201,7 +190,7 @@ def load_antiberty(folder: str | Path | None = None, device: torch.device | str 
     state = read_checkpoint(path, "a torch state dict")
     model = AntiBERTy(BertConfig.from_json(config))
     try:
-        model.load_state_dict(convert_state(state), strict=True)
+        model.load_state_dict(convert_state(state, model), strict=True)
     except RuntimeError as err:
         raise ModelFileError(f"{path} does not fit AntiBERTy's config: {str(err).splitlines()[0]}") from None
     model.weights_path = path
