@@ -14,12 +14,11 @@ from pathlib import Path
 
 import torch
 
-from mi_core.commands.probe import GridState
+from mi_core.commands.probe import GridState, load_state, strongest_pair
 from mi_core.device import pick_device
 from mi_core.domain import Domain, get_domain
 from mi_core.io import atomic_write_json, check_output, display_path
 from mi_core.mi.estimator import Estimate, check_model_match, estimate_mi, load_estimator, load_estimator_meta
-from mi_core.models.loading import load_model_described
 from mi_core.options import Device, Force, JsonOut, option
 
 TIMED_RUNS = 5
@@ -52,13 +51,11 @@ def model_spec(choice: str, estimator_path: str) -> str:
 
 def load(domain: Domain, text: str, model_choice: str, estimator_path: str, device: torch.device):
     """``(model, estimator, tokens (1, N), model spec)``; a ValueError names bad input or a mismatch."""
-    tokens = domain.parse_input(text)
     estimator = load_estimator(estimator_path, device)
     spec = model_spec(model_choice, estimator_path)
-    model, _ = load_model_described(spec, device, domain)
-    model.check_length(len(tokens), f"the model {spec}")
+    model, _, tokens = load_state(domain, text, spec, device)
     check_model_match(model, estimator, f"the model {spec}", f"the estimator {estimator_path}")
-    return model, estimator, torch.tensor([tokens], device=device), spec
+    return model, estimator, tokens[None], spec
 
 
 def timed_estimate(model, estimator, tokens: torch.Tensor) -> Estimate:
@@ -76,8 +73,7 @@ def report(est: Estimate, first: int = 0, unit: str = "positions") -> None:
     if not bool((mi > 0).any()):
         print("no pair of masked positions: every MI is 0")
         return
-    i, j = divmod(int(mi.argmax()), mi.shape[0])
-    print(f"largest MI {float(mi[i, j]):.4g} nats between {unit} {i + first} and {j + first}")
+    print(strongest_pair(mi, first, unit))
 
 
 def main(args) -> int:

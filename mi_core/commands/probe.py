@@ -79,13 +79,18 @@ def run_probe(model, tokens: torch.Tensor, args) -> ProbeResult:
 
 def summary(result: ProbeResult, first: int = 0, unit: str = "positions") -> str:
     """A few lines for the terminal: cost, strongest pair (numbered from ``first``), diagnostics."""
-    i, j = divmod(int(result.mi.argmax()), result.mi.shape[0])
     return "\n".join([
         f"probed {int(result.probed.sum())} masked {unit}: {result.passes} passes in {result.seconds:.2f} s",
-        f"largest MI {float(result.mi[i, j]):.4g} nats between {unit} {i + first} and {j + first}",
+        strongest_pair(result.mi, first, unit),
         f"max asymmetry |I(i->j) - I(j->i)| {float(result.asymmetry.max()):.3g}; "
         f"max gap to the paper form {float(result.form_gap.max()):.3g}",
         f"eps {result.eps:g}: error bound {float(result.error_bound.max()):.3g} nats"])
+
+
+def strongest_pair(mi: torch.Tensor, first: int, unit: str) -> str:
+    """The line naming the largest MI of ``mi`` ``(N, N)`` and its pair (numbered from ``first``)."""
+    i, j = divmod(int(mi.argmax()), mi.shape[0])
+    return f"largest MI {float(mi[i, j]):.4g} nats between {unit} {i + first} and {j + first}"
 
 
 def main(args) -> int:

@@ -155,9 +155,6 @@ def _forward_active(model, state: torch.Tensor, active: torch.Tensor):
         keep = active[:, None, None]
         probs = out.logits.float().softmax(-1) * keep
         return probs, entropy_from_logits(out.logits) * active[:, None], out.hidden * keep
-    if bool(active.all()):
-        out = model(state)
-        return out.logits.float().softmax(-1), entropy_from_logits(out.logits), out.hidden
     rows = active.nonzero()[:, 0]
     out = model(state[rows])
     b, n = state.shape
