@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 
@@ -15,6 +16,11 @@ class Strategy:
     """
 
     name: str = ""
+
+    def __post_init__(self):
+        for f in dataclasses.fields(self):
+            if "check" in f.metadata:
+                check_param(f.name, getattr(self, f.name), f.metadata["check"], allow_none=f.default is None)
 
     def select(self, ctx) -> torch.Tensor:
         """``(B, N)`` bool: the masked positions to unmask at this step."""
@@ -68,22 +74,35 @@ def gumbel_like(x: torch.Tensor, generator) -> torch.Tensor:
 MAX_COUNT = 4096  # the most steps, positions per pass or batch a strategy parameter may ask for
 
 
-def check_count(name: str, value: int | None, allow_none: bool = False) -> None:
-    """Raise ValueError unless ``value`` is an int in ``1..MAX_COUNT`` (or None when ``allow_none``)."""
-    if value is None and allow_none:
+WANTED = {"nonnegative": "a finite number >= 0", "unit": "in (0, 1]", "fraction": "in [0, 1)"}
+
+
+def param(default, check: str):
+    """A strategy parameter checked on construction (:func:`check_param` of kind ``check``)."""
+    return field(default=default, metadata={"check": check})
+
+
+def check_param(name: str, value, kind: str, allow_none: bool = False) -> None:
+    """Raise ValueError unless ``value`` is of ``kind``: ``"count"`` (an int in ``1..MAX_COUNT``, or None when
+    ``allow_none``), ``"nonnegative"`` (finite, >= 0), ``"unit"`` (in (0, 1]) or ``"fraction"`` (in [0, 1))."""
+    if kind == "count":
+        if value is None and allow_none:
+            return
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(f"{name} must be an integer, got {value!r}")
+        if value < 1:
+            raise ValueError(f"{name} must be >= 1, got {value}")
+        if value > MAX_COUNT:
+            raise ValueError(f"{name} must be at most {MAX_COUNT} (accepted 1..{MAX_COUNT}), got {value}")
         return
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{name} must be an integer, got {value!r}")
-    if value < 1:
-        raise ValueError(f"{name} must be >= 1, got {value}")
-    if value > MAX_COUNT:
-        raise ValueError(f"{name} must be at most {MAX_COUNT} (accepted 1..{MAX_COUNT}), got {value}")
-
-
-def check_nonnegative(name: str, value: float) -> None:
-    """Raise ValueError unless ``value`` is a finite number >= 0."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        fits = False
+    elif kind == "nonnegative":
+        fits = math.isfinite(value) and value >= 0
+    else:
+        fits = 0 < value <= 1 if kind == "unit" else 0 <= value < 1
+    if not fits:
+        raise ValueError(f"{name} must be {WANTED[kind]}, got {value!r}")
 
 
 @dataclass
@@ -91,12 +110,11 @@ class FixedCount(Strategy):
     """Unmask ``k`` positions per pass, or (with ``steps`` = T) :func:`uniform_count`, ranked by ``score(ctx)``.
     info: ``count``."""
 
-    k: int = 1
-    steps: int | None = None
+    k: int = param(1, "count")
+    steps: int | None = param(None, "count")
 
     def __post_init__(self):
-        check_count("k", self.k)
-        check_count("steps", self.steps, allow_none=True)
+        super().__post_init__()
         if self.steps is not None and self.k != 1:
             raise ValueError(f"give k or steps, not both (k={self.k}, steps={self.steps})")
 

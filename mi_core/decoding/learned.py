@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from mi_core.decoding.base import Strategy, check_count, check_nonnegative, rank_pick, uniform_count
+from mi_core.decoding.base import Strategy, param, rank_pick, uniform_count
 from mi_core.decoding.mi_guided import MIGuided, mi_greedy, relative_mi
 from mi_core.decoding.registry import register
 from mi_core.decoding.selector import check_order_net_fits, load_order_net, pick_positions, select_probabilities
@@ -29,18 +29,15 @@ class Learned(Strategy):
     """Positions from a trained order selector: ``net`` set by code, or loaded from ``selector`` (a path)."""
 
     selector: str | None = None
-    steps: int = 10
+    steps: int = param(10, "count")
     mode: str = "threshold"
-    threshold: float = 0.5
+    threshold: float = param(0.5, "unit")
     net: torch.nn.Module | None = field(default=None, repr=False, compare=False, metadata={"runtime": True})
 
     def __post_init__(self):
-        check_count("steps", self.steps)
+        super().__post_init__()
         if self.mode not in MODES:
             raise ValueError(f"mode must be 'sample', 'threshold', 'rank' or 'paced', got {self.mode!r}")
-        if isinstance(self.threshold, bool) or not isinstance(self.threshold, (int, float)) \
-                or not 0 < self.threshold <= 1:
-            raise ValueError(f"threshold must be in (0, 1], got {self.threshold!r}")
 
     def prepare(self, model, device) -> None:
         if self.net is None:
@@ -80,18 +77,13 @@ class LearnedMI(Strategy):
     fields as for ``mi``. info adds ``mi``, ``budget_spent``, ``mi_spent``."""
 
     selector: str | None = None
-    steps: int = 20
-    gamma: float = 1.0
-    lam: float = 0.5
+    steps: int = param(20, "count")
+    gamma: float = param(1.0, "nonnegative")
+    lam: float = param(0.5, "nonnegative")
     relative: bool = True
     estimator: str | None = None
     net: torch.nn.Module | None = field(default=None, repr=False, compare=False, metadata={"runtime": True})
     mi_fn: Callable | None = field(default=None, repr=False, compare=False, metadata={"runtime": True})
-
-    def __post_init__(self):
-        check_count("steps", self.steps)
-        check_nonnegative("gamma", self.gamma)
-        check_nonnegative("lam", self.lam)
 
     def prepare(self, model, device) -> None:
         Learned.prepare(self, model, device)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from mi_core.decoding.base import Strategy, check_count, check_nonnegative
+from mi_core.decoding.base import Strategy, param
 from mi_core.decoding.registry import register
 from mi_core.mi.estimator import SHIPPED, check_model_match, check_trained_on, load_estimator, shipped_estimator_for
 from mi_core.mi.probe import probe_many
@@ -79,13 +79,9 @@ class MIBudget(Strategy):
     (charge ``MI / min(H_i, H_j)``). info: ``mi`` ``(B, N, N)``, ``budget_spent``, ``entropy_spent``,
     ``mi_spent``."""
 
-    gamma: float = 1.0
-    lam: float = 1.0
+    gamma: float = param(1.0, "nonnegative")
+    lam: float = param(1.0, "nonnegative")
     relative: bool = False
-
-    def __post_init__(self):
-        check_nonnegative("gamma", self.gamma)
-        check_nonnegative("lam", self.lam)
 
     def mi_matrix(self, ctx) -> torch.Tensor:
         """``(B, N, N)`` MI between positions at this step."""
@@ -136,14 +132,8 @@ class MIExact(MIBudget):
     """MI-guided decoding with the exact probe's MI (an upper bound, for analysis), all rows in one
     :func:`probe_many`; its passes go to ``extra_passes`` and info's ``probe_passes``, not the decode passes."""
 
-    eps: float = 0.0
-    max_batch: int = 512
-
-    def __post_init__(self):
-        super().__post_init__()
-        if isinstance(self.eps, bool) or not isinstance(self.eps, (int, float)) or not 0 <= self.eps < 1:
-            raise ValueError(f"eps must be in [0, 1), got {self.eps!r}")
-        check_count("max_batch", self.max_batch)
+    eps: float = param(0.0, "fraction")
+    max_batch: int = param(512, "count")
 
     def mi_matrix(self, ctx) -> torch.Tensor:
         active = ctx.masked.any(1)

@@ -7,15 +7,7 @@ from dataclasses import dataclass
 
 import torch
 
-from mi_core.decoding.base import (
-    FixedCount,
-    Strategy,
-    check_count,
-    check_nonnegative,
-    gumbel_like,
-    rand_rows,
-    rank_pick,
-)
+from mi_core.decoding.base import FixedCount, Strategy, gumbel_like, param, rand_rows, rank_pick
 from mi_core.decoding.registry import register
 
 
@@ -50,11 +42,7 @@ class TopK(FixedCount):
 class Confidence(FixedCount):
     """Confidence ranking (Kim et al. 2025), plus Gumbel noise of scale ``gumbel``. info: ``count``."""
 
-    gumbel: float = 0.0
-
-    def __post_init__(self):
-        super().__post_init__()
-        check_nonnegative("gumbel", self.gumbel)
+    gumbel: float = param(0.0, "nonnegative")
 
     def confidence(self, ctx) -> torch.Tensor:
         raise NotImplementedError
@@ -91,10 +79,7 @@ class EntropyBounded(Strategy):
     """EB-Sampler (Ben-Hamu et al. 2025): the longest entropy-sorted prefix U with
     ``sum_U H - max_U H <= gamma``. info: ``entropy_sum``, ``budget_spent`` (that sum minus the largest H)."""
 
-    gamma: float = 0.1
-
-    def __post_init__(self):
-        check_nonnegative("gamma", self.gamma)
+    gamma: float = param(0.1, "nonnegative")
 
     def select(self, ctx) -> torch.Tensor:
         order = ctx.entropy.masked_fill(~ctx.masked, float("inf")).argsort(dim=1, stable=True)
@@ -115,11 +100,7 @@ class Threshold(Strategy):
     """Fast-dLLM (Wu et al. 2025): every position with top probability >= ``tau``, at least the most confident
     one. info: ``above``."""
 
-    tau: float = 0.9
-
-    def __post_init__(self):
-        if isinstance(self.tau, bool) or not isinstance(self.tau, (int, float)) or not 0 < self.tau <= 1:
-            raise ValueError(f"tau must be in (0, 1], got {self.tau!r}")
+    tau: float = param(0.9, "unit")
 
     def select(self, ctx) -> torch.Tensor:
         top = ctx.probs.max(-1).values
@@ -135,10 +116,7 @@ class MaskPredict(Strategy):
     """Mask-Predict (Ghazvininejad et al. 2019), T = ``steps`` passes: fill every masked position, then mask
     again the ``ceil(M (T - 1 - t) / T)`` least confident of the M non-given ones. info: ``remask``."""
 
-    steps: int = 10
-
-    def __post_init__(self):
-        check_count("steps", self.steps)
+    steps: int = param(10, "count")
 
     def select(self, ctx) -> torch.Tensor:
         return ctx.masked
