@@ -19,10 +19,10 @@ import unicodedata
 from pathlib import Path
 
 from mi_core.domain import DOMAINS, Command, Domain, domain_commands
-from mi_core.options import DEFAULT_FLOAT, DEFAULT_INT, SKIP, range_error, spec_of
+from mi_core.options import DEFAULT_FLOAT, DEFAULT_INT, group_fields, option_text, range_error, spec_of
 
 COMMANDS = {
-    "train": ("mi_core.commands.train", "train a model: train sudoku ..."),
+    "train": ("mi_core.train.mdm", "train a model: train sudoku ..."),
     "bench": ("mi_core.commands.bench", "decode inputs with a sampler and score them: bench DOMAIN ..."),
     "sweep": ("mi_core.bench.sweep", "run a grid of samplers and parameters: sweep DOMAIN ..."),
     "probe": ("mi_core.commands.probe", "exact pairwise MI by perturbation probing: probe DOMAIN ..."),
@@ -67,12 +67,14 @@ class ArgumentParser(argparse.ArgumentParser):
         spec = spec_of(f)
         flags = spec.flags or (f"--{f.name.replace('_', '-')}",)
         shown = default not in (None, False, [], "") and "%(default)" not in spec.help and kind is not bool
-        kw = dict(dest=f.name, default=default, help=(spec.help + (" (default: %(default)s)" if shown else "")) or None)
+        text = option_text(default) if isinstance(default, tuple) else "%(default)s"
+        kw = dict(dest=f.name, default=default, help=(spec.help + (f" (default: {text})" if shown else "")) or None)
         if kind is bool:
             kw["action"] = NEGATABLE if spec.negatable else STORE_FALSE if default else STORE_TRUE
         else:
-            kw.update(action=APPEND if spec.many else STORE, type=spec.parse or (kind if kind in (int, float, Path) else str),
-                      choices=spec.choices, metavar=spec.metavar, required=spec.required and spec.group is None)
+            kw.update(action=APPEND if spec.many else STORE, type=parsed(spec.parse) if spec.parse else
+                      (kind if kind in (int, float, Path) else str), choices=spec.choices, metavar=spec.metavar,
+                      required=spec.required and spec.group is None)
         (target or self).add_argument(*flags, **kw)
         numeric = kind in (int, float) and spec.parse is None
         bounds = spec.range or ((DEFAULT_INT if kind is int else DEFAULT_FLOAT) if numeric else None)
@@ -93,6 +95,18 @@ class ArgumentParser(argparse.ArgumentParser):
         self.exit(2, f"error: {message} (see {self.prog} --help)\n")
 
 
+def parsed(parse: typing.Callable) -> typing.Callable:
+    """``parse`` as an argparse type whose ValueError message is the error line."""
+
+    def typed(text: str):
+        try:
+            return parse(text)
+        except ValueError as err:
+            raise argparse.ArgumentTypeError(str(err)) from None
+
+    return typed
+
+
 def field_type(hint) -> type:
     """The flag type of an annotation: ``Path | None`` -> Path, ``list[str]`` -> str."""
     args = [a for a in typing.get_args(hint) if a is not type(None)]
@@ -110,9 +124,7 @@ def add_options(parser: ArgumentParser, groups, domain: Domain | None = None) ->
         cls, overrides = group if isinstance(group, tuple) else (group, {})
         hints = typing.get_type_hints(cls)
         exclusive: dict[str, argparse._MutuallyExclusiveGroup] = {}
-        for f in dataclasses.fields(cls):
-            if f.name in overrides and overrides[f.name] is SKIP:
-                continue
+        for f in group_fields(group):
             spec = spec_of(f)
             default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
             if spec.default_for is not None and domain is not None:

@@ -8,10 +8,10 @@ import pytest
 import torch
 
 from mi_core.domains.sudoku import parse_grid
-from mi_core.domains.sudoku.data import DeviceBatches, apply_symmetry, build_graded_pool, random_symmetry
+from mi_core.domains.sudoku.data import DeviceBatches, apply_symmetry, onpolicy_states, random_symmetry
 from mi_core.domains.sudoku.generator import harden, is_valid_solution, make_puzzle, random_grid, random_transform
 from mi_core.domains.sudoku.mdm import SudokuMDMConfig
-from mi_core.domains.sudoku.onpolicy import onpolicy_states
+from mi_core.domains.sudoku.pool import build_graded_pool
 from mi_core.domains.sudoku.solver import grade, solve
 from mi_core.domains.sudoku.train import SudokuTask, TrainConfig
 from mi_core.train.mdm import checkpoint_path, train
@@ -341,7 +341,7 @@ def test_protein_resume_gives_the_same_weights(tmp_path):
 
     from mi_core.domains.protein.mdm import ProteinMDMConfig
     from mi_core.domains.protein.train import ProteinTask
-    from mi_core.domains.protein.train import TrainConfig as ProteinTrainConfig
+    from mi_core.train.sequences import SequenceTrainConfig as ProteinTrainConfig
 
     rng = np.random.default_rng(0)
     fasta = tmp_path / "train.fa"

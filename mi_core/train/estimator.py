@@ -239,8 +239,7 @@ def main(namespace) -> int:
                               n_positions=0 if variable else data["hidden"].shape[1], d_pos=args["d_pos"],
                               d_node=args["d_node"], d_proj=args["d_proj"], d_pair=args["d_pair"],
                               rel_buckets=args["rel_buckets"] if variable else 0)
-    def log(m):
-        return print(m, file=sys.stderr, flush=True) if distributed.is_main() else None
+    log = (lambda m: print(m, file=sys.stderr, flush=True)) if distributed.is_main() else (lambda m: None)
     log(f"{manifest['summary']['states']} states from {args['data']}: {json.dumps(manifest['summary'])}")
     estimator, summary = train_variants(to_device(data, device), est_cfg, cfg, variants, log, rules)
     extra = {"params": estimator.num_params(), "domain": domain,

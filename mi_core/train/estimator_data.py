@@ -2,12 +2,7 @@
 
 ``python -m mi_core make-estimator-data DOMAIN --model PATH --out runs/estimator_data/NAME [options]``
 
-A domain brings its *state source* (``Domain.states``): a config with at least ``seed``, ``states``,
-``shard_size``, ``eps`` and ``max_batch``, a ``sources`` tuple naming the kinds of state it draws, ``width``
-(None when every state has the same length, else the length states are padded to), ``check(model)`` and
-``draw(model, rng, count, device) -> (token arrays, source indices)``.
-
-Each shard holds, per state, the tokens, the estimator's inputs from one MDM pass (hidden, probs, entropy,
+The states come from the domain's state source (``Domain.states``, :class:`mi_core.domain.StateSource`). Each shard holds, per state, the tokens, the estimator's inputs from one MDM pass (hidden, probs, entropy,
 masked) and the exact probe's MI, passes and seconds. Shard ``i`` depends only on ``(seed, i)``, so a run
 resumes by skipping the shards on disk. Padded states (variable-length domains) carry a ``length`` tensor;
 a padded position is never masked, so it takes part in no pair.
@@ -40,7 +35,6 @@ from mi_core.scale.engine import EngineConfig, Task, engine_from_args, run_tasks
 MANIFEST = "manifest.json"
 
 
-# -- shards on disk: written atomically; the manifest pins a run's config and model --------------------------
 def shard_path(out: Path, index: int) -> Path:
     return out / f"shard_{index:05d}.safetensors"
 
@@ -102,7 +96,6 @@ def write_manifest(out: Path, cfg, model_path: Path, model, command: str,
     return manifest
 
 
-# -- drawing and probing states ------------------------------------------------------------------------------
 def source_for(cfg) -> tuple[Domain, object]:
     for domain in DOMAINS.values():
         if domain.states is not None and isinstance(cfg, domain.part("states").config_cls):
@@ -179,17 +172,13 @@ def write_shards(maker: ShardMaker, local_worker, shards: int, out: Path, engine
                      local_worker=local_worker, desc="probe shards", unit="shard")
 
 
-def command_line(domain: Domain, source, model_path: Path, out: Path) -> str:
-    model = "" if model_path is None else f"--model {model_path} "
-    return f"python -m mi_core make-estimator-data {domain.cli_name} {model}--out {out} {source.options()}"
-
-
 def run(model, model_path: Path, cfg, out: Path, device, log=print, engine=None) -> dict:
     """Write every missing shard of ``cfg`` (a domain's state config) under ``out``; return the summary."""
     domain, source = source_for(cfg)
     source.check(model)
-    write_manifest(out, cfg, model_path, model, command_line(domain, source, model_path, out), source.sources,
-                   domain.cli_name)
+    model_flag = "" if model_path is None else f"--model {model_path} "
+    command = f"python -m mi_core make-estimator-data {domain.cli_name} {model_flag}--out {out} {source.options()}"
+    write_manifest(out, cfg, model_path, model, command, source.sources, domain.cli_name)
     todo = [i for i in range(cfg.shards) if not shard_path(out, i).is_file()]
     log(f"{out}: {cfg.shards - len(todo)} of {cfg.shards} shards already written")
     if todo:

@@ -1,4 +1,5 @@
-"""The MDM trainer of every domain: ``python -m mi_core train DOMAIN [options]``.
+"""The MDM trainer of every domain: ``python -m mi_core train DOMAIN [options]`` (``train DOMAIN --help`` lists
+the domain's options; weights go to ``runs/<domain>_mdm_<time>.safetensors`` unless ``--out`` is given).
 
 One loop serves all domains: masked-diffusion cross-entropy over the positions a batch scores (a plain
 mean, no 1/t weighting), AdamW with warm-up and cosine decay by steps or by elapsed time, bf16 autocast,
@@ -17,6 +18,7 @@ import contextlib
 import copy
 import json
 import math
+import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -24,6 +26,7 @@ from pathlib import Path
 import torch
 
 from mi_core.device import pick_device, slow_bf16
+from mi_core.domain import Domain, get_domain
 from mi_core.io import check_output, default_run_path
 from mi_core.models.base import masked_ce
 from mi_core.options import Device, Force, option
@@ -113,14 +116,6 @@ def _resume(ckpt: Path, device, model, opt, task, ema, log) -> dict:
     return state
 
 
-def _loss(task, net, batch, autocast):
-    inputs, values, scored = batch
-    with autocast:
-        if hasattr(task, "loss"):  # e.g. deep supervision over a recurrent model's iterations
-            return task.loss(net, inputs, values, scored)
-        return masked_ce(net(inputs).logits, values, scored)
-
-
 def train(task, out: Path, device: torch.device, log=print, resume: bool = False, stop_after: int = 0,
           checkpoint_every: float = 0.0, cpu_clock: bool = False) -> dict:
     """Train (or continue) ``task``'s run writing ``out`` (best by validation), ``<out>_last`` and ``<out>.ckpt``.
@@ -181,7 +176,12 @@ def train(task, out: Path, device: torch.device, log=print, resume: bool = False
 def _update(task, net, model, opt, ema, lr: float, autocast) -> torch.Tensor:
     for group in opt.param_groups:
         group["lr"] = lr * group.get("lr_scale", 1.0)
-    loss = _loss(task, net, task.batch(), autocast)
+    inputs, values, scored = task.batch()
+    with autocast:
+        if hasattr(task, "loss"):  # e.g. deep supervision over a recurrent model's iterations
+            loss = task.loss(net, inputs, values, scored)
+        else:
+            loss = masked_ce(net(inputs).logits, values, scored)
     opt.zero_grad(set_to_none=True)
     loss.backward()
     torch.nn.utils.clip_grad_norm_(model.parameters(), task.cfg.clip)
@@ -230,11 +230,21 @@ class TrainRun:
                              "seconds")
 
 
-def options(task_cls) -> list:
+def serves(domain: Domain) -> bool:
+    return domain.trainer is not None
+
+
+def describe(domain: Domain) -> str:
+    return f"{sys.modules[domain.trainer.__module__].__doc__}\n\n{__doc__}"
+
+
+def options(domain: Domain) -> list:
+    task_cls = domain.part("trainer")
     return [TrainRun, Force, Device, task_cls.options, task_cls.model_config, task_cls.train_config]
 
 
-def run(namespace, task_cls) -> None:
+def main(namespace) -> int:
+    task_cls = get_domain(namespace.domain).part("trainer")
     args = {k: v for k, v in vars(namespace).items() if k not in ("domain", "argv")}
     force = args.pop("force")
     given = {k: args[k] for k in args.pop("given", ()) if k in args}
@@ -257,3 +267,4 @@ def run(namespace, task_cls) -> None:
     if main_rank:
         key = f"best_{task.best_key}"
         print(json.dumps({key: result[key], "params": result["params"], "step": result["step"]}))
+    return 0

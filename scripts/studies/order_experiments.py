@@ -33,9 +33,9 @@ sys.path.insert(0, str(ROOT))
 from mi_core.decoding import make_strategy
 from mi_core.domains.sudoku.bench import evaluate, with_default_estimator
 from mi_core.domains.sudoku.bench_order import pick_records
-from mi_core.domains.sudoku.data import build_pool
 from mi_core.domains.sudoku.mdm import load_sudoku_mdm
 from mi_core.domains.sudoku.order import EVAL_SEED, TRAIN_SEED, decode_score, puzzle_draw
+from mi_core.domains.sudoku.pool import build_pool
 from mi_core.io import atomic_write_json
 from mi_core.order.elbo import rollout
 from mi_core.order.train import load_nets

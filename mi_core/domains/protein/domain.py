@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from mi_core.domain import Command
-from mi_core.domains.protein import bench_order, generate, order, probe
+from mi_core.domains.protein import bench_order, generate, probe
 from mi_core.domains.protein.bench import GeneratedSequences
 from mi_core.domains.protein.metrics import CompositionMetric
 from mi_core.domains.protein.model import load_protein_model
 from mi_core.domains.protein.states import ProteinStates
 from mi_core.domains.protein.tokens import AMINO_ACIDS, MASK_ID, PAD_ID, ProteinDomain
-from mi_core.domains.protein.train import ProteinTask
+from mi_core.domains.protein.train import ProteinOrderTask, ProteinTask
 from mi_core.models.base import MaskedLM
 
 
@@ -30,7 +30,7 @@ PROTEIN = ProteinDomain(
     estimator_env="MI_LENS_PROTEIN_ESTIMATOR", estimator_default="assets/protein_mi_estimator.safetensors",
     selector_env="MI_LENS_PROTEIN_SELECTOR", selector_default="assets/protein_order_selector.safetensors",
     probe_fallback=True, model_loader=load_protein, states=ProteinStates, metric=CompositionMetric,
-    order_task=order.ORDER_TASK, trainer=ProteinTask, bench_inputs=GeneratedSequences, order_bench=bench_order,
+    order_task=ProteinOrderTask(), trainer=ProteinTask, bench_inputs=GeneratedSequences, order_bench=bench_order,
     probe_command=probe,
     commands=(Command("generate", "sample sequences from a model: generate protein --length 80 ...", generate.main,
                       lambda domain: generate.OPTIONS_OF_DOMAIN),),

@@ -10,12 +10,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mi_core.domains.protein import read_fasta, split_records
-from mi_core.domains.protein.mdm import ProteinMDM, save_protein_mdm
+from mi_core.domains.protein.mdm import ProteinMDM, load_protein_mdm, save_protein_mdm
 from mi_core.io import file_sha256
 from mi_core.options import option
+from mi_core.order.sequences import SequenceOrderTask, WindowOptions
 from mi_core.train.sequences import SequenceTask, SequenceTrainConfig
-
-TrainConfig = SequenceTrainConfig
 
 
 @dataclass
@@ -41,3 +40,21 @@ class ProteinTask(SequenceTask):
 
     def fingerprint(self) -> str:
         return file_sha256(self.fasta)
+
+
+@dataclass
+class OrderData(WindowOptions):
+    fasta: Path = option(Path("../shared/data/protein/cath-dataset-nonredundant-S40.fa"), "FASTA read with the "
+                         "strict rule; training windows from its train split, validation from val")
+
+
+class ProteinOrderTask(SequenceOrderTask):
+    """``train-order protein``: the engine's sequence order task on windows of the FASTA file's train split
+    (validation on its val split)."""
+
+    options, domain = OrderData, "protein"
+    load, save_denoiser = staticmethod(load_protein_mdm), staticmethod(save_protein_mdm)
+
+    def splits(self, args) -> tuple[list, list, dict]:
+        splits = split_records(read_fasta(args.fasta, strict=True))
+        return splits["train"], splits["val"], {"fasta": str(args.fasta)}

@@ -1,15 +1,18 @@
 """Training batches for the Sudoku MDM, drawn and transformed on the device. Three kinds of state per batch:
 uniform (a solved grid masked at a rate t ~ U(0, 1)), puzzle-shaped (a graded puzzle, drawn with weight
 ``(1 + grade) ** hard_power``, with a fraction s ~ U(0, 1) of its blanks revealed) and on-policy (states of
-the model's own sequential decoding, :mod:`mi_core.domains.sudoku.onpolicy`, in a ring buffer). Each example
+the model's own sequential decoding before its first wrong digit, labelled by the puzzle's unique solution,
+:func:`onpolicy_states`, in a ring buffer). Each example
 gets a fresh random validity-preserving transform.
 """
 
 from __future__ import annotations
 
+import contextlib
+
 import torch
 
-from mi_core.domains.sudoku.pool import build_graded_pool, build_pool  # noqa: F401  (re-exported)
+from mi_core.mi.entropy import entropy_from_logits
 
 
 def _line_permutations(batch: int, box: int, generator: torch.Generator, device) -> torch.Tensor:
@@ -103,3 +106,42 @@ class DeviceBatches:
         self.states[:k] = state["states"].to(self.device, torch.long)
         self.state_solutions[:k] = state["state_solutions"].to(self.device, torch.long)
         self.filled, self.cursor = k, int(state["cursor"])
+
+
+@torch.no_grad()
+def onpolicy_states(model, puzzles: torch.Tensor, solutions: torch.Tensor, per_puzzle: int, generator: torch.Generator,
+                    bf16: bool = True) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Decode ``(M, 81)`` puzzles sequentially; ``per_puzzle`` states are sampled (with replacement) from each
+    consistent path, plus the state just before the first error where there is one.
+
+    Returns ``(states (K, 81), solutions (K, 81), solved (M,) bool)``.
+    """
+    was_training = model.training
+    model.eval()
+    autocast = torch.autocast(puzzles.device.type, dtype=torch.bfloat16) if bf16 else contextlib.nullcontext()
+    x, alive, path = puzzles.clone(), torch.ones(len(puzzles), dtype=torch.bool, device=puzzles.device), []
+    rows = torch.arange(len(puzzles), device=puzzles.device)
+    for _ in range(int((puzzles == 0).sum(1).max())):
+        masked = x == 0
+        path.append((x.clone(), alive & masked.any(1)))
+        with autocast:
+            logits = model(x).logits.float()
+        ent = entropy_from_logits(logits).masked_fill(~masked, float("inf"))
+        cell = ent.argmin(1)
+        digit = logits[rows, cell].argmax(-1) + 1
+        active = masked.any(1)
+        x[rows[active], cell[active]] = digit[active]
+        alive &= ~active | (digit == solutions[rows, cell])
+    if was_training:
+        model.train()
+    states = torch.stack([s for s, _ in path])  # (S, M, 81)
+    live = torch.stack([a for _, a in path]).T.float()  # (M, S)
+    solved = alive & (x == solutions).all(1)
+    keep = live.sum(1) > 0
+    picks = torch.multinomial(live[keep], per_puzzle, replacement=True, generator=generator)  # (M', per)
+    last = (live[keep].cumsum(1).argmax(1))  # the last consistent state: just before an error, if any
+    failed = ~solved[keep]
+    chosen = torch.cat([picks, last[:, None]], 1)
+    use = torch.cat([torch.ones_like(picks, dtype=torch.bool), failed[:, None]], 1)
+    m_idx = rows[keep][:, None].expand_as(chosen)
+    return states[chosen[use], m_idx[use]], solutions[m_idx[use]], solved

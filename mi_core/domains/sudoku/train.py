@@ -20,9 +20,8 @@ import torch
 
 from mi_core.decoding import decode_final, make_strategy
 from mi_core.domains.sudoku import read_puzzles
-from mi_core.domains.sudoku.data import DeviceBatches
+from mi_core.domains.sudoku.data import DeviceBatches, onpolicy_states
 from mi_core.domains.sudoku.mdm import SudokuMDM, SudokuMDMConfig, load_sudoku_mdm, masked_ce, save_sudoku_mdm
-from mi_core.domains.sudoku.onpolicy import onpolicy_states
 from mi_core.domains.sudoku.pool import POOL_DIR, PoolSpec, build_graded_pool, load_or_build_pools, read_pool_file
 from mi_core.options import SEED_MAX, check_ranges, option
 from mi_core.scale import distributed
