@@ -15,9 +15,8 @@ from dataclasses import dataclass, field
 
 import torch
 
-from mi_core.decoding.base import Strategy, param, rank_pick, uniform_count
+from mi_core.decoding.base import Strategy, param, rank_pick, register, uniform_count
 from mi_core.decoding.mi_guided import MIGuided, mi_greedy, relative_mi
-from mi_core.decoding.registry import register
 from mi_core.decoding.selector import check_order_net_fits, load_order_net, pick_positions, select_probabilities
 
 MODES = ("sample", "threshold", "rank", "paced")

@@ -14,8 +14,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from mi_core.decoding.base import Strategy, param
-from mi_core.decoding.registry import register
+from mi_core.decoding.base import Strategy, param, register
 from mi_core.mi.estimator import SHIPPED, check_model_match, check_trained_on, load_estimator, shipped_estimator_for
 from mi_core.mi.probe import probe_many
 

@@ -7,8 +7,7 @@ from dataclasses import dataclass
 
 import torch
 
-from mi_core.decoding.base import FixedCount, Strategy, gumbel_like, param, rand_rows, rank_pick
-from mi_core.decoding.registry import register
+from mi_core.decoding.base import FixedCount, Strategy, gumbel_like, param, rand_rows, rank_pick, register
 
 
 @register("sequential")
