@@ -17,6 +17,9 @@ from typing import Any, Callable, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
+from mi_core.options import group_fields, option, option_text
+from mi_core.options import seed as seed_option
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -26,9 +29,8 @@ class DomainInputError(ValueError):
 
 @dataclass(frozen=True)
 class Command:
-    """A command a domain brings to ``python -m mi_core``, read by :mod:`mi_core.cli` like an engine command's
-    module: ``main(args) -> exit status``, ``help``, and ``options(domain)`` (by default for the domain that
-    brings it only) or ``OPTIONS`` for a command that takes no domain."""
+    """A command a domain brings, read by :mod:`mi_core.cli` like an engine command's module (``options(domain)``
+    serves the domain that brings it unless ``serves`` says otherwise; ``OPTIONS``: the command takes no domain)."""
 
     name: str
     help: str
@@ -40,29 +42,12 @@ class Command:
 
 @dataclass(frozen=True)
 class Domain:
-    """One kind of sequence MI Lens can probe, decode and show.
+    """One kind of sequence MI Lens can probe, decode and show (its fields and parts: docs/architecture.md).
 
-    ``key``: the registry key; ``names``: what the command line accepts (the first shown in help).
-    ``alphabet``: one name per value; value ``v`` is token ``v + 1``, ``mask_id`` a masked position, ``pad_id``
-    pads variable-length batches. ``length``: the fixed number of positions (None: it varies).
-
-    Assets: ``model_env``/``model_default`` (both None for a built-in model), ``model_fallback`` (the file a
-    keyword spec such as ``auto`` falls back to), ``model_keywords`` (non-file specs its loader takes),
-    ``foreign_weights`` (its loader reads other weight formats), ``stamp_envs`` (more files the model reads),
-    and the same env/default pairs for the MI estimator and the order selector.
-
-    Parts (looked up by :meth:`part`): ``model_loader`` ``(spec, device) -> (model, description)``, ``states``
-    (:class:`StateSource`), ``metric`` (:class:`Metric`), ``order_task`` (``options`` and ``run(args, cfg,
-    model_path, out, log_path, device)`` for :mod:`mi_core.order.train`), ``trainer`` (:mod:`mi_core.train.mdm`),
-    ``bench_inputs`` (:class:`BenchInputs`; None: states from a file), ``order_bench`` (``options``,
-    ``run_bench(args, domain)``), ``probe_command`` (``options(domain)``, ``run(args, domain)``; None: one
-    state as text).
-
-    App behaviour: ``exact_model`` (exact conditionals), ``fallback_eps`` (exact-probe pruning when there is no
-    estimator), ``clue_range`` (givens of a generated puzzle), ``require_unique`` (refuse inputs with several
-    solutions), ``probe_fallback`` (MI decoders fall back to the pruned probe instead of refusing),
-    ``strategy_defaults`` (``(strategy, parameter, value)`` the app's widgets start at, tuned on the domain's
-    model; a strategy run without a value still takes its own default).
+    Value ``v`` of ``alphabet`` is token ``v + 1``; ``length`` None: the length varies. A ``*_env``/``*_default``
+    pair names a shipped file and the variable that overrides it (both None: none, or a built-in model);
+    ``model_fallback`` is the file a keyword spec (``auto``) falls back to. ``strategy_defaults``: ``(strategy,
+    parameter, value)`` the app's widgets start at, tuned on the domain's model.
     """
 
     key: str
@@ -239,14 +224,14 @@ class Domain:
         return ([] if path is None else [path]) + extra
 
     def estimator_path(self) -> Path | None:
-        if self.estimator_env is None:
-            return None
-        return resolve_path(os.environ.get(self.estimator_env) or self.estimator_default)
+        return self._shipped("estimator")
 
     def selector_path(self) -> Path | None:
-        if self.selector_env is None:
-            return None
-        return resolve_path(os.environ.get(self.selector_env) or self.selector_default)
+        return self._shipped("selector")
+
+    def _shipped(self, what: str) -> Path | None:
+        env = getattr(self, f"{what}_env")
+        return None if env is None else resolve_path(os.environ.get(env) or getattr(self, f"{what}_default"))
 
     def part(self, name: str):
         """The part ``name`` (e.g. ``model_loader``, ``metric``); ValueError when the domain has none."""
@@ -268,17 +253,17 @@ def is_keyword(spec: str) -> bool:
 
 @runtime_checkable
 class StateSource(Protocol):
-    """``Domain.states``: the states of estimator data and evaluation. The class holds the options and the
-    held-out form; an instance, built on a config, draws states."""
+    """``Domain.states``: the states of estimator data and evaluation; an instance, built on a config, draws
+    them (:class:`ConfigStates` is the usual base)."""
 
-    config_cls: type  # a :class:`ShardConfig` (seed, states, shard_size, eps, max_batch, ``shards``) and more
+    config_cls: type  # a :class:`ShardConfig`
     sources: tuple[str, ...]  # the names of the kinds of state ``draw`` reports
     width: int | None  # pad every state to this many positions (None: fixed length, no padding)
     eval_defaults: dict  # eval-estimator's defaults: states, threshold, max_batch
+    data_options: type  # make-estimator-data's options: an option dataclass or group
+    eval_options: type  # eval-estimator's options of the held-out states
 
     def __init__(self, cfg) -> None: ...
-
-    data_options: type  # make-estimator-data's options: a dataclass of :func:`mi_core.options.option` fields
 
     @staticmethod
     def config_from_args(args): ...
@@ -289,22 +274,31 @@ class StateSource(Protocol):
 
     def draw(self, model, rng, count: int, device) -> tuple[list, list[int]]: ...  # (token arrays (N,), source of each)
 
-    eval_options: type  # eval-estimator's options of the held-out states (a dataclass)
-
     @staticmethod
     def held_out(args) -> HeldOutStates: ...  # read and checked before any model loads
+
+
+@runtime_checkable
+class HeldOutStates(Protocol):
+    """What :meth:`StateSource.held_out` gives: states no training data came from."""
+
+    sources: tuple[str, ...]
+
+    def draw(self, model, rng, count: int, device) -> tuple[list, list[int]]: ...
+
+    def info(self) -> dict: ...  # what the evaluation records about where its states came from
 
 
 @dataclass(frozen=True)
 class ShardConfig:
     """The fields every ``StateSource.config_cls`` extends: ``states`` in shards of ``shard_size``, drawn with
-    ``seed``; ``eps``/``max_batch`` for the exact probe."""
+    ``seed``; ``eps``/``max_batch`` for the exact probe. Option fields are make-estimator-data's flags."""
 
-    seed: int = 0
-    states: int = 600
-    shard_size: int = 8
-    eps: float = 0.0
-    max_batch: int = 512
+    seed: int = seed_option()
+    states: int = option(600, "states to probe", range=(1, 1_000_000))
+    shard_size: int = option(8, "states per shard file", range=(1, 1_000_000))
+    eps: float = option(0.0, "probe pruning threshold (0 = no pruning)", range=(0, 1))
+    max_batch: int = option(512, "most sequences per forward pass", range=(1, 65_536))
 
     def __post_init__(self):
         if min(self.states, self.shard_size, self.max_batch) < 1:
@@ -330,11 +324,6 @@ class MixedShardConfig(ShardConfig):
         if weights.shape != (3,) or (weights < 0).any() or weights.sum() <= 0:
             raise ValueError(f"mix must be three weights >= 0, not all 0 ({', '.join(self.sources)}), got {self.mix}")
 
-    @property
-    def mix_text(self) -> str:
-        """``--mix`` as given on a command line: ``"0.4,0.3,0.3"``."""
-        return ",".join(f"{w:g}" for w in self.mix)
-
 
 def parse_mix(text: str, sources: tuple[str, ...]) -> tuple[float, ...]:
     """``--mix`` ``"0.4,0.2,0.4"`` -> three weights; ValueError naming the ``sources`` on anything else."""
@@ -347,6 +336,11 @@ def parse_mix(text: str, sources: tuple[str, ...]) -> tuple[float, ...]:
     return values
 
 
+def mix_option(sources: tuple[str, ...], default: tuple[float, float, float] = (0.4, 0.3, 0.3)) -> Any:
+    """The ``--mix`` field of a :class:`MixedShardConfig`: weights of ``sources``."""
+    return option(default, f"weights of {','.join(sources)}", parse=lambda text: parse_mix(text, sources))
+
+
 def ensure_masked(mask: np.ndarray, minimum: int, rng: np.random.Generator) -> np.ndarray:
     """``(N,)`` bool mask with extra random cells masked until at least ``minimum`` are."""
     mask = mask.copy()
@@ -356,15 +350,42 @@ def ensure_masked(mask: np.ndarray, minimum: int, rng: np.random.Generator) -> n
     return mask
 
 
-@runtime_checkable
-class HeldOutStates(Protocol):
-    """What :meth:`StateSource.held_out` gives: states no training data came from."""
+class ConfigStates:
+    """A state source whose flags are its config's fields: ``data_options`` and ``eval_options`` are option groups
+    of ``config_cls`` (:func:`mi_core.options.only`); the held-out source is this class on the eval flags and
+    ``held_out_config``, and records those fields and :meth:`about`."""
 
-    sources: tuple[str, ...]
+    config_cls: type = ShardConfig
+    width: int | None = None
+    held_out_config: dict = {}
 
-    def draw(self, model, rng, count: int, device) -> tuple[list, list[int]]: ...
+    def __init__(self, cfg):
+        self.cfg = cfg
 
-    def info(self) -> dict: ...  # what the evaluation records about where its states came from
+    @classmethod
+    def config_from_args(cls, args, group=None, **fixed):
+        names = [f.name for f in group_fields(group or cls.data_options)]
+        return cls.config_cls(**{n: getattr(args, n) for n in names}, **fixed)
+
+    def options(self) -> str:
+        return " ".join(f"--{f.name.replace('_', '-')} {option_text(getattr(self.cfg, f.name))}"
+                        for f in group_fields(self.data_options))
+
+    def check(self, model) -> None:
+        pass
+
+    @classmethod
+    def held_out(cls, args):
+        return cls(cls.config_from_args(args, cls.eval_options, **cls.held_out_config))
+
+    def about(self) -> str:
+        """Where the held-out states come from, in words."""
+        return ""
+
+    def info(self) -> dict:
+        names = [*(f.name for f in group_fields(self.eval_options)), *self.held_out_config]
+        values = {n: getattr(self.cfg, n) for n in names}
+        return {n: option_text(v) if n == "mix" else v for n, v in values.items()} | {"about": self.about()}
 
 
 @runtime_checkable
@@ -417,25 +438,18 @@ class _Registry(Mapping):
 
 
 DOMAINS: Mapping[str, Domain] = _Registry()
-_builtin = {"loaded": False, "loading": False}
-_builtin_lock = threading.RLock()  # a page's thread and the app's warm-up thread may look up at once
 BUILTIN = "mi_core.domains.builtin"  # the module that registers the domains shipped with MI Lens
+_builtin_lock = threading.RLock()  # a page's thread and the app's warm-up thread may look up at once
+_builtin_started = threading.Event()
 
 
 def load_builtin() -> None:
     """Import :data:`BUILTIN` by name once, on the first lookup, so the registry never imports a domain package
     and a fresh worker process finds the same domains as its parent."""
-    if _builtin["loaded"]:
-        return
     with _builtin_lock:  # another thread waits here until every shipped domain is registered
-        if _builtin["loaded"] or _builtin["loading"]:  # loading: a register() call made by that import
-            return
-        _builtin["loading"] = True
-        try:
+        if not _builtin_started.is_set():  # set: done, or a register() call made by that import
+            _builtin_started.set()
             importlib.import_module(BUILTIN)
-        finally:
-            _builtin["loading"] = False
-        _builtin["loaded"] = True
 
 
 def register(domain: Domain, *, replace: bool = False) -> Domain:

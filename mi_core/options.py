@@ -51,6 +51,29 @@ def spec_of(f: dataclasses.Field) -> Spec:
     return f.metadata.get("option") or Spec()
 
 
+def redefault(cls: type, name: str, default: Any) -> Any:
+    """Option field ``name`` of dataclass ``cls`` with another default (for a subclass)."""
+    return field(default=default, metadata=cls.__dataclass_fields__[name].metadata)
+
+
+def only(cls: type, *names: str, **defaults) -> tuple[type, dict]:
+    """The option group of dataclass ``cls``'s fields ``names`` and ``defaults`` (with those defaults)."""
+    return cls, {f.name: SKIP for f in dataclasses.fields(cls) if f.name not in {*names, *defaults}} | defaults
+
+
+def group_fields(group) -> list[dataclasses.Field]:
+    """The fields of an option group: a dataclass, or ``(dataclass, overrides)``, less the ``SKIP`` ones."""
+    cls, overrides = group if isinstance(group, tuple) else (group, {})
+    return [f for f in dataclasses.fields(cls) if overrides.get(f.name) is not SKIP]
+
+
+def option_text(value) -> str:
+    """``value`` as written on a command line: a float as ``%g``, a tuple comma-separated."""
+    if isinstance(value, tuple):
+        return ",".join(option_text(v) for v in value)
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
 def device_problem(name: str) -> str | None:
     """Why ``name`` is not a device MI Lens runs on (None: it is one), without importing torch."""
     if re.fullmatch(r"auto|cpu|cuda(:\d+)?", str(name)):

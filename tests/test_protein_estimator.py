@@ -174,7 +174,7 @@ def test_protein_shards_hold_exact_probe_padded_and_resume(protein_data, tiny_pr
     assert summary["states"] == 5 and sum(summary["by_source"].values()) == 5 and summary["passes"] > 5
     args = parse(manifest["command"].split()[3:])[1]  # the recorded command gives this config
     assert (args.fasta, args.states, args.min_len, args.max_len, args.min_masked, args.max_batch) == (
-        fasta, 5, 10, 14, 3, 64)
+        str(fasta), 5, 10, 14, 3, 64)
     assert data["tokens"].shape == (5, 14) and data["mi"].shape == (5, 14, 14) and data["hidden"].shape == (5, 14, 32)
     lengths = data["length"].tolist()
     assert all(10 <= n <= 14 for n in lengths) and summary["mean_length"] == pytest.approx(np.mean(lengths))

@@ -11,10 +11,10 @@ from typing import ClassVar
 
 import numpy as np
 
-from mi_core.domain import MixedShardConfig, ensure_masked, parse_mix
+from mi_core.domain import ConfigStates, MixedShardConfig, ShardConfig, ensure_masked, mix_option
 from mi_core.domains.antibody.sequence import AntibodyChain, read_file, select_rows
 from mi_core.domains.protein import MASK_ID
-from mi_core.options import option, seed
+from mi_core.options import only, option, option_text, redefault
 
 SOURCES = ("cdr3", "cdrs", "uniform")
 DEFAULT_CSV = Path("../shared/data/protein/antibodies_jain2017_dev.csv")
@@ -26,12 +26,14 @@ class AntibodyDataConfig(MixedShardConfig):
     """Chains of antibodies ``rows`` of ``csv``, at most ``max_masked`` residues masked a state."""
 
     sources: ClassVar[tuple[str, ...]] = SOURCES
-    states: int = 64
-    shard_size: int = 4
-    max_batch: int = 64
-    csv: str = str(DEFAULT_CSV)
-    rows: str = TRAIN_ROWS
-    max_masked: int = 20
+    states: int = redefault(ShardConfig, "states", 64)
+    shard_size: int = redefault(ShardConfig, "shard_size", 4)
+    max_batch: int = redefault(ShardConfig, "max_batch", 64)
+    mix: tuple[float, float, float] = mix_option(SOURCES)
+    csv: str = option(str(DEFAULT_CSV), "CSV (name,vh,vl) or FASTA file of antibodies")
+    rows: str = option(TRAIN_ROWS, "antibodies used, 1-based A-B (make-estimator-data: the estimator's training "
+                       "rows; eval-estimator: the held-out rows, never in its training data)")
+    max_masked: int = option(20, "most masked residues a state has", range=(1, 100_000))
 
     def __post_init__(self):
         super().__post_init__()
@@ -59,51 +61,17 @@ def mask_state(chain: AntibodyChain, source: int, rng: np.random.Generator, cap:
     return np.where(mask, MASK_ID, chain.tokens).astype(np.int64)
 
 
-@dataclass
-class ChainOptions:
-    csv: Path = option(DEFAULT_CSV, "CSV (name,vh,vl) or FASTA file of antibodies")
-    max_masked: int = option(AntibodyDataConfig.max_masked, "most masked residues a state has", range=(1, 100_000))
-    mix: str = option(AntibodyDataConfig().mix_text, f"weights of {','.join(SOURCES)}")
-
-
-@dataclass
-class DataOptions(ChainOptions):
-    rows: str = option(AntibodyDataConfig.rows, "antibodies used, 1-based A-B (default: the training rows)")
-    states: int = option(AntibodyDataConfig.states, "states to probe", range=(1, 1_000_000))
-    shard_size: int = option(AntibodyDataConfig.shard_size, "states per shard file", range=(1, 1_000_000))
-    eps: float = option(AntibodyDataConfig.eps, "probe pruning threshold (0 = no pruning)", range=(0, 1))
-    max_batch: int = option(AntibodyDataConfig.max_batch, "most sequences per forward pass", range=(1, 65_536))
-    seed: int = seed()
-
-
-@dataclass
-class HeldOutOptions(ChainOptions):
-    rows: str = option(EVAL_ROWS, "antibodies to evaluate on, 1-based A-B (default: the held-out rows, never in "
-                       "the shipped estimator's training data)")
-
-
-class AntibodyStates:
+class AntibodyStates(ConfigStates):
     """``Domain.states`` of antibodies; see the module docstring."""
 
-    config_cls, sources, data_options, eval_options = AntibodyDataConfig, SOURCES, DataOptions, HeldOutOptions
+    config_cls, sources, data_options = AntibodyDataConfig, SOURCES, AntibodyDataConfig
+    eval_options = only(AntibodyDataConfig, "csv", "max_masked", "mix", rows=EVAL_ROWS)
     eval_defaults = {"states": 30, "threshold": 1e-3, "max_batch": AntibodyDataConfig.max_batch}
 
     def __init__(self, cfg: AntibodyDataConfig):
         self.cfg = cfg
         self.chains = select_rows(read_file(cfg.csv), cfg.rows)
         self.width = max(c.length for c in self.chains)
-
-    @staticmethod
-    def config_from_args(args) -> AntibodyDataConfig:
-        return AntibodyDataConfig(csv=str(args.csv), rows=args.rows, seed=args.seed, states=args.states,
-                                  shard_size=args.shard_size, max_masked=args.max_masked, eps=args.eps,
-                                  max_batch=args.max_batch, mix=parse_mix(args.mix, SOURCES))
-
-    def options(self) -> str:
-        c = self.cfg
-        return (f"--csv {c.csv} --rows {c.rows} --states {c.states} --shard-size {c.shard_size} "
-                f"--max-masked {c.max_masked} --eps {c.eps:g} --max-batch {c.max_batch} "
-                f"--mix {c.mix_text} --seed {c.seed}")
 
     def check(self, model) -> None:
         if self.width > model.max_len:
@@ -119,13 +87,7 @@ class AntibodyStates:
             kinds.append(source)
         return out, kinds
 
-    @staticmethod
-    def held_out(args) -> AntibodyStates:
-        return AntibodyStates(AntibodyDataConfig(csv=str(args.csv), rows=args.rows, max_masked=args.max_masked,
-                                                 mix=parse_mix(args.mix, SOURCES)))
-
-    def info(self) -> dict:
+    def about(self) -> str:
         c = self.cfg
-        return {"csv": c.csv, "rows": c.rows, "max_masked": c.max_masked, "mix": c.mix_text,
-                "about": f"chains of antibodies {c.rows} of {Path(c.csv).name} with CDR-focused masks "
-                         f"(mix {','.join(SOURCES)} = {c.mix_text}, at most {c.max_masked} masked)"}
+        return (f"chains of antibodies {c.rows} of {Path(c.csv).name} with CDR-focused masks "
+                f"(mix {','.join(SOURCES)} = {option_text(c.mix)}, at most {c.max_masked} masked)")

@@ -11,9 +11,9 @@ import numpy as np
 import torch
 
 from mi_core.decoding import decode, make_strategy
-from mi_core.domain import MixedShardConfig, ensure_masked, parse_mix
+from mi_core.domain import ConfigStates, MixedShardConfig, ShardConfig, ensure_masked, mix_option
 from mi_core.domains.protein import MASK_ID, read_fasta, split_records
-from mi_core.options import option, seed
+from mi_core.options import SKIP, only, option, option_text, redefault
 
 SOURCES = ("uniform", "decode_all_masked", "decode_partial")
 
@@ -25,14 +25,16 @@ class ProteinDataConfig(MixedShardConfig):
     """Windows of ``min_len..max_len`` residues of the ``split`` of ``fasta``, at least ``min_masked`` masked."""
 
     sources: ClassVar[tuple[str, ...]] = SOURCES
-    states: int = 320
-    max_batch: int = 128  # the probe's batch: 1.8x faster than 512 for a 75-residue protein MDM state on one CPU thread
-    fasta: str = str(DEFAULT_FASTA)
+    states: int = redefault(ShardConfig, "states", 320)
+    # the probe's batch: 1.8x faster than 512 for a 75-residue protein MDM state on one CPU thread
+    max_batch: int = redefault(ShardConfig, "max_batch", 128)
+    mix: tuple[float, float, float] = mix_option(SOURCES)
+    fasta: str = option(str(DEFAULT_FASTA), "FASTA file; states come from its train split (eval-estimator: val)")
     split: str = "train"
     split_seed: int = 0
-    min_len: int = 50
-    max_len: int = 100
-    min_masked: int = 10
+    min_len: int = option(50, "shortest window", range=(1, 100_000))
+    max_len: int = option(100, "longest window (the shards' width)", range=(1, 100_000))
+    min_masked: int = option(10, "fewest masked residues a state keeps", range=(1, 100_000))
 
     def __post_init__(self):
         super().__post_init__()
@@ -97,33 +99,13 @@ def draw_state(model, pool: list[np.ndarray], cfg: ProteinDataConfig, rng: np.ra
     return tokens.astype(np.int64), source
 
 
-@dataclass
-class WindowOptions:
-    min_len: int = option(ProteinDataConfig.min_len, "shortest window", range=(1, 100_000))
-    max_len: int = option(ProteinDataConfig.max_len, "longest window (the shards' width)", range=(1, 100_000))
-    min_masked: int = option(ProteinDataConfig.min_masked, "fewest masked residues a state keeps", range=(1, 100_000))
-    mix: str = option(ProteinDataConfig().mix_text, f"weights of {','.join(SOURCES)}")
-
-
-@dataclass
-class DataOptions(WindowOptions):
-    fasta: Path = option(DEFAULT_FASTA, "FASTA file; states come from its train split")
-    states: int = option(ProteinDataConfig.states, "states to probe", range=(1, 1_000_000))
-    shard_size: int = option(ProteinDataConfig.shard_size, "states per shard file", range=(1, 1_000_000))
-    eps: float = option(ProteinDataConfig.eps, "probe pruning threshold (0 = no pruning)", range=(0, 1))
-    max_batch: int = option(ProteinDataConfig.max_batch, "most sequences per forward pass", range=(1, 65_536))
-    seed: int = seed()
-
-
-@dataclass
-class HeldOutOptions(WindowOptions):
-    fasta: Path = option(DEFAULT_FASTA, "states come from its val split, never train")
-
-
-class ProteinStates:
+class ProteinStates(ConfigStates):
     """``Domain.states`` of proteins: windows of the FASTA file's ``train`` split (``held_out``: ``val``)."""
 
-    config_cls, sources, data_options, eval_options = ProteinDataConfig, SOURCES, DataOptions, HeldOutOptions
+    config_cls, sources = ProteinDataConfig, SOURCES
+    data_options = ProteinDataConfig, {"split": SKIP, "split_seed": SKIP}
+    eval_options = only(ProteinDataConfig, "fasta", "min_len", "max_len", "min_masked", "mix")
+    held_out_config = {"split": "val"}
     eval_defaults = {"states": 40, "threshold": 1e-3, "max_batch": ProteinDataConfig.max_batch}
 
     def __init__(self, cfg: ProteinDataConfig):
@@ -131,41 +113,26 @@ class ProteinStates:
         self.width = cfg.max_len
         self._pool = None
 
-    @staticmethod
-    def config_from_args(args) -> ProteinDataConfig:
-        return ProteinDataConfig(fasta=str(args.fasta), seed=args.seed, states=args.states,
-                                 shard_size=args.shard_size, min_len=args.min_len, max_len=args.max_len,
-                                 eps=args.eps, max_batch=args.max_batch, min_masked=args.min_masked,
-                                 mix=parse_mix(args.mix, SOURCES))
-
-    def options(self) -> str:
-        c = self.cfg
-        return (f"--fasta {c.fasta} --states {c.states} --shard-size {c.shard_size} --min-len {c.min_len} "
-                f"--max-len {c.max_len} --min-masked {c.min_masked} --eps {c.eps:g} --max-batch {c.max_batch} "
-                f"--mix {c.mix_text} --seed {c.seed}")
-
     def check(self, model) -> None:
         if self.cfg.max_len > model.max_len:
             raise ValueError(f"--max-len {self.cfg.max_len} is longer than the {model.max_len} residues the model takes")
 
-    def draw(self, model, rng: np.random.Generator, count: int, device) -> tuple[list[np.ndarray], list[int]]:
+    def pool(self) -> list[np.ndarray]:
         if self._pool is None:
             self._pool = sequence_pool(self.cfg.fasta, self.cfg.split, self.cfg.min_len, self.cfg.split_seed)
-        drawn = [draw_state(model, self._pool, self.cfg, rng, device) for _ in range(count)]
+        return self._pool
+
+    def draw(self, model, rng: np.random.Generator, count: int, device) -> tuple[list[np.ndarray], list[int]]:
+        drawn = [draw_state(model, self.pool(), self.cfg, rng, device) for _ in range(count)]
         return [t for t, _ in drawn], [s for _, s in drawn]
 
-    @staticmethod
-    def held_out(args) -> ProteinStates:
-        source = ProteinStates(ProteinDataConfig(fasta=str(args.fasta), split="val", min_len=args.min_len,
-                                                 max_len=args.max_len, min_masked=args.min_masked,
-                                                 mix=parse_mix(args.mix, SOURCES)))
-        c = source.cfg
-        source._pool = sequence_pool(c.fasta, c.split, c.min_len, c.split_seed)  # fail before the model loads
+    @classmethod
+    def held_out(cls, args) -> ProteinStates:
+        source = super().held_out(args)
+        source.pool()  # fail before the model loads
         return source
 
-    def info(self) -> dict:
+    def about(self) -> str:
         c = self.cfg
-        return {"fasta": c.fasta, "split": c.split, "min_len": c.min_len, "max_len": c.max_len,
-                "min_masked": c.min_masked, "mix": c.mix_text,
-                "about": f"windows of {c.min_len}-{c.max_len} residues of {c.split}-split sequences "
-                         f"(mix {','.join(SOURCES)} = {c.mix_text})"}
+        return (f"windows of {c.min_len}-{c.max_len} residues of {c.split}-split sequences "
+                f"(mix {','.join(SOURCES)} = {option_text(c.mix)})")

@@ -10,11 +10,11 @@ import numpy as np
 import torch
 
 from mi_core.decoding import decode, make_strategy
-from mi_core.domain import ShardConfig, ensure_masked, parse_mix
+from mi_core.domain import ConfigStates, ShardConfig, ensure_masked, parse_mix
 from mi_core.domains.sudoku import MASK_ID, parse_grid, read_puzzles, solutions_for
 from mi_core.domains.sudoku.generator import random_transform
 from mi_core.domains.sudoku.pool import build_pool
-from mi_core.options import option, seed
+from mi_core.options import SKIP, option, option_text, redefault
 
 SOURCES = ("uniform", "puzzle", "decode")
 
@@ -30,13 +30,13 @@ class StateMix:
     def __post_init__(self):
         weights = self.weights()
         if (weights < 0).any() or weights.sum() <= 0:
-            raise ValueError(f"state mix weights must be >= 0 and not all 0, got {self.as_text()}")
+            raise ValueError(f"state mix weights must be >= 0 and not all 0, got {self}")
 
     def weights(self) -> np.ndarray:
         return np.array([self.uniform, self.puzzle, self.decode], dtype=float)
 
-    def as_text(self) -> str:
-        return ",".join(f"{w:g}" for w in self.weights())
+    def __str__(self) -> str:
+        return option_text(tuple(self.weights().tolist()))
 
     @classmethod
     def parse(cls, text: str) -> StateMix:
@@ -86,9 +86,9 @@ class DataConfig(ShardConfig):
     """``pool``: generated (puzzle, solution) pairs to draw from; ``min_masked``: masked cells every state keeps.
     ``eps`` stays 0 (exact): 1e-4 saved 4-40% of the passes but moved MI by more than the median pair's MI."""
 
-    pool: int = 400
+    pool: int = option(400, "generated puzzles to draw states from", range=(1, 100_000_000))
     min_masked: int = 2
-    mix: StateMix = StateMix()
+    mix: StateMix = option(StateMix(), f"weights of {','.join(SOURCES)} states", parse=StateMix.parse)
 
     def __post_init__(self):
         super().__post_init__()
@@ -99,51 +99,28 @@ class DataConfig(ShardConfig):
 
 
 @dataclass
-class DataOptions:
-    """``make-estimator-data sudoku``: the states probed, and how."""
-
-    states: int = option(DataConfig.states, "states to probe", range=(1, 1_000_000))
-    shard_size: int = option(DataConfig.shard_size, "states per shard file", range=(1, 1_000_000))
-    pool: int = option(DataConfig.pool, "generated puzzles to draw states from", range=(1, 100_000_000))
-    eps: float = option(DataConfig.eps, "probe pruning threshold (0 = no pruning)", range=(0, 1))
-    max_batch: int = option(DataConfig.max_batch, "most sequences per forward pass", range=(1, 65_536))
-    mix: str = option(StateMix().as_text(), "weights of uniform,puzzle,decode states")
-    seed: int = seed()
-
-
-@dataclass
 class HeldOutOptions:
     """``eval-estimator sudoku``: where the held-out states come from."""
 
     puzzles: Path = option(None, "held-out puzzles (.txt or .csv); never training data", required=True)
     limit: int | None = option(None, "draw from the first N puzzles only", range=(1, 10_000_000))
-    mix: str = option(StateMix().as_text(), "weights of uniform,puzzle,decode states")
+    mix: StateMix = redefault(DataConfig, "mix", StateMix())
 
 
-class SudokuStates:
+class SudokuStates(ConfigStates):
     """The Sudoku state source of estimator data: states of seeded *generated* puzzles, freshly transformed,
     so no file puzzle is ever trained on."""
 
     config_cls = DataConfig
     sources = SOURCES
-    width = None  # every state has 81 cells: no padding
     section = "eval-estimator"  # its section of BENCHMARKS.md
-    data_options, eval_options = DataOptions, HeldOutOptions
+    data_options = DataConfig, {"min_masked": SKIP}
+    eval_options = HeldOutOptions
     eval_defaults = {"states": 60, "threshold": 1e-2, "max_batch": DataConfig.max_batch}
 
     def __init__(self, cfg: DataConfig):
         self.cfg = cfg
         self._pool = None
-
-    @staticmethod
-    def config_from_args(args) -> DataConfig:
-        return DataConfig(seed=args.seed, states=args.states, shard_size=args.shard_size, pool=args.pool,
-                          eps=args.eps, max_batch=args.max_batch, mix=StateMix.parse(args.mix))
-
-    def options(self) -> str:
-        c = self.cfg
-        return (f"--states {c.states} --shard-size {c.shard_size} --pool {c.pool} --eps {c.eps:g} "
-                f"--max-batch {c.max_batch} --mix {c.mix.as_text()} --seed {c.seed}")
 
     def check(self, model) -> None:
         if model.seq_len is None:
@@ -159,7 +136,7 @@ class SudokuStates:
 
     @staticmethod
     def held_out(args) -> HeldOutPuzzles:
-        return HeldOutPuzzles(args.puzzles, args.limit, StateMix.parse(args.mix))
+        return HeldOutPuzzles(args.puzzles, args.limit, args.mix)
 
 
 class HeldOutPuzzles:
@@ -179,5 +156,5 @@ class HeldOutPuzzles:
         return list(tokens), source.tolist()
 
     def info(self) -> dict:
-        return {"puzzles": str(self.path), "limit": self.limit, "mix": self.mix.as_text(),
-                "about": f"drawn from that file's puzzles (mix {','.join(SOURCES)} = {self.mix.as_text()})"}
+        return {"puzzles": str(self.path), "limit": self.limit, "mix": str(self.mix),
+                "about": f"drawn from that file's puzzles (mix {','.join(SOURCES)} = {self.mix})"}
