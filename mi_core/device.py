@@ -45,6 +45,14 @@ def slow_bf16(device) -> str | None:
     return "warning: bf16 autocast on this CPU (no avx512_bf16 or amx_bf16) is emulated and much slower than fp32"
 
 
+def use_bf16(bf16: bool, device, log=print) -> bool:
+    """``bf16``, except where it is emulated (:func:`slow_bf16`): then False, with a line to ``log``."""
+    if bf16 and (note := slow_bf16(device)):
+        log(f"{note}: training in fp32")
+        return False
+    return bool(bf16)
+
+
 def warn_if_slow_bf16(device, bf16: bool, hint: str = "leave out --bf16") -> None:
     """Print :func:`slow_bf16`'s warning and ``hint`` on stderr when ``bf16`` is slow here."""
     if bf16 and (note := slow_bf16(device)):

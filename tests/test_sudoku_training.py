@@ -370,15 +370,15 @@ def test_protein_resume_gives_the_same_weights(tmp_path):
 
 
 def test_trainer_uses_bf16_only_where_it_is_fast(monkeypatch):
-    import mi_core.train.mdm as mdm
+    import mi_core.device as dev
 
     cpu, notes = torch.device("cpu"), []
-    monkeypatch.setattr(mdm, "slow_bf16", lambda device: "warning: emulated bf16")
-    assert mdm.use_bf16(TrainConfig(bf16=True), cpu, notes.append) is False
+    monkeypatch.setattr(dev, "slow_bf16", lambda device: "warning: emulated bf16")
+    assert dev.use_bf16(TrainConfig(bf16=True).bf16, cpu, notes.append) is False
     assert notes == ["warning: emulated bf16: training in fp32"]
-    monkeypatch.setattr(mdm, "slow_bf16", lambda device: None)  # CUDA, or a CPU with native bf16
-    assert mdm.use_bf16(TrainConfig(bf16=True), cpu) is True
-    assert mdm.use_bf16(TrainConfig(bf16=False), cpu) is False
+    monkeypatch.setattr(dev, "slow_bf16", lambda device: None)  # CUDA, or a CPU with native bf16
+    assert dev.use_bf16(TrainConfig(bf16=True).bf16, cpu) is True
+    assert dev.use_bf16(TrainConfig(bf16=False).bf16, cpu) is False
 
 
 @pytest.mark.parametrize("field, value", [("ema", 1.0), ("batch", 0), ("puzzle_frac", 1.5), ("supervise", 0)])

@@ -13,7 +13,7 @@ import numpy as np
 import torch
 
 from mi_core.decoding.selector import load_order_net, make_order_nets, save_order_net
-from mi_core.options import SEED_MAX, option
+from mi_core.options import SEED_MAX, check_ranges, option
 from mi_core.order.elbo import order_loss, rollout
 from mi_core.scale import distributed
 
@@ -36,15 +36,13 @@ class OrderTrainConfig:
     denoiser_lr: float = option(1e-5, range=(1e-12, 10))
 
     def __post_init__(self):
-        if min(self.updates, self.batch, self.width) < 1 or self.samples < 2:
-            raise ValueError("updates, batch and width must be >= 1 and samples >= 2 (RLOO)")
+        if self.samples < 2:
+            raise ValueError(f"RLOO needs samples >= 2, got {self.samples}")
         if not self.budgets or min(self.budgets) < 1:
             raise ValueError(f"budgets must be a non-empty list of steps >= 1, got {self.budgets}")
         if not 0 < self.kl_weight <= 1:
             raise ValueError(f"kl_weight must be in (0, 1], got {self.kl_weight}")
-        if not self.tau > 0 or not self.lr > 0 or not self.denoiser_lr > 0:
-            raise ValueError(f"tau, lr and denoiser_lr must be > 0, got tau={self.tau}, lr={self.lr}, "
-                             f"denoiser_lr={self.denoiser_lr}")
+        check_ranges(self)
 
 
 def train_order(model, draw: Callable, cfg: OrderTrainConfig, d_model: int, *, validate: Callable | None = None,

@@ -13,7 +13,7 @@ import sys
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
-from mi_core.device import pick_device, slow_bf16
+from mi_core.device import pick_device, use_bf16
 from mi_core.domain import Domain, get_domain
 from mi_core.io import check_output, default_run_path
 from mi_core.options import SKIP, Device, Force, option
@@ -53,10 +53,8 @@ def main(args) -> None:
     if args.init is not None:
         load_nets(args.init)  # fails before the data are built
     device = distributed.setup(pick_device(args.device, args.threads))
-    if cfg.bf16 and (note := slow_bf16(device)):
-        if distributed.is_main():
-            print(f"{note}: training in fp32", file=sys.stderr)
-        cfg = replace(cfg, bf16=False)
+    say = (lambda m: print(m, file=sys.stderr)) if distributed.is_main() else (lambda m: None)
+    cfg = replace(cfg, bf16=use_bf16(cfg.bf16, device, say))
     out = check_output(args.out or default_run_path(f"{domain.cli_name}_order_selector"), args.force, "--out")
     log_path = args.log or out.with_name(out.stem + "_log.jsonl")
     domain.part("order_task").run(args, cfg, args.model, out, log_path, device)

@@ -25,7 +25,7 @@ from mi_core.domain import get_domain
 from mi_core.io import check_output, default_run_path, display_path
 from mi_core.mi.estimator import LOSSES, EstimatorConfig, MIEstimator, estimator_loss, save_estimator
 from mi_core.mi.fidelity import fidelity
-from mi_core.options import SKIP, Device, Force, option, seed
+from mi_core.options import SKIP, Device, Force, check_ranges, option, seed
 from mi_core.scale import distributed
 from mi_core.train.mdm import lr_at
 
@@ -52,12 +52,9 @@ class TrainConfig:
     def __post_init__(self):
         if self.loss not in LOSSES:
             raise ValueError(f"unknown loss {self.loss!r}; choose one of {', '.join(LOSSES)}")
-        if min(self.steps, self.batch, self.eval_every) < 1 or self.warmup < 0:
-            raise ValueError("steps, batch and eval_every must be positive and warmup >= 0")
         if not 0 < self.val_frac < 1:
             raise ValueError(f"val_frac must be in (0, 1), got {self.val_frac}")
-        if self.floor <= 0 or self.lr <= 0:
-            raise ValueError("floor and lr must be positive")
+        check_ranges(self)
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import torch
 
-from mi_core.device import pick_device, slow_bf16
+from mi_core.device import pick_device, use_bf16
 from mi_core.domain import Domain, get_domain
 from mi_core.io import check_output, default_run_path
 from mi_core.models.base import masked_ce
@@ -96,14 +96,6 @@ def optimizer(model, cfg) -> torch.optim.Optimizer:
     return torch.optim.AdamW(groups, lr=cfg.lr, betas=(0.9, 0.98), weight_decay=cfg.weight_decay)
 
 
-def use_bf16(cfg, device, log=print) -> bool:
-    """``cfg.bf16``, except on a CPU that emulates bf16 (5-18x slower than fp32 here)."""
-    if cfg.bf16 and (note := slow_bf16(device)):
-        log(f"{note}: training in fp32")
-        return False
-    return bool(cfg.bf16)
-
-
 def _resume(ckpt: Path, device, model, opt, task, ema, log) -> dict:
     state = torch.load(ckpt, map_location=device, weights_only=True)
     model.load_state_dict(state["model"])
@@ -137,7 +129,7 @@ def train(task, out: Path, device: torch.device, log=print, resume: bool = False
         state = _resume(ckpt, device, model, opt, task, ema, log)
         step, elapsed0, best, curve = state["step"], state["elapsed"], state["best"], json.loads(state["curve"])
         cpu0, stretch = float(state.get("cpu_seconds", elapsed0)), int(state.get("stretch", 1)) + 1
-    autocast = torch.autocast(device.type, dtype=torch.bfloat16) if use_bf16(cfg, device, log) else contextlib.nullcontext()
+    autocast = torch.autocast(device.type, dtype=torch.bfloat16) if use_bf16(cfg.bf16, device, log) else contextlib.nullcontext()
     start, cpu_start, saved_at = time.time() - elapsed0, time.process_time(), time.time()
     loss_sum, loss_count, steps_here = torch.zeros((), device=device), 0, 0
     net = distributed.wrap(model)

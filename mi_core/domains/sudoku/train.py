@@ -19,13 +19,13 @@ import numpy as np
 import torch
 
 from mi_core.decoding import decode_final, make_strategy
+from mi_core.device import use_bf16
 from mi_core.domains.sudoku import read_puzzles
 from mi_core.domains.sudoku.data import DeviceBatches, onpolicy_states
 from mi_core.domains.sudoku.mdm import SudokuMDM, SudokuMDMConfig, load_sudoku_mdm, masked_ce, save_sudoku_mdm
 from mi_core.domains.sudoku.pool import POOL_DIR, PoolSpec, build_graded_pool, load_or_build_pools, read_pool_file
 from mi_core.options import SEED_MAX, check_ranges, option
 from mi_core.scale import distributed
-from mi_core.train.mdm import use_bf16
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,7 @@ class TrainConfig:
     eval_every: int = option(500, range=(1, 1_000_000_000))
     eval_puzzles: int = option(200, range=(0, 10_000_000))
     log_every: int = option(50, range=(1, 1_000_000_000))
-    bf16: bool = option(True, "where it is fast: CUDA or a CPU with native bf16 (elsewhere fp32, see mdm.use_bf16)", negatable=True)
+    bf16: bool = option(True, "where it is fast: CUDA or a CPU with native bf16 (elsewhere fp32, see device.use_bf16)", negatable=True)
     time_budget: float = option(0.0, "seconds; > 0 runs the schedule by elapsed time and stops when it is spent", range=(0, 1e8))
     supervise: int = option(1, "deep supervision: the loss is the mean over the last this many iterations", range=(1, 64))
     grad_iters: int = option(0, "iterations backpropagated through, the last ones (0: all)", range=(0, 64))
@@ -148,7 +148,7 @@ class SudokuTask:
                  log=print, pool_dir: Path = POOL_DIR):
         args = args or {}
         self.model_cfg, self.cfg, self.device, self.init = model_cfg, cfg, device, args.get("init")
-        self.bf16 = use_bf16(cfg, device, log=lambda m: None)  # the trainer itself says so
+        self.bf16 = use_bf16(cfg.bf16, device, log=lambda m: None)  # the trainer itself says so
         # loaded first, so a bad --init fails before the pools are built
         self.start = init_model(self.init, args.get("model_given", {})) if self.init else None
         workers = args.get("pool_workers", 2) or os.cpu_count() or 1
