@@ -51,6 +51,12 @@ class EngineConfig:
             raise EngineError("--num-gpus, --num-cpus and --retries must be >= 0")
         if self.engine == "local" and (self.address or self.num_gpus or self.workers > 1):
             raise EngineError("--ray-address, --num-gpus and --workers > 1 need --engine ray")
+        if self.engine == "ray":
+            try:
+                import ray  # noqa: F401
+            except ModuleNotFoundError:
+                raise EngineError(f"--engine ray needs Ray, which is not installed here: {INSTALL_HINT}; "
+                                  "or run without --engine (the local engine needs no Ray)") from None
 
 
 @dataclass(frozen=True)
@@ -75,19 +81,7 @@ class RunReport:
 
 
 def engine_from_args(args) -> EngineConfig:
-    cfg = EngineConfig(**{f.name: getattr(args, f.name) for f in fields(EngineConfig)})
-    check_engine(cfg)
-    return cfg
-
-
-def check_engine(cfg: EngineConfig) -> None:
-    if cfg.engine != "ray":
-        return
-    try:
-        import ray  # noqa: F401
-    except ModuleNotFoundError:
-        raise EngineError(f"--engine ray needs Ray, which is not installed here: {INSTALL_HINT}; "
-                          "or run without --engine (the local engine needs no Ray)") from None
+    return EngineConfig(**{f.name: getattr(args, f.name) for f in fields(EngineConfig)})
 
 
 def run_tasks(tasks: list[Task], make_worker: Callable[[], Callable[[Any], Any]], cfg: EngineConfig | None = None,
@@ -95,7 +89,6 @@ def run_tasks(tasks: list[Task], make_worker: Callable[[], Callable[[Any], Any]]
               desc: str = "tasks", unit: str = "task") -> RunReport:
     """Run every task not yet done; ``worker(task.payload) -> result``."""
     cfg = cfg or EngineConfig()
-    check_engine(cfg)
     todo = [t for t in tasks if not t.done()]
     report = RunReport(results=[None] * len(tasks), skipped=len(tasks) - len(todo))
     if not todo:

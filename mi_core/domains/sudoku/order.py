@@ -32,15 +32,16 @@ def puzzle_draw(pool: np.ndarray):
 
 @torch.no_grad()
 def decode_score(model, pairs: np.ndarray, strategy, bf16: bool) -> dict:
-    """Whole-grid accuracy, mean passes and the pass histogram of ``strategy`` on ``(P, 2, 81)`` pairs."""
+    """Whole-grid and blank-cell accuracy, mean passes and the pass histogram of ``strategy`` on ``(P, 2, 81)``
+    pairs."""
     device = model.device
     tokens, solution = torch.as_tensor(pairs[:, 0], device=device), torch.as_tensor(pairs[:, 1], device=device)
     ctx = torch.autocast(device.type, dtype=torch.bfloat16) if bf16 else contextlib.nullcontext()
     with ctx:
         final = decode_final(model, tokens, strategy)
-    passes = final.passes.tolist()
-    return {"accuracy": float((final.tokens == solution).all(1).float().mean()),
-            "mean_passes": float(np.mean(passes)),
+    passes, right, blank = final.passes.tolist(), final.tokens == solution, tokens == model.mask_id
+    return {"accuracy": float(right.all(1).float().mean()),
+            "cell_accuracy": (right & blank).sum().item() / blank.sum().item(), "mean_passes": float(np.mean(passes)),
             "passes_hist": {str(k): passes.count(k) for k in sorted(set(passes))}}
 
 

@@ -18,11 +18,12 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from mi_core.decoding import decode_final, make_strategy
+from mi_core.decoding import make_strategy
 from mi_core.device import use_bf16
 from mi_core.domains.sudoku import read_puzzles
 from mi_core.domains.sudoku.data import DeviceBatches, onpolicy_states
 from mi_core.domains.sudoku.mdm import SudokuMDM, SudokuMDMConfig, load_sudoku_mdm, masked_ce, save_sudoku_mdm
+from mi_core.domains.sudoku.order import decode_score
 from mi_core.domains.sudoku.pool import POOL_DIR, PoolSpec, build_graded_pool, load_or_build_pools, read_pool_file
 from mi_core.options import SEED_MAX, check_ranges, option
 from mi_core.scale import distributed
@@ -69,16 +70,11 @@ class TrainConfig:
 def validate(model: SudokuMDM, puzzles: np.ndarray, device: torch.device) -> dict:
     """Sequential-decoding accuracy on ``(P, 2, 81)`` (puzzle, solution) pairs, and masked CE."""
     model.eval()
-    tokens = torch.as_tensor(puzzles[:, 0], device=device)
-    solution = torch.as_tensor(puzzles[:, 1], device=device)
-    final = decode_final(model, tokens, make_strategy("sequential"))
-    blank = tokens == model.mask_id
-    out = model(tokens)
-    ce = masked_ce(out.logits, solution - 1, blank).item()
+    got = decode_score(model, puzzles, make_strategy("sequential"), bf16=False)
+    tokens, solution = torch.as_tensor(puzzles[:, 0], device=device), torch.as_tensor(puzzles[:, 1], device=device)
+    ce = masked_ce(model(tokens).logits, solution - 1, tokens == model.mask_id).item()
     model.train()
-    return {"val_accuracy": (final.tokens == solution).all(1).float().mean().item(),
-            "val_cell_accuracy": ((final.tokens == solution) & blank).sum().item() / blank.sum().item(),
-            "val_puzzle_ce": ce}
+    return {"val_accuracy": got["accuracy"], "val_cell_accuracy": got["cell_accuracy"], "val_puzzle_ce": ce}
 
 
 def _read_exclude(paths: list[Path]) -> set[str]:
