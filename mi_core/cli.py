@@ -18,7 +18,7 @@ import typing
 import unicodedata
 from pathlib import Path
 
-from mi_core.domain import DOMAINS, Command, Domain, domain_commands
+from mi_core.domain import DOMAINS, Command, Domain, describe_char, domain_commands
 from mi_core.options import DEFAULT_FLOAT, DEFAULT_INT, group_fields, option_text, range_error, spec_of
 
 COMMANDS = {
@@ -191,10 +191,9 @@ def foreign_digit(argv: list[str]) -> str | None:
     for n, arg in enumerate(argv, start=1):
         for i, ch in enumerate(arg):
             if not ch.isascii() and unicodedata.category(ch) in ("Nd", "No", "Nl") and not os.path.exists(arg):
-                name = unicodedata.name(ch, "unnamed character")
                 option = argv[n - 2] if n > 1 and argv[n - 2].startswith("-") else f"argument {n}"
-                return (f"{option} {arg!r}: {ch!r} (U+{ord(ch):04X} {name}) at position {i + 1} is not an "
-                        "ASCII digit; write numbers with the digits 0-9")
+                return (f"{option} {arg!r}: {describe_char(ch)} at position {i + 1} is not an ASCII digit; "
+                        "write numbers with the digits 0-9")
     return None
 
 

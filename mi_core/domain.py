@@ -10,6 +10,7 @@ import dataclasses
 import importlib
 import os
 import threading
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +26,13 @@ ROOT = Path(__file__).resolve().parents[1]
 
 class DomainInputError(ValueError):
     """Text that is not a state of the domain; the message names the character and its position."""
+
+
+def describe_char(ch: str) -> str:
+    """``'z'``, or for a non-ASCII character its code point and name: ``'٣' (U+0663 ARABIC-INDIC DIGIT THREE)``."""
+    if ch.isascii() and ch.isprintable():
+        return repr(ch)
+    return f"{ch!r} (U+{ord(ch):04X} {unicodedata.name(ch, 'unnamed character')})"
 
 
 @dataclass(frozen=True)
@@ -137,7 +145,7 @@ class Domain:
             elif ch.upper() in of:
                 tokens.append(of[ch.upper()])
             else:
-                raise DomainInputError(f"{ch!r} at position {i} is not a {self.label} value "
+                raise DomainInputError(f"{describe_char(ch)} at position {i} is not a {self.label} value "
                                        f"({''.join(self.alphabet)} or {self.mask_char} for masked)")
         if not tokens:
             raise DomainInputError(f"an empty {self.label} state")

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from mi_core.domains.protein import MASK_CHAR, ProteinInputError, detokenize, tokenize
-from mi_core.domains.protein.tokens import _fasta_pairs, read_text_file
+from mi_core.domains.protein.tokens import fasta_or_plain, read_text_file
 
 MAX_RESIDUES = 510  # AntiBERTy: 512 positions less [CLS] and [SEP]
 HEAVY_GAP = 72  # residues from the first conserved cysteine to the second: >= this in a heavy chain
@@ -204,17 +204,11 @@ CHAIN_COLUMNS = {"vh": "H", "vl": "L", "heavy": "H", "light": "L", "sequence": N
 def parse_text(text: str, limit: int | None = None) -> list[AntibodyChain]:
     """Chains from FASTA text (``>`` headers, one chain a record), CSV text (a header naming ``vh`` and/or
     ``vl``, or ``sequence``; ``name`` optional) or one plain sequence."""
-    if not text or not text.strip():
-        raise AntibodyInputError("empty input: paste a VH or VL sequence, FASTA or CSV text")
-    first = text.strip().splitlines()[0]
-    if first.lstrip().startswith(">"):
-        pairs = list(_fasta_pairs(text, comments=True))[:limit]
-        return [read_chain(seq, header or f"sequence {k + 1}") for k, (header, seq) in enumerate(pairs)]
-    if "," in first and set(c.strip().lower() for c in first.split(",")) & set(CHAIN_COLUMNS):
+    first = text.strip().splitlines()[0] if text and text.strip() else ""
+    if "," in first and not first.startswith(">") and {c.strip().lower() for c in first.split(",")} & set(CHAIN_COLUMNS):
         return read_csv_text(text, limit)
-    if any(line.lstrip().startswith(">") for line in text.strip().splitlines()):
-        raise AntibodyInputError("text before the first FASTA header '>': start with a header or paste one sequence")
-    return [read_chain("".join(text.split()), "sequence")]
+    pairs = fasta_or_plain(text, "a VH or VL sequence, FASTA or CSV text", limit, AntibodyInputError)
+    return [read_chain(seq, name or "sequence") for name, seq in pairs]
 
 
 def read_csv_text(text: str, limit: int | None = None, source: str = "CSV") -> list[AntibodyChain]:

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 
 import numpy as np
 
-from mi_core.domain import Domain
+from mi_core.domain import Domain, describe_char
 
 AMINO_ACIDS = "ACDEFGHIKLMNPQRSTVWY"
 MASK_ID = 0
@@ -59,8 +60,6 @@ def tokenize(sequence: str, *, ambiguous: str = "error", max_length: int = MAX_I
     letters = "".join(sequence.split())
     foreign = [(i, ch) for i, ch in enumerate(letters) if not ch.isascii()]
     if foreign:  # before upper(): 'ß'.upper() is 'SS', which would shift every later position
-        from mi_core.domains.sudoku import describe_char
-
         shown = ", ".join(f"{describe_char(ch)} at {i + 1}" for i, ch in foreign[:4])
         raise ProteinInputError(f"{name}: non-ASCII characters are not amino-acid letters: {shown}"
                                 + (f" and {len(foreign) - 4} more" if len(foreign) > 4 else ""))
@@ -93,20 +92,23 @@ def detokenize(tokens) -> str:
 
 def parse_text(text: str, *, ambiguous: str = "error", max_length: int = MAX_INPUT_LENGTH, limit: int | None = None) -> list[ProteinRecord]:
     """Records from FASTA text (``>`` headers) or one plain sequence (no header)."""
+    return [ProteinRecord(name or "sequence 1", tokenize(seq, ambiguous=ambiguous, max_length=max_length,
+                                                         name=name or "sequence"))
+            for name, seq in fasta_or_plain(text, "a sequence or FASTA text", limit)]
+
+
+def fasta_or_plain(text: str, kinds: str, limit: int | None = None, error: type = ProteinInputError) -> list[tuple]:
+    """``(name, letters)`` of each FASTA record of ``text`` (an unnamed one: ``sequence K``), or ``(None,
+    letters)`` of one plain sequence; ``error`` on empty input (``kinds``: what to paste) or text before a header."""
     if not text or not text.strip():
-        raise ProteinInputError("empty input: paste a sequence or FASTA text")
+        raise error(f"empty input: paste {kinds}")
     lines = text.strip().splitlines()
-    if not lines[0].lstrip().startswith(">"):
-        if any(line.lstrip().startswith(">") for line in lines):
-            raise ProteinInputError("text before the first FASTA header '>': start the input with a header or paste one plain sequence")
-        return [ProteinRecord("sequence 1", tokenize("".join(lines), ambiguous=ambiguous, max_length=max_length))]
-    records: list[ProteinRecord] = []
-    for header, seq in _fasta_pairs(text, comments=True):
-        if limit is not None and len(records) >= limit:
-            break
-        label = header or f"sequence {len(records) + 1}"
-        records.append(ProteinRecord(label, tokenize(seq, ambiguous=ambiguous, max_length=max_length, name=label)))
-    return records
+    if lines[0].lstrip().startswith(">"):
+        pairs = islice(_fasta_pairs(text, comments=True), limit)
+        return [(header or f"sequence {k + 1}", seq) for k, (header, seq) in enumerate(pairs)]
+    if any(line.lstrip().startswith(">") for line in lines):
+        raise error("text before the first FASTA header '>': start the input with a header or paste one plain sequence")
+    return [(None, "".join(lines))]
 
 
 def read_fasta(path: str | Path, *, strict: bool = False, ambiguous: str = "error", max_length: int = MAX_INPUT_LENGTH,

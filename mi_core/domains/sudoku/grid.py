@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import csv
 import math
-import unicodedata
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
@@ -13,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from mi_core.domain import Domain
+from mi_core.domain import Domain, describe_char
 from mi_core.domains.sudoku.solver import (
     SUDOKU4,
     SUDOKU9,
@@ -64,13 +63,6 @@ def parse_grid(text: str, size: int | None = 81) -> list[int]:
             raise SudokuFormatError(f"bad character {describe_char(ch)} at position {pos} (row {row + 1}, "
                                     f"column {col + 1}): use ASCII digits 1-{n}, '.' or '0'")
     return digits
-
-
-def describe_char(ch: str) -> str:
-    """``'z'``, or for a non-ASCII character its code point and name: ``'٣' (U+0663 ARABIC-INDIC DIGIT THREE)``."""
-    if ch.isascii() and ch.isprintable():
-        return repr(ch)
-    return f"{ch!r} (U+{ord(ch):04X} {unicodedata.name(ch, 'unnamed character')})"
 
 
 def solution_conflict(puzzle: list[int], solution: list[int]) -> str | None:
