@@ -173,40 +173,31 @@ def parse_puzzle_text(text: str, csv_format: bool, name: str = "input", limit: i
 
 
 def _parse(lines, csv_format: bool, name: str, limit: int | None) -> list[PuzzleRecord]:
-    records = list(islice(_parse_csv(lines, name) if csv_format else _parse_lines(lines, name), limit or None))
+    records = list(islice(_records(lines, csv_format, name), limit or None))
     if not records:
         raise SudokuFormatError(f"{name} contains no puzzles")
     return records
 
 
-def _parse_lines(lines, name: str):
-    for lineno, raw in enumerate(lines, start=1):
-        line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
-        try:
-            digits = parse_grid(line, None)
-        except SudokuFormatError as err:
-            raise SudokuFormatError(f"{name}, line {lineno}: {err}") from None
-        yield PuzzleRecord(to_string(digits), line=lineno)
-
-
-def _parse_csv(lines, name: str):
-    numbers = []  # the file's line number of each line the reader sees
+def _records(lines, csv_format: bool, name: str):
+    numbers = []  # the file's line number of each line kept
 
     def kept():
-        for no, ln in enumerate(lines, start=1):
-            if ln.strip() and not ln.lstrip().startswith("#"):
+        for no, line in enumerate(lines, start=1):
+            if line.strip() and not line.lstrip().startswith("#"):
                 numbers.append(no)
-                yield ln
+                yield line
 
-    reader = csv.DictReader(kept())
-    fields = [f.strip().lower() for f in (reader.fieldnames or [])]
-    if "puzzle" not in fields:
-        raise SudokuFormatError(f"{name}: a CSV puzzle file needs a 'puzzle' column, found {fields or 'no header'}")
-    for row in reader:
-        lineno = numbers[reader.line_num - 1]
-        row = {k.strip().lower(): (v or "").strip() for k, v in row.items() if k is not None}
+    if csv_format:
+        reader = csv.DictReader(kept())
+        fields = [f.strip().lower() for f in (reader.fieldnames or [])]
+        if "puzzle" not in fields:
+            raise SudokuFormatError(f"{name}: a CSV puzzle file needs a 'puzzle' column, found {fields or 'no header'}")
+        rows = ((numbers[reader.line_num - 1], {k.strip().lower(): (v or "").strip() for k, v in row.items()
+                                                if k is not None}) for row in reader)
+    else:
+        rows = ((numbers[-1], {"puzzle": line.strip()}) for line in kept())
+    for lineno, row in rows:
         try:
             digits = parse_grid(row["puzzle"], None)
             solution = None
