@@ -7,6 +7,7 @@ import contextlib
 import hashlib
 import json
 import os
+import time
 from pathlib import Path
 
 TMP_SUFFIX = ".tmp"
@@ -36,11 +37,9 @@ def display_path(path: str | Path) -> str:
 
 
 def _check_parents(path: Path, option: str) -> None:
-    for parent in path.parents:
-        if parent.exists() and not parent.is_dir():
-            raise OutputPathError(f"{option} {path}: {parent} is a file, not a directory")
-        if parent.is_dir():
-            break
+    parent = next(p for p in path.parents if p.exists())  # the last parent, "." or "/", always does
+    if not parent.is_dir():
+        raise OutputPathError(f"{option} {path}: {parent} is a file, not a directory")
 
 
 def check_output(path: str | Path | None, force: bool = False, option: str = "--json") -> Path | None:
@@ -113,8 +112,6 @@ def atomic_write_json(path: str | Path, obj, indent: int | None = 2) -> None:
 
 def default_run_path(stem: str, suffix: str = ".safetensors") -> Path:
     """``runs/STEM_YYYYmmdd-HHMMSS.safetensors``: a trainer's default ``--out`` (never the shipped weights)."""
-    import time
-
     return Path("runs") / f"{stem}_{time.strftime('%Y%m%d-%H%M%S')}{suffix}"
 
 
