@@ -17,7 +17,7 @@ from mi_core.domains.sudoku import MASK_ID
 from mi_core.models.base import ModelFileError
 from mi_core.order.elbo import bernoulli_kl, rloo, rollout, score_function_surrogate
 from mi_core.order.loop import OrderTrainConfig, train_order
-from mi_core.order.posterior import posterior_log_prob, posterior_logq, sample_posterior, split_logq, unmask_schedule
+from mi_core.order.posterior import posterior_log_prob, posterior_logq, sample_posterior, split_logq
 
 
 def random_masks(b, n, seed, rate=0.7):
@@ -28,6 +28,19 @@ def random_masks(b, n, seed, rate=0.7):
 
 
 # --- the posterior Q_phi ---------------------------------------------------------------------------------
+
+
+def unmask_schedule(alpha: torch.Tensor, masked: torch.Tensor, tau: float, steps: int,
+                    generator: torch.Generator) -> torch.Tensor:
+    """A whole schedule from fixed scores: ``(B, N)``, the step each masked position is unmasked at, else -1."""
+    when = torch.full(masked.shape, -1, dtype=torch.long, device=masked.device)
+    left = masked.clone()
+    for t in range(steps):
+        logq = posterior_logq(alpha, left, tau)
+        r = sample_posterior(logq, left, t == steps - 1, generator)
+        when[r] = t
+        left &= ~r
+    return when
 
 
 @pytest.mark.parametrize("tau", [0.05, 1.0, 20.0])

@@ -48,16 +48,3 @@ def posterior_log_prob(r: torch.Tensor, logq: torch.Tensor, masked: torch.Tensor
     _, free, s, s1m = split_logq(logq, masked, last)
     rf = r.to(s.dtype)
     return (free * (rf * s + (1 - rf) * s1m)).sum(1)
-
-
-def unmask_schedule(alpha: torch.Tensor, masked: torch.Tensor, tau: float, steps: int,
-                    generator: torch.Generator) -> torch.Tensor:
-    """A whole schedule from fixed scores: ``(B, N)``, the step each masked position is unmasked at, else -1."""
-    when = torch.full(masked.shape, -1, dtype=torch.long, device=masked.device)
-    left = masked.clone()
-    for t in range(steps):
-        logq = posterior_logq(alpha, left, tau)
-        r = sample_posterior(logq, left, t == steps - 1, generator)
-        when[r] = t
-        left &= ~r
-    return when
