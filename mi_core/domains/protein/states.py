@@ -4,6 +4,7 @@ at a random rate, a temperature-1 decode from all masked, and one from a uniform
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import ClassVar
 
@@ -108,28 +109,26 @@ class ProteinStates(ConfigStates):
     held_out_config = {"split": "val"}
     eval_defaults = {"states": 40, "threshold": 1e-3, "max_batch": ProteinDataConfig.max_batch}
 
-    def __init__(self, cfg: ProteinDataConfig):
-        self.cfg = cfg
-        self.width = cfg.max_len
-        self._pool = None
+    @property
+    def width(self) -> int:
+        return self.cfg.max_len
 
     def check(self, model) -> None:
         if self.cfg.max_len > model.max_len:
             raise ValueError(f"--max-len {self.cfg.max_len} is longer than the {model.max_len} residues the model takes")
 
+    @cached_property
     def pool(self) -> list[np.ndarray]:
-        if self._pool is None:
-            self._pool = sequence_pool(self.cfg.fasta, self.cfg.split, self.cfg.min_len, self.cfg.split_seed)
-        return self._pool
+        return sequence_pool(self.cfg.fasta, self.cfg.split, self.cfg.min_len, self.cfg.split_seed)
 
     def draw(self, model, rng: np.random.Generator, count: int, device) -> tuple[list[np.ndarray], list[int]]:
-        drawn = [draw_state(model, self.pool(), self.cfg, rng, device) for _ in range(count)]
+        drawn = [draw_state(model, self.pool, self.cfg, rng, device) for _ in range(count)]
         return [t for t, _ in drawn], [s for _, s in drawn]
 
     @classmethod
     def held_out(cls, args) -> ProteinStates:
         source = super().held_out(args)
-        source.pool()  # fail before the model loads
+        source.pool  # read now: a bad file fails before the model loads
         return source
 
     def about(self) -> str:

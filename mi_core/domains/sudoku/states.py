@@ -4,6 +4,7 @@ grid masked at a random rate, a puzzle's own clue pattern, and an intermediate s
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -118,19 +119,18 @@ class SudokuStates(ConfigStates):
     eval_options = HeldOutOptions
     eval_defaults = {"states": 60, "threshold": 1e-2, "max_batch": DataConfig.max_batch}
 
-    def __init__(self, cfg: DataConfig):
-        self.cfg = cfg
-        self._pool = None
-
     def check(self, model) -> None:
         if model.seq_len is None:
             raise ValueError("Sudoku estimator data needs a Sudoku model")
 
+    @cached_property
+    def pool(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(P, 81)`` puzzles and their solutions, generated from the config's seed."""
+        pool = build_pool(self.cfg.seed + 7919, self.cfg.pool, puzzles=True, workers=1)
+        return pool[:, 0], pool[:, 1]
+
     def draw(self, model, rng: np.random.Generator, count: int, device) -> tuple[list[np.ndarray], list[int]]:
-        if self._pool is None:
-            pool = build_pool(self.cfg.seed + 7919, self.cfg.pool, puzzles=True, workers=1)
-            self._pool = pool[:, 0], pool[:, 1]
-        tokens, source = draw_states(model, *self._pool, count, self.cfg.mix, rng, transform=True,
+        tokens, source = draw_states(model, *self.pool, count, self.cfg.mix, rng, transform=True,
                                      minimum=self.cfg.min_masked, device=device)
         return list(tokens), source.tolist()
 
