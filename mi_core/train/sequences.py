@@ -135,7 +135,7 @@ class SequenceTask:
 
     def __init__(self, model_cfg: SequenceMDMConfig, cfg: SequenceTrainConfig, device: torch.device, args: dict,
                  log=print):
-        self.model_cfg, self.cfg, self.device, self.args = model_cfg, cfg, device, args
+        self.model_cfg, self.cfg, self.device = model_cfg, cfg, device
         self.rng = np.random.default_rng(distributed.rank_seed(cfg.seed))
         self.gen = torch.Generator().manual_seed(distributed.rank_seed(cfg.seed))
         train, val, self.data = self.read_data(args, cfg, log)
