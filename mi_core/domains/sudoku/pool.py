@@ -36,17 +36,19 @@ def _jobs(seed: int, count: int, chunk: int, *extra) -> list[tuple]:
     return [(seed * 1_000_003 + i, min(chunk, count - i * chunk), *extra) for i in range(-(-count // chunk))]
 
 
-def _run(fn, jobs: list[tuple], workers: int) -> list:
+def _run(fn, jobs: list[tuple], workers: int):
+    """``fn`` of each job, in order, yielded as each finishes (in worker processes when ``workers > 1``)."""
     workers = min(workers, len(jobs))
     if workers <= 1:
-        return [fn(j) for j in jobs]
+        yield from map(fn, jobs)
+        return
     with ProcessPoolExecutor(workers) as ex:
-        return list(ex.map(fn, jobs))
+        yield from ex.map(fn, jobs)
 
 
 def build_pool(seed: int, count: int, puzzles: bool, workers: int = 2, chunk: int = 250) -> np.ndarray:
     """``(count, 1, 81)`` solved grids, or ``(count, 2, 81)`` (puzzle, solution) pairs; seeded by chunk."""
-    return np.concatenate(_run(_pool_chunk, _jobs(seed, count, chunk, puzzles), workers))
+    return np.concatenate(list(_run(_pool_chunk, _jobs(seed, count, chunk, puzzles), workers)))
 
 
 def _graded_chunk(args: tuple[int, int, int]) -> tuple[np.ndarray, np.ndarray]:
@@ -64,7 +66,7 @@ def _graded_chunk(args: tuple[int, int, int]) -> tuple[np.ndarray, np.ndarray]:
 
 def build_graded_pool(seed: int, count: int, max_iters: int, workers: int = 2, chunk: int = 50):
     """``(count, 2, 81)`` (puzzle, solution) pairs across difficulty grades and their ``(count,)`` grades."""
-    parts = _run(_graded_chunk, _jobs(seed, count, chunk, max_iters), workers)
+    parts = list(_run(_graded_chunk, _jobs(seed, count, chunk, max_iters), workers))
     return np.concatenate([p for p, _ in parts]), np.concatenate([g for _, g in parts])
 
 
@@ -128,15 +130,12 @@ def grow_pool_file(path: str | Path, seed: int, count: int, max_iters: int, work
         raise ValueError(f"{path} holds {have} puzzles, not whole chunks of {POOL_FILE_CHUNK}: not a pool file")
     first = have // POOL_FILE_CHUNK
     jobs = [(seed * 1_000_003 + i, POOL_FILE_CHUNK, max_iters) for i in range(first, -(-count // POOL_FILE_CHUNK))]
-    if not jobs:
-        return have
-    with ProcessPoolExecutor(max(1, min(workers, len(jobs)))) as ex:
-        for rows, grades in ex.map(_graded_chunk, jobs):  # in order, so the file is the same however it was built
-            lines = "".join(f"{''.join(map(str, p))} {''.join(map(str, s))} {g}\n" for (p, s), g in zip(rows, grades))
-            with gzip.open(path, "at") as fh:
-                fh.write(lines)
-            have += len(grades)
-            log(f"{path}: {have} puzzles")
+    for rows, grades in _run(_graded_chunk, jobs, workers):  # in order, so the file is the same however it was built
+        lines = "".join(f"{''.join(map(str, p))} {''.join(map(str, s))} {g}\n" for (p, s), g in zip(rows, grades))
+        with gzip.open(path, "at") as fh:
+            fh.write(lines)
+        have += len(grades)
+        log(f"{path}: {have} puzzles")
     return have
 
 
