@@ -22,6 +22,7 @@ import csv
 import io
 import re
 from dataclasses import dataclass, field
+from itertools import islice
 from pathlib import Path
 
 import numpy as np
@@ -198,7 +199,7 @@ def read_chain(sequence: str, name: str = "sequence") -> AntibodyChain:
     return AntibodyChain(name, anchors.chain, tokens, regions)
 
 
-CHAIN_COLUMNS = {"vh": "H", "vl": "L", "heavy": "H", "light": "L", "sequence": None}
+CHAIN_COLUMNS = {"vh": " VH", "vl": " VL", "heavy": " heavy", "light": " light", "sequence": ""}  # name suffixes
 
 
 def parse_text(text: str, limit: int | None = None) -> list[AntibodyChain]:
@@ -220,15 +221,12 @@ def read_csv_text(text: str, limit: int | None = None, source: str = "CSV") -> l
     if not chain_cols:
         raise AntibodyInputError(f"{source}: no vh, vl or sequence column in the header {list(columns)}")
     out = []
-    for row_no, row in enumerate(reader, start=2):
-        if limit is not None and row_no - 2 >= limit:
-            break
+    for row_no, row in enumerate(islice(reader, limit), start=2):
         base = (row.get(columns.get("name", ""), "") or "").strip() or f"row {row_no}"
         for col in chain_cols:
             seq = (row.get(columns[col]) or "").strip()
             if seq:
-                label = f"{base} {col.upper()}" if col in ("vh", "vl") else (base if col == "sequence" else f"{base} {col}")
-                out.append(read_chain(seq, label))
+                out.append(read_chain(seq, base + CHAIN_COLUMNS[col]))
     if not out:
         raise AntibodyInputError(f"{source}: no sequences")
     return out
