@@ -146,8 +146,7 @@ def load(name: str):
         try:
             return importlib.import_module(COMMANDS[name][0])
         except ModuleNotFoundError as err:
-            print(f"error: command {name!r} is not available in this build ({err})", file=sys.stderr)
-            raise SystemExit(2) from None
+            raise ValueError(f"command {name!r} is not available in this build ({err})") from None
     return domain_commands().get(name)
 
 

@@ -93,6 +93,7 @@ class Domain:
     strategy_defaults: tuple[tuple[str, str, object], ...] = ()
     commands: tuple[Command, ...] = ()
     geometry: ClassVar = None  # a Sudoku geometry on grid domains
+    layout: ClassVar[str] = "sequence"  # or "grid" (a Sudoku geometry); pages pick their figures by it
 
     def __post_init__(self):
         for what in ("model", "estimator", "selector"):
@@ -107,11 +108,6 @@ class Domain:
     @property
     def cli_name(self) -> str:
         return self.names[0] if self.names else self.key
-
-    @property
-    def layout(self) -> str:
-        """``"grid"`` (a Sudoku geometry) or ``"sequence"``; pages pick their figures by it."""
-        return "sequence"
 
     @property
     def value_names(self) -> tuple[str, ...]:

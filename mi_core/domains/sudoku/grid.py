@@ -8,6 +8,7 @@ import math
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 import torch
@@ -217,6 +218,7 @@ class GridDomain(Domain):
     """A Sudoku of ``geometry``: digits ``1..n``, cells named ``r3c5``, rows, columns and boxes as its rules."""
 
     geometry: Geometry = SUDOKU9
+    layout: ClassVar[str] = "grid"
     require_unique: bool = True
     mask_char: str = "."
 
@@ -226,10 +228,6 @@ class GridDomain(Domain):
         lo, hi = self.clue_range
         if not 0 < lo <= hi <= self.geometry.cells:
             raise ValueError(f"domain {self.key}: bad clue_range {self.clue_range}")
-
-    @property
-    def layout(self) -> str:
-        return "grid"
 
     def parse_state(self, text: str) -> list[int]:
         return parse_grid(text, self.cells)
