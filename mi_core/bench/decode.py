@@ -178,6 +178,12 @@ def run_options(inputs) -> tuple:
     return RunOptions, {"batch_size": inputs.batch_size, "temperature": inputs.temperature}
 
 
+def run_settings(args, inputs, **more) -> dict:
+    """The keyword arguments of :func:`decode_all` that :class:`RunOptions` and the inputs set."""
+    return {"temperature": args.temperature, "seed": args.seed, "batch_size": args.batch_size, "bf16": args.bf16,
+            "seeding": inputs.seeding, **more}
+
+
 def iteration_fields(model, args) -> dict:
     """``{"iterations": n}`` for a recurrent model or a run given ``--iterations``, else ``{}``."""
     if getattr(args, "iterations", 0) or getattr(getattr(model, "cfg", None), "loops", 1) > 1:

@@ -279,13 +279,18 @@ def markdown(res: dict, label: str) -> str:
 
 
 # -- the command ---------------------------------------------------------------------------------------------
+def eval_default(key: str):
+    return lambda domain: domain.part("states").eval_defaults[key]
+
+
 @dataclass
 class EvalOptions:
-    states: int = option(60, "held-out states to compare on", range=(1, 1_000_000), default_for=lambda d: d.part("states").eval_defaults["states"])
+    states: int = option(60, "held-out states to compare on", range=(1, 1_000_000), default_for=eval_default("states"))
     threshold: float = option(1e-2, "exact MI (nats) above which a pair is an edge", range=(0, 100),
-                              default_for=lambda d: d.part("states").eval_defaults["threshold"])
+                              default_for=eval_default("threshold"))
     eps: float = option(0.0, "exact probe pruning (0: exact)", range=(0, 1))
-    max_batch: int = option(512, "most sequences per forward pass", range=(1, 65_536), default_for=lambda d: d.part("states").eval_defaults["max_batch"])
+    max_batch: int = option(512, "most sequences per forward pass", range=(1, 65_536),
+                            default_for=eval_default("max_batch"))
     timing_states: int = option(20, "states probed one at a time for the per-state time", range=(1, 1_000_000))
     model: Path | None = option(None, "the frozen model (default: the domain's shipped one)",
                                default_for=lambda d: d.default_file("model"))

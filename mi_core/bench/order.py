@@ -17,6 +17,7 @@ from mi_core.bench.decode import (
     iteration_fields,
     load,
     run_options,
+    run_settings,
     with_estimator,
 )
 from mi_core.bench.report import markdown_table
@@ -34,6 +35,28 @@ def parse_ints(spec: str, flag: str) -> list[int]:
         return [int(v) for v in spec.split(",")]
     except ValueError:
         raise ValueError(f"{flag} expects integers separated by commas, got {spec!r}") from None
+
+
+def selector_of(args, domain) -> Path:
+    """``--selector``, else the domain's shipped one; loaded once, so a missing or wrong file fails before decoding."""
+    selector = args.selector or domain.default_file("selector")
+    if selector is None:
+        raise ValueError(f"the {domain.label} domain ships no order selector: give --selector FILE")
+    load_order_net(selector)
+    return Path(selector)
+
+
+def gammas_of(args, default=()) -> list[float]:
+    """The eb / mi budgets of ``--gammas`` (``""``: none), else ``default``."""
+    return list(default) if args.gammas is None else [float(g) for g in args.gammas.split(",") if g.strip()]
+
+
+def write_report(args, payload, text: str) -> Path:
+    """``payload`` into ``--json``, ``text`` into ``--md`` (default: the JSON path with .md); the .md path."""
+    atomic_write_json(args.json, payload)
+    md = args.md or args.json.with_suffix(".md")
+    atomic_write_text(md, text)
+    return md
 
 
 def strategy_for(name: str, params: dict, selector: Path):
@@ -83,17 +106,13 @@ def run_default(args, domain) -> int:
     """The domain's ``bench`` inputs decoded at each budget T by the step-budget heuristics (random, top_prob,
     top_margin at ``steps=T``) and the learned order, then eb and mi at ``--gammas`` and sequential, each
     scored by the domain's metric; a row per sampler and setting in ``--json``, a table in ``--md``."""
-    selector = args.selector or domain.default_file("selector")
-    if selector is None:
-        raise ValueError(f"the {domain.label} domain ships no order selector: give --selector FILE")
-    load_order_net(selector)  # a missing or wrong selector fails before any decoding
+    selector = selector_of(args, domain)
     budgets = parse_ints(args.budgets, "--budgets")
-    gammas = [float(g) for g in (args.gammas or "").split(",") if g.strip()]
+    gammas = gammas_of(args)
     inputs = inputs_class(domain)(domain, args)
     device = pick_device(args.device, args.threads)
     model, description, _ = load(args, domain, device)
-    run = {"temperature": args.temperature, "seed": args.seed, "batch_size": args.batch_size, "device": device,
-           "bf16": args.bf16, "seeding": inputs.seeding}
+    run = run_settings(args, inputs, device=device)
     configs = [(name, {"steps": t}, t) for t in budgets for name in ("random", "top_prob", "top_margin", "learned")]
     estimator = default_estimator(model, domain)
     if estimator is None and gammas:
@@ -106,8 +125,7 @@ def run_default(args, domain) -> int:
         res, _ = evaluate(model, inputs.templates, strategy, inputs.metric(), **run)
         rows.append({"sampler": name, "params": params, "T": t, **res, **inputs.fields, **iteration_fields(model, args)})
         print(json.dumps(rows[-1]), flush=True)
-    atomic_write_json(args.json, rows)
     table = markdown_table(rows, [("sampler", "sampler"), ("params", "params"), ("T", "T"), ("n", "n"),
                                   ("accuracy", "accuracy"), ("mean_passes", "mean passes")])
-    atomic_write_text(args.md or args.json.with_suffix(".md"), f"{inputs.name}: selector {selector}\n\n{table}\n")
+    write_report(args, rows, f"{inputs.name}: selector {selector}\n\n{table}\n")
     return 0

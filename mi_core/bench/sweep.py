@@ -15,20 +15,17 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from tqdm import tqdm
-
 from mi_core.bench.decode import (
     default_estimator,
-    evaluate,
     inputs_class,
     iteration_fields,
     lacks_mi_source,
     load,
     run_options,
-    warm_up,
+    run_settings,
 )
 from mi_core.bench.report import frontier_text, markdown_table, update_section
-from mi_core.bench.scale import sweep_cells
+from mi_core.bench.scale import absolute, run_cells, runner, sweep_cell
 from mi_core.decoding import STRATEGIES, make_strategy
 from mi_core.device import pick_device, warn_if_slow_bf16
 from mi_core.domain import get_domain
@@ -116,21 +113,19 @@ class SweepGrid:
                                     "model's own weights)")
 
 
-def strategies_of(configs: list[tuple[str, dict]], estimator: str | None) -> tuple[list, list]:
-    """Strategies of the grid points; those that read MI with no source read ``estimator``, or are skipped."""
-    kept, strategies = [], []
+def grid_points(configs: list[tuple[str, dict]], estimator: str | None) -> list[tuple[str, dict, str | None]]:
+    """``(name, params, estimator)`` of each grid point; one that reads MI with no source reads ``estimator``, or
+    is skipped when there is none."""
+    kept = []
     for name, params in configs:
-        strategy = make_strategy(name, **params)  # fails fast on bad params
-        if lacks_mi_source(strategy):
-            if estimator is None:
-                print(f"note: skipping {name} {params}: no MI estimator for this model (--estimator PATH)", file=sys.stderr)
-                continue
-            strategy.estimator = estimator
-        kept.append((name, params))
-        strategies.append(strategy)
-    if not strategies:
+        reads_mi = lacks_mi_source(make_strategy(name, **params))  # fails fast on bad params
+        if reads_mi and estimator is None:
+            print(f"note: skipping {name} {params}: no MI estimator for this model (--estimator PATH)", file=sys.stderr)
+            continue
+        kept.append((name, params, absolute(estimator) if reads_mi else None))
+    if not kept:
         raise ValueError("the grid is empty after --samplers filtering and skipped mi rows")
-    return kept, strategies
+    return kept
 
 
 def serves(domain) -> bool:
@@ -160,23 +155,14 @@ def main(args) -> int:
     device = pick_device(args.device, args.threads)
     warn_if_slow_bf16(device, args.bf16)
     model, _, model_name = load(args, domain, device)
-    configs, strategies = strategies_of(configs, default_estimator(model, domain, args.estimator))
+    points = grid_points(configs, default_estimator(model, domain, args.estimator))
     precision = "bf16" if args.bf16 else "fp32"
     cmd = "python -m mi_core sweep " + shlex.join(args.argv)  # quoted: grid specs hold ';'
-    run = {"temperature": args.temperature, "seed": args.seed, "batch_size": args.batch_size, "device": device,
-           "bf16": args.bf16, "seeding": inputs.seeding}
-    cells = sweep_cells(configs, strategies, inputs, run, args, engine) if engine.engine == "ray" else None
-    for strategy in strategies if cells is None else []:  # untimed: row seconds exclude start-up costs
-        warm_up(model, inputs.templates, strategy, **run)
+    run = run_settings(args, inputs)
+    cells = run_cells([(sweep_cell, inputs.templates, inputs.metric, run, *point) for point in points], args, engine,
+                      None if engine.engine == "ray" else runner(model, device))
     rows = []
-    for n, ((name, params), strategy) in enumerate(zip(configs, strategies)):
-        if cells is not None:
-            res = cells[n]
-        else:
-            with tqdm(total=len(inputs.templates), desc=f"{name} {params}", unit=inputs.unit, file=sys.stderr,
-                      leave=False) as bar:
-                res, gen = evaluate(model, inputs.templates, strategy, inputs.metric(), progress=bar.update, **run)
-            res["seconds"] = gen.seconds
+    for (name, params, _), res in zip(points, cells):
         rows.append({"set": inputs.name, "sampler": name, "params": params, **res, **inputs.fields,
                      "precision": precision, "seed": args.seed, "batch_size": args.batch_size,
                      "temperature": args.temperature, "model": model_name, **iteration_fields(model, args),

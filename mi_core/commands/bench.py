@@ -11,7 +11,16 @@ from dataclasses import dataclass
 
 from tqdm import tqdm
 
-from mi_core.bench.decode import evaluate, inputs_class, iteration_fields, load, run_options, warm_up, with_estimator
+from mi_core.bench.decode import (
+    evaluate,
+    inputs_class,
+    iteration_fields,
+    load,
+    run_options,
+    run_settings,
+    warm_up,
+    with_estimator,
+)
 from mi_core.decoding import make_strategy
 from mi_core.device import pick_device, warn_if_slow_bf16
 from mi_core.domain import Domain, get_domain
@@ -48,8 +57,7 @@ def main(args) -> int:
     warn_if_slow_bf16(device, args.bf16)
     model, description, model_name = load(args, domain, device)
     with_estimator(strategy, model, domain, description)
-    run = {"temperature": args.temperature, "seed": args.seed, "batch_size": args.batch_size, "device": device,
-           "bf16": args.bf16, "seeding": inputs.seeding}
+    run = run_settings(args, inputs, device=device)
     warm_up(model, inputs.templates, strategy, **run)
     with tqdm(total=len(inputs.templates), desc=args.sampler, unit=inputs.unit, file=sys.stderr) as bar:
         result, gen = evaluate(model, inputs.templates, strategy, inputs.metric(), progress=bar.update, **run)

@@ -30,8 +30,7 @@ from mi_core.bench import decode
 from mi_core.bench.metrics import SolvedMetric
 from mi_core.bench.report import update_section
 from mi_core.decoding import make_strategy
-from mi_core.domains.sudoku import parse_grid, read_puzzles
-from mi_core.domains.sudoku.bench import solutions_for
+from mi_core.domains.sudoku import parse_grid, read_puzzles, solutions_for
 from mi_core.domains.sudoku.mdm import load_sudoku_mdm
 from mi_core.io import atomic_write_json
 

@@ -14,13 +14,11 @@ from pathlib import Path
 import numpy as np
 
 from mi_core.bench.decode import default_estimator, evaluate
-from mi_core.bench.order import matched, parse_ints, strategy_for
+from mi_core.bench.order import gammas_of, matched, parse_ints, selector_of, strategy_for, write_report
 from mi_core.bench.report import markdown_table
-from mi_core.decoding.selector import load_order_net
 from mi_core.device import pick_device
 from mi_core.domains.protein.bench import as_templates, draw_lengths, parse_lengths, reference_set
 from mi_core.domains.protein.metrics import CompositionMetric
-from mi_core.io import atomic_write_json, atomic_write_text
 from mi_core.models.loading import load_model_described
 from mi_core.options import option
 
@@ -61,13 +59,13 @@ def protein_summary(rows: list[dict]) -> list[dict]:
         groups.setdefault((r["sampler"], tuple(sorted(r["params"].items())), r["T"]), []).append(r)
     out = []
     for (name, params, t), rs in groups.items():
-        dip = np.array([r["jsd_dipeptide"] for r in rs])
+        mean = {k: float(np.mean([r[k] for r in rs])) for k in ("jsd_dipeptide", "jsd_aa", "jsd_dipeptide_floor",
+                                                                "mean_passes", "mean_identity")}
+        sd = float(np.std([r["jsd_dipeptide"] for r in rs], ddof=1)) if len(rs) > 1 else 0.0
         out.append({"sampler": name, "params": dict(params), "T": t, "seeds": len(rs),
-                    "jsd_dipeptide": float(dip.mean()), "jsd_dipeptide_sd": float(dip.std(ddof=1)) if len(rs) > 1 else 0.0,
-                    "jsd_aa": float(np.mean([r["jsd_aa"] for r in rs])),
-                    "floor": float(np.mean([r["jsd_dipeptide_floor"] for r in rs])),
-                    "mean_passes": float(np.mean([r["mean_passes"] for r in rs])),
-                    "mean_identity": float(np.mean([r["mean_identity"] for r in rs]))})
+                    "jsd_dipeptide": mean["jsd_dipeptide"], "jsd_dipeptide_sd": sd, "jsd_aa": mean["jsd_aa"],
+                    "floor": mean["jsd_dipeptide_floor"], "mean_passes": mean["mean_passes"],
+                    "mean_identity": mean["mean_identity"]})
     return out
 
 
@@ -102,22 +100,20 @@ options = ProteinOrderBench
 def run_bench(args, domain) -> int:
     if args.reference is None:
         raise ValueError("bench-order protein needs --reference FASTA")
-    selector = args.selector or Path(domain.default_file("selector"))
-    load_order_net(selector)  # fail early on a bad selector
+    selector = selector_of(args, domain)
     lo, hi = parse_lengths(args.lengths)
     seeds = parse_ints(args.seeds, "--seeds")
     budgets = parse_ints(args.budgets, "--budgets")
     model, description = load_model_described(args.model or "mdm", pick_device(args.device, args.threads), domain)
     lengths_by_seed = {seed: draw_lengths(args.samples, lo, hi, seed) for seed in seeds}
     reference = reference_set(args.reference)
-    gammas = (8.0, 16.0, 32.0, 64.0) if args.gammas is None else [float(g) for g in args.gammas.split(",") if g.strip()]
+    gammas = gammas_of(args, (8.0, 16.0, 32.0, 64.0))
     rows = protein_rows(model, domain, description, lengths_by_seed, reference, budgets, gammas, selector, args.estimator)
     summary = protein_summary(rows)
-    atomic_write_json(args.json, {"model": description, "selector": str(selector), "lengths": args.lengths,
-                                  "samples": args.samples, "seeds": seeds, "rows": rows, "summary": summary})
-    md = args.md or args.json.with_suffix(".md")
-    atomic_write_text(md, f"{args.samples} sequences per seed (lengths {args.lengths}, seeds {args.seeds}), reference "
-                  f"{args.reference.name} (reference split), temperature 1, selector {selector}\n\n"
-                  + protein_report(summary, budgets))
+    payload = {"model": description, "selector": str(selector), "lengths": args.lengths, "samples": args.samples,
+               "seeds": seeds, "rows": rows, "summary": summary}
+    md = write_report(args, payload, f"{args.samples} sequences per seed (lengths {args.lengths}, seeds {args.seeds}), "
+                      f"reference {args.reference.name} (reference split), temperature 1, selector {selector}\n\n"
+                      + protein_report(summary, budgets))
     print(md.read_text())
     return 0

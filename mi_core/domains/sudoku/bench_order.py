@@ -1,12 +1,11 @@
 """``bench-order sudoku``: the learned order against the step-budget heuristics at the same T.
 
-For each budget T: ``random``, ``top_prob``, ``top_margin`` (all with ``steps=T``), ``learned``
-(threshold, paced and sample modes, ``steps=T``), ``learned_mi`` (the selector's risk in the MI
-budget, ``steps=T``, gamma per T from ``--learned-mi-gammas``), and ``top_margin`` again with ``steps`` = the learned
-sampler's mean passes rounded (it may stop before T). ``sequential`` runs once as the ceiling. ``eb`` and ``mi`` have no step budget, so each runs over a
-grid of ``gamma`` once (mi both plain and with the relative cost, lam 0.5) and, per T, the most accurate
-setting whose mean passes are <= T is reported.
-Writes a JSON list of rows and a Markdown report (per-level accuracies, the pass distribution of
+For each budget T: ``random``, ``top_prob``, ``top_margin`` (all with ``steps=T``), ``learned`` (threshold,
+paced and sample modes, ``steps=T``), ``learned_mi`` (the selector's risk in the MI budget, ``steps=T``, gamma
+per T from ``--learned-mi-gammas``), and ``top_margin`` again with ``steps`` = the learned sampler's mean passes
+rounded (it may stop before T). ``sequential`` runs once as the ceiling. ``eb`` and ``mi`` have no step budget,
+so each runs over a grid of ``gamma`` once (mi both plain and with the relative cost, lam 0.5) and, per T, the
+most accurate setting whose mean passes are <= T is reported. Writes a JSON list of rows and a Markdown report (per-level accuracies, the pass distribution of
 ``learned``, and whether learned beats top_margin by the 8-point goal where top_margin is >= 20%).
 """
 
@@ -16,14 +15,12 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from mi_core.bench.order import matched, parse_ints, strategy_for
+from mi_core.bench.order import gammas_of, matched, parse_ints, selector_of, strategy_for, write_report
 from mi_core.bench.report import markdown_table
-from mi_core.decoding.selector import load_order_net
 from mi_core.device import pick_device, warn_if_slow_bf16
 from mi_core.domains.sudoku import read_puzzles
 from mi_core.domains.sudoku.bench import evaluate, with_default_estimator
 from mi_core.domains.sudoku.mdm import load_sudoku_mdm
-from mi_core.io import atomic_write_json, atomic_write_text
 from mi_core.options import option
 
 GAMMAS = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 4.0, 8.0)
@@ -135,10 +132,9 @@ def run_bench(args, domain) -> int:
     if args.puzzles is None:
         raise ValueError("bench-order sudoku needs --puzzles FILE")
     args.model = args.model or Path(domain.default_file("model"))
-    args.selector = args.selector or Path(domain.default_file("selector"))
-    load_order_net(args.selector)  # a missing or wrong selector fails here, before any sampler runs
+    args.selector = selector_of(args, domain)
     budgets = parse_ints(args.budgets, "--budgets")
-    gammas = GAMMAS if args.gammas is None else [float(g) for g in args.gammas.split(",") if g.strip()]
+    gammas = gammas_of(args, GAMMAS)
     mi_gammas = parse_gamma_map(args.learned_mi_gammas)
     device = pick_device(args.device, args.threads)
     warn_if_slow_bf16(device, args.bf16, "--no-bf16 runs in fp32")
@@ -151,9 +147,7 @@ def run_bench(args, domain) -> int:
     grid += [("mi", {"gamma": g, "lam": 0.5, "relative": True}) for g in gammas]  # the sweeps' best MI cost
     grid.append(("sequential", {}))
     rows += [run(model, records, name, params, args.selector, args.seed, args.bf16) for name, params in grid]
-    atomic_write_json(args.json, rows)
-    md = args.md or args.json.with_suffix(".md")
-    atomic_write_text(md, f"{len(records)} puzzles of {args.puzzles.name} ({args.per_level} per level), "
+    md = write_report(args, rows, f"{len(records)} puzzles of {args.puzzles.name} ({args.per_level} per level), "
                       f"selector {args.selector}, {'bf16' if args.bf16 else 'fp32'} forward passes\n\n"
                       + report(rows, budgets, levels))
     print(md.read_text())

@@ -22,8 +22,9 @@ from mi_core.bench.report import markdown_table, update_section
 from mi_core.bench.sweep import parse_grid_spec
 from mi_core.decoding import decode, make_strategy
 from mi_core.device import pick_device, warn_if_slow_bf16
-from mi_core.domains.sudoku import SUDOKU9, parse_grid, read_puzzles
-from mi_core.domains.sudoku.bench import solutions_for, with_default_estimator
+from mi_core.domain import get_domain
+from mi_core.domains.sudoku import SUDOKU9
+from mi_core.domains.sudoku.bench import with_default_estimator
 from mi_core.domains.sudoku.mdm import load_sudoku_mdm
 from mi_core.io import atomic_write_json, check_output, display_path
 from mi_core.options import Device, Force, option
@@ -108,18 +109,13 @@ def main(args) -> int:
     check_output(args.json, args.force)
     if args.section and args.markdown is None:
         raise ValueError("--section needs --markdown FILE (the file its section goes to)")
-    records = read_puzzles(args.puzzles)
-    if args.level:
-        records = [r for r in records if r.level == args.level]
-        if not records:
-            raise ValueError(f"no puzzles of level {args.level!r} in {args.puzzles}")
-    records = records[: args.limit]
+    templates, solutions, _ = get_domain(args.domain).read_inputs(args.puzzles, args.limit, args.level)
     samplers = [parse_sampler(s) for s in args.sampler]
     device = pick_device(args.device, args.threads)
     warn_if_slow_bf16(device, args.bf16)
     model = load_sudoku_mdm(args.model, device)
-    tokens = torch.tensor([parse_grid(r.puzzle, None) for r in records], device=device)
-    target = torch.tensor([parse_grid(s, None) for s in solutions_for(records)], device=device)
+    tokens = torch.tensor(np.stack(templates), device=device)
+    target = torch.tensor(np.stack(solutions), device=device)
     start = time.perf_counter()
     reference = trace(model, tokens, target, make_strategy("sequential"), args.bf16)
     results = [summarise("sequential", reference, reference)]
@@ -127,7 +123,7 @@ def main(args) -> int:
         results.append(summarise(label, trace(model, tokens, target, strategy, args.bf16), reference))
         print(json.dumps(results[-1]), flush=True)
     out = {"puzzles": display_path(args.puzzles), "level": args.level, "limit": args.limit, "model": display_path(args.model),
-           "n": len(records), "bf16": args.bf16, "seconds": round(time.perf_counter() - start, 1), "results": results}
+           "n": len(templates), "bf16": args.bf16, "seconds": round(time.perf_counter() - start, 1), "results": results}
     atomic_write_json(args.json, out)
     if args.section:
         table = [{"sampler": r["sampler"], "accuracy": f"{100 * r['accuracy']:.1f}%", "passes": f"{r['mean_passes']:.1f}",

@@ -3,18 +3,17 @@ the shared puzzle sets."""
 
 from __future__ import annotations
 
+import itertools
 import sys
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
-from tqdm import tqdm
-
+from mi_core.bench.metrics import SolvedMetric
 from mi_core.bench.report import markdown_table, update_section
-from mi_core.bench.scale import ModelWorker, absolute, run_cells
-from mi_core.decoding import make_strategy
+from mi_core.bench.scale import run_cells, runner, sweep_cell
 from mi_core.device import pick_device, warn_if_slow_bf16
-from mi_core.domains.sudoku import read_puzzles
-from mi_core.domains.sudoku.bench import evaluate, warm_up
+from mi_core.domain import get_domain
 from mi_core.domains.sudoku.mdm import load_sudoku_mdm
 from mi_core.io import atomic_write_json, check_output
 from mi_core.options import Device, Force, option
@@ -43,26 +42,26 @@ def options(domain) -> list:
 def main(args) -> int:
     check_output(args.json, args.force)
     engine = engine_from_args(args)  # Ray missing or a bad setting: one line before any work
+    domain = get_domain(args.domain)
     device = pick_device(args.device, args.threads)
     warn_if_slow_bf16(device, args.bf16)
     model = load_sudoku_mdm(args.model, device)
-    rows = []
-    sets = {name: read_puzzles(args.data / name)[: None if name.startswith("kaggle") else args.limit]
-            for name in SETS}
-    cells = suite_cells([(sets[n], s, p) for n in SETS for s, p in SAMPLERS], args, engine) if engine.engine == "ray" else None
+    precision = "bf16" if args.bf16 else "fp32"
+    run = {"temperature": 0.0, "seed": 0, "batch_size": 256, "bf16": args.bf16, "seeding": "per item"}
+    payloads = []
     for name in SETS:
-        records = sets[name]
-        if not rows and cells is None:
-            warm_up(model, records, make_strategy(SAMPLERS[0][0], **SAMPLERS[0][1]), device, args.bf16)  # untimed
-        for sampler, params in SAMPLERS:
-            if cells is not None:  # computed on Ray actors, in this order
-                res = cells.pop(0)
-            else:
-                with tqdm(total=len(records), desc=f"{name} {sampler} {params}", file=sys.stderr, leave=False) as bar:
-                    res = evaluate(model, records, make_strategy(sampler, **params), device=device, progress=bar.update, bf16=args.bf16)
-                res.pop("passes")
-            rows.append({"set": name, "sampler": sampler, "params": params, "device": device.type, "precision": "bf16" if args.bf16 else "fp32", **res})
-            print(f"{name} {sampler} {params}: {res['accuracy']:.3f} in {res['mean_passes']:.1f} passes", file=sys.stderr)
+        limit = None if name.startswith("kaggle") else args.limit
+        templates, solutions, levels = domain.read_inputs(args.data / name, limit)
+        metric = partial(SolvedMetric, solutions, levels, domain.mask_id)
+        payloads += [(sweep_cell, templates, metric, run, sampler, params, None) for sampler, params in SAMPLERS]
+    cells = run_cells(payloads, args, engine, None if engine.engine == "ray" else runner(model, device))
+    rows = []
+    for (name, (sampler, params)), res in zip(itertools.product(SETS, SAMPLERS), cells):
+        if "by_level" in res:
+            res["by_level"] = res.pop("by_level")  # after seconds, as in the committed rows
+        rows.append({"set": name, "sampler": sampler, "params": params, "device": device.type, "precision": precision,
+                     **res})
+        print(f"{name} {sampler} {params}: {res['accuracy']:.3f} in {res['mean_passes']:.1f} passes", file=sys.stderr)
     atomic_write_json(args.json, rows)
     keys = ("set", "sampler", "params", "n", "accuracy", "cell_accuracy", "mean_passes", "seconds")
     table_rows = [{**{k: r[k] for k in keys}, **{lv: r["by_level"][lv]["accuracy"] for lv in LEVELS
@@ -71,24 +70,7 @@ def main(args) -> int:
             ("cell_accuracy", "cells right"), ("mean_passes", "mean passes")] + [(lv, lv) for lv in LEVELS] + [("seconds", "seconds")]
     cmd = "python -m mi_core bench-suite " + " ".join(args.argv)
     if args.markdown is not None:
-        update_section("foundation", f"## Sudoku MDM: sequential and naive top-k ({device.type}, "
-                       f"{'bf16' if args.bf16 else 'fp32'} forward passes)\n\n`{cmd}`\n\n"
-                       "Solved = the whole grid equals the unique solution; cells right = over blank cells.\n\n"
-                       + markdown_table(table_rows, cols), args.markdown)
+        update_section("foundation", f"## Sudoku MDM: sequential and naive top-k ({device.type}, {precision} forward "
+                       f"passes)\n\n`{cmd}`\n\nSolved = the whole grid equals the unique solution; cells right = over "
+                       "blank cells.\n\n" + markdown_table(table_rows, cols), args.markdown)
     return 0
-
-
-def suite_cell(model, device, records, sampler: str, params: dict, bf16: bool) -> dict:
-    """One ``bench-suite`` cell: a sampler on one puzzle set, decoded as the local loop does."""
-    strategy = make_strategy(sampler, **params)
-    warm_up(model, records, strategy, device, bf16)
-    res = evaluate(model, records, strategy, device=device, bf16=bf16)
-    res.pop("passes")
-    return res
-
-
-def suite_cells(cells: list[tuple], args, engine: EngineConfig) -> list[dict]:
-    """``bench-suite`` results of ``(records, sampler, params)`` cells on ``engine``, in order."""
-    maker = ModelWorker("sudoku9", absolute(args.model), args.device)
-    return run_cells([(suite_cell, records, sampler, params, args.bf16) for records, sampler, params in cells],
-                     maker, engine)
