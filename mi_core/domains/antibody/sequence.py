@@ -25,9 +25,7 @@ from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
 
-import numpy as np
-
-from mi_core.domains.protein import MASK_CHAR, ProteinInputError, detokenize, tokenize
+from mi_core.domains.protein import MASK_CHAR, ProteinInputError, ProteinRecord, detokenize, tokenize
 from mi_core.domains.protein.tokens import fasta_or_plain, read_text_file
 
 MAX_RESIDUES = 510  # AntiBERTy: 512 positions less [CLS] and [SEP]
@@ -57,21 +55,12 @@ class Anchors:
 
 
 @dataclass(frozen=True)
-class AntibodyChain:
-    """One variable domain: ``name``, ``chain`` (``H``/``L``), ``tokens`` ``(L,)`` int64 and its
-    ``regions``: ``{region: (start, end)}``, 0-based, end exclusive, for every name of :data:`REGIONS`."""
+class AntibodyChain(ProteinRecord):
+    """One variable domain: a protein record with its ``chain`` (``H``/``L``) and ``regions``: ``{region:
+    (start, end)}``, 0-based, end exclusive, for every name of :data:`REGIONS`."""
 
-    name: str
     chain: str
-    tokens: np.ndarray
     regions: dict[str, tuple[int, int]] = field(default_factory=dict)
-
-    @property
-    def length(self) -> int:
-        return int(self.tokens.shape[0])
-
-    def text(self) -> str:
-        return detokenize(self.tokens)
 
     def positions(self, region: str) -> list[int]:
         """0-based indices of a region (``CDR3``, ``FR2``, ``H3``, ...), of ``cdrs`` (all three CDRs) or ``all``."""
@@ -196,7 +185,7 @@ def read_chain(sequence: str, name: str = "sequence") -> AntibodyChain:
         raise AntibodyInputError(f"{name}: {tail} residues follow CDR3's framework-4 motif (at most {MAX_FR4} in "
                                  "one variable domain): give one VH or VL alone, without a linker, a second "
                                  "domain or the constant region")
-    return AntibodyChain(name, anchors.chain, tokens, regions)
+    return AntibodyChain(name, tokens, anchors.chain, regions)
 
 
 CHAIN_COLUMNS = {"vh": " VH", "vl": " VL", "heavy": " heavy", "light": " light", "sequence": ""}  # name suffixes
