@@ -143,7 +143,7 @@ def test_the_chained_runs_checkpoint_still_resumes():
     state = torch.load(CHAIN_CKPT, map_location="cpu", weights_only=True)
     model = SudokuMDM(SudokuMDMConfig(**json.loads(state["model_cfg"])))
     model.load_state_dict(state["model"], strict=True)
-    EMA(model, 0.999).load_state_dict(state["ema"])
+    EMA(model, 0.999).model.load_state_dict(state["ema"])
     opt = optimizer(model, TrainConfig(**json.loads(state["cfg"])))
     opt.load_state_dict(state["opt"])
     params = [p for group in opt.param_groups for p in group["params"]]

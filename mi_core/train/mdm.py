@@ -59,7 +59,7 @@ def save_checkpoint(path: Path, model, opt, task, step: int, elapsed: float, cur
              "cpu_seconds": cpu, "stretch": stretch,
              "curve": json.dumps(curve), "cfg": json.dumps(asdict(task.cfg)), "model_cfg": json.dumps(asdict(model.cfg))}
     if ema is not None:
-        state["ema"] = ema.state_dict()
+        state["ema"] = ema.model.state_dict()
     tmp = path.with_name(path.name + ".tmp")
     torch.save(state, tmp)
     tmp.replace(path)
@@ -80,12 +80,6 @@ class EMA:
             if mine.is_floating_point():
                 mine.lerp_(theirs, 1 - self.decay)
 
-    def state_dict(self) -> dict:
-        return self.model.state_dict()
-
-    def load_state_dict(self, state: dict) -> None:
-        self.model.load_state_dict(state)
-
 
 def optimizer(model, cfg) -> torch.optim.Optimizer:
     """AdamW; parameters named in ``model.lr_scales`` (name -> factor) learn at that multiple of the rate."""
@@ -101,7 +95,7 @@ def _resume(ckpt: Path, device, model, opt, task, ema, log) -> dict:
     model.load_state_dict(state["model"])
     opt.load_state_dict(state["opt"])
     if ema is not None:
-        ema.load_state_dict(state.get("ema", state["model"]))
+        ema.model.load_state_dict(state.get("ema", state["model"]))
     torch.set_rng_state(state["torch_rng"].cpu())  # dropout draws from the global generator
     task.load_state_dict(state.get("task", state), state["step"])
     log(f"resumed {ckpt} at step {state['step']} ({state['elapsed']:.0f}s trained, stretch {state.get('stretch', 1)})")
