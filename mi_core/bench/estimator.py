@@ -24,7 +24,7 @@ import torch
 from scipy import stats
 
 from mi_core.bench.decode import length_batches
-from mi_core.bench.report import update_section
+from mi_core.bench.report import MarkdownOut, update_section
 from mi_core.bench.scale import chunks_on_engine
 from mi_core.device import pick_device, timed
 from mi_core.domain import Domain, get_domain
@@ -300,9 +300,7 @@ class EvalOptions:
 
 
 @dataclass
-class SectionOut:
-    markdown: Path | None = option(None, "update this result's section in this file (e.g. BENCHMARKS.md; default: none)")
-    write_markdown: bool = option(True, "write no section (the default)", flags=("--no-markdown",))
+class SectionOut(MarkdownOut):
     section: str | None = option(None, "the section of --markdown to write (letters, digits, - or _)",
                                  default_for=section_of)
 

@@ -10,16 +10,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from mi_core.bench.decode import (
-    default_estimator,
-    evaluate,
-    inputs_class,
-    iteration_fields,
-    load,
-    run_options,
-    run_settings,
-    with_estimator,
-)
+from mi_core.bench import decode
 from mi_core.bench.report import markdown_table
 from mi_core.decoding import make_strategy
 from mi_core.decoding.selector import load_order_net
@@ -90,8 +81,9 @@ def describe(domain) -> str:
 
 def options(domain) -> list:
     if domain.order_bench is None:
-        inputs = inputs_class(domain)
-        return [*inputs.options(domain), (OrderBench, {"model": SKIP, "seed": SKIP}), Device, run_options(inputs), Force]
+        inputs = decode.inputs_class(domain)
+        return [*inputs.options(domain), (OrderBench, {"model": SKIP, "seed": SKIP}), Device,
+                decode.run_options(inputs), Force]
     return [domain.order_bench.options, OrderBench, Device, Force]
 
 
@@ -109,21 +101,22 @@ def run_default(args, domain) -> int:
     selector = selector_of(args, domain)
     budgets = parse_ints(args.budgets, "--budgets")
     gammas = gammas_of(args)
-    inputs = inputs_class(domain)(domain, args)
+    inputs = decode.inputs_class(domain)(domain, args)
     device = pick_device(args.device, args.threads)
-    model, description, _ = load(args, domain, device)
-    run = run_settings(args, inputs, device=device)
+    model, description, _ = decode.load(args, domain, device)
+    run = decode.run_settings(args, inputs, device=device)
     configs = [(name, {"steps": t}, t) for t in budgets for name in ("random", "top_prob", "top_margin", "learned")]
-    estimator = default_estimator(model, domain)
+    estimator = decode.default_estimator(model, domain)
     if estimator is None and gammas:
         print(f"note: no MI estimator for {description}: the mi rows are skipped", file=sys.stderr)
     configs += [(name, {"gamma": g}, None) for name in ("eb", "mi") for g in gammas if name == "eb" or estimator]
     configs += [("sequential", {}, None)]
     rows = []
     for name, params, t in configs:
-        strategy = with_estimator(strategy_for(name, params, selector), model, domain, description)
-        res, _ = evaluate(model, inputs.templates, strategy, inputs.metric(), **run)
-        rows.append({"sampler": name, "params": params, "T": t, **res, **inputs.fields, **iteration_fields(model, args)})
+        strategy = decode.with_estimator(strategy_for(name, params, selector), model, domain, description)
+        res, _ = decode.evaluate(model, inputs.templates, strategy, inputs.metric(), **run)
+        rows.append({"sampler": name, "params": params, "T": t, **res, **inputs.fields,
+                     **decode.iteration_fields(model, args)})
         print(json.dumps(rows[-1]), flush=True)
     table = markdown_table(rows, [("sampler", "sampler"), ("params", "params"), ("T", "T"), ("n", "n"),
                                   ("accuracy", "accuracy"), ("mean_passes", "mean passes")])

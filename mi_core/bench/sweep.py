@@ -15,15 +15,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from mi_core.bench.decode import (
-    default_estimator,
-    inputs_class,
-    iteration_fields,
-    lacks_mi_source,
-    load,
-    run_options,
-    run_settings,
-)
+from mi_core.bench import decode
 from mi_core.bench.report import frontier_text, markdown_table, update_section
 from mi_core.bench.scale import absolute, run_cells, runner, sweep_cell
 from mi_core.decoding import STRATEGIES, make_strategy
@@ -118,7 +110,7 @@ def grid_points(configs: list[tuple[str, dict]], estimator: str | None) -> list[
     is skipped when there is none."""
     kept = []
     for name, params in configs:
-        reads_mi = lacks_mi_source(make_strategy(name, **params))  # fails fast on bad params
+        reads_mi = decode.lacks_mi_source(make_strategy(name, **params))  # fails fast on bad params
         if reads_mi and estimator is None:
             print(f"note: skipping {name} {params}: no MI estimator for this model (--estimator PATH)", file=sys.stderr)
             continue
@@ -133,12 +125,12 @@ def serves(domain) -> bool:
 
 
 def describe(domain) -> str:
-    return f"{domain.label}: a grid of samplers, each run as bench does. {inputs_class(domain).description}"
+    return f"{domain.label}: a grid of samplers, each run as bench does. {decode.inputs_class(domain).description}"
 
 
 def options(domain) -> list:
-    inputs = inputs_class(domain)
-    return [*inputs.options(domain, sweep=True), SweepGrid, SweepOutput, Force, Device, run_options(inputs),
+    inputs = decode.inputs_class(domain)
+    return [*inputs.options(domain, sweep=True), SweepGrid, SweepOutput, Force, Device, decode.run_options(inputs),
             EngineConfig]
 
 
@@ -146,7 +138,7 @@ def main(args) -> int:
     old_rows = check_outputs(args)
     engine = engine_from_args(args)
     domain = get_domain(args.domain)
-    inputs_cls = inputs_class(domain)
+    inputs_cls = decode.inputs_class(domain)
     grid = args.grid or getattr(inputs_cls, "sweep_grid", DEFAULT_GRID)
     configs = grid_configs(grid, args.samplers)
     for name, params in configs:
@@ -154,18 +146,18 @@ def main(args) -> int:
     inputs = inputs_cls(domain, args)
     device = pick_device(args.device, args.threads)
     warn_if_slow_bf16(device, args.bf16)
-    model, _, model_name = load(args, domain, device)
-    points = grid_points(configs, default_estimator(model, domain, args.estimator))
+    model, _, model_name = decode.load(args, domain, device)
+    points = grid_points(configs, decode.default_estimator(model, domain, args.estimator))
     precision = "bf16" if args.bf16 else "fp32"
     cmd = "python -m mi_core sweep " + shlex.join(args.argv)  # quoted: grid specs hold ';'
-    run = run_settings(args, inputs)
+    run = decode.run_settings(args, inputs)
     cells = run_cells([(sweep_cell, inputs.templates, inputs.metric, run, *point) for point in points], args, engine,
                       None if engine.engine == "ray" else runner(model, device))
     rows = []
     for (name, params, _), res in zip(points, cells):
         rows.append({"set": inputs.name, "sampler": name, "params": params, **res, **inputs.fields,
                      "precision": precision, "seed": args.seed, "batch_size": args.batch_size,
-                     "temperature": args.temperature, "model": model_name, **iteration_fields(model, args),
+                     "temperature": args.temperature, "model": model_name, **decode.iteration_fields(model, args),
                      "command": cmd})
         print(f"{inputs.name} {name} {params}: " + ", ".join(f"{k} {res[k]:.4g}" for k in ("accuracy", "jsd_dipeptide",
               "mean_passes") if k in res), file=sys.stderr)

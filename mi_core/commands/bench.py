@@ -11,16 +11,7 @@ from dataclasses import dataclass
 
 from tqdm import tqdm
 
-from mi_core.bench.decode import (
-    evaluate,
-    inputs_class,
-    iteration_fields,
-    load,
-    run_options,
-    run_settings,
-    warm_up,
-    with_estimator,
-)
+from mi_core.bench import decode
 from mi_core.decoding import make_strategy
 from mi_core.device import pick_device, warn_if_slow_bf16
 from mi_core.domain import Domain, get_domain
@@ -39,12 +30,12 @@ def serves(domain: Domain) -> bool:
 
 
 def describe(domain: Domain) -> str:
-    return f"{domain.label}: {inputs_class(domain).description}"
+    return f"{domain.label}: {decode.inputs_class(domain).description}"
 
 
 def options(domain: Domain) -> list:
-    inputs = inputs_class(domain)
-    return [*inputs.options(domain), SamplerChoice, JsonOut, Device, run_options(inputs), Force]
+    inputs = decode.inputs_class(domain)
+    return [*inputs.options(domain), SamplerChoice, JsonOut, Device, decode.run_options(inputs), Force]
 
 
 def main(args) -> int:
@@ -52,21 +43,21 @@ def main(args) -> int:
     domain = get_domain(args.domain)
     params = parse_sets(args.sets)
     strategy = make_strategy(args.sampler, **params)
-    inputs = inputs_class(domain)(domain, args)  # read and checked before the model loads
+    inputs = decode.inputs_class(domain)(domain, args)  # read and checked before the model loads
     device = pick_device(args.device, args.threads)
     warn_if_slow_bf16(device, args.bf16)
-    model, description, model_name = load(args, domain, device)
-    with_estimator(strategy, model, domain, description)
-    run = run_settings(args, inputs, device=device)
-    warm_up(model, inputs.templates, strategy, **run)
+    model, description, model_name = decode.load(args, domain, device)
+    decode.with_estimator(strategy, model, domain, description)
+    run = decode.run_settings(args, inputs, device=device)
+    decode.warm_up(model, inputs.templates, strategy, **run)
     with tqdm(total=len(inputs.templates), desc=args.sampler, unit=inputs.unit, file=sys.stderr) as bar:
-        result, gen = evaluate(model, inputs.templates, strategy, inputs.metric(), progress=bar.update, **run)
+        result, gen = decode.evaluate(model, inputs.templates, strategy, inputs.metric(), progress=bar.update, **run)
     result = {"domain": domain.cli_name, "sampler": args.sampler, "params": params, **inputs.fields,
               "model": model_name, "model_params": model.num_params(), "device": str(device),
               "precision": "bf16" if args.bf16 else "fp32", "seed": args.seed, "temperature": args.temperature,
               "batch_size": args.batch_size, "seeding": inputs.seeding, **result, "seconds": gen.seconds,
               "passes": gen.passes, "sequences": [domain.state_text(s) for s in gen.sequences]}
-    result |= iteration_fields(model, args)
+    result |= decode.iteration_fields(model, args)
     print(json.dumps({k: v for k, v in result.items() if k not in ("passes", "sequences")}, indent=2))
     if args.json:
         atomic_write_json(args.json, result)

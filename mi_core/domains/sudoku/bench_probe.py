@@ -12,7 +12,7 @@ from pathlib import Path
 
 import torch
 
-from mi_core.bench.report import update_section
+from mi_core.bench.report import MarkdownOut, update_section
 from mi_core.device import pick_device, synchronize, timed
 from mi_core.domain import get_domain
 from mi_core.domains.sudoku import MASK_ID, geometry_for_length
@@ -199,12 +199,9 @@ class ProbeBenchOptions:
     bf16: bool = option(True, "skip the bf16 comparison", flags=("--no-bf16",))
     seed: int = seed()
     json: Path | None = option(None, "write the results here")
-    markdown: Path | None = option(None, "update this result's section in this file (e.g. BENCHMARKS.md; default: "
-                                   "none)")
-    write_markdown: bool = option(True, "write no section (the default)", flags=("--no-markdown",))
 
 
-OPTIONS = (ProbeBenchOptions, Device, Force)
+OPTIONS = (ProbeBenchOptions, MarkdownOut, Device, Force)
 
 
 def main(cfg) -> int:
