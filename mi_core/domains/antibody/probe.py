@@ -9,14 +9,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import torch
 
-from mi_core.commands.probe import run_probe, summary
 from mi_core.device import pick_device
 from mi_core.domain import Domain
-from mi_core.domains.protein.probe import SequenceProbe, masked_state
+from mi_core.domains.protein.probe import SequenceProbe, masked_state, probe_and_report
 from mi_core.domains.protein.probe import options as protein_options
-from mi_core.io import atomic_write_json, display_path
+from mi_core.io import display_path
 from mi_core.models.loading import load_model_described
 from mi_core.options import option
 
@@ -41,15 +39,8 @@ def run(args, domain: Domain) -> int:
     device = pick_device(args.device, args.threads)
     model, description = load_model_described(args.model, device, domain)
     model.check_length(len(tokens), description)
-    result = run_probe(model, torch.from_numpy(tokens).to(device), args)
-    if args.json is not None:
-        payload = {"domain": domain.cli_name, "record": name, "sequence": domain.state_text(tokens),
-                   "native": domain.state_text(native),
-                   "masked_residues": [int(i) + 1 for i in np.flatnonzero(tokens == domain.mask_id)],
-                   "model": {"kind": domain.key, "path": display_path(model.weights_path) if model.weights_path else None,
-                             "description": description, "fallback_reason": None},
-                   "annotation": domain.annotation(native),
-                   "seed": args.seed, "mask_rate": args.mask_rate, "device": str(device), **result.to_json_dict()}
-        atomic_write_json(args.json, payload, indent=None)
-    print(f"model: {description}\n{name}: {len(tokens)} residues\n" + summary(result, first=1, unit="residues"))
-    return 0
+    model_json = {"kind": domain.key, "path": display_path(model.weights_path) if model.weights_path else None,
+                  "description": description, "fallback_reason": None}
+    return probe_and_report(args, domain, model, device, description, name, tokens,
+                            {"native": domain.state_text(native)},
+                            {"model": model_json, "annotation": domain.annotation(native)})

@@ -92,13 +92,20 @@ def run(args, domain: Domain) -> int:
         raise ValueError(f"{name}: {len(tokens)} residues, longer than the {model.max_len} the {info.kind} model takes")
     if info.fallback_reason:
         print(f"note: {info.fallback_reason}", file=sys.stderr)
+    model_json = {"kind": info.kind, "path": display_path(info.path), "description": info.description,
+                  "fallback_reason": info.fallback_reason}
+    return probe_and_report(args, domain, model, device, info.description, name, tokens, {}, {"model": model_json})
+
+
+def probe_and_report(args, domain: Domain, model, device, description: str, name: str, tokens: np.ndarray,
+                     head: dict, tail: dict) -> int:
+    """Probe ``tokens`` ``(L,)`` and print the summary; ``--json`` gets the record, ``head``, the masked residues
+    (1-based), ``tail``, the settings and the probe's result."""
     result = run_probe(model, torch.from_numpy(tokens).to(device), args)
     if args.json is not None:
-        payload = {"domain": domain.cli_name, "record": name, "sequence": protein.detokenize(tokens),
-                   "masked_residues": [int(i) + 1 for i in np.flatnonzero(tokens == protein.MASK_ID)],
-                   "model": {"kind": info.kind, "path": display_path(info.path), "description": info.description,
-                             "fallback_reason": info.fallback_reason},
+        payload = {"domain": domain.cli_name, "record": name, "sequence": domain.state_text(tokens), **head,
+                   "masked_residues": [int(i) + 1 for i in np.flatnonzero(tokens == domain.mask_id)], **tail,
                    "seed": args.seed, "mask_rate": args.mask_rate, "device": str(device), **result.to_json_dict()}
         atomic_write_json(args.json, payload, indent=None)
-    print(f"model: {info.description}\n{name}: {len(tokens)} residues\n" + summary(result, first=1, unit="residues"))
+    print(f"model: {description}\n{name}: {len(tokens)} residues\n" + summary(result, first=1, unit="residues"))
     return 0
