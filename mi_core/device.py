@@ -6,6 +6,8 @@ import sys
 
 import torch
 
+from mi_core.options import device_problem
+
 
 def pick_device(name: str | None = None, threads: int | None = None) -> torch.device:
     """``torch.device(name)`` (``auto``: CUDA when present), after setting torch's CPU ``threads`` (0: torch's
@@ -14,12 +16,9 @@ def pick_device(name: str | None = None, threads: int | None = None) -> torch.de
         torch.set_num_threads(threads)
     if name in (None, "", "auto"):
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    try:
-        device = torch.device(name)
-    except RuntimeError:
-        device = None
-    if device is None or device.type not in ("cpu", "cuda"):
-        raise ValueError(f"unknown device {name!r}; choose auto (CUDA when present), cpu or cuda")
+    if problem := device_problem(name):
+        raise ValueError(problem)
+    device = torch.device(name)
     if device.type == "cuda" and not torch.cuda.is_available():
         raise ValueError(f"device {name!r} requested but CUDA is not available on this machine")
     return device
