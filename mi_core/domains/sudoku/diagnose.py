@@ -126,15 +126,14 @@ def main(args) -> int:
            "n": len(templates), "bf16": args.bf16, "seconds": round(time.perf_counter() - start, 1), "results": results}
     atomic_write_json(args.json, out)
     if args.section:
+        classes = "{alone} / {with_dependent} / {with_independent} ({clash})".format
         table = [{"sampler": r["sampler"], "accuracy": f"{100 * r['accuracy']:.1f}%", "passes": f"{r['mean_passes']:.1f}",
-                  "lost": f"{r['lost']} / {r['gained']}",
-                  "lost_classes": "{alone} / {with_dependent} / {with_independent} ({clash})".format(**r["lost_first_error"]),
-                  "all_classes": "{alone} / {with_dependent} / {with_independent} ({clash})".format(**r["all_first_error"])}
-                 for r in results]
+                  "lost": f"{r['lost']} / {r['gained']}", "lost_classes": classes(**r["lost_first_error"]),
+                  "all_classes": classes(**r["all_first_error"])} for r in results]
         columns = [("sampler", "sampler"), ("accuracy", "solved"), ("passes", "mean passes"),
                    ("lost", "lost / gained vs sequential"),
                    ("lost_classes", "lost puzzles: first error alone / with dependent / with independent (clash)"),
                    ("all_classes", "all failures: alone / with dependent / with independent (clash)")]
-        command = "python -m mi_core diagnose " + " ".join(shlex.quote(a) for a in args.argv)
+        command = "python -m mi_core diagnose " + shlex.join(args.argv)
         update_section(args.section, f"`{command}`\n\n{markdown_table(table, columns)}", args.markdown)
     return 0
