@@ -77,6 +77,11 @@ def test_bad_input_is_named(text, match):
         parse_text(text) if text == "" else read_chain(text)
 
 
+def test_plain_text_is_named_in_its_errors():
+    with pytest.raises(AntibodyInputError, match="^my input: not an antibody variable domain"):
+        get_domain("antibody").read(LYSOZYME, "my input")
+
+
 def test_masked_residues_match_any_motif_and_parse_formats():
     masked = TRASTUZUMAB[0].replace("WGQG", "W__G").replace("CSRW", "_SRW")
     chain = read_chain(masked)
@@ -180,6 +185,13 @@ def test_commands_with_a_tiny_model(tiny_folder, tmp_path, capsys):
     for seq, start in zip(res["sequences"], [read_chain(s) for pair in SEQUENCES.values() for s in pair]):
         cdr3 = slice(*start.regions["CDR3"])
         assert seq[:cdr3.start] == start.text()[:cdr3.start]  # the framework is never changed
+
+    md = tmp_path / "report.md"
+    assert cli.main(["sweep", "antibody", "--csv", str(data), "--rows", "1-2", "--region", "cdr3", "--grid",
+                     "sequential", "--grid", "topk:k=2", "--model", str(tiny_folder), "--json", str(tmp_path / "sweep.json"),
+                     "--markdown", str(md)]) == 0
+    text = md.read_text()
+    assert "<!-- sweep-antibody-" in text and "| sequential |" in text and "| topk |" in text and " ± " in text
 
 
 def test_non_antibody_gets_one_line_pointing_to_protein(capsys):

@@ -32,8 +32,8 @@ class AntibodyDomain(ProteinDomain):
         return tokenize(text, max_length=510).tolist()
 
     def read(self, text: str, name: str = "sequence") -> AntibodyChain:
-        """The one chain of ``text`` (letters, or one FASTA/CSV record)."""
-        chains = parse_text(text)
+        """The one chain of ``text`` (letters, called ``name`` in errors, or one FASTA/CSV record)."""
+        chains = parse_text(text, name=name)
         if len(chains) != 1:
             raise ProteinInputError(f"the input holds {len(chains)} chains; give one VH or VL")
         return chains[0]

@@ -11,6 +11,8 @@ import numpy as np
 
 from mi_core.bench.decode import RunName
 from mi_core.bench.metrics import pass_stats
+from mi_core.bench.report import markdown_table, update_section
+from mi_core.bench.sweep import commands_text
 from mi_core.domains.antibody.sequence import read_file, select_rows
 from mi_core.domains.antibody.states import DEFAULT_CSV, EVAL_ROWS
 from mi_core.domains.protein import MASK_ID
@@ -96,3 +98,16 @@ class CDRInfill:
         self.fields = {"csv": display_path(args.csv), "rows": args.rows, "region": args.region,
                        "chains": args.chains, "limit": args.limit, "chain_names": [c.name for c in chains]}
         self.name = getattr(args, "name", None) or f"{Path(args.csv).stem}_{args.region}"
+
+    @staticmethod
+    def sweep_section(rows: list[dict], set_name: str, device, precision: str, cmd: str, markdown: Path) -> None:
+        """The sweep's table of recovery (mean over chains, its standard error, pooled over residues) against
+        passes."""
+        flat = [{**r, "recovery": f"{r['recovery']:.3f} ± {r['recovery_se']:.3f}",
+                 "pooled": f"{r['recovery_pooled']:.3f}", "mean_passes": f"{r['mean_passes']:.1f}",
+                 "seconds": f"{r['seconds']:.0f}"} for r in rows]
+        table = markdown_table(flat, [("sampler", "sampler"), ("params", "params"), ("n", "chains"),
+                                      ("recovery", "recovery ± SE"), ("pooled", "pooled recovery"),
+                                      ("mean_passes", "mean passes"), ("seconds", "seconds")])
+        update_section(f"sweep-antibody-{set_name}", f"### Antibody sweep: {set_name} (device {device.type}, "
+                       f"{precision} forward passes)\n\n{commands_text(rows, cmd)}{table}\n", markdown)
