@@ -37,8 +37,8 @@ def display_path(path: str | Path) -> str:
 
 
 def _check_parents(path: Path, option: str) -> None:
-    parent = next(p for p in path.parents if p.exists())  # the last parent, "." or "/", always does
-    if not parent.is_dir():
+    parent = next((p for p in path.parents if p.exists()), None)  # None for ".", "" and "/": no parents
+    if parent is not None and not parent.is_dir():
         raise OutputPathError(f"{option} {path}: {parent} is a file, not a directory")
 
 

@@ -78,6 +78,8 @@ def test_messages_name_option_value_and_range(places, capsys, monkeypatch):
         "weights-do-not-fit-config": "do not fit the config",
         "sweep-merge-json-object": "must hold a JSON list of sweep rows",
         "bench-json-under-file": "afile is a file, not a directory",
+        "bench-json-dot": "--json . is a directory; give a file name",
+        "train-out-root": "--out / is a directory; give a file name",
         "bench-json-exists": "already exists; pass --force",
         "generate-length-beyond-model": "--length 5000 is longer than the 256 residues",
         "estimate-protein-estimator-on-sudoku": "reads hidden size 128 and 20 values, the model",

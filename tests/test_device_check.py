@@ -59,3 +59,15 @@ def test_device_check_runs_on_cpu_with_tiny_settings(tmp_path):
     assert {r["sampler"] for r in report["results"]["sweep"]} == {"sequential", "topk", "eb", "mi", "learned"}
     assert "skipped" in report["cuda_tests"]  # no CUDA here: the cuda tests are reported as skipped
     assert "## GPU" in (out / "gpu_section.md").read_text()
+
+
+@pytest.mark.slow  # about a minute: it builds the default grid pool
+def test_train_gpu_pool_step_runs(tmp_path):
+    """The Python that scripts/train_gpu.sh runs first (the cached pools) still fits the trainer's config."""
+    script = (ROOT / "scripts" / "train_gpu.sh").read_text()
+    code = script.split("<<'PY'\n", 1)[1].split("\nPY\n", 1)[0].replace('root="device_data/pools"',
+                                                                        f'root="{tmp_path}"')
+    proc = subprocess.run([sys.executable, "-", "40", "1"], input=code, cwd=ROOT, capture_output=True, text=True,
+                          env={**os.environ, "OMP_NUM_THREADS": "1"})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "graded puzzles" in proc.stdout

@@ -62,6 +62,10 @@ class TrainConfig:
         if self.puzzle_frac + self.onpolicy_frac > 1:
             raise ValueError("puzzle_frac + onpolicy_frac must be at most 1")
 
+    def pool_spec(self) -> PoolSpec:
+        """The cached grid and puzzle pools this config trains on (also built by scripts/train_gpu.sh)."""
+        return PoolSpec(self.seed, self.grid_pool, self.puzzle_pool, self.max_harden)
+
 
 @torch.no_grad()
 def validate(model: SudokuMDM, puzzles: np.ndarray, device: torch.device) -> dict:
@@ -147,8 +151,7 @@ class SudokuTask:
         workers = args.get("pool_workers", 2) or os.cpu_count() or 1
         t0 = time.time()
         with distributed.main_first():  # under torchrun rank 0 builds the cached pools, the others read them
-            spec = PoolSpec(cfg.seed, cfg.grid_pool, cfg.puzzle_pool, cfg.max_harden)
-            pools = load_or_build_pools(spec, root=args.get("pool_dir", pool_dir), workers=workers,
+            pools = load_or_build_pools(cfg.pool_spec(), root=args.get("pool_dir", pool_dir), workers=workers,
                                         exclude=_read_exclude(args.get("exclude", [])), log=log,
                                         puzzle_file=args.get("pool_file"))
         self.val = _validation(cfg, args.get("val_file"), workers)
