@@ -453,7 +453,11 @@ def load_builtin() -> None:
     with _builtin_lock:  # another thread waits here until every shipped domain is registered
         if not _builtin_started.is_set():  # set: done, or a register() call made by that import
             _builtin_started.set()
-            importlib.import_module(BUILTIN)
+            try:
+                importlib.import_module(BUILTIN)
+            except BaseException:
+                _builtin_started.clear()  # the next lookup tries again and meets the same error, not an empty registry
+                raise
 
 
 def register(domain: Domain, *, replace: bool = False) -> Domain:

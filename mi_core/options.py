@@ -76,7 +76,7 @@ def option_text(value) -> str:
 
 def device_problem(name: str) -> str | None:
     """Why ``name`` is not a device MI Lens runs on (None: it is one), without importing torch."""
-    if re.fullmatch(r"auto|cpu|cuda(:\d+)?", str(name)):
+    if re.fullmatch(r"auto|cpu(:0)?|cuda(:\d+)?", str(name)):
         return None
     return f"unknown device {name!r}; choose auto (CUDA when present), cpu or cuda"
 

@@ -65,6 +65,8 @@ def cases() -> list[tuple[str, str, list[str]]]:
         # tracebacks in the audit: an output path under a file
         ("bench-json-under-file", "traceback", [*bench, "--json", "{D}/afile/out.json"]),
         ("bench-json-dot", "traceback", [*bench, "--json", "."]),
+        ("estimate-bad-puzzle-first", "unclear", ["estimate", "sudoku", "--puzzle", "12x", "--estimator",
+                                                "{D}/none.safetensors"]),
         ("train-out-root", "traceback", ["train", "sudoku", "--out", "/", *tiny_train]),
         ("generate-fasta-under-file", "traceback", [*gen, "--length", "20", "--n", "1", "--fasta", "{D}/afile/g.fa"]),
         ("probe-oracle4-json-under-file", "traceback", ["probe", "oracle4", "--puzzle", ORACLE, "--no-progress",

@@ -79,6 +79,7 @@ def test_messages_name_option_value_and_range(places, capsys, monkeypatch):
         "sweep-merge-json-object": "must hold a JSON list of sweep rows",
         "bench-json-under-file": "afile is a file, not a directory",
         "bench-json-dot": "--json . is a directory; give a file name",
+        "estimate-bad-puzzle-first": "a Sudoku has 81 cells, got 3 characters",  # before the estimator loads
         "train-out-root": "--out / is a directory; give a file name",
         "bench-json-exists": "already exists; pass --force",
         "generate-length-beyond-model": "--length 5000 is longer than the 256 residues",

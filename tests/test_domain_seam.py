@@ -230,3 +230,14 @@ def test_the_app_pages_open_on_the_toy(toy, path):
     switch.set_value(label).run()
     assert not at.exception, [e.value for e in at.exception]
     assert "toy" in " ".join(str(v) for v in switch.options).lower()
+
+
+def test_a_failed_builtin_import_is_retried_and_reraised():
+    import subprocess
+    import sys
+
+    code = ("import mi_core.domain as d\nd.BUILTIN = 'mi_core.domains.no_such_module'\nfor _ in range(2):\n"
+            "    try:\n        d.get_domain('sudoku')\n    except Exception as e:\n        print(type(e).__name__)\n")
+    out = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[1], capture_output=True,
+                         text=True, check=True).stdout.split()
+    assert out == ["ModuleNotFoundError", "ModuleNotFoundError"]  # not an empty registry the second time

@@ -411,9 +411,9 @@ def test_train_estimator_cli(tiny_data, tmp_path):
     assert (cfg.bound, cfg.n_positions) == ((True, 81) if meta["chosen"] == "log:bound" else (False, 0))
     assert meta["variants"][1]["params"] < meta["variants"][0]["params"]  # no position table
     from mi_core.bench.estimator import training_markdown, training_summary
-    from mi_core.mi.estimator import load_estimator_meta
+    from mi_core.models.base import load_meta
 
-    text = "\n".join(training_markdown(training_summary(load_estimator_meta(weights))))
+    text = "\n".join(training_markdown(training_summary(load_meta(weights))))
     assert "Training data: 5 states" in text and "make-estimator-data sudoku" in text and "--variants" in text
     assert "| log:bound |" in text and "| mse:free:nopos |" in text and f"kept: **{meta['chosen']}**" in text
 

@@ -45,6 +45,11 @@ def test_inconsistent_model_with_pruning(eps):
     tokens = torch.tensor([[0, 0, 0, 0, 2, 0], [1, 0, 3, 0, 0, 0], [0, 0, 0, 0, 0, 0], [1, 2, 3, 4, 1, 2]])
     many = assert_matches_single(model, tokens, tol=1e-10, eps=eps, max_batch=5)
     assert int(many.passes[3]) == 1 and (many.mi[3] == 0).all()  # nothing masked: only the base pass
+    for s in range(len(many)):  # the derived views of the batch are those of each state
+        one = many.state(s)
+        for view in ("asymmetry", "form_gap", "mi_error_bound"):
+            assert torch.allclose(getattr(many, view)[s], getattr(one, view)), view
+    assert many.to_json_dict()["states"][1] == many.state(1).to_json_dict()
 
 
 def test_tiny_mdm_many_states_chunked(tiny_mdm, monkeypatch):

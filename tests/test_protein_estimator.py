@@ -317,3 +317,11 @@ def test_estimate_protein_cli(saved, tmp_path, capsys):
     assert cli_main(["estimate", "protein", "--sequence", "MK1L", "--model", str(model_path), "--estimator",
                      str(est_path)]) == 2
     assert "not amino-acid letters" in capsys.readouterr().err
+
+
+def test_data_configs_hold_one_spelling_of_their_file():
+    from mi_core.domains.antibody.states import AntibodyDataConfig
+    from mi_core.domains.protein.states import ProteinDataConfig
+
+    assert ProteinDataConfig(fasta="./data//x.fa").fasta == "data/x.fa"  # a manifest written either way resumes
+    assert AntibodyDataConfig(csv="./data//x.csv").csv == "data/x.csv"

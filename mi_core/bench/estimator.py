@@ -29,9 +29,10 @@ from mi_core.bench.scale import chunks_on_engine
 from mi_core.device import pick_device, timed
 from mi_core.domain import Domain, get_domain
 from mi_core.io import atomic_write_json, check_output
-from mi_core.mi.estimator import check_model_match, estimate_mi, load_estimator, load_estimator_meta
+from mi_core.mi.estimator import check_model_match, estimate_mi, load_estimator
 from mi_core.mi.fidelity import correlation, fidelity, mean_recovery, rule_recovery
 from mi_core.mi.probe import probe, probe_by_length
+from mi_core.models.base import load_meta
 from mi_core.models.loading import load_model
 from mi_core.options import Device, Force, JsonOut, option, seed
 from mi_core.scale.engine import EngineConfig, engine_from_args
@@ -164,7 +165,7 @@ def run_eval(model, estimator, domain: Domain, held_out, args, device, engine=No
         "mean_masked": float(masked.sum(1).mean()), "mean_length": float(lengths.mean()),
         **held_out.info(), "domain": domain.cli_name, "seed": args.seed, "eps": args.eps,
         "model": str(args.model), "estimator": str(args.estimator), "estimator_params": estimator.num_params(),
-        "estimator_config": estimator.cfg.__dict__, "training": training_summary(load_estimator_meta(args.estimator)),
+        "estimator_config": estimator.cfg.__dict__, "training": training_summary(load_meta(args.estimator)),
         "device": str(device), "host": platform.processor() or platform.machine(), "threads": torch.get_num_threads(),
     })
     if domain.layout == "sequence":

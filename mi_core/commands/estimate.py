@@ -18,7 +18,8 @@ from mi_core.commands.probe import GridState, load_state, strongest_pair
 from mi_core.device import pick_device
 from mi_core.domain import Domain, get_domain
 from mi_core.io import atomic_write_json, check_output, display_path
-from mi_core.mi.estimator import Estimate, check_model_match, estimate_mi, load_estimator, load_estimator_meta
+from mi_core.mi.estimator import Estimate, check_model_match, estimate_mi, load_estimator
+from mi_core.models.base import load_meta
 from mi_core.options import Device, Force, JsonOut, option
 
 TIMED_RUNS = 5
@@ -45,12 +46,13 @@ def model_spec(choice: str, estimator_path: str) -> str:
     """``--model``, with ``auto`` read as the model the estimator was trained on when that file is here."""
     if choice != "auto":
         return choice
-    trained_on = load_estimator_meta(estimator_path).get("mdm")
+    trained_on = load_meta(estimator_path).get("mdm")
     return trained_on if trained_on and Path(trained_on).is_file() else "auto"
 
 
 def load(domain: Domain, text: str, model_choice: str, estimator_path: str, device: torch.device):
     """``(model, estimator, tokens (1, N), model spec)``; a ValueError names bad input or a mismatch."""
+    domain.parse_input(text)  # bad input is named before any file loads
     estimator = load_estimator(estimator_path, device)
     spec = model_spec(model_choice, estimator_path)
     model, _, tokens = load_state(domain, text, spec, device)

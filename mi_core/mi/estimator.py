@@ -253,7 +253,7 @@ def shipped_estimator_for(model) -> Path:
         raise EstimatorInputError("this model was not loaded from a weights file: give estimator=PATH")
     sha = file_sha256(path)
     for candidate in sorted((Path(__file__).resolve().parents[2] / "assets").glob("*mi_estimator*.safetensors")):
-        if sha in model_shas(load_estimator_meta(candidate)):
+        if sha in model_shas(load_meta(candidate)):
             return candidate
     raise EstimatorInputError(f"no shipped MI estimator was trained on {path}: give estimator=PATH "
                               "(python -m mi_core train-estimator makes one)")
@@ -262,7 +262,7 @@ def shipped_estimator_for(model) -> Path:
 def check_trained_on(model, estimator_path: str | Path) -> None:
     """Raise EstimatorInputError when the estimator's JSON names the sha256 of another weights file than the
     model's: another model of the same size passes the shape check but gives wrong MI."""
-    meta = load_estimator_meta(estimator_path)
+    meta = load_meta(estimator_path)
     want, path = model_shas(meta), getattr(model, "weights_path", None)
     if want and path is not None and Path(path).is_file() and file_sha256(path) not in want:
         trained = meta.get("mdm", "another model")
@@ -275,9 +275,6 @@ def model_shas(meta: dict) -> set[str]:
     """The sha256 of the weights an estimator was trained on, and of those it was measured to serve as well
     (``checked_on``: a later checkpoint of the same run, with the fidelity figure that admitted it)."""
     return {sha for sha in (meta.get("mdm_sha256"), *(c["sha256"] for c in meta.get("checked_on", []))) if sha}
-
-
-load_estimator_meta = load_meta  # the JSON beside an estimator's weights
 
 
 def load_estimator(path: str | Path, device: torch.device | str = "cpu") -> MIEstimator:

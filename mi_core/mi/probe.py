@@ -65,18 +65,18 @@ class ProbeResult:
 
     @property
     def asymmetry(self) -> torch.Tensor:
-        """``(N, N)`` ``|I(i -> j) - I(j -> i)|`` where both directions were probed."""
-        both = self.probed[:, None] & self.probed[None, :]
-        return (self.mi_directional - self.mi_directional.T).abs() * both
+        """``(..., N, N)`` ``|I(i -> j) - I(j -> i)|`` where both directions were probed."""
+        both = self.probed[..., :, None] & self.probed[..., None, :]
+        return (self.mi_directional - self.mi_directional.transpose(-1, -2)).abs() * both
 
     @property
     def form_gap(self) -> torch.Tensor:
-        """``(N, N)`` ``|mi_directional - mi_paper|``: 0 for a consistent model."""
+        """``(..., N, N)`` ``|mi_directional - mi_paper|``: 0 for a consistent model."""
         return (self.mi_directional - self.mi_paper).abs()
 
     @property
     def mi_error_bound(self) -> torch.Tensor:
-        """``(N, N)`` bound on ``|pruned - exact|`` of the symmetrised ``mi``."""
+        """``(..., N, N)`` bound on ``|pruned - exact|`` of the symmetrised ``mi``."""
         return symmetrise(self.error_bound, self.probed, self.masked)
 
     def to_json_dict(self) -> dict:
@@ -221,6 +221,10 @@ class ManyProbeResult(ProbeResult):
 
     def __len__(self) -> int:
         return self.passes.shape[0]
+
+    def to_json_dict(self) -> dict:
+        """``states``: each state's :meth:`ProbeResult.to_json_dict`; ``seconds``: the whole call."""
+        return {"states": [self.state(s).to_json_dict() for s in range(len(self))], "seconds": self.seconds}
 
     def state(self, s: int) -> ProbeResult:
         """State ``s`` as a CPU :class:`ProbeResult` (``seconds``: the average per state)."""

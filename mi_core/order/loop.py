@@ -13,6 +13,7 @@ import numpy as np
 import torch
 
 from mi_core.decoding.selector import load_order_net, make_order_nets, save_order_net
+from mi_core.models.base import MaskedLM
 from mi_core.options import SEED_MAX, check_ranges, option
 from mi_core.order.elbo import order_loss, rollout
 from mi_core.scale import distributed
@@ -138,11 +139,19 @@ def make_validator(budgets: tuple[int, ...], score: Callable, frozen: bool) -> C
 
 
 class OrderTask:
-    """``Domain.order_task``: a subclass sets ``options`` (a dataclass of its flags), ``domain``, ``load(path,
-    device)`` and ``save_denoiser(model, path, meta)``, and gives :meth:`data`."""
+    """``Domain.order_task``: a subclass sets ``options`` (a dataclass of its flags) and ``domain``, and gives
+    :meth:`load`, :meth:`save_denoiser` and :meth:`data`."""
 
     options: type
     domain: str
+
+    def load(self, path: Path, device) -> MaskedLM:
+        """The denoiser the selector learns orders for."""
+        raise NotImplementedError
+
+    def save_denoiser(self, model: MaskedLM, path: Path, meta: dict) -> None:
+        """Save the fine-tuned denoiser (``--finetune``) beside the selector."""
+        raise NotImplementedError
 
     def data(self, args, cfg: OrderTrainConfig, model) -> tuple[Callable, Callable, str, dict]:
         """``(draw, score, header, info)``: the batches of :func:`train_order`, the ``score`` of

@@ -83,10 +83,14 @@ class WindowOptions:
 
 
 class SequenceOrderTask(OrderTask):
-    """``Domain.order_task`` of a sequence domain: a subclass gives ``splits(args) -> (train records, val
-    records, info)``, ``load`` and ``save_denoiser``."""
+    """``Domain.order_task`` of a sequence domain: a subclass gives :meth:`splits`, ``load`` and
+    ``save_denoiser``."""
 
     options: type = WindowOptions
+
+    def splits(self, args) -> tuple[list, list, dict]:
+        """``(train records, val records, info)``: the sequences windows are drawn from."""
+        raise NotImplementedError
 
     def data(self, args, cfg: OrderTrainConfig, model) -> tuple:
         lengths = parse_lengths(args.lengths)

@@ -37,6 +37,7 @@ class AntibodyDataConfig(MixedShardConfig):
 
     def __post_init__(self):
         super().__post_init__()
+        object.__setattr__(self, "csv", str(Path(self.csv)))  # one spelling of the path, as for protein
         if not 2 <= self.max_masked <= 200:
             raise ValueError(f"max_masked must be in 2..200, got {self.max_masked}")
 

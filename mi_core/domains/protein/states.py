@@ -39,6 +39,8 @@ class ProteinDataConfig(MixedShardConfig):
 
     def __post_init__(self):
         super().__post_init__()
+        # "./a//b.fa" is "a/b.fa": a shard folder resumes under either spelling
+        object.__setattr__(self, "fasta", str(Path(self.fasta)))
         if self.min_len < 1:
             raise ValueError("min_len must be positive")
         if self.max_len < self.min_len:

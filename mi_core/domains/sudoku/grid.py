@@ -273,6 +273,6 @@ def digits(geometry: Geometry) -> tuple[str, ...]:
 __all__ = [
     "BLANK_CHARS", "Geometry", "GridDomain", "MASK_ID", "MultipleSolutionsError", "NoSolutionError",
     "PuzzleRecord", "SUDOKU4", "SUDOKU9", "SudokuConflictError", "SudokuError", "SudokuFormatError",
-    "describe_char", "digits", "find_conflict", "geometry_for_length", "parse_grid", "parse_puzzle_text",
+    "digits", "find_conflict", "geometry_for_length", "parse_grid", "parse_puzzle_text",
     "read_puzzles", "solution_conflict", "solutions_for", "solve_count", "to_string", "to_tokens", "validate",
 ]

@@ -37,7 +37,7 @@ def _jobs(seed: int, count: int, chunk: int, *extra) -> list[tuple]:
 
 
 def _run(fn, jobs: list[tuple], workers: int):
-    """``fn`` of each job, in order, yielded as each finishes (in worker processes when ``workers > 1``)."""
+    """``fn`` of each job, yielded in the order of ``jobs`` (in worker processes when ``workers > 1``)."""
     workers = min(workers, len(jobs))
     if workers <= 1:
         yield from map(fn, jobs)
