@@ -128,13 +128,14 @@ def test_frontier_and_merge():
     assert [(r["sampler"], r["accuracy"]) for r in merged] == [("a", 0.5), ("b", 0.9), ("c", 0.7), ("d", 0.1)]
 
 
-def test_sweep_writes_rows_html_and_section(tmp_path, model_path):
+def test_sweep_writes_rows_html_and_section(tmp_path, model_path, capsys):
     puzzles = tmp_path / "p.txt"
     puzzles.write_text(EASY + "\n" + OTHER + "\n")
     out, md = tmp_path / "s.json", tmp_path / "B.md"
     base = ["sweep", "sudoku", "--puzzles", str(puzzles), "--json", str(out), "--markdown", str(md),
             "--model", str(model_path), "--device", "cpu"]
     assert main(base + ["--grid", "topk:k=2,4", "--name", "demo"]) == 0
+    assert "demo topk {'k': '4'}: accuracy" in capsys.readouterr().err  # each cell's line as it finishes
     assert main(base + ["--grid", "sequential", "--name", "demo", "--merge"]) == 0
     rows = json.loads(out.read_text())
     assert [(r["sampler"], r["params"]) for r in rows] == [("topk", {"k": "2"}), ("topk", {"k": "4"}), ("sequential", {})]

@@ -46,12 +46,13 @@ class ModelWorker:
         return runner(model, device)
 
 
-def run_cells(payloads: list, args, engine: EngineConfig, here=None) -> list:
+def run_cells(payloads: list, args, engine: EngineConfig, here=None, done=None) -> list:
     """Every payload's result in order, on ``engine``: locally by ``here`` (a :func:`runner`; None: a
-    :class:`ModelWorker` of ``args``), on Ray by workers of ``args``."""
+    :class:`ModelWorker` of ``args``), on Ray by workers of ``args``; ``done(index, result)`` as each finishes."""
     worker = ModelWorker(args.domain, absolute(args.model), args.device, getattr(args, "iterations", 0))
     tasks = [Task(i, p) for i, p in enumerate(payloads)]
-    return run_tasks(tasks, worker, engine, local_worker=here, desc="cells", unit="cell").results
+    save = None if done is None else (lambda task, result: done(task.index, result))
+    return run_tasks(tasks, worker, engine, save=save, local_worker=here, desc="cells", unit="cell").results
 
 
 def chunks_on_engine(fn, items: list, args, engine: EngineConfig, *extra, chunk: int = 8) -> list:

@@ -15,6 +15,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from tqdm import tqdm
+
 from mi_core.bench import decode
 from mi_core.bench.report import frontier_text, markdown_table, update_section
 from mi_core.bench.scale import absolute, run_cells, runner, sweep_cell
@@ -151,16 +153,18 @@ def main(args) -> int:
     precision = "bf16" if args.bf16 else "fp32"
     cmd = "python -m mi_core sweep " + shlex.join(args.argv)  # quoted: grid specs hold ';'
     run = decode.run_settings(args, inputs)
+
+    def say(index: int, res: dict) -> None:  # each cell's figures as it finishes, above the progress bar
+        name, params, _ = points[index]
+        tqdm.write(f"{inputs.name} {name} {params}: " + ", ".join(
+            f"{k} {res[k]:.4g}" for k in ("accuracy", "recovery", "jsd_dipeptide", "mean_passes") if k in res),
+            file=sys.stderr)
+
     cells = run_cells([(sweep_cell, inputs.templates, inputs.metric, run, *point) for point in points], args, engine,
-                      None if engine.engine == "ray" else runner(model, device))
-    rows = []
-    for (name, params, _), res in zip(points, cells):
-        rows.append({"set": inputs.name, "sampler": name, "params": params, **res, **inputs.fields,
-                     "precision": precision, "seed": args.seed, "batch_size": args.batch_size,
-                     "temperature": args.temperature, "model": model_name, **decode.iteration_fields(model, args),
-                     "command": cmd})
-        print(f"{inputs.name} {name} {params}: " + ", ".join(f"{k} {res[k]:.4g}" for k in ("accuracy", "jsd_dipeptide",
-              "mean_passes") if k in res), file=sys.stderr)
+                      None if engine.engine == "ray" else runner(model, device), done=say)
+    rows = [{"set": inputs.name, "sampler": name, "params": params, **res, **inputs.fields, "precision": precision,
+             "seed": args.seed, "batch_size": args.batch_size, "temperature": args.temperature, "model": model_name,
+             **decode.iteration_fields(model, args), "command": cmd} for (name, params, _), res in zip(points, cells)]
     if args.merge:
         rows = merge_rows(old_rows, rows)
     atomic_write_json(args.json, rows)
