@@ -416,3 +416,19 @@ python -m mi_core bench sudoku --puzzles $DATA/kaggle_graded_dev.csv --limit 500
 python scripts/studies/paired_bench.py runs/s3/kaggle500_p2_step9000.json \
     assets/benchmarks/sudoku_chain_kaggle500_p2_step6500.json $DATA/kaggle_graded_dev.csv runs/s3/paired_9000_vs_6500.json
 scripts/sudoku_chain.sh save   # checkpoints/sudoku_chain/ at step 11,000 (phase 2, 5.05 CPU-hours)
+
+# ---- 2026-12-02, fourth session ----
+# the row-by-row check of the cuts (BENCHMARKS.md, "Reproduced after the fourth session's cuts"), then the
+# protein sweep's two commands above (section 4) rerun
+python -m mi_core sweep sudoku --model assets/sudoku_peer_recurrent.safetensors --puzzles $DATA/kaggle_graded_dev.csv \
+    --level Expert --limit 200 --threads 1 --samplers topk,eb,mask_predict,mi --name recurrent_kaggle_graded_dev_Expert \
+    --json runs/s4/sweep_sudoku.json --force
+python scripts/diff_rows.py assets/benchmarks/sweep_recurrent_kaggle_graded_dev_Expert.json runs/s4/sweep_sudoku.json  # the 16 rows of other samplers count as missing
+# the chained run's best held-out step (19,500, copied from /work/chain/run/model.safetensors during the stretch)
+for SET in kaggle_graded_dev.csv clue17_dev.txt top1465.txt; do
+    python -m mi_core bench sudoku --puzzles $DATA/$SET --limit 500 --sampler sequential --threads 1 \
+        --model runs/s4/p2_step19500.safetensors --json runs/s4/${SET%%.*}_500_p2_step19500.json --force
+done
+python scripts/studies/paired_bench.py runs/s4/kaggle_graded_dev_500_p2_step19500.json \
+    assets/benchmarks/sudoku_chain_kaggle500_p2_step6500.json $DATA/kaggle_graded_dev.csv runs/s4/paired_19500_vs_6500.json
+scripts/sudoku_chain.sh save   # checkpoints/sudoku_chain/ at the fifth stretch's end
