@@ -431,4 +431,4 @@ for SET in kaggle_graded_dev.csv clue17_dev.txt top1465.txt; do
 done
 python scripts/studies/paired_bench.py runs/s4/kaggle_graded_dev_500_p2_step19500.json \
     assets/benchmarks/sudoku_chain_kaggle500_p2_step6500.json $DATA/kaggle_graded_dev.csv runs/s4/paired_19500_vs_6500.json
-scripts/sudoku_chain.sh save   # checkpoints/sudoku_chain/ at the fifth stretch's end
+scripts/sudoku_chain.sh save   # checkpoints/sudoku_chain/ at step 24,000 (phase 2, 7.64 CPU-hours)
