@@ -432,3 +432,35 @@ done
 python scripts/studies/paired_bench.py runs/s4/kaggle_graded_dev_500_p2_step19500.json \
     assets/benchmarks/sudoku_chain_kaggle500_p2_step6500.json $DATA/kaggle_graded_dev.csv runs/s4/paired_19500_vs_6500.json
 scripts/sudoku_chain.sh save   # checkpoints/sudoku_chain/ at step 24,000 (phase 2, 7.64 CPU-hours)
+
+# ---- 2026-12-02, fifth session ----
+# phase 2 ends at step 26,000; its best by held-out (step 24,000) on the first 500 of each set, paired on Kaggle
+scripts/sudoku_chain.sh save   # then moved to checkpoints/sudoku_chain/phase2/; phase 3 set up in options and phase
+for SET in kaggle_graded_dev.csv clue17_dev.txt top1465.txt; do
+    python -m mi_core bench sudoku --puzzles $DATA/$SET --limit 500 --sampler sequential --threads 1 \
+        --model checkpoints/sudoku_chain/phase2/model.safetensors --json runs/s5/${SET%%.*}_500_p2_step24000.json --force
+done  # assets/benchmarks/sudoku_chain_{kaggle500,clue17_500,top1465_500}_p2_step24000.json
+for B in 6500 19500; do
+    python scripts/studies/paired_bench.py runs/s5/kaggle_graded_dev_500_p2_step24000.json \
+        assets/benchmarks/sudoku_chain_kaggle500_p2_step$B.json $DATA/kaggle_graded_dev.csv \
+        assets/benchmarks/sudoku_chain_paired_p2_step24000_vs_$B.json
+done
+# step 24,000 becomes the default; the step-6,500 JSONs are renamed *_p2_step6500.json and their tables archived
+# (docs/archive/sudoku_recurrent_p2_step6500.md)
+cp checkpoints/sudoku_chain/phase2/model.safetensors assets/sudoku_peer_recurrent.safetensors
+cp checkpoints/sudoku_chain/phase2/model.json assets/sudoku_peer_recurrent.json
+python -m mi_core bench sudoku --puzzles $DATA/kaggle_graded_dev.csv --limit 200 --sampler learned --threads 1 \
+    --set selector=assets/sudoku_order_selector_recurrent.safetensors --set steps=15 \
+    --model assets/sudoku_peer_recurrent.safetensors --json runs/s5/learned15_p2_step24000.json --force
+# the estimator of phase 1's end (still at this path then) on the new default: pooled Spearman 0.820, under 0.90,
+# so it is retrained (assets/benchmarks/eval_estimator_recurrent_step8865_on_p2_step24000.json)
+python -m mi_core eval-estimator sudoku --puzzles "$DATA/kaggle_graded_dev.csv" --states 60 --threads 1 \
+    --model assets/sudoku_peer_recurrent.safetensors --estimator assets/sudoku_mi_estimator_recurrent.safetensors \
+    --json runs/s5/eval_estimator_recurrent.json --force
+# the estimator retrained on the default: pruned probe for the training targets (eps 1e-4, error <= 1e-3 nats a pair)
+python -m mi_core make-estimator-data sudoku --model assets/sudoku_peer_recurrent.safetensors \
+    --out runs/estimator_data/p2_step24000 --states 560 --shard-size 8 --pool 500 --eps 1e-4 --max-batch 512 \
+    --mix 0.4,0.2,0.4 --seed 0 --threads 1 --engine ray --workers 2
+python -m mi_core train-estimator --data runs/estimator_data/p2_step24000 \
+    --out assets/sudoku_mi_estimator_recurrent.safetensors --threads 1 \
+    --variants log:free,log:free:rules,log:bound:rules --force

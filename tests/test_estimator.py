@@ -416,6 +416,17 @@ def test_train_estimator_cli(tiny_data, tmp_path):
     text = "\n".join(training_markdown(training_summary(load_meta(weights))))
     assert "Training data: 5 states" in text and "make-estimator-data sudoku" in text and "--variants" in text
     assert "| log:bound |" in text and "| mse:free:nopos |" in text and f"kept: **{meta['chosen']}**" in text
+    assert "the exact probe took" in text  # the tiny data was probed exactly (eps 0)
+
+
+def test_training_markdown_says_when_the_targets_came_from_a_pruned_probe():
+    from mi_core.bench.estimator import training_markdown, training_summary
+
+    meta = {"data": {"states": 3, "passes": 10, "probe_seconds": 1.0, "config": {"eps": 1e-4}},
+            "variants": [{"variant": "log:free", "val_spearman": 0.9, "params": 5, "seconds": 1.0, "val": {}}],
+            "command": "train", "chosen": "log:free", "train_states": 2, "val_states": 1}
+    text = "\n".join(training_markdown(training_summary(meta)))
+    assert "the probe, pruned at eps 0.0001, took 10 passes" in text and "exact probe" not in text
 
 
 def test_rules_feature_is_trained_saved_and_read(tiny_data, tmp_path, small_cfg):

@@ -70,7 +70,7 @@ def test_the_default_model_finds_its_shipped_estimator_and_an_other_model_is_ref
     estimator = Path("assets/sudoku_mi_estimator_recurrent.safetensors")
     model = load_model("assets/sudoku_peer_recurrent.safetensors", domain="sudoku")
     assert shipped_estimator_for(model) == estimator.resolve()
-    check_trained_on(model, estimator)  # admitted by its measured "checked_on" record, not refused
+    check_trained_on(model, estimator)  # trained on these weights: its JSON records their sha256
     other = load_model(str(SHIPPED), domain="sudoku")
     with pytest.raises(EstimatorInputError, match="was trained on"):
         check_trained_on(other, estimator)

@@ -194,7 +194,8 @@ def training_summary(meta: dict) -> dict:
     variants = [{k: v.get(k) for k in ("variant", "val_spearman", "params", "seconds")}
                 | {k: v.get("val", {}).get(k) for k in ("spearman_median", "pearson", "mae", "topk_precision")}
                 for v in meta.get("variants", [])]
-    return {"data": {k: data.get(k) for k in keep}, "command": meta.get("command"), "mdm": meta.get("mdm"),
+    return {"data": {k: data.get(k) for k in keep} | {"eps": data.get("config", {}).get("eps", 0.0)},
+            "command": meta.get("command"), "mdm": meta.get("mdm"),
             "chosen": meta.get("chosen"), "variants": variants, "train_states": meta.get("train_states"),
             "val_states": meta.get("val_states")}
 
@@ -216,7 +217,8 @@ def training_markdown(t: dict) -> list[str]:
     parts = [", ".join(f"{k} {v}" for k, v in (d.get("by_source") or {}).items()),
              d.get("mean_length") and f"{d['mean_length']:.1f} positions",
              d.get("mean_masked") is not None and f"{d['mean_masked']:.1f} masked on average"]
-    data = (f"Training data: {d['states']} states ({'; '.join(p for p in parts if p)}); the exact probe took "
+    probe = f"the probe, pruned at eps {d['eps']:g}," if d.get("eps") else "the exact probe"
+    data = (f"Training data: {d['states']} states ({'; '.join(p for p in parts if p)}); {probe} took "
             f"{d['passes']:,} passes and {d['probe_seconds']:.0f} s" + (f": `{d['command']}`." if d.get("command") else "."))
     train = (f"Trained with `{t['command']}` ({t['train_states']} training, {t['val_states']} validation states); "
              f"kept: **{t['chosen']}** (best validation Spearman).")
