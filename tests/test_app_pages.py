@@ -260,11 +260,11 @@ def test_decoding_autoplay_advances_and_stops_at_the_last_frame(env):
 
 
 def test_decoding_reads_strategies_and_parameters_from_the_url(env):
-    at = run_page("pages/3_Decoding.py", a="mi", a_mi_gamma="0.5", b="threshold", b_threshold_tau="0.7", step="3")
+    at = run_page("pages/3_Decoding.py", a="mi", a_mi_lam="0.5", b="threshold", b_threshold_tau="0.7", step="3")
     assert_clean(at)
     heads = [m.value for m in at.markdown if m.value.startswith("**")]
-    # lam is not in the link: the Sudoku default (Domain.strategy_defaults), not the strategy's own 1.0
-    assert "**mi** (gamma=0.5, lam=0.5, relative=False)" in heads and "**threshold** (tau=0.7)" in heads
+    # gamma is not in the link: the Sudoku default (Domain.strategy_defaults), not the strategy's own 1.0
+    assert "**mi** (gamma=0.6, lam=0.5, relative=False)" in heads and "**threshold** (tau=0.7)" in heads
     assert frame_steps(at)[0].startswith("3 / ")
     labels = [b.label for b in at.download_button]
     assert "Trace A (mi) as JSON" in labels and "Trace B (threshold) as JSON" in labels
