@@ -464,3 +464,24 @@ python -m mi_core make-estimator-data sudoku --model assets/sudoku_peer_recurren
 python -m mi_core train-estimator --data runs/estimator_data/p2_step24000 \
     --out assets/sudoku_mi_estimator_recurrent.safetensors --threads 1 \
     --variants log:free,log:free:rules,log:bound:rules --force
+python -m mi_core eval-estimator sudoku --puzzles "$DATA/kaggle_graded_dev.csv" --states 60 --threads 1 \
+    --model assets/sudoku_peer_recurrent.safetensors --estimator assets/sudoku_mi_estimator_recurrent.safetensors \
+    --json runs/s5/eval_estimator_recurrent_new.json --force
+# (copied to assets/benchmarks/eval_estimator_recurrent.json; section eval-estimator-recurrent rendered with
+# mi_core.bench.estimator.markdown)
+# the three questions, one process a set (two at a time), merged into assets/benchmarks/hard_questions_recurrent.json
+# and its section rendered with the script's markdown()
+for SET in "Kaggle Hard:hq_hard" "Kaggle Expert:hq_expert" "17-clue:hq_17"; do
+    PYTHONPATH=. python scripts/studies/hard_questions.py --model assets/sudoku_peer_recurrent.safetensors \
+        --estimator assets/sudoku_mi_estimator_recurrent.safetensors \
+        --selector assets/sudoku_order_selector_recurrent.safetensors --sets "${SET%%:*}" --json runs/s5/hq/${SET##*:}.json
+done
+N=recurrent_kaggle_graded_dev_Expert
+python -m mi_core sweep sudoku --model assets/sudoku_peer_recurrent.safetensors --puzzles $DATA/kaggle_graded_dev.csv \
+    --level Expert --limit 200 --threads 1 --name $N --json assets/benchmarks/sweep_$N.json --force
+python -m mi_core sweep sudoku --model assets/sudoku_peer_recurrent.safetensors --puzzles $DATA/kaggle_graded_dev.csv \
+    --level Expert --limit 200 --threads 1 --merge --grid 'mi:gamma=1,2,3;lam=0.25,0.5,1;relative=true' --name $N \
+    --json assets/benchmarks/sweep_$N.json --markdown BENCHMARKS.md
+python -m mi_core bench-order sudoku --model assets/sudoku_peer_recurrent.safetensors --puzzles $DATA/kaggle_graded_dev.csv \
+    --per-level 40 --threads 1 --no-bf16 --selector assets/sudoku_order_selector_recurrent.safetensors \
+    --json assets/benchmarks/order_recurrent_kaggle200.json --force   # its .md is the section bench-order-recurrent
