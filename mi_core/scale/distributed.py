@@ -48,7 +48,10 @@ def setup(device: torch.device | str = "cpu") -> torch.device:
 
 
 def teardown() -> None:
+    """Leave the process group once every rank is here: a rank that left while rank 0 still validated or wrote
+    closed its sockets under rank 0's gloo threads, which could then abort it (seen once in CI, 1 run in ~20)."""
     if active():
+        dist.barrier()
         dist.destroy_process_group()
 
 
