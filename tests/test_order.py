@@ -4,6 +4,7 @@ the RLOO estimator against an exact gradient, the Bernoulli KL, a short ELBO tra
 
 import itertools
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -376,6 +377,34 @@ def test_train_order_cli_runs_and_writes_checkpoints(tmp_path, model_path):
     assert [p["update"] for p in meta["curve"]] == [2] and "val_T3" in meta["curve"][0]
     assert out.with_name("sel_posterior.safetensors").is_file()
     assert len((tmp_path / "sel_log.jsonl").read_text().splitlines()) == 2
+
+
+def test_train_order_reads_graded_pool_files(tmp_path, model_path, capsys):
+    import gzip
+
+    from mi_core.domains.sudoku import to_string
+    from mi_core.domains.sudoku.generator import random_puzzle
+
+    def pool_file(name: str, seeds: range) -> Path:
+        path = tmp_path / name
+        with gzip.open(path, "wt") as fh:
+            for seed in seeds:
+                puzzle, solution = random_puzzle(30, seed)
+                fh.write(f"{to_string(puzzle, blank='0')} {to_string(solution)} {seed}\n")
+        return path
+
+    train, val = pool_file("train.txt.gz", range(5)), pool_file("val.txt.gz", range(10, 16))
+    out = tmp_path / "sel.safetensors"
+    args = ["train-order", "sudoku", "--model", str(model_path), "--out", str(out), "--updates", "2", "--batch", "2",
+            "--samples", "2", "--steps-budget", "3", "--eval-every", "2", "--eval-puzzles", "4", "--no-bf16"]
+    assert cli_main(args + ["--pool-file", str(train), "--val-file", str(val)]) == 0
+    meta = json.loads(out.with_suffix(".json").read_text())
+    assert (meta["puzzle_pool"], meta["eval_puzzles"]) == (5, 4)  # the 4 hardest (grades 12-15) of the 6
+    assert meta["pool_file"].endswith("train.txt.gz") and meta["val_file"].endswith("val.txt.gz")
+    assert "5 training puzzles and 4 validation ones (from" in capsys.readouterr().out
+    (tmp_path / "bad.txt.gz").write_bytes(gzip.compress(b"123 456 7\n"))
+    assert cli_main(args + ["--force", "--pool-file", str(tmp_path / "bad.txt.gz")]) == 2
+    assert "bad.txt.gz line 1: expected 'puzzle solution grade'" in capsys.readouterr().err
 
 
 def test_bench_order_cli_writes_rows_and_report(tmp_path, model_path, selector9):

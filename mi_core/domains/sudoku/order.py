@@ -1,9 +1,11 @@
-"""Sudoku side of ``train-order``: generated puzzles as start states, validation against top_margin."""
+"""Sudoku side of ``train-order``: generated (or graded, from a pool file) puzzles as start states, validation against
+top_margin."""
 
 from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -11,7 +13,8 @@ import torch
 from mi_core.decoding import decode_final, make_strategy
 from mi_core.domains.sudoku.generator import random_transform
 from mi_core.domains.sudoku.mdm import load_sudoku_mdm, save_sudoku_mdm
-from mi_core.domains.sudoku.pool import build_pool
+from mi_core.domains.sudoku.pool import build_pool, read_pool_file
+from mi_core.io import display_path
 from mi_core.options import option
 from mi_core.order.loop import OrderTask, OrderTrainConfig
 
@@ -47,10 +50,27 @@ def decode_score(model, pairs: np.ndarray, strategy, bf16: bool) -> dict:
 
 @dataclass
 class OrderData:
-    """``train-order sudoku``: the generated puzzles it trains and validates on."""
+    """``train-order sudoku``: the puzzles it trains and validates on (generated, or read from pool files)."""
 
     puzzle_pool: int = option(2000, "training puzzles generated", range=(1, 100_000_000))
-    eval_puzzles: int = option(100, "validation puzzles generated", range=(1, 10_000_000))
+    eval_puzzles: int = option(100, "validation puzzles", range=(1, 10_000_000))
+    pool_file: Path | None = option(None, "train on the graded puzzles of this file of grow_pool_file (e.g. "
+                                    "assets/sudoku_pools/train_graded.txt.gz) instead of --puzzle-pool generated ones")
+    val_file: Path | None = option(None, "validate on the --eval-puzzles hardest puzzles (by grade) of this file of "
+                                   "grow_pool_file, instead of generated ones")
+
+
+def puzzles(args, seed: int) -> tuple[np.ndarray, np.ndarray, str]:
+    """``(training pairs, validation pairs, a line saying where they came from)``, ``(P, 2, 81)`` each."""
+    if args.pool_file is None:
+        pool, said = build_pool(TRAIN_SEED + seed, args.puzzle_pool, puzzles=True, workers=1), "generated"
+    else:
+        pool, said = read_pool_file(args.pool_file)["puzzles"], f"from {args.pool_file}"
+    if args.val_file is None:
+        return pool, build_pool(EVAL_SEED + seed, args.eval_puzzles, puzzles=True, workers=1), f"{said}; validation generated"
+    graded = read_pool_file(args.val_file)
+    hardest = np.sort(np.argsort(-graded["grades"], kind="stable")[: args.eval_puzzles])
+    return pool, graded["puzzles"][hardest], f"{said}; validation: the hardest of {args.val_file}"
 
 
 class SudokuOrderTask(OrderTask):
@@ -58,8 +78,7 @@ class SudokuOrderTask(OrderTask):
     load, save_denoiser = staticmethod(load_sudoku_mdm), staticmethod(save_sudoku_mdm)
 
     def data(self, args, cfg: OrderTrainConfig, model) -> tuple:
-        pool = build_pool(TRAIN_SEED + cfg.seed, args.puzzle_pool, puzzles=True, workers=1)
-        val = build_pool(EVAL_SEED + cfg.seed, args.eval_puzzles, puzzles=True, workers=1)
+        pool, val, said = puzzles(args, cfg.seed)
 
         def score(selector, steps: int) -> tuple[float, float]:
             """``learned`` (threshold mode) with ``selector``, else ``top_margin``."""
@@ -68,8 +87,9 @@ class SudokuOrderTask(OrderTask):
             got = decode_score(model, val, strategy, cfg.bf16)
             return got["accuracy"], got["mean_passes"]
 
-        header = f"{len(pool)} training puzzles and {len(val)} validation ones generated"
-        return puzzle_draw(pool), score, header, {"puzzle_pool": args.puzzle_pool, "eval_puzzles": args.eval_puzzles}
+        header = f"{len(pool)} training puzzles and {len(val)} validation ones ({said})"
+        files = {k: display_path(getattr(args, k)) for k in ("pool_file", "val_file") if getattr(args, k) is not None}
+        return puzzle_draw(pool), score, header, {"puzzle_pool": len(pool), "eval_puzzles": len(val), **files}
 
 
 ORDER_TASK = SudokuOrderTask()
