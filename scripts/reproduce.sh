@@ -485,3 +485,13 @@ python -m mi_core sweep sudoku --model assets/sudoku_peer_recurrent.safetensors 
 python -m mi_core bench-order sudoku --model assets/sudoku_peer_recurrent.safetensors --puzzles $DATA/kaggle_graded_dev.csv \
     --per-level 40 --threads 1 --no-bf16 --selector assets/sudoku_order_selector_recurrent.safetensors \
     --json assets/benchmarks/order_recurrent_kaggle200.json --force   # its .md is the section bench-order-recurrent
+
+# sixth session (2026-12-03): an order selector trained on graded puzzles, against the shipped one on the 100
+# hardest validation puzzles (not shipped: assets/benchmarks/selector_graded_pool_val_hard.json)
+python -m mi_core train-order sudoku --model assets/sudoku_peer_recurrent.safetensors --steps-budget 5,10,15,20 \
+    --out runs/selector_graded/selector.safetensors --batch 16 --samples 4 --tau 0.1 --lr 1e-3 --eval-every 50 \
+    --eval-puzzles 100 --pool-file assets/sudoku_pools/train_graded.txt.gz --val-file assets/sudoku_pools/val_hard.txt.gz \
+    --threads 1 --time-budget 2400
+PYTHONPATH=. python scripts/studies/selector_val.py --model assets/sudoku_peer_recurrent.safetensors \
+    --pool assets/sudoku_pools/val_hard.txt.gz --json assets/benchmarks/selector_graded_pool_val_hard.json \
+    assets/sudoku_order_selector_recurrent.safetensors runs/selector_graded/selector.safetensors
