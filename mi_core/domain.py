@@ -432,9 +432,13 @@ class _Registry(Mapping):
         load_builtin()
         return self.domains[key]
 
-    def __iter__(self):
+    def __iter__(self):  # over a snapshot: another thread (the app's warm-up, a test) may register meanwhile
         load_builtin()
-        return iter(self.domains)
+        return iter(tuple(self.domains))
+
+    def values(self) -> tuple[Domain, ...]:  # a snapshot too, so a key removed meanwhile is not looked up
+        load_builtin()
+        return tuple(self.domains.values())
 
     def __len__(self) -> int:
         load_builtin()

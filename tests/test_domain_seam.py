@@ -241,3 +241,22 @@ def test_a_failed_builtin_import_is_retried_and_reraised():
     out = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[1], capture_output=True,
                          text=True, check=True).stdout.split()
     assert out == ["ModuleNotFoundError", "ModuleNotFoundError"]  # not an empty registry the second time
+
+
+def test_the_registry_can_change_while_another_loop_reads_it():
+    """The app's warm-up thread walks the domains while a page or a test registers one (CI once saw "dictionary
+    keys changed during iteration" in that thread)."""
+    from mi_core.domain import DOMAINS, register, unregister
+
+    seen = []
+    try:
+        for key in DOMAINS:
+            seen.append(key)
+            register(TOY, replace=True)
+        assert TOY.key not in seen and TOY.key in DOMAINS
+        for domain in DOMAINS.values():
+            unregister(TOY.key)
+            seen.append(domain.key)
+        assert TOY.key in seen and TOY.key not in DOMAINS
+    finally:
+        unregister(TOY.key)
