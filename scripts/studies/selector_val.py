@@ -19,7 +19,7 @@ import torch
 
 from mi_core.decoding import decode_final, make_strategy
 from mi_core.domains.sudoku.mdm import load_sudoku_mdm
-from mi_core.domains.sudoku.pool import read_pool_file
+from mi_core.domains.sudoku.pool import hardest
 from mi_core.io import atomic_write_json, display_path
 from scripts.studies.hard_questions import BUDGETS, paired, se
 
@@ -40,8 +40,7 @@ def main() -> int:
     p.add_argument("selectors", type=Path, nargs="+")
     args = p.parse_args()
     torch.set_num_threads(1)
-    model, pool = load_sudoku_mdm(args.model), read_pool_file(args.pool)
-    pairs = pool["puzzles"][np.sort(np.argsort(-pool["grades"], kind="stable")[: args.count])]
+    model, pairs = load_sudoku_mdm(args.model), hardest(args.pool, args.count)
     out = {"command": "PYTHONPATH=. python " + shlex.join(sys.argv), "model": display_path(args.model),
            "pool": display_path(args.pool), "count": len(pairs), "rows": []}
     for t in BUDGETS:

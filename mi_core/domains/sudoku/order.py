@@ -13,7 +13,7 @@ import torch
 from mi_core.decoding import decode_final, make_strategy
 from mi_core.domains.sudoku.generator import random_transform
 from mi_core.domains.sudoku.mdm import load_sudoku_mdm, save_sudoku_mdm
-from mi_core.domains.sudoku.pool import build_pool, read_pool_file
+from mi_core.domains.sudoku.pool import build_pool, hardest, read_pool_file
 from mi_core.io import display_path
 from mi_core.options import option
 from mi_core.order.loop import OrderTask, OrderTrainConfig
@@ -68,9 +68,7 @@ def puzzles(args, seed: int) -> tuple[np.ndarray, np.ndarray, str]:
         pool, said = read_pool_file(args.pool_file)["puzzles"], f"from {args.pool_file}"
     if args.val_file is None:
         return pool, build_pool(EVAL_SEED + seed, args.eval_puzzles, puzzles=True, workers=1), f"{said}; validation generated"
-    graded = read_pool_file(args.val_file)
-    hardest = np.sort(np.argsort(-graded["grades"], kind="stable")[: args.eval_puzzles])
-    return pool, graded["puzzles"][hardest], f"{said}; validation: the hardest of {args.val_file}"
+    return pool, hardest(args.val_file, args.eval_puzzles), f"{said}; validation: the hardest of {args.val_file}"
 
 
 class SudokuOrderTask(OrderTask):

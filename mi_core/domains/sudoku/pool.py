@@ -156,3 +156,9 @@ def read_pool_file(path: str | Path) -> dict:
     except (OSError, gzip.BadGzipFile) as err:
         raise ValueError(f"{path} is not a gzip pool file: {err}") from None
     return {"puzzles": np.asarray(rows, dtype=np.int64).reshape(-1, 2, 81), "grades": np.asarray(grades, dtype=np.int64)}
+
+
+def hardest(path: str | Path, count: int) -> np.ndarray:
+    """The ``count`` hardest ``(P, 2, 81)`` pairs (by grade) of a pool file, in file order."""
+    pool = read_pool_file(path)
+    return pool["puzzles"][np.sort(np.argsort(-pool["grades"], kind="stable")[:count])]

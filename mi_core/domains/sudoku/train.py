@@ -24,7 +24,7 @@ from mi_core.domains.sudoku import read_puzzles
 from mi_core.domains.sudoku.data import DeviceBatches, onpolicy_states
 from mi_core.domains.sudoku.mdm import SudokuMDM, SudokuMDMConfig, load_sudoku_mdm, masked_ce, save_sudoku_mdm
 from mi_core.domains.sudoku.order import decode_score
-from mi_core.domains.sudoku.pool import POOL_DIR, PoolSpec, build_graded_pool, load_or_build_pools, read_pool_file
+from mi_core.domains.sudoku.pool import POOL_DIR, PoolSpec, build_graded_pool, hardest, load_or_build_pools
 from mi_core.options import SEED_MAX, check_ranges, option
 from mi_core.scale import distributed
 
@@ -110,9 +110,7 @@ def _validation(cfg: TrainConfig, val_file: Path | None, workers: int) -> np.nda
         return None
     if val_file is None:
         return build_graded_pool(10_000 + cfg.seed, cfg.eval_puzzles, cfg.max_harden, workers=workers)[0]
-    pool = read_pool_file(val_file)
-    hardest = np.argsort(-pool["grades"], kind="stable")[: cfg.eval_puzzles]
-    return pool["puzzles"][np.sort(hardest)]
+    return hardest(val_file, cfg.eval_puzzles)
 
 
 @dataclass
