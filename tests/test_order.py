@@ -2,6 +2,7 @@
 the RLOO estimator against an exact gradient, the Bernoulli KL, a short ELBO training run on the exact
 4x4 oracle, and the strategy's invariants."""
 
+import hashlib
 import itertools
 import json
 from pathlib import Path
@@ -374,6 +375,7 @@ def test_train_order_cli_runs_and_writes_checkpoints(tmp_path, model_path):
     assert cli_main(args) == 0
     meta = json.loads(out.with_suffix(".json").read_text())
     assert meta["config"]["role"] == "selector" and meta["denoiser_frozen"] is True
+    assert meta["mdm_sha256"] == hashlib.sha256(Path(model_path).read_bytes()).hexdigest()  # its fit check reads it
     assert [p["update"] for p in meta["curve"]] == [2] and "val_T3" in meta["curve"][0]
     assert out.with_name("sel_posterior.safetensors").is_file()
     assert len((tmp_path / "sel_log.jsonl").read_text().splitlines()) == 2

@@ -74,3 +74,22 @@ def test_the_default_model_finds_its_shipped_estimator_and_an_other_model_is_ref
     other = load_model(str(SHIPPED), domain="sudoku")
     with pytest.raises(EstimatorInputError, match="was trained on"):
         check_trained_on(other, estimator)
+
+
+def test_every_shipped_selector_fits_its_model_and_refuses_another_of_the_same_size():
+    import pytest
+
+    from mi_core.decoding.selector import check_order_net_fits, load_order_net
+    from mi_core.models.base import ModelFileError
+    from mi_core.models.loading import load_model
+
+    pairs = {"sudoku_order_selector_recurrent": "sudoku_peer_recurrent", "sudoku_order_selector": "sudoku_mdm",
+             "sudoku_order_selector_hard": "sudoku_mdm_hard", "protein_order_selector": "protein_mdm"}
+    for selector, model in pairs.items():
+        path = Path(f"assets/{selector}.safetensors")
+        check_order_net_fits(load_order_net(path), load_model(f"assets/{model}.safetensors"), path)
+    recurrent = Path("assets/sudoku_order_selector_recurrent.safetensors")
+    net, other = load_order_net(recurrent), load_model(str(SHIPPED), domain="sudoku")  # d_model 128 as well
+    assert net.cfg.d_model == other.hidden_size
+    with pytest.raises(ModelFileError, match="was trained on .*not on"):
+        check_order_net_fits(net, other, recurrent)

@@ -13,7 +13,7 @@ from pathlib import Path
 from mi_core.bench import decode
 from mi_core.bench.report import markdown_table
 from mi_core.decoding import make_strategy
-from mi_core.decoding.selector import load_order_net
+from mi_core.decoding.selector import check_order_net_fits, load_order_net
 from mi_core.device import pick_device
 from mi_core.domain import get_domain
 from mi_core.io import atomic_write_json, atomic_write_text, check_output
@@ -28,12 +28,13 @@ def parse_ints(spec: str, flag: str) -> list[int]:
         raise ValueError(f"{flag} expects integers separated by commas, got {spec!r}") from None
 
 
-def selector_of(args, domain) -> Path:
-    """``--selector``, else the domain's shipped one; loaded once, so a missing or wrong file fails before decoding."""
+def selector_of(args, domain, model) -> Path:
+    """``--selector``, else the domain's shipped one; loaded and checked against ``model`` once, so a missing,
+    wrong or unfitting file fails before decoding."""
     selector = args.selector or domain.default_file("selector")
     if selector is None:
         raise ValueError(f"the {domain.label} domain ships no order selector: give --selector FILE")
-    load_order_net(selector)
+    check_order_net_fits(load_order_net(selector), model, selector)
     return Path(selector)
 
 
@@ -98,12 +99,12 @@ def run_default(args, domain) -> int:
     """The domain's ``bench`` inputs decoded at each budget T by the step-budget heuristics (random, top_prob,
     top_margin at ``steps=T``) and the learned order, then eb and mi at ``--gammas`` and sequential, each
     scored by the domain's metric; a row per sampler and setting in ``--json``, a table in ``--md``."""
-    selector = selector_of(args, domain)
     budgets = parse_ints(args.budgets, "--budgets")
     gammas = gammas_of(args)
     inputs = decode.inputs_class(domain)(domain, args)
     device = pick_device(args.device, args.threads)
     model, description, _ = decode.load(args, domain, device)
+    selector = selector_of(args, domain, model)
     run = decode.run_settings(args, inputs, device=device)
     configs = [(name, {"steps": t}, t) for t in budgets for name in ("random", "top_prob", "top_margin", "learned")]
     estimator = decode.default_estimator(model, domain)

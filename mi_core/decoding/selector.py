@@ -13,7 +13,7 @@ from torch import nn
 
 from mi_core.decoding.base import rand_rows
 from mi_core.domain import get_domain
-from mi_core.models.base import ModelFileError, load_checked, load_meta, save_model
+from mi_core.models.base import ModelFileError, load_checked, load_meta, save_model, trained_on_mismatch
 from mi_core.options import option
 
 N_SELECTOR_FEATURES = 10
@@ -137,16 +137,20 @@ def load_order_net(path: str | Path, device: torch.device | str = "cpu", role: s
 
 def check_order_net_fits(net: PositionNet, model, path: str | Path | None = None) -> None:
     """Raise ModelFileError when the order net was trained on another hidden size, or (per the JSON beside
-    ``path``) another domain, than ``model``."""
+    ``path``) another domain or other weights, than ``model``."""
     d = int(model.hidden_size)
     name = f"the order selector {path}" if path else "the order selector"
     if net.cfg.d_model != d:
         raise ModelFileError(f"{name} reads hidden size {net.cfg.d_model}, the model gives {d}: "
                              "use a selector trained on this model")
-    trained = load_meta(path).get("domain") if path else None
-    if trained is None or getattr(model, "domain", None) is None:
+    if path is None:
         return
-    trained, model_domain = get_domain(trained), get_domain(model.domain)
-    if trained.key != model_domain.key:
-        raise ModelFileError(f"{name} was trained on {trained.cli_name}, the model is a {model_domain.cli_name} "
-                             f"model ({model.n_values} values): use a {model_domain.cli_name} selector")
+    trained, ours = load_meta(path).get("domain"), getattr(model, "domain", None)
+    if trained is not None and ours is not None:
+        trained, ours = get_domain(trained), get_domain(ours)
+        if trained.key != ours.key:
+            raise ModelFileError(f"{name} was trained on {trained.cli_name}, the model is a {ours.cli_name} "
+                                 f"model ({model.n_values} values): use a {ours.cli_name} selector")
+    problem = trained_on_mismatch(model, path, "the order selector")
+    if problem:
+        raise ModelFileError(problem)

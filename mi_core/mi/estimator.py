@@ -21,7 +21,7 @@ from torch import nn
 
 from mi_core.io import file_sha256
 from mi_core.mi.entropy import entropy_from_logits
-from mi_core.models.base import load_checked, load_meta, save_model
+from mi_core.models.base import load_checked, load_meta, save_model, trained_on_mismatch, trained_shas
 from mi_core.options import option
 
 LOG_FLOOR = 1e-8  # inside the log features: probabilities and entropies below it all look alike
@@ -253,28 +253,17 @@ def shipped_estimator_for(model) -> Path:
         raise EstimatorInputError("this model was not loaded from a weights file: give estimator=PATH")
     sha = file_sha256(path)
     for candidate in sorted((Path(__file__).resolve().parents[2] / "assets").glob("*mi_estimator*.safetensors")):
-        if sha in model_shas(load_meta(candidate)):
+        if sha in trained_shas(load_meta(candidate)):
             return candidate
     raise EstimatorInputError(f"no shipped MI estimator was trained on {path}: give estimator=PATH "
                               "(python -m mi_core train-estimator makes one)")
 
 
 def check_trained_on(model, estimator_path: str | Path) -> None:
-    """Raise EstimatorInputError when the estimator's JSON names the sha256 of another weights file than the
-    model's: another model of the same size passes the shape check but gives wrong MI."""
-    meta = load_meta(estimator_path)
-    want, path = model_shas(meta), getattr(model, "weights_path", None)
-    if want and path is not None and Path(path).is_file() and file_sha256(path) not in want:
-        trained = meta.get("mdm", "another model")
-        raise EstimatorInputError(f"the estimator {estimator_path} was trained on {trained}, not on {path}: "
-                                  "use an estimator trained on this model (estimator=PATH, or leave it unset "
-                                  "for the shipped one)")
-
-
-def model_shas(meta: dict) -> set[str]:
-    """The sha256 of the weights an estimator was trained on, and of those it was measured to serve as well
-    (``checked_on``: a later checkpoint of the same run, with the fidelity figure that admitted it)."""
-    return {sha for sha in (meta.get("mdm_sha256"), *(c["sha256"] for c in meta.get("checked_on", []))) if sha}
+    """Raise EstimatorInputError when the estimator was trained on other weights than the model's."""
+    problem = trained_on_mismatch(model, estimator_path, "the estimator")
+    if problem:
+        raise EstimatorInputError(problem + " (estimator=PATH, or leave it unset for the shipped one)")
 
 
 def load_estimator(path: str | Path, device: torch.device | str = "cpu") -> MIEstimator:

@@ -17,7 +17,7 @@ from safetensors import safe_open
 from safetensors.torch import load_file
 from safetensors.torch import save as save_tensors
 
-from mi_core.io import commit, tmp_path, write_tmp_bytes
+from mi_core.io import commit, file_sha256, tmp_path, write_tmp_bytes
 
 MAX_CONFIG_INT = 2**20  # the bound of an integer config value whose field declares no range
 
@@ -215,3 +215,21 @@ def load_state(model: torch.nn.Module, path: str | Path, device: torch.device) -
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise ModelFileError(f"weights {path} do not fit the config: {first}") from None
     return model.to(device).eval()
+
+
+def trained_shas(meta: dict) -> set[str]:
+    """The sha256 of the MDM weights an estimator or selector was trained on (``mdm_sha256``), and of those it
+    was measured to serve as well (``checked_on``: e.g. a later checkpoint, with the figure that admitted it)."""
+    return {sha for sha in (meta.get("mdm_sha256"), *(c["sha256"] for c in meta.get("checked_on", []))) if sha}
+
+
+def trained_on_mismatch(model, path: str | Path, name: str) -> str | None:
+    """Why the net at ``path`` (an estimator or selector, called ``name``) does not fit ``model``, when its JSON
+    names the sha256 of other MDM weights than the file ``model`` was loaded from; else None. Another model
+    of the same size passes every shape check but gives wrong answers."""
+    meta = load_meta(path)
+    want, weights = trained_shas(meta), getattr(model, "weights_path", None)
+    if not want or weights is None or not Path(weights).is_file() or file_sha256(weights) in want:
+        return None
+    return (f"{name} {path} was trained on {meta.get('mdm') or meta.get('denoiser', 'another model')}, not on {weights}: use one "
+            "trained on this model")

@@ -13,6 +13,7 @@ import numpy as np
 import torch
 
 from mi_core.decoding.selector import load_order_net, make_order_nets, save_order_net
+from mi_core.io import file_sha256
 from mi_core.models.base import MaskedLM
 from mi_core.options import SEED_MAX, check_ranges, option
 from mi_core.order.elbo import order_loss, rollout
@@ -168,6 +169,8 @@ class OrderTask:
         draw, score, header, info = self.data(args, cfg, model)
         validate = make_validator(cfg.budgets, score, frozen=not cfg.finetune)
         extra = {"domain": self.domain, "denoiser": str(model_path), **info}
+        if not cfg.finetune:  # a fine-tuned selector pairs with its own *_denoiser* file
+            extra["mdm_sha256"] = file_sha256(model_path)
         nets = load_nets(args.init) if args.init is not None else None
         log_path.parent.mkdir(parents=True, exist_ok=True)
         out.parent.mkdir(parents=True, exist_ok=True)

@@ -100,11 +100,11 @@ options = ProteinOrderBench
 def run_bench(args, domain) -> int:
     if args.reference is None:
         raise ValueError("bench-order protein needs --reference FASTA")
-    selector = selector_of(args, domain)
     lo, hi = parse_lengths(args.lengths)
     seeds = parse_ints(args.seeds, "--seeds")
     budgets = parse_ints(args.budgets, "--budgets")
     model, description = load_model_described(args.model or "mdm", pick_device(args.device, args.threads), domain)
+    selector = selector_of(args, domain, model)
     lengths_by_seed = {seed: draw_lengths(args.samples, lo, hi, seed) for seed in seeds}
     reference = reference_set(args.reference)
     gammas = gammas_of(args, (8.0, 16.0, 32.0, 64.0))

@@ -133,13 +133,13 @@ def run_bench(args, domain) -> int:
     if args.puzzles is None:
         raise ValueError("bench-order sudoku needs --puzzles FILE")
     args.model = args.model or Path(domain.default_file("model"))
-    args.selector = selector_of(args, domain)
     budgets = parse_ints(args.budgets, "--budgets")
     gammas = gammas_of(args, GAMMAS)
     mi_gammas = parse_gamma_map(args.learned_mi_gammas)
     device = pick_device(args.device, args.threads)
     warn_if_slow_bf16(device, args.bf16, "--no-bf16 runs in fp32")
     model = load_sudoku_mdm(args.model, device)
+    args.selector = selector_of(args, domain, model)
     records = pick_records(args.puzzles, args.per_level)
     levels = sorted(dict.fromkeys(r.level for r in records if r.level),
                     key=lambda v: (v not in KNOWN_LEVELS, KNOWN_LEVELS.index(v) if v in KNOWN_LEVELS else 0, v))
