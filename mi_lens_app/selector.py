@@ -15,6 +15,7 @@ import torch
 
 from mi_core.decoding import STRATEGIES
 from mi_core.decoding.selector import PositionNet, load_order_net
+from mi_core.models.base import trained_on_mismatch
 from mi_lens_app.domains import DOMAINS, ROOT, Domain
 
 
@@ -38,12 +39,14 @@ def hidden_size(model, domain: Domain) -> int:
 
 
 def selector_mismatch(model, net: PositionNet, domain: Domain) -> str | None:
-    """Why ``net`` cannot read ``model``'s hidden states, or None when it fits."""
+    """Why ``net`` (the domain's selector) cannot read ``model``'s hidden states, or None when it fits."""
     size = hidden_size(model, domain)
     if net.cfg.d_model != size:
         return (f"it reads hidden states of size {net.cfg.d_model} (those of the MDM it was trained against), "
                 f"but the model's are {size}")
-    return None
+    path = domain.selector_path()
+    problem = trained_on_mismatch(model, path) if path is not None and path.is_file() else None
+    return f"it {problem}" if problem else None
 
 
 def trained_against(path: Path) -> Path | None:

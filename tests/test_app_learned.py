@@ -331,6 +331,16 @@ def test_selector_helpers():
     assert strategy.net is None  # a selector the strategy names itself wins
 
 
+def test_the_app_refuses_the_shipped_selector_on_another_model_of_its_size():
+    from mi_core.decoding.selector import load_order_net
+    from mi_core.models.loading import load_model
+
+    net = load_order_net(S9.selector_path())
+    assert order.selector_mismatch(load_model(str(S9.model_path()), domain="sudoku"), net, S9) is None
+    other = load_model("assets/sudoku_mdm.safetensors", domain="sudoku")  # hidden size 128 as well
+    assert order.selector_mismatch(other, net, S9).startswith("it was trained on assets/sudoku_peer_recurrent")
+
+
 def test_select_prob_profile_zeroes_filled_residues_and_colours_the_chosen():
     before = np.array([3, 0, 0, 5, 0, 0, 0, 1])
     prob = np.array([0.9, 0.2, 1.3, 0.7, 0.6, -0.1, 0.4, 0.8])  # out of [0, 1] at 2 and 5: clipped

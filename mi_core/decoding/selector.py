@@ -151,6 +151,6 @@ def check_order_net_fits(net: PositionNet, model, path: str | Path | None = None
         if trained.key != ours.key:
             raise ModelFileError(f"{name} was trained on {trained.cli_name}, the model is a {ours.cli_name} "
                                  f"model ({model.n_values} values): use a {ours.cli_name} selector")
-    problem = trained_on_mismatch(model, path, "the order selector")
+    problem = trained_on_mismatch(model, path)
     if problem:
-        raise ModelFileError(problem)
+        raise ModelFileError(f"{name} {problem}: use a selector trained on this model")

@@ -261,9 +261,10 @@ def shipped_estimator_for(model) -> Path:
 
 def check_trained_on(model, estimator_path: str | Path) -> None:
     """Raise EstimatorInputError when the estimator was trained on other weights than the model's."""
-    problem = trained_on_mismatch(model, estimator_path, "the estimator")
+    problem = trained_on_mismatch(model, estimator_path)
     if problem:
-        raise EstimatorInputError(problem + " (estimator=PATH, or leave it unset for the shipped one)")
+        raise EstimatorInputError(f"the estimator {estimator_path} {problem}: use an estimator trained on this model "
+                                  "(estimator=PATH, or leave it unset for the shipped one)")
 
 
 def load_estimator(path: str | Path, device: torch.device | str = "cpu") -> MIEstimator:

@@ -223,13 +223,12 @@ def trained_shas(meta: dict) -> set[str]:
     return {sha for sha in (meta.get("mdm_sha256"), *(c["sha256"] for c in meta.get("checked_on", []))) if sha}
 
 
-def trained_on_mismatch(model, path: str | Path, name: str) -> str | None:
-    """Why the net at ``path`` (an estimator or selector, called ``name``) does not fit ``model``, when its JSON
-    names the sha256 of other MDM weights than the file ``model`` was loaded from; else None. Another model
-    of the same size passes every shape check but gives wrong answers."""
+def trained_on_mismatch(model, path: str | Path) -> str | None:
+    """``"was trained on X, not on Y"`` when the JSON of the net at ``path`` (an estimator or selector) names
+    the sha256 of other MDM weights than the file ``model`` was loaded from; else None. Another model of the
+    same size passes every shape check but gives wrong answers."""
     meta = load_meta(path)
     want, weights = trained_shas(meta), getattr(model, "weights_path", None)
     if not want or weights is None or not Path(weights).is_file() or file_sha256(weights) in want:
         return None
-    return (f"{name} {path} was trained on {meta.get('mdm') or meta.get('denoiser', 'another model')}, not on {weights}: use one "
-            "trained on this model")
+    return f"was trained on {meta.get('mdm') or meta.get('denoiser', 'another model')}, not on {weights}"
