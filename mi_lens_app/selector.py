@@ -15,7 +15,8 @@ import torch
 
 from mi_core.decoding import STRATEGIES
 from mi_core.decoding.selector import PositionNet, load_order_net
-from mi_core.models.base import trained_on_mismatch
+from mi_core.io import file_sha256
+from mi_core.models.base import load_meta, trained_on_mismatch, trained_shas
 from mi_lens_app.domains import DOMAINS, ROOT, Domain
 
 
@@ -79,6 +80,9 @@ def misfit(domain: Domain, path: Path, problem: str) -> str:
     note = f"{path.name} does not fit the model: {problem}"
     recorded = trained_against(path)
     if recorded is None or not recorded.is_file() or domain.model_env is None:
+        return note
+    shas = trained_shas(load_meta(path))
+    if shas and file_sha256(recorded) not in shas:  # the file at that path has changed since
         return note
     shown = recorded.relative_to(ROOT) if recorded.is_relative_to(ROOT) else recorded
     return f"{note}; set {domain.model_env} to `{shown}` to run `learned`"

@@ -41,7 +41,7 @@ if [ "$SMALL" = "1" ]; then
     EVAL_P_ARGS=(--states 2 --min-len 30 --max-len 40)
     SWEEP_LIMIT=4
     SWEEP_GRID=(--grid sequential --grid "topk:k=4" --grid "eb:gamma=0.5" --grid "mi:gamma=0.5;lam=1"
-                --grid "learned:steps=10;selector=assets/sudoku_order_selector.safetensors")
+                --grid "learned:steps=10;selector=assets/sudoku_order_selector_recurrent.safetensors")
     SCALE_ARGS=(--batch-sizes 1,2 --peak-batches 8 --masked 2 --lengths 30 --protein-batch-sizes 1
                 --protein-peak-batches 8 --no-esmc --min-seconds 0.05 --time-cap 20)
     TEST_ARGS=(tests/test_cuda.py -k "not checks_run_on_cpu")
@@ -53,7 +53,7 @@ else
     SWEEP_LIMIT=500
     SWEEP_GRID=(--grid sequential --grid "topk:k=2,4,7" --grid "eb:gamma=0.2,0.5,1"
                 --grid "mi:gamma=0.3,0.6,1;lam=1"
-                --grid "learned:steps=10,20;selector=assets/sudoku_order_selector.safetensors")
+                --grid "learned:steps=10,20;selector=assets/sudoku_order_selector_recurrent.safetensors")
     SCALE_ARGS=(--batch-sizes 1,4,16,64,256,1024 --peak-batches 1024,4096,16384 --masked 40
                 --lengths 50,100,300 --protein-batch-sizes 1,4,16,64,256 --protein-peak-batches 64,256,1024
                 --no-esmc --time-cap 20)

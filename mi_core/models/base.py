@@ -17,7 +17,7 @@ from safetensors import safe_open
 from safetensors.torch import load_file
 from safetensors.torch import save as save_tensors
 
-from mi_core.io import commit, file_sha256, tmp_path, write_tmp_bytes
+from mi_core.io import commit, display_path, file_sha256, tmp_path, write_tmp_bytes
 
 MAX_CONFIG_INT = 2**20  # the bound of an integer config value whose field declares no range
 
@@ -220,7 +220,7 @@ def load_state(model: torch.nn.Module, path: str | Path, device: torch.device) -
 def trained_shas(meta: dict) -> set[str]:
     """The sha256 of the MDM weights an estimator or selector was trained on (``mdm_sha256``), and of those it
     was measured to serve as well (``checked_on``: e.g. a later checkpoint, with the figure that admitted it)."""
-    return {sha for sha in (meta.get("mdm_sha256"), *(c["sha256"] for c in meta.get("checked_on", []))) if sha}
+    return {sha for sha in (meta.get("mdm_sha256"), *(c.get("sha256") for c in meta.get("checked_on", []))) if sha}
 
 
 def trained_on_mismatch(model, path: str | Path) -> str | None:
@@ -231,4 +231,5 @@ def trained_on_mismatch(model, path: str | Path) -> str | None:
     want, weights = trained_shas(meta), getattr(model, "weights_path", None)
     if not want or weights is None or not Path(weights).is_file() or file_sha256(weights) in want:
         return None
-    return f"was trained on {meta.get('mdm') or meta.get('denoiser', 'another model')}, not on {weights}"
+    return (f"was trained on {meta.get('mdm') or meta.get('denoiser', 'another model')}, not on "
+            f"{display_path(weights)} (sha256 {file_sha256(weights)[:12]})")
