@@ -178,6 +178,19 @@ def test_a_selector_trained_against_another_file_is_cautioned(env, tmp_path):
     assert len(step_metrics(at)) == 2  # same hidden size: it still runs
 
 
+def test_the_shipped_selector_is_hidden_on_another_model_of_its_size(env):
+    env.setenv("MI_LENS_SUDOKU_MODEL", SHIPPED["MI_LENS_SUDOKU_MODEL"])  # d = 128, 6 layers: not its model
+    env.setenv("MI_LENS_SUDOKU_ESTIMATOR", "/nonexistent/est.safetensors")
+    env.delenv("MI_LENS_SUDOKU_SELECTOR")  # the default model's selector, trained on the recurrent weights
+    at = run_page(a="learned", b="topk")
+    assert_clean(at)
+    assert "learned" not in at.selectbox(key="a").options
+    note = next(c.value for c in at.caption if "`learned` is not offered" in c.value)
+    assert "it was trained on assets/sudoku_peer_recurrent.safetensors" in note
+    assert "not on assets/sudoku_mdm.safetensors" in note
+    assert "set MI_LENS_SUDOKU_MODEL to `assets/sudoku_peer_recurrent.safetensors` to run `learned`" in note
+
+
 @pytest.fixture
 def tiny_protein(env, tmp_path):
     """A tiny protein MDM, independent of the shipped one a training job may be rewriting."""
