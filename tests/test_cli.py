@@ -1,3 +1,4 @@
+import hashlib
 import json
 
 import pytest
@@ -23,6 +24,7 @@ def test_bench_writes_documented_json(tmp_path, model_path):
     assert res["mean_passes"] == pytest.approx(56 / 4)  # 56 blanks, 4 per pass
     assert set(res["by_level"]) == {"Easy", "Hard"} and res["by_level"]["Hard"]["n"] == 2
     assert 0 <= res["cell_accuracy"] <= 1 and len(res["passes"]) == 3
+    assert res["model_sha256"] == hashlib.sha256(model_path.read_bytes()).hexdigest()  # what checked_on records name
 
 
 def test_bench_txt_without_levels_solves_with_solver(tmp_path, model_path):

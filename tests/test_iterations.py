@@ -136,6 +136,7 @@ def test_bench_runs_a_recurrent_model_for_more_iterations_and_refuses_others(tmp
     """``bench --iterations`` changes a recurrent model's passes (the JSON says how many) and is refused, in one
     line, for a model that is not recurrent."""
     from mi_core.cli import main
+    from mi_core.io import file_sha256
 
     path = tmp_path / "recurrent.safetensors"
     save_sudoku_mdm(recurrent_model(loops=3), path)
@@ -151,7 +152,8 @@ def test_bench_runs_a_recurrent_model_for_more_iterations_and_refuses_others(tmp
     sweep = tmp_path / "sweep.json"
     assert main(["sweep", "sudoku", "--puzzles", str(puzzles), "--model", str(path), "--iterations", "5",
                  "--samplers", "sequential", "--json", str(sweep)]) == 0
-    assert {r["iterations"] for r in json.loads(sweep.read_text())} == {5}
+    swept = json.loads(sweep.read_text())
+    assert {r["iterations"] for r in swept} == {5} and {r["model_sha256"] for r in swept} == {file_sha256(path)}
     assert main(["bench", "sudoku", "--puzzles", str(puzzles), "--model", str(model_path), "--iterations", "6"]) != 0
     assert "is not a recurrent model" in capsys.readouterr().err
 

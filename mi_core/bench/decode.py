@@ -16,7 +16,7 @@ import numpy as np
 import torch
 
 from mi_core.decoding import decode_final
-from mi_core.io import display_path
+from mi_core.io import display_path, file_sha256
 from mi_core.mi.estimator import EstimatorInputError, shipped_estimator_for
 from mi_core.models.iterations import is_recurrent, run_for
 from mi_core.models.loading import load_model_described
@@ -184,11 +184,15 @@ def run_settings(args, inputs, **more) -> dict:
             "seeding": inputs.seeding, **more}
 
 
-def iteration_fields(model, args) -> dict:
-    """``{"iterations": n}`` for a recurrent model or a run given ``--iterations``, else ``{}``."""
+def model_fields(model, args) -> dict:
+    """What a result row records of its model: ``model_sha256`` of the weights file it was loaded from (what an
+    estimator's or selector's ``checked_on`` names), and ``iterations`` for a recurrent model or a run given
+    ``--iterations``."""
+    weights = getattr(model, "weights_path", None)
+    fields = {"model_sha256": file_sha256(weights)} if weights is not None and Path(weights).is_file() else {}
     if getattr(args, "iterations", 0) or getattr(getattr(model, "cfg", None), "loops", 1) > 1:
-        return {"iterations": model.iterations}
-    return {}
+        fields["iterations"] = model.iterations
+    return fields
 
 
 def load(args, domain, device):

@@ -117,7 +117,7 @@ def run_default(args, domain) -> int:
         strategy = decode.with_estimator(strategy_for(name, params, selector), model, domain, description)
         res, _ = decode.evaluate(model, inputs.templates, strategy, inputs.metric(), **run)
         rows.append({"sampler": name, "params": params, "T": t, **res, **inputs.fields,
-                     **decode.iteration_fields(model, args)})
+                     **decode.model_fields(model, args)})
         print(json.dumps(rows[-1]), flush=True)
     table = markdown_table(rows, [("sampler", "sampler"), ("params", "params"), ("T", "T"), ("n", "n"),
                                   ("accuracy", "accuracy"), ("mean_passes", "mean passes")])

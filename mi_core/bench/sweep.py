@@ -162,9 +162,10 @@ def main(args) -> int:
 
     cells = run_cells([(sweep_cell, inputs.templates, inputs.metric, run, *point) for point in points], args, engine,
                       None if engine.engine == "ray" else runner(model, device), done=say)
+    recorded = decode.model_fields(model, args)
     rows = [{"set": inputs.name, "sampler": name, "params": params, **res, **inputs.fields, "precision": precision,
              "seed": args.seed, "batch_size": args.batch_size, "temperature": args.temperature, "model": model_name,
-             **decode.iteration_fields(model, args), "command": cmd} for (name, params, _), res in zip(points, cells)]
+             **recorded, "command": cmd} for (name, params, _), res in zip(points, cells)]
     if args.merge:
         rows = merge_rows(old_rows, rows)
     atomic_write_json(args.json, rows)

@@ -16,6 +16,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from mi_core.bench import decode
 from mi_core.bench.order import gammas_of, matched, parse_ints, selector_of, strategy_for, write_report
 from mi_core.bench.report import markdown_table
 from mi_core.device import pick_device, warn_if_slow_bf16
@@ -148,6 +149,8 @@ def run_bench(args, domain) -> int:
     grid += [("mi", {"gamma": g, "lam": 0.5, "relative": True}) for g in gammas]  # the sweeps' best MI cost
     grid.append(("sequential", {}))
     rows += [run(model, records, name, params, args.selector, args.seed, args.bf16) for name, params in grid]
+    recorded = decode.model_fields(model, args)
+    rows = [row | recorded for row in rows]
     md = write_report(args, rows, f"{len(records)} puzzles of {args.puzzles.name} ({args.per_level} per level), "
                       f"selector {args.selector}, {'bf16' if args.bf16 else 'fp32'} forward passes\n\n"
                       + report(rows, budgets, levels))
