@@ -227,3 +227,10 @@ def test_display_path_keeps_machine_paths_out_of_records(tmp_path):
     installed = "/opt/py/lib/python3.11/site-packages/antiberty/trained_models/m.bin"
     assert display_path(installed) == "antiberty/trained_models/m.bin"
     assert display_path(tmp_path / "elsewhere") == str(tmp_path / "elsewhere")
+
+
+def test_bench_probe_records_the_model_file_it_loaded(tmp_path):
+    out = tmp_path / "bench_probe.json"
+    assert main(["bench-probe", "--batch-sizes", "2", "--masked", "2", "--states", "1", "--min-seconds", "0.01",
+                 "--eps", "0.05", "--device", "cpu", "--threads", "1", "--json", str(out)]) == 0
+    assert json.loads(out.read_text())["model"] == "assets/sudoku_peer_recurrent.safetensors"  # the default's file

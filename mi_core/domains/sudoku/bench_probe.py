@@ -18,7 +18,7 @@ from mi_core.domain import get_domain
 from mi_core.domains.sudoku import MASK_ID, geometry_for_length
 from mi_core.domains.sudoku.generator import random_grid
 from mi_core.domains.sudoku.mdm import load_sudoku_mdm
-from mi_core.io import atomic_write_json, check_output
+from mi_core.io import atomic_write_json, check_output, display_path
 from mi_core.mi.probe import probe, probe_many
 from mi_core.options import Device, Force, float_list, int_list, option, seed
 
@@ -134,7 +134,7 @@ def run_benchmark(model, device: torch.device, cfg, progress=print) -> dict:
         progress(f"{r['masked']} masked: {r['passes_per_s']:.0f} passes/s ({100 * r['fraction_of_peak']:.0f}% of peak)")
     out = {"date": time.strftime("%Y-%m-%d"), "device": str(device), "timing": TIMING,
            "host": platform.processor() or platform.machine(), "threads": torch.get_num_threads(),
-           "model": str(cfg.model), "seed": cfg.seed, "max_batch": max_batch, "sweep": sweep, "peak": best,
+           "model": display_path(model.weights_path) if getattr(model, "weights_path", None) else str(cfg.model), "seed": cfg.seed, "max_batch": max_batch, "sweep": sweep, "peak": best,
            "probe": results}
     if cfg.bf16:
         peak16 = throughput_sweep(model, sweep_states, [best["batch"]], autocast=True, min_seconds=cfg.min_seconds)
