@@ -390,3 +390,13 @@ def test_bench_probe_writes_json_and_one_markdown_section(tmp_path, model_path):
     assert "all at once" in text and "warm-up" in text
     assert text.count("<!-- bench-probe:start -->") == 1 and text.count("<!-- bench-probe:end -->") == 1
     assert "other results stay" in text and "% of peak" in text
+
+
+def test_entropy_from_logits_takes_impossible_values():
+    """A model may hard-mask a value with a -inf logit: it adds 0 to the entropy, as 0 log 0 = 0 (it gave NaN)."""
+    from mi_core.mi.entropy import entropy, entropy_from_logits
+
+    logits = torch.tensor([[0.0, float("-inf"), 1.0], [float("-inf"), 0.0, float("-inf")], [0.5, 0.1, -0.2]])
+    got = entropy_from_logits(logits)
+    torch.testing.assert_close(got, entropy(logits.softmax(-1)))
+    assert torch.isfinite(got).all() and got[1] == 0

@@ -6,9 +6,10 @@ import torch
 
 
 def entropy_from_logits(logits: torch.Tensor) -> torch.Tensor:
-    """Shannon entropy (nats) over the last axis: ``(..., V)`` logits -> ``(...)`` float32."""
+    """Shannon entropy (nats) over the last axis: ``(..., V)`` logits -> ``(...)`` float32 (a ``-inf`` logit, an
+    impossible value, adds 0)."""
     logp = logits.float().log_softmax(-1)
-    return -(logp.exp() * logp).sum(-1)
+    return -torch.where(logp > float("-inf"), logp.exp() * logp, 0.0).sum(-1)
 
 
 def entropy(probs: torch.Tensor) -> torch.Tensor:
