@@ -149,7 +149,16 @@ def test_train_order_protein_cli_writes_selector_denoiser_and_resumes(tmp_path, 
     assert meta["denoiser_frozen"] is False and meta["init"] == str(out) and meta["train"]["kl_weight"] == 0.5
     from mi_core.domains.protein.mdm import load_protein_mdm
 
-    assert load_protein_mdm(joint.with_name("joint_denoiser.safetensors")).cfg == tiny_protein.cfg
+    denoiser = joint.with_name("joint_denoiser.safetensors")
+    assert load_protein_mdm(denoiser).cfg == tiny_protein.cfg
+    from mi_core.decoding.selector import check_order_net_fits, load_order_net
+    from mi_core.io import file_sha256
+    from mi_core.models.base import ModelFileError
+
+    assert meta["mdm_sha256"] == file_sha256(denoiser)  # a fine-tuned selector fits its own denoiser file only
+    check_order_net_fits(load_order_net(joint), load_protein_mdm(denoiser), joint)
+    with pytest.raises(ModelFileError, match="was trained on"):
+        check_order_net_fits(load_order_net(joint), load_protein_mdm(model), joint)
     posterior, selector = load_nets(joint)
     assert posterior.cfg.role == "posterior" and selector.cfg.role == "selector"
 

@@ -13,7 +13,7 @@ import numpy as np
 import torch
 
 from mi_core.decoding.selector import load_order_net, make_order_nets, save_order_net
-from mi_core.io import file_sha256
+from mi_core.io import display_path, file_sha256
 from mi_core.models.base import MaskedLM
 from mi_core.options import SEED_MAX, check_ranges, option
 from mi_core.order.elbo import order_loss, rollout
@@ -169,7 +169,7 @@ class OrderTask:
         draw, score, header, info = self.data(args, cfg, model)
         validate = make_validator(cfg.budgets, score, frozen=not cfg.finetune)
         extra = {"domain": self.domain, "denoiser": str(model_path), **info}
-        if not cfg.finetune:  # a fine-tuned selector pairs with its own *_denoiser* file
+        if not cfg.finetune:  # a fine-tuned selector records its own *_denoiser* file instead
             extra["mdm_sha256"] = file_sha256(model_path)
         nets = load_nets(args.init) if args.init is not None else None
         log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -191,10 +191,13 @@ class OrderTask:
                     meta["init"] = str(args.init)
                 score = curve[-1].get("val_mean", float("-inf"))
                 for suffix in ("_last", "") if score >= best[0] else ("_last",):
-                    save_order_net(selector, out.with_name(out.stem + suffix + ".safetensors"), meta)
-                    save_order_net(posterior, out.with_name(out.stem + "_posterior" + suffix + ".safetensors"), meta)
-                    if cfg.finetune:
-                        self.save_denoiser(model, out.with_name(out.stem + "_denoiser" + suffix + ".safetensors"), meta)
+                    paired = meta
+                    if cfg.finetune:  # the selector pairs with this denoiser file, and checks it by its sha256
+                        denoiser = out.with_name(out.stem + "_denoiser" + suffix + ".safetensors")
+                        self.save_denoiser(model, denoiser, meta)
+                        paired = {**meta, "mdm": display_path(denoiser), "mdm_sha256": file_sha256(denoiser)}
+                    save_order_net(selector, out.with_name(out.stem + suffix + ".safetensors"), paired)
+                    save_order_net(posterior, out.with_name(out.stem + "_posterior" + suffix + ".safetensors"), paired)
                 best[0] = max(best[0], score)
 
             log(f"{header} ({time.time() - t0:.0f}s); frozen denoiser {model_path}")
