@@ -24,7 +24,7 @@ from mi_core.domains.sudoku import MASK_ID
 from mi_core.mi.estimator import estimate_mi, load_estimator
 from mi_core.mi.fidelity import fidelity, pair_values
 from mi_core.mi.probe import probe, value_index, with_givens
-from mi_core.models.base import ModelFileError
+from mi_core.models.base import ModelFileError, trained_on_mismatch
 from mi_core.models.iterations import Truncated, is_recurrent, per_iteration_logits, settle_iteration
 from mi_core.models.loading import load_model_described
 from mi_lens_app.domains import Domain
@@ -102,7 +102,9 @@ def estimator_mismatch(model, estimator, domain: Domain) -> str | None:
         return f"it was trained on a fixed length of {cfg.n_positions} positions; sequences vary in length"
     if getattr(cfg, "n_positions", 0) and cfg.n_positions != domain.cells:
         return f"it was trained on {cfg.n_positions} positions, this domain has {domain.cells}"
-    return None
+    path = domain.estimator_path()  # another model of the same size passes the checks above but gives wrong MI
+    problem = trained_on_mismatch(model, path) if path is not None and path.is_file() else None
+    return f"it {problem}" if problem else None
 
 
 def tokens_of(grid: str, domain: Domain, device) -> torch.Tensor:

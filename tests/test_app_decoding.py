@@ -91,7 +91,7 @@ def test_strategies_are_described_in_plain_words_with_the_technical_form_apart(e
     captions = [c.value for c in at.caption]
     assert any(c.startswith("Fills several cells per pass, but only cells the model is sure of") for c in captions)
     inside = [c.value for e in at.expander if e.label == "Technical description" for c in e.caption]
-    assert any("mi_fn(ctx) -> (B, N, N)" in c for c in inside)
+    assert any("lam * sum of MI(i, j) over those already accepted" in c for c in inside)
     outside = [c for c in captions if c not in inside]
     for developer_text in ("mi_fn", "prepare", "``net``", "max_batch"):
         assert not any(developer_text in c for c in outside), developer_text

@@ -180,7 +180,7 @@ def test_a_selector_trained_against_another_file_is_cautioned(env, tmp_path):
 
 def test_the_shipped_selector_is_hidden_on_another_model_of_its_size(env):
     env.setenv("MI_LENS_SUDOKU_MODEL", SHIPPED["MI_LENS_SUDOKU_MODEL"])  # d = 128, 6 layers: not its model
-    env.setenv("MI_LENS_SUDOKU_ESTIMATOR", "/nonexistent/est.safetensors")
+    env.delenv("MI_LENS_SUDOKU_ESTIMATOR")  # the default model's estimator and selector
     env.delenv("MI_LENS_SUDOKU_SELECTOR")  # the default model's selector, trained on the recurrent weights
     at = run_page(a="learned", b="topk")
     assert_clean(at)
@@ -189,6 +189,8 @@ def test_the_shipped_selector_is_hidden_on_another_model_of_its_size(env):
     assert "it was trained on assets/sudoku_peer_recurrent.safetensors" in note
     assert "not on assets/sudoku_mdm.safetensors" in note
     assert "set MI_LENS_SUDOKU_MODEL to `assets/sudoku_peer_recurrent.safetensors` to run `learned`" in note
+    assert "sha256" not in note  # the names differ: no checksum needed to tell them apart
+    assert any("MI estimator: not usable" in c.value for c in at.sidebar.caption)  # not run on the wrong model
 
 
 @pytest.fixture

@@ -25,7 +25,11 @@ MODES = ("sample", "threshold", "rank", "paced")
 @register("learned")
 @dataclass
 class Learned(Strategy):
-    """Positions from a trained order selector: ``net`` set by code, or loaded from ``selector`` (a path)."""
+    """The learned generation order: a selector P_psi, trained by variational inference, gives each masked
+    position a probability of being unmasked now; ``mode`` turns them into this pass's positions, within
+    ``steps`` passes.
+
+    ``net`` is set by code, or loaded from ``selector`` (a path)."""
 
     selector: str | None = None
     steps: int = param(10, "count")

@@ -98,8 +98,12 @@ class MIBudget(Strategy):
 @register("mi")
 @dataclass
 class MIGuided(MIBudget):
-    """MI-guided decoding with MI from ``mi_fn(ctx) -> (B, N, N)`` (no extra model pass): set by code, or
-    loaded by ``prepare`` from ``estimator`` (a weights path, or ``shipped``)."""
+    """MI-guided decoding: masked positions by entropy, lowest first; position i is accepted if
+    ``H_i + lam * sum of MI(i, j) over those already accepted`` fits the budget left (``gamma`` nats at first),
+    else it waits for a later pass. The MI comes from the neural estimator in the same model pass.
+
+    ``mi_fn(ctx) -> (B, N, N)`` is set by code, or loaded by ``prepare`` from ``estimator`` (a weights path, or
+    ``shipped``)."""
 
     estimator: str | None = None
     mi_fn: Callable | None = field(default=None, repr=False, compare=False, metadata={"runtime": True})

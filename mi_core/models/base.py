@@ -231,5 +231,7 @@ def trained_on_mismatch(model, path: str | Path) -> str | None:
     want, weights = trained_shas(meta), getattr(model, "weights_path", None)
     if not want or weights is None or not Path(weights).is_file() or file_sha256(weights) in want:
         return None
-    return (f"was trained on {meta.get('mdm') or meta.get('denoiser', 'another model')}, not on "
-            f"{display_path(weights)} (sha256 {file_sha256(weights)[:12]})")
+    trained, given = meta.get("mdm") or meta.get("denoiser", "another model"), display_path(weights)
+    if str(trained).split(" ")[0] == given:  # the same path, other weights: tell them apart by their sha256
+        given += f" (sha256 {file_sha256(weights)[:12]}, not {sorted(want)[0][:12]})"
+    return f"was trained on {trained}, not on {given}"
