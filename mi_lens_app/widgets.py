@@ -405,13 +405,16 @@ document.querySelectorAll("button.mi-copy-link:not([data-ready])").forEach((b) =
 
 
 # one chart a row below 1,200 px (a projector's 1024 px with the sidebar open leaves ~700 px for the page: three
-# heatmaps a row were 60 px each), less padding there, and rows of metrics that wrap instead of cutting labels
+# heatmaps a row were 60 px each), less padding there, and rows of metrics that wrap instead of cutting labels.
+# The Decoding page's two frames (a container keyed SIDE_BY_SIDE) stay side by side: comparing them is the page
+SIDE_BY_SIDE = "side_by_side"
 LAYOUT_CSS = """<style>
 @media (max-width: 1200px) {
   [data-testid="stMainBlockContainer"] { padding-left: 1.5rem; padding-right: 1.5rem; }
-  [data-testid="stHorizontalBlock"]:has([data-testid="stPlotlyChart"]) { flex-direction: column; }
-  [data-testid="stHorizontalBlock"]:has([data-testid="stPlotlyChart"]) > [data-testid="stColumn"] {
-    width: 100% !important; flex: 1 1 auto !important; min-width: 100%; }
+  [data-testid="stHorizontalBlock"]:has([data-testid="stPlotlyChart"]):not(.st-key-side_by_side *) {
+    flex-direction: column; }
+  [data-testid="stHorizontalBlock"]:has([data-testid="stPlotlyChart"]):not(.st-key-side_by_side *)
+    > [data-testid="stColumn"] { width: 100% !important; flex: 1 1 auto !important; min-width: 100%; }
 }
 [data-testid="stHorizontalBlock"]:has(> [data-testid="stColumn"] [data-testid="stMetric"]) { flex-wrap: wrap; }
 [data-testid="stHorizontalBlock"]:has(> [data-testid="stColumn"] [data-testid="stMetric"]) > [data-testid="stColumn"] {

@@ -236,7 +236,7 @@ def player(domain, pz, traces, count, view=None, present=False, stacked=False):
         st.session_state["step"] = step + 1
     step = widgets.frame_controls(count, compact=present)
     one_per_row = stacked or domain.layout == "sequence"  # the sequence strip needs the whole width
-    places = [st.container(), st.container()] if one_per_row else st.columns(2)
+    places = [st.container(), st.container()] if one_per_row else st.container(key=widgets.SIDE_BY_SIDE).columns(2)
     for place, side, trace in zip(places, ("a", "b"), traces):
         with place:
             if trace is None:

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from mi_core.decoding.selector import make_order_nets, save_order_net
 from mi_core.domains.sudoku.mdm import SudokuMDM, SudokuMDMConfig, save_sudoku_mdm
 from mi_core.mi.estimator import EstimatorConfig, MIEstimator, save_estimator
 from mi_lens_app.serve import READY_LINE
@@ -71,9 +72,11 @@ def app_url(tmp_path_factory):
                     root / "mdm.safetensors")
     save_estimator(MIEstimator(EstimatorConfig(d_in=32, n_values=9, d_node=16, d_proj=8, d_pair=8)),
                    root / "est.safetensors")
+    save_order_net(make_order_nets(32, width=16)[1], root / "sel.safetensors", {"denoiser": str(root / "mdm.safetensors")})
     port = free_port()
     env = {**os.environ, "MI_LENS_SUDOKU_MODEL": str(root / "mdm.safetensors"), "MI_LENS_DEVICE": "cpu",
            "MI_LENS_SUDOKU_ESTIMATOR": str(root / "est.safetensors"),
+           "MI_LENS_SUDOKU_SELECTOR": str(root / "sel.safetensors"),
            "MI_LENS_BENCHMARKS": str(ROOT / "tests" / "fixtures"), "MI_LENS_WARM": "1"}
     url = f"http://127.0.0.1:{port}"
     log_path = root / "streamlit.log"
@@ -414,6 +417,21 @@ def test_a_shared_link_keeps_its_puzzle_across_page_changes(chromium, app_url):
         if title != "About":
             assert selected(page, "Preset") == "hard · 26 clues", title
     assert selected(page, "Selected cell") == "r5c4"  # carried through the pages that have no selected cell
+    page.close()
+
+
+def test_a_projector_shows_both_decodings_side_by_side_with_the_selector_chart(chromium, app_url):
+    """At 1024 px with the sidebar open, the two frames stay side by side when one of them holds a plotly chart
+    (learned's P(unmask), from step 1): the layout rule that stacks rows of charts below 1,200 px stacked them."""
+    page = chromium.new_page(viewport={"width": 1024, "height": 3000})
+    page.goto(f"{app_url}/Decoding?a=mi&b=learned")
+    wait_ready(page)
+    page.get_by_role("button", name="next").click()
+    wait_ready(page)
+    page.wait_for_selector('[data-testid="stPlotlyChart"]', timeout=30_000)  # the selector's P(unmask) board
+    frames = [page.locator(".mi-grid").nth(i).bounding_box() for i in range(2)]
+    assert frames[1]["x"] > frames[0]["x"] + frames[0]["width"] - 1, frames  # B right of A, not below it
+    assert abs(frames[1]["y"] - frames[0]["y"]) < 100, frames
     page.close()
 
 
