@@ -68,7 +68,7 @@ def frame_header(trace, s, last: int, noun: str, extra: tuple[str, str]) -> None
     passes = f"{s.passes}" + (f" + {s.extra_passes}" if s.extra_passes else "")
     st.markdown(texts.frame_line([
         ("step", f"{s.step} / {last}"), ("passes", passes), ("unmasked", f"{int(s.chosen.sum())}"),
-        ("MI among", "n/a" if s.mi_among is None else f"{s.mi_among:.3g}"), extra]),
+        ("MI among", "n/a" if s.mi_among is None else f"{s.mi_among:.3g} nats"), extra]),
         help=f"passes: forward passes so far (+ the exact probe's own, for mi_exact); unmasked: {noun} unmasked "
              f"together at this step; MI among: the sum of pairwise MI over them ({trace.mi_source or 'no MI source'})")
 
