@@ -77,7 +77,7 @@ def _estimator(domain_key: str, stamp: str) -> tuple[object | None, str | None]:
         problem = core.estimator_mismatch(model(domain), est, domain)
     except ValueError as err:  # a bad estimator file, or the model itself is missing
         return None, str(err)
-    return (None, f"{path} does not fit the model: {problem}") if problem else (est, None)
+    return (None, f"{path.name} does not fit the model: {problem}") if problem else (est, None)
 
 
 @st.cache_resource(show_spinner="Loading the order selector ...", max_entries=4)
