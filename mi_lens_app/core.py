@@ -102,8 +102,7 @@ def estimator_mismatch(model, estimator, domain: Domain) -> str | None:
         return f"it was trained on a fixed length of {cfg.n_positions} positions; sequences vary in length"
     if getattr(cfg, "n_positions", 0) and cfg.n_positions != domain.cells:
         return f"it was trained on {cfg.n_positions} positions, this domain has {domain.cells}"
-    path = domain.estimator_path()  # another model of the same size passes the checks above but gives wrong MI
-    problem = trained_on_mismatch(model, path) if path is not None and path.is_file() else None
+    problem = trained_on_mismatch(model, domain.estimator_path())  # same size, other weights: wrong MI
     return f"it {problem}" if problem else None
 
 

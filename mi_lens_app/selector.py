@@ -45,8 +45,7 @@ def selector_mismatch(model, net: PositionNet, domain: Domain) -> str | None:
     if net.cfg.d_model != size:
         return (f"it reads hidden states of size {net.cfg.d_model} (those of the MDM it was trained against), "
                 f"but the model's are {size}")
-    path = domain.selector_path()
-    problem = trained_on_mismatch(model, path) if path is not None and path.is_file() else None
+    problem = trained_on_mismatch(model, domain.selector_path())
     return f"it {problem}" if problem else None
 
 

@@ -112,12 +112,11 @@ def run_default(args, domain) -> int:
         print(f"note: no MI estimator for {description}: the mi rows are skipped", file=sys.stderr)
     configs += [(name, {"gamma": g}, None) for name in ("eb", "mi") for g in gammas if name == "eb" or estimator]
     configs += [("sequential", {}, None)]
-    rows = []
+    rows, recorded = [], decode.model_fields(model, args)
     for name, params, t in configs:
         strategy = decode.with_estimator(strategy_for(name, params, selector), model, domain, description)
         res, _ = decode.evaluate(model, inputs.templates, strategy, inputs.metric(), **run)
-        rows.append({"sampler": name, "params": params, "T": t, **res, **inputs.fields,
-                     **decode.model_fields(model, args)})
+        rows.append({"sampler": name, "params": params, "T": t, **res, **inputs.fields, **recorded})
         print(json.dumps(rows[-1]), flush=True)
     table = markdown_table(rows, [("sampler", "sampler"), ("params", "params"), ("T", "T"), ("n", "n"),
                                   ("accuracy", "accuracy"), ("mean_passes", "mean passes")])

@@ -223,15 +223,19 @@ def trained_shas(meta: dict) -> set[str]:
     return {sha for sha in (meta.get("mdm_sha256"), *(c.get("sha256") for c in meta.get("checked_on", []))) if sha}
 
 
-def trained_on_mismatch(model, path: str | Path) -> str | None:
+def trained_on_mismatch(model, path: str | Path | None) -> str | None:
     """``"was trained on X, not on Y"`` when the JSON of the net at ``path`` (an estimator or selector) names
-    the sha256 of other MDM weights than the file ``model`` was loaded from; else None. Another model of the
-    same size passes every shape check but gives wrong answers."""
+    the sha256 of other MDM weights than the file ``model`` was loaded from; else None (also for no ``path``, or
+    a model not loaded from a file). Another model of the same size passes every shape check but gives wrong
+    answers."""
+    weights = getattr(model, "weights_path", None)
+    if path is None or weights is None or not Path(weights).is_file():
+        return None
     meta = load_meta(path)
-    want, weights = trained_shas(meta), getattr(model, "weights_path", None)
-    if not want or weights is None or not Path(weights).is_file() or file_sha256(weights) in want:
+    want, sha = trained_shas(meta), file_sha256(weights)
+    if not want or sha in want:
         return None
     trained, given = meta.get("mdm") or meta.get("denoiser", "another model"), display_path(weights)
     if str(trained).split(" ")[0] == given:  # the same path, other weights: tell them apart by their sha256
-        given += f" (sha256 {file_sha256(weights)[:12]}, not {sorted(want)[0][:12]})"
+        given += f" (sha256 {sha[:12]}, not {sorted(want)[0][:12]})"
     return f"was trained on {trained}, not on {given}"

@@ -132,10 +132,11 @@ def run_benchmark(model, device: torch.device, cfg, progress=print) -> dict:
     results = [summarise(masked, rows, best["seq_per_s"], many) for masked, rows, many in groups]
     for r in results:
         progress(f"{r['masked']} masked: {r['passes_per_s']:.0f} passes/s ({100 * r['fraction_of_peak']:.0f}% of peak)")
+    loaded = getattr(model, "weights_path", None)  # the file read, also when --model was not given
     out = {"date": time.strftime("%Y-%m-%d"), "device": str(device), "timing": TIMING,
            "host": platform.processor() or platform.machine(), "threads": torch.get_num_threads(),
-           "model": display_path(model.weights_path) if getattr(model, "weights_path", None) else str(cfg.model), "seed": cfg.seed, "max_batch": max_batch, "sweep": sweep, "peak": best,
-           "probe": results}
+           "model": display_path(loaded) if loaded else str(cfg.model), "seed": cfg.seed, "max_batch": max_batch,
+           "sweep": sweep, "peak": best, "probe": results}
     if cfg.bf16:
         peak16 = throughput_sweep(model, sweep_states, [best["batch"]], autocast=True, min_seconds=cfg.min_seconds)
         out["peak_bf16"] = peak16[0]
