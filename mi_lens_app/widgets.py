@@ -88,7 +88,7 @@ def _preset(domain: Domain, several: bool = False) -> Puzzle | None:
         st.sidebar.warning("No presets shipped (assets/examples/sudoku_presets.json is missing).")
         return None
     names = [p.name for p in presets]
-    name = st.sidebar.selectbox("Preset (easy to very hard)", names, key="preset", bind=BIND)
+    name = st.sidebar.selectbox("Preset (a showcase, then easy to very hard)", names, key="preset", bind=BIND)
     chosen = presets[names.index(name)]
     return _checked(domain, chosen.puzzle, chosen.name, several)
 

@@ -7,7 +7,7 @@ import pytest
 
 from mi_lens_app import benchmarks, figures, protein_figures
 from tests import test_app_pages
-from tests.test_app_pages import ROOT, assert_clean, run_page, specs
+from tests.test_app_pages import EASY_PRESET, ROOT, assert_clean, run_page, specs
 
 weights = test_app_pages.weights
 env = test_app_pages.env
@@ -97,7 +97,7 @@ def test_the_dependency_graph_is_capped_and_says_so(env):
 
 
 def test_the_maps_page_offers_log_colours(env):
-    at = run_page("pages/1_MI_maps.py", scale="log")
+    at = run_page("pages/1_MI_maps.py", preset=EASY_PRESET, scale="log")
     assert_clean(at)
     spec = next(s for t, s in specs(at).items() if t.startswith("MI, "))
     assert "log" in spec["data"][0]["colorbar"]["title"]["text"]

@@ -10,7 +10,7 @@ from mi_core.domains.protein import AMINO_ACIDS
 from mi_lens_app import exports, protein_figures
 from mi_lens_app.domains import load_presets
 from tests import test_app_pages
-from tests.test_app_pages import assert_clean, frame_digits, frame_grid, frame_numbers, frames, run_page
+from tests.test_app_pages import EASY_PRESET, assert_clean, frame_digits, frame_grid, frame_numbers, frames, run_page
 
 weights = test_app_pages.weights
 env = test_app_pages.env
@@ -23,7 +23,7 @@ def svg_size(svg: str) -> tuple[int, int]:
 
 
 def test_frame_numbers_are_one_wrapping_line_not_truncated_metrics(env):
-    at = run_page("pages/3_Decoding.py", a="topk", a_topk_k="4", b="eb", step="3")
+    at = run_page("pages/3_Decoding.py", preset=EASY_PRESET, a="topk", a_topk_k="4", b="eb", step="3")
     assert_clean(at)
     assert not at.metric  # st.metric cuts long values ("13 …") in a narrow column
     numbers = frame_numbers(at)
@@ -113,7 +113,7 @@ def test_a_step_back_and_forth_reuses_the_frames_it_drew(env, monkeypatch):
     built = []
     real = grid_svg.grid_svg
     monkeypatch.setattr(grid_svg, "grid_svg", lambda *a, **k: built.append(k.get("title")) or real(*a, **k))
-    at = run_page("pages/3_Decoding.py", a="topk", a_topk_k="4", b="eb", step="3")
+    at = run_page("pages/3_Decoding.py", preset=EASY_PRESET, a="topk", a_topk_k="4", b="eb", step="3")
     assert_clean(at)
     first = list(built)
     assert {"topk: step 3", "eb: step 3"} <= set(first)

@@ -149,7 +149,7 @@ def test_every_page_renders_and_its_charts_draw(chromium, app_url):
 
 
 def step_value(page) -> str:
-    """The step of strategy A's frame, from its line of numbers (``step 3 / 12 · passes 3 · ...``)."""
+    """The step of strategy A's frame, from its line of numbers (``step 3 / 15 · passes 3 · ...``)."""
     line = page.locator('[data-testid="stMarkdownContainer"] p', has_text=re.compile(r"^step \d")).first
     return line.locator("strong").first.inner_text()
 
@@ -159,23 +159,23 @@ def test_decoding_steps_forward_and_back(chromium, app_url):
     page.goto(f"{app_url}/Decoding?a=topk&a_topk_k=4")
     wait_ready(page)
     check_page(page, 2)
-    assert step_value(page) == "0 / 12"
+    assert step_value(page) == "0 / 15"
     page.get_by_role("button", name="next").click()
     wait_ready(page)
-    assert step_value(page) == "1 / 12"
+    assert step_value(page) == "1 / 15"
     # the frames are SVG grids (st.markdown keeps SVG; st.html's sanitizer would drop it): the browser draws
     # their titles, the given digits, the four cells topk unmasked outlined, and a tooltip on every cell
     assert page.locator(".mi-grid .mi-grid-title").all_text_contents() == ["topk: step 1", "eb: step 1"]
     first = page.locator(".mi-grid").first
-    assert first.locator("text.given").count() == 81 - 45 and first.locator("rect.chosen").count() == 4
+    assert first.locator("text.given").count() == 81 - 58 and first.locator("rect.chosen").count() == 4
     assert first.locator("rect > title").count() == 81 and first.bounding_box()["width"] > 300
     page.locator("h1").first.click()  # focus the page so the arrow-key shortcut reaches it
     page.keyboard.press("ArrowRight")
     wait_ready(page)
-    assert step_value(page) == "2 / 12"
+    assert step_value(page) == "2 / 15"
     page.get_by_role("button", name="prev").click()
     wait_ready(page)
-    assert step_value(page) == "1 / 12"
+    assert step_value(page) == "1 / 15"
     assert "step=1" in page.url  # the frame is part of the shareable URL
     check_page(page, 2)
     page.close()
@@ -302,12 +302,12 @@ def test_presentation_mode_on_a_projector_plays_with_space(chromium, app_url):
     assert reached >= 1
     page.wait_for_timeout(1500)
     assert int(step_value(page).split(" / ")[0]) == reached  # paused
-    page.goto(f"{app_url}/Decoding?a=topk&a_topk_k=4&b=topk&b_topk_k=8&present=true&step=10")
+    page.goto(f"{app_url}/Decoding?a=topk&a_topk_k=4&b=topk&b_topk_k=8&present=true&step=13")
     wait_ready(page)
     page.get_by_role("button", name="Play", exact=False).first.click()
     page.wait_for_timeout(4000)  # two frames to the end, then the next tick stops the timer
     wait_ready(page)
-    assert step_value(page) == "12 / 12"
+    assert step_value(page) == "15 / 15"
     assert page.get_by_role("button", name="Play", exact=False).first.is_visible()  # not "Pause": it stopped
     page.close()
 
@@ -399,7 +399,7 @@ def test_a_decoding_step_reruns_the_frames_alone(chromium, app_url):
         .observe(box, {attributes: true, attributeFilter: ['data-stale']}); }""")
     page.get_by_role("button", name="next").click()
     wait_ready(page)
-    assert step_value(page) == "1 / 12"
+    assert step_value(page) == "1 / 15"
     assert not page.evaluate("window.__stale")  # the strategies and settings were not rerun
     page.close()
 

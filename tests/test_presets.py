@@ -1,0 +1,49 @@
+"""The app's preset puzzles: rebuilt bit for bit from the seeded generator, and the showcase the app opens on
+shows what it was picked for on the shipped default model."""
+
+import json
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+from mi_core.domain import get_domain
+from mi_lens_app import core
+from mi_lens_app.domains import PRESETS_PATH, load_presets
+
+sys.path.insert(0, "scripts")
+import make_presets  # noqa: E402
+
+
+def test_presets_file_is_what_the_script_writes(tmp_path):
+    out = tmp_path / "presets.json"
+    assert make_presets.main(["--out", str(out)]) == 0
+    assert json.loads(out.read_text()) == json.loads(PRESETS_PATH.read_text())
+
+
+@pytest.fixture(scope="module")
+def default_sudoku():
+    torch.set_num_threads(1)
+    domain = get_domain("sudoku")
+    model, _ = core.load_domain_model(domain, torch.device("cpu"))
+    return domain, model, core.load_domain_estimator(domain, torch.device("cpu"))
+
+
+def test_the_showcase_goes_wrong_without_mi_and_right_with_it(default_sudoku):
+    domain, model, estimator = default_sudoku
+    showcase = load_presets()["sudoku9"][0]
+    assert showcase.name.startswith("MI showcase")
+    solution = domain.state_text(domain.solution(domain.parse_state(showcase.puzzle)))
+
+    def decode(name, params):
+        return core.decode_trace(model, estimator, domain, showcase.puzzle, solution, name, params, 0.0, 0)
+
+    with_mi = decode("mi", {"gamma": 0.6, "lam": 1.0})  # the app's defaults (Domain.strategy_defaults)
+    without = decode("eb", {"gamma": 0.5})
+    assert with_mi.solved and len(with_mi.steps) - 1 >= 4  # several steps to walk a class through
+    assert not without.solved
+    first_wrong = next(s.step for s in without.steps if s.errors.any())
+    assert first_wrong <= 3
+    conflicts = core.rule_conflicts(without.steps[-1].tokens, domain.rules(domain.cells))
+    assert np.asarray(conflicts).any()  # the board breaks a rule a class can see
