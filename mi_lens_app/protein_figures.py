@@ -269,15 +269,15 @@ def decode_strip(tokens: np.ndarray, chosen: np.ndarray, entropy: np.ndarray, er
         fig.add_trace(go.Scatter(x=x[c] + 1, y=rows[r] + 0.32, mode="markers", name="differs from native",
                                  hoverinfo="skip", marker={"symbol": "line-ew", "size": 9,
                                                            "line": {"width": 2, "color": ERROR_COLOR}}))
-    # letters as their own trace: a heatmap writes no text where z is blank (every cell of step 0), and the
-    # size follows the window (60 residues across a page-wide chart: ~20 px a residue)
-    rr, cc = np.meshgrid(np.arange(len(rows)), np.arange(hi - lo), indexing="ij")
+    # letters as their own transparent heatmaps (the coloured one writes no text where z is blank, every cell of
+    # step 0): plotly sizes heatmap text to its cells and leaves it out where they are too narrow to read (120
+    # residues in half of a 1024-px screen), so letters never overlap; the hover still names every residue
     sub = letters[:, lo:hi]
     if sub.size <= 12000:
-        fig.add_trace(go.Scatter(x=(x[cc] + 1).ravel(), y=rows[rr].ravel(), text=sub.ravel(), mode="text",
-                                 name="letters", hoverinfo="skip",
-                                 textfont={"size": letter_size(hi - lo), "color": np.where(sub == "_", "#888888",
-                                                                                           "#111111").ravel().tolist()}))
+        for name, shown, colour in (("letters", sub != "_", "#111111"), ("masked", sub == "_", "#888888")):
+            fig.add_trace(go.Heatmap(z=np.where(shown, 0.0, np.nan), x=x + 1, y=rows, text=sub, name=name,
+                                     texttemplate="%{text}", textfont={"color": colour}, hoverinfo="skip",
+                                     colorscale=[[0, "rgba(0,0,0,0)"], [1, "rgba(0,0,0,0)"]], showscale=False))
     notes = []
     if first:
         notes.append(f"last {len(rows)} of {steps} steps")
@@ -289,11 +289,6 @@ def decode_strip(tokens: np.ndarray, chosen: np.ndarray, entropy: np.ndarray, er
             yaxis={"title": "step", "range": [steps - 0.5, first - 0.5], "showgrid": False, "zeroline": False,
                    "tickmode": "linear", "tick0": 0, "dtick": max(1, int(np.ceil(len(rows) / 8)))})
     return add_cdr_marks(fig, list(regions), lo=lo, hi=hi, shift=1)
-
-
-def letter_size(residues: int) -> int:
-    """Font size of residue letters when ``residues`` positions share the width of a page."""
-    return 15 if residues <= 60 else 11 if residues <= 120 else 8
 
 
 def profile_figure(labels: list[str], series: dict[str, np.ndarray], *, selected: int | None = None,

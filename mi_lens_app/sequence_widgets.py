@@ -14,6 +14,8 @@ from mi_lens_app.sequences import MASK_MODES, Masking
 SEQUENCE_SOURCES = ("preset", "paste", "upload")
 BIND = links.BIND
 
+SIZES = [60, WINDOW, 200]  # the window sizes offered, residues
+
 
 def sequence_picker(domain: Domain) -> Puzzle | None:
     """Sidebar widgets choosing a protein (preset, pasted sequence or FASTA, upload) and its masking."""
@@ -95,13 +97,17 @@ def _sequence_uploaded() -> tuple[str, str, Masking] | None:
 
 
 def window_picker(length: int, key: str = "win", where=None) -> tuple[int, int]:
-    """``(start, size)`` of the residue window long sequences are drawn in (everything when it fits)."""
-    if length <= WINDOW:
+    """``(start, size)`` of the residue window long sequences are drawn in: all of them up to :data:`WINDOW`, unless
+    a narrower window is picked (from 61 residues: an antibody's 120 letters are too narrow to read on a 1024-px
+    projector, 60 are not)."""
+    if length <= SIZES[0]:
         return 0, length
     where = where or st
     c1, c2 = where.columns([3, 1])
-    size = c2.selectbox("Window", [60, WINDOW, 200], index=1, key=f"{key}_size", bind=BIND,
-                        help="residues drawn at once; long sequences stay responsive")
+    size = c2.selectbox("Window", SIZES, index=1, key=f"{key}_size", bind=BIND,
+                        help="residues drawn at once: fewer draw larger letters; long sequences stay responsive")
+    if size >= length:
+        return 0, length
     last = max(length - size + 1, 2)
     links.clamp_number(key, 1, last, integer=True)
     if int(st.session_state.get(key, 1) or 1) > last:  # a smaller sequence or a wider window than before

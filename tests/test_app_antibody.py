@@ -14,6 +14,7 @@ from streamlit.testing.v1 import AppTest
 from mi_core.domains.antibody.model import AntiBERTy, BertConfig, save_folder
 from mi_core.domains.protein.mdm import ProteinMDM, ProteinMDMConfig, save_protein_mdm
 from mi_lens_app import cdr_marks, protein_figures
+from tests.test_app_pages import array
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
@@ -103,6 +104,22 @@ def test_cdrs_are_marked_on_every_antibody_view(env):
     assert_clean(at)
     arc = next(s for t, s in specs(at).items() if t.startswith("Arc graph"))
     assert cdr_names(arc) == {"CDR-L1", "CDR-L2", "CDR-L3"}
+
+
+def test_a_narrower_window_zooms_the_antibody_strip(env):
+    at = run_page("pages/3_Decoding.py", domain="antibody", a="sequential", b="topk", step="2")
+    assert_clean(at)
+    assert at.selectbox(key="win_size").value == 120 and "win" not in [s.key for s in at.slider]  # all 120 shown
+    strip = next(s for t, s in specs(at).items() if t.startswith("sequential: step "))
+    assert len(array(strip["data"][0]["x"])) == 120  # the whole VH
+    at.selectbox(key="win_size").set_value(60).run()
+    assert_clean(at)
+    at.slider(key="win").set_value(61).run()
+    strip = next(s for t, s in specs(at).items() if t.startswith("sequential: step "))
+    x = array(strip["data"][0]["x"])
+    assert x[0] == 61 and len(x) == 60
+    assert "residues 61-120 of 120" in strip["layout"]["title"]["text"]
+    assert cdr_names(strip) == {"CDR-H2", "CDR-H3"}  # H1 (31-35) is left of the window
 
 
 def test_protein_views_open_on_an_antibody_and_keep_the_small_mdm(env):

@@ -64,9 +64,13 @@ def test_the_protein_strip_shows_letters_from_step_0():
     tokens = np.array([[0, 5, 0, 7]])
     fig = protein_figures.decode_strip(tokens, np.zeros((1, 4), bool), np.zeros((1, 4)), np.zeros((1, 4), bool),
                                        AMINO_ACIDS, size=60)
-    letters = next(t for t in fig.data if t.name == "letters")
-    assert list(letters.text) == ["_", AMINO_ACIDS[4], "_", AMINO_ACIDS[6]]  # the heatmap itself is blank here
-    assert letters.textfont.size >= 14 and fig.layout.height >= 170
+    text = {t.name: t for t in fig.data if t.name in ("letters", "masked")}
+    assert [list(row) for row in text["letters"].text] == [["_", AMINO_ACIDS[4], "_", AMINO_ACIDS[6]]]
+    # each text heatmap writes its letters where its z is set; the coloured heatmap itself is blank at step 0
+    assert np.isnan(text["letters"].z[0]).tolist() == [True, False, True, False]
+    assert np.isnan(text["masked"].z[0]).tolist() == [False, True, False, True]
+    assert all(t.textfont.size is None for t in text.values())  # plotly fits the letters to the cells, or drops them
+    assert fig.layout.height >= 170
 
 
 def test_the_animated_export_is_a_self_contained_player(env):
