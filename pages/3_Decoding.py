@@ -36,6 +36,8 @@ def settings(domain):
     temperature = c1.number_input("Temperature (0: argmax)", min_value=0.0, max_value=5.0, value=0.0, step=0.1,
                                   format="%g", key="temp", bind=links.bound("temp"))
     seed = c2.number_input("Seed", min_value=0, max_value=10**9, value=0, step=1, key="dseed", bind=links.bound("dseed"))
+    if domain.key == "protein" and temperature == 0:
+        st.caption(texts.PROTEIN_ARGMAX)
     return picked, float(temperature), int(seed)
 
 

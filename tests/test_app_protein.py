@@ -321,6 +321,15 @@ def test_decoding_compares_every_strategy_on_a_protein(env, a, b):
     assert len(at.success) == 2 and all("native sequence" in s.value for s in at.success)
 
 
+def test_argmax_on_a_protein_says_what_a_weak_model_does_with_it(env):
+    at = run_page("pages/3_Decoding.py", a="mi", b="eb", ppreset=load_protein_presets()[0].name)
+    assert_clean(at)
+    assert any("12 G's" in c.value for c in at.caption)
+    at.number_input(key="temp").set_value(1.0).run()
+    assert_clean(at)
+    assert not any("12 G's" in c.value for c in at.caption)
+
+
 def test_decoding_mi_without_estimator_reads_the_probe(env):
     at = run_page("pages/3_Decoding.py", a="mi", b="eb", step="2")
     assert_clean(at)

@@ -47,3 +47,19 @@ def test_the_showcase_goes_wrong_without_mi_and_right_with_it(default_sudoku):
     assert first_wrong <= 3
     conflicts = core.rule_conflicts(without.steps[-1].tokens, domain.rules(domain.cells))
     assert np.asarray(conflicts).any()  # the board breaks a rule a class can see
+
+
+def test_argmax_fills_the_first_protein_preset_with_g_as_the_app_says():
+    from mi_lens_app.sequences import load_protein_presets
+    from mi_lens_app.texts import PROTEIN_ARGMAX
+
+    domain = get_domain("protein")
+    model, description = core.load_domain_model(domain, torch.device("cpu"))
+    if "protein MDM" not in description:
+        pytest.skip("ESM-C weights are installed: the protein domain does not run the small CATH MDM")
+    preset = load_protein_presets()[0]
+    assert preset.masking.positions == "20-31" and "12 G's" in PROTEIN_ARGMAX
+    masked = "".join("_" if 19 <= i <= 30 else c for i, c in enumerate(preset.sequence))
+    trace = core.decode_trace(model, core.load_domain_estimator(domain, torch.device("cpu")), domain, masked,
+                              preset.sequence, "mi", {"gamma": 1.0, "lam": 1.0})
+    assert domain.state_text(trace.steps[-1].tokens)[19:31] == "G" * 12
