@@ -37,6 +37,7 @@ _IN = "_link_in"  # the parameters as the page's run found them
 _CHANGED = "_link_changed"  # {key: "old → new (why)"} clamped this run
 _FORMAT = "_link_format"  # {key: value -> its text in the URL} for widgets with a format_func
 _UNBIND = "_link_unbind"  # keys clamped this run whose widget is not yet drawn (see :func:`bound`)
+_SET = "_link_set_by_click"  # keys a callback set since the last full run (see :func:`set_by_click`)
 
 
 def known(key: str) -> bool:
@@ -57,9 +58,18 @@ def start(page: str = "", selects_cell: bool = False) -> None:
                 with contextlib.suppress(StreamlitAPIException):  # still bound: the widget keeps it itself
                     st.query_params[key] = value
     st.session_state["_link_page"] = page
-    st.session_state[_IN] = st.query_params.to_dict()
+    # a click's callback set these since the last run: the URL's old value is the page's own, not a link's
+    set_by_page = st.session_state.pop(_SET, set())
+    st.session_state[_IN] = {k: v for k, v in st.query_params.to_dict().items() if k not in set_by_page}
     st.session_state[_CHANGED] = {}
     st.session_state.setdefault(_FORMAT, {})
+
+
+def set_by_click(key: str) -> None:
+    """A callback (a click on a chart, a step button) set widget ``key``: the next run does not take the old value
+    still in the URL for a link's (a second click on the grid said "part of this link was not understood: cell=r1c3",
+    the first click's cell). Kept until the next full run, so a fragment's run that calls ``st.rerun`` passes it on."""
+    st.session_state.setdefault(_SET, set()).add(key)
 
 
 def arrived(key: str) -> str | None:

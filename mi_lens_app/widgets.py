@@ -223,6 +223,7 @@ def click_to_pair(chart_key: str, cell_key: str, allowed: list[int]):
         cell = next((c for c in pair if c in allowed), None)
         if cell is not None:
             st.session_state[cell_key] = cell
+            links.set_by_click(cell_key)
 
     return callback
 
@@ -236,6 +237,7 @@ def click_to_cell(chart_key: str, cell_key: str, cells: int, allowed: list[int] 
         cell = clicked_cell(selection, cells)
         if cell is not None and (allowed is None or cell in allowed):
             st.session_state[cell_key] = cell
+            links.set_by_click(cell_key)
 
     return callback
 
@@ -290,6 +292,7 @@ def strategy_picker(side: str, default: str, domain: Domain | None = None) -> tu
 
 def _step_to(key: str, value: int) -> None:
     st.session_state[key] = value
+    links.set_by_click(key)
 
 
 def _link_int(key: str) -> int:
@@ -305,6 +308,7 @@ def _step_by(key: str, delta: int, last: int) -> None:
     """One frame on or back from the frame shown when the button was clicked (the slider's value then: on a
     link's first run, the frame the link asked for, which the buttons could not know yet)."""
     st.session_state[key] = min(max(int(st.session_state.get(key, 0) or 0) + delta, 0), last)
+    links.set_by_click(key)
 
 
 def frame_controls(count: int, key: str = "step", compact: bool = False) -> int:
