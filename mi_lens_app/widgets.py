@@ -40,12 +40,21 @@ def domain_picker() -> Domain:
 def _open_proteins_on_antibodies() -> None:
     """A switch from a grid domain to ``protein`` opens the antibody domain when AntiBERTy is installed (its
     maps carry signal; the small protein MDM is barely better than amino-acid composition); picking
-    ``protein`` again, or a link that names it, keeps the small MDM."""
+    ``protein`` again, or a link that names it, keeps the small MDM. The strategies' parameters start again at the
+    new domain's defaults (9x9's mi gamma 0.6 fills one residue a pass on an antibody)."""
     before = DOMAINS_BY_SHORT.get(st.session_state.get("_domain_before") or "")
     if (st.session_state.get("domain") == DOMAINS["protein"].short and (before is None or before.layout == "grid")
             and support.antibody_model_installed()):
         st.session_state["domain"] = DOMAINS["antibody"].short
         st.session_state["_opened_on_antibody"] = True
+    domain = DOMAINS_BY_SHORT.get(st.session_state.get("domain") or "")
+    for side in ("a", "b"):
+        name = st.session_state.get(side)
+        for field in support.strategy_fields(name, domain) if name and domain else ():
+            key = f"{side}_{name}_{field.name}"
+            if key in st.session_state and field.default is not None:
+                st.session_state[key] = field.default
+                links.set_by_click(key)
 
 
 def puzzle_picker(domain: Domain, several: bool = False) -> Puzzle | None:

@@ -138,6 +138,21 @@ def test_protein_views_open_on_an_antibody_and_keep_the_small_mdm(env):
     assert at.radio(key="domain").value == "protein"
 
 
+def test_a_switch_of_domain_starts_the_strategies_at_its_defaults(env, monkeypatch):
+    monkeypatch.setenv("MI_LENS_SUDOKU_ESTIMATOR", "/nonexistent/sudoku_est.safetensors")  # mi reads the probe
+    at = run_page("pages/3_Decoding.py", a="mi", b="eb")
+    assert_clean(at)
+    assert (at.number_input(key="a_mi_gamma").value, at.number_input(key="b_eb_gamma").value) == (0.6, 0.5)  # 9x9's
+    at.radio(key="domain").set_value("protein").run()  # opens antibodies: AntiBERTy is installed here
+    assert_clean(at)
+    assert at.radio(key="domain").value == "antibody"
+    assert (at.number_input(key="a_mi_gamma").value, at.number_input(key="a_mi_lam").value,
+            at.number_input(key="b_eb_gamma").value) == (8.0, 1.0, 4.0)  # the CDR benchmark's settings
+    assert not any("not understood" in m.value for m in [*at.markdown, *at.caption, *at.warning])
+    at.radio(key="domain").set_value("9x9").run()
+    assert (at.number_input(key="a_mi_gamma").value, at.number_input(key="b_eb_gamma").value) == (0.6, 0.5)
+
+
 def test_a_link_naming_protein_keeps_the_small_mdm(env):
     at = run_page("pages/1_MI_maps.py", domain="protein")
     assert_clean(at)

@@ -32,6 +32,9 @@ PROTEIN = ProteinDomain(
     probe_fallback=True, model_loader=load_protein, states=ProteinStates, metric=CompositionMetric,
     order_task=ProteinOrderTask(), trainer=ProteinTask, bench_inputs=GeneratedSequences, order_bench=bench_order,
     probe_command=probe,
+    # the smallest budget of the protein benchmarks' grid (8-64 nats): at the registry's 1.0 and 0.1, mi and eb both
+    # fill one residue a pass, since a masked residue's entropy is 2.5-2.9 nats
+    strategy_defaults=(("mi", "gamma", 8.0), ("mi", "lam", 1.0), ("eb", "gamma", 8.0)),
     commands=(Command("generate", "sample sequences from a model: generate protein --length 80 ...", generate.main,
                       lambda domain: generate.OPTIONS_OF_DOMAIN),),
 )
