@@ -190,6 +190,18 @@ def app_wording(message: str) -> str:
                            "show a grid with several solutions, the empty grid too")
 
 
+def advice(params: set[str]) -> str:
+    """What would unmask fewer dependent cells together, in the words of a strategy with parameters ``params``."""
+    keep_apart = "MI-guided decoding (mi), which keeps cells that depend on each other out of one pass"
+    if {"gamma", "lam"} <= params:
+        return "Try a smaller budget (gamma) or a larger MI penalty (lam), so fewer dependent cells are unmasked together."
+    if "gamma" in params:
+        return f"Try a smaller budget (gamma), or {keep_apart}."
+    if "k" in params:
+        return f"Try a smaller k, or {keep_apart}."
+    return f"Try {keep_apart}."
+
+
 def frame_line(items: list[tuple[str, str]]) -> str:
     """One Markdown line of a frame's numbers, ``step **3 / 12** · passes **13** · ...``: it wraps instead of
     cutting a number off, as a row of metrics does in a narrow column."""

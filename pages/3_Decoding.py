@@ -61,16 +61,16 @@ def recovery(pz, s) -> float:
     return float((s.tokens[scored] == native[scored]).mean()) if scored.any() else float("nan")
 
 
-def frame_header(trace, s, last: int, noun: str, extra: tuple[str, str]) -> None:
+def frame_header(trace, s, last: int, noun: str, *extra: tuple[str, str]) -> None:
     """The strategy line and one line of numbers (it wraps, so no number is ever cut off): step, passes (+ the
     exact probe's own passes, for mi_exact), how many were unmasked together, the MI among them, and ``extra``
-    (errors, or native recovery)."""
+    (errors and the verdict, or native recovery)."""
     params = ", ".join(f"{k}={v}" for k, v in trace.params.items()) or "defaults"
     st.markdown(f"**{trace.strategy}** ({params})")
     passes = f"{s.passes}" + (f" + {s.extra_passes}" if s.extra_passes else "")
     st.markdown(texts.frame_line([
         ("step", f"{s.step} / {last}"), ("passes", passes), ("unmasked", f"{int(s.chosen.sum())}"),
-        ("MI among", "n/a" if s.mi_among is None else f"{s.mi_among:.3g} nats"), extra]),
+        ("MI among", "n/a" if s.mi_among is None else f"{s.mi_among:.3g} nats"), *extra]),
         help=f"passes: forward passes so far (+ the exact probe's own, for mi_exact); unmasked: {noun} unmasked "
              f"together at this step; MI among: the sum of pairwise MI over them ({trace.mi_source or 'no MI source'})")
 
@@ -136,7 +136,7 @@ def frame_view(domain, pz, trace, step, side, present=False):
     last = len(trace.steps) - 1
     s = trace.steps[min(step, last)]
     chosen = np.flatnonzero(s.chosen)
-    frame_header(trace, s, last, "cells", ("errors", f"{int(s.errors.sum())}"))
+    frame_header(trace, s, last, "cells", ("errors", f"{int(s.errors.sum())}"), *verdict(domain, trace, s, last))
     # st.markdown, not st.html: st.html's sanitizer keeps HTML only and drops the SVG. There is no script in it,
     # and grid_svg escapes every text in it (titles, tooltips)
     st.markdown(frame_grid(domain, pz, trace, s, present), unsafe_allow_html=True)
@@ -163,16 +163,36 @@ def frame_view(domain, pz, trace, step, side, present=False):
                      + failure_note(domain, trace, s))
 
 
+def first_wrong(trace) -> tuple[int, int] | None:
+    """``(step, cell)`` of the first wrong digit the decode wrote (wrong in its final grid), or None."""
+    errors = trace.steps[-1].errors.astype(bool)
+    for s in trace.steps[1:]:
+        bad = np.flatnonzero(s.chosen & errors)
+        if len(bad):
+            return s.step, int(bad[0])
+    return None
+
+
+def verdict(domain, trace, s, last: int) -> list[tuple[str, str]]:
+    """What a class should see in the line of numbers: the step that wrote the first wrong digit, in red, and at
+    the last step whether the grid was solved."""
+    items = []
+    first = first_wrong(trace)
+    if first is not None and s.step == first[0]:
+        items.append(("first wrong digit", f":red[{domain.labels()[first[1]]} = {int(trace.steps[-1].tokens[first[1]])}]"))
+    if s.step >= last:
+        items.append(("result", ":green[solved]" if trace.solved else ":red[not solved]"))
+    return items
+
+
 def failure_note(domain, trace, last) -> str:
     """Where a failed decode went wrong, in plain words: the first step that wrote a wrong digit, which cell,
     and whether a cell of the same row, column or box was written in the same pass (the independent sampling
     MI-guided decoding is meant to avoid); empty when no step wrote one."""
     labels, peers = domain.labels(), domain.rules(len(last.tokens))
-    for s in trace.steps[1:]:
-        bad = np.flatnonzero(s.chosen & last.errors.astype(bool))
-        if not len(bad):
-            continue
-        c = int(bad[0])
+    first = first_wrong(trace)
+    if first is not None:
+        s, c = trace.steps[first[0]], first[1]
         digit = int(last.tokens[c])
         same = [int(j) for j in np.flatnonzero(s.chosen & peers[c]) if j != c]
         clash = [j for j in same if int(last.tokens[j]) == digit]
@@ -186,8 +206,8 @@ def failure_note(domain, trace, last) -> str:
                      f"({', '.join(labels[j] for j in same[:4])}).")
         else:
             text += "; no cell of its row, column or box was written with it: the model itself was wrong there."
-        return text + (" Try a smaller budget (gamma) or a larger MI penalty (lam), so fewer dependent cells are "
-                       "unmasked together." if same else " Fewer cells a step would not have helped here.")
+        return text + (" " + texts.advice(support.strategy_param_names(trace.strategy)) if same
+                       else " Fewer cells a step would not have helped here.")
     return ""
 
 

@@ -31,6 +31,29 @@ def test_frame_numbers_are_one_wrapping_line_not_truncated_metrics(env):
     assert set(numbers[0]) == {"step", "passes", "unmasked", "MI among", "errors"}
 
 
+def test_the_line_of_numbers_names_the_first_wrong_digit_and_the_result(env):
+    at = run_page("pages/3_Decoding.py", preset=EASY_PRESET, a="topk", a_topk_k="4", b="eb")
+    assert_clean(at)
+    firsts = []
+    for step in range(13):  # topk k=4 fills the 45 blanks in 12 steps
+        at.slider(key="step").set_value(step).run()
+        numbers = frame_numbers(at)[0]
+        if "first wrong digit" in numbers:
+            firsts.append((step, numbers["first wrong digit"]))
+        assert ("result" in numbers) == (step == 12)
+    assert len(firsts) == 1 and re.fullmatch(r":red\[r\dc\d = \d\]", firsts[0][1])  # the random model errs once first
+    assert numbers["result"] == ":red[not solved]"
+
+
+def test_the_advice_after_a_failure_names_the_strategys_own_settings():
+    from mi_lens_app import support, texts
+
+    assert "(lam)" in texts.advice(support.strategy_param_names("mi"))
+    assert "(gamma)" in texts.advice(support.strategy_param_names("eb"))
+    assert "lam" not in texts.advice(support.strategy_param_names("eb"))  # it said "a larger MI penalty (lam)"
+    assert "smaller k" in texts.advice(support.strategy_param_names("topk"))
+
+
 def test_the_legend_names_every_colour(env):
     at = run_page("pages/3_Decoding.py")
     legend = next(m.value for m in at.markdown if "outline" in m.value)
