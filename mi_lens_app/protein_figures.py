@@ -256,8 +256,10 @@ def decode_strip(tokens: np.ndarray, chosen: np.ndarray, entropy: np.ndarray, er
         name, scale, zmin, zmax, bar = "H before (nats)", "Oranges", 0.0, float(np.log(len(amino_acids))), {}
     letters = np.array(["_", *amino_acids])[np.clip(tokens[rows], 0, len(amino_acids))]
     x = np.arange(lo, hi)
+    # the residues the decode filled carry their letters on their own colour (plotly picks black or white to
+    # contrast with it: grey letters on dark purple were the hardest to read)
     fig = go.Figure(go.Heatmap(z=z[:, lo:hi], x=x + 1, y=rows, colorscale=scale, name=name, text=letters[:, lo:hi],
-                               zmin=zmin, zmax=zmax,
+                               texttemplate="%{text}", zmin=zmin, zmax=zmax,
                                hovertemplate="step %{y}, residue %{x}: %{text}<br>" + name + " %{z}<extra></extra>",
                                colorbar={"title": {"text": name, "side": "right"}, "thickness": 12, **bar}))
     r, c = np.nonzero(chosen[rows][:, lo:hi])
@@ -269,12 +271,12 @@ def decode_strip(tokens: np.ndarray, chosen: np.ndarray, entropy: np.ndarray, er
         fig.add_trace(go.Scatter(x=x[c] + 1, y=rows[r] + 0.32, mode="markers", name="differs from native",
                                  hoverinfo="skip", marker={"symbol": "line-ew", "size": 9,
                                                            "line": {"width": 2, "color": ERROR_COLOR}}))
-    # letters as their own transparent heatmaps (the coloured one writes no text where z is blank, every cell of
-    # step 0): plotly sizes heatmap text to its cells and leaves it out where they are too narrow to read (120
-    # residues in half of a 1024-px screen), so letters never overlap; the hover still names every residue
-    sub = letters[:, lo:hi]
+    # the other letters (given residues, and masked ones as _) on transparent heatmaps, as the coloured one writes
+    # no text where its z is blank: plotly sizes heatmap text to the cells, so letters never overlap (at 120
+    # residues on a 1024-px screen they are tiny: a narrower window or a zoom reads them); the hover names them all
+    sub, blank = letters[:, lo:hi], np.isnan(z[:, lo:hi])
     if sub.size <= 12000:
-        for name, shown, colour in (("letters", sub != "_", "#111111"), ("masked", sub == "_", "#888888")):
+        for name, shown, colour in (("letters", blank & (sub != "_"), "#111111"), ("masked", sub == "_", "#888888")):
             fig.add_trace(go.Heatmap(z=np.where(shown, 0.0, np.nan), x=x + 1, y=rows, text=sub, name=name,
                                      texttemplate="%{text}", textfont={"color": colour}, hoverinfo="skip",
                                      colorscale=[[0, "rgba(0,0,0,0)"], [1, "rgba(0,0,0,0)"]], showscale=False))

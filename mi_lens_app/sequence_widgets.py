@@ -96,10 +96,10 @@ def _sequence_uploaded() -> tuple[str, str, Masking] | None:
     return fasta, record.name, Masking()
 
 
-def window_picker(length: int, key: str = "win", where=None) -> tuple[int, int]:
+def window_picker(length: int, key: str = "win", where=None, focus: int = 0) -> tuple[int, int]:
     """``(start, size)`` of the residue window long sequences are drawn in: all of them up to :data:`WINDOW`, unless
     a narrower window is picked (from 61 residues: an antibody's 120 letters are too narrow to read on a 1024-px
-    projector, 60 are not)."""
+    projector, 60 are not). A window opens a few residues before position ``focus`` (the first masked one)."""
     if length <= SIZES[0]:
         return 0, length
     where = where or st
@@ -112,7 +112,8 @@ def window_picker(length: int, key: str = "win", where=None) -> tuple[int, int]:
     links.clamp_number(key, 1, last, integer=True)
     if int(st.session_state.get(key, 1) or 1) > last:  # a smaller sequence or a wider window than before
         st.session_state[key] = last
-    start = c1.slider(f"Residues shown from (of {length})", 1, last, 1, key=key, bind=links.bound(key))
+    opening = min(max(focus - 5, 0) + 1, last)  # 1-based; CDR-H3 of a VH is at 99-109
+    start = c1.slider(f"Residues shown from (of {length})", 1, last, opening, key=key, bind=links.bound(key))
     return int(start) - 1, int(size)
 
 

@@ -114,8 +114,9 @@ the ones unmasked together at that step, a red bar under a residue that differs 
 sequence. Differing from the native sequence is not an error (many sequences fold alike); the share that
 matches, *native recovery*, is the usual yardstick of protein sequence design. Under `learned`, bars
 show its trained order selector's probability of unmasking each masked residue at that step, within a
-budget of T steps. Letters are drawn as large as their cells allow, and not at all where cells are too
-narrow: drag across the strip to zoom in (double-click zooms out), or pick a narrower *Window*.
+budget of T steps. Letters are drawn as large as the strip has room for, so at 120 residues on a 1024-px
+screen they are tiny: pick a *Window* of 60 (it opens on the masked residues), or drag across the strip to zoom in
+(double-click zooms out).
 """
 
 PROTEINS = r"""

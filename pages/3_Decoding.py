@@ -368,7 +368,7 @@ def main():
     if domain.layout == "sequence":
         st.segmented_control("Strip colour", ["step", "entropy"], key="color", bind="query-params", default="step",
                              help="colour residues by the step that filled them, or by their entropy before each step")
-        view = widgets.window_picker(pz.length)
+        view = widgets.window_picker(pz.length, focus=(pz.blanks or [0])[0])
     playing = bool(st.session_state.get("play", False))
     st.fragment(player, run_every=interval if playing else None)(domain, pz, traces, count, view, present, stacked)
     if present:

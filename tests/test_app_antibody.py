@@ -114,6 +114,8 @@ def test_a_narrower_window_zooms_the_antibody_strip(env):
     assert len(array(strip["data"][0]["x"])) == 120  # the whole VH
     at.selectbox(key="win_size").set_value(60).run()
     assert_clean(at)
+    assert at.slider(key="win").value == 61  # 5 before the masked CDR-H3 (99-109), or the last window: 61-120
+    at.slider(key="win").set_value(1).run()
     at.slider(key="win").set_value(61).run()
     strip = next(s for t, s in specs(at).items() if t.startswith("sequential: step "))
     x = array(strip["data"][0]["x"])
