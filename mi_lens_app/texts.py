@@ -191,6 +191,16 @@ def app_wording(message: str) -> str:
                            "show a grid with several solutions, the empty grid too")
 
 
+WEAK_MI = 0.05  # nats: below it, no pair of the map is worth a lesson (the showcase's largest is 1.03)
+
+
+def weak_mi(largest: float) -> str:
+    """Why a map of weak MI still fills the colour scale (percentile colours rank the pairs)."""
+    return (f"Every pair's MI here is below {WEAK_MI:g} nats (the largest is {largest:.2g}): the model is nearly sure "
+            "of the cells, so what dependence is left is weak. Percentile colours spread even these values over the "
+            "whole scale; linear colours show how small they are.")
+
+
 def advice(params: set[str]) -> str:
     """What would unmask fewer dependent cells together, in the words of a strategy with parameters ``params``."""
     keep_apart = "MI-guided decoding (mi), which keeps cells that depend on each other out of one pass"

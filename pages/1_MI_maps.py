@@ -254,6 +254,8 @@ def main():
                                default=widgets.most_uncertain(m.entropy, pz.blanks), where=c1)
     with c2:
         scale = widgets.scale_picker()
+    if scale == "percentile" and m.mi.max() < texts.WEAK_MI:
+        st.caption(texts.weak_mi(float(m.mi.max())))
     left, right = st.columns(2)
     with left:  # the grid first: the lighter chart draws first, and it answers the cell picked just above
         grid_panel(domain, pz, m, cell, scale, support.iterations(domain))

@@ -247,3 +247,17 @@ def test_a_log_layer_keeps_uncoloured_cells_uncoloured_and_a_shared_top():
     assert np.isnan(z[0]) and np.isnan(z[4:]).all() and z[1] == np.log10(figures.LOG_FLOOR)
     assert heat.zmax == pytest.approx(np.log10(2.0))  # the top a caller shares between maps side by side
     assert heat.colorbar.title.text == "MI (nats), log"
+
+
+def test_a_map_of_weak_mi_says_so_under_percentile_colours(env):
+    from mi_lens_app.domains import load_presets
+
+    unique = next(p.name for p in load_presets()["sudoku4"] if "unique" in p.name)  # the exact oracle's MI: 0
+    at = run_page("pages/1_MI_maps.py", domain="4x4", preset=unique)
+    assert_clean(at)
+    assert any("Percentile colours spread even these" in c.value for c in at.caption)
+    at = run_page("pages/1_MI_maps.py", domain="4x4", preset=unique, scale="linear")
+    assert_clean(at)
+    assert not any("Percentile colours spread even these" in c.value for c in at.caption)
+    at = run_page("pages/1_MI_maps.py", preset=EASY_PRESET)  # the tiny random estimator's MI reaches 1.1 nats
+    assert not any("Percentile colours spread even these" in c.value for c in at.caption)
