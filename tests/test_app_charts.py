@@ -163,6 +163,14 @@ def test_what_if_opens_a_linked_cell_on_that_cells_likeliest_digit(env, weights)
     assert_clean(at)
     assert at.selectbox(key="cell").value == cell
     assert at.pills(key="digit").value == int(np.argmax(m.marginals[cell])) + 1
+    # another cell picked: its own likeliest digit, not the last cell's (which could break a rule there)
+    at.selectbox(key="cell").set_value(first).run()
+    assert_clean(at)
+    assert at.pills(key="digit").value == int(np.argmax(m.marginals[first])) + 1
+    # (AppTest leaves the link's cell in its URL after set_value; a browser writes the new one)
+    assert not any("digit=" in t.value for t in [*at.caption, *at.markdown, *at.warning])
+    at.pills(key="digit").set_value(int(np.argmax(m.marginals[cell])) + 1).run()  # a digit the user picks stays
+    assert at.pills(key="digit").value == int(np.argmax(m.marginals[cell])) + 1
 
 
 def test_a_4x4_clamp_that_contradicts_the_givens_says_so_in_plain_words(env):
