@@ -353,7 +353,10 @@ def mi_heatmap(mi: np.ndarray, box: int, labels: list[str], *, order: str = "row
             "constrain": "domain"}  # both axes shrink to the square: the tick labels stay next to the matrix
     fig.update_layout(title={"text": title, "x": 0.02}, height=height, shapes=shapes, font=FONT,
                       margin={"l": 10, "r": 10, "t": 50, "b": 10}, plot_bgcolor="white", showlegend=False,
-                      xaxis=axis, yaxis=dict(axis, autorange=False, range=[cells - 0.5, -0.5], scaleanchor="x"),
+                      # x labels upright always: plotly's own choice, made before the square shrinks the axis,
+                      # left them level and running together ("row 1row 2") at 1024 px
+                      xaxis=dict(axis, tickangle=-90),
+                      yaxis=dict(axis, autorange=False, range=[cells - 0.5, -0.5], scaleanchor="x"),
                       clickmode="event+select", dragmode="zoom")
     return fig
 

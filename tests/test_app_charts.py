@@ -102,6 +102,7 @@ def test_the_maps_page_offers_log_colours(env):
     spec = next(s for t, s in specs(at).items() if t.startswith("MI, "))
     assert "log" in spec["data"][0]["colorbar"]["title"]["text"]
     assert spec["data"][1]["type"] == "scatter"  # clicks select pairs
+    assert spec["layout"]["xaxis"]["tickangle"] == -90  # "row 1row 2" ran together level at 1024 px
 
 
 def test_protein_axes_make_room_for_their_labels():
