@@ -40,7 +40,7 @@ def test_make_puzzle_keeps_digits_and_unique_solution():
 
 @pytest.mark.parametrize("text, error, match", [
     (EASY[:-1], SudokuFormatError, "81 cells, got 80"),
-    (EASY[:10] + "x" + EASY[11:], SudokuFormatError, "bad character 'x' at position 10"),
+    (EASY[:10] + "x" + EASY[11:], SudokuFormatError, "bad character 'x' at position 11"),
     ("99" + EASY[2:], SudokuConflictError, "digit 9 appears twice in row 1"),
     ("5" + EASY[1:], NoSolutionError, "no solution"),  # no direct conflict, but the solution has 3 there
     ("." * 81, MultipleSolutionsError, "more than one solution"),
@@ -87,7 +87,7 @@ def test_read_upload_filters_by_size_and_names_bad_files():
         read_upload("p.txt", b"12345\n", S9)
     bad = EASY[:10] + "x" + EASY[11:]  # measured when read, checked in full when picked
     assert [r.line for r in read_upload("p.txt", f"{bad}\n{EASY}\n".encode(), S9)] == [1, 2]
-    with pytest.raises(SudokuFormatError, match="bad character 'x' at position 10"):
+    with pytest.raises(SudokuFormatError, match="bad character 'x' at position 11"):
         make_puzzle(S9, bad)
     with pytest.raises(SudokuFormatError, match="'puzzle' column"):
         read_upload("p.csv", b"grid\n123\n", S9)

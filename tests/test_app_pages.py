@@ -158,7 +158,7 @@ def test_missing_model_is_a_message_and_the_4x4_domain_still_works(env):
 
 @pytest.mark.parametrize("puzzle, message", [
     (EASY[:-1], "a Sudoku has 81 cells, got 80 characters"),
-    (EASY[:10] + "x" + EASY[11:], "bad character 'x' at position 10"),
+    (EASY[:10] + "x" + EASY[11:], "bad character 'x' at position 11"),
     ("99" + EASY[2:], "digit 9 appears twice in row 1"),
     ("5" + EASY[1:], "this puzzle has no solution"),
     ("." * 80 + "1", "more than one solution"),

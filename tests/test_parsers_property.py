@@ -75,7 +75,7 @@ def test_a_non_ascii_digit_anywhere_in_a_grid_is_named(pos, ch):
     with pytest.raises(S.SudokuFormatError) as info:
         S.parse_grid(text)
     one_line(info.value)
-    assert f"U+{ord(ch):04X}" in str(info.value) and f"at position {pos} " in str(info.value)
+    assert f"U+{ord(ch):04X}" in str(info.value) and f"at position {pos + 1} (row {pos // 9 + 1}, column {pos % 9 + 1})" in str(info.value)
 
 
 @SETTINGS

@@ -354,7 +354,7 @@ def test_cli_oracle4_is_exact(tmp_path):
     "puzzle,message",
     [
         (EASY[:-1], "a Sudoku has 81 cells"),
-        (EASY[:-1] + "x", "bad character 'x' at position 80"),
+        (EASY[:-1] + "x", "bad character 'x' at position 81"),
         ("55" + EASY[2:], "digit 5 appears twice in row 1"),
         ("12345678." + "." * 27 + "........9" + "." * 36, "no solution"),
         ("1...........4...", "a Sudoku has 81 cells, got 16 characters"),

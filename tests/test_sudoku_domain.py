@@ -41,8 +41,8 @@ def test_tokens_round_trip():
     [
         ("123", "81 cells.*got 3"),
         ("", "empty"),
-        (EASY[:-1] + "x", r"bad character 'x' at position 80 \(row 9, column 9\)"),
-        (EASY[:10] + "-" + EASY[11:], r"bad character '-' at position 10 \(row 2, column 2\)"),
+        (EASY[:-1] + "x", r"bad character 'x' at position 81 \(row 9, column 9\)"),
+        (EASY[:10] + "-" + EASY[11:], r"bad character '-' at position 11 \(row 2, column 2\)"),
     ],
 )
 def test_parse_errors(text, match):

@@ -61,7 +61,7 @@ def parse_grid(text: str, size: int | None = 81) -> list[int]:
             digits.append(int(ch))
         else:
             row, col = divmod(pos, n)
-            raise SudokuFormatError(f"bad character {describe_char(ch)} at position {pos} (row {row + 1}, "
+            raise SudokuFormatError(f"bad character {describe_char(ch)} at position {pos + 1} (row {row + 1}, "
                                     f"column {col + 1}): use ASCII digits 1-{n}, '.' or '0'")
     return digits
 
