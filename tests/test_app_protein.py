@@ -318,7 +318,7 @@ def test_decoding_compares_every_strategy_on_a_protein(env, a, b):
         assert z.shape[1] == 58 and len(letters) == z.shape[0]  # rows are steps, columns residues
         assert "_" not in "".join(letters[-1])  # the last row is fully decoded
         assert any(t["name"] == "unmasked at this step" for t in strip["data"])
-    assert len(at.success) == 2 and all("native sequence" in s.value for s in at.success)
+    assert not at.success and sum("native sequence" in s.value for s in at.info) == 2  # neutral: a yardstick
 
 
 def test_argmax_on_a_protein_says_what_a_weak_model_does_with_it(env):
