@@ -405,6 +405,15 @@ class Trace:
         last = self.steps[-1]
         return bool((last.tokens != MASK_ID).all() and not last.errors.any())
 
+    def first_wrong(self) -> tuple[int, int] | None:
+        """``(step, position)`` of the first wrong value the decode wrote (wrong at that step: a strategy that
+        remasks, such as mask_predict, may take it back later), or None."""
+        for s in self.steps[1:]:
+            bad = np.flatnonzero(s.chosen & s.errors.astype(bool))
+            if len(bad):
+                return s.step, int(bad[0])
+        return None
+
 
 def _scalars(info: dict) -> dict:
     """The per-row scalar entries of a frame's info (``(B,)`` tensors or numbers), row 0 as floats."""

@@ -68,7 +68,8 @@ def start(page: str = "", selects_cell: bool = False) -> None:
 def set_by_click(key: str) -> None:
     """A callback (a click on a chart, a step button) set widget ``key``: the next run does not take the old value
     still in the URL for a link's (a second click on the grid said "part of this link was not understood: cell=r1c3",
-    the first click's cell). Kept until the next full run, so a fragment's run that calls ``st.rerun`` passes it on."""
+    the first click's cell). Kept until the next full run, so a fragment's run that calls ``st.rerun`` passes it on.
+    A page's own code that sets a key during a run calls :func:`took` instead, which corrects this run's record."""
     st.session_state.setdefault(_SET, set()).add(key)
 
 
@@ -202,6 +203,8 @@ def put_in_link(source_key: str, source: str, text_key: str, text: str) -> None:
     ``text`` is longer than :data:`MAX_LINK_TEXT` (:func:`text_bind` then keeps it out and says so)."""
     st.session_state[source_key] = source
     st.session_state[text_key] = text
+    set_by_click(source_key)
+    set_by_click(text_key)
     if len(text) > MAX_LINK_TEXT:
         return
     with contextlib.suppress(StreamlitAPIException):  # already bound: the widget writes it itself

@@ -276,7 +276,7 @@ def decode_strip(tokens: np.ndarray, chosen: np.ndarray, entropy: np.ndarray, er
     # residues on a 1024-px screen they are tiny: a narrower window or a zoom reads them); the hover names them all
     sub, blank = letters[:, lo:hi], np.isnan(z[:, lo:hi])
     if sub.size <= 12000:
-        for name, shown, colour in (("letters", blank & (sub != "_"), "#111111"), ("masked", sub == "_", "#888888")):
+        for name, shown, colour in (("letters", blank & (sub != "_"), "#111111"), ("masked", blank & (sub == "_"), "#888888")):
             fig.add_trace(go.Heatmap(z=np.where(shown, 0.0, np.nan), x=x + 1, y=rows, text=sub, name=name,
                                      texttemplate="%{text}", textfont={"color": colour}, hoverinfo="skip",
                                      colorscale=[[0, "rgba(0,0,0,0)"], [1, "rgba(0,0,0,0)"]], showscale=False))

@@ -96,10 +96,11 @@ def _sequence_uploaded() -> tuple[str, str, Masking] | None:
     return fasta, record.name, Masking()
 
 
-def window_picker(length: int, key: str = "win", where=None, focus: int = 0) -> tuple[int, int]:
+def window_picker(length: int, key: str = "win", where=None, masked: list[int] = ()) -> tuple[int, int]:
     """``(start, size)`` of the residue window long sequences are drawn in: all of them up to :data:`WINDOW`, unless
     a narrower window is picked (from 61 residues: an antibody's 120 letters are too narrow to read on a 1024-px
-    projector, 60 are not). A window opens a few residues before position ``focus`` (the first masked one)."""
+    projector, 60 are not). A window opens a few residues before the first of the ``masked`` positions, and again
+    on another sequence or mask."""
     if length <= SIZES[0]:
         return 0, length
     where = where or st
@@ -112,7 +113,12 @@ def window_picker(length: int, key: str = "win", where=None, focus: int = 0) -> 
     links.clamp_number(key, 1, last, integer=True)
     if int(st.session_state.get(key, 1) or 1) > last:  # a smaller sequence or a wider window than before
         st.session_state[key] = last
-    opening = min(max(focus - 5, 0) + 1, last)  # 1-based; CDR-H3 of a VH is at 99-109
+    opening = min(max((masked[0] if len(masked) else 0) - 5, 0) + 1, last)  # 1-based; a VH's CDR-H3: 99-109
+    owner = (length, tuple(masked))
+    if st.session_state.get(f"_{key}_of", owner) != owner and key in st.session_state:
+        st.session_state[key] = opening  # another sequence or mask: its own masked residues, not the last one's
+        links.took(key, str(opening))
+    st.session_state[f"_{key}_of"] = owner
     start = c1.slider(f"Residues shown from (of {length})", 1, last, opening, key=key, bind=links.bound(key))
     return int(start) - 1, int(size)
 

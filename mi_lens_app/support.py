@@ -21,6 +21,7 @@ import streamlit as st
 
 from mi_core.decoding import STRATEGIES, strategy_params
 from mi_core.domains import protein
+from mi_core.domains.protein.mdm import ProteinMDM
 from mi_core.models.base import ModelFileError
 from mi_core.models.iterations import iterations_of
 from mi_lens_app import benchmarks, core, domains, sequences, texts
@@ -193,6 +194,11 @@ def antibody_model_installed() -> bool:
 def model_info(domain: Domain) -> str:
     """Which model the domain's pages use, and why when a loader fell back to another."""
     return _model(domain.key, f"{domain.model_spec()}:{_model_stamp(domain)}")[1]
+
+
+def runs_small_protein_mdm(domain: Domain) -> bool:
+    """Whether the domain's pages run the small protein MDM trained on CATH (not ESM-C, not AntiBERTy)."""
+    return isinstance(model(domain), ProteinMDM)
 
 
 def estimator(domain: Domain):

@@ -189,7 +189,7 @@ def sequence_maps(domain, pz, m):
     cell = widgets.cell_picker(domain, pz, blanks_only=True, label="Selected residue (or click the heatmap)",
                                default=widgets.most_uncertain(m.entropy, pz.blanks))
     labels = pz.labels()
-    start, size = widgets.window_picker(pz.length, focus=(pz.blanks or [0])[0])
+    start, size = widgets.window_picker(pz.length, masked=pz.blanks)
     scale = widgets.scale_picker()
     left, right = st.columns(2)
     with left:

@@ -118,7 +118,7 @@ def main():
     scale = widgets.scale_picker()
     if not run:
         st.info("Turn on the exact probe to compare. Meanwhile, the fast map: " + fast.source)
-        view = widgets.window_picker(pz.length, focus=(pz.blanks or [0])[0]) if domain.layout == "sequence" else "row"
+        view = widgets.window_picker(pz.length, masked=pz.blanks) if domain.layout == "sequence" else "row"
         widgets.chart(heatmap(domain, pz, fast.mi, view, title=fast.source, height=480, scale=scale), key="map_fast")
         return
     exact = support.attempt(support.exact_probe, domain.key, pz.text, 0.0, version, what="Exact probe failed")
@@ -128,7 +128,7 @@ def main():
                f"{fast.passes} passes in {fast.seconds:.2f} s")
     cell = widgets.cell_picker(domain, pz, blanks_only=True)
     if domain.layout == "sequence":
-        view = widgets.window_picker(pz.length, focus=(pz.blanks or [0])[0])
+        view = widgets.window_picker(pz.length, masked=pz.blanks)
     else:
         view = "box" if st.toggle("Box-major order", key="boxmajor", bind="query-params") else "row"
     figs = side_by_side(domain, pz, fast, exact, cell, view, scale)

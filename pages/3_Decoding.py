@@ -36,7 +36,7 @@ def settings(domain):
     temperature = c1.number_input("Temperature (0: argmax)", min_value=0.0, max_value=5.0, value=0.0, step=0.1,
                                   format="%g", key="temp", bind=links.bound("temp"))
     seed = c2.number_input("Seed", min_value=0, max_value=10**9, value=0, step=1, key="dseed", bind=links.bound("dseed"))
-    if domain.key == "protein" and temperature == 0:
+    if domain.key == "protein" and temperature == 0 and support.runs_small_protein_mdm(domain):
         st.caption(texts.PROTEIN_ARGMAX)
     return picked, float(temperature), int(seed)
 
@@ -164,23 +164,13 @@ def frame_view(domain, pz, trace, step, side, present=False):
                      + failure_note(domain, trace, s))
 
 
-def first_wrong(trace) -> tuple[int, int] | None:
-    """``(step, cell)`` of the first wrong digit the decode wrote (wrong in its final grid), or None."""
-    errors = trace.steps[-1].errors.astype(bool)
-    for s in trace.steps[1:]:
-        bad = np.flatnonzero(s.chosen & errors)
-        if len(bad):
-            return s.step, int(bad[0])
-    return None
-
-
 def verdict(domain, trace, s, last: int) -> list[tuple[str, str]]:
     """What a class should see in the line of numbers: the step that wrote the first wrong digit, in red, and at
     the last step whether the grid was solved."""
     items = []
-    first = first_wrong(trace)
+    first = trace.first_wrong()
     if first is not None and s.step == first[0]:
-        items.append(("first wrong digit", f":red[{domain.labels()[first[1]]} = {int(trace.steps[-1].tokens[first[1]])}]"))
+        items.append(("first wrong digit", f":red[{domain.labels()[first[1]]} = {int(s.tokens[first[1]])}]"))
     if s.step >= last:
         items.append(("result", ":green[solved]" if trace.solved else ":red[not solved]"))
     return items
@@ -191,12 +181,12 @@ def failure_note(domain, trace, last) -> str:
     and whether a cell of the same row, column or box was written in the same pass (the independent sampling
     MI-guided decoding is meant to avoid); empty when no step wrote one."""
     labels, peers = domain.labels(), domain.rules(len(last.tokens))
-    first = first_wrong(trace)
+    first = trace.first_wrong()
     if first is not None:
         s, c = trace.steps[first[0]], first[1]
-        digit = int(last.tokens[c])
+        digit = int(s.tokens[c])
         same = [int(j) for j in np.flatnonzero(s.chosen & peers[c]) if j != c]
-        clash = [j for j in same if int(last.tokens[j]) == digit]
+        clash = [j for j in same if int(s.tokens[j]) == digit]
         text = f"The first wrong digit was written at step {s.step}: {labels[c]} = {digit}"
         if clash:
             text += (f", in the same pass as {', '.join(f'{labels[j]} = {digit}' for j in clash)}, which shares a "
@@ -278,6 +268,7 @@ def _play_pause(count: int) -> None:
     playing = not st.session_state.get("play", False)
     if playing and int(st.session_state.get("step", 0) or 0) >= count - 1:
         st.session_state["step"] = 0  # play again from the start
+        links.set_by_click("step")
     st.session_state["play"] = playing
 
 
@@ -369,7 +360,7 @@ def main():
     if domain.layout == "sequence":
         st.segmented_control("Strip colour", ["step", "entropy"], key="color", bind="query-params", default="step",
                              help="colour residues by the step that filled them, or by their entropy before each step")
-        view = widgets.window_picker(pz.length, focus=(pz.blanks or [0])[0])
+        view = widgets.window_picker(pz.length, masked=pz.blanks)
     playing = bool(st.session_state.get("play", False))
     st.fragment(player, run_every=interval if playing else None)(domain, pz, traces, count, view, present, stacked)
     if present:

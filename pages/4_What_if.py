@@ -64,7 +64,7 @@ def sequence_what_if(domain, pz):
         widgets.chart(figures.bar_figure(letters, {"p(residue | context)": w.marginals_before[cell]},
                                          title=f"Marginal of {pz.label(cell)}", yaxis="probability"), key="marginal")
         st.markdown(texts.WHATIF_PAGE)
-    view = widgets.window_picker(pz.length, focus=(pz.blanks or [0])[0])
+    view = widgets.window_picker(pz.length, masked=pz.blanks)
     changed = np.where(others[:, None], w.marginals_after, np.nan)
     widgets.chart(protein_figures.marginal_strip(changed, np.where(others, w.entropy_after, 0.0), labels, others,
                                                  "".join(letters), start=view[0], size=view[1],

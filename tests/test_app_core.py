@@ -185,6 +185,23 @@ def test_a_decode_stops_where_its_progress_callback_raises(tiny_mdm):
     assert seen == [(1, 56), (2, 56)]  # two of the 56 steps ran, not all of them
 
 
+def test_the_first_wrong_value_is_wrong_when_written_even_if_taken_back():
+    def frame(step, tokens, chosen, errors):
+        zeros = np.zeros(3)
+        return core.StepView(step, np.array(tokens), np.array(chosen), np.zeros(3, bool), zeros, zeros, step, 0,
+                             None, None, None, np.array(errors))
+
+    # mask_predict's way: step 1 fills all three, position 0 wrongly; step 2 rewrites it right, and writes 2 wrong
+    trace = core.Trace("mask_predict", {}, [frame(0, [0, 0, 0], [0, 0, 0], [0, 0, 0]),
+                                            frame(1, [5, 1, 2], [1, 1, 1], [1, 0, 0]),
+                                            frame(2, [4, 1, 7], [1, 0, 1], [0, 0, 1])], None, 0.0)
+    assert trace.first_wrong() == (1, 0)  # not position 2, the one wrong in the final grid
+    trace.steps[1] = frame(1, [4, 1, 2], [1, 1, 1], [0, 0, 0])
+    assert trace.first_wrong() == (2, 2)
+    trace.steps[2] = frame(2, [4, 1, 2], [0, 0, 0], [0, 0, 0])
+    assert trace.first_wrong() is None
+
+
 def test_decode_trace_mi_strategy_uses_the_estimator(tiny_mdm, tiny_estimator):
     trace = core.decode_trace(tiny_mdm, tiny_estimator, S9, EASY, EASY_SOL, "mi", {"gamma": 2.0})
     assert trace.mi_source == "mi's own MI"

@@ -289,6 +289,17 @@ def test_long_sequence_is_windowed_and_edges_capped(env):
     assert len(array(tops["x"])) == 150 and "(cap 150)" in arcs["layout"]["title"]["text"]  # 25 masked: 300 pairs
 
 
+def test_a_window_opens_on_the_masked_residues_and_follows_a_new_mask(env):
+    at = run_page("pages/3_Decoding.py", psrc="paste", seq=LONG, mask_mode="positions", mask="150-160", win_size="60")
+    assert_clean(at)
+    assert at.slider(key="win").value == 145  # 5 residues before the first masked one (150)
+    at.text_input(key="mask").set_value("30-40").run()
+    assert_clean(at)
+    assert at.slider(key="win").value == 25  # the new mask's, not the last one's
+    # (AppTest keeps the link's mask in its URL after set_value, so only the window is checked against the link)
+    assert not any("win=" in t.value for t in [*at.caption, *at.markdown, *at.warning])
+
+
 def test_exact_vs_estimated_on_a_protein(env, weights):
     env.setenv("MI_LENS_PROTEIN_ESTIMATOR", str(weights[1]))
     at = run_page("pages/2_Exact_vs_estimated.py", exact="true", scale="linear")  # z: the values themselves

@@ -16,6 +16,11 @@ sys.path.insert(0, "scripts")
 import make_presets  # noqa: E402
 
 
+def app_defaults(name: str, domain) -> dict:
+    """The parameters the Decoding page opens strategy ``name`` with on ``domain``."""
+    return {f.name: f.default for f in core.strategy_fields(name, domain.strategy_defaults) if f.default is not None}
+
+
 def test_presets_file_is_what_the_script_writes(tmp_path):
     out = tmp_path / "presets.json"
     assert make_presets.main(["--out", str(out)]) == 0
@@ -39,12 +44,12 @@ def test_the_showcase_goes_wrong_without_mi_and_right_with_it(default_sudoku):
     def decode(name, params):
         return core.decode_trace(model, estimator, domain, showcase.puzzle, solution, name, params, 0.0, 0)
 
-    with_mi = decode("mi", {"gamma": 0.6, "lam": 1.0})  # the app's defaults (Domain.strategy_defaults)
-    without = decode("eb", {"gamma": 0.5})
-    assert with_mi.solved and len(with_mi.steps) - 1 >= 4  # several steps to walk a class through
+    with_mi = decode("mi", app_defaults("mi", domain))
+    without = decode("eb", app_defaults("eb", domain))
+    assert with_mi.solved and len(with_mi.steps) - 1 == 6  # several steps to walk a class through
     assert not without.solved
     first_wrong = next(s.step for s in without.steps if s.errors.any())
-    assert first_wrong <= 3
+    assert first_wrong == 2 and int(without.steps[-1].errors.sum()) == 16  # as scripts/make_presets.py says
     conflicts = core.rule_conflicts(without.steps[-1].tokens, domain.rules(domain.cells))
     assert np.asarray(conflicts).any()  # the board breaks a rule a class can see
 
@@ -61,5 +66,5 @@ def test_argmax_fills_the_first_protein_preset_with_g_as_the_app_says():
     assert preset.masking.positions == "20-31" and "12 G's" in PROTEIN_ARGMAX
     masked = "".join("_" if 19 <= i <= 30 else c for i, c in enumerate(preset.sequence))
     trace = core.decode_trace(model, core.load_domain_estimator(domain, torch.device("cpu")), domain, masked,
-                              preset.sequence, "mi", {"gamma": 1.0, "lam": 1.0})
+                              preset.sequence, "mi", app_defaults("mi", domain))
     assert domain.state_text(trace.steps[-1].tokens)[19:31] == "G" * 12
