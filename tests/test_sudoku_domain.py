@@ -50,6 +50,15 @@ def test_parse_errors(text, match):
         S.parse_grid(text)
 
 
+def test_a_grid_printed_with_box_lines_parses_as_its_digits():
+    rows = [EASY[r * 9:(r + 1) * 9] for r in range(9)]
+    boxed = [" | ".join(" ".join(row[c:c + 3]) for c in (0, 3, 6)) for row in rows]  # ". . 9 | . 7 . | 1 . ."
+    pretty = "\n".join(boxed[0:3] + ["------+-------+------"] + boxed[3:6] + ["======+=======+======"] + boxed[6:9])
+    assert S.parse_grid(pretty) == S.parse_grid(EASY)  # it said "got 99 characters": the | were counted
+    with pytest.raises(S.SudokuFormatError, match=r"bad character '-' at position 2 "):
+        S.parse_grid("5-3" + "." * 78)  # a - inside a row is no box line
+
+
 def test_parse_rejects_non_string():
     with pytest.raises(S.SudokuFormatError, match="string"):
         S.parse_grid(123)

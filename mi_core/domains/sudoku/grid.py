@@ -41,11 +41,13 @@ class MultipleSolutionsError(SudokuError):
 
 
 def parse_grid(text: str, size: int | None = 81) -> list[int]:
-    """One grid string (whitespace ignored) -> digits, 0 for blank; ``size`` cells (``None``: 16 or 81).
+    """One grid string -> digits, 0 for blank; ``size`` cells (``None``: 16 or 81). Whitespace is ignored, and so is
+    the drawing of a grid printed with box lines: ``|`` and ``+``, and lines of only ``-``, ``=``, ``+`` and ``|``.
     SudokuFormatError on a wrong length or a character that is neither a digit nor a blank."""
     if not isinstance(text, str):
         raise SudokuFormatError(f"a Sudoku must be given as a string, got {type(text).__name__}")
-    chars = "".join(text.split())
+    rows = [line for line in text.splitlines() if not line.strip() or line.strip(" -=+|")]
+    chars = "".join("".join(rows).split()).replace("|", "").replace("+", "")
     if not chars:
         raise SudokuFormatError("the Sudoku string is empty")
     expected = geometry_for_length(len(chars)).cells if size is None else size
