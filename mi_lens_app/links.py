@@ -86,6 +86,17 @@ def took(key: str, value: str) -> None:
         found[key] = value
 
 
+def restart_on(key: str, owner, value) -> None:
+    """Before widget ``key`` is drawn: when what it belongs to (``owner``: a cell, a sequence and its mask) is not
+    the last run's, it starts again at ``value`` instead of keeping the last owner's choice (a digit that breaks a
+    rule in the new cell, a window on residues the new mask leaves alone); :func:`took` keeps the note quiet."""
+    mark = f"_{key}_of"
+    if st.session_state.get(mark, owner) != owner and key in st.session_state:
+        st.session_state[key] = value
+        took(key, str(value))
+    st.session_state[mark] = owner
+
+
 def accept_id(key: str, ids: list[str]) -> None:
     """Before select box ``key`` (shown and written to the URL by a ``format_func``) reads the link: a link
     that names an option by its id (``set=cath_reference``, as links did before the box showed names) selects it."""

@@ -114,11 +114,7 @@ def window_picker(length: int, key: str = "win", where=None, masked: list[int] =
     if int(st.session_state.get(key, 1) or 1) > last:  # a smaller sequence or a wider window than before
         st.session_state[key] = last
     opening = min(max((masked[0] if len(masked) else 0) - 5, 0) + 1, last)  # 1-based; a VH's CDR-H3: 99-109
-    owner = (length, tuple(masked))
-    if st.session_state.get(f"_{key}_of", owner) != owner and key in st.session_state:
-        st.session_state[key] = opening  # another sequence or mask: its own masked residues, not the last one's
-        links.took(key, str(opening))
-    st.session_state[f"_{key}_of"] = owner
+    links.restart_on(key, (length, tuple(masked)), opening)
     start = c1.slider(f"Residues shown from (of {length})", 1, last, opening, key=key, bind=links.bound(key))
     return int(start) - 1, int(size)
 

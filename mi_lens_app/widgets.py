@@ -26,7 +26,7 @@ def domain_picker() -> Domain:
     by_short = {d.short: d for d in DOMAINS.values()}
     st.session_state["_domain_before"] = st.session_state.get("domain")
     short = st.sidebar.radio("Domain", list(by_short), key="domain", bind=BIND, horizontal=True,
-                             on_change=_open_proteins_on_antibodies)
+                             on_change=_on_domain_change)
     domain = by_short[short]
     st.sidebar.caption(domain.label)
     if st.session_state.pop("_opened_on_antibody", False):
@@ -37,16 +37,25 @@ def domain_picker() -> Domain:
     return domain
 
 
+def _on_domain_change() -> None:
+    _open_proteins_on_antibodies()
+    _restart_strategy_params()
+
+
 def _open_proteins_on_antibodies() -> None:
     """A switch from a grid domain to ``protein`` opens the antibody domain when AntiBERTy is installed (its
     maps carry signal; the small protein MDM is barely better than amino-acid composition); picking
-    ``protein`` again, or a link that names it, keeps the small MDM. The strategies' parameters start again at the
-    new domain's defaults (9x9's mi gamma 0.6 fills one residue a pass on an antibody)."""
+    ``protein`` again, or a link that names it, keeps the small MDM."""
     before = DOMAINS_BY_SHORT.get(st.session_state.get("_domain_before") or "")
     if (st.session_state.get("domain") == DOMAINS["protein"].short and (before is None or before.layout == "grid")
             and support.antibody_model_installed()):
         st.session_state["domain"] = DOMAINS["antibody"].short
         st.session_state["_opened_on_antibody"] = True
+
+
+def _restart_strategy_params() -> None:
+    """The strategies' parameters start again at the new domain's defaults (9x9's mi gamma 0.6 fills one residue
+    a pass on an antibody)."""
     domain = DOMAINS_BY_SHORT.get(st.session_state.get("domain") or "")
     for side in ("a", "b"):
         name = st.session_state.get(side)

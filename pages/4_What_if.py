@@ -82,11 +82,7 @@ def pickers(domain, pz, start):
                                default=first)
     digits = list(range(1, domain.n_values + 1))
     likely = int(np.argmax(start.marginals[cell])) + 1 if cell is not None else digits[0]
-    before = st.session_state.get("_digit_of")
-    if before is not None and before != (pz.text, cell):  # another cell or puzzle: its own likeliest digit, not
-        st.session_state["digit"] = likely              # the last one's (which could break a rule there)
-        links.took("digit", str(likely))
-    st.session_state["_digit_of"] = (pz.text, cell)
+    links.restart_on("digit", (pz.text, cell), likely)  # another cell: its likeliest digit, not the last cell's
     # pills wrap onto a second line in a narrow column: a segmented control showed 3-8 of 1-9 at 1024 px
     digit = c2.pills("Digit", digits, key="digit", bind="query-params", default=likely) or likely
     return cell, int(digit)
