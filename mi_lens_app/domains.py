@@ -33,7 +33,7 @@ from mi_core.domains.sudoku.solver import count_solutions
 # the models a user can pick for a domain, by the name its link uses: the first is the domain's own. A second
 # model is the same domain with other model files (and the estimator and selector trained on them)
 MODELS: dict[str, dict[str, tuple[str, Domain | None]]] = {
-    "sudoku9": {"default": ("default (recurrent, 16 iterations)", None),
+    "sudoku9": {"default": ("default (recurrent, 24 iterations)", None),
                 "8layer": ("8 layers (the previous default)", SUDOKU_8LAYER)},
 }
 _VARIANTS = {d.key: d for choices in MODELS.values() for _, d in choices.values() if d is not None}

@@ -191,7 +191,7 @@ def app_wording(message: str) -> str:
                            "show a grid with several solutions, the empty grid too")
 
 
-WEAK_MI = 0.05  # nats: below it, no pair of the map is worth a lesson (the showcase's largest is 1.03)
+WEAK_MI = 0.05  # nats: below it, no pair of the map is worth a lesson (a 9x9 puzzle's strongest pairs reach 1 nat)
 
 
 def weak_mi(largest: float) -> str:
@@ -211,6 +211,18 @@ def advice(params: set[str]) -> str:
     if "k" in params:
         return f"Try a smaller k, or {keep_apart}."
     return f"Try {keep_apart}."
+
+
+def params_text(params: dict) -> str:
+    """A strategy's parameters as a reader says them: ``gamma 0.6 · lam 1 · relative`` (a switch that is off is left
+    out, a file by its name); "defaults" when there are none."""
+    def say(key, value):
+        if isinstance(value, bool):
+            return key if value else None
+        if isinstance(value, float):
+            return f"{key} {value:g}"
+        return f"{key} {str(value).rsplit('/', 1)[-1]}"
+    return " · ".join(part for k, v in params.items() if (part := say(k, v))) or "defaults"
 
 
 def frame_line(items: list[tuple[str, str]]) -> str:

@@ -517,7 +517,7 @@ def model_picker(domain: Domain) -> Domain:
     links.formatter("model", choices.get)
     links.accept_id("model", list(choices))  # a link may name the model by id: model=8layer
     name = st.sidebar.selectbox("Model", list(choices), format_func=choices.get, key="model", bind=BIND,
-                                help="the default model, recurrent (one block applied 16 times, whose steps the MI maps "
+                                help="the default model, recurrent (one block applied 24 times, whose steps the MI maps "
                                      "page can show), or the 8-layer model it replaced")
     return with_model(domain, name)
 

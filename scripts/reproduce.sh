@@ -495,3 +495,45 @@ python -m mi_core train-order sudoku --model assets/sudoku_peer_recurrent.safete
 PYTHONPATH=. python scripts/studies/selector_val.py --model assets/sudoku_peer_recurrent.safetensors \
     --pool assets/sudoku_pools/val_hard.txt.gz --json assets/benchmarks/selector_graded_pool_val_hard.json \
     assets/sudoku_order_selector_recurrent.safetensors runs/selector_graded/selector.safetensors
+
+# 2026-12-03 (seventh to ninth sessions): phase 4's checkpoints, the soup of three, and the switch to it.
+# Each checkpoint benchmarked as below ($C = p4_step1000, p4_step4000, phase3/model; OUT names as in BENCHMARKS.md)
+for C in p4_step1000 p4_step4000 phase3/model; do
+    python -m mi_core bench sudoku --puzzles $DATA/kaggle_graded_dev.csv --limit 500 --sampler sequential --threads 1 \
+        --model checkpoints/sudoku_chain/$C.safetensors --json runs/kaggle500_${C//\//_}.json --force; done
+PYTHONPATH=. python scripts/studies/soup.py checkpoints/sudoku_chain/p4_step1000.safetensors \
+    checkpoints/sudoku_chain/p4_step4000.safetensors checkpoints/sudoku_chain/phase3/model.safetensors --loops 24 \
+    --out checkpoints/sudoku_chain/soup3.safetensors
+# tuning: Kaggle dev rows 501-1000 (header + sed -n 502,1001p), the soup against the default and a 4-way soup
+(head -1 $DATA/kaggle_graded_dev.csv; sed -n 502,1001p $DATA/kaggle_graded_dev.csv) > runs/kaggle_tune500.csv
+PYTHONPATH=. python scripts/studies/soup.py checkpoints/sudoku_chain/p4_step1000.safetensors \
+    checkpoints/sudoku_chain/p4_step4000.safetensors checkpoints/sudoku_chain/phase3/model.safetensors \
+    checkpoints/sudoku_chain/phase2/model.safetensors --loops 24 --out runs/soup4.safetensors
+for M in checkpoints/sudoku_chain/soup3 runs/soup4 checkpoints/sudoku_chain/phase2/model; do
+    python -m mi_core bench sudoku --puzzles runs/kaggle_tune500.csv --sampler sequential --threads 1 --model $M.safetensors \
+        --json runs/tune500_$(basename $M).json --force; done  # assets/benchmarks/sudoku_tune500_{soup3,soup4,default}.json
+PYTHONPATH=. python scripts/studies/paired_bench.py assets/benchmarks/sudoku_tune500_soup3.json \
+    assets/benchmarks/sudoku_tune500_default.json runs/kaggle_tune500.csv assets/benchmarks/sudoku_tune_paired_soup3.json
+# scored: the first 500 of each set
+for set in kaggle_graded_dev.csv clue17_dev.txt top1465.txt; do
+    python -m mi_core bench sudoku --puzzles $DATA/$set --limit 500 --sampler sequential --threads 1 \
+        --model checkpoints/sudoku_chain/soup3.safetensors --json runs/${set%%.*}_500_soup3.json --force; done
+python -m mi_core make-estimator-data sudoku --model checkpoints/sudoku_chain/soup3.safetensors --out runs/estimator_data/soup3 \
+    --seed 0 --states 560 --shard-size 8 --eps 0.0001 --max-batch 512 --pool 500 --mix 0.4,0.2,0.4
+python -m mi_core train-estimator --data runs/estimator_data/soup3 --out checkpoints/sudoku_chain/soup3_mi_estimator.safetensors \
+    --threads 1 --variants log:free:rules --force
+python -m mi_core eval-estimator sudoku --puzzles $DATA/kaggle_graded_dev.csv --states 60 --threads 1 \
+    --model checkpoints/sudoku_chain/soup3.safetensors --estimator checkpoints/sudoku_chain/soup3_mi_estimator.safetensors \
+    --json assets/benchmarks/eval_estimator_soup3.json --force
+python -m mi_core sweep sudoku --model checkpoints/sudoku_chain/soup3.safetensors \
+    --estimator checkpoints/sudoku_chain/soup3_mi_estimator.safetensors --puzzles $DATA/kaggle_graded_dev.csv --level Expert \
+    --limit 200 --threads 1 --name soup3_kaggle_graded_dev_Expert --json checkpoints/sudoku_chain/sweep_soup3_Expert.json --force
+# the switch (ninth session): the soup and its estimator become the shipped files (their JSONs name them), then
+cp checkpoints/sudoku_chain/soup3.safetensors assets/sudoku_peer_recurrent.safetensors
+cp checkpoints/sudoku_chain/soup3_mi_estimator.safetensors assets/sudoku_mi_estimator_recurrent.safetensors
+PYTHONPATH=. python scripts/studies/hard_questions.py --model assets/sudoku_peer_recurrent.safetensors \
+    --estimator assets/sudoku_mi_estimator_recurrent.safetensors \
+    --selector assets/sudoku_order_selector_recurrent.safetensors --json assets/benchmarks/hard_questions_recurrent.json
+python -m mi_core bench-order sudoku --model assets/sudoku_peer_recurrent.safetensors --puzzles $DATA/kaggle_graded_dev.csv \
+    --per-level 40 --threads 1 --no-bf16 --selector assets/sudoku_order_selector_recurrent.safetensors \
+    --json assets/benchmarks/order_recurrent_kaggle200.json --force   # its .md is the section bench-order-recurrent

@@ -27,7 +27,7 @@ HARD = "preset=hard+%C2%B7+26+clues"
 VIEWS = [
     ("tour_mi_maps", f"MI_maps?{HARD}&cell=r5c4", 900),
     ("tour_exact", f"Exact_vs_estimated?{HARD}", 1100),
-    ("tour_decoding", "Decoding?step=6", 1500),  # the showcase the app opens on, at its last step
+    ("tour_decoding", "Decoding?step=5", 1500),  # the showcase the app opens on, at its last step
     ("tour_whatif", f"What_if?{HARD}&cell=r5c4", 1100),
     ("tour_benchmarks", "Benchmarks", 1000),
     ("tour_antibody", "MI_maps?domain=antibody", 1100),

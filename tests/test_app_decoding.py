@@ -54,6 +54,16 @@ def test_the_advice_after_a_failure_names_the_strategys_own_settings():
     assert "smaller k" in texts.advice(support.strategy_param_names("topk"))
 
 
+def test_a_strategys_parameters_read_as_words_not_as_code():
+    from mi_lens_app import texts
+
+    assert texts.params_text({"gamma": 0.6, "lam": 1.0, "relative": False}) == "gamma 0.6 · lam 1"
+    assert texts.params_text({"gamma": 1.0, "lam": 0.25, "relative": True}) == "gamma 1 · lam 0.25 · relative"
+    assert texts.params_text({"selector": "assets/sudoku_order_selector.safetensors", "steps": 15}) == (
+        "selector sudoku_order_selector.safetensors · steps 15")
+    assert texts.params_text({}) == "defaults"
+
+
 def test_the_legend_names_every_colour(env):
     at = run_page("pages/3_Decoding.py")
     legend = next(m.value for m in at.markdown if "outline" in m.value)

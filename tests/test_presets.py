@@ -46,10 +46,10 @@ def test_the_showcase_goes_wrong_without_mi_and_right_with_it(default_sudoku):
 
     with_mi = decode("mi", app_defaults("mi", domain))
     without = decode("eb", app_defaults("eb", domain))
-    assert with_mi.solved and len(with_mi.steps) - 1 == 6  # several steps to walk a class through
+    assert with_mi.solved and len(with_mi.steps) - 1 == 5  # several steps to walk a class through
     assert not without.solved
     first_wrong = next(s.step for s in without.steps if s.errors.any())
-    assert first_wrong == 2 and int(without.steps[-1].errors.sum()) == 16  # as scripts/make_presets.py says
+    assert first_wrong == 2 and int(without.steps[-1].errors.sum()) == 11  # as scripts/make_presets.py says
     conflicts = core.rule_conflicts(without.steps[-1].tokens, domain.rules(domain.cells))
     assert np.asarray(conflicts).any()  # the board breaks a rule a class can see
 

@@ -28,16 +28,17 @@ def load_sudoku(spec: str | Path | None, device) -> tuple[MaskedLM, str]:
 
 SUDOKU = GridDomain(
     "sudoku9", "Sudoku 9x9 (trained MDM)", "9x9", digits(SUDOKU9), names=("sudoku", "sudoku9"), geometry=SUDOKU9,
-    # the peer-recurrent model (one block applied 16 times) and the estimator and selector trained on it
+    # the peer-recurrent model (one block applied 24 times), the estimator trained on it, the selector checked on it
     model_env="MI_LENS_SUDOKU_MODEL", model_default="assets/sudoku_peer_recurrent.safetensors",
     estimator_env="MI_LENS_SUDOKU_ESTIMATOR", estimator_default="assets/sudoku_mi_estimator_recurrent.safetensors",
     selector_env="MI_LENS_SUDOKU_SELECTOR", selector_default="assets/sudoku_order_selector_recurrent.safetensors",
     model_loader=load_sudoku, states=SudokuStates, metric=SolvedMetric, order_task=order.ORDER_TASK, trainer=SudokuTask,
     order_bench=bench_order,
-    # the app's A/B at equal passes, chosen on the tuning puzzles of hard_questions.py (BENCHMARKS.md,
-    # hard-questions-recurrent): MI-guided at 1/5 of sequential's passes, EB within those passes; the learned
-    # order at T = 15, chosen on step 6,500, where it beat top-prob-margin on Kaggle Expert (on step 24,000 it wins
-    # most at T = 5-10; at 15: +6.0 on 17-clue, +2.0 on Expert, -4.5 on Kaggle Hard)
+    # the app's A/B, checked on the soup's tuning puzzles (hard_questions.py; BENCHMARKS.md, hard-questions-recurrent):
+    # MI-guided at 1/5 of sequential's passes (Kaggle Hard tuning picked lam 2; on Expert lam 1 and 2 solve 79.0%
+    # and 78.5%), and EB at gamma 0.5, about 3/4 of MI's passes, where unmasking dependent cells together shows
+    # (at MI's passes EB's gamma is 0.2 and the two tie: question 2); the learned order at T = 15, chosen on step
+    # 6,500, where it beat top-prob-margin on Kaggle Expert
     strategy_defaults=(("mi", "gamma", 0.6), ("mi", "lam", 1.0), ("eb", "gamma", 0.5), ("learned", "steps", 15)),
     commands=(
         Command("bench-suite", "sequential and top-k on the shared puzzle sets, into BENCHMARKS.md", suite.main,
