@@ -527,7 +527,7 @@ python -m mi_core eval-estimator sudoku --puzzles $DATA/kaggle_graded_dev.csv --
     --json assets/benchmarks/eval_estimator_soup3.json --force
 python -m mi_core sweep sudoku --model checkpoints/sudoku_chain/soup3.safetensors \
     --estimator checkpoints/sudoku_chain/soup3_mi_estimator.safetensors --puzzles $DATA/kaggle_graded_dev.csv --level Expert \
-    --limit 200 --threads 1 --name soup3_kaggle_graded_dev_Expert --json checkpoints/sudoku_chain/sweep_soup3_Expert.json --force
+    --limit 200 --threads 1 --name soup3_kaggle_graded_dev_Expert --json assets/benchmarks/sweep_recurrent_kaggle_graded_dev_Expert.json --force
 # the switch (ninth session): the soup and its estimator become the shipped files (their JSONs name them), then
 cp checkpoints/sudoku_chain/soup3.safetensors assets/sudoku_peer_recurrent.safetensors
 cp checkpoints/sudoku_chain/soup3_mi_estimator.safetensors assets/sudoku_mi_estimator_recurrent.safetensors
