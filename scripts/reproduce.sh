@@ -537,3 +537,5 @@ PYTHONPATH=. python scripts/studies/hard_questions.py --model assets/sudoku_peer
 python -m mi_core bench-order sudoku --model assets/sudoku_peer_recurrent.safetensors --puzzles $DATA/kaggle_graded_dev.csv \
     --per-level 40 --threads 1 --no-bf16 --selector assets/sudoku_order_selector_recurrent.safetensors \
     --json assets/benchmarks/order_recurrent_kaggle200.json --force   # its .md is the section bench-order-recurrent
+# app speed on the soup, with the chained training run paused (kill -STOP, then -CONT)
+PYTHONPATH=. python scripts/bench_app.py --browser --crafted-link --repeats 5 --json assets/benchmarks/app_speed.json
