@@ -67,7 +67,8 @@ def set_name(raw: str) -> str:
 # words of the shipped set ids, as a reader says them (set_title)
 SET_WORDS = {"kaggle": "Kaggle", "graded": "graded", "top1465": "top-1465", "clue17": "17-clue", "cath": "CATH",
              "protein": "protein", "reference": "reference sequences", "first40": "first 40", "loop": "loop",
-             "warm": "warm", "start": "start"}
+             "warm": "warm", "start": "start", "kaggle200": "Kaggle graded, 200 (40 per level)",
+             "recurrent": "peer-recurrent"}
 GRADES = ("Easy", "Medium", "Hard", "Expert")
 
 
@@ -105,16 +106,23 @@ def set_title(name: str) -> str:
     return " ".join([text.strip(), *tail]).strip() or name
 
 
-def opening_set(rows: list[dict], sets: list[str]) -> str:
-    """The set the page opens on: the first with MI-guided (``mi``...) and learned-order rows, else the one
-    with the most samplers (the first shipped set had only sequential and top-k)."""
+def opening_set(rows: list[dict], sets: list[str], model_sha: str | None = None) -> str:
+    """The set the page opens on: the first with MI-guided (``mi``...) and learned-order rows, those measured on
+    the model of sha256 ``model_sha`` (the shipped default) first; else the one with the most samplers (the first
+    shipped set had only sequential and top-k)."""
     samplers = {s: {r["sampler"] for r in rows if r["set"] == s} for s in sets}
 
     def has(s: str, prefix: str) -> bool:
         return any(name == prefix or name.startswith(prefix + "_") for name in samplers[s])
 
     both = [s for s in sets if has(s, "mi") and has(s, "learned")]
-    return both[0] if both else max(sets, key=lambda s: len(samplers[s]))
+    on_model = [s for s in both if s in sets_on_model(rows, model_sha)]
+    return (on_model or both or [max(sets, key=lambda s: len(samplers[s]))])[0]
+
+
+def sets_on_model(rows: list[dict], model_sha: str | None) -> set[str]:
+    """The sets whose rows record the model of sha256 ``model_sha`` (``model_sha256``, which newer runs write)."""
+    return {r["set"] for r in rows if model_sha and r.get("model_sha256") == model_sha}
 
 
 def metric_of(rows: list[dict]) -> Metric:
@@ -168,6 +176,7 @@ def load_rows(directory: Path | None = None) -> BenchRows:
     found = BenchRows()
     if not directory.is_dir():
         return found
+    per_file = []
     for path in sorted(directory.glob("*.json")):
         try:
             rows = _rows_of(json.loads(path.read_text()), path)
@@ -176,6 +185,13 @@ def load_rows(directory: Path | None = None) -> BenchRows:
         if rows is None:
             found.skipped.append(path.name)
             continue
-        found.rows += rows
+        per_file.append((path, rows))
         found.files.append(path.name)
+    # a set id several files share (a rerun on another model kept its --name) is one set per file, by file name
+    owners: dict[str, set[str]] = {}
+    for path, rows in per_file:
+        for r in rows:
+            owners.setdefault(r["set"], set()).add(path.name)
+    for path, rows in per_file:
+        found.rows += [{**r, "set": set_name(path.stem)} if len(owners[r["set"]]) > 1 else r for r in rows]
     return found

@@ -22,6 +22,7 @@ import streamlit as st
 from mi_core.decoding import STRATEGIES, strategy_params
 from mi_core.domains import protein
 from mi_core.domains.protein.mdm import ProteinMDM
+from mi_core.io import file_sha256
 from mi_core.models.base import ModelFileError
 from mi_core.models.iterations import iterations_of
 from mi_lens_app import benchmarks, core, domains, sequences, texts
@@ -416,6 +417,13 @@ def bench_rows() -> benchmarks.BenchRows:
 @st.cache_data(show_spinner=False, ttl=30)
 def _bench_rows(directory: str) -> benchmarks.BenchRows:
     return benchmarks.load_rows(Path(directory))
+
+
+@st.cache_data(show_spinner=False, ttl=30)
+def default_sudoku_sha() -> str | None:
+    """sha256 of the default Sudoku model's weights (benchmark rows that record it were measured on it)."""
+    path = domains.get_domain("sudoku").model_path()
+    return file_sha256(path) if path is not None and path.is_file() else None
 
 
 def compare(pred, exact, masked, k: int = 20) -> dict:

@@ -16,12 +16,18 @@ def main():
         st.markdown(texts.BENCH_PAGE)
         return
     sets = found.sets
-    opening = benchmarks.opening_set(found.rows, sets)
-    links.formatter("set", benchmarks.set_title)
+    default_sha = support.default_sudoku_sha()
+    opening = benchmarks.opening_set(found.rows, sets, default_sha)
+    on_default = benchmarks.sets_on_model(found.rows, default_sha)
+
+    def title(name: str) -> str:
+        return benchmarks.set_title(name) + (" · the default model" if name in on_default else "")
+
+    links.formatter("set", title)
     links.accept_id("set", sets)
     chosen = st.selectbox("Puzzle set", sets, index=sets.index(opening), key="set", bind="query-params",
-                          format_func=benchmarks.set_title, help="the sweeps under assets/benchmarks; it opens on "
-                          "a set with MI-guided and learned-order samplers") or opening
+                          format_func=title, help="the sweeps under assets/benchmarks; it opens on a set with "
+                          "MI-guided and learned-order samplers measured on the default Sudoku model") or opening
     st.caption(f"Set id `{chosen}`.")
     rows = [r for r in found.rows if r["set"] == chosen]
     samplers = list(dict.fromkeys(r["sampler"] for r in rows))
@@ -34,7 +40,7 @@ def main():
     ns = sorted({r["n"] for r in rows}) or [0]
     n = f"{ns[0]}" if len(ns) == 1 else f"{ns[0]}-{ns[-1]}"
     metric = benchmarks.metric_of(rows) if rows else benchmarks.METRICS[0]
-    fig = (figures.frontier_figure(rows, f"{metric.name} vs passes: {benchmarks.set_title(chosen)} (n={n})", metric)
+    fig = (figures.frontier_figure(rows, f"{metric.name} vs passes: {title(chosen)} (n={n})", metric)
            if rows else None)
     with left:
         if fig is not None:

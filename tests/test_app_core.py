@@ -330,3 +330,16 @@ def test_benchmark_rows_from_sweep_files(tmp_path):
     assert found.rows[0]["label"] == "topk (k=2)"
     assert benchmarks.pareto(found.rows[:2], benchmarks.METRICS[0]) == found.rows[:2]  # more passes, more accuracy
     assert benchmarks.load_rows(tmp_path / "absent").rows == []
+
+
+def test_benchmark_sets_of_two_models_stay_apart_and_the_page_opens_on_the_default(tmp_path):
+    row = {"set": "expert", "sampler": "mi", "params": {}, "n": 10, "accuracy": 0.5, "mean_passes": 9.0}
+    learned = {**row, "sampler": "learned"}
+    (tmp_path / "sweep_expert.json").write_text(json.dumps([row, learned]))
+    # a rerun on the default model that kept the set's --name: it was merged into one set of two models
+    (tmp_path / "sweep_expert_new.json").write_text(json.dumps([{**r, "model_sha256": "abc"} for r in (row, learned)]))
+    found = benchmarks.load_rows(tmp_path)
+    assert found.sets == ["expert", "expert_new"] and len(found.rows) == 4
+    assert benchmarks.sets_on_model(found.rows, "abc") == {"expert_new"}
+    assert benchmarks.opening_set(found.rows, found.sets, "abc") == "expert_new"
+    assert benchmarks.opening_set(found.rows, found.sets, None) == "expert"
