@@ -539,3 +539,4 @@ python -m mi_core bench-order sudoku --model assets/sudoku_peer_recurrent.safete
     --json assets/benchmarks/order_recurrent_kaggle200.json --force   # its .md is the section bench-order-recurrent
 # app speed on the soup, with the chained training run paused (kill -STOP, then -CONT)
 PYTHONPATH=. python scripts/bench_app.py --browser --crafted-link --repeats 5 --json assets/benchmarks/app_speed.json
+PYTHONPATH=. python scripts/load_test.py --client protocol --sessions 30 --json assets/benchmarks/load_test_30_protocol_soup.json
