@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import gc
 import json
 import math
 import sys
@@ -249,8 +250,10 @@ def main(namespace) -> int:
     task = task_cls(model_cfg, cfg, device, args, log)
     result = train(task, args["out"], device, log=log, resume=args["resume"],
                    checkpoint_every=60 * args["checkpoint_minutes"], cpu_clock=args["cpu_clock"])
+    key = f"best_{task.best_key}"
+    del task  # its DDP model holds the process group: free it before the group goes, not at interpreter exit
+    gc.collect()
     distributed.teardown()
     if main_rank:
-        key = f"best_{task.best_key}"
         print(json.dumps({key: result[key], "params": result["params"], "step": result["step"]}))
     return 0
