@@ -106,18 +106,17 @@ def set_title(name: str) -> str:
     return " ".join([text.strip(), *tail]).strip() or name
 
 
-def opening_set(rows: list[dict], sets: list[str], model_sha: str | None = None) -> str:
-    """The set the page opens on: the first with MI-guided (``mi``...) and learned-order rows, those measured on
-    the model of sha256 ``model_sha`` (the shipped default) first; else the one with the most samplers (the first
-    shipped set had only sequential and top-k)."""
+def opening_set(rows: list[dict], sets: list[str], preferred: set[str] = frozenset()) -> str:
+    """The set the page opens on: the first with MI-guided (``mi``...) and learned-order rows, those in
+    ``preferred`` (the sets measured on the shipped default: :func:`sets_on_model`) first; else the one with the
+    most samplers (the first shipped set had only sequential and top-k)."""
     samplers = {s: {r["sampler"] for r in rows if r["set"] == s} for s in sets}
 
     def has(s: str, prefix: str) -> bool:
         return any(name == prefix or name.startswith(prefix + "_") for name in samplers[s])
 
     both = [s for s in sets if has(s, "mi") and has(s, "learned")]
-    on_model = [s for s in both if s in sets_on_model(rows, model_sha)]
-    return (on_model or both or [max(sets, key=lambda s: len(samplers[s]))])[0]
+    return ([s for s in both if s in preferred] or both or [max(sets, key=lambda s: len(samplers[s]))])[0]
 
 
 def sets_on_model(rows: list[dict], model_sha: str | None) -> set[str]:

@@ -16,9 +16,8 @@ def main():
         st.markdown(texts.BENCH_PAGE)
         return
     sets = found.sets
-    default_sha = support.default_sudoku_sha()
-    opening = benchmarks.opening_set(found.rows, sets, default_sha)
-    on_default = benchmarks.sets_on_model(found.rows, default_sha)
+    on_default = benchmarks.sets_on_model(found.rows, support.default_sudoku_sha())
+    opening = benchmarks.opening_set(found.rows, sets, on_default)
 
     def title(name: str) -> str:
         return benchmarks.set_title(name) + (" · the default model" if name in on_default else "")

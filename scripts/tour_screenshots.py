@@ -27,7 +27,7 @@ HARDER = "preset=harder+%C2%B7+24+clues"  # the showcase and this one hold stron
 VIEWS = [
     ("tour_mi_maps", "MI_maps?cell=r1c2", 900),
     ("tour_exact", f"Exact_vs_estimated?{HARDER}", 1100),
-    ("tour_decoding", "Decoding?step=5", 1500),  # the showcase the app opens on, at its last step
+    ("tour_decoding", "Decoding?step=5", 1500),  # the showcase the app opens on, at MI's last step
     ("tour_whatif", "What_if?cell=r1c2", 1100),
     ("tour_benchmarks", "Benchmarks", 1000),
     ("tour_antibody", "MI_maps?domain=antibody", 1100),

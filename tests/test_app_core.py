@@ -341,5 +341,5 @@ def test_benchmark_sets_of_two_models_stay_apart_and_the_page_opens_on_the_defau
     found = benchmarks.load_rows(tmp_path)
     assert found.sets == ["expert", "expert_new"] and len(found.rows) == 4
     assert benchmarks.sets_on_model(found.rows, "abc") == {"expert_new"}
-    assert benchmarks.opening_set(found.rows, found.sets, "abc") == "expert_new"
-    assert benchmarks.opening_set(found.rows, found.sets, None) == "expert"
+    assert benchmarks.opening_set(found.rows, found.sets, benchmarks.sets_on_model(found.rows, "abc")) == "expert_new"
+    assert benchmarks.opening_set(found.rows, found.sets) == "expert"

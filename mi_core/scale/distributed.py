@@ -7,6 +7,7 @@ are averaged over ranks (a K-times larger global batch). Without torchrun every 
 
 from __future__ import annotations
 
+import gc
 import os
 from contextlib import contextmanager
 
@@ -51,6 +52,7 @@ def teardown() -> None:
     """Leave the process group once every rank is here: a rank that left while rank 0 still validated or wrote
     closed its sockets under rank 0's gloo threads, which could then abort it (seen once in CI, 1 run in ~20)."""
     if active():
+        gc.collect()  # DDP modules the caller dropped still hold the group: free them now, not at interpreter exit
         dist.barrier()
         dist.destroy_process_group()
 

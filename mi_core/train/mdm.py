@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import gc
 import json
 import math
 import sys
@@ -251,8 +250,7 @@ def main(namespace) -> int:
     result = train(task, args["out"], device, log=log, resume=args["resume"],
                    checkpoint_every=60 * args["checkpoint_minutes"], cpu_clock=args["cpu_clock"])
     key = f"best_{task.best_key}"
-    del task  # its DDP model holds the process group: free it before the group goes, not at interpreter exit
-    gc.collect()
+    del task  # its DDP model holds the process group: teardown frees it before the group goes
     distributed.teardown()
     if main_rank:
         print(json.dumps({key: result[key], "params": result["params"], "step": result["step"]}))
