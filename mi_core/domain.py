@@ -91,6 +91,7 @@ class Domain:
     require_unique: bool = False  # refuse inputs with several solutions
     probe_fallback: bool = False  # MI decoders fall back to the pruned probe instead of refusing
     strategy_defaults: tuple[tuple[str, str, object], ...] = ()
+    symmetries: Callable | None = None  # (count, seed) -> views (positions (K, N), values (K, V)), the first the identity
     commands: tuple[Command, ...] = ()
     geometry: ClassVar = None  # a Sudoku geometry on grid domains
     layout: ClassVar[str] = "sequence"  # or "grid" (a Sudoku geometry); pages pick their figures by it

@@ -20,6 +20,7 @@ from mi_core.io import display_path, file_sha256
 from mi_core.mi.estimator import EstimatorInputError, shipped_estimator_for
 from mi_core.models.iterations import is_recurrent, run_for
 from mi_core.models.loading import load_model_described
+from mi_core.models.views import with_views
 from mi_core.options import option, seed
 
 SEEDINGS = ("per item", "per batch")
@@ -172,6 +173,8 @@ class RunOptions:
     seed: int = seed()
     iterations: int = option(0, "a recurrent model's iterations per pass (0: the count it was trained with)",
                              range=(0, 256))
+    views: int = option(1, "average the model over this many symmetric views of each state (a domain with "
+                           "symmetries, such as Sudoku); a pass then costs this many", range=(1, 64))
 
 
 def run_options(inputs) -> tuple:
@@ -192,6 +195,8 @@ def model_fields(model, args) -> dict:
     fields = {"model_sha256": file_sha256(weights)} if weights is not None and Path(weights).is_file() else {}
     if getattr(args, "iterations", 0) or getattr(getattr(model, "cfg", None), "loops", 1) > 1:
         fields["iterations"] = model.iterations
+    if getattr(model, "views", 1) > 1:
+        fields["views"] = model.views
     return fields
 
 
@@ -205,4 +210,7 @@ def load(args, domain, device):
         except ValueError:
             raise ValueError(f"--iterations {args.iterations}: {description} is not a recurrent model") from None
         description += f", run for {args.iterations} iterations (trained with {trained})"
+    if getattr(args, "views", 1) > 1:
+        model = with_views(model, domain, args.views)
+        description += f", averaged over {args.views} symmetric views"
     return model, description, description if model.weights_path is None else display_path(model.weights_path)

@@ -34,22 +34,26 @@ class ModelWorker:
     model: str | None  # None: the domain's own default
     device: str
     iterations: int = 0  # > 0: a recurrent model's iterations per pass
+    views: int = 1  # > 1: the model averaged over the domain's symmetric views
 
     def __call__(self):
+        from mi_core.domain import get_domain
         from mi_core.models.iterations import run_for
         from mi_core.models.loading import load_model
+        from mi_core.models.views import with_views
 
         device = pick_device(self.device)
         model = load_model(self.model, device, domain=self.domain)
         if self.iterations:
             run_for(model, self.iterations)
-        return runner(model, device)
+        return runner(with_views(model, get_domain(self.domain), self.views), device)
 
 
 def run_cells(payloads: list, args, engine: EngineConfig, here=None, done=None) -> list:
     """Every payload's result in order, on ``engine``: locally by ``here`` (a :func:`runner`; None: a
     :class:`ModelWorker` of ``args``), on Ray by workers of ``args``; ``done(index, result)`` as each finishes."""
-    worker = ModelWorker(args.domain, absolute(args.model), args.device, getattr(args, "iterations", 0))
+    worker = ModelWorker(args.domain, absolute(args.model), args.device, getattr(args, "iterations", 0),
+                         getattr(args, "views", 1))
     tasks = [Task(i, p) for i, p in enumerate(payloads)]
     save = None if done is None else (lambda task, result: done(task.index, result))
     return run_tasks(tasks, worker, engine, save=save, local_worker=here, desc="cells", unit="cell").results

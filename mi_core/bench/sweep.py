@@ -55,10 +55,11 @@ def grid_configs(grid: list[str], samplers: str | None) -> list[tuple[str, dict[
 
 
 def merge_rows(old: list[dict], new: list[dict]) -> list[dict]:
-    """``old`` rows, those with the same set, sampler, params and iterations replaced, then the rest of ``new``."""
+    """``old`` rows, those with the same set, sampler, params, iterations and views replaced, then the rest of
+    ``new``."""
 
     def key(r):
-        return r.get("set"), r["sampler"], json.dumps(r["params"], sort_keys=True), r.get("iterations")
+        return r.get("set"), r["sampler"], json.dumps(r["params"], sort_keys=True), r.get("iterations"), r.get("views")
 
     fresh = {key(r): r for r in new}
     kept = [fresh.pop(key(r), r) for r in old]

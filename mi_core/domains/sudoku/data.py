@@ -37,6 +37,14 @@ def random_symmetry(batch: int, generator: torch.Generator, box: int = 3, device
     return cells, relabel
 
 
+def symmetry_views(count: int, seed: int = 0, box: int = 3) -> tuple[torch.Tensor, torch.Tensor]:
+    """``count`` transforms for :class:`~mi_core.models.views.Views`, the first the identity: ``positions (count,
+    n*n)`` and ``values (count, n)`` (digit ``d``'s value index ``d - 1`` reads as ``values[:, d - 1]``)."""
+    cells, relabel = random_symmetry(count, torch.Generator().manual_seed(seed), box)
+    cells[0], relabel[0] = torch.arange(cells.shape[1]), torch.arange(relabel.shape[1])
+    return cells, relabel[:, 1:] - 1
+
+
 def apply_symmetry(grids: torch.Tensor, cells: torch.Tensor, relabel: torch.Tensor) -> torch.Tensor:
     """``(B, N)`` grids (0 blank) under the transforms of :func:`random_symmetry`."""
     return relabel.gather(1, grids.gather(1, cells))

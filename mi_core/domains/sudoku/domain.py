@@ -8,6 +8,7 @@ from pathlib import Path
 from mi_core.bench.metrics import SolvedMetric
 from mi_core.domain import Command
 from mi_core.domains.sudoku import bench_order, bench_probe, diagnose, order, suite
+from mi_core.domains.sudoku.data import symmetry_views
 from mi_core.domains.sudoku.grid import SUDOKU9, GridDomain, digits
 from mi_core.domains.sudoku.mdm import load_sudoku_mdm
 from mi_core.domains.sudoku.states import SudokuStates
@@ -40,6 +41,7 @@ SUDOKU = GridDomain(
     # (at MI's passes EB's gamma is 0.2 and the two tie: question 2); the learned order at T = 15, chosen on step
     # 6,500, where it beat top-prob-margin on Kaggle Expert
     strategy_defaults=(("mi", "gamma", 0.6), ("mi", "lam", 1.0), ("eb", "gamma", 0.5), ("learned", "steps", 15)),
+    symmetries=symmetry_views,
     commands=(
         Command("bench-suite", "sequential and top-k on the shared puzzle sets, into BENCHMARKS.md", suite.main,
                 suite.options),

@@ -1,0 +1,76 @@
+"""A model averaged over symmetric views of each state (test-time augmentation by a domain's symmetries).
+
+A view is a permutation of positions and one of values under which the domain's valid states stay valid
+(a Sudoku: bands, lines within a band, transposition and digit relabelling). The model reads every view,
+each view's log-probabilities are mapped back to the original positions and values, and their mean is the
+ensemble's logits. One pass of ``K`` views costs ``K`` passes of compute.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from mi_core.models.base import MaskedLM, MDMOutput
+
+
+class Views(MaskedLM):
+    """``model`` averaged over ``K`` views: ``positions (K, N)`` (view position ``j`` reads original position
+    ``positions[k, j]``) and ``values (K, V)`` (original value ``v`` reads as value ``values[k, v]``); view 0 must
+    be the identity, and its hidden states are the ensemble's (what an MI estimator trained on ``model`` reads)."""
+
+    def __init__(self, model: MaskedLM, positions: torch.Tensor, values: torch.Tensor):
+        super().__init__()
+        k, n = positions.shape
+        if model.seq_len != n or values.shape != (k, model.n_values):
+            raise ValueError(f"views of {n} positions and {values.shape[-1]} values do not fit a model of "
+                             f"{model.seq_len} positions and {model.n_values} values")
+        if not (torch.equal(positions[0], torch.arange(n)) and torch.equal(values[0], torch.arange(model.n_values))):
+            raise ValueError("the first view must be the identity")
+        self.model = model
+        self.mask_id, self.seq_len, self.domain = model.mask_id, model.seq_len, model.domain
+        self.weights_path = model.weights_path
+        self.cfg = getattr(model, "cfg", None)
+        tokens = model.value_tokens.cpu()
+        relabel = torch.arange(int(max(tokens.max(), model.mask_id)) + 1).repeat(k, 1)
+        relabel[:, tokens] = tokens[values]  # token of value v -> token of value values[k, v]
+        device = model.value_tokens.device
+        self.register_buffer("positions", positions.to(device))
+        self.register_buffer("relabel", relabel.to(device))
+        self.register_buffer("back", positions.argsort(1).to(device))  # original position -> its view position
+        self.register_buffer("slots", values.to(device))
+
+    @property
+    def views(self) -> int:
+        return len(self.positions)
+
+    @property
+    def value_tokens(self) -> torch.Tensor:
+        return self.model.value_tokens
+
+    @property
+    def hidden_size(self) -> int:
+        return self.model.hidden_size
+
+    @property
+    def iterations(self) -> int:
+        return self.model.iterations
+
+    def forward(self, tokens: torch.Tensor) -> MDMOutput:
+        b = tokens.shape[0]
+        if b == 0:
+            return self.model(tokens)
+        seen = torch.stack([self.relabel[k][tokens[:, self.positions[k]]] for k in range(self.views)])
+        out = self.model(seen.reshape(self.views * b, -1))
+        logp = out.logits.float().log_softmax(-1).reshape(self.views, b, *out.logits.shape[1:])
+        mean = sum(logp[k][:, self.back[k]][..., self.slots[k]] for k in range(self.views)) / self.views
+        return MDMOutput(mean, out.hidden.reshape(self.views, b, *out.hidden.shape[1:])[0])
+
+
+def with_views(model: MaskedLM, domain, count: int, seed: int = 0) -> MaskedLM:
+    """``model`` averaged over ``count`` views drawn by ``domain.symmetries`` (``count`` 1: the model itself)."""
+    if count == 1:
+        return model
+    if domain.symmetries is None:
+        raise ValueError(f"--views {count}: the {domain.label} domain declares no symmetries")
+    positions, values = domain.symmetries(count, seed)
+    return Views(model, positions, values)
