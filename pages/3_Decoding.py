@@ -260,21 +260,13 @@ def player(domain, pz, traces, count, view=None, present=False, stacked=False):
 
 
 def _play_pause(count: int) -> None:
-    """Play or pause. The frame count is read when clicked (the last run's, ``_frame_count``): in presentation
-    mode the button is drawn before that run's decodings, so its ``count`` can be an earlier run's (2 on a link's
-    first run), and Play from a link's ``step=10`` restarted at 0."""
-    count = int(st.session_state.get("_frame_count") or count)
+    """Play or pause; at the last of ``count`` frames (this run's: the button is drawn after the decodings),
+    Play starts again from the first."""
     playing = not st.session_state.get("play", False)
     if playing and int(st.session_state.get("step", 0) or 0) >= count - 1:
         st.session_state["step"] = 0  # play again from the start
         links.set_by_click("step")
     st.session_state["play"] = playing
-
-
-def _count_hint() -> int:
-    """The frame count of the last run (Play restarts at the end of it); the run's decodings come later in
-    presentation mode, whose Play button stands above them."""
-    return int(st.session_state.get("_frame_count", 2) or 2)
 
 
 def _presenting() -> bool:
@@ -302,23 +294,25 @@ def legend(domain) -> None:
     st.markdown(texts.SEQUENCE_LEGEND if domain.layout == "sequence" else texts.DECODE_LEGEND)
 
 
-def controls(domain, count: int) -> float:
-    """Play/pause (Space), the speed, and the legend; returns the seconds between frames."""
-    c1, c2 = st.columns([2, 3])  # wide enough for "Play" with its shortcut at 800 px; the legend below
-    play_button(count, c1)
-    interval = speed_picker(c2)
-    legend(domain)
-    return interval
-
-
-def presentation_bar(domain, count: int):
-    """Presentation mode's one row: the mode's toggle, the settings, Play and the speed; returns
-    ``(settings popover, seconds between frames)``."""
-    c1, c2, c3, c4 = st.columns([1.4, 2, 1.1, 1.6], vertical_alignment="center")
-    c1.toggle("Presentation mode", key="present", bind="query-params", help="off: the sidebar and the full page")
-    pop = c2.popover("Strategies and settings", width="stretch")
-    play_button(count, c3)
-    return pop, speed_picker(c4)
+def settings_bar(domain, present: bool):
+    """One row above the grids: the mode's toggle, Play and the speed (and, presenting, the settings' popover);
+    the settings fold away (a popover, else an expander under the row), so the grids start high on a 768-px
+    screen and their headings name each strategy and its settings. Returns ``(picked, temperature, seed,
+    stacked, seconds between frames, the column for Play)``: Play is drawn once the decodings give the frame count."""
+    widths = [1.4, 2, 1.1, 1.6] if present else [1.4, 1.1, 1.6]
+    cols = st.columns(widths, vertical_alignment="center")
+    cols[0].toggle("Presentation mode", key="present", bind="query-params",
+                   help="off: the sidebar and the full page" if present else
+                   "for a projector: the sidebar folded, large grids and fonts; Space plays and pauses")
+    play_at, interval = cols[-2], speed_picker(cols[-1])
+    fold = cols[1].popover("Strategies and settings", width="stretch") if present else st.expander(
+        "Strategies and settings", icon=":material/tune:")
+    with fold:
+        picked, temperature, seed = settings(domain)
+        stacked = st.toggle("One strategy per row", key="stack", bind="query-params", value=False,
+                            help="the two decodings one above the other, each as wide as the page (narrow screens "
+                                 "stack them anyway)")
+    return picked, temperature, seed, stacked, interval, play_at
 
 
 def main():
@@ -331,30 +325,12 @@ def main():
         return
     if present:
         st.html(PRESENT_CSS)
-        # the settings fold into a popover in the one row above the grids; its decodings set the frame count
-        pop, interval = presentation_bar(domain, _count_hint())
-        with pop:
-            picked, temperature, seed = settings(domain)
-            stacked = st.toggle("One strategy per row", key="stack", bind="query-params", value=False)
-        traces = [run(domain, pz, name, params, temperature, seed) for name, params in picked]
-        if not any(traces):
-            return
-        count = max(len(t.steps) for t in traces if t is not None)
-        st.session_state["_frame_count"] = count
-    else:
-        t1, t2 = st.columns(2)
-        t1.toggle("Presentation mode", key="present", bind="query-params",
-                  help="for a projector: the sidebar folded, large grids and fonts; Space plays and pauses")
-        stacked = t2.toggle("One strategy per row", key="stack", bind="query-params", value=False,
-                            help="the two decodings one above the other, each as wide as the page (narrow screens "
-                                 "stack them anyway)")
-        picked, temperature, seed = settings(domain)
-        traces = [run(domain, pz, name, params, temperature, seed) for name, params in picked]
-        if not any(traces):
-            return
-        count = max(len(t.steps) for t in traces if t is not None)
-        st.session_state["_frame_count"] = count
-        interval = controls(domain, count)
+    picked, temperature, seed, stacked, interval, play_at = settings_bar(domain, present)
+    traces = [run(domain, pz, name, params, temperature, seed) for name, params in picked]
+    if not any(traces):
+        return
+    count = max(len(t.steps) for t in traces if t is not None)
+    play_button(count, play_at)
     view = None
     if domain.layout == "sequence":
         st.segmented_control("Strip colour", ["step", "entropy"], key="color", bind="query-params", default="step",
@@ -362,8 +338,7 @@ def main():
         view = widgets.window_picker(pz.length, masked=pz.blanks)
     playing = bool(st.session_state.get("play", False))
     st.fragment(player, run_every=interval if playing else None)(domain, pz, traces, count, view, present, stacked)
-    if present:
-        legend(domain)
+    legend(domain)
     st.caption("Arrow keys step, Space plays and pauses (click the page first). "
                + (texts.SEQUENCE_DECODE_PAGE if domain.layout == "sequence" else texts.DECODE_PAGE))
     downloads = st.columns(3)
