@@ -503,3 +503,16 @@ def test_hovering_the_estimated_map_shows_the_exact_value_too(chromium, app_url)
             break
     assert re.search(r"MI \(nats\) [-\d.e]+.*exact [-\d.e]+", found), found
     page.close()
+
+
+def test_the_decoding_grids_start_above_a_768_px_fold(chromium, app_url):
+    """Outside presentation mode too: the settings fold into an expander that opens on a click."""
+    page = chromium.new_page(viewport={"width": 1024, "height": 768})
+    page.goto(f"{app_url}/Decoding")
+    wait_ready(page)
+    grid = page.locator(".mi-grid").first.bounding_box()
+    assert grid["y"] + 200 < 768, grid  # at least half of a 400-px grid shows without scrolling
+    assert not page.get_by_text("Strategy A").first.is_visible()
+    page.get_by_text("Strategies and settings").click()
+    page.get_by_text("Strategy A").first.wait_for(state="visible")
+    page.close()
