@@ -97,3 +97,32 @@ def test_bench_records_its_views_and_refuses_them_where_a_domain_has_none(tmp_pa
     assert main(["bench", "oracle4", "--puzzles", str(tmp_path / "o.txt"), "--views", "2"]) == 2
     err = capsys.readouterr().err
     assert "declares no symmetries" in err and "Traceback" not in err
+
+
+def test_a_sweep_keeps_views_apart_and_shows_them(tmp_path, model_path):
+    puzzles, out, md = tmp_path / "p.txt", tmp_path / "s.json", tmp_path / "B.md"
+    puzzles.write_text(HARD + "\n")
+    base = ["sweep", "sudoku", "--puzzles", str(puzzles), "--json", str(out), "--model", str(model_path),
+            "--grid", "topk:k=8", "--name", "demo"]
+    assert main(base) == 0
+    assert main(base + ["--views", "2", "--merge", "--markdown", str(md)]) == 0
+    rows = json.loads(out.read_text())
+    assert [r.get("views") for r in rows] == [None, 2]  # merged beside the plain row, not over it
+    assert "| sampler | params | views (a pass costs this many) | n |" in md.read_text()
+
+
+class Recorder(Elimination):
+    def forward(self, tokens):
+        self.seen = tokens
+        return MDMOutput(torch.zeros(*tokens.shape, 9), torch.zeros(*tokens.shape, 1))
+
+
+def test_tokens_above_the_values_and_the_mask_pass_through_unchanged():
+    positions, values = symmetry_views(2, seed=5)
+    inner = Recorder()
+    tokens = torch.tensor([parse_grid(HARD)])
+    tokens[0, 0] = 12  # a pad token, above every value and the mask
+    Views(inner, positions, values)(tokens)
+    where = positions[1].argsort()[0]  # the view position that reads position 0
+    assert int(inner.seen[1, where]) == 12 and int((inner.seen == 12).sum()) == 2
+    assert int((inner.seen[1] == 0).sum()) == int((tokens == 0).sum())  # blanks stay blank

@@ -174,7 +174,8 @@ class RunOptions:
     iterations: int = option(0, "a recurrent model's iterations per pass (0: the count it was trained with)",
                              range=(0, 256))
     views: int = option(1, "average the model over this many symmetric views of each state (a domain with "
-                           "symmetries, such as Sudoku); a pass then costs this many", range=(1, 64))
+                           "symmetries, such as Sudoku); a pass then costs this many, and an MI estimator or order "
+                           "selector reads the first view's hidden states", range=(1, 64))
 
 
 def run_options(inputs) -> tuple:

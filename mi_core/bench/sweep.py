@@ -177,8 +177,10 @@ def main(args) -> int:
 
 
 def puzzle_section(rows: list[dict], set_name: str, device, precision: str, cmd: str, markdown: Path) -> None:
-    table = markdown_table(rows, [("sampler", "sampler"), ("params", "params"), ("n", "n"), ("accuracy", "accuracy"),
-                                  ("cell_accuracy", "cell acc."), ("mean_passes", "mean passes"), ("seconds", "seconds")])
+    views = [("views", "views (a pass costs this many)")] if any(r.get("views", 1) > 1 for r in rows) else []
+    table = markdown_table(rows, [("sampler", "sampler"), ("params", "params"), *views, ("n", "n"),
+                                  ("accuracy", "accuracy"), ("cell_accuracy", "cell acc."), ("mean_passes", "mean passes"),
+                                  ("seconds", "seconds")])
     update_section(f"sweep-{set_name}", f"### Sweep: {set_name} (n={n_text(rows)}, device {device.type}, {precision} "
                    "forward passes; seconds after an untimed warm-up decode, each batch read back before the clock "
                    f"stops)\n\n{commands_text(rows, cmd)}{table}\n\nFrontier (accuracy vs passes): {frontier_text(rows)}\n",

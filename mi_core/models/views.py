@@ -16,7 +16,8 @@ from mi_core.models.base import MaskedLM, MDMOutput
 class Views(MaskedLM):
     """``model`` averaged over ``K`` views: ``positions (K, N)`` (view position ``j`` reads original position
     ``positions[k, j]``) and ``values (K, V)`` (original value ``v`` reads as value ``values[k, v]``); view 0 must
-    be the identity, and its hidden states are the ensemble's (what an MI estimator trained on ``model`` reads)."""
+    be the identity, and its hidden states are the ensemble's: an MI estimator or order selector trained on
+    ``model`` reads them beside the ensemble's probabilities, which are smoother than the model's own."""
 
     def __init__(self, model: MaskedLM, positions: torch.Tensor, values: torch.Tensor):
         super().__init__()
@@ -59,7 +60,9 @@ class Views(MaskedLM):
         b = tokens.shape[0]
         if b == 0:
             return self.model(tokens)
-        seen = torch.stack([self.relabel[k][tokens[:, self.positions[k]]] for k in range(self.views)])
+        top = len(self.relabel[0]) - 1  # tokens above every value and the mask (a pad) stay as they are
+        seen = torch.stack([torch.where(t > top, t, self.relabel[k][t.clamp(max=top)])
+                            for k in range(self.views) for t in [tokens[:, self.positions[k]]]])
         out = self.model(seen.reshape(self.views * b, -1))
         logp = out.logits.float().log_softmax(-1).reshape(self.views, b, *out.logits.shape[1:])
         mean = sum(logp[k][:, self.back[k]][..., self.slots[k]] for k in range(self.views)) / self.views
