@@ -397,12 +397,13 @@ def test_a_decoding_step_reruns_the_frames_alone(chromium, app_url):
     page.goto(f"{app_url}/Decoding?a=topk&a_topk_k=4")
     wait_ready(page)
     check_page(page, 2)
+    # the settings sit in a folded expander: textContent, since innerText is empty where nothing is drawn
     settings = """() => [...document.querySelectorAll('[data-testid="stElementContainer"]')]
-      .find(e => e.querySelector('[data-testid="stSelectbox"]') && e.innerText.includes('Strategy A'))"""
+      .find(e => e.querySelector('[data-testid="stSelectbox"]') && e.textContent.includes('Strategy A'))"""
     page.wait_for_function(settings)  # a rerun the link's bound widgets start can redraw it just then
     wait_ready(page)
     page.evaluate("""() => { const box = [...document.querySelectorAll('[data-testid="stElementContainer"]')]
-      .find(e => e.querySelector('[data-testid="stSelectbox"]') && e.innerText.includes('Strategy A'));
+      .find(e => e.querySelector('[data-testid="stSelectbox"]') && e.textContent.includes('Strategy A'));
       window.__stale = false;
       new MutationObserver(() => { if (box.getAttribute('data-stale') === 'true') window.__stale = true; })
         .observe(box, {attributes: true, attributeFilter: ['data-stale']}); }""")
