@@ -3,26 +3,41 @@
     PYTHONPATH=. python scripts/studies/paired_bench.py A.json B.json PUZZLES.csv OUT.json
 
 writes both accuracies, the puzzles only each solves, the paired difference A - B with its standard error,
-and the accuracies per level (for a file with a ``level`` column).
+and the accuracies per level (for a file with a ``level`` column). PUZZLES may also be a .txt file of puzzles
+alone (top1465): a grid then counts as solved when it is complete and valid and keeps every given.
 """
 import csv
 import json
 import math
 import sys
 
+from mi_core.domains.sudoku.grid import parse_grid, solution_conflict
+
+
+def is_solved(grid: str, row: dict) -> bool:
+    if row.get("solution"):
+        return grid.replace(".", "0") == row["solution"]
+    return solution_conflict(parse_grid(row["puzzle"]), parse_grid(grid)) is None
+
+
+def read_rows(puzzles: str) -> list[dict]:
+    with open(puzzles, newline="") as handle:
+        if puzzles.endswith(".csv"):
+            return list(csv.DictReader(handle))
+        return [{"puzzle": line.split()[0]} for line in handle if line.strip() and not line.startswith("#")]
+
 
 def solved(path: str, rows: list[dict]) -> list[bool]:
     run = json.load(open(path))
     if len(run["sequences"]) != len(rows):
         sys.exit(f"{path}: {len(run['sequences'])} decoded grids for {len(rows)} puzzles")
-    out = [s.replace(".", "0") == r["solution"] for s, r in zip(run["sequences"], rows)]
+    out = [is_solved(s, r) for s, r in zip(run["sequences"], rows)]
     assert abs(sum(out) / len(out) - run["accuracy"]) < 1e-9, f"{path}: the grids disagree with its accuracy"
     return out
 
 
 def main(a_path: str, b_path: str, puzzles: str, out_path: str) -> None:
-    with open(puzzles, newline="") as handle:
-        rows = list(csv.DictReader(handle))
+    rows = read_rows(puzzles)
     n = len(json.load(open(a_path))["sequences"])
     rows = rows[:n]
     a, b = solved(a_path, rows), solved(b_path, rows)
