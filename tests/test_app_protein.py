@@ -207,8 +207,8 @@ def test_auto_model_says_why_it_fell_back_to_the_mdm(env, weights, tmp_path):
     env.setattr(protein_models, "DEFAULT_MDM", weights[0])
     at = run_page("pages/1_MI_maps.py")
     assert_clean(at)
-    assert any("Model: no ESM-C weights found in" in c.value and "using the protein MDM" in c.value
-               and "mdm.safetensors" in c.value for c in at.sidebar.caption)
+    assert any(c.value.startswith("Model: protein MDM (") and "mdm.safetensors" in c.value
+               and "(ESM-C not used: no ESM-C weights found in" in c.value for c in at.sidebar.caption)
 
 
 def test_missing_protein_model_is_a_message(env):

@@ -16,10 +16,11 @@ from mi_core.models.base import MaskedLM
 
 
 def load_protein(spec: str | Path | None, device) -> tuple[MaskedLM, str]:
-    """``(model, description)`` of a spec of :func:`load_protein_model`; the description says why ``auto`` fell back."""
+    """``(model, description)`` of a spec of :func:`load_protein_model`: the model first, then why ``auto`` did not
+    load ESM-C."""
     model, info = load_protein_model(str(spec or "auto"), device)
     model.weights_path = info.path
-    return model, info.fallback_reason or info.description
+    return model, info.description + (f" (ESM-C not used: {info.esmc_skipped})" if info.esmc_skipped else "")
 
 
 PROTEIN = ProteinDomain(

@@ -30,6 +30,7 @@ class ProteinModelInfo:
     path: Path
     description: str
     fallback_reason: str | None = None
+    esmc_skipped: str | None = None  # why ``auto`` did not load ESM-C
 
 
 def default_mdm_path() -> Path:
@@ -49,11 +50,12 @@ def load_protein_model(spec: str = "auto", device: torch.device | str = "cpu") -
             weights = find_esmc_weights()
             if weights is not None:
                 return load_esmc_model(weights, device)
-            reason = f"no ESM-C weights found in {where_searched()}"
+            skipped = f"no ESM-C weights found in {where_searched()}"
+            reason = skipped
         except (ModelFileError, ImportError) as err:  # ImportError: weights found but the esm package is missing
-            reason = f"ESM-C not used: {err}"
+            skipped, reason = str(err), f"ESM-C not used: {err}"
         model, info = load_mdm(default_mdm_path(), device)
-        return model, replace(info, fallback_reason=f"{reason}; using the {info.description}")
+        return model, replace(info, fallback_reason=f"{reason}; using the {info.description}", esmc_skipped=skipped)
     if spec == "esmc":
         weights = find_esmc_weights()
         if weights is None:
