@@ -540,3 +540,14 @@ python -m mi_core bench-order sudoku --model assets/sudoku_peer_recurrent.safete
 # app speed on the soup, with the chained training run paused (kill -STOP, then -CONT)
 PYTHONPATH=. python scripts/bench_app.py --browser --crafted-link --repeats 5 --json assets/benchmarks/app_speed.json
 PYTHONPATH=. python scripts/load_test.py --client protocol --sessions 30 --json assets/benchmarks/load_test_30_protocol_soup.json
+
+# symmetric views at test time on the soup (BENCHMARKS.md, the summary; tenth session): 4 views, chosen on the tuning
+# puzzles (assets/benchmarks/sudoku_tune500_views4_soup3.json, measured by a prototype of the same computation), then
+# each set's first 500
+python -m mi_core bench sudoku --puzzles runs/kaggle_tune500.csv --views 4 --threads 1 --json runs/tune500_views4.json --force
+for set in kaggle_graded_dev.csv clue17_dev.txt top1465.txt; do
+    python -m mi_core bench sudoku --puzzles ../shared/data/sudoku/$set --limit 500 --views 4 --threads 1 \
+        --json runs/views4_${set%%.*}_500.json --force; done  # assets/benchmarks/sudoku_views4_{kaggle500,clue17_500,top1465_500}_soup3.json
+for pair in "kaggle500 kaggle_graded_dev.csv" "clue17_500 clue17_dev.txt" "top1465_500 top1465.txt"; do set -- $pair
+    PYTHONPATH=. python scripts/studies/paired_bench.py assets/benchmarks/sudoku_views4_$1_soup3.json \
+        assets/benchmarks/sudoku_chain_$1_soup3.json ../shared/data/sudoku/$2 assets/benchmarks/sudoku_paired_views4_vs_soup3_$1.json; done
