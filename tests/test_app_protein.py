@@ -207,7 +207,7 @@ def test_auto_model_says_why_it_fell_back_to_the_mdm(env, weights, tmp_path):
     env.setattr(protein_models, "DEFAULT_MDM", weights[0])
     at = run_page("pages/1_MI_maps.py")
     assert_clean(at)
-    assert any(c.value.startswith("Model: protein MDM (") and "mdm.safetensors" in c.value
+    assert any(c.value.startswith("Model: protein MDM") and "mdm.safetensors" in c.value
                and "(ESM-C not used: no ESM-C weights found in" in c.value for c in at.sidebar.caption)
 
 

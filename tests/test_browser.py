@@ -272,6 +272,7 @@ def test_a_crafted_link_is_clamped_with_a_one_line_note(chromium, app_url):
     page.get_by_role("button", name="next").click()  # the next run binds the widget to the URL again
     wait_ready(page)
     assert "a_mask_predict_steps=1000" in page.url and "step=1" in page.url
+    page.get_by_text("Strategies and settings").click()  # the settings are folded
     assert page.get_by_role("spinbutton", name="steps").first.input_value() == "1000"
     page.close()
 
@@ -513,7 +514,7 @@ def test_the_decoding_grids_start_above_a_768_px_fold(chromium, app_url):
     wait_ready(page)
     grid = page.locator(".mi-grid").first.bounding_box()
     assert grid["y"] + 200 < 768, grid  # at least half of a 400-px grid shows without scrolling
-    assert page.get_by_text("Strategy A").count() and not page.get_by_text("Strategy A").first.is_visible()
+    assert not page.get_by_role("combobox", name="Strategy A").is_visible()  # folded
     page.get_by_text("Strategies and settings").click()
-    page.get_by_text("Strategy A").first.wait_for(state="visible")
+    page.get_by_role("combobox", name="Strategy A").wait_for(state="visible")  # the box the fold hid
     page.close()
