@@ -76,6 +76,26 @@ class MaskedLM(torch.nn.Module):
             raise ValueError(f"the state has {n} positions, {name} takes at most {self.max_len}")
 
 
+class Wrapped(MaskedLM):
+    """A model seen through another (fewer iterations, several views): the inner model's ids, length, domain,
+    config, weights file, values and hidden size."""
+
+    def __init__(self, model: MaskedLM):
+        super().__init__()
+        self.model = model
+        self.mask_id, self.seq_len, self.domain = model.mask_id, model.seq_len, model.domain
+        self.weights_path = model.weights_path
+        self.cfg = getattr(model, "cfg", None)
+
+    @property
+    def value_tokens(self) -> torch.Tensor:
+        return self.model.value_tokens
+
+    @property
+    def hidden_size(self) -> int:
+        return self.model.hidden_size
+
+
 def masked_ce(logits: torch.Tensor, target_values: torch.Tensor, masked: torch.Tensor) -> torch.Tensor:
     """Mean cross-entropy of ``(B, N, V)`` logits over ``masked`` positions (no 1/t weighting)."""
     return F.cross_entropy(logits[masked].float(), target_values[masked])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from mi_core.models.base import MaskedLM, MDMOutput
+from mi_core.models.base import MaskedLM, MDMOutput, Wrapped
 
 
 def iterations_of(model) -> int:
@@ -43,27 +43,14 @@ def settle_iteration(argmax: np.ndarray) -> np.ndarray:
     return last + 2
 
 
-class Truncated(MaskedLM):
+class Truncated(Wrapped):
     """``model`` run for its first ``iterations`` iterations only, without changing the shared model."""
 
     def __init__(self, model: MaskedLM, iterations: int):
-        super().__init__()
         if not 1 <= int(iterations) <= 4 * iterations_of(model):
             raise ValueError(f"iterations must be 1 to {4 * iterations_of(model)}, got {iterations}")
-        self.model = model
+        super().__init__(model)
         self.iterations = int(iterations)
-        self.mask_id = model.mask_id
-        self.seq_len = model.seq_len
-        self.domain = model.domain
-        self.cfg = getattr(model, "cfg", None)
-
-    @property
-    def value_tokens(self) -> torch.Tensor:
-        return self.model.value_tokens
-
-    @property
-    def hidden_size(self) -> int:
-        return self.model.hidden_size
 
     def forward(self, tokens: torch.Tensor) -> MDMOutput:
         return self.model(tokens, iterations=self.iterations)

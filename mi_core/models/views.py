@@ -10,27 +10,23 @@ from __future__ import annotations
 
 import torch
 
-from mi_core.models.base import MaskedLM, MDMOutput
+from mi_core.models.base import MaskedLM, MDMOutput, Wrapped
 
 
-class Views(MaskedLM):
+class Views(Wrapped):
     """``model`` averaged over ``K`` views: ``positions (K, N)`` (view position ``j`` reads original position
     ``positions[k, j]``) and ``values (K, V)`` (original value ``v`` reads as value ``values[k, v]``); view 0 must
     be the identity, and its hidden states are the ensemble's: an MI estimator or order selector trained on
     ``model`` reads them beside the ensemble's probabilities, which are smoother than the model's own."""
 
     def __init__(self, model: MaskedLM, positions: torch.Tensor, values: torch.Tensor):
-        super().__init__()
         k, n = positions.shape
         if model.seq_len != n or values.shape != (k, model.n_values):
             raise ValueError(f"views of {n} positions and {values.shape[-1]} values do not fit a model of "
                              f"{model.seq_len} positions and {model.n_values} values")
         if not (torch.equal(positions[0], torch.arange(n)) and torch.equal(values[0], torch.arange(model.n_values))):
             raise ValueError("the first view must be the identity")
-        self.model = model
-        self.mask_id, self.seq_len, self.domain = model.mask_id, model.seq_len, model.domain
-        self.weights_path = model.weights_path
-        self.cfg = getattr(model, "cfg", None)
+        super().__init__(model)
         tokens = model.value_tokens.cpu()
         relabel = torch.arange(int(max(tokens.max(), model.mask_id)) + 1).repeat(k, 1)
         relabel[:, tokens] = tokens[values]  # token of value v -> token of value values[k, v]
@@ -43,14 +39,6 @@ class Views(MaskedLM):
     @property
     def views(self) -> int:
         return len(self.positions)
-
-    @property
-    def value_tokens(self) -> torch.Tensor:
-        return self.model.value_tokens
-
-    @property
-    def hidden_size(self) -> int:
-        return self.model.hidden_size
 
     @property
     def iterations(self) -> int:
