@@ -518,7 +518,9 @@ def model_picker(domain: Domain) -> Domain:
     links.accept_id("model", list(choices))  # a link may name the model by id: model=8layer
     name = st.sidebar.selectbox("Model", list(choices), format_func=choices.get, key="model", bind=BIND,
                                 help="the default model, recurrent (one block applied 24 times, whose steps the MI maps "
-                                     "page can show), or the 8-layer model it replaced")
+                                     "page can show); the same weights averaged over symmetric views of the "
+                                     "grid (bands, rows, transposition, digit relabelling: stronger, each pass "
+                                     "costs one per view); or the 8-layer model it replaced")
     return with_model(domain, name)
 
 

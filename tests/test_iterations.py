@@ -92,6 +92,15 @@ def sliders(at) -> list[str]:
     return [s.label for s in at.slider]
 
 
+def test_the_app_offers_the_default_read_in_symmetric_views(env):
+    at = run_page("pages/1_MI_maps.py", preset="easy", model="views", iter="2")
+    assert_clean(at)
+    assert any("read in 4 symmetric views" in c.value for c in at.sidebar.caption)
+    assert "Iteration" in sliders(at) and at.slider(key="iter").value == 2  # its iterations, averaged over views
+    at = run_page("pages/3_Decoding.py", preset="easy", model="views")
+    assert_clean(at)
+
+
 def test_the_iteration_slider_shows_for_the_recurrent_model_only(env):
     at = run_page("pages/1_MI_maps.py", preset="easy", model="8layer")
     assert_clean(at)

@@ -126,3 +126,20 @@ def test_tokens_above_the_values_and_the_mask_pass_through_unchanged():
     where = positions[1].argsort()[0]  # the view position that reads position 0
     assert int(inner.seen[1, where]) == 12 and int((inner.seen == 12).sum()) == 2
     assert int((inner.seen[1] == 0).sum()) == int((tokens == 0).sum())  # blanks stay blank
+
+
+def test_views_average_each_kept_iteration_the_same_way():
+    """The MI maps page reads a recurrent model's iterations (``keep``) and stops it early (``iterations``):
+    through views, each iteration's logits are the views' mean read back, as the last one is."""
+    from mi_core.models.iterations import Truncated
+
+    ensemble = Views(recurrent_model(3), *symmetry_views(3, seed=2))
+    tokens = torch.tensor([parse_grid(HARD)])
+    with torch.no_grad():
+        out = ensemble(tokens, keep=3)
+        first = ensemble(tokens, iterations=1).logits
+        second = Truncated(ensemble, 2)(tokens).logits
+    assert len(out.per_iteration) == 3 and torch.allclose(out.per_iteration[-1], out.logits)
+    assert torch.allclose(out.per_iteration[0], first, atol=1e-5)
+    assert torch.allclose(out.per_iteration[1], second, atol=1e-5)
+    assert not torch.allclose(first, out.logits)  # one iteration is not three

@@ -44,17 +44,24 @@ class Views(Wrapped):
     def iterations(self) -> int:
         return self.model.iterations
 
-    def forward(self, tokens: torch.Tensor) -> MDMOutput:
+    def forward(self, tokens: torch.Tensor, **run) -> MDMOutput:
+        """The views' mean log-probabilities; ``run`` (``iterations``, ``keep``) goes to the inner model, and kept
+        iterations' logits are averaged over the views the same way."""
         b = tokens.shape[0]
         if b == 0:
-            return self.model(tokens)
+            return self.model(tokens, **run)
         top = len(self.relabel[0]) - 1  # tokens above every value and the mask (a pad) stay as they are
         seen = torch.stack([torch.where(t > top, t, self.relabel[k][t.clamp(max=top)])
                             for k in range(self.views) for t in [tokens[:, self.positions[k]]]])
-        out = self.model(seen.reshape(self.views * b, -1))
-        logp = out.logits.float().log_softmax(-1).reshape(self.views, b, *out.logits.shape[1:])
-        mean = sum(logp[k][:, self.back[k]][..., self.slots[k]] for k in range(self.views)) / self.views
-        return MDMOutput(mean, out.hidden.reshape(self.views, b, *out.hidden.shape[1:])[0])
+        out = self.model(seen.reshape(self.views * b, -1), **run)
+        kept = None if out.per_iteration is None else [self._mean(logits, b) for logits in out.per_iteration]
+        hidden = out.hidden.reshape(self.views, b, *out.hidden.shape[1:])[0]
+        return MDMOutput(self._mean(out.logits, b), hidden, kept)
+
+    def _mean(self, logits: torch.Tensor, b: int) -> torch.Tensor:
+        """``(K * B, N, V)`` logits of the views -> ``(B, N, V)`` mean log-probabilities in the original frame."""
+        logp = logits.float().log_softmax(-1).reshape(self.views, b, *logits.shape[1:])
+        return sum(logp[k][:, self.back[k]][..., self.slots[k]] for k in range(self.views)) / self.views
 
 
 def with_views(model: MaskedLM, domain, count: int, seed: int = 0) -> MaskedLM:
