@@ -27,7 +27,6 @@ COMMANDS = {
     "sweep": ("mi_core.bench.sweep", "run a grid of samplers and parameters: sweep DOMAIN ..."),
     "probe": ("mi_core.commands.probe", "exact pairwise MI by perturbation probing: probe DOMAIN ..."),
     "estimate": ("mi_core.commands.estimate", "MI matrix from the neural estimator: estimate DOMAIN ..."),
-    "eval-model": ("mi_core.commands.eval_model", "masked-position perplexity against composition: eval-model antibody ..."),
     "eval-estimator": ("mi_core.bench.estimator", "compare estimator and exact probe: eval-estimator DOMAIN ..."),
     "make-estimator-data": ("mi_core.train.estimator_data", "exact-probe training shards for the estimator: make-estimator-data DOMAIN ..."),
     "train-estimator": ("mi_core.train.estimator", "train the neural MI estimator on probe shards"),

@@ -14,18 +14,14 @@ import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, ClassVar, Protocol, runtime_checkable
+from typing import Any, Callable, ClassVar, Protocol
 
 import numpy as np
 
-from mi_core.options import group_fields, option, option_text
+from mi_core.options import check_ranges, group_fields, option, option_text
 from mi_core.options import seed as seed_option
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-class DomainInputError(ValueError):
-    """Text that is not a state of the domain; the message names the character and its position."""
 
 
 def describe_char(ch: str) -> str:
@@ -111,10 +107,6 @@ class Domain:
         return self.names[0] if self.names else self.key
 
     @property
-    def value_names(self) -> tuple[str, ...]:
-        return self.alphabet
-
-    @property
     def n_values(self) -> int:
         return len(self.alphabet)
 
@@ -134,7 +126,7 @@ class Domain:
         of = {name.upper(): i + 1 for i, name in enumerate(self.alphabet)}
         text = "".join(text.split())
         if self.length is not None and len(text) != self.length:
-            raise DomainInputError(f"a {self.label} state has {self.length} positions, got {len(text)}")
+            raise ValueError(f"a {self.label} state has {self.length} positions, got {len(text)}")
         tokens = []
         for i, ch in enumerate(text, start=1):
             if ch in (self.mask_char, "."):
@@ -142,10 +134,10 @@ class Domain:
             elif ch.upper() in of:
                 tokens.append(of[ch.upper()])
             else:
-                raise DomainInputError(f"{describe_char(ch)} at position {i} is not a {self.label} value "
+                raise ValueError(f"{describe_char(ch)} at position {i} is not a {self.label} value "
                                        f"({''.join(self.alphabet)} or {self.mask_char} for masked)")
         if not tokens:
-            raise DomainInputError(f"an empty {self.label} state")
+            raise ValueError(f"an empty {self.label} state")
         return tokens
 
     def parse_input(self, text: str) -> list[int]:
@@ -256,7 +248,6 @@ def is_keyword(spec: str) -> bool:
     return "/" not in spec and "." not in spec
 
 
-@runtime_checkable
 class StateSource(Protocol):
     """``Domain.states``: the states of estimator data and evaluation; an instance, built on a config, draws
     them (:class:`ConfigStates` is the usual base)."""
@@ -283,7 +274,6 @@ class StateSource(Protocol):
     def held_out(args) -> HeldOutStates: ...  # read and checked before any model loads
 
 
-@runtime_checkable
 class HeldOutStates(Protocol):
     """What :meth:`StateSource.held_out` gives: states no training data came from."""
 
@@ -306,10 +296,7 @@ class ShardConfig:
     max_batch: int = option(512, "most sequences per forward pass", range=(1, 65_536))
 
     def __post_init__(self):
-        if min(self.states, self.shard_size, self.max_batch) < 1:
-            raise ValueError("states, shard_size and max_batch must be positive")
-        if self.eps < 0:
-            raise ValueError(f"eps must be >= 0, got {self.eps}")
+        check_ranges(self)
 
     @property
     def shards(self) -> int:
@@ -393,7 +380,6 @@ class ConfigStates:
         return {n: option_text(v) if n == "mix" else v for n, v in values.items()} | {"about": self.about()}
 
 
-@runtime_checkable
 class Metric(Protocol):
     """``Domain.metric``: ``metric(solutions, levels, mask_id)``, ``update`` per decoded sequence, ``compute``
     a JSON-ready dict."""
@@ -403,7 +389,6 @@ class Metric(Protocol):
     def compute(self) -> dict: ...
 
 
-@runtime_checkable
 class BenchInputs(Protocol):
     """``Domain.bench_inputs``: what ``bench`` and ``sweep`` decode, built as ``inputs(domain, args)``. May set
     ``sweep_grid`` (the default sweep) and ``sweep_section`` (its Markdown writer)."""

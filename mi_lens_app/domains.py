@@ -89,7 +89,7 @@ class Puzzle:
         if domain.layout == "grid":
             return domain.cell_label(cell)
         token = self.digits[cell]
-        return f"{domain.value_names[token - 1] if token else protein.MASK_CHAR}{cell + 1}"
+        return f"{domain.alphabet[token - 1] if token else protein.MASK_CHAR}{cell + 1}"
 
     def labels(self) -> list[str]:
         """Every cell's :meth:`label`; an antibody's CDR residues carry their CDR (``W99·H3``), so every

@@ -212,7 +212,7 @@ def sequence_maps(domain, pz, m):
                   bind=links.bound("arcs"), help=f"at most {protein_figures.MAX_ARCS} arcs are drawn")
     arcs = protein_figures.arc_figure(pz.text, labels, m.masked, m.mi, cap=k, selected=cell)
     widgets.chart(arcs, key="arcs_graph")
-    strip = protein_figures.marginal_strip(m.marginals, m.entropy, labels, m.masked, "".join(domain.value_names),
+    strip = protein_figures.marginal_strip(m.marginals, m.entropy, labels, m.masked, "".join(domain.alphabet),
                                            extra=(f"MI with {labels[cell]}", m.mi[cell]), start=start, size=size)
     widgets.chart(strip, key="strip")
     st.markdown(texts.SEQUENCE_MAPS_PAGE)

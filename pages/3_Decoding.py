@@ -86,14 +86,14 @@ def sequence_frame(domain, pz, trace, step, side, view):
     start, size = view
     fig = protein_figures.decode_strip(
         np.stack([v.tokens for v in shown]), np.stack([v.chosen for v in shown]), np.stack([v.entropy for v in shown]),
-        np.stack([v.errors for v in shown]), "".join(domain.value_names), color=st.session_state.get("color") or "step",
+        np.stack([v.errors for v in shown]), "".join(domain.alphabet), color=st.session_state.get("color") or "step",
         start=start, size=size, max_rows=STRIP_ROWS, title=f"{trace.strategy}: step {s.step}",
         regions=protein_figures.cdr_spans(pz.labels()))
     widgets.chart(fig, key=f"frame_{side}")
     if support.uses_selector(trace.strategy):
         selector_view(domain, pz, trace, s, side, view)
     if len(chosen):
-        letters = [domain.value_names[t - 1] for t in s.tokens[chosen]]
+        letters = [domain.alphabet[t - 1] for t in s.tokens[chosen]]
         table = {"residue": [f"{a}{c + 1}" for a, c in zip(letters, chosen)],
                  "entropy": np.round(s.entropy[chosen], 4), "p(residue)": np.round(s.confidence[chosen], 3)}
         if "select_prob" in s.maps:
@@ -346,11 +346,11 @@ def main():
         if trace is not None:
             col.download_button(f"Trace {side.upper()} ({trace.strategy}) as JSON",
                                 lambda t=trace: exports.trace_json(t, pz.text, domain.key, pz.labels(), temperature,
-                                                                   seed, domain.value_names),
+                                                                   seed, domain.alphabet),
                                 f"trace_{trace.strategy}.json", "application/json", on_click="ignore")
     shown = [t for t in traces if t is not None]
     downloads[2].download_button("Animation (HTML player)", lambda: exports.decoding_player_html(
-        shown, pz.text, pz.givens.tolist(), domain.value_names, domain.geometry.box if domain.geometry else None),
+        shown, pz.text, pz.givens.tolist(), domain.alphabet, domain.geometry.box if domain.geometry else None),
         "decoding.html", "text/html", on_click="ignore",
         help="one self-contained HTML file that plays this decoding (Space, arrow keys), for slides or a browser "
              "with no network")

@@ -34,7 +34,7 @@ def sequence_what_if(domain, pz):
     c1, c2 = st.columns(2)
     first = widgets.most_uncertain(start.entropy, pz.blanks)
     cell = widgets.cell_picker(domain, pz, blanks_only=True, label="Masked residue to clamp", where=c1, default=first)
-    letters = list(domain.value_names)
+    letters = list(domain.alphabet)
     likely = int(np.argmax(start.marginals[first])) if first is not None else 0
     aa = c2.selectbox("Amino acid", letters, index=likely, key="aa", bind="query-params")
     value = letters.index(aa)

@@ -115,7 +115,7 @@ def test_the_animated_export_is_a_self_contained_player(env):
     puzzle = load_presets()["sudoku4"][0].puzzle
     trace = core.decode_trace(core.load_domain_model(domain, core.app_device())[0], None, domain, puzzle, None,
                               "sequential", {})
-    html = exports.decoding_player_html([trace], puzzle, [c != "." for c in puzzle], domain.value_names, 2)
+    html = exports.decoding_player_html([trace], puzzle, [c != "." for c in puzzle], domain.alphabet, 2)
     data = json.loads(re.search(r"const DATA = (.*);\n", html).group(1))
     assert len(data["runs"][0]["frames"]) == len(trace.steps) and data["n"] == 4
     assert data["runs"][0]["frames"][-1]["state"].count(".") == 0

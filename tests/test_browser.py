@@ -322,7 +322,7 @@ def test_the_exported_player_plays_offline(chromium):
     puzzle = load_presets()["sudoku4"][0].puzzle
     model = core.load_domain_model(domain, core.app_device())[0]
     trace = core.decode_trace(model, None, domain, puzzle, None, "sequential", {})
-    html = exports.decoding_player_html([trace], puzzle, [c != "." for c in puzzle], domain.value_names, 2)
+    html = exports.decoding_player_html([trace], puzzle, [c != "." for c in puzzle], domain.alphabet, 2)
     page = chromium.new_page(viewport={"width": 1024, "height": 768})
     page.set_content(html)
     assert page.locator("#label").inner_text() == f"step 0 of {len(trace.steps) - 1}"

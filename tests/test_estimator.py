@@ -312,7 +312,7 @@ def test_load_shards_errors(tmp_path):
 
     with pytest.raises(FileNotFoundError, match="missing manifest.json"):
         load_shards(tmp_path)
-    with pytest.raises(ValueError, match="eps must be >= 0"):
+    with pytest.raises(ValueError, match="eps: -1.0 is outside the accepted range 0..1"):
         DataConfig(eps=-1.0)
 
 

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import numpy as np
 
-from mi_core.domain import is_keyword, resolve_path
-from mi_core.domains.antibody import probe
-from mi_core.domains.antibody.evaluate import ModelEval
+from mi_core.domain import Command, is_keyword, resolve_path
+from mi_core.domains.antibody import evaluate, probe
 from mi_core.domains.antibody.infill import CDRInfill, RecoveryMetric
 from mi_core.domains.antibody.model import AntiBERTyMissing, load, weights_folder
 from mi_core.domains.antibody.sequence import REGIONS, AntibodyChain, parse_text, read_chain, read_file
@@ -26,7 +25,6 @@ class AntibodyDomain(ProteinDomain):
 
     credit: ClassVar[str] = ("AntiBERTy: Ruffolo, Gray and Sulam 2021, arXiv:2112.07782 (MIT licence); antibodies: "
                              "Jain et al. 2017, PNAS 114:944-949")
-    model_eval: Any = None  # ``eval-model``'s options and run
 
     def parse_state(self, text: str) -> list[int]:
         return tokenize(text, max_length=510).tolist()
@@ -82,7 +80,9 @@ ANTIBODY = AntibodyDomain(
     pad_id=PAD_ID, model_env="MI_LENS_ANTIBODY_MODEL", model_default="auto",
     estimator_env="MI_LENS_ANTIBODY_ESTIMATOR", estimator_default="assets/antibody_mi_estimator.safetensors",
     probe_fallback=True, model_loader=load, states=AntibodyStates, metric=RecoveryMetric, bench_inputs=CDRInfill,
-    model_eval=ModelEval, probe_command=probe,
+    probe_command=probe,
+    commands=(Command("eval-model", "masked-position perplexity against composition: eval-model antibody ...",
+                      evaluate.main, evaluate.options),),
     # the CDR in-filling benchmark's settings (BENCHMARKS.md, "Antibodies"): mi at a quarter of sequential's passes
     strategy_defaults=(("mi", "gamma", 8.0), ("mi", "lam", 1.0), ("eb", "gamma", 4.0)),
 )

@@ -5,7 +5,9 @@ Perplexity is ``exp`` of the mean cross-entropy (nats); ``SE(ppl) = ppl * SE(CE)
 
 from __future__ import annotations
 
+import json
 import math
+import shlex
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,12 +15,15 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from mi_core.device import pick_device
+from mi_core.domain import get_domain
 from mi_core.domains.antibody.infill import mean_se
 from mi_core.domains.antibody.sequence import CDR_NAMES, REGIONS, read_file, select_rows
 from mi_core.domains.antibody.states import DEFAULT_CSV, EVAL_ROWS, TRAIN_ROWS
 from mi_core.domains.protein import MASK_ID
-from mi_core.io import display_path
-from mi_core.options import option, seed
+from mi_core.io import atomic_write_json, check_output, display_path
+from mi_core.models.loading import load_model_described
+from mi_core.options import Device, Force, JsonOut, option, seed
 
 
 def frequencies(chains, key=None) -> dict:
@@ -104,14 +109,27 @@ class EvalOptions:
     model: str = option("auto", "auto (the installed AntiBERTy) or a folder with its weights")
 
 
-class ModelEval:
-    options = EvalOptions
+HEADLINE = ("perplexity", "perplexity_se", "composition_perplexity", "ratio_to_composition", "n_chains", "n_residues")
 
-    @staticmethod
-    def run(args, model, device) -> dict:
-        chains = select_rows(read_file(args.csv), args.rows)
-        reference = select_rows(read_file(args.composition_csv or args.csv), args.composition_rows)
-        res = evaluate(model, chains, reference, rate=args.mask_rate, draws=args.draws, seed=args.seed, device=device)
-        return {"csv": display_path(args.csv), "rows": args.rows, "composition_rows": args.composition_rows,
-                "composition_csv": display_path(args.composition_csv or args.csv), "mask_rate": args.mask_rate,
-                "draws": args.draws, "seed": args.seed, **res}
+
+def options(domain) -> list:
+    return [EvalOptions, JsonOut, Device, Force]
+
+
+def main(args) -> int:
+    """``eval-model antibody``: the scores as JSON (``--json``), their headline printed."""
+    check_output(args.json, args.force)
+    device = pick_device(args.device, args.threads)
+    domain = get_domain(args.domain)
+    model, description = load_model_described(args.model, device, domain)
+    chains = select_rows(read_file(args.csv), args.rows)
+    reference = select_rows(read_file(args.composition_csv or args.csv), args.composition_rows)
+    res = evaluate(model, chains, reference, rate=args.mask_rate, draws=args.draws, seed=args.seed, device=device)
+    res = {"domain": domain.cli_name, "model": description, "csv": display_path(args.csv), "rows": args.rows,
+           "composition_rows": args.composition_rows, "composition_csv": display_path(args.composition_csv or args.csv),
+           "mask_rate": args.mask_rate, "draws": args.draws, "seed": args.seed, **res,
+           "command": "python -m mi_core eval-model " + shlex.join(args.argv)}
+    if args.json is not None:
+        atomic_write_json(args.json, res)
+    print(json.dumps({k: res[k] for k in HEADLINE if k in res}, indent=2))
+    return 0

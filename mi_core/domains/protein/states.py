@@ -41,8 +41,6 @@ class ProteinDataConfig(MixedShardConfig):
         super().__post_init__()
         # "./a//b.fa" is "a/b.fa": a shard folder resumes under either spelling
         object.__setattr__(self, "fasta", str(Path(self.fasta)))
-        if self.min_len < 1:
-            raise ValueError("min_len must be positive")
         if self.max_len < self.min_len:
             raise ValueError(f"max_len {self.max_len} is below min_len {self.min_len}")
         if not 2 <= self.min_masked <= self.min_len:

@@ -93,8 +93,6 @@ class DataConfig(ShardConfig):
 
     def __post_init__(self):
         super().__post_init__()
-        if self.pool < 1:
-            raise ValueError("pool must be positive")
         if self.min_masked < 2:
             raise ValueError(f"min_masked must be >= 2, got {self.min_masked}")
 
