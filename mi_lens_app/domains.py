@@ -34,7 +34,7 @@ from mi_core.domains.sudoku.solver import count_solutions
 # model is the same domain with other model files (and the estimator and selector trained on them)
 MODELS: dict[str, dict[str, tuple[str, Domain | None]]] = {
     "sudoku9": {"default": ("default (recurrent, 24 iterations)", None),
-                "views": (f"default, {VIEWS} symmetric views ({VIEWS}x the compute)", SUDOKU_VIEWS),
+                "views": (f"default, {VIEWS} symmetric views", SUDOKU_VIEWS),
                 "8layer": ("8 layers (the previous default)", SUDOKU_8LAYER)},
 }
 _VARIANTS = {d.key: d for choices in MODELS.values() for _, d in choices.values() if d is not None}

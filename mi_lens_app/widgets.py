@@ -519,8 +519,8 @@ def model_picker(domain: Domain) -> Domain:
     name = st.sidebar.selectbox("Model", list(choices), format_func=choices.get, key="model", bind=BIND,
                                 help="the default model, recurrent (one block applied 24 times, whose steps the MI maps "
                                      "page can show); the same weights averaged over symmetric views of the "
-                                     "grid (bands, rows, transposition, digit relabelling: stronger, each pass "
-                                     "costs one per view); or the 8-layer model it replaced")
+                                     "grid (bands, rows, transposition, digit relabelling), stronger at the cost "
+                                     "of one model pass per view; or the 8-layer model it replaced")
     return with_model(domain, name)
 
 

@@ -318,7 +318,7 @@ def settings_bar(domain, present: bool):
 def main():
     present = _presenting()
     widgets.page("Decoding, step by step", ":material/play_circle:", sidebar="collapsed" if present else "auto")
-    domain, pz = widgets.domain_and_puzzle()
+    domain, pz = widgets.domain_and_puzzle(models=True)
     if pz is None:
         st.info(f"Pick a valid {widgets.input_noun(domain)} in the sidebar.")
         st.markdown(texts.DECODE_PAGE)
