@@ -551,3 +551,22 @@ for set in kaggle_graded_dev.csv clue17_dev.txt top1465.txt; do
 for pair in "kaggle500 kaggle_graded_dev.csv" "clue17_500 clue17_dev.txt" "top1465_500 top1465.txt"; do set -- $pair
     PYTHONPATH=. python scripts/studies/paired_bench.py assets/benchmarks/sudoku_views4_$1_soup3.json \
         assets/benchmarks/sudoku_chain_$1_soup3.json ../shared/data/sudoku/$2 assets/benchmarks/sudoku_paired_views4_vs_soup3_$1.json; done
+
+# MI-guided decoding with the views (BENCHMARKS.md, the summary; eleventh session): tuning on Kaggle dev 501-700
+# (runs/kaggle_tune200.csv: the header and lines 502-701 of the file), then gamma 0.6, lam 1 on each set's first 500
+head -1 $DATA/kaggle_graded_dev.csv > runs/kaggle_tune200.csv && sed -n 502,701p $DATA/kaggle_graded_dev.csv >> runs/kaggle_tune200.csv
+for v in 4 1; do python -m mi_core bench sudoku --puzzles runs/kaggle_tune200.csv --sampler mi --views $v --threads 1 \
+    --json assets/benchmarks/sudoku_tune200_mi_gamma1_views${v}_soup3.json --force; done
+python -m mi_core sweep sudoku --puzzles runs/kaggle_tune200.csv --views 4 --threads 1 --grid "mi:gamma=0.3,0.6,1.0;lam=1" \
+    --grid "eb:gamma=0.5" --name tune200_views4 --json assets/benchmarks/sudoku_tune200_sweep_views4_soup3.json --force
+PYTHONPATH=. python scripts/studies/paired_bench.py assets/benchmarks/sudoku_tune200_mi_gamma1_views{4,1}_soup3.json \
+    runs/kaggle_tune200.csv assets/benchmarks/sudoku_tune200_paired_mi_views4_vs_views1.json
+for pair in "kaggle500 kaggle_graded_dev.csv" "clue17_500 clue17_dev.txt" "top1465_500 top1465.txt"; do set -- $pair
+    for v in 4 1; do python -m mi_core bench sudoku --puzzles $DATA/$2 --limit 500 --sampler mi --set gamma=0.6 --set lam=1 \
+        --views $v --threads 1 --json assets/benchmarks/sudoku_mi_views${v}_$1_soup3.json --force; done
+    for other in mi_views1_$1 views4_$1 chain_$1; do
+        PYTHONPATH=. python scripts/studies/paired_bench.py assets/benchmarks/sudoku_mi_views4_$1_soup3.json \
+            assets/benchmarks/sudoku_${other}_soup3.json $DATA/$2 \
+            assets/benchmarks/sudoku_paired_mi_views4_vs_$(echo $other | sed "s/_$1//;s/mi_views1/mi/;s/chain/soup3/")_$1.json
+    done
+done
