@@ -570,3 +570,15 @@ for pair in "kaggle500 kaggle_graded_dev.csv" "clue17_500 clue17_dev.txt" "top14
             assets/benchmarks/sudoku_paired_mi_views4_vs_$(echo $other | sed "s/_$1//;s/mi_views1/mi/;s/chain/soup3/")_$1.json
     done
 done
+# the learned order at T = 15 with and without the views, on the tuning puzzles and the Kaggle 500
+for v in 4 1; do
+    python -m mi_core bench sudoku --puzzles runs/kaggle_tune200.csv --sampler learned --set steps=15 \
+        --set selector=assets/sudoku_order_selector_recurrent.safetensors --views $v --threads 1 \
+        --json assets/benchmarks/sudoku_tune200_learned15_views${v}_soup3.json --force
+    python -m mi_core bench sudoku --puzzles $DATA/kaggle_graded_dev.csv --limit 500 --sampler learned --set steps=15 \
+        --set selector=assets/sudoku_order_selector_recurrent.safetensors --views $v --threads 1 \
+        --json assets/benchmarks/sudoku_learned15_views${v}_kaggle500_soup3.json --force; done
+PYTHONPATH=. python scripts/studies/paired_bench.py assets/benchmarks/sudoku_tune200_learned15_views{4,1}_soup3.json \
+    runs/kaggle_tune200.csv assets/benchmarks/sudoku_tune200_paired_learned15_views4_vs_views1.json
+PYTHONPATH=. python scripts/studies/paired_bench.py assets/benchmarks/sudoku_learned15_views{4,1}_kaggle500_soup3.json \
+    $DATA/kaggle_graded_dev.csv assets/benchmarks/sudoku_paired_learned15_views4_vs_views1_kaggle500.json
