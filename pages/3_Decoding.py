@@ -339,8 +339,11 @@ def main():
     playing = bool(st.session_state.get("play", False))
     st.fragment(player, run_every=interval if playing else None)(domain, pz, traces, count, view, present, stacked)
     legend(domain)
+    views = getattr(support.model(domain), "views", 1)  # a model read in symmetric views
     st.caption("Arrow keys step, Space plays and pauses (click the page first). "
-               + (texts.SEQUENCE_DECODE_PAGE if domain.layout == "sequence" else texts.DECODE_PAGE))
+               + (texts.SEQUENCE_DECODE_PAGE if domain.layout == "sequence" else texts.DECODE_PAGE)
+               + (f" This model reads each grid in {views} symmetric views, so a pass here runs it {views} times."
+                  if views > 1 else ""))
     downloads = st.columns(3)
     for col, side, trace in zip(downloads, ("a", "b"), traces):
         if trace is not None:

@@ -100,6 +100,7 @@ def test_the_app_offers_the_default_read_in_symmetric_views(env):
     at = run_page("pages/3_Decoding.py", preset="easy", model="views")
     assert_clean(at)
     assert any("read in 4 symmetric views" in c.value for c in at.sidebar.caption)  # the decodings use it
+    assert any("a pass here runs it 4 times" in c.value for c in at.caption)
 
 
 def test_the_iteration_slider_shows_for_the_recurrent_model_only(env):
