@@ -582,3 +582,10 @@ PYTHONPATH=. python scripts/studies/paired_bench.py assets/benchmarks/sudoku_tun
     runs/kaggle_tune200.csv assets/benchmarks/sudoku_tune200_paired_learned15_views4_vs_views1.json
 PYTHONPATH=. python scripts/studies/paired_bench.py assets/benchmarks/sudoku_learned15_views{4,1}_kaggle500_soup3.json \
     $DATA/kaggle_graded_dev.csv assets/benchmarks/sudoku_paired_learned15_views4_vs_views1_kaggle500.json
+# phase 4's end as a fourth soup ingredient, on the tuning puzzles (eleventh session; not kept)
+PYTHONPATH=. python scripts/studies/soup.py checkpoints/sudoku_chain/p4_step1000.safetensors checkpoints/sudoku_chain/p4_step4000.safetensors \
+    checkpoints/sudoku_chain/phase3/model.safetensors checkpoints/sudoku_chain/phase4/model_last.safetensors --loops 24 --out runs/s11/soup4c.safetensors
+python -m mi_core bench sudoku --puzzles runs/kaggle_tune500.csv --model runs/s11/soup4c.safetensors --threads 1 \
+    --json assets/benchmarks/sudoku_tune500_soup4c_p4end.json --force
+PYTHONPATH=. python scripts/studies/paired_bench.py assets/benchmarks/sudoku_tune500_soup4c_p4end.json assets/benchmarks/sudoku_tune500_soup3.json \
+    runs/kaggle_tune500.csv assets/benchmarks/sudoku_tune_paired_soup4c_p4end_vs_soup3.json
