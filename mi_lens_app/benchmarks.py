@@ -68,7 +68,8 @@ def set_name(raw: str) -> str:
 SET_WORDS = {"kaggle": "Kaggle", "graded": "graded", "top1465": "top-1465", "clue17": "17-clue", "cath": "CATH",
              "protein": "protein", "reference": "reference sequences", "first40": "first 40", "loop": "loop",
              "warm": "warm", "start": "start", "kaggle200": "Kaggle graded, 200 (40 per level)",
-             "recurrent": "peer-recurrent"}
+             "recurrent": "peer-recurrent", "tune200": "Kaggle dev tuning puzzles 501-700,",
+             "views4": "4 symmetric views (a pass runs the model 4 times)"}
 GRADES = ("Easy", "Medium", "Hard", "Expert")
 
 
@@ -120,8 +121,9 @@ def opening_set(rows: list[dict], sets: list[str], preferred: set[str] = frozens
 
 
 def sets_on_model(rows: list[dict], model_sha: str | None) -> set[str]:
-    """The sets whose rows record the model of sha256 ``model_sha`` (``model_sha256``, which newer runs write)."""
-    return {r["set"] for r in rows if model_sha and r.get("model_sha256") == model_sha}
+    """The sets whose rows record the model of sha256 ``model_sha`` (``model_sha256``, which newer runs write),
+    read in one view (a row with ``views`` > 1 ran an ensemble of it)."""
+    return {r["set"] for r in rows if model_sha and r.get("model_sha256") == model_sha and r.get("views", 1) == 1}
 
 
 def metric_of(rows: list[dict]) -> Metric:

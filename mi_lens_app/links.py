@@ -27,10 +27,11 @@ KNOWN = frozenset({
 BIND = "query-params"
 IGNORED = frozenset({"embed", "embed_options"})  # Streamlit's own
 # what every page shares: the domain, the puzzle or sequence and its masking, the colour scale. Links between
-# views carry these (and ``cell`` to the views that select one); a page that does not read one keeps it in its
-# URL without a note, so the next page change still has it
+# views carry these (``cell`` to the views that select one, ``model`` to those that pick one); a page that does
+# not read one keeps it in its URL without a note, so the next page change still has it
 SHARED = ("domain", "src", "preset", "puzzle", "clues", "seed", "psrc", "ppreset", "seq", "mask_mode", "mask",
-          "mask_rate", "mask_seed", "scale", "cell")
+          "mask_rate", "mask_seed", "scale", "cell", "model")
+OWN = ("cell", "model")  # carried only to the views that read them; on another page a link's value is noted as unused
 _CARRY = "_link_carry"  # the shared parameters as the last page's run left them
 MAX_CARRIED = 4000  # characters of carried values: a pasted puzzle or sequence longer than this stays out
 _IN = "_link_in"  # the parameters as the page's run found them
@@ -44,14 +45,15 @@ def known(key: str) -> bool:
     return key in KNOWN or key.startswith(("a_", "b_"))
 
 
-def start(page: str = "", selects_cell: bool = False) -> None:
+def start(page: str = "", selects_cell: bool = False, picks_model: bool = False) -> None:
     """Remember the URL's parameters as this run found them (call before any widget). On the first run of
     another ``page`` than the last run's, the shared state the last page left (:func:`remember`) goes back into
     the URL first: Streamlit drops a parameter bound to another page's widget when the page changes, so a
     teacher's ``preset=hard`` was lost on the first click to another view. ``selects_cell``: the page has a
-    selected cell, so ``cell`` is carried too."""
+    selected cell, so ``cell`` is carried too; ``picks_model``: it has the model picker, so ``model`` is."""
     if st.session_state.get("_link_page") not in (None, page):
-        for key, value in carried(None if selects_cell else {"cell"}).items():
+        leave_out = {key for key, reads in (("cell", selects_cell), ("model", picks_model)) if not reads}
+        for key, value in carried(leave_out).items():
             if key in st.session_state:  # the new page's widget is another widget: it takes this value
                 st.session_state[key] = st.session_state[key]
             if key not in st.query_params:
@@ -184,7 +186,7 @@ def problems() -> tuple[list[str], list[str], list[str]]:
         if not known(key):
             dropped.append(f"{key}={raw}")
         elif key not in st.session_state:
-            if key not in SHARED or key == "cell":
+            if key not in SHARED or key in OWN:
                 unused.append(key)
         elif not _same(raw, st.session_state[key], key):
             dropped.append(f"{key}={raw}")

@@ -65,7 +65,7 @@ def _model(domain_key: str, stamp: str):
     return core.load_domain_model(get_domain(domain_key), core.app_device())
 
 
-@st.cache_resource(show_spinner="Loading the MI estimator ...", max_entries=4)
+@st.cache_resource(show_spinner="Loading the MI estimator ...", max_entries=8)
 def _estimator(domain_key: str, stamp: str) -> tuple[object | None, str | None]:
     """``(estimator, None)``, or ``(None, why it cannot be used)``; ``(None, None)`` for a domain without one."""
     domain = get_domain(domain_key)
@@ -82,7 +82,7 @@ def _estimator(domain_key: str, stamp: str) -> tuple[object | None, str | None]:
     return (None, f"{path.name} does not fit the model: {problem}") if problem else (est, None)
 
 
-@st.cache_resource(show_spinner="Loading the order selector ...", max_entries=4)
+@st.cache_resource(show_spinner="Loading the order selector ...", max_entries=8)
 def _selector(domain_key: str, stamp: str) -> tuple[object | None, str | None]:
     """``(selector, None)``, or ``(None, why it cannot be used)``; ``(None, None)`` for a domain without one."""
     domain = get_domain(domain_key)

@@ -458,12 +458,14 @@ def navigation() -> None:
 def view_params(path: str) -> dict[str, str]:
     """The query parameters a link to the view at ``path`` carries: the state shared by every page (domain,
     puzzle, sequence and mask, colour scale) as the last page left it, and the selected cell where the view
-    has one (``links.carried``)."""
-    return links.carried(None if path in CELL_VIEWS else {"cell"})
+    has one and the model where the view picks one (``links.carried``)."""
+    return links.carried({key for key, views in (("cell", CELL_VIEWS), ("model", MODEL_VIEWS)) if path not in views})
 
 
 CELL_VIEWS = frozenset({"pages/1_MI_maps.py", "pages/2_Exact_vs_estimated.py", "pages/4_What_if.py"})
 CELL_TITLES = frozenset({"MI maps", "Exact versus estimated", "What-if"})  # the titles of CELL_VIEWS
+MODEL_VIEWS = frozenset({"pages/1_MI_maps.py", "pages/3_Decoding.py"})  # the views with the model picker
+MODEL_TITLES = frozenset({"MI maps", "Decoding, step by step"})
 
 
 def view_link(path: str, label: str, icon: str, where=None) -> None:
@@ -485,7 +487,7 @@ def page(title: str, icon: str = ":material/blur_on:", sidebar: str = "auto") ->
     """Page config, the navigation and the title; every page calls this first (and :func:`link_note` last)."""
     st.set_page_config(page_title=f"{title} · MI Lens", page_icon=icon, layout="wide",
                        initial_sidebar_state=sidebar)
-    links.start(title, selects_cell=title in CELL_TITLES)
+    links.start(title, selects_cell=title in CELL_TITLES, picks_model=title in MODEL_TITLES)
     support.warm_up()
     st.html(LAYOUT_CSS)
     navigation()

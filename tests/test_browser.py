@@ -431,6 +431,26 @@ def test_a_shared_link_keeps_its_puzzle_across_page_changes(chromium, app_url):
     page.close()
 
 
+def test_the_chosen_model_goes_with_a_page_change_to_the_views_that_pick_one(chromium, app_url):
+    page = chromium.new_page(viewport={"width": 1024, "height": 768})
+    page.goto(f"{app_url}/MI_maps")
+    wait_ready(page)
+    page.locator('[data-testid="stSidebar"] [data-testid="stSelectbox"]').filter(has_text="Model").click()
+    page.get_by_role("option", name="default, 4 symmetric views").click()
+    wait_ready(page)
+    page.wait_for_function("document.querySelectorAll('[data-testid=\"stSidebar\"] [data-testid=\"stPageLink\"]')"
+                           ".length >= 7")
+    navigate(page, "Decoding")
+    wait_ready(page)
+    assert selected(page, "Model") == "default, 4 symmetric views", page.url
+    sidebar = page.locator('[data-testid="stSidebar"]').inner_text()
+    assert "read in 4 symmetric views" in sidebar  # the decodings run the chosen model
+    navigate(page, "What-if")  # no model picker: the link leaves the model out
+    wait_ready(page)
+    assert "model=" not in page.url
+    page.close()
+
+
 def test_a_projector_shows_both_decodings_side_by_side_with_the_selector_chart(chromium, app_url):
     """At 1024 px with the sidebar open, the two frames stay side by side when one of them holds a plotly chart
     (learned's P(unmask), from step 1): the layout rule that stacks rows of charts below 1,200 px stacked them."""

@@ -103,6 +103,8 @@ def test_the_app_offers_the_default_read_in_symmetric_views(env):
     assert any("a pass here runs it 4 times" in c.value for c in at.caption)
 
 
+
+
 def test_the_iteration_slider_shows_for_the_recurrent_model_only(env):
     at = run_page("pages/1_MI_maps.py", preset="easy", model="8layer")
     assert_clean(at)
