@@ -40,6 +40,16 @@ MODELS: dict[str, dict[str, tuple[str, Domain | None]]] = {
 _VARIANTS = {d.key: d for choices in MODELS.values() for _, d in choices.values() if d is not None}
 
 
+def named(key: str) -> dict[str, str]:
+    """How an export names domain ``key``: the domain the command line takes and, for a second model of one
+    (``sudoku9_views``), the model's link name (``{"domain": "sudoku9", "model": "views"}``)."""
+    for base, choices in MODELS.items():
+        for name, (_, variant) in choices.items():
+            if variant is not None and variant.key == key:
+                return {"domain": base, "model": name}
+    return {"domain": key}
+
+
 def get_domain(name: str) -> Domain:
     """The core's domain ``name``, or a second model of one (:data:`MODELS`); ValueError when there is none."""
     return _VARIANTS.get(name) or core_domain(name)

@@ -41,21 +41,22 @@ def mi_csv(mi: np.ndarray, labels: list[str]) -> str:
     return buf.getvalue()
 
 
-def mi_json(mi_map, puzzle: str, domain: str, labels: list[str]) -> str:
-    """An :class:`~mi_lens_app.core.MIMap` (or anything with the same fields) as JSON."""
+def mi_json(mi_map, puzzle: str, domain: str, labels: list[str], model: str | None = None) -> str:
+    """An :class:`~mi_lens_app.core.MIMap` (or anything with the same fields) as JSON. ``domain`` and ``model``:
+    as :func:`mi_lens_app.domains.named` gives them (the model only when one of a domain's second models ran)."""
     return json.dumps(_clean({
-        "domain": domain, "puzzle": puzzle, "source": mi_map.source, "passes": mi_map.passes,
+        "domain": domain, **({"model": model} if model else {}), "puzzle": puzzle, "source": mi_map.source, "passes": mi_map.passes,
         "seconds": mi_map.seconds, "labels": labels, "masked": mi_map.masked, "entropy": mi_map.entropy,
         "marginals": mi_map.marginals, "mi": mi_map.mi,
     }))
 
 
 def trace_json(trace, puzzle: str, domain: str, labels: list[str], temperature: float, seed: int,
-               values: tuple[str, ...] | None = None) -> str:
+               values: tuple[str, ...] | None = None, model: str | None = None) -> str:
     """A :class:`~mi_lens_app.core.Trace` as JSON: one entry per frame, unmasked cells with their entropies.
 
     ``values``: the name of each value (token ``v + 1``), e.g. amino-acid letters; default the digits
-    themselves. Blanks are ``.``."""
+    themselves. Blanks are ``.``. ``domain`` and ``model``: as for :func:`mi_json`."""
     name = (lambda t: str(int(t))) if values is None else (lambda t: values[int(t) - 1])
     steps = []
     for s in trace.steps:
@@ -70,7 +71,7 @@ def trace_json(trace, puzzle: str, domain: str, labels: list[str], temperature: 
             **({"per_position": s.maps} if s.maps else {}),  # e.g. the order selector's select_prob, (N,) each
         })
     return json.dumps(_clean({
-        "domain": domain, "puzzle": puzzle, "strategy": trace.strategy, "params": trace.params,
+        "domain": domain, **({"model": model} if model else {}), "puzzle": puzzle, "strategy": trace.strategy, "params": trace.params,
         "temperature": temperature, "seed": seed, "mi_source": trace.mi_source, "solved": trace.solved,
         "stopped": trace.stopped, "seconds": trace.seconds, "steps": steps,
     }))

@@ -38,6 +38,7 @@ _IN = "_link_in"  # the parameters as the page's run found them
 _CHANGED = "_link_changed"  # {key: "old → new (why)"} clamped this run
 _FORMAT = "_link_format"  # {key: value -> its text in the URL} for widgets with a format_func
 _UNBIND = "_link_unbind"  # keys clamped this run whose widget is not yet drawn (see :func:`bound`)
+_ACCEPTED = "_link_accepted"  # keys :func:`accept_id` set from an option's id, to write into the URL on the rerun
 _SET = "_link_set_by_click"  # keys a callback set since the last full run (see :func:`set_by_click`)
 
 
@@ -101,10 +102,20 @@ def restart_on(key: str, owner, value) -> None:
 
 def accept_id(key: str, ids: list[str]) -> None:
     """Before select box ``key`` (shown and written to the URL by a ``format_func``) reads the link: a link
-    that names an option by its id (``set=cath_reference``, as links did before the box showed names) selects it."""
+    that names an option by its id (``set=cath_reference``, as links did before the box showed names) selects it,
+    and the URL then names it as the box does. Call :func:`formatter` for ``key`` first."""
+    accepted = st.session_state.setdefault(_ACCEPTED, set())
+    if key in accepted:  # the rerun below: the URL now holds the option's text, which the widget takes
+        accepted.discard(key)
+        return
     raw = arrived(key)
     if raw in ids and key not in st.session_state:
-        st.session_state[key] = raw
+        # a bound widget drops a URL value that is not one of its options' texts: setting the widget from the
+        # id kept the choice but lost it from the address, and from a link copied from it. The URL takes the
+        # text before the widget binds, and a rerun lets the widget read it from there
+        st.query_params[key] = _value_text(key, raw)
+        accepted.add(key)
+        st.rerun()
 
 
 def formatter(key: str, fn: Callable) -> None:

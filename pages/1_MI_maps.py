@@ -7,6 +7,7 @@ import numpy as np
 import streamlit as st
 
 from mi_lens_app import exports, figures, graph, links, protein_figures, support, texts, widgets
+from mi_lens_app.domains import named
 
 LAYERS = {"MI": "MI with the selected cell", "entropy": "entropy", "top p": "top probability",
           "candidates": "candidates (marginals)"}
@@ -176,7 +177,7 @@ def downloads(domain, pz, m, heat, dep):
     cols = st.columns(4)
     cols[0].download_button("MI as CSV", lambda: exports.mi_csv(m.mi, labels), "mi.csv", "text/csv",
                             on_click="ignore")
-    cols[1].download_button("MI as JSON", lambda: exports.mi_json(m, pz.text, domain.key, labels), "mi.json",
+    cols[1].download_button("MI as JSON", lambda: exports.mi_json(m, pz.text, labels=labels, **named(domain.key)), "mi.json",
                             "application/json", on_click="ignore")
     cols[2].download_button("Heatmap as HTML", lambda: exports.figure_html(heat), "mi_heatmap.html",
                             "text/html", on_click="ignore")
@@ -220,7 +221,7 @@ def sequence_maps(domain, pz, m):
         st.markdown(texts.MI)
     cols = st.columns(4)
     cols[0].download_button("MI as CSV", lambda: exports.mi_csv(m.mi, labels), "mi.csv", "text/csv", on_click="ignore")
-    cols[1].download_button("MI as JSON", lambda: exports.mi_json(m, pz.text, domain.key, labels), "mi.json",
+    cols[1].download_button("MI as JSON", lambda: exports.mi_json(m, pz.text, labels=labels, **named(domain.key)), "mi.json",
                             "application/json", on_click="ignore")
     cols[2].download_button("Heatmap as HTML", lambda: exports.figure_html(heat), "mi_heatmap.html", "text/html",
                             on_click="ignore")

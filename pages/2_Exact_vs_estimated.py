@@ -4,6 +4,7 @@ import numpy as np
 import streamlit as st
 
 from mi_lens_app import exports, figures, links, protein_figures, support, texts, widgets
+from mi_lens_app.domains import named
 
 EPS_CHOICES = [1e-4, 1e-3, 1e-2, 5e-2, 1e-1]
 
@@ -143,7 +144,7 @@ def main():
     c = st.columns(3)
     c[0].download_button("Exact MI as CSV", lambda: exports.mi_csv(exact.mi, labels), "mi_exact.csv", "text/csv",
                          on_click="ignore")
-    c[1].download_button("Exact MI as JSON", lambda: exports.mi_json(exact.as_map(), pz.text, domain.key, labels),
+    c[1].download_button("Exact MI as JSON", lambda: exports.mi_json(exact.as_map(), pz.text, labels=labels, **named(domain.key)),
                          "mi_exact.json", "application/json", on_click="ignore")
     c[2].download_button("Difference map as HTML", lambda: exports.figure_html(figs[2]), "mi_difference.html",
                          "text/html", on_click="ignore")

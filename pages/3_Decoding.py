@@ -5,6 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from mi_lens_app import exports, figures, grid_svg, links, protein_figures, support, texts, widgets
+from mi_lens_app.domains import named
 
 STRIP_ROWS = 16  # steps the protein strip shows at once (the most recent): rows stay tall enough to read
 SPEEDS = {"slow": 1.5, "normal": 0.8, "fast": 0.35}
@@ -348,8 +349,9 @@ def main():
     for col, side, trace in zip(downloads, ("a", "b"), traces):
         if trace is not None:
             col.download_button(f"Trace {side.upper()} ({trace.strategy}) as JSON",
-                                lambda t=trace: exports.trace_json(t, pz.text, domain.key, pz.labels(), temperature,
-                                                                   seed, domain.alphabet),
+                                lambda t=trace: exports.trace_json(t, pz.text, labels=pz.labels(), temperature=temperature,
+                                                                   seed=seed, values=domain.alphabet,
+                                                                   **named(domain.key)),
                                 f"trace_{trace.strategy}.json", "application/json", on_click="ignore")
     shown = [t for t in traces if t is not None]
     downloads[2].download_button("Animation (HTML player)", lambda: exports.decoding_player_html(

@@ -14,9 +14,10 @@ from mi_core.domains.sudoku import (
     SudokuConflictError,
     SudokuFormatError,
 )
+from mi_core.domains.sudoku.domain import SUDOKU_VIEWS
 from mi_core.mi.estimator import EstimatorConfig, MIEstimator
 from mi_lens_app import benchmarks, core, exports, figures, graph
-from mi_lens_app.domains import DOMAINS, generate, load_presets, make_puzzle, read_upload
+from mi_lens_app.domains import DOMAINS, generate, load_presets, make_puzzle, named, read_upload
 
 EASY = "..9.7.1.....2.8...2...3...4.9.........8....311.6...52.....6327.....9.6...1...7.5."
 EASY_SOL = "349675182761248395285931764597312846428756931136489527954163278872594613613827459"
@@ -312,6 +313,12 @@ def test_exports_round_trip(tiny_mdm, tiny_estimator):
     trace = core.decode_trace(tiny_mdm, None, S9, EASY, EASY_SOL, "topk", {"k": 28})
     t = json.loads(exports.trace_json(trace, EASY, "sudoku9", labels, 0.0, 0))
     assert [s["step"] for s in t["steps"]] == [0, 1, 2] and len(t["steps"][1]["unmasked"]) == 28
+    assert "model" not in t and "model" not in data
+    # a second model of a domain: the export names the domain the command line takes, and the model apart
+    views = json.loads(exports.trace_json(trace, EASY, labels=labels, temperature=0.0, seed=0,
+                                          **named(SUDOKU_VIEWS.key)))
+    assert (views["domain"], views["model"]) == ("sudoku9", "views")
+    assert named("sudoku9_8layer") == {"domain": "sudoku9", "model": "8layer"} and named("protein") == {"domain": "protein"}
     html = exports.figure_html(figures.bar_figure(["a"], {"s": np.ones(1)}))
     assert html.startswith("<!doctype html>") and "Plotly.newPlot" in html
     assert "<script src=" not in html and len(html) > 1_000_000  # plotly.js inlined: opens offline

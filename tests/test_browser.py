@@ -451,6 +451,23 @@ def test_the_chosen_model_goes_with_a_page_change_to_the_views_that_pick_one(chr
     page.close()
 
 
+def test_a_link_that_names_the_model_by_its_id_keeps_it_in_the_address_and_on_a_page_change(chromium, app_url):
+    """``model=views`` selects the views model; the address then names it as the select does (the widget dropped
+    the id from it, so a link copied from the page lost the model), and the next view keeps it."""
+    page = chromium.new_page(viewport={"width": 1024, "height": 768})
+    page.goto(f"{app_url}/MI_maps?model=views")
+    wait_ready(page)
+    page.wait_for_function("location.search.includes('model=default')", timeout=30_000)
+    assert selected(page, "Model") == "default, 4 symmetric views", page.url
+    assert "not understood" not in page.locator("body").inner_text()
+    page.wait_for_function("document.querySelectorAll('[data-testid=\"stSidebar\"] [data-testid=\"stPageLink\"]')"
+                           ".length >= 7")
+    navigate(page, "Decoding")
+    wait_ready(page)
+    assert selected(page, "Model") == "default, 4 symmetric views", page.url
+    page.close()
+
+
 def test_a_projector_shows_both_decodings_side_by_side_with_the_selector_chart(chromium, app_url):
     """At 1024 px with the sidebar open, the two frames stay side by side when one of them holds a plotly chart
     (learned's P(unmask), from step 1): the layout rule that stacks rows of charts below 1,200 px stacked them."""
