@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import math
 import os
 import threading
 import unicodedata
@@ -312,25 +313,23 @@ class MixedShardConfig(ShardConfig):
 
     def __post_init__(self):
         super().__post_init__()
-        weights = np.asarray(self.mix, dtype=float)
-        if weights.shape != (3,) or (weights < 0).any() or weights.sum() <= 0:
-            raise ValueError(f"mix must be three weights >= 0, not all 0 ({', '.join(self.sources)}), got {self.mix}")
+        check_mix(self.mix, self.sources)
 
 
-def parse_mix(text: str, sources: tuple[str, ...]) -> tuple[float, ...]:
-    """``--mix`` ``"0.4,0.2,0.4"`` -> three weights; ValueError naming the ``sources`` on anything else."""
+def check_mix(mix, sources: tuple[str, ...]) -> tuple[float, ...]:
+    """``mix`` as three weights of ``sources`` (``"0.4,0.2,0.4"`` or a sequence); ValueError on anything else."""
     try:
-        values = tuple(float(p) for p in text.split(","))
-    except ValueError:
+        values = tuple(float(p) for p in (mix.split(",") if isinstance(mix, str) else mix))
+    except (TypeError, ValueError):
         values = ()
-    if len(values) != 3:
-        raise ValueError(f"--mix expects three numbers '{','.join(sources)}', got {text!r}")
+    if len(values) != 3 or not all(math.isfinite(v) and v >= 0 for v in values) or sum(values) <= 0:
+        raise ValueError(f"--mix expects three weights >= 0, not all 0 ({','.join(sources)}), got {mix!r}")
     return values
 
 
 def mix_option(sources: tuple[str, ...], default: tuple[float, float, float] = (0.4, 0.3, 0.3)) -> Any:
     """The ``--mix`` field of a :class:`MixedShardConfig`: weights of ``sources``."""
-    return option(default, f"weights of {','.join(sources)}", parse=lambda text: parse_mix(text, sources))
+    return option(default, f"weights of {','.join(sources)}", parse=lambda text: check_mix(text, sources))
 
 
 def ensure_masked(mask: np.ndarray, minimum: int, rng: np.random.Generator) -> np.ndarray:

@@ -48,11 +48,11 @@ def test_helpers_without_torchrun():
 
 @pytest.fixture
 def estimator_data(tmp_path, tiny_mdm, model_path):
-    from mi_core.domains.sudoku.states import DataConfig, StateMix
+    from mi_core.domains.sudoku.states import DataConfig
     from mi_core.train.estimator_data import run
 
     out = tmp_path / "data"
-    run(tiny_mdm, model_path, DataConfig(seed=3, states=6, shard_size=3, pool=3, eps=0.0, mix=StateMix(1, 1, 1)),
+    run(tiny_mdm, model_path, DataConfig(seed=3, states=6, shard_size=3, pool=3, eps=0.0, mix=(1, 1, 1)),
         out, "cpu", log=lambda m: None)
     return out
 

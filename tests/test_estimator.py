@@ -234,12 +234,13 @@ def test_rule_recovery():
 
 
 def test_draw_states_sources(tiny_mdm):
-    from mi_core.domains.sudoku.states import StateMix, draw_states
+    from mi_core.domain import check_mix
+    from mi_core.domains.sudoku.states import SOURCES, draw_states
 
     puzzles = np.array([parse_grid(p) for p, _ in PUZZLES])
     solutions = np.array([parse_grid(s) for _, s in PUZZLES])
     rng = np.random.default_rng(0)
-    tokens, source = draw_states(tiny_mdm, puzzles, solutions, 12, StateMix(1, 1, 1), rng, transform=False)
+    tokens, source = draw_states(tiny_mdm, puzzles, solutions, 12, (1, 1, 1), rng, transform=False)
     assert tokens.shape == (12, 81) and set(source.tolist()) == {0, 1, 2}
     for t, s in zip(tokens, source):
         assert (t == 0).sum() >= 2
@@ -250,23 +251,24 @@ def test_draw_states_sources(tiny_mdm):
             assert any((puzzles[k] == t).all() for k in range(2))
         else:  # a decoding state: the givens are kept and some blanks are filled
             assert match and (t > 0).sum() > (puzzles[match[0]] > 0).sum()
-    again, _ = draw_states(tiny_mdm, puzzles, solutions, 12, StateMix(1, 1, 1), np.random.default_rng(0),
+    again, _ = draw_states(tiny_mdm, puzzles, solutions, 12, (1, 1, 1), np.random.default_rng(0),
                            transform=False)
     assert np.array_equal(tokens, again)
-    with pytest.raises(ValueError, match="--mix expects three numbers"):
-        StateMix.parse("1,2")
-    with pytest.raises(ValueError, match="must be >= 0 and not all 0"):
-        StateMix(0, 0, 0)
+    for bad in ("1,2", "0,0,0", "1,-1,1", "1,nan,1", "a,b,c", (1, 2)):
+        with pytest.raises(ValueError, match=r"--mix expects three weights >= 0, not all 0 \(uniform,puzzle,decode\)"):
+            check_mix(bad, SOURCES)
+    with pytest.raises(ValueError, match="--mix expects three weights"):
+        draw_states(tiny_mdm, puzzles, solutions, 12, (0, 0, 0), rng, transform=False)
 
 
 @pytest.fixture
 def tiny_data(tmp_path, tiny_mdm):
-    from mi_core.domains.sudoku.states import DataConfig, StateMix
+    from mi_core.domains.sudoku.states import DataConfig
     from mi_core.train.estimator_data import run
 
     model_path = tmp_path / "mdm.safetensors"
     save_sudoku_mdm(tiny_mdm, model_path)
-    cfg = DataConfig(seed=3, states=5, shard_size=2, pool=3, eps=0.0, mix=StateMix(1, 1, 1))
+    cfg = DataConfig(seed=3, states=5, shard_size=2, pool=3, eps=0.0, mix=(1, 1, 1))
     out = tmp_path / "data"
     summary = run(tiny_mdm, model_path, cfg, out, "cpu", log=lambda m: None)
     return out, cfg, model_path, summary

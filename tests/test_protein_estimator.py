@@ -208,17 +208,17 @@ def test_protein_shards_hold_exact_probe_padded_and_resume(protein_data, tiny_pr
 
 
 def test_protein_data_config_errors(fasta):
-    from mi_core.domain import parse_mix
+    from mi_core.domain import check_mix
     from mi_core.domains.protein.states import SOURCES, sequence_pool
 
     with pytest.raises(ValueError, match="max_len 9 is below min_len 10"):
         small_data_config(fasta, max_len=9)
     with pytest.raises(ValueError, match="min_masked must be in 2..min_len"):
         small_data_config(fasta, min_masked=11)
-    with pytest.raises(ValueError, match="mix must be three weights"):
+    with pytest.raises(ValueError, match="--mix expects three weights >= 0, not all 0"):
         small_data_config(fasta, mix=(0.0, 0.0, 0.0))
-    with pytest.raises(ValueError, match="--mix expects three numbers 'uniform,decode_all_masked,decode_partial'"):
-        parse_mix("1,2", SOURCES)
+    with pytest.raises(ValueError, match=r"--mix expects three weights >= 0, not all 0 \(uniform,decode_all_masked,decode_partial\)"):
+        check_mix("1,2", SOURCES)
     with pytest.raises(ValueError, match="no val-split sequence has 50 or more residues"):
         sequence_pool(fasta, "val", 50)
 

@@ -36,9 +36,9 @@ def ray_cluster():
 
 
 def data_config(states=6, shard_size=2):
-    from mi_core.domains.sudoku.states import DataConfig, StateMix
+    from mi_core.domains.sudoku.states import DataConfig
 
-    return DataConfig(seed=3, states=states, shard_size=shard_size, pool=3, eps=0.0, mix=StateMix(1, 1, 1))
+    return DataConfig(seed=3, states=states, shard_size=shard_size, pool=3, eps=0.0, mix=(1, 1, 1))
 
 
 def shards(out: Path) -> dict[str, dict[str, torch.Tensor]]:

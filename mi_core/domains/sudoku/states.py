@@ -6,43 +6,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 import torch
 
 from mi_core.decoding import decode, make_strategy
-from mi_core.domain import ConfigStates, ShardConfig, ensure_masked, parse_mix
+from mi_core.domain import ConfigStates, MixedShardConfig, check_mix, ensure_masked, mix_option
 from mi_core.domains.sudoku import MASK_ID, parse_grid, read_puzzles, solutions_for
 from mi_core.domains.sudoku.generator import random_transform
 from mi_core.domains.sudoku.pool import build_pool
 from mi_core.options import SKIP, option, option_text, redefault
 
 SOURCES = ("uniform", "puzzle", "decode")
-
-
-@dataclass(frozen=True)
-class StateMix:
-    """Relative weights of the three state sources (need not sum to 1)."""
-
-    uniform: float = 0.4
-    puzzle: float = 0.2
-    decode: float = 0.4
-
-    def __post_init__(self):
-        weights = self.weights()
-        if (weights < 0).any() or weights.sum() <= 0:
-            raise ValueError(f"state mix weights must be >= 0 and not all 0, got {self}")
-
-    def weights(self) -> np.ndarray:
-        return np.array([self.uniform, self.puzzle, self.decode], dtype=float)
-
-    def __str__(self) -> str:
-        return option_text(tuple(self.weights().tolist()))
-
-    @classmethod
-    def parse(cls, text: str) -> StateMix:
-        """``"0.4,0.2,0.4"`` (uniform, puzzle, decode) -> StateMix; ValueError on anything else."""
-        return cls(*parse_mix(text, SOURCES))
 
 
 def decode_states(model, starts: np.ndarray, rng: np.random.Generator, minimum: int, device) -> np.ndarray:
@@ -61,12 +37,14 @@ def decode_states(model, starts: np.ndarray, rng: np.random.Generator, minimum: 
     return out
 
 
-def draw_states(model, puzzles: np.ndarray, solutions: np.ndarray, n: int, mix: StateMix,
+def draw_states(model, puzzles: np.ndarray, solutions: np.ndarray, n: int, mix: tuple[float, float, float],
                 rng: np.random.Generator, *, transform: bool, minimum: int = 2,
                 device="cpu") -> tuple[np.ndarray, np.ndarray]:
     """``n`` states from ``(P, N)`` puzzles and solutions (0 blank), each pair freshly transformed with
-    ``transform``: ``(tokens (n, N) int64, source (n,) int64)``, ``source`` indexing :data:`SOURCES`."""
-    source = rng.choice(len(SOURCES), size=n, p=mix.weights() / mix.weights().sum())
+    ``transform``: ``(tokens (n, N) int64, source (n,) int64)``, ``source`` indexing :data:`SOURCES` and ``mix``
+    weighting them (need not sum to 1)."""
+    weights = np.asarray(check_mix(mix, SOURCES))
+    source = rng.choice(len(SOURCES), size=n, p=weights / weights.sum())
     pick = rng.integers(len(puzzles), size=n)
     pairs = np.stack([puzzles[pick], solutions[pick]], 1).reshape(2 * n, -1)
     if transform and n:
@@ -83,13 +61,14 @@ def draw_states(model, puzzles: np.ndarray, solutions: np.ndarray, n: int, mix: 
 
 
 @dataclass(frozen=True)
-class DataConfig(ShardConfig):
+class DataConfig(MixedShardConfig):
     """``pool``: generated (puzzle, solution) pairs to draw from; ``min_masked``: masked cells every state keeps.
     ``eps`` stays 0 (exact): 1e-4 saved 4-40% of the passes but moved MI by more than the median pair's MI."""
 
     pool: int = option(400, "generated puzzles to draw states from", range=(1, 100_000_000))
     min_masked: int = 2
-    mix: StateMix = option(StateMix(), f"weights of {','.join(SOURCES)} states", parse=StateMix.parse)
+    sources: ClassVar[tuple[str, ...]] = SOURCES
+    mix: tuple[float, float, float] = mix_option(SOURCES, (0.4, 0.2, 0.4))
 
     def __post_init__(self):
         super().__post_init__()
@@ -103,7 +82,7 @@ class HeldOutOptions:
 
     puzzles: Path = option(None, "held-out puzzles (.txt or .csv); never training data", required=True)
     limit: int | None = option(None, "draw from the first N puzzles only", range=(1, 10_000_000))
-    mix: StateMix = redefault(DataConfig, "mix", StateMix())
+    mix: tuple[float, float, float] = redefault(DataConfig, "mix", (0.4, 0.2, 0.4))
 
 
 class SudokuStates(ConfigStates):
@@ -142,8 +121,8 @@ class HeldOutPuzzles:
 
     sources = SOURCES
 
-    def __init__(self, path: Path, limit: int | None, mix: StateMix):
-        self.path, self.limit, self.mix = path, limit, mix
+    def __init__(self, path: Path, limit: int | None, mix: tuple[float, float, float]):
+        self.path, self.limit, self.mix = path, limit, check_mix(mix, SOURCES)
         records = read_puzzles(path, limit=limit)
         self.puzzles = np.array([parse_grid(r.puzzle, 81) for r in records], dtype=np.int64)
         self.solutions = np.array([parse_grid(s, 81) for s in solutions_for(records)], dtype=np.int64)
@@ -154,5 +133,6 @@ class HeldOutPuzzles:
         return list(tokens), source.tolist()
 
     def info(self) -> dict:
-        return {"puzzles": str(self.path), "limit": self.limit, "mix": str(self.mix),
-                "about": f"drawn from that file's puzzles (mix {','.join(SOURCES)} = {self.mix})"}
+        mix = option_text(self.mix)
+        return {"puzzles": str(self.path), "limit": self.limit, "mix": mix,
+                "about": f"drawn from that file's puzzles (mix {','.join(SOURCES)} = {mix})"}
