@@ -561,6 +561,12 @@ python -m mi_core sweep sudoku --puzzles runs/kaggle_tune200.csv --views 4 --thr
     --grid "eb:gamma=0.5" --name tune200_views4 --json assets/benchmarks/sudoku_tune200_sweep_views4_soup3.json --force
 PYTHONPATH=. python scripts/studies/paired_bench.py assets/benchmarks/sudoku_tune200_mi_gamma1_views{4,1}_soup3.json \
     runs/kaggle_tune200.csv assets/benchmarks/sudoku_tune200_paired_mi_views4_vs_views1.json
+# how many views (twelfth session): 2 and 8 beside the 1 and 4 above, each doubling paired
+for v in 8 2; do python -m mi_core bench sudoku --puzzles runs/kaggle_tune200.csv --sampler mi --views $v --threads 1 \
+    --json assets/benchmarks/sudoku_tune200_mi_gamma1_views${v}_soup3.json --force; done
+for pair in "8 4" "4 2" "2 1"; do set -- $pair; PYTHONPATH=. python scripts/studies/paired_bench.py \
+    assets/benchmarks/sudoku_tune200_mi_gamma1_views{$1,$2}_soup3.json runs/kaggle_tune200.csv \
+    assets/benchmarks/sudoku_tune200_paired_mi_views$1_vs_views$2.json; done
 for pair in "kaggle500 kaggle_graded_dev.csv" "clue17_500 clue17_dev.txt" "top1465_500 top1465.txt"; do set -- $pair
     for v in 4 1; do python -m mi_core bench sudoku --puzzles $DATA/$2 --limit 500 --sampler mi --set gamma=0.6 --set lam=1 \
         --views $v --threads 1 --json assets/benchmarks/sudoku_mi_views${v}_$1_soup3.json --force; done
