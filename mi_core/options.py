@@ -157,3 +157,15 @@ def int_list(text: str) -> list[int]:
 
 def float_list(text: str) -> list[float]:
     return [float(v) for v in str(text).split(",") if v.strip()]
+
+
+def markdown_file(text: str) -> Path:
+    """A ``--markdown`` / ``--md`` value: a ``.md`` or ``.markdown`` file (``-``: standard output, where taken),
+    so a section is never written into a JSON or other file named by mistake."""
+    if text != "-" and Path(text).suffix.lower() not in (".md", ".markdown"):
+        raise ValueError(f"a Markdown report file ends in .md, got {text!r}")
+    return Path(text)
+
+
+def markdown_option(help: str) -> Any:
+    return option(None, help, parse=markdown_file)

@@ -200,6 +200,15 @@ def test_sweep_merge_needs_a_list_of_rows_and_writes_only_what_it_is_told(tmp_pa
                                                           "tiny.safetensors"]
     assert main([*base, "--json", str(out)]) == 2 and "already exists" in capsys.readouterr().err
     assert main([*base, "--json", str(out), "--merge"]) == 0 and len(json.loads(out.read_text())) == 1
+    # a section goes only into a Markdown file; a bad estimator fails before any cell runs (none is lost)
+    assert main([*base, "--json", str(tmp_path / "x.json"), "--markdown", str(obj)]) == 2
+    assert "a Markdown report file ends in .md" in capsys.readouterr().err and obj.read_text() == '{"rows": []}\n'
+    cut = tmp_path / "est.safetensors"
+    cut.write_bytes(b"\x08\x00\x00\x00\x00\x00\x00\x00{}")
+    assert main(["sweep", "sudoku", "--puzzles", str(puzzles), "--grid", "topk:k=2", "--grid", "mi:gamma=0.3",
+                 "--model", str(model_path), "--estimator", str(cut), "--json", str(tmp_path / "y.json")]) == 2
+    err = capsys.readouterr().err
+    assert "est.json" in err and "topk {'k': '2'}: accuracy" not in err and not (tmp_path / "y.json").exists()
 
 
 def test_diff_rows_script_flags_changed_figures(tmp_path, capsys):

@@ -306,6 +306,18 @@ def test_shards_hold_exact_probe_and_resume(tiny_data, tiny_mdm, monkeypatch):
     assert all(torch.equal(before[k], after[k]) for k in before if k != "seconds")
     with pytest.raises(ValueError, match="holds shards of a different config"):
         run(tiny_mdm, model_path, DataConfig(**{**cfg.__dict__, "seed": 4}), out, "cpu", log=lambda m: None)
+    # a shard cut short: loading it names the file; a resume keeps it aside and writes it again
+    (out / "shard_00002.safetensors").write_bytes((out / "shard_00002.safetensors").read_bytes()[:100])
+    with pytest.raises(ValueError, match=r"shard_00002.safetensors is damaged .*writes it again"):
+        load_shards(out)
+    logged = []
+    assert run(tiny_mdm, model_path, cfg, out, "cpu", log=logged.append)["states"] == 5
+    assert (out / "shard_00002.damaged").is_file() and any("was damaged" in m for m in logged)
+    # a folder written before the mix was a tuple recorded it by name: the same settings resume it
+    manifest = json.loads((out / "manifest.json").read_text())
+    manifest["config"]["mix"] = {"uniform": 1.0, "puzzle": 1.0, "decode": 1.0}
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    assert run(tiny_mdm, model_path, cfg, out, "cpu", log=lambda m: None)["states"] == 5
 
 
 def test_load_shards_errors(tmp_path):

@@ -223,7 +223,13 @@ def test_deep_supervision_keeps_the_last_iterations_and_truncates_gradients():
 def test_pool_files_grow_in_chunks_and_read_back(tmp_path):
     import gzip
 
-    from mi_core.domains.sudoku.pool import POOL_FILE_CHUNK, grow_pool_file, read_pool_file
+    from mi_core.domains.sudoku.pool import (
+        POOL_FILE_CHUNK,
+        PoolSpec,
+        grow_pool_file,
+        load_or_build_pools,
+        read_pool_file,
+    )
 
     path = tmp_path / "pool.txt.gz"
     assert grow_pool_file(path, 3, POOL_FILE_CHUNK, 2, log=lambda m: None) == POOL_FILE_CHUNK
@@ -239,6 +245,14 @@ def test_pool_files_grow_in_chunks_and_read_back(tmp_path):
     (tmp_path / "plain.txt").write_text("not gzip")
     with pytest.raises(ValueError, match="not a gzip pool file"):
         read_pool_file(tmp_path / "plain.txt")
+    with pytest.raises(ValueError, match="pool file not found: .*nope.txt.gz"):
+        read_pool_file(tmp_path / "nope.txt.gz")
+    # a bad or empty --pool-file is named before the grid pool is built (the grids here cannot be built)
+    (tmp_path / "empty.txt").write_bytes(b"")
+    spec = PoolSpec(seed=0, grids=10**9, puzzles=0, max_iters=1)
+    for bad, says in (("empty.txt", "holds no puzzles"), ("plain.txt", "not a gzip pool file")):
+        with pytest.raises(ValueError, match=says):
+            load_or_build_pools(spec, tmp_path, puzzle_file=tmp_path / bad, log=lambda m: None)
 
 
 def test_looped_model_ties_weights_and_loads_old_configs(tmp_path):

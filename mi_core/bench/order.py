@@ -17,7 +17,7 @@ from mi_core.decoding.selector import check_order_net_fits, load_order_net
 from mi_core.device import pick_device
 from mi_core.domain import get_domain
 from mi_core.io import atomic_write_json, atomic_write_text, check_output
-from mi_core.options import SKIP, Device, Force, option, seed
+from mi_core.options import SKIP, Device, Force, markdown_option, option, seed
 
 
 def parse_ints(spec: str, flag: str) -> list[int]:
@@ -69,7 +69,7 @@ class OrderBench:
     gammas: str | None = option(None, "eb / mi budgets (default: the domain's); empty: skip")
     seed: int = seed()
     json: Path = option(None, "write the rows here", required=True)
-    md: Path | None = option(None, "Markdown report (default: JSON path with .md)")
+    md: Path | None = markdown_option("Markdown report (default: JSON path with .md)")
 
 
 def serves(domain) -> bool:

@@ -6,14 +6,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mi_core.io import atomic_write_text
-from mi_core.options import option
+from mi_core.options import markdown_option, option
 
 HEADER = "# MI Lens benchmarks\n\nEvery table below is written by the command named above it; rerunning it replaces its section.\n"
 
 
 @dataclass
 class MarkdownOut:
-    markdown: Path | None = option(None, "update this result's section in this file (e.g. BENCHMARKS.md; default: none)")
+    markdown: Path | None = markdown_option("update this result's section in this file (e.g. BENCHMARKS.md; default: none)")
     write_markdown: bool = option(True, "write no section (the default)", flags=("--no-markdown",))
 
 

@@ -24,7 +24,8 @@ from mi_core.decoding import STRATEGIES, make_strategy
 from mi_core.device import pick_device, warn_if_slow_bf16
 from mi_core.domain import get_domain
 from mi_core.io import atomic_write_json, check_output
-from mi_core.options import Device, Force, option
+from mi_core.mi.estimator import check_model_match, load_estimator
+from mi_core.options import Device, Force, markdown_option, option
 from mi_core.scale.engine import EngineConfig, engine_from_args
 
 DEFAULT_GRID = [  # the grid of inputs that name none (``sweep_grid``)
@@ -95,8 +96,8 @@ def check_outputs(args) -> list[dict]:
 class SweepOutput:
     json: Path = option(None, "write the rows here", required=True)
     merge: bool = option(False, "add to the rows already in --json (a rerun of a sampler and params replaces its row)")
-    markdown: Path | None = option(None, "also write a table into this report file's section for the set "
-                                   "(e.g. BENCHMARKS.md)")
+    markdown: Path | None = markdown_option("also write a table into this report file's section for the set "
+                                            "(e.g. BENCHMARKS.md)")
 
 
 @dataclass
@@ -151,6 +152,8 @@ def main(args) -> int:
     warn_if_slow_bf16(device, args.bf16)
     model, _, model_name = decode.load(args, domain, device)
     points = grid_points(configs, decode.default_estimator(model, domain, args.estimator))
+    for path in {e for _, _, e in points if e is not None}:  # a bad file fails now, not after hours of cells
+        check_model_match(model, load_estimator(path), model_name, path)
     precision = "bf16" if args.bf16 else "fp32"
     cmd = "python -m mi_core sweep " + shlex.join(args.argv)  # quoted: grid specs hold ';'
     run = decode.run_settings(args, inputs)

@@ -59,6 +59,9 @@ def options(domain: Domain) -> list:
 def load_state(domain: Domain, text: str, model_spec: str | None, device: torch.device):
     """``(model, description, tokens (N,))``; a ValueError names bad input or a bad model file."""
     tokens = domain.parse_input(text)
+    if domain.mask_id not in tokens:
+        marks = " or ".join(dict.fromkeys((domain.mask_char, ".")))
+        raise ValueError(f"nothing to probe: the state has no masked position (write {marks} where one is)")
     model, description = load_model_described(model_spec, device, domain)
     model.check_length(len(tokens), f"the model {model_spec}")
     return model, description, torch.tensor(tokens, device=device)

@@ -46,6 +46,23 @@ def save_shard(shard: dict[str, torch.Tensor], path: Path) -> None:
     tmp.replace(path)
 
 
+def read_shard(path: Path) -> dict[str, torch.Tensor]:
+    """One shard's tensors; ValueError naming the file when it cannot be read (a copy cut short, a disk error)."""
+    try:
+        return load_file(str(path))
+    except Exception as err:  # safetensors raises its own error types
+        raise ValueError(f"{path} is damaged ({err}); make-estimator-data with the same --out and settings "
+                         "writes it again") from None
+
+
+def readable(path: Path) -> bool:
+    try:
+        read_shard(path)
+    except ValueError:
+        return False
+    return True
+
+
 def load_shards(path: str | Path) -> tuple[dict[str, torch.Tensor], dict]:
     """All shards under ``path`` concatenated (``masked`` as bool), and the manifest with a ``summary``."""
     path = Path(path)
@@ -54,7 +71,7 @@ def load_shards(path: str | Path) -> tuple[dict[str, torch.Tensor], dict]:
     files = sorted(path.glob("shard_*.safetensors"))
     if not files:
         raise FileNotFoundError(f"no shards under {path}")
-    parts = [load_file(str(f)) for f in files]
+    parts = [read_shard(f) for f in files]
     data = {k: torch.cat([p[k] for p in parts]) for k in parts[0]}
     data["masked"] = data["masked"].bool()
     manifest = json.loads((path / MANIFEST).read_text())
@@ -86,6 +103,8 @@ def write_manifest(out: Path, cfg, model_path: Path, model, command: str,
     path = out / MANIFEST
     if path.is_file():
         old = json.loads(path.read_text())
+        if isinstance(old.get("config", {}).get("mix"), dict):  # written before the mix was three weights
+            old["config"]["mix"] = list(old["config"]["mix"].values())
         for key in ("config", "model_sha256"):
             if old.get(key) != manifest[key]:
                 raise ValueError(f"{out} holds shards of a different {key.replace('_', ' ')}; use a new --out "
@@ -179,6 +198,11 @@ def run(model, model_path: Path, cfg, out: Path, device, log=print, engine=None)
     model_flag = "" if model_path is None else f"--model {model_path} "
     command = f"python -m mi_core make-estimator-data {domain.cli_name} {model_flag}--out {out} {source.options()}"
     write_manifest(out, cfg, model_path, model, command, source.sources, domain.cli_name)
+    damaged = [i for i in range(cfg.shards) if shard_path(out, i).is_file() and not readable(shard_path(out, i))]
+    for i in damaged:  # kept beside, out of the data's way, and written again
+        shard_path(out, i).replace(shard_path(out, i).with_suffix(".damaged"))
+        log(f"{shard_path(out, i)} was damaged (kept as {shard_path(out, i).with_suffix('.damaged').name}): "
+            "it is written again")
     todo = [i for i in range(cfg.shards) if not shard_path(out, i).is_file()]
     log(f"{out}: {cfg.shards - len(todo)} of {cfg.shards} shards already written")
     if todo:

@@ -27,7 +27,7 @@ from mi_core.domains.sudoku import SUDOKU9
 from mi_core.domains.sudoku.bench import with_default_estimator
 from mi_core.domains.sudoku.mdm import load_sudoku_mdm
 from mi_core.io import atomic_write_json, check_output, display_path
-from mi_core.options import Device, Force, option
+from mi_core.options import Device, Force, markdown_option, option
 
 CLASSES = ("alone", "with_dependent", "with_independent")
 
@@ -98,7 +98,7 @@ class DiagnoseOptions:
     bf16: bool = option(False, "bf16 autocast for the model passes")
     json: Path = option(None, "write the results here", required=True)
     section: str | None = option(None, "write a section of this name into --markdown")
-    markdown: Path | None = option(None, "the file --section goes to (e.g. BENCHMARKS.md)")
+    markdown: Path | None = markdown_option("the file --section goes to (e.g. BENCHMARKS.md)")
 
 
 def options(domain) -> list:

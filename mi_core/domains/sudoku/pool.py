@@ -89,9 +89,12 @@ def load_or_build_pools(spec: PoolSpec, root: Path = POOL_DIR, workers: int = 2,
     """``{"grids" (G, 81), "puzzles" (P, 2, 81), "grades" (P,)}`` from ``root/pool_<key>.npz``, built once;
     puzzles whose string (0 for blank) is in ``exclude`` are dropped; ``puzzle_file``: the puzzles come from
     this file of :func:`grow_pool_file`."""
-    if puzzle_file is not None:
+    if puzzle_file is not None:  # read first: a bad file is named before the grid pool is built (minutes)
+        puzzles = read_pool_file(puzzle_file)
+        if not len(puzzles["grades"]):
+            raise ValueError(f"{puzzle_file} holds no puzzles")
         grids = load_or_build_pools(replace(spec, puzzles=0), root, workers, log=log)["grids"]
-        return _drop_excluded({"grids": grids, **read_pool_file(puzzle_file)}, exclude, log)
+        return _drop_excluded({"grids": grids, **puzzles}, exclude, log)
     path = Path(root) / f"pool_{spec.key()}.npz"
     if path.is_file():
         with np.load(path) as f:
@@ -153,6 +156,8 @@ def read_pool_file(path: str | Path) -> dict:
     except EOFError:  # the last chunk is still being appended: keep the whole chunks before it
         keep = len(grades) - len(grades) % POOL_FILE_CHUNK
         rows, grades = rows[:keep], grades[:keep]
+    except FileNotFoundError:
+        raise ValueError(f"pool file not found: {path}") from None
     except (OSError, gzip.BadGzipFile) as err:
         raise ValueError(f"{path} is not a gzip pool file: {err}") from None
     return {"puzzles": np.asarray(rows, dtype=np.int64).reshape(-1, 2, 81), "grades": np.asarray(grades, dtype=np.int64)}

@@ -16,7 +16,7 @@ from mi_core.device import pick_device, warn_if_slow_bf16
 from mi_core.domain import get_domain
 from mi_core.domains.sudoku.mdm import load_sudoku_mdm
 from mi_core.io import atomic_write_json, check_output
-from mi_core.options import Device, Force, option
+from mi_core.options import Device, Force, markdown_option, option
 from mi_core.scale.engine import EngineConfig, engine_from_args
 
 SETS = ["kaggle_graded_dev.csv", "top1465.txt", "clue17_dev.txt"]
@@ -32,7 +32,7 @@ class SuiteOptions:
                                default_for=lambda d: d.default_file("model"))
     json: Path = option(Path("assets/benchmarks/foundation.json"), "write the rows here")
     bf16: bool = option(False, "bf16 autocast for the model passes (faster on CPUs with AMX)")
-    markdown: Path | None = option(None, "write the foundation section into this file (e.g. BENCHMARKS.md)")
+    markdown: Path | None = markdown_option("write the foundation section into this file (e.g. BENCHMARKS.md)")
 
 
 def options(domain) -> list:
