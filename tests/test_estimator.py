@@ -177,7 +177,7 @@ def test_save_load_roundtrip(tmp_path, tiny_mdm, tiny_estimator):
         load_estimator(tmp_path / "missing.safetensors")
     bad = tmp_path / "bad.safetensors"
     save_sudoku_mdm(tiny_mdm, bad)
-    with pytest.raises(ModelFileError, match="does not describe an MI estimator"):
+    with pytest.raises(ModelFileError, match="is not an MI estimator: its config has .*does not take"):
         load_estimator(bad)
 
 

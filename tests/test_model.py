@@ -63,11 +63,14 @@ def test_load_errors(tmp_path, tiny_mdm):
     path.with_suffix(".json").write_text(json.dumps({"config": {"box": 3, "d_model": 64, "n_layers": 1, "n_heads": 2, "d_ff": 64}}))
     with pytest.raises(ModelFileError, match="do not fit the config"):
         load_sudoku_mdm(path)
+    path.with_suffix(".json").write_text('{"note": "no config"}')
+    with pytest.raises(ModelFileError, match="is not a model config: it has no 'config' entry"):
+        load_sudoku_mdm(path)
     path.with_suffix(".json").write_text("{not json")
     with pytest.raises(ModelFileError, match="not a valid model config"):
         load_sudoku_mdm(path)
     path.with_suffix(".json").write_text(json.dumps({"config": {"colour": "red"}}))
-    with pytest.raises(ModelFileError, match="does not describe a Sudoku MDM"):
+    with pytest.raises(ModelFileError, match="is not a Sudoku MDM: its config has .colour., which a Sudoku MDM does not take"):
         load_sudoku_mdm(path)
     path.write_bytes(b"garbage")
     path.with_suffix(".json").write_text(json.dumps({"config": {}}))

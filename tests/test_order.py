@@ -343,7 +343,7 @@ def test_save_load_round_trip_and_bad_files(tmp_path, tiny_mdm, selector9, model
     assert torch.equal(decode_final(tiny_mdm, puzzles9(), strategy).tokens, ref.tokens)
     with pytest.raises(ModelFileError, match="holds an order selector, expected a posterior"):
         load_order_net(path, role="posterior")
-    with pytest.raises(ModelFileError, match="does not describe an order network"):
+    with pytest.raises(ModelFileError, match="is not an order network: its config has"):
         load_order_net(model_path)
     with pytest.raises(ValueError, match="strategy 'learned' has no selector"):
         decode_final(tiny_mdm, puzzles9(), make_strategy("learned"))

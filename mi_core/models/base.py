@@ -163,7 +163,9 @@ def load_meta(path: str | Path) -> dict:
     try:
         meta = json.loads(meta_path.read_text())
         config = meta["config"]
-    except (json.JSONDecodeError, KeyError, TypeError, UnicodeDecodeError) as err:
+    except KeyError:
+        raise ModelFileError(f"{meta_path} is not a model config: it has no 'config' entry") from None
+    except (json.JSONDecodeError, TypeError, UnicodeDecodeError) as err:
         raise ModelFileError(f"{meta_path} is not a valid model config: {err}") from None
     if not isinstance(config, dict):
         raise ModelFileError(f"{meta_path}: 'config' must be an object, got {type(config).__name__}")
@@ -187,6 +189,10 @@ def build_config(config_cls, raw: dict, path: str | Path, what: str):
             problem = range_error(name, value, lo, hi)
             if problem:
                 raise ModelFileError(f"{meta_path}: config {problem.removeprefix('argument ')}")
+    unknown = sorted(set(raw) - set(declared))
+    if unknown:  # another kind of model (a Sudoku MDM's box where a protein MDM's max_len is read)
+        raise ModelFileError(f"{path} is not {what}: its config has {', '.join(map(repr, unknown[:3]))}, which "
+                             f"{what} does not take (a model of another kind or domain?)")
     try:
         return config_cls(**raw)
     except (TypeError, ValueError) as err:
