@@ -264,7 +264,9 @@ def remember(pickers: bool) -> None:
     says all of the state (a widget at its default leaves the URL); elsewhere (the benchmarks, About) the
     state is the carried one, unless the URL names some."""
     now = st.query_params.to_dict()
-    carry = {k: now[k] for k in SHARED if k in now}
+    # a value the page's widget does not hold is stale (a 9x9 preset's name left in the URL after a switch to
+    # 4x4 through a domain without presets): carried, the next page called it a link's and "not understood"
+    carry = {k: now[k] for k in SHARED if k in now and (k not in st.session_state or _same(now[k], st.session_state[k], k))}
     if sum(len(v) for v in carry.values()) > MAX_CARRIED:
         carry = {k: v for k, v in carry.items() if len(v) <= 200}
     if pickers or carry or _CARRY not in st.session_state:

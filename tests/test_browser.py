@@ -468,6 +468,25 @@ def test_a_link_that_names_the_model_by_its_id_keeps_it_in_the_address_and_on_a_
     page.close()
 
 
+def test_a_domain_switch_leaves_no_stale_preset_for_the_next_page(chromium, app_url):
+    """9x9 -> protein (no Sudoku preset) -> 4x4 left the 9x9 preset's name in the address; the next page took it
+    for a link's and said "not understood", though no link was opened."""
+    page = chromium.new_page(viewport={"width": 1024, "height": 768})
+    page.goto(f"{app_url}/MI_maps")
+    wait_ready(page)
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    for name in ("protein", "4x4"):
+        sidebar.get_by_text(name, exact=True).first.click()
+        wait_ready(page)
+    page.wait_for_function("document.querySelectorAll('[data-testid=\"stSidebar\"] [data-testid=\"stPageLink\"]')"
+                           ".length >= 7")
+    navigate(page, "What-if")
+    wait_ready(page)
+    body = page.locator("body").inner_text()
+    assert "not understood" not in body and "4x4" in page.url, (page.url, body[:300])
+    page.close()
+
+
 def test_a_projector_shows_both_decodings_side_by_side_with_the_selector_chart(chromium, app_url):
     """At 1024 px with the sidebar open, the two frames stay side by side when one of them holds a plotly chart
     (learned's P(unmask), from step 1): the layout rule that stacks rows of charts below 1,200 px stacked them."""
