@@ -80,6 +80,13 @@ cell $j$ is the *average* entropy drop of $j$ over all digits weighted by $p(X_i
 digit can lower or raise an entropy.
 """
 
+WHATIF_SEQUENCE_PAGE = r"""
+Clamp a masked residue to an amino acid and watch the model update: the marginals $p(X_j \mid X_i = v, C)$ of
+every other residue (the probe's conditional view) and their entropies. The MI of the clamped residue with
+residue $j$ is the *average* entropy drop of $j$ over all amino acids weighted by $p(X_i = v \mid C)$; a single
+amino acid can lower or raise an entropy.
+"""
+
 BENCH_PAGE = r"""
 Each point is one sampler with one setting, run over a puzzle set: accuracy (whole grid right) against
 mean forward passes per puzzle. Up and to the left is better; the dashed line is the frontier over all
@@ -143,8 +150,9 @@ SEQUENCE_LEGEND = (
 
 # what each decoding strategy does, for a student; the registry's docstrings (shown in an expander) are the
 # technical form
-CANDIDATES_LEGEND = ("Pencil marks: each blank cell shows every digit at its own place in the cell (1 top left, 9 "
-                     "bottom right), darker the more probable it is (the model's marginal p(digit | context)).")
+def candidates_legend(n_values: int = 9) -> str:
+    return (f"Pencil marks: each blank cell shows every digit at its own place in the cell (1 top left, {n_values} "
+            "bottom right), darker the more probable it is (the model's marginal p(digit | context)).")
 
 STRATEGY_PLAIN = {
     "mi": "Fills several cells per pass, but only cells the model is sure of that also say little about each "

@@ -131,7 +131,7 @@ def grid_panel(domain, pz, m, cell, scale, steps=1):
     widgets.chart(fig, key="grid", on_select=widgets.click_to_cell("grid", "cell", domain.cells, pz.blanks),
                   selection_mode="points")
     if layer == "candidates":
-        st.caption(texts.CANDIDATES_LEGEND)
+        st.caption(texts.candidates_legend(domain.n_values))
     if settle is not None:
         st.caption(texts.settles(settle[~pz.givens], steps) + (f" {note}" if note else ""))
 

@@ -118,7 +118,9 @@ def main():
     st.markdown(texts.EXACT_PAGE)
     scale = widgets.scale_picker()
     if not run:
-        st.info("Turn on the exact probe to compare. Meanwhile, the fast map: " + fast.source)
+        st.info("Turn on the exact probe to compare. " + (
+            f"Here the fast map is exact too ({fast.source}): the probe recomputes it pass by pass."
+            if fast.source.startswith("exact") else "Meanwhile, the fast map: " + fast.source))
         view = widgets.window_picker(pz.length, masked=pz.blanks) if domain.layout == "sequence" else "row"
         widgets.chart(heatmap(domain, pz, fast.mi, view, title=fast.source, height=480, scale=scale), key="map_fast")
         return

@@ -63,7 +63,7 @@ def sequence_what_if(domain, pz):
     with c2:
         widgets.chart(figures.bar_figure(letters, {"p(residue | context)": w.marginals_before[cell]},
                                          title=f"Marginal of {pz.label(cell)}", yaxis="probability"), key="marginal")
-        st.markdown(texts.WHATIF_PAGE)
+        st.markdown(texts.WHATIF_SEQUENCE_PAGE)
     view = widgets.window_picker(pz.length, masked=pz.blanks)
     changed = np.where(others[:, None], w.marginals_after, np.nan)
     widgets.chart(protein_figures.marginal_strip(changed, np.where(others, w.entropy_after, 0.0), labels, others,
@@ -119,7 +119,7 @@ def grids(domain, pz, w, cell, digit):
                                   zmax=hmax, colorscale="Oranges", hover=hover_a, selected=cell, height=440,
                                   title=f"After {labels[cell]} = {digit}")
         widgets.chart(fig, key="after")
-    st.caption(texts.CANDIDATES_LEGEND)
+    st.caption(texts.candidates_legend(domain.n_values))
     c3, c4 = st.columns(2)
     with c3:
         fig = figures.grid_figure(after_digits, pz.givens, box, layer=delta, layer_name="ΔH", zmin=-dmax, zmax=dmax,
@@ -163,7 +163,7 @@ def main():
     domain, pz = widgets.domain_and_puzzle(several=True)
     if pz is None:
         st.info(f"Pick a valid {widgets.input_noun(domain)} in the sidebar.")
-        st.markdown(texts.WHATIF_PAGE)
+        st.markdown(texts.WHATIF_SEQUENCE_PAGE if domain.layout == "sequence" else texts.WHATIF_PAGE)
         return
     if not pz.blanks:
         st.info("This grid has no blank cell to clamp.")

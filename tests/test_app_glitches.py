@@ -113,7 +113,7 @@ def test_the_graph_says_what_a_circle_size_means_and_the_candidates_layer_is_exp
     assert_clean(at)
     graph = next(s for t, s in specs(at).items() if t.startswith("Dependency graph"))
     assert figures.NODE_SIZE_LEGEND in [d.get("name") for d in graph["data"] if d.get("showlegend") is not False]
-    assert texts.CANDIDATES_LEGEND in [c.value for c in at.caption]
+    assert texts.candidates_legend(9) in [c.value for c in at.caption]
 
 
 def test_a_long_frontier_title_is_wrapped_not_cut():

@@ -309,6 +309,9 @@ def test_exact_vs_estimated_on_the_oracle_has_no_asymmetry(env):
     assert float(metrics["Largest asymmetry (nats)"]) < 1e-9
     assert metrics["Passes"] == str(1 + 16 * 4)  # the empty grid's marginals are uniform: eps=0.1 skips nothing
     assert float(metrics["Spearman"]) == pytest.approx(1.0)  # the 4x4 fast map is the exact probe itself
+    at = run_page("pages/2_Exact_vs_estimated.py", domain="4x4")
+    assert_clean(at)
+    assert any("Here the fast map is exact too" in i.value for i in at.info), [i.value for i in at.info]
 
 
 def test_what_if_clamps_a_cell(env):
