@@ -33,6 +33,7 @@ def make_inputs(d: Path, repo: Path) -> dict[str, str]:
     (d / "multi.txt").write_text(MULTI + "\n")
     (d / "arabic.txt").write_text(EASY.replace("9", "\u0669", 1) + "\n")
     (d / "fullwidth.txt").write_text(EASY.replace("7", "\uff17", 1) + "\n")
+    (d / "zerowidth.txt").write_text(EASY[:5] + "\u200b" + EASY[5:] + "\n")
     (d / "folder").mkdir(exist_ok=True)
     (d / "obj.json").write_text(json.dumps({"rows": []}) + "\n")
     (d / "exists.json").write_text("{}\n")
@@ -101,6 +102,7 @@ def cases() -> list[tuple[str, str, list[str]]]:
         ("eval-estimator-threshold-negative", "accepted", [*evals, "--threshold", "-1"]),
         ("arabic-indic-digit-in-file", "accepted", [*bench[:2], "--puzzles", "{D}/arabic.txt", *bench[4:]]),
         ("fullwidth-digit-in-file", "accepted", [*bench[:2], "--puzzles", "{D}/fullwidth.txt", *bench[4:]]),
+        ("zero-width-space-in-file", "accepted", [*bench[:2], "--puzzles", "{D}/zerowidth.txt", *bench[4:]]),
         ("superscript-digit-in-puzzle", "accepted", ["probe", "oracle4", "--puzzle", "\u00b2" + ORACLE[1:],
                                                      "--no-progress", "--device", "cpu"]),
         ("arabic-indic-digit-in-option", "accepted", [*bench, "--limit", "\u0663"]),

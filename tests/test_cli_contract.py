@@ -72,6 +72,7 @@ def test_messages_name_option_value_and_range(places, capsys, monkeypatch):
         "protein-selector-on-sudoku": "was trained on protein, the model is a sudoku model",
         "arabic-indic-digit-in-file": "U+0669 ARABIC-INDIC DIGIT NINE",
         "fullwidth-digit-in-file": "U+FF17 FULLWIDTH DIGIT SEVEN",
+        "zero-width-space-in-file": "zerowidth.txt, line 1: invisible character '\\u200b' (U+200B ZERO WIDTH SPACE) at position 6",
         "superscript-digit-in-puzzle": "U+00B2 SUPERSCRIPT TWO",
         "model-config-d-ff-huge": "config d_ff: 2000000000 is outside the accepted range 1..65536",
         "model-config-max-len-huge": "config max_len: 1000000000 is outside the accepted range",

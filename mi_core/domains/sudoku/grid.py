@@ -50,6 +50,10 @@ def parse_grid(text: str, size: int | None = 81) -> list[int]:
     chars = "".join("".join(rows).split()).replace("|", "").replace("+", "")
     if not chars:
         raise SudokuFormatError("the Sudoku string is empty")
+    hidden = next(((i, ch) for i, ch in enumerate(chars) if not ch.isprintable()), None)
+    if hidden is not None:  # a zero-width space pasted along: it would only show as one character too many
+        raise SudokuFormatError(f"invisible character {describe_char(hidden[1])} at position {hidden[0] + 1}: "
+                                "remove it")
     expected = geometry_for_length(len(chars)).cells if size is None else size
     if len(chars) != expected:
         raise SudokuFormatError(f"a Sudoku has {expected} cells, got {len(chars)} characters")
