@@ -12,6 +12,7 @@ import argparse
 import dataclasses
 import importlib
 import os
+import re
 import sys
 import types
 import typing
@@ -59,6 +60,9 @@ class ArgumentParser(argparse.ArgumentParser):
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
         super().__init__(*args, **kwargs)
+        # a value such as "-1,1,1" (--mix) or "-1e-3" is a negative number, not an unknown flag: argparse before
+        # Python 3.13 took only "-1" or "-.5" so, and said "expected one argument" (3.13 matches this way)
+        self._negative_number_matcher = re.compile(r"^-\.?\d")
         self._checks: list[tuple[str, str, tuple | None, typing.Callable | None]] = []
 
     def add_field(self, f: dataclasses.Field, kind: type, default, target=None) -> None:

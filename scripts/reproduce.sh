@@ -595,3 +595,14 @@ python -m mi_core bench sudoku --puzzles runs/kaggle_tune500.csv --model runs/s1
     --json assets/benchmarks/sudoku_tune500_soup4c_p4end.json --force
 PYTHONPATH=. python scripts/studies/paired_bench.py assets/benchmarks/sudoku_tune500_soup4c_p4end.json assets/benchmarks/sudoku_tune500_soup3.json \
     runs/kaggle_tune500.csv assets/benchmarks/sudoku_tune_paired_soup4c_p4end_vs_soup3.json
+# phase 5 on the tuning puzzles (twelfth session; not kept): its step 3,000 at its 32 iterations, and its step 4,500
+# (its held-out best so far) averaged with the default soup at 24
+python -m mi_core bench sudoku --puzzles runs/kaggle_tune500.csv --model checkpoints/sudoku_chain/p5_step3000.safetensors \
+    --threads 1 --json assets/benchmarks/sudoku_tune500_p5_step3000.json --force
+PYTHONPATH=. python scripts/studies/soup.py checkpoints/sudoku_chain/soup3.safetensors checkpoints/sudoku_chain/p5_step4500.safetensors \
+    --loops 24 --out runs/s12/soup2_p5.safetensors
+python -m mi_core bench sudoku --puzzles runs/kaggle_tune500.csv --model runs/s12/soup2_p5.safetensors --threads 1 \
+    --json assets/benchmarks/sudoku_tune500_soup2_p5_step4500.json --force
+for m in p5_step3000 soup2_p5_step4500; do PYTHONPATH=. python scripts/studies/paired_bench.py \
+    assets/benchmarks/sudoku_tune500_$m.json assets/benchmarks/sudoku_tune500_soup3.json runs/kaggle_tune500.csv \
+    assets/benchmarks/sudoku_tune_paired_${m}_vs_soup3.json; done
