@@ -126,6 +126,29 @@ screen they are tiny: pick a *Window* of 60 (it opens on the masked residues), o
 (double-click zooms out).
 """
 
+LEARNED_ORDER = r"""
+**Learned orders.** Instead of a rule (fill the surest cells, or those that share little MI), a small network,
+the *order selector*, reads the model's hidden states and decides which masked positions to fill at each pass.
+It is trained against a second network that sees more (a posterior over orders) by maximising a lower bound on
+how well the model then fills the sequence (REINFORCE with a leave-one-out baseline). Given a budget of $T$
+passes it fills many cells on an easy grid and few on a hard one: the `learned` strategy on the Decoding page
+shows its probability of unmasking each cell.
+"""
+
+ANTIBODIES = r"""
+**Antibodies.** An antibody's variable domain holds three loops (CDRs) that touch the antigen. AntiBERTy
+(Ruffolo, Gray and Sulam 2021), a masked language model of 558M antibody sequences, reads it in one pass;
+MI Lens probes it as it probes the MDMs, marks the CDRs by sequence rules (Kabat), and asks which masked
+residues depend on which, within a loop and between the loops and the framework. Where AntiBERTy is
+installed, **protein** in the sidebar opens an antibody (a second click opens the small protein MDM).
+"""
+
+ITERATIONS_ABOUT = r"""
+**Iterations.** The default Sudoku model is recurrent: one block applied 24 times a pass. The MI maps page
+reads its belief after any iteration (the *Iteration* slider), shows where each blank cell settles, and can
+run the exact probe at an iteration.
+"""
+
 PROTEINS = r"""
 **Proteins.** The same questions hold for a protein sequence: a masked diffusion model over the 20 amino
 acids fills masked residues, and the MI between two masked residues says how much knowing one tells

@@ -6,7 +6,7 @@ from mi_lens_app import texts, widgets
 
 widgets.page("About MI Lens", ":material/school:")
 st.markdown(
-    "MI Lens shows how a masked diffusion model (MDM) thinks about a Sudoku grid or a protein sequence, and uses "
+    "MI Lens shows how a masked diffusion model (MDM) thinks about a Sudoku grid, a protein or an antibody, and uses "
     "what it shows to decode faster. Each page carries a short explanation beside its plots; here they are in "
     "one place."
 )
@@ -22,6 +22,7 @@ with right:
     widgets.view_link("pages/3_Decoding.py", "See it: decoding, step by step", ":material/play_circle:")
     st.markdown(texts.PROBE)
     widgets.view_link("pages/4_What_if.py", "See it: what-if", ":material/science:")
+    st.markdown(texts.LEARNED_ORDER)
     widgets.view_link("pages/5_Benchmarks.py", "The frontier: benchmarks", ":material/monitoring:")
 st.divider()
 st.markdown(
@@ -29,6 +30,8 @@ st.markdown(
     "oracle's marginals and MI are ratios of counts. Its presets leave several solutions open, because once "
     "the solution is unique every cell is decided and all MI is zero."
 )
+st.markdown(texts.ITERATIONS_ABOUT)
 st.markdown(texts.PROTEINS)
+st.markdown(texts.ANTIBODIES)
 st.markdown(texts.SEQUENCE_MAPS_PAGE.replace("**Proteins.**", "**The protein views.**", 1))  # one "Proteins." above
 widgets.link_note()
