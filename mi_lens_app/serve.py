@@ -36,6 +36,10 @@ def _warm_when_serving(wait_s: float = 120.0) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # imported here, before the warm-up thread and the first page's thread can both import them: a page opened
+    # as the server started met a half-initialised pandas inside plotly ("partially initialized module")
+    import pandas  # noqa: F401
+    import plotly.graph_objects  # noqa: F401
     from streamlit.web import cli
 
     threading.Thread(target=_warm_when_serving, name="mi-lens-warm-start", daemon=True).start()

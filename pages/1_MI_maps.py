@@ -88,14 +88,12 @@ def iteration_map(domain, pz, m, steps, where):
         return m, None, None, False
     if k == steps:
         return m, view.settle, None, False
-    asked = st.session_state.setdefault("_iter_mi", set())
-    state = (domain.key, pz.text, support.version(domain), k)
-    if st.button(f"Exact MI at iteration {k}", key="iter_mi", icon=":material/calculate:",
-                 help="the exact probe pruned at eps={:g}, with the model stopped after this iteration".format(
-                     domain.fallback_eps)):
-        asked.add(state)
-    mi, note, last_mi = m.mi, f"MI: the last iteration's (press the button for iteration {k}'s).", True
-    if state in asked:
+    # a toggle in the URL, so a copied link reopens the exact map at this iteration (a button's click was lost)
+    exact = st.toggle(f"Exact MI at iteration {k}", key="iterx", bind=links.BIND,
+                      help="the exact probe pruned at eps={:g}, with the model stopped after this iteration; "
+                           "it follows the slider".format(domain.fallback_eps))
+    mi, note, last_mi = m.mi, f"MI: the last iteration's (turn on *Exact MI at iteration {k}* for its own).", True
+    if exact:
         pm = support.attempt(support.probe_at_iteration, domain.key, pz.text, k, domain.fallback_eps,
                              support.version(domain), what="Cannot probe at this iteration")
         if pm is not None:

@@ -123,13 +123,19 @@ def test_the_iteration_slider_shows_for_the_recurrent_model_only(env):
     assert len(hovers) == 81 and all("settles at iteration" in h for h in blank)  # every blank cell's hover
     assert not any("settles at iteration" in h for h in hovers if "given" in h)  # a given has no iterations
     assert any("MI source: **neural estimator**" in c.value for c in at.caption)  # the default's own estimator
-    at.button(key="iter_mi").click().run()
+    at.toggle(key="iterx").set_value(True).run()
     assert_clean(at)
     assert any("MI on this grid at iteration 2: exact" in c.value for c in at.caption)
     assert any(title.endswith("iteration 2 of 4") for title in specs(at))  # the MI is now iteration 2's
-    at.slider(key="iter").set_value(4).run()  # the last iteration: the page's own map, no button
+    at.slider(key="iter").set_value(3).run()  # the toggle follows the slider
     assert_clean(at)
-    assert not [b for b in at.button if b.key == "iter_mi"]
+    assert any("MI on this grid at iteration 3: exact" in c.value for c in at.caption)
+    at.slider(key="iter").set_value(4).run()  # the last iteration: the page's own map, no toggle
+    assert_clean(at)
+    assert not [t for t in at.toggle if t.key == "iterx"]
+    at = run_page("pages/1_MI_maps.py", iter="2", iterx="true")  # a link reopens the exact map at iteration 2
+    assert_clean(at)
+    assert any("MI on this grid at iteration 2: exact" in c.value for c in at.caption)
 
 
 def test_a_link_with_a_bad_iteration_or_model_gives_no_traceback(env):
