@@ -318,7 +318,9 @@ def agreement_reading(spearman: float, overlap: float, k: int) -> str:
     return (f"**In plain words:** the estimator ranks the pairs in {how} as the exact probe (Spearman "
             f"{spearman:.3f}; 1 is the same order, 0 no relation). Of the {k} pairs the exact probe finds "
             f"strongest, {hits} are also among the estimator's {k} strongest: those are the pairs an MI-guided "
-            "decoder keeps apart.")
+            "decoder keeps apart." + (
+                " So the two agree more on the order of the many pairs than on which few are strongest."
+                if spearman >= 0.7 and k and hits < k / 2 else ""))
 
 
 WHATIF_MI_ROW = r"""

@@ -68,5 +68,7 @@ def test_the_plain_reading_follows_the_numbers():
     assert "almost the same order" in texts.agreement_reading(0.95, 0.9, 20)
     reading = texts.agreement_reading(0.808, 0.3, 20)
     assert "mostly the same order" in reading and "Of the 20 pairs the exact probe finds strongest, 6 are" in reading
+    assert "agree more on the order of the many pairs than on which few are strongest" in reading  # 6 of 20
+    assert "which few are strongest" not in texts.agreement_reading(0.95, 0.9, 20)
     assert "little in common" in texts.agreement_reading(0.1, 0.0, 20)
     assert texts.agreement_reading(float("nan"), float("nan"), 20).startswith("Too few")
