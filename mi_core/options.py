@@ -140,12 +140,14 @@ def parse_lengths(spec: str) -> tuple[int, int]:
 
 
 def parse_sets(pairs: list[str]) -> dict[str, str]:
-    """``["k=4", "gamma=0.2"]`` -> ``{"k": "4", "gamma": "0.2"}``; ValueError on a malformed pair."""
+    """``["k=4", "gamma=0.2"]`` -> ``{"k": "4", "gamma": "0.2"}``; ValueError on a malformed or repeated pair."""
     params = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key.strip() or not value.strip():
             raise ValueError(f"--set expects key=value, got {pair!r}")
+        if key.strip() in params:  # the last would win without a word
+            raise ValueError(f"--set gives {key.strip()} twice ({params[key.strip()]} and {value.strip()}): give it once")
         params[key.strip()] = value.strip()
     return params
 

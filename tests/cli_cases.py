@@ -164,6 +164,7 @@ def cases() -> list[tuple[str, str, list[str]]]:
         ("bench-device-tpu", "other", [*bench, "--device", "tpu"]),
         ("probe-sudoku-solved", "other", ["probe", "sudoku", "--puzzle", EASY_SOL, "--no-progress", "--device", "cpu"]),
         ("mix-nan", "range", ["make-estimator-data", "sudoku", "--out", "{D}/mixdata", "--mix", "1,nan,1"]),
+        ("set-twice", "other", [*bench, "--sampler", "topk", "--set", "k=2", "--set", "k=3"]),
         ("mix-negative", "range", ["make-estimator-data", "sudoku", "--out", "{D}/mixdata", "--mix", "-1,1,1"]),
         ("sweep-markdown-into-json", "safety", [*sweep, "--json", "{D}/s3.json", "--markdown", "{D}/exists.json"]),
         ("train-pool-file-empty", "other", ["train", "sudoku", "--out", "{D}/t2.safetensors", "--pool-file",

@@ -170,11 +170,13 @@ def test_commands_with_a_tiny_model(tiny_folder, tmp_path, capsys):
     assert json.loads(out.read_text())["masked_residues"] == list(range(50, 57))
 
     out = tmp_path / "eval.json"
-    assert cli.main(["eval-model", "antibody", "--csv", str(data), "--rows", "1-3", "--composition-rows", "1-3",
-                     "--draws", "1", "--model", str(tiny_folder), "--json", str(out)]) == 0
+    evals = ["eval-model", "antibody", "--csv", str(data), "--draws", "1", "--model", str(tiny_folder), "--json", str(out)]
+    assert cli.main([*evals, "--rows", "1-3", "--composition-rows", "3-3"]) == 2  # the baseline holds scored chains
+    assert "--rows and --composition-rows share 2 chain(s)" in capsys.readouterr().err and not out.exists()
+    assert cli.main([*evals, "--rows", "1-2", "--composition-rows", "3-3"]) == 0
     res = json.loads(out.read_text())
     assert {"perplexity", "composition_perplexity", "by_region", "by_chain"} <= set(res)
-    assert res["n_chains"] == 6 and set(res["by_region"]) >= {"CDR3", "CDRs", "FR1"}
+    assert res["n_chains"] == 4 and set(res["by_region"]) >= {"CDR3", "CDRs", "FR1"}
 
     out = tmp_path / "bench.json"
     assert cli.main(["bench", "antibody", "--csv", str(data), "--rows", "all", "--region", "cdr3", "--sampler",

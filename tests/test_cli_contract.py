@@ -86,6 +86,7 @@ def test_messages_name_option_value_and_range(places, capsys, monkeypatch):
         "probe-sudoku-solved": "nothing to probe: the state has no masked position",
         "mix-nan": "--mix expects three weights >= 0, not all 0 (uniform,puzzle,decode), got '1,nan,1'",
         "sweep-markdown-into-json": "a Markdown report file ends in .md",
+        "set-twice": "--set gives k twice (2 and 3): give it once",
         "mix-negative": "--mix expects three weights >= 0, not all 0 (uniform,puzzle,decode), got '-1,1,1'",
         "train-pool-file-empty": "empty.txt is not a gzip pool file",
         "generate-length-beyond-model": "--length 5000 is longer than the 256 residues",

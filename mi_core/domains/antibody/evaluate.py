@@ -124,6 +124,11 @@ def main(args) -> int:
     model, description = load_model_described(args.model, device, domain)
     chains = select_rows(read_file(args.csv), args.rows)
     reference = select_rows(read_file(args.composition_csv or args.csv), args.composition_rows)
+    seen = {tuple(c.tokens.tolist()) for c in reference}
+    shared = [c.name for c in chains if tuple(c.tokens.tolist()) in seen]
+    if shared:  # the baseline would have counted the residues it is compared on
+        raise ValueError(f"--rows and --composition-rows share {len(shared)} chain(s) (e.g. {shared[0]}): the "
+                         "composition baseline must not hold the chains it is scored on; give disjoint rows")
     res = evaluate(model, chains, reference, rate=args.mask_rate, draws=args.draws, seed=args.seed, device=device)
     res = {"domain": domain.cli_name, "model": description, "csv": display_path(args.csv), "rows": args.rows,
            "composition_rows": args.composition_rows, "composition_csv": display_path(args.composition_csv or args.csv),
