@@ -169,6 +169,9 @@ def cases() -> list[tuple[str, str, list[str]]]:
         ("sweep-markdown-into-json", "safety", [*sweep, "--json", "{D}/s3.json", "--markdown", "{D}/exists.json"]),
         ("train-pool-file-empty", "other", ["train", "sudoku", "--out", "{D}/t2.safetensors", "--pool-file",
                                             "{D}/empty.txt", "--pool-dir", "{D}/pools"]),
+        ("train-estimator-variants-empty", "other", ["train-estimator", "--data", "{D}/folder", "--variants", ""]),
+        ("train-estimator-variants-trailing-comma", "other", ["train-estimator", "--data", "{D}/folder",
+                                                              "--variants", "log:bound,"]),
         # help must exit 0
         ("train-help", "help", ["train", "--help"]),
     ]

@@ -92,6 +92,8 @@ def test_messages_name_option_value_and_range(places, capsys, monkeypatch):
         "generate-length-beyond-model": "--length 5000 is longer than the 256 residues",
         "estimate-protein-estimator-on-sudoku": "reads hidden size 128 and 20 values, the model",
         "bench-model-is-directory": "is a directory, not a weights file",
+        "train-estimator-variants-empty": "argument --variants: a variant is LOSS:bound or LOSS:free",  # not the defaults
+        "train-estimator-variants-trailing-comma": "with LOSS in mse, sqrt, log; got ''",
     }
     for name, text in expect.items():
         _, _, argv = next(c for c in CASES if c[0] == name)

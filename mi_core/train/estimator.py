@@ -87,6 +87,12 @@ def parse_variants(text: str) -> list[Variant]:
     return [Variant.parse(item) for item in text.split(",")]
 
 
+def checked_variants(text: str) -> str:
+    """``--variants`` as given, once every item parses (so a bad or empty list fails before any work)."""
+    parse_variants(text)
+    return text
+
+
 def split(n: int, val_frac: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """``(train, val)`` state indices: a seeded permutation, at least one state on each side."""
     if n < 2:
@@ -197,7 +203,8 @@ class EstimatorRun:
     variants: str | None = option(None, "comma list of LOSS:bound|free[:nopos][:nosep][:rules] to compare (nopos: "
                                   "no position embeddings; nosep: no separation feature; rules: a pair feature, 1 "
                                   "where the domain's rules tie the two positions); default "
-                                  f"{DEFAULT_VARIANTS} (variable-length data: {VARIABLE_LENGTH_VARIANTS})")
+                                  f"{DEFAULT_VARIANTS} (variable-length data: {VARIABLE_LENGTH_VARIANTS})",
+                                  parse=checked_variants)
     rel_buckets: int = option(PROTEIN_REL_BUCKETS, "separation buckets of the pair feature (variable-length data "
                               "only; 0: none)", range=(0, 4096))
 
@@ -223,7 +230,8 @@ def main(namespace) -> int:
     data, manifest = load_shards(args["data"])
     domain = manifest.get("domain")
     variable = "length" in data  # padded states of varying length: no position embeddings, separations
-    variants = parse_variants(args["variants"] or (VARIABLE_LENGTH_VARIANTS if variable else DEFAULT_VARIANTS))
+    given = args["variants"]
+    variants = parse_variants(given if given is not None else VARIABLE_LENGTH_VARIANTS if variable else DEFAULT_VARIANTS)
     rules = None
     if any(v.rules for v in variants):
         if variable or not domain:
