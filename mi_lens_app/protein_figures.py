@@ -13,7 +13,16 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from mi_lens_app.cdr_marks import add_cdr_marks, cdr_spans  # noqa: F401  (pages mark CDRs with cdr_spans)
-from mi_lens_app.figures import CHOSEN_COLOR, ERROR_COLOR, FONT, SELECTED_COLOR, click_layer, color_max, scaled
+from mi_lens_app.figures import (
+    CHOSEN_COLOR,
+    ERROR_COLOR,
+    FONT,
+    SELECTED_COLOR,
+    click_layer,
+    color_max,
+    extra_title_room,
+    scaled,
+)
 
 MAX_ARCS = 150  # arcs drawn in the arc graph
 MAX_DOTS = 400  # pairs drawn in the contact map
@@ -31,7 +40,7 @@ def window(length: int, start: int = 0, size: int = WINDOW) -> tuple[int, int]:
 
 def _layout(fig: go.Figure, title: str, height: int, **kwargs) -> None:
     kwargs.setdefault("showlegend", False)
-    kwargs.setdefault("margin", {"l": 10, "r": 10, "t": 50, "b": 10})
+    kwargs.setdefault("margin", {"l": 10, "r": 10, "t": 50 + extra_title_room(title), "b": 10})
     fig.update_layout(title={"text": title, "x": 0.02}, height=height, font=FONT, plot_bgcolor="white", **kwargs)
     # the margins grow to fit the tick labels: with a fixed 10 px margin "20" is drawn as "0" and "2.5" as "5"
     fig.update_xaxes(automargin=True)
@@ -208,17 +217,19 @@ def marginal_strip(marginals: np.ndarray, entropy: np.ndarray, labels: list[str]
                                  line={"color": "#1f5fbf"}, marker={"size": 4},
                                  hovertemplate="%{x}: %{y:.4g}<extra>" + extra[0] + "</extra>"), 1, 1,
                       secondary_y=True)
-        fig.update_yaxes(title_text=extra[0], secondary_y=True, row=1, col=1, showgrid=False, rangemode="tozero",
+        # the axis titles in the traces' colours say which is which: a legend over the plot covered the CDR bands
+        fig.update_yaxes(title_text="MI (nats)", secondary_y=True, row=1, col=1, showgrid=False, rangemode="tozero",
                          title_font={"color": "#1f5fbf"}, tickfont={"color": "#1f5fbf", "size": 9})
-    fig.update_yaxes(title_text="H (nats)", secondary_y=False, row=1, col=1, rangemode="tozero")
+    fig.update_yaxes(title_text="H (nats)", secondary_y=False, row=1, col=1, rangemode="tozero",
+                     title_font={"color": "#e6803a" if extra is not None else None})
     z = np.where(masked[:, None], np.asarray(marginals, float)[lo:hi], np.nan).T
     fig.add_trace(go.Heatmap(z=z, x=names, y=list(amino_acids), colorscale="Blues", zmin=0, zmax=1, name="p",
                              hovertemplate="%{x} = %{y}: p %{z:.3f}<extra></extra>",
                              colorbar={"title": {"text": "p", "side": "right"}, "thickness": 12, "len": 0.65,
                                        "y": 0.33}), 2, 1)
     shown = f" (residues {lo + 1}-{hi} of {len(labels)})" if hi - lo < len(labels) else ""
-    _layout(fig, title + shown, height)
-    fig.update_layout(showlegend=extra is not None, legend={"orientation": "h", "y": 1.02, "x": 0.5})
+    key = "" if extra is None else f"<br><sup>bars: entropy H (left axis) · line: {extra[0]} (right axis)</sup>"
+    _layout(fig, title + shown + key, height)
     fig.update_xaxes(showgrid=False, tickfont={"size": 9}, automargin=True)
     fig.update_yaxes(autorange="reversed", tickfont={"size": 10}, row=2, col=1, title_text="amino acid",
                      tickvals=list(amino_acids), ticktext=list(amino_acids))

@@ -51,6 +51,9 @@ def sequence_picker(domain: Domain) -> Puzzle | None:
     return pz
 
 
+SHOWN_NAME = 30  # characters of a preset's name a 1024 px sidebar's box shows
+
+
 def _sequence_preset(domain: Domain) -> tuple[str, str, Masking] | None:
     presets = support.protein_presets(domain.key)
     if not presets:
@@ -59,6 +62,8 @@ def _sequence_preset(domain: Domain) -> tuple[str, str, Masking] | None:
     names = [p.name for p in presets]
     title = "Preset (antibodies of Jain et al. 2017)" if domain.key == "antibody" else "Preset (CATH S40 domains)"
     name = st.sidebar.selectbox(title, names, key="ppreset", bind=BIND)
+    if len(name) > SHOWN_NAME:  # the box cuts a long name (the masking) at the sidebar's width
+        st.sidebar.caption(name)
     chosen = presets[names.index(name)]
     return chosen.sequence, chosen.cath_id or chosen.name, chosen.masking
 
