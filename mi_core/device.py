@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 
 import torch
@@ -22,6 +23,12 @@ def pick_device(name: str | None = None, threads: int | None = None) -> torch.de
     if device.type == "cuda" and not torch.cuda.is_available():
         raise ValueError(f"device {name!r} requested but CUDA is not available on this machine")
     return device
+
+
+def bf16_autocast(device, on: bool):
+    """bf16 autocast on ``device``'s type when ``on``; else a context that leaves the caller's precision as it is
+    (``torch.autocast(enabled=False)`` would turn off an autocast the caller is in)."""
+    return torch.autocast(torch.device(device).type, dtype=torch.bfloat16) if on else contextlib.nullcontext()
 
 
 def cpu_flags() -> set[str] | None:

@@ -6,7 +6,6 @@ batch size; ``"per batch"`` draws one seed per batch from ``seed`` (the protein 
 
 from __future__ import annotations
 
-import contextlib
 import time
 from dataclasses import dataclass
 from functools import partial
@@ -16,6 +15,7 @@ import numpy as np
 import torch
 
 from mi_core.decoding import decode_final
+from mi_core.device import bf16_autocast
 from mi_core.io import display_path, file_sha256
 from mi_core.mi.estimator import EstimatorInputError, shipped_estimator_for
 from mi_core.models.iterations import is_recurrent, run_for
@@ -70,7 +70,7 @@ def decode_all(model, templates: list[np.ndarray], strategy, *, temperature: flo
         if not bool((tokens == model.mask_id).any()):  # nothing to fill: the template is the answer
             final_tokens, final_passes, final_extra = tokens, zeros, zeros
         else:
-            with torch.autocast(torch.device(device).type, dtype=torch.bfloat16) if bf16 else contextlib.nullcontext():
+            with bf16_autocast(device, bf16):
                 final = decode_final(model, tokens, strategy, temperature=temperature, seed=seeds)
             final_tokens, final_passes = final.tokens, final.passes
             final_extra = zeros if final.extra_passes is None else final.extra_passes

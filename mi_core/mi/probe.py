@@ -17,7 +17,6 @@ kept weights; the error bound is :func:`pruning_bound`.
 
 from __future__ import annotations
 
-import contextlib
 import math
 import time
 from collections.abc import Callable, Iterable
@@ -25,7 +24,7 @@ from dataclasses import dataclass
 
 import torch
 
-from mi_core.device import synchronize
+from mi_core.device import bf16_autocast, synchronize
 from mi_core.mi.entropy import entropy
 
 WORK_BYTES = 256 * 2**20  # cap on the float64 (B, N, V) work tensors of one batch
@@ -159,8 +158,7 @@ def _batches(total: int, n: int, v: int, max_batch: int) -> list[tuple[int, int]
 
 def _forward_probs(model, seqs: torch.Tensor, autocast: bool) -> torch.Tensor:
     """``(B, N)`` tokens -> ``(B, N, V)`` float64 probabilities."""
-    ctx = torch.autocast(seqs.device.type, dtype=torch.bfloat16) if autocast else contextlib.nullcontext()
-    with ctx:
+    with bf16_autocast(seqs.device, autocast):
         logits = model(seqs).logits.double()
     # written out: several times faster than float64 Tensor.softmax over a short last axis on the CPU
     e = (logits - logits.amax(-1, keepdim=True)).exp()

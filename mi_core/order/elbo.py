@@ -11,7 +11,6 @@ phi the KL gradient plus (R - b) grad log Q(r), b the leave-one-out mean of the 
 
 from __future__ import annotations
 
-import contextlib
 from dataclasses import dataclass
 
 import torch
@@ -19,6 +18,7 @@ import torch.nn.functional as F
 
 from mi_core.decoding.base import rank_pick, uniform_count
 from mi_core.decoding.selector import pick_positions, posterior_features, select_probabilities, selector_features
+from mi_core.device import bf16_autocast
 from mi_core.order.posterior import posterior_log_prob, posterior_logq, sample_posterior, split_logq
 
 
@@ -74,8 +74,7 @@ def _denoiser(model, x: torch.Tensor, active: torch.Tensor, bf16: bool, grad: bo
     """Forward pass on the active rows: probs ``(B, N, V)``, hidden ``(B, N, D)`` (float32, detached) and,
     with ``grad``, log-probs ``(B, N, V)`` that carry the gradient into the denoiser (else None)."""
     rows = active.nonzero()[:, 0]
-    ctx = torch.autocast(x.device.type, dtype=torch.bfloat16) if bf16 else contextlib.nullcontext()
-    with ctx, torch.set_grad_enabled(grad):
+    with bf16_autocast(x.device, bf16), torch.set_grad_enabled(grad):
         out = model(x[rows])
     logits = out.logits.float()
     probs = x.new_zeros((*x.shape, logits.shape[-1]), dtype=torch.float32)

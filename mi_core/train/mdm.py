@@ -14,7 +14,6 @@ picks the best weights.
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import json
 import math
@@ -25,7 +24,7 @@ from pathlib import Path
 
 import torch
 
-from mi_core.device import pick_device, use_bf16
+from mi_core.device import bf16_autocast, pick_device, use_bf16
 from mi_core.domain import Domain, get_domain
 from mi_core.io import check_output, default_run_path
 from mi_core.models.base import masked_ce
@@ -123,7 +122,7 @@ def train(task, out: Path, device: torch.device, log=print, resume: bool = False
         state = _resume(ckpt, device, model, opt, task, ema, log)
         step, elapsed0, best, curve = state["step"], state["elapsed"], state["best"], json.loads(state["curve"])
         cpu0, stretch = float(state.get("cpu_seconds", elapsed0)), int(state.get("stretch", 1)) + 1
-    autocast = torch.autocast(device.type, dtype=torch.bfloat16) if use_bf16(cfg.bf16, device, log) else contextlib.nullcontext()
+    autocast = bf16_autocast(device, use_bf16(cfg.bf16, device, log))
     start, cpu_start, saved_at = time.time() - elapsed0, time.process_time(), time.time()
     loss_sum, loss_count, steps_here = torch.zeros((), device=device), 0, 0
     net = distributed.wrap(model)

@@ -3,7 +3,6 @@ second as a fraction of it, what pruning saves (and its error against the bound)
 
 from __future__ import annotations
 
-import contextlib
 import platform
 import random
 import time
@@ -13,7 +12,7 @@ from pathlib import Path
 import torch
 
 from mi_core.bench.report import MarkdownOut, update_section
-from mi_core.device import pick_device, synchronize, timed
+from mi_core.device import bf16_autocast, pick_device, synchronize, timed
 from mi_core.domain import get_domain
 from mi_core.domains.sudoku import MASK_ID, geometry_for_length
 from mi_core.domains.sudoku.generator import random_grid
@@ -44,8 +43,7 @@ def random_states(cells: int, masked: int, count: int, seed: int, device) -> lis
 @torch.no_grad()
 def forward_throughput(model, batch: torch.Tensor, *, autocast: bool = False, min_seconds: float = 0.5) -> float:
     """Sequences per second of ``model(batch)`` for a ``(B, N)`` batch (one warm-up, then >= min_seconds)."""
-    ctx = (lambda: torch.autocast(batch.device.type, dtype=torch.bfloat16)) if autocast else contextlib.nullcontext
-    with ctx():
+    with bf16_autocast(batch.device, autocast):
         model(batch)
         synchronize(batch.device)
         calls, start = 0, time.perf_counter()

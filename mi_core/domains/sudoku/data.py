@@ -8,10 +8,9 @@ gets a fresh random validity-preserving transform.
 
 from __future__ import annotations
 
-import contextlib
-
 import torch
 
+from mi_core.device import bf16_autocast
 from mi_core.mi.entropy import entropy_from_logits
 
 
@@ -126,13 +125,12 @@ def onpolicy_states(model, puzzles: torch.Tensor, solutions: torch.Tensor, per_p
     """
     was_training = model.training
     model.eval()
-    autocast = torch.autocast(puzzles.device.type, dtype=torch.bfloat16) if bf16 else contextlib.nullcontext()
     x, alive, path = puzzles.clone(), torch.ones(len(puzzles), dtype=torch.bool, device=puzzles.device), []
     rows = torch.arange(len(puzzles), device=puzzles.device)
     for _ in range(int((puzzles == 0).sum(1).max())):
         masked = x == 0
         path.append((x.clone(), alive & masked.any(1)))
-        with autocast:
+        with bf16_autocast(puzzles.device, bf16):
             logits = model(x).logits.float()
         ent = entropy_from_logits(logits).masked_fill(~masked, float("inf"))
         cell = ent.argmin(1)

@@ -8,7 +8,6 @@ cross-tabulated against sequential decoding (``lost``, ``gained``, ``both_fail``
 
 from __future__ import annotations
 
-import contextlib
 import json
 import shlex
 import time
@@ -21,7 +20,7 @@ import torch
 from mi_core.bench.report import markdown_table, update_section
 from mi_core.bench.sweep import parse_grid_spec
 from mi_core.decoding import decode, make_strategy
-from mi_core.device import pick_device, warn_if_slow_bf16
+from mi_core.device import bf16_autocast, pick_device, warn_if_slow_bf16
 from mi_core.domain import get_domain
 from mi_core.domains.sudoku import SUDOKU9
 from mi_core.domains.sudoku.bench import with_default_estimator
@@ -37,9 +36,8 @@ def trace(model, tokens: torch.Tensor, target: torch.Tensor, strategy, bf16: boo
     """Per puzzle: solved, passes, and the first wrong step's class, size and clash flag (None if solved)."""
     same = torch.as_tensor(SUDOKU9.peers(), device=tokens.device)  # (81, 81): the cells share a row, column or box
     first: list[dict | None] = [None] * len(tokens)
-    autocast = torch.autocast(tokens.device.type, dtype=torch.bfloat16) if bf16 else contextlib.nullcontext()
     last = None
-    with autocast:
+    with bf16_autocast(tokens.device, bf16):
         for frame in decode(model, tokens, strategy):
             last = frame
             wrong = frame.chosen & (frame.tokens != target)

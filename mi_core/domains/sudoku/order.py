@@ -3,7 +3,6 @@ top_margin."""
 
 from __future__ import annotations
 
-import contextlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -11,6 +10,7 @@ import numpy as np
 import torch
 
 from mi_core.decoding import decode_final, make_strategy
+from mi_core.device import bf16_autocast
 from mi_core.domains.sudoku.generator import random_transform
 from mi_core.domains.sudoku.mdm import load_sudoku_mdm, save_sudoku_mdm
 from mi_core.domains.sudoku.pool import build_pool, hardest, read_pool_file
@@ -39,8 +39,7 @@ def decode_score(model, pairs: np.ndarray, strategy, bf16: bool) -> dict:
     pairs."""
     device = model.device
     tokens, solution = torch.as_tensor(pairs[:, 0], device=device), torch.as_tensor(pairs[:, 1], device=device)
-    ctx = torch.autocast(device.type, dtype=torch.bfloat16) if bf16 else contextlib.nullcontext()
-    with ctx:
+    with bf16_autocast(device, bf16):
         final = decode_final(model, tokens, strategy)
     passes, right, blank = final.passes.tolist(), final.tokens == solution, tokens == model.mask_id
     return {"accuracy": float(right.all(1).float().mean()),
