@@ -19,10 +19,9 @@ from typing import Any, Callable, ClassVar, Protocol
 
 import numpy as np
 
+from mi_core.io import ROOT
 from mi_core.options import check_ranges, group_fields, option, option_text
 from mi_core.options import seed as seed_option
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def describe_char(ch: str) -> str:
@@ -110,11 +109,6 @@ class Domain:
     @property
     def n_values(self) -> int:
         return len(self.alphabet)
-
-    @property
-    def value_tokens(self) -> np.ndarray:
-        """``(V,)`` the token id of each value."""
-        return np.arange(1, self.n_values + 1)
 
     @property
     def cells(self) -> int:

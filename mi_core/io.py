@@ -11,22 +11,18 @@ import time
 from pathlib import Path
 
 TMP_SUFFIX = ".tmp"
+ROOT = Path(__file__).resolve().parent.parent  # the repository this package lives in (the folder holding mi_core)
 
 
 class OutputPathError(ValueError):
     """An output path that cannot or may not be written."""
 
 
-def repo_root() -> Path:
-    """The repository this package lives in (the folder holding ``mi_core``)."""
-    return Path(__file__).resolve().parent.parent
-
-
 def display_path(path: str | Path) -> str:
     """``path`` for JSON records: relative to the repository root, or to site-packages, else as given."""
     p = Path(path)
     try:
-        return p.resolve().relative_to(repo_root()).as_posix()
+        return p.resolve().relative_to(ROOT).as_posix()
     except (ValueError, OSError):
         pass
     parts = p.parts

@@ -157,7 +157,7 @@ def test_sweep_writes_rows_html_and_section(tmp_path, model_path, capsys):
 
 
 def test_bench_json_records_settings_and_repo_relative_paths(tmp_path, model_path):
-    from mi_core.io import display_path, repo_root
+    from mi_core.io import ROOT, display_path
 
     puzzles = tmp_path / "p.txt"
     puzzles.write_text(EASY + "\n")
@@ -168,7 +168,7 @@ def test_bench_json_records_settings_and_repo_relative_paths(tmp_path, model_pat
     res = json.loads(out.read_text())
     assert (res["seed"], res["temperature"], res["batch_size"], res["limit"]) == (7, 0.5, 3, 1)
     assert res["precision"] == "fp32" and res["seeding"] == "per item"
-    assert display_path(repo_root() / "assets" / "sudoku_mdm.safetensors") == "assets/sudoku_mdm.safetensors"
+    assert display_path(ROOT / "assets" / "sudoku_mdm.safetensors") == "assets/sudoku_mdm.safetensors"
     assert display_path(puzzles) == str(puzzles)  # outside the repository: kept as given
 
 
@@ -215,9 +215,9 @@ def test_diff_rows_script_flags_changed_figures(tmp_path, capsys):
     """scripts/diff_rows.py (the refactor reproduction check) passes equal figures and flags a changed one."""
     import importlib.util
 
-    from mi_core.io import repo_root
+    from mi_core.io import ROOT
 
-    spec = importlib.util.spec_from_file_location("diff_rows", repo_root() / "scripts" / "diff_rows.py")
+    spec = importlib.util.spec_from_file_location("diff_rows", ROOT / "scripts" / "diff_rows.py")
     diff_rows = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(diff_rows)
     row = {"set": "s", "sampler": "topk", "params": {"k": "4"}, "accuracy": 0.5, "seconds": 1.0}
@@ -230,9 +230,9 @@ def test_diff_rows_script_flags_changed_figures(tmp_path, capsys):
 
 
 def test_display_path_keeps_machine_paths_out_of_records(tmp_path):
-    from mi_core.io import display_path, repo_root
+    from mi_core.io import ROOT, display_path
 
-    assert display_path(repo_root() / "assets" / "x.json") == "assets/x.json"
+    assert display_path(ROOT / "assets" / "x.json") == "assets/x.json"
     installed = "/opt/py/lib/python3.11/site-packages/antiberty/trained_models/m.bin"
     assert display_path(installed) == "antiberty/trained_models/m.bin"
     assert display_path(tmp_path / "elsewhere") == str(tmp_path / "elsewhere")

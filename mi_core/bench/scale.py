@@ -7,9 +7,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from mi_core.bench.decode import evaluate, lacks_mi_source, warm_up
+from mi_core.bench.decode import evaluate, lacks_mi_source, load, warm_up
 from mi_core.decoding import make_strategy
 from mi_core.device import pick_device
+from mi_core.domain import get_domain
 from mi_core.scale.engine import EngineConfig, Task, run_tasks
 
 
@@ -37,16 +38,8 @@ class ModelWorker:
     views: int = 1  # > 1: the model averaged over the domain's symmetric views
 
     def __call__(self):
-        from mi_core.domain import get_domain
-        from mi_core.models.iterations import run_for
-        from mi_core.models.loading import load_model
-        from mi_core.models.views import with_views
-
         device = pick_device(self.device)
-        model = load_model(self.model, device, domain=self.domain)
-        if self.iterations:
-            run_for(model, self.iterations)
-        return runner(with_views(model, get_domain(self.domain), self.views), device)
+        return runner(load(self, get_domain(self.domain), device)[0], device)  # as ``bench`` loads it
 
 
 def run_cells(payloads: list, args, engine: EngineConfig, here=None, done=None) -> list:

@@ -109,12 +109,11 @@ class SweepGrid:
                                     "model's own weights)")
 
 
-def grid_points(configs: list[tuple[str, dict]], estimator: str | None) -> list[tuple[str, dict, str | None]]:
-    """``(name, params, estimator)`` of each grid point; one that reads MI with no source reads ``estimator``, or
-    is skipped when there is none."""
+def grid_points(configs: list[tuple[str, dict, bool]], estimator: str | None) -> list[tuple[str, dict, str | None]]:
+    """``(name, params, estimator)`` of each grid point ``(name, params, reads_mi)``; one that reads MI with no
+    source of its own reads ``estimator``, or is skipped when there is none."""
     kept = []
-    for name, params in configs:
-        reads_mi = decode.lacks_mi_source(make_strategy(name, **params))  # fails fast on bad params
+    for name, params, reads_mi in configs:
         if reads_mi and estimator is None:
             print(f"note: skipping {name} {params}: no MI estimator for this model (--estimator PATH)", file=sys.stderr)
             continue
@@ -144,9 +143,8 @@ def main(args) -> int:
     domain = get_domain(args.domain)
     inputs_cls = decode.inputs_class(domain)
     grid = args.grid or getattr(inputs_cls, "sweep_grid", DEFAULT_GRID)
-    configs = grid_configs(grid, args.samplers)
-    for name, params in configs:
-        make_strategy(name, **params)  # bad params fail before any work
+    # built once here, so bad params fail before any work
+    configs = [(n, p, decode.lacks_mi_source(make_strategy(n, **p))) for n, p in grid_configs(grid, args.samplers)]
     inputs = inputs_cls(domain, args)
     device = pick_device(args.device, args.threads)
     warn_if_slow_bf16(device, args.bf16)

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from mi_core.decoding.base import rank_pick
 from mi_core.mi.entropy import entropy_from_logits
 
 
@@ -133,7 +134,7 @@ def _steps(model, tokens, strategy, temperature, seed, limit):
         ctx = StepContext(state, masked, probs, entropy, hidden, step, generator, model,
                           torch.zeros_like(passes), given)
         chosen = strategy.select(ctx) & masked
-        chosen |= _lowest_entropy(entropy, masked) & ~chosen.any(1, keepdim=True)
+        chosen |= rank_pick(-entropy, masked, active.long()) & ~chosen.any(1, keepdim=True)  # at least one a row
         values = _fill(probs, temperature, generator)
         state = torch.where(chosen, model.value_tokens[values], state)
         confidence = torch.where(chosen, probs.gather(-1, values[..., None])[..., 0], confidence)
@@ -165,14 +166,6 @@ def _forward_active(model, state: torch.Tensor, active: torch.Tensor):
     hidden = out.hidden.new_zeros((b, n, out.hidden.shape[-1]))
     hidden[rows] = out.hidden
     return probs, entropy, hidden
-
-
-def _lowest_entropy(entropy: torch.Tensor, masked: torch.Tensor) -> torch.Tensor:
-    """``(B, N)`` bool: the lowest-entropy masked position of each row with any."""
-    idx = entropy.masked_fill(~masked, float("inf")).argmin(1)
-    pick = torch.zeros_like(masked)
-    pick[torch.arange(len(idx), device=idx.device), idx] = True
-    return pick & masked
 
 
 def decode_final(model, tokens: torch.Tensor, strategy, **kwargs) -> Frame:

@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 from tqdm import tqdm
 
-from mi_core.io import repo_root
+from mi_core.io import ROOT
 from mi_core.options import option
 
 ENGINES = ("local", "ray")
@@ -121,7 +121,7 @@ def _start_ray(cfg: EngineConfig):
         return ray, False
     env = None
     if cfg.address is None:  # a local cluster: its workers import mi_core from this checkout
-        path = os.pathsep.join(filter(None, [str(repo_root()), os.environ.get("PYTHONPATH")]))
+        path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
         env = {"env_vars": {"PYTHONPATH": path}}
     ray.init(address=cfg.address, runtime_env=env, include_dashboard=False, log_to_driver=False,
              configure_logging=False)

@@ -15,9 +15,9 @@ import torch
 
 from mi_core.domains.protein.esmc import WEIGHTS_ENV, find_esmc_weights, load_esmc, where_searched
 from mi_core.domains.protein.mdm import load_protein_mdm
+from mi_core.io import ROOT
 from mi_core.models.base import ModelFileError
 
-ROOT = Path(__file__).resolve().parents[3]
 DEFAULT_MDM = ROOT / "assets" / "protein_mdm.safetensors"
 MDM_ENV = "MI_LENS_PROTEIN_MODEL"
 
