@@ -61,9 +61,7 @@ def train_order(model, draw: Callable, cfg: OrderTrainConfig, d_model: int, *, v
     torch.manual_seed(cfg.seed)
     rng = np.random.default_rng(distributed.rank_seed(cfg.seed))
     gen = torch.Generator(device=device).manual_seed(distributed.rank_seed(cfg.seed))
-    model.eval()
-    for p in model.parameters():
-        p.requires_grad_(cfg.finetune)
+    model.eval().requires_grad_(cfg.finetune)
     posterior, selector = nets if nets is not None else make_order_nets(d_model, cfg.width)
     posterior.to(device), selector.to(device)
     params = list(posterior.parameters()) + list(selector.parameters())

@@ -19,13 +19,14 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import safetensors.torch
 import torch
 import torch.nn.functional as F
-from safetensors.torch import load_file, save_file
+from safetensors.torch import load_file
 
 from mi_core.device import pick_device
 from mi_core.domain import DOMAINS, Domain, get_domain
-from mi_core.io import check_output_dir, file_sha256
+from mi_core.io import atomic_write_json, check_output_dir, commit, file_sha256, write_tmp_bytes
 from mi_core.mi.estimator import mdm_features
 from mi_core.mi.probe import probe_by_length
 from mi_core.models.loading import load_model
@@ -41,9 +42,7 @@ def shard_path(out: Path, index: int) -> Path:
 
 def save_shard(shard: dict[str, torch.Tensor], path: Path) -> None:
     """Write atomically, so a killed run never leaves half a shard."""
-    tmp = path.with_suffix(".tmp")
-    save_file(shard, str(tmp))
-    tmp.replace(path)
+    commit(write_tmp_bytes(path, safetensors.torch.save(shard)), path)
 
 
 def read_shard(path: Path) -> dict[str, torch.Tensor]:
@@ -110,8 +109,7 @@ def write_manifest(out: Path, cfg, model_path: Path, model, command: str,
                 raise ValueError(f"{out} holds shards of a different {key.replace('_', ' ')}; use a new --out "
                                  f"or the same settings (found {old.get(key)}, asked for {manifest[key]})")
         return old
-    out.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(manifest, indent=2) + "\n")
+    atomic_write_json(path, manifest)
     return manifest
 
 

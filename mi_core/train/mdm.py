@@ -69,9 +69,7 @@ class EMA:
 
     def __init__(self, model, decay: float):
         self.decay = decay
-        self.model = copy.deepcopy(model).eval()
-        for p in self.model.parameters():
-            p.requires_grad_(False)
+        self.model = copy.deepcopy(model).eval().requires_grad_(False)
 
     @torch.no_grad()
     def update(self, model) -> None:
