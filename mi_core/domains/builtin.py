@@ -6,7 +6,5 @@ from mi_core.domains.oracle4 import ORACLE4
 from mi_core.domains.protein.domain import PROTEIN
 from mi_core.domains.sudoku.domain import SUDOKU
 
-register(SUDOKU)
-register(ORACLE4)
-register(PROTEIN)
-register(ANTIBODY)
+for domain in (SUDOKU, ORACLE4, PROTEIN, ANTIBODY):  # in the order the command line lists them
+    register(domain)

@@ -96,7 +96,6 @@ class AntiBERTy(MaskedLM):
         self.register_buffer("value_tokens", torch.arange(1, 21), persistent=False)
         ids = {"mask": MASK, "pad": PAD, "values": list(range(FIRST_AA, FIRST_AA + 20))}
         self.register_buffer("to_bert", translation_table(ids), persistent=False)  # (22,) our id -> AntiBERTy's
-        self.name = "AntiBERTy (Ruffolo, Gray and Sulam 2021), 26M parameters"
 
     def layout(self, tokens: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """AntiBERTy ids ``(B, N + 2)`` and, per our position, its index there ``(B, N)``."""
@@ -203,6 +202,6 @@ def load(spec: str | Path | None, device) -> tuple[AntiBERTy, str]:
     if spec is not None and spec.is_file():
         spec = spec.parent
     model = load_antiberty(spec, device)
-    params = sum(p.numel() for p in model.parameters())
-    return model, f"AntiBERTy (Ruffolo, Gray and Sulam 2021; {params / 1e6:.1f}M parameters, max {model.max_len} residues)"
+    return model, (f"AntiBERTy (Ruffolo, Gray and Sulam 2021; {model.num_params() / 1e6:.1f}M parameters, max "
+                   f"{model.max_len} residues)")
 

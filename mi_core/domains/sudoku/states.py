@@ -70,11 +70,6 @@ class DataConfig(MixedShardConfig):
     sources: ClassVar[tuple[str, ...]] = SOURCES
     mix: tuple[float, float, float] = mix_option(SOURCES, (0.4, 0.2, 0.4))
 
-    def __post_init__(self):
-        super().__post_init__()
-        if self.min_masked < 2:
-            raise ValueError(f"min_masked must be >= 2, got {self.min_masked}")
-
 
 @dataclass
 class HeldOutOptions:
