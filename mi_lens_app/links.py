@@ -26,11 +26,12 @@ KNOWN = frozenset({
 })
 BIND = "query-params"
 IGNORED = frozenset({"embed", "embed_options"})  # Streamlit's own
-# what every page shares: the domain, the puzzle or sequence and its masking, the colour scale. Links between
+# what every page shares: the domain, the puzzle or sequence and its masking, the colour scale, presentation mode
+# (the decoding view's: a teacher's ``present=true`` link to another view was noted as unused). Links between
 # views carry these (``cell`` to the views that select one, ``model`` to those that pick one); a page that does
 # not read one keeps it in its URL without a note, so the next page change still has it
 SHARED = ("domain", "src", "preset", "puzzle", "clues", "seed", "psrc", "ppreset", "seq", "mask_mode", "mask",
-          "mask_rate", "mask_seed", "scale", "cell", "model")
+          "mask_rate", "mask_seed", "scale", "cell", "model", "present")
 OWN = ("cell", "model")  # carried only to the views that read them; on another page a link's value is noted as unused
 _CARRY = "_link_carry"  # the shared parameters as the last page's run left them
 MAX_CARRIED = 4000  # characters of carried values: a pasted puzzle or sequence longer than this stays out

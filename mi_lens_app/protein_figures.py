@@ -267,10 +267,13 @@ def decode_strip(tokens: np.ndarray, chosen: np.ndarray, entropy: np.ndarray, er
         name, scale, zmin, zmax, bar = "H before (nats)", "Oranges", 0.0, float(np.log(len(amino_acids))), {}
     letters = np.array(["_", *amino_acids])[np.clip(tokens[rows], 0, len(amino_acids))]
     x = np.arange(lo, hi)
+    # letters sized to the window, as plotly sized them to one row's tall cells and they overlapped: about 650 px
+    # of plot for the window on a 1024-px screen with the sidebar open
+    text_size = int(np.clip(650 / (hi - lo) * 1.4, 7, 16))
     # the residues the decode filled carry their letters on their own colour (plotly picks black or white to
     # contrast with it: grey letters on dark purple were the hardest to read)
     fig = go.Figure(go.Heatmap(z=z[:, lo:hi], x=x + 1, y=rows, colorscale=scale, name=name, text=letters[:, lo:hi],
-                               texttemplate="%{text}", zmin=zmin, zmax=zmax,
+                               texttemplate="%{text}", textfont={"size": text_size}, zmin=zmin, zmax=zmax,
                                hovertemplate="step %{y}, residue %{x}: %{text}<br>" + name + " %{z}<extra></extra>",
                                colorbar={"title": {"text": name, "side": "right"}, "thickness": 12, **bar}))
     r, c = np.nonzero(chosen[rows][:, lo:hi])
@@ -289,7 +292,7 @@ def decode_strip(tokens: np.ndarray, chosen: np.ndarray, entropy: np.ndarray, er
     if sub.size <= 12000:
         for name, shown, colour in (("letters", blank & (sub != "_"), "#111111"), ("masked", blank & (sub == "_"), "#888888")):
             fig.add_trace(go.Heatmap(z=np.where(shown, 0.0, np.nan), x=x + 1, y=rows, text=sub, name=name,
-                                     texttemplate="%{text}", textfont={"color": colour}, hoverinfo="skip",
+                                     texttemplate="%{text}", textfont={"color": colour, "size": text_size}, hoverinfo="skip",
                                      colorscale=[[0, "rgba(0,0,0,0)"], [1, "rgba(0,0,0,0)"]], showscale=False))
     notes = []
     if first:
@@ -300,6 +303,7 @@ def decode_strip(tokens: np.ndarray, chosen: np.ndarray, entropy: np.ndarray, er
             xaxis={"title": "residue", "showgrid": False, "zeroline": False},
             # the shown steps and no more (one row, step 0, ran -1..1), whole steps only, the first at the top
             yaxis={"title": "step", "range": [steps - 0.5, first - 0.5], "showgrid": False, "zeroline": False,
+                   "ticks": "outside", "ticklen": 6, "tickcolor": "white",  # the step numbers clear of the letters
                    "tickmode": "linear", "tick0": 0, "dtick": max(1, int(np.ceil(len(rows) / 8)))})
     return add_cdr_marks(fig, list(regions), lo=lo, hi=hi, shift=1)
 

@@ -101,16 +101,16 @@ def _sequence_uploaded() -> tuple[str, str, Masking] | None:
     return fasta, record.name, Masking()
 
 
-def window_picker(length: int, key: str = "win", where=None, masked: list[int] = ()) -> tuple[int, int]:
+def window_picker(length: int, key: str = "win", where=None, masked: list[int] = (), size: int = WINDOW) -> tuple[int, int]:
     """``(start, size)`` of the residue window long sequences are drawn in: all of them up to :data:`WINDOW`, unless
     a narrower window is picked (from 61 residues: an antibody's 120 letters are too narrow to read on a 1024-px
     projector, 60 are not). A window opens a few residues before the first of the ``masked`` positions, and again
-    on another sequence or mask."""
+    on another sequence or mask. ``size``: the window it starts at (one of :data:`SIZES`)."""
     if length <= SIZES[0]:
         return 0, length
     where = where or st
     c1, c2 = where.columns([3, 1])
-    size = c2.selectbox("Window", SIZES, index=1, key=f"{key}_size", bind=BIND,
+    size = c2.selectbox("Window", SIZES, index=SIZES.index(size), key=f"{key}_size", bind=BIND,
                         help="residues drawn at once: fewer draw larger letters; long sequences stay responsive")
     if size >= length:
         return 0, length

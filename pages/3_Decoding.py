@@ -336,7 +336,8 @@ def main():
     if domain.layout == "sequence":
         st.segmented_control("Strip colour", ["step", "entropy"], key="color", bind="query-params", default="step",
                              help="colour residues by the step that filled them, or by their entropy before each step")
-        view = widgets.window_picker(pz.length, masked=pz.blanks)
+        # 60 residues: the strip's letters at 120 were too small to read at 1024 px
+        view = widgets.window_picker(pz.length, masked=pz.blanks, size=60)
     playing = bool(st.session_state.get("play", False))
     st.fragment(player, run_every=interval if playing else None)(domain, pz, traces, count, view, present, stacked)
     legend(domain)

@@ -98,6 +98,12 @@ def test_cdrs_are_marked_on_every_antibody_view(env):
     at = run_page("pages/3_Decoding.py", domain="antibody", a="sequential", b="topk", step="2")
     assert_clean(at)
     strips = [s for t, s in specs(at).items() if ": step " in t]
+    # the strip opens on 60 residues from 61 (the masked CDR-H3 is 99-109): H2 (50-65) in part, not H1 (31-35)
+    assert len(strips) == 2 and all(cdr_names(s) == {"CDR-H2", "CDR-H3"} for s in strips)
+    assert all("(residues 61-120 of 120)" in s["layout"]["title"]["text"] for s in strips)
+    at = run_page("pages/3_Decoding.py", domain="antibody", a="sequential", b="topk", step="2", win_size="120")
+    assert_clean(at)
+    strips = [s for t, s in specs(at).items() if ": step " in t]
     assert len(strips) == 2 and all(cdr_names(s) == HEAVY for s in strips)
     at = run_page("pages/1_MI_maps.py", domain="antibody", psrc="paste", seq=TRASTUZUMAB_VL, mask_mode="positions",
                   mask="89-97")
@@ -107,12 +113,12 @@ def test_cdrs_are_marked_on_every_antibody_view(env):
 
 
 def test_a_narrower_window_zooms_the_antibody_strip(env):
-    at = run_page("pages/3_Decoding.py", domain="antibody", a="sequential", b="topk", step="2")
+    at = run_page("pages/3_Decoding.py", domain="antibody", a="sequential", b="topk", step="2", win_size="120")
     assert_clean(at)
     assert at.selectbox(key="win_size").value == 120 and "win" not in [s.key for s in at.slider]  # all 120 shown
     strip = next(s for t, s in specs(at).items() if t.startswith("sequential: step "))
     assert len(array(strip["data"][0]["x"])) == 120  # the whole VH
-    at.selectbox(key="win_size").set_value(60).run()
+    at.selectbox(key="win_size").set_value(60).run()  # the strip's default on Decoding: 60 residues
     assert_clean(at)
     assert at.slider(key="win").value == 61  # 5 before the masked CDR-H3 (99-109), or the last window: 61-120
     at.slider(key="win").set_value(1).run()

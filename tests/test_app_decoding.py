@@ -102,7 +102,14 @@ def test_the_protein_strip_shows_letters_from_step_0():
     # each text heatmap writes its letters where its z is set; the coloured heatmap itself is blank at step 0
     assert np.isnan(text["letters"].z[0]).tolist() == [True, False, True, False]
     assert np.isnan(text["masked"].z[0]).tolist() == [False, True, False, True]
-    assert all(t.textfont.size is None for t in text.values())  # plotly fits the letters to the cells, or drops them
+    # letters sized to the window: plotly's own fit to one tall row overlapped them at 120 residues
+    sizes = {t.textfont.size for t in fig.data if t.type == "heatmap"}
+    assert sizes == {16}  # 4 residues: the largest size
+    for width in (60, 120, 200):
+        wide = protein_figures.decode_strip(np.zeros((1, width), int), np.zeros((1, width), bool),
+                                            np.zeros((1, width)), np.zeros((1, width), bool), AMINO_ACIDS, size=width)
+        size = wide.data[0].textfont.size
+        assert 7 <= size and (size * 0.6 * width <= 700 or size == 7), (width, size)  # no overlap in ~650-700 px
     assert fig.layout.height >= 170
 
 

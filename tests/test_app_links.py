@@ -83,6 +83,14 @@ def test_parameters_of_other_pages_are_named_as_unused(env):
     assert link_notes(at) == ["Part of this link is not used on this page: cell."]
 
 
+def test_presentation_mode_in_a_link_to_another_view_is_kept_without_a_note(env):
+    # a teacher's present=true link opened on MI maps was noted as unused, and the mode dropped before Decoding
+    at = run_page("pages/1_MI_maps.py", present="true")
+    assert_clean(at)
+    assert not link_notes(at)
+    assert at.query_params["present"] == "true"
+
+
 def test_every_page_has_a_copy_link_button(env):
     at = run_page("pages/4_What_if.py")
     assert any("Copy link to this view" in h.proto.body for h in at.get("html"))
