@@ -334,6 +334,15 @@ def groups(count: int) -> str:
     return f"{count} connected group" if count == 1 else f"{count} connected groups"
 
 
+def nats(value: float) -> str:
+    """A headline number in plain decimals, as a class reads it: ``0.0758``, ``1.12``, ``0``, and ``< 0.001``
+    for what is smaller (``7.58e-02`` read as a code on a projector)."""
+    value = float(value)
+    if value == 0:
+        return "0"
+    return "< 0.001" if abs(value) < 0.001 else f"{value:.3g}"
+
+
 def passes(count: int) -> str:
     """``1 pass``, ``12 passes``."""
     return f"{count} pass" if count == 1 else f"{count} passes"

@@ -58,10 +58,10 @@ def agreement(fast, exact):
     cols = st.columns(5)
     cols[0].metric("Spearman", f"{stats['spearman']:.3f}", help="rank correlation over all masked pairs")
     cols[1].metric("Pearson", f"{stats['pearson']:.3f}")
-    cols[2].metric("MAE (nats)", f"{stats['mae']:.2e}")
+    cols[2].metric("MAE (nats)", texts.nats(stats['mae']))
     cols[3].metric(f"Top-{stats['k']} overlap", f"{100 * stats['topk_overlap']:.0f}%",
                    help="share of the k strongest exact pairs among the k strongest estimated")
-    cols[4].metric("Largest |difference|", f"{stats['max_abs_diff']:.2e}")
+    cols[4].metric("Largest |difference|", texts.nats(stats['max_abs_diff']))
     st.markdown(texts.agreement_reading(stats["spearman"], stats["topk_overlap"], stats["k"]))
 
 
@@ -75,9 +75,9 @@ def asymmetry(domain, pz, exact, cell, view, scale):
                       title="Asymmetry |I(i→j) − I(j→i)|", value_name="nats", height=460, scale=scale)
         widgets.chart(fig, key="asym")
     with c2:
-        st.metric("Largest asymmetry (nats)", f"{asym.max():.2e}")
-        st.metric("Mean over pairs (nats)", f"{asym[pair].mean() if pair.any() else 0:.2e}")
-        st.metric("Largest form gap (nats)", f"{exact.form_gap.max():.2e}",
+        st.metric("Largest asymmetry (nats)", texts.nats(asym.max()))
+        st.metric("Mean over pairs (nats)", texts.nats(asym[pair].mean() if pair.any() else 0))
+        st.metric("Largest form gap (nats)", texts.nats(exact.form_gap.max()),
                   help="|mixture form − entropy-difference form|: 0 for a model whose conditionals agree")
         st.caption("A model with consistent conditionals (the 4x4 oracle) has zero asymmetry; a trained MDM "
                    "does not, and this is how far its two directions disagree.")
@@ -96,8 +96,8 @@ def pruning(domain, pz, exact):
                    delta_color="inverse")
     cols[1].metric("Time (s)", f"{pruned.seconds:.2f}", f"{pruned.seconds - exact.seconds:+.2f} vs exact",
                    delta_color="inverse")
-    cols[2].metric("Largest error (nats)", f"{np.abs(pruned.mi - exact.mi).max():.2e}")
-    cols[3].metric("Error bound (nats)", f"{pruned.error_bound.max():.2e}",
+    cols[2].metric("Largest error (nats)", texts.nats(np.abs(pruned.mi - exact.mi).max()))
+    cols[3].metric("Error bound (nats)", texts.nats(pruned.error_bound.max()),
                    help="guaranteed bound on |pruned − exact| from the skipped probability mass")
 
 

@@ -70,7 +70,7 @@ def frame_header(trace, s, last: int, noun: str, *extra: tuple[str, str]) -> Non
     passes = f"{s.passes}" + (f" + {s.extra_passes}" if s.extra_passes else "")
     st.markdown(texts.frame_line([
         ("step", f"{s.step} / {last}"), ("passes", passes), ("unmasked", f"{int(s.chosen.sum())}"),
-        ("MI among", "n/a" if s.mi_among is None else f"{s.mi_among:.3g} nats"), *extra]),
+        ("MI among", "n/a" if s.mi_among is None else f"{texts.nats(s.mi_among)} nats"), *extra]),
         help=f"passes: forward passes so far (+ the exact probe's own, for mi_exact); unmasked: {noun} unmasked "
              f"together at this step; MI among: the sum of pairwise MI over them ({trace.mi_source or 'no MI source'})")
 
@@ -144,7 +144,7 @@ def frame_view(domain, pz, trace, step, side, present=False):
     if support.uses_selector(trace.strategy):
         selector_view(domain, pz, trace, s, side)
     if s.budget_spent is not None:
-        st.caption(f"Budget spent at this step: {s.budget_spent:.3g} nats")
+        st.caption(f"Budget spent at this step: {texts.nats(s.budget_spent)} nats")
     if len(chosen):
         table = {"cell": [labels[c] for c in chosen], "digit": s.tokens[chosen].astype(int),
                  "entropy": np.round(s.entropy[chosen], 4), "p(digit)": np.round(s.confidence[chosen], 3)}

@@ -44,6 +44,12 @@ def test_one_pass_is_singular():
     assert texts.passes(1) == "1 pass" and texts.passes(2) == "2 passes"
 
 
+def test_headline_nats_are_plain_decimals():
+    # the Exact page showed MAE 7.58e-02 and a form gap of 1.12e+00 to a class
+    assert [texts.nats(v) for v in (0.0758, 1.12, 0.0, 2.11e-2, 8.35e-5)] == ["0.0758", "1.12", "0", "0.0211",
+                                                                             "< 0.001"]
+
+
 def test_the_protein_strip_axes_show_the_steps_and_a_fixed_colour_range():
     letters = "ACDEFGHIKLMNPQRSTVWY"
     tokens = np.zeros((1, 10), int)
