@@ -129,7 +129,8 @@ def main():
         return
     st.caption(f"Exact probe: {exact.passes} passes in {exact.seconds:.2f} s · fast map: {fast.source}, "
                f"{fast.passes} passes in {fast.seconds:.2f} s")
-    cell = widgets.cell_picker(domain, pz, blanks_only=True)
+    # the cell MI maps and What-if open on (this page opened on the first blank, another cell than theirs)
+    cell = widgets.cell_picker(domain, pz, blanks_only=True, default=widgets.most_uncertain(fast.entropy, pz.blanks))
     if domain.layout == "sequence":
         view = widgets.window_picker(pz.length, masked=pz.blanks)
     else:

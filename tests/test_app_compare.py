@@ -72,3 +72,12 @@ def test_the_plain_reading_follows_the_numbers():
     assert "which few are strongest" not in texts.agreement_reading(0.95, 0.9, 20)
     assert "little in common" in texts.agreement_reading(0.1, 0.0, 20)
     assert texts.agreement_reading(float("nan"), float("nan"), 20).startswith("Too few")
+
+
+def test_the_exact_page_opens_on_the_cell_mi_maps_opens_on(env):
+    # it opened on the first blank (r1c2) while MI maps and What-if open on the most uncertain one (r4c7)
+    maps = run_page("pages/1_MI_maps.py", src="paste", puzzle=EASY)
+    assert_clean(maps)
+    at = open_compare()
+    assert at.selectbox(key="cell").value == maps.selectbox(key="cell").value
+    assert at.selectbox(key="cell").value != EASY.index(".")  # the puzzle's most uncertain blank is not its first
