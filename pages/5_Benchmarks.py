@@ -17,7 +17,11 @@ def main():
         return
     sets = found.sets
     on_default = benchmarks.sets_on_model(found.rows, support.default_sudoku_sha())
-    opening = benchmarks.opening_set(found.rows, sets, on_default)
+    # a protein or antibody view's link (its domain carried here) opens on a protein set, not on Sudoku's
+    domain = str(st.query_params.get("domain", ""))
+    sequence = domain in ("protein", "antibody")
+    kind = [s for s in sets if benchmarks.metric_of([r for r in found.rows if r["set"] == s]).higher != sequence]
+    opening = benchmarks.opening_set(found.rows, kind or sets, on_default)
 
     def title(name: str) -> str:
         return benchmarks.set_title(name) + (" · the default model" if name in on_default else "")
@@ -27,7 +31,8 @@ def main():
     chosen = st.selectbox("Puzzle set", sets, index=sets.index(opening), key="set", bind="query-params",
                           format_func=title, help="the sweeps under assets/benchmarks; it opens on a set with "
                           "MI-guided and learned-order samplers measured on the default Sudoku model") or opening
-    st.caption(f"Set id `{chosen}`.")
+    st.caption(f"Set id `{chosen}`." + (f" Opened on a protein set for the {domain} domain; antibody in-filling "
+                                          "results are in BENCHMARKS.md." if sequence and kind else ""))
     rows = [r for r in found.rows if r["set"] == chosen]
     samplers = list(dict.fromkeys(r["sampler"] for r in rows))
     # one filter per set: a filter of another set (its samplers) emptied this one's plot without a word

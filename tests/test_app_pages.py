@@ -342,6 +342,20 @@ def test_benchmarks_plot_the_fixture_frontier(env):
     assert len(at.dataframe[0].value) == 4
 
 
+def test_benchmarks_open_on_a_protein_set_for_a_protein_link(env, tmp_path):
+    # domain=protein (carried from a protein view) opened on the Sudoku plot without a word
+    rows = [{"set": "cath_demo", "sampler": s, "params": {}, "n": 10, "jsd_dipeptide": j, "mean_passes": p}
+            for s, j, p in (("sequential", 0.02, 80.0), ("topk", 0.05, 20.0))]
+    (tmp_path / "sweep_cath.json").write_text(json.dumps(rows))
+    (tmp_path / "sweep_demo.json").write_text((FIXTURES / "sweep_demo.json").read_text())
+    env.setenv("MI_LENS_BENCHMARKS", str(tmp_path))
+    for domain, opened in (("protein", "cath_demo"), ("antibody", "cath_demo"), ("9x9", "demo")):
+        at = run_page("pages/5_Benchmarks.py", domain=domain)
+        assert_clean(at)
+        assert at.selectbox(key="set").value == opened, domain
+        assert ("Opened on a protein set" in at.caption[0].value) == (opened == "cath_demo")
+
+
 def test_benchmarks_without_results_say_so(env, tmp_path):
     env.setenv("MI_LENS_BENCHMARKS", str(tmp_path))
     at = run_page("pages/5_Benchmarks.py")
