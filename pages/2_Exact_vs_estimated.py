@@ -120,15 +120,15 @@ def main():
     if not run:
         st.info("Turn on the exact probe to compare. " + (
             f"Here the fast map is exact too ({fast.source}): the probe recomputes it pass by pass."
-            if fast.source.startswith("exact") else "Meanwhile, the fast map: " + fast.source))
+            if fast.source.startswith("exact") else f"Below, meanwhile, the fast map ({fast.source}, one model pass)."))
         view = widgets.window_picker(pz.length, masked=pz.blanks) if domain.layout == "sequence" else "row"
         widgets.chart(heatmap(domain, pz, fast.mi, view, title=fast.source, height=480, scale=scale), key="map_fast")
         return
     exact = support.attempt(support.exact_probe, domain.key, pz.text, 0.0, version, what="Exact probe failed")
     if exact is None:
         return
-    st.caption(f"Exact probe: {exact.passes} passes in {exact.seconds:.2f} s · fast map: {fast.source}, "
-               f"{fast.passes} passes in {fast.seconds:.2f} s")
+    st.caption(f"Exact probe: {texts.passes(exact.passes)} in {exact.seconds:.2f} s · fast map: {fast.source}, "
+               f"{texts.passes(fast.passes)} in {fast.seconds:.2f} s")
     # the cell MI maps and What-if open on (this page opened on the first blank, another cell than theirs)
     cell = widgets.cell_picker(domain, pz, blanks_only=True, default=widgets.most_uncertain(fast.entropy, pz.blanks))
     if domain.layout == "sequence":
