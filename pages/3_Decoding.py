@@ -16,10 +16,10 @@ DIGIT_SIZE = {False: None, True: 30}
 # the screen's height (they were 520 px and started at y = 644)
 PRESENT_CSS = """<style>
 [data-testid="stMainBlockContainer"] { padding: 4rem 1rem 1rem; max-width: 100%; }
-[data-testid="stMainBlockContainer"] h1 { font-size: 1.6rem; padding: 0 0 0.2rem; }
+[data-testid="stMainBlockContainer"] h1 { font-size: 1.6rem; padding: 0 0 0.6rem; line-height: 1.25; }
 [data-testid="stMainBlockContainer"] [data-testid="stMarkdownContainer"] p { font-size: 1.15rem; line-height: 1.4; }
 [data-testid="stMainBlockContainer"] [data-testid="stVerticalBlock"] { gap: 0.45rem; }
-.mi-grid svg { height: min(calc(100vh - 315px), 540px) !important; width: auto !important; max-width: 100%; }
+.mi-grid svg { height: min(calc(100vh - 322px), 540px) !important; width: auto !important; max-width: 100%; }
 </style>"""
 
 
