@@ -37,11 +37,14 @@ def color(name: str, alpha: float) -> str:
 
 def add_cdr_marks(fig: go.Figure, spans: list[tuple[str, int, int]], *, lo: int = 0, hi: int | None = None,
                   shift: float = 0.0, block: bool = False, span: bool = True, xref: str = "x",
-                  yref: str = "y") -> go.Figure:
+                  yref: str = "y", square: bool = False) -> go.Figure:
     """Mark ``spans`` (from :func:`cdr_spans`) on ``fig``, whose x axis puts residue ``k`` at ``k + shift``
     (a windowed categorical axis: ``shift = -lo``; 1-based residue numbers: ``shift = 1``). Only the part in
     the window ``[lo, hi)`` is drawn. ``block``: outline the CDR's square on the diagonal of a heatmap
-    (``xref``/``yref`` its axes); ``span``: shade its columns over the whole plot height."""
+    (``xref``/``yref`` its axes); ``span``: shade its columns over the whole plot height. ``square``: the plot is
+    kept square inside the figure (``scaleanchor``), so the band and shade follow the y axis's own extent, not the
+    figure's (the band floated 110 px above a square heatmap and the shade ran past its x axis)."""
+    vertical = f"{yref} domain" if square else "paper"
     drawn = False
     for name, a, b in spans:
         a, b = max(a, lo), b if hi is None else min(b, hi)
@@ -49,13 +52,13 @@ def add_cdr_marks(fig: go.Figure, spans: list[tuple[str, int, int]], *, lo: int 
             continue
         x0, x1 = a + shift - 0.5, b - 1 + shift + 0.5
         tag, drawn = f"CDR-{name}", True
-        fig.add_shape(type="rect", xref=xref, yref="paper", x0=x0, x1=x1, y0=BAND[0], y1=BAND[1], name=tag,
+        fig.add_shape(type="rect", xref=xref, yref=vertical, x0=x0, x1=x1, y0=BAND[0], y1=BAND[1], name=tag,
                       fillcolor=color(name, 0.85), line={"width": 0}, layer="above")
-        fig.add_annotation(x=(x0 + x1) / 2, xref=xref, y=BAND[1], yref="paper", yanchor="bottom", showarrow=False,
+        fig.add_annotation(x=(x0 + x1) / 2, xref=xref, y=BAND[1], yref=vertical, yanchor="bottom", showarrow=False,
                            text=name, font={"size": 10, "color": color(name, 1.0)}, name=tag,
                            hovertext=f"CDR-{name} (Kabat), residues {a + 1}-{b}")
         if span:
-            fig.add_shape(type="rect", xref=xref, yref="paper", x0=x0, x1=x1, y0=0, y1=1, name=tag,
+            fig.add_shape(type="rect", xref=xref, yref=vertical, x0=x0, x1=x1, y0=0, y1=1, name=tag,
                           fillcolor=color(name, 0.12), line={"width": 0}, layer="below")
         if block:
             fig.add_shape(type="rect", xref=xref, yref=yref, x0=x0, x1=x1, y0=x0, y1=x1, name=tag,

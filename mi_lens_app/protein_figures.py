@@ -87,7 +87,7 @@ def sequence_heatmap(mi: np.ndarray, labels: list[str], *, start: int = 0, size:
     _layout(fig, f"{title} ({shown})" if hi - lo < len(labels) else title, height, shapes=shapes,
             xaxis=dict(axis, constrain="domain"), yaxis=dict(axis, autorange="reversed", scaleanchor="x",
                                                              constrain="domain"), clickmode="event+select")
-    return add_cdr_marks(fig, cdr_spans(labels), lo=lo, hi=hi, shift=-lo, block=True, span=False)
+    return add_cdr_marks(fig, cdr_spans(labels), lo=lo, hi=hi, shift=-lo, block=True, span=False, square=True)
 
 
 def top_pairs(mi: np.ndarray, masked: np.ndarray, *, min_sep: int = 1,
@@ -141,7 +141,7 @@ def contact_figure(mi: np.ndarray, labels: list[str], masked: np.ndarray, *, min
     if not total:
         fig.add_annotation(text=empty_contacts_hint(int(masked.sum()), min_sep), xref="paper", yref="paper", x=0.5,
                            y=0.5, showarrow=False, font={"size": 14}, bgcolor="rgba(255,255,255,0.9)")
-    return add_cdr_marks(fig, cdr_spans(labels), shift=1)
+    return add_cdr_marks(fig, cdr_spans(labels), shift=1, square=True)
 
 
 def empty_contacts_hint(masked: int, min_sep: int) -> str:

@@ -82,6 +82,20 @@ def test_cdr_spans_follow_the_labels():
     assert cdr_names(json.loads(fig.to_json())) == {"CDR-H3"}  # H1 lies outside the window
 
 
+def test_cdr_bands_sit_on_square_charts_and_on_top_of_the_others():
+    # on the square heatmap and contact map the band followed the figure's top, 110 px above the plot at 1280 px
+    labels = ["E1", "V2·H1", "Q3·H1", "L4", "W5·H3", "G6·H3"]
+    mi = torch.rand(6, 6).numpy()
+    masked = [True] * 6
+    square = [protein_figures.sequence_heatmap(mi, labels), protein_figures.contact_figure(mi, labels, masked, min_sep=1)]
+    for fig in square:
+        refs = {s.yref for s in fig.layout.shapes if str(s.name).startswith("CDR-") and s.y1 in (1, cdr_marks.BAND[1])}
+        assert refs == {"y domain"}
+    strip = protein_figures.marginal_strip(torch.rand(6, 20).numpy(), torch.rand(6).numpy(), labels, masked,
+                                           "ACDEFGHIKLMNPQRSTVWY")
+    assert {s.yref for s in strip.layout.shapes if str(s.name).startswith("CDR-")} == {"paper"}  # over both rows
+
+
 HEAVY = {"CDR-H1", "CDR-H2", "CDR-H3"}
 
 
