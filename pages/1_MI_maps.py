@@ -190,6 +190,9 @@ def sequence_maps(domain, pz, m):
     labels = pz.labels()
     start, size = widgets.window_picker(pz.length, masked=pz.blanks)
     scale = widgets.scale_picker()
+    if scale == "percentile" and m.mi.max() < texts.WEAK_MI:  # the small CATH model's maps: noise, ranked
+        unsure = float(np.mean(m.entropy[m.masked])) > 0.8 * np.log(domain.n_values) if m.masked.any() else False
+        st.caption(texts.weak_mi(float(m.mi.max()), unsure, "residues"))
     left, right = st.columns(2)
     with left:
         heat = protein_figures.sequence_heatmap(m.mi, labels, start=start, size=size, selected=cell,

@@ -196,6 +196,8 @@ def test_mi_maps_preset_shows_the_sequence_views(env):
     assert any("Model: protein MDM (32-dim, 1 layers, max 256 residues; mdm.safetensors)" in c.value
                for c in at.sidebar.caption)
     assert any("No usable MI estimator" in w.value for w in at.warning)
+    # the tiny random model's map is noise: percentile colours rank it, and a caption says why it glows anyway
+    assert any("unsure of every masked residue" in c.value for c in at.caption)
 
 
 def test_auto_model_says_why_it_fell_back_to_the_mdm(env, weights, tmp_path):
