@@ -143,7 +143,8 @@ def graph_panel(domain, pz, m, cell):
     links.clamp_number("topk", 5, 300, integer=True)
     links.clamp_number("thr", 0.0, 10.0)
     if mode == "top-k":
-        k = c2.slider("Strongest pairs", 5, 300, 60, step=5, key="topk", bind=links.bound("topk"))
+        # 30: at 60 the edges piled over boxes 2-3 of the showcase and hid its given digits on a 1024-px screen
+        k = c2.slider("Strongest pairs", 5, 300, 30, step=5, key="topk", bind=links.bound("topk"))
         setting = {"top_k": int(k)}
     else:
         thr = c2.number_input("MI above (nats)", min_value=0.0, max_value=10.0, value=0.01, step=0.005, format="%g", key="thr",
