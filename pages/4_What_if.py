@@ -13,7 +13,8 @@ def clamp_metrics(w, blank, cell: int, cell_name: str, clamp: str, blanks_noun: 
     others = np.asarray(blank, bool).copy()
     others[cell] = False
     before, after = w.entropy_before[others].sum(), w.entropy_after[others].sum()
-    cols = st.columns(4)
+    # two rows of two: four columns need about 690 px, and at 1024 px beside the sidebar the fourth wrapped alone
+    cols = [*st.columns(2), *st.columns(2)]
     cols[0].metric(f"p({clamp})", f"{w.p_value:.3f}")
     cols[1].metric(f"Entropy of {cell_name}", f"{w.entropy_before[cell]:.3f} nats")
     cols[2].metric(f"Total entropy of the other {blanks_noun}", f"{after:.2f} nats", f"{after - before:+.2f}",
