@@ -27,10 +27,13 @@ from mi_lens_app.figures import (
     cell_xy,
 )
 
-TITLE_SIZE = 17  # px, as a plotly title over FONT
-TITLE_H = 34  # px above the grid
+# the grid is drawn at ``side`` px and shrinks to its column (400 px into about 330 at 1024 px): texts are sized for
+# that, so the title, ticks and bar title stay 11-14 px on the screen (12-px ticks were 8 px there)
+TITLE_SIZE = 21  # px
+TITLE_H = 38  # px above the grid
 PAD = 4  # px around the grid: the thick outer lines stay whole
-BAR_W = 80  # px for the colour bar, its ticks and its title
+BAR_W = 96  # px for the colour bar, its ticks and its title
+TICK_SIZE = 17  # px, the colour bar's ticks and title
 
 
 def colors(values: np.ndarray, colorscale: str, zmin: float, zmax: float) -> list[str | None]:
@@ -77,9 +80,9 @@ def _colorbar(colorscale: str, zmin: float, zmax: float, name: str, x: float, y:
     for v in ticks(zmin, zmax):
         ty = y + height * (zmax - v) / ((zmax - zmin) or 1.0)
         parts.append(f'<path d="M{x + 14:.1f} {ty:.1f}h4" stroke="#444"/>'
-                     f'<text x="{x + 21:.1f}" y="{ty:.1f}" dominant-baseline="central" font-size="12">{v:g}</text>')
-    cx, cy = x + 58, y + height / 2
-    parts.append(f'<text x="{cx:.1f}" y="{cy:.1f}" text-anchor="middle" font-size="14" '
+                     f'<text x="{x + 21:.1f}" y="{ty:.1f}" dominant-baseline="central" font-size="{TICK_SIZE}">{v:g}</text>')
+    cx, cy = x + 70, y + height / 2
+    parts.append(f'<text x="{cx:.1f}" y="{cy:.1f}" text-anchor="middle" font-size="{TICK_SIZE}" '
                  f'transform="rotate(90 {cx:.1f} {cy:.1f})">{escape(name)}</text>')
     return "".join(parts)
 
