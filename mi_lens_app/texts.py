@@ -246,6 +246,20 @@ def advice(params: set[str]) -> str:
     return f"Try {keep_apart}."
 
 
+# what each sampler does, in words, beside its registry name on the decoding view's headings
+SAMPLER_WORDS = {"eb": "entropy-bounded", "learned": "learned order", "learned_mi": "learned order and MI",
+                 "mask_predict": "mask-predict", "mi": "MI-guided", "mi_exact": "MI-guided, exact MI",
+                 "random": "random cells", "sequential": "one cell a step", "threshold": "confidence threshold",
+                 "top_margin": "largest margin first", "top_prob": "most probable first", "topk": "k surest cells"}
+
+
+def sampler_heading(name: str, params: dict) -> str:
+    """``**mi** (MI-guided) · gamma 0.6 · lam 1``: the registry name a link and the command line use, what it
+    does in words, and its settings."""
+    words = SAMPLER_WORDS.get(name)
+    return f"**{name}**" + (f" ({words})" if words else "") + f" · {params_text(params)}"
+
+
 def params_text(params: dict) -> str:
     """A strategy's parameters as a reader says them: ``gamma 0.6 · lam 1 · relative`` (a switch that is off is left
     out, a file by its name); "defaults" when there are none."""

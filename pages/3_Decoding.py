@@ -66,7 +66,7 @@ def frame_header(trace, s, last: int, noun: str, *extra: tuple[str, str]) -> Non
     """The strategy line and one line of numbers (it wraps, so no number is ever cut off): step, passes (+ the
     exact probe's own passes, for mi_exact), how many were unmasked together, the MI among them, and ``extra``
     (errors and the verdict, or native recovery)."""
-    st.markdown(f"**{trace.strategy}** · {texts.params_text(trace.params)}")
+    st.markdown(texts.sampler_heading(trace.strategy, trace.params))
     passes = f"{s.passes}" + (f" + {s.extra_passes}" if s.extra_passes else "")
     st.markdown(texts.frame_line([
         ("step", f"{s.step} / {last}"), ("passes", passes), ("unmasked", f"{int(s.chosen.sum())}"),

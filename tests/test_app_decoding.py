@@ -62,6 +62,9 @@ def test_a_strategys_parameters_read_as_words_not_as_code():
     assert texts.params_text({"selector": "assets/sudoku_order_selector.safetensors", "steps": 15}) == (
         "selector sudoku_order_selector.safetensors · steps 15")
     assert texts.params_text({}) == "defaults"
+    assert texts.sampler_heading("mi", {"gamma": 0.6}) == "**mi** (MI-guided) · gamma 0.6"
+    from mi_core.decoding import STRATEGIES
+    assert set(texts.SAMPLER_WORDS) == set(STRATEGIES)  # every sampler a teacher can pick is said in words
 
 
 def test_the_legend_names_every_colour(env):

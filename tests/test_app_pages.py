@@ -266,7 +266,8 @@ def test_decoding_reads_strategies_and_parameters_from_the_url(env):
     assert_clean(at)
     heads = [m.value for m in at.markdown if m.value.startswith("**")]
     # gamma is not in the link: the Sudoku default (Domain.strategy_defaults), not the strategy's own 1.0
-    assert "**mi** · gamma 0.6 · lam 0.5" in heads and "**threshold** · tau 0.7" in heads
+    assert "**mi** (MI-guided) · gamma 0.6 · lam 0.5" in heads
+    assert "**threshold** (confidence threshold) · tau 0.7" in heads
     assert frame_steps(at)[0].startswith("3 / ")
     labels = [b.label for b in at.download_button]
     assert "Trace A (mi) as JSON" in labels and "Trace B (threshold) as JSON" in labels
