@@ -64,7 +64,8 @@ def main():
                               if "cell_accuracy" in r else {})}
                           for r in rows])
     st.dataframe(table, hide_index=True)
-    st.caption("Read from " + ", ".join(f"`{f}`" for f in found.files) + ".")
+    with st.expander(f"The {len(found.files)} result files read"):
+        st.caption(", ".join(f"`{f}`" for f in found.files) + ".")
     if fig is not None:
         st.download_button("Frontier as HTML", lambda: exports.figure_html(fig), f"frontier_{chosen}.html",
                            "text/html", on_click="ignore")
