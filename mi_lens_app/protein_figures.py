@@ -82,7 +82,7 @@ def sequence_heatmap(mi: np.ndarray, labels: list[str], *, start: int = 0, size:
         band = {"color": SELECTED_COLOR, "width": 2}
         shapes += [{"type": "rect", "x0": -0.5, "x1": n - 0.5, "y0": pos - 0.5, "y1": pos + 0.5, "line": band},
                    {"type": "rect", "y0": -0.5, "y1": n - 0.5, "x0": pos - 0.5, "x1": pos + 0.5, "line": band}]
-    axis = {"showgrid": False, "zeroline": False, "automargin": True, "tickfont": {"size": 10}}
+    axis = {"showgrid": False, "zeroline": False, "automargin": True, "tickfont": {"size": 11}}
     shown = f"residues {lo + 1}-{hi} of {len(labels)}"
     _layout(fig, f"{title} ({shown})" if hi - lo < len(labels) else title, height, shapes=shapes,
             xaxis=dict(axis, constrain="domain"), yaxis=dict(axis, autorange="reversed", scaleanchor="x",
@@ -219,7 +219,7 @@ def marginal_strip(marginals: np.ndarray, entropy: np.ndarray, labels: list[str]
                       secondary_y=True)
         # the axis titles in the traces' colours say which is which: a legend over the plot covered the CDR bands
         fig.update_yaxes(title_text="MI (nats)", secondary_y=True, row=1, col=1, showgrid=False, rangemode="tozero",
-                         title_font={"color": "#1f5fbf"}, tickfont={"color": "#1f5fbf", "size": 9})
+                         title_font={"color": "#1f5fbf"}, tickfont={"color": "#1f5fbf", "size": 12})
     fig.update_yaxes(title_text="H (nats)", secondary_y=False, row=1, col=1, rangemode="tozero",
                      title_font={"color": "#e6803a" if extra is not None else None})
     z = np.where(masked[:, None], np.asarray(marginals, float)[lo:hi], np.nan).T
@@ -231,7 +231,7 @@ def marginal_strip(marginals: np.ndarray, entropy: np.ndarray, labels: list[str]
     key = "" if extra is None else f"<br><sup>bars: entropy H (left axis) · line: {extra[0]} (right axis)</sup>"
     _layout(fig, title + shown + key, height)
     fig.update_xaxes(showgrid=False, tickfont={"size": 9}, automargin=True)
-    fig.update_yaxes(autorange="reversed", tickfont={"size": 10}, row=2, col=1, title_text="amino acid",
+    fig.update_yaxes(autorange="reversed", tickfont={"size": 11}, row=2, col=1, title_text="amino acid",
                      tickvals=list(amino_acids), ticktext=list(amino_acids))
     return add_cdr_marks(fig, cdr_spans(labels), lo=lo, hi=hi, shift=-lo)
 
