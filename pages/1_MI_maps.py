@@ -186,10 +186,11 @@ def downloads(domain, pz, m, heat, dep):
 
 def sequence_maps(domain, pz, m):
     """The protein views: heatmap (windowed) and contact map, arc graph, marginals strip, downloads."""
+    c1, c2 = st.columns([3, 1])  # the window's box beside the residue's: a row of its own took 80 px of a projector
     cell = widgets.cell_picker(domain, pz, blanks_only=True, label="Selected residue (or click the heatmap)",
-                               default=widgets.most_uncertain(m.entropy, pz.blanks))
+                               default=widgets.most_uncertain(m.entropy, pz.blanks), where=c1)
     labels = pz.labels()
-    start, size = widgets.window_picker(pz.length, masked=pz.blanks)
+    start, size = widgets.window_picker(pz.length, masked=pz.blanks, beside=c2)
     scale = widgets.scale_picker()
     if scale == "percentile" and m.mi.max() < texts.WEAK_MI:  # the small CATH model's maps: noise, ranked
         unsure = float(np.mean(m.entropy[m.masked])) > 0.8 * np.log(domain.n_values) if m.masked.any() else False
