@@ -249,8 +249,8 @@ def advice(params: set[str]) -> str:
 # what each sampler does, in words, beside its registry name on the decoding view's headings
 SAMPLER_WORDS = {"eb": "entropy-bounded", "learned": "learned order", "learned_mi": "learned order and MI",
                  "mask_predict": "mask-predict", "mi": "MI-guided", "mi_exact": "MI-guided, exact MI",
-                 "random": "random cells", "sequential": "one cell a step", "threshold": "confidence threshold",
-                 "top_margin": "largest margin first", "top_prob": "most probable first", "topk": "k surest cells"}
+                 "random": "random positions", "sequential": "one position a step", "threshold": "confidence threshold",
+                 "top_margin": "largest margin first", "top_prob": "most probable first", "topk": "k surest positions"}  # cells or residues
 
 
 def sampler_heading(name: str, params: dict) -> str:
