@@ -227,8 +227,7 @@ WEAK_MI = 0.05  # nats: below it, no pair of the map is worth a lesson (a 9x9 pu
 def weak_mi(largest: float, unsure: bool = False, unit: str = "cells") -> str:
     """Why a map of weak MI still fills the colour scale (percentile colours rank the pairs). ``unsure``: the
     masked positions' entropy is near its maximum, so the weakness is the model's, not the state's."""
-    why = (f"the model is unsure of every masked {unit[:-1]} and sees little dependence between them (a small model; "
-           "a larger one sees more)" if unsure else
+    why = (f"the model is unsure of every masked {unit[:-1]} and sees little dependence between them" if unsure else
            f"the model is nearly sure of the {unit}, so what dependence is left is weak")
     return (f"Every pair's MI here is below {WEAK_MI:g} nats (the largest is {largest:.2g}): {why}. Percentile "
             "colours spread even these values over the whole scale; linear colours show how small they are.")
