@@ -120,6 +120,12 @@ def opening_set(rows: list[dict], sets: list[str], preferred: set[str] = frozens
     return ([s for s in both if s in preferred] or both or [max(sets, key=lambda s: len(samplers[s]))])[0]
 
 
+def sets_of_kind(rows: list[dict], sets: list[str], sequence: bool) -> list[str]:
+    """The sets of ``sets`` scored like a sequence domain's (a distance, lower is better) when ``sequence``,
+    else those scored like Sudoku's (accuracy)."""
+    return [s for s in sets if metric_of([r for r in rows if r["set"] == s]).higher != sequence]
+
+
 def sets_on_model(rows: list[dict], model_sha: str | None) -> set[str]:
     """The sets whose rows record the model of sha256 ``model_sha`` (``model_sha256``, which newer runs write),
     read in one view (a row with ``views`` > 1 ran an ensemble of it)."""

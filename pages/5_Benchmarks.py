@@ -17,10 +17,10 @@ def main():
         return
     sets = found.sets
     on_default = benchmarks.sets_on_model(found.rows, support.default_sudoku_sha())
-    # a protein or antibody view's link (its domain carried here) opens on a protein set, not on Sudoku's
-    domain = str(st.query_params.get("domain", ""))
-    sequence = domain in ("protein", "antibody")
-    kind = [s for s in sets if benchmarks.metric_of([r for r in found.rows if r["set"] == s]).higher != sequence]
+    # a sequence view's link (its domain carried here) opens on a sequence set, not on Sudoku's
+    domain = widgets.DOMAINS_BY_SHORT.get(str(st.query_params.get("domain", "")))
+    sequence = domain is not None and domain.layout == "sequence"
+    kind = benchmarks.sets_of_kind(found.rows, sets, sequence)
     opening = benchmarks.opening_set(found.rows, kind or sets, on_default)
 
     def title(name: str) -> str:
@@ -31,7 +31,7 @@ def main():
     chosen = st.selectbox("Puzzle set", sets, index=sets.index(opening), key="set", bind="query-params",
                           format_func=title, help="the sweeps under assets/benchmarks; it opens on a set with "
                           "MI-guided and learned-order samplers measured on the default Sudoku model") or opening
-    st.caption(f"Set id `{chosen}`." + (f" Opened on a protein set for the {domain} domain; antibody in-filling "
+    st.caption(f"Set id `{chosen}`." + (f" Opened on a protein set for the {domain.short} domain; antibody in-filling "
                                           "results are in BENCHMARKS.md." if sequence and kind else ""))
     rows = [r for r in found.rows if r["set"] == chosen]
     samplers = list(dict.fromkeys(r["sampler"] for r in rows))
