@@ -97,8 +97,10 @@ def _digit_traces(digits: np.ndarray, givens: np.ndarray, errors: np.ndarray | N
             for m, color, name in kinds if m.any()]
 
 
-def _candidate_trace(candidates: np.ndarray, blank: np.ndarray, n: int, box: int) -> go.Scatter:
-    """Pencil marks: value v of a blank cell at its sub-position, opacity = its probability."""
+def _candidate_trace(candidates: np.ndarray, blank: np.ndarray, n: int, box: int, height: int) -> go.Scatter:
+    """Pencil marks: value v of a blank cell at its sub-position, opacity = its probability.
+
+    The marks are sized to the cell (a third of it: fixed 11-px marks were 7 px tall on a 440-px grid)."""
     x, y = cell_xy(len(blank))
     cells = np.flatnonzero(blank)
     v = np.arange(candidates.shape[1])
@@ -108,7 +110,8 @@ def _candidate_trace(candidates: np.ndarray, blank: np.ndarray, n: int, box: int
     alpha = np.clip(candidates[cells], 0, 1).ravel()
     colors = [f"rgba(31,95,191,{0.08 + 0.92 * a:.3f})" for a in alpha]
     return go.Scatter(x=xs, y=ys, text=np.tile(v + 1, len(cells)).astype(str), mode="text", hoverinfo="skip",
-                      textfont={"size": 11 if n > 4 else 16, "color": colors, "family": DIGIT_FONT}, name="candidates")
+                      textfont={"size": max(11, round(0.34 * (height - 60) / n)), "color": colors, "family": DIGIT_FONT},
+                      name="candidates")
 
 
 def _click_trace(hover: list[str] | None, cells: int) -> go.Scatter:
@@ -158,7 +161,7 @@ def grid_figure(digits: np.ndarray, givens: np.ndarray, box: int, *, layer: np.n
                                  colorbar={"title": {"text": layer_name, "side": "right"}, "thickness": 14,
                                            **(ticks or {})}))
     if candidates is not None:
-        fig.add_trace(_candidate_trace(np.asarray(candidates), digits == 0, n, box))
+        fig.add_trace(_candidate_trace(np.asarray(candidates), digits == 0, n, box, height))
     for trace in _grid_lines(n, box) + _digit_traces(digits, givens, errors, n, digit_size):
         fig.add_trace(trace)
     if clickable:
