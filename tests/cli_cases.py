@@ -163,6 +163,7 @@ def cases() -> list[tuple[str, str, list[str]]]:
         ("generate-template-arabic-digit", "other", [*gen, "--template", "MK\u0663__"]),
         ("bench-device-tpu", "other", [*bench, "--device", "tpu"]),
         ("probe-sudoku-solved", "other", ["probe", "sudoku", "--puzzle", EASY_SOL, "--no-progress", "--device", "cpu"]),
+        ("estimate-sudoku-solved", "other", ["estimate", "sudoku", "--puzzle", EASY_SOL, "--device", "cpu"]),
         ("mix-nan", "range", ["make-estimator-data", "sudoku", "--out", "{D}/mixdata", "--mix", "1,nan,1"]),
         ("set-twice", "other", [*bench, "--sampler", "topk", "--set", "k=2", "--set", "k=3"]),
         ("mix-negative", "range", ["make-estimator-data", "sudoku", "--out", "{D}/mixdata", "--mix", "-1,1,1"]),

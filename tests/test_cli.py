@@ -243,3 +243,11 @@ def test_bench_probe_records_the_model_file_it_loaded(tmp_path):
     assert main(["bench-probe", "--batch-sizes", "2", "--masked", "2", "--states", "1", "--min-seconds", "0.01",
                  "--eps", "0.05", "--device", "cpu", "--threads", "1", "--json", str(out)]) == 0
     assert json.loads(out.read_text())["model"] == "assets/sudoku_peer_recurrent.safetensors"  # the default's file
+
+
+def test_probe_of_one_blank_names_no_pair(capsys):
+    # one masked cell has no pair: the summary said "largest MI 0 nats between positions 13 and 13"
+    assert main(["probe", "oracle4", "--puzzle", "1234341221434.21", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "probed 1 masked position:" in out and "every MI is 0: no two masked positions depend" in out
+    assert "between" not in out

@@ -84,6 +84,7 @@ def test_messages_name_option_value_and_range(places, capsys, monkeypatch):
         "train-out-root": "--out / is a directory; give a file name",
         "bench-json-exists": "already exists; pass --force",
         "probe-sudoku-solved": "nothing to probe: the state has no masked position",
+        "estimate-sudoku-solved": "nothing to estimate: the state has no masked position",
         "mix-nan": "--mix expects three weights >= 0, not all 0 (uniform,puzzle,decode), got '1,nan,1'",
         "sweep-markdown-into-json": "a Markdown report file ends in .md",
         "set-twice": "--set gives k twice (2 and 3): give it once",

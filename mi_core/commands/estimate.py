@@ -14,7 +14,7 @@ from pathlib import Path
 
 import torch
 
-from mi_core.commands.probe import GridState, load_state, strongest_pair
+from mi_core.commands.probe import GridState, counted, load_state, strongest_pair
 from mi_core.device import pick_device
 from mi_core.domain import Domain, get_domain
 from mi_core.io import atomic_write_json, check_output, display_path
@@ -55,7 +55,7 @@ def load(domain: Domain, text: str, model_choice: str, estimator_path: str, devi
     domain.parse_input(text)  # bad input is named before any file loads
     estimator = load_estimator(estimator_path, device)
     spec = model_spec(model_choice, estimator_path)
-    model, _, tokens = load_state(domain, text, spec, device)
+    model, _, tokens = load_state(domain, text, spec, device, verb="estimate")
     check_model_match(model, estimator, f"the model {spec}", f"the estimator {estimator_path}")
     return model, estimator, tokens[None], spec
 
@@ -71,10 +71,7 @@ def timed_estimate(model, estimator, tokens: torch.Tensor) -> Estimate:
 
 def report(est: Estimate, first: int = 0, unit: str = "positions") -> None:
     mi = est.mi[0]
-    print(f"estimated MI of {int(est.masked.sum())} masked positions in {1e3 * est.seconds:.1f} ms (1 pass)")
-    if not bool((mi > 0).any()):
-        print("no pair of masked positions: every MI is 0")
-        return
+    print(f"estimated MI of {counted(int(est.masked.sum()), 'masked ' + unit)} in {1e3 * est.seconds:.1f} ms (1 pass)")
     print(strongest_pair(mi, first, unit))
 
 

@@ -56,12 +56,12 @@ def options(domain: Domain) -> list:
     return [GridState if domain.layout == "grid" else TextState, *COMMON]
 
 
-def load_state(domain: Domain, text: str, model_spec: str | None, device: torch.device):
+def load_state(domain: Domain, text: str, model_spec: str | None, device: torch.device, verb: str = "probe"):
     """``(model, description, tokens (N,))``; a ValueError names bad input or a bad model file."""
     tokens = domain.parse_input(text)
     if domain.mask_id not in tokens:
         marks = " or ".join(dict.fromkeys((domain.mask_char, ".")))
-        raise ValueError(f"nothing to probe: the state has no masked position (write {marks} where one is)")
+        raise ValueError(f"nothing to {verb}: the state has no masked position (write {marks} where one is)")
     model, description = load_model_described(model_spec, device, domain)
     model.check_length(len(tokens), f"the model {model_spec}")
     return model, description, torch.tensor(tokens, device=device)
@@ -83,15 +83,22 @@ def run_probe(model, tokens: torch.Tensor, args) -> ProbeResult:
 def summary(result: ProbeResult, first: int = 0, unit: str = "positions") -> str:
     """A few lines for the terminal: cost, strongest pair (numbered from ``first``), diagnostics."""
     return "\n".join([
-        f"probed {int(result.probed.sum())} masked {unit}: {result.passes} passes in {result.seconds:.2f} s",
+        f"probed {counted(int(result.probed.sum()), 'masked ' + unit)}: {result.passes} passes in {result.seconds:.2f} s",
         strongest_pair(result.mi, first, unit),
         f"max asymmetry |I(i->j) - I(j->i)| {float(result.asymmetry.max()):.3g}; "
         f"max gap to the paper form {float(result.form_gap.max()):.3g}",
         f"eps {result.eps:g}: error bound {float(result.error_bound.max()):.3g} nats"])
 
 
+def counted(n: int, noun: str) -> str:
+    """``"1 masked position"``, ``"3 masked positions"``: ``noun`` is plural."""
+    return f"{n} {noun[:-1] if n == 1 else noun}"
+
+
 def strongest_pair(mi: torch.Tensor, first: int, unit: str) -> str:
     """The line naming the largest MI of ``mi`` ``(N, N)`` and its pair (numbered from ``first``)."""
+    if not bool((mi > 0).any()):  # one masked position, or none that depend: argmax would name a cell twice
+        return f"every MI is 0: no two masked {unit} depend on each other"
     i, j = divmod(int(mi.argmax()), mi.shape[0])
     return f"largest MI {float(mi[i, j]):.4g} nats between {unit} {i + first} and {j + first}"
 
