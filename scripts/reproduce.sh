@@ -606,3 +606,13 @@ python -m mi_core bench sudoku --puzzles runs/kaggle_tune500.csv --model runs/s1
 for m in p5_step3000 soup2_p5_step4500; do PYTHONPATH=. python scripts/studies/paired_bench.py \
     assets/benchmarks/sudoku_tune500_$m.json assets/benchmarks/sudoku_tune500_soup3.json runs/kaggle_tune500.csv \
     assets/benchmarks/sudoku_tune_paired_${m}_vs_soup3.json; done
+# phase 5's held-out best of its third stretch, step 10,500, at its 32 iterations (fourteenth session; not kept)
+python -m mi_core bench sudoku --puzzles runs/kaggle_tune500.csv --model checkpoints/sudoku_chain/p5_step10500.safetensors \
+    --threads 1 --json assets/benchmarks/sudoku_tune500_p5_step10500.json --force
+PYTHONPATH=. python scripts/studies/paired_bench.py assets/benchmarks/sudoku_tune500_p5_step10500.json \
+    assets/benchmarks/sudoku_tune500_soup3.json runs/kaggle_tune500.csv assets/benchmarks/sudoku_tune_paired_p5_step10500_vs_soup3.json
+# the same weights at 24 iterations, the default's count
+python -m mi_core bench sudoku --puzzles runs/kaggle_tune500.csv --model checkpoints/sudoku_chain/p5_step10500.safetensors \
+    --iterations 24 --threads 1 --json assets/benchmarks/sudoku_tune500_p5_step10500_it24.json --force
+PYTHONPATH=. python scripts/studies/paired_bench.py assets/benchmarks/sudoku_tune500_p5_step10500_it24.json \
+    assets/benchmarks/sudoku_tune500_soup3.json runs/kaggle_tune500.csv assets/benchmarks/sudoku_tune_paired_p5_step10500_it24_vs_soup3.json
