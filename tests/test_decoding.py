@@ -462,11 +462,17 @@ def test_mi_with_the_neural_estimator(tiny4):
 def test_mi_loads_an_estimator_from_a_path(tiny4, tmp_path):
     torch.manual_seed(0)
     estimator = MIEstimator(EstimatorConfig(d_in=32, n_values=4)).eval()
+    with torch.no_grad():  # a fresh head reads sigmoid(-6) min(H) whatever its weights: a loader could ignore them
+        for p in estimator.parameters():
+            p.normal_(0, 0.5)
     save_estimator(estimator, tmp_path / "est.safetensors")
-    strategy = make_strategy("mi", gamma="1.5", lam="1", estimator=str(tmp_path / "est.safetensors"))
+    # a budget of about four cells' entropy, so that the MI decides how many go together
+    strategy = make_strategy("mi", gamma="6", lam="5", estimator=str(tmp_path / "est.safetensors"))
     frames = list(decode(tiny4, tiny_batch(), strategy))
-    direct = make_strategy("mi", gamma=1.5, lam=1.0, mi_fn=estimator_mi_fn(estimator))
+    direct = make_strategy("mi", gamma=6.0, lam=5.0, mi_fn=estimator_mi_fn(estimator))
     assert all(torch.equal(a.chosen, b.chosen) for a, b in zip(frames, decode(tiny4, tiny_batch(), direct)))
+    fresh = make_strategy("mi", gamma=6.0, lam=5.0, mi_fn=estimator_mi_fn(MIEstimator(estimator.cfg).eval()))
+    assert any(not torch.equal(a.chosen, b.chosen) for a, b in zip(frames, decode(tiny4, tiny_batch(), fresh)))
     missing = make_strategy("mi", estimator=str(tmp_path / "nope.safetensors"))
     with pytest.raises(ValueError, match="weights file not found"):
         decode_final(tiny4, tiny_batch(), missing)

@@ -296,7 +296,7 @@ def test_shards_hold_exact_probe_and_resume(tiny_data, tiny_mdm, monkeypatch):
         torch.testing.assert_close(data[key], value)
     assert torch.equal(data["masked"], masked)
     # resume: everything is on disk, so no probe runs; a removed shard is rewritten identically
-    monkeypatch.setattr("mi_core.mi.probe.probe", lambda *a, **k: pytest.fail("probe ran on resume"))
+    monkeypatch.setattr("mi_core.train.estimator_data.probe_by_length", lambda *a, **k: pytest.fail("probe ran on resume"))
     assert run(tiny_mdm, model_path, cfg, out, "cpu", log=lambda m: None)["states"] == 5
     monkeypatch.undo()
     before = load_file(out / "shard_00001.safetensors")

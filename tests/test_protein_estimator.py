@@ -195,7 +195,7 @@ def test_protein_shards_hold_exact_probe_padded_and_resume(protein_data, tiny_pr
             given = ~data["masked"][s, :n]
             assert any(torch.equal(torch.tensor(q[o:o + n])[given], tokens[given])
                        for q in train for o in range(len(q) - n + 1))
-    monkeypatch.setattr("mi_core.mi.probe.probe", lambda *a, **k: pytest.fail("probe ran on resume"))
+    monkeypatch.setattr("mi_core.train.estimator_data.probe_by_length", lambda *a, **k: pytest.fail("probe ran on resume"))
     assert run(tiny_protein_mdm, model_path, cfg, out, "cpu", log=lambda m: None)["states"] == 5
     monkeypatch.undo()
     before = load_file(out / "shard_00001.safetensors")
