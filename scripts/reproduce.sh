@@ -57,7 +57,7 @@ PYTHONPATH=. python scripts/studies/hard_questions.py --model assets/sudoku_mdm_
 # Every step below was run with the first Sudoku model (6 layers), the default before 2026-11-30; these
 # variables make the commands that name no model use it again (the app and the CLI read them).
 export MI_LENS_SUDOKU_MODEL=assets/sudoku_mdm.safetensors MI_LENS_SUDOKU_ESTIMATOR=assets/sudoku_mi_estimator.safetensors
-# their tables are in the archive (docs/archive/sudoku_first_model.md), except bench-probe's and the proteins'
+# their tables are in the archive (docs/archive/sudoku_first_model.md), except the proteins'
 ARCHIVE=docs/archive/sudoku_first_model.md
 export MI_LENS_SUDOKU_SELECTOR=assets/sudoku_order_selector.safetensors
 
@@ -71,7 +71,7 @@ python -m mi_core eval-estimator sudoku --puzzles "$DATA/kaggle_graded_dev.csv" 
 
 # 2b. column 2: decoding and probe benchmarks
 python -m mi_core bench-suite sudoku --data "$DATA" --limit 500 --bf16 --markdown "$ARCHIVE" --force
-python -m mi_core bench-probe --threads 1 --json assets/benchmarks/bench_probe.json --markdown BENCHMARKS.md --force
+python -m mi_core bench-probe --threads 1 --json assets/benchmarks/bench_probe.json --markdown "$ARCHIVE" --force
 for set in "kaggle_graded_dev.csv Expert" "kaggle_graded_dev.csv Hard" "top1465.txt" "clue17_dev.txt"; do
     read -r file level <<<"$set"
     name=${file%.*}${level:+_$level}
@@ -616,3 +616,6 @@ python -m mi_core bench sudoku --puzzles runs/kaggle_tune500.csv --model checkpo
     --iterations 24 --threads 1 --json assets/benchmarks/sudoku_tune500_p5_step10500_it24.json --force
 PYTHONPATH=. python scripts/studies/paired_bench.py assets/benchmarks/sudoku_tune500_p5_step10500_it24.json \
     assets/benchmarks/sudoku_tune500_soup3.json runs/kaggle_tune500.csv assets/benchmarks/sudoku_tune_paired_p5_step10500_it24_vs_soup3.json
+# the exact probe's speed on the default model (fourteenth session; the first model's table is in the archive)
+python -m mi_core bench-probe --model assets/sudoku_peer_recurrent.safetensors --threads 1 \
+    --json assets/benchmarks/bench_probe_recurrent.json --markdown BENCHMARKS.md --force
