@@ -130,7 +130,8 @@ def check_page(page, charts: int) -> None:
 
 
 def navigate(page, title: str) -> None:
-    page.locator('[data-testid="stSidebar"]').get_by_role("link", name=title, exact=True).click()
+    # as long as wait_ready allows: eight browsers on a shared 2-core machine took over 30 s to lay out a link
+    page.locator('[data-testid="stSidebar"]').get_by_role("link", name=title, exact=True).click(timeout=90_000)
 
 
 def test_every_page_renders_and_its_charts_draw(chromium, app_url):

@@ -310,7 +310,7 @@ def test_estimate_protein_cli(saved, tmp_path, capsys):
         assert mi.shape == (12, 12) and np.array(res["marginals"]).shape == (12, 20) and len(res["entropy"]) == 12
         masked = np.array([c == "_" for c in seq])
         assert (mi[~(masked[:, None] & masked[None, :])] == 0).all() and (np.diag(mi) == 0).all()
-    assert "3 masked positions" in capsys.readouterr().out
+    assert "3 masked residues" in capsys.readouterr().out
     assert cli_main(["estimate", "protein", "--sequence", seq, "--model", str(model_path), "--estimator",
                      str(wrong)]) == 2
     assert "reads hidden size 48" in capsys.readouterr().err
