@@ -619,3 +619,11 @@ PYTHONPATH=. python scripts/studies/paired_bench.py assets/benchmarks/sudoku_tun
 # the exact probe's speed on the default model (fourteenth session; the first model's table is in the archive)
 python -m mi_core bench-probe --model assets/sudoku_peer_recurrent.safetensors --threads 1 \
     --json assets/benchmarks/bench_probe_recurrent.json --markdown BENCHMARKS.md --force
+# phase 6 (fourteenth session): phase 4's recipe from the default soup; its validated weights every 1,000 steps
+# are kept as checkpoints/sudoku_chain/p6_stepN.safetensors, and soups of them with the default are tried
+PYTHONPATH=. python scripts/studies/soup.py checkpoints/sudoku_chain/soup3.safetensors checkpoints/sudoku_chain/p6_step1000.safetensors \
+    --loops 24 --out runs/s14/soup_p6_1000.safetensors
+python -m mi_core bench sudoku --puzzles runs/kaggle_tune500.csv --model runs/s14/soup_p6_1000.safetensors --threads 1 \
+    --json assets/benchmarks/sudoku_tune500_soup2_p6_step1000.json --force
+PYTHONPATH=. python scripts/studies/paired_bench.py assets/benchmarks/sudoku_tune500_soup2_p6_step1000.json \
+    assets/benchmarks/sudoku_tune500_soup3.json runs/kaggle_tune500.csv assets/benchmarks/sudoku_tune_paired_soup2_p6_step1000_vs_soup3.json
