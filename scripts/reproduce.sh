@@ -633,3 +633,9 @@ python -m mi_core bench sudoku --puzzles runs/kaggle_tune500.csv --model runs/s1
     --json assets/benchmarks/sudoku_tune500_soup3_p6_step1000_3000.json --force
 PYTHONPATH=. python scripts/studies/paired_bench.py assets/benchmarks/sudoku_tune500_soup3_p6_step1000_3000.json \
     assets/benchmarks/sudoku_tune500_soup3.json runs/kaggle_tune500.csv assets/benchmarks/sudoku_tune_paired_soup3_p6_step1000_3000_vs_soup3.json
+PYTHONPATH=. python scripts/studies/soup.py checkpoints/sudoku_chain/soup3.safetensors checkpoints/sudoku_chain/p6_step1000.safetensors \
+    checkpoints/sudoku_chain/p6_step4000.safetensors --loops 24 --out runs/s14/soup_p6_1000_4000.safetensors
+python -m mi_core bench sudoku --puzzles runs/kaggle_tune500.csv --model runs/s14/soup_p6_1000_4000.safetensors --threads 1 \
+    --json assets/benchmarks/sudoku_tune500_soup3_p6_step1000_4000.json --force
+PYTHONPATH=. python scripts/studies/paired_bench.py assets/benchmarks/sudoku_tune500_soup3_p6_step1000_4000.json \
+    assets/benchmarks/sudoku_tune500_soup3.json runs/kaggle_tune500.csv assets/benchmarks/sudoku_tune_paired_soup3_p6_step1000_4000_vs_soup3.json
