@@ -100,7 +100,7 @@ def _digit_traces(digits: np.ndarray, givens: np.ndarray, errors: np.ndarray | N
 def _candidate_trace(candidates: np.ndarray, blank: np.ndarray, n: int, box: int, height: int) -> go.Scatter:
     """Pencil marks: value v of a blank cell at its sub-position, opacity = its probability.
 
-    The marks are sized to the cell (a third of it: fixed 11-px marks were 7 px tall on a 440-px grid)."""
+    The marks are sized to the cell, about a third of its side, so they grow with the grid (a projector's)."""
     x, y = cell_xy(len(blank))
     cells = np.flatnonzero(blank)
     v = np.arange(candidates.shape[1])

@@ -606,36 +606,27 @@ python -m mi_core bench sudoku --puzzles runs/kaggle_tune500.csv --model runs/s1
 for m in p5_step3000 soup2_p5_step4500; do PYTHONPATH=. python scripts/studies/paired_bench.py \
     assets/benchmarks/sudoku_tune500_$m.json assets/benchmarks/sudoku_tune500_soup3.json runs/kaggle_tune500.csv \
     assets/benchmarks/sudoku_tune_paired_${m}_vs_soup3.json; done
-# phase 5's held-out best of its third stretch, step 10,500, at its 32 iterations (fourteenth session; not kept)
-python -m mi_core bench sudoku --puzzles runs/kaggle_tune500.csv --model checkpoints/sudoku_chain/p5_step10500.safetensors \
-    --threads 1 --json assets/benchmarks/sudoku_tune500_p5_step10500.json --force
-PYTHONPATH=. python scripts/studies/paired_bench.py assets/benchmarks/sudoku_tune500_p5_step10500.json \
-    assets/benchmarks/sudoku_tune500_soup3.json runs/kaggle_tune500.csv assets/benchmarks/sudoku_tune_paired_p5_step10500_vs_soup3.json
-# the same weights at 24 iterations, the default's count
-python -m mi_core bench sudoku --puzzles runs/kaggle_tune500.csv --model checkpoints/sudoku_chain/p5_step10500.safetensors \
-    --iterations 24 --threads 1 --json assets/benchmarks/sudoku_tune500_p5_step10500_it24.json --force
-PYTHONPATH=. python scripts/studies/paired_bench.py assets/benchmarks/sudoku_tune500_p5_step10500_it24.json \
-    assets/benchmarks/sudoku_tune500_soup3.json runs/kaggle_tune500.csv assets/benchmarks/sudoku_tune_paired_p5_step10500_it24_vs_soup3.json
+# phase 5's held-out best of its third stretch, step 10,500, at its 32 iterations and at the default's 24
+# (fourteenth session; not kept)
+for it in 32 24; do
+    name=p5_step10500$([ $it = 24 ] && echo _it24)
+    python -m mi_core bench sudoku --puzzles runs/kaggle_tune500.csv --model checkpoints/sudoku_chain/p5_step10500.safetensors \
+        --iterations $it --threads 1 --json assets/benchmarks/sudoku_tune500_$name.json --force
+    PYTHONPATH=. python scripts/studies/paired_bench.py assets/benchmarks/sudoku_tune500_$name.json \
+        assets/benchmarks/sudoku_tune500_soup3.json runs/kaggle_tune500.csv assets/benchmarks/sudoku_tune_paired_${name}_vs_soup3.json
+done
 # the exact probe's speed on the default model (fourteenth session; the first model's table is in the archive)
 python -m mi_core bench-probe --model assets/sudoku_peer_recurrent.safetensors --threads 1 \
     --json assets/benchmarks/bench_probe_recurrent.json --markdown BENCHMARKS.md --force
 # phase 6 (fourteenth session): phase 4's recipe from the default soup; its validated weights every 1,000 steps
 # are kept as checkpoints/sudoku_chain/p6_stepN.safetensors, and soups of them with the default are tried
-PYTHONPATH=. python scripts/studies/soup.py checkpoints/sudoku_chain/soup3.safetensors checkpoints/sudoku_chain/p6_step1000.safetensors \
-    --loops 24 --out runs/s14/soup_p6_1000.safetensors
-python -m mi_core bench sudoku --puzzles runs/kaggle_tune500.csv --model runs/s14/soup_p6_1000.safetensors --threads 1 \
-    --json assets/benchmarks/sudoku_tune500_soup2_p6_step1000.json --force
-PYTHONPATH=. python scripts/studies/paired_bench.py assets/benchmarks/sudoku_tune500_soup2_p6_step1000.json \
-    assets/benchmarks/sudoku_tune500_soup3.json runs/kaggle_tune500.csv assets/benchmarks/sudoku_tune_paired_soup2_p6_step1000_vs_soup3.json
-PYTHONPATH=. python scripts/studies/soup.py checkpoints/sudoku_chain/soup3.safetensors checkpoints/sudoku_chain/p6_step1000.safetensors \
-    checkpoints/sudoku_chain/p6_step3000.safetensors --loops 24 --out runs/s14/soup_p6_1000_3000.safetensors
-python -m mi_core bench sudoku --puzzles runs/kaggle_tune500.csv --model runs/s14/soup_p6_1000_3000.safetensors --threads 1 \
-    --json assets/benchmarks/sudoku_tune500_soup3_p6_step1000_3000.json --force
-PYTHONPATH=. python scripts/studies/paired_bench.py assets/benchmarks/sudoku_tune500_soup3_p6_step1000_3000.json \
-    assets/benchmarks/sudoku_tune500_soup3.json runs/kaggle_tune500.csv assets/benchmarks/sudoku_tune_paired_soup3_p6_step1000_3000_vs_soup3.json
-PYTHONPATH=. python scripts/studies/soup.py checkpoints/sudoku_chain/soup3.safetensors checkpoints/sudoku_chain/p6_step1000.safetensors \
-    checkpoints/sudoku_chain/p6_step4000.safetensors --loops 24 --out runs/s14/soup_p6_1000_4000.safetensors
-python -m mi_core bench sudoku --puzzles runs/kaggle_tune500.csv --model runs/s14/soup_p6_1000_4000.safetensors --threads 1 \
-    --json assets/benchmarks/sudoku_tune500_soup3_p6_step1000_4000.json --force
-PYTHONPATH=. python scripts/studies/paired_bench.py assets/benchmarks/sudoku_tune500_soup3_p6_step1000_4000.json \
-    assets/benchmarks/sudoku_tune500_soup3.json runs/kaggle_tune500.csv assets/benchmarks/sudoku_tune_paired_soup3_p6_step1000_4000_vs_soup3.json
+for steps in "1000" "1000 3000" "1000 4000"; do
+    set -- $steps
+    name=soup$(($# + 1))_p6_step${steps// /_}
+    PYTHONPATH=. python scripts/studies/soup.py checkpoints/sudoku_chain/soup3.safetensors \
+        $(printf 'checkpoints/sudoku_chain/p6_step%s.safetensors ' $steps) --loops 24 --out runs/s14/$name.safetensors
+    python -m mi_core bench sudoku --puzzles runs/kaggle_tune500.csv --model runs/s14/$name.safetensors --threads 1 \
+        --json assets/benchmarks/sudoku_tune500_$name.json --force
+    PYTHONPATH=. python scripts/studies/paired_bench.py assets/benchmarks/sudoku_tune500_$name.json \
+        assets/benchmarks/sudoku_tune500_soup3.json runs/kaggle_tune500.csv assets/benchmarks/sudoku_tune_paired_${name}_vs_soup3.json
+done
