@@ -67,6 +67,7 @@ def trace_json(trace, puzzle: str, domain: str, labels: list[str], temperature: 
                           "entropy": s.entropy[c], "confidence": s.confidence[c]} for c in chosen],
             "remasked": [labels[c] for c in np.flatnonzero(s.remasked)], "passes": s.passes,
             "extra_passes": s.extra_passes, "budget_spent": s.budget_spent, "mi_among": s.mi_among,
+            "mi_max": s.mi_max,
             "errors": [labels[c] for c in np.flatnonzero(s.errors)], "info": s.info,
             **({"per_position": s.maps} if s.maps else {}),  # e.g. the order selector's select_prob, (N,) each
         })

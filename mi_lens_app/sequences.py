@@ -166,7 +166,3 @@ def load_protein_presets(path: Path = PROTEIN_PRESETS_PATH, key: str = "protein"
     return [ProteinPreset(p["name"], p["sequence"], p.get("cath_id", ""), Masking.from_json(p.get("mask", {})),
                           p.get("note", "")) for p in raw.get(key, [])]
 
-
-def presets_credit(path: Path = PROTEIN_PRESETS_PATH) -> str:
-    """Where the presets come from, and their licence."""
-    return json.loads(path.read_text()).get("about", "") if path.is_file() else ""

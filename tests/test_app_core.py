@@ -218,6 +218,9 @@ def test_decode_trace_on_the_oracle_counts_rule_conflicts_and_stops_when_inconsi
     np.testing.assert_array_equal(trace.steps[1].tokens[:4], [1, 1, 1, 1])
     np.testing.assert_array_equal(np.flatnonzero(trace.steps[1].errors), [0, 1, 2, 3])
     assert trace.mi_source == "exact (4x4 oracle)" and trace.steps[1].mi_among > 0
+    assert 0 < trace.steps[1].mi_max < trace.steps[1].mi_among  # six pairs: their largest, below their sum
+    exported = json.loads(exports.trace_json(trace, "." * 16, "oracle4", S4.labels(), 0.0, 0))["steps"][1]
+    assert (exported["mi_among"], exported["mi_max"]) == pytest.approx((trace.steps[1].mi_among, trace.steps[1].mi_max))
     ok = core.decode_trace(Oracle4Model(), None, S4, "." * 16, None, "sequential", {})
     assert ok.stopped is None and ok.solved and len(ok.steps) == 17
 
