@@ -10,7 +10,7 @@ from mi_core.domains.oracle4 import Oracle4Model, exact_pair_mi
 from mi_core.domains.sudoku.bench_probe import random_states
 from mi_core.mi.probe import ProbeInputError, probe, probe_many
 from tests.test_oracle4 import random_states as oracle_states
-from tests.test_probe import SHIPPED, TableModel
+from tests.test_probe import SHIPPED, TableModel, naive_probe
 
 FIELDS = ("marginals", "entropy", "mi_directional", "mi", "mi_paper", "error_bound")
 
@@ -45,6 +45,11 @@ def test_inconsistent_model_with_pruning(eps):
     tokens = torch.tensor([[0, 0, 0, 0, 2, 0], [1, 0, 3, 0, 0, 0], [0, 0, 0, 0, 0, 0], [1, 2, 3, 4, 1, 2]])
     many = assert_matches_single(model, tokens, tol=1e-10, eps=eps, max_batch=5)
     assert int(many.passes[3]) == 1 and (many.mi[3] == 0).all()  # nothing masked: only the base pass
+    if eps == 0:  # and each state equals the formulas written out one sequence a pass (probe wraps probe_many)
+        for s in range(len(tokens)):
+            directional, paper = naive_probe(model, tokens[s])
+            assert torch.allclose(many.mi_directional[s], directional, atol=1e-10, rtol=0)
+            assert torch.allclose(many.mi_paper[s], paper, atol=1e-10, rtol=0)
     for s in range(len(many)):  # the derived views of the batch are those of each state
         one = many.state(s)
         for view in ("asymmetry", "form_gap", "mi_error_bound"):
