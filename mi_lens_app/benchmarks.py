@@ -69,7 +69,8 @@ SET_WORDS = {"kaggle": "Kaggle", "graded": "graded", "top1465": "top-1465", "clu
              "protein": "protein", "reference": "reference sequences", "first40": "first 40", "loop": "loop",
              "warm": "warm", "start": "start", "kaggle200": "Kaggle graded, 200 (40 per level)",
              "recurrent": "peer-recurrent", "tune200": "Kaggle dev tuning puzzles 501-700,",
-             "views4": "4 symmetric views (a pass runs the model 4 times)"}
+             "views4": "4 symmetric views (a pass runs the model 4 times)",
+             "foundation": "first Sudoku model (6 layers):"}
 GRADES = ("Easy", "Medium", "Hard", "Expert")
 
 
@@ -194,11 +195,17 @@ def load_rows(directory: Path | None = None) -> BenchRows:
             continue
         per_file.append((path, rows))
         found.files.append(path.name)
-    # a set id several files share (a rerun on another model kept its --name) is one set per file, by file name
+    # a set id several files share (a rerun on another model kept its --name) is one set per file, by file name,
+    # and per set within a file that holds several (foundation.json: three puzzle files, one set each)
     owners: dict[str, set[str]] = {}
     for path, rows in per_file:
         for r in rows:
             owners.setdefault(r["set"], set()).add(path.name)
     for path, rows in per_file:
-        found.rows += [{**r, "set": set_name(path.stem)} if len(owners[r["set"]]) > 1 else r for r in rows]
+        sets = {r["set"] for r in rows}
+        if all(len(owners[s]) == 1 for s in sets):
+            found.rows += rows
+        else:
+            stem = set_name(path.stem)
+            found.rows += [{**r, "set": f"{stem}_{r['set']}" if len(sets) > 1 else stem} for r in rows]
     return found

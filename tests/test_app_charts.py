@@ -19,6 +19,12 @@ def test_benchmark_sets_are_named_without_folders_or_extensions():
     found = benchmarks.load_rows(ROOT / "assets" / "benchmarks")
     assert "top1465.txt" not in found.sets and "top1465" in found.sets
     assert "cath_reference" in found.sets and "sweep_protein_cath.json" in found.files  # no longer skipped
+    # a file of three puzzle sets whose ids other files share: three sets named by file and set, never merged
+    foundation = sorted(s for s in found.sets if s.startswith("foundation"))
+    assert foundation == ["foundation_clue17_dev", "foundation_kaggle_graded_dev", "foundation_top1465"]
+    assert benchmarks.set_title("foundation_top1465") == "first Sudoku model (6 layers): top-1465"
+    assert all(len({(r["sampler"], str(r["params"])) for r in found.rows if r["set"] == s})
+               == sum(r["set"] == s for r in found.rows) for s in foundation)  # no sampler twice in one set
 
 
 def test_the_frontier_draws_points_per_sampler_and_one_front_line():
