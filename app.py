@@ -23,8 +23,8 @@ other, so a decoder that unmasks confident cells together can break the rules (t
 row). MI Lens measures those dependencies as pairwise conditional mutual information,
 I(X_i; X_j | context), exactly by perturbation probing and cheaply with a neural estimator, and uses them
 to decide which cells can safely be unmasked together. The same views work on protein sequences (open a
-view below and choose **protein** under *Domain* in its sidebar): which masked residues depend on each
-other, and which can be filled at once.
+view below and choose **antibody** or **protein** under *Domain* in its sidebar): which masked residues
+depend on each other, and which can be filled at once.
 """
 )
 left, right = st.columns([3, 2])

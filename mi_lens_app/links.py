@@ -83,8 +83,8 @@ def arrived(key: str) -> str | None:
 
 
 def took(key: str, value: str) -> None:
-    """The page itself replaced ``key``'s value from the URL with ``value`` (a click on ``protein`` that opens
-    the antibody domain): the URL's old value came from a widget, not a link, so the note does not report it."""
+    """The page itself replaced ``key``'s value from the URL with ``value`` (:func:`restart_on`): the URL's old
+    value came from a widget, not a link, so the note does not report it."""
     found = st.session_state.get(_IN, {})
     if key in found:
         found[key] = value

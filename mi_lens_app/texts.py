@@ -138,8 +138,8 @@ ANTIBODIES = r"""
 **Antibodies.** An antibody's variable domain holds three loops (CDRs) that touch the antigen. AntiBERTy
 (Ruffolo, Gray and Sulam 2021), a masked language model of 558M antibody sequences, reads it in one pass;
 MI Lens probes it as it probes the MDMs, marks the CDRs by sequence rules (Kabat), and asks which masked
-residues depend on which, within a loop and between the loops and the framework. Where AntiBERTy is
-installed, **protein** in the sidebar opens an antibody (a second click opens the small protein MDM).
+residues depend on which, within a loop and between the loops and the framework: pick **antibody** under
+*Domain* in the sidebar.
 """
 
 ITERATIONS_ABOUT = r"""

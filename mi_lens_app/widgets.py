@@ -24,33 +24,23 @@ DOMAINS_BY_SHORT = {d.short: d for d in DOMAINS.values()}
 def domain_picker() -> Domain:
     st.session_state["_pickers_drawn"] = True  # this page's URL holds the whole shared state (links.remember)
     by_short = {d.short: d for d in DOMAINS.values()}
-    st.session_state["_domain_before"] = st.session_state.get("domain")
     short = st.sidebar.radio("Domain", list(by_short), key="domain", bind=BIND, horizontal=True,
-                             on_change=_on_domain_change)
+                             on_change=_restart_strategy_params)
     domain = by_short[short]
     st.sidebar.caption(domain.label)
-    if st.session_state.pop("_opened_on_antibody", False):
-        links.took("domain", short)  # the click said protein, not a link: the note must not call it not understood
-        st.sidebar.info("Proteins open on an antibody with AntiBERTy (Ruffolo, Gray and Sulam 2021), a model of "
-                        "558M antibody sequences; pick **protein** again for the small protein MDM, which reads any "
-                        "protein.", icon=":material/info:")
+    if domain.key == "protein" and support.antibody_model_installed() and _small_protein_mdm(domain):
+        st.sidebar.info("This small protein MDM reads any protein but knows little more than amino-acid "
+                        "composition, so its maps are faint. For maps with real signal pick **antibody**: "
+                        "AntiBERTy (Ruffolo, Gray and Sulam 2021), a model of 558M antibody sequences.",
+                        icon=":material/info:")
     return domain
 
 
-def _on_domain_change() -> None:
-    _open_proteins_on_antibodies()
-    _restart_strategy_params()
-
-
-def _open_proteins_on_antibodies() -> None:
-    """A switch from a grid domain to ``protein`` opens the antibody domain when AntiBERTy is installed (its
-    maps carry signal; the small protein MDM is barely better than amino-acid composition); picking
-    ``protein`` again, or a link that names it, keeps the small MDM."""
-    before = DOMAINS_BY_SHORT.get(st.session_state.get("_domain_before") or "")
-    if (st.session_state.get("domain") == DOMAINS["protein"].short and (before is None or before.layout == "grid")
-            and support.antibody_model_installed()):
-        st.session_state["domain"] = DOMAINS["antibody"].short
-        st.session_state["_opened_on_antibody"] = True
+def _small_protein_mdm(domain: Domain) -> bool:
+    try:
+        return support.runs_small_protein_mdm(domain)
+    except support.USER_ERRORS:  # no model to load: the page says so itself
+        return False
 
 
 def _restart_strategy_params() -> None:

@@ -1,6 +1,6 @@
 """The app's antibody views under ``streamlit.testing.v1.AppTest``, on a tiny random AntiBERTy in a tmp dir
 (the mechanics; the real weights are slow on one CPU thread): the CDRs marked on every sequence view, the
-protein views opening on an antibody, and a non-antibody pointed to the protein domain."""
+protein pointing to the antibody model, and a non-antibody pointed to the protein domain."""
 
 from __future__ import annotations
 
@@ -144,20 +144,17 @@ def test_a_narrower_window_zooms_the_antibody_strip(env):
     assert cdr_names(strip) == {"CDR-H2", "CDR-H3"}  # H1 (31-35) is left of the window
 
 
-def test_protein_views_open_on_an_antibody_and_keep_the_small_mdm(env):
+def test_protein_is_protein_and_points_to_the_antibody_model(env):
     at = run_page("pages/1_MI_maps.py")
     assert at.radio(key="domain").value == "9x9"
     at.radio(key="domain").set_value("protein").run()
     assert_clean(at)
-    assert at.radio(key="domain").value == "antibody"
-    assert any("AntiBERTy" in i.value and "**protein** again" in i.value for i in at.sidebar.info)
-    at.radio(key="domain").set_value("protein").run()  # the small protein MDM stays one click away
-    assert_clean(at)
-    assert at.radio(key="domain").value == "protein"
-    env.setenv("MI_LENS_ANTIBODY_MODEL", "/nonexistent/antiberty")  # AntiBERTy absent: protein is protein
+    assert at.radio(key="domain").value == "protein"  # a click on protein selects protein
+    assert any("AntiBERTy" in i.value and "**antibody**" in i.value for i in at.sidebar.info)
+    env.setenv("MI_LENS_ANTIBODY_MODEL", "/nonexistent/antiberty")  # AntiBERTy absent: nothing to point to
     at = run_page("pages/1_MI_maps.py")
     at.radio(key="domain").set_value("protein").run()
-    assert at.radio(key="domain").value == "protein"
+    assert at.radio(key="domain").value == "protein" and not any("AntiBERTy" in i.value for i in at.sidebar.info)
 
 
 def test_a_switch_of_domain_starts_the_strategies_at_its_defaults(env, monkeypatch):
@@ -165,9 +162,8 @@ def test_a_switch_of_domain_starts_the_strategies_at_its_defaults(env, monkeypat
     at = run_page("pages/3_Decoding.py", a="mi", b="eb")
     assert_clean(at)
     assert (at.number_input(key="a_mi_gamma").value, at.number_input(key="b_eb_gamma").value) == (0.6, 0.5)  # 9x9's
-    at.radio(key="domain").set_value("protein").run()  # opens antibodies: AntiBERTy is installed here
+    at.radio(key="domain").set_value("antibody").run()
     assert_clean(at)
-    assert at.radio(key="domain").value == "antibody"
     assert (at.number_input(key="a_mi_gamma").value, at.number_input(key="a_mi_lam").value,
             at.number_input(key="b_eb_gamma").value) == (8.0, 1.0, 4.0)  # the CDR benchmark's settings
     assert not any("not understood" in m.value for m in [*at.markdown, *at.caption, *at.warning])
@@ -185,13 +181,3 @@ def test_a_non_antibody_is_pointed_to_the_protein_domain_with_the_reason(env):
     at = run_page("pages/1_MI_maps.py", domain="antibody", psrc="paste", seq=LYSOZYME)
     text = " ".join(e.value for e in at.error)
     assert "protein domain" in text and "not an antibody variable domain" in text
-
-
-def test_a_click_on_protein_that_opens_antibodies_does_not_blame_the_link(env):
-    at = run_page("pages/1_MI_maps.py")
-    at.query_params["domain"] = "protein"  # what the browser writes into the URL as the radio changes
-    at.radio(key="domain").set_value("protein").run()
-    assert_clean(at)
-    assert at.radio(key="domain").value == "antibody"
-    said = [w.value for w in at.warning] + [w.value for w in at.info]
-    assert not [t for t in said if "not understood" in t], said  # nobody's link said domain=protein
