@@ -31,9 +31,8 @@ def sequence_picker(domain: Domain) -> Puzzle | None:
         return None
     text, name, default = found
     masking = mask_picker(default, "the preset's" if src == "preset" else "only _ and X")
-    with side:
-        result = support.attempt(support.protein_puzzle, domain, text, masking, name,
-                                 what="This sequence cannot be used")
+    result = support.attempt_input(support.protein_puzzle, domain, text, masking, name,
+                                   what="This sequence cannot be used")
     if result is None:
         return None
     pz, count, dna = result
@@ -88,8 +87,7 @@ def _sequence_uploaded() -> tuple[str, str, Masking] | None:
     if file is None:
         side.info("Upload a FASTA file; uploaded sequences stay out of the link until you copy one into it.")
         return None
-    with side:
-        records = support.attempt(support.fasta_upload, file.name, file.getvalue(), what="Cannot read the file")
+    records = support.attempt_input(support.fasta_upload, file.name, file.getvalue(), what="Cannot read the file")
     if not records:
         return None
     row = side.selectbox(f"Sequence ({len(records)} in the file)", range(len(records)), key="pupload_row",

@@ -498,10 +498,26 @@ def attempt(fn: Callable, *args, what: str = "", **kwargs):
         return None
 
 
+INPUT_PROBLEM = "_input_problem"  # session key: why this run's sidebar input cannot be used (pages repeat it)
+
+
+def attempt_input(fn: Callable, *args, what: str):
+    """:func:`attempt` for the sidebar's input: the error shows in the sidebar and is kept for the page's main
+    area (at 768 px the sidebar's error can sit below the fold)."""
+    try:
+        return fn(*args)
+    except USER_ERRORS as err:
+        st.session_state[INPUT_PROBLEM] = error_text(err, what)
+        with st.sidebar:
+            show_error(err, what)
+        return None
+
+
+def error_text(err: Exception, what: str = "") -> str:
+    """``what: message``, the message in the app's words."""
+    message = texts.app_wording(str(err)) if err.args and isinstance(err.args[0], str) else str(err)
+    return f"{what}: {message}" if what else message
+
+
 def show_error(err: Exception, what: str = "") -> None:
-    prefix = f"{what}: " if what else ""
-    err = type(err)(texts.app_wording(str(err))) if err.args and isinstance(err.args[0], str) else err
-    if isinstance(err, ModelFileError):
-        st.error(f"{prefix}{err}", icon=":material/report:")
-    else:
-        st.error(f"{prefix}{err}", icon=":material/error:")
+    st.error(error_text(err, what), icon=":material/report:" if isinstance(err, ModelFileError) else ":material/error:")

@@ -78,8 +78,7 @@ SEVERAL_NOTE = ("This grid has several solutions: the maps show how the model sp
 
 
 def _checked(domain: Domain, text: str, name: str, several: bool = False) -> Puzzle | None:
-    with st.sidebar:
-        pz = support.attempt(support.puzzle, domain.key, text, name, several, what="This puzzle cannot be used")
+    pz = support.attempt_input(support.puzzle, domain.key, text, name, several, what="This puzzle cannot be used")
     if pz is not None and several and domain.require_unique and pz.solution is None:
         st.info(SEVERAL_NOTE, icon=":material/call_split:")
     if pz is not None:
@@ -121,8 +120,8 @@ def _uploaded(domain: Domain, several: bool = False) -> Puzzle | None:
     if file is None:
         side.info("Upload a puzzle file; uploaded puzzles stay out of the link until you copy one into it.")
         return None
-    with side:
-        records = support.attempt(support.uploaded, file.name, file.getvalue(), domain.key, what="Cannot read the file")
+    records = support.attempt_input(support.uploaded, file.name, file.getvalue(), domain.key,
+                                    what="Cannot read the file")
     if not records:
         return None
     record = _pick_row(records, side)
@@ -495,6 +494,16 @@ def link_note() -> None:
         slot.warning(text[0].upper() + text[1:], icon=":material/link_off:")
 
 
+def no_input(domain: Domain, purpose: str = "") -> None:
+    """The main area's lines when the sidebar gives no usable input: what is wrong with it (repeated from the
+    sidebar), then what to do (``purpose``: e.g. ``to see its MI map``)."""
+    problem = st.session_state.get(support.INPUT_PROBLEM)
+    if problem:
+        st.error(problem, icon=":material/error:")
+    st.info(f"{'Correct' if problem else 'Pick'} the {input_noun(domain)} in the sidebar" + (f" {purpose}" if purpose else "")
+            + ".")
+
+
 def input_noun(domain: Domain) -> str:
     """What the user picks in ``domain``: a puzzle or a sequence."""
     return "sequence" if domain.layout == "sequence" else "puzzle"
@@ -520,6 +529,7 @@ def domain_and_puzzle(several: bool = False, models: bool = False) -> tuple[Doma
     """The sidebar's domain and puzzle pickers and the model note; ``several``: see :func:`puzzle_picker`;
     ``models``: also the model picker (:func:`model_picker`), and the domain returned carries the chosen model
     (the puzzle stays the domain's own)."""
+    st.session_state.pop(support.INPUT_PROBLEM, None)
     domain = domain_picker()
     chosen = model_picker(domain) if models else domain
     puzzle = puzzle_picker(domain, several)

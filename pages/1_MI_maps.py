@@ -236,8 +236,8 @@ def main():
     widgets.page("MI maps", ":material/grid_on:")
     domain, pz = widgets.domain_and_puzzle(several=True, models=True)
     if pz is None:
-        st.info(f"Pick a valid {widgets.input_noun(domain)} in the sidebar to see its MI map.")
-        st.markdown(texts.MAPS_PAGE)
+        widgets.no_input(domain, "to see its MI map")
+        st.markdown(texts.SEQUENCE_MAPS_PAGE if domain.layout == "sequence" else texts.MAPS_PAGE)
         return
     m = support.attempt(support.mi_map, domain.key, pz.text, support.version(domain), what="Cannot compute the MI map")
     if m is None:

@@ -105,7 +105,7 @@ def main():
     widgets.page("Exact versus estimated", ":material/compare:")
     domain, pz = widgets.domain_and_puzzle(several=True)
     if pz is None:
-        st.info(f"Pick a valid {widgets.input_noun(domain)} in the sidebar.")
+        widgets.no_input(domain, "to compare its maps")
         st.markdown(texts.EXACT_PAGE)
         return
     version = support.version(domain)

@@ -321,8 +321,8 @@ def main():
     widgets.page("Decoding, step by step", ":material/play_circle:", sidebar="collapsed" if present else "auto")
     domain, pz = widgets.domain_and_puzzle(models=True)
     if pz is None:
-        st.info(f"Pick a valid {widgets.input_noun(domain)} in the sidebar.")
-        st.markdown(texts.DECODE_PAGE)
+        widgets.no_input(domain, "to decode it")
+        st.markdown(texts.SEQUENCE_DECODE_PAGE if domain.layout == "sequence" else texts.DECODE_PAGE)
         return
     if present:
         st.html(PRESENT_CSS)

@@ -163,7 +163,7 @@ def main():
     widgets.page("What-if", ":material/science:")
     domain, pz = widgets.domain_and_puzzle(several=True)
     if pz is None:
-        st.info(f"Pick a valid {widgets.input_noun(domain)} in the sidebar.")
+        widgets.no_input(domain, "to try a value")
         st.markdown(texts.WHATIF_SEQUENCE_PAGE if domain.layout == "sequence" else texts.WHATIF_PAGE)
         return
     if not pz.blanks:

@@ -30,10 +30,11 @@ def test_a_sequence_too_long_for_the_model_is_refused_once_in_the_sidebar(protei
     seq = ("MKTAYIAKQRQISFVKSHFSRQ" * 300)[:length - 20] + "_" * 20
     at = run_page("pages/1_MI_maps.py", domain="protein", psrc="paste", seq=seq)
     assert_clean(at)
-    errors = [e.value for e in at.error]
+    errors = [e.value for e in at.sidebar.error]
     assert len(errors) == 1 and f"{length} residues, longer than the 256 this model takes" in errors[0]
+    assert [e.value for e in at.main.error] == errors  # and once in the main area, above the fold
     assert not any("masked" in c.value for c in at.sidebar.caption)  # not "2000 residues, 20 masked" first
-    assert any("Pick a valid sequence" in i.value for i in at.info)
+    assert any("Correct the sequence in the sidebar" in i.value for i in at.info)
 
 
 def test_dna_pasted_as_protein_gets_a_note(protein_env):

@@ -241,8 +241,15 @@ def test_an_estimator_of_another_size_is_set_aside(env, tmp_path):
 def test_bad_pasted_sequence_names_the_letter_and_position(env):
     at = run_page("pages/1_MI_maps.py", psrc="paste", seq="MKTA1YIAK", mask_mode="rate")
     assert not at.exception
-    assert any("'1' at 5" in e.value for e in at.error), [e.value for e in at.error]
-    assert any("Pick a valid sequence" in i.value for i in at.info)
+    assert any("'1' at 5" in e.value for e in at.main.error), [e.value for e in at.error]
+    assert any("Correct the sequence in the sidebar to see its MI map" in i.value for i in at.info)
+    shown = " ".join(m.value for m in at.markdown)
+    assert "residue" in shown and "Sudoku rule" not in shown  # the sequence page's help, not the grid's
+    empty = run_page("pages/3_Decoding.py", psrc="paste", seq="")
+    assert_clean(empty)
+    assert any("Pick the sequence in the sidebar to decode it" in i.value for i in empty.info)
+    shown = " ".join(m.value for m in empty.markdown)
+    assert "residue" in shown and "digits" not in shown
     at.text_area(key="seq").set_value(SEQ).run()  # fixing the input brings the page back
     assert_clean(at)
     assert array(find(at, "MI, exact")["data"][0]["z"]).shape == (56, 56)
