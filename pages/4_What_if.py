@@ -153,8 +153,11 @@ def mi_change(domain, pz, cell, value_name, view=None, scale="linear"):
                     title="After − before", value_name="ΔMI", height=420)]
     for col, fig, key in zip(cols, figs, ("mi_before", "mi_after", "mi_diff")):
         widgets.chart(fig, key=key, where=col)
-    cols[3].markdown("**Reading the three maps.** Before and after share one colour range; the difference is "
-                     "red where the clamp made two positions more dependent, blue where it made them less.")
+    shared = ("Before and after share one colour range" if scale != "percentile" else
+              "Before and after are each coloured by the rank of their own pairs (percentile), so equal shades are "
+              "not equal MI; pick linear or log colours for one range shared by both")
+    cols[3].markdown(f"**Reading the three maps.** {shared}; the difference (in nats) is red where the clamp made "
+                     "two positions more dependent, blue where it made them less.")
     st.caption(f"MI source: {after.source}. Total MI over pairs: {before.mi.sum() / 2:.3g} → "
                f"{after.mi.sum() / 2:.3g} nats.")
 

@@ -324,6 +324,10 @@ def test_what_if_clamps_a_cell(env):
     titles = specs(at)
     assert "After r1c2 = 3" in titles and "MI after" in titles
     assert heatmaps(at)["After − before"].shape == (81, 81)
+    said = " ".join(m.value for m in at.markdown)
+    assert "not equal MI" in said and "share one colour range" not in said  # percentile: each map its own ranks
+    linear = run_page("pages/4_What_if.py", preset=EASY_PRESET, cell="r1c2", digit="3", scale="linear")
+    assert "share one colour range" in " ".join(m.value for m in linear.markdown)
 
 
 def test_what_if_inconsistent_clamp_on_the_oracle_is_a_message(env):
