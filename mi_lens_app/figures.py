@@ -513,7 +513,9 @@ def frontier_figure(rows: list[dict], title: str = "", metric=None) -> go.Figure
 
 def log_ticks(lo: float, hi: float) -> dict:
     """Tick values and texts of a log axis over ``[lo, hi]`` at 1, 2 and 5 times a power of ten (plotly's own
-    ticks on a short span label 2..9 between decades with single digits: "... 9 10 2 3 ...")."""
+    ticks on a short span label 2..9 between decades with single digits: "... 9 10 2 3 ..."); on a span
+    narrower than a step (13.1 to 13.2 passes) also the axis range, out to the ticks on either side, which
+    plotly's own range would leave out."""
     lo, hi = max(float(lo), 1e-9), max(float(hi), float(lo), 1e-9)
     values = [m * 10.0 ** e for e in range(int(np.floor(np.log10(lo))) - 1, int(np.ceil(np.log10(hi))) + 2)
               for m in (1, 2, 5)]
@@ -521,7 +523,12 @@ def log_ticks(lo: float, hi: float) -> dict:
     if len(inside) < 3:  # a narrow span: every whole step between
         inside = sorted({*inside, *(m * 10.0 ** e for v in inside for e in [int(np.floor(np.log10(v)))]
                                     for m in range(1, 10) if lo / 1.6 <= m * 10.0 ** e <= hi * 1.6)})
-    return {"tickmode": "array", "tickvals": inside, "ticktext": [f"{v:,.4g}" for v in inside]}
+    axis = {"tickmode": "array", "tickvals": inside, "ticktext": [f"{v:,.4g}" for v in inside]}
+    if sum(lo <= v <= hi for v in inside) < 2:  # points within a tick step: widen the axis to the ticks around
+        below = max((v for v in inside if v <= lo), default=lo)
+        above = min((v for v in inside if v >= hi), default=hi)
+        axis["range"] = [float(np.log10(below / 1.05)), float(np.log10(above * 1.05))]
+    return axis
 
 
 def bar_figure(labels: list[str], series: dict[str, np.ndarray], title: str = "", yaxis: str = "",

@@ -83,6 +83,11 @@ def test_the_benchmarks_log_axis_reads_in_whole_numbers(env):
 def test_log_ticks_are_1_2_5_steps():
     assert figures.log_ticks(9, 300)["ticktext"] == ["10", "20", "50", "100", "200"]
     assert figures.log_ticks(1, 1000)["ticktext"][-1] == "1,000"
+    assert "range" not in figures.log_ticks(9, 300)
+    narrow = figures.log_ticks(13.12, 13.18)  # two samplers 0.06 passes apart: the axis reaches 10 and 20
+    assert narrow["ticktext"] == ["10", "20"] and 10 ** narrow["range"][0] < 10 and 10 ** narrow["range"][1] > 20
+    one = figures.log_ticks(56.8, 56.8)
+    assert 10 ** one["range"][0] < 50 and 10 ** one["range"][1] > 60
 
 
 def test_the_contact_map_title_fits_its_axes_start_at_residue_1_and_an_empty_map_says_why():
