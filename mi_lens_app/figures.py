@@ -97,8 +97,10 @@ def _digit_traces(digits: np.ndarray, givens: np.ndarray, errors: np.ndarray | N
             for m, color, name in kinds if m.any()]
 
 
-def _candidate_trace(candidates: np.ndarray, blank: np.ndarray, n: int, box: int, height: int) -> go.Scatter:
-    """Pencil marks: value v of a blank cell at its sub-position, opacity = its probability.
+def _candidate_trace(candidates: np.ndarray, blank: np.ndarray, n: int, box: int, height: int,
+                     dark: np.ndarray | None = None) -> go.Scatter:
+    """Pencil marks: value v of a blank cell at its sub-position, opacity = its probability; blue, or white on
+    the cells whose fill is ``dark`` (``(N,)`` bool), where blue could not be seen.
 
     The marks are sized to the cell, about a third of its side, so they grow with the grid (a projector's)."""
     x, y = cell_xy(len(blank))
@@ -108,10 +110,26 @@ def _candidate_trace(candidates: np.ndarray, blank: np.ndarray, n: int, box: int
     xs = (x[cells][:, None] + sub[v % box][None]).ravel()
     ys = (y[cells][:, None] + sub[v // box][None]).ravel()
     alpha = np.clip(candidates[cells], 0, 1).ravel()
-    colors = [f"rgba(31,95,191,{0.08 + 0.92 * a:.3f})" for a in alpha]
+    light = np.repeat(np.zeros(len(cells), bool) if dark is None else np.asarray(dark, bool)[cells], len(v))
+    colors = [f"rgba({'255,255,255' if w else '31,95,191'},{0.08 + 0.92 * a:.3f})" for a, w in zip(alpha, light)]
     return go.Scatter(x=xs, y=ys, text=np.tile(v + 1, len(cells)).astype(str), mode="text", hoverinfo="skip",
                       textfont={"size": max(11, round(0.34 * (height - 60) / n)), "color": colors, "family": DIGIT_FONT},
                       name="candidates")
+
+
+DARK_FILL = 0.6  # the share of a colour scale from which its fill is dark (its far end; either end around zmid)
+
+
+def _dark_fill(z: np.ndarray, zmin: float | None, zmax: float | None, zmid: float | None) -> np.ndarray:
+    """``(N,)`` bool: the cells a heatmap of ``z`` fills with a dark colour (NaN: no fill, not dark)."""
+    finite = z[np.isfinite(z)]
+    lo = zmin if zmin is not None else (finite.min() if finite.size else 0.0)
+    hi = zmax if zmax is not None else (finite.max() if finite.size else 0.0)
+    if hi <= lo:
+        return np.zeros(z.shape, bool)
+    with np.errstate(invalid="ignore"):
+        share = (np.abs(z - zmid) / max(hi - zmid, zmid - lo)) if zmid is not None else (z - lo) / (hi - lo)
+    return np.nan_to_num(share) > DARK_FILL
 
 
 def _click_trace(hover: list[str] | None, cells: int) -> go.Scatter:
@@ -161,7 +179,8 @@ def grid_figure(digits: np.ndarray, givens: np.ndarray, box: int, *, layer: np.n
                                  colorbar={"title": {"text": layer_name, "side": "right"}, "thickness": 14,
                                            **(ticks or {})}))
     if candidates is not None:
-        fig.add_trace(_candidate_trace(np.asarray(candidates), digits == 0, n, box, height))
+        dark = _dark_fill(z, zmin, zmax, zmid) if layer is not None else None
+        fig.add_trace(_candidate_trace(np.asarray(candidates), digits == 0, n, box, height, dark))
     for trace in _grid_lines(n, box) + _digit_traces(digits, givens, errors, n, digit_size):
         fig.add_trace(trace)
     if clickable:

@@ -160,3 +160,15 @@ def test_the_dependency_graph_legend_hangs_below_the_grid_not_over_it():
                                     [f"c{i}" for i in range(n)], strength=np.ones(n), selected=0)
     legend = fig.layout.legend
     assert legend.yanchor == "top" and legend.y <= 0  # below the plot area: a legend of several rows grows down
+
+
+def test_pencil_marks_turn_white_on_dark_cells():
+    digits, givens = np.zeros(16, int), np.zeros(16, bool)
+    layer = np.linspace(0, 1.4, 16)  # entropies: light orange at the first cells, dark brown at the last
+    fig = figures.grid_figure(digits, givens, 2, layer=layer, zmin=0, zmax=1.4, colorscale="Oranges",
+                              candidates=np.full((16, 4), 0.25))
+    marks = next(t for t in fig.data if t.name == "candidates")
+    colours = [c.split(",")[0] for c in marks.textfont.color]  # four marks a cell, cell by cell
+    assert colours[:4] == ["rgba(31"] * 4 and colours[-4:] == ["rgba(255"] * 4
+    plain = figures.grid_figure(digits, givens, 2, candidates=np.full((16, 4), 0.25))  # no layer: all blue
+    assert {c.split(",")[0] for c in next(t for t in plain.data if t.name == "candidates").textfont.color} == {"rgba(31"}
