@@ -121,8 +121,9 @@ the ones unmasked together at that step, a red bar under a residue that differs 
 sequence. Differing from the native sequence is not an error (many sequences fold alike); the share that
 matches, *native recovery*, is the usual yardstick of protein sequence design. Under `learned`, bars
 show its trained order selector's probability of unmasking each masked residue at that step, within a
-budget of T steps. The strip shows 60 residues at a time, opening on the masked ones; a *Window* of 120 or
-200 shows more in smaller letters, and dragging across the strip zooms in (double-click zooms out).
+budget of T steps. A sequence longer than 60 residues is shown 60 at a time, opening on the masked ones;
+a *Window* of 120 or 200 shows more in smaller letters, and dragging across the strip zooms in
+(double-click zooms out).
 """
 
 LEARNED_ORDER = r"""

@@ -61,7 +61,7 @@ def agreement(fast, exact):
     cols[2].metric("MAE (nats)", texts.nats(stats['mae']))
     cols[3].metric(f"Top-{stats['k']} overlap", f"{100 * stats['topk_overlap']:.0f}%",
                    help="share of the k strongest exact pairs among the k strongest estimated")
-    cols[4].metric("Largest |difference|", texts.nats(stats['max_abs_diff']))
+    cols[4].metric("Largest |difference| (nats)", texts.nats(stats['max_abs_diff']))
     st.markdown(texts.agreement_reading(stats["spearman"], stats["topk_overlap"], stats["k"]))
 
 
@@ -139,7 +139,7 @@ def main():
     agreement(fast, exact)
     st.subheader("Asymmetry of the exact probe")
     asymmetry(domain, pz, exact, cell, view, scale)
-    st.subheader("Pruning: passes and time saved")
+    st.subheader("Pruning: passes and time against the exact probe")
     pruning(domain, pz, exact)
     with st.expander("How the exact probe works"):
         st.markdown(texts.PROBE)
