@@ -270,10 +270,11 @@ def decode_strip(tokens: np.ndarray, chosen: np.ndarray, entropy: np.ndarray, er
     # letters sized to the window, as plotly sized them to one row's tall cells and they overlapped: about 650 px
     # of plot for the window on a 1024-px screen with the sidebar open
     text_size = int(np.clip(650 / (hi - lo) * 1.4, 7, 16))
-    # the residues the decode filled carry their letters on their own colour (plotly picks black or white to
-    # contrast with it: grey letters on dark purple were the hardest to read)
-    fig = go.Figure(go.Heatmap(z=z[:, lo:hi], x=x + 1, y=rows, colorscale=scale, name=name, text=letters[:, lo:hi],
-                               texttemplate="%{text}", textfont={"size": text_size}, zmin=zmin, zmax=zmax,
+    sub, blank = letters[:, lo:hi], np.isnan(z[:, lo:hi])
+    overlay = sub.size <= 12000  # the letters as text layers of their own (below), white or black on their fill
+    fig = go.Figure(go.Heatmap(z=z[:, lo:hi], x=x + 1, y=rows, colorscale=scale, name=name, text=sub,
+                               texttemplate="" if overlay else "%{text}", textfont={"size": text_size},
+                               zmin=zmin, zmax=zmax,
                                hovertemplate="step %{y}, residue %{x}: %{text}<br>" + name + " %{z}<extra></extra>",
                                colorbar={"title": {"text": name, "side": "right"}, "thickness": 12, **bar}))
     r, c = np.nonzero(chosen[rows][:, lo:hi])
@@ -288,9 +289,13 @@ def decode_strip(tokens: np.ndarray, chosen: np.ndarray, entropy: np.ndarray, er
     # the other letters (given residues, and masked ones as _) on transparent heatmaps, as the coloured one writes
     # no text where its z is blank: plotly sizes heatmap text to the cells, so letters never overlap (at 120
     # residues on a 1024-px screen they are tiny: a narrower window or a zoom reads them); the hover names them all
-    sub, blank = letters[:, lo:hi], np.isnan(z[:, lo:hi])
-    if sub.size <= 12000:
-        for name, shown, colour in (("letters", blank & (sub != "_"), "#111111"), ("masked", blank & (sub == "_"), "#888888")):
+    if overlay:
+        # the filled residues' letters white on the dark end of their scale (Viridis' purple, the Oranges' brown),
+        # black on the light end: plotly's own text colour left grey letters on dark purple
+        share = (z[:, lo:hi] - zmin) / (zmax - zmin)
+        dark = ~blank & ((share < 0.5) if scale == "Viridis" else (share > 0.6))
+        for name, shown, colour in (("letters", blank & (sub != "_"), "#111111"), ("masked", blank & (sub == "_"), "#888888"),
+                                    ("filled, on dark", dark, "#ffffff"), ("filled, on light", ~blank & ~dark, "#111111")):
             fig.add_trace(go.Heatmap(z=np.where(shown, 0.0, np.nan), x=x + 1, y=rows, text=sub, name=name,
                                      texttemplate="%{text}", textfont={"color": colour, "size": text_size}, hoverinfo="skip",
                                      colorscale=[[0, "rgba(0,0,0,0)"], [1, "rgba(0,0,0,0)"]], showscale=False))
