@@ -69,15 +69,18 @@ class ArgumentParser(argparse.ArgumentParser):
         """One flag for dataclass field ``f`` of type ``kind``, into ``target`` (a group) or the parser."""
         spec = spec_of(f)
         flags = spec.flags or (f"--{f.name.replace('_', '-')}",)
-        shown = default not in (None, False, [], "") and "%(default)" not in spec.help and kind is not bool
-        text = option_text(default) if isinstance(default, tuple) else "%(default)s"
-        kw = dict(dest=f.name, default=default, help=(spec.help + (f" (default: {text})" if shown else "")) or None)
+        shown = (default not in (None, False, [], "") and "%(default)" not in spec.help and "(default:" not in spec.help
+                 and kind is not bool)
+        text = option_text(default) if isinstance(default, (tuple, list)) else "%(default)s"
+        required = spec.required and spec.group is None
+        kw = dict(dest=f.name, default=default, help=(spec.help + (f" (default: {text})" if shown else "")
+                                                      + (" (required)" if required else "")) or None)
         if kind is bool:
             kw["action"] = NEGATABLE if spec.negatable else STORE_FALSE if default else STORE_TRUE
         else:
             kw.update(action=APPEND if spec.many else STORE, type=parsed(spec.parse) if spec.parse else
                       (kind if kind in (int, float, Path) else str), choices=spec.choices, metavar=spec.metavar,
-                      required=spec.required and spec.group is None)
+                      required=required)
         (target or self).add_argument(*flags, **kw)
         numeric = kind in (int, float) and spec.parse is None
         bounds = spec.range or ((DEFAULT_INT if kind is int else DEFAULT_FLOAT) if numeric else None)

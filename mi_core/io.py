@@ -4,9 +4,11 @@ renamed over the target, so an interrupted run leaves the old file whole)."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
+import tempfile
 import time
 from pathlib import Path
 
@@ -36,6 +38,12 @@ def _check_parents(path: Path, option: str) -> None:
     parent = next((p for p in path.parents if p.exists()), None)  # None for ".", "" and "/": no parents
     if parent is not None and not parent.is_dir():
         raise OutputPathError(f"{option} {path}: {parent} is a file, not a directory")
+    folder = parent if parent is not None else Path(".")
+    try:  # a file made and removed at once: os.access says yes to root even where nothing can be made (/proc)
+        tempfile.TemporaryFile(dir=folder).close()
+    except OSError as err:
+        why = f" ({err.strerror})" if err.strerror and err.errno != errno.ENOENT else ""
+        raise OutputPathError(f"{option} {path}: cannot write in {folder}{why}") from None
 
 
 def check_output(path: str | Path | None, force: bool = False, option: str = "--json") -> Path | None:
@@ -94,9 +102,11 @@ def commit(tmp: Path, path: Path) -> None:
 def atomic_write_text(path: str | Path, text: str) -> None:
     """Write ``text`` to ``path`` so a reader sees the old file or the new one, never a part."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
         commit(write_tmp_bytes(path, text.encode("utf-8")), path)
+    except OSError as err:  # named by the path asked for, not its temporary name
+        raise OutputPathError(f"cannot write {path}: {err.strerror or err}") from None
     finally:
         tmp_path(path).unlink(missing_ok=True)  # only left when the write failed
 

@@ -69,7 +69,7 @@ def group_fields(group) -> list[dataclasses.Field]:
 
 def option_text(value) -> str:
     """``value`` as written on a command line: a float as ``%g``, a tuple comma-separated."""
-    if isinstance(value, tuple):
+    if isinstance(value, (tuple, list)):
         return ",".join(option_text(v) for v in value)
     return f"{value:g}" if isinstance(value, float) else str(value)
 
@@ -154,11 +154,22 @@ def parse_sets(pairs: list[str]) -> dict[str, str]:
 
 def int_list(text: str) -> list[int]:
     """``"1,4,16"`` -> ``[1, 4, 16]`` (a ValueError names the bad item)."""
-    return [int(v) for v in str(text).split(",") if v.strip()]
+    return _items(text, int, "integers")
 
 
 def float_list(text: str) -> list[float]:
-    return [float(v) for v in str(text).split(",") if v.strip()]
+    """``"0.5,1"`` -> ``[0.5, 1.0]``; ``""`` -> ``[]``."""
+    return _items(text, float, "numbers")
+
+
+def _items(text: str, kind: type, what: str) -> list:
+    items = []
+    for v in str(text).split(","):
+        try:
+            items += [kind(v)] if v.strip() else []
+        except ValueError:
+            raise ValueError(f"expects {what} separated by commas; {v.strip()!r} is not one") from None
+    return items
 
 
 def markdown_file(text: str) -> Path:

@@ -213,9 +213,6 @@ def for_sequences(text: str) -> str:
 
 def app_wording(message: str) -> str:
     """An error of the core reworded for someone using the app, who passes no arguments to functions."""
-    message = message.replace(" (U/O are rare residues: pass ambiguous='mask' to read them as unknown)",
-                              " (U and O are rare residues this model has never seen: write X or _ in their place "
-                              "to let the model fill them)")
     return message.replace("this puzzle has more than one solution",
                            "this puzzle has more than one solution, and decoding scores its digits against one "
                            "(add givens until one is left). The MI maps, What-if and Exact vs estimated pages "

@@ -192,8 +192,9 @@ def test_bench_order_needs_its_inputs(capsys, tmp_path):
     assert cli_main(["bench-order", "sudoku", "--json", "x.json"]) == 2
     assert "needs --puzzles FILE" in capsys.readouterr().err
     fasta = write_fasta(tmp_path / "ref.fa")
-    for extra, message in [(["--seeds", "0,a"], "--seeds expects integers separated by commas, got '0,a'"),
-                           (["--budgets", "5;10"], "--budgets expects integers"),
+    for extra, message in [(["--seeds", "0,a"], "--seeds: expects integers separated by commas; 'a' is not one"),
+                           (["--budgets", "5;10"], "--budgets: expects integers"),
+                           (["--budgets", "5,0"], "--budgets: 0 is outside the accepted range 1..100000"),
                            (["--selector", str(tmp_path / "none.safetensors")], "weights file not found")]:
         assert cli_main(["bench-order", "protein", "--reference", str(fasta), "--json", "x.json", *extra]) == 2
         assert message in capsys.readouterr().err

@@ -48,7 +48,7 @@ def test_parser_errors_name_letters_and_positions():
             P.tokenize(f"AC{gap}DE")
     with pytest.raises(ProteinInputError, match=r"'\*' at 2"):  # a stop codon only at the very end
         P.tokenize("A*C")
-    with pytest.raises(ProteinInputError, match=r"'U' at 2, 'O' at 3 .*ambiguous='mask'"):
+    with pytest.raises(ProteinInputError, match=r"'U' at 2, 'O' at 3 .*write X or _ in their place"):
         P.tokenize("AUOC")
     with pytest.raises(ValueError, match="ambiguous must be"):
         P.tokenize("AC", ambiguous="drop")

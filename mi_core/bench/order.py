@@ -17,15 +17,7 @@ from mi_core.decoding.selector import check_order_net_fits, load_order_net
 from mi_core.device import pick_device
 from mi_core.domain import get_domain
 from mi_core.io import atomic_write_json, atomic_write_text, check_output
-from mi_core.options import SKIP, Device, Force, markdown_option, option, seed
-
-
-def parse_ints(spec: str, flag: str) -> list[int]:
-    """``"0,1,2"`` -> ``[0, 1, 2]``; raises ValueError naming ``flag`` otherwise."""
-    try:
-        return [int(v) for v in spec.split(",")]
-    except ValueError:
-        raise ValueError(f"{flag} expects integers separated by commas, got {spec!r}") from None
+from mi_core.options import SKIP, Device, Force, float_list, int_list, markdown_option, option, seed
 
 
 def selector_of(args, domain, model) -> Path:
@@ -40,7 +32,7 @@ def selector_of(args, domain, model) -> Path:
 
 def gammas_of(args, default=()) -> list[float]:
     """The eb / mi budgets of ``--gammas`` (``""``: none), else ``default``."""
-    return list(default) if args.gammas is None else [float(g) for g in args.gammas.split(",") if g.strip()]
+    return list(default) if args.gammas is None else list(args.gammas)
 
 
 def write_report(args, payload, text: str) -> Path:
@@ -65,8 +57,10 @@ def matched(rows: list[dict], name: str, budget: int, best=lambda r: (r["accurac
 class OrderBench:
     model: Path | None = option(None, "default: the shipped MDM of the domain")
     selector: Path | None = option(None, "default: the domain's shipped order selector")
-    budgets: str = option("5,10,15,20", "step budgets T, comma-separated")
-    gammas: str | None = option(None, "eb / mi budgets (default: the domain's); empty: skip")
+    budgets: list[int] = option([5, 10, 15, 20], "step budgets T, comma-separated", parse=int_list,
+                                range=(1, 100_000))
+    gammas: list[float] | None = option(None, "eb / mi budgets, comma-separated (default: the domain's); empty: skip",
+                                        parse=float_list, range=(0.0, 1e6))
     seed: int = seed()
     json: Path = option(None, "write the rows here", required=True)
     md: Path | None = markdown_option("Markdown report (default: JSON path with .md)")
@@ -99,7 +93,7 @@ def run_default(args, domain) -> int:
     """The domain's ``bench`` inputs decoded at each budget T by the step-budget heuristics (random, top_prob,
     top_margin at ``steps=T``) and the learned order, then eb and mi at ``--gammas`` and sequential, each
     scored by the domain's metric; a row per sampler and setting in ``--json``, a table in ``--md``."""
-    budgets = parse_ints(args.budgets, "--budgets")
+    budgets = args.budgets
     gammas = gammas_of(args)
     inputs = decode.inputs_class(domain)(domain, args)
     device = pick_device(args.device, args.threads)

@@ -19,7 +19,7 @@ from mi_core.device import pick_device
 from mi_core.domain import Domain, get_domain
 from mi_core.io import atomic_write_json, check_output, display_path
 from mi_core.mi.estimator import Estimate, check_model_match, estimate_mi, load_estimator
-from mi_core.models.base import load_meta
+from mi_core.models.base import load_meta, trained_on_mismatch
 from mi_core.options import Device, Force, JsonOut, option
 
 TIMED_RUNS = 5
@@ -57,6 +57,10 @@ def load(domain: Domain, text: str, model_choice: str, estimator_path: str, devi
     spec = model_spec(model_choice, estimator_path)
     model, _, tokens = load_state(domain, text, spec, device, verb="estimate")
     check_model_match(model, estimator, f"the model {spec}", f"the estimator {estimator_path}")
+    problem = trained_on_mismatch(model, estimator_path)  # another model of its width fits every shape, and misleads
+    if problem:
+        raise ValueError(f"--estimator {estimator_path} {problem}: give --model with the model it was trained on, or "
+                         "an --estimator trained on this one")
     return model, estimator, tokens[None], spec
 
 

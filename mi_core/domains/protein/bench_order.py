@@ -14,13 +14,13 @@ from pathlib import Path
 import numpy as np
 
 from mi_core.bench.decode import default_estimator, evaluate
-from mi_core.bench.order import gammas_of, matched, parse_ints, selector_of, strategy_for, write_report
+from mi_core.bench.order import gammas_of, matched, selector_of, strategy_for, write_report
 from mi_core.bench.report import markdown_table
 from mi_core.device import pick_device
 from mi_core.domains.protein.bench import as_templates, draw_lengths, parse_lengths, reference_set
 from mi_core.domains.protein.metrics import CompositionMetric
 from mi_core.models.loading import load_model_described
-from mi_core.options import option
+from mi_core.options import SEED_MAX, int_list, option
 
 
 def protein_rows(model, domain, description: str, lengths_by_seed: dict, reference, budgets: list[int], gammas: list[float],
@@ -91,7 +91,8 @@ class ProteinOrderBench:
     lengths: str = option("50-100", "LO-HI lengths")
     estimator: Path | None = option(None, "MI estimator for mi (default: the shipped one when it was trained on "
                                     "--model)")
-    seeds: str = option("0,1", "seeds (each draws its own lengths and samples)")
+    seeds: list[int] = option([0, 1], "seeds, comma-separated (each draws its own lengths and samples)",
+                              parse=int_list, range=(0, SEED_MAX))
 
 
 options = ProteinOrderBench
@@ -101,8 +102,7 @@ def run_bench(args, domain) -> int:
     if args.reference is None:
         raise ValueError("bench-order protein needs --reference FASTA")
     lo, hi = parse_lengths(args.lengths)
-    seeds = parse_ints(args.seeds, "--seeds")
-    budgets = parse_ints(args.budgets, "--budgets")
+    seeds, budgets = args.seeds, args.budgets
     model, description = load_model_described(args.model or "mdm", pick_device(args.device, args.threads), domain)
     selector = selector_of(args, domain, model)
     lengths_by_seed = {seed: draw_lengths(args.samples, lo, hi, seed) for seed in seeds}

@@ -3,8 +3,8 @@
 Token ids: 0 mask, 1..20 the amino acids ``ACDEFGHIKLMNPQRSTVWY``, 21 padding (training batches only).
 
 Non-standard letters: ``X`` and the ambiguity codes ``B``, ``Z``, ``J`` are read as masked; ``U`` and ``O`` are
-rejected unless ``ambiguous="mask"``; a final ``*`` is dropped; case and whitespace are ignored; any other
-character is an error naming it and its 1-based position. Training and reference data use ``read_fasta(strict=True)``.
+rejected (the message says to write X in their place) unless ``ambiguous="mask"``; a final ``*`` is dropped; case
+and whitespace are ignored; any other character is an error naming it and its 1-based position. Training and reference data use ``read_fasta(strict=True)``.
 """
 
 from __future__ import annotations
@@ -79,7 +79,8 @@ def tokenize(sequence: str, *, ambiguous: str = "error", max_length: int = MAX_I
             bad.append(f"{ch!r} at {i + 1}")
     if bad:
         shown = ", ".join(bad[:8]) + (f" and {len(bad) - 8} more" if len(bad) > 8 else "")
-        hint = " (U/O are rare residues: pass ambiguous='mask' to read them as unknown)" if any(b[1] in RARE for b in bad) else ""
+        hint = (" (U and O are rare residues this model has never seen: write X or _ in their place to let the "
+                "model fill them)") if any(b[1] in RARE for b in bad) else ""
         raise ProteinInputError(f"{name}: not amino-acid letters: {shown}{hint}")
     return out
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mi_core.bench import decode
-from mi_core.bench.order import gammas_of, matched, parse_ints, selector_of, strategy_for, write_report
+from mi_core.bench.order import gammas_of, matched, selector_of, strategy_for, write_report
 from mi_core.bench.report import markdown_table
 from mi_core.device import pick_device, warn_if_slow_bf16
 from mi_core.domains.sudoku import read_puzzles
@@ -134,7 +134,7 @@ def run_bench(args, domain) -> int:
     if args.puzzles is None:
         raise ValueError("bench-order sudoku needs --puzzles FILE")
     args.model = args.model or Path(domain.default_file("model"))
-    budgets = parse_ints(args.budgets, "--budgets")
+    budgets = args.budgets
     gammas = gammas_of(args, GAMMAS)
     mi_gammas = parse_gamma_map(args.learned_mi_gammas)
     device = pick_device(args.device, args.threads)
