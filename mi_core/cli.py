@@ -69,8 +69,8 @@ class ArgumentParser(argparse.ArgumentParser):
         """One flag for dataclass field ``f`` of type ``kind``, into ``target`` (a group) or the parser."""
         spec = spec_of(f)
         flags = spec.flags or (f"--{f.name.replace('_', '-')}",)
-        shown = (default not in (None, False, [], "") and "%(default)" not in spec.help and "(default:" not in spec.help
-                 and kind is not bool)
+        empty = default is None or default is False or (isinstance(default, (str, list)) and not default)  # 0 is shown
+        shown = not empty and "%(default)" not in spec.help and "(default:" not in spec.help and kind is not bool
         text = option_text(default) if isinstance(default, (tuple, list)) else "%(default)s"
         required = spec.required and spec.group is None
         kw = dict(dest=f.name, default=default, help=(spec.help + (f" (default: {text})" if shown else "")

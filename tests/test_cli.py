@@ -251,3 +251,25 @@ def test_probe_of_one_blank_names_no_pair(capsys):
     out = capsys.readouterr().out
     assert "probed 1 masked position:" in out and "every MI is 0: no two masked positions depend" in out
     assert "between" not in out
+
+
+def test_every_option_of_every_command_says_what_it_does():
+    import argparse
+
+    from mi_core import cli
+    from mi_core.domain import domain_commands
+
+    bare = []
+    for name in [*cli.COMMANDS, *domain_commands()]:
+        parser = cli.command_parser(name, cli.load(name))
+        subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        for domain, sub in (subs[0].choices.items() if subs else [("-", parser)]):
+            for action in sub._actions:
+                said = (action.help or "").split("(default")[0].strip()
+                if action.option_strings[0] != "-h" and len(said) < 3:
+                    bare.append(f"{name} {domain} {action.option_strings[0]}")
+    assert not bare, bare
+    parser = cli.command_parser("sweep", cli.load("sweep"))
+    sudoku = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices["sudoku"]
+    helps = {a.dest: a.help for a in sudoku._actions}
+    assert helps["json"].endswith("(required)") and helps["model"].count("(default") == 1

@@ -22,20 +22,20 @@ from mi_core.scale import distributed
 
 @dataclass(frozen=True)
 class OrderTrainConfig:
-    seed: int = option(0, range=(0, SEED_MAX))
-    updates: int = option(100_000, range=(1, 1_000_000_000))
-    batch: int = option(16, range=(1, 65536))
-    samples: int = option(4, range=(1, 1_000_000))
+    seed: int = option(0, "random seed", range=(0, SEED_MAX))
+    updates: int = option(100_000, "optimizer updates (unless --time-budget ends them first)", range=(1, 1_000_000_000))
+    batch: int = option(16, "examples per update", range=(1, 65536))
+    samples: int = option(4, "posterior trajectories per example (the leave-one-out baseline needs at least 2)", range=(1, 1_000_000))
     tau: float = option(0.1, "with alpha starting at log p(x0_i | x_t): a spread-out initial schedule", range=(1e-06, 100))
-    lr: float = option(1e-3, range=(1e-12, 10))
-    clip: float = option(1.0, range=(0, 1e6))
-    width: int = option(64, range=(1, 8192))
+    lr: float = option(1e-3, "learning rate of the selector and posterior (Adam)", range=(1e-12, 10))
+    clip: float = option(1.0, "gradient-norm clip (0: none)", range=(0, 1e6))
+    width: int = option(64, "hidden width of the selector and posterior heads", range=(1, 8192))
     budgets: tuple[int, ...] = (5, 10, 15, 20)
-    bf16: bool = option(True, negatable=True)
+    bf16: bool = option(True, "bf16 autocast where it is fast (CUDA or a CPU with native bf16; elsewhere fp32)", negatable=True)
     time_budget: float = option(0.0, "seconds; > 0 stops after the update that spends it", range=(0, 1e8))
     kl_weight: float = option(1.0, "beta: weight of KL(Q || P) in the objective (1: the ELBO)", range=(1e-06, 1))
     finetune: bool = option(False, "also train the denoiser on the denoising term (joint); else it is frozen", negatable=True)
-    denoiser_lr: float = option(1e-5, range=(1e-12, 10))
+    denoiser_lr: float = option(1e-5, "learning rate of the denoiser with --finetune", range=(1e-12, 10))
 
     def __post_init__(self):
         if self.samples < 2:

@@ -16,12 +16,12 @@ from mi_core.options import option
 
 @dataclass(frozen=True)
 class SudokuMDMConfig:
-    box: int = option(3, range=(2, 3))
-    d_model: int = option(128, range=(1, 8192))
-    n_layers: int = option(6, range=(1, 256))
-    n_heads: int = option(4, range=(1, 256))
-    d_ff: int = option(512, range=(1, 65536))
-    dropout: float = option(0.0, range=(0, 0.99))
+    box: int = option(3, "box side: 3 for 9x9 Sudoku, 2 for 4x4", range=(2, 3))
+    d_model: int = option(128, "width of the hidden states", range=(1, 8192))
+    n_layers: int = option(6, "transformer blocks in the stack", range=(1, 256))
+    n_heads: int = option(4, "attention heads per block", range=(1, 256))
+    d_ff: int = option(512, "width of each block's feed-forward layer", range=(1, 65536))
+    dropout: float = option(0.0, "dropout rate in training", range=(0, 0.99))
     loops: int = option(1, "the block stack applied this many times with tied weights (a looped transformer)", range=(1, 64))
     attention: str = option("full", '"full", "peer" (masked to the 20 peers + self) or "peer_bias" (full + a learned peer bias)')
     inject: bool = option(False, "add the input embedding back before every iteration after the first", negatable=True)
