@@ -65,7 +65,7 @@ def test_every_dev_antibody_is_read_with_its_chain_type():
     (LYSOZYME, "not an antibody variable domain.*protein domain"),
     (TRASTUZUMAB[0] * 5, "longer than the 510"),
     (TRASTUZUMAB[0][:60] + "B1" + TRASTUZUMAB[0][62:], "not amino-acid letters: '1' at 62"),
-    (TRASTUZUMAB[0][:60] + "U" + TRASTUZUMAB[0][61:], "not amino-acid letters: 'U' at 61$"),
+    (TRASTUZUMAB[0][:60] + "U" + TRASTUZUMAB[0][61:], r"not amino-acid letters: 'U' at 61 \(U and O are rare residues .*write X or _ in their place"),
     (TRASTUZUMAB[0].replace("WGQG", "AGQG"), "no W-G-x-G \\(heavy\\) or F-G-x-G \\(light\\) motif"),
     (TRASTUZUMAB[0][:21] + "S" + TRASTUZUMAB[0][22:], "no conserved cysteine near position 22"),
     (TRASTUZUMAB[0] + "GGGGSGGGGSGGGGS" + TRASTUZUMAB[1], "follow CDR3's framework-4 motif.*VH or VL alone"),

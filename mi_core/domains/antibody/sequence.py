@@ -173,7 +173,7 @@ def read_chain(sequence: str, name: str = "sequence") -> AntibodyChain:
     try:
         tokens = tokenize(sequence, max_length=MAX_RESIDUES, name=name)
     except ProteinInputError as err:
-        message = str(err).split(" (U/O are rare")[0]
+        message = str(err)
         if "longer than" in message:
             message += " (AntiBERTy reads one variable domain of at most 510; give VH or VL alone)"
         raise AntibodyInputError(message) from None
