@@ -84,6 +84,12 @@ def asymmetry(domain, pz, exact, cell, view, scale):
 
 
 def pruning(domain, pz, exact):
+    if not st.toggle("Run the pruned probe too", key="prune", bind="query-params",
+                     help="a second probe that skips the values below eps: its passes, time and error against "
+                          "the exact probe (it takes up to as long again)"):
+        st.caption("Pruning skips each masked position's values with p < eps, so fewer passes, with a guaranteed "
+                   "bound on the error. Turn it on to measure it here.")
+        return
     eps = st.select_slider("Pruning eps: skip values with p < eps", EPS_CHOICES, value=1e-3, key="eps",
                            bind="query-params", format_func=lambda e: f"{e:g}")
     pruned = support.attempt(support.exact_probe, domain.key, pz.text, float(eps), support.version(domain),

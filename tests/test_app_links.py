@@ -56,7 +56,7 @@ def test_every_number_bound_to_the_url_has_a_maximum(env, path, query):
 @pytest.mark.parametrize("path, query, named", [
     ("pages/1_MI_maps.py", {"domain": "banana", "cell": "zz99", "layer": "nope"},
      ["domain=banana", "cell=zz99", "layer=nope"]),
-    ("pages/2_Exact_vs_estimated.py", {"exact": "true", "eps": "abc", "frobnicate": "1"}, ["eps=abc", "frobnicate=1"]),
+    ("pages/2_Exact_vs_estimated.py", {"exact": "true", "prune": "true", "eps": "abc", "frobnicate": "1"}, ["eps=abc", "frobnicate=1"]),
     ("pages/3_Decoding.py", {"a": "no_such_sampler", "a_mi_gamma": "x"}, ["a=no_such_sampler"]),
 ])
 def test_parameters_a_page_cannot_take_are_named_in_one_line(env, path, query, named):

@@ -301,11 +301,15 @@ def test_exact_vs_estimated_compares_and_prunes(env):
         assert maps[title].shape == (81, 81)
     np.testing.assert_allclose(maps["Estimated − exact"], maps["Estimated"] - maps["Exact probe"])
     labels = {m.label for m in at.metric}
-    assert {"Spearman", "MAE (nats)", "Top-20 overlap", "Largest asymmetry (nats)", "Passes"} <= labels
+    assert {"Spearman", "MAE (nats)", "Top-20 overlap", "Largest asymmetry (nats)"} <= labels
+    assert "Passes" not in labels  # the pruned probe runs only when asked: in class it doubled the wait
+    at.toggle(key="prune").set_value(True).run()
+    assert_clean(at)
+    assert {"Passes", "Time (s)", "Error bound (nats)"} <= {m.label for m in at.metric}
 
 
 def test_exact_vs_estimated_on_the_oracle_has_no_asymmetry(env):
-    at = run_page("pages/2_Exact_vs_estimated.py", domain="4x4", exact="true", eps="0.1")
+    at = run_page("pages/2_Exact_vs_estimated.py", domain="4x4", exact="true", prune="true", eps="0.1")
     assert_clean(at)
     metrics = {m.label: m.value for m in at.metric}
     assert float(metrics["Largest asymmetry (nats)"]) < 1e-9

@@ -316,7 +316,7 @@ def test_a_window_opens_on_the_masked_residues_and_follows_a_new_mask(env):
 
 def test_exact_vs_estimated_on_a_protein(env, weights):
     env.setenv("MI_LENS_PROTEIN_ESTIMATOR", str(weights[1]))
-    at = run_page("pages/2_Exact_vs_estimated.py", exact="true", scale="linear")  # z: the values themselves
+    at = run_page("pages/2_Exact_vs_estimated.py", exact="true", prune="true", scale="linear")  # z: the values themselves
     assert_clean(at)
     maps = {t: array(s["data"][0]["z"]) for t, s in specs(at).items() if s["data"][0]["type"] == "heatmap"}
     assert "Estimated against exact, per pair" in specs(at)  # and the scatter of every masked pair
