@@ -34,8 +34,12 @@ def display_path(path: str | Path) -> str:
     return str(p)
 
 
-def _check_parents(path: Path, option: str) -> None:
+def _check_parents(path: Path, option: str, inside: bool = False) -> None:
+    """OutputPathError unless ``path`` can be made: no file among its parents, and a file can be made in the
+    nearest existing one (``inside``: in ``path`` itself when it is an existing folder)."""
     parent = next((p for p in path.parents if p.exists()), None)  # None for ".", "" and "/": no parents
+    if inside and path.is_dir():
+        parent = path
     if parent is not None and not parent.is_dir():
         raise OutputPathError(f"{option} {path}: {parent} is a file, not a directory")
     folder = parent if parent is not None else Path(".")
@@ -63,7 +67,7 @@ def check_output(path: str | Path | None, force: bool = False, option: str = "--
 def check_output_dir(path: str | Path, option: str = "--out") -> Path:
     """``path``; OutputPathError when it is or lies under a file (an existing folder is fine: commands resume)."""
     path = Path(path)
-    _check_parents(path, option)
+    _check_parents(path, option, inside=True)
     if path.exists() and not path.is_dir():
         raise OutputPathError(f"{option} {path} is a file; give a folder")
     return path
@@ -108,7 +112,8 @@ def atomic_write_text(path: str | Path, text: str) -> None:
     except OSError as err:  # named by the path asked for, not its temporary name
         raise OutputPathError(f"cannot write {path}: {err.strerror or err}") from None
     finally:
-        tmp_path(path).unlink(missing_ok=True)  # only left when the write failed
+        with contextlib.suppress(OSError):  # only left when the write failed; gone or unreachable otherwise
+            tmp_path(path).unlink(missing_ok=True)
 
 
 def atomic_write_json(path: str | Path, obj, indent: int | None = 2) -> None:

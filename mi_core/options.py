@@ -153,8 +153,11 @@ def parse_sets(pairs: list[str]) -> dict[str, str]:
 
 
 def int_list(text: str) -> list[int]:
-    """``"1,4,16"`` -> ``[1, 4, 16]`` (a ValueError names the bad item)."""
-    return _items(text, int, "integers")
+    """``"1,4,16"`` -> ``[1, 4, 16]`` (a ValueError names the bad item, or says there is none)."""
+    items = _items(text, int, "integers")
+    if not items:
+        raise ValueError("expects integers separated by commas, got none")
+    return items
 
 
 def float_list(text: str) -> list[float]:

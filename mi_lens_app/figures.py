@@ -120,8 +120,12 @@ def _candidate_trace(candidates: np.ndarray, blank: np.ndarray, n: int, box: int
 DARK_FILL = 0.6  # the share of a colour scale from which its fill is dark (its far end; either end around zmid)
 
 
-def _dark_fill(z: np.ndarray, zmin: float | None, zmax: float | None, zmid: float | None) -> np.ndarray:
-    """``(N,)`` bool: the cells a heatmap of ``z`` fills with a dark colour (NaN: no fill, not dark)."""
+DARK_LOW = ("Viridis", "Cividis", "Plasma", "Inferno", "Magma")  # scales dark at their low end
+
+
+def _dark_fill(z: np.ndarray, zmin: float | None, zmax: float | None, zmid: float | None,
+               colorscale: str = "") -> np.ndarray:
+    """``(N,)`` bool: the cells a heatmap of ``z`` in ``colorscale`` fills with a dark colour (NaN: not dark)."""
     finite = z[np.isfinite(z)]
     lo = zmin if zmin is not None else (finite.min() if finite.size else 0.0)
     hi = zmax if zmax is not None else (finite.max() if finite.size else 0.0)
@@ -129,6 +133,8 @@ def _dark_fill(z: np.ndarray, zmin: float | None, zmax: float | None, zmid: floa
         return np.zeros(z.shape, bool)
     with np.errstate(invalid="ignore"):
         share = (np.abs(z - zmid) / max(hi - zmid, zmid - lo)) if zmid is not None else (z - lo) / (hi - lo)
+    if colorscale in DARK_LOW and zmid is None:
+        return np.isfinite(share) & (share < 1 - DARK_FILL)
     return np.nan_to_num(share) > DARK_FILL
 
 
@@ -179,7 +185,7 @@ def grid_figure(digits: np.ndarray, givens: np.ndarray, box: int, *, layer: np.n
                                  colorbar={"title": {"text": layer_name, "side": "right"}, "thickness": 14,
                                            **(ticks or {})}))
     if candidates is not None:
-        dark = _dark_fill(z, zmin, zmax, zmid) if layer is not None else None
+        dark = _dark_fill(z, zmin, zmax, zmid, colorscale) if layer is not None else None
         fig.add_trace(_candidate_trace(np.asarray(candidates), digits == 0, n, box, height, dark))
     for trace in _grid_lines(n, box) + _digit_traces(digits, givens, errors, n, digit_size):
         fig.add_trace(trace)

@@ -22,7 +22,7 @@ from streamlit.errors import StreamlitAPIException
 KNOWN = frozenset({
     "domain", "src", "preset", "puzzle", "clues", "seed", "cell", "psrc", "ppreset", "seq", "mask_mode", "mask",
     "mask_rate", "mask_seed", "win", "win_size", "a", "b", "temp", "dseed", "step", "color", "present", "boxmajor",
-    "layer", "model", "iter", "iterx", "edges", "topk", "thr", "sep", "arcs", "scale", "k", "exact", "eps", "digit", "aa", "set",
+    "layer", "model", "iter", "iterx", "edges", "topk", "thr", "sep", "arcs", "scale", "k", "exact", "prune", "eps", "digit", "aa", "set",
 })
 BIND = "query-params"
 IGNORED = frozenset({"embed", "embed_options"})  # Streamlit's own

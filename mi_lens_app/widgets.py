@@ -162,8 +162,7 @@ def _generated(domain: Domain) -> Puzzle | None:
     links.clamp_number("seed", 0, 10**9, integer=True)
     clues = st.sidebar.slider("Clues", lo, hi, value=min(max(30, lo), hi), key="clues", bind=links.bound("clues"))
     seed = st.sidebar.number_input("Seed", min_value=0, max_value=10**9, value=0, step=1, key="seed", bind=links.bound("seed"))
-    with st.sidebar:
-        return support.attempt(support.generated, domain.key, int(clues), int(seed), what="Cannot generate")
+    return support.attempt_input(support.generated, domain.key, int(clues), int(seed), what="Cannot generate")
 
 
 def most_uncertain(entropy: np.ndarray, blanks: list[int]) -> int | None:

@@ -131,6 +131,8 @@ def cases() -> list[tuple[str, str, list[str]]]:
         ("bench-limit-zero", "range", [*bench, "--limit", "0"]),
         ("bench-order-budget-negative", "range", ["bench-order", "sudoku", "--puzzles", P, "--budgets", "5,-1",
                                                   "--json", "{D}/bo.json"]),
+        ("bench-order-budgets-empty", "range", ["bench-order", "sudoku", "--puzzles", P, "--budgets", ",",
+                                                "--json", "{D}/bo.json"]),
         ("bench-order-gamma-text", "range", ["bench-order", "sudoku", "--puzzles", P, "--gammas", "0.5,x",
                                              "--json", "{D}/bo.json"]),
         ("bench-temperature-negative", "range", [*bench, "--temperature", "-1"]),

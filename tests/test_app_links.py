@@ -66,6 +66,7 @@ def test_parameters_a_page_cannot_take_are_named_in_one_line(env, path, query, n
     assert note.startswith("Part of this link was not understood: ") and "\n" not in note
     for part in named:
         assert part in note
+    assert "prune" not in note and "exact" not in note  # the page's own toggles are understood
 
 
 def test_a_clean_link_gets_no_note(env):

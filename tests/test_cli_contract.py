@@ -80,6 +80,12 @@ def test_messages_name_option_value_and_range(places, capsys, monkeypatch):
         "sweep-merge-json-object": "must hold a JSON list of sweep rows",
         "bench-json-under-file": "afile is a file, not a directory",
         "bench-json-dot": "--json . is a directory; give a file name",
+        "estimate-json-in-proc": "--json /proc/x.json: cannot write in /proc",  # the path asked for, before work
+        "generate-fasta-in-proc": "--fasta /proc/x.fa: cannot write in /proc",
+        "bench-order-budget-negative": "--budgets: -1 is outside the accepted range 1..100000",
+        "bench-order-gamma-text": "--gammas: expects numbers separated by commas; 'x' is not one",
+        "estimate-estimator-of-another-model": "--estimator assets/sudoku_mi_estimator_hard.safetensors was trained on "
+                                               "assets/sudoku_mdm_hard.safetensors, not on",
         "estimate-bad-puzzle-first": "a Sudoku has 81 cells, got 3 characters",  # before the estimator loads
         "train-out-root": "--out / is a directory; give a file name",
         "bench-json-exists": "already exists; pass --force",

@@ -320,6 +320,7 @@ def main(args) -> int:
     if not re.fullmatch(r"[A-Za-z0-9_-]+", args.section):
         raise ValueError(f"--section must be letters, digits, '-' or '_', got {args.section!r}")
     check_output(args.json, args.force)
+    check_output(args.markdown, True, "--markdown")  # a report file: its own section is replaced
     engine = engine_from_args(args)
     domain = get_domain(args.domain)
     if args.estimator is None:

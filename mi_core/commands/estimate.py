@@ -18,7 +18,7 @@ from mi_core.commands.probe import GridState, counted, load_state, strongest_pai
 from mi_core.device import pick_device
 from mi_core.domain import Domain, get_domain
 from mi_core.io import atomic_write_json, check_output, display_path
-from mi_core.mi.estimator import Estimate, check_model_match, estimate_mi, load_estimator
+from mi_core.mi.estimator import Estimate, check_model_match, estimate_mi, load_estimator, shipped_estimator_for
 from mi_core.models.base import load_meta, trained_on_mismatch
 from mi_core.options import Device, Force, JsonOut, option
 
@@ -50,18 +50,24 @@ def model_spec(choice: str, estimator_path: str) -> str:
     return trained_on if trained_on and Path(trained_on).is_file() else "auto"
 
 
-def load(domain: Domain, text: str, model_choice: str, estimator_path: str, device: torch.device):
-    """``(model, estimator, tokens (1, N), model spec)``; a ValueError names bad input or a mismatch."""
+def load(domain: Domain, text: str, model_choice: str, estimator_path: str, device: torch.device,
+         named: bool = True):
+    """``(model, estimator, tokens (1, N), model spec, estimator path)``; a ValueError names bad input or a
+    mismatch. ``named``: the estimator was given with ``--estimator``; else the domain's default, which gives way
+    to the shipped estimator trained on the model when ``--model`` names another."""
     domain.parse_input(text)  # bad input is named before any file loads
     estimator = load_estimator(estimator_path, device)
     spec = model_spec(model_choice, estimator_path)
     model, _, tokens = load_state(domain, text, spec, device, verb="estimate")
+    if not named and trained_on_mismatch(model, estimator_path):
+        estimator_path = str(shipped_estimator_for(model))
+        estimator = load_estimator(estimator_path, device)
     check_model_match(model, estimator, f"the model {spec}", f"the estimator {estimator_path}")
     problem = trained_on_mismatch(model, estimator_path)  # another model of its width fits every shape, and misleads
     if problem:
-        raise ValueError(f"--estimator {estimator_path} {problem}: give --model with the model it was trained on, or "
-                         "an --estimator trained on this one")
-    return model, estimator, tokens[None], spec
+        raise ValueError(f"--estimator {estimator_path} {problem}: give --model with the model it was trained on, "
+                         "or an --estimator trained on this one")
+    return model, estimator, tokens[None], spec, estimator_path
 
 
 def timed_estimate(model, estimator, tokens: torch.Tensor) -> Estimate:
@@ -85,13 +91,14 @@ def main(args) -> int:
     if args.estimator is None:
         raise ValueError(f"the {domain.label} domain ships no MI estimator: give --estimator FILE")
     device = pick_device(args.device, args.threads)
-    model, estimator, tokens, spec = load(domain, args.state, args.model, args.estimator, device)
+    model, estimator, tokens, spec, path = load(domain, args.state, args.model, args.estimator, device,
+                                                named="estimator" in args.given)
     est = timed_estimate(model, estimator, tokens)
     if args.json is not None:
         shown = spec if model.weights_path is None else display_path(model.weights_path)
         payload = {"domain": domain.cli_name, "puzzle" if domain.layout == "grid" else "sequence":
                    domain.state_text(tokens[0].cpu()), "device": str(device), "model": shown,
-                   "estimator": display_path(args.estimator), "mi": est.mi[0].tolist(),
+                   "estimator": display_path(path), "mi": est.mi[0].tolist(),
                    "entropy": est.entropy[0].tolist(), "marginals": est.marginals[0].tolist(), "passes": 1,
                    "seconds": est.seconds}
         atomic_write_json(args.json, payload, indent=None)

@@ -81,7 +81,8 @@ def train_order(model, draw: Callable, cfg: OrderTrainConfig, d_model: int, *, v
         opt.zero_grad(set_to_none=True)
         loss.backward()
         distributed.average_gradients(params)  # not DDP: a rollout calls the nets many times
-        torch.nn.utils.clip_grad_norm_(params, cfg.clip)
+        if cfg.clip > 0:  # 0: no clipping
+            torch.nn.utils.clip_grad_norm_(params, cfg.clip)
         opt.step()
         scale = ro.n_masked.clamp_min(1).float()
         window.append((steps, torch.stack([(ro.elbo / scale).mean(), (ro.kl / scale).mean(),

@@ -167,7 +167,8 @@ def _update(task, net, model, opt, ema, lr: float, autocast) -> torch.Tensor:
             loss = masked_ce(net(inputs).logits, values, scored)
     opt.zero_grad(set_to_none=True)
     loss.backward()
-    torch.nn.utils.clip_grad_norm_(model.parameters(), task.cfg.clip)
+    if task.cfg.clip > 0:  # 0: no clipping (a max norm of 0 would zero every gradient)
+        torch.nn.utils.clip_grad_norm_(model.parameters(), task.cfg.clip)
     opt.step()
     if ema is not None:
         ema.update(model)

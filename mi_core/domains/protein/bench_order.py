@@ -20,7 +20,7 @@ from mi_core.device import pick_device
 from mi_core.domains.protein.bench import as_templates, draw_lengths, parse_lengths, reference_set
 from mi_core.domains.protein.metrics import CompositionMetric
 from mi_core.models.loading import load_model_described
-from mi_core.options import SEED_MAX, int_list, option
+from mi_core.options import SEED_MAX, int_list, option, option_text
 
 
 def protein_rows(model, domain, description: str, lengths_by_seed: dict, reference, budgets: list[int], gammas: list[float],
@@ -112,7 +112,7 @@ def run_bench(args, domain) -> int:
     summary = protein_summary(rows)
     payload = {"model": description, "selector": str(selector), "lengths": args.lengths, "samples": args.samples,
                "seeds": seeds, "rows": rows, "summary": summary}
-    md = write_report(args, payload, f"{args.samples} sequences per seed (lengths {args.lengths}, seeds {args.seeds}), "
+    md = write_report(args, payload, f"{args.samples} sequences per seed (lengths {args.lengths}, seeds {option_text(seeds)}), "
                       f"reference {args.reference.name} (reference split), temperature 1, selector {selector}\n\n"
                       + protein_report(summary, budgets))
     print(md.read_text())

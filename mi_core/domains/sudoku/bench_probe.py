@@ -205,6 +205,7 @@ OPTIONS = (ProbeBenchOptions, MarkdownOut, Device, Force)
 
 def main(cfg) -> int:
     check_output(cfg.json, cfg.force)
+    check_output(cfg.markdown, True, "--markdown")  # a report file: its own section is replaced
     if not cfg.masked or not cfg.batch_sizes:
         raise ValueError("--masked and --batch-sizes need at least one value")
     device = pick_device(cfg.device, cfg.threads)

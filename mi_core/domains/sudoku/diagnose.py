@@ -105,6 +105,7 @@ def options(domain) -> list:
 
 def main(args) -> int:
     check_output(args.json, args.force)
+    check_output(args.markdown, True, "--markdown")  # a report file: its own section is replaced
     if args.section and args.markdown is None:
         raise ValueError("--section needs --markdown FILE (the file its section goes to)")
     templates, solutions, _ = get_domain(args.domain).read_inputs(args.puzzles, args.limit, args.level)

@@ -41,6 +41,7 @@ def options(domain) -> list:
 
 def main(args) -> int:
     check_output(args.json, args.force)
+    check_output(args.markdown, True, "--markdown")  # a report file: its own section is replaced
     engine = engine_from_args(args)  # Ray missing or a bad setting: one line before any work
     domain = get_domain(args.domain)
     device = pick_device(args.device, args.threads)
