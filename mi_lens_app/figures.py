@@ -118,14 +118,13 @@ def _candidate_trace(candidates: np.ndarray, blank: np.ndarray, n: int, box: int
 
 
 DARK_FILL = 0.6  # the share of a colour scale from which its fill is dark (its far end; either end around zmid)
-
-
 DARK_LOW = ("Viridis", "Cividis", "Plasma", "Inferno", "Magma")  # scales dark at their low end
 
 
-def _dark_fill(z: np.ndarray, zmin: float | None, zmax: float | None, zmid: float | None,
+def dark_fill(z: np.ndarray, zmin: float | None, zmax: float | None, zmid: float | None,
                colorscale: str = "") -> np.ndarray:
-    """``(N,)`` bool: the cells a heatmap of ``z`` in ``colorscale`` fills with a dark colour (NaN: not dark)."""
+    """Bool, ``z``'s shape: the cells a heatmap of ``z`` in ``colorscale`` fills with a dark colour (NaN: not
+    dark), where letters and marks are drawn white (the grids' pencil marks, the decoding strip's letters)."""
     finite = z[np.isfinite(z)]
     lo = zmin if zmin is not None else (finite.min() if finite.size else 0.0)
     hi = zmax if zmax is not None else (finite.max() if finite.size else 0.0)
@@ -185,7 +184,7 @@ def grid_figure(digits: np.ndarray, givens: np.ndarray, box: int, *, layer: np.n
                                  colorbar={"title": {"text": layer_name, "side": "right"}, "thickness": 14,
                                            **(ticks or {})}))
     if candidates is not None:
-        dark = _dark_fill(z, zmin, zmax, zmid, colorscale) if layer is not None else None
+        dark = dark_fill(z, zmin, zmax, zmid, colorscale) if layer is not None else None
         fig.add_trace(_candidate_trace(np.asarray(candidates), digits == 0, n, box, height, dark))
     for trace in _grid_lines(n, box) + _digit_traces(digits, givens, errors, n, digit_size):
         fig.add_trace(trace)

@@ -20,6 +20,7 @@ from mi_lens_app.figures import (
     SELECTED_COLOR,
     click_layer,
     color_max,
+    dark_fill,
     extra_title_room,
     scaled,
 )
@@ -292,8 +293,7 @@ def decode_strip(tokens: np.ndarray, chosen: np.ndarray, entropy: np.ndarray, er
     if overlay:
         # the filled residues' letters white on the dark end of their scale (Viridis' purple, the Oranges' brown),
         # black on the light end: plotly's own text colour left grey letters on dark purple
-        share = (z[:, lo:hi] - zmin) / (zmax - zmin)
-        dark = ~blank & ((share < 0.5) if scale == "Viridis" else (share > 0.6))
+        dark = dark_fill(z[:, lo:hi], zmin, zmax, None, scale)
         for name, shown, colour in (("letters", blank & (sub != "_"), "#111111"), ("masked", blank & (sub == "_"), "#888888"),
                                     ("filled, on dark", dark, "#ffffff"), ("filled, on light", ~blank & ~dark, "#111111")):
             fig.add_trace(go.Heatmap(z=np.where(shown, 0.0, np.nan), x=x + 1, y=rows, text=sub, name=name,
