@@ -19,7 +19,7 @@ import typing
 import unicodedata
 from pathlib import Path
 
-from mi_core.domain import DOMAINS, Command, Domain, describe_char, domain_commands
+from mi_core.domain import DOMAINS, PLUGIN_PROBLEMS, Command, Domain, describe_char, domain_commands, load_builtin
 from mi_core.options import DEFAULT_FLOAT, DEFAULT_INT, group_fields, option_text, range_error, spec_of
 
 COMMANDS = {
@@ -213,6 +213,9 @@ def overview() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    load_builtin()
+    for problem in PLUGIN_PROBLEMS:  # the other domains still serve; a command naming the missing one says so
+        print(f"warning: {problem}", file=sys.stderr)
     if not argv or argv[0] in ("-h", "--help"):
         print(overview())
         return 0

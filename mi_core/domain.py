@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import importlib.metadata
 import math
 import os
 import threading
@@ -430,9 +431,23 @@ _builtin_lock = threading.RLock()  # a page's thread and the app's warm-up threa
 _builtin_started = threading.Event()
 
 
+PLUGINS = "MI_LENS_DOMAINS"  # environment variable: modules, comma-separated, whose import registers more domains
+ENTRY_POINTS = "mi_lens.domains"  # entry-point group: an installed package's modules that register domains
+PLUGIN_PROBLEMS: list[str] = []  # one line for each plugin module that could not be loaded; its domains are absent
+
+
+def plugin_modules() -> list[tuple[str, str]]:
+    """(module, where it was named) for each domain plugin: :data:`PLUGINS` first, then :data:`ENTRY_POINTS`."""
+    named = [(m.strip(), PLUGINS) for m in os.environ.get(PLUGINS, "").split(",") if m.strip()]
+    for ep in importlib.metadata.entry_points(group=ENTRY_POINTS):
+        named.append((ep.module, f"entry point {ep.name!r} of {ep.dist.name if ep.dist else 'a package'}"))
+    return named
+
+
 def load_builtin() -> None:
-    """Import :data:`BUILTIN` by name once, on the first lookup, so the registry never imports a domain package
-    and a fresh worker process finds the same domains as its parent."""
+    """Import :data:`BUILTIN` by name once, on the first lookup, then each plugin module, so the registry never
+    imports a domain package and a fresh worker process finds the same domains as its parent. A plugin that fails
+    leaves a line in :data:`PLUGIN_PROBLEMS`, not a registry without the shipped domains."""
     with _builtin_lock:  # another thread waits here until every shipped domain is registered
         if not _builtin_started.is_set():  # set: done, or a register() call made by that import
             _builtin_started.set()
@@ -441,6 +456,12 @@ def load_builtin() -> None:
             except BaseException:
                 _builtin_started.clear()  # the next lookup tries again and meets the same error, not an empty registry
                 raise
+            for module, where in plugin_modules():
+                try:
+                    importlib.import_module(module)
+                except Exception as err:  # its own bug or a name clash: reported, and the other domains still serve
+                    PLUGIN_PROBLEMS.append(f"the domain module {module!r} ({where}) did not load: "
+                                           f"{type(err).__name__}: {err}")
 
 
 def register(domain: Domain, *, replace: bool = False) -> Domain:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 import streamlit as st
 
+from mi_core.domain import PLUGIN_PROBLEMS
 from mi_lens_app import links, support
 from mi_lens_app.core import ParamField, param_range
 from mi_lens_app.domains import DOMAINS, Domain, Puzzle, model_choices, with_model
@@ -480,6 +481,8 @@ def page(title: str, icon: str = ":material/blur_on:", sidebar: str = "auto") ->
     st.html(LAYOUT_CSS)
     navigation()
     st.title(title)
+    for problem in PLUGIN_PROBLEMS:  # a domain module named by the environment that failed: its domain is absent
+        st.warning(problem[0].upper() + problem[1:], icon=":material/extension_off:")
     st.session_state["_link_slot"] = st.empty()
 
 

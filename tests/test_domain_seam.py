@@ -260,3 +260,53 @@ def test_the_registry_can_change_while_another_loop_reads_it():
         assert TOY.key in seen and TOY.key not in DOMAINS
     finally:
         unregister(TOY.key)
+
+
+def _run_with_plugins(modules: str, *argv: str):
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "MI_LENS_DOMAINS": modules, "PYTHONPATH": os.pathsep.join([str(root / "tests"), str(root)])}
+    return subprocess.run([sys.executable, "-m", "mi_core", *argv], cwd=root, env=env, capture_output=True, text=True)
+
+
+def test_a_domain_module_named_in_the_environment_serves_the_command_line(tmp_path):
+    """A domain from outside ``mi_core`` reaches a fresh process (the command line, the app, a worker) through
+    ``MI_LENS_DOMAINS``, with no file of the package edited."""
+    out = tmp_path / "mi.json"
+    run = _run_with_plugins("toy_plugin", "probe", "toy6", "--state", "ab____", "--json", str(out), "--no-progress")
+    assert run.returncode == 0, run.stderr
+    mi = np.array(json.loads(out.read_text())["mi"])
+    assert np.allclose(mi, exact_mi(torch.tensor([1, 2, 0, 0, 0, 0])).numpy(), atol=1e-6)
+    assert "toy6" in _run_with_plugins("toy_plugin", "probe", "--help").stdout
+
+
+def test_a_broken_domain_module_is_named_and_the_shipped_domains_still_serve():
+    run = _run_with_plugins("no_such_domain_module, toy_plugin", "probe", "toy6", "--help")
+    assert run.returncode == 0, run.stderr  # the module after the broken one still loads
+    assert ("warning: the domain module 'no_such_domain_module' (MI_LENS_DOMAINS) did not load: "
+            "ModuleNotFoundError: No module named 'no_such_domain_module'") in run.stderr
+    assert "Traceback" not in run.stderr
+    run = _run_with_plugins("no_such_domain_module", "probe", "toy6", "--state", "ab____")
+    assert run.returncode == 2 and "Traceback" not in run.stderr
+    assert run.stderr.splitlines()[-1].startswith("error:") and "toy6" in run.stderr.splitlines()[-1]
+    run = _run_with_plugins("toy_plugin,toy_plugin", "probe", "--help")  # a module named twice is imported once
+    assert run.returncode == 0 and "warning" not in run.stderr
+
+
+def test_the_app_names_a_domain_module_that_did_not_load(monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    from mi_core import domain
+
+    problem = "the domain module 'lab_domains' (MI_LENS_DOMAINS) did not load: ImportError: no GPU here"
+    monkeypatch.setattr(domain, "PLUGIN_PROBLEMS", [problem])
+    monkeypatch.setattr("mi_lens_app.widgets.PLUGIN_PROBLEMS", domain.PLUGIN_PROBLEMS)
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app.py"), default_timeout=120)
+    at.switch_page("pages/1_MI_maps.py")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("The domain module 'lab_domains'" in w.value for w in at.warning)
+    assert at.radio(key="domain").options[:2] == ["9x9", "4x4"]  # the shipped domains still serve
