@@ -630,3 +630,22 @@ for steps in "1000" "1000 3000" "1000 4000"; do
     PYTHONPATH=. python scripts/studies/paired_bench.py assets/benchmarks/sudoku_tune500_$name.json \
         assets/benchmarks/sudoku_tune500_soup3.json runs/kaggle_tune500.csv assets/benchmarks/sudoku_tune_paired_${name}_vs_soup3.json
 done
+# phase 6's decline (sixteenth session): is it over-fitting to the 10,000 training puzzles? Steps 3,000 and
+# 13,000 on the 200 hardest held-out puzzles (the run's validation set) and on the first 200 training-pool puzzles
+# of grade >= 19 (median 26): both fall by the same margin, so it is not
+mkdir -p runs/s16 && python - <<'PY'
+import gzip
+rows = [line.split() for line in gzip.open("assets/sudoku_pools/train_graded.txt.gz", "rt")]
+hard = [r for r in rows if int(r[2]) >= 19][:200]
+val = sorted((line.split() for line in gzip.open("assets/sudoku_pools/val_hard.txt.gz", "rt")), key=lambda r: -int(r[2]))[:200]
+for name, chosen in (("pool_hard200", hard), ("val200", val)):
+    open(f"runs/s16/{name}.txt", "w").write("".join(r[0].replace("0", ".") + "\n" for r in chosen))
+PY
+for f in pool_hard200 val200; do
+    for s in 3000 13000; do
+        python -m mi_core bench sudoku --puzzles runs/s16/$f.txt --model checkpoints/sudoku_chain/p6_step$s.safetensors \
+            --threads 1 --json assets/benchmarks/sudoku_p6_step${s}_$f.json --force
+    done
+    PYTHONPATH=. python scripts/studies/paired_bench.py assets/benchmarks/sudoku_p6_step13000_$f.json \
+        assets/benchmarks/sudoku_p6_step3000_$f.json runs/s16/$f.txt assets/benchmarks/sudoku_paired_p6_step13000_vs_3000_$f.json
+done
