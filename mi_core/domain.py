@@ -89,6 +89,8 @@ class Domain:
     probe_fallback: bool = False  # MI decoders fall back to the pruned probe instead of refusing
     strategy_defaults: tuple[tuple[str, str, object], ...] = ()
     symmetries: Callable | None = None  # (count, seed) -> views (positions (K, N), values (K, V)), the first the identity
+    nouns: tuple[str, str] = ("position", "symbol")  # what one position and one value are called on screen
+    examples: tuple[tuple[str, str], ...] = ()  # (name, state text): states the app offers to start from
     commands: tuple[Command, ...] = ()
     geometry: ClassVar = None  # a Sudoku geometry on grid domains
     layout: ClassVar[str] = "sequence"  # or "grid" (a Sudoku geometry); pages pick their figures by it

@@ -48,7 +48,7 @@ def _layout(fig: go.Figure, title: str, height: int, **kwargs) -> None:
     fig.update_yaxes(automargin=True)
 
 
-def sequence_heatmap(mi: np.ndarray, labels: list[str], *, start: int = 0, size: int = WINDOW,
+def sequence_heatmap(mi: np.ndarray, labels: list[str], *, noun: str = "residue", start: int = 0, size: int = WINDOW,
                      selected: int | None = None, zmin: float | None = 0.0, zmax: float | None = None,
                      zmid: float | None = None, colorscale: str = "Viridis", title: str = "",
                      value_name: str = "MI (nats)", height: int = 560, scale: str = "linear",
@@ -84,7 +84,7 @@ def sequence_heatmap(mi: np.ndarray, labels: list[str], *, start: int = 0, size:
         shapes += [{"type": "rect", "x0": -0.5, "x1": n - 0.5, "y0": pos - 0.5, "y1": pos + 0.5, "line": band},
                    {"type": "rect", "y0": -0.5, "y1": n - 0.5, "x0": pos - 0.5, "x1": pos + 0.5, "line": band}]
     axis = {"showgrid": False, "zeroline": False, "automargin": True, "tickfont": {"size": 11}}
-    shown = f"residues {lo + 1}-{hi} of {len(labels)}"
+    shown = f"{noun}s {lo + 1}-{hi} of {len(labels)}"
     _layout(fig, f"{title} ({shown})" if hi - lo < len(labels) else title, height, shapes=shapes,
             xaxis=dict(axis, constrain="domain"), yaxis=dict(axis, autorange="reversed", scaleanchor="x",
                                                              constrain="domain"), clickmode="event+select")
@@ -104,7 +104,7 @@ def top_pairs(mi: np.ndarray, masked: np.ndarray, *, min_sep: int = 1,
     return iu[order], ju[order], w[order], int(keep.sum())
 
 
-def contact_figure(mi: np.ndarray, labels: list[str], masked: np.ndarray, *, min_sep: int = 4,
+def contact_figure(mi: np.ndarray, labels: list[str], masked: np.ndarray, *, noun: str = "residue", min_sep: int = 4,
                    limit: int = MAX_DOTS, title: str = "Contact-map view", height: int = 520,
                    scale: str = "linear") -> go.Figure:
     """Top-MI pairs as dots above the diagonal, like a predicted contact map: dot ``(x = j, y = i)``, size
@@ -133,7 +133,7 @@ def contact_figure(mi: np.ndarray, labels: list[str], masked: np.ndarray, *, min
         hovertext=[f"{labels[a - 1]} · {labels[b - 1]}: {v:.4g} nats (|i−j| = {b - a})" for a, b, v in zip(i, j, w)],
         hoverinfo="text"))
     # both axes constrained to their domain: with the y axis free, the square aspect stretched its range (-10..)
-    axis = {"range": [0.5, n + 0.5], "showgrid": True, "gridcolor": "#eee", "zeroline": False, "title": "residue",
+    axis = {"range": [0.5, n + 0.5], "showgrid": True, "gridcolor": "#eee", "zeroline": False, "title": noun,
             "constrain": "domain"}
     drawn = f"top {len(w)} of {total} pairs" if total > len(w) else f"{total} pairs"
     # the counts on a second, smaller line: on one line the title was cut in a half-width column
@@ -160,7 +160,8 @@ def _arc(i: int, j: int, steps: int = 24) -> tuple[np.ndarray, np.ndarray]:
     return mid - r * np.cos(t), r * np.sin(t)
 
 
-def arc_figure(letters: str, labels: list[str], masked: np.ndarray, mi: np.ndarray, *, cap: int = MAX_ARCS,
+def arc_figure(letters: str, labels: list[str], masked: np.ndarray, mi: np.ndarray, *, noun: str = "residue",
+               cap: int = MAX_ARCS,
                min_sep: int = 1, selected: int | None = None, title: str = "Arc graph",
                height: int = 420) -> go.Figure:
     """The dependency graph along the sequence: residues on a line, the ``cap`` strongest pairs as arcs
@@ -195,7 +196,7 @@ def arc_figure(letters: str, labels: list[str], masked: np.ndarray, mi: np.ndarr
     span = max((j - i).max() / 2 if len(w) else 1, 1)
     drawn = f"{len(w)} strongest of {total} pairs (cap {cap})" if total > len(w) else f"all {total} pairs"
     _layout(fig, f"{title}: {drawn}", height,
-            xaxis={"range": [-1, n], "showgrid": False, "zeroline": False, "title": "residue"},
+            xaxis={"range": [-1, n], "showgrid": False, "zeroline": False, "title": noun},
             yaxis={"range": [-span * 0.08, span * 1.05], "visible": False})
     return add_cdr_marks(fig, cdr_spans(labels))
 
@@ -203,7 +204,7 @@ def arc_figure(letters: str, labels: list[str], masked: np.ndarray, mi: np.ndarr
 def marginal_strip(marginals: np.ndarray, entropy: np.ndarray, labels: list[str], masked: np.ndarray,
                    amino_acids: str, *, extra: tuple[str, np.ndarray] | None = None, start: int = 0,
                    size: int = WINDOW, title: str = "Per-residue entropy and marginals",
-                   height: int = 460) -> go.Figure:
+                   height: int = 460, nouns: tuple[str, str] = ("residue", "amino acid")) -> go.Figure:
     """Entropy per residue as bars (and ``extra``, e.g. MI with the selected residue, as a line) over a
     heatmap of the marginals ``(L, 20)`` of the masked residues (given ones are blank); a window of positions."""
     lo, hi = window(len(labels), start, size)
@@ -228,17 +229,17 @@ def marginal_strip(marginals: np.ndarray, entropy: np.ndarray, labels: list[str]
                              hovertemplate="%{x} = %{y}: p %{z:.3f}<extra></extra>",
                              colorbar={"title": {"text": "p", "side": "right"}, "thickness": 12, "len": 0.65,
                                        "y": 0.33}), 2, 1)
-    shown = f" (residues {lo + 1}-{hi} of {len(labels)})" if hi - lo < len(labels) else ""
+    shown = f" ({nouns[0]}s {lo + 1}-{hi} of {len(labels)})" if hi - lo < len(labels) else ""
     key = "" if extra is None else f"<br><sup>bars: entropy H (left axis) · line: {extra[0]} (right axis)</sup>"
     _layout(fig, title + shown + key, height)
     fig.update_xaxes(showgrid=False, tickfont={"size": 9}, automargin=True)
-    fig.update_yaxes(autorange="reversed", tickfont={"size": 11}, row=2, col=1, title_text="amino acid",
+    fig.update_yaxes(autorange="reversed", tickfont={"size": 11}, row=2, col=1, title_text=nouns[1],
                      tickvals=list(amino_acids), ticktext=list(amino_acids))
     return add_cdr_marks(fig, cdr_spans(labels), lo=lo, hi=hi, shift=-lo)
 
 
 def decode_strip(tokens: np.ndarray, chosen: np.ndarray, entropy: np.ndarray, errors: np.ndarray,
-                 amino_acids: str, *, color: str = "step", start: int = 0, size: int = WINDOW,
+                 amino_acids: str, *, noun: str = "residue", color: str = "step", start: int = 0, size: int = WINDOW,
                  max_rows: int = MAX_STRIP_ROWS, title: str = "", height: int | None = None,
                  regions: list[tuple[str, int, int]] = ()) -> go.Figure:
     """A decode as a sequence strip: rows are steps (``0..S``), columns positions, letters as text.
@@ -303,9 +304,9 @@ def decode_strip(tokens: np.ndarray, chosen: np.ndarray, entropy: np.ndarray, er
     if first:
         notes.append(f"last {len(rows)} of {steps} steps")
     if hi - lo < length:
-        notes.append(f"residues {lo + 1}-{hi} of {length}")
+        notes.append(f"{noun}s {lo + 1}-{hi} of {length}")
     _layout(fig, title + (f" ({', '.join(notes)})" if notes else ""), height or 150 + 30 * len(rows),
-            xaxis={"title": "residue", "showgrid": False, "zeroline": False},
+            xaxis={"title": noun, "showgrid": False, "zeroline": False},
             # the shown steps and no more (one row, step 0, ran -1..1), whole steps only, the first at the top
             yaxis={"title": "step", "range": [steps - 0.5, first - 0.5], "showgrid": False, "zeroline": False,
                    "ticks": "outside", "ticklen": 6, "tickcolor": "white",  # the step numbers clear of the letters
@@ -327,6 +328,7 @@ def profile_figure(labels: list[str], series: dict[str, np.ndarray], *, selected
 
 
 def select_prob_profile(prob: np.ndarray, before: np.ndarray, chosen: np.ndarray, labels: list[str], *,
+                        noun: str = "residue",
                         threshold: float | None = None, start: int = 0, size: int = WINDOW, title: str = "",
                         height: int = 280) -> go.Figure:
     """The order selector's P(unmask) at one step as bars along the sequence, a window of positions.
@@ -350,8 +352,8 @@ def select_prob_profile(prob: np.ndarray, before: np.ndarray, chosen: np.ndarray
     if threshold is not None:
         shapes.append({"type": "line", "xref": "paper", "x0": 0, "x1": 1, "yref": "y", "y0": threshold,
                        "y1": threshold, "line": {"color": "#555555", "width": 1, "dash": "dash"}})
-    shown = f" (residues {lo + 1}-{hi} of {len(before)})" if hi - lo < len(before) else ""
+    shown = f" ({noun}s {lo + 1}-{hi} of {len(before)})" if hi - lo < len(before) else ""
     _layout(fig, title + shown, height, shapes=shapes, bargap=0.15,
-            xaxis={"title": "residue", "range": [lo + 0.5, hi + 0.5], "showgrid": False, "zeroline": False},
+            xaxis={"title": noun, "range": [lo + 0.5, hi + 0.5], "showgrid": False, "zeroline": False},
             yaxis={"title": "P(unmask)", "range": [0, 1.02]})
     return add_cdr_marks(fig, cdr_spans(labels), lo=lo, hi=hi, shift=1)

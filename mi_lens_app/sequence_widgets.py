@@ -9,7 +9,7 @@ import streamlit as st
 from mi_lens_app import links, support
 from mi_lens_app.domains import Domain, Puzzle
 from mi_lens_app.protein_figures import WINDOW
-from mi_lens_app.sequences import MASK_MODES, Masking
+from mi_lens_app.sequences import MASK_MODES, Masking, reads_fasta
 
 SEQUENCE_SOURCES = ("preset", "paste", "upload")
 BIND = links.BIND
@@ -18,7 +18,10 @@ SIZES = [60, WINDOW, 200]  # the window sizes offered, residues
 
 
 def sequence_picker(domain: Domain) -> Puzzle | None:
-    """Sidebar widgets choosing a protein (preset, pasted sequence or FASTA, upload) and its masking."""
+    """Sidebar widgets choosing a protein (preset, pasted sequence or FASTA, upload) and its masking; for another
+    sequence domain, one of its states (:func:`state_picker`)."""
+    if not reads_fasta(domain):
+        return state_picker(domain)
     side = st.sidebar
     src = side.radio("Sequence from", SEQUENCE_SOURCES, key="psrc", bind=BIND, horizontal=True)
     if src == "preset":
@@ -47,6 +50,50 @@ def sequence_picker(domain: Domain) -> Puzzle | None:
         cdrs = ", ".join(f"{r} {a}-{b}" for r, (a, b) in regions.items() if r.startswith("CDR"))
         side.caption(f"{'Heavy' if domain.annotation(pz.solution or pz.digits)['chain'] == 'H' else 'Light'} chain; "
                      f"Kabat {cdrs}. {getattr(domain, 'credit', '')}.")
+    return pz
+
+
+def state_picker(domain: Domain) -> Puzzle | None:
+    """Sidebar widgets choosing a state of a sequence domain that is not a protein: one of its ``examples``, a
+    pasted state (one character a position) or a line of an uploaded text file, and its masking."""
+    side = st.sidebar
+    position, value = domain.nouns
+    src = side.radio("State from", SEQUENCE_SOURCES, key="psrc", bind=BIND, horizontal=True)
+    found = None
+    if src == "preset" and not domain.examples:
+        side.info(f"No example states ship with {domain.label}; paste one.")
+    elif src == "preset":
+        names = [name for name, _ in domain.examples]
+        name = side.selectbox("Example", names, key="ppreset", bind=BIND)
+        found = domain.examples[names.index(name)][1], name
+    elif src == "paste":
+        bind, too_long = links.text_bind("seq")
+        text = side.text_area(f"State: one character a {position} ({' '.join(domain.alphabet)}); "
+                              f"{domain.mask_char} marks a masked {position}", key="seq", bind=bind, height=110)
+        if too_long:
+            side.warning(too_long, icon=":material/link_off:")
+        if text.strip():
+            found = text, ""
+        else:
+            side.info(f"Paste a state of {len(domain.alphabet)} {value}s and {domain.mask_char} to start.")
+    else:
+        file = side.file_uploader("Text file, one state a line (up to 1 MiB)", type=["txt"], key="pupload",
+                                  max_upload_size=1)
+        states = file and support.attempt_input(support.states_upload, file.name, file.getvalue(), domain.key,
+                                                what="Cannot read the file")
+        if states:
+            row = side.selectbox(f"State ({len(states)} in the file)", range(len(states)), key="pupload_row",
+                                 format_func=lambda i: f"{states[i][0]}: {states[i][1][:24]}")
+            found = states[row][1], f"{file.name} {states[row][0]}"
+        elif file is None:
+            side.info("Upload a text file of states, one a line.")
+    if found is None:
+        return None
+    masking = mask_picker(Masking(), f"the state's own ({domain.mask_char})", position)
+    pz = support.attempt_input(support.state_puzzle, domain, found[0], masking, found[1],
+                               what="This state cannot be used")
+    if pz is not None:
+        side.caption(f"{pz.length} {position}s, {len(pz.blanks)} masked.")
     return pz
 
 
@@ -124,13 +171,14 @@ def window_picker(length: int, key: str = "win", where=None, masked: list[int] =
     return int(start) - 1, int(size)
 
 
-def mask_picker(default: Masking, default_name: str) -> Masking:
-    """Which residues to mask: the default (a preset's, or the input's own), 1-based positions, or a rate."""
+def mask_picker(default: Masking, default_name: str, noun: str = "residue") -> Masking:
+    """Which positions (``noun``s) to mask: the default (a preset's, or the input's own), 1-based positions, or
+    a rate."""
     side = st.sidebar
+    kept = "Any _ or X in the sequence stays masked." if noun == "residue" else "Any masked one stays masked."
     mode = side.radio("Mask", ["default", "positions", "rate"], key="mask_mode", bind=BIND, horizontal=True,
-                      help=f"which residues the model is asked to fill: default is {default_name} masking; "
-                           "positions are 1-based (5-20,33); rate masks that share at random. Any _ or X in the "
-                           "sequence stays masked.")
+                      help=f"which {noun}s the model is asked to fill: default is {default_name} masking; "
+                           f"positions are 1-based (5-20,33); rate masks that share at random. {kept}")
     if mode == "positions":
         spec = side.text_input("Mask positions (1-based, e.g. 5-20,33)", key="mask", bind=BIND)
         return Masking("positions", positions=spec)

@@ -134,6 +134,50 @@ def protein_puzzle(domain: Domain, record: ProteinRecord, masking: Masking, name
     return Puzzle(domain.key, tuple(int(t) for t in tokens), tuple(int(t) for t in native), name or record.name)
 
 
+def reads_fasta(domain: Domain) -> bool:
+    """Whether ``domain`` speaks protein (its values are the 20 amino acids): its input is then a sequence or
+    FASTA, with protein presets; any other sequence domain takes its own states (:func:`state_puzzle`)."""
+    return tuple(domain.alphabet) == tuple(AMINO_ACIDS)
+
+
+def state_puzzle(domain: Domain, text: str, masking: Masking, name: str, limit: int) -> Puzzle:
+    """The state to show for a sequence domain that is not a protein: ``text`` read by the domain's own parser
+    (one character a position, its mask character for masked), with ``masking`` applied on top.
+
+    Raises:
+        ValueError: the domain's message naming a bad character and its position, a state longer than the
+        model's ``limit``, a bad masking, or nothing masked.
+    """
+    native = np.asarray(domain.parse_input(text), dtype=np.int64)
+    if len(native) > limit:
+        raise ValueError(f"{len(native)} positions, longer than the {limit} this model takes")
+    tokens = native.copy()
+    tokens[masking.positions_for(len(tokens))] = domain.mask_id
+    if not (tokens == domain.mask_id).any():
+        raise MaskSpecError(f"no {domain.nouns[0]} is masked; mark some with {domain.mask_char}, or choose mask "
+                            "positions or a mask rate")
+    return Puzzle(domain.key, tuple(int(t) for t in tokens), tuple(int(t) for t in native), name)
+
+
+def read_states_upload(name: str, data: bytes, domain: Domain) -> list[tuple[str, str]]:
+    """``(name, text)`` of each state of an uploaded text file, one a line (``#`` starts a comment line);
+    ValueError naming the file, the line and the domain's complaint."""
+    text = upload_text(name, data, MAX_FASTA_BYTES, ValueError)
+    states = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.strip() and not line.lstrip().startswith("#"):
+            try:
+                domain.parse_input(line)
+            except ValueError as err:
+                raise ValueError(f"{name} line {number}: {err}") from None
+            states.append((f"line {number}", line.strip()))
+        if len(states) > MAX_FASTA_RECORDS:
+            raise ValueError(f"{name}: more than {MAX_FASTA_RECORDS} states; upload fewer")
+    if not states:
+        raise ValueError(f"{name}: no state in the file (one a line)")
+    return states
+
+
 def read_fasta_upload(name: str, data: bytes) -> list[ProteinRecord]:
     """The sequences of an uploaded FASTA (or plain-sequence) file.
 

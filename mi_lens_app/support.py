@@ -382,7 +382,7 @@ def max_residues(domain: Domain) -> int:
     try:
         return int(model(domain).max_len)
     except USER_ERRORS:
-        return protein.MAX_INPUT_LENGTH
+        return domain.length or protein.MAX_INPUT_LENGTH
 
 
 def protein_puzzle(domain: Domain, text: str, masking: sequences.Masking, name: str = "") -> tuple[Puzzle, int, bool]:
@@ -402,6 +402,21 @@ def _protein_puzzle(domain_key: str, text: str, masking: sequences.Masking, name
         domain.read(record.text(), record.name)
     pz = sequences.protein_puzzle(domain, record, masking, name or record.name)
     return pz, count, sequences.looks_like_dna(record)
+
+
+def state_puzzle(domain: Domain, text: str, masking: sequences.Masking, name: str = "") -> Puzzle:
+    """The masked state of ``text`` on a sequence domain that is not a protein (:func:`sequences.state_puzzle`)."""
+    return _state_puzzle(domain.key, text, masking, name, max_residues(domain))
+
+
+@st.cache_data(show_spinner=False, max_entries=512)
+def _state_puzzle(domain_key: str, text: str, masking: sequences.Masking, name: str, limit: int) -> Puzzle:
+    return sequences.state_puzzle(get_domain(domain_key), text, masking, name, limit)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def states_upload(name: str, data: bytes, domain_key: str) -> list:
+    return sequences.read_states_upload(name, data, get_domain(domain_key))
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
@@ -468,10 +483,10 @@ def probe_fallback_note(name: str, domain: Domain) -> str | None:
 
 
 def strategy_plain(name: str, domain: Domain | None = None) -> str:
-    """What strategy ``name`` does, in plain words (its docstring when no plain text is written), in residues
-    and amino acids on a sequence ``domain``."""
+    """What strategy ``name`` does, in plain words (its docstring when no plain text is written), in
+    ``domain``'s own nouns."""
     text = texts.STRATEGY_PLAIN.get(name) or strategy_doc(name)
-    return texts.for_sequences(text) if domain is not None and domain.layout == "sequence" else text
+    return texts.worded(text, domain) if domain is not None else text
 
 
 def strategy_doc(name: str) -> str:

@@ -81,7 +81,7 @@ digit can lower or raise an entropy.
 """
 
 WHATIF_SEQUENCE_PAGE = r"""
-Clamp a masked residue to an amino acid and watch the model update: the marginals $p(X_j \mid X_i = v, C)$ of
+Clamp a masked residue to one amino acid and watch the model update: the marginals $p(X_j \mid X_i = v, C)$ of
 every other residue (the probe's conditional view) and their entropies. The MI of the clamped residue with
 residue $j$ is the *average* entropy drop of $j$ over all amino acids weighted by $p(X_i = v \mid C)$; a single
 amino acid can lower or raise an entropy.
@@ -100,14 +100,14 @@ against mean forward passes per sequence. Down and to the left is better; the da
 """
 
 SEQUENCE_MAPS_PAGE = r"""
-**Proteins.** The state is a sequence with some residues masked; the model fills them. The **heatmap** is
+**Sequences.** The state is a sequence with some residues masked; the model fills them. The **heatmap** is
 the $L \times L$ MI matrix along the sequence (residues named by letter and position, `_17` for a masked
 one; only masked residues carry MI, so given ones stay dark). Long sequences show a window of it. The
-**contact-map view** keeps the strongest pairs at least $|i-j|$ apart, as dots above the diagonal: in a
+**contact-map view** keeps the strongest pairs at least $|i-j|$ apart, as dots above the diagonal⟦: in a
 trained protein model, pairs far apart in sequence that still share MI often sit close in the folded
-structure, as co-evolving contacts do. The **arc graph** draws the strongest pairs as arcs along the
+structure, as co-evolving contacts do⟧. The **arc graph** draws the strongest pairs as arcs along the
 sequence (capped, so long sequences stay responsive). The **strip** shows each masked residue's entropy,
-its MI with the selected residue, and its marginal over the 20 amino acids.
+its MI with the selected residue, and its marginal over every amino acid.
 """
 
 # measured with the mi defaults on the first protein preset, whose 12 masked residues argmax fills with G
@@ -116,10 +116,10 @@ PROTEIN_ARGMAX = ("Temperature 0 takes each residue's likeliest value. The small
                   "in the first preset; temperature 1 samples from its marginals, as the protein benchmarks do.")
 
 SEQUENCE_DECODE_PAGE = r"""
-For a protein, each row of the strip is one forward pass: the residues filled so far, orange squares for
-the ones unmasked together at that step, a red bar under a residue that differs from the native
-sequence. Differing from the native sequence is not an error (many sequences fold alike); the share that
-matches, *native recovery*, is the usual yardstick of protein sequence design. Under `learned`, bars
+Each row of the strip is one forward pass: the residues filled so far, orange squares for the ones
+unmasked together at that step, a red bar under a residue that differs from the native sequence (the one
+given before masking)⟦. Differing from the native sequence is not an error (many sequences fold alike); the share that
+matches, *native recovery*, is the usual yardstick of protein sequence design⟧. Under `learned`, bars
 show its trained order selector's probability of unmasking each masked residue at that step, within a
 budget of T steps. A sequence longer than 60 residues is shown 60 at a time, opening on the masked ones;
 a *Window* of 120 or 200 shows more in smaller letters, and dragging across the strip zooms in
@@ -203,12 +203,24 @@ STRATEGY_PLAIN = {
 }
 
 
-_SEQUENCE_WORDS = {"cells": "residues", "cell": "residue", "digits": "amino acids", "digit": "amino acid"}
+_NOUNS = re.compile(r"\b(cell|residue|digit|amino acid)(s?)\b", re.IGNORECASE)
+_PROTEIN_ONLY = re.compile(r"⟦(.*?)⟧", re.DOTALL)  # a passage true of proteins only (folding, native recovery)
 
 
-def for_sequences(text: str) -> str:
-    """``text`` written for a grid (cells, digits) reworded for a sequence (residues, amino acids)."""
-    return re.sub(r"\b(cells|cell|digits|digit)\b", lambda m: _SEQUENCE_WORDS[m.group(1)], text)
+def worded(text: str, domain) -> str:
+    """``text`` written for a grid (cells, digits) or a protein (residues, amino acids) in ``domain``'s own nouns
+    (``Domain.nouns``: a position, a value); passages marked ⟦...⟧ are kept for a protein only."""
+    protein = tuple(domain.nouns) == ("residue", "amino acid")
+    text = _PROTEIN_ONLY.sub(lambda m: m.group(1) if protein else "", text)
+    if domain.layout == "grid":
+        return text
+    position, value = domain.nouns
+
+    def swap(m: re.Match) -> str:
+        word = (position if m.group(1).lower() in ("cell", "residue") else value) + m.group(2).lower()
+        return word[0].upper() + word[1:] if m.group(1)[0].isupper() else word
+
+    return _NOUNS.sub(swap, text)
 
 
 def app_wording(message: str) -> str:

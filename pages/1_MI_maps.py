@@ -187,17 +187,18 @@ def downloads(domain, pz, m, heat, dep):
 def sequence_maps(domain, pz, m):
     """The protein views: heatmap (windowed) and contact map, arc graph, marginals strip, downloads."""
     c1, c2 = st.columns([3, 1])  # the window's box beside the residue's: a row of its own took 80 px of a projector
-    cell = widgets.cell_picker(domain, pz, blanks_only=True, label="Selected residue (or click the heatmap)",
+    cell = widgets.cell_picker(domain, pz, blanks_only=True, label=f"Selected {domain.nouns[0]} (or click the heatmap)",
                                default=widgets.most_uncertain(m.entropy, pz.blanks), where=c1)
     labels = pz.labels()
     start, size = widgets.window_picker(pz.length, masked=pz.blanks, beside=c2)
     scale = widgets.scale_picker()
     if scale == "percentile" and m.mi.max() < texts.WEAK_MI:  # the small CATH model's maps: noise, ranked
         unsure = float(np.mean(m.entropy[m.masked])) > 0.8 * np.log(domain.n_values) if m.masked.any() else False
-        st.caption(texts.weak_mi(float(m.mi.max()), unsure, "residues"))
+        st.caption(texts.weak_mi(float(m.mi.max()), unsure, f"{domain.nouns[0]}s"))
     left, right = st.columns(2)
     with left:
-        heat = protein_figures.sequence_heatmap(m.mi, labels, start=start, size=size, selected=cell,
+        heat = protein_figures.sequence_heatmap(m.mi, labels, noun=domain.nouns[0], start=start, size=size,
+                                                selected=cell,
                                                 title=f"MI, {m.source}", scale=scale, clickable=m.masked)
         widgets.chart(heat, key="heatmap", on_select=widgets.click_to_pair("heatmap", "cell", pz.blanks),
                       selection_mode="points")
@@ -206,7 +207,8 @@ def sequence_maps(domain, pz, m):
         links.clamp_number("sep", 1, 24, integer=True)
         sep = st.slider("Contact map: pairs at least this far apart (|i−j|)", 1, 24, 4, key="sep",
                         bind=links.bound("sep"))
-        widgets.chart(protein_figures.contact_figure(m.mi, labels, m.masked, min_sep=sep, scale=scale),
+        widgets.chart(protein_figures.contact_figure(m.mi, labels, m.masked, noun=domain.nouns[0], min_sep=sep,
+                                                     scale=scale),
                       key="contacts")
         if not protein_figures.top_pairs(m.mi, m.masked, min_sep=sep, limit=1)[3]:
             st.info(protein_figures.empty_contacts_hint(int(np.sum(m.masked)), sep).replace("<br>", " "),
@@ -214,12 +216,13 @@ def sequence_maps(domain, pz, m):
     links.clamp_number("arcs", 10, protein_figures.MAX_ARCS, integer=True)
     k = st.slider("Arc graph: strongest pairs", 10, protein_figures.MAX_ARCS, 60, step=10, key="arcs",
                   bind=links.bound("arcs"), help=f"at most {protein_figures.MAX_ARCS} arcs are drawn")
-    arcs = protein_figures.arc_figure(pz.text, labels, m.masked, m.mi, cap=k, selected=cell)
+    arcs = protein_figures.arc_figure(pz.text, labels, m.masked, m.mi, noun=domain.nouns[0], cap=k, selected=cell)
     widgets.chart(arcs, key="arcs_graph")
     strip = protein_figures.marginal_strip(m.marginals, m.entropy, labels, m.masked, "".join(domain.alphabet),
-                                           extra=(f"MI with {labels[cell]}", m.mi[cell]), start=start, size=size)
+                                           extra=(f"MI with {labels[cell]}", m.mi[cell]), start=start, size=size,
+                                           title=f"Per-{domain.nouns[0]} entropy and marginals", nouns=domain.nouns)
     widgets.chart(strip, key="strip")
-    st.markdown(texts.SEQUENCE_MAPS_PAGE)
+    st.markdown(texts.worded(texts.SEQUENCE_MAPS_PAGE, domain))
     with st.expander("What MI is"):
         st.markdown(texts.MI)
     cols = st.columns(4)
@@ -237,7 +240,7 @@ def main():
     domain, pz = widgets.domain_and_puzzle(several=True, models=True)
     if pz is None:
         widgets.no_input(domain, "to see its MI map")
-        st.markdown(texts.SEQUENCE_MAPS_PAGE if domain.layout == "sequence" else texts.MAPS_PAGE)
+        st.markdown(texts.worded(texts.SEQUENCE_MAPS_PAGE, domain) if domain.layout == "sequence" else texts.MAPS_PAGE)
         return
     m = support.attempt(support.mi_map, domain.key, pz.text, support.version(domain), what="Cannot compute the MI map")
     if m is None:

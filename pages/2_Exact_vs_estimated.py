@@ -13,7 +13,8 @@ def heatmap(domain, pz, mi, view, **kwargs):
     """An MI-like matrix in the domain's layout: ``view`` is the grid order, or the sequence window."""
     if domain.layout == "sequence":
         start, size = view
-        return protein_figures.sequence_heatmap(mi, pz.labels(), start=start, size=size, **kwargs)
+        return protein_figures.sequence_heatmap(mi, pz.labels(), noun=domain.nouns[0], start=start,
+                                                size=size, **kwargs)
     return figures.mi_heatmap(mi, domain.geometry.box, domain.labels(), order=view, **kwargs)
 
 

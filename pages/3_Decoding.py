@@ -82,12 +82,14 @@ def sequence_frame(domain, pz, trace, step, side, view):
     s = trace.steps[min(step, last)]
     chosen = np.flatnonzero(s.chosen)
     rec = recovery(pz, s)
-    frame_header(trace, s, last, "residues", ("native recovered", "n/a" if np.isnan(rec) else f"{100 * rec:.0f}%"))
+    frame_header(trace, s, last, f"{domain.nouns[0]}s",
+                 ("native recovered", "n/a" if np.isnan(rec) else f"{100 * rec:.0f}%"))
     shown = trace.steps[:min(step, last) + 1]
     start, size = view
     fig = protein_figures.decode_strip(
         np.stack([v.tokens for v in shown]), np.stack([v.chosen for v in shown]), np.stack([v.entropy for v in shown]),
-        np.stack([v.errors for v in shown]), "".join(domain.alphabet), color=st.session_state.get("color") or "step",
+        np.stack([v.errors for v in shown]), "".join(domain.alphabet), noun=domain.nouns[0],
+        color=st.session_state.get("color") or "step",
         start=start, size=size, max_rows=STRIP_ROWS, title=f"{trace.strategy}: step {s.step}",
         regions=protein_figures.cdr_spans(pz.labels()))
     widgets.chart(fig, key=f"frame_{side}")
@@ -95,8 +97,8 @@ def sequence_frame(domain, pz, trace, step, side, view):
         selector_view(domain, pz, trace, s, side, view)
     if len(chosen):
         letters = [domain.alphabet[t - 1] for t in s.tokens[chosen]]
-        table = {"residue": [f"{a}{c + 1}" for a, c in zip(letters, chosen)],
-                 "entropy": np.round(s.entropy[chosen], 4), "p(residue)": np.round(s.confidence[chosen], 3)}
+        table = {domain.nouns[0]: [f"{a}{c + 1}" for a, c in zip(letters, chosen)],
+                 "entropy": np.round(s.entropy[chosen], 4), f"p({domain.nouns[0]})": np.round(s.confidence[chosen], 3)}
         if "select_prob" in s.maps:
             table["P(unmask)"] = np.round(s.maps["select_prob"][chosen], 3)
         table["native"] = s.errors[chosen] == 0
@@ -107,7 +109,8 @@ def sequence_frame(domain, pz, trace, step, side, view):
         else:
             # neutral, not green: matching the native sequence is a yardstick, and 0% is no success
             st.info(f"Filled in {texts.passes(s.passes)}" + ("." if np.isnan(rec) else
-                                                          f"; {100 * rec:.0f}% of the masked residues match the "
+                                                          f"; {100 * rec:.0f}% of the masked {domain.nouns[0]}s "
+                                                          "match the "
                                                           "native sequence."))
 
 
@@ -212,7 +215,7 @@ def selector_view(domain, pz, trace, s, side, view=None):
     """The order selector's P(unmask) at this step, under the frame of a strategy that runs one: a board over
     the grid, or bars along the sequence (in the window ``view``)."""
     prob = s.maps.get("select_prob")
-    noun = "cell" if domain.layout == "grid" else "residue"
+    noun = domain.nouns[0]
     if s.step == 0 or prob is None:
         st.caption(f"The order selector's P(unmask) of each masked {noun} shows from step 1 on.")
         return
@@ -231,7 +234,8 @@ def selector_view(domain, pz, trace, s, side, view=None):
     else:
         start, size = view or (0, pz.length)
         line = mode in ("threshold", "paced")  # the modes that compare P with the threshold
-        fig = protein_figures.select_prob_profile(prob, before, s.chosen, pz.labels(), start=start, size=size,
+        fig = protein_figures.select_prob_profile(prob, before, s.chosen, pz.labels(), noun=domain.nouns[0],
+                                                  start=start, size=size,
                                                   threshold=threshold if line else None, title=title)
         marker = "Dashed line: the threshold; orange bars" if line else "Orange bars"
     widgets.chart(fig, key=f"select_{side}")
@@ -292,7 +296,7 @@ def speed_picker(where) -> float:
 
 
 def legend(domain) -> None:
-    st.markdown(texts.SEQUENCE_LEGEND if domain.layout == "sequence" else texts.DECODE_LEGEND)
+    st.markdown(texts.worded(texts.SEQUENCE_LEGEND, domain) if domain.layout == "sequence" else texts.DECODE_LEGEND)
 
 
 def settings_bar(domain, present: bool):
@@ -322,7 +326,8 @@ def main():
     domain, pz = widgets.domain_and_puzzle(models=True)
     if pz is None:
         widgets.no_input(domain, "to decode it")
-        st.markdown(texts.SEQUENCE_DECODE_PAGE if domain.layout == "sequence" else texts.DECODE_PAGE)
+        st.markdown(texts.worded(texts.SEQUENCE_DECODE_PAGE, domain) if domain.layout == "sequence"
+                    else texts.DECODE_PAGE)
         return
     if present:
         st.html(PRESENT_CSS)
@@ -335,7 +340,8 @@ def main():
     view = None
     if domain.layout == "sequence":
         st.segmented_control("Strip colour", ["step", "entropy"], key="color", bind="query-params", default="step",
-                             help="colour residues by the step that filled them, or by their entropy before each step")
+                             help=f"colour {domain.nouns[0]}s by the step that filled them, or by their entropy before "
+                                  "each step")
         # 60 residues: the strip's letters at 120 were too small to read at 1024 px
         view = widgets.window_picker(pz.length, masked=pz.blanks, size=60)
     playing = bool(st.session_state.get("play", False))
@@ -343,7 +349,8 @@ def main():
     legend(domain)
     views = getattr(support.model(domain), "views", 1)  # a model read in symmetric views
     st.caption("Arrow keys step, Space plays and pauses (click the page first). "
-               + (texts.SEQUENCE_DECODE_PAGE if domain.layout == "sequence" else texts.DECODE_PAGE)
+               + (texts.worded(texts.SEQUENCE_DECODE_PAGE, domain) if domain.layout == "sequence"
+                  else texts.DECODE_PAGE)
                + (f" This model reads each grid in {views} symmetric views, so a pass here runs it {views} times."
                   if views > 1 else ""))
     downloads = st.columns(3)

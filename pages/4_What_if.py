@@ -5,6 +5,7 @@ import numpy as np
 import streamlit as st
 
 from mi_lens_app import figures, links, protein_figures, support, texts, widgets
+from mi_lens_app.domains import get_domain
 
 
 def clamp_metrics(w, blank, cell: int, cell_name: str, clamp: str, blanks_noun: str, unit: str) -> None:
@@ -34,10 +35,11 @@ def sequence_what_if(domain, pz):
         return
     c1, c2 = st.columns(2)
     first = widgets.most_uncertain(start.entropy, pz.blanks)
-    cell = widgets.cell_picker(domain, pz, blanks_only=True, label="Masked residue to clamp", where=c1, default=first)
+    cell = widgets.cell_picker(domain, pz, blanks_only=True, label=f"Masked {domain.nouns[0]} to clamp", where=c1,
+                               default=first)
     letters = list(domain.alphabet)
     likely = int(np.argmax(start.marginals[first])) if first is not None else 0
-    aa = c2.selectbox("Amino acid", letters, index=likely, key="aa", bind="query-params")
+    aa = c2.selectbox(domain.nouns[1].capitalize(), letters, index=likely, key="aa", bind="query-params")
     value = letters.index(aa)
     label = f"{pz.label(cell)} = {aa}"
     if pz.solution is not None and pz.solution[cell] and pz.solution[cell] - 1 != value:
@@ -47,29 +49,30 @@ def sequence_what_if(domain, pz):
     if w is None:
         return
     blank = ~pz.givens
-    clamp_metrics(w, blank, cell, pz.label(cell), label, "masked residues", "residue")
+    clamp_metrics(w, blank, cell, pz.label(cell), label, f"masked {domain.nouns[0]}s", domain.nouns[0])
     labels = pz.labels()
     others = blank.copy()
     others[cell] = False
     delta = np.where(others, w.entropy_after - w.entropy_before, 0.0)
     widgets.chart(protein_figures.profile_figure(
         labels, {"H before": np.where(blank, w.entropy_before, 0.0), "H after": np.where(others, w.entropy_after, 0.0)},
-        selected=cell, title=f"Entropy of every masked residue, before and after {label}", yaxis="nats"), key="entropy")
+        selected=cell, title=f"Entropy of every masked {domain.nouns[0]}, before and after {label}", yaxis="nats"),
+        key="entropy")
     c1, c2 = st.columns([2, 1])
     with c1:
         widgets.chart(protein_figures.profile_figure(
             labels, {"entropy change": delta, f"I({pz.label(cell)} → j)": np.where(others, w.mi_from_cell, 0.0)},
-            selected=cell, title="Entropy change (negative: surer) and the exact MI from this residue",
+            selected=cell, title="Entropy change (negative: surer) and the exact MI from this " + domain.nouns[0],
             yaxis="nats"), key="delta")
     with c2:
-        widgets.chart(figures.bar_figure(letters, {"p(residue | context)": w.marginals_before[cell]},
+        widgets.chart(figures.bar_figure(letters, {f"p({domain.nouns[1]} | context)": w.marginals_before[cell]},
                                          title=f"Marginal of {pz.label(cell)}", yaxis="probability"), key="marginal")
-        st.markdown(texts.WHATIF_SEQUENCE_PAGE)
+        st.markdown(texts.worded(texts.WHATIF_SEQUENCE_PAGE, domain))
     view = widgets.window_picker(pz.length, masked=pz.blanks)
     changed = np.where(others[:, None], w.marginals_after, np.nan)
     widgets.chart(protein_figures.marginal_strip(changed, np.where(others, w.entropy_after, 0.0), labels, others,
                                                  "".join(letters), start=view[0], size=view[1],
-                                                 title=f"Marginals after {label}"), key="after")
+                                                 title=f"Marginals after {label}", nouns=domain.nouns), key="after")
     st.subheader("How the MI map changes")
     mi_change(domain, pz, cell, aa, view, widgets.scale_picker())
 
@@ -132,7 +135,8 @@ def grids(domain, pz, w, cell, digit):
 
 def heatmap(domain, pz, mi, view, **kwargs):
     if domain.layout == "sequence":
-        return protein_figures.sequence_heatmap(mi, pz.labels(), start=view[0], size=view[1], **kwargs)
+        return protein_figures.sequence_heatmap(mi, pz.labels(), noun=get_domain(pz.domain).nouns[0], start=view[0],
+                                                size=view[1], **kwargs)
     return figures.mi_heatmap(mi, domain.geometry.box, domain.labels(), **kwargs)
 
 
@@ -167,7 +171,8 @@ def main():
     domain, pz = widgets.domain_and_puzzle(several=True)
     if pz is None:
         widgets.no_input(domain, "to try a value")
-        st.markdown(texts.WHATIF_SEQUENCE_PAGE if domain.layout == "sequence" else texts.WHATIF_PAGE)
+        st.markdown(texts.worded(texts.WHATIF_SEQUENCE_PAGE, domain) if domain.layout == "sequence"
+                    else texts.WHATIF_PAGE)
         return
     if not pz.blanks:
         st.info("This grid has no blank cell to clamp.")

@@ -3,6 +3,7 @@
 import streamlit as st
 
 from mi_lens_app import texts, widgets
+from mi_lens_app.domains import DOMAINS
 
 widgets.page("About MI Lens", ":material/school:")
 st.markdown(
@@ -31,5 +32,6 @@ st.markdown(
 st.markdown(texts.ITERATIONS_ABOUT)
 st.markdown(texts.PROTEINS)
 st.markdown(texts.ANTIBODIES)
-st.markdown(texts.SEQUENCE_MAPS_PAGE.replace("**Proteins.**", "**The protein views.**", 1))  # one "Proteins." above
+protein_views = texts.worded(texts.SEQUENCE_MAPS_PAGE, DOMAINS["protein"])
+st.markdown(protein_views.replace("**Sequences.**", "**The protein views.**", 1))  # one "Proteins." above
 widgets.link_note()

@@ -369,7 +369,7 @@ def test_what_if_clamps_a_residue(env):
     metrics = {m.label: m.value for m in at.metric}
     assert "p(_20 = W)" in metrics and "Entropy of _20" in metrics
     words = " ".join(m.value for m in at.markdown)
-    assert "Clamp a masked residue to an amino acid" in words and "Clamp a blank cell" not in words
+    assert "Clamp a masked residue to one amino acid" in words and "Clamp a blank cell" not in words
     for prefix in ("Entropy of every masked residue", "Entropy change", "Marginal of _20", "Marginals after _20 = W",
                    "MI before", "MI after", "After − before"):
         find(at, prefix)

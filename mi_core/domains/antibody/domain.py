@@ -77,6 +77,7 @@ class AntibodyDomain(ProteinDomain):
 
 ANTIBODY = AntibodyDomain(
     "antibody", "Antibody (AntiBERTy)", "antibody", tuple(AMINO_ACIDS), names=("antibody",), mask_id=MASK_ID,
+    nouns=("residue", "amino acid"),
     pad_id=PAD_ID, model_env="MI_LENS_ANTIBODY_MODEL", model_default="auto",
     estimator_env="MI_LENS_ANTIBODY_ESTIMATOR", estimator_default="assets/antibody_mi_estimator.safetensors",
     probe_fallback=True, model_loader=load, states=AntibodyStates, metric=RecoveryMetric, bench_inputs=CDRInfill,

@@ -25,6 +25,7 @@ def load_protein(spec: str | Path | None, device) -> tuple[MaskedLM, str]:
 
 PROTEIN = ProteinDomain(
     "protein", "Protein", "protein", tuple(AMINO_ACIDS), names=("protein",), mask_id=MASK_ID, pad_id=PAD_ID,
+    nouns=("residue", "amino acid"),
     model_env="MI_LENS_PROTEIN_MODEL", model_default="auto", model_fallback="assets/protein_mdm.safetensors",
     model_keywords=("auto", "esmc", "mdm"), foreign_weights=True,
     stamp_envs=("MI_LENS_ESMC_WEIGHTS",),

@@ -227,6 +227,7 @@ class GridDomain(Domain):
     layout: ClassVar[str] = "grid"
     require_unique: bool = True
     mask_char: str = "."
+    nouns: tuple[str, str] = ("cell", "digit")
 
     def __post_init__(self):
         object.__setattr__(self, "length", self.geometry.cells)
