@@ -68,8 +68,8 @@ def state_picker(domain: Domain) -> Puzzle | None:
         found = domain.examples[names.index(name)][1], name
     elif src == "paste":
         bind, too_long = links.text_bind("seq")
-        text = side.text_area(f"State: one character a {position} ({' '.join(domain.alphabet)}); "
-                              f"{domain.mask_char} marks a masked {position}", key="seq", bind=bind, height=110)
+        text = side.text_area(f"State, one character a {position}: {' '.join(domain.alphabet)}, or "
+                              f"{domain.mask_char} for a masked one", key="seq", bind=bind, height=110)
         if too_long:
             side.warning(too_long, icon=":material/link_off:")
         if text.strip():
