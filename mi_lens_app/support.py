@@ -482,6 +482,20 @@ def probe_fallback_note(name: str, domain: Domain) -> str | None:
             f"eps={domain.fallback_eps:g} at every step; its passes are counted as + extra.")
 
 
+def own_check(domain: Domain, pz: Puzzle, final, passes: int) -> tuple[bool, str] | None:
+    """Whether ``domain``'s metric calls the decoded ``final`` right, and its other scores as text, for a domain
+    whose metric needs no reference (``needs_solution = False``); None for the others (a grid is checked
+    against its solution, a protein compared with its native sequence)."""
+    if domain.layout == "grid" or domain.metric is None or getattr(domain.metric, "needs_solution", True):
+        return None
+    metric = domain.metric([None], None, domain.mask_id)
+    metric.update(0, np.asarray(pz.digits), np.asarray(final), int(passes))
+    result = metric.compute()
+    others = [f"{key.replace('_', ' ')} {value:g}" for key, value in result.items()
+              if key not in ("n", "accuracy") and "passes" not in key and isinstance(value, (int, float))]
+    return bool(result["accuracy"] == 1.0), ", ".join(others) or f"accuracy {result['accuracy']:g}"
+
+
 def strategy_plain(name: str, domain: Domain | None = None) -> str:
     """What strategy ``name`` does, in plain words (its docstring when no plain text is written), in
     ``domain``'s own nouns."""

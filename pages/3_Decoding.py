@@ -110,8 +110,12 @@ def sequence_frame(domain, pz, trace, step, side, view):
             # neutral, not green: matching the native sequence is a yardstick, and 0% is no success
             st.info(f"Filled in {texts.passes(s.passes)}" + ("." if np.isnan(rec) else
                                                           f"; {100 * rec:.0f}% of the masked {domain.nouns[0]}s "
-                                                          "match the "
-                                                          "native sequence."))
+                                                          "match the native sequence."))
+            verdict = support.own_check(domain, pz, s.tokens, s.passes)
+            if verdict is not None:  # a domain that scores a sequence by its own rules (no reference needed)
+                right, scores = verdict
+                (st.success if right else st.error)(f"The domain's own check: {'right' if right else 'wrong'} "
+                                                    f"({scores}).")
 
 
 def frame_grid(domain, pz, trace, s, present: bool) -> str:

@@ -97,3 +97,29 @@ def test_texts_take_the_domains_nouns(brackets):
         "Fills the surest positions; Bracket by bracket.")
     assert texts.worded("Fills the surest cells.", protein) == "Fills the surest residues."
     assert texts.worded("Fills the surest cells.", grid) == "Fills the surest cells."
+
+
+def test_a_decoded_word_is_judged_by_the_domains_own_check(brackets):
+    at = _page(PAGES[2])
+    at.radio(key="psrc").set_value("paste").run()
+    at.text_area(key="seq").set_value("(__)[__]").run()
+    at.button(key="step_last").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    verdicts = [e.value for e in [*at.success, *at.error] if "own check" in e.value]
+    assert len(verdicts) == 2  # one for each of the two samplers compared
+    assert all(re.fullmatch(r"The domain's own check: (right|wrong) \(well nested [01], givens kept 1\)\.", v)
+               for v in verdicts), verdicts
+
+
+def test_the_own_check_scores_a_word_right_or_wrong(brackets):
+    from mi_lens_app import support
+    from mi_lens_app.domains import Puzzle
+
+    pz = Puzzle("brackets", tuple(brackets.parse_state("(__)[__]")), None)
+    right, scores = support.own_check(brackets, pz, brackets.parse_state("(())[[]]"), 2)
+    assert right and scores == "well nested 1, givens kept 1"
+    right, scores = support.own_check(brackets, pz, brackets.parse_state("(([)[]]]"), 2)
+    assert not right and "well nested 0" in scores
+    from mi_core.domain import get_domain
+
+    assert support.own_check(get_domain("protein"), pz, [], 1) is None  # compared with its native sequence instead
