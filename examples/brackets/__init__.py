@@ -79,7 +79,7 @@ class BracketsTask(SequenceTask):
 
 
 class BracketsOrderTask(SequenceOrderTask):
-    """``train-order brackets``: windows of words (use --lengths 16-16 for whole words)."""
+    """``train-order brackets``: whole words of 16 (the engine's default --lengths: the training words' lengths)."""
 
     domain = "brackets"
     load, save_denoiser = staticmethod(load_brackets_mdm), staticmethod(save_brackets)

@@ -145,13 +145,15 @@ def lacks_mi_source(strategy) -> bool:
 
 
 def default_estimator(model, domain, path=None) -> str | None:
-    """``path`` when given, else the shipped estimator trained on the model's own weights file (None: none)."""
+    """``path`` when given, else the estimator trained on the model's own weights file: the domain's own
+    (``Domain.estimator_path``), else one under assets/ (:func:`~mi_core.mi.estimator.shipped_estimator_for`);
+    None when there is none."""
     if path is not None:
         return str(path)
     if domain.estimator_default is None:
         return None
     try:
-        return str(shipped_estimator_for(model))
+        return str(shipped_estimator_for(model, domain))
     except EstimatorInputError:
         return None
 

@@ -7,8 +7,11 @@ from collections import defaultdict
 
 import numpy as np
 
+PASS_KEYS = ("mean_passes", "passes_min", "passes_median", "passes_max", "mean_extra_passes")  # of pass_stats
+
 
 def pass_stats(passes: list[int], extra: list[int]) -> dict:
+    """The :data:`PASS_KEYS` of each input's passes and its passes a strategy spent on its own (``extra``)."""
     p = np.asarray(passes)
     return {"mean_passes": float(p.mean()), "passes_min": int(p.min()), "passes_median": float(np.median(p)),
             "passes_max": int(p.max()), "mean_extra_passes": float(np.mean(extra))}

@@ -13,11 +13,13 @@ import json
 import shlex
 import sys
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from tqdm import tqdm
 
 from mi_core.bench import decode
+from mi_core.bench.metrics import PASS_KEYS
 from mi_core.bench.report import frontier_text, markdown_table, update_section
 from mi_core.bench.scale import absolute, run_cells, runner, sweep_cell
 from mi_core.decoding import STRATEGIES, make_strategy
@@ -27,6 +29,8 @@ from mi_core.io import atomic_write_json, check_output
 from mi_core.mi.estimator import check_model_match, load_estimator
 from mi_core.options import Device, Force, markdown_option, option
 from mi_core.scale.engine import EngineConfig, engine_from_args
+
+HEADINGS = {"cell_accuracy": "cell acc."}  # a figure's column heading, where not its key with spaces
 
 DEFAULT_GRID = [  # the grid of inputs that name none (``sweep_grid``)
     "sequential", "topk:k=2,4,7", "top_margin:k=2,4,7", "eb:gamma=0.1,0.2,0.5,1",
@@ -105,8 +109,8 @@ class SweepGrid:
     grid: list[str] | None = option(None, 'e.g. "topk:k=2,4,7" or "mi:gamma=0.1,0.3;lam=1,2" (repeatable; replaces '
                                     "the default grid)", many=True, metavar="SPEC")
     samplers: str | None = option(None, "comma-separated: keep only these samplers of the grid")
-    estimator: Path | None = option(None, "MI estimator of the mi rows (default: the shipped one trained on the "
-                                    "model's own weights)")
+    estimator: Path | None = option(None, "MI estimator of the mi rows (default: the one trained on the model's own "
+                                    "weights: the domain's, else one under assets/)")
 
 
 def grid_points(configs: list[tuple[str, dict, bool]], estimator: str | None) -> list[tuple[str, dict, str | None]]:
@@ -159,8 +163,7 @@ def main(args) -> int:
     def say(index: int, res: dict) -> None:  # each cell's figures as it finishes, above the progress bar
         name, params, _ = points[index]
         tqdm.write(f"{inputs.name} {name} {params}: " + ", ".join(
-            f"{k} {res[k]:.4g}" for k in ("accuracy", "recovery", "jsd_dipeptide", "mean_passes") if k in res),
-            file=sys.stderr)
+            f"{k} {res[k]:.4g}" for k in (*metric_figures([res]), "mean_passes") if k in res), file=sys.stderr)
 
     cells = run_cells([(sweep_cell, inputs.templates, inputs.metric, run, *point) for point in points], args, engine,
                       None if engine.engine == "ray" else runner(model, device), done=say)
@@ -172,20 +175,29 @@ def main(args) -> int:
         rows = merge_rows(old_rows, rows)
     atomic_write_json(args.json, rows)
     if args.markdown is not None and str(args.markdown) != "-":
-        section = getattr(inputs_cls, "sweep_section", puzzle_section)
+        section = getattr(inputs_cls, "sweep_section", None) or partial(puzzle_section, figures=metric_figures(cells))
         section(rows, inputs.name, device, precision, cmd, args.markdown)
     return 0
 
 
-def puzzle_section(rows: list[dict], set_name: str, device, precision: str, cmd: str, markdown: Path) -> None:
+def metric_figures(results: list[dict]) -> list[str]:
+    """The figures the domain's metric reports in ``results``, in its order: the keys of float values (counts are
+    ints, per-item and grouped results lists and dicts), less the pass counts (:data:`PASS_KEYS`) and ``seconds``."""
+    return list(dict.fromkeys(k for r in results for k, v in r.items()
+                              if isinstance(v, float) and k not in (*PASS_KEYS, "seconds")))
+
+
+def puzzle_section(rows: list[dict], set_name: str, device, precision: str, cmd: str, markdown: Path,
+                   figures: list[str] = ("accuracy", "cell_accuracy")) -> None:
+    """The sweep's table: a column per figure of the metric (:func:`metric_figures`) between ``n`` and the passes."""
     views = [("views", "views (a pass costs this many)")] if any(r.get("views", 1) > 1 for r in rows) else []
     table = markdown_table(rows, [("sampler", "sampler"), ("params", "params"), *views, ("n", "n"),
-                                  ("accuracy", "accuracy"), ("cell_accuracy", "cell acc."), ("mean_passes", "mean passes"),
-                                  ("seconds", "seconds")])
+                                  *((k, HEADINGS.get(k, k.replace("_", " "))) for k in figures),
+                                  ("mean_passes", "mean passes"), ("seconds", "seconds")])
+    frontier = f"\n\nFrontier (accuracy vs passes): {frontier_text(rows)}" if "accuracy" in figures else ""
     update_section(f"sweep-{set_name}", f"### Sweep: {set_name} (n={n_text(rows)}, device {device.type}, {precision} "
                    "forward passes; seconds after an untimed warm-up decode, each batch read back before the clock "
-                   f"stops)\n\n{commands_text(rows, cmd)}{table}\n\nFrontier (accuracy vs passes): {frontier_text(rows)}\n",
-                   markdown)
+                   f"stops)\n\n{commands_text(rows, cmd)}{table}{frontier}\n", markdown)
 
 
 def n_text(rows: list[dict]) -> str:

@@ -1,6 +1,7 @@
 """``python -m mi_core bench DOMAIN --sampler NAME [--set key=value ...] --json OUT [inputs]``: decode the
 domain's benchmark inputs with one sampler and score them with its metric (``bench DOMAIN -h`` for its
-options). A sampler that reads MI and is given no estimator reads the shipped one trained on the model.
+options). A sampler that reads MI and is given no estimator (``--set estimator=PATH``) reads the one trained on
+the model: the domain's own (its environment variable's file, else its default), else one under assets/.
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
 One forward pass of the domain's model plus the estimator head. The JSON has ``probe``'s keys and layout
 for ``mi`` (N x N), ``entropy``, ``marginals``, ``passes`` and ``seconds`` (the median of 5 timed runs after
 a warm-up). ``--model auto`` (the default for sequence domains) is the model the estimator was trained on
-when that file exists, else the domain's own ``auto``; the estimator's hidden size is checked against it.
+when that file exists, else the domain's own ``auto``, else its default model; the estimator's hidden size
+and the weights it was trained on are checked against it.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import torch
 
-from mi_core.commands.probe import GridState, counted, load_state, strongest_pair
+from mi_core.commands.probe import GridState, counted, load_state, plural, strongest_pair
 from mi_core.device import pick_device
 from mi_core.domain import Domain, get_domain
 from mi_core.io import atomic_write_json, check_output, display_path
@@ -42,12 +43,15 @@ def options(domain: Domain) -> list:
     return [GridState if domain.layout == "grid" else SequenceInput, EstimatorFile, JsonOut, Device, Force]
 
 
-def model_spec(choice: str, estimator_path: str) -> str:
-    """``--model``, with ``auto`` read as the model the estimator was trained on when that file is here."""
+def model_spec(choice: str, estimator_path: str, domain: Domain) -> str | None:
+    """``--model``, with ``auto`` read as the model the estimator was trained on when that file is here, else as
+    the domain's ``auto`` where its loader takes one, else as the domain's default model."""
     if choice != "auto":
         return choice
     trained_on = load_meta(estimator_path).get("mdm")
-    return trained_on if trained_on and Path(trained_on).is_file() else "auto"
+    if trained_on and Path(trained_on).is_file():
+        return trained_on
+    return "auto" if "auto" in (*domain.model_keywords, domain.model_default) else None  # None: the default
 
 
 def load(domain: Domain, text: str, model_choice: str, estimator_path: str, device: torch.device,
@@ -57,12 +61,13 @@ def load(domain: Domain, text: str, model_choice: str, estimator_path: str, devi
     to the shipped estimator trained on the model when ``--model`` names another."""
     domain.parse_input(text)  # bad input is named before any file loads
     estimator = load_estimator(estimator_path, device)
-    spec = model_spec(model_choice, estimator_path)
-    model, _, tokens = load_state(domain, text, spec, device, verb="estimate")
+    spec = model_spec(model_choice, estimator_path, domain)
+    model, description, tokens = load_state(domain, text, spec, device, verb="estimate")
     if not named and trained_on_mismatch(model, estimator_path):
-        estimator_path = str(shipped_estimator_for(model))
+        estimator_path = str(shipped_estimator_for(model, domain))
         estimator = load_estimator(estimator_path, device)
-    check_model_match(model, estimator, f"the model {spec}", f"the estimator {estimator_path}")
+    check_model_match(model, estimator, description if spec is None else f"the model {spec}",
+                      f"the estimator {estimator_path}")
     problem = trained_on_mismatch(model, estimator_path)  # another model of its width fits every shape, and misleads
     if problem:
         raise ValueError(f"--estimator {estimator_path} {problem}: give --model with the model it was trained on, "
@@ -79,10 +84,11 @@ def timed_estimate(model, estimator, tokens: torch.Tensor) -> Estimate:
     return est
 
 
-def report(est: Estimate, first: int = 0, unit: str = "positions") -> None:
-    mi = est.mi[0]
-    print(f"estimated MI of {counted(int(est.masked.sum()), 'masked ' + unit)} in {1e3 * est.seconds:.1f} ms (1 pass)")
-    print(strongest_pair(mi, first, unit))
+def report(est: Estimate, domain: Domain) -> None:
+    """The terminal's lines: what was estimated, how fast, and the strongest pair named as ``probe`` names it."""
+    masked = counted(int(est.masked.sum()), "masked " + plural(domain))
+    print(f"estimated MI of {masked} in {1e3 * est.seconds:.1f} ms (1 pass)")
+    print(strongest_pair(est.mi[0], domain))
 
 
 def main(args) -> int:
@@ -102,6 +108,5 @@ def main(args) -> int:
                    "entropy": est.entropy[0].tolist(), "marginals": est.marginals[0].tolist(), "passes": 1,
                    "seconds": est.seconds}
         atomic_write_json(args.json, payload, indent=None)
-    first, unit = (0, "positions") if domain.layout == "grid" else (1, "residues")
-    report(est, first=first, unit=unit)
+    report(est, domain)
     return 0

@@ -80,11 +80,12 @@ def run_probe(model, tokens: torch.Tensor, args) -> ProbeResult:
         return probe(model, tokens, eps=args.eps, max_batch=args.max_batch, progress=update, autocast=args.bf16)
 
 
-def summary(result: ProbeResult, first: int = 0, unit: str = "positions") -> str:
-    """A few lines for the terminal: cost, strongest pair (numbered from ``first``), diagnostics."""
+def summary(result: ProbeResult, domain: Domain) -> str:
+    """A few lines for the terminal: cost, strongest pair (:func:`strongest_pair`), diagnostics."""
     return "\n".join([
-        f"probed {counted(int(result.probed.sum()), 'masked ' + unit)}: {result.passes} passes in {result.seconds:.2f} s",
-        strongest_pair(result.mi, first, unit),
+        f"probed {counted(int(result.probed.sum()), 'masked ' + plural(domain))}: {result.passes} passes in "
+        f"{result.seconds:.2f} s",
+        strongest_pair(result.mi, domain),
         f"max asymmetry |I(i->j) - I(j->i)| {float(result.asymmetry.max()):.3g}; "
         f"max gap to the paper form {float(result.form_gap.max()):.3g}",
         f"eps {result.eps:g}: error bound {float(result.error_bound.max()):.3g} nats"])
@@ -95,12 +96,19 @@ def counted(n: int, noun: str) -> str:
     return f"{n} {noun[:-1] if n == 1 else noun}"
 
 
-def strongest_pair(mi: torch.Tensor, first: int, unit: str) -> str:
-    """The line naming the largest MI of ``mi`` ``(N, N)`` and its pair (numbered from ``first``)."""
+def plural(domain: Domain) -> str:
+    """What the domain calls its positions (``Domain.nouns``), plural: ``"positions"``, ``"cells"``, ``"residues"``."""
+    return domain.nouns[0] + "s"
+
+
+def strongest_pair(mi: torch.Tensor, domain: Domain) -> str:
+    """The line naming the largest MI of ``mi`` ``(N, N)`` and its pair, each by ``Domain.cell_label`` (what
+    every command and the app call a position: 1-based, or ``r1c2`` on a grid)."""
     if not bool((mi > 0).any()):  # one masked position, or none that depend: argmax would name a cell twice
-        return f"every MI is 0: no two masked {unit} depend on each other"
+        return f"every MI is 0: no two masked {plural(domain)} depend on each other"
     i, j = divmod(int(mi.argmax()), mi.shape[0])
-    return f"largest MI {float(mi[i, j]):.4g} nats between {unit} {i + first} and {j + first}"
+    return (f"largest MI {float(mi[i, j]):.4g} nats between {plural(domain)} {domain.cell_label(i)} and "
+            f"{domain.cell_label(j)}")
 
 
 def main(args) -> int:
@@ -117,5 +125,5 @@ def main(args) -> int:
                    "model": None if args.model is None else display_path(args.model), "eps": args.eps,
                    **result.to_json_dict()}
         atomic_write_json(args.json, payload, indent=None)
-    print(summary(result))
+    print(summary(result, domain))
     return 0

@@ -19,7 +19,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from mi_core.io import file_sha256
+from mi_core.domain import DOMAINS, Domain
+from mi_core.io import ROOT, file_sha256
 from mi_core.mi.entropy import entropy_from_logits
 from mi_core.models.base import load_checked, load_meta, save_model, trained_on_mismatch, trained_shas
 from mi_core.options import option
@@ -243,16 +244,26 @@ def save_estimator(estimator: MIEstimator, path: str | Path, extra: dict | None 
 
 
 SHIPPED = "shipped"  # estimator=shipped: the shipped estimator trained on the model's own weights file
+ASSETS = ROOT / "assets"
 
 
-def shipped_estimator_for(model) -> Path:
-    """The ``assets/*mi_estimator*.safetensors`` whose JSON records the sha256 of the model's weights file
+def estimator_candidates(model, domain: Domain | None = None) -> list[Path]:
+    """The estimator files :func:`shipped_estimator_for` reads, in order: the domain's own
+    (:meth:`Domain.estimator_path`: its variable's file, else its default; ``domain`` None: the registered domain
+    the model was loaded for), then ``assets/*mi_estimator*.safetensors``; only those that exist."""
+    domain = domain if domain is not None else DOMAINS.get(getattr(model, "domain", None))
+    own = domain.estimator_path() if domain is not None else None
+    return [p for p in (own, *sorted(ASSETS.glob("*mi_estimator*.safetensors"))) if p is not None and p.is_file()]
+
+
+def shipped_estimator_for(model, domain: Domain | None = None) -> Path:
+    """The first of :func:`estimator_candidates` whose JSON records the sha256 of the model's weights file
     (EstimatorInputError when there is none)."""
     path = getattr(model, "weights_path", None)
     if path is None or not Path(path).is_file():
         raise EstimatorInputError("this model was not loaded from a weights file: give estimator=PATH")
     sha = file_sha256(path)
-    for candidate in sorted((Path(__file__).resolve().parents[2] / "assets").glob("*mi_estimator*.safetensors")):
+    for candidate in estimator_candidates(model, domain):
         if sha in trained_shas(load_meta(candidate)):
             return candidate
     raise EstimatorInputError(f"no shipped MI estimator was trained on {path}: give estimator=PATH "

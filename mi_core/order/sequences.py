@@ -1,6 +1,8 @@
 """``train-order`` for sequence domains: unconditional generation from all-mask windows of real sequences.
 
-Each batch has one length L ~ U(``--lengths``), with x_0 a window of that length from a training sequence.
+Each batch has one length L ~ U(``--lengths``), with x_0 a window of that length from a training sequence
+(``--lengths`` unset: from the shortest training sequence to the longest, at most the model's length; a domain
+gives its own default by redefining the field, ``lengths: str = redefault(WindowOptions, "lengths", "50-100")``).
 Validation: the teacher-forced log-likelihood per position of held-out windows under the selector's own
 schedule (:func:`mi_core.order.elbo.schedule_loglik`), against that under ``top_margin`` with ``steps=T``.
 """
@@ -33,7 +35,9 @@ def window_draw(records: list, lo: int, hi: int, mask_id: int = 0):
     seqs = [s for s in map(tokens_of, records) if len(s) >= lo and not (s == mask_id).any()]
     lens = np.array([len(s) for s in seqs])
     if not len(seqs) or lens.max() < hi:
-        raise ValueError(f"no training sequence has {hi} positions; lower the upper length")
+        longest = max((len(s) for s in map(tokens_of, records)), default=0)
+        raise ValueError(f"--lengths {lo}-{hi}: no training sequence has {hi} positions (the longest has {longest}); "
+                         f"give --lengths LO-HI with HI at most {longest}")
 
     def draw(rng: np.random.Generator, batch: int):
         n = int(rng.integers(lo, hi + 1))
@@ -54,7 +58,8 @@ def validation_windows(records: list, per_length: int, lengths: tuple[int, ...],
     for n in lengths:
         rows = [s[:n] for s in map(tokens_of, records) if len(s) >= n and not (s == mask_id).any()]
         if len(rows) < per_length:
-            raise ValueError(f"only {len(rows)} validation sequences reach {n} residues, need {per_length}")
+            raise ValueError(f"only {len(rows)} validation sequences reach {n} positions, need {per_length}: give "
+                             "shorter --lengths LO-HI or fewer --eval-per-length")
         groups.append(torch.from_numpy(np.stack(rows[:per_length]).astype(np.int64) - 1))
     return groups
 
@@ -76,15 +81,26 @@ def window_score(model, groups: list[torch.Tensor], bf16: bool):
     return score
 
 
+def default_lengths(records: list, max_len: int) -> tuple[int, int]:
+    """``(shortest, longest)`` of the training sequences, both at most ``max_len``."""
+    lens = [len(tokens_of(r)) for r in records]
+    if not lens:
+        raise ValueError("no training sequences to draw windows from")
+    hi = min(max(lens), max_len)
+    return min(min(lens), hi), hi
+
+
 @dataclass
 class WindowOptions:
-    lengths: str = option("50-100", "LO-HI: window lengths drawn per batch")
+    lengths: str | None = option(None, "N or LO-HI: window lengths drawn per batch (unset: the training sequences' "
+                                 "shortest to longest, at most the model's length)")
     eval_per_length: int = option(16, "validation windows per length (4 lengths)", range=(1, 10_000_000))
 
 
 class SequenceOrderTask(OrderTask):
     """``Domain.order_task`` of a sequence domain: a subclass gives :meth:`splits`, ``load`` and
-    ``save_denoiser``."""
+    ``save_denoiser``, and may give ``options`` (a :class:`WindowOptions` subclass: more flags, or another
+    default ``--lengths``)."""
 
     options: type = WindowOptions
 
@@ -93,8 +109,9 @@ class SequenceOrderTask(OrderTask):
         raise NotImplementedError
 
     def data(self, args, cfg: OrderTrainConfig, model) -> tuple:
-        lengths = parse_lengths(args.lengths)
+        given = None if args.lengths is None else parse_lengths(args.lengths)  # a bad value fails before the data load
         train, val, info = self.splits(args)
+        lengths = given or default_lengths(train, model.max_len)
         draw = window_draw(train, *lengths, mask_id=model.mask_id)
         groups = validation_windows(val, args.eval_per_length, val_lengths(*lengths), mask_id=model.mask_id)
         header = (f"{len(train)} training sequences, {sum(len(g) for g in groups)} validation windows "

@@ -33,7 +33,8 @@ class SequenceTrainConfig:
     warmup: int = option(200, "steps of linear warm-up", range=(0, 1_000_000_000))
     weight_decay: float = option(0.01, "AdamW weight decay", range=(0, 10))
     clip: float = option(1.0, "gradient-norm clip (0: none)", range=(0, 1e6))
-    min_len: int = option(30, "shortest training sequence", range=(1, 100_000))
+    min_len: int = option(1, "leave out training sequences shorter than this (validation keeps them)",
+                          range=(1, 100_000))
     eval_every: int = option(500, "steps between validations", range=(1, 1_000_000_000))
     eval_sequences: int = option(400, "validation sequences", range=(1, 10_000_000))
     log_every: int = option(500, "steps between log lines", range=(1, 1_000_000_000))
@@ -125,7 +126,8 @@ def evaluate(model: SequenceMDM, seqs: list[np.ndarray], device: torch.device, s
 
 class SequenceTask:
     """A sequence domain's task for :func:`mi_core.train.mdm.train`: a subclass sets ``name``, ``model_cls``,
-    ``save`` and ``options``, gives :meth:`read_data` and may give :meth:`fingerprint` (checked on resume)."""
+    ``save`` and ``options``, gives :meth:`read_data` and may give :meth:`fingerprint` (checked on resume) and
+    ``train_config`` (a :class:`SequenceTrainConfig` subclass, e.g. another default ``--min-len``)."""
 
     name: str
     model_cls: type[SequenceMDM]
@@ -139,6 +141,7 @@ class SequenceTask:
         self.rng = np.random.default_rng(distributed.rank_seed(cfg.seed))
         self.gen = torch.Generator().manual_seed(distributed.rank_seed(cfg.seed))
         train, val, self.data = self.read_data(args, cfg, log)
+        train = self.long_enough(train, log)
         self.val = val[: cfg.eval_sequences]
         self.batches = Batches(train, cfg.batch, model_cfg.max_len, self.model_cls.pad_id, self.rng)
         self.residues = 0
@@ -146,6 +149,18 @@ class SequenceTask:
     def read_data(self, args: dict, cfg: SequenceTrainConfig, log) -> tuple[list, list, dict]:
         """``(training sequences, validation sequences, what the run records about them)``."""
         raise NotImplementedError
+
+    def long_enough(self, train: list, log) -> list:
+        """The training sequences of ``--min-len`` or more positions (ValueError when none is)."""
+        kept = [s for s in train if len(s) >= self.cfg.min_len]
+        if not kept:
+            longest = max(map(len, train), default=0)
+            raise ValueError(f"--min-len {self.cfg.min_len}: no training sequence is that long (the longest has "
+                             f"{longest} positions)")
+        if len(kept) < len(train):
+            log(f"{len(train) - len(kept)} training sequences shorter than --min-len {self.cfg.min_len} left out")
+            self.data = {**self.data, "shorter_than_min_len": len(train) - len(kept)}
+        return kept
 
     def fingerprint(self) -> str:
         return ""

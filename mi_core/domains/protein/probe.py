@@ -107,5 +107,5 @@ def probe_and_report(args, domain: Domain, model, device, description: str, name
                    "masked_residues": [int(i) + 1 for i in np.flatnonzero(tokens == domain.mask_id)], **tail,
                    "seed": args.seed, "mask_rate": args.mask_rate, "device": str(device), **result.to_json_dict()}
         atomic_write_json(args.json, payload, indent=None)
-    print(f"model: {description}\n{name}: {len(tokens)} residues\n" + summary(result, first=1, unit="residues"))
+    print(f"model: {description}\n{name}: {len(tokens)} residues\n" + summary(result, domain))
     return 0

@@ -12,7 +12,7 @@ from pathlib import Path
 from mi_core.domains.protein import read_fasta, split_records
 from mi_core.domains.protein.mdm import ProteinMDM, load_protein_mdm, save_protein_mdm
 from mi_core.io import file_sha256
-from mi_core.options import option
+from mi_core.options import option, redefault
 from mi_core.order.sequences import SequenceOrderTask, WindowOptions
 from mi_core.train.sequences import SequenceTask, SequenceTrainConfig
 
@@ -23,8 +23,14 @@ class FastaOption:
                          required=True)
 
 
+@dataclass(frozen=True)
+class ProteinTrainConfig(SequenceTrainConfig):
+    min_len: int = redefault(SequenceTrainConfig, "min_len", 30)
+
+
 class ProteinTask(SequenceTask):
     name, model_cls, options = "protein_mdm", ProteinMDM, FastaOption
+    train_config = ProteinTrainConfig
     save = staticmethod(save_protein_mdm)
 
     def read_data(self, args: dict, cfg: SequenceTrainConfig, log) -> tuple[list, list, dict]:
@@ -44,6 +50,7 @@ class ProteinTask(SequenceTask):
 
 @dataclass
 class OrderData(WindowOptions):
+    lengths: str = redefault(WindowOptions, "lengths", "50-100")
     fasta: Path = option(Path("../shared/data/protein/cath-dataset-nonredundant-S40.fa"), "FASTA read with the "
                          "strict rule; training windows from its train split, validation from val")
 

@@ -1,0 +1,231 @@
+"""The engine with an out-of-tree domain: the Dyck-2 brackets plugin of ``examples/brackets`` (its own model,
+estimator and metric, words of 8-16 positions) through the command line, in this process. Each test fails
+where the engine assumed a protein or Sudoku domain: the estimator bench / sweep / bench-order read, the order
+task's lengths, ``--min-len``, how probe and estimate name a pair, and sweep's columns."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import re
+import shutil
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from mi_core import cli
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+WORDS = "([__)]__\n(([]))__[]\n(__)[__]()\n[[__]]__\n"  # one state a line; the metric needs no solutions
+
+
+@pytest.fixture(scope="module")
+def brackets():
+    from mi_core.domain import DOMAINS, register, unregister
+
+    sys.path.insert(0, str(EXAMPLES))
+    module = importlib.import_module("brackets")  # registers the domain on its first import
+    if "brackets" not in DOMAINS:  # imported and unregistered earlier in this process
+        register(module.BRACKETS)
+    yield module.BRACKETS
+    unregister("brackets")
+    sys.path.remove(str(EXAMPLES))
+
+
+@pytest.fixture
+def words(tmp_path):
+    path = tmp_path / "words.txt"
+    path.write_text(WORDS)
+    return path
+
+
+def shipped_estimator(domain) -> Path:
+    return Path(domain.estimator_default)
+
+
+def copy_estimator(domain, folder: Path, **meta) -> Path:
+    """The shipped estimator copied into ``folder``, its JSON updated with ``meta``."""
+    src = shipped_estimator(domain)
+    dst = folder / "copy_mi_estimator.safetensors"
+    shutil.copy(src, dst)
+    record = json.loads(src.with_suffix(".json").read_text()) | meta
+    dst.with_suffix(".json").write_text(json.dumps(record))
+    return dst
+
+
+# -- 1. bench, sweep and bench-order read the domain's own estimator -------------------------------------------------
+def test_bench_mi_reads_the_domains_estimator(brackets, words, tmp_path, capsys):
+    out = tmp_path / "bench.json"
+    assert cli.main(["bench", "brackets", "--puzzles", str(words), "--sampler", "mi", "--json", str(out),
+                     "--threads", "1"]) == 0, capsys.readouterr().err
+    result = json.loads(out.read_text())
+    assert result["n"] == 4 and result["sampler"] == "mi" and {"well_nested", "givens_kept"} <= set(result)
+
+
+def test_default_estimator_is_the_domains_checked_on_the_model(brackets, tmp_path, monkeypatch):
+    from mi_core.bench.decode import default_estimator
+    from mi_core.models.loading import load_model
+
+    model = load_model(domain=brackets)
+    assert Path(default_estimator(model, brackets)) == shipped_estimator(brackets)
+    assert default_estimator(model, brackets, "given.safetensors") == "given.safetensors"  # --estimator first
+    copy = copy_estimator(brackets, tmp_path)
+    monkeypatch.setenv("MI_LENS_BRACKETS_ESTIMATOR", str(copy))  # the variable before the default
+    assert Path(default_estimator(model, brackets)) == copy
+    copy_estimator(brackets, tmp_path, mdm_sha256="0" * 64)  # trained on other weights: not taken
+    assert default_estimator(model, brackets) is None
+
+
+def test_bench_keeps_set_estimator_first(brackets, words, tmp_path, capsys):
+    missing = tmp_path / "none.safetensors"
+    assert cli.main(["bench", "brackets", "--puzzles", str(words), "--sampler", "mi", "--set",
+                     f"estimator={missing}", "--threads", "1"]) == 2
+    assert str(missing) in capsys.readouterr().err
+
+
+def test_bench_names_a_missing_estimator_when_the_domains_fits_no_model(brackets, words, tmp_path, monkeypatch,
+                                                                         capsys):
+    monkeypatch.setenv("MI_LENS_BRACKETS_ESTIMATOR", str(copy_estimator(brackets, tmp_path, mdm_sha256="0" * 64)))
+    assert cli.main(["bench", "brackets", "--puzzles", str(words), "--sampler", "mi", "--threads", "1"]) == 2
+    assert "needs an MI estimator" in capsys.readouterr().err
+
+
+def test_bench_order_runs_mi_rows_with_the_domains_estimator(brackets, words, tmp_path):
+    from mi_core.decoding.selector import make_order_nets, save_order_net
+
+    selector = tmp_path / "sel.safetensors"
+    save_order_net(make_order_nets(64)[1], selector)
+    out = tmp_path / "order.json"
+    assert cli.main(["bench-order", "brackets", "--puzzles", str(words), "--selector", str(selector), "--budgets",
+                     "2", "--gammas", "1", "--json", str(out), "--threads", "1"]) == 0
+    assert {r["sampler"] for r in json.loads(out.read_text())} >= {"learned", "eb", "mi", "sequential"}
+
+
+# -- 1 and 5. sweep: the mi rows, and columns of the metric's own figures ---------------------------------------------
+def test_sweep_runs_the_mi_rows(brackets, words, tmp_path):
+    out = tmp_path / "sweep.json"
+    assert cli.main(["sweep", "brackets", "--puzzles", str(words), "--grid", "sequential", "--grid", "mi:gamma=1",
+                     "--json", str(out), "--threads", "1"]) == 0
+    assert [r["sampler"] for r in json.loads(out.read_text())] == ["sequential", "mi"]
+
+
+def test_sweep_tabulates_the_metrics_figures(brackets, words, tmp_path, capsys):
+    out, md = tmp_path / "sweep.json", tmp_path / "BENCH.md"
+    assert cli.main(["sweep", "brackets", "--puzzles", str(words), "--grid", "sequential", "--grid", "topk:k=2",
+                     "--json", str(out), "--markdown", str(md), "--threads", "1"]) == 0
+    text = md.read_text()
+    assert "| sampler | params | n | accuracy | well nested | givens kept | mean passes | seconds |" in text
+    assert "cell acc." not in text and "Frontier (accuracy vs passes)" in text
+    progress = [line for line in capsys.readouterr().err.splitlines() if line.startswith("words topk")]
+    assert progress and re.search(r"accuracy \S+, well_nested \S+, givens_kept \S+, mean_passes", progress[0])
+
+
+def test_sweep_table_of_a_solved_metric_keeps_its_columns(tmp_path):
+    from mi_core.bench.metrics import SolvedMetric
+    from mi_core.bench.sweep import metric_figures, puzzle_section
+
+    metric = SolvedMetric([np.array([1, 2]), np.array([2, 1])], ["easy", "hard"])
+    for i, final in enumerate([np.array([1, 2]), np.array([1, 2])]):
+        metric.update(i, np.array([0, 0]), final, 2)
+    res = metric.compute() | {"seconds": 0.5}
+    assert metric_figures([res]) == ["accuracy", "cell_accuracy"]
+    md = tmp_path / "B.md"
+    rows = [{"sampler": "sequential", "params": {}, **res}]
+    puzzle_section(rows, "set", torch.device("cpu"), "fp32", "cmd", md, figures=metric_figures([res]))
+    assert "| sampler | params | n | accuracy | cell acc. | mean passes | seconds |" in md.read_text()
+
+
+# -- 2. the order task's lengths ---------------------------------------------------------------------------------------
+ORDER_RUN = ["--steps-budget", "2", "--updates", "2", "--batch", "2", "--samples", "2", "--eval-every", "2",
+             "--eval-per-length", "4", "--no-bf16", "--threads", "1"]
+
+
+def test_train_order_default_lengths_fit_short_words(brackets, tmp_path):
+    out = tmp_path / "sel.safetensors"
+    assert cli.main(["train-order", "brackets", "--out", str(out), *ORDER_RUN]) == 0
+    assert out.is_file()
+
+
+def test_train_order_says_which_lengths_to_give(brackets, tmp_path, capsys):
+    assert cli.main(["train-order", "brackets", "--out", str(tmp_path / "s.safetensors"), "--lengths", "8-40",
+                     *ORDER_RUN]) == 2
+    assert "give --lengths LO-HI with HI at most 16" in capsys.readouterr().err
+
+
+def test_a_domain_redefines_the_default_lengths():
+    from mi_core.domain import get_domain
+
+    protein = get_domain("protein").order_task.options
+    assert protein.__dataclass_fields__["lengths"].default == "50-100"  # the protein task's own default
+
+
+# -- 3. --min-len acts for every sequence domain -----------------------------------------------------------------------
+TRAIN_RUN = ["--steps", "2", "--batch", "8", "--eval-every", "2", "--log-every", "2", "--eval-sequences", "10",
+             "--d-model", "16", "--n-layers", "1", "--n-heads", "2", "--d-ff", "32", "--train-words", "300",
+             "--val-words", "20", "--warmup", "1", "--no-bf16", "--threads", "1"]
+
+
+def test_train_min_len_leaves_out_short_sequences(brackets, tmp_path, capsys):
+    out = tmp_path / "m.safetensors"
+    assert cli.main(["train", "brackets", "--out", str(out), "--min-len", "14", *TRAIN_RUN]) == 0
+    data = json.loads(out.with_suffix(".json").read_text())["data"]
+    assert 0 < data["shorter_than_min_len"] < 300
+    assert "shorter than --min-len 14 left out" in capsys.readouterr().out
+
+
+def test_train_min_len_default_keeps_every_sequence(brackets, tmp_path):
+    from mi_core.domain import get_domain
+
+    out = tmp_path / "m.safetensors"
+    assert cli.main(["train", "brackets", "--out", str(out), *TRAIN_RUN]) == 0
+    meta = json.loads(out.with_suffix(".json").read_text())
+    assert meta["train"]["min_len"] == 1 and "shorter_than_min_len" not in meta["data"]
+    assert get_domain("protein").trainer.train_config().min_len == 30  # the protein task's own default
+
+
+# -- 4. probe and estimate name a pair by the domain's labels ---------------------------------------------------------
+def named_pair(out: str) -> str:
+    return re.search(r"between (\w+ \S+ and \S+)", out).group(1)
+
+
+def strongest(path: Path) -> tuple[int, int]:
+    mi = np.asarray(json.loads(path.read_text())["mi"])
+    return divmod(int(mi.argmax()), len(mi))
+
+
+def test_probe_and_estimate_name_pairs_alike(brackets, tmp_path, capsys):
+    state, model = "(__)[__]", brackets.model_default
+    probe_json, est_json = tmp_path / "p.json", tmp_path / "e.json"
+    assert cli.main(["probe", "brackets", "--state", state, "--json", str(probe_json), "--no-progress"]) == 0
+    probe_out = capsys.readouterr().out
+    assert cli.main(["estimate", "brackets", "--state", state, "--model", model, "--json", str(est_json),
+                     "--threads", "1"]) == 0
+    est_out = capsys.readouterr().out
+    for out, path in ((probe_out, probe_json), (est_out, est_json)):
+        i, j = strongest(path)
+        assert named_pair(out) == f"positions {i + 1} and {j + 1}", out
+        assert "residue" not in out and "4 masked positions" in out
+
+
+def test_estimate_auto_falls_back_to_the_domains_model(brackets, tmp_path, capsys):
+    """The shipped estimator's JSON names the model file it was trained on elsewhere: ``--model auto`` then
+    loads the domain's own model (the same weights), not a model named ``auto``."""
+    copy = copy_estimator(brackets, tmp_path, mdm=str(tmp_path / "gone" / "brackets_mdm.safetensors"))
+    assert cli.main(["estimate", "brackets", "--state", "(__)[__]", "--estimator", str(copy),
+                     "--threads", "1"]) == 0, capsys.readouterr().err
+
+
+def test_pair_labels_follow_each_domain(brackets):
+    from mi_core.commands.probe import strongest_pair
+    from mi_core.domain import get_domain
+
+    mi = torch.zeros(81, 81)
+    mi[1, 20] = 0.5
+    assert strongest_pair(mi, get_domain("sudoku")).endswith("between cells r1c2 and r3c3")
+    for name in ("protein", "antibody"):
+        assert strongest_pair(mi, get_domain(name)).endswith("between residues 2 and 21")
+    assert strongest_pair(mi, brackets).endswith("between positions 2 and 21")
+    assert strongest_pair(torch.zeros(4, 4), brackets) == "every MI is 0: no two masked positions depend on each other"
