@@ -459,18 +459,23 @@ def load_builtin() -> None:
                 _builtin_started.clear()  # the next lookup tries again and meets the same error, not an empty registry
                 raise
             for module, where in plugin_modules():
+                before = set(DOMAINS.domains)
                 try:
                     importlib.import_module(module)
                 except Exception as err:  # its own bug or a name clash: reported, and the other domains still serve
+                    for key in set(DOMAINS.domains) - before:  # all of the module's domains or none
+                        unregister(key)
                     PLUGIN_PROBLEMS.append(f"the domain module {module!r} ({where}) did not load: "
                                            f"{type(err).__name__}: {err}")
 
 
 def register(domain: Domain, *, replace: bool = False) -> Domain:
-    """Add ``domain`` under its key and names; ValueError when one is taken (unless ``replace``)."""
+    """Add ``domain`` under its key, names and ``short`` (the app's button); ValueError when one is taken (unless
+    ``replace``)."""
     load_builtin()  # the built-in domains come first, and a new one cannot take their names
-    taken = {n for d in DOMAINS.domains.values() if d.key != domain.key or not replace for n in (d.key, *d.names)}
-    clash = sorted({domain.key, *domain.names} & taken)
+    taken = {n for d in DOMAINS.domains.values() if d.key != domain.key or not replace
+             for n in (d.key, *d.names, d.short)}
+    clash = sorted({domain.key, *domain.names, domain.short} & taken)
     if clash:
         raise ValueError(f"domain name {clash[0]!r} is already registered")
     DOMAINS.domains[domain.key] = domain

@@ -51,9 +51,12 @@ def spec_of(f: dataclasses.Field) -> Spec:
     return f.metadata.get("option") or Spec()
 
 
-def redefault(cls: type, name: str, default: Any) -> Any:
-    """Option field ``name`` of dataclass ``cls`` with another default (for a subclass)."""
-    return field(default=default, metadata=cls.__dataclass_fields__[name].metadata)
+def redefault(cls: type, name: str, default: Any, help: str | None = None) -> Any:
+    """Option field ``name`` of dataclass ``cls`` with another default (for a subclass), and another ``help``."""
+    meta = cls.__dataclass_fields__[name].metadata
+    if help is not None:
+        meta = {**meta, "option": dataclasses.replace(meta["option"], help=help)}
+    return field(default=default, metadata=meta)
 
 
 def only(cls: type, *names: str, **defaults) -> tuple[type, dict]:

@@ -1,5 +1,6 @@
-"""Sidebar widgets for protein inputs: a preset, a pasted sequence or FASTA, or an upload, which residues to
-mask, and the window of residues long sequences are drawn in. Their state lives in the URL like the grid
+"""Sidebar widgets for sequence inputs: for a protein a preset, a pasted sequence or FASTA, or an upload; for
+another sequence domain one of its examples, a typed state or a file of states; which positions to mask, and
+the window long sequences are drawn in. Their state lives in the URL like the grid
 pickers' (see :mod:`mi_lens_app.widgets`)."""
 
 from __future__ import annotations

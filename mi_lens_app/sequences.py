@@ -29,8 +29,8 @@ class MaskSpecError(ProteinInputError):
     """A mask position list or rate that cannot be applied; the message names the bad part."""
 
 
-def parse_positions(spec: str, length: int) -> list[int]:
-    """0-based positions of a 1-based spec such as ``"5-20, 33"`` for a sequence of ``length`` residues.
+def parse_positions(spec: str, length: int, noun: str = "residue") -> list[int]:
+    """0-based positions of a 1-based spec such as ``"5-20, 33"`` for a sequence of ``length`` ``noun``s.
 
     Raises:
         MaskSpecError: a part that is not a number or ``a-b`` range, a backwards range, or a position
@@ -47,7 +47,7 @@ def parse_positions(spec: str, length: int) -> list[int]:
         if lo > hi:
             raise MaskSpecError(f"mask positions: the range {part!r} runs backwards")
         if lo < 1 or hi > length:
-            raise MaskSpecError(f"mask positions: {part!r} is outside 1-{length} (the sequence has {length} residues)")
+            raise MaskSpecError(f"mask positions: {part!r} is outside 1-{length} (the sequence has {length} {noun}s)")
         out.update(range(lo - 1, hi))
     return sorted(out)
 
@@ -74,9 +74,9 @@ class Masking:
         if self.mode not in MASK_MODES:
             raise MaskSpecError(f"mask mode must be one of {', '.join(MASK_MODES)}, got {self.mode!r}")
 
-    def positions_for(self, length: int) -> list[int]:
+    def positions_for(self, length: int, noun: str = "residue") -> list[int]:
         if self.mode == "positions":
-            return parse_positions(self.positions, length)
+            return parse_positions(self.positions, length, noun)
         if self.mode == "rate":
             return random_positions(length, self.rate, self.seed)
         return []
@@ -152,7 +152,7 @@ def state_puzzle(domain: Domain, text: str, masking: Masking, name: str, limit: 
     if len(native) > limit:
         raise ValueError(f"{len(native)} positions, longer than the {limit} this model takes")
     tokens = native.copy()
-    tokens[masking.positions_for(len(tokens))] = domain.mask_id
+    tokens[masking.positions_for(len(tokens), domain.nouns[0])] = domain.mask_id
     if not (tokens == domain.mask_id).any():
         raise MaskSpecError(f"no {domain.nouns[0]} is masked; mark some with {domain.mask_char}, or choose mask "
                             "positions or a mask rate")

@@ -101,7 +101,7 @@ against mean forward passes per sequence. Down and to the left is better; the da
 
 SEQUENCE_MAPS_PAGE = r"""
 **Sequences.** The state is a sequence with some residues masked; the model fills them. The **heatmap** is
-the $L \times L$ MI matrix along the sequence (residues named by letter and position, `_17` for a masked
+the $L \times L$ MI matrix along the sequence (each residue named by its letter and place, `_17` for a masked
 one; only masked residues carry MI, so given ones stay dark). Long sequences show a window of it. The
 **contact-map view** keeps the strongest pairs at least $|i-j|$ apart, as dots above the diagonal⟦: in a
 trained protein model, pairs far apart in sequence that still share MI often sit close in the folded

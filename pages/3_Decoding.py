@@ -98,7 +98,7 @@ def sequence_frame(domain, pz, trace, step, side, view):
     if len(chosen):
         letters = [domain.alphabet[t - 1] for t in s.tokens[chosen]]
         table = {domain.nouns[0]: [f"{a}{c + 1}" for a, c in zip(letters, chosen)],
-                 "entropy": np.round(s.entropy[chosen], 4), f"p({domain.nouns[0]})": np.round(s.confidence[chosen], 3)}
+                 "entropy": np.round(s.entropy[chosen], 4), f"p({domain.nouns[1]})": np.round(s.confidence[chosen], 3)}
         if "select_prob" in s.maps:
             table["P(unmask)"] = np.round(s.maps["select_prob"][chosen], 3)
         table["native"] = s.errors[chosen] == 0

@@ -5,7 +5,6 @@ import numpy as np
 import streamlit as st
 
 from mi_lens_app import figures, links, protein_figures, support, texts, widgets
-from mi_lens_app.domains import get_domain
 
 
 def clamp_metrics(w, blank, cell: int, cell_name: str, clamp: str, blanks_noun: str, unit: str) -> None:
@@ -135,7 +134,7 @@ def grids(domain, pz, w, cell, digit):
 
 def heatmap(domain, pz, mi, view, **kwargs):
     if domain.layout == "sequence":
-        return protein_figures.sequence_heatmap(mi, pz.labels(), noun=get_domain(pz.domain).nouns[0], start=view[0],
+        return protein_figures.sequence_heatmap(mi, pz.labels(), noun=domain.nouns[0], start=view[0],
                                                 size=view[1], **kwargs)
     return figures.mi_heatmap(mi, domain.geometry.box, domain.labels(), **kwargs)
 

@@ -15,7 +15,8 @@ from mi_lens_app import sequences, texts
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = ["pages/1_MI_maps.py", "pages/2_Exact_vs_estimated.py", "pages/3_Decoding.py", "pages/4_What_if.py"]
-PROTEIN_WORDS = re.compile(r"residue|amino|protein|CATH|FASTA", re.IGNORECASE)
+# protein wording ("Protein" alone is the protein domain's name, which a page may list among the domains)
+PROTEIN_WORDS = re.compile(r"[Rr]esidue|[Aa]mino|\bprotein|Proteins|CATH|FASTA")
 
 
 @pytest.fixture
@@ -44,7 +45,8 @@ def _page(path: str):
 
 
 def _words(at) -> str:
-    parts = [*at.markdown, *at.caption, *at.info, *at.warning, *at.selectbox, *at.slider, *at.radio, *at.subheader]
+    parts = [*at.markdown, *at.caption, *at.info, *at.warning, *at.error, *at.selectbox, *at.slider, *at.radio,
+             *at.subheader]
     return " ".join(f"{getattr(e, 'value', '')} {getattr(e, 'label', '')} {getattr(e, 'help', '')}" for e in parts)
 
 
@@ -67,6 +69,10 @@ def test_a_letter_outside_the_alphabet_gets_the_domains_own_message(brackets):
     assert any("'A' at position 1 is not a Dyck-2 brackets value" in e.value for e in at.error)
     at.text_area(key="seq").set_value("()[]()[]").run()  # nothing masked
     assert any("no position is masked" in e.value for e in at.error)
+    at.radio(key="mask_mode").set_value("positions").run()
+    at.text_input(key="mask").set_value("40-45").run()
+    assert any("'40-45' is outside 1-8 (the sequence has 8 positions)" in e.value for e in at.error)
+    assert not PROTEIN_WORDS.findall(" ".join(e.value for e in at.error))
 
 
 def test_the_domains_examples_are_its_presets(brackets):

@@ -17,6 +17,7 @@ import pytest
 import torch
 
 from mi_core import cli
+from mi_core.io import display_path, file_sha256
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 WORDS = "([__)]__\n(([]))__[]\n(__)[__]()\n[[__]]__\n"  # one state a line; the metric needs no solutions
@@ -63,6 +64,8 @@ def test_bench_mi_reads_the_domains_estimator(brackets, words, tmp_path, capsys)
                      "--threads", "1"]) == 0, capsys.readouterr().err
     result = json.loads(out.read_text())
     assert result["n"] == 4 and result["sampler"] == "mi" and {"well_nested", "givens_kept"} <= set(result)
+    shipped = brackets.estimator_path()
+    assert result["estimator"] == display_path(shipped) and result["estimator_sha256"] == file_sha256(shipped)
 
 
 def test_default_estimator_is_the_domains_checked_on_the_model(brackets, tmp_path, monkeypatch):
@@ -109,7 +112,9 @@ def test_sweep_runs_the_mi_rows(brackets, words, tmp_path):
     out = tmp_path / "sweep.json"
     assert cli.main(["sweep", "brackets", "--puzzles", str(words), "--grid", "sequential", "--grid", "mi:gamma=1",
                      "--json", str(out), "--threads", "1"]) == 0
-    assert [r["sampler"] for r in json.loads(out.read_text())] == ["sequential", "mi"]
+    rows = json.loads(out.read_text())
+    assert [r["sampler"] for r in rows] == ["sequential", "mi"]
+    assert "estimator" not in rows[0] and rows[1]["estimator_sha256"] == file_sha256(brackets.estimator_path())
 
 
 def test_sweep_tabulates_the_metrics_figures(brackets, words, tmp_path, capsys):

@@ -310,3 +310,25 @@ def test_the_app_names_a_domain_module_that_did_not_load(monkeypatch):
     assert not at.exception, [e.value for e in at.exception]
     assert any("The domain module 'lab_domains'" in w.value for w in at.warning)
     assert at.radio(key="domain").options[:2] == ["9x9", "4x4"]  # the shipped domains still serve
+
+
+def test_a_module_that_fails_halfway_registers_none_of_its_domains():
+    run = _run_with_plugins("clash_plugin", "probe", "half", "--help")
+    last = run.stderr.splitlines()[-1]
+    assert run.returncode == 2 and last.startswith("error:") and "invalid choice: 'half'" in last
+    assert "'half'" not in last.split("choose from")[1]  # the module's first domain was taken out again
+    assert "warning: the domain module 'clash_plugin' (MI_LENS_DOMAINS) did not load: ValueError: domain name " \
+           "'protein' is already registered" in run.stderr
+
+
+def test_a_package_entry_point_names_a_domain_module(monkeypatch):
+    from importlib.metadata import EntryPoint
+
+    from mi_core import domain
+
+    points = [EntryPoint("lab", "lab_domains.brackets:register", domain.ENTRY_POINTS)]
+    monkeypatch.setattr(domain.importlib.metadata, "entry_points", lambda group: points if group == domain.ENTRY_POINTS
+                        else [])
+    monkeypatch.setenv(domain.PLUGINS, " toy_plugin ,, ")
+    assert domain.plugin_modules() == [("toy_plugin", "MI_LENS_DOMAINS"),
+                                       ("lab_domains.brackets", "entry point 'lab' of a package")]

@@ -1,8 +1,9 @@
 """Dyck-2 words as an MI Lens domain: ``MI_LENS_DOMAINS=brackets`` registers ``brackets``.
 
 Words over ( ) [ ] that are well-nested, even lengths 8-16; token 0 masked, 1-4 the brackets, 5 padding.
-Model: the engine's sequence MDM (``train brackets``); the shipped weights are in ``weights/`` (each file's
-JSON records the command that made it), ``$MI_LENS_BRACKETS_MODEL`` and ``$MI_LENS_BRACKETS_ESTIMATOR`` replace them.
+Model: the engine's sequence MDM (``train brackets``); the shipped weights are in ``weights/`` (the commands
+that remake them are in ``examples/README.md``), ``$MI_LENS_BRACKETS_MODEL`` and ``$MI_LENS_BRACKETS_ESTIMATOR``
+replace them. No order selector ships (``train-order brackets`` makes one: ``$MI_LENS_BRACKETS_SELECTOR``).
 """
 
 from __future__ import annotations
@@ -131,7 +132,8 @@ class BracketsStates(ConfigStates):
         return out, [0] * count
 
     def about(self) -> str:
-        return f"uniform Dyck-2 words of {self.cfg.min_len}-{self.cfg.max_len} from the held-out tenth, masked at t ~ U(0,1)"
+        part = "the held-out tenth" if self.cfg.split == "heldout" else "the training nine tenths"
+        return f"uniform Dyck-2 words of {self.cfg.min_len}-{self.cfg.max_len} from {part}, masked at t ~ U(0,1)"
 
 
 # -- the metric --------------------------------------------------------------------------------------------------
@@ -170,7 +172,6 @@ BRACKETS = register(BracketsDomain(
     "brackets", "Dyck-2 brackets", "brackets", ALPHABET, names=("brackets",), mask_id=MASK_ID, pad_id=PAD_ID,
     model_env="MI_LENS_BRACKETS_MODEL", model_default=DEFAULT_MODEL,
     estimator_env="MI_LENS_BRACKETS_ESTIMATOR", estimator_default=str(RUNS / "brackets_mi_estimator.safetensors"),
-    selector_env="MI_LENS_BRACKETS_SELECTOR", selector_default=str(RUNS / "brackets_order_selector.safetensors"),
     probe_fallback=True, fallback_eps=1e-3, nouns=("position", "bracket"),
     examples=(("two pairs, four masked", "(__)[__]"), ("a pair 9 apart", "_(()[])[]_"),
               ("twelve, eight masked", "_(__)____[]_"), ("sixteen, all masked", "_" * 16)),

@@ -158,6 +158,16 @@ def default_estimator(model, domain, path=None) -> str | None:
         return None
 
 
+def estimator_fields(path) -> dict:
+    """What a result records about the MI estimator its strategy read (the default one can come from a
+    domain's environment variable): its path and sha256; nothing for a strategy that reads none."""
+    if not isinstance(path, (str, Path)):
+        return {}
+    if not Path(path).is_file():
+        return {"estimator": str(path)}
+    return {"estimator": display_path(path), "estimator_sha256": file_sha256(path)}
+
+
 def with_estimator(strategy, model, domain, description: str):
     """Point a strategy that reads MI and has no source at :func:`default_estimator`'s; ValueError when none."""
     if lacks_mi_source(strategy):

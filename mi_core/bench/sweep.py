@@ -170,7 +170,8 @@ def main(args) -> int:
     recorded = decode.model_fields(model, args)
     rows = [{"set": inputs.name, "sampler": name, "params": params, **res, **inputs.fields, "precision": precision,
              "seed": args.seed, "batch_size": args.batch_size, "temperature": args.temperature, "model": model_name,
-             **recorded, "command": cmd} for (name, params, _), res in zip(points, cells)]
+             **recorded, **decode.estimator_fields(estimator), "command": cmd}
+            for (name, params, estimator), res in zip(points, cells)]
     if args.merge:
         rows = merge_rows(old_rows, rows)
     atomic_write_json(args.json, rows)

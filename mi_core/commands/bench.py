@@ -58,7 +58,7 @@ def main(args) -> int:
               "precision": "bf16" if args.bf16 else "fp32", "seed": args.seed, "temperature": args.temperature,
               "batch_size": args.batch_size, "seeding": inputs.seeding, **result, "seconds": gen.seconds,
               "passes": gen.passes, "sequences": [domain.state_text(s) for s in gen.sequences]}
-    result |= decode.model_fields(model, args)
+    result |= decode.model_fields(model, args) | decode.estimator_fields(getattr(strategy, "estimator", None))
     print(json.dumps({k: v for k, v in result.items() if k not in ("passes", "sequences")}, indent=2))
     if args.json:
         atomic_write_json(args.json, result)

@@ -50,7 +50,7 @@ class ProteinTask(SequenceTask):
 
 @dataclass
 class OrderData(WindowOptions):
-    lengths: str = redefault(WindowOptions, "lengths", "50-100")
+    lengths: str = redefault(WindowOptions, "lengths", "50-100", "N or LO-HI: window lengths drawn per batch")
     fasta: Path = option(Path("../shared/data/protein/cath-dataset-nonredundant-S40.fa"), "FASTA read with the "
                          "strict rule; training windows from its train split, validation from val")
 
