@@ -196,7 +196,8 @@ def compare_maps(pred: np.ndarray, exact: np.ndarray, masked: np.ndarray, k: int
     """Spearman, Pearson, MAE and top-k overlap of two ``(N, N)`` MI maps over masked pairs."""
     stats = fidelity(pred[None], exact[None], masked[None], threshold)
     return {"spearman": stats["spearman"], "pearson": stats["pearson"], "mae": stats["mae"],
-            "n_pairs": stats["n_pairs"], "k": k, "topk_overlap": topk_overlap(pred, exact, masked, k),
+            "n_pairs": stats["n_pairs"], "k": min(k, len(pair_values(exact, masked))),  # 4 masked: 6 pairs, not 20
+            "topk_overlap": topk_overlap(pred, exact, masked, k),
             "max_abs_diff": float(np.abs(pred - exact).max()) if pred.size else 0.0}
 
 

@@ -174,18 +174,18 @@ def arc_figure(letters: str, labels: list[str], masked: np.ndarray, mi: np.ndarr
         xs, ys = [], []
         for a, b, v in zip(i, j, w):
             if min(int(4 * v / top), 3) == level:
-                cx, cy = _arc(int(a), int(b))
+                cx, cy = _arc(int(a) + 1, int(b) + 1)  # positions 1-based, as the labels and the other figures
                 xs += [*cx, None]
                 ys += [*cy, None]
         if xs:
             fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", hoverinfo="skip", name=f"arcs {level}",
                                      line={"color": f"rgba(31,95,191,{alpha})", "width": width}))
     if len(w):
-        fig.add_trace(go.Scatter(x=(i + j) / 2, y=(j - i) / 2, mode="markers", name="arc tops",
+        fig.add_trace(go.Scatter(x=(i + j) / 2 + 1, y=(j - i) / 2, mode="markers", name="arc tops",
                                  marker={"size": 6, "color": w, "colorscale": "Viridis", "cmin": 0, "cmax": top},
                                  hovertext=[f"{labels[a]} · {labels[b]}: {v:.4g} nats" for a, b, v in zip(i, j, w)],
                                  hoverinfo="text"))
-    x = np.arange(n)
+    x = np.arange(1, n + 1)
     masked = np.asarray(masked, bool)
     colors = np.where(masked, MASKED_COLOR, "#111111")
     if selected is not None:
@@ -196,7 +196,7 @@ def arc_figure(letters: str, labels: list[str], masked: np.ndarray, mi: np.ndarr
     span = max((j - i).max() / 2 if len(w) else 1, 1)
     drawn = f"{len(w)} strongest of {total} pairs (cap {cap})" if total > len(w) else f"all {total} pairs"
     _layout(fig, f"{title}: {drawn}", height,
-            xaxis={"range": [-1, n], "showgrid": False, "zeroline": False, "title": noun},
+            xaxis={"range": [0, n + 1], "showgrid": False, "zeroline": False, "title": noun},
             yaxis={"range": [-span * 0.08, span * 1.05], "visible": False})
     return add_cdr_marks(fig, cdr_spans(labels))
 
@@ -296,8 +296,10 @@ def decode_strip(tokens: np.ndarray, chosen: np.ndarray, entropy: np.ndarray, er
         # black on the light end: plotly's own text colour left grey letters on dark purple
         dark = dark_fill(z[:, lo:hi], zmin, zmax, None, scale)
         for name, shown, colour in (("letters", blank & (sub != "_"), "#111111"), ("masked", blank & (sub == "_"), "#888888"),
-                                    ("filled, on dark", dark, "#ffffff"), ("filled, on light", ~blank & ~dark, "#111111")):
-            fig.add_trace(go.Heatmap(z=np.where(shown, 0.0, np.nan), x=x + 1, y=rows, text=sub, name=name,
+                                    ("filled, on dark", ~blank & dark, "#ffffff"), ("filled, on light", ~blank & ~dark, "#111111")):
+            # a layer's text only where it shows: plotly writes a heatmap's text on its blank (NaN) cells too, and the
+            # last layer's black letters covered the white ones on dark cells
+            fig.add_trace(go.Heatmap(z=np.where(shown, 0.0, np.nan), x=x + 1, y=rows, text=np.where(shown, sub, ""), name=name,
                                      texttemplate="%{text}", textfont={"color": colour, "size": text_size}, hoverinfo="skip",
                                      colorscale=[[0, "rgba(0,0,0,0)"], [1, "rgba(0,0,0,0)"]], showscale=False))
     notes = []

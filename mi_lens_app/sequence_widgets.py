@@ -80,8 +80,12 @@ def state_picker(domain: Domain) -> Puzzle | None:
     else:
         file = side.file_uploader("Text file, one state a line (up to 1 MiB)", type=["txt"], key="pupload",
                                   max_upload_size=1)
-        states = file and support.attempt_input(support.states_upload, file.name, file.getvalue(), domain.key,
-                                                what="Cannot read the file")
+        read = file and support.attempt_input(support.states_upload, file.name, file.getvalue(), domain.key,
+                                              what="Cannot read the file")
+        states, skipped = read or ([], [])
+        if skipped:
+            side.warning(f"{len(skipped)} line{'s' if len(skipped) > 1 else ''} left out; the first: {skipped[0]}",
+                         icon=":material/warning:")
         if states:
             row = side.selectbox(f"State ({len(states)} in the file)", range(len(states)), key="pupload_row",
                                  format_func=lambda i: f"{states[i][0]}: {states[i][1][:24]}")

@@ -159,23 +159,24 @@ def state_puzzle(domain: Domain, text: str, masking: Masking, name: str, limit: 
     return Puzzle(domain.key, tuple(int(t) for t in tokens), tuple(int(t) for t in native), name)
 
 
-def read_states_upload(name: str, data: bytes, domain: Domain) -> list[tuple[str, str]]:
-    """``(name, text)`` of each state of an uploaded text file, one a line (``#`` starts a comment line);
-    ValueError naming the file, the line and the domain's complaint."""
+def read_states_upload(name: str, data: bytes, domain: Domain) -> tuple[list[tuple[str, str]], list[str]]:
+    """``(name, text)`` of each state of an uploaded text file, one a line (``#`` starts a comment line), and a
+    line naming each line left out and why; ValueError when no line is a state, naming the first problem."""
     text = upload_text(name, data, MAX_FASTA_BYTES, ValueError)
-    states = []
+    states, skipped = [], []
     for number, line in enumerate(text.splitlines(), 1):
         if line.strip() and not line.lstrip().startswith("#"):
             try:
                 domain.parse_input(line)
             except ValueError as err:
-                raise ValueError(f"{name} line {number}: {err}") from None
+                skipped.append(f"{name} line {number}: {err}")
+                continue
             states.append((f"line {number}", line.strip()))
         if len(states) > MAX_FASTA_RECORDS:
             raise ValueError(f"{name}: more than {MAX_FASTA_RECORDS} states; upload fewer")
     if not states:
-        raise ValueError(f"{name}: no state in the file (one a line)")
-    return states
+        raise ValueError(skipped[0] if skipped else f"{name}: no state in the file (one a line)")
+    return states, skipped
 
 
 def read_fasta_upload(name: str, data: bytes) -> list[ProteinRecord]:

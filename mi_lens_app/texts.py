@@ -215,6 +215,9 @@ def worded(text: str, domain) -> str:
     if domain.layout == "grid":
         return text
     position, value = domain.nouns
+    if not protein:  # "native" is a protein's word for the sequence as found; here, the state as typed
+        text = re.sub(r"\bnative sequence\b", "original state", text)
+        text = re.sub(r"\bnative\b", "original", text)
 
     def swap(m: re.Match) -> str:
         word = (position if m.group(1).lower() in ("cell", "residue") else value) + m.group(2).lower()
@@ -271,8 +274,10 @@ def sampler_heading(name: str, params: dict) -> str:
 
 def params_text(params: dict) -> str:
     """A strategy's parameters as a reader says them: ``gamma 0.6 · lam 1 · relative`` (a switch that is off is left
-    out, a file by its name); "defaults" when there are none."""
+    out, a file by its name, an unset one too: ``topk``'s ``steps``); "defaults" when there are none."""
     def say(key, value):
+        if value is None:
+            return None
         if isinstance(value, bool):
             return key if value else None
         if isinstance(value, float):

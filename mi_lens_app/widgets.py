@@ -15,6 +15,7 @@ from mi_lens_app.core import ParamField, param_range
 from mi_lens_app.domains import DOMAINS, Domain, Puzzle, model_choices, with_model
 from mi_lens_app.figures import SCALES, clicked_cell, clicked_pair
 from mi_lens_app.sequence_widgets import sequence_picker, window_picker  # noqa: F401  (pages call window_picker)
+from mi_lens_app.sequences import reads_fasta
 
 SOURCES = ("preset", "paste", "upload", "generate")
 BIND = links.BIND
@@ -176,10 +177,11 @@ def most_uncertain(entropy: np.ndarray, blanks: list[int]) -> int | None:
 
 
 def cell_picker(domain: Domain, puzzle: Puzzle, *, key: str = "cell", blanks_only: bool = False,
-                label: str = "Selected cell", where=None, default: int | None = None) -> int:
+                label: str | None = None, where=None, default: int | None = None) -> int:
     """A selectbox over cells (shown as r3c5, or a residue as _17, in the URL too); clicks on grids with
     :func:`click_to_cell` set it. It opens on ``default`` (e.g. :func:`most_uncertain`), else the first blank.
     A value of another puzzle or domain (``r1c2`` after a switch to a protein) is dropped."""
+    label = label or f"Selected {domain.nouns[0]}"
     where = where or st
     options = puzzle.blanks if blanks_only else list(range(puzzle.length))
     if not options:
@@ -507,8 +509,10 @@ def no_input(domain: Domain, purpose: str = "") -> None:
 
 
 def input_noun(domain: Domain) -> str:
-    """What the user picks in ``domain``: a puzzle or a sequence."""
-    return "sequence" if domain.layout == "sequence" else "puzzle"
+    """What the user picks in ``domain``: a puzzle, a protein sequence, or another domain's state."""
+    if domain.layout == "grid":
+        return "puzzle"
+    return "sequence" if reads_fasta(domain) else "state"
 
 
 def model_picker(domain: Domain) -> Domain:

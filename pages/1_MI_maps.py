@@ -192,7 +192,10 @@ def sequence_maps(domain, pz, m):
     labels = pz.labels()
     start, size = widgets.window_picker(pz.length, masked=pz.blanks, beside=c2)
     scale = widgets.scale_picker()
-    if scale == "percentile" and m.mi.max() < texts.WEAK_MI:  # the small CATH model's maps: noise, ranked
+    if int(np.sum(m.masked)) < 2:  # no pair to show: say so, not that the model is sure
+        st.caption(f"Only one {domain.nouns[0]} is masked: MI is between two masked {domain.nouns[0]}s, so this map "
+                   f"is empty. Mask more in the sidebar.")
+    elif scale == "percentile" and m.mi.max() < texts.WEAK_MI:  # the small CATH model's maps: noise, ranked
         unsure = float(np.mean(m.entropy[m.masked])) > 0.8 * np.log(domain.n_values) if m.masked.any() else False
         st.caption(texts.weak_mi(float(m.mi.max()), unsure, f"{domain.nouns[0]}s"))
     left, right = st.columns(2)

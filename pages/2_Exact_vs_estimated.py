@@ -57,11 +57,17 @@ def agreement(fast, exact):
     k = st.slider("k for the top-k overlap", 5, 100, 20, step=5, key="k", bind=links.bound("k"))
     stats = support.compare(fast.mi, exact.mi, exact.masked, k)
     cols = st.columns(5)
-    cols[0].metric("Spearman", f"{stats['spearman']:.3f}", help="rank correlation over all masked pairs")
-    cols[1].metric("Pearson", f"{stats['pearson']:.3f}")
-    cols[2].metric("MAE (nats)", texts.nats(stats['mae']))
-    cols[3].metric(f"Top-{stats['k']} overlap", f"{100 * stats['topk_overlap']:.0f}%",
-                   help="share of the k strongest exact pairs among the k strongest estimated")
+
+    def shown(value: float, text: str) -> str:  # NaN: one masked position, no pair (or no spread) to compare
+        return "n/a" if value != value else text
+
+    cols[0].metric("Spearman", shown(stats["spearman"], f"{stats['spearman']:.3f}"),
+                   help="rank correlation over all masked pairs (n/a: fewer than two pairs, or all equal)")
+    cols[1].metric("Pearson", shown(stats["pearson"], f"{stats['pearson']:.3f}"))
+    cols[2].metric("MAE (nats)", shown(stats["mae"], texts.nats(stats["mae"])))
+    cols[3].metric(f"Top-{stats['k']} overlap", shown(stats["topk_overlap"], f"{100 * stats['topk_overlap']:.0f}%"),
+                   help="share of the k strongest exact pairs among the k strongest estimated (k: at most the pairs "
+                        "there are)")
     cols[4].metric("Largest |difference| (nats)", texts.nats(stats['max_abs_diff']))
     st.markdown(texts.agreement_reading(stats["spearman"], stats["topk_overlap"], stats["k"]))
 

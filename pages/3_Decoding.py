@@ -83,7 +83,7 @@ def sequence_frame(domain, pz, trace, step, side, view):
     chosen = np.flatnonzero(s.chosen)
     rec = recovery(pz, s)
     frame_header(trace, s, last, f"{domain.nouns[0]}s",
-                 ("native recovered", "n/a" if np.isnan(rec) else f"{100 * rec:.0f}%"))
+                 (texts.worded("native recovered", domain), "n/a" if np.isnan(rec) else f"{100 * rec:.0f}%"))
     shown = trace.steps[:min(step, last) + 1]
     start, size = view
     fig = protein_figures.decode_strip(
@@ -101,7 +101,9 @@ def sequence_frame(domain, pz, trace, step, side, view):
                  "entropy": np.round(s.entropy[chosen], 4), f"p({domain.nouns[1]})": np.round(s.confidence[chosen], 3)}
         if "select_prob" in s.maps:
             table["P(unmask)"] = np.round(s.maps["select_prob"][chosen], 3)
-        table["native"] = s.errors[chosen] == 0
+        native = np.asarray(pz.solution if pz.solution is not None else pz.digits)[chosen]
+        table[texts.worded("native", domain)] = pd.array([e == 0 if n else None for e, n in
+                                                          zip(s.errors[chosen], native)], dtype="boolean")  # blank: unknown
         st.dataframe(pd.DataFrame(table), hide_index=True, height=min(38 + 35 * len(chosen), 250))
     if step >= last:
         if trace.stopped:
@@ -110,7 +112,7 @@ def sequence_frame(domain, pz, trace, step, side, view):
             # neutral, not green: matching the native sequence is a yardstick, and 0% is no success
             st.info(f"Filled in {texts.passes(s.passes)}" + ("." if np.isnan(rec) else
                                                           f"; {100 * rec:.0f}% of the masked {domain.nouns[0]}s "
-                                                          "match the native sequence."))
+                                                          + texts.worded("match the native sequence.", domain)))
             verdict = support.own_check(domain, pz, s.tokens, s.passes)
             if verdict is not None:  # a domain that scores a sequence by its own rules (no reference needed)
                 right, scores = verdict

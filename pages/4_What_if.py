@@ -42,7 +42,8 @@ def sequence_what_if(domain, pz):
     value = letters.index(aa)
     label = f"{pz.label(cell)} = {aa}"
     if pz.solution is not None and pz.solution[cell] and pz.solution[cell] - 1 != value:
-        st.info(f"The native sequence has {letters[pz.solution[cell] - 1]} here: this clamp leads away from it.")
+        st.info(texts.worded(f"The native sequence has {letters[pz.solution[cell] - 1]} here: this clamp leads away "
+                             "from it.", domain))
     w = support.attempt(support.what_if, domain.key, pz.text, cell, value, support.version(domain),
                         what=f"Cannot clamp {pz.label(cell)} to {aa}")
     if w is None:

@@ -5,6 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from mi_lens_app import benchmarks, exports, figures, links, support, texts, widgets
+from mi_lens_app.sequences import reads_fasta
 
 
 def main():
@@ -19,7 +20,8 @@ def main():
     on_default = benchmarks.sets_on_model(found.rows, support.default_sudoku_sha())
     # a sequence view's link (its domain carried here) opens on a sequence set, not on Sudoku's
     domain = widgets.DOMAINS_BY_SHORT.get(str(st.query_params.get("domain", "")))
-    sequence = domain is not None and domain.layout == "sequence"
+    sequence = domain is not None and domain.layout == "sequence" and reads_fasta(domain)
+    other = domain is not None and domain.layout == "sequence" and not sequence  # a plugin's domain: no sets here
     kind = benchmarks.sets_of_kind(found.rows, sets, sequence)
     opening = benchmarks.opening_set(found.rows, kind or sets, on_default)
 
@@ -32,7 +34,9 @@ def main():
                           format_func=title, help="the sweeps under assets/benchmarks; it opens on a set with "
                           "MI-guided and learned-order samplers measured on the default Sudoku model") or opening
     st.caption(f"Set id `{chosen}`." + (f" Opened on a protein set for the {domain.short} domain; antibody in-filling "
-                                          "results are in BENCHMARKS.md." if sequence and kind else ""))
+                                          "results are in BENCHMARKS.md." if sequence and kind else "")
+               + (f" No results for {domain.label} are among these sets: `python -m mi_core sweep {domain.cli_name} "
+                  "--puzzles PATH --json assets/benchmarks/sweep_<set>.json` writes them." if other else ""))
     rows = [r for r in found.rows if r["set"] == chosen]
     samplers = list(dict.fromkeys(r["sampler"] for r in rows))
     # one filter per set: a filter of another set (its samplers) emptied this one's plot without a word

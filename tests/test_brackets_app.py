@@ -8,6 +8,7 @@ import re
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas  # noqa: F401  (whole before a page's thread imports it)
 import pytest
 
@@ -84,9 +85,12 @@ def test_the_domains_examples_are_its_presets(brackets):
 
 def test_an_uploaded_file_of_states_is_read_in_the_domains_alphabet(brackets):
     states = sequences.read_states_upload("w.txt", b"# words\n(__)[__]\n\n_(()[])[]_\n", brackets)
-    assert states == [("line 2", "(__)[__]"), ("line 4", "_(()[])[]_")]
-    with pytest.raises(ValueError, match=r"w.txt line 2: 'x' at position 2"):
-        sequences.read_states_upload("w.txt", b"()()()()\n(x______\n", brackets)
+    assert states == ([("line 2", "(__)[__]"), ("line 4", "_(()[])[]_")], [])
+    states, skipped = sequences.read_states_upload("w.txt", b"()()()()\n(x______\n))__((__\n", brackets)
+    assert states == [("line 1", "()()()()")] and len(skipped) == 2
+    assert skipped[0].startswith("w.txt line 2: 'x' at position 2") and "no well-nested word" in skipped[1]
+    with pytest.raises(ValueError, match=r"w.txt line 1: 'x' at position 2"):
+        sequences.read_states_upload("w.txt", b"(x______\n", brackets)
     with pytest.raises(ValueError, match="no state in the file"):
         sequences.read_states_upload("w.txt", b"# nothing\n", brackets)
 
@@ -129,3 +133,67 @@ def test_the_own_check_scores_a_word_right_or_wrong(brackets):
     from mi_core.domain import get_domain
 
     assert support.own_check(get_domain("protein"), pz, [], 1) is None  # compared with its native sequence instead
+
+
+def test_one_masked_position_says_there_is_no_pair_and_no_nan(brackets):
+    at = _page(PAGES[0])
+    at.radio(key="psrc").set_value("paste").run()
+    at.text_area(key="seq").set_value("()[]()(_").run()
+    assert any("Only one position is masked" in c.value for c in at.caption)
+    at = _page(PAGES[1])
+    at.radio(key="psrc").set_value("paste").run()
+    at.text_area(key="seq").set_value("()[]()(_").run()
+    at.toggle(key="exact").set_value(True).run()
+    assert not at.exception, [e.value for e in at.exception]
+    values = {m.label: m.value for m in at.metric}
+    assert values["Spearman"] == "n/a" and "nan" not in " ".join(map(str, values.values())).lower()
+
+
+def test_the_top_k_overlap_counts_only_pairs_there_are():
+    from mi_lens_app.core import compare_maps
+
+    rng = np.random.default_rng(0)
+    mi = rng.random((8, 8))
+    mi = mi + mi.T
+    masked = np.zeros(8, bool)
+    masked[[1, 2, 5, 6]] = True  # 6 pairs
+    stats = compare_maps(mi, mi, masked, k=20)
+    assert stats["k"] == 6 and stats["topk_overlap"] == 1.0
+
+
+def test_the_strip_writes_each_letter_once_and_the_arcs_count_from_one():
+    from mi_lens_app import protein_figures
+
+    tokens = np.array([[1, 0, 0, 2], [1, 3, 0, 2], [1, 3, 4, 2]])
+    chosen = np.array([[0, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0]], bool)
+    fig = protein_figures.decode_strip(tokens, chosen, np.ones((3, 4)), np.zeros((3, 4)), "()[]", noun="position")
+    layers = {t.name: np.asarray(t.text) for t in fig.data if t.name in ("letters", "masked", "filled, on dark",
+                                                                         "filled, on light")}
+    written = np.sum([(text != "") for text in layers.values()], axis=0)
+    assert (written == 1).all(), written  # one layer writes each cell: a second drew black over white letters
+    masked = np.array([0, 1, 1, 0], bool)
+    arcs = protein_figures.arc_figure("([])", ["(1", "_2", "_3", ")4"], masked, np.eye(4)[::-1] + 0.1, noun="position")
+    letters = next(t for t in arcs.data if t.mode == "text")
+    assert list(letters.x) == [1, 2, 3, 4] and arcs.layout.xaxis.title.text == "position"
+
+
+def test_a_word_no_completion_keeps_is_refused(brackets):
+    with pytest.raises(ValueError, match="no well-nested word keeps these brackets"):
+        brackets.parse_input("))__((__")
+    assert brackets.parse_input("(__)[__]")
+
+
+def test_the_benchmarks_page_says_it_has_no_sets_for_the_domain(brackets):
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
+    at.switch_page("pages/5_Benchmarks.py")
+    at.query_params["domain"] = "brackets"
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    captions = " ".join(c.value for c in at.caption)
+    assert "No results for Dyck-2 brackets are among these sets" in captions and "protein set" not in captions
+
+
+def test_a_params_line_leaves_out_what_is_unset():
+    assert texts.params_text({"k": 1, "steps": None}) == "k 1"

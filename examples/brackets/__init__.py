@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from brackets.words import ALPHABET, MASK_ID, MAX_LEN, MIN_LEN, PAD_ID, draw_word, is_dyck, mask_state
+from brackets.words import ALPHABET, MASK_ID, MAX_LEN, MIN_LEN, PAD_ID, completable, draw_word, is_dyck, mask_state
 from mi_core.bench.metrics import pass_stats
 from mi_core.domain import ConfigStates, Domain, ShardConfig, register
 from mi_core.models.base import load_checked, save_model
@@ -165,6 +165,9 @@ class BracketsDomain(Domain):
         tokens = self.parse_state(text)
         if len(tokens) % 2 or not MIN_LEN <= len(tokens) <= MAX_LEN:
             raise ValueError(f"a Dyck-2 word has an even length {MIN_LEN}-{MAX_LEN}, got {len(tokens)}")
+        if not completable(tokens):
+            raise ValueError("no well-nested word keeps these brackets: every ( needs its ) and every [ its ], "
+                             "nested, not crossed")
         return tokens
 
 
@@ -174,6 +177,6 @@ BRACKETS = register(BracketsDomain(
     estimator_env="MI_LENS_BRACKETS_ESTIMATOR", estimator_default=str(RUNS / "brackets_mi_estimator.safetensors"),
     probe_fallback=True, fallback_eps=1e-3, nouns=("position", "bracket"),
     examples=(("two pairs, four masked", "(__)[__]"), ("a pair 9 apart", "_(()[])[]_"),
-              ("twelve, eight masked", "_(__)____[]_"), ("sixteen, all masked", "_" * 16)),
+              ("twelve, eight masked", "_(__)____[]_"), ("sixteen, ten masked", "([__]_)____(__)_")),
     model_loader=load_brackets, states=BracketsStates, metric=WellNestedMetric, trainer=BracketsTask,
     order_task=BracketsOrderTask()))

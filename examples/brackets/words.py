@@ -51,6 +51,26 @@ def is_dyck(tokens) -> bool:
     return not stack
 
 
+def completable(tokens) -> bool:
+    """Whether some well-nested word keeps every given bracket of ``tokens`` (``MASK_ID``: any bracket)."""
+    tokens = tuple(np.asarray(tokens).tolist())
+
+    @lru_cache(maxsize=None)
+    def fits(i: int, stack: tuple) -> bool:
+        if len(stack) > len(tokens) - i:  # too many open to close in time
+            return False
+        if i == len(tokens):
+            return not stack
+        for t in (1, 2, 3, 4) if tokens[i] == MASK_ID else (tokens[i],):
+            if t in OPEN and fits(i + 1, (*stack, t)):
+                return True
+            if t in CLOSE and stack and stack[-1] == CLOSE[t] and fits(i + 1, stack[:-1]):
+                return True
+        return False
+
+    return fits(0, ())
+
+
 def matching(tokens) -> list[tuple[int, int]]:
     """(i, j) of each matched pair of a well-nested word."""
     stack, pairs = [], []
