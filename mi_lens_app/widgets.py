@@ -20,7 +20,11 @@ from mi_lens_app.sequences import reads_fasta
 SOURCES = ("preset", "paste", "upload", "generate")
 BIND = links.BIND
 DEFAULT_SCALE = "percentile"
-DOMAINS_BY_SHORT = {d.short: d for d in DOMAINS.values()}
+
+
+def domain_by_short(short: str) -> Domain | None:
+    """The registered domain whose app button reads ``short`` (looked up now: a domain may register later)."""
+    return next((d for d in DOMAINS.values() if d.short == short), None)
 
 
 def domain_picker() -> Domain:
@@ -48,7 +52,7 @@ def _small_protein_mdm(domain: Domain) -> bool:
 def _restart_strategy_params() -> None:
     """The strategies' parameters start again at the new domain's defaults (9x9's mi gamma 0.6 fills one residue
     a pass on an antibody)."""
-    domain = DOMAINS_BY_SHORT.get(st.session_state.get("domain") or "")
+    domain = domain_by_short(st.session_state.get("domain") or "")
     for side in ("a", "b"):
         name = st.session_state.get(side)
         for field in support.strategy_fields(name, domain) if name and domain else ():

@@ -19,7 +19,7 @@ def main():
     sets = found.sets
     on_default = benchmarks.sets_on_model(found.rows, support.default_sudoku_sha())
     # a sequence view's link (its domain carried here) opens on a sequence set, not on Sudoku's
-    domain = widgets.DOMAINS_BY_SHORT.get(str(st.query_params.get("domain", "")))
+    domain = widgets.domain_by_short(str(st.query_params.get("domain", "")))
     sequence = domain is not None and domain.layout == "sequence" and reads_fasta(domain)
     other = domain is not None and domain.layout == "sequence" and not sequence  # a plugin's domain: no sets here
     kind = benchmarks.sets_of_kind(found.rows, sets, sequence)

@@ -12,7 +12,7 @@ import numpy as np
 import pandas  # noqa: F401  (whole before a page's thread imports it)
 import pytest
 
-from mi_lens_app import sequences, texts
+from mi_lens_app import sequences, texts, widgets  # imported before the plugin registers, as in a full run
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = ["pages/1_MI_maps.py", "pages/2_Exact_vs_estimated.py", "pages/3_Decoding.py", "pages/4_What_if.py"]
@@ -185,6 +185,8 @@ def test_a_word_no_completion_keeps_is_refused(brackets):
 
 def test_the_benchmarks_page_says_it_has_no_sets_for_the_domain(brackets):
     from streamlit.testing.v1 import AppTest
+
+    assert widgets.domain_by_short("brackets") is brackets  # a domain registered after the app's modules loaded
 
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
     at.switch_page("pages/5_Benchmarks.py")
