@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from mi_lens_app import links, support
+from mi_lens_app import links, support, texts
 from mi_lens_app.domains import Domain, Puzzle
 from mi_lens_app.protein_figures import WINDOW
-from mi_lens_app.sequences import MASK_MODES, Masking, reads_fasta
+from mi_lens_app.sequences import MASK_MODES, Masking
 
 SEQUENCE_SOURCES = ("preset", "paste", "upload")
 BIND = links.BIND
@@ -21,7 +21,7 @@ SIZES = [60, WINDOW, 200]  # the window sizes offered, residues
 def sequence_picker(domain: Domain) -> Puzzle | None:
     """Sidebar widgets choosing a protein (preset, pasted sequence or FASTA, upload) and its masking; for another
     sequence domain, one of its states (:func:`state_picker`)."""
-    if not reads_fasta(domain):
+    if not texts.speaks_protein(domain):
         return state_picker(domain)
     side = st.sidebar
     src = side.radio("Sequence from", SEQUENCE_SOURCES, key="psrc", bind=BIND, horizontal=True)

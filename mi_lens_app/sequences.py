@@ -134,12 +134,6 @@ def protein_puzzle(domain: Domain, record: ProteinRecord, masking: Masking, name
     return Puzzle(domain.key, tuple(int(t) for t in tokens), tuple(int(t) for t in native), name or record.name)
 
 
-def reads_fasta(domain: Domain) -> bool:
-    """Whether ``domain`` speaks protein (its values are the 20 amino acids): its input is then a sequence or
-    FASTA, with protein presets; any other sequence domain takes its own states (:func:`state_puzzle`)."""
-    return tuple(domain.alphabet) == tuple(AMINO_ACIDS)
-
-
 def state_puzzle(domain: Domain, text: str, masking: Masking, name: str, limit: int) -> Puzzle:
     """The state to show for a sequence domain that is not a protein: ``text`` read by the domain's own parser
     (one character a position, its mask character for masked), with ``masking`` applied on top.
@@ -150,7 +144,7 @@ def state_puzzle(domain: Domain, text: str, masking: Masking, name: str, limit: 
     """
     native = np.asarray(domain.parse_input(text), dtype=np.int64)
     if len(native) > limit:
-        raise ValueError(f"{len(native)} positions, longer than the {limit} this model takes")
+        raise ValueError(f"{len(native)} {domain.nouns[0]}s, longer than the {limit} this model takes")
     tokens = native.copy()
     tokens[masking.positions_for(len(tokens), domain.nouns[0])] = domain.mask_id
     if not (tokens == domain.mask_id).any():

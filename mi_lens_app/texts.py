@@ -3,6 +3,8 @@
 import re
 from math import ceil
 
+from mi_core.domains.protein.tokens import AMINO_ACIDS
+
 MDM = r"""
 **Masked diffusion models.** An MDM fills a sequence by unmasking positions. Given the visible context
 $C$ it outputs, for every masked position $j$, a distribution $p(X_j \mid C)$ over values (here digits):
@@ -207,10 +209,16 @@ _NOUNS = re.compile(r"\b(cell|residue|digit|amino acid)(s?)\b", re.IGNORECASE)
 _PROTEIN_ONLY = re.compile(r"⟦(.*?)⟧", re.DOTALL)  # a passage true of proteins only (folding, native recovery)
 
 
+def speaks_protein(domain) -> bool:
+    """Whether ``domain``'s values are the 20 amino acids: its input is then a sequence or FASTA with protein
+    presets, and its texts speak of folding and native sequences; any other sequence domain takes its own states."""
+    return "".join(domain.alphabet) == AMINO_ACIDS
+
+
 def worded(text: str, domain) -> str:
     """``text`` written for a grid (cells, digits) or a protein (residues, amino acids) in ``domain``'s own nouns
     (``Domain.nouns``: a position, a value); passages marked ⟦...⟧ are kept for a protein only."""
-    protein = tuple(domain.nouns) == ("residue", "amino acid")
+    protein = speaks_protein(domain)
     text = _PROTEIN_ONLY.sub(lambda m: m.group(1) if protein else "", text)
     if domain.layout == "grid":
         return text

@@ -10,12 +10,11 @@ import numpy as np
 import streamlit as st
 
 from mi_core.domain import PLUGIN_PROBLEMS
-from mi_lens_app import links, support
+from mi_lens_app import links, support, texts
 from mi_lens_app.core import ParamField, param_range
 from mi_lens_app.domains import DOMAINS, Domain, Puzzle, model_choices, with_model
 from mi_lens_app.figures import SCALES, clicked_cell, clicked_pair
 from mi_lens_app.sequence_widgets import sequence_picker, window_picker  # noqa: F401  (pages call window_picker)
-from mi_lens_app.sequences import reads_fasta
 
 SOURCES = ("preset", "paste", "upload", "generate")
 BIND = links.BIND
@@ -516,7 +515,7 @@ def input_noun(domain: Domain) -> str:
     """What the user picks in ``domain``: a puzzle, a protein sequence, or another domain's state."""
     if domain.layout == "grid":
         return "puzzle"
-    return "sequence" if reads_fasta(domain) else "state"
+    return "sequence" if texts.speaks_protein(domain) else "state"
 
 
 def model_picker(domain: Domain) -> Domain:

@@ -5,7 +5,6 @@ import pandas as pd
 import streamlit as st
 
 from mi_lens_app import benchmarks, exports, figures, links, support, texts, widgets
-from mi_lens_app.sequences import reads_fasta
 
 
 def main():
@@ -20,7 +19,7 @@ def main():
     on_default = benchmarks.sets_on_model(found.rows, support.default_sudoku_sha())
     # a sequence view's link (its domain carried here) opens on a sequence set, not on Sudoku's
     domain = widgets.domain_by_short(str(st.query_params.get("domain", "")))
-    sequence = domain is not None and domain.layout == "sequence" and reads_fasta(domain)
+    sequence = domain is not None and domain.layout == "sequence" and texts.speaks_protein(domain)
     other = domain is not None and domain.layout == "sequence" and not sequence  # a plugin's domain: no sets here
     kind = benchmarks.sets_of_kind(found.rows, sets, sequence)
     opening = benchmarks.opening_set(found.rows, kind or sets, on_default)

@@ -168,9 +168,10 @@ def main(args) -> int:
     cells = run_cells([(sweep_cell, inputs.templates, inputs.metric, run, *point) for point in points], args, engine,
                       None if engine.engine == "ray" else runner(model, device), done=say)
     recorded = decode.model_fields(model, args)
+    read = {path: decode.estimator_fields(path) for _, _, path in points}  # each file hashed once, not once a row
     rows = [{"set": inputs.name, "sampler": name, "params": params, **res, **inputs.fields, "precision": precision,
              "seed": args.seed, "batch_size": args.batch_size, "temperature": args.temperature, "model": model_name,
-             **recorded, **decode.estimator_fields(estimator), "command": cmd}
+             **recorded, **read[estimator], "command": cmd}
             for (name, params, estimator), res in zip(points, cells)]
     if args.merge:
         rows = merge_rows(old_rows, rows)
