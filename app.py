@@ -27,6 +27,10 @@ view below and choose **antibody** or **protein** under *Domain* in its sidebar)
 depend on each other, and which can be filled at once.
 """
 )
+plugins = widgets.plugin_domains()
+if plugins:
+    st.markdown("Also loaded here, from outside MI Lens: " + ", ".join(
+        f"**{d.label}** (*{d.short}* under *Domain*)" for d, _ in plugins) + ". *About* says what each one is.")
 left, right = st.columns([3, 2])
 with left:
     cols = st.columns(2)

@@ -91,6 +91,7 @@ class Domain:
     symmetries: Callable | None = None  # (count, seed) -> views (positions (K, N), values (K, V)), the first the identity
     nouns: tuple[str, str] = ("position", "symbol")  # what one position and one value are called on screen
     examples: tuple[tuple[str, str], ...] = ()  # (name, state text): states the app offers to start from
+    summary: str = ""  # what the domain is, in a paragraph (the app's About page shows a plugin's)
     commands: tuple[Command, ...] = ()
     geometry: ClassVar = None  # a Sudoku geometry on grid domains
     layout: ClassVar[str] = "sequence"  # or "grid" (a Sudoku geometry); pages pick their figures by it
@@ -163,7 +164,9 @@ class Domain:
     def read_inputs(self, path, limit: int | None = None, level: str | None = None) -> tuple[list, list, list]:
         """``(templates, solutions, levels)`` of a benchmark file: one state a line (``#`` comments skipped),
         optionally followed by whitespace or a comma and its solution (else :meth:`solution`; a metric with
-        ``needs_solution = False`` takes none). ValueError names a bad line; ``level`` is for other domains."""
+        ``needs_solution = False`` takes none). ValueError names a bad line, or a ``level``: these files have none."""
+        if level is not None:
+            raise ValueError(f"--level {level}: a {self.label} file has no levels (one state a line)")
         needs_solution = getattr(self.part("metric"), "needs_solution", True)
         templates, solutions = [], []
         with open(path, encoding="utf-8") as fh:
@@ -436,6 +439,7 @@ _builtin_started = threading.Event()
 PLUGINS = "MI_LENS_DOMAINS"  # environment variable: modules, comma-separated, whose import registers more domains
 ENTRY_POINTS = "mi_lens.domains"  # entry-point group: an installed package's modules that register domains
 PLUGIN_PROBLEMS: list[str] = []  # one line for each plugin module that could not be loaded; its domains are absent
+PLUGIN_DOMAINS: dict[str, tuple[str, str]] = {}  # key of each domain a plugin registered -> (module, where named)
 
 
 def plugin_modules() -> list[tuple[str, str]]:
@@ -462,6 +466,7 @@ def load_builtin() -> None:
                 before = set(DOMAINS.domains)
                 try:
                     importlib.import_module(module)
+                    PLUGIN_DOMAINS.update({key: (module, where) for key in set(DOMAINS.domains) - before})
                 except Exception as err:  # its own bug or a name clash: reported, and the other domains still serve
                     for key in set(DOMAINS.domains) - before:  # all of the module's domains or none
                         unregister(key)
@@ -484,6 +489,7 @@ def register(domain: Domain, *, replace: bool = False) -> Domain:
 
 def unregister(key: str) -> None:
     DOMAINS.domains.pop(key, None)
+    PLUGIN_DOMAINS.pop(key, None)
 
 
 def get_domain(name: str) -> Domain:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 import streamlit as st
 
-from mi_core.domain import PLUGIN_PROBLEMS
+from mi_core.domain import PLUGIN_DOMAINS, PLUGIN_PROBLEMS
 from mi_lens_app import links, support, texts
 from mi_lens_app.core import ParamField, param_range
 from mi_lens_app.domains import DOMAINS, Domain, Puzzle, model_choices, with_model
@@ -489,6 +489,12 @@ def page(title: str, icon: str = ":material/blur_on:", sidebar: str = "auto") ->
     for problem in PLUGIN_PROBLEMS:  # a domain module named by the environment that failed: its domain is absent
         st.warning(problem[0].upper() + problem[1:], icon=":material/extension_off:")
     st.session_state["_link_slot"] = st.empty()
+
+
+def plugin_domains() -> list[tuple[Domain, str]]:
+    """(domain, which module registered it and what named that module) for each domain a plugin brought."""
+    return [(DOMAINS[key], f"the module `{module}`, named by {where}")
+            for key, (module, where) in tuple(PLUGIN_DOMAINS.items()) if key in DOMAINS]
 
 
 def link_note() -> None:

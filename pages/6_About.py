@@ -34,4 +34,7 @@ st.markdown(texts.PROTEINS)
 st.markdown(texts.ANTIBODIES)
 protein_views = texts.worded(texts.SEQUENCE_MAPS_PAGE, DOMAINS["protein"])
 st.markdown(protein_views.replace("**Sequences.**", "**The protein views.**", 1))  # one "Proteins." above
+for domain, where in widgets.plugin_domains():
+    about = domain.summary or "Its module gives no summary."
+    st.markdown(f"**{domain.label}** (a plugin domain, from {where}). {about}")
 widgets.link_note()

@@ -1,6 +1,9 @@
 """The README's tour of the app: start it on the shipped models and save one screenshot per view.
 
-``python scripts/tour_screenshots.py [--out docs/screenshots] [--width 1280]``
+``python scripts/tour_screenshots.py [--out docs/screenshots] [--width 1280] [--view NAME=LINK[@HEIGHT] ...]``
+
+``--view`` (repeatable) captures those links instead of the tour, e.g. ``--view about=About@2000``; the
+environment passes through to the app (``MI_LENS_DOMAINS=brackets PYTHONPATH=examples:.`` shows a plugin).
 
 Needs Debian's Chromium (``apt-get install -y chromium``) and the ``playwright`` package. Each view is opened
 by its link, as a visitor would, and captured once the page has finished running and its charts are drawn.
@@ -77,10 +80,21 @@ def capture(browser, url: str, path: Path, width: int, height: int) -> None:
     page.close()
 
 
+def view(text: str) -> tuple[str, str, int]:
+    """``NAME=LINK[@HEIGHT]`` -> (name, link, height; 768 when not given)."""
+    name, sep, rest = text.partition("=")
+    link, _, height = rest.partition("@")
+    if not sep or not name or not (height or "768").isdigit():
+        raise argparse.ArgumentTypeError(f"expected NAME=LINK[@HEIGHT], got {text!r}")
+    return name, link, int(height or 768)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--out", type=Path, default=ROOT / "docs" / "screenshots")
     p.add_argument("--width", type=int, default=1280)
+    p.add_argument("--view", type=view, action="append", help="NAME=LINK[@HEIGHT]: capture this link instead of the "
+                   "tour (repeatable)")
     args = p.parse_args()
     exe = shutil.which("chromium")
     if exe is None:
@@ -93,7 +107,7 @@ def main() -> None:
     try:
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=exe, args=FLAGS)
-            for name, link, height in VIEWS:
+            for name, link, height in args.view or VIEWS:
                 path = args.out / f"{name}.png"
                 capture(browser, f"http://127.0.0.1:{port}/{link}", path, args.width, height)
                 print(path)

@@ -128,6 +128,24 @@ def test_sweep_tabulates_the_metrics_figures(brackets, words, tmp_path, capsys):
     assert progress and re.search(r"accuracy \S+, well_nested \S+, givens_kept \S+, mean_passes", progress[0])
 
 
+def test_a_level_is_refused_where_the_files_have_none(brackets, words, tmp_path, capsys):
+    out = tmp_path / "rows.json"
+    assert cli.main(["sweep", "brackets", "--puzzles", str(words), "--level", "Hard", "--grid", "sequential",
+                     "--json", str(out), "--threads", "1"]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == ("error: --level Hard: a Dyck-2 brackets file has no levels "
+                                                        "(one state a line)")
+    assert not out.exists()
+
+
+def test_the_app_opens_on_the_settings_tuned_for_the_words(brackets):
+    from mi_lens_app import support
+
+    def default(name, param):
+        return next(f.default for f in support.strategy_fields(name, brackets) if f.name == param)
+
+    assert (default("mi", "gamma"), default("mi", "lam"), default("eb", "gamma")) == (3.0, 1.0, 1.5)
+
+
 def test_sweep_table_of_a_solved_metric_keeps_its_columns(tmp_path):
     from mi_core.bench.metrics import SolvedMetric
     from mi_core.bench.sweep import metric_figures, puzzle_section

@@ -332,3 +332,27 @@ def test_a_package_entry_point_names_a_domain_module(monkeypatch):
     monkeypatch.setenv(domain.PLUGINS, " toy_plugin ,, ")
     assert domain.plugin_modules() == [("toy_plugin", "MI_LENS_DOMAINS"),
                                        ("lab_domains.brackets", "entry point 'lab' of a package")]
+
+
+def test_home_and_about_name_the_domains_a_plugin_brought(toy, monkeypatch):
+    """A plugin's domain is listed on the landing page and described on About, with the module that brought it."""
+    import dataclasses
+
+    from streamlit.testing.v1 import AppTest
+
+    from mi_core import domain
+
+    summary = "Six distinct letters in six cells."
+    monkeypatch.setitem(domain.DOMAINS.domains, TOY.key, dataclasses.replace(TOY, summary=summary))
+    monkeypatch.setitem(domain.PLUGIN_DOMAINS, TOY.key, ("toy_plugin", "MI_LENS_DOMAINS"))
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app.py"), default_timeout=120)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("from outside MI Lens: **All-different 6 (toy)** (*toy6* under *Domain*)" in m.value
+               for m in at.markdown)
+    at.switch_page("pages/6_About.py")
+    at.run()
+    assert any(m.value.startswith("**All-different 6 (toy)** (a plugin domain, from the module `toy_plugin`, named by "
+                                  "MI_LENS_DOMAINS). " + summary) for m in at.markdown)
+    domain.unregister(TOY.key)
+    assert TOY.key not in domain.PLUGIN_DOMAINS

@@ -176,6 +176,10 @@ BRACKETS = register(BracketsDomain(
     model_env="MI_LENS_BRACKETS_MODEL", model_default=DEFAULT_MODEL,
     estimator_env="MI_LENS_BRACKETS_ESTIMATOR", estimator_default=str(RUNS / "brackets_mi_estimator.safetensors"),
     probe_fallback=True, fallback_eps=1e-3, nouns=("position", "bracket"),
+    strategy_defaults=(("mi", "gamma", 3.0), ("mi", "lam", 1.0), ("eb", "gamma", 1.5)),  # examples/README.md
+    summary="Well-nested words over ( ) [ ], even lengths 8 to 16, filled by a small MDM trained in 450 seconds. "
+            "A bracket depends on the one that closes it: in `(__)[__]` the two blanks of each pair share MI, the "
+            "pairs none, so a decoder may fill one blank of each pair together but not both blanks of one.",
     examples=(("two pairs, four masked", "(__)[__]"), ("a pair 9 apart", "_(()[])[]_"),
               ("twelve, eight masked", "_(__)____[]_"), ("sixteen, ten masked", "([__]_)____(__)_")),
     model_loader=load_brackets, states=BracketsStates, metric=WellNestedMetric, trainer=BracketsTask,

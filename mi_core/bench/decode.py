@@ -97,9 +97,9 @@ def evaluate(model, templates: list[np.ndarray], strategy, metric, **kwargs) -> 
 
 @dataclass
 class PuzzleInput:
-    puzzles: Path = option(None, ".txt (one puzzle a line, optionally followed by its solution) or .csv with a "
-                           "puzzle column", required=True)
-    limit: int | None = option(None, "use the first N puzzles", range=(1, 10_000_000))
+    puzzles: Path = option(None, "the states: one a line, optionally followed by its solution (grid domains also "
+                           "read .csv with a puzzle column)", required=True)
+    limit: int | None = option(None, "use the first N states", range=(1, 10_000_000))
     model: Path | None = option(None, "weights file (default: the domain's shipped model)",
                                default_for=lambda d: d.default_file("model"))
 
@@ -111,15 +111,15 @@ class RunName:
 
 @dataclass
 class SetName:
-    level: str | None = option(None, "only puzzles of this level (CSV files with a level column)")
-    name: str | None = option(None, "name of the puzzle set in the report (default: file stem + level)")
+    level: str | None = option(None, "only the states of this level (CSV files with a level column)")
+    name: str | None = option(None, "name of the set in the report (default: file stem + level)")
 
 
 class PuzzleFiles:
     """Benchmark inputs of a puzzle domain: a file's states and solutions; ``metric()`` gives a fresh metric."""
 
     temperature, batch_size, seeding, unit = 0.0, 256, "per item", "puzzle"
-    description = "Decode every puzzle of a file and score it against its one solution."
+    description = "Decode every state of a file and score it with the domain's metric."
 
     @staticmethod
     def options(domain, sweep: bool = False) -> list:
