@@ -73,7 +73,7 @@ class ArgumentParser(argparse.ArgumentParser):
         shown = not empty and "%(default)" not in spec.help and "(default:" not in spec.help and kind is not bool
         text = option_text(default) if isinstance(default, (tuple, list)) else "%(default)s"
         required = spec.required and spec.group is None
-        kw = dict(dest=f.name, default=default, help=(spec.help + (f" (default: {text})" if shown else "")
+        kw = dict(dest=f.name, default=default, help=(plain(spec.help) + (f" (default: {text})" if shown else "")
                                                       + (" (required)" if required else "")) or None)
         if kind is bool:
             kw["action"] = NEGATABLE if spec.negatable else STORE_FALSE if default else STORE_TRUE
@@ -99,6 +99,15 @@ class ArgumentParser(argparse.ArgumentParser):
 
     def error(self, message: str):
         self.exit(2, f"error: {message} (see {self.prog} --help)\n")
+
+
+ROLE = re.compile(r":(?:func|class|mod|meth|attr|data):`~?(?:[\w.]+\.)?(\w+)`")
+
+
+def plain(text: str | None) -> str | None:
+    """A docstring or help text as a terminal shows it: ``code`` marks dropped, a Sphinx role reduced to the
+    name (``:func:`a.b.load``` -> ``load``)."""
+    return text if not text else ROLE.sub(r"\1", text).replace("``", "")
 
 
 def parsed(parse: typing.Callable) -> typing.Callable:
@@ -159,7 +168,7 @@ def load(name: str):
 def command_parser(name: str, command) -> ArgumentParser:
     """The parser of ``python -m mi_core NAME``: a subcommand per domain it serves, or its ``OPTIONS``."""
     doc = command.help if isinstance(command, Command) else command.__doc__
-    parser = ArgumentParser(prog=f"python -m mi_core {name}", description=doc)
+    parser = ArgumentParser(prog=f"python -m mi_core {name}", description=plain(doc))
     if getattr(command, "OPTIONS", None) is not None:
         add_options(parser, command.OPTIONS)
         return parser
@@ -171,7 +180,7 @@ def command_parser(name: str, command) -> ArgumentParser:
         first, *aliases = domain.names or (domain.key,)
         describe = getattr(command, "describe", None)
         sub = subs.add_parser(first, aliases=aliases, help=domain.label,
-                              description=describe(domain) if describe else doc)
+                              description=plain(describe(domain) if describe else doc))
         sub.set_defaults(domain=domain.key)
         add_options(sub, command.options(domain), domain)
     return parser
@@ -185,9 +194,32 @@ def parse(argv: list[str]):
     if command is None:
         names = [*COMMANDS, *domain_commands()]
         raise ValueError(f"unknown command {name!r}; choose one of {', '.join(names)} (python -m mi_core --help)")
-    args = command_parser(name, command).parse_args(rest)
+    parser = command_parser(name, command)
+    if getattr(command, "OPTIONS", None) is None and rest and rest[0].startswith("-") and rest[0] not in ("-h", "--help"):
+        served = [d.cli_name for d in DOMAINS.values() if getattr(command, "serves", None) is None or command.serves(d)]
+        raise ValueError(f"name the domain before the options: python -m mi_core {name} DOMAIN {rest[0]} ... "
+                         f"(DOMAIN: {', '.join(served)})")
+    args, extras = parser.parse_known_args(rest)
+    if extras:  # named with the domain's own help, where the options are listed
+        key = getattr(args, "domain", None)
+        prog = parser.prog + (f" {DOMAINS[key].cli_name}" if key in DOMAINS else "")
+        parser.exit(2, f"error: unrecognized arguments: {' '.join(extras)} (see {prog} --help)\n")
     args.given, args.argv = frozenset(getattr(args, "given", ())), rest
     return command, args
+
+
+OUTPUTS = ("json", "markdown", "out")  # options a command writes; every other path option is read
+
+
+def overwrites_input(args) -> str | None:
+    """One line when an output option names the same existing file as an input option, else None."""
+    paths = {k: v for k, v in vars(args).items() if isinstance(v, Path) and v.is_file()}
+    for out in (k for k in OUTPUTS if k in paths):
+        for name, path in paths.items():
+            if name not in OUTPUTS and path.samefile(paths[out]):
+                flag, other = (f"--{n.replace('_', '-')}" for n in (out, name))
+                return f"{flag} {paths[out]} is the {other} file this command reads: write its output elsewhere"
+    return None
 
 
 def foreign_digit(argv: list[str]) -> str | None:
@@ -225,6 +257,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         command, args = parse(argv)
+        problem = overwrites_input(args)
+        if problem:
+            raise ValueError(problem)
         return command.main(args) or 0
     except SystemExit as done:  # argparse: --help (0) or a bad option (2), its one line already printed
         return done.code if isinstance(done.code, int) else (0 if done.code is None else 2)

@@ -36,6 +36,12 @@ def _warm_when_serving(wait_s: float = 120.0) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if "-h" in args or "--help" in args:  # Streamlit's own help would name a command that does not exist
+        print("usage: python -m mi_lens_app.serve [streamlit run options, e.g. --server.port 8502]\n\n"
+              "Starts MI Lens (app.py) with its models loading as the server starts. The options are those of\n"
+              "`streamlit run` (`streamlit run --help` lists them); MI_LENS_WARM=0 skips the warm-up.")
+        return 0
     # imported here, before the warm-up thread and the first page's thread can both import them: a page opened
     # as the server started met a half-initialised pandas inside plotly ("partially initialized module")
     import pandas  # noqa: F401
@@ -43,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     from streamlit.web import cli
 
     threading.Thread(target=_warm_when_serving, name="mi-lens-warm-start", daemon=True).start()
-    sys.argv = ["streamlit", "run", str(APP), *(sys.argv[1:] if argv is None else argv)]
+    sys.argv = ["streamlit", "run", str(APP), *args]
     return cli.main()
 
 

@@ -649,3 +649,11 @@ for f in pool_hard200 val200; do
     PYTHONPATH=. python scripts/studies/paired_bench.py assets/benchmarks/sudoku_p6_step13000_$f.json \
         assets/benchmarks/sudoku_p6_step3000_$f.json runs/s16/$f.txt assets/benchmarks/sudoku_paired_p6_step13000_vs_3000_$f.json
 done
+# phase 6's end as a fourth soup ingredient, on the tuning puzzles (seventeenth session; not kept)
+PYTHONPATH=. python scripts/studies/soup.py checkpoints/sudoku_chain/phase3/model.safetensors checkpoints/sudoku_chain/p4_step1000.safetensors \
+    checkpoints/sudoku_chain/p4_step4000.safetensors checkpoints/sudoku_chain/phase6/model_last.safetensors --loops 24 \
+    --out runs/s17/soup4_p6end.safetensors
+python -m mi_core bench sudoku --puzzles runs/kaggle_tune500.csv --sampler sequential --model runs/s17/soup4_p6end.safetensors \
+    --threads 1 --json assets/benchmarks/sudoku_tune500_soup4d_p6end.json --force
+PYTHONPATH=. python scripts/studies/paired_bench.py assets/benchmarks/sudoku_tune500_soup4d_p6end.json assets/benchmarks/sudoku_tune500_soup3.json \
+    runs/kaggle_tune500.csv assets/benchmarks/sudoku_tune_paired_soup4d_p6end_vs_soup3.json

@@ -69,3 +69,11 @@ def test_the_graph_highlights_the_selected_cells_edges_and_a_click_does_not_rebu
     heat = next(s for t, s in specs(at).items() if t.startswith("MI, "))
     assert sum(sh.get("type") == "rect" for sh in heat["layout"]["shapes"]) == 2  # its row and column outlined
     assert len(built) == first  # the click reused the graph of this state
+
+
+def test_the_launchers_help_names_itself_and_starts_nothing(capsys):
+    from mi_lens_app import serve
+
+    assert serve.main(["--help"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: python -m mi_lens_app.serve") and "streamlit run --help" in out

@@ -273,3 +273,59 @@ def test_every_option_of_every_command_says_what_it_does():
     sudoku = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices["sudoku"]
     helps = {a.dest: a.help for a in sudoku._actions}
     assert helps["json"].endswith("(required)") and helps["model"].count("(default") == 1
+
+
+def test_a_misplaced_option_points_at_the_domains_help_and_a_missing_domain_is_named(capsys):
+    assert main(["probe", "sudoku", "--puzzle", EASY, "--sampler", "mi"]) == 2
+    assert capsys.readouterr().err.strip() == ("error: unrecognized arguments: --sampler mi "
+                                               "(see python -m mi_core probe sudoku --help)")
+    assert main(["probe", "--puzzle", EASY]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: name the domain before the options: python -m mi_core probe DOMAIN --puzzle ...")
+    assert "sudoku" in err and "protein" in err
+
+
+def test_an_output_may_not_name_the_file_the_command_reads(tmp_path, model_path, capsys):
+    puzzles = tmp_path / "p.txt"
+    puzzles.write_text(EASY + "\n")
+    assert main(["bench", "sudoku", "--puzzles", str(puzzles), "--model", str(model_path), "--json", str(puzzles),
+                 "--force"]) == 2
+    assert f"--json {puzzles} is the --puzzles file this command reads" in capsys.readouterr().err
+    assert puzzles.read_text() == EASY + "\n"
+
+
+def test_help_has_no_markup_and_views_only_where_a_domain_has_symmetries(capsys):
+    for argv in (["make-estimator-data", "sudoku"], ["probe", "protein"], ["bench-order", "sudoku"]):
+        assert main([*argv, "--help"]) == 0
+        out = capsys.readouterr().out
+        assert "``" not in out and ":func:" not in out and ":class:" not in out, argv
+    assert main(["bench", "sudoku", "--help"]) == 0 and "--views" in capsys.readouterr().out
+    assert main(["bench", "antibody", "--help"]) == 0 and "--views" not in capsys.readouterr().out
+
+
+def test_a_model_file_from_the_environment_names_its_variable(monkeypatch, tmp_path, capsys):
+    monkeypatch.setenv("MI_LENS_SUDOKU_MODEL", str(tmp_path / "nope.safetensors"))
+    assert main(["probe", "sudoku", "--puzzle", EASY]) == 2
+    assert "(the file $MI_LENS_SUDOKU_MODEL names)" in capsys.readouterr().err
+
+
+def test_levels_a_file_lacks_or_misspells_are_named(tmp_path, capsys):
+    plain, graded = tmp_path / "p.txt", tmp_path / "g.csv"
+    plain.write_text(EASY + "\n")
+    graded.write_text(f"puzzle,solution,level\n{EASY},{EASY_SOL},Easy\n{EASY},{EASY_SOL},Hard\n")
+    base = ["sweep", "sudoku", "--grid", "sequential", "--json", str(tmp_path / "o.json")]
+    assert main([*base, "--puzzles", str(plain), "--level", "Hard"]) == 2
+    assert f"--level Hard: {plain} has no levels" in capsys.readouterr().err
+    assert main([*base, "--puzzles", str(graded), "--level", "Medium"]) == 2
+    assert "no puzzles of level 'Medium'" in (err := capsys.readouterr().err) and "its levels: Easy, Hard" in err
+    graded.write_text(f"puzzle,solution,level\n{EASY},{EASY_SOL},Easy\n{EASY},{EASY_SOL[:40]},Hard\n")
+    assert main([*base, "--puzzles", str(graded)]) == 2
+    assert "line 3: solution: a Sudoku has 81 cells, got 40 characters" in capsys.readouterr().err
+
+
+def test_diagnose_markdown_without_a_section_writes_a_named_one(tmp_path, model_path):
+    puzzles, md = tmp_path / "p.txt", tmp_path / "d.md"
+    puzzles.write_text(EASY + "\n")
+    assert main(["diagnose", "sudoku", "--puzzles", str(puzzles), "--model", str(model_path), "--sampler", "topk:k=3",
+                 "--json", str(tmp_path / "d.json"), "--markdown", str(md), "--threads", "1"]) == 0
+    assert "diagnose p" in md.read_text()

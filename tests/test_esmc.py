@@ -374,7 +374,7 @@ def test_probe_protein_cli_masks_positions_and_rate(tiny_mdm_path, no_weights, t
         (["--sequence", "MK1AYI"], "not amino-acid letters: '1' at 3"),
         (["--sequence", "MK_AYI", "--record", "2"], "--record selects a FASTA record"),
         (["--sequence", "MK_AYI", "--model", "weights.bin"], "unknown protein model 'weights.bin'"),
-        (["--sequence", "M_" * 20], "40 residues, longer than the 32"),
+        (["--sequence", "M_" * 20], "sequence: 40 residues, longer than the 32 the mdm model takes"),
     ],
 )
 def test_probe_protein_bad_input_is_one_clear_line(tiny_mdm_path, no_weights, capsys, extra, message):

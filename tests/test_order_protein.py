@@ -188,9 +188,9 @@ def test_bench_order_protein_cli(tmp_path, tiny_protein):
 
 def test_bench_order_needs_its_inputs(capsys, tmp_path):
     assert cli_main(["bench-order", "protein", "--json", "x.json"]) == 2
-    assert "needs --reference FASTA" in capsys.readouterr().err
+    assert "the following arguments are required: --reference" in capsys.readouterr().err
     assert cli_main(["bench-order", "sudoku", "--json", "x.json"]) == 2
-    assert "needs --puzzles FILE" in capsys.readouterr().err
+    assert "the following arguments are required: --puzzles" in capsys.readouterr().err
     fasta = write_fasta(tmp_path / "ref.fa")
     for extra, message in [(["--seeds", "0,a"], "--seeds: expects integers separated by commas; 'a' is not one"),
                            (["--budgets", "5;10"], "--budgets: expects integers"),

@@ -132,3 +132,11 @@ def test_split_records_disjoint_and_order_free():
     shuffled = P.split_records(list(reversed(recs)))
     assert {s: {r.name for r in shuffled[s]} for s in P.SPLITS} == names  # independent of file order
     assert all(P.split_of(r.name) == s for s in P.SPLITS for r in out[s])
+
+
+def test_a_file_without_a_fasta_header_says_it_was_read_as_one_sequence(tmp_path):
+    path = tmp_path / "notes.fa"
+    path.write_text("notfasta\n")
+    with pytest.raises(ProteinInputError, match=r"has no FASTA header \('>name'\), so it was read as one sequence: "
+                                                 r".*'O' at 2"):
+        P.read_fasta(path)

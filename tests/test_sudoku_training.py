@@ -255,6 +255,18 @@ def test_pool_files_grow_in_chunks_and_read_back(tmp_path):
             load_or_build_pools(spec, tmp_path, puzzle_file=tmp_path / bad, log=lambda m: None)
 
 
+def test_building_the_pools_says_so_first_and_reading_them_is_quiet(tmp_path):
+    """A first run spends minutes building its pools: a line says so before, not after."""
+    from mi_core.domains.sudoku.pool import PoolSpec, load_or_build_pools
+
+    spec, said = PoolSpec(seed=0, grids=4, puzzles=0, max_iters=1), []
+    assert len(load_or_build_pools(spec, tmp_path, workers=1, log=said.append)["grids"]) == 4
+    assert len(said) == 1 and said[0].startswith("building the training pools (4 grids) into ")
+    said.clear()
+    load_or_build_pools(spec, tmp_path, workers=1, log=said.append)
+    assert said == []
+
+
 def test_looped_model_ties_weights_and_loads_old_configs(tmp_path):
     from mi_core.domains.sudoku.mdm import SudokuMDM, load_sudoku_mdm, save_sudoku_mdm
 

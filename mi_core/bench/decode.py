@@ -21,7 +21,7 @@ from mi_core.mi.estimator import EstimatorInputError, shipped_estimator_for
 from mi_core.models.iterations import is_recurrent, run_for
 from mi_core.models.loading import load_model_described
 from mi_core.models.views import with_views
-from mi_core.options import option, seed
+from mi_core.options import SKIP, option, seed
 
 SEEDINGS = ("per item", "per batch")
 
@@ -190,8 +190,10 @@ class RunOptions:
                            "selector reads the first view's hidden states", range=(1, 64))
 
 
-def run_options(inputs) -> tuple:
-    return RunOptions, {"batch_size": inputs.batch_size, "temperature": inputs.temperature}
+def run_options(inputs, domain) -> tuple:
+    """:class:`RunOptions` at the inputs' defaults; ``--views`` only where ``domain`` has symmetries."""
+    skip = {} if domain.symmetries is not None else {"views": SKIP}
+    return RunOptions, {"batch_size": inputs.batch_size, "temperature": inputs.temperature, **skip}
 
 
 def run_settings(args, inputs, **more) -> dict:

@@ -6,17 +6,18 @@ same T, and eb / mi at matching mean passes. A domain's own benchmark (``Domain.
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from mi_core.bench import decode
-from mi_core.bench.report import markdown_table
+from mi_core.bench.report import markdown_table, update_section
 from mi_core.decoding import make_strategy
 from mi_core.decoding.selector import check_order_net_fits, load_order_net
 from mi_core.device import pick_device
 from mi_core.domain import get_domain
-from mi_core.io import atomic_write_json, atomic_write_text, check_output
+from mi_core.io import atomic_write_json, check_output
 from mi_core.options import SKIP, Device, Force, float_list, int_list, markdown_option, option, seed
 
 
@@ -35,11 +36,30 @@ def gammas_of(args, default=()) -> list[float]:
     return list(default) if args.gammas is None else list(args.gammas)
 
 
-def write_report(args, payload, text: str) -> Path:
-    """``payload`` into ``--json``, ``text`` into ``--md`` (default: the JSON path with .md); the .md path."""
+def markdown_path(args) -> Path:
+    """``--markdown``, else the JSON path with .md (``-``: standard output)."""
+    return args.markdown or args.json.with_suffix(".md")
+
+
+def section_name(domain) -> str:
+    """The section of ``--markdown`` that ``bench-order`` writes, one per domain: ``bench-order-KEY``
+    (``bench-order-sudoku9``, ``bench-order-protein``)."""
+    return f"bench-order-{domain.key}"
+
+
+def write_report(args, payload, text: str, echo: bool = False) -> Path | None:
+    """``payload`` into ``--json``; the command line and ``text`` into the :func:`section_name` section of
+    ``--markdown`` (default: the JSON path with .md), the rest of that file kept, as every ``--markdown`` is
+    updated; ``--markdown -``: ``text`` on standard output instead. ``echo``: print ``text`` as well. The .md
+    path written (None for ``-``)."""
     atomic_write_json(args.json, payload)
-    md = args.md or args.json.with_suffix(".md")
-    atomic_write_text(md, text)
+    md = markdown_path(args)
+    if str(md) == "-" or echo:
+        print(text, flush=True)
+    if str(md) == "-":
+        return None
+    command = f"`python -m mi_core bench-order {shlex.join(args.argv)}`\n\n" if getattr(args, "argv", None) else ""
+    update_section(section_name(get_domain(args.domain)), command + text, md)
     return md
 
 
@@ -63,7 +83,9 @@ class OrderBench:
                                         parse=float_list, range=(0.0, 1e6))
     seed: int = seed()
     json: Path = option(None, "write the rows here", required=True)
-    md: Path | None = markdown_option("Markdown report (default: JSON path with .md)")
+    markdown: Path | None = markdown_option("write the report into this file's own section (bench-order-KEY, e.g. "
+                                            "bench-order-sudoku9), keeping the rest (default: the --json path with "
+                                            ".md; -: standard output)")
 
 
 def serves(domain) -> bool:
@@ -78,13 +100,14 @@ def options(domain) -> list:
     if domain.order_bench is None:
         inputs = decode.inputs_class(domain)
         return [*inputs.options(domain), (OrderBench, {"model": SKIP, "seed": SKIP}), Device,
-                decode.run_options(inputs), Force]
+                decode.run_options(inputs, domain), Force]
     return [domain.order_bench.options, OrderBench, Device, Force]
 
 
 def main(args) -> int:
     check_output(args.json, args.force)
-    check_output(args.md or args.json.with_suffix(".md"), args.force, "--md")
+    if str(markdown_path(args)) != "-":
+        check_output(markdown_path(args), True, "--markdown")  # a report file: its own section is replaced
     domain = get_domain(args.domain)
     return (domain.order_bench.run_bench if domain.order_bench else run_default)(args, domain)
 
@@ -92,7 +115,7 @@ def main(args) -> int:
 def run_default(args, domain) -> int:
     """The domain's ``bench`` inputs decoded at each budget T by the step-budget heuristics (random, top_prob,
     top_margin at ``steps=T``) and the learned order, then eb and mi at ``--gammas`` and sequential, each
-    scored by the domain's metric; a row per sampler and setting in ``--json``, a table in ``--md``."""
+    scored by the domain's metric; a row per sampler and setting in ``--json``, a table in ``--markdown``."""
     budgets = args.budgets
     gammas = gammas_of(args)
     inputs = decode.inputs_class(domain)(domain, args)

@@ -137,7 +137,7 @@ def describe(domain) -> str:
 
 def options(domain) -> list:
     inputs = decode.inputs_class(domain)
-    return [*inputs.options(domain, sweep=True), SweepGrid, SweepOutput, Force, Device, decode.run_options(inputs),
+    return [*inputs.options(domain, sweep=True), SweepGrid, SweepOutput, Force, Device, decode.run_options(inputs, domain),
             EngineConfig]
 
 

@@ -36,7 +36,7 @@ def describe(domain: Domain) -> str:
 
 def options(domain: Domain) -> list:
     inputs = decode.inputs_class(domain)
-    return [*inputs.options(domain), SamplerChoice, JsonOut, Device, decode.run_options(inputs), Force]
+    return [*inputs.options(domain), SamplerChoice, JsonOut, Device, decode.run_options(inputs, domain), Force]
 
 
 def main(args) -> int:

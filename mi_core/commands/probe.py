@@ -40,7 +40,8 @@ class GridState:
 @dataclass
 class TextState:
     state: str = option(None, "the state, one character a position, _ for masked", required=True)
-    model: str | None = option(None, "the model (built in: leave unset)", default_for=lambda d: d.default_file("model"))
+    model: str | None = option(None, "weights file (unset: the domain's own model)",
+                               default_for=lambda d: d.default_file("model"))
 
 
 COMMON = [ProbeOptions, JsonOut, Device, Force]
@@ -63,7 +64,7 @@ def load_state(domain: Domain, text: str, model_spec: str | None, device: torch.
         marks = " or ".join(dict.fromkeys((domain.mask_char, ".")))
         raise ValueError(f"nothing to {verb}: the state has no masked position (write {marks} where one is)")
     model, description = load_model_described(model_spec, device, domain)
-    model.check_length(len(tokens), f"the model {model_spec}")
+    model.check_length(len(tokens), f"the model {model_spec}" if model_spec else "the model", plural(domain))
     return model, description, torch.tensor(tokens, device=device)
 
 

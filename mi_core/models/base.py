@@ -68,12 +68,12 @@ class MaskedLM(torch.nn.Module):
     def num_params(self) -> int:
         return sum(p.numel() for p in self.parameters())
 
-    def check_length(self, n: int, name: str = "the model") -> None:
-        """Raise ValueError when a state of ``n`` positions does not fit (a fixed ``seq_len``, or ``max_len``)."""
+    def check_length(self, n: int, name: str = "the model", unit: str = "positions", what: str = "the state") -> None:
+        """Raise ValueError when ``what`` of ``n`` ``unit`` does not fit (a fixed ``seq_len``, or ``max_len``)."""
         if self.seq_len is not None and self.seq_len != n:
-            raise ValueError(f"{name} reads {self.seq_len} positions, the state has {n}")
+            raise ValueError(f"{what}: {n} {unit}, but {name} reads {self.seq_len}")
         if n > self.max_len:
-            raise ValueError(f"the state has {n} positions, {name} takes at most {self.max_len}")
+            raise ValueError(f"{what}: {n} {unit}, longer than the {self.max_len} {name} takes")
 
 
 class Wrapped(MaskedLM):

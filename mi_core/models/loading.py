@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import torch
@@ -55,7 +56,13 @@ def load_model_described(spec: str | Path | None = None, device: torch.device | 
         spec = domain.model_spec()
         if spec and not is_keyword(spec):
             spec = str(resolve_path(spec))
-    model, description = domain.part("model_loader")(spec, torch.device(device))
+    try:
+        model, description = domain.part("model_loader")(spec, torch.device(device))
+    except (ValueError, OSError) as err:  # a file the environment named: say which variable to mend
+        env = os.environ.get(domain.model_env) if domain.model_env else None
+        if env and spec is not None and resolve_path(env) == resolve_path(spec):
+            raise ModelFileError(f"{err} (the file ${domain.model_env} names)") from None
+        raise
     model.domain = domain.key
     return model, description
 

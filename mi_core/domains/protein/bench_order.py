@@ -7,6 +7,7 @@ mean passes are <= T."""
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,7 +26,8 @@ from mi_core.options import SEED_MAX, int_list, option, option_text
 
 def protein_rows(model, domain, description: str, lengths_by_seed: dict, reference, budgets: list[int], gammas: list[float],
                  selector: Path, estimator: Path | None = None, progress=print) -> list[dict]:
-    """One row per (sampler, params, seed): JSDs, floors, passes; mi is skipped without an estimator."""
+    """One row per (sampler, params, seed): JSDs, floors, passes; mi is skipped without an estimator. Each row
+    goes to ``progress`` as a JSON line (less its pass histogram) as it is done."""
     estimator = default_estimator(model, domain, estimator)
     if estimator is None:
         progress(f"no MI estimator for {description}: mi skipped (give --estimator PATH)")
@@ -48,7 +50,7 @@ def protein_rows(model, domain, description: str, lengths_by_seed: dict, referen
                    "mean_identity": res["diversity"]["mean_identity"],
                    "passes_hist": dict(sorted(Counter(gen.passes).items()))}
             rows.append(row)
-            progress({k: v for k, v in row.items() if k != "passes_hist"})
+            progress(json.dumps({k: v for k, v in row.items() if k != "passes_hist"}))
     return rows
 
 
@@ -86,7 +88,7 @@ def protein_report(summary: list[dict], budgets: list[int]) -> str:
 
 @dataclass
 class ProteinOrderBench:
-    reference: Path | None = option(None, "FASTA; its reference split is the target set")
+    reference: Path = option(None, "FASTA; its reference split is the target set", required=True)
     samples: int = option(300, "sequences per seed", range=(1, 1_000_000))
     lengths: str = option("50-100", "LO-HI lengths")
     estimator: Path | None = option(None, "MI estimator for mi (default: the shipped one when it was trained on "
@@ -99,8 +101,6 @@ options = ProteinOrderBench
 
 
 def run_bench(args, domain) -> int:
-    if args.reference is None:
-        raise ValueError("bench-order protein needs --reference FASTA")
     lo, hi = parse_lengths(args.lengths)
     seeds, budgets = args.seeds, args.budgets
     model, description = load_model_described(args.model or "mdm", pick_device(args.device, args.threads), domain)
@@ -112,8 +112,7 @@ def run_bench(args, domain) -> int:
     summary = protein_summary(rows)
     payload = {"model": description, "selector": str(selector), "lengths": args.lengths, "samples": args.samples,
                "seeds": seeds, "rows": rows, "summary": summary}
-    md = write_report(args, payload, f"{args.samples} sequences per seed (lengths {args.lengths}, seeds {option_text(seeds)}), "
-                      f"reference {args.reference.name} (reference split), temperature 1, selector {selector}\n\n"
-                      + protein_report(summary, budgets))
-    print(md.read_text())
+    write_report(args, payload, f"{args.samples} sequences per seed (lengths {args.lengths}, seeds {option_text(seeds)}), "
+                 f"reference {args.reference.name} (reference split), temperature 1, selector {selector}\n\n"
+                 + protein_report(summary, budgets), echo=True)
     return 0

@@ -88,8 +88,7 @@ def run(args, domain: Domain) -> int:
                                    lambda native, spec: parse_positions(spec, len(native)))
     device = pick_device(args.device, args.threads)
     model, info = load_protein_model(args.model, device)
-    if len(tokens) > model.max_len:
-        raise ValueError(f"{name}: {len(tokens)} residues, longer than the {model.max_len} the {info.kind} model takes")
+    model.check_length(len(tokens), f"the {info.kind} model", "residues", what=name)
     if info.fallback_reason:
         print(f"note: {info.fallback_reason}", file=sys.stderr)
     model_json = {"kind": info.kind, "path": display_path(info.path), "description": info.description,

@@ -123,6 +123,9 @@ def read_fasta(path: str | Path, *, strict: bool = False, ambiguous: str = "erro
         try:
             return parse_text(text, ambiguous=ambiguous, max_length=max_length, limit=limit)
         except ProteinInputError as err:
+            if not text.lstrip().startswith(">"):
+                raise ProteinInputError(f"{path} has no FASTA header ('>name'), so it was read as one sequence: "
+                                        f"{err}") from None
             raise ProteinInputError(f"{path}: {err}") from None
     records = []
     for header, seq in _fasta_pairs(text):

@@ -12,6 +12,7 @@ goal where top_margin is >= 20%).
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,15 +51,15 @@ def parse_gamma_map(spec: str) -> dict[int, float]:
         raise ValueError(f"--learned-mi-gammas expects T:GAMMA pairs separated by commas, got {spec!r}") from None
 
 
-def run(model, records, name: str, params: dict, selector: Path, seed: int, bf16: bool = True, **extra) -> dict:
-    """One sampler's row (``extra`` appended), printed as it is done."""
+def run(model, records, name: str, params: dict, selector: Path, seed: int, bf16: bool = False, **extra) -> dict:
+    """One sampler's row (``extra`` appended), printed as a JSON line as it is done."""
     strategy = with_default_estimator(strategy_for(name, params, selector))
     res = evaluate(model, records, strategy, batch_size=256, seed=seed, bf16=bf16, device=model.device)
     row = {"sampler": name, "params": params, **{k: res[k] for k in ("n", "accuracy", "mean_passes", "seconds")}}
     row["by_level"] = {lvl: round(v["accuracy"], 4) for lvl, v in res.get("by_level", {}).items()}
     row["passes_hist"] = dict(sorted(Counter(res["passes"]).items()))
     row.update(extra)
-    print(row, flush=True)
+    print(json.dumps(row), flush=True)
     return row
 
 
@@ -73,12 +74,24 @@ def goal_lines(margin: dict, learned: dict, label: str, levels: list[str]) -> li
     return out
 
 
+def by_level_text(by_level: dict, levels: list[str]) -> str:
+    """``{"Medium": 0.5, "Easy": 0.93}`` -> ``"Easy 0.930, Medium 0.500"`` (in ``levels``' order, others after)."""
+    order = [lv for lv in levels if lv in by_level] + [lv for lv in by_level if lv not in levels]
+    return ", ".join(f"{lv} {by_level[lv]:.3f}" for lv in order)
+
+
+def passes_text(hist: dict) -> str:
+    """``{3: 10, 5: 2}`` -> ``"3 (10 puzzles), 5 (2 puzzles)"``: how many puzzles took each count of passes."""
+    return ", ".join(f"{p} ({n} puzzle{'s' if n != 1 else ''})" for p, n in sorted(hist.items(), key=lambda kv: int(kv[0])))
+
+
 def report(rows: list[dict], budgets: list[int], levels: list[str]) -> str:
     out = []
     ceiling = next((r for r in rows if r["sampler"] == "sequential"), None)
     if ceiling is not None:
+        by_level = f"; by level {by_level_text(ceiling['by_level'], levels)}" if ceiling["by_level"] else ""
         line = (f"Reference: sequential (one cell per pass) solves {ceiling['accuracy']:.3f} in "
-                f"{ceiling['mean_passes']:.1f} passes; by level {ceiling['by_level']}.")
+                f"{ceiling['mean_passes']:.1f} passes{by_level}.")
         out += [line, ""]
     for t in budgets:
         table = [r for r in rows if r.get("T") == t] + [r for n in ("eb", "mi") if (r := matched(rows, n, t))]
@@ -92,7 +105,7 @@ def report(rows: list[dict], budgets: list[int], levels: list[str]) -> str:
                             and r["params"].get("mode") == mode), None)
             if learned is not None:
                 label = f"{name} ({mode})" if mode else name
-                out.append(f"{label} passes used: {learned['passes_hist']}")
+                out.append(f"{label} passes used: {passes_text(learned['passes_hist'])}")
                 out += goal_lines(margin, learned, label, levels)
         out.append("")
     return "\n".join(out)
@@ -102,14 +115,16 @@ def report(rows: list[dict], budgets: list[int], levels: list[str]) -> str:
 class SudokuOrderBench:
     """``bench-order sudoku``: puzzles per level of a graded file."""
 
-    puzzles: Path | None = option(None, "puzzle file")
+    puzzles: Path = option(None, "puzzle file", required=True)
     per_level: int = option(100, "puzzles per level", range=(1, 1_000_000))
     paced_threshold: float = option(0.9, "threshold of learned's paced mode (0.9: chosen on puzzles 101-200 of "
                                     "each Kaggle level, not the benchmark's first 100)", range=(0, 1))
     learned_mi_gammas: str = option(",".join(f"{t}:{g:g}" for t, g in LEARNED_MI_GAMMAS.items()),
                                     "T:GAMMA budgets of learned_mi (the selector's risk plus MI; default chosen on "
                                     "puzzles 101-200 of each level); empty: skip it")
-    bf16: bool = option(True, "bf16 autocast for the model passes (default; --no-bf16 on CPUs without native bf16)",
+    # fp32 by default, as in every other command (bf16 is emulated, 5-18x slower, on CPUs without native bf16);
+    # --no-bf16 (the old way to ask for fp32) is still taken, so recorded command lines still run
+    bf16: bool = option(False, "bf16 autocast for the model passes (faster on CPUs with AMX; default: fp32)",
                         negatable=True)
 
 
@@ -131,14 +146,12 @@ def budget_rows(model, records, args, t: int, mi_gammas: dict) -> list[dict]:
 
 
 def run_bench(args, domain) -> int:
-    if args.puzzles is None:
-        raise ValueError("bench-order sudoku needs --puzzles FILE")
     args.model = args.model or Path(domain.default_file("model"))
     budgets = args.budgets
     gammas = gammas_of(args, GAMMAS)
     mi_gammas = parse_gamma_map(args.learned_mi_gammas)
     device = pick_device(args.device, args.threads)
-    warn_if_slow_bf16(device, args.bf16, "--no-bf16 runs in fp32")
+    warn_if_slow_bf16(device, args.bf16)
     model = load_sudoku_mdm(args.model, device)
     args.selector = selector_of(args, domain, model)
     records = pick_records(args.puzzles, args.per_level)
@@ -151,8 +164,7 @@ def run_bench(args, domain) -> int:
     rows += [run(model, records, name, params, args.selector, args.seed, args.bf16) for name, params in grid]
     recorded = decode.model_fields(model, args)
     rows = [row | recorded for row in rows]
-    md = write_report(args, rows, f"{len(records)} puzzles of {args.puzzles.name} ({args.per_level} per level), "
-                      f"selector {args.selector}, {'bf16' if args.bf16 else 'fp32'} forward passes\n\n"
-                      + report(rows, budgets, levels))
-    print(md.read_text())
+    write_report(args, rows, f"{len(records)} puzzles of {args.puzzles.name} ({args.per_level} per level), "
+                 f"selector {args.selector}, {'bf16' if args.bf16 else 'fp32'} forward passes\n\n"
+                 + report(rows, budgets, levels), echo=True)
     return 0

@@ -146,7 +146,7 @@ def markdown(res: dict) -> str:
     peak = res["peak"]
     lines = ["## Exact probe (`python -m mi_core bench-probe`)", "",
              f"Measured {res['date']}: model `{res['model']}` on {res['device']} ({res['host']}, "
-             f"{res['threads']} threads), seed "
+             f"{res['threads']} thread{'s' if res['threads'] != 1 else ''}), seed "
              f"{res['seed']}, probe batch {res['max_batch']}. States: random solution grids with random cells "
              "masked. Peak forward throughput "
              f"**{peak['seq_per_s']:.0f} seq/s** at batch {peak['batch']} (the largest of the sweep and of "

@@ -95,7 +95,8 @@ class DiagnoseOptions:
                                 many=True, required=True)
     bf16: bool = option(False, "bf16 autocast for the model passes")
     json: Path = option(None, "write the results here", required=True)
-    section: str | None = option(None, "write a section of this name into --markdown")
+    section: str | None = option(None, "the name of the section written into --markdown (default: diagnose, the "
+                                 "file's stem and level)")
     markdown: Path | None = markdown_option("the file --section goes to (e.g. BENCHMARKS.md)")
 
 
@@ -124,7 +125,8 @@ def main(args) -> int:
     out = {"puzzles": display_path(args.puzzles), "level": args.level, "limit": args.limit, "model": display_path(args.model),
            "n": len(templates), "bf16": args.bf16, "seconds": round(time.perf_counter() - start, 1), "results": results}
     atomic_write_json(args.json, out)
-    if args.section:
+    if args.markdown is not None:
+        section = args.section or " ".join(filter(None, ("diagnose", args.puzzles.stem, args.level)))
         classes = "{alone} / {with_dependent} / {with_independent} ({clash})".format
         table = [{"sampler": r["sampler"], "accuracy": f"{100 * r['accuracy']:.1f}%", "passes": f"{r['mean_passes']:.1f}",
                   "lost": f"{r['lost']} / {r['gained']}", "lost_classes": classes(**r["lost_first_error"]),
@@ -134,5 +136,5 @@ def main(args) -> int:
                    ("lost_classes", "lost puzzles: first error alone / with dependent / with independent (clash)"),
                    ("all_classes", "all failures: alone / with dependent / with independent (clash)")]
         command = "python -m mi_core diagnose " + shlex.join(args.argv)
-        update_section(args.section, f"`{command}`\n\n{markdown_table(table, columns)}", args.markdown)
+        update_section(section, f"`{command}`\n\n{markdown_table(table, columns)}", args.markdown)
     return 0

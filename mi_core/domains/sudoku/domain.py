@@ -53,7 +53,7 @@ SUDOKU = GridDomain(
     strategy_defaults=(("mi", "gamma", 0.6), ("mi", "lam", 1.0), ("eb", "gamma", 0.5), ("learned", "steps", 15)),
     symmetries=symmetry_views,
     commands=(
-        Command("bench-suite", "sequential and top-k on the shared puzzle sets, into BENCHMARKS.md", suite.main,
+        Command("bench-suite", "sequential and top-k on the shared puzzle sets (JSON rows; --markdown: a report section)", suite.main,
                 suite.options),
         Command("diagnose", "why a parallel sampler fails where sequential succeeds: diagnose sudoku ...",
                 diagnose.main, diagnose.options),

@@ -209,7 +209,10 @@ def _records(lines, csv_format: bool, name: str):
             digits = parse_grid(row["puzzle"], None)
             solution = None
             if row.get("solution"):
-                sol_digits = parse_grid(row["solution"], len(digits))
+                try:
+                    sol_digits = parse_grid(row["solution"], len(digits))
+                except SudokuFormatError as err:
+                    raise SudokuFormatError(f"solution: {err}") from None
                 problem = solution_conflict(digits, sol_digits)
                 if problem:
                     raise SudokuFormatError(problem)
@@ -263,9 +266,12 @@ class GridDomain(Domain):
         if any(len(r.puzzle) != self.cells for r in records):
             raise ValueError(f"{path} holds puzzles of another size than {self.label} ({self.cells} cells)")
         if level:
+            levels = sorted({r.level for r in records if r.level})
+            if not levels:
+                raise ValueError(f"--level {level}: {path} has no levels (a .csv file with a level column has)")
             records = [r for r in records if (r.level or "").lower() == level.lower()][:limit]
             if not records:
-                raise ValueError(f"no puzzles of level {level!r} in {path}")
+                raise ValueError(f"no puzzles of level {level!r} in {path}; its levels: {', '.join(levels)}")
         try:
             solutions = [self.parse_state(s) for s in solutions_for(records)]
         except ValueError as err:

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from mi_core.domains.sudoku.generator import harden, make_puzzle, random_grid
+from mi_core.io import display_path
 
 POOL_DIR = Path("runs/pools")
 
@@ -99,6 +100,9 @@ def load_or_build_pools(spec: PoolSpec, root: Path = POOL_DIR, workers: int = 2,
     if path.is_file():
         with np.load(path) as f:
             return _drop_excluded({k: f[k] for k in f.files if k != "spec"}, exclude, log)
+    made = f"{spec.grids} grids" + (f" and {spec.puzzles} graded puzzles" if spec.puzzles else "")
+    log(f"building the training pools ({made}) into {display_path(path)}: minutes, once (later runs read the file; "
+        "--time-budget counts from the first step)")
     grids = build_pool(spec.seed, spec.grids, puzzles=False, workers=workers)[:, 0]
     if spec.puzzles:
         puzzles, grades = build_graded_pool(spec.seed + 1, spec.puzzles, spec.max_iters, workers=workers)

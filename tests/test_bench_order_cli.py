@@ -1,0 +1,136 @@
+"""``bench-order``'s command line reads as every other command's: ``--markdown FILE`` (its own section updated in
+place, the rest of the file kept), fp32 forward passes unless ``--bf16``, its input files required in the help,
+progress rows as JSON lines and a report in words, not Python reprs. Runs are short: the tiny MDM, a random
+selector, two puzzles, T = 2 only."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from mi_core.cli import main as cli_main
+from mi_core.decoding.selector import make_order_nets, save_order_net
+
+SECTION = "<!-- bench-order-sudoku9:start -->"
+
+
+@pytest.fixture
+def sudoku_args(tmp_path, model_path):
+    """The arguments of a short ``bench-order sudoku`` run (no ``--json``): one Easy and one Hard puzzle."""
+    from mi_core.domains.sudoku import to_string
+    from mi_core.domains.sudoku.generator import random_puzzle
+
+    csv = tmp_path / "p.csv"
+    lines = ["puzzle,solution,level"]
+    for seed, level in [(0, "Easy"), (1, "Hard")]:
+        puzzle, solution = random_puzzle(30, seed)
+        lines.append(f"{to_string(puzzle)},{to_string(solution)},{level}")
+    csv.write_text("\n".join(lines) + "\n")
+    torch.manual_seed(1)
+    selector = tmp_path / "sel.safetensors"
+    save_order_net(make_order_nets(32)[1].eval(), selector)
+    return ["bench-order", "sudoku", "--puzzles", str(csv), "--model", str(model_path), "--selector", str(selector),
+            "--per-level", "1", "--budgets", "2", "--gammas", "", "--learned-mi-gammas", "", "--threads", "1"]
+
+
+def test_the_report_goes_to_markdown_not_md(sudoku_args, tmp_path, capsys):
+    out, md = tmp_path / "rows.json", tmp_path / "report.md"
+    assert cli_main([*sudoku_args, "--json", str(out), "--md", str(md)]) == 2
+    assert "unrecognized arguments: --md" in capsys.readouterr().err
+    assert cli_main([*sudoku_args, "--json", str(out), "--markdown", str(md)]) == 0
+    assert "### T = 2" in md.read_text() and not out.with_suffix(".md").exists()
+    # -: the report on standard output, no file
+    capsys.readouterr()
+    assert cli_main([*sudoku_args, "--json", str(out), "--force", "--markdown", "-"]) == 0
+    assert "### T = 2" in capsys.readouterr().out and not (tmp_path / "-").exists()
+    # the default stays the --json path with .md
+    assert cli_main([*sudoku_args, "--json", str(tmp_path / "other.json")]) == 0
+    assert "### T = 2" in (tmp_path / "other.md").read_text()
+
+
+def test_markdown_updates_its_own_section_and_keeps_the_rest(sudoku_args, tmp_path):
+    """A user's notes survive (``--force`` once replaced the whole file); a rerun replaces the section."""
+    out, notes = tmp_path / "rows.json", tmp_path / "notes.md"
+    notes.write_text("# My notes\n\nkeep this line\n")
+    assert cli_main([*sudoku_args, "--json", str(out), "--markdown", str(notes)]) == 0
+    assert cli_main([*sudoku_args, "--json", str(out), "--markdown", str(notes), "--force", "--seed", "7"]) == 0
+    text = notes.read_text()
+    assert text.startswith("# My notes\n\nkeep this line\n")
+    assert text.count(SECTION) == 1 and text.count("### T = 2") == 1
+    assert "--seed 7" in text.split(SECTION, 1)[1]  # the section holds the second run and names its command
+
+
+def test_fp32_unless_bf16(sudoku_args, tmp_path, monkeypatch):
+    """fp32 by default as in every other command; ``--bf16`` opts in; ``--no-bf16`` (old command lines) still runs."""
+    from mi_core.domains.sudoku import bench_order
+
+    seen = []
+
+    def evaluate(*args, bf16, **kwargs):
+        seen.append(bf16)
+        return real(*args, bf16=bf16, **kwargs)
+
+    real = bench_order.evaluate
+    monkeypatch.setattr(bench_order, "evaluate", evaluate)
+    out = tmp_path / "rows.json"
+    for extra, bf16 in [([], False), (["--bf16"], True), (["--no-bf16"], False)]:
+        seen.clear()
+        assert cli_main([*sudoku_args, "--json", str(out), "--force", *extra]) == 0
+        assert seen and set(seen) == {bf16}
+        assert f"{'bf16' if bf16 else 'fp32'} forward passes" in out.with_suffix(".md").read_text()
+
+
+def test_input_files_are_required_in_the_help(tmp_path, capsys, monkeypatch):
+    from mi_core.domains.protein import bench_order as protein_bench
+    from mi_core.domains.sudoku import bench_order as sudoku_bench
+
+    for command, flag, module in [("sudoku", "--puzzles", sudoku_bench), ("protein", "--reference", protein_bench)]:
+        try:
+            code = cli_main(["bench-order", command, "--help"])
+        except SystemExit as stop:
+            code = stop.code
+        help_text = capsys.readouterr().out
+        assert code == 0
+        usage = " ".join(help_text.split("options:")[0].split())
+        assert f" {flag} {flag[2:].upper()} " in usage and f"[{flag}" not in usage  # required: not in [ ]
+        assert "(required)" in help_text.split(f"  {flag} ", 1)[1].split("\n  --", 1)[0]
+        monkeypatch.setattr(module, "run_bench", lambda *a: pytest.fail("the run started"))
+        assert cli_main(["bench-order", command, "--json", str(tmp_path / "x.json")]) == 2
+        assert f"the following arguments are required: {flag}" in capsys.readouterr().err
+    assert not (tmp_path / "x.json").exists()
+
+
+def test_sudoku_rows_are_json_lines_and_the_report_is_text(sudoku_args, tmp_path, capsys):
+    out = tmp_path / "rows.json"
+    assert cli_main([*sudoku_args, "--json", str(out)]) == 0
+    printed = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
+    assert [r["sampler"] for r in printed] == [r["sampler"] for r in json.loads(out.read_text())]
+    report = out.with_suffix(".md").read_text()
+    assert "{" not in report.split("-->", 1)[1]  # no dict repr anywhere (by level, passes used)
+    sequential = next(r for r in printed if r["sampler"] == "sequential")
+    assert (f"by level Easy {sequential['by_level']['Easy']:.3f}, Hard {sequential['by_level']['Hard']:.3f}."
+            in report)
+
+
+def test_protein_rows_are_json_lines(tmp_path, capsys):
+    from mi_core.domains.protein.mdm import ProteinMDM, ProteinMDMConfig, save_protein_mdm
+
+    torch.manual_seed(0)
+    model, selector, fasta = tmp_path / "p.safetensors", tmp_path / "s.safetensors", tmp_path / "ref.fa"
+    save_protein_mdm(ProteinMDM(ProteinMDMConfig(max_len=128, d_model=32, n_layers=1, n_heads=2, d_ff=64)).eval(), model)
+    save_order_net(make_order_nets(32)[1], selector)
+    rng = np.random.default_rng(0)
+    amino = list("ACDEFGHIKLMNPQRSTVWY")
+    fasta.write_text("".join(f">dom{i}\n{''.join(rng.choice(amino, int(rng.integers(40, 90))))}\n" for i in range(400)))
+    out = tmp_path / "b.json"
+    assert cli_main(["bench-order", "protein", "--reference", str(fasta), "--model", str(model), "--selector",
+                     str(selector), "--samples", "2", "--lengths", "10-12", "--seeds", "0", "--budgets", "2",
+                     "--gammas", "", "--json", str(out), "--threads", "1"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert not any(line.startswith("{'") for line in lines)
+    printed = [json.loads(line) for line in lines if line.startswith("{")]
+    assert [(r["sampler"], r["seed"]) for r in printed] == [(r["sampler"], r["seed"])
+                                                           for r in json.loads(out.read_text())["rows"]]
