@@ -134,7 +134,7 @@ class Domain:
                 tokens.append(of[ch.upper()])
             else:
                 raise ValueError(f"{describe_char(ch)} at position {i} is not a {self.label} value "
-                                 f"({''.join(self.alphabet)} or {self.mask_char} for masked)")
+                                 f"(one of {' '.join(self.alphabet)}, or {self.mask_char} for masked)")
         if not tokens:
             raise ValueError(f"an empty {self.label} state")
         return tokens

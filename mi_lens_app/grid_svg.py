@@ -124,7 +124,9 @@ def grid_svg(digits: np.ndarray, givens: np.ndarray, box: int, *, layer: np.ndar
     for c in np.flatnonzero(digits > 0):
         kind, color = (("given", GIVEN_COLOR) if givens[c] else ("wrong", ERROR_COLOR) if errors[c]
                        else ("filled", FILLED_COLOR))
-        weight = ' font-weight="bold"' if givens[c] else ""
+        # a wrong digit bold with a white halo: red alone was 2.2:1 on the entropy scale's orange
+        weight = (' font-weight="bold"' if givens[c] else
+                  ' font-weight="bold" stroke="#ffffff" stroke-width="3" paint-order="stroke"' if kind == "wrong" else "")
         parts.append(f'<text class="{kind}" x="{x0 + (xs[c] + 0.5) * cell:.1f}" y="{y0 + (ys[c] + 0.5) * cell:.1f}" '
                      f'fill="{color}" font-size="{size}"{weight} pointer-events="none">{int(digits[c])}</text>')
     for marks, color, stroke, dash, kind in ((outline, CHOSEN_COLOR, 4, "", "chosen"),

@@ -241,7 +241,7 @@ def marginal_strip(marginals: np.ndarray, entropy: np.ndarray, labels: list[str]
 def decode_strip(tokens: np.ndarray, chosen: np.ndarray, entropy: np.ndarray, errors: np.ndarray,
                  amino_acids: str, *, noun: str = "residue", color: str = "step", start: int = 0, size: int = WINDOW,
                  max_rows: int = MAX_STRIP_ROWS, title: str = "", height: int | None = None,
-                 regions: list[tuple[str, int, int]] = ()) -> go.Figure:
+                 regions: list[tuple[str, int, int]] = (), wide: bool = False) -> go.Figure:
     """A decode as a sequence strip: rows are steps (``0..S``), columns positions, letters as text.
 
     Args:
@@ -250,6 +250,7 @@ def decode_strip(tokens: np.ndarray, chosen: np.ndarray, entropy: np.ndarray, er
         entropy: ``(S + 1, L)`` entropy before each step (0 where not masked).
         color: ``"step"`` (the step a residue was filled at) or ``"entropy"`` (its entropy before the step).
         regions: an antibody's CDRs (``cdr_marks.cdr_spans`` of its labels), marked over their columns.
+        wide: the strip has the page's whole width (presentation mode): larger letters.
     Only the last ``max_rows`` steps and a window of positions are drawn.
     """
     tokens, chosen = np.asarray(tokens), np.asarray(chosen, bool)
@@ -271,7 +272,8 @@ def decode_strip(tokens: np.ndarray, chosen: np.ndarray, entropy: np.ndarray, er
     x = np.arange(lo, hi)
     # letters sized to the window, as plotly sized them to one row's tall cells and they overlapped: about 650 px
     # of plot for the window on a 1024-px screen with the sidebar open
-    text_size = int(np.clip(650 / (hi - lo) * 1.4, 7, 16))
+    plot_px = 950 if wide else 650
+    text_size = int(np.clip(plot_px / (hi - lo) * 1.4, 7, 24 if wide else 16))
     sub, blank = letters[:, lo:hi], np.isnan(z[:, lo:hi])
     overlay = sub.size <= 12000  # the letters as text layers of their own (below), white or black on their fill
     fig = go.Figure(go.Heatmap(z=z[:, lo:hi], x=x + 1, y=rows, colorscale=scale, name=name, text=sub,
@@ -280,9 +282,10 @@ def decode_strip(tokens: np.ndarray, chosen: np.ndarray, entropy: np.ndarray, er
                                hovertemplate="step %{y}, residue %{x}: %{text}<br>" + name + " %{z}<extra></extra>",
                                colorbar={"title": {"text": name, "side": "right"}, "thickness": 12, **bar}))
     r, c = np.nonzero(chosen[rows][:, lo:hi])
-    fig.add_trace(go.Scatter(x=x[c] + 1, y=rows[r], mode="markers", name="unmasked at this step", hoverinfo="skip",
-                             marker={"symbol": "square-open", "size": 11, "color": CHOSEN_COLOR,
-                                     "line": {"width": 2}}))
+    # a bar over the letter, not a box on it: an 11-px box crossed the letter it marked ("(" read as "[(")
+    fig.add_trace(go.Scatter(x=x[c] + 1, y=rows[r] - 0.36, mode="markers", name="unmasked at this step",
+                             hoverinfo="skip", marker={"symbol": "line-ew", "size": float(np.clip(
+                                 plot_px / (hi - lo) * 0.8, 6, 40)), "line": {"width": 3, "color": CHOSEN_COLOR}}))
     r, c = np.nonzero(np.asarray(errors, bool)[rows][:, lo:hi])
     if len(r):
         fig.add_trace(go.Scatter(x=x[c] + 1, y=rows[r] + 0.32, mode="markers", name="differs from native",
@@ -307,7 +310,11 @@ def decode_strip(tokens: np.ndarray, chosen: np.ndarray, entropy: np.ndarray, er
         notes.append(f"last {len(rows)} of {steps} steps")
     if hi - lo < length:
         notes.append(f"{noun}s {lo + 1}-{hi} of {length}")
-    _layout(fig, title + (f" ({', '.join(notes)})" if notes else ""), height or 150 + 30 * len(rows),
+    top = {}
+    if wide and not title:  # presenting: no title but the notes, so the two strategies' strips fit one screen
+        top = {"margin": {"l": 10, "r": 10, "t": 14 + 24 * bool(notes) + 24 * bool(regions), "b": 10}}
+    text = (title + (f" ({', '.join(notes)})" if notes else "")) if title else ", ".join(notes).capitalize()
+    _layout(fig, text, height or (96 + 24 * bool(regions) if top else 150) + 30 * len(rows), **top,
             xaxis={"title": noun, "showgrid": False, "zeroline": False},
             # the shown steps and no more (one row, step 0, ran -1..1), whole steps only, the first at the top
             yaxis={"title": "step", "range": [steps - 0.5, first - 0.5], "showgrid": False, "zeroline": False,

@@ -103,7 +103,7 @@ against mean forward passes per sequence. Down and to the left is better; the da
 
 SEQUENCE_MAPS_PAGE = r"""
 **Sequences.** The state is a sequence with some residues masked; the model fills them. The **heatmap** is
-the $L \times L$ MI matrix along the sequence (each residue named by its letter and place, `_17` for a masked
+the $L \times L$ MI matrix along the sequence (each residue named by its letter and place, `_7` for a masked
 one; only masked residues carry MI, so given ones stay dark). Long sequences show a window of it. The
 **contact-map view** keeps the strongest pairs at least $|i-j|$ apart, as dots above the diagonal⟦: in a
 trained protein model, pairs far apart in sequence that still share MI often sit close in the folded
@@ -118,7 +118,7 @@ PROTEIN_ARGMAX = ("Temperature 0 takes each residue's likeliest value. The small
                   "in the first preset; temperature 1 samples from its marginals, as the protein benchmarks do.")
 
 SEQUENCE_DECODE_PAGE = r"""
-Each row of the strip is one forward pass: the residues filled so far, orange squares for the ones
+Each row of the strip is one forward pass: the residues filled so far, an orange bar over the ones
 unmasked together at that step, a red bar under a residue that differs from the native sequence (the one
 given before masking)⟦. Differing from the native sequence is not an error (many sequences fold alike); the share that
 matches, *native recovery*, is the usual yardstick of protein sequence design⟧. Under `learned`, bars
@@ -167,7 +167,7 @@ DECODE_LEGEND = (
 )
 
 SEQUENCE_LEGEND = (
-    "Each row is one step · letters: residues (`_` still masked) · :orange[**orange squares**]: unmasked together "
+    "Each row is one step · letters: residues (`_` still masked) · :orange[**orange bar over**]: unmasked together "
     "at this step · :red[**red bar**]: differs from the native sequence · colour: the step that filled a residue "
     "(or its entropy)"
 )
@@ -346,11 +346,16 @@ def learned_caption(mode: str, threshold: float, steps: int, step: int, masked: 
             "unmasked at this step.")
 
 
-def agreement_reading(spearman: float, overlap: float, k: int) -> str:
-    """The agreement numbers of the exact-versus-estimated page in plain words."""
+def agreement_reading(spearman: float, overlap: float, k: int, pairs: int | None = None) -> str:
+    """The agreement numbers of the exact-versus-estimated page in plain words (``pairs``: how many there are)."""
     if spearman != spearman:  # NaN: too few pairs
         return "Too few masked pairs to compare the two maps."
-    how = ("almost the same order" if spearman >= 0.9 else "mostly the same order" if spearman >= 0.7 else
+    if pairs is not None and k >= pairs:  # the top k are all the pairs: the overlap is 100% whatever the order
+        return (f"**In plain words:** the estimator ranks the {pairs} pairs in "
+                f"{'the same order' if spearman >= 0.9995 else 'almost the same order' if spearman >= 0.9 else 'an order'}"
+                f" as the exact probe (Spearman {spearman:.3f}; 1 is the same order, 0 no relation). With {pairs} "
+                "pairs in all, the top-k overlap counts every pair, so it says nothing here: Spearman does.")
+    how = ("the same order" if spearman >= 0.9995 else "almost the same order" if spearman >= 0.9 else "mostly the same order" if spearman >= 0.7 else
            "a loosely similar order" if spearman >= 0.4 else "an order with little in common")
     hits = round(overlap * k) if overlap == overlap else 0
     return (f"**In plain words:** the estimator ranks the pairs in {how} as the exact probe (Spearman "

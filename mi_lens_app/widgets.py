@@ -491,6 +491,18 @@ def page(title: str, icon: str = ":material/blur_on:", sidebar: str = "auto") ->
     st.session_state["_link_slot"] = st.empty()
 
 
+def weak_pairs_note(mi: np.ndarray, masked: np.ndarray, scale: str) -> None:
+    """Under percentile colours, a caption when a map mixes strong pairs with pairs of almost no MI: the ranking
+    spreads those over the scale's lower part, where they look like dependence (a bracket word's unmatched
+    blanks, 0.01 nats, came out teal beside its matched pairs' 0.8)."""
+    idx = np.flatnonzero(masked)
+    pairs = np.asarray(mi)[np.ix_(idx, idx)][np.triu_indices(len(idx), 1)]
+    weak = int((pairs < texts.WEAK_MI).sum())
+    if scale == "percentile" and weak and pairs.max() >= texts.WEAK_MI:
+        st.caption(f"{weak} of the {len(pairs)} pairs share under {texts.WEAK_MI:g} nats, yet percentile colours "
+                   "rank them over the lower part of the scale; linear colours show how small they are.")
+
+
 def plugin_domains() -> list[tuple[Domain, str]]:
     """(domain, which module registered it and what named that module) for each domain a plugin brought."""
     return [(DOMAINS[key], f"the module `{module}`, named by {where}")

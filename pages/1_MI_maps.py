@@ -198,6 +198,8 @@ def sequence_maps(domain, pz, m):
     elif scale == "percentile" and m.mi.max() < texts.WEAK_MI:  # the small CATH model's maps: noise, ranked
         unsure = float(np.mean(m.entropy[m.masked])) > 0.8 * np.log(domain.n_values) if m.masked.any() else False
         st.caption(texts.weak_mi(float(m.mi.max()), unsure, f"{domain.nouns[0]}s"))
+    else:
+        widgets.weak_pairs_note(m.mi, m.masked, scale)
     left, right = st.columns(2)
     with left:
         heat = protein_figures.sequence_heatmap(m.mi, labels, noun=domain.nouns[0], start=start, size=size,

@@ -69,7 +69,7 @@ def agreement(fast, exact):
                    help="share of the k strongest exact pairs among the k strongest estimated (k: at most the pairs "
                         "there are)")
     cols[4].metric("Largest |difference| (nats)", texts.nats(stats['max_abs_diff']))
-    st.markdown(texts.agreement_reading(stats["spearman"], stats["topk_overlap"], stats["k"]))
+    st.markdown(texts.agreement_reading(stats["spearman"], stats["topk_overlap"], stats["k"], stats["n_pairs"]))
 
 
 def asymmetry(domain, pz, exact, cell, view, scale):
@@ -146,6 +146,7 @@ def main():
     cell = widgets.cell_picker(domain, pz, blanks_only=True, default=widgets.most_uncertain(fast.entropy, pz.blanks))
     if domain.layout == "sequence":
         view = widgets.window_picker(pz.length, masked=pz.blanks)
+        widgets.weak_pairs_note(exact.mi, np.asarray(exact.masked), scale)
     else:
         view = "box" if st.toggle("Box-major order", key="boxmajor", bind="query-params") else "row"
     figs = side_by_side(domain, pz, fast, exact, cell, view, scale)

@@ -8,6 +8,7 @@ from mi_lens_app import exports, figures, grid_svg, links, protein_figures, supp
 from mi_lens_app.domains import named
 
 STRIP_ROWS = 16  # steps the protein strip shows at once (the most recent): rows stay tall enough to read
+PRESENT_STRIP_ROWS = 4  # presenting: both strategies' strips on a 1024 x 768 screen
 SPEEDS = {"slow": 1.5, "normal": 0.8, "fast": 0.35}
 GRID_SIDE = {False: 400, True: 500}  # px, the grid itself in normal and presentation mode
 DIGIT_SIZE = {False: None, True: 30}
@@ -62,47 +63,63 @@ def recovery(pz, s) -> float:
     return float((s.tokens[scored] == native[scored]).mean()) if scored.any() else float("nan")
 
 
-def frame_header(trace, s, last: int, noun: str, *extra: tuple[str, str]) -> None:
+def native_known(pz) -> bool:
+    """Whether the input carries a native (original) value at any masked position, to score recovery against."""
+    native = np.asarray(pz.solution if pz.solution is not None else pz.digits)
+    return bool((native[~pz.givens] > 0).any())
+
+
+def recovered_item(domain, pz, rec: float) -> list[tuple[str, str]]:
+    """The line's "native recovered" figure, or nothing where no native is known (a typed bracket word)."""
+    if not native_known(pz):
+        return []
+    return [(texts.worded("native recovered", domain), "n/a" if np.isnan(rec) else f"{100 * rec:.0f}%")]
+
+
+def frame_header(trace, s, last: int, noun: str, *extra: tuple[str, str], present: bool = False) -> None:
     """The strategy line and one line of numbers (it wraps, so no number is ever cut off): step, passes (+ the
     exact probe's own passes, for mi_exact), how many were unmasked together, the MI among them, and ``extra``
-    (errors and the verdict, or native recovery)."""
+    (errors and the verdict, or native recovery). Presenting, the numbers keep two lines' height, so the frames
+    below do not jump as the line wraps and unwraps during Play."""
     st.markdown(texts.sampler_heading(trace.strategy, trace.params))
     passes = f"{s.passes}" + (f" + {s.extra_passes}" if s.extra_passes else "")
-    st.markdown(texts.frame_line([
+    place = st.container(height=66, border=False) if present else st.container()
+    place.markdown(texts.frame_line([
         ("step", f"{s.step} / {last}"), ("passes", passes), ("unmasked", f"{int(s.chosen.sum())}"),
         ("MI among", "n/a" if s.mi_among is None else f"{texts.nats(s.mi_among)} nats"), *extra]),
         help=f"passes: forward passes so far (+ the exact probe's own, for mi_exact); unmasked: {noun} unmasked "
              f"together at this step; MI among: the sum of pairwise MI over them ({trace.mi_source or 'no MI source'})")
 
 
-def sequence_frame(domain, pz, trace, step, side, view):
+def sequence_frame(domain, pz, trace, step, side, view, present=False):
     """One side of the protein view: metrics, the sequence strip up to this step, the order selector's
-    P(unmask) (strategies that run one), the residues unmasked."""
+    P(unmask) (strategies that run one), the residues unmasked (not when presenting: both strategies' strips
+    must stay on a projector's screen)."""
     last = len(trace.steps) - 1
     s = trace.steps[min(step, last)]
     chosen = np.flatnonzero(s.chosen)
     rec = recovery(pz, s)
-    frame_header(trace, s, last, f"{domain.nouns[0]}s",
-                 (texts.worded("native recovered", domain), "n/a" if np.isnan(rec) else f"{100 * rec:.0f}%"))
+    frame_header(trace, s, last, f"{domain.nouns[0]}s", *recovered_item(domain, pz, rec))  # full width: no wrap
     shown = trace.steps[:min(step, last) + 1]
     start, size = view
     fig = protein_figures.decode_strip(
         np.stack([v.tokens for v in shown]), np.stack([v.chosen for v in shown]), np.stack([v.entropy for v in shown]),
         np.stack([v.errors for v in shown]), "".join(domain.alphabet), noun=domain.nouns[0],
-        color=st.session_state.get("color") or "step",
-        start=start, size=size, max_rows=STRIP_ROWS, title=f"{trace.strategy}: step {s.step}",
-        regions=protein_figures.cdr_spans(pz.labels()))
+        color=st.session_state.get("color") or "step", start=start, size=size,
+        max_rows=PRESENT_STRIP_ROWS if present else STRIP_ROWS, title="" if present else f"{trace.strategy}: step {s.step}",
+        regions=protein_figures.cdr_spans(pz.labels()), wide=present)
     widgets.chart(fig, key=f"frame_{side}")
     if support.uses_selector(trace.strategy):
         selector_view(domain, pz, trace, s, side, view)
-    if len(chosen):
+    if len(chosen) and not present:
         letters = [domain.alphabet[t - 1] for t in s.tokens[chosen]]
         table = {domain.nouns[0]: [f"{a}{c + 1}" for a, c in zip(letters, chosen)],
                  "entropy": np.round(s.entropy[chosen], 4), f"p({domain.nouns[1]})": np.round(s.confidence[chosen], 3)}
         if "select_prob" in s.maps:
             table["P(unmask)"] = np.round(s.maps["select_prob"][chosen], 3)
         native = np.asarray(pz.solution if pz.solution is not None else pz.digits)[chosen]
-        table[texts.worded("native", domain)] = pd.array([e == 0 if n else None for e, n in
+        if native_known(pz):
+            table[texts.worded("native", domain)] = pd.array([e == 0 if n else None for e, n in
                                                           zip(s.errors[chosen], native)], dtype="boolean")  # blank: unknown
         st.dataframe(pd.DataFrame(table), hide_index=True, height=min(38 + 35 * len(chosen), 250))
     if step >= last:
@@ -146,7 +163,8 @@ def frame_view(domain, pz, trace, step, side, present=False):
     last = len(trace.steps) - 1
     s = trace.steps[min(step, last)]
     chosen = np.flatnonzero(s.chosen)
-    frame_header(trace, s, last, "cells", ("errors", f"{int(s.errors.sum())}"), *verdict(domain, trace, s, last))
+    frame_header(trace, s, last, "cells", ("errors", f"{int(s.errors.sum())}"), *verdict(domain, trace, s, last),
+                 present=present)
     # st.markdown, not st.html: st.html's sanitizer keeps HTML only and drops the SVG. There is no script in it,
     # and grid_svg escapes every text in it (titles, tooltips)
     st.markdown(frame_grid(domain, pz, trace, s, present), unsafe_allow_html=True)
@@ -154,7 +172,7 @@ def frame_view(domain, pz, trace, step, side, present=False):
         selector_view(domain, pz, trace, s, side)
     if s.budget_spent is not None:
         st.caption(f"Budget spent at this step: {texts.nats(s.budget_spent)} nats")
-    if len(chosen):
+    if len(chosen) and not present:  # presenting: the grids and their legend fill the screen
         table = {"cell": [labels[c] for c in chosen], "digit": s.tokens[chosen].astype(int),
                  "entropy": np.round(s.entropy[chosen], 4), "p(digit)": np.round(s.confidence[chosen], 3)}
         if "select_prob" in s.maps:
@@ -265,7 +283,7 @@ def player(domain, pz, traces, count, view=None, present=False, stacked=False):
             if trace is None:
                 continue
             if domain.layout == "sequence":
-                sequence_frame(domain, pz, trace, step, side, view)
+                sequence_frame(domain, pz, trace, step, side, view, present)
             else:
                 frame_view(domain, pz, trace, step, side, present)
 
@@ -309,7 +327,8 @@ def settings_bar(domain, present: bool):
     """One row above the grids: the mode's toggle, Play and the speed (and, presenting, the settings' popover);
     the settings fold away (a popover, else an expander under the row), so the grids start high on a 768-px
     screen and their headings name each strategy and its settings. Returns ``(picked, temperature, seed,
-    stacked, seconds between frames, the column for Play)``: Play is drawn once the decodings give the frame count."""
+    stacked, seconds between frames, the column for Play, the fold)``: Play is drawn once the decodings give the
+    frame count."""
     widths = [1.4, 2, 1.1, 1.6] if present else [1.4, 1.1, 1.6]
     cols = st.columns(widths, vertical_alignment="center")
     cols[0].toggle("Presentation mode", key="present", bind="query-params",
@@ -323,7 +342,13 @@ def settings_bar(domain, present: bool):
         stacked = st.toggle("One strategy per row", key="stack", bind="query-params", value=False,
                             help="the two decodings one above the other, each as wide as the page (narrow screens "
                                  "stack them anyway)")
-    return picked, temperature, seed, stacked, interval, play_at
+    return picked, temperature, seed, stacked, interval, play_at, fold
+
+
+def strip_colour(domain) -> None:
+    st.segmented_control("Strip colour", ["step", "entropy"], key="color", bind="query-params", default="step",
+                         help=f"colour {domain.nouns[0]}s by the step that filled them, or by their entropy before "
+                              "each step")
 
 
 def main():
@@ -337,19 +362,18 @@ def main():
         return
     if present:
         st.html(PRESENT_CSS)
-    picked, temperature, seed, stacked, interval, play_at = settings_bar(domain, present)
+    picked, temperature, seed, stacked, interval, play_at, fold = settings_bar(domain, present)
     traces = [run(domain, pz, name, params, temperature, seed) for name, params in picked]
     if not any(traces):
         return
     count = max(len(t.steps) for t in traces if t is not None)
     play_button(count, play_at)
     view = None
-    if domain.layout == "sequence":
-        st.segmented_control("Strip colour", ["step", "entropy"], key="color", bind="query-params", default="step",
-                             help=f"colour {domain.nouns[0]}s by the step that filled them, or by their entropy before "
-                                  "each step")
-        # 60 residues: the strip's letters at 120 were too small to read at 1024 px
-        view = widgets.window_picker(pz.length, masked=pz.blanks, size=60)
+    if domain.layout == "sequence":  # presenting, its controls fold away: the two strips get the screen's height
+        with fold if present else st.container():
+            strip_colour(domain)
+            # 60 residues: the strip's letters at 120 were too small to read at 1024 px
+            view = widgets.window_picker(pz.length, masked=pz.blanks, size=60)
     playing = bool(st.session_state.get("play", False))
     st.fragment(player, run_every=interval if playing else None)(domain, pz, traces, count, view, present, stacked)
     legend(domain)

@@ -40,7 +40,7 @@ def sequence_what_if(domain, pz):
     likely = int(np.argmax(start.marginals[first])) if first is not None else 0
     aa = c2.selectbox(domain.nouns[1].capitalize(), letters, index=likely, key="aa", bind="query-params")
     value = letters.index(aa)
-    label = f"{pz.label(cell)} = {aa}"
+    label = f"{pz.label(cell)} = {aa if aa.isalnum() else repr(aa)}"  # "_7 = ')'", not "_7 = )"
     if pz.solution is not None and pz.solution[cell] and pz.solution[cell] - 1 != value:
         st.info(texts.worded(f"The native sequence has {letters[pz.solution[cell] - 1]} here: this clamp leads away "
                              "from it.", domain))

@@ -81,3 +81,10 @@ def test_the_exact_page_opens_on_the_cell_mi_maps_opens_on(env):
     at = open_compare()
     assert at.selectbox(key="cell").value == maps.selectbox(key="cell").value
     assert at.selectbox(key="cell").value != EASY.index(".")  # the puzzle's most uncertain blank is not its first
+
+
+def test_agreement_reading_says_when_the_top_k_holds_every_pair():
+    reading = texts.agreement_reading(1.0, 1.0, 6, pairs=6)
+    assert "in the same order" in reading and "almost" not in reading
+    assert "the top-k overlap counts every pair, so it says nothing here" in reading
+    assert "says nothing" not in texts.agreement_reading(0.95, 0.9, 20, pairs=300)

@@ -200,3 +200,23 @@ def test_a_frame_shows_digits_colours_outlines_and_hover(env):
     assert re.search(r'fill="rgb\(\d+, ?\d+, ?\d+\)"', svg)  # cells coloured by their entropy
     legend = next(m.value for m in at.markdown if "outline" in m.value)
     assert ":orange[**orange outline**]" in legend and ":violet[**dotted purple**]" in legend
+
+
+def test_the_strip_marks_a_filled_letter_above_it_and_presenting_draws_larger_letters():
+    tokens, chosen = np.array([[0, 5, 0, 7], [3, 5, 0, 7]]), np.array([[False] * 4, [True, False, False, False]])
+    args = (tokens, chosen, np.zeros((2, 4)), np.zeros((2, 4), bool), AMINO_ACIDS)
+    fig = protein_figures.decode_strip(*args, size=60)
+    mark = next(t for t in fig.data if t.name == "unmasked at this step")
+    # a bar over the cell, clear of its letter (an 11-px box on the letter made "(" read as "[(")
+    assert mark.marker.symbol == "line-ew" and list(mark.y) == [1 - 0.36]
+    wide = protein_figures.decode_strip(*args, size=60, wide=True)
+    assert wide.data[0].textfont.size > fig.data[0].textfont.size
+
+
+def test_presenting_a_protein_keeps_both_strips_and_no_step_table(env):
+    at = run_page("pages/3_Decoding.py", domain="protein", a="topk", a_topk_k="8", b="eb", step="2")
+    assert_clean(at)
+    assert len(at.dataframe) == 2  # each strategy's residues of this step, below its strip
+    at = run_page("pages/3_Decoding.py", domain="protein", a="topk", a_topk_k="8", b="eb", step="2", present="true")
+    assert_clean(at)
+    assert len(at.dataframe) == 0  # presenting: the two strips stay on a projector's screen

@@ -173,7 +173,7 @@ def test_decode_strip_colours_by_the_step_that_last_filled_each_residue():
                                   [[np.nan] * 3, [1, 1, np.nan], [1, np.nan, 2]])
     assert np.asarray(fig.data[0].text).tolist() == [["_", "_", "_"], ["A", "C", "_"], ["A", "_", "D"]]
     outlined = fig.data[1]
-    assert list(outlined.x) == [1, 2, 3] and list(outlined.y) == [1, 1, 2]
+    assert list(outlined.x) == [1, 2, 3] and np.allclose(list(outlined.y), [1 - 0.36, 1 - 0.36, 2 - 0.36])  # a bar above
     # the filled letters: white on step 1's dark purple, black on step 2's yellow (the top of a 1-2 scale)
     layers = {t.name: ~np.isnan(np.asarray(t.z, float)) for t in fig.data if t.name and t.name.startswith("filled")}
     assert layers["filled, on dark"].tolist() == [[False] * 3, [True, True, False], [True, False, False]]

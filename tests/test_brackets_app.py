@@ -117,7 +117,7 @@ def test_a_decoded_word_is_judged_by_the_domains_own_check(brackets):
     assert not at.exception, [e.value for e in at.exception]
     verdicts = [e.value for e in [*at.success, *at.error] if "own check" in e.value]
     assert len(verdicts) == 2  # one for each of the two samplers compared
-    assert all(re.fullmatch(r"The domain's own check: (right|wrong) \(well nested [01], givens kept 1\)\.", v)
+    assert all(re.fullmatch(r"The domain's own check: (right|wrong) \(well nested: (yes|no), givens kept: yes\)\.", v)
                for v in verdicts), verdicts
 
 
@@ -127,9 +127,9 @@ def test_the_own_check_scores_a_word_right_or_wrong(brackets):
 
     pz = Puzzle("brackets", tuple(brackets.parse_state("(__)[__]")), None)
     right, scores = support.own_check(brackets, pz, brackets.parse_state("(())[[]]"), 2)
-    assert right and scores == "well nested 1, givens kept 1"
+    assert right and scores == "well nested: yes, givens kept: yes"
     right, scores = support.own_check(brackets, pz, brackets.parse_state("(([)[]]]"), 2)
-    assert not right and "well nested 0" in scores
+    assert not right and "well nested: no" in scores
     from mi_core.domain import get_domain
 
     assert support.own_check(get_domain("protein"), pz, [], 1) is None  # compared with its native sequence instead
