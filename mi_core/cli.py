@@ -208,7 +208,7 @@ def parse(argv: list[str]):
     return command, args
 
 
-OUTPUTS = ("json", "markdown", "out")  # options a command writes; every other path option is read
+OUTPUTS = ("json", "markdown", "out", "log")  # options a command writes; every other path option is read
 
 
 def overwrites_input(args) -> str | None:

@@ -491,8 +491,8 @@ def own_check(domain: Domain, pz: Puzzle, final, passes: int) -> tuple[bool, str
     metric = domain.metric([None], None, domain.mask_id)
     metric.update(0, np.asarray(pz.digits), np.asarray(final), int(passes))
     result = metric.compute()
-    def shown(value) -> str:  # one sequence's share is 0 or 1: a yes or no
-        return {0: "no", 1: "yes"}[value] if value in (0, 1) else f"{value:g}"
+    def shown(value) -> str:  # one sequence's share (a float) is 0 or 1: a yes or no; a count stays a number
+        return {0.0: "no", 1.0: "yes"}[value] if isinstance(value, float) and value in (0.0, 1.0) else f"{value:g}"
 
     others = [f"{key.replace('_', ' ')}: {shown(value)}" for key, value in result.items()
               if key not in ("n", "accuracy") and "passes" not in key and isinstance(value, (int, float))]

@@ -20,6 +20,7 @@ PRESENT_CSS = """<style>
 [data-testid="stMainBlockContainer"] h1 { font-size: 1.6rem; padding: 0 0 0.6rem; line-height: 1.25; }
 [data-testid="stMainBlockContainer"] [data-testid="stMarkdownContainer"] p { font-size: 1.15rem; line-height: 1.4; }
 [data-testid="stMainBlockContainer"] [data-testid="stVerticalBlock"] { gap: 0.45rem; }
+[class*="st-key-frame_nums"] { min-height: 3.3rem; }  /* two lines kept: the grids below do not jump */
 .mi-grid svg { height: min(calc(100vh - 322px), 540px) !important; width: auto !important; max-width: 100%; }
 </style>"""
 
@@ -76,14 +77,15 @@ def recovered_item(domain, pz, rec: float) -> list[tuple[str, str]]:
     return [(texts.worded("native recovered", domain), "n/a" if np.isnan(rec) else f"{100 * rec:.0f}%")]
 
 
-def frame_header(trace, s, last: int, noun: str, *extra: tuple[str, str], present: bool = False) -> None:
+def frame_header(trace, s, last: int, noun: str, *extra: tuple[str, str], present: bool = False,
+                 side: str = "a") -> None:
     """The strategy line and one line of numbers (it wraps, so no number is ever cut off): step, passes (+ the
     exact probe's own passes, for mi_exact), how many were unmasked together, the MI among them, and ``extra``
     (errors and the verdict, or native recovery). Presenting, the numbers keep two lines' height, so the frames
     below do not jump as the line wraps and unwraps during Play."""
     st.markdown(texts.sampler_heading(trace.strategy, trace.params))
     passes = f"{s.passes}" + (f" + {s.extra_passes}" if s.extra_passes else "")
-    place = st.container(height=66, border=False) if present else st.container()
+    place = st.container(key=f"frame_nums_{side}") if present else st.container()
     place.markdown(texts.frame_line([
         ("step", f"{s.step} / {last}"), ("passes", passes), ("unmasked", f"{int(s.chosen.sum())}"),
         ("MI among", "n/a" if s.mi_among is None else f"{texts.nats(s.mi_among)} nats"), *extra]),
@@ -164,7 +166,7 @@ def frame_view(domain, pz, trace, step, side, present=False):
     s = trace.steps[min(step, last)]
     chosen = np.flatnonzero(s.chosen)
     frame_header(trace, s, last, "cells", ("errors", f"{int(s.errors.sum())}"), *verdict(domain, trace, s, last),
-                 present=present)
+                 present=present, side=side)
     # st.markdown, not st.html: st.html's sanitizer keeps HTML only and drops the SVG. There is no script in it,
     # and grid_svg escapes every text in it (titles, tooltips)
     st.markdown(frame_grid(domain, pz, trace, s, present), unsafe_allow_html=True)

@@ -83,8 +83,10 @@ def capture(browser, url: str, path: Path, width: int, height: int) -> None:
 def view(text: str) -> tuple[str, str, int]:
     """``NAME=LINK[@HEIGHT]`` -> (name, link, height; 768 when not given)."""
     name, sep, rest = text.partition("=")
-    link, _, height = rest.partition("@")
-    if not sep or not name or not (height or "768").isdigit():
+    link, at, height = rest.rpartition("@")
+    if not at:
+        link, height = rest, ""
+    if not sep or not name or not (height or "768").isdigit() or int(height or 768) < 1:
         raise argparse.ArgumentTypeError(f"expected NAME=LINK[@HEIGHT], got {text!r}")
     return name, link, int(height or 768)
 

@@ -109,7 +109,7 @@ def test_sudoku_rows_are_json_lines_and_the_report_is_text(sudoku_args, tmp_path
     printed = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
     assert [r["sampler"] for r in printed] == [r["sampler"] for r in json.loads(out.read_text())]
     report = out.with_suffix(".md").read_text()
-    assert "{" not in report.split("-->", 1)[1]  # no dict repr anywhere (by level, passes used)
+    assert "{" not in report.split("`\n\n", 1)[1]  # no dict repr anywhere (by level, passes used), after the command
     sequential = next(r for r in printed if r["sampler"] == "sequential")
     assert (f"by level Easy {sequential['by_level']['Easy']:.3f}, Hard {sequential['by_level']['Hard']:.3f}."
             in report)
@@ -134,3 +134,14 @@ def test_protein_rows_are_json_lines(tmp_path, capsys):
     printed = [json.loads(line) for line in lines if line.startswith("{")]
     assert [(r["sampler"], r["seed"]) for r in printed] == [(r["sampler"], r["seed"])
                                                            for r in json.loads(out.read_text())["rows"]]
+
+
+def test_the_jsons_own_report_is_replaced_whole_on_a_rerun(sudoku_args, tmp_path):
+    """Without --markdown the report is the JSON's own file: a rerun with --force replaces it (the committed
+    reports have no section markers, so a section would have been added below the old report)."""
+    out = tmp_path / "rows.json"
+    assert cli_main([*sudoku_args, "--json", str(out)]) == 0
+    first = out.with_suffix(".md").read_text()
+    assert cli_main([*sudoku_args, "--json", str(out), "--force"]) == 0
+    again = out.with_suffix(".md").read_text()
+    assert again.count("Reference: sequential") == first.count("Reference: sequential") == 1

@@ -17,7 +17,7 @@ from mi_core.decoding import make_strategy
 from mi_core.decoding.selector import check_order_net_fits, load_order_net
 from mi_core.device import pick_device
 from mi_core.domain import get_domain
-from mi_core.io import atomic_write_json, check_output
+from mi_core.io import atomic_write_json, atomic_write_text, check_output
 from mi_core.options import SKIP, Device, Force, float_list, int_list, markdown_option, option, seed
 
 
@@ -59,7 +59,10 @@ def write_report(args, payload, text: str, echo: bool = False) -> Path | None:
     if str(md) == "-":
         return None
     command = f"`python -m mi_core bench-order {shlex.join(args.argv)}`\n\n" if getattr(args, "argv", None) else ""
-    update_section(section_name(get_domain(args.domain)), command + text, md)
+    if args.markdown is None:  # the report's own file beside the JSON (--force checked): written whole
+        atomic_write_text(md, command + text + "\n")
+    else:
+        update_section(section_name(get_domain(args.domain)), command + text, md)
     return md
 
 
@@ -106,8 +109,10 @@ def options(domain) -> list:
 
 def main(args) -> int:
     check_output(args.json, args.force)
-    if str(markdown_path(args)) != "-":
-        check_output(markdown_path(args), True, "--markdown")  # a report file: its own section is replaced
+    if args.markdown is None:  # the JSON's own report beside it: replaced only with --force, as the JSON
+        check_output(markdown_path(args), args.force, "--json's .md report")
+    elif str(args.markdown) != "-":
+        check_output(args.markdown, True, "--markdown")  # a report file: its own section is replaced
     domain = get_domain(args.domain)
     return (domain.order_bench.run_bench if domain.order_bench else run_default)(args, domain)
 
