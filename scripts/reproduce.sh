@@ -657,3 +657,16 @@ python -m mi_core bench sudoku --puzzles runs/kaggle_tune500.csv --sampler seque
     --threads 1 --json assets/benchmarks/sudoku_tune500_soup4d_p6end.json --force
 PYTHONPATH=. python scripts/studies/paired_bench.py assets/benchmarks/sudoku_tune500_soup4d_p6end.json assets/benchmarks/sudoku_tune500_soup3.json \
     runs/kaggle_tune500.csv assets/benchmarks/sudoku_tune_paired_soup4d_p6end_vs_soup3.json
+# phase 7's end alone and as a fourth soup ingredient, on the tuning puzzles (seventeenth session; not kept)
+python -m mi_core bench sudoku --puzzles runs/kaggle_tune500.csv --sampler sequential \
+    --model checkpoints/sudoku_chain/phase7/model_last.safetensors --threads 1 \
+    --json assets/benchmarks/sudoku_tune500_p7end.json --force
+PYTHONPATH=. python scripts/studies/soup.py checkpoints/sudoku_chain/phase3/model.safetensors checkpoints/sudoku_chain/p4_step1000.safetensors \
+    checkpoints/sudoku_chain/p4_step4000.safetensors checkpoints/sudoku_chain/phase7/model_last.safetensors --loops 24 \
+    --out runs/s17/soup4_p7end.safetensors
+python -m mi_core bench sudoku --puzzles runs/kaggle_tune500.csv --sampler sequential --model runs/s17/soup4_p7end.safetensors \
+    --threads 1 --json assets/benchmarks/sudoku_tune500_soup4e_p7end.json --force
+for a in p7end soup4e_p7end; do
+    PYTHONPATH=. python scripts/studies/paired_bench.py assets/benchmarks/sudoku_tune500_$a.json assets/benchmarks/sudoku_tune500_soup3.json \
+        runs/kaggle_tune500.csv assets/benchmarks/sudoku_tune_paired_${a}_vs_soup3.json
+done
