@@ -89,6 +89,7 @@ class Domain:
     probe_fallback: bool = False  # MI decoders fall back to the pruned probe instead of refusing
     strategy_defaults: tuple[tuple[str, str, object], ...] = ()
     symmetries: Callable | None = None  # (count, seed) -> views (positions (K, N), values (K, V)), the first the identity
+    verify: Callable | None = None  # (start, final) token arrays -> True when final keeps start's givens and the rules
     nouns: tuple[str, str] = ("position", "symbol")  # what one position and one value are called on screen
     examples: tuple[tuple[str, str], ...] = ()  # (name, state text): states the app offers to start from
     summary: str = ""  # what the domain is, in a paragraph (the app's About page shows a plugin's)

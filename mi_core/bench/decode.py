@@ -7,7 +7,8 @@ batch size; ``"per batch"`` draws one seed per batch from ``seed`` (the protein 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
@@ -28,12 +29,57 @@ SEEDINGS = ("per item", "per batch")
 
 @dataclass
 class Generation:
-    """Token arrays in input order, passes of each, passes a strategy spent on its own, and the wall time."""
+    """Token arrays in input order, passes of each, passes a strategy spent on its own, the wall time, and the
+    decodes of each (more than 1 where a :class:`Retry` decoded it again)."""
 
     sequences: list[np.ndarray]
     passes: list[int]
     extra_passes: list[int]
     seconds: float
+    attempts: list[int] = field(default_factory=list)
+
+
+@dataclass
+class Retry:
+    """Decode again each state whose result ``verify(start, final)`` rejects (the domain's rules, read from the
+    state alone, no answer), each time under the next symmetric view: ``positions (K, N)`` (view position ``j``
+    reads original position ``positions[k, j]``) and ``values (K, V)`` (value ``v`` reads as ``values[k, v]``),
+    view 0 the identity; ``tokens[v]`` is value ``v``'s token. ``K`` decodes at most."""
+
+    positions: np.ndarray
+    values: np.ndarray
+    tokens: np.ndarray
+    verify: Callable
+
+    @property
+    def count(self) -> int:
+        return len(self.positions)
+
+    def _relabel(self, row: np.ndarray, old: np.ndarray, new: np.ndarray) -> np.ndarray:
+        index = np.full(int(max(row.max(), old.max())) + 1, -1)
+        index[old] = np.arange(len(old))
+        slot = index[row]
+        return np.where(slot >= 0, new[slot], row)  # the mask and pads stay as they are
+
+    def to_view(self, row: np.ndarray, k: int) -> np.ndarray:
+        return self._relabel(np.asarray(row)[self.positions[k]], self.tokens, self.tokens[self.values[k]])
+
+    def from_view(self, row: np.ndarray, k: int) -> np.ndarray:
+        back = np.empty_like(row)
+        back[self.positions[k]] = self._relabel(np.asarray(row), self.tokens[self.values[k]], self.tokens)
+        return back
+
+
+def retry_for(domain, model, args, seed: int = 0) -> Retry | None:
+    """A :class:`Retry` of ``args.attempts`` decodes in all under ``domain``'s symmetries and rules (1 or
+    none: None)."""
+    attempts = getattr(args, "attempts", 1)
+    if attempts == 1:
+        return None
+    if domain.symmetries is None or domain.verify is None:
+        raise ValueError(f"--attempts {attempts}: the {domain.label} domain declares no symmetries and rule check")
+    positions, values = domain.symmetries(attempts, seed)
+    return Retry(np.asarray(positions), np.asarray(values), model.value_tokens.cpu().numpy(), domain.verify)
 
 
 def item_seed(seed: int, index: int) -> int:
@@ -51,8 +97,9 @@ def length_batches(lengths: list[int], batch_size: int) -> list[list[int]]:
 @torch.no_grad()
 def decode_all(model, templates: list[np.ndarray], strategy, *, temperature: float = 0.0, seed: int = 0,
                batch_size: int = 256, device: torch.device | str = "cpu", bf16: bool = False, progress=None,
-               seeding: str = "per item") -> Generation:
-    """Decode every template (token ids, ``model.mask_id`` where to fill); ``progress(n)`` after each batch."""
+               seeding: str = "per item", retry: Retry | None = None) -> Generation:
+    """Decode every template (token ids, ``model.mask_id`` where to fill); ``progress(n)`` after each batch;
+    ``retry``: decode again those whose results break the domain's rules (:func:`retry_rejected`)."""
     if seeding not in SEEDINGS:
         raise ValueError(f"seeding must be one of {SEEDINGS}, got {seeding!r}")
     longest = max(map(len, templates), default=0)
@@ -79,12 +126,34 @@ def decode_all(model, templates: list[np.ndarray], strategy, *, temperature: flo
             sequences[i], passes[i], extra[i] = rows[row], p, e
         if progress:
             progress(len(idx))
-    return Generation(sequences, passes, extra, round(time.perf_counter() - start, 3))
+    gen = Generation(sequences, passes, extra, round(time.perf_counter() - start, 3), [1] * n)
+    if retry is not None:
+        settings = {"temperature": temperature, "batch_size": batch_size, "device": device, "bf16": bf16,
+                    "seeding": seeding}
+        retry_rejected(model, templates, strategy, gen, retry, seed, settings)
+    return gen
+
+
+def retry_rejected(model, templates: list[np.ndarray], strategy, gen: Generation, retry: Retry, seed: int,
+                   settings: dict) -> None:
+    """Decode again, under view ``k`` for the ``k``-th retry, every template whose result ``retry.verify``
+    rejects; a retried template keeps its last result, and its passes and wall time add up."""
+    for k in range(1, retry.count):
+        todo = [i for i, (t, s) in enumerate(zip(templates, gen.sequences)) if not retry.verify(t, s)]
+        if not todo:
+            return
+        again = decode_all(model, [retry.to_view(templates[i], k) for i in todo], strategy, seed=seed + k, **settings)
+        for j, i in enumerate(todo):
+            gen.sequences[i] = retry.from_view(again.sequences[j], k)
+            gen.passes[i] += again.passes[j]
+            gen.extra_passes[i] += again.extra_passes[j]
+            gen.attempts[i] += 1
+        gen.seconds = round(gen.seconds + again.seconds, 3)
 
 
 def warm_up(model, templates: list[np.ndarray], strategy, **kwargs) -> None:
     """Decode the shortest template once, untimed, so timed runs pay no one-off start-up costs."""
-    decode_all(model, [min(templates, key=len)], strategy, **(kwargs | {"batch_size": 1}))
+    decode_all(model, [min(templates, key=len)], strategy, **(kwargs | {"batch_size": 1, "retry": None}))
 
 
 def evaluate(model, templates: list[np.ndarray], strategy, metric, **kwargs) -> tuple[dict, Generation]:
@@ -92,7 +161,8 @@ def evaluate(model, templates: list[np.ndarray], strategy, metric, **kwargs) -> 
     gen = decode_all(model, templates, strategy, **kwargs)
     for i, (start, final) in enumerate(zip(templates, gen.sequences)):
         metric.update(i, np.asarray(start), final, gen.passes[i], gen.extra_passes[i])
-    return metric.compute(), gen
+    tried = {"mean_attempts": float(np.mean(gen.attempts))} if kwargs.get("retry") is not None else {}
+    return metric.compute() | tried, gen
 
 
 @dataclass
@@ -188,11 +258,17 @@ class RunOptions:
     views: int = option(1, "average the model over this many symmetric views of each state (a domain with "
                            "symmetries, such as Sudoku); a pass then costs this many, and an MI estimator or order "
                            "selector reads the first view's hidden states", range=(1, 64))
+    attempts: int = option(1, "decode a state again, under another symmetric view, while the result breaks the "
+                              "domain's rules (read from the state, not its answer), this many decodes at most; its "
+                              "passes count every decode", range=(1, 64))
 
 
 def run_options(inputs, domain) -> tuple:
-    """:class:`RunOptions` at the inputs' defaults; ``--views`` only where ``domain`` has symmetries."""
+    """:class:`RunOptions` at the inputs' defaults; ``--views`` only where ``domain`` has symmetries, and
+    ``--attempts`` where it also checks its rules."""
     skip = {} if domain.symmetries is not None else {"views": SKIP}
+    if domain.symmetries is None or domain.verify is None:
+        skip["attempts"] = SKIP
     return RunOptions, {"batch_size": inputs.batch_size, "temperature": inputs.temperature, **skip}
 
 
@@ -212,6 +288,8 @@ def model_fields(model, args) -> dict:
         fields["iterations"] = model.iterations
     if getattr(model, "views", 1) > 1:
         fields["views"] = model.views
+    if getattr(args, "attempts", 1) > 1:
+        fields["attempts"] = args.attempts
     return fields
 
 

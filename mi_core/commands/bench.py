@@ -49,7 +49,7 @@ def main(args) -> int:
     warn_if_slow_bf16(device, args.bf16)
     model, description, model_name = decode.load(args, domain, device)
     decode.with_estimator(strategy, model, domain, description)
-    run = decode.run_settings(args, inputs, device=device)
+    run = decode.run_settings(args, inputs, device=device, retry=decode.retry_for(domain, model, args))
     decode.warm_up(model, inputs.templates, strategy, **run)
     with tqdm(total=len(inputs.templates), desc=args.sampler, unit=inputs.unit, file=sys.stderr) as bar:
         result, gen = decode.evaluate(model, inputs.templates, strategy, inputs.metric(), progress=bar.update, **run)
@@ -58,8 +58,10 @@ def main(args) -> int:
               "precision": "bf16" if args.bf16 else "fp32", "seed": args.seed, "temperature": args.temperature,
               "batch_size": args.batch_size, "seeding": inputs.seeding, **result, "seconds": gen.seconds,
               "passes": gen.passes, "sequences": [domain.state_text(s) for s in gen.sequences]}
+    if run["retry"] is not None:
+        result["attempts_each"] = gen.attempts
     result |= decode.model_fields(model, args) | decode.estimator_fields(getattr(strategy, "estimator", None))
-    print(json.dumps({k: v for k, v in result.items() if k not in ("passes", "sequences")}, indent=2))
+    print(json.dumps({k: v for k, v in result.items() if k not in ("passes", "sequences", "attempts_each")}, indent=2))
     if args.json:
         atomic_write_json(args.json, result)
     return 0

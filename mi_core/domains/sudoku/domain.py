@@ -9,6 +9,7 @@ from mi_core.bench.metrics import SolvedMetric
 from mi_core.domain import Command
 from mi_core.domains.sudoku import bench_order, bench_probe, diagnose, order, suite
 from mi_core.domains.sudoku.data import symmetry_views
+from mi_core.domains.sudoku.generator import follows_rules
 from mi_core.domains.sudoku.grid import SUDOKU9, GridDomain, digits
 from mi_core.domains.sudoku.mdm import load_sudoku_mdm
 from mi_core.domains.sudoku.states import SudokuStates
@@ -51,7 +52,7 @@ SUDOKU = GridDomain(
     # (at MI's passes EB's gamma is 0.2 and the two tie: question 2); the learned order at T = 15, chosen on step
     # 6,500, where it beat top-prob-margin on Kaggle Expert
     strategy_defaults=(("mi", "gamma", 0.6), ("mi", "lam", 1.0), ("eb", "gamma", 0.5), ("learned", "steps", 15)),
-    symmetries=symmetry_views,
+    symmetries=symmetry_views, verify=follows_rules,
     commands=(
         Command("bench-suite", "sequential and top-k on the shared puzzle sets (JSON rows; --markdown: a report section)", suite.main,
                 suite.options),

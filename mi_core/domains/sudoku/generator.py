@@ -100,6 +100,14 @@ def _line_permutations(batch: int, box: int, rng: np.random.Generator) -> np.nda
     return (bands[:, :, None] * box + within).reshape(batch, box * box)
 
 
+def follows_rules(start, final) -> bool:
+    """True when ``final`` fills every blank of ``start``, keeps its givens and repeats no digit in a row,
+    column or box (the solver's answer is not read)."""
+    start, final = np.asarray(start), np.asarray(final)
+    given = start != 0
+    return bool((final[given] == start[given]).all()) and is_valid_solution(final)
+
+
 def is_valid_solution(grid) -> bool:
     """True when every row, column and box of a full grid holds each digit once."""
     g = np.asarray(grid).reshape(-1)

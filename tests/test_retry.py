@@ -1,0 +1,86 @@
+"""Decoding again under another symmetric view while the result breaks the domain's rules (``--attempts``)."""
+
+import json
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from mi_core.bench.decode import decode_all, retry_for
+from mi_core.cli import main
+from mi_core.decoding import make_strategy
+from mi_core.domain import get_domain
+from mi_core.domains.sudoku import parse_grid
+from mi_core.domains.sudoku.generator import follows_rules
+from tests.test_sudoku_training import HARD, SOLVED
+from tests.test_views import Elimination
+
+SUDOKU = get_domain("sudoku")
+
+
+def retry(attempts: int):
+    return retry_for(SUDOKU, Elimination(), SimpleNamespace(attempts=attempts))
+
+
+def test_views_map_a_grid_there_and_back_and_keep_it_valid():
+    r = retry(5)
+    grid, puzzle = np.array(parse_grid(SOLVED)), np.array(parse_grid(HARD))
+    assert np.array_equal(r.to_view(grid, 0), grid)  # view 0 is the grid itself
+    for k in range(5):
+        seen = r.to_view(grid, k)
+        assert follows_rules(r.to_view(np.where(puzzle > 0, grid, 0), k), seen)
+        assert np.array_equal(r.from_view(seen, k), grid)
+        assert np.array_equal(r.to_view(puzzle, k) == 0, (puzzle == 0)[r.positions[k]])  # blanks stay blank
+    assert len({tuple(r.to_view(grid, k)) for k in range(5)}) == 5
+
+
+def test_rules_need_every_blank_filled_the_givens_kept_and_no_repeat():
+    grid = np.array(parse_grid(SOLVED))
+    start = np.where(np.arange(81) % 3 == 0, grid, 0)
+    assert follows_rules(start, grid)
+    assert not follows_rules(start, np.where(np.arange(81) == 1, 0, grid))  # a blank left
+    swapped = grid.copy()
+    swapped[[0, 1]] = swapped[[1, 0]]  # still a permutation in row 1, not in columns 1 and 2
+    assert not follows_rules(start, swapped)
+    other = np.where(grid == 1, 2, np.where(grid == 2, 1, grid))  # a valid grid that changes given digits
+    assert not follows_rules(start, other)
+
+
+def test_only_rejected_results_are_decoded_again_and_their_passes_add_up():
+    model, strategy = Elimination(), make_strategy("sequential")
+    puzzles = [np.array(parse_grid(HARD)), np.array(parse_grid(SOLVED.replace("5", ".", 3)))]
+    once = decode_all(model, puzzles, strategy)
+    assert once.attempts == [1, 1]
+    rejected = {0: 2}  # the first puzzle's first two results are rejected, the second's never
+
+    def verify(start, final):
+        i = 0 if np.array_equal(start, puzzles[0]) else 1
+        rejected[i] = rejected.get(i, 0) - 1
+        return rejected[i] < 0
+
+    r = retry(4)
+    r.verify = verify
+    gen = decode_all(model, puzzles, strategy, retry=r)
+    assert gen.attempts == [3, 1]
+    third = decode_all(model, [r.to_view(puzzles[0], 2)], strategy, seed=2)
+    assert np.array_equal(gen.sequences[0], r.from_view(third.sequences[0], 2))  # read back from view 2
+    second = decode_all(model, [r.to_view(puzzles[0], 1)], strategy, seed=1)
+    assert gen.passes[0] == once.passes[0] + second.passes[0] + third.passes[0]
+    assert np.array_equal(gen.sequences[1], once.sequences[1]) and gen.passes[1] == once.passes[1]
+
+
+def test_bench_records_attempts_and_refuses_them_where_a_domain_cannot_check(tmp_path, model_path, capsys):
+    puzzles, out = tmp_path / "p.txt", tmp_path / "r.json"
+    puzzles.write_text(HARD + "\n")
+    assert main(["bench", "sudoku", "--puzzles", str(puzzles), "--model", str(model_path), "--attempts", "3",
+                 "--json", str(out)]) == 0
+    row = json.loads(out.read_text())
+    assert row["attempts"] == 3 and len(row["attempts_each"]) == 1
+    assert row["mean_attempts"] == row["attempts_each"][0]
+    assert (row["attempts_each"][0] == 1) == follows_rules(parse_grid(HARD), parse_grid(row["sequences"][0]))
+    (tmp_path / "o.txt").write_text("12.434.221434321\n")  # a 4x4 puzzle: no symmetries declared
+    assert main(["bench", "oracle4", "--puzzles", str(tmp_path / "o.txt"), "--attempts", "2"]) == 2
+    assert "unrecognized arguments: --attempts 2" in capsys.readouterr().err
+    assert main(["bench", "protein", "--help"]) == 0 and "--attempts" not in capsys.readouterr().out
+    with pytest.raises(ValueError, match="no symmetries and rule check"):
+        retry_for(get_domain("protein"), Elimination(), SimpleNamespace(attempts=2))
