@@ -84,3 +84,16 @@ def test_bench_records_attempts_and_refuses_them_where_a_domain_cannot_check(tmp
     assert main(["bench", "protein", "--help"]) == 0 and "--attempts" not in capsys.readouterr().out
     with pytest.raises(ValueError, match="no symmetries and rule check"):
         retry_for(get_domain("protein"), Elimination(), SimpleNamespace(attempts=2))
+
+
+def test_a_sweep_keeps_attempts_apart_and_shows_them(tmp_path, model_path):
+    puzzles, out, md = tmp_path / "p.txt", tmp_path / "s.json", tmp_path / "B.md"
+    puzzles.write_text(HARD + "\n")
+    base = ["sweep", "sudoku", "--puzzles", str(puzzles), "--json", str(out), "--model", str(model_path),
+            "--grid", "topk:k=8", "--name", "demo"]
+    assert main(base) == 0
+    assert main(base + ["--attempts", "2", "--merge", "--markdown", str(md)]) == 0
+    rows = json.loads(out.read_text())
+    assert [r.get("attempts") for r in rows] == [None, 2]  # merged beside the plain row, not over it
+    assert 1 <= rows[1]["mean_attempts"] <= 2
+    assert "| sampler | params | decodes at most | n | accuracy | cell acc. | mean decodes | mean passes |" in md.read_text()

@@ -30,7 +30,7 @@ from mi_core.mi.estimator import check_model_match, load_estimator
 from mi_core.options import Device, Force, markdown_option, option
 from mi_core.scale.engine import EngineConfig, engine_from_args
 
-HEADINGS = {"cell_accuracy": "cell acc."}  # a figure's column heading, where not its key with spaces
+HEADINGS = {"cell_accuracy": "cell acc.", "mean_attempts": "mean decodes"}  # a figure's column heading, where not its key with spaces
 
 DEFAULT_GRID = [  # the grid of inputs that name none (``sweep_grid``)
     "sequential", "topk:k=2,4,7", "top_margin:k=2,4,7", "eb:gamma=0.1,0.2,0.5,1",
@@ -60,11 +60,12 @@ def grid_configs(grid: list[str], samplers: str | None) -> list[tuple[str, dict[
 
 
 def merge_rows(old: list[dict], new: list[dict]) -> list[dict]:
-    """``old`` rows, those with the same set, sampler, params, iterations and views replaced, then the rest of
-    ``new``."""
+    """``old`` rows, those with the same set, sampler, params, iterations, views and attempts replaced, then the
+    rest of ``new``."""
 
     def key(r):
-        return r.get("set"), r["sampler"], json.dumps(r["params"], sort_keys=True), r.get("iterations"), r.get("views")
+        return (r.get("set"), r["sampler"], json.dumps(r["params"], sort_keys=True), r.get("iterations"), r.get("views"),
+                r.get("attempts"))
 
     fresh = {key(r): r for r in new}
     kept = [fresh.pop(key(r), r) for r in old]
@@ -193,6 +194,7 @@ def puzzle_section(rows: list[dict], set_name: str, device, precision: str, cmd:
                    figures: list[str] = ("accuracy", "cell_accuracy")) -> None:
     """The sweep's table: a column per figure of the metric (:func:`metric_figures`) between ``n`` and the passes."""
     views = [("views", "views (a pass costs this many)")] if any(r.get("views", 1) > 1 for r in rows) else []
+    views += [("attempts", "decodes at most")] if any(r.get("attempts", 1) > 1 for r in rows) else []
     table = markdown_table(rows, [("sampler", "sampler"), ("params", "params"), *views, ("n", "n"),
                                   *((k, HEADINGS.get(k, k.replace("_", " "))) for k in figures),
                                   ("mean_passes", "mean passes"), ("seconds", "seconds")])
