@@ -1,7 +1,6 @@
 """Decoding again under another symmetric view while the result breaks the domain's rules (``--attempts``)."""
 
 import json
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -19,7 +18,7 @@ SUDOKU = get_domain("sudoku")
 
 
 def retry(attempts: int):
-    return retry_for(SUDOKU, Elimination(), SimpleNamespace(attempts=attempts))
+    return retry_for(SUDOKU, Elimination(), attempts)
 
 
 def test_views_map_a_grid_there_and_back_and_keep_it_valid():
@@ -83,7 +82,7 @@ def test_bench_records_attempts_and_refuses_them_where_a_domain_cannot_check(tmp
     assert "unrecognized arguments: --attempts 2" in capsys.readouterr().err
     assert main(["bench", "protein", "--help"]) == 0 and "--attempts" not in capsys.readouterr().out
     with pytest.raises(ValueError, match="no symmetries and rule check"):
-        retry_for(get_domain("protein"), Elimination(), SimpleNamespace(attempts=2))
+        retry_for(get_domain("protein"), Elimination(), 2)
 
 
 def test_a_sweep_keeps_attempts_apart_and_shows_them(tmp_path, model_path):

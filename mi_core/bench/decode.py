@@ -70,10 +70,8 @@ class Retry:
         return back
 
 
-def retry_for(domain, model, args, seed: int = 0) -> Retry | None:
-    """A :class:`Retry` of ``args.attempts`` decodes in all under ``domain``'s symmetries and rules (1 or
-    none: None)."""
-    attempts = getattr(args, "attempts", 1)
+def retry_for(domain, model, attempts: int, seed: int = 0) -> Retry | None:
+    """A :class:`Retry` of ``attempts`` decodes in all under ``domain``'s symmetries and rules (1: None)."""
     if attempts == 1:
         return None
     if domain.symmetries is None or domain.verify is None:

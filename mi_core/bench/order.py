@@ -127,7 +127,8 @@ def run_default(args, domain) -> int:
     device = pick_device(args.device, args.threads)
     model, description, _ = decode.load(args, domain, device)
     selector = selector_of(args, domain, model)
-    run = decode.run_settings(args, inputs, device=device, retry=decode.retry_for(domain, model, args))
+    run = decode.run_settings(args, inputs, device=device,
+                               retry=decode.retry_for(domain, model, getattr(args, "attempts", 1)))
     configs = [(name, {"steps": t}, t) for t in budgets for name in ("random", "top_prob", "top_margin", "learned")]
     estimator = decode.default_estimator(model, domain)
     if estimator is None and gammas:

@@ -30,7 +30,8 @@ from mi_core.mi.estimator import check_model_match, load_estimator
 from mi_core.options import Device, Force, markdown_option, option
 from mi_core.scale.engine import EngineConfig, engine_from_args
 
-HEADINGS = {"cell_accuracy": "cell acc.", "mean_attempts": "mean decodes"}  # a figure's column heading, where not its key with spaces
+# a figure's column heading, where not its key with spaces
+HEADINGS = {"cell_accuracy": "cell acc.", "mean_attempts": "mean decodes"}
 
 DEFAULT_GRID = [  # the grid of inputs that name none (``sweep_grid``)
     "sequential", "topk:k=2,4,7", "top_margin:k=2,4,7", "eb:gamma=0.1,0.2,0.5,1",
@@ -64,8 +65,8 @@ def merge_rows(old: list[dict], new: list[dict]) -> list[dict]:
     rest of ``new``."""
 
     def key(r):
-        return (r.get("set"), r["sampler"], json.dumps(r["params"], sort_keys=True), r.get("iterations"), r.get("views"),
-                r.get("attempts"))
+        return (r.get("set"), r["sampler"], json.dumps(r["params"], sort_keys=True), r.get("iterations"),
+                r.get("views"), r.get("attempts"))
 
     fresh = {key(r): r for r in new}
     kept = [fresh.pop(key(r), r) for r in old]
@@ -159,7 +160,7 @@ def main(args) -> int:
         check_model_match(model, load_estimator(path), model_name, path)
     precision = "bf16" if args.bf16 else "fp32"
     cmd = "python -m mi_core sweep " + shlex.join(args.argv)  # quoted: grid specs hold ';'
-    run = decode.run_settings(args, inputs, retry=decode.retry_for(domain, model, args))
+    run = decode.run_settings(args, inputs, retry=decode.retry_for(domain, model, getattr(args, "attempts", 1)))
 
     def say(index: int, res: dict) -> None:  # each cell's figures as it finishes, above the progress bar
         name, params, _ = points[index]

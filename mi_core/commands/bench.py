@@ -49,7 +49,8 @@ def main(args) -> int:
     warn_if_slow_bf16(device, args.bf16)
     model, description, model_name = decode.load(args, domain, device)
     decode.with_estimator(strategy, model, domain, description)
-    run = decode.run_settings(args, inputs, device=device, retry=decode.retry_for(domain, model, args))
+    run = decode.run_settings(args, inputs, device=device,
+                               retry=decode.retry_for(domain, model, getattr(args, "attempts", 1)))
     decode.warm_up(model, inputs.templates, strategy, **run)
     with tqdm(total=len(inputs.templates), desc=args.sampler, unit=inputs.unit, file=sys.stderr) as bar:
         result, gen = decode.evaluate(model, inputs.templates, strategy, inputs.metric(), progress=bar.update, **run)
