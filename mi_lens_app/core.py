@@ -8,15 +8,18 @@ test can check it without a browser: :class:`MIMap` (one MI matrix with its marg
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
+from functools import partial
 
 import numpy as np
 import torch
 
+from mi_core.bench.decode import Retry, retry_for
 from mi_core.decoding import STRATEGIES, decode, estimator_mi_fn, make_strategy, strategy_params
 from mi_core.device import pick_device
 from mi_core.domains.oracle4 import exact_pair_mi
@@ -392,7 +395,12 @@ class StepView:
 @dataclass(frozen=True)
 class Trace:
     """A whole decode of one puzzle: ``steps[0]`` is the puzzle, ``steps[-1]`` the final grid; ``mi_source``
-    names where ``mi_among`` came from; ``stopped`` says why a decode ended early (None: it finished)."""
+    names where ``mi_among`` came from; ``stopped`` says why a decode ended early (None: it finished).
+
+    Decoded again (``decode_trace(attempts=K)``): ``attempts`` is ``K``, ``attempt`` the decode shown (1-based;
+    after the first, one read in a symmetric view and mapped back), ``rejected`` how many decodes broke the
+    domain's rules (the shown one too when all did), ``earlier_passes`` the passes (a strategy's own probe passes
+    included) of the decodes before it, and ``seconds`` the time of all of them."""
 
     strategy: str
     params: dict
@@ -400,6 +408,10 @@ class Trace:
     mi_source: str | None
     seconds: float
     stopped: str | None = None
+    attempts: int = 1
+    attempt: int = 1
+    rejected: int = 0
+    earlier_passes: int = 0
 
     @property
     def solved(self) -> bool:
@@ -445,7 +457,7 @@ def _chosen_mi(mi: np.ndarray | None, chosen: np.ndarray) -> tuple[float | None,
 
 
 def decode_trace(model, estimator, domain: Domain, grid: str, solution: str | None, name: str, params: dict,
-                 temperature: float = 0.0, seed: int = 0, selector=None, progress=None) -> Trace:
+                 temperature: float = 0.0, seed: int = 0, selector=None, progress=None, attempts: int = 1) -> Trace:
     """Decode ``grid`` with strategy ``name`` and collect every frame (raises ValueError on bad params).
 
     ``progress(filled, masked)`` is called after every step (the app's progress bar; an exception it raises,
@@ -453,18 +465,75 @@ def decode_trace(model, estimator, domain: Domain, grid: str, solution: str | No
 
     Errors are cells that differ from ``solution``, or, without a unique solution, cells that repeat a
     digit of a peer (same row, column or box). ``selector``: the order network ``learned`` runs.
+
+    ``attempts > 1`` (a domain with ``symmetries`` and ``verify``, else ValueError): while the final state breaks
+    the domain's rules (read from the state, not the solution), decode again, the ``k``-th retry under symmetric
+    view ``k`` with seed ``seed + k`` (as ``bench --attempts``), up to ``attempts`` decodes. The trace is the
+    accepted or last decode, mapped back to ``grid``'s frame; ``seconds`` counts every decode.
     """
+    retry = _retry(domain, model, attempts)
     strategy = make_strategy(name, **params)
     attach_mi_source(strategy, domain, estimator)
     attach_selector(strategy, selector)
-    device = model.device
-    tokens = tokens_of(grid, domain, device)[None]
+    start = np.asarray(domain.parse_state(grid))
     check = _error_check(domain, solution)
-    start = time.perf_counter()
+    run = partial(_decode_once, model, estimator, domain, strategy, name, params, temperature, progress=progress)
+    trace, earlier = run(start, seed, check), []
+    if retry is None:
+        return trace
+    kept = domain.verify(start, trace.steps[-1].tokens)
+    while not kept and len(earlier) + 1 < retry.count:
+        earlier.append(trace)
+        k = len(earlier)
+        trace = _from_view(run(retry.to_view(start, k), seed + k, _view_check(check, retry, k)), retry, k)
+        kept = domain.verify(start, trace.steps[-1].tokens)
+    return dataclasses.replace(trace, attempts=attempts, attempt=len(earlier) + 1, rejected=len(earlier) + (not kept),
+                               earlier_passes=sum(t.steps[-1].passes + t.steps[-1].extra_passes for t in earlier),
+                               seconds=trace.seconds + sum(t.seconds for t in earlier))
+
+
+def _retry(domain: Domain, model, attempts: int) -> Retry | None:
+    """The symmetric views of a decode-again run of ``attempts`` decodes at most (None for 1)."""
+    if isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 1:
+        raise ValueError(f"decodes at most must be a whole number >= 1, got {attempts!r}")
+    if attempts > 1 and (domain.symmetries is None or domain.verify is None):
+        raise ValueError(f"the {domain.label} domain cannot decode again: it declares no symmetric views and no "
+                         "rule check to read a result by")
+    return retry_for(domain, model, attempts)
+
+
+def _view_check(check: Callable, retry: Retry, k: int) -> Callable[[np.ndarray], np.ndarray]:
+    """``check`` for tokens in view ``k``: the original frame's errors, read at each view position."""
+    return lambda tokens: check(retry.from_view(tokens, k))[retry.positions[k]]
+
+
+def _from_view(trace: Trace, retry: Retry, k: int) -> Trace:
+    """A trace decoded in view ``k`` in the original frame: tokens relabelled and put back in place, and each
+    per-position array (chosen, remasked, entropy, confidence, errors, the strategy's maps) put back in place;
+    entropies and probabilities do not change under a relabelling of the values."""
+    where = retry.positions[k]
+
+    def back(values: np.ndarray) -> np.ndarray:
+        out = np.empty_like(values)
+        out[where] = values
+        return out
+
+    steps = [dataclasses.replace(s, tokens=retry.from_view(s.tokens, k), chosen=back(s.chosen),
+                                 remasked=back(s.remasked), entropy=back(s.entropy), confidence=back(s.confidence),
+                                 errors=back(s.errors), maps={key: back(v) for key, v in s.maps.items()})
+             for s in trace.steps]
+    return dataclasses.replace(trace, steps=steps)
+
+
+def _decode_once(model, estimator, domain: Domain, strategy, name: str, params: dict, temperature: float,
+                 start: np.ndarray, seed: int, check: Callable, progress=None) -> Trace:
+    """One decode of the state ``start`` ``(N,)`` as a :class:`Trace` (``check``: its errors)."""
+    tokens = torch.as_tensor(start, dtype=torch.long, device=model.device)[None]
+    began = time.perf_counter()
     masked = int((tokens == model.mask_id).sum())
     frames, stopped = _run(decode(model, tokens, strategy, temperature=temperature, seed=seed), progress, masked,
                            model.mask_id)
-    seconds = time.perf_counter() - start
+    seconds = time.perf_counter() - began
     befores = torch.cat([tokens] + [f.tokens for f in frames[:-1]]) if frames else tokens
     own = [f.info.get("mi") for f in frames]
     has_own = bool(frames) and all(m is not None for m in own)

@@ -56,7 +56,8 @@ def trace_json(trace, puzzle: str, domain: str, labels: list[str], temperature: 
     """A :class:`~mi_lens_app.core.Trace` as JSON: one entry per frame, unmasked cells with their entropies.
 
     ``values``: the name of each value (token ``v + 1``), e.g. amino-acid letters; default the digits
-    themselves. Blanks are ``.``. ``domain`` and ``model``: as for :func:`mi_json`."""
+    themselves. Blanks are ``.``. ``domain`` and ``model``: as for :func:`mi_json`. A trace decoded again records
+    which decode its steps are (mapped back to the puzzle) and the passes of those before it."""
     name = (lambda t: str(int(t))) if values is None else (lambda t: values[int(t) - 1])
     steps = []
     for s in trace.steps:
@@ -74,7 +75,10 @@ def trace_json(trace, puzzle: str, domain: str, labels: list[str], temperature: 
     return json.dumps(_clean({
         "domain": domain, **({"model": model} if model else {}), "puzzle": puzzle, "strategy": trace.strategy, "params": trace.params,
         "temperature": temperature, "seed": seed, "mi_source": trace.mi_source, "solved": trace.solved,
-        "stopped": trace.stopped, "seconds": trace.seconds, "steps": steps,
+        "stopped": trace.stopped, "seconds": trace.seconds,
+        **({"decodes_at_most": trace.attempts, "decode": trace.attempt, "rejected_decodes": trace.rejected,
+            "earlier_passes": trace.earlier_passes} if trace.attempts > 1 else {}),  # steps: the shown decode's
+        "steps": steps,
     }))
 
 

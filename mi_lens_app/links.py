@@ -21,8 +21,8 @@ from streamlit.errors import StreamlitAPIException
 # every parameter some page binds; strategy parameters are ``a_<strategy>_<name>`` and ``b_<strategy>_<name>``
 KNOWN = frozenset({
     "domain", "src", "preset", "puzzle", "clues", "seed", "cell", "psrc", "ppreset", "seq", "mask_mode", "mask",
-    "mask_rate", "mask_seed", "win", "win_size", "a", "b", "temp", "dseed", "step", "color", "present", "boxmajor",
-    "layer", "model", "iter", "iterx", "edges", "topk", "thr", "sep", "arcs", "scale", "k", "exact", "prune", "eps", "digit", "aa", "set",
+    "mask_rate", "mask_seed", "win", "win_size", "a", "b", "temp", "dseed", "attempts", "step", "color", "present",
+    "boxmajor", "layer", "model", "iter", "iterx", "edges", "topk", "thr", "sep", "arcs", "scale", "k", "exact", "prune", "eps", "digit", "aa", "set",
 })
 BIND = "query-params"
 IGNORED = frozenset({"embed", "embed_options"})  # Streamlit's own

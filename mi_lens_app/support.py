@@ -302,11 +302,12 @@ def probe_at_iteration(domain_key: str, grid: str, iterations: int, eps: float, 
 
 @st.cache_data(show_spinner=False, max_entries=128)
 def decode_trace(domain_key: str, grid: str, solution: str | None, name: str, params: tuple, temperature: float,
-                 seed: int, version: str) -> Trace:
-    """Every frame of decoding ``grid`` with strategy ``name`` (``params``: sorted ``(key, value)`` pairs),
-    shared by every session (the cache is the server's), with a progress bar while it runs. Each update of
-    the bar is a point where Streamlit stops the run of a session that was closed or asked for a rerun, so a
-    decode nobody waits for does not run on."""
+                 seed: int, version: str, attempts: int = 1) -> Trace:
+    """Every frame of decoding ``grid`` with strategy ``name`` (``params``: sorted ``(key, value)`` pairs; up to
+    ``attempts`` decodes while the result breaks the rules, see :func:`core.decode_trace`), shared by every
+    session (the cache is the server's), with a progress bar while it runs. Each update of the bar is a point
+    where Streamlit stops the run of a session that was closed or asked for a rerun, so a decode nobody waits
+    for does not run on."""
     domain = get_domain(domain_key)
     bar = st.progress(0.0, text=f"Decoding with {name} ...")
 
@@ -314,7 +315,7 @@ def decode_trace(domain_key: str, grid: str, solution: str | None, name: str, pa
         bar.progress(min(filled / max(masked, 1), 1.0), text=f"Decoding with {name}: {filled} / {masked} filled")
 
     trace = core.decode_trace(model(domain), estimator(domain), domain, grid, solution, name, dict(params),
-                              temperature, seed, selector(domain), update)
+                              temperature, seed, selector(domain), update, attempts)
     bar.empty()
     return trace
 

@@ -670,3 +670,30 @@ for a in p7end soup4e_p7end; do
     PYTHONPATH=. python scripts/studies/paired_bench.py assets/benchmarks/sudoku_tune500_$a.json assets/benchmarks/sudoku_tune500_soup3.json \
         runs/kaggle_tune500.csv assets/benchmarks/sudoku_tune_paired_${a}_vs_soup3.json
 done
+
+# Decoding again under another symmetric view while the result breaks the rules (eighteenth session, the default
+# soup): the number of decodes chosen on the tuning puzzles (one run with 8 gives K = 1..8:
+# scripts/studies/attempts_curve.py), then scored on the first 500 of each set, sequential and MI-guided
+python -m mi_core bench sudoku --puzzles runs/kaggle_tune500.csv --sampler sequential --threads 1 --attempts 8 \
+    --json assets/benchmarks/sudoku_tune500_attempts8_soup3.json --force
+python -m mi_core bench sudoku --puzzles runs/kaggle_tune500.csv --sampler mi --set gamma=0.6 --set lam=1 --threads 1 \
+    --attempts 8 --json assets/benchmarks/sudoku_tune500_mi_attempts8_soup3.json --force
+for pair in kaggle_graded_dev.csv:kaggle500 clue17_dev.txt:clue17_500 top1465.txt:top1465_500; do
+    python -m mi_core bench sudoku --puzzles $DATA/${pair%%:*} --limit 500 --sampler mi --set gamma=0.6 --set lam=1 \
+        --threads 1 --attempts 8 --json assets/benchmarks/sudoku_mi_attempts8_${pair##*:}_soup3.json --force
+done
+for pair in kaggle_graded_dev.csv:kaggle500 clue17_dev.txt:clue17_500; do
+    python -m mi_core bench sudoku --puzzles $DATA/${pair%%:*} --limit 500 --sampler sequential --threads 1 --attempts 8 \
+        --json assets/benchmarks/sudoku_attempts8_${pair##*:}_soup3.json --force
+done
+# paired against one decode (the recorded runs of the same sampler and settings)
+for pair in kaggle_graded_dev.csv:kaggle500 clue17_dev.txt:clue17_500 top1465.txt:top1465_500; do
+    PYTHONPATH=. python scripts/studies/paired_bench.py assets/benchmarks/sudoku_mi_attempts8_${pair##*:}_soup3.json \
+        assets/benchmarks/sudoku_mi_views1_${pair##*:}_soup3.json $DATA/${pair%%:*} \
+        assets/benchmarks/sudoku_paired_mi_attempts8_vs_mi_${pair##*:}.json
+done
+for pair in kaggle_graded_dev.csv:kaggle500 clue17_dev.txt:clue17_500; do
+    PYTHONPATH=. python scripts/studies/paired_bench.py assets/benchmarks/sudoku_attempts8_${pair##*:}_soup3.json \
+        assets/benchmarks/sudoku_chain_${pair##*:}_soup3.json $DATA/${pair%%:*} \
+        assets/benchmarks/sudoku_paired_attempts8_vs_soup3_${pair##*:}.json
+done

@@ -30,13 +30,17 @@ SEEDINGS = ("per item", "per batch")
 @dataclass
 class Generation:
     """Token arrays in input order, passes of each, passes a strategy spent on its own, the wall time, and the
-    decodes of each (more than 1 where a :class:`Retry` decoded it again)."""
+    passes of each decode of each (several where a :class:`Retry` decoded it again)."""
 
     sequences: list[np.ndarray]
     passes: list[int]
     extra_passes: list[int]
     seconds: float
-    attempts: list[int] = field(default_factory=list)
+    decodes: list[list[int]] = field(default_factory=list)
+
+    @property
+    def attempts(self) -> list[int]:
+        return [len(d) for d in self.decodes]
 
 
 @dataclass
@@ -44,7 +48,8 @@ class Retry:
     """Decode again each state whose result ``verify(start, final)`` rejects (the domain's rules, read from the
     state alone, no answer), each time under the next symmetric view: ``positions (K, N)`` (view position ``j``
     reads original position ``positions[k, j]``) and ``values (K, V)`` (value ``v`` reads as ``values[k, v]``),
-    view 0 the identity; ``tokens[v]`` is value ``v``'s token. ``K`` decodes at most."""
+    view 0 the identity; ``tokens[v]`` is value ``v``'s token. ``K`` decodes at most. States have the ``N``
+    positions of the views (a fixed-length domain)."""
 
     positions: np.ndarray
     values: np.ndarray
@@ -71,13 +76,18 @@ class Retry:
 
 
 def retry_for(domain, model, attempts: int, seed: int = 0) -> Retry | None:
-    """A :class:`Retry` of ``attempts`` decodes in all under ``domain``'s symmetries and rules (1: None)."""
+    """A :class:`Retry` of ``attempts`` decodes in all under ``domain``'s symmetries and rules (1: None). View
+    ``k`` is drawn with seed ``seed + k`` alone, so the first ``K`` views are the same for any ``attempts`` >= K
+    (a run of 8 decodes at most holds the runs of fewer)."""
     if attempts == 1:
         return None
     if domain.symmetries is None or domain.verify is None:
         raise ValueError(f"--attempts {attempts}: the {domain.label} domain declares no symmetries and rule check")
-    positions, values = domain.symmetries(attempts, seed)
-    return Retry(np.asarray(positions), np.asarray(values), model.value_tokens.cpu().numpy(), domain.verify)
+    drawn = [domain.symmetries(2, seed + k) for k in range(1, attempts)]
+    identity = domain.symmetries(1, seed)
+    positions = np.stack([np.asarray(identity[0][0]), *(np.asarray(p[1]) for p, _ in drawn)])
+    values = np.stack([np.asarray(identity[1][0]), *(np.asarray(v[1]) for _, v in drawn)])
+    return Retry(positions, values, model.value_tokens.cpu().numpy(), domain.verify)
 
 
 def item_seed(seed: int, index: int) -> int:
@@ -95,9 +105,10 @@ def length_batches(lengths: list[int], batch_size: int) -> list[list[int]]:
 @torch.no_grad()
 def decode_all(model, templates: list[np.ndarray], strategy, *, temperature: float = 0.0, seed: int = 0,
                batch_size: int = 256, device: torch.device | str = "cpu", bf16: bool = False, progress=None,
-               seeding: str = "per item", retry: Retry | None = None) -> Generation:
+               seeding: str = "per item", retry: Retry | None = None, items: list[int] | None = None) -> Generation:
     """Decode every template (token ids, ``model.mask_id`` where to fill); ``progress(n)`` after each batch;
-    ``retry``: decode again those whose results break the domain's rules (:func:`retry_rejected`)."""
+    ``retry``: decode again those whose results break the domain's rules (:func:`retry_rejected`); ``items``:
+    each template's index for its per-item seed (default: its place in ``templates``)."""
     if seeding not in SEEDINGS:
         raise ValueError(f"seeding must be one of {SEEDINGS}, got {seeding!r}")
     longest = max(map(len, templates), default=0)
@@ -110,7 +121,8 @@ def decode_all(model, templates: list[np.ndarray], strategy, *, temperature: flo
     start = time.perf_counter()
     for idx in length_batches([len(t) for t in templates], batch_size):
         tokens = torch.from_numpy(np.stack([np.asarray(templates[i], dtype=np.int64) for i in idx])).to(device)
-        seeds = [item_seed(seed, i) for i in idx] if seeding == "per item" else int(rng.integers(2**62))
+        seeds = ([item_seed(seed, i if items is None else items[i]) for i in idx] if seeding == "per item"
+                 else int(rng.integers(2**62)))
         zeros = torch.zeros(len(idx), dtype=torch.long)
         if not bool((tokens == model.mask_id).any()):  # nothing to fill: the template is the answer
             final_tokens, final_passes, final_extra = tokens, zeros, zeros
@@ -124,7 +136,7 @@ def decode_all(model, templates: list[np.ndarray], strategy, *, temperature: flo
             sequences[i], passes[i], extra[i] = rows[row], p, e
         if progress:
             progress(len(idx))
-    gen = Generation(sequences, passes, extra, round(time.perf_counter() - start, 3), [1] * n)
+    gen = Generation(sequences, passes, extra, round(time.perf_counter() - start, 3), [[p] for p in passes])
     if retry is not None:
         settings = {"temperature": temperature, "batch_size": batch_size, "device": device, "bf16": bf16,
                     "seeding": seeding}
@@ -134,18 +146,20 @@ def decode_all(model, templates: list[np.ndarray], strategy, *, temperature: flo
 
 def retry_rejected(model, templates: list[np.ndarray], strategy, gen: Generation, retry: Retry, seed: int,
                    settings: dict) -> None:
-    """Decode again, under view ``k`` for the ``k``-th retry, every template whose result ``retry.verify``
-    rejects; a retried template keeps its last result, and its passes and wall time add up."""
+    """Decode again, under view ``k`` for the ``k``-th retry (seeded ``seed + k`` and the template's own index,
+    whichever others are retried with it), every template whose result ``retry.verify`` rejects; a retried
+    template keeps its last result, and its passes and wall time (the decodes') add up."""
     for k in range(1, retry.count):
         todo = [i for i, (t, s) in enumerate(zip(templates, gen.sequences)) if not retry.verify(t, s)]
         if not todo:
             return
-        again = decode_all(model, [retry.to_view(templates[i], k) for i in todo], strategy, seed=seed + k, **settings)
+        again = decode_all(model, [retry.to_view(templates[i], k) for i in todo], strategy, seed=seed + k,
+                           items=todo, **settings)
         for j, i in enumerate(todo):
             gen.sequences[i] = retry.from_view(again.sequences[j], k)
             gen.passes[i] += again.passes[j]
             gen.extra_passes[i] += again.extra_passes[j]
-            gen.attempts[i] += 1
+            gen.decodes[i].append(again.passes[j])
         gen.seconds = round(gen.seconds + again.seconds, 3)
 
 

@@ -60,9 +60,9 @@ def main(args) -> int:
               "batch_size": args.batch_size, "seeding": inputs.seeding, **result, "seconds": gen.seconds,
               "passes": gen.passes, "sequences": [domain.state_text(s) for s in gen.sequences]}
     if run["retry"] is not None:
-        result["attempts_each"] = gen.attempts
+        result["decode_passes"] = gen.decodes  # each puzzle's passes, a number per decode
     result |= decode.model_fields(model, args) | decode.estimator_fields(getattr(strategy, "estimator", None))
-    print(json.dumps({k: v for k, v in result.items() if k not in ("passes", "sequences", "attempts_each")}, indent=2))
+    print(json.dumps({k: v for k, v in result.items() if k not in ("passes", "sequences", "decode_passes")}, indent=2))
     if args.json:
         atomic_write_json(args.json, result)
     return 0
