@@ -682,18 +682,17 @@ for pair in kaggle_graded_dev.csv:kaggle500 clue17_dev.txt:clue17_500 top1465.tx
     python -m mi_core bench sudoku --puzzles $DATA/${pair%%:*} --limit 500 --sampler mi --set gamma=0.6 --set lam=1 \
         --threads 1 --attempts 8 --json assets/benchmarks/sudoku_mi_attempts8_${pair##*:}_soup3.json --force
 done
-for pair in kaggle_graded_dev.csv:kaggle500 clue17_dev.txt:clue17_500; do
-    python -m mi_core bench sudoku --puzzles $DATA/${pair%%:*} --limit 500 --sampler sequential --threads 1 --attempts 8 \
-        --json assets/benchmarks/sudoku_attempts8_${pair##*:}_soup3.json --force
-done
+python -m mi_core bench sudoku --puzzles $DATA/kaggle_graded_dev.csv --limit 500 --sampler sequential --threads 1 \
+    --attempts 8 --json assets/benchmarks/sudoku_attempts8_kaggle500_soup3.json --force
 # paired against one decode (the recorded runs of the same sampler and settings)
 for pair in kaggle_graded_dev.csv:kaggle500 clue17_dev.txt:clue17_500 top1465.txt:top1465_500; do
     PYTHONPATH=. python scripts/studies/paired_bench.py assets/benchmarks/sudoku_mi_attempts8_${pair##*:}_soup3.json \
         assets/benchmarks/sudoku_mi_views1_${pair##*:}_soup3.json $DATA/${pair%%:*} \
         assets/benchmarks/sudoku_paired_mi_attempts8_vs_mi_${pair##*:}.json
+    PYTHONPATH=. python scripts/studies/paired_bench.py assets/benchmarks/sudoku_mi_attempts8_${pair##*:}_soup3.json \
+        assets/benchmarks/sudoku_views4_${pair##*:}_soup3.json $DATA/${pair%%:*} \
+        assets/benchmarks/sudoku_paired_mi_attempts8_vs_views4_${pair##*:}.json
 done
-for pair in kaggle_graded_dev.csv:kaggle500 clue17_dev.txt:clue17_500; do
-    PYTHONPATH=. python scripts/studies/paired_bench.py assets/benchmarks/sudoku_attempts8_${pair##*:}_soup3.json \
-        assets/benchmarks/sudoku_chain_${pair##*:}_soup3.json $DATA/${pair%%:*} \
-        assets/benchmarks/sudoku_paired_attempts8_vs_soup3_${pair##*:}.json
-done
+PYTHONPATH=. python scripts/studies/paired_bench.py assets/benchmarks/sudoku_attempts8_kaggle500_soup3.json \
+    assets/benchmarks/sudoku_chain_kaggle500_soup3.json $DATA/kaggle_graded_dev.csv \
+    assets/benchmarks/sudoku_paired_attempts8_vs_soup3_kaggle500.json

@@ -79,10 +79,11 @@ def always(answer: bool):
 
 def test_a_result_always_rejected_is_decoded_exactly_k_times():
     model, strategy = Elimination(), make_strategy("sequential")
-    r = retry(3)
-    r.verify = always(False)
+    r, rounds = retry(3), []
+    r.verify, r.announce = always(False), lambda k, count: rounds.append((k, count))
     gen = decode_all(model, [np.array(parse_grid(HARD))], strategy, retry=r)
     assert gen.attempts == [3] and len(gen.decodes[0]) == 3 and sum(gen.decodes[0]) == gen.passes[0]
+    assert rounds == [(2, 1), (3, 1)]  # what grows bench's progress bar
 
 
 def test_a_retry_seed_is_the_puzzles_own_whichever_others_are_retried():

@@ -49,12 +49,14 @@ class Retry:
     state alone, no answer), each time under the next symmetric view: ``positions (K, N)`` (view position ``j``
     reads original position ``positions[k, j]``) and ``values (K, V)`` (value ``v`` reads as ``values[k, v]``),
     view 0 the identity; ``tokens[v]`` is value ``v``'s token. ``K`` decodes at most. States have the ``N``
-    positions of the views (a fixed-length domain)."""
+    positions of the views (a fixed-length domain). ``announce(k, count)``, when set, hears of each round: decode
+    ``k`` (2 to ``K``) of ``count`` states (a progress bar grows by them)."""
 
     positions: np.ndarray
     values: np.ndarray
     tokens: np.ndarray
     verify: Callable
+    announce: Callable[[int, int], None] | None = None
 
     @property
     def count(self) -> int:
@@ -139,7 +141,7 @@ def decode_all(model, templates: list[np.ndarray], strategy, *, temperature: flo
     gen = Generation(sequences, passes, extra, round(time.perf_counter() - start, 3), [[p] for p in passes])
     if retry is not None:
         settings = {"temperature": temperature, "batch_size": batch_size, "device": device, "bf16": bf16,
-                    "seeding": seeding}
+                    "seeding": seeding, "progress": progress}
         retry_rejected(model, templates, strategy, gen, retry, seed, settings)
     return gen
 
@@ -153,6 +155,8 @@ def retry_rejected(model, templates: list[np.ndarray], strategy, gen: Generation
         todo = [i for i, (t, s) in enumerate(zip(templates, gen.sequences)) if not retry.verify(t, s)]
         if not todo:
             return
+        if retry.announce is not None:
+            retry.announce(k + 1, len(todo))
         again = decode_all(model, [retry.to_view(templates[i], k) for i in todo], strategy, seed=seed + k,
                            items=todo, **settings)
         for j, i in enumerate(todo):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import sys
 from dataclasses import dataclass
+from functools import partial
 
 from tqdm import tqdm
 
@@ -39,6 +40,12 @@ def options(domain: Domain) -> list:
     return [*inputs.options(domain), SamplerChoice, JsonOut, Device, decode.run_options(inputs, domain), Force]
 
 
+def grow(bar, sampler: str, decode: int, count: int) -> None:
+    bar.total += count
+    bar.set_description(f"{sampler}, decode {decode}")
+    bar.refresh()
+
+
 def main(args) -> int:
     check_output(args.json, args.force)
     domain = get_domain(args.domain)
@@ -53,6 +60,8 @@ def main(args) -> int:
                                retry=decode.retry_for(domain, model, getattr(args, "attempts", 1)))
     decode.warm_up(model, inputs.templates, strategy, **run)
     with tqdm(total=len(inputs.templates), desc=args.sampler, unit=inputs.unit, file=sys.stderr) as bar:
+        if run["retry"] is not None:  # each round of decoding again grows the bar by its states
+            run["retry"].announce = partial(grow, bar, args.sampler)
         result, gen = decode.evaluate(model, inputs.templates, strategy, inputs.metric(), progress=bar.update, **run)
     result = {"domain": domain.cli_name, "sampler": args.sampler, "params": params, **inputs.fields,
               "model": model_name, "model_params": model.num_params(), "device": str(device),
