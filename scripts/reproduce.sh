@@ -670,6 +670,22 @@ for a in p7end soup4e_p7end; do
     PYTHONPATH=. python scripts/studies/paired_bench.py assets/benchmarks/sudoku_tune500_$a.json assets/benchmarks/sudoku_tune500_soup3.json \
         runs/kaggle_tune500.csv assets/benchmarks/sudoku_tune_paired_${a}_vs_soup3.json
 done
+# phase 8's end alone and as a fourth soup ingredient, on the tuning puzzles (eighteenth session; not kept)
+python -m mi_core bench sudoku --puzzles runs/kaggle_tune500.csv --sampler sequential \
+    --model checkpoints/sudoku_chain/phase8/model_last.safetensors --threads 1 \
+    --json assets/benchmarks/sudoku_tune500_p8end.json --force
+PYTHONPATH=. python scripts/studies/soup.py checkpoints/sudoku_chain/phase3/model.safetensors checkpoints/sudoku_chain/p4_step1000.safetensors \
+    checkpoints/sudoku_chain/p4_step4000.safetensors checkpoints/sudoku_chain/phase8/model_last.safetensors --loops 24 \
+    --out runs/s18/soup4_p8end.safetensors
+python -m mi_core bench sudoku --puzzles runs/kaggle_tune500.csv --sampler sequential --model runs/s18/soup4_p8end.safetensors \
+    --threads 1 --json assets/benchmarks/sudoku_tune500_soup4f_p8end.json --force
+for a in p8end soup4f_p8end; do
+    PYTHONPATH=. python scripts/studies/paired_bench.py assets/benchmarks/sudoku_tune500_$a.json assets/benchmarks/sudoku_tune500_soup3.json \
+        runs/kaggle_tune500.csv assets/benchmarks/sudoku_tune_paired_${a}_vs_soup3.json
+done
+# phase 9's warm start: the soup's block as two copies applied 12 times
+PYTHONPATH=. python scripts/studies/grow_blocks.py checkpoints/sudoku_chain/soup3.safetensors --blocks 2 \
+    --out checkpoints/sudoku_chain/grown2.safetensors
 
 # Decoding again under another symmetric view while the result breaks the rules (eighteenth session, the default
 # soup): the number of decodes chosen on the tuning puzzles (one run with 8 gives K = 1..8:
