@@ -676,8 +676,8 @@ python -m mi_core bench sudoku --puzzles runs/kaggle_tune500.csv --sampler seque
     --json assets/benchmarks/sudoku_tune500_p8end.json --force
 PYTHONPATH=. python scripts/studies/soup.py checkpoints/sudoku_chain/phase3/model.safetensors checkpoints/sudoku_chain/p4_step1000.safetensors \
     checkpoints/sudoku_chain/p4_step4000.safetensors checkpoints/sudoku_chain/phase8/model_last.safetensors --loops 24 \
-    --out runs/s18/soup4_p8end.safetensors
-python -m mi_core bench sudoku --puzzles runs/kaggle_tune500.csv --sampler sequential --model runs/s18/soup4_p8end.safetensors \
+    --out runs/s18/p8/soup4f_p8end.safetensors
+python -m mi_core bench sudoku --puzzles runs/kaggle_tune500.csv --sampler sequential --model runs/s18/p8/soup4f_p8end.safetensors \
     --threads 1 --json assets/benchmarks/sudoku_tune500_soup4f_p8end.json --force
 for a in p8end soup4f_p8end; do
     PYTHONPATH=. python scripts/studies/paired_bench.py assets/benchmarks/sudoku_tune500_$a.json assets/benchmarks/sudoku_tune500_soup3.json \
