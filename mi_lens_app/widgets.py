@@ -385,15 +385,18 @@ class View:
 VIEWS = [
     View("app.py", "Home", ":material/home:", "What MI Lens is."),
     View("pages/1_MI_maps.py", "MI maps", ":material/grid_on:",
-         "The MI of every pair of cells as a heatmap, on the grid and as a dependency graph."),
+         "The MI of every pair of positions (Sudoku cells, residues) as a heatmap, on the grid or sequence and as a "
+         "dependency graph."),
     View("pages/2_Exact_vs_estimated.py", "Exact vs estimated", ":material/compare:",
          "The estimator against the exact probe: agreement, asymmetry and what pruning saves."),
     View("pages/3_Decoding.py", "Decoding", ":material/play_circle:",
          "Two decoding strategies side by side, frame by frame: what each unmasks together."),
     View("pages/4_What_if.py", "What-if", ":material/science:",
-         "Clamp a cell to a digit and watch marginals, entropies and MI change."),
+         "Clamp a position to a token (a cell to a digit, a residue to an amino acid) and watch marginals, entropies "
+         "and MI change."),
     View("pages/5_Benchmarks.py", "Benchmarks", ":material/monitoring:",
-         "Accuracy against forward passes for every sampler on the shipped puzzle sets."),
+         "Quality against forward passes for every sampler on the shipped sets (Sudoku accuracy, distance from real "
+         "proteins)."),
     View("pages/6_About.py", "About", ":material/school:",
          "What MI, MDMs and parallel decoding are, with the formulas."),
 ]

@@ -105,9 +105,6 @@ python scripts/training_summary.py assets/protein_mdm.json assets/protein_mdm_tr
 FASTA="$PROTEIN" bash scripts/protein_estimator.sh
 python -m mi_core sweep protein --reference "$PROTEIN" --samples 300 --lengths 50-100 \
     --estimator assets/protein_mi_estimator.safetensors --name cath_reference --json assets/benchmarks/sweep_protein_cath.json --markdown BENCHMARKS.md --force
-python -m mi_core sweep protein --reference "$PROTEIN" --samples 300 --lengths 50-100 \
-    --estimator assets/protein_mi_estimator.safetensors --name cath_reference --json assets/benchmarks/sweep_protein_cath.json --markdown BENCHMARKS.md \
-    --merge --grid eb:gamma=8,16,32 --grid 'mi:gamma=8,16,32;lam=1' --grid 'mi:gamma=8,16,32;lam=1;relative=true'
 python -m mi_lens_app.sweep_plot assets/benchmarks/sweep_protein_cath.json assets/benchmarks/sweep_protein_cath.html --plotlyjs beside --force
 python scripts/make_protein_presets.py --fasta "$PROTEIN"
 

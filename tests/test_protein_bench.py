@@ -268,7 +268,7 @@ def test_protein_grid_default():
     PROTEIN_GRID = GeneratedSequences.sweep_grid
 
     configs = [c for spec in PROTEIN_GRID for c in parse_grid_spec(spec)]
-    assert len(configs) == 1 + 3 + 3 + 3 + 2 + 1 + 3 + 1
+    assert len(configs) == 1 + 3 + 3 + 4 + 3 + 1 + 3 + 3 + 1
     for name, params in configs:
         make_strategy(name, **params)
 
