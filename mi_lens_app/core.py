@@ -460,8 +460,9 @@ def decode_trace(model, estimator, domain: Domain, grid: str, solution: str | No
                  temperature: float = 0.0, seed: int = 0, selector=None, progress=None, attempts: int = 1) -> Trace:
     """Decode ``grid`` with strategy ``name`` and collect every frame (raises ValueError on bad params).
 
-    ``progress(filled, masked)`` is called after every step (the app's progress bar; an exception it raises,
-    such as Streamlit stopping the run of a closed session, ends the decode there).
+    ``progress(filled, masked)`` is called after every step (the app's progress bar; ``decode=k`` is added when
+    ``attempts > 1``; an exception it raises, such as Streamlit stopping the run of a closed session, ends the
+    decode there).
 
     Errors are cells that differ from ``solution``, or, without a unique solution, cells that repeat a
     digit of a peer (same row, column or box). ``selector``: the order network ``learned`` runs.
@@ -477,15 +478,21 @@ def decode_trace(model, estimator, domain: Domain, grid: str, solution: str | No
     attach_selector(strategy, selector)
     start = np.asarray(domain.parse_state(grid))
     check = _error_check(domain, solution)
-    run = partial(_decode_once, model, estimator, domain, strategy, name, params, temperature, progress=progress)
-    trace, earlier = run(start, seed, check), []
     if retry is None:
-        return trace
+        return _decode_once(model, estimator, domain, strategy, name, params, temperature, start, seed, check,
+                            progress)
+
+    def run(state: np.ndarray, k: int, view_check: Callable) -> Trace:  # decode k + 1 of at most ``attempts``
+        told = None if progress is None else partial(progress, decode=k + 1)
+        return _decode_once(model, estimator, domain, strategy, name, params, temperature, state, seed + k,
+                            view_check, told)
+
+    trace, earlier = run(start, 0, check), []
     kept = domain.verify(start, trace.steps[-1].tokens)
     while not kept and len(earlier) + 1 < retry.count:
         earlier.append(trace)
         k = len(earlier)
-        trace = _from_view(run(retry.to_view(start, k), seed + k, _view_check(check, retry, k)), retry, k)
+        trace = _from_view(run(retry.to_view(start, k), k, _view_check(check, retry, k)), retry, k)
         kept = domain.verify(start, trace.steps[-1].tokens)
     return dataclasses.replace(trace, attempts=attempts, attempt=len(earlier) + 1, rejected=len(earlier) + (not kept),
                                earlier_passes=sum(t.steps[-1].passes + t.steps[-1].extra_passes for t in earlier),

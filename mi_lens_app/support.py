@@ -311,8 +311,9 @@ def decode_trace(domain_key: str, grid: str, solution: str | None, name: str, pa
     domain = get_domain(domain_key)
     bar = st.progress(0.0, text=f"Decoding with {name} ...")
 
-    def update(filled: int, masked: int) -> None:
-        bar.progress(min(filled / max(masked, 1), 1.0), text=f"Decoding with {name}: {filled} / {masked} filled")
+    def update(filled: int, masked: int, decode: int = 1) -> None:
+        again = f", decode {decode} of at most {attempts} (the ones before broke a rule)" if decode > 1 else ""
+        bar.progress(min(filled / max(masked, 1), 1.0), text=f"Decoding with {name}{again}: {filled} / {masked} filled")
 
     trace = core.decode_trace(model(domain), estimator(domain), domain, grid, solution, name, dict(params),
                               temperature, seed, selector(domain), update, attempts)

@@ -709,3 +709,18 @@ done
 PYTHONPATH=. python scripts/studies/paired_bench.py assets/benchmarks/sudoku_attempts8_kaggle500_soup3.json \
     assets/benchmarks/sudoku_chain_kaggle500_soup3.json $DATA/kaggle_graded_dev.csv \
     assets/benchmarks/sudoku_paired_attempts8_vs_soup3_kaggle500.json
+
+# Up to 32 decodes (nineteenth session): chosen on the Kaggle tuning puzzles and on top1465 puzzles 501-1000 (one run
+# of 32 holds every K up to 32; scripts/studies/attempts_curve.py RUN --against 8), then scored on the first 500
+sed -n 501,1000p $DATA/top1465.txt > runs/top1465_tune500.txt
+python -m mi_core bench sudoku --puzzles runs/kaggle_tune500.csv --sampler mi --set gamma=0.6 --set lam=1 --threads 1 \
+    --attempts 32 --json assets/benchmarks/sudoku_tune500_mi_attempts32_soup3.json --force
+python -m mi_core bench sudoku --puzzles runs/top1465_tune500.txt --sampler mi --set gamma=0.6 --set lam=1 --threads 1 \
+    --attempts 32 --json assets/benchmarks/sudoku_top1465_tune500_mi_attempts32_soup3.json --force
+for pair in kaggle_graded_dev.csv:kaggle500 clue17_dev.txt:clue17_500 top1465.txt:top1465_500; do
+    python -m mi_core bench sudoku --puzzles $DATA/${pair%%:*} --limit 500 --sampler mi --set gamma=0.6 --set lam=1 \
+        --threads 1 --attempts 32 --json assets/benchmarks/sudoku_mi_attempts32_${pair##*:}_soup3.json --force
+    PYTHONPATH=. python scripts/studies/paired_bench.py assets/benchmarks/sudoku_mi_attempts32_${pair##*:}_soup3.json \
+        assets/benchmarks/sudoku_views4_${pair##*:}_soup3.json $DATA/${pair%%:*} \
+        assets/benchmarks/sudoku_paired_mi_attempts32_vs_views4_${pair##*:}.json
+done

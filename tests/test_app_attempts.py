@@ -70,6 +70,15 @@ def test_every_decode_rejected_shows_the_last_and_counts_them_all(tiny_mdm):
     assert '"decode": 3' in record and '"rejected_decodes": 3' in record and '"decodes_at_most": 3' in record
 
 
+def test_the_progress_callback_hears_which_decode_runs(tiny_mdm):
+    heard = []
+    core.decode_trace(tiny_mdm, None, S9, EASY, EASY_SOL, "topk", {"k": 7}, attempts=3,
+                      progress=lambda filled, masked, decode: heard.append((decode, filled, masked)))
+    assert [d for d, _, _ in heard] == sorted(d for d, _, _ in heard) and {d for d, _, _ in heard} == {1, 2, 3}
+    last = {d: (f, m) for d, f, m in heard}  # each decode ends with every blank filled
+    assert last == {d: (EASY.count("."), EASY.count(".")) for d in (1, 2, 3)}
+
+
 def test_one_decode_is_the_plain_decode_and_never_reads_the_rules(tiny_mdm):
     domain, read = rejecting(99)
     trace = core.decode_trace(tiny_mdm, None, domain, EASY, EASY_SOL, "topk", {"k": 7}, seed=3)
@@ -113,9 +122,9 @@ def test_the_page_clamps_a_linked_count_and_names_it(env):
     at = run_page("pages/3_Decoding.py", preset=EASY_PRESET, a="topk", a_topk_k="9", b="topk", b_topk_k="9",
                   attempts="500")
     assert_clean(at)
-    assert at.number_input(key="attempts").value == 8
+    assert at.number_input(key="attempts").value == 32
     (note,) = link_notes(at)
-    assert "attempts=500 → 8 (the largest allowed)" in note
+    assert "attempts=500 → 32 (the largest allowed)" in note
 
 
 def test_the_page_offers_decodes_only_where_the_rules_can_be_checked(env):
