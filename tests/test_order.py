@@ -445,3 +445,20 @@ def test_time_budget_stops_and_still_records_the_last_window():
     _, _, curve = train_order(oracle, oracle_draw, cfg, 9, eval_every=50, log=lambda _: None,
                               checkpoint=lambda p, s, c: saved.append(len(c)))
     assert [p["update"] for p in curve] == [1] and saved == [1]
+
+
+def test_learned_without_a_selector_runs_the_domains_own(monkeypatch):
+    from mi_core.bench.decode import selector_fields, with_selector
+    from mi_core.domain import get_domain
+
+    monkeypatch.delenv("MI_LENS_SUDOKU_SELECTOR", raising=False)
+    sudoku = get_domain("sudoku")
+    strategy = with_selector(make_strategy("learned", steps=5), sudoku)
+    assert Path(strategy.selector).name == "sudoku_order_selector_recurrent.safetensors"
+    assert selector_fields(strategy)["selector"] == "assets/sudoku_order_selector_recurrent.safetensors"
+    assert len(selector_fields(strategy)["selector_sha256"]) == 64
+    assert with_selector(make_strategy("learned", selector="x.safetensors"), sudoku).selector == "x.safetensors"
+    assert selector_fields(make_strategy("topk", k=4)) == {}  # a strategy without a selector records none
+    assert not hasattr(with_selector(make_strategy("topk", k=4), sudoku), "selector")
+    with pytest.raises(ValueError, match=r"Antibody \(AntiBERTy\) domain ships none: --set selector=PATH"):
+        with_selector(make_strategy("learned"), get_domain("antibody"))

@@ -17,6 +17,7 @@ import torch
 
 from mi_core.decoding import decode_final
 from mi_core.device import bf16_autocast
+from mi_core.domain import resolve_path
 from mi_core.io import display_path, file_sha256
 from mi_core.mi.estimator import EstimatorInputError, shipped_estimator_for
 from mi_core.models.iterations import is_recurrent, run_for
@@ -261,6 +262,27 @@ def with_estimator(strategy, model, domain, description: str):
         if strategy.estimator is None:
             raise ValueError(f"sampler {strategy.name!r} needs an MI estimator for {description}: --set estimator=PATH")
     return strategy
+
+
+def with_selector(strategy, domain):
+    """Point a strategy that runs an order selector and has none (``learned``, ``learned_mi``) at the domain's: its
+    environment variable's file, else the shipped one (whether it fits the model is checked as the decode starts);
+    ValueError when the domain has none."""
+    if getattr(strategy, "selector", "") is None and getattr(strategy, "net", None) is None:
+        path = domain.default_file("selector")
+        if path is None:
+            raise ValueError(f"sampler {strategy.name!r} needs an order selector and the {domain.label} domain ships "
+                             "none: --set selector=PATH (python -m mi_core train-order makes one)")
+        strategy.selector = str(resolve_path(path))
+    return strategy
+
+
+def selector_fields(strategy) -> dict:
+    """What a result records about the order selector its strategy ran: its path and sha256."""
+    path = getattr(strategy, "selector", None)
+    if not isinstance(path, (str, Path)) or not Path(path).is_file():
+        return {}
+    return {"selector": display_path(path), "selector_sha256": file_sha256(path)}
 
 
 @dataclass

@@ -56,6 +56,7 @@ def main(args) -> int:
     warn_if_slow_bf16(device, args.bf16)
     model, description, model_name = decode.load(args, domain, device)
     decode.with_estimator(strategy, model, domain, description)
+    decode.with_selector(strategy, domain)
     run = decode.run_settings(args, inputs, device=device,
                                retry=decode.retry_for(domain, model, getattr(args, "attempts", 1)))
     decode.warm_up(model, inputs.templates, strategy, **run)
@@ -71,6 +72,7 @@ def main(args) -> int:
     if run["retry"] is not None:
         result["decode_passes"] = gen.decodes  # each puzzle's passes, a number per decode
     result |= decode.model_fields(model, args) | decode.estimator_fields(getattr(strategy, "estimator", None))
+    result |= decode.selector_fields(strategy)
     print(json.dumps({k: v for k, v in result.items() if k not in ("passes", "sequences", "decode_passes")}, indent=2))
     if args.json:
         atomic_write_json(args.json, result)

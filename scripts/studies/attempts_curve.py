@@ -20,7 +20,7 @@ parser.add_argument("--against", type=int, default=None, help="also print each K
 parser.add_argument("--every", type=int, default=1, help="print K = 1 and every multiple of this")
 args = parser.parse_args()
 run = json.load(open(args.run))
-solutions = solutions_for(read_puzzles(run["puzzles"], limit=run["limit"]))
+solutions = solutions_for(read_puzzles(run["puzzles"], limit=run.get("limit")))
 solved = np.array([s == t for s, t in zip(run["sequences"], solutions)])
 decodes = run["decode_passes"]
 tries = np.array([len(d) for d in decodes])

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from mi_core.bench.decode import with_estimator
+from mi_core.bench.decode import with_estimator, with_selector
 from mi_core.decoding import make_strategy
 from mi_core.device import pick_device
 from mi_core.domain import get_domain
@@ -52,6 +52,7 @@ def main(args) -> int:
         raise ValueError(f"--length {length} is longer than the {model.max_len} residues the model "
                          f"({description}) takes; accepted 1..{model.max_len}")
     with_estimator(strategy, model, domain, description)
+    with_selector(strategy, domain)
     gen = protein_bench.generate(model, targets, strategy, temperature=args.temperature, seed=args.seed, device=device)
     label = " ".join([f"sampler={args.sampler}", *(f"{k}={v}" for k, v in params.items()),
                       f"temperature={args.temperature}", f"seed={args.seed}"])
