@@ -392,16 +392,14 @@ def passes(count: int) -> str:
     return f"{count} pass" if count == 1 else f"{count} passes"
 
 
-def decodes_note(attempt: int, attempts: int, rejected: int, total: int) -> str:
-    """Which decode of at most ``attempts`` a result shows and why, for a trace decoded again (``attempt > 1``),
-    with the passes of all its decodes (``total``): a class should not read the last decode's passes as the cost."""
-    view = "another symmetric view (bands, rows and digits permuted)"
+def decodes_note(attempt: int, attempts: int, rejected: int) -> str:
+    """Which decode of at most ``attempts`` a result shows and why, for a trace decoded again (``attempt > 1``)."""
+    view = "another symmetric view (bands, rows and columns permuted, maybe transposed, digits relabelled)"
     if rejected >= attempt:
-        return (f"All {attempts} decodes broke a rule; this is the last, read in {view} and shown mapped back; "
-                f"{passes(total)} in all.")
+        return f"All {attempts} decodes broke a rule; this is the last, read in {view} and shown mapped back."
     earlier = "decode 1" if attempt == 2 else f"decodes 1-{attempt - 1}"
     return (f"Decode {attempt} of at most {attempts}: {earlier} broke a rule; this one read the grid in {view}, "
-            f"shown mapped back; {passes(total)} in all.")
+            "shown mapped back.")
 
 
 ITERATIONS = ("A recurrent model applies one block again and again, and its output can be read after every "

@@ -443,10 +443,13 @@ LAYOUT_CSS = """<style>
 
 
 def navigation() -> None:
-    """Room for the links to every view at the top of the sidebar (Streamlit's own list is off in
-    .streamlit/config.toml; :func:`link_note` draws them once the page's widgets have run, so they carry the
-    puzzle the page shows), and a button that copies the link to the view as it is now."""
-    st.session_state["_nav_slot"] = st.sidebar.container()
+    """The links to every view at the top of the sidebar (Streamlit's own list is off in .streamlit/config.toml;
+    :func:`link_note` draws them again once the page's widgets have run, so they carry the puzzle the page shows),
+    and a button that copies the link to the view as it is now."""
+    slot = st.session_state["_nav_slot"] = st.sidebar.empty()
+    with slot.container():  # for now, so a long decode or probe keeps them; :func:`draw_navigation` replaces them
+        for view in VIEWS:
+            view_link(view.path, view.title, view.icon)
     with st.sidebar:
         st.html(COPY_LINK, unsafe_allow_javascript=True)
     st.sidebar.divider()
@@ -475,7 +478,7 @@ def draw_navigation() -> None:
     if slot is None:
         return
     links.remember(bool(st.session_state.pop("_pickers_drawn", False)))
-    with slot:
+    with slot.container():
         for view in VIEWS:
             view_link(view.path, view.title, view.icon)
 

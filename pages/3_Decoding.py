@@ -12,7 +12,7 @@ PRESENT_STRIP_ROWS = 4  # presenting: both strategies' strips on a 1024 x 768 sc
 SPEEDS = {"slow": 1.5, "normal": 0.8, "fast": 0.35}
 # the setting BENCHMARKS.md scores: MI-guided decoding solved 99.0% of 500 Kaggle puzzles and 90.2% of 500 top1465
 # ones with 32 decodes at most (85.6% and 49.6% with 1); a top1465 puzzle that never passes takes 32 decodes, about
-# 16 CPU-seconds in the app (one thread), once per link: the trace is cached
+# 16 CPU-seconds a strategy in the app (one thread; the page decodes two), once per link: the trace is cached
 MAX_DECODES = 32
 GRID_SIDE = {False: 400, True: 500}  # px, the grid itself in normal and presentation mode
 DIGIT_SIZE = {False: None, True: 30}
@@ -103,11 +103,14 @@ def frame_header(trace, s, last: int, noun: str, *extra: tuple[str, str], presen
     below do not jump as the line wraps and unwraps during Play."""
     st.markdown(texts.sampler_heading(trace.strategy, trace.params))
     passes = f"{s.passes}" + (f" + {s.extra_passes}" if s.extra_passes else "")
+    if trace.earlier_passes:  # decoded again: what the decodes before this one cost, so no one reads 18 as the cost
+        passes += f" ({trace.earlier_passes + s.passes + s.extra_passes} with the decodes before)"
     place = st.container(key=f"frame_nums_{side}") if present else st.container()
     place.markdown(texts.frame_line([
         ("step", f"{s.step} / {last}"), ("passes", passes), ("unmasked", f"{int(s.chosen.sum())}"),
         ("MI among", "n/a" if s.mi_among is None else f"{texts.nats(s.mi_among)} nats"), *extra]),
-        help=f"passes: forward passes so far (+ the exact probe's own, for mi_exact); unmasked: {noun} unmasked "
+        help=f"passes: forward passes so far (+ the exact probe's own, for mi_exact; in brackets, with the passes "
+             f"of the decodes before this one, when the puzzle was decoded again); unmasked: {noun} unmasked "
              f"together at this step; MI among: the sum of pairwise MI over them ({trace.mi_source or 'no MI source'})")
 
 
@@ -206,16 +209,18 @@ def frame_view(domain, pz, trace, step, side, present=False):
 def result(domain, trace, s, last: int) -> None:
     """The decode's outcome under its last frame: stopped, solved or how many cells are wrong, and, for a puzzle
     decoded again, which decode this is and the passes of all of them."""
-    again = "" if trace.attempt == 1 else " " + texts.decodes_note(
-        trace.attempt, trace.attempts, trace.rejected, trace.earlier_passes + s.passes + s.extra_passes)
+    total = trace.earlier_passes + s.passes + s.extra_passes
+    again = "" if trace.attempt == 1 else " " + texts.decodes_note(trace.attempt, trace.attempts, trace.rejected)
+    cost = texts.passes(s.passes) if trace.attempt == 1 else \
+        f"{texts.passes(total)} over {trace.attempt} decodes ({s.passes} in the one shown)"
     if trace.stopped:
         st.warning(f"Stopped after step {last}: {trace.stopped}. Parallel unmasking wrote digits that no "
                    "solution agrees with.")
     elif trace.solved:
-        st.success(f"Solved in {texts.passes(s.passes)}." + again)
+        st.success(f"Solved in {cost}." + again)
     else:
         wrong = int(s.errors.sum())
-        st.error(f"Finished in {texts.passes(s.passes)} with {wrong} wrong cell{'s' if wrong != 1 else ''}."
+        st.error(f"Finished in {cost} with {wrong} wrong cell{'s' if wrong != 1 else ''}."
                  + again + " " + failure_note(domain, trace, s))
 
 
@@ -223,7 +228,7 @@ def verdict(domain, trace, s, last: int) -> list[tuple[str, str]]:
     """What a class should see in the line of numbers: which decode this is, for a puzzle decoded again (the passes
     are this decode's), the step that wrote the first wrong digit, in red, and at the last step whether the grid
     was solved."""
-    items = [("decode", f"{trace.attempt} of {trace.attempts}")] if trace.attempt > 1 else []
+    items = [("decode", f"{trace.attempt} of at most {trace.attempts}")] if trace.attempt > 1 else []
     first = trace.first_wrong()
     if first is not None and s.step == first[0]:
         items.append(("first wrong digit", f":red[{domain.labels()[first[1]]} = {int(s.tokens[first[1]])}]"))

@@ -104,7 +104,7 @@ python -m mi_core train protein --fasta "$PROTEIN" --out assets/protein_mdm.safe
 python scripts/training_summary.py assets/protein_mdm.json assets/protein_mdm_training.md --command "(the command above)"
 FASTA="$PROTEIN" bash scripts/protein_estimator.sh
 python -m mi_core sweep protein --reference "$PROTEIN" --samples 300 --lengths 50-100 \
-    --estimator assets/protein_mi_estimator.safetensors --name cath_reference --json assets/benchmarks/sweep_protein_cath.json --markdown BENCHMARKS.md --force
+    --estimator assets/protein_mi_estimator.safetensors --name cath_reference --json assets/benchmarks/sweep_protein_cath.json --markdown BENCHMARKS.md --force --threads 1
 python -m mi_lens_app.sweep_plot assets/benchmarks/sweep_protein_cath.json assets/benchmarks/sweep_protein_cath.html --plotlyjs beside --force
 python scripts/make_protein_presets.py --fasta "$PROTEIN"
 

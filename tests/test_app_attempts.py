@@ -111,11 +111,12 @@ def test_the_page_says_which_decode_it_shows_and_the_passes_of_all(env):
     assert_clean(at)
     assert at.number_input(key="attempts").value == 3
     numbers = frame_numbers(at)[0]
-    assert numbers["decode"] == "3 of 3" and numbers["step"] == "12 / 12"
+    assert numbers["decode"] == "3 of at most 3" and numbers["step"] == "12 / 12"
+    assert numbers["passes"] == "12 (36 with the decodes before)"  # three decodes of topk k=4 on 46 blanks
     (shown,) = [e.value for e in at.error if "decodes broke a rule" in e.value]  # topk's: eb is not at its end
-    assert "this is the last, read in another symmetric view (bands, rows and digits permuted) and shown mapped " \
-           "back" in shown
-    assert shown.startswith("Finished in 12 passes with")  # the shown decode's passes, then all decodes' below
+    assert "this is the last, read in another symmetric view (bands, rows and columns permuted, maybe transposed, " \
+           "digits relabelled) and shown mapped back" in shown
+    assert shown.startswith("Finished in 36 passes over 3 decodes (12 in the one shown) with")  # the cost first
 
 
 def test_the_page_clamps_a_linked_count_and_names_it(env):

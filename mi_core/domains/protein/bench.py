@@ -80,9 +80,10 @@ class GeneratedSequences:
 
     temperature, batch_size, seeding, unit = 1.0, 64, "per batch", "seq"
     description = "Generate protein sequences from all-mask and measure them against a reference set."
-    # budgets where proteins decode in parallel (sweep of 2026-12-05, 50-100 residues): eb gamma <= 2, mi gamma <= 4
-    # and threshold tau >= 0.2 unmask one residue a pass, like sequential; threshold goes from 1 pass at tau 0.08 to
-    # 27 at 0.1 and 65 at 0.12
+    # budgets where the shipped protein MDM decodes in parallel (sweep of 2026-12-05, BENCHMARKS.md): eb gamma <= 2,
+    # mi gamma <= 4 and threshold tau >= 0.5 unmasked one residue a pass, like sequential; its top probability at an
+    # all-mask position is 0.094, so threshold goes from 1 pass at tau 0.09 to 23 at 0.1 and 48 at 0.11. Another
+    # model (ESM-C) needs its own grid (--grid)
     sweep_grid = ["sequential", "topk:k=4,8,12", "top_margin:k=4,8,12", "eb:gamma=4,8,16,32",
                   "threshold:tau=0.09,0.1,0.11", "mask_predict", "mi:gamma=8,16,32;lam=1",
                   "mi:gamma=8,16,32;lam=1;relative=true", "random:steps=10"]
