@@ -724,3 +724,14 @@ for pair in kaggle_graded_dev.csv:kaggle500 clue17_dev.txt:clue17_500 top1465.tx
         assets/benchmarks/sudoku_views4_${pair##*:}_soup3.json $DATA/${pair%%:*} \
         assets/benchmarks/sudoku_paired_mi_attempts32_vs_views4_${pair##*:}.json
 done
+# the learned order (T = 15, the shipped selector) with the same retries, against MI-guided
+python -m mi_core bench sudoku --puzzles runs/kaggle_tune500.csv --sampler learned --set steps=15 \
+    --set selector=assets/sudoku_order_selector_recurrent.safetensors --threads 1 --attempts 32 \
+    --json assets/benchmarks/sudoku_tune500_learned15_attempts32_soup3.json --force
+for pair in kaggle_graded_dev.csv:kaggle500 clue17_dev.txt:clue17_500 top1465.txt:top1465_500; do
+    python -m mi_core bench sudoku --puzzles $DATA/${pair%%:*} --limit 500 --sampler learned --set steps=15 --threads 1 \
+        --attempts 32 --json assets/benchmarks/sudoku_learned15_attempts32_${pair##*:}_soup3.json --force
+    PYTHONPATH=. python scripts/studies/paired_bench.py assets/benchmarks/sudoku_learned15_attempts32_${pair##*:}_soup3.json \
+        assets/benchmarks/sudoku_mi_attempts32_${pair##*:}_soup3.json $DATA/${pair%%:*} \
+        assets/benchmarks/sudoku_paired_learned15_attempts32_vs_mi_attempts32_${pair##*:}.json
+done
