@@ -462,3 +462,16 @@ def test_learned_without_a_selector_runs_the_domains_own(monkeypatch):
     assert not hasattr(with_selector(make_strategy("topk", k=4), sudoku), "selector")
     with pytest.raises(ValueError, match=r"Antibody \(AntiBERTy\) domain ships none: --set selector=PATH"):
         with_selector(make_strategy("learned"), get_domain("antibody"))
+
+
+def test_a_sweep_row_of_learned_records_the_selector_it_ran(tmp_path, monkeypatch):
+    from tests.test_cli import EASY
+
+    monkeypatch.delenv("MI_LENS_SUDOKU_SELECTOR", raising=False)
+    monkeypatch.delenv("MI_LENS_SUDOKU_MODEL", raising=False)
+    puzzles, out = tmp_path / "p.txt", tmp_path / "rows.json"
+    puzzles.write_text(EASY + "\n")
+    assert cli_main(["sweep", "sudoku", "--puzzles", str(puzzles), "--grid", "learned:steps=5", "--json", str(out),
+                     "--device", "cpu", "--threads", "1"]) == 0
+    (row,) = json.loads(out.read_text())
+    assert row["params"] == {"steps": "5", "selector": "assets/sudoku_order_selector_recurrent.safetensors"}

@@ -25,7 +25,7 @@ from mi_core.bench.scale import absolute, run_cells, runner, sweep_cell
 from mi_core.decoding import STRATEGIES, make_strategy
 from mi_core.device import pick_device, warn_if_slow_bf16
 from mi_core.domain import get_domain
-from mi_core.io import atomic_write_json, check_output
+from mi_core.io import atomic_write_json, check_output, display_path
 from mi_core.mi.estimator import check_model_match, load_estimator
 from mi_core.options import Device, Force, markdown_option, option
 from mi_core.scale.engine import EngineConfig, engine_from_args
@@ -52,6 +52,19 @@ def parse_grid_spec(spec: str) -> list[tuple[str, dict[str, str]]]:
             raise ValueError(f"grid {spec!r}: expected key=v1,v2,... but got {part!r}")
         axes.append([(key.strip(), v) for v in vals])
     return [(name, dict(combo)) for combo in itertools.product(*axes)]
+
+
+def selector_param(name: str, params: dict, domain) -> tuple[str, dict]:
+    """``(name, params)``, with the domain's order selector added for a strategy that runs one and names none
+    (:func:`~mi_core.bench.decode.with_selector`), as an absolute path, so every cell finds it."""
+    strategy = decode.with_selector(make_strategy(name, **params), domain)
+    path = getattr(strategy, "selector", None)
+    return name, (params if path is None or "selector" in params else {**params, "selector": path})
+
+
+def recorded_params(params: dict) -> dict:
+    """``params`` as a row records them: a selector's path relative to the repository."""
+    return {k: display_path(v) if k == "selector" else v for k, v in params.items()}
 
 
 def grid_configs(grid: list[str], samplers: str | None) -> list[tuple[str, dict[str, str]]]:
@@ -150,7 +163,8 @@ def main(args) -> int:
     inputs_cls = decode.inputs_class(domain)
     grid = args.grid or getattr(inputs_cls, "sweep_grid", DEFAULT_GRID)
     # built once here, so bad params fail before any work
-    configs = [(n, p, decode.lacks_mi_source(make_strategy(n, **p))) for n, p in grid_configs(grid, args.samplers)]
+    configs = [(n, p, decode.lacks_mi_source(make_strategy(n, **p)))
+               for n, p in (selector_param(n, p, domain) for n, p in grid_configs(grid, args.samplers))]
     inputs = inputs_cls(domain, args)
     device = pick_device(args.device, args.threads)
     warn_if_slow_bf16(device, args.bf16)
@@ -164,14 +178,14 @@ def main(args) -> int:
 
     def say(index: int, res: dict) -> None:  # each cell's figures as it finishes, above the progress bar
         name, params, _ = points[index]
-        tqdm.write(f"{inputs.name} {name} {params}: " + ", ".join(
+        tqdm.write(f"{inputs.name} {name} {recorded_params(params)}: " + ", ".join(
             f"{k} {res[k]:.4g}" for k in (*metric_figures([res]), "mean_passes") if k in res), file=sys.stderr)
 
     cells = run_cells([(sweep_cell, inputs.templates, inputs.metric, run, *point) for point in points], args, engine,
                       None if engine.engine == "ray" else runner(model, device), done=say)
     recorded = decode.model_fields(model, args)
     read = {path: decode.estimator_fields(path) for _, _, path in points}  # each file hashed once, not once a row
-    rows = [{"set": inputs.name, "sampler": name, "params": params, **res, **inputs.fields, "precision": precision,
+    rows = [{"set": inputs.name, "sampler": name, "params": recorded_params(params), **res, **inputs.fields, "precision": precision,
              "seed": args.seed, "batch_size": args.batch_size, "temperature": args.temperature, "model": model_name,
              **recorded, **read[estimator], "command": cmd}
             for (name, params, estimator), res in zip(points, cells)]
