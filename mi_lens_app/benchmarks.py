@@ -158,6 +158,14 @@ def params_label(params) -> str:
     return str(params)
 
 
+def series_name(row: dict) -> str:
+    """A row's sampler as the page names it: a run averaged over symmetric views or decoding again while the rules
+    break is a series of its own ("mi, up to 32 decodes"), not a point among the sampler's single decodes."""
+    views, attempts = int(row.get("views") or 1), int(row.get("attempts") or 1)
+    extra = ([f"{views} views"] if views > 1 else []) + ([f"up to {attempts} decodes"] if attempts > 1 else [])
+    return ", ".join([str(row["sampler"]), *extra])
+
+
 def _rows_of(data, path: Path) -> list[dict] | None:
     """Normalised rows of one file's JSON, or None when it is not a sweep."""
     if isinstance(data, dict):
@@ -172,9 +180,10 @@ def _rows_of(data, path: Path) -> list[dict] | None:
         return None
     out = []
     for r in data:
-        out.append({**r, "set": set_name(str(r.get("set") or path.stem)), "sampler": str(r["sampler"]),
+        series = series_name(r)
+        out.append({**r, "set": set_name(str(r.get("set") or path.stem)), "sampler": series,
                     metric.key: float(r[metric.key]), "mean_passes": float(r["mean_passes"]), "n": int(r["n"]),
-                    "label": f"{r['sampler']} ({params_label(r['params'])})"})
+                    "label": f"{series} ({params_label(r['params'])})"})
     return out
 
 

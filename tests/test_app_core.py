@@ -342,6 +342,17 @@ def test_benchmark_rows_from_sweep_files(tmp_path):
     assert benchmarks.load_rows(tmp_path / "absent").rows == []
 
 
+def test_benchmark_rows_decoded_again_or_over_views_are_series_of_their_own(tmp_path):
+    row = {"set": "dev", "sampler": "mi", "params": {"gamma": "0.6"}, "n": 10, "accuracy": 0.5, "mean_passes": 6.0}
+    rows = [row, {**row, "attempts": 32, "accuracy": 0.9, "mean_passes": 9.0}, {**row, "views": 4, "attempts": 1}]
+    (tmp_path / "sweep_dev.json").write_text(json.dumps(rows))
+    found = benchmarks.load_rows(tmp_path)
+    assert [r["sampler"] for r in found.rows] == ["mi", "mi, up to 32 decodes", "mi, 4 views"]
+    assert found.rows[1]["label"] == "mi, up to 32 decodes (gamma=0.6)"
+    traces = figures.frontier_figure(found.rows).data
+    assert [t.name for t in traces if t.mode == "markers"] == ["mi", "mi, up to 32 decodes", "mi, 4 views"]
+
+
 def test_benchmark_sets_of_two_models_stay_apart_and_the_page_opens_on_the_default(tmp_path):
     row = {"set": "expert", "sampler": "mi", "params": {}, "n": 10, "accuracy": 0.5, "mean_passes": 9.0}
     learned = {**row, "sampler": "learned"}
