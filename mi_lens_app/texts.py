@@ -294,16 +294,20 @@ def params_text(params: dict) -> str:
     return " · ".join(part for k, v in params.items() if (part := say(k, v))) or "defaults"
 
 
+NBSP = "\u00a0"
+
+
 def frame_line(items: list[tuple[str, str]]) -> str:
     """One Markdown line of a frame's numbers, ``step **3 / 12** · passes **13** · ...``: it wraps instead of
-    cutting a number off, as a row of metrics does in a narrow column."""
-    return " · ".join(f"{label} **{value}**" for label, value in items)
+    cutting a number off, as a row of metrics does in a narrow column, and only between items (the spaces within
+    an item do not break, so no label is parted from its value)."""
+    return " · ".join(f"{label} **{value}**".replace(" ", NBSP) for label, value in items)
 
 
 def read_frame_line(line: str) -> dict[str, str]:
     """The numbers of a :func:`frame_line` by label (its inverse; tests read the page with it)."""
     out = {}
-    for part in line.split(" · "):
+    for part in line.replace(NBSP, " ").split(" · "):
         label, _, value = part.partition(" **")
         if value.endswith("**"):
             out[label] = value[:-2]

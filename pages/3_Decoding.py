@@ -104,13 +104,13 @@ def frame_header(trace, s, last: int, noun: str, *extra: tuple[str, str], presen
     st.markdown(texts.sampler_heading(trace.strategy, trace.params))
     passes = f"{s.passes}" + (f" + {s.extra_passes}" if s.extra_passes else "")
     if trace.earlier_passes:  # decoded again: what the decodes before this one cost, so no one reads 18 as the cost
-        passes += f" ({trace.earlier_passes + s.passes + s.extra_passes} with the decodes before)"
+        passes += f" ({trace.earlier_passes + s.passes + s.extra_passes} in all)"
     place = st.container(key=f"frame_nums_{side}") if present else st.container()
     place.markdown(texts.frame_line([
         ("step", f"{s.step} / {last}"), ("passes", passes), ("unmasked", f"{int(s.chosen.sum())}"),
         ("MI among", "n/a" if s.mi_among is None else f"{texts.nats(s.mi_among)} nats"), *extra]),
-        help=f"passes: forward passes so far (+ the exact probe's own, for mi_exact; in brackets, with the passes "
-             f"of the decodes before this one, when the puzzle was decoded again); unmasked: {noun} unmasked "
+        help=f"passes: forward passes so far (+ the exact probe's own, for mi_exact; in brackets, with the "
+             f"passes of the decodes before this one, when the puzzle was decoded again); unmasked: {noun} unmasked "
              f"together at this step; MI among: the sum of pairwise MI over them ({trace.mi_source or 'no MI source'})")
 
 

@@ -112,7 +112,7 @@ def test_the_page_says_which_decode_it_shows_and_the_passes_of_all(env):
     assert at.number_input(key="attempts").value == 3
     numbers = frame_numbers(at)[0]
     assert numbers["decode"] == "3 of at most 3" and numbers["step"] == "12 / 12"
-    assert numbers["passes"] == "12 (36 with the decodes before)"  # three decodes of topk k=4 on 46 blanks
+    assert numbers["passes"] == "12 (36 in all)"  # three decodes of topk k=4 on 46 blanks
     (shown,) = [e.value for e in at.error if "decodes broke a rule" in e.value]  # topk's: eb is not at its end
     assert "this is the last, read in another symmetric view (bands, rows and columns permuted, maybe transposed, " \
            "digits relabelled) and shown mapped back" in shown

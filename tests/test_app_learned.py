@@ -96,7 +96,7 @@ def values(data) -> np.ndarray:
 
 
 def step_metrics(at: AppTest) -> list[str]:
-    return [read_frame_line(m.value)["step"] for m in at.markdown if m.value.startswith("step **")]
+    return [read_frame_line(m.value)["step"] for m in at.markdown if m.value.startswith("step\u00a0**")]
 
 
 def test_learned_beside_mi_shows_the_selectors_probabilities(env):

@@ -194,7 +194,7 @@ def test_unreadable_upload_shows_an_error(env):
 
 def frame_numbers(at: AppTest) -> list[dict]:
     """Each decoding frame's line of numbers (step, passes, unmasked, ...), by label."""
-    return [read_frame_line(m.value) for m in at.markdown if m.value.startswith("step **")]
+    return [read_frame_line(m.value) for m in at.markdown if m.value.startswith("step\u00a0**")]
 
 
 def frame_steps(at: AppTest) -> list[str]:

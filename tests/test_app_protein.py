@@ -332,7 +332,7 @@ def test_exact_vs_estimated_on_a_protein(env, weights):
 def test_decoding_compares_every_strategy_on_a_protein(env, a, b):
     at = run_page("pages/3_Decoding.py", a=a, b=b, ppreset=load_protein_presets()[0].name)
     assert_clean(at)
-    steps = [read_frame_line(m.value)["step"] for m in at.markdown if m.value.startswith("step **")]
+    steps = [read_frame_line(m.value)["step"] for m in at.markdown if m.value.startswith("step\u00a0**")]
     assert len(steps) == 2 and all(s.startswith("0 / ") for s in steps)
     at.button(key="step_last").click().run()
     assert_clean(at)
@@ -359,7 +359,7 @@ def test_decoding_mi_without_estimator_reads_the_probe(env):
     at = run_page("pages/3_Decoding.py", a="mi", b="eb", step="2")
     assert_clean(at)
     assert any("reads the exact probe pruned at eps=0.001" in c.value for c in at.caption)
-    passes = [read_frame_line(m.value)["passes"] for m in at.markdown if m.value.startswith("step **")]
+    passes = [read_frame_line(m.value)["passes"] for m in at.markdown if m.value.startswith("step\u00a0**")]
     assert "+" in passes[0]  # the probe's passes are counted apart
 
 

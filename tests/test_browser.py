@@ -152,8 +152,8 @@ def test_every_page_renders_and_its_charts_draw(chromium, app_url):
 
 def step_value(page) -> str:
     """The step of strategy A's frame, from its line of numbers (``step 3 / 15 · passes 3 · ...``)."""
-    line = page.locator('[data-testid="stMarkdownContainer"] p', has_text=re.compile(r"^step \d")).first
-    return line.locator("strong").first.inner_text()
+    line = page.locator('[data-testid="stMarkdownContainer"] p', has_text=re.compile(r"^step\s\d")).first
+    return line.locator("strong").first.inner_text().replace("\xa0", " ")  # an item's spaces do not break
 
 
 def test_decoding_steps_forward_and_back(chromium, app_url):
