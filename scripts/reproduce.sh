@@ -735,3 +735,9 @@ for pair in kaggle_graded_dev.csv:kaggle500 clue17_dev.txt:clue17_500 top1465.tx
         assets/benchmarks/sudoku_mi_attempts32_${pair##*:}_soup3.json $DATA/${pair%%:*} \
         assets/benchmarks/sudoku_paired_learned15_attempts32_vs_mi_attempts32_${pair##*:}.json
 done
+# which sampler to retry: 32 decodes at most for five samplers, merged into the soup's Expert sweep
+python -m mi_core sweep sudoku --model checkpoints/sudoku_chain/soup3.safetensors \
+    --estimator checkpoints/sudoku_chain/soup3_mi_estimator.safetensors --puzzles $DATA/kaggle_graded_dev.csv --level Expert \
+    --limit 200 --threads 1 --name soup3_kaggle_graded_dev_Expert --json assets/benchmarks/sweep_recurrent_kaggle_graded_dev_Expert.json \
+    --markdown BENCHMARKS.md --merge --attempts 32 --grid 'mi:gamma=0.6;lam=1' --grid learned:steps=15 --grid eb:gamma=0.2 \
+    --grid topk:k=7 --grid sequential

@@ -130,6 +130,15 @@ def test_frontier_and_merge():
     assert [(r["sampler"], r["accuracy"]) for r in merged] == [("a", 0.5), ("b", 0.9), ("c", 0.7), ("d", 0.1)]
 
 
+def test_the_frontier_names_views_and_decodes_again():
+    from mi_core.bench.report import frontier_text
+
+    rows = [{"sampler": "mi", "params": {"gamma": "0.6"}, "accuracy": 0.8, "mean_passes": 10},
+            {"sampler": "mi", "params": {"gamma": "0.6"}, "accuracy": 0.97, "mean_passes": 38, "attempts": 32},
+            {"sampler": "sequential", "params": {}, "accuracy": 0.98, "mean_passes": 90, "views": 4, "attempts": 1}]
+    assert frontier_text(rows) == "mi(gamma=0.6), mi(gamma=0.6, 32 decodes at most), sequential(4 views)"
+
+
 def test_sweep_writes_rows_html_and_section(tmp_path, model_path, capsys):
     puzzles = tmp_path / "p.txt"
     puzzles.write_text(EASY + "\n" + OTHER + "\n")

@@ -59,6 +59,11 @@ def frontier(rows: list[dict], key: str = "accuracy", higher: bool = True) -> li
 
 
 def frontier_text(rows: list[dict], **kwargs) -> str:
-    """The :func:`frontier` rows (``kwargs`` go to it) as ``sampler(k=v, ...)``, comma-separated."""
-    return ", ".join(f"{r['sampler']}({', '.join(f'{k}={v}' for k, v in r['params'].items())})"
-                     for r in frontier(rows, **kwargs))
+    """The :func:`frontier` rows (``kwargs`` go to it) as ``sampler(k=v, ...)``, comma-separated; a row over
+    symmetric views or decoded again says so (``mi(gamma=0.6, 32 decodes at most)``)."""
+    def setting(r: dict) -> str:
+        extra = [f"{r['views']} views"] if r.get("views", 1) > 1 else []
+        extra += [f"{r['attempts']} decodes at most"] if r.get("attempts", 1) > 1 else []
+        return ", ".join([*(f"{k}={v}" for k, v in r["params"].items()), *extra])
+
+    return ", ".join(f"{r['sampler']}({setting(r)})" for r in frontier(rows, **kwargs))
