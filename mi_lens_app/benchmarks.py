@@ -181,7 +181,7 @@ def _rows_of(data, path: Path) -> list[dict] | None:
     out = []
     for r in data:
         series = series_name(r)
-        out.append({**r, "set": set_name(str(r.get("set") or path.stem)), "sampler": series,
+        out.append({**r, "set": set_name(str(r.get("set") or path.stem)), "sampler": series, "base": str(r["sampler"]),
                     metric.key: float(r[metric.key]), "mean_passes": float(r["mean_passes"]), "n": int(r["n"]),
                     "label": f"{series} ({params_label(r['params'])})"})
     return out

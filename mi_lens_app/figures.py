@@ -11,6 +11,7 @@ import textwrap
 
 import numpy as np
 import plotly.graph_objects as go
+from plotly.colors import qualitative
 
 from mi_lens_app.benchmarks import metric_of, pareto
 
@@ -510,15 +511,21 @@ TITLE_CHARS = 55  # characters of a frontier title's line (about 470 px of the t
 
 def frontier_figure(rows: list[dict], title: str = "", metric=None) -> go.Figure:
     """Quality against mean passes (``rows``: dicts with ``sampler``, ``label``, ``mean_passes`` and the
-    metric's key): each sampler's settings as points (its settings vary in several knobs, so joining them
+    metric's key; ``base``, where a row's series is a variant of a sampler, such as decoding again: the variant
+    takes the sampler's colour and a diamond): each sampler's settings as points (its settings vary in several knobs, so joining them
     would draw a zig-zag through unrelated ones), and the Pareto front over all of them as the one line.
     ``metric``: a :class:`~mi_lens_app.benchmarks.Metric` (default: the one the rows carry)."""
     metric = metric or metric_of(rows)
     fig = go.Figure()
+    bases = list(dict.fromkeys(r.get("base", r["sampler"]) for r in rows))
+    palette = qualitative.Plotly if len(bases) <= len(qualitative.Plotly) else qualitative.Dark24
+    colour = {b: palette[i % len(palette)] for i, b in enumerate(bases)}
     for name in dict.fromkeys(r["sampler"] for r in rows):
         pts = sorted((r for r in rows if r["sampler"] == name), key=lambda r: r["mean_passes"])
+        base = pts[0].get("base", name)  # a sampler's variants (views, decoding again) share its colour
+        marker = {"size": 10, "color": colour[base], "symbol": "circle" if base == name else "diamond"}
         fig.add_trace(go.Scatter(x=[r["mean_passes"] for r in pts], y=[metric.scale * r[metric.key] for r in pts],
-                                 mode="markers", name=name, text=[r["label"] for r in pts], marker={"size": 10},
+                                 mode="markers", name=name, text=[r["label"] for r in pts], marker=marker,
                                  hovertemplate=("%{text}<br>%{x:.1f} passes<br>%{y:.4g}" + metric.unit
                                                 + f"<extra>{name}</extra>")))
     front = pareto(rows, metric)

@@ -350,7 +350,10 @@ def test_benchmark_rows_decoded_again_or_over_views_are_series_of_their_own(tmp_
     assert [r["sampler"] for r in found.rows] == ["mi", "mi, up to 32 decodes", "mi, 4 views"]
     assert found.rows[1]["label"] == "mi, up to 32 decodes (gamma=0.6)"
     traces = figures.frontier_figure(found.rows).data
-    assert [t.name for t in traces if t.mode == "markers"] == ["mi", "mi, up to 32 decodes", "mi, 4 views"]
+    points = [t for t in traces if t.mode == "markers"]
+    assert [t.name for t in points] == ["mi", "mi, up to 32 decodes", "mi, 4 views"]
+    assert len({t.marker.color for t in points}) == 1  # one sampler, one colour; its variants are diamonds
+    assert [t.marker.symbol for t in points] == ["circle", "diamond", "diamond"]
 
 
 def test_benchmark_sets_of_two_models_stay_apart_and_the_page_opens_on_the_default(tmp_path):
