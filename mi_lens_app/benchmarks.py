@@ -15,6 +15,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mi_core.bench.report import variants
 from mi_lens_app.domains import ROOT
 
 REQUIRED = ("sampler", "params", "n", "mean_passes")
@@ -161,9 +162,7 @@ def params_label(params) -> str:
 def series_name(row: dict) -> str:
     """A row's sampler as the page names it: a run averaged over symmetric views or decoding again while the rules
     break is a series of its own ("mi, up to 32 decodes"), not a point among the sampler's single decodes."""
-    views, attempts = int(row.get("views") or 1), int(row.get("attempts") or 1)
-    extra = ([f"{views} views"] if views > 1 else []) + ([f"up to {attempts} decodes"] if attempts > 1 else [])
-    return ", ".join([str(row["sampler"]), *extra])
+    return ", ".join([str(row["sampler"]), *variants(row)])
 
 
 def _rows_of(data, path: Path) -> list[dict] | None:

@@ -136,7 +136,7 @@ def test_the_frontier_names_views_and_decodes_again():
     rows = [{"sampler": "mi", "params": {"gamma": "0.6"}, "accuracy": 0.8, "mean_passes": 10},
             {"sampler": "mi", "params": {"gamma": "0.6"}, "accuracy": 0.97, "mean_passes": 38, "attempts": 32},
             {"sampler": "sequential", "params": {}, "accuracy": 0.98, "mean_passes": 90, "views": 4, "attempts": 1}]
-    assert frontier_text(rows) == "mi(gamma=0.6), mi(gamma=0.6, 32 decodes at most), sequential(4 views)"
+    assert frontier_text(rows) == "mi(gamma=0.6), mi(gamma=0.6, up to 32 decodes), sequential(4 views)"
 
 
 def test_sweep_writes_rows_html_and_section(tmp_path, model_path, capsys):

@@ -58,12 +58,14 @@ def frontier(rows: list[dict], key: str = "accuracy", higher: bool = True) -> li
     return out
 
 
-def frontier_text(rows: list[dict], **kwargs) -> str:
-    """The :func:`frontier` rows (``kwargs`` go to it) as ``sampler(k=v, ...)``, comma-separated; a row over
-    symmetric views or decoded again says so (``mi(gamma=0.6, 32 decodes at most)``)."""
-    def setting(r: dict) -> str:
-        extra = [f"{r['views']} views"] if r.get("views", 1) > 1 else []
-        extra += [f"{r['attempts']} decodes at most"] if r.get("attempts", 1) > 1 else []
-        return ", ".join([*(f"{k}={v}" for k, v in r["params"].items()), *extra])
+def variants(row: dict) -> list[str]:
+    """How a row's decoding differs from one decode of the model as it is: ``["4 views", "up to 32 decodes"]``."""
+    views, attempts = int(row.get("views") or 1), int(row.get("attempts") or 1)
+    return ([f"{views} views"] if views > 1 else []) + ([f"up to {attempts} decodes"] if attempts > 1 else [])
 
-    return ", ".join(f"{r['sampler']}({setting(r)})" for r in frontier(rows, **kwargs))
+
+def frontier_text(rows: list[dict], **kwargs) -> str:
+    """The :func:`frontier` rows (``kwargs`` go to it) as ``sampler(k=v, ...)``, comma-separated, with their
+    :func:`variants` (``mi(gamma=0.6, up to 32 decodes)``)."""
+    return ", ".join(f"{r['sampler']}({', '.join([*(f'{k}={v}' for k, v in r['params'].items()), *variants(r)])})"
+                     for r in frontier(rows, **kwargs))
