@@ -741,3 +741,8 @@ python -m mi_core sweep sudoku --model checkpoints/sudoku_chain/soup3.safetensor
     --limit 200 --threads 1 --name soup3_kaggle_graded_dev_Expert --json assets/benchmarks/sweep_recurrent_kaggle_graded_dev_Expert.json \
     --markdown BENCHMARKS.md --merge --attempts 32 --grid 'mi:gamma=0.6;lam=1' --grid learned:steps=15 --grid eb:gamma=0.2 \
     --grid topk:k=7 --grid sequential
+# phase 9's held-out best (step 7,500, copied from the run's model.safetensors) on the tuning puzzles
+python -m mi_core bench sudoku --puzzles runs/kaggle_tune500.csv --sampler sequential --threads 1 \
+    --model checkpoints/sudoku_chain/phase9/p9_step7500.safetensors --json assets/benchmarks/sudoku_tune500_p9_step7500.json --force
+PYTHONPATH=. python scripts/studies/paired_bench.py assets/benchmarks/sudoku_tune500_p9_step7500.json \
+    assets/benchmarks/sudoku_tune500_soup3.json runs/kaggle_tune500.csv assets/benchmarks/sudoku_tune_paired_p9_step7500_vs_soup3.json
