@@ -26,15 +26,15 @@ def grow(path: Path, blocks: int) -> tuple[SudokuMDM, SudokuMDMConfig]:
     if config.n_layers != 1 or config.loops % blocks:
         raise SystemExit(f"error: {path}: needs one block and iterations ({config.loops}) divisible by {blocks}")
     config = dataclasses.replace(config, n_layers=blocks, loops=config.loops // blocks)
-    big = SudokuMDM(config)
+    big, source = SudokuMDM(config), small.state_dict()
     state = {}
-    for key, value in big.state_dict().items():
+    for key in big.state_dict():
         if key.startswith("blocks."):
-            state[key] = small.state_dict()["blocks.0." + key.split(".", 2)[2]].clone()
+            state[key] = source["blocks.0." + key.split(".", 2)[2]].clone()
         elif key == "peer_gain":
-            state[key] = small.state_dict()[key].repeat(blocks, 1)
+            state[key] = source[key].repeat(blocks, 1)
         else:
-            state[key] = small.state_dict()[key].clone()
+            state[key] = source[key].clone()
     big.load_state_dict(state)
     return big, config
 
