@@ -15,7 +15,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mi_core.bench.report import variants
+from mi_core.bench.report import params_text, variants
 from mi_lens_app.domains import ROOT
 
 REQUIRED = ("sampler", "params", "n", "mean_passes")
@@ -155,7 +155,7 @@ def pareto(rows: list[dict], metric: Metric) -> list[dict]:
 
 def params_label(params) -> str:
     if isinstance(params, dict):
-        return ", ".join(f"{k}={v}" for k, v in params.items()) or "defaults"
+        return params_text(params) or "defaults"
     return str(params)
 
 

@@ -20,7 +20,7 @@ def test_bench_writes_documented_json(tmp_path, model_path):
     res = json.loads(out.read_text())
     for key in ("n", "accuracy", "cell_accuracy", "mean_passes", "sampler", "params", "seconds", "model_params", "by_level"):
         assert key in res
-    assert res["n"] == 3 and res["sampler"] == "topk" and res["params"] == {"k": "4"}
+    assert res["n"] == 3 and res["sampler"] == "topk" and res["params"] == {"k": 4}
     assert res["mean_passes"] == pytest.approx(56 / 4)  # 56 blanks, 4 per pass
     assert set(res["by_level"]) == {"Easy", "Hard"} and res["by_level"]["Hard"]["n"] == 2
     assert 0 <= res["cell_accuracy"] <= 1 and len(res["passes"]) == 3
@@ -128,6 +128,22 @@ def test_frontier_and_merge():
            {"sampler": "d", "params": {"k": "2"}, "accuracy": 0.1, "mean_passes": 1}]
     merged = merge_rows(rows, new)
     assert [(r["sampler"], r["accuracy"]) for r in merged] == [("a", 0.5), ("b", 0.9), ("c", 0.7), ("d", 0.1)]
+    # a row written before params were typed is the same row as its rerun's
+    old_rows = [{"sampler": "mi", "params": {"gamma": "0.6", "relative": "true"}, "accuracy": 0.5, "mean_passes": 9}]
+    rerun = [{"sampler": "mi", "params": {"gamma": 0.6, "relative": True}, "accuracy": 0.6, "mean_passes": 9}]
+    assert [r["accuracy"] for r in merge_rows(old_rows, rerun)] == [0.6]
+
+
+def test_params_are_recorded_typed_and_shown_as_written():
+    from mi_core.bench.report import params_text
+    from mi_core.decoding.base import typed_params
+
+    typed = typed_params("mi", {"gamma": "1", "lam": "0.5", "relative": "true"})
+    assert typed == {"gamma": 1.0, "lam": 0.5, "relative": True} and type(typed["gamma"]) is float
+    assert typed_params("topk", {"k": "4"}) == {"k": 4}
+    assert params_text(typed) == "gamma=1, lam=0.5, relative=true"
+    with pytest.raises(ValueError, match="not a valid int"):
+        typed_params("topk", {"k": "four"})
 
 
 def test_the_frontier_names_views_and_decodes_again():
@@ -146,10 +162,10 @@ def test_sweep_writes_rows_html_and_section(tmp_path, model_path, capsys):
     base = ["sweep", "sudoku", "--puzzles", str(puzzles), "--json", str(out), "--markdown", str(md),
             "--model", str(model_path), "--device", "cpu"]
     assert main(base + ["--grid", "topk:k=2,4", "--name", "demo"]) == 0
-    assert "demo topk {'k': '4'}: accuracy" in capsys.readouterr().err  # each cell's line as it finishes
+    assert "demo topk k=4: accuracy" in capsys.readouterr().err  # each cell's line as it finishes
     assert main(base + ["--grid", "sequential", "--name", "demo", "--merge"]) == 0
     rows = json.loads(out.read_text())
-    assert [(r["sampler"], r["params"]) for r in rows] == [("topk", {"k": "2"}), ("topk", {"k": "4"}), ("sequential", {})]
+    assert [(r["sampler"], r["params"]) for r in rows] == [("topk", {"k": 2}), ("topk", {"k": 4}), ("sequential", {})]
     assert all(r["n"] == 2 and 0 <= r["accuracy"] <= 1 for r in rows)
     assert rows[2]["mean_passes"] == (EASY.count(".") + OTHER.count(".")) / 2
     text = md.read_text()

@@ -106,8 +106,8 @@ def test_estimator_data_every_sampler_and_bench(toy, tmp_path):
     assert cli.main(["sweep", "toy6", "--puzzles", str(puzzles), "--grid", "sequential", "--grid", "topk:k=1,3",
                      "--grid", "mi:gamma=0.5", "--estimator", str(estimator), "--json", str(rows)]) == 0
     swept = json.loads(rows.read_text())
-    assert [(r["sampler"], r["params"]) for r in swept] == [("sequential", {}), ("topk", {"k": "1"}),
-                                                            ("topk", {"k": "3"}), ("mi", {"gamma": "0.5"})]
+    assert [(r["sampler"], r["params"]) for r in swept] == [("sequential", {}), ("topk", {"k": 1}),
+                                                            ("topk", {"k": 3}), ("mi", {"gamma": 0.5})]
     assert swept[0]["accuracy"] == 1.0 and all(r["n"] == 3 for r in swept)
 
 

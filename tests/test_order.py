@@ -474,4 +474,4 @@ def test_a_sweep_row_of_learned_records_the_selector_it_ran(tmp_path, monkeypatc
     assert cli_main(["sweep", "sudoku", "--puzzles", str(puzzles), "--grid", "learned:steps=5", "--json", str(out),
                      "--device", "cpu", "--threads", "1"]) == 0
     (row,) = json.loads(out.read_text())
-    assert row["params"] == {"steps": "5", "selector": "assets/sudoku_order_selector_recurrent.safetensors"}
+    assert row["params"] == {"steps": 5, "selector": "assets/sudoku_order_selector_recurrent.safetensors"}

@@ -198,7 +198,7 @@ def test_bench_protein_writes_json(files, tmp_path, capsys):
     lengths = PB.draw_lengths(6, 8, 16, seed=3)
     assert res["n"] == 6 and [len(s) for s in res["sequences"]] == lengths
     assert res["passes"] == [math.ceil(n / 4) for n in lengths] and res["mean_passes"] == np.mean(res["passes"])
-    assert res["params"] == {"k": "4"} and res["temperature"] == 1.0 and res["precision"] == "fp32"
+    assert res["params"] == {"k": 4} and res["temperature"] == 1.0 and res["precision"] == "fp32"
     assert 0 < res["jsd_aa"] < 1 and 0 < res["jsd_dipeptide"] < 1
     assert set(res["diversity"]) >= {"mean_identity", "reference_mean_identity", "unique_fraction"}
     assert res["model"] == str(model) and res["reference_n"] == len(PB.reference_set(fasta))
@@ -245,7 +245,7 @@ def test_protein_sweep_rows_html_and_section(files, tmp_path, capsys):
     assert main(base + ["--grid", "topk:k=2,4", "--grid", "mi:gamma=1;lam=1"]) == 0
     assert "skipping mi" in capsys.readouterr().err
     rows = json.loads(out.read_text())
-    assert [(r["sampler"], r["params"]) for r in rows] == [("topk", {"k": "2"}), ("topk", {"k": "4"})]
+    assert [(r["sampler"], r["params"]) for r in rows] == [("topk", {"k": 2}), ("topk", {"k": 4})]
     assert main(base + ["--grid", "mi:gamma=1;lam=1", "--grid", "sequential", "--estimator", str(est), "--merge"]) == 0
     rows = json.loads(out.read_text())
     assert [r["sampler"] for r in rows] == ["topk", "topk", "mi", "sequential"]

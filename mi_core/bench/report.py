@@ -31,6 +31,17 @@ def update_section(name: str, markdown: str, path: str | Path = "BENCHMARKS.md")
     atomic_write_text(path, text)
 
 
+def params_text(params: dict) -> str:
+    """A sampler's parameters as a row shows them: ``gamma=0.6, lam=1, relative=true`` (floats to 6 digits)."""
+
+    def text(value) -> str:
+        if isinstance(value, bool):
+            return str(value).lower()
+        return f"{value:g}" if isinstance(value, float) else str(value)
+
+    return ", ".join(f"{k}={text(v)}" for k, v in params.items())
+
+
 def markdown_table(rows: list[dict], columns: list[tuple[str, str]]) -> str:
     """Rows of dicts to a Markdown table; ``columns`` are ``(key, heading)`` pairs; floats get 3 decimals."""
 
@@ -38,7 +49,7 @@ def markdown_table(rows: list[dict], columns: list[tuple[str, str]]) -> str:
         if isinstance(value, float):
             return f"{value:.3f}"
         if isinstance(value, dict):
-            return ", ".join(f"{k}={v}" for k, v in value.items()) or "-"
+            return params_text(value) or "-"
         return str(value)
 
     lines = ["| " + " | ".join(h for _, h in columns) + " |", "|" + "---|" * len(columns)]
@@ -67,5 +78,5 @@ def variants(row: dict) -> list[str]:
 def frontier_text(rows: list[dict], **kwargs) -> str:
     """The :func:`frontier` rows (``kwargs`` go to it) as ``sampler(k=v, ...)``, comma-separated, with their
     :func:`variants` (``mi(gamma=0.6, up to 32 decodes)``)."""
-    return ", ".join(f"{r['sampler']}({', '.join([*(f'{k}={v}' for k, v in r['params'].items()), *variants(r)])})"
+    return ", ".join(f"{r['sampler']}({', '.join(filter(None, [params_text(r['params']), *variants(r)]))})"
                      for r in frontier(rows, **kwargs))

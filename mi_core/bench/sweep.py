@@ -20,9 +20,10 @@ from tqdm import tqdm
 
 from mi_core.bench import decode
 from mi_core.bench.metrics import PASS_KEYS
-from mi_core.bench.report import frontier_text, markdown_table, update_section
+from mi_core.bench.report import frontier_text, markdown_table, params_text, update_section
 from mi_core.bench.scale import absolute, run_cells, runner, sweep_cell
 from mi_core.decoding import STRATEGIES, make_strategy
+from mi_core.decoding.base import typed_params
 from mi_core.device import pick_device, warn_if_slow_bf16
 from mi_core.domain import get_domain
 from mi_core.io import atomic_write_json, check_output, display_path
@@ -62,9 +63,10 @@ def selector_param(name: str, params: dict, domain) -> tuple[str, dict]:
     return name, (params if path is None or "selector" in params else {**params, "selector": path})
 
 
-def recorded_params(params: dict) -> dict:
-    """``params`` as a row records them: a selector's path relative to the repository."""
-    return {k: display_path(v) if k == "selector" else v for k, v in params.items()}
+def recorded_params(name: str, params: dict) -> dict:
+    """``params`` of sampler ``name`` as a row records them: typed (``{"k": 4}``, not ``"4"``), a selector's path
+    relative to the repository."""
+    return {k: display_path(v) if k == "selector" else v for k, v in typed_params(name, params).items()}
 
 
 def grid_configs(grid: list[str], samplers: str | None) -> list[tuple[str, dict[str, str]]]:
@@ -78,12 +80,20 @@ def merge_rows(old: list[dict], new: list[dict]) -> list[dict]:
     rest of ``new``."""
 
     def key(r):
-        return (r.get("set"), r["sampler"], json.dumps(r["params"], sort_keys=True), r.get("iterations"),
+        return (r.get("set"), r["sampler"], json.dumps(row_params(r), sort_keys=True), r.get("iterations"),
                 r.get("views"), r.get("attempts"))
 
     fresh = {key(r): r for r in new}
     kept = [fresh.pop(key(r), r) for r in old]
     return kept + list(fresh.values())
+
+
+def row_params(row: dict) -> dict:
+    """A row's params typed: rows written before sweeps typed them hold strings, and ``"k": "4"`` is ``"k": 4``."""
+    try:
+        return typed_params(row["sampler"], row["params"])
+    except ValueError:  # a sampler or parameter this version lacks: compared as written
+        return row["params"]
 
 
 def read_rows(path: Path) -> list[dict]:
@@ -178,14 +188,14 @@ def main(args) -> int:
 
     def say(index: int, res: dict) -> None:  # each cell's figures as it finishes, above the progress bar
         name, params, _ = points[index]
-        tqdm.write(f"{inputs.name} {name} {recorded_params(params)}: " + ", ".join(
+        tqdm.write(f"{inputs.name} {name} {params_text(recorded_params(name, params))}: " + ", ".join(
             f"{k} {res[k]:.4g}" for k in (*metric_figures([res]), "mean_passes") if k in res), file=sys.stderr)
 
     cells = run_cells([(sweep_cell, inputs.templates, inputs.metric, run, *point) for point in points], args, engine,
                       None if engine.engine == "ray" else runner(model, device), done=say)
     recorded = decode.model_fields(model, args)
     read = {path: decode.estimator_fields(path) for _, _, path in points}  # each file hashed once, not once a row
-    rows = [{"set": inputs.name, "sampler": name, "params": recorded_params(params), **res, **inputs.fields, "precision": precision,
+    rows = [{"set": inputs.name, "sampler": name, "params": recorded_params(name, params), **res, **inputs.fields, "precision": precision,
              "seed": args.seed, "batch_size": args.batch_size, "temperature": args.temperature, "model": model_name,
              **recorded, **read[estimator], "command": cmd}
             for (name, params, estimator), res in zip(points, cells)]

@@ -163,18 +163,24 @@ def strategy_params(name: str) -> dict[str, object]:
 
 def make_strategy(name: str, **params):
     """Build strategy ``name``; strings (``--set key=value``) are converted to the field's type (ValueError)."""
+    return _lookup(name)(**typed_params(name, params))
+
+
+def typed_params(name: str, params: dict) -> dict:
+    """``params`` of strategy ``name`` with each string converted to its field's type (``{"k": "4"}`` ->
+    ``{"k": 4}``), as results record them; ValueError on an unknown parameter or a bad value."""
     cls = _lookup(name)
     hints = typing.get_type_hints(cls)
     fields = {f.name: f for f in dataclasses.fields(cls)}
-    kwargs = {}
+    typed = {}
     for key, value in params.items():
         if key not in fields:
             user = sorted(strategy_params(name))
             raise ValueError(f"strategy {name!r} has no parameter {key!r}; it takes {', '.join(user) or 'none'}")
         if fields[key].metadata.get("runtime") and isinstance(value, str):
             raise ValueError(f"strategy {name!r}: {key} is set by code (an object), not from text")
-        kwargs[key] = _convert(name, key, value, hints[key])
-    return cls(**kwargs)
+        typed[key] = _convert(name, key, value, hints[key])
+    return typed
 
 
 def _lookup(name: str) -> type:

@@ -16,7 +16,7 @@ import numpy as np
 
 from mi_core.bench.decode import default_estimator, evaluate
 from mi_core.bench.order import gammas_of, matched, selector_of, strategy_for, write_report
-from mi_core.bench.report import markdown_table
+from mi_core.bench.report import markdown_table, params_text
 from mi_core.device import pick_device
 from mi_core.domains.protein.bench import as_templates, draw_lengths, parse_lengths, reference_set
 from mi_core.domains.protein.metrics import CompositionMetric
@@ -73,7 +73,7 @@ def protein_summary(rows: list[dict]) -> list[dict]:
 
 def protein_report(summary: list[dict], budgets: list[int]) -> str:
     def fmt(r):
-        return dict(r, params=", ".join(f"{k}={v}" for k, v in r["params"].items()),
+        return dict(r, params=params_text(r["params"]),
                     jsd=f"{r['jsd_dipeptide']:.4f} ± {r['jsd_dipeptide_sd']:.4f}", aa=f"{r['jsd_aa']:.4f}",
                     passes=f"{r['mean_passes']:.1f}", floor=f"{r['floor']:.4f}")
     cols = [("sampler", "sampler"), ("params", "params"), ("jsd", "dipeptide JSD (mean ± sd over seeds)"),
