@@ -328,9 +328,10 @@ def frame_controls(count: int, key: str = "step", compact: bool = False) -> int:
     (presentation mode): the slider in the buttons' row, so the grids start higher."""
     last = max(count - 1, 0)
     current = min(int(st.session_state.get(key, _link_int(key)) or 0), last)
-    # the slider gets its own row, except in compact mode: four buttons and a slider in one row cut the labels
-    # off in a column of 800 px, not on a projector's full width
-    cols = st.columns([1, 1, 1, 1, 2.5] if compact else 4, vertical_alignment="center")
+    # the slider gets its own row, except in compact mode, where the buttons keep their widths and the slider
+    # takes the rest of the row (in columns, the labels were cut off in 800 px)
+    row = st.container(horizontal=True, vertical_alignment="center") if compact else None
+    cols = [row] * 5 if compact else st.columns(4, vertical_alignment="center")
     cols[0].button("start", key=f"{key}_first", on_click=_step_to, args=(key, 0), help="back to the puzzle",
                    icon=":material/first_page:", disabled=current == 0)
     cols[1].button("prev", key=f"{key}_prev", on_click=_step_by, args=(key, -1, last),
@@ -344,9 +345,9 @@ def frame_controls(count: int, key: str = "step", compact: bool = False) -> int:
     if key in st.session_state and st.session_state[key] != current:  # a frame past the end of a shorter run
         st.session_state[key] = current
     links.clamp_number(key, 0, max(last, 1), integer=True)
-    where = cols[4] if compact else st
+    where = row if compact else st
     return where.slider("Step", 0, max(last, 1), key=key, bind=links.bound(key), disabled=last == 0,
-                        label_visibility="collapsed")
+                        label_visibility="collapsed", width="stretch")
 
 
 def model_status(domain: Domain) -> None:

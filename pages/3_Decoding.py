@@ -344,7 +344,7 @@ def play_button(count: int, where) -> None:
     playing = bool(st.session_state.get("play", False))
     where.button("Pause" if playing else "Play", key="play_button", on_click=_play_pause, args=(count,),
                  icon=":material/pause:" if playing else ":material/play_arrow:", shortcut="Space",
-                 help="play or pause (Space); it stops at the last frame", width="stretch")
+                 help="play or pause (Space); it stops at the last frame")
 
 
 def speed_picker(where) -> float:
@@ -363,14 +363,16 @@ def settings_bar(domain, present: bool):
     screen and their headings name each strategy and its settings. Returns ``(picked, temperature, seed,
     decodes at most, stacked, seconds between frames, the column for Play, the fold)``: Play is drawn once the
     decodings give the frame count."""
-    widths = [1.4, 2, 1.1, 1.6] if present else [1.4, 1.1, 1.6]
-    cols = st.columns(widths, vertical_alignment="center")
-    cols[0].toggle("Presentation mode", key="present", bind="query-params",
-                   help="off: the sidebar and the full page" if present else
-                   "for a projector: the sidebar folded, large grids and fonts; Space plays and pauses")
-    play_at, interval = cols[-2], speed_picker(cols[-1])
-    fold = cols[1].popover("Strategies and settings", width="stretch") if present else st.expander(
-        "Strategies and settings", icon=":material/tune:")
+    # a row of controls at their own widths, wrapping where the page is narrow (the sidebar opened while
+    # presenting): in columns their labels were cut to "Presenta..." and "P..."
+    row = st.container(horizontal=True, vertical_alignment="center", gap="medium")
+    row.toggle("Presentation mode", key="present", bind="query-params",
+               help="off: the sidebar and the full page" if present else
+               "for a projector: the sidebar folded, large grids and fonts; Space plays and pauses")
+    fold = row.popover("Strategies and settings", icon=":material/tune:") if present else None
+    play_at = row.empty()
+    interval = speed_picker(row)
+    fold = fold or st.expander("Strategies and settings", icon=":material/tune:")
     with fold:
         picked, temperature, seed, attempts = settings(domain)
         stacked = st.toggle("One strategy per row", key="stack", bind="query-params", value=False,
