@@ -17,6 +17,7 @@ from collections.abc import Callable
 
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 # every parameter some page binds; strategy parameters are ``a_<strategy>_<name>`` and ``b_<strategy>_<name>``
 KNOWN = frozenset({
@@ -61,12 +62,24 @@ def start(page: str = "", selects_cell: bool = False, picks_model: bool = False)
             if key not in st.query_params:
                 with contextlib.suppress(StreamlitAPIException):  # still bound: the widget keeps it itself
                     st.query_params[key] = value
+        if _history_navigation():
+            # the browser's Back or Forward: Streamlit drops the parameters bound on the page left, and in a run
+            # restoring history a bound widget takes its default for a parameter it misses (Back showed the
+            # showcase, not the link's preset, and called the preset "not understood"); the rerun is an
+            # ordinary one, in which the values put back above stand
+            st.session_state["_link_page"] = page
+            st.rerun()
     st.session_state["_link_page"] = page
     # a click's callback set these since the last run: the URL's old value is the page's own, not a link's
     set_by_page = st.session_state.pop(_SET, set())
     st.session_state[_IN] = {k: v for k, v in st.query_params.to_dict().items() if k not in set_by_page}
     st.session_state[_CHANGED] = {}
     st.session_state.setdefault(_FORMAT, {})
+
+
+def _history_navigation() -> bool:
+    ctx = get_script_run_ctx()
+    return bool(getattr(ctx, "is_history_navigation", False))
 
 
 def set_by_click(key: str) -> None:

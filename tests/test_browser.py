@@ -432,6 +432,23 @@ def test_a_shared_link_keeps_its_puzzle_across_page_changes(chromium, app_url):
     page.close()
 
 
+def test_the_back_button_returns_to_the_view_with_its_puzzle(chromium, app_url):
+    """Back from another page: Streamlit drops the parameters bound on the page left and, restoring history,
+    resets a widget whose parameter is missing; the view came back on the showcase, calling the preset "not
+    understood"."""
+    page = chromium.new_page(viewport={"width": 1024, "height": 768})
+    page.goto(f"{app_url}/MI_maps?preset=hard+%C2%B7+26+clues&cell=r5c4")
+    wait_ready(page)
+    navigate(page, "Decoding")
+    wait_ready(page)
+    page.go_back()
+    wait_ready(page)
+    assert "/MI_maps" in page.url and "preset=hard" in page.url, page.url
+    assert selected(page, "Preset") == "hard · 26 clues" and selected(page, "Selected cell") == "r5c4"
+    assert page.locator('[data-testid="stAlertContentWarning"]').count() == 0
+    page.close()
+
+
 def test_the_chosen_model_goes_with_a_page_change_to_the_views_that_pick_one(chromium, app_url):
     page = chromium.new_page(viewport={"width": 1024, "height": 768})
     page.goto(f"{app_url}/MI_maps")
