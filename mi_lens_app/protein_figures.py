@@ -272,7 +272,7 @@ def decode_strip(tokens: np.ndarray, chosen: np.ndarray, entropy: np.ndarray, er
     x = np.arange(lo, hi)
     # letters sized to the window, as plotly sized them to one row's tall cells and they overlapped: about 650 px
     # of plot for the window on a 1024-px screen with the sidebar open
-    plot_px = 950 if wide else 650
+    plot_px = 820 if wide else 650  # wide: a 1024-px screen less the axis and colour bar (950 overlapped letters)
     text_size = int(np.clip(plot_px / (hi - lo) * 1.4, 7, 24 if wide else 16))
     sub, blank = letters[:, lo:hi], np.isnan(z[:, lo:hi])
     overlay = sub.size <= 12000  # the letters as text layers of their own (below), white or black on their fill
@@ -306,8 +306,8 @@ def decode_strip(tokens: np.ndarray, chosen: np.ndarray, entropy: np.ndarray, er
                                      texttemplate="%{text}", textfont={"color": colour, "size": text_size}, hoverinfo="skip",
                                      colorscale=[[0, "rgba(0,0,0,0)"], [1, "rgba(0,0,0,0)"]], showscale=False))
     notes = []
-    if first:
-        notes.append(f"last {len(rows)} of {steps} steps")
+    if first:  # counted as the line of numbers counts them: step 0 is the start, not a step
+        notes.append(f"steps {first}-{steps - 1} of {steps - 1}")
     if hi - lo < length:
         notes.append(f"{noun}s {lo + 1}-{hi} of {length}")
     top = {}

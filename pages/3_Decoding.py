@@ -149,10 +149,11 @@ def sequence_frame(domain, pz, trace, step, side, view, present=False):
         if trace.stopped:
             st.warning(f"Stopped after step {last}: {trace.stopped}.")
         else:
-            # neutral, not green: matching the native sequence is a yardstick, and 0% is no success
-            st.info(f"Filled in {texts.passes(s.passes)}" + ("." if np.isnan(rec) else
-                                                          f"; {100 * rec:.0f}% of the masked {domain.nouns[0]}s "
-                                                          + texts.worded("match the native sequence.", domain)))
+            if not present:  # presenting, the line of numbers says it, and the second strip keeps the screen
+                # neutral, not green: matching the native sequence is a yardstick, and 0% is no success
+                st.info(f"Filled in {texts.passes(s.passes)}" + ("." if np.isnan(rec) else
+                                                              f"; {100 * rec:.0f}% of the masked {domain.nouns[0]}s "
+                                                              + texts.worded("match the native sequence.", domain)))
             verdict = support.own_check(domain, pz, s.tokens, s.passes)
             if verdict is not None:  # a domain that scores a sequence by its own rules (no reference needed)
                 right, scores = verdict

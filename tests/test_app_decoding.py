@@ -220,3 +220,18 @@ def test_presenting_a_protein_keeps_both_strips_and_no_step_table(env):
     at = run_page("pages/3_Decoding.py", domain="protein", a="topk", a_topk_k="8", b="eb", step="2", present="true")
     assert_clean(at)
     assert len(at.dataframe) == 0  # presenting: the two strips stay on a projector's screen
+
+
+def test_presenting_a_protein_to_its_end_leaves_the_result_to_the_line_of_numbers(env):
+    at = run_page("pages/3_Decoding.py", domain="protein", a="topk", a_topk_k="8", b="eb", step="99")
+    assert any(i.value.startswith("Filled in") for i in at.info)
+    at = run_page("pages/3_Decoding.py", domain="protein", a="topk", a_topk_k="8", b="eb", step="99", present="true")
+    assert not any(i.value.startswith("Filled in") for i in at.info)  # it pushed the second strip off a 768-px screen
+
+
+def test_the_strip_counts_its_steps_as_the_line_of_numbers_does():
+    steps = 6  # the start and five steps
+    tokens = np.zeros((steps, 4), int)
+    fig = protein_figures.decode_strip(tokens, np.zeros((steps, 4), bool), np.zeros((steps, 4)),
+                                       np.zeros((steps, 4), bool), AMINO_ACIDS, max_rows=4)
+    assert fig.layout.title.text == "Steps 2-5 of 5"  # the line of numbers says "step 5 / 5"; it said "last 4 of 6"
