@@ -91,7 +91,7 @@ def grid_svg(digits: np.ndarray, givens: np.ndarray, box: int, *, layer: np.ndar
              layer_name: str = "", colorscale: str = "Oranges", zmin: float = 0.0, zmax: float = 1.0,
              hover: list[str] | None = None, outline: np.ndarray | None = None, remasked: np.ndarray | None = None,
              errors: np.ndarray | None = None, title: str = "", side: int = 400, digit_size: int | None = None,
-             colorbar: bool = True) -> str:
+             colorbar: bool = True, show_title: bool = True) -> str:
     """A grid as an SVG string (inside a ``div.mi-grid``; it shrinks to a narrower column).
 
     Args:
@@ -101,20 +101,22 @@ def grid_svg(digits: np.ndarray, givens: np.ndarray, box: int, *, layer: np.ndar
         outline: ``(N,)`` bool cells outlined in orange (unmasked at this step); remasked: ``(N,)`` bool cells
         outlined in dotted purple; errors: ``(N,)`` bool digits drawn red (else given black bold, filled blue).
         side: the grid's width in px; digit_size: font size of the digits (default by grid size); colorbar:
-        draw the layer's colour bar beside the grid.
+        draw the layer's colour bar beside the grid; show_title: draw ``title`` above the grid (else it only
+        names the grid to a screen reader, and the grid takes its room).
     """
     digits, givens = np.asarray(digits), np.asarray(givens, bool)
     cells = len(digits)
     xs, ys = cell_xy(cells)
     n = int(xs.max()) + 1
     cell = side / n
-    x0, y0 = PAD, TITLE_H + PAD
+    title_h = TITLE_H if title and show_title else 0
+    x0, y0 = PAD, title_h + PAD
     width = side + 2 * PAD + (BAR_W if colorbar and layer is not None else 0)
-    height = TITLE_H + side + 2 * PAD
+    height = title_h + side + 2 * PAD
     fills = colors(layer, colorscale, zmin, zmax) if layer is not None else [None] * cells
     errors = np.zeros(cells, bool) if errors is None else np.asarray(errors, bool)
     parts = [f'<text class="mi-grid-title" x="{PAD + 2}" y="{TITLE_H / 2:.0f}" dominant-baseline="central" '
-             f'font-size="{TITLE_SIZE}">{escape(title)}</text>']
+             f'font-size="{TITLE_SIZE}">{escape(title)}</text>'] if title_h else []
     for c in range(cells):  # one rect per cell: its colour and its tooltip
         tip = f"<title>{escape(tooltip(hover[c]))}</title>" if hover is not None else ""
         parts.append(f'<rect x="{x0 + xs[c] * cell:.1f}" y="{y0 + ys[c] * cell:.1f}" width="{cell:.1f}" '

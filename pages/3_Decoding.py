@@ -25,6 +25,7 @@ PRESENT_CSS = """<style>
 [data-testid="stMainBlockContainer"] [data-testid="stMarkdownContainer"] p { font-size: 1.15rem; line-height: 1.4; }
 [data-testid="stMainBlockContainer"] [data-testid="stVerticalBlock"] { gap: 0.45rem; }
 [class*="st-key-frame_nums"] { min-height: 3.3rem; }  /* two lines kept: the grids below do not jump */
+[data-testid="stMainBlockContainer"] [data-testid="stCaptionContainer"] { font-size: 1rem; }
 .mi-grid svg { height: min(calc(100vh - 322px), 540px) !important; width: auto !important; max-width: 100%; }
 </style>"""
 
@@ -174,7 +175,8 @@ def frame_grid(domain, pz, trace, s, present: bool) -> str:
                                  colorscale="Oranges", zmin=0, zmax=float(np.log(domain.n_values)), hover=hover,
                                  outline=s.chosen, remasked=s.remasked, errors=s.errors, side=GRID_SIDE[present],
                                  digit_size=DIGIT_SIZE[present], colorbar=not present,
-                                 title=f"{trace.strategy}: step {s.step}")
+                                 # presenting, the line of numbers above names them, in larger type
+                                 title=f"{trace.strategy}: step {s.step}", show_title=not present)
 
     arrays = (s.tokens, pz.givens, s.entropy, s.chosen, s.remasked, s.errors)
     key = ("frame", domain.key, trace.strategy, s.step, present,

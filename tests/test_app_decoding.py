@@ -85,6 +85,7 @@ def test_presentation_mode_draws_large_grids_and_folds_the_settings(env):
     sizes = [int(v) for v in re.findall(r'<text class="given"[^>]*font-size="(\d+)"', svg)]
     assert sizes and min(sizes) >= 28
     assert "H before" not in svg  # no colour bar: the grid takes the width, the legend explains the colours
+    assert "mi-grid-title" not in svg  # the line of numbers above names the strategy and step, in larger type
     assert at.get("popover")  # the strategies fold into a button; the grids come first
     assert any("<style>" in h.proto.body for h in at.get("html"))  # large fonts
 

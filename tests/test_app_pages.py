@@ -202,10 +202,11 @@ def frame_steps(at: AppTest) -> list[str]:
 
 
 def frames(at: AppTest) -> dict:
-    """The SVG of every decoding frame's grid (``mi_lens_app.grid_svg``), by its title (``topk: step 3``)."""
+    """The SVG of every decoding frame's grid (``mi_lens_app.grid_svg``), by its title (``topk: step 3``; its
+    label, as presenting draws none)."""
     out = {}
     for m in at.markdown:
-        title = re.search(r'class="mi-grid-title"[^>]*>([^<]*)<', m.value)
+        title = re.search(r'<svg [^>]*aria-label="([^"]*)"', m.value) if "mi-grid" in m.value else None
         if title:
             out[html.unescape(title.group(1))] = m.value
     return out
