@@ -279,14 +279,18 @@ def _param_widget(side: str, name: str, field: ParamField):
     return st.text_input(label, value=field.default or "", key=key, bind=BIND) or None
 
 
-def strategy_picker(side: str, default: str, domain: Domain | None = None) -> tuple[str, dict]:
+def strategy_picker(side: str, default: str, domain: Domain | None = None, brief: bool = False) -> tuple[str, dict]:
     """A strategy from the registry (less those ``domain`` cannot run) and widgets for its parameters;
-    returns ``(name, params)``."""
+    returns ``(name, params)``. ``brief`` (presenting, in a pop-up on a 768-px screen): the description folds
+    away with the technical one, so the settings below it stay in view."""
     names = support.strategy_names(domain)
     name = st.selectbox(f"Strategy {side.upper()}", names, index=names.index(default) if default in names else 0,
                         key=side, bind=BIND, help="every strategy in mi_core.decoding's registry")
-    st.caption(support.strategy_plain(name, domain))
-    with st.expander("Technical description"):
+    if not brief:
+        st.caption(support.strategy_plain(name, domain))
+    with st.expander("What it does" if brief else "Technical description"):
+        if brief:
+            st.caption(support.strategy_plain(name, domain))
         st.caption(support.strategy_doc(name))
     if domain is not None and support.uses_selector(name):
         st.caption(f"The app runs the order selector `{domain.selector_path().name}` "

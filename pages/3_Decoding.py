@@ -30,12 +30,12 @@ PRESENT_CSS = """<style>
 </style>"""
 
 
-def settings(domain):
+def settings(domain, present: bool = False):
     cols = st.columns(2)
     picked = []
     for col, side, default in zip(cols, ("a", "b"), ("mi", "eb")):
         with col, st.container(border=True):
-            picked.append(widgets.strategy_picker(side, default, domain))
+            picked.append(widgets.strategy_picker(side, default, domain, brief=present))
     for note in dict.fromkeys(support.unavailable_strategies(domain).values()):
         st.caption(note)
     c1, c2, c3, _ = st.columns(4)
@@ -377,7 +377,7 @@ def settings_bar(domain, present: bool):
     interval = speed_picker(row)
     fold = fold or st.expander("Strategies and settings", icon=":material/tune:")
     with fold:
-        picked, temperature, seed, attempts = settings(domain)
+        picked, temperature, seed, attempts = settings(domain, present)
         stacked = st.toggle("One strategy per row", key="stack", bind="query-params", value=False,
                             help="the two decodings one above the other, each as wide as the page (narrow screens "
                                  "stack them anyway)")

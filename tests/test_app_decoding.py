@@ -236,3 +236,13 @@ def test_the_strip_counts_its_steps_as_the_line_of_numbers_does():
     fig = protein_figures.decode_strip(tokens, np.zeros((steps, 4), bool), np.zeros((steps, 4)),
                                        np.zeros((steps, 4), bool), AMINO_ACIDS, max_rows=4)
     assert fig.layout.title.text == "Steps 2-5 of 5"  # the line of numbers says "step 5 / 5"; it said "last 4 of 6"
+
+
+def test_presenting_the_strategies_fold_their_descriptions_so_the_settings_fit_a_768_px_popup(env):
+    at = run_page("pages/3_Decoding.py", a="mi", b="eb")
+    labels = [e.label for e in at.expander]
+    assert labels.count("Technical description") == 2 and "What it does" not in labels
+    at = run_page("pages/3_Decoding.py", a="mi", b="eb", present="true")
+    assert_clean(at)
+    labels = [e.label for e in at.expander]
+    assert labels.count("What it does") == 2 and "Technical description" not in labels
