@@ -39,6 +39,7 @@ MAX_CARRIED = 4000  # characters of carried values: a pasted puzzle or sequence 
 _IN = "_link_in"  # the parameters as the page's run found them
 _CHANGED = "_link_changed"  # {key: "old → new (why)"} clamped this run
 _FORMAT = "_link_format"  # {key: value -> its text in the URL} for widgets with a format_func
+_WHY = "_link_why"  # {key: the link's text -> why the page could not take it, or None} (see :func:`explain`)
 _UNBIND = "_link_unbind"  # keys clamped this run whose widget is not yet drawn (see :func:`bound`)
 _ACCEPTED = "_link_accepted"  # keys :func:`accept_id` set from an option's id, to write into the URL on the rerun
 _SET = "_link_set_by_click"  # keys a callback set since the last full run (see :func:`set_by_click`)
@@ -74,6 +75,7 @@ def start(page: str = "", selects_cell: bool = False, picks_model: bool = False)
     set_by_page = st.session_state.pop(_SET, set())
     st.session_state[_IN] = {k: v for k, v in st.query_params.to_dict().items() if k not in set_by_page}
     st.session_state[_CHANGED] = {}
+    st.session_state[_WHY] = {}
     st.session_state.setdefault(_FORMAT, {})
 
 
@@ -135,6 +137,18 @@ def accept_id(key: str, ids: list[str]) -> None:
 def formatter(key: str, fn: Callable) -> None:
     """Tell the audit how widget ``key`` writes its value into the URL (e.g. a cell index as ``r3c5``)."""
     st.session_state.setdefault(_FORMAT, {})[key] = fn
+
+
+def explain(key: str, fn: Callable[[str], str | None]) -> None:
+    """Tell the note why widget ``key`` may not take a link's text (``cell=r1c1``: "a given, not a blank")."""
+    st.session_state.setdefault(_WHY, {})[key] = fn
+
+
+def _dropped(key: str, raw: str) -> str:
+    """``key=raw``, with the page's reason when it gave one (:func:`explain`)."""
+    why = st.session_state.get(_WHY, {}).get(key)
+    reason = why(raw) if why is not None else None
+    return f"{key}={_short(raw)}" + (f" ({reason})" if reason else "")
 
 
 def clamp_number(key: str, lo: float, hi: float, integer: bool = False) -> None:
@@ -209,12 +223,12 @@ def problems() -> tuple[list[str], list[str], list[str]]:
         if key in IGNORED or key in changed:
             continue
         if not known(key):
-            dropped.append(f"{key}={raw}")
+            dropped.append(f"{key}={_short(raw)}")
         elif key not in st.session_state:
             if key not in SHARED or key in OWN:
                 unused.append(key)
         elif not _same(raw, st.session_state[key], key):
-            dropped.append(f"{key}={raw}")
+            dropped.append(_dropped(key, raw))
     return dropped, unused, list(changed.values())
 
 
@@ -223,7 +237,7 @@ def note() -> str | None:
     dropped, unused, changed = problems()
     parts = []
     if dropped:
-        parts.append("part of this link was not understood: " + ", ".join(_short(d) for d in dropped))
+        parts.append("part of this link was not understood: " + ", ".join(dropped))
     if unused:
         parts.append(("part of this link is" if not parts else "") + " not used on this page: " + ", ".join(unused))
     if changed:

@@ -5,6 +5,7 @@ the same view: ``?domain=...&src=...&preset=...&cell=r3c5&a=eb&a_eb_gamma=0.5``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 import streamlit as st
@@ -206,7 +207,20 @@ def cell_picker(domain: Domain, puzzle: Puzzle, *, key: str = "cell", blanks_onl
     if key in st.session_state and st.session_state[key] not in options:
         st.session_state[key] = options[default]
     links.formatter(key, puzzle.label)
-    return where.selectbox(label, options, index=default, format_func=puzzle.label, key=key, bind=BIND)
+    links.explain(key, partial(_not_an_option, puzzle, set(options), domain))
+    noun = domain.nouns[0]
+    named = None if domain.layout == "grid" else (
+        f"a {noun} by its letter and position: _ is a masked one (_100: {noun} 100, masked; Y33: a given Y at 33)")
+    return where.selectbox(label, options, index=default, format_func=puzzle.label, key=key, bind=BIND, help=named)
+
+
+def _not_an_option(puzzle: Puzzle, options: set[int], domain: Domain, text: str) -> str | None:
+    """Why a link's cell is not in the picker: it names one the puzzle gives (the picker lists the blanks)."""
+    named = [c for c in range(puzzle.length) if puzzle.label(c) == text.strip()]
+    if named and named[0] not in options:
+        return f"a given {domain.nouns[0]}: pick a blank one" if domain.layout == "grid" else \
+            f"not a masked {domain.nouns[0]}: pick a masked one"
+    return None
 
 
 def scale_picker(key: str = "scale") -> str:

@@ -69,6 +69,18 @@ def test_parameters_a_page_cannot_take_are_named_in_one_line(env, path, query, n
     assert "prune" not in note and "exact" not in note  # the page's own toggles are understood
 
 
+def test_a_link_to_a_given_cell_says_why_it_was_not_taken(env):
+    first = load_presets()["sudoku9"][0].puzzle
+    given = next(i for i, ch in enumerate(first) if ch not in ".0")
+    cell = f"r{given // 9 + 1}c{given % 9 + 1}"
+    at = run_page("pages/4_What_if.py", cell=cell, domain="9x9")
+    assert_clean(at)
+    (note,) = link_notes(at)
+    assert f"cell={cell} (a given cell: pick a blank one)" in note
+    at = run_page("pages/4_What_if.py", cell="zz99", domain="9x9")
+    assert "cell=zz99." in link_notes(at)[0]  # no reason to give: not a cell at all
+
+
 def test_a_clean_link_gets_no_note(env):
     first = load_presets()["sudoku9"][0].puzzle
     blank = [i for i, ch in enumerate(first) if ch in ".0"][-1]
