@@ -362,12 +362,15 @@ def agreement_reading(spearman: float, overlap: float, k: int, pairs: int | None
     how = ("the same order" if spearman >= 0.9995 else "almost the same order" if spearman >= 0.9 else "mostly the same order" if spearman >= 0.7 else
            "a loosely similar order" if spearman >= 0.4 else "an order with little in common")
     hits = round(overlap * k) if overlap == overlap else 0
-    return (f"**In plain words:** the estimator ranks the pairs in {how} as the exact probe (Spearman "
-            f"{spearman:.3f}; 1 is the same order, 0 no relation). Of the {k} pairs the exact probe finds "
-            f"strongest, {hits} are also among the estimator's {k} strongest: those are the pairs an MI-guided "
-            "decoder keeps apart." + (
-                " So the two agree more on the order of the many pairs than on which few are strongest."
-                if spearman >= 0.7 and k and hits < k / 2 else ""))
+    order = (f"ranks {{}} in {how} as the exact probe (Spearman {spearman:.3f}; 1 is the same order, 0 no "
+             "relation)")
+    top = (f"{hits} of the {k} pairs the exact probe finds strongest are also among the estimator's {k} strongest: "
+           "those are the pairs an MI-guided decoder keeps apart")
+    if k and hits < k / 2:  # the few strong pairs are what decoding uses: the weaker agreement comes first
+        return (f"**In plain words:** only {top}. Over all the pairs, the estimator {order.format('them')}"
+                + (", so the two agree more on the order of the many weak pairs than on which few are strongest."
+                   if spearman >= 0.7 else "."))
+    return f"**In plain words:** the estimator {order.format('the pairs')}. {top[0].upper()}{top[1:]}."
 
 
 WHATIF_MI_ROW = r"""
