@@ -232,7 +232,7 @@ def marginal_strip(marginals: np.ndarray, entropy: np.ndarray, labels: list[str]
     shown = f" ({nouns[0]}s {lo + 1}-{hi} of {len(labels)})" if hi - lo < len(labels) else ""
     key = "" if extra is None else f"<br><sup>bars: entropy H (left axis) · line: {extra[0]} (right axis)</sup>"
     _layout(fig, title + shown + key, height)
-    fig.update_xaxes(showgrid=False, tickfont={"size": 9}, automargin=True)
+    fig.update_xaxes(showgrid=False, tickfont={"size": 11}, automargin=True)
     fig.update_yaxes(autorange="reversed", tickfont={"size": 11}, row=2, col=1, title_text=nouns[1],
                      tickvals=list(amino_acids), ticktext=list(amino_acids))
     return add_cdr_marks(fig, cdr_spans(labels), lo=lo, hi=hi, shift=-lo)
@@ -332,7 +332,7 @@ def profile_figure(labels: list[str], series: dict[str, np.ndarray], *, selected
         shapes.append({"type": "rect", "xref": "x", "yref": "paper", "x0": selected - 0.5, "x1": selected + 0.5,
                        "y0": 0, "y1": 1, "line": {"color": SELECTED_COLOR, "width": 2}})
     _layout(fig, title, height, shapes=shapes, barmode="group", yaxis_title=yaxis,
-            showlegend=len(series) > 1, xaxis={"tickfont": {"size": 9}})
+            showlegend=len(series) > 1, xaxis={"tickfont": {"size": 11}})  # plotly thins the labels to fit
     return add_cdr_marks(fig, cdr_spans(labels))
 
 

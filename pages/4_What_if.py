@@ -62,8 +62,9 @@ def sequence_what_if(domain, pz):
     with c1:
         widgets.chart(protein_figures.profile_figure(
             labels, {"entropy change": delta, f"I({pz.label(cell)} → j)": np.where(others, w.mi_from_cell, 0.0)},
-            selected=cell, title="Entropy change (negative: surer) and the exact MI from this " + domain.nouns[0],
-            yaxis="nats"), key="delta")
+            # short: the title of two thirds of the page was cut at 1280 px
+            selected=cell, title=f"Entropy change and MI from {pz.label(cell)}",
+            yaxis="nats (negative: surer)"), key="delta")
     with c2:
         widgets.chart(figures.bar_figure(letters, {f"p({domain.nouns[1]} | context)": w.marginals_before[cell]},
                                          title=f"Marginal of {pz.label(cell)}", yaxis="probability"), key="marginal")
