@@ -115,8 +115,9 @@ def grid_svg(digits: np.ndarray, givens: np.ndarray, box: int, *, layer: np.ndar
     height = title_h + side + 2 * PAD
     fills = colors(layer, colorscale, zmin, zmax) if layer is not None else [None] * cells
     errors = np.zeros(cells, bool) if errors is None else np.asarray(errors, bool)
-    parts = [f'<text class="mi-grid-title" x="{PAD + 2}" y="{TITLE_H / 2:.0f}" dominant-baseline="central" '
-             f'font-size="{TITLE_SIZE}">{escape(title)}</text>'] if title_h else []
+    heading = (f'<text class="mi-grid-title" x="{PAD + 2}" y="{TITLE_H / 2:.0f}" dominant-baseline="central" '
+               f'font-size="{TITLE_SIZE}">{escape(title)}</text>') if title_h else ""
+    parts = []
     for c in range(cells):  # one rect per cell: its colour and its tooltip
         tip = f"<title>{escape(tooltip(hover[c]))}</title>" if hover is not None else ""
         parts.append(f'<rect x="{x0 + xs[c] * cell:.1f}" y="{y0 + ys[c] * cell:.1f}" width="{cell:.1f}" '
@@ -146,5 +147,5 @@ def grid_svg(digits: np.ndarray, givens: np.ndarray, box: int, *, layer: np.ndar
             f'<svg xmlns="http://www.w3.org/2000/svg" role="img" aria-label="{label}" width="{width}" '
             f'height="{height}" viewBox="0 0 {width} {height}" style="max-width:100%;height:auto" '
             f'font-family="{FONT["family"]}" fill="#444">'
-            f'<g text-anchor="start">{parts[0]}{bar}</g><g text-anchor="middle" dominant-baseline="central" '
-            f'font-family="{DIGIT_FONT}">{"".join(parts[1:])}</g></svg></div>')
+            f'<g text-anchor="start">{heading}{bar}</g><g text-anchor="middle" dominant-baseline="central" '
+            f'font-family="{DIGIT_FONT}">{"".join(parts)}</g></svg></div>')

@@ -65,8 +65,7 @@ def start(page: str = "", selects_cell: bool = False, picks_model: bool = False)
                     st.query_params[key] = value
         if _history_navigation():
             # the browser's Back or Forward: Streamlit drops the parameters bound on the page left, and in a run
-            # restoring history a bound widget takes its default for a parameter it misses (Back showed the
-            # showcase, not the link's preset, and called the preset "not understood"); the rerun is an
+            # restoring history a bound widget takes its default for a parameter it misses; the rerun is an
             # ordinary one, in which the values put back above stand
             st.session_state["_link_page"] = page
             st.rerun()
@@ -223,7 +222,7 @@ def problems() -> tuple[list[str], list[str], list[str]]:
         if key in IGNORED or key in changed:
             continue
         if not known(key):
-            dropped.append(f"{key}={_short(raw)}")
+            dropped.append(_short(f"{key}={raw}"))
         elif key not in st.session_state:
             if key not in SHARED or key in OWN:
                 unused.append(key)

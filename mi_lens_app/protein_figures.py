@@ -272,7 +272,7 @@ def decode_strip(tokens: np.ndarray, chosen: np.ndarray, entropy: np.ndarray, er
     x = np.arange(lo, hi)
     # letters sized to the window, as plotly sized them to one row's tall cells and they overlapped: about 650 px
     # of plot for the window on a 1024-px screen with the sidebar open
-    plot_px = 820 if wide else 650  # wide: a 1024-px screen less the axis and colour bar (950 overlapped letters)
+    plot_px = 820 if wide else 650  # wide: a 1024-px screen less the step axis and the colour bar
     text_size = int(np.clip(plot_px / (hi - lo) * 1.4, 7, 24 if wide else 16))
     sub, blank = letters[:, lo:hi], np.isnan(z[:, lo:hi])
     overlay = sub.size <= 12000  # the letters as text layers of their own (below), white or black on their fill

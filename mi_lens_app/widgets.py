@@ -208,10 +208,17 @@ def cell_picker(domain: Domain, puzzle: Puzzle, *, key: str = "cell", blanks_onl
         st.session_state[key] = options[default]
     links.formatter(key, puzzle.label)
     links.explain(key, partial(_not_an_option, puzzle, set(options), domain))
-    noun = domain.nouns[0]
-    named = None if domain.layout == "grid" else (
-        f"a {noun} by its letter and position: _ is a masked one (_100: {noun} 100, masked; Y33: a given Y at 33)")
-    return where.selectbox(label, options, index=default, format_func=puzzle.label, key=key, bind=BIND, help=named)
+    return where.selectbox(label, options, index=default, format_func=puzzle.label, key=key, bind=BIND,
+                           help=None if domain.layout == "grid" else _how_named(puzzle, domain.nouns[0]))
+
+
+def _how_named(puzzle: Puzzle, noun: str) -> str:
+    """How a sequence's positions are named, with this sequence's own examples."""
+    masked = next((c for c in range(puzzle.length) if not puzzle.givens[c]), None)
+    given = next((c for c in range(puzzle.length) if puzzle.givens[c]), None)
+    examples = ([f"{puzzle.label(masked)}: {noun} {masked + 1}, masked"] if masked is not None else []) + (
+        [f"{puzzle.label(given)}: {noun} {given + 1}, given as {puzzle.label(given)[0]}"] if given is not None else [])
+    return f"a {noun} by its letter and position, _ for a masked one ({'; '.join(examples)})"
 
 
 def _not_an_option(puzzle: Puzzle, options: set[int], domain: Domain, text: str) -> str | None:
@@ -346,10 +353,10 @@ def frame_controls(count: int, key: str = "step", compact: bool = False) -> int:
     (presentation mode): the slider in the buttons' row, so the grids start higher."""
     last = max(count - 1, 0)
     current = min(int(st.session_state.get(key, _link_int(key)) or 0), last)
-    # the slider gets its own row, except in compact mode, where the buttons keep their widths and the slider
-    # takes the rest of the row (in columns, the labels were cut off in 800 px)
+    # the slider gets its own row, except in compact mode, where the buttons keep their widths (no label cut
+    # short) and the slider takes the rest of the row
     row = st.container(horizontal=True, vertical_alignment="center") if compact else None
-    cols = [row] * 5 if compact else st.columns(4, vertical_alignment="center")
+    cols = [row] * 4 if compact else st.columns(4, vertical_alignment="center")
     cols[0].button("start", key=f"{key}_first", on_click=_step_to, args=(key, 0), help="back to the puzzle",
                    icon=":material/first_page:", disabled=current == 0)
     cols[1].button("prev", key=f"{key}_prev", on_click=_step_by, args=(key, -1, last),

@@ -25,7 +25,7 @@ PRESENT_CSS = """<style>
 [data-testid="stMainBlockContainer"] [data-testid="stMarkdownContainer"] p { font-size: 1.15rem; line-height: 1.4; }
 [data-testid="stMainBlockContainer"] [data-testid="stVerticalBlock"] { gap: 0.45rem; }
 [class*="st-key-frame_nums"] { min-height: 3.3rem; }  /* two lines kept: the grids below do not jump */
-[data-testid="stMainBlockContainer"] [data-testid="stCaptionContainer"] { font-size: 1rem; }
+[class*="st-key-budget"] [data-testid="stCaptionContainer"] { font-size: 1rem; }
 .mi-grid svg { height: min(calc(100vh - 322px), 540px) !important; width: auto !important; max-width: 100%; }
 </style>"""
 
@@ -197,7 +197,7 @@ def frame_view(domain, pz, trace, step, side, present=False):
     if support.uses_selector(trace.strategy):
         selector_view(domain, pz, trace, s, side)
     if s.budget_spent is not None:
-        st.caption(f"Budget spent at this step: {texts.nats(s.budget_spent)} nats")
+        st.container(key=f"budget_{side}").caption(f"Budget spent at this step: {texts.nats(s.budget_spent)} nats")
     if len(chosen) and not present:  # presenting: the grids and their legend fill the screen
         table = {"cell": [labels[c] for c in chosen], "digit": s.tokens[chosen].astype(int),
                  "entropy": np.round(s.entropy[chosen], 4), "p(digit)": np.round(s.confidence[chosen], 3)}
@@ -364,10 +364,10 @@ def settings_bar(domain, present: bool):
     """One row above the grids: the mode's toggle, Play and the speed (and, presenting, the settings' popover);
     the settings fold away (a popover, else an expander under the row), so the grids start high on a 768-px
     screen and their headings name each strategy and its settings. Returns ``(picked, temperature, seed,
-    decodes at most, stacked, seconds between frames, the column for Play, the fold)``: Play is drawn once the
+    decodes at most, stacked, seconds between frames, the place for Play, the fold)``: Play is drawn once the
     decodings give the frame count."""
     # a row of controls at their own widths, wrapping where the page is narrow (the sidebar opened while
-    # presenting): in columns their labels were cut to "Presenta..." and "P..."
+    # presenting), so no label is cut short
     row = st.container(horizontal=True, vertical_alignment="center", gap="medium")
     row.toggle("Presentation mode", key="present", bind="query-params",
                help="off: the sidebar and the full page" if present else

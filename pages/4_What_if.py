@@ -62,7 +62,7 @@ def sequence_what_if(domain, pz):
     with c1:
         widgets.chart(protein_figures.profile_figure(
             labels, {"entropy change": delta, f"I({pz.label(cell)} → j)": np.where(others, w.mi_from_cell, 0.0)},
-            # short: the title of two thirds of the page was cut at 1280 px
+            # short enough for two thirds of a 1024-px page
             selected=cell, title=f"Entropy change and MI from {pz.label(cell)}",
             yaxis="nats (negative: surer)"), key="delta")
     with c2:

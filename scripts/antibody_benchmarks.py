@@ -21,7 +21,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from mi_core.bench.report import update_section
+from mi_core.bench.report import params_text, update_section
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -103,7 +103,7 @@ def infill_markdown(rows: list[dict]) -> list[str]:
              "| region | sampler | params | chains | recovery | heavy | light | mean passes | passes / residue |",
              "|---|---|---|---|---|---|---|---|---|"]
     for r in sorted(rows, key=lambda r: (r["region"], -r["mean_passes"])):
-        params = ", ".join(f"{k}={v}" for k, v in (r["params"] or {}).items()) or "-"
+        params = params_text(r["params"] or {}) or "-"
         by = r["by_chain"]
         lines.append(f"| {r['region']} | {r['sampler']} | {params} | {r['n']} | {fmt(r['recovery'], r['recovery_se'])} | "
                      f"{fmt(by.get('H', {}).get('recovery'))} | {fmt(by.get('L', {}).get('recovery'))} | "
@@ -138,7 +138,7 @@ def cdrs_lines(rows: list[dict]) -> list[str]:
     seq = next((r for r in rows if r["region"] == "cdrs" and r["sampler"] == "sequential"), None)
     if seq is None:
         return []
-    parts = [f"{r['sampler']} ({', '.join(f'{k}={v}' for k, v in (r['params'] or {}).items()) or '-'}) "
+    parts = [f"{r['sampler']} ({params_text(r['params'] or {}) or '-'}) "
              f"{r['recovery']:.3f} at {r['mean_passes'] / seq['mean_passes']:.0%} of the passes"
              for r in sorted(rows, key=lambda r: r["mean_passes"]) if r["region"] == "cdrs" and r is not seq]
     return [f"All CDRs masked at once ({seq['mean_masked']:.1f} residues a chain): sequential recovers "

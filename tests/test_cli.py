@@ -132,6 +132,8 @@ def test_frontier_and_merge():
     old_rows = [{"sampler": "mi", "params": {"gamma": "0.6", "relative": "true"}, "accuracy": 0.5, "mean_passes": 9}]
     rerun = [{"sampler": "mi", "params": {"gamma": 0.6, "relative": True}, "accuracy": 0.6, "mean_passes": 9}]
     assert [r["accuracy"] for r in merge_rows(old_rows, rerun)] == [0.6]
+    kept = merge_rows([{"sampler": "topk", "params": {"k": "2"}, "accuracy": 0.5, "mean_passes": 40}], rerun)
+    assert [r["params"] for r in kept] == [{"k": 2}, {"gamma": 0.6, "relative": True}]  # one type in the file
 
 
 def test_params_are_recorded_typed_and_shown_as_written():
@@ -252,6 +254,14 @@ def test_diff_rows_script_flags_changed_figures(tmp_path, capsys):
     assert diff_rows.main([str(old), str(new)]) == 0 and "new fields ['extra']" in capsys.readouterr().out
     new.write_text(json.dumps([row | {"accuracy": 0.6}]))
     assert diff_rows.main([str(old), str(new)]) == 1 and "accuracy" in capsys.readouterr().out
+    # a row written before params were typed is its typed rerun's row, and a number for a float is that float
+    new.write_text(json.dumps([row | {"params": {"k": 4}}]))
+    assert diff_rows.main([str(old), str(new)]) == 0
+    old.write_text(json.dumps([row | {"sampler": "mi", "params": {"gamma": "1", "relative": "true"}}]))
+    new.write_text(json.dumps([row | {"sampler": "mi", "params": {"gamma": 1, "relative": True}}]))
+    assert diff_rows.main([str(old), str(new)]) == 0
+    new.write_text(json.dumps([row | {"sampler": "mi", "params": {"gamma": 2, "relative": True}}]))
+    assert diff_rows.main([str(old), str(new)]) == 1  # another gamma: each side's row is missing on the other
 
 
 def test_display_path_keeps_machine_paths_out_of_records(tmp_path):

@@ -32,12 +32,13 @@ def update_section(name: str, markdown: str, path: str | Path = "BENCHMARKS.md")
 
 
 def params_text(params: dict) -> str:
-    """A sampler's parameters as a row shows them: ``gamma=0.6, lam=1, relative=true`` (floats to 6 digits)."""
+    """A sampler's parameters as a row shows them: ``gamma=0.6, lam=1, relative=true`` (floats as short as they
+    stay distinct)."""
 
     def text(value) -> str:
         if isinstance(value, bool):
             return str(value).lower()
-        return f"{value:g}" if isinstance(value, float) else str(value)
+        return f"{value:.15g}" if isinstance(value, float) else str(value)
 
     return ", ".join(f"{k}={text(v)}" for k, v in params.items())
 

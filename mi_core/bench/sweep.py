@@ -84,7 +84,7 @@ def merge_rows(old: list[dict], new: list[dict]) -> list[dict]:
                 r.get("views"), r.get("attempts"))
 
     fresh = {key(r): r for r in new}
-    kept = [fresh.pop(key(r), r) for r in old]
+    kept = [fresh.pop(key(r), {**r, "params": row_params(r)}) for r in old]
     return kept + list(fresh.values())
 
 
@@ -92,7 +92,7 @@ def row_params(row: dict) -> dict:
     """A row's params typed: rows written before sweeps typed them hold strings, and ``"k": "4"`` is ``"k": 4``."""
     try:
         return typed_params(row["sampler"], row["params"])
-    except ValueError:  # a sampler or parameter this version lacks: compared as written
+    except (ValueError, TypeError, AttributeError):  # a sampler or parameter this version lacks, or no params
         return row["params"]
 
 

@@ -190,8 +190,9 @@ def _lookup(name: str) -> type:
 
 
 def _convert(name: str, key: str, value, hint):
-    if not isinstance(value, str):
-        return value
+    if not isinstance(value, str):  # a whole number for a float field is that float (JSON's 1 is gamma 1.0)
+        floats = float in typing.get_args(hint) or hint is float
+        return float(value) if floats and type(value) is int else value
     if not value.isascii():
         bad = next(ch for ch in value if not ch.isascii())
         raise ValueError(f"{name}: parameter {key}={value!r} holds the non-ASCII character {bad!r} "

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mi_core.bench.report import markdown_table, update_section
+from mi_core.bench.report import markdown_table, params_text, update_section
 
 
 def main() -> None:
@@ -23,7 +23,7 @@ def main() -> None:
     rows = []
     for runs in groups.values():
         dip, aa = (np.array([r[k] for r in runs]) for k in ("jsd_dipeptide", "jsd_aa"))
-        params = ", ".join(f"{k}={v}" for k, v in runs[0]["params"].items() if k != "estimator") or "-"
+        params = params_text({k: v for k, v in runs[0]["params"].items() if k != "estimator"}) or "-"
         rows.append({"sampler": runs[0]["sampler"], "params": params, "seeds": len(runs),
                      "passes": f"{np.mean([r['mean_passes'] for r in runs]):.1f}",
                      "dip": f"{dip.mean():.4f} ± {dip.std(ddof=1):.4f}", "dip_range": f"{dip.min():.4f}-{dip.max():.4f}",
