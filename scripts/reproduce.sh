@@ -735,6 +735,14 @@ for pair in kaggle_graded_dev.csv:kaggle500 clue17_dev.txt:clue17_500 top1465.tx
         assets/benchmarks/sudoku_mi_attempts32_${pair##*:}_soup3.json $DATA/${pair%%:*} \
         assets/benchmarks/sudoku_paired_learned15_attempts32_vs_mi_attempts32_${pair##*:}.json
 done
+# sequential decoding with the same retries on the scored sets (twentieth session; top1465 not run: over 90 minutes)
+for pair in kaggle_graded_dev.csv:kaggle500 clue17_dev.txt:clue17_500; do
+    python -m mi_core bench sudoku --puzzles $DATA/${pair%%:*} --limit 500 --sampler sequential --threads 1 --attempts 32 \
+        --json assets/benchmarks/sudoku_sequential_attempts32_${pair##*:}_soup3.json --force
+    PYTHONPATH=. python scripts/studies/paired_bench.py assets/benchmarks/sudoku_mi_attempts32_${pair##*:}_soup3.json \
+        assets/benchmarks/sudoku_sequential_attempts32_${pair##*:}_soup3.json $DATA/${pair%%:*} \
+        assets/benchmarks/sudoku_paired_mi_attempts32_vs_sequential_attempts32_${pair##*:}.json
+done
 # which sampler to retry: 32 decodes at most for five samplers, merged into the soup's Expert sweep
 python -m mi_core sweep sudoku --model checkpoints/sudoku_chain/soup3.safetensors \
     --estimator checkpoints/sudoku_chain/soup3_mi_estimator.safetensors --puzzles $DATA/kaggle_graded_dev.csv --level Expert \
