@@ -442,15 +442,16 @@ def test_the_back_button_returns_to_the_view_with_its_puzzle(chromium, app_url):
     navigate(page, "Decoding")
     page.wait_for_url("**/Decoding?*preset=hard*")  # every entry of the page change is in the history
     wait_ready(page)
-    page.go_back()
-    wait_ready(page)
-    if "/MI_maps" not in page.url:  # at times (a race in Streamlit's own pushes) an entry of the page change
+    seen = []
+    for _ in range(3):  # Streamlit's own entries of the page change come between, more or fewer by timing
         page.go_back()
-    page.wait_for_url("**/MI_maps?*")
-    wait_ready(page)
-    assert "preset=hard" in page.url, page.url
+        wait_ready(page)
+        seen.append(page.url)
+        assert page.locator('[data-testid="stAlertContentWarning"]').count() == 0, seen  # no "not understood"
+        if "/MI_maps" in page.url and "preset=hard" in page.url:
+            break
+    assert "/MI_maps" in page.url and "preset=hard" in page.url, seen
     assert selected(page, "Preset") == "hard · 26 clues" and selected(page, "Selected cell") == "r5c4"
-    assert page.locator('[data-testid="stAlertContentWarning"]').count() == 0
     page.close()
 
 
