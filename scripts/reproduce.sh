@@ -754,3 +754,8 @@ python -m mi_core bench sudoku --puzzles runs/kaggle_tune500.csv --sampler seque
     --model checkpoints/sudoku_chain/phase9/p9_step7500.safetensors --json assets/benchmarks/sudoku_tune500_p9_step7500.json --force
 PYTHONPATH=. python scripts/studies/paired_bench.py assets/benchmarks/sudoku_tune500_p9_step7500.json \
     assets/benchmarks/sudoku_tune500_soup3.json runs/kaggle_tune500.csv assets/benchmarks/sudoku_tune_paired_p9_step7500_vs_soup3.json
+# phase 9 at step 21,000 (twentieth session; the run's model_last.safetensors then), the same way
+python -m mi_core bench sudoku --puzzles runs/kaggle_tune500.csv --sampler sequential --threads 1 \
+    --model checkpoints/sudoku_chain/phase9/p9_step21000.safetensors --json assets/benchmarks/sudoku_tune500_p9_step21000.json --force
+PYTHONPATH=. python scripts/studies/paired_bench.py assets/benchmarks/sudoku_tune500_p9_step21000.json \
+    assets/benchmarks/sudoku_tune500_soup3.json runs/kaggle_tune500.csv assets/benchmarks/sudoku_tune_paired_p9_step21000_vs_soup3.json
