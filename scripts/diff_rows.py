@@ -28,8 +28,13 @@ def rows_of(path: Path) -> list[dict]:
     return rows
 
 
-def key(row: dict) -> tuple:  # params typed, so a row written with strings ("k": "4") matches its rerun
-    return row.get("set"), row["sampler"], json.dumps(row_params({"params": {}, **row}), sort_keys=True)
+def typed(row: dict) -> dict:
+    """``row`` with its params typed, so a row written with strings (``"k": "4"``) matches its rerun."""
+    return {**row, "params": row_params({"params": {}, **row})}
+
+
+def key(row: dict) -> tuple:
+    return row.get("set"), row["sampler"], json.dumps(row["params"], sort_keys=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -39,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--skip", default=SKIP, help=f"comma-separated fields not compared (default {SKIP})")
     args = p.parse_args(argv)
     skip = set(filter(None, args.skip.split(",")))
-    old, new = ({key(r): {**r, "params": json.loads(key(r)[2])} for r in rows_of(path)} for path in (args.old, args.new))
+    old, new = ({key(r): r for r in map(typed, rows_of(path))} for path in (args.old, args.new))
     bad = 0
     for k in sorted(set(old) | set(new), key=str):
         if k not in new or k not in old:
