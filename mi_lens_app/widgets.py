@@ -449,6 +449,35 @@ document.querySelectorAll("button.mi-copy-link:not([data-ready])").forEach((b) =
 </script>"""
 
 
+# One entry in the browser's history per page change. Streamlit pushes several as a view opens from a link (the
+# parameters it drops from the page left, its corrections, this app's restoring them, the new page's path), so
+# Back from a page change needed two or three presses and could land on a view without its puzzle. From a click
+# on a link to a view until that view's first run ends, every further push replaces the first one's entry.
+ONE_HISTORY_ENTRY = """<script>
+if (!window.miLensOneHistoryEntry) {
+  window.miLensOneHistoryEntry = true;
+  const push = history.pushState.bind(history), replace = history.replaceState.bind(history);
+  let clicked = 0, pushed = false, ran = false;  // a page change under way: when clicked, pushed yet, its run begun
+  document.addEventListener("click", (e) => {
+    if (e.target.closest('[data-testid="stPageLink"] a')) { clicked = Date.now(); pushed = false; ran = false; }
+  }, true);
+  new MutationObserver((changes) => changes.forEach((c) => {  // the app's element may be drawn anew: watch them all
+    const state = c.target.dataset.testScriptState;
+    if (clicked && state === "running") { ran = true; }
+    if (ran && state === "notRunning") { clicked = 0; ran = false; }
+  })).observe(document.body, {attributes: true, subtree: true, attributeFilter: ["data-test-script-state"]});
+  history.pushState = (state, title, url) => {
+    if (clicked && !ran && Date.now() - clicked > 5000) { clicked = 0; }  // the click started no run
+    if (clicked) {
+      if (pushed) { return replace(state, title, url); }
+      pushed = true;
+    }
+    return push(state, title, url);
+  };
+}
+</script>"""
+
+
 # one chart a row below 1,200 px (a projector's 1024 px with the sidebar open leaves ~700 px for the page: three
 # heatmaps a row were 60 px each), less padding there, and rows of metrics that wrap instead of cutting labels.
 # The Decoding page's two frames (a container keyed SIDE_BY_SIDE) stay side by side: comparing them is the page
@@ -477,7 +506,7 @@ def navigation() -> None:
         for view in VIEWS:
             view_link(view.path, view.title, view.icon)
     with st.sidebar:
-        st.html(COPY_LINK, unsafe_allow_javascript=True)
+        st.html(COPY_LINK + ONE_HISTORY_ENTRY, unsafe_allow_javascript=True)
     st.sidebar.divider()
 
 
