@@ -413,3 +413,34 @@ def test_train_config_refuses_values_outside_the_declared_ranges(field, value):
         TrainConfig(**{field: value})
     with pytest.raises(ValueError, match="puzzle_frac \\+ onpolicy_frac"):
         TrainConfig(puzzle_frac=0.9, onpolicy_frac=0.2)
+
+
+def test_distillation_mixes_the_solution_with_the_teachers_views(tmp_path):
+    from mi_core.domains.sudoku.mdm import SudokuMDM, save_sudoku_mdm
+
+    torch.manual_seed(0)
+    shape = SudokuMDMConfig(d_model=16, n_layers=1, n_heads=2, d_ff=32)
+    teacher = SudokuMDM(shape).eval()
+    save_sudoku_mdm(teacher, tmp_path / "teacher.safetensors")
+    cfg = TrainConfig(steps=2, batch=8, grid_pool=20, puzzle_pool=4, max_harden=5, eval_puzzles=0, onpolicy_every=0,
+                      bf16=False)
+    for views in (1, 3):
+        task = SudokuTask(shape, cfg, torch.device("cpu"), log=lambda m: None, pool_dir=tmp_path / "pools",
+                          args={"teacher": tmp_path / "teacher.safetensors", "teacher_views": views, "distill": 0.25})
+        inputs, values, scored = task.batch()
+        targets = task.soft_targets(inputs, values)
+        assert targets.shape == (8, 81, 9) and torch.allclose(targets.sum(-1), torch.ones(8, 81))
+        solution = torch.nn.functional.one_hot(values, 9).float()
+        teacher_part = (targets - 0.75 * solution) / 0.25
+        assert teacher_part.min() >= -1e-6
+        with torch.no_grad():
+            alone = teacher(inputs).logits.softmax(-1)
+        # one view: the teacher as it is; three: an average over other views, which differs from it
+        assert torch.allclose(teacher_part, alone, atol=1e-5) == (views == 1)
+    out = tmp_path / "student.safetensors"
+    run_train(["sudoku", "--steps", "2", "--batch", "8", "--grid-pool", "20", "--puzzle-pool", "4", "--max-harden", "5",
+               "--eval-puzzles", "0", "--onpolicy-every", "0", "--no-bf16", "--pool-dir", str(tmp_path / "pools"),
+               "--threads", "1", "--d-model", "16", "--n-layers", "1", "--n-heads", "2", "--d-ff", "32",
+               "--teacher", str(tmp_path / "teacher.safetensors"), "--distill", "0.25", "--out", str(out)])
+    meta = json.loads(out.with_suffix(".json").read_text())
+    assert meta["teacher"] == {"path": str(tmp_path / "teacher.safetensors"), "views": 4, "share": 0.25}

@@ -97,7 +97,8 @@ class Wrapped(MaskedLM):
 
 
 def masked_ce(logits: torch.Tensor, target_values: torch.Tensor, masked: torch.Tensor) -> torch.Tensor:
-    """Mean cross-entropy of ``(B, N, V)`` logits over ``masked`` positions (no 1/t weighting)."""
+    """Mean cross-entropy of ``(B, N, V)`` logits over ``masked`` positions (no 1/t weighting); the targets are
+    ``(B, N)`` value indices or ``(B, N, V)`` probabilities."""
     return F.cross_entropy(logits[masked].float(), target_values[masked])
 
 

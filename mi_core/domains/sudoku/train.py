@@ -21,10 +21,11 @@ import torch
 from mi_core.decoding import make_strategy
 from mi_core.device import use_bf16
 from mi_core.domains.sudoku import read_puzzles
-from mi_core.domains.sudoku.data import DeviceBatches, onpolicy_states
+from mi_core.domains.sudoku.data import DeviceBatches, onpolicy_states, symmetry_views
 from mi_core.domains.sudoku.mdm import SudokuMDM, SudokuMDMConfig, load_sudoku_mdm, masked_ce, save_sudoku_mdm
 from mi_core.domains.sudoku.order import decode_score
 from mi_core.domains.sudoku.pool import POOL_DIR, PoolSpec, build_graded_pool, hardest, load_or_build_pools
+from mi_core.models.views import Views
 from mi_core.options import SEED_MAX, check_ranges, option
 from mi_core.scale import distributed
 
@@ -128,6 +129,12 @@ class DataOptions:
                                    "grow_pool_file, instead of freshly generated ones")
     exclude: list[Path] = option([], "puzzle files (evaluation sets) whose puzzles must not be trained on; "
                                  "repeatable", many=True)
+    teacher: Path | None = option(None, "distil from this Sudoku MDM averaged over --teacher-views symmetric views "
+                                  "of each state: the targets mix the solution with its probabilities (--distill)")
+    teacher_views: int = option(4, "views the teacher reads each state in, the first as it is (default %(default)s)",
+                                range=(1, 64))
+    distill: float = option(0.5, "the teacher's share of each target, the solution's the rest (default %(default)s)",
+                            range=(0, 1))
 
 
 class SudokuTask:
@@ -146,6 +153,13 @@ class SudokuTask:
         self.bf16 = use_bf16(cfg.bf16, device, log=lambda m: None)  # the trainer itself says so
         # loaded first, so a bad --init fails before the pools are built
         self.start = init_model(self.init, args.get("model_given", {})) if self.init else None
+        self.teacher = load_sudoku_mdm(args["teacher"], device).eval().requires_grad_(False) \
+            if args.get("teacher") else None
+        if self.teacher is not None and self.teacher.cfg.box != model_cfg.box:
+            raise ValueError(f"--teacher {args['teacher']}: its grids have boxes of {self.teacher.cfg.box}, this "
+                             f"model's of {model_cfg.box}")
+        self.args_teacher, self.teacher_views, self.distill = (args.get("teacher"), args.get("teacher_views", 4),
+                                                               args.get("distill", 0.5))
         workers = args.get("pool_workers", 2) or os.cpu_count() or 1
         t0 = time.time()
         with distributed.main_first():  # under torchrun rank 0 builds the cached pools, the others read them
@@ -180,7 +194,18 @@ class SudokuTask:
             steps = int(torch.randint(cfg.min_loops, loops + 1, (1,), generator=self.gen, device=self.device))
         grad = min(cfg.grad_iters or steps, steps)
         out = net(inputs, iterations=steps, keep=min(cfg.supervise, grad), no_grad=steps - grad)
-        return torch.stack([masked_ce(logits, values, scored) for logits in out.per_iteration]).mean()
+        targets = values if self.teacher is None else self.soft_targets(inputs, values)
+        return torch.stack([masked_ce(logits, targets, scored) for logits in out.per_iteration]).mean()
+
+    def soft_targets(self, inputs: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
+        """``(B, 81, 9)`` targets: the solution's one-hot mixed with the teacher's probabilities, averaged over
+        views drawn afresh each step (an ensemble the student learns to match in one view)."""
+        seed = int(torch.randint(0, 2**31 - 1, (1,), generator=self.gen, device=self.device))
+        ensemble = Views(self.teacher, *symmetry_views(self.teacher_views, seed, self.model_cfg.box))
+        with torch.no_grad():
+            probs = ensemble(inputs).logits.float().softmax(-1)
+        solution = torch.nn.functional.one_hot(values, probs.shape[-1]).float()
+        return (1 - self.distill) * solution + self.distill * probs
 
     def batch(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         inputs, targets = self.data.sample(self.cfg.batch, self.gen)
@@ -196,7 +221,9 @@ class SudokuTask:
         return validate(model, self.val, self.device) if self.val is not None else {}
 
     def summary(self) -> dict:
-        return {"init": str(self.init) if self.init else None}
+        teacher = {"teacher": {"path": str(self.args_teacher), "views": self.teacher_views, "share": self.distill}} \
+            if self.teacher is not None else {}
+        return {"init": str(self.init) if self.init else None, **teacher}
 
     def state_dict(self) -> dict:
         return {"data": self.data.state_dict(), "gen": self.gen.get_state()}
