@@ -459,7 +459,8 @@ if (!window.miLensOneHistoryEntry) {
   const push = history.pushState.bind(history), replace = history.replaceState.bind(history);
   let clicked = 0, pushed = false, ran = false;  // a page change under way: when clicked, pushed yet, its run begun
   document.addEventListener("click", (e) => {
-    if (e.target.closest('[data-testid="stPageLink"] a')) { clicked = Date.now(); pushed = false; ran = false; }
+    const newTab = e.ctrlKey || e.metaKey || e.shiftKey;  // the link opens elsewhere: this page stays
+    if (!newTab && e.target.closest('[data-testid="stPageLink"] a')) { clicked = Date.now(); pushed = false; ran = false; }
   }, true);
   new MutationObserver((changes) => changes.forEach((c) => {  // the app's element may be drawn anew: watch them all
     const state = c.target.dataset.testScriptState;
