@@ -211,14 +211,38 @@ def parse(argv: list[str]):
 OUTPUTS = ("json", "markdown", "out", "log")  # options a command writes; every other path option is read
 
 
+def _flag(name: str) -> str:
+    return f"--{name.replace('_', '-')}"
+
+
+def _is_file(value) -> bool:
+    """Whether an option's value (a path, or text such as a puzzle or a sequence) names an existing file."""
+    if not isinstance(value, (str, Path)):
+        return False
+    try:
+        return Path(value).is_file()
+    except (OSError, ValueError):  # a long sequence is too long a file name; text with a NUL is none
+        return False
+
+
 def overwrites_input(args) -> str | None:
-    """One line when an output option names the same existing file as an input option, else None."""
-    paths = {k: v for k, v in vars(args).items() if isinstance(v, Path) and v.is_file()}
-    for out in (k for k in OUTPUTS if k in paths):
-        for name, path in paths.items():
-            if name not in OUTPUTS and path.samefile(paths[out]):
-                flag, other = (f"--{n.replace('_', '-')}" for n in (out, name))
-                return f"{flag} {paths[out]} is the {other} file this command reads: write its output elsewhere"
+    """One line when an output option names an input option's file or the config beside its weights, or the
+    file of another output option, else None."""
+    outs = {k: Path(v) for k, v in vars(args).items() if k in OUTPUTS and isinstance(v, (str, Path)) and str(v) != "-"}
+    seen: dict[Path, str] = {}
+    for name, path in outs.items():
+        if path.resolve() in seen:
+            return f"{_flag(seen[path.resolve()])} and {_flag(name)} name the same file, {path}: give each its own"
+        seen[path.resolve()] = name
+    read = {k: Path(v) for k, v in vars(args).items() if k not in OUTPUTS and _is_file(v)}
+    for out, target in ((k, v) for k, v in outs.items() if _is_file(v)):
+        for name, path in read.items():
+            config = path.with_suffix(".json") if path.suffix == ".safetensors" else None
+            if path.samefile(target):
+                return f"{_flag(out)} {target} is the {_flag(name)} file this command reads: write its output elsewhere"
+            if config is not None and config.is_file() and config.samefile(target):
+                return (f"{_flag(out)} {target} is the config of the {_flag(name)} weights this command reads: write "
+                        "its output elsewhere")
     return None
 
 

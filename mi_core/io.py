@@ -64,6 +64,23 @@ def check_output(path: str | Path | None, force: bool = False, option: str = "--
     return path
 
 
+def check_weights_output(path: str | Path, force: bool = False, beside: tuple[str, ...] = (),
+                         option: str = "--out") -> Path:
+    """:func:`check_output` for a weights file: it ends in ``.safetensors``, and the files a run writes beside it (its
+    ``.json`` and those named ``<stem><tail>`` for each tail in ``beside``) are not overwritten without ``force``
+    either (a user's ``x.json`` was replaced by the config, ``x.ckpt`` by a checkpoint)."""
+    path = check_output(path, force, option)
+    if path.suffix != ".safetensors":
+        raise OutputPathError(f"{option} {path}: a weights file ends in .safetensors (its config goes beside it in "
+                              f"{path.stem}.json)")
+    for tail in (".json", *beside):
+        other = path.with_name(path.stem + tail)
+        if other.exists() and not force:
+            raise OutputPathError(f"{option} {path}: {other}, which this run writes beside it, already exists; pass "
+                                  "--force to overwrite it")
+    return path
+
+
 def check_output_dir(path: str | Path, option: str = "--out") -> Path:
     """``path``; OutputPathError when it is or lies under a file (an existing folder is fine: commands resume)."""
     path = Path(path)

@@ -178,11 +178,41 @@ def _items(text: str, kind: type, what: str) -> list:
     return items
 
 
+SECTION_MARK = re.compile(r"<!-- (.+?):(start|end) -->")  # a report's sections lie between such markers
+
+
+def section_problem(name: str) -> str | None:
+    """Why ``name`` cannot name a report's section (None: it can): the markers hold it."""
+    if re.fullmatch(r"[\w][\w .+-]*", str(name)):
+        return None
+    return f"a section name is letters, digits, spaces and . + - _, got {name!r}"
+
+
+def markers_problem(text: str) -> str | None:
+    """What is wrong with a report's section markers (None: each section's start once, then its end once): a
+    section is replaced from its start to its end, so a lone or reversed marker would cut the user's text."""
+    kinds: dict[str, list[str]] = {}
+    for found in SECTION_MARK.finditer(text):
+        kinds.setdefault(found.group(1), []).append(found.group(2))
+    for name, seen in kinds.items():
+        if seen != ["start", "end"]:
+            return (f"its section {name!r} has the markers {', '.join(seen)} (a start, then an end, once each): "
+                    "mend them or name another file")
+    return None
+
+
 def markdown_file(text: str) -> Path:
     """A ``--markdown`` / ``--md`` value: a ``.md`` or ``.markdown`` file (``-``: standard output, where taken),
-    so a section is never written into a JSON or other file named by mistake."""
+    so a section is never written into a JSON or other file named by mistake, whose section markers (if it
+    exists) are sound."""
     if text != "-" and Path(text).suffix.lower() not in (".md", ".markdown"):
         raise ValueError(f"a Markdown report file ends in .md, got {text!r}")
+    try:
+        problem = markers_problem(Path(text).read_text()) if Path(text).is_file() else None
+    except (OSError, UnicodeDecodeError) as err:
+        raise ValueError(f"{text}: cannot read it ({err})") from None
+    if problem:
+        raise ValueError(f"{text}: {problem}")
     return Path(text)
 
 

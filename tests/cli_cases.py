@@ -9,6 +9,7 @@ folder. Every case is cheap in a fixed build: it is refused before any model pas
 
 from __future__ import annotations
 
+import gzip
 import json
 import shutil
 from pathlib import Path
@@ -40,6 +41,17 @@ def make_inputs(d: Path, repo: Path) -> dict[str, str]:
     (d / "exists.fa").write_text(">x\nMK\n")
     (d / "exists.safetensors").write_text("keep me\n")
     (d / "ref.fa").write_text(">a\nMKTAYIAKQRQISFVKSHFSRQLEERLGLIEVQ\n>b\nGSHMLEDPVAGKTWLAKLLEERLGLIEVQAPIL\n")
+    # report files whose section markers a rewrite would cut through; files a run would write beside its output
+    (d / "lone.md").write_text("# Notes\n<!-- ab:start -->\nold\n## My own text\n")
+    (d / "reversed.md").write_text("<!-- sweep-p:end -->\nmine\n<!-- sweep-p:start -->\n")
+    with gzip.open(d / "empty_pool.txt.gz", "wt") as pool:  # a pool file of no puzzles
+        pool.write("")
+    (d / "exists_cfg.json").write_text("{}\n")
+    (d / "exists_run.ckpt").write_text("a checkpoint to resume\n")
+    (d / "exists_sel_posterior.json").write_text("{}\n")
+    for name, src in (("exists_model", "sudoku_mdm"), ("exists_est", "sudoku_mi_estimator")):
+        shutil.copy(repo / "assets" / f"{src}.safetensors", d / f"{name}.safetensors")
+        shutil.copy(repo / "assets" / f"{src}.json", d / f"{name}.json")
     # models whose JSON config does not fit the weights
     for name, src, key, value in [("dff", "sudoku_mdm", "d_ff", 2_000_000_000),
                                   ("maxlen", "protein_mdm", "max_len", 1_000_000_000),
@@ -185,6 +197,39 @@ def cases() -> list[tuple[str, str, list[str]]]:
         ("train-estimator-variants-empty", "other", ["train-estimator", "--data", "{D}/folder", "--variants", ""]),
         ("train-estimator-variants-trailing-comma", "other", ["train-estimator", "--data", "{D}/folder",
                                                               "--variants", "log:bound,"]),
+        # the second audit (twenty-first session): a report cut, files beside an output overwritten, pairings unchecked
+        ("diagnose-markdown-lone-start", "safety", [*diag, "--section", "ab", "--markdown", "{D}/lone.md"]),
+        ("sweep-markdown-reversed-markers", "safety", [*sweep, "--markdown", "{D}/reversed.md"]),
+        ("diagnose-section-ends-the-comment", "other", [*diag, "--json", "{D}/dg.json", "--section", "x -->",
+                                                        "--markdown", "{D}/r.md"]),
+        ("sweep-json-is-the-markdown", "safety", [*sweep, "--json", "{D}/same.md", "--markdown", "{D}/same.md"]),
+        ("train-pool-dir-a-file", "traceback", ["train", "sudoku", "--out", "{D}/t3.safetensors", "--pool-dir",
+                                                "{D}/afile", *tiny_train]),
+        ("train-pool-dir-in-proc", "other", ["train", "sudoku", "--out", "{D}/t4.safetensors", "--pool-dir",
+                                             "/proc/pools", *tiny_train]),
+        ("train-config-beside-out-exists", "safety", ["train", "sudoku", "--out", "{D}/exists_cfg.safetensors",
+                                                      *tiny_train]),
+        ("train-checkpoint-beside-out-exists", "safety", ["train", "sudoku", "--out", "{D}/exists_run.safetensors",
+                                                          *tiny_train]),
+        ("train-out-ckpt", "safety", ["train", "sudoku", "--out", "{D}/c.ckpt", *tiny_train]),
+        ("train-out-json", "safety", ["train", "sudoku", "--out", "{D}/w.json", *tiny_train]),
+        ("train-estimator-out-json", "safety", ["train-estimator", "--data", "{D}/folder", "--out", "{D}/w.json"]),
+        ("train-order-posterior-beside-out-exists", "safety", ["train-order", "sudoku", "--out",
+                                                               "{D}/exists_sel.safetensors", "--device", "cpu"]),
+        ("train-order-init-of-another-domain", "other", ["train-order", "sudoku", "--out", "{D}/o.safetensors",
+                                                         "--init", "assets/protein_order_selector.safetensors"]),
+        ("probe-json-is-the-model", "safety", ["probe", "sudoku", "--puzzle", EASY, "--model",
+                                               "{D}/exists_model.safetensors", "--json", "{D}/exists_model.safetensors",
+                                               "--force", "--no-progress"]),
+        ("estimate-json-is-the-estimators-config", "safety", ["estimate", "sudoku", "--puzzle", EASY, "--estimator",
+                                                              "{D}/exists_est.safetensors", "--json",
+                                                              "{D}/exists_est.json", "--force"]),
+        ("eval-estimator-of-another-model", "other", [*evals, "--model", "assets/sudoku_mdm.safetensors"]),
+        ("train-box-2", "other", ["train", "sudoku", "--out", "{D}/t5.safetensors", "--box", "2", *tiny_train]),
+        ("train-val-file-empty", "unclear", ["train", "sudoku", "--out", "{D}/t6.safetensors", "--val-file",
+                                             "{D}/empty_pool.txt.gz", "--pool-dir", "{D}/pools", *tiny_train]),
+        ("train-distill-without-teacher", "other", ["train", "sudoku", "--out", "{D}/t7.safetensors", "--distill",
+                                                    "0.3", *tiny_train]),
         # help must exit 0
         ("train-help", "help", ["train", "--help"]),
     ]

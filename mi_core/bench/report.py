@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mi_core.io import atomic_write_text
-from mi_core.options import markdown_option, option
+from mi_core.options import markdown_option, markers_problem, option, section_problem
 
 HEADER = "# MI Lens benchmarks\n\nEvery table below is written by the command named above it; rerunning it replaces its section.\n"
 
@@ -18,9 +18,13 @@ class MarkdownOut:
 
 
 def update_section(name: str, markdown: str, path: str | Path = "BENCHMARKS.md") -> None:
-    """Replace the text between ``<!-- name:start -->`` and ``<!-- name:end -->`` in ``path`` (append if absent)."""
+    """Replace the text between ``<!-- name:start -->`` and ``<!-- name:end -->`` in ``path`` (append if absent);
+    a ValueError, and the file as it was, where ``name`` or the file's markers are unsound."""
     path = Path(path)
     text = path.read_text() if path.is_file() else HEADER
+    problem = section_problem(name) or markers_problem(text)
+    if problem:
+        raise ValueError(f"{path}: {problem}")
     start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
     block = f"{start}\n{markdown.rstrip()}\n{end}"
     if start in text and end in text:

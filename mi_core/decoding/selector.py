@@ -135,9 +135,9 @@ def load_order_net(path: str | Path, device: torch.device | str = "cpu", role: s
     return net
 
 
-def check_order_net_fits(net: PositionNet, model, path: str | Path | None = None) -> None:
+def check_order_net_fits(net: PositionNet, model, path: str | Path | None = None, same_weights: bool = True) -> None:
     """Raise ModelFileError when the order net was trained on another hidden size, or (per the JSON beside
-    ``path``) another domain or other weights, than ``model``."""
+    ``path``) another domain or (``same_weights``) other weights, than ``model``."""
     d = int(model.hidden_size)
     name = f"the order selector {path}" if path else "the order selector"
     if net.cfg.d_model != d:
@@ -151,6 +151,6 @@ def check_order_net_fits(net: PositionNet, model, path: str | Path | None = None
         if trained.key != ours.key:
             raise ModelFileError(f"{name} was trained on {trained.cli_name}, the model is a {ours.cli_name} "
                                  f"model ({model.n_values} values): use a {ours.cli_name} selector")
-    problem = trained_on_mismatch(model, path)
+    problem = trained_on_mismatch(model, path) if same_weights else None
     if problem:
         raise ModelFileError(f"{name} {problem}: use a selector trained on this model")

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from mi_core.decoding.selector import load_order_net, make_order_nets, save_order_net
+from mi_core.decoding.selector import check_order_net_fits, load_order_net, make_order_nets, save_order_net
 from mi_core.io import display_path, file_sha256
 from mi_core.models.base import MaskedLM
 from mi_core.options import SEED_MAX, check_ranges, option
@@ -171,6 +171,8 @@ class OrderTask:
         if not cfg.finetune:  # a fine-tuned selector records its own *_denoiser* file instead
             extra["mdm_sha256"] = file_sha256(model_path)
         nets = load_nets(args.init) if args.init is not None else None
+        if nets is not None:  # a warm start may come from a selector of other weights, not of another domain
+            check_order_net_fits(nets[1], model, args.init, same_weights=False)
         log_path.parent.mkdir(parents=True, exist_ok=True)
         out.parent.mkdir(parents=True, exist_ok=True)
         best = [float("-inf")]

@@ -22,7 +22,7 @@ import torch
 
 from mi_core.device import pick_device
 from mi_core.domain import get_domain
-from mi_core.io import check_output, default_run_path, display_path
+from mi_core.io import check_weights_output, default_run_path, display_path
 from mi_core.mi.estimator import LOSSES, EstimatorConfig, MIEstimator, estimator_loss, save_estimator
 from mi_core.mi.fidelity import fidelity
 from mi_core.options import SKIP, Device, Force, check_ranges, option, seed
@@ -224,7 +224,7 @@ def main(namespace) -> int:
     from mi_core.train.estimator_data import load_shards
 
     args = vars(namespace)
-    check_output(args["out"], args["force"], "--out")
+    check_weights_output(args["out"], args["force"])
     cfg = TrainConfig(**{k: args[k] for k in TrainConfig.__dataclass_fields__ if k != "loss"})
     device = distributed.setup(pick_device(args["device"], args["threads"]))
     data, manifest = load_shards(args["data"])

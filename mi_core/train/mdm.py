@@ -26,7 +26,7 @@ import torch
 
 from mi_core.device import bf16_autocast, pick_device, use_bf16
 from mi_core.domain import Domain, get_domain
-from mi_core.io import check_output, default_run_path
+from mi_core.io import check_weights_output, default_run_path
 from mi_core.models.base import masked_ce
 from mi_core.options import Device, Force, option
 from mi_core.scale import distributed
@@ -45,6 +45,9 @@ def lr_at(step: int, frac: float, cfg) -> float:
     if step < cfg.warmup:
         return cfg.lr * (step + 1) / cfg.warmup
     return cfg.lr * (0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * min(1.0, frac))))
+
+
+BESIDE = ("_last.safetensors", "_last.json", ".ckpt")  # what a run writes beside its --out
 
 
 def checkpoint_path(out: Path) -> Path:
@@ -232,12 +235,13 @@ def main(namespace) -> int:
     args = {k: v for k, v in vars(namespace).items() if k not in ("domain", "argv")}
     force = args.pop("force")
     given = {k: args[k] for k in args.pop("given", ()) if k in args}
+    args["given"] = frozenset(given)  # the options named on the command line (a task may check their pairing)
     if args["resume"]:
         if args["out"] is None:
             raise ValueError("--resume needs the --out of the run to continue")
         model_cfg, cfg = resume_configs(task_cls, args["out"], given)
     else:
-        args["out"] = check_output(args["out"] or default_run_path(task_cls.name), force, "--out")
+        args["out"] = check_weights_output(args["out"] or default_run_path(task_cls.name), force, BESIDE)
         model_cfg = task_cls.model_config(**{k: args[k] for k in task_cls.model_config.__dataclass_fields__})
         args["model_given"] = {k: v for k, v in given.items() if k in task_cls.model_config.__dataclass_fields__}
         cfg = task_cls.train_config(**{k: args[k] for k in task_cls.train_config.__dataclass_fields__})

@@ -26,7 +26,7 @@ from mi_core.domains.sudoku import SUDOKU9
 from mi_core.domains.sudoku.bench import with_default_estimator
 from mi_core.domains.sudoku.mdm import load_sudoku_mdm
 from mi_core.io import atomic_write_json, check_output, display_path
-from mi_core.options import Device, Force, markdown_option, option
+from mi_core.options import Device, Force, markdown_option, option, section_problem
 
 CLASSES = ("alone", "with_dependent", "with_independent")
 
@@ -96,7 +96,7 @@ class DiagnoseOptions:
     bf16: bool = option(False, "bf16 autocast for the model passes")
     json: Path = option(None, "write the results here", required=True)
     section: str | None = option(None, "the name of the section written into --markdown (default: diagnose, the "
-                                 "file's stem and level)")
+                                 "file's stem and level)", check=section_problem)
     markdown: Path | None = markdown_option("the file --section goes to (e.g. BENCHMARKS.md)")
 
 

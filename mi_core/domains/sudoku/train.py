@@ -25,6 +25,7 @@ from mi_core.domains.sudoku.data import DeviceBatches, onpolicy_states, symmetry
 from mi_core.domains.sudoku.mdm import SudokuMDM, SudokuMDMConfig, load_sudoku_mdm, masked_ce, save_sudoku_mdm
 from mi_core.domains.sudoku.order import decode_score
 from mi_core.domains.sudoku.pool import POOL_DIR, PoolSpec, build_graded_pool, hardest, load_or_build_pools
+from mi_core.io import check_output_dir
 from mi_core.models.views import Views
 from mi_core.options import SEED_MAX, check_ranges, option
 from mi_core.scale import distributed
@@ -111,7 +112,10 @@ def _validation(cfg: TrainConfig, val_file: Path | None, workers: int) -> np.nda
         return None
     if val_file is None:
         return build_graded_pool(10_000 + cfg.seed, cfg.eval_puzzles, cfg.max_harden, workers=workers)[0]
-    return hardest(val_file, cfg.eval_puzzles)
+    val = hardest(val_file, cfg.eval_puzzles)
+    if not len(val):
+        raise ValueError(f"--val-file {val_file} holds no puzzles")
+    return val
 
 
 @dataclass
@@ -149,6 +153,14 @@ class SudokuTask:
     def __init__(self, model_cfg: SudokuMDMConfig, cfg: TrainConfig, device: torch.device, args: dict | None = None,
                  log=print, pool_dir: Path = POOL_DIR):
         args = args or {}
+        if model_cfg.box != 3:
+            raise ValueError(f"--box {model_cfg.box}: train sudoku trains 9x9 grids (--box 3); the 4x4 domain "
+                             "reads its exact oracle and needs no training")
+        lone = sorted(k for k in ("distill", "teacher_views") if k in args.get("given", ()))
+        if lone and not args.get("teacher"):
+            raise ValueError(" and ".join(f"--{k.replace('_', '-')}" for k in lone) + (" need" if len(lone) > 1
+                             else " needs") + " --teacher (the model whose views it distils)")
+        check_output_dir(args.get("pool_dir", pool_dir), "--pool-dir")
         self.model_cfg, self.cfg, self.device, self.init = model_cfg, cfg, device, args.get("init")
         self.bf16 = use_bf16(cfg.bf16, device, log=lambda m: None)  # the trainer itself says so
         # loaded first, so a bad --init fails before the pools are built
