@@ -246,6 +246,13 @@ def overwrites_input(args) -> str | None:
     return None
 
 
+def contradiction(args) -> str | None:
+    """One line when two options given together undo each other, else None."""
+    if getattr(args, "markdown", None) is not None and getattr(args, "write_markdown", True) is False:
+        return "--markdown FILE writes a section and --no-markdown writes none: give one of them"
+    return None
+
+
 def foreign_digit(argv: list[str]) -> str | None:
     """One line about the first argument (not an existing path) holding a non-ASCII digit ('٣', '３', '²'),
     which ``int()`` would read or fail on obscurely; None when there is none."""
@@ -281,7 +288,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         command, args = parse(argv)
-        problem = overwrites_input(args)
+        problem = overwrites_input(args) or contradiction(args)
         if problem:
             raise ValueError(problem)
         return command.main(args) or 0

@@ -46,6 +46,10 @@ def make_inputs(d: Path, repo: Path) -> dict[str, str]:
     (d / "reversed.md").write_text("<!-- sweep-p:end -->\nmine\n<!-- sweep-p:start -->\n")
     with gzip.open(d / "empty_pool.txt.gz", "wt") as pool:  # a pool file of no puzzles
         pool.write("")
+    (d / "badmanifest").mkdir(exist_ok=True)
+    (d / "badmanifest" / "manifest.json").write_text('{"config": \x01}')
+    (d / "four.txt").write_text(ORACLE + "\n")
+    (d / "junk.pth").write_bytes(bytes(range(256)) * 8)
     (d / "exists_cfg.json").write_text("{}\n")
     (d / "exists_run.ckpt").write_text("a checkpoint to resume\n")
     (d / "exists_sel_posterior.json").write_text("{}\n")
@@ -230,6 +234,15 @@ def cases() -> list[tuple[str, str, list[str]]]:
                                              "{D}/empty_pool.txt.gz", "--pool-dir", "{D}/pools", *tiny_train]),
         ("train-distill-without-teacher", "other", ["train", "sudoku", "--out", "{D}/t7.safetensors", "--distill",
                                                     "0.3", *tiny_train]),
+        ("estimate-sudoku-estimator-on-protein", "unclear", ["estimate", "protein", "--sequence", "MKTA__IAKQR",
+                                                             "--estimator", "assets/sudoku_mi_estimator.safetensors"]),
+        ("train-estimator-manifest-not-json", "unclear", ["train-estimator", "--data", "{D}/badmanifest", "--out",
+                                                          "{D}/e.safetensors"]),
+        ("eval-estimator-4x4-puzzles", "unclear", ["eval-estimator", "sudoku", "--puzzles", "{D}/four.txt", "--states",
+                                                   "1", "--no-markdown", "--device", "cpu"]),
+        ("diagnose-sampler-key-twice", "other", [*diag, "--json", "{D}/dg2.json", "--sampler", "topk:k=2;k=3"]),
+        ("markdown-and-no-markdown", "other", [*evals, "--markdown", "{D}/n.md", "--no-markdown"]),
+        ("probe-protein-junk-pth", "unclear", [*pprot[:3], "{D}/junk.pth", *pprot[4:], "--sequence", "MKTA_YIAKQR"]),
         # help must exit 0
         ("train-help", "help", ["train", "--help"]),
     ]

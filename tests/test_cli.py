@@ -364,3 +364,20 @@ def test_diagnose_markdown_without_a_section_writes_a_named_one(tmp_path, model_
     assert main(["diagnose", "sudoku", "--puzzles", str(puzzles), "--model", str(model_path), "--sampler", "topk:k=3",
                  "--json", str(tmp_path / "d.json"), "--markdown", str(md), "--threads", "1"]) == 0
     assert "diagnose p" in md.read_text()
+
+
+def test_a_report_section_is_rewritten_only_between_sound_markers(tmp_path):
+    from mi_core.bench.report import update_section
+
+    md = tmp_path / "r.md"
+    md.write_text("intro\n<!-- a:start -->\nold\n<!-- a:end -->\nmine\n")
+    update_section("a", "new", md)
+    assert md.read_text() == "intro\n<!-- a:start -->\nnew\n<!-- a:end -->\nmine\n"
+    for text in ("intro\n<!-- a:start -->\nold\nmine\n", "<!-- a:end -->\nmine\n<!-- a:start -->\n",
+                 "<!-- a:start -->\n<!-- a:end -->\n<!-- a:start -->\n<!-- a:end -->\n"):
+        md.write_text(text)
+        with pytest.raises(ValueError, match="its section 'a' has the markers"):
+            update_section("a", "new", md)
+        assert md.read_text() == text  # nothing cut
+    with pytest.raises(ValueError, match="a section name is"):
+        update_section("x -->", "new", tmp_path / "s.md")

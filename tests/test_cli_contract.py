@@ -97,7 +97,7 @@ def test_messages_name_option_value_and_range(places, capsys, monkeypatch):
         "mix-negative": "--mix expects three weights >= 0, not all 0 (uniform,puzzle,decode), got '-1,1,1'",
         "train-pool-file-empty": "empty.txt is not a gzip pool file",
         "generate-length-beyond-model": "--length 5000 is longer than the 256 residues",
-        "estimate-protein-estimator-on-sudoku": "reads hidden size 128 and 20 values, the model",
+        "estimate-protein-estimator-on-sudoku": "is an estimator of protein, not sudoku",
         "bench-model-is-directory": "is a directory, not a weights file",
         "train-estimator-variants-empty": "argument --variants: a variant is LOSS:bound or LOSS:free",  # not the defaults
         "train-estimator-variants-trailing-comma": "with LOSS in mse, sqrt, log; got ''",

@@ -189,3 +189,16 @@ def test_read_puzzles_streams_up_to_the_limit(tmp_path):
         assert len(read_puzzles(path, limit=2)) == 2
         with pytest.raises(SudokuFormatError, match="line"):
             read_puzzles(path)
+
+
+def test_a_text_line_may_carry_its_solution_after_a_space_or_a_comma(tmp_path):
+    solved = "534678912672195348198342567859761423426853791713924856961537284287419635345286179"
+    puzzle = "." * 5 + solved[5:]
+    wrong = solved[:-1] + ("1" if solved[-1] != "1" else "2")
+    path = tmp_path / "p.txt"
+    path.write_text(f"{puzzle} {solved}\n{puzzle},{solved}\n{' '.join(puzzle)}\n")
+    records = S.read_puzzles(path)
+    assert [r.solution for r in records] == [solved, solved, None] and {r.puzzle for r in records} == {puzzle}
+    path.write_text(f"{puzzle} {wrong}\n")
+    with pytest.raises(S.SudokuFormatError, match="line 1"):
+        S.read_puzzles(path)

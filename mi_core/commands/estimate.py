@@ -54,6 +54,14 @@ def model_spec(choice: str, estimator_path: str, domain: Domain) -> str | None:
     return "auto" if "auto" in (*domain.model_keywords, domain.model_default) else None  # None: the default
 
 
+def known_domain(name: str | None) -> Domain | None:
+    """The registered domain ``name`` (a key or a command-line name) names, else None."""
+    try:
+        return get_domain(name) if name else None
+    except ValueError:
+        return None
+
+
 def load(domain: Domain, text: str, model_choice: str, estimator_path: str, device: torch.device,
          named: bool = True):
     """``(model, estimator, tokens (1, N), model spec, estimator path)``; a ValueError names bad input or a
@@ -61,6 +69,10 @@ def load(domain: Domain, text: str, model_choice: str, estimator_path: str, devi
     to the shipped estimator trained on the model when ``--model`` names another."""
     domain.parse_input(text)  # bad input is named before any file loads
     estimator = load_estimator(estimator_path, device)
+    trained = known_domain(load_meta(estimator_path).get("domain"))
+    if trained is not None and trained.key != domain.key:  # said before a model the estimator names is loaded
+        raise ValueError(f"--estimator {estimator_path} is an estimator of {trained.cli_name}, not "
+                         f"{domain.cli_name}: give one trained on a {domain.cli_name} model")
     spec = model_spec(model_choice, estimator_path, domain)
     model, description, tokens = load_state(domain, text, spec, device, verb="estimate")
     if not named and trained_on_mismatch(model, estimator_path):

@@ -57,11 +57,25 @@ def options(domain: Domain) -> list:
     return [GridState if domain.layout == "grid" else TextState, *COMMON]
 
 
+def mask_marks(domain: Domain) -> list[str]:
+    """The characters that mark a masked position in ``domain``'s states (a sequence's are tried one by one)."""
+    if domain.layout == "grid":  # a grid's state is read whole: its own mark and the dot
+        return list(dict.fromkeys((domain.mask_char, ".")))
+
+    def masks(ch: str) -> bool:
+        try:
+            return list(domain.parse_input(ch)) == [domain.mask_id]
+        except ValueError:
+            return False
+
+    return [ch for ch in dict.fromkeys((domain.mask_char, ".", "X")) if masks(ch)] or [domain.mask_char]
+
+
 def load_state(domain: Domain, text: str, model_spec: str | None, device: torch.device, verb: str = "probe"):
     """``(model, description, tokens (N,))``; a ValueError names bad input or a bad model file."""
     tokens = domain.parse_input(text)
     if domain.mask_id not in tokens:
-        marks = " or ".join(dict.fromkeys((domain.mask_char, ".")))
+        marks = " or ".join(mask_marks(domain))
         raise ValueError(f"nothing to {verb}: the state has no masked position (write {marks} where one is)")
     model, description = load_model_described(model_spec, device, domain)
     model.check_length(len(tokens), f"the model {model_spec}" if model_spec else "the model", plural(domain))

@@ -209,16 +209,20 @@ def check_shapes(build, path: str | Path) -> None:
         raise ModelFileError(f"cannot read weights {path}: {err}") from None
     with torch.device("meta"):
         wanted = {k: tuple(v.shape) for k, v in build().state_dict().items()}
+    problem = shapes_problem(wanted, stored)
+    if problem:
+        raise ModelFileError(f"weights {path} do not fit the config {Path(path).with_suffix('.json')}: {problem}")
+
+
+def shapes_problem(wanted: dict[str, tuple], stored: dict[str, tuple]) -> str | None:
+    """How the tensors a config makes (``wanted``, name -> shape) differ from a file's (``stored``), or None."""
     missing, unexpected = sorted(set(wanted) - set(stored)), sorted(set(stored) - set(wanted))
     differ = [k for k in wanted if k in stored and wanted[k] != stored[k]]
-    if not (missing or unexpected or differ):
-        return
-    meta_path = Path(path).with_suffix(".json")
     parts = [f"{len(differ)} tensor(s) differ in shape, e.g. {k} is {stored[k]} in the file and {wanted[k]} by "
              "the config" for k in differ[:1]]
     for kind, keys in (("missing", missing), ("unexpected", unexpected)):
         parts += [f"{len(keys)} {kind} (e.g. {keys[0]})"] if keys else []
-    raise ModelFileError(f"weights {path} do not fit the config {meta_path}: " + "; ".join(parts))
+    return "; ".join(parts) or None
 
 
 def load_checked(config_cls, model_cls, path: str | Path, device: torch.device | str, what: str):
@@ -236,11 +240,11 @@ def load_state(model: torch.nn.Module, path: str | Path, device: torch.device) -
         state = load_file(str(path))
     except Exception as err:  # safetensors raises its own error types
         raise ModelFileError(f"cannot read weights {path}: {err}") from None
-    try:
-        model.load_state_dict(state, strict=True)
-    except RuntimeError as err:
-        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise ModelFileError(f"weights {path} do not fit the config: {first}") from None
+    problem = shapes_problem({k: tuple(v.shape) for k, v in model.state_dict().items()},
+                             {k: tuple(v.shape) for k, v in state.items()})
+    if problem:  # torch's own message is many lines, the first of which names no tensor
+        raise ModelFileError(f"weights {path} do not fit the model's config: {problem}")
+    model.load_state_dict(state, strict=True)
     return model.to(device).eval()
 
 

@@ -62,18 +62,30 @@ def readable(path: Path) -> bool:
     return True
 
 
+def read_manifest(path: Path) -> dict:
+    """The manifest of a folder of estimator data (a ValueError naming the file when it is not one)."""
+    try:
+        manifest = json.loads(path.read_text())
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise ValueError(f"{path} is not valid JSON ({err}): not the manifest of estimator data") from None
+    if not isinstance(manifest, dict) or "config" not in manifest:
+        raise ValueError(f"{path} is not the manifest of estimator data (make-estimator-data writes one): use "
+                         "another --out or --data folder")
+    return manifest
+
+
 def load_shards(path: str | Path) -> tuple[dict[str, torch.Tensor], dict]:
     """All shards under ``path`` concatenated (``masked`` as bool), and the manifest with a ``summary``."""
     path = Path(path)
     if not (path / MANIFEST).is_file():
         raise FileNotFoundError(f"no estimator data at {path} (missing {MANIFEST})")
+    manifest = read_manifest(path / MANIFEST)
     files = sorted(path.glob("shard_*.safetensors"))
     if not files:
         raise FileNotFoundError(f"no shards under {path}")
     parts = [read_shard(f) for f in files]
     data = {k: torch.cat([p[k] for p in parts]) for k in parts[0]}
     data["masked"] = data["masked"].bool()
-    manifest = json.loads((path / MANIFEST).read_text())
     sources = manifest.get("sources") or [str(i) for i in range(int(data["source"].max()) + 1)]
     manifest["summary"] = summarise(data, sources)
     return data, manifest
@@ -101,7 +113,7 @@ def write_manifest(out: Path, cfg, model_path: Path, model, command: str,
                 "model_config": asdict(model.cfg) if hasattr(model, "cfg") else None}
     path = out / MANIFEST
     if path.is_file():
-        old = json.loads(path.read_text())
+        old = read_manifest(path)
         if isinstance(old.get("config", {}).get("mix"), dict):  # written before the mix was three weights
             old["config"]["mix"] = list(old["config"]["mix"].values())
         for key in ("config", "model_sha256"):

@@ -183,7 +183,12 @@ def read_checkpoint(path: Path, what: str = "an ESM-C state dict") -> dict:
     try:
         state = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as err:  # noqa: BLE001  (garbage raises IndexError, EOFError, UnpicklingError, RuntimeError...)
-        raise ModelFileError(f"{path} is not a readable torch checkpoint: {type(err).__name__}: {err}") from None
+        # torch's own text runs over lines and suggests weights_only=False (never for a file of unknown origin):
+        # its reason is the line after "WeightsUnpickler error:", else the first
+        lines = [line.strip() for line in str(err).splitlines() if line.strip()]
+        after = [b for a, b in zip(lines, lines[1:]) if a.endswith("WeightsUnpickler error:")]
+        why = (after or lines or [type(err).__name__])[0]
+        raise ModelFileError(f"{path} is not an ESM-C checkpoint (torch.load: {why[:160]})") from None
     if not isinstance(state, dict):
         raise ModelFileError(f"{path} holds a {type(state).__name__}, not {what}")
     return state

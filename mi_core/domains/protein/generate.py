@@ -21,7 +21,8 @@ from mi_core.options import Device, Force, option, parse_sets, seed
 class GenerateOptions:
     length: int | None = option(None, "generate from all-mask sequences of this length", range=(1, 100_000),
                                 group="what", required=True)
-    template: str | None = option(None, 'fill the "_" / "X" positions of this sequence, e.g. "MKT__A___"', group="what")
+    template: str | None = option(None, 'fill the "_" / "X" positions of this sequence, e.g. "MKT__A___" (the '
+                                  'ambiguity codes B, Z and J are filled too)', group="what")
     n: int = option(4, "how many sequences", range=(1, 10_000))
     sampler: str = option("sequential", "a registered decoding strategy")
     sets: list[str] = option([], "strategy parameter (repeat)", flags=("--set",), many=True, metavar="KEY=VALUE")

@@ -1,6 +1,6 @@
 """``python -m mi_core probe protein --sequence TEXT|--fasta PATH [--record N] [--model auto|esmc|mdm|PATH]``:
 exact pairwise conditional MI between the masked residues of one protein, with the model
-:func:`mi_core.domains.protein.model.load_protein_model` picks. Masked residues are ``_`` or ``X`` in the input,
+:func:`mi_core.domains.protein.model.load_protein_model` picks. Masked residues are ``_`` or ``X`` in the input (and the ambiguity codes ``B``, ``Z``, ``J``),
 plus ``--mask-positions 5,9-20`` (1-based, inclusive) and a seeded ``--mask-rate`` of the rest; the probe costs
 ``1 + 20 * masked`` forward passes."""
 

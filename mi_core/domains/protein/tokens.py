@@ -66,8 +66,6 @@ def tokenize(sequence: str, *, ambiguous: str = "error", max_length: int = MAX_I
     letters = letters.upper().removesuffix("*")
     if not letters:
         raise ProteinInputError(f"{name}: empty sequence")
-    if len(letters) > max_length:
-        raise ProteinInputError(f"{name}: {len(letters)} residues, longer than the {max_length} this model takes")
     out = np.empty(len(letters), dtype=np.int64)
     bad: list[str] = []
     for i, ch in enumerate(letters):
@@ -80,8 +78,10 @@ def tokenize(sequence: str, *, ambiguous: str = "error", max_length: int = MAX_I
     if bad:
         shown = ", ".join(bad[:8]) + (f" and {len(bad) - 8} more" if len(bad) > 8 else "")
         hint = (" (U and O are rare residues this model has never seen: write X or _ in their place to let the "
-                "model fill them)") if any(b[1] in RARE for b in bad) else ""
+                "model fill them)") if all(b[1] in RARE for b in bad) else ""
         raise ProteinInputError(f"{name}: not amino-acid letters: {shown}{hint}")
+    if len(letters) > max_length:  # after the letters: a file of another kind read whole is named as such
+        raise ProteinInputError(f"{name}: {len(letters)} residues, longer than the {max_length} this model takes")
     return out
 
 

@@ -186,6 +186,15 @@ def _parse(lines, csv_format: bool, name: str, limit: int | None) -> list[Puzzle
     return records
 
 
+def _text_row(line: str) -> dict:
+    """A ``.txt`` line: the puzzle, or the puzzle and its solution as two fields of one length (a space or a
+    comma between); a grid written cell by cell with spaces stays one puzzle."""
+    fields = line.replace(",", " ").split()
+    if len(fields) == 2 and len(fields[0]) == len(fields[1]) >= 16:
+        return {"puzzle": fields[0], "solution": fields[1]}
+    return {"puzzle": line.strip()}
+
+
 def _records(lines, csv_format: bool, name: str):
     numbers = []  # the file's line number of each line kept
 
@@ -203,7 +212,7 @@ def _records(lines, csv_format: bool, name: str):
         rows = ((numbers[reader.line_num - 1], {k.strip().lower(): (v or "").strip() for k, v in row.items()
                                                 if k is not None}) for row in reader)
     else:
-        rows = ((numbers[-1], {"puzzle": line.strip()}) for line in kept())
+        rows = ((numbers[-1], _text_row(line)) for line in kept())
     for lineno, row in rows:
         try:
             digits = parse_grid(row["puzzle"], None)

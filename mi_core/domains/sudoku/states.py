@@ -119,6 +119,10 @@ class HeldOutPuzzles:
     def __init__(self, path: Path, limit: int | None, mix: tuple[float, float, float]):
         self.path, self.limit, self.mix = path, limit, check_mix(mix, SOURCES)
         records = read_puzzles(path, limit=limit)
+        other = next((r for r in records if len(r.puzzle) != 81), None)
+        if other is not None:
+            raise ValueError(f"{path}: the puzzle on line {other.line} has {len(other.puzzle)} cells, not the 81 of a "
+                             "9x9 Sudoku")
         self.puzzles = np.array([parse_grid(r.puzzle, 81) for r in records], dtype=np.int64)
         self.solutions = np.array([parse_grid(s, 81) for s in solutions_for(records)], dtype=np.int64)
 
