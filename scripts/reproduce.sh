@@ -303,9 +303,10 @@ done  # copied to assets/benchmarks/sudoku_chain_{kaggle500,clue17_500,top1465_5
 python scripts/studies/paired_bench.py runs/kaggle_graded_dev_step8865.json \
     assets/benchmarks/sudoku_chain_kaggle500_step7000.json $DATA/kaggle_graded_dev.csv \
     assets/benchmarks/sudoku_chain_paired_step8865.json
+# (--transfer: since 2026-12-05 eval-estimator refuses an estimator trained on other weights unless told so)
 python -m mi_core eval-estimator sudoku --puzzles "$DATA/kaggle_graded_dev.csv" --states 60 --threads 1 \
     --model checkpoints/sudoku_chain/phase1/model.safetensors --estimator assets/sudoku_mi_estimator_recurrent.safetensors \
-    --json assets/benchmarks/eval_estimator_recurrent_step8865.json --force
+    --transfer --json assets/benchmarks/eval_estimator_recurrent_step8865.json --force
 git show 5683ec9:assets/sudoku_peer_recurrent.safetensors > runs/step7000.safetensors  # the step-7,000 default
 git show 5683ec9:assets/sudoku_peer_recurrent.json > runs/step7000.json
 for m in assets/sudoku_peer_recurrent runs/step7000; do
@@ -334,7 +335,7 @@ python -m mi_core train-estimator --data runs/estimator_data/step8865 --out runs
     --variants log:free,log:bound,log:free:rules,log:bound:rules,sqrt:bound:rules
 python -m mi_core eval-estimator sudoku --puzzles "$DATA/kaggle_graded_dev.csv" --states 60 --threads 1 \
     --model checkpoints/sudoku_chain/phase1/model.safetensors --estimator runs/est_v1.safetensors \
-    --json runs/eval_est_v1.json --force   # assets/benchmarks/eval_estimator_recurrent_v2_step8865.json
+    --transfer --json runs/eval_est_v1.json --force   # assets/benchmarks/eval_estimator_recurrent_v2_step8865.json
 # Phase 2's best weights by held-out at two points (steps 4,000 and 5,500, copied from the run's model.safetensors)
 # on the Kaggle dev set, paired against phase 1's end; step 5,500 became the default
 for s in 4000 5500; do
@@ -378,7 +379,7 @@ for set in clue17_dev.txt top1465.txt; do
 done  # assets/benchmarks/sudoku_chain_{clue17,top1465}_500_p2_step6500.json
 python -m mi_core eval-estimator sudoku --puzzles "$DATA/kaggle_graded_dev.csv" --states 60 --threads 1 \
     --model assets/sudoku_peer_recurrent.safetensors --estimator assets/sudoku_mi_estimator_recurrent.safetensors \
-    --json runs/s2/eval_estimator_recurrent.json --force
+    --transfer --json runs/s2/eval_estimator_recurrent.json --force
 # (checked_on of the estimator's JSON gains the default's sha256 and 0.908; the JSON is copied to
 # assets/benchmarks/eval_estimator_recurrent.json and its section rendered with mi_core.bench.estimator.markdown)
 python -m mi_core bench sudoku --puzzles $DATA/kaggle_graded_dev.csv --limit 200 --sampler learned --threads 1 \
@@ -453,7 +454,7 @@ python -m mi_core bench sudoku --puzzles $DATA/kaggle_graded_dev.csv --limit 200
 # so it is retrained (assets/benchmarks/eval_estimator_recurrent_step8865_on_p2_step24000.json)
 python -m mi_core eval-estimator sudoku --puzzles "$DATA/kaggle_graded_dev.csv" --states 60 --threads 1 \
     --model assets/sudoku_peer_recurrent.safetensors --estimator assets/sudoku_mi_estimator_recurrent.safetensors \
-    --json runs/s5/eval_estimator_recurrent.json --force
+    --transfer --json runs/s5/eval_estimator_recurrent.json --force
 # the estimator retrained on the default: pruned probe for the training targets (eps 1e-4, error <= 1e-3 nats a pair)
 python -m mi_core make-estimator-data sudoku --model assets/sudoku_peer_recurrent.safetensors \
     --out runs/estimator_data/p2_step24000 --states 560 --shard-size 8 --pool 500 --eps 1e-4 --max-batch 512 \
