@@ -64,12 +64,14 @@ def check_output(path: str | Path | None, force: bool = False, option: str = "--
     return path
 
 
-def check_weights_output(path: str | Path, force: bool = False, beside: tuple[str, ...] = (),
-                         option: str = "--out") -> Path:
+def check_weights_output(path: str | Path | None, force: bool = False, beside: tuple[str, ...] = (),
+                         option: str = "--out") -> Path | None:
     """:func:`check_output` for a weights file: it ends in ``.safetensors``, and the files a run writes beside it (its
     ``.json`` and those named ``<stem><tail>`` for each tail in ``beside``) are not overwritten without ``force``
     either (a user's ``x.json`` was replaced by the config, ``x.ckpt`` by a checkpoint)."""
     path = check_output(path, force, option)
+    if path is None:  # the command names one of its own in runs/ later
+        return None
     if path.suffix != ".safetensors":
         raise OutputPathError(f"{option} {path}: a weights file ends in .safetensors (its config goes beside it in "
                               f"{path.stem}.json)")

@@ -182,10 +182,11 @@ SECTION_MARK = re.compile(r"<!-- (.+?):(start|end) -->")  # a report's sections 
 
 
 def section_problem(name: str) -> str | None:
-    """Why ``name`` cannot name a report's section (None: it can): the markers hold it."""
-    if re.fullmatch(r"[\w][\w .+-]*", str(name)):
+    """Why ``name`` cannot name a report's section (None: it can): its markers are HTML comments, which a
+    ``--``, an angle bracket or a line break in it would end or break."""
+    if str(name).strip() and not re.search(r"--|[<>\r\n]", str(name)):
         return None
-    return f"a section name is letters, digits, spaces and . + - _, got {name!r}"
+    return f"a section name holds no '--', '<', '>' or line break (it goes into an HTML comment), got {name!r}"
 
 
 def markers_problem(text: str) -> str | None:

@@ -457,18 +457,23 @@ ONE_HISTORY_ENTRY = """<script>
 if (!window.miLensOneHistoryEntry) {
   window.miLensOneHistoryEntry = true;
   const push = history.pushState.bind(history), replace = history.replaceState.bind(history);
-  let clicked = 0, pushed = false, ran = false;  // a page change under way: when clicked, pushed yet, its run begun
+  // a page change under way: when its link was clicked, whether it has pushed an entry yet, and whether its run
+  // has begun (Streamlit handles every click on a page link in this tab, modifier keys or not)
+  let clicked = 0, pushed = false, ran = false;
+  const reset = () => { clicked = 0; pushed = false; ran = false; };
   document.addEventListener("click", (e) => {
-    const newTab = e.ctrlKey || e.metaKey || e.shiftKey;  // the link opens elsewhere: this page stays
-    if (!newTab && e.target.closest('[data-testid="stPageLink"] a')) { clicked = Date.now(); pushed = false; ran = false; }
+    if (e.target.closest('[data-testid="stPageLink"] a')) { reset(); clicked = Date.now(); }
   }, true);
+  window.addEventListener("popstate", reset);  // Back or Forward: the entries are the browser's again
   new MutationObserver((changes) => changes.forEach((c) => {  // the app's element may be drawn anew: watch them all
-    const state = c.target.dataset.testScriptState;
-    if (clicked && state === "running") { ran = true; }
-    if (ran && state === "notRunning") { clicked = 0; ran = false; }
+    const state = c.target.getAttribute("data-test-script-state");
+    if (!clicked) { return; }
+    if (state === "running" || state === "rerunRequested") { ran = true; }
+    else if (ran) { reset(); }  // the first run ended (or failed)
   })).observe(document.body, {attributes: true, subtree: true, attributeFilter: ["data-test-script-state"]});
   history.pushState = (state, title, url) => {
-    if (clicked && !ran && Date.now() - clicked > 5000) { clicked = 0; }  // the click started no run
+    const age = Date.now() - clicked;  // a click that changed nothing in 5 s, or a change not seen to end in 60
+    if (clicked && ((!pushed && !ran && age > 5000) || age > 60000)) { reset(); }
     if (clicked) {
       if (pushed) { return replace(state, title, url); }
       pushed = true;

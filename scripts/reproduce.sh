@@ -353,7 +353,7 @@ for set in clue17_dev.txt top1465.txt; do
 done  # assets/benchmarks/sudoku_chain_{clue17,top1465}_500_p2_step5500.json
 python -m mi_core eval-estimator sudoku --puzzles "$DATA/kaggle_graded_dev.csv" --states 60 --threads 1 \
     --model assets/sudoku_peer_recurrent.safetensors --estimator runs/est_v1.safetensors \
-    --json assets/benchmarks/eval_estimator_recurrent.json --section eval-estimator-recurrent --markdown BENCHMARKS.md --force
+    --transfer --json assets/benchmarks/eval_estimator_recurrent.json --section eval-estimator-recurrent --markdown BENCHMARKS.md --force
 cp runs/est_v1.safetensors runs/est_v1.json assets/  # then renamed sudoku_mi_estimator_recurrent.*, its JSON given a
 # checked_on record naming the default's sha256, its held-out pooled Spearman (0.909) and the JSON above
 python -m mi_core bench sudoku --puzzles $DATA/kaggle_graded_dev.csv --limit 200 --sampler learned --threads 1 \

@@ -218,6 +218,7 @@ def cases() -> list[tuple[str, str, list[str]]]:
         ("train-out-ckpt", "safety", ["train", "sudoku", "--out", "{D}/c.ckpt", *tiny_train]),
         ("train-out-json", "safety", ["train", "sudoku", "--out", "{D}/w.json", *tiny_train]),
         ("train-estimator-out-json", "safety", ["train-estimator", "--data", "{D}/folder", "--out", "{D}/w.json"]),
+        ("train-estimator-no-out", "traceback", ["train-estimator", "--data", "{D}/folder"]),
         ("train-order-posterior-beside-out-exists", "safety", ["train-order", "sudoku", "--out",
                                                                "{D}/exists_sel.safetensors", "--device", "cpu"]),
         ("train-order-init-of-another-domain", "other", ["train-order", "sudoku", "--out", "{D}/o.safetensors",

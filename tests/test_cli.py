@@ -379,5 +379,5 @@ def test_a_report_section_is_rewritten_only_between_sound_markers(tmp_path):
         with pytest.raises(ValueError, match="its section 'a' has the markers"):
             update_section("a", "new", md)
         assert md.read_text() == text  # nothing cut
-    with pytest.raises(ValueError, match="a section name is"):
+    with pytest.raises(ValueError, match="a section name holds no"):
         update_section("x -->", "new", tmp_path / "s.md")

@@ -101,6 +101,33 @@ def test_messages_name_option_value_and_range(places, capsys, monkeypatch):
         "bench-model-is-directory": "is a directory, not a weights file",
         "train-estimator-variants-empty": "argument --variants: a variant is LOSS:bound or LOSS:free",  # not the defaults
         "train-estimator-variants-trailing-comma": "with LOSS in mse, sqrt, log; got ''",
+        # the second audit: each refused for its own reason, not an earlier one
+        "diagnose-markdown-lone-start": "lone.md: its section 'ab' has the markers start (a start, then an end",
+        "sweep-markdown-reversed-markers": "its section 'sweep-p' has the markers end, start",
+        "diagnose-section-ends-the-comment": "argument --section: a section name holds no '--'",
+        "sweep-json-is-the-markdown": "--json and --markdown name the same file",
+        "train-pool-dir-a-file": "--pool-dir",
+        "train-pool-dir-in-proc": "--pool-dir /proc/pools: cannot write in /proc",
+        "train-config-beside-out-exists": "exists_cfg.json, which this run writes beside it, already exists",
+        "train-checkpoint-beside-out-exists": "exists_run.ckpt, which this run writes beside it, already exists",
+        "train-out-ckpt": "c.ckpt: a weights file ends in .safetensors",
+        "train-out-json": "w.json: a weights file ends in .safetensors",
+        "train-estimator-out-json": "w.json: a weights file ends in .safetensors",
+        "train-estimator-no-out": "no estimator data at",
+        "train-order-posterior-beside-out-exists": "exists_sel_posterior.json, which this run writes beside it",
+        "train-order-init-of-another-domain": "is a selector trained on protein, not sudoku",
+        "probe-json-is-the-model": "exists_model.safetensors is the --model file this command reads",
+        "estimate-json-is-the-estimators-config": "is the config of the --estimator weights this command reads",
+        "eval-estimator-of-another-model": "give --estimator trained on this model, or --transfer",
+        "train-box-2": "--box 2: train sudoku trains 9x9 grids",
+        "train-val-file-empty": "empty_pool.txt.gz holds no puzzles",
+        "train-distill-without-teacher": "--distill needs --teacher",
+        "estimate-sudoku-estimator-on-protein": "is an estimator of sudoku, not protein",
+        "train-estimator-manifest-not-json": "manifest.json is not valid JSON",
+        "eval-estimator-4x4-puzzles": "four.txt: the puzzle on line 1 has 16 cells, not the 81",
+        "diagnose-sampler-key-twice": "gives k twice: give it once",
+        "markdown-and-no-markdown": "--markdown FILE writes a section and --no-markdown writes none",
+        "probe-protein-junk-pth": "junk.pth is not an ESM-C checkpoint (torch.load: ",
     }
     for name, text in expect.items():
         _, _, argv = next(c for c in CASES if c[0] == name)

@@ -437,6 +437,11 @@ def test_distillation_mixes_the_solution_with_the_teachers_views(tmp_path):
             alone = teacher(inputs).logits.softmax(-1)
         # one view: the teacher as it is; three: an average over other views, which differs from it
         assert torch.allclose(teacher_part, alone, atol=1e-5) == (views == 1)
+    state = task.state_dict()  # a checkpoint of the distilling run: resumed without its teacher, it says so
+    plain = SudokuTask(shape, cfg, torch.device("cpu"), log=lambda m: None, pool_dir=tmp_path / "pools")
+    with pytest.raises(ValueError, match="--resume: this run distils"):
+        plain.load_state_dict(state, 2)
+    task.load_state_dict(state, 2)
     out = tmp_path / "student.safetensors"
     run_train(["sudoku", "--steps", "2", "--batch", "8", "--grid-pool", "20", "--puzzle-pool", "4", "--max-harden", "5",
                "--eval-puzzles", "0", "--onpolicy-every", "0", "--no-bf16", "--pool-dir", str(tmp_path / "pools"),

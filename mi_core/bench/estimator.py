@@ -29,10 +29,10 @@ from mi_core.bench.scale import chunks_on_engine
 from mi_core.device import pick_device, timed
 from mi_core.domain import Domain, get_domain
 from mi_core.io import atomic_write_json, check_output
-from mi_core.mi.estimator import check_model_match, check_trained_on, estimate_mi, load_estimator
+from mi_core.mi.estimator import check_model_match, estimate_mi, load_estimator
 from mi_core.mi.fidelity import correlation, fidelity, mean_recovery, rule_recovery
 from mi_core.mi.probe import probe, probe_by_length
-from mi_core.models.base import load_meta
+from mi_core.models.base import load_meta, trained_on_mismatch
 from mi_core.models.loading import load_model
 from mi_core.options import Device, Force, JsonOut, option, seed
 from mi_core.scale.engine import EngineConfig, engine_from_args
@@ -331,8 +331,10 @@ def main(args) -> int:
     model = load_model(None if args.model is None else str(args.model), device, domain=domain)
     estimator = load_estimator(args.estimator, device)
     check_model_match(model, estimator, f"the model {args.model}", f"the estimator {args.estimator}")
-    if not args.transfer:  # another model of its width fits every shape, and misleads
-        check_trained_on(model, args.estimator)
+    problem = None if args.transfer else trained_on_mismatch(model, args.estimator)
+    if problem:  # another model of its width fits every shape, and misleads
+        raise ValueError(f"--estimator {args.estimator} {problem}: give --estimator trained on this model, or "
+                         "--transfer to measure how it does on it")
     res = run_eval(model, estimator, domain, held_out, args, device, engine,
                    log=lambda m: print(m, file=sys.stderr, flush=True))
     res = json_ready(res | {"command": "python -m mi_core eval-estimator " + shlex.join(args.argv)})

@@ -52,7 +52,8 @@ def parse_grid_spec(spec: str) -> list[tuple[str, dict[str, str]]]:
         if not sep or not key.strip() or not vals:
             raise ValueError(f"grid {spec!r}: expected key=v1,v2,... but got {part!r}")
         if any(axis[0][0] == key.strip() for axis in axes):  # the last would win without a word
-            raise ValueError(f"grid {spec!r} gives {key.strip()} twice: list its values once, {key.strip()}=v1,v2")
+            raise ValueError(f"{spec!r} gives {key.strip()} twice: give it once (a sweep grid lists its values "
+                             f"there, {key.strip()}=v1,v2)")
         axes.append([(key.strip(), v) for v in vals])
     return [(name, dict(combo)) for combo in itertools.product(*axes)]
 

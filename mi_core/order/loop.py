@@ -4,6 +4,7 @@ against ``top_margin`` (:func:`make_validator`) and :class:`OrderTask`, which ru
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -176,7 +177,8 @@ class OrderTask:
         log_path.parent.mkdir(parents=True, exist_ok=True)
         out.parent.mkdir(parents=True, exist_ok=True)
         best = [float("-inf")]
-        with log_path.open("a") as log_file:
+        # an existing log is replaced only with --force (order/train.py); the other ranks of torchrun write none
+        with (log_path if distributed.is_main() else Path(os.devnull)).open("w") as log_file:
 
             def log(line: str) -> None:
                 if not distributed.is_main():

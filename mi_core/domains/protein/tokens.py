@@ -66,23 +66,24 @@ def tokenize(sequence: str, *, ambiguous: str = "error", max_length: int = MAX_I
     letters = letters.upper().removesuffix("*")
     if not letters:
         raise ProteinInputError(f"{name}: empty sequence")
-    out = np.empty(len(letters), dtype=np.int64)
-    bad: list[str] = []
+    masks = SOFT_MASK | {MASK_CHAR} | (RARE if ambiguous == "mask" else frozenset())
+    bad: list[str] = []  # the first 8 letters that are none, then how many more (no array yet: the file may be huge)
+    more, rare_only = 0, True
     for i, ch in enumerate(letters):
-        if ch in _TOKEN_OF:
-            out[i] = _TOKEN_OF[ch]
-        elif ch in SOFT_MASK or ch == MASK_CHAR or (ch in RARE and ambiguous == "mask"):
-            out[i] = MASK_ID
-        else:
-            bad.append(f"{ch!r} at {i + 1}")
+        if ch not in _TOKEN_OF and ch not in masks:
+            rare_only = rare_only and ch in RARE
+            if len(bad) < 8:
+                bad.append(f"{ch!r} at {i + 1}")
+            else:
+                more += 1
     if bad:
-        shown = ", ".join(bad[:8]) + (f" and {len(bad) - 8} more" if len(bad) > 8 else "")
+        shown = ", ".join(bad) + (f" and {more} more" if more else "")
         hint = (" (U and O are rare residues this model has never seen: write X or _ in their place to let the "
-                "model fill them)") if all(b[1] in RARE for b in bad) else ""
+                "model fill them)") if rare_only else ""
         raise ProteinInputError(f"{name}: not amino-acid letters: {shown}{hint}")
     if len(letters) > max_length:  # after the letters: a file of another kind read whole is named as such
         raise ProteinInputError(f"{name}: {len(letters)} residues, longer than the {max_length} this model takes")
-    return out
+    return np.array([_TOKEN_OF.get(ch, MASK_ID) for ch in letters], dtype=np.int64)
 
 
 def detokenize(tokens) -> str:

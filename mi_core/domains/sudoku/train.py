@@ -10,6 +10,7 @@ and shape (``--loops`` and ``--dropout`` may change: the same weights fit a loop
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from dataclasses import dataclass, replace
@@ -210,8 +211,9 @@ class SudokuTask:
         return torch.stack([masked_ce(logits, targets, scored) for logits in out.per_iteration]).mean()
 
     def soft_targets(self, inputs: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
-        """``(B, 81, 9)`` targets: the solution's one-hot mixed with the teacher's probabilities, averaged over
-        views drawn afresh each step (an ensemble the student learns to match in one view)."""
+        """``(B, 81, 9)`` targets: the solution's one-hot mixed with the teacher's probabilities over views drawn
+        afresh each step (the normalised mean of their log-probabilities, :class:`Views`): an ensemble the student
+        learns to match in one view."""
         seed = int(torch.randint(0, 2**31 - 1, (1,), generator=self.gen, device=self.device))
         ensemble = Views(self.teacher, *symmetry_views(self.teacher_views, seed, self.model_cfg.box))
         with torch.no_grad():
@@ -233,14 +235,21 @@ class SudokuTask:
         return validate(model, self.val, self.device) if self.val is not None else {}
 
     def summary(self) -> dict:
-        teacher = {"teacher": {"path": str(self.args_teacher), "views": self.teacher_views, "share": self.distill}} \
-            if self.teacher is not None else {}
-        return {"init": str(self.init) if self.init else None, **teacher}
+        return {"init": str(self.init) if self.init else None,
+                **({"teacher": self.distilling()} if self.teacher is not None else {})}
+
+    def distilling(self) -> dict | None:
+        """What this run distils from (None: the solution alone), as its checkpoint records it."""
+        return None if self.teacher is None else {"path": str(self.args_teacher), "views": self.teacher_views,
+                                                  "share": self.distill}
 
     def state_dict(self) -> dict:
-        return {"data": self.data.state_dict(), "gen": self.gen.get_state()}
+        return {"data": self.data.state_dict(), "gen": self.gen.get_state(), "teacher": json.dumps(self.distilling())}
 
     def load_state_dict(self, state: dict, step: int) -> None:
+        if "teacher" in state and json.loads(state["teacher"]) != self.distilling():  # older checkpoints: no record
+            raise ValueError(f"--resume: this run distils {json.loads(state['teacher']) or 'nothing'}, not "
+                             f"{self.distilling() or 'nothing'}: give the same --teacher, --teacher-views and --distill")
         self.data.load_state_dict(state["data"])
         self.gen.set_state(state["gen"].cpu())  # generator states are CPU byte tensors on every device
         if not distributed.is_main():  # the checkpoint holds rank 0's generator: the others draw afresh
