@@ -761,7 +761,7 @@ python -m mi_core bench sudoku --puzzles runs/kaggle_tune500.csv --sampler seque
 PYTHONPATH=. python scripts/studies/paired_bench.py assets/benchmarks/sudoku_tune500_p9_step21000.json \
     assets/benchmarks/sudoku_tune500_soup3.json runs/kaggle_tune500.csv assets/benchmarks/sudoku_tune_paired_p9_step21000_vs_soup3.json
 # phase 10 (twenty-first session): the soup's own 4-view ensemble distilled into it (checkpoints/sudoku_chain/options);
-# its validated weights (the run's model_last.safetensors at steps 500 and 1,250) on the tuning puzzles, and the
+# its validated weights (the run's model_last.safetensors at steps 500, 1,250 and 1,750) on the tuning puzzles, and the
 # soup and step 1,250 on top1465 puzzles 501-1000, where views help most
 for step in 500 1250; do
     python -m mi_core bench sudoku --puzzles runs/kaggle_tune500.csv --sampler sequential --threads 1 \
@@ -771,10 +771,13 @@ for step in 500 1250; do
         assets/benchmarks/sudoku_tune500_soup3.json runs/kaggle_tune500.csv \
         assets/benchmarks/sudoku_tune_paired_p10_step${step}_vs_soup3.json
 done
-for m in soup3:checkpoints/sudoku_chain/soup3 p10_step1250:checkpoints/sudoku_chain/phase10/p10_step1250; do
+for m in soup3:checkpoints/sudoku_chain/soup3 p10_step1250:checkpoints/sudoku_chain/phase10/p10_step1250 \
+        p10_step1750:checkpoints/sudoku_chain/phase10/p10_step1750; do
     python -m mi_core bench sudoku --puzzles runs/top1465_tune500.txt --sampler sequential --threads 1 \
         --model ${m#*:}.safetensors --json assets/benchmarks/sudoku_top1465_tune500_${m%%:*}.json --force
 done
-PYTHONPATH=. python scripts/studies/paired_bench.py assets/benchmarks/sudoku_top1465_tune500_p10_step1250.json \
-    assets/benchmarks/sudoku_top1465_tune500_soup3.json runs/top1465_tune500.txt \
-    assets/benchmarks/sudoku_top1465_tune_paired_p10_step1250_vs_soup3.json
+for step in 1250 1750; do
+    PYTHONPATH=. python scripts/studies/paired_bench.py assets/benchmarks/sudoku_top1465_tune500_p10_step$step.json \
+        assets/benchmarks/sudoku_top1465_tune500_soup3.json runs/top1465_tune500.txt \
+        assets/benchmarks/sudoku_top1465_tune_paired_p10_step${step}_vs_soup3.json
+done
