@@ -763,7 +763,7 @@ PYTHONPATH=. python scripts/studies/paired_bench.py assets/benchmarks/sudoku_tun
 # phase 10 (twenty-first session): the soup's own 4-view ensemble distilled into it (checkpoints/sudoku_chain/options);
 # its validated weights (the run's model_last.safetensors at steps 500, 1,250 and 1,750) on the tuning puzzles, and the
 # soup and step 1,250 on top1465 puzzles 501-1000, where views help most
-for step in 500 1250; do
+for step in 500 1250 1750; do
     python -m mi_core bench sudoku --puzzles runs/kaggle_tune500.csv --sampler sequential --threads 1 \
         --model checkpoints/sudoku_chain/phase10/p10_step$step.safetensors \
         --json assets/benchmarks/sudoku_tune500_p10_step$step.json --force
