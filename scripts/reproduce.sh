@@ -772,11 +772,11 @@ for step in 500 1250 1750; do
         assets/benchmarks/sudoku_tune_paired_p10_step${step}_vs_soup3.json
 done
 for m in soup3:checkpoints/sudoku_chain/soup3 p10_step1250:checkpoints/sudoku_chain/phase10/p10_step1250 \
-        p10_step1750:checkpoints/sudoku_chain/phase10/p10_step1750; do
+        p10_step1750:checkpoints/sudoku_chain/phase10/p10_step1750 p10_step2500:checkpoints/sudoku_chain/phase10/p10_step2500; do
     python -m mi_core bench sudoku --puzzles runs/top1465_tune500.txt --sampler sequential --threads 1 \
         --model ${m#*:}.safetensors --json assets/benchmarks/sudoku_top1465_tune500_${m%%:*}.json --force
 done
-for step in 1250 1750; do
+for step in 1250 1750 2500; do
     PYTHONPATH=. python scripts/studies/paired_bench.py assets/benchmarks/sudoku_top1465_tune500_p10_step$step.json \
         assets/benchmarks/sudoku_top1465_tune500_soup3.json runs/top1465_tune500.txt \
         assets/benchmarks/sudoku_top1465_tune_paired_p10_step${step}_vs_soup3.json
