@@ -401,6 +401,7 @@ class BenchInputs(Protocol):
     templates: list
     fields: dict
     name: str
+    source: str  # the option that set the inputs' lengths, as a message names it: "--lengths 50-100"
 
     @staticmethod
     def options(domain, sweep: bool = False) -> list: ...  # the option dataclasses of bench (and sweep)

@@ -400,3 +400,14 @@ def test_entropy_from_logits_takes_impossible_values():
     got = entropy_from_logits(logits)
     torch.testing.assert_close(got, entropy(logits.softmax(-1)))
     assert torch.isfinite(got).all() and got[1] == 0
+
+
+def test_a_probe_warns_of_its_cost_only_when_it_is_long():
+    from mi_core.commands.probe import cost_note
+
+    said = []
+    cost_note(4001, 100, 1.0, lambda text, file: said.append(text))  # 39 s more: no word
+    assert said == []
+    cost_note(400_001, 100, 1.0, lambda text, file: said.append(text))  # 67 min more
+    assert said == ["note: this probe runs 400,001 passes, about 67 min more at this pace (Ctrl-C stops it; the "
+                    "estimate command reads the MI matrix from an estimator in one pass)"]

@@ -220,6 +220,7 @@ class PuzzleFiles:
         if hasattr(args, "level"):
             self.fields["level"] = level
         self.name = getattr(args, "name", None) or args.puzzles.stem + (f"_{level}" if level else "")
+        self.source = f"--puzzles {display_path(args.puzzles)}"
 
 
 def inputs_class(domain):
@@ -308,6 +309,13 @@ def run_options(inputs, domain) -> tuple:
     if domain.symmetries is None or domain.verify is None:
         skip["attempts"] = SKIP
     return RunOptions, {"batch_size": inputs.batch_size, "temperature": inputs.temperature, **skip}
+
+
+def check_fits(model, inputs) -> None:
+    """ValueError naming the inputs' option when one of them is longer than the model takes."""
+    longest = max(map(len, inputs.templates), default=0)
+    if longest > model.max_len:
+        raise ValueError(f"{inputs.source}: {longest} positions, longer than the {model.max_len} this model takes")
 
 
 def run_settings(args, inputs, **more) -> dict:

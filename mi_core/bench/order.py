@@ -126,6 +126,7 @@ def run_default(args, domain) -> int:
     inputs = decode.inputs_class(domain)(domain, args)
     device = pick_device(args.device, args.threads)
     model, description, _ = decode.load(args, domain, device)
+    decode.check_fits(model, inputs)
     selector = selector_of(args, domain, model)
     run = decode.run_settings(args, inputs, device=device,
                                retry=decode.retry_for(domain, model, getattr(args, "attempts", 1)))

@@ -56,6 +56,7 @@ def main(args) -> int:
     device = pick_device(args.device, args.threads)
     warn_if_slow_bf16(device, args.bf16)
     model, description, model_name = decode.load(args, domain, device)
+    decode.check_fits(model, inputs)
     decode.with_estimator(strategy, model, domain, description)
     decode.with_selector(strategy, domain)
     run = decode.run_settings(args, inputs, device=device,

@@ -10,6 +10,7 @@ input otherwise brings its own options and run (``Domain.probe_command``), e.g. 
 from __future__ import annotations
 
 import sys
+import time
 from dataclasses import dataclass
 
 import torch
@@ -86,13 +87,25 @@ def run_probe(model, tokens: torch.Tensor, args) -> ProbeResult:
     """:func:`probe` of ``tokens`` ``(N,)`` with the command's options and a progress bar on stderr."""
     from tqdm import tqdm
 
+    start, first = time.perf_counter(), [True]
     with tqdm(unit="pass", file=sys.stderr, disable=args.no_progress, leave=False) as bar:
 
         def update(done: int, total: int) -> None:
+            if first.pop() if first else False:  # the first batch: its pace says what the whole probe costs
+                cost_note(total, done, time.perf_counter() - start, tqdm.write)
             bar.total = total
             bar.update(done - bar.n)
 
         return probe(model, tokens, eps=args.eps, max_batch=args.max_batch, progress=update, autocast=args.bf16)
+
+
+def cost_note(total: int, done: int, seconds: float, write, quiet_below: float = 60.0) -> None:
+    """``write`` a note to stderr when ``total`` passes at the pace of the first ``done`` (in ``seconds``) take
+    ``quiet_below`` seconds or more."""
+    left = seconds * (total - done) / max(done, 1)
+    if left >= quiet_below:
+        write(f"note: this probe runs {total:,} passes, about {left / 60:.0f} min more at this pace (Ctrl-C stops "
+              "it; the estimate command reads the MI matrix from an estimator in one pass)", file=sys.stderr)
 
 
 def summary(result: ProbeResult, domain: Domain) -> str:

@@ -98,6 +98,7 @@ class CDRInfill:
         self.fields = {"csv": display_path(args.csv), "rows": args.rows, "region": args.region,
                        "chains": args.chains, "limit": args.limit, "chain_names": [c.name for c in chains]}
         self.name = getattr(args, "name", None) or f"{Path(args.csv).stem}_{args.region}"
+        self.source = f"--csv {display_path(args.csv)}"
 
     @staticmethod
     def sweep_section(rows: list[dict], set_name: str, device, precision: str, cmd: str, markdown: Path) -> None:

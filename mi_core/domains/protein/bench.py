@@ -100,6 +100,7 @@ class GeneratedSequences:
         self.fields = {"lengths": args.lengths, "samples": args.samples, "reference": display_path(args.reference),
                        "reference_split": args.reference_split, "limit_reference": args.limit_reference}
         self.name = getattr(args, "name", None) or args.reference.stem
+        self.source = f"--lengths {args.lengths}"
 
     @staticmethod
     def sweep_section(rows: list[dict], set_name: str, device, precision: str, cmd: str, markdown: Path) -> None:
