@@ -21,6 +21,7 @@ from mi_core.domain import Domain, get_domain
 from mi_core.io import atomic_write_json, check_output, display_path
 from mi_core.mi.estimator import Estimate, check_model_match, estimate_mi, load_estimator, shipped_estimator_for
 from mi_core.models.base import load_meta, trained_on_mismatch
+from mi_core.models.loading import other_domain
 from mi_core.options import Device, Force, JsonOut, option
 
 TIMED_RUNS = 5
@@ -54,14 +55,6 @@ def model_spec(choice: str, estimator_path: str, domain: Domain) -> str | None:
     return "auto" if "auto" in (*domain.model_keywords, domain.model_default) else None  # None: the default
 
 
-def known_domain(name: str | None) -> Domain | None:
-    """The registered domain ``name`` (a key or a command-line name) names, else None."""
-    try:
-        return get_domain(name) if name else None
-    except ValueError:
-        return None
-
-
 def load(domain: Domain, text: str, model_choice: str, estimator_path: str, device: torch.device,
          named: bool = True):
     """``(model, estimator, tokens (1, N), model spec, estimator path)``; a ValueError names bad input or a
@@ -69,8 +62,8 @@ def load(domain: Domain, text: str, model_choice: str, estimator_path: str, devi
     to the shipped estimator trained on the model when ``--model`` names another."""
     domain.parse_input(text)  # bad input is named before any file loads
     estimator = load_estimator(estimator_path, device)
-    trained = known_domain(load_meta(estimator_path).get("domain"))
-    if trained is not None and trained.key != domain.key:  # said before a model the estimator names is loaded
+    trained = other_domain(estimator_path, domain)
+    if trained is not None:  # said before a model the estimator names is loaded
         raise ValueError(f"--estimator {estimator_path} is an estimator of {trained.cli_name}, not "
                          f"{domain.cli_name}: give one trained on a {domain.cli_name} model")
     spec = model_spec(model_choice, estimator_path, domain)

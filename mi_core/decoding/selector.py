@@ -13,7 +13,8 @@ from torch import nn
 
 from mi_core.decoding.base import rand_rows
 from mi_core.domain import get_domain
-from mi_core.models.base import ModelFileError, load_checked, load_meta, save_model, trained_on_mismatch
+from mi_core.models.base import ModelFileError, load_checked, save_model, trained_on_mismatch
+from mi_core.models.loading import other_domain
 from mi_core.options import option
 
 N_SELECTOR_FEATURES = 10
@@ -145,12 +146,11 @@ def check_order_net_fits(net: PositionNet, model, path: str | Path | None = None
                              "use a selector trained on this model")
     if path is None:
         return
-    trained, ours = load_meta(path).get("domain"), getattr(model, "domain", None)
-    if trained is not None and ours is not None:
-        trained, ours = get_domain(trained), get_domain(ours)
-        if trained.key != ours.key:
-            raise ModelFileError(f"{name} was trained on {trained.cli_name}, the model is a {ours.cli_name} "
-                                 f"model ({model.n_values} values): use a {ours.cli_name} selector")
+    trained = other_domain(path, getattr(model, "domain", None))
+    if trained is not None:
+        ours = get_domain(model.domain)
+        raise ModelFileError(f"{name} was trained on {trained.cli_name}, the model is a {ours.cli_name} "
+                             f"model ({model.n_values} values): use a {ours.cli_name} selector")
     problem = trained_on_mismatch(model, path) if same_weights else None
     if problem:
         raise ModelFileError(f"{name} {problem}: use a selector trained on this model")

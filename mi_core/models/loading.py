@@ -22,6 +22,16 @@ def domain_of_file(path: Path) -> Domain:
         raise ModelFileError(f"{path}: {err}") from None
 
 
+def other_domain(path: str | Path, domain: str | Domain | None) -> Domain | None:
+    """The domain recorded beside the trained file ``path`` when it is a known one other than ``domain``; None when
+    they agree or either is unknown (a file from an older version records none)."""
+    try:
+        trained, ours = get_domain(load_meta(path).get("domain")), get_domain(getattr(domain, "key", domain))
+    except ValueError:
+        return None
+    return trained if trained.key != ours.key else None
+
+
 def keyword_domain(spec: str) -> tuple[Domain, str | None]:
     """``(domain, spec)`` of a spec that is not a ``.safetensors`` file: a domain name (spec None), a
     keyword in ``Domain.model_keywords``, else the domain with ``foreign_weights``."""

@@ -16,7 +16,7 @@ from pathlib import Path
 from mi_core.device import pick_device, use_bf16
 from mi_core.domain import Domain, get_domain
 from mi_core.io import check_output, check_weights_output, default_run_path
-from mi_core.models.base import load_meta
+from mi_core.models.loading import other_domain
 from mi_core.options import SKIP, Device, Force, option
 from mi_core.order.loop import OrderTrainConfig, load_nets
 from mi_core.scale import distributed
@@ -53,9 +53,9 @@ def main(args) -> None:
     cfg = OrderTrainConfig(budgets=budgets, **{k: getattr(args, k) for k in names})
     if args.init is not None:
         load_nets(args.init)  # fails before the data are built
-        trained = load_meta(args.init).get("domain")
-        if trained is not None and get_domain(trained).key != domain.key:
-            raise ValueError(f"--init {args.init} is a selector trained on {get_domain(trained).cli_name}, not "
+        trained = other_domain(args.init, domain)
+        if trained is not None:
+            raise ValueError(f"--init {args.init} is a selector trained on {trained.cli_name}, not "
                              f"{domain.cli_name}: start from a {domain.cli_name} selector, or from none")
     device = distributed.setup(pick_device(args.device, args.threads))
     say = (lambda m: print(m, file=sys.stderr)) if distributed.is_main() else (lambda m: None)
