@@ -781,3 +781,19 @@ for step in 1250 1750 2500; do
         assets/benchmarks/sudoku_top1465_tune500_soup3.json runs/top1465_tune500.txt \
         assets/benchmarks/sudoku_top1465_tune_paired_p10_step${step}_vs_soup3.json
 done
+# phase 10's late weights (twenty-second session): step 3,000 (model_last then), 3,250 (its best by held-out then), the
+# end (step 3,672, phase10/model_last) and a soup of steps 1,250, 1,750, 2,500 and 3,000 (top1465 only: it trailed
+# step 1,750 there), on both tuning sets
+PYTHONPATH=. python scripts/studies/soup.py checkpoints/sudoku_chain/phase10/p10_step{1250,1750,2500,3000}.safetensors \
+    --loops 24 --out checkpoints/sudoku_chain/phase10/p10soup4.safetensors
+for m in p10_step3000:phase10/p10_step3000 p10_step3250:phase10/p10_step3250 p10_end:phase10/model_last \
+        p10soup4:phase10/p10soup4; do
+    for set in top1465_tune500.txt:sudoku_top1465_tune500 kaggle_tune500.csv:sudoku_tune500; do
+        [ "${m%%:*}" = p10soup4 ] && [ "${set#*:}" = sudoku_tune500 ] && continue
+        python -m mi_core bench sudoku --puzzles runs/${set%%:*} --sampler sequential --threads 1 \
+            --model checkpoints/sudoku_chain/${m#*:}.safetensors --json assets/benchmarks/${set#*:}_${m%%:*}.json --force
+        PYTHONPATH=. python scripts/studies/paired_bench.py assets/benchmarks/${set#*:}_${m%%:*}.json \
+            assets/benchmarks/${set#*:}_soup3.json runs/${set%%:*} \
+            assets/benchmarks/$(echo ${set#*:} | sed 's/tune500/tune/')_paired_${m%%:*}_vs_soup3.json
+    done
+done
