@@ -87,12 +87,14 @@ def run_probe(model, tokens: torch.Tensor, args) -> ProbeResult:
     """:func:`probe` of ``tokens`` ``(N,)`` with the command's options and a progress bar on stderr."""
     from tqdm import tqdm
 
-    start, first = time.perf_counter(), [True]
+    start, noted = time.perf_counter(), False
     with tqdm(unit="pass", file=sys.stderr, disable=args.no_progress, leave=False) as bar:
 
         def update(done: int, total: int) -> None:
-            if first.pop() if first else False:  # the first batch: its pace says what the whole probe costs
+            nonlocal noted
+            if not noted:  # the first batch: its pace says what the whole probe costs
                 cost_note(total, done, time.perf_counter() - start, tqdm.write)
+                noted = True
             bar.total = total
             bar.update(done - bar.n)
 
