@@ -797,3 +797,16 @@ for m in p10_step3000:phase10/p10_step3000 p10_step3250:phase10/p10_step3250 p10
             assets/benchmarks/$(echo ${set#*:} | sed 's/tune500/tune/')_paired_${m%%:*}_vs_soup3.json
     done
 done
+# phase 10's pick scored once (twenty-second session): the first 500 of each set, sequential, paired against the soup
+for pair in "kaggle500 kaggle_graded_dev.csv" "clue17_500 clue17_dev.txt" "top1465_500 top1465.txt"; do set -- $pair
+    python -m mi_core bench sudoku --puzzles $DATA/$2 --limit 500 --sampler sequential --threads 1 \
+        --model checkpoints/sudoku_chain/phase10/p10_step1750.safetensors \
+        --json assets/benchmarks/sudoku_chain_$1_p10_step1750.json --force
+    PYTHONPATH=. python scripts/studies/paired_bench.py assets/benchmarks/sudoku_chain_$1_p10_step1750.json \
+        assets/benchmarks/sudoku_chain_$1_soup3.json $DATA/$2 assets/benchmarks/sudoku_chain_paired_p10_step1750_vs_soup3_$1.json
+done
+# the shipped estimator (trained on the soup) on the pick: pooled Spearman 0.940 (0.938 on the soup), then a checked_on
+# record naming the pick's sha256 and this JSON in assets/sudoku_mi_estimator_recurrent.json
+python -m mi_core eval-estimator sudoku --puzzles $DATA/kaggle_graded_dev.csv --states 60 --threads 1 \
+    --model checkpoints/sudoku_chain/phase10/p10_step1750.safetensors --estimator assets/sudoku_mi_estimator_recurrent.safetensors \
+    --transfer --json assets/benchmarks/eval_estimator_transfer_p10_step1750.json --force
