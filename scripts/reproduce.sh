@@ -810,3 +810,12 @@ done
 python -m mi_core eval-estimator sudoku --puzzles $DATA/kaggle_graded_dev.csv --states 60 --threads 1 \
     --model checkpoints/sudoku_chain/phase10/p10_step1750.safetensors --estimator assets/sudoku_mi_estimator_recurrent.safetensors \
     --transfer --json assets/benchmarks/eval_estimator_transfer_p10_step1750.json --force
+# MI-guided decoding with 4 views (gamma 0.6, lam 1, the app's setting) on the pick, Kaggle and top1465, paired
+# against the soup's runs of the same command
+for pair in "kaggle500 kaggle_graded_dev.csv" "top1465_500 top1465.txt"; do set -- $pair
+    python -m mi_core bench sudoku --puzzles $DATA/$2 --limit 500 --sampler mi --set gamma=0.6 --set lam=1 --views 4 \
+        --threads 1 --model checkpoints/sudoku_chain/phase10/p10_step1750.safetensors \
+        --json assets/benchmarks/sudoku_mi_views4_$1_p10_step1750.json --force
+    PYTHONPATH=. python scripts/studies/paired_bench.py assets/benchmarks/sudoku_mi_views4_$1_p10_step1750.json \
+        assets/benchmarks/sudoku_mi_views4_$1_soup3.json $DATA/$2 assets/benchmarks/sudoku_paired_mi_views4_p10_step1750_vs_soup3_$1.json
+done
