@@ -13,7 +13,8 @@ nothing cached yet (no model loaded, no map computed), as a server is once its f
 - ``select_cell_s``: choosing another cell on that page (cached map; the figures are rebuilt).
 - ``new_puzzle_s``: choosing another preset (one estimator pass on a new puzzle; the model is cached).
 - ``decode_s``: the decoding page's first run on the first preset (mi with the estimator beside eb: two whole
-  9x9 decodings, every frame, with the models loaded); ``step_s``: one "next" (median).
+  9x9 decodings, every frame, with the models loaded); ``step_s``: one "next" (median). ``views_decode_s`` and
+  ``views_step_s``: the same on the model read in 4 symmetric views (``model=views``), whose first run loads it.
 - ``shared_probe_s``: three sessions asking for the same 9x9 exact probe at once (three AppTests in threads of
   one process, as a server holds sessions); each one's wall time, against ``probe_s`` for one alone.
 - with ``--browser``: the same in Debian's Chromium against a live server: from a click on "MI maps" on the
@@ -97,6 +98,26 @@ def measure_apptest(repeats: int) -> dict:
     return {"first_map_s": first, "source": source, "select_cell_s": statistics.median(select),
             "select_cell_runs": select, "new_puzzle_s": statistics.median(puzzles), "new_puzzle_runs": puzzles,
             "decode_s": decode, "step_s": statistics.median(steps), "step_runs": steps}
+
+
+def measure_views(repeats: int) -> dict:
+    """The decoding page on the model read in 4 symmetric views (``model=views``): its first run and one "next"."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=600)
+    at.run()
+    at.switch_page("pages/3_Decoding.py")
+    at.query_params["model"] = "views"
+    decode = _timed_run(at)
+    if at.error:
+        raise RuntimeError(f"the decoding page with model=views shows an error: {at.error[0].value}")
+    steps = []
+    for _ in range(repeats):
+        if at.button(key="step_next").disabled:
+            at.button(key="step_first").click().run()
+        at.button(key="step_next").click()
+        steps.append(_timed_run(at))
+    return {"views_decode_s": decode, "views_step_s": statistics.median(steps), "views_step_runs": steps}
 
 
 def measure_shared_probe(sessions: int = 3) -> dict:
@@ -352,6 +373,13 @@ def markdown(res: dict) -> str:
             (f"| one decoding step, 'next' (script run, median of {len(res['step_runs'])}) | "
              f"{mark(res['step_s'], TARGET_STEP_S)} |"),
         ]
+    if "views_decode_s" in res:
+        lines += [
+            (f"| the same decoding page on the model in 4 symmetric views (`model=views`), first run: its model "
+             f"loads, two whole decodings at 4 forward passes a pass (script run) | {res['views_decode_s']:.2f} s |"),
+            (f"| one decoding step there, 'next' (script run, median of {len(res['views_step_runs'])}) | "
+             f"{mark(res['views_step_s'], TARGET_STEP_S)} |"),
+        ]
     if "shared_probe_s" in res:
         each = ", ".join(f"{s:.1f}" for s in res["shared_probe_s"])
         lines.append(f"| 9x9 exact probe: one session alone / {res['sessions']} sessions on one state at once (each) | "
@@ -420,6 +448,7 @@ def main(argv: list[str] | None = None) -> int:
     load = f"{load_avg:.2f} on {os.cpu_count()} CPUs" if load_avg else ""
     env["MI_LENS_WARM"] = os.environ["MI_LENS_WARM"] = "0"  # AppTest times loads itself; the server warms up
     res = measure_apptest(args.repeats)
+    res.update(measure_views(args.repeats))
     res["load"] = load
     res["load_avg"] = load_avg
     if not args.no_shared_probe:
