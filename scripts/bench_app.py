@@ -193,10 +193,10 @@ def _idle(page) -> None:
 # frame's grid is an SVG, ``.mi-grid``; a protein strip a plotly chart)
 STEP_SHOWN = """(k) => {
   const line = [...document.querySelectorAll('[data-testid="stMarkdownContainer"] p')]
-    .find(p => /^step \\d/.test(p.innerText));
+    .find(p => /^step\\s\\d/.test(p.innerText));
   const titles = [...document.querySelectorAll('.mi-grid .mi-grid-title, [data-testid="stPlotlyChart"] .gtitle')]
     .filter(t => t.textContent.endsWith(`: step ${k}`));
-  return line && line.querySelector("strong").innerText.startsWith(`${k} /`) && titles.length >= 2;
+  return line && line.querySelector("strong").innerText.replace(/\\s+/g, " ").startsWith(`${k} /`) && titles.length >= 2;
 }"""
 
 
@@ -220,14 +220,14 @@ MAPS_DRAWN = """(n) => [...document.querySelectorAll('[data-testid="stPlotlyChar
 
 def _shortest(page) -> int:
     """The last step of the shorter of the decodes shown ("step k / N" lines)."""
-    lines = page.locator('[data-testid="stMarkdownContainer"] p', has_text=re.compile(r"^step \d"))
-    return min(int(lines.nth(i).locator("strong").first.inner_text().split(" / ")[1])
+    lines = page.locator('[data-testid="stMarkdownContainer"] p', has_text=re.compile(r"^step\s\d"))
+    return min(int(lines.nth(i).locator("strong").first.inner_text().replace("\xa0", " ").split(" / ")[1])
                for i in range(lines.count()))
 
 
 def _frame_step(page) -> int:
-    line = page.locator('[data-testid="stMarkdownContainer"] p', has_text=re.compile(r"^step \d")).first
-    return int(line.locator("strong").first.inner_text().split(" / ")[0])
+    line = page.locator('[data-testid="stMarkdownContainer"] p', has_text=re.compile(r"^step\s\d")).first
+    return int(line.locator("strong").first.inner_text().replace("\xa0", " ").split(" / ")[0])
 
 
 def measure_browser(env: dict, port: int, repeats: int, read_s: float = 10.0) -> dict:
