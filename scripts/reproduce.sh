@@ -724,6 +724,9 @@ for pair in kaggle_graded_dev.csv:kaggle500 clue17_dev.txt:clue17_500 top1465.tx
     PYTHONPATH=. python scripts/studies/paired_bench.py assets/benchmarks/sudoku_mi_attempts32_${pair##*:}_soup3.json \
         assets/benchmarks/sudoku_views4_${pair##*:}_soup3.json $DATA/${pair%%:*} \
         assets/benchmarks/sudoku_paired_mi_attempts32_vs_views4_${pair##*:}.json
+    PYTHONPATH=. python scripts/studies/paired_bench.py assets/benchmarks/sudoku_mi_attempts32_${pair##*:}_soup3.json \
+        assets/benchmarks/sudoku_mi_views1_${pair##*:}_soup3.json $DATA/${pair%%:*} \
+        assets/benchmarks/sudoku_paired_mi_attempts32_vs_mi_${pair##*:}.json
 done
 # the learned order (T = 15, the shipped selector) with the same retries, against MI-guided
 python -m mi_core bench sudoku --puzzles runs/kaggle_tune500.csv --sampler learned --set steps=15 \
