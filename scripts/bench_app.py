@@ -64,6 +64,17 @@ def _timed_run(at) -> float:
     return seconds
 
 
+def _timed_steps(at, repeats: int) -> list[float]:
+    """Times of ``repeats`` clicks on the decoding page's "next" (at the last frame, back to the start, untimed)."""
+    steps = []
+    for _ in range(repeats):
+        if at.button(key="step_next").disabled:
+            at.button(key="step_first").click().run()
+        at.button(key="step_next").click()
+        steps.append(_timed_run(at))
+    return steps
+
+
 def measure_apptest(repeats: int) -> dict:
     """Script-run times of the MI maps page under AppTest (see the module docstring)."""
     from streamlit.testing.v1 import AppTest
@@ -89,12 +100,7 @@ def measure_apptest(repeats: int) -> dict:
         puzzles.append(_timed_run(at))
     at.switch_page("pages/3_Decoding.py")
     decode = _timed_run(at)
-    steps = []
-    for _ in range(repeats):
-        if at.button(key="step_next").disabled:  # the last frame: back to the start, untimed
-            at.button(key="step_first").click().run()
-        at.button(key="step_next").click()
-        steps.append(_timed_run(at))
+    steps = _timed_steps(at, repeats)
     return {"first_map_s": first, "source": source, "select_cell_s": statistics.median(select),
             "select_cell_runs": select, "new_puzzle_s": statistics.median(puzzles), "new_puzzle_runs": puzzles,
             "decode_s": decode, "step_s": statistics.median(steps), "step_runs": steps}
@@ -111,12 +117,7 @@ def measure_views(repeats: int) -> dict:
     decode = _timed_run(at)
     if at.error:
         raise RuntimeError(f"the decoding page with model=views shows an error: {at.error[0].value}")
-    steps = []
-    for _ in range(repeats):
-        if at.button(key="step_next").disabled:
-            at.button(key="step_first").click().run()
-        at.button(key="step_next").click()
-        steps.append(_timed_run(at))
+    steps = _timed_steps(at, repeats)
     return {"views_decode_s": decode, "views_step_s": statistics.median(steps), "views_step_runs": steps}
 
 
@@ -218,16 +219,25 @@ MAPS_DRAWN = """(n) => [...document.querySelectorAll('[data-testid="stPlotlyChar
 ).length >= n"""
 
 
+def _step_lines(page):
+    """The decodes' frame lines, "step k / N · ..." (the page writes no-break spaces)."""
+    return page.locator('[data-testid="stMarkdownContainer"] p', has_text=re.compile(r"^step\s\d"))
+
+
+def _step_of(line) -> tuple[int, int]:
+    """``(k, N)`` of a frame line."""
+    k, n = line.locator("strong").first.inner_text().replace("\xa0", " ").split(" / ")[:2]
+    return int(k), int(n)
+
+
 def _shortest(page) -> int:
-    """The last step of the shorter of the decodes shown ("step k / N" lines)."""
-    lines = page.locator('[data-testid="stMarkdownContainer"] p', has_text=re.compile(r"^step\s\d"))
-    return min(int(lines.nth(i).locator("strong").first.inner_text().replace("\xa0", " ").split(" / ")[1])
-               for i in range(lines.count()))
+    """The last step of the shorter of the decodes shown."""
+    lines = _step_lines(page)
+    return min(_step_of(lines.nth(i))[1] for i in range(lines.count()))
 
 
 def _frame_step(page) -> int:
-    line = page.locator('[data-testid="stMarkdownContainer"] p', has_text=re.compile(r"^step\s\d")).first
-    return int(line.locator("strong").first.inner_text().replace("\xa0", " ").split(" / ")[0])
+    return _step_of(_step_lines(page).first)[0]
 
 
 def measure_browser(env: dict, port: int, repeats: int, read_s: float = 10.0) -> dict:

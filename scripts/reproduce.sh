@@ -822,3 +822,15 @@ for pair in "kaggle500 kaggle_graded_dev.csv" "top1465_500 top1465.txt"; do set 
     PYTHONPATH=. python scripts/studies/paired_bench.py assets/benchmarks/sudoku_mi_views4_$1_p10_step1750.json \
         assets/benchmarks/sudoku_mi_views4_$1_soup3.json $DATA/$2 assets/benchmarks/sudoku_paired_mi_views4_p10_step1750_vs_soup3_$1.json
 done
+# phase 11 (twenty-third session): four validated weights and the end on both tuning sets, paired against its start,
+# phase 10's step 1,750
+for m in p11_step1500:phase11/p11_step1500 p11_step1750:phase11/p11_step1750 p11_step2000:phase11/p11_step2000 \
+        p11_step2500:phase11/p11_step2500 p11_end:phase11/model_last; do
+    for set in top1465_tune500.txt:sudoku_top1465_tune500 kaggle_tune500.csv:sudoku_tune500; do
+        python -m mi_core bench sudoku --puzzles runs/${set%%:*} --sampler sequential --threads 1 \
+            --model checkpoints/sudoku_chain/${m#*:}.safetensors --json assets/benchmarks/${set#*:}_${m%%:*}.json --force
+        PYTHONPATH=. python scripts/studies/paired_bench.py assets/benchmarks/${set#*:}_${m%%:*}.json \
+            assets/benchmarks/${set#*:}_p10_step1750.json runs/${set%%:*} \
+            assets/benchmarks/$(echo ${set#*:} | sed 's/tune500/tune/')_paired_${m%%:*}_vs_p10_step1750.json
+    done
+done

@@ -16,10 +16,15 @@ import numpy as np
 from mi_core.bench.report import markdown_table, params_text, update_section
 
 
+def label(params: dict) -> str:
+    """A sampler's settings as a table shows them, without the estimator's path."""
+    return params_text({k: v for k, v in params.items() if k != "estimator"})
+
+
 def spread_text(record: list[dict]) -> str:
     """The widest range of one sampler's dipeptide JSD over seeds, and each pair of samplers' difference of means
     with its standard error over seeds (unpaired: each seed draws other sequences for each sampler)."""
-    dip = {f"{r['sampler']} {params_text({k: v for k, v in r['params'].items() if k != 'estimator'})}".strip():
+    dip = {f"{r['sampler']} {label(r['params'])}".strip():
            np.array(r["jsd_dipeptide"]) for r in record}
     name, runs = max(dip.items(), key=lambda item: np.ptp(item[1]))
     pairs = []
@@ -41,7 +46,7 @@ def main() -> None:
         record.append({"sampler": runs[0]["sampler"], "params": runs[0]["params"],
                        **{k: [r[k] for r in runs] for k in ("seed", "mean_passes", "jsd_dipeptide", "jsd_aa")}})
         dip, aa = (np.array([r[k] for r in runs]) for k in ("jsd_dipeptide", "jsd_aa"))
-        params = params_text({k: v for k, v in runs[0]["params"].items() if k != "estimator"}) or "-"
+        params = label(runs[0]["params"]) or "-"
         rows.append({"sampler": runs[0]["sampler"], "params": params, "seeds": len(runs),
                      "passes": f"{np.mean([r['mean_passes'] for r in runs]):.1f}",
                      "dip": f"{dip.mean():.4f} ± {dip.std(ddof=1):.4f}", "dip_range": f"{dip.min():.4f}-{dip.max():.4f}",
