@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import partial
+from pathlib import Path
 
 import numpy as np
 import streamlit as st
@@ -544,9 +545,12 @@ def draw_navigation() -> None:
             view_link(view.path, view.title, view.icon)
 
 
-def page(title: str, icon: str = ":material/blur_on:", sidebar: str = "auto") -> None:
+FAVICON = Path(__file__).with_name("favicon.png")  # served by the app itself: a Material icon is fetched from Google
+
+
+def page(title: str, sidebar: str = "auto") -> None:
     """Page config, the navigation and the title; every page calls this first (and :func:`link_note` last)."""
-    st.set_page_config(page_title=f"{title} · MI Lens", page_icon=icon, layout="wide",
+    st.set_page_config(page_title=f"{title} · MI Lens", page_icon=str(FAVICON), layout="wide",
                        initial_sidebar_state=sidebar)
     links.start(title, selects_cell=title in CELL_TITLES, picks_model=title in MODEL_TITLES)
     support.warm_up()

@@ -241,7 +241,7 @@ def sequence_maps(domain, pz, m):
 
 
 def main():
-    widgets.page("MI maps", ":material/grid_on:")
+    widgets.page("MI maps")
     domain, pz = widgets.domain_and_puzzle(several=True, models=True)
     if pz is None:
         widgets.no_input(domain, "to see its MI map")

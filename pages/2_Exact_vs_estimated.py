@@ -115,7 +115,7 @@ def pruning(domain, pz, exact):
 
 
 def main():
-    widgets.page("Exact versus estimated", ":material/compare:")
+    widgets.page("Exact versus estimated")
     domain, pz = widgets.domain_and_puzzle(several=True)
     if pz is None:
         widgets.no_input(domain, "to compare its maps")

@@ -392,7 +392,7 @@ def strip_colour(domain) -> None:
 
 def main():
     present = _presenting()
-    widgets.page("Decoding, step by step", ":material/play_circle:", sidebar="collapsed" if present else "auto")
+    widgets.page("Decoding, step by step", sidebar="collapsed" if present else "auto")
     domain, pz = widgets.domain_and_puzzle(models=True)
     if pz is None:
         widgets.no_input(domain, "to decode it")

@@ -168,7 +168,7 @@ def mi_change(domain, pz, cell, value_name, view=None, scale="linear"):
 
 
 def main():
-    widgets.page("What-if", ":material/science:")
+    widgets.page("What-if")
     domain, pz = widgets.domain_and_puzzle(several=True)
     if pz is None:
         widgets.no_input(domain, "to try a value")

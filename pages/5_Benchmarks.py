@@ -8,7 +8,7 @@ from mi_lens_app import benchmarks, exports, figures, links, support, texts, wid
 
 
 def main():
-    widgets.page("Benchmarks", ":material/monitoring:")
+    widgets.page("Benchmarks")
     found = support.bench_rows()
     if not found.rows:
         st.info("No benchmark results yet: `python -m mi_core sweep sudoku --puzzles PATH --json "

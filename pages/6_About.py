@@ -5,7 +5,7 @@ import streamlit as st
 from mi_lens_app import texts, widgets
 from mi_lens_app.domains import DOMAINS
 
-widgets.page("About MI Lens", ":material/school:")
+widgets.page("About MI Lens")
 st.markdown(
     "MI Lens shows how a masked diffusion model (MDM) thinks about a Sudoku grid, a protein or an antibody, and uses "
     "what it shows to decode faster. Each page carries a short explanation beside its plots; here they are in "

@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
@@ -136,6 +137,10 @@ def navigate(page, title: str) -> None:
 
 def test_every_page_renders_and_its_charts_draw(chromium, app_url):
     page = chromium.new_page(viewport=VIEW)
+    here = urllib.parse.urlsplit(app_url).netloc
+    outside = []  # a classroom may be offline: nothing may be fetched from elsewhere (a Material favicon was)
+    page.on("request", lambda r: outside.append(r.url)
+            if r.url.startswith("http") and urllib.parse.urlsplit(r.url).netloc != here else None)
     page.goto(app_url)
     for title, charts in PAGES:
         navigate(page, title)
@@ -147,6 +152,7 @@ def test_every_page_renders_and_its_charts_draw(chromium, app_url):
             wait_ready(page)
             check_page(page, 4)
             assert "exact=true" in page.url
+    assert outside == []
     page.close()
 
 

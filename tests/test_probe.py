@@ -406,8 +406,11 @@ def test_a_probe_warns_of_its_cost_only_when_it_is_long():
     from mi_core.commands.probe import cost_note
 
     said = []
-    cost_note(4001, 100, 1.0, lambda text, file: said.append(text))  # 39 s more: no word
+    cost_note(4001, 100, 100, 1.0, lambda text, file: said.append(text))  # 39 s more: no word
     assert said == []
-    cost_note(400_001, 100, 1.0, lambda text, file: said.append(text))  # 67 min more
+    cost_note(4001, 100, 1, 1.0, lambda text, file: said.append(text))  # 65 min, had the first pass set the pace
+    cost_note(400_001, 101, 100, 1.0, lambda text, file: said.append(text))  # 67 min more at 100 passes a second
+    assert said[0].startswith("note: this probe runs 4,001 passes, about 65 min more")
+    said = said[1:]
     assert said == ["note: this probe runs 400,001 passes, about 67 min more at this pace (Ctrl-C stops it; the "
                     "estimate command reads the MI matrix from an estimator in one pass)"]

@@ -141,3 +141,12 @@ def test_a_sweep_keeps_attempts_apart_and_shows_them(tmp_path, model_path):
     assert [r.get("attempts") for r in rows] == [None, 2]  # merged beside the plain row, not over it
     assert 1 <= rows[1]["mean_attempts"] <= 2
     assert "| sampler | params | decodes at most | n | accuracy | cell acc. | mean decodes | mean passes |" in md.read_text()
+
+
+def test_progress_moves_as_the_cells_of_a_batch_fill_and_adds_up_to_the_states():
+    puzzles = [np.array(parse_grid(HARD)), np.array(parse_grid(SOLVED.replace("5", ".", 3))),
+               np.array(parse_grid(SOLVED))]  # the last has nothing to fill
+    heard = []
+    decode_all(Elimination(), puzzles, make_strategy("sequential"), batch_size=2, progress=heard.append)
+    assert min(heard) >= 0 and sum(heard) == pytest.approx(3)
+    assert len([x for x in heard if x > 0]) > 3  # the first batch reports as it fills, not once at its end

@@ -105,11 +105,32 @@ def length_batches(lengths: list[int], batch_size: int) -> list[list[int]]:
     return [groups[n][lo:lo + batch_size] for n in sorted(groups) for lo in range(0, len(groups[n]), batch_size)]
 
 
+class RowsDone:
+    """``progress(x)`` as one batch ``tokens`` ``(B, N)`` decodes, ``x`` the rows' share of their masked positions
+    filled since the last report: after each step where reading the state is free (the CPU), else at the end."""
+
+    def __init__(self, progress: Callable[[float], object], tokens: torch.Tensor, mask_id: int):
+        self.progress, self.mask_id, self.told = progress, mask_id, 0.0
+        self.rows = len(tokens)
+        self.masked = (tokens == mask_id).sum(1) if tokens.device.type == "cpu" else None
+
+    def step(self, frame) -> None:
+        if self.masked is not None:
+            filled = self.masked - (frame.tokens == self.mask_id).sum(1)
+            done = max(self.told, float((filled / self.masked.clamp_min(1)).sum()))
+            self.progress(done - self.told)
+            self.told = done
+
+    def end(self) -> None:
+        self.progress(self.rows - self.told)
+        self.told = float(self.rows)
+
+
 @torch.no_grad()
 def decode_all(model, templates: list[np.ndarray], strategy, *, temperature: float = 0.0, seed: int = 0,
                batch_size: int = 256, device: torch.device | str = "cpu", bf16: bool = False, progress=None,
                seeding: str = "per item", retry: Retry | None = None, items: list[int] | None = None) -> Generation:
-    """Decode every template (token ids, ``model.mask_id`` where to fill); ``progress(n)`` after each batch;
+    """Decode every template (token ids, ``model.mask_id`` where to fill); ``progress(n)`` as rows finish (:class:`RowsDone`);
     ``retry``: decode again those whose results break the domain's rules (:func:`retry_rejected`); ``items``:
     each template's index for its per-item seed (default: its place in ``templates``)."""
     if seeding not in SEEDINGS:
@@ -127,18 +148,20 @@ def decode_all(model, templates: list[np.ndarray], strategy, *, temperature: flo
         seeds = ([item_seed(seed, i if items is None else items[i]) for i in idx] if seeding == "per item"
                  else int(rng.integers(2**62)))
         zeros = torch.zeros(len(idx), dtype=torch.long)
+        report = progress and RowsDone(progress, tokens, model.mask_id)
         if not bool((tokens == model.mask_id).any()):  # nothing to fill: the template is the answer
             final_tokens, final_passes, final_extra = tokens, zeros, zeros
         else:
             with bf16_autocast(device, bf16):
-                final = decode_final(model, tokens, strategy, temperature=temperature, seed=seeds)
+                final = decode_final(model, tokens, strategy, temperature=temperature, seed=seeds,
+                                     on_step=report and report.step)
             final_tokens, final_passes = final.tokens, final.passes
             final_extra = zeros if final.extra_passes is None else final.extra_passes
         rows = final_tokens.cpu().numpy()  # one read-back per batch
         for row, (i, p, e) in enumerate(zip(idx, final_passes.tolist(), final_extra.tolist())):
             sequences[i], passes[i], extra[i] = rows[row], p, e
-        if progress:
-            progress(len(idx))
+        if report:
+            report.end()
     gen = Generation(sequences, passes, extra, round(time.perf_counter() - start, 3), [[p] for p in passes])
     if retry is not None:
         settings = {"temperature": temperature, "batch_size": batch_size, "device": device, "bf16": bf16,

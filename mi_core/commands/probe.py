@@ -87,13 +87,16 @@ def run_probe(model, tokens: torch.Tensor, args) -> ProbeResult:
     """:func:`probe` of ``tokens`` ``(N,)`` with the command's options and a progress bar on stderr."""
     from tqdm import tqdm
 
-    start, noted = time.perf_counter(), False
+    first: tuple[int, float] | None = None  # passes done and the clock at the first report (the unperturbed pass)
+    noted = False
     with tqdm(unit="pass", file=sys.stderr, disable=args.no_progress, leave=False) as bar:
 
         def update(done: int, total: int) -> None:
-            nonlocal noted
-            if not noted:  # the first batch: its pace says what the whole probe costs
-                cost_note(total, done, time.perf_counter() - start, tqdm.write)
+            nonlocal first, noted
+            if first is None:
+                first = (done, time.perf_counter())
+            elif not noted:  # the first batch of perturbations: its pace says what the rest costs
+                cost_note(total, done, done - first[0], time.perf_counter() - first[1], tqdm.write)
                 noted = True
             bar.total = total
             bar.update(done - bar.n)
@@ -101,10 +104,10 @@ def run_probe(model, tokens: torch.Tensor, args) -> ProbeResult:
         return probe(model, tokens, eps=args.eps, max_batch=args.max_batch, progress=update, autocast=args.bf16)
 
 
-def cost_note(total: int, done: int, seconds: float, write, quiet_below: float = 60.0) -> None:
-    """``write`` a note to stderr when ``total`` passes at the pace of the first ``done`` (in ``seconds``) take
-    ``quiet_below`` seconds or more."""
-    left = seconds * (total - done) / max(done, 1)
+def cost_note(total: int, done: int, timed: int, seconds: float, write, quiet_below: float = 60.0) -> None:
+    """``write`` a note to stderr when the ``total - done`` passes left, at the pace of ``timed`` passes in
+    ``seconds``, take ``quiet_below`` seconds or more."""
+    left = seconds * (total - done) / max(timed, 1)
     if left >= quiet_below:
         write(f"note: this probe runs {total:,} passes, about {left / 60:.0f} min more at this pace (Ctrl-C stops "
               "it; the estimate command reads the MI matrix from an estimator in one pass)", file=sys.stderr)

@@ -168,11 +168,13 @@ def _forward_active(model, state: torch.Tensor, active: torch.Tensor):
     return probs, entropy, hidden
 
 
-def decode_final(model, tokens: torch.Tensor, strategy, **kwargs) -> Frame:
-    """Run :func:`decode` to the end and return the last frame (``passes`` per row are totals)."""
+def decode_final(model, tokens: torch.Tensor, strategy, on_step=None, **kwargs) -> Frame:
+    """Run :func:`decode` to the end and return the last frame (``passes`` per row are totals); ``on_step(frame)``
+    after each step."""
     last = None
     for last in decode(model, tokens, strategy, **kwargs):
-        pass
+        if on_step is not None:
+            on_step(last)
     if last is None:
         raise ValueError("nothing to decode: no position is masked")
     return last
