@@ -550,6 +550,8 @@ def attempt_input(fn: Callable, *args, what: str):
 def error_text(err: Exception, what: str = "") -> str:
     """``what: message``, the message in the app's words."""
     message = texts.app_wording(str(err)) if err.args and isinstance(err.args[0], str) else str(err)
+    if what.startswith("This sequence"):  # the core names an unnamed record "sequence": said once is enough
+        message = message.removeprefix("sequence: ")
     return f"{what}: {message}" if what else message
 
 

@@ -68,7 +68,8 @@ def grid_figure(domain, pz, m, cell, layer, scale, settle=None, steps=1, k=1, la
     else:
         title = f"MI of {domain.cell_label(cell)} with every cell" if layer == "MI" else LAYERS.get(layer, layer)
         title += f"<br>iteration {k} of {steps}" if settle is not None else ""  # one line was cut at 1024-1280 px
-        title += " (MI of the last iteration)" if layer == "MI" and last_mi else ""
+        if layer == "MI" and settle is not None and k < steps:  # the page's MI source names the last iteration's
+            title += " (MI of the last iteration)" if last_mi else " · MI: exact (pruned)"
     # 430 px: two a row at 1440 px, the grid is about as wide as it is tall, so the colour bar is no taller
     return figures.grid_figure(digits, pz.givens, domain.geometry.box, hover=hover, selected=cell, title=title,
                                height=430, **kw)

@@ -247,6 +247,7 @@ def test_bad_pasted_sequence_names_the_letter_and_position(env):
     at = run_page("pages/1_MI_maps.py", psrc="paste", seq="MKTA1YIAK", mask_mode="rate")
     assert not at.exception
     assert any("'1' at 5" in e.value for e in at.main.error), [e.value for e in at.error]
+    assert any(e.value.startswith("This sequence cannot be used: not amino-acid letters") for e in at.error)
     assert any("Correct the sequence in the sidebar to see its MI map" in i.value for i in at.info)
     shown = " ".join(m.value for m in at.markdown)
     assert "residue" in shown and "Sudoku rule" not in shown  # the sequence page's help, not the grid's

@@ -126,7 +126,7 @@ def test_the_iteration_slider_shows_for_the_recurrent_model_only(env):
     at.toggle(key="iterx").set_value(True).run()
     assert_clean(at)
     assert any("MI on this grid at iteration 2: exact" in c.value for c in at.caption)
-    assert any(title.endswith("iteration 2 of 4") for title in specs(at))  # the MI is now iteration 2's
+    assert any(title.endswith("iteration 2 of 4 · MI: exact (pruned)") for title in specs(at))  # iteration 2's
     at.slider(key="iter").set_value(3).run()  # the toggle follows the slider
     assert_clean(at)
     assert any("MI on this grid at iteration 3: exact" in c.value for c in at.caption)

@@ -15,11 +15,11 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from mi_core.cli import ArgumentParser, add_options
+from mi_core.commands.probe import parse_positions
 from mi_core.decoding import STRATEGIES, make_strategy
 from mi_core.domains import protein as P
 from mi_core.domains import sudoku as S
 from mi_core.domains.protein.bench import parse_lengths
-from mi_core.domains.protein.probe import parse_positions
 from mi_core.options import option, parse_sets
 
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

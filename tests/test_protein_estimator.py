@@ -317,6 +317,12 @@ def test_estimate_protein_cli(saved, tmp_path, capsys):
     assert cli_main(["estimate", "protein", "--sequence", "MK1L", "--model", str(model_path), "--estimator",
                      str(est_path)]) == 2
     assert "not amino-acid letters" in capsys.readouterr().err
+    assert cli_main(["estimate", "protein", "--sequence", seq, "--mask-positions", "1-2,12", "--model", str(model_path),
+                     "--estimator", str(est_path), "--json", str(out), "--force"]) == 0  # probe's masking too
+    assert json.loads(out.read_text())["sequence"] == "__T_LV__AGH_"
+    assert cli_main(["estimate", "protein", "--sequence", seq, "--mask-positions", "13", "--model", str(model_path),
+                     "--estimator", str(est_path)]) == 2
+    assert "--mask-positions: '13' is outside residues 1..12" in capsys.readouterr().err
 
 
 def test_data_configs_hold_one_spelling_of_their_file():

@@ -43,6 +43,8 @@ def test_tokens_round_trip():
         ("", "empty"),
         (EASY[:-1] + "x", r"bad character 'x' at position 81 \(row 9, column 9\)"),
         (EASY[:10] + "-" + EASY[11:], r"bad character '-' at position 11 \(row 2, column 2\)"),
+        (",".join(EASY), r"got 161 characters, among them ',' at position 2, neither a digit nor a blank"),
+        ("a" + EASY[2:], r"got 80 characters, among them 'a' at position 1"),
     ],
 )
 def test_parse_errors(text, match):

@@ -13,9 +13,10 @@ import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import torch
 
-from mi_core.commands.probe import GridState, counted, load_state, plural, strongest_pair
+from mi_core.commands.probe import GridState, counted, load_state, parse_positions, plural, strongest_pair
 from mi_core.device import pick_device
 from mi_core.domain import Domain, get_domain
 from mi_core.io import atomic_write_json, check_output, display_path
@@ -31,6 +32,8 @@ TIMED_RUNS = 5
 class SequenceInput:
     state: str = option(None, "the sequence, _ (or X) for masked positions", flags=("--sequence", "--state"),
                         required=True)
+    mask_positions: str | None = option(None, "also mask these 1-based positions, e.g. 5,9-20 (an antibody's "
+                                        "regions too, as probe takes them: cdr3, cdrs, fr2 ...)")
     model: str = option("auto", "auto (the model the estimator was trained on), or the domain's model names or a path")
 
 
@@ -80,6 +83,16 @@ def load(domain: Domain, text: str, model_choice: str, estimator_path: str, devi
     return model, estimator, tokens[None], spec, estimator_path
 
 
+def with_masked(domain: Domain, text: str, spec: str | None) -> str:
+    """``text`` with the positions of ``--mask-positions`` ``spec`` masked too (as ``probe`` reads it)."""
+    if not spec:
+        return text
+    tokens = np.asarray(domain.parse_input(text), dtype=np.int64)
+    named = getattr(domain, "named_positions", None)  # a domain's own names of positions (an antibody's regions)
+    tokens[named(tokens, spec) if named else parse_positions(spec, len(tokens))] = domain.mask_id
+    return domain.state_text(tokens)
+
+
 def timed_estimate(model, estimator, tokens: torch.Tensor) -> Estimate:
     """:func:`estimate_mi` after a warm-up, ``seconds`` the median of :data:`TIMED_RUNS` runs."""
     estimate_mi(model, estimator, tokens)
@@ -102,7 +115,8 @@ def main(args) -> int:
     if args.estimator is None:
         raise ValueError(f"the {domain.label} domain ships no MI estimator: give --estimator FILE")
     device = pick_device(args.device, args.threads)
-    model, estimator, tokens, spec, path = load(domain, args.state, args.model, args.estimator, device,
+    state = with_masked(domain, args.state, getattr(args, "mask_positions", None))
+    model, estimator, tokens, spec, path = load(domain, state, args.model, args.estimator, device,
                                                 named="estimator" in args.given)
     est = timed_estimate(model, estimator, tokens)
     if args.json is not None:

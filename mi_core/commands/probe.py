@@ -58,6 +58,22 @@ def options(domain: Domain) -> list:
     return [GridState if domain.layout == "grid" else TextState, *COMMON]
 
 
+def parse_positions(spec: str, length: int, accepted: str = "a residue number or range like 9-20") -> list[int]:
+    """0-based indices of a 1-based list of residues and inclusive ranges (``"5,9-20"``); ``accepted`` says
+    what a part may be when one is not."""
+    out: set[int] = set()
+    for part in spec.split(","):
+        part = part.strip()
+        lo, dash, hi = part.partition("-")
+        if not (lo.strip().isascii() and lo.strip().isdigit()) or (dash and not (hi.strip().isascii() and hi.strip().isdigit())):
+            raise ValueError(f"--mask-positions: {part!r} is not {accepted}")
+        a, b = int(lo), int(hi or lo)
+        if not 1 <= a <= b <= length:
+            raise ValueError(f"--mask-positions: {part!r} is outside residues 1..{length} (or reversed)")
+        out.update(range(a - 1, b))
+    return sorted(out)
+
+
 def mask_marks(domain: Domain) -> list[str]:
     """The characters that mark a masked position in ``domain``'s states (a sequence's are tried one by one)."""
     if domain.layout == "grid":  # a grid's state is read whole: its own mark and the dot

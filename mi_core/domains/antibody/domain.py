@@ -8,13 +8,13 @@ from typing import ClassVar
 
 import numpy as np
 
+from mi_core.commands.probe import parse_positions
 from mi_core.domain import Command, is_keyword, resolve_path
 from mi_core.domains.antibody import evaluate, probe
 from mi_core.domains.antibody.infill import CDRInfill, RecoveryMetric
 from mi_core.domains.antibody.model import AntiBERTyMissing, load, weights_folder
 from mi_core.domains.antibody.sequence import REGIONS, AntibodyChain, parse_text, read_chain, read_file
 from mi_core.domains.antibody.states import AntibodyStates
-from mi_core.domains.protein.probe import parse_positions
 from mi_core.domains.protein.tokens import AMINO_ACIDS, MASK_ID, PAD_ID, ProteinDomain, ProteinInputError, tokenize
 
 

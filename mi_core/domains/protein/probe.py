@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from mi_core.commands.probe import COMMON, ProbeOptions, run_probe, summary
+from mi_core.commands.probe import COMMON, ProbeOptions, parse_positions, run_probe, summary
 from mi_core.device import pick_device
 from mi_core.domain import Domain
 from mi_core.domains import protein
@@ -37,22 +37,6 @@ class SequenceProbe:
 
 def options(domain: Domain) -> list:
     return [SequenceProbe, (ProbeOptions, {"max_batch": 128}), *COMMON[1:]]
-
-
-def parse_positions(spec: str, length: int, accepted: str = "a residue number or range like 9-20") -> list[int]:
-    """0-based indices of a 1-based list of residues and inclusive ranges (``"5,9-20"``); ``accepted`` says
-    what a part may be when one is not."""
-    out: set[int] = set()
-    for part in spec.split(","):
-        part = part.strip()
-        lo, dash, hi = part.partition("-")
-        if not (lo.strip().isascii() and lo.strip().isdigit()) or (dash and not (hi.strip().isascii() and hi.strip().isdigit())):
-            raise ValueError(f"--mask-positions: {part!r} is not {accepted}")
-        a, b = int(lo), int(hi or lo)
-        if not 1 <= a <= b <= length:
-            raise ValueError(f"--mask-positions: {part!r} is outside residues 1..{length} (or reversed)")
-        out.update(range(a - 1, b))
-    return sorted(out)
 
 
 def masked_state(args, read_sequence, read_records, positions,

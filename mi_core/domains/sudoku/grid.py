@@ -54,9 +54,15 @@ def parse_grid(text: str, size: int | None = 81) -> list[int]:
     if hidden is not None:  # a zero-width space pasted along: it would only show as one character too many
         raise SudokuFormatError(f"invisible character {describe_char(hidden[1])} at position {hidden[0] + 1}: "
                                 "remove it")
-    expected = geometry_for_length(len(chars)).cells if size is None else size
+    stray = next(((i, ch) for i, ch in enumerate(chars) if ch not in BLANK_CHARS + "123456789"), None)
+    also = "" if stray is None else (f", among them {describe_char(stray[1])} at position {stray[0] + 1}, neither a "
+                                     "digit nor a blank ('.' or '0')")
+    try:
+        expected = geometry_for_length(len(chars)).cells if size is None else size
+    except SudokuFormatError as err:
+        raise SudokuFormatError(f"{err}{also}") from None
     if len(chars) != expected:
-        raise SudokuFormatError(f"a Sudoku has {expected} cells, got {len(chars)} characters")
+        raise SudokuFormatError(f"a Sudoku has {expected} cells, got {len(chars)} characters{also}")
     n = math.isqrt(expected)
     allowed = "123456789"[:n]
     digits = []
