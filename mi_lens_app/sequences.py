@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from mi_core.commands.probe import parse_positions as core_positions
 from mi_core.domains.protein import AMINO_ACIDS, MASK_ID, ProteinInputError, ProteinRecord, parse_text
 from mi_lens_app.domains import ROOT, Domain, Puzzle, upload_text
 
@@ -30,26 +31,12 @@ class MaskSpecError(ProteinInputError):
 
 
 def parse_positions(spec: str, length: int, noun: str = "residue") -> list[int]:
-    """0-based positions of a 1-based spec such as ``"5-20, 33"`` for a sequence of ``length`` ``noun``s.
-
-    Raises:
-        MaskSpecError: a part that is not a number or ``a-b`` range, a backwards range, or a position
-        outside ``1..length``.
-    """
-    out: set[int] = set()
-    for part in (p.strip() for p in spec.replace(";", ",").split(",")):
-        if not part:
-            continue
-        lo_text, _, hi_text = part.partition("-")
-        if not lo_text.strip().isdigit() or (hi_text and not hi_text.strip().isdigit()):
-            raise MaskSpecError(f"mask positions: {part!r} is not a position or a range like 5-20")
-        lo, hi = int(lo_text), int(hi_text or lo_text)
-        if lo > hi:
-            raise MaskSpecError(f"mask positions: the range {part!r} runs backwards")
-        if lo < 1 or hi > length:
-            raise MaskSpecError(f"mask positions: {part!r} is outside 1-{length} (the sequence has {length} {noun}s)")
-        out.update(range(lo - 1, hi))
-    return sorted(out)
+    """0-based positions of a 1-based spec such as ``"5-20, 33"`` for a sequence of ``length`` ``noun``s
+    (:func:`mi_core.commands.probe.parse_positions`; a MaskSpecError names a bad part)."""
+    try:
+        return core_positions(spec, length, "a position or a range like 5-20", noun, what="mask positions")
+    except ValueError as err:
+        raise MaskSpecError(str(err)) from None
 
 
 def random_positions(length: int, rate: float, seed: int) -> list[int]:

@@ -365,8 +365,8 @@ def test_probe_protein_cli_masks_positions_and_rate(tiny_mdm_path, no_weights, t
 @pytest.mark.parametrize(
     "extra, message",
     [
-        (["--sequence", "MKTAYI", "--mask-positions", "0"], "outside residues 1..6"),
-        (["--sequence", "MKTAYI", "--mask-positions", "5-3"], "outside residues 1..6"),
+        (["--sequence", "MKTAYI", "--mask-positions", "0"], "outside 1-6 (the sequence has 6 residues)"),
+        (["--sequence", "MKTAYI", "--mask-positions", "5-3"], "the range '5-3' runs backwards"),
         (["--sequence", "MKTAYI", "--mask-positions", "2-"], "is not a residue number or range"),
         (["--sequence", "MKTAYI", "--mask-positions", "a"], "is not a residue number or range"),
         (["--sequence", "MKTAYI", "--mask-rate", "1.5"], "--mask-rate: 1.5 is outside the accepted range 0..1"),

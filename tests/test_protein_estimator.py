@@ -322,7 +322,7 @@ def test_estimate_protein_cli(saved, tmp_path, capsys):
     assert json.loads(out.read_text())["sequence"] == "__T_LV__AGH_"
     assert cli_main(["estimate", "protein", "--sequence", seq, "--mask-positions", "13", "--model", str(model_path),
                      "--estimator", str(est_path)]) == 2
-    assert "--mask-positions: '13' is outside residues 1..12" in capsys.readouterr().err
+    assert "--mask-positions: '13' is outside 1-12 (the sequence has 12 residues)" in capsys.readouterr().err
 
 
 def test_data_configs_hold_one_spelling_of_their_file():

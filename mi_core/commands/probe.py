@@ -58,18 +58,23 @@ def options(domain: Domain) -> list:
     return [GridState if domain.layout == "grid" else TextState, *COMMON]
 
 
-def parse_positions(spec: str, length: int, accepted: str = "a residue number or range like 9-20") -> list[int]:
-    """0-based indices of a 1-based list of residues and inclusive ranges (``"5,9-20"``); ``accepted`` says
-    what a part may be when one is not."""
+def parse_positions(spec: str, length: int, accepted: str = "a residue number or range like 9-20",
+                    noun: str = "residue", what: str = "--mask-positions") -> list[int]:
+    """0-based indices of a 1-based list of ``noun``s and inclusive ranges (``"5,9-20"``; ``;`` separates too,
+    empty parts are skipped) in a sequence of ``length``; a ValueError names the part that is not ``accepted``,
+    a backwards range or a position outside ``1..length``, after ``what``."""
     out: set[int] = set()
-    for part in spec.split(","):
-        part = part.strip()
-        lo, dash, hi = part.partition("-")
-        if not (lo.strip().isascii() and lo.strip().isdigit()) or (dash and not (hi.strip().isascii() and hi.strip().isdigit())):
-            raise ValueError(f"--mask-positions: {part!r} is not {accepted}")
+    for part in (p.strip() for p in spec.replace(";", ",").split(",")):
+        if not part:
+            continue
+        lo, dash, hi = (t.strip() for t in part.partition("-"))
+        if not (lo.isascii() and lo.isdigit()) or (dash and not (hi.isascii() and hi.isdigit())):
+            raise ValueError(f"{what}: {part!r} is not {accepted}")
         a, b = int(lo), int(hi or lo)
-        if not 1 <= a <= b <= length:
-            raise ValueError(f"--mask-positions: {part!r} is outside residues 1..{length} (or reversed)")
+        if a > b:
+            raise ValueError(f"{what}: the range {part!r} runs backwards")
+        if a < 1 or b > length:
+            raise ValueError(f"{what}: {part!r} is outside 1-{length} (the sequence has {length} {noun}s)")
         out.update(range(a - 1, b))
     return sorted(out)
 
