@@ -142,6 +142,30 @@ def parse_lengths(spec: str) -> tuple[int, int]:
     return lo_n, hi_n
 
 
+def parse_positions(spec: str, length: int, accepted: str = "a residue number or range like 9-20",
+                    noun: str = "residue", what: str = "--mask-positions", allow_empty: bool = False) -> list[int]:
+    """0-based indices of a 1-based list of ``noun``s and inclusive ranges (``"5,9-20"``; ``;`` separates too,
+    empty parts are skipped) in a sequence of ``length``; a ValueError names the part that is not ``accepted``,
+    a backwards range, a position outside ``1..length``, or (unless ``allow_empty``) a spec of no position,
+    after ``what``."""
+    out: set[int] = set()
+    for part in (p.strip() for p in spec.replace(";", ",").split(",")):
+        if not part:
+            continue
+        lo, dash, hi = (t.strip() for t in part.partition("-"))
+        if not (lo.isascii() and lo.isdigit()) or (dash and not (hi.isascii() and hi.isdigit())):
+            raise ValueError(f"{what}: {part!r} is not {accepted}")
+        a, b = int(lo), int(hi or lo)
+        if a > b:
+            raise ValueError(f"{what}: the range {part!r} runs backwards")
+        if a < 1 or b > length:
+            raise ValueError(f"{what}: {part!r} is outside 1-{length} (the sequence has {length} {noun}s)")
+        out.update(range(a - 1, b))
+    if not out and not allow_empty:
+        raise ValueError(f"{what}: no position in {spec!r}")
+    return sorted(out)
+
+
 def parse_sets(pairs: list[str]) -> dict[str, str]:
     """``["k=4", "gamma=0.2"]`` -> ``{"k": "4", "gamma": "0.2"}``; ValueError on a malformed or repeated pair."""
     params = {}

@@ -36,7 +36,7 @@ def sequence_picker(domain: Domain) -> Puzzle | None:
     text, name, default = found
     masking = mask_picker(default, "the preset's" if src == "preset" else "only _ and X")
     result = support.attempt_input(support.protein_puzzle, domain, text, masking, name,
-                                   what="This sequence cannot be used")
+                                   what="This sequence cannot be used", subject="sequence")
     if result is None:
         return None
     pz, count, dna = result

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
-from mi_core.commands.probe import parse_positions as core_positions
 from mi_core.domains.protein import AMINO_ACIDS, MASK_ID, ProteinInputError, ProteinRecord, parse_text
+from mi_core.options import parse_positions as core_positions
 from mi_lens_app.domains import ROOT, Domain, Puzzle, upload_text
 
 PROTEIN_PRESETS_PATH = ROOT / "assets" / "examples" / "protein_presets.json"
@@ -32,9 +32,10 @@ class MaskSpecError(ProteinInputError):
 
 def parse_positions(spec: str, length: int, noun: str = "residue") -> list[int]:
     """0-based positions of a 1-based spec such as ``"5-20, 33"`` for a sequence of ``length`` ``noun``s
-    (:func:`mi_core.commands.probe.parse_positions`; a MaskSpecError names a bad part)."""
+    (:func:`mi_core.options.parse_positions`; a MaskSpecError names a bad part)."""
     try:
-        return core_positions(spec, length, "a position or a range like 5-20", noun, what="mask positions")
+        return core_positions(spec, length, "a position or a range like 5-20", noun, what="mask positions",
+                              allow_empty=True)
     except ValueError as err:
         raise MaskSpecError(str(err)) from None
 

@@ -535,25 +535,25 @@ def attempt(fn: Callable, *args, what: str = "", **kwargs):
 INPUT_PROBLEM = "_input_problem"  # session key: why this run's sidebar input cannot be used (pages repeat it)
 
 
-def attempt_input(fn: Callable, *args, what: str):
+def attempt_input(fn: Callable, *args, what: str, subject: str = ""):
     """:func:`attempt` for the sidebar's input: the error shows in the sidebar and is kept for the page's main
     area (at 768 px the sidebar's error can sit below the fold)."""
     try:
         return fn(*args)
     except USER_ERRORS as err:
-        st.session_state[INPUT_PROBLEM] = error_text(err, what)
+        st.session_state[INPUT_PROBLEM] = error_text(err, what, subject)
         with st.sidebar:
-            show_error(err, what)
+            show_error(err, what, subject)
         return None
 
 
-def error_text(err: Exception, what: str = "") -> str:
-    """``what: message``, the message in the app's words."""
+def error_text(err: Exception, what: str = "", subject: str = "") -> str:
+    """``what: message``, the message in the app's words, less a ``subject: `` it starts with (``what`` names
+    it already)."""
     message = texts.app_wording(str(err)) if err.args and isinstance(err.args[0], str) else str(err)
-    if what.startswith("This sequence"):  # the core names an unnamed record "sequence": said once is enough
-        message = message.removeprefix("sequence: ")
+    message = message.removeprefix(f"{subject}: ") if subject else message
     return f"{what}: {message}" if what else message
 
 
-def show_error(err: Exception, what: str = "") -> None:
-    st.error(error_text(err, what), icon=":material/report:" if isinstance(err, ModelFileError) else ":material/error:")
+def show_error(err: Exception, what: str = "", subject: str = "") -> None:
+    st.error(error_text(err, what, subject), icon=":material/report:" if isinstance(err, ModelFileError) else ":material/error:")

@@ -15,12 +15,11 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from mi_core.cli import ArgumentParser, add_options
-from mi_core.commands.probe import parse_positions
 from mi_core.decoding import STRATEGIES, make_strategy
 from mi_core.domains import protein as P
 from mi_core.domains import sudoku as S
 from mi_core.domains.protein.bench import parse_lengths
-from mi_core.options import option, parse_sets
+from mi_core.options import option, parse_positions, parse_sets
 
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 GRID_CHARS = ".0123456789 \t" + "\u0663\u0669\uff13\u00b2\u2079xX-+_٠"
@@ -170,7 +169,7 @@ def test_mask_positions_parse_or_fail_cleanly(spec, length):
     except ValueError as err:
         one_line(err)
         return
-    assert out == sorted(set(out)) and all(0 <= i < length for i in out)  # empty parts are skipped
+    assert out == sorted(set(out)) and all(0 <= i < length for i in out) and out  # empty parts are skipped
 
 
 @SETTINGS

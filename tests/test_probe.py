@@ -414,3 +414,22 @@ def test_a_probe_warns_of_its_cost_only_when_it_is_long():
     said = said[1:]
     assert said == ["note: this probe runs 400,001 passes, about 67 min more at this pace (Ctrl-C stops it; the "
                     "estimate command reads the MI matrix from an estimator in one pass)"]
+
+
+def test_the_cost_note_takes_its_pace_from_the_perturbations_not_the_unperturbed_pass(monkeypatch, capsys):
+    from types import SimpleNamespace
+
+    import mi_core.commands.probe as command
+
+    clock = iter([10.0, 11.0])  # the unperturbed pass reported at 10 s, the first 100 perturbations by 11 s
+
+    def fake_probe(model, tokens, *, progress, **kwargs):
+        progress(1, 1001)
+        progress(101, 1001)  # 900 passes left at 100 a second: 9 s, no word
+        return "result"
+
+    monkeypatch.setattr(command, "probe", fake_probe)
+    monkeypatch.setattr(command.time, "perf_counter", lambda: next(clock))
+    args = SimpleNamespace(eps=0.0, max_batch=100, bf16=False, no_progress=True)
+    assert command.run_probe(None, None, args) == "result"
+    assert "note:" not in capsys.readouterr().err  # timed from the first pass, 1,000 passes took 1,000 s

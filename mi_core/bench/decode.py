@@ -117,7 +117,8 @@ class RowsDone:
     def step(self, frame) -> None:
         if self.masked is not None:
             filled = self.masked - (frame.tokens == self.mask_id).sum(1)
-            done = max(self.told, float((filled / self.masked.clamp_min(1)).sum()))
+            share = torch.where(self.masked > 0, filled / self.masked.clamp_min(1), 1.0)  # nothing to fill: done
+            done = max(self.told, float(share.sum()))
             self.progress(done - self.told)
             self.told = done
 
@@ -130,9 +131,10 @@ class RowsDone:
 def decode_all(model, templates: list[np.ndarray], strategy, *, temperature: float = 0.0, seed: int = 0,
                batch_size: int = 256, device: torch.device | str = "cpu", bf16: bool = False, progress=None,
                seeding: str = "per item", retry: Retry | None = None, items: list[int] | None = None) -> Generation:
-    """Decode every template (token ids, ``model.mask_id`` where to fill); ``progress(n)`` as rows finish (:class:`RowsDone`);
-    ``retry``: decode again those whose results break the domain's rules (:func:`retry_rejected`); ``items``:
-    each template's index for its per-item seed (default: its place in ``templates``)."""
+    """Decode every template (token ids, ``model.mask_id`` where to fill); ``progress(x)`` as they fill
+    (:class:`RowsDone`); ``retry``: decode again those whose results break the domain's rules
+    (:func:`retry_rejected`); ``items``: each template's index for its per-item seed (default: its place in
+    ``templates``)."""
     if seeding not in SEEDINGS:
         raise ValueError(f"seeding must be one of {SEEDINGS}, got {seeding!r}")
     longest = max(map(len, templates), default=0)
@@ -148,13 +150,13 @@ def decode_all(model, templates: list[np.ndarray], strategy, *, temperature: flo
         seeds = ([item_seed(seed, i if items is None else items[i]) for i in idx] if seeding == "per item"
                  else int(rng.integers(2**62)))
         zeros = torch.zeros(len(idx), dtype=torch.long)
-        report = progress and RowsDone(progress, tokens, model.mask_id)
+        report = RowsDone(progress, tokens, model.mask_id) if progress else None
         if not bool((tokens == model.mask_id).any()):  # nothing to fill: the template is the answer
             final_tokens, final_passes, final_extra = tokens, zeros, zeros
         else:
             with bf16_autocast(device, bf16):
                 final = decode_final(model, tokens, strategy, temperature=temperature, seed=seeds,
-                                     on_step=report and report.step)
+                                     on_step=report.step if report else None)
             final_tokens, final_passes = final.tokens, final.passes
             final_extra = zeros if final.extra_passes is None else final.extra_passes
         rows = final_tokens.cpu().numpy()  # one read-back per batch

@@ -41,7 +41,7 @@ def options(domain: Domain) -> list:
     return [*inputs.options(domain), SamplerChoice, JsonOut, Device, decode.run_options(inputs, domain), Force]
 
 
-PROGRESS_FORMAT = "{l_bar}{bar}| {n:.0f}/{total_fmt} [{elapsed}<{remaining}, {rate_fmt}]"
+PROGRESS_FORMAT = "{l_bar}{bar}| {n:.1f}/{total_fmt} [{elapsed}<{remaining}, {rate_fmt}]"
 
 
 def grow(bar, sampler: str, decode: int, count: int) -> None:

@@ -16,14 +16,14 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from mi_core.commands.probe import GridState, counted, load_state, parse_positions, plural, strongest_pair
+from mi_core.commands.probe import GridState, counted, load_state, plural, strongest_pair
 from mi_core.device import pick_device
 from mi_core.domain import Domain, get_domain
 from mi_core.io import atomic_write_json, check_output, display_path
 from mi_core.mi.estimator import Estimate, check_model_match, estimate_mi, load_estimator, shipped_estimator_for
 from mi_core.models.base import load_meta, trained_on_mismatch
 from mi_core.models.loading import other_domain
-from mi_core.options import Device, Force, JsonOut, option
+from mi_core.options import Device, Force, JsonOut, option, parse_positions
 
 TIMED_RUNS = 5
 
@@ -32,8 +32,8 @@ TIMED_RUNS = 5
 class SequenceInput:
     state: str = option(None, "the sequence, _ (or X) for masked positions", flags=("--sequence", "--state"),
                         required=True)
-    mask_positions: str | None = option(None, "also mask these 1-based positions, e.g. 5,9-20 (an antibody's "
-                                        "regions too, as probe takes them: cdr3, cdrs, fr2 ...)")
+    mask_positions: str | None = option(None, "also mask these 1-based positions, e.g. 5,9-20 (and a domain's "
+                                        "named regions, as its probe takes them)")
     model: str = option("auto", "auto (the model the estimator was trained on), or the domain's model names or a path")
 
 
@@ -70,7 +70,8 @@ def load(domain: Domain, text: str, model_choice: str, estimator_path: str, devi
         raise ValueError(f"--estimator {estimator_path} is an estimator of {trained.cli_name}, not "
                          f"{domain.cli_name}: give one trained on a {domain.cli_name} model")
     spec = model_spec(model_choice, estimator_path, domain)
-    model, description, tokens = load_state(domain, text, spec, device, verb="estimate")
+    model, description, tokens = load_state(domain, text, spec, device, verb="estimate",
+                                            other="" if domain.layout == "grid" else ", or give --mask-positions")
     if not named and trained_on_mismatch(model, estimator_path):
         estimator_path = str(shipped_estimator_for(model, domain))
         estimator = load_estimator(estimator_path, device)
@@ -89,8 +90,14 @@ def with_masked(domain: Domain, text: str, spec: str | None) -> str:
         return text
     tokens = np.asarray(domain.parse_input(text), dtype=np.int64)
     named = getattr(domain, "named_positions", None)  # a domain's own names of positions (an antibody's regions)
-    tokens[named(tokens, spec) if named else parse_positions(spec, len(tokens))] = domain.mask_id
-    return domain.state_text(tokens)
+    noun = domain.nouns[0]
+    tokens[named(tokens, spec) if named else
+           parse_positions(spec, len(tokens), f"a {noun} number or a range like 9-20", noun)] = domain.mask_id
+    out = domain.state_text(tokens)
+    if domain.parse_input(out) != tokens.tolist():
+        raise ValueError(f"--mask-positions: the {domain.label} domain does not read back the state it writes; "
+                         "mask with its own marks in --sequence instead")
+    return out
 
 
 def timed_estimate(model, estimator, tokens: torch.Tensor) -> Estimate:

@@ -58,27 +58,6 @@ def options(domain: Domain) -> list:
     return [GridState if domain.layout == "grid" else TextState, *COMMON]
 
 
-def parse_positions(spec: str, length: int, accepted: str = "a residue number or range like 9-20",
-                    noun: str = "residue", what: str = "--mask-positions") -> list[int]:
-    """0-based indices of a 1-based list of ``noun``s and inclusive ranges (``"5,9-20"``; ``;`` separates too,
-    empty parts are skipped) in a sequence of ``length``; a ValueError names the part that is not ``accepted``,
-    a backwards range or a position outside ``1..length``, after ``what``."""
-    out: set[int] = set()
-    for part in (p.strip() for p in spec.replace(";", ",").split(",")):
-        if not part:
-            continue
-        lo, dash, hi = (t.strip() for t in part.partition("-"))
-        if not (lo.isascii() and lo.isdigit()) or (dash and not (hi.isascii() and hi.isdigit())):
-            raise ValueError(f"{what}: {part!r} is not {accepted}")
-        a, b = int(lo), int(hi or lo)
-        if a > b:
-            raise ValueError(f"{what}: the range {part!r} runs backwards")
-        if a < 1 or b > length:
-            raise ValueError(f"{what}: {part!r} is outside 1-{length} (the sequence has {length} {noun}s)")
-        out.update(range(a - 1, b))
-    return sorted(out)
-
-
 def mask_marks(domain: Domain) -> list[str]:
     """The characters that mark a masked position in ``domain``'s states (a sequence's are tried one by one)."""
     if domain.layout == "grid":  # a grid's state is read whole: its own mark and the dot
@@ -93,12 +72,14 @@ def mask_marks(domain: Domain) -> list[str]:
     return [ch for ch in dict.fromkeys((domain.mask_char, ".", "X")) if masks(ch)] or [domain.mask_char]
 
 
-def load_state(domain: Domain, text: str, model_spec: str | None, device: torch.device, verb: str = "probe"):
-    """``(model, description, tokens (N,))``; a ValueError names bad input or a bad model file."""
+def load_state(domain: Domain, text: str, model_spec: str | None, device: torch.device, verb: str = "probe",
+               other: str = ""):
+    """``(model, description, tokens (N,))``; a ValueError names bad input or a bad model file (``other``: another
+    way to mask, said when nothing is)."""
     tokens = domain.parse_input(text)
     if domain.mask_id not in tokens:
         marks = " or ".join(mask_marks(domain))
-        raise ValueError(f"nothing to {verb}: the state has no masked position (write {marks} where one is)")
+        raise ValueError(f"nothing to {verb}: the state has no masked position (write {marks} where one is{other})")
     model, description = load_model_described(model_spec, device, domain)
     model.check_length(len(tokens), f"the model {model_spec}" if model_spec else "the model", plural(domain))
     return model, description, torch.tensor(tokens, device=device)

@@ -8,7 +8,6 @@ from typing import ClassVar
 
 import numpy as np
 
-from mi_core.commands.probe import parse_positions
 from mi_core.domain import Command, is_keyword, resolve_path
 from mi_core.domains.antibody import evaluate, probe
 from mi_core.domains.antibody.infill import CDRInfill, RecoveryMetric
@@ -16,6 +15,7 @@ from mi_core.domains.antibody.model import AntiBERTyMissing, load, weights_folde
 from mi_core.domains.antibody.sequence import REGIONS, AntibodyChain, parse_text, read_chain, read_file
 from mi_core.domains.antibody.states import AntibodyStates
 from mi_core.domains.protein.tokens import AMINO_ACIDS, MASK_ID, PAD_ID, ProteinDomain, ProteinInputError, tokenize
+from mi_core.options import parse_positions
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,9 @@ class AntibodyDomain(ProteinDomain):
         """0-based positions of a comma list of regions (``cdr3``, ``cdrs``, ``fr2``, ``H3`` ...) and 1-based
         residue ranges (``5,9-20``) of the chain ``tokens``."""
         chain = read_chain(self.state_text(np.asarray(tokens)))
-        parts = [p.strip() for p in spec.split(",")]
+        parts = [p.strip() for p in spec.replace(";", ",").split(",") if p.strip()]
+        if not parts:
+            raise ValueError(f"--mask-positions: no region or position in {spec!r}")
         named = [p for p in parts if any(ch.isalpha() for ch in p)]
         out = {i for p in named for i in chain.positions(p)}
         residues = [p for p in parts if p not in named]

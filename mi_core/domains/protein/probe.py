@@ -13,13 +13,13 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from mi_core.commands.probe import COMMON, ProbeOptions, parse_positions, run_probe, summary
+from mi_core.commands.probe import COMMON, ProbeOptions, run_probe, summary
 from mi_core.device import pick_device
 from mi_core.domain import Domain
 from mi_core.domains import protein
 from mi_core.domains.protein.model import load_protein_model
 from mi_core.io import atomic_write_json, display_path
-from mi_core.options import option, seed
+from mi_core.options import option, parse_positions, seed
 
 
 @dataclass
