@@ -126,6 +126,9 @@ def cases() -> list[tuple[str, str, list[str]]]:
         ("arabic-indic-digit-in-mask-range", "accepted", [*pprot, "--sequence", "MKTAYIAK", "--mask-positions",
                                                           "\u0662-4"]),
         ("sharp-s-in-protein", "accepted", [*pprot, "--sequence", "MK\u00dfA_"]),
+        ("blank-mask-positions", "accepted", [*pprot, "--sequence", "MK_AYIAK", "--mask-positions", " , "]),
+        ("estimate-mask-positions-outside", "accepted", ["estimate", "protein", "--sequence", "MKTAYIAK",
+                                                         "--mask-positions", "9", "--device", "cpu"]),
         # unclear messages in the audit
         ("seed-beyond-int64", "unclear", [*bench, "--seed", str(2**70)]),
         ("puzzles-is-a-directory", "unclear", [*bench[:2], "--puzzles", "{D}/folder", *bench[4:]]),

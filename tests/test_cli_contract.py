@@ -128,6 +128,8 @@ def test_messages_name_option_value_and_range(places, capsys, monkeypatch):
         "eval-estimator-4x4-puzzles": "four.txt: the puzzle on line 1 has 16 cells, not the 81",
         "diagnose-sampler-key-twice": "gives k twice: give it once",
         "markdown-and-no-markdown": "--markdown FILE writes a section and --no-markdown writes none",
+        "blank-mask-positions": "--mask-positions: no position in ' , '",  # it masked nothing, silently
+        "estimate-mask-positions-outside": "--mask-positions: '9' is outside 1-8 (the sequence has 8 residues)",
         "probe-protein-junk-pth": "junk.pth is not an ESM-C checkpoint (torch.load: ",
     }
     for name, text in expect.items():
