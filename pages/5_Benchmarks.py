@@ -66,7 +66,9 @@ def main():
                            **({"cell accuracy (%)": round(100 * r["cell_accuracy"], 1)}
                               if "cell_accuracy" in r else {})}
                           for r in rows])
-    st.dataframe(table, hide_index=True)
+    # the settings column wide enough for its longest text at 1024 px (it was cut: "mode=paced, threshol…")
+    st.dataframe(table, hide_index=True, column_config={"params": st.column_config.TextColumn(width=250),
+                                                        "n": st.column_config.NumberColumn(width="small")})
     with st.expander(f"The {len(found.files)} result files read"):
         st.caption(", ".join(f"`{f}`" for f in found.files) + ".")
     if fig is not None:
