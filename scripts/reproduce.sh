@@ -847,3 +847,16 @@ for m in p12_step250 p12_step1000 p12_step1750 p12_step2250; do
             assets/benchmarks/$(echo ${set#*:} | sed 's/tune500/tune/')_paired_${m}_vs_p10_step1750.json
     done
 done
+# phase 13 (twenty-fourth session): validated weights on the tuning sets (step 250 on Kaggle only), paired against
+# its start, phase 10's step 1,750
+for m in p13_step250 p13_step500; do
+    sets="kaggle_tune500.csv:sudoku_tune500"
+    [ $m != p13_step250 ] && sets="$sets top1465_tune500.txt:sudoku_top1465_tune500"
+    for set in $sets; do
+        python -m mi_core bench sudoku --puzzles runs/${set%%:*} --sampler sequential --threads 1 \
+            --model checkpoints/sudoku_chain/phase13/$m.safetensors --json assets/benchmarks/${set#*:}_$m.json --force
+        PYTHONPATH=. python scripts/studies/paired_bench.py assets/benchmarks/${set#*:}_$m.json \
+            assets/benchmarks/${set#*:}_p10_step1750.json runs/${set%%:*} \
+            assets/benchmarks/$(echo ${set#*:} | sed 's/tune500/tune/')_paired_${m}_vs_p10_step1750.json
+    done
+done
