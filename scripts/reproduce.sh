@@ -834,29 +834,18 @@ for m in p11_step1500:phase11/p11_step1500 p11_step1750:phase11/p11_step1750 p11
             assets/benchmarks/$(echo ${set#*:} | sed 's/tune500/tune/')_paired_${m%%:*}_vs_p10_step1750.json
     done
 done
-# phase 12 (twenty-third and twenty-fourth sessions): validated weights on the Kaggle tuning puzzles (step 250 on
-# top1465 501-1000 too), paired against the teacher, phase 10's step 1,750
-for m in p12_step250 p12_step1000 p12_step1750 p12_step2250; do
+# phases 12 and 13 (twenty-third and twenty-fourth sessions): validated weights on the Kaggle tuning puzzles (and
+# on top1465 501-1000 where listed), paired against phase 10's step 1,750 (phase 12's teacher, phase 13's start)
+for m in phase12/p12_step250:top phase12/p12_step1000 phase12/p12_step1750 phase12/p12_step2250 phase13/p13_step250 \
+        phase13/p13_step500:top; do
+    name=${m%:top}; name=${name#*/}
     sets="kaggle_tune500.csv:sudoku_tune500"
-    [ $m = p12_step250 ] && sets="$sets top1465_tune500.txt:sudoku_top1465_tune500"
+    [ "${m%:top}" != "$m" ] && sets="$sets top1465_tune500.txt:sudoku_top1465_tune500"
     for set in $sets; do
         python -m mi_core bench sudoku --puzzles runs/${set%%:*} --sampler sequential --threads 1 \
-            --model checkpoints/sudoku_chain/phase12/$m.safetensors --json assets/benchmarks/${set#*:}_$m.json --force
-        PYTHONPATH=. python scripts/studies/paired_bench.py assets/benchmarks/${set#*:}_$m.json \
+            --model checkpoints/sudoku_chain/${m%:top}.safetensors --json assets/benchmarks/${set#*:}_$name.json --force
+        PYTHONPATH=. python scripts/studies/paired_bench.py assets/benchmarks/${set#*:}_$name.json \
             assets/benchmarks/${set#*:}_p10_step1750.json runs/${set%%:*} \
-            assets/benchmarks/$(echo ${set#*:} | sed 's/tune500/tune/')_paired_${m}_vs_p10_step1750.json
-    done
-done
-# phase 13 (twenty-fourth session): validated weights on the tuning sets (step 250 on Kaggle only), paired against
-# its start, phase 10's step 1,750
-for m in p13_step250 p13_step500; do
-    sets="kaggle_tune500.csv:sudoku_tune500"
-    [ $m != p13_step250 ] && sets="$sets top1465_tune500.txt:sudoku_top1465_tune500"
-    for set in $sets; do
-        python -m mi_core bench sudoku --puzzles runs/${set%%:*} --sampler sequential --threads 1 \
-            --model checkpoints/sudoku_chain/phase13/$m.safetensors --json assets/benchmarks/${set#*:}_$m.json --force
-        PYTHONPATH=. python scripts/studies/paired_bench.py assets/benchmarks/${set#*:}_$m.json \
-            assets/benchmarks/${set#*:}_p10_step1750.json runs/${set%%:*} \
-            assets/benchmarks/$(echo ${set#*:} | sed 's/tune500/tune/')_paired_${m}_vs_p10_step1750.json
+            assets/benchmarks/$(echo ${set#*:} | sed 's/tune500/tune/')_paired_${name}_vs_p10_step1750.json
     done
 done
