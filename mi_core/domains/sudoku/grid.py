@@ -54,15 +54,12 @@ def parse_grid(text: str, size: int | None = 81) -> list[int]:
     if hidden is not None:  # a zero-width space pasted along: it would only show as one character too many
         raise SudokuFormatError(f"invisible character {describe_char(hidden[1])} at position {hidden[0] + 1}: "
                                 "remove it")
-    stray = next(((i, ch) for i, ch in enumerate(chars) if ch not in BLANK_CHARS + "123456789"), None)
-    also = "" if stray is None else (f", among them {describe_char(stray[1])} at position {stray[0] + 1}, neither a "
-                                     "digit nor a blank ('.' or '0')")
     try:
         expected = geometry_for_length(len(chars)).cells if size is None else size
     except SudokuFormatError as err:
-        raise SudokuFormatError(f"{err}{also}") from None
+        raise SudokuFormatError(f"{err}{_stray_note(chars)}") from None
     if len(chars) != expected:
-        raise SudokuFormatError(f"a Sudoku has {expected} cells, got {len(chars)} characters{also}")
+        raise SudokuFormatError(f"a Sudoku has {expected} cells, got {len(chars)} characters{_stray_note(chars)}")
     n = math.isqrt(expected)
     allowed = "123456789"[:n]
     digits = []
@@ -76,6 +73,15 @@ def parse_grid(text: str, size: int | None = 81) -> list[int]:
             raise SudokuFormatError(f"bad character {describe_char(ch)} at position {pos + 1} (row {row + 1}, "
                                     f"column {col + 1}): use ASCII digits 1-{n}, '.' or '0'")
     return digits
+
+
+def _stray_note(chars: str) -> str:
+    """For a grid of the wrong length: its first character that is neither a digit nor a blank, if any (a grid
+    pasted with commas is not only too long)."""
+    stray = next(((i, ch) for i, ch in enumerate(chars) if ch not in BLANK_CHARS + "123456789"), None)
+    if stray is None:
+        return ""
+    return f", among them {describe_char(stray[1])} at position {stray[0] + 1}, neither a digit nor a blank ('.' or '0')"
 
 
 def solution_conflict(puzzle: list[int], solution: list[int]) -> str | None:
