@@ -834,10 +834,10 @@ for m in p11_step1500:phase11/p11_step1500 p11_step1750:phase11/p11_step1750 p11
             assets/benchmarks/$(echo ${set#*:} | sed 's/tune500/tune/')_paired_${m%%:*}_vs_p10_step1750.json
     done
 done
-# phases 12 and 13 (twenty-third and twenty-fourth sessions): validated weights on the Kaggle tuning puzzles (and
+# phases 12 and 13 (twenty-third to twenty-fifth sessions): validated weights on the Kaggle tuning puzzles (and
 # on top1465 501-1000 where listed), paired against phase 10's step 1,750 (phase 12's teacher, phase 13's start)
 for m in phase12/p12_step250:top phase12/p12_step1000 phase12/p12_step1750 phase12/p12_step2250 phase13/p13_step250 \
-        phase13/p13_step500:top phase13/p13_step1000 phase13/p13_step1250; do
+        phase13/p13_step500:top phase13/p13_step1000 phase13/p13_step1250 phase13/p13_step1500 phase13/p13_step1750; do
     name=${m%:top}; name=${name#*/}
     sets="kaggle_tune500.csv:sudoku_tune500"
     [ "${m%:top}" != "$m" ] && sets="$sets top1465_tune500.txt:sudoku_top1465_tune500"
