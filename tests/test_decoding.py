@@ -601,3 +601,26 @@ def test_sync_every_checks(oracle):
         list(decode(oracle, tiny_batch(), make_strategy("sequential"), max_steps=2, sync_every=8))
     with pytest.raises(RuntimeError, match="did not finish within 0 steps"):
         list(decode(oracle, tiny_batch(), make_strategy("sequential"), max_steps=0))
+
+
+def test_small_temperatures_sample_without_underflow():
+    from mi_core.decoding.loop import _fill
+
+    probs = torch.zeros(2, 3, 9)
+    probs[0] = torch.softmax(torch.randn(3, 9, generator=torch.Generator().manual_seed(0)), -1)  # row 1: finished
+    for temperature in (0.01, 0.05, 1.0):
+        values = _fill(probs, temperature, torch.Generator().manual_seed(0))
+        assert values.shape == (2, 3)
+    assert (_fill(probs, 0.01, torch.Generator().manual_seed(0))[0] == probs[0].argmax(-1)).all()
+
+
+@pytest.mark.parametrize("temperature", [1.0, 10.0, 100.0])
+def test_a_value_of_probability_zero_is_never_drawn(temperature):
+    """probs**(1/T) keeps 0 at 0 at any temperature; clamped to 1e-30 first, a ruled-out value was drawn 4.5% of
+    the time at T = 30 from this distribution."""
+    from mi_core.decoding.loop import _fill
+
+    probs = torch.tensor([0.5, 0.5 - 1e-35, 1e-35, 0.0, 0.0]).expand(4000, 5)
+    values = _fill(probs, temperature, torch.Generator().manual_seed(0))
+    assert not (values >= 3).any()
+    assert (values == 1).any() and (values == 0).any()

@@ -348,17 +348,6 @@ def test_batch_shares_never_go_negative():
     assert inputs.shape == (3, 81)
 
 
-def test_small_temperatures_sample_without_underflow():
-    from mi_core.decoding.loop import _fill
-
-    probs = torch.zeros(2, 3, 9)
-    probs[0] = torch.softmax(torch.randn(3, 9, generator=torch.Generator().manual_seed(0)), -1)  # row 1: finished
-    for temperature in (0.01, 0.05, 1.0):
-        values = _fill(probs, temperature, torch.Generator().manual_seed(0))
-        assert values.shape == (2, 3)
-    assert (_fill(probs, 0.01, torch.Generator().manual_seed(0))[0] == probs[0].argmax(-1)).all()
-
-
 def test_protein_resume_gives_the_same_weights(tmp_path):
     """The shared loop resumes the protein task too: a run stopped after 3 steps and resumed ends with the same
     weights and loss curve as one run straight through."""

@@ -57,8 +57,11 @@ def _fill(probs: torch.Tensor, temperature: float, generator) -> torch.Tensor:
     """``(B, N)`` value index per position: argmax at temperature 0, else a sample from probs**(1/temperature)."""
     if temperature == 0:
         return probs.argmax(-1)
-    # in log space, scaled to a largest weight of 1: no all-zero row at small T (a finished row samples uniformly)
-    logw = probs.double().clamp_min(1e-30).log() / temperature
+    # in log space, scaled to a largest weight of 1: no all-zero row at small T. A value of probability 0 keeps
+    # weight 0 at any T (clamped, it was drawn 251 times in 400 steps at T = 100); a finished row samples uniformly
+    possible = probs > 0
+    logw = torch.where(possible, probs.double().log(), float("-inf")) / temperature
+    logw = torch.where(possible.any(-1, keepdim=True), logw, 0.0)
     weights = (logw - logw.amax(-1, keepdim=True)).exp()
     if isinstance(generator, (list, tuple)):
         return torch.stack([torch.multinomial(w, 1, generator=g)[:, 0] for w, g in zip(weights, generator)])
