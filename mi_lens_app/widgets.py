@@ -453,17 +453,23 @@ document.querySelectorAll("button.mi-copy-link:not([data-ready])").forEach((b) =
 # One entry in the browser's history per page change. Streamlit pushes several as a view opens from a link (the
 # parameters it drops from the page left, its corrections, this app's restoring them, the new page's path), so
 # Back from a page change needed two or three presses and could land on a view without its puzzle. From a click
-# on a link to a view until that view's first run ends, every further push replaces the first one's entry.
+# on a link to another view until that view's first run ends, every further push replaces the first one's entry,
+# however slow the server: with a page's first push 7 s after the click (a busy classroom server), a 5 s limit
+# here let every page change add 3-4 entries.
 ONE_HISTORY_ENTRY = """<script>
 if (!window.miLensOneHistoryEntry) {
   window.miLensOneHistoryEntry = true;
   const push = history.pushState.bind(history), replace = history.replaceState.bind(history);
   // a page change under way: when its link was clicked, whether it has pushed an entry yet, and whether its run
-  // has begun (Streamlit handles every click on a page link in this tab, modifier keys or not)
+  // has begun (Streamlit handles every click on a page link in this tab, modifier keys or not); a link to the
+  // page shown changes no page and is left alone
   let clicked = 0, pushed = false, ran = false;
   const reset = () => { clicked = 0; pushed = false; ran = false; };
   document.addEventListener("click", (e) => {
-    if (e.target.closest('[data-testid="stPageLink"] a')) { reset(); clicked = Date.now(); }
+    const link = e.target.closest('[data-testid="stPageLink"] a');
+    if (!link) { return; }
+    reset();
+    if (new URL(link.href, location.href).pathname !== location.pathname) { clicked = Date.now(); }
   }, true);
   window.addEventListener("popstate", reset);  // Back or Forward: the entries are the browser's again
   new MutationObserver((changes) => changes.forEach((c) => {  // the app's element may be drawn anew: watch them all
@@ -473,8 +479,8 @@ if (!window.miLensOneHistoryEntry) {
     else if (ran) { reset(); }  // the first run ended (or failed)
   })).observe(document.body, {attributes: true, subtree: true, attributeFilter: ["data-test-script-state"]});
   history.pushState = (state, title, url) => {
-    const age = Date.now() - clicked;  // a click that changed nothing in 5 s, or a change not seen to end in 60
-    if (clicked && ((!pushed && !ran && age > 5000) || age > 60000)) { reset(); }
+    const age = Date.now() - clicked;  // a click whose run has not begun in 60 s, or a change not seen to end in 300
+    if (clicked && ((!ran && age > 60000) || age > 300000)) { reset(); }
     if (clicked) {
       if (pushed) { return replace(state, title, url); }
       pushed = true;

@@ -14,6 +14,7 @@ import sys
 import time
 import urllib.parse
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -440,17 +441,43 @@ def test_a_shared_link_keeps_its_puzzle_across_page_changes(chromium, app_url):
     page.close()
 
 
-def test_the_back_button_returns_to_the_view_with_its_puzzle(chromium, app_url):
+def slowed_server(page) -> Callable:
+    """Route the page's connection to the app through a gate; the returned ``slowly(seconds, action)`` does
+    ``action()`` and keeps what the page sends to the server meanwhile from it for ``seconds``, as a busy server
+    would answer late."""
+    gate = {"held": None, "server": None}
+
+    def connect(ws):
+        server = gate["server"] = ws.connect_to_server()
+        ws.on_message(lambda m: gate["held"].append(m) if gate["held"] is not None else server.send(m))
+
+    page.route_web_socket(re.compile(r".*/_stcore/stream"), connect)
+
+    def slowly(seconds: float, action: Callable) -> None:
+        gate["held"] = []
+        action()
+        page.wait_for_timeout(seconds * 1000)
+        held, gate["held"] = gate["held"], None
+        for message in held:
+            gate["server"].send(message)
+
+    return slowly
+
+
+@pytest.mark.parametrize("server_seconds", [0, 7])
+def test_the_back_button_returns_to_the_view_with_its_puzzle(chromium, app_url, server_seconds):
     """Back from another page, one press a page: Streamlit pushed several history entries as a view opened (the
     parameters it drops from the page left, its corrections, their restoring), so Back needed two or three
     presses; and restoring history it reset a widget whose parameter was missing, so the view came back on the
-    showcase, calling the preset "not understood"."""
+    showcase, calling the preset "not understood". ``server_seconds``: the server answers a page change that late
+    (a 5 s limit in the script let each page change add 3-4 entries then)."""
     page = chromium.new_page(viewport={"width": 1024, "height": 768})
+    slowly = slowed_server(page)
     page.goto(f"{app_url}/MI_maps?preset=hard+%C2%B7+26+clues&cell=r5c4")
     wait_ready(page)
     entries = page.evaluate("history.length")
     for title, path in (("Decoding", "Decoding"), ("What-if", "What_if")):
-        navigate(page, title)
+        slowly(server_seconds, lambda: navigate(page, title))
         page.wait_for_url(f"**/{path}?*preset=hard*")
         wait_ready(page)
     page.wait_for_timeout(1000)
