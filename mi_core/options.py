@@ -193,13 +193,24 @@ def float_list(text: str) -> list[float]:
 
 
 def _items(text: str, kind: type, what: str) -> list:
-    items = []
-    for v in str(text).split(","):
-        try:
-            items += [kind(v)] if v.strip() else []
-        except ValueError:
-            raise ValueError(f"expects {what} separated by commas; {v.strip()!r} is not one") from None
-    return items
+    parts = [v.strip() for v in str(text).split(",")]
+    if not any(parts):
+        return []
+    if not all(parts):  # "0,,2" ran seeds 0 and 2 without a word
+        raise ValueError(f"expects {what} separated by commas; {str(text).strip()!r} has an empty item")
+    try:
+        return [kind(v) for v in parts]
+    except ValueError:
+        bad = next(v for v in parts if not _is(kind, v))
+        raise ValueError(f"expects {what} separated by commas; {bad!r} is not one") from None
+
+
+def _is(kind: type, text: str) -> bool:
+    try:
+        kind(text)
+    except ValueError:
+        return False
+    return True
 
 
 SECTION_MARK = re.compile(r"<!-- (.+?):(start|end) -->")  # a report's sections lie between such markers
@@ -221,7 +232,8 @@ def markers_problem(text: str) -> str | None:
         kinds.setdefault(found.group(1), []).append(found.group(2))
     for name, seen in kinds.items():
         if seen != ["start", "end"]:
-            return (f"its section {name!r} has the markers {', '.join(seen)} (a start, then an end, once each): "
+            count = f"{len(seen)} marker{'s' if len(seen) > 1 else ''} ({', '.join(seen)})"
+            return (f"its section {name!r} has {count} where it needs two, its start and then its end: "
                     "mend them or name another file")
     return None
 

@@ -152,6 +152,8 @@ def cases() -> list[tuple[str, str, list[str]]]:
                                                   "--json", "{D}/bo.json"]),
         ("bench-order-budgets-empty", "range", ["bench-order", "sudoku", "--puzzles", P, "--budgets", ",",
                                                 "--json", "{D}/bo.json"]),
+        ("bench-order-seeds-empty-item", "range", ["bench-order", "protein", "--seeds", "0,,2",
+                                                   "--json", "{D}/bo.json"]),
         ("bench-order-gamma-text", "range", ["bench-order", "sudoku", "--puzzles", P, "--gammas", "0.5,x",
                                              "--json", "{D}/bo.json"]),
         ("bench-temperature-negative", "range", [*bench, "--temperature", "-1"]),

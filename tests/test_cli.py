@@ -376,7 +376,7 @@ def test_a_report_section_is_rewritten_only_between_sound_markers(tmp_path):
     for text in ("intro\n<!-- a:start -->\nold\nmine\n", "<!-- a:end -->\nmine\n<!-- a:start -->\n",
                  "<!-- a:start -->\n<!-- a:end -->\n<!-- a:start -->\n<!-- a:end -->\n"):
         md.write_text(text)
-        with pytest.raises(ValueError, match="its section 'a' has the markers"):
+        with pytest.raises(ValueError, match="its section 'a' has "):
             update_section("a", "new", md)
         assert md.read_text() == text  # nothing cut
     with pytest.raises(ValueError, match="a section name holds no"):

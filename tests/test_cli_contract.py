@@ -85,6 +85,7 @@ def test_messages_name_option_value_and_range(places, capsys, monkeypatch):
         "bench-protein-lengths-too-long": "--lengths 10-9999: ",  # after the model loads, its length named
         "bench-order-budget-negative": "--budgets: -1 is outside the accepted range 1..100000",
         "bench-order-gamma-text": "--gammas: expects numbers separated by commas; 'x' is not one",
+        "bench-order-seeds-empty-item": "--seeds: expects integers separated by commas; '0,,2' has an empty item",
         "estimate-estimator-of-another-model": "--estimator assets/sudoku_mi_estimator_hard.safetensors was trained on "
                                                "assets/sudoku_mdm_hard.safetensors, not on",
         "estimate-bad-puzzle-first": "a Sudoku has 81 cells, got 3 characters",  # before the estimator loads
@@ -103,8 +104,8 @@ def test_messages_name_option_value_and_range(places, capsys, monkeypatch):
         "train-estimator-variants-empty": "argument --variants: a variant is LOSS:bound or LOSS:free",  # not the defaults
         "train-estimator-variants-trailing-comma": "with LOSS in mse, sqrt, log; got ''",
         # the second audit: each refused for its own reason, not an earlier one
-        "diagnose-markdown-lone-start": "lone.md: its section 'ab' has the markers start (a start, then an end",
-        "sweep-markdown-reversed-markers": "its section 'sweep-p' has the markers end, start",
+        "diagnose-markdown-lone-start": "lone.md: its section 'ab' has 1 marker (start) where it needs two, its start and then its end",
+        "sweep-markdown-reversed-markers": "its section 'sweep-p' has 2 markers (end, start) where it needs two",
         "diagnose-section-ends-the-comment": "argument --section: a section name holds no '--'",
         "sweep-json-is-the-markdown": "--json and --markdown name the same file",
         "train-pool-dir-a-file": "--pool-dir",

@@ -433,6 +433,26 @@ def test_train_estimator_cli(tiny_data, tmp_path):
     assert "the exact probe took" in text  # the tiny data was probed exactly (eps 0)
 
 
+def test_train_estimator_says_when_the_data_is_unfinished(tiny_data, tmp_path, capsys):
+    """A make-estimator-data run stopped early leaves fewer shards than its manifest plans: training on them says
+    so, with the command that resumes the data."""
+    import shutil
+
+    out, _, _, _ = tiny_data
+    part = tmp_path / "part"
+    shutil.copytree(out, part)
+    (part / "shard_00002.safetensors").unlink()  # 4 of the 5 states
+    weights = tmp_path / "est.safetensors"
+    assert cli_main(["train-estimator", "--data", str(part), "--out", str(weights), "--steps", "2", "--batch", "2",
+                     "--eval-every", "2", "--val-frac", "0.5", "--variants", "log:free"]) == 0
+    err = capsys.readouterr().err
+    assert f"warning: {part} holds 4 of the 5 states its make-estimator-data run planned" in err
+    assert "make-estimator-data sudoku" in err
+    assert cli_main(["train-estimator", "--data", str(out), "--out", str(weights), "--steps", "2", "--batch", "2",
+                     "--eval-every", "2", "--val-frac", "0.5", "--variants", "log:free", "--force"]) == 0
+    assert "warning" not in capsys.readouterr().err
+
+
 def test_training_markdown_says_when_the_targets_came_from_a_pruned_probe():
     from mi_core.bench.estimator import training_markdown, training_summary
 
