@@ -512,8 +512,12 @@ def test_estimate_and_eval_cli(tmp_path, tiny_mdm, tiny_estimator, capsys):
     out = tmp_path / "eval.json"
     args = ["eval-estimator", "sudoku", "--puzzles", str(puzzles), "--states", "3", "--json", str(out), "--model",
             str(model_path), "--estimator", str(est_path), "--markdown", str(bench), "--device", "cpu"]
+    capsys.readouterr()
     assert cli_main(args) == 0
+    said = capsys.readouterr().err
     res = json.loads(out.read_text())
+    # the cost is said before the slow part, whose time is said after it
+    assert "model passes at most" in said and said.index("exact probe of 3 states:") < said.index(" s, estimator ")
     for key in ("n_states", "spearman", "spearman_median", "pearson", "mae", "topk_precision", "estimator_seconds",
                 "exact_seconds", "speedup", "speedup_median", "by_mask_ratio", "by_source", "rules"):
         assert key in res
