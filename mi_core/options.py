@@ -198,19 +198,13 @@ def _items(text: str, kind: type, what: str) -> list:
         return []
     if not all(parts):  # "0,,2" ran seeds 0 and 2 without a word
         raise ValueError(f"expects {what} separated by commas; {str(text).strip()!r} has an empty item")
-    try:
-        return [kind(v) for v in parts]
-    except ValueError:
-        bad = next(v for v in parts if not _is(kind, v))
-        raise ValueError(f"expects {what} separated by commas; {bad!r} is not one") from None
-
-
-def _is(kind: type, text: str) -> bool:
-    try:
-        kind(text)
-    except ValueError:
-        return False
-    return True
+    items = []
+    for v in parts:
+        try:
+            items.append(kind(v))
+        except ValueError:
+            raise ValueError(f"expects {what} separated by commas; {v!r} is not one") from None
+    return items
 
 
 SECTION_MARK = re.compile(r"<!-- (.+?):(start|end) -->")  # a report's sections lie between such markers

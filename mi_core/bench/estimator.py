@@ -146,8 +146,9 @@ def run_eval(model, estimator, domain: Domain, held_out, args, device, engine=No
     source = [held_out.sources[k] for k in kinds]
     passes = sum(1 + int((np.asarray(t) == model.mask_id).sum()) * model.n_values for t in states)
     pruned = f" (pruning at eps {args.eps:g} skips some)" if args.eps > 0 else ""
-    log(f"exact probe of {len(states)} states: {passes:,} model passes at most{pruned}, then the first {min(args.timing_states, len(states))} alone again for the timing; this is the slow "
-        "part, minutes on a CPU")
+    timed_first = min(args.timing_states, len(states))
+    log(f"exact probe of {len(states)} states: {passes:,} model passes at most{pruned}, then the first "
+        f"{timed_first} alone again for the timing; this is the slow part, minutes on a CPU")
     probes, exact_alone = run_exact(model, states, args, device, engine)
     pred_list, est_alone, est_batched = run_estimator(model, estimator, states, device)
     width = max(len(t) for t in states)

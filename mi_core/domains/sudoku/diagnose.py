@@ -79,8 +79,8 @@ def parse_sampler(text: str):
     """``name`` or ``name:key=value;key=value`` (the ``sweep --grid`` syntax, one value each) -> (label, strategy)."""
     combos = parse_grid_spec(text)
     if len(combos) != 1:
-        raise ValueError(f"--sampler {text!r} names {len(combos)} settings; give one value per parameter, parameters apart by ';' "
-                         "(\"mi:gamma=1;lam=1\")")
+        raise ValueError(f"--sampler {text!r} names {len(combos)} settings; give one value per parameter, "
+                         "parameters apart by ';' (\"mi:gamma=1;lam=1\")")
     name, params = combos[0]
     return text, with_default_estimator(make_strategy(name, **params))
 
