@@ -616,8 +616,8 @@ def test_small_temperatures_sample_without_underflow():
 
 @pytest.mark.parametrize("temperature", [1.0, 10.0, 100.0])
 def test_a_value_of_probability_zero_is_never_drawn(temperature):
-    """probs**(1/T) keeps 0 at 0 at any temperature; clamped to 1e-30 first, a ruled-out value was drawn 4.5% of
-    the time at T = 30 from this distribution."""
+    """probs**(1/T) keeps 0 at 0 at any temperature; clamped to 1e-30 first, the ruled-out values here were drawn
+    at T = 10 and 100."""
     from mi_core.decoding.loop import _fill
 
     probs = torch.tensor([0.5, 0.5 - 1e-35, 1e-35, 0.0, 0.0]).expand(4000, 5)

@@ -58,7 +58,8 @@ def _fill(probs: torch.Tensor, temperature: float, generator) -> torch.Tensor:
     if temperature == 0:
         return probs.argmax(-1)
     # in log space, scaled to a largest weight of 1: no all-zero row at small T. A value of probability 0 keeps
-    # weight 0 at any T (clamped, it was drawn 251 times in 400 steps at T = 100); a finished row samples uniformly
+    # weight 0 at any T (clamped, one step wrote one in 251 of 400 oracle states at T = 100); a finished row samples
+    # uniformly
     possible = probs > 0
     logw = torch.where(possible, probs.double().log(), float("-inf")) / temperature
     logw = torch.where(possible.any(-1, keepdim=True), logw, 0.0)

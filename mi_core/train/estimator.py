@@ -245,10 +245,10 @@ def main(namespace) -> int:
                               d_node=args["d_node"], d_proj=args["d_proj"], d_pair=args["d_pair"],
                               rel_buckets=args["rel_buckets"] if variable else 0)
     log = (lambda m: print(m, file=sys.stderr, flush=True)) if distributed.is_main() else (lambda m: None)
-    log(f"{manifest['summary']['states']} states from {args['data']}: {json.dumps(manifest['summary'])}")
-    planned = manifest.get("config", {}).get("states")
-    if isinstance(planned, int) and manifest["summary"]["states"] < planned:
-        log(f"warning: {args['data']} holds {manifest['summary']['states']} of the {planned} states its "
+    held, planned = manifest["summary"]["states"], manifest.get("config", {}).get("states")
+    log(f"{held} states from {args['data']}: {json.dumps(manifest['summary'])}")
+    if isinstance(planned, int) and held < planned:
+        log(f"warning: {args['data']} holds {held} of the {planned} states its "
             f"make-estimator-data run planned (it was stopped early); the same command resumes it: "
             f"{manifest.get('command') or 'make-estimator-data'}")
     estimator, summary = train_variants(to_device(data, device), est_cfg, cfg, variants, log, rules)
