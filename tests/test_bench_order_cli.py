@@ -106,8 +106,10 @@ def test_input_files_are_required_in_the_help(tmp_path, capsys, monkeypatch):
 def test_sudoku_rows_are_json_lines_and_the_report_is_text(sudoku_args, tmp_path, capsys):
     out = tmp_path / "rows.json"
     assert cli_main([*sudoku_args, "--json", str(out)]) == 0
-    printed = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
+    captured = capsys.readouterr()
+    printed = [json.loads(line) for line in captured.out.splitlines() if line.startswith("{")]
     assert [r["sampler"] for r in printed] == [r["sampler"] for r in json.loads(out.read_text())]
+    assert f"{len(printed)}/{len(printed)} " in captured.err  # the bar counted every row, and no more
     report = out.with_suffix(".md").read_text()
     assert "{" not in report.split("`\n\n", 1)[1]  # no dict repr anywhere (by level, passes used), after the command
     sequential = next(r for r in printed if r["sampler"] == "sequential")
@@ -129,9 +131,11 @@ def test_protein_rows_are_json_lines(tmp_path, capsys):
     assert cli_main(["bench-order", "protein", "--reference", str(fasta), "--model", str(model), "--selector",
                      str(selector), "--samples", "2", "--lengths", "10-12", "--seeds", "0", "--budgets", "2",
                      "--gammas", "", "--json", str(out), "--threads", "1"]) == 0
-    lines = capsys.readouterr().out.splitlines()
+    captured = capsys.readouterr()
+    lines = captured.out.splitlines()
     assert not any(line.startswith("{'") for line in lines)
     printed = [json.loads(line) for line in lines if line.startswith("{")]
+    assert f"{len(printed)}/{len(printed)} " in captured.err
     assert [(r["sampler"], r["seed"]) for r in printed] == [(r["sampler"], r["seed"])
                                                            for r in json.loads(out.read_text())["rows"]]
 

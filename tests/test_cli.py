@@ -358,12 +358,14 @@ def test_levels_a_file_lacks_or_misspells_are_named(tmp_path, capsys):
     assert "line 3: solution: a Sudoku has 81 cells, got 40 characters" in capsys.readouterr().err
 
 
-def test_diagnose_markdown_without_a_section_writes_a_named_one(tmp_path, model_path):
+def test_diagnose_markdown_without_a_section_writes_a_named_one(tmp_path, model_path, capsys):
     puzzles, md = tmp_path / "p.txt", tmp_path / "d.md"
-    puzzles.write_text(EASY + "\n")
+    puzzles.write_text(EASY + "\n" + EASY + "\n")
     assert main(["diagnose", "sudoku", "--puzzles", str(puzzles), "--model", str(model_path), "--sampler", "topk:k=3",
                  "--json", str(tmp_path / "d.json"), "--markdown", str(md), "--threads", "1"]) == 0
     assert "diagnose p" in md.read_text()
+    err = capsys.readouterr().err  # a bar for the reference and one for each sampler, filled to the puzzles given
+    assert "sequential: 100%" in err and "topk:k=3: 100%" in err and "2.0/2 " in err
 
 
 def test_a_report_section_is_rewritten_only_between_sound_markers(tmp_path):

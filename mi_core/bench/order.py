@@ -8,8 +8,12 @@ from __future__ import annotations
 import json
 import shlex
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+
+from tqdm import tqdm
 
 from mi_core.bench import decode
 from mi_core.bench.report import markdown_table, update_section
@@ -64,6 +68,17 @@ def write_report(args, payload, text: str, echo: bool = False) -> Path | None:
     else:
         update_section(section_name(get_domain(args.domain)), command + text, md)
     return md
+
+
+@contextmanager
+def row_bar(total: int) -> Iterator[Callable[[str], None]]:
+    """``done(line)``: print a finished row's line on standard output, above a bar on standard error that counts
+    the ``total`` rows (a row decodes every input once: minutes on a CPU)."""
+    with tqdm(total=total, desc="bench-order", unit="row", file=sys.stderr) as bar:
+        def done(line: str) -> None:
+            bar.write(line, file=sys.stdout)
+            bar.update()
+        yield done
 
 
 def strategy_for(name: str, params: dict, selector: Path):
@@ -137,11 +152,12 @@ def run_default(args, domain) -> int:
     configs += [(name, {"gamma": g}, None) for name in ("eb", "mi") for g in gammas if name == "eb" or estimator]
     configs += [("sequential", {}, None)]
     rows, recorded = [], decode.model_fields(model, args)
-    for name, params, t in configs:
-        strategy = decode.with_estimator(strategy_for(name, params, selector), model, domain, description)
-        res, _ = decode.evaluate(model, inputs.templates, strategy, inputs.metric(), **run)
-        rows.append({"sampler": name, "params": params, "T": t, **res, **inputs.fields, **recorded})
-        print(json.dumps(rows[-1]), flush=True)
+    with row_bar(len(configs)) as done:
+        for name, params, t in configs:
+            strategy = decode.with_estimator(strategy_for(name, params, selector), model, domain, description)
+            res, _ = decode.evaluate(model, inputs.templates, strategy, inputs.metric(), **run)
+            rows.append({"sampler": name, "params": params, "T": t, **res, **inputs.fields, **recorded})
+            done(json.dumps(rows[-1]))
     table = markdown_table(rows, [("sampler", "sampler"), ("params", "params"), ("T", "T"), ("n", "n"),
                                   ("accuracy", "accuracy"), ("mean_passes", "mean passes")])
     write_report(args, rows, f"{inputs.name}: selector {selector}\n\n{table}\n")

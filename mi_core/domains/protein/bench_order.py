@@ -7,6 +7,7 @@ mean passes are <= T."""
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections import Counter
 from dataclasses import dataclass
@@ -15,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from mi_core.bench.decode import default_estimator, evaluate
-from mi_core.bench.order import gammas_of, matched, selector_of, strategy_for, write_report
+from mi_core.bench.order import gammas_of, matched, row_bar, selector_of, strategy_for, write_report
 from mi_core.bench.report import markdown_table, params_text
 from mi_core.device import pick_device
 from mi_core.domains.protein.bench import as_templates, draw_lengths, parse_lengths, reference_set
@@ -25,12 +26,12 @@ from mi_core.options import SEED_MAX, int_list, option, option_text
 
 
 def protein_rows(model, domain, description: str, lengths_by_seed: dict, reference, budgets: list[int], gammas: list[float],
-                 selector: Path, estimator: Path | None = None, progress=print) -> list[dict]:
+                 selector: Path, estimator: Path | None = None) -> list[dict]:
     """One row per (sampler, params, seed): JSDs, floors, passes; mi is skipped without an estimator. Each row
-    goes to ``progress`` as a JSON line (less its pass histogram) as it is done."""
+    is printed as a JSON line (less its pass histogram) as it is done, above a bar that counts them."""
     estimator = default_estimator(model, domain, estimator)
     if estimator is None:
-        progress(f"no MI estimator for {description}: mi skipped (give --estimator PATH)")
+        print(f"no MI estimator for {description}: mi skipped (give --estimator PATH)", flush=True)
     configs = []
     for t in budgets:
         configs += [(name, {"steps": t}, t) for name in ("random", "top_prob", "top_margin")]
@@ -38,8 +39,8 @@ def protein_rows(model, domain, description: str, lengths_by_seed: dict, referen
     configs += [("eb", {"gamma": g}, None) for g in gammas]
     configs += [("mi", {"gamma": g, "estimator": str(estimator)}, None) for g in gammas if estimator is not None]
     rows = []
-    for name, params, t in configs:
-        for seed, lengths in lengths_by_seed.items():
+    with row_bar(len(configs) * len(lengths_by_seed)) as done:
+        for (name, params, t), (seed, lengths) in itertools.product(configs, lengths_by_seed.items()):
             metric = CompositionMetric([r.tokens for r in reference], seed=seed)
             res, gen = evaluate(model, as_templates(lengths), strategy_for(name, params, selector), metric,
                                 temperature=1.0, seed=seed, batch_size=64, device=model.device, seeding="per batch")
@@ -50,7 +51,7 @@ def protein_rows(model, domain, description: str, lengths_by_seed: dict, referen
                    "mean_identity": res["diversity"]["mean_identity"],
                    "passes_hist": dict(sorted(Counter(gen.passes).items()))}
             rows.append(row)
-            progress(json.dumps({k: v for k, v in row.items() if k != "passes_hist"}))
+            done(json.dumps({k: v for k, v in row.items() if k != "passes_hist"}))
     return rows
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mi_core.bench import decode
-from mi_core.bench.order import gammas_of, matched, selector_of, strategy_for, write_report
+from mi_core.bench.order import gammas_of, matched, row_bar, selector_of, strategy_for, write_report
 from mi_core.bench.report import markdown_table
 from mi_core.device import pick_device, warn_if_slow_bf16
 from mi_core.domains.sudoku import read_puzzles
@@ -51,15 +51,16 @@ def parse_gamma_map(spec: str) -> dict[int, float]:
         raise ValueError(f"--learned-mi-gammas expects T:GAMMA pairs separated by commas, got {spec!r}") from None
 
 
-def run(model, records, name: str, params: dict, selector: Path, seed: int, bf16: bool = False, **extra) -> dict:
-    """One sampler's row (``extra`` appended), printed as a JSON line as it is done."""
+def run(model, records, name: str, params: dict, selector: Path, seed: int, bf16: bool = False, done=print,
+        **extra) -> dict:
+    """One sampler's row (``extra`` appended), handed to ``done`` as a JSON line as it is done."""
     strategy = with_default_estimator(strategy_for(name, params, selector))
     res = evaluate(model, records, strategy, batch_size=256, seed=seed, bf16=bf16, device=model.device)
     row = {"sampler": name, "params": params, **{k: res[k] for k in ("n", "accuracy", "mean_passes", "seconds")}}
     row["by_level"] = {lvl: round(v["accuracy"], 4) for lvl, v in res.get("by_level", {}).items()}
     row["passes_hist"] = dict(sorted(Counter(res["passes"]).items()))
     row.update(extra)
-    print(json.dumps(row), flush=True)
+    done(json.dumps(row))
     return row
 
 
@@ -131,17 +132,22 @@ class SudokuOrderBench:
 options = SudokuOrderBench
 
 
-def budget_rows(model, records, args, t: int, mi_gammas: dict) -> list[dict]:
-    """Every step-budget sampler at ``steps=t``, then top_margin at learned's own mean passes (it may stop early)."""
+def budget_configs(t: int, args, mi_gammas: dict) -> list[tuple[str, dict]]:
+    """The step-budget samplers at ``steps=t`` (top_margin at learned's mean passes is added after them)."""
     configs = [("random", {"steps": t}), ("top_prob", {"steps": t}), ("top_margin", {"steps": t}),
                ("learned", {"steps": t, "mode": "threshold"}),
                ("learned", {"steps": t, "mode": "paced", "threshold": args.paced_threshold}),
                ("learned", {"steps": t, "mode": "sample"})]
-    configs += [("learned_mi", {"steps": t, "gamma": mi_gammas[t]})] if t in mi_gammas else []
-    rows = [run(model, records, name, params, args.selector, args.seed, args.bf16, T=t) for name, params in configs]
+    return configs + ([("learned_mi", {"steps": t, "gamma": mi_gammas[t]})] if t in mi_gammas else [])
+
+
+def budget_rows(model, records, args, t: int, mi_gammas: dict, done=print) -> list[dict]:
+    """Every step-budget sampler at ``steps=t``, then top_margin at learned's own mean passes (it may stop early)."""
+    rows = [run(model, records, name, params, args.selector, args.seed, args.bf16, done, T=t)
+            for name, params in budget_configs(t, args, mi_gammas)]
     used = next(r for r in rows if r["params"].get("mode") == "threshold")["mean_passes"]
     rows.append(run(model, records, "top_margin", {"steps": max(1, round(used))}, args.selector, args.seed,
-                    args.bf16, T=t, matched=True))
+                    args.bf16, done, T=t, matched=True))
     return rows
 
 
@@ -157,11 +163,13 @@ def run_bench(args, domain) -> int:
     records = pick_records(args.puzzles, args.per_level)
     levels = sorted(dict.fromkeys(r.level for r in records if r.level),
                     key=lambda v: (v not in KNOWN_LEVELS, KNOWN_LEVELS.index(v) if v in KNOWN_LEVELS else 0, v))
-    rows = [row for t in budgets for row in budget_rows(model, records, args, t, mi_gammas)]
     grid = [("eb", {"gamma": g}) for g in gammas] + [("mi", {"gamma": g}) for g in gammas]
     grid += [("mi", {"gamma": g, "lam": 0.5, "relative": True}) for g in gammas]  # the sweeps' best MI cost
     grid.append(("sequential", {}))
-    rows += [run(model, records, name, params, args.selector, args.seed, args.bf16) for name, params in grid]
+    total = sum(len(budget_configs(t, args, mi_gammas)) + 1 for t in budgets) + len(grid)
+    with row_bar(total) as done:
+        rows = [row for t in budgets for row in budget_rows(model, records, args, t, mi_gammas, done)]
+        rows += [run(model, records, name, params, args.selector, args.seed, args.bf16, done) for name, params in grid]
     recorded = decode.model_fields(model, args)
     rows = [row | recorded for row in rows]
     write_report(args, rows, f"{len(records)} puzzles of {args.puzzles.name} ({args.per_level} per level), "

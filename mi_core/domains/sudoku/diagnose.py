@@ -10,15 +10,19 @@ from __future__ import annotations
 
 import json
 import shlex
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import torch
+from tqdm import tqdm
 
+from mi_core.bench.decode import RowsDone
 from mi_core.bench.report import markdown_table, update_section
 from mi_core.bench.sweep import parse_grid_spec
+from mi_core.commands.bench import PROGRESS_FORMAT
 from mi_core.decoding import decode, make_strategy
 from mi_core.device import bf16_autocast, pick_device, warn_if_slow_bf16
 from mi_core.domain import get_domain
@@ -32,14 +36,18 @@ CLASSES = ("alone", "with_dependent", "with_independent")
 
 
 @torch.no_grad()
-def trace(model, tokens: torch.Tensor, target: torch.Tensor, strategy, bf16: bool) -> list[dict]:
-    """Per puzzle: solved, passes, and the first wrong step's class, size and clash flag (None if solved)."""
+def trace(model, tokens: torch.Tensor, target: torch.Tensor, strategy, bf16: bool, progress=None) -> list[dict]:
+    """Per puzzle: solved, passes, and the first wrong step's class, size and clash flag (None if solved);
+    ``progress(x)`` as the puzzles fill (:class:`RowsDone`)."""
     same = torch.as_tensor(SUDOKU9.peers(), device=tokens.device)  # (81, 81): the cells share a row, column or box
     first: list[dict | None] = [None] * len(tokens)
     last = None
+    report = RowsDone(progress, tokens, model.mask_id) if progress else None
     with bf16_autocast(tokens.device, bf16):
         for frame in decode(model, tokens, strategy):
             last = frame
+            if report:
+                report.step(frame)
             wrong = frame.chosen & (frame.tokens != target)
             for b in torch.nonzero(wrong.any(1))[:, 0].tolist():
                 if first[b] is not None:
@@ -51,6 +59,8 @@ def trace(model, tokens: torch.Tensor, target: torch.Tensor, strategy, bf16: boo
                 pair_same = same[chosen][:, chosen] & (digits[:, None] == digits[None])
                 kind = "alone" if len(chosen) == 1 else ("with_dependent" if dependent else "with_independent")
                 first[b] = {"class": kind, "step": frame.step, "step_size": len(chosen), "clash": bool(pair_same.any())}
+    if report:
+        report.end()
     solved = (last.tokens == target).all(1)
     return [{"solved": bool(solved[b]), "passes": int(last.passes[b]), "first_error": first[b]} for b in range(len(tokens))]
 
@@ -118,10 +128,15 @@ def main(args) -> int:
     tokens = torch.tensor(np.stack(templates), device=device)
     target = torch.tensor(np.stack(solutions), device=device)
     start = time.perf_counter()
-    reference = trace(model, tokens, target, make_strategy("sequential"), args.bf16)
+
+    def traced(label, strategy):  # a bar per sampler, counting a part-decoded puzzle by its share filled
+        with tqdm(total=len(tokens), desc=label, unit="puzzle", file=sys.stderr, bar_format=PROGRESS_FORMAT) as bar:
+            return trace(model, tokens, target, strategy, args.bf16, bar.update)
+
+    reference = traced("sequential", make_strategy("sequential"))
     results = [summarise("sequential", reference, reference)]
     for label, strategy in samplers:
-        results.append(summarise(label, trace(model, tokens, target, strategy, args.bf16), reference))
+        results.append(summarise(label, traced(label, strategy), reference))
         print(json.dumps(results[-1]), flush=True)
     out = {"puzzles": display_path(args.puzzles), "level": args.level, "limit": args.limit, "model": display_path(args.model),
            "n": len(templates), "bf16": args.bf16, "seconds": round(time.perf_counter() - start, 1), "results": results}
