@@ -77,6 +77,35 @@ def test_bad_input_is_named(text, match):
         parse_text(text) if text == "" else read_chain(text)
 
 
+def mask_residues(sequence: str, first: int, last: int) -> str:
+    """``sequence`` with residues ``first``-``last`` (1-based, inclusive) masked."""
+    return sequence[:first - 1] + "_" * (last - first + 1) + sequence[last:]
+
+
+@pytest.mark.parametrize("chain, first, last, hidden", [
+    (0, 20, 24, "first conserved cysteine"), (0, 93, 96, "second conserved cysteine"),
+    (1, 85, 90, "second conserved cysteine"), (0, 36, 37, "tryptophan after CDR1"), (0, 110, 120, "W-G-x-G")])
+def test_a_masked_run_over_a_conserved_residue_reads_without_regions(chain, first, last, hidden):
+    """The first masked position of the run was taken for the residue: trastuzumab VH masked at 20-24 read CDR1
+    as 29-35 (it is 31-35), at 93-96 CDR3 as 96-109 (99-109); VL masked at 85-90 CDR3 as 86-97 (89-97)."""
+    masked = mask_residues(TRASTUZUMAB[chain], first, last)
+    read = read_chain(masked)
+    assert read.regions == {} and f"residues {first}-{last} are masked over" in read.unplaced and hidden in read.unplaced
+    domain = get_domain("antibody")
+    assert domain.annotation(read.tokens) == {} and domain.parse_input(masked) == read.tokens.tolist()
+    with pytest.raises(ValueError, match=f"residues {first}-{last} are masked .* so its regions cannot be placed"):
+        domain.named_positions(read.tokens, "cdr3")
+    assert domain.named_positions(read.tokens, "95-97") == [94, 95, 96]  # residues by number still work
+
+
+@pytest.mark.parametrize("chain, first, last", [(0, 22, 22), (0, 96, 96), (0, 99, 109), (0, 110, 111), (1, 88, 88),
+                                                (1, 23, 23)])
+def test_a_lone_masked_conserved_residue_or_a_masked_cdr_keeps_the_regions(chain, first, last):
+    native = read_chain(TRASTUZUMAB[chain])
+    read = read_chain(mask_residues(TRASTUZUMAB[chain], first, last))
+    assert read.unplaced == "" and read.regions == native.regions
+
+
 def test_plain_text_is_named_in_its_errors():
     with pytest.raises(AntibodyInputError, match="^my input: not an antibody variable domain"):
         get_domain("antibody").read(LYSOZYME, "my input")

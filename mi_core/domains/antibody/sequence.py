@@ -13,6 +13,10 @@ cysteines; ``w1``: the Trp; ``m``: the first residue of W/F-G-x-G; 0-based, end 
     L2  w1 + 15 .. w1 + 22    Kabat 50-56: 16 after L1's end, always 7 long
     L3  c2 + 1 .. m           Kabat 89-97: after the Cys, up to F-G-x-G
 
+A masked residue (``_``) stands in for a conserved one where the real one is missing. Where a masked run of two
+or more covers a conserved residue, its place is a guess (the first masked position was taken, which moved the
+CDRs), so the chain reads without regions and ``unplaced`` says which run hides which residue.
+
 CDR lengths outside Kabat's observed ranges are refused. The rules are checked against published Kabat CDRs and
 all 100 antibodies of Jain et al. 2017 (``tests/test_antibody_domain.py``)."""
 
@@ -52,21 +56,27 @@ class Anchors:
     w1: int
     c2: int
     motif: int
+    unplaced: str = ""  # the masked run that hides a conserved residue, when one does (:func:`hidden_anchor`)
 
 
 @dataclass(frozen=True)
 class AntibodyChain(ProteinRecord):
     """One variable domain: a protein record with its ``chain`` (``H``/``L``) and ``regions``: ``{region:
-    (start, end)}``, 0-based, end exclusive, for every name of :data:`REGIONS`."""
+    (start, end)}``, 0-based, end exclusive, for every name of :data:`REGIONS`; none where ``unplaced`` says
+    that masked residues hide a conserved one."""
 
     chain: str
     regions: dict[str, tuple[int, int]] = field(default_factory=dict)
+    unplaced: str = ""
 
     def positions(self, region: str) -> list[int]:
         """0-based indices of a region (``CDR3``, ``FR2``, ``H3``, ...), of ``cdrs`` (all three CDRs) or ``all``."""
         key = region.strip().upper()
         if key == "ALL":
             return list(range(self.length))
+        if self.unplaced:
+            raise ValueError(f"{self.name}: {self.unplaced}, so its regions cannot be placed; give that residue, or "
+                             f"mask residues by number (e.g. 95-102)")
         if key == "CDRS":
             return [i for name in CDR_NAMES for i in range(*self.regions[name])]
         key = {"H1": "CDR1", "H2": "CDR2", "H3": "CDR3", "L1": "CDR1", "L2": "CDR2", "L3": "CDR3"}.get(key, key)
@@ -124,7 +134,37 @@ def find_anchors(text: str, name: str = "sequence") -> Anchors:
     if w1 is None:
         raise AntibodyInputError(f"{where}: no conserved tryptophan after CDR1 (Kabat "
                                  f"{'H36' if chain == 'H' else 'L35'}, {c1 + 12}-{c1 + 20}){hint}")
-    return Anchors(chain, c1, w1, c2, motif)
+    return Anchors(chain, c1, w1, c2, motif, hidden_anchor(text, Anchors(chain, c1, w1, c2, motif), found[chain]))
+
+
+def masked_run(text: str, i: int) -> tuple[int, int]:
+    """The run of masked positions through ``i``: 0-based start, end exclusive (``(i, i)`` where ``i`` is a residue)."""
+    if text[i] != MASK_CHAR:
+        return i, i
+    a, b = i, i + 1
+    while a > 0 and text[a - 1] == MASK_CHAR:
+        a -= 1
+    while b < len(text) and text[b] == MASK_CHAR:
+        b += 1
+    return a, b
+
+
+def hidden_anchor(text: str, a: Anchors, motifs: list[int]) -> str:
+    """``"residues 20-24 are masked over ..."`` where a conserved residue was read at a masked position with a
+    masked neighbour (the run could hold it a place or more along), or the motif at a masked position where
+    another reading of it starts within 4; ``""`` where every one is placed."""
+    conserved = [(a.c1, "the first conserved cysteine (Kabat H22 / L23)"),  # the chain may be a guess too
+                 (a.w1, "the tryptophan after CDR1 (Kabat H36 / L35)"),
+                 (a.c2, "the second conserved cysteine (Kabat H92 / L88)")]
+    for i, what in conserved:
+        start, end = masked_run(text, i)
+        if end - start > 1:
+            return f"residues {start + 1}-{end} are masked over {what}"
+    masked = [i for i in range(a.motif, a.motif + 4) if text[i] == MASK_CHAR]
+    if masked and any(0 < abs(m - a.motif) <= 4 for m in motifs):
+        start, end = masked_run(text, masked[0])
+        return f"residues {start + 1}-{end} are masked over framework 4's W-G-x-G / F-G-x-G"
+    return ""
 
 
 def tryptophan_after_cdr1(text: str, chain: str, c1: int) -> int | None:
@@ -178,6 +218,8 @@ def read_chain(sequence: str, name: str = "sequence") -> AntibodyChain:
             message += " (AntiBERTy reads one variable domain of at most 510; give VH or VL alone)"
         raise AntibodyInputError(message) from None
     anchors = find_anchors(detokenize(tokens), name)
+    if anchors.unplaced:  # a variable domain, read without regions: a guess at them would be silently off
+        return AntibodyChain(name, tokens, anchors.chain, {}, anchors.unplaced)
     regions = annotate(anchors, len(tokens))
     check_regions(regions, anchors.chain, name)
     tail = len(tokens) - anchors.motif
