@@ -63,7 +63,7 @@ def start(page: str = "", selects_cell: bool = False, picks_model: bool = False)
             if key not in st.query_params:
                 with contextlib.suppress(StreamlitAPIException):  # still bound: the widget keeps it itself
                     st.query_params[key] = value
-        if _history_navigation():
+        if history_navigation():
             # the browser's Back or Forward: Streamlit drops the parameters bound on the page left, and in a run
             # restoring history a bound widget takes its default for a parameter it misses; the rerun is an
             # ordinary one, in which the values put back above stand
@@ -78,7 +78,9 @@ def start(page: str = "", selects_cell: bool = False, picks_model: bool = False)
     st.session_state.setdefault(_FORMAT, {})
 
 
-def _history_navigation() -> bool:
+def history_navigation() -> bool:
+    """Whether this run restores the browser's history (Back or Forward): a widget bound to the URL takes the
+    URL's value when it is drawn, and until then the session still holds the value of the run left."""
     ctx = get_script_run_ctx()
     return bool(getattr(ctx, "is_history_navigation", False))
 

@@ -335,7 +335,7 @@ def _step_to(key: str, value: int) -> None:
 
 def _link_int(key: str) -> int:
     """The link's whole number ``key`` (0 when it has none, or not a number in range): what a slider bound to it
-    will show on this first run, before it has run."""
+    will show on this first run, or on a run of the browser's Back or Forward, before it is drawn."""
     try:
         return max(int(st.query_params.get(key, 0)), 0)
     except ValueError:
@@ -353,7 +353,10 @@ def frame_controls(count: int, key: str = "step", compact: bool = False) -> int:
     """Rewind / previous / next / end buttons (arrow keys step) and a slider over ``count`` frames; ``compact``
     (presentation mode): the slider in the buttons' row, so the grids start higher."""
     last = max(count - 1, 0)
-    current = min(int(st.session_state.get(key, _link_int(key)) or 0), last)
+    # the frame the slider will show: the URL's on a link's first run and on Back or Forward (the session still
+    # holds the frame of the run left: Back from the last frame kept next and end greyed out), else the session's
+    shown = _link_int(key) if key not in st.session_state or links.history_navigation() else st.session_state[key]
+    current = min(int(shown or 0), last)
     # the slider gets its own row, except in compact mode, where the buttons keep their widths (no label cut
     # short) and the slider takes the rest of the row
     row = st.container(horizontal=True, vertical_alignment="center") if compact else None

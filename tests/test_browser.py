@@ -190,6 +190,28 @@ def test_decoding_steps_forward_and_back(chromium, app_url):
     page.close()
 
 
+def test_back_from_the_last_frame_lets_the_buttons_step_again(chromium, app_url):
+    """Back showed the frame before the last, with next and end still greyed out and the arrow key dead: the
+    buttons read the session's frame before the slider had taken the URL's."""
+    page = chromium.new_page(viewport=VIEW)
+    page.goto(f"{app_url}/Decoding?a=topk&a_topk_k=4")
+    wait_ready(page)
+    page.get_by_role("button", name="next").click()
+    wait_ready(page)
+    page.get_by_role("button", name="end").click()
+    wait_ready(page)
+    assert step_value(page) == "15 / 15" and page.get_by_role("button", name="next").is_disabled()
+    page.go_back()
+    wait_ready(page)
+    assert step_value(page) == "1 / 15"
+    assert page.get_by_role("button", name="next").is_enabled() and page.get_by_role("button", name="end").is_enabled()
+    page.get_by_role("button", name="next").click()
+    wait_ready(page)
+    assert step_value(page) == "2 / 15"
+    check_page(page, 2)
+    page.close()
+
+
 def selected(page, label: str) -> str:
     """The shown value of the selectbox whose label starts with ``label``."""
     box = page.locator('[data-testid="stSelectbox"]').filter(has_text=label)
