@@ -177,7 +177,7 @@ def grid_figure(digits: np.ndarray, givens: np.ndarray, box: int, *, layer: np.n
         if scale != "linear" and zmid is None:
             z, zmin, zmax, ticks = scaled(z, scale, zmin, zmax)
             z = np.where(np.isnan(np.asarray(layer, float)), np.nan, z)  # uncoloured cells stay uncoloured
-            layer_name = f"{layer_name}, {scale}"
+            layer_name = scale_title(layer_name, scale)
         on_layer = hover is not None and not clickable  # no markers to carry the hover: the layer does
         fig.add_trace(go.Heatmap(z=z.reshape(n, n), colorscale=colorscale, zmin=zmin, zmax=zmax, zmid=zmid,
                                  text=np.asarray(hover, object).reshape(n, n) if on_layer else None,
@@ -289,7 +289,15 @@ def scaled(z: np.ndarray, scale: str, zmin: float | None, zmax: float | None):
     rank = np.zeros_like(z, dtype=float)
     if positive.size:
         rank = np.where(z > 0, 100.0 * np.searchsorted(positive, z, side="right") / positive.size, 0.0)
-    return rank, 0.0, 100.0, {"tickvals": [0, 25, 50, 75, 100], "ticktext": ["0", "25th", "50th", "75th", "100th"]}
+    return rank, 0.0, 100.0, {"tickvals": [0, 25, 50, 75, 100], "ticktext": ["0th", "25th", "50th", "75th", "100th"]}
+
+
+def scale_title(value_name: str, scale: str) -> str:
+    """A colour bar's title under ``scale``: ``MI (nats)``, ``MI (nats), log scale`` or ``MI rank (percentile)``
+    (a rank among the map's pairs is not in nats)."""
+    if scale == "percentile":
+        return f"{value_name.split(' (')[0]} rank (percentile)"
+    return value_name if scale == "linear" else f"{value_name}, {scale} scale"
 
 
 SVG_MARKERS = 2500  # click markers drawn as SVG at most; more are drawn with WebGL
@@ -354,7 +362,7 @@ def mi_heatmap(mi: np.ndarray, box: int, labels: list[str], *, order: str = "row
     # category axes named by cell: the hover reads the pair from them; the value is z itself, or the raw one
     # (customdata) under a log or percentile scale; shapes and ticks address categories by 0-based position
     value = "%{z:.4g}" if z is raw else "%{customdata:.4g}"
-    colorbar = {"title": {"text": value_name if scale == "linear" else f"{value_name}, {scale}", "side": "right"},
+    colorbar = {"title": {"text": scale_title(value_name, scale), "side": "right"},
                 "thickness": 14, **(ticks or {})}
     fig = go.Figure(go.Heatmap(z=z, x=names, y=names, colorscale=colorscale, zmin=zmin, zmax=zmax, zmid=zmid,
                                name=value_name, customdata=None if z is raw else raw,

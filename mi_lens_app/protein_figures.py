@@ -22,6 +22,7 @@ from mi_lens_app.figures import (
     color_max,
     dark_fill,
     extra_title_room,
+    scale_title,
     scaled,
 )
 
@@ -70,8 +71,8 @@ def sequence_heatmap(mi: np.ndarray, labels: list[str], *, noun: str = "residue"
     fig = go.Figure(go.Heatmap(z=z, x=names, y=names, colorscale=colorscale, zmin=zmin, zmax=zmax,
                                zmid=zmid, name=value_name, customdata=None if z is raw else raw,
                                hovertemplate="%{y} · %{x}<br>" + value_name + " " + value + "<extra></extra>",
-                               colorbar={"title": {"text": value_name if scale == "linear" else
-                                                   f"{value_name}, {scale}", "side": "right"}, "thickness": 14,
+                               colorbar={"title": {"text": scale_title(value_name, scale), "side": "right"},
+                                         "thickness": 14,
                                          **(ticks or {})}))
     if clickable is not False:
         fig.add_trace(click_layer(names, np.arange(lo, hi),
@@ -127,8 +128,8 @@ def contact_figure(mi: np.ndarray, labels: list[str], masked: np.ndarray, *, nou
     fig.add_trace(go.Scatter(
         x=j, y=i, mode="markers", name="pairs",
         marker={"size": 5 + 15 * w / top, "color": color, "colorscale": "Viridis", "cmin": cmin, "cmax": cmax,
-                "colorbar": {"title": {"text": "MI (nats)" if scale == "linear" else f"MI (nats), {scale}",
-                                       "side": "right"}, "thickness": 14, **(ticks or {})},
+                "colorbar": {"title": {"text": scale_title("MI (nats)", scale), "side": "right"}, "thickness": 14,
+                             **(ticks or {})},
                 "line": {"width": 0.5, "color": "#333"}},
         hovertext=[f"{labels[a - 1]} · {labels[b - 1]}: {v:.4g} nats (|i−j| = {b - a})" for a, b, v in zip(i, j, w)],
         hoverinfo="text"))

@@ -30,7 +30,7 @@ def side_by_side(domain, pz, fast, exact, cell, view, scale):
         heatmap(domain, pz, exact.mi, view, selected=cell, zmax=zmax, title="Exact probe", height=440, scale=scale,
                 clickable=exact.masked, also=("estimated", fast.mi)),
         heatmap(domain, pz, diff, view, selected=cell, zmin=-dmax, zmax=dmax, zmid=0.0, colorscale="RdBu_r",
-                title="Estimated − exact", value_name="difference", height=440),
+                title="Estimated − exact", value_name="difference (nats)", height=440),
     ]
     top = st.columns(2)
     for col, fig, key in zip(top, figs[:2], ("est", "exact")):
@@ -79,7 +79,7 @@ def asymmetry(domain, pz, exact, cell, view, scale):
     c1, c2 = st.columns([2, 1])
     with c1:
         fig = heatmap(domain, pz, asym, view, selected=cell, colorscale="Reds", zmax=figures.color_max(asym),
-                      title="Asymmetry |I(i→j) − I(j→i)|", value_name="nats", height=460, scale=scale)
+                      title="Asymmetry |I(i→j) − I(j→i)|", value_name="asymmetry (nats)", height=460, scale=scale)
         widgets.chart(fig, key="asym")
     with c2:
         st.metric("Largest asymmetry (nats)", texts.nats(asym.max()))

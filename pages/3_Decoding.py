@@ -171,7 +171,7 @@ def frame_grid(domain, pz, trace, s, present: bool) -> str:
     def build():
         entropy = np.where(s.entropy > 0, s.entropy, np.nan)
         hover = figures.cell_hover(labels, s.tokens, pz.givens, s.entropy, None)
-        return grid_svg.grid_svg(s.tokens, pz.givens, domain.geometry.box, layer=entropy, layer_name="H before",
+        return grid_svg.grid_svg(s.tokens, pz.givens, domain.geometry.box, layer=entropy, layer_name="H before (nats)",
                                  colorscale="Oranges", zmin=0, zmax=float(np.log(domain.n_values)), hover=hover,
                                  outline=s.chosen, remasked=s.remasked, errors=s.errors, side=GRID_SIDE[present],
                                  digit_size=DIGIT_SIZE[present], colorbar=not present,

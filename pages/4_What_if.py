@@ -110,7 +110,7 @@ def grids(domain, pz, w, cell, digit):
     c1, c2 = st.columns(2)
     with c1:
         fig = figures.grid_figure(before_digits, pz.givens, box, candidates=w.marginals_before, hover=hover_b,
-                                  layer=np.where(blank, w.entropy_before, np.nan), layer_name="H", zmin=0, zmax=hmax,
+                                  layer=np.where(blank, w.entropy_before, np.nan), layer_name="H (nats)", zmin=0, zmax=hmax,
                                   colorscale="Oranges", selected=cell, title="Before: marginals and entropy",
                                   height=440)
         widgets.chart(fig, key="before", on_select=widgets.click_to_cell("before", "cell", domain.cells, pz.blanks),
@@ -120,14 +120,14 @@ def grids(domain, pz, w, cell, digit):
         after_blank[cell] = False
         fig = figures.grid_figure(after_digits, pz.givens, box, candidates=np.where(after_blank[:, None],
                                                                                      w.marginals_after, 0),
-                                  layer=np.where(after_blank, w.entropy_after, np.nan), layer_name="H", zmin=0,
+                                  layer=np.where(after_blank, w.entropy_after, np.nan), layer_name="H (nats)", zmin=0,
                                   zmax=hmax, colorscale="Oranges", hover=hover_a, selected=cell, height=440,
                                   title=f"After {labels[cell]} = {digit}")
         widgets.chart(fig, key="after")
     st.caption(texts.candidates_legend(domain.n_values))
     c3, c4 = st.columns(2)
     with c3:
-        fig = figures.grid_figure(after_digits, pz.givens, box, layer=delta, layer_name="ΔH", zmin=-dmax, zmax=dmax,
+        fig = figures.grid_figure(after_digits, pz.givens, box, layer=delta, layer_name="ΔH (nats)", zmin=-dmax, zmax=dmax,
                                   zmid=0.0, colorscale="RdBu_r", hover=hover_a, selected=cell, height=440,
                                   title="Entropy change (blue: surer)")
         widgets.chart(fig, key="delta")
@@ -155,7 +155,7 @@ def mi_change(domain, pz, cell, value_name, view=None, scale="linear"):
     figs = [heatmap(domain, pz, before.mi, view, selected=cell, zmax=zmax, title="MI before", height=420, scale=scale),
             heatmap(domain, pz, after.mi, view, selected=cell, zmax=zmax, title="MI after", height=420, scale=scale),
             heatmap(domain, pz, diff, view, selected=cell, zmin=-dmax, zmax=dmax, zmid=0.0, colorscale="RdBu_r",
-                    title="After − before", value_name="ΔMI", height=420)]
+                    title="After − before", value_name="ΔMI (nats)", height=420)]
     for col, fig, key in zip(cols, figs, ("mi_before", "mi_after", "mi_diff")):
         widgets.chart(fig, key=key, where=col)
     shared = ("Before and after share one colour range" if scale != "percentile" else

@@ -233,7 +233,7 @@ def mi_colour_bars(spec_by_title: dict) -> dict[str, str]:
         for trace in spec["data"]:
             bar = trace.get("colorbar") or (trace.get("marker") or {}).get("colorbar")
             text = ((bar or {}).get("title") or {}).get("text", "")
-            if trace.get("zmid") is None and ("MI" in text or text.startswith(("I (", "nats"))):
+            if trace.get("zmid") is None and ("MI" in text or text.startswith(("I (", "I rank", "asymmetry"))):
                 out[title] = text
     return out
 
@@ -250,7 +250,8 @@ def test_every_mi_map_takes_the_pages_colour_scale(env, path, query, maps, scale
     assert at.get("button_group")  # the one picker, from widgets.scale_picker
     bars = mi_colour_bars(specs(at))
     assert len(bars) == maps, bars
-    assert all(text.endswith(f", {scale}") for text in bars.values()), bars
+    ending = " rank (percentile)" if scale == "percentile" else ", log scale"  # a rank is not in nats
+    assert all(text.endswith(ending) for text in bars.values()), bars
 
 
 def test_a_log_layer_keeps_uncoloured_cells_uncoloured_and_a_shared_top():
@@ -261,7 +262,7 @@ def test_a_log_layer_keeps_uncoloured_cells_uncoloured_and_a_shared_top():
     z = np.asarray(heat.z, float).ravel()
     assert np.isnan(z[0]) and np.isnan(z[4:]).all() and z[1] == np.log10(figures.LOG_FLOOR)
     assert heat.zmax == pytest.approx(np.log10(2.0))  # the top a caller shares between maps side by side
-    assert heat.colorbar.title.text == "MI (nats), log"
+    assert heat.colorbar.title.text == "MI (nats), log scale"
 
 
 def test_a_map_of_weak_mi_says_so_under_percentile_colours(env):

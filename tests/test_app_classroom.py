@@ -55,7 +55,7 @@ def test_the_selected_cell_follows_a_preset_change_and_the_clicked_pair_goes(env
 def test_maps_open_on_percentile_colours(env):
     at = run_page("pages/1_MI_maps.py")
     heat = next(s for t, s in specs(at).items() if t.startswith("MI, "))
-    assert heat["data"][0]["colorbar"]["title"]["text"].endswith(", percentile")
+    assert heat["data"][0]["colorbar"]["title"]["text"] == "MI rank (percentile)"
 
 
 def test_benchmarks_reselect_a_sets_samplers_and_say_when_none_is_picked(env):

@@ -390,4 +390,4 @@ def test_protein_mi_views_take_the_pages_colour_scale(env, path, query, maps):
     assert_clean(at)
     bars = mi_colour_bars(specs(at))
     assert len(bars) == maps, bars
-    assert all(text.endswith(", percentile") for text in bars.values()), bars
+    assert all(text.endswith(" rank (percentile)") for text in bars.values()), bars
