@@ -17,9 +17,10 @@ def dependency_graph(mi: np.ndarray, masked: np.ndarray, rules: np.ndarray, *, t
                      top_k: int | None = None, cap: int | None = None) -> nx.Graph:
     """Build the graph from ``mi`` ``(N, N)``, ``masked`` ``(N,)`` bool and ``rules`` ``(N, N)`` bool.
 
-    Give ``threshold`` (keep pairs with MI above it) or ``top_k`` (keep the k strongest pairs with MI > 0);
-    ``cap`` keeps at most that many of them, the strongest. The graph's ``candidates`` attribute counts the
-    pairs that passed before the cap.
+    Give ``threshold`` (keep pairs with MI above it) or ``top_k`` (keep the k strongest pairs with MI > 0, and
+    those tied with the k-th: a cut among equal pairs would keep an arbitrary few, lopsided on a symmetric
+    state); ``cap`` keeps at most that many of them, the strongest. The graph's ``candidates`` attribute counts
+    the pairs that passed before the cap, ``tied`` those kept beyond ``top_k`` for a tie.
 
     Raises:
         ValueError: neither or both of threshold and top_k, or a negative one.
@@ -33,15 +34,21 @@ def dependency_graph(mi: np.ndarray, masked: np.ndarray, rules: np.ndarray, *, t
     keep = masked[iu] & masked[ju]
     iu, ju = iu[keep], ju[keep]
     w = np.asarray(mi, float)[iu, ju]
+    tied = 0
     if threshold is not None:
         pick = np.flatnonzero(w > threshold)
     else:
-        order = np.argsort(-w, kind="stable")[:top_k]
+        order = np.argsort(-w, kind="stable")
+        if 0 < top_k < len(order):  # sorted, the pairs tied with the k-th follow it
+            same = np.isclose(w[order[top_k:]], w[order[top_k - 1]], rtol=1e-6, atol=0.0)
+            tied = len(same) if same.all() else int(np.argmin(same))
+        order = order[:top_k + tied]
         pick = order[w[order] > 0]
+        tied = max(0, len(pick) - top_k)
     candidates = len(pick)
     if cap is not None and len(pick) > cap:
         pick = pick[np.argsort(-w[pick], kind="stable")[:cap]]
-    graph = nx.Graph(candidates=candidates)
+    graph = nx.Graph(candidates=candidates, tied=tied)
     graph.add_nodes_from(int(c) for c in np.flatnonzero(masked))
     for e in pick:
         i, j = int(iu[e]), int(ju[e])

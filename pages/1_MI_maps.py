@@ -146,7 +146,7 @@ def graph_panel(domain, pz, m, cell):
     if mode == "top-k":
         # 30: at 60 the edges piled over boxes 2-3 of the showcase and hid its given digits on a 1024-px screen
         k = c2.slider("Strongest pairs", 5, 300, 30, step=5, key="topk", bind=links.bound("topk"))
-        setting = {"top_k": int(k)}
+        setting = {"top_k": int(k), "cap": graph.MAX_EDGES}
     else:
         thr = c2.number_input("MI above (nats)", min_value=0.0, max_value=10.0, value=0.01, step=0.005, format="%g", key="thr",
                               bind=links.bound("thr"))
@@ -161,10 +161,13 @@ def graph_panel(domain, pz, m, cell):
         graph.edge_list(g), np.asarray(pz.digits), pz.givens, domain.geometry.box, domain.labels(),
         strength=graph.strength(g, domain.cells), title=title, selected=cell))
     widgets.chart(fig, key="graph")
+    if g.graph["tied"]:
+        st.caption(f"{g.graph['tied']} more than the {setting['top_k']} asked: the pairs tied with the "
+                   f"{setting['top_k']}th strongest are all drawn (a cut among equals would pick an arbitrary few).")
     if capped:
-        st.caption(f"{g.graph['candidates']} pairs pass the threshold; the graph draws the {graph.MAX_EDGES} "
-                   "strongest (more would take seconds to draw and hide each other). Raise the threshold to see "
-                   "fewer.")
+        st.caption(f"{g.graph['candidates']} pairs qualify; the graph draws the {graph.MAX_EDGES} strongest (more "
+                   "would take seconds to draw and hide each other). "
+                   + ("Raise the threshold to see fewer." if mode == "threshold" else ""))
     frac = info["rule_fraction"]
     st.caption(f"{info['rule_edges']} edges share a row, column or box; {info['other_edges']} do not"
                + ("" if np.isnan(frac) else f" ({100 * frac:.0f}% rule edges)")

@@ -8,6 +8,7 @@ import torch
 
 from mi_core.domains.oracle4 import Oracle4Model, exact_pair_mi
 from mi_core.domains.sudoku import (
+    SUDOKU4,
     SUDOKU9,
     MultipleSolutionsError,
     NoSolutionError,
@@ -268,6 +269,20 @@ def test_dependency_graph_by_threshold_and_top_k():
     assert graph.strength(g, 81)[0] == pytest.approx(0.7)
     with pytest.raises(ValueError, match="exactly one"):
         graph.dependency_graph(mi, masked, SUDOKU9.peers())
+
+
+def test_pairs_tied_with_the_kth_strongest_are_all_kept():
+    """On the empty 4x4 grid the 56 pairs of a shared row, column or box tie: top 30 kept rows 1-2's and none
+    of rows 3-4's, a lopsided graph of a symmetric puzzle."""
+    peers = SUDOKU4.peers()
+    mi = np.where(peers, 0.288, 0.0) + np.where(peers, 1e-9, 0.0) * np.random.default_rng(0).random((16, 16))
+    mi = (mi + mi.T) / 2
+    g = graph.dependency_graph(mi, np.ones(16, bool), peers, top_k=30)
+    assert g.number_of_edges() == 56 and g.graph["tied"] == 26 and g.graph["candidates"] == 56
+    assert graph.dependency_graph(mi, np.ones(16, bool), peers, top_k=30, cap=40).number_of_edges() == 40
+    strict = np.where(peers, np.arange(256).reshape(16, 16) + 1.0, 0.0)
+    strict = np.maximum(strict, strict.T)  # no ties: exactly the k strongest
+    assert graph.dependency_graph(strict, np.ones(16, bool), peers, top_k=30).number_of_edges() == 30
 
 
 def _array(value):
