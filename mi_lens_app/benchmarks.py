@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -165,6 +166,25 @@ def series_name(row: dict) -> str:
     return ", ".join([str(row["sampler"]), *variants(row)])
 
 
+def mean_over_seeds(rows: list[dict], key: str) -> list[dict]:
+    """Rows that differ only by ``seed`` as one: ``key`` and the mean passes averaged, ``seeds`` how many,
+    ``KEY_sd`` the spread of ``key`` over them (sample sd; 0 for one). A row a seed read as duplicates in the
+    table ("random · steps=5" three times) and drew the frontier through single draws, whose spread is about as
+    large as the gaps between samplers."""
+    groups: dict[tuple, list[dict]] = {}
+    for r in rows:
+        groups.setdefault((str(r["sampler"]), json.dumps(r["params"], sort_keys=True, default=str), r.get("T")),
+                          []).append(r)
+    out = []
+    for group in groups.values():
+        values = [float(r[key]) for r in group]
+        spread = statistics.stdev(values) if len(values) > 1 else 0.0
+        row = {k: v for k, v in group[0].items() if k != "seed"}
+        out.append(row | {key: statistics.fmean(values), f"{key}_sd": spread, "seeds": len(group),
+                          "mean_passes": statistics.fmean(float(r["mean_passes"]) for r in group)})
+    return out
+
+
 def _rows_of(data, path: Path) -> list[dict] | None:
     """Normalised rows of one file's JSON, or None when it is not a sweep."""
     if isinstance(data, dict):
@@ -177,6 +197,8 @@ def _rows_of(data, path: Path) -> list[dict] | None:
         metric = metric_of(data)
     except ValueError:
         return None
+    if any("seed" in r for r in data):
+        data = mean_over_seeds(data, metric.key)
     out = []
     for r in data:
         series = series_name(r)

@@ -203,6 +203,12 @@ def grid_figure(digits: np.ndarray, givens: np.ndarray, box: int, *, layer: np.n
     return fig
 
 
+def prob_text(p: float) -> str:
+    """A probability in three characters at most: ``.95``, ``.05``, ``1`` (from .995), ``0`` (under .005)."""
+    text = f"{p:.2f}"
+    return {"1.00": "1", "0.00": "0"}.get(text, text.lstrip("0"))
+
+
 def select_prob_figure(prob: np.ndarray, before: np.ndarray, givens: np.ndarray, chosen: np.ndarray, box: int,
                        labels: list[str], *, title: str = "", height: int = 420) -> go.Figure:
     """The order selector's P(unmask) at one step, over the cells masked before it.
@@ -211,7 +217,8 @@ def select_prob_figure(prob: np.ndarray, before: np.ndarray, givens: np.ndarray,
         prob: ``(N,)`` the selector's probability per cell (read only at masked cells); before: ``(N,)`` the
         state the step saw (0: masked); givens: ``(N,)`` bool; chosen: ``(N,)`` bool cells unmasked at
         this step (outlined); labels: ``(N,)`` cell names for the hover.
-    The heatmap is NaN (blank) at filled cells; each masked cell shows its probability to two decimals.
+    The heatmap is NaN (blank) at filled cells; each masked cell shows its probability to two decimals without
+    the leading zero (".95"; "1" from .995): "0.95" spilled out of the cells of a 9x9 grid at 1024 px.
     """
     before, chosen = np.asarray(before), np.asarray(chosen, bool)
     masked = before == 0
@@ -223,9 +230,9 @@ def select_prob_figure(prob: np.ndarray, before: np.ndarray, givens: np.ndarray,
     x, y = cell_xy(len(before))
     cells = np.flatnonzero(masked)
     colors = ["#ffffff" if z[c] > 0.6 else "#333333" for c in cells]
-    fig.add_trace(go.Scatter(x=x[cells], y=y[cells], text=[f"{z[c]:.2f}" for c in cells], mode="text",
+    fig.add_trace(go.Scatter(x=x[cells], y=y[cells], text=[prob_text(z[c]) for c in cells], mode="text",
                              name="P(unmask)", hoverinfo="skip",
-                             textfont={"size": 12 if len(before) > 16 else 16, "color": colors}))
+                             textfont={"size": 11 if len(before) > 16 else 16, "color": colors}))
     return fig
 
 

@@ -51,6 +51,23 @@ def test_the_benchmarks_page_shows_the_shipped_protein_sweep(env):
     assert "dipeptide JSD" in at.dataframe[0].value.columns
 
 
+def test_rows_that_differ_by_seed_are_one_point_with_their_spread(env):
+    env.setenv("MI_LENS_BENCHMARKS", str(ROOT / "assets" / "benchmarks"))
+    rows = [{"sampler": "random", "params": {"steps": 5}, "T": 5, "seed": s, "n": 300, "mean_passes": 5.0,
+             "jsd_dipeptide": v} for s, v in enumerate([0.0058, 0.0061, 0.0070])]
+    rows.append({"sampler": "eb", "params": {"gamma": 8.0}, "T": None, "seed": 0, "n": 300, "mean_passes": 3.5,
+                 "jsd_dipeptide": 0.0065})
+    merged = benchmarks.mean_over_seeds(rows, "jsd_dipeptide")
+    assert [(r["sampler"], r["seeds"]) for r in merged] == [("random", 3), ("eb", 1)]
+    assert merged[0]["jsd_dipeptide"] == pytest.approx(0.0063) and merged[0]["jsd_dipeptide_sd"] == pytest.approx(
+        0.000624, abs=1e-6) and "seed" not in merged[0] and merged[1]["jsd_dipeptide_sd"] == 0.0
+    at = run_page("pages/5_Benchmarks.py", set="order_protein_cath")
+    assert_clean(at)
+    table = at.dataframe[0].value
+    assert not table.duplicated(["sampler", "params"]).any() and "± sd" in table.columns
+    assert any("mean over 3 seeds" in c.value for c in at.caption)
+
+
 def test_an_all_zero_matrix_is_drawn_as_zero_not_saturated():
     fig = figures.mi_heatmap(np.zeros((16, 16)), 2, [f"c{i}" for i in range(16)])
     heat = fig.data[0]

@@ -309,7 +309,8 @@ def test_select_prob_figure_blanks_filled_cells_and_outlines_the_chosen():
     rects = [s for s in fig.layout.shapes if s.type == "rect"]
     assert sorted((r.x0 + 0.44, r.y0 + 0.44) for r in rects) == [(1.0, 0.0), (3.0, 3.0)]
     text = next(t for t in fig.data if t.name == "P(unmask)" and t.type == "scatter")
-    assert list(text.text) == [f"{min(p, 1):.2f}" for p in prob[masked]]
+    assert list(text.text) == [figures.prob_text(min(p, 1)) for p in prob[masked]]
+    assert [figures.prob_text(p) for p in (0.953, 0.05, 0.996, 0.004, 0.5)] == [".95", ".05", "1", "0", ".50"]
 
 
 def test_decode_trace_keeps_the_selectors_probabilities_per_step(tiny_mdm):
