@@ -28,6 +28,8 @@ PRESENT_CSS = """<style>
 [class*="st-key-budget"] [data-testid="stCaptionContainer"] { font-size: 1rem; }
 .mi-grid svg { height: min(calc(100vh - 322px), 540px) !important; width: auto !important; max-width: 100%; }
 </style>"""
+# two lines of numbers kept, so the grids do not jump as the line wraps and unwraps while stepping
+NORMAL_CSS = """<style>[class*="st-key-frame_nums"] { min-height: 3.2rem; }</style>"""
 
 
 def settings(domain, present: bool = False):
@@ -97,16 +99,16 @@ def recovered_item(domain, pz, rec: float) -> list[tuple[str, str]]:
 
 
 def frame_header(trace, s, last: int, noun: str, *extra: tuple[str, str], present: bool = False,
-                 side: str = "a") -> None:
+                 side: str | None = None) -> None:
     """The strategy line and one line of numbers (it wraps, so no number is ever cut off): step, passes (+ the
     exact probe's own passes, for mi_exact), how many were unmasked together, the MI among them, and ``extra``
-    (errors and the verdict, or native recovery). Presenting, the numbers keep two lines' height, so the frames
-    below do not jump as the line wraps and unwraps during Play."""
+    (errors and the verdict, or native recovery). Given a ``side`` (grids side by side), the numbers keep two
+    lines' height, so the grids start level and do not jump as the line wraps and unwraps during Play."""
     st.markdown(texts.sampler_heading(trace.strategy, trace.params))
     passes = f"{s.passes}" + (f" + {s.extra_passes}" if s.extra_passes else "")
     if trace.earlier_passes:  # decoded again: what the decodes before this one cost, so no one reads 18 as the cost
         passes += f" ({trace.earlier_passes + s.passes + s.extra_passes} in all)"
-    place = st.container(key=f"frame_nums_{side}") if present else st.container()
+    place = st.container(key=f"frame_nums_{side}") if side else st.container()
     place.markdown(texts.frame_line([
         ("step", f"{s.step} / {last}"), ("passes", passes), ("unmasked", f"{int(s.chosen.sum())}"),
         ("MI among", "n/a" if s.mi_among is None else f"{texts.nats(s.mi_among)} nats"), *extra]),
@@ -184,13 +186,17 @@ def frame_grid(domain, pz, trace, s, present: bool) -> str:
     return support.figure(key, build)
 
 
-def frame_view(domain, pz, trace, step, side, present=False):
+def frame_view(domain, pz, trace, step, side, present=False, head=None):
+    """One side's frame: its header (into ``head``, a row shared with the other side's, so the grids below start
+    level however the headers wrap), the grid, the selector's view, the cells unmasked and, at the end, the
+    outcome."""
     labels = domain.labels()
     last = len(trace.steps) - 1
     s = trace.steps[min(step, last)]
     chosen = np.flatnonzero(s.chosen)
-    frame_header(trace, s, last, "cells", ("errors", f"{int(s.errors.sum())}"), *verdict(domain, trace, s, last),
-                 present=present, side=side)
+    with head or st.container():
+        frame_header(trace, s, last, "cells", ("errors", f"{int(s.errors.sum())}"),
+                     *verdict(domain, trace, s, last), present=present, side=side)
     # st.markdown, not st.html: st.html's sanitizer keeps HTML only and drops the SVG. There is no script in it,
     # and grid_svg escapes every text in it (titles, tooltips)
     st.markdown(frame_grid(domain, pz, trace, s, present), unsafe_allow_html=True)
@@ -314,15 +320,19 @@ def player(domain, pz, traces, count, view=None, present=False, stacked=False):
         st.session_state["step"] = step + 1
     step = widgets.frame_controls(count, compact=present)
     one_per_row = stacked or domain.layout == "sequence"  # the sequence strip needs the whole width
-    places = [st.container(), st.container()] if one_per_row else st.container(key=widgets.SIDE_BY_SIDE).columns(2)
-    for place, side, trace in zip(places, ("a", "b"), traces):
+    if one_per_row:
+        places, heads = [st.container(), st.container()], [None, None]
+    else:  # a row of headers, then a row of grids: a header that wraps ("first wrong digit r9c1 = 9") dropped its grid
+        both = st.container(key=widgets.SIDE_BY_SIDE)
+        heads, places = both.columns(2), both.columns(2)
+    for place, head, side, trace in zip(places, heads, ("a", "b"), traces):
         with place:
             if trace is None:
                 continue
             if domain.layout == "sequence":
                 sequence_frame(domain, pz, trace, step, side, view, present)
             else:
-                frame_view(domain, pz, trace, step, side, present)
+                frame_view(domain, pz, trace, step, side, present, head)
 
 
 def _play_pause(count: int) -> None:
@@ -399,8 +409,7 @@ def main():
         st.markdown(texts.worded(texts.SEQUENCE_DECODE_PAGE, domain) if domain.layout == "sequence"
                     else texts.DECODE_PAGE)
         return
-    if present:
-        st.html(PRESENT_CSS)
+    st.html(PRESENT_CSS if present else NORMAL_CSS)
     picked, temperature, seed, attempts, stacked, interval, play_at, fold = settings_bar(domain, present)
     traces = [run(domain, pz, name, params, temperature, seed, attempts) for name, params in picked]
     if not any(traces):
