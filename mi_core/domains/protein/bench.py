@@ -117,8 +117,8 @@ class GeneratedSequences:
         update_section(f"sweep-protein-{set_name}",
                        f"### Protein sweep: {set_name} (n={n_text(rows)}, temperature {temps}, device {device.type}, {precision} forward passes)\n\n"
                        + commands_text(rows, cmd) + f"{table}\n\nIdentity: mean pairwise position-wise identity (unaligned, over the shorter length); "
-                       "lower is more diverse; ref. identity is the reference set's own. Floor: the JSD of reference "
-                       "sequences cut to the generated lengths (sampling noise alone).\n\n"
+                       "lower is more diverse; ref. identity is the reference set's own. Floor: the JSD between reference "
+                       "sequences cut to the generated lengths and the rest of the reference (sampling noise alone).\n\n"
                        f"Frontier (dipeptide JSD vs passes): {frontier_text(rows, key='jsd_dipeptide', higher=False)}\n",
                        markdown)
 
