@@ -55,7 +55,7 @@ def add_cdr_marks(fig: go.Figure, spans: list[tuple[str, int, int]], *, lo: int 
         fig.add_shape(type="rect", xref=xref, yref=vertical, x0=x0, x1=x1, y0=BAND[0], y1=BAND[1], name=tag,
                       fillcolor=color(name, 0.85), line={"width": 0}, layer="above")
         fig.add_annotation(x=(x0 + x1) / 2, xref=xref, y=BAND[1], yref=vertical, yanchor="bottom", showarrow=False,
-                           text=name, font={"size": 10, "color": color(name, 1.0)}, name=tag,
+                           text=name, font={"size": 12, "color": color(name, 1.0)}, name=tag,
                            hovertext=f"CDR-{name} (Kabat), residues {a + 1}-{b}")
         if span:
             fig.add_shape(type="rect", xref=xref, yref=vertical, x0=x0, x1=x1, y0=0, y1=1, name=tag,

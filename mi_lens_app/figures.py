@@ -513,7 +513,7 @@ def dependency_figure(edges: list[tuple[int, int, float, bool]], digits: np.ndar
         fig.add_traces(_selected_edges(edges, selected, x, y, top, labels))
     given = np.asarray(givens, bool)
     fig.add_trace(go.Scatter(x=x[given], y=y[given], text=np.asarray(digits)[given].astype(str), mode="text",
-                             textfont={"color": "#bbb", "size": 18, "family": DIGIT_FONT}, hoverinfo="skip",
+                             textfont={"color": "#888", "size": 18, "family": DIGIT_FONT}, hoverinfo="skip",
                              showlegend=False))
     _square_layout(fig, n, title, height)
     # the legend hangs below the grid: anchored at its bottom, its four rows grew up over the grid's last rows
@@ -521,7 +521,8 @@ def dependency_figure(edges: list[tuple[int, int, float, bool]], digits: np.ndar
     return fig
 
 
-TITLE_CHARS = 55  # characters of a frontier title's line (about 470 px of the title font)
+TITLE_CHARS = 42  # characters of a frontier title's line (~360 px of the title font: at 150% zoom on 1280 px, the
+# chart beside its notes is ~370 px wide, and 55 characters were cut)
 
 
 def frontier_figure(rows: list[dict], title: str = "", metric=None) -> go.Figure:

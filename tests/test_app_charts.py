@@ -46,7 +46,8 @@ def test_the_benchmarks_page_shows_the_shipped_protein_sweep(env):
     env.setenv("MI_LENS_BENCHMARKS", str(ROOT / "assets" / "benchmarks"))
     at = run_page("pages/5_Benchmarks.py", set="cath_reference")
     assert_clean(at)
-    spec = next(s for t, s in specs(at).items() if t.startswith("Dipeptide JSD vs passes: CATH reference sequences"))
+    spec = next(s for t, s in specs(at).items()
+                if t.replace("<br>", " ").startswith("Dipeptide JSD vs passes: CATH reference sequences"))
     assert spec["layout"]["yaxis"]["title"]["text"].startswith("dipeptide JSD")
     assert "dipeptide JSD" in at.dataframe[0].value.columns
 
