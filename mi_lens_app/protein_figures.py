@@ -164,9 +164,10 @@ def _arc(i: int, j: int, steps: int = 24) -> tuple[np.ndarray, np.ndarray]:
 def arc_figure(letters: str, labels: list[str], masked: np.ndarray, mi: np.ndarray, *, noun: str = "residue",
                cap: int = MAX_ARCS,
                min_sep: int = 1, selected: int | None = None, title: str = "Arc graph",
-               height: int = 420) -> go.Figure:
+               height: int = 420, scale: str = "linear") -> go.Figure:
     """The dependency graph along the sequence: residues on a line, the ``cap`` strongest pairs as arcs
-    whose width and opacity grow with MI (the title says how many of how many are drawn)."""
+    whose width and opacity grow with MI (the title says how many of how many are drawn), a dot atop each
+    coloured by its MI under ``scale`` (``figures.scaled``; percentile: its rank among the pairs drawn)."""
     n = len(letters)
     i, j, w, total = top_pairs(mi, masked, min_sep=min_sep, limit=cap)
     top = float(w.max()) if len(w) else 1.0
@@ -182,8 +183,12 @@ def arc_figure(letters: str, labels: list[str], masked: np.ndarray, mi: np.ndarr
             fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", hoverinfo="skip", name=f"arcs {level}",
                                      line={"color": f"rgba(31,95,191,{alpha})", "width": width}))
     if len(w):
+        color, cmin, cmax, ticks = scaled(w, scale, 0.0, top)
         fig.add_trace(go.Scatter(x=(i + j) / 2 + 1, y=(j - i) / 2, mode="markers", name="arc tops",
-                                 marker={"size": 6, "color": w, "colorscale": "Viridis", "cmin": 0, "cmax": top},
+                                 marker={"size": 6, "color": color, "colorscale": "Viridis", "cmin": cmin, "cmax": cmax,
+                                         "showscale": True, "colorbar": {"title": {"text": scale_title("MI (nats)", scale),
+                                                                                   "side": "right"}, "thickness": 14,
+                                                                         **(ticks or {})}},
                                  hovertext=[f"{labels[a]} · {labels[b]}: {v:.4g} nats" for a, b, v in zip(i, j, w)],
                                  hoverinfo="text"))
     x = np.arange(1, n + 1)

@@ -380,7 +380,7 @@ def test_what_if_clamps_a_residue(env):
 
 
 @pytest.mark.parametrize("path, query, maps", [
-    ("pages/1_MI_maps.py", {}, 2),  # the heatmap and the contact map's dots
+    ("pages/1_MI_maps.py", {}, 3),  # the heatmap, the contact map's dots and the arc graph's
     ("pages/4_What_if.py", {"cell": "_20", "aa": "W"}, 2),  # MI before, MI after
 ])
 def test_protein_mi_views_take_the_pages_colour_scale(env, path, query, maps):
