@@ -166,21 +166,27 @@ def series_name(row: dict) -> str:
     return ", ".join([str(row["sampler"]), *variants(row)])
 
 
+# what makes two rows the same run but for their seed (the rest are what it measured)
+RUN_FIELDS = ("set", "sampler", "params", "T", "matched", "model", "attempts", "views", "iterations", "temperature",
+              "puzzles", "level", "limit", "lengths", "samples", "reference", "reference_split")
+
+
 def mean_over_seeds(rows: list[dict], key: str) -> list[dict]:
-    """Rows that differ only by ``seed`` as one: ``key`` and the mean passes averaged, ``seeds`` how many,
-    ``KEY_sd`` the spread of ``key`` over them (sample sd; 0 for one). A row a seed read as duplicates in the
-    table ("random · steps=5" three times) and drew the frontier through single draws, whose spread is about as
-    large as the gaps between samplers."""
-    groups: dict[tuple, list[dict]] = {}
+    """Rows of one run under two or more seeds as one point (in the first's place): ``key`` and the mean passes
+    averaged, ``seeds`` how many, ``KEY_sd`` the sample sd of ``key`` over them. A run is what
+    :data:`RUN_FIELDS` name; a row whose run has one seed is kept as it is."""
+    groups: dict[str, list[dict]] = {}
     for r in rows:
-        groups.setdefault((str(r["sampler"]), json.dumps(r["params"], sort_keys=True, default=str), r.get("T")),
-                          []).append(r)
+        run = json.dumps({k: r.get(k) for k in RUN_FIELDS}, sort_keys=True, default=str)
+        groups.setdefault(run, []).append(r)
     out = []
     for group in groups.values():
+        if len({r.get("seed") for r in group}) < 2 or len(group) != len({r.get("seed") for r in group}):
+            out += group
+            continue
         values = [float(r[key]) for r in group]
-        spread = statistics.stdev(values) if len(values) > 1 else 0.0
         row = {k: v for k, v in group[0].items() if k != "seed"}
-        out.append(row | {key: statistics.fmean(values), f"{key}_sd": spread, "seeds": len(group),
+        out.append(row | {key: statistics.fmean(values), f"{key}_sd": statistics.stdev(values), "seeds": len(group),
                           "mean_passes": statistics.fmean(float(r["mean_passes"]) for r in group)})
     return out
 
@@ -197,8 +203,7 @@ def _rows_of(data, path: Path) -> list[dict] | None:
         metric = metric_of(data)
     except ValueError:
         return None
-    if any("seed" in r for r in data):
-        data = mean_over_seeds(data, metric.key)
+    data = mean_over_seeds(data, metric.key)
     out = []
     for r in data:
         series = series_name(r)

@@ -123,9 +123,7 @@ def cdr_tags(domain_key: str, tokens: tuple[int, ...]) -> dict[int, str]:
     that does not read as a variable domain."""
     annotate = getattr(get_domain(domain_key), "annotation", None)
     found = annotate(np.asarray(tokens)) if annotate is not None else {}
-    if not found:
-        return {}
-    return {c: f"·{found['chain']}{name[-1]}" for name, (a, b) in found["regions"].items() if name.startswith("CDR")
+    return {c: f"·{found['chain']}{name[-1]}" for name, (a, b) in found.get("regions", {}).items() if name.startswith("CDR")
             for c in range(a - 1, b)}
 
 

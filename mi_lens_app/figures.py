@@ -217,8 +217,8 @@ def select_prob_figure(prob: np.ndarray, before: np.ndarray, givens: np.ndarray,
         prob: ``(N,)`` the selector's probability per cell (read only at masked cells); before: ``(N,)`` the
         state the step saw (0: masked); givens: ``(N,)`` bool; chosen: ``(N,)`` bool cells unmasked at
         this step (outlined); labels: ``(N,)`` cell names for the hover.
-    The heatmap is NaN (blank) at filled cells; each masked cell shows its probability to two decimals without
-    the leading zero (".95"; "1" from .995): "0.95" spilled out of the cells of a 9x9 grid at 1024 px.
+    The heatmap is NaN (blank) at filled cells; each masked cell shows its probability in three characters at
+    most (:func:`prob_text`), which fit a 9x9 grid's cells at 1024 px.
     """
     before, chosen = np.asarray(before), np.asarray(chosen, bool)
     masked = before == 0

@@ -20,7 +20,8 @@ def dependency_graph(mi: np.ndarray, masked: np.ndarray, rules: np.ndarray, *, t
     Give ``threshold`` (keep pairs with MI above it) or ``top_k`` (keep the k strongest pairs with MI > 0, and
     those tied with the k-th: a cut among equal pairs would keep an arbitrary few, lopsided on a symmetric
     state); ``cap`` keeps at most that many of them, the strongest. The graph's ``candidates`` attribute counts
-    the pairs that passed before the cap, ``tied`` those kept beyond ``top_k`` for a tie.
+    the pairs that passed before the cap, ``tied`` those kept beyond ``top_k`` for a tie, and ``tie_cut`` says
+    that the ties were more than ``cap`` allows, so ``top_k`` of the equal pairs were kept, arbitrarily.
 
     Raises:
         ValueError: neither or both of threshold and top_k, or a negative one.
@@ -34,7 +35,7 @@ def dependency_graph(mi: np.ndarray, masked: np.ndarray, rules: np.ndarray, *, t
     keep = masked[iu] & masked[ju]
     iu, ju = iu[keep], ju[keep]
     w = np.asarray(mi, float)[iu, ju]
-    tied = 0
+    tied, tie_cut = 0, False
     if threshold is not None:
         pick = np.flatnonzero(w > threshold)
     else:
@@ -42,13 +43,15 @@ def dependency_graph(mi: np.ndarray, masked: np.ndarray, rules: np.ndarray, *, t
         if 0 < top_k < len(order):  # sorted, the pairs tied with the k-th follow it
             same = np.isclose(w[order[top_k:]], w[order[top_k - 1]], rtol=1e-6, atol=0.0)
             tied = len(same) if same.all() else int(np.argmin(same))
+            if cap is not None and top_k + tied > cap:
+                tied, tie_cut = 0, True
         order = order[:top_k + tied]
         pick = order[w[order] > 0]
         tied = max(0, len(pick) - top_k)
     candidates = len(pick)
     if cap is not None and len(pick) > cap:
         pick = pick[np.argsort(-w[pick], kind="stable")[:cap]]
-    graph = nx.Graph(candidates=candidates, tied=tied)
+    graph = nx.Graph(candidates=candidates, tied=tied, tie_cut=tie_cut)
     graph.add_nodes_from(int(c) for c in np.flatnonzero(masked))
     for e in pick:
         i, j = int(iu[e]), int(ju[e])

@@ -46,11 +46,13 @@ def sequence_picker(domain: Domain) -> Puzzle | None:
     masked = len(pz.blanks)
     side.caption(f"{pz.length} residues, {masked} masked" + (f"; first of {count} records" if count > 1 else "")
                  + ".")
-    regions = getattr(domain, "annotation", lambda tokens: {})(pz.solution or pz.digits).get("regions")
-    if regions:  # antibodies: where the CDRs are (they are marked on the maps too)
-        cdrs = ", ".join(f"{r} {a}-{b}" for r, (a, b) in regions.items() if r.startswith("CDR"))
-        side.caption(f"{'Heavy' if domain.annotation(pz.solution or pz.digits)['chain'] == 'H' else 'Light'} chain; "
+    found = getattr(domain, "annotation", lambda tokens: {})(pz.solution or pz.digits)
+    if found.get("regions"):  # antibodies: where the CDRs are (they are marked on the maps too)
+        cdrs = ", ".join(f"{r} {a}-{b}" for r, (a, b) in found["regions"].items() if r.startswith("CDR"))
+        side.caption(f"{'Heavy' if found['chain'] == 'H' else 'Light'} chain; "
                      f"Kabat {cdrs}. {getattr(domain, 'credit', '')}.")
+    elif found.get("unplaced"):
+        side.caption(f"No CDRs marked: {found['unplaced']}, so they cannot be placed.")
     return pz
 
 

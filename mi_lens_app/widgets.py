@@ -353,8 +353,8 @@ def frame_controls(count: int, key: str = "step", compact: bool = False) -> int:
     """Rewind / previous / next / end buttons (arrow keys step) and a slider over ``count`` frames; ``compact``
     (presentation mode): the slider in the buttons' row, so the grids start higher."""
     last = max(count - 1, 0)
-    # the frame the slider will show: the URL's on a link's first run and on Back or Forward (the session still
-    # holds the frame of the run left: Back from the last frame kept next and end greyed out), else the session's
+    # the frame the slider will show: the URL's on a link's first run and on Back or Forward (until the slider is
+    # drawn, the session holds the frame of the run left), else the session's
     shown = _link_int(key) if key not in st.session_state or links.history_navigation() else st.session_state[key]
     current = min(int(shown or 0), last)
     # the slider gets its own row, except in compact mode, where the buttons keep their widths (no label cut

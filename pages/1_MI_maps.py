@@ -164,6 +164,9 @@ def graph_panel(domain, pz, m, cell):
     if g.graph["tied"]:
         st.caption(f"{g.graph['tied']} more than the {setting['top_k']} asked: the pairs tied with the "
                    f"{setting['top_k']}th strongest are all drawn (a cut among equals would pick an arbitrary few).")
+    elif g.graph["tie_cut"]:
+        st.caption(f"More pairs tie with the {setting['top_k']}th strongest than the graph draws "
+                   f"({graph.MAX_EDGES}): the {setting['top_k']} drawn are an arbitrary choice among equals.")
     if capped:
         st.caption(f"{g.graph['candidates']} pairs qualify; the graph draws the {graph.MAX_EDGES} strongest (more "
                    "would take seconds to draw and hide each other). "

@@ -102,8 +102,8 @@ def frame_header(trace, s, last: int, noun: str, *extra: tuple[str, str], presen
                  side: str | None = None) -> None:
     """The strategy line and one line of numbers (it wraps, so no number is ever cut off): step, passes (+ the
     exact probe's own passes, for mi_exact), how many were unmasked together, the MI among them, and ``extra``
-    (errors and the verdict, or native recovery). Given a ``side`` (grids side by side), the numbers keep two
-    lines' height, so the grids start level and do not jump as the line wraps and unwraps during Play."""
+    (errors and the verdict, or native recovery). Given a ``side`` (a grid's frame), the numbers keep two lines'
+    height, so the grid does not jump as the line wraps and unwraps during Play."""
     st.markdown(texts.sampler_heading(trace.strategy, trace.params))
     passes = f"{s.passes}" + (f" + {s.extra_passes}" if s.extra_passes else "")
     if trace.earlier_passes:  # decoded again: what the decodes before this one cost, so no one reads 18 as the cost
@@ -322,7 +322,7 @@ def player(domain, pz, traces, count, view=None, present=False, stacked=False):
     one_per_row = stacked or domain.layout == "sequence"  # the sequence strip needs the whole width
     if one_per_row:
         places, heads = [st.container(), st.container()], [None, None]
-    else:  # a row of headers, then a row of grids: a header that wraps ("first wrong digit r9c1 = 9") dropped its grid
+    else:  # a row of headers, then a row of grids: they start level however either header wraps
         both = st.container(key=widgets.SIDE_BY_SIDE)
         heads, places = both.columns(2), both.columns(2)
     for place, head, side, trace in zip(places, heads, ("a", "b"), traces):

@@ -47,8 +47,8 @@ def main():
     ns = sorted({r["n"] for r in rows}) or [0]
     n = f"{ns[0]}" if len(ns) == 1 else f"{ns[0]}-{ns[-1]}"
     seeds = sorted({r["seeds"] for r in rows if "seeds" in r})
-    if seeds and seeds[-1] > 1:
-        n += f" a seed, {'-'.join(map(str, dict.fromkeys([seeds[0], seeds[-1]])))} seeds"
+    if seeds:
+        n += f" per seed, {'-'.join(map(str, dict.fromkeys([seeds[0], seeds[-1]])))} seeds"
     metric = benchmarks.metric_of(rows) if rows else benchmarks.METRICS[0]
     fig = (figures.frontier_figure(rows, f"{metric.name} vs passes: {title(chosen)} (n={n})", metric)
            if rows else None)
@@ -62,13 +62,14 @@ def main():
             st.markdown("**On the frontier:**  \n" + "  \n".join(
                 f"{r['label']}: {metric.scale * r[metric.key]:.4g}{metric.unit} in {r['mean_passes']:.1f} passes"
                 for r in front))
-        if seeds and seeds[-1] > 1:
+        if seeds:
             st.caption(f"Each point is the mean over {'-'.join(map(str, dict.fromkeys([seeds[0], seeds[-1]])))} "
-                       "seeds; the table gives their spread (± sd), about as large as the gaps between samplers.")
+                       "seeds; the table gives their spread (± sd). Points closer than that are not told apart.")
     column = metric.title.split(" (")[0].replace(" to the reference", "") + (" (%)" if metric.unit == "%" else "")
     table = pd.DataFrame([{"sampler": r["sampler"], "params": r["label"].split(" (", 1)[1][:-1], "n": r["n"],
                            column: round(metric.scale * r[metric.key], 4 if metric.scale == 1 else 1),
-                           **({"± sd": round(metric.scale * r[f"{metric.key}_sd"], 4)} if "seeds" in r else {}),
+                           **({"± sd": round(metric.scale * r[f"{metric.key}_sd"], 4) if "seeds" in r else None}
+                              if seeds else {}),
                            **({"seeds": r["seeds"]} if len(seeds) > 1 else {}),  # else the caption says it
                            "mean passes": round(r["mean_passes"], 2),
                            **({"cell accuracy (%)": round(100 * r["cell_accuracy"], 1)}

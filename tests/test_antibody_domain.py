@@ -92,10 +92,19 @@ def test_a_masked_run_over_a_conserved_residue_reads_without_regions(chain, firs
     read = read_chain(masked)
     assert read.regions == {} and f"residues {first}-{last} are masked over" in read.unplaced and hidden in read.unplaced
     domain = get_domain("antibody")
-    assert domain.annotation(read.tokens) == {} and domain.parse_input(masked) == read.tokens.tolist()
+    assert domain.annotation(read.tokens) == {"chain": read.chain, "unplaced": read.unplaced}
+    assert domain.parse_input(masked) == read.tokens.tolist()
     with pytest.raises(ValueError, match=f"residues {first}-{last} are masked .* so its regions cannot be placed"):
         domain.named_positions(read.tokens, "cdr3")
     assert domain.named_positions(read.tokens, "95-97") == [94, 95, 96]  # residues by number still work
+
+
+def test_a_constant_region_is_refused_masked_or_not():
+    """The framework-4 tail check ran only after the regions, so masking residues 20-24 let VH + CH1 through."""
+    with_ch1 = TRASTUZUMAB[0] + "ASTKGPSVFPLAPSSKSTSGGTAALGCLVKDYFPEPVTVSWNSGALTSGVHTFPAVLQSSGLYSLSSVVTVPSSSLGTQTYICNVNHKPSNTKVDKKV"
+    for text in (with_ch1, mask_residues(with_ch1, 20, 24)):
+        with pytest.raises(AntibodyInputError, match="residues follow CDR3's framework-4 motif"):
+            read_chain(text)
 
 
 @pytest.mark.parametrize("chain, first, last", [(0, 22, 22), (0, 96, 96), (0, 99, 109), (0, 110, 111), (1, 88, 88),

@@ -59,9 +59,13 @@ def test_rows_that_differ_by_seed_are_one_point_with_their_spread(env):
     rows.append({"sampler": "eb", "params": {"gamma": 8.0}, "T": None, "seed": 0, "n": 300, "mean_passes": 3.5,
                  "jsd_dipeptide": 0.0065})
     merged = benchmarks.mean_over_seeds(rows, "jsd_dipeptide")
-    assert [(r["sampler"], r["seeds"]) for r in merged] == [("random", 3), ("eb", 1)]
+    assert [(r["sampler"], r.get("seeds")) for r in merged] == [("random", 3), ("eb", None)]
     assert merged[0]["jsd_dipeptide"] == pytest.approx(0.0063) and merged[0]["jsd_dipeptide_sd"] == pytest.approx(
-        0.000624, abs=1e-6) and "seed" not in merged[0] and merged[1]["jsd_dipeptide_sd"] == 0.0
+        0.000624, abs=1e-6) and "seed" not in merged[0] and merged[1] == rows[3]
+    # one seed, two runs: decoding once and again while the rules break are not averaged (nor two models)
+    runs = [{"sampler": "sequential", "params": {}, "seed": 0, "n": 200, "mean_passes": p, "accuracy": a, **extra}
+            for p, a, extra in ((56.8, 0.775, {}), (111.7, 0.97, {"attempts": 32}), (56.8, 0.6, {"model": "b"}))]
+    assert benchmarks.mean_over_seeds(runs, "accuracy") == runs
     at = run_page("pages/5_Benchmarks.py", set="order_protein_cath")
     assert_clean(at)
     table = at.dataframe[0].value

@@ -105,6 +105,9 @@ def length_batches(lengths: list[int], batch_size: int) -> list[list[int]]:
     return [groups[n][lo:lo + batch_size] for n in sorted(groups) for lo in range(0, len(groups[n]), batch_size)]
 
 
+PROGRESS_FORMAT = "{l_bar}{bar}| {n:.1f}/{total_fmt} [{elapsed}<{remaining}, {rate_fmt}]"  # a bar fed by RowsDone
+
+
 class RowsDone:
     """``progress(x)`` as one batch ``tokens`` ``(B, N)`` decodes, ``x`` the rows' share of their masked positions
     filled since the last report: after each step where reading the state is free (the CPU), else at the end."""

@@ -41,9 +41,6 @@ def options(domain: Domain) -> list:
     return [*inputs.options(domain), SamplerChoice, JsonOut, Device, decode.run_options(inputs, domain), Force]
 
 
-PROGRESS_FORMAT = "{l_bar}{bar}| {n:.1f}/{total_fmt} [{elapsed}<{remaining}, {rate_fmt}]"
-
-
 def grow(bar, sampler: str, decode: int, count: int) -> None:
     bar.total += count
     bar.set_description(f"{sampler}, decode {decode}")
@@ -66,7 +63,7 @@ def main(args) -> int:
                                retry=decode.retry_for(domain, model, getattr(args, "attempts", 1)))
     decode.warm_up(model, inputs.templates, strategy, **run)
     with tqdm(total=len(inputs.templates), desc=args.sampler, unit=inputs.unit, file=sys.stderr,
-              bar_format=PROGRESS_FORMAT) as bar:  # it counts a part-decoded state by its share filled
+              bar_format=decode.PROGRESS_FORMAT) as bar:  # it counts a part-decoded state by its share filled
         if run["retry"] is not None:  # each round of decoding again grows the bar by its states
             run["retry"].announce = partial(grow, bar, args.sampler)
         result, gen = decode.evaluate(model, inputs.templates, strategy, inputs.metric(), progress=bar.update, **run)

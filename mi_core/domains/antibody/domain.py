@@ -59,14 +59,14 @@ class AntibodyDomain(ProteinDomain):
         return sorted(out)
 
     def annotation(self, tokens) -> dict:
-        """``chain`` and ``regions`` (1-based inclusive ``[first, last]``) of a state; empty when it is not a chain
-        or masked residues hide a conserved one (no regions rather than shifted ones)."""
+        """``chain`` and ``regions`` (1-based inclusive ``[first, last]``) of a state, or ``chain`` and ``unplaced``
+        (why there are no regions: masked residues hide a conserved one); empty when it is not a chain."""
         try:
             chain = read_chain(self.state_text(np.asarray(tokens)))
         except ProteinInputError:
             return {}
         if chain.unplaced:
-            return {}
+            return {"chain": chain.chain, "unplaced": chain.unplaced}
         return {"chain": chain.chain, "numbering": "Kabat CDRs by sequence rules",
                 "regions": {r: [a + 1, b] for r, (a, b) in chain.regions.items() if r in REGIONS}}
 

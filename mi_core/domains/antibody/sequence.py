@@ -23,6 +23,7 @@ all 100 antibodies of Jain et al. 2017 (``tests/test_antibody_domain.py``)."""
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import re
 from dataclasses import dataclass, field
@@ -134,7 +135,8 @@ def find_anchors(text: str, name: str = "sequence") -> Anchors:
     if w1 is None:
         raise AntibodyInputError(f"{where}: no conserved tryptophan after CDR1 (Kabat "
                                  f"{'H36' if chain == 'H' else 'L35'}, {c1 + 12}-{c1 + 20}){hint}")
-    return Anchors(chain, c1, w1, c2, motif, hidden_anchor(text, Anchors(chain, c1, w1, c2, motif), found[chain]))
+    anchors = Anchors(chain, c1, w1, c2, motif)
+    return dataclasses.replace(anchors, unplaced=hidden_anchor(text, anchors, found[chain]))
 
 
 def masked_run(text: str, i: int) -> tuple[int, int]:
@@ -218,15 +220,15 @@ def read_chain(sequence: str, name: str = "sequence") -> AntibodyChain:
             message += " (AntiBERTy reads one variable domain of at most 510; give VH or VL alone)"
         raise AntibodyInputError(message) from None
     anchors = find_anchors(detokenize(tokens), name)
-    if anchors.unplaced:  # a variable domain, read without regions: a guess at them would be silently off
-        return AntibodyChain(name, tokens, anchors.chain, {}, anchors.unplaced)
-    regions = annotate(anchors, len(tokens))
-    check_regions(regions, anchors.chain, name)
     tail = len(tokens) - anchors.motif
     if tail > MAX_FR4:
         raise AntibodyInputError(f"{name}: {tail} residues follow CDR3's framework-4 motif (at most {MAX_FR4} in "
                                  "one variable domain): give one VH or VL alone, without a linker, a second "
                                  "domain or the constant region")
+    if anchors.unplaced:  # a variable domain, read without regions: a guess at them would be silently off
+        return AntibodyChain(name, tokens, anchors.chain, {}, anchors.unplaced)
+    regions = annotate(anchors, len(tokens))
+    check_regions(regions, anchors.chain, name)
     return AntibodyChain(name, tokens, anchors.chain, regions)
 
 

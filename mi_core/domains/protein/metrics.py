@@ -70,7 +70,8 @@ def floor_split(reference, lengths, seed: int = 0) -> tuple[list[np.ndarray], li
     than 2 sequences."""
     if len(reference) < 2:
         return [], []
-    order = np.random.default_rng(seed).permutation(len(reference)).tolist()
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(len(reference)).tolist()
     spare = len(reference) >= 2 * len(lengths)
     pool = order if spare else order[: len(order) // 2]
     picks: dict[int, int] = {}  # place in lengths -> reference index
@@ -78,7 +79,10 @@ def floor_split(reference, lengths, seed: int = 0) -> tuple[list[np.ndarray], li
     for k in sorted(range(len(lengths)), key=lambda k: -lengths[k]):  # the longest first, while long ones are left
         free = [i for i in pool if i not in used]
         long_enough = [i for i in free if len(reference[i]) >= lengths[k]]
-        picks[k] = long_enough[0] if long_enough else max(free, key=lambda i: len(reference[i]))
+        if not long_enough:
+            picks[k] = max(free, key=lambda i: len(reference[i]))
+        else:  # the pool is in a random order: its first is a random draw, as is a choice with replacement
+            picks[k] = long_enough[0] if spare else long_enough[int(rng.integers(len(long_enough)))]
         if spare:
             used.add(picks[k])
     taken = used if spare else set(pool)

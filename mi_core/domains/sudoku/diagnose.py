@@ -19,10 +19,9 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from mi_core.bench.decode import RowsDone
+from mi_core.bench.decode import PROGRESS_FORMAT, RowsDone
 from mi_core.bench.report import markdown_table, update_section
 from mi_core.bench.sweep import parse_grid_spec
-from mi_core.commands.bench import PROGRESS_FORMAT
 from mi_core.decoding import decode, make_strategy
 from mi_core.device import bf16_autocast, pick_device, warn_if_slow_bf16
 from mi_core.domain import get_domain
