@@ -100,8 +100,10 @@ def _digit_traces(digits: np.ndarray, givens: np.ndarray, errors: np.ndarray | N
 
 def _candidate_trace(candidates: np.ndarray, blank: np.ndarray, n: int, box: int, height: int,
                      dark: np.ndarray | None = None) -> go.Scatter:
-    """Pencil marks: value v of a blank cell at its sub-position, opacity = its probability; blue, or white on
-    the cells whose fill is ``dark`` (``(N,)`` bool), where blue could not be seen.
+    """Pencil marks: value v of a blank cell at its sub-position, more opaque the more probable (opacity
+    0.08 + 0.92 min(1, 2p): solid from p 0.5, half at 0.25, one of four open digits on a 4x4 cell, which is
+    readable on a projector, and all but gone at 0.01); blue, or white on the cells whose fill is ``dark``
+    (``(N,)`` bool), where blue could not be seen.
 
     The marks are sized to the cell, about a third of its side, so they grow with the grid (a projector's)."""
     x, y = cell_xy(len(blank))
@@ -112,7 +114,8 @@ def _candidate_trace(candidates: np.ndarray, blank: np.ndarray, n: int, box: int
     ys = (y[cells][:, None] + sub[v // box][None]).ravel()
     alpha = np.clip(candidates[cells], 0, 1).ravel()
     light = np.repeat(np.zeros(len(cells), bool) if dark is None else np.asarray(dark, bool)[cells], len(v))
-    colors = [f"rgba({'255,255,255' if w else '31,95,191'},{0.08 + 0.92 * a:.3f})" for a, w in zip(alpha, light)]
+    colors = [f"rgba({'255,255,255' if w else '31,95,191'},{0.08 + 0.92 * min(1.0, 2 * a):.3f})"
+              for a, w in zip(alpha, light)]
     return go.Scatter(x=xs, y=ys, text=np.tile(v + 1, len(cells)).astype(str), mode="text", hoverinfo="skip",
                       textfont={"size": max(11, round(0.34 * (height - 60) / n)), "color": colors, "family": DIGIT_FONT},
                       name="candidates")

@@ -177,7 +177,8 @@ SEQUENCE_LEGEND = (
 # technical form
 def candidates_legend(n_values: int = 9) -> str:
     return (f"Pencil marks: each blank cell shows every digit at its own place in the cell (1 top left, {n_values} "
-            "bottom right), more opaque the more probable it is (the model's marginal p(digit | context)).")
+            "bottom right), more opaque the more probable it is (the model's marginal p(digit | context); solid from "
+            "0.5).")
 
 STRATEGY_PLAIN = {
     "mi": "Fills several cells per pass, but only cells the model is sure of that also say little about each "
