@@ -208,3 +208,16 @@ def test_train_order_init_names_what_is_missing(capsys, tmp_path):
     save_order_net(make_order_nets(32)[1], tmp_path / "sel.safetensors")
     assert cli_main(["train-order", "sudoku", "--init", str(tmp_path / "sel.safetensors")]) == 2
     assert "has no posterior beside it (sel_posterior.safetensors)" in capsys.readouterr().err
+
+
+def test_the_committed_order_report_is_its_json_summarised():
+    """The report beside the committed protein order benchmark is what its JSON gives (it was left stale once: other
+    rows than its JSON and BENCHMARKS.md)."""
+    from pathlib import Path
+
+    from mi_core.domains.protein.bench_order import protein_report
+
+    bench = Path(__file__).resolve().parents[1] / "assets" / "benchmarks"
+    payload = json.loads((bench / "order_protein_cath.json").read_text())
+    budgets = sorted({r["T"] for r in payload["summary"] if r["T"] is not None})
+    assert budgets and protein_report(payload["summary"], budgets) in (bench / "order_protein_cath.md").read_text()
