@@ -164,10 +164,11 @@ def sequence_frame(domain, pz, trace, step, side, view, present=False):
                                                     f"({scores}).")
 
 
-def frame_grid(domain, pz, trace, s, present: bool) -> str:
+def frame_grid(domain, pz, trace, s, present: bool, finished: bool = False) -> str:
     """The grid of one frame as SVG (``grid_svg``; a step redraws two, and a plotly grid took the browser
     100-150 ms to draw), built once per process (``support.figure``), keyed by what it draws. Its hover is the
-    browser's tooltip on each cell."""
+    browser's tooltip on each cell. ``finished``: the other decode plays on past this one's last step, so its
+    cells are not outlined as unmasked now."""
     labels = domain.labels()
 
     def build():
@@ -175,13 +176,14 @@ def frame_grid(domain, pz, trace, s, present: bool) -> str:
         hover = figures.cell_hover(labels, s.tokens, pz.givens, s.entropy, None)
         return grid_svg.grid_svg(s.tokens, pz.givens, domain.geometry.box, layer=entropy, layer_name="H before (nats)",
                                  colorscale="Oranges", zmin=0, zmax=float(np.log(domain.n_values)), hover=hover,
-                                 outline=s.chosen, remasked=s.remasked, errors=s.errors, side=GRID_SIDE[present],
+                                 outline=None if finished else s.chosen, remasked=None if finished else s.remasked,
+                                 errors=s.errors, side=GRID_SIDE[present],
                                  digit_size=DIGIT_SIZE[present], colorbar=not present,
                                  # presenting, the line of numbers above names them, in larger type
                                  title=f"{trace.strategy}: step {s.step}", show_title=not present)
 
     arrays = (s.tokens, pz.givens, s.entropy, s.chosen, s.remasked, s.errors)
-    key = ("frame", domain.key, trace.strategy, s.step, present,
+    key = ("frame", domain.key, trace.strategy, s.step, present, finished,
            *(None if a is None else np.asarray(a).tobytes() for a in arrays))
     return support.figure(key, build)
 
@@ -199,7 +201,7 @@ def frame_view(domain, pz, trace, step, side, present=False, head=None):
                      *verdict(domain, trace, s, last), present=present, side=side)
     # st.markdown, not st.html: st.html's sanitizer keeps HTML only and drops the SVG. There is no script in it,
     # and grid_svg escapes every text in it (titles, tooltips)
-    st.markdown(frame_grid(domain, pz, trace, s, present), unsafe_allow_html=True)
+    st.markdown(frame_grid(domain, pz, trace, s, present, finished=step > last), unsafe_allow_html=True)
     if support.uses_selector(trace.strategy):
         selector_view(domain, pz, trace, s, side)
     if s.budget_spent is not None:

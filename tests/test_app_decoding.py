@@ -246,3 +246,13 @@ def test_presenting_the_strategies_fold_their_descriptions_so_the_settings_fit_a
     assert_clean(at)
     labels = [e.label for e in at.expander]
     assert labels.count("What it does") == 2 and "Technical description" not in labels
+
+
+def test_a_decode_that_has_ended_is_not_outlined_while_the_other_plays_on(env):
+    """The finished grid kept its last step's orange outlines while the other decode went on stepping."""
+    at = run_page("pages/3_Decoding.py", a="topk", a_topk_k="20", b="sequential")
+    last = int(frame_numbers(at)[0]["step"].split(" / ")[1])  # topk's last step
+    at = run_page("pages/3_Decoding.py", a="topk", a_topk_k="20", b="sequential", step=str(last))
+    assert 'class="chosen"' in frame_grid(at, "topk")
+    at = run_page("pages/3_Decoding.py", a="topk", a_topk_k="20", b="sequential", step=str(last + 1))
+    assert 'class="chosen"' not in frame_grid(at, "topk") and 'class="chosen"' in frame_grid(at, "sequential")
