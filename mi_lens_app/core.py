@@ -19,7 +19,7 @@ from functools import partial
 import numpy as np
 import torch
 
-from mi_core.bench.decode import Retry, retry_for
+from mi_core.bench.decode import Retry, item_seed, retry_for
 from mi_core.decoding import STRATEGIES, decode, estimator_mi_fn, make_strategy, strategy_params
 from mi_core.device import pick_device
 from mi_core.domains.oracle4 import exact_pair_mi
@@ -467,10 +467,12 @@ def decode_trace(model, estimator, domain: Domain, grid: str, solution: str | No
     Errors are cells that differ from ``solution``, or, without a unique solution, cells that repeat a
     digit of a peer (same row, column or box). ``selector``: the order network ``learned`` runs.
 
-    ``attempts > 1`` (a domain with ``symmetries`` and ``verify``, else ValueError): while the final state breaks
-    the domain's rules (read from the state, not the solution), decode again, the ``k``-th retry under symmetric
-    view ``k`` with seed ``seed + k`` (as ``bench --attempts``), up to ``attempts`` decodes. The trace is the
-    accepted or last decode, mapped back to ``grid``'s frame; ``seconds`` counts every decode.
+    ``seed`` is taken as ``bench --seed`` takes it for a file of this one state (:func:`item_seed` of it and index
+    0), so that command reproduces the trace at any temperature. ``attempts > 1`` (a domain with ``symmetries``
+    and ``verify``, else ValueError): while the final state breaks the domain's rules (read from the state, not
+    the solution), decode again, the ``k``-th retry under symmetric view ``k`` seeded as ``bench --attempts``
+    seeds it (``seed + k``), up to ``attempts`` decodes. The trace is the accepted or last decode, mapped back to
+    ``grid``'s frame; ``seconds`` counts every decode.
     """
     retry = _retry(domain, model, attempts)
     strategy = make_strategy(name, **params)
@@ -479,13 +481,13 @@ def decode_trace(model, estimator, domain: Domain, grid: str, solution: str | No
     start = np.asarray(domain.parse_state(grid))
     check = _error_check(domain, solution)
     if retry is None:
-        return _decode_once(model, estimator, domain, strategy, name, params, temperature, start, seed, check,
-                            progress)
+        return _decode_once(model, estimator, domain, strategy, name, params, temperature, start,
+                            item_seed(seed, 0), check, progress)
 
     def run(state: np.ndarray, k: int, view_check: Callable) -> Trace:  # decode k + 1 of at most ``attempts``
         told = None if progress is None else partial(progress, decode=k + 1)
-        return _decode_once(model, estimator, domain, strategy, name, params, temperature, state, seed + k,
-                            view_check, told)
+        return _decode_once(model, estimator, domain, strategy, name, params, temperature, state,
+                            item_seed(seed + k, 0), view_check, told)
 
     trace, earlier = run(start, 0, check), []
     kept = domain.verify(start, trace.steps[-1].tokens)

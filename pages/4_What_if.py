@@ -7,7 +7,7 @@ import streamlit as st
 from mi_lens_app import figures, links, protein_figures, support, texts, widgets
 
 
-def clamp_metrics(w, blank, cell: int, cell_name: str, clamp: str, blanks_noun: str, unit: str) -> None:
+def clamp_metrics(w, blank, cell: int, cell_name: str, clamp: str, blanks_noun: str) -> None:
     """The four numbers of a clamp, the same for grids and sequences. The entropy total is over the *other*
     blanks: the clamped cell's own entropy goes to 0 by definition, and on a protein it was most of the change."""
     others = np.asarray(blank, bool).copy()
@@ -19,7 +19,10 @@ def clamp_metrics(w, blank, cell: int, cell_name: str, clamp: str, blanks_noun: 
     cols[1].metric(f"Entropy of {cell_name}", f"{w.entropy_before[cell]:.3f} nats")
     cols[2].metric(f"Total entropy of the other {blanks_noun}", f"{after:.2f} nats", f"{after - before:+.2f}",
                    delta_color="inverse", help=f"summed over the {blanks_noun} other than {cell_name}, before → after")
-    cols[3].metric(f"Largest MI with this {unit}", f"{w.mi_from_cell.max():.3g} nats")
+    cols[3].metric(f"Largest I({cell_name} → j)", f"{w.mi_from_cell.max():.3g} nats",
+                   help=f"the exact probe's MI from {cell_name} to the {blanks_noun} (the map below): one direction. "
+                        "The MI maps show the mean of both directions, which can differ when the model is not "
+                        "consistent")
 
 
 def clamp(text: str, cell: int, value_name) -> str:
@@ -49,7 +52,7 @@ def sequence_what_if(domain, pz):
     if w is None:
         return
     blank = ~pz.givens
-    clamp_metrics(w, blank, cell, pz.label(cell), label, f"masked {domain.nouns[0]}s", domain.nouns[0])
+    clamp_metrics(w, blank, cell, pz.label(cell), label, f"masked {domain.nouns[0]}s")
     labels = pz.labels()
     others = blank.copy()
     others[cell] = False
@@ -203,7 +206,7 @@ def main():
     if w is None:
         return
     blank = ~pz.givens
-    clamp_metrics(w, blank, cell, domain.cell_label(cell), f"{domain.cell_label(cell)} = {digit}", "blanks", "cell")
+    clamp_metrics(w, blank, cell, domain.cell_label(cell), f"{domain.cell_label(cell)} = {digit}", "blanks")
     beside = grids(domain, pz, w, cell, digit)
     with beside:
         values = [str(v) for v in range(1, domain.n_values + 1)]

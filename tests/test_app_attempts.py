@@ -145,3 +145,17 @@ def test_proteins_have_no_decodes_input(monkeypatch, protein_weights):
     assert_clean(at)
     assert "attempts" not in [n.key for n in at.number_input]
     assert "temp" in [n.key for n in at.number_input]  # the page's other settings are there
+
+
+@pytest.mark.parametrize("attempts", [1, 3])
+def test_the_app_seeds_a_decode_as_bench_seeds_a_file_of_that_one_puzzle(tiny_mdm, attempts):
+    """At temperature 1 and seed 3 the page showed another decode than ``bench --seed 3`` gives for the same
+    puzzle (bench seeds input i with item_seed(seed, i)); the exported seed did not reproduce the trace."""
+    from mi_core.bench.decode import decode_all
+
+    trace = core.decode_trace(tiny_mdm, None, S9, EASY, EASY_SOL, "eb", {"gamma": 0.5}, temperature=1.0, seed=3,
+                              attempts=attempts)
+    gen = decode_all(tiny_mdm, [START], make_strategy("eb", gamma=0.5), temperature=1.0, seed=3,
+                     retry=retry_for(S9, tiny_mdm, attempts) if attempts > 1 else None)
+    assert np.array_equal(trace.steps[-1].tokens, gen.sequences[0])
+    assert trace.earlier_passes + trace.steps[-1].passes == gen.passes[0]
