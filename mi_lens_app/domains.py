@@ -50,6 +50,19 @@ def named(key: str) -> dict[str, str]:
     return {"domain": key}
 
 
+def bench_domain_options(key: str) -> list[str]:
+    """How ``python -m mi_core bench`` names domain ``key`` and runs its model: the domain's command-line name, then
+    ``--views K`` for the default read in symmetric views or ``--model FILE`` for another model file (the command
+    finds the estimator and selector trained on it)."""
+    base = named(key)
+    options = [core_domain(base["domain"]).cli_name]
+    if base.get("model") == "views":
+        options += ["--views", str(VIEWS)]
+    elif "model" in base:
+        options += ["--model", get_domain(key).model_default]
+    return options
+
+
 def get_domain(name: str) -> Domain:
     """The core's domain ``name``, or a second model of one (:data:`MODELS`); ValueError when there is none."""
     return _VARIANTS.get(name) or core_domain(name)

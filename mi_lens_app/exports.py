@@ -51,13 +51,28 @@ def mi_json(mi_map, puzzle: str, domain: str, labels: list[str], model: str | No
     }))
 
 
+def bench_command(trace, temperature: float, seed: int, domain_options: list[str]) -> str:
+    """The command line that decodes the trace's puzzle again as the page did (``PUZZLE_FILE``: a file holding the
+    puzzle on its one line; ``bench`` seeds a file's one puzzle as the page seeds its decode). ``domain_options``:
+    :func:`mi_lens_app.domains.bench_domain_options`."""
+    def text(value) -> str:
+        return str(value).lower() if isinstance(value, bool) else str(value)
+
+    sets = [f"--set {key}={text(value)}" for key, value in trace.params.items() if value is not None]
+    attempts = ["--attempts", str(trace.attempts)] if trace.attempts > 1 else []
+    return " ".join(["python -m mi_core bench", domain_options[0], "--puzzles PUZZLE_FILE", "--sampler",
+                     trace.strategy, *sets, "--temperature", f"{temperature:g}", "--seed", str(seed), *attempts,
+                     *domain_options[1:]])
+
+
 def trace_json(trace, puzzle: str, domain: str, labels: list[str], temperature: float, seed: int,
-               values: tuple[str, ...] | None = None, model: str | None = None) -> str:
+               values: tuple[str, ...] | None = None, model: str | None = None, command: str | None = None) -> str:
     """A :class:`~mi_lens_app.core.Trace` as JSON: one entry per frame, unmasked cells with their entropies.
 
     ``values``: the name of each value (token ``v + 1``), e.g. amino-acid letters; default the digits
     themselves. Blanks are ``.``. ``domain`` and ``model``: as for :func:`mi_json`. A trace decoded again records
-    which decode its steps are (mapped back to the puzzle) and the passes of those before it."""
+    which decode its steps are (mapped back to the puzzle) and the passes of those before it. ``command``: the
+    command line that decodes it again (:func:`bench_command`), where there is one."""
     name = (lambda t: str(int(t))) if values is None else (lambda t: values[int(t) - 1])
     steps = []
     for s in trace.steps:
@@ -74,7 +89,10 @@ def trace_json(trace, puzzle: str, domain: str, labels: list[str], temperature: 
         })
     return json.dumps(_clean({
         "domain": domain, **({"model": model} if model else {}), "puzzle": puzzle, "strategy": trace.strategy, "params": trace.params,
-        "temperature": temperature, "seed": seed, "mi_source": trace.mi_source, "solved": trace.solved,
+        "temperature": temperature, "seed": seed,
+        **({"command": command, "command_note": "PUZZLE_FILE: a file holding the puzzle on its one line"}
+           if command else {}),
+        "mi_source": trace.mi_source, "solved": trace.solved,
         "stopped": trace.stopped, "seconds": trace.seconds,
         **({"decodes_at_most": trace.attempts, "decode": trace.attempt, "rejected_decodes": trace.rejected,
             "earlier_passes": trace.earlier_passes} if trace.attempts > 1 else {}),  # steps: the shown decode's

@@ -5,7 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from mi_lens_app import exports, figures, grid_svg, links, protein_figures, support, texts, widgets
-from mi_lens_app.domains import named
+from mi_lens_app.domains import bench_domain_options, named
 
 STRIP_ROWS = 16  # steps the protein strip shows at once (the most recent): rows stay tall enough to read
 PRESENT_STRIP_ROWS = 4  # presenting: both strategies' strips on a 1024 x 768 screen
@@ -437,9 +437,11 @@ def main():
     for col, side, trace in zip(downloads, ("a", "b"), traces):
         if trace is not None:
             col.download_button(f"Trace {side.upper()} ({trace.strategy}) as JSON",
-                                lambda t=trace: exports.trace_json(t, pz.text, labels=pz.labels(), temperature=temperature,
-                                                                   seed=seed, values=domain.alphabet,
-                                                                   **named(domain.key)),
+                                lambda t=trace: exports.trace_json(
+                                    t, pz.text, labels=pz.labels(), temperature=temperature, seed=seed,
+                                    values=domain.alphabet, **named(domain.key),
+                                    command=exports.bench_command(t, temperature, seed, bench_domain_options(domain.key))
+                                    if domain.layout == "grid" else None),
                                 f"trace_{trace.strategy}.json", "application/json", on_click="ignore")
     shown = [t for t in traces if t is not None]
     downloads[2].download_button("Animation (HTML player)", lambda: exports.decoding_player_html(

@@ -159,3 +159,38 @@ def test_the_app_seeds_a_decode_as_bench_seeds_a_file_of_that_one_puzzle(tiny_md
                      retry=retry_for(S9, tiny_mdm, attempts) if attempts > 1 else None)
     assert np.array_equal(trace.steps[-1].tokens, gen.sequences[0])
     assert trace.earlier_passes + trace.steps[-1].passes == gen.passes[0]
+
+
+@pytest.mark.parametrize("attempts", [1, 3])
+def test_an_exported_traces_command_decodes_it_again(tiny_mdm, tmp_path, monkeypatch, attempts):
+    """The command in a trace's JSON, run on a file of its puzzle, ends on the trace's grid in its passes."""
+    import json
+    import shlex
+
+    from mi_core.cli import main as cli_main
+    from mi_lens_app.domains import bench_domain_options
+
+    model = tmp_path / "m.safetensors"
+    from mi_core.domains.sudoku.mdm import save_sudoku_mdm
+
+    save_sudoku_mdm(tiny_mdm, model)
+    trace = core.decode_trace(tiny_mdm, None, S9, EASY, EASY_SOL, "eb", {"gamma": 0.5}, temperature=1.0, seed=3,
+                              attempts=attempts)
+    record = json.loads(exports.trace_json(trace, EASY, "sudoku9", S9.labels(), 1.0, 3,
+                                           command=exports.bench_command(trace, 1.0, 3, bench_domain_options("sudoku9"))))
+    assert record["command"].startswith("python -m mi_core bench sudoku --puzzles PUZZLE_FILE --sampler eb")
+    (tmp_path / "p.txt").write_text(EASY + "\n")
+    argv = shlex.split(record["command"].replace("PUZZLE_FILE", str(tmp_path / "p.txt")))[3:]
+    out = tmp_path / "r.json"
+    assert cli_main([*argv, "--model", str(model), "--json", str(out), "--threads", "1"]) == 0
+    result = json.loads(out.read_text())
+    assert result["sequences"][0] == record["steps"][-1]["grid"]
+    assert result["passes"][0] == trace.earlier_passes + trace.steps[-1].passes
+
+
+def test_a_second_models_command_names_it_as_the_command_line_does():
+    from mi_lens_app.domains import bench_domain_options
+
+    assert bench_domain_options("sudoku9") == ["sudoku"]
+    assert bench_domain_options("sudoku9_views") == ["sudoku", "--views", "4"]
+    assert bench_domain_options("sudoku9_8layer") == ["sudoku", "--model", "assets/sudoku_mdm_hard.safetensors"]
