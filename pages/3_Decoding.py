@@ -27,6 +27,11 @@ PRESENT_CSS = """<style>
 [class*="st-key-frame_nums"] { min-height: 3.3rem; }  /* two lines kept: the grids below do not jump */
 [class*="st-key-budget"] [data-testid="stCaptionContainer"] { font-size: 1rem; }
 .mi-grid svg { height: min(calc(100vh - 322px), 540px) !important; width: auto !important; max-width: 100%; }
+@media (max-height: 640px) {  /* a zoomed projector (150% of 1280 x 800 is 853 x 533): the heading goes */
+  [data-testid="stMainBlockContainer"] { padding-top: 3rem; }
+  [data-testid="stMainBlockContainer"] h1 { display: none; }
+  .mi-grid svg { height: max(calc(100vh - 330px), 180px) !important; }
+}
 </style>"""
 # two lines of numbers kept, so the grids do not jump as the line wraps and unwraps while stepping
 NORMAL_CSS = """<style>[class*="st-key-frame_nums"] { min-height: 3.2rem; }</style>"""
