@@ -181,7 +181,8 @@ def mean_over_seeds(rows: list[dict], key: str) -> list[dict]:
         groups.setdefault(run, []).append(r)
     out = []
     for group in groups.values():
-        if len({r.get("seed") for r in group}) < 2 or len(group) != len({r.get("seed") for r in group}):
+        seeds = {r.get("seed") for r in group}
+        if len(seeds) < 2 or len(seeds) != len(group):  # one seed, or a seed twice: not one run's repeats
             out += group
             continue
         values = [float(r[key]) for r in group]
