@@ -32,7 +32,7 @@ def domain_picker() -> Domain:
     st.session_state["_pickers_drawn"] = True  # this page's URL holds the whole shared state (links.remember)
     by_short = {d.short: d for d in DOMAINS.values()}
     short = st.sidebar.radio("Domain", list(by_short), key="domain", bind=BIND, horizontal=True,
-                             on_change=_restart_strategy_params)
+                             on_change=_on_domain_switch)
     domain = by_short[short]
     st.sidebar.caption(domain.label)
     if domain.key == "protein" and support.antibody_model_installed() and _small_protein_mdm(domain):
@@ -48,6 +48,22 @@ def _small_protein_mdm(domain: Domain) -> bool:
         return support.runs_small_protein_mdm(domain)
     except support.USER_ERRORS:  # no model to load: the page says so itself
         return False
+
+
+def _on_domain_switch() -> None:
+    """The new domain opens on its own first preset and its strategies' defaults. The preset pickers of the grid
+    domains share a key, as do the sequence domains': after 9x9 -> protein -> 4x4 the 4x4 view took 9x9's
+    "MI showcase · 23 clues" into its address, and 9x9 -> 4x4 kept a 9x9 preset named in the link, so the
+    next run said "part of this link was not understood" (and left a new colour scale out of the address)."""
+    domain = domain_by_short(st.session_state.get("domain") or "")
+    if domain is not None:
+        names = ([p.name for p in support.protein_presets(domain.key)] if domain.layout == "sequence"
+                 else [p.name for p in support.presets().get(domain.key, [])])
+        key = "ppreset" if domain.layout == "sequence" else "preset"
+        if names:  # its first preset, the picker's default: the address then names none
+            st.session_state[key] = names[0]
+            links.set_by_click(key)  # the address's old name is the last domain's, not a link's
+    _restart_strategy_params()
 
 
 def _restart_strategy_params() -> None:
@@ -453,42 +469,62 @@ document.querySelectorAll("button.mi-copy-link:not([data-ready])").forEach((b) =
 </script>"""
 
 
-# One entry in the browser's history per page change. Streamlit pushes several as a view opens from a link (the
-# parameters it drops from the page left, its corrections, this app's restoring them, the new page's path), so
-# Back from a page change needed two or three presses and could land on a view without its puzzle. From a click
-# on a link to another view until that view's first run ends, every further push replaces the first one's entry,
-# however slow the server: with a page's first push 7 s after the click (a busy classroom server), a 5 s limit
-# here let every page change add 3-4 entries.
+# One entry in the browser's history per change a visitor makes: a page change, or a widget bound to the URL set
+# anew (a domain, a preset, a cell). Streamlit pushes several entries as a view opens from a link (the parameters it
+# drops from the page left, its corrections, this app's restoring them, the new page's path), so Back from a page
+# change needed two or three presses and could land on a view without its puzzle. A widget's change it writes over
+# the entry of the view before it, and the run's corrections then push one (9x9 -> protein -> 4x4 left the entries
+# "protein" replaced by "4x4" and "4x4 with its preset": Back showed 4x4 again, on another preset, and the next Back
+# left the app). From a click on a link to another view, or a widget's change, until the first run after it ends,
+# the change has one entry of its own and every further push replaces it, however slow the server: with a page's
+# first push 7 s after the click (a busy classroom server), a 5 s limit here let every page change add 3-4 entries.
+# Back or Forward: until the run restoring the entry ends, Streamlit's replacements stay replacements.
 ONE_HISTORY_ENTRY = """<script>
 if (!window.miLensOneHistoryEntry) {
   window.miLensOneHistoryEntry = true;
   const push = history.pushState.bind(history), replace = history.replaceState.bind(history);
-  // a page change under way: when its link was clicked, whether it has pushed an entry yet, and whether its run
-  // has begun (Streamlit handles every click on a page link in this tab, modifier keys or not); a link to the
-  // page shown changes no page and is left alone
-  let clicked = 0, pushed = false, ran = false;
-  const reset = () => { clicked = 0; pushed = false; ran = false; };
+  // a change under way: when it began, whether it has its entry yet, and whether its run has begun (Streamlit
+  // handles every click on a page link in this tab, modifier keys or not; a link to the page shown changes no
+  // page and is left alone); a history entry being restored: since when, and whether its run has begun
+  let began = 0, pushed = false, ran = false, restoring = 0, restoreRan = false;
+  const reset = () => { began = 0; pushed = false; ran = false; };
+  const over = (since, hasRun) => {  // a run not begun in 60 s, or a change not seen to end in 300
+    const age = Date.now() - since;
+    return since && ((!hasRun && age > 60000) || age > 300000);
+  };
   document.addEventListener("click", (e) => {
     const link = e.target.closest('[data-testid="stPageLink"] a');
     if (!link) { return; }
     reset();
-    if (new URL(link.href, location.href).pathname !== location.pathname) { clicked = Date.now(); }
+    if (new URL(link.href, location.href).pathname !== location.pathname) { began = Date.now(); }
   }, true);
-  window.addEventListener("popstate", reset);  // Back or Forward: the entries are the browser's again
+  window.addEventListener("popstate", () => { reset(); restoring = Date.now(); restoreRan = false; });
   new MutationObserver((changes) => changes.forEach((c) => {  // the app's element may be drawn anew: watch them all
     const state = c.target.getAttribute("data-test-script-state");
-    if (!clicked) { return; }
-    if (state === "running" || state === "rerunRequested") { ran = true; }
-    else if (ran) { reset(); }  // the first run ended (or failed)
+    const running = state === "running" || state === "rerunRequested";
+    if (restoring) {
+      if (running) { restoreRan = true; } else if (restoreRan) { restoring = 0; restoreRan = false; }
+    }
+    if (!began) { return; }
+    if (running) { ran = true; } else if (ran) { reset(); }  // the first run ended (or failed)
   })).observe(document.body, {attributes: true, subtree: true, attributeFilter: ["data-test-script-state"]});
   history.pushState = (state, title, url) => {
-    const age = Date.now() - clicked;  // a click whose run has not begun in 60 s, or a change not seen to end in 300
-    if (clicked && ((!ran && age > 60000) || age > 300000)) { reset(); }
-    if (clicked) {
+    if (over(began, ran)) { reset(); }
+    if (began) {
       if (pushed) { return replace(state, title, url); }
       pushed = true;
     }
     return push(state, title, url);
+  };
+  history.replaceState = (state, title, url) => {
+    if (over(restoring, restoreRan)) { restoring = 0; }
+    if (over(began, ran)) { reset(); }
+    // a widget the visitor set: the view before it keeps its entry (a chart's own address change, a hash, does not)
+    if (!restoring && !began && url && new URL(url, location.href).search !== location.search) {
+      began = Date.now(); pushed = true;
+      return push(state, title, url);
+    }
+    return replace(state, title, url);
   };
 }
 </script>"""

@@ -570,6 +570,49 @@ def test_a_domain_switch_leaves_no_stale_preset_for_the_next_page(chromium, app_
     page.close()
 
 
+def checked(page, label: str) -> str:
+    """The chosen option of the radio group ``label`` in the sidebar."""
+    group = page.locator('[data-testid="stSidebar"] [data-testid="stRadio"]').filter(has_text=label).first
+    return group.locator('label:has(input:checked)').inner_text().strip()
+
+
+def test_back_undoes_a_new_colour_scale_and_each_domain_switch_one_press_each(chromium, app_url):
+    """A widget's change wrote over the entry of the view before it and its run pushed another: after 9x9 ->
+    protein -> 4x4, Back showed 4x4 again and the next Back left the app. And the 4x4 view took 9x9's preset
+    into its address, so its next run said "part of this link was not understood"."""
+    page = chromium.new_page(viewport={"width": 1024, "height": 768})
+    page.goto(f"{app_url}/MI_maps")
+    wait_ready(page)
+    entries = page.evaluate("history.length")
+    page.get_by_role("radio", name="log", exact=True).click()  # the heatmap's colour scale
+    page.wait_for_function("location.search.includes('scale=log')", polling=250, timeout=30_000)
+    wait_ready(page)
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    for name in ("protein", "4x4"):
+        sidebar.get_by_text(name, exact=True).first.click()
+        page.wait_for_function(f"location.search.includes('domain={name}')", polling=250, timeout=30_000)
+        wait_ready(page)
+    page.wait_for_timeout(1000)
+    wait_ready(page)
+    assert "preset=" not in page.url and selected(page, "Preset").startswith("empty"), page.url  # 4x4's first
+    assert page.evaluate("history.length") == entries + 3  # one entry a change
+    page.get_by_role("radio", name="entropy", exact=True).click()  # a run more: nothing in the address is stale
+    wait_ready(page)
+    assert page.locator('[data-testid="stAlertContentWarning"]').count() == 0, page.url
+    for domain in ("4x4", "protein", "9x9"):
+        page.go_back()
+        wait_ready(page)
+        assert checked(page, "Domain") == domain, page.url
+    assert "scale=log" in page.url and "domain=" not in page.url, page.url
+    page.go_back()
+    wait_ready(page)
+    assert "scale=" not in page.url, page.url
+    page.go_forward()
+    wait_ready(page)
+    assert "scale=log" in page.url, page.url
+    page.close()
+
+
 def test_a_projector_shows_both_decodings_side_by_side_with_the_selector_chart(chromium, app_url):
     """At 1024 px with the sidebar open, the two frames stay side by side when one of them holds a plotly chart
     (learned's P(unmask), from step 1): the layout rule that stacks rows of charts below 1,200 px stacked them."""
