@@ -327,6 +327,43 @@ def test_resume_takes_the_runs_own_settings(tmp_path):
         main(["sudoku", "--out", str(tmp_path / "other.safetensors"), "--resume"])
 
 
+def test_resume_refuses_another_clock_and_other_data_files(tmp_path):
+    """A resumed run took another --time-budget clock, or other --pool-file, --val-file or --exclude files,
+    without a word (a pool of 10,000 puzzles of grade 8 became a fresh one of 4,000 of grade 2)."""
+    _tiny_run(tmp_path, 8, stop_after=2)
+    out = str(tmp_path / "run" / "m.safetensors")
+    with pytest.raises(ValueError, match="counts wall seconds: leave out --cpu-clock"):
+        run_train(["sudoku", "--out", out, "--resume", "--cpu-clock"])
+    held_out = tmp_path / "eval.txt"
+    held_out.write_text(".......1.4.........2...........5.4.7..8...3....1.9....3..4..2...5.1........8.6...\n")
+    with pytest.raises(ValueError, match="--exclude name other files than this run was trained with"):
+        run_train(["sudoku", "--out", out, "--resume", "--exclude", str(held_out), "--pool-dir",
+                   str(tmp_path / "pools"), "--threads", "1"])
+
+
+def test_resume_refuses_the_checkpoint_of_another_domain(tmp_path):
+    """``train sudoku --resume`` on a protein run's checkpoint ended in a TypeError's traceback."""
+    from mi_core.domains.protein.mdm import ProteinMDMConfig
+    from mi_core.domains.protein.train import ProteinTask
+    from mi_core.train.sequences import SequenceTrainConfig
+
+    fasta = tmp_path / "train.fa"
+    fasta.write_text("".join(f">d{i}\n{'ACDEFGHIKLMNPQRSTVWY'[i % 20:] * 2}\n" for i in range(40)))
+    cfg = SequenceTrainConfig(steps=4, batch=4, eval_every=2, log_every=1, eval_sequences=4, min_len=10, warmup=1,
+                              bf16=False)
+    task = ProteinTask(ProteinMDMConfig(max_len=64, d_model=16, n_layers=1, n_heads=2, d_ff=32), cfg,
+                       torch.device("cpu"), {"fasta": fasta}, log=lambda m: None)
+    out = tmp_path / "p.safetensors"
+    train(task, out, torch.device("cpu"), log=lambda m: None, stop_after=2)
+    with pytest.raises(ValueError, match="is the checkpoint of a protein_mdm run, not of sudoku_mdm"):
+        run_train(["sudoku", "--out", str(out), "--resume"])
+    state = torch.load(checkpoint_path(out), weights_only=True)
+    del state["trainer"]  # a checkpoint written before runs recorded their task
+    torch.save(state, checkpoint_path(out))
+    with pytest.raises(ValueError, match=r"another kind of model \(its settings max_len\)"):
+        run_train(["sudoku", "--out", str(out), "--resume"])
+
+
 def test_onpolicy_extra_state_is_the_last_consistent_one(tiny_mdm):
     pairs, _ = build_graded_pool(2, 3, 0, workers=1)
     puzzles, solutions = torch.as_tensor(pairs[:, 0]), torch.as_tensor(pairs[:, 1])
@@ -402,6 +439,9 @@ def test_train_config_refuses_values_outside_the_declared_ranges(field, value):
         TrainConfig(**{field: value})
     with pytest.raises(ValueError, match="puzzle_frac \\+ onpolicy_frac"):
         TrainConfig(puzzle_frac=0.9, onpolicy_frac=0.2)
+    with pytest.raises(ValueError, match="--supervise 4 is more than --grad-iters 2"):  # it averaged over 2
+        TrainConfig(supervise=4, grad_iters=2)
+    assert TrainConfig(supervise=4, grad_iters=0).supervise == 4  # 0: every iteration carries gradients
 
 
 def test_distillation_mixes_the_solution_with_the_teachers_views(tmp_path):

@@ -55,10 +55,10 @@ def checkpoint_path(out: Path) -> Path:
 
 
 def save_checkpoint(path: Path, model, opt, task, step: int, elapsed: float, curve: list, best: float,
-                    ema=None, cpu: float = 0.0, stretch: int = 1) -> None:
+                    ema=None, cpu: float = 0.0, stretch: int = 1, cpu_clock: bool = False) -> None:
     state = {"model": model.state_dict(), "opt": opt.state_dict(), "task": task.state_dict(),
              "torch_rng": torch.get_rng_state(), "step": step, "elapsed": elapsed, "best": best,
-             "cpu_seconds": cpu, "stretch": stretch,
+             "cpu_seconds": cpu, "stretch": stretch, "trainer": task.name, "cpu_clock": cpu_clock,
              "curve": json.dumps(curve), "cfg": json.dumps(asdict(task.cfg)), "model_cfg": json.dumps(asdict(model.cfg))}
     if ema is not None:
         state["ema"] = ema.model.state_dict()
@@ -152,7 +152,9 @@ def train(task, out: Path, device: torch.device, log=print, resume: bool = False
             curve.append(point)
             log(json.dumps(point))
         if evaluate or (checkpoint_every and time.time() - saved_at > checkpoint_every and distributed.is_main()):
-            save_checkpoint(ckpt, model, opt, task, step, time.time() - start, curve, best, ema, cpu, stretch)
+            spent = cpu0 + time.process_time() - cpu_start  # the validation's seconds too, as the clock counts them
+            save_checkpoint(ckpt, model, opt, task, step, time.time() - start, curve, best, ema, spent, stretch,
+                            cpu_clock)
             saved_at = time.time()
         if finished and steps_here == stop_after:
             break
@@ -190,14 +192,25 @@ def _validate_and_save(task, model, out: Path, point: dict, curve: list, best: f
     return best
 
 
-def resume_configs(task_cls, out: Path, given: dict) -> tuple:
+def resume_configs(task_cls, out: Path, given: dict, cpu_clock: bool = False) -> tuple:
     """The model and training configs a run at ``out`` was started with; a ``given`` option that differs is
-    refused, except those in :data:`RESUMABLE`."""
+    refused, except those in :data:`RESUMABLE`, and so is a checkpoint of another task or clock (``cpu_clock``:
+    this stretch's ``--cpu-clock``)."""
     path = checkpoint_path(out)
     if not path.is_file():
         raise ValueError(f"--resume: no checkpoint {path} to continue")
     state = torch.load(path, map_location="cpu", weights_only=True)
     model_cfg, run = json.loads(state["model_cfg"]), json.loads(state["cfg"])
+    trainer = state.get("trainer")  # older checkpoints: none recorded, their configs' fields tell
+    foreign = set(model_cfg) - set(task_cls.model_config.__dataclass_fields__)
+    if (trainer or task_cls.name) != task_cls.name or foreign:
+        raise ValueError(f"--resume: {path} is the checkpoint of " + (f"a {trainer} run" if trainer else
+                         f"another kind of model (its settings {', '.join(sorted(foreign))})") +
+                         f", not of {task_cls.name}")
+    if "cpu_clock" in state and bool(state["cpu_clock"]) != cpu_clock:
+        raise ValueError("--resume: this run's --time-budget counts " + ("CPU seconds: give --cpu-clock" if
+                         state["cpu_clock"] else "wall seconds: leave out --cpu-clock") + " (its schedule goes on "
+                         "from the seconds it has spent)")
     for name, value in {**model_cfg, **run}.items():
         if name in given and given[name] != value and name not in RESUMABLE:
             flag = "--" + name.replace("_", "-")
@@ -239,7 +252,7 @@ def main(namespace) -> int:
     if args["resume"]:
         if args["out"] is None:
             raise ValueError("--resume needs the --out of the run to continue")
-        model_cfg, cfg = resume_configs(task_cls, args["out"], given)
+        model_cfg, cfg = resume_configs(task_cls, args["out"], given, args["cpu_clock"])
     else:
         args["out"] = check_weights_output(args["out"] or default_run_path(task_cls.name), force, BESIDE)
         model_cfg = task_cls.model_config(**{k: args[k] for k in task_cls.model_config.__dataclass_fields__})

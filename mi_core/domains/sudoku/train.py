@@ -26,7 +26,7 @@ from mi_core.domains.sudoku.data import DeviceBatches, onpolicy_states, symmetry
 from mi_core.domains.sudoku.mdm import SudokuMDM, SudokuMDMConfig, load_sudoku_mdm, masked_ce, save_sudoku_mdm
 from mi_core.domains.sudoku.order import decode_score
 from mi_core.domains.sudoku.pool import POOL_DIR, PoolSpec, build_graded_pool, hardest, load_or_build_pools
-from mi_core.io import check_output_dir
+from mi_core.io import check_output_dir, file_sha256
 from mi_core.models.views import Views
 from mi_core.options import SEED_MAX, check_ranges, option
 from mi_core.scale import distributed
@@ -55,7 +55,8 @@ class TrainConfig:
     log_every: int = option(50, "steps between log lines", range=(1, 1_000_000_000))
     bf16: bool = option(True, "where it is fast: CUDA or a CPU with native bf16 (elsewhere fp32, see device.use_bf16)", negatable=True)
     time_budget: float = option(0.0, "seconds; > 0 runs the schedule by elapsed time and stops when it is spent", range=(0, 1e8))
-    supervise: int = option(1, "deep supervision: the loss is the mean over the last this many iterations", range=(1, 64))
+    supervise: int = option(1, "deep supervision: the loss is the mean over the last this many iterations (all of "
+                            "a step's when it runs fewer), at most --grad-iters", range=(1, 64))
     grad_iters: int = option(0, "iterations backpropagated through, the last ones (0: all)", range=(0, 64))
     min_loops: int = option(0, "> 0: each step runs a random number of iterations in [min_loops, loops]", range=(0, 64))
     ema: float = option(0.0, "> 0: validate and save an EMA of the weights with this decay per step", range=(0, 0.99999))
@@ -64,6 +65,9 @@ class TrainConfig:
         check_ranges(self)
         if self.puzzle_frac + self.onpolicy_frac > 1:
             raise ValueError("puzzle_frac + onpolicy_frac must be at most 1")
+        if self.grad_iters and self.supervise > self.grad_iters:  # the loss reads the iterations with gradients
+            raise ValueError(f"--supervise {self.supervise} is more than --grad-iters {self.grad_iters}: the loss "
+                             "averages over iterations backpropagated through, at most --grad-iters of them")
 
     def pool_spec(self) -> PoolSpec:
         """The cached grid and puzzle pools this config trains on (also built by scripts/train_gpu.sh)."""
@@ -142,6 +146,14 @@ class DataOptions:
                             range=(0, 1))
 
 
+def data_files(args: dict) -> dict:
+    """What a run's data are read from, by content (the same files under another path resume): ``--pool-file``,
+    ``--val-file`` and the ``--exclude`` set, as sha256 digests (None: not given)."""
+    return {"pool_file": file_sha256(args["pool_file"]) if args.get("pool_file") else None,
+            "val_file": file_sha256(args["val_file"]) if args.get("val_file") else None,
+            "exclude": sorted(file_sha256(path) for path in args.get("exclude") or [])}
+
+
 class SudokuTask:
     """The Sudoku MDM's data, validation and best-weights rule for :func:`mi_core.train.mdm.train`."""
 
@@ -182,6 +194,7 @@ class SudokuTask:
         self.val = _validation(cfg, args.get("val_file"), workers)
         log(f"pools ready in {time.time() - t0:.0f}s: {len(pools['grids'])} grids, {len(pools['puzzles'])} puzzles "
             f"(grade median {np.median(pools['grades']):.0f}), {cfg.eval_puzzles} validation")
+        self.files = data_files(args)  # read: they are files
         self.data = DeviceBatches(pools, device, cfg.puzzle_frac, cfg.onpolicy_frac, cfg.hard_power)
         self.gen = torch.Generator(device=device).manual_seed(distributed.rank_seed(cfg.seed))  # each rank its own data
         self.solved: list[torch.Tensor] = []
@@ -244,12 +257,19 @@ class SudokuTask:
                                                   "share": self.distill}
 
     def state_dict(self) -> dict:
-        return {"data": self.data.state_dict(), "gen": self.gen.get_state(), "teacher": json.dumps(self.distilling())}
+        return {"data": self.data.state_dict(), "gen": self.gen.get_state(), "teacher": json.dumps(self.distilling()),
+                "files": json.dumps(self.files)}
 
     def load_state_dict(self, state: dict, step: int) -> None:
         if "teacher" in state and json.loads(state["teacher"]) != self.distilling():  # older checkpoints: no record
             raise ValueError(f"--resume: this run distils {json.loads(state['teacher']) or 'nothing'}, not "
                              f"{self.distilling() or 'nothing'}: give the same --teacher, --teacher-views and --distill")
+        if "files" in state:  # older checkpoints: no record
+            was, now = json.loads(state["files"]), self.files
+            changed = [f"--{k.replace('_', '-')}" for k in was if was[k] != now[k]]
+            if changed:
+                raise ValueError(f"--resume: {' and '.join(changed)} name other files than this run was trained "
+                                 "with (by content): give the same ones")
         self.data.load_state_dict(state["data"])
         self.gen.set_state(state["gen"].cpu())  # generator states are CPU byte tensors on every device
         if not distributed.is_main():  # the checkpoint holds rank 0's generator: the others draw afresh
