@@ -153,17 +153,16 @@ def _sequence_uploaded() -> tuple[str, str, Masking] | None:
     return fasta, record.name, Masking()
 
 
-def window_picker(length: int, key: str = "win", where=None, masked: list[int] = (), size: int = WINDOW,
-                  beside=None) -> tuple[int, int]:
+def window_picker(length: int, key: str = "win", where=None, masked: list[int] = (), size: int = WINDOW
+                  ) -> tuple[int, int]:
     """``(start, size)`` of the residue window long sequences are drawn in: all of them up to :data:`WINDOW`, unless
     a narrower window is picked (from 61 residues: an antibody's 120 letters are too narrow to read on a 1024-px
     projector, 60 are not). A window opens a few residues before the first of the ``masked`` positions, and again
-    on another sequence or mask. ``size``: the window it starts at (one of :data:`SIZES`); ``beside``: a column
-    to put the window's box in (beside another widget), the slider then taking a row of its own."""
+    on another sequence or mask. ``size``: the window it starts at (one of :data:`SIZES`)."""
     if length <= SIZES[0]:
         return 0, length
     where = where or st
-    c1, c2 = (None, beside) if beside is not None else where.columns([3, 1])
+    c2, c1 = where.columns([1, 3])  # the window's box, then the slider when the window is narrower
     size = c2.selectbox("Window", SIZES, index=SIZES.index(size), key=f"{key}_size", bind=BIND,
                         help="residues drawn at once: fewer draw larger letters; long sequences stay responsive")
     if size >= length:
@@ -174,7 +173,7 @@ def window_picker(length: int, key: str = "win", where=None, masked: list[int] =
         st.session_state[key] = last
     opening = min(max((masked[0] if len(masked) else 0) - 5, 0) + 1, last)  # 1-based; a VH's CDR-H3: 99-109
     links.restart_on(key, (length, tuple(masked)), opening)
-    start = (c1 or where).slider(f"Residues shown from (of {length})", 1, last, opening, key=key, bind=links.bound(key))
+    start = c1.slider(f"Residues shown from (of {length})", 1, last, opening, key=key, bind=links.bound(key))
     return int(start) - 1, int(size)
 
 

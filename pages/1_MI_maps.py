@@ -193,12 +193,16 @@ def downloads(domain, pz, m, heat, dep):
 
 def sequence_maps(domain, pz, m):
     """The protein views: heatmap (windowed) and contact map, arc graph, marginals strip, downloads."""
-    c1, c2 = st.columns([3, 1])  # the window's box beside the residue's: a row of its own took 80 px of a projector
+    # the residue and the colours in a row, as the grid's cell and colours (a bound widget that moves to another
+    # parent on a domain switch loses its place in the address: the colour scale was left out of the link), the
+    # window's slider and box in the next
+    c1, c2 = st.columns(2)
     cell = widgets.cell_picker(domain, pz, blanks_only=True, label=f"Selected {domain.nouns[0]} (or click the heatmap)",
                                default=widgets.most_uncertain(m.entropy, pz.blanks), where=c1)
+    with c2:
+        scale = widgets.scale_picker()
     labels = pz.labels()
-    start, size = widgets.window_picker(pz.length, masked=pz.blanks, beside=c2)
-    scale = widgets.scale_picker()
+    start, size = widgets.window_picker(pz.length, masked=pz.blanks)
     if int(np.sum(m.masked)) < 2:  # no pair to show: say so, not that the model is sure
         st.caption(f"Only one {domain.nouns[0]} is masked: MI is between two masked {domain.nouns[0]}s, so this map "
                    f"is empty. Mask more in the sidebar.")

@@ -613,6 +613,21 @@ def test_back_undoes_a_new_colour_scale_and_each_domain_switch_one_press_each(ch
     page.close()
 
 
+def test_the_colour_scale_goes_in_the_address_after_a_domain_switch(chromium, app_url):
+    """The MI maps drew the colour picker beside the cell on a grid and in a row of its own on a protein: moved to
+    another parent by a domain switch, the widget lost its place in the address (a copied link left it out)."""
+    page = chromium.new_page(viewport={"width": 1024, "height": 768})
+    page.goto(f"{app_url}/MI_maps")
+    wait_ready(page)
+    for name, scale in (("protein", "log"), ("9x9", "linear")):
+        page.locator('[data-testid="stSidebar"]').get_by_text(name, exact=True).first.click()
+        wait_ready(page)
+        page.get_by_role("radio", name=scale, exact=True).click()
+        page.wait_for_function(f"location.search.includes('scale={scale}')", polling=250, timeout=30_000)
+        wait_ready(page)
+    page.close()
+
+
 def test_a_projector_shows_both_decodings_side_by_side_with_the_selector_chart(chromium, app_url):
     """At 1024 px with the sidebar open, the two frames stay side by side when one of them holds a plotly chart
     (learned's P(unmask), from step 1): the layout rule that stacks rows of charts below 1,200 px stacked them."""
