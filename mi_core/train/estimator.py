@@ -45,7 +45,8 @@ class TrainConfig:
     lr: float = option(3e-3, "peak learning rate", range=(1e-12, 10))
     weight_decay: float = option(1e-4, "AdamW weight decay", range=(0, 10))
     warmup: int = option(50, "warm-up steps", range=(0, 1_000_000_000))
-    val_frac: float = option(0.15, "share of states held out for validation", range=(1e-6, 1 - 1e-6))
+    val_frac: float = option(0.15, "share of states held out for validation (by state: two states of one puzzle "
+                             "may fall on both sides)", range=(1e-6, 1 - 1e-6))
     eval_every: int = option(100, "steps between validations", range=(1, 1_000_000_000))
     clip: float = option(1.0, "gradient-norm clip", range=(0, 1e6))
 
