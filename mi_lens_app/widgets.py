@@ -213,14 +213,17 @@ def cell_picker(domain: Domain, puzzle: Puzzle, *, key: str = "cell", blanks_onl
     owner = (puzzle.domain, puzzle.text)
     before = st.session_state.get(f"_{key}_of")
     if before not in (None, owner) and key in st.session_state:
-        # another puzzle, mask or domain: a cell still open in it stays selected (same domain), any other is
-        # replaced by the default. Written, not deleted: a deleted value leaves the box in the browser showing
-        # the old cell (r4c8 beside charts of _30) while the page draws the default
-        kept = before[0] == puzzle.domain and st.session_state[key] in options
+        # another puzzle, mask or domain: a cell picked and still open in it stays selected (same domain), any
+        # other is replaced by the default (the last puzzle's default, kept, was pinned into the address as if
+        # picked). Written, not deleted: a deleted value leaves the box in the browser showing the old cell (r4c8
+        # beside charts of _30) while the page draws the default
+        picked = st.session_state[key] != st.session_state.get(f"_{key}_default")
+        kept = before[0] == puzzle.domain and st.session_state[key] in options and picked
         if not kept:
             st.session_state[key] = options[default]
         st.session_state.pop("pair", None)  # the clicked pair belonged to the other state
     st.session_state[f"_{key}_of"] = owner
+    st.session_state[f"_{key}_default"] = options[default]
     if key in st.session_state and st.session_state[key] not in options:
         st.session_state[key] = options[default]
     links.formatter(key, puzzle.label)
@@ -499,15 +502,21 @@ if (!window.miLensOneHistoryEntry) {
     if (new URL(link.href, location.href).pathname !== location.pathname) { began = Date.now(); }
   }, true);
   window.addEventListener("popstate", () => { reset(); restoring = Date.now(); restoreRan = false; });
+  // a record's run state before the change is its old value: a run that began and ended before the records were
+  // read shows as running only there (read from the element, both read "notRunning", the change stayed open for
+  // 60 s and the next widget change wrote over its entry: one Back undid two changes)
+  const isRun = (state) => state === "running" || state === "rerunRequested";
   new MutationObserver((changes) => changes.forEach((c) => {  // the app's element may be drawn anew: watch them all
-    const state = c.target.getAttribute("data-test-script-state");
-    const running = state === "running" || state === "rerunRequested";
+    const now = isRun(c.target.getAttribute("data-test-script-state")), seen = now || isRun(c.oldValue);
     if (restoring) {
-      if (running) { restoreRan = true; } else if (restoreRan) { restoring = 0; restoreRan = false; }
+      if (seen) { restoreRan = true; }
+      if (!now && restoreRan) { restoring = 0; restoreRan = false; }
     }
     if (!began) { return; }
-    if (running) { ran = true; } else if (ran) { reset(); }  // the first run ended (or failed)
-  })).observe(document.body, {attributes: true, subtree: true, attributeFilter: ["data-test-script-state"]});
+    if (seen) { ran = true; }
+    if (!now && ran) { reset(); }  // the first run ended (or failed)
+  })).observe(document.body, {attributes: true, attributeOldValue: true, subtree: true,
+                              attributeFilter: ["data-test-script-state"]});
   history.pushState = (state, title, url) => {
     if (over(began, ran)) { reset(); }
     if (began) {

@@ -3,6 +3,7 @@ benchmarks re-select a set's samplers and open on MI-guided and learned rows, ma
 that shows structure, and the exact probe reports its progress at least every tenth of its passes."""
 
 import numpy as np
+import pytest
 import torch
 
 from mi_core.mi.probe import probe
@@ -49,7 +50,24 @@ def test_the_selected_cell_follows_a_preset_change_and_the_clicked_pair_goes(env
     assert "pair" not in at.session_state
     at.selectbox(key="cell").set_value(kept).run()
     at.selectbox(key="preset").set_value(presets[0].name).run()
-    assert at.selectbox(key="cell").value == kept  # a cell still blank in the new puzzle stays selected
+    assert at.selectbox(key="cell").value == kept  # a cell picked and still blank in the new puzzle stays selected
+
+
+def test_a_cell_left_at_its_default_follows_the_new_puzzles_default(env):
+    """The old puzzle's default cell, never picked, stayed selected on a new preset and went into the address
+    (``cell=r4c7`` after MI showcase -> easy) as if picked."""
+    presets = load_presets()["sudoku4"]  # the exact oracle's entropies: each preset its own default cell
+    at = run_page("pages/1_MI_maps.py", domain="4x4")
+    first = at.selectbox(key="cell").value
+    for preset in presets[1:]:  # one where the first default is still open and is not the new default
+        default = run_page("pages/1_MI_maps.py", domain="4x4", preset=preset.name).selectbox(key="cell").value
+        if preset.puzzle[first] in ".0" and default != first:
+            break
+    else:
+        pytest.fail(f"no preset leaves cell {first} open with another default")
+    at.selectbox(key="preset").set_value(preset.name).run()
+    assert_clean(at)
+    assert at.selectbox(key="cell").value == default  # the default of a page opened on that preset
 
 
 def test_maps_open_on_percentile_colours(env):

@@ -183,3 +183,23 @@ def test_uploads_are_refused_by_streamlit_above_the_apps_limits(env):
     assert at.file_uploader(key="upload").proto.max_upload_size_mb * 2**20 == MAX_UPLOAD_BYTES
     at = run_page("pages/1_MI_maps.py", domain="protein", psrc="upload")
     assert at.file_uploader(key="pupload").proto.max_upload_size_mb * 2**20 == MAX_FASTA_BYTES
+
+
+def test_every_widget_bound_to_the_address_is_a_known_parameter():
+    """A bound widget whose key is not in ``links.KNOWN`` is called "not understood" in every link that sets it
+    (the Decoding page's ``stack=true`` was, each time "One strategy per row" was turned on)."""
+    import ast
+    from pathlib import Path
+
+    from mi_lens_app import links
+
+    root = Path(__file__).resolve().parent.parent
+    bound = {}
+    for path in [*root.glob("pages/*.py"), *root.glob("mi_lens_app/*.py"), root / "app.py"]:
+        for node in ast.walk(ast.parse(path.read_text())):
+            kw = {k.arg: k.value for k in getattr(node, "keywords", [])} if isinstance(node, ast.Call) else {}
+            if "bind" in kw and isinstance(kw.get("key"), ast.Constant):
+                bound[kw["key"].value] = f"{path.name}:{node.lineno}"
+    assert len(bound) > 30, bound  # the widgets are found
+    unknown = {key: where for key, where in bound.items() if not links.known(key)}
+    assert not unknown, unknown

@@ -628,6 +628,46 @@ def test_the_colour_scale_goes_in_the_address_after_a_domain_switch(chromium, ap
     page.close()
 
 
+def test_back_from_presentation_mode_brings_back_the_full_page(chromium, app_url):
+    """The run restoring the entry before presentation mode read the mode from the session, still on: the toggle
+    showed off on the presentation layout, the sidebar folded and the settings in a popover."""
+    page = chromium.new_page(viewport={"width": 1024, "height": 768})
+    page.goto(f"{app_url}/Decoding")
+    wait_ready(page)
+    page.get_by_text("Presentation mode", exact=True).click()
+    page.wait_for_function("location.search.includes('present=true')", polling=250, timeout=30_000)
+    wait_ready(page)
+    assert page.locator('[data-testid="stPopover"]').count() == 1  # the settings folded into a popover
+    page.go_back()
+    wait_ready(page)
+    assert "present=" not in page.url, page.url
+    page.wait_for_selector('[data-testid="stExpander"]', timeout=30_000)  # the settings under the row again
+    assert page.locator('[data-testid="stPopover"]').count() == 0
+    sidebar = page.locator('[data-testid="stSidebar"]').bounding_box()
+    assert sidebar is not None and sidebar["width"] > 200, sidebar  # open
+    page.close()
+
+
+def test_a_change_whose_run_ends_before_its_records_are_read_still_ends(chromium, app_url):
+    """A quick run began and ended before the page's script read the records of its state, which it read from the
+    element (both said "notRunning"): the change stayed open, and the next widget change wrote over its entry, so
+    one Back undid two changes. Two changes, each with a run that flips the state at once, give two entries."""
+    page = chromium.new_page(viewport={"width": 1024, "height": 768})
+    page.goto(f"{app_url}/About")
+    wait_ready(page)
+    entries = page.evaluate("history.length")
+    for value in (1, 2):
+        page.evaluate("""(value) => {
+            history.replaceState({}, "", "?x=" + value);  // as Streamlit writes a widget's change
+            const app = document.querySelector("[data-test-script-state]");
+            app.setAttribute("data-test-script-state", "running");
+            app.setAttribute("data-test-script-state", "notRunning");
+        }""", value)
+        page.wait_for_timeout(200)
+    assert page.evaluate("history.length") == entries + 2
+    page.close()
+
+
 def test_a_projector_shows_both_decodings_side_by_side_with_the_selector_chart(chromium, app_url):
     """At 1024 px with the sidebar open, the two frames stay side by side when one of them holds a plotly chart
     (learned's P(unmask), from step 1): the layout rule that stacks rows of charts below 1,200 px stacked them."""
