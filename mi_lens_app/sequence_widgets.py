@@ -187,8 +187,12 @@ def mask_picker(default: Masking, default_name: str, noun: str = "residue") -> M
                            f"positions are 1-based (5-20,33); rate masks that share at random. {kept}")
     if mode == "positions":
         spec = side.text_input("Mask positions (1-based, e.g. 5-20,33)", key="mask", bind=BIND)
-        return Masking("positions", positions=spec)
-    if mode == "rate":
+        if spec.strip():
+            return Masking("positions", positions=spec)
+        # a prompt, not an error ("no residue is masked", twice on the page) while the box is still empty
+        side.info(f"Type the {noun}s to mask (e.g. 5-20,33); until then the default masking, {default_name}, "
+                  "stands.")
+    elif mode == "rate":
         c1, c2 = side.columns(2)
         links.clamp_number("mask_rate", 0.05, 0.5)
         links.clamp_number("mask_seed", 0, 10**9, integer=True)

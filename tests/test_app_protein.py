@@ -267,6 +267,16 @@ def test_bad_mask_positions_are_an_error(env):
     assert any("'3-90' is outside 1-56" in e.value for e in at.error)
 
 
+def test_empty_mask_positions_prompt_and_keep_the_default_masking(env):
+    """Choosing "positions" with the box still empty said "This sequence cannot be used: ... no residue is
+    masked", an error twice on the page, for a box not yet typed in."""
+    at = run_page("pages/1_MI_maps.py", mask_mode="positions")
+    assert_clean(at)
+    assert any("Type the residues to mask" in i.value for i in at.sidebar.info)
+    default = run_page("pages/1_MI_maps.py")
+    assert find(at, "MI, ")["data"][0]["x"] == find(default, "MI, ")["data"][0]["x"]  # the preset's masking
+
+
 def test_pasted_fasta_uses_the_first_record_and_its_masks(env):
     fasta = f">first test\n{SEQ[:30]}\n{SEQ[30:40]}__{SEQ[42:]}\n>second\nMKV\n"
     at = run_page("pages/1_MI_maps.py", psrc="paste", seq=fasta)
