@@ -40,7 +40,8 @@ def sequence_what_if(domain, pz):
     cell = widgets.cell_picker(domain, pz, blanks_only=True, label=f"Masked {domain.nouns[0]} to clamp", where=c1,
                                default=first)
     letters = list(domain.alphabet)
-    likely = int(np.argmax(start.marginals[first])) if first is not None else 0
+    likely = int(np.argmax(start.marginals[cell])) if cell is not None else 0  # the clamped residue's, as a digit
+    links.restart_on("aa", (pz.text, cell), letters[likely])  # another residue or sequence: its likeliest letter
     aa = c2.selectbox(domain.nouns[1].capitalize(), letters, index=likely, key="aa", bind="query-params")
     value = letters.index(aa)
     label = f"{pz.label(cell)} = {aa if aa.isalnum() else repr(aa)}"  # "_7 = ')'", not "_7 = )"

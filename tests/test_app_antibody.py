@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 from streamlit.testing.v1 import AppTest
@@ -181,3 +182,20 @@ def test_a_non_antibody_is_pointed_to_the_protein_domain_with_the_reason(env):
     at = run_page("pages/1_MI_maps.py", domain="antibody", psrc="paste", seq=LYSOZYME)
     text = " ".join(e.value for e in at.error)
     assert "protein domain" in text and "not an antibody variable domain" in text
+
+
+def test_what_if_opens_a_new_residue_on_its_likeliest_amino_acid(env):
+    """The amino acid opened on the likeliest of the first residue shown, whichever residue was picked next (the
+    grid's digit follows its cell)."""
+    at = run_page("pages/4_What_if.py", domain="antibody")
+    shown = at.selectbox(key="aa").value
+    for other in at.selectbox(key="cell").options[::-1]:  # a residue whose likeliest letter is another
+        at.selectbox(key="cell").set_value(other).run()
+        assert_clean(at)
+        bars = next(s for title, s in specs(at).items() if title.startswith("Marginal of "))["data"][0]
+        letter = bars["x"][int(np.argmax(array(bars["y"])))]
+        assert at.selectbox(key="aa").value == letter, other
+        if letter != shown:
+            break
+    else:
+        pytest.fail(f"every masked residue's likeliest amino acid is {shown}")
