@@ -22,7 +22,8 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 # every parameter some page binds; strategy parameters are ``a_<strategy>_<name>`` and ``b_<strategy>_<name>``
 KNOWN = frozenset({
     "domain", "src", "preset", "puzzle", "clues", "seed", "cell", "psrc", "ppreset", "seq", "mask_mode", "mask",
-    "mask_rate", "mask_seed", "win", "win_size", "a", "b", "temp", "dseed", "attempts", "step", "color", "present", "stack",
+    "mask_rate", "mask_seed", "win", "win_size", "a", "b", "temp", "dseed", "attempts", "step", "color", "present",
+    "stack",
     "boxmajor", "layer", "model", "iter", "iterx", "edges", "topk", "thr", "sep", "arcs", "scale", "k", "exact", "prune", "eps", "digit", "aa", "set",
 })
 BIND = "query-params"

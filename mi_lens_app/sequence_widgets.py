@@ -162,8 +162,8 @@ def window_picker(length: int, key: str = "win", where=None, masked: list[int] =
     if length <= SIZES[0]:
         return 0, length
     where = where or st
-    c2, c1 = where.columns([1, 3])  # the window's box, then the slider when the window is narrower
-    size = c2.selectbox("Window", SIZES, index=SIZES.index(size), key=f"{key}_size", bind=BIND,
+    box, slider = where.columns([1, 3])  # the slider only when the window is narrower than the sequence
+    size = box.selectbox("Window", SIZES, index=SIZES.index(size), key=f"{key}_size", bind=BIND,
                         help="residues drawn at once: fewer draw larger letters; long sequences stay responsive")
     if size >= length:
         return 0, length
@@ -173,7 +173,7 @@ def window_picker(length: int, key: str = "win", where=None, masked: list[int] =
         st.session_state[key] = last
     opening = min(max((masked[0] if len(masked) else 0) - 5, 0) + 1, last)  # 1-based; a VH's CDR-H3: 99-109
     links.restart_on(key, (length, tuple(masked)), opening)
-    start = c1.slider(f"Residues shown from (of {length})", 1, last, opening, key=key, bind=links.bound(key))
+    start = slider.slider(f"Residues shown from (of {length})", 1, last, opening, key=key, bind=links.bound(key))
     return int(start) - 1, int(size)
 
 

@@ -51,14 +51,17 @@ def _small_protein_mdm(domain: Domain) -> bool:
 
 
 def _on_domain_switch() -> None:
-    """The new domain opens on its own first preset and its strategies' defaults. The preset pickers of the grid
-    domains share a key, as do the sequence domains': after 9x9 -> protein -> 4x4 the 4x4 view took 9x9's
-    "MI showcase · 23 clues" into its address, and 9x9 -> 4x4 kept a 9x9 preset named in the link, so the
-    next run said "part of this link was not understood" (and left a new colour scale out of the address)."""
+    """The new domain opens on its own first preset and its strategies' defaults. The grid domains share the preset
+    picker's key, as do the sequence domains': another domain's choice is none of this one's options, and taken
+    from the session or the address it would be called a link's that was not understood."""
     domain = domain_by_short(st.session_state.get("domain") or "")
     if domain is not None:
-        names = ([p.name for p in support.protein_presets(domain.key)] if domain.layout == "sequence"
-                 else [p.name for p in support.presets().get(domain.key, [])])
+        if domain.layout != "sequence":
+            names = [p.name for p in support.presets().get(domain.key, [])]
+        elif texts.speaks_protein(domain):
+            names = [p.name for p in support.protein_presets(domain.key)]
+        else:
+            names = [name for name, _ in domain.examples]
         key = "ppreset" if domain.layout == "sequence" else "preset"
         if names:  # its first preset, the picker's default: the address then names none
             st.session_state[key] = names[0]
@@ -212,24 +215,33 @@ def cell_picker(domain: Domain, puzzle: Puzzle, *, key: str = "cell", blanks_onl
     default = options.index(default)
     owner = (puzzle.domain, puzzle.text)
     before = st.session_state.get(f"_{key}_of")
+    if before is None and links.arrived(key) is not None:
+        _picked(key)  # a link's cell is chosen as a click's is
     if before not in (None, owner) and key in st.session_state:
-        # another puzzle, mask or domain: a cell picked and still open in it stays selected (same domain), any
-        # other is replaced by the default (the last puzzle's default, kept, was pinned into the address as if
-        # picked). Written, not deleted: a deleted value leaves the box in the browser showing the old cell (r4c8
-        # beside charts of _30) while the page draws the default
-        picked = st.session_state[key] != st.session_state.get(f"_{key}_default")
-        kept = before[0] == puzzle.domain and st.session_state[key] in options and picked
+        # another puzzle, mask or domain: a cell the visitor picked (or a link named) still open in it stays
+        # selected (same domain); any other takes the new default, which a default left in place is not: kept, it
+        # would go into the address as if picked. Written, not deleted: a deleted value leaves the box in the
+        # browser showing the old cell while the page draws the default
+        kept = (before[0] == puzzle.domain and st.session_state[key] in options
+                and st.session_state.get(f"_{key}_picked", False))
         if not kept:
             st.session_state[key] = options[default]
+            st.session_state[f"_{key}_picked"] = False
         st.session_state.pop("pair", None)  # the clicked pair belonged to the other state
     st.session_state[f"_{key}_of"] = owner
-    st.session_state[f"_{key}_default"] = options[default]
     if key in st.session_state and st.session_state[key] not in options:
         st.session_state[key] = options[default]
+        st.session_state[f"_{key}_picked"] = False
     links.formatter(key, puzzle.label)
     links.explain(key, partial(_not_an_option, puzzle, set(options), domain))
     return where.selectbox(label, options, index=default, format_func=puzzle.label, key=key, bind=BIND,
+                           on_change=_picked, args=(key,),
                            help=None if domain.layout == "grid" else _how_named(puzzle, domain.nouns[0]))
+
+
+def _picked(key: str) -> None:
+    """The visitor chose cell picker ``key``'s cell (a click, the box, a link): a new puzzle keeps it if it can."""
+    st.session_state[f"_{key}_picked"] = True
 
 
 def _how_named(puzzle: Puzzle, noun: str) -> str:
@@ -276,6 +288,7 @@ def click_to_pair(chart_key: str, cell_key: str, allowed: list[int]):
         cell = next((c for c in pair if c in allowed), None)
         if cell is not None:
             st.session_state[cell_key] = cell
+            _picked(cell_key)
             links.set_by_click(cell_key)
 
     return callback
@@ -290,6 +303,7 @@ def click_to_cell(chart_key: str, cell_key: str, cells: int, allowed: list[int] 
         cell = clicked_cell(selection, cells)
         if cell is not None and (allowed is None or cell in allowed):
             st.session_state[cell_key] = cell
+            _picked(cell_key)
             links.set_by_click(cell_key)
 
     return callback
@@ -473,52 +487,43 @@ document.querySelectorAll("button.mi-copy-link:not([data-ready])").forEach((b) =
 
 
 # One entry in the browser's history per change a visitor makes: a page change, or a widget bound to the URL set
-# anew (a domain, a preset, a cell). Streamlit pushes several entries as a view opens from a link (the parameters it
-# drops from the page left, its corrections, this app's restoring them, the new page's path), so Back from a page
-# change needed two or three presses and could land on a view without its puzzle. A widget's change it writes over
-# the entry of the view before it, and the run's corrections then push one (9x9 -> protein -> 4x4 left the entries
-# "protein" replaced by "4x4" and "4x4 with its preset": Back showed 4x4 again, on another preset, and the next Back
-# left the app). From a click on a link to another view, or a widget's change, until the first run after it ends,
-# the change has one entry of its own and every further push replaces it, however slow the server: with a page's
-# first push 7 s after the click (a busy classroom server), a 5 s limit here let every page change add 3-4 entries.
-# Back or Forward: until the run restoring the entry ends, Streamlit's replacements stay replacements.
+# anew. Streamlit pushes several entries as a view opens from a link (the parameters it drops from the page left,
+# its corrections, this app's restoring them, the new page's path), and writes a widget's change over the entry of
+# the view before it, its run's corrections then pushing one. From a click on a link to another view, or a widget's
+# change, until the first run after it ends, the change has one entry of its own and every further push replaces
+# it, however slow the server (a busy classroom server answers a page change seconds late). Streamlit replaces the
+# entry for a widget's change with a whole URL and for its own corrections on Back or Forward with a path: only the
+# first is a visitor's change.
 ONE_HISTORY_ENTRY = """<script>
 if (!window.miLensOneHistoryEntry) {
   window.miLensOneHistoryEntry = true;
   const push = history.pushState.bind(history), replace = history.replaceState.bind(history);
   // a change under way: when it began, whether it has its entry yet, and whether its run has begun (Streamlit
   // handles every click on a page link in this tab, modifier keys or not; a link to the page shown changes no
-  // page and is left alone); a history entry being restored: since when, and whether its run has begun
-  let began = 0, pushed = false, ran = false, restoring = 0, restoreRan = false;
+  // page and is left alone)
+  let began = 0, pushed = false, ran = false;
   const reset = () => { began = 0; pushed = false; ran = false; };
-  const over = (since, hasRun) => {  // a run not begun in 60 s, or a change not seen to end in 300
-    const age = Date.now() - since;
-    return since && ((!hasRun && age > 60000) || age > 300000);
-  };
   document.addEventListener("click", (e) => {
     const link = e.target.closest('[data-testid="stPageLink"] a');
-    if (!link) { return; }
-    reset();
-    if (new URL(link.href, location.href).pathname !== location.pathname) { began = Date.now(); }
+    if (link && new URL(link.href, location.href).pathname !== location.pathname) { reset(); began = Date.now(); }
   }, true);
-  window.addEventListener("popstate", () => { reset(); restoring = Date.now(); restoreRan = false; });
-  // a record's run state before the change is its old value: a run that began and ended before the records were
-  // read shows as running only there (read from the element, both read "notRunning", the change stayed open for
-  // 60 s and the next widget change wrote over its entry: one Back undid two changes)
+  window.addEventListener("popstate", reset);  // Back or Forward: the entries are the browser's again
+  // a record's state before the change is its old value: a run that begins and ends before the records are read
+  // shows as running only there
   const isRun = (state) => state === "running" || state === "rerunRequested";
   new MutationObserver((changes) => changes.forEach((c) => {  // the app's element may be drawn anew: watch them all
-    const now = isRun(c.target.getAttribute("data-test-script-state")), seen = now || isRun(c.oldValue);
-    if (restoring) {
-      if (seen) { restoreRan = true; }
-      if (!now && restoreRan) { restoring = 0; restoreRan = false; }
-    }
     if (!began) { return; }
-    if (seen) { ran = true; }
+    const now = isRun(c.target.getAttribute("data-test-script-state"));
+    if (now || isRun(c.oldValue)) { ran = true; }
     if (!now && ran) { reset(); }  // the first run ended (or failed)
   })).observe(document.body, {attributes: true, attributeOldValue: true, subtree: true,
                               attributeFilter: ["data-test-script-state"]});
+  const over = () => {  // a run not begun in 60 s, or a change not seen to end in 300
+    const age = Date.now() - began;
+    return (!ran && age > 60000) || age > 300000;
+  };
   history.pushState = (state, title, url) => {
-    if (over(began, ran)) { reset(); }
+    if (began && over()) { reset(); }
     if (began) {
       if (pushed) { return replace(state, title, url); }
       pushed = true;
@@ -526,11 +531,10 @@ if (!window.miLensOneHistoryEntry) {
     return push(state, title, url);
   };
   history.replaceState = (state, title, url) => {
-    if (over(restoring, restoreRan)) { restoring = 0; }
-    if (over(began, ran)) { reset(); }
-    // a widget the visitor set: the view before it keeps its entry (a chart's own address change, a hash, does not)
-    if (!restoring && !began && url && new URL(url, location.href).search !== location.search) {
-      began = Date.now(); pushed = true;
+    // a widget the visitor set (a whole URL, another query): the view before it keeps its entry
+    if (typeof url === "string" && /^[a-z][a-z0-9+.-]*:/i.test(url)
+        && new URL(url).search !== location.search) {
+      reset(); began = Date.now(); pushed = true;
       return push(state, title, url);
     }
     return replace(state, title, url);

@@ -193,9 +193,8 @@ def downloads(domain, pz, m, heat, dep):
 
 def sequence_maps(domain, pz, m):
     """The protein views: heatmap (windowed) and contact map, arc graph, marginals strip, downloads."""
-    # the residue and the colours in a row, as the grid's cell and colours (a bound widget that moves to another
-    # parent on a domain switch loses its place in the address: the colour scale was left out of the link), the
-    # window's slider and box in the next
+    # the residue and the colours in a row, as the grid's cell and colours: a widget bound to the URL that moves to
+    # another parent on a domain switch loses its place in the address; the window in the next row
     c1, c2 = st.columns(2)
     cell = widgets.cell_picker(domain, pz, blanks_only=True, label=f"Selected {domain.nouns[0]} (or click the heatmap)",
                                default=widgets.most_uncertain(m.entropy, pz.blanks), where=c1)

@@ -353,10 +353,12 @@ def _play_pause(count: int) -> None:
 
 
 def _presenting() -> bool:
-    """Presentation mode, read before the page is set up (it folds the sidebar): the toggle's last value, or
-    the link's, and the history entry's on Back or Forward (the session still held the mode left: Back from
-    presentation mode showed the toggle off on the presentation layout, the settings out of reach)."""
-    if "present" in st.session_state and not links.history_navigation():
+    """Presentation mode, read before the page is set up (it folds the sidebar): the toggle's last value, or the
+    link's. On Back or Forward the session still holds the mode of the entry left: the entry's is in the URL, and
+    the toggle reads it again (on a run of its own too, as after a page change)."""
+    if links.history_navigation():
+        st.session_state.pop("present", None)
+    if "present" in st.session_state:
         return bool(st.session_state["present"])
     return str(st.query_params.get("present", "")).lower() == "true"
 

@@ -656,15 +656,21 @@ def test_a_change_whose_run_ends_before_its_records_are_read_still_ends(chromium
     page.goto(f"{app_url}/About")
     wait_ready(page)
     entries = page.evaluate("history.length")
+    change = """(value) => history.replaceState({}, "", location.origin + location.pathname + "?x=" + value)"""
     for value in (1, 2):
-        page.evaluate("""(value) => {
-            history.replaceState({}, "", "?x=" + value);  // as Streamlit writes a widget's change
+        page.evaluate(change, value)  # as Streamlit writes a widget's change: a whole URL
+        page.evaluate("""() => {
             const app = document.querySelector("[data-test-script-state]");
             app.setAttribute("data-test-script-state", "running");
             app.setAttribute("data-test-script-state", "notRunning");
-        }""", value)
+        }""")
         page.wait_for_timeout(200)
     assert page.evaluate("history.length") == entries + 2
+    page.evaluate(change, 3)  # a change while another's run goes on: an entry of its own too
+    page.evaluate(change, 4)
+    assert page.evaluate("history.length") == entries + 4
+    page.evaluate("""() => history.replaceState({}, "", location.pathname + "?x=5")""")  # Streamlit's correction
+    assert page.evaluate("history.length") == entries + 4
     page.close()
 
 

@@ -336,9 +336,36 @@ def test_resume_refuses_another_clock_and_other_data_files(tmp_path):
         run_train(["sudoku", "--out", out, "--resume", "--cpu-clock"])
     held_out = tmp_path / "eval.txt"
     held_out.write_text(".......1.4.........2...........5.4.7..8...3....1.9....3..4..2...5.1........8.6...\n")
-    with pytest.raises(ValueError, match="--exclude name other files than this run was trained with"):
+    with pytest.raises(ValueError, match="this run was trained with other --exclude files than these"):
         run_train(["sudoku", "--out", out, "--resume", "--exclude", str(held_out), "--pool-dir",
                    str(tmp_path / "pools"), "--threads", "1"])
+
+
+def test_resume_without_the_cpu_clock_of_a_cpu_clock_run_is_refused(tmp_path):
+    cfg = TrainConfig(steps=8, batch=16, grid_pool=30, puzzle_pool=8, max_harden=10, eval_every=4, log_every=1,
+                      eval_puzzles=0, onpolicy_every=0, warmup=2, bf16=False)
+    task = SudokuTask(SudokuMDMConfig(d_model=16, n_layers=1, n_heads=2, d_ff=32), cfg, torch.device("cpu"),
+                      log=lambda m: None, pool_dir=tmp_path / "pools")
+    out = tmp_path / "m.safetensors"
+    train(task, out, torch.device("cpu"), log=lambda m: None, stop_after=2, cpu_clock=True)
+    with pytest.raises(ValueError, match="counts CPU seconds: give --cpu-clock"):
+        run_train(["sudoku", "--out", str(out), "--resume"])
+
+
+def test_a_checkpoint_counts_the_cpu_seconds_of_the_validation_before_it(tmp_path, monkeypatch):
+    """The checkpoint took the clock before the validation it follows: a resumed run lost those seconds."""
+    import time
+
+    def busy(self, model):
+        start = time.process_time()
+        while time.process_time() - start < 0.3:
+            pass
+        return {}
+
+    monkeypatch.setattr(SudokuTask, "validate", busy)
+    _tiny_run(tmp_path, 8, stop_after=4)  # a validation at step 4, then the checkpoint
+    state = torch.load(checkpoint_path(tmp_path / "run" / "m.safetensors"), weights_only=True)
+    assert state["cpu_seconds"] >= json.loads(state["curve"])[-1]["cpu_seconds"] + 0.25
 
 
 def test_resume_refuses_the_checkpoint_of_another_domain(tmp_path):
@@ -360,7 +387,7 @@ def test_resume_refuses_the_checkpoint_of_another_domain(tmp_path):
     state = torch.load(checkpoint_path(out), weights_only=True)
     del state["trainer"]  # a checkpoint written before runs recorded their task
     torch.save(state, checkpoint_path(out))
-    with pytest.raises(ValueError, match=r"another kind of model \(its settings max_len\)"):
+    with pytest.raises(ValueError, match=r"holds a model with settings sudoku_mdm does not take \(max_len\)"):
         run_train(["sudoku", "--out", str(out), "--resume"])
 
 

@@ -202,11 +202,12 @@ def resume_configs(task_cls, out: Path, given: dict, cpu_clock: bool = False) ->
     state = torch.load(path, map_location="cpu", weights_only=True)
     model_cfg, run = json.loads(state["model_cfg"]), json.loads(state["cfg"])
     trainer = state.get("trainer")  # older checkpoints: none recorded, their configs' fields tell
-    foreign = set(model_cfg) - set(task_cls.model_config.__dataclass_fields__)
-    if (trainer or task_cls.name) != task_cls.name or foreign:
-        raise ValueError(f"--resume: {path} is the checkpoint of " + (f"a {trainer} run" if trainer else
-                         f"another kind of model (its settings {', '.join(sorted(foreign))})") +
-                         f", not of {task_cls.name}")
+    foreign = sorted(set(model_cfg) - set(task_cls.model_config.__dataclass_fields__))
+    if trainer not in (None, task_cls.name):
+        raise ValueError(f"--resume: {path} is the checkpoint of a {trainer} run, not of {task_cls.name}")
+    if foreign:
+        raise ValueError(f"--resume: {path} holds a model with settings {task_cls.name} does not take "
+                         f"({', '.join(foreign)}): another kind of model, or one of another version")
     if "cpu_clock" in state and bool(state["cpu_clock"]) != cpu_clock:
         raise ValueError("--resume: this run's --time-budget counts " + ("CPU seconds: give --cpu-clock" if
                          state["cpu_clock"] else "wall seconds: leave out --cpu-clock") + " (its schedule goes on "

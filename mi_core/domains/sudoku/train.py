@@ -194,7 +194,7 @@ class SudokuTask:
         self.val = _validation(cfg, args.get("val_file"), workers)
         log(f"pools ready in {time.time() - t0:.0f}s: {len(pools['grids'])} grids, {len(pools['puzzles'])} puzzles "
             f"(grade median {np.median(pools['grades']):.0f}), {cfg.eval_puzzles} validation")
-        self.files = data_files(args)  # read: they are files
+        self.files = data_files(args)  # after the pools, whose reading says what is wrong with a bad file
         self.data = DeviceBatches(pools, device, cfg.puzzle_frac, cfg.onpolicy_frac, cfg.hard_power)
         self.gen = torch.Generator(device=device).manual_seed(distributed.rank_seed(cfg.seed))  # each rank its own data
         self.solved: list[torch.Tensor] = []
@@ -268,8 +268,8 @@ class SudokuTask:
             was, now = json.loads(state["files"]), self.files
             changed = [f"--{k.replace('_', '-')}" for k in was if was[k] != now[k]]
             if changed:
-                raise ValueError(f"--resume: {' and '.join(changed)} name other files than this run was trained "
-                                 "with (by content): give the same ones")
+                raise ValueError(f"--resume: this run was trained with other {' and '.join(changed)} files than "
+                                 "these (by content; left out counts as other): give the same ones")
         self.data.load_state_dict(state["data"])
         self.gen.set_state(state["gen"].cpu())  # generator states are CPU byte tensors on every device
         if not distributed.is_main():  # the checkpoint holds rank 0's generator: the others draw afresh
