@@ -153,8 +153,8 @@ def _sequence_uploaded() -> tuple[str, str, Masking] | None:
     return fasta, record.name, Masking()
 
 
-def window_picker(length: int, key: str = "win", where=None, masked: list[int] = (), size: int = WINDOW
-                  ) -> tuple[int, int]:
+def window_picker(length: int, key: str = "win", where=None, masked: list[int] = (),
+                  size: int = WINDOW) -> tuple[int, int]:
     """``(start, size)`` of the residue window long sequences are drawn in: all of them up to :data:`WINDOW`, unless
     a narrower window is picked (from 61 residues: an antibody's 120 letters are too narrow to read on a 1024-px
     projector, 60 are not). A window opens a few residues before the first of the ``masked`` positions, and again

@@ -355,7 +355,7 @@ def _play_pause(count: int) -> None:
 def _presenting() -> bool:
     """Presentation mode, read before the page is set up (it folds the sidebar): the toggle's last value, or the
     link's. On Back or Forward the session still holds the mode of the entry left: the entry's is in the URL, and
-    the toggle reads it again (on a run of its own too, as after a page change)."""
+    the toggle reads it again."""
     if links.history_navigation():
         st.session_state.pop("present", None)
     if "present" in st.session_state:
