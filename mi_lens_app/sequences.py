@@ -30,6 +30,11 @@ class MaskSpecError(ProteinInputError):
     """A mask position list or rate that cannot be applied; the message names the bad part."""
 
 
+class NothingMasked(MaskSpecError):
+    """A state with no masked position: nothing to fill, so no MI. Not a mistake in the input but a step still
+    to take; the message says how to mask."""
+
+
 def parse_positions(spec: str, length: int, noun: str = "residue") -> list[int]:
     """0-based positions of a 1-based spec such as ``"5-20, 33"`` for a sequence of ``length`` ``noun``s
     (:func:`mi_core.options.parse_positions`; a MaskSpecError names a bad part)."""
@@ -111,14 +116,13 @@ def protein_puzzle(domain: Domain, record: ProteinRecord, masking: Masking, name
     """The state to show: ``record`` with ``masking`` applied; the record itself is the native sequence.
 
     Raises:
-        MaskSpecError: a bad masking, or a state with no masked residue (nothing to fill, so no MI).
+        MaskSpecError: a bad masking; NothingMasked: a state with no masked residue (nothing to fill, so no MI).
     """
     native = record.tokens
     tokens = native.copy()
     tokens[masking.positions_for(len(tokens))] = MASK_ID
     if not (tokens == MASK_ID).any():
-        raise MaskSpecError(f"{record.name}: no residue is masked; mark some with _ or X, or choose mask "
-                            "positions or a mask rate")
+        raise NothingMasked("no residue is masked: mark some with _ or X, or choose mask positions or a mask rate")
     return Puzzle(domain.key, tuple(int(t) for t in tokens), tuple(int(t) for t in native), name or record.name)
 
 
@@ -128,7 +132,7 @@ def state_puzzle(domain: Domain, text: str, masking: Masking, name: str, limit: 
 
     Raises:
         ValueError: the domain's message naming a bad character and its position, a state longer than the
-        model's ``limit``, a bad masking, or nothing masked.
+        model's ``limit``, or a bad masking; NothingMasked: nothing masked.
     """
     native = np.asarray(domain.parse_input(text), dtype=np.int64)
     if len(native) > limit:
@@ -136,7 +140,7 @@ def state_puzzle(domain: Domain, text: str, masking: Masking, name: str, limit: 
     tokens = native.copy()
     tokens[masking.positions_for(len(tokens), domain.nouns[0])] = domain.mask_id
     if not (tokens == domain.mask_id).any():
-        raise MaskSpecError(f"no {domain.nouns[0]} is masked; mark some with {domain.mask_char}, or choose mask "
+        raise NothingMasked(f"no {domain.nouns[0]} is masked: mark some with {domain.mask_char}, or choose mask "
                             "positions or a mask rate")
     return Puzzle(domain.key, tuple(int(t) for t in tokens), tuple(int(t) for t in native), name)
 

@@ -533,6 +533,7 @@ def attempt(fn: Callable, *args, what: str = "", **kwargs):
 
 
 INPUT_PROBLEM = "_input_problem"  # session key: why this run's sidebar input cannot be used (pages repeat it)
+INPUT_PROMPT = "_input_prompt"  # session key: the step the sidebar's input still needs (nothing masked yet)
 
 
 def attempt_input(fn: Callable, *args, what: str, subject: str = ""):
@@ -540,6 +541,9 @@ def attempt_input(fn: Callable, *args, what: str, subject: str = ""):
     area (at 768 px the sidebar's error can sit below the fold)."""
     try:
         return fn(*args)
+    except sequences.NothingMasked as err:  # a step to take, not a mistake: a prompt, once on the page
+        st.session_state[INPUT_PROMPT] = str(err)
+        return None
     except USER_ERRORS as err:
         st.session_state[INPUT_PROBLEM] = error_text(err, what, subject)
         with st.sidebar:

@@ -651,6 +651,10 @@ def link_note() -> None:
 def no_input(domain: Domain, purpose: str = "") -> None:
     """The main area's lines when the sidebar gives no usable input: what is wrong with it (repeated from the
     sidebar), then what to do (``purpose``: e.g. ``to see its MI map``)."""
+    prompt = st.session_state.get(support.INPUT_PROMPT)
+    if prompt:  # e.g. a pasted sequence with nothing masked yet
+        st.info(f"{prompt[0].upper()}{prompt[1:]} in the sidebar" + (f" {purpose}" if purpose else "") + ".")
+        return
     problem = st.session_state.get(support.INPUT_PROBLEM)
     if problem:
         st.error(problem, icon=":material/error:")
@@ -686,6 +690,7 @@ def domain_and_puzzle(several: bool = False, models: bool = False) -> tuple[Doma
     ``models``: also the model picker (:func:`model_picker`), and the domain returned carries the chosen model
     (the puzzle stays the domain's own)."""
     st.session_state.pop(support.INPUT_PROBLEM, None)
+    st.session_state.pop(support.INPUT_PROMPT, None)
     domain = domain_picker()
     chosen = model_picker(domain) if models else domain
     puzzle = puzzle_picker(domain, several)

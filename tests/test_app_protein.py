@@ -277,6 +277,20 @@ def test_empty_mask_positions_prompt_and_keep_the_default_masking(env):
     assert find(at, "MI, ")["data"][0]["x"] == find(default, "MI, ")["data"][0]["x"]  # the preset's masking
 
 
+def test_pasted_sequence_with_nothing_masked_prompts_once(env):
+    """A native sequence pasted with no _ or X was "This sequence cannot be used: no residue is masked" twice, in
+    the sidebar and the main area: a step still to take, not a mistake."""
+    for page in ("pages/1_MI_maps.py", "pages/3_Decoding.py"):
+        at = run_page(page, psrc="paste", seq=SEQ)
+        assert_clean(at)
+        prompts = [i.value for i in at.info if "No residue is masked" in i.value]
+        assert len(prompts) == 1 and "in the sidebar" in prompts[0], [i.value for i in at.info]
+        assert at.text_area(key="seq").value == SEQ
+    at.sidebar.radio(key="mask_mode").set_value("rate").run()  # masking some brings the page on
+    assert_clean(at)
+    assert not any("No residue is masked" in i.value for i in at.info)
+
+
 def test_pasted_fasta_uses_the_first_record_and_its_masks(env):
     fasta = f">first test\n{SEQ[:30]}\n{SEQ[30:40]}__{SEQ[42:]}\n>second\nMKV\n"
     at = run_page("pages/1_MI_maps.py", psrc="paste", seq=fasta)
