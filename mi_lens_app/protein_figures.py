@@ -162,13 +162,16 @@ def _arc(i: int, j: int, steps: int = 24) -> tuple[np.ndarray, np.ndarray]:
 
 
 def arc_figure(letters: str, labels: list[str], masked: np.ndarray, mi: np.ndarray, *, noun: str = "residue",
-               cap: int = MAX_ARCS,
+               cap: int = MAX_ARCS, start: int = 0, size: int | None = None,
                min_sep: int = 1, selected: int | None = None, title: str = "Arc graph",
                height: int = 420, scale: str = "linear") -> go.Figure:
     """The dependency graph along the sequence: residues on a line, the ``cap`` strongest pairs as arcs
     whose width and opacity grow with MI (the title says how many of how many are drawn), a dot atop each
-    coloured by its MI under ``scale`` (``figures.scaled``; percentile: its rank among the pairs drawn)."""
+    coloured by its MI under ``scale`` (``figures.scaled``; percentile: its rank among the pairs drawn).
+    ``start``, ``size``: the window of residues drawn, in letters sized to it (all of them by default); the pairs
+    are the whole sequence's, and an arc to a residue outside the window leaves the frame."""
     n = len(letters)
+    lo, hi = window(n, start, size or n)
     i, j, w, total = top_pairs(mi, masked, min_sep=min_sep, limit=cap)
     top = float(w.max()) if len(w) else 1.0
     fig = go.Figure()
@@ -197,12 +200,15 @@ def arc_figure(letters: str, labels: list[str], masked: np.ndarray, mi: np.ndarr
     if selected is not None:
         colors[selected] = SELECTED_COLOR
     fig.add_trace(go.Scatter(x=x, y=np.zeros(n), mode="text", text=list(letters), name="residues",
-                             textfont={"size": 12 if n <= 80 else 9 if n <= 160 else 7, "color": colors.tolist()},
+                             textfont={"size": 14 if hi - lo <= 60 else 12 if hi - lo <= 80 else 9 if hi - lo <= 160
+                                       else 7, "color": colors.tolist()},
                              hovertext=labels, hoverinfo="text"))
     span = max((j - i).max() / 2 if len(w) else 1, 1)
     drawn = f"{len(w)} strongest of {total} pairs (cap {cap})" if total > len(w) else f"all {total} pairs"
-    _layout(fig, f"{title}: {drawn}", height,
-            xaxis={"range": [0, n + 1], "showgrid": False, "zeroline": False, "title": noun},
+    shown = f"; {noun}s {lo + 1}-{hi} of {n} shown" if hi - lo < n else ""
+    _layout(fig, f"{title}: {drawn}{shown}", height,
+            xaxis={"range": [lo + 0.5 if lo else 0, hi + 0.5 if hi < n else n + 1], "showgrid": False,
+                   "zeroline": False, "title": noun},
             yaxis={"range": [-span * 0.08, span * 1.05], "visible": False})
     return add_cdr_marks(fig, cdr_spans(labels))
 

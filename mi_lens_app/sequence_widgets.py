@@ -169,8 +169,8 @@ def window_picker(length: int, key: str = "win", where=None, masked: list[int] =
         return 0, length
     last = max(length - size + 1, 2)
     links.clamp_number(key, 1, last, integer=True)
-    if int(st.session_state.get(key, 1) or 1) > last:  # a smaller sequence or a wider window than before
-        st.session_state[key] = last
+    if key in st.session_state:  # kept: another window size is another slider to Streamlit, which took its default
+        st.session_state[key] = min(int(st.session_state[key] or 1), last)  # and a smaller sequence's end
     opening = min(max((masked[0] if len(masked) else 0) - 5, 0) + 1, last)  # 1-based; a VH's CDR-H3: 99-109
     links.restart_on(key, (length, tuple(masked)), opening)
     start = slider.slider(f"Residues shown from (of {length})", 1, last, opening, key=key, bind=links.bound(key))

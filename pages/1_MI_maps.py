@@ -232,7 +232,7 @@ def sequence_maps(domain, pz, m):
     k = st.slider("Arc graph: strongest pairs", 10, protein_figures.MAX_ARCS, 60, step=10, key="arcs",
                   bind=links.bound("arcs"), help=f"at most {protein_figures.MAX_ARCS} arcs are drawn")
     arcs = protein_figures.arc_figure(pz.text, labels, m.masked, m.mi, noun=domain.nouns[0], cap=k, selected=cell,
-                                      scale=scale)
+                                      scale=scale, start=start, size=size)
     widgets.chart(arcs, key="arcs_graph")
     strip = protein_figures.marginal_strip(m.marginals, m.entropy, labels, m.masked, "".join(domain.alphabet),
                                            extra=(f"MI with {labels[cell]}", m.mi[cell]), start=start, size=size,

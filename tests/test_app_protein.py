@@ -326,6 +326,13 @@ def test_long_sequence_is_windowed_and_edges_capped(env):
     arcs = find(at, "Arc graph")
     tops = next(t for t in arcs["data"] if t["name"] == "arc tops")
     assert len(array(tops["x"])) == 150 and "(cap 150)" in arcs["layout"]["title"]["text"]  # 25 masked: 300 pairs
+    # the arc graph follows the window (it drew all 250 letters at 7 px): the pairs are the whole sequence's
+    assert "residues 131-250 of 250 shown" in arcs["layout"]["title"]["text"]
+    assert arcs["layout"]["xaxis"]["range"] == [130.5, 251]
+    at.selectbox(key="win_size").set_value(60).run()
+    arcs = find(at, "Arc graph")
+    letters = next(t for t in arcs["data"] if t["name"] == "residues")
+    assert letters["textfont"]["size"] == 14 and "residues 131-190 of 250 shown" in arcs["layout"]["title"]["text"]
 
 
 def test_a_window_opens_on_the_masked_residues_and_follows_a_new_mask(env):
