@@ -1,7 +1,8 @@
 """``eval-model antibody``: masked-residue cross-entropy and perplexity of a model on antibody chains, overall
 and per Kabat region, against the amino-acid composition of reference chains (``region_composition``: of the
 same region and chain type). Each chain is masked ``draws`` times at ``mask_rate``, seeded by ``(seed, chain)``.
-Perplexity is ``exp`` of the mean cross-entropy (nats); ``SE(ppl) = ppl * SE(CE)``, SE over per-chain means."""
+Perplexity is ``exp`` of the mean cross-entropy over residues (nats); ``SE(ppl) = ppl * SE(CE)``, the SE of that
+pooled mean with the chain as the unit (a ratio estimator: chains score different numbers of residues)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,6 @@ import torch
 
 from mi_core.device import pick_device
 from mi_core.domain import get_domain
-from mi_core.domains.antibody.infill import mean_se
 from mi_core.domains.antibody.sequence import CDR_NAMES, REGIONS, read_file, select_rows
 from mi_core.domains.antibody.states import DEFAULT_CSV, EVAL_ROWS, TRAIN_ROWS
 from mi_core.domains.protein import MASK_ID
@@ -56,13 +56,27 @@ def score_chains(model, chains, rate: float, draws: int, seed: int, device) -> l
     return rows
 
 
+def pooled_mean_se(groups) -> tuple[float, float]:
+    """The mean over every value of ``groups`` (lists of values, one per chain) and its standard error with the
+    chain as the unit: the ratio estimator's ``sqrt(sum_i (S_i - mean * n_i)^2 / (m (m - 1))) / mean(n_i)``
+    (``S_i``, ``n_i``: chain i's sum and count; ``m`` chains; 0 for one chain). Equal counts give the SE of the
+    chain means; unequal counts (a region's residues per chain) weight each chain as the pooled mean does."""
+    sums = np.array([float(np.sum(g)) for g in groups])
+    counts = np.array([len(g) for g in groups], dtype=float)
+    mean = float(sums.sum() / counts.sum())
+    m = len(groups)
+    if m < 2:
+        return mean, 0.0
+    return mean, float(np.sqrt(np.sum((sums - mean * counts) ** 2) / (m * (m - 1))) / counts.mean())
+
+
 def summarise(rows: list[dict], field: str = "ce") -> dict:
-    """Cross-entropy, perplexity and their standard errors (over chains) of ``rows``' ``field``."""
+    """Cross-entropy (the mean over residues), perplexity and their standard errors over chains
+    (:func:`pooled_mean_se`) of ``rows``' ``field``."""
     per_chain = defaultdict(list)
     for r in rows:
         per_chain[r["chain"]].append(r[field])
-    ce = float(np.mean([r[field] for r in rows]))
-    se = mean_se([np.mean(v) for v in per_chain.values()])[1]
+    ce, se = pooled_mean_se(list(per_chain.values()))
     return {"cross_entropy": ce, "cross_entropy_se": se, "perplexity": math.exp(ce), "perplexity_se": math.exp(ce) * se,
             "n_residues": len(rows), "n_chains": len(per_chain)}
 

@@ -1,0 +1,41 @@
+"""Standard errors on the unit their point estimate is taken over (the statistics audit of 2026-12)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from mi_core.domains.antibody.evaluate import summarise
+
+
+def _rows(groups):
+    return [{"chain": i, "ce": v} for i, g in enumerate(groups) for v in g]
+
+
+def test_perplexity_se_is_that_of_the_pooled_mean_when_chains_score_unequal_counts():
+    # a region scored on 1 residue of one chain and 6 of another: the pooled mean weights them 1:6
+    groups = [[2.0], [0.5, 0.6, 0.4, 0.5, 0.7, 0.3], [1.0, 1.2], [0.9, 1.1, 1.0]]
+    out = summarise(_rows(groups))
+    values = np.concatenate(groups)
+    mean = values.mean()
+    sums = np.array([sum(g) for g in groups])
+    counts = np.array([len(g) for g in groups], float)
+    m = len(groups)
+    se = math.sqrt(((sums - mean * counts) ** 2).sum() / (m * (m - 1))) / counts.mean()
+    assert out["cross_entropy"] == pytest.approx(mean)
+    assert out["cross_entropy_se"] == pytest.approx(se)
+    assert out["perplexity_se"] == pytest.approx(math.exp(mean) * se)
+    # not the SE of the unweighted mean of chain means, a different estimator than the one reported
+    chain_means = np.array([np.mean(g) for g in groups])
+    assert out["cross_entropy_se"] != pytest.approx(chain_means.std(ddof=1) / math.sqrt(m))
+
+
+def test_with_equal_counts_it_is_the_se_of_the_chain_means():
+    rng = np.random.default_rng(0)
+    groups = [list(rng.random(4)) for _ in range(9)]
+    out = summarise(_rows(groups))
+    chain_means = np.array([np.mean(g) for g in groups])
+    assert out["cross_entropy_se"] == pytest.approx(chain_means.std(ddof=1) / 3)
+    assert summarise(_rows(groups[:1]))["cross_entropy_se"] == 0.0
