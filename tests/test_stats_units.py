@@ -39,3 +39,11 @@ def test_with_equal_counts_it_is_the_se_of_the_chain_means():
     chain_means = np.array([np.mean(g) for g in groups])
     assert out["cross_entropy_se"] == pytest.approx(chain_means.std(ddof=1) / 3)
     assert summarise(_rows(groups[:1]))["cross_entropy_se"] == 0.0
+
+
+def test_the_one_state_speedup_compares_the_same_states():
+    from mi_core.bench.estimator import median_speedup
+
+    # the exact probe timed on the first 2 states alone; the estimator on all 5, slower on the last 3
+    assert median_speedup([10.0, 12.0], [1.0, 1.0, 50.0, 50.0, 50.0]) == pytest.approx(11.0)
+    assert median_speedup([8.0, 8.0, 8.0], [2.0, 2.0, 2.0]) == pytest.approx(4.0)
