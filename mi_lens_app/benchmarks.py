@@ -11,6 +11,7 @@ skipped, and named in ``skipped``.
 from __future__ import annotations
 
 import json
+import math
 import os
 import statistics
 from dataclasses import dataclass, field
@@ -169,6 +170,16 @@ def series_name(row: dict) -> str:
 # what makes two rows the same run but for their seed (the rest are what it measured)
 RUN_FIELDS = ("set", "sampler", "params", "T", "matched", "model", "attempts", "views", "iterations", "temperature",
               "puzzles", "level", "limit", "lengths", "samples", "reference", "reference_split")
+
+
+def binomial_se(row: dict, metric: Metric) -> float | None:
+    """One binomial standard error of a row's share of solved items, ``sqrt(p (1 - p) / n)``, in the metric's
+    display scale (points for accuracy); None for a metric that is not a share (JSD) or a row averaged over
+    seeds (its spread over them is its ``_sd``)."""
+    if metric.unit != "%" or "seeds" in row or not int(row.get("n") or 0):
+        return None
+    p, n = float(row[metric.key]), int(row["n"])
+    return metric.scale * math.sqrt(p * (1 - p) / n)
 
 
 def mean_over_seeds(rows: list[dict], key: str) -> list[dict]:

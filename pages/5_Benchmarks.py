@@ -70,6 +70,8 @@ def main():
                            column: round(metric.scale * r[metric.key], 4 if metric.scale == 1 else 1),
                            **({"± sd": round(metric.scale * r[f"{metric.key}_sd"], 4) if "seeds" in r else None}
                               if seeds else {}),
+                           **({"± SE": round(se, 1) if (se := benchmarks.binomial_se(r, metric)) is not None
+                               else None} if metric.unit == "%" else {}),
                            **({"seeds": r["seeds"]} if len(seeds) > 1 else {}),  # else the caption says it
                            "mean passes": round(r["mean_passes"], 2),
                            **({"cell accuracy (%)": round(100 * r["cell_accuracy"], 1)}
@@ -80,7 +82,10 @@ def main():
                                                         "n": st.column_config.NumberColumn(width="small"),
                                                         "seeds": st.column_config.NumberColumn(width="small"),
                                                         "± sd": st.column_config.NumberColumn(
-                                                            width="small", help="the spread over seeds")})
+                                                            width="small", help="the spread over seeds"),
+                                                        "± SE": st.column_config.NumberColumn(
+                                                            width="small", help="one binomial standard error, "
+                                                            "sqrt(p (1 - p) / n), in points")})
     with st.expander(f"The {len(found.files)} result files read"):
         st.caption(", ".join(f"`{f}`" for f in found.files) + ".")
     if fig is not None:

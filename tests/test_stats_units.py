@@ -47,3 +47,27 @@ def test_the_one_state_speedup_compares_the_same_states():
     # the exact probe timed on the first 2 states alone; the estimator on all 5, slower on the last 3
     assert median_speedup([10.0, 12.0], [1.0, 1.0, 50.0, 50.0, 50.0]) == pytest.approx(11.0)
     assert median_speedup([8.0, 8.0, 8.0], [2.0, 2.0, 2.0]) == pytest.approx(4.0)
+
+
+def test_benchmark_accuracies_carry_a_binomial_se_and_jsd_rows_none():
+    from mi_lens_app import benchmarks
+
+    acc, jsd = benchmarks.METRICS
+    assert benchmarks.binomial_se({"n": 200, "accuracy": 0.775}, acc) == pytest.approx(100 * math.sqrt(.775 * .225 / 200))
+    assert benchmarks.binomial_se({"n": 300, "jsd_dipeptide": 0.007}, jsd) is None
+    assert benchmarks.binomial_se({"n": 200, "accuracy": 0.7, "seeds": 3}, acc) is None
+
+
+def test_the_benchmarks_page_shows_each_accuracy_with_its_se(monkeypatch):
+    from tests.test_app_pages import ROOT, assert_clean, run_page
+
+    monkeypatch.setenv("MI_LENS_BENCHMARKS", str(ROOT / "assets" / "benchmarks"))
+    at = run_page("pages/5_Benchmarks.py", set="top1465")
+    assert_clean(at)
+    table = at.dataframe[0].value
+    assert "± SE" in table.columns
+    column = next(c for c in table.columns if c.startswith("puzzles solved") or c.startswith("Accuracy")
+                  or "solved" in c)
+    for _, row in table.iterrows():
+        p = row[column] / 100
+        assert row["± SE"] == pytest.approx(100 * math.sqrt(p * (1 - p) / row["n"]), abs=0.06)
