@@ -78,7 +78,8 @@ def perplexity_markdown(ev: dict) -> list[str]:
     lines = [f"Masked-residue perplexity at {ev['mask_rate']:.0%} masking ({ev['draws']} masked copies per chain, softmax "
              f"over the 20 amino acids), {ev['n_chains']} chains ({ev['n_residues']} scored residues) of antibodies "
              f"{ev['rows']}; composition = amino-acid frequencies of rows {ev['composition_rows']} (region "
-             "composition: of the same Kabat region and chain type). ± is one standard error over chains. "
+             "composition: of the same Kabat region and chain type). ± is one standard error of the mean over residues, "
+             "the chain as the unit. "
              f"`{ev['command']}`", "",
              "| residues | AntiBERTy perplexity | composition | region composition | ratio | scored |",
              "|---|---|---|---|---|---|"]

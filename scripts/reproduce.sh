@@ -517,6 +517,10 @@ PYTHONPATH=. python scripts/studies/paired_bench.py assets/benchmarks/sudoku_tun
 for set in kaggle_graded_dev.csv clue17_dev.txt top1465.txt; do
     python -m mi_core bench sudoku --puzzles $DATA/$set --limit 500 --sampler sequential --threads 1 \
         --model checkpoints/sudoku_chain/soup3.safetensors --json runs/${set%%.*}_500_soup3.json --force; done
+for set in clue17:clue17_dev.txt top1465:top1465.txt; do  # paired against the default before it, on the same 500
+    PYTHONPATH=. python scripts/studies/paired_bench.py assets/benchmarks/sudoku_chain_${set%%:*}_500_soup3.json \
+        assets/benchmarks/sudoku_chain_${set%%:*}_500_p2_step24000.json $DATA/${set#*:} \
+        assets/benchmarks/sudoku_chain_paired_soup3_vs_p2_step24000_${set%%:*}_500.json; done
 python -m mi_core make-estimator-data sudoku --model checkpoints/sudoku_chain/soup3.safetensors --out runs/estimator_data/soup3 \
     --seed 0 --states 560 --shard-size 8 --eps 0.0001 --max-batch 512 --pool 500 --mix 0.4,0.2,0.4
 python -m mi_core train-estimator --data runs/estimator_data/soup3 --out checkpoints/sudoku_chain/soup3_mi_estimator.safetensors \
