@@ -66,7 +66,9 @@ def main():
             st.caption(f"Each point is the mean over {'-'.join(map(str, dict.fromkeys([seeds[0], seeds[-1]])))} "
                        "seeds; the table gives their spread (± sd). Points closer than that are not told apart.")
     column = metric.title.split(" (")[0].replace(" to the reference", "") + (" (%)" if metric.unit == "%" else "")
-    table = pd.DataFrame([{"sampler": r["sampler"], "params": r["label"].split(" (", 1)[1][:-1], "n": r["n"],
+    # n is a column where it varies; else the chart's title gives it, and the columns to its right fit at 1024 px
+    table = pd.DataFrame([{"sampler": r["sampler"], "params": r["label"].split(" (", 1)[1][:-1],
+                           **({"n": r["n"]} if len(ns) > 1 else {}),
                            column: round(metric.scale * r[metric.key], 4 if metric.scale == 1 else 1),
                            **({"± sd": round(metric.scale * r[f"{metric.key}_sd"], 4) if "seeds" in r else None}
                               if seeds else {}),
@@ -79,12 +81,14 @@ def main():
                           for r in rows])
     # the settings column wide enough for its longest text at 1024 px (it was cut: "mode=paced, threshol…")
     st.dataframe(table, hide_index=True, column_config={"params": st.column_config.TextColumn(width=250),
-                                                        "n": st.column_config.NumberColumn(width="small"),
+                                                        "n": st.column_config.NumberColumn(width=50),
+                                                        column: st.column_config.NumberColumn(width=len(column) * 8 + 16),
+                                                        "mean passes": st.column_config.NumberColumn(width=100),
                                                         "seeds": st.column_config.NumberColumn(width="small"),
                                                         "± sd": st.column_config.NumberColumn(
                                                             width="small", help="the spread over seeds"),
                                                         "± SE": st.column_config.NumberColumn(
-                                                            width="small", help="one binomial standard error, "
+                                                            width=60, help="one binomial standard error, "
                                                             "sqrt(p (1 - p) / n), in points")})
     with st.expander(f"The {len(found.files)} result files read"):
         st.caption(", ".join(f"`{f}`" for f in found.files) + ".")
