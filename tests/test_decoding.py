@@ -594,6 +594,17 @@ def test_checking_for_the_end_every_k_steps_gives_the_same_frames(tiny_mdm, name
         assert torch.equal(a.remasked, b.remasked)
 
 
+@pytest.mark.parametrize("every", [1, 3])
+def test_a_cpu_decode_calls_the_model_only_on_rows_still_masked(tiny_mdm, every, monkeypatch):
+    """After its last step a CPU decode called the model once more on a batch of no rows (no pass counted)."""
+    sizes, forward = [], type(tiny_mdm).forward
+    monkeypatch.setattr(type(tiny_mdm), "forward", lambda self, x, *a, **k: sizes.append(len(x)) or forward(self, x, *a, **k))
+    tokens = real_batch((9, 4))
+    frames = list(decode(tiny_mdm, tokens, make_strategy("topk", k=3), sync_every=every))
+    assert min(sizes) > 0 and len(sizes) == len(frames) == int(frames[-1].passes.max())
+    assert not (frames[-1].tokens == tiny_mdm.mask_id).any()
+
+
 def test_sync_every_checks(oracle):
     with pytest.raises(ValueError, match="sync_every"):
         list(decode(oracle, tiny_batch(), make_strategy("sequential"), sync_every=0))

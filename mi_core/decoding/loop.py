@@ -113,6 +113,7 @@ def decode(model, tokens: torch.Tensor, strategy, temperature: float = 0.0, seed
                 return
             yield f
         pending = []
+    yield from (f for f, _ in pending)  # the steps before a CPU decode ended early, every row active in each
     if (final == model.mask_id).any():
         name = strategy.name or type(strategy).__name__
         raise RuntimeError(f"decoding with {name} did not finish within {limit} steps")
@@ -133,6 +134,8 @@ def _steps(model, tokens, strategy, temperature, seed, limit):
         masked = state == mask_id
         active = masked.any(1)
         any_active = active.any()
+        if device.type == "cpu" and not any_active:  # done: a read that is free here saves a pass on no rows
+            return
         probs, entropy, hidden = _forward_active(model, state, active)
         entropy = entropy * masked
         ctx = StepContext(state, masked, probs, entropy, hidden, step, generator, model,
