@@ -52,7 +52,8 @@ def run_all(csv: Path, work: Path, runs) -> None:
             continue
         out.parent.mkdir(parents=True, exist_ok=True)
         print(" ".join(argv), file=sys.stderr, flush=True)
-        subprocess.run([*base, *argv, "--json", str(out)], cwd=ROOT, check=True,
+        shown = os.path.relpath(out, ROOT)  # the command the JSON records names the checkout's own paths
+        subprocess.run([*base, *argv, "--json", shown], cwd=ROOT, check=True,
                        env={**os.environ, "OMP_NUM_THREADS": "1"})  # one thread: the figures' setting
 
 
