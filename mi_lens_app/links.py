@@ -163,15 +163,18 @@ def clamp_number(key: str, lo: float, hi: float, integer: bool = False) -> None:
         value = float(raw)
     except ValueError:
         return  # not a number: the note reports it as not understood
-    if not math.isfinite(value) or lo <= value <= hi:
+    fraction = integer and math.isfinite(value) and value != int(value)  # seed=3.7: the widget would show 3
+    if not math.isfinite(value) or (lo <= value <= hi and not fraction):
         return
-    clamped = lo if value < lo else hi
+    clamped = lo if value < lo else hi if value > hi else value
     clamped = int(clamped) if integer else float(clamped)
     st.session_state[key] = clamped
+    shown = str(clamped) if integer else f"{clamped:g}"  # 1000000000, not 1e+09, for a whole number
     with contextlib.suppress(StreamlitAPIException):  # bound by an earlier page: :func:`bound` unbinds it here
-        st.query_params[key] = str(clamped) if integer else f"{clamped:g}"  # the URL says what the page shows
-    why = "the largest allowed" if value > hi else "the smallest allowed"
-    st.session_state[_CHANGED][key] = f"{key}={raw} → {clamped:g} ({why})"
+        st.query_params[key] = shown  # the URL says what the page shows
+    why = ("the largest allowed" if value > hi else "the smallest allowed" if value < lo
+           else "a whole number: the part before the point")
+    st.session_state[_CHANGED][key] = f"{key}={raw} → {shown} ({why})"
     st.session_state.setdefault(_UNBIND, set()).add(key)
 
 

@@ -144,7 +144,9 @@ def _sequence_uploaded() -> tuple[str, str, Masking] | None:
     records = support.attempt_input(support.fasta_upload, file.name, file.getvalue(), what="Cannot read the file")
     if not records:
         return None
-    row = side.selectbox(f"Sequence ({len(records)} in the file)", range(len(records)), key="pupload_row",
+    total = sum(line.lstrip().startswith(b">") for line in file.getvalue().splitlines())  # records read: up to 500
+    count = f"the first {len(records)} of {total}" if total > len(records) else f"{len(records)}"
+    row = side.selectbox(f"Sequence ({count} in the file)", range(len(records)), key="pupload_row",
                          format_func=lambda i: f"{records[i].name[:30]} ({records[i].length} aa)")
     record = records[row]
     fasta = f">{record.name}\n{record.text()}\n"

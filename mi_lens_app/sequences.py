@@ -39,8 +39,9 @@ def parse_positions(spec: str, length: int, noun: str = "residue") -> list[int]:
     """0-based positions of a 1-based spec such as ``"5-20, 33"`` for a sequence of ``length`` ``noun``s
     (:func:`mi_core.options.parse_positions`; a MaskSpecError names a bad part)."""
     try:
+        # a blank spec masks nothing more (the page prompts for one); ", " names no position: an error saying so
         return core_positions(spec, length, "a position or a range like 5-20", noun, what="mask positions",
-                              allow_empty=True)
+                              allow_empty=not spec.strip())
     except ValueError as err:
         raise MaskSpecError(str(err)) from None
 

@@ -112,6 +112,9 @@ def _checked(domain: Domain, text: str, name: str, several: bool = False) -> Puz
         note = ("unique solution" if pz.solution is not None
                 else "several solutions (any grid that keeps the rules is right)")
         st.sidebar.caption(f"{givens} givens, {domain.cells - givens} blanks; {note}.")
+    if pz is not None and not len(pz.blanks):  # a solved grid: no MI, nothing to decode or clamp
+        st.session_state[support.INPUT_PROMPT] = "this grid has no blank cell: blank some with a dot or 0"
+        return None
     return pz
 
 

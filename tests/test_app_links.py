@@ -18,6 +18,18 @@ def link_notes(at: AppTest) -> list[str]:
     return [w.value for w in at.warning if "link" in w.value]
 
 
+def test_a_seed_in_a_link_is_a_whole_number_in_range_and_the_note_says_which(env):
+    """seed=3.7 was "not understood" while the box showed 3; seed=1e99 read "→ 1e+09"."""
+    at = run_page("pages/1_MI_maps.py", src="generate", seed="3.7")
+    assert_clean(at)
+    (note,) = link_notes(at)
+    assert "seed=3.7 → 3 (a whole number: the part before the point)" in note and "not understood" not in note
+    assert at.number_input(key="seed").value == 3 and at.query_params["seed"] == "3"
+    at = run_page("pages/1_MI_maps.py", src="generate", seed="1e99")
+    (note,) = link_notes(at)
+    assert "seed=1e99 → 1000000000 (the largest allowed)" in note, note
+
+
 def test_a_crafted_link_with_huge_values_is_clamped_with_a_note(env):
     at = run_page("pages/3_Decoding.py", a="mask_predict", a_mask_predict_steps="100000000", b="topk",
                   b_topk_k="99999", temp="1e9", step="-3")

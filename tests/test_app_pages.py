@@ -179,6 +179,22 @@ def test_bad_puzzles_show_an_error_and_keep_the_page_working(env, path, puzzle, 
     assert not at.error and (at.get("plotly_chart") or frames(at))  # the maps, or the decoding frames (SVG)
 
 
+@pytest.mark.parametrize("path, purpose", [("pages/1_MI_maps.py", "to see its MI map"),
+                                           ("pages/2_Exact_vs_estimated.py", "to compare its maps"),
+                                           ("pages/3_Decoding.py", "to decode it"), ("pages/4_What_if.py", "to try a value")])
+def test_a_grid_with_no_blank_cell_asks_for_one(env, path, purpose):
+    """A solved grid pasted on MI maps drew empty maps and said "the model is nearly sure of the cells"."""
+    from mi_core.domains.sudoku.grid import parse_grid
+    from mi_core.domains.sudoku.solver import solve
+
+    solved = "".join(str(int(d)) for d in np.asarray(solve(parse_grid(EASY))).reshape(-1))
+    at = run_page(path, src="paste", puzzle=solved)
+    assert_clean(at)
+    assert [i.value for i in at.main.info][:1] == [f"This grid has no blank cell: blank some with a dot or 0 in the "
+                                                   f"sidebar {purpose}."]
+    assert not at.get("plotly_chart") and at.text_area(key="puzzle").value == solved
+
+
 def test_unreadable_upload_shows_an_error(env):
     at = run_page("pages/1_MI_maps.py", src="upload")
     at.file_uploader(key="upload").set_value(("p.txt", b"\xff\xfe\x81", "text/plain")).run()

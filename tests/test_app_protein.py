@@ -312,6 +312,20 @@ def test_uploaded_fasta_and_sharing_it(env):
     assert at.radio(key="psrc").value == "paste" and SEQ in at.text_area(key="seq").value
 
 
+def test_an_upload_of_more_records_than_read_says_how_many_it_has(env):
+    """600 records read as 500 and said "Sequence (500 in the file)"."""
+    at = run_page("pages/1_MI_maps.py", psrc="upload")
+    many = "".join(f">s{i}\n{SEQ}\n" for i in range(600)).encode()
+    at.file_uploader(key="pupload").set_value(("many.fasta", many, "text/plain")).run()
+    assert at.selectbox(key="pupload_row").label == "Sequence (the first 500 of 600 in the file)"
+
+
+def test_mask_positions_that_name_no_position_are_an_error(env):
+    at = run_page("pages/1_MI_maps.py", mask_mode="positions", mask=",")
+    assert any("mask positions: no position in ','" in e.value for e in at.error), [e.value for e in at.error]
+    assert at.text_input(key="mask").value == ","
+
+
 def test_long_sequence_is_windowed_and_edges_capped(env):
     at = run_page("pages/1_MI_maps.py", psrc="paste", seq=LONG, mask_mode="rate", mask_rate="0.1")
     assert_clean(at)
