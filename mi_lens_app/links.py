@@ -43,7 +43,18 @@ _FORMAT = "_link_format"  # {key: value -> its text in the URL} for widgets with
 _WHY = "_link_why"  # {key: the link's text -> why the page could not take it, or None} (see :func:`explain`)
 _UNBIND = "_link_unbind"  # keys clamped this run whose widget is not yet drawn (see :func:`bound`)
 _ACCEPTED = "_link_accepted"  # keys :func:`accept_id` set from an option's id, to write into the URL on the rerun
+_TWICE = "_link_twice"  # the keys the link gives more than once, and which value is used
 _SET = "_link_set_by_click"  # keys a callback set since the last full run (see :func:`set_by_click`)
+
+
+_CHOICES: dict[str, Callable[[], list[str]]] = {}  # shared parameters of fixed options: checked where not drawn
+TEXT_SOURCE = {"puzzle": "src", "seq": "psrc"}  # a pasted text and the parameter that picks paste
+
+
+def choices(key: str, options: Callable[[], list[str]]) -> None:
+    """Shared parameter ``key`` takes one of ``options()``: a page that does not draw its widget (the benchmarks,
+    About, a page without colours) still says a link's other value was not understood, where the link opened."""
+    _CHOICES[key] = options
 
 
 def known(key: str) -> bool:
@@ -70,10 +81,14 @@ def start(page: str = "", selects_cell: bool = False, picks_model: bool = False)
             # ordinary one, in which the values put back above stand
             st.session_state["_link_page"] = page
             st.rerun()
+    st.session_state["_link_first"] = st.session_state.get("_link_page") is None  # a link opened from outside
     st.session_state["_link_page"] = page
     # a click's callback set these since the last run: the URL's old value is the page's own, not a link's
     set_by_page = st.session_state.pop(_SET, set())
     st.session_state[_IN] = {k: v for k, v in st.query_params.to_dict().items() if k not in set_by_page}
+    # a key given twice: Streamlit takes the last value without a word (domain=4x4&domain=protein)
+    st.session_state[_TWICE] = [f"{k} given {len(vs)} times: the last, {_short(vs[-1], 30)}, is used"
+                                for k in st.query_params if len(vs := st.query_params.get_all(k)) > 1]
     st.session_state[_CHANGED] = {}
     st.session_state[_WHY] = {}
     st.session_state.setdefault(_FORMAT, {})
@@ -223,6 +238,7 @@ def problems() -> tuple[list[str], list[str], list[str]]:
     puzzle text under ``src=preset``), and those it clamped."""
     found = st.session_state.get(_IN, {})
     changed = st.session_state.get(_CHANGED, {})
+    first = st.session_state.get("_link_first", False)
     dropped, unused = [], []
     for key, raw in found.items():
         if key in IGNORED or key in changed:
@@ -230,11 +246,15 @@ def problems() -> tuple[list[str], list[str], list[str]]:
         if not known(key):
             dropped.append(_short(f"{key}={raw}"))
         elif key not in st.session_state:
-            if key not in SHARED or key in OWN:
+            if key in _CHOICES and raw not in _CHOICES[key]():
+                dropped.append(_short(f"{key}={raw}"))
+            elif key not in SHARED or key in OWN:
                 unused.append(key)
+            elif first and key in TEXT_SOURCE and found.get(TEXT_SOURCE[key]) != "paste":
+                unused.append(f"{key} (add {TEXT_SOURCE[key]}=paste to open it)")
         elif not _same(raw, st.session_state[key], key):
             dropped.append(_dropped(key, raw))
-    return dropped, unused, list(changed.values())
+    return dropped, unused, st.session_state.get(_TWICE, []) + list(changed.values())
 
 
 def note() -> str | None:

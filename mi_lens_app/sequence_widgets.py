@@ -13,6 +13,9 @@ from mi_lens_app.protein_figures import WINDOW
 from mi_lens_app.sequences import MASK_MODES, Masking
 
 SEQUENCE_SOURCES = ("preset", "paste", "upload")
+MASK_CHOICES = ("default", "positions", "rate")
+links.choices("psrc", lambda: list(SEQUENCE_SOURCES))
+links.choices("mask_mode", lambda: list(MASK_CHOICES))
 BIND = links.BIND
 
 SIZES = [60, WINDOW, 200]  # the window sizes offered, residues
@@ -184,7 +187,7 @@ def mask_picker(default: Masking, default_name: str, noun: str = "residue") -> M
     a rate."""
     side = st.sidebar
     kept = "Any _ or X in the sequence stays masked." if noun == "residue" else "Any masked one stays masked."
-    mode = side.radio("Mask", ["default", "positions", "rate"], key="mask_mode", bind=BIND, horizontal=True,
+    mode = side.radio("Mask", MASK_CHOICES, key="mask_mode", bind=BIND, horizontal=True,
                       help=f"which {noun}s the model is asked to fill: default is {default_name} masking; "
                            f"positions are 1-based (5-20,33); rate masks that share at random. {kept}")
     if mode == "positions":

@@ -19,6 +19,9 @@ from mi_lens_app.figures import SCALES, clicked_cell, clicked_pair
 from mi_lens_app.sequence_widgets import sequence_picker, window_picker  # noqa: F401  (pages call window_picker)
 
 SOURCES = ("preset", "paste", "upload", "generate")
+links.choices("domain", lambda: [d.short for d in DOMAINS.values()])
+links.choices("scale", lambda: list(SCALES))
+links.choices("src", lambda: list(SOURCES))
 BIND = links.BIND
 DEFAULT_SCALE = "percentile"
 

@@ -30,6 +30,29 @@ def test_a_seed_in_a_link_is_a_whole_number_in_range_and_the_note_says_which(env
     assert "seed=1e99 → 1000000000 (the largest allowed)" in note, note
 
 
+@pytest.mark.parametrize("path, query, said", [
+    ("app.py", {"domain": "banana", "scale": "rainbow"}, "not understood: domain=banana, scale=rainbow."),
+    ("pages/6_About.py", {"domain": "banana"}, "not understood: domain=banana."),
+    ("pages/5_Benchmarks.py", {"domain": "banana"}, "not understood: domain=banana."),
+    ("pages/3_Decoding.py", {"scale": "rainbow"}, "not understood: scale=rainbow."),
+    ("pages/1_MI_maps.py", {"puzzle": "123"}, "not used on this page: puzzle (add src=paste to open it)."),
+    ("pages/1_MI_maps.py", {"domain": "protein", "seq": "MKV"}, "not used on this page: seq (add psrc=paste to open it)."),
+    ("pages/1_MI_maps.py", {"domain": ["4x4", "protein"]}, "domain given 2 times: the last, protein, is used."),
+])
+def test_a_link_is_checked_where_it_opens(env, path, query, said):
+    """A page that does not draw a shared parameter's widget took any value of it without a word (the next page
+    opened called it not understood); a pasted text without its source, and a key given twice, were silent."""
+    at = AppTest.from_file(test_app_pages.APP, default_timeout=120)
+    if path != "app.py":
+        at.switch_page(path)
+    for key, value in query.items():
+        at.query_params[key] = value
+    at.run()
+    assert_clean(at)
+    (note,) = link_notes(at)
+    assert note.endswith(said), note
+
+
 def test_a_crafted_link_with_huge_values_is_clamped_with_a_note(env):
     at = run_page("pages/3_Decoding.py", a="mask_predict", a_mask_predict_steps="100000000", b="topk",
                   b_topk_k="99999", temp="1e9", step="-3")
