@@ -23,7 +23,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 KNOWN = frozenset({
     "domain", "src", "preset", "puzzle", "clues", "seed", "cell", "psrc", "ppreset", "seq", "mask_mode", "mask",
     "mask_rate", "mask_seed", "win", "win_size", "a", "b", "temp", "dseed", "attempts", "step", "color", "present",
-    "stack",
+    "stack", "cut",
     "boxmajor", "layer", "model", "iter", "iterx", "edges", "topk", "thr", "sep", "arcs", "scale", "k", "exact", "prune", "eps", "digit", "aa", "set",
 })
 BIND = "query-params"
@@ -241,7 +241,7 @@ def problems() -> tuple[list[str], list[str], list[str]]:
     first = st.session_state.get("_link_first", False)
     dropped, unused = [], []
     for key, raw in found.items():
-        if key in IGNORED or key in changed:
+        if key in IGNORED or key in changed or key == "cut":  # cut: said by :func:`text_bind` where it matters
             continue
         if not known(key):
             dropped.append(_short(f"{key}={raw}"))
@@ -299,13 +299,29 @@ def text_bind(key: str) -> tuple[str | None, str | None]:
     if not isinstance(value, str):
         value = arrived(key) or ""
     left_out = st.session_state.setdefault("_link_text_out", set())
+    long_texts = st.session_state.setdefault("_link_long_text", {})  # the last text left out, by key
+    if history_navigation():  # Back or Forward: the entry's text, not the one of the entry left
+        if key in st.query_params:
+            value = st.session_state[key] = st.query_params[key]
+        elif st.query_params.get("cut") == key and key in long_texts:  # an entry whose text was left out
+            value = st.session_state[key] = long_texts[key]
     if len(value) <= MAX_LINK_TEXT:
         if key in left_out:  # bound again: a widget that was not bound does not write its value by itself
             left_out.discard(key)
             with contextlib.suppress(StreamlitAPIException):
+                # one write: Streamlit pushes a history entry for each here (the visitor's change left the URL
+                # alone), so ``cut`` stays; it means something only where the URL has no ``key``
                 st.query_params[key] = value
+        elif st.query_params.get("cut") == key and key not in st.query_params and st.session_state.get("_link_first"):
+            # a copied link from an entry whose text was left out
+            st.session_state.get(_CHANGED, {})["cut"] = (f"cut={key}: the {key} was too long for a link and is "
+                                                         "not in it; paste it again")
         return BIND, None
     left_out.add(key)
+    long_texts[key] = value
+    if st.query_params.get("cut") != key:  # the entry says its text was left out, so Back can bring it back
+        with contextlib.suppress(StreamlitAPIException):
+            st.query_params["cut"] = key
     st.session_state.get(_CHANGED, {})[key] = f"{key} ({len(value):,} characters) left out"
     return None, (f"This text is {len(value):,} characters long: the link keeps at most {MAX_LINK_TEXT:,}, so it "
                   "is left out of the page's address (a copied link will not reopen it).")

@@ -38,6 +38,8 @@ def test_a_seed_in_a_link_is_a_whole_number_in_range_and_the_note_says_which(env
     ("pages/1_MI_maps.py", {"puzzle": "123"}, "not used on this page: puzzle (add src=paste to open it)."),
     ("pages/1_MI_maps.py", {"domain": "protein", "seq": "MKV"}, "not used on this page: seq (add psrc=paste to open it)."),
     ("pages/1_MI_maps.py", {"domain": ["4x4", "protein"]}, "domain given 2 times: the last, protein, is used."),
+    ("pages/1_MI_maps.py", {"src": "paste", "cut": "puzzle"},
+     "cut=puzzle: the puzzle was too long for a link and is not in it; paste it again."),
 ])
 def test_a_link_is_checked_where_it_opens(env, path, query, said):
     """A page that does not draw a shared parameter's widget took any value of it without a word (the next page

@@ -761,3 +761,31 @@ def test_the_decoding_grids_start_above_a_768_px_fold(chromium, app_url):
     page.get_by_text("Strategies and settings").click()
     page.get_by_role("combobox", name="Strategy A").wait_for(state="visible")  # the box the fold hid
     page.close()
+
+
+def test_back_across_a_paste_too_long_for_the_link_shows_each_entrys_text(chromium, app_url):
+    """A paste over 20,000 characters stays out of the address. Back from it showed the earlier entry's address with
+    the long text still in the box; and Back to it (after a short paste) emptied the box, the long text lost."""
+    page = chromium.new_page(viewport=VIEW)
+    box = page.locator('[data-testid="stTextArea"] textarea')
+
+    def paste(text: str) -> None:
+        box.fill(text)
+        box.press("Control+Enter")
+        wait_ready(page)
+
+    page.goto(f"{app_url}/MI_maps?src=paste&puzzle={EASY}")
+    wait_ready(page)
+    long = "2" * 25_000
+    paste(long)
+    page.wait_for_function("location.search.includes('cut=puzzle')", polling=250, timeout=30_000)
+    assert "puzzle=" not in page.url
+    paste(EASY[:-1] + ".")
+    page.wait_for_function("location.search.includes('puzzle=')", polling=250, timeout=30_000)
+    page.go_back()
+    wait_ready(page)
+    assert "cut=puzzle" in page.url and box.input_value() == long  # the long text is back
+    page.go_back()
+    wait_ready(page)
+    assert f"puzzle={EASY}" in page.url and box.input_value() == EASY  # the entry's own text, not the long one
+    page.close()
