@@ -320,6 +320,56 @@ def test_shards_hold_exact_probe_and_resume(tiny_data, tiny_mdm, monkeypatch):
     assert run(tiny_mdm, model_path, cfg, out, "cpu", log=lambda m: None)["states"] == 5
 
 
+def test_shards_that_do_not_fit_are_named_not_a_traceback(tiny_data, tmp_path, capsys):
+    """A folder holding a shard of another model (another hidden size), a shard missing a tensor, or a manifest
+    without the model it was probed on: load_shards names the file (a ValueError), so train-estimator prints one
+    error line, with no traceback, and writes nothing."""
+    import shutil
+
+    from safetensors.torch import save_file
+
+    from mi_core.train.estimator_data import load_shards
+
+    out = tiny_data[0]
+
+    def variant(name, edit):
+        folder = tmp_path / name
+        shutil.copytree(out, folder)
+        edit(folder)
+        return folder
+
+    def wider(folder):  # the shard of a model with hidden size 48 beside shards of hidden size 32
+        shard = load_file(folder / "shard_00001.safetensors")
+        shard["hidden"] = torch.zeros(*shard["hidden"].shape[:2], 48)
+        save_file(shard, folder / "shard_00001.safetensors")
+
+    def without_probs(folder):
+        shard = load_file(folder / "shard_00002.safetensors")
+        del shard["probs"]
+        save_file(shard, folder / "shard_00002.safetensors")
+
+    def without_model(folder):
+        manifest = json.loads((folder / "manifest.json").read_text())
+        del manifest["model_sha256"]
+        (folder / "manifest.json").write_text(json.dumps(manifest))
+
+    cases = {"wide": (wider, r"shard_00001.safetensors does not fit shard_00000.safetensors: its hidden is "
+                             r"\(81, 48\) a state, there \(81, 32\)"),
+             "noprobs": (without_probs, r"shard_00002.safetensors is not a shard of estimator data: it has no probs"),
+             "nosha": (without_model, r"manifest.json is not the manifest of estimator data: it has no model_sha256")}
+    for name, (edit, message) in cases.items():
+        folder = variant(name, edit)
+        with pytest.raises(ValueError, match=message):
+            load_shards(folder)
+        weights = tmp_path / f"{name}.safetensors"
+        capsys.readouterr()
+        assert cli_main(["train-estimator", "--data", str(folder), "--out", str(weights), "--steps", "1",
+                         "--variants", "log:bound"]) == 2
+        err = capsys.readouterr().err
+        assert "Traceback" not in err and err.count("error:") == 1 and err.startswith("error: ")
+        assert not weights.exists() and not weights.with_suffix(".json").exists()
+
+
 def test_load_shards_errors(tmp_path):
     from mi_core.domains.sudoku.states import DataConfig
     from mi_core.train.estimator_data import load_shards

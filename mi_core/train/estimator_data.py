@@ -34,6 +34,9 @@ from mi_core.options import Device, option
 from mi_core.scale.engine import EngineConfig, Task, engine_from_args, run_tasks
 
 MANIFEST = "manifest.json"
+MANIFEST_KEYS = ("config", "model", "model_sha256")  # what train-estimator records of the data
+SHARD_KEYS = ("tokens", "hidden", "probs", "entropy", "masked", "mi", "error_bound", "passes", "seconds",
+              "source")
 
 
 def shard_path(out: Path, index: int) -> Path:
@@ -71,7 +74,42 @@ def read_manifest(path: Path) -> dict:
     if not isinstance(manifest, dict) or "config" not in manifest:
         raise ValueError(f"{path} is not the manifest of estimator data (make-estimator-data writes one): use "
                          "another --out or --data folder")
+    missing = [key for key in MANIFEST_KEYS if key not in manifest]
+    if missing or not isinstance(manifest["config"], dict):
+        problem = f"it has no {', '.join(missing)}" if missing else "its config is not an object"
+        raise ValueError(f"{path} is not the manifest of estimator data: {problem} (the model its shards were "
+                         "probed on is recorded there); make-estimator-data into a new --out writes one")
     return manifest
+
+
+def check_shard(path: Path, shard: dict[str, torch.Tensor], first: tuple[Path, dict] | None = None) -> None:
+    """ValueError naming ``path`` when ``shard`` lacks a tensor, its tensors disagree on the states or positions
+    they hold, or (``first``: another shard of the folder and its path) its tensors' per-state shapes or dtypes
+    differ from that shard's: shards of another model, domain or width, which could not be trained on together."""
+    missing = [key for key in SHARD_KEYS if key not in shard]
+    if missing:
+        raise ValueError(f"{path} is not a shard of estimator data: it has no {', '.join(missing)}")
+    s, n = shard["tokens"].shape[:2] if shard["tokens"].dim() == 2 else (None, None)
+    want = {"hidden": (s, n), "probs": (s, n), "entropy": (s, n), "masked": (s, n), "mi": (s, n, n)}
+    bad = [key for key, lead in want.items() if s is None or tuple(shard[key].shape[:len(lead)]) != lead
+           or shard[key].dim() != {"hidden": 3, "probs": 3, "mi": 3}.get(key, 2)]
+    bad += [key for key, value in shard.items() if value.dim() == 0 or len(value) != s]
+    if bad:
+        raise ValueError(f"{path} is damaged: its {', '.join(sorted(set(bad)))} do not fit its tokens "
+                         f"{tuple(shard['tokens'].shape)}; make-estimator-data with the same --out and settings "
+                         "writes it again once it is removed")
+    if first is None:
+        return
+    other_path, other = first
+    if set(shard) != set(other):
+        odd = ", ".join(sorted(set(shard) ^ set(other)))
+        raise ValueError(f"{path} does not fit {other_path.name}: one of them holds {odd} and the other does not "
+                         "(shards of another domain?); keep one make-estimator-data run's shards in a folder")
+    for key, value in shard.items():
+        if value.shape[1:] != other[key].shape[1:] or value.dtype != other[key].dtype:
+            raise ValueError(f"{path} does not fit {other_path.name}: its {key} is {tuple(value.shape[1:])} a state, "
+                             f"there {tuple(other[key].shape[1:])} (shards of another model or settings?); keep one "
+                             "make-estimator-data run's shards in a folder")
 
 
 def load_shards(path: str | Path) -> tuple[dict[str, torch.Tensor], dict]:
@@ -84,6 +122,8 @@ def load_shards(path: str | Path) -> tuple[dict[str, torch.Tensor], dict]:
     if not files:
         raise FileNotFoundError(f"no shards under {path}")
     parts = [read_shard(f) for f in files]
+    for f, part in zip(files, parts):
+        check_shard(f, part, None if f == files[0] else (files[0], parts[0]))
     data = {k: torch.cat([p[k] for p in parts]) for k in parts[0]}
     data["masked"] = data["masked"].bool()
     sources = manifest.get("sources") or [str(i) for i in range(int(data["source"].max()) + 1)]
