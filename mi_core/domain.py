@@ -285,6 +285,9 @@ class HeldOutStates(Protocol):
 
     def info(self) -> dict: ...  # what the evaluation records about where its states came from
 
+    # optional: ``overlap(trained: dict) -> str | None``, why these states are not held out from the estimator data
+    # drawn with config ``trained`` (the ``data.config`` in an estimator's JSON); eval-estimator refuses them then
+
 
 @dataclass(frozen=True)
 class ShardConfig:

@@ -270,3 +270,33 @@ def test_estimator_pipeline_with_a_tiny_model(tiny_folder, tmp_path):
     assert cli.main(["bench", "antibody", "--csv", str(data), "--rows", "1-1", "--sampler", "mi", "--set",
                      f"estimator={estimator}", "--set", "gamma=1", "--model", str(tiny_folder), "--json", str(out)]) == 0
     assert json.loads(out.read_text())["n"] == 2
+
+
+def test_eval_estimator_refuses_held_out_rows_the_estimator_was_trained_on(tiny_folder, tmp_path, capsys):
+    """eval-estimator's held-out chains must not be chains the estimator's data came from (its JSON records the
+    file and rows): rows that overlap them, or a copy of the file, are refused in one line before any probe."""
+    from mi_core.domains.antibody.states import AntibodyDataConfig, AntibodyStates
+
+    data = tmp_path / "abs.csv"
+    data.write_text("name,vh,vl\n" + "".join(f"{n},{h},{v}\n" for n, (h, v) in SEQUENCES.items()))
+    copy = tmp_path / "copy.csv"
+    copy.write_text(data.read_text())
+    trained = {"csv": str(data), "rows": "1-2"}
+    assert AntibodyStates(AntibodyDataConfig(csv=str(data), rows="3-3")).overlap(trained) is None
+    for csv, rows in ((data, "2-3"), (copy, "1-1")):
+        problem = AntibodyStates(AntibodyDataConfig(csv=str(csv), rows=rows)).overlap(trained)
+        assert problem is not None and "2 of the" in problem and "rows 1-2 of abs.csv" in problem
+    shards = tmp_path / "shards"
+    assert cli.main(["make-estimator-data", "antibody", "--model", str(tiny_folder), "--out", str(shards), "--csv",
+                     str(data), "--rows", "1-2", "--states", "2", "--shard-size", "2", "--max-masked", "3"]) == 0
+    estimator = tmp_path / "est.safetensors"
+    assert cli.main(["train-estimator", "--data", str(shards), "--out", str(estimator), "--steps", "1",
+                     "--variants", "log:free", "--batch", "2", "--d-node", "16"]) == 0
+    out = tmp_path / "evalest.json"
+    capsys.readouterr()
+    assert cli.main(["eval-estimator", "antibody", "--csv", str(data), "--rows", "2-3", "--states", "2", "--model",
+                     str(tiny_folder), "--estimator", str(estimator), "--max-masked", "3", "--timing-states", "1",
+                     "--no-markdown", "--json", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("error:") == 1 and "Traceback" not in err
+    assert "trained on" in err and "--rows" in err and not out.exists()

@@ -294,6 +294,20 @@ def markdown(res: dict, label: str) -> str:
 
 
 # -- the command ---------------------------------------------------------------------------------------------
+def overlap(held_out, estimator: Path) -> str | None:
+    """What the held-out source's ``overlap`` (optional, :class:`mi_core.domain.HeldOutStates`) says of the data config
+    the estimator's JSON records; None when the source has no such check or the file cannot be read (the estimator's
+    own loading names a bad file)."""
+    check = getattr(held_out, "overlap", None)
+    if check is None:
+        return None
+    try:
+        trained = load_meta(estimator).get("data", {}).get("config")
+    except ValueError:
+        return None
+    return check(trained) if isinstance(trained, dict) else None
+
+
 def eval_default(key: str):
     return lambda domain: domain.part("states").eval_defaults[key]
 
@@ -339,6 +353,10 @@ def main(args) -> int:
     if args.estimator is None:
         raise ValueError(f"the {domain.label} domain ships no MI estimator: give --estimator FILE")
     held_out = domain.part("states").held_out(args)  # checked before the model loads
+    problem = overlap(held_out, args.estimator)
+    if problem:  # the estimator was fitted on them: its scores there would not be held-out figures
+        raise ValueError(f"--estimator {args.estimator} was trained on some of the held-out states: {problem}; give "
+                         f"held-out states outside its training data (e.g. other --rows)")
     device = pick_device(args.device, args.threads)
     model = load_model(None if args.model is None else str(args.model), device, domain=domain)
     estimator = load_estimator(args.estimator, device)

@@ -14,6 +14,7 @@ import numpy as np
 from mi_core.domain import ConfigStates, MixedShardConfig, ShardConfig, ensure_masked, mix_option
 from mi_core.domains.antibody.sequence import AntibodyChain, read_file, select_rows
 from mi_core.domains.protein import MASK_ID
+from mi_core.io import ROOT
 from mi_core.options import only, option, option_text, redefault
 
 SOURCES = ("cdr3", "cdrs", "uniform")
@@ -87,6 +88,26 @@ class AntibodyStates(ConfigStates):
             out.append(mask_state(chain, source, rng, self.cfg.max_masked))
             kinds.append(source)
         return out, kinds
+
+    def overlap(self, trained: dict) -> str | None:
+        """Why these (held-out) chains are not held out from estimator data drawn with config ``trained`` (the
+        ``data.config`` an estimator's JSON records: its ``csv`` and ``rows``): the chains among them whose sequence is
+        one of that data's chains; None when none is, or when ``trained`` is not antibody data or its file is not here
+        (nothing to compare)."""
+        if not trained.get("csv") or "rows" not in trained:
+            return None
+        path = Path(trained["csv"])
+        path = path if path.is_file() else ROOT / path
+        try:
+            seen = {c.text() for c in select_rows(read_file(path), trained["rows"])}
+        except (OSError, ValueError):
+            return None
+        shared = [c.name for c in self.chains if c.text() in seen]
+        if not shared:
+            return None
+        return (f"{len(shared)} of the {len(self.chains)} held-out chains (rows {self.cfg.rows} of "
+                f"{Path(self.cfg.csv).name}, e.g. {shared[0]}) are chains of its training data (rows "
+                f"{trained['rows']} of {Path(trained['csv']).name})")
 
     def about(self) -> str:
         c = self.cfg
