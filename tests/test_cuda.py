@@ -145,6 +145,12 @@ def check_training_steps(device) -> None:
               for dev in ("cpu", device)]
     for a, b in zip(*curves):
         assert b["train_loss"] == pytest.approx(a["train_loss"], rel=LOSS_RTOL)
+    # train-estimator's variant loop on the device: each variant is scored before it moves to the CPU
+    from mi_core.train.estimator import parse_variants, train_variants
+
+    chosen, summary = train_variants(to_device(data, device), est.cfg, cfg, parse_variants("log:free,log:bound"),
+                                     log=lambda m: None)
+    assert len(summary["variants"]) == 2 and next(chosen.parameters()).device.type == "cpu"
     # the order selector: one ELBO step on the device (schedules sampled with the device's generator)
     model = load_sudoku_mdm(SUDOKU[0], device)
     posterior, selector = (net.to(device) for net in make_order_nets(model.cfg.d_model, 32))

@@ -616,3 +616,34 @@ def test_estimator_runs_in_float32_inside_bf16_autocast():
         with torch.autocast("cpu", dtype=torch.bfloat16):
             auto = est(hidden, probs, entropy, masked)
     assert auto.dtype == torch.float32 and torch.equal(auto, plain)
+
+
+def test_each_variant_is_validated_before_it_leaves_the_data_device(monkeypatch):
+    """train-estimator moves each trained variant to the CPU; its validation score ran after that, on the data,
+    which sits on the training device: on CUDA a device mismatch at the end of the first variant. The score must
+    be taken before the estimator leaves the data's device (tests/test_cuda.py runs it on CUDA)."""
+    import mi_core.train.estimator as trainer
+
+    moved = set()
+    to_cpu, validate = MIEstimator.cpu, trainer.validate
+
+    def cpu(self):
+        moved.add(id(self))
+        return to_cpu(self)
+
+    def checked(estimator, data, idx):
+        assert id(estimator) not in moved, "validated after it was moved off the data's device"
+        return validate(estimator, data, idx)
+
+    monkeypatch.setattr(MIEstimator, "cpu", cpu)
+    monkeypatch.setattr(trainer, "validate", checked)
+    hidden, probs, entropy, masked = random_inputs(b=8, n=12, d=8, v=5)
+    data = {"hidden": hidden, "probs": probs, "entropy": entropy, "masked": masked,
+            "mi": torch.rand(8, 12, 12) * 1e-2}
+    cfg = EstimatorConfig(d_in=8, n_values=5, n_positions=12, d_pos=4, d_node=16, d_proj=6, d_pair=8)
+    train_cfg = trainer.TrainConfig(steps=2, batch=2, eval_every=1, warmup=0)
+    estimator, summary = trainer.train_variants(data, cfg, train_cfg, trainer.parse_variants("log:free,mse:bound"),
+                                                log=lambda m: None)
+    assert [v["variant"] for v in summary["variants"]] == ["log:free", "mse:bound"]
+    for v in summary["variants"]:  # the score kept is the validation of the checkpoint kept
+        assert v["val"]["spearman"] == pytest.approx(v["val_spearman"], nan_ok=True)

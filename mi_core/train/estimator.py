@@ -132,7 +132,8 @@ def validate(estimator: MIEstimator, data: dict[str, torch.Tensor], idx) -> dict
 def train_one(est_cfg: EstimatorConfig, cfg: TrainConfig, data: dict[str, torch.Tensor], train_idx, val_idx,
               log=print, rules: np.ndarray | None = None) -> tuple[MIEstimator, dict]:
     """Train one estimator on the device of ``data``; the best checkpoint by validation Spearman (on the CPU)
-    and its record. Losses are read back only at evaluations, so the hot loop never waits for the host.
+    and its record (``val``: that checkpoint's :func:`validate`, taken on the data's device before the estimator
+    leaves it). Losses are read back only at evaluations, so the hot loop never waits for the host.
     ``rules``: the domain's ``(N, N)`` table for an estimator with ``cfg.rules``."""
     torch.manual_seed(cfg.seed)
     gen = np.random.default_rng(distributed.rank_seed(cfg.seed))  # under torchrun: each rank its own batches
@@ -169,9 +170,11 @@ def train_one(est_cfg: EstimatorConfig, cfg: TrainConfig, data: dict[str, torch.
             if score > best or best_state is None:
                 best, best_state = score, {k: v.clone() for k, v in estimator.state_dict().items()}
     estimator.load_state_dict(best_state)
+    val = validate(estimator, data, val_idx)  # on the data's device, before the estimator leaves it
     estimator.cpu().eval()
     return estimator, {"train": asdict(cfg), "estimator": asdict(est_cfg), "curve": curve,
-                       "best_val_spearman": best if math.isfinite(best) else None, "seconds": round(time.time() - start, 1)}
+                       "best_val_spearman": best if math.isfinite(best) else None,
+                       "seconds": round(time.time() - start, 1), "val": val}
 
 
 def train_variants(data: dict[str, torch.Tensor], est_cfg: EstimatorConfig, cfg: TrainConfig,
@@ -187,8 +190,7 @@ def train_variants(data: dict[str, torch.Tensor], est_cfg: EstimatorConfig, cfg:
                         rel_buckets=est_cfg.rel_buckets if variant.separation else 0)
         estimator, record = train_one(v_cfg, replace(cfg, loss=variant.loss), data, train_idx, val_idx, log, rules)
         results.append({"variant": str(variant), **asdict(variant), "val_spearman": record["best_val_spearman"],
-                        "val": validate(estimator, data, val_idx), "params": estimator.num_params(),
-                        "seconds": record["seconds"]})
+                        "val": record.pop("val"), "params": estimator.num_params(), "seconds": record["seconds"]})
         score = record["best_val_spearman"] if record["best_val_spearman"] is not None else -math.inf
         if best is None or score > best[3]:
             best = (estimator, variant, record, score)
