@@ -257,12 +257,16 @@ def problems() -> tuple[list[str], list[str], list[str]]:
     return dropped, unused, st.session_state.get(_TWICE, []) + list(changed.values())
 
 
+NAMED = 8  # parts of a link the note names; it counts the others
+
+
 def note() -> str | None:
     """The one line that says what of the link was not understood, not used or changed, or None."""
     dropped, unused, changed = problems()
     parts = []
-    if dropped:
-        parts.append("part of this link was not understood: " + ", ".join(dropped))
+    if dropped:  # a few named, the rest counted (200 unknown keys made a banner of 1,500 characters)
+        more = f" and {len(dropped) - NAMED} more" if len(dropped) > NAMED else ""
+        parts.append("part of this link was not understood: " + ", ".join(dropped[:NAMED]) + more)
     if unused:
         parts.append(("part of this link is" if not parts else "") + " not used on this page: " + ", ".join(unused))
     if changed:

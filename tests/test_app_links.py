@@ -55,6 +55,12 @@ def test_a_link_is_checked_where_it_opens(env, path, query, said):
     assert note.endswith(said), note
 
 
+def test_a_link_of_many_unknown_keys_names_a_few_and_counts_the_rest(env):
+    at = run_page("pages/6_About.py", **{f"zz{i}": "1" for i in range(200)})
+    (note,) = link_notes(at)
+    assert note.endswith("zz7=1 and 192 more.") and len(note) < 200, note
+
+
 def test_a_crafted_link_with_huge_values_is_clamped_with_a_note(env):
     at = run_page("pages/3_Decoding.py", a="mask_predict", a_mask_predict_steps="100000000", b="topk",
                   b_topk_k="99999", temp="1e9", step="-3")

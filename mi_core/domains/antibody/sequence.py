@@ -107,7 +107,8 @@ def find_anchors(text: str, name: str = "sequence") -> Anchors:
     where = f"{name}: not an antibody variable domain (VH or VL)"
     hint = "; for other proteins use the protein domain"
     if n < MIN_RESIDUES:
-        raise AntibodyInputError(f"{where}: {n} residues, shorter than any variable domain ({MIN_RESIDUES}+){hint}")
+        count = f"{n} residue{'s' if n != 1 else ''}"
+        raise AntibodyInputError(f"{where}: {count}, shorter than any variable domain ({MIN_RESIDUES}+){hint}")
     # a real cysteine first; a masked position stands in for one only where no cysteine is there
     c1s = [i for i in range(15, min(n, 30)) if text[i] == "C"] or [i for i in range(19, 25) if text[i] == MASK_CHAR]
     if not c1s:
@@ -222,7 +223,7 @@ def read_chain(sequence: str, name: str = "sequence") -> AntibodyChain:
     anchors = find_anchors(detokenize(tokens), name)
     tail = len(tokens) - anchors.motif
     if tail > MAX_FR4:
-        raise AntibodyInputError(f"{name}: {tail} residues follow CDR3's framework-4 motif (at most {MAX_FR4} in "
+        raise AntibodyInputError(f"{name}: {tail} residue{'s follow' if tail != 1 else ' follows'} CDR3's framework-4 motif (at most {MAX_FR4} in "
                                  "one variable domain): give one VH or VL alone, without a linker, a second "
                                  "domain or the constant region")
     if anchors.unplaced:  # a variable domain, read without regions: a guess at them would be silently off
