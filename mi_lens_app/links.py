@@ -309,6 +309,8 @@ def text_bind(key: str) -> tuple[str | None, str | None]:
             value = st.session_state[key] = st.query_params[key]
         elif st.query_params.get("cut") == key and key in long_texts:  # an entry whose text was left out
             value = st.session_state[key] = long_texts[key]
+        elif len(value) > MAX_LINK_TEXT:  # an entry of an empty box (a long text's would say cut)
+            value = st.session_state[key] = ""
     if len(value) <= MAX_LINK_TEXT:
         if key in left_out:  # bound again: a widget that was not bound does not write its value by itself
             left_out.discard(key)
