@@ -330,3 +330,15 @@ def test_eval_estimator_protein_exact_side_equal_on_ray(ray_cluster, tmp_path):
     assert local["exact_passes"] == ray["exact_passes"] and local["n_states"] == 10
     for key in ("spearman", "pearson", "mae", "exact_max_mi", "exact_median_mi"):
         assert ray[key] == pytest.approx(local[key], abs=1e-6), key
+
+
+def test_relative_model_path_reaches_ray_actors(ray_cluster, tmp_path, model_path, monkeypatch):
+    """make-estimator-data hands its actors the model path as they can open it: a relative --model names a file
+    of the driver's working directory, which is not the actors' (they start where the cluster started)."""
+    base = ["make-estimator-data", "sudoku", "--states", "4", "--shard-size", "2", "--pool", "3", "--eps", "0",
+            "--device", "cpu", "--threads", "1"]
+    assert cli_main(base + ["--model", str(model_path), "--out", str(tmp_path / "local")]) == 0
+    monkeypatch.chdir(model_path.parent)  # the actors' working directory stays the cluster's (the repository)
+    assert cli_main(base + ["--model", model_path.name, "--out", str(tmp_path / "ray"), "--engine", "ray",
+                            "--workers", "2"]) == 0
+    assert_same_shards(tmp_path / "local", tmp_path / "ray")

@@ -5,21 +5,12 @@ runs, so its row differs only in ``seconds``."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 from mi_core.bench.decode import evaluate, lacks_mi_source, load, warm_up
 from mi_core.decoding import make_strategy
 from mi_core.device import pick_device
 from mi_core.domain import get_domain
-from mi_core.scale.engine import EngineConfig, Task, run_tasks
-
-
-def absolute(path) -> str | None:
-    """A path as the workers should open it: absolute when it names a file here, else as is."""
-    if path is None:
-        return None
-    p = Path(path)
-    return str(p.resolve()) if p.exists() else str(path)
+from mi_core.scale.engine import EngineConfig, Task, absolute, run_tasks  # noqa: F401  (absolute: for sweep)
 
 
 def runner(model, device):

@@ -80,6 +80,15 @@ class RunReport:
     ran: int = 0
 
 
+def absolute(path) -> str | None:
+    """A path as the workers should open it: absolute when it names a file here, else as is (a keyword such as
+    ``esmc``). A Ray actor starts in its cluster's working directory, not in this process's."""
+    if path is None:
+        return None
+    p = Path(path)
+    return str(p.resolve()) if p.exists() else str(path)
+
+
 def engine_from_args(args) -> EngineConfig:
     return EngineConfig(**{f.name: getattr(args, f.name) for f in fields(EngineConfig)})
 

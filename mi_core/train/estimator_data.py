@@ -31,7 +31,7 @@ from mi_core.mi.estimator import mdm_features
 from mi_core.mi.probe import probe_by_length
 from mi_core.models.loading import load_model
 from mi_core.options import Device, option
-from mi_core.scale.engine import EngineConfig, Task, engine_from_args, run_tasks
+from mi_core.scale.engine import EngineConfig, Task, absolute, engine_from_args, run_tasks
 
 MANIFEST = "manifest.json"
 MANIFEST_KEYS = ("config", "model", "model_sha256")  # what train-estimator records of the data
@@ -258,7 +258,7 @@ def run(model, model_path: Path, cfg, out: Path, device, log=print, engine=None)
     if todo:
         gpus = engine is not None and engine.num_gpus > 0  # a Ray actor with GPUs works on CUDA
         worker_device = "cuda" if gpus else str(getattr(device, "type", device))
-        maker = ShardMaker(domain.key, cfg, None if model_path is None else str(model_path), device=worker_device)
+        maker = ShardMaker(domain.key, cfg, absolute(model_path), device=worker_device)  # as an actor opens it
         local = partial(make_shard, model, source, device=device, pad_id=domain.pad_id or 0)
         write_shards(maker, local, cfg.shards, out, engine)
     return load_shards(out)[1]["summary"]
