@@ -342,3 +342,25 @@ def test_relative_model_path_reaches_ray_actors(ray_cluster, tmp_path, model_pat
     assert cli_main(base + ["--model", model_path.name, "--out", str(tmp_path / "ray"), "--engine", "ray",
                             "--workers", "2"]) == 0
     assert_same_shards(tmp_path / "local", tmp_path / "ray")
+
+
+def test_relative_fasta_reaches_ray_actors(ray_cluster, tmp_path, monkeypatch):
+    """The state source's files (--fasta here, --csv for antibodies) reach the actors as they can open them."""
+    import numpy as np
+
+    from mi_core.domains.protein.mdm import ProteinMDM, ProteinMDMConfig, save_protein_mdm
+
+    torch.manual_seed(0)
+    save_protein_mdm(ProteinMDM(ProteinMDMConfig(max_len=64, d_model=32, n_layers=1, n_heads=2, d_ff=64,
+                                                 dropout=0.0)).eval(), tmp_path / "p.safetensors")
+    rng = np.random.default_rng(0)
+    (tmp_path / "ref.fa").write_text("".join(f">dom{i}\n{''.join(rng.choice(list('ACDEFGHIKLMNPQRSTVWY'), 30))}\n"
+                                             for i in range(60)))
+    base = ["make-estimator-data", "protein", "--states", "4", "--shard-size", "2", "--min-len", "8", "--max-len",
+            "30", "--min-masked", "2", "--device", "cpu", "--threads", "1"]
+    assert cli_main(base + ["--model", str(tmp_path / "p.safetensors"), "--fasta", str(tmp_path / "ref.fa"),
+                            "--out", str(tmp_path / "local")]) == 0
+    monkeypatch.chdir(tmp_path)
+    assert cli_main(base + ["--model", "p.safetensors", "--fasta", "ref.fa", "--out", str(tmp_path / "ray"),
+                            "--engine", "ray", "--workers", "2"]) == 0
+    assert_same_shards(tmp_path / "local", tmp_path / "ray")

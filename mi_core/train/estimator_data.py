@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -232,6 +232,17 @@ class ShardMaker:
         return partial(make_shard, model, domain.part("states")(self.cfg), device=device, pad_id=domain.pad_id or 0)
 
 
+def for_workers(cfg):
+    """``cfg`` as a worker process reads it: each field naming a file here (``--fasta``, ``--csv``) made absolute,
+    since a Ray actor starts in its cluster's working directory, not in this process's."""
+    named = {}
+    for f in fields(cfg):
+        value = getattr(cfg, f.name)
+        if isinstance(value, (str, Path)) and absolute(value) != str(value) and Path(value).is_file():
+            named[f.name] = type(value)(absolute(value))
+    return replace(cfg, **named) if named else cfg
+
+
 def write_shards(maker: ShardMaker, local_worker, shards: int, out: Path, engine: EngineConfig | None):
     """Write every missing shard under ``out`` (atomically, by this process), one engine task per shard;
     the engine's ``RunReport``."""
@@ -258,7 +269,7 @@ def run(model, model_path: Path, cfg, out: Path, device, log=print, engine=None)
     if todo:
         gpus = engine is not None and engine.num_gpus > 0  # a Ray actor with GPUs works on CUDA
         worker_device = "cuda" if gpus else str(getattr(device, "type", device))
-        maker = ShardMaker(domain.key, cfg, absolute(model_path), device=worker_device)  # as an actor opens it
+        maker = ShardMaker(domain.key, for_workers(cfg), absolute(model_path), device=worker_device)  # as actors open them
         local = partial(make_shard, model, source, device=device, pad_id=domain.pad_id or 0)
         write_shards(maker, local, cfg.shards, out, engine)
     return load_shards(out)[1]["summary"]
