@@ -364,3 +364,44 @@ def test_relative_fasta_reaches_ray_actors(ray_cluster, tmp_path, monkeypatch):
     assert cli_main(base + ["--model", "p.safetensors", "--fasta", "ref.fa", "--out", str(tmp_path / "ray"),
                             "--engine", "ray", "--workers", "2"]) == 0
     assert_same_shards(tmp_path / "local", tmp_path / "ray")
+
+
+def test_task_error_on_ray_is_the_error_itself(ray_cluster):
+    """A bad input raised inside a task reaches the command as the same error, one line, as on the local engine
+    (was Ray's wrapper: its message the remote traceback, 10 lines with terminal colour codes)."""
+    def make():
+        def run(payload):
+            if payload == 2:
+                raise ValueError(f"bad payload {payload}")
+            return payload
+        return run
+
+    tasks = [Task(i, i) for i in range(4)]
+    with pytest.raises(ValueError) as local:
+        run_tasks(tasks, make)
+    with pytest.raises(ValueError) as ray:
+        run_tasks(tasks, make, EngineConfig("ray", workers=2))
+    assert str(ray.value) == str(local.value) == "bad payload 2" and type(ray.value) is ValueError
+
+
+def test_actor_failures_are_one_error_line(ray_cluster):
+    """An actor that keeps dying, or whose worker cannot start (a model file missing on its node), stops the
+    command with one line the command line prints as ``error:`` (was a RuntimeError traceback, and a failed
+    start read as 'died 4 times')."""
+    from mi_core.cli import USER_ERRORS
+
+    def dies():
+        def run(payload):
+            os.kill(os.getpid(), signal.SIGKILL)
+        return run
+
+    def cannot_start():
+        raise FileNotFoundError("weights file not found: tiny.safetensors")
+
+    with pytest.raises(USER_ERRORS) as died:
+        run_tasks([Task(0, 0)], dies, EngineConfig("ray", retries=1))
+    assert str(died.value).startswith("task 0: its Ray actor died 2 times") and "\n" not in str(died.value)
+    with pytest.raises(USER_ERRORS) as start:
+        run_tasks([Task(0, 0)], cannot_start, EngineConfig("ray", retries=1))
+    assert str(start.value) == ("task 0: its Ray worker could not start: FileNotFoundError: weights file not found: "
+                                "tiny.safetensors")

@@ -11,6 +11,7 @@ system. Ray is imported only when ``engine == "ray"``.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -27,6 +28,19 @@ INSTALL_HINT = "pip install -r requirements-scale.txt (or pip install '.[scale]'
 
 class EngineError(ValueError):
     """A bad engine setting, or Ray asked for but not installed."""
+
+
+class WorkerFailed(EngineError, RuntimeError):
+    """A Ray actor that kept dying or could not start: one line, which the command line prints as ``error:``."""
+
+
+_COLOUR = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def _last_line(err: BaseException) -> str:
+    """The last line of a Ray error's text (the remote exception's ``Type: message``), colour codes dropped."""
+    lines = [line.strip() for line in _COLOUR.sub("", str(err)).splitlines() if line.strip()]
+    return lines[-1] if lines else type(err).__name__
 
 
 @dataclass(frozen=True)
@@ -174,9 +188,16 @@ def _run_on_ray(todo: list[Task], make_worker, cfg: EngineConfig, finish) -> Non
             try:
                 result = ray.get(ready[0])
             except ray.exceptions.RayActorError as err:
-                raise RuntimeError(f"task {task.index}: its Ray actor died {cfg.retries + 1} times ({err})") from None
-            except ray.exceptions.RayTaskError as err:
-                raise err.as_instanceof_cause() from None
+                if getattr(err, "actor_init_failed", False):  # its worker raised while loading (a missing file)
+                    raise WorkerFailed(f"task {task.index}: its Ray worker could not start: {_last_line(err)}") from None
+                died = f"{cfg.retries + 1} time" + ("s" if cfg.retries else "")
+                raise WorkerFailed(f"task {task.index}: its Ray actor died {died} (killed, out of memory or its node "
+                                   f"lost; --retries {cfg.retries})") from None
+            except ray.exceptions.RayTaskError as err:  # a bad input: the task's own error, as the local engine's
+                cause = getattr(err, "cause", None)
+                if isinstance(cause, Exception) and not isinstance(cause, ray.exceptions.RayError):
+                    raise cause from None
+                raise EngineError(f"task {task.index}: {_last_line(err)}") from None
             finish(task, result)
             submit(actor)
     finally:
