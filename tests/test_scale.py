@@ -405,3 +405,43 @@ def test_actor_failures_are_one_error_line(ray_cluster):
         run_tasks([Task(0, 0)], cannot_start, EngineConfig("ray", retries=1))
     assert str(start.value) == ("task 0: its Ray worker could not start: FileNotFoundError: weights file not found: "
                                 "tiny.safetensors")
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_ray_address_nobody_answers_is_one_line_at_once(tmp_path):
+    """--ray-address HOST:PORT where no cluster listens: one error line within seconds (Ray itself retried 20
+    times, ~36 s each, then crashed), and no output written."""
+    pytest.importorskip("ray", reason="Ray is optional: pip install -r requirements-scale.txt")
+    puzzles = tmp_path / "o4.txt"
+    puzzles.write_text("1..4..1..2..3..2\n")
+    address = f"127.0.0.1:{free_port()}"
+    cmd = [sys.executable, "-m", "mi_core", "sweep", "oracle4", "--puzzles", str(puzzles), "--device", "cpu",
+           "--grid", "sequential", "--json", str(tmp_path / "out.json"), "--engine", "ray", "--ray-address", address]
+    start = time.time()
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    err = [line for line in done.stderr.splitlines() if line.strip() and not line.startswith("cells")]
+    assert done.returncode == 2 and time.time() - start < 60
+    assert len(err) == 1 and err[0].startswith(f"error: --ray-address {address}: ") and "Traceback" not in done.stderr
+    assert not (tmp_path / "out.json").exists()
+
+
+def test_ray_connection_errors_name_the_address(monkeypatch):
+    """ray.init's own errors (auto with no cluster running: ConnectionError) become one line naming the flag."""
+    ray = pytest.importorskip("ray", reason="Ray is optional: pip install -r requirements-scale.txt")
+    from mi_core.scale.engine import _start_ray
+
+    def refuse(**kwargs):
+        raise ConnectionError("Could not find any running Ray instance. Please specify the one to connect to.")
+
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "init", refuse)
+    with pytest.raises(EngineError, match=r"^--ray-address auto: Could not find any running Ray instance"):
+        _start_ray(EngineConfig("ray", address="auto"))

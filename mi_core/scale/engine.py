@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 import sys
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -146,9 +147,28 @@ def _start_ray(cfg: EngineConfig):
     if cfg.address is None:  # a local cluster: its workers import mi_core from this checkout
         path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
         env = {"env_vars": {"PYTHONPATH": path}}
-    ray.init(address=cfg.address, runtime_env=env, include_dashboard=False, log_to_driver=False,
-             configure_logging=False)
+    else:
+        _check_answers(cfg.address)
+    try:
+        ray.init(address=cfg.address, runtime_env=env, include_dashboard=False, log_to_driver=False,
+                 configure_logging=False)
+    except (ConnectionError, RuntimeError, ValueError, TimeoutError) as err:  # no cluster there, a bad address
+        where = "a local Ray cluster" if cfg.address is None else f"--ray-address {cfg.address}"
+        raise EngineError(f"{where}: {_last_line(err)}") from None
     return ray, True
+
+
+def _check_answers(address: str, timeout: float = 5.0) -> None:
+    """EngineError unless something listens at ``address`` (``HOST:PORT`` or ``ray://HOST:PORT``; others are
+    left to Ray): Ray itself retries an unanswered address 20 times, about 36 s each, then crashes."""
+    host, sep, port = address.removeprefix("ray://").rpartition(":")
+    if not sep or not host or not port.isdigit() or "/" in host:
+        return
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except OSError as err:
+        raise EngineError(f"--ray-address {address}: nothing answers there ({err.strerror or err}); start the "
+                          "cluster (ray start --head) or give its address (auto on one of its nodes)") from None
 
 
 def _actor_class(ray, cfg: EngineConfig):
