@@ -445,3 +445,13 @@ def test_ray_connection_errors_name_the_address(monkeypatch):
     monkeypatch.setattr(ray, "init", refuse)
     with pytest.raises(EngineError, match=r"^--ray-address auto: Could not find any running Ray instance"):
         _start_ray(EngineConfig("ray", address="auto"))
+
+
+def test_ray_address_nobody_answers_writes_no_manifest(tmp_path, model_path, capsys):
+    """The address is checked with the other settings, before make-estimator-data writes its manifest."""
+    pytest.importorskip("ray", reason="Ray is optional: pip install -r requirements-scale.txt")
+    address = f"127.0.0.1:{free_port()}"
+    assert cli_main(["make-estimator-data", "sudoku", "--model", str(model_path), "--states", "2", "--shard-size",
+                     "2", "--pool", "3", "--out", str(tmp_path / "d"), "--engine", "ray", "--ray-address", address]) == 2
+    assert capsys.readouterr().err.strip().startswith(f"error: --ray-address {address}: nothing answers there")
+    assert not (tmp_path / "d").exists()

@@ -105,7 +105,11 @@ def absolute(path) -> str | None:
 
 
 def engine_from_args(args) -> EngineConfig:
-    return EngineConfig(**{f.name: getattr(args, f.name) for f in fields(EngineConfig)})
+    """The command's engine settings, checked before any work (a ``--ray-address`` where nothing answers too)."""
+    cfg = EngineConfig(**{f.name: getattr(args, f.name) for f in fields(EngineConfig)})
+    if cfg.engine == "ray" and cfg.address is not None:
+        _check_answers(cfg.address)
+    return cfg
 
 
 def run_tasks(tasks: list[Task], make_worker: Callable[[], Callable[[Any], Any]], cfg: EngineConfig | None = None,
