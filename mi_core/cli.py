@@ -300,3 +300,17 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except RuntimeError as err:  # under torchrun: a collective that failed because another rank stopped
+        line = _peer_failure(err)
+        if line is None:
+            raise
+        print(f"error: {line}", file=sys.stderr)
+        return 1
+
+
+def _peer_failure(err: RuntimeError) -> str | None:
+    if "RANK" not in os.environ:  # not under torchrun (and torch stays unimported here)
+        return None
+    from mi_core.scale.distributed import peer_failure
+
+    return peer_failure(err)

@@ -127,3 +127,36 @@ def test_order_trainer_under_torchrun(tmp_path, model_path):
     assert ddp2.returncode == 0, ddp2.stderr
     assert (tmp_path / "ddp2_posterior.safetensors").is_file() and ddp2.stdout.count('"done": true') == 1
     assert len((tmp_path / "ddp2_log.jsonl").read_text().splitlines()) == 2  # one evaluation and done, by rank 0
+
+
+FAIL_ON_RANK_1 = """
+import os, sys, torch
+if os.environ.get("RANK") == "1":
+    backward, calls = torch.Tensor.backward, [0]
+    def failing(self, *args, **kwargs):
+        calls[0] += 1
+        if calls[0] == 3:
+            raise ValueError("bad input on rank 1")
+        return backward(self, *args, **kwargs)
+    torch.Tensor.backward = failing
+from mi_core.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.slow  # one torchrun launch, ~6 s
+def test_error_in_one_rank_is_one_line_on_each(tmp_path, estimator_data):
+    """A user error in rank 1 is its one error line; rank 0, whose collective then fails (gloo: connection closed
+    by peer), says so in one line instead of a traceback, and the job stops at once."""
+    script = tmp_path / "fail.py"
+    script.write_text(FAIL_ON_RANK_1)
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2", str(script),
+           "train-estimator", "--data", str(estimator_data), "--variants", "log:free", "--steps", "6",
+           "--eval-every", "3", "--batch", "2", "--threads", "1", "--device", "cpu", "--d-node", "8", "--d-proj", "4",
+           "--d-pair", "4", "--d-pos", "4", "--out", str(tmp_path / "e.safetensors")]
+    done = subprocess.run(cmd, cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=120)
+    errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert done.returncode != 0 and not (tmp_path / "e.safetensors").exists()
+    assert errors[0] == "error: bad input on rank 1" or errors[1] == "error: bad input on rank 1"
+    assert len(errors) == 2 and any(e.startswith("error: rank 0: another rank of this torchrun job stopped") for e in errors)
+    assert "[rank0]: Traceback" not in done.stderr

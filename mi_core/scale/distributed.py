@@ -57,6 +57,21 @@ def teardown() -> None:
         dist.destroy_process_group()
 
 
+PEER_GONE = ("Connection closed by peer", "Connection reset by peer", "Broken pipe")  # gloo's words for it
+
+
+def peer_failure(err: BaseException) -> str | None:
+    """One line when ``err`` is this rank's collective failing because another rank of the torchrun job stopped
+    (its own error, printed by that rank, is the cause), else None."""
+    if not launched() or not isinstance(err, RuntimeError):  # torch.distributed.DistError is a RuntimeError
+        return None
+    said = next((words for words in PEER_GONE if words in str(err)), None)
+    if said is None:
+        return None
+    return (f"rank {os.environ.get('RANK')}: another rank of this torchrun job stopped ({said}); its own error "
+            "line above, or torchrun's exit code for it below, is the cause")
+
+
 def rank_seed(seed: int, r: int | None = None) -> int:
     """The data seed of rank ``r`` (default: this rank): ``seed`` itself on rank 0, so one rank reproduces a
     run without torchrun, else one derived from ``(seed, r)``."""
