@@ -455,3 +455,25 @@ def test_ray_address_nobody_answers_writes_no_manifest(tmp_path, model_path, cap
                      "2", "--pool", "3", "--out", str(tmp_path / "d"), "--engine", "ray", "--ray-address", address]) == 2
     assert capsys.readouterr().err.strip().startswith(f"error: --ray-address {address}: nothing answers there")
     assert not (tmp_path / "d").exists()
+
+
+def test_actors_without_gpus_probe_on_the_cpu(tmp_path, tiny_mdm, model_path, monkeypatch):
+    """A driver on CUDA with --engine ray and no --num-gpus: its actors hold no GPU (Ray sets their
+    CUDA_VISIBLE_DEVICES to none), so their shards are made on the CPU; were told 'cuda' and could not start."""
+    from mi_core.train import estimator_data
+
+    made = {}
+
+    class Stop(Exception):
+        pass
+
+    def capture(maker, local, shards, out, engine):
+        made["device"] = maker.device
+        raise Stop
+
+    monkeypatch.setattr(estimator_data, "write_shards", capture)
+    for num_gpus, expected in ((0.0, "cpu"), (1.0, "cuda")):
+        with pytest.raises(Stop):
+            estimator_data.run(tiny_mdm, model_path, data_config(), tmp_path / f"d{num_gpus}", torch.device("cuda"),
+                               log=lambda m: None, engine=EngineConfig("ray", num_gpus=num_gpus))
+        assert made["device"] == expected

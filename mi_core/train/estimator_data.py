@@ -267,8 +267,8 @@ def run(model, model_path: Path, cfg, out: Path, device, log=print, engine=None)
     todo = [i for i in range(cfg.shards) if not shard_path(out, i).is_file()]
     log(f"{out}: {cfg.shards - len(todo)} of {cfg.shards} shards already written")
     if todo:
-        gpus = engine is not None and engine.num_gpus > 0  # a Ray actor with GPUs works on CUDA
-        worker_device = "cuda" if gpus else str(getattr(device, "type", device))
+        gpus = engine is not None and engine.num_gpus > 0  # a Ray actor with GPUs works on CUDA, one without
+        worker_device = "cuda" if gpus else "cpu"  # sees none (Ray empties its CUDA_VISIBLE_DEVICES)
         maker = ShardMaker(domain.key, for_workers(cfg), absolute(model_path), device=worker_device)  # as actors open them
         local = partial(make_shard, model, source, device=device, pad_id=domain.pad_id or 0)
         write_shards(maker, local, cfg.shards, out, engine)
