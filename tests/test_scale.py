@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.fixture(scope="module")
 def ray_cluster():
     ray = pytest.importorskip("ray", reason="Ray is optional: pip install -r requirements-scale.txt")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False,
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False,
              runtime_env={"env_vars": {"PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests")]),
                                           "OMP_NUM_THREADS": "1"}})
     yield ray
@@ -477,3 +477,18 @@ def test_actors_without_gpus_probe_on_the_cpu(tmp_path, tiny_mdm, model_path, mo
             estimator_data.run(tiny_mdm, model_path, data_config(), tmp_path / f"d{num_gpus}", torch.device("cuda"),
                                log=lambda m: None, engine=EngineConfig("ray", num_gpus=num_gpus))
         assert made["device"] == expected
+
+
+def test_without_an_address_ray_starts_a_cluster_of_its_own(monkeypatch):
+    """With a `ray start` cluster running on the machine, leaving out --ray-address joined it (ray.init's default),
+    though the flag's help says a local cluster; a fixture passing num_cpus then failed."""
+    import sys
+    import types
+
+    from mi_core.scale import engine
+
+    calls = []
+    fake = types.SimpleNamespace(is_initialized=lambda: False, init=lambda **kw: calls.append(kw))
+    monkeypatch.setitem(sys.modules, "ray", fake)
+    engine._start_ray(engine.EngineConfig(engine="ray"))
+    assert calls[0]["address"] == "local"

@@ -154,7 +154,8 @@ def _start_ray(cfg: EngineConfig):
     else:
         _check_answers(cfg.address)
     try:
-        ray.init(address=cfg.address, runtime_env=env, include_dashboard=False, log_to_driver=False,
+        # no address: a cluster of this process's own ("local"), not one a `ray start` left running here
+        ray.init(address=cfg.address or "local", runtime_env=env, include_dashboard=False, log_to_driver=False,
                  configure_logging=False)
     except (ConnectionError, RuntimeError, ValueError, TimeoutError) as err:  # no cluster there, a bad address
         where = "a local Ray cluster" if cfg.address is None else f"--ray-address {cfg.address}"
