@@ -211,9 +211,9 @@ def test_protein_data_config_errors(fasta):
     from mi_core.domain import check_mix
     from mi_core.domains.protein.states import SOURCES, sequence_pool
 
-    with pytest.raises(ValueError, match="max_len 9 is below min_len 10"):
+    with pytest.raises(ValueError, match="--max-len 9 is below --min-len 10"):
         small_data_config(fasta, max_len=9)
-    with pytest.raises(ValueError, match="min_masked must be in 2..min_len"):
+    with pytest.raises(ValueError, match="--min-masked must be in 2..--min-len"):
         small_data_config(fasta, min_masked=11)
     with pytest.raises(ValueError, match="--mix expects three weights >= 0, not all 0"):
         small_data_config(fasta, mix=(0.0, 0.0, 0.0))

@@ -42,9 +42,9 @@ class ProteinDataConfig(MixedShardConfig):
         # "./a//b.fa" is "a/b.fa": a shard folder resumes under either spelling
         object.__setattr__(self, "fasta", str(Path(self.fasta)))
         if self.max_len < self.min_len:
-            raise ValueError(f"max_len {self.max_len} is below min_len {self.min_len}")
+            raise ValueError(f"--max-len {self.max_len} is below --min-len {self.min_len}")
         if not 2 <= self.min_masked <= self.min_len:
-            raise ValueError(f"min_masked must be in 2..min_len ({self.min_len}), got {self.min_masked}")
+            raise ValueError(f"--min-masked must be in 2..--min-len ({self.min_len}), got {self.min_masked}")
 
 
 def sequence_pool(fasta: str | Path, split: str, min_len: int, split_seed: int = 0) -> list[np.ndarray]:
