@@ -12,6 +12,7 @@ changed (:func:`note`).
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import math
 from collections.abc import Callable
 
@@ -293,6 +294,12 @@ def put_in_link(source_key: str, source: str, text_key: str, text: str) -> None:
 
 
 MAX_LINK_TEXT = 20_000  # characters of a pasted puzzle or sequence the URL keeps (a long protein in FASTA fits)
+KEPT_LONG_TEXTS = 8  # texts left out of the address that Back and Forward can bring back, the latest
+
+
+def _cut_key(marker: str) -> str:
+    """The text widget a ``cut`` marker (``puzzle.1a2b3c4d``: the key and the text's hash) names."""
+    return marker.partition(".")[0]
 
 
 def text_bind(key: str) -> tuple[str | None, str | None]:
@@ -303,12 +310,13 @@ def text_bind(key: str) -> tuple[str | None, str | None]:
     if not isinstance(value, str):
         value = arrived(key) or ""
     left_out = st.session_state.setdefault("_link_text_out", set())
-    long_texts = st.session_state.setdefault("_link_long_text", {})  # the last text left out, by key
+    long_texts = st.session_state.setdefault("_link_long_text", {})  # {cut marker: the text left out}
+    marker = st.query_params.get("cut", "")
     if history_navigation():  # Back or Forward: the entry's text, not the one of the entry left
         if key in st.query_params:
             value = st.session_state[key] = st.query_params[key]
-        elif st.query_params.get("cut") == key and key in long_texts:  # an entry whose text was left out
-            value = st.session_state[key] = long_texts[key]
+        elif marker in long_texts and _cut_key(marker) == key:  # an entry whose text was left out
+            value = st.session_state[key] = long_texts[marker]
         elif len(value) > MAX_LINK_TEXT:  # an entry of an empty box (a long text's would say cut)
             value = st.session_state[key] = ""
     if len(value) <= MAX_LINK_TEXT:
@@ -318,16 +326,20 @@ def text_bind(key: str) -> tuple[str | None, str | None]:
                 # one write: Streamlit pushes a history entry for each here (the visitor's change left the URL
                 # alone), so ``cut`` stays; it means something only where the URL has no ``key``
                 st.query_params[key] = value
-        elif st.query_params.get("cut") == key and key not in st.query_params and st.session_state.get("_link_first"):
+        elif _cut_key(marker) == key and key not in st.query_params and st.session_state.get("_link_first"):
             # a copied link from an entry whose text was left out
             st.session_state.get(_CHANGED, {})["cut"] = (f"cut={key}: the {key} was too long for a link and is "
                                                          "not in it; paste it again")
         return BIND, None
     left_out.add(key)
-    long_texts[key] = value
-    if st.query_params.get("cut") != key:  # the entry says its text was left out, so Back can bring it back
+    # the marker names the text, not only the key: two long pastes are two entries, and Back brings each its own
+    marker = f"{key}.{hashlib.sha256(value.encode()).hexdigest()[:8]}"
+    long_texts[marker] = long_texts.pop(marker, value)
+    while len(long_texts) > KEPT_LONG_TEXTS:
+        long_texts.pop(next(iter(long_texts)))
+    if st.query_params.get("cut") != marker:  # the entry says its text was left out, so Back can bring it back
         with contextlib.suppress(StreamlitAPIException):
-            st.query_params["cut"] = key
+            st.query_params["cut"] = marker
     st.session_state.get(_CHANGED, {})[key] = f"{key} ({len(value):,} characters) left out"
     return None, (f"This text is {len(value):,} characters long: the link keeps at most {MAX_LINK_TEXT:,}, so it "
                   "is left out of the page's address (a copied link will not reopen it).")

@@ -795,3 +795,35 @@ def test_back_across_a_paste_too_long_for_the_link_shows_each_entrys_text(chromi
     step(page.go_forward)
     assert f"puzzle={EASY}" in page.url and box.input_value() == EASY  # the entry's own text, not the long one
     page.close()
+
+
+def test_back_to_the_first_of_two_long_pastes_shows_its_own_text(chromium, app_url):
+    """Each long paste is its own entry: Back to the first of two (a short paste between them) showed the second."""
+    page = chromium.new_page(viewport=VIEW)
+    box = page.locator('[data-testid="stTextArea"] textarea')
+
+    def paste(text: str, shows: str) -> None:
+        box.fill(text)
+        box.press("Control+Enter")
+        page.wait_for_function(f"location.search.includes('{shows}')", polling=250, timeout=30_000)
+        wait_ready(page)
+
+    def step(go) -> None:
+        go()
+        wait_ready(page)
+
+    page.goto(f"{app_url}/MI_maps?src=paste")
+    wait_ready(page)
+    first, second = "2" * 25_000, "3" * 26_000
+    paste(first, "cut=puzzle")
+    paste(EASY, "puzzle=")
+    paste(second, "cut=puzzle")
+    assert "puzzle=" not in page.url.replace("cut=puzzle", "")
+    step(page.go_back)
+    assert box.input_value() == EASY
+    step(page.go_back)
+    assert box.input_value() == first  # not the second, the latest left out
+    step(page.go_forward)
+    step(page.go_forward)
+    assert box.input_value() == second
+    page.close()
