@@ -44,7 +44,8 @@ _FORMAT = "_link_format"  # {key: value -> its text in the URL} for widgets with
 _WHY = "_link_why"  # {key: the link's text -> why the page could not take it, or None} (see :func:`explain`)
 _UNBIND = "_link_unbind"  # keys clamped this run whose widget is not yet drawn (see :func:`bound`)
 _ACCEPTED = "_link_accepted"  # keys :func:`accept_id` set from an option's id, to write into the URL on the rerun
-_TWICE = "_link_twice"  # the keys the link gives more than once, and which value is used
+_TWICE = "_link_twice"  # {key: its values} for the keys the link gives more than once, with different values
+_REMARKS = "_link_remarks"  # what else the note says of the link this run (a text it cannot hold, see text_bind)
 _SET = "_link_set_by_click"  # keys a callback set since the last full run (see :func:`set_by_click`)
 
 
@@ -88,9 +89,9 @@ def start(page: str = "", selects_cell: bool = False, picks_model: bool = False)
     set_by_page = st.session_state.pop(_SET, set())
     st.session_state[_IN] = {k: v for k, v in st.query_params.to_dict().items() if k not in set_by_page}
     # a key given twice: Streamlit takes the last value without a word (domain=4x4&domain=protein)
-    st.session_state[_TWICE] = [f"{k} given {len(vs)} times: the last, {_short(vs[-1], 30)}, is used"
-                                for k in st.query_params if len(vs := st.query_params.get_all(k)) > 1]
+    st.session_state[_TWICE] = {k: vs for k in st.query_params if len(set(vs := st.query_params.get_all(k))) > 1}
     st.session_state[_CHANGED] = {}
+    st.session_state[_REMARKS] = []
     st.session_state[_WHY] = {}
     st.session_state.setdefault(_FORMAT, {})
 
@@ -233,29 +234,35 @@ def _same(raw: str, value, key: str) -> bool:
     return False
 
 
-def problems() -> tuple[list[str], list[str], list[str]]:
-    """``(not understood, not used, changed)``: the link's parameters the page dropped (unknown names, values
-    a widget cannot take), those of the app that nothing on this page read (``cell`` on the benchmarks, a
-    puzzle text under ``src=preset``), and those it clamped."""
+def problems() -> tuple[list[str], list[str], list[str], list[str]]:
+    """``(not understood, not used, changed, remarks)``: the link's parameters the page dropped (unknown names,
+    values a widget cannot take), those of the app that nothing on this page read (``cell`` on the benchmarks, a
+    puzzle text under ``src=preset``), those it clamped, and the rest the note says (a key given twice)."""
     found = st.session_state.get(_IN, {})
     changed = st.session_state.get(_CHANGED, {})
     first = st.session_state.get("_link_first", False)
-    dropped, unused = [], []
+    dropped, unused, not_taken = [], [], set()
     for key, raw in found.items():
         if key in IGNORED or key in changed or key == "cut":  # cut: said by :func:`text_bind` where it matters
             continue
         if not known(key):
             dropped.append(_short(f"{key}={raw}"))
+            not_taken.add(key)
         elif key not in st.session_state:
             if key in _CHOICES and raw not in _CHOICES[key]():
                 dropped.append(_short(f"{key}={raw}"))
+                not_taken.add(key)
             elif key not in SHARED or key in OWN:
                 unused.append(key)
             elif first and key in TEXT_SOURCE and found.get(TEXT_SOURCE[key]) != "paste":
                 unused.append(f"{key} (add {TEXT_SOURCE[key]}=paste to open it)")
         elif not _same(raw, st.session_state[key], key):
             dropped.append(_dropped(key, raw))
-    return dropped, unused, st.session_state.get(_TWICE, []) + list(changed.values())
+            not_taken.add(key)
+    # the last value is the one used: unless it is among those not understood (scale=log&scale=rainbow)
+    twice = [f"this link gives {k} {len(vs)} times: the last, {_short(vs[-1], 30)}, is used"
+             for k, vs in st.session_state.get(_TWICE, {}).items() if k not in not_taken and k not in IGNORED]
+    return dropped, unused, list(changed.values()), twice + st.session_state.get(_REMARKS, [])
 
 
 NAMED = 8  # parts of a link the note names; it counts the others
@@ -263,7 +270,7 @@ NAMED = 8  # parts of a link the note names; it counts the others
 
 def note() -> str | None:
     """The one line that says what of the link was not understood, not used or changed, or None."""
-    dropped, unused, changed = problems()
+    dropped, unused, changed, remarks = problems()
     parts = []
     if dropped:  # a few named, the rest counted (200 unknown keys made a banner of 1,500 characters)
         more = f" and {len(dropped) - NAMED} more" if len(dropped) > NAMED else ""
@@ -272,6 +279,7 @@ def note() -> str | None:
         parts.append(("part of this link is" if not parts else "") + " not used on this page: " + ", ".join(unused))
     if changed:
         parts.append(("part of this link was" if not parts else "") + " changed to fit: " + ", ".join(changed))
+    parts += [" " + remark for remark in remarks]
     return ";".join(parts).strip() + "." if parts else None
 
 
@@ -328,8 +336,8 @@ def text_bind(key: str) -> tuple[str | None, str | None]:
                 st.query_params[key] = value
         elif _cut_key(marker) == key and key not in st.query_params and st.session_state.get("_link_first"):
             # a copied link from an entry whose text was left out
-            st.session_state.get(_CHANGED, {})["cut"] = (f"cut={key}: the {key} was too long for a link and is "
-                                                         "not in it; paste it again")
+            st.session_state.get(_REMARKS, []).append(f"the {key} was too long for this link and is not in it "
+                                                      f"(cut={key}): paste it again")
         return BIND, None
     left_out.add(key)
     # the marker names the text, not only the key: two long pastes are two entries, and Back brings each its own

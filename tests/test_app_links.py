@@ -37,9 +37,9 @@ def test_a_seed_in_a_link_is_a_whole_number_in_range_and_the_note_says_which(env
     ("pages/3_Decoding.py", {"scale": "rainbow"}, "not understood: scale=rainbow."),
     ("pages/1_MI_maps.py", {"puzzle": "123"}, "not used on this page: puzzle (add src=paste to open it)."),
     ("pages/1_MI_maps.py", {"domain": "protein", "seq": "MKV"}, "not used on this page: seq (add psrc=paste to open it)."),
-    ("pages/1_MI_maps.py", {"domain": ["4x4", "protein"]}, "domain given 2 times: the last, protein, is used."),
+    ("pages/1_MI_maps.py", {"domain": ["4x4", "protein"]}, "link gives domain 2 times: the last, protein, is used."),
     ("pages/1_MI_maps.py", {"src": "paste", "cut": "puzzle"},
-     "cut=puzzle: the puzzle was too long for a link and is not in it; paste it again."),
+     "puzzle was too long for this link and is not in it (cut=puzzle): paste it again."),
 ])
 def test_a_link_is_checked_where_it_opens(env, path, query, said):
     """A page that does not draw a shared parameter's widget took any value of it without a word (the next page
@@ -53,6 +53,24 @@ def test_a_link_is_checked_where_it_opens(env, path, query, said):
     assert_clean(at)
     (note,) = link_notes(at)
     assert note.endswith(said), note
+
+
+@pytest.mark.parametrize("query, said", [
+    ({"scale": ["log", "rainbow"]}, "Part of this link was not understood: scale=rainbow."),  # not "rainbow is used"
+    ({"zz": ["1", "2"]}, "Part of this link was not understood: zz=2."),
+    ({"domain": ["4x4", "4x4"]}, None),  # the same value twice: nothing to choose between
+    ({"domain": ["4x4", "protein"]}, "This link gives domain 2 times: the last, protein, is used."),  # no "changed"
+    ({"src": "paste", "cut": "puzzle"}, "The puzzle was too long for this link and is not in it (cut=puzzle): paste "
+                                        "it again."),
+])
+def test_a_key_given_twice_or_a_cut_text_is_said_as_it_is(env, query, said):
+    at = AppTest.from_file(test_app_pages.APP, default_timeout=120)
+    at.switch_page("pages/1_MI_maps.py")
+    for key, value in query.items():
+        at.query_params[key] = value
+    at.run()
+    assert_clean(at)
+    assert [w.value for w in at.warning] == ([said] if said else [])
 
 
 def test_a_link_of_many_unknown_keys_names_a_few_and_counts_the_rest(env):
