@@ -285,6 +285,7 @@ def test_pasted_sequence_with_nothing_masked_prompts_once(env):
         assert_clean(at)
         prompts = [i.value for i in at.info if "No residue is masked" in i.value]
         assert len(prompts) == 1 and "in the sidebar" in prompts[0], [i.value for i in at.info]
+        assert not at.error, [e.value for e in at.error]  # the prompt, not an error in the sidebar as well
         assert at.text_area(key="seq").value == SEQ
     at.sidebar.radio(key="mask_mode").set_value("rate").run()  # masking some brings the page on
     assert_clean(at)
