@@ -254,8 +254,10 @@ def problems() -> tuple[list[str], list[str], list[str], list[str]]:
                 not_taken.add(key)
             elif key not in SHARED or key in OWN:
                 unused.append(key)
-            elif first and key in TEXT_SOURCE and found.get(TEXT_SOURCE[key]) != "paste":
-                unused.append(f"{key} (add {TEXT_SOURCE[key]}=paste to open it)")
+            elif first and TEXT_SOURCE.get(key) in st.session_state and found.get(TEXT_SOURCE[key]) != "paste":
+                # where the page draws that source's picker (not About, not another domain's)
+                verb = "use" if TEXT_SOURCE[key] in found else "add"
+                unused.append(f"{key} ({verb} {TEXT_SOURCE[key]}=paste to open it)")
         elif not _same(raw, st.session_state[key], key):
             dropped.append(_dropped(key, raw))
             not_taken.add(key)
@@ -272,7 +274,7 @@ def note() -> str | None:
     """The one line that says what of the link was not understood, not used or changed, or None."""
     dropped, unused, changed, remarks = problems()
     parts = []
-    if dropped:  # a few named, the rest counted (200 unknown keys made a banner of 1,500 characters)
+    if dropped:  # a few named, the rest counted: the note is one line
         more = f" and {len(dropped) - NAMED} more" if len(dropped) > NAMED else ""
         parts.append("part of this link was not understood: " + ", ".join(dropped[:NAMED]) + more)
     if unused:

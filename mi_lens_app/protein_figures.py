@@ -203,7 +203,8 @@ def arc_figure(letters: str, labels: list[str], masked: np.ndarray, mi: np.ndarr
                              textfont={"size": 14 if hi - lo <= 60 else 12 if hi - lo <= 80 else 9 if hi - lo <= 160
                                        else 7, "color": colors.tolist()},
                              hovertext=labels, hoverinfo="text"))
-    span = max((j - i).max() / 2 if len(w) else 1, 1)
+    ends_in = ((i >= lo) & (i < hi)) | ((j >= lo) & (j < hi))  # the window's arcs set the height drawn
+    span = max((j - i)[ends_in].max() / 2 if ends_in.any() else 1, 1)
     drawn = f"{len(w)} strongest of {total} pairs (cap {cap})" if total > len(w) else f"all {total} pairs"
     shown = f"; {noun}s {lo + 1}-{hi} of {n} shown" if hi - lo < n else ""
     _layout(fig, f"{title}: {drawn}{shown}", height,

@@ -147,7 +147,8 @@ def _sequence_uploaded() -> tuple[str, str, Masking] | None:
     records = support.attempt_input(support.fasta_upload, file.name, file.getvalue(), what="Cannot read the file")
     if not records:
         return None
-    total = sum(line.lstrip().startswith(b">") for line in file.getvalue().splitlines())  # records read: up to 500
+    lines = file.getvalue().decode("utf-8-sig", errors="replace").splitlines()  # (a byte-order mark at the start)
+    total = sum(line.lstrip().startswith(">") for line in lines)  # records read: up to 500
     count = f"the first {len(records)} of {total}" if total > len(records) else f"{len(records)}"
     row = side.selectbox(f"Sequence ({count} in the file)", range(len(records)), key="pupload_row",
                          format_func=lambda i: f"{records[i].name[:30]} ({records[i].length} aa)")
@@ -174,7 +175,7 @@ def window_picker(length: int, key: str = "win", where=None, masked: list[int] =
         return 0, length
     last = max(length - size + 1, 2)
     links.clamp_number(key, 1, last, integer=True)
-    if key in st.session_state:  # kept: another window size is another slider to Streamlit, which took its default
+    if key in st.session_state:  # kept: another window size is another slider to Streamlit, which would take its default
         st.session_state[key] = min(int(st.session_state[key] or 1), last)  # and a smaller sequence's end
     opening = min(max((masked[0] if len(masked) else 0) - 5, 0) + 1, last)  # 1-based; a VH's CDR-H3: 99-109
     links.restart_on(key, (length, tuple(masked)), opening)

@@ -42,7 +42,8 @@ RUNS = [
 def run_all(csv: Path, work: Path, runs) -> None:
     work.mkdir(parents=True, exist_ok=True)
     base = [sys.executable, "-m", "mi_core"]
-    jobs = [("eval_model.json", ["eval-model", "antibody", "--csv", str(csv), "--rows", "71-100", "--mask-rate", "0.15"])]
+    jobs = [("eval_model.json", ["eval-model", "antibody", "--csv", str(csv), "--rows", "71-100", "--mask-rate", "0.15",
+                                 "--threads", "1"])]
     jobs += [(f"bench/{region}_{tag}.json", ["bench", "antibody", "--csv", str(csv), "--rows", "71-100", "--region",
                                              region, "--sampler", sampler, *[a for s in sets for a in ("--set", s)]])
              for region, tag, sampler, sets in runs]

@@ -160,6 +160,11 @@ def test_figure_caps_and_windows():
     arcs = protein_figures.arc_figure("A" * n, labels, masked, mi, cap=150)
     tops = next(t for t in arcs.data if t.name == "arc tops")
     assert len(tops.x) == 150 and "150 strongest of 31125 pairs (cap 150)" in arcs.layout.title.text
+    near = np.zeros((n, n))  # one long pair (1-250) and one short one (100-104): a window on the short one
+    near[0, 249] = near[249, 0] = 1.0
+    near[99, 103] = near[103, 99] = 0.5
+    windowed = protein_figures.arc_figure("A" * n, labels, masked, near, start=90, size=20)
+    assert windowed.layout.yaxis.range[1] == pytest.approx(2 * 1.05)  # the short arc's height, not the long one's
     i, j, w, total = protein_figures.top_pairs(mi, masked, min_sep=4, limit=10)
     assert (j - i >= 4).all() and (np.diff(w) <= 0).all() and total == (n - 4) * (n - 3) // 2
     assert w[0] == pytest.approx(mi[np.triu_indices(n, 4)].max())
