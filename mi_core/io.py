@@ -124,10 +124,16 @@ def commit(tmp: Path, path: Path) -> None:
 
 def atomic_write_text(path: str | Path, text: str) -> None:
     """Write ``text`` to ``path`` so a reader sees the old file or the new one, never a part."""
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def atomic_write_bytes(path: str | Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` so a reader sees the old file or the new one, never a part; an interrupted write
+    (Ctrl-C) leaves no temporary file either."""
     path = Path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        commit(write_tmp_bytes(path, text.encode("utf-8")), path)
+        commit(write_tmp_bytes(path, data), path)
     except OSError as err:  # named by the path asked for, not its temporary name
         raise OutputPathError(f"cannot write {path}: {err.strerror or err}") from None
     finally:

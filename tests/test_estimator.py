@@ -647,3 +647,18 @@ def test_each_variant_is_validated_before_it_leaves_the_data_device(monkeypatch)
     assert [v["variant"] for v in summary["variants"]] == ["log:free", "mse:bound"]
     for v in summary["variants"]:  # the score kept is the validation of the checkpoint kept
         assert v["val"]["spearman"] == pytest.approx(v["val_spearman"], nan_ok=True)
+
+
+def test_a_shard_write_interrupted_leaves_no_temporary_file(tmp_path, monkeypatch):
+    """Ctrl-C on a Ray run between a shard's temporary write and its rename left ``shard_00002.safetensors.tmp``."""
+    from mi_core import io
+    from mi_core.train.estimator_data import save_shard
+
+    def interrupted(tmp, path):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(io, "commit", interrupted)
+    path = tmp_path / "shard_00000.safetensors"
+    with pytest.raises(KeyboardInterrupt):
+        save_shard({"mi": torch.zeros(1, 2, 2)}, path)
+    assert list(tmp_path.iterdir()) == []

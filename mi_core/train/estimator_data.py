@@ -26,7 +26,7 @@ from safetensors.torch import load_file
 
 from mi_core.device import pick_device
 from mi_core.domain import DOMAINS, Domain, get_domain
-from mi_core.io import atomic_write_json, check_output_dir, commit, file_sha256, write_tmp_bytes
+from mi_core.io import atomic_write_bytes, atomic_write_json, check_output_dir, file_sha256
 from mi_core.mi.estimator import mdm_features
 from mi_core.mi.probe import probe_by_length
 from mi_core.models.loading import load_model
@@ -44,8 +44,8 @@ def shard_path(out: Path, index: int) -> Path:
 
 
 def save_shard(shard: dict[str, torch.Tensor], path: Path) -> None:
-    """Write atomically, so a killed run never leaves half a shard."""
-    commit(write_tmp_bytes(path, safetensors.torch.save(shard)), path)
+    """Write atomically, so a killed run never leaves half a shard (nor, interrupted, its temporary file)."""
+    atomic_write_bytes(path, safetensors.torch.save(shard))
 
 
 def read_shard(path: Path) -> dict[str, torch.Tensor]:
