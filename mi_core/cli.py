@@ -79,7 +79,7 @@ class ArgumentParser(argparse.ArgumentParser):
             kw["action"] = NEGATABLE if spec.negatable else STORE_FALSE if default else STORE_TRUE
         else:
             kw.update(action=APPEND if spec.many else STORE, type=parsed(spec.parse) if spec.parse else
-                      (kind if kind in (int, float, Path) else str), choices=spec.choices, metavar=spec.metavar,
+                      (path_arg if kind is Path else kind if kind in (int, float) else str), choices=spec.choices, metavar=spec.metavar,
                       required=required)
         (target or self).add_argument(*flags, **kw)
         numeric = kind in (int, float) and spec.parse is None
@@ -99,6 +99,17 @@ class ArgumentParser(argparse.ArgumentParser):
 
     def error(self, message: str):
         self.exit(2, f"error: {message} (see {self.prog} --help)\n")
+
+
+def path_arg(text: str) -> Path:
+    """A path option's value; an empty one is refused (Path('') is '.': an empty --out wrote shards into the
+    working folder, an empty --model said "PosixPath('.') has an empty name")."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"an empty path ({text!r}); give a file or folder name")
+    return Path(text)
+
+
+path_arg.__name__ = "path"
 
 
 ROLE = re.compile(r":(?:func|class|mod|meth|attr|data):`~?(?:[\w.]+\.)?(\w+)`")

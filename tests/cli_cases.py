@@ -252,6 +252,9 @@ def cases() -> list[tuple[str, str, list[str]]]:
         ("diagnose-sampler-key-twice", "other", [*diag, "--json", "{D}/dg2.json", "--sampler", "topk:k=2;k=3"]),
         ("markdown-and-no-markdown", "other", [*evals, "--markdown", "{D}/n.md", "--no-markdown"]),
         ("probe-protein-junk-pth", "unclear", [*pprot[:3], "{D}/junk.pth", *pprot[4:], "--sequence", "MKTA_YIAKQR"]),
+        # the third sweep: an empty path was read as '.', the working folder
+        ("make-estimator-data-out-empty", "other", ["make-estimator-data", "sudoku", "--out", "", "--states", "1"]),
+        ("bench-model-empty", "other", [*bench[:4], "--model", ""]),
         # help must exit 0
         ("train-help", "help", ["train", "--help"]),
     ]

@@ -131,6 +131,8 @@ def test_messages_name_option_value_and_range(places, capsys, monkeypatch):
         "markdown-and-no-markdown": "--markdown FILE writes a section and --no-markdown writes none",
         "blank-mask-positions": "--mask-positions: no position in ' , '",  # it masked nothing, silently
         "estimate-mask-positions-outside": "--mask-positions: '9' is outside 1-8 (the sequence has 8 residues)",
+        "make-estimator-data-out-empty": "argument --out: an empty path ('')",
+        "bench-model-empty": "argument --model: an empty path ('')",
         "probe-protein-junk-pth": "junk.pth is not an ESM-C checkpoint (torch.load: ",
     }
     for name, text in expect.items():
