@@ -78,9 +78,9 @@ class ArgumentParser(argparse.ArgumentParser):
         if kind is bool:
             kw["action"] = NEGATABLE if spec.negatable else STORE_FALSE if default else STORE_TRUE
         else:
-            kw.update(action=APPEND if spec.many else STORE, type=parsed(spec.parse) if spec.parse else
-                      (path_arg if kind is Path else kind if kind in (int, float) else str), choices=spec.choices, metavar=spec.metavar,
-                      required=required)
+            converter = path_arg if kind is Path else kind if kind in (int, float) else str
+            kw.update(action=APPEND if spec.many else STORE, type=parsed(spec.parse) if spec.parse else converter,
+                      choices=spec.choices, metavar=spec.metavar, required=required)
         (target or self).add_argument(*flags, **kw)
         numeric = kind in (int, float) and spec.parse is None
         bounds = spec.range or ((DEFAULT_INT if kind is int else DEFAULT_FLOAT) if numeric else None)

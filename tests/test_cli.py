@@ -383,3 +383,14 @@ def test_a_report_section_is_rewritten_only_between_sound_markers(tmp_path):
         assert md.read_text() == text  # nothing cut
     with pytest.raises(ValueError, match="a section name holds no"):
         update_section("x -->", "new", tmp_path / "s.md")
+
+
+def test_a_sweep_section_name_that_cannot_be_a_marker_is_refused_before_the_work(tmp_path, model_path, capsys):
+    """`--name "a -->"` ran the sweep, wrote its JSON, then refused the report's section name."""
+    puzzles = tmp_path / "p.txt"
+    puzzles.write_text(EASY + "\n")
+    out = tmp_path / "s.json"
+    rc = main(["sweep", "sudoku", "--puzzles", str(puzzles), "--grid", "sequential", "--model", str(model_path),
+               "--json", str(out), "--markdown", str(tmp_path / "r.md"), "--name", "a -->", "--threads", "1"])
+    assert rc == 2 and not out.exists()
+    assert "--name 'a -->': a section name holds no '--'" in capsys.readouterr().err

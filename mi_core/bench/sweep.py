@@ -28,7 +28,7 @@ from mi_core.device import pick_device, warn_if_slow_bf16
 from mi_core.domain import get_domain
 from mi_core.io import atomic_write_json, check_output, display_path
 from mi_core.mi.estimator import check_model_match, load_estimator
-from mi_core.options import Device, Force, markdown_option, option
+from mi_core.options import Device, Force, markdown_option, option, section_problem
 from mi_core.scale.engine import EngineConfig, engine_from_args
 
 # a figure's column heading, where not its key with spaces
@@ -179,6 +179,8 @@ def main(args) -> int:
     configs = [(n, p, decode.lacks_mi_source(make_strategy(n, **p)))
                for n, p in (selector_param(n, p, domain) for n, p in grid_configs(grid, args.samplers))]
     inputs = inputs_cls(domain, args)
+    if args.markdown is not None and str(args.markdown) != "-" and (problem := section_problem(f"sweep-{inputs.name}")):
+        raise ValueError(f"--name {inputs.name!r}: {problem}")  # before the work, not after it (the JSON written)
     device = pick_device(args.device, args.threads)
     warn_if_slow_bf16(device, args.bf16)
     model, _, model_name = decode.load(args, domain, device)
