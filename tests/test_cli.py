@@ -394,3 +394,13 @@ def test_a_sweep_section_name_that_cannot_be_a_marker_is_refused_before_the_work
                "--json", str(out), "--markdown", str(tmp_path / "r.md"), "--name", "a -->", "--threads", "1"])
     assert rc == 2 and not out.exists()
     assert "--name 'a -->': a section name holds no '--'" in capsys.readouterr().err
+
+
+def test_a_sweep_sampler_not_in_the_grid_is_named(tmp_path, model_path, capsys):
+    """`--samplers sequentail` said only "the grid is empty after --samplers filtering", after the model loaded."""
+    puzzles = tmp_path / "p.txt"
+    puzzles.write_text(EASY + "\n")
+    rc = main(["sweep", "sudoku", "--puzzles", str(puzzles), "--model", str(model_path), "--samplers", "sequentail",
+               "--json", str(tmp_path / "s.json")])
+    assert rc == 2
+    assert "--samplers sequentail: not in the grid, whose samplers are eb, mask_predict" in capsys.readouterr().err

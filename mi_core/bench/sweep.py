@@ -74,8 +74,14 @@ def recorded_params(name: str, params: dict) -> dict:
 
 def grid_configs(grid: list[str], samplers: str | None) -> list[tuple[str, dict[str, str]]]:
     configs = [c for spec in grid for c in parse_grid_spec(spec)]
-    keep = samplers and {s.strip() for s in samplers.split(",")}
-    return [c for c in configs if c[0] in keep] if keep else configs
+    if samplers is None:
+        return configs
+    keep = {s.strip() for s in samplers.split(",")} - {""}
+    in_grid = {name for name, _ in configs}
+    if not keep or keep - in_grid:  # a misspelt name filtered the whole grid away, after the model loaded
+        unknown = ", ".join(sorted(keep - in_grid)) or repr(samplers)
+        raise ValueError(f"--samplers {unknown}: not in the grid, whose samplers are {', '.join(sorted(in_grid))}")
+    return [c for c in configs if c[0] in keep]
 
 
 def merge_rows(old: list[dict], new: list[dict]) -> list[dict]:
