@@ -763,36 +763,39 @@ def test_the_decoding_grids_start_above_a_768_px_fold(chromium, app_url):
     page.close()
 
 
+def paste(page, text: str, shows: str | None = None) -> None:
+    """Type ``text`` into the page's text box and run it (Ctrl+Enter); ``shows``: wait for the address to hold it."""
+    box = page.locator('[data-testid="stTextArea"] textarea')
+    box.fill(text)
+    box.press("Control+Enter")
+    if shows:
+        page.wait_for_function(f"location.search.includes('{shows}')", polling=250, timeout=30_000)
+    wait_ready(page)
+
+
+def history_step(page, go) -> None:
+    go()
+    wait_ready(page)
+
+
 def test_back_across_a_paste_too_long_for_the_link_shows_each_entrys_text(chromium, app_url):
     """A paste over 20,000 characters stays out of the address. Back from it showed the earlier entry's address with
     the long text still in the box; and Back to it (after a short paste) emptied the box, the long text lost."""
     page = chromium.new_page(viewport=VIEW)
     box = page.locator('[data-testid="stTextArea"] textarea')
-
-    def paste(text: str) -> None:
-        box.fill(text)
-        box.press("Control+Enter")
-        wait_ready(page)
-
-    def step(go) -> None:
-        go()
-        wait_ready(page)
-
     page.goto(f"{app_url}/MI_maps?src=paste")
     wait_ready(page)
     long = "2" * 25_000
-    paste(long)
-    page.wait_for_function("location.search.includes('cut=puzzle')", polling=250, timeout=30_000)
+    paste(page, long, "cut=puzzle")
     assert "puzzle=" not in page.url
-    step(page.go_back)
+    history_step(page, page.go_back)
     assert "cut=" not in page.url and box.input_value() == ""  # the empty box it opened on
-    step(page.go_forward)
+    history_step(page, page.go_forward)
     assert "cut=puzzle" in page.url and box.input_value() == long  # the long text is back
-    paste(EASY)
-    page.wait_for_function("location.search.includes('puzzle=')", polling=250, timeout=30_000)
-    step(page.go_back)
+    paste(page, EASY, "puzzle=")
+    history_step(page, page.go_back)
     assert "puzzle=" not in page.url and box.input_value() == long
-    step(page.go_forward)
+    history_step(page, page.go_forward)
     assert f"puzzle={EASY}" in page.url and box.input_value() == EASY  # the entry's own text, not the long one
     page.close()
 
@@ -801,29 +804,18 @@ def test_back_to_the_first_of_two_long_pastes_shows_its_own_text(chromium, app_u
     """Each long paste is its own entry: Back to the first of two (a short paste between them) showed the second."""
     page = chromium.new_page(viewport=VIEW)
     box = page.locator('[data-testid="stTextArea"] textarea')
-
-    def paste(text: str, shows: str) -> None:
-        box.fill(text)
-        box.press("Control+Enter")
-        page.wait_for_function(f"location.search.includes('{shows}')", polling=250, timeout=30_000)
-        wait_ready(page)
-
-    def step(go) -> None:
-        go()
-        wait_ready(page)
-
     page.goto(f"{app_url}/MI_maps?src=paste")
     wait_ready(page)
     first, second = "2" * 25_000, "3" * 26_000
-    paste(first, "cut=puzzle")
-    paste(EASY, "puzzle=")
-    paste(second, "cut=puzzle")
+    paste(page, first, "cut=puzzle")
+    paste(page, EASY, "puzzle=")
+    paste(page, second, "cut=puzzle")
     assert "puzzle=" not in page.url.replace("cut=puzzle", "")
-    step(page.go_back)
+    history_step(page, page.go_back)
     assert box.input_value() == EASY
-    step(page.go_back)
+    history_step(page, page.go_back)
     assert box.input_value() == first  # not the second, the latest left out
-    step(page.go_forward)
-    step(page.go_forward)
+    history_step(page, page.go_forward)
+    history_step(page, page.go_forward)
     assert box.input_value() == second
     page.close()
