@@ -766,10 +766,12 @@ def test_the_decoding_grids_start_above_a_768_px_fold(chromium, app_url):
 def paste(page, text: str, shows: str | None = None) -> None:
     """Type ``text`` into the page's text box and run it (Ctrl+Enter); ``shows``: wait for the address to hold it."""
     box = page.locator('[data-testid="stTextArea"] textarea')
+    before = page.evaluate("location.search")
     box.fill(text)
     box.press("Control+Enter")
-    if shows:
-        page.wait_for_function(f"location.search.includes('{shows}')", polling=250, timeout=30_000)
+    if shows:  # a new address (an earlier paste's cut=... may still be there): this paste's run has written it
+        page.wait_for_function("([was, shows]) => location.search !== was && location.search.includes(shows)",
+                               arg=[before, shows], polling=250, timeout=30_000)
     wait_ready(page)
 
 
