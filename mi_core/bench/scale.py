@@ -10,7 +10,7 @@ from mi_core.bench.decode import evaluate, lacks_mi_source, load, warm_up
 from mi_core.decoding import make_strategy
 from mi_core.device import pick_device
 from mi_core.domain import get_domain
-from mi_core.scale.engine import EngineConfig, Task, absolute, run_tasks  # noqa: F401  (absolute: for sweep)
+from mi_core.scale.engine import EngineConfig, Task, absolute, run_tasks
 
 
 def runner(model, device):

@@ -21,7 +21,7 @@ from tqdm import tqdm
 from mi_core.bench import decode
 from mi_core.bench.metrics import PASS_KEYS
 from mi_core.bench.report import frontier_text, markdown_table, params_text, update_section
-from mi_core.bench.scale import absolute, run_cells, runner, sweep_cell
+from mi_core.bench.scale import run_cells, runner, sweep_cell
 from mi_core.decoding import STRATEGIES, make_strategy
 from mi_core.decoding.base import typed_params
 from mi_core.device import pick_device, warn_if_slow_bf16
@@ -29,7 +29,7 @@ from mi_core.domain import get_domain
 from mi_core.io import atomic_write_json, check_output, display_path
 from mi_core.mi.estimator import check_model_match, load_estimator
 from mi_core.options import Device, Force, markdown_option, option, section_problem
-from mi_core.scale.engine import EngineConfig, engine_from_args
+from mi_core.scale.engine import EngineConfig, absolute, engine_from_args
 
 # a figure's column heading, where not its key with spaces
 HEADINGS = {"cell_accuracy": "cell acc.", "mean_attempts": "mean decodes"}
