@@ -25,7 +25,8 @@ from mi_core.options import Device, Force, JsonOut, option
 
 @dataclass
 class ProbeOptions:
-    eps: float = option(0.0, "skip values below this probability (0: exact)", range=(0, 1))
+    eps: float = option(0.0, "skip values below this probability (0: exact; under 1)", range=(0, 1),
+                        check=lambda eps: "1 would skip every value; give a probability under 1" if eps >= 1 else None)
     max_batch: int = option(512, "most sequences per forward pass", range=(1, 65_536))
     bf16: bool = option(False, "forward passes under bf16 autocast")
     no_progress: bool = option(False, "no progress bar on stderr")

@@ -40,7 +40,18 @@ def options(domain) -> list:
     return [SuiteOptions, Device, Force, EngineConfig]
 
 
+def check_data(folder: Path) -> None:
+    """ValueError naming ``--data`` unless it is a folder holding every file of :data:`SETS`."""
+    if not folder.is_dir():
+        raise ValueError(f"--data {folder}: {'not a folder' if folder.exists() else 'no such folder'}; give the "
+                         f"folder of {', '.join(SETS)}")
+    missing = [name for name in SETS if not (folder / name).is_file()]
+    if missing:
+        raise ValueError(f"--data {folder}: has no {', '.join(missing)} (the suite reads {', '.join(SETS)})")
+
+
 def main(args) -> int:
+    check_data(args.data)
     check_output(args.json, args.force)
     check_output(args.markdown, True, "--markdown")  # a report file: its own section is replaced
     engine = engine_from_args(args)  # Ray missing or a bad setting: one line before any work
