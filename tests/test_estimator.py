@@ -261,6 +261,25 @@ def test_draw_states_sources(tiny_mdm):
         draw_states(tiny_mdm, puzzles, solutions, 12, (0, 0, 0), rng, transform=False)
 
 
+def test_held_out_states_draw_each_puzzle_once(tiny_mdm, tmp_path):
+    from mi_core.domains.sudoku.states import HeldOutPuzzles, distinct_picks
+
+    path = tmp_path / "held.txt"
+    path.write_text("".join(p + "\n" for p, _ in PUZZLES))
+    held = HeldOutPuzzles(path, None, (0, 1, 0))  # clue patterns only: a repeated puzzle is a repeated state
+    for seed in range(6):  # with replacement, two draws from two puzzles repeat one half the time
+        tokens, _ = held.draw(tiny_mdm, np.random.default_rng(seed), 2, "cpu")
+        assert not np.array_equal(tokens[0], tokens[1]), seed
+    rng = np.random.default_rng(1)
+    pick = distinct_picks(np.array([4, 4, 7, 4, 1]), 9, rng)
+    assert pick[[0, 2, 4]].tolist() == [4, 7, 1] and len(set(pick.tolist())) == 5 and pick.max() < 9
+    assert distinct_picks(np.array([0, 1, 0, 1, 0]), 2, rng).tolist() == [0, 1, 0, 1, 0]  # more draws than puzzles
+    kept = np.array([3, 0, 8])
+    state = np.random.default_rng(5).bit_generator.state
+    rng = np.random.default_rng(5)
+    assert distinct_picks(kept, 9, rng) is kept and rng.bit_generator.state == state  # nothing drawn
+
+
 @pytest.fixture
 def tiny_data(tmp_path, tiny_mdm):
     from mi_core.domains.sudoku.states import DataConfig

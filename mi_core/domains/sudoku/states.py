@@ -37,15 +37,29 @@ def decode_states(model, starts: np.ndarray, rng: np.random.Generator, minimum: 
     return out
 
 
+def distinct_picks(pick: np.ndarray, count: int, rng: np.random.Generator) -> np.ndarray:
+    """``pick`` (indices into ``count`` puzzles) with each repeat replaced by a puzzle not picked, at random, while
+    any is left. A pick without repeats draws nothing more, so it stays as drawn."""
+    _, first = np.unique(pick, return_index=True)
+    repeats = np.setdiff1d(np.arange(len(pick)), first)
+    if len(repeats):
+        unused = rng.permutation(np.setdiff1d(np.arange(count), pick))[:len(repeats)]
+        pick = pick.copy()
+        pick[repeats[:len(unused)]] = unused
+    return pick
+
+
 def draw_states(model, puzzles: np.ndarray, solutions: np.ndarray, n: int, mix: tuple[float, float, float],
-                rng: np.random.Generator, *, transform: bool, minimum: int = 2,
+                rng: np.random.Generator, *, transform: bool, minimum: int = 2, distinct: bool = False,
                 device="cpu") -> tuple[np.ndarray, np.ndarray]:
     """``n`` states from ``(P, N)`` puzzles and solutions (0 blank), each pair freshly transformed with
     ``transform``: ``(tokens (n, N) int64, source (n,) int64)``, ``source`` indexing :data:`SOURCES` and ``mix``
-    weighting them (need not sum to 1)."""
+    weighting them (need not sum to 1). ``distinct``: no puzzle twice while ``n <= P`` (held-out states)."""
     weights = np.asarray(check_mix(mix, SOURCES))
     source = rng.choice(len(SOURCES), size=n, p=weights / weights.sum())
     pick = rng.integers(len(puzzles), size=n)
+    if distinct:
+        pick = distinct_picks(pick, len(puzzles), rng)
     pairs = np.stack([puzzles[pick], solutions[pick]], 1).reshape(2 * n, -1)
     if transform and n:
         pairs = random_transform(pairs, rng, pair=2)
@@ -128,7 +142,7 @@ class HeldOutPuzzles:
 
     def draw(self, model, rng: np.random.Generator, count: int, device) -> tuple[list[np.ndarray], list[int]]:
         tokens, source = draw_states(model, self.puzzles, self.solutions, count, self.mix, rng, transform=False,
-                                     device=device)
+                                     distinct=True, device=device)
         return list(tokens), source.tolist()
 
     def info(self) -> dict:
