@@ -300,3 +300,22 @@ def test_eval_estimator_refuses_held_out_rows_the_estimator_was_trained_on(tiny_
     err = capsys.readouterr().err
     assert err.startswith("error: ") and err.count("error:") == 1 and "Traceback" not in err
     assert "trained on" in err and "--rows" in err and not out.exists()
+
+
+def test_eval_model_scores_only_known_residues_and_needs_a_baseline_of_each_chain_type():
+    from mi_core.domains.antibody.evaluate import evaluate, frequencies, score_chains
+
+    heavy, light = (read_chain(s, n) for s, n in zip(TRASTUZUMAB, ("t VH", "t VL")))
+    text = heavy.text()
+    unknown = read_chain(text[:5] + "X" + text[6:9] + "X" + text[10:], "x VH")  # X: masked, no native to score
+    rows = score_chains(tiny_model(), [unknown], rate=0.9, draws=3, seed=0, device="cpu")
+    assert rows and all(r["token"] != 0 for r in rows)
+    assert len(rows) == 3 * round(0.9 * (heavy.length - 2))
+    np.testing.assert_allclose(frequencies([unknown])[None], frequencies([read_chain(text[:5] + text[6:9] + text[10:])])[None])
+    with pytest.raises(ValueError, match="holds no L chain"):
+        evaluate(tiny_model(), [heavy, light], [read_chain(s) for s in (BEVACIZUMAB[0], RITUXIMAB[0])], draws=1)
+    c1 = text.index("C", 15)
+    hidden = read_chain(text[:c1] + "__" + text[c1 + 2:], "h VH")  # a masked run over the first cysteine
+    assert hidden.unplaced
+    with pytest.raises(ValueError, match="h VH: residues .* cannot be placed"):
+        evaluate(tiny_model(), [hidden], [read_chain(BEVACIZUMAB[0])], draws=1)

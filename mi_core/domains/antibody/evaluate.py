@@ -27,24 +27,28 @@ from mi_core.options import Device, Force, JsonOut, option, seed
 
 
 def frequencies(chains, key=None) -> dict:
-    """Add-one smoothed amino-acid frequencies ``(20,)`` of ``chains`` per ``key(chain, region)`` (None: one table)."""
+    """Add-one smoothed amino-acid frequencies ``(20,)`` of ``chains`` per ``key(chain, region)`` (None: one table);
+    unknown residues (``X``, read as masked) are not counted."""
     counts = defaultdict(lambda: np.ones(20))
     for c in chains:
         for t, region in zip(c.tokens.tolist(), c.region_of()):
-            counts[None if key is None else key(c.chain, region)][t - 1] += 1
+            if t != MASK_ID:
+                counts[None if key is None else key(c.chain, region)][t - 1] += 1
     return {k: v / v.sum() for k, v in counts.items()}
 
 
 @torch.no_grad()
 def score_chains(model, chains, rate: float, draws: int, seed: int, device) -> list[dict]:
     """Per scored residue: chain index and type, region, native token and the model's cross-entropy. Chain ``i``
-    is masked ``draws`` times at ``max(1, round(rate * length))`` positions, seeded by ``(seed, i)``."""
+    is masked ``draws`` times at ``max(1, round(rate * known))`` of its ``known`` residues (an unknown one, ``X``,
+    has no native to score), seeded by ``(seed, i)``."""
     rows = []
     for i, c in enumerate(chains):
         regions = c.region_of()
         rng = np.random.default_rng([seed, i])
-        k = max(1, round(rate * c.length))
-        sets = [np.sort(rng.choice(c.length, size=k, replace=False)) for _ in range(draws)]
+        known = np.flatnonzero(c.tokens != MASK_ID)
+        k = max(1, round(rate * len(known)))
+        sets = [np.sort(rng.choice(known, size=k, replace=False)) for _ in range(draws)]
         tokens = torch.as_tensor(np.stack([c.tokens] * draws), device=device)
         for d, pos in enumerate(sets):
             tokens[d, pos] = MASK_ID
@@ -94,8 +98,17 @@ def evaluate(model, chains, reference, *, rate: float = 0.15, draws: int = 4, se
         raise ValueError(f"--mask-rate must be in (0, 1), got {rate}")
     if draws < 1:
         raise ValueError(f"--draws must be >= 1, got {draws}")
+    unplaced = next((c for c in chains if c.unplaced), None)
+    if unplaced is not None:
+        raise ValueError(f"{unplaced.name}: {unplaced.unplaced}, so its Kabat regions cannot be placed; eval-model "
+                         "scores chains by region: give that residue")
     overall = frequencies(reference)[None]
     regional = frequencies(reference, key=lambda chain, region: (chain, region))
+    missing = sorted({c.chain for c in chains} - {chain for chain, _ in regional})
+    if missing:
+        raise ValueError(f"the composition baseline holds no {' or '.join(missing)} chain, so the region composition "
+                         f"of the scored {' and '.join(missing)} chains has no reference: give --composition-rows "
+                         "(or a --composition-csv) with both chain types")
     rows = score_chains(model, chains, rate, draws, seed, device)
     for r in rows:
         r["comp"] = float(-np.log(overall[r["token"] - 1]))
