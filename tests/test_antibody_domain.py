@@ -319,3 +319,12 @@ def test_eval_model_scores_only_known_residues_and_needs_a_baseline_of_each_chai
     assert hidden.unplaced
     with pytest.raises(ValueError, match="h VH: residues .* cannot be placed"):
         evaluate(tiny_model(), [hidden], [read_chain(BEVACIZUMAB[0])], draws=1)
+
+
+def test_recovery_counts_only_residues_with_a_known_native():
+    from mi_core.domains.antibody.infill import RecoveryMetric
+
+    metric = RecoveryMetric([np.array([1, 2, 0, 4, 5])], ["H"])  # the native's residue 3 is unknown (X)
+    metric.update(0, np.array([1, 0, 0, 0, 5]), np.array([1, 2, 7, 4, 5]), passes=3)
+    res = metric.compute()
+    assert res["recovery"] == 1.0 and res["recovery_pooled"] == 1.0 and res["mean_masked"] == 2

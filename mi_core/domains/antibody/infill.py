@@ -28,7 +28,8 @@ def mean_se(values) -> tuple[float, float]:
 
 class RecoveryMetric:
     """Recovery of the native tokens ``natives[i]`` of chain ``i`` (type ``chains[i]``): ``recovery`` (mean over
-    chains) and its ``recovery_se``, ``recovery_pooled`` (over residues), per chain type, and pass statistics."""
+    chains) and its ``recovery_se``, ``recovery_pooled`` (over residues), per chain type, and pass statistics. Only
+    filled residues with a known native count (an ``X`` in the native is filled but has nothing to recover)."""
 
     needs_solution = True
 
@@ -39,7 +40,7 @@ class RecoveryMetric:
         self.rows: dict[int, tuple] = {}  # index -> (right, masked, passes, extra)
 
     def update(self, index: int, start: np.ndarray, final: np.ndarray, passes: int, extra: int = 0) -> None:
-        masked = np.asarray(start) == self.mask_id
+        masked = (np.asarray(start) == self.mask_id) & (self.natives[index] != self.mask_id)
         right = int(((np.asarray(final) == self.natives[index]) & masked).sum())
         self.rows[index] = (right, int(masked.sum()), int(passes), int(extra))
 
