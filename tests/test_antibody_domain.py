@@ -328,3 +328,12 @@ def test_recovery_counts_only_residues_with_a_known_native():
     metric.update(0, np.array([1, 0, 0, 0, 5]), np.array([1, 2, 7, 4, 5]), passes=3)
     res = metric.compute()
     assert res["recovery"] == 1.0 and res["recovery_pooled"] == 1.0 and res["mean_masked"] == 2
+
+
+def test_a_cdr_named_for_the_other_chain_type_is_refused():
+    heavy, light = read_chain(TRASTUZUMAB[0]), read_chain(TRASTUZUMAB[1])
+    assert heavy.positions("H3") == heavy.positions("cdr3") and light.positions("l1") == light.positions("CDR1")
+    with pytest.raises(ValueError, match="L3 is a CDR of a light .VL. chain; sequence is a heavy .VH. chain: give cdr3 or H3"):
+        heavy.positions("L3")
+    with pytest.raises(ValueError, match="H2 is a CDR of a heavy"):
+        light.positions("H2")

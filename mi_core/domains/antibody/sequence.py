@@ -80,7 +80,12 @@ class AntibodyChain(ProteinRecord):
                              f"mask residues by number (e.g. 95-102)")
         if key == "CDRS":
             return [i for name in CDR_NAMES for i in range(*self.regions[name])]
-        key = {"H1": "CDR1", "H2": "CDR2", "H3": "CDR3", "L1": "CDR1", "L2": "CDR2", "L3": "CDR3"}.get(key, key)
+        if key in ("H1", "H2", "H3", "L1", "L2", "L3"):
+            if key[0] != self.chain:
+                kind = {"H": "heavy (VH)", "L": "light (VL)"}
+                raise ValueError(f"{region.strip()} is a CDR of a {kind[key[0]]} chain; {self.name} is a "
+                                 f"{kind[self.chain]} chain: give cdr{key[1]} or {self.chain}{key[1]}")
+            key = f"CDR{key[1]}"
         if key not in self.regions:
             raise ValueError(f"unknown region {region!r}; choose one of cdr1, cdr2, cdr3, cdrs, fr1..fr4 or all")
         return list(range(*self.regions[key]))
