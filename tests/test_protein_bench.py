@@ -253,6 +253,8 @@ def test_generate_protein(files, tmp_path, capsys):
     assert "no '_' or 'X'" in capsys.readouterr().err
     assert main(["generate", "protein", "--template", "MK1_", "--model", str(model)]) == 2
     assert "'1' at 3" in capsys.readouterr().err
+    assert main(["generate", "protein", "--template", "M" + "_" * 300, "--model", str(model)]) == 2
+    assert "error: --template has 301 residues, longer than the 64 residues" in capsys.readouterr().err
 
 
 def test_protein_sweep_rows_html_and_section(files, tmp_path, capsys):

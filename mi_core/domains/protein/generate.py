@@ -50,7 +50,8 @@ def main(args) -> int:
     domain = get_domain("protein")
     model, description = load_model_described(args.model, device, domain)
     if length > model.max_len:
-        raise ValueError(f"--length {length} is longer than the {model.max_len} residues this model takes; "
+        given = f"--length {length} is" if args.template is None else f"--template has {length} residues,"
+        raise ValueError(f"{given} longer than the {model.max_len} residues this model takes; "
                          f"accepted 1..{model.max_len}")
     with_estimator(strategy, model, domain, description)
     with_selector(strategy, domain)
