@@ -134,7 +134,7 @@ def write_fasta(path, n=120, seed=0):
     return path
 
 
-def test_train_order_protein_cli_writes_selector_denoiser_and_resumes(tmp_path, tiny_protein):
+def test_train_order_protein_cli_writes_selector_denoiser_and_resumes(tmp_path, tiny_protein, capsys):
     from mi_core.domains.protein.mdm import save_protein_mdm
 
     model, fasta, out = tmp_path / "p.safetensors", write_fasta(tmp_path / "ref.fa", n=400), tmp_path / "sel.safetensors"
@@ -142,7 +142,13 @@ def test_train_order_protein_cli_writes_selector_denoiser_and_resumes(tmp_path, 
     base = ["train-order", "protein", "--model", str(model), "--fasta", str(fasta), "--lengths", "20-30",
             "--updates", "2", "--batch", "2", "--samples", "2", "--steps-budget", "3", "--eval-every", "2",
             "--eval-per-length", "1", "--no-bf16"]
-    assert cli_main(base + ["--out", str(out)]) == 0
+    rng = np.random.default_rng(0)  # sequences long enough for the windows: only the model is too short for them
+    (tmp_path / "long.fa").write_text("".join(f">long{i}\n{''.join(rng.choice(AA, 150))}\n" for i in range(400)))
+    swap = {"20-30": "100-140", str(fasta): str(tmp_path / "long.fa")}
+    long = [swap.get(a, a) for a in base]  # the tiny MDM takes 128 positions
+    assert cli_main(long + ["--out", str(out)]) == 2
+    assert "--lengths 100-140: windows of 140 positions, longer than the 128 the model takes" in capsys.readouterr().err
+    assert cli_main(base + ["--out", str(out), "--force"]) == 0
     meta = json.loads(out.with_suffix(".json").read_text())
     assert meta["denoiser_frozen"] is True and "val_T3" in meta["curve"][0] and "margin_T3" in meta["curve"][0]
     assert not out.with_name("sel_denoiser.safetensors").exists()
