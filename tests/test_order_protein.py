@@ -205,6 +205,7 @@ def test_bench_order_needs_its_inputs(capsys, tmp_path):
                            (["--budgets", "5,10,5"], "--budgets gives 5 more than once: give each value once"),
                            (["--gammas", "8,16,8,16"], "--gammas gives 8,16 more than once"),
                            (["--seeds", "0,0"], "--seeds gives 0 more than once"),
+                           (["--lengths", "1"], "--lengths 1: sequences of one residue hold no dipeptide"),
                            (["--selector", str(tmp_path / "none.safetensors")], "weights file not found")]:
         assert cli_main(["bench-order", "protein", "--reference", str(fasta), "--json", "x.json", *extra]) == 2
         assert message in capsys.readouterr().err

@@ -27,6 +27,16 @@ def draw_lengths(n: int, lo: int, hi: int, seed: int = 0) -> list[int]:
     return np.random.default_rng(seed).integers(lo, hi + 1, size=n).tolist()
 
 
+def metric_lengths(spec: str) -> tuple[int, int]:
+    """``--lengths`` as ``(lo, hi)``; ValueError when no sequence could hold a dipeptide (``hi`` < 2), which the
+    dipeptide JSD needs."""
+    lo, hi = parse_lengths(spec)
+    if hi < 2:
+        raise ValueError(f"--lengths {spec}: sequences of one residue hold no dipeptide to compare; give lengths "
+                         "of 2 or more")
+    return lo, hi
+
+
 def reference_set(path: str | Path, split: str = "reference", limit: int | None = None) -> list[ProteinRecord]:
     """The first ``limit`` records of one split (``"all"``: every record) of a FASTA read with the strict rule."""
     if split not in REFERENCE_SPLITS:
@@ -93,7 +103,7 @@ class GeneratedSequences:
         return [GenerationInput, *([RunName] if sweep else [])]
 
     def __init__(self, domain, args):
-        lengths = draw_lengths(args.samples, *parse_lengths(args.lengths), args.seed)
+        lengths = draw_lengths(args.samples, *metric_lengths(args.lengths), args.seed)
         reference = reference_set(args.reference, args.reference_split, args.limit_reference)
         self.templates = as_templates(lengths)
         self.metric = partial(CompositionMetric, [r.tokens for r in reference], seed=args.seed)

@@ -19,7 +19,7 @@ from mi_core.bench.decode import default_estimator, evaluate
 from mi_core.bench.order import gammas_of, matched, row_bar, selector_of, strategy_for, write_report
 from mi_core.bench.report import markdown_table, params_text
 from mi_core.device import pick_device
-from mi_core.domains.protein.bench import as_templates, draw_lengths, parse_lengths, reference_set
+from mi_core.domains.protein.bench import as_templates, draw_lengths, metric_lengths, reference_set
 from mi_core.domains.protein.metrics import CompositionMetric
 from mi_core.models.loading import load_model_described
 from mi_core.options import SEED_MAX, int_list, option, option_text
@@ -102,7 +102,7 @@ options = ProteinOrderBench
 
 
 def run_bench(args, domain) -> int:
-    lo, hi = parse_lengths(args.lengths)
+    lo, hi = metric_lengths(args.lengths)
     seeds, budgets = args.seeds, args.budgets
     model, description = load_model_described(args.model or "mdm", pick_device(args.device, args.threads), domain)
     selector = selector_of(args, domain, model)
