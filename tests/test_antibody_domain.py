@@ -14,7 +14,7 @@ import torch
 from mi_core import cli
 from mi_core.domain import get_domain
 from mi_core.domains.antibody.model import AntiBERTy, BertConfig, available, convert_state, export_state, save_folder
-from mi_core.domains.antibody.sequence import AntibodyInputError, parse_text, read_chain, read_file, select_rows
+from mi_core.domains.antibody.sequence import AntibodyInputError, parse_text, read_chain, read_csv_text, read_file, select_rows
 
 DEV_CSV = Path(__file__).resolve().parents[1] / "../shared/data/protein/antibodies_jain2017_dev.csv"
 needs_antiberty = pytest.mark.skipif(not available(), reason="antiberty==0.1.3 (the AntiBERTy weights) is not "
@@ -59,6 +59,9 @@ def test_every_dev_antibody_is_read_with_its_chain_type():
         assert spans[0][0] == 0 and spans[-1][1] == c.length
         assert all(a[1] == b[0] for a, b in zip(spans, spans[1:]))
     assert len(select_rows(chains, "71-100")) == 60 and select_rows(chains, "1-1")[0].name == "abituzumab VH"
+    twice = read_csv_text(f"name,vh\nab1,{chains[0].text()}\nab2,{chains[2].text()}\nab1,{chains[4].text()}\n")
+    with pytest.raises(ValueError, match="two chains are named 'ab1 VH'"):  # rows 1-2 took three chains
+        select_rows(twice, "1-2")
 
 
 @pytest.mark.parametrize("text, match", [

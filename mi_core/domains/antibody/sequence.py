@@ -287,7 +287,13 @@ def read_file(path: str | Path, limit: int | None = None) -> list[AntibodyChain]
 
 def select_rows(chains: list[AntibodyChain], rows: str | None) -> list[AntibodyChain]:
     """The chains of antibodies ``rows`` (1-based inclusive ``A-B`` over antibodies, i.e. chain names
-    without their ``VH``/``VL`` suffix, in file order; None or ``all``: every one)."""
+    without their ``VH``/``VL`` suffix, in file order; None or ``all``: every one). A chain name given twice
+    is refused: rows, results and the estimator's held-out check tell antibodies apart by name."""
+    seen: set[str] = set()
+    for c in chains:
+        if c.name in seen:
+            raise ValueError(f"two chains are named {c.name!r}: give each antibody a name of its own")
+        seen.add(c.name)
     if rows in (None, "", "all"):
         return chains
     m = re.fullmatch(r"\s*(\d+)\s*-\s*(\d+)\s*", rows)
