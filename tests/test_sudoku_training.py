@@ -505,3 +505,22 @@ def test_distillation_mixes_the_solution_with_the_teachers_views(tmp_path):
                "--teacher", str(tmp_path / "teacher.safetensors"), "--distill", "0.25", "--out", str(out)])
     meta = json.loads(out.with_suffix(".json").read_text())
     assert meta["teacher"] == {"path": str(tmp_path / "teacher.safetensors"), "views": 4, "share": 0.25}
+
+
+def test_a_pool_file_cut_off_mid_chunk_grows_into_the_file_a_whole_build_writes(tmp_path):
+    """A build stopped while appending leaves a cut gzip member; resuming drops it (appending after it made the
+    file unreadable from that chunk on)."""
+    from mi_core.domains.sudoku.pool import POOL_FILE_CHUNK, grow_pool_file, read_pool_file
+
+    quiet = lambda m: None  # noqa: E731
+    whole = tmp_path / "whole.txt.gz"
+    grow_pool_file(whole, 4, 3 * POOL_FILE_CHUNK, 0, log=quiet)
+    grow_pool_file(tmp_path / "two.txt.gz", 4, 2 * POOL_FILE_CHUNK, 0, log=quiet)
+    data = (tmp_path / "two.txt.gz").read_bytes()
+    for cut, kept in ((4, 2), (300, 1)):  # in the second chunk's trailer (its lines all read), and in its lines
+        path = tmp_path / f"cut{cut}.txt.gz"
+        path.write_bytes(data[:-cut])
+        assert len(read_pool_file(path)["grades"]) == kept * POOL_FILE_CHUNK
+        assert grow_pool_file(path, 4, 3 * POOL_FILE_CHUNK, 0, log=quiet) == 3 * POOL_FILE_CHUNK
+        for key, value in read_pool_file(whole).items():
+            assert np.array_equal(read_pool_file(path)[key], value)

@@ -132,23 +132,39 @@ def grow_pool_file(path: str | Path, seed: int, count: int, max_iters: int, work
     Returns the number of puzzles the file holds."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    have = len(read_pool_file(path)["grades"]) if path.is_file() else 0
+    pool, whole = _read_pool(path) if path.is_file() else (None, True)
+    have = 0 if pool is None else len(pool["grades"])
     if have % POOL_FILE_CHUNK:
         raise ValueError(f"{path} holds {have} puzzles, not whole chunks of {POOL_FILE_CHUNK}: not a pool file")
+    if not whole:  # a build stopped while appending: its cut chunk goes, or the chunks appended after it are unreadable
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        with gzip.open(tmp, "wt") as fh:
+            fh.write(_pool_lines(pool["puzzles"], pool["grades"]))
+        tmp.replace(path)
+        log(f"{path}: dropped a chunk cut off by a stopped build; {have} puzzles kept")
     first = have // POOL_FILE_CHUNK
     jobs = [(seed * 1_000_003 + i, POOL_FILE_CHUNK, max_iters) for i in range(first, -(-count // POOL_FILE_CHUNK))]
     for rows, grades in _run(_graded_chunk, jobs, workers):  # in order, so the file is the same however it was built
-        lines = "".join(f"{''.join(map(str, p))} {''.join(map(str, s))} {g}\n" for (p, s), g in zip(rows, grades))
         with gzip.open(path, "at") as fh:
-            fh.write(lines)
+            fh.write(_pool_lines(rows, grades))
         have += len(grades)
         log(f"{path}: {have} puzzles")
     return have
 
 
+def _pool_lines(rows, grades) -> str:
+    """Pool-file lines ``puzzle solution grade`` (0 for blank) of ``(P, 2, 81)`` rows and ``(P,)`` grades."""
+    return "".join(f"{''.join(map(str, p))} {''.join(map(str, s))} {g}\n" for (p, s), g in zip(rows, grades))
+
+
 def read_pool_file(path: str | Path) -> dict:
     """``{"puzzles" (P, 2, 81), "grades" (P,)}`` from a file of :func:`grow_pool_file` (ValueError on a bad line)."""
-    rows, grades = [], []
+    return _read_pool(path)[0]
+
+
+def _read_pool(path: str | Path) -> tuple[dict, bool]:
+    """:func:`read_pool_file`'s pool, and False when the file ends in a cut chunk (left out of the pool)."""
+    rows, grades, whole = [], [], True
     try:
         with gzip.open(path, "rt") as fh:
             for number, line in enumerate(fh, 1):
@@ -159,12 +175,13 @@ def read_pool_file(path: str | Path) -> dict:
                 grades.append(int(parts[2]))
     except EOFError:  # the last chunk is still being appended: keep the whole chunks before it
         keep = len(grades) - len(grades) % POOL_FILE_CHUNK
-        rows, grades = rows[:keep], grades[:keep]
+        rows, grades, whole = rows[:keep], grades[:keep], False
     except FileNotFoundError:
         raise ValueError(f"pool file not found: {path}") from None
     except (OSError, gzip.BadGzipFile) as err:
         raise ValueError(f"{path} is not a gzip pool file: {err}") from None
-    return {"puzzles": np.asarray(rows, dtype=np.int64).reshape(-1, 2, 81), "grades": np.asarray(grades, dtype=np.int64)}
+    pool = {"puzzles": np.asarray(rows, dtype=np.int64).reshape(-1, 2, 81), "grades": np.asarray(grades, dtype=np.int64)}
+    return pool, whole
 
 
 def hardest(path: str | Path, count: int) -> np.ndarray:
