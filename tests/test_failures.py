@@ -42,3 +42,11 @@ def test_trace_classes(tiny_mdm):
         assert row["first_error"] is not None  # a random model does not solve a 26-clue puzzle
         if row["first_error"]:  # every blank written in one step: errors always have dependent company
             assert row["first_error"]["class"] == "with_dependent"
+
+
+def test_trace_of_grids_with_nothing_to_decode(tiny_mdm):
+    """Puzzles already full (a file of solved grids) are solved in 0 passes, as ``bench`` scores them."""
+    _, solution = random_puzzle(30, 0)
+    tokens = torch.tensor([solution, solution])
+    rows = trace(tiny_mdm.eval(), tokens, tokens.clone(), make_strategy("topk", k=2), bf16=False)
+    assert rows == [{"solved": True, "passes": 0, "first_error": None}] * 2

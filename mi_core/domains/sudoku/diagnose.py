@@ -60,8 +60,9 @@ def trace(model, tokens: torch.Tensor, target: torch.Tensor, strategy, bf16: boo
                 first[b] = {"class": kind, "step": frame.step, "step_size": len(chosen), "clash": bool(pair_same.any())}
     if report:
         report.end()
-    solved = (last.tokens == target).all(1)
-    return [{"solved": bool(solved[b]), "passes": int(last.passes[b]), "first_error": first[b]} for b in range(len(tokens))]
+    final, passes = (tokens, torch.zeros(len(tokens))) if last is None else (last.tokens, last.passes)  # None: all full
+    solved = (final == target).all(1)
+    return [{"solved": bool(solved[b]), "passes": int(passes[b]), "first_error": first[b]} for b in range(len(tokens))]
 
 
 def summarise(name: str, rows: list[dict], reference: list[dict]) -> dict:
