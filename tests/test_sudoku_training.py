@@ -242,6 +242,9 @@ def test_pool_files_grow_in_chunks_and_read_back(tmp_path):
     (tmp_path / "bad.txt.gz").write_bytes(gzip.compress(b"123 456 7\n"))
     with pytest.raises(ValueError, match="line 1: expected 'puzzle solution grade'"):
         read_pool_file(tmp_path / "bad.txt.gz")
+    (tmp_path / "dots.txt.gz").write_bytes(gzip.compress(f"{'.' * 81} {'1' * 81} 3\n".encode()))
+    with pytest.raises(ValueError, match="dots.txt.gz line 1: expected 'puzzle solution grade'"):
+        read_pool_file(tmp_path / "dots.txt.gz")
     (tmp_path / "plain.txt").write_text("not gzip")
     with pytest.raises(ValueError, match="not a gzip pool file"):
         read_pool_file(tmp_path / "plain.txt")

@@ -169,7 +169,8 @@ def _read_pool(path: str | Path) -> tuple[dict, bool]:
         with gzip.open(path, "rt") as fh:
             for number, line in enumerate(fh, 1):
                 parts = line.split()
-                if len(parts) != 3 or len(parts[0]) != 81 or len(parts[1]) != 81 or not parts[2].isdigit():
+                if (len(parts) != 3 or len(parts[0]) != 81 or len(parts[1]) != 81 or not parts[2].isdigit()
+                        or not set(parts[0] + parts[1]) <= set("0123456789")):  # 0 for blank; int() names no line
                     raise ValueError(f"{path} line {number}: expected 'puzzle solution grade', got {line[:40]!r}")
                 rows.append([[int(c) for c in parts[0]], [int(c) for c in parts[1]]])
                 grades.append(int(parts[2]))
