@@ -14,7 +14,14 @@ import torch
 from mi_core import cli
 from mi_core.domain import get_domain
 from mi_core.domains.antibody.model import AntiBERTy, BertConfig, available, convert_state, export_state, save_folder
-from mi_core.domains.antibody.sequence import AntibodyInputError, parse_text, read_chain, read_csv_text, read_file, select_rows
+from mi_core.domains.antibody.sequence import (
+    AntibodyInputError,
+    parse_text,
+    read_chain,
+    read_csv_text,
+    read_file,
+    select_rows,
+)
 
 DEV_CSV = Path(__file__).resolve().parents[1] / "../shared/data/protein/antibodies_jain2017_dev.csv"
 needs_antiberty = pytest.mark.skipif(not available(), reason="antiberty==0.1.3 (the AntiBERTy weights) is not "

@@ -161,6 +161,17 @@ def test_sweep_table_of_a_solved_metric_keeps_its_columns(tmp_path):
     assert "| sampler | params | n | accuracy | cell acc. | mean passes | seconds |" in md.read_text()
 
 
+def test_a_solved_metric_of_full_grids_has_no_wrong_cell():
+    from mi_core.bench.metrics import SolvedMetric
+
+    metric = SolvedMetric([np.array([1, 2]), np.array([2, 1])], ["easy", "hard"])
+    for i, grid in enumerate([np.array([1, 2]), np.array([2, 1])]):
+        metric.update(i, grid, grid, 0)  # nothing blank: solved in 0 passes
+    res = metric.compute()
+    assert res["accuracy"] == 1.0 and res["cell_accuracy"] == 1.0  # cell_accuracy was 0.0
+    assert res["by_level"]["hard"]["cell_accuracy"] == 1.0
+
+
 # -- 2. the order task's lengths ---------------------------------------------------------------------------------------
 ORDER_RUN = ["--steps-budget", "2", "--updates", "2", "--batch", "2", "--samples", "2", "--eval-every", "2",
              "--eval-per-length", "4", "--no-bf16", "--threads", "1"]

@@ -270,6 +270,10 @@ def test_held_out_states_draw_each_puzzle_once(tiny_mdm, tmp_path):
     for seed in range(6):  # with replacement, two draws from two puzzles repeat one half the time
         tokens, _ = held.draw(tiny_mdm, np.random.default_rng(seed), 2, "cpu")
         assert not np.array_equal(tokens[0], tokens[1]), seed
+    unsolvable = tmp_path / "unsolvable.txt"  # a 2 in the corner clashes with no clue, yet leaves no solution
+    unsolvable.write_text(PUZZLES[0][0] + "\n2" + PUZZLES[0][0][1:] + "\n")
+    with pytest.raises(ValueError, match=r"unsolvable.txt: puzzle on line 2 has no solution"):  # the file unnamed
+        HeldOutPuzzles(unsolvable, None, (1, 1, 1))
     rng = np.random.default_rng(1)
     pick = distinct_picks(np.array([4, 4, 7, 4, 1]), 9, rng)
     assert pick[[0, 2, 4]].tolist() == [4, 7, 1] and len(set(pick.tolist())) == 5 and pick.max() < 9

@@ -41,6 +41,7 @@ def test_tokens_round_trip():
     [
         ("123", "81 cells.*got 3"),
         ("", "empty"),
+        ("-" * 81, r"only the box lines - = \+ \| \(blanks are '\.' or '0'\)"),  # it said "empty"
         (EASY[:-1] + "x", r"bad character 'x' at position 81 \(row 9, column 9\)"),
         (EASY[:10] + "-" + EASY[11:], r"bad character '-' at position 11 \(row 2, column 2\)"),
         (",".join(EASY), r"got 161 characters, among them ',' at position 2, neither a digit nor a blank"),

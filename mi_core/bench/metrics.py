@@ -38,9 +38,9 @@ class SolvedMetric:
 
     @staticmethod
     def _summary(rows: list[tuple]) -> dict:
-        n = len(rows)
+        n, blanks = len(rows), sum(r[3] for r in rows)
         return {"n": n, "accuracy": sum(r[1] for r in rows) / n,
-                "cell_accuracy": sum(r[2] for r in rows) / max(1, sum(r[3] for r in rows)),
+                "cell_accuracy": sum(r[2] for r in rows) / blanks if blanks else 1.0,  # no blank: none wrong
                 "mean_passes": sum(r[4] for r in rows) / n}
 
     def compute(self) -> dict:

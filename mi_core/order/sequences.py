@@ -112,7 +112,7 @@ class SequenceOrderTask(OrderTask):
         given = None if args.lengths is None else parse_lengths(args.lengths)  # a bad value fails before the data load
         if given is not None and given[1] > model.max_len:
             raise ValueError(f"--lengths {args.lengths}: windows of {given[1]} positions, longer than the "
-                             f"{model.max_len} the model takes")
+                             f"{model.max_len} the model takes; give --lengths LO-HI with HI at most {model.max_len}")
         train, val, info = self.splits(args)
         lengths = given or default_lengths(train, model.max_len)
         draw = window_draw(train, *lengths, mask_id=model.mask_id)

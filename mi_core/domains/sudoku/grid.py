@@ -49,7 +49,8 @@ def parse_grid(text: str, size: int | None = 81) -> list[int]:
     rows = [line for line in text.splitlines() if not line.strip() or line.strip(" -=+|")]
     chars = "".join("".join(rows).split()).replace("|", "").replace("+", "")
     if not chars:
-        raise SudokuFormatError("the Sudoku string is empty")
+        raise SudokuFormatError("the Sudoku string holds only the box lines - = + | (blanks are '.' or '0')"
+                                if text.strip() else "the Sudoku string is empty")
     hidden = next(((i, ch) for i, ch in enumerate(chars) if not ch.isprintable()), None)
     if hidden is not None:  # a zero-width space pasted along: it would only show as one character too many
         raise SudokuFormatError(f"invisible character {describe_char(hidden[1])} at position {hidden[0] + 1}: "

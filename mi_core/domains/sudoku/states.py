@@ -138,7 +138,11 @@ class HeldOutPuzzles:
             raise ValueError(f"{path}: the puzzle on line {other.line} has {len(other.puzzle)} cells, not the 81 of a "
                              "9x9 Sudoku")
         self.puzzles = np.array([parse_grid(r.puzzle, 81) for r in records], dtype=np.int64)
-        self.solutions = np.array([parse_grid(s, 81) for s in solutions_for(records)], dtype=np.int64)
+        try:
+            solutions = solutions_for(records)
+        except ValueError as err:
+            raise ValueError(f"{path}: {err}") from None
+        self.solutions = np.array([parse_grid(s, 81) for s in solutions], dtype=np.int64)
 
     def draw(self, model, rng: np.random.Generator, count: int, device) -> tuple[list[np.ndarray], list[int]]:
         tokens, source = draw_states(model, self.puzzles, self.solutions, count, self.mix, rng, transform=False,
