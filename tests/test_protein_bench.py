@@ -1,5 +1,6 @@
 import json
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -256,6 +257,10 @@ def test_generate_protein(files, tmp_path, capsys):
     assert "'1' at 3" in capsys.readouterr().err
     assert main(["generate", "protein", "--template", "M" + "_" * 300, "--model", str(model)]) == 2
     assert "error: --template has 301 residues, longer than the 64 residues" in capsys.readouterr().err
+    assert main(["generate", "protein", "--template", "MK__", "--sampler", "mi_exact", "--n", "1", "--model",
+                 str(model), "--device", "cpu"]) == 0
+    header = capsys.readouterr().out.splitlines()[0]  # the exact probe's passes were left out of the header
+    assert re.search(r" passes=\d+ probe_passes=\d+ sampler=mi_exact", header), header
 
 
 def test_protein_sweep_rows_html_and_section(files, tmp_path, capsys):

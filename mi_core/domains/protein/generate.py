@@ -58,8 +58,8 @@ def main(args) -> int:
     gen = protein_bench.generate(model, targets, strategy, temperature=args.temperature, seed=args.seed, device=device)
     label = " ".join([f"sampler={args.sampler}", *(f"{k}={v}" for k, v in params.items()),
                       f"temperature={args.temperature}", f"seed={args.seed}"])
-    text = "".join(f">sample_{i + 1} length={len(s)} passes={p} {label}\n{detokenize(s)}\n"
-                   for i, (s, p) in enumerate(zip(gen.sequences, gen.passes)))
+    text = "".join(f">sample_{i + 1} length={len(s)} passes={p}{f' probe_passes={e}' if e else ''} {label}\n"
+                   f"{detokenize(s)}\n" for i, (s, p, e) in enumerate(zip(gen.sequences, gen.passes, gen.extra_passes)))
     print(text, end="")
     if args.fasta:
         atomic_write_text(args.fasta, text)
