@@ -170,6 +170,10 @@ def _dropped(key: str, raw: str) -> str:
     return f"{key}={_short(raw)}" + (f" ({reason})" if reason else "")
 
 
+SEED_MAX = 10**9
+SEED_HELP = "a whole number from 0 to 1,000,000,000 (the box cuts a fraction and keeps a larger number at the top)"
+
+
 def clamp_number(key: str, lo: float, hi: float, integer: bool = False) -> None:
     """Before number widget ``key`` (range ``lo..hi``) reads the link: a number outside the range becomes the
     nearest end (and the note says so); Streamlit would otherwise drop it without a word."""

@@ -256,3 +256,13 @@ def test_a_decode_that_has_ended_is_not_outlined_while_the_other_plays_on(env):
     assert 'class="chosen"' in frame_grid(at, "topk")
     at = run_page("pages/3_Decoding.py", a="topk", a_topk_k="20", b="sequential", step=str(last + 1))
     assert 'class="chosen"' not in frame_grid(at, "topk") and 'class="chosen"' in frame_grid(at, "sequential")
+
+
+def test_every_seed_box_says_its_range(env):
+    """Streamlit's number box cuts a typed 2.5 to 2 and keeps 1e99 at its top without a word: the help says so."""
+    at = run_page("pages/3_Decoding.py", preset=EASY_PRESET)
+    assert "0 to 1,000,000,000" in at.number_input(key="dseed").help
+    at = run_page("pages/1_MI_maps.py", src="generate")
+    assert "0 to 1,000,000,000" in at.number_input(key="seed").help
+    at = run_page("pages/1_MI_maps.py", domain="protein", mask_mode="rate")
+    assert "0 to 1,000,000,000" in at.number_input(key="mask_seed").help
