@@ -116,7 +116,8 @@ body { font-family: Inter, Arial, sans-serif; margin: 1.5rem; color: #111; }
             border: 0.5px solid #bbb; box-sizing: border-box; }
 .seq { display: flex; flex-wrap: wrap; max-width: 90vw; font-family: monospace; font-size: 20px; }
 .seq div { width: 1.3em; text-align: center; border: 2px solid transparent; }
-.given { font-weight: bold; color: #111111; } .filled { color: #1f5fbf; } .wrong { color: #d62728; }
+.given { font-weight: bold; color: #111111; } .filled { color: #1f5fbf; } .wrong { color: #d62728;
+  text-decoration: underline 3px; text-underline-offset: 3px; }
 .masked { color: #aaa; } .chosen { outline: 3px solid #ff7f0e; outline-offset: -4px; }
 .bar { margin: 1rem 0; display: flex; gap: 0.6rem; align-items: center; font-size: 1.1rem; }
 button { font-size: 1.1rem; padding: 0.3rem 0.9rem; } input[type=range] { width: 40vw; }
@@ -125,7 +126,7 @@ button { font-size: 1.1rem; padding: 0.3rem 0.9rem; } input[type=range] { width:
 <h1>Decoding, step by step</h1>
 <div class="bar"><button id="play">Play</button><button id="prev">&lt;</button><button id="next">&gt;</button>
 <input id="slider" type="range" min="0" value="0"><span id="label"></span></div>
-<p class="legend">Black: given · <span class="filled">blue</span>: filled by the model · <span class="wrong">red</span>:
+<p class="legend">Black: given · <span class="filled">blue</span>: filled by the model · <span class="wrong">red, underlined</span>:
 wrong (differs from the solution or native sequence) · <span style="outline:3px solid #ff7f0e">orange outline</span>:
 unmasked together at this step. Space plays and pauses; the arrow keys step.</p>
 <div class="runs" id="runs"></div>

@@ -27,13 +27,16 @@ from mi_lens_app.figures import (
     cell_xy,
 )
 
-# the grid is drawn at ``side`` px and shrinks to its column (400 px into about 330 at 1024 px): texts are sized for
-# that, so the title, ticks and bar title stay 11-14 px on the screen (12-px ticks were 8 px there)
-TITLE_SIZE = 21  # px
+# the grid is drawn at ``side`` px and shrinks to its column (the 504-px frame into 329 at 1024 px with the sidebar
+# open, a factor 0.65): texts are sized for that, so the title, digits, ticks and bar title stay at least 14 px on a
+# 1024-px projector (21 and 17 were 13.7 and 11.1 px there)
+TITLE_SIZE = 22  # px
 TITLE_H = 38  # px above the grid
 PAD = 4  # px around the grid: the thick outer lines stay whole
 BAR_W = 96  # px for the colour bar, its ticks and its title
-TICK_SIZE = 17  # px, the colour bar's ticks and title
+TICK_SIZE = 22  # px, the colour bar's ticks and title
+DIGIT_SIZE = {True: 26, False: 22}  # px, the digits of a 4x4 (True) and a 9x9 grid
+EDGE_COLOR = "#111111"  # the thin dark rim of the orange outline: orange alone was 2.5:1 on white, 1.1-2 on the cells
 
 
 def colors(values: np.ndarray, colorscale: str, zmin: float, zmax: float) -> list[str | None]:
@@ -79,7 +82,7 @@ def _colorbar(colorscale: str, zmin: float, zmax: float, name: str, x: float, y:
              f'<rect x="{x:.1f}" y="{y:.1f}" width="14" height="{height:.1f}" fill="url(#{key})"/>']
     for v in ticks(zmin, zmax):
         ty = y + height * (zmax - v) / ((zmax - zmin) or 1.0)
-        parts.append(f'<path d="M{x + 14:.1f} {ty:.1f}h4" stroke="#444"/>'
+        parts.append(f'<path d="M{x + 14:.1f} {ty:.1f}h4" stroke="currentColor"/>'
                      f'<text x="{x + 21:.1f}" y="{ty:.1f}" dominant-baseline="central" font-size="{TICK_SIZE}">{v:g}</text>')
     cx, cy = x + 70, y + height / 2
     parts.append(f'<text x="{cx:.1f}" y="{cy:.1f}" text-anchor="middle" font-size="{TICK_SIZE}" '
@@ -99,7 +102,7 @@ def grid_svg(digits: np.ndarray, givens: np.ndarray, box: int, *, layer: np.ndar
         layer: ``(N,)`` float colour per cell on ``colorscale`` over ``[zmin, zmax]`` (NaN: white), named
         ``layer_name`` on the colour bar; hover: ``(N,)`` text per cell (plotly's markup), the cell's tooltip;
         outline: ``(N,)`` bool cells outlined in orange (unmasked at this step); remasked: ``(N,)`` bool cells
-        outlined in dotted purple; errors: ``(N,)`` bool digits drawn red (else given black bold, filled blue).
+        outlined in dotted purple; errors: ``(N,)`` bool digits drawn red and underlined (else given black bold, filled blue).
         side: the grid's width in px; digit_size: font size of the digits (default by grid size); colorbar:
         draw the layer's colour bar beside the grid; show_title: draw ``title`` above the grid (else it only
         names the grid to a screen reader, and the grid takes its room).
@@ -123,29 +126,65 @@ def grid_svg(digits: np.ndarray, givens: np.ndarray, box: int, *, layer: np.ndar
         parts.append(f'<rect x="{x0 + xs[c] * cell:.1f}" y="{y0 + ys[c] * cell:.1f}" width="{cell:.1f}" '
                      f'height="{cell:.1f}" fill="{fills[c] or "#fff"}">{tip}</rect>')
     parts.append(_lines(n, box, cell, x0, y0))
-    size = digit_size or (26 if n <= 4 else 21)
+    size = digit_size or DIGIT_SIZE[n <= 4]
     for c in np.flatnonzero(digits > 0):
         kind, color = (("given", GIVEN_COLOR) if givens[c] else ("wrong", ERROR_COLOR) if errors[c]
                        else ("filled", FILLED_COLOR))
         # a wrong digit bold with a white halo: red alone was 2.2:1 on the entropy scale's orange
         weight = (' font-weight="bold"' if givens[c] else
                   ' font-weight="bold" stroke="#ffffff" stroke-width="3" paint-order="stroke"' if kind == "wrong" else "")
-        parts.append(f'<text class="{kind}" x="{x0 + (xs[c] + 0.5) * cell:.1f}" y="{y0 + (ys[c] + 0.5) * cell:.1f}" '
+        cx, cy = x0 + (xs[c] + 0.5) * cell, y0 + (ys[c] + 0.5) * cell
+        parts.append(f'<text class="{kind}" x="{cx:.1f}" y="{cy:.1f}" '
                      f'fill="{color}" font-size="{size}"{weight} pointer-events="none">{int(digits[c])}</text>')
+        if kind == "wrong":  # underlined, not red alone: with protanopia a bold red digit read as a bold black given
+            line = f'd="M{cx - 0.25 * cell:.1f} {cy + 0.36 * cell:.1f}h{0.5 * cell:.1f}" stroke-linecap="round" pointer-events="none"'
+            parts.append(f'<path {line} stroke="#ffffff" stroke-width="6.5"/>'  # the halo, as the digit's
+                         f'<path class="wrong-mark" {line} stroke="{ERROR_COLOR}" stroke-width="3.5"/>')
     for marks, color, stroke, dash, kind in ((outline, CHOSEN_COLOR, 4, "", "chosen"),
                                              (remasked, REMASKED_COLOR, 3, ' stroke-dasharray="2 3"', "remasked")):
         for c in np.flatnonzero(np.zeros(cells, bool) if marks is None else np.asarray(marks, bool)):
-            parts.append(f'<rect class="{kind}" x="{x0 + (xs[c] + 0.06) * cell:.1f}" '
-                         f'y="{y0 + (ys[c] + 0.06) * cell:.1f}" width="{0.88 * cell:.1f}" height="{0.88 * cell:.1f}" '
-                         f'fill="none" stroke="{color}" stroke-width="{stroke}"{dash} pointer-events="none"/>')
+            box_at = (f'x="{x0 + (xs[c] + 0.06) * cell:.1f}" y="{y0 + (ys[c] + 0.06) * cell:.1f}" '
+                      f'width="{0.88 * cell:.1f}" height="{0.88 * cell:.1f}" fill="none"')
+            if kind == "chosen":  # a dark rim on both sides of the orange, seen on white and on orange cells
+                parts.append(f'<rect class="chosen-edge" {box_at} stroke="{EDGE_COLOR}" stroke-width="{stroke + 2}" '
+                             'pointer-events="none"/>')
+            parts.append(f'<rect class="{kind}" {box_at} stroke="{color}" stroke-width="{stroke}"{dash} '
+                         'pointer-events="none"/>')
     bar = ""
     if colorbar and layer is not None:
         key = f"mi-bar-{colorscale}-{zmin:g}-{zmax:g}".replace(".", "_")
         bar = _colorbar(colorscale, zmin, zmax, layer_name, x0 + side + 12, y0, side, key)
     label = escape(title or "grid")
-    return (f'<div class="mi-grid" style="font-family:{FONT["family"]};color:#444">'
+    about = escape(describe(digits, givens, errors, outline, remasked))
+    # texts outside the cells (title, colour bar) in the page's text colour: a fixed #444 was 1.9:1 on the dark theme
+    return (f'<div class="mi-grid" style="font-family:{FONT["family"]}">'
             f'<svg xmlns="http://www.w3.org/2000/svg" role="img" aria-label="{label}" width="{width}" '
             f'height="{height}" viewBox="0 0 {width} {height}" style="max-width:100%;height:auto" '
-            f'font-family="{FONT["family"]}" fill="#444">'
+            f'font-family="{FONT["family"]}" fill="currentColor"><desc>{about}</desc>'
             f'<g text-anchor="start">{heading}{bar}</g><g text-anchor="middle" dominant-baseline="central" '
             f'font-family="{DIGIT_FONT}">{"".join(parts)}</g></svg></div>')
+
+
+def describe(digits: np.ndarray, givens: np.ndarray, errors: np.ndarray | None = None,
+             outline: np.ndarray | None = None, remasked: np.ndarray | None = None) -> str:
+    """What a grid shows, in words, for a screen reader (the SVG's description): its digits row by row (``.``
+    blank), how many were given, filled and wrong, and which cells are wrong, outlined and remasked, by
+    ``r<row>c<column>``. Arrays as :func:`grid_svg`'s."""
+    digits, givens = np.asarray(digits), np.asarray(givens, bool)
+    xs, ys = cell_xy(len(digits))
+    n = int(xs.max()) + 1
+    names = [f"r{y + 1}c{x + 1}" for x, y in zip(xs, ys)]
+
+    def which(mask) -> list[str]:
+        return [] if mask is None else [names[c] for c in np.flatnonzero(np.asarray(mask, bool))]
+
+    wrong = which(None if errors is None else np.asarray(errors, bool) & (digits > 0) & ~givens)
+    filled = int(((digits > 0) & ~givens).sum())
+    rows = "; ".join(f"row {r + 1}: " + " ".join(str(int(d)) if d else "." for d in digits[r * n:(r + 1) * n])
+                     for r in range(n))
+    parts = [f"{int(givens.sum())} given, {filled} filled, {int((digits == 0).sum())} blank",
+             f"{len(wrong)} wrong" + (f": {', '.join(wrong)}" if wrong else "")]
+    for words, cells in (("unmasked at this step", which(outline)), ("remasked", which(remasked))):
+        if cells:
+            parts.append(f"{words}: {', '.join(cells)}")
+    return ". ".join(parts) + ". " + rows + "."

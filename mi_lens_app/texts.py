@@ -69,7 +69,7 @@ decoder uses. The asymmetry map shows $|I(i\to j) - I(j\to i)|$, where the model
 DECODE_PAGE = r"""
 Each frame is one forward pass. Orange outlines mark the cells unmasked together at this step; their
 entropies and the MI among them say how risky the group was (independent sampling of dependent cells is
-how two equal digits end up in one row). Red digits are wrong. Passes count the model's forward passes:
+how two equal digits end up in one row). Red underlined digits are wrong. Passes count the model's forward passes:
 fewer passes is faster decoding; the question is how few you can afford before errors appear.
 Under `learned`, a second grid shows its trained order selector's probability of unmasking each masked
 cell at that step, within a budget of T steps.
@@ -161,7 +161,7 @@ residues in the same pass. Preset sequences are CATH S40 domains (CC BY 4.0); pa
 
 
 DECODE_LEGEND = (
-    "**Black** digits were given · :blue[**blue**] digits the model filled · :red[**red**] digits are wrong · "
+    "**Black** digits were given · :blue[**blue**] digits the model filled · :red[**red, underlined**] digits are wrong · "
     ":orange[**orange outline**]: unmasked together at this step · :violet[**dotted purple**]: remasked · "
     "cell colour: how unsure the model was (entropy) before this step"
 )

@@ -70,7 +70,7 @@ def test_a_strategys_parameters_read_as_words_not_as_code():
 def test_the_legend_names_every_colour(env):
     at = run_page("pages/3_Decoding.py")
     legend = next(m.value for m in at.markdown if "outline" in m.value)
-    for words in ("**Black** digits were given", ":blue[**blue**]", ":red[**red**]", ":orange[**orange outline**]"):
+    for words in ("**Black** digits were given", ":blue[**blue**]", ":red[**red, underlined**]", ":orange[**orange outline**]"):
         assert words in legend
 
 
