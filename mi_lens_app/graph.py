@@ -81,3 +81,15 @@ def summary(graph: nx.Graph) -> dict:
     return {"edges": total, "rule_edges": rule, "other_edges": total - rule,
             "rule_fraction": rule / total if total else float("nan"),
             "components": nx.number_connected_components(linked) if linked.number_of_nodes() else 0}
+
+
+def pair_rows(edges: list[tuple[int, int, float, bool | None]], labels: list[str],
+              rule_name: str = "same row, column or box") -> dict[str, list]:
+    """The pairs ``(i, j, mi, rule)`` (``edge_list``'s, strongest first) as a table's columns: what the graph and
+    the heatmap show, for a screen reader (they read a chart as its tick labels) and for reading off values.
+    ``rule`` None for every pair (a domain without rules): no rule column."""
+    rows = {"pair": [f"{labels[i]} · {labels[j]}" for i, j, *_ in edges],
+            "MI (nats)": [float(f"{w:.4g}") for _, _, w, _ in edges]}
+    if any(r is not None for *_, r in edges):
+        rows[rule_name] = ["yes" if r else "no" for *_, r in edges]
+    return rows

@@ -175,7 +175,15 @@ def graph_panel(domain, pz, m, cell):
     st.caption(f"{info['rule_edges']} edges share a row, column or box; {info['other_edges']} do not"
                + ("" if np.isnan(frac) else f" ({100 * frac:.0f}% rule edges)")
                + f"; {texts.groups(info['components'])}.")
+    pairs_table(graph.edge_list(g), domain.labels())
     return fig
+
+
+def pairs_table(edges, labels) -> None:
+    """The pairs the graph draws as a table, folded: a chart reads to a screen reader as its tick labels."""
+    if edges:
+        with st.expander(f"The {len(edges)} pairs as a table"):
+            st.table(graph.pair_rows(edges, labels))
 
 
 def downloads(domain, pz, m, heat, dep):
@@ -234,6 +242,8 @@ def sequence_maps(domain, pz, m):
     arcs = protein_figures.arc_figure(pz.text, labels, m.masked, m.mi, noun=domain.nouns[0], cap=k, selected=cell,
                                       scale=scale, start=start, size=size)
     widgets.chart(arcs, key="arcs_graph")
+    i, j, w, _ = protein_figures.top_pairs(m.mi, m.masked, limit=k)
+    pairs_table([(int(a), int(b), float(v), None) for a, b, v in zip(i, j, w)], labels)
     strip = protein_figures.marginal_strip(m.marginals, m.entropy, labels, m.masked, "".join(domain.alphabet),
                                            extra=(f"MI with {labels[cell]}", m.mi[cell]), start=start, size=size,
                                            title=f"Per-{domain.nouns[0]} entropy and marginals", nouns=domain.nouns)

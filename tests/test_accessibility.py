@@ -5,9 +5,15 @@ grid described in words, readable contrasts, a keyboard focus ring, and the MI p
 import re
 
 import numpy as np
+import plotly.graph_objects as go
 from plotly.colors import get_colorscale, sample_colorscale
 
-from mi_lens_app import exports, figures, grid_svg
+from mi_lens_app import exports, figures, graph, grid_svg
+from tests import test_app_pages
+from tests.test_app_pages import assert_clean, run_page
+
+weights = test_app_pages.weights
+env = test_app_pages.env
 
 # the decoding frame's column at 1024 x 768 with the sidebar open, measured in Chromium: the 504-px frame (400-px
 # grid, colour bar) is drawn 329 px wide
@@ -102,3 +108,35 @@ def test_a_screen_reader_hears_the_grid_in_words():
 def test_the_exported_player_underlines_wrong_digits():
     css = re.search(r"\.wrong \{([^}]*)\}", exports.PLAYER_TEMPLATE).group(1)
     assert "underline" in css
+
+
+def test_the_dependency_graph_given_digits_are_readable():
+    """Grey given digits (18 px) were #888, 3.5:1 on white."""
+    fig = figures.dependency_figure([(10, 11, 0.5, True)], np.tile(np.arange(1, 10), 9), np.arange(81) % 2 == 0, 3,
+                                    [f"c{i}" for i in range(81)])
+    texts = [t for t in fig.data if isinstance(t, go.Scatter) and t.mode == "text"]
+    assert texts and all(contrast(t.textfont.color, "#ffffff") >= 4.5 for t in texts)
+
+
+def test_pair_rows_list_the_graph_strongest_first():
+    mi = np.zeros((4, 4))
+    mi[0, 1] = mi[1, 0] = 0.3
+    mi[2, 3] = mi[3, 2] = 0.7
+    rules = np.eye(4, dtype=bool) | (np.arange(4)[:, None] // 2 == np.arange(4)[None] // 2)
+    g = graph.dependency_graph(mi, np.ones(4, bool), rules, top_k=5)
+    rows = graph.pair_rows(graph.edge_list(g), ["a", "b", "c", "d"])
+    assert rows == {"pair": ["c · d", "a · b"], "MI (nats)": [0.7, 0.3], "same row, column or box": ["yes", "yes"]}
+    assert "same row, column or box" not in graph.pair_rows([(0, 1, 0.3, None)], ["a", "b"])
+
+
+def test_the_mi_map_pairs_are_a_table_too(env):
+    """A chart reads to a screen reader as its tick labels: the graph's pairs are also a table, strongest first."""
+    at = run_page("pages/1_MI_maps.py")
+    assert_clean(at)
+    table = next(e for e in at.expander if e.label.startswith("The ") and "pairs as a table" in e.label)
+    df = table.table[0].value
+    assert list(df.columns) == ["pair", "MI (nats)", "same row, column or box"]
+    count = int(re.search(r"The (\d+) pairs", table.label).group(1))
+    drawn = next(int(re.search(r"(\d+) edges", t).group(1)) for t in test_app_pages.specs(at) if "Dependency graph" in t)
+    assert len(df) == count == drawn >= 30  # the graph's pairs: its default 30 strongest, and any tied with the 30th
+    assert list(df["MI (nats)"]) == sorted(df["MI (nats)"], reverse=True)
