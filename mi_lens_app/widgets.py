@@ -474,9 +474,10 @@ VIEWS = [
 
 # the browser's own address is the link: it holds every widget bound to the URL as it is now. The clipboard API
 # needs a secure context (https or localhost); elsewhere a hidden text area and execCommand copy it.
+# in the theme's colours: a white button took the dark theme's white text (1:1, a blank button)
 COPY_LINK = """<button class="mi-copy-link" title="Copy the address of this view, with its settings"
-style="width:100%;padding:0.4rem;border:1px solid rgba(49,51,63,0.3);border-radius:0.5rem;background:white;
-cursor:pointer;font-size:0.95rem">Copy link to this view</button>
+style="width:100%;padding:0.4rem;border:1px solid color-mix(in srgb,currentColor 30%,transparent);border-radius:0.5rem;
+background:transparent;color:inherit;cursor:pointer;font-size:0.95rem">Copy link to this view</button>
 <script>
 document.querySelectorAll("button.mi-copy-link:not([data-ready])").forEach((b) => {
   b.dataset.ready = "1";
@@ -566,6 +567,13 @@ LAYOUT_CSS = """<style>
 [data-testid="stHorizontalBlock"]:has(> [data-testid="stColumn"] [data-testid="stMetric"]) > [data-testid="stColumn"] {
   min-width: 10rem; }
 [data-testid="stMetricLabel"] p { white-space: normal; }
+""" + """/* keyboard focus in the text's own colour: Streamlit's ring was 2.2:1 on white, and a focused link, radio or
+   switch only turned its background grey (1.1:1), as the current page's link is */
+:is(a, button, summary):focus-visible, label:has(input:focus-visible),
+[data-testid="stSlider"] div:has(> div > input:focus-visible) {
+  outline: 2px solid currentColor !important; outline-offset: 2px; }
+/* captions at 0.6 opacity were 3.9:1 on the light theme's white (#828180); at 0.72 they are 5.5:1 */
+[data-testid="stCaptionContainer"] { opacity: 0.72; }
 </style>"""
 
 

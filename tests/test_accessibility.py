@@ -8,7 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import get_colorscale, sample_colorscale
 
-from mi_lens_app import exports, figures, graph, grid_svg
+from mi_lens_app import exports, figures, graph, grid_svg, widgets
 from tests import test_app_pages
 from tests.test_app_pages import assert_clean, run_page
 
@@ -129,6 +129,19 @@ def test_pair_rows_list_the_graph_strongest_first():
     assert "same row, column or box" not in graph.pair_rows([(0, 1, 0.3, None)], ["a", "b"])
 
 
+def test_keyboard_focus_has_a_ring_and_captions_their_contrast():
+    """Streamlit's focus ring was 2.2:1 (a link or radio only turned grey, 1.1:1); captions at opacity 0.6 were
+    3.9:1 on white."""
+    css = widgets.LAYOUT_CSS
+    rule = re.search(r"([^{}]*:focus-visible[^{}]*)\{([^}]*)\}", css)
+    assert rule and "a" in rule.group(1) and "button" in rule.group(1) and "label:has(input:focus-visible)" in rule.group(1)
+    assert re.search(r"outline:\s*2px solid currentColor", rule.group(2))
+    opacity = float(re.search(r'stCaptionContainer"\]\s*\{\s*opacity:\s*([\d.]+)', css).group(1))
+    text, white = (47, 45, 43), 255  # the light theme's text colour on white
+    shown = "#" + "".join(f"{round(opacity * c + (1 - opacity) * white):02x}" for c in text)
+    assert contrast(shown, "#ffffff") >= 4.5
+
+
 def test_the_mi_map_pairs_are_a_table_too(env):
     """A chart reads to a screen reader as its tick labels: the graph's pairs are also a table, strongest first."""
     at = run_page("pages/1_MI_maps.py")
@@ -140,3 +153,12 @@ def test_the_mi_map_pairs_are_a_table_too(env):
     drawn = next(int(re.search(r"(\d+) edges", t).group(1)) for t in test_app_pages.specs(at) if "Dependency graph" in t)
     assert len(df) == count == drawn >= 30  # the graph's pairs: its default 30 strongest, and any tied with the 30th
     assert list(df["MI (nats)"]) == sorted(df["MI (nats)"], reverse=True)
+
+
+def test_the_copy_link_button_takes_the_theme_colours():
+    """The sidebar's own HTML button was white with the browser's button text, which the dark theme makes white:
+    a blank button (1:1)."""
+    style = re.search(r'<button class="mi-copy-link"[^>]*style="([^"]*)"', widgets.COPY_LINK).group(1)
+    declared = dict(d.split(":", 1) for d in style.replace("\n", "").split(";") if d.strip())
+    assert declared.get("color") == "inherit"
+    assert declared.get("background") in ("transparent", "inherit")
