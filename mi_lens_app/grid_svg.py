@@ -187,4 +187,4 @@ def describe(digits: np.ndarray, givens: np.ndarray, errors: np.ndarray | None =
     for words, cells in (("unmasked at this step", which(outline)), ("remasked", which(remasked))):
         if cells:
             parts.append(f"{words}: {', '.join(cells)}")
-    return ". ".join(parts) + ". " + rows + "."
+    return ". ".join(parts) + ". " + rows

@@ -8,7 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import get_colorscale, sample_colorscale
 
-from mi_lens_app import exports, figures, graph, grid_svg, widgets
+from mi_lens_app import cdr_marks, exports, figures, graph, grid_svg, protein_figures, widgets
 from tests import test_app_pages
 from tests.test_app_pages import assert_clean, run_page
 
@@ -162,3 +162,27 @@ def test_the_copy_link_button_takes_the_theme_colours():
     declared = dict(d.split(":", 1) for d in style.replace("\n", "").split(";") if d.strip())
     assert declared.get("color") == "inherit"
     assert declared.get("background") in ("transparent", "inherit")
+
+
+def test_cdr_names_are_readable_on_a_projector():
+    """The band names (H1, H2, H3) were 12 px, in the band colours: CDR1's orange 2.8:1 on white, CDR2's green
+    3.4:1."""
+    labels = ["E1", "V2·H1", "Q3·H1", "L4", "W5·H2", "G6·H3"]
+    fig = protein_figures.sequence_heatmap(np.random.default_rng(0).random((6, 6)), labels)
+    names = [a for a in fig.layout.annotations if str(a.name).startswith("CDR-")]
+    assert {a.text for a in names} == {"H1", "H2", "H3"}
+    for a in names:
+        assert a.font.size >= PROJECTOR_MIN_PX and contrast(a.font.color, "#ffffff") >= 4.5, (a.text, a.font.color)
+    assert cdr_marks.color("H1", 0.85) == "rgba(230,128,58,0.85)"  # the bands keep their colours
+
+
+def test_masked_residues_are_readable():
+    """A still-masked residue's ``_`` was #888888 in the decoding strip (3.5:1) and #9a9a9a in the arc graph
+    (2.8:1)."""
+    strip = protein_figures.decode_strip(np.array([[0, 1, 0], [2, 1, 0]]), np.array([[0, 0, 0], [1, 0, 0]], bool),
+                                         np.ones((2, 3)), np.zeros((2, 3), bool), "ACDEFGHIKLMNPQRSTVWY")
+    masked = [t for t in strip.data if t.name == "masked"]
+    assert masked and contrast(masked[0].textfont.color, "#ffffff") >= 4.5
+    arcs = protein_figures.arc_figure("A_C", ["A1", "X2", "C3"], np.array([False, True, False]), np.zeros((3, 3)))
+    colours = {c for t in arcs.data if t.mode and "text" in t.mode for c in np.atleast_1d(t.textfont.color)}
+    assert colours and all(contrast(c, "#ffffff") >= 4.5 for c in colours if c != figures.SELECTED_COLOR)
