@@ -550,6 +550,22 @@ if (!window.miLensOneHistoryEntry) {
 }
 </script>"""
 
+# Space on a focused button, link, switch or radio does what the keyboard says, that element's action only: the
+# decoding page's Space shortcut (Play) fired too, so stepping with Tab and Space on "next" also started playback.
+# The keydown is stopped at <body>, after the page's own handlers and before Streamlit's shortcuts on the
+# document; with the focus on the page itself, Space still plays.
+SPACE_ON_A_CONTROL = """<script>
+if (!window.miLensSpaceOnAControl) {
+  window.miLensSpaceOnAControl = true;
+  document.body.addEventListener("keydown", (e) => {
+    if (e.key === " " && e.target.closest &&
+        e.target.closest('button, summary, a, [role="switch"], [role="radio"], [role="checkbox"]')) {
+      e.stopPropagation();
+    }
+  });
+}
+</script>"""
+
 
 # one chart a row below 1,200 px (a projector's 1024 px with the sidebar open leaves ~700 px for the page: three
 # heatmaps a row were 60 px each), less padding there, and rows of metrics that wrap instead of cutting labels.
@@ -586,7 +602,7 @@ def navigation() -> None:
         for view in VIEWS:
             view_link(view.path, view.title, view.icon)
     with st.sidebar:
-        st.html(COPY_LINK + ONE_HISTORY_ENTRY, unsafe_allow_javascript=True)
+        st.html(COPY_LINK + ONE_HISTORY_ENTRY + SPACE_ON_A_CONTROL, unsafe_allow_javascript=True)
     st.sidebar.divider()
 
 

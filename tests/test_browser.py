@@ -190,6 +190,47 @@ def test_decoding_steps_forward_and_back(chromium, app_url):
     page.close()
 
 
+def test_space_on_a_focused_button_does_only_what_the_button_does(chromium, app_url):
+    """A keyboard user steps with Tab and Space on "next": Space also fired the page's Play shortcut, and the frames
+    started playing. With the focus on the page itself, Space still plays."""
+    page = chromium.new_page(viewport=VIEW)
+    page.goto(f"{app_url}/Decoding?a=topk&a_topk_k=4")
+    wait_ready(page)
+    page.get_by_role("button", name="next").focus()
+    page.keyboard.press("Space")
+    wait_ready(page)
+    page.wait_for_timeout(2500)  # playing, three frames would have passed
+    wait_ready(page)
+    assert step_value(page) == "1 / 15"
+    page.locator("h1").first.click()
+    page.keyboard.press("Space")
+    page.wait_for_function("() => /step=[3-9]|step=1[0-5]/.test(location.search)", timeout=30_000)
+    page.locator("h1").first.click()
+    page.keyboard.press("Space")  # pause
+    wait_ready(page)
+    page.close()
+
+
+def test_keyboard_focus_is_outlined(chromium, app_url):
+    """Streamlit's focus ring was 2.2:1 on white, and a focused page link or radio only turned grey (1.1:1)."""
+    page = chromium.new_page(viewport=VIEW)
+    page.goto(f"{app_url}/Decoding")
+    wait_ready(page)
+    # a radio's or switch's input is hidden: its label carries the ring (a select box draws its own dark border)
+    ring = "() => { const e = document.activeElement, box = e.type === 'radio' || e.type === 'checkbox'; " \
+           "const s = getComputedStyle(box ? e.closest('label') : e); " \
+           "return [box ? 'radio' : e.tagName, s.outlineStyle, parseFloat(s.outlineWidth)]; }"
+    seen = set()
+    for _ in range(12):  # the skip link, the page links, the copy-link button, the domain radio
+        page.keyboard.press("Tab")
+        kind, style, width = page.evaluate(ring)
+        seen.add(kind)
+        if kind in ("A", "BUTTON", "radio"):
+            assert style == "solid" and width >= 2, (kind, style, width)
+    assert {"A", "BUTTON", "radio"} <= seen
+    page.close()
+
+
 def test_back_from_the_last_frame_lets_the_buttons_step_again(chromium, app_url):
     """Back showed the frame before the last, with next and end still greyed out and the arrow key dead: the
     buttons read the session's frame before the slider had taken the URL's."""
