@@ -530,10 +530,21 @@ TITLE_CHARS = 42  # characters of a frontier title's line (~360 px of the title 
 # chart beside its notes is ~370 px wide, and 55 characters were cut)
 
 
+# a marker shape per series of the frontier chart, so no series is told by its colour alone (with deuteranopia
+# plotly's red top_prob, pink mi and orange learned_mi circles were one colour); open shapes past these
+SYMBOLS = ("circle", "square", "diamond", "triangle-up", "triangle-down", "x", "cross", "star", "pentagon",
+           "hexagon", "triangle-left", "triangle-right", "hourglass", "bowtie")
+
+
+def series_symbol(k: int) -> str:
+    """The marker shape of the ``k``-th series (0-based): each of :data:`SYMBOLS`, then their open forms."""
+    return SYMBOLS[k % len(SYMBOLS)] + ("-open" if k // len(SYMBOLS) % 2 else "")
+
+
 def frontier_figure(rows: list[dict], title: str = "", metric=None) -> go.Figure:
     """Quality against mean passes (``rows``: dicts with ``sampler``, ``label``, ``mean_passes`` and the
     metric's key; ``base``, where a row's series is a variant of a sampler, such as decoding again: the variant
-    takes the sampler's colour and a diamond): each sampler's settings as points (its settings vary in several knobs, so joining them
+    takes the sampler's colour and a shape of its own): each sampler's settings as points (its settings vary in several knobs, so joining them
     would draw a zig-zag through unrelated ones), and the Pareto front over all of them as the one line.
     ``metric``: a :class:`~mi_lens_app.benchmarks.Metric` (default: the one the rows carry)."""
     metric = metric or metric_of(rows)
@@ -541,10 +552,10 @@ def frontier_figure(rows: list[dict], title: str = "", metric=None) -> go.Figure
     bases = list(dict.fromkeys(r.get("base", r["sampler"]) for r in rows))
     palette = qualitative.Plotly if len(bases) <= len(qualitative.Plotly) else qualitative.Dark24
     colour = {b: palette[i % len(palette)] for i, b in enumerate(bases)}
-    for name in dict.fromkeys(r["sampler"] for r in rows):
+    for k, name in enumerate(dict.fromkeys(r["sampler"] for r in rows)):
         pts = sorted((r for r in rows if r["sampler"] == name), key=lambda r: r["mean_passes"])
         base = pts[0].get("base", name)  # a sampler's variants (views, decoding again) share its colour
-        marker = {"size": 10, "color": colour[base], "symbol": "circle" if base == name else "diamond"}
+        marker = {"size": 10, "color": colour[base], "symbol": series_symbol(k)}
         fig.add_trace(go.Scatter(x=[r["mean_passes"] for r in pts], y=[metric.scale * r[metric.key] for r in pts],
                                  mode="markers", name=name, text=[r["label"] for r in pts], marker=marker,
                                  hovertemplate=("%{text}<br>%{x:.1f} passes<br>%{y:.4g}" + metric.unit

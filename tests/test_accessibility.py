@@ -186,3 +186,12 @@ def test_masked_residues_are_readable():
     arcs = protein_figures.arc_figure("A_C", ["A1", "X2", "C3"], np.array([False, True, False]), np.zeros((3, 3)))
     colours = {c for t in arcs.data if t.mode and "text" in t.mode for c in np.atleast_1d(t.textfont.color)}
     assert colours and all(contrast(c, "#ffffff") >= 4.5 for c in colours if c != figures.SELECTED_COLOR)
+
+
+def test_frontier_series_differ_in_shape_not_colour_alone():
+    """Eight samplers as circles told apart by colour only: with deuteranopia top_prob, mi and learned_mi were one
+    colour."""
+    rows = [{"sampler": s, "label": s, "mean_passes": 1.0 + i, "accuracy": 0.5} for i, s in enumerate(
+        ["random", "top_prob", "top_margin", "learned", "learned_mi", "eb", "mi", "sequential"] + [f"s{k}" for k in range(20)])]
+    points = [t for t in figures.frontier_figure(rows).data if t.mode == "markers"]
+    assert len(points) == 28 and len({t.marker.symbol for t in points}) == 28

@@ -368,8 +368,8 @@ def test_benchmark_rows_decoded_again_or_over_views_are_series_of_their_own(tmp_
     traces = figures.frontier_figure(found.rows).data
     points = [t for t in traces if t.mode == "markers"]
     assert [t.name for t in points] == ["mi", "mi, up to 32 decodes", "mi, 4 views"]
-    assert len({t.marker.color for t in points}) == 1  # one sampler, one colour; its variants are diamonds
-    assert [t.marker.symbol for t in points] == ["circle", "diamond", "diamond"]
+    assert len({t.marker.color for t in points}) == 1  # one sampler, one colour; each series a shape of its own
+    assert [t.marker.symbol for t in points] == ["circle", "square", "diamond"]
 
 
 def test_benchmark_sets_of_two_models_stay_apart_and_the_page_opens_on_the_default(tmp_path):
