@@ -1,4 +1,5 @@
 import json
+from pathlib import Path
 
 import pytest
 import torch
@@ -105,3 +106,49 @@ def test_slow_bf16_reads_the_cpu_flags(monkeypatch, tmp_path, flags, slow):
     monkeypatch.setattr(builtins, "open", lambda f, *a, **k: real_open(cpuinfo if f == "/proc/cpuinfo" else f, *a, **k))
     assert (slow_bf16("cpu") is not None) == slow
     assert slow_bf16("cuda") is None  # a GPU has its own bf16
+
+
+def test_a_config_of_another_model_with_the_same_shapes_is_refused(tmp_path):
+    """The weights record the config they were saved with: another model's JSON (other loops or attention, same
+    tensors), or one missing a key whose default differs, would load and give other outputs."""
+    path = tmp_path / "m.safetensors"
+    save_sudoku_mdm(SudokuMDM(SudokuMDMConfig(d_model=16, n_layers=1, n_heads=2, d_ff=32, loops=3, attention="peer")), path)
+    meta = json.loads(path.with_suffix(".json").read_text())
+    for change, match in [({"loops": 1}, "it gives loops 1, the weights were saved with loops 3"),
+                          ({"attention": "full"}, 'it gives attention "full", the weights were saved with attention "peer"')]:
+        path.with_suffix(".json").write_text(json.dumps({**meta, "config": {**meta["config"], **change}}))
+        with pytest.raises(ModelFileError, match=f"do not fit the config .*m.json: {match}"):
+            load_sudoku_mdm(path)
+    path.with_suffix(".json").write_text(json.dumps({**meta, "config": {k: v for k, v in meta["config"].items() if k != "loops"}}))
+    with pytest.raises(ModelFileError, match=r"it has no loops \(default 1\), the weights were saved with loops 3"):
+        load_sudoku_mdm(path)
+    path.with_suffix(".json").write_text(json.dumps(meta))
+    assert load_sudoku_mdm(path).cfg.loops == 3
+
+
+@pytest.mark.parametrize("text, match", [
+    ('{"config": {"inject": "false"}}', "m.json: config inject must be true or false, got 'false'"),
+    ('{"config": {"attention": 3}}', "m.json: config attention must be a string, got 3"),
+    ("[1, 2]", "m.json is not a model config: it holds a JSON list, not an object"),
+])
+def test_config_values_of_the_wrong_type_are_named(tmp_path, tiny_mdm, text, match):
+    path = tmp_path / "m.safetensors"
+    save_sudoku_mdm(tiny_mdm, path)
+    path.with_suffix(".json").write_text(text)
+    with pytest.raises(ModelFileError, match=match):
+        load_sudoku_mdm(path)
+
+
+def test_an_unreadable_config_is_named(tmp_path, tiny_mdm, monkeypatch):
+    path = tmp_path / "m.safetensors"
+    save_sudoku_mdm(tiny_mdm, path)
+    real = Path.read_text
+
+    def denied(self, *args, **kwargs):  # chmod 000 does not stop root, who runs CI
+        if self.name == "m.json":
+            raise PermissionError(13, "Permission denied", str(self))
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "read_text", denied)
+    with pytest.raises(ModelFileError, match="cannot read the config .*m.json: Permission denied"):
+        load_sudoku_mdm(path)

@@ -160,14 +160,19 @@ def load_meta(path: str | Path) -> dict:
         raise ModelFileError(f"weights file not found: {path}")
     recover_pair(path)
     if not meta_path.is_file():
-        raise ModelFileError(f"config file not found beside the weights: {meta_path}")
+        raise ModelFileError(f"config file not found beside the weights: {meta_path}"
+                             + (" (a directory has its name)" if meta_path.is_dir() else ""))
     try:
         meta = json.loads(meta_path.read_text())
-        config = meta["config"]
-    except KeyError:
-        raise ModelFileError(f"{meta_path} is not a model config: it has no 'config' entry") from None
-    except (json.JSONDecodeError, TypeError, UnicodeDecodeError) as err:
+    except OSError as err:  # unreadable (permissions), or gone since the check above
+        raise ModelFileError(f"cannot read the config {meta_path}: {err.strerror or err}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
         raise ModelFileError(f"{meta_path} is not a valid model config: {err}") from None
+    if not isinstance(meta, dict):
+        raise ModelFileError(f"{meta_path} is not a model config: it holds a JSON {type(meta).__name__}, not an object")
+    if "config" not in meta:
+        raise ModelFileError(f"{meta_path} is not a model config: it has no 'config' entry")
+    config = meta["config"]
     if not isinstance(config, dict):
         raise ModelFileError(f"{meta_path}: 'config' must be an object, got {type(config).__name__}")
     return meta
@@ -190,6 +195,10 @@ def build_config(config_cls, raw: dict, path: str | Path, what: str):
             problem = range_error(name, value, lo, hi)
             if problem:
                 raise ModelFileError(f"{meta_path}: config {problem.removeprefix('argument ')}")
+        elif kind is bool and not isinstance(value, bool):  # "false" would read as True
+            raise ModelFileError(f"{meta_path}: config {name} must be true or false, got {value!r}")
+        elif kind is str and not isinstance(value, str):
+            raise ModelFileError(f"{meta_path}: config {name} must be a string, got {value!r}")
     unknown = sorted(set(raw) - set(declared))
     if unknown:  # another kind of model (a Sudoku MDM's box where a protein MDM's max_len is read)
         raise ModelFileError(f"{path} is not {what}: its config has {', '.join(map(repr, unknown[:3]))}, which "
@@ -225,9 +234,38 @@ def shapes_problem(wanted: dict[str, tuple], stored: dict[str, tuple]) -> str | 
     return "; ".join(parts) or None
 
 
+def check_saved_config(cfg, raw: dict, config_cls, path: str | Path, what: str) -> None:
+    """ModelFileError when the config :func:`save_model` stored inside the weights at ``path`` differs from
+    ``cfg``, built from ``raw``, the JSON's config beside them: the JSON of another model of the same shapes (other ``loops`` or
+    ``attention``) would load without complaint and give other outputs. Weights that store none pass."""
+    try:
+        with safe_open(str(path), framework="pt") as fh:
+            stored = (fh.metadata() or {}).get("config")
+    except Exception as err:  # noqa: BLE001  (safetensors raises its own error types)
+        raise ModelFileError(f"cannot read weights {path}: {err}") from None
+    if stored is None:
+        return
+    meta_path = Path(path).with_suffix(".json")
+    try:
+        saved = build_config(config_cls, json.loads(stored), path, what)
+    except (ValueError, TypeError):  # ModelFileError is a ValueError; a record that is not a dict: TypeError
+        raise ModelFileError(f"weights {path} do not fit the config {meta_path}: they were saved as another kind "
+                             f"of model than {what}") from None
+    for f in dataclasses.fields(cfg):
+        ours, theirs = getattr(cfg, f.name), getattr(saved, f.name)
+        if ours != theirs:
+            gives = f"gives {f.name} {json.dumps(ours)}" if f.name in raw else f"has no {f.name} (default {json.dumps(ours)})"
+            raise ModelFileError(f"weights {path} do not fit the config {meta_path}: it {gives}, the weights were "
+                                 f"saved with {f.name} {json.dumps(theirs)} "
+                                 "(the config of another model?)")
+
+
 def load_checked(config_cls, model_cls, path: str | Path, device: torch.device | str, what: str):
-    """``(model, cfg)`` loaded from ``path`` after :func:`build_config` and :func:`check_shapes`."""
-    cfg = build_config(config_cls, load_meta(path)["config"], path, what)
+    """``(model, cfg)`` loaded from ``path`` after :func:`build_config`, :func:`check_saved_config` and
+    :func:`check_shapes`."""
+    raw = load_meta(path)["config"]
+    cfg = build_config(config_cls, raw, path, what)
+    check_saved_config(cfg, raw, config_cls, path, what)
     check_shapes(lambda: model_cls(cfg), path)
     model = load_state(model_cls(cfg), path, torch.device(device))
     model.weights_path = Path(path)  # the file it came from (estimators check what they were trained on)
