@@ -22,6 +22,7 @@ from mi_core.domains.antibody.sequence import (
     read_file,
     select_rows,
 )
+from mi_core.models.base import ModelFileError
 
 DEV_CSV = Path(__file__).resolve().parents[1] / "../shared/data/protein/antibodies_jain2017_dev.csv"
 needs_antiberty = pytest.mark.skipif(not available(), reason="antiberty==0.1.3 (the AntiBERTy weights) is not "
@@ -175,6 +176,37 @@ def test_state_names_round_trip_and_padding_is_invisible(tiny_folder):
     torch.testing.assert_close(padded.logits[1, :tokens.shape[1]], one.logits[0], atol=1e-5, rtol=1e-5)
     with pytest.raises(ValueError, match="longer than the 510"):
         model(torch.ones((1, 511), dtype=torch.long))
+
+
+def test_a_saved_folder_loads_to_the_same_outputs(tiny_folder):
+    from mi_core.domains.antibody.model import load_antiberty
+
+    tokens = torch.as_tensor(read_chain(TRASTUZUMAB[1]).tokens)[None].clone()
+    tokens[0, 88:97] = 0
+    with torch.no_grad():
+        saved, loaded = tiny_model()(tokens), load_antiberty(tiny_folder)(tokens)
+    assert torch.equal(saved.logits, loaded.logits) and torch.equal(saved.hidden, loaded.hidden)
+
+
+@pytest.mark.parametrize("change, match", [
+    ("{oops", r"config.json is not a valid config: Expecting property name"),
+    ("[1]", r"config.json is not a config: it holds a JSON list"),
+    ({"hidden_size": "32"}, r"config.json: config hidden_size must be an integer, got '32'"),
+    ({"num_attention_heads": 2.0}, r"config.json: config num_attention_heads must be an integer, got 2.0"),
+    ({"layer_norm_eps": float("nan")}, r"config.json: config layer_norm_eps: nan is not a finite number"),
+    ({"num_attention_heads": 3}, r"config does not describe AntiBERTy: hidden_size 32 is not divisible"),
+    ({"max_position_embeddings": 100_000}, r"pytorch_model.bin does not fit the config .*config.json: 1 tensor\(s\) "
+                                           r"differ in shape, e.g. position.weight is \(512, 32\) in the file"),
+])
+def test_a_bad_antiberty_config_is_named(tiny_folder, change, match):
+    """Wrong types, NaN and sizes of another model name the file and the field, and allocate nothing."""
+    from mi_core.domains.antibody.model import load_antiberty
+
+    config = tiny_folder / "config.json"
+    text = change if isinstance(change, str) else json.dumps({**json.loads(config.read_text()), **change})
+    config.write_text(text)
+    with pytest.raises(ModelFileError, match=match):
+        load_antiberty(tiny_folder)
 
 
 def test_missing_package_is_one_line(monkeypatch):

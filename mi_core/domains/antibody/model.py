@@ -19,7 +19,8 @@ from torch import nn
 
 from mi_core.domains.protein import MASK_ID
 from mi_core.domains.protein.esmc import check_tokens, read_checkpoint, translation_table, wrap_rows
-from mi_core.models.base import MaskedLM, MDMOutput, ModelFileError
+from mi_core.models.base import MaskedLM, MDMOutput, ModelFileError, build_config, shapes_problem
+from mi_core.options import option
 
 INSTALL_HINT = "pip install antiberty==0.1.3 (its wheel carries the weights; see README, 'Antibodies')"
 PAD, CLS, SEP, MASK = 0, 2, 3, 4  # AntiBERTy's special ids (vocab.txt)
@@ -34,19 +35,33 @@ class AntiBERTyMissing(ImportError, ValueError):
 class BertConfig:
     """The fields of AntiBERTy's ``config.json`` this BERT reads."""
 
-    vocab_size: int = 25
-    hidden_size: int = 512
-    num_hidden_layers: int = 8
-    num_attention_heads: int = 8
-    intermediate_size: int = 2048
-    max_position_embeddings: int = 512
-    type_vocab_size: int = 2
-    layer_norm_eps: float = 1e-12
+    vocab_size: int = option(25, range=(FIRST_AA + 20, 100_000))
+    hidden_size: int = option(512, range=(1, 8192))
+    num_hidden_layers: int = option(8, range=(1, 256))
+    num_attention_heads: int = option(8, range=(1, 256))
+    intermediate_size: int = option(2048, range=(1, 65_536))
+    max_position_embeddings: int = option(512, range=(3, 100_000))  # [CLS], [SEP] and at least one residue
+    type_vocab_size: int = option(2, range=(1, 1024))
+    layer_norm_eps: float = option(1e-12, range=(1e-30, 1))
+
+    def __post_init__(self):
+        if self.hidden_size % self.num_attention_heads:
+            raise ValueError(f"hidden_size {self.hidden_size} is not divisible by num_attention_heads "
+                             f"{self.num_attention_heads}")
 
     @classmethod
     def from_json(cls, path: Path) -> BertConfig:
-        raw = json.loads(path.read_text())
-        return cls(**{k: raw[k] for k in cls.__dataclass_fields__ if k in raw})
+        """The fields of ``path`` this BERT reads (the rest of a transformers config is ignored), each checked for
+        its type and range (ModelFileError names the file and the field)."""
+        try:
+            raw = json.loads(path.read_text())
+        except OSError as err:
+            raise ModelFileError(f"cannot read the config {path}: {err.strerror or err}") from None
+        except (json.JSONDecodeError, UnicodeDecodeError) as err:
+            raise ModelFileError(f"{path} is not a valid config: {err}") from None
+        if not isinstance(raw, dict):
+            raise ModelFileError(f"{path} is not a config: it holds a JSON {type(raw).__name__}, not an object")
+        return build_config(cls, {k: raw[k] for k in cls.__dataclass_fields__ if k in raw}, path, "AntiBERTy")
 
 
 class BertLayer(nn.Module):
@@ -187,11 +202,16 @@ def load_antiberty(folder: str | Path | None = None, device: torch.device | str 
     if not path.is_file() or not config.is_file():
         raise ModelFileError(f"{folder} holds no pytorch_model.bin and config.json")
     state = read_checkpoint(path, "a torch state dict")
-    model = AntiBERTy(BertConfig.from_json(config))
-    try:
-        model.load_state_dict(convert_state(state, model), strict=True)
-    except RuntimeError as err:
-        raise ModelFileError(f"{path} does not fit AntiBERTy's config: {str(err).splitlines()[0]}") from None
+    cfg = BertConfig.from_json(config)
+    with torch.device("meta"):  # the shapes first: a config of another size allocates nothing
+        skeleton = AntiBERTy(cfg)
+    state = convert_state(state, skeleton)
+    problem = shapes_problem({k: tuple(v.shape) for k, v in skeleton.state_dict().items()},
+                             {k: tuple(getattr(v, "shape", ())) for k, v in state.items()})
+    if problem:
+        raise ModelFileError(f"{path} does not fit the config {config}: {problem}")
+    model = AntiBERTy(cfg)
+    model.load_state_dict(state, strict=True)
     model.weights_path = path
     return model.to(torch.device(device)).eval()
 
