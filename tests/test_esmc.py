@@ -292,6 +292,24 @@ def test_auto_falls_back_to_the_mdm_with_a_reason(no_weights, tiny_mdm_path):
     assert "using the protein MDM trained on CATH S40" in info.fallback_reason
 
 
+@pytest.mark.parametrize("value, match", [
+    ("{tmp}/missing.pth", "ESM-C weights not found: .*missing.pth"),
+    ("{tmp}", "no esmc_.*pth in"),
+    ("esmc", "no ESM-C weights found"),
+    ("mdn", "unknown protein model 'mdn'"),
+])
+def test_auto_takes_the_model_variable_and_names_it_when_it_fails(no_weights, monkeypatch, tmp_path, capsys, value,
+                                                                   match):
+    """MI_LENS_PROTEIN_MODEL naming ESM-C, an ESM-C file or a typo is what auto loads, as in the app: it was
+    ignored by the command line, which probed with the shipped MDM."""
+    monkeypatch.setenv("MI_LENS_PROTEIN_MODEL", value.format(tmp=tmp_path))
+    with pytest.raises(ModelFileError, match=f"{match}.*the value of MI_LENS_PROTEIN_MODEL"):
+        load_protein_model("auto")
+    assert main(["probe", "protein", "--sequence", "MKT_AYIAK", "--device", "cpu", "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: ") and "MI_LENS_PROTEIN_MODEL" in err[0]
+
+
 def test_auto_reports_a_bad_env_path(no_weights, tiny_mdm_path, monkeypatch, tmp_path):
     monkeypatch.setenv("MI_LENS_ESMC_WEIGHTS", str(tmp_path / "missing.pth"))
     _, info = load_protein_model("auto")

@@ -2,7 +2,8 @@
 always does, so ``auto`` takes ESM-C when its weights are on this machine, else the MDM with the reason.
 
 Specs: ``auto``; ``esmc``; ``mdm`` (the shipped MDM, or the ``.safetensors`` named by ``MI_LENS_PROTEIN_MODEL``);
-or a path: a ``.safetensors`` protein MDM, a ``.pth`` ESM-C checkpoint, or a directory holding one."""
+or a path: a ``.safetensors`` protein MDM, a ``.pth`` ESM-C checkpoint, or a directory holding one.
+``MI_LENS_PROTEIN_MODEL`` set to another spec (``esmc``, a ``.pth``, a directory) is what ``auto`` loads."""
 
 from __future__ import annotations
 
@@ -45,6 +46,12 @@ def default_mdm_path() -> Path:
 def load_protein_model(spec: str = "auto", device: torch.device | str = "cpu") -> tuple[torch.nn.Module, ProteinModelInfo]:
     """``(model in eval mode, info)`` for a spec; ModelFileError for missing or bad weights."""
     spec = (spec or "auto").strip()
+    chosen = os.environ.get(MDM_ENV, "").strip()
+    if spec == "auto" and chosen not in ("", "auto", "mdm") and not chosen.endswith(".safetensors"):
+        try:  # the variable names another choice (esmc, an ESM-C file): auto takes it, as the app does
+            return load_protein_model(chosen, device)
+        except ValueError as err:
+            raise ModelFileError(f"{err} (the value of {MDM_ENV})") from None
     if spec == "auto":
         try:
             weights = find_esmc_weights()
