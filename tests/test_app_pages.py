@@ -156,6 +156,20 @@ def test_missing_model_is_a_message_and_the_4x4_domain_still_works(env):
     assert not at.error and "MI, exact" in heatmaps(at)
 
 
+def test_a_model_whose_config_is_another_models_is_a_message(env, weights, tmp_path):
+    """Weights beside the JSON of another model of the same shapes (other loops): refused on the page, naming
+    both files; it loaded and drew maps of a model that was never trained."""
+    path = tmp_path / "mdm.safetensors"
+    path.write_bytes(weights[0].read_bytes())
+    meta = json.loads(weights[0].with_suffix(".json").read_text())
+    path.with_suffix(".json").write_text(json.dumps({**meta, "config": {**meta["config"], "loops": 4}}))
+    env.setenv("MI_LENS_SUDOKU_MODEL", str(path))
+    at = run_page("pages/1_MI_maps.py")
+    assert_clean(at)
+    assert any("mdm.safetensors do not fit the config" in e.value and "loops 4" in e.value for e in at.error)
+    assert "MI, neural estimator" not in heatmaps(at)
+
+
 @pytest.mark.parametrize("puzzle, message", [
     (EASY[:-1], "a Sudoku has 81 cells, got 80 characters"),
     (EASY[:10] + "x" + EASY[11:], "bad character 'x' at position 11"),
