@@ -356,3 +356,26 @@ def test_home_and_about_name_the_domains_a_plugin_brought(toy, monkeypatch):
                                   "MI_LENS_DOMAINS). " + summary) for m in at.markdown)
     domain.unregister(TOY.key)
     assert TOY.key not in domain.PLUGIN_DOMAINS
+
+
+def test_weights_recording_another_domain_are_refused_by_a_loader_that_would_read_them(tmp_path):
+    """A domain whose loader reads the same config class (here a 20-letter domain over the protein MDM's) would
+    load another domain's weights: the domain each file records is checked first."""
+    import dataclasses
+
+    from mi_core.domain import get_domain, register, unregister
+    from mi_core.domains.protein.mdm import ProteinMDM, ProteinMDMConfig, load_protein_mdm, save_protein_mdm
+    from mi_core.models.base import ModelFileError
+    from mi_core.models.loading import load_model
+
+    peptide = dataclasses.replace(get_domain("protein"), key="peptide", names=("peptide",), short="peptide",
+                                  label="Peptide", model_loader=lambda spec, device: (load_protein_mdm(spec, device), "MDM"))
+    path = tmp_path / "protein.safetensors"
+    save_protein_mdm(ProteinMDM(ProteinMDMConfig(max_len=16, d_model=16, n_layers=1, n_heads=2, d_ff=16)), path)
+    register(peptide)
+    try:
+        with pytest.raises(ModelFileError, match="protein.safetensors is a protein model .*, not a peptide one"):
+            load_model(path, domain="peptide")
+        assert load_model(path, domain="protein").domain == "protein"
+    finally:
+        unregister("peptide")
