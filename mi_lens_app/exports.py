@@ -41,11 +41,14 @@ def mi_csv(mi: np.ndarray, labels: list[str]) -> str:
     return buf.getvalue()
 
 
-def mi_json(mi_map, puzzle: str, domain: str, labels: list[str], model: str | None = None) -> str:
+def mi_json(mi_map, puzzle: str, domain: str, labels: list[str], model: str | None = None,
+            model_description: str | None = None) -> str:
     """An :class:`~mi_lens_app.core.MIMap` (or anything with the same fields) as JSON. ``domain`` and ``model``:
-    as :func:`mi_lens_app.domains.named` gives them (the model only when one of a domain's second models ran)."""
+    as :func:`mi_lens_app.domains.named` gives them (the model only when one of a domain's second models ran);
+    ``model_description``: the line naming the model that ran and its file (``support.model_info``), since a
+    variable or ``auto`` may pick another than the domain's default."""
     return json.dumps(_clean({
-        "domain": domain, **({"model": model} if model else {}), "puzzle": puzzle, "source": mi_map.source, "passes": mi_map.passes,
+        "domain": domain, **({"model": model} if model else {}), **_described(model_description), "puzzle": puzzle, "source": mi_map.source, "passes": mi_map.passes,
         "seconds": mi_map.seconds, "labels": labels, "masked": mi_map.masked, "entropy": mi_map.entropy,
         "marginals": mi_map.marginals, "mi": mi_map.mi,
     }))
@@ -65,14 +68,20 @@ def bench_command(trace, temperature: float, seed: int, domain_options: list[str
                      *domain_options[1:]])
 
 
+def _described(model_description: str | None) -> dict:
+    return {"model_description": model_description.removeprefix("Model: ")} if model_description else {}
+
+
 def trace_json(trace, puzzle: str, domain: str, labels: list[str], temperature: float, seed: int,
-               values: tuple[str, ...] | None = None, model: str | None = None, command: str | None = None) -> str:
+               values: tuple[str, ...] | None = None, model: str | None = None, command: str | None = None,
+               model_description: str | None = None) -> str:
     """A :class:`~mi_lens_app.core.Trace` as JSON: one entry per frame, unmasked cells with their entropies.
 
     ``values``: the name of each value (token ``v + 1``), e.g. amino-acid letters; default the digits
     themselves. Blanks are ``.``. ``domain`` and ``model``: as for :func:`mi_json`. A trace decoded again records
     which decode its steps are (mapped back to the puzzle) and the passes of those before it. ``command``: the
-    command line that decodes it again (:func:`bench_command`), where there is one."""
+    command line that decodes it again (:func:`bench_command`), where there is one; ``model_description``: as for
+    :func:`mi_json`."""
     name = (lambda t: str(int(t))) if values is None else (lambda t: values[int(t) - 1])
     steps = []
     for s in trace.steps:
@@ -88,7 +97,8 @@ def trace_json(trace, puzzle: str, domain: str, labels: list[str], temperature: 
             **({"per_position": s.maps} if s.maps else {}),  # e.g. the order selector's select_prob, (N,) each
         })
     return json.dumps(_clean({
-        "domain": domain, **({"model": model} if model else {}), "puzzle": puzzle, "strategy": trace.strategy, "params": trace.params,
+        "domain": domain, **({"model": model} if model else {}), **_described(model_description), "puzzle": puzzle,
+        "strategy": trace.strategy, "params": trace.params,
         "temperature": temperature, "seed": seed,
         **({"command": command, "command_note": "PUZZLE_FILE: a file holding the puzzle on its one line"}
            if command else {}),

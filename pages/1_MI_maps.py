@@ -187,11 +187,12 @@ def pairs_table(edges, labels) -> None:
 
 
 def downloads(domain, pz, m, heat, dep):
-    labels = domain.labels()
+    labels, about = domain.labels(), support.model_info(domain)  # the model that drew the map, for the JSON
     cols = st.columns(4)
     cols[0].download_button("MI as CSV", lambda: exports.mi_csv(m.mi, labels), "mi.csv", "text/csv",
                             on_click="ignore")
-    cols[1].download_button("MI as JSON", lambda: exports.mi_json(m, pz.text, labels=labels, **named(domain.key)), "mi.json",
+    cols[1].download_button("MI as JSON", lambda: exports.mi_json(m, pz.text, labels=labels, **named(domain.key),
+                                                 model_description=about), "mi.json",
                             "application/json", on_click="ignore")
     cols[2].download_button("Heatmap as HTML", lambda: exports.figure_html(heat), "mi_heatmap.html",
                             "text/html", on_click="ignore")
@@ -251,9 +252,10 @@ def sequence_maps(domain, pz, m):
     st.markdown(texts.worded(texts.SEQUENCE_MAPS_PAGE, domain))
     with st.expander("What MI is"):
         st.markdown(texts.MI)
-    cols = st.columns(4)
+    cols, about = st.columns(4), support.model_info(domain)
     cols[0].download_button("MI as CSV", lambda: exports.mi_csv(m.mi, labels), "mi.csv", "text/csv", on_click="ignore")
-    cols[1].download_button("MI as JSON", lambda: exports.mi_json(m, pz.text, labels=labels, **named(domain.key)), "mi.json",
+    cols[1].download_button("MI as JSON", lambda: exports.mi_json(m, pz.text, labels=labels, **named(domain.key),
+                                                 model_description=about), "mi.json",
                             "application/json", on_click="ignore")
     cols[2].download_button("Heatmap as HTML", lambda: exports.figure_html(heat), "mi_heatmap.html", "text/html",
                             on_click="ignore")

@@ -442,13 +442,14 @@ def main():
                   else texts.DECODE_PAGE)
                + (f" This model reads each grid in {views} symmetric views, so a pass here runs it {views} times."
                   if views > 1 else ""))
-    downloads = st.columns(3)
+    downloads, about = st.columns(3), support.model_info(domain)
     for col, side, trace in zip(downloads, ("a", "b"), traces):
         if trace is not None:
             col.download_button(f"Trace {side.upper()} ({trace.strategy}) as JSON",
                                 lambda t=trace: exports.trace_json(
                                     t, pz.text, labels=pz.labels(), temperature=temperature, seed=seed,
                                     values=domain.alphabet, **named(domain.key),
+                                    model_description=about,
                                     command=exports.bench_command(t, temperature, seed, bench_domain_options(domain.key))
                                     if domain.layout == "grid" else None),
                                 f"trace_{trace.strategy}.json", "application/json", on_click="ignore")

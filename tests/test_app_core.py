@@ -343,6 +343,19 @@ def test_exports_round_trip(tiny_mdm, tiny_estimator):
     assert "<script src=" not in html and len(html) > 1_000_000  # plotly.js inlined: opens offline
 
 
+def test_exports_name_the_model_that_ran(tiny_mdm, tiny_estimator):
+    """A map or trace records the model line the sidebar shows (its file): ``auto`` or a variable may have picked
+    another model than the domain's default, and {"domain": "protein"} alone does not say ESM-C or the MDM."""
+    m = core.fast_map(tiny_mdm, tiny_estimator, S9, core.tokens_of(EASY, S9, "cpu"))
+    line = "Model: protein MDM trained on CATH S40 (128-dim, 6 layers, max 256 residues; protein_mdm.safetensors)."
+    data = json.loads(exports.mi_json(m, EASY, "protein", S9.labels(), model_description=line))
+    assert data["model_description"] == line.removeprefix("Model: ")
+    trace = core.decode_trace(tiny_mdm, None, S9, EASY, EASY_SOL, "topk", {"k": 28})
+    t = json.loads(exports.trace_json(trace, EASY, "sudoku9", S9.labels(), 0.0, 0, model_description=line))
+    assert t["model_description"] == data["model_description"]
+    assert "model_description" not in json.loads(exports.mi_json(m, EASY, "sudoku9", S9.labels()))
+
+
 def test_benchmark_rows_from_sweep_files(tmp_path):
     rows = [{"set": "dev", "sampler": "topk", "params": {"k": "2"}, "n": 10, "accuracy": 0.5, "mean_passes": 28.0},
             {"set": "dev", "sampler": "eb", "params": {"gamma": "0.1"}, "n": 10, "accuracy": 0.6, "mean_passes": 30.0}]
