@@ -59,7 +59,7 @@ def bench_domain_options(key: str) -> list[str]:
     if base.get("model") == "views":
         options += ["--views", str(VIEWS)]
     elif "model" in base:
-        options += ["--model", get_domain(key).model_default]
+        options += ["--model", get_domain(key).default_file("model")]  # its variable's file, else the shipped one
     return options
 
 

@@ -356,6 +356,14 @@ def test_exports_name_the_model_that_ran(tiny_mdm, tiny_estimator):
     assert "model_description" not in json.loads(exports.mi_json(m, EASY, "sudoku9", S9.labels()))
 
 
+def test_the_bench_command_of_a_second_model_names_the_file_its_variable_picks(monkeypatch):
+    from mi_lens_app.domains import bench_domain_options
+
+    assert bench_domain_options("sudoku9_8layer") == ["sudoku", "--model", "assets/sudoku_mdm_hard.safetensors"]
+    monkeypatch.setenv("MI_LENS_SUDOKU_8LAYER_MODEL", "/data/my_8layer.safetensors")
+    assert bench_domain_options("sudoku9_8layer") == ["sudoku", "--model", "/data/my_8layer.safetensors"]
+
+
 def test_benchmark_rows_from_sweep_files(tmp_path):
     rows = [{"set": "dev", "sampler": "topk", "params": {"k": "2"}, "n": 10, "accuracy": 0.5, "mean_passes": 28.0},
             {"set": "dev", "sampler": "eb", "params": {"gamma": "0.1"}, "n": 10, "accuracy": 0.6, "mean_passes": 30.0}]
