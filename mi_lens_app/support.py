@@ -39,7 +39,8 @@ from mi_lens_app.domains import (
     read_upload,
 )
 
-USER_ERRORS = (ValueError, FileNotFoundError, RuntimeError)  # ModelFileError and every SudokuError are ValueErrors
+# ModelFileError and every SudokuError are ValueErrors; an unreadable file or a folder given for one, OSErrors
+USER_ERRORS = (ValueError, FileNotFoundError, PermissionError, IsADirectoryError, RuntimeError)
 
 
 def _stamp(path: Path | None) -> str:

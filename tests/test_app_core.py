@@ -404,3 +404,16 @@ def test_benchmark_sets_of_two_models_stay_apart_and_the_page_opens_on_the_defau
     assert benchmarks.sets_on_model(found.rows, "abc") == {"expert_new"}
     assert benchmarks.opening_set(found.rows, found.sets, benchmarks.sets_on_model(found.rows, "abc")) == "expert_new"
     assert benchmarks.opening_set(found.rows, found.sets) == "expert"
+
+
+def test_an_unreadable_or_folder_model_file_is_a_message(monkeypatch):
+    from mi_lens_app import support
+
+    shown = []
+    monkeypatch.setattr(support, "show_error", lambda err, what: shown.append(str(err)))
+    for err in (PermissionError(13, "Permission denied", "/srv/m.safetensors"),  # was a traceback on the page
+                IsADirectoryError(21, "Is a directory", "/srv/models")):
+        def fail(err=err):
+            raise err
+        assert support.attempt(fail, what="Cannot load the model") is None
+    assert "Permission denied" in shown[0] and "Is a directory" in shown[1]
