@@ -71,6 +71,17 @@ def _cell_boxes(cells: np.ndarray, n: int, color: str, width: float, dash: str =
     return shapes
 
 
+SELECTED_RIM = "#000000"
+
+
+def selected_shapes(boxes: list[dict], width: float) -> list[dict]:
+    """Rectangles ``boxes`` (their coordinates, refs and layer) outlined in the selection colour over a black rim
+    a pixel wider each side: the pink alone fell to 1.1:1 on Viridis's green; with the rim the mark keeps at least
+    2.9:1 against every colour of the app's scales."""
+    rims = [{"type": "rect", **b, "line": {"color": SELECTED_RIM, "width": width + 2}} for b in boxes]
+    return rims + [{"type": "rect", **b, "line": {"color": SELECTED_COLOR, "width": width}} for b in boxes]
+
+
 def extra_title_room(title: str | None) -> int:
     """Pixels of top margin a title needs beyond its first line (plotly centres the title in the margin)."""
     return 22 * str(title or "").count("<br>")
@@ -202,7 +213,8 @@ def grid_figure(digits: np.ndarray, givens: np.ndarray, box: int, *, layer: np.n
     if remasked is not None:
         shapes += _cell_boxes(np.asarray(remasked, bool), n, REMASKED_COLOR, 3, "dot")
     if selected is not None:
-        shapes += _cell_boxes(np.eye(cells, dtype=bool)[selected], n, SELECTED_COLOR, 5)
+        x, y = selected % n, selected // n
+        shapes += selected_shapes([{"x0": x - 0.44, "x1": x + 0.44, "y0": y - 0.44, "y1": y + 0.44, "layer": "above"}], 5)
     _square_layout(fig, n, title, height)
     fig.update_layout(shapes=shapes, width=width)
     return fig
@@ -391,9 +403,8 @@ def mi_heatmap(mi: np.ndarray, box: int, labels: list[str], *, order: str = "row
         shapes.append({"type": "line", "y0": k - 0.5, "y1": k - 0.5, "x0": -0.5, "x1": cells - 0.5, "line": line})
     if selected is not None:
         pos = int(np.flatnonzero(perm == selected)[0])
-        band = {"color": SELECTED_COLOR, "width": 2}
-        shapes.append({"type": "rect", "x0": -0.5, "x1": cells - 0.5, "y0": pos - 0.5, "y1": pos + 0.5, "line": band})
-        shapes.append({"type": "rect", "y0": -0.5, "y1": cells - 0.5, "x0": pos - 0.5, "x1": pos + 0.5, "line": band})
+        shapes += selected_shapes([{"x0": -0.5, "x1": cells - 0.5, "y0": pos - 0.5, "y1": pos + 0.5},
+                                   {"y0": -0.5, "y1": cells - 0.5, "x0": pos - 0.5, "x1": pos + 0.5}], 2)
     group = "row" if order == "row" else "box"
     ticks = np.arange(0, cells, n)
     axis = {"tickvals": (ticks + (n - 1) / 2).tolist(), "ticktext": [f"{group} {k // n + 1}" for k in ticks],

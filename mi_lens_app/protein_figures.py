@@ -24,6 +24,7 @@ from mi_lens_app.figures import (
     extra_title_room,
     scale_title,
     scaled,
+    selected_shapes,
 )
 
 MAX_ARCS = 150  # arcs drawn in the arc graph
@@ -82,9 +83,8 @@ def sequence_heatmap(mi: np.ndarray, labels: list[str], *, noun: str = "residue"
     shapes = []
     if selected is not None and lo <= selected < hi:
         pos, n = selected - lo, hi - lo
-        band = {"color": SELECTED_COLOR, "width": 2}
-        shapes += [{"type": "rect", "x0": -0.5, "x1": n - 0.5, "y0": pos - 0.5, "y1": pos + 0.5, "line": band},
-                   {"type": "rect", "y0": -0.5, "y1": n - 0.5, "x0": pos - 0.5, "x1": pos + 0.5, "line": band}]
+        shapes += selected_shapes([{"x0": -0.5, "x1": n - 0.5, "y0": pos - 0.5, "y1": pos + 0.5},
+                                   {"y0": -0.5, "y1": n - 0.5, "x0": pos - 0.5, "x1": pos + 0.5}], 2)
     axis = {"showgrid": False, "zeroline": False, "automargin": True, "tickfont": {"size": 11}}
     shown = f"{noun}s {lo + 1}-{hi} of {len(labels)}"
     _layout(fig, f"{title} ({shown})" if hi - lo < len(labels) else title, height, shapes=shapes,
@@ -343,8 +343,8 @@ def profile_figure(labels: list[str], series: dict[str, np.ndarray], *, selected
     fig = go.Figure([go.Bar(x=labels, y=np.asarray(v, float), name=name) for name, v in series.items()])
     shapes = []
     if selected is not None:
-        shapes.append({"type": "rect", "xref": "x", "yref": "paper", "x0": selected - 0.5, "x1": selected + 0.5,
-                       "y0": 0, "y1": 1, "line": {"color": SELECTED_COLOR, "width": 2}})
+        shapes += selected_shapes([{"xref": "x", "yref": "paper", "x0": selected - 0.5, "x1": selected + 0.5,
+                                    "y0": 0, "y1": 1}], 2)
     _layout(fig, title, height, shapes=shapes, barmode="group", yaxis_title=yaxis,
             showlegend=len(series) > 1, xaxis={"tickfont": {"size": 11}})  # plotly thins the labels to fit
     return add_cdr_marks(fig, cdr_spans(labels))

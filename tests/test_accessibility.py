@@ -195,3 +195,25 @@ def test_frontier_series_differ_in_shape_not_colour_alone():
         ["random", "top_prob", "top_margin", "learned", "learned_mi", "eb", "mi", "sequential"] + [f"s{k}" for k in range(20)])]
     points = [t for t in figures.frontier_figure(rows).data if t.mode == "markers"]
     assert len(points) == 28 and len({t.marker.symbol for t in points}) == 28
+
+
+def test_the_selected_cell_has_a_dark_rim_on_every_colour_scale():
+    """The pink selection alone fell to 1.1:1 on Viridis's green (the MI maps' percentile scale); each pink outline
+    now lies over a black one two pixels wider, drawn first."""
+    mi = np.random.default_rng(0).random((81, 81))
+    figs = [figures.grid_figure(np.zeros(81, int), np.zeros(81, bool), 3, layer=mi[0], selected=10),
+            figures.mi_heatmap(mi, 3, [f"c{k}" for k in range(81)], selected=10),
+            protein_figures.sequence_heatmap(mi[:30, :30], [f"A{k}" for k in range(30)], selected=4),
+            protein_figures.profile_figure([f"A{k}" for k in range(30)], {"dH": mi[0, :30]}, selected=4)]
+    for fig in figs:
+        shapes = [s.to_plotly_json() for s in fig.layout.shapes]
+        pink = [k for k, s in enumerate(shapes) if s["line"]["color"] == figures.SELECTED_COLOR]
+        assert pink
+        for k in pink:
+            box = {key: shapes[k][key] for key in ("x0", "x1", "y0", "y1")}
+            under = [r for r in shapes[:k] if r["line"]["color"] == figures.SELECTED_RIM
+                     and {key: r[key] for key in box} == box]
+            assert under and under[0]["line"]["width"] == shapes[k]["line"]["width"] + 2
+    fills = [c for scale in ("Viridis", "Blues", "Oranges") for c in
+             sample_colorscale(get_colorscale(scale), np.linspace(0, 1, 21).tolist())]
+    assert min(max(contrast(figures.SELECTED_COLOR, f), contrast(figures.SELECTED_RIM, f)) for f in fills) >= 2.8
