@@ -99,6 +99,19 @@ def test_a_retry_seed_is_the_puzzles_own_whichever_others_are_retried():
     assert np.array_equal(*finals)  # sampled at temperature 1: a seed that moved with the batch would differ
 
 
+def test_a_retry_of_a_template_given_its_index_is_seeded_as_in_the_whole_batch():
+    model, strategy = Elimination(), make_strategy("sequential")
+    puzzles = [np.array(parse_grid(HARD)), np.array(parse_grid(HARD.replace(".", "", 0)[::-1]))]
+    runs = []
+    for batch, items in ((puzzles, None), (puzzles[1:], [1])):  # the second puzzle in its batch, then alone
+        r = retry(3)
+        r.verify = always(False)
+        runs.append(decode_all(model, batch, strategy, retry=r, temperature=1.0, seed=3, items=items))
+    whole, alone = runs
+    assert alone.attempts == [3] and alone.decodes[0] == whole.decodes[1]
+    assert np.array_equal(alone.sequences[0], whole.sequences[1])  # every retry seeded by index 1, not by 0
+
+
 def test_the_warm_up_decodes_once(monkeypatch):
     from mi_core.bench import decode
 

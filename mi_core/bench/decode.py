@@ -171,15 +171,15 @@ def decode_all(model, templates: list[np.ndarray], strategy, *, temperature: flo
     if retry is not None:
         settings = {"temperature": temperature, "batch_size": batch_size, "device": device, "bf16": bf16,
                     "seeding": seeding, "progress": progress}
-        retry_rejected(model, templates, strategy, gen, retry, seed, settings)
+        retry_rejected(model, templates, strategy, gen, retry, seed, settings, items)
     return gen
 
 
 def retry_rejected(model, templates: list[np.ndarray], strategy, gen: Generation, retry: Retry, seed: int,
-                   settings: dict) -> None:
+                   settings: dict, items: list[int] | None = None) -> None:
     """Decode again, under view ``k`` for the ``k``-th retry (seeded ``seed + k`` and the template's own index,
-    whichever others are retried with it), every template whose result ``retry.verify`` rejects; a retried
-    template keeps its last result, and its passes and wall time (the decodes') add up."""
+    ``items[i]`` when given, whichever others are retried with it), every template whose result ``retry.verify``
+    rejects; a retried template keeps its last result, and its passes and wall time (the decodes') add up."""
     for k in range(1, retry.count):
         todo = [i for i, (t, s) in enumerate(zip(templates, gen.sequences)) if not retry.verify(t, s)]
         if not todo:
@@ -187,7 +187,7 @@ def retry_rejected(model, templates: list[np.ndarray], strategy, gen: Generation
         if retry.announce is not None:
             retry.announce(k + 1, len(todo))
         again = decode_all(model, [retry.to_view(templates[i], k) for i in todo], strategy, seed=seed + k,
-                           items=todo, **settings)
+                           items=[i if items is None else items[i] for i in todo], **settings)
         for j, i in enumerate(todo):
             gen.sequences[i] = retry.from_view(again.sequences[j], k)
             gen.passes[i] += again.passes[j]
