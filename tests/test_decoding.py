@@ -447,6 +447,22 @@ def test_mi_exact_uses_the_probe_and_counts_its_passes(oracle):
         before = a.tokens
 
 
+def test_a_benchmark_reports_the_probe_passes_of_mi_exact(tmp_path):
+    from mi_core.cli import main
+
+    puzzles, out = tmp_path / "p.txt", tmp_path / "r.json"
+    puzzles.write_text("..3..4...1....2.\n12.434.221434321\n")  # 4x4 puzzles with one solution each
+    for sampler in ("mi_exact", "sequential"):
+        assert main(["bench", "oracle4", "--puzzles", str(puzzles), "--sampler", sampler, "--json", str(out),
+                     "--force"]) == 0
+        row = json.loads(out.read_text())
+        if sampler == "mi_exact":  # the probe's passes were dropped: only the decode passes were reported
+            first = probe(Oracle4Model(), to_tokens(["..3..4...1....2."])[0]).passes
+            assert row["mean_extra_passes"] >= first / 2 > 0
+        else:
+            assert "mean_extra_passes" not in row  # a strategy that spends none reports none
+
+
 def test_mi_with_the_neural_estimator(tiny4):
     """``estimator_mi_fn`` plugs an estimator (hidden, probs, entropy, masked) -> (B, N, N) into ``mi``."""
     torch.manual_seed(0)

@@ -19,7 +19,8 @@ def pass_stats(passes: list[int], extra: list[int]) -> dict:
 
 class SolvedMetric:
     """Solved when every position matches the one solution; also the accuracy over the masked positions, and
-    per level when known. ``solutions[i]``: token ids of input ``i``'s solution; ``levels[i]``: its label."""
+    per level when known. ``solutions[i]``: token ids of input ``i``'s solution; ``levels[i]``: its label. The passes a
+    strategy spent on its own (``mi_exact``'s probe) are ``mean_extra_passes``, reported where any were spent."""
 
     needs_solution = True
 
@@ -27,21 +28,22 @@ class SolvedMetric:
         self.solutions = [np.asarray(s) for s in solutions]
         self.levels = list(levels) if levels is not None else [None] * len(self.solutions)
         self.mask_id = mask_id
-        self.rows: list[tuple] = []  # (level, solved, right blanks, blanks, passes)
+        self.rows: list[tuple] = []  # (level, solved, right blanks, blanks, passes, extra passes)
 
     def update(self, index: int, start: np.ndarray, final: np.ndarray, passes: int, extra: int = 0) -> None:
         target = self.solutions[index]
         blank = np.asarray(start) == self.mask_id
         right = (np.asarray(final) == target) & blank
         self.rows.append((self.levels[index], bool((final == target).all()), int(right.sum()), int(blank.sum()),
-                          int(passes)))
+                          int(passes), int(extra)))
 
     @staticmethod
     def _summary(rows: list[tuple]) -> dict:
         n, blanks = len(rows), sum(r[3] for r in rows)
         return {"n": n, "accuracy": sum(r[1] for r in rows) / n,
                 "cell_accuracy": sum(r[2] for r in rows) / blanks if blanks else 1.0,  # no blank: none wrong
-                "mean_passes": sum(r[4] for r in rows) / n}
+                "mean_passes": sum(r[4] for r in rows) / n,
+                **({"mean_extra_passes": sum(r[5] for r in rows) / n} if any(r[5] for r in rows) else {})}
 
     def compute(self) -> dict:
         result = self._summary(self.rows)
