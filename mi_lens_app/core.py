@@ -373,7 +373,9 @@ class StepView:
     ``passes`` decode passes so far (``extra_passes``: a strategy's own probe passes); ``budget_spent``,
     ``mi_among`` (sum of MI over chosen pairs) and ``mi_max`` (the largest chosen pair) when known;
     ``errors`` ``(N,)`` bool filled cells that differ from the solution; ``info``: the strategy's scalars;
-    ``maps``: its per-position reports ``(N,)`` (e.g. ``select_prob``, the order selector's probabilities).
+    ``maps``: its per-position reports ``(N,)`` (e.g. ``select_prob``, the order selector's probabilities);
+    ``written`` ``(N,)`` the value token written at each chosen position, 0 elsewhere: a position re-masked at once
+    (mask_predict) is masked in ``tokens``, and ``confidence`` is the probability of the value written there.
     """
 
     step: int
@@ -390,6 +392,7 @@ class StepView:
     errors: np.ndarray
     info: dict = field(default_factory=dict)
     maps: dict = field(default_factory=dict)
+    written: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -529,7 +532,8 @@ def _from_view(trace: Trace, retry: Retry, k: int) -> Trace:
 
     steps = [dataclasses.replace(s, tokens=retry.from_view(s.tokens, k), chosen=back(s.chosen),
                                  remasked=back(s.remasked), entropy=back(s.entropy), confidence=back(s.confidence),
-                                 errors=back(s.errors), maps={key: back(v) for key, v in s.maps.items()})
+                                 errors=back(s.errors), maps={key: back(v) for key, v in s.maps.items()},
+                                 written=None if s.written is None else retry.from_view(s.written, k))
              for s in trace.steps]
     return dataclasses.replace(trace, steps=steps)
 
@@ -601,14 +605,16 @@ def _start_view(tokens: np.ndarray, check, entropy: np.ndarray | None) -> StepVi
     n = len(tokens)
     zeros = np.zeros(n)
     return StepView(0, tokens, np.zeros(n, bool), np.zeros(n, bool), zeros if entropy is None else entropy, zeros,
-                    0, 0, None, None, None, check(tokens))
+                    0, 0, None, None, None, check(tokens), written=np.zeros_like(tokens))
 
 
 def _step_view(frame, mi: np.ndarray | None, check, step: int) -> StepView:
     tokens = frame.tokens[0].cpu().numpy()
     chosen = frame.chosen[0].cpu().numpy()
     probs = frame.probs[0].double().cpu().numpy()
-    values = np.clip(tokens - 1, 0, probs.shape[1] - 1)
+    filled = frame.tokens if frame.filled is None else frame.filled  # before re-masking: what was written
+    written = np.where(chosen, filled[0].cpu().numpy(), 0)
+    values = np.clip(written - 1, 0, probs.shape[1] - 1)
     confidence = np.where(chosen, probs[np.arange(len(tokens)), values], 0.0)
     total, largest = _chosen_mi(mi, chosen)
     info = _scalars(frame.info)
@@ -616,4 +622,4 @@ def _step_view(frame, mi: np.ndarray | None, check, step: int) -> StepView:
     extra = int(frame.extra_passes[0]) if frame.extra_passes is not None else 0
     return StepView(step, tokens, chosen, remasked, frame.entropy[0].double().cpu().numpy(), confidence,
                     int(frame.passes[0]), extra, info.get("budget_spent"), total, largest,
-                    check(tokens), info, _maps(frame.info, len(tokens)))
+                    check(tokens), info, _maps(frame.info, len(tokens)), written)

@@ -86,9 +86,10 @@ def trace_json(trace, puzzle: str, domain: str, labels: list[str], temperature: 
     steps = []
     for s in trace.steps:
         chosen = np.flatnonzero(s.chosen)
+        written = s.tokens if s.written is None else s.written  # the value written, also where masked again at once
         steps.append({
             "step": s.step, "grid": "".join("." if t == 0 else name(t) for t in s.tokens),
-            "unmasked": [{"cell": labels[c], "index": int(c), "digit": int(s.tokens[c]), "value": name(s.tokens[c]),
+            "unmasked": [{"cell": labels[c], "index": int(c), "digit": int(written[c]), "value": name(written[c]),
                           "entropy": s.entropy[c], "confidence": s.confidence[c]} for c in chosen],
             "remasked": [labels[c] for c in np.flatnonzero(s.remasked)], "passes": s.passes,
             "extra_passes": s.extra_passes, "budget_spent": s.budget_spent, "mi_among": s.mi_among,

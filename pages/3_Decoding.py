@@ -144,15 +144,17 @@ def sequence_frame(domain, pz, trace, step, side, view, present=False):
     if support.uses_selector(trace.strategy):
         selector_view(domain, pz, trace, s, side, view)
     if len(chosen) and not present:
-        letters = [domain.alphabet[t - 1] for t in s.tokens[chosen]]
+        letters = [domain.alphabet[t - 1] for t in s.written[chosen]]  # also those masked again at once
         table = {domain.nouns[0]: [f"{a}{c + 1}" for a, c in zip(letters, chosen)],
                  "entropy": np.round(s.entropy[chosen], 4), f"p({domain.nouns[1]})": np.round(s.confidence[chosen], 3)}
         if "select_prob" in s.maps:
             table["P(unmask)"] = np.round(s.maps["select_prob"][chosen], 3)
         native = np.asarray(pz.solution if pz.solution is not None else pz.digits)[chosen]
         if native_known(pz):
-            table[texts.worded("native", domain)] = pd.array([e == 0 if n else None for e, n in
-                                                          zip(s.errors[chosen], native)], dtype="boolean")  # blank: unknown
+            table[texts.worded("native", domain)] = pd.array([w == n if n else None for w, n in
+                                                          zip(s.written[chosen], native)], dtype="boolean")  # blank: unknown
+        if s.remasked[chosen].any():  # mask_predict: written, then masked again in the same step
+            table["masked again"] = s.remasked[chosen]
         st.dataframe(pd.DataFrame(table), hide_index=True, height=min(38 + 35 * len(chosen), 250))
     if step >= last:
         if trace.stopped:
@@ -213,11 +215,13 @@ def frame_view(domain, pz, trace, step, side, present=False, head=None):
     if s.budget_spent is not None:
         st.container(key=f"budget_{side}").caption(f"Budget spent at this step: {texts.nats(s.budget_spent)} nats")
     if len(chosen) and not present:  # presenting: the grids and their legend fill the screen
-        table = {"cell": [labels[c] for c in chosen], "digit": s.tokens[chosen].astype(int),
+        table = {"cell": [labels[c] for c in chosen], "digit": s.written[chosen].astype(int),
                  "entropy": np.round(s.entropy[chosen], 4), "p(digit)": np.round(s.confidence[chosen], 3)}
         if "select_prob" in s.maps:
             table["P(unmask)"] = np.round(s.maps["select_prob"][chosen], 3)
         table["wrong"] = s.errors[chosen]
+        if s.remasked[chosen].any():  # mask_predict: written, then masked again in the same step
+            table["masked again"] = s.remasked[chosen]
         st.dataframe(pd.DataFrame(table), hide_index=True, height=min(38 + 35 * len(chosen), 250))
     if step >= last:
         result(domain, trace, s, last)

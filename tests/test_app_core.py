@@ -204,6 +204,26 @@ def test_the_first_wrong_value_is_wrong_when_written_even_if_taken_back():
     assert trace.first_wrong() is None
 
 
+def test_a_value_masked_again_at_once_keeps_its_digit_and_probability(tiny_mdm):
+    """mask_predict writes every blank, then masks the least confident again in the same step: each chosen cell's
+    digit and p(digit) are those of the value written (argmax at temperature 0), not of the mask (token 0)."""
+    trace = core.decode_trace(tiny_mdm, None, S9, EASY, EASY_SOL, "mask_predict", {"steps": 3})
+    prev = trace.steps[0].tokens
+    again = 0
+    for s in trace.steps[1:]:
+        with torch.no_grad():
+            probs = tiny_mdm(torch.as_tensor(prev)[None]).logits.double().softmax(-1)[0].numpy()
+        chosen = np.flatnonzero(s.chosen)
+        again += int(s.remasked[chosen].sum())
+        np.testing.assert_allclose(s.confidence[chosen], probs[chosen].max(-1), rtol=1e-5)
+        np.testing.assert_array_equal(s.written[chosen], probs[chosen].argmax(-1) + 1)
+        assert (s.written[~s.chosen] == 0).all() and (s.tokens[s.remasked] == 0).all()
+        prev = s.tokens
+    assert again == 38 + 19  # 56 blanks: 38 masked again after step 1, 19 after step 2
+    row = json.loads(exports.trace_json(trace, EASY, "sudoku9", S9.labels(), 0.0, 0))["steps"][1]["unmasked"]
+    assert all(u["digit"] > 0 for u in row)
+
+
 def test_decode_trace_mi_strategy_uses_the_estimator(tiny_mdm, tiny_estimator):
     trace = core.decode_trace(tiny_mdm, tiny_estimator, S9, EASY, EASY_SOL, "mi", {"gamma": 2.0})
     assert trace.mi_source == "mi's own MI"

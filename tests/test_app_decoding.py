@@ -266,3 +266,12 @@ def test_every_seed_box_says_its_range(env):
     assert "0 to 1,000,000,000" in at.number_input(key="seed").help
     at = run_page("pages/1_MI_maps.py", domain="protein", mask_mode="rate")
     assert "0 to 1,000,000,000" in at.number_input(key="mask_seed").help
+
+
+def test_the_step_table_of_mask_predict_gives_the_digits_it_wrote_and_masked_again(env):
+    at = run_page("pages/3_Decoding.py", preset=EASY_PRESET, a="mask_predict", a_mask_predict_steps="3", b="eb",
+                  step="1")
+    assert_clean(at)
+    table = at.dataframe[0].value
+    assert len(table) == 45 and table["masked again"].sum() == 30  # 45 blanks: all written, 30 masked again
+    assert (table["digit"] > 0).all()  # the written digit, not the mask's 0

@@ -35,7 +35,8 @@ class StepContext:
 class Frame:
     """The state after one step: ``tokens``, ``chosen`` (filled now), ``remasked`` ``(B, N)``; ``entropy`` and
     ``probs`` before the step; ``passes`` and ``extra_passes`` (the strategy's own) ``(B,)`` so far; ``info``:
-    the strategy's report."""
+    the strategy's report; ``filled`` ``(B, N)`` the state before re-masking, which keeps the values written to
+    positions re-masked at once (None: as ``tokens``)."""
 
     step: int
     tokens: torch.Tensor
@@ -47,6 +48,7 @@ class Frame:
     mask_id: int = 0
     remasked: torch.Tensor | None = None
     extra_passes: torch.Tensor | None = None
+    filled: torch.Tensor | None = None
 
     @property
     def done(self) -> bool:
@@ -148,11 +150,11 @@ def _steps(model, tokens, strategy, temperature, seed, limit):
         asked = strategy.remask(ctx, state, confidence)  # filled, non-given positions to mask again
         remasked = torch.zeros_like(given) if asked is None else asked & ~given & (state != mask_id)
         remasked = remasked & any_active
-        state = state.masked_fill(remasked, mask_id)
+        filled, state = state, state.masked_fill(remasked, mask_id)
         passes += active.long()
         extra += ctx.extra_passes * active.long()
         yield (Frame(step, state, chosen, entropy, probs, passes.clone(), ctx.info, mask_id, remasked,
-                     extra.clone()), any_active)
+                     extra.clone(), filled), any_active)
 
 
 def _forward_active(model, state: torch.Tensor, active: torch.Tensor):
