@@ -21,6 +21,7 @@ import torch
 
 from mi_core.bench.decode import Retry, item_seed, retry_for
 from mi_core.decoding import STRATEGIES, decode, estimator_mi_fn, make_strategy, strategy_params
+from mi_core.decoding.mi_guided import probe_mi_fn
 from mi_core.device import pick_device
 from mi_core.domains.oracle4 import exact_pair_mi
 from mi_core.domains.sudoku import MASK_ID
@@ -335,19 +336,6 @@ def states_mi(model, estimator, domain: Domain, states: torch.Tensor) -> np.ndar
 def reads_mi_source(name: str) -> bool:
     """Whether strategy ``name`` reads MI from a source the app attaches (it has an ``mi_fn`` slot)."""
     return any(f.name == "mi_fn" for f in fields(STRATEGIES[name]))
-
-
-def probe_mi_fn(eps: float) -> Callable:
-    """``mi_fn`` from the (pruned) exact probe of each row's state, ``(B, N, N)``; its passes are added to
-    ``ctx.extra_passes`` (the fallback of a domain without an estimator, see ``Domain.probe_fallback``)."""
-
-    def mi_fn(ctx) -> torch.Tensor:
-        rows = [probe(ctx.model, row, eps=eps) for row in ctx.tokens]
-        if ctx.extra_passes is not None:
-            ctx.extra_passes += torch.tensor([int(r.passes) for r in rows], device=ctx.extra_passes.device)
-        return torch.stack([r.mi for r in rows]).to(ctx.entropy.device)
-
-    return mi_fn
 
 
 def attach_mi_source(strategy, domain: Domain, estimator) -> None:

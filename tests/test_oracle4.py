@@ -156,3 +156,22 @@ def test_pruned_probe_on_oracle_stays_in_bound():
 
 def test_geometry_is_4x4():
     assert SUDOKU4.cells == 16 and Oracle4Model().seq_len == 16
+
+
+def test_bench_mi_on_the_oracle_reads_the_exact_probe_as_mi_exact_does(tmp_path, capsys):
+    """The oracle has no estimator: ``bench oracle4 --sampler mi`` refused ("needs an MI estimator"), so the command
+    a 4x4 MI-guided trace exports from the app did not run. It reads the exact probe, as the app and mi_exact do."""
+    import json
+
+    from mi_core.cli import main
+
+    (tmp_path / "p.txt").write_text("43....34.1.....1\n.....34.4.31..2.\n...2...41..32..1\n")
+    rows = {}
+    for sampler in ("mi", "mi_exact"):
+        out = tmp_path / f"{sampler}.json"
+        assert main(["bench", "oracle4", "--puzzles", str(tmp_path / "p.txt"), "--sampler", sampler, "--set",
+                     "gamma=1", "--set", "lam=1", "--threads", "1", "--json", str(out)]) == 0
+        rows[sampler] = json.loads(out.read_text())
+    assert "the MI of each step is the exact probe's" in capsys.readouterr().err
+    assert rows["mi"]["sequences"] == rows["mi_exact"]["sequences"] and rows["mi"]["accuracy"] == 1.0
+    assert rows["mi"]["mean_extra_passes"] == rows["mi_exact"]["mean_extra_passes"] > 0

@@ -6,6 +6,7 @@ batch size; ``"per batch"`` draws one seed per batch from ``seed`` (the protein 
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -16,6 +17,7 @@ import numpy as np
 import torch
 
 from mi_core.decoding import decode_final
+from mi_core.decoding.mi_guided import probe_mi_fn
 from mi_core.device import bf16_autocast
 from mi_core.domain import resolve_path
 from mi_core.io import display_path, file_sha256
@@ -285,10 +287,17 @@ def estimator_fields(path) -> dict:
 
 
 def with_estimator(strategy, model, domain, description: str):
-    """Point a strategy that reads MI and has no source at :func:`default_estimator`'s; ValueError when none."""
+    """Point a strategy that reads MI and has no source at :func:`default_estimator`'s. Without one, a domain whose
+    model is exact (``Domain.exact_model``, the 4x4 oracle) reads the exact probe of each state, as the app does, its
+    passes counted apart; any other raises ValueError (a benchmark does not turn into a probe's many passes
+    unasked: ``mi_exact`` asks)."""
     if lacks_mi_source(strategy):
         strategy.estimator = default_estimator(model, domain)
-        if strategy.estimator is None:
+        if strategy.estimator is None and domain.exact_model:
+            strategy.mi_fn = probe_mi_fn(0.0)
+            print(f"{strategy.name}: no MI estimator for {description}; the MI of each step is the exact probe's "
+                  "(its passes are counted apart, as extra passes)", file=sys.stderr)
+        elif strategy.estimator is None:
             raise ValueError(f"sampler {strategy.name!r} needs an MI estimator for {description}: --set estimator=PATH")
     return strategy
 

@@ -20,7 +20,7 @@ import torch
 
 from mi_core.decoding.base import Strategy, param, register
 from mi_core.mi.estimator import SHIPPED, check_model_match, check_trained_on, load_estimator, shipped_estimator_for
-from mi_core.mi.probe import probe_many
+from mi_core.mi.probe import probe, probe_many
 
 
 def relative_mi(mi: torch.Tensor, entropy: torch.Tensor, floor: float = 1e-6) -> torch.Tensor:
@@ -72,6 +72,19 @@ def estimator_mi_fn(estimator) -> Callable:
 
     def mi_fn(ctx) -> torch.Tensor:
         return estimator(ctx.hidden.float(), ctx.probs, ctx.entropy, ctx.masked)
+
+    return mi_fn
+
+
+def probe_mi_fn(eps: float) -> Callable:
+    """An ``mi_fn`` from the (pruned) exact probe of each row's state, ``(B, N, N)``, its passes added to
+    ``ctx.extra_passes``: the MI of a domain without an estimator (``Domain.exact_model``, ``probe_fallback``)."""
+
+    def mi_fn(ctx) -> torch.Tensor:
+        rows = [probe(ctx.model, row, eps=eps) for row in ctx.tokens]
+        if ctx.extra_passes is not None:
+            ctx.extra_passes += torch.tensor([int(r.passes) for r in rows], device=ctx.extra_passes.device)
+        return torch.stack([r.mi for r in rows]).to(ctx.entropy.device)
 
     return mi_fn
 
