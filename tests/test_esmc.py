@@ -310,6 +310,20 @@ def test_auto_takes_the_model_variable_and_names_it_when_it_fails(no_weights, mo
     assert len(err) == 1 and err[0].startswith("error: ") and "MI_LENS_PROTEIN_MODEL" in err[0]
 
 
+def test_auto_takes_mdm_from_the_model_variable_as_the_app_does(esmc_pth, no_weights, monkeypatch):
+    """MI_LENS_PROTEIN_MODEL=mdm (README: auto, esmc, mdm or a path) is the MDM in the app; the command line's
+    auto took ESM-C instead whenever its weights were found."""
+    from mi_core.models.loading import load_model_described
+
+    monkeypatch.setenv("MI_LENS_ESMC_WEIGHTS", str(esmc_pth[1]))
+    monkeypatch.setenv("MI_LENS_PROTEIN_MODEL", "mdm")
+    model, info = load_protein_model("auto")
+    assert isinstance(model, ProteinMDM) and info.kind == "mdm" and info.fallback_reason is None
+    assert load_model_described("auto", "cpu", "protein")[1] == load_model_described(None, "cpu", "protein")[1]
+    monkeypatch.setenv("MI_LENS_PROTEIN_MODEL", "auto")  # auto itself still prefers ESM-C
+    assert load_protein_model("auto")[1].kind == "esmc"
+
+
 def test_auto_reports_a_bad_env_path(no_weights, tiny_mdm_path, monkeypatch, tmp_path):
     monkeypatch.setenv("MI_LENS_ESMC_WEIGHTS", str(tmp_path / "missing.pth"))
     _, info = load_protein_model("auto")
