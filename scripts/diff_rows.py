@@ -37,6 +37,25 @@ def key(row: dict) -> tuple:
     return row.get("set"), row["sampler"], json.dumps(row["params"], sort_keys=True)
 
 
+def compare(a: dict, b: dict, prefix: str = "") -> tuple[dict, list[str]]:
+    """``({field: (old, new)}, [fields only in b])`` of two rows' fields; a nested dict (``by_level``) is compared
+    field by field, so a field a rerun adds inside it (``mean_extra_passes``) is new, not a changed figure, while
+    one it lost is a difference. Nested fields are named with dots (``by_level.Hard.accuracy``)."""
+    diff, added = {}, []
+    for f in sorted(set(a) | set(b), key=str):
+        name = f"{prefix}{f}"
+        if f not in a:
+            added.append(name)
+        elif f not in b:
+            diff[name] = (a[f], None)
+        elif isinstance(a[f], dict) and isinstance(b[f], dict):
+            inner, more = compare(a[f], b[f], f"{name}.")
+            diff, added = diff | inner, added + more
+        elif a[f] != b[f]:
+            diff[name] = (a[f], b[f])
+    return diff, added
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("old", type=Path)
@@ -52,8 +71,7 @@ def main(argv: list[str] | None = None) -> int:
             bad += 1
             continue
         a, b = old[k], new[k]
-        diff = {f: (a.get(f), b.get(f)) for f in sorted(set(a) & set(b) - skip) if a[f] != b[f]}
-        added = sorted(set(b) - set(a) - skip)
+        diff, added = compare({f: a[f] for f in set(a) & set(b) - skip}, {f: b[f] for f in set(b) - skip})
         if diff:
             bad += 1
             print(f"{k}: differs in {diff}")

@@ -262,6 +262,16 @@ def test_diff_rows_script_flags_changed_figures(tmp_path, capsys):
     assert diff_rows.main([str(old), str(new)]) == 0
     new.write_text(json.dumps([row | {"sampler": "mi", "params": {"gamma": 2, "relative": True}}]))
     assert diff_rows.main([str(old), str(new)]) == 1  # another gamma: each side's row is missing on the other
+    # a field a rerun adds inside a nested result (by_level's mean_extra_passes) is new, not a changed figure
+    levels = row | {"by_level": {"Hard": {"n": 2, "accuracy": 0.5}}}
+    old.write_text(json.dumps([levels]))
+    new.write_text(json.dumps([levels | {"by_level": {"Hard": {"n": 2, "accuracy": 0.5, "mean_extra_passes": 9.0}}}]))
+    assert diff_rows.main([str(old), str(new)]) == 0
+    assert "new fields ['by_level.Hard.mean_extra_passes']" in capsys.readouterr().out
+    new.write_text(json.dumps([levels | {"by_level": {"Hard": {"n": 2, "accuracy": 0.6, "mean_extra_passes": 9.0}}}]))
+    assert diff_rows.main([str(old), str(new)]) == 1 and "by_level.Hard.accuracy" in capsys.readouterr().out
+    new.write_text(json.dumps([levels | {"by_level": {"Hard": {"n": 2}}}]))  # a figure gone is a difference
+    assert diff_rows.main([str(old), str(new)]) == 1 and "by_level.Hard.accuracy" in capsys.readouterr().out
 
 
 def test_display_path_keeps_machine_paths_out_of_records(tmp_path):
