@@ -67,7 +67,9 @@ def test_the_graph_highlights_the_selected_cells_edges_and_a_click_does_not_rebu
     trace = next(d for d in graph_spec(at)["data"] if str(d.get("name", "")).startswith(figures.SELECTED_EDGES))
     assert f"({shown}: " in trace["name"]  # the graph names the cell the picker shows
     heat = next(s for t, s in specs(at).items() if t.startswith("MI, "))
-    assert sum(sh.get("type") == "rect" for sh in heat["layout"]["shapes"]) == 2  # its row and column outlined
+    outlined = [sh for sh in heat["layout"]["shapes"] if sh.get("type") == "rect"]
+    assert sum(sh["line"]["color"] == figures.SELECTED_COLOR for sh in outlined) == 2  # its row and column outlined
+    assert len(outlined) == 4  # each over its black rim
     assert len(built) == first  # the click reused the graph of this state
 
 
