@@ -74,6 +74,15 @@ def tiny_mdm_path(tmp_path, monkeypatch):
 
 
 @pytest.fixture
+def tiny_default_mdm(tiny_mdm_path, monkeypatch):
+    """The tiny protein MDM as the shipped one (the MDM ``auto`` falls back to), with MI_LENS_PROTEIN_MODEL unset:
+    a model the variable names is what ``auto`` loads, ESM-C or not."""
+    monkeypatch.delenv("MI_LENS_PROTEIN_MODEL")
+    monkeypatch.setattr("mi_core.domains.protein.model.DEFAULT_MDM", tiny_mdm_path)
+    return tiny_mdm_path
+
+
+@pytest.fixture
 def esmc_pth(tmp_path):
     """A tiny ESM-C with 64-dimensional heads (as the released ones: d_model 128, 2 heads) saved as .pth."""
     model = tiny_esmc(d_model=128, n_heads=2, n_layers=2, seed=1)
@@ -284,9 +293,9 @@ def test_bad_weight_files(tmp_path, esmc):
 # ---- the resolver's fallbacks (no esm needed) ----
 
 
-def test_auto_falls_back_to_the_mdm_with_a_reason(no_weights, tiny_mdm_path):
+def test_auto_falls_back_to_the_mdm_with_a_reason(no_weights, tiny_default_mdm):
     model, info = load_protein_model("auto")
-    assert isinstance(model, ProteinMDM) and info.kind == "mdm" and info.path == tiny_mdm_path
+    assert isinstance(model, ProteinMDM) and info.kind == "mdm" and info.path == tiny_default_mdm
     assert "no ESM-C weights found in MI_LENS_ESMC_WEIGHTS (unset)" in info.fallback_reason
     assert str(no_weights) in info.fallback_reason
     assert "using the protein MDM trained on CATH S40" in info.fallback_reason
@@ -310,6 +319,14 @@ def test_auto_takes_the_model_variable_and_names_it_when_it_fails(no_weights, mo
     assert len(err) == 1 and err[0].startswith("error: ") and "MI_LENS_PROTEIN_MODEL" in err[0]
 
 
+def test_auto_takes_the_mdm_file_the_variable_names_even_beside_esmc(esmc_pth, tiny_mdm_path, monkeypatch):
+    """MI_LENS_PROTEIN_MODEL naming a .safetensors MDM is that model in the app; the command line's auto took ESM-C
+    whenever its weights were found, and the file only when they were not."""
+    monkeypatch.setenv("MI_LENS_ESMC_WEIGHTS", str(esmc_pth))
+    model, info = load_protein_model("auto")
+    assert isinstance(model, ProteinMDM) and info.path == tiny_mdm_path and info.fallback_reason is None
+
+
 def test_auto_takes_mdm_from_the_model_variable_as_the_app_does(esmc_pth, no_weights, monkeypatch):
     """MI_LENS_PROTEIN_MODEL=mdm (README: auto, esmc, mdm or a path) is the MDM in the app; the command line's
     auto took ESM-C instead whenever its weights were found."""
@@ -324,7 +341,7 @@ def test_auto_takes_mdm_from_the_model_variable_as_the_app_does(esmc_pth, no_wei
     assert load_protein_model("auto")[1].kind == "esmc"
 
 
-def test_auto_reports_a_bad_env_path(no_weights, tiny_mdm_path, monkeypatch, tmp_path):
+def test_auto_reports_a_bad_env_path(no_weights, tiny_default_mdm, monkeypatch, tmp_path):
     monkeypatch.setenv("MI_LENS_ESMC_WEIGHTS", str(tmp_path / "missing.pth"))
     _, info = load_protein_model("auto")
     assert info.kind == "mdm" and "MI_LENS_ESMC_WEIGHTS" in info.fallback_reason and "missing.pth" in info.fallback_reason
@@ -346,7 +363,7 @@ def test_mdm_specs_and_bad_specs(no_weights, tiny_mdm_path, tmp_path):
         load_protein_model(str(tmp_path / "absent.safetensors"))
 
 
-def test_weights_without_the_esm_package(no_weights, tiny_mdm_path, monkeypatch, tmp_path, capsys):
+def test_weights_without_the_esm_package(no_weights, tiny_default_mdm, monkeypatch, tmp_path, capsys):
     fake = tmp_path / "esmc_fake.pth"
     torch.save({"embed.weight": torch.zeros(64, 128), "transformer.blocks.0.attn.out_proj.weight": torch.zeros(128, 128)}, fake)
     monkeypatch.setenv("MI_LENS_ESMC_WEIGHTS", str(fake))
@@ -376,7 +393,7 @@ def test_probe_protein_cli_with_esmc(esmc_pth, tmp_path, no_weights, capsys):
     assert "largest MI" in capsys.readouterr().out
 
 
-def test_probe_protein_cli_masks_positions_and_rate(tiny_mdm_path, no_weights, tmp_path, capsys):
+def test_probe_protein_cli_masks_positions_and_rate(tiny_default_mdm, no_weights, tmp_path, capsys):
     fasta = tmp_path / "two.fa"
     fasta.write_text(">first\nMKTAYIAKQRQISFVKSHFSRQ\n>second\nGSHMLEDPVAGKTWLA\n")
     out = tmp_path / "m.json"

@@ -3,7 +3,7 @@ always does, so ``auto`` takes ESM-C when its weights are on this machine, else 
 
 Specs: ``auto``; ``esmc``; ``mdm`` (the shipped MDM, or the ``.safetensors`` named by ``MI_LENS_PROTEIN_MODEL``);
 or a path: a ``.safetensors`` protein MDM, a ``.pth`` ESM-C checkpoint, or a directory holding one.
-``MI_LENS_PROTEIN_MODEL`` set to another spec (``esmc``, ``mdm``, a ``.pth``, a directory) is what ``auto`` loads."""
+``MI_LENS_PROTEIN_MODEL`` set to any other spec than ``auto`` is what ``auto`` loads, as in the app."""
 
 from __future__ import annotations
 
@@ -47,8 +47,8 @@ def load_protein_model(spec: str = "auto", device: torch.device | str = "cpu") -
     """``(model in eval mode, info)`` for a spec; ModelFileError for missing or bad weights."""
     spec = (spec or "auto").strip()
     chosen = os.environ.get(MDM_ENV, "").strip()
-    if spec == "auto" and chosen not in ("", "auto") and not chosen.endswith(".safetensors"):
-        try:  # the variable names another choice (esmc, mdm, an ESM-C file): auto takes it, as the app does
+    if spec == "auto" and chosen not in ("", "auto"):
+        try:  # the variable names a model (esmc, mdm, a file): auto takes it, as the app does
             return load_protein_model(chosen, device)
         except ValueError as err:
             raise ModelFileError(f"{err} (the value of {MDM_ENV})") from None
