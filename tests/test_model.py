@@ -122,6 +122,8 @@ def test_a_config_of_another_model_with_the_same_shapes_is_refused(tmp_path):
     path.with_suffix(".json").write_text(json.dumps({**meta, "config": {k: v for k, v in meta["config"].items() if k != "loops"}}))
     with pytest.raises(ModelFileError, match=r"it has no loops \(default 1\), the weights were saved with loops 3"):
         load_sudoku_mdm(path)
+    path.with_suffix(".json").write_text(json.dumps({**meta, "config": {**meta["config"], "dropout": 0.3}}))
+    assert load_sudoku_mdm(path).cfg.loops == 3  # dropout changes no output in eval mode: not another model
     path.with_suffix(".json").write_text(json.dumps(meta))
     assert load_sudoku_mdm(path).cfg.loops == 3
 

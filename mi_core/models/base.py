@@ -234,6 +234,9 @@ def shapes_problem(wanted: dict[str, tuple], stored: dict[str, tuple]) -> str | 
     return "; ".join(parts) or None
 
 
+TRAINING_ONLY = ("dropout",)  # config fields that do not change a model's outputs in eval mode
+
+
 def check_saved_config(cfg, raw: dict, config_cls, path: str | Path, what: str) -> None:
     """ModelFileError when the config :func:`save_model` stored inside the weights at ``path`` differs from
     ``cfg``, built from ``raw``, the JSON's config beside them: the JSON of another model of the same shapes (other ``loops`` or
@@ -253,7 +256,7 @@ def check_saved_config(cfg, raw: dict, config_cls, path: str | Path, what: str) 
                              f"of model than {what}") from None
     for f in dataclasses.fields(cfg):
         ours, theirs = getattr(cfg, f.name), getattr(saved, f.name)
-        if ours != theirs:
+        if ours != theirs and f.name not in TRAINING_ONLY:
             gives = f"gives {f.name} {json.dumps(ours)}" if f.name in raw else f"has no {f.name} (default {json.dumps(ours)})"
             raise ModelFileError(f"weights {path} do not fit the config {meta_path}: it {gives}, the weights were "
                                  f"saved with {f.name} {json.dumps(theirs)} "
