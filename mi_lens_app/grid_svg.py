@@ -113,9 +113,12 @@ def grid_svg(digits: np.ndarray, givens: np.ndarray, box: int, *, layer: np.ndar
     n = int(xs.max()) + 1
     cell = side / n
     title_h = TITLE_H if title and show_title else 0
-    x0, y0 = PAD, title_h + PAD
-    width = side + 2 * PAD + (BAR_W if colorbar and layer is not None else 0)
-    height = title_h + side + 2 * PAD
+    with_bar = colorbar and layer is not None
+    # the bar's end ticks are centred on its ends: room for half a tick beyond them (it was cut at the edges)
+    overhang = max(TICK_SIZE // 2 - PAD, 0) if with_bar else 0
+    x0, y0 = PAD, title_h + PAD + (overhang if not title_h else 0)
+    width = side + 2 * PAD + (BAR_W if with_bar else 0)
+    height = y0 + side + PAD + overhang
     fills = colors(layer, colorscale, zmin, zmax) if layer is not None else [None] * cells
     errors = np.zeros(cells, bool) if errors is None else np.asarray(errors, bool)
     heading = (f'<text class="mi-grid-title" x="{PAD + 2}" y="{TITLE_H / 2:.0f}" dominant-baseline="central" '
@@ -151,7 +154,7 @@ def grid_svg(digits: np.ndarray, givens: np.ndarray, box: int, *, layer: np.ndar
             parts.append(f'<rect class="{kind}" {box_at} stroke="{color}" stroke-width="{stroke}"{dash} '
                          'pointer-events="none"/>')
     bar = ""
-    if colorbar and layer is not None:
+    if with_bar:
         key = f"mi-bar-{colorscale}-{zmin:g}-{zmax:g}".replace(".", "_")
         bar = _colorbar(colorscale, zmin, zmax, layer_name, x0 + side + 12, y0, side, key)
     label = escape(title or "grid")

@@ -219,3 +219,14 @@ def test_the_selected_cell_has_a_dark_rim_on_every_colour_scale():
     fills = [c for scale in ("Viridis", "Blues", "Oranges") for c in
              sample_colorscale(get_colorscale(scale), np.linspace(0, 1, 21).tolist())]
     assert min(max(contrast(figures.SELECTED_COLOR, f), contrast(figures.SELECTED_RIM, f)) for f in fills) >= 2.8
+
+
+def test_the_colour_bar_ticks_fit_inside_the_frame():
+    """The bar's end ticks are centred on its ends: the lowest "0" was cut at the frame's bottom edge, and without
+    a title the highest at its top."""
+    for kw in ({}, {"title": "", "show_title": False}):
+        svg = frame(**kw)
+        height = float(re.search(r'<svg [^>]*height="([\d.]+)"', svg).group(1))
+        ticks = [float(y) for y in re.findall(rf'<text x="[\d.]+" y="([\d.]+)" dominant-baseline="central" '
+                                              rf'font-size="{grid_svg.TICK_SIZE}">', svg)]
+        assert ticks and min(ticks) - grid_svg.TICK_SIZE / 2 >= 0 and max(ticks) + grid_svg.TICK_SIZE / 2 <= height
