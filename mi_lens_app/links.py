@@ -170,8 +170,8 @@ def _dropped(key: str, raw: str) -> str:
     return f"{key}={_short(raw)}" + (f" ({reason})" if reason else "")
 
 
-SEED_MAX = 10**9
-SEED_HELP = "a whole number from 0 to 1,000,000,000 (the box cuts a fraction and keeps a larger number at the top)"
+APP_SEED_MAX = 10**9  # the app's seed boxes (the command line takes seeds up to 2**63 - 1)
+SEED_HELP = "a whole number from 0 to 1,000,000,000: a fraction is cut to its whole part, a larger number becomes 1,000,000,000"
 
 
 def clamp_number(key: str, lo: float, hi: float, integer: bool = False) -> None:

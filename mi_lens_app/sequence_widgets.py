@@ -201,9 +201,9 @@ def mask_picker(default: Masking, default_name: str, noun: str = "residue") -> M
     elif mode == "rate":
         c1, c2 = side.columns(2)
         links.clamp_number("mask_rate", 0.05, 0.5)
-        links.clamp_number("mask_seed", 0, links.SEED_MAX, integer=True)
+        links.clamp_number("mask_seed", 0, links.APP_SEED_MAX, integer=True)
         rate = c1.slider("Mask rate", 0.05, 0.5, 0.15, step=0.05, key="mask_rate", bind=links.bound("mask_rate"))
-        seed = c2.number_input("Mask seed", min_value=0, max_value=links.SEED_MAX, value=0, step=1, key="mask_seed",
+        seed = c2.number_input("Mask seed", min_value=0, max_value=links.APP_SEED_MAX, value=0, step=1, key="mask_seed",
                                bind=links.bound("mask_seed"), help=links.SEED_HELP)
         return Masking("rate", rate=float(rate), seed=int(seed))
     return default if default.mode in MASK_MODES else Masking()

@@ -191,9 +191,9 @@ def _pick_row(records: list, side):
 def _generated(domain: Domain) -> Puzzle | None:
     lo, hi = domain.clue_range
     links.clamp_number("clues", lo, hi, integer=True)
-    links.clamp_number("seed", 0, links.SEED_MAX, integer=True)
+    links.clamp_number("seed", 0, links.APP_SEED_MAX, integer=True)
     clues = st.sidebar.slider("Clues", lo, hi, value=min(max(30, lo), hi), key="clues", bind=links.bound("clues"))
-    seed = st.sidebar.number_input("Seed", min_value=0, max_value=links.SEED_MAX, value=0, step=1, key="seed",
+    seed = st.sidebar.number_input("Seed", min_value=0, max_value=links.APP_SEED_MAX, value=0, step=1, key="seed",
                                    bind=links.bound("seed"), help=links.SEED_HELP)
     return support.attempt_input(support.generated, domain.key, int(clues), int(seed), what="Cannot generate")
 

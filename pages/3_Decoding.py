@@ -47,10 +47,10 @@ def settings(domain, present: bool = False):
         st.caption(note)
     c1, c2, c3, _ = st.columns(4)
     links.clamp_number("temp", 0.0, 5.0)
-    links.clamp_number("dseed", 0, links.SEED_MAX, integer=True)
+    links.clamp_number("dseed", 0, links.APP_SEED_MAX, integer=True)
     temperature = c1.number_input("Temperature (0: argmax)", min_value=0.0, max_value=5.0, value=0.0, step=0.1,
                                   format="%g", key="temp", bind=links.bound("temp"))
-    seed = c2.number_input("Seed", min_value=0, max_value=links.SEED_MAX, value=0, step=1, key="dseed",
+    seed = c2.number_input("Seed", min_value=0, max_value=links.APP_SEED_MAX, value=0, step=1, key="dseed",
                            bind=links.bound("dseed"), help=links.SEED_HELP)
     if domain.key == "protein" and temperature == 0 and support.runs_small_protein_mdm(domain):
         st.caption(texts.PROTEIN_ARGMAX)
