@@ -18,7 +18,6 @@ from mi_core.domains.antibody.sequence import (
     AntibodyInputError,
     parse_text,
     read_chain,
-    read_csv_text,
     read_file,
     select_rows,
 )
@@ -67,9 +66,14 @@ def test_every_dev_antibody_is_read_with_its_chain_type():
         assert spans[0][0] == 0 and spans[-1][1] == c.length
         assert all(a[1] == b[0] for a, b in zip(spans, spans[1:]))
     assert len(select_rows(chains, "71-100")) == 60 and select_rows(chains, "1-1")[0].name == "abituzumab VH"
-    twice = read_csv_text(f"name,vh\nab1,{chains[0].text()}\nab2,{chains[2].text()}\nab1,{chains[4].text()}\n")
-    with pytest.raises(ValueError, match="two chains are named 'ab1 VH'"):  # rows 1-2 took three chains
-        select_rows(twice, "1-2")
+
+def test_a_file_naming_two_chains_alike_is_refused_with_its_name(tmp_path):
+    """--rows 1-2 took three chains of a file whose first and third antibodies share a name."""
+    text = read_chain(TRASTUZUMAB[0]).text()
+    path = tmp_path / "twice.csv"
+    path.write_text(f"name,vh\nab1,{text}\nab2,{text}\nab1,{text}\n")
+    with pytest.raises(AntibodyInputError, match=r"twice.csv: two chains are named 'ab1 VH'"):
+        read_file(path)
 
 
 @pytest.mark.parametrize("text, match", [

@@ -26,6 +26,7 @@ import csv
 import dataclasses
 import io
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
@@ -277,23 +278,23 @@ def read_file(path: str | Path, limit: int | None = None) -> list[AntibodyChain]
     text = read_text_file(path, "a CSV or FASTA file", "antibody file not found", AntibodyInputError)
     try:
         if path.suffix.lower() == ".csv":
-            return read_csv_text(text, limit, str(path))
-        if not text.lstrip().startswith(">"):
+            chains = read_csv_text(text, limit, str(path))
+        elif not text.lstrip().startswith(">"):
             raise AntibodyInputError("not a FASTA file (no '>' header) and not a .csv")
-        return parse_text(text, limit)
+        else:
+            chains = parse_text(text, limit)
+        named = Counter(c.name for c in chains)
+        twice = next((name for name, count in named.items() if count > 1), None)
+        if twice is not None:  # rows, results and the estimator's held-out check tell antibodies apart by name
+            raise AntibodyInputError(f"two chains are named {twice!r}: give each antibody a name of its own")
+        return chains
     except AntibodyInputError as err:
         raise AntibodyInputError(f"{path}: {err}" if str(path) not in str(err) else str(err)) from None
 
 
 def select_rows(chains: list[AntibodyChain], rows: str | None) -> list[AntibodyChain]:
     """The chains of antibodies ``rows`` (1-based inclusive ``A-B`` over antibodies, i.e. chain names
-    without their ``VH``/``VL`` suffix, in file order; None or ``all``: every one). A chain name given twice
-    is refused: rows, results and the estimator's held-out check tell antibodies apart by name."""
-    seen: set[str] = set()
-    for c in chains:
-        if c.name in seen:
-            raise ValueError(f"two chains are named {c.name!r}: give each antibody a name of its own")
-        seen.add(c.name)
+    without their ``VH``/``VL`` suffix, in file order; None or ``all``: every one)."""
     if rows in (None, "", "all"):
         return chains
     m = re.fullmatch(r"\s*(\d+)\s*-\s*(\d+)\s*", rows)
