@@ -69,7 +69,7 @@ def bench_command(trace, temperature: float, seed: int, domain_options: list[str
 
 
 def _described(model_description: str | None) -> dict:
-    return {"model_description": model_description.removeprefix("Model: ")} if model_description else {}
+    return {"model_description": model_description.removeprefix("Model: ").removesuffix(".")} if model_description else {}
 
 
 def trace_json(trace, puzzle: str, domain: str, labels: list[str], temperature: float, seed: int,

@@ -369,7 +369,7 @@ def test_exports_name_the_model_that_ran(tiny_mdm, tiny_estimator):
     m = core.fast_map(tiny_mdm, tiny_estimator, S9, core.tokens_of(EASY, S9, "cpu"))
     line = "Model: protein MDM trained on CATH S40 (128-dim, 6 layers, max 256 residues; protein_mdm.safetensors)."
     data = json.loads(exports.mi_json(m, EASY, "protein", S9.labels(), model_description=line))
-    assert data["model_description"] == line.removeprefix("Model: ")
+    assert data["model_description"] == line.removeprefix("Model: ").removesuffix(".")  # a record, not a sentence
     trace = core.decode_trace(tiny_mdm, None, S9, EASY, EASY_SOL, "topk", {"k": 28})
     t = json.loads(exports.trace_json(trace, EASY, "sudoku9", S9.labels(), 0.0, 0, model_description=line))
     assert t["model_description"] == data["model_description"]
