@@ -145,13 +145,16 @@ def metric_of(rows: list[dict]) -> Metric:
 
 
 def pareto(rows: list[dict], metric: Metric) -> list[dict]:
-    """Rows no other row beats on both counts (no more passes and a better ``metric``), by passes."""
+    """Rows no other row beats on both counts (no more passes and a better ``metric``), by passes; rows tied on
+    both with a frontier row are on it too (only one of them was listed)."""
     sign = 1.0 if metric.higher else -1.0
     best, out = -float("inf"), []
     for row in sorted(rows, key=lambda r: (r["mean_passes"], -sign * r[metric.key])):
-        if sign * row[metric.key] > best:
+        value = sign * row[metric.key]
+        tied = bool(out) and (row["mean_passes"], value) == (out[-1]["mean_passes"], best)
+        if value > best or tied:
             out.append(row)
-            best = sign * row[metric.key]
+            best = value
     return out
 
 

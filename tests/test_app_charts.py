@@ -35,6 +35,14 @@ def test_the_frontier_draws_points_per_sampler_and_one_front_line():
     assert list(fig.data[-1].x) == [8, 10]  # the front skips the dominated lam=3 point
 
 
+def test_rows_tied_with_a_frontier_row_are_on_the_frontier_too():
+    """Two settings at 5.0 passes and 1.4% (top_margin steps=5 and learned_mi steps=5 on one shipped set): the list
+    named one of them."""
+    rows = [{"sampler": s, "mean_passes": x, "accuracy": a}
+            for s, x, a in (("a", 5.0, 0.014), ("b", 5.0, 0.014), ("c", 5.0, 0.010), ("d", 8.0, 0.5), ("e", 9.0, 0.5))]
+    assert [r["sampler"] for r in benchmarks.pareto(rows, benchmarks.METRICS[0])] == ["a", "b", "d"]
+
+
 def test_a_protein_front_is_lowest_divergence_for_the_passes():
     rows = [{"sampler": "s", "label": "s", "mean_passes": x, "jsd_dipeptide": j} for x, j in ((10, 0.7), (20, 0.01),
                                                                                               (30, 0.02))]
