@@ -18,6 +18,10 @@ def heatmap(domain, pz, mi, view, **kwargs):
     return figures.mi_heatmap(mi, domain.geometry.box, domain.labels(), order=view, **kwargs)
 
 
+PER_MAP_RANKS = ("Each map is coloured by the rank of its own pairs (percentile), so equal shades on the two maps are "
+                 "not equal MI; linear or log colours share one range; the difference map and the scatter are in nats.")
+
+
 def side_by_side(domain, pz, fast, exact, cell, view, scale):
     """Estimated | exact, then the difference | the per-pair scatter (two a row: one a row below 1,200 px).
     The estimated map's hover and the scatter's give both values of a pair; a click on either selects it."""
@@ -36,6 +40,8 @@ def side_by_side(domain, pz, fast, exact, cell, view, scale):
     for col, fig, key in zip(top, figs[:2], ("est", "exact")):
         widgets.chart(fig, key=f"map_{key}", where=col, on_select=widgets.click_to_pair(f"map_{key}", "cell", pz.blanks),
                       selection_mode="points")
+    if scale == "percentile":
+        st.caption(PER_MAP_RANKS)
     bottom = st.columns(2)
     widgets.chart(figs[2], key="map_diff", where=bottom[0])
     pair = st.session_state.get("pair")
