@@ -338,7 +338,8 @@ def test_exact_vs_estimated_compares_and_prunes(env):
     assert_clean(at)
     assert {"Passes", "Time (s)", "Error bound (nats)"} <= {m.label for m in at.metric}
     assert not any("rank of its own pairs" in c.value for c in at.caption)  # linear: one range for both maps
-    at = run_page("pages/2_Exact_vs_estimated.py", scale="percentile", exact="1")
+    at = run_page("pages/2_Exact_vs_estimated.py", scale="percentile")
+    at.toggle(key="exact").set_value(True).run()
     assert_clean(at)  # percentile ranks each map within itself: equal shades are not equal MI (it said nothing)
     assert any("equal shades on the two maps are not equal MI" in c.value for c in at.caption)
 
