@@ -57,8 +57,8 @@ def sequence_heatmap(mi: np.ndarray, labels: list[str], *, noun: str = "residue"
                      value_name: str = "MI (nats)", height: int = 560, scale: str = "linear",
                      clickable: bool | np.ndarray = False, also: tuple[str, np.ndarray] | None = None) -> go.Figure:
     """The ``(L, L)`` matrix as a heatmap with residue labels (``M1``, ``_7`` for masked), positions
-    ``[start, start + size)`` only; the colour range is the whole matrix's unless given, so windows compare
-    (an all-zero matrix is drawn as zero). The selected residue's row and column are outlined when they fall
+    ``[start, start + size)`` only; under ``linear`` colours the range is the whole matrix's unless given, so
+    windows compare (an all-zero matrix is drawn as zero); ``log`` and ``percentile`` colour the window's own pairs. The selected residue's row and column are outlined when they fall
     in the window. ``scale``: ``linear``, ``log`` or ``percentile`` colours (see ``figures.scaled``);
     ``clickable``: lay ``figures.click_layer`` over it, so a click selects the pair; ``also``: ``(name, (L, L)
     matrix)`` a second value in the click layer's hover."""
