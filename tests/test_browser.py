@@ -216,6 +216,9 @@ def test_keyboard_focus_is_outlined(chromium, app_url):
     page = chromium.new_page(viewport=VIEW)
     page.goto(f"{app_url}/Decoding")
     wait_ready(page)
+    # the walk starts once the sidebar is drawn (on a busy machine it was not yet, and Tab went to the page)
+    page.wait_for_selector('[data-testid="stSidebar"] input[type="radio"]', state="attached", timeout=60_000)
+    page.wait_for_selector("button.mi-copy-link", state="attached", timeout=60_000)
     # a radio's or switch's input is hidden: its label carries the ring (a select box draws its own dark border)
     ring = "() => { const e = document.activeElement, box = e.type === 'radio' || e.type === 'checkbox'; " \
            "const s = getComputedStyle(box ? e.closest('label') : e); " \
