@@ -165,7 +165,7 @@ python -m mi_core bench-order protein --reference "$PROTEIN" --samples 300 --len
     --json assets/benchmarks/order_protein_cath.json --threads 1 --force
 # joint fine-tuning of the Sudoku denoiser from the shipped selector (stopped after the first evaluation)
 for lr in 1e-4 1e-5; do
-    python -m mi_core train-order sudoku --init assets/sudoku_order_selector.safetensors --finetune \
+    python -m mi_core train-order sudoku --model assets/sudoku_mdm.safetensors --init assets/sudoku_order_selector.safetensors --finetune \
         --denoiser-lr $lr --steps-budget 5,10,15,20 --out runs/joint/sudoku_order_joint.safetensors \
         --log assets/benchmarks/order_joint_sudoku_lr$lr.jsonl --batch 16 --samples 4 --tau 0.1 --lr 1e-3 \
         --eval-every 100 --eval-puzzles 100 --puzzle-pool 2000 --threads 1 --updates 100 --force
@@ -173,7 +173,7 @@ done
 # paced thresholds and learned_mi budgets on puzzles 101-200 per level; the denoising term alone
 python scripts/studies/order_experiments.py paced learned_mi finetune  # variants: after the two runs below
 # the Sudoku benchmark with paced, learned_mi and the sequential ceiling (section bench-order)
-python -m mi_core bench-order sudoku --puzzles "$DATA/kaggle_graded_dev.csv" --per-level 100 --threads 1 \
+python -m mi_core bench-order sudoku --model assets/sudoku_mdm.safetensors --selector assets/sudoku_order_selector.safetensors --puzzles "$DATA/kaggle_graded_dev.csv" --per-level 100 --threads 1 \
     --json assets/benchmarks/order_kaggle_graded_dev.json --force
 # training summaries of the two order selectors (written from their JSON)
 PYTHONPATH=. python scripts/training_summary.py assets/protein_order_selector.json \
@@ -181,21 +181,21 @@ PYTHONPATH=. python scripts/training_summary.py assets/protein_order_selector.js
 PYTHONPATH=. python scripts/training_summary.py assets/sudoku_order_selector.json \
     assets/sudoku_order_selector_training.md --command "python -m mi_core train-order sudoku ..."
 # two selector variants (30 min each, side by side): a colder posterior and a beta-ELBO (KL weight 0.3)
-python -m mi_core train-order sudoku --steps-budget 5,10,15,20 --out runs/order_v2/tau003/selector.safetensors \
+python -m mi_core train-order sudoku --model assets/sudoku_mdm.safetensors --steps-budget 5,10,15,20 --out runs/order_v2/tau003/selector.safetensors \
     --log runs/order_v2/tau003.jsonl --batch 16 --samples 4 --tau 0.03 --lr 1e-3 --eval-every 50 \
     --eval-puzzles 100 --puzzle-pool 2000 --threads 1 --time-budget 1800 --force
-python -m mi_core train-order sudoku --steps-budget 5,10,15,20 --out runs/order_v2/kl03/selector.safetensors \
+python -m mi_core train-order sudoku --model assets/sudoku_mdm.safetensors --steps-budget 5,10,15,20 --out runs/order_v2/kl03/selector.safetensors \
     --log runs/order_v2/kl03.jsonl --kl-weight 0.3 --batch 16 --samples 4 --tau 0.1 --lr 1e-3 --eval-every 50 \
     --eval-puzzles 100 --puzzle-pool 2000 --threads 1 --time-budget 1800 --force
 cp runs/order_v2/kl03/selector.safetensors assets/sudoku_order_selector_kl0.3.safetensors  # and .json, _posterior.*
-python -m mi_core bench-order sudoku --puzzles "$DATA/kaggle_graded_dev.csv" --per-level 100 --gammas "" \
+python -m mi_core bench-order sudoku --model assets/sudoku_mdm.safetensors --puzzles "$DATA/kaggle_graded_dev.csv" --per-level 100 --gammas "" \
     --selector assets/sudoku_order_selector_kl0.3.safetensors --json assets/benchmarks/order_kaggle_graded_dev_kl0.3.json --threads 1 --force
 python scripts/studies/order_experiments.py variants
 # the spread of trained selectors: KL weight 0.1, and KL weight 0.3 with seed 1 (25 min each, side by side)
-python -m mi_core train-order sudoku --steps-budget 5,10,15,20 --out runs/order_v3/kl01/selector.safetensors \
+python -m mi_core train-order sudoku --model assets/sudoku_mdm.safetensors --steps-budget 5,10,15,20 --out runs/order_v3/kl01/selector.safetensors \
     --log runs/order_v3/kl01.jsonl --kl-weight 0.1 --batch 16 --samples 4 --tau 0.1 --lr 1e-3 --eval-every 50 \
     --eval-puzzles 100 --puzzle-pool 2000 --threads 1 --time-budget 1500 --force
-python -m mi_core train-order sudoku --steps-budget 5,10,15,20 --seed 1 --out runs/order_v3/kl03s1/selector.safetensors \
+python -m mi_core train-order sudoku --model assets/sudoku_mdm.safetensors --steps-budget 5,10,15,20 --seed 1 --out runs/order_v3/kl03s1/selector.safetensors \
     --log runs/order_v3/kl03s1.jsonl --kl-weight 0.3 --batch 16 --samples 4 --tau 0.1 --lr 1e-3 --eval-every 50 \
     --eval-puzzles 100 --puzzle-pool 2000 --threads 1 --time-budget 1500 --force
 python scripts/studies/order_experiments.py variants
