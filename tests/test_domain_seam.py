@@ -131,10 +131,6 @@ def test_every_state_source_declares_the_protocol(toy):
         assert missing == [], f"{held.__name__} lacks {missing}"
 
 
-# modules of the Sudoku domain still outside its package (they move in with the next step)
-NOT_YET_MOVED = {"mi_core/domains/sudoku/mdm.py", "mi_core/domains/sudoku/train.py", "mi_core/domains/sudoku/data.py"}
-
-
 def test_no_domain_is_named_outside_the_domain_packages():
     """No module outside ``mi_core/domains/`` imports a domain package or holds a domain's key or name as a
     string (the registry finds the domains; files record their domain's key)."""

@@ -16,7 +16,8 @@ from mi_core.options import option
 
 @dataclass(frozen=True)
 class SudokuMDMConfig:
-    box: int = option(3, "box side: 3 for 9x9 Sudoku, 2 for 4x4", range=(2, 3))
+    box: int = option(3, "box side: 3, 9x9 Sudoku (2, a 4x4 model, is read from configs; train sudoku trains 9x9)",
+                      range=(2, 3))
     d_model: int = option(128, "width of the hidden states", range=(1, 8192))
     n_layers: int = option(6, "transformer blocks in the stack", range=(1, 256))
     n_heads: int = option(4, "attention heads per block", range=(1, 256))

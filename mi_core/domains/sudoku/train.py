@@ -127,8 +127,8 @@ def _validation(cfg: TrainConfig, val_file: Path | None, workers: int) -> np.nda
 class DataOptions:
     """``train sudoku``'s own options: where it starts and what it trains and validates on."""
 
-    init: Path | None = option(None, "start from this model's weights and shape (--loops and --dropout may differ "
-                               "from its own; other model options must match it)")
+    init: Path | None = option(None, "start from this model's weights and shape (--loops, --dropout, --inject and "
+                               "--attention may differ from its own; other model options must match it)")
     pool_workers: int = option(2, "processes that build the data pools (0: one per CPU; default %(default)s)",
                                range=(0, 1024))
     pool_dir: Path = option(POOL_DIR, "where data pools are cached (default %(default)s)")
