@@ -761,7 +761,10 @@ def test_a_projector_with_the_sidebar_open_gets_charts_of_300_px_and_whole_metri
     check_page(page, len(heatmaps))
     sidebar = page.locator('[data-testid="stSidebar"]').bounding_box()
     assert sidebar and sidebar["x"] >= 0 and sidebar["width"] > 200, sidebar  # open, as on a teacher's laptop
-    widths = plot_widths(page)
+    widths, deadline = plot_widths(page), time.time() + 30
+    while not all(any(t.startswith(p) for t in widths) for p in heatmaps) and time.time() < deadline:
+        page.wait_for_timeout(200)  # under load the charts named may draw after others the page has
+        widths = plot_widths(page)
     for prefix in heatmaps:
         found = [w for t, w in widths.items() if t.startswith(prefix)]
         assert found and min(found) >= 300, (prefix, widths)
