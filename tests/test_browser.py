@@ -865,7 +865,7 @@ def test_back_across_a_paste_too_long_for_the_link_shows_each_entrys_text(chromi
 
 def test_back_to_the_first_of_two_long_pastes_shows_its_own_text(chromium, app_url):
     """Each long paste is its own entry: Back to the first of two (a short paste between them) showed the second.
-    Two tries on fresh pages: on 2026-12-06 the box came back empty after the second Back in 1 of 2 full CI runs
+    Two tries on fresh pages: on 2026-12-06 the box came back empty after the second Back in 1 of 5 full CI runs
     and in 1 of 14 runs of this test alone (a race among the runs a Back starts; that day's closing note names it)."""
 
     def walk() -> None:
