@@ -204,6 +204,10 @@ def _items(text: str, kind: type, what: str) -> list:
             items.append(kind(v))
         except ValueError:
             raise ValueError(f"expects {what} separated by commas; {v!r} is not one") from None
+    # every list option is a sweep: a value given twice ran its rows twice and counted them twice in means and SDs
+    twice = sorted({v for v in items if items.count(v) > 1})
+    if twice:
+        raise ValueError(f"gives {option_text(twice)} more than once: give each value once")
     return items
 
 

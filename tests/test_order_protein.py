@@ -202,9 +202,9 @@ def test_bench_order_needs_its_inputs(capsys, tmp_path):
                            (["--budgets", "5;10"], "--budgets: expects integers"),
                            (["--budgets", "5,0"], "--budgets: 0 is outside the accepted range 1..100000"),
                            # a value given twice ran its rows twice, and the sd over seeds counted them twice
-                           (["--budgets", "5,10,5"], "--budgets gives 5 more than once: give each value once"),
-                           (["--gammas", "8,16,8,16"], "--gammas gives 8,16 more than once"),
-                           (["--seeds", "0,0"], "--seeds gives 0 more than once"),
+                           (["--budgets", "5,10,5"], "--budgets: gives 5 more than once: give each value once"),
+                           (["--gammas", "8,16,8,16"], "--gammas: gives 8,16 more than once"),
+                           (["--seeds", "0,0"], "--seeds: gives 0 more than once"),
                            (["--lengths", "1"], "--lengths 1: sequences of one residue hold no dipeptide"),
                            (["--selector", str(tmp_path / "none.safetensors")], "weights file not found")]:
         assert cli_main(["bench-order", "protein", "--reference", str(fasta), "--json", "x.json", *extra]) == 2

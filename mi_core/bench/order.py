@@ -22,7 +22,7 @@ from mi_core.decoding.selector import check_order_net_fits, load_order_net
 from mi_core.device import pick_device
 from mi_core.domain import get_domain
 from mi_core.io import atomic_write_json, atomic_write_text, check_output
-from mi_core.options import SKIP, Device, Force, float_list, int_list, markdown_option, option, option_text, seed
+from mi_core.options import SKIP, Device, Force, float_list, int_list, markdown_option, option, seed
 
 
 def selector_of(args, domain, model) -> Path:
@@ -122,18 +122,7 @@ def options(domain) -> list:
     return [domain.order_bench.options, OrderBench, Device, Force]
 
 
-def check_distinct(args) -> None:
-    """ValueError naming a value given twice in ``--budgets``, ``--gammas`` or ``--seeds``: its rows would be run
-    twice, printed twice, and counted twice in the means and standard deviations over seeds."""
-    for name in ("budgets", "gammas", "seeds"):
-        values = getattr(args, name, None) or []
-        twice = sorted({v for v in values if values.count(v) > 1})
-        if twice:
-            raise ValueError(f"--{name} gives {option_text(twice)} more than once: give each value once")
-
-
 def main(args) -> int:
-    check_distinct(args)
     check_output(args.json, args.force)
     if args.markdown is None:  # the JSON's own report beside it: replaced only with --force, as the JSON
         check_output(markdown_path(args), args.force, "--json's .md report")
