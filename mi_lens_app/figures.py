@@ -25,8 +25,9 @@ RULE_COLOR = "#1f77b4"
 OTHER_COLOR = "#d62728"
 FONT = {"family": "Inter, Arial, sans-serif", "size": 15}
 DIGIT_FONT = "Arial, Helvetica, Liberation Sans, DejaVu Sans, sans-serif"
-# the dependency graph's given digits, grey so the edges stand out, yet 4.9:1 on white (#888 was 3.5:1)
-GRAPH_GIVEN_COLOR = "#707070"
+# a grey that recedes yet reads, 4.9:1 on white (#888 was 3.5:1, #9a9a9a 2.8:1): the dependency graph's given
+# digits (the edges stand out) and a sequence's still-masked positions
+MUTED_COLOR = "#707070"
 CLICK_OPACITY = 0.02  # invisible to the eye, still hit by clicks and hovers
 
 
@@ -62,13 +63,15 @@ def _grid_lines(n: int, box: int) -> list[go.Scatter]:
     return traces
 
 
+def _cell_box(c: int, n: int) -> dict:
+    """Where an outline of cell ``c`` of an ``n``-wide grid lies, inside the cell, drawn above the digits."""
+    x, y = c % n, c // n
+    return {"x0": x - 0.44, "x1": x + 0.44, "y0": y - 0.44, "y1": y + 0.44, "layer": "above"}
+
+
 def _cell_boxes(cells: np.ndarray, n: int, color: str, width: float, dash: str = "solid") -> list[dict]:
-    shapes = []
-    for c in np.flatnonzero(cells):
-        x, y = c % n, c // n
-        shapes.append({"type": "rect", "x0": x - 0.44, "x1": x + 0.44, "y0": y - 0.44, "y1": y + 0.44, "layer": "above",
-                           "line": {"color": color, "width": width, "dash": dash}})
-    return shapes
+    return [{"type": "rect", **_cell_box(c, n), "line": {"color": color, "width": width, "dash": dash}}
+            for c in np.flatnonzero(cells)]
 
 
 SELECTED_RIM = "#000000"
@@ -213,8 +216,7 @@ def grid_figure(digits: np.ndarray, givens: np.ndarray, box: int, *, layer: np.n
     if remasked is not None:
         shapes += _cell_boxes(np.asarray(remasked, bool), n, REMASKED_COLOR, 3, "dot")
     if selected is not None:
-        x, y = selected % n, selected // n
-        shapes += selected_shapes([{"x0": x - 0.44, "x1": x + 0.44, "y0": y - 0.44, "y1": y + 0.44, "layer": "above"}], 5)
+        shapes += selected_shapes([_cell_box(selected, n)], 5)
     _square_layout(fig, n, title, height)
     fig.update_layout(shapes=shapes, width=width)
     return fig
@@ -529,7 +531,7 @@ def dependency_figure(edges: list[tuple[int, int, float, bool]], digits: np.ndar
         fig.add_traces(_selected_edges(edges, selected, x, y, top, labels))
     given = np.asarray(givens, bool)
     fig.add_trace(go.Scatter(x=x[given], y=y[given], text=np.asarray(digits)[given].astype(str), mode="text",
-                             textfont={"color": GRAPH_GIVEN_COLOR, "size": 18, "family": DIGIT_FONT}, hoverinfo="skip",
+                             textfont={"color": MUTED_COLOR, "size": 18, "family": DIGIT_FONT}, hoverinfo="skip",
                              showlegend=False))
     _square_layout(fig, n, title, height)
     # the legend hangs below the grid: anchored at its bottom, its four rows grew up over the grid's last rows

@@ -17,6 +17,7 @@ from mi_lens_app.figures import (
     CHOSEN_COLOR,
     ERROR_COLOR,
     FONT,
+    MUTED_COLOR,
     SELECTED_COLOR,
     click_layer,
     color_max,
@@ -31,8 +32,7 @@ MAX_ARCS = 150  # arcs drawn in the arc graph
 MAX_DOTS = 400  # pairs drawn in the contact map
 WINDOW = 120  # positions shown at once in the heatmap and the decoding strip
 MAX_STRIP_ROWS = 60  # decoding steps shown in the strip (the most recent ones)
-# still-masked positions (`_`, the contact map's diagonal marks): 4.9:1 on white (#9a9a9a was 2.8:1, #888888 3.5:1)
-MASKED_COLOR = "#707070"
+MASKED_COLOR = MUTED_COLOR  # still-masked positions (`_`, the contact map's diagonal marks)
 
 
 def window(length: int, start: int = 0, size: int = WINDOW) -> tuple[int, int]:
