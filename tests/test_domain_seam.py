@@ -370,7 +370,7 @@ def test_weights_recording_another_domain_are_refused_by_a_loader_that_would_rea
     save_protein_mdm(ProteinMDM(ProteinMDMConfig(max_len=16, d_model=16, n_layers=1, n_heads=2, d_ff=16)), path)
     register(peptide)
     try:
-        with pytest.raises(ModelFileError, match="protein.safetensors is a protein model .*, not a peptide one"):
+        with pytest.raises(ModelFileError, match="protein.safetensors is a model for protein .*, not for peptide"):
             load_model(path, domain="peptide")
         assert load_model(path, domain="protein").domain == "protein"
     finally:

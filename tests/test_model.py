@@ -8,6 +8,7 @@ from mi_core.device import pick_device, slow_bf16
 from mi_core.domains.sudoku import MASK_ID, to_tokens
 from mi_core.domains.sudoku.mdm import SudokuMDM, SudokuMDMConfig, load_sudoku_mdm, masked_ce, save_sudoku_mdm
 from mi_core.models.base import ModelFileError
+from mi_core.models.loading import load_model
 
 
 def test_shapes_and_dtypes(tiny_mdm):
@@ -23,6 +24,16 @@ def test_4x4_model_shapes():
     model = SudokuMDM(SudokuMDMConfig(box=2, d_model=16, n_layers=1, n_heads=2, d_ff=32))
     out = model(torch.zeros(3, 16, dtype=torch.long))
     assert out.logits.shape == (3, 16, 4) and out.hidden.shape == (3, 16, 16)
+
+
+def test_a_saved_model_records_the_domain_of_its_grid(tmp_path, tiny_mdm):
+    """A 4x4 model is refused by the 9x9 domain's loader, naming the domain it records (it recorded sudoku9)."""
+    save_sudoku_mdm(tiny_mdm, tmp_path / "m9.safetensors")
+    save_sudoku_mdm(SudokuMDM(SudokuMDMConfig(box=2, d_model=16, n_layers=1, n_heads=2, d_ff=32)), tmp_path / "m4.safetensors")
+    assert json.loads((tmp_path / "m9.json").read_text())["domain"] == "sudoku9"
+    assert json.loads((tmp_path / "m4.json").read_text())["domain"] == "sudoku4"
+    with pytest.raises(ModelFileError, match="records the domain sudoku4"):
+        load_model(tmp_path / "m4.safetensors", domain="sudoku9")
 
 
 def test_bf16_autocast_returns_float32_logits(tiny_mdm):

@@ -68,8 +68,8 @@ def load_model_described(spec: str | Path | None = None, device: torch.device | 
             spec = str(resolve_path(spec))
     trained = other_domain(spec, domain) if spec is not None and str(spec).endswith(".safetensors") else None
     if trained is not None:  # a loader of the same config class would read it, and serve the wrong alphabet
-        raise ModelFileError(f"{spec} is a {trained.cli_name} model (its JSON records the domain {trained.key}), "
-                             f"not a {domain.cli_name} one")
+        raise ModelFileError(f"{spec} is a model for {trained.cli_name} (its JSON records the domain {trained.key}), "
+                             f"not for {domain.cli_name}")
     try:
         model, description = domain.part("model_loader")(spec, torch.device(device))
     except (ValueError, OSError) as err:  # a file the environment named: say which variable to mend

@@ -52,8 +52,8 @@ class SudokuMDM(TransformerMDM):
 
 
 def save_sudoku_mdm(model: SudokuMDM, path: str | Path, extra: dict | None = None) -> None:
-    """Weights and config (+ ``extra``), recording the Sudoku 9x9 domain's key."""
-    save_model(model, model.cfg, path, extra, domain="sudoku9")
+    """Weights and config (+ ``extra``), recording the key of the domain its grid is: ``sudoku9`` or ``sudoku4``."""
+    save_model(model, model.cfg, path, extra, domain="sudoku9" if model.cfg.box == 3 else "sudoku4")
 
 
 def load_sudoku_mdm(path: str | Path, device: torch.device | str = "cpu") -> SudokuMDM:
