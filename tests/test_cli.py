@@ -65,6 +65,7 @@ def test_bf16_on_a_cpu_without_it_warns(tmp_path, model_path, monkeypatch, capsy
         (["--sampler", "topk", "--set", "kk=3"], "has no parameter 'kk'"),
         (["--sampler", "topk", "--set", "k=abc"], "k='abc' is not a valid int"),
         (["--sampler", "topk", "--set", "k=0"], "k must be >= 1"),
+        (["--sampler", "topk", "--set", "k=1", "--set", "steps=4"], "give k or steps, not both"),  # 1 is k's default
         (["--limit", "0"], "argument --limit: 0 is outside the accepted range 1..10000000"),
     ],
 )
@@ -114,6 +115,8 @@ def test_sweep_grid_spec_and_errors():
         parse_grid_spec("nope:k=1")
     with pytest.raises(ValueError, match="expected key=v1,v2"):
         parse_grid_spec("topk:k")
+    with pytest.raises(ValueError, match="give k or steps, not both"):
+        parse_grid_spec("topk:k=1;steps=4")
 
 
 def test_frontier_and_merge():

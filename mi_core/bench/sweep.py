@@ -23,7 +23,7 @@ from mi_core.bench.metrics import PASS_KEYS
 from mi_core.bench.report import frontier_text, markdown_table, params_text, update_section
 from mi_core.bench.scale import run_cells, runner, sweep_cell
 from mi_core.decoding import STRATEGIES, make_strategy
-from mi_core.decoding.base import typed_params
+from mi_core.decoding.base import check_one_of, typed_params
 from mi_core.device import pick_device, warn_if_slow_bf16
 from mi_core.domain import get_domain
 from mi_core.io import atomic_write_json, check_output, display_path
@@ -55,7 +55,7 @@ def parse_grid_spec(spec: str) -> list[tuple[str, dict[str, str]]]:
             raise ValueError(f"{spec!r} gives {key.strip()} twice: give it once (a sweep grid lists its values "
                              f"there, {key.strip()}=v1,v2)")
         axes.append([(key.strip(), v) for v in vals])
-    return [(name, dict(combo)) for combo in itertools.product(*axes)]
+    return [(name, check_one_of(name, dict(combo))) for combo in itertools.product(*axes)]
 
 
 def selector_param(name: str, params: dict, domain) -> tuple[str, dict]:

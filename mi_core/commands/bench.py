@@ -15,7 +15,7 @@ from tqdm import tqdm
 
 from mi_core.bench import decode
 from mi_core.decoding import make_strategy
-from mi_core.decoding.base import typed_params
+from mi_core.decoding.base import check_one_of, typed_params
 from mi_core.device import pick_device, warn_if_slow_bf16
 from mi_core.domain import Domain, get_domain
 from mi_core.io import atomic_write_json, check_output
@@ -50,7 +50,7 @@ def grow(bar, sampler: str, decode: int, count: int) -> None:
 def main(args) -> int:
     check_output(args.json, args.force)
     domain = get_domain(args.domain)
-    params = typed_params(args.sampler, parse_sets(args.sets))
+    params = typed_params(args.sampler, check_one_of(args.sampler, parse_sets(args.sets)))
     strategy = make_strategy(args.sampler, **params)
     inputs = decode.inputs_class(domain)(domain, args)  # read and checked before the model loads
     device = pick_device(args.device, args.threads)

@@ -19,6 +19,7 @@ class Strategy:
     """
 
     name: str = ""
+    one_of: tuple[str, ...] = ()  # parameters of which a caller may name at most one
 
     def __post_init__(self):
         for f in dataclasses.fields(self):
@@ -115,6 +116,7 @@ class FixedCount(Strategy):
 
     k: int = param(1, "count")
     steps: int | None = param(None, "count")
+    one_of = ("k", "steps")
 
     def __post_init__(self):
         super().__post_init__()
@@ -181,6 +183,14 @@ def typed_params(name: str, params: dict) -> dict:
             raise ValueError(f"strategy {name!r}: {key} is set by code (an object), not from text")
         typed[key] = _convert(name, key, value, hints[key])
     return typed
+
+
+def check_one_of(name: str, params: dict) -> dict:
+    """``params`` as a command line names them, or ValueError when they name two parameters of strategy ``name``
+    of which one is meant: ``k=1`` beside ``steps=4`` is refused although 1 is k's default."""
+    if len(named := [key for key in _lookup(name).one_of if key in params]) > 1:
+        raise ValueError(f"strategy {name!r}: give {' or '.join(named)}, not both")
+    return params
 
 
 def _lookup(name: str) -> type:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from mi_core.bench.decode import with_estimator, with_selector
 from mi_core.decoding import make_strategy
+from mi_core.decoding.base import check_one_of
 from mi_core.device import pick_device
 from mi_core.domain import get_domain
 from mi_core.domains.protein import MASK_ID, detokenize, tokenize
@@ -37,7 +38,7 @@ OPTIONS_OF_DOMAIN = [GenerateOptions, Device, Force]
 
 def main(args) -> int:
     check_output(args.fasta, args.force, "--fasta")
-    params = parse_sets(args.sets)
+    params = check_one_of(args.sampler, parse_sets(args.sets))
     strategy = make_strategy(args.sampler, **params)
     if args.template is not None:
         template = tokenize(args.template, name="--template")
