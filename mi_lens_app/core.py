@@ -19,7 +19,7 @@ from functools import partial
 import numpy as np
 import torch
 
-from mi_core.bench.decode import Retry, item_seed, retry_for
+from mi_core.bench.decode import Retry, decode_seed, item_seed, retry_for
 from mi_core.decoding import STRATEGIES, decode, estimator_mi_fn, make_strategy, strategy_params
 from mi_core.decoding.mi_guided import probe_mi_fn
 from mi_core.device import pick_device
@@ -462,7 +462,7 @@ def decode_trace(model, estimator, domain: Domain, grid: str, solution: str | No
     0), so that command reproduces the trace at any temperature. ``attempts > 1`` (a domain with ``symmetries``
     and ``verify``, else ValueError): while the final state breaks the domain's rules (read from the state, not
     the solution), decode again, the ``k``-th retry under symmetric view ``k`` seeded as ``bench --attempts``
-    seeds it (``seed + k``), up to ``attempts`` decodes. The trace is the accepted or last decode, mapped back to
+    seeds it (:func:`~mi_core.bench.decode.decode_seed`), up to ``attempts`` decodes. The trace is the accepted or last decode, mapped back to
     ``grid``'s frame; ``seconds`` counts every decode.
     """
     retry = _retry(domain, model, attempts)
@@ -478,7 +478,7 @@ def decode_trace(model, estimator, domain: Domain, grid: str, solution: str | No
     def run(state: np.ndarray, k: int, view_check: Callable) -> Trace:  # decode k + 1 of at most ``attempts``
         told = None if progress is None else partial(progress, decode=k + 1)
         return _decode_once(model, estimator, domain, strategy, name, params, temperature, state,
-                            item_seed(seed + k, 0), view_check, told)
+                            item_seed(decode_seed(seed, k), 0), view_check, told)
 
     trace, earlier = run(start, 0, check), []
     kept = domain.verify(start, trace.steps[-1].tokens)

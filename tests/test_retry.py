@@ -112,6 +112,28 @@ def test_a_retry_of_a_template_given_its_index_is_seeded_as_in_the_whole_batch()
     assert np.array_equal(alone.sequences[0], whole.sequences[1])  # every retry seeded by index 1, not by 0
 
 
+def test_a_retry_replays_no_first_decode_of_a_neighbouring_seed(monkeypatch):
+    """Retry k of run s was seeded as run s + k's first decode: at temperature > 0 two runs shared streams."""
+    from mi_core.bench import decode
+
+    def seeds_of(seed):
+        r = retry(3)
+        r.verify = always(False)
+        seen = []
+        real = decode.decode_all
+        monkeypatch.setattr(decode, "decode_all", lambda *a, **k: seen.append(k["seed"]) or real(*a, **k))
+        decode.decode_all(Elimination(), [np.array(parse_grid(HARD))], make_strategy("sequential"), retry=r,
+                          temperature=1.0, seed=seed)
+        monkeypatch.setattr(decode, "decode_all", real)
+        return seen
+
+    runs = {seed: seeds_of(seed) for seed in range(4)}
+    assert all(seen[0] == seed and len(seen) == 3 for seed, seen in runs.items())
+    retried = {s for seen in runs.values() for s in seen[1:]}
+    assert len(retried) == 8 and not retried & set(range(4))  # first decodes are seeded 0..3
+    assert runs[1] == seeds_of(1)  # and a rerun draws the same seeds
+
+
 def test_the_warm_up_decodes_once(monkeypatch):
     from mi_core.bench import decode
 

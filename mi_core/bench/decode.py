@@ -95,6 +95,12 @@ def retry_for(domain, model, attempts: int, seed: int = 0) -> Retry | None:
     return Retry(positions, values, model.value_tokens.cpu().numpy(), domain.verify)
 
 
+def decode_seed(seed: int, k: int) -> int:
+    """The seed of decode ``k`` (0: the first, ``k``: the ``k``-th retry) of a run seeded ``seed``: a retry's is
+    drawn from ``(seed, k)``, so it replays no first decode of another run (``seed + k`` was run ``seed + k``'s)."""
+    return seed if k == 0 else int(np.random.SeedSequence([seed, k]).generate_state(1, np.uint64)[0] % 2**63)
+
+
 def item_seed(seed: int, index: int) -> int:
     return (seed * 1_000_003 + index) % 2**63  # runs with neighbouring seeds share no stream
 
@@ -179,7 +185,7 @@ def decode_all(model, templates: list[np.ndarray], strategy, *, temperature: flo
 
 def retry_rejected(model, templates: list[np.ndarray], strategy, gen: Generation, retry: Retry, seed: int,
                    settings: dict, items: list[int] | None = None) -> None:
-    """Decode again, under view ``k`` for the ``k``-th retry (seeded ``seed + k`` and the template's own index,
+    """Decode again, under view ``k`` for the ``k``-th retry (seeded by :func:`decode_seed` and the template's index,
     ``items[i]`` when given, whichever others are retried with it), every template whose result ``retry.verify``
     rejects; a retried template keeps its last result, and its passes and wall time (the decodes') add up."""
     for k in range(1, retry.count):
@@ -188,7 +194,7 @@ def retry_rejected(model, templates: list[np.ndarray], strategy, gen: Generation
             return
         if retry.announce is not None:
             retry.announce(k + 1, len(todo))
-        again = decode_all(model, [retry.to_view(templates[i], k) for i in todo], strategy, seed=seed + k,
+        again = decode_all(model, [retry.to_view(templates[i], k) for i in todo], strategy, seed=decode_seed(seed, k),
                            items=[i if items is None else items[i] for i in todo], **settings)
         for j, i in enumerate(todo):
             gen.sequences[i] = retry.from_view(again.sequences[j], k)
