@@ -31,13 +31,14 @@ def _clean(value):
     return value
 
 
-def mi_csv(mi: np.ndarray, labels: list[str]) -> str:
-    """An ``(N, N)`` matrix as CSV with cell labels as the header row and first column."""
+def mi_csv(mi: np.ndarray, labels: list[str], masked: np.ndarray) -> str:
+    """An ``(N, N)`` matrix as CSV with cell labels as the header row and first column, and a ``masked`` column
+    (1 for a position the model fills, 0 for a given one, whose row and column hold no MI) after the labels."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(["cell", *labels])
-    for label, row in zip(labels, np.asarray(mi, float)):
-        writer.writerow([label, *(f"{v:.8g}" for v in row)])
+    writer.writerow(["cell", "masked", *labels])
+    for label, hidden, row in zip(labels, np.asarray(masked, bool), np.asarray(mi, float), strict=True):
+        writer.writerow([label, int(hidden), *(f"{v:.8g}" for v in row)])
     return buf.getvalue()
 
 

@@ -189,7 +189,7 @@ def pairs_table(edges, labels) -> None:
 def downloads(domain, pz, m, heat, dep):
     labels, about = domain.labels(), support.model_info(domain)  # the model that drew the map, for the JSON
     cols = st.columns(4)
-    cols[0].download_button("MI as CSV", lambda: exports.mi_csv(m.mi, labels), "mi.csv", "text/csv",
+    cols[0].download_button("MI as CSV", lambda: exports.mi_csv(m.mi, labels, m.masked), "mi.csv", "text/csv",
                             on_click="ignore")
     cols[1].download_button("MI as JSON", lambda: exports.mi_json(m, pz.text, labels=labels, **named(domain.key),
                                                  model_description=about), "mi.json",
@@ -253,7 +253,7 @@ def sequence_maps(domain, pz, m):
     with st.expander("What MI is"):
         st.markdown(texts.MI)
     cols, about = st.columns(4), support.model_info(domain)
-    cols[0].download_button("MI as CSV", lambda: exports.mi_csv(m.mi, labels), "mi.csv", "text/csv", on_click="ignore")
+    cols[0].download_button("MI as CSV", lambda: exports.mi_csv(m.mi, labels, m.masked), "mi.csv", "text/csv", on_click="ignore")
     cols[1].download_button("MI as JSON", lambda: exports.mi_json(m, pz.text, labels=labels, **named(domain.key),
                                                  model_description=about), "mi.json",
                             "application/json", on_click="ignore")
