@@ -157,9 +157,9 @@ def main():
         view = "box" if st.toggle("Box-major order", key="boxmajor", bind="query-params") else "row"
     figs = side_by_side(domain, pz, fast, exact, cell, view, scale)
     agreement(fast, exact)
-    st.subheader("Asymmetry of the exact probe")
+    st.header("Asymmetry of the exact probe")
     asymmetry(domain, pz, exact, cell, view, scale)
-    st.subheader("Pruning: passes and time against the exact probe")
+    st.header("Pruning: passes and time against the exact probe")
     pruning(domain, pz, exact)
     with st.expander("How the exact probe works"):
         st.markdown(texts.PROBE)

@@ -78,7 +78,7 @@ def sequence_what_if(domain, pz):
     widgets.chart(protein_figures.marginal_strip(changed, np.where(others, w.entropy_after, 0.0), labels, others,
                                                  "".join(letters), start=view[0], size=view[1],
                                                  title=f"Marginals after {label}", nouns=domain.nouns), key="after")
-    st.subheader("How the MI map changes")
+    st.header("How the MI map changes")
     mi_change(domain, pz, cell, aa, view, widgets.scale_picker())
 
 
@@ -226,7 +226,7 @@ def main():
         widgets.chart(fig, key="mi_row")
     with c2:
         st.markdown(texts.WHATIF_MI_ROW)
-    st.subheader("How the MI map changes")
+    st.header("How the MI map changes")
     mi_change(domain, pz, cell, digit, scale=scale)
 
 

@@ -89,6 +89,7 @@ def test_every_page_renders_without_exception(env, path):
     at = run_page(path)
     assert_clean(at)
     assert at.title and not at.error
+    assert not at.subheader or at.header  # headings step h1, h2, h3: a screen reader's outline skips no level
 
 
 def test_mi_maps_heatmap_has_one_entry_per_pair_of_cells(env):

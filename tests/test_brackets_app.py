@@ -47,7 +47,7 @@ def _page(path: str):
 
 def _words(at) -> str:
     parts = [*at.markdown, *at.caption, *at.info, *at.warning, *at.error, *at.selectbox, *at.slider, *at.radio,
-             *at.subheader]
+             *at.header, *at.subheader]
     return " ".join(f"{getattr(e, 'value', '')} {getattr(e, 'label', '')} {getattr(e, 'help', '')}" for e in parts)
 
 
