@@ -11,7 +11,7 @@ import textwrap
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.colors import qualitative
+from plotly.colors import get_colorscale, qualitative, sample_colorscale, unlabel_rgb
 
 from mi_lens_app.benchmarks import metric_of, pareto
 
@@ -118,8 +118,9 @@ def _candidate_trace(candidates: np.ndarray, blank: np.ndarray, n: int, box: int
                      dark: np.ndarray | None = None) -> go.Scatter:
     """Pencil marks: value v of a blank cell at its sub-position, more opaque the more probable (opacity
     0.08 + 0.92 min(1, 2p): solid from p 0.5, half at 0.25, one of four open digits on a 4x4 cell, which is
-    readable on a projector, and all but gone at 0.01); blue, or white on the cells whose fill is ``dark``
-    (``(N,)`` bool), where blue could not be seen.
+    readable on a projector, and all but gone at 0.01); black, or white on the cells whose fill is ``dark``
+    (``(N,)`` bool, :func:`dark_fill`): a solid mark is at least 4.58:1 on any fill (blue was 2.1:1 on the
+    Oranges' middle).
 
     The marks are sized to the cell, about a third of its side, so they grow with the grid (a projector's)."""
     x, y = cell_xy(len(blank))
@@ -130,31 +131,42 @@ def _candidate_trace(candidates: np.ndarray, blank: np.ndarray, n: int, box: int
     ys = (y[cells][:, None] + sub[v // box][None]).ravel()
     alpha = np.clip(candidates[cells], 0, 1).ravel()
     light = np.repeat(np.zeros(len(cells), bool) if dark is None else np.asarray(dark, bool)[cells], len(v))
-    colors = [f"rgba({'255,255,255' if w else '31,95,191'},{0.08 + 0.92 * min(1.0, 2 * a):.3f})"
+    colors = [f"rgba({'255,255,255' if w else '0,0,0'},{0.08 + 0.92 * min(1.0, 2 * a):.3f})"
               for a, w in zip(alpha, light)]
     return go.Scatter(x=xs, y=ys, text=np.tile(v + 1, len(cells)).astype(str), mode="text", hoverinfo="skip",
                       textfont={"size": max(11, round(0.34 * (height - 60) / n)), "color": colors, "family": DIGIT_FONT},
                       name="candidates")
 
 
-DARK_FILL = 0.6  # the share of a colour scale from which its fill is dark (its far end; either end around zmid)
-DARK_LOW = ("Viridis", "Cividis", "Plasma", "Inferno", "Magma")  # scales dark at their low end
+LIGHT_TEXT_BELOW = 0.179  # a fill's relative luminance below which white text has more contrast than black:
+# at it both have 4.58:1, so black or white text on the side it belongs to is at least 4.58:1 on any fill
+
+
+def luminance(color: str) -> float:
+    """WCAG relative luminance of ``#rrggbb`` or ``rgb(r, g, b)``."""
+    rgb = [int(color[k:k + 2], 16) for k in (1, 3, 5)] if color.startswith("#") else unlabel_rgb(color)[:3]
+    lin = [v / 12.92 if v <= 0.04045 else ((v + 0.055) / 1.055) ** 2.4 for v in (c / 255 for c in rgb)]
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
 
 
 def dark_fill(z: np.ndarray, zmin: float | None, zmax: float | None, zmid: float | None,
-               colorscale: str = "") -> np.ndarray:
-    """Bool, ``z``'s shape: the cells a heatmap of ``z`` in ``colorscale`` fills with a dark colour (NaN: not
-    dark), where letters and marks are drawn white (the grids' pencil marks, the decoding strip's letters)."""
+              colorscale: str) -> np.ndarray:
+    """Bool, ``z``'s shape: the cells a heatmap of ``z`` in ``colorscale`` fills with a colour of luminance under
+    :data:`LIGHT_TEXT_BELOW` (NaN: not dark), where letters and marks are drawn white, not black (the grids'
+    pencil marks, a sequence strip's letters). The range is plotly's: ``zmin``..``zmax`` (the data's where None),
+    widened to be even about ``zmid`` when one is given."""
     finite = z[np.isfinite(z)]
     lo = zmin if zmin is not None else (finite.min() if finite.size else 0.0)
     hi = zmax if zmax is not None else (finite.max() if finite.size else 0.0)
+    if zmid is not None:
+        half = max(hi - zmid, zmid - lo)
+        lo, hi = zmid - half, zmid + half
     if hi <= lo:
         return np.zeros(z.shape, bool)
-    with np.errstate(invalid="ignore"):
-        share = (np.abs(z - zmid) / max(hi - zmid, zmid - lo)) if zmid is not None else (z - lo) / (hi - lo)
-    if colorscale in DARK_LOW and zmid is None:
-        return np.isfinite(share) & (share < 1 - DARK_FILL)
-    return np.nan_to_num(share) > DARK_FILL
+    where = np.isfinite(z)
+    share = np.clip((np.where(where, z, lo) - lo) / (hi - lo), 0, 1)
+    fills = sample_colorscale(get_colorscale(colorscale), share.ravel().tolist())
+    return where & (np.array([luminance(c) for c in fills]).reshape(z.shape) < LIGHT_TEXT_BELOW)
 
 
 def _click_trace(hover: list[str] | None, cells: int) -> go.Scatter:

@@ -230,3 +230,18 @@ def test_the_colour_bar_ticks_fit_inside_the_frame():
         ticks = [float(y) for y in re.findall(rf'<text x="[\d.]+" y="([\d.]+)" dominant-baseline="central" '
                                               rf'font-size="{grid_svg.TICK_SIZE}">', svg)]
         assert ticks and min(ticks) - grid_svg.TICK_SIZE / 2 >= 0 and max(ticks) + grid_svg.TICK_SIZE / 2 <= height
+
+
+def test_pencil_marks_are_readable_on_every_fill_of_every_scale():
+    """A solid pencil mark was blue, or white on the scale's far 40 %: blue on the Oranges' middle was 2.1:1 and
+    white at the switch 2.8:1. It is black or white by the fill's luminance: at least 4.5:1 on every fill."""
+    layer = np.linspace(0, 2.2, 81)
+    solid = np.ones((81, 9))
+    for scale in ("Oranges", "Blues", "Reds", "Purples", "Viridis", "Cividis", "RdBu_r"):
+        zmid = 1.1 if scale == "RdBu_r" else None
+        fig = figures.grid_figure(np.zeros(81, int), np.zeros(81, bool), 3, layer=layer, zmin=0, zmax=2.2, zmid=zmid,
+                                  colorscale=scale, candidates=solid)
+        marks = next(t for t in fig.data if t.name == "candidates").textfont.color
+        fills = sample_colorscale(get_colorscale(scale), (layer / 2.2).tolist())
+        worst = min(contrast(mark.replace("rgba", "rgb"), fill) for mark, fill in zip(marks[::9], fills))
+        assert worst >= 4.5, (scale, worst)

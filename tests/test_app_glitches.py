@@ -169,11 +169,11 @@ def test_pencil_marks_turn_white_on_dark_cells():
                               candidates=np.full((16, 4), 0.25))
     marks = next(t for t in fig.data if t.name == "candidates")
     colours = [c.split(",")[0] for c in marks.textfont.color]  # four marks a cell, cell by cell
-    assert colours[:4] == ["rgba(31"] * 4 and colours[-4:] == ["rgba(255"] * 4
+    assert colours[:4] == ["rgba(0"] * 4 and colours[-4:] == ["rgba(255"] * 4
     viridis = figures.grid_figure(digits, givens, 2, layer=layer, zmin=0, zmax=1.4, colorscale="Viridis",
                                   candidates=np.full((16, 4), 0.25))  # dark purple at the low end
     marks = next(t for t in viridis.data if t.name == "candidates")
     colours = [c.split(",")[0] for c in marks.textfont.color]
-    assert colours[:4] == ["rgba(255"] * 4 and colours[-4:] == ["rgba(31"] * 4
-    plain = figures.grid_figure(digits, givens, 2, candidates=np.full((16, 4), 0.25))  # no layer: all blue
-    assert {c.split(",")[0] for c in next(t for t in plain.data if t.name == "candidates").textfont.color} == {"rgba(31"}
+    assert colours[:4] == ["rgba(255"] * 4 and colours[-4:] == ["rgba(0"] * 4
+    plain = figures.grid_figure(digits, givens, 2, candidates=np.full((16, 4), 0.25))  # no layer: all black
+    assert {c.split(",")[0] for c in next(t for t in plain.data if t.name == "candidates").textfont.color} == {"rgba(0"}
