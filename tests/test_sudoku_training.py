@@ -527,3 +527,37 @@ def test_a_pool_file_cut_off_mid_chunk_grows_into_the_file_a_whole_build_writes(
         assert grow_pool_file(path, 4, 3 * POOL_FILE_CHUNK, 0, log=quiet) == 3 * POOL_FILE_CHUNK
         for key, value in read_pool_file(whole).items():
             assert np.array_equal(read_pool_file(path)[key], value)
+
+
+def _init_task(tmp_path, init_cfg, **extra):
+    from mi_core.domains.sudoku.mdm import SudokuMDM, save_sudoku_mdm
+
+    torch.manual_seed(0)
+    path = tmp_path / "init.safetensors"
+    save_sudoku_mdm(SudokuMDM(init_cfg), path)
+    cfg = TrainConfig(batch=8, grid_pool=20, puzzle_pool=4, max_harden=5, eval_puzzles=0, onpolicy_every=0,
+                      bf16=False, **extra)
+    return SudokuTask(SudokuMDMConfig(), cfg, torch.device("cpu"), {"init": path, "pool_workers": 1},
+                      log=lambda m: None, pool_dir=tmp_path / "pools")
+
+
+def test_init_trains_the_files_own_loops(tmp_path):
+    """``--init`` of a looped model without ``--loops`` trained it at one iteration a step (the option's default)
+    while validating and saving it at its own 3 (24 for the shipped default); a --resume then trained at 3."""
+    from mi_core.domains.sudoku.mdm import masked_ce
+
+    task = _init_task(tmp_path, SudokuMDMConfig(d_model=16, n_layers=1, n_heads=2, d_ff=32, loops=3))
+    model = task.build_model()
+    assert task.model_cfg == model.cfg and model.cfg.loops == 3
+    inputs, values, scored = task.batch()
+    with torch.no_grad():
+        assert task.loss(model, inputs, values, scored).item() == pytest.approx(
+            masked_ce(model(inputs).logits, values, scored).item(), rel=1e-6)
+
+
+def test_init_of_a_4x4_model_is_refused_before_the_pools(tmp_path):
+    """A 4x4 ``--init`` built the pools (minutes) and then stopped at the first step on 'sequence of 81 positions
+    is longer than the 16 this model takes'."""
+    with pytest.raises(ValueError, match="init.safetensors holds a 4x4 model: train sudoku trains 9x9 grids"):
+        _init_task(tmp_path, SudokuMDMConfig(box=2, d_model=16, n_layers=1, n_heads=2, d_ff=32))
+    assert not (tmp_path / "pools").exists()

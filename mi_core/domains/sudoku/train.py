@@ -166,18 +166,23 @@ class SudokuTask:
     def __init__(self, model_cfg: SudokuMDMConfig, cfg: TrainConfig, device: torch.device, args: dict | None = None,
                  log=print, pool_dir: Path = POOL_DIR):
         args = args or {}
+        self.init = args.get("init")
+        # loaded first, so a bad --init fails before the pools are built; a resumed run's weights are its checkpoint's
+        self.start = init_model(self.init, args.get("model_given", {})) if self.init and not args.get("resume") else None
+        if self.start is not None:  # the file's shape (its loops too, unless given) is the model trained
+            model_cfg = self.start.cfg
         if model_cfg.box != 3:
-            raise ValueError(f"--box {model_cfg.box}: train sudoku trains 9x9 grids (--box 3); the 4x4 domain "
-                             "reads its exact oracle and needs no training")
+            given = f"--init {self.init} holds a {model_cfg.box ** 2}x{model_cfg.box ** 2} model" if self.start \
+                else f"--box {model_cfg.box}"
+            raise ValueError(f"{given}: train sudoku trains 9x9 grids (--box 3); the 4x4 domain reads its exact oracle "
+                             "and needs no training")
         lone = sorted(k for k in ("distill", "teacher_views") if k in args.get("given", ()))
         if lone and not args.get("teacher"):
             raise ValueError(" and ".join(f"--{k.replace('_', '-')}" for k in lone) + (" need" if len(lone) > 1
                              else " needs") + " --teacher (the model whose views it distils)")
         check_output_dir(args.get("pool_dir", pool_dir), "--pool-dir")
-        self.model_cfg, self.cfg, self.device, self.init = model_cfg, cfg, device, args.get("init")
+        self.model_cfg, self.cfg, self.device = model_cfg, cfg, device
         self.bf16 = use_bf16(cfg.bf16, device, log=lambda m: None)  # the trainer itself says so
-        # loaded first, so a bad --init fails before the pools are built
-        self.start = init_model(self.init, args.get("model_given", {})) if self.init else None
         self.teacher = load_sudoku_mdm(args["teacher"], device).eval().requires_grad_(False) \
             if args.get("teacher") else None
         if self.teacher is not None and self.teacher.cfg.box != model_cfg.box:
