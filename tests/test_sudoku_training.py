@@ -561,3 +561,11 @@ def test_init_of_a_4x4_model_is_refused_before_the_pools(tmp_path):
     with pytest.raises(ValueError, match="init.safetensors holds a 4x4 model: train sudoku trains 9x9 grids"):
         _init_task(tmp_path, SudokuMDMConfig(box=2, d_model=16, n_layers=1, n_heads=2, d_ff=32))
     assert not (tmp_path / "pools").exists()
+
+
+def test_min_loops_above_the_models_loops_is_refused(tmp_path):
+    """``--min-loops 8 --loops 2`` trained at 2 iterations a step without a word."""
+    with pytest.raises(ValueError, match="--min-loops 8 is more than the model's 2 loops"):
+        _init_task(tmp_path, SudokuMDMConfig(d_model=16, n_layers=1, n_heads=2, d_ff=32, loops=2), min_loops=8)
+    assert _init_task(tmp_path, SudokuMDMConfig(d_model=16, n_layers=1, n_heads=2, d_ff=32, loops=2),
+                      min_loops=2).cfg.min_loops == 2

@@ -176,6 +176,9 @@ class SudokuTask:
                 else f"--box {model_cfg.box}"
             raise ValueError(f"{given}: train sudoku trains 9x9 grids (--box 3); the 4x4 domain reads its exact oracle "
                              "and needs no training")
+        if cfg.min_loops > model_cfg.loops:
+            raise ValueError(f"--min-loops {cfg.min_loops} is more than the model's {model_cfg.loops} loops (--loops): each "
+                             "step runs a number of iterations from --min-loops to --loops")
         lone = sorted(k for k in ("distill", "teacher_views") if k in args.get("given", ()))
         if lone and not args.get("teacher"):
             raise ValueError(" and ".join(f"--{k.replace('_', '-')}" for k in lone) + (" need" if len(lone) > 1
