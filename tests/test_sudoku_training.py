@@ -569,3 +569,19 @@ def test_min_loops_above_the_models_loops_is_refused(tmp_path):
         _init_task(tmp_path, SudokuMDMConfig(d_model=16, n_layers=1, n_heads=2, d_ff=32, loops=2), min_loops=8)
     assert _init_task(tmp_path, SudokuMDMConfig(d_model=16, n_layers=1, n_heads=2, d_ff=32, loops=2),
                       min_loops=2).cfg.min_loops == 2
+
+
+def test_resume_of_a_cut_or_foreign_checkpoint_is_one_error(tmp_path):
+    """``--resume`` on a checkpoint cut short (a copy stopped halfway), emptied or of another program ended in a
+    traceback (OSError, EOFError, KeyError 'model_cfg')."""
+    _tiny_run(tmp_path, 8, stop_after=2)
+    out = tmp_path / "run" / "m.safetensors"
+    ckpt = checkpoint_path(out)
+    whole = ckpt.read_bytes()
+    for data in (whole[: len(whole) // 2], b"", b"garbage\n"):
+        ckpt.write_bytes(data)
+        with pytest.raises(ValueError, match=r"m\.ckpt is not a readable checkpoint \(torch\.load: .+\): a run writes"):
+            run_train(["sudoku", "--out", str(out), "--resume"])
+    torch.save({"weights": torch.zeros(2)}, ckpt)
+    with pytest.raises(ValueError, match=r"m\.ckpt is not a checkpoint of this trainer \(it has no model, opt"):
+        run_train(["sudoku", "--out", str(out), "--resume"])

@@ -90,8 +90,30 @@ def optimizer(model, cfg) -> torch.optim.Optimizer:
     return torch.optim.AdamW(groups, lr=cfg.lr, betas=(0.9, 0.98), weight_decay=cfg.weight_decay)
 
 
+CHECKPOINT_KEYS = ("model", "opt", "torch_rng", "step", "elapsed", "best", "curve", "cfg", "model_cfg")
+
+
+def read_checkpoint(path: Path, device="cpu") -> dict:
+    """The checkpoint at ``path`` (tensors only; never unpickles code); ValueError naming the file when it is not
+    one whole checkpoint of this trainer."""
+    try:
+        state = torch.load(path, map_location=device, weights_only=True)
+    except Exception as err:  # noqa: BLE001  (a cut or foreign file raises OSError, EOFError, UnpicklingError...)
+        # torch's text runs over lines and suggests weights_only=False: its reason is the line after
+        # "WeightsUnpickler error:", else the first
+        lines = [line.strip() for line in str(err).splitlines() if line.strip()]
+        after = [b for a, b in zip(lines, lines[1:]) if a.endswith("WeightsUnpickler error:")]
+        why = (after or lines or [type(err).__name__])[0]
+        raise ValueError(f"--resume: {path} is not a readable checkpoint (torch.load: {why[:160]}): a run writes it "
+                         "whole or not at all, so it was cut or replaced after: restore a whole copy, or start again with --force") from None
+    missing = [k for k in CHECKPOINT_KEYS if k not in state] if isinstance(state, dict) else list(CHECKPOINT_KEYS)
+    if missing:
+        raise ValueError(f"--resume: {path} is not a checkpoint of this trainer (it has no {', '.join(missing)})")
+    return state
+
+
 def _resume(ckpt: Path, device, model, opt, task, ema, log) -> dict:
-    state = torch.load(ckpt, map_location=device, weights_only=True)
+    state = read_checkpoint(ckpt, device)
     model.load_state_dict(state["model"])
     opt.load_state_dict(state["opt"])
     if ema is not None:
@@ -199,7 +221,7 @@ def resume_configs(task_cls, out: Path, given: dict, cpu_clock: bool = False) ->
     path = checkpoint_path(out)
     if not path.is_file():
         raise ValueError(f"--resume: no checkpoint {path} to continue")
-    state = torch.load(path, map_location="cpu", weights_only=True)
+    state = read_checkpoint(path)
     model_cfg, run = json.loads(state["model_cfg"]), json.loads(state["cfg"])
     trainer = state.get("trainer")  # older checkpoints: none recorded, their configs' fields tell
     foreign = sorted(set(model_cfg) - set(task_cls.model_config.__dataclass_fields__))
