@@ -585,3 +585,18 @@ def test_resume_of_a_cut_or_foreign_checkpoint_is_one_error(tmp_path):
     torch.save({"weights": torch.zeros(2)}, ckpt)
     with pytest.raises(ValueError, match=r"m\.ckpt is not a checkpoint of this trainer \(it has no model, opt"):
         run_train(["sudoku", "--out", str(out), "--resume"])
+
+
+def test_the_cached_pool_does_not_keep_the_first_runs_exclusions(tmp_path):
+    """The cache was written after ``--exclude`` dropped puzzles, so every later run with the same spec trained on
+    the pool less the first run's evaluation puzzles, whatever its own ``--exclude``."""
+    from mi_core.domains.sudoku.pool import PoolSpec, load_or_build_pools
+
+    spec = PoolSpec(11, 20, 6, 5)
+    pairs, _ = build_graded_pool(spec.seed + 1, spec.puzzles, spec.max_iters, workers=1)
+    first = "".join(map(str, pairs[0, 0]))
+    quiet = lambda m: None  # noqa: E731
+    excluded = load_or_build_pools(spec, tmp_path, 1, exclude={first}, log=quiet)
+    assert len(excluded["puzzles"]) == 5
+    plain = load_or_build_pools(spec, tmp_path, 1, log=quiet)  # read from the cache
+    assert np.array_equal(plain["puzzles"], pairs) and len(plain["grades"]) == 6

@@ -108,12 +108,12 @@ def load_or_build_pools(spec: PoolSpec, root: Path = POOL_DIR, workers: int = 2,
         puzzles, grades = build_graded_pool(spec.seed + 1, spec.puzzles, spec.max_iters, workers=workers)
     else:
         puzzles, grades = np.zeros((0, 2, 81), dtype=np.int64), np.zeros(0, dtype=np.int64)
-    pools = _drop_excluded({"grids": grids, "puzzles": puzzles, "grades": grades}, exclude, log)
+    pools = {"grids": grids, "puzzles": puzzles, "grades": grades}  # cached whole: the file is the spec's alone
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp.npz")  # processes building the same pool do not collide
     np.savez(tmp, spec=json.dumps(asdict(spec)), **pools)
     tmp.replace(path)
-    return pools
+    return _drop_excluded(pools, exclude, log)
 
 
 def _drop_excluded(pools: dict, exclude: set[str], log) -> dict:
