@@ -600,3 +600,27 @@ def test_the_cached_pool_does_not_keep_the_first_runs_exclusions(tmp_path):
     assert len(excluded["puzzles"]) == 5
     plain = load_or_build_pools(spec, tmp_path, 1, log=quiet)  # read from the cache
     assert np.array_equal(plain["puzzles"], pairs) and len(plain["grades"]) == 6
+
+
+def test_validation_puzzles_are_never_trained_on(tmp_path):
+    """``--val-file`` naming the ``--pool-file`` (its hardest puzzles validate) trained on every validation puzzle,
+    and the best weights were picked on puzzles seen in training."""
+    from mi_core.domains.sudoku.pool import POOL_FILE_CHUNK, grow_pool_file
+
+    pool = tmp_path / "pool.txt.gz"
+    grow_pool_file(pool, 3, POOL_FILE_CHUNK, 0, log=lambda m: None)
+    shape = SudokuMDMConfig(d_model=16, n_layers=1, n_heads=2, d_ff=32)
+    lines = []
+    for held in (10, POOL_FILE_CHUNK):
+        cfg = TrainConfig(batch=8, grid_pool=20, eval_puzzles=held, onpolicy_every=0, bf16=False)
+        make = lambda: SudokuTask(shape, cfg, torch.device("cpu"), {"pool_file": pool, "val_file": pool},  # noqa: E731
+                                  log=lines.append, pool_dir=tmp_path / "pools")
+        if held == POOL_FILE_CHUNK:
+            with pytest.raises(ValueError, match="every puzzle of --pool-file .* is a validation puzzle"):
+                make()
+            continue
+        task = make()
+        trained = {p.numpy().tobytes() for p in task.data.puzzles}
+        assert len(task.val) == 10 and len(trained) == POOL_FILE_CHUNK - 10
+        assert not any(p.tobytes() in trained for p in task.val[:, 0])
+        assert any("dropped 10 puzzles of --pool-file" in line for line in lines)

@@ -123,6 +123,21 @@ def _validation(cfg: TrainConfig, val_file: Path | None, workers: int) -> np.nda
     return val
 
 
+def _without_validation(pools: dict, val: np.ndarray | None, pool_file: Path | None, log) -> dict:
+    """``pools`` less the puzzles that are validation puzzles (a --val-file that shares puzzles with --pool-file)."""
+    if val is None:
+        return pools
+    held = {p.astype(np.int64).tobytes() for p in val[:, 0]}
+    keep = np.array([p.astype(np.int64).tobytes() not in held for p in pools["puzzles"][:, 0]], dtype=bool)
+    if keep.all():
+        return pools
+    source = f"--pool-file {pool_file}" if pool_file else "the generated pool"
+    if not keep.any():
+        raise ValueError(f"every puzzle of {source} is a validation puzzle (--val-file): give a pool of other puzzles")
+    log(f"dropped {int((~keep).sum())} puzzles of {source} that are validation puzzles: they are never trained on")
+    return {**pools, "puzzles": pools["puzzles"][keep], "grades": pools["grades"][keep]}
+
+
 @dataclass
 class DataOptions:
     """``train sudoku``'s own options: where it starts and what it trains and validates on."""
@@ -135,7 +150,7 @@ class DataOptions:
     pool_file: Path | None = option(None, "graded puzzles to train on (a file of grow_pool_file) instead of the "
                                     "generated --puzzle-pool")
     val_file: Path | None = option(None, "validate on the --eval-puzzles hardest puzzles (by grade) of this file of "
-                                   "grow_pool_file, instead of freshly generated ones")
+                                   "grow_pool_file, instead of freshly generated ones (never trained on)")
     exclude: list[Path] = option([], "puzzle files (evaluation sets) whose puzzles must not be trained on; "
                                  "repeatable", many=True)
     teacher: Path | None = option(None, "distil from this Sudoku MDM averaged over --teacher-views symmetric views "
@@ -200,8 +215,9 @@ class SudokuTask:
                                         exclude=_read_exclude(args.get("exclude", [])), log=log,
                                         puzzle_file=args.get("pool_file"))
         self.val = _validation(cfg, args.get("val_file"), workers)
+        pools = _without_validation(pools, self.val, args.get("pool_file"), log)
         log(f"pools ready in {time.time() - t0:.0f}s: {len(pools['grids'])} grids, {len(pools['puzzles'])} puzzles "
-            f"(grade median {np.median(pools['grades']):.0f}), {cfg.eval_puzzles} validation")
+            f"(grade median {np.median(pools['grades']):.0f}), {0 if self.val is None else len(self.val)} validation")
         self.files = data_files(args)  # after the pools, whose reading says what is wrong with a bad file
         self.data = DeviceBatches(pools, device, cfg.puzzle_frac, cfg.onpolicy_frac, cfg.hard_power)
         self.gen = torch.Generator(device=device).manual_seed(distributed.rank_seed(cfg.seed))  # each rank its own data
