@@ -502,7 +502,7 @@ for C in p4_step1000 p4_step4000 phase3/model; do
         --model checkpoints/sudoku_chain/$C.safetensors --json runs/kaggle500_${C//\//_}.json --force; done
 PYTHONPATH=. python scripts/studies/soup.py checkpoints/sudoku_chain/p4_step1000.safetensors \
     checkpoints/sudoku_chain/p4_step4000.safetensors checkpoints/sudoku_chain/phase3/model.safetensors --loops 24 \
-    --out checkpoints/sudoku_chain/soup3.safetensors
+    --out checkpoints/sudoku_chain/soup3.safetensors --force
 # tuning: Kaggle dev rows 501-1000 (header + sed -n 502,1001p), the soup against the default and a 4-way soup
 (head -1 $DATA/kaggle_graded_dev.csv; sed -n 502,1001p $DATA/kaggle_graded_dev.csv) > runs/kaggle_tune500.csv
 PYTHONPATH=. python scripts/studies/soup.py checkpoints/sudoku_chain/p4_step1000.safetensors \
@@ -793,7 +793,7 @@ done
 # end (step 3,672, phase10/model_last) and a soup of steps 1,250, 1,750, 2,500 and 3,000 (top1465 only: it trailed
 # step 1,750 there), on both tuning sets
 PYTHONPATH=. python scripts/studies/soup.py checkpoints/sudoku_chain/phase10/p10_step{1250,1750,2500,3000}.safetensors \
-    --loops 24 --out checkpoints/sudoku_chain/phase10/p10soup4.safetensors
+    --loops 24 --out checkpoints/sudoku_chain/phase10/p10soup4.safetensors --force
 for m in p10_step3000:phase10/p10_step3000 p10_step3250:phase10/p10_step3250 p10_end:phase10/model_last \
         p10soup4:phase10/p10soup4; do
     for set in top1465_tune500.txt:sudoku_top1465_tune500 kaggle_tune500.csv:sudoku_tune500; do
