@@ -624,3 +624,19 @@ def test_validation_puzzles_are_never_trained_on(tmp_path):
         assert len(task.val) == 10 and len(trained) == POOL_FILE_CHUNK - 10
         assert not any(p.tobytes() in trained for p in task.val[:, 0])
         assert any("dropped 10 puzzles of --pool-file" in line for line in lines)
+
+
+def test_a_timed_run_stops_at_steps_and_the_help_says_so(tmp_path):
+    """``--steps`` read "the cosine schedule's length, unless --time-budget", yet a run of ``--time-budget 3600``
+    stopped at the default 20,000 steps."""
+    from mi_core.options import spec_of
+    from mi_core.train.sequences import SequenceTrainConfig
+
+    cfg = TrainConfig(steps=3, time_budget=3600, batch=8, grid_pool=20, puzzle_pool=4, max_harden=5, eval_puzzles=0,
+                      onpolicy_every=0, warmup=1, bf16=False)
+    task = SudokuTask(SudokuMDMConfig(d_model=16, n_layers=1, n_heads=2, d_ff=32), cfg, torch.device("cpu"),
+                      log=lambda m: None, pool_dir=tmp_path / "pools")
+    assert train(task, tmp_path / "m.safetensors", torch.device("cpu"), log=lambda m: None)["step"] == 3
+    for config in (TrainConfig, SequenceTrainConfig):
+        fields = {f.name: spec_of(f).help for f in config.__dataclass_fields__.values()}
+        assert "whichever comes first" in fields["steps"] and "or at --steps if sooner" in fields["time_budget"]

@@ -27,7 +27,8 @@ from mi_core.scale import distributed
 class SequenceTrainConfig:
     seed: int = option(0, "random seed", range=(0, SEED_MAX))
     split_seed: int = option(0, "seed of the data's train / val / reference split", range=(0, SEED_MAX))
-    steps: int = option(12000, "optimizer steps (the cosine schedule's length, unless --time-budget)", range=(1, 1_000_000_000))
+    steps: int = option(12000, "optimizer steps: the run and its cosine end there (with --time-budget, at whichever "
+                        "comes first)", range=(1, 1_000_000_000))
     batch: int = option(64, "sequences per step", range=(1, 65536))
     lr: float = option(1e-3, "peak learning rate (AdamW)", range=(1e-12, 10))
     warmup: int = option(200, "steps of linear warm-up", range=(0, 1_000_000_000))
@@ -39,7 +40,8 @@ class SequenceTrainConfig:
     eval_sequences: int = option(400, "validation sequences", range=(1, 10_000_000))
     log_every: int = option(500, "steps between log lines", range=(1, 1_000_000_000))
     bf16: bool = option(True, "bf16 autocast where it is fast (CUDA or a CPU with native bf16; elsewhere fp32)", negatable=True)
-    time_budget: float = option(0.0, "seconds; > 0 runs the schedule by elapsed time and stops when it is spent",
+    time_budget: float = option(0.0, "seconds; > 0 runs the schedule by elapsed time and stops when it is spent, or at --steps "
+                                "if sooner (give a large --steps to train by time alone)",
                                 range=(0, 1e8))
     init: str = option("", "weights to start from (a model of the same config); a stopped run continues with --resume")
 

@@ -35,7 +35,8 @@ from mi_core.scale import distributed
 @dataclass(frozen=True)
 class TrainConfig:
     seed: int = option(0, "random seed", range=(0, SEED_MAX))
-    steps: int = option(20000, "optimizer steps (the cosine schedule's length, unless --time-budget)", range=(1, 1_000_000_000))
+    steps: int = option(20000, "optimizer steps: the run and its cosine end there (with --time-budget, at whichever "
+                        "comes first)", range=(1, 1_000_000_000))
     batch: int = option(256, "states per step", range=(1, 65536))
     lr: float = option(1e-3, "peak learning rate (AdamW)", range=(1e-12, 10))
     warmup: int = option(100, "steps of linear warm-up", range=(0, 1_000_000_000))
@@ -54,7 +55,8 @@ class TrainConfig:
     eval_puzzles: int = option(200, "validation puzzles (0: no validation)", range=(0, 10_000_000))
     log_every: int = option(50, "steps between log lines", range=(1, 1_000_000_000))
     bf16: bool = option(True, "where it is fast: CUDA or a CPU with native bf16 (elsewhere fp32, see device.use_bf16)", negatable=True)
-    time_budget: float = option(0.0, "seconds; > 0 runs the schedule by elapsed time and stops when it is spent", range=(0, 1e8))
+    time_budget: float = option(0.0, "seconds; > 0 runs the schedule by elapsed time and stops when it is spent, or at --steps "
+                                "if sooner (give a large --steps to train by time alone)", range=(0, 1e8))
     supervise: int = option(1, "deep supervision: the loss is the mean over the last this many iterations (all of "
                             "a step's when it runs fewer), at most --grad-iters", range=(1, 64))
     grad_iters: int = option(0, "iterations backpropagated through, the last ones (0: all)", range=(0, 64))
