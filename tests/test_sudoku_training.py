@@ -1,5 +1,6 @@
 """The Sudoku MDM's training data and trainer: difficulty grade, device transforms, on-policy states, resume."""
 
+import dataclasses
 import json
 import random
 
@@ -640,3 +641,33 @@ def test_a_timed_run_stops_at_steps_and_the_help_says_so(tmp_path):
     for config in (TrainConfig, SequenceTrainConfig):
         fields = {f.name: spec_of(f).help for f in config.__dataclass_fields__.values()}
         assert "whichever comes first" in fields["steps"] and "or at --steps if sooner" in fields["time_budget"]
+
+
+def test_a_budget_spent_while_a_step_is_logged_still_ends_validated(tmp_path, monkeypatch):
+    """The loop read the clock twice a step: a budget that ran out between the two (while a step was logged) ended
+    the run unvalidated, without the weights or checkpoint of its steps since the last validation (none here)."""
+    import time as real_time
+    import types
+
+    import mi_core.train.mdm as trainer
+
+    now = [1000.0]
+    monkeypatch.setattr(trainer, "time", types.SimpleNamespace(time=lambda: now[0], process_time=real_time.process_time))
+    cfg = TrainConfig(steps=10**6, time_budget=100, batch=8, grid_pool=20, puzzle_pool=4, max_harden=5, eval_puzzles=2,
+                      eval_every=2, log_every=1, onpolicy_every=0, warmup=1, bf16=False)
+    for spent_at, eval_every, last in ((3, 1000, 4), (2, 2, 2)):  # logging step 3 / validating step 2 spends it
+        task = SudokuTask(SudokuMDMConfig(d_model=16, n_layers=1, n_heads=2, d_ff=32),
+                          dataclasses.replace(cfg, eval_every=eval_every), torch.device("cpu"), log=lambda m: None,
+                          pool_dir=tmp_path / "pools")
+        point, calls = task.point, []
+
+        def spend(point=point, calls=calls, spent_at=spent_at):
+            calls.append(1)
+            now[0] += 1000 if len(calls) == spent_at else 1
+            return point()
+
+        task.point = spend
+        out = tmp_path / f"m{spent_at}.safetensors"
+        result = trainer.train(task, out, torch.device("cpu"), log=lambda m: None)
+        assert result["step"] == last and "val_accuracy" in result["curve"][-1]
+        assert out.is_file() and torch.load(checkpoint_path(out), weights_only=True)["step"] == last

@@ -152,7 +152,11 @@ def train(task, out: Path, device: torch.device, log=print, resume: bool = False
     def clock() -> float:
         return cpu0 + time.process_time() - cpu_start if cpu_clock else time.time() - start
 
-    while (frac := distributed.from_main(progress(step, clock(), cfg))) < 1:
+    # the loop ends only at a step it has validated and checkpointed: a budget that runs out while a step is logged
+    # (after ``finished`` was read) costs one more step, never the steps since the last validation
+    finished = distributed.from_main(progress(step, clock(), cfg)) >= 1  # a resumed run that had ended
+    while not finished:
+        frac = distributed.from_main(progress(step, clock(), cfg))
         task.before_step(model, step)
         lr = lr_at(step, frac, cfg)
         loss = _update(task, net, model, opt, ema, lr, autocast)
@@ -178,8 +182,8 @@ def train(task, out: Path, device: torch.device, log=print, resume: bool = False
             save_checkpoint(ckpt, model, opt, task, step, time.time() - start, curve, best, ema, spent, stretch,
                             cpu_clock)
             saved_at = time.time()
-        if finished and steps_here == stop_after:
-            break
+        if step % cfg.eval_every == 0 and not finished:  # a validation may spend the rest: stop at this saved step
+            finished = distributed.from_main(progress(step, clock(), cfg)) >= 1
     return {"params": model.num_params(), "curve": curve, f"best_{task.best_key}": best, "step": step}
 
 
