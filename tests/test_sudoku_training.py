@@ -671,3 +671,11 @@ def test_a_budget_spent_while_a_step_is_logged_still_ends_validated(tmp_path, mo
         result = trainer.train(task, out, torch.device("cpu"), log=lambda m: None)
         assert result["step"] == last and "val_accuracy" in result["curve"][-1]
         assert out.is_file() and torch.load(checkpoint_path(out), weights_only=True)["step"] == last
+
+
+def test_the_help_names_every_option_a_warm_start_may_change():
+    """``train sudoku --help`` said only --loops and --dropout may differ from the ``--init`` file's."""
+    import mi_core.domains.sudoku.train as sudoku_train
+
+    doc = " ".join(sudoku_train.__doc__.split())
+    assert all(f"``--{name}``" in doc for name in sudoku_train.INIT_OVERRIDES)

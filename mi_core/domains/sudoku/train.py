@@ -4,7 +4,8 @@ Data (``mi_core.domains.sudoku.data``): cached pools of solved grids and graded 
 often), on-policy states from the model's own sequential decoding, all held and transformed on the device.
 Validation decodes held-out generated puzzles (graded like the training ones) sequentially; the best
 weights are those with the highest validation accuracy. ``--init`` starts from another model's weights
-and shape (``--loops`` and ``--dropout`` may change: the same weights fit a looped stack);
+and shape, its loops too (``--loops``, ``--dropout``, ``--inject`` and ``--attention`` may change: the same weights
+fit a looped stack);
 ``--exclude`` names evaluation files whose puzzles are never trained on.
 """
 
