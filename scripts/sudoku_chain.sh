@@ -33,6 +33,12 @@ start)
     fi
     echo "$phase" > "$run/phase"
     if [ ! -f "$run/model.ckpt" ] && [ -f "$tracked/model.ckpt" ]; then
+        saved=$(cat "$tracked/model.ckpt.phase" 2>/dev/null || echo "$phase")
+        if [ "$saved" != "$phase" ]; then  # a new phase begins its own run (usually --init from the last weights)
+            echo "error: $tracked/model.ckpt is phase $saved's, the chain is at phase $phase: move it aside" \
+                 "(or set $tracked/phase back) before starting" >&2
+            exit 2
+        fi
         cp "$tracked"/model.ckpt "$run/"
         for f in "$tracked"/model*.safetensors "$tracked"/model*.json; do [ -f "$f" ] && cp "$f" "$run/"; done
     fi
@@ -47,6 +53,7 @@ start)
 save)
     mkdir -p "$tracked"
     cp "$run/model.ckpt" "$tracked/"
+    cat "$run/phase" > "$tracked/model.ckpt.phase"  # what start checks before resuming it
     for f in "$run"/model*.safetensors "$run"/model*.json; do [ -f "$f" ] && cp "$f" "$tracked/"; done
     # the whole curve, every stretch of this phase, from the checkpoint (a new session's log holds its own only)
     python3 -c 'import json, sys, torch; [print(json.dumps(p)) for p in json.loads(torch.load(sys.argv[1],
