@@ -5,6 +5,7 @@ package is here, else skipped with the reason), and the commands with their fixe
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
@@ -13,7 +14,14 @@ import torch
 
 from mi_core import cli
 from mi_core.domain import get_domain
-from mi_core.domains.antibody.model import AntiBERTy, BertConfig, available, convert_state, export_state, save_folder
+from mi_core.domains.antibody.model import (
+    AntiBERTy,
+    AntiBERTyMissing,
+    BertConfig,
+    bert_name,
+    convert_state,
+    weights_folder,
+)
 from mi_core.domains.antibody.sequence import (
     AntibodyInputError,
     parse_text,
@@ -24,6 +32,32 @@ from mi_core.domains.antibody.sequence import (
 from mi_core.models.base import ModelFileError
 
 DEV_CSV = Path(__file__).resolve().parents[1] / "../shared/data/protein/antibodies_jain2017_dev.csv"
+
+
+def available() -> bool:
+    """Whether AntiBERTy's weights are installed here."""
+    try:
+        weights_folder()
+    except AntiBERTyMissing:
+        return False
+    return True
+
+
+def export_state(model: AntiBERTy) -> dict[str, torch.Tensor]:
+    """The inverse of :func:`convert_state`, with the tied ``cls.predictions.bias``."""
+    out = {bert_name(k): v for k, v in model.state_dict().items()}
+    out["cls.predictions.bias"] = out["cls.predictions.decoder.bias"]
+    return out
+
+
+def save_folder(model: AntiBERTy, folder: Path) -> Path:
+    """Write ``pytorch_model.bin`` and ``config.json`` as the package lays them out; returns the folder."""
+    folder.mkdir(parents=True, exist_ok=True)
+    torch.save(export_state(model), folder / "pytorch_model.bin")
+    (folder / "config.json").write_text(json.dumps(asdict(model.cfg_bert), indent=2) + "\n")
+    return folder
+
+
 needs_antiberty = pytest.mark.skipif(not available(), reason="antiberty==0.1.3 (the AntiBERTy weights) is not "
                                      "installed: pip install -r requirements.txt")
 needs_dev = pytest.mark.skipif(not DEV_CSV.is_file(), reason=f"the dev antibodies are not at {DEV_CSV}")

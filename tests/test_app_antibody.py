@@ -12,9 +12,10 @@ import pytest
 import torch
 from streamlit.testing.v1 import AppTest
 
-from mi_core.domains.antibody.model import AntiBERTy, BertConfig, save_folder
+from mi_core.domains.antibody.model import AntiBERTy, BertConfig
 from mi_core.domains.protein.mdm import ProteinMDM, ProteinMDMConfig, save_protein_mdm
 from mi_lens_app import cdr_marks, protein_figures
+from tests.test_antibody_domain import save_folder
 from tests.test_app_pages import array
 
 ROOT = Path(__file__).resolve().parent.parent

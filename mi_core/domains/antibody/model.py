@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -152,15 +152,6 @@ def weights_folder() -> Path:
     return folder
 
 
-def available() -> bool:
-    """Whether AntiBERTy's weights are installed here."""
-    try:
-        weights_folder()
-    except AntiBERTyMissing:
-        return False
-    return True
-
-
 def bert_name(key: str) -> str:
     """AntiBERTy's name (transformers' BertForMaskedLM) of one of :class:`AntiBERTy`'s tensors."""
     stem, _, leaf = key.rpartition(".")
@@ -177,22 +168,6 @@ def convert_state(state: dict, model: AntiBERTy) -> dict[str, torch.Tensor]:
     if unknown:
         raise ModelFileError(f"unexpected tensor {unknown[0]!r} in the AntiBERTy weights")
     return {ours[k]: v for k, v in state.items() if k in ours}
-
-
-def export_state(model: AntiBERTy) -> dict[str, torch.Tensor]:
-    """The inverse of :func:`convert_state`, with the tied ``cls.predictions.bias``."""
-    out = {bert_name(k): v for k, v in model.state_dict().items()}
-    out["cls.predictions.bias"] = out["cls.predictions.decoder.bias"]
-    return out
-
-
-def save_folder(model: AntiBERTy, folder: str | Path) -> Path:
-    """Write ``pytorch_model.bin`` and ``config.json`` as the package lays them out; returns the folder."""
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    torch.save(export_state(model), folder / "pytorch_model.bin")
-    (folder / "config.json").write_text(json.dumps(asdict(model.cfg_bert), indent=2) + "\n")
-    return folder
 
 
 def load_antiberty(folder: str | Path | None = None, device: torch.device | str = "cpu") -> AntiBERTy:
