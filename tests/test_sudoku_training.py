@@ -13,7 +13,7 @@ from mi_core.domains.sudoku.data import DeviceBatches, apply_symmetry, onpolicy_
 from mi_core.domains.sudoku.generator import harden, is_valid_solution, make_puzzle, random_grid, random_transform
 from mi_core.domains.sudoku.mdm import SudokuMDMConfig
 from mi_core.domains.sudoku.pool import build_graded_pool
-from mi_core.domains.sudoku.solver import grade, solve
+from mi_core.domains.sudoku.solver import grade, solve_count
 from mi_core.domains.sudoku.train import SudokuTask, TrainConfig
 from mi_core.train.mdm import checkpoint_path, train
 
@@ -58,7 +58,7 @@ def test_harden_keeps_uniqueness_and_raises_the_grade():
     start = make_puzzle(solution, 0, rng, tries=1)
     puzzle, g = harden(start, solution, rng, 150)
     assert g == grade(puzzle) >= grade(start)
-    assert solve(puzzle) == solution and all(p in (0, s) for p, s in zip(puzzle, solution))
+    assert solve_count(puzzle, limit=1)[1] == solution and all(p in (0, s) for p, s in zip(puzzle, solution))
 
 
 def _grids(n, seed=0):
@@ -239,7 +239,7 @@ def test_pool_files_grow_in_chunks_and_read_back(tmp_path):
     grown = read_pool_file(path)
     assert np.array_equal(grown["puzzles"][:POOL_FILE_CHUNK], once["puzzles"])  # appended, not rebuilt
     for puzzle, solution in grown["puzzles"][:5]:
-        assert solve(list(puzzle)) == list(solution)
+        assert solve_count(list(puzzle), limit=1)[1] == list(solution)
     (tmp_path / "bad.txt.gz").write_bytes(gzip.compress(b"123 456 7\n"))
     with pytest.raises(ValueError, match="line 1: expected 'puzzle solution grade'"):
         read_pool_file(tmp_path / "bad.txt.gz")

@@ -156,11 +156,6 @@ def solve_count(digits: list[int], limit: int = 2, rng=None,
     return len(found), ([m.bit_length() for m in found[0]] if found else None)
 
 
-def solve(digits: list[int]) -> list[int] | None:
-    """One solution of ``digits`` (0 for blank), or None."""
-    return solve_count(digits, limit=1)[1]
-
-
 def count_solutions(digits: list[int], limit: int = 2) -> int:
     """Number of solutions, counted up to ``limit``."""
     return solve_count(digits, limit)[0]
