@@ -321,6 +321,16 @@ def test_non_antibody_gets_one_line_pointing_to_protein(capsys):
     assert "not an antibody variable domain" in err and "protein domain" in err and "Traceback" not in err
 
 
+@pytest.mark.parametrize("count", ["1", "201"])
+def test_max_masked_outside_its_range_is_refused_by_its_flag(count, tmp_path, capsys):
+    """--max-masked takes 2..200 (each state masks at least two residues): the command line says so, naming the
+    flag (the config's own check named the field, max_masked), before any file is read."""
+    out = tmp_path / "shards"
+    assert cli.main(["make-estimator-data", "antibody", "--out", str(out), "--max-masked", count]) == 2
+    err = capsys.readouterr().err
+    assert f"error: argument --max-masked: {count} is outside the accepted range 2..200" in err and not out.exists()
+
+
 def test_estimator_pipeline_with_a_tiny_model(tiny_folder, tmp_path):
     """make-estimator-data -> train-estimator -> eval-estimator -> estimate, and bench with the MI sampler."""
     data = tmp_path / "abs.csv"

@@ -34,13 +34,11 @@ class AntibodyDataConfig(MixedShardConfig):
     csv: str = option(str(DEFAULT_CSV), "CSV (name,vh,vl) or FASTA file of antibodies")
     rows: str = option(TRAIN_ROWS, "antibodies used, 1-based A-B (make-estimator-data: the estimator's training "
                        "rows; eval-estimator: the held-out rows, never in its training data)")
-    max_masked: int = option(20, "most masked residues a state has", range=(1, 100_000))
+    max_masked: int = option(20, "most masked residues a state has", range=(2, 200))
 
     def __post_init__(self):
         super().__post_init__()
         object.__setattr__(self, "csv", str(Path(self.csv)))  # one spelling of the path, as for protein
-        if not 2 <= self.max_masked <= 200:
-            raise ValueError(f"max_masked must be in 2..200, got {self.max_masked}")
 
 
 def subset(positions: list[int], share: float, rng: np.random.Generator, cap: int) -> np.ndarray:
