@@ -112,7 +112,7 @@ def test_kl_weight_scales_the_kl_and_is_validated(tiny_protein):
         expected = beta * (ro.kl / scale).mean() - score
         assert torch.allclose(order_loss(ro, 2, beta), expected, atol=1e-6)
     assert not torch.allclose(order_loss(ro, 2, 1.0), order_loss(ro, 2, 0.25))
-    with pytest.raises(ValueError, match=r"kl_weight must be in \(0, 1\]"):
+    with pytest.raises(ValueError, match=r"kl_weight: 0.0 is outside the accepted range 1e-06..1"):
         OrderTrainConfig(kl_weight=0.0)
 
 
