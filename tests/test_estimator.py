@@ -475,7 +475,7 @@ def test_train_config_and_variants_validation():
             parse_variants(bad)
     with pytest.raises(ValueError, match="unknown loss 'huber'"):
         TrainConfig(loss="huber")
-    with pytest.raises(ValueError, match="val_frac must be in"):
+    with pytest.raises(ValueError, match=r"val_frac: 1.0 is outside the accepted range 1e-06..0.999999"):
         TrainConfig(val_frac=1.0)
     with pytest.raises(ValueError, match="need at least 2 states"):
         split(1, 0.2, 0)

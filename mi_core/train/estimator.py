@@ -53,8 +53,6 @@ class TrainConfig:
     def __post_init__(self):
         if self.loss not in LOSSES:
             raise ValueError(f"unknown loss {self.loss!r}; choose one of {', '.join(LOSSES)}")
-        if not 0 < self.val_frac < 1:
-            raise ValueError(f"val_frac must be in (0, 1), got {self.val_frac}")
         check_ranges(self)
 
 
