@@ -96,8 +96,6 @@ def evaluate(model, chains, reference, *, rate: float = 0.15, draws: int = 4, se
     """The report overall, ``by_region``, ``by_chain`` and ``by_chain_region`` (``"H CDR3"``, ...)."""
     if not 0 < rate < 1:
         raise ValueError(f"--mask-rate must be in (0, 1), got {rate}")
-    if draws < 1:
-        raise ValueError(f"--draws must be >= 1, got {draws}")
     unplaced = next((c for c in chains if c.unplaced), None)
     if unplaced is not None:
         raise ValueError(f"{unplaced.name}: {unplaced.unplaced}, so its Kabat regions cannot be placed; eval-model "
