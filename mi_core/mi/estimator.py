@@ -221,9 +221,7 @@ def mdm_features(model, tokens: torch.Tensor) -> tuple[torch.Tensor, torch.Tenso
 
 @torch.no_grad()
 def estimate_mi(model, estimator: MIEstimator, tokens: torch.Tensor) -> Estimate:
-    """Predicted MI for token ids ``(B, N)`` (or ``(N,)``): one MDM pass plus the head."""
-    if tokens.dim() == 1:
-        tokens = tokens[None]
+    """Predicted MI for token ids ``(B, N)``: one MDM pass plus the head."""
     known = (tokens == model.mask_id) | (tokens[..., None] == model.value_tokens).any(-1)
     if tokens.dim() != 2 or not known.all():
         raise EstimatorInputError(
