@@ -149,6 +149,20 @@ def recover_pair(path: str | Path) -> None:
             os.replace(meta_tmp, path.with_suffix(".json"))
 
 
+def read_json_object(path: Path, what: str) -> dict:
+    """The JSON object in ``path``, ``what`` (e.g. ``"model config"``) naming it in a ModelFileError when the file
+    cannot be read, is not JSON or holds another JSON value."""
+    try:
+        raw = json.loads(path.read_text())
+    except OSError as err:  # unreadable (permissions), or gone since a caller's check
+        raise ModelFileError(f"cannot read the config {path}: {err.strerror or err}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise ModelFileError(f"{path} is not a valid {what}: {err}") from None
+    if not isinstance(raw, dict):
+        raise ModelFileError(f"{path} is not a {what}: it holds a JSON {type(raw).__name__}, not an object")
+    return raw
+
+
 def load_meta(path: str | Path) -> dict:
     """The JSON stored beside the weights at ``path``, whose ``config`` is an object (ModelFileError when
     missing or unreadable)."""
@@ -162,14 +176,7 @@ def load_meta(path: str | Path) -> dict:
     if not meta_path.is_file():
         raise ModelFileError(f"config file not found beside the weights: {meta_path}"
                              + (" (a directory has its name)" if meta_path.is_dir() else ""))
-    try:
-        meta = json.loads(meta_path.read_text())
-    except OSError as err:  # unreadable (permissions), or gone since the check above
-        raise ModelFileError(f"cannot read the config {meta_path}: {err.strerror or err}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise ModelFileError(f"{meta_path} is not a valid model config: {err}") from None
-    if not isinstance(meta, dict):
-        raise ModelFileError(f"{meta_path} is not a model config: it holds a JSON {type(meta).__name__}, not an object")
+    meta = read_json_object(meta_path, "model config")
     if "config" not in meta:
         raise ModelFileError(f"{meta_path} is not a model config: it has no 'config' entry")
     config = meta["config"]

@@ -9,7 +9,6 @@ order, so our token ``t`` (1..20) is its ``t + 4``. Rows are laid out ``[CLS] re
 from __future__ import annotations
 
 import importlib.util
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,7 +18,7 @@ from torch import nn
 
 from mi_core.domains.protein import MASK_ID
 from mi_core.domains.protein.esmc import check_tokens, read_checkpoint, translation_table, wrap_rows
-from mi_core.models.base import MaskedLM, MDMOutput, ModelFileError, build_config, shapes_problem
+from mi_core.models.base import MaskedLM, MDMOutput, ModelFileError, build_config, read_json_object, shapes_problem
 from mi_core.options import option
 
 INSTALL_HINT = "pip install antiberty==0.1.3 (its wheel carries the weights; see README, 'Antibodies')"
@@ -53,14 +52,7 @@ class BertConfig:
     def from_json(cls, path: Path) -> BertConfig:
         """The fields of ``path`` this BERT reads (the rest of a transformers config is ignored), each checked for
         its type and range (ModelFileError names the file and the field)."""
-        try:
-            raw = json.loads(path.read_text())
-        except OSError as err:
-            raise ModelFileError(f"cannot read the config {path}: {err.strerror or err}") from None
-        except (json.JSONDecodeError, UnicodeDecodeError) as err:
-            raise ModelFileError(f"{path} is not a valid config: {err}") from None
-        if not isinstance(raw, dict):
-            raise ModelFileError(f"{path} is not a config: it holds a JSON {type(raw).__name__}, not an object")
+        raw = read_json_object(path, "config")
         return build_config(cls, {k: raw[k] for k in cls.__dataclass_fields__ if k in raw}, path, "AntiBERTy")
 
 
