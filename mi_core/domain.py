@@ -21,7 +21,7 @@ from typing import Any, Callable, ClassVar, Protocol
 import numpy as np
 
 from mi_core.io import ROOT
-from mi_core.options import check_ranges, group_fields, option, option_text
+from mi_core.options import check_ranges, group_fields, option, option_text, under_one
 from mi_core.options import seed as seed_option
 
 
@@ -297,7 +297,7 @@ class ShardConfig:
     seed: int = seed_option()
     states: int = option(600, "states to probe", range=(1, 1_000_000))
     shard_size: int = option(8, "states per shard file", range=(1, 1_000_000))
-    eps: float = option(0.0, "probe pruning threshold (0 = no pruning)", range=(0, 1))
+    eps: float = option(0.0, "probe pruning threshold (0 = no pruning; under 1)", range=(0, 1), check=under_one)
     max_batch: int = option(512, "most sequences per forward pass", range=(1, 65_536))
 
     def __post_init__(self):

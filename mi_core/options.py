@@ -100,6 +100,11 @@ class JsonOut:
     json: Path | None = option(None, "write the results here as JSON")
 
 
+def under_one(eps: float) -> str | None:
+    """The ``check`` of a probe's pruning threshold: the probe takes ``0 <= eps < 1``."""
+    return "1 would skip every value; give a probability under 1" if eps >= 1 else None
+
+
 def seed(help: str = "random seed") -> Any:
     return option(0, help, range=(0, SEED_MAX))
 

@@ -403,6 +403,19 @@ def test_load_shards_errors(tmp_path):
         DataConfig(eps=-1.0)
 
 
+@pytest.mark.parametrize("argv", [["make-estimator-data", "sudoku"], ["eval-estimator", "sudoku", "--puzzles", "p.txt"],
+                                  ["bench-probe"]])
+def test_a_pruning_threshold_of_one_is_refused_before_any_work(argv, tmp_path, capsys):
+    """--eps 1 was inside the range 0..1 these commands state, but the probe takes eps < 1: make-estimator-data
+    built its puzzle pool (29 s at the default --pool) and wrote a manifest before failing, eval-estimator drew and
+    decoded its states, bench-probe ran its throughput sweep. Now the parser refuses it, as probe's does."""
+    out = tmp_path / "out"
+    capsys.readouterr()
+    assert cli_main([*argv, "--out" if argv[0] == "make-estimator-data" else "--json", str(out), "--eps", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("error:") == 1 and "--eps: 1 would skip every value; give a probability under 1" in err
+    assert not out.exists()
+
 # --- training -----------------------------------------------------------------------------------------
 
 

@@ -34,7 +34,7 @@ from mi_core.mi.fidelity import correlation, fidelity, mean_recovery, rule_recov
 from mi_core.mi.probe import probe, probe_by_length
 from mi_core.models.base import load_meta, trained_on_mismatch
 from mi_core.models.loading import load_model
-from mi_core.options import Device, Force, JsonOut, option, seed
+from mi_core.options import Device, Force, JsonOut, option, seed, under_one
 from mi_core.scale.engine import EngineConfig, engine_from_args
 
 RATIO_BINS = (0.0, 0.25, 0.5, 0.75, 1.0)
@@ -318,7 +318,7 @@ class EvalOptions:
     states: int = option(60, "held-out states to compare on", range=(1, 1_000_000), default_for=eval_default("states"))
     threshold: float = option(1e-2, "exact MI (nats) above which a pair is an edge", range=(0, 100),
                               default_for=eval_default("threshold"))
-    eps: float = option(0.0, "exact probe pruning (0: exact)", range=(0, 1))
+    eps: float = option(0.0, "exact probe pruning (0: exact; under 1)", range=(0, 1), check=under_one)
     max_batch: int = option(512, "most sequences per forward pass", range=(1, 65_536),
                             default_for=eval_default("max_batch"))
     timing_states: int = option(20, "states probed one at a time for the per-state time", range=(1, 1_000_000))

@@ -20,13 +20,12 @@ from mi_core.domain import Domain, get_domain
 from mi_core.io import atomic_write_json, check_output, display_path
 from mi_core.mi.probe import ProbeResult, probe
 from mi_core.models.loading import load_model_described
-from mi_core.options import Device, Force, JsonOut, option
+from mi_core.options import Device, Force, JsonOut, option, under_one
 
 
 @dataclass
 class ProbeOptions:
-    eps: float = option(0.0, "skip values below this probability (0: exact; under 1)", range=(0, 1),
-                        check=lambda eps: "1 would skip every value; give a probability under 1" if eps >= 1 else None)
+    eps: float = option(0.0, "skip values below this probability (0: exact; under 1)", range=(0, 1), check=under_one)
     max_batch: int = option(512, "most sequences per forward pass", range=(1, 65_536))
     bf16: bool = option(False, "forward passes under bf16 autocast")
     no_progress: bool = option(False, "no progress bar on stderr")

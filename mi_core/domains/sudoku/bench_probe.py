@@ -19,7 +19,7 @@ from mi_core.domains.sudoku.generator import random_grid
 from mi_core.domains.sudoku.mdm import load_sudoku_mdm
 from mi_core.io import atomic_write_json, check_output, display_path
 from mi_core.mi.probe import probe, probe_many
-from mi_core.options import Device, Force, float_list, int_list, option, seed
+from mi_core.options import Device, Force, float_list, int_list, option, seed, under_one
 
 TIMING = "an untimed warm-up probe first; the device is synchronized before each clock reading"
 SECTION = "bench-probe"  # BENCHMARKS.md section, between <!-- bench-probe:start/end --> markers
@@ -190,7 +190,8 @@ class ProbeBenchOptions:
     masked: list[int] = option([20, 40, 60], "masked cells per state, comma-separated", parse=int_list,
                                range=(1, 81))
     states: int = option(3, "states per masked count", range=(1, 1_000_000))
-    eps: list[float] = option([1e-4, 1e-3], "pruning thresholds, comma-separated", parse=float_list, range=(0, 1))
+    eps: list[float] = option([1e-4, 1e-3], "pruning thresholds, comma-separated (each under 1)", parse=float_list,
+                              range=(0, 1), check=under_one)
     batch_sizes: list[int] = option([16, 64, 128, 256, 512, 1024], "throughput sweep", parse=int_list,
                                     range=(1, 65_536))
     max_batch: int = option(0, "probe batch size (0: the sweep's best)", range=(0, 65_536))
