@@ -403,6 +403,49 @@ def test_load_shards_errors(tmp_path):
         DataConfig(eps=-1.0)
 
 
+def test_a_run_stopped_before_its_first_shard_does_not_lock_its_folder(tiny_data, tiny_mdm, tmp_path):
+    """A run that fails before writing a shard (here: a bad --fasta, a bad --eps of an older version) leaves only
+    its manifest; the corrected command into the same --out used to be refused ("holds shards of a different
+    config") though the folder held no shard. Now the new settings replace that manifest; a folder holding shards
+    of other settings is still refused."""
+    from mi_core.domains.sudoku.states import DataConfig
+    from mi_core.train.estimator_data import run, write_manifest
+
+    out, cfg, model_path, _ = tiny_data
+    empty = tmp_path / "stopped"
+    failed = DataConfig(**{**cfg.__dict__, "pool": 7})
+    write_manifest(empty, failed, model_path, tiny_mdm, "cmd", failed.sources, "sudoku9")  # as a failed run leaves it
+    small = DataConfig(**{**cfg.__dict__, "states": 2})
+    assert run(tiny_mdm, model_path, small, empty, "cpu", log=lambda m: None)["states"] == 2
+    assert json.loads((empty / "manifest.json").read_text())["config"]["states"] == 2
+    with pytest.raises(ValueError, match="holds shards of a different config"):
+        run(tiny_mdm, model_path, failed, out, "cpu", log=lambda m: None)
+
+
+def test_shards_without_a_manifest_are_not_taken_for_this_runs(tiny_data, tiny_mdm, tmp_path, capsys):
+    """Shards in --out with no manifest.json (it was removed, or the shards copied in) were taken as this run's:
+    'N of N shards already written', and a manifest of the new settings (another seed, another model) written over
+    data probed with others. Now make-estimator-data refuses, in one error line, and writes nothing."""
+    import shutil
+
+    from mi_core.domains.sudoku.states import DataConfig
+    from mi_core.train.estimator_data import run
+
+    out, cfg, model_path, _ = tiny_data
+    orphans = tmp_path / "orphans"
+    shutil.copytree(out, orphans)
+    (orphans / "manifest.json").unlink()
+    before = sorted(p.name for p in orphans.iterdir())
+    with pytest.raises(ValueError, match=r"holds 3 shards but no manifest.json"):
+        run(tiny_mdm, model_path, DataConfig(**{**cfg.__dict__, "seed": 4}), orphans, "cpu", log=lambda m: None)
+    capsys.readouterr()
+    assert cli_main(["make-estimator-data", "sudoku", "--model", str(model_path), "--out", str(orphans),
+                     "--states", "5", "--shard-size", "2", "--pool", "3", "--threads", "1", "--device", "cpu"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err.count("error:") == 1 and "holds 3 shards but no manifest.json" in err
+    assert sorted(p.name for p in orphans.iterdir()) == before
+
+
 @pytest.mark.parametrize("argv", [["make-estimator-data", "sudoku"], ["eval-estimator", "sudoku", "--puzzles", "p.txt"],
                                   ["bench-probe"]])
 def test_a_pruning_threshold_of_one_is_refused_before_any_work(argv, tmp_path, capsys):

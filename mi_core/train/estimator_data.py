@@ -145,22 +145,30 @@ def summarise(data: dict[str, torch.Tensor], sources) -> dict:
 
 def write_manifest(out: Path, cfg, model_path: Path, model, command: str,
                    sources: tuple[str, ...], domain: str) -> dict:
-    """Create ``out/manifest.json``, or check that the one there has the same config and model (ValueError)."""
+    """Create ``out/manifest.json``, or check that the one there has the same config and model (ValueError); a manifest
+    with no shard beside it (a run stopped before its first) is replaced, and shards with no manifest are refused."""
     manifest = {"config": json.loads(json.dumps(asdict(cfg))), "sources": list(sources), "domain": domain,
                 "command": command,
                 "model": None if model_path is None else str(model_path),
                 "model_sha256": None if model_path is None else file_sha256(model_path),
                 "model_config": asdict(model.cfg) if hasattr(model, "cfg") else None}
     path = out / MANIFEST
+    shards = sorted(Path(out).glob("shard_*.safetensors"))
     if path.is_file():
         old = read_manifest(path)
         if isinstance(old.get("config", {}).get("mix"), dict):  # written before the mix was three weights
             old["config"]["mix"] = list(old["config"]["mix"].values())
-        for key in ("config", "model_sha256"):
-            if old.get(key) != manifest[key]:
-                raise ValueError(f"{out} holds shards of a different {key.replace('_', ' ')}; use a new --out "
-                                 f"or the same settings (found {old.get(key)}, asked for {manifest[key]})")
-        return old
+        differ = [key for key in ("config", "model_sha256") if old.get(key) != manifest[key]]
+        if not differ:
+            return old
+        if shards:
+            key = differ[0]
+            raise ValueError(f"{out} holds shards of a different {key.replace('_', ' ')}; use a new --out "
+                             f"or the same settings (found {old.get(key)}, asked for {manifest[key]})")
+        # else a run stopped before its first shard (a bad file, an interrupt): nothing to keep, the new settings win
+    elif shards:  # shards no manifest describes: of an unknown model and settings, they would pass for this run's
+        raise ValueError(f"{out} holds {len(shards)} shards but no {MANIFEST}, so nothing says which model and settings "
+                         "probed them; use a new --out, or move them away")
     atomic_write_json(path, manifest)
     return manifest
 
