@@ -69,7 +69,7 @@ def test_messages_name_option_value_and_range(places, capsys, monkeypatch):
         "puzzles-is-a-directory": "is a directory, not a puzzle file",
         "csv-solution-contradicts-givens": "contradict.csv, line 3: the solution contradicts the givens at row",
         "puzzle-with-two-solutions": "line 1 has more than one solution",
-        "protein-selector-on-sudoku": "was trained on protein, the model is a sudoku model",
+        "protein-selector-on-sudoku": "was trained on protein, the model is one for sudoku",
         "arabic-indic-digit-in-file": "U+0669 ARABIC-INDIC DIGIT NINE",
         "fullwidth-digit-in-file": "U+FF17 FULLWIDTH DIGIT SEVEN",
         "zero-width-space-in-file": "zerowidth.txt, line 1: invisible character '\\u200b' (U+200B ZERO WIDTH SPACE) at position 6",

@@ -68,7 +68,7 @@ def load(domain: Domain, text: str, model_choice: str, estimator_path: str, devi
     trained = other_domain(estimator_path, domain)
     if trained is not None:  # said before a model the estimator names is loaded
         raise ValueError(f"--estimator {estimator_path} is an estimator of {trained.cli_name}, not "
-                         f"{domain.cli_name}: give one trained on a {domain.cli_name} model")
+                         f"{domain.cli_name}: give one trained on a model for {domain.cli_name}")
     spec = model_spec(model_choice, estimator_path, domain)
     model, description, tokens = load_state(domain, text, spec, device, verb="estimate",
                                             other="" if domain.layout == "grid" else ", or give --mask-positions")

@@ -149,8 +149,8 @@ def check_order_net_fits(net: PositionNet, model, path: str | Path | None = None
     trained = other_domain(path, getattr(model, "domain", None))
     if trained is not None:
         ours = get_domain(model.domain)
-        raise ModelFileError(f"{name} was trained on {trained.cli_name}, the model is a {ours.cli_name} "
-                             f"model ({model.n_values} values): use a {ours.cli_name} selector")
+        raise ModelFileError(f"{name} was trained on {trained.cli_name}, the model is one for {ours.cli_name} "
+                             f"({model.n_values} values): use a selector trained for {ours.cli_name}")
     problem = trained_on_mismatch(model, path) if same_weights else None
     if problem:
         raise ModelFileError(f"{name} {problem}: use a selector trained on this model")
