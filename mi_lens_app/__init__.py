@@ -9,3 +9,10 @@
 
 Pages import ``support``, ``widgets``, ``figures``, ``exports`` and ``texts`` only.
 """
+
+# plotly reads pandas from sys.modules without importing it (``is_homogeneous_array``), so a figure built in one
+# page's thread while another thread (the warm-up, or the first Decoding page) was importing pandas met the
+# half-initialised module: "partially initialized module 'pandas' has no attribute 'Series'" on most first MI maps
+# of a freshly started ``streamlit run app.py`` under a class. Imported here, under this package's import lock, pandas
+# is whole before any module of the app can build a figure.
+import pandas  # noqa: F401

@@ -3,13 +3,17 @@
 reuses the graph already built for the state."""
 
 import logging
+import os
+import subprocess
+import sys
+import textwrap
 import threading
 
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
 from mi_lens_app import figures, graph, support
 from tests import test_app_pages
-from tests.test_app_pages import assert_clean, run_page, specs
+from tests.test_app_pages import ROOT, assert_clean, run_page, specs
 
 weights = test_app_pages.weights
 env = test_app_pages.env
@@ -79,3 +83,53 @@ def test_the_launchers_help_names_itself_and_starts_nothing(capsys):
     assert serve.main(["--help"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("usage: python -m mi_lens_app.serve") and "streamlit run --help" in out
+
+
+# the app's modules imported (as by the first session), then pandas held half-way through its import in another
+# thread (its module already in sys.modules, as while the warm-up thread imports it) while the main thread, as a
+# page's, builds a figure
+HALF_IMPORTED_PANDAS = textwrap.dedent("""
+    import importlib, importlib.machinery, sys, threading
+
+    paused = threading.Event()
+
+    class Held:
+        def __init__(self, inner):
+            self.inner = inner
+
+        def create_module(self, spec):
+            return self.inner.create_module(spec)
+
+        def exec_module(self, module):
+            paused.set()
+            threading.Event().wait(2)  # the other thread's import is this slow under a class's load
+            self.inner.exec_module(module)
+
+    class HoldPandas:
+        def find_spec(self, name, path=None, target=None):
+            if name != "pandas":
+                return None
+            spec = importlib.machinery.PathFinder.find_spec(name, path)
+            spec.loader = Held(spec.loader)
+            return spec
+
+    import numpy as np
+    from mi_lens_app import figures  # a page's modules, imported by the first session
+
+    sys.meta_path.insert(0, HoldPandas())
+    threading.Thread(target=importlib.import_module, args=("pandas",), daemon=True).start()  # the warm-up's
+    paused.wait(5)
+    figures.mi_heatmap(np.zeros((16, 16)), 2, [f"c{i}" for i in range(16)]).to_json()
+    print("drawn")
+""")
+
+
+def test_a_figure_built_while_another_thread_imports_pandas_does_not_meet_it_half_initialised():
+    """On a freshly started ``streamlit run app.py`` opened by 30 students at once, 22 of them met "partially
+    initialized module 'pandas' has no attribute 'Series'" on the MI maps page: plotly reads pandas from
+    sys.modules, and the warm-up thread was importing it. The app's package now imports pandas itself, so a page
+    waits for it to be whole."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "MI_LENS_WARM": "0"}
+    done = subprocess.run([sys.executable, "-c", HALF_IMPORTED_PANDAS], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0 and "drawn" in done.stdout, done.stderr[-2000:]
