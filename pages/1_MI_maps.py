@@ -221,9 +221,9 @@ def sequence_maps(domain, pz, m):
         widgets.weak_pairs_note(m.mi, m.masked, scale)
     left, right = st.columns(2)
     with left:
-        heat = protein_figures.sequence_heatmap(m.mi, labels, noun=domain.nouns[0], start=start, size=size,
-                                                selected=cell,
-                                                title=f"MI, {m.source}", scale=scale, clickable=m.masked)
+        heat = support.shared_figure(protein_figures.sequence_heatmap, m.mi, labels, noun=domain.nouns[0],
+                                     start=start, size=size, selected=cell, title=f"MI, {m.source}", scale=scale,
+                                     clickable=m.masked)
         widgets.chart(heat, key="heatmap", on_select=widgets.click_to_pair("heatmap", "cell", pz.blanks),
                       selection_mode="points")
         pair_caption(pz, m)
@@ -231,8 +231,8 @@ def sequence_maps(domain, pz, m):
         links.clamp_number("sep", 1, 24, integer=True)
         sep = st.slider("Contact map: pairs at least this far apart (|i−j|)", 1, 24, 4, key="sep",
                         bind=links.bound("sep"))
-        widgets.chart(protein_figures.contact_figure(m.mi, labels, m.masked, noun=domain.nouns[0], min_sep=sep,
-                                                     scale=scale),
+        widgets.chart(support.shared_figure(protein_figures.contact_figure, m.mi, labels, m.masked,
+                                            noun=domain.nouns[0], min_sep=sep, scale=scale),
                       key="contacts")
         if not protein_figures.top_pairs(m.mi, m.masked, min_sep=sep, limit=1)[3]:
             st.info(protein_figures.empty_contacts_hint(int(np.sum(m.masked)), sep).replace("<br>", " "),
@@ -240,14 +240,14 @@ def sequence_maps(domain, pz, m):
     links.clamp_number("arcs", 10, protein_figures.MAX_ARCS, integer=True)
     k = st.slider("Arc graph: strongest pairs", 10, protein_figures.MAX_ARCS, 60, step=10, key="arcs",
                   bind=links.bound("arcs"), help=f"at most {protein_figures.MAX_ARCS} arcs are drawn")
-    arcs = protein_figures.arc_figure(pz.text, labels, m.masked, m.mi, noun=domain.nouns[0], cap=k, selected=cell,
-                                      scale=scale, start=start, size=size)
+    arcs = support.shared_figure(protein_figures.arc_figure, pz.text, labels, m.masked, m.mi, noun=domain.nouns[0],
+                                 cap=k, selected=cell, scale=scale, start=start, size=size)
     widgets.chart(arcs, key="arcs_graph")
     i, j, w, _ = protein_figures.top_pairs(m.mi, m.masked, limit=k)
     pairs_table([(int(a), int(b), float(v), None) for a, b, v in zip(i, j, w)], labels)
-    strip = protein_figures.marginal_strip(m.marginals, m.entropy, labels, m.masked, "".join(domain.alphabet),
-                                           extra=(f"MI with {labels[cell]}", m.mi[cell]), start=start, size=size,
-                                           title=f"Per-{domain.nouns[0]} entropy and marginals", nouns=domain.nouns)
+    strip = support.shared_figure(protein_figures.marginal_strip, m.marginals, m.entropy, labels, m.masked,
+                                  "".join(domain.alphabet), extra=(f"MI with {labels[cell]}", m.mi[cell]), start=start,
+                                  size=size, title=f"Per-{domain.nouns[0]} entropy and marginals", nouns=domain.nouns)
     widgets.chart(strip, key="strip")
     st.markdown(texts.worded(texts.SEQUENCE_MAPS_PAGE, domain))
     with st.expander("What MI is"):

@@ -13,9 +13,9 @@ def heatmap(domain, pz, mi, view, **kwargs):
     """An MI-like matrix in the domain's layout: ``view`` is the grid order, or the sequence window."""
     if domain.layout == "sequence":
         start, size = view
-        return protein_figures.sequence_heatmap(mi, pz.labels(), noun=domain.nouns[0], start=start,
-                                                size=size, **kwargs)
-    return figures.mi_heatmap(mi, domain.geometry.box, domain.labels(), order=view, **kwargs)
+        return support.shared_figure(protein_figures.sequence_heatmap, mi, pz.labels(), noun=domain.nouns[0],
+                                     start=start, size=size, **kwargs)
+    return support.shared_figure(figures.mi_heatmap, mi, domain.geometry.box, domain.labels(), order=view, **kwargs)
 
 
 PER_MAP_RANKS = ("Each map is coloured by the rank of its own pairs (percentile), so equal shades on the two maps are "
@@ -46,7 +46,7 @@ def side_by_side(domain, pz, fast, exact, cell, view, scale):
     widgets.chart(figs[2], key="map_diff", where=bottom[0])
     pair = st.session_state.get("pair")
     pair = pair if pair and max(pair) < pz.length and exact.masked[list(pair)].all() else None
-    scatter = figures.pair_scatter(fast.mi, exact.mi, exact.masked, pz.labels(), selected=pair)
+    scatter = support.shared_figure(figures.pair_scatter, fast.mi, exact.mi, exact.masked, pz.labels(), selected=pair)
     widgets.chart(scatter, key="scatter", where=bottom[1], on_select=widgets.click_to_pair("scatter", "cell", pz.blanks),
                   selection_mode="points")
     if pair:

@@ -58,26 +58,27 @@ def sequence_what_if(domain, pz):
     others = blank.copy()
     others[cell] = False
     delta = np.where(others, w.entropy_after - w.entropy_before, 0.0)
-    widgets.chart(protein_figures.profile_figure(
+    widgets.chart(support.shared_figure(protein_figures.profile_figure,
         labels, {"H before": np.where(blank, w.entropy_before, 0.0), "H after": np.where(others, w.entropy_after, 0.0)},
         selected=cell, title=f"Entropy of every masked {domain.nouns[0]}, before and after {label}", yaxis="nats"),
         key="entropy")
     c1, c2 = st.columns([2, 1])
     with c1:
-        widgets.chart(protein_figures.profile_figure(
+        widgets.chart(support.shared_figure(protein_figures.profile_figure,
             labels, {"entropy change": delta, f"I({pz.label(cell)} → j)": np.where(others, w.mi_from_cell, 0.0)},
             # short enough for two thirds of a 1024-px page
             selected=cell, title=f"Entropy change and MI from {pz.label(cell)}",
             yaxis="nats (negative: surer)"), key="delta")
     with c2:
-        widgets.chart(figures.bar_figure(letters, {f"p({domain.nouns[1]} | context)": w.marginals_before[cell]},
-                                         title=f"Marginal of {pz.label(cell)}", yaxis="probability"), key="marginal")
+        widgets.chart(support.shared_figure(figures.bar_figure, letters,
+                                            {f"p({domain.nouns[1]} | context)": w.marginals_before[cell]},
+                                            title=f"Marginal of {pz.label(cell)}", yaxis="probability"), key="marginal")
         st.markdown(texts.worded(texts.WHATIF_SEQUENCE_PAGE, domain))
     view = widgets.window_picker(pz.length, masked=pz.blanks)
     changed = np.where(others[:, None], w.marginals_after, np.nan)
-    widgets.chart(protein_figures.marginal_strip(changed, np.where(others, w.entropy_after, 0.0), labels, others,
-                                                 "".join(letters), start=view[0], size=view[1],
-                                                 title=f"Marginals after {label}", nouns=domain.nouns), key="after")
+    widgets.chart(support.shared_figure(protein_figures.marginal_strip, changed, np.where(others, w.entropy_after, 0.0),
+                                        labels, others, "".join(letters), start=view[0], size=view[1],
+                                        title=f"Marginals after {label}", nouns=domain.nouns), key="after")
     st.header("How the MI map changes")
     mi_change(domain, pz, cell, aa, view, widgets.scale_picker())
 
@@ -113,36 +114,36 @@ def grids(domain, pz, w, cell, digit):
                                  {"entropy change": np.nan_to_num(delta)})
     c1, c2 = st.columns(2)
     with c1:
-        fig = figures.grid_figure(before_digits, pz.givens, box, candidates=w.marginals_before, hover=hover_b,
-                                  layer=np.where(blank, w.entropy_before, np.nan), layer_name="H (nats)", zmin=0, zmax=hmax,
-                                  colorscale="Oranges", selected=cell, title="Before: marginals and entropy",
-                                  height=440)
+        fig = support.shared_figure(figures.grid_figure, before_digits, pz.givens, box, candidates=w.marginals_before,
+                                    hover=hover_b, layer=np.where(blank, w.entropy_before, np.nan),
+                                    layer_name="H (nats)", zmin=0, zmax=hmax, colorscale="Oranges", selected=cell,
+                                    title="Before: marginals and entropy", height=440)
         widgets.chart(fig, key="before", on_select=widgets.click_to_cell("before", "cell", domain.cells, pz.blanks),
                         selection_mode="points")
     with c2:
         after_blank = blank.copy()
         after_blank[cell] = False
-        fig = figures.grid_figure(after_digits, pz.givens, box, candidates=np.where(after_blank[:, None],
-                                                                                     w.marginals_after, 0),
-                                  layer=np.where(after_blank, w.entropy_after, np.nan), layer_name="H (nats)", zmin=0,
-                                  zmax=hmax, colorscale="Oranges", hover=hover_a, selected=cell, height=440,
-                                  title=f"After {labels[cell]} = {digit}")
+        fig = support.shared_figure(figures.grid_figure, after_digits, pz.givens, box,
+                                    candidates=np.where(after_blank[:, None], w.marginals_after, 0),
+                                    layer=np.where(after_blank, w.entropy_after, np.nan), layer_name="H (nats)", zmin=0,
+                                    zmax=hmax, colorscale="Oranges", hover=hover_a, selected=cell, height=440,
+                                    title=f"After {labels[cell]} = {digit}")
         widgets.chart(fig, key="after")
     st.caption(texts.candidates_legend(domain.n_values))
     c3, c4 = st.columns(2)
     with c3:
-        fig = figures.grid_figure(after_digits, pz.givens, box, layer=delta, layer_name="ΔH (nats)", zmin=-dmax, zmax=dmax,
-                                  zmid=0.0, colorscale="RdBu_r", hover=hover_a, selected=cell, height=440,
-                                  title="Entropy change (blue: surer)")
+        fig = support.shared_figure(figures.grid_figure, after_digits, pz.givens, box, layer=delta,
+                                    layer_name="ΔH (nats)", zmin=-dmax, zmax=dmax, zmid=0.0, colorscale="RdBu_r",
+                                    hover=hover_a, selected=cell, height=440, title="Entropy change (blue: surer)")
         widgets.chart(fig, key="delta")
     return c4
 
 
 def heatmap(domain, pz, mi, view, **kwargs):
     if domain.layout == "sequence":
-        return protein_figures.sequence_heatmap(mi, pz.labels(), noun=domain.nouns[0], start=view[0],
-                                                size=view[1], **kwargs)
-    return figures.mi_heatmap(mi, domain.geometry.box, domain.labels(), **kwargs)
+        return support.shared_figure(protein_figures.sequence_heatmap, mi, pz.labels(), noun=domain.nouns[0],
+                                     start=view[0], size=view[1], **kwargs)
+    return support.shared_figure(figures.mi_heatmap, mi, domain.geometry.box, domain.labels(), **kwargs)
 
 
 def mi_change(domain, pz, cell, value_name, view=None, scale="linear"):
@@ -211,18 +212,19 @@ def main():
     beside = grids(domain, pz, w, cell, digit)
     with beside:
         values = [str(v) for v in range(1, domain.n_values + 1)]
-        widgets.chart(figures.bar_figure(values, {"p(digit | context)": w.marginals_before[cell]},
-                                         title=f"Marginal of {domain.cell_label(cell)}", yaxis="probability"),
+        widgets.chart(support.shared_figure(figures.bar_figure, values,
+                                            {"p(digit | context)": w.marginals_before[cell]},
+                                            title=f"Marginal of {domain.cell_label(cell)}", yaxis="probability"),
                       key="marginal")
         st.markdown(texts.WHATIF_PAGE)
     scale = widgets.scale_picker()
     c1, c2 = st.columns([2, 1])
     with c1:
         mi_row = np.where(blank, w.mi_from_cell, np.nan)
-        fig = figures.grid_figure(np.asarray(pz.digits), pz.givens, domain.geometry.box, layer=mi_row,
-                                  layer_name="I (nats)", colorscale="Viridis", zmin=0, selected=cell, height=420,
-                                  scale=scale,
-                                  title=f"Exact I({domain.cell_label(cell)} → j): expected entropy drop, all digits")
+        fig = support.shared_figure(figures.grid_figure, np.asarray(pz.digits), pz.givens, domain.geometry.box,
+                                    layer=mi_row, layer_name="I (nats)", colorscale="Viridis", zmin=0, selected=cell,
+                                    height=420, scale=scale, title=f"Exact I({domain.cell_label(cell)} → j): "
+                                                                   "expected entropy drop, all digits")
         widgets.chart(fig, key="mi_row")
     with c2:
         st.markdown(texts.WHATIF_MI_ROW)
