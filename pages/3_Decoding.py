@@ -134,8 +134,8 @@ def sequence_frame(domain, pz, trace, step, side, view, present=False):
     frame_header(trace, s, last, f"{domain.nouns[0]}s", *recovered_item(domain, pz, rec))  # full width: no wrap
     shown = trace.steps[:min(step, last) + 1]
     start, size = view
-    fig = protein_figures.decode_strip(
-        np.stack([v.tokens for v in shown]), np.stack([v.chosen for v in shown]), np.stack([v.entropy for v in shown]),
+    fig = support.shared_figure(  # the same frame of the same decode, for every student who watches it
+        protein_figures.decode_strip, np.stack([v.tokens for v in shown]), np.stack([v.chosen for v in shown]), np.stack([v.entropy for v in shown]),
         np.stack([v.errors for v in shown]), "".join(domain.alphabet), noun=domain.nouns[0],
         color=st.session_state.get("color") or "step", start=start, size=size,
         max_rows=PRESENT_STRIP_ROWS if present else STRIP_ROWS, title="" if present else f"{trace.strategy}: step {s.step}",
@@ -307,15 +307,15 @@ def selector_view(domain, pz, trace, s, side, view=None):
     before = trace.steps[s.step - 1].tokens
     title = f"{trace.strategy}: P(unmask) at step {s.step}"
     if domain.layout == "grid":
-        fig = figures.select_prob_figure(prob, before, pz.givens, s.chosen, domain.geometry.box, domain.labels(),
-                                         title=title)
+        fig = support.shared_figure(figures.select_prob_figure, prob, before, pz.givens, s.chosen,
+                                    domain.geometry.box, domain.labels(), title=title)
         marker = "Outlined"
     else:
         start, size = view or (0, pz.length)
         line = mode in ("threshold", "paced")  # the modes that compare P with the threshold
-        fig = protein_figures.select_prob_profile(prob, before, s.chosen, pz.labels(), noun=domain.nouns[0],
-                                                  start=start, size=size,
-                                                  threshold=threshold if line else None, title=title)
+        fig = support.shared_figure(protein_figures.select_prob_profile, prob, before, s.chosen, pz.labels(),
+                                    noun=domain.nouns[0], start=start, size=size,
+                                    threshold=threshold if line else None, title=title)
         marker = "Dashed line: the threshold; orange bars" if line else "Orange bars"
     widgets.chart(fig, key=f"select_{side}")
     st.caption(texts.learned_caption(mode, threshold, steps, s.step, int((before == 0).sum()), int(s.chosen.sum()),
