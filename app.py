@@ -44,8 +44,8 @@ with right:
     four = DOMAINS["sudoku4"]
     empty = support.attempt(support.mi_map, four.key, "." * four.cells, support.version(four))
     if empty is not None:
-        widgets.chart(figures.mi_heatmap(empty.mi, four.geometry.box, four.labels(), order="box", height=360,
-                                         title="Exact MI of the empty 4x4 grid"), key="teaser")
+        widgets.chart(support.shared_figure(figures.mi_heatmap, empty.mi, four.geometry.box, four.labels(), order="box",
+                                            height=360, title="Exact MI of the empty 4x4 grid"), key="teaser")
         st.caption("Box-major order: the 4x4 blocks on the diagonal are the boxes. Pairs that share a row, column "
                    "or box carry the most MI; some pairs that share none still depend on each other through "
                    "chains of rules.")

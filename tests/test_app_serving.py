@@ -143,7 +143,7 @@ BUILDERS = [(figures, "grid_figure"), (figures, "mi_heatmap"), (figures, "bar_fi
             (protein_figures, "marginal_strip"), (protein_figures, "profile_figure"), (protein_figures, "decode_strip")]
 
 
-@pytest.mark.parametrize("path, query", [("pages/4_What_if.py", {}), ("pages/4_What_if.py", {"domain": "protein"}),
+@pytest.mark.parametrize("path, query", [("app.py", {}), ("pages/4_What_if.py", {}), ("pages/4_What_if.py", {"domain": "protein"}),
                                          ("pages/2_Exact_vs_estimated.py", {"exact": "true"}),
                                          ("pages/1_MI_maps.py", {"domain": "protein"}),
                                          ("pages/3_Decoding.py", {"domain": "protein"})])
