@@ -588,8 +588,10 @@ LAYOUT_CSS = """<style>
 :is(a, button, summary):focus-visible, label:has(input:focus-visible),
 [data-testid="stSlider"] div:has(> div > input:focus-visible) {
   outline: 2px solid currentColor !important; outline-offset: 2px; }
-/* captions at 0.6 opacity were 3.9:1 on the light theme's white (#828180); at 0.72 they are 5.6:1 */
-[data-testid="stCaptionContainer"] { opacity: 0.72; }
+/* captions, a button's keyboard shortcut (Space, arrows) and the menu's "Made with Streamlit" at 0.6 opacity were
+   3.9:1 on the light theme's white (#828180); at 0.72 they are 5.6:1 (5.3 on a hovered button) */
+[data-testid="stCaptionContainer"], [data-testid^="stBaseButton"] kbd,
+[data-testid="stMainMenuPopover"] span:has(+ .stMenuVersionCopyButton) { opacity: 0.72; }
 </style>"""
 
 

@@ -3,6 +3,7 @@ decoding grid's texts in the theme's colour and large enough at 1024 px, wrong d
 grid described in words, readable contrasts, a keyboard focus ring, and the MI pairs as a table."""
 
 import re
+from typing import NamedTuple
 
 import numpy as np
 import plotly.graph_objects as go
@@ -34,6 +35,25 @@ def luminance(color: str) -> float:
 def contrast(a: str, b: str) -> float:
     hi, lo = sorted((luminance(a), luminance(b)), reverse=True)
     return (hi + 0.05) / (lo + 0.05)
+
+
+def mix(color: str, under: str, share: float) -> str:
+    """``color`` at ``share`` over ``under`` (both ``#rrggbb``), as a browser blends them."""
+    a, b = ([int(c[k:k + 2], 16) for k in (1, 3, 5)] for c in (color, under))
+    return "#" + "".join(f"{round(share * x + (1 - share) * y):02x}" for x, y in zip(a, b))
+
+
+class Theme(NamedTuple):
+    page: str
+    sidebar: str
+    text: str
+    primary: str
+
+
+# Streamlit 1.67's own themes (the app's config sets none), read in Chromium: the page, the sidebar, the text and
+# the primary colour
+STREAMLIT_THEMES = {"light": Theme("#ffffff", "#f8f8f7", "#2f2d2b", "#c53948"),
+                    "dark": Theme("#171614", "#21201d", "#edebe8", "#cf4250")}
 
 
 def frame(**kw) -> str:
@@ -130,18 +150,22 @@ def test_pair_rows_list_the_graph_strongest_first():
 
 
 def test_keyboard_focus_has_a_ring_and_captions_their_contrast():
-    """Streamlit's focus ring was 2.2:1 (a link or radio only turned grey, 1.1:1); captions at opacity 0.6 were
-    3.9:1 on white."""
+    """Streamlit's focus ring was 2.2:1 (a link or radio only turned grey, 1.1:1); captions, a button's keyboard
+    shortcut (the Decoding page's Space and arrows) and the menu's "Made with Streamlit" at opacity 0.6 were 3.9:1 on
+    white."""
     css = widgets.LAYOUT_CSS
     rule = re.search(r"([^{}]*:focus-visible[^{}]*)\{([^}]*)\}", css)
     assert rule and "label:has(input:focus-visible)" in rule.group(1)
     ringed = re.search(r":is\(([^)]*)\):focus-visible", rule.group(1))  # ("a" in the selector text: any "label")
     assert ringed and {"a", "button", "summary"} <= {s.strip() for s in ringed.group(1).split(",")}
     assert re.search(r"outline:\s*2px solid currentColor", rule.group(2))
-    opacity = float(re.search(r'stCaptionContainer"\]\s*\{\s*opacity:\s*([\d.]+)', css).group(1))
-    text, white = (47, 45, 43), 255  # the light theme's text colour on white
-    shown = "#" + "".join(f"{round(opacity * c + (1 - opacity) * white):02x}" for c in text)
-    assert contrast(shown, "#ffffff") >= 4.5
+    faded = re.search(r'([^{}]*stCaptionContainer"\][^{}]*)\{\s*opacity:\s*([\d.]+)', css)
+    selectors = {s.strip() for s in faded.group(1).split(",")}
+    assert {'[data-testid^="stBaseButton"] kbd',
+            '[data-testid="stMainMenuPopover"] span:has(+ .stMenuVersionCopyButton)'} <= selectors
+    opacity = float(faded.group(2))
+    for bg in ("#ffffff", "#f5f5f2"):  # the light theme's white, and a hovered button
+        assert contrast(mix(STREAMLIT_THEMES["light"].text, bg, opacity), bg) >= 4.5
 
 
 def test_the_mi_map_pairs_are_a_table_too(env):
