@@ -592,6 +592,14 @@ LAYOUT_CSS = """<style>
    3.9:1 on the light theme's white (#828180); at 0.72 they are 5.6:1 (5.3 on a hovered button) */
 [data-testid="stCaptionContainer"], [data-testid^="stBaseButton"] kbd,
 [data-testid="stMainMenuPopover"] span:has(+ .stMenuVersionCopyButton) { opacity: 0.72; }
+/* a selected segment's or pill's label and a slider's value are in the theme's primary: 4.5:1 (4.48) on the
+   selected segment's tint on the light theme, 3.6:1 on the dark theme's (3.9 on its page, 3.5 in its sidebar). Here
+   they take a tenth of black (light) or a quarter of white (dark): 5.3 and 5.3:1, >= 5.2 on any page. The theme
+   config cannot do it: a lighter dark primary puts a multiselect's white tags under 4.5:1 (4.6 now), and a
+   [theme.light] or [theme.dark] section makes Streamlit ignore theme.base (a --theme.base dark server opened light) */
+:is([data-testid="stButtonGroup"] button:is([aria-checked="true"], [aria-pressed="true"]),
+    [data-testid="stSliderThumbValue"]) > div {
+  color: light-dark(color-mix(in srgb, currentColor 90%, black), color-mix(in srgb, currentColor 75%, white)); }
 </style>"""
 
 

@@ -237,6 +237,40 @@ def test_keyboard_focus_is_outlined(chromium, app_url):
     page.close()
 
 
+# the contrast of each selected segment's label and each slider's value on what lies under it (a segment's tint over
+# the page); colours come as rgb() or, once mixed by CSS, as color(srgb 0-1)
+PRIMARY_LABEL_CONTRAST = """() => {
+  const rgba = s => { const f = s.startsWith('color(') ? 255 : 1, v = s.replace('color(srgb', '').match(/[\\d.]+/g);
+                      return [v[0] * f, v[1] * f, v[2] * f, v.length > 3 ? +v[3] : 1]; };
+  const over = (a, b) => [0, 1, 2].map(i => a[i] * a[3] + b[i] * (1 - a[3]));
+  const lum = c => c.map(v => v / 255).map(v => v <= 0.04045 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4)
+                    .reduce((s, v, i) => s + v * [0.2126, 0.7152, 0.0722][i], 0);
+  const app = document.querySelector('[data-testid="stApp"]');
+  const page = over(rgba(getComputedStyle(app).backgroundColor), [255, 255, 255]);
+  return [...document.querySelectorAll('[data-testid="stMain"] :is([data-testid="stButtonGroup"] ' +
+                                       'button[aria-checked="true"], [data-testid="stSliderThumbValue"]) p')].map(p => {
+    const button = p.closest('button');
+    const under = button ? over(rgba(getComputedStyle(button).backgroundColor), page) : page;
+    const [a, b] = [lum(over(rgba(getComputedStyle(p).color), under)), lum(under)];
+    return (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+  });
+}"""
+
+
+def test_a_selected_segment_and_the_step_slider_read_on_both_themes(chromium, app_url):
+    """Both in Streamlit's primary colour: the selected speed (a segmented control) was 3.6:1 on its tint on the dark
+    theme (4.48 on the light one), the step slider's value 3.9:1 on the dark page."""
+    for scheme in ("light", "dark"):  # the theme "Use system setting" follows, as a projector's laptop sets it
+        context = chromium.new_context(viewport=VIEW, color_scheme=scheme)
+        page = context.new_page()
+        page.goto(f"{app_url}/Decoding")
+        wait_ready(page)
+        page.wait_for_selector('[data-testid="stSliderThumbValue"] p', timeout=60_000)
+        ratios = page.evaluate(PRIMARY_LABEL_CONTRAST)
+        assert len(ratios) >= 2 and all(r >= 4.5 for r in ratios), (scheme, ratios)
+        context.close()
+
+
 def test_back_from_the_last_frame_lets_the_buttons_step_again(chromium, app_url):
     """Back showed the frame before the last, with next and end still greyed out and the arrow key dead: the
     buttons read the session's frame before the slider had taken the URL's."""
