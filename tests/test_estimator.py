@@ -710,9 +710,9 @@ def test_each_variant_is_validated_before_it_leaves_the_data_device(monkeypatch)
         moved.add(id(self))
         return to_cpu(self)
 
-    def checked(estimator, data, idx):
+    def checked(estimator, data, idx, threshold):
         assert id(estimator) not in moved, "validated after it was moved off the data's device"
-        return validate(estimator, data, idx)
+        return validate(estimator, data, idx, threshold)
 
     monkeypatch.setattr(MIEstimator, "cpu", cpu)
     monkeypatch.setattr(trainer, "validate", checked)

@@ -259,6 +259,8 @@ def test_train_estimator_cli_on_protein_shards(protein_data, tmp_path):
     cfg = load_estimator(weights).cfg
     assert cfg.n_positions == 0 and cfg.rel_buckets == (16 if meta["chosen"] == "log:free" else 0)
     assert meta["variants"][1]["params"] < meta["variants"][0]["params"]  # no separation embedding
+    # validation's top-k counts edges above the domain's threshold, as eval-estimator does (it took 1e-2 here)
+    assert {v["val"]["edge_threshold"] for v in meta["variants"]} == {1e-3}
 
 
 # --- command lines ------------------------------------------------------------------------------------

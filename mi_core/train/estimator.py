@@ -122,13 +122,24 @@ def predict(estimator: MIEstimator, data: dict[str, torch.Tensor], idx, chunk: i
     return np.concatenate(out)
 
 
-def validate(estimator: MIEstimator, data: dict[str, torch.Tensor], idx) -> dict:
+def edge_threshold(domain: str | None) -> float:
+    """The nats above which eval-estimator counts a pair of ``domain`` (a data manifest's key) as an edge: 1e-2
+    for data of no domain or of one not registered here."""
+    try:
+        return get_domain(domain).part("states").eval_defaults["threshold"] if domain else 1e-2
+    except ValueError:  # a plugin's domain whose module is not loaded: its data still trains
+        return 1e-2
+
+
+def validate(estimator: MIEstimator, data: dict[str, torch.Tensor], idx, threshold: float = 1e-2) -> dict:
+    """:func:`~mi_core.mi.fidelity.fidelity` on states ``idx``; ``threshold``: the nats above which a pair is an
+    edge of the top-k precision (the domain's, as eval-estimator takes it)."""
     return fidelity(predict(estimator, data, idx), data["mi"][idx].double().cpu().numpy(),
-                    data["masked"][idx].cpu().numpy())
+                    data["masked"][idx].cpu().numpy(), threshold)
 
 
 def train_one(est_cfg: EstimatorConfig, cfg: TrainConfig, data: dict[str, torch.Tensor], train_idx, val_idx,
-              log=print, rules: np.ndarray | None = None) -> tuple[MIEstimator, dict]:
+              log=print, rules: np.ndarray | None = None, threshold: float = 1e-2) -> tuple[MIEstimator, dict]:
     """Train one estimator on the device of ``data``; the best checkpoint by validation Spearman (on the CPU)
     and its record (``val``: that checkpoint's :func:`validate`, taken on the data's device before the estimator
     leaves it). Losses are read back only at evaluations, so the hot loop never waits for the host.
@@ -157,7 +168,7 @@ def train_one(est_cfg: EstimatorConfig, cfg: TrainConfig, data: dict[str, torch.
         opt.step()
         losses.append(loss.detach())
         if (step + 1) % cfg.eval_every == 0 or step + 1 == cfg.steps:
-            val = validate(estimator, data, val_idx)
+            val = validate(estimator, data, val_idx, threshold)
             train_loss = float(torch.stack(losses).double().mean())
             point = {"step": step + 1, "seconds": round(time.time() - start, 1), "train_loss": train_loss,
                      **{k: val[k] for k in ("spearman", "spearman_median", "pearson", "mae", "topk_precision")}}
@@ -168,7 +179,7 @@ def train_one(est_cfg: EstimatorConfig, cfg: TrainConfig, data: dict[str, torch.
             if score > best or best_state is None:
                 best, best_state = score, {k: v.clone() for k, v in estimator.state_dict().items()}
     estimator.load_state_dict(best_state)
-    val = validate(estimator, data, val_idx)  # on the data's device, before the estimator leaves it
+    val = validate(estimator, data, val_idx, threshold)  # on the data's device, before the estimator leaves it
     estimator.cpu().eval()
     return estimator, {"train": asdict(cfg), "estimator": asdict(est_cfg), "curve": curve,
                        "best_val_spearman": best if math.isfinite(best) else None,
@@ -176,7 +187,8 @@ def train_one(est_cfg: EstimatorConfig, cfg: TrainConfig, data: dict[str, torch.
 
 
 def train_variants(data: dict[str, torch.Tensor], est_cfg: EstimatorConfig, cfg: TrainConfig,
-                   variants: list[Variant], log=print, rules: np.ndarray | None = None) -> tuple[MIEstimator, dict]:
+                   variants: list[Variant], log=print, rules: np.ndarray | None = None,
+                   threshold: float = 1e-2) -> tuple[MIEstimator, dict]:
     """Train every variant on one split; return the best by validation Spearman and a summary of all."""
     train_idx, val_idx = split(len(data["mi"]), cfg.val_frac, cfg.seed)
     results, best = [], None
@@ -186,7 +198,8 @@ def train_variants(data: dict[str, torch.Tensor], est_cfg: EstimatorConfig, cfg:
                         n_positions=est_cfg.n_positions if variant.positions or variant.rules else 0,
                         d_pos=est_cfg.d_pos if variant.positions else 0,
                         rel_buckets=est_cfg.rel_buckets if variant.separation else 0)
-        estimator, record = train_one(v_cfg, replace(cfg, loss=variant.loss), data, train_idx, val_idx, log, rules)
+        estimator, record = train_one(v_cfg, replace(cfg, loss=variant.loss), data, train_idx, val_idx, log, rules,
+                                     threshold)
         results.append({"variant": str(variant), **asdict(variant), "val_spearman": record["best_val_spearman"],
                         "val": record.pop("val"), "params": estimator.num_params(), "seconds": record["seconds"]})
         score = record["best_val_spearman"] if record["best_val_spearman"] is not None else -math.inf
@@ -252,7 +265,8 @@ def main(namespace) -> int:
         log(f"warning: {args['data']} holds {held} of the {planned} states its "
             f"make-estimator-data run planned (it was stopped early); the same command resumes it: "
             f"{manifest.get('command') or 'make-estimator-data'}")
-    estimator, summary = train_variants(to_device(data, device), est_cfg, cfg, variants, log, rules)
+    threshold = edge_threshold(domain)
+    estimator, summary = train_variants(to_device(data, device), est_cfg, cfg, variants, log, rules, threshold)
     extra = {"params": estimator.num_params(), "domain": domain,
              "mdm": display_path(manifest["model"]) if manifest["model"] else None, "mdm_sha256": manifest["model_sha256"],
              "data": {"dir": display_path(args["data"]), "command": manifest.get("command"), "config": manifest["config"],
