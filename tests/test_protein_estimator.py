@@ -3,6 +3,7 @@ without changing anything), the separation feature's invariants, a short trainin
 a tiny seeded protein MDM and short sequences."""
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -297,6 +298,25 @@ def test_eval_estimator_protein_cli(saved, fasta, tmp_path, capsys):
     capsys.readouterr()
     assert cli_main([*args[:5], str(wrong), *args[6:], "--force"]) == 2
     assert "reads hidden size 48" in capsys.readouterr().err
+
+
+def test_eval_estimator_refuses_held_out_sequences_it_was_trained_on(saved, fasta, tmp_path, capsys):
+    """An estimator whose data came from the held-out split's sequences was scored on them without a word (the
+    antibody domain refused it; proteins had no check)."""
+    from mi_core.domains.protein.states import ProteinDataConfig, ProteinStates
+
+    model_path, _, _ = saved
+    held_out = ProteinStates(ProteinDataConfig(fasta=str(fasta), split="val", min_len=10))
+    assert held_out.overlap({"fasta": str(fasta), "split": "train", "min_len": 10, "split_seed": 0}) is None
+    assert held_out.overlap({"fasta": str(tmp_path / "gone.fa"), "split": "val"}) is None  # nothing to compare
+    est = tmp_path / "on_val.safetensors"
+    save_estimator(randomised(separation_cfg()), est, {"mdm": str(model_path), "data": {"config": {
+        "fasta": str(fasta), "split": "val", "min_len": 10, "split_seed": 0}}})
+    assert cli_main(["eval-estimator", "protein", "--model", str(model_path), "--estimator", str(est), "--fasta",
+                     str(fasta), "--min-len", "10", "--max-len", "14", "--states", "2", "--device", "cpu"]) == 2
+    err = capsys.readouterr().err
+    assert re.search(r"error: .* of the (\d+) held-out sequences \(the val split of .*\) are sequences of its "
+                     r"training data \(the val split", err) and "Traceback" not in err, err
 
 
 def test_estimate_protein_cli(saved, tmp_path, capsys):

@@ -356,8 +356,7 @@ def main(args) -> int:
     held_out = domain.part("states").held_out(args)  # checked before the model loads
     problem = overlap(held_out, args.estimator)
     if problem:  # the estimator was fitted on them: its scores there would not be held-out figures
-        raise ValueError(f"--estimator {args.estimator} was trained on states of these held-out data: {problem}; "
-                         f"give held-out data outside its training data (e.g. other --rows)")
+        raise ValueError(f"--estimator {args.estimator} was trained on states of these held-out data: {problem}")
     device = pick_device(args.device, args.threads)
     model = load_model(None if args.model is None else str(args.model), device, domain=domain)
     estimator = load_estimator(args.estimator, device)

@@ -105,7 +105,7 @@ class AntibodyStates(ConfigStates):
             return None
         return (f"{len(shared)} of the {len(self.chains)} held-out chains (rows {self.cfg.rows} of "
                 f"{Path(self.cfg.csv).name}, e.g. {shared[0]}) are chains of its training data (rows "
-                f"{trained['rows']} of {Path(trained['csv']).name})")
+                f"{trained['rows']} of {Path(trained['csv']).name}): give other --rows")
 
     def about(self) -> str:
         c = self.cfg

@@ -14,6 +14,7 @@ import torch
 from mi_core.decoding import decode, make_strategy
 from mi_core.domain import ConfigStates, MixedShardConfig, ShardConfig, ensure_masked, mix_option
 from mi_core.domains.protein import MASK_ID, read_fasta, split_records
+from mi_core.io import ROOT
 from mi_core.options import SKIP, only, option, option_text, redefault
 
 SOURCES = ("uniform", "decode_all_masked", "decode_partial")
@@ -130,6 +131,27 @@ class ProteinStates(ConfigStates):
         source = super().held_out(args)
         source.pool  # read now: a bad file fails before the model loads
         return source
+
+    def overlap(self, trained: dict) -> str | None:
+        """Why these (held-out) sequences are not held out from estimator data drawn with config ``trained`` (the
+        ``data.config`` an estimator's JSON records: its ``fasta``, ``split``, ``min_len`` and ``split_seed``): those
+        among them that are sequences of that data's pool; None when none is, or when ``trained`` is not protein data
+        or its file is not here (nothing to compare)."""
+        if not trained.get("fasta") or "split" not in trained:
+            return None
+        path = Path(trained["fasta"])
+        path = path if path.is_file() else ROOT / path
+        try:
+            seen = {t.tobytes() for t in sequence_pool(path, trained["split"], int(trained.get("min_len", 1)),
+                                                       int(trained.get("split_seed", 0)))}
+        except (OSError, ValueError, KeyError):
+            return None
+        shared = sum(t.tobytes() in seen for t in self.pool)
+        if not shared:
+            return None
+        return (f"{shared} of the {len(self.pool)} held-out sequences (the {self.cfg.split} split of "
+                f"{Path(self.cfg.fasta).name}) are sequences of its training data (the {trained['split']} split of "
+                f"{path.name}): give another --fasta")
 
     def about(self) -> str:
         c = self.cfg
