@@ -329,6 +329,8 @@ def test_shards_hold_exact_probe_and_resume(tiny_data, tiny_mdm, monkeypatch):
     assert all(torch.equal(before[k], after[k]) for k in before if k != "seconds")
     with pytest.raises(ValueError, match="holds shards of a different config"):
         run(tiny_mdm, model_path, DataConfig(**{**cfg.__dict__, "seed": 4}), out, "cpu", log=lambda m: None)
+    faster = DataConfig(**{**cfg.__dict__, "max_batch": cfg.max_batch + 7})  # how fast, not what: it resumes
+    assert run(tiny_mdm, model_path, faster, out, "cpu", log=lambda m: None)["states"] == 5
     # a shard cut short: loading it names the file; a resume keeps it aside and writes it again
     (out / "shard_00002.safetensors").write_bytes((out / "shard_00002.safetensors").read_bytes()[:100])
     with pytest.raises(ValueError, match=r"shard_00002.safetensors is damaged .*writes it again"):

@@ -143,6 +143,14 @@ def summarise(data: dict[str, torch.Tensor], sources) -> dict:
     return summary
 
 
+SPEED_ONLY = ("max_batch",)  # config fields a resumed run may change: they set how fast, not what, it probes
+
+
+def settled(value):
+    """A manifest entry as a resumed run compares it: a config without its :data:`SPEED_ONLY` fields."""
+    return {k: v for k, v in value.items() if k not in SPEED_ONLY} if isinstance(value, dict) else value
+
+
 def write_manifest(out: Path, cfg, model_path: Path, model, command: str,
                    sources: tuple[str, ...], domain: str) -> dict:
     """Create ``out/manifest.json``, or check that the one there has the same config and model (ValueError); a manifest
@@ -158,7 +166,7 @@ def write_manifest(out: Path, cfg, model_path: Path, model, command: str,
         old = read_manifest(path)
         if isinstance(old.get("config", {}).get("mix"), dict):  # written before the mix was three weights
             old["config"]["mix"] = list(old["config"]["mix"].values())
-        differ = [key for key in ("config", "model_sha256") if old.get(key) != manifest[key]]
+        differ = [key for key in ("config", "model_sha256") if settled(old.get(key)) != settled(manifest[key])]
         if not differ:
             return old
         if shards:
