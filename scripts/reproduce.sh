@@ -70,7 +70,8 @@ python -m mi_core eval-estimator sudoku --puzzles "$DATA/kaggle_graded_dev.csv" 
     --json assets/benchmarks/eval_estimator.json --markdown "$ARCHIVE" --force
 
 # 2b. column 2: decoding and probe benchmarks
-python -m mi_core bench-suite sudoku --data "$DATA" --limit 500 --bf16 --markdown "$ARCHIVE" --force
+python -m mi_core bench-suite sudoku --data "$DATA" --limit 500 --bf16 --json assets/benchmarks/foundation.json \
+    --markdown "$ARCHIVE" --force
 python -m mi_core bench-probe --threads 1 --json assets/benchmarks/bench_probe.json --markdown "$ARCHIVE" --force
 for set in "kaggle_graded_dev.csv Expert" "kaggle_graded_dev.csv Hard" "top1465.txt" "clue17_dev.txt"; do
     read -r file level <<<"$set"
@@ -612,7 +613,7 @@ for m in p5_step3000 soup2_p5_step4500; do PYTHONPATH=. python scripts/studies/p
 # phase 5's held-out best of its third stretch, step 10,500, at its 32 iterations and at the default's 24
 # (fourteenth session; not kept)
 for it in 32 24; do
-    name=p5_step10500$([ $it = 24 ] && echo _it24)
+    name=p5_step10500$([ $it = 24 ] && echo _it24 || true)  # || true: under set -e a failed test here stops the script
     python -m mi_core bench sudoku --puzzles runs/kaggle_tune500.csv --model checkpoints/sudoku_chain/p5_step10500.safetensors \
         --iterations $it --threads 1 --json assets/benchmarks/sudoku_tune500_$name.json --force
     PYTHONPATH=. python scripts/studies/paired_bench.py assets/benchmarks/sudoku_tune500_$name.json \

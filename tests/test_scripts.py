@@ -1,0 +1,103 @@
+"""The scripts under ``scripts/`` against today's ``mi_core``: the command lines ``scripts/reproduce.sh`` and the
+shell studies run still parse, and the studies find the repository's files from where they now live."""
+
+import argparse
+import runpy
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mi_core.cli import parse
+from mi_core.domain import load_builtin
+
+ROOT = Path(__file__).resolve().parents[1]
+# what the shell scripts call, recorded instead of run: python (argv NUL-separated, one record per call), the
+# chained run's script, the commands that copy or check out files
+STUBS = r"""
+record() { { printf '%s\0' "$@"; printf '\1\0'; } >> "$CALLS"; }
+python() { if [ "${1:-}" = - ]; then cat > /dev/null; fi; record "$@"; }
+python3() { python "$@"; }
+cp() { :; }
+git() { :; }
+scripts/sudoku_chain.sh() { :; }
+bash() { test -f "$REPO/$1"; }  # the shell studies reproduce.sh runs are run below on their own
+"""
+SHELL_SCRIPTS = [("scripts/reproduce.sh",), ("scripts/protein_estimator.sh",), ("scripts/studies/protein_seed_noise.sh",),
+                 ("scripts/studies/sudoku_compare.sh", "runs/pool.txt.gz", "runs/val.txt.gz", "runs/compare", "480")]
+
+
+def recorded_calls(tmp_path: Path) -> list[list[str]]:
+    """Every python command line of the shell scripts, run to their end with the stubs above in ``tmp_path``."""
+    (tmp_path / "stubs.sh").write_text(STUBS)
+    (tmp_path / "runs").mkdir()
+    data = tmp_path / "data"
+    data.mkdir()
+    for name in ("kaggle_graded_dev.csv", "top1465.txt"):  # the files the script cuts tuning sets from
+        (data / name).write_text("puzzle,solution\n")
+    calls = tmp_path / "calls"
+    env = {"PATH": "/usr/bin:/bin", "BASH_ENV": str(tmp_path / "stubs.sh"), "CALLS": str(calls), "DATA": str(data),
+           "REPO": str(ROOT)}
+    for script, *args in SHELL_SCRIPTS:
+        proc = subprocess.run(["bash", str(ROOT / script), *args], cwd=tmp_path, env=env, capture_output=True, text=True)
+        assert proc.returncode == 0, (f"{script} stopped (exit {proc.returncode}) after {last_call(calls)}: "
+                                      f"{proc.stderr[-2000:]}")
+    return read_calls(calls)
+
+
+def read_calls(calls: Path) -> list[list[str]]:
+    records = calls.read_bytes().split(b"\x01\x00")[:-1] if calls.is_file() else []
+    return [[a.decode() for a in r.split(b"\x00")[:-1]] for r in records]
+
+
+def last_call(calls: Path) -> str:
+    recorded = read_calls(calls)
+    return "python " + " ".join(recorded[-1]) if recorded else "no python call"
+
+
+class Parsed(Exception):
+    """Raised where a script's parser returns: its options parsed, nothing run."""
+
+
+def check_script(argv: list[str], monkeypatch) -> None:
+    """``python SCRIPT ARGS`` or ``python -m MODULE ARGS``: its file exists and its argparse parser takes ARGS."""
+    module = argv[0] == "-m"
+    target = argv[1] if module else argv[0]
+    args = argv[2:] if module else argv[1:]
+    if not module:
+        assert (ROOT / target).is_file(), f"no script {target}"
+        if "argparse" not in (ROOT / target).read_text():  # reads sys.argv itself
+            return
+    parse_args = argparse.ArgumentParser.parse_args
+
+    def stop(self, *a, **kw):
+        raise Parsed(parse_args(self, *a, **kw))
+
+    with monkeypatch.context() as m:
+        m.setattr(argparse.ArgumentParser, "parse_args", stop)
+        m.setattr(sys, "argv", [target, *args])
+        with pytest.raises(Parsed):
+            if module:
+                runpy.run_module(target, run_name="__main__")
+            else:
+                runpy.run_path(str(ROOT / target), run_name="__main__")
+
+
+def test_shell_scripts_command_lines_parse(tmp_path, monkeypatch):
+    """reproduce.sh once stopped at its phase-5 loop (under set -e a failed test inside $(...) ends the script),
+    and its bench-suite line lacked --json, required since the command stopped writing a default file."""
+    monkeypatch.syspath_prepend(str(ROOT))
+    monkeypatch.chdir(ROOT)
+    load_builtin()
+    calls = recorded_calls(tmp_path)
+    engine = [c[2:] for c in calls if c[:2] == ["-m", "mi_core"]]
+    assert len(engine) > 200
+    for argv in engine:
+        parse(argv)  # a bad option or value exits (SystemExit 2), an unknown command raises
+    for argv in calls:
+        if argv[:2] != ["-m", "mi_core"] and argv[0] not in ("-c", "-"):
+            check_script(argv, monkeypatch)
+    inline = [c[1] for c in calls if c[0] == "-c"]
+    assert inline and all(compile(code, "-c", "exec") for code in inline)
+
