@@ -2,6 +2,7 @@
 shell studies run still parse, and the studies find the repository's files from where they now live."""
 
 import argparse
+import importlib.util
 import runpy
 import subprocess
 import sys
@@ -100,4 +101,21 @@ def test_shell_scripts_command_lines_parse(tmp_path, monkeypatch):
             check_script(argv, monkeypatch)
     inline = [c[1] for c in calls if c[0] == "-c"]
     assert inline and all(compile(code, "-c", "exec") for code in inline)
+
+
+def load_study(name: str):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / "studies" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_bench_scale_report_reads_the_committed_figures(tmp_path):
+    """bench_scale.py looked for its files under scripts/ (assets/benchmarks/scale.json, the model, Ray's
+    PYTHONPATH) since it moved into scripts/studies/."""
+    bench_scale = load_study("bench_scale")
+    assert (bench_scale.ROOT / "mi_core").is_dir()
+    out = tmp_path / "B.md"
+    assert bench_scale.main(["--report-only", "--markdown", str(out)]) == 0
+    assert "## Scale-out: make-estimator-data" in out.read_text()
 

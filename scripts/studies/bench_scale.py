@@ -32,7 +32,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]  # the repository (this file is scripts/studies/...)
 sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
