@@ -119,3 +119,14 @@ def test_bench_scale_report_reads_the_committed_figures(tmp_path):
     assert bench_scale.main(["--report-only", "--markdown", str(out)]) == 0
     assert "## Scale-out: make-estimator-data" in out.read_text()
 
+
+def test_order_experiments_finds_its_files_and_tunes(monkeypatch):
+    """order_experiments.py looked for the model, selector and puzzles under scripts/ since its move."""
+    study = load_study("order_experiments")
+    assert study.MODEL.is_file() and study.SELECTOR.is_file()
+    if not study.PUZZLES.is_file():
+        pytest.skip("../shared/data not present")
+    records = study.pick_records(study.PUZZLES, 1, skip=100)  # one tuning puzzle a level
+    monkeypatch.setattr(study, "tuning_slice", lambda: records)
+    rows = study.tune(study.load_sudoku_mdm(study.MODEL), [(5, "learned", {"steps": 5, "mode": "paced", "threshold": 0.7})])
+    assert rows[0]["n"] == len(records) and rows[0]["mean_passes"] <= 5

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]  # the repository (this file is scripts/studies/...)
 sys.path.insert(0, str(ROOT))
 
 from mi_core.decoding import make_strategy
