@@ -30,6 +30,7 @@ from pathlib import Path
 import torch
 
 from mi_core.bench.report import update_section
+from mi_core.cli import USER_ERRORS
 from mi_core.device import pick_device, timed
 from mi_core.domain import get_domain
 from mi_core.domains.sudoku.bench_probe import random_states, throughput_sweep
@@ -230,6 +231,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    try:
+        return measure(args, argv)
+    except USER_ERRORS as err:  # bad values, a missing or unfit model file: one line, as python -m mi_core says it
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+
+
+def measure(args, argv: list[str] | None) -> int:
     sizes = [*args.batch_sizes, *args.peak_batches, *args.protein_batch_sizes, *args.protein_peak_batches,
              *args.esmc_batch_sizes, *args.esmc_peak_batches, *args.lengths]
     if not args.batch_sizes or min(sizes) < 1 or not 0 <= args.masked <= 81 or args.time_cap <= 0:

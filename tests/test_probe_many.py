@@ -131,3 +131,14 @@ def test_scaling_bench_writes_json_and_section(tmp_path, model_path):
     assert points[2].get("skipped") in ("time cap", None)
     text = md.read_text()
     assert "probe-scaling-cpu:start" in text and "% of peak" in text and "warm-up" in text
+
+
+def test_scaling_bench_refuses_bad_input_in_one_line(tmp_path, capsys):
+    """A missing model file or an out-of-range value was a traceback (docs/gpu.md runs this by hand)."""
+    from scripts.probe_scaling import main
+
+    missing = tmp_path / "missing.safetensors"
+    assert main(["--device", "cpu", "--sudoku-model", str(missing), "--no-protein"]) == 2
+    assert capsys.readouterr().err == f"error: weights file not found: {missing}\n"
+    assert main(["--device", "cpu", "--masked", "100"]) == 2
+    assert capsys.readouterr().err.startswith("error: batch sizes and lengths must be >= 1, --masked in 0..81")
