@@ -45,7 +45,23 @@ def section_body(raw: str) -> str:
     return re.sub(r"^(#{2,5}) ", lambda m: "#" + m.group(1) + " ", text, flags=re.M).strip()
 
 
+USAGE = "usage: python3 scripts/device_report.py OUTDIR DEVICE [BENCHMARKS.md]"
+
+
+def problem(argv: list[str]) -> str | None:
+    """One line about arguments this script cannot use, else None."""
+    if len(argv) not in (2, 3):
+        return USAGE
+    if not Path(argv[0]).is_dir():
+        return f"{argv[0]} is not a folder (OUTDIR: where scripts/device_check.sh wrote its outputs)"
+    return None
+
+
 def main(argv: list[str]) -> int:
+    line = problem(argv)
+    if line:
+        print(f"error: {line}", file=sys.stderr)
+        return 2
     out, device = Path(argv[0]), argv[1]
     steps = [json.loads(x) for x in (out / "steps.jsonl").read_text().splitlines() if x.strip()] \
         if (out / "steps.jsonl").is_file() else []

@@ -71,3 +71,11 @@ def test_train_gpu_pool_step_runs(tmp_path):
                           env={**os.environ, "OMP_NUM_THREADS": "1"})
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "graded puzzles" in proc.stdout
+
+
+def test_report_refuses_missing_arguments_and_folder(tmp_path):
+    """Without its arguments or with a folder that is not there, the report was a traceback."""
+    for args in ([], [str(tmp_path / "missing"), "cuda"]):
+        proc = subprocess.run([sys.executable, "scripts/device_report.py", *args], cwd=ROOT, capture_output=True, text=True)
+        assert proc.returncode == 2 and proc.stdout == "" and proc.stderr.count("\n") == 1, proc.stderr
+        assert proc.stderr.startswith("error: ") and "Traceback" not in proc.stderr
