@@ -20,9 +20,9 @@ cd "$(dirname "$0")/.."
 repo=$(pwd)
 run=${CHAIN_DIR:-/work/chain/run}
 tracked=checkpoints/sudoku_chain
-mkdir -p "$run"
 case "${1:-status}" in
 start)
+    mkdir -p "$run"
     if pgrep -f "train sudoku --out $run/model.safetensors" >/dev/null; then echo "already running"; exit 0; fi
     phase=$(cat "$tracked/phase" 2>/dev/null || echo 1)
     was=$(cat "$run/phase" 2>/dev/null || echo 1)
@@ -62,6 +62,7 @@ save)
 stop)
     pkill -f "train sudoku --out $run/model.safetensors" || true;;
 status)
+    if [ ! -f "$run/train.log" ]; then echo "error: no run at $run (start begins one)" >&2; exit 1; fi
     tail -n 3 "$run/train.log";;
 *)
     echo "usage: $0 start|save|stop|status" >&2; exit 2;;

@@ -130,3 +130,14 @@ def test_order_experiments_finds_its_files_and_tunes(monkeypatch):
     monkeypatch.setattr(study, "tuning_slice", lambda: records)
     rows = study.tune(study.load_sudoku_mdm(study.MODEL), [(5, "learned", {"steps": 5, "mode": "paced", "threshold": 0.7})])
     assert rows[0]["n"] == len(records) and rows[0]["mean_passes"] <= 5
+
+
+def test_chain_status_without_a_run_says_so_and_creates_nothing(tmp_path):
+    """``sudoku_chain.sh status`` (or a misspelt command) created the run's folder and status then failed in tail."""
+    run = tmp_path / "chain" / "run"
+    for command, code, line in (("status", 1, f"error: no run at {run} (start begins one)"),
+                                ("bogus", 2, "usage: ")):
+        proc = subprocess.run(["bash", "scripts/sudoku_chain.sh", command], cwd=ROOT, capture_output=True, text=True,
+                              env={"PATH": "/usr/bin:/bin", "CHAIN_DIR": str(run)})
+        assert proc.returncode == code and proc.stderr.startswith(line) and proc.stderr.count("\n") == 1, proc.stderr
+        assert not (tmp_path / "chain").exists()
