@@ -91,7 +91,7 @@ def cached_exact(cache: Path, note: dict):
             print(f"exact probe: state {i + 1} of {len(states)} ({result.passes} passes, {result.seconds:.1f} s)",
                   file=sys.stderr, flush=True)
         if any(kept[k]["eps"] != args.eps for k in keys):
-            raise SystemExit(f"{cache} holds probes of another --eps")
+            raise SystemExit(f"error: {cache} holds probes of another --eps")
         probes = [kept[k]["result"] for k in keys]
         note.update({"file": cache.name, "probed": sorted({kept[k]["when"] for k in keys})[::len(keys) - 1 or 1],
                      "timing": "exact probe of each state alone, one thread"})
@@ -114,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     resamples = int(take(argv, "--boot", 2000))
     cache = take(argv, "--exact-cache")
     if "--json" not in argv:
-        raise SystemExit("--json FILE is needed: the bootstrap is added to it")
+        raise SystemExit("error: --json FILE is needed: the bootstrap is added to it")
     out = Path(argv[argv.index("--json") + 1])
     kept: list = []
     fidelity = bench_estimator.fidelity

@@ -41,6 +41,8 @@ def main() -> None:
     groups = defaultdict(list)
     for path in sorted(folder.glob("*_[0-9].json")):
         groups[path.stem.rsplit("_", 1)[0]].append(json.loads(path.read_text()))
+    if not groups:
+        raise SystemExit(f"error: {folder} holds no NAME_SEED.json runs (protein_seed_noise.sh writes them)")
     rows, record = [], []
     for runs in groups.values():
         record.append({"sampler": runs[0]["sampler"], "params": runs[0]["params"],
