@@ -296,3 +296,25 @@ def test_pencil_marks_are_readable_on_every_fill_of_every_scale():
         fills = sample_colorscale(get_colorscale(scale), (layer / 2.2).tolist())
         worst = min(contrast(mark.replace("rgba", "rgb"), fill) for mark, fill in zip(marks[::9], fills))
         assert worst >= 4.5, (scale, worst)
+
+
+def test_a_sequence_strips_letters_are_readable_on_every_fill():
+    """The strip's letters on a light fill were #111111, not black: 4.1:1 on the Viridis and Oranges fills just
+    light enough to take them (white on the darker ones is 4.6:1). Black is at least 4.5:1 on every fill."""
+    steps, length = 61, 20
+    tokens = np.tile(np.arange(1, length + 1), (steps, 1))
+    chosen = np.zeros((steps, length), bool)
+    chosen[np.arange(1, steps), np.arange(steps - 1) % length] = True
+    entropy = np.tile(np.linspace(0.01, np.log(20), steps)[:, None], (1, length))
+    for color in ("step", "entropy"):
+        fig = protein_figures.decode_strip(tokens, chosen, entropy, np.zeros((steps, length), bool),
+                                           "ACDEFGHIKLMNPQRSTVWY", color=color, max_rows=steps)
+        heat = fig.data[0]
+        z = np.asarray(heat.z, float)
+        fills = sample_colorscale(get_colorscale({"step": "Viridis", "entropy": "Oranges"}[color]),
+                                  np.nan_to_num(np.clip((z - heat.zmin) / (heat.zmax - heat.zmin), 0, 1)).ravel().tolist())
+        fills = np.array(fills, object).reshape(z.shape)
+        worst = min(contrast(layer.textfont.color, fills[i, j])
+                    for layer in fig.data if str(layer.name).startswith("filled, on")
+                    for i, j in zip(*np.nonzero(np.asarray(layer.text, object) != "")))
+        assert worst >= 4.5, (color, worst)
