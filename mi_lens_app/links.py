@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import math
+import urllib.parse
 from collections.abc import Callable
 
 import streamlit as st
@@ -71,18 +72,16 @@ def start(page: str = "", selects_cell: bool = False, picks_model: bool = False)
     selected cell, so ``cell`` is carried too; ``picks_model``: it has the model picker, so ``model`` is."""
     if st.session_state.get("_link_page") not in (None, page):
         leave_out = {key for key, reads in (("cell", selects_cell), ("model", picks_model)) if not reads}
+        if history_navigation():
+            _restore_entry(leave_out)
+            st.session_state["_link_page"] = page
+            st.rerun()
         for key, value in carried(leave_out).items():
             if key in st.session_state:  # the new page's widget is another widget: it takes this value
                 st.session_state[key] = st.session_state[key]
             if key not in st.query_params:
                 with contextlib.suppress(StreamlitAPIException):  # still bound: the widget keeps it itself
                     st.query_params[key] = value
-        if history_navigation():
-            # the browser's Back or Forward: Streamlit drops the parameters bound on the page left, and in a run
-            # restoring history a bound widget takes its default for a parameter it misses; the rerun is an
-            # ordinary one, in which the values put back above stand
-            st.session_state["_link_page"] = page
-            st.rerun()
     st.session_state["_link_first"] = st.session_state.get("_link_page") is None  # a link opened from outside
     st.session_state["_link_page"] = page
     # a click's callback set these since the last run: the URL's old value is the page's own, not a link's
@@ -94,6 +93,25 @@ def start(page: str = "", selects_cell: bool = False, picks_model: bool = False)
     st.session_state[_REMARKS] = []
     st.session_state[_WHY] = {}
     st.session_state.setdefault(_FORMAT, {})
+
+
+def _restore_entry(leave_out: set[str]) -> None:
+    """The browser's Back or Forward to another page: the shared state is the history entry's own. Streamlit drops
+    the parameters bound on the page left, and in a run restoring history a bound widget takes its default for a
+    parameter it misses, so the entry's values go back into the URL and the caller reruns: in that ordinary run a
+    widget the session no longer holds reads the URL (or takes its default, where the entry has none). What the page
+    left carried was put back before, which was the entry's only one page back: two entries back at once (a quick
+    double Back, ``history.go(-2)``) reopened the entry with the settings of the page left."""
+    ctx = get_script_run_ctx()
+    entry = urllib.parse.parse_qs(getattr(ctx, "query_string", "") or "", keep_blank_values=True)
+    for key in SHARED:
+        if key in leave_out:
+            continue
+        if key in st.session_state:  # the page left's value: the entry's widget reads the URL instead
+            del st.session_state[key]
+        if entry.get(key) and key not in st.query_params:
+            with contextlib.suppress(StreamlitAPIException):  # still bound: the widget keeps it itself
+                st.query_params[key] = entry[key][-1]
 
 
 def history_navigation() -> bool:

@@ -595,6 +595,36 @@ def test_the_back_button_returns_to_the_view_with_its_puzzle(chromium, app_url, 
     page.close()
 
 
+def test_back_several_entries_at_once_into_another_page_brings_that_entrys_settings(chromium, app_url):
+    """Two or more entries back at once (a quick double Back, ``history.go(-3)``) into another page's entry: the page
+    reopened with the shared settings of the page left (4x4, chosen on What-if, over the Decoding entry's 9x9
+    preset); one Back at a time was right. And the jump forward again brings the 4x4 back."""
+    page = chromium.new_page(viewport={"width": 1024, "height": 768})
+    page.goto(f"{app_url}/Decoding?preset=hard+%C2%B7+26+clues")
+    wait_ready(page)
+    for title, path in (("MI maps", "MI_maps"), ("What-if", "What_if")):
+        navigate(page, title)
+        page.wait_for_url(f"**/{path}?*preset=hard*")
+        wait_ready(page)
+    page.locator('[data-testid="stSidebar"]').get_by_text("4x4", exact=True).first.click()
+    page.wait_for_function("location.search.includes('domain=4x4')", polling=250, timeout=30_000)
+    wait_ready(page)
+    page.evaluate("history.go(-3)")
+    page.wait_for_url("**/Decoding?*")
+    wait_ready(page)
+    page.wait_for_timeout(1000)
+    wait_ready(page)
+    assert "preset=hard" in page.url and "domain=" not in page.url, page.url
+    assert checked(page, "Domain") == "9x9" and selected(page, "Preset") == "hard · 26 clues", page.url
+    page.evaluate("history.go(3)")
+    page.wait_for_url("**/What_if?*")
+    wait_ready(page)
+    page.wait_for_timeout(1000)
+    wait_ready(page)
+    assert "domain=4x4" in page.url and checked(page, "Domain") == "4x4", page.url
+    page.close()
+
+
 def test_the_chosen_model_goes_with_a_page_change_to_the_views_that_pick_one(chromium, app_url):
     page = chromium.new_page(viewport={"width": 1024, "height": 768})
     page.goto(f"{app_url}/MI_maps")
