@@ -104,11 +104,15 @@ def _restore_entry(leave_out: set[str]) -> None:
     double Back, ``history.go(-2)``) reopened the entry with the settings of the page left."""
     ctx = get_script_run_ctx()
     entry = urllib.parse.parse_qs(getattr(ctx, "query_string", "") or "", keep_blank_values=True)
+    marker = entry.get("cut", [""])[-1]
+    long_texts = st.session_state.get("_link_long_text", {})
     for key in SHARED:
         if key in leave_out:
             continue
         if key in st.session_state:  # the page left's value: the entry's widget reads the URL instead
             del st.session_state[key]
+        if key not in entry and _cut_key(marker) == key and marker in long_texts:  # its text was left out
+            st.session_state[key] = long_texts[marker]
         if entry.get(key) and key not in st.query_params:
             with contextlib.suppress(StreamlitAPIException):  # still bound: the widget keeps it itself
                 st.query_params[key] = entry[key][-1]

@@ -927,6 +927,21 @@ def test_back_across_a_paste_too_long_for_the_link_shows_each_entrys_text(chromi
     page.close()
 
 
+def test_back_from_another_page_to_a_paste_too_long_for_the_link_shows_its_text(chromium, app_url):
+    """Back from another view to the entry of a paste left out of the address showed an empty box."""
+    page = chromium.new_page(viewport=VIEW)
+    page.goto(f"{app_url}/MI_maps?src=paste")
+    wait_ready(page)
+    long = "2" * 25_000
+    paste(page, long, "cut=puzzle")
+    navigate(page, "About")
+    page.wait_for_url("**/About?*")
+    wait_ready(page)
+    history_step(page, page.go_back)
+    assert "/MI_maps" in page.url and "cut=puzzle" in page.url and box_holds(page, long) == long, page.url
+    page.close()
+
+
 def test_back_to_the_first_of_two_long_pastes_shows_its_own_text(chromium, app_url):
     """Each long paste is its own entry: Back to the first of two (a short paste between them) showed the second.
     Two tries on fresh pages: on 2026-12-06 the box came back empty after the second Back in 1 of 5 full CI runs
