@@ -516,6 +516,10 @@ if (!window.miLensOneHistoryEntry) {
     if (link && new URL(link.href, location.href).pathname !== location.pathname) { reset(); began = Date.now(); }
   }, true);
   window.addEventListener("popstate", reset);  // Back or Forward: the entries are the browser's again
+  // the visitor's next key or press begins another change: the last one's run may have ended unseen (its state never
+  // reached the element), and the next run's own write (a short paste after a long one, which the address left
+  // out) then replaced the last change's entry, so Back skipped it
+  for (const type of ["keydown", "pointerdown"]) { document.addEventListener(type, reset, true); }
   // a record's state before the change is its old value: a run that begins and ends before the records are read
   // shows as running only there
   const isRun = (state) => state === "running" || state === "rerunRequested";

@@ -785,6 +785,22 @@ def test_a_change_whose_run_ends_before_its_records_are_read_still_ends(chromium
     page.close()
 
 
+def test_a_change_whose_run_was_never_seen_leaves_its_entry_to_the_next_change(chromium, app_url):
+    """A long paste's run ended unseen (its state never reached the element): the next paste's run, whose write was
+    the only change of the address (the box was out of it), replaced the long paste's entry, so Back to it went one
+    further, to an empty box (1 of 14 runs of the two long pastes' test). A key or press of the visitor's is a new
+    change: the run's write after it gets an entry of its own."""
+    page = chromium.new_page(viewport={"width": 1024, "height": 768})
+    page.goto(f"{app_url}/About")
+    wait_ready(page)
+    entries = page.evaluate("history.length")
+    page.evaluate("""() => history.replaceState({}, "", location.origin + location.pathname + "?x=1")""")
+    page.keyboard.press("Control+Enter")  # the next change; then its run writes the address (Streamlit pushes)
+    page.evaluate("""() => history.pushState({}, "", location.pathname + "?x=1&y=2")""")
+    assert page.evaluate("history.length") == entries + 2
+    page.close()
+
+
 def test_a_projector_shows_both_decodings_side_by_side_with_the_selector_chart(chromium, app_url):
     """At 1024 px with the sidebar open, the two frames stay side by side when one of them holds a plotly chart
     (learned's P(unmask), from step 1): the layout rule that stacks rows of charts below 1,200 px stacked them."""
