@@ -80,6 +80,7 @@ def check_script(argv: list[str], monkeypatch) -> None:
         m.setattr(sys, "argv", [target, *args])
         with pytest.raises(Parsed):
             if module:
+                m.delitem(sys.modules, target, raising=False)  # imported by another test: runpy warns of it
                 runpy.run_module(target, run_name="__main__")
             else:
                 runpy.run_path(str(ROOT / target), run_name="__main__")
