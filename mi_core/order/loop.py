@@ -19,6 +19,37 @@ from mi_core.models.base import MaskedLM
 from mi_core.options import SEED_MAX, check_ranges, option
 from mi_core.order.elbo import order_loss, rollout
 from mi_core.scale import distributed
+from mi_core.train.mdm import read_checkpoint
+
+RESUMABLE = ("updates", "time_budget")  # settings a resumed run may change (it runs longer or shorter)
+NOT_SETTINGS = ("out", "log", "force", "resume", "device", "threads", "argv", "given")  # where and how, not what
+STATE_KEYS = ("update", "elapsed", "curve", "posterior", "selector", "opt", "rng", "gen", "torch_rng", "best",
+              "settings")
+
+
+def checkpoint_path(out: Path) -> Path:
+    """The checkpoint that ``--resume`` continues: ``<out>.ckpt``."""
+    return out.with_suffix(".ckpt")
+
+
+def run_settings(args) -> dict:
+    """The options that decide what a run computes (JSON-ready), which ``--resume`` must give alike."""
+    return json.loads(json.dumps({k: v for k, v in sorted(vars(args).items()) if k not in NOT_SETTINGS}, default=str))
+
+
+def resume_state(out: Path, args) -> dict:
+    """The checkpoint of the run at ``out``; ValueError when there is none or ``args`` asks for other settings
+    than it was started with (except :data:`RESUMABLE`)."""
+    path = checkpoint_path(out)
+    if not path.is_file():
+        raise ValueError(f"--resume: no checkpoint {path} to continue (a run writes it at each validation)")
+    state = read_checkpoint(path, keys=STATE_KEYS)
+    ours, theirs = run_settings(args), json.loads(state["settings"])
+    for name in sorted(set(ours) | set(theirs)):
+        if name not in RESUMABLE and ours.get(name) != theirs.get(name):
+            raise ValueError(f"--resume continues the run's own settings: --{name.replace('_', '-')} "
+                             f"{ours.get(name)} differs from its {theirs.get(name)}")
+    return state
 
 
 @dataclass(frozen=True)
@@ -45,13 +76,15 @@ class OrderTrainConfig:
 
 
 def train_order(model, draw: Callable, cfg: OrderTrainConfig, d_model: int, *, validate: Callable | None = None,
-                eval_every: int = 0, checkpoint: Callable | None = None, log=print, nets: tuple | None = None):
+                eval_every: int = 0, checkpoint: Callable | None = None, log=print, nets: tuple | None = None,
+                resume: dict | None = None):
     """The training loop; returns ``(posterior, selector, curve)``. ``model`` is frozen unless ``cfg.finetune``
     (then trained in place, in eval mode, at ``cfg.denoiser_lr``); ``nets``: a ``(posterior, selector)`` pair
-    to continue (default: fresh ones for ``d_model``).
+    to warm-start from (default: fresh ones for ``d_model``); ``resume``: a checkpoint's ``state`` to continue
+    exactly where it was written (nets, optimizer, random streams, update count and curve).
 
     ``draw(rng, batch) -> (start (B, N) token ids, target (B, N) value indices)``; ``validate(selector)
-    -> dict`` and ``checkpoint(posterior, selector, curve)`` run every ``eval_every`` updates (0: never).
+    -> dict`` and ``checkpoint(posterior, selector, curve, state)`` run every ``eval_every`` updates (0: never).
     Statistics are read back from the device once per evaluation window.
     """
     device = model.device
@@ -67,9 +100,11 @@ def train_order(model, draw: Callable, cfg: OrderTrainConfig, d_model: int, *, v
         groups.append({"params": list(model.parameters()), "lr": cfg.denoiser_lr})
     opt = torch.optim.Adam(groups)
     params = [p for g in groups for p in g["params"]]
+    first, curve, window, start = 0, [], [], time.time()
+    if resume is not None:
+        first, curve, start = _restore(resume, model, posterior, selector, opt, rng, gen, cfg)
     distributed.broadcast_parameters(params)
-    curve, window, start = [], [], time.time()
-    for update in range(cfg.updates):
+    for update in range(first, cfg.updates):
         steps = cfg.budgets[update % len(cfg.budgets)]
         tokens, target = (x.to(device) for x in draw(rng, cfg.batch))
         ro = rollout(model, tokens, target, posterior, selector, steps, cfg.tau, cfg.samples, gen, cfg.bf16,
@@ -93,10 +128,39 @@ def train_order(model, draw: Callable, cfg: OrderTrainConfig, d_model: int, *, v
             curve.append(point)
             log(json.dumps(point))
             if checkpoint is not None:
-                checkpoint(posterior, selector, curve)
+                checkpoint(posterior, selector, curve, _state(update + 1, start, curve, model, posterior, selector,
+                                                              opt, rng, gen, cfg))
         if done:
             break
     return posterior, selector, curve
+
+
+def _state(update: int, start: float, curve: list, model, posterior, selector, opt, rng, gen,
+           cfg: OrderTrainConfig) -> dict:
+    """What :func:`_restore` needs to go on after ``update`` updates as if the run had not stopped."""
+    state = {"update": update, "elapsed": time.time() - start, "curve": json.dumps(curve),
+             "posterior": posterior.state_dict(), "selector": selector.state_dict(), "opt": opt.state_dict(),
+             "rng": json.dumps(rng.bit_generator.state), "gen": gen.get_state(), "torch_rng": torch.get_rng_state()}
+    if cfg.finetune:
+        state["model"] = model.state_dict()
+    return state
+
+
+def _restore(state: dict, model, posterior, selector, opt, rng, gen, cfg: OrderTrainConfig) -> tuple:
+    """Load a :func:`_state` into the run; ``(first update, curve, start time)``."""
+    posterior.load_state_dict(state["posterior"])
+    selector.load_state_dict(state["selector"])
+    if cfg.finetune:
+        model.load_state_dict(state["model"])
+    opt.load_state_dict(state["opt"])
+    torch.set_rng_state(state["torch_rng"].cpu())
+    if distributed.is_main():  # the checkpoint holds rank 0's streams: the others draw afresh from this update on
+        rng.bit_generator.state = json.loads(state["rng"])
+        gen.set_state(state["gen"].cpu())
+    else:
+        rng.bit_generator.state = np.random.default_rng([distributed.rank_seed(cfg.seed), state["update"]]).bit_generator.state
+        gen.manual_seed(distributed.rank_seed(cfg.seed) + state["update"])
+    return state["update"], json.loads(state["curve"]), time.time() - state["elapsed"]
 
 
 def load_nets(selector_path: Path) -> tuple:
@@ -159,7 +223,10 @@ class OrderTask:
     def run(self, args, cfg: OrderTrainConfig, model_path: Path, out: Path, log_path: Path, device) -> None:
         """:func:`train_order` with a JSON-lines log at ``log_path`` and checkpoints: ``out`` holds the selector
         with the best ``val_mean``, ``*_last`` the latest, ``*_posterior*`` the matching posteriors and, with
-        ``cfg.finetune``, ``*_denoiser*`` the denoiser. ``args.init``: a selector to continue."""
+        ``cfg.finetune``, ``*_denoiser*`` the denoiser, ``<out>.ckpt`` what ``args.resume`` continues from.
+        ``args.init``: a selector to warm-start from."""
+        ckpt = checkpoint_path(out)
+        resume = resume_state(out, args) if args.resume else None
         model = self.load(model_path, device)
         t0 = time.time()
         draw, score, header, info = self.data(args, cfg, model)
@@ -172,9 +239,12 @@ class OrderTask:
             check_order_net_fits(nets[1], model, args.init, same_weights=False)
         log_path.parent.mkdir(parents=True, exist_ok=True)
         out.parent.mkdir(parents=True, exist_ok=True)
-        best = [float("-inf")]
-        # an existing log is replaced only with --force (order/train.py); the other ranks of torchrun write none
+        best = [float("-inf") if resume is None else float(resume["best"])]
+        # an existing log is replaced only with --force or --resume (order/train.py), which writes back the
+        # points of its checkpoint; the other ranks of torchrun write none
         with (log_path if distributed.is_main() else Path(os.devnull)).open("w") as log_file:
+            for point in json.loads(resume["curve"]) if resume is not None else ():
+                log_file.write(json.dumps(point) + "\n")
 
             def log(line: str) -> None:
                 if not distributed.is_main():
@@ -184,7 +254,7 @@ class OrderTask:
                     log_file.write(line + "\n")
                     log_file.flush()
 
-            def checkpoint(posterior, selector, curve) -> None:
+            def checkpoint(posterior, selector, curve, state) -> None:
                 meta = {"train": asdict(cfg), "denoiser_frozen": not cfg.finetune, **extra, "curve": curve}
                 if args.init is not None:
                     meta["init"] = str(args.init)
@@ -198,10 +268,15 @@ class OrderTask:
                     save_order_net(selector, out.with_name(out.stem + suffix + ".safetensors"), paired)
                     save_order_net(posterior, out.with_name(out.stem + "_posterior" + suffix + ".safetensors"), paired)
                 best[0] = max(best[0], score)
+                tmp = ckpt.with_name(ckpt.name + ".tmp")  # written whole or not at all
+                torch.save({**state, "best": best[0], "settings": json.dumps(run_settings(args))}, tmp)
+                tmp.replace(ckpt)
 
             log(f"{header} ({time.time() - t0:.0f}s); frozen denoiser {model_path}")
+            if resume is not None:
+                log(f"resumed {ckpt} at update {resume['update']} ({resume['elapsed']:.0f}s trained)")
             train_order(model, draw, cfg, model.hidden_size, validate=validate, eval_every=args.eval_every,
-                        checkpoint=checkpoint, log=log, nets=nets)
+                        checkpoint=checkpoint, log=log, nets=nets, resume=resume)
             log(json.dumps({"done": True, "best_val_mean": best[0], "out": str(out)}))
 
 

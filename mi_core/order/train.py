@@ -18,7 +18,7 @@ from mi_core.domain import Domain, get_domain
 from mi_core.io import check_output, check_weights_output, default_run_path
 from mi_core.models.loading import other_domain
 from mi_core.options import SKIP, Device, Force, option
-from mi_core.order.loop import OrderTrainConfig, load_nets
+from mi_core.order.loop import OrderTrainConfig, load_nets, resume_state
 from mi_core.scale import distributed
 
 
@@ -31,7 +31,10 @@ class OrderRun:
     steps_budget: str = option("5,10,15,20", "budget(s) T, comma-separated; one selector conditioned on T is "
                                "trained over all of them")
     eval_every: int = option(50, "updates between validations", range=(1, 1_000_000_000))
-    init: Path | None = option(None, "continue from this selector (and its *_posterior file beside it)")
+    init: Path | None = option(None, "warm-start from this selector (and its *_posterior file beside it): a new run "
+                               "from those weights, with a fresh optimizer and data stream")
+    resume: bool = option(False, "continue the run at --out from OUT.ckpt (written at each validation) as if it had "
+                          "not stopped; give its options again (--updates and --time-budget may change)")
 
 
 def serves(domain: Domain) -> bool:
@@ -62,9 +65,16 @@ def main(args) -> None:
     cfg = replace(cfg, bf16=use_bf16(cfg.bf16, device, say))
     beside = tuple(f"{part}{last}.{ext}" for part in ("", "_posterior", "_denoiser") for last in ("", "_last")
                    for ext in ("safetensors", "json") if part or last)  # the selector's best is --out itself
-    out = check_weights_output(args.out or default_run_path(f"{domain.cli_name}_order_selector"), args.force,
-                               beside + (() if args.log else ("_log.jsonl",)))
-    log_path = check_output(args.log, args.force, "--log") or out.with_name(out.stem + "_log.jsonl")
+    if args.resume:  # the run's own files are continued, its checkpoint read (and its settings checked) first
+        if args.out is None:
+            raise ValueError("--resume needs the --out of the run to continue")
+        out = Path(args.out)
+        resume_state(out, args)
+        log_path = Path(args.log or out.with_name(out.stem + "_log.jsonl"))
+    else:
+        out = check_weights_output(args.out or default_run_path(f"{domain.cli_name}_order_selector"), args.force,
+                                   beside + (".ckpt",) + (() if args.log else ("_log.jsonl",)))
+        log_path = check_output(args.log, args.force, "--log") or out.with_name(out.stem + "_log.jsonl")
     domain.part("order_task").run(args, cfg, args.model, out, log_path, device)
     distributed.teardown()
 

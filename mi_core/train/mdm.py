@@ -93,9 +93,9 @@ def optimizer(model, cfg) -> torch.optim.Optimizer:
 CHECKPOINT_KEYS = ("model", "opt", "torch_rng", "step", "elapsed", "best", "curve", "cfg", "model_cfg")
 
 
-def read_checkpoint(path: Path, device="cpu") -> dict:
+def read_checkpoint(path: Path, device="cpu", keys: tuple[str, ...] = CHECKPOINT_KEYS) -> dict:
     """The checkpoint at ``path`` (tensors only; never unpickles code); ValueError naming the file when it is not
-    one whole checkpoint of this trainer."""
+    one whole checkpoint of this trainer (one with every name in ``keys``)."""
     try:
         state = torch.load(path, map_location=device, weights_only=True)
     except Exception as err:  # noqa: BLE001  (a cut or foreign file raises OSError, EOFError, UnpicklingError...)
@@ -106,7 +106,7 @@ def read_checkpoint(path: Path, device="cpu") -> dict:
         why = (after or lines or [type(err).__name__])[0]
         raise ValueError(f"--resume: {path} is not a readable checkpoint (torch.load: {why[:160]}): a run writes it "
                          "whole or not at all, so it was cut or replaced after: restore a whole copy, or start again with --force") from None
-    missing = [k for k in CHECKPOINT_KEYS if k not in state] if isinstance(state, dict) else list(CHECKPOINT_KEYS)
+    missing = [k for k in keys if k not in state] if isinstance(state, dict) else list(keys)
     if missing:
         raise ValueError(f"--resume: {path} is not a checkpoint of this trainer (it has no {', '.join(missing)})")
     return state
