@@ -149,3 +149,14 @@ def test_the_jsons_own_report_is_replaced_whole_on_a_rerun(sudoku_args, tmp_path
     assert cli_main([*sudoku_args, "--json", str(out), "--force"]) == 0
     again = out.with_suffix(".md").read_text()
     assert again.count("Reference: sequential") == first.count("Reference: sequential") == 1
+
+
+@pytest.mark.parametrize("spec", ["2:-1", "2:nan", "0:4"])
+def test_a_bad_learned_mi_gamma_fails_before_any_row(sudoku_args, tmp_path, capsys, spec):
+    """``--learned-mi-gammas 2:-1`` decoded six rows first and then failed inside learned_mi."""
+    out = tmp_path / "rows.json"
+    args = sudoku_args[:-4] + ["--learned-mi-gammas", spec, "--threads", "1", "--json", str(out)]
+    assert cli_main(args) == 2
+    got = capsys.readouterr()
+    assert f"error: --learned-mi-gammas {spec}:" in got.err and "finite number >= 0" in got.err
+    assert '"sampler"' not in got.out and not out.exists()

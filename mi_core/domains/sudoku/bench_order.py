@@ -13,6 +13,7 @@ goal where top_margin is >= 20%).
 from __future__ import annotations
 
 import json
+import math
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,11 +45,17 @@ LEARNED_MI_GAMMAS = {5: 8.0, 10: 4.0, 15: 2.0, 20: 1.0}  # chosen on puzzles 101
 
 
 def parse_gamma_map(spec: str) -> dict[int, float]:
-    """``"5:8,10:4"`` -> ``{5: 8.0, 10: 4.0}``."""
+    """``"5:8,10:4"`` -> ``{5: 8.0, 10: 4.0}``; a budget below 1 or a gamma that is not a finite number >= 0 is
+    refused here, before any row decodes."""
     try:
-        return {int(t): float(g) for t, g in (item.split(":") for item in spec.split(",") if item.strip())}
+        gammas = {int(t): float(g) for t, g in (item.split(":") for item in spec.split(",") if item.strip())}
     except ValueError:
         raise ValueError(f"--learned-mi-gammas expects T:GAMMA pairs separated by commas, got {spec!r}") from None
+    for t, g in gammas.items():
+        if t < 1 or not math.isfinite(g) or g < 0:
+            raise ValueError(f"--learned-mi-gammas {spec}: {t}:{g:g} needs a budget T >= 1 and a gamma that is a "
+                             "finite number >= 0")
+    return gammas
 
 
 def run(model, records, name: str, params: dict, selector: Path, seed: int, bf16: bool = False, done=print,
