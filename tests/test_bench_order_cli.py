@@ -160,3 +160,13 @@ def test_a_bad_learned_mi_gamma_fails_before_any_row(sudoku_args, tmp_path, caps
     got = capsys.readouterr()
     assert f"error: --learned-mi-gammas {spec}:" in got.err and "finite number >= 0" in got.err
     assert '"sampler"' not in got.out and not out.exists()
+
+
+def test_a_budget_without_a_learned_mi_gamma_is_named(sudoku_args, tmp_path, capsys):
+    """``--budgets 2`` with gammas for 5 and 3 only left learned_mi out of the rows without a word."""
+    out = tmp_path / "rows.json"
+    args = sudoku_args[:-4] + ["--learned-mi-gammas", "5:8,3:4", "--threads", "1", "--json", str(out)]
+    assert cli_main(args) == 0
+    got = capsys.readouterr()
+    assert "note: --learned-mi-gammas 5:8,3:4 has no gamma for budget(s) 2: learned_mi is left out" in got.err
+    assert "learned_mi" not in {r["sampler"] for r in json.loads(out.read_text())}

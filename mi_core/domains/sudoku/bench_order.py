@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -163,6 +164,9 @@ def run_bench(args, domain) -> int:
     budgets = args.budgets
     gammas = gammas_of(args, GAMMAS)
     mi_gammas = parse_gamma_map(args.learned_mi_gammas)
+    if mi_gammas and (missing := [t for t in budgets if t not in mi_gammas]):
+        print(f"note: --learned-mi-gammas {args.learned_mi_gammas} has no gamma for budget(s) "
+              f"{', '.join(map(str, missing))}: learned_mi is left out there (give T:GAMMA for each)", file=sys.stderr)
     device = pick_device(args.device, args.threads)
     warn_if_slow_bf16(device, args.bf16)
     model = load_sudoku_mdm(args.model, device)
