@@ -161,3 +161,37 @@ def file_sha256(path: str | Path) -> str:
     if key not in _SHA256:
         _SHA256[key] = hashlib.sha256(Path(path).read_bytes()).hexdigest()
     return _SHA256[key]
+
+
+class UnreadableFile(ValueError):
+    """A file ``torch.load`` cannot read as tensors; its text is torch's reason in one line."""
+
+
+def torch_load(path: str | Path, device="cpu"):
+    """``torch.load`` of ``path``, tensors only (never unpickles code). A cut, foreign or garbage file (torch
+    raises OSError, EOFError, UnpicklingError, RuntimeError...) raises :class:`UnreadableFile`."""
+    import torch
+
+    try:
+        return torch.load(path, map_location=device, weights_only=True)
+    except Exception as err:  # noqa: BLE001
+        # torch's text runs over lines and suggests weights_only=False (never for a file of unknown origin):
+        # its reason is the line after "WeightsUnpickler error:", else the first
+        lines = [line.strip() for line in str(err).splitlines() if line.strip()]
+        after = [b for a, b in zip(lines, lines[1:]) if a.endswith("WeightsUnpickler error:")]
+        raise UnreadableFile((after or lines or [type(err).__name__])[0][:160]) from None
+
+
+def read_checkpoint(path: Path, keys: tuple[str, ...], device="cpu") -> dict:
+    """A trainer's ``--resume`` checkpoint at ``path``; ValueError naming the file when it is not one whole
+    checkpoint of this trainer (a dict with every name in ``keys``)."""
+    try:
+        state = torch_load(path, device)
+    except UnreadableFile as err:
+        raise ValueError(f"--resume: {path} is not a readable checkpoint (torch.load: {err}): a run writes it "
+                         "whole or not at all, so it was cut or replaced after: restore a whole copy, or start "
+                         "again with --force") from None
+    missing = [k for k in keys if k not in state] if isinstance(state, dict) else list(keys)
+    if missing:
+        raise ValueError(f"--resume: {path} is not a checkpoint of this trainer (it has no {', '.join(missing)})")
+    return state

@@ -247,6 +247,18 @@ def test_a_bad_antiberty_config_is_named(tiny_folder, change, match):
         load_antiberty(tiny_folder)
 
 
+def test_unreadable_antiberty_weights_are_named_as_antiberty(tiny_folder):
+    """A cut weights file was called "not an ESM-C checkpoint" (the loader borrowed ESM-C's reader and text)."""
+    from mi_core.domains.antibody.model import load_antiberty
+
+    weights = tiny_folder / "pytorch_model.bin"
+    weights.write_bytes(weights.read_bytes()[:100])
+    with pytest.raises(ModelFileError, match=r"pytorch_model.bin is not AntiBERTy weights \(a torch state dict\) "
+                                             r"\(torch.load: .+\)") as err:
+        load_antiberty(tiny_folder)
+    assert "ESM-C" not in str(err.value)
+
+
 def test_missing_package_is_one_line(monkeypatch):
     import importlib.util
 

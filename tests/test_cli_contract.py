@@ -133,7 +133,7 @@ def test_messages_name_option_value_and_range(places, capsys, monkeypatch):
         "estimate-mask-positions-outside": "--mask-positions: '9' is outside 1-8 (the sequence has 8 residues)",
         "make-estimator-data-out-empty": "argument --out: an empty path ('')",
         "bench-model-empty": "argument --model: an empty path ('')",
-        "probe-protein-junk-pth": "junk.pth is not an ESM-C checkpoint (torch.load: ",
+        "probe-protein-junk-pth": "junk.pth is not an ESM-C state dict (torch.load: ",
         "probe-sudoku-eps-one": "argument --eps: 1 would skip every value",  # was "eps must be ..." after loading
         "bench-suite-data-a-file": "ref.fa: not a folder; give the folder of kaggle_graded_dev.csv",
         "bench-suite-data-missing-set": "has no kaggle_graded_dev.csv, top1465.txt, clue17_dev.txt",

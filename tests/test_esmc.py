@@ -272,7 +272,7 @@ def test_bad_weight_files(tmp_path, esmc):
         load_esmc(tmp_path / "nope.pth")
     garbage = tmp_path / "garbage.pth"
     garbage.write_bytes(b"this is not a checkpoint" * 10)
-    with pytest.raises(ModelFileError, match=r"is not an ESM-C checkpoint \(torch.load: "):
+    with pytest.raises(ModelFileError, match=r"is not an ESM-C state dict \(torch.load: "):
         load_esmc(garbage)
     listed = tmp_path / "list.pth"
     torch.save([torch.zeros(2)], listed)

@@ -14,12 +14,11 @@ import numpy as np
 import torch
 
 from mi_core.decoding.selector import check_order_net_fits, load_order_net, make_order_nets, save_order_net
-from mi_core.io import display_path, file_sha256
+from mi_core.io import display_path, file_sha256, read_checkpoint
 from mi_core.models.base import MaskedLM
 from mi_core.options import SEED_MAX, check_ranges, option
 from mi_core.order.elbo import order_loss, rollout
 from mi_core.scale import distributed
-from mi_core.train.mdm import read_checkpoint
 
 RESUMABLE = ("updates", "time_budget")  # settings a resumed run may change (it runs longer or shorter)
 NOT_SETTINGS = ("out", "log", "force", "resume", "device", "threads", "argv", "given")  # where and how, not what
@@ -43,7 +42,7 @@ def resume_state(out: Path, args) -> dict:
     path = checkpoint_path(out)
     if not path.is_file():
         raise ValueError(f"--resume: no checkpoint {path} to continue (a run writes it at each validation)")
-    state = read_checkpoint(path, keys=STATE_KEYS)
+    state = read_checkpoint(path, STATE_KEYS)
     ours, theirs = run_settings(args), json.loads(state["settings"])
     for name in sorted(set(ours) | set(theirs)):
         if name not in RESUMABLE and ours.get(name) != theirs.get(name):

@@ -26,7 +26,7 @@ import torch
 
 from mi_core.device import bf16_autocast, pick_device, use_bf16
 from mi_core.domain import Domain, get_domain
-from mi_core.io import check_weights_output, default_run_path
+from mi_core.io import check_weights_output, default_run_path, read_checkpoint
 from mi_core.models.base import masked_ce
 from mi_core.options import Device, Force, option
 from mi_core.scale import distributed
@@ -93,27 +93,8 @@ def optimizer(model, cfg) -> torch.optim.Optimizer:
 CHECKPOINT_KEYS = ("model", "opt", "torch_rng", "step", "elapsed", "best", "curve", "cfg", "model_cfg")
 
 
-def read_checkpoint(path: Path, device="cpu", keys: tuple[str, ...] = CHECKPOINT_KEYS) -> dict:
-    """The checkpoint at ``path`` (tensors only; never unpickles code); ValueError naming the file when it is not
-    one whole checkpoint of this trainer (one with every name in ``keys``)."""
-    try:
-        state = torch.load(path, map_location=device, weights_only=True)
-    except Exception as err:  # noqa: BLE001  (a cut or foreign file raises OSError, EOFError, UnpicklingError...)
-        # torch's text runs over lines and suggests weights_only=False: its reason is the line after
-        # "WeightsUnpickler error:", else the first
-        lines = [line.strip() for line in str(err).splitlines() if line.strip()]
-        after = [b for a, b in zip(lines, lines[1:]) if a.endswith("WeightsUnpickler error:")]
-        why = (after or lines or [type(err).__name__])[0]
-        raise ValueError(f"--resume: {path} is not a readable checkpoint (torch.load: {why[:160]}): a run writes it "
-                         "whole or not at all, so it was cut or replaced after: restore a whole copy, or start again with --force") from None
-    missing = [k for k in keys if k not in state] if isinstance(state, dict) else list(keys)
-    if missing:
-        raise ValueError(f"--resume: {path} is not a checkpoint of this trainer (it has no {', '.join(missing)})")
-    return state
-
-
 def _resume(ckpt: Path, device, model, opt, task, ema, log) -> dict:
-    state = read_checkpoint(ckpt, device)
+    state = read_checkpoint(ckpt, CHECKPOINT_KEYS, device)
     model.load_state_dict(state["model"])
     opt.load_state_dict(state["opt"])
     if ema is not None:
@@ -225,7 +206,7 @@ def resume_configs(task_cls, out: Path, given: dict, cpu_clock: bool = False) ->
     path = checkpoint_path(out)
     if not path.is_file():
         raise ValueError(f"--resume: no checkpoint {path} to continue")
-    state = read_checkpoint(path)
+    state = read_checkpoint(path, CHECKPOINT_KEYS)
     model_cfg, run = json.loads(state["model_cfg"]), json.loads(state["cfg"])
     trainer = state.get("trainer")  # older checkpoints: none recorded, their configs' fields tell
     foreign = sorted(set(model_cfg) - set(task_cls.model_config.__dataclass_fields__))

@@ -17,7 +17,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from mi_core.domains.protein import MASK_ID
-from mi_core.domains.protein.esmc import check_tokens, read_checkpoint, translation_table, wrap_rows
+from mi_core.domains.protein.esmc import check_tokens, read_state_dict, translation_table, wrap_rows
 from mi_core.models.base import MaskedLM, MDMOutput, ModelFileError, build_config, read_json_object, shapes_problem
 from mi_core.options import option
 
@@ -168,7 +168,7 @@ def load_antiberty(folder: str | Path | None = None, device: torch.device | str 
     path, config = folder / "pytorch_model.bin", folder / "config.json"
     if not path.is_file() or not config.is_file():
         raise ModelFileError(f"{folder} holds no pytorch_model.bin and config.json")
-    state = read_checkpoint(path, "a torch state dict")
+    state = read_state_dict(path, "AntiBERTy weights (a torch state dict)")
     cfg = BertConfig.from_json(config)
     with torch.device("meta"):  # the shapes first: a config of another size allocates nothing
         skeleton = AntiBERTy(cfg)

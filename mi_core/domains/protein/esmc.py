@@ -15,6 +15,7 @@ import torch
 from torch import nn
 
 from mi_core.domains.protein import AMINO_ACIDS, MASK_ID, PAD_ID, VOCAB_SIZE
+from mi_core.io import UnreadableFile, torch_load
 from mi_core.models.base import MaskedLM, MDMOutput, ModelFileError
 
 ESMC_MAX_LEN = 2046  # residues: a 2048-token training context less BOS and EOS
@@ -176,19 +177,14 @@ def esmc_dims(state: dict, n_heads: int | None = None) -> tuple[int, int, int]:
     return d_model, heads, n_layers
 
 
-def read_checkpoint(path: Path, what: str = "an ESM-C state dict") -> dict:
+def read_state_dict(path: Path, what: str = "an ESM-C state dict") -> dict:
     """The state dict (``what``) in a torch file, on the CPU (tensors only; never unpickles code)."""
     if not path.is_file():
-        raise ModelFileError(f"ESM-C weights not found: {path}")
+        raise ModelFileError(f"{what} not found: {path}")
     try:
-        state = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as err:  # noqa: BLE001  (garbage raises IndexError, EOFError, UnpicklingError, RuntimeError...)
-        # torch's own text runs over lines and suggests weights_only=False (never for a file of unknown origin):
-        # its reason is the line after "WeightsUnpickler error:", else the first
-        lines = [line.strip() for line in str(err).splitlines() if line.strip()]
-        after = [b for a, b in zip(lines, lines[1:]) if a.endswith("WeightsUnpickler error:")]
-        why = (after or lines or [type(err).__name__])[0]
-        raise ModelFileError(f"{path} is not an ESM-C checkpoint (torch.load: {why[:160]})") from None
+        state = torch_load(path)
+    except UnreadableFile as err:
+        raise ModelFileError(f"{path} is not {what} (torch.load: {err})") from None
     if not isinstance(state, dict):
         raise ModelFileError(f"{path} holds a {type(state).__name__}, not {what}")
     return state
@@ -197,7 +193,9 @@ def read_checkpoint(path: Path, what: str = "an ESM-C state dict") -> dict:
 def load_esmc(path: str | Path, device: torch.device | str = "cpu", n_heads: int | None = None) -> ESMCAdapter:
     """An :class:`ESMCAdapter` over the checkpoint at ``path`` in eval mode, sized from its weights."""
     path = Path(path)
-    state = read_checkpoint(path)
+    if not path.is_file():
+        raise ModelFileError(f"ESM-C weights not found: {path}")
+    state = read_state_dict(path)
     d_model, heads, n_layers = esmc_dims(state, n_heads)
     esmc = build_esmc(d_model, heads, n_layers)
     try:
