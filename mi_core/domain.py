@@ -479,9 +479,44 @@ def load_builtin() -> None:
                                            f"{type(err).__name__}: {err}")
 
 
+PART_MEMBERS = {  # what the engine reads of each part a domain gives (docs/architecture.md, "The domain seam")
+    "states": ("config_cls", "sources", "eval_defaults", "data_options", "eval_options", "config_from_args", "options",
+               "check", "draw", "held_out"),
+    "metric": ("update", "compute"),
+    "bench_inputs": ("options",),  # its other members are set on the instance
+    "trainer": ("name", "model_config", "train_config", "options", "build_model", "batch", "validate", "save", "point",
+                "summary", "state_dict", "load_state_dict", "before_step", "best_key", "higher"),
+    "order_task": ("options", "domain", "load", "save_denoiser", "data", "run"),
+    "order_bench": ("options", "run_bench"),
+}
+
+
+def lacks(part, name: str) -> bool:
+    """``part`` has no member ``name``, or only a base class's stub (marked ``abc.abstractmethod``: e.g.
+    ``SequenceTask.read_data``, which a subclass must give)."""
+    return not hasattr(part, name) or getattr(getattr(part, name), "__isabstractmethod__", False)
+
+
+def check_parts(domain: Domain) -> None:
+    """ValueError naming each member a part of ``domain`` lacks, so an incomplete domain is refused as it registers,
+    not by a traceback in the middle of a command."""
+    problems = [f"its model_loader {domain.model_loader!r} is not callable"] if (
+        domain.model_loader is not None and not callable(domain.model_loader)) else []
+    for name, members in PART_MEMBERS.items():
+        part = getattr(domain, name)
+        stubs = [] if part is None else [m for m in dir(part) if m not in members and lacks(part, m)]
+        missing = [m for m in members if part is not None and lacks(part, m)] + stubs
+        if missing:
+            what = getattr(part, "__name__", type(part).__name__)
+            problems.append(f"its {name} ({what}) lacks {', '.join(missing)}")
+    if problems:
+        raise ValueError(f"domain {domain.key}: {'; '.join(problems)} (docs/architecture.md, 'The domain seam')")
+
+
 def register(domain: Domain, *, replace: bool = False) -> Domain:
     """Add ``domain`` under its key, names and ``short`` (the app's button); ValueError when one is taken (unless
-    ``replace``)."""
+    ``replace``) or when one of its parts lacks a member the engine reads (:data:`PART_MEMBERS`)."""
+    check_parts(domain)
     load_builtin()  # the built-in domains come first, and a new one cannot take their names
     taken = {n for d in DOMAINS.domains.values() if d.key != domain.key or not replace
              for n in (d.key, *d.names, d.short)}

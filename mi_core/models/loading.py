@@ -71,12 +71,16 @@ def load_model_described(spec: str | Path | None = None, device: torch.device | 
         raise ModelFileError(f"{spec} is a model for {trained.cli_name} (its JSON records the domain {trained.key}), "
                              f"not for {domain.cli_name}")
     try:
-        model, description = domain.part("model_loader")(spec, torch.device(device))
+        loaded = domain.part("model_loader")(spec, torch.device(device))
     except (ValueError, OSError) as err:  # a file the environment named: say which variable to mend
         env = os.environ.get(domain.model_env) if domain.model_env else None
         if env and spec is not None and resolve_path(env) == resolve_path(spec):
             raise ModelFileError(f"{err} (the file ${domain.model_env} names)") from None
         raise
+    if not (isinstance(loaded, tuple) and len(loaded) == 2 and isinstance(loaded[0], MaskedLM)):
+        raise ValueError(f"the {domain.label} domain's model_loader returned {type(loaded).__name__}, not "
+                         "(model, description): a MaskedLM and a line naming it (docs/architecture.md)")
+    model, description = loaded
     model.domain = domain.key
     return model, description
 

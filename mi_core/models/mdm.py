@@ -199,6 +199,15 @@ class SequenceMDM(TransformerMDM):
     mask_id: ClassVar[int] = 0
     pad_id: ClassVar[int]
 
+    @classmethod
+    def check_vocabulary(cls) -> None:
+        """ValueError when the subclass leaves :attr:`values` or :attr:`pad_id` unset."""
+        unset = [name for name in ("values", "pad_id") if not hasattr(cls, name)]
+        if unset:
+            raise ValueError(f"{cls.__name__} does not set {' and '.join(unset)}: a SequenceMDM subclass names its "
+                             "vocabulary (values, mask_id, pad_id; token v + 1 is value v)")
+
     def __init__(self, cfg: SequenceMDMConfig = SequenceMDMConfig()):
+        self.check_vocabulary()
         super().__init__(cfg, self.values, max(self.values + 1, self.pad_id, self.mask_id) + 1,
                          rotary=cfg.max_len, pad_id=self.pad_id)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from abc import abstractmethod
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -205,14 +206,17 @@ class OrderTask:
     options: type
     domain: str
 
+    @abstractmethod
     def load(self, path: Path, device) -> MaskedLM:
         """The denoiser the selector learns orders for."""
         raise NotImplementedError
 
+    @abstractmethod
     def save_denoiser(self, model: MaskedLM, path: Path, meta: dict) -> None:
         """Save the fine-tuned denoiser (``--finetune``) beside the selector."""
         raise NotImplementedError
 
+    @abstractmethod
     def data(self, args, cfg: OrderTrainConfig, model) -> tuple[Callable, Callable, str, dict]:
         """``(draw, score, header, info)``: the batches of :func:`train_order`, the ``score`` of
         :func:`make_validator` on held-out data (``selector`` None: ``top_margin`` with ``steps=T``), a line

@@ -9,6 +9,7 @@ schedule (:func:`mi_core.order.elbo.schedule_loglik`), against that under ``top_
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from dataclasses import dataclass
 
 import numpy as np
@@ -104,6 +105,7 @@ class SequenceOrderTask(OrderTask):
 
     options: type = WindowOptions
 
+    @abstractmethod
     def splits(self, args) -> tuple[list, list, dict]:
         """``(train records, val records, info)``: the sequences windows are drawn from."""
         raise NotImplementedError

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+from abc import abstractmethod
 from dataclasses import dataclass
 
 import numpy as np
@@ -139,6 +140,7 @@ class SequenceTask:
 
     def __init__(self, model_cfg: SequenceMDMConfig, cfg: SequenceTrainConfig, device: torch.device, args: dict,
                  log=print):
+        self.model_cls.check_vocabulary()
         self.model_cfg, self.cfg, self.device = model_cfg, cfg, device
         self.rng = np.random.default_rng(distributed.rank_seed(cfg.seed))
         self.gen = torch.Generator().manual_seed(distributed.rank_seed(cfg.seed))
@@ -148,6 +150,7 @@ class SequenceTask:
         self.batches = Batches(train, cfg.batch, model_cfg.max_len, self.model_cls.pad_id, self.rng)
         self.residues = 0
 
+    @abstractmethod
     def read_data(self, args: dict, cfg: SequenceTrainConfig, log) -> tuple[list, list, dict]:
         """``(training sequences, validation sequences, what the run records about them)``."""
         raise NotImplementedError
