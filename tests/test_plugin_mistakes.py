@@ -96,3 +96,24 @@ def test_a_sequence_mdm_without_its_vocabulary_is_named():
 
     with pytest.raises(ValueError, match="NoPad does not set pad_id: a SequenceMDM subclass names its vocabulary"):
         NoPad(SMALL)
+
+
+def test_weights_recording_a_domain_not_registered_here_are_refused(tmp_path):
+    """Before: a file trained for a plugin domain that is not loaded (here 'brackets', four values like the toy's
+    model) was read by another domain's loader of the same config class, and its MI shown as the other domain's."""
+    from mi_core.models.base import ModelFileError, load_checked, save_model
+    from mi_core.models.loading import load_model
+
+    path = tmp_path / "other.safetensors"
+    save_model(ToyMDM(SMALL), SMALL, path, {}, domain="someone_elses")
+    loader = lambda spec, device: (load_checked(SequenceMDMConfig, ToyMDM, spec, device, "a toy MDM")[0], "toy")  # noqa: E731
+    domain = toy_like(model_loader=loader)
+    register(domain)
+    try:
+        with pytest.raises(ModelFileError, match="is a model for the domain 'someone_elses' .*no domain "
+                                                 "'someone_elses' is registered here"):
+            load_model(path, domain="toy_lab")
+        save_model(ToyMDM(SMALL), SMALL, path, {}, domain="toy_lab")
+        assert load_model(path, domain="toy_lab").domain == "toy_lab"
+    finally:
+        unregister(domain.key)

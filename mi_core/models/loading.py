@@ -32,6 +32,22 @@ def other_domain(path: str | Path, domain: str | Domain | None) -> Domain | None
     return trained if trained.key != ours.key else None
 
 
+def unregistered_domain(path: str | Path, domain: Domain) -> str | None:
+    """The domain key recorded beside ``path`` when no registered domain has it (the plugin that brings it is not
+    loaded): another domain's weights that ``domain``'s loader might read, as with the same vocabulary size."""
+    try:
+        key = load_meta(path).get("domain")
+    except ValueError:
+        return None
+    if not isinstance(key, str) or key == domain.key or key in domain.names:
+        return None
+    try:
+        get_domain(key)
+    except ValueError:
+        return key
+    return None
+
+
 def keyword_domain(spec: str) -> tuple[Domain, str | None]:
     """``(domain, spec)`` of a spec that is not a ``.safetensors`` file: a domain name (spec None), a
     keyword in ``Domain.model_keywords``, else the domain with ``foreign_weights``."""
@@ -70,6 +86,11 @@ def load_model_described(spec: str | Path | None = None, device: torch.device | 
     if trained is not None:  # a loader of the same config class would read it, and serve the wrong alphabet
         raise ModelFileError(f"{spec} is a model for {trained.cli_name} (its JSON records the domain {trained.key}), "
                              f"not for {domain.cli_name}")
+    unknown = unregistered_domain(spec, domain) if spec is not None and str(spec).endswith(".safetensors") else None
+    if unknown is not None:
+        raise ModelFileError(f"{spec} is a model for the domain {unknown!r} (its JSON records it), not for "
+                             f"{domain.cli_name}; no domain {unknown!r} is registered here (is its module named in "
+                             "MI_LENS_DOMAINS?)")
     try:
         loaded = domain.part("model_loader")(spec, torch.device(device))
     except (ValueError, OSError) as err:  # a file the environment named: say which variable to mend
