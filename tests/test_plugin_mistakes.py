@@ -5,8 +5,11 @@ with one line naming what is wrong (never a traceback), and a fixed-length domai
 from __future__ import annotations
 
 import dataclasses
+import json
 
+import numpy as np
 import pytest
+import torch
 from toy_domain import TOY, ToyMDM, ToyStates
 
 from mi_core.domain import register, unregister
@@ -117,3 +120,50 @@ def test_weights_recording_a_domain_not_registered_here_are_refused(tmp_path):
         assert load_model(path, domain="toy_lab").domain == "toy_lab"
     finally:
         unregister(domain.key)
+
+
+def test_views_average_a_sequence_mdm_on_a_fixed_length_domain():
+    """Before: ``--views`` refused the engine's sequence MDM (``seq_len`` None) on a domain of fixed length ("views
+    of 6 positions ... do not fit a model of None positions"); the symmetries may be NumPy arrays."""
+    from mi_core.models.views import Views
+
+    torch.manual_seed(0)
+    model = ToyMDM(SMALL).eval()
+    positions = np.stack([np.arange(6), np.arange(6)[::-1]])
+    values = np.stack([np.arange(6), np.arange(6)])
+    views = Views(model, positions, values)
+    assert (views.seq_len, views.max_len) == (6, 6)
+    tokens = torch.tensor([[1, 0, 0, 0, 0, 2]])
+    with torch.no_grad():
+        got = views(tokens).logits
+        one = model(tokens).logits.log_softmax(-1)
+        flipped = model(tokens.flip(1)).logits.log_softmax(-1).flip(1)
+    torch.testing.assert_close(got, (one + flipped) / 2)
+    with pytest.raises(ValueError, match="views of 6 positions, a state of 5"):
+        views(tokens[:, :5])
+
+
+def test_bench_with_views_on_a_plugin_sequence_domain(tmp_path):
+    """The command line end to end: a fixed-length domain over the engine's MDM, with symmetries, decodes with
+    ``--views 2`` and records them."""
+    from mi_core import cli
+    from mi_core.models.base import load_checked, save_model
+
+    path = tmp_path / "m.safetensors"
+    torch.manual_seed(0)
+    save_model(ToyMDM(SMALL), SMALL, path, {}, domain="toy_lab")
+
+    def symmetries(count, seed):
+        return np.stack([np.arange(6), np.arange(6)[::-1]])[:count], np.tile(np.arange(6), (count, 1))
+
+    loader = lambda spec, device: (load_checked(SequenceMDMConfig, ToyMDM, spec, device, "a toy MDM")[0], "toy")  # noqa: E731
+    register(toy_like(model_loader=loader, symmetries=symmetries))
+    states = tmp_path / "states.txt"
+    states.write_text("ab____ abcdef\n______ fedcba\n")
+    out = tmp_path / "bench.json"
+    try:
+        assert cli.main(["bench", "toy_lab", "--model", str(path), "--puzzles", str(states), "--views", "2",
+                         "--json", str(out)]) == 0
+    finally:
+        unregister("toy_lab")
+    assert json.loads(out.read_text())["views"] == 2

@@ -92,6 +92,10 @@ class Wrapped(MaskedLM):
         return self.model.value_tokens
 
     @property
+    def max_len(self) -> int:
+        return self.seq_len if self.seq_len is not None else self.model.max_len
+
+    @property
     def hidden_size(self) -> int:
         return self.model.hidden_size
 

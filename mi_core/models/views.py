@@ -20,13 +20,15 @@ class Views(Wrapped):
     ``model`` reads them beside the ensemble's probabilities, which are smoother than the model's own."""
 
     def __init__(self, model: MaskedLM, positions: torch.Tensor, values: torch.Tensor):
+        positions, values = torch.as_tensor(positions, dtype=torch.long), torch.as_tensor(values, dtype=torch.long)
         k, n = positions.shape
-        if model.seq_len != n or values.shape != (k, model.n_values):
+        if (model.seq_len or n) != n or n > model.max_len or values.shape != (k, model.n_values):
             raise ValueError(f"views of {n} positions and {values.shape[-1]} values do not fit a model of "
-                             f"{model.seq_len} positions and {model.n_values} values")
+                             f"{model.seq_len or f'up to {model.max_len}'} positions and {model.n_values} values")
         if not (torch.equal(positions[0], torch.arange(n)) and torch.equal(values[0], torch.arange(model.n_values))):
             raise ValueError("the first view must be the identity")
         super().__init__(model)
+        self.seq_len = n  # a model of varying length read at the views' one length
         tokens = model.value_tokens.cpu()
         relabel = torch.arange(int(max(tokens.max(), model.mask_id)) + 1).repeat(k, 1)
         relabel[:, tokens] = tokens[values]  # token of value v -> token of value values[k, v]
@@ -48,6 +50,8 @@ class Views(Wrapped):
         """The views' mean log-probabilities; ``run`` (``iterations``, ``keep``) goes to the inner model, and kept
         iterations' logits are averaged over the views the same way."""
         b = tokens.shape[0]
+        if tokens.shape[1] != self.positions.shape[1]:  # a model of varying length, views of one length
+            raise ValueError(f"views of {self.positions.shape[1]} positions, a state of {tokens.shape[1]}")
         if b == 0:
             return self.model(tokens, **run)
         top = len(self.relabel[0]) - 1  # tokens above every value and the mask (a pad) stay as they are
