@@ -102,7 +102,7 @@ def estimator_mismatch(model, estimator, domain: Domain) -> str | None:
         return f"it reads hidden states of size {cfg.d_in}, but the model's are {hidden}"
     if cfg.n_values != model.n_values:
         return f"it expects {cfg.n_values} values, the model has {model.n_values}"
-    if getattr(cfg, "n_positions", 0) and domain.layout == "sequence":
+    if getattr(cfg, "n_positions", 0) and domain.length is None:
         return f"it was trained on a fixed length of {cfg.n_positions} positions; sequences vary in length"
     if getattr(cfg, "n_positions", 0) and cfg.n_positions != domain.cells:
         return f"it was trained on {cfg.n_positions} positions, this domain has {domain.cells}"

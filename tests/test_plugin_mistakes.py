@@ -143,6 +143,21 @@ def test_views_average_a_sequence_mdm_on_a_fixed_length_domain():
         views(tokens[:, :5])
 
 
+def test_the_app_reads_a_fixed_length_estimator_of_a_sequence_mdm(tmp_path):
+    """Before: the app refused the estimator ``train-estimator`` made for such a domain ("it was trained on a fixed
+    length of 6 positions; sequences vary in length") and probed every map instead; the command line used it."""
+    from mi_core.mi.estimator import EstimatorConfig, MIEstimator
+    from mi_lens_app.core import estimator_mismatch
+
+    model = ToyMDM(SMALL).eval()
+    estimator = MIEstimator(EstimatorConfig(d_in=8, n_values=6, n_positions=6))
+    assert estimator_mismatch(model, estimator, toy_like()) is None
+    other = MIEstimator(EstimatorConfig(d_in=8, n_values=6, n_positions=7))
+    assert estimator_mismatch(model, other, toy_like()) == "it was trained on 7 positions, this domain has 6"
+    varying = toy_like(length=None)
+    assert "sequences vary in length" in estimator_mismatch(model, estimator, varying)
+
+
 def test_bench_with_views_on_a_plugin_sequence_domain(tmp_path):
     """The command line end to end: a fixed-length domain over the engine's MDM, with symmetries, decodes with
     ``--views 2`` and records them."""
