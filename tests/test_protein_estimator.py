@@ -292,6 +292,8 @@ def test_eval_estimator_protein_cli(saved, fasta, tmp_path, capsys):
         assert key in res
     assert res["n_states"] == 3 and res["split"] == "val" and 10 <= res["mean_length"] <= 14
     assert res["speedup"] == pytest.approx(res["exact_seconds"] / res["estimator_seconds"])
+    # the per-state pair is of the batched calls, as the speedup beside it (the estimator's was one state at a time)
+    assert res["speedup"] == pytest.approx(res["exact_seconds_per_state"] / res["estimator_seconds_per_state"])
     assert res["exact_passes"] == round(3 * (1 + 20 * res["mean_masked"]))  # 1 + 20 x masked passes per state
     text = bench.read_text()
     assert "sudoku" in text and text.count("<!-- eval-estimator-protein:start -->") == 1 and "| 1-4 |" in text
