@@ -170,3 +170,15 @@ def test_a_budget_without_a_learned_mi_gamma_is_named(sudoku_args, tmp_path, cap
     got = capsys.readouterr()
     assert "note: --learned-mi-gammas 5:8,3:4 has no gamma for budget(s) 2: learned_mi is left out" in got.err
     assert "learned_mi" not in {r["sampler"] for r in json.loads(out.read_text())}
+
+
+def test_budgets_outside_the_selectors_training_are_named(sudoku_args, tmp_path, capsys):
+    """A selector trained at T = 5..10 run at T = 2 extrapolates: the run says so (it said nothing)."""
+    selector = tmp_path / "trained.safetensors"
+    save_order_net(make_order_nets(32)[1].eval(), selector, {"train": {"budgets": [10, 5]}})
+    args = [*sudoku_args, "--json", str(tmp_path / "rows.json")]
+    args[args.index("--selector") + 1] = str(selector)
+    assert cli_main(args) == 0
+    assert f"note: {selector} was trained at budgets 5,10; its choices at 2 are extrapolated" in capsys.readouterr().err
+    assert cli_main([*sudoku_args, "--json", str(tmp_path / "plain.json")]) == 0  # no budgets recorded: no note
+    assert "extrapolated" not in capsys.readouterr().err

@@ -22,6 +22,7 @@ from mi_core.decoding.selector import check_order_net_fits, load_order_net
 from mi_core.device import pick_device
 from mi_core.domain import get_domain
 from mi_core.io import atomic_write_json, atomic_write_text, check_output
+from mi_core.models.base import load_meta
 from mi_core.options import SKIP, Device, Force, float_list, int_list, markdown_option, option, seed
 
 
@@ -32,7 +33,22 @@ def selector_of(args, domain, model) -> Path:
     if selector is None:
         raise ValueError(f"the {domain.label} domain ships no order selector: give --selector FILE")
     check_order_net_fits(load_order_net(selector), model, selector)
+    trained = trained_budgets(selector)
+    outside = [t for t in args.budgets if trained and not min(trained) <= t <= max(trained)]
+    if outside:
+        print(f"note: {selector} was trained at budgets {','.join(map(str, trained))}; its choices at "
+              f"{','.join(map(str, outside))} are extrapolated", file=sys.stderr)
     return Path(selector)
+
+
+def trained_budgets(selector: str | Path) -> list[int]:
+    """The step budgets T a selector was trained at (its JSON's ``train.budgets``; empty when not recorded)."""
+    try:
+        train = load_meta(selector).get("train")
+    except ValueError:
+        return []
+    budgets = train.get("budgets") if isinstance(train, dict) else None
+    return sorted(budgets) if isinstance(budgets, list) and all(isinstance(t, int) for t in budgets) else []
 
 
 def gammas_of(args, default=()) -> list[float]:
