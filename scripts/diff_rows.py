@@ -1,6 +1,8 @@
 """Compare two benchmark result files row by row: ``python scripts/diff_rows.py OLD.json NEW.json``.
 
-Rows (a JSON list, or ``{"rows": [...]}``) are matched by set, sampler and params. Fields that record how a
+Rows (a JSON list, or ``{"rows": [...]}``) are matched by set, sampler, params and the run settings that tell a
+file's rows of one sampler apart (:data:`RUN_FIELDS`: a bench-order row's ``T``, ``seed`` and ``matched``, a sweep
+row's ``iterations``, ``views`` and ``attempts``); a file with two rows of one key is refused. Fields that record how a
 run was made rather than what it measured (``seconds``, ``command``, ``model``, ``seeding``) are skipped by
 default (``--skip``). Prints one line per row that differs and a summary; exits 1 when a measured field
 differs or a row is missing on either side, else 0. Used to check that a refactor reproduces the committed
@@ -18,6 +20,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a file, f
 from mi_core.bench.sweep import row_params  # noqa: E402
 
 SKIP = "seconds,command,model,seeding"
+# run settings in a row's key, with the value a row that lacks one ran with (rows record attempts only when > 1)
+RUN_FIELDS = {"T": None, "seed": 0, "matched": False, "iterations": None, "views": 1, "attempts": 1}
 
 
 def rows_of(path: Path) -> list[dict]:
@@ -34,7 +38,24 @@ def typed(row: dict) -> dict:
 
 
 def key(row: dict) -> tuple:
-    return row.get("set"), row["sampler"], json.dumps(row["params"], sort_keys=True)
+    return (row.get("set"), row["sampler"], json.dumps(row["params"], sort_keys=True),
+            *(row.get(f, default) for f, default in RUN_FIELDS.items()))
+
+
+def label(k: tuple) -> str:
+    """A key as set, sampler and params, then the run settings that are not their default."""
+    extra = [f"{f}={v}" for (f, default), v in zip(RUN_FIELDS.items(), k[3:]) if v != default]
+    return str((*k[:3], *extra))
+
+
+def keyed(path: Path) -> dict:
+    """``path``'s rows by :func:`key`; a key twice is an error (its rows could not be told apart)."""
+    rows = {}
+    for row in map(typed, rows_of(path)):
+        if key(row) in rows:
+            raise SystemExit(f"error: {path} holds two rows of {label(key(row))}: they cannot be told apart")
+        rows[key(row)] = row
+    return rows
 
 
 def compare(a: dict, b: dict, prefix: str = "") -> tuple[dict, list[str]]:
@@ -63,20 +84,20 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--skip", default=SKIP, help=f"comma-separated fields not compared (default {SKIP})")
     args = p.parse_args(argv)
     skip = set(filter(None, args.skip.split(",")))
-    old, new = ({key(r): r for r in map(typed, rows_of(path))} for path in (args.old, args.new))
+    old, new = keyed(args.old), keyed(args.new)
     bad = 0
     for k in sorted(set(old) | set(new), key=str):
         if k not in new or k not in old:
-            print(f"{k}: only in {'old' if k in old else 'new'}")
+            print(f"{label(k)}: only in {'old' if k in old else 'new'}")
             bad += 1
             continue
         a, b = old[k], new[k]
         diff, added = compare({f: a[f] for f in set(a) & set(b) - skip}, {f: b[f] for f in set(b) - skip})
         if diff:
             bad += 1
-            print(f"{k}: differs in {diff}")
+            print(f"{label(k)}: differs in {diff}")
         elif added:
-            print(f"{k}: same figures; new fields {added}")
+            print(f"{label(k)}: same figures; new fields {added}")
     print(f"{len(old)} old rows, {len(new)} new rows, {bad} differ or are missing", file=sys.stderr)
     return 1 if bad else 0
 

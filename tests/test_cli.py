@@ -277,6 +277,34 @@ def test_diff_rows_script_flags_changed_figures(tmp_path, capsys):
     assert diff_rows.main([str(old), str(new)]) == 1 and "by_level.Hard.accuracy" in capsys.readouterr().out
 
 
+def test_diff_rows_script_keeps_rows_of_other_run_settings_apart(tmp_path, capsys):
+    """A file's rows of one sampler and params run with other settings (a sweep's --attempts rows, bench-order's
+    T and seeds) are other rows: a rerun of one is compared with that one (they collided: the sweep of the soup's
+    Expert puzzles read 29 of its 33 rows, and a one-decode rerun 'differed' from the 32-decode row)."""
+    import importlib.util
+
+    from mi_core.io import ROOT
+
+    spec = importlib.util.spec_from_file_location("diff_rows", ROOT / "scripts" / "diff_rows.py")
+    diff_rows = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(diff_rows)
+    once = {"set": "s", "sampler": "topk", "params": {"k": 7}, "accuracy": 0.665, "mean_passes": 8.7}
+    retried = once | {"accuracy": 0.955, "mean_passes": 32.6, "attempts": 32}
+    old, new = tmp_path / "old.json", tmp_path / "new.json"
+    old.write_text(json.dumps([once, retried]))
+    new.write_text(json.dumps([once]))
+    assert diff_rows.main([str(old), str(new)]) == 1  # the 32-decode row is missing, and nothing differs
+    out = capsys.readouterr()
+    assert "differs" not in out.out and "attempts=32'): only in old" in out.out and "2 old rows, 1 new" in out.err
+    seeds = [{"sampler": "random", "params": {"steps": 5}, "T": t, "seed": s, "jsd": t + s} for t in (5, 10) for s in (0, 1)]
+    old.write_text(json.dumps(seeds))
+    new.write_text(json.dumps(seeds[::-1]))
+    assert diff_rows.main([str(old), str(new)]) == 0 and "4 old rows, 4 new" in capsys.readouterr().err
+    old.write_text(json.dumps([once, once | {"accuracy": 0.5}]))  # two rows no setting tells apart
+    with pytest.raises(SystemExit, match="error: .*old.json holds two rows of .*'topk'"):
+        diff_rows.main([str(old), str(new)])
+
+
 def test_display_path_keeps_machine_paths_out_of_records(tmp_path):
     from mi_core.io import ROOT, display_path
 
