@@ -201,6 +201,9 @@ python -m mi_core train-order sudoku --model assets/sudoku_mdm.safetensors --ste
     --eval-puzzles 100 --puzzle-pool 2000 --threads 1 --time-budget 1500 --force
 python scripts/studies/order_experiments.py variants
 python scripts/studies/order_experiments.py spread
+# the first model's steps end here: the commands below that name no model, estimator or selector ran on the
+# default of their day, the files then at assets/sudoku_peer_recurrent* (copied in below at each switch)
+unset MI_LENS_SUDOKU_MODEL MI_LENS_SUDOKU_ESTIMATOR MI_LENS_SUDOKU_SELECTOR
 
 # --- 2026-12-01: the older Sudoku tables on the hard-data model (fp32: this session's CPU has no native
 # bf16, where autocast ran 5-9x slower than fp32); two of these loops ran side by side, one thread each ---
@@ -249,9 +252,10 @@ python -m mi_core bench sudoku --model runs/loop2/sudoku_mdm.safetensors --puzzl
 # the graded training pool (10,000 puzzles, grown in chunks of 50), both as gzip text under assets/sudoku_pools
 python -c "from mi_core.domains.sudoku.pool import grow_pool_file; grow_pool_file('assets/sudoku_pools/val_hard.txt.gz', 777, 650, 1000)"
 python -c "from mi_core.domains.sudoku.pool import grow_pool_file; grow_pool_file('assets/sudoku_pools/train_graded.txt.gz', 4242, 10000, 500)"
-# the default model on the validation set (a CSV of the 200 hardest: puzzle,solution), then the candidates
-# at 480 CPU-seconds each on the first 250 pool puzzles, and their table
-python -m mi_core bench sudoku --puzzles runs/val200.csv --sampler sequential --json runs/compare/default_val200.json
+# the default model then (the 8-layer one) on the validation set (a CSV of the 200 hardest: puzzle,solution), then
+# the candidates at 480 CPU-seconds each on the first 250 pool puzzles, and their table
+python -m mi_core bench sudoku --puzzles runs/val200.csv --sampler sequential --model assets/sudoku_mdm_hard.safetensors \
+    --json runs/compare/default_val200.json
 bash scripts/studies/sudoku_compare.sh runs/pool250.txt.gz assets/sudoku_pools/val_hard.txt.gz runs/compare 480
 python scripts/studies/sudoku_compare_table.py runs/compare --baseline runs/compare/default_val200.json \
     --json assets/benchmarks/sudoku_cpu_candidates.json

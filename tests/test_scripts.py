@@ -3,6 +3,7 @@ shell studies run still parse, and the studies find the repository's files from 
 
 import argparse
 import importlib.util
+import json
 import runpy
 import subprocess
 import sys
@@ -14,10 +15,11 @@ from mi_core.cli import parse
 from mi_core.domain import load_builtin
 
 ROOT = Path(__file__).resolve().parents[1]
-# what the shell scripts call, recorded instead of run: python (argv NUL-separated, one record per call), the
-# chained run's script, the commands that copy or check out files
+# what the shell scripts call, recorded instead of run: python (argv NUL-separated, one record per call, and the
+# Sudoku model its environment names a line each in calls.env), the chained run's script, the commands that copy or
+# check out files
 STUBS = r"""
-record() { { printf '%s\0' "$@"; printf '\1\0'; } >> "$CALLS"; }
+record() { { printf '%s\0' "$@"; printf '\1\0'; } >> "$CALLS"; echo "${MI_LENS_SUDOKU_MODEL:-}" >> "$CALLS.env"; }
 python() { if [ "${1:-}" = - ]; then cat > /dev/null; fi; record "$@"; }
 python3() { python "$@"; }
 cp() { :; }
@@ -102,6 +104,32 @@ def test_shell_scripts_command_lines_parse(tmp_path, monkeypatch):
             check_script(argv, monkeypatch)
     inline = [c[1] for c in calls if c[0] == "-c"]
     assert inline and all(compile(code, "-c", "exec") for code in inline)
+
+
+def test_reproduce_runs_each_table_on_the_model_its_rows_record(tmp_path):
+    """reproduce.sh exported the first model's MI_LENS_SUDOKU_MODEL (and estimator, selector) for its first steps and
+    never unset them, so the 32 later decoding runs that name no model (the soup's views, MI-guided and --attempts
+    tables) ran on the first model, not the default their committed rows record."""
+    calls = recorded_calls(tmp_path)
+    models = (tmp_path / "calls.env").read_text().splitlines()
+    assert len(models) == len(calls)
+    checked, wrong = 0, []
+    for argv, env_model in zip(calls, models):
+        if argv[:2] != ["-m", "mi_core"] or argv[3:4] != ["sudoku"] or "--json" not in argv:
+            continue
+        out = ROOT / argv[argv.index("--json") + 1]
+        if not out.is_file() or out.parent != ROOT / "assets" / "benchmarks":
+            continue
+        data = json.loads(out.read_text())
+        rows = data if isinstance(data, list) else data.get("rows", [data])
+        recorded = {r.get("model") for r in rows if isinstance(r, dict)}
+        if len(recorded) != 1 or not str(next(iter(recorded))).endswith(".safetensors"):
+            continue
+        model = argv[argv.index("--model") + 1] if "--model" in argv else env_model or "(the shipped default)"
+        checked += 1
+        if model == "assets/sudoku_mdm.safetensors" != next(iter(recorded)):
+            wrong.append(f"{out.name}: runs {model}, its rows record {recorded.pop()}")
+    assert checked > 100 and not wrong, wrong
 
 
 def load_study(name: str):
