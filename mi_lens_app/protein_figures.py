@@ -32,6 +32,9 @@ MAX_ARCS = 150  # arcs drawn in the arc graph
 MAX_DOTS = 400  # pairs drawn in the contact map
 WINDOW = 120  # positions shown at once in the heatmap and the decoding strip
 MAX_STRIP_ROWS = 60  # decoding steps shown in the strip (the most recent ones)
+# a residue's label and an amino acid's letter on a projector: at 11 px (9 px in the arc graph) they could not be read
+# at 1024 px; plotly shows fewer residue labels where they do not fit, and the hover names each
+LETTER_PX = 14
 MASKED_COLOR = MUTED_COLOR  # still-masked positions (`_`, the contact map's diagonal marks)
 
 
@@ -85,7 +88,7 @@ def sequence_heatmap(mi: np.ndarray, labels: list[str], *, noun: str = "residue"
         pos, n = selected - lo, hi - lo
         shapes += selected_shapes([{"x0": -0.5, "x1": n - 0.5, "y0": pos - 0.5, "y1": pos + 0.5},
                                    {"y0": -0.5, "y1": n - 0.5, "x0": pos - 0.5, "x1": pos + 0.5}], 2)
-    axis = {"showgrid": False, "zeroline": False, "automargin": True, "tickfont": {"size": 11}}
+    axis = {"showgrid": False, "zeroline": False, "automargin": True, "tickfont": {"size": LETTER_PX}}
     shown = f"{noun}s {lo + 1}-{hi} of {len(labels)}"
     _layout(fig, f"{title} ({shown})" if hi - lo < len(labels) else title, height, shapes=shapes,
             xaxis=dict(axis, constrain="domain"), yaxis=dict(axis, autorange="reversed", scaleanchor="x",
@@ -201,7 +204,7 @@ def arc_figure(letters: str, labels: list[str], masked: np.ndarray, mi: np.ndarr
     if selected is not None:
         colors[selected] = SELECTED_COLOR
     fig.add_trace(go.Scatter(x=x, y=np.zeros(n), mode="text", text=list(letters), name="residues",
-                             textfont={"size": 14 if hi - lo <= 60 else 12 if hi - lo <= 80 else 9 if hi - lo <= 160
+                             textfont={"size": LETTER_PX if hi - lo <= 60 else 12 if hi - lo <= 80 else 9 if hi - lo <= 160
                                        else 7, "color": colors.tolist()},
                              hovertext=labels, hoverinfo="text"))
     ends_in = ((i >= lo) & (i < hi)) | ((j >= lo) & (j < hi))  # the window's arcs set the height drawn
@@ -218,10 +221,12 @@ def arc_figure(letters: str, labels: list[str], masked: np.ndarray, mi: np.ndarr
 def marginal_strip(marginals: np.ndarray, entropy: np.ndarray, labels: list[str], masked: np.ndarray,
                    amino_acids: str, *, extra: tuple[str, np.ndarray] | None = None, start: int = 0,
                    size: int = WINDOW, title: str = "Per-residue entropy and marginals",
-                   height: int = 460, nouns: tuple[str, str] = ("residue", "amino acid")) -> go.Figure:
+                   height: int | None = None, nouns: tuple[str, str] = ("residue", "amino acid")) -> go.Figure:
     """Entropy per residue as bars (and ``extra``, e.g. MI with the selected residue, as a line) over a
-    heatmap of the marginals ``(L, 20)`` of the masked residues (given ones are blank); a window of positions."""
+    heatmap of the marginals ``(L, 20)`` of the masked residues (given ones are blank); a window of positions.
+    ``height``: by default tall enough for a row of :data:`LETTER_PX` letters an amino acid."""
     lo, hi = window(len(labels), start, size)
+    height = height or 300 + 19 * len(amino_acids)  # 20 amino acids: 680 px, a row of 17 px each
     names = labels[lo:hi]
     masked = np.asarray(masked, bool)[lo:hi]
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.3, 0.7], vertical_spacing=0.04,
@@ -235,7 +240,7 @@ def marginal_strip(marginals: np.ndarray, entropy: np.ndarray, labels: list[str]
                       secondary_y=True)
         # the axis titles in the traces' colours say which is which: a legend over the plot covered the CDR bands
         fig.update_yaxes(title_text="MI (nats)", secondary_y=True, row=1, col=1, showgrid=False, rangemode="tozero",
-                         title_font={"color": "#1f5fbf"}, tickfont={"color": "#1f5fbf", "size": 12})
+                         title_font={"color": "#1f5fbf"}, tickfont={"color": "#1f5fbf", "size": LETTER_PX})
     fig.update_yaxes(title_text="H (nats)", secondary_y=False, row=1, col=1, rangemode="tozero",
                      title_font={"color": "#e6803a" if extra is not None else None})
     z = np.where(masked[:, None], np.asarray(marginals, float)[lo:hi], np.nan).T
@@ -246,8 +251,8 @@ def marginal_strip(marginals: np.ndarray, entropy: np.ndarray, labels: list[str]
     shown = f" ({nouns[0]}s {lo + 1}-{hi} of {len(labels)})" if hi - lo < len(labels) else ""
     key = "" if extra is None else f"<br><sup>bars: entropy H (left axis) · line: {extra[0]} (right axis)</sup>"
     _layout(fig, title + shown + key, height)
-    fig.update_xaxes(showgrid=False, tickfont={"size": 11}, automargin=True)
-    fig.update_yaxes(autorange="reversed", tickfont={"size": 11}, row=2, col=1, title_text=nouns[1],
+    fig.update_xaxes(showgrid=False, tickfont={"size": LETTER_PX}, automargin=True)
+    fig.update_yaxes(autorange="reversed", tickfont={"size": LETTER_PX}, row=2, col=1, title_text=nouns[1],
                      tickvals=list(amino_acids), ticktext=list(amino_acids))
     return add_cdr_marks(fig, cdr_spans(labels), lo=lo, hi=hi, shift=-lo)
 
@@ -347,7 +352,7 @@ def profile_figure(labels: list[str], series: dict[str, np.ndarray], *, selected
         shapes += selected_shapes([{"xref": "x", "yref": "paper", "x0": selected - 0.5, "x1": selected + 0.5,
                                     "y0": 0, "y1": 1}], 2)
     _layout(fig, title, height, shapes=shapes, barmode="group", yaxis_title=yaxis,
-            showlegend=len(series) > 1, xaxis={"tickfont": {"size": 11}})  # plotly thins the labels to fit
+            showlegend=len(series) > 1, xaxis={"tickfont": {"size": LETTER_PX}})  # plotly thins the labels to fit
     return add_cdr_marks(fig, cdr_spans(labels))
 
 

@@ -160,11 +160,11 @@ def _sequence_uploaded() -> tuple[str, str, Masking] | None:
 
 
 def window_picker(length: int, key: str = "win", where=None, masked: list[int] = (),
-                  size: int = WINDOW) -> tuple[int, int]:
-    """``(start, size)`` of the residue window long sequences are drawn in: all of them up to :data:`WINDOW`, unless
-    a narrower window is picked (from 61 residues: an antibody's 120 letters are too narrow to read on a 1024-px
-    projector, 60 are not). A window opens a few residues before the first of the ``masked`` positions, and again
-    on another sequence or mask. ``size``: the window it starts at (one of :data:`SIZES`)."""
+                  size: int = SIZES[0]) -> tuple[int, int]:
+    """``(start, size)`` of the residue window sequences longer than 60 are drawn in: 60 residues unless a wider
+    window is picked (an antibody's 120 letters, all drawn by default, were 9 px tall on a 1024-px projector; 60 are
+    14 px). A window opens a few residues before the first of the ``masked`` positions, and again on another
+    sequence or mask. ``size``: the window it starts at (one of :data:`SIZES`)."""
     if length <= SIZES[0]:
         return 0, length
     where = where or st

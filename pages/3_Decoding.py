@@ -436,7 +436,7 @@ def main():
         with fold if present else st.container():
             strip_colour(domain)
             # 60 residues: the strip's letters at 120 were too small to read at 1024 px
-            view = widgets.window_picker(pz.length, masked=pz.blanks, size=60)
+            view = widgets.window_picker(pz.length, masked=pz.blanks)
     playing = bool(st.session_state.get("play", False))
     st.fragment(player, run_every=interval if playing else None)(domain, pz, traces, count, view, present, stacked)
     legend(domain)

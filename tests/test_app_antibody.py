@@ -102,7 +102,8 @@ HEAVY = {"CDR-H1", "CDR-H2", "CDR-H3"}
 
 
 def test_cdrs_are_marked_on_every_antibody_view(env):
-    at = run_page("pages/1_MI_maps.py", domain="antibody")  # the first preset: trastuzumab VH, CDR3 masked
+    # the first preset: trastuzumab VH, CDR3 masked; all 120 residues (a window of 60 opens on 61-120)
+    at = run_page("pages/1_MI_maps.py", domain="antibody", win_size="120")
     assert_clean(at)
     charts = specs(at)
     for prefix in ("Contact-map view", "Arc graph", "Per-residue entropy"):
@@ -200,3 +201,28 @@ def test_what_if_opens_a_new_residue_on_its_likeliest_amino_acid(env):
             break
     else:
         pytest.fail(f"every masked residue's likeliest amino acid is {shown}")
+
+
+def letter_sizes(spec: dict) -> list[int]:
+    """The font sizes of a chart's residue and amino-acid letters: its text traces' and its axes' tick labels
+    (the chart's font where an axis names none)."""
+    base = spec["layout"].get("font", {}).get("size", 12)
+    sizes = [t["textfont"]["size"] for t in spec["data"] if "text" in t.get("mode", "") and "textfont" in t]
+    for name, axis in spec["layout"].items():
+        if name.startswith(("xaxis", "yaxis")) and axis.get("visible", True) and axis.get("tickvals", True):
+            sizes.append(axis.get("tickfont", {}).get("size", base))
+    return sizes
+
+
+@pytest.mark.parametrize("path", ["pages/1_MI_maps.py", "pages/4_What_if.py"])
+def test_an_antibodys_letters_are_readable_on_a_projector_by_default(env, path):
+    """At 1024 px an antibody's 120 letters were drawn 9 px tall in the arc graph and 11 px on the heatmap's and the
+    strip's axes: a window of 60 residues opens (on the masked CDR-H3, 61-120), and every letter is 14 px or more."""
+    at = run_page(path, domain="antibody")
+    assert_clean(at)
+    assert at.selectbox(key="win_size").value == 60 and at.slider(key="win").value == 61
+    charts = {t: s for t, s in specs(at).items() if not t.startswith("Contact-map")}  # dots, not letters
+    windowed = [t for t in charts if "61-120 of 120" in t]
+    assert windowed, list(charts)
+    small = {t[:40]: min(letter_sizes(s)) for t, s in charts.items() if min(letter_sizes(s), default=14) < 14}
+    assert not small, small

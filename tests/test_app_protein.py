@@ -232,7 +232,7 @@ def test_missing_protein_model_is_a_message(env):
 
 def test_mi_maps_with_an_estimator_uses_it(env, weights):
     env.setenv("MI_LENS_PROTEIN_ESTIMATOR", str(weights[1]))
-    at = run_page("pages/1_MI_maps.py", ppreset=load_protein_presets()[1].name)
+    at = run_page("pages/1_MI_maps.py", ppreset=load_protein_presets()[1].name, win_size="120")
     assert_clean(at)
     assert not at.warning
     assert array(find(at, "MI, neural estimator")["data"][0]["z"]).shape == (63, 63)
@@ -333,7 +333,7 @@ def test_mask_positions_that_name_no_position_are_an_error(env):
 
 
 def test_long_sequence_is_windowed_and_edges_capped(env):
-    at = run_page("pages/1_MI_maps.py", psrc="paste", seq=LONG, mask_mode="rate", mask_rate="0.1")
+    at = run_page("pages/1_MI_maps.py", psrc="paste", seq=LONG, mask_mode="rate", mask_rate="0.1", win_size="120")
     assert_clean(at)
     heat = find(at, "MI, exact")
     assert array(heat["data"][0]["z"]).shape == (120, 120)
