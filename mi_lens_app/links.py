@@ -76,12 +76,14 @@ def start(page: str = "", selects_cell: bool = False, picks_model: bool = False)
             _restore_entry(leave_out)
             st.session_state["_link_page"] = page
             st.rerun()
-        for key, value in carried(leave_out).items():
+        carry = carried(leave_out)
+        for key, value in carry.items():
             if key in st.session_state:  # the new page's widget is another widget: it takes this value
                 st.session_state[key] = st.session_state[key]
             if key not in st.query_params:
                 with contextlib.suppress(StreamlitAPIException):  # still bound: the widget keeps it itself
                     st.query_params[key] = value
+        _bring_long_text(carry.get("cut", ""))
     st.session_state["_link_first"] = st.session_state.get("_link_page") is None  # a link opened from outside
     st.session_state["_link_page"] = page
     # a click's callback set these since the last run: the URL's old value is the page's own, not a link's
@@ -116,6 +118,15 @@ def _restore_entry(leave_out: set[str]) -> None:
         if entry.get(key) and key not in st.query_params:
             with contextlib.suppress(StreamlitAPIException):  # still bound: the widget keeps it itself
                 st.query_params[key] = entry[key][-1]
+
+
+def _bring_long_text(marker: str) -> None:
+    """A page change from a paste too long for the address (its ``cut`` marker carried): the new page's box takes
+    the text from the session, as it would a short one from the URL (it showed an empty box)."""
+    text = st.session_state.get("_link_long_text", {}).get(marker)
+    key = _cut_key(marker)
+    if text is not None and key not in st.query_params:
+        st.session_state[key] = text
 
 
 def history_navigation() -> bool:
@@ -392,6 +403,10 @@ def remember(pickers: bool) -> None:
     carry = {k: now[k] for k in SHARED if k in now and (k not in st.session_state or _same(now[k], st.session_state[k], k))}
     if sum(len(v) for v in carry.values()) > MAX_CARRIED:
         carry = {k: v for k, v in carry.items() if len(v) <= 200}
+    # a text left out of the address (:func:`text_bind`) goes along within the session, by its marker
+    marker = now.get("cut", "")
+    if marker in st.session_state.get("_link_long_text", {}) and _cut_key(marker) not in now:
+        carry["cut"] = marker
     if pickers or carry or _CARRY not in st.session_state:
         st.session_state[_CARRY] = carry
 

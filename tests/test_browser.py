@@ -987,3 +987,33 @@ def test_back_to_the_first_of_two_long_pastes_shows_its_own_text(chromium, app_u
         walk()
     except AssertionError:
         walk()
+
+
+def test_a_paste_too_long_for_the_link_follows_the_visitor_to_other_views(chromium, app_url):
+    """Going on from a paste over 20,000 characters to another view showed an empty box there: the text went along
+    in the address only. It follows within the session, through a view without the box (About), and Back and
+    Forward still bring each entry's own text."""
+    page = chromium.new_page(viewport={"width": 1024, "height": 768})
+    page.goto(f"{app_url}/MI_maps?src=paste")
+    wait_ready(page)
+    long = "2" * 25_000
+    paste(page, long, "cut=puzzle")
+
+    def go_on(title: str, path: str) -> None:
+        navigate(page, title)
+        page.wait_for_url(f"**/{path}?*")
+        wait_ready(page)
+
+    go_on("Decoding", "Decoding")
+    assert "cut=puzzle" in page.url and "src=paste" in page.url and box_holds(page, long) == long, page.url
+    go_on("About", "About")
+    go_on("What-if", "What_if")
+    assert box_holds(page, long) == long, page.url
+    paste(page, EASY, "puzzle=")  # a short one goes by the address again
+    go_on("MI maps", "MI_maps")
+    assert f"puzzle={EASY}" in page.url and box_holds(page, EASY) == EASY, page.url
+    history_step(page, page.go_back)  # What-if, the short paste
+    assert box_holds(page, EASY) == EASY, page.url
+    history_step(page, page.go_back)  # What-if, as it opened with the long one
+    assert "/What_if" in page.url and box_holds(page, long) == long, page.url
+    page.close()
