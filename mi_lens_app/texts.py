@@ -104,7 +104,8 @@ against mean forward passes per sequence. Down and to the left is better; the da
 SEQUENCE_MAPS_PAGE = r"""
 **Sequences.** The state is a sequence with some residues masked; the model fills them. The **heatmap** is
 the $L \times L$ MI matrix along the sequence (each residue named by its letter and place, `_7` for a masked
-one; only masked residues carry MI, so given ones stay dark). Long sequences show a window of it. The
+one; only masked residues carry MI, so given ones stay dark). A sequence longer than 60 residues is shown 60
+at a time, opening on the masked ones (a *Window* of 120 or 200 shows more in smaller letters). The
 **contact-map view** keeps the strongest pairs at least $|i-j|$ apart, as dots above the diagonal⟦: in a
 trained protein model, pairs far apart in sequence that still share MI often sit close in the folded
 structure, as co-evolving contacts do⟧. The **arc graph** draws the strongest pairs as arcs along the
