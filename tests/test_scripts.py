@@ -170,3 +170,17 @@ def test_chain_status_without_a_run_says_so_and_creates_nothing(tmp_path):
                               env={"PATH": "/usr/bin:/bin", "CHAIN_DIR": str(run)})
         assert proc.returncode == code and proc.stderr.startswith(line) and proc.stderr.count("\n") == 1, proc.stderr
         assert not (tmp_path / "chain").exists()
+
+
+def test_the_click_through_opens_every_blank_cell_of_every_preset_under_each_scale(capsys):
+    """scripts/click_memory.py: the 975 views of the MI map's click-through (6 presets, 325 blank cells, 3 scales),
+    each once; its arguments are checked before any server starts."""
+    sys.path.insert(0, str(ROOT))
+    from scripts import click_memory
+
+    views = click_memory.views()
+    assert len(views) == len(set(views)) == 975
+    assert "cell=r1c2" in views[0] and "scale=linear" in views[0] and "scale=percentile" in views[-1]
+    with pytest.raises(SystemExit):
+        click_memory.main(["--url", "http://127.0.0.1:9"])  # no --pid: refused, nothing opened
+    assert "--url and --pid go together" in capsys.readouterr().err
