@@ -625,10 +625,9 @@ def bar_figure(labels: list[str], series: dict[str, np.ndarray], title: str = ""
     fig = go.Figure([go.Bar(x=labels, y=np.asarray(v, float), name=name) for name, v in series.items()])
     fig.update_layout(title=title, yaxis_title=yaxis, barmode="group", template="plotly_white", font=FONT,
                       height=height, margin={"l": 10, "r": 10, "t": 50, "b": 10},
-                      # every label, upright: 20 amino acids at 14 px fit a third of a 1280-px page (at 1024 px
-                      # the chart has the page's width); at 11 px they could not be read on a projector
+                      # every label, upright: 20 amino acids fit a third of the page at 11 px
                       xaxis={"automargin": True, "dtick": 1, "tickangle": 0,
-                             "tickfont": {"size": 11 if len(labels) > 20 else 14}},
+                             "tickfont": {"size": 11 if len(labels) > 12 else 14}},
                       yaxis={"automargin": True})
     return fig
 
