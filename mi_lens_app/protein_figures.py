@@ -90,7 +90,8 @@ def sequence_heatmap(mi: np.ndarray, labels: list[str], *, noun: str = "residue"
                                    {"y0": -0.5, "y1": n - 0.5, "x0": pos - 0.5, "x1": pos + 0.5}], 2)
     axis = {"showgrid": False, "zeroline": False, "automargin": True, "tickfont": {"size": LETTER_PX}}
     shown = f"{noun}s {lo + 1}-{hi} of {len(labels)}"
-    _layout(fig, f"{title} ({shown})" if hi - lo < len(labels) else title, height, shapes=shapes,
+    # the window on a line of its own: beside the contact map (1280 px) one line was cut at "of 12"
+    _layout(fig, f"{title}<br>{shown}" if hi - lo < len(labels) else title, height, shapes=shapes,
             xaxis=dict(axis, constrain="domain"), yaxis=dict(axis, autorange="reversed", scaleanchor="x",
                                                              constrain="domain"), clickmode="event+select")
     return add_cdr_marks(fig, cdr_spans(labels), lo=lo, hi=hi, shift=-lo, block=True, span=False, square=True)
