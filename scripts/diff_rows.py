@@ -1,12 +1,12 @@
 """Compare two benchmark result files row by row: ``python scripts/diff_rows.py OLD.json NEW.json``.
 
-Rows (a JSON list, or ``{"rows": [...]}``) are matched by set, sampler, params and the run settings that tell a
-file's rows of one sampler apart (:data:`RUN_FIELDS`: a bench-order row's ``T``, ``seed`` and ``matched``, a sweep
-row's ``iterations``, ``views`` and ``attempts``); a file with two rows of one key is refused. Fields that record how a
-run was made rather than what it measured (``seconds``, ``command``, ``model``, ``seeding``) are skipped by
-default (``--skip``). Prints one line per row that differs and a summary; exits 1 when a measured field
-differs or a row is missing on either side, else 0. Used to check that a refactor reproduces the committed
-figures (BENCHMARKS.md, "Reproduced after the domain-seam redesign").
+Rows (a JSON list, ``{"rows": [...]}``, or one row: a ``bench`` run's file) are matched by set, sampler, params and
+the run settings that tell a file's rows of one sampler apart (:data:`RUN_FIELDS`: a bench-order row's ``T``,
+``seed`` and ``matched``, a sweep row's ``iterations``, ``views`` and ``attempts``); a file with two rows of one key
+is refused. Fields that record how a run was made rather than what it measured (``seconds``, ``command``, ``model``,
+``seeding``) are skipped by default (``--skip``). Prints one line per row that differs and a summary; exits 1 when a
+measured field differs or a row is missing on either side, else 0. Used to check that a refactor reproduces the
+committed figures (BENCHMARKS.md, "Reproduced after the domain-seam redesign").
 """
 
 from __future__ import annotations
@@ -25,8 +25,9 @@ RUN_FIELDS = {"T": None, "seed": 0, "matched": False, "iterations": None, "views
 
 
 def rows_of(path: Path) -> list[dict]:
+    """``path``'s rows: a JSON list, ``{"rows": [...]}``, or one row (a ``bench`` run's file)."""
     data = json.loads(path.read_text())
-    rows = data["rows"] if isinstance(data, dict) else data
+    rows = data.get("rows", [data] if "sampler" in data else None) if isinstance(data, dict) else data
     if not isinstance(rows, list) or not all(isinstance(r, dict) and "sampler" in r for r in rows):
         raise SystemExit(f"error: {path} holds no list of rows with a sampler each")
     return rows

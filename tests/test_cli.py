@@ -305,6 +305,29 @@ def test_diff_rows_script_keeps_rows_of_other_run_settings_apart(tmp_path, capsy
         diff_rows.main([str(old), str(new)])
 
 
+def test_diff_rows_script_reads_a_bench_file_as_one_row(tmp_path, capsys):
+    """A ``bench`` run's file is one row, not a list: diff_rows compares it (it stopped with a KeyError traceback on
+    every ``bench --json`` file, sudoku_chain_kaggle500_soup3.json among them), and a file of no rows is one error
+    line."""
+    import importlib.util
+
+    from mi_core.io import ROOT
+
+    spec = importlib.util.spec_from_file_location("diff_rows", ROOT / "scripts" / "diff_rows.py")
+    diff_rows = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(diff_rows)
+    run = {"sampler": "mi", "params": {"gamma": 0.6}, "accuracy": 0.99, "passes": [3, 5], "attempts": 32}
+    old, new = tmp_path / "old.json", tmp_path / "new.json"
+    old.write_text(json.dumps(run))
+    new.write_text(json.dumps(run | {"seconds": 2.0}))
+    assert diff_rows.main([str(old), str(new)]) == 0 and "1 old rows, 1 new" in capsys.readouterr().err
+    new.write_text(json.dumps(run | {"passes": [3, 6]}))
+    assert diff_rows.main([str(old), str(new)]) == 1 and "'passes': ([3, 5], [3, 6])" in capsys.readouterr().out
+    new.write_text(json.dumps({"spearman": 0.938}))  # an eval-estimator file holds no rows
+    with pytest.raises(SystemExit, match="error: .*new.json holds no list of rows with a sampler each"):
+        diff_rows.main([str(old), str(new)])
+
+
 def test_display_path_keeps_machine_paths_out_of_records(tmp_path):
     from mi_core.io import ROOT, display_path
 
