@@ -436,6 +436,28 @@ def test_train_order_resume_refuses_what_it_cannot_continue(tmp_path, model_path
     assert "two.ckpt, which this run writes beside it, already exists" in capsys.readouterr().err
 
 
+def test_train_order_resume_on_another_kind_of_device_is_one_error_line(tmp_path, model_path, capsys):
+    """A checkpoint written on a GPU resumed on the CPU (or the other way round) stopped with a RuntimeError
+    traceback from torch ("Expected a CPUGeneratorImplState of size 5056 but found ... 16"): --device is not one of
+    the settings --resume compares, but the data stream's generator is the device's own."""
+    out = tmp_path / "sel.safetensors"
+    args = ["train-order", "sudoku", "--model", str(model_path), "--out", str(out), "--updates", "2", "--batch", "2",
+            "--samples", "2", "--steps-budget", "3", "--eval-every", "2", "--eval-puzzles", "4", "--puzzle-pool", "4",
+            "--no-bf16"]
+    assert cli_main(args) == 0
+    ckpt = out.with_suffix(".ckpt")
+    state = torch.load(ckpt, weights_only=True)
+    assert state["device"] == "cpu"  # the run's own kind of device is recorded
+    state["gen"] = torch.zeros(16, dtype=torch.uint8)  # a CUDA generator's state (seed and offset)
+    for written in (None, "cuda"):  # None: a checkpoint of the day before it recorded its device
+        torch.save({k: v for k, v in state.items() if k != "device"} | ({"device": written} if written else {}), ckpt)
+        capsys.readouterr()
+        assert cli_main(args + ["--updates", "4", "--resume"]) == 2
+        err = capsys.readouterr().err
+        assert f"--resume: {ckpt} was written by a run on {written or 'another kind of device'}" in err, err
+        assert "resume it with that run's --device" in err and "Traceback" not in err
+
+
 def test_train_order_reads_graded_pool_files(tmp_path, model_path, capsys):
     import gzip
 

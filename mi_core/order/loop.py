@@ -37,19 +37,30 @@ def run_settings(args) -> dict:
     return json.loads(json.dumps({k: v for k, v in sorted(vars(args).items()) if k not in NOT_SETTINGS}, default=str))
 
 
-def resume_state(out: Path, args) -> dict:
-    """The checkpoint of the run at ``out``; ValueError when there is none or ``args`` asks for other settings
-    than it was started with (except :data:`RESUMABLE`)."""
+def resume_state(out: Path, args, device: torch.device) -> dict:
+    """The checkpoint of the run at ``out``; ValueError when there is none, when it was written on another kind of
+    device than ``device``, or when ``args`` asks for other settings than it was started with (except
+    :data:`RESUMABLE`)."""
     path = checkpoint_path(out)
     if not path.is_file():
         raise ValueError(f"--resume: no checkpoint {path} to continue (a run writes it at each validation)")
     state = read_checkpoint(path, STATE_KEYS)
+    check_device(state, torch.device(device), path)
     ours, theirs = run_settings(args), json.loads(state["settings"])
     for name in sorted(set(ours) | set(theirs)):
         if name not in RESUMABLE and ours.get(name) != theirs.get(name):
             raise ValueError(f"--resume continues the run's own settings: --{name.replace('_', '-')} "
                              f"{ours.get(name)} differs from its {theirs.get(name)}")
     return state
+
+
+def check_device(state: dict, device: torch.device, path: Path) -> None:
+    """ValueError when the checkpoint was written on another kind of device than ``device``: its random streams go on
+    only there (a CUDA generator's state does not fit a CPU generator, nor the other way round)."""
+    written = state.get("device")  # checkpoints of 2026-12-06 record none: their generator's state tells
+    if (written or device.type) != device.type or state["gen"].numel() != torch.Generator(device).get_state().numel():
+        raise ValueError(f"--resume: {path} was written by a run on {written or 'another kind of device'}, whose "
+                         f"random streams cannot go on on {device.type}: resume it with that run's --device")
 
 
 @dataclass(frozen=True)
@@ -140,7 +151,8 @@ def _state(update: int, start: float, curve: list, model, posterior, selector, o
     """What :func:`_restore` needs to go on after ``update`` updates as if the run had not stopped."""
     state = {"update": update, "elapsed": time.time() - start, "curve": json.dumps(curve),
              "posterior": posterior.state_dict(), "selector": selector.state_dict(), "opt": opt.state_dict(),
-             "rng": json.dumps(rng.bit_generator.state), "gen": gen.get_state(), "torch_rng": torch.get_rng_state()}
+             "rng": json.dumps(rng.bit_generator.state), "gen": gen.get_state(), "torch_rng": torch.get_rng_state(),
+             "device": gen.device.type}
     if cfg.finetune:
         state["model"] = model.state_dict()
     return state
@@ -229,7 +241,7 @@ class OrderTask:
         ``cfg.finetune``, ``*_denoiser*`` the denoiser, ``<out>.ckpt`` what ``args.resume`` continues from.
         ``args.init``: a selector to warm-start from."""
         ckpt = checkpoint_path(out)
-        resume = resume_state(out, args) if args.resume else None
+        resume = resume_state(out, args, device) if args.resume else None
         model = self.load(model_path, device)
         t0 = time.time()
         draw, score, header, info = self.data(args, cfg, model)

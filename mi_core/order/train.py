@@ -69,7 +69,7 @@ def main(args) -> None:
         if args.out is None:
             raise ValueError("--resume needs the --out of the run to continue")
         out = Path(args.out)
-        resume_state(out, args)
+        resume_state(out, args, device)
         log_path = Path(args.log or out.with_name(out.stem + "_log.jsonl"))
     else:
         out = check_weights_output(args.out or default_run_path(f"{domain.cli_name}_order_selector"), args.force,
