@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import importlib.metadata
+import inspect
 import math
 import os
 import threading
@@ -493,8 +494,13 @@ PART_MEMBERS = {  # what the engine reads of each part a domain gives (docs/arch
 
 def lacks(part, name: str) -> bool:
     """``part`` has no member ``name``, or only a base class's stub (marked ``abc.abstractmethod``: e.g.
-    ``SequenceTask.read_data``, which a subclass must give)."""
-    return not hasattr(part, name) or getattr(getattr(part, name), "__isabstractmethod__", False)
+    ``SequenceTask.read_data``, which a subclass must give). Read without running it: a part's property (a pool
+    built on first use) is neither built nor raises here."""
+    try:
+        member = inspect.getattr_static(part, name)
+    except AttributeError:  # none, unless a __getattr__ gives it
+        return not hasattr(part, name)
+    return bool(getattr(member, "__isabstractmethod__", False))
 
 
 def check_parts(domain: Domain) -> None:

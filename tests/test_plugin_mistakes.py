@@ -78,6 +78,26 @@ def test_an_order_task_without_its_splits_is_refused():
     assert "its order_task (Half) lacks splits" in register_fails(toy_like(order_task=Half()))
 
 
+def test_a_parts_properties_are_not_run_as_it_registers():
+    """The check of a part's members ran every property of an instance part, twice, at import: one that builds its
+    data on first use was built there, and one that cannot yet (here a RuntimeError) stopped the module loading with
+    a traceback, though the domain gives every member."""
+    from toy_domain import ToyOrderTask
+
+    built = []
+
+    class Lazy(ToyOrderTask):
+        @property
+        def pool(self):
+            built.append(1)
+            raise RuntimeError("the pool is built on first use")
+
+    domain = toy_like(order_task=Lazy())
+    register(domain)
+    unregister(domain.key)
+    assert built == []
+
+
 def test_a_loader_returning_a_bare_model_is_named():
     """Before: TypeError: cannot unpack non-iterable ... object."""
     from mi_core.models.loading import load_model
