@@ -382,13 +382,16 @@ class FigureCache:
                 self._keep(key, value, size_of(value))
             finally:
                 with self._lock:
-                    self._building.pop(key, None)
+                    if self._building.get(key) is building:  # not a later session's, begun after this one's
+                        del self._building[key]
         return value
 
     def _keep(self, key: tuple, value, size: int) -> None:
         with self._lock:
             if size > self.max_bytes:  # larger than the whole cache: drawn, not kept
                 return
+            if key in self._items:  # two sessions built it (one waited on a build that failed): counted once
+                self.bytes -= self._items.pop(key)[1]
             self._items[key] = (value, size)
             self.bytes += size
             while self.bytes > self.max_bytes:

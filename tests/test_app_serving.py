@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 
 import pytest
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
@@ -252,3 +253,39 @@ def test_a_figures_size_is_what_it_holds():
         held = (tracemalloc.get_traced_memory()[0] - before) / 3
         tracemalloc.stop()
         assert 0.8 * held <= support.size_of(kept[0]) <= 2 * held, (support.size_of(kept[0]), held)
+
+
+def test_a_figure_built_by_two_sessions_after_a_failed_build_is_counted_once():
+    """A session waiting on another's build that failed builds the figure itself; a third session arriving then
+    built it too, and both kept it: the cache counted its bytes twice (118 bytes for the one 59-byte figure it
+    held after the race below), an error that only grows, till every figure was let go as it was kept and eviction popped an empty
+    cache (KeyError)."""
+    cache = support.FigureCache(10_000)
+    failing, slow, slow_started = threading.Event(), threading.Event(), threading.Event()
+
+    def fails():
+        failing.wait(5)
+        raise RuntimeError("this session's build failed")
+
+    def builds_slowly():
+        slow_started.set()
+        slow.wait(5)
+        return "x" * 10
+
+    def first():
+        with pytest.raises(RuntimeError):
+            cache(("k",), fails)
+
+    a = threading.Thread(target=first)
+    a.start()
+    time.sleep(0.3)  # the first session is building
+    b = threading.Thread(target=lambda: cache(("k",), builds_slowly))
+    b.start()
+    time.sleep(0.3)  # the second waits on the first's build
+    failing.set()
+    assert slow_started.wait(5)  # the first failed: the second builds
+    assert cache(("k",), lambda: "x" * 10) == "x" * 10  # a third session, meanwhile
+    slow.set()
+    a.join(5), b.join(5)
+    assert len(cache) == 1 and cache.bytes == sum(size for _, size in cache._items.values()) == support.size_of("x" * 10)
+    assert not cache._building
