@@ -1017,3 +1017,18 @@ def test_a_paste_too_long_for_the_link_follows_the_visitor_to_other_views(chromi
     history_step(page, page.go_back)  # What-if, as it opened with the long one
     assert "/What_if" in page.url and box_holds(page, long) == long, page.url
     page.close()
+
+
+def test_a_paste_longer_than_the_carried_limit_but_in_the_link_follows_too(chromium, app_url):
+    """A paste of 4,000-20,000 characters is kept in the address but was longer than what links to other views
+    carry (4,000): the next view's box was empty."""
+    page = chromium.new_page(viewport={"width": 1024, "height": 768})
+    page.goto(f"{app_url}/MI_maps?src=paste")
+    wait_ready(page)
+    medium = "3" * 6_000
+    paste(page, medium, "puzzle=333")
+    navigate(page, "Decoding")
+    page.wait_for_url("**/Decoding?*")
+    wait_ready(page)
+    assert box_holds(page, medium) == medium, page.url
+    page.close()
