@@ -422,6 +422,8 @@ def test_train_order_resume_refuses_what_it_cannot_continue(tmp_path, model_path
     assert cli_main(args + ["--resume"]) == 2
     assert "--resume needs the --out of the run to continue" in capsys.readouterr().err
     assert cli_main(args + ["--out", str(out)]) == 0
+    assert cli_main(args + ["--out", str(out), "--resume"]) == 2  # it ran its 2 updates: nothing was left to do
+    assert f"--resume: {out.with_suffix('.ckpt')} is at update 2 already: give --updates above it" in capsys.readouterr().err
     assert cli_main(args + ["--out", str(out), "--resume", "--batch", "3"]) == 2
     assert "--resume continues the run's own settings: --batch 3 differs from its 2" in capsys.readouterr().err
     assert cli_main(args + ["--out", str(tmp_path / "other.safetensors"), "--resume"]) == 2

@@ -51,6 +51,9 @@ def resume_state(out: Path, args, device: torch.device) -> dict:
         if name not in RESUMABLE and ours.get(name) != theirs.get(name):
             raise ValueError(f"--resume continues the run's own settings: --{name.replace('_', '-')} "
                              f"{ours.get(name)} differs from its {theirs.get(name)}")
+    if int(state["update"]) >= args.updates:
+        raise ValueError(f"--resume: {path} is at update {int(state['update'])} already: give --updates above it to "
+                         "go on")
     return state
 
 
