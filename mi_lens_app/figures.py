@@ -7,13 +7,48 @@ clicks on those markers do, and :func:`clicked_cell` turns one back into a cell 
 
 from __future__ import annotations
 
+import re
 import textwrap
+from importlib import metadata
 
 import numpy as np
 import plotly.graph_objects as go
+import plotly.io as pio
 from plotly.colors import get_colorscale, qualitative, sample_colorscale, unlabel_rgb
 
 from mi_lens_app.benchmarks import metric_of, pareto
+
+# orjson before 3.9.6 keeps a reference to a numpy array of strings it cannot encode, and plotly's "auto" JSON
+# engine tries orjson on the raw figure first: every figure Streamlit sent kept its hover and label arrays for
+# good, ~0.4 MB an 81 x 81 heatmap (a click through the 9x9 map's 975 cells took the server to 1.08 GB)
+ORJSON_FIXED = (3, 9, 6)
+
+
+def leaky_orjson(version: str | None) -> bool:
+    """Whether orjson ``version`` (None: not installed) leaks the numpy arrays it fails to encode."""
+    if version is None:
+        return False
+    parts = tuple(int(x) for x in re.findall(r"\d+", version)[:3])
+    return parts < ORJSON_FIXED
+
+
+def _orjson_version() -> str | None:
+    try:
+        return metadata.version("orjson")
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def plain_json_if_orjson_leaks() -> str:
+    """Let plotly (and so ``st.plotly_chart``) encode figures with the standard library's json when the installed
+    orjson leaks (:func:`leaky_orjson`); returns the engine in use. Figures with hover texts encode as fast or
+    faster this way (orjson's first try fails on them and plotly cleans the figure and tries again)."""
+    if leaky_orjson(_orjson_version()):
+        pio.json.config.default_engine = "json"
+    return pio.json.config.default_engine
+
+
+plain_json_if_orjson_leaks()
 
 GIVEN_COLOR = "#111111"
 FILLED_COLOR = "#1f5fbf"
