@@ -1020,8 +1020,8 @@ def test_a_paste_too_long_for_the_link_follows_the_visitor_to_other_views(chromi
 
 
 def test_a_paste_longer_than_the_carried_limit_but_in_the_link_follows_too(chromium, app_url):
-    """A paste of 4,000-20,000 characters is kept in the address but was longer than what links to other views
-    carry (4,000): the next view's box was empty."""
+    """A paste of 4,000-20,000 characters stays in the address but is longer than what links to other views carry
+    (4,000): the next view's box still holds it (a guard: a review feared it came empty; it did not)."""
     page = chromium.new_page(viewport={"width": 1024, "height": 768})
     page.goto(f"{app_url}/MI_maps?src=paste")
     wait_ready(page)
