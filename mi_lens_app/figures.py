@@ -655,15 +655,20 @@ def log_ticks(lo: float, hi: float) -> dict:
 
 
 def bar_figure(labels: list[str], series: dict[str, np.ndarray], title: str = "", yaxis: str = "",
-               height: int = 300) -> go.Figure:
-    """Grouped bars: one bar group per label, one colour per series."""
-    fig = go.Figure([go.Bar(x=labels, y=np.asarray(v, float), name=name) for name, v in series.items()])
-    fig.update_layout(title=title, yaxis_title=yaxis, barmode="group", template="plotly_white", font=FONT,
-                      height=height, margin={"l": 10, "r": 10, "t": 50, "b": 10},
-                      # every label, upright: 20 amino acids fit a third of the page at 11 px
-                      xaxis={"automargin": True, "dtick": 1, "tickangle": 0,
-                             "tickfont": {"size": 11 if len(labels) > 12 else 14}},
-                      yaxis={"automargin": True})
+               height: int | None = None) -> go.Figure:
+    """Grouped bars: one bar group per label, one colour per series. Up to 12 labels stand upright; more (the 20
+    amino acids) lie down, a 14-px label per row, since upright they touch in a third of a 1280-px page."""
+    upright = len(labels) <= 12
+    bars = [go.Bar(x=labels, y=np.asarray(v, float), name=name) if upright
+            else go.Bar(y=labels, x=np.asarray(v, float), name=name, orientation="h") for name, v in series.items()]
+    labels_axis = {"automargin": True, "dtick": 1, "tickfont": {"size": 14}}
+    value_axis = {"automargin": True, "title": yaxis}
+    fig = go.Figure(bars)
+    fig.update_layout(title=title, barmode="group", template="plotly_white", font=FONT,
+                      height=height or (300 if upright else 90 + 20 * len(labels) * len(series)),
+                      margin={"l": 10, "r": 10, "t": 50, "b": 10},
+                      xaxis={**labels_axis, "tickangle": 0} if upright else value_axis,
+                      yaxis=value_axis if upright else {**labels_axis, "autorange": "reversed"})
     return fig
 
 

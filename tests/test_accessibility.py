@@ -241,6 +241,18 @@ def test_masked_residues_are_readable():
     assert colours and all(contrast(c, "#ffffff") >= 4.5 for c in colours if c != figures.SELECTED_COLOR)
 
 
+def test_the_20_amino_acid_marginal_lies_down_with_14_px_letters():
+    """What-if's marginal of a residue stood its 20 letters upright at 11 px in a third of the page; at 14 px they
+    touched at 1280 px. They now lie down, one 14-px letter per row; the nine digits of a Sudoku cell stand."""
+    letters = list("ACDEFGHIKLMNPQRSTVWY")
+    fig = figures.bar_figure(letters, {"p": np.full(20, 0.05)}, yaxis="probability")
+    assert fig.data[0].orientation == "h" and list(fig.data[0].y) == letters
+    assert fig.layout.yaxis.tickfont.size >= PROJECTOR_MIN_PX and fig.layout.yaxis.dtick == 1
+    assert fig.layout.height >= 20 * 18 + 60 and fig.layout.xaxis.title.text == "probability"
+    digits = figures.bar_figure([str(v) for v in range(1, 10)], {"p": np.full(9, 1 / 9)}, yaxis="probability")
+    assert digits.data[0].orientation != "h" and digits.layout.xaxis.tickfont.size >= PROJECTOR_MIN_PX
+
+
 def test_frontier_series_differ_in_shape_not_colour_alone():
     """Eight samplers as circles told apart by colour only: with deuteranopia top_prob, mi and learned_mi were one
     colour."""
