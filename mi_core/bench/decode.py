@@ -361,10 +361,11 @@ def check_fits(model, inputs) -> None:
         raise ValueError(f"{inputs.source}: {longest} positions, longer than the {model.max_len} this model takes")
 
 
-def run_settings(args, inputs, **more) -> dict:
-    """The keyword arguments of :func:`decode_all` that :class:`RunOptions` and the inputs set."""
+def run_settings(args, inputs, domain, model, **more) -> dict:
+    """The keyword arguments of :func:`decode_all` that :class:`RunOptions` and the inputs set, ``retry`` that of
+    ``--attempts`` (:func:`retry_for`)."""
     return {"temperature": args.temperature, "seed": args.seed, "batch_size": args.batch_size, "bf16": args.bf16,
-            "seeding": inputs.seeding, **more}
+            "seeding": inputs.seeding, "retry": retry_for(domain, model, getattr(args, "attempts", 1)), **more}
 
 
 def model_fields(model, args) -> dict:

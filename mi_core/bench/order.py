@@ -61,17 +61,11 @@ def markdown_path(args) -> Path:
     return args.markdown or args.json.with_suffix(".md")
 
 
-def section_name(domain) -> str:
-    """The section of ``--markdown`` that ``bench-order`` writes, one per domain: ``bench-order-KEY``
-    (``bench-order-sudoku9``, ``bench-order-protein``)."""
-    return f"bench-order-{domain.key}"
-
-
 def write_report(args, payload, text: str, echo: bool = False) -> Path | None:
-    """``payload`` into ``--json``; the command line and ``text`` into the :func:`section_name` section of
-    ``--markdown`` (default: the JSON path with .md), the rest of that file kept, as every ``--markdown`` is
-    updated; ``--markdown -``: ``text`` on standard output instead. ``echo``: print ``text`` as well. The .md
-    path written (None for ``-``)."""
+    """``payload`` into ``--json``; the command line and ``text`` into the domain's section (``bench-order-KEY``:
+    ``bench-order-sudoku9``) of ``--markdown`` (default: the JSON path with .md), the rest of that file kept, as
+    every ``--markdown`` is updated; ``--markdown -``: ``text`` on standard output instead. ``echo``: print
+    ``text`` as well. The .md path written (None for ``-``)."""
     atomic_write_json(args.json, payload)
     md = markdown_path(args)
     if str(md) == "-" or echo:
@@ -82,7 +76,7 @@ def write_report(args, payload, text: str, echo: bool = False) -> Path | None:
     if args.markdown is None:  # the report's own file beside the JSON (--force checked): written whole
         atomic_write_text(md, command + text + "\n")
     else:
-        update_section(section_name(get_domain(args.domain)), command + text, md)
+        update_section(f"bench-order-{get_domain(args.domain).key}", command + text, md)
     return md
 
 
@@ -152,16 +146,14 @@ def run_default(args, domain) -> int:
     """The domain's ``bench`` inputs decoded at each budget T by the step-budget heuristics (random, top_prob,
     top_margin at ``steps=T``) and the learned order, then eb and mi at ``--gammas`` and sequential, each
     scored by the domain's metric; a row per sampler and setting in ``--json``, a table in ``--markdown``."""
-    budgets = args.budgets
     gammas = gammas_of(args)
     inputs = decode.inputs_class(domain)(domain, args)
     device = pick_device(args.device, args.threads)
     model, description, _ = decode.load(args, domain, device)
     decode.check_fits(model, inputs)
     selector = selector_of(args, domain, model)
-    run = decode.run_settings(args, inputs, device=device,
-                               retry=decode.retry_for(domain, model, getattr(args, "attempts", 1)))
-    configs = [(name, {"steps": t}, t) for t in budgets for name in ("random", "top_prob", "top_margin", "learned")]
+    run = decode.run_settings(args, inputs, domain, model, device=device)
+    configs = [(name, {"steps": t}, t) for t in args.budgets for name in ("random", "top_prob", "top_margin", "learned")]
     estimator = decode.default_estimator(model, domain)
     if estimator is None and gammas:
         print(f"note: no MI estimator for {description}: the mi rows are skipped", file=sys.stderr)

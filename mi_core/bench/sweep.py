@@ -196,7 +196,7 @@ def main(args) -> int:
         check_model_match(model, load_estimator(path), model_name, path)
     precision = "bf16" if args.bf16 else "fp32"
     cmd = "python -m mi_core sweep " + shlex.join(args.argv)  # quoted: grid specs hold ';'
-    run = decode.run_settings(args, inputs, retry=decode.retry_for(domain, model, getattr(args, "attempts", 1)))
+    run = decode.run_settings(args, inputs, domain, model)
 
     def say(index: int, res: dict) -> None:  # each cell's figures as it finishes, above the progress bar
         name, params, _ = points[index]

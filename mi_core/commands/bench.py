@@ -59,8 +59,7 @@ def main(args) -> int:
     decode.check_fits(model, inputs)
     decode.with_estimator(strategy, model, domain, description)
     decode.with_selector(strategy, domain)
-    run = decode.run_settings(args, inputs, device=device,
-                               retry=decode.retry_for(domain, model, getattr(args, "attempts", 1)))
+    run = decode.run_settings(args, inputs, domain, model, device=device)
     decode.warm_up(model, inputs.templates, strategy, **run)
     with tqdm(total=len(inputs.templates), desc=args.sampler, unit=inputs.unit, file=sys.stderr,
               bar_format=decode.PROGRESS_FORMAT) as bar:  # it counts a part-decoded state by its share filled
