@@ -58,12 +58,15 @@ def parse_grid_spec(spec: str) -> list[tuple[str, dict[str, str]]]:
     return [(name, check_one_of(name, dict(combo))) for combo in itertools.product(*axes)]
 
 
-def selector_param(name: str, params: dict, domain) -> tuple[str, dict]:
-    """``(name, params)``, with the domain's order selector added for a strategy that runs one and names none
-    (:func:`~mi_core.bench.decode.with_selector`), as an absolute path, so every cell finds it."""
+def point_config(name: str, params: dict, domain) -> tuple[str, dict, bool]:
+    """``(name, params, reads_mi)``: ``params`` with the domain's order selector added for a strategy that runs one
+    and names none (:func:`~mi_core.bench.decode.with_selector`), as an absolute path, so every cell finds it;
+    ``reads_mi``: the strategy reads MI and names no source (:func:`~mi_core.bench.decode.lacks_mi_source`)."""
     strategy = decode.with_selector(make_strategy(name, **params), domain)
     path = getattr(strategy, "selector", None)
-    return name, (params if path is None or "selector" in params else {**params, "selector": path})
+    if path is not None and "selector" not in params:
+        params = {**params, "selector": path}
+    return name, params, decode.lacks_mi_source(strategy)
 
 
 def recorded_params(name: str, params: dict) -> dict:
@@ -181,9 +184,7 @@ def main(args) -> int:
     domain = get_domain(args.domain)
     inputs_cls = decode.inputs_class(domain)
     grid = args.grid or getattr(inputs_cls, "sweep_grid", DEFAULT_GRID)
-    # built once here, so bad params fail before any work
-    configs = [(n, p, decode.lacks_mi_source(make_strategy(n, **p)))
-               for n, p in (selector_param(n, p, domain) for n, p in grid_configs(grid, args.samplers))]
+    configs = [point_config(n, p, domain) for n, p in grid_configs(grid, args.samplers)]  # bad params fail now
     inputs = inputs_cls(domain, args)
     if args.markdown is not None and str(args.markdown) != "-" and (problem := section_problem(f"sweep-{inputs.name}")):
         raise ValueError(f"--name {inputs.name!r}: {problem}")  # before the work, not after it (the JSON written)
