@@ -80,16 +80,16 @@ class Retry:
         return back
 
 
-def retry_for(domain, model, attempts: int, seed: int = 0) -> Retry | None:
+def retry_for(domain, model, attempts: int) -> Retry | None:
     """A :class:`Retry` of ``attempts`` decodes in all under ``domain``'s symmetries and rules (1: None). View
-    ``k`` is drawn with seed ``seed + k`` alone, so the first ``K`` views are the same for any ``attempts`` >= K
-    (a run of 8 decodes at most holds the runs of fewer)."""
+    ``k`` is drawn with seed ``k`` alone, so the first ``K`` views are the same for any ``attempts`` >= K (a run
+    of 8 decodes at most holds the runs of fewer)."""
     if attempts == 1:
         return None
     if domain.symmetries is None or domain.verify is None:
         raise ValueError(f"--attempts {attempts}: the {domain.label} domain declares no symmetries and rule check")
-    drawn = [domain.symmetries(2, seed + k) for k in range(1, attempts)]
-    identity = domain.symmetries(1, seed)
+    drawn = [domain.symmetries(2, k) for k in range(1, attempts)]
+    identity = domain.symmetries(1, 0)
     positions = np.stack([np.asarray(identity[0][0]), *(np.asarray(p[1]) for p, _ in drawn)])
     values = np.stack([np.asarray(identity[1][0]), *(np.asarray(v[1]) for _, v in drawn)])
     return Retry(positions, values, model.value_tokens.cpu().numpy(), domain.verify)

@@ -106,11 +106,11 @@ def run_probe(model, tokens: torch.Tensor, args) -> ProbeResult:
         return probe(model, tokens, eps=args.eps, max_batch=args.max_batch, progress=update, autocast=args.bf16)
 
 
-def cost_note(total: int, done: int, timed: int, seconds: float, write, quiet_below: float = 60.0) -> None:
+def cost_note(total: int, done: int, timed: int, seconds: float, write) -> None:
     """``write`` a note to stderr when the ``total - done`` passes left, at the pace of ``timed`` passes in
-    ``seconds``, take ``quiet_below`` seconds or more."""
+    ``seconds``, take a minute or more."""
     left = seconds * (total - done) / max(timed, 1)
-    if left >= quiet_below:
+    if left >= 60:
         write(f"note: this probe runs {total:,} passes, about {left / 60:.0f} min more at this pace (Ctrl-C stops "
               "it; the estimate command reads the MI matrix from an estimator in one pass)", file=sys.stderr)
 
