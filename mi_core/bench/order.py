@@ -153,7 +153,8 @@ def run_default(args, domain) -> int:
     decode.check_fits(model, inputs)
     selector = selector_of(args, domain, model)
     run = decode.run_settings(args, inputs, domain, model, device=device)
-    configs = [(name, {"steps": t}, t) for t in args.budgets for name in ("random", "top_prob", "top_margin", "learned")]
+    configs = [(name, {"steps": t}, t) for t in args.budgets
+               for name in ("random", "top_prob", "top_margin", "learned")]
     estimator = decode.default_estimator(model, domain)
     if estimator is None and gammas:
         print(f"note: no MI estimator for {description}: the mi rows are skipped", file=sys.stderr)
