@@ -227,6 +227,7 @@ def test_bench_protein_writes_json(files, tmp_path, capsys):
 @pytest.mark.parametrize("change, message", [
     ({"--lengths": "100-50"}, "--lengths '100-50'"),
     ({"--lengths": "1"}, "--lengths 1: sequences of one residue hold no dipeptide"),  # before decoding
+    ({"--lengths": "70-70"}, "--lengths 70-70: 70 positions, longer than the 64 this model takes"),  # before decoding
     ({"--reference": "absent.fa"}, "FASTA file not found"),
     ({"--sampler": "nope"}, "unknown sampler 'nope'"),
     ({"--sampler": "mi"}, "needs an MI estimator"),

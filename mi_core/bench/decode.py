@@ -354,13 +354,6 @@ def run_options(inputs, domain) -> tuple:
     return RunOptions, {"batch_size": inputs.batch_size, "temperature": inputs.temperature, **skip}
 
 
-def check_fits(model, inputs) -> None:
-    """ValueError naming the inputs' option when one of them is longer than the model takes."""
-    longest = max(map(len, inputs.templates), default=0)
-    if longest > model.max_len:
-        raise ValueError(f"{inputs.source}: {longest} positions, longer than the {model.max_len} this model takes")
-
-
 def run_settings(args, inputs, domain, model, **more) -> dict:
     """The keyword arguments of :func:`decode_all` that :class:`RunOptions` and the inputs set, ``retry`` that of
     ``--attempts`` (:func:`retry_for`)."""
@@ -383,8 +376,9 @@ def model_fields(model, args) -> dict:
     return fields
 
 
-def load(args, domain, device):
-    """``(model, the line naming it, the value recorded as the run's model)``, run for ``--iterations``."""
+def load(args, domain, device, inputs=None):
+    """``(model, the line naming it, the value recorded as the run's model)``, run for ``--iterations``; a
+    ValueError naming the ``inputs``' option when one of them is longer than the model takes."""
     model, description = load_model_described(None if args.model is None else str(args.model), device, domain)
     if getattr(args, "iterations", 0):
         trained = model.iterations if is_recurrent(model) else 1
@@ -396,4 +390,7 @@ def load(args, domain, device):
     if getattr(args, "views", 1) > 1:
         model = with_views(model, domain, args.views)
         description += f", averaged over {args.views} symmetric views"
+    longest = max(map(len, inputs.templates), default=0) if inputs is not None else 0
+    if longest > model.max_len:
+        raise ValueError(f"{inputs.source}: {longest} positions, longer than the {model.max_len} this model takes")
     return model, description, description if model.weights_path is None else display_path(model.weights_path)

@@ -149,8 +149,7 @@ def run_default(args, domain) -> int:
     gammas = gammas_of(args)
     inputs = decode.inputs_class(domain)(domain, args)
     device = pick_device(args.device, args.threads)
-    model, description, _ = decode.load(args, domain, device)
-    decode.check_fits(model, inputs)
+    model, description, _ = decode.load(args, domain, device, inputs)
     selector = selector_of(args, domain, model)
     run = decode.run_settings(args, inputs, domain, model, device=device)
     configs = [(name, {"steps": t}, t) for t in args.budgets

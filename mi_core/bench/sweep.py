@@ -190,8 +190,7 @@ def main(args) -> int:
         raise ValueError(f"--name {inputs.name!r}: {problem}")  # before the work, not after it (the JSON written)
     device = pick_device(args.device, args.threads)
     warn_if_slow_bf16(device, args.bf16)
-    model, _, model_name = decode.load(args, domain, device)
-    decode.check_fits(model, inputs)
+    model, _, model_name = decode.load(args, domain, device, inputs)
     points = grid_points(configs, decode.default_estimator(model, domain, args.estimator))
     for path in {e for _, _, e in points if e is not None}:  # a bad file fails now, not after hours of cells
         check_model_match(model, load_estimator(path), model_name, path)

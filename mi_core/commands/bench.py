@@ -55,8 +55,7 @@ def main(args) -> int:
     inputs = decode.inputs_class(domain)(domain, args)  # read and checked before the model loads
     device = pick_device(args.device, args.threads)
     warn_if_slow_bf16(device, args.bf16)
-    model, description, model_name = decode.load(args, domain, device)
-    decode.check_fits(model, inputs)
+    model, description, model_name = decode.load(args, domain, device, inputs)
     decode.with_estimator(strategy, model, domain, description)
     decode.with_selector(strategy, domain)
     run = decode.run_settings(args, inputs, domain, model, device=device)
