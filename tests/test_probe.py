@@ -433,3 +433,12 @@ def test_the_cost_note_takes_its_pace_from_the_perturbations_not_the_unperturbed
     args = SimpleNamespace(eps=0.0, max_batch=100, bf16=False, no_progress=True)
     assert command.run_probe(None, None, args) == "result"
     assert "note:" not in capsys.readouterr().err  # timed from the first pass, 1,000 passes took 1,000 s
+
+
+def test_a_quick_probe_leaves_no_bar_fragment_on_stderr(tmp_path, capsys):
+    """A probe over in well under a second printed "0pass [00:00, ?pass/s]" and a half-drawn bar to stderr (a log
+    file keeps them); the bar now waits half a second, when its total is known."""
+    out = tmp_path / "o.json"
+    assert main(["probe", "oracle4", "--puzzle", "1...........4...", "--json", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "pass/s" not in err and "\r" not in err

@@ -91,7 +91,8 @@ def run_probe(model, tokens: torch.Tensor, args) -> ProbeResult:
 
     first: tuple[int, float] | None = None  # passes done and the clock at the first report (the unperturbed pass)
     noted = False
-    with tqdm(unit="pass", file=sys.stderr, disable=args.no_progress, leave=False) as bar:
+    # shown from half a second on, when the total is known (a bar without one printed "0pass [00:00, ?pass/s]")
+    with tqdm(unit="pass", file=sys.stderr, disable=args.no_progress, leave=False, delay=0.5) as bar:
 
         def update(done: int, total: int) -> None:
             nonlocal first, noted
