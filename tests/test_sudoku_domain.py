@@ -205,3 +205,14 @@ def test_a_text_line_may_carry_its_solution_after_a_space_or_a_comma(tmp_path):
     path.write_text(f"{puzzle} {wrong}\n")
     with pytest.raises(S.SudokuFormatError, match="line 1"):
         S.read_puzzles(path)
+
+
+def test_read_inputs_names_the_puzzle_of_another_size(tmp_path):
+    from mi_core.domain import get_domain
+
+    path = tmp_path / "mixed.txt"
+    path.write_text(f"{EASY}\n{CLUE17}\n..34341221434321\n")
+    with pytest.raises(ValueError, match=r"mixed.txt: the puzzle on line 3 has 16 cells, not the 81 of a 9x9 Sudoku"):
+        get_domain("sudoku9").read_inputs(path)
+    templates, solutions, _ = get_domain("sudoku9").read_inputs(path, limit=2)
+    assert S.to_string(templates[0]) == EASY and S.to_string(solutions[0]) == EASY_SOL

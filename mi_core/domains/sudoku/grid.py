@@ -62,18 +62,13 @@ def parse_grid(text: str, size: int | None = 81) -> list[int]:
     if len(chars) != expected:
         raise SudokuFormatError(f"a Sudoku has {expected} cells, got {len(chars)} characters{_stray_note(chars)}")
     n = math.isqrt(expected)
-    allowed = "123456789"[:n]
-    digits = []
-    for pos, ch in enumerate(chars):
-        if ch in BLANK_CHARS:
-            digits.append(0)
-        elif ch in allowed:  # ASCII only: str.isdigit() would also take '٣', '３' or '²'
-            digits.append(int(ch))
-        else:
-            row, col = divmod(pos, n)
-            raise SudokuFormatError(f"bad character {describe_char(ch)} at position {pos + 1} (row {row + 1}, "
-                                    f"column {col + 1}): use ASCII digits 1-{n}, '.' or '0'")
-    return digits
+    allowed = BLANK_CHARS + "123456789"[:n]  # ASCII only: str.isdigit() would also take '٣', '３' or '²'
+    bad = next(((pos, ch) for pos, ch in enumerate(chars) if ch not in allowed), None)
+    if bad is not None:
+        row, col = divmod(bad[0], n)
+        raise SudokuFormatError(f"bad character {describe_char(bad[1])} at position {bad[0] + 1} (row {row + 1}, "
+                                f"column {col + 1}): use ASCII digits 1-{n}, '.' or '0'")
+    return [0 if ch in BLANK_CHARS else int(ch) for ch in chars]
 
 
 def _stray_note(chars: str) -> str:
@@ -282,23 +277,30 @@ class GridDomain(Domain):
         return found if count == 1 else None
 
     def read_inputs(self, path, limit: int | None = None, level: str | None = None) -> tuple[list, list, list]:
-        """``(templates, solutions, levels)`` of a puzzle file (see :func:`read_puzzles`); ``level`` keeps that
-        level's puzzles (before ``limit``); each puzzle needs exactly one solution."""
-        records = read_puzzles(path, limit=None if level else limit)
-        if any(len(r.puzzle) != self.cells for r in records):
-            raise ValueError(f"{path} holds puzzles of another size than {self.label} ({self.cells} cells)")
-        if level:
-            levels = sorted({r.level for r in records if r.level})
-            if not levels:
-                raise ValueError(f"--level {level}: {path} has no levels (a .csv file with a level column has)")
-            records = [r for r in records if (r.level or "").lower() == level.lower()][:limit]
-            if not records:
-                raise ValueError(f"no puzzles of level {level!r} in {path}; its levels: {', '.join(levels)}")
-        try:
-            solutions = [self.parse_state(s) for s in solutions_for(records)]
-        except ValueError as err:
-            raise ValueError(f"{path}: {err}") from None
-        return [np.asarray(self.parse_state(r.puzzle)) for r in records], solutions, [r.level for r in records]
+        return read_inputs(path, self.geometry, limit, level)
+
+
+def read_inputs(path, geometry: Geometry, limit: int | None = None,
+                level: str | None = None) -> tuple[list, list, list]:
+    """``(templates, solutions, levels)`` of a file of ``geometry``'s puzzles (see :func:`read_puzzles`); ``level``
+    keeps that level's puzzles (before ``limit``); each puzzle needs exactly one solution."""
+    records = read_puzzles(path, limit=None if level else limit)
+    other = next((r for r in records if len(r.puzzle) != geometry.cells), None)
+    if other is not None:
+        raise ValueError(f"{path}: the puzzle on line {other.line} has {len(other.puzzle)} cells, not the "
+                         f"{geometry.cells} of a {geometry.n}x{geometry.n} Sudoku")
+    if level:
+        levels = sorted({r.level for r in records if r.level})
+        if not levels:
+            raise ValueError(f"--level {level}: {path} has no levels (a .csv file with a level column has)")
+        records = [r for r in records if (r.level or "").lower() == level.lower()][:limit]
+        if not records:
+            raise ValueError(f"no puzzles of level {level!r} in {path}; its levels: {', '.join(levels)}")
+    try:
+        solutions = [parse_grid(s, geometry.cells) for s in solutions_for(records)]
+    except ValueError as err:
+        raise ValueError(f"{path}: {err}") from None
+    return [np.asarray(parse_grid(r.puzzle, geometry.cells)) for r in records], solutions, [r.level for r in records]
 
 
 def digits(geometry: Geometry) -> tuple[str, ...]:

@@ -13,8 +13,9 @@ import torch
 
 from mi_core.decoding import decode, make_strategy
 from mi_core.domain import ConfigStates, MixedShardConfig, check_mix, ensure_masked, mix_option
-from mi_core.domains.sudoku import MASK_ID, parse_grid, read_puzzles, solutions_for
+from mi_core.domains.sudoku import MASK_ID, SUDOKU9
 from mi_core.domains.sudoku.generator import random_transform
+from mi_core.domains.sudoku.grid import read_inputs
 from mi_core.domains.sudoku.pool import build_pool
 from mi_core.options import SKIP, option, option_text, redefault
 
@@ -132,17 +133,8 @@ class HeldOutPuzzles:
 
     def __init__(self, path: Path, limit: int | None, mix: tuple[float, float, float]):
         self.path, self.limit, self.mix = path, limit, check_mix(mix, SOURCES)
-        records = read_puzzles(path, limit=limit)
-        other = next((r for r in records if len(r.puzzle) != 81), None)
-        if other is not None:
-            raise ValueError(f"{path}: the puzzle on line {other.line} has {len(other.puzzle)} cells, not the 81 of a "
-                             "9x9 Sudoku")
-        self.puzzles = np.array([parse_grid(r.puzzle, 81) for r in records], dtype=np.int64)
-        try:
-            solutions = solutions_for(records)
-        except ValueError as err:
-            raise ValueError(f"{path}: {err}") from None
-        self.solutions = np.array([parse_grid(s, 81) for s in solutions], dtype=np.int64)
+        puzzles, solutions, _ = read_inputs(path, SUDOKU9, limit)
+        self.puzzles, self.solutions = np.array(puzzles, dtype=np.int64), np.array(solutions, dtype=np.int64)
 
     def draw(self, model, rng: np.random.Generator, count: int, device) -> tuple[list[np.ndarray], list[int]]:
         tokens, source = draw_states(model, self.puzzles, self.solutions, count, self.mix, rng, transform=False,
