@@ -9,6 +9,8 @@ from mi_core.bench.metrics import SolvedMetric
 from mi_core.domains.sudoku import PuzzleRecord, parse_grid, solutions_for
 from mi_core.mi.estimator import SHIPPED
 
+LEVELS = ["Beginner", "Easy", "Medium", "Hard", "Expert"]  # the Kaggle graded file's, easiest first
+
 
 def with_default_estimator(strategy, path: str = SHIPPED):
     """Point a strategy that reads an MI estimator (``estimator`` left unset) at ``path`` (by default the shipped

@@ -24,12 +24,11 @@ from mi_core.bench.order import gammas_of, matched, row_bar, selector_of, strate
 from mi_core.bench.report import markdown_table
 from mi_core.device import pick_device, warn_if_slow_bf16
 from mi_core.domains.sudoku import read_puzzles
-from mi_core.domains.sudoku.bench import evaluate, with_default_estimator
+from mi_core.domains.sudoku.bench import LEVELS, evaluate, with_default_estimator
 from mi_core.domains.sudoku.mdm import load_sudoku_mdm
 from mi_core.options import option
 
 GAMMAS = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 4.0, 8.0)
-KNOWN_LEVELS = ["Beginner", "Easy", "Medium", "Hard", "Expert"]
 
 
 def pick_records(path: Path, per_level: int, skip: int = 0) -> list:
@@ -173,7 +172,7 @@ def run_bench(args, domain) -> int:
     args.selector = selector_of(args, domain, model)
     records = pick_records(args.puzzles, args.per_level)
     levels = sorted(dict.fromkeys(r.level for r in records if r.level),
-                    key=lambda v: (v not in KNOWN_LEVELS, KNOWN_LEVELS.index(v) if v in KNOWN_LEVELS else 0, v))
+                    key=lambda v: (v not in LEVELS, LEVELS.index(v) if v in LEVELS else 0, v))
     grid = [("eb", {"gamma": g}) for g in gammas] + [("mi", {"gamma": g}) for g in gammas]
     grid += [("mi", {"gamma": g, "lam": 0.5, "relative": True}) for g in gammas]  # the sweeps' best MI cost
     grid.append(("sequential", {}))

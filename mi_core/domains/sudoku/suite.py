@@ -14,6 +14,7 @@ from mi_core.bench.report import markdown_table, update_section
 from mi_core.bench.scale import run_cells, runner, sweep_cell
 from mi_core.device import pick_device, warn_if_slow_bf16
 from mi_core.domain import get_domain
+from mi_core.domains.sudoku.bench import LEVELS
 from mi_core.domains.sudoku.mdm import load_sudoku_mdm
 from mi_core.io import atomic_write_json, check_output
 from mi_core.options import Device, Force, markdown_option, option
@@ -21,7 +22,6 @@ from mi_core.scale.engine import EngineConfig, engine_from_args
 
 SETS = ["kaggle_graded_dev.csv", "top1465.txt", "clue17_dev.txt"]
 SAMPLERS = [("sequential", {}), ("topk", {"k": 4}), ("topk", {"k": 7})]
-LEVELS = ["Beginner", "Easy", "Medium", "Hard", "Expert"]
 
 
 @dataclass
