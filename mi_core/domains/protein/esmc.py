@@ -178,9 +178,7 @@ def esmc_dims(state: dict, n_heads: int | None = None) -> tuple[int, int, int]:
 
 
 def read_state_dict(path: Path, what: str = "an ESM-C state dict") -> dict:
-    """The state dict (``what``) in a torch file, on the CPU (tensors only; never unpickles code)."""
-    if not path.is_file():
-        raise ModelFileError(f"{what} not found: {path}")
+    """The state dict (``what``) of an existing torch file, on the CPU (tensors only; never unpickles code)."""
     try:
         state = torch_load(path)
     except UnreadableFile as err:
