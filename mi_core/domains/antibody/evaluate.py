@@ -115,9 +115,10 @@ def evaluate(model, chains, reference, *, rate: float = 0.15, draws: int = 4, se
     out["by_region"] = {g: group_report([r for r in rows if r["region"] == g]) for g in REGIONS}
     out["by_region"]["CDRs"] = group_report([r for r in rows if r["region"] in CDR_NAMES])
     out["by_region"]["frameworks"] = group_report([r for r in rows if r["region"] not in CDR_NAMES])
-    out["by_chain"] = {k: group_report([r for r in rows if r["type"] == k]) for k in sorted({r["type"] for r in rows})}
+    kinds = sorted({r["type"] for r in rows})
+    out["by_chain"] = {k: group_report([r for r in rows if r["type"] == k]) for k in kinds}
     out["by_chain_region"] = {f"{k} {g}": group_report([r for r in rows if r["type"] == k and r["region"] == g])
-                              for k in sorted({r["type"] for r in rows}) for g in CDR_NAMES}
+                              for k in kinds for g in CDR_NAMES}
     return out
 
 

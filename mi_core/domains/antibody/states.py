@@ -88,10 +88,8 @@ class AntibodyStates(ConfigStates):
         return out, kinds
 
     def overlap(self, trained: dict) -> str | None:
-        """Why these (held-out) chains are not held out from estimator data drawn with config ``trained`` (the
-        ``data.config`` an estimator's JSON records: its ``csv`` and ``rows``): the chains among them whose sequence is
-        one of that data's chains; None when none is, or when ``trained`` is not antibody data or its file is not here
-        (nothing to compare)."""
+        """The held-out chains whose sequence is one of the chains of ``trained`` (its ``csv`` and ``rows``); None when
+        none is, or when ``trained`` is not antibody data or its file is not here."""
         if not trained.get("csv") or "rows" not in trained:
             return None
         path = Path(trained["csv"])

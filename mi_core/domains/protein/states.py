@@ -133,10 +133,8 @@ class ProteinStates(ConfigStates):
         return source
 
     def overlap(self, trained: dict) -> str | None:
-        """Why these (held-out) sequences are not held out from estimator data drawn with config ``trained`` (the
-        ``data.config`` an estimator's JSON records: its ``fasta``, ``split``, ``min_len`` and ``split_seed``): those
-        among them that are sequences of that data's pool; None when none is, or when ``trained`` is not protein data
-        or its file is not here (nothing to compare)."""
+        """The held-out sequences that are in the pool of ``trained`` (its ``fasta``, ``split``, ``min_len`` and
+        ``split_seed``); None when none is, or when ``trained`` is not protein data or its file is not here."""
         if not trained.get("fasta") or "split" not in trained:
             return None
         path = Path(trained["fasta"])

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from mi_core.domains.protein import read_fasta, split_records
 from mi_core.domains.protein.mdm import ProteinMDM, load_protein_mdm, save_protein_mdm
+from mi_core.domains.protein.states import DEFAULT_FASTA
 from mi_core.io import file_sha256
 from mi_core.options import option, redefault
 from mi_core.order.sequences import SequenceOrderTask, WindowOptions
@@ -51,8 +52,8 @@ class ProteinTask(SequenceTask):
 @dataclass
 class OrderData(WindowOptions):
     lengths: str = redefault(WindowOptions, "lengths", "50-100", "N or LO-HI: window lengths drawn per batch")
-    fasta: Path = option(Path("../shared/data/protein/cath-dataset-nonredundant-S40.fa"), "FASTA read with the "
-                         "strict rule; training windows from its train split, validation from val")
+    fasta: Path = option(DEFAULT_FASTA, "FASTA read with the strict rule; training windows from its train split, "
+                         "validation from val")
 
 
 class ProteinOrderTask(SequenceOrderTask):

@@ -63,10 +63,9 @@ def run(model, records, name: str, params: dict, selector: Path, seed: int, bf16
     """One sampler's row (``extra`` appended), handed to ``done`` as a JSON line as it is done."""
     strategy = with_default_estimator(strategy_for(name, params, selector))
     res = evaluate(model, records, strategy, batch_size=256, seed=seed, bf16=bf16, device=model.device)
-    row = {"sampler": name, "params": params, **{k: res[k] for k in ("n", "accuracy", "mean_passes", "seconds")}}
-    row["by_level"] = {lvl: round(v["accuracy"], 4) for lvl, v in res.get("by_level", {}).items()}
-    row["passes_hist"] = dict(sorted(Counter(res["passes"]).items()))
-    row.update(extra)
+    row = {"sampler": name, "params": params, **{k: res[k] for k in ("n", "accuracy", "mean_passes", "seconds")},
+           "by_level": {lvl: round(v["accuracy"], 4) for lvl, v in res.get("by_level", {}).items()},
+           "passes_hist": dict(sorted(Counter(res["passes"]).items())), **extra}
     done(json.dumps(row))
     return row
 
