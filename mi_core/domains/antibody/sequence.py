@@ -14,8 +14,8 @@ cysteines; ``w1``: the Trp; ``m``: the first residue of W/F-G-x-G; 0-based, end 
     L3  c2 + 1 .. m           Kabat 89-97: after the Cys, up to F-G-x-G
 
 A masked residue (``_``) stands in for a conserved one where the real one is missing. Where a masked run of two
-or more covers a conserved residue, its place is a guess (the first masked position was taken, which moved the
-CDRs), so the chain reads without regions and ``unplaced`` says which run hides which residue.
+or more covers a conserved residue, its place is a guess (any position of the run would move the CDRs), so the
+chain reads without regions and ``unplaced`` says which run hides which residue.
 
 CDR lengths outside Kabat's observed ranges are refused. The rules are checked against published Kabat CDRs and
 all 100 antibodies of Jain et al. 2017 (``tests/test_antibody_domain.py``)."""

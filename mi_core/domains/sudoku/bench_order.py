@@ -129,8 +129,7 @@ class SudokuOrderBench:
     learned_mi_gammas: str = option(",".join(f"{t}:{g:g}" for t, g in LEARNED_MI_GAMMAS.items()),
                                     "T:GAMMA budgets of learned_mi (the selector's risk plus MI; default chosen on "
                                     "puzzles 101-200 of each level); empty: skip it")
-    # fp32 by default, as in every other command (bf16 is emulated, 5-18x slower, on CPUs without native bf16);
-    # --no-bf16 (the old way to ask for fp32) is still taken, so recorded command lines still run
+    # fp32 as in every other command (bf16 is emulated, 5-18x slower, on CPUs without it); recorded lines hold --no-bf16
     bf16: bool = option(False, "bf16 autocast for the model passes (faster on CPUs with AMX; default: fp32)",
                         negatable=True)
 
