@@ -57,8 +57,7 @@ def load_protein_model(spec: str = "auto", device: torch.device | str = "cpu") -
             weights = find_esmc_weights()
             if weights is not None:
                 return load_esmc_model(weights, device)
-            skipped = f"no ESM-C weights found in {where_searched()}"
-            reason = skipped
+            skipped = reason = f"no ESM-C weights found in {where_searched()}"
         except (ModelFileError, ImportError) as err:  # ImportError: weights found but the esm package is missing
             skipped, reason = str(err), f"ESM-C not used: {err}"
         model, info = load_mdm(default_mdm_path(), device)
