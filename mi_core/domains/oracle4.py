@@ -10,6 +10,7 @@ from torch import nn
 
 from mi_core.bench.metrics import SolvedMetric
 from mi_core.domains.sudoku.grid import MASK_ID, SUDOKU4, GridDomain, digits
+from mi_core.domains.sudoku.solver import solutions
 from mi_core.models.base import MaskedLM, MDMOutput
 
 CELLS = SUDOKU4.cells  # 16
@@ -23,21 +24,7 @@ class InconsistentStateError(ValueError):
 
 @lru_cache(maxsize=1)
 def _solutions_tuple() -> tuple[tuple[int, ...], ...]:
-    peers = [tuple(int(p) for p in row.nonzero()[0]) for row in SUDOKU4.peers()]
-    grids: list[tuple[int, ...]] = []
-    grid = [0] * CELLS
-
-    def fill(cell: int) -> None:
-        if cell == CELLS:
-            grids.append(tuple(grid))
-            return
-        for d in range(1, DIGITS + 1):
-            if all(grid[p] != d for p in peers[cell] if p < cell):
-                grid[cell] = d
-                fill(cell + 1)
-
-    fill(0)
-    return tuple(grids)
+    return tuple(map(tuple, sorted(solutions([0] * CELLS, limit=1000))))
 
 
 def all_solutions4() -> torch.Tensor:

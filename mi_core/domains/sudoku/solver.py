@@ -143,9 +143,8 @@ def _search(cands: list[int], limit: int, found: list[list[int]], units, peers, 
             _search(trial, limit, found, units, peers, full, rng, stats)
 
 
-def solve_count(digits: list[int], limit: int = 2, rng=None,
-                stats: list[int] | None = None) -> tuple[int, list[int] | None]:
-    """``(count, first_solution)`` of ``digits`` (16 or 81 ints, 0 blank), counting up to ``limit``; ``rng``
+def solutions(digits: list[int], limit: int = 2, rng=None, stats: list[int] | None = None) -> list[list[int]]:
+    """Up to ``limit`` solutions of ``digits`` (16 or 81 ints, 0 blank), in the order the search finds them; ``rng``
     (a ``random.Random``) branches in random digit order, so the first solution is a random one; ``stats[0]``
     counts the search nodes."""
     peers, units, full = _tables(len(digits))
@@ -153,7 +152,14 @@ def solve_count(digits: list[int], limit: int = 2, rng=None,
     found: list[list[int]] = []
     if all(not d or _eliminate(cands, cell, 1 << (d - 1), peers) for cell, d in enumerate(map(int, digits))):
         _search(cands, limit, found, units, peers, full, rng, stats)
-    return len(found), ([m.bit_length() for m in found[0]] if found else None)
+    return [[m.bit_length() for m in grid] for grid in found]
+
+
+def solve_count(digits: list[int], limit: int = 2, rng=None,
+                stats: list[int] | None = None) -> tuple[int, list[int] | None]:
+    """``(count, first_solution)`` of :func:`solutions`: the count up to ``limit``."""
+    found = solutions(digits, limit, rng, stats)
+    return len(found), found[0] if found else None
 
 
 def count_solutions(digits: list[int], limit: int = 2) -> int:
