@@ -114,10 +114,9 @@ def fasta_or_plain(text: str, kinds: str, limit: int | None = None, error: type 
 
 
 def read_fasta(path: str | Path, *, strict: bool = False, ambiguous: str = "error", max_length: int = MAX_INPUT_LENGTH,
-               limit: int | None = None, max_unknown: float = 0.1) -> list[ProteinRecord]:
+               limit: int | None = None) -> list[ProteinRecord]:
     """Records of a FASTA file. ``strict`` (training and reference data): skip, instead of failing on,
-    sequences with letters other than the 20 and ``X``, over ``max_unknown`` of ``X``, or over ``max_length``.
-    """
+    sequences with letters other than the 20 and ``X``, over 10% ``X``, or over ``max_length``."""
     path = Path(path)
     text = read_text_file(path, "a FASTA file", "FASTA file not found")
     if not strict:
@@ -133,7 +132,7 @@ def read_fasta(path: str | Path, *, strict: bool = False, ambiguous: str = "erro
         letters = "".join(seq.split())
         letters = letters.upper().rstrip("*") if letters.isascii() else ""  # 'ß'.upper() would be 'SS'
         if letters and len(letters) <= max_length and all(c in _TOKEN_OF or c == "X" for c in letters) \
-                and letters.count("X") <= max_unknown * len(letters):
+                and letters.count("X") <= 0.1 * len(letters):
             records.append(ProteinRecord(header, np.array([_TOKEN_OF.get(c, MASK_ID) for c in letters], dtype=np.int64)))
             if limit is not None and len(records) >= limit:
                 break
@@ -172,15 +171,11 @@ def _fasta_pairs(text: str, comments: bool = False):
 SPLITS = ("train", "val", "reference")
 
 
-def split_of(name: str, seed: int = 0, val_percent: int = 5, reference_percent: int = 5) -> str:
-    """The split of a FASTA header by a seeded hash (independent of file order): ``val_percent`` of headers
-    go to ``val``, the next ``reference_percent`` to ``reference``, the rest to ``train``."""
+def split_of(name: str, seed: int = 0) -> str:
+    """The split of a FASTA header by a seeded hash (independent of file order): 5% of headers go to ``val``, the
+    next 5% to ``reference``, the rest to ``train``."""
     bucket = int.from_bytes(hashlib.sha256(f"{seed}:{name}".encode()).digest()[:8], "big") % 100
-    if bucket < val_percent:
-        return "val"
-    if bucket < val_percent + reference_percent:
-        return "reference"
-    return "train"
+    return "val" if bucket < 5 else "reference" if bucket < 10 else "train"
 
 
 def split_records(records: list[ProteinRecord], seed: int = 0) -> dict[str, list[ProteinRecord]]:
