@@ -144,8 +144,7 @@ def recover_pair(path: str | Path) -> None:
         return
     try:
         pending = json.loads(meta_tmp.read_text()).get("save_id")
-        with safe_open(str(path), framework="pt") as fh:
-            saved = (fh.metadata() or {}).get("save_id")
+        saved = read_header(path)[0].get("save_id")
     except Exception:  # noqa: BLE001  (a torn temp file or unreadable weights: nothing to finish)
         return
     if pending and pending == saved:
@@ -183,9 +182,8 @@ def load_meta(path: str | Path) -> dict:
     meta = read_json_object(meta_path, "model config")
     if "config" not in meta:
         raise ModelFileError(f"{meta_path} is not a model config: it has no 'config' entry")
-    config = meta["config"]
-    if not isinstance(config, dict):
-        raise ModelFileError(f"{meta_path}: 'config' must be an object, got {type(config).__name__}")
+    if not isinstance(meta["config"], dict):
+        raise ModelFileError(f"{meta_path}: 'config' must be an object, got {type(meta['config']).__name__}")
     return meta
 
 
@@ -220,18 +218,15 @@ def build_config(config_cls, raw: dict, path: str | Path, what: str):
         raise ModelFileError(f"{path}: config does not describe {what}: {err}") from None
 
 
-def check_shapes(build, path: str | Path) -> None:
-    """ModelFileError when the tensors ``build()`` makes (on the meta device) do not match the weights file."""
+def read_header(path: str | Path) -> tuple[dict, dict[str, tuple]]:
+    """The metadata and the tensors' shapes (name -> shape) of the weights file ``path`` (ModelFileError when it
+    cannot be read)."""
     try:
         with safe_open(str(path), framework="pt") as fh:
-            stored = {k: tuple(fh.get_slice(k).get_shape()) for k in fh.keys()}  # noqa: SIM118  (a safe_open handle, not a dict)
+            shapes = {k: tuple(fh.get_slice(k).get_shape()) for k in fh.keys()}  # noqa: SIM118  (a safe_open handle, not a dict)
+            return fh.metadata() or {}, shapes
     except Exception as err:  # noqa: BLE001  (safetensors raises its own error types)
         raise ModelFileError(f"cannot read weights {path}: {err}") from None
-    with torch.device("meta"):
-        wanted = {k: tuple(v.shape) for k, v in build().state_dict().items()}
-    problem = shapes_problem(wanted, stored)
-    if problem:
-        raise ModelFileError(f"weights {path} do not fit the config {Path(path).with_suffix('.json')}: {problem}")
 
 
 def shapes_problem(wanted: dict[str, tuple], stored: dict[str, tuple]) -> str | None:
@@ -248,15 +243,11 @@ def shapes_problem(wanted: dict[str, tuple], stored: dict[str, tuple]) -> str | 
 TRAINING_ONLY = ("dropout",)  # config fields that do not change a model's outputs in eval mode
 
 
-def check_saved_config(cfg, raw: dict, config_cls, path: str | Path, what: str) -> None:
-    """ModelFileError when the config :func:`save_model` stored inside the weights at ``path`` differs from
-    ``cfg``, built from ``raw``, the JSON's config beside them: the JSON of another model of the same shapes (other ``loops`` or
-    ``attention``) would load without complaint and give other outputs. Weights that store none pass."""
-    try:
-        with safe_open(str(path), framework="pt") as fh:
-            stored = (fh.metadata() or {}).get("config")
-    except Exception as err:  # noqa: BLE001  (safetensors raises its own error types)
-        raise ModelFileError(f"cannot read weights {path}: {err}") from None
+def check_saved_config(cfg, raw: dict, config_cls, path: str | Path, what: str, stored: str | None) -> None:
+    """ModelFileError when ``stored``, the config :func:`save_model` stored inside the weights at ``path``, differs
+    from ``cfg``, built from ``raw``, the JSON's config beside them: the JSON of another model of the same shapes
+    (other ``loops`` or ``attention``) would load without complaint and give other outputs. Weights that store
+    none pass."""
     if stored is None:
         return
     meta_path = Path(path).with_suffix(".json")
@@ -270,17 +261,21 @@ def check_saved_config(cfg, raw: dict, config_cls, path: str | Path, what: str) 
         if ours != theirs and f.name not in TRAINING_ONLY:
             gives = f"gives {f.name} {json.dumps(ours)}" if f.name in raw else f"has no {f.name} (default {json.dumps(ours)})"
             raise ModelFileError(f"weights {path} do not fit the config {meta_path}: it {gives}, the weights were "
-                                 f"saved with {f.name} {json.dumps(theirs)} "
-                                 "(the config of another model?)")
+                                 f"saved with {f.name} {json.dumps(theirs)} (the config of another model?)")
 
 
 def load_checked(config_cls, model_cls, path: str | Path, device: torch.device | str, what: str):
-    """``(model, cfg)`` loaded from ``path`` after :func:`build_config`, :func:`check_saved_config` and
-    :func:`check_shapes`."""
+    """``(model, cfg)`` loaded from ``path`` once :func:`build_config` accepts its config, which matches the one
+    stored in the weights (:func:`check_saved_config`) and makes tensors of the stored shapes."""
     raw = load_meta(path)["config"]
     cfg = build_config(config_cls, raw, path, what)
-    check_saved_config(cfg, raw, config_cls, path, what)
-    check_shapes(lambda: model_cls(cfg), path)
+    metadata, stored = read_header(path)
+    check_saved_config(cfg, raw, config_cls, path, what, metadata.get("config"))
+    with torch.device("meta"):
+        wanted = {k: tuple(v.shape) for k, v in model_cls(cfg).state_dict().items()}
+    problem = shapes_problem(wanted, stored)
+    if problem:
+        raise ModelFileError(f"weights {path} do not fit the config {Path(path).with_suffix('.json')}: {problem}")
     model = load_state(model_cls(cfg), path, torch.device(device))
     model.weights_path = Path(path)  # the file it came from (estimators check what they were trained on)
     return model, cfg
