@@ -178,10 +178,9 @@ def estimator_loss(pred: torch.Tensor, target: torch.Tensor, masked: torch.Tenso
     p, t = pred[keep], target[keep].to(pred.dtype)
     if kind == "mse":
         return ((p - t) ** 2).mean()
-    if kind == "sqrt":
-        return (((p + floor).sqrt() - (t.clamp_min(0) + floor).sqrt()) ** 2).mean()
-    if kind == "log":
-        return (((p + floor).log() - (t.clamp_min(0) + floor).log()) ** 2).mean()
+    if kind in ("sqrt", "log"):
+        scale = torch.sqrt if kind == "sqrt" else torch.log
+        return ((scale(p + floor) - scale(t.clamp_min(0) + floor)) ** 2).mean()
     raise ValueError(f"unknown estimator loss {kind!r}; choose one of {', '.join(LOSSES)}")
 
 
@@ -222,7 +221,8 @@ def mdm_features(model, tokens: torch.Tensor) -> tuple[torch.Tensor, torch.Tenso
 @torch.no_grad()
 def estimate_mi(model, estimator: MIEstimator, tokens: torch.Tensor) -> Estimate:
     """Predicted MI for token ids ``(B, N)``: one MDM pass plus the head."""
-    known = (tokens == model.mask_id) | (tokens[..., None] == model.value_tokens).any(-1)
+    match = tokens[..., None] == model.value_tokens
+    known = (tokens == model.mask_id) | match.any(-1)
     if tokens.dim() != 2 or not known.all():
         raise EstimatorInputError(
             f"tokens must be (B, N) ids, each the mask id or a value token; got shape {tuple(tokens.shape)}"
@@ -231,7 +231,7 @@ def estimate_mi(model, estimator: MIEstimator, tokens: torch.Tensor) -> Estimate
     hidden, probs, entropy, masked = mdm_features(model, tokens)
     mi = estimator(hidden, probs, entropy, masked)
     seconds = time.perf_counter() - start
-    given = F.one_hot(((tokens[..., None] == model.value_tokens).long().argmax(-1)), probs.shape[-1]).float()
+    given = F.one_hot(match.long().argmax(-1), probs.shape[-1]).float()
     marginals = torch.where(masked[..., None], probs, given)
     return Estimate(mi, entropy, marginals, hidden, masked, seconds)
 
