@@ -93,7 +93,9 @@ def optimizer(model, cfg) -> torch.optim.Optimizer:
 CHECKPOINT_KEYS = ("model", "opt", "torch_rng", "step", "elapsed", "best", "curve", "cfg", "model_cfg")
 
 
-def _resume(ckpt: Path, device, model, opt, task, ema, log) -> dict:
+def _resume(ckpt: Path, device, model, opt, task, ema, log) -> tuple:
+    """Load the checkpoint ``ckpt`` into the run; its ``(step, elapsed, best, curve, cpu seconds, stretch)``, the
+    stretch counting this one."""
     state = read_checkpoint(ckpt, CHECKPOINT_KEYS, device)
     model.load_state_dict(state["model"])
     opt.load_state_dict(state["opt"])
@@ -102,7 +104,8 @@ def _resume(ckpt: Path, device, model, opt, task, ema, log) -> dict:
     torch.set_rng_state(state["torch_rng"].cpu())  # dropout draws from the global generator
     task.load_state_dict(state.get("task", state), state["step"])
     log(f"resumed {ckpt} at step {state['step']} ({state['elapsed']:.0f}s trained, stretch {state.get('stretch', 1)})")
-    return state
+    return (state["step"], state["elapsed"], state["best"], json.loads(state["curve"]),
+            float(state.get("cpu_seconds", state["elapsed"])), int(state.get("stretch", 1)) + 1)
 
 
 def train(task, out: Path, device: torch.device, log=print, resume: bool = False, stop_after: int = 0,
@@ -123,13 +126,12 @@ def train(task, out: Path, device: torch.device, log=print, resume: bool = False
     best = float("-inf") if task.higher else float("inf")
     ckpt = checkpoint_path(out)
     if resume:
-        state = _resume(ckpt, device, model, opt, task, ema, log)
-        step, elapsed0, best, curve = state["step"], state["elapsed"], state["best"], json.loads(state["curve"])
-        cpu0, stretch = float(state.get("cpu_seconds", elapsed0)), int(state.get("stretch", 1)) + 1
+        step, elapsed0, best, curve, cpu0, stretch = _resume(ckpt, device, model, opt, task, ema, log)
     autocast = bf16_autocast(device, use_bf16(cfg.bf16, device, log))
     start, cpu_start, saved_at = time.time() - elapsed0, time.process_time(), time.time()
     loss_sum, loss_count, steps_here = torch.zeros((), device=device), 0, 0
     net = distributed.wrap(model)
+
     def clock() -> float:
         return cpu0 + time.process_time() - cpu_start if cpu_clock else time.time() - start
 
@@ -147,10 +149,9 @@ def train(task, out: Path, device: torch.device, log=print, resume: bool = False
         steps_here += 1
         finished = distributed.from_main(progress(step, clock(), cfg)) >= 1 or steps_here == stop_after
         evaluate = (step % cfg.eval_every == 0 or finished) and distributed.is_main()  # rank 0 validates, writes
-        cpu = cpu0 + time.process_time() - cpu_start
         if step % cfg.log_every == 0 or step % cfg.eval_every == 0 or finished:
             point = {"step": step, "examples": step * cfg.batch, "seconds": round(time.time() - start, 1),
-                     "cpu_seconds": round(cpu, 1), "stretch": stretch,
+                     "cpu_seconds": round(cpu0 + time.process_time() - cpu_start, 1), "stretch": stretch,
                      "train_loss": loss_sum.item() / loss_count, "lr": lr, **task.point()}
             loss_sum.zero_()
             loss_count = 0
