@@ -22,6 +22,7 @@ from torch import nn
 from mi_core.domain import DOMAINS, Domain
 from mi_core.io import ROOT, file_sha256
 from mi_core.mi.entropy import entropy_from_logits
+from mi_core.mi.probe import pair_mask
 from mi_core.models.base import load_checked, load_meta, save_model, trained_on_mismatch, trained_shas
 from mi_core.options import option
 
@@ -142,12 +143,6 @@ class MIEstimator(nn.Module):
             upper = torch.zeros(masked.shape + masked.shape[1:], dtype=torch.float32, device=z.device)
             upper = upper.index_put((b, i, j), self.pair_mi(z, probs, entropy, b, i, j).float())
         return upper + upper.transpose(1, 2)
-
-
-def pair_mask(masked: torch.Tensor) -> torch.Tensor:
-    """``(B, N)`` bool -> ``(B, N, N)`` bool: both positions masked and i != j."""
-    both = masked[:, :, None] & masked[:, None, :]
-    return both & ~torch.eye(masked.shape[1], dtype=torch.bool, device=masked.device)
 
 
 def check_inputs(cfg: EstimatorConfig, hidden, probs, entropy, masked) -> None:

@@ -111,7 +111,7 @@ def pruning_bound(skipped: torch.Tensor, n_values: int) -> torch.Tensor:
 def symmetrise(directional: torch.Tensor, probed: torch.Tensor, masked: torch.Tensor) -> torch.Tensor:
     """``(..., N, N)`` -> symmetric: the mean of the available directions of each pair (``[i, j]`` is available
     when i was probed, j is masked and ``i != j``; 0 when neither is)."""
-    avail = _pair_mask(probed, masked).to(directional.dtype)
+    avail = pair_mask(probed, masked).to(directional.dtype)
     part = directional * avail
     return (part + part.transpose(-1, -2)) / (avail + avail.transpose(-1, -2)).clamp_min(1)
 
@@ -165,8 +165,10 @@ def _forward_probs(model, seqs: torch.Tensor, autocast: bool) -> torch.Tensor:
     return e / e.sum(-1, keepdim=True)
 
 
-def _pair_mask(probed: torch.Tensor, masked: torch.Tensor) -> torch.Tensor:
-    """``(..., N, N)`` bool: entries ``[i, j]`` a probe computes (i probed, j masked, ``i != j``)."""
+def pair_mask(probed: torch.Tensor, masked: torch.Tensor | None = None) -> torch.Tensor:
+    """``(..., N, N)`` bool: entries ``[i, j]`` a probe computes (i probed, j masked, ``i != j``); ``masked``
+    defaults to ``probed`` (both positions masked)."""
+    masked = probed if masked is None else masked
     eye = torch.eye(probed.shape[-1], dtype=torch.bool, device=probed.device)
     return probed[..., :, None] & masked[..., None, :] & ~eye
 
@@ -321,7 +323,7 @@ def probe_many(model, tokens: torch.Tensor, *, positions: torch.Tensor | None = 
     for lo, hi in _state_chunks(s, n, v):
         mi_dir[lo:hi], mi_paper[lo:hi] = _chunk_mi(forward, tokens[lo:hi], kept[lo:hi], marginals[lo:hi],
                                                    entropy[lo:hi], value_tokens, max_batch)
-    pair = _pair_mask(probed, masked)
+    pair = pair_mask(probed, masked)
     mi_dir, mi_paper = mi_dir * pair, mi_paper * pair
     skipped = (marginals * ~kept).sum(-1) * probed  # (S, N)
     bound = pruning_bound(skipped, v)[:, :, None] * pair
