@@ -275,11 +275,10 @@ def run(model, model_path: Path, cfg, out: Path, device, log=print, engine=None)
     model_flag = "" if model_path is None else f"--model {model_path} "
     command = f"python -m mi_core make-estimator-data {domain.cli_name} {model_flag}--out {out} {source.options()}"
     write_manifest(out, cfg, model_path, model, command, source.sources, domain.cli_name)
-    damaged = [i for i in range(cfg.shards) if shard_path(out, i).is_file() and not readable(shard_path(out, i))]
-    for i in damaged:  # kept beside, out of the data's way, and written again
-        shard_path(out, i).replace(shard_path(out, i).with_suffix(".damaged"))
-        log(f"{shard_path(out, i)} was damaged (kept as {shard_path(out, i).with_suffix('.damaged').name}): "
-            "it is written again")
+    for path in (shard_path(out, i) for i in range(cfg.shards)):
+        if path.is_file() and not readable(path):  # kept beside, out of the data's way, and written again
+            path.replace(path.with_suffix(".damaged"))
+            log(f"{path} was damaged (kept as {path.with_suffix('.damaged').name}): it is written again")
     todo = [i for i in range(cfg.shards) if not shard_path(out, i).is_file()]
     log(f"{out}: {cfg.shards - len(todo)} of {cfg.shards} shards already written")
     if todo:
