@@ -133,8 +133,8 @@ def _probe_mask(tokens: torch.Tensor, masked: torch.Tensor, positions) -> torch.
             raise ProbeInputError(f"positions must be in 0..{n - 1}, got {pos.tolist()}")
         chosen = torch.zeros(n, dtype=torch.bool, device=tokens.device)
         chosen[pos.long().to(tokens.device)] = True
-    if (chosen & ~masked).any():
-        bad = (chosen & ~masked).nonzero().flatten().tolist()
+    bad = (chosen & ~masked).nonzero().flatten().tolist()
+    if bad:
         raise ProbeInputError(f"positions {bad} are not masked: only masked positions can be probed")
     return chosen
 
@@ -151,8 +151,7 @@ def _batches(total: int, n: int, v: int, max_batch: int) -> list[tuple[int, int]
     cap = max(1, min(max_batch, WORK_BYTES // (8 * 3 * n * v)))
     if total == 0:
         return []
-    count = math.ceil(total / cap)
-    size = math.ceil(total / count)
+    size = math.ceil(total / math.ceil(total / cap))
     return [(start, min(start + size, total)) for start in range(0, total, size)]
 
 
