@@ -78,7 +78,11 @@ def gumbel_like(x: torch.Tensor, generator) -> torch.Tensor:
 MAX_COUNT = 4096  # the most steps, positions per pass or batch a strategy parameter may ask for
 
 
-WANTED = {"nonnegative": "a finite number >= 0", "unit": "in (0, 1]", "fraction": "in [0, 1)"}
+RANGES = {  # kind -> (what it accepts, in words; test)
+    "nonnegative": ("a finite number >= 0", lambda v: math.isfinite(v) and v >= 0),
+    "unit": ("in (0, 1]", lambda v: 0 < v <= 1),
+    "fraction": ("in [0, 1)", lambda v: 0 <= v < 1),
+}
 
 
 def param(default, check: str):
@@ -88,7 +92,7 @@ def param(default, check: str):
 
 def check_param(name: str, value, kind: str, allow_none: bool = False) -> None:
     """Raise ValueError unless ``value`` is of ``kind``: ``"count"`` (an int in ``1..MAX_COUNT``, or None when
-    ``allow_none``), ``"nonnegative"`` (finite, >= 0), ``"unit"`` (in (0, 1]) or ``"fraction"`` (in [0, 1))."""
+    ``allow_none``) or a key of :data:`RANGES`."""
     if kind == "count":
         if value is None and allow_none:
             return
@@ -99,14 +103,9 @@ def check_param(name: str, value, kind: str, allow_none: bool = False) -> None:
         if value > MAX_COUNT:
             raise ValueError(f"{name} must be at most {MAX_COUNT} (accepted 1..{MAX_COUNT}), got {value}")
         return
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        fits = False
-    elif kind == "nonnegative":
-        fits = math.isfinite(value) and value >= 0
-    else:
-        fits = 0 < value <= 1 if kind == "unit" else 0 <= value < 1
-    if not fits:
-        raise ValueError(f"{name} must be {WANTED[kind]}, got {value!r}")
+    wanted, fits = RANGES[kind]
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not fits(value):
+        raise ValueError(f"{name} must be {wanted}, got {value!r}")
 
 
 @dataclass

@@ -56,12 +56,11 @@ class Learned(Strategy):
     @torch.no_grad()
     def select(self, ctx) -> torch.Tensor:
         prob = select_probabilities(self.net, ctx.hidden, ctx.probs, ctx.masked, ctx.step, self.steps)
-        if self.mode == "rank":
-            chosen = rank_pick(prob, ctx.masked, uniform_count(ctx.masked, self.steps - ctx.step))
-        elif self.mode == "paced":
-            floor = uniform_count(ctx.masked, self.steps - ctx.step)
-            wide = ((prob >= self.threshold) & ctx.masked).sum(1)
-            chosen = rank_pick(prob, ctx.masked, torch.maximum(floor, wide))
+        if self.mode in ("rank", "paced"):
+            counts = uniform_count(ctx.masked, self.steps - ctx.step)
+            if self.mode == "paced":
+                counts = torch.maximum(counts, ((prob >= self.threshold) & ctx.masked).sum(1))
+            chosen = rank_pick(prob, ctx.masked, counts)
         else:
             chosen = pick_positions(prob, ctx.masked, ctx.step >= self.steps - 1, self.mode, self.threshold,
                                     ctx.generator)
@@ -107,5 +106,4 @@ class LearnedMI(Strategy):
         ctx.info.update(select_prob=prob, count=chosen.sum(1), mi=mi, budget_spent=spent, mi_spent=mi_spent)
         return chosen
 
-    def pass_limit(self, n: int) -> int:
-        return self.steps
+    pass_limit = Learned.pass_limit
