@@ -60,8 +60,7 @@ class ArgumentParser(argparse.ArgumentParser):
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
         super().__init__(*args, **kwargs)
-        # a value such as "-1,1,1" (--mix) or "-1e-3" is a negative number, not an unknown flag: argparse before
-        # Python 3.13 took only "-1" or "-.5" so, and said "expected one argument" (3.13 matches this way)
+        # "-1,1,1" (--mix) or "-1e-3" is a negative number, not an unknown flag (as Python 3.13's argparse reads it)
         self._negative_number_matcher = re.compile(r"^-\.?\d")
         self._checks: list[tuple[str, str, tuple | None, typing.Callable | None]] = []
 
@@ -102,8 +101,7 @@ class ArgumentParser(argparse.ArgumentParser):
 
 
 def path_arg(text: str) -> Path:
-    """A path option's value; an empty one is refused (Path('') is '.': an empty --out wrote shards into the
-    working folder, an empty --model said "PosixPath('.') has an empty name")."""
+    """A path option's value; an empty one is refused (``Path('')`` is ``.``, the working folder)."""
     if not text.strip():
         raise argparse.ArgumentTypeError(f"an empty path ({text!r}); give a file or folder name")
     return Path(text)
@@ -184,17 +182,20 @@ def command_parser(name: str, command) -> ArgumentParser:
         add_options(parser, command.OPTIONS)
         return parser
     subs = parser.add_subparsers(dest="domain", metavar="DOMAIN", required=True, parser_class=ArgumentParser)
-    serves = getattr(command, "serves", None)
-    for domain in DOMAINS.values():
-        if serves is not None and not serves(domain):
-            continue
+    describe = getattr(command, "describe", None)
+    for domain in served(command):
         first, *aliases = domain.names or (domain.key,)
-        describe = getattr(command, "describe", None)
         sub = subs.add_parser(first, aliases=aliases, help=domain.label,
                               description=plain(describe(domain) if describe else doc))
         sub.set_defaults(domain=domain.key)
         add_options(sub, command.options(domain), domain)
     return parser
+
+
+def served(command) -> list[Domain]:
+    """The domains ``command`` serves: every one, unless it has ``serves(domain)``."""
+    serves = getattr(command, "serves", None)
+    return [d for d in DOMAINS.values() if serves is None or serves(d)]
 
 
 def parse(argv: list[str]):
@@ -207,9 +208,8 @@ def parse(argv: list[str]):
         raise ValueError(f"unknown command {name!r}; choose one of {', '.join(names)} (python -m mi_core --help)")
     parser = command_parser(name, command)
     if getattr(command, "OPTIONS", None) is None and rest and rest[0].startswith("-") and rest[0] not in ("-h", "--help"):
-        served = [d.cli_name for d in DOMAINS.values() if getattr(command, "serves", None) is None or command.serves(d)]
         raise ValueError(f"name the domain before the options: python -m mi_core {name} DOMAIN {rest[0]} ... "
-                         f"(DOMAIN: {', '.join(served)})")
+                         f"(DOMAIN: {', '.join(d.cli_name for d in served(command))})")
     args, extras = parser.parse_known_args(rest)
     if extras:  # named with the domain's own help, where the options are listed
         key = getattr(args, "domain", None)
@@ -279,8 +279,7 @@ def foreign_digit(argv: list[str]) -> str | None:
 def overview() -> str:
     lines = ["usage: python -m mi_core COMMAND [DOMAIN] [options]   (COMMAND [DOMAIN] --help: its options)", "",
              "MI Lens: pairwise MI of masked diffusion models and the decoders that use it.", "", "commands:"]
-    listed = {name: text for name, (_, text) in COMMANDS.items()}
-    listed.update({name: c.help for name, c in domain_commands().items()})
+    listed = {name: text for name, (_, text) in COMMANDS.items()} | {n: c.help for n, c in domain_commands().items()}
     lines += [f"  {name:<22}{text}" for name, text in listed.items()]
     return "\n".join(lines)
 

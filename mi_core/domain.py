@@ -506,12 +506,12 @@ def lacks(part, name: str) -> bool:
 def check_parts(domain: Domain) -> None:
     """ValueError naming each member a part of ``domain`` lacks, so an incomplete domain is refused as it registers,
     not by a traceback in the middle of a command."""
-    problems = [f"its model_loader {domain.model_loader!r} is not callable"] if (
-        domain.model_loader is not None and not callable(domain.model_loader)) else []
+    problems = []
+    if domain.model_loader is not None and not callable(domain.model_loader):
+        problems.append(f"its model_loader {domain.model_loader!r} is not callable")
     for name, members in PART_MEMBERS.items():
         part = getattr(domain, name)
-        stubs = [] if part is None else [m for m in dir(part) if m not in members and lacks(part, m)]
-        missing = [m for m in members if part is not None and lacks(part, m)] + stubs
+        missing = [] if part is None else [m for m in dict.fromkeys((*members, *dir(part))) if lacks(part, m)]
         if missing:
             what = getattr(part, "__name__", type(part).__name__)
             problems.append(f"its {name} ({what}) lacks {', '.join(missing)}")

@@ -12,7 +12,6 @@ import tempfile
 import time
 from pathlib import Path
 
-TMP_SUFFIX = ".tmp"
 ROOT = Path(__file__).resolve().parent.parent  # the repository this package lives in (the folder holding mi_core)
 
 
@@ -67,8 +66,7 @@ def check_output(path: str | Path | None, force: bool = False, option: str = "--
 def check_weights_output(path: str | Path | None, force: bool = False, beside: tuple[str, ...] = (),
                          option: str = "--out") -> Path | None:
     """:func:`check_output` for a weights file: it ends in ``.safetensors``, and the files a run writes beside it (its
-    ``.json`` and those named ``<stem><tail>`` for each tail in ``beside``) are not overwritten without ``force``
-    either (a user's ``x.json`` was replaced by the config, ``x.ckpt`` by a checkpoint)."""
+    ``.json`` and those named ``<stem><tail>`` for each tail in ``beside``) are not overwritten without ``force``."""
     path = check_output(path, force, option)
     if path is None:  # the command names one of its own in runs/ later
         return None
@@ -94,16 +92,7 @@ def check_output_dir(path: str | Path, option: str = "--out") -> Path:
 
 def tmp_path(path: str | Path) -> Path:
     path = Path(path)
-    return path.with_name(path.name + TMP_SUFFIX)
-
-
-def _fsync_dir(folder: Path) -> None:
-    with contextlib.suppress(OSError):
-        fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+    return path.with_name(path.name + ".tmp")
 
 
 def write_tmp_bytes(path: Path, data: bytes) -> Path:
@@ -119,7 +108,12 @@ def write_tmp_bytes(path: Path, data: bytes) -> Path:
 def commit(tmp: Path, path: Path) -> None:
     """Rename ``tmp`` over ``path`` (atomic on one file system) and flush the folder entry."""
     os.replace(tmp, path)
-    _fsync_dir(path.parent)
+    with contextlib.suppress(OSError):
+        fd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
 
 def atomic_write_text(path: str | Path, text: str) -> None:

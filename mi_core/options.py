@@ -201,7 +201,7 @@ def _items(text: str, kind: type, what: str) -> list:
     parts = [v.strip() for v in str(text).split(",")]
     if not any(parts):
         return []
-    if not all(parts):  # "0,,2" ran seeds 0 and 2 without a word
+    if not all(parts):
         raise ValueError(f"expects {what} separated by commas; {str(text).strip()!r} has an empty item")
     items = []
     for v in parts:
@@ -209,7 +209,7 @@ def _items(text: str, kind: type, what: str) -> list:
             items.append(kind(v))
         except ValueError:
             raise ValueError(f"expects {what} separated by commas; {v!r} is not one") from None
-    # every list option is a sweep: a value given twice ran its rows twice and counted them twice in means and SDs
+    # every list option is a sweep: a value given twice would run its rows twice and count them twice in means
     twice = sorted({v for v in items if items.count(v) > 1})
     if twice:
         raise ValueError(f"gives {option_text(twice)} more than once: give each value once")
