@@ -144,12 +144,12 @@ def schedule_loglik(model, start: torch.Tensor, target: torch.Tensor, choose, st
     return loglik, used
 
 
-def selector_choice(net, mode: str = "threshold", threshold: float = 0.5):
-    """A ``choose`` for :func:`schedule_loglik`: the ``learned`` strategy's rule (threshold mode)."""
+def selector_choice(net):
+    """A ``choose`` for :func:`schedule_loglik`: the ``learned`` strategy's rule (threshold mode, 0.5)."""
 
     def choose(probs, hidden, masked, step, steps):
         prob = select_probabilities(net, hidden, probs, masked, step, steps)
-        return pick_positions(prob, masked, step >= steps - 1, mode, threshold)
+        return pick_positions(prob, masked, step >= steps - 1, "threshold", 0.5)
 
     return choose
 

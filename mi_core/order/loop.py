@@ -15,9 +15,10 @@ import numpy as np
 import torch
 
 from mi_core.decoding.selector import check_order_net_fits, load_order_net, make_order_nets, save_order_net
-from mi_core.io import display_path, file_sha256, read_checkpoint
+from mi_core.io import display_path, file_sha256, read_checkpoint, tmp_path
 from mi_core.models.base import MaskedLM
-from mi_core.options import SEED_MAX, check_ranges, option
+from mi_core.options import check_ranges, option
+from mi_core.options import seed as seed_option
 from mi_core.order.elbo import order_loss, rollout
 from mi_core.scale import distributed
 
@@ -68,7 +69,7 @@ def check_device(state: dict, device: torch.device, path: Path) -> None:
 
 @dataclass(frozen=True)
 class OrderTrainConfig:
-    seed: int = option(0, "random seed", range=(0, SEED_MAX))
+    seed: int = seed_option()
     updates: int = option(100_000, "optimizer updates (unless --time-budget ends them first)", range=(1, 1_000_000_000))
     batch: int = option(16, "examples per update", range=(1, 65536))
     samples: int = option(4, "posterior trajectories per example (the leave-one-out baseline needs at least 2)", range=(2, 1_000_000))
@@ -286,7 +287,7 @@ class OrderTask:
                     save_order_net(selector, out.with_name(out.stem + suffix + ".safetensors"), paired)
                     save_order_net(posterior, out.with_name(out.stem + "_posterior" + suffix + ".safetensors"), paired)
                 best[0] = max(best[0], score)
-                tmp = ckpt.with_name(ckpt.name + ".tmp")  # written whole or not at all
+                tmp = tmp_path(ckpt)  # written whole or not at all
                 torch.save({**state, "best": best[0], "settings": json.dumps(run_settings(args))}, tmp)
                 tmp.replace(ckpt)
 

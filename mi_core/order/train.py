@@ -10,14 +10,14 @@ selector (``--out``: best mean validation score; ``*_last``) and the posterior b
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from mi_core.device import pick_device, use_bf16
 from mi_core.domain import Domain, get_domain
 from mi_core.io import check_output, check_weights_output, default_run_path
 from mi_core.models.loading import other_domain
-from mi_core.options import SKIP, Device, Force, option
+from mi_core.options import SKIP, Device, Force, group_fields, option
 from mi_core.order.loop import OrderTrainConfig, load_nets, resume_state
 from mi_core.scale import distributed
 
@@ -37,13 +37,15 @@ class OrderRun:
                           "not stopped; give its options again (--updates and --time-budget may change)")
 
 
+TRAIN_OPTIONS = (OrderTrainConfig, {"budgets": SKIP, "clip": SKIP})  # budgets come from --steps-budget
+
+
 def serves(domain: Domain) -> bool:
     return domain.order_task is not None
 
 
 def options(domain: Domain) -> list:
-    return [OrderRun, Force, (OrderTrainConfig, {"budgets": SKIP, "clip": SKIP}), Device,
-            domain.part("order_task").options]
+    return [OrderRun, Force, TRAIN_OPTIONS, Device, domain.part("order_task").options]
 
 
 def main(args) -> None:
@@ -52,8 +54,7 @@ def main(args) -> None:
         budgets = tuple(int(b) for b in args.steps_budget.split(","))
     except ValueError:
         raise ValueError(f"--steps-budget must be integers separated by commas, got {args.steps_budget!r}") from None
-    names = [f.name for f in fields(OrderTrainConfig) if f.name not in ("budgets", "clip")]
-    cfg = OrderTrainConfig(budgets=budgets, **{k: getattr(args, k) for k in names})
+    cfg = OrderTrainConfig(budgets=budgets, **{f.name: getattr(args, f.name) for f in group_fields(TRAIN_OPTIONS)})
     if args.init is not None:
         load_nets(args.init)  # fails before the data are built
         trained = other_domain(args.init, domain)
