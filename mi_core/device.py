@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+import time
 
 import torch
 
@@ -74,8 +75,6 @@ def synchronize(device) -> None:
 
 def timed(fn, device):
     """``(fn(), seconds)``, the device synchronized around the clock."""
-    import time
-
     synchronize(device)
     start = time.perf_counter()
     out = fn()

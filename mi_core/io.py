@@ -117,7 +117,7 @@ def commit(tmp: Path, path: Path) -> None:
 
 
 def atomic_write_text(path: str | Path, text: str) -> None:
-    """Write ``text`` to ``path`` so a reader sees the old file or the new one, never a part."""
+    """:func:`atomic_write_bytes` of ``text`` in UTF-8."""
     atomic_write_bytes(path, text.encode("utf-8"))
 
 
