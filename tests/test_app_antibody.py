@@ -195,7 +195,8 @@ def test_what_if_opens_a_new_residue_on_its_likeliest_amino_acid(env):
         at.selectbox(key="cell").set_value(other).run()
         assert_clean(at)
         bars = next(s for title, s in specs(at).items() if title.startswith("Marginal of "))["data"][0]
-        letter = bars["x"][int(np.argmax(array(bars["y"])))]
+        assert bars["orientation"] == "h"  # the 20 letters down the side
+        letter = bars["y"][int(np.argmax(array(bars["x"])))]
         assert at.selectbox(key="aa").value == letter, other
         if letter != shown:
             break
