@@ -182,3 +182,36 @@ def test_budgets_outside_the_selectors_training_are_named(sudoku_args, tmp_path,
     assert f"note: {selector} was trained at budgets 5,10; its choices at 2 are extrapolated" in capsys.readouterr().err
     assert cli_main([*sudoku_args, "--json", str(tmp_path / "plain.json")]) == 0  # no budgets recorded: no note
     assert "extrapolated" not in capsys.readouterr().err
+
+
+def test_sudoku_mi_rows_read_the_estimator_given_or_are_skipped(sudoku_args, model_path, tmp_path, capsys,
+                                                                 monkeypatch):
+    """A user's own model: ``bench-order sudoku`` once stopped at its first learned_mi row with "no shipped MI
+    estimator was trained on ...: give estimator=PATH", an option it did not have, the rows before it lost. Now
+    ``--estimator`` is read by the mi and learned_mi rows (recorded in them), a file trained on other weights is
+    refused before any row decodes, and without one those rows are skipped with a note."""
+    from mi_core.domains.sudoku import bench_order
+    from mi_core.io import file_sha256
+    from mi_core.mi.estimator import EstimatorConfig, MIEstimator, save_estimator
+
+    args = [a for a in sudoku_args if a not in ("--gammas", "--learned-mi-gammas", "")]
+    args += ["--gammas", "0.5", "--learned-mi-gammas", "2:1"]
+    out = tmp_path / "rows.json"
+    assert cli_main([*args, "--json", str(out)]) == 0
+    assert "the mi and learned_mi rows are skipped (give --estimator PATH)" in capsys.readouterr().err
+    assert {r["sampler"] for r in json.loads(out.read_text())} == {"random", "top_prob", "top_margin", "learned",
+                                                                   "eb", "sequential"}
+    torch.manual_seed(0)
+    est = tmp_path / "est.safetensors"
+    save_estimator(MIEstimator(EstimatorConfig(d_in=32, n_values=9, n_positions=81)), est,
+                   {"mdm": str(model_path), "mdm_sha256": file_sha256(model_path)})
+    assert cli_main([*args, "--json", str(out), "--force", "--estimator", str(est)]) == 0
+    rows = json.loads(out.read_text())
+    mi_rows = [r for r in rows if r["sampler"] in ("mi", "learned_mi")]
+    assert len(mi_rows) == 3 and all(r["estimator_sha256"] == file_sha256(est) for r in mi_rows)
+    save_estimator(MIEstimator(EstimatorConfig(d_in=32, n_values=9, n_positions=81)), est,
+                   {"mdm": "other.safetensors", "mdm_sha256": "0" * 64})
+    monkeypatch.setattr(bench_order, "evaluate", lambda *a, **k: pytest.fail("a row decoded"))
+    capsys.readouterr()
+    assert cli_main([*args, "--json", str(out), "--force", "--estimator", str(est)]) == 2
+    assert "was trained on other.safetensors, not on" in capsys.readouterr().err

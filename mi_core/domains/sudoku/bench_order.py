@@ -20,11 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mi_core.bench import decode
-from mi_core.bench.order import gammas_of, matched, row_bar, selector_of, strategy_for, write_report
+from mi_core.bench.order import estimator_of, gammas_of, matched, row_bar, selector_of, strategy_for, write_report
 from mi_core.bench.report import markdown_table
 from mi_core.device import pick_device, warn_if_slow_bf16
 from mi_core.domains.sudoku import read_puzzles
-from mi_core.domains.sudoku.bench import LEVELS, evaluate, with_default_estimator
+from mi_core.domains.sudoku.bench import LEVELS, evaluate
 from mi_core.domains.sudoku.mdm import load_sudoku_mdm
 from mi_core.options import option
 
@@ -59,13 +59,17 @@ def parse_gamma_map(spec: str) -> dict[int, float]:
 
 
 def run(model, records, name: str, params: dict, selector: Path, seed: int, bf16: bool = False, done=print,
-        **extra) -> dict:
-    """One sampler's row (``extra`` appended), handed to ``done`` as a JSON line as it is done."""
-    strategy = with_default_estimator(strategy_for(name, params, selector))
+        estimator: str | None = None, **extra) -> dict:
+    """One sampler's row (``extra`` appended), handed to ``done`` as a JSON line as it is done; a sampler that reads
+    MI reads ``estimator``."""
+    strategy = strategy_for(name, params, selector)
+    if decode.lacks_mi_source(strategy):
+        strategy.estimator = estimator
     res = evaluate(model, records, strategy, batch_size=256, seed=seed, bf16=bf16, device=model.device)
     row = {"sampler": name, "params": params, **{k: res[k] for k in ("n", "accuracy", "mean_passes", "seconds")},
            "by_level": {lvl: round(v["accuracy"], 4) for lvl, v in res.get("by_level", {}).items()},
-           "passes_hist": dict(sorted(Counter(res["passes"]).items())), **extra}
+           "passes_hist": dict(sorted(Counter(res["passes"]).items())),
+           **decode.estimator_fields(getattr(strategy, "estimator", None)), **extra}
     done(json.dumps(row))
     return row
 
@@ -132,6 +136,8 @@ class SudokuOrderBench:
     # fp32 as in every other command (bf16 is emulated, 5-18x slower, on CPUs without it); recorded lines hold --no-bf16
     bf16: bool = option(False, "bf16 autocast for the model passes (faster on CPUs with AMX; default: fp32)",
                         negatable=True)
+    estimator: Path | None = option(None, "MI estimator of the mi and learned_mi rows (default: the one trained on "
+                                    "--model's weights, shipped; none: those rows are skipped)")
 
 
 options = SudokuOrderBench
@@ -148,7 +154,7 @@ def budget_configs(t: int, args, mi_gammas: dict) -> list[tuple[str, dict]]:
 
 def budget_rows(model, records, args, t: int, mi_gammas: dict, done=print) -> list[dict]:
     """Every step-budget sampler at ``steps=t``, then top_margin at learned's own mean passes (it may stop early)."""
-    rows = [run(model, records, name, params, args.selector, args.seed, args.bf16, done, T=t)
+    rows = [run(model, records, name, params, args.selector, args.seed, args.bf16, done, args.estimator, T=t)
             for name, params in budget_configs(t, args, mi_gammas)]
     used = next(r for r in rows if r["params"].get("mode") == "threshold")["mean_passes"]
     rows.append(run(model, records, "top_margin", {"steps": max(1, round(used))}, args.selector, args.seed,
@@ -168,19 +174,28 @@ def run_bench(args, domain) -> int:
     warn_if_slow_bf16(device, args.bf16)
     model = load_sudoku_mdm(args.model, device)
     args.selector = selector_of(args, domain, model)
+    args.estimator = estimator_of(args.estimator, domain, model)
+    if args.estimator is None and (gammas or mi_gammas):
+        print(f"note: no MI estimator was trained on {args.model}: the mi and learned_mi rows are skipped "
+              "(give --estimator PATH)", file=sys.stderr)
+        mi_gammas = {}
     records = pick_records(args.puzzles, args.per_level)
     levels = sorted(dict.fromkeys(r.level for r in records if r.level),
                     key=lambda v: (v not in LEVELS, LEVELS.index(v) if v in LEVELS else 0, v))
-    grid = [("eb", {"gamma": g}) for g in gammas] + [("mi", {"gamma": g}) for g in gammas]
-    grid += [("mi", {"gamma": g, "lam": 0.5, "relative": True}) for g in gammas]  # the sweeps' best MI cost
+    grid = [("eb", {"gamma": g}) for g in gammas]
+    if args.estimator is not None:
+        grid += [("mi", {"gamma": g}) for g in gammas]
+        grid += [("mi", {"gamma": g, "lam": 0.5, "relative": True}) for g in gammas]  # the sweeps' best MI cost
     grid.append(("sequential", {}))
     total = sum(len(budget_configs(t, args, mi_gammas)) + 1 for t in budgets) + len(grid)
     with row_bar(total) as done:
         rows = [row for t in budgets for row in budget_rows(model, records, args, t, mi_gammas, done)]
-        rows += [run(model, records, name, params, args.selector, args.seed, args.bf16, done) for name, params in grid]
+        rows += [run(model, records, name, params, args.selector, args.seed, args.bf16, done, args.estimator)
+                 for name, params in grid]
     recorded = decode.model_fields(model, args)
     rows = [row | recorded for row in rows]
     write_report(args, rows, f"{len(records)} puzzles of {args.puzzles.name} ({args.per_level} per level), "
-                 f"selector {args.selector}, {'bf16' if args.bf16 else 'fp32'} forward passes\n\n"
+                 f"selector {args.selector}, MI estimator {args.estimator or 'none (no mi rows)'}, "
+                 f"{'bf16' if args.bf16 else 'fp32'} forward passes\n\n"
                  + report(rows, budgets, levels), echo=True)
     return 0
