@@ -468,3 +468,24 @@ def test_a_sweep_sampler_not_in_the_grid_is_named(tmp_path, model_path, capsys):
                "--json", str(tmp_path / "s.json")])
     assert rc == 2
     assert "--samplers sequentail: not in the grid, whose samplers are eb, mask_predict" in capsys.readouterr().err
+
+
+def test_a_sweep_estimator_trained_on_other_weights_is_refused_before_the_work(tmp_path, model_path, capsys,
+                                                                               monkeypatch):
+    """`sweep --estimator E --model B`, E trained on a model A of B's width, ran the cells before its first mi
+    cell, then stopped with "use an estimator trained on this model (estimator=PATH, or leave it unset for the
+    shipped one)": a syntax sweep does not take, and no shipped estimator serves B. Now refused first."""
+    from mi_core.bench import sweep
+    from mi_core.mi.estimator import EstimatorConfig, MIEstimator, save_estimator
+
+    puzzles, est = tmp_path / "p.txt", tmp_path / "est.safetensors"
+    puzzles.write_text(EASY + "\n")
+    save_estimator(MIEstimator(EstimatorConfig(d_in=32, n_values=9, n_positions=81)), est,
+                   {"mdm": "a.safetensors", "mdm_sha256": "0" * 64})
+    monkeypatch.setattr(sweep, "run_cells", lambda *a, **k: pytest.fail("a cell ran"))
+    rc = main(["sweep", "sudoku", "--puzzles", str(puzzles), "--grid", "topk:k=2", "--grid", "mi:gamma=0.5",
+               "--model", str(model_path), "--estimator", str(est), "--json", str(tmp_path / "s.json"),
+               "--threads", "1"])
+    err = capsys.readouterr().err
+    assert rc == 2 and not (tmp_path / "s.json").exists()
+    assert f"the estimator {est} was trained on a.safetensors, not on {model_path}: give --estimator trained" in err

@@ -21,7 +21,8 @@ from mi_core.decoding.mi_guided import probe_mi_fn
 from mi_core.device import bf16_autocast
 from mi_core.domain import resolve_path
 from mi_core.io import display_path, file_sha256
-from mi_core.mi.estimator import EstimatorInputError, shipped_estimator_for
+from mi_core.mi.estimator import EstimatorInputError, check_model_match, load_estimator, shipped_estimator_for
+from mi_core.models.base import trained_on_mismatch
 from mi_core.models.iterations import is_recurrent, run_for
 from mi_core.models.loading import load_model_described
 from mi_core.models.views import with_views
@@ -280,6 +281,16 @@ def default_estimator(model, domain, path=None) -> str | None:
         return str(shipped_estimator_for(model, domain))
     except EstimatorInputError:
         return None
+
+
+def check_estimator(model, path, model_name: str) -> None:
+    """The estimator file ``path`` against ``model`` before any decoding: its shapes, and the weights it was trained
+    on (another model of its width fits every shape, and misleads); ValueError naming the mismatch."""
+    check_model_match(model, load_estimator(path), model_name, f"the estimator {path}")
+    problem = trained_on_mismatch(model, path)
+    if problem:
+        raise ValueError(f"the estimator {path} {problem}: give --estimator trained on this model (python -m mi_core "
+                         "train-estimator makes one)")
 
 
 def estimator_fields(path) -> dict:

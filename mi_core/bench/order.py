@@ -22,7 +22,6 @@ from mi_core.decoding.selector import check_order_net_fits, load_order_net
 from mi_core.device import pick_device
 from mi_core.domain import get_domain
 from mi_core.io import atomic_write_json, atomic_write_text, check_output
-from mi_core.mi.estimator import check_model_match, check_trained_on, load_estimator
 from mi_core.models.base import load_meta
 from mi_core.options import SKIP, Device, Force, float_list, int_list, markdown_option, option, seed
 
@@ -46,11 +45,9 @@ def estimator_of(path, domain, model) -> str | None:
     """``--estimator`` ``path``, loaded and checked against ``model`` once (its shapes and the weights it was trained
     on), so a wrong file fails before decoding; else the estimator trained on the model's own weights file
     (:func:`~mi_core.bench.decode.default_estimator`); None when there is none."""
-    if path is None:
-        return decode.default_estimator(model, domain)
-    check_model_match(model, load_estimator(path, model.device), "--model", f"--estimator {path}")
-    check_trained_on(model, path)
-    return str(path)
+    if path is not None:
+        decode.check_estimator(model, path, "--model")
+    return decode.default_estimator(model, domain, path)
 
 
 def trained_budgets(selector: str | Path) -> list[int]:

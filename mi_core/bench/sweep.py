@@ -27,7 +27,6 @@ from mi_core.decoding.base import check_one_of, typed_params
 from mi_core.device import pick_device, warn_if_slow_bf16
 from mi_core.domain import get_domain
 from mi_core.io import atomic_write_json, check_output, display_path
-from mi_core.mi.estimator import check_model_match, load_estimator
 from mi_core.options import Device, Force, markdown_option, option, section_problem
 from mi_core.scale.engine import EngineConfig, absolute, engine_from_args
 
@@ -193,7 +192,7 @@ def main(args) -> int:
     model, _, model_name = decode.load(args, domain, device, inputs)
     points = grid_points(configs, decode.default_estimator(model, domain, args.estimator))
     for path in {e for _, _, e in points if e is not None}:  # a bad file fails now, not after hours of cells
-        check_model_match(model, load_estimator(path), model_name, path)
+        decode.check_estimator(model, path, model_name)
     precision = "bf16" if args.bf16 else "fp32"
     cmd = "python -m mi_core sweep " + shlex.join(args.argv)  # quoted: grid specs hold ';'
     run = decode.run_settings(args, inputs, domain, model)
