@@ -489,3 +489,11 @@ def test_a_sweep_estimator_trained_on_other_weights_is_refused_before_the_work(t
     err = capsys.readouterr().err
     assert rc == 2 and not (tmp_path / "s.json").exists()
     assert f"the estimator {est} was trained on a.safetensors, not on {model_path}: give --estimator trained" in err
+
+
+def test_estimate_on_a_model_no_shipped_estimator_was_trained_on_names_its_option(model_path, capsys):
+    """`estimate sudoku --model MINE` said "give estimator=PATH", bench's --set syntax, which estimate refuses."""
+    assert main(["estimate", "sudoku", "--puzzle", EASY, "--model", str(model_path), "--threads", "1"]) == 2
+    err = capsys.readouterr().err
+    assert f"error: no shipped MI estimator was trained on {model_path}: give --estimator FILE" in err
+    assert "estimator=PATH" not in err

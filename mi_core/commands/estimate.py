@@ -20,7 +20,14 @@ from mi_core.commands.probe import GridState, counted, load_state, plural, stron
 from mi_core.device import pick_device
 from mi_core.domain import Domain, get_domain
 from mi_core.io import atomic_write_json, check_output, display_path
-from mi_core.mi.estimator import Estimate, check_model_match, estimate_mi, load_estimator, shipped_estimator_for
+from mi_core.mi.estimator import (
+    Estimate,
+    EstimatorInputError,
+    check_model_match,
+    estimate_mi,
+    load_estimator,
+    shipped_estimator_for,
+)
 from mi_core.models.base import load_meta, trained_on_mismatch
 from mi_core.models.loading import other_domain
 from mi_core.options import Device, Force, JsonOut, option, parse_positions
@@ -73,7 +80,7 @@ def load(domain: Domain, text: str, model_choice: str, estimator_path: str, devi
     model, description, tokens = load_state(domain, text, spec, device, verb="estimate",
                                             other="" if domain.layout == "grid" else ", or give --mask-positions")
     if not named and trained_on_mismatch(model, estimator_path):
-        estimator_path = str(shipped_estimator_for(model, domain))
+        estimator_path = shipped_for(model, domain)
         estimator = load_estimator(estimator_path, device)
     check_model_match(model, estimator, description if spec is None else f"the model {spec}",
                       f"the estimator {estimator_path}")
@@ -82,6 +89,15 @@ def load(domain: Domain, text: str, model_choice: str, estimator_path: str, devi
         raise ValueError(f"--estimator {estimator_path} {problem}: give --model with the model it was trained on, "
                          "or an --estimator trained on this one")
     return model, estimator, tokens[None], spec, estimator_path
+
+
+def shipped_for(model, domain: Domain) -> str:
+    """The shipped estimator trained on ``model``'s weights; a ValueError naming ``--estimator`` when none was."""
+    try:
+        return str(shipped_estimator_for(model, domain))
+    except EstimatorInputError:
+        raise ValueError(f"no shipped MI estimator was trained on {display_path(model.weights_path)}: give "
+                         "--estimator FILE (python -m mi_core train-estimator makes one)") from None
 
 
 def with_masked(domain: Domain, text: str, spec: str | None) -> str:
