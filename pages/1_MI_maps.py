@@ -200,6 +200,13 @@ def downloads(domain, pz, m, heat, dep):
                             on_click="ignore")
 
 
+def weak_mi_note(domain, m) -> str:
+    """Why the map's MI is weak: the model unsure of the masked positions (mean entropy over 0.8 of its maximum: an
+    untrained model) or sure of them (a unique puzzle's exact MI)."""
+    unsure = bool(m.masked.any()) and float(np.mean(m.entropy[m.masked])) > 0.8 * np.log(domain.n_values)
+    return texts.weak_mi(float(m.mi.max()), unsure, f"{domain.nouns[0]}s")
+
+
 def sequence_maps(domain, pz, m):
     """The protein views: heatmap (windowed) and contact map, arc graph, marginals strip, downloads."""
     # the residue and the colours in a row, as the grid's cell and colours: a widget bound to the URL that moves to
@@ -215,8 +222,7 @@ def sequence_maps(domain, pz, m):
         st.caption(f"Only one {domain.nouns[0]} is masked: MI is between two masked {domain.nouns[0]}s, so this map "
                    f"is empty. Mask more in the sidebar.")
     elif scale == "percentile" and m.mi.max() < texts.WEAK_MI:  # the small CATH model's maps: noise, ranked
-        unsure = float(np.mean(m.entropy[m.masked])) > 0.8 * np.log(domain.n_values) if m.masked.any() else False
-        st.caption(texts.weak_mi(float(m.mi.max()), unsure, f"{domain.nouns[0]}s"))
+        st.caption(weak_mi_note(domain, m))
     else:
         widgets.weak_pairs_note(m.mi, m.masked, scale)
     left, right = st.columns(2)
@@ -290,7 +296,7 @@ def main():
     with c2:
         scale = widgets.scale_picker()
     if scale == "percentile" and m.mi.max() < texts.WEAK_MI:
-        st.caption(texts.weak_mi(float(m.mi.max())))
+        st.caption(weak_mi_note(domain, m))
     left, right = st.columns(2)
     with left:  # the grid first: the lighter chart draws first, and it answers the cell picked just above
         grid_panel(domain, pz, m, cell, scale, support.iterations(domain))

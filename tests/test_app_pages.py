@@ -408,3 +408,22 @@ def test_benchmarks_without_results_say_so(env, tmp_path):
     at = run_page("pages/5_Benchmarks.py")
     assert_clean(at)
     assert any("No benchmark results yet" in i.value for i in at.info)
+
+
+def test_weak_mi_of_an_untrained_model_is_not_called_sure(env, tmp_path):
+    """A user's barely trained 9x9 MDM (uniform marginals, so every pair's MI ~0) under percentile colours was
+    captioned "the model is nearly sure of the cells", the opposite of the truth; the 4x4 oracle's unique puzzle (sure
+    of every cell) keeps that wording (test_a_map_of_weak_mi_says_so_under_percentile_colours)."""
+    torch.manual_seed(0)
+    model = SudokuMDM(SudokuMDMConfig(box=3, d_model=32, n_layers=1, n_heads=2, d_ff=64))
+    with torch.no_grad():
+        for p in model.parameters():
+            p.zero_()  # constant logits: every masked cell uniform over the 9 digits
+    save_sudoku_mdm(model, tmp_path / "flat.safetensors")
+    save_estimator(MIEstimator(EstimatorConfig(d_in=16, n_values=9)), tmp_path / "est16.safetensors")  # does not fit
+    env.setenv("MI_LENS_SUDOKU_MODEL", str(tmp_path / "flat.safetensors"))
+    env.setenv("MI_LENS_SUDOKU_ESTIMATOR", str(tmp_path / "est16.safetensors"))  # the map: the exact probe
+    at = run_page("pages/1_MI_maps.py", preset=EASY_PRESET)
+    assert_clean(at)
+    note = next(c.value for c in at.caption if "Percentile colours spread even these" in c.value)
+    assert "the model is unsure of every masked cell" in note and "nearly sure" not in note
