@@ -215,3 +215,35 @@ def test_sudoku_mi_rows_read_the_estimator_given_or_are_skipped(sudoku_args, mod
     capsys.readouterr()
     assert cli_main([*args, "--json", str(out), "--force", "--estimator", str(est)]) == 2
     assert "was trained on other.safetensors, not on" in capsys.readouterr().err
+
+
+def test_protein_estimator_is_checked_before_any_row_and_recorded(tmp_path, capsys, monkeypatch):
+    """`bench-order protein --estimator` of another domain (or of other weights) ran every heuristic row, then
+    stopped at the first mi row; now it is refused first, and the one used is in the JSON."""
+    from mi_core.domains.protein import bench_order as protein_bench
+    from mi_core.domains.protein.mdm import ProteinMDM, ProteinMDMConfig, save_protein_mdm
+    from mi_core.io import file_sha256
+    from mi_core.mi.estimator import EstimatorConfig, MIEstimator, save_estimator
+
+    torch.manual_seed(0)
+    model, selector, fasta = tmp_path / "p.safetensors", tmp_path / "s.safetensors", tmp_path / "ref.fa"
+    save_protein_mdm(ProteinMDM(ProteinMDMConfig(max_len=64, d_model=32, n_layers=1, n_heads=2, d_ff=64)).eval(), model)
+    save_order_net(make_order_nets(32)[1], selector)
+    rng = np.random.default_rng(0)
+    fasta.write_text("".join(f">dom{i}\n{''.join(rng.choice(list('ACDEFGHIKLMNPQRSTVWY'), 40))}\n" for i in range(200)))
+    sudoku_est, protein_est = tmp_path / "sudoku_est.safetensors", tmp_path / "protein_est.safetensors"
+    save_estimator(MIEstimator(EstimatorConfig(d_in=32, n_values=9, n_positions=81)), sudoku_est, {"domain": "sudoku"})
+    save_estimator(MIEstimator(EstimatorConfig(d_in=32, n_values=20, rel_buckets=16)), protein_est,
+                   {"domain": "protein", "mdm": str(model), "mdm_sha256": file_sha256(model)})
+    out = tmp_path / "b.json"
+    argv = ["bench-order", "protein", "--reference", str(fasta), "--model", str(model), "--selector", str(selector),
+            "--samples", "2", "--lengths", "10-12", "--seeds", "0", "--budgets", "2", "--gammas", "8",
+            "--json", str(out), "--threads", "1"]
+    real = protein_bench.evaluate
+    monkeypatch.setattr(protein_bench, "evaluate", lambda *a, **k: pytest.fail("a row decoded"))
+    assert cli_main([*argv, "--estimator", str(sudoku_est)]) == 2
+    assert f"the estimator {sudoku_est} is an estimator of sudoku, not protein" in capsys.readouterr().err
+    monkeypatch.setattr(protein_bench, "evaluate", real)
+    assert cli_main([*argv, "--estimator", str(protein_est)]) == 0
+    payload = json.loads(out.read_text())
+    assert payload["estimator"] == str(protein_est) and [r for r in payload["rows"] if r["sampler"] == "mi"]

@@ -24,7 +24,7 @@ from mi_core.io import display_path, file_sha256
 from mi_core.mi.estimator import EstimatorInputError, check_model_match, load_estimator, shipped_estimator_for
 from mi_core.models.base import trained_on_mismatch
 from mi_core.models.iterations import is_recurrent, run_for
-from mi_core.models.loading import load_model_described
+from mi_core.models.loading import load_model_described, other_domain
 from mi_core.models.views import with_views
 from mi_core.options import SKIP, option, seed
 
@@ -283,9 +283,14 @@ def default_estimator(model, domain, path=None) -> str | None:
         return None
 
 
-def check_estimator(model, path, model_name: str) -> None:
-    """The estimator file ``path`` against ``model`` before any decoding: its shapes, and the weights it was trained
-    on (another model of its width fits every shape, and misleads); ValueError naming the mismatch."""
+def check_estimator(model, path, model_name: str, domain) -> None:
+    """The estimator file ``path`` against ``model`` of ``domain`` before any decoding: the domain it was trained for,
+    its shapes, and the weights it was trained on (another model of its width fits every shape, and misleads);
+    ValueError naming the mismatch."""
+    trained = other_domain(path, domain)
+    if trained is not None:
+        raise ValueError(f"the estimator {path} is an estimator of {trained.cli_name}, not {domain.cli_name}: give "
+                         f"--estimator trained on a model for {domain.cli_name}")
     check_model_match(model, load_estimator(path), model_name, f"the estimator {path}")
     problem = trained_on_mismatch(model, path)
     if problem:

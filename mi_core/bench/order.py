@@ -46,7 +46,7 @@ def estimator_of(path, domain, model) -> str | None:
     on), so a wrong file fails before decoding; else the estimator trained on the model's own weights file
     (:func:`~mi_core.bench.decode.default_estimator`); None when there is none."""
     if path is not None:
-        decode.check_estimator(model, path, "--model")
+        decode.check_estimator(model, path, "--model", domain)
     return decode.default_estimator(model, domain, path)
 
 

@@ -192,7 +192,7 @@ def main(args) -> int:
     model, _, model_name = decode.load(args, domain, device, inputs)
     points = grid_points(configs, decode.default_estimator(model, domain, args.estimator))
     for path in {e for _, _, e in points if e is not None}:  # a bad file fails now, not after hours of cells
-        decode.check_estimator(model, path, model_name)
+        decode.check_estimator(model, path, model_name, domain)
     precision = "bf16" if args.bf16 else "fp32"
     cmd = "python -m mi_core sweep " + shlex.join(args.argv)  # quoted: grid specs hold ';'
     run = decode.run_settings(args, inputs, domain, model)

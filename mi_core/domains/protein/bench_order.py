@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from mi_core.bench.decode import default_estimator, evaluate
-from mi_core.bench.order import gammas_of, matched, row_bar, selector_of, strategy_for, write_report
+from mi_core.bench.order import estimator_of, gammas_of, matched, row_bar, selector_of, strategy_for, write_report
 from mi_core.bench.report import markdown_table, params_text
 from mi_core.device import pick_device
 from mi_core.domains.protein.bench import as_templates, draw_lengths, metric_lengths, reference_set
@@ -106,12 +106,13 @@ def run_bench(args, domain) -> int:
     seeds, budgets = args.seeds, args.budgets
     model, description = load_model_described(args.model or "mdm", pick_device(args.device, args.threads), domain)
     selector = selector_of(args, domain, model)
+    estimator = estimator_of(args.estimator, domain, model)  # a wrong file fails before the first row
     lengths_by_seed = {seed: draw_lengths(args.samples, lo, hi, seed) for seed in seeds}
     reference = reference_set(args.reference)
     gammas = gammas_of(args, (8.0, 16.0, 32.0, 64.0))
-    rows = protein_rows(model, domain, description, lengths_by_seed, reference, budgets, gammas, selector, args.estimator)
+    rows = protein_rows(model, domain, description, lengths_by_seed, reference, budgets, gammas, selector, estimator)
     summary = protein_summary(rows)
-    payload = {"model": description, "selector": str(selector), "lengths": args.lengths, "samples": args.samples,
+    payload = {"model": description, "selector": str(selector), "estimator": estimator, "lengths": args.lengths, "samples": args.samples,
                "seeds": seeds, "rows": rows, "summary": summary}
     write_report(args, payload, f"{args.samples} sequences per seed (lengths {args.lengths}, seeds {option_text(seeds)}), "
                  f"reference {args.reference.name} (reference split), temperature 1, selector {selector}\n\n"
