@@ -497,3 +497,23 @@ def test_estimate_on_a_model_no_shipped_estimator_was_trained_on_names_its_optio
     err = capsys.readouterr().err
     assert f"error: no shipped MI estimator was trained on {model_path}: give --estimator FILE" in err
     assert "estimator=PATH" not in err
+
+
+def test_an_estimator_of_another_width_points_at_the_model_it_was_trained_on(tmp_path, model_path, capsys):
+    """`estimate` / `eval-estimator sudoku --estimator MINE` without --model read the shipped model and said only
+    "use an estimator trained on this model", though the estimator's JSON names the model it was trained on."""
+    from mi_core.io import file_sha256
+    from mi_core.mi.estimator import EstimatorConfig, MIEstimator, save_estimator
+
+    est, puzzles = tmp_path / "est.safetensors", tmp_path / "p.txt"
+    puzzles.write_text(EASY + "\n")
+    save_estimator(MIEstimator(EstimatorConfig(d_in=32, n_values=9, n_positions=81)), est,
+                   {"mdm": str(model_path), "mdm_sha256": file_sha256(model_path)})
+    hint = f"or give --model {model_path} (the model it was trained on)"
+    evals = ["eval-estimator", "sudoku", "--puzzles", str(puzzles), "--states", "1", "--threads", "1"]
+    for argv in (["estimate", "sudoku", "--puzzle", EASY, "--threads", "1"], evals):
+        assert main([*argv, "--estimator", str(est)]) == 2
+        assert hint in capsys.readouterr().err
+    assert main([*evals, "--model", str(model_path)]) == 2  # the shipped estimator, not named: name the option
+    err = capsys.readouterr().err
+    assert "use an estimator trained on this model (--estimator FILE;" in err and "--model" not in err.split(":")[-1]

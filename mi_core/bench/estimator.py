@@ -29,7 +29,7 @@ from mi_core.bench.scale import chunks_on_engine
 from mi_core.device import pick_device, timed
 from mi_core.domain import Domain, get_domain
 from mi_core.io import atomic_write_json, check_output
-from mi_core.mi.estimator import check_model_match, estimate_mi, load_estimator
+from mi_core.mi.estimator import EstimatorInputError, check_model_match, estimate_mi, load_estimator, model_hint
 from mi_core.mi.fidelity import correlation, fidelity, mean_recovery, rule_recovery
 from mi_core.mi.probe import probe, probe_by_length
 from mi_core.models.base import load_meta, trained_on_mismatch
@@ -360,7 +360,12 @@ def main(args) -> int:
     device = pick_device(args.device, args.threads)
     model = load_model(None if args.model is None else str(args.model), device, domain=domain)
     estimator = load_estimator(args.estimator, device)
-    check_model_match(model, estimator, f"the model {args.model}", f"the estimator {args.estimator}")
+    try:
+        check_model_match(model, estimator, f"the model {args.model}", f"the estimator {args.estimator}")
+    except EstimatorInputError as err:
+        hint = (model_hint(args.estimator, model) if "estimator" in args.given else
+                " (--estimator FILE; python -m mi_core train-estimator makes one)")
+        raise ValueError(f"{err}{hint}") from None
     problem = None if args.transfer else trained_on_mismatch(model, args.estimator)
     if problem:  # another model of its width fits every shape, and misleads
         raise ValueError(f"--estimator {args.estimator} {problem}: give --estimator trained on this model, or "

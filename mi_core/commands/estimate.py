@@ -26,6 +26,7 @@ from mi_core.mi.estimator import (
     check_model_match,
     estimate_mi,
     load_estimator,
+    model_hint,
     shipped_estimator_for,
 )
 from mi_core.models.base import load_meta, trained_on_mismatch
@@ -82,8 +83,11 @@ def load(domain: Domain, text: str, model_choice: str, estimator_path: str, devi
     if not named and trained_on_mismatch(model, estimator_path):
         estimator_path = shipped_for(model, domain)
         estimator = load_estimator(estimator_path, device)
-    check_model_match(model, estimator, description if spec is None else f"the model {spec}",
-                      f"the estimator {estimator_path}")
+    try:
+        check_model_match(model, estimator, description if spec is None else f"the model {spec}",
+                          f"the estimator {estimator_path}")
+    except EstimatorInputError as err:
+        raise ValueError(f"{err}{model_hint(estimator_path, model) if named else ''}") from None
     problem = trained_on_mismatch(model, estimator_path)  # another model of its width fits every shape, and misleads
     if problem:
         raise ValueError(f"--estimator {estimator_path} {problem}: give --model with the model it was trained on, "

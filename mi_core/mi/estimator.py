@@ -190,6 +190,19 @@ def check_model_match(model, estimator: MIEstimator, model_name: str = "the mode
             f"{model_name} gives hidden size {d} and {v} values: use an estimator trained on this model")
 
 
+def model_hint(path: str | Path, model) -> str:
+    """``", or give --model M (the model it was trained on)"`` when the estimator's JSON names an MDM file M that is
+    here and is not the one ``model`` was loaded from; else ``""``."""
+    try:
+        trained = load_meta(path).get("mdm")
+    except ValueError:
+        return ""
+    loaded = getattr(model, "weights_path", None)
+    if not isinstance(trained, str) or not Path(trained).is_file() or (loaded and Path(loaded) == Path(trained)):
+        return ""
+    return f", or give --model {trained} (the model it was trained on)"
+
+
 @dataclass
 class Estimate:
     """One MDM pass plus the head: ``mi`` ``(B, N, N)``; ``entropy`` ``(B, N)`` and ``marginals`` ``(B, N, V)``
