@@ -517,3 +517,18 @@ def test_an_estimator_of_another_width_points_at_the_model_it_was_trained_on(tmp
     assert main([*evals, "--model", str(model_path)]) == 2  # the shipped estimator, not named: name the option
     err = capsys.readouterr().err
     assert "use an estimator trained on this model (--estimator FILE;" in err and "--model" not in err.split(":")[-1]
+
+
+def test_bench_offers_the_shipped_estimator_only_when_one_serves_the_model(tmp_path, model_path, capsys):
+    """`bench --model MINE --set estimator=E` (E trained on other weights) said "or leave it unset for the shipped
+    one"; unset, bench then said no estimator serves MINE. Now it says so only where one does."""
+    from mi_core.mi.estimator import EstimatorConfig, MIEstimator, save_estimator
+
+    puzzles, est = tmp_path / "p.txt", tmp_path / "est.safetensors"
+    puzzles.write_text(EASY + "\n")
+    save_estimator(MIEstimator(EstimatorConfig(d_in=32, n_values=9, n_positions=81)), est,
+                   {"mdm": "a.safetensors", "mdm_sha256": "0" * 64})
+    assert main(["bench", "sudoku", "--puzzles", str(puzzles), "--model", str(model_path), "--sampler", "mi",
+                 "--set", f"estimator={est}", "--threads", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "(estimator=PATH; python -m mi_core train-estimator makes one)" in err and "leave it unset" not in err

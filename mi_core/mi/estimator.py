@@ -20,7 +20,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from mi_core.domain import DOMAINS, Domain
-from mi_core.io import ROOT, file_sha256
+from mi_core.io import ROOT, display_path, file_sha256
 from mi_core.mi.entropy import entropy_from_logits
 from mi_core.mi.probe import pair_mask
 from mi_core.models.base import load_checked, load_meta, save_model, trained_on_mismatch, trained_shas
@@ -280,8 +280,12 @@ def check_trained_on(model, estimator_path: str | Path) -> None:
     """Raise EstimatorInputError when the estimator was trained on other weights than the model's."""
     problem = trained_on_mismatch(model, estimator_path)
     if problem:
+        try:
+            shipped = f", or leave it unset: the shipped {display_path(shipped_estimator_for(model))} was trained on it"
+        except EstimatorInputError:  # none serves this model: leaving it unset would not help
+            shipped = "; python -m mi_core train-estimator makes one"
         raise EstimatorInputError(f"the estimator {estimator_path} {problem}: use an estimator trained on this model "
-                                  "(estimator=PATH, or leave it unset for the shipped one)")
+                                  f"(estimator=PATH{shipped})")
 
 
 def load_estimator(path: str | Path, device: torch.device | str = "cpu") -> MIEstimator:
