@@ -532,3 +532,17 @@ def test_bench_offers_the_shipped_estimator_only_when_one_serves_the_model(tmp_p
                  "--set", f"estimator={est}", "--threads", "1"]) == 2
     err = capsys.readouterr().err
     assert "(estimator=PATH; python -m mi_core train-estimator makes one)" in err and "leave it unset" not in err
+
+
+def test_diagnose_checks_each_samplers_estimator_before_decoding(tmp_path, model_path, capsys, monkeypatch):
+    """`diagnose --model MINE --sampler eb:... --sampler mi:...` decoded the sequential reference and eb, then stopped
+    at mi: no shipped estimator serves MINE. Now that is said first, naming the --sampler."""
+    from mi_core.domains.sudoku import diagnose
+
+    puzzles = tmp_path / "p.txt"
+    puzzles.write_text(EASY + "\n")
+    monkeypatch.setattr(diagnose, "trace", lambda *a, **k: pytest.fail("a sampler decoded"))
+    assert main(["diagnose", "sudoku", "--puzzles", str(puzzles), "--model", str(model_path), "--sampler",
+                 "eb:gamma=0.5", "--sampler", "mi:gamma=1;lam=1", "--json", str(tmp_path / "d.json"),
+                 "--threads", "1"]) == 2
+    assert f"--sampler mi:gamma=1;lam=1: no shipped MI estimator was trained on {model_path}" in capsys.readouterr().err

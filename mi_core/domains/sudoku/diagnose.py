@@ -125,6 +125,11 @@ def main(args) -> int:
     device = pick_device(args.device, args.threads)
     warn_if_slow_bf16(device, args.bf16)
     model = load_sudoku_mdm(args.model, device)
+    for label, strategy in samplers:  # its estimator or selector read and checked now, not after the others ran
+        try:
+            strategy.prepare(model, device)
+        except ValueError as err:
+            raise ValueError(f"--sampler {label}: {err}") from None
     tokens = torch.tensor(np.stack(templates), device=device)
     target = torch.tensor(np.stack(solutions), device=device)
     start = time.perf_counter()
