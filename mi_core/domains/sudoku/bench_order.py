@@ -5,7 +5,8 @@ paced and sample modes, ``steps=T``), ``learned_mi`` (the selector's risk in the
 per T from ``--learned-mi-gammas``), and ``top_margin`` again with ``steps`` = the learned sampler's mean passes
 rounded (it may stop before T). ``sequential`` runs once as the ceiling. ``eb`` and ``mi`` have no step budget,
 so each runs over a grid of ``gamma`` once (mi both plain and with the relative cost, lam 0.5) and, per T, the
-most accurate setting whose mean passes are <= T is reported. Writes a JSON list of rows and a Markdown report
+most accurate setting whose mean passes are <= T is reported. ``mi`` and ``learned_mi`` read ``--estimator``, else the
+shipped estimator trained on ``--model``; without one they are skipped. Writes a JSON list of rows and a Markdown report
 (per-level accuracies, the pass distribution of ``learned``, and whether learned beats top_margin by the 8-point
 goal where top_margin is >= 20%).
 """
