@@ -112,8 +112,8 @@ def run_bench(args, domain) -> int:
     gammas = gammas_of(args, (8.0, 16.0, 32.0, 64.0))
     rows = protein_rows(model, domain, description, lengths_by_seed, reference, budgets, gammas, selector, estimator)
     summary = protein_summary(rows)
-    payload = {"model": description, "selector": str(selector), "estimator": estimator, "lengths": args.lengths, "samples": args.samples,
-               "seeds": seeds, "rows": rows, "summary": summary}
+    payload = {"model": description, "selector": str(selector), "estimator": estimator, "lengths": args.lengths,
+               "samples": args.samples, "seeds": seeds, "rows": rows, "summary": summary}
     write_report(args, payload, f"{args.samples} sequences per seed (lengths {args.lengths}, seeds {option_text(seeds)}), "
                  f"reference {args.reference.name} (reference split), temperature 1, selector {selector}\n\n"
                  + protein_report(summary, budgets), echo=True)
