@@ -147,19 +147,24 @@ def solutions(digits: list[int], limit: int = 2, rng=None, stats: list[int] | No
     """Up to ``limit`` solutions of ``digits`` (16 or 81 ints, 0 blank), in the order the search finds them; ``rng``
     (a ``random.Random``) branches in random digit order, so the first solution is a random one; ``stats[0]``
     counts the search nodes."""
+    return [[m.bit_length() for m in grid] for grid in _solved_masks(digits, limit, rng, stats)]
+
+
+def _solved_masks(digits: list[int], limit: int, rng, stats) -> list[list[int]]:
+    """:func:`solutions` as candidate masks, one bit set in each (not yet digits)."""
     peers, units, full = _tables(len(digits))
     cands = [full] * len(digits)
     found: list[list[int]] = []
     if all(not d or _eliminate(cands, cell, 1 << (d - 1), peers) for cell, d in enumerate(map(int, digits))):
         _search(cands, limit, found, units, peers, full, rng, stats)
-    return [[m.bit_length() for m in grid] for grid in found]
+    return found
 
 
 def solve_count(digits: list[int], limit: int = 2, rng=None,
                 stats: list[int] | None = None) -> tuple[int, list[int] | None]:
-    """``(count, first_solution)`` of :func:`solutions`: the count up to ``limit``."""
-    found = solutions(digits, limit, rng, stats)
-    return len(found), found[0] if found else None
+    """``(count, first_solution)`` of :func:`solutions`: the count up to ``limit``; only the first is made digits."""
+    found = _solved_masks(digits, limit, rng, stats)
+    return len(found), ([m.bit_length() for m in found[0]] if found else None)
 
 
 def count_solutions(digits: list[int], limit: int = 2) -> int:
