@@ -236,3 +236,14 @@ def test_read_inputs_names_the_puzzle_of_another_size(tmp_path):
         get_domain("sudoku9").read_inputs(path)
     templates, solutions, _ = get_domain("sudoku9").read_inputs(path, limit=2)
     assert S.to_string(templates[0]) == EASY and S.to_string(solutions[0]) == EASY_SOL
+
+
+def test_help_of_a_grid_domains_read_inputs_is_its_own():
+    """Without a docstring of its own, help() of the Sudoku domains' read_inputs showed Domain's, which says a
+    ``level`` is refused ("these files have none"), where a .csv file's level column is read."""
+    import inspect
+
+    from mi_core.domain import get_domain
+
+    doc = inspect.getdoc(get_domain("sudoku9").read_inputs)
+    assert "level" in doc and "have none" not in doc

@@ -277,6 +277,7 @@ class GridDomain(Domain):
         return found if count == 1 else None
 
     def read_inputs(self, path, limit: int | None = None, level: str | None = None) -> tuple[list, list, list]:
+        """:func:`read_inputs` of this domain's geometry: a ``level`` keeps that level's puzzles."""
         return read_inputs(path, self.geometry, limit, level)
 
 
