@@ -91,8 +91,9 @@ def test_every_shipped_selector_fits_its_model_and_refuses_another_of_the_same_s
     recurrent = Path("assets/sudoku_order_selector_recurrent.safetensors")
     net, other = load_order_net(recurrent), load_model(str(SHIPPED), domain="sudoku")  # d_model 128 as well
     assert net.cfg.d_model == other.hidden_size
-    with pytest.raises(ModelFileError, match="was trained on .*not on"):
+    with pytest.raises(ModelFileError, match="was trained on .*not on") as err:
         check_order_net_fits(net, other, recurrent)
+    assert "python -m mi_core train-order --model M makes one" in str(err.value)  # a user's own model: the way on
 
 
 def test_default_model_and_estimator_agree_with_the_exact_probe_on_the_showcase():

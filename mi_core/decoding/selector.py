@@ -136,6 +136,9 @@ def load_order_net(path: str | Path, device: torch.device | str = "cpu", role: s
     return net
 
 
+MAKE_ONE = " (python -m mi_core train-order --model M makes one)"
+
+
 def check_order_net_fits(net: PositionNet, model, path: str | Path | None = None, same_weights: bool = True) -> None:
     """Raise ModelFileError when the order net was trained on another hidden size, or (per the JSON beside
     ``path``) another domain or (``same_weights``) other weights, than ``model``."""
@@ -143,7 +146,7 @@ def check_order_net_fits(net: PositionNet, model, path: str | Path | None = None
     name = f"the order selector {path}" if path else "the order selector"
     if net.cfg.d_model != d:
         raise ModelFileError(f"{name} reads hidden size {net.cfg.d_model}, the model gives {d}: "
-                             "use a selector trained on this model")
+                             f"use a selector trained on this model{MAKE_ONE}")
     if path is None:
         return
     trained = other_domain(path, getattr(model, "domain", None))
@@ -153,4 +156,4 @@ def check_order_net_fits(net: PositionNet, model, path: str | Path | None = None
                              f"({model.n_values} values): use a selector trained for {ours.cli_name}")
     problem = trained_on_mismatch(model, path) if same_weights else None
     if problem:
-        raise ModelFileError(f"{name} {problem}: use a selector trained on this model")
+        raise ModelFileError(f"{name} {problem}: use a selector trained on this model{MAKE_ONE}")
