@@ -297,6 +297,30 @@ def tiny_data(tmp_path, tiny_mdm):
     return out, cfg, model_path, summary
 
 
+def test_more_states_grow_a_finished_run_as_if_it_had_asked_for_them(tiny_data, tiny_mdm, tmp_path):
+    """`make-estimator-data --states 8` into a finished run of 5 was refused as "a different config": 45 min of a
+    400-state probe could not be extended. It grows: the whole shards are kept, the partial last one is kept aside
+    and written whole, and the data equal a fresh run of 8; fewer states are still refused."""
+    from mi_core.domains.sudoku.states import DataConfig
+    from mi_core.train.estimator_data import load_shards, run
+
+    out, cfg, model_path, _ = tiny_data
+    kept = {i: (out / f"shard_0000{i}.safetensors").read_bytes() for i in (0, 1)}
+    more = DataConfig(**{**cfg.__dict__, "states": 8})
+    logged = []
+    assert run(tiny_mdm, model_path, more, out, "cpu", log=logged.append)["states"] == 8
+    assert all((out / f"shard_0000{i}.safetensors").read_bytes() == kept[i] for i in (0, 1))
+    assert (out / "shard_00002.partial").is_file() and any("growing from 5 to 8 states" in m for m in logged)
+    fresh = run(tiny_mdm, model_path, more, tmp_path / "fresh", "cpu", log=lambda m: None)
+    grown, manifest = load_shards(out)
+    assert manifest["config"]["states"] == 8 and "--states 8" in manifest["command"]
+    assert torch.equal(grown["tokens"], load_shards(tmp_path / "fresh")[0]["tokens"]) and fresh["states"] == 8
+    with pytest.raises(ValueError, match="holds shards of a different config; use a new --out, the same settings"):
+        run(tiny_mdm, model_path, DataConfig(**{**cfg.__dict__, "states": 6}), out, "cpu", log=lambda m: None)
+    with pytest.raises(ValueError, match="holds shards of a different config"):  # more states and another seed
+        run(tiny_mdm, model_path, DataConfig(**{**cfg.__dict__, "states": 9, "seed": 4}), out, "cpu", log=print)
+
+
 def test_shards_hold_exact_probe_and_resume(tiny_data, tiny_mdm, monkeypatch):
     from mi_core.cli import parse
     from mi_core.domains.sudoku.states import DataConfig

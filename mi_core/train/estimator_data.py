@@ -151,10 +151,31 @@ def settled(value):
     return {k: v for k, v in value.items() if k not in SPEED_ONLY} if isinstance(value, dict) else value
 
 
+def grows(old: dict, new: dict) -> bool:
+    """``new`` asks for more states than ``old`` with every other setting and the model alike: the shards on disk
+    are the new run's first ones, since shard ``i`` is drawn with seed ``(seed, i)`` whatever the total."""
+    before, after = settled(old.get("config")), settled(new["config"])
+    return (old.get("model_sha256") == new["model_sha256"] and isinstance(before, dict)
+            and isinstance(before.get("states"), int) and {**before, "states": after["states"]} == after
+            and after["states"] > before["states"])
+
+
+def set_aside_last(out: Path, old_config: dict, log) -> None:
+    """Before a run grows: the old run's last shard, when it held fewer than ``shard_size`` states, kept beside as
+    ``.partial`` (the grown run writes it whole)."""
+    states, size = old_config["states"], old_config["shard_size"]
+    path = shard_path(out, -(-states // size) - 1)
+    if states % size and path.is_file():
+        path.replace(path.with_suffix(".partial"))
+        log(f"{path} held {states % size} of its {size} states (kept as {path.with_suffix('.partial').name}): it "
+            "is written again whole")
+
+
 def write_manifest(out: Path, cfg, model_path: Path, model, command: str,
-                   sources: tuple[str, ...], domain: str) -> dict:
-    """Create ``out/manifest.json``, or check that the one there has the same config and model (ValueError); a manifest
-    with no shard beside it (a run stopped before its first) is replaced, and shards with no manifest are refused."""
+                   sources: tuple[str, ...], domain: str, log=print) -> dict:
+    """Create ``out/manifest.json``, or check that the one there has the same config and model (ValueError) or the
+    same with more ``states`` (the run grows); a manifest with no shard beside it (a run stopped before its first)
+    is replaced, and shards with no manifest are refused."""
     manifest = {"config": json.loads(json.dumps(asdict(cfg))), "sources": list(sources), "domain": domain,
                 "command": command,
                 "model": None if model_path is None else str(model_path),
@@ -169,10 +190,13 @@ def write_manifest(out: Path, cfg, model_path: Path, model, command: str,
         differ = [key for key in ("config", "model_sha256") if settled(old.get(key)) != settled(manifest[key])]
         if not differ:
             return old
-        if shards:
+        if shards and grows(old, manifest):
+            log(f"{out}: growing from {old['config']['states']} to {cfg.states} states")
+            set_aside_last(out, old["config"], log)
+        elif shards:
             key = differ[0]
-            raise ValueError(f"{out} holds shards of a different {key.replace('_', ' ')}; use a new --out "
-                             f"or the same settings (found {old.get(key)}, asked for {manifest[key]})")
+            raise ValueError(f"{out} holds shards of a different {key.replace('_', ' ')}; use a new --out, the "
+                             f"same settings or more --states (found {old.get(key)}, asked for {manifest[key]})")
         # else a run stopped before its first shard (a bad file, an interrupt): nothing to keep, the new settings win
     elif shards:  # shards no manifest describes: of an unknown model and settings, they would pass for this run's
         raise ValueError(f"{out} holds {len(shards)} shards but no {MANIFEST}, so nothing says which model and settings "
@@ -274,7 +298,7 @@ def run(model, model_path: Path, cfg, out: Path, device, log=print, engine=None)
     source.check(model)
     model_flag = "" if model_path is None else f"--model {model_path} "
     command = f"python -m mi_core make-estimator-data {domain.cli_name} {model_flag}--out {out} {source.options()}"
-    write_manifest(out, cfg, model_path, model, command, source.sources, domain.cli_name)
+    write_manifest(out, cfg, model_path, model, command, source.sources, domain.cli_name, log)
     for path in (shard_path(out, i) for i in range(cfg.shards)):
         if path.is_file() and not readable(path):  # kept beside, out of the data's way, and written again
             path.replace(path.with_suffix(".damaged"))
