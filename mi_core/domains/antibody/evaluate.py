@@ -145,16 +145,16 @@ def options(domain) -> list:
 def main(args) -> int:
     """``eval-model antibody``: the scores as JSON (``--json``), their headline printed."""
     check_output(args.json, args.force)
-    device = pick_device(args.device, args.threads)
-    domain = get_domain(args.domain)
-    model, description = load_model_described(args.model, device, domain)
     chains = select_rows(read_file(args.csv), args.rows)
-    reference = select_rows(read_file(args.composition_csv or args.csv), args.composition_rows)
+    reference = select_rows(read_file(args.composition_csv or args.csv), args.composition_rows, "--composition-rows")
     seen = {tuple(c.tokens.tolist()) for c in reference}
     shared = [c.name for c in chains if tuple(c.tokens.tolist()) in seen]
     if shared:  # the baseline would have counted the residues it is compared on
         raise ValueError(f"--rows and --composition-rows share {len(shared)} chain(s) (e.g. {shared[0]}): the "
                          "composition baseline must not hold the chains it is scored on; give disjoint rows")
+    device = pick_device(args.device, args.threads)
+    domain = get_domain(args.domain)
+    model, description = load_model_described(args.model, device, domain)
     res = evaluate(model, chains, reference, rate=args.mask_rate, draws=args.draws, seed=args.seed, device=device)
     res = {"domain": domain.cli_name, "model": description, "csv": display_path(args.csv), "rows": args.rows,
            "composition_rows": args.composition_rows, "composition_csv": display_path(args.composition_csv or args.csv),

@@ -292,17 +292,18 @@ def read_file(path: str | Path, limit: int | None = None) -> list[AntibodyChain]
         raise AntibodyInputError(f"{path}: {err}" if str(path) not in str(err) else str(err)) from None
 
 
-def select_rows(chains: list[AntibodyChain], rows: str | None) -> list[AntibodyChain]:
+def select_rows(chains: list[AntibodyChain], rows: str | None, option: str = "--rows") -> list[AntibodyChain]:
     """The chains of antibodies ``rows`` (1-based inclusive ``A-B`` over antibodies, i.e. chain names
-    without their ``VH``/``VL`` suffix, in file order; None or ``all``: every one)."""
+    without their ``VH``/``VL`` suffix, in file order; None or ``all``: every one). ``option``: the option
+    that gave ``rows``, named in the errors."""
     if rows in (None, "", "all"):
         return chains
     m = re.fullmatch(r"\s*(\d+)\s*-\s*(\d+)\s*", rows)
     if not m or not 1 <= int(m[1]) <= int(m[2]):
-        raise ValueError(f"--rows must be A-B (1-based, inclusive) or all, got {rows!r}")
+        raise ValueError(f"{option} must be A-B (1-based, inclusive) or all, got {rows!r}")
     antibodies = [re.sub(r" (VH|VL)$", "", c.name) for c in chains]
     names = list(dict.fromkeys(antibodies))
     if int(m[2]) > len(names):
-        raise ValueError(f"--rows {rows}: the file holds {len(names)} antibodies")
+        raise ValueError(f"{option} {rows}: the file holds {len(names)} antibodies")
     keep = set(names[int(m[1]) - 1:int(m[2])])
     return [c for c, antibody in zip(chains, antibodies) if antibody in keep]
