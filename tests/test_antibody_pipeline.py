@@ -25,3 +25,33 @@ def test_eval_model_names_composition_rows_when_they_outrun_the_file(tmp_path, c
     assert "error: --composition-rows 1-70: the file holds 3 antibodies" in err, err
     assert cli.main(["eval-model", "antibody", "--csv", str(tmp_path / "absent.csv")]) == 2
     assert "absent.csv" in capsys.readouterr().err
+
+
+def test_a_light_chain_under_vh_is_refused_as_swapped_columns(tmp_path):
+    """A file whose vh and vl columns are swapped was read without a word: its light chains named ``NAME VH`` in
+    every result (and counted as heavy rows by --rows' antibody names); now one line asks whether the columns are
+    swapped. A VHH under vh, and either chain under ``sequence``, still read."""
+    import pytest
+
+    from mi_core.domains.antibody.sequence import AntibodyInputError, read_file
+
+    heavy, light = SEQUENCES["trastuzumab"]
+    swapped = write_csv(tmp_path / "swapped.csv", [("mine", light, heavy)])
+    with pytest.raises(AntibodyInputError, match=r"swapped\.csv: mine VH: the 'vh' column holds a light \(VL\) chain"
+                                                 r".*vh and vl columns swapped"):
+        read_file(swapped)
+    upper = write_csv(tmp_path / "upper.csv", [("mine", heavy, heavy)], header="Name,VH,VL")
+    with pytest.raises(AntibodyInputError, match="mine VL: the 'VL' column holds a heavy"):
+        read_file(upper)
+    either = write_csv(tmp_path / "either.csv", [("a", light), ("b", heavy)], header="name,sequence")
+    assert [(c.name, c.chain) for c in read_file(either)] == [("a", "L"), ("b", "H")]
+    mine = write_csv(tmp_path / "mine.csv", [(n, h, v) for n, (h, v) in SEQUENCES.items()])
+    assert [c.chain for c in read_file(mine)] == ["H", "L"] * 3
+
+
+def test_swapped_columns_are_one_error_line_of_the_command(tmp_path, capsys):
+    heavy, light = SEQUENCES["rituximab"]
+    swapped = write_csv(tmp_path / "swapped.csv", [("mine", light, heavy)])
+    assert cli.main(["bench", "antibody", "--csv", str(swapped), "--rows", "all"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1 and "columns swapped" in err, err

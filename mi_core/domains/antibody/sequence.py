@@ -266,10 +266,21 @@ def read_csv_text(text: str, limit: int | None = None, source: str = "CSV") -> l
         for col in chain_cols:
             seq = (row.get(columns[col]) or "").strip()
             if seq:
-                out.append(read_chain(seq, base + CHAIN_COLUMNS[col]))
+                out.append(checked_column(read_chain(seq, base + CHAIN_COLUMNS[col]), col, columns[col]))
     if not out:
         raise AntibodyInputError(f"{source}: no sequences")
     return out
+
+
+def checked_column(chain: AntibodyChain, column: str, header: str) -> AntibodyChain:
+    """``chain`` where its type fits its ``column`` (``vh``/``heavy``: H; ``vl``/``light``: L; ``sequence``:
+    either); else AntibodyInputError: a VL under ``vh`` would be read, and named, as a heavy chain's row."""
+    wanted = {"vh": "H", "heavy": "H", "vl": "L", "light": "L"}.get(column)
+    if wanted is None or chain.chain == wanted:
+        return chain
+    kind = {"H": "heavy (VH)", "L": "light (VL)"}
+    raise AntibodyInputError(f"{chain.name}: the {header.strip()!r} column holds a {kind[chain.chain]} chain (its "
+                             f"conserved residues and framework 4 read as one): are the vh and vl columns swapped?")
 
 
 def read_file(path: str | Path, limit: int | None = None) -> list[AntibodyChain]:
