@@ -55,3 +55,32 @@ def test_swapped_columns_are_one_error_line_of_the_command(tmp_path, capsys):
     assert cli.main(["bench", "antibody", "--csv", str(swapped), "--rows", "all"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and err.count("\n") == 1 and "columns swapped" in err, err
+
+
+def test_bench_order_runs_without_a_selector_with_ones_own_estimator(tiny_folder, tmp_path, capsys):  # noqa: F811
+    """``bench-order antibody`` stopped at "ships no order selector: give --selector FILE" (train-order takes no
+    antibody, so no selector can be made), took no --estimator (its mi rows read the shipped one) and headed its
+    table "accuracy" over empty cells (the in-filling metric scores "recovery"). Now the learned rows are
+    skipped with a note, the mi rows read --estimator, and the table shows recovery."""
+    import json
+
+    data = write_csv(tmp_path / "mine.csv", [(n, h, v) for n, (h, v) in SEQUENCES.items()])
+    shards, estimator = tmp_path / "shards", tmp_path / "est.safetensors"
+    assert cli.main(["make-estimator-data", "antibody", "--model", str(tiny_folder), "--out", str(shards), "--csv",
+                     str(data), "--rows", "1-2", "--states", "2", "--shard-size", "2", "--max-masked", "3"]) == 0
+    assert cli.main(["train-estimator", "--data", str(shards), "--out", str(estimator), "--steps", "2",
+                     "--eval-every", "2", "--variants", "log:free", "--batch", "2", "--d-node", "16"]) == 0
+    capsys.readouterr()
+    out = tmp_path / "order.json"
+    argv = ["bench-order", "antibody", "--csv", str(data), "--rows", "3-3", "--model", str(tiny_folder),
+            "--budgets", "2", "--gammas", "1", "--json", str(out)]
+    assert cli.main([*argv, "--estimator", str(estimator)]) == 0
+    assert "ships no order selector: the learned rows are skipped" in capsys.readouterr().err
+    rows = json.loads(out.read_text())
+    assert [r["sampler"] for r in rows] == ["random", "top_prob", "top_margin", "eb", "mi", "sequential"]
+    assert rows[4]["estimator"] == str(estimator) and all(0 <= r["recovery"] <= 1 and r["n"] == 2 for r in rows)
+    table = out.with_suffix(".md").read_text()
+    assert "| recovery |" in table and f"| {rows[0]['recovery']:.3f} |" in table, table
+    shipped = "assets/antibody_mi_estimator.safetensors"  # trained on the real AntiBERTy: refused before a row
+    assert cli.main([*argv, "--estimator", shipped, "--force"]) == 2
+    assert "error: " in capsys.readouterr().err

@@ -41,6 +41,16 @@ def selector_of(args, domain, model) -> Path:
     return Path(selector)
 
 
+def selector_or_skip(args, domain, model) -> Path | None:
+    """:func:`selector_of`, or None (with a note) where ``--selector`` is unset and the domain ships none: the
+    learned rows are skipped, as the mi rows are without an estimator."""
+    if args.selector is None and domain.default_file("selector") is None:
+        print(f"note: the {domain.label} domain ships no order selector: the learned rows are skipped "
+              "(--selector FILE adds them)", file=sys.stderr)
+        return None
+    return selector_of(args, domain, model)
+
+
 def estimator_of(path, domain, model) -> str | None:
     """``--estimator`` ``path``, loaded and checked against ``model`` once (its shapes and the weights it was trained
     on), so a wrong file fails before decoding; else the estimator trained on the model's own weights file
@@ -113,7 +123,8 @@ def matched(rows: list[dict], name: str, budget: int, best=lambda r: (r["accurac
 @dataclass
 class OrderBench:
     model: Path | None = option(None, "default: the shipped MDM of the domain")
-    selector: Path | None = option(None, "default: the domain's shipped order selector")
+    selector: Path | None = option(None, "default: the domain's shipped order selector (where none ships, no "
+                                   "learned rows)")
     budgets: list[int] = option([5, 10, 15, 20], "step budgets T, comma-separated", parse=int_list,
                                 range=(1, 100_000))
     gammas: list[float] | None = option(None, "eb / mi budgets, comma-separated (default: the domain's); empty: skip",
@@ -123,6 +134,12 @@ class OrderBench:
     markdown: Path | None = markdown_option("write the report into this file's own section (bench-order-KEY, e.g. "
                                             "bench-order-sudoku9), keeping the rest (default: the --json path with "
                                             ".md; -: standard output)")
+
+
+@dataclass
+class OrderEstimator:
+    estimator: Path | None = option(None, "MI estimator of the mi rows (default: the one trained on the model's own "
+                                    "weights: the domain's, else one under assets/)")
 
 
 def serves(domain) -> bool:
@@ -136,7 +153,7 @@ def describe(domain) -> str:
 def options(domain) -> list:
     if domain.order_bench is None:
         inputs = decode.inputs_class(domain)
-        return [*inputs.options(domain), (OrderBench, {"model": SKIP, "seed": SKIP}), Device,
+        return [*inputs.options(domain), (OrderBench, {"model": SKIP, "seed": SKIP}), OrderEstimator, Device,
                 decode.run_options(inputs, domain), Force]
     return [domain.order_bench.options, OrderBench, Device, Force]
 
@@ -153,17 +170,19 @@ def main(args) -> int:
 
 def run_default(args, domain) -> int:
     """The domain's ``bench`` inputs decoded at each budget T by the step-budget heuristics (random, top_prob,
-    top_margin at ``steps=T``) and the learned order, then eb and mi at ``--gammas`` and sequential, each
-    scored by the domain's metric; a row per sampler and setting in ``--json``, a table in ``--markdown``."""
+    top_margin at ``steps=T``) and the learned order (where a selector is given or shipped), then eb and mi at
+    ``--gammas`` (mi with ``--estimator``, else the model's own) and sequential, each scored by the domain's
+    metric (its ``score``, else ``accuracy``); a row per sampler and setting in ``--json``, a table in
+    ``--markdown``."""
     gammas = gammas_of(args)
     inputs = decode.inputs_class(domain)(domain, args)
     device = pick_device(args.device, args.threads)
     model, description, _ = decode.load(args, domain, device, inputs)
-    selector = selector_of(args, domain, model)
+    selector = selector_or_skip(args, domain, model)
+    estimator = estimator_of(args.estimator, domain, model) if gammas else None
     run = decode.run_settings(args, inputs, domain, model, device=device)
     configs = [(name, {"steps": t}, t) for t in args.budgets
-               for name in ("random", "top_prob", "top_margin", "learned")]
-    estimator = decode.default_estimator(model, domain)
+               for name in ("random", "top_prob", "top_margin", "learned") if name != "learned" or selector]
     if estimator is None and gammas:
         print(f"note: no MI estimator for {description}: the mi rows are skipped", file=sys.stderr)
     configs += [(name, {"gamma": g}, None) for name in ("eb", "mi") for g in gammas if name == "eb" or estimator]
@@ -171,11 +190,15 @@ def run_default(args, domain) -> int:
     rows, recorded = [], decode.model_fields(model, args)
     with row_bar(len(configs)) as done:
         for name, params, t in configs:
-            strategy = decode.with_estimator(strategy_for(name, params, selector), model, domain, description)
+            strategy = strategy_for(name, params, selector)
+            if name == "mi":
+                strategy.estimator = estimator
             res, _ = decode.evaluate(model, inputs.templates, strategy, inputs.metric(), **run)
-            rows.append({"sampler": name, "params": params, "T": t, **res, **inputs.fields, **recorded})
+            rows.append({"sampler": name, "params": params, "T": t, **res, **inputs.fields, **recorded,
+                         **decode.estimator_fields(getattr(strategy, "estimator", None))})
             done(json.dumps(rows[-1]))
+    score = getattr(inputs.metric(), "score", "accuracy")
     table = markdown_table(rows, [("sampler", "sampler"), ("params", "params"), ("T", "T"), ("n", "n"),
-                                  ("accuracy", "accuracy"), ("mean_passes", "mean passes")])
-    write_report(args, rows, f"{inputs.name}: selector {selector}\n\n{table}\n")
+                                  (score, score), ("mean_passes", "mean passes")])
+    write_report(args, rows, f"{inputs.name}: selector {selector or 'none (no learned rows)'}\n\n{table}\n")
     return 0

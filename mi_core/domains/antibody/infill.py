@@ -32,6 +32,7 @@ class RecoveryMetric:
     filled residues with a known native count (an ``X`` in the native is filled but has nothing to recover)."""
 
     needs_solution = True
+    score = "recovery"  # the headline column of a report (bench-order's table)
 
     def __init__(self, natives, chains=None, mask_id: int = MASK_ID):
         self.natives = [np.asarray(n) for n in natives]
