@@ -84,3 +84,22 @@ def test_bench_order_runs_without_a_selector_with_ones_own_estimator(tiny_folder
     shipped = "assets/antibody_mi_estimator.safetensors"  # trained on the real AntiBERTy: refused before a row
     assert cli.main([*argv, "--estimator", shipped, "--force"]) == 2
     assert "error: " in capsys.readouterr().err
+
+
+def test_two_domains_in_tandem_are_named_as_such():
+    """A bivalent VHH (as caplacizumab is), or two VL in a row, was refused as "not an antibody variable domain:
+    CDR-H3 would be 150 residues ... for other proteins use the protein domain": the second domain was read as
+    CDR3. Now the two framework-4 motifs are named and one domain asked for; each domain alone still reads."""
+    import pytest
+
+    from mi_core.domains.antibody.sequence import AntibodyInputError, read_chain
+
+    vhh = ("EVQLVESGGGLVQPGGSLRLSCAASGRTFSYNPMGWFRQAPGKGRELVAAISRTGGSTYYPDSVEGRFTISRDNAKRMVYLQMNSLRAEDTAVYYCAAAGVRAE"
+           "DGRVRTLPSEYTFWGQGTQVTVSS")
+    light = SEQUENCES["trastuzumab"][1]
+    with pytest.raises(AntibodyInputError, match=r"^dimer: more than one variable domain \(framework 4's W-G-x-G at "
+                                                 r"118 and again at 249\): give one VH or VL alone"):
+        read_chain(vhh + "AAA" + vhh, "dimer")
+    with pytest.raises(AntibodyInputError, match=r"F-G-x-G at 98 and again at 220\)"):
+        read_chain(light + "GGGGS" * 3 + light, "two VL")
+    assert read_chain(vhh).regions["CDR3"] == (98, 117) and read_chain(light).chain == "L"

@@ -59,6 +59,7 @@ class Anchors:
     c2: int
     motif: int
     unplaced: str = ""  # the masked run that hides a conserved residue, when one does (:func:`hidden_anchor`)
+    first_motif: int = -1  # the first framework-4 motif of the chain's type (``motif`` is the last)
 
 
 @dataclass(frozen=True)
@@ -142,7 +143,7 @@ def find_anchors(text: str, name: str = "sequence") -> Anchors:
     if w1 is None:
         raise AntibodyInputError(f"{where}: no conserved tryptophan after CDR1 (Kabat "
                                  f"{'H36' if chain == 'H' else 'L35'}, {c1 + 12}-{c1 + 20}){hint}")
-    anchors = Anchors(chain, c1, w1, c2, motif)
+    anchors = Anchors(chain, c1, w1, c2, motif, first_motif=found[chain][0])
     return dataclasses.replace(anchors, unplaced=hidden_anchor(text, anchors, found[chain]))
 
 
@@ -232,6 +233,11 @@ def read_chain(sequence: str, name: str = "sequence") -> AntibodyChain:
         raise AntibodyInputError(f"{name}: {tail} residue{'s follow' if tail != 1 else ' follows'} CDR3's framework-4 motif (at most {MAX_FR4} in "
                                  "one variable domain): give one VH or VL alone, without a linker, a second "
                                  "domain or the constant region")
+    if anchors.motif - anchors.first_motif >= MIN_RESIDUES:  # a tandem: the second domain would be read as CDR3
+        motif = "W-G-x-G" if anchors.chain == "H" else "F-G-x-G"
+        raise AntibodyInputError(f"{name}: more than one variable domain (framework 4's {motif} at "
+                                 f"{anchors.first_motif + 1} and again at {anchors.motif + 1}): give one VH or VL "
+                                 "alone, without a linker or a second domain")
     if anchors.unplaced:  # a variable domain, read without regions: a guess at them would be silently off
         return AntibodyChain(name, tokens, anchors.chain, {}, anchors.unplaced)
     regions = annotate(anchors, len(tokens))
