@@ -103,3 +103,22 @@ def test_two_domains_in_tandem_are_named_as_such():
     with pytest.raises(AntibodyInputError, match=r"F-G-x-G at 98 and again at 220\)"):
         read_chain(light + "GGGGS" * 3 + light, "two VL")
     assert read_chain(vhh).regions["CDR3"] == (98, 117) and read_chain(light).chain == "L"
+
+
+def test_a_spreadsheets_byte_order_mark_hides_no_column(tmp_path):
+    """A CSV saved as "CSV UTF-8" starts with a byte-order mark, which became part of the first column's name: with
+    vh first, every heavy chain was silently dropped (only the VL read); with name first, the chains were named
+    ``row 2 VH``. A FASTA file with one was "not a FASTA file (no '>' header)"."""
+    from mi_core.domains.antibody.sequence import read_file
+    from mi_core.domains.protein import read_fasta
+
+    heavy, light = SEQUENCES["trastuzumab"]
+    vh_first = tmp_path / "vh_first.csv"
+    vh_first.write_bytes(f"\ufeffvh,vl,name\r\n{heavy},{light},mine\r\n".encode())
+    assert [(c.name, c.chain) for c in read_file(vh_first)] == [("mine VH", "H"), ("mine VL", "L")]
+    name_first = tmp_path / "name_first.csv"
+    name_first.write_bytes(f"\ufeffname,vh,vl\n{'mine'},{heavy},{light}\n".encode())
+    assert [c.name for c in read_file(name_first)] == ["mine VH", "mine VL"]
+    fasta = tmp_path / "mine.fasta"
+    fasta.write_bytes(f"\ufeff>mine VH\n{heavy}\n".encode())
+    assert [c.name for c in read_file(fasta)] == ["mine VH"] and [r.name for r in read_fasta(fasta)] == ["mine VH"]

@@ -142,13 +142,14 @@ def read_fasta(path: str | Path, *, strict: bool = False, ambiguous: str = "erro
 
 
 def read_text_file(path: Path, kind: str, missing: str, error: type = ProteinInputError) -> str:
-    """The text of a file; each error names ``path`` (``kind``: what it should be)."""
+    """The text of a file, without the byte-order mark a spreadsheet's "CSV UTF-8" starts with (it hid a first
+    column's name or a FASTA file's first '>'); each error names ``path`` (``kind``: what it should be)."""
     if path.is_dir():
         raise IsADirectoryError(f"{path} is a directory, not {kind}")
     if not path.is_file():
         raise FileNotFoundError(f"{missing}: {path}")
     try:
-        return path.read_text()
+        return path.read_text().removeprefix("\ufeff")
     except UnicodeDecodeError:
         raise error(f"{path}: not a text file") from None
 
