@@ -122,3 +122,23 @@ def test_a_spreadsheets_byte_order_mark_hides_no_column(tmp_path):
     fasta = tmp_path / "mine.fasta"
     fasta.write_bytes(f"\ufeff>mine VH\n{heavy}\n".encode())
     assert [c.name for c in read_file(fasta)] == ["mine VH"] and [r.name for r in read_fasta(fasta)] == ["mine VH"]
+
+
+def test_a_cdr_is_read_as_the_app_and_papers_spell_it(capsys):
+    """The app names its bands CDR-H1..CDR-L3, papers write HCDR3 or CDRH3: --mask-positions CDR-H3 was "unknown
+    region 'CDR-H3'; choose one of cdr1, cdr2, cdr3, cdrs, fr1..fr4 or all" (h1..l3, which it takes, unnamed)."""
+    import pytest
+
+    from mi_core.domain import get_domain
+    from mi_core.domains.antibody.sequence import read_chain
+
+    domain = get_domain("antibody")
+    heavy, light = (read_chain(s).tokens for s in SEQUENCES["trastuzumab"])
+    cdr3 = domain.named_positions(heavy, "cdr3")
+    for spec in ("CDR-H3", "cdrh3", "HCDR3", "h3", "cdr 3"):
+        assert domain.named_positions(heavy, spec) == cdr3, spec
+    assert domain.named_positions(light, "CDR-L1, LCDR2") == domain.named_positions(light, "cdr1,cdr2")
+    with pytest.raises(ValueError, match="CDR-L3 is a CDR of a light"):
+        domain.named_positions(heavy, "CDR-L3")
+    with pytest.raises(ValueError, match=r"unknown region 'cdr4'; choose one of .*h1\.\.h3, l1\.\.l3 or all"):
+        domain.named_positions(heavy, "cdr4")

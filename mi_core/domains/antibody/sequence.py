@@ -74,7 +74,7 @@ class AntibodyChain(ProteinRecord):
 
     def positions(self, region: str) -> list[int]:
         """0-based indices of a region (``CDR3``, ``FR2``, ``H3``, ...), of ``cdrs`` (all three CDRs) or ``all``."""
-        key = region.strip().upper()
+        key = region_key(region)
         if key == "ALL":
             return list(range(self.length))
         if self.unplaced:
@@ -89,7 +89,8 @@ class AntibodyChain(ProteinRecord):
                                  f"{kind[self.chain]} chain: give cdr{key[1]} or {self.chain}{key[1]}")
             key = f"CDR{key[1]}"
         if key not in self.regions:
-            raise ValueError(f"unknown region {region!r}; choose one of cdr1, cdr2, cdr3, cdrs, fr1..fr4 or all")
+            raise ValueError(f"unknown region {region!r}; choose one of cdr1, cdr2, cdr3, cdrs, fr1..fr4, h1..h3, "
+                             "l1..l3 or all")
         return list(range(*self.regions[key]))
 
     def region_of(self) -> list[str]:
@@ -98,6 +99,14 @@ class AntibodyChain(ProteinRecord):
         for name, (a, b) in self.regions.items():
             out[a:b] = [name] * (b - a)
         return out
+
+
+def region_key(region: str) -> str:
+    """A region's name in capitals without spaces or hyphens, the usual spellings of one CDR (``CDR-H3``, as the
+    app's bands name it, ``CDRH3``, ``HCDR3``) read as ``H3``."""
+    key = re.sub(r"[\s-]", "", region).upper()
+    m = re.fullmatch(r"CDR([HL])([123])|([HL])CDR([123])", key)
+    return f"{m[1] or m[3]}{m[2] or m[4]}" if m else key
 
 
 def _masked_match(text: str, pattern: str, start: int, stop: int) -> list[int]:
