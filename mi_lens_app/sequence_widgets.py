@@ -37,7 +37,8 @@ def sequence_picker(domain: Domain) -> Puzzle | None:
     if found is None:
         return None
     text, name, default = found
-    masking = mask_picker(default, "the preset's" if src == "preset" else "only _ and X")
+    regions = " or regions: cdr3, cdrs, fr2" if hasattr(domain, "named_positions") else ""
+    masking = mask_picker(default, "the preset's" if src == "preset" else "only _ and X", example=f"5-20,33{regions}")
     result = support.attempt_input(support.protein_puzzle, domain, text, masking, name,
                                    what="This sequence cannot be used", subject="sequence")
     if result is None:
@@ -183,20 +184,20 @@ def window_picker(length: int, key: str = "win", where=None, masked: list[int] =
     return int(start) - 1, int(size)
 
 
-def mask_picker(default: Masking, default_name: str, noun: str = "residue") -> Masking:
-    """Which positions (``noun``s) to mask: the default (a preset's, or the input's own), 1-based positions, or
-    a rate."""
+def mask_picker(default: Masking, default_name: str, noun: str = "residue", example: str = "5-20,33") -> Masking:
+    """Which positions (``noun``s) to mask: the default (a preset's, or the input's own), 1-based positions (as
+    ``example`` shows), or a rate."""
     side = st.sidebar
     kept = "Any _ or X in the sequence stays masked." if noun == "residue" else "Any masked one stays masked."
     mode = side.radio("Mask", MASK_CHOICES, key="mask_mode", bind=BIND, horizontal=True,
                       help=f"which {noun}s the model is asked to fill: default is {default_name} masking; "
                            f"positions are 1-based (5-20,33); rate masks that share at random. {kept}")
     if mode == "positions":
-        spec = side.text_input("Mask positions (1-based, e.g. 5-20,33)", key="mask", bind=BIND)
+        spec = side.text_input(f"Mask positions (1-based, e.g. {example})", key="mask", bind=BIND)
         if spec.strip():
             return Masking("positions", positions=spec)
         # a prompt, not an error ("no residue is masked", twice on the page) while the box is still empty
-        side.info(f"Type the {noun}s to mask (e.g. 5-20,33); until then the default masking, {default_name}, "
+        side.info(f"Type the {noun}s to mask (e.g. {example}); until then the default masking, {default_name}, "
                   "stands.")
     elif mode == "rate":
         c1, c2 = side.columns(2)

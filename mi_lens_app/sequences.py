@@ -113,6 +113,18 @@ def looks_like_dna(record: ProteinRecord) -> bool:
     return len(letters) >= 12 and set(letters) <= DNA_LETTERS
 
 
+def masked_positions(domain: Domain, native: np.ndarray, masking: Masking) -> list[int]:
+    """0-based positions ``masking`` adds; a domain with named regions (an antibody's ``cdr3``, ``cdrs``, ``fr2``,
+    ``CDR-H3``) reads them in a positions spec as its command line does (MaskSpecError names a bad one)."""
+    named = getattr(domain, "named_positions", None)
+    if masking.mode != "positions" or named is None or not any(ch.isalpha() for ch in masking.positions):
+        return masking.positions_for(len(native))
+    try:
+        return named(native, masking.positions)
+    except ValueError as err:
+        raise MaskSpecError(f"mask positions: {err}") from None
+
+
 def protein_puzzle(domain: Domain, record: ProteinRecord, masking: Masking, name: str = "") -> Puzzle:
     """The state to show: ``record`` with ``masking`` applied; the record itself is the native sequence.
 
@@ -121,7 +133,7 @@ def protein_puzzle(domain: Domain, record: ProteinRecord, masking: Masking, name
     """
     native = record.tokens
     tokens = native.copy()
-    tokens[masking.positions_for(len(tokens))] = MASK_ID
+    tokens[masked_positions(domain, native, masking)] = MASK_ID
     if not (tokens == MASK_ID).any():
         raise NothingMasked("no residue is masked: mark some with _ or X, or choose mask positions or a mask rate")
     return Puzzle(domain.key, tuple(int(t) for t in tokens), tuple(int(t) for t in native), name or record.name)

@@ -229,3 +229,20 @@ def test_an_antibodys_letters_are_readable_on_a_projector_by_default(env, path):
     assert windowed, list(charts)
     small = {t[:40]: min(letter_sizes(s)) for t, s in charts.items() if min(letter_sizes(s), default=14) < 14}
     assert not small, small
+
+
+def test_the_mask_field_takes_an_antibodys_regions_as_the_command_line_does(env):
+    """`--mask-positions cdr3` works on the command line, but the app's mask field said "'cdr3' is not a position
+    or a range like 5-20"; it now reads regions (cdr3, CDR-L3 as its bands name them) and names a bad one."""
+    at = run_page("pages/1_MI_maps.py", domain="antibody", psrc="paste", seq=TRASTUZUMAB_VL, mask_mode="positions",
+                  mask="cdr3")
+    assert_clean(at)
+    assert any("107 residues, 9 masked" in c.value for c in at.sidebar.caption)  # CDR-L3, 89-97
+    assert "regions: cdr3" in at.text_input(key="mask").label
+    at = run_page("pages/1_MI_maps.py", domain="antibody", psrc="paste", seq=TRASTUZUMAB_VL, mask_mode="positions",
+                  mask="CDR-L3, 1")
+    assert_clean(at)
+    assert any("107 residues, 10 masked" in c.value for c in at.sidebar.caption)
+    at = run_page("pages/1_MI_maps.py", domain="antibody", psrc="paste", seq=TRASTUZUMAB_VL, mask_mode="positions",
+                  mask="cdr4")
+    assert "unknown region 'cdr4'" in " ".join(e.value for e in at.error) and not at.exception
