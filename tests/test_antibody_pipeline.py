@@ -142,3 +142,18 @@ def test_a_cdr_is_read_as_the_app_and_papers_spell_it(capsys):
         domain.named_positions(heavy, "CDR-L3")
     with pytest.raises(ValueError, match=r"unknown region 'cdr4'; choose one of .*h1\.\.h3, l1\.\.l3 or all"):
         domain.named_positions(heavy, "cdr4")
+
+
+def test_bench_order_runs_eb_and_mi_at_the_domains_budgets_by_default(tiny_folder, tmp_path, capsys):  # noqa: F811
+    """--gammas says "(default: the domain's)", yet without it bench-order antibody ran no eb or mi row at all:
+    now eb at the domain's 4 and mi at its 8 (the app's and the CDR benchmark's settings); mi needs an estimator
+    trained on this model, and says so."""
+    import json
+
+    data = write_csv(tmp_path / "mine.csv", [(n, h, v) for n, (h, v) in SEQUENCES.items()])
+    out = tmp_path / "order.json"
+    assert cli.main(["bench-order", "antibody", "--csv", str(data), "--rows", "1-1", "--model", str(tiny_folder),
+                     "--budgets", "2", "--json", str(out)]) == 0
+    assert "no MI estimator" in capsys.readouterr().err  # the shipped one was trained on the real AntiBERTy
+    rows = json.loads(out.read_text())
+    assert [(r["sampler"], r["params"]) for r in rows[3:]] == [("eb", {"gamma": 4.0}), ("sequential", {})]

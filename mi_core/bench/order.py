@@ -75,6 +75,19 @@ def gammas_of(args, default=()) -> list[float]:
     return list(default) if args.gammas is None else list(args.gammas)
 
 
+def default_gammas(args, domain) -> dict[str, list[float]]:
+    """The eb and mi budgets of ``run_default``: ``--gammas`` for both, else each one's of the domain's
+    ``strategy_defaults`` (the app's and its benchmark's: an antibody's eb 4, mi 8); a note where there is none."""
+    if args.gammas is not None:
+        return {name: list(args.gammas) for name in ("eb", "mi")}
+    found = {name: [float(value)] for name, key, value in domain.strategy_defaults
+             if key == "gamma" and name in ("eb", "mi")}
+    if not found:
+        print(f"note: the {domain.label} domain names no eb / mi budget: those rows are skipped (--gammas adds them)",
+              file=sys.stderr)
+    return found
+
+
 def markdown_path(args) -> Path:
     """``--markdown``, else the JSON path with .md (``-``: standard output)."""
     return args.markdown or args.json.with_suffix(".md")
@@ -171,21 +184,22 @@ def main(args) -> int:
 def run_default(args, domain) -> int:
     """The domain's ``bench`` inputs decoded at each budget T by the step-budget heuristics (random, top_prob,
     top_margin at ``steps=T``) and the learned order (where a selector is given or shipped), then eb and mi at
-    ``--gammas`` (mi with ``--estimator``, else the model's own) and sequential, each scored by the domain's
+    ``--gammas`` or the domain's own (mi with ``--estimator``, else the model's own) and sequential, each scored by the domain's
     metric (its ``score``, else ``accuracy``); a row per sampler and setting in ``--json``, a table in
     ``--markdown``."""
-    gammas = gammas_of(args)
+    gammas = default_gammas(args, domain)
     inputs = decode.inputs_class(domain)(domain, args)
     device = pick_device(args.device, args.threads)
     model, description, _ = decode.load(args, domain, device, inputs)
     selector = selector_or_skip(args, domain, model)
-    estimator = estimator_of(args.estimator, domain, model) if gammas else None
+    estimator = estimator_of(args.estimator, domain, model) if gammas.get("mi") else None
     run = decode.run_settings(args, inputs, domain, model, device=device)
     configs = [(name, {"steps": t}, t) for t in args.budgets
                for name in ("random", "top_prob", "top_margin", "learned") if name != "learned" or selector]
-    if estimator is None and gammas:
+    if estimator is None and gammas.get("mi"):
         print(f"note: no MI estimator for {description}: the mi rows are skipped", file=sys.stderr)
-    configs += [(name, {"gamma": g}, None) for name in ("eb", "mi") for g in gammas if name == "eb" or estimator]
+    configs += [(name, {"gamma": g}, None) for name in ("eb", "mi") for g in gammas.get(name, [])
+                if name == "eb" or estimator]
     configs += [("sequential", {}, None)]
     rows, recorded = [], decode.model_fields(model, args)
     with row_bar(len(configs)) as done:
