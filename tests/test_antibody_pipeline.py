@@ -157,3 +157,23 @@ def test_bench_order_runs_eb_and_mi_at_the_domains_budgets_by_default(tiny_folde
     assert "no MI estimator" in capsys.readouterr().err  # the shipped one was trained on the real AntiBERTy
     rows = json.loads(out.read_text())
     assert [(r["sampler"], r["params"]) for r in rows[3:]] == [("eb", {"gamma": 4.0}), ("sequential", {})]
+
+
+def test_a_signal_peptide_before_the_domain_is_named_with_where_the_domain_starts():
+    """A VH or VL copied with its signal peptide (or a His tag) was "not an antibody variable domain ... for other
+    proteins use the protein domain"; the message now says which residues come first and where the domain
+    starts. A protein that holds no variable domain keeps the pointer to the protein domain."""
+    import pytest
+
+    from mi_core.domains.antibody.sequence import AntibodyInputError, read_chain
+
+    heavy, light = SEQUENCES["trastuzumab"]
+    cases = [("MGWSCIILFLVATATGVHS" + heavy, 19), ("MDMRVPAQLLGLLLLWLRGARC" + light, 22),  # the kappa leader ends in C
+             ("MHHHHHHSSGVDLGTENLYFQS" + heavy, 22)]
+    for text, lead in cases:
+        with pytest.raises(AntibodyInputError, match=rf"; residues 1-{lead} come before a variable domain \(a "
+                                                     rf"signal peptide or a tag\?\): give it from residue {lead + 1}$"):
+            read_chain(text)
+        assert read_chain(text[lead:]).length == len(text) - lead
+    with pytest.raises(AntibodyInputError, match="for other proteins use the protein domain$"):
+        read_chain(heavy[:21] + "S" + heavy[22:])

@@ -38,6 +38,7 @@ MAX_RESIDUES = 510  # AntiBERTy: 512 positions less [CLS] and [SEP]
 HEAVY_GAP = 72  # residues from the first conserved cysteine to the second: >= this in a heavy chain
 MAX_FR4 = 20  # framework 4 from the W/F of its motif: 11 heavy, 10 light (a few more with a tag)
 MIN_RESIDUES = 70  # shorter than any complete variable domain (~107 light, ~120 heavy)
+PROTEIN_HINT = "; for other proteins use the protein domain"
 REGIONS = ("FR1", "CDR1", "FR2", "CDR2", "FR3", "CDR3", "FR4")
 CDR_NAMES = ("CDR1", "CDR2", "CDR3")
 # Kabat CDR lengths (a margin beyond the usual 5-7, 16-19, 3-25 / 10-17, 7, 7-11 for rare antibodies)
@@ -121,7 +122,7 @@ def find_anchors(text: str, name: str = "sequence") -> Anchors:
     names the first missing motif."""
     n = len(text)
     where = f"{name}: not an antibody variable domain (VH or VL)"
-    hint = "; for other proteins use the protein domain"
+    hint = PROTEIN_HINT
     if n < MIN_RESIDUES:
         count = f"{n} residue{'s' if n != 1 else ''}"
         raise AntibodyInputError(f"{where}: {count}, shorter than any variable domain ({MIN_RESIDUES}+){hint}")
@@ -154,6 +155,20 @@ def find_anchors(text: str, name: str = "sequence") -> Anchors:
                                  f"{'H36' if chain == 'H' else 'L35'}, {c1 + 12}-{c1 + 20}){hint}")
     anchors = Anchors(chain, c1, w1, c2, motif, first_motif=found[chain][0])
     return dataclasses.replace(anchors, unplaced=hidden_anchor(text, anchors, found[chain]))
+
+
+def leading_residues(text: str) -> str:
+    """``"; residues 1-19 come before a variable domain ..."`` where one starts further in (after a signal peptide
+    or a tag: its first conserved cysteine, Kabat H22 / L23, then lies past position 30), else ``""``."""
+    for i in (i for i in range(30, min(len(text), 120)) if text[i] == "C"):
+        try:
+            chain = find_anchors(text[i - 21:]).chain
+        except AntibodyInputError:
+            continue
+        start = i - 21 if chain == "H" else i - 22  # the cysteine at Kabat H22 or L23
+        return (f"; residues 1-{start} come before a variable domain (a signal peptide or a tag?): give it from "
+                f"residue {start + 1}")
+    return ""
 
 
 def masked_run(text: str, i: int) -> tuple[int, int]:
@@ -236,7 +251,11 @@ def read_chain(sequence: str, name: str = "sequence") -> AntibodyChain:
         if "longer than" in message:
             message += " (AntiBERTy reads one variable domain of at most 510; give VH or VL alone)"
         raise AntibodyInputError(message) from None
-    anchors = find_anchors(detokenize(tokens), name)
+    try:
+        anchors = find_anchors(detokenize(tokens), name)
+    except AntibodyInputError as err:  # a signal peptide or a tag before the domain: say where it starts
+        lead = leading_residues(detokenize(tokens))
+        raise AntibodyInputError(str(err).removesuffix(PROTEIN_HINT) + lead if lead else str(err)) from None
     tail = len(tokens) - anchors.motif
     if tail > MAX_FR4:
         raise AntibodyInputError(f"{name}: {tail} residue{'s follow' if tail != 1 else ' follows'} CDR3's framework-4 motif (at most {MAX_FR4} in "
