@@ -31,7 +31,7 @@ def sequence_picker(domain: Domain) -> Puzzle | None:
     if src == "preset":
         found = _sequence_preset(domain)
     elif src == "paste":
-        found = _sequence_pasted()
+        found = _sequence_pasted(hasattr(domain, "csv_records"))
     else:
         found = _sequence_uploaded()
     if found is None:
@@ -125,9 +125,10 @@ def _sequence_preset(domain: Domain) -> tuple[str, str, Masking] | None:
     return chosen.sequence, chosen.cath_id or chosen.name, chosen.masking
 
 
-def _sequence_pasted() -> tuple[str, str, Masking] | None:
+def _sequence_pasted(csv: bool = False) -> tuple[str, str, Masking] | None:
     bind, too_long = links.text_bind("seq")
-    text = st.sidebar.text_area("Sequence or FASTA (the first record is used); _ or X marks a masked residue",
+    kinds = "Sequence, FASTA or CSV (name,vh,vl)" if csv else "Sequence or FASTA"
+    text = st.sidebar.text_area(f"{kinds} (the first record is used); _ or X marks a masked residue",
                                 key="seq", bind=bind, height=110)
     if too_long:
         st.sidebar.warning(too_long, icon=":material/link_off:")

@@ -508,9 +508,10 @@ def protein_puzzle(domain: Domain, text: str, masking: sequences.Masking, name: 
 @st.cache_data(show_spinner=False, max_entries=512)
 def _protein_puzzle(domain_key: str, text: str, masking: sequences.Masking, name: str,
                     limit: int) -> tuple[Puzzle, int, bool]:
-    record, count = sequences.first_record(text)
-    sequences.check_length(record, limit)
     domain = get_domain(domain_key)
+    chains = getattr(domain, "csv_records", lambda text: None)(text)  # antibodies: name,vh,vl as the CLI reads it
+    record, count = (chains[0], len(chains)) if chains else sequences.first_record(text)
+    sequences.check_length(record, limit)
     if hasattr(domain, "read"):  # antibodies: one variable domain, or the reason it is not (and the protein domain)
         domain.read(record.text(), record.name)
     pz = sequences.protein_puzzle(domain, record, masking, name or record.name)

@@ -246,3 +246,18 @@ def test_the_mask_field_takes_an_antibodys_regions_as_the_command_line_does(env)
     at = run_page("pages/1_MI_maps.py", domain="antibody", psrc="paste", seq=TRASTUZUMAB_VL, mask_mode="positions",
                   mask="cdr4")
     assert "unknown region 'cdr4'" in " ".join(e.value for e in at.error) and not at.exception
+
+
+def test_pasted_csv_is_read_as_the_command_line_reads_it(env):
+    """The domain reads a CSV with vh/vl columns (README), but pasted into the app the same lines were one
+    sequence: "not amino-acid letters: ',' at 5, ..."; now the first chain is used, and a swapped file is named."""
+    from tests.test_antibody_domain import SEQUENCES
+
+    text = "name,vh,vl\n" + "".join(f"{n},{h},{v}\n" for n, (h, v) in list(SEQUENCES.items())[:2])
+    at = run_page("pages/1_MI_maps.py", domain="antibody", psrc="paste", seq=text, mask_mode="positions", mask="cdr3")
+    assert_clean(at)
+    assert any("120 residues, 11 masked; first of 4 records" in c.value for c in at.sidebar.caption)
+    assert "CSV (name,vh,vl)" in at.text_area(key="seq").label
+    heavy, light = SEQUENCES["trastuzumab"]
+    at = run_page("pages/1_MI_maps.py", domain="antibody", psrc="paste", seq=f"name,vh,vl\nmine,{light},{heavy}\n")
+    assert "columns swapped" in " ".join(e.value for e in at.error) and not at.exception

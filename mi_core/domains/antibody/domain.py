@@ -12,7 +12,15 @@ from mi_core.domain import Command, is_keyword, resolve_path
 from mi_core.domains.antibody import evaluate, probe
 from mi_core.domains.antibody.infill import CDRInfill, RecoveryMetric
 from mi_core.domains.antibody.model import AntiBERTyMissing, load, weights_folder
-from mi_core.domains.antibody.sequence import REGIONS, AntibodyChain, parse_text, read_chain, read_file
+from mi_core.domains.antibody.sequence import (
+    REGIONS,
+    AntibodyChain,
+    is_csv_text,
+    parse_text,
+    read_chain,
+    read_csv_text,
+    read_file,
+)
 from mi_core.domains.antibody.states import AntibodyStates
 from mi_core.domains.protein.tokens import AMINO_ACIDS, MASK_ID, PAD_ID, ProteinDomain, ProteinInputError, tokenize
 from mi_core.options import parse_positions
@@ -35,6 +43,10 @@ class AntibodyDomain(ProteinDomain):
         if len(chains) != 1:
             raise ProteinInputError(f"the input holds {len(chains)} chains; give one VH or VL")
         return chains[0]
+
+    def csv_records(self, text: str) -> list[AntibodyChain] | None:
+        """The chains of pasted CSV text (a header naming ``vh``/``vl``), each checked; None for other text."""
+        return read_csv_text(text, source="the pasted CSV") if is_csv_text(text) else None
 
     def parse_input(self, text: str) -> list[int]:
         return self.read(text).tokens.tolist()

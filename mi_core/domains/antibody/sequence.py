@@ -276,11 +276,17 @@ def read_chain(sequence: str, name: str = "sequence") -> AntibodyChain:
 CHAIN_COLUMNS = {"vh": " VH", "vl": " VL", "heavy": " heavy", "light": " light", "sequence": ""}  # name suffixes
 
 
+def is_csv_text(text: str) -> bool:
+    """Whether ``text`` starts with a CSV header naming a chain column (``vh``, ``vl``, ``sequence`` ...)."""
+    first = text.strip().splitlines()[0] if text and text.strip() else ""
+    return "," in first and not first.startswith(">") and bool({c.strip().lower() for c in first.split(",")}
+                                                                & set(CHAIN_COLUMNS))
+
+
 def parse_text(text: str, limit: int | None = None, name: str = "sequence") -> list[AntibodyChain]:
     """Chains from FASTA text (``>`` headers, one chain a record), CSV text (a header naming ``vh`` and/or
     ``vl``, or ``sequence``; ``name`` optional) or one plain sequence (called ``name``)."""
-    first = text.strip().splitlines()[0] if text and text.strip() else ""
-    if "," in first and not first.startswith(">") and {c.strip().lower() for c in first.split(",")} & set(CHAIN_COLUMNS):
+    if is_csv_text(text):
         return read_csv_text(text, limit)
     pairs = fasta_or_plain(text, "a VH or VL sequence, FASTA or CSV text", limit, AntibodyInputError)
     return [read_chain(seq, record or name) for record, seq in pairs]
