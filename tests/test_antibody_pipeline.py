@@ -177,3 +177,12 @@ def test_a_signal_peptide_before_the_domain_is_named_with_where_the_domain_start
         assert read_chain(text[lead:]).length == len(text) - lead
     with pytest.raises(AntibodyInputError, match="for other proteins use the protein domain$"):
         read_chain(heavy[:21] + "S" + heavy[22:])
+
+
+def test_a_report_cell_without_a_value_reads_as_a_dash():
+    """bench-order's table printed "None" in the T column of its eb, mi and sequential rows."""
+    from mi_core.bench.report import markdown_table
+
+    rows = [{"sampler": "random", "T": 2, "recovery": 0.5}, {"sampler": "eb", "T": None, "recovery": 0.25}]
+    table = markdown_table(rows, [("sampler", "sampler"), ("T", "T"), ("recovery", "recovery")])
+    assert table.splitlines()[2:] == ["| random | 2 | 0.500 |", "| eb | - | 0.250 |"]

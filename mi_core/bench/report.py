@@ -51,6 +51,8 @@ def markdown_table(rows: list[dict], columns: list[tuple[str, str]]) -> str:
     """Rows of dicts to a Markdown table; ``columns`` are ``(key, heading)`` pairs; floats get 3 decimals."""
 
     def cell(value) -> str:
+        if value is None:  # a column this row has no value in (bench-order's T of eb, mi and sequential)
+            return "-"
         if isinstance(value, float):
             return f"{value:.3f}"
         if isinstance(value, dict):
