@@ -186,3 +186,22 @@ def test_a_report_cell_without_a_value_reads_as_a_dash():
     rows = [{"sampler": "random", "T": 2, "recovery": 0.5}, {"sampler": "eb", "T": None, "recovery": 0.25}]
     table = markdown_table(rows, [("sampler", "sampler"), ("T", "T"), ("recovery", "recovery")])
     assert table.splitlines()[2:] == ["| random | 2 | 0.500 |", "| eb | - | 0.250 |"]
+
+
+def test_an_aligned_sequence_is_told_to_drop_its_gaps(capsys):
+    """IMGT's gapped sequences write '.' for the numbering's gaps, alignments '-': the error listed the gaps as
+    "not amino-acid letters" and said no more; it now says they are gaps to remove (other letters: as before)."""
+    import pytest
+
+    from mi_core.domains.antibody.sequence import AntibodyInputError, read_chain
+
+    heavy = SEQUENCES["trastuzumab"][0]
+    imgt = heavy[:9] + "." + heavy[9:26] + "...." + heavy[26:]
+    with pytest.raises(AntibodyInputError, match=r"'\.' at 10, '\.' at 28.* \(alignment gaps: remove them to give "
+                                                 r"the residues alone; _ or X marks a masked residue\)$"):
+        read_chain(imgt)
+    assert cli.main(["probe", "antibody", "--sequence", heavy[:30] + "--" + heavy[30:], "--mask-positions", "cdr3"]) == 2
+    assert "'-' at 31, '-' at 32 (alignment gaps: remove them" in capsys.readouterr().err
+    with pytest.raises(AntibodyInputError, match=r"'1' at 5, '-' at 6$"):
+        read_chain(heavy[:4] + "1-" + heavy[4:])
+    assert read_chain(imgt.replace(".", "")).regions == read_chain(heavy).regions

@@ -68,10 +68,11 @@ def tokenize(sequence: str, *, ambiguous: str = "error", max_length: int = MAX_I
         raise ProteinInputError(f"{name}: empty sequence")
     masks = SOFT_MASK | {MASK_CHAR} | (RARE if ambiguous == "mask" else frozenset())
     bad: list[str] = []  # the first 8 letters that are none, then how many more (no array yet: the file may be huge)
-    more, rare_only = 0, True
+    more, rare_only, gaps_only = 0, True, True
     for i, ch in enumerate(letters):
         if ch not in _TOKEN_OF and ch not in masks:
             rare_only = rare_only and ch in RARE
+            gaps_only = gaps_only and ch in "-."
             if len(bad) < 8:
                 bad.append(f"{ch!r} at {i + 1}")
             else:
@@ -80,6 +81,8 @@ def tokenize(sequence: str, *, ambiguous: str = "error", max_length: int = MAX_I
         shown = ", ".join(bad) + (f" and {more} more" if more else "")
         hint = (" (U and O are rare residues this model has never seen: write X or _ in their place to let the "
                 "model fill them)") if rare_only else ""
+        if gaps_only:  # an aligned sequence (IMGT's gapped numbering writes '.')
+            hint = " (alignment gaps: remove them to give the residues alone; _ or X marks a masked residue)"
         raise ProteinInputError(f"{name}: not amino-acid letters: {shown}{hint}")
     if len(letters) > max_length:  # after the letters: a file of another kind read whole is named as such
         raise ProteinInputError(f"{name}: {len(letters)} residues, longer than the {max_length} this model takes")
