@@ -184,8 +184,8 @@ def main(args) -> int:
 def run_default(args, domain) -> int:
     """The domain's ``bench`` inputs decoded at each budget T by the step-budget heuristics (random, top_prob,
     top_margin at ``steps=T``) and the learned order (where a selector is given or shipped), then eb and mi at
-    ``--gammas`` or the domain's own (mi with ``--estimator``, else the model's own) and sequential, each scored by the domain's
-    metric (its ``score``, else ``accuracy``); a row per sampler and setting in ``--json``, a table in
+    ``--gammas`` or the domain's own (mi with ``--estimator``, else the model's own) and sequential, each scored by
+    the domain's metric (its ``score``, else ``accuracy``); a row per sampler and setting in ``--json``, a table in
     ``--markdown``."""
     gammas = default_gammas(args, domain)
     inputs = decode.inputs_class(domain)(domain, args)
