@@ -33,7 +33,7 @@ def sequence_picker(domain: Domain) -> Puzzle | None:
     elif src == "paste":
         found = _sequence_pasted(hasattr(domain, "csv_records"))
     else:
-        found = _sequence_uploaded()
+        found = _sequence_uploaded(domain)
     if found is None:
         return None
     text, name, default = found
@@ -138,19 +138,24 @@ def _sequence_pasted(csv: bool = False) -> tuple[str, str, Masking] | None:
     return text, "", Masking()
 
 
-def _sequence_uploaded() -> tuple[str, str, Masking] | None:
+def _sequence_uploaded(domain) -> tuple[str, str, Masking] | None:
     side = st.sidebar
-    file = side.file_uploader("FASTA file (.fasta, .fa, .faa or .txt; up to 1 MiB)",
-                              type=["fasta", "fa", "faa", "txt"], key="pupload",
+    csv = hasattr(domain, "csv_records")  # antibodies: a name,vh,vl file as the command line reads it
+    file = side.file_uploader(f"FASTA{' or CSV (name,vh,vl)' if csv else ''} file (.fasta, .fa, .faa, .txt"
+                              f"{', .csv' if csv else ''}; up to 1 MiB)",
+                              type=["fasta", "fa", "faa", "txt", *(["csv"] if csv else [])], key="pupload",
                               max_upload_size=1)
     if file is None:
-        side.info("Upload a FASTA file; uploaded sequences stay out of the link until you copy one into it.")
+        side.info(f"Upload a FASTA{' or CSV' if csv else ''} file; uploaded sequences stay out of the link until you "
+                  "copy one into it.")
         return None
-    records = support.attempt_input(support.fasta_upload, file.name, file.getvalue(), what="Cannot read the file")
+    records = support.attempt_input(support.fasta_upload, file.name, file.getvalue(), domain.key,
+                                    what="Cannot read the file")
     if not records:
         return None
     lines = file.getvalue().decode("utf-8-sig", errors="replace").splitlines()  # (a byte-order mark at the start)
-    total = sum(line.lstrip().startswith(">") for line in lines)  # records read: up to 500
+    headers = sum(line.lstrip().startswith(">") for line in lines)  # records read: up to 500
+    total = headers or len(records)
     count = f"the first {len(records)} of {total}" if total > len(records) else f"{len(records)}"
     row = side.selectbox(f"Sequence ({count} in the file)", range(len(records)), key="pupload_row",
                          format_func=lambda i: f"{records[i].name[:30]} ({records[i].length} aa)")

@@ -534,8 +534,8 @@ def states_upload(name: str, data: bytes, domain_key: str) -> list:
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def fasta_upload(name: str, data: bytes) -> list:
-    return sequences.read_fasta_upload(name, data)
+def fasta_upload(name: str, data: bytes, domain_key: str) -> list:
+    return sequences.read_fasta_upload(name, data, get_domain(domain_key))
 
 
 def bench_rows() -> benchmarks.BenchRows:

@@ -261,3 +261,23 @@ def test_pasted_csv_is_read_as_the_command_line_reads_it(env):
     heavy, light = SEQUENCES["trastuzumab"]
     at = run_page("pages/1_MI_maps.py", domain="antibody", psrc="paste", seq=f"name,vh,vl\nmine,{light},{heavy}\n")
     assert "columns swapped" in " ".join(e.value for e in at.error) and not at.exception
+
+
+def test_an_uploaded_csv_is_read_as_the_command_line_reads_it(env):
+    """The upload took FASTA only: a name,vh,vl file (the form the command line and the paste box read) could not
+    be picked. Each chain is a record, picked by name; a swapped file is named once, with the file's name."""
+    from tests.test_antibody_domain import SEQUENCES
+
+    text = "name,vh,vl\n" + "".join(f"{n},{h},{v}\n" for n, (h, v) in list(SEQUENCES.items())[:2])
+    at = run_page("pages/1_MI_maps.py", domain="antibody", psrc="upload")
+    assert "CSV (name,vh,vl)" in at.sidebar.get("file_uploader")[0].proto.label
+    at.file_uploader(key="pupload").set_value(("mine.csv", text.encode(), "text/csv")).run()
+    assert_clean(at)
+    picker = at.selectbox(key="pupload_row")
+    assert picker.label == "Sequence (4 in the file)" and "VL" in picker.format_func(1)
+    heavy, light = SEQUENCES["trastuzumab"]
+    at.file_uploader(key="pupload").set_value(("swapped.csv", f"name,vh,vl\nx,{light},{heavy}\n".encode(),
+                                               "text/csv")).run()
+    errors = " ".join(e.value for e in at.error)
+    assert not at.exception and "columns swapped" in errors
+    assert all(e.value.count("swapped.csv") == 1 for e in at.error)  # the file named once, not once a layer

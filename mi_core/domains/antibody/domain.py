@@ -44,9 +44,10 @@ class AntibodyDomain(ProteinDomain):
             raise ProteinInputError(f"the input holds {len(chains)} chains; give one VH or VL")
         return chains[0]
 
-    def csv_records(self, text: str) -> list[AntibodyChain] | None:
-        """The chains of pasted CSV text (a header naming ``vh``/``vl``), each checked; None for other text."""
-        return read_csv_text(text, source="the pasted CSV") if is_csv_text(text) else None
+    def csv_records(self, text: str, source: str = "the pasted CSV") -> list[AntibodyChain] | None:
+        """The chains of CSV text (a header naming ``vh``/``vl``), each checked (``source`` named in the errors);
+        None for other text."""
+        return read_csv_text(text, source=source) if is_csv_text(text) else None
 
     def parse_input(self, text: str) -> list[int]:
         return self.read(text).tokens.tolist()
