@@ -3,6 +3,8 @@ and the file that is wrong, before the model loads."""
 
 from __future__ import annotations
 
+import pytest
+
 from mi_core import cli
 from tests.test_antibody_domain import SEQUENCES, tiny_folder  # noqa: F401 (a fixture)
 
@@ -205,3 +207,16 @@ def test_an_aligned_sequence_is_told_to_drop_its_gaps(capsys):
     with pytest.raises(AntibodyInputError, match=r"'1' at 5, '-' at 6$"):
         read_chain(heavy[:4] + "1-" + heavy[4:])
     assert read_chain(imgt.replace(".", "")).regions == read_chain(heavy).regions
+
+
+@pytest.mark.parametrize("sep, name", [("\t", "tabs"), (";", "semicolons")])
+def test_a_csv_separated_otherwise_is_told_so(tmp_path, sep, name):
+    """A .csv a spreadsheet wrote with tabs or semicolons was "no vh, vl or sequence column in the header
+    ['name\\tvh\\tvl']": true, but with no word of why."""
+    from mi_core.domains.antibody.sequence import AntibodyInputError, read_file
+
+    heavy, light = SEQUENCES["trastuzumab"]
+    path = tmp_path / "mine.csv"
+    path.write_text(sep.join(["name", "vh", "vl"]) + "\n" + sep.join(["mine", heavy, light]) + "\n")
+    with pytest.raises(AntibodyInputError, match=f"separated by {name}: save it comma-separated"):
+        read_file(path)

@@ -299,7 +299,10 @@ def read_csv_text(text: str, limit: int | None = None, source: str = "CSV") -> l
     columns = {(c or "").strip().lower(): c for c in reader.fieldnames or []}
     chain_cols = [c for c in CHAIN_COLUMNS if c in columns]
     if not chain_cols:
-        raise AntibodyInputError(f"{source}: no vh, vl or sequence column in the header {list(columns)}")
+        header = text.lstrip().split("\n", 1)[0]
+        other = next((name for sep, name in (("\t", "tabs"), (";", "semicolons")) if sep in header), None)
+        hint = f" (its columns are separated by {other}: save it comma-separated)" if other else ""
+        raise AntibodyInputError(f"{source}: no vh, vl or sequence column in the header {list(columns)}{hint}")
     out = []
     for row_no, row in enumerate(islice(reader, limit), start=2):
         base = (row.get(columns.get("name", ""), "") or "").strip() or f"row {row_no}"
