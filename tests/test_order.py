@@ -5,6 +5,7 @@ the RLOO estimator against an exact gradient, the Bernoulli KL, a short ELBO tra
 import hashlib
 import itertools
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -426,6 +427,10 @@ def test_train_order_resume_refuses_what_it_cannot_continue(tmp_path, model_path
     assert f"--resume: {out.with_suffix('.ckpt')} is at update 2 already: give --updates above it" in capsys.readouterr().err
     assert cli_main(args + ["--out", str(out), "--resume", "--batch", "3"]) == 2
     assert "--resume continues the run's own settings: --batch 3 differs from its 2" in capsys.readouterr().err
+    # the same model file spelled another way is the same setting (it was "--model ./... differs from its /...")
+    spelled = ["--model", os.path.relpath(model_path)] + args[4:]
+    assert cli_main(args[:2] + spelled + ["--out", str(out), "--resume", "--samples", "3"]) == 2
+    assert "--samples 3 differs from its 2" in capsys.readouterr().err
     assert cli_main(args + ["--out", str(tmp_path / "other.safetensors"), "--resume"]) == 2
     capsys.readouterr()
     assert not (tmp_path / "other.json").exists()

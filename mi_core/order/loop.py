@@ -49,13 +49,19 @@ def resume_state(out: Path, args, device: torch.device) -> dict:
     check_device(state, torch.device(device), path)
     ours, theirs = run_settings(args), json.loads(state["settings"])
     for name in sorted(set(ours) | set(theirs)):
-        if name not in RESUMABLE and ours.get(name) != theirs.get(name):
+        if name not in RESUMABLE and not same_setting(getattr(args, name, None), ours.get(name), theirs.get(name)):
             raise ValueError(f"--resume continues the run's own settings: --{name.replace('_', '-')} "
                              f"{ours.get(name)} differs from its {theirs.get(name)}")
     if int(state["update"]) >= args.updates:
         raise ValueError(f"--resume: {path} is at update {int(state['update'])} already: give --updates above it to "
                          "go on")
     return state
+
+
+def same_setting(value, ours, theirs) -> bool:
+    """A setting given alike: the same JSON, or (a path) the same file however spelled (``./x`` and ``/abs/x``)."""
+    return ours == theirs or (isinstance(value, Path) and isinstance(theirs, str)
+                              and Path(theirs).resolve() == value.resolve())
 
 
 def check_device(state: dict, device: torch.device, path: Path) -> None:
