@@ -21,6 +21,7 @@ from mi_core.bench.report import markdown_table, params_text
 from mi_core.device import pick_device
 from mi_core.domains.protein.bench import as_templates, draw_lengths, metric_lengths, reference_set
 from mi_core.domains.protein.metrics import CompositionMetric
+from mi_core.io import display_path
 from mi_core.models.loading import load_model_described
 from mi_core.options import SEED_MAX, int_list, option, option_text
 
@@ -112,8 +113,8 @@ def run_bench(args, domain) -> int:
     gammas = gammas_of(args, (8.0, 16.0, 32.0, 64.0))
     rows = protein_rows(model, domain, description, lengths_by_seed, reference, budgets, gammas, selector, estimator)
     summary = protein_summary(rows)
-    payload = {"model": description, "selector": str(selector), "estimator": estimator, "lengths": args.lengths,
-               "samples": args.samples, "seeds": seeds, "rows": rows, "summary": summary}
+    payload = {"model": description, "selector": str(selector), "estimator": estimator and display_path(estimator),
+               "lengths": args.lengths, "samples": args.samples, "seeds": seeds, "rows": rows, "summary": summary}
     write_report(args, payload, f"{args.samples} sequences per seed (lengths {args.lengths}, seeds {option_text(seeds)}), "
                  f"reference {args.reference.name} (reference split), temperature 1, selector {selector}\n\n"
                  + protein_report(summary, budgets), echo=True)

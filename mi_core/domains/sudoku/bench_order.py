@@ -27,6 +27,7 @@ from mi_core.device import pick_device, warn_if_slow_bf16
 from mi_core.domains.sudoku import read_puzzles
 from mi_core.domains.sudoku.bench import LEVELS, evaluate
 from mi_core.domains.sudoku.mdm import load_sudoku_mdm
+from mi_core.io import display_path
 from mi_core.options import option
 
 GAMMAS = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 4.0, 8.0)
@@ -195,8 +196,9 @@ def run_bench(args, domain) -> int:
                  for name, params in grid]
     recorded = decode.model_fields(model, args)
     rows = [row | recorded for row in rows]
+    estimator = display_path(args.estimator) if args.estimator else "none (no mi rows)"
     write_report(args, rows, f"{len(records)} puzzles of {args.puzzles.name} ({args.per_level} per level), "
-                 f"selector {args.selector}, MI estimator {args.estimator or 'none (no mi rows)'}, "
+                 f"selector {args.selector}, MI estimator {estimator}, "
                  f"{'bf16' if args.bf16 else 'fp32'} forward passes\n\n"
                  + report(rows, budgets, levels), echo=True)
     return 0
