@@ -12,11 +12,11 @@ from mi_core.mi.estimator import SHIPPED
 LEVELS = ["Beginner", "Easy", "Medium", "Hard", "Expert"]  # the Kaggle graded file's, easiest first
 
 
-def with_default_estimator(strategy):
-    """Point a strategy that reads an MI estimator (``estimator`` left unset) at the shipped estimator of the model
-    it decodes with."""
+def with_default_estimator(strategy, estimator=SHIPPED):
+    """Point a strategy that reads an MI estimator (``estimator`` left unset) at ``estimator``: by default the
+    shipped estimator of the model it decodes with."""
     if decode.lacks_mi_source(strategy):
-        strategy.estimator = SHIPPED
+        strategy.estimator = estimator
     return strategy
 
 

@@ -25,7 +25,7 @@ from mi_core.bench.order import estimator_of, gammas_of, matched, row_bar, selec
 from mi_core.bench.report import markdown_table
 from mi_core.device import pick_device, warn_if_slow_bf16
 from mi_core.domains.sudoku import read_puzzles
-from mi_core.domains.sudoku.bench import LEVELS, evaluate
+from mi_core.domains.sudoku.bench import LEVELS, evaluate, with_default_estimator
 from mi_core.domains.sudoku.mdm import load_sudoku_mdm
 from mi_core.io import display_path
 from mi_core.options import option
@@ -64,9 +64,7 @@ def run(model, records, name: str, params: dict, selector: Path, seed: int, bf16
         estimator: str | None = None, **extra) -> dict:
     """One sampler's row (``extra`` appended), handed to ``done`` as a JSON line as it is done; a sampler that reads
     MI reads ``estimator``."""
-    strategy = strategy_for(name, params, selector)
-    if decode.lacks_mi_source(strategy):
-        strategy.estimator = estimator
+    strategy = with_default_estimator(strategy_for(name, params, selector), estimator)
     res = evaluate(model, records, strategy, batch_size=256, seed=seed, bf16=bf16, device=model.device)
     row = {"sampler": name, "params": params, **{k: res[k] for k in ("n", "accuracy", "mean_passes", "seconds")},
            "by_level": {lvl: round(v["accuracy"], 4) for lvl, v in res.get("by_level", {}).items()},
