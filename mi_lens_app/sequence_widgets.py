@@ -149,13 +149,11 @@ def _sequence_uploaded(domain) -> tuple[str, str, Masking] | None:
         side.info(f"Upload a FASTA{' or CSV' if csv else ''} file; uploaded sequences stay out of the link until you "
                   "copy one into it.")
         return None
-    records = support.attempt_input(support.fasta_upload, file.name, file.getvalue(), domain.key,
-                                    what="Cannot read the file")
-    if not records:
+    read = support.attempt_input(support.fasta_upload, file.name, file.getvalue(), domain.key,
+                                 what="Cannot read the file")
+    if not read:
         return None
-    lines = file.getvalue().decode("utf-8-sig", errors="replace").splitlines()  # (a byte-order mark at the start)
-    headers = sum(line.lstrip().startswith(">") for line in lines)  # records read: up to 500
-    total = headers or len(records)
+    records, total = read
     count = f"the first {len(records)} of {total}" if total > len(records) else f"{len(records)}"
     row = side.selectbox(f"Sequence ({count} in the file)", range(len(records)), key="pupload_row",
                          format_func=lambda i: f"{records[i].name[:30]} ({records[i].length} aa)")

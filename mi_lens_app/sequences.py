@@ -178,9 +178,10 @@ def read_states_upload(name: str, data: bytes, domain: Domain) -> tuple[list[tup
     return states, skipped
 
 
-def read_fasta_upload(name: str, data: bytes, domain: Domain | None = None) -> list[ProteinRecord]:
+def read_fasta_upload(name: str, data: bytes, domain: Domain | None = None) -> tuple[list[ProteinRecord], int]:
     """The sequences of an uploaded FASTA (or plain-sequence) file, or of a CSV file where ``domain`` reads CSV
-    (antibodies: ``name,vh,vl``, each chain a record, as the command line reads it).
+    (antibodies: ``name,vh,vl``, each chain a record, as the command line reads it): the first
+    :data:`MAX_FASTA_RECORDS` and how many the file holds.
 
     Raises:
         ProteinInputError: too big, not UTF-8 text, or not sequences (the message names the file and the
@@ -189,8 +190,11 @@ def read_fasta_upload(name: str, data: bytes, domain: Domain | None = None) -> l
     text = upload_text(name, data, MAX_FASTA_BYTES, ProteinInputError)
     try:  # lengths are checked against the model when a record is picked (check_length)
         chains = domain.csv_records(text, source=name) if hasattr(domain, "csv_records") else None
-        return chains[:MAX_FASTA_RECORDS] if chains else parse_text(text, limit=MAX_FASTA_RECORDS,
-                                                                     max_length=MAX_TEXT_RESIDUES)
+        if chains:
+            return chains[:MAX_FASTA_RECORDS], len(chains)
+        records = parse_text(text, limit=MAX_FASTA_RECORDS, max_length=MAX_TEXT_RESIDUES)
+        headers = sum(line.lstrip().startswith(">") for line in text.splitlines())
+        return records, max(headers, len(records))
     except ProteinInputError as err:
         raise ProteinInputError(f"{name}: {err}") from None
 

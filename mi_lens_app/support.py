@@ -534,7 +534,7 @@ def states_upload(name: str, data: bytes, domain_key: str) -> list:
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def fasta_upload(name: str, data: bytes, domain_key: str) -> list:
+def fasta_upload(name: str, data: bytes, domain_key: str) -> tuple[list, int]:
     return sequences.read_fasta_upload(name, data, get_domain(domain_key))
 
 

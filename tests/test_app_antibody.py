@@ -281,3 +281,26 @@ def test_an_uploaded_csv_is_read_as_the_command_line_reads_it(env):
     errors = " ".join(e.value for e in at.error)
     assert not at.exception and "columns swapped" in errors
     assert all(e.value.count("swapped.csv") == 1 for e in at.error)  # the file named once, not once a layer
+
+
+def test_an_uploaded_csv_of_many_antibodies_counts_all_its_chains():
+    """A CSV's chains were counted as the 500 listed ("Sequence (500 in the file)") when it held more."""
+    from mi_core.domain import get_domain
+    from mi_lens_app.sequences import read_fasta_upload
+    from tests.test_antibody_domain import SEQUENCES
+
+    heavy, light = SEQUENCES["trastuzumab"]
+    text = "name,vh,vl\n" + "".join(f"ab{i},{heavy},{light}\n" for i in range(300))
+    records, total = read_fasta_upload("many.csv", text.encode(), get_domain("antibody"))
+    assert len(records) == 500 and total == 600
+
+
+def test_a_plain_pasted_sequence_is_called_the_sequence():
+    """One pasted sequence (no FASTA header) was named "sequence 1" in its errors, as if one of several."""
+    from mi_core.domain import get_domain
+    from mi_lens_app.sequences import first_record
+
+    record, count = first_record(LYSOZYME)
+    assert record.name == "sequence" and count == 1
+    with pytest.raises(ValueError, match=r"^sequence: not an antibody variable domain"):
+        get_domain("antibody").read(record.text(), record.name)

@@ -124,8 +124,10 @@ def test_protein_puzzle_masks_and_keeps_the_native_sequence():
 
 
 def test_fasta_upload_names_the_file_and_the_bad_letter():
-    records = read_fasta_upload("a.fasta", b">one\nMKV\nAY\n>two\nGG_\n")
-    assert [r.name for r in records] == ["one", "two"] and records[1].masked == 1
+    records, total = read_fasta_upload("a.fasta", b">one\nMKV\nAY\n>two\nGG_\n")
+    assert [r.name for r in records] == ["one", "two"] and records[1].masked == 1 and total == 2
+    records, total = read_fasta_upload("many.fa", b"".join(b">s%d\nMKV\n" % i for i in range(502)))
+    assert len(records) == 500 and total == 502
     with pytest.raises(ProteinInputError, match="b.fa: .*'1' at 3"):
         read_fasta_upload("b.fa", b">bad\nMK1V\n")
     with pytest.raises(ProteinInputError, match="not a UTF-8 text file"):

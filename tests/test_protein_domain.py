@@ -58,7 +58,7 @@ def test_parser_errors_name_letters_and_positions():
 
 def test_parse_text_plain_and_errors():
     recs = P.parse_text("MKTA\nYWVL\n")
-    assert len(recs) == 1 and recs[0].name == "sequence 1" and recs[0].text() == "MKTAYWVL"
+    assert len(recs) == 1 and recs[0].name == "sequence" and recs[0].text() == "MKTAYWVL"
     with pytest.raises(ProteinInputError, match="empty input"):
         P.parse_text("   \n ")
     with pytest.raises(ProteinInputError, match="empty input"):

@@ -96,8 +96,8 @@ def detokenize(tokens) -> str:
 
 
 def parse_text(text: str, *, ambiguous: str = "error", max_length: int = MAX_INPUT_LENGTH, limit: int | None = None) -> list[ProteinRecord]:
-    """Records from FASTA text (``>`` headers) or one plain sequence (no header)."""
-    return [ProteinRecord(name or "sequence 1", tokenize(seq, ambiguous=ambiguous, max_length=max_length,
+    """Records from FASTA text (``>`` headers) or one plain sequence (no header, called ``sequence``)."""
+    return [ProteinRecord(name or "sequence", tokenize(seq, ambiguous=ambiguous, max_length=max_length,
                                                          name=name or "sequence"))
             for name, seq in fasta_or_plain(text, "a sequence or FASTA text", limit)]
 
