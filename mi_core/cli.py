@@ -33,6 +33,7 @@ COMMANDS = {
     "train-estimator": ("mi_core.train.estimator", "train the neural MI estimator on probe shards"),
     "train-order": ("mi_core.order.train", "learn a generation-order selector by variational inference: train-order DOMAIN ..."),
     "bench-order": ("mi_core.bench.order", "learned order vs step-budget heuristics at T: bench-order sudoku ..."),
+    "generate": ("mi_core.commands.generate", "sample sequences from a model: generate protein --length 80 ..."),
 }
 
 USER_ERRORS = (ValueError, FileNotFoundError, PermissionError, IsADirectoryError)

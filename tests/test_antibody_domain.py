@@ -326,6 +326,24 @@ def test_commands_with_a_tiny_model(tiny_folder, tmp_path, capsys):
     assert "<!-- sweep-antibody-" in text and "| sequential |" in text and "| topk |" in text and " ± " in text
 
 
+def test_generate_redesigns_a_region_and_keeps_the_rest(tiny_folder, tmp_path, capsys):
+    """``generate`` was the protein domain's alone: an antibody's CDR3 could be probed and benchmarked but not
+    redesigned. Now the template's region is filled, the framework kept, and the designs printed as FASTA."""
+    heavy = TRASTUZUMAB[0]
+    cdr3 = slice(*read_chain(heavy).regions["CDR3"])
+    fasta = tmp_path / "cdr3.fa"
+    assert cli.main(["generate", "antibody", "--template", heavy, "--mask-positions", "cdr3", "--n", "3",
+                     "--model", str(tiny_folder), "--fasta", str(fasta)]) == 0
+    lines = fasta.read_text().splitlines()
+    assert lines == capsys.readouterr().out.splitlines() and len(lines) == 6
+    assert all(h.startswith(">sample_") and f"passes={cdr3.stop - cdr3.start}" in h for h in lines[::2])
+    for design in lines[1::2]:
+        assert len(design) == len(heavy) and "_" not in design
+        assert design[:cdr3.start] + design[cdr3.stop:] == heavy[:cdr3.start] + heavy[cdr3.stop:]
+    assert cli.main(["generate", "antibody", "--template", heavy, "--model", str(tiny_folder)]) == 2
+    assert "--template has no masked residue to generate" in capsys.readouterr().err
+
+
 def test_non_antibody_gets_one_line_pointing_to_protein(capsys):
     assert cli.main(["probe", "antibody", "--sequence", LYSOZYME, "--mask-positions", "5"]) == 2
     err = capsys.readouterr().err

@@ -211,6 +211,15 @@ def test_bench_order_decodes_the_toys_inputs_at_each_budget(toy, tmp_path):
     assert "| learned |" in out.with_suffix(".md").read_text()
 
 
+def test_generate_fills_the_toys_template(toy, capsys):
+    """``generate`` serves every sequence domain, a plugin's too: the exact model fills a template so that all
+    six letters differ, one letter a pass (sequential)."""
+    assert cli.main(["generate", "toy6", "--template", "ab____", "--n", "3", "--temperature", "1"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 6 and all("passes=4" in h for h in lines[::2])
+    assert all(s.startswith("ab") and sorted(s) == list("abcdef") for s in lines[1::2])
+
+
 @pytest.mark.parametrize("path", ["pages/1_MI_maps.py", "pages/2_Exact_vs_estimated.py", "pages/3_Decoding.py",
                                   "pages/4_What_if.py"])
 def test_the_app_pages_open_on_the_toy(toy, path):

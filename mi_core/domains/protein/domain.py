@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mi_core.domain import Command
-from mi_core.domains.protein import bench_order, generate, probe
+from mi_core.domains.protein import bench_order, probe
 from mi_core.domains.protein.bench import GeneratedSequences
 from mi_core.domains.protein.metrics import CompositionMetric
 from mi_core.domains.protein.model import load_protein_model
@@ -37,6 +36,4 @@ PROTEIN = ProteinDomain(
     # the smallest budget of the protein benchmarks' grid (8-64 nats): at the registry's 1.0 and 0.1, mi and eb both
     # fill one residue a pass, since a masked residue's entropy is 2.5-2.9 nats
     strategy_defaults=(("mi", "gamma", 8.0), ("mi", "lam", 1.0), ("eb", "gamma", 8.0)),
-    commands=(Command("generate", "sample sequences from a model: generate protein --length 80 ...", generate.main,
-                      lambda domain: generate.OPTIONS_OF_DOMAIN),),
 )

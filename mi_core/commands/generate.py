@@ -1,0 +1,94 @@
+"""``python -m mi_core generate DOMAIN (--length N | --template TEXT) --sampler NAME``: fill ``--n`` sequences
+with the domain's model and print them as FASTA, each with the passes it took: from all-mask sequences of a
+length, or the masked positions of a template (``_`` or ``X``, and ``--mask-positions``: an antibody's regions
+too, ``--mask-positions cdr3`` redesigns its CDR3). A sampler that reads MI and is given no estimator reads the
+one trained on the model, as ``bench`` does."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from mi_core.bench.decode import decode_all, with_estimator, with_selector
+from mi_core.commands.estimate import with_masked
+from mi_core.commands.probe import mask_marks, plural
+from mi_core.decoding import make_strategy
+from mi_core.decoding.base import check_one_of
+from mi_core.device import pick_device
+from mi_core.domain import Domain, get_domain
+from mi_core.io import atomic_write_text, check_output
+from mi_core.models.loading import load_model_described
+from mi_core.options import Device, Force, option, parse_sets, seed
+
+
+@dataclass
+class GenerateOptions:
+    length: int | None = option(None, "generate from all-mask sequences of this length", range=(1, 100_000),
+                                group="what", required=True)
+    template: str | None = option(None, 'fill the masked positions ("_" or "X") of this sequence, e.g. '
+                                  '"MKT__A___"', group="what")
+    mask_positions: str | None = option(None, "also mask these 1-based positions of --template, e.g. 5,9-20 (and "
+                                        "a domain's named regions: an antibody's cdr3, cdrs, fr1..fr4)")
+    n: int = option(4, "how many sequences", range=(1, 10_000))
+    sampler: str = option("sequential", "a registered decoding strategy")
+    sets: list[str] = option([], "strategy parameter (repeat)", flags=("--set",), many=True, metavar="KEY=VALUE")
+    temperature: float = option(1.0, "0 = argmax values; 1 samples from the model", range=(0, 100))
+    seed: int = seed()
+    model: str | None = option(None, "the domain's model names or a weights path (default: the domain's model)")
+    fasta: Path | None = option(None, "also write the FASTA here")
+
+
+def serves(domain: Domain) -> bool:
+    return domain.layout == "sequence"
+
+
+def options(domain: Domain) -> list:
+    return [GenerateOptions, Device, Force]
+
+
+def template_of(args, domain: Domain) -> np.ndarray:
+    """The tokens to fill: ``--template`` with ``--mask-positions`` masked, or ``--length`` masks."""
+    if args.template is None:
+        if args.mask_positions:
+            raise ValueError("--mask-positions masks positions of --template; give one")
+        return np.full(args.length, domain.mask_id, dtype=np.int64)
+    tokens = np.asarray(domain.parse_input(with_masked(domain, args.template, args.mask_positions)), dtype=np.int64)
+    if not (tokens == domain.mask_id).any():
+        marks = " or ".join(mask_marks(domain))
+        raise ValueError(f"--template has no masked {domain.nouns[0]} to generate: write {marks} where one is, "
+                         "or give --mask-positions")
+    return tokens
+
+
+def check_fits(model, length: int, by_length: bool, unit: str) -> None:
+    """A ValueError naming ``--length`` or ``--template`` when ``length`` positions do not fit ``model``."""
+    if length > model.max_len:
+        given = f"--length {length} is" if by_length else f"--template has {length} {unit},"
+        raise ValueError(f"{given} longer than the {model.max_len} {unit} this model takes; accepted 1..{model.max_len}")
+    model.check_length(length, "this model", unit, what="--length" if by_length else "--template")  # a fixed length
+
+
+def main(args) -> int:
+    check_output(args.fasta, args.force, "--fasta")
+    domain = get_domain(args.domain)
+    params = check_one_of(args.sampler, parse_sets(args.sets))
+    strategy = make_strategy(args.sampler, **params)
+    template = template_of(args, domain)
+    device = pick_device(args.device, args.threads)
+    model, description = load_model_described(args.model, device, domain)
+    check_fits(model, len(template), args.template is None, plural(domain))
+    with_estimator(strategy, model, domain, description)
+    with_selector(strategy, domain)
+    gen = decode_all(model, [template] * args.n, strategy, temperature=args.temperature, seed=args.seed,
+                     batch_size=64, device=device, seeding="per batch")
+    label = " ".join([f"sampler={args.sampler}", *(f"{k}={v}" for k, v in params.items()),
+                      f"temperature={args.temperature}", f"seed={args.seed}"])
+    text = "".join(f">sample_{i + 1} length={len(s)} passes={p}{f' probe_passes={e}' if e else ''} {label}\n"
+                   f"{domain.state_text(s)}\n" for i, (s, p, e) in enumerate(zip(gen.sequences, gen.passes,
+                                                                                  gen.extra_passes)))
+    print(text, end="")
+    if args.fasta:
+        atomic_write_text(args.fasta, text)
+    return 0
