@@ -315,9 +315,11 @@ def test_more_states_grow_a_finished_run_as_if_it_had_asked_for_them(tiny_data, 
     grown, manifest = load_shards(out)
     assert manifest["config"]["states"] == 8 and "--states 8" in manifest["command"]
     assert torch.equal(grown["tokens"], load_shards(tmp_path / "fresh")[0]["tokens"]) and fresh["states"] == 8
-    with pytest.raises(ValueError, match="holds shards of a different config; use a new --out, the same settings"):
+    # fewer states: each differing option named (it was both configs printed whole, "a different config")
+    with pytest.raises(ValueError, match=r"holds shards of other settings: --states 8 there, 6 asked; use a new "
+                                         "--out, the same settings"):
         run(tiny_mdm, model_path, DataConfig(**{**cfg.__dict__, "states": 6}), out, "cpu", log=lambda m: None)
-    with pytest.raises(ValueError, match="holds shards of a different config"):  # more states and another seed
+    with pytest.raises(ValueError, match=r"--seed \d+ there, 4 asked"):  # more states and another seed
         run(tiny_mdm, model_path, DataConfig(**{**cfg.__dict__, "states": 9, "seed": 4}), out, "cpu", log=print)
 
 
@@ -351,7 +353,7 @@ def test_shards_hold_exact_probe_and_resume(tiny_data, tiny_mdm, monkeypatch):
     run(tiny_mdm, model_path, cfg, out, "cpu", log=lambda m: None)
     after = load_file(out / "shard_00001.safetensors")
     assert all(torch.equal(before[k], after[k]) for k in before if k != "seconds")
-    with pytest.raises(ValueError, match="holds shards of a different config"):
+    with pytest.raises(ValueError, match="holds shards of other settings: --seed"):
         run(tiny_mdm, model_path, DataConfig(**{**cfg.__dict__, "seed": 4}), out, "cpu", log=lambda m: None)
     faster = DataConfig(**{**cfg.__dict__, "max_batch": cfg.max_batch + 7})  # how fast, not what: it resumes
     assert run(tiny_mdm, model_path, faster, out, "cpu", log=lambda m: None)["states"] == 5
@@ -444,7 +446,7 @@ def test_a_run_stopped_before_its_first_shard_does_not_lock_its_folder(tiny_data
     small = DataConfig(**{**cfg.__dict__, "states": 2})
     assert run(tiny_mdm, model_path, small, empty, "cpu", log=lambda m: None)["states"] == 2
     assert json.loads((empty / "manifest.json").read_text())["config"]["states"] == 2
-    with pytest.raises(ValueError, match="holds shards of a different config"):
+    with pytest.raises(ValueError, match="holds shards of other settings"):
         run(tiny_mdm, model_path, failed, out, "cpu", log=lambda m: None)
 
 

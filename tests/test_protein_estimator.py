@@ -204,7 +204,7 @@ def test_protein_shards_hold_exact_probe_padded_and_resume(protein_data, tiny_pr
     run(tiny_protein_mdm, model_path, cfg, out, "cpu", log=lambda m: None)
     after = load_file(out / "shard_00001.safetensors")
     assert all(torch.equal(before[k], after[k]) for k in before if k != "seconds")
-    with pytest.raises(ValueError, match="holds shards of a different config"):
+    with pytest.raises(ValueError, match="holds shards of other settings: --seed"):
         run(tiny_protein_mdm, model_path, small_data_config(fasta, seed=4), out, "cpu", log=lambda m: None)
 
 

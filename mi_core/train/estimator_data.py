@@ -160,6 +160,16 @@ def grows(old: dict, new: dict) -> bool:
             and after["states"] > before["states"])
 
 
+def difference(old: dict, new: dict) -> str:
+    """What differs between the manifest ``old`` and the run ``new`` asks for: the options, or the model."""
+    if old.get("model_sha256") != new["model_sha256"]:
+        return f"another model (sha256 {str(old.get('model_sha256'))[:12]}, this one {str(new['model_sha256'])[:12]})"
+    before, after = settled(old.get("config")) or {}, settled(new["config"])
+    keys = [k for k in after if before.get(k) != after[k]] or ["config"]
+    return "other settings: " + ", ".join(f"--{k.replace('_', '-')} {before.get(k)} there, {after.get(k)} asked"
+                                          for k in keys)
+
+
 def set_aside_last(out: Path, old_config: dict, log) -> None:
     """Before a run grows: the old run's last shard, when it held fewer than ``shard_size`` states, kept beside as
     ``.partial`` (the grown run writes it whole)."""
@@ -194,9 +204,8 @@ def write_manifest(out: Path, cfg, model_path: Path, model, command: str,
             log(f"{out}: growing from {old['config']['states']} to {cfg.states} states")
             set_aside_last(out, old["config"], log)
         elif shards:
-            key = differ[0]
-            raise ValueError(f"{out} holds shards of a different {key.replace('_', ' ')}; use a new --out, the "
-                             f"same settings or more --states (found {old.get(key)}, asked for {manifest[key]})")
+            raise ValueError(f"{out} holds shards of {difference(old, manifest)}; use a new --out, the same "
+                             "settings or more --states")
         # else a run stopped before its first shard (a bad file, an interrupt): nothing to keep, the new settings win
     elif shards:  # shards no manifest describes: of an unknown model and settings, they would pass for this run's
         raise ValueError(f"{out} holds {len(shards)} shards but no {MANIFEST}, so nothing says which model and settings "
