@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import hashlib
+import io
 import json
 import os
 import tempfile
@@ -116,6 +117,11 @@ def commit(tmp: Path, path: Path) -> None:
             os.close(fd)
 
 
+def cannot_write(path: str | Path, err: OSError) -> OutputPathError:
+    """The one line for a write of ``path`` that failed: a full disk, a read-only folder, a size limit."""
+    return OutputPathError(f"cannot write {path}: {err.strerror or err}")
+
+
 def atomic_write_text(path: str | Path, text: str) -> None:
     """:func:`atomic_write_bytes` of ``text`` in UTF-8."""
     atomic_write_bytes(path, text.encode("utf-8"))
@@ -129,7 +135,7 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         commit(write_tmp_bytes(path, data), path)
     except OSError as err:  # named by the path asked for, not its temporary name
-        raise OutputPathError(f"cannot write {path}: {err.strerror or err}") from None
+        raise cannot_write(path, err) from None
     finally:
         with contextlib.suppress(OSError):  # only left when the write failed; gone or unreachable otherwise
             tmp_path(path).unlink(missing_ok=True)
@@ -138,6 +144,39 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
 def atomic_write_json(path: str | Path, obj, indent: int | None = 2) -> None:
     """:func:`atomic_write_text` of ``obj`` as JSON."""
     atomic_write_text(path, json.dumps(obj, indent=indent) + "\n")
+
+
+def atomic_torch_save(path: str | Path, obj) -> None:
+    """``torch.save`` of ``obj`` into ``path`` by :func:`atomic_write_bytes`: whole or not at all, and a full disk
+    is one OutputPathError naming ``path`` (torch.save into a file raised a RuntimeError and left part of it)."""
+    import torch
+
+    buffer = io.BytesIO()
+    torch.save(obj, buffer)
+    atomic_write_bytes(path, buffer.getvalue())
+
+
+@contextlib.contextmanager
+def line_log(path: str | Path):
+    """A function that writes one line to ``path`` (replaced) and flushes it; a write that fails (a full disk)
+    raises OutputPathError naming ``path``."""
+    try:
+        fh = open(path, "w")
+    except OSError as err:
+        raise cannot_write(path, err) from None
+
+    def write(line: str) -> None:
+        try:
+            fh.write(line + "\n")
+            fh.flush()
+        except OSError as err:
+            raise cannot_write(path, err) from None
+
+    try:
+        yield write
+    finally:
+        with contextlib.suppress(OSError):  # a line the disk refused is still buffered: closing cannot flush it
+            fh.close()
 
 
 def default_run_path(stem: str, suffix: str = ".safetensors") -> Path:

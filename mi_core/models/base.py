@@ -17,7 +17,7 @@ from safetensors import safe_open
 from safetensors.torch import load_file
 from safetensors.torch import save as save_tensors
 
-from mi_core.io import commit, display_path, file_sha256, tmp_path, write_tmp_bytes
+from mi_core.io import cannot_write, commit, display_path, file_sha256, tmp_path, write_tmp_bytes
 
 MAX_CONFIG_INT = 2**20  # the bound of an integer config value whose field declares no range
 
@@ -124,15 +124,24 @@ def save_model(model: torch.nn.Module, config, path: str | Path, extra: dict | N
     state = {k: v.detach().to("cpu").contiguous() for k, v in model.state_dict().items()}
     weights = save_tensors(state, metadata={"config": json.dumps(asdict(config)), "save_id": save_id})
     meta = {"config": asdict(config), **({"domain": domain} if domain else {}), **(extra or {}), "save_id": save_id}
+    target = path
     try:
         weights_tmp = write_tmp_bytes(path, weights)
+        target = meta_path
         meta_tmp = write_tmp_bytes(meta_path, (json.dumps(meta, indent=2) + "\n").encode("utf-8"))
-    except BaseException:
-        tmp_path(path).unlink(missing_ok=True)
-        tmp_path(meta_path).unlink(missing_ok=True)
+        target = path
+        commit(weights_tmp, path)
+    except BaseException as err:  # a full disk or read-only folder is one line naming the file; no temporary left
+        for tmp in (tmp_path(path), tmp_path(meta_path)):
+            with contextlib.suppress(OSError):
+                tmp.unlink(missing_ok=True)
+        if isinstance(err, OSError):
+            raise cannot_write(target, err) from None
         raise
-    commit(weights_tmp, path)
-    commit(meta_tmp, meta_path)
+    try:
+        commit(meta_tmp, meta_path)
+    except OSError as err:  # the new weights are in place: the loader completes the pair from the config's .tmp
+        raise cannot_write(meta_path, err) from None
 
 
 def recover_pair(path: str | Path) -> None:

@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 from mi_core.decoding.selector import check_order_net_fits, load_order_net, make_order_nets, save_order_net
-from mi_core.io import display_path, file_sha256, read_checkpoint, tmp_path
+from mi_core.io import atomic_torch_save, display_path, file_sha256, line_log, read_checkpoint
 from mi_core.models.base import MaskedLM
 from mi_core.options import check_ranges, option
 from mi_core.options import seed as seed_option
@@ -267,17 +267,16 @@ class OrderTask:
         best = [float("-inf") if resume is None else float(resume["best"])]
         # an existing log is replaced only with --force or --resume (order/train.py), which writes back the
         # points of its checkpoint; the other ranks of torchrun write none
-        with (log_path if distributed.is_main() else Path(os.devnull)).open("w") as log_file:
+        with line_log(log_path if distributed.is_main() else os.devnull) as write_log:
             for point in json.loads(resume["curve"]) if resume is not None else ():
-                log_file.write(json.dumps(point) + "\n")
+                write_log(json.dumps(point))
 
             def log(line: str) -> None:
                 if not distributed.is_main():
                     return
                 print(line, flush=True)
                 if line.startswith("{"):
-                    log_file.write(line + "\n")
-                    log_file.flush()
+                    write_log(line)
 
             def checkpoint(posterior, selector, curve, state) -> None:
                 meta = {"train": asdict(cfg), "denoiser_frozen": not cfg.finetune, **extra, "curve": curve}
@@ -293,9 +292,7 @@ class OrderTask:
                     save_order_net(selector, out.with_name(out.stem + suffix + ".safetensors"), paired)
                     save_order_net(posterior, out.with_name(out.stem + "_posterior" + suffix + ".safetensors"), paired)
                 best[0] = max(best[0], score)
-                tmp = tmp_path(ckpt)  # written whole or not at all
-                torch.save({**state, "best": best[0], "settings": json.dumps(run_settings(args))}, tmp)
-                tmp.replace(ckpt)
+                atomic_torch_save(ckpt, {**state, "best": best[0], "settings": json.dumps(run_settings(args))})
 
             log(f"{header} ({time.time() - t0:.0f}s); frozen denoiser {model_path}")
             if resume is not None:

@@ -26,7 +26,7 @@ import torch
 
 from mi_core.device import bf16_autocast, pick_device, use_bf16
 from mi_core.domain import Domain, get_domain
-from mi_core.io import check_weights_output, default_run_path, read_checkpoint
+from mi_core.io import atomic_torch_save, check_weights_output, default_run_path, read_checkpoint
 from mi_core.models.base import masked_ce
 from mi_core.options import Device, Force, option
 from mi_core.scale import distributed
@@ -62,9 +62,7 @@ def save_checkpoint(path: Path, model, opt, task, step: int, elapsed: float, cur
              "curve": json.dumps(curve), "cfg": json.dumps(asdict(task.cfg)), "model_cfg": json.dumps(asdict(model.cfg))}
     if ema is not None:
         state["ema"] = ema.model.state_dict()
-    tmp = path.with_name(path.name + ".tmp")
-    torch.save(state, tmp)
-    tmp.replace(path)
+    atomic_torch_save(path, state)
 
 
 class EMA:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import hashlib
 import json
@@ -14,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from mi_core.domains.sudoku.generator import harden, make_puzzle, random_grid
-from mi_core.io import display_path
+from mi_core.io import cannot_write, display_path
 
 POOL_DIR = Path("runs/pools")
 
@@ -111,8 +112,14 @@ def load_or_build_pools(spec: PoolSpec, root: Path = POOL_DIR, workers: int = 2,
     pools = {"grids": grids, "puzzles": puzzles, "grades": grades}  # cached whole: the file is the spec's alone
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp.npz")  # processes building the same pool do not collide
-    np.savez(tmp, spec=json.dumps(asdict(spec)), **pools)
-    tmp.replace(path)
+    try:
+        np.savez(tmp, spec=json.dumps(asdict(spec)), **pools)
+        tmp.replace(path)
+    except OSError as err:  # a full disk: one line naming the cache file
+        raise cannot_write(path, err) from None
+    finally:  # gone once renamed; else (an error, Ctrl-C) no orphan of the pools' size is left
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
     return _drop_excluded(pools, exclude, log)
 
 

@@ -1,0 +1,92 @@
+"""A disk that fills up is one clear line naming the file, and no file is left half-written.
+
+A full disk is made without privileges: the command runs under ``RLIMIT_FSIZE`` (a write past the limit fails with
+EFBIG, "File too large", as one past a full disk fails with ENOSPC), or writes its log to ``/dev/full``.
+"""
+
+import errno
+import os
+import resource
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mi_core.domains.sudoku.mdm import SudokuMDM, SudokuMDMConfig, save_sudoku_mdm
+from mi_core.io import OutputPathError
+
+REPO = Path(__file__).resolve().parent.parent
+TINY = ["--threads", "1", "--d-model", "32", "--n-layers", "1", "--n-heads", "2", "--d-ff", "64", "--grid-pool", "200",
+        "--puzzle-pool", "50", "--max-harden", "5", "--eval-puzzles", "4", "--eval-every", "10", "--onpolicy-every",
+        "0", "--batch", "16", "--pool-workers", "1", "--steps", "10", "--log-every", "10"]
+ORDER = ["--steps-budget", "5", "--eval-every", "5", "--batch", "4", "--samples", "2", "--width", "16", "--threads",
+         "1", "--puzzle-pool", "20", "--eval-puzzles", "4", "--updates", "5"]
+
+
+def run(args: list[str], limit: int | None = None, timeout: float = 240) -> subprocess.CompletedProcess:
+    def cap():  # a write past ``limit`` bytes fails (EFBIG) instead of killing the process with SIGXFSZ
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    env = {**os.environ, "PYTHONPATH": str(REPO), "MI_LENS_THREADS": "1"}
+    return subprocess.run([sys.executable, "-m", "mi_core", *args], capture_output=True, text=True, env=env,
+                          timeout=timeout, preexec_fn=cap if limit else None)
+
+
+def one_error(proc: subprocess.CompletedProcess, text: str) -> None:
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr[-1500:]
+    assert len(errors) == 1 and text in errors[0], errors
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    """A tiny Sudoku MDM trained for 10 steps (its pools cached in ``pools``), in a folder of its own."""
+    root = tmp_path_factory.mktemp("trained")
+    proc = run(["train", "sudoku", *TINY, "--pool-dir", str(root / "pools"), "--out", str(root / "m.safetensors")])
+    assert proc.returncode == 0, proc.stderr[-1500:]
+    return root
+
+
+def test_a_full_disk_at_the_pool_cache_is_one_line(tmp_path, trained):
+    proc = run(["train", "sudoku", *TINY, "--pool-dir", str(tmp_path / "pools"), "--out", str(tmp_path / "m.safetensors")],
+               limit=100_000)  # the pools' file (about 200 kB) does not fit
+    one_error(proc, f"cannot write {tmp_path / 'pools'}/pool_")
+    assert "File too large" in proc.stderr and not list((tmp_path / "pools").iterdir())  # no part of it left
+
+
+@pytest.mark.parametrize("limit, what", [(30_000, "m_last.safetensors"), (100_000, "m.ckpt")])
+def test_a_full_disk_at_a_trainers_save_is_one_line(tmp_path, trained, limit, what):
+    """The weights (42 kB) or the checkpoint (150 kB) do not fit: torch.save raised a RuntimeError traceback and left
+    ``m.ckpt.tmp``, save_model an OSError traceback."""
+    proc = run(["train", "sudoku", *TINY, "--pool-dir", str(trained / "pools"), "--out", str(tmp_path / "m.safetensors")],
+               limit=limit)
+    one_error(proc, f"cannot write {tmp_path / what}: File too large")
+    assert not list(tmp_path.glob("*.tmp"))
+
+
+def test_a_full_disk_at_the_order_trainers_log_and_checkpoint(tmp_path, trained):
+    model = str(trained / "m.safetensors")
+    if Path("/dev/full").exists():
+        proc = run(["train-order", "sudoku", "--model", model, *ORDER, "--out", str(tmp_path / "o.safetensors"),
+                    "--log", "/dev/full", "--force"])
+        one_error(proc, "cannot write /dev/full: No space left on device")
+    proc = run(["train-order", "sudoku", "--model", model, *ORDER, "--out", str(tmp_path / "p.safetensors")],
+               limit=20_000)  # the selector (5 kB) fits, its checkpoint (57 kB) does not
+    one_error(proc, f"cannot write {tmp_path / 'p.ckpt'}: File too large")
+    assert not list(tmp_path.glob("*.tmp"))
+
+
+def test_save_model_on_a_full_disk_names_the_file_and_leaves_no_temporary(tmp_path, monkeypatch):
+    path = tmp_path / "m.safetensors"
+    model = SudokuMDM(SudokuMDMConfig(d_model=16, n_layers=1, n_heads=2, d_ff=16))
+
+    def full(fd):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "fsync", full)
+    with pytest.raises(OutputPathError, match=f"cannot write {path}: No space left on device"):
+        save_sudoku_mdm(model, path)
+    assert not list(tmp_path.iterdir())
