@@ -82,6 +82,13 @@ def check_weights_output(path: str | Path | None, force: bool = False, beside: t
     return path
 
 
+def check_writable(path: str | Path, option: str = "--out") -> Path:
+    """``path`` (a file a run goes on writing, such as a resumed run's weights); OutputPathError when its folder
+    cannot be written (read-only, no permission)."""
+    _check_parents(Path(path), option)
+    return Path(path)
+
+
 def check_output_dir(path: str | Path, option: str = "--out") -> Path:
     """``path``; OutputPathError when it is or lies under a file (an existing folder is fine: commands resume)."""
     path = Path(path)

@@ -1,4 +1,5 @@
-"""A disk that fills up is one clear line naming the file, and no file is left half-written.
+"""A disk that fills up, a folder that cannot be written: each is one clear line naming the file, and no file is left
+half-written.
 
 A full disk is made without privileges: the command runs under ``RLIMIT_FSIZE`` (a write past the limit fails with
 EFBIG, "File too large", as one past a full disk fails with ENOSPC), or writes its log to ``/dev/full``.
@@ -10,10 +11,12 @@ import resource
 import signal
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
+from mi_core import cli
 from mi_core.domains.sudoku.mdm import SudokuMDM, SudokuMDMConfig, save_sudoku_mdm
 from mi_core.io import OutputPathError
 
@@ -90,3 +93,16 @@ def test_save_model_on_a_full_disk_names_the_file_and_leaves_no_temporary(tmp_pa
     with pytest.raises(OutputPathError, match=f"cannot write {path}: No space left on device"):
         save_sudoku_mdm(model, path)
     assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("argv", [["train", "sudoku"], ["train-order", "sudoku"]])
+def test_resume_into_a_folder_that_cannot_be_written_stops_before_any_work(tmp_path, monkeypatch, capsys, argv):
+    """Before, the run went on (the pools built, training until its first save) and then raised a traceback."""
+    def read_only(*a, **k):
+        raise OSError(errno.EROFS, os.strerror(errno.EROFS))
+
+    monkeypatch.setattr(tempfile, "TemporaryFile", read_only)
+    out = tmp_path / "m.safetensors"
+    assert cli.main([*argv, "--out", str(out), "--resume"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"error: --out {out}: cannot write in {tmp_path} (Read-only file system)"]

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from mi_core.device import pick_device, use_bf16
 from mi_core.domain import Domain, get_domain
-from mi_core.io import check_output, check_weights_output, default_run_path
+from mi_core.io import check_output, check_weights_output, check_writable, default_run_path
 from mi_core.models.loading import other_domain
 from mi_core.options import SKIP, Device, Force, group_fields, option
 from mi_core.order.loop import OrderTrainConfig, load_nets, resume_state
@@ -69,9 +69,9 @@ def main(args) -> None:
     if args.resume:  # the run's own files are continued, its checkpoint read (and its settings checked) first
         if args.out is None:
             raise ValueError("--resume needs the --out of the run to continue")
-        out = Path(args.out)
+        out = check_writable(args.out)  # before the data are built and the run goes on: it writes beside --out
+        log_path = check_writable(args.log or out.with_name(out.stem + "_log.jsonl"), "--log")
         resume_state(out, args, device)
-        log_path = Path(args.log or out.with_name(out.stem + "_log.jsonl"))
     else:
         out = check_weights_output(args.out or default_run_path(f"{domain.cli_name}_order_selector"), args.force,
                                    beside + (".ckpt",) + (() if args.log else ("_log.jsonl",)))

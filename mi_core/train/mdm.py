@@ -26,7 +26,7 @@ import torch
 
 from mi_core.device import bf16_autocast, pick_device, use_bf16
 from mi_core.domain import Domain, get_domain
-from mi_core.io import atomic_torch_save, check_weights_output, default_run_path, read_checkpoint
+from mi_core.io import atomic_torch_save, check_weights_output, check_writable, default_run_path, read_checkpoint
 from mi_core.models.base import masked_ce
 from mi_core.options import Device, Force, option
 from mi_core.scale import distributed
@@ -259,6 +259,7 @@ def main(namespace) -> int:
     if args["resume"]:
         if args["out"] is None:
             raise ValueError("--resume needs the --out of the run to continue")
+        check_writable(args["out"])  # before the pools are built and the run goes on: it writes beside --out
         model_cfg, cfg = resume_configs(task_cls, args["out"], given, args["cpu_clock"])
     else:
         args["out"] = check_weights_output(args["out"] or default_run_path(task_cls.name), force, BESIDE)
