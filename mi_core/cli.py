@@ -9,17 +9,21 @@ errors about the user's input print one line and exit with status 2.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import importlib
 import os
 import re
+import signal
 import sys
+import threading
 import types
 import typing
 import unicodedata
 from pathlib import Path
 
 from mi_core.domain import DOMAINS, PLUGIN_PROBLEMS, Command, Domain, describe_char, domain_commands, load_builtin
+from mi_core.io import ON_STOP, note_on_stop
 from mi_core.options import DEFAULT_FLOAT, DEFAULT_INT, group_fields, option_text, range_error, spec_of
 
 COMMANDS = {
@@ -285,6 +289,27 @@ def overview() -> str:
     return "\n".join(lines)
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (``kill``, ``timeout``, a job scheduler's stop), raised as Ctrl-C is, so the same clean-up runs."""
+
+
+def _terminate(signum, frame):
+    raise Terminated
+
+
+@contextlib.contextmanager
+def sigterm_interrupts():
+    """Inside, SIGTERM raises :class:`Terminated` (in the main thread, the only one that can take a handler)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     load_builtin()
@@ -297,20 +322,24 @@ def main(argv: list[str] | None = None) -> int:
     if problem:
         print(f"error: {problem}", file=sys.stderr)
         return 2
+    note_on_stop(None)
     try:
-        command, args = parse(argv)
-        problem = overwrites_input(args) or contradiction(args)
-        if problem:
-            raise ValueError(problem)
-        return command.main(args) or 0
+        with sigterm_interrupts():
+            command, args = parse(argv)
+            problem = overwrites_input(args) or contradiction(args)
+            if problem:
+                raise ValueError(problem)
+            return command.main(args) or 0
     except SystemExit as done:  # argparse: --help (0) or a bad option (2), its one line already printed
         return done.code if isinstance(done.code, int) else (0 if done.code is None else 2)
     except USER_ERRORS as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as stop:  # the files written are whole (atomic writes); half-written ones are removed
+        term = isinstance(stop, Terminated)
+        print(f"interrupted ({'SIGTERM' if term else 'Ctrl-C'}): the files already written are whole"
+              + "".join(f"; {note}" for note in ON_STOP), file=sys.stderr)
+        return 128 + (signal.SIGTERM if term else signal.SIGINT)
     except RuntimeError as err:  # under torchrun: a collective that failed because another rank stopped
         line = _peer_failure(err)
         if line is None:

@@ -16,6 +16,19 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent  # the repository this package lives in (the folder holding mi_core)
 
 
+ON_STOP: list[str] = []  # what a stopped run keeps and how it goes on, for the command line's "interrupted" line
+
+
+def note_on_stop(text: str | None) -> None:
+    """Say ``text`` (e.g. where a checkpoint is and how to resume from it) if the run is stopped from now on."""
+    ON_STOP[:] = [text] if text else []
+
+
+def note_checkpoint(path: str | Path, at: str) -> None:
+    """:func:`note_on_stop` of a trainer's checkpoint ``path`` holding its run at ``at`` (``"step 200"``)."""
+    note_on_stop(f"{path} holds {at}: add --resume to the same command to continue from there")
+
+
 class OutputPathError(ValueError):
     """An output path that cannot or may not be written."""
 

@@ -1,20 +1,24 @@
-"""A disk that fills up, a folder that cannot be written: each is one clear line naming the file, and no file is left
-half-written.
+"""A disk that fills up, a folder that cannot be written, a run stopped by SIGTERM: each is one clear line, and no
+file is left half-written.
 
 A full disk is made without privileges: the command runs under ``RLIMIT_FSIZE`` (a write past the limit fails with
 EFBIG, "File too large", as one past a full disk fails with ENOSPC), or writes its log to ``/dev/full``.
 """
 
 import errno
+import json
 import os
+import re
 import resource
 import signal
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
+import torch
 
 from mi_core import cli
 from mi_core.domains.sudoku.mdm import SudokuMDM, SudokuMDMConfig, save_sudoku_mdm
@@ -106,3 +110,48 @@ def test_resume_into_a_folder_that_cannot_be_written_stops_before_any_work(tmp_p
     assert cli.main([*argv, "--out", str(out), "--resume"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [f"error: --out {out}: cannot write in {tmp_path} (Read-only file system)"]
+
+
+def test_sigterm_says_so_and_leaves_whole_files(tmp_path, trained):
+    """SIGTERM (``kill``, ``timeout``, a scheduler) killed the process silently, before its clean-up ran (Ctrl-C:
+    ``test_scale.py``)."""
+    out = tmp_path / "shards"
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen([sys.executable, "-m", "mi_core", "make-estimator-data", "sudoku", "--model",
+                             str(trained / "m.safetensors"), "--out", str(out), "--states", "400", "--shard-size", "4",
+                             "--pool", "20", "--threads", "1"], stderr=subprocess.PIPE, text=True, env=env)
+    deadline = time.time() + 120
+    while not list(out.glob("shard_*.safetensors")) and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signal.SIGTERM and "Traceback" not in err, err[-1500:]
+    assert err.strip().splitlines()[-1] == (f"interrupted (SIGTERM): the files already written are whole; {out} keeps "
+                                            "the shards written: the same command again continues")
+    assert not list(out.glob("*.tmp"))
+    for shard in out.glob("shard_*.safetensors"):  # every shard written is whole
+        from safetensors.torch import load_file
+        assert all(isinstance(t, torch.Tensor) for t in load_file(shard).values())
+    assert json.loads((out / "manifest.json").read_text())
+
+
+def test_a_stopped_training_run_names_its_checkpoint_and_resumes_from_it(tmp_path, trained):
+    out = tmp_path / "m.safetensors"
+    args = ["train", "sudoku", *TINY, "--pool-dir", str(trained / "pools"), "--out", str(out)]
+    args[args.index("--steps") + 1] = "100000"
+    proc = subprocess.Popen([sys.executable, "-m", "mi_core", *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
+    deadline = time.time() + 120
+    while not out.with_suffix(".ckpt").exists() and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    last = err.strip().splitlines()[-1]
+    assert proc.returncode == 143 and "Traceback" not in err, err[-1500:]
+    said = re.fullmatch(r"interrupted \(SIGTERM\): the files already written are whole; (.+) holds step (\d+): add "
+                        "--resume to the same command to continue from there", last)
+    assert said and said[1] == str(out.with_suffix(".ckpt")), last
+    step = int(said[2])
+    args[args.index("--steps") + 1] = str(step + 10)
+    done = run([*args, "--resume"])
+    assert done.returncode == 0 and f"at step {step}" in done.stdout and json.loads(done.stdout.splitlines()[-1])["step"] == step + 10

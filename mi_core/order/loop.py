@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 from mi_core.decoding.selector import check_order_net_fits, load_order_net, make_order_nets, save_order_net
-from mi_core.io import atomic_torch_save, display_path, file_sha256, line_log, read_checkpoint
+from mi_core.io import atomic_torch_save, display_path, file_sha256, line_log, note_checkpoint, read_checkpoint
 from mi_core.models.base import MaskedLM
 from mi_core.options import check_ranges, option
 from mi_core.options import seed as seed_option
@@ -293,10 +293,12 @@ class OrderTask:
                     save_order_net(posterior, out.with_name(out.stem + "_posterior" + suffix + ".safetensors"), paired)
                 best[0] = max(best[0], score)
                 atomic_torch_save(ckpt, {**state, "best": best[0], "settings": json.dumps(run_settings(args))})
+                note_checkpoint(ckpt, f"update {state['update']}")
 
             log(f"{header} ({time.time() - t0:.0f}s); frozen denoiser {model_path}")
             if resume is not None:
                 log(f"resumed {ckpt} at update {resume['update']} ({resume['elapsed']:.0f}s trained)")
+                note_checkpoint(ckpt, f"update {resume['update']}")
             train_order(model, draw, cfg, model.hidden_size, validate=validate, eval_every=args.eval_every,
                         checkpoint=checkpoint, log=log, nets=nets, resume=resume)
             log(json.dumps({"done": True, "best_val_mean": best[0], "out": str(out)}))

@@ -26,7 +26,7 @@ from safetensors.torch import load_file
 
 from mi_core.device import pick_device
 from mi_core.domain import DOMAINS, Domain, get_domain
-from mi_core.io import atomic_write_bytes, atomic_write_json, check_output_dir, file_sha256
+from mi_core.io import atomic_write_bytes, atomic_write_json, check_output_dir, file_sha256, note_on_stop
 from mi_core.mi.estimator import mdm_features
 from mi_core.mi.probe import probe_by_length
 from mi_core.models.loading import load_model
@@ -314,6 +314,7 @@ def run(model, model_path: Path, cfg, out: Path, device, log=print, engine=None)
             log(f"{path} was damaged (kept as {path.with_suffix('.damaged').name}): it is written again")
     todo = [i for i in range(cfg.shards) if not shard_path(out, i).is_file()]
     log(f"{out}: {cfg.shards - len(todo)} of {cfg.shards} shards already written")
+    note_on_stop(f"{out} keeps the shards written: the same command again continues")
     if todo:
         gpus = engine is not None and engine.num_gpus > 0  # a Ray actor with GPUs works on CUDA, one without
         worker_device = "cuda" if gpus else "cpu"  # sees none (Ray empties its CUDA_VISIBLE_DEVICES)

@@ -26,7 +26,14 @@ import torch
 
 from mi_core.device import bf16_autocast, pick_device, use_bf16
 from mi_core.domain import Domain, get_domain
-from mi_core.io import atomic_torch_save, check_weights_output, check_writable, default_run_path, read_checkpoint
+from mi_core.io import (
+    atomic_torch_save,
+    check_weights_output,
+    check_writable,
+    default_run_path,
+    note_checkpoint,
+    read_checkpoint,
+)
 from mi_core.models.base import masked_ce
 from mi_core.options import Device, Force, option
 from mi_core.scale import distributed
@@ -63,6 +70,7 @@ def save_checkpoint(path: Path, model, opt, task, step: int, elapsed: float, cur
     if ema is not None:
         state["ema"] = ema.model.state_dict()
     atomic_torch_save(path, state)
+    note_checkpoint(path, f"step {step}")
 
 
 class EMA:
@@ -102,6 +110,7 @@ def _resume(ckpt: Path, device, model, opt, task, ema, log) -> tuple:
     torch.set_rng_state(state["torch_rng"].cpu())  # dropout draws from the global generator
     task.load_state_dict(state.get("task", state), state["step"])
     log(f"resumed {ckpt} at step {state['step']} ({state['elapsed']:.0f}s trained, stretch {state.get('stretch', 1)})")
+    note_checkpoint(ckpt, f"step {state['step']}")
     return (state["step"], state["elapsed"], state["best"], json.loads(state["curve"]),
             float(state.get("cpu_seconds", state["elapsed"])), int(state.get("stretch", 1)) + 1)
 
