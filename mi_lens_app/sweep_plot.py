@@ -32,10 +32,13 @@ def write_plot(rows_path: Path, out: Path, plotlyjs: str = "inline", title: str 
     sets = ", ".join(dict.fromkeys(r["set"] for r in rows))
     n = ", ".join(sorted({str(r["n"]) for r in rows}))
     fig = frontier_figure(rows, title or f"{sets} (n={n})")
-    if plotlyjs == "beside":
-        fig.write_html(out, include_plotlyjs="directory")
-    else:
-        atomic_write_text(out, fig.to_html(include_plotlyjs=True, full_html=True))
+    if plotlyjs == "beside":  # plotly.min.js as write_html copies it (an existing one is kept), both written whole
+        js = out.parent / "plotly.min.js"
+        if not js.exists():
+            from plotly.offline import get_plotlyjs
+
+            atomic_write_text(js, get_plotlyjs())
+    atomic_write_text(out, fig.to_html(include_plotlyjs=True if plotlyjs == "inline" else "directory", full_html=True))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -33,12 +33,16 @@ ORDER = ["--steps-budget", "5", "--eval-every", "5", "--batch", "4", "--samples"
 
 
 def run(args: list[str], limit: int | None = None, timeout: float = 240) -> subprocess.CompletedProcess:
+    return run_module("mi_core", args, limit, timeout)
+
+
+def run_module(module: str, args: list[str], limit: int | None = None, timeout: float = 240) -> subprocess.CompletedProcess:
     def cap():  # a write past ``limit`` bytes fails (EFBIG) instead of killing the process with SIGXFSZ
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 
     env = {**os.environ, "PYTHONPATH": str(REPO), "MI_LENS_THREADS": "1"}
-    return subprocess.run([sys.executable, "-m", "mi_core", *args], capture_output=True, text=True, env=env,
+    return subprocess.run([sys.executable, "-m", module, *args], capture_output=True, text=True, env=env,
                           timeout=timeout, preexec_fn=cap if limit else None)
 
 
@@ -155,3 +159,18 @@ def test_a_stopped_training_run_names_its_checkpoint_and_resumes_from_it(tmp_pat
     args[args.index("--steps") + 1] = str(step + 10)
     done = run([*args, "--resume"])
     assert done.returncode == 0 and f"at step {step}" in done.stdout and json.loads(done.stdout.splitlines()[-1])["step"] == step + 10
+
+
+def test_sweep_plot_beside_on_a_full_disk_keeps_the_old_html(tmp_path):
+    """``--plotlyjs beside`` wrote with plotly's write_html: a full disk left a cut HTML over the old one and said
+    ``error: [Errno 28] No space left on device``."""
+    rows = sorted((REPO / "assets" / "benchmarks").glob("sweep*.json"))[0]
+    out = tmp_path / "plot.html"
+    out.write_text("the old plot")
+    (tmp_path / "plotly.min.js").write_text("// kept")
+    proc = run_module("mi_lens_app.sweep_plot", [str(rows), str(out), "--plotlyjs", "beside", "--force"], limit=2_000)
+    one_error(proc, f"cannot write {out}: File too large")
+    assert out.read_text() == "the old plot" and not list(tmp_path.glob("*.tmp"))
+    proc = run_module("mi_lens_app.sweep_plot", [str(rows), str(out), "--plotlyjs", "beside", "--force"])
+    assert proc.returncode == 0 and 'src="plotly.min.js"' in out.read_text()
+    assert (tmp_path / "plotly.min.js").read_text() == "// kept"  # an existing bundle is left as it is
