@@ -56,8 +56,11 @@ def _check_parents(path: Path, option: str, inside: bool = False) -> None:
     if parent is not None and not parent.is_dir():
         raise OutputPathError(f"{option} {path}: {parent} is a file, not a directory")
     folder = parent if parent is not None else Path(".")
-    try:  # a file made and removed at once: os.access says yes to root even where nothing can be made (/proc)
-        tempfile.TemporaryFile(dir=folder).close()
+    try:  # a file made and removed at once: os.access says yes to root even where nothing can be made (/proc); one
+        with tempfile.TemporaryFile(dir=folder) as fh:  # byte written to disk, so a full one fails now, not after the work
+            fh.write(b"\0")
+            fh.flush()
+            os.fsync(fh.fileno())
     except OSError as err:
         why = f" ({err.strerror})" if err.strerror and err.errno != errno.ENOENT else ""
         raise OutputPathError(f"{option} {path}: cannot write in {folder}{why}") from None
