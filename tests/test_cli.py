@@ -241,6 +241,41 @@ def test_sweep_merge_needs_a_list_of_rows_and_writes_only_what_it_is_told(tmp_pa
     assert "est.json" in err and "topk {'k': '2'}: accuracy" not in err and not (tmp_path / "y.json").exists()
 
 
+def test_an_interrupted_sweep_keeps_its_finished_cells_and_resumes(tmp_path, model_path, capsys, monkeypatch):
+    """A sweep stopped after hours of cells kept none of them (its JSON is written at the end). Each finished cell
+    is kept in ``OUT.partial``; ``--resume`` runs only the rest, and the rows equal an uninterrupted run's."""
+    from mi_core.bench import sweep
+
+    puzzles = tmp_path / "p.txt"
+    puzzles.write_text(EASY + "\n" + OTHER + "\n")
+    base = ["sweep", "sudoku", "--puzzles", str(puzzles), "--grid", "topk:k=2,4", "--grid", "sequential",
+            "--model", str(model_path), "--device", "cpu"]
+    assert main([*base, "--json", str(tmp_path / "whole.json")]) == 0
+    calls, real = [], sweep.sweep_cell
+
+    def stops_at_the_second(*payload):
+        calls.append(payload[5])
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(*payload)
+
+    monkeypatch.setattr(sweep, "sweep_cell", stops_at_the_second)
+    out = tmp_path / "s.json"
+    assert main([*base, "--json", str(out)]) == 130
+    assert "s.json.partial keeps the finished cells: add --resume" in capsys.readouterr().err and not out.exists()
+    assert main([*base, "--json", str(out)]) == 2 and "add --resume to continue it" in capsys.readouterr().err
+    assert main([*base, "--limit", "1", "--json", str(out), "--resume"]) == 2
+    assert "other settings (limit None there, 1 now)" in capsys.readouterr().err
+    monkeypatch.setattr(sweep, "sweep_cell", real)
+    assert main([*base, "--json", str(out), "--resume"]) == 0 and calls == ["topk", "topk"]
+    assert "1 of 3 cells already run" in capsys.readouterr().err and not sweep.partial_path(out).exists()
+    whole, resumed = json.loads((tmp_path / "whole.json").read_text()), json.loads(out.read_text())
+    drop = ("seconds", "command")
+    assert [{k: v for k, v in r.items() if k not in drop} for r in resumed] == \
+           [{k: v for k, v in r.items() if k not in drop} for r in whole]
+    assert "--resume" not in resumed[2]["command"]
+
+
 def test_diff_rows_script_flags_changed_figures(tmp_path, capsys):
     """scripts/diff_rows.py (the refactor reproduction check) passes equal figures and flags a changed one."""
     import importlib.util

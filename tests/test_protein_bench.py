@@ -253,7 +253,7 @@ def test_generate_protein(files, tmp_path, capsys):
     assert main(["generate", "protein", "--length", "12", "--n", "2", "--model", str(model), "--device", "cpu"]) == 0
     assert [len(line) for line in capsys.readouterr().out.splitlines()[1::2]] == [12, 12]
     assert main(["generate", "protein", "--template", "MKTA", "--model", str(model)]) == 2
-    assert "no '_' or 'X'" in capsys.readouterr().err
+    assert "has no masked residue to generate: write _ or X" in capsys.readouterr().err
     assert main(["generate", "protein", "--length", "8", "--sampler", "topk", "--set", "steps=2", "--set", "k=1",
                  "--model", str(model)]) == 2
     assert "give k or steps, not both" in capsys.readouterr().err

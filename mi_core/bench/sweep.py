@@ -26,7 +26,7 @@ from mi_core.decoding import STRATEGIES, make_strategy
 from mi_core.decoding.base import check_one_of, typed_params
 from mi_core.device import pick_device, warn_if_slow_bf16
 from mi_core.domain import get_domain
-from mi_core.io import atomic_write_json, check_output, display_path
+from mi_core.io import atomic_write_json, check_output, display_path, note_on_stop
 from mi_core.options import Device, Force, markdown_option, option, section_problem
 from mi_core.scale.engine import EngineConfig, absolute, engine_from_args
 
@@ -127,6 +127,12 @@ def check_outputs(args) -> list[dict]:
     """Refuse unwritable outputs before any work; the rows to merge with (``--merge``), else []."""
     old = read_rows(args.json) if args.merge else []
     check_output(args.json, args.force or args.merge, "--json")  # --merge rewrites the file it read
+    partial = partial_path(args.json)
+    if args.resume and not partial.is_file():
+        raise ValueError(f"--resume: no interrupted sweep {partial} to continue")
+    if partial.is_file() and not (args.resume or args.force):
+        raise ValueError(f"{partial} holds the finished cells of an interrupted sweep: add --resume to continue it, "
+                         "or --force to start again")
     if args.markdown is not None and str(args.markdown) != "-":
         check_output(args.markdown, True, "--markdown")  # a report file: its own section is replaced
     return old
@@ -136,6 +142,8 @@ def check_outputs(args) -> list[dict]:
 class SweepOutput:
     json: Path = option(None, "write the rows here", required=True)
     merge: bool = option(False, "add to the rows already in --json (a rerun of a sampler and params replaces its row)")
+    resume: bool = option(False, "continue an interrupted sweep of the same settings: the cells it finished (kept in "
+                          "--json's .partial file as each finishes) are not run again")
     markdown: Path | None = markdown_option("also write a table into this report file's section for the set "
                                             "(e.g. BENCHMARKS.md)")
 
@@ -194,29 +202,83 @@ def main(args) -> int:
     for path in {e for _, _, e in points if e is not None}:  # a bad file fails now, not after hours of cells
         decode.check_estimator(model, path, model_name, domain)
     precision = "bf16" if args.bf16 else "fp32"
-    cmd = "python -m mi_core sweep " + shlex.join(args.argv)  # quoted: grid specs hold ';'
+    cmd = "python -m mi_core sweep " + shlex.join(a for a in args.argv if a != "--resume")  # quoted: specs hold ';'
     run = decode.run_settings(args, inputs, domain, model)
+    settings = {"set": inputs.name, **inputs.fields, "precision": precision, "seed": args.seed,
+                "batch_size": args.batch_size, "temperature": args.temperature, "model": model_name,
+                **decode.model_fields(model, args)}
+    read = {path: decode.estimator_fields(path) for _, _, path in points}  # each file hashed once, not once a row
+    cells = Cells(partial_path(args.json), settings, [cell_key(point) for point in points], args.resume)
 
-    def say(index: int, res: dict) -> None:  # each cell's figures as it finishes, above the progress bar
-        name, params, _ = points[index]
+    def finish(index: int, res: dict) -> None:  # each cell's figures as it finishes, above the progress bar; kept
+        name, params, estimator = points[index]
         tqdm.write(f"{inputs.name} {name} {params_text(recorded_params(name, params))}: " + ", ".join(
             f"{k} {res[k]:.4g}" for k in (*metric_figures([res]), "mean_passes") if k in res), file=sys.stderr)
+        cells.keep(index, {"set": inputs.name, "sampler": name, "params": recorded_params(name, params), **res,
+                           **settings, **read[estimator], "command": cmd})
 
-    cells = run_cells([(sweep_cell, inputs.templates, inputs.metric, run, *point) for point in points], args, engine,
-                      None if engine.engine == "ray" else runner(model, device), done=say)
-    recorded = decode.model_fields(model, args)
-    read = {path: decode.estimator_fields(path) for _, _, path in points}  # each file hashed once, not once a row
-    rows = [{"set": inputs.name, "sampler": name, "params": recorded_params(name, params), **res, **inputs.fields, "precision": precision,
-             "seed": args.seed, "batch_size": args.batch_size, "temperature": args.temperature, "model": model_name,
-             **recorded, **read[estimator], "command": cmd}
-            for (name, params, estimator), res in zip(points, cells)]
+    todo = cells.todo()
+    run_cells([(sweep_cell, inputs.templates, inputs.metric, run, *points[i]) for i in todo], args, engine,
+              None if engine.engine == "ray" else runner(model, device), done=lambda n, res: finish(todo[n], res))
+    rows = cells.rows()
+    results = [{k: r[k] for k in r if k not in settings} for r in rows]
     if args.merge:
         rows = merge_rows(old_rows, rows)
     atomic_write_json(args.json, rows)
+    cells.path.unlink(missing_ok=True)
     if args.markdown is not None and str(args.markdown) != "-":
-        section = getattr(inputs_cls, "sweep_section", None) or partial(puzzle_section, figures=metric_figures(cells))
+        section = getattr(inputs_cls, "sweep_section", None) or partial(puzzle_section, figures=metric_figures(results))
         section(rows, inputs.name, device, precision, cmd, args.markdown)
     return 0
+
+
+def partial_path(json_path: Path) -> Path:
+    """Where a sweep keeps its finished cells until ``--json`` is written: ``OUT.json.partial``."""
+    return json_path.with_name(json_path.name + ".partial")
+
+
+def cell_key(point: tuple[str, dict, str | None]) -> str:
+    return json.dumps(point, sort_keys=True)
+
+
+class Cells:
+    """A sweep's finished cells, each written to ``path`` as it finishes (with the run's ``settings``); with
+    ``resume``, those the file holds for the same settings are kept and not run again."""
+
+    def __init__(self, path: Path, settings: dict, keys: list[str], resume: bool):
+        self.path, self.settings, self.keys = path, json.loads(json.dumps(settings)), keys
+        self.done: dict[str, dict] = {}
+        if resume:
+            kept = read_partial(path)
+            if kept["settings"] != self.settings:
+                differ = ", ".join(f"{k} {kept['settings'].get(k)} there, {v} now" for k, v in self.settings.items()
+                                   if kept["settings"].get(k) != v)
+                raise ValueError(f"--resume: {path} was a sweep of other settings ({differ}): give the interrupted "
+                                 "command's options, or --force to start again")
+            self.done = {key: row for key, row in kept["cells"] if key in keys}
+        note_on_stop(f"{path} keeps the finished cells: add --resume to the same command to continue")
+
+    def todo(self) -> list[int]:
+        if self.done:
+            print(f"{self.path}: {len(self.done)} of {len(self.keys)} cells already run", file=sys.stderr)
+        return [i for i, key in enumerate(self.keys) if key not in self.done]
+
+    def keep(self, index: int, row: dict) -> None:
+        self.done[self.keys[index]] = row
+        atomic_write_json(self.path, {"settings": self.settings, "cells": list(self.done.items())})
+
+    def rows(self) -> list[dict]:
+        return [self.done[key] for key in self.keys]
+
+
+def read_partial(path: Path) -> dict:
+    try:
+        kept = json.loads(path.read_text())
+        if isinstance(kept.get("settings"), dict) and all(len(c) == 2 for c in kept["cells"]):
+            return kept
+    except (ValueError, UnicodeDecodeError, AttributeError, KeyError, TypeError):
+        pass
+    raise ValueError(f"--resume: {path} is not a sweep's record of finished cells; move it away, or --force")
 
 
 def metric_figures(results: list[dict]) -> list[str]:
