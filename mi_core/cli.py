@@ -23,7 +23,7 @@ import unicodedata
 from pathlib import Path
 
 from mi_core.domain import DOMAINS, PLUGIN_PROBLEMS, Command, Domain, describe_char, domain_commands, load_builtin
-from mi_core.io import ON_STOP, note_on_stop
+from mi_core.io import ON_STOP, note_on_stop, user_path
 from mi_core.options import DEFAULT_FLOAT, DEFAULT_INT, group_fields, option_text, range_error, spec_of
 
 COMMANDS = {
@@ -106,10 +106,11 @@ class ArgumentParser(argparse.ArgumentParser):
 
 
 def path_arg(text: str) -> Path:
-    """A path option's value; an empty one is refused (``Path('')`` is ``.``, the working folder)."""
+    """A path option's value, ``~`` read as the home folder; an empty one is refused (``Path('')`` is ``.``, the
+    working folder)."""
     if not text.strip():
         raise argparse.ArgumentTypeError(f"an empty path ({text!r}); give a file or folder name")
-    return Path(text)
+    return user_path(text)
 
 
 path_arg.__name__ = "path"

@@ -33,6 +33,12 @@ class OutputPathError(ValueError):
     """An output path that cannot or may not be written."""
 
 
+def user_path(text: str) -> Path:
+    """A path as typed: a leading ``~`` or ``~user`` is that home folder, as a shell would read it unquoted (a
+    quoted ``"~/runs/x.json"`` used to make a folder named ``~`` in the working folder)."""
+    return Path(os.path.expanduser(text))
+
+
 def display_path(path: str | Path) -> str:
     """``path`` for JSON records: relative to the repository root, or to site-packages, else as given."""
     p = Path(path)

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from mi_core.io import user_path
+
 SEED_MAX = 2**63 - 1
 DEFAULT_INT = (0, 2**31 - 1)  # the range of an integer option that declares none
 DEFAULT_FLOAT = (-1e12, 1e12)
@@ -244,16 +246,17 @@ def markers_problem(text: str) -> str | None:
 def markdown_file(text: str) -> Path:
     """A ``--markdown`` / ``--md`` value: a ``.md`` or ``.markdown`` file (``-``: standard output, where taken),
     so a section is never written into a JSON or other file named by mistake, whose section markers (if it
-    exists) are sound."""
+    exists) are sound; ``~`` is the home folder."""
     if text != "-" and Path(text).suffix.lower() not in (".md", ".markdown"):
         raise ValueError(f"a Markdown report file ends in .md, got {text!r}")
+    path = Path(text) if text == "-" else user_path(text)
     try:
-        problem = markers_problem(Path(text).read_text()) if Path(text).is_file() else None
+        problem = markers_problem(path.read_text()) if path.is_file() else None
     except (OSError, UnicodeDecodeError) as err:
-        raise ValueError(f"{text}: cannot read it ({err})") from None
+        raise ValueError(f"{path}: cannot read it ({err})") from None
     if problem:
-        raise ValueError(f"{text}: {problem}")
-    return Path(text)
+        raise ValueError(f"{path}: {problem}")
+    return path
 
 
 def markdown_option(help: str) -> Any:

@@ -1,0 +1,40 @@
+"""File paths as users type them (docs/reliability.md): a quoted ``~``, non-ASCII names, links that lead
+nowhere, and files that are not regular files. Each case runs in-process through :func:`mi_core.cli.main`
+from a scratch working folder and is refused (or done) before any model pass."""
+
+from pathlib import Path
+
+import pytest
+
+from mi_core.cli import main
+
+EASY = "..9.7.1.....2.8...2...3...4.9.........8....311.6...52.....6327.....9.6...1...7.5."
+
+
+@pytest.fixture
+def work(tmp_path, monkeypatch):
+    """A working folder outside the repository, and a home folder of its own (``~``)."""
+    home, work = tmp_path / "home", tmp_path / "work"
+    home.mkdir()
+    work.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(work)
+    return work
+
+
+def run(argv, capsys) -> tuple[int, str]:
+    rc = main(argv)
+    out, err = capsys.readouterr()
+    assert "Traceback" not in out + err
+    return rc, err
+
+
+def test_quoted_tilde_is_the_home_folder(work, capsys):
+    home = Path.home()
+    (home / "r.json").write_text("{}\n")
+    rc, err = run(["estimate", "sudoku", "--puzzle", EASY, "--json", "~/r.json"], capsys)
+    assert rc == 2 and f"--json {home / 'r.json'} already exists" in err
+    assert not (work / "~").exists()  # no folder named '~' made in the working folder
+    (home / "lone.md").write_text("# Notes\n<!-- ab:start -->\nold\n## My own text\n")
+    rc, err = run(["bench-probe", "--json", "~/r.json", "--markdown", "~/lone.md"], capsys)
+    assert rc == 2 and f"error: argument --markdown: {home / 'lone.md'}: its section" in err
