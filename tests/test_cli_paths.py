@@ -2,6 +2,7 @@
 nowhere, and files that are not regular files. Each case runs in-process through :func:`mi_core.cli.main`
 from a scratch working folder and is refused (or done) before any model pass."""
 
+import json
 from pathlib import Path
 
 import pytest
@@ -38,3 +39,19 @@ def test_quoted_tilde_is_the_home_folder(work, capsys):
     (home / "lone.md").write_text("# Notes\n<!-- ab:start -->\nold\n## My own text\n")
     rc, err = run(["bench-probe", "--json", "~/r.json", "--markdown", "~/lone.md"], capsys)
     assert rc == 2 and f"error: argument --markdown: {home / 'lone.md'}: its section" in err
+
+
+def test_sampler_file_with_a_non_ascii_name(work, capsys):
+    """``--set selector=PATH``: a path is text, not a number, so 'é' and '中' are its own letters."""
+    repo = Path(__file__).resolve().parent.parent
+    folder = work / "模型 é"
+    folder.mkdir()
+    for suffix in (".safetensors", ".json"):
+        src = repo / "assets" / f"sudoku_order_selector_recurrent{suffix}"
+        (folder / f"sélecteur{suffix}").write_bytes(src.read_bytes())
+    (work / "p.txt").write_text(EASY + "\n")
+    rc, err = run(["bench", "sudoku", "--puzzles", "p.txt", "--limit", "1", "--threads", "1", "--device", "cpu",
+                   "--model", str(repo / "assets" / "sudoku_peer_recurrent.safetensors"), "--sampler", "learned",
+                   "--set", "selector=模型 é/sélecteur.safetensors", "--set", "steps=5", "--json", "r.json"], capsys)
+    assert rc == 0, err
+    assert json.loads((work / "r.json").read_text())["params"]["selector"] == "模型 é/sélecteur.safetensors"

@@ -202,11 +202,11 @@ def _convert(name: str, key: str, value, hint):
     if not isinstance(value, str):  # a whole number for a float field is that float (JSON's 1 is gamma 1.0)
         floats = float in typing.get_args(hint) or hint is float
         return float(value) if floats and type(value) is int else value
-    if not value.isascii():
+    args = [a for a in typing.get_args(hint) if a is not type(None)] or [hint]
+    if not value.isascii() and str not in args:  # text (a selector's path) may be any name
         bad = next(ch for ch in value if not ch.isascii())
         raise ValueError(f"{name}: parameter {key}={value!r} holds the non-ASCII character {bad!r} "
                          f"(U+{ord(bad):04X}); write numbers with ASCII digits")
-    args = [a for a in typing.get_args(hint) if a is not type(None)] or [hint]
     for kind in args:
         try:
             return BOOLS[value.lower()] if kind is bool else kind(value)
