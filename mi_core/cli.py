@@ -68,6 +68,7 @@ class ArgumentParser(argparse.ArgumentParser):
         # "-1,1,1" (--mix) or "-1e-3" is a negative number, not an unknown flag (as Python 3.13's argparse reads it)
         self._negative_number_matcher = re.compile(r"^-\.?\d")
         self._checks: list[tuple[str, str, tuple | None, typing.Callable | None]] = []
+        self.path_flags: set[str] = set()  # options whose value is a file or folder name
 
     def add_field(self, f: dataclasses.Field, kind: type, default, target=None) -> None:
         """One flag for dataclass field ``f`` of type ``kind``, into ``target`` (a group) or the parser."""
@@ -86,6 +87,8 @@ class ArgumentParser(argparse.ArgumentParser):
             kw.update(action=APPEND if spec.many else STORE, type=parsed(spec.parse) if spec.parse else converter,
                       choices=spec.choices, metavar=spec.metavar, required=required)
         (target or self).add_argument(*flags, **kw)
+        if kind is Path:
+            self.path_flags.update(flags)
         numeric = kind in (int, float) and spec.parse is None
         bounds = spec.range or ((DEFAULT_INT if kind is int else DEFAULT_FLOAT) if numeric else None)
         self._checks.append((f.name, flags[-1], bounds, spec.check))
@@ -213,6 +216,9 @@ def parse(argv: list[str]):
         names = [*COMMANDS, *domain_commands()]
         raise ValueError(f"unknown command {name!r}; choose one of {', '.join(names)} (python -m mi_core --help)")
     parser = command_parser(name, command)
+    problem = foreign_digit(rest, path_flags(parser))
+    if problem:
+        raise ValueError(problem)
     if getattr(command, "OPTIONS", None) is None and rest and rest[0].startswith("-") and rest[0] not in ("-h", "--help"):
         raise ValueError(f"name the domain before the options: python -m mi_core {name} DOMAIN {rest[0]} ... "
                          f"(DOMAIN: {', '.join(d.cli_name for d in served(command))})")
@@ -270,10 +276,19 @@ def contradiction(args) -> str | None:
     return None
 
 
-def foreign_digit(argv: list[str]) -> str | None:
-    """One line about the first argument (not an existing path) holding a non-ASCII digit ('٣', '３', '²'),
-    which ``int()`` would read or fail on obscurely; None when there is none."""
+def path_flags(parser: ArgumentParser) -> set[str]:
+    """The options of ``parser`` and of its domains' parsers whose value is a file or folder name."""
+    subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    return parser.path_flags.union(*(sub.path_flags for s in subs for sub in s.choices.values()))
+
+
+def foreign_digit(argv: list[str], paths: set[str] = frozenset()) -> str | None:
+    """One line about the first argument (not an existing path, nor the value of an option in ``paths``: a
+    file may be named 'r².json') holding a non-ASCII digit ('٣', '３', '²'), which ``int()`` would read or fail
+    on obscurely; None when there is none."""
     for n, arg in enumerate(argv, start=1):
+        if (n > 1 and argv[n - 2] in paths) or arg.split("=", 1)[0] in paths:
+            continue
         for i, ch in enumerate(arg):
             if not ch.isascii() and unicodedata.category(ch) in ("Nd", "No", "Nl") and not os.path.exists(arg):
                 option = argv[n - 2] if n > 1 and argv[n - 2].startswith("-") else f"argument {n}"
@@ -319,10 +334,6 @@ def main(argv: list[str] | None = None) -> int:
     if not argv or argv[0] in ("-h", "--help"):
         print(overview())
         return 0
-    problem = foreign_digit(argv[1:])
-    if problem:
-        print(f"error: {problem}", file=sys.stderr)
-        return 2
     note_on_stop(None)
     try:
         with sigterm_interrupts():

@@ -55,3 +55,12 @@ def test_sampler_file_with_a_non_ascii_name(work, capsys):
                    "--set", "selector=模型 é/sélecteur.safetensors", "--set", "steps=5", "--json", "r.json"], capsys)
     assert rc == 0, err
     assert json.loads((work / "r.json").read_text())["params"]["selector"] == "模型 é/sélecteur.safetensors"
+
+
+def test_output_name_with_a_superscript_digit(work, capsys):
+    """'r².json' is a file name, not a number: only the checks of a path apply to it."""
+    (work / "afile").write_text("a file, not a folder\n")
+    rc, err = run(["estimate", "sudoku", "--puzzle", EASY, "--json", "afile/r².json"], capsys)
+    assert rc == 2 and "error: --json afile/r².json: afile is a file, not a directory" in err
+    rc, err = run(["estimate", "sudoku", "--puzzle", EASY.replace("9", "\u0669", 1)], capsys)  # a puzzle: refused
+    assert rc == 2 and "U+0669 ARABIC-INDIC DIGIT NINE" in err
