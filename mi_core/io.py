@@ -81,6 +81,9 @@ def check_output(path: str | Path | None, force: bool = False, option: str = "--
     _check_parents(path, option)
     if path.is_dir():
         raise OutputPathError(f"{option} {path} is a directory; give a file name")
+    if path.is_symlink() and not path.exists() and not force:  # the write would replace the link itself
+        raise OutputPathError(f"{option} {path} already exists, a link to {os.readlink(path)} (which does not "
+                              "exist); pass --force to overwrite the link")
     if path.exists() and not force:
         raise OutputPathError(f"{option} {path} already exists; pass --force to overwrite it")
     return path

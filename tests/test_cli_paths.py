@@ -64,3 +64,11 @@ def test_output_name_with_a_superscript_digit(work, capsys):
     assert rc == 2 and "error: --json afile/r².json: afile is a file, not a directory" in err
     rc, err = run(["estimate", "sudoku", "--puzzle", EASY.replace("9", "\u0669", 1)], capsys)  # a puzzle: refused
     assert rc == 2 and "U+0669 ARABIC-INDIC DIGIT NINE" in err
+
+
+def test_output_over_a_link_that_leads_nowhere(work, capsys):
+    """A dangling link is a file the user made: writing --json there replaced it without --force."""
+    (work / "r.json").symlink_to("elsewhere/r.json")
+    rc, err = run(["estimate", "sudoku", "--puzzle", EASY, "--json", "r.json"], capsys)
+    assert rc == 2 and "error: --json r.json already exists, a link to elsewhere/r.json (which does not exist)" in err
+    assert (work / "r.json").is_symlink()
