@@ -39,6 +39,16 @@ def user_path(text: str) -> Path:
     return Path(os.path.expanduser(text))
 
 
+def missing_file(path: Path, missing: str) -> str:
+    """The line for an input ``path`` that is no regular file nor folder: ``"{missing}: {path}"``, naming what
+    stands there instead (a link to nothing, a named pipe, a device)."""
+    if path.is_symlink() and not path.exists():
+        return f"{missing}: {path} is a link to {os.readlink(path)}, which does not exist"
+    if path.exists():
+        return f"{path} is not a regular file (a named pipe, socket or device): give a file"
+    return f"{missing}: {path}"
+
+
 def display_path(path: str | Path) -> str:
     """``path`` for JSON records: relative to the repository root, or to site-packages, else as given."""
     p = Path(path)

@@ -3,6 +3,7 @@ nowhere, and files that are not regular files. Each case runs in-process through
 from a scratch working folder and is refused (or done) before any model pass."""
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -72,3 +73,19 @@ def test_output_over_a_link_that_leads_nowhere(work, capsys):
     rc, err = run(["estimate", "sudoku", "--puzzle", EASY, "--json", "r.json"], capsys)
     assert rc == 2 and "error: --json r.json already exists, a link to elsewhere/r.json (which does not exist)" in err
     assert (work / "r.json").is_symlink()
+
+
+@pytest.mark.parametrize("option", ["--puzzles", "--model"])
+def test_input_that_is_a_pipe_or_a_link_to_nothing(work, capsys, option):
+    """A named pipe is there but is no file to read; a link names where it leads. Both said 'not found'."""
+    os.mkfifo(work / "pipe.csv")
+    (work / "gone.csv").symlink_to("moved/p.csv")
+    (work / "p.txt").write_text(EASY + "\n")
+    for name, expect in (("pipe.csv", "error: pipe.csv is not a regular file (a named pipe, socket or device)"),
+                         ("gone.csv", "gone.csv is a link to moved/p.csv, which does not exist")):
+        argv = ["bench", "sudoku", "--puzzles", "p.txt", "--limit", "1", "--model", "no.safetensors"]
+        argv[argv.index(option) + 1] = name
+        rc, err = run(argv, capsys)
+        assert rc == 2 and expect in err, err
+    rc, err = run(["probe", "protein", "--fasta", "pipe.csv", "--model", "mdm"], capsys)
+    assert rc == 2 and "error: pipe.csv is not a regular file" in err

@@ -17,7 +17,7 @@ from safetensors import safe_open
 from safetensors.torch import load_file
 from safetensors.torch import save as save_tensors
 
-from mi_core.io import cannot_write, commit, display_path, file_sha256, tmp_path, write_tmp_bytes
+from mi_core.io import cannot_write, commit, display_path, file_sha256, missing_file, tmp_path, write_tmp_bytes
 
 MAX_CONFIG_INT = 2**20  # the bound of an integer config value whose field declares no range
 
@@ -183,7 +183,7 @@ def load_meta(path: str | Path) -> dict:
     if path.is_dir():
         raise ModelFileError(f"{path} is a directory, not a weights file (give a .safetensors file)")
     if not path.is_file():
-        raise ModelFileError(f"weights file not found: {path}")
+        raise ModelFileError(missing_file(path, "weights file not found"))
     recover_pair(path)
     if not meta_path.is_file():
         raise ModelFileError(f"config file not found beside the weights: {meta_path}"

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from mi_core.domain import Domain, describe_char
+from mi_core.io import missing_file
 
 AMINO_ACIDS = "ACDEFGHIKLMNPQRSTVWY"
 MASK_ID = 0
@@ -150,7 +151,7 @@ def read_text_file(path: Path, kind: str, missing: str, error: type = ProteinInp
     if path.is_dir():
         raise IsADirectoryError(f"{path} is a directory, not {kind}")
     if not path.is_file():
-        raise FileNotFoundError(f"{missing}: {path}")
+        raise FileNotFoundError(missing_file(path, missing))
     try:
         return path.read_text().removeprefix("\ufeff")
     except UnicodeDecodeError:

@@ -23,6 +23,7 @@ from mi_core.domains.sudoku.solver import (
     geometry_for_length,
     solve_count,
 )
+from mi_core.io import missing_file
 
 MASK_ID = 0
 BLANK_CHARS = ".0"
@@ -158,7 +159,7 @@ def read_puzzles(path: str | Path, limit: int | None = None) -> list[PuzzleRecor
     if path.is_dir():
         raise IsADirectoryError(f"{path} is a directory, not a puzzle file (give a .txt or .csv file)")
     if not path.is_file():
-        raise FileNotFoundError(f"puzzle file not found: {path}")
+        raise FileNotFoundError(missing_file(path, "puzzle file not found"))
     with path.open(encoding="utf-8-sig", newline="") as handle:
         try:
             lines = (raw.rstrip("\r\n") for raw in handle)
