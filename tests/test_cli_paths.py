@@ -89,3 +89,12 @@ def test_input_that_is_a_pipe_or_a_link_to_nothing(work, capsys, option):
         assert rc == 2 and expect in err, err
     rc, err = run(["probe", "protein", "--fasta", "pipe.csv", "--model", "mdm"], capsys)
     assert rc == 2 and "error: pipe.csv is not a regular file" in err
+
+
+def test_training_file_too_small_to_hold_sequences_out(work, capsys):
+    """A FASTA file of three sequences splits into no validation sequences: one line, not ZeroDivisionError."""
+    (work / "three.fa").write_text("".join(f">p{i}\n{'MKTAYIAKQRQISFVKSHFSRQLEERLGLIEVQ'[i:]}\r\n" for i in range(3)))
+    rc, err = run(["train", "protein", "--fasta", "three.fa", "--steps", "1", "--threads", "1", "--device", "cpu",
+                   "--out", "m.safetensors"], capsys)
+    assert rc == 2 and "error: the data gives no validation sequences (fasta three.fa, train 3, val 0" in err
+    assert not list(work.glob("m*"))

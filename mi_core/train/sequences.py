@@ -146,6 +146,10 @@ class SequenceTask:
         self.gen = torch.Generator().manual_seed(distributed.rank_seed(cfg.seed))
         train, val, self.data = self.read_data(args, cfg, log)
         train = self.long_enough(train, log)
+        if not val:  # the validation loss would divide by no positions
+            held = ", ".join(f"{k} {v}" for k, v in self.data.items())
+            raise ValueError(f"the data gives no validation sequences ({held}): give more "
+                             "sequences, so its split holds some out")
         self.val = val[: cfg.eval_sequences]
         self.batches = Batches(train, cfg.batch, model_cfg.max_len, self.model_cls.pad_id, self.rng)
         self.residues = 0
