@@ -214,8 +214,8 @@ class Domain:
         if value and not is_keyword(value):
             return value
         if what == "model" and self.model_fallback is not None:
-            return self.model_fallback
-        return default
+            return shipped_file(self.model_fallback)
+        return None if default is None else shipped_file(default)
 
     def stamp_paths(self) -> list[Path]:
         """The files whose modification times key the model's cached results."""
@@ -244,6 +244,17 @@ class Domain:
 def resolve_path(path: str | Path) -> Path:
     p = Path(path)
     return p if p.is_absolute() else ROOT / p
+
+
+def shipped_file(default: str) -> str:
+    """A domain's default file as an option's default: a relative one lies in the MI Lens checkout, so it is
+    named from the working folder (``assets/...`` in the checkout, else its absolute path), not read there."""
+    if is_keyword(default) or Path(default).is_absolute():
+        return default
+    try:
+        return (ROOT / default).relative_to(Path.cwd()).as_posix()
+    except (ValueError, OSError):  # a working folder outside the checkout (or gone)
+        return str(ROOT / default)
 
 
 def is_keyword(spec: str) -> bool:

@@ -98,3 +98,15 @@ def test_training_file_too_small_to_hold_sequences_out(work, capsys):
                    "--out", "m.safetensors"], capsys)
     assert rc == 2 and "error: the data gives no validation sequences (fasta three.fa, train 3, val 0" in err
     assert not list(work.glob("m*"))
+
+
+def test_shipped_defaults_from_another_working_folder(work, capsys):
+    """The default model and estimator lie in the checkout: a command run elsewhere said 'weights file not
+    found: assets/sudoku_peer_recurrent.safetensors'."""
+    (work / "p.txt").write_text(EASY + "\n")
+    rc, err = run(["bench", "sudoku", "--puzzles", "p.txt", "--limit", "1", "--threads", "1", "--device", "cpu",
+                   "--sampler", "mi", "--json", "r.json"], capsys)
+    assert rc == 0, err
+    result = json.loads((work / "r.json").read_text())
+    assert result["model"] == "assets/sudoku_peer_recurrent.safetensors" and result["accuracy"] == 1.0
+    assert result["estimator"] == "assets/sudoku_mi_estimator_recurrent.safetensors"
