@@ -4,6 +4,7 @@ from a scratch working folder and is refused (or done) before any model pass."""
 
 import json
 import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -110,3 +111,20 @@ def test_shipped_defaults_from_another_working_folder(work, capsys):
     result = json.loads((work / "r.json").read_text())
     assert result["model"] == "assets/sudoku_peer_recurrent.safetensors" and result["accuracy"] == 1.0
     assert result["estimator"] == "assets/sudoku_mi_estimator_recurrent.safetensors"
+
+
+def test_pool_file_that_is_a_pipe(work, capsys):
+    """gzip.open of a named pipe waits for a writer for good: train-order --pool-file hung before any work."""
+    os.mkfifo(work / "pool.txt.gz")
+
+    def hung(*_):
+        raise TimeoutError("train-order --pool-file PIPE still reading after 60 s")
+
+    signal.signal(signal.SIGALRM, hung)
+    signal.alarm(60)
+    try:
+        rc, err = run(["train-order", "sudoku", "--pool-file", "pool.txt.gz", "--out", "s.safetensors", "--steps",
+                       "1", "--threads", "1", "--device", "cpu"], capsys)
+    finally:
+        signal.alarm(0)
+    assert rc == 2 and "error: pool.txt.gz is not a regular file (a named pipe, socket or device)" in err

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from mi_core.domains.sudoku.generator import harden, make_puzzle, random_grid
-from mi_core.io import cannot_write, display_path
+from mi_core.io import cannot_write, display_path, missing_file
 
 POOL_DIR = Path("runs/pools")
 
@@ -172,6 +172,8 @@ def read_pool_file(path: str | Path) -> dict:
 def _read_pool(path: str | Path) -> tuple[dict, bool]:
     """:func:`read_pool_file`'s pool, and False when the file ends in a cut chunk (left out of the pool)."""
     rows, grades, whole = [], [], True
+    if not Path(path).is_file() and not Path(path).is_dir():  # a named pipe would block the read for good
+        raise ValueError(missing_file(Path(path), "pool file not found"))
     try:
         with gzip.open(path, "rt") as fh:
             for number, line in enumerate(fh, 1):
