@@ -128,3 +128,19 @@ def test_pool_file_that_is_a_pipe(work, capsys):
     finally:
         signal.alarm(0)
     assert rc == 2 and "error: pool.txt.gz is not a regular file (a named pipe, socket or device)" in err
+
+
+def test_tilde_in_text_typed_paths(work, capsys):
+    """A selector given with --set and the --fasta of eval-estimator are text, not path options: '~' is the home
+    folder there too (it was looked for as a folder named '~')."""
+    repo, home = Path(__file__).resolve().parent.parent, Path.home()
+    for suffix in (".safetensors", ".json"):
+        src = repo / "assets" / f"sudoku_order_selector_recurrent{suffix}"
+        (home / f"sel{suffix}").write_bytes(src.read_bytes())
+    (work / "p.txt").write_text(EASY + "\n")
+    rc, err = run(["bench", "sudoku", "--puzzles", "p.txt", "--limit", "1", "--threads", "1", "--device", "cpu",
+                   "--sampler", "learned", "--set", "selector=~/sel.safetensors", "--json", "r.json"], capsys)
+    assert rc == 0, err
+    assert json.loads((work / "r.json").read_text())["selector_sha256"]
+    rc, err = run(["eval-estimator", "protein", "--fasta", "~/x.fa", "--json", "e.json"], capsys)
+    assert rc == 2 and f"FASTA file not found: {home / 'x.fa'}" in err

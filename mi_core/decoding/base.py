@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 
 import torch
 
+from mi_core.io import user_path
+
 
 class Strategy:
     """A decoding strategy: a dataclass registered by ``@register("name")`` that picks which masked positions
@@ -203,7 +205,9 @@ def _convert(name: str, key: str, value, hint):
         floats = float in typing.get_args(hint) or hint is float
         return float(value) if floats and type(value) is int else value
     args = [a for a in typing.get_args(hint) if a is not type(None)] or [hint]
-    if not value.isascii() and str not in args:  # text (a selector's path) may be any name
+    if str in args:  # text: a selector's or estimator's path (any name; a quoted ~ is the home folder) or a mode
+        return str(user_path(value)) if value.startswith("~") else value
+    if not value.isascii():
         bad = next(ch for ch in value if not ch.isascii())
         raise ValueError(f"{name}: parameter {key}={value!r} holds the non-ASCII character {bad!r} "
                          f"(U+{ord(bad):04X}); write numbers with ASCII digits")

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from mi_core.domain import Domain, describe_char
-from mi_core.io import missing_file
+from mi_core.io import missing_file, user_path
 
 AMINO_ACIDS = "ACDEFGHIKLMNPQRSTVWY"
 MASK_ID = 0
@@ -147,7 +147,9 @@ def read_fasta(path: str | Path, *, strict: bool = False, ambiguous: str = "erro
 
 def read_text_file(path: Path, kind: str, missing: str, error: type = ProteinInputError) -> str:
     """The text of a file, without the byte-order mark a spreadsheet's "CSV UTF-8" starts with (it hid a first
-    column's name or a FASTA file's first '>'); each error names ``path`` (``kind``: what it should be)."""
+    column's name or a FASTA file's first '>'); each error names ``path`` (``kind``: what it should be); a
+    leading ``~`` is the home folder."""
+    path = user_path(str(path))
     if path.is_dir():
         raise IsADirectoryError(f"{path} is a directory, not {kind}")
     if not path.is_file():
