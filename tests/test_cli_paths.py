@@ -144,3 +144,17 @@ def test_tilde_in_text_typed_paths(work, capsys):
     assert json.loads((work / "r.json").read_text())["selector_sha256"]
     rc, err = run(["eval-estimator", "protein", "--fasta", "~/x.fa", "--json", "e.json"], capsys)
     assert rc == 2 and f"FASTA file not found: {home / 'x.fa'}" in err
+
+
+def test_weights_through_a_link(work, capsys):
+    """A link to shipped weights: the config is read beside the link, and the message says which to link."""
+    repo = Path(__file__).resolve().parent.parent
+    (work / "m.safetensors").symlink_to(repo / "assets" / "sudoku_peer_recurrent.safetensors")
+    (work / "p.txt").write_text(EASY + "\n")
+    argv = ["bench", "sudoku", "--puzzles", "p.txt", "--limit", "1", "--threads", "1", "--model", "m.safetensors"]
+    rc, err = run(argv, capsys)
+    assert rc == 2 and (f"config file not found beside the weights: m.json (m.safetensors is a link to "
+                        f"{repo / 'assets' / 'sudoku_peer_recurrent.safetensors'}: link "
+                        f"{repo / 'assets' / 'sudoku_peer_recurrent.json'} as m.json too)") in err
+    (work / "m.json").symlink_to(repo / "assets" / "sudoku_peer_recurrent.json")
+    assert run(argv, capsys)[0] == 0

@@ -175,6 +175,14 @@ def read_json_object(path: Path, what: str) -> dict:
     return raw
 
 
+def _linked(path: Path, meta_path: Path) -> str:
+    """For weights reached through a link: where the link leads and the config to link beside it, else ''."""
+    if not path.is_symlink():
+        return ""
+    target = path.resolve()
+    return f" ({path} is a link to {target}: link {target.with_suffix('.json')} as {meta_path} too)"
+
+
 def load_meta(path: str | Path) -> dict:
     """The JSON stored beside the weights at ``path``, whose ``config`` is an object (ModelFileError when
     missing or unreadable)."""
@@ -187,7 +195,7 @@ def load_meta(path: str | Path) -> dict:
     recover_pair(path)
     if not meta_path.is_file():
         raise ModelFileError(f"config file not found beside the weights: {meta_path}"
-                             + (" (a directory has its name)" if meta_path.is_dir() else ""))
+                             + (" (a directory has its name)" if meta_path.is_dir() else "") + _linked(path, meta_path))
     meta = read_json_object(meta_path, "model config")
     if "config" not in meta:
         raise ModelFileError(f"{meta_path} is not a model config: it has no 'config' entry")
