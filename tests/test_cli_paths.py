@@ -158,3 +158,12 @@ def test_weights_through_a_link(work, capsys):
                         f"{repo / 'assets' / 'sudoku_peer_recurrent.json'} as m.json too)") in err
     (work / "m.json").symlink_to(repo / "assets" / "sudoku_peer_recurrent.json")
     assert run(argv, capsys)[0] == 0
+
+
+def test_estimator_data_with_a_bad_fasta_writes_nothing(work, capsys):
+    """make-estimator-data wrote --out/manifest.json before it read --fasta, and left it when the file failed."""
+    (work / "seqs.fa").mkdir()
+    rc, err = run(["make-estimator-data", "protein", "--fasta", "seqs.fa", "--out", "data", "--states", "1",
+                   "--threads", "1", "--device", "cpu"], capsys)
+    assert rc == 2 and "error: seqs.fa is a directory, not a FASTA file" in err
+    assert not (work / "data").exists()

@@ -115,6 +115,7 @@ class ProteinStates(ConfigStates):
         return self.cfg.max_len
 
     def check(self, model) -> None:
+        self.pool  # read now: a bad --fasta fails before make-estimator-data writes its manifest under --out
         if self.cfg.max_len > model.max_len:
             raise ValueError(f"--max-len {self.cfg.max_len} is longer than the {model.max_len} residues the model takes")
 
