@@ -167,3 +167,15 @@ def test_estimator_data_with_a_bad_fasta_writes_nothing(work, capsys):
                    "--threads", "1", "--device", "cpu"], capsys)
     assert rc == 2 and "error: seqs.fa is a directory, not a FASTA file" in err
     assert not (work / "data").exists()
+
+
+def test_antibody_model_file_of_another_kind(work, capsys):
+    """--model of the antibody domain takes AntiBERTy's folder: a JSON file there said "'.' holds no
+    pytorch_model.bin", and '~/ab' was looked for under a folder named '~'."""
+    (work / "cfg.json").write_text('{"a": 1}\n')
+    vh = "QVQLQQSGGELAKPGASVKVSCKASGYTFSSFWMHWVRQAPGQGLEWIGYINPRSGYTEYNEIFRDKATMTTDTSTSTAYMELSSLRSEDTAVYYCASFLGRGAMDYWGQGTTVTVSS"
+    base = ["probe", "antibody", "--sequence", vh[:20] + "__" + vh[22:], "--threads", "1", "--device", "cpu"]
+    rc, err = run([*base, "--model", "cfg.json"], capsys)
+    assert rc == 2 and "error: cfg.json is not AntiBERTy's weights: give their folder" in err
+    rc, err = run([*base, "--model", "~/ab"], capsys)
+    assert rc == 2 and f"error: {Path.home() / 'ab'} holds no pytorch_model.bin and config.json" in err

@@ -18,6 +18,7 @@ from torch import nn
 
 from mi_core.domains.protein import MASK_ID
 from mi_core.domains.protein.esmc import check_tokens, read_state_dict, translation_table, wrap_rows
+from mi_core.io import user_path
 from mi_core.models.base import MaskedLM, MDMOutput, ModelFileError, build_config, read_json_object, shapes_problem
 from mi_core.options import option
 
@@ -185,8 +186,11 @@ def load_antiberty(folder: str | Path | None = None, device: torch.device | str 
 
 def load(spec: str | Path | None, device) -> tuple[AntiBERTy, str]:
     """``(model, description)`` of ``auto``/``antiberty``/None (the installed package) or a weights folder."""
-    spec = None if spec in (None, "", "auto", "antiberty") else Path(spec)
+    spec = None if spec in (None, "", "auto", "antiberty") else user_path(str(spec))
     if spec is not None and spec.is_file():
+        if spec.name not in ("pytorch_model.bin", "config.json"):  # its folder held neither: a wrong file given
+            raise ModelFileError(f"{spec} is not AntiBERTy's weights: give their folder (holding pytorch_model.bin "
+                                 "and config.json) or its pytorch_model.bin")
         spec = spec.parent
     model = load_antiberty(spec, device)
     return model, (f"AntiBERTy (Ruffolo, Gray and Sulam 2021; {model.num_params() / 1e6:.1f}M parameters, max "
