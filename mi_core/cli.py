@@ -248,16 +248,22 @@ def _is_file(value) -> bool:
         return False
 
 
-def overwrites_input(args) -> str | None:
-    """One line when an output option names an input option's file or the config beside its weights, or the
-    file of another output option, else None."""
-    outs = {k: Path(v) for k, v in vars(args).items() if k in OUTPUTS and isinstance(v, (str, Path)) and str(v) != "-"}
+def written(command, args) -> set[str]:
+    """The options of ``command`` that name files it writes: :data:`OUTPUTS` and the fields declared ``writes``."""
+    groups = command.OPTIONS if getattr(command, "OPTIONS", None) is not None else command.options(DOMAINS[args.domain])
+    return {*OUTPUTS, *(f.name for group in groups for f in group_fields(group) if spec_of(f).writes)}
+
+
+def overwrites_input(args, outputs=OUTPUTS) -> str | None:
+    """One line when an output option (named in ``outputs``) names an input option's file or the config beside its
+    weights, or the file of another output option, else None."""
+    outs = {k: Path(v) for k, v in vars(args).items() if k in outputs and isinstance(v, (str, Path)) and str(v) != "-"}
     seen: dict[Path, str] = {}
     for name, path in outs.items():
         if path.resolve() in seen:
             return f"{_flag(seen[path.resolve()])} and {_flag(name)} name the same file, {path}: give each its own"
         seen[path.resolve()] = name
-    read = {k: Path(v) for k, v in vars(args).items() if k not in OUTPUTS and _is_file(v)}
+    read = {k: Path(v) for k, v in vars(args).items() if k not in outputs and _is_file(v)}
     for out, target in ((k, v) for k, v in outs.items() if _is_file(v)):
         for name, path in read.items():
             config = path.with_suffix(".json") if path.suffix == ".safetensors" else None
@@ -338,7 +344,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with sigterm_interrupts():
             command, args = parse(argv)
-            problem = overwrites_input(args) or contradiction(args)
+            problem = overwrites_input(args, written(command, args)) or contradiction(args)
             if problem:
                 raise ValueError(problem)
             return command.main(args) or 0

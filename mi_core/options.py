@@ -22,7 +22,8 @@ class Spec:
     """How one field reads on the command line: ``flags`` (default ``--field-name``); ``range`` inclusive
     (default :data:`DEFAULT_INT` / :data:`DEFAULT_FLOAT`); ``group``: a mutually exclusive group; ``parse``:
     text -> value; ``many``: repeatable; ``negatable``: ``--no-name`` too; ``default_for``: ``domain ->
-    default``; ``check``: ``value -> message or None``."""
+    default``; ``check``: ``value -> message or None``; ``writes``: the value names a file the command writes
+    (``--json``, ``--markdown``, ``--out`` and ``--log`` always do), which may not name a file it reads."""
 
     help: str = ""
     flags: tuple[str, ...] = ()
@@ -36,6 +37,7 @@ class Spec:
     negatable: bool = False
     default_for: Callable | None = None
     check: Callable[[Any], str | None] | None = None
+    writes: bool = False
 
 
 def option(default: Any = None, help: str = "", **spec) -> Any:

@@ -179,3 +179,17 @@ def test_antibody_model_file_of_another_kind(work, capsys):
     assert rc == 2 and "error: cfg.json is not AntiBERTy's weights: give their folder" in err
     rc, err = run([*base, "--model", "~/ab"], capsys)
     assert rc == 2 and f"error: {Path.home() / 'ab'} holds no pytorch_model.bin and config.json" in err
+
+
+def test_generate_fasta_over_the_model_it_reads(work, capsys):
+    """generate's --fasta is an output: over the --model weights or their config it is refused even with --force
+    (the FASTA replaced the weights)."""
+    repo = Path(__file__).resolve().parent.parent
+    for suffix in (".safetensors", ".json"):
+        (work / f"m{suffix}").write_bytes((repo / "assets" / f"protein_mdm{suffix}").read_bytes())
+    before = (work / "m.safetensors").read_bytes()
+    for target, what in (("m.safetensors", "is the --model file"), ("m.json", "is the config of the --model weights")):
+        rc, err = run(["generate", "protein", "--length", "10", "--n", "1", "--model", "m.safetensors", "--fasta",
+                       target, "--force", "--threads", "1", "--device", "cpu"], capsys)
+        assert rc == 2 and f"error: --fasta {target} {what} this command reads" in err
+    assert (work / "m.safetensors").read_bytes() == before

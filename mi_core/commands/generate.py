@@ -37,7 +37,7 @@ class GenerateOptions:
     temperature: float = option(1.0, "0 = argmax values; 1 samples from the model", range=(0, 100))
     seed: int = seed()
     model: str | None = option(None, "the domain's model names or a weights path (default: the domain's model)")
-    fasta: Path | None = option(None, "also write the FASTA here")
+    fasta: Path | None = option(None, "also write the FASTA here", writes=True)
 
 
 def serves(domain: Domain) -> bool:
