@@ -14,8 +14,8 @@ import json
 import sys
 from pathlib import Path
 
-from mi_core.cli import ArgumentParser
-from mi_core.io import atomic_write_text, check_output
+from mi_core.cli import ArgumentParser, path_arg
+from mi_core.io import atomic_write_text, check_output, missing_file
 from mi_lens_app.benchmarks import _rows_of
 
 
@@ -23,6 +23,8 @@ def write_plot(rows_path: Path, out: Path, plotlyjs: str = "inline", title: str 
     """Raises ValueError when ``rows_path`` is not a sweep's JSON."""
     from mi_lens_app.figures import frontier_figure
 
+    if not rows_path.is_file() and not rows_path.is_dir():  # a named pipe would block the read for good
+        raise ValueError(missing_file(rows_path, "sweep rows not found"))
     try:
         rows = _rows_of(json.loads(rows_path.read_text()), rows_path)
     except (OSError, ValueError) as err:
@@ -44,8 +46,8 @@ def write_plot(rows_path: Path, out: Path, plotlyjs: str = "inline", title: str 
 def main(argv: list[str] | None = None) -> int:
     p = ArgumentParser(prog="python -m mi_lens_app.sweep_plot", description=__doc__,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("rows", type=Path, help="a sweep's --json file")
-    p.add_argument("out", type=Path, help="the HTML file to write")
+    p.add_argument("rows", type=path_arg, help="a sweep's --json file")
+    p.add_argument("out", type=path_arg, help="the HTML file to write")
     p.add_argument("--plotlyjs", choices=["inline", "beside"], default="inline",
                    help="inline plotly.js, or write plotly.min.js beside the HTML (shared by several)")
     p.add_argument("--title", default=None)
@@ -53,6 +55,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = p.parse_args(argv)
         check_output(args.out, args.force, "out")
+        if args.rows.is_file() and args.out.is_file() and args.out.samefile(args.rows):  # even with --force
+            raise ValueError(f"out {args.out} is the rows file this command reads: write the plot elsewhere")
         write_plot(args.rows, args.out, args.plotlyjs, args.title)
     except SystemExit as done:
         return done.code if isinstance(done.code, int) else 2

@@ -11,6 +11,7 @@ import pytest
 
 from mi_core.cli import main
 
+SWEEP = "sweep_top1465.json"  # a sweep's rows, shipped
 EASY = "..9.7.1.....2.8...2...3...4.9.........8....311.6...52.....6327.....9.6...1...7.5."
 
 
@@ -193,3 +194,26 @@ def test_generate_fasta_over_the_model_it_reads(work, capsys):
                        target, "--force", "--threads", "1", "--device", "cpu"], capsys)
         assert rc == 2 and f"error: --fasta {target} {what} this command reads" in err
     assert (work / "m.safetensors").read_bytes() == before
+
+
+def test_sweep_plot_paths(work, capsys):
+    """mi_lens_app.sweep_plot: OUT over its ROWS file is refused even with --force (the HTML replaced the rows), a
+    named pipe as ROWS is named (the read waited on it), and a quoted '~' is the home folder."""
+    from mi_lens_app.sweep_plot import main as plot_main
+
+    repo = Path(__file__).resolve().parent.parent
+    rows = work / "rows.json"
+    rows.write_bytes((repo / "assets" / "benchmarks" / SWEEP).read_bytes())
+    before = rows.read_bytes()
+    assert plot_main(["rows.json", "rows.json", "--force"]) == 2
+    assert "error: out rows.json is the rows file this command reads" in capsys.readouterr().err
+    assert rows.read_bytes() == before
+    os.mkfifo(work / "pipe.json")
+    signal.signal(signal.SIGALRM, lambda *_: (_ for _ in ()).throw(TimeoutError("sweep_plot read a pipe for 30 s")))
+    signal.alarm(30)
+    try:
+        assert plot_main(["pipe.json", "p.html"]) == 2
+    finally:
+        signal.alarm(0)
+    assert "error: pipe.json is not a regular file" in capsys.readouterr().err
+    assert plot_main(["rows.json", "~/p.html"]) == 0 and (Path.home() / "p.html").is_file()
