@@ -119,6 +119,7 @@ def figure_html(fig: go.Figure) -> str:
 
 PLAYER_TEMPLATE = """<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>MI Lens: decoding</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
 <style>
 body { font-family: Inter, Arial, sans-serif; margin: 1.5rem; color: #111; }
 .runs { display: flex; flex-wrap: wrap; gap: 2.5rem; }

@@ -134,6 +134,8 @@ def test_the_animated_export_is_a_self_contained_player(env):
     assert data["runs"][0]["frames"][-1]["state"].count(".") == 0
     assert "<script src" not in html and "http" not in html.split("<script>")[1]  # nothing to fetch
     assert 'e.code === "Space"' in html
+    # a phone lays out a page without this tag 980 px wide and shrinks it: the text came out at about 7 px
+    assert '<meta name="viewport" content="width=device-width, initial-scale=1">' in html
 
 
 def test_strategies_are_described_in_plain_words_with_the_technical_form_apart(env):

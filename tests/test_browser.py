@@ -17,7 +17,9 @@ import urllib.parse
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
 
+import numpy as np
 import pytest
 import torch
 
@@ -447,6 +449,29 @@ def test_the_exported_player_plays_offline(chromium):
     assert shown >= 1
     assert page.locator(".grid div.filled").count() == shown  # one digit written per step of sequential
     page.close()
+
+
+PHONE = {"viewport": {"width": 390, "height": 844}, "device_scale_factor": 3, "is_mobile": True, "has_touch": True}
+
+
+def test_the_exported_player_fits_a_phone(chromium):
+    """A student opens the downloaded player on a phone: without a viewport tag the phone laid it out 980 px wide
+    and shrank it to 40%, its text to about 7 px and its buttons to 14 px."""
+    from mi_lens_app import exports
+
+    puzzle = "1.3." * 4
+    trace = SimpleNamespace(strategy="sequential", steps=[SimpleNamespace(
+        step=0, tokens=[int(c) if c != "." else 0 for c in puzzle], passes=0, extra_passes=0,
+        chosen=np.zeros(16, bool), errors=np.zeros(16, bool))])
+    html = exports.decoding_player_html([trace], puzzle, [c != "." for c in puzzle], ("1", "2", "3", "4"), 2)
+    context = chromium.new_context(**PHONE)
+    page = context.new_page()
+    page.set_content(html)
+    assert page.evaluate("document.documentElement.clientWidth") == 390
+    grid = page.locator(".grid").bounding_box()
+    assert grid["x"] + grid["width"] <= 390 and grid["width"] >= 250, grid
+    assert page.locator("#next").bounding_box()["height"] >= 24  # a button a finger can hit
+    context.close()
 
 
 def test_a_click_on_a_heatmap_cell_selects_the_pair(chromium, app_url):
