@@ -397,10 +397,12 @@ def frame_controls(count: int, key: str = "step", compact: bool = False) -> int:
     # drawn, the session holds the frame of the run left), else the session's
     shown = _link_int(key) if key not in st.session_state or links.history_navigation() else st.session_state[key]
     current = min(int(shown or 0), last)
-    # the slider gets its own row, except in compact mode, where the buttons keep their widths (no label cut
-    # short) and the slider takes the rest of the row
-    row = st.container(horizontal=True, vertical_alignment="center") if compact else None
-    cols = [row] * 4 if compact else st.columns(4, vertical_alignment="center")
+    # the buttons in a row at their own widths (no label cut short), spread over the page's width outside compact
+    # mode: as four columns they stacked into four rows on a phone, and "next" sat a screen above the grids; the
+    # slider gets its own row, except in compact mode, where it takes the rest of the buttons' row
+    row = st.container(horizontal=True, vertical_alignment="center",
+                       horizontal_alignment="left" if compact else "distribute", gap="xsmall")
+    cols = [row] * 4
     cols[0].button("start", key=f"{key}_first", on_click=_step_to, args=(key, 0), help="back to the puzzle",
                    icon=":material/first_page:", disabled=current == 0)
     cols[1].button("prev", key=f"{key}_prev", on_click=_step_by, args=(key, -1, last),
@@ -587,6 +589,9 @@ LAYOUT_CSS = """<style>
 [data-testid="stHorizontalBlock"]:has(> [data-testid="stColumn"] [data-testid="stMetric"]) > [data-testid="stColumn"] {
   min-width: 10rem; }
 [data-testid="stMetricLabel"] p { white-space: normal; }
+/* a touch screen has no keys to press: without the buttons' key hints (Space, arrows) the four step buttons fit
+   one row of a 390-px phone */
+@media (hover: none) { [data-testid^="stBaseButton"] kbd { display: none; } }
 """ + """/* keyboard focus in the text's own colour: Streamlit's ring was 2.2:1 on white, and a focused link, radio or
    switch only turned its background grey (1.1:1), as the current page's link is */
 :is(a, button, summary):focus-visible, label:has(input:focus-visible),

@@ -918,6 +918,20 @@ def test_the_decoding_grids_start_above_a_768_px_fold(chromium, app_url):
     page.close()
 
 
+def test_a_phone_gets_the_step_buttons_in_one_row(chromium, app_url):
+    """As four columns, the buttons stacked into four rows below 640 px (a phone, a laptop at 200% zoom)."""
+    for device in (PHONE, {"viewport": {"width": 640, "height": 400}, "device_scale_factor": 2}):
+        context = chromium.new_context(**device)
+        page = context.new_page()
+        page.goto(f"{app_url}/Decoding")
+        wait_ready(page)
+        check_page(page, 2)
+        boxes = [page.get_by_role("button", name=name).bounding_box() for name in ("start", "prev", "next", "end")]
+        assert max(b["y"] for b in boxes) - min(b["y"] for b in boxes) < 2, boxes
+        assert max(b["x"] + b["width"] for b in boxes) <= device["viewport"]["width"], boxes
+        context.close()
+
+
 def paste(page, text: str, shows: str | None = None) -> None:
     """Type ``text`` into the page's text box and run it (Ctrl+Enter); ``shows``: wait for the address to hold it."""
     box = page.locator('[data-testid="stTextArea"] textarea')
