@@ -592,6 +592,13 @@ LAYOUT_CSS = """<style>
 /* a touch screen has no keys to press: without the buttons' key hints (Space, arrows) the four step buttons fit
    one row of a 390-px phone */
 @media (hover: none) { [data-testid^="stBaseButton"] kbd { display: none; } }
+/* a touch screen shows plotly's tool bar at all times (a mouse, only on hover): over a chart's title it hid the
+   title's words on a phone; there the bar sits in a strip above the chart */
+@media (hover: none) {
+  [data-testid="stElementContainer"]:has([data-testid="stPlotlyChart"]) { overflow: visible; margin-top: 1.75rem; }
+  [data-testid="stPlotlyChart"] .js-plotly-plot { overflow: visible !important; }
+  [data-testid="stPlotlyChart"] .modebar-container { top: -1.75rem !important; }
+}
 """ + """/* keyboard focus in the text's own colour: Streamlit's ring was 2.2:1 on white, and a focused link, radio or
    switch only turned its background grey (1.1:1), as the current page's link is */
 :is(a, button, summary):focus-visible, label:has(input:focus-visible),

@@ -932,6 +932,28 @@ def test_a_phone_gets_the_step_buttons_in_one_row(chromium, app_url):
         context.close()
 
 
+def titles_under_the_tool_bar(page) -> list[str]:
+    """Titles of the drawn plotly charts whose box meets their tool bar's."""
+    return page.evaluate("""() => [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].filter(c => {
+      const t = c.querySelector('.gtitle'), m = c.querySelector('.modebar');
+      if (!t || !m) return false;
+      const a = t.getBoundingClientRect(), b = m.getBoundingClientRect();
+      return a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom; })
+      .map(c => c.querySelector('.gtitle').textContent)""")
+
+
+def test_on_a_phone_no_chart_title_lies_under_the_tool_bar(chromium, app_url):
+    """A touch screen shows plotly's tool bar at all times: it covered 5 of the What-if page's 8 titles."""
+    context = chromium.new_context(**dict(PHONE, viewport={"width": 390, "height": 6000}))  # tall: all charts draw
+    page = context.new_page()
+    page.goto(f"{app_url}/What_if")
+    wait_ready(page)
+    check_page(page, 8)
+    assert page.evaluate("matchMedia('(hover: none)').matches")
+    assert titles_under_the_tool_bar(page) == []
+    context.close()
+
+
 def paste(page, text: str, shows: str | None = None) -> None:
     """Type ``text`` into the page's text box and run it (Ctrl+Enter); ``shows``: wait for the address to hold it."""
     box = page.locator('[data-testid="stTextArea"] textarea')
