@@ -586,8 +586,8 @@ def dependency_figure(edges: list[tuple[int, int, float, bool]], digits: np.ndar
     return fig
 
 
-TITLE_CHARS = 42  # characters of a frontier title's line (~360 px of the title font: at 150% zoom on 1280 px, the
-# chart beside its notes is ~370 px wide, and 55 characters were cut)
+TITLE_CHARS = 34  # characters of a frontier title's line (~310 px of the title font: a 390-px phone's chart is ~340 px
+# wide and cut a line of 42; at 150% zoom on 1280 px the chart beside its notes is ~370 px wide, and 55 were cut)
 
 
 # a marker shape per series of the frontier chart, so no series is told by its colour alone (with deuteranopia
@@ -629,8 +629,15 @@ def frontier_figure(rows: list[dict], title: str = "", metric=None) -> go.Figure
     ticks = log_ticks(min(passes), max(passes)) if passes else {}
     # a long set name on two lines: plotly does not wrap a title, and at 1024 px one line was cut
     title = "<br>".join(textwrap.wrap(title, TITLE_CHARS, break_long_words=False)) or title
-    fig.update_layout(title=title, xaxis_title="mean forward passes per input (log)", yaxis_title=metric.title,
-                      xaxis_type="log", template="plotly_white", font=FONT, height=520, xaxis=ticks)
+    # the legend in rows below the plot, the margins as wide as the labels need: beside the plot, with plotly's
+    # 80-px margins, it left the points 111 px of a phone's 342-px chart
+    fig.update_layout(title={"text": title, "x": 0.02}, xaxis_title="mean forward passes per input (log)",
+                      yaxis_title=metric.title, xaxis_type="log", template="plotly_white", font=FONT, height=560,
+                      xaxis=ticks,
+                      margin={"l": 10, "r": 20, "t": 50 + extra_title_room(title), "b": 10},
+                      legend={"orientation": "h", "yanchor": "top", "y": -0.3, "x": 0})
+    fig.update_xaxes(automargin=True)
+    fig.update_yaxes(automargin=True)
     return fig
 
 

@@ -132,10 +132,25 @@ def test_a_long_frontier_title_is_wrapped_not_cut():
              "cell_accuracy": a, "seconds": 1.0} for p, a in ((3, 0.1), (9, 0.4), (40, 0.5))]
     title = "Accuracy vs passes: orders: Kaggle graded (dev split) (hard-data model) (n=500)"
     lines = figures.frontier_figure(rows, title).layout.title.text.split("<br>")
-    assert len(lines) == 2 and max(map(len, lines)) <= figures.TITLE_CHARS
+    assert len(lines) == 3 and max(map(len, lines)) <= figures.TITLE_CHARS
     assert " ".join(lines) == title
     assert figures.frontier_figure(rows, "Accuracy vs passes: demo (n=20)").layout.title.text == \
         "Accuracy vs passes: demo (n=20)"
+
+
+def test_the_frontier_legend_leaves_a_phone_the_width_of_the_chart():
+    """Beside the plot, with plotly's 80-px margins, the legend left the points 111 px of a phone's 342-px chart;
+    in rows below the plot they get 261 px (measured in Chromium). The title wraps to fit ~310 px, the top margin
+    holds its lines."""
+    rows = [{"set": "s", "sampler": name, "label": name, "params": {}, "n": 200, "mean_passes": p, "accuracy": a,
+             "cell_accuracy": a, "seconds": 1.0} for name, p, a in (("eb", 3, 0.6), ("mi", 4, 0.8), ("random", 9, 0.5))]
+    title = "Accuracy vs passes: orders: peer-recurrent Kaggle graded, 200 (40 per level) · default model (n=200)"
+    layout = figures.frontier_figure(rows, title).layout
+    assert layout.legend.orientation == "h" and layout.legend.y < 0 and layout.legend.yanchor == "top"
+    assert layout.margin.l <= 20 and layout.margin.r <= 20  # the axes' labels take what they need (automargin)
+    assert layout.xaxis.automargin and layout.yaxis.automargin
+    lines = layout.title.text.split("<br>")
+    assert max(map(len, lines)) <= 34 and layout.margin.t >= 50 + 22 * (len(lines) - 1)
 
 
 def test_the_map_caption_says_1_model_pass_not_1_model_passes(env):
