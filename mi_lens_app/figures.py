@@ -125,7 +125,24 @@ def extra_title_room(title: str | None) -> int:
     return 22 * str(title or "").count("<br>")
 
 
+def wrap_title(title: str | None, chars: int | None = None) -> str:
+    """``title`` with each line longer than ``chars`` (default :data:`TITLE_CHARS`) broken at spaces: plotly does not
+    wrap a title, and a chart on a 390-px phone (~340 px) cut a line of 52 characters after 36. A line in ``<sup>``
+    (70% of the size) holds 1.4 times as many; a line with other markup is kept whole."""
+    chars = chars or TITLE_CHARS
+
+    def wrap(line: str) -> str:
+        small = re.fullmatch(r"<sup>([^<]*)</sup>", line)
+        if small:
+            return "<br>".join(f"<sup>{part}</sup>" for part in textwrap.wrap(small[1], int(chars * 1.4),
+                                                                                break_long_words=False)) or line
+        return line if "<" in line else "<br>".join(textwrap.wrap(line, chars, break_long_words=False)) or line
+
+    return "<br>".join(wrap(line) for line in str(title or "").split("<br>"))
+
+
 def _square_layout(fig: go.Figure, n: int, title: str, height: int) -> None:
+    title = wrap_title(title)
     axis = {"range": [-0.55, n - 0.45], "showgrid": False, "zeroline": False, "showticklabels": False, "ticks": "",
                 "fixedrange": True}
     fig.update_layout(title={"text": title, "x": 0.02}, height=height,
@@ -586,8 +603,8 @@ def dependency_figure(edges: list[tuple[int, int, float, bool]], digits: np.ndar
     return fig
 
 
-TITLE_CHARS = 34  # characters of a frontier title's line (~310 px of the title font: a 390-px phone's chart is ~340 px
-# wide and cut a line of 42; at 150% zoom on 1280 px the chart beside its notes is ~370 px wide, and 55 were cut)
+TITLE_CHARS = 35  # characters of a chart title's line: ~330 px of the title font (21 px), what a 390-px phone's chart
+# (~340 px) holds; a line of 42 was cut there (at 150% zoom on 1280 px a chart beside its notes is ~370 px wide)
 
 
 # a marker shape per series of the frontier chart, so no series is told by its colour alone (with deuteranopia
@@ -627,8 +644,7 @@ def frontier_figure(rows: list[dict], title: str = "", metric=None) -> go.Figure
                                  hoverinfo="skip"))
     passes = [r["mean_passes"] for r in rows if r["mean_passes"] > 0]
     ticks = log_ticks(min(passes), max(passes)) if passes else {}
-    # a long set name on two lines: plotly does not wrap a title, and at 1024 px one line was cut
-    title = "<br>".join(textwrap.wrap(title, TITLE_CHARS, break_long_words=False)) or title
+    title = wrap_title(title)  # a long set name on several lines: at 1024 px one line was cut
     # the legend in rows below the plot, the margins as wide as the labels need: beside the plot, with plotly's
     # 80-px margins, it left the points 111 px of a phone's 342-px chart
     fig.update_layout(title={"text": title, "x": 0.02}, xaxis_title="mean forward passes per input (log)",

@@ -26,6 +26,7 @@ from mi_lens_app.figures import (
     scale_title,
     scaled,
     selected_shapes,
+    wrap_title,
 )
 
 MAX_ARCS = 150  # arcs drawn in the arc graph
@@ -46,6 +47,7 @@ def window(length: int, start: int = 0, size: int = WINDOW) -> tuple[int, int]:
 
 
 def _layout(fig: go.Figure, title: str, height: int, **kwargs) -> None:
+    title = wrap_title(title)  # on a phone a title such as "Arc graph: all 55 pairs; residues 61-120 of 120 shown" was cut
     kwargs.setdefault("showlegend", False)
     kwargs.setdefault("margin", {"l": 10, "r": 10, "t": 50 + extra_title_room(title), "b": 10})
     fig.update_layout(title={"text": title, "x": 0.02}, height=height, font=FONT, plot_bgcolor="white", **kwargs)

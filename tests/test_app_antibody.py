@@ -117,7 +117,7 @@ def test_cdrs_are_marked_on_every_antibody_view(env):
     strips = [s for t, s in specs(at).items() if ": step " in t]
     # the strip opens on 60 residues from 61 (the masked CDR-H3 is 99-109): H2 (50-65) in part, not H1 (31-35)
     assert len(strips) == 2 and all(cdr_names(s) == {"CDR-H2", "CDR-H3"} for s in strips)
-    assert all("(residues 61-120 of 120)" in s["layout"]["title"]["text"] for s in strips)
+    assert all("(residues 61-120 of 120)" in s["layout"]["title"]["text"].replace("<br>", " ") for s in strips)
     at = run_page("pages/3_Decoding.py", domain="antibody", a="sequential", b="topk", step="2", win_size="120")
     assert_clean(at)
     strips = [s for t, s in specs(at).items() if ": step " in t]
@@ -143,7 +143,7 @@ def test_a_narrower_window_zooms_the_antibody_strip(env):
     strip = next(s for t, s in specs(at).items() if t.startswith("sequential: step "))
     x = array(strip["data"][0]["x"])
     assert x[0] == 61 and len(x) == 60
-    assert "residues 61-120 of 120" in strip["layout"]["title"]["text"]
+    assert "residues 61-120 of 120" in strip["layout"]["title"]["text"].replace("<br>", " ")
     assert cdr_names(strip) == {"CDR-H2", "CDR-H3"}  # H1 (31-35) is left of the window
 
 

@@ -128,7 +128,7 @@ def test_the_dependency_graph_is_capped_and_says_so(env):
     at = run_page("pages/1_MI_maps.py", edges="threshold", thr="0")
     assert_clean(at)
     title = next(t for t in specs(at) if t.startswith("Dependency graph"))
-    assert title.startswith("Dependency graph: the 300 strongest of ")
+    assert title.replace("<br>", " ").startswith("Dependency graph: the 300 strongest of ")  # wrapped to fit a phone
     assert any("draws the 300 strongest" in c.value for c in at.caption)
 
 
@@ -307,3 +307,26 @@ def test_a_map_of_weak_mi_says_so_under_percentile_colours(env):
     assert not any("Percentile colours spread even these" in c.value for c in at.caption)
     at = run_page("pages/1_MI_maps.py", preset=EASY_PRESET)  # the tiny random estimator's MI reaches 1.1 nats
     assert not any("Percentile colours spread even these" in c.value for c in at.caption)
+
+
+def test_long_chart_titles_are_wrapped_to_a_phones_width():
+    """A 390-px phone's chart (~340 px) holds ~35 characters of a title: plotly does not wrap one, and the What-if
+    page's "Exact I(r4c7 → j): expected entropy drop, all digits" lost its last three words, an antibody's arc graph
+    "..., residues 61-120 of 120 shown". Each line now fits, and the top margin holds the lines."""
+    grid = figures.grid_figure(np.zeros(81, int), np.zeros(81, bool), 3, title="Exact I(r4c7 → j): expected entropy "
+                               "drop, all digits")
+    rng = np.random.default_rng(0)
+    mi = rng.random((120, 120))
+    letters = "ACDEFGHIKLMNPQRSTVWY" * 6
+    arcs = protein_figures.arc_figure(letters, list(letters), np.ones(120, bool), (mi + mi.T) / 2, cap=55, start=60,
+                                      size=60)
+    for fig in (grid, arcs):
+        lines = fig.layout.title.text.split("<br>")
+        assert len(lines) >= 2 and max(map(len, lines)) <= figures.TITLE_CHARS, lines
+        assert fig.layout.margin.t >= 50 + 22 * (len(lines) - 1)
+    marked = "MI of r1c2<br><sup>a note with <b>markup</b> inside it, longer than a line of small type</sup>"
+    assert figures.grid_figure(np.zeros(16, int), np.zeros(16, bool), 2, title=marked).layout.title.text == marked
+    key = "bars: entropy H (left axis) · line: MI with the selected residue (right axis)"  # 78 characters in <sup>
+    lines = figures.wrap_title(f"Per-residue entropy<br><sup>{key}</sup>").split("<br>")
+    assert len(lines) == 3 and all(w.startswith("<sup>") and w.endswith("</sup>") for w in lines[1:])
+    assert max(len(w) - len("<sup></sup>") for w in lines[1:]) <= 1.4 * figures.TITLE_CHARS

@@ -158,10 +158,10 @@ def test_figure_caps_and_windows():
     labels = [f"A{i + 1}" for i in range(n)]
     heat = protein_figures.sequence_heatmap(mi, labels, start=200, size=120, title="MI")
     assert np.asarray(heat.data[0].z).shape == (120, 120) and heat.data[0].x[0] == "A131"  # clipped to fit
-    assert "residues 131-250 of 250" in heat.layout.title.text
+    assert "residues 131-250 of 250" in heat.layout.title.text.replace("<br>", " ")
     arcs = protein_figures.arc_figure("A" * n, labels, masked, mi, cap=150)
     tops = next(t for t in arcs.data if t.name == "arc tops")
-    assert len(tops.x) == 150 and "150 strongest of 31125 pairs (cap 150)" in arcs.layout.title.text
+    assert len(tops.x) == 150 and "150 strongest of 31125 pairs (cap 150)" in arcs.layout.title.text.replace("<br>", " ")
     near = np.zeros((n, n))  # one long pair (1-250) and one short one (100-104): a window on the short one
     near[0, 249] = near[249, 0] = 1.0
     near[99, 103] = near[103, 99] = 0.5
@@ -349,12 +349,12 @@ def test_long_sequence_is_windowed_and_edges_capped(env):
     tops = next(t for t in arcs["data"] if t["name"] == "arc tops")
     assert len(array(tops["x"])) == 150 and "(cap 150)" in arcs["layout"]["title"]["text"]  # 25 masked: 300 pairs
     # the arc graph follows the window (it drew all 250 letters at 7 px): the pairs are the whole sequence's
-    assert "residues 131-250 of 250 shown" in arcs["layout"]["title"]["text"]
+    assert "residues 131-250 of 250 shown" in arcs["layout"]["title"]["text"].replace("<br>", " ")
     assert arcs["layout"]["xaxis"]["range"] == [130.5, 251]
     at.selectbox(key="win_size").set_value(60).run()
     arcs = find(at, "Arc graph")
     letters = next(t for t in arcs["data"] if t["name"] == "residues")
-    assert letters["textfont"]["size"] == 14 and "residues 131-190 of 250 shown" in arcs["layout"]["title"]["text"]
+    assert letters["textfont"]["size"] == 14 and "residues 131-190 of 250 shown" in arcs["layout"]["title"]["text"].replace("<br>", " ")
 
 
 def test_a_window_opens_on_the_masked_residues_and_follows_a_new_mask(env):
