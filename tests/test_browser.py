@@ -954,6 +954,17 @@ def test_on_a_phone_no_chart_title_lies_under_the_tool_bar(chromium, app_url):
     context.close()
 
 
+def test_code_in_a_caption_is_at_least_11_px(chromium, app_url):
+    """The Benchmarks page's set id and the sidebar's model files are code in a caption: they were 10.5 px."""
+    page = chromium.new_page(viewport=VIEW)
+    page.goto(f"{app_url}/Benchmarks")
+    wait_ready(page)
+    sizes = page.evaluate("""() => [...document.querySelectorAll('[data-testid="stCaptionContainer"] code')]
+      .map(c => parseFloat(getComputedStyle(c).fontSize))""")
+    assert sizes and min(sizes) >= 11, sizes
+    page.close()
+
+
 def paste(page, text: str, shows: str | None = None) -> None:
     """Type ``text`` into the page's text box and run it (Ctrl+Enter); ``shows``: wait for the address to hold it."""
     box = page.locator('[data-testid="stTextArea"] textarea')
