@@ -121,8 +121,12 @@ def selected_shapes(boxes: list[dict], width: float) -> list[dict]:
 
 
 def extra_title_room(title: str | None) -> int:
-    """Pixels of top margin a title needs beyond its first line (plotly centres the title in the margin)."""
-    return 22 * str(title or "").count("<br>")
+    """Pixels of top margin a title needs beyond its first line: 22 for a second line, 54 for each further one.
+    Plotly centres the title in the margin, so a line more moves its last line down by half the added margin plus
+    a line (~27 px): at 22 px a line, a third line reached 12 px into the plot and a fourth 28 (measured in Chromium;
+    a phone's chart wraps the Benchmarks title onto four)."""
+    breaks = str(title or "").count("<br>")
+    return 22 * min(breaks, 1) + 54 * max(breaks - 1, 0)
 
 
 def wrap_title(title: str | None, chars: int | None = None) -> str:
@@ -648,7 +652,7 @@ def frontier_figure(rows: list[dict], title: str = "", metric=None) -> go.Figure
     # the legend in rows below the plot, the margins as wide as the labels need: beside the plot, with plotly's
     # 80-px margins, it left the points 111 px of a phone's 342-px chart
     fig.update_layout(title={"text": title, "x": 0.02}, xaxis_title="mean forward passes per input (log)",
-                      yaxis_title=metric.title, xaxis_type="log", template="plotly_white", font=FONT, height=560,
+                      yaxis_title=metric.title, xaxis_type="log", template="plotly_white", font=FONT, height=620,
                       xaxis=ticks,
                       margin={"l": 10, "r": 20, "t": 50 + extra_title_room(title), "b": 10},
                       legend={"orientation": "h", "yanchor": "top", "y": -0.3, "x": 0})

@@ -324,6 +324,8 @@ def test_long_chart_titles_are_wrapped_to_a_phones_width():
         lines = fig.layout.title.text.split("<br>")
         assert len(lines) >= 2 and max(map(len, lines)) <= figures.TITLE_CHARS, lines
         assert fig.layout.margin.t >= 50 + 22 * (len(lines) - 1)
+    # plotly centres a title in the top margin: from a third line on, each takes 54 px, or it reached into the plot
+    assert [figures.extra_title_room("<br>".join("a" * n)) for n in (1, 2, 3, 4)] == [0, 22, 76, 130]
     marked = "MI of r1c2<br><sup>a note with <b>markup</b> inside it, longer than a line of small type</sup>"
     assert figures.grid_figure(np.zeros(16, int), np.zeros(16, bool), 2, title=marked).layout.title.text == marked
     key = "bars: entropy H (left axis) · line: MI with the selected residue (right axis)"  # 78 characters in <sup>
