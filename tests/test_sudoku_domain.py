@@ -247,3 +247,20 @@ def test_help_of_a_grid_domains_read_inputs_is_its_own():
 
     doc = inspect.getdoc(get_domain("sudoku9").read_inputs)
     assert "level" in doc and "have none" not in doc
+
+
+def test_held_out_states_are_drawn_together_as_eval_estimator_help_says(capsys):
+    """Sudoku's held-out states are drawn together (their recorded figures' draw), so --states 8 does not begin with
+    --states 4's states: `eval-estimator sudoku --help` says so."""
+    from mi_core.cli import main
+    from mi_core.domains.sudoku.pool import build_pool
+    from mi_core.domains.sudoku.states import draw_states
+
+    pool = build_pool(0, 12, puzzles=True, workers=1)
+    four, _ = draw_states(None, pool[:, 0], pool[:, 1], 4, (1, 1, 0), np.random.default_rng(0), transform=False,
+                          distinct=True)
+    eight, _ = draw_states(None, pool[:, 0], pool[:, 1], 8, (1, 1, 0), np.random.default_rng(0), transform=False,
+                           distinct=True)
+    assert (four != eight[:4]).any()
+    assert main(["eval-estimator", "sudoku", "--help"]) == 0
+    assert "--states 8 does not begin with --states 4's states" in " ".join(capsys.readouterr().out.split())

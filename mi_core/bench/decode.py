@@ -26,7 +26,7 @@ from mi_core.models.base import trained_on_mismatch
 from mi_core.models.iterations import is_recurrent, run_for
 from mi_core.models.loading import load_model_described, other_domain
 from mi_core.models.views import with_views
-from mi_core.options import SKIP, option, seed
+from mi_core.options import SKIP, option, redefault, seed
 
 SEEDINGS = ("per item", "per batch")
 
@@ -361,13 +361,22 @@ class RunOptions:
                               "passes count every decode", range=(1, 64))
 
 
+@dataclass
+class PerBatchRunOptions(RunOptions):
+    """:class:`RunOptions` of inputs seeded ``"per batch"``, whose ``--batch-size`` help says what that does."""
+
+    batch_size: int = redefault(RunOptions, "batch_size", 256, "sequences decoded together; sampling is seeded once "
+                                "per batch, so the sequences depend on the batch size and on how many there are")
+
+
 def run_options(inputs, domain) -> tuple:
-    """:class:`RunOptions` at the inputs' defaults; ``--views`` only where ``domain`` has symmetries, and
-    ``--attempts`` where it also checks its rules."""
+    """:class:`RunOptions` at the inputs' defaults (:class:`PerBatchRunOptions` where they are seeded per batch);
+    ``--views`` only where ``domain`` has symmetries, and ``--attempts`` where it also checks its rules."""
     skip = {} if domain.symmetries is not None else {"views": SKIP}
     if domain.symmetries is None or domain.verify is None:
         skip["attempts"] = SKIP
-    return RunOptions, {"batch_size": inputs.batch_size, "temperature": inputs.temperature, **skip}
+    options = PerBatchRunOptions if inputs.seeding == "per batch" else RunOptions
+    return options, {"batch_size": inputs.batch_size, "temperature": inputs.temperature, **skip}
 
 
 def run_settings(args, inputs, domain, model, **more) -> dict:

@@ -90,7 +90,8 @@ class DataConfig(MixedShardConfig):
 class HeldOutOptions:
     """``eval-estimator sudoku``: where the held-out states come from."""
 
-    puzzles: Path = option(None, "held-out puzzles (.txt or .csv); never training data", required=True)
+    puzzles: Path = option(None, "held-out puzzles (.txt or .csv); never training data; the states are drawn from "
+                           "them together, so --states 8 does not begin with --states 4's states", required=True)
     limit: int | None = option(None, "draw from the first N puzzles only", range=(1, 10_000_000))
     mix: tuple[float, float, float] = redefault(DataConfig, "mix", (0.4, 0.2, 0.4))
 
