@@ -247,3 +247,17 @@ def test_protein_estimator_is_checked_before_any_row_and_recorded(tmp_path, caps
     assert cli_main([*argv, "--estimator", str(protein_est)]) == 0
     payload = json.loads(out.read_text())
     assert payload["estimator"] == str(protein_est) and [r for r in payload["rows"] if r["sampler"] == "mi"]
+
+
+def test_bench_order_protein_is_seeded_by_its_seeds_alone(tmp_path, capsys):
+    """bench-order protein seeds every run with --seeds: it also took a --seed that changed nothing (--seed 5 wrote
+    --seed 0's report); now --seed is not offered, and reads as --seeds."""
+    from mi_core.cli import parse
+
+    fasta = tmp_path / "r.fa"
+    fasta.write_text(">a\nMKTAYIAKQRQISFVK\n")
+    assert cli_main(["bench-order", "protein", "--help"]) == 0
+    assert "--seed " not in capsys.readouterr().out
+    _, args = parse(["bench-order", "protein", "--reference", str(fasta), "--json", str(tmp_path / "o.json"),
+                     "--seed", "5"])
+    assert args.seeds == [5] and not hasattr(args, "seed")

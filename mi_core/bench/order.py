@@ -5,6 +5,7 @@ same T, and eb / mi at matching mean passes. A domain's own benchmark (``Domain.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shlex
 import sys
@@ -168,7 +169,9 @@ def options(domain) -> list:
         inputs = decode.inputs_class(domain)
         return [*inputs.options(domain), (OrderBench, {"model": SKIP, "seed": SKIP}), OrderEstimator, Device,
                 decode.run_options(inputs, domain), Force]
-    return [domain.order_bench.options, OrderBench, Device, Force]
+    own = domain.order_bench.options
+    takes_seeds = "seeds" in {f.name for f in dataclasses.fields(own)}  # its --seeds seed every run: no --seed
+    return [own, (OrderBench, {"seed": SKIP}) if takes_seeds else OrderBench, Device, Force]
 
 
 def main(args) -> int:
