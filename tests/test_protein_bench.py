@@ -251,7 +251,10 @@ def test_generate_protein(files, tmp_path, capsys):
     assert len(recs) == 3 and all(r.text()[:3] == "MKT" and r.text()[5] == "A" and r.masked == 0 for r in recs)
     assert "passes=" in recs[0].name and "sampler=mi" in recs[0].name and capsys.readouterr().out == out.read_text()
     assert main(["generate", "protein", "--length", "12", "--n", "2", "--model", str(model), "--device", "cpu"]) == 0
-    assert [len(line) for line in capsys.readouterr().out.splitlines()[1::2]] == [12, 12]
+    two = capsys.readouterr().out.splitlines()[1::2]
+    assert [len(line) for line in two] == [12, 12]
+    assert main(["generate", "protein", "--length", "12", "--n", "5", "--model", str(model), "--device", "cpu"]) == 0
+    assert capsys.readouterr().out.splitlines()[1:4:2] == two  # each seeded by its number: --n 5 begins with --n 2's
     assert main(["generate", "protein", "--template", "MKTA", "--model", str(model)]) == 2
     assert "has no masked residue to generate: write _ or X" in capsys.readouterr().err
     assert main(["generate", "protein", "--length", "8", "--sampler", "topk", "--set", "steps=2", "--set", "k=1",

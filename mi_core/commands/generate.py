@@ -31,8 +31,8 @@ class GenerateOptions:
                                   '"MKT__A___"', group="what")
     mask_positions: str | None = option(None, "also mask these 1-based positions of --template, e.g. 5,9-20 (and "
                                         "a domain's named regions: an antibody's cdr3, cdrs, fr1..fr4)")
-    n: int = option(4, "how many sequences (seeded together, once per 64: --n 8 does not begin with --n 4's "
-                    "sequences)", range=(1, 10_000))
+    n: int = option(4, "how many sequences (each seeded by --seed and its number: --n 8 begins with --n 4's)",
+                    range=(1, 10_000))
     sampler: str = option("sequential", "a registered decoding strategy")
     sets: list[str] = option([], "strategy parameter (repeat)", flags=("--set",), many=True, metavar="KEY=VALUE")
     temperature: float = option(1.0, "0 = argmax values; 1 samples from the model", range=(0, 100))
@@ -83,7 +83,7 @@ def main(args) -> int:
     with_estimator(strategy, model, domain, description)
     with_selector(strategy, domain)
     gen = decode_all(model, [template] * args.n, strategy, temperature=args.temperature, seed=args.seed,
-                     batch_size=64, device=device, seeding="per batch")
+                     batch_size=64, device=device, seeding="per item")
     label = " ".join([f"sampler={args.sampler}", *(f"{k}={v}" for k, v in params.items()),
                       f"temperature={args.temperature}", f"seed={args.seed}"])
     text = "".join(f">sample_{i + 1} length={len(s)} passes={p}{f' probe_passes={e}' if e else ''} {label}\n"
