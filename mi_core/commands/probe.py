@@ -3,7 +3,7 @@
 ``python -m mi_core probe sudoku --puzzle STRING`` (``--puzzle`` and ``--state`` are the same option on a grid)
 
 The state is read by the domain (``Domain.parse_input``: a Sudoku state may have several solutions but must
-not conflict) and probed with ``--model`` (default the domain's shipped one). A domain that reads its probe
+have one, its givens not in conflict) and probed with ``--model`` (default the domain's shipped one). A domain that reads its probe
 input otherwise brings its own options and run (``Domain.probe_command``), e.g. ``probe protein --sequence``.
 """
 
