@@ -344,6 +344,38 @@ def test_generate_redesigns_a_region_and_keeps_the_rest(tiny_folder, tmp_path, c
     assert "--template has no masked residue to generate" in capsys.readouterr().err
 
 
+def test_generate_scores_each_design_by_its_pseudo_log_likelihood(tiny_folder, tmp_path, capsys):
+    """``generate`` printed designs with no score: an engineer could not rank them, nor compare them with the
+    template's own CDR3. ``--score`` gives each header the pseudo-log-likelihood over the filled residues (checked
+    here one masked residue at a time) and says the template's own on stderr."""
+    from mi_core.domains.antibody.model import load
+
+    heavy = TRASTUZUMAB[0]
+    start, stop = read_chain(heavy).regions["CDR3"]
+    assert cli.main(["generate", "antibody", "--template", heavy, "--mask-positions", "cdr3", "--n", "3", "--score",
+                     "--model", str(tiny_folder), "--device", "cpu"]) == 0
+    captured = capsys.readouterr()
+    lines = captured.out.splitlines()
+    model, _ = load(str(tiny_folder), "cpu")
+
+    def pll(text: str) -> float:
+        tokens = torch.as_tensor(read_chain(text).tokens)
+        total = 0.0
+        with torch.no_grad():
+            for p in range(start, stop):
+                masked = tokens.clone()[None]
+                masked[0, p] = model.mask_id
+                logp = model(masked).logits.float().log_softmax(-1)[0, p]
+                total += float(logp[int((model.value_tokens == tokens[p]).nonzero()[0, 0])])
+        return total
+
+    for header, design in zip(lines[::2], lines[1::2]):
+        score, mean = (float(header.split(f" {k}=")[1].split()[0]) for k in ("pll", "pll_mean"))
+        assert score == pytest.approx(pll(design), abs=2e-3) and mean == pytest.approx(score / (stop - start), abs=2e-3)
+    native = float(captured.err.split("pll=")[1].split()[0])
+    assert f"at the {stop - start} filled positions" in captured.err and native == pytest.approx(pll(heavy), abs=2e-3)
+
+
 def test_non_antibody_gets_one_line_pointing_to_protein(capsys):
     assert cli.main(["probe", "antibody", "--sequence", LYSOZYME, "--mask-positions", "5"]) == 2
     err = capsys.readouterr().err

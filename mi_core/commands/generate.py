@@ -2,14 +2,17 @@
 with the domain's model and print them as FASTA, each with the passes it took: from all-mask sequences of a
 length, or the masked positions of a template (``_`` or ``X``, and ``--mask-positions``: an antibody's regions
 too, ``--mask-positions cdr3`` redesigns its CDR3). A sampler that reads MI and is given no estimator reads the
-one trained on the model, as ``bench`` does."""
+one trained on the model, as ``bench`` does. ``--score`` adds each design's pseudo-log-likelihood over the filled
+positions to its header (and the template's own, where it had residues there)."""
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import torch
 
 from mi_core.bench.decode import decode_all, with_estimator, with_selector
 from mi_core.commands.estimate import with_masked
@@ -39,6 +42,9 @@ class GenerateOptions:
     seed: int = seed()
     model: str | None = option(None, "the domain's model names or a weights path (default: the domain's model)")
     fasta: Path | None = option(None, "also write the FASTA here", writes=True)
+    score: bool = option(False, "add each design's pseudo-log-likelihood to its header: pll, the sum over the filled "
+                         "positions of log p(value | every other position) in nats, and pll_mean, per position (one "
+                         "more pass per filled position); the template's own, where it had values there, on stderr")
 
 
 def serves(domain: Domain) -> bool:
@@ -71,6 +77,42 @@ def check_fits(model, length: int, by_length: bool, unit: str) -> None:
     model.check_length(length, "this model", unit, what="--length" if by_length else "--template")  # a fixed length
 
 
+@torch.no_grad()
+def pseudo_log_likelihoods(model, sequences: list[np.ndarray], positions: np.ndarray, device,
+                           batch_size: int = 64) -> list[float]:
+    """Each sequence's pseudo-log-likelihood over ``positions`` (nats): the sum of ``log p(x_i | the rest)``, each
+    position masked alone (a row per sequence and position, ``batch_size`` rows a pass)."""
+    index = torch.full((int(model.value_tokens.max()) + 1,), -1, dtype=torch.long)
+    index[model.value_tokens.cpu()] = torch.arange(model.value_tokens.numel())
+    rows = [(s, int(p)) for s in range(len(sequences)) for p in positions]
+    totals = [0.0] * len(sequences)
+    for start in range(0, len(rows), batch_size):
+        chunk = rows[start:start + batch_size]
+        tokens = torch.as_tensor(np.stack([sequences[s] for s, _ in chunk]), dtype=torch.long)
+        at, where = torch.arange(len(chunk)), torch.tensor([p for _, p in chunk])
+        values = index[tokens[at, where]]
+        tokens[at, where] = model.mask_id
+        logp = model(tokens.to(device)).logits.float().log_softmax(-1).cpu()[at, where, values]
+        for (s, _), lp in zip(chunk, logp.tolist()):
+            totals[s] += lp
+    return totals
+
+
+def score_text(pll: float, count: int) -> str:
+    return f"pll={pll:.3f} pll_mean={pll / count:.3f}"
+
+
+def native_score(args, domain: Domain, model, positions: np.ndarray, device) -> str | None:
+    """The template's own residues at the filled ``positions`` scored as the designs are, where it had them all
+    (``--mask-positions`` over known values); else None."""
+    if args.template is None or not args.mask_positions:
+        return None
+    native = np.asarray(domain.parse_input(args.template), dtype=np.int64)
+    if (native[positions] == domain.mask_id).any():
+        return None
+    return score_text(pseudo_log_likelihoods(model, [native], positions, device)[0], len(positions))
+
+
 def main(args) -> int:
     check_output(args.fasta, args.force, "--fasta")
     domain = get_domain(args.domain)
@@ -86,9 +128,17 @@ def main(args) -> int:
                      batch_size=64, device=device, seeding="per item")
     label = " ".join([f"sampler={args.sampler}", *(f"{k}={v}" for k, v in params.items()),
                       f"temperature={args.temperature}", f"seed={args.seed}"])
-    text = "".join(f">sample_{i + 1} length={len(s)} passes={p}{f' probe_passes={e}' if e else ''} {label}\n"
-                   f"{domain.state_text(s)}\n" for i, (s, p, e) in enumerate(zip(gen.sequences, gen.passes,
-                                                                                  gen.extra_passes)))
+    scores = [""] * args.n
+    if args.score:
+        positions = np.flatnonzero(template == domain.mask_id)
+        scores = [" " + score_text(p, len(positions))
+                  for p in pseudo_log_likelihoods(model, gen.sequences, positions, device)]
+        if (native := native_score(args, domain, model, positions, device)) is not None:
+            print(f"note: the template's own {plural(domain)} at the {len(positions)} filled positions: {native}",
+                  file=sys.stderr)
+    text = "".join(f">sample_{i + 1} length={len(s)} passes={p}{f' probe_passes={e}' if e else ''}{c} {label}\n"
+                   f"{domain.state_text(s)}\n" for i, (s, p, e, c) in enumerate(zip(gen.sequences, gen.passes,
+                                                                                     gen.extra_passes, scores)))
     print(text, end="")
     if args.fasta:
         atomic_write_text(args.fasta, text)
