@@ -276,6 +276,40 @@ def test_an_interrupted_sweep_keeps_its_finished_cells_and_resumes(tmp_path, mod
     assert "--resume" not in resumed[2]["command"]
 
 
+def test_a_sweep_stopped_before_its_first_cell_promises_no_partial_file(tmp_path, model_path, capsys, monkeypatch):
+    """Stopped before any cell finished, a sweep said ``OUT.partial keeps the finished cells: add --resume``, but
+    there was no such file and ``--resume`` then failed; ``--resume`` after a finished sweep said ``pass --force``,
+    and ``--resume --force`` failed again. A damaged ``.partial`` whose cells were not rows was read as one."""
+    from mi_core.bench import sweep
+
+    puzzles = tmp_path / "p.txt"
+    puzzles.write_text(EASY + "\n")
+    out = tmp_path / "s.json"
+    base = ["sweep", "sudoku", "--puzzles", str(puzzles), "--grid", "topk:k=2", "--model", str(model_path),
+            "--device", "cpu", "--json", str(out)]
+
+    def stops(*payload):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(sweep, "sweep_cell", stops)
+    assert main(base) == 130
+    err = capsys.readouterr().err
+    assert "interrupted (Ctrl-C)" in err and "--resume" not in err and not sweep.partial_path(out).exists()
+    monkeypatch.undo()
+    assert main(base) == 0 and main([*base, "--resume"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err == (f"error: --resume: no interrupted sweep {out}.partial to continue ({out} holds a finished "
+                   "sweep's rows): run the command without --resume")
+    row = json.loads(out.read_text())[0]
+    settings = {k: row[k] for k in ("set", "puzzles", "limit", "level", "precision", "seed", "batch_size",
+                                    "temperature", "model", "model_sha256", "iterations") if k in row}
+    key = sweep.cell_key(("topk", {"k": "2"}, None))
+    for cell in ([key, 5], [key, {"sampler": "topk"}]):  # a traceback, a row of no figures
+        sweep.partial_path(out).write_text(json.dumps({"settings": settings, "cells": [cell]}))
+        assert main([*base, "--resume", "--force"]) == 2
+        assert "is not a sweep's record of finished cells" in capsys.readouterr().err
+
+
 def test_diff_rows_script_flags_changed_figures(tmp_path, capsys):
     """scripts/diff_rows.py (the refactor reproduction check) passes equal figures and flags a changed one."""
     import importlib.util

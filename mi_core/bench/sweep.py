@@ -125,11 +125,13 @@ def read_rows(path: Path) -> list[dict]:
 
 def check_outputs(args) -> list[dict]:
     """Refuse unwritable outputs before any work; the rows to merge with (``--merge``), else []."""
+    partial = partial_path(args.json)
+    if args.resume and not partial.is_file():  # before --json's check: --force would not help here
+        finished = f" ({args.json} holds a finished sweep's rows)" if args.json.is_file() else ""
+        raise ValueError(f"--resume: no interrupted sweep {partial} to continue{finished}: run the command "
+                         "without --resume")
     old = read_rows(args.json) if args.merge else []
     check_output(args.json, args.force or args.merge, "--json")  # --merge rewrites the file it read
-    partial = partial_path(args.json)
-    if args.resume and not partial.is_file():
-        raise ValueError(f"--resume: no interrupted sweep {partial} to continue")
     if partial.is_file() and not (args.resume or args.force):
         raise ValueError(f"{partial} holds the finished cells of an interrupted sweep: add --resume to continue it, "
                          "or --force to start again")
@@ -256,7 +258,11 @@ class Cells:
                 raise ValueError(f"--resume: {path} was a sweep of other settings ({differ}): give the interrupted "
                                  "command's options, or --force to start again")
             self.done = {key: row for key, row in kept["cells"] if key in keys}
-        note_on_stop(f"{path} keeps the finished cells: add --resume to the same command to continue")
+        # said once the file holds a cell: stopped before, there is nothing to --resume
+        note_on_stop(self.stop_note() if self.done else None)
+
+    def stop_note(self) -> str:
+        return f"{self.path} keeps the finished cells: add --resume to the same command to continue"
 
     def todo(self) -> list[int]:
         if self.done:
@@ -266,6 +272,7 @@ class Cells:
     def keep(self, index: int, row: dict) -> None:
         self.done[self.keys[index]] = row
         atomic_write_json(self.path, {"settings": self.settings, "cells": list(self.done.items())})
+        note_on_stop(self.stop_note())
 
     def rows(self) -> list[dict]:
         return [self.done[key] for key in self.keys]
@@ -274,11 +281,18 @@ class Cells:
 def read_partial(path: Path) -> dict:
     try:
         kept = json.loads(path.read_text())
-        if isinstance(kept.get("settings"), dict) and all(len(c) == 2 for c in kept["cells"]):
+        if isinstance(kept.get("settings"), dict) and all(len(c) == 2 and isinstance(c[0], str) and is_row(c[1])
+                                                          for c in kept["cells"]):
             return kept
     except (ValueError, UnicodeDecodeError, AttributeError, KeyError, TypeError):
         pass
     raise ValueError(f"--resume: {path} is not a sweep's record of finished cells; move it away, or --force")
+
+
+def is_row(row) -> bool:
+    """``row`` is a sweep row as :class:`Cells` keeps it: an object with its set, sampler, params and settings."""
+    return isinstance(row, dict) and {"set", "sampler", "params", "command"} <= row.keys() and \
+        isinstance(row["params"], dict)
 
 
 def metric_figures(results: list[dict]) -> list[str]:
