@@ -310,6 +310,39 @@ def test_a_sweep_stopped_before_its_first_cell_promises_no_partial_file(tmp_path
         assert "is not a sweep's record of finished cells" in capsys.readouterr().err
 
 
+def test_a_resume_on_part_of_the_grid_keeps_the_other_finished_cells(tmp_path, model_path, capsys, monkeypatch):
+    """``--resume --samplers X`` (finishing one sampler first) removed the ``.partial`` file at its end, and with it
+    every finished cell of the other samplers. They are kept there now, said, and a later ``--resume`` uses them."""
+    from mi_core.bench import sweep
+
+    puzzles = tmp_path / "p.txt"
+    puzzles.write_text(EASY + "\n" + OTHER + "\n")
+    out = tmp_path / "s.json"
+    base = ["sweep", "sudoku", "--puzzles", str(puzzles), "--grid", "topk:k=2,4", "--grid", "sequential",
+            "--model", str(model_path), "--device", "cpu", "--json", str(out)]
+    assert main([*base[:-1], str(tmp_path / "whole.json")]) == 0
+    calls, real = [], sweep.sweep_cell
+
+    def stops_at_the_third(*payload):
+        calls.append(payload[5])
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(*payload)
+
+    monkeypatch.setattr(sweep, "sweep_cell", stops_at_the_third)
+    assert main(base) == 130
+    monkeypatch.undo()
+    assert main([*base, "--resume", "--samplers", "sequential"]) == 0
+    err = capsys.readouterr().err
+    assert "keeps 2 finished cells outside this grid (topk k=2, topk k=4)" in err and sweep.partial_path(out).exists()
+    assert [r["sampler"] for r in json.loads(out.read_text())] == ["sequential"]
+    assert main([*base, "--resume", "--force"]) == 0 and "2 of 3 cells already run" in capsys.readouterr().err
+    drop = ("seconds", "command")
+    assert [{k: v for k, v in r.items() if k not in drop} for r in json.loads(out.read_text())] == \
+           [{k: v for k, v in r.items() if k not in drop} for r in json.loads((tmp_path / "whole.json").read_text())]
+    assert not sweep.partial_path(out).exists()
+
+
 def test_diff_rows_script_flags_changed_figures(tmp_path, capsys):
     """scripts/diff_rows.py (the refactor reproduction check) passes equal figures and flags a changed one."""
     import importlib.util

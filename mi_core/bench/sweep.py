@@ -227,7 +227,7 @@ def main(args) -> int:
     if args.merge:
         rows = merge_rows(old_rows, rows)
     atomic_write_json(args.json, rows)
-    cells.path.unlink(missing_ok=True)
+    cells.close()
     if args.markdown is not None and str(args.markdown) != "-":
         section = getattr(inputs_cls, "sweep_section", None) or partial(puzzle_section, figures=metric_figures(results))
         section(rows, inputs.name, device, precision, cmd, args.markdown)
@@ -250,6 +250,7 @@ class Cells:
     def __init__(self, path: Path, settings: dict, keys: list[str], resume: bool):
         self.path, self.settings, self.keys = path, json.loads(json.dumps(settings)), keys
         self.done: dict[str, dict] = {}
+        self.others: list[tuple[str, dict]] = []  # finished cells of the same settings outside this grid
         if resume:
             kept = read_partial(path)
             if kept["settings"] != self.settings:
@@ -258,6 +259,7 @@ class Cells:
                 raise ValueError(f"--resume: {path} was a sweep of other settings ({differ}): give the interrupted "
                                  "command's options, or --force to start again")
             self.done = {key: row for key, row in kept["cells"] if key in keys}
+            self.others = [(key, row) for key, row in kept["cells"] if key not in keys]  # kept, not dropped
         # said once the file holds a cell: stopped before, there is nothing to --resume
         note_on_stop(self.stop_note() if self.done else None)
 
@@ -271,8 +273,18 @@ class Cells:
 
     def keep(self, index: int, row: dict) -> None:
         self.done[self.keys[index]] = row
-        atomic_write_json(self.path, {"settings": self.settings, "cells": list(self.done.items())})
+        atomic_write_json(self.path, {"settings": self.settings, "cells": [*self.done.items(), *self.others]})
         note_on_stop(self.stop_note())
+
+    def close(self) -> None:
+        """The grid is done: remove the file, or keep in it only the finished cells outside this grid, and say so."""
+        if not self.others:
+            self.path.unlink(missing_ok=True)
+            return
+        atomic_write_json(self.path, {"settings": self.settings, "cells": self.others})
+        names = ", ".join(f"{r['sampler']} {params_text(r['params'])}".strip() for _, r in self.others)
+        print(f"note: {self.path} keeps {len(self.others)} finished cells outside this grid ({names}): --resume "
+              "with a grid that holds them uses them", file=sys.stderr)
 
     def rows(self) -> list[dict]:
         return [self.done[key] for key in self.keys]
