@@ -303,6 +303,11 @@ def test_a_sweep_stopped_before_its_first_cell_promises_no_partial_file(tmp_path
     row = json.loads(out.read_text())[0]
     settings = {k: row[k] for k in ("set", "puzzles", "limit", "level", "precision", "seed", "batch_size",
                                     "temperature", "model", "model_sha256", "iterations") if k in row}
+    sweep.partial_path(out).mkdir()  # refused before the work, not after the first cell
+    assert main([*base, "--force"]) == 2
+    err = capsys.readouterr().err
+    assert "is not a file: move it away" in err and "topk k=2: accuracy" not in err
+    sweep.partial_path(out).rmdir()
     key = sweep.cell_key(("topk", {"k": "2"}, None))
     for cell in ([key, 5], [key, {"sampler": "topk"}]):  # a traceback, a row of no figures
         sweep.partial_path(out).write_text(json.dumps({"settings": settings, "cells": [cell]}))

@@ -126,6 +126,8 @@ def read_rows(path: Path) -> list[dict]:
 def check_outputs(args) -> list[dict]:
     """Refuse unwritable outputs before any work; the rows to merge with (``--merge``), else []."""
     partial = partial_path(args.json)
+    if partial.exists() and not partial.is_file():  # found after the first cell's work, when it is written
+        raise ValueError(f"{partial}, where a sweep keeps its finished cells, is not a file: move it away")
     if args.resume and not partial.is_file():  # before --json's check: --force would not help here
         finished = f" ({args.json} holds a finished sweep's rows)" if args.json.is_file() else ""
         raise ValueError(f"--resume: no interrupted sweep {partial} to continue{finished}: run the command "
