@@ -43,6 +43,13 @@ def write_plot(rows_path: Path, out: Path, plotlyjs: str = "inline", title: str 
     atomic_write_text(out, fig.to_html(include_plotlyjs=True if plotlyjs == "inline" else "directory", full_html=True))
 
 
+def reads_rows(rows: Path, out: Path) -> bool:
+    """``out`` names the file ``rows`` (also as ``sub/../rows.json`` with no ``sub``, or a link to it)."""
+    if out.resolve() == rows.resolve():
+        return True
+    return rows.is_file() and out.is_file() and out.samefile(rows)  # a hard link
+
+
 def main(argv: list[str] | None = None) -> int:
     p = ArgumentParser(prog="python -m mi_lens_app.sweep_plot", description=__doc__,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -54,9 +61,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--force", action="store_true", help="overwrite an existing OUT")
     try:
         args = p.parse_args(argv)
-        check_output(args.out, args.force, "out")
-        if args.rows.is_file() and args.out.is_file() and args.out.samefile(args.rows):  # even with --force
+        if reads_rows(args.rows, args.out):  # even with --force; before "pass --force", which this refuses too
             raise ValueError(f"out {args.out} is the rows file this command reads: write the plot elsewhere")
+        check_output(args.out, args.force, "out")
         write_plot(args.rows, args.out, args.plotlyjs, args.title)
     except SystemExit as done:
         return done.code if isinstance(done.code, int) else 2

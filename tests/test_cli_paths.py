@@ -207,6 +207,10 @@ def test_sweep_plot_paths(work, capsys):
     before = rows.read_bytes()
     assert plot_main(["rows.json", "rows.json", "--force"]) == 2
     assert "error: out rows.json is the rows file this command reads" in capsys.readouterr().err
+    assert plot_main(["rows.json", "rows.json"]) == 2  # not "pass --force", which is refused as well
+    assert "error: out rows.json is the rows file this command reads" in capsys.readouterr().err
+    assert plot_main(["rows.json", "new/../rows.json", "--force"]) == 2  # no folder 'new': it wrote over the rows
+    assert "is the rows file this command reads" in capsys.readouterr().err and not (work / "new").exists()
     assert rows.read_bytes() == before
     os.mkfifo(work / "pipe.json")
     signal.signal(signal.SIGALRM, lambda *_: (_ for _ in ()).throw(TimeoutError("sweep_plot read a pipe for 30 s")))
