@@ -62,6 +62,28 @@ def test_crash_between_the_two_renames_is_finished_by_the_loader(tmp_path, monke
     assert not tmp_path.joinpath("m.json.tmp").exists()
 
 
+def test_stop_just_after_the_weights_rename_keeps_the_configs_tmp(tmp_path, monkeypatch):
+    """Ctrl-C or SIGTERM (raised as KeyboardInterrupt) while the weights' rename flushes its folder: the new
+    weights are in place, so the config's .tmp stays for the loader (the clean-up of a failed save removed it,
+    leaving the new weights beside the old config)."""
+    path = tmp_path / "m.safetensors"
+    save_sudoku_mdm(tiny(32), path)
+    new = tiny(16, seed=1)
+    real_commit = base.commit
+
+    def stopped_after_renaming(tmp, target):
+        real_commit(tmp, target)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(base, "commit", stopped_after_renaming)
+    with pytest.raises(KeyboardInterrupt):
+        save_sudoku_mdm(new, path)
+    monkeypatch.undo()
+    assert tmp_path.joinpath("m.json.tmp").is_file()
+    loaded = load_sudoku_mdm(path)
+    assert loaded.cfg.d_model == 16 and same_weights(loaded, new)
+
+
 def test_crash_before_the_renames_leaves_the_old_pair(tmp_path, monkeypatch):
     path = tmp_path / "m.safetensors"
     old = tiny(32)

@@ -124,15 +124,18 @@ def save_model(model: torch.nn.Module, config, path: str | Path, extra: dict | N
     state = {k: v.detach().to("cpu").contiguous() for k, v in model.state_dict().items()}
     weights = save_tensors(state, metadata={"config": json.dumps(asdict(config)), "save_id": save_id})
     meta = {"config": asdict(config), **({"domain": domain} if domain else {}), **(extra or {}), "save_id": save_id}
-    target = path
+    target, renaming = path, False
     try:
         weights_tmp = write_tmp_bytes(path, weights)
         target = meta_path
         meta_tmp = write_tmp_bytes(meta_path, (json.dumps(meta, indent=2) + "\n").encode("utf-8"))
-        target = path
+        target, renaming = path, True
         commit(weights_tmp, path)
-    except BaseException as err:  # a full disk or read-only folder is one line naming the file; no temporary left
-        for tmp in (tmp_path(path), tmp_path(meta_path)):
+    except BaseException as err:  # a full disk or read-only folder is one line naming the file; no temporary left,
+        # but for the config's once the new weights are in place (stopped while their folder was flushed): the
+        # loader completes the pair from it
+        placed = renaming and not weights_tmp.exists()
+        for tmp in (tmp_path(path), *(() if placed else (tmp_path(meta_path),))):
             with contextlib.suppress(OSError):
                 tmp.unlink(missing_ok=True)
         if isinstance(err, OSError):
