@@ -9,6 +9,7 @@ import hashlib
 import io
 import json
 import os
+import shlex
 import tempfile
 import time
 from pathlib import Path
@@ -24,9 +25,11 @@ def note_on_stop(text: str | None) -> None:
     ON_STOP[:] = [text] if text else []
 
 
-def note_checkpoint(path: str | Path, at: str) -> None:
-    """:func:`note_on_stop` of a trainer's checkpoint ``path`` holding its run at ``at`` (``"step 200"``)."""
-    note_on_stop(f"{path} holds {at}: add --resume to the same command to continue from there")
+def note_checkpoint(path: str | Path, at: str, default_out: str | Path | None = None) -> None:
+    """:func:`note_on_stop` of a trainer's checkpoint ``path`` holding its run at ``at`` (``"step 200"``);
+    ``default_out``: the weights path the command chose itself (no ``--out`` given), which ``--resume`` needs."""
+    resume = "--resume" if default_out is None else f"--resume --out {shlex.quote(str(default_out))}"
+    note_on_stop(f"{path} holds {at}: add {resume} to the same command to continue from there")
 
 
 class OutputPathError(ValueError):

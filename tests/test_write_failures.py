@@ -161,6 +161,30 @@ def test_a_stopped_training_run_names_its_checkpoint_and_resumes_from_it(tmp_pat
     assert done.returncode == 0 and f"at step {step}" in done.stdout and json.loads(done.stdout.splitlines()[-1])["step"] == step + 10
 
 
+def test_a_stopped_run_without_out_names_the_out_that_resume_needs(tmp_path, trained):
+    """Without --out a run writes runs/<name>_<time>.safetensors: the line said "add --resume to the same command",
+    which then said "--resume needs the --out of the run to continue"."""
+    args = ["train", "sudoku", *TINY, "--pool-dir", str(trained / "pools")]
+    args[args.index("--steps") + 1] = "100000"
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen([sys.executable, "-m", "mi_core", *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True, env=env, cwd=tmp_path)
+    deadline = time.time() + 120
+    while not list(tmp_path.glob("runs/*.ckpt")) and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    last = err.strip().splitlines()[-1]
+    said = re.fullmatch(r"interrupted \(SIGTERM\): the files already written are whole; (.+) holds step (\d+): add "
+                        r"--resume --out (\S+) to the same command to continue from there", last)
+    assert proc.returncode == 143 and said, last
+    assert said[3] == str(Path(said[1]).with_suffix(".safetensors")) and (tmp_path / said[3]).is_file()
+    args[args.index("--steps") + 1] = str(int(said[2]) + 10)
+    done = subprocess.run([sys.executable, "-m", "mi_core", *args, "--resume", "--out", said[3]], capture_output=True,
+                          text=True, env=env, cwd=tmp_path, timeout=240)
+    assert done.returncode == 0 and f"at step {said[2]}" in done.stdout, done.stderr[-1500:]
+
+
 def test_sweep_plot_beside_on_a_full_disk_keeps_the_old_html(tmp_path):
     """``--plotlyjs beside`` wrote with plotly's write_html: a full disk left a cut HTML over the old one and said
     ``error: [Errno 28] No space left on device``."""

@@ -293,7 +293,7 @@ class OrderTask:
                     save_order_net(posterior, out.with_name(out.stem + "_posterior" + suffix + ".safetensors"), paired)
                 best[0] = max(best[0], score)
                 atomic_torch_save(ckpt, {**state, "best": best[0], "settings": json.dumps(run_settings(args))})
-                note_checkpoint(ckpt, f"update {state['update']}")
+                note_checkpoint(ckpt, f"update {state['update']}", None if args.out is not None else out)
 
             log(f"{header} ({time.time() - t0:.0f}s); frozen denoiser {model_path}")
             if resume is not None:

@@ -62,7 +62,8 @@ def checkpoint_path(out: Path) -> Path:
 
 
 def save_checkpoint(path: Path, model, opt, task, step: int, elapsed: float, curve: list, best: float,
-                    ema=None, cpu: float = 0.0, stretch: int = 1, cpu_clock: bool = False) -> None:
+                    ema=None, cpu: float = 0.0, stretch: int = 1, cpu_clock: bool = False,
+                    default_out: Path | None = None) -> None:
     state = {"model": model.state_dict(), "opt": opt.state_dict(), "task": task.state_dict(),
              "torch_rng": torch.get_rng_state(), "step": step, "elapsed": elapsed, "best": best,
              "cpu_seconds": cpu, "stretch": stretch, "trainer": task.name, "cpu_clock": cpu_clock,
@@ -70,7 +71,7 @@ def save_checkpoint(path: Path, model, opt, task, step: int, elapsed: float, cur
     if ema is not None:
         state["ema"] = ema.model.state_dict()
     atomic_torch_save(path, state)
-    note_checkpoint(path, f"step {step}")
+    note_checkpoint(path, f"step {step}", default_out)
 
 
 class EMA:
@@ -116,13 +117,14 @@ def _resume(ckpt: Path, device, model, opt, task, ema, log) -> tuple:
 
 
 def train(task, out: Path, device: torch.device, log=print, resume: bool = False, stop_after: int = 0,
-          checkpoint_every: float = 0.0, cpu_clock: bool = False) -> dict:
+          checkpoint_every: float = 0.0, cpu_clock: bool = False, out_given: bool = True) -> dict:
     """Train (or continue) ``task``'s run writing ``out`` (best by validation), ``<out>_last`` and ``<out>.ckpt``.
 
     ``stop_after`` > 0 stops after that many steps of this call; ``checkpoint_every`` > 0 also writes the
     checkpoint every that many seconds. ``cpu_clock``: the time budget counts this process's CPU seconds over
     every stretch (a resumed run is stretch 2, ...), not wall seconds. With ``cfg.ema`` > 0 the validated and
-    saved weights are the EMA of the trained ones.
+    saved weights are the EMA of the trained ones. ``out_given``: the command named ``out`` (else a stopped run's
+    line names it, as ``--resume`` needs it).
     """
     cfg = task.cfg
     torch.manual_seed(cfg.seed)
@@ -169,7 +171,7 @@ def train(task, out: Path, device: torch.device, log=print, resume: bool = False
         if evaluate or (checkpoint_every and time.time() - saved_at > checkpoint_every and distributed.is_main()):
             spent = cpu0 + time.process_time() - cpu_start  # the validation's seconds too, as the clock counts them
             save_checkpoint(ckpt, model, opt, task, step, time.time() - start, curve, best, ema, spent, stretch,
-                            cpu_clock)
+                            cpu_clock, default_out=None if out_given else out)
             saved_at = time.time()
         if step % cfg.eval_every == 0 and not finished:  # a validation may spend the rest: stop at this saved step
             finished = distributed.from_main(progress(step, clock(), cfg)) >= 1
@@ -280,7 +282,8 @@ def main(namespace) -> int:
     log = (lambda m: print(m, flush=True)) if main_rank else (lambda m: None)
     task = task_cls(model_cfg, cfg, device, args, log)
     result = train(task, args["out"], device, log=log, resume=args["resume"],
-                   checkpoint_every=60 * args["checkpoint_minutes"], cpu_clock=args["cpu_clock"])
+                   checkpoint_every=60 * args["checkpoint_minutes"], cpu_clock=args["cpu_clock"],
+                   out_given="out" in given)
     key = f"best_{task.best_key}"
     del task  # its DDP model holds the process group: teardown frees it before the group goes
     distributed.teardown()
