@@ -332,3 +332,23 @@ def test_long_chart_titles_are_wrapped_to_a_phones_width():
     lines = figures.wrap_title(f"Per-residue entropy<br><sup>{key}</sup>").split("<br>")
     assert len(lines) == 3 and all(w.startswith("<sup>") and w.endswith("</sup>") for w in lines[1:])
     assert max(len(w) - len("<sup></sup>") for w in lines[1:]) <= 1.4 * figures.TITLE_CHARS
+
+
+def test_a_wrapped_title_over_cdr_bands_gets_the_margin_it_needs():
+    """Over an antibody's CDR bands the margin was the title's own plus its room again: a two-line title touched the
+    bands' names (0.8 px over them) and a three-line one had 52 px of blank (226 px, 106 more at four lines). Each
+    line past the first now adds 54 px, as plotly lays the lines out (3 to 6 px between title and names in
+    Chromium at 342 px)."""
+    from mi_lens_app.cdr_marks import CDR_MARK
+
+    letters = "ACDEFGHIKLMNPQRSTVWY" * 3
+    labels = [f"{i}{CDR_MARK}H1" if 20 <= i < 30 else str(i) for i in range(60)]
+    mi = np.random.default_rng(0).random((60, 60))
+    for title, lines in (("Arc", 2), ("Arc graph of a long antibody heavy chain", 3),
+                         ("Arc graph of a long antibody heavy chain name with more words in it and more", 4)):
+        fig = protein_figures.arc_figure(letters, labels, np.ones(60, bool), (mi + mi.T) / 2, cap=20, title=title)
+        assert fig.layout.title.text.count("<br>") + 1 == lines
+        assert fig.layout.margin.t == 70 + 54 * (lines - 1), (lines, fig.layout.margin.t)
+    short = [f"{i}{CDR_MARK}H1" if 5 <= i < 10 else str(i) for i in range(20)]
+    one = protein_figures.arc_figure(letters[:20], short, np.ones(20, bool), mi[:20, :20], cap=5, title="A")
+    assert one.layout.title.text.count("<br>") == 0 and one.layout.margin.t == 74  # a one-line title as before
