@@ -653,3 +653,41 @@ def test_diagnose_checks_each_samplers_estimator_before_decoding(tmp_path, model
                  "eb:gamma=0.5", "--sampler", "mi:gamma=1;lam=1", "--json", str(tmp_path / "d.json"),
                  "--threads", "1"]) == 2
     assert f"--sampler mi:gamma=1;lam=1: no shipped MI estimator was trained on {model_path}" in capsys.readouterr().err
+
+
+def test_a_resumed_sweep_runs_again_the_cells_of_an_estimator_trained_again(tmp_path, capsys, monkeypatch):
+    """--resume kept the finished cells of an estimator file by its name alone: one trained again under that name
+    gave rows of the old file (and its sha256) beside rows of the new one. Its cells now run again."""
+    from safetensors import safe_open
+    from safetensors.torch import load_file, save_file
+
+    from mi_core.bench import sweep
+    from mi_core.io import ROOT, file_sha256
+
+    puzzles = tmp_path / "p.txt"
+    puzzles.write_text(EASY + "\n" + OTHER + "\n")
+    est = tmp_path / "est.safetensors"
+    for suffix in (".safetensors", ".json"):
+        est.with_suffix(suffix).write_bytes((ROOT / "assets" / f"sudoku_mi_estimator_recurrent{suffix}").read_bytes())
+    out = tmp_path / "s.json"
+    argv = ["sweep", "sudoku", "--puzzles", str(puzzles), "--grid", "mi:gamma=0.6;lam=1", "--grid", "topk:k=40",
+            "--estimator", str(est), "--json", str(out), "--device", "cpu", "--threads", "1"]
+    calls, real = [], sweep.sweep_cell
+
+    def stops_at_the_second(*payload):
+        calls.append(payload[5])
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(*payload)
+
+    monkeypatch.setattr(sweep, "sweep_cell", stops_at_the_second)
+    assert main(argv) == 130 and calls == ["mi", "topk"]
+    with safe_open(est, "pt") as fh:
+        metadata = fh.metadata()
+    tensors = load_file(est)  # trained again: other weights under the same name
+    save_file({k: v + 1e-3 if v.is_floating_point() else v for k, v in tensors.items()}, est, metadata=metadata)
+    calls.clear()
+    monkeypatch.setattr(sweep, "sweep_cell", lambda *payload: calls.append(payload[5]) or real(*payload))
+    assert main([*argv, "--resume"]) == 0 and calls == ["mi", "topk"], capsys.readouterr().err[-800:]
+    rows = json.loads(out.read_text())
+    assert rows[0]["estimator_sha256"] == file_sha256(est)

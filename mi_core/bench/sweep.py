@@ -212,7 +212,7 @@ def main(args) -> int:
                 "batch_size": args.batch_size, "temperature": args.temperature, "model": model_name,
                 **decode.model_fields(model, args)}
     read = {path: decode.estimator_fields(path) for _, _, path in points}  # each file hashed once, not once a row
-    cells = Cells(partial_path(args.json), settings, [cell_key(point) for point in points], args.resume)
+    cells = Cells(partial_path(args.json), settings, [cell_key(point, read[point[2]]) for point in points], args.resume)
 
     def finish(index: int, res: dict) -> None:  # each cell's figures as it finishes, above the progress bar; kept
         name, params, estimator = points[index]
@@ -241,8 +241,10 @@ def partial_path(json_path: Path) -> Path:
     return json_path.with_name(json_path.name + ".partial")
 
 
-def cell_key(point: tuple[str, dict, str | None]) -> str:
-    return json.dumps(point, sort_keys=True)
+def cell_key(point: tuple[str, dict, str | None], estimator: dict) -> str:
+    """A cell's key in the .partial file: its sampler, params and estimator file, with that file's sha256 (an
+    estimator trained again under the same name runs its cells again)."""
+    return json.dumps([*point, estimator.get("estimator_sha256")], sort_keys=True)
 
 
 class Cells:
