@@ -241,10 +241,10 @@ def partial_path(json_path: Path) -> Path:
     return json_path.with_name(json_path.name + ".partial")
 
 
-def cell_key(point: tuple[str, dict, str | None], estimator: dict) -> str:
-    """A cell's key in the .partial file: its sampler, params and estimator file, with that file's sha256 (an
-    estimator trained again under the same name runs its cells again)."""
-    return json.dumps([*point, estimator.get("estimator_sha256")], sort_keys=True)
+def cell_key(point: tuple[str, dict, str | None], estimator: dict | None = None) -> str:
+    """A cell's key in the .partial file: its sampler, params and estimator file, with that file's sha256
+    (``estimator``: :func:`decode.estimator_fields`), so an estimator trained again under its name runs again."""
+    return json.dumps([*point, (estimator or {}).get("estimator_sha256")], sort_keys=True)
 
 
 class Cells:
