@@ -30,8 +30,8 @@ from mi_core.options import Device, Force, option, parse_sets, seed
 class GenerateOptions:
     length: int | None = option(None, "generate from all-mask sequences of this length", range=(1, 100_000),
                                 group="what", required=True)
-    template: str | None = option(None, 'fill the masked positions ("_" or "X") of this sequence, e.g. '
-                                  '"MKT__A___"', group="what")
+    template: str | None = option(None, 'fill the masked positions ("_" or "X"; a protein\'s ambiguity codes B, Z '
+                                  'and J too) of this sequence, e.g. "MKT__A___"', group="what")
     mask_positions: str | None = option(None, "also mask these 1-based positions of --template, e.g. 5,9-20 (and "
                                         "a domain's named regions: an antibody's cdr3, cdrs, fr1..fr4)")
     n: int = option(4, "how many sequences (each seeded by --seed and its number: --n 8 begins with --n 4's)",
@@ -40,7 +40,8 @@ class GenerateOptions:
     sets: list[str] = option([], "strategy parameter (repeat)", flags=("--set",), many=True, metavar="KEY=VALUE")
     temperature: float = option(1.0, "0 = argmax values; 1 samples from the model", range=(0, 100))
     seed: int = seed()
-    model: str | None = option(None, "the domain's model names or a weights path (default: the domain's model)")
+    model: str | None = option(None, "a weights path, or a name the domain gives its models (proteins: auto, ESM-C "
+                               "when its weights are here, else the MDM; esmc; mdm); default: the domain's model")
     fasta: Path | None = option(None, "also write the FASTA here", writes=True)
     score: bool = option(False, "add each design's pseudo-log-likelihood to its header: pll, the sum over the filled "
                          "positions of log p(value | every other position) in nats, and pll_mean, per position (one "
