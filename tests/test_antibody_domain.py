@@ -342,6 +342,11 @@ def test_generate_redesigns_a_region_and_keeps_the_rest(tiny_folder, tmp_path, c
         assert design[:cdr3.start] + design[cdr3.stop:] == heavy[:cdr3.start] + heavy[cdr3.stop:]
     assert cli.main(["generate", "antibody", "--template", heavy, "--model", str(tiny_folder)]) == 2
     assert "--template has no masked residue to generate" in capsys.readouterr().err
+    # a FASTA record names its designs (they were all sample_1..n, so two antibodies' designs clashed in one file)
+    assert cli.main(["generate", "antibody", "--template", f">tras_VH heavy\n{heavy}", "--mask-positions", "cdr3",
+                     "--n", "2", "--model", str(tiny_folder)]) == 0
+    assert [h.split()[0] for h in capsys.readouterr().out.splitlines()[::2]] == [">tras_VH_design_1",
+                                                                                ">tras_VH_design_2"]
 
 
 def test_generate_scores_each_design_by_its_pseudo_log_likelihood(tiny_folder, tmp_path, capsys):

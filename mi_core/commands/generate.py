@@ -115,6 +115,16 @@ def native_score(args, domain: Domain, model, positions: np.ndarray, device) -> 
     return score_text(pseudo_log_likelihoods(model, [native], positions, device)[0], len(positions))
 
 
+def record_name(template: str | None) -> str:
+    """What the designs are called: ``NAME_design`` of a FASTA record ``>NAME ...`` given as ``--template``, else
+    ``sample`` (files of several templates' designs then keep them apart)."""
+    header = (template or "").lstrip()
+    if not header.startswith(">"):
+        return "sample"
+    name = "".join(header[1:].split("\n", 1)[0].split()[:1])
+    return f"{name}_design" if name else "sample"
+
+
 def main(args) -> int:
     check_output(args.fasta, args.force, "--fasta")
     domain = get_domain(args.domain)
@@ -138,7 +148,8 @@ def main(args) -> int:
         if (native := native_score(args, domain, model, positions, device)) is not None:
             print(f"note: the template's own {plural(domain)} at the {len(positions)} filled positions: {native}",
                   file=sys.stderr)
-    text = "".join(f">sample_{i + 1} length={len(s)} passes={p}{f' probe_passes={e}' if e else ''}{c} {label}\n"
+    name = record_name(args.template)
+    text = "".join(f">{name}_{i + 1} length={len(s)} passes={p}{f' probe_passes={e}' if e else ''}{c} {label}\n"
                    f"{domain.state_text(s)}\n" for i, (s, p, e, c) in enumerate(zip(gen.sequences, gen.passes,
                                                                                      gen.extra_passes, scores)))
     print(text, end="")
