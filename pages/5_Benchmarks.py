@@ -50,7 +50,8 @@ def main():
     if seeds:
         n += f" per seed, {'-'.join(map(str, dict.fromkeys([seeds[0], seeds[-1]])))} seeds"
     metric = benchmarks.metric_of(rows) if rows else benchmarks.METRICS[0]
-    fig = (figures.frontier_figure(rows, f"{metric.name} vs passes: {title(chosen)} (n={n})", metric)
+    # the set in small type below: as one title, wrapped for a phone, it took four large lines on a 1024-px projector
+    fig = (figures.frontier_figure(rows, f"{metric.name} vs passes (n={n})<br><sup>{title(chosen)}</sup>", metric)
            if rows else None)
     with left:
         if fig is not None:

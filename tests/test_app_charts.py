@@ -55,7 +55,7 @@ def test_the_benchmarks_page_shows_the_shipped_protein_sweep(env):
     at = run_page("pages/5_Benchmarks.py", set="cath_reference")
     assert_clean(at)
     spec = next(s for t, s in specs(at).items()
-                if t.replace("<br>", " ").startswith("Dipeptide JSD vs passes: CATH reference sequences"))
+                if t.startswith("Dipeptide JSD vs passes (n=") and "<sup>CATH reference sequences" in t)
     assert spec["layout"]["yaxis"]["title"]["text"].startswith("dipeptide JSD")
     assert "dipeptide JSD" in at.dataframe[0].value.columns
 
