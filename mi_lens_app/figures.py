@@ -8,6 +8,7 @@ clicks on those markers do, and :func:`clicked_cell` turns one back into a cell 
 from __future__ import annotations
 
 import re
+import sys
 import textwrap
 from importlib import metadata
 
@@ -130,10 +131,10 @@ def extra_title_room(title: str | None) -> int:
 
 
 def wrap_title(title: str | None, chars: int | None = None) -> str:
-    """``title`` with each line longer than ``chars`` (default :data:`TITLE_CHARS`) broken at spaces: plotly does not
+    """``title`` with each line longer than ``chars`` (default :func:`title_chars`) broken at spaces: plotly does not
     wrap a title, and a chart on a 390-px phone (~340 px) cut a line of 52 characters after 36. A line in ``<sup>``
     (70% of the size) holds 1.4 times as many; a line with other markup is kept whole."""
-    chars = chars or TITLE_CHARS
+    chars = chars or title_chars()
 
     def wrap(line: str) -> str:
         small = re.fullmatch(r"<sup>([^<]*)</sup>", line)
@@ -143,6 +144,24 @@ def wrap_title(title: str | None, chars: int | None = None) -> str:
         return line if "<" in line else "<br>".join(textwrap.wrap(line, chars, break_long_words=False)) or line
 
     return "<br>".join(wrap(line) for line in str(title or "").split("<br>"))
+
+
+def title_chars(wide: bool = False) -> int:
+    """Characters of a title's line: :data:`TITLE_CHARS` outside the app (an HTML file may be opened anywhere) and on a
+    phone (its browser says "Mobi"); on a larger screen :data:`WIDE_TITLE_CHARS` of a chart beside another, or of one
+    as wide as the page (``wide``). Wrapped at 35 there, a title as wide as the page took four lines where it had two,
+    and the plot lost their height (on a 1366-px laptop "Per-residue entropy"'s plot began 232 px down its chart, not
+    124; the arc graph's 124, not 74)."""
+    agent = browser_agent()
+    return TITLE_CHARS if agent is None or "Mobi" in agent else WIDE_TITLE_CHARS[wide]
+
+
+def browser_agent() -> str | None:
+    """The user agent of the browser the app's page runs in; None outside the app or when the browser sent none."""
+    st = sys.modules.get("streamlit")  # not imported: not the app
+    if st is None or st.runtime.scriptrunner.get_script_run_ctx(suppress_warning=True) is None:
+        return None
+    return st.context.headers.get("User-Agent") or None
 
 
 def _square_layout(fig: go.Figure, n: int, title: str, height: int) -> None:
@@ -609,6 +628,9 @@ def dependency_figure(edges: list[tuple[int, int, float, bool]], digits: np.ndar
 
 TITLE_CHARS = 35  # characters of a chart title's line: ~330 px of the title font (21 px), what a 390-px phone's chart
 # (~340 px) holds; a line of 42 was cut there (at 150% zoom on 1280 px a chart beside its notes is ~370 px wide)
+
+WIDE_TITLE_CHARS = {False: 42, True: 60}  # a title's line on a larger screen: ~400 px of a chart beside another (445 px
+# at 1366 px; ~370 beside its notes at 150% zoom on 1280), ~580 of one as wide as the page (676 px at 1024)
 
 
 # a marker shape per series of the frontier chart, so no series is told by its colour alone (with deuteranopia

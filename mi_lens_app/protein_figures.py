@@ -26,6 +26,7 @@ from mi_lens_app.figures import (
     scale_title,
     scaled,
     selected_shapes,
+    title_chars,
     wrap_title,
 )
 
@@ -46,8 +47,10 @@ def window(length: int, start: int = 0, size: int = WINDOW) -> tuple[int, int]:
     return first, first + size
 
 
-def _layout(fig: go.Figure, title: str, height: int, **kwargs) -> None:
-    title = wrap_title(title)  # on a phone a title such as "Arc graph: all 55 pairs; residues 61-120 of 120 shown" was cut
+def _layout(fig: go.Figure, title: str, height: int, *, wide: bool = False, **kwargs) -> None:
+    """``wide``: a chart as wide as the page (the sequence strips and arcs), whose title wraps only on a phone."""
+    # on a phone a title such as "Arc graph: all 55 pairs; residues 61-120 of 120 shown" was cut
+    title = wrap_title(title, title_chars(wide))
     kwargs.setdefault("showlegend", False)
     kwargs.setdefault("margin", {"l": 10, "r": 10, "t": 50 + extra_title_room(title), "b": 10})
     fig.update_layout(title={"text": title, "x": 0.02}, height=height, font=FONT, plot_bgcolor="white", **kwargs)
@@ -214,7 +217,7 @@ def arc_figure(letters: str, labels: list[str], masked: np.ndarray, mi: np.ndarr
     span = max((j - i)[ends_in].max() / 2 if ends_in.any() else 1, 1)
     drawn = f"{len(w)} strongest of {total} pairs (cap {cap})" if total > len(w) else f"all {total} pairs"
     shown = f"; {noun}s {lo + 1}-{hi} of {n} shown" if hi - lo < n else ""
-    _layout(fig, f"{title}: {drawn}{shown}", height,
+    _layout(fig, f"{title}: {drawn}{shown}", height, wide=True,
             xaxis={"range": [lo + 0.5 if lo else 0, hi + 0.5 if hi < n else n + 1], "showgrid": False,
                    "zeroline": False, "title": noun},
             yaxis={"range": [-span * 0.08, span * 1.05], "visible": False})
@@ -253,7 +256,7 @@ def marginal_strip(marginals: np.ndarray, entropy: np.ndarray, labels: list[str]
                                        "y": 0.33}), 2, 1)
     shown = f" ({nouns[0]}s {lo + 1}-{hi} of {len(labels)})" if hi - lo < len(labels) else ""
     key = "" if extra is None else f"<br><sup>bars: entropy H (left axis) · line: {extra[0]} (right axis)</sup>"
-    _layout(fig, title + shown + key, height)
+    _layout(fig, title + shown + key, height, wide=True)
     fig.update_xaxes(showgrid=False, tickfont={"size": LETTER_PX}, automargin=True)
     fig.update_yaxes(autorange="reversed", tickfont={"size": LETTER_PX}, row=2, col=1, title_text=nouns[1],
                      tickvals=list(amino_acids), ticktext=list(amino_acids))
@@ -337,7 +340,7 @@ def decode_strip(tokens: np.ndarray, chosen: np.ndarray, entropy: np.ndarray, er
     if wide and not title:  # presenting: no title but the notes, so the two strategies' strips fit one screen
         top = {"margin": {"l": 10, "r": 10, "t": 14 + 24 * bool(notes) + 24 * bool(regions), "b": 10}}
     text = (title + (f" ({', '.join(notes)})" if notes else "")) if title else ", ".join(notes).capitalize()
-    _layout(fig, text, height or (96 + 24 * bool(regions) if top else 150) + 30 * len(rows), **top,
+    _layout(fig, text, height or (96 + 24 * bool(regions) if top else 150) + 30 * len(rows), wide=True, **top,
             xaxis={"title": noun, "showgrid": False, "zeroline": False},
             # the shown steps and no more (one row, step 0, ran -1..1), whole steps only, the first at the top
             yaxis={"title": "step", "range": [steps - 0.5, first - 0.5], "showgrid": False, "zeroline": False,
@@ -354,7 +357,7 @@ def profile_figure(labels: list[str], series: dict[str, np.ndarray], *, selected
     if selected is not None:
         shapes += selected_shapes([{"xref": "x", "yref": "paper", "x0": selected - 0.5, "x1": selected + 0.5,
                                     "y0": 0, "y1": 1}], 2)
-    _layout(fig, title, height, shapes=shapes, barmode="group", yaxis_title=yaxis,
+    _layout(fig, title, height, wide=True, shapes=shapes, barmode="group", yaxis_title=yaxis,
             showlegend=len(series) > 1, xaxis={"tickfont": {"size": LETTER_PX}})  # plotly thins the labels to fit
     return add_cdr_marks(fig, cdr_spans(labels))
 
@@ -385,7 +388,7 @@ def select_prob_profile(prob: np.ndarray, before: np.ndarray, chosen: np.ndarray
         shapes.append({"type": "line", "xref": "paper", "x0": 0, "x1": 1, "yref": "y", "y0": threshold,
                        "y1": threshold, "line": {"color": "#555555", "width": 1, "dash": "dash"}})
     shown = f" ({noun}s {lo + 1}-{hi} of {len(before)})" if hi - lo < len(before) else ""
-    _layout(fig, title + shown, height, shapes=shapes, bargap=0.15,
+    _layout(fig, title + shown, height, wide=True, shapes=shapes, bargap=0.15,
             xaxis={"title": noun, "range": [lo + 0.5, hi + 0.5], "showgrid": False, "zeroline": False},
             yaxis={"title": "P(unmask)", "range": [0, 1.02]})
     return add_cdr_marks(fig, cdr_spans(labels), lo=lo, hi=hi, shift=1)

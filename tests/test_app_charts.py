@@ -334,6 +334,31 @@ def test_long_chart_titles_are_wrapped_to_a_phones_width():
     assert max(len(w) - len("<sup></sup>") for w in lines[1:]) <= 1.4 * figures.TITLE_CHARS
 
 
+DESKTOP = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/142.0 Safari/537.36"
+PHONE = "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/142.0 Mobile Safari/537.36"
+
+
+@pytest.mark.parametrize("agent, lines", [(DESKTOP, 2), (PHONE, 4), (None, 4)])
+def test_titles_wrap_at_a_phones_width_only_on_a_phone(monkeypatch, agent, lines):
+    """Wrapped for a phone everywhere, an antibody's "Per-residue entropy and marginals (residues 61-120 of 120)" and
+    its key took four lines on a 1024-px projector and a 1366-px laptop (two before), and the plot lost their height
+    (at 1366 px it began 232 px down the chart, not 124). On a larger screen a chart as wide as the page wraps at 60 characters, one
+    beside another at 42; a phone, or no browser (an exported file), still at 35."""
+    monkeypatch.setattr(figures, "browser_agent", lambda: agent)
+    letters = "ACDEFGHIKLMNPQRSTVWY" * 6
+    rng = np.random.default_rng(0)
+    strip = protein_figures.marginal_strip(rng.dirichlet(np.ones(20), 120), rng.random(120), list(letters),
+                                           np.ones(120, bool), letters[:20], extra=("MI with _100·H3", rng.random(120)),
+                                           start=60, size=60)
+    assert len(strip.layout.title.text.split("<br>")) == lines, strip.layout.title.text
+    cdr3 = np.arange(120) // 11 == 9  # 11 masked: "Arc graph: all 55 pairs; residues 61-120 of 120 shown"
+    arcs = protein_figures.arc_figure(letters, list(letters), cdr3, rng.random((120, 120)), cap=55, start=60, size=60)
+    assert len(arcs.layout.title.text.split("<br>")) == lines // 2
+    heatmap = protein_figures.sequence_heatmap(rng.random((120, 120)), list(letters), start=60, size=60,
+                                               title="MI of a residue with every other residue it may depend on")
+    assert max(map(len, heatmap.layout.title.text.split("<br>"))) <= (42 if agent == DESKTOP else 35)
+
+
 def test_a_wrapped_title_over_cdr_bands_gets_the_margin_it_needs():
     """Over an antibody's CDR bands the margin was the title's own plus its room again: a two-line title touched the
     bands' names (0.8 px over them) and a three-line one had 52 px of blank (226 px, 106 more at four lines). Each
