@@ -241,6 +241,23 @@ def test_sweep_merge_needs_a_list_of_rows_and_writes_only_what_it_is_told(tmp_pa
     assert "est.json" in err and "topk {'k': '2'}: accuracy" not in err and not (tmp_path / "y.json").exists()
 
 
+def stop_sweep_at(monkeypatch, cell: int) -> list[str]:
+    """Make the sweep's ``cell``-th cell raise KeyboardInterrupt (a Ctrl-C there; 0: none), and record the sampler
+    of each cell begun, in the list returned."""
+    from mi_core.bench import sweep
+
+    calls, real = [], sweep.sweep_cell
+
+    def stops(*payload):
+        calls.append(payload[5])
+        if len(calls) == cell:
+            raise KeyboardInterrupt
+        return real(*payload)
+
+    monkeypatch.setattr(sweep, "sweep_cell", stops)
+    return calls
+
+
 def test_an_interrupted_sweep_keeps_its_finished_cells_and_resumes(tmp_path, model_path, capsys, monkeypatch):
     """A sweep stopped after hours of cells kept none of them (its JSON is written at the end). Each finished cell
     is kept in ``OUT.partial``; ``--resume`` runs only the rest, and the rows equal an uninterrupted run's."""
@@ -251,22 +268,14 @@ def test_an_interrupted_sweep_keeps_its_finished_cells_and_resumes(tmp_path, mod
     base = ["sweep", "sudoku", "--puzzles", str(puzzles), "--grid", "topk:k=2,4", "--grid", "sequential",
             "--model", str(model_path), "--device", "cpu"]
     assert main([*base, "--json", str(tmp_path / "whole.json")]) == 0
-    calls, real = [], sweep.sweep_cell
-
-    def stops_at_the_second(*payload):
-        calls.append(payload[5])
-        if len(calls) == 2:
-            raise KeyboardInterrupt
-        return real(*payload)
-
-    monkeypatch.setattr(sweep, "sweep_cell", stops_at_the_second)
+    calls = stop_sweep_at(monkeypatch, 2)
     out = tmp_path / "s.json"
     assert main([*base, "--json", str(out)]) == 130
     assert "s.json.partial keeps the finished cells: add --resume" in capsys.readouterr().err and not out.exists()
     assert main([*base, "--json", str(out)]) == 2 and "add --resume to continue it" in capsys.readouterr().err
     assert main([*base, "--limit", "1", "--json", str(out), "--resume"]) == 2
     assert "other settings (limit None there, 1 now)" in capsys.readouterr().err
-    monkeypatch.setattr(sweep, "sweep_cell", real)
+    monkeypatch.undo()
     assert main([*base, "--json", str(out), "--resume"]) == 0 and calls == ["topk", "topk"]
     assert "1 of 3 cells already run" in capsys.readouterr().err and not sweep.partial_path(out).exists()
     whole, resumed = json.loads((tmp_path / "whole.json").read_text()), json.loads(out.read_text())
@@ -326,15 +335,7 @@ def test_a_resume_on_part_of_the_grid_keeps_the_other_finished_cells(tmp_path, m
     base = ["sweep", "sudoku", "--puzzles", str(puzzles), "--grid", "topk:k=2,4", "--grid", "sequential",
             "--model", str(model_path), "--device", "cpu", "--json", str(out)]
     assert main([*base[:-1], str(tmp_path / "whole.json")]) == 0
-    calls, real = [], sweep.sweep_cell
-
-    def stops_at_the_third(*payload):
-        calls.append(payload[5])
-        if len(calls) == 3:
-            raise KeyboardInterrupt
-        return real(*payload)
-
-    monkeypatch.setattr(sweep, "sweep_cell", stops_at_the_third)
+    stop_sweep_at(monkeypatch, 3)
     assert main(base) == 130
     monkeypatch.undo()
     assert main([*base, "--resume", "--samplers", "sequential"]) == 0
@@ -661,7 +662,6 @@ def test_a_resumed_sweep_runs_again_the_cells_of_an_estimator_trained_again(tmp_
     from safetensors import safe_open
     from safetensors.torch import load_file, save_file
 
-    from mi_core.bench import sweep
     from mi_core.io import ROOT, file_sha256
 
     puzzles = tmp_path / "p.txt"
@@ -672,22 +672,14 @@ def test_a_resumed_sweep_runs_again_the_cells_of_an_estimator_trained_again(tmp_
     out = tmp_path / "s.json"
     argv = ["sweep", "sudoku", "--puzzles", str(puzzles), "--grid", "mi:gamma=0.6;lam=1", "--grid", "topk:k=40",
             "--estimator", str(est), "--json", str(out), "--device", "cpu", "--threads", "1"]
-    calls, real = [], sweep.sweep_cell
-
-    def stops_at_the_second(*payload):
-        calls.append(payload[5])
-        if len(calls) == 2:
-            raise KeyboardInterrupt
-        return real(*payload)
-
-    monkeypatch.setattr(sweep, "sweep_cell", stops_at_the_second)
+    calls = stop_sweep_at(monkeypatch, 2)
     assert main(argv) == 130 and calls == ["mi", "topk"]
     with safe_open(est, "pt") as fh:
         metadata = fh.metadata()
     tensors = load_file(est)  # trained again: other weights under the same name
     save_file({k: v + 1e-3 if v.is_floating_point() else v for k, v in tensors.items()}, est, metadata=metadata)
-    calls.clear()
-    monkeypatch.setattr(sweep, "sweep_cell", lambda *payload: calls.append(payload[5]) or real(*payload))
+    monkeypatch.undo()
+    calls = stop_sweep_at(monkeypatch, 0)  # none stops: the cells run are recorded
     assert main([*argv, "--resume"]) == 0 and calls == ["mi", "topk"], capsys.readouterr().err[-800:]
     rows = json.loads(out.read_text())
     assert rows[0]["estimator_sha256"] == file_sha256(est)
