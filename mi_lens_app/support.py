@@ -414,8 +414,11 @@ def figure(key: tuple, build: Callable):
     """``build()``, a plotly figure or an SVG string, built once per process for ``key`` (the figure's own inputs,
     e.g. a decoding frame's tokens, outlines and entropies as bytes): the frames of a decoding are drawn again at
     every step, on every replay and for every session that watches the same run. The figure is shared: do not
-    change it."""
-    return _figure(key, build)
+    change it. The key holds the visitor's title width (:func:`figures.title_chars`): a title wrapped for a phone
+    was otherwise served to every laptop and projector that asked for the same figure, and the other way round."""
+    from mi_lens_app.figures import title_chars  # (plotly: imported with the pages, not with this module)
+
+    return _figure((*key, title_chars()), build)
 
 
 def shared_figure(build: Callable, *args, **kwargs):
@@ -424,7 +427,7 @@ def shared_figure(build: Callable, *args, **kwargs):
     class of 30 on one What-if link waited 6.5 s for 0.2 s of the server's time a session, nearly all of it plotly
     building the same figures. The figure is shared: do not change it."""
     key = (f"{build.__module__}.{build.__qualname__}", _key(args), _key(kwargs))
-    return _figure(key, lambda: build(*args, **kwargs))
+    return figure(key, lambda: build(*args, **kwargs))
 
 
 def _key(value):

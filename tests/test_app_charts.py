@@ -377,3 +377,19 @@ def test_a_wrapped_title_over_cdr_bands_gets_the_margin_it_needs():
     short = [f"{i}{CDR_MARK}H1" if 5 <= i < 10 else str(i) for i in range(20)]
     one = protein_figures.arc_figure(letters[:20], short, np.ones(20, bool), mi[:20, :20], cap=5, title="A")
     assert one.layout.title.text.count("<br>") == 0 and one.layout.margin.t == 74  # a one-line title as before
+
+
+def test_the_shared_figure_cache_keeps_a_phones_titles_from_a_laptop(monkeypatch):
+    """Figures are built once per process for every session: keyed by their inputs alone, the first visitor's title
+    width was every visitor's (a phone's four-line title on the projector, or a laptop's cut on a phone)."""
+    from mi_lens_app import support
+
+    support._figure.clear()
+    title = "MI of a residue with every other residue it may depend on"
+    built = []
+    for agent in (PHONE, DESKTOP, PHONE):
+        monkeypatch.setattr(figures, "browser_agent", lambda agent=agent: agent)
+        built.append(support.shared_figure(figures.wrap_title, title))
+    assert built[0] == built[2] != built[1]
+    assert max(map(len, built[0].split("<br>"))) <= 35 < max(map(len, built[1].split("<br>")))
+    support._figure.clear()
