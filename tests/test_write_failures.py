@@ -172,6 +172,7 @@ def test_a_stopped_run_without_out_names_the_out_that_resume_needs(tmp_path, tra
     deadline = time.time() + 120
     while not list(tmp_path.glob("runs/*.ckpt")) and time.time() < deadline and proc.poll() is None:
         time.sleep(0.05)
+    time.sleep(1.0)  # the checkpoint is renamed into place a moment before the run notes it for the stop line
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=60)
     last = err.strip().splitlines()[-1]
