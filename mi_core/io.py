@@ -10,7 +10,9 @@ import io
 import json
 import os
 import shlex
+import signal
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -30,6 +32,33 @@ def note_checkpoint(path: str | Path, at: str, default_out: str | Path | None = 
     ``default_out``: the weights path the command chose itself (no ``--out`` given), which ``--resume`` needs."""
     resume = "--resume" if default_out is None else f"--resume --out {shlex.quote(str(default_out))}"
     note_on_stop(f"{path} holds {at}: add {resume} to the same command to continue from there")
+
+
+@contextlib.contextmanager
+def stops_held():
+    """Inside, Ctrl-C and SIGTERM wait (they are taken as soon as the block ends), so a checkpoint and the stop
+    line's note of it change together: a stop between the two named an older step, or no checkpoint at all."""
+    stops = (signal.SIGINT, signal.SIGTERM)
+    if threading.current_thread() is not threading.main_thread() or None in map(signal.getsignal, stops):
+        yield  # only the main thread takes signals; a handler set outside Python could not be put back
+        return
+    held: list[int] = []
+    before = {sig: signal.signal(sig, lambda signum, frame: held.append(signum)) for sig in stops}
+    try:
+        yield
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
+        if held:
+            signal.raise_signal(held[0])
+
+
+def write_checkpoint(path: str | Path, state: dict, at: str, default_out: str | Path | None = None) -> None:
+    """:func:`atomic_torch_save` of a trainer's ``state`` to ``path``, then :func:`note_checkpoint`, as one step
+    that a stop cannot split."""
+    with stops_held():
+        atomic_torch_save(path, state)
+        note_checkpoint(path, at, default_out)
 
 
 class OutputPathError(ValueError):

@@ -172,7 +172,6 @@ def test_a_stopped_run_without_out_names_the_out_that_resume_needs(tmp_path, tra
     deadline = time.time() + 120
     while not list(tmp_path.glob("runs/*.ckpt")) and time.time() < deadline and proc.poll() is None:
         time.sleep(0.05)
-    time.sleep(1.0)  # the checkpoint is renamed into place a moment before the run notes it for the stop line
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=60)
     last = err.strip().splitlines()[-1]
@@ -184,6 +183,47 @@ def test_a_stopped_run_without_out_names_the_out_that_resume_needs(tmp_path, tra
     done = subprocess.run([sys.executable, "-m", "mi_core", *args, "--resume", "--out", said[3]], capture_output=True,
                           text=True, env=env, cwd=tmp_path, timeout=240)
     assert done.returncode == 0 and f"at step {said[2]}" in done.stdout, done.stderr[-1500:]
+
+
+class Stopped(Exception):
+    pass
+
+
+def test_a_stop_while_a_checkpoint_is_written_is_taken_once_the_stop_line_names_it(tmp_path, monkeypatch):
+    """A SIGTERM between a checkpoint's rename and its note for the stop line said the run kept no checkpoint (or an
+    older step's) while the new one stood on disk; the stop now waits until both are done."""
+    from mi_core.io import ON_STOP, note_on_stop
+    from mi_core.train.mdm import save_checkpoint
+
+    class Task:
+        name, cfg = "toy", SudokuMDMConfig()
+
+        def state_dict(self):
+            return {}
+
+    real_save = torch.save
+
+    def save_then_stop(obj, f, *args, **kwargs):  # the signal lands inside the write, as a `kill` may
+        real_save(obj, f, *args, **kwargs)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    def stop(signum, frame):
+        raise Stopped
+
+    monkeypatch.setattr(torch, "save", save_then_stop)
+    before = signal.signal(signal.SIGTERM, stop)
+    note_on_stop(None)
+    model = torch.nn.Linear(2, 2)
+    model.cfg = SudokuMDMConfig()
+    try:
+        with pytest.raises(Stopped):
+            save_checkpoint(tmp_path / "run.ckpt", model, torch.optim.SGD(model.parameters(), lr=0.1), Task(), 300,
+                            1.0, [], 0.0)
+    finally:
+        signal.signal(signal.SIGTERM, before)
+    assert (tmp_path / "run.ckpt").is_file() and ON_STOP == [
+        f"{tmp_path / 'run.ckpt'} holds step 300: add --resume to the same command to continue from there"]
+    note_on_stop(None)
 
 
 def test_sweep_plot_beside_on_a_full_disk_keeps_the_old_html(tmp_path):

@@ -26,7 +26,7 @@ from mi_core.decoding import STRATEGIES, make_strategy
 from mi_core.decoding.base import check_one_of, typed_params
 from mi_core.device import pick_device, warn_if_slow_bf16
 from mi_core.domain import get_domain
-from mi_core.io import atomic_write_json, check_output, display_path, note_on_stop
+from mi_core.io import atomic_write_json, check_output, display_path, note_on_stop, stops_held
 from mi_core.options import Device, Force, markdown_option, option, section_problem
 from mi_core.scale.engine import EngineConfig, absolute, engine_from_args
 
@@ -277,8 +277,9 @@ class Cells:
 
     def keep(self, index: int, row: dict) -> None:
         self.done[self.keys[index]] = row
-        atomic_write_json(self.path, {"settings": self.settings, "cells": [*self.done.items(), *self.others]})
-        note_on_stop(self.stop_note())
+        with stops_held():  # a stop between the two said there was nothing to resume
+            atomic_write_json(self.path, {"settings": self.settings, "cells": [*self.done.items(), *self.others]})
+            note_on_stop(self.stop_note())
 
     def close(self) -> None:
         """The grid is done: remove the file, or keep in it only the finished cells outside this grid, and say so."""

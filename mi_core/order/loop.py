@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 from mi_core.decoding.selector import check_order_net_fits, load_order_net, make_order_nets, save_order_net
-from mi_core.io import atomic_torch_save, display_path, file_sha256, line_log, note_checkpoint, read_checkpoint
+from mi_core.io import display_path, file_sha256, line_log, note_checkpoint, read_checkpoint, write_checkpoint
 from mi_core.models.base import MaskedLM
 from mi_core.options import check_ranges, option
 from mi_core.options import seed as seed_option
@@ -292,8 +292,8 @@ class OrderTask:
                     save_order_net(selector, out.with_name(out.stem + suffix + ".safetensors"), paired)
                     save_order_net(posterior, out.with_name(out.stem + "_posterior" + suffix + ".safetensors"), paired)
                 best[0] = max(best[0], score)
-                atomic_torch_save(ckpt, {**state, "best": best[0], "settings": json.dumps(run_settings(args))})
-                note_checkpoint(ckpt, f"update {state['update']}", None if args.out is not None else out)
+                write_checkpoint(ckpt, {**state, "best": best[0], "settings": json.dumps(run_settings(args))},
+                                 f"update {state['update']}", None if args.out is not None else out)
 
             log(f"{header} ({time.time() - t0:.0f}s); frozen denoiser {model_path}")
             if resume is not None:

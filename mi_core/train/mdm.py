@@ -27,12 +27,12 @@ import torch
 from mi_core.device import bf16_autocast, pick_device, use_bf16
 from mi_core.domain import Domain, get_domain
 from mi_core.io import (
-    atomic_torch_save,
     check_weights_output,
     check_writable,
     default_run_path,
     note_checkpoint,
     read_checkpoint,
+    write_checkpoint,
 )
 from mi_core.models.base import masked_ce
 from mi_core.options import Device, Force, option
@@ -70,8 +70,7 @@ def save_checkpoint(path: Path, model, opt, task, step: int, elapsed: float, cur
              "curve": json.dumps(curve), "cfg": json.dumps(asdict(task.cfg)), "model_cfg": json.dumps(asdict(model.cfg))}
     if ema is not None:
         state["ema"] = ema.model.state_dict()
-    atomic_torch_save(path, state)
-    note_checkpoint(path, f"step {step}", default_out)
+    write_checkpoint(path, state, f"step {step}", default_out)
 
 
 class EMA:
