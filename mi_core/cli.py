@@ -64,6 +64,7 @@ class ArgumentParser(argparse.ArgumentParser):
 
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
+        kwargs.setdefault("allow_abbrev", False)  # "--seed 5" was read as "--seeds 5" where only --seeds exists
         super().__init__(*args, **kwargs)
         # "-1,1,1" (--mix) or "-1e-3" is a negative number, not an unknown flag (as Python 3.13's argparse reads it)
         self._negative_number_matcher = re.compile(r"^-\.?\d")

@@ -65,10 +65,16 @@ class OutputPathError(ValueError):
     """An output path that cannot or may not be written."""
 
 
+TYPED_AS_FOLDER: set[Path] = set()  # paths typed with a trailing "/", which Path drops ("runs/" is Path("runs"))
+
+
 def user_path(text: str) -> Path:
     """A path as typed: a leading ``~`` or ``~user`` is that home folder, as a shell would read it unquoted (a
     quoted ``"~/runs/x.json"`` used to make a folder named ``~`` in the working folder)."""
-    return Path(os.path.expanduser(text))
+    path = Path(os.path.expanduser(text))
+    if text.endswith(("/", os.sep)) and path != Path(os.sep):
+        TYPED_AS_FOLDER.add(path)
+    return path
 
 
 def missing_file(path: Path, missing: str) -> str:
@@ -123,6 +129,10 @@ def check_output(path: str | Path | None, force: bool = False, option: str = "--
     _check_parents(path, option)
     if path.is_dir():
         raise OutputPathError(f"{option} {path} is a directory; give a file name")
+    if path in TYPED_AS_FOLDER:  # written as a file named "runs", as if the slash were not there
+        raise OutputPathError(f"{option} {path}{os.sep} ends in {os.sep}, a folder's name; give a file name")
+    if path.exists() and not path.is_file():  # the atomic write would replace the pipe or device with a file
+        raise OutputPathError(f"{option} {path} is not a regular file (a named pipe, socket or device); give a file")
     if path.is_symlink() and not path.exists() and not force:  # the write would replace the link itself
         raise OutputPathError(f"{option} {path} already exists, a link to {os.readlink(path)} (which does not "
                               "exist); pass --force to overwrite the link")

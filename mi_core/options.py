@@ -252,6 +252,8 @@ def markdown_file(text: str) -> Path:
     if text != "-" and Path(text).suffix.lower() not in (".md", ".markdown"):
         raise ValueError(f"a Markdown report file ends in .md, got {text!r}")
     path = Path(text) if text == "-" else user_path(text)
+    if text != "-" and path.exists() and not path.is_file():  # a section written there replaced the pipe
+        raise ValueError(f"{path} is not a regular file (a folder, named pipe or device): give a Markdown file")
     try:
         problem = markers_problem(path.read_text()) if path.is_file() else None
     except (OSError, UnicodeDecodeError) as err:

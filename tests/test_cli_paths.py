@@ -124,7 +124,7 @@ def test_pool_file_that_is_a_pipe(work, capsys):
     signal.signal(signal.SIGALRM, hung)
     signal.alarm(60)
     try:
-        rc, err = run(["train-order", "sudoku", "--pool-file", "pool.txt.gz", "--out", "s.safetensors", "--steps",
+        rc, err = run(["train-order", "sudoku", "--pool-file", "pool.txt.gz", "--out", "s.safetensors", "--steps-budget",
                        "1", "--threads", "1", "--device", "cpu"], capsys)
     finally:
         signal.alarm(0)
@@ -221,3 +221,25 @@ def test_sweep_plot_paths(work, capsys):
         signal.alarm(0)
     assert "error: pipe.json is not a regular file" in capsys.readouterr().err
     assert plot_main(["rows.json", "~/p.html"]) == 0 and (Path.home() / "p.html").is_file()
+
+
+def test_an_output_named_as_a_folder_or_a_pipe(work, capsys):
+    """'--json runs/' wrote a file named runs (Path drops the slash); a --json or --markdown naming a named pipe
+    replaced the pipe with a file, even without --force."""
+    rc, err = run(["estimate", "sudoku", "--puzzle", EASY, "--json", "runs/"], capsys)
+    assert rc == 2 and "error: --json runs/ ends in /, a folder's name; give a file name" in err
+    assert not (work / "runs").exists()
+    os.mkfifo(work / "pipe.md")
+    os.mkfifo(work / "pipe.json")
+    rc, err = run(["estimate", "sudoku", "--puzzle", EASY, "--json", "pipe.json", "--force"], capsys)
+    assert rc == 2 and "error: --json pipe.json is not a regular file (a named pipe, socket or device)" in err
+    rc, err = run(["bench-suite", "sudoku", "--markdown", "pipe.md"], capsys)
+    assert rc == 2 and "pipe.md is not a regular file (a folder, named pipe or device)" in err
+    assert (work / "pipe.md").is_fifo() and (work / "pipe.json").is_fifo()
+
+
+def test_an_option_is_not_read_from_its_first_letters(work, capsys):
+    """argparse took a prefix of a long option for the option: ``bench-order protein --seed 5`` ran as ``--seeds 5``
+    (five seeds where one was meant)."""
+    rc, err = run(["bench-order", "protein", "--reference", "r.fasta", "--json", "o.json", "--seed", "5"], capsys)
+    assert rc == 2 and "unrecognized arguments: --seed 5" in err

@@ -1,0 +1,26 @@
+"""The README's "From Python" block runs as printed, and does what its comments say."""
+
+import re
+from pathlib import Path
+
+import torch
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def python_block() -> str:
+    section = README.read_text().split("### From Python", 1)[1]
+    return re.search(r"```python\n(.*?)```", section, re.S)[1]
+
+
+def test_the_readme_python_block_probes_estimates_and_solves(capsys):
+    names: dict = {}
+    exec(compile(python_block(), "README.md (From Python)", "exec"), names)
+    exact, guess, last, sudoku = names["exact"], names["guess"], names["last"], names["sudoku"]
+    assert exact.mi.shape == (81, 81) and torch.allclose(exact.mi, exact.mi.T) and exact.passes == 505
+    assert guess.mi.shape == (1, 81, 81) and exact.entropy.shape == (81,)
+    solution = sudoku.state_text(last.tokens[0])
+    assert sudoku.solution(sudoku.parse_input(names["puzzle"])) == sudoku.parse_input(solution)
+    assert last.passes.tolist() == [4]  # as the comment says
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[-1] == f"{solution} [4]"
