@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import difflib
 import importlib
 import os
 import re
@@ -202,6 +203,19 @@ def command_parser(name: str, command) -> ArgumentParser:
     return parser
 
 
+def near_option(parser: ArgumentParser, key: str | None, extras: list[str]) -> str:
+    """``"; did you mean --seeds?"`` for the first unknown ``--flag`` in ``extras`` that names the start of one of
+    the options of ``parser`` (of its domain ``key``'s parser) or is spelt like one; else ``""``."""
+    subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    own = next((p for s in subs for p in s.choices.values() if p.get_default("domain") == key), parser)
+    flags = [f for action in own._actions for f in action.option_strings if f.startswith("--")]
+    for extra in (e.split("=", 1)[0] for e in extras if e.startswith("--")):
+        near = [f for f in flags if f.startswith(extra)] or difflib.get_close_matches(extra, flags, 1, 0.8)
+        if near:
+            return f"; did you mean {' or '.join(near[:3])}?"
+    return ""
+
+
 def served(command) -> list[Domain]:
     """The domains ``command`` serves: every one, unless it has ``serves(domain)``."""
     serves = getattr(command, "serves", None)
@@ -227,7 +241,8 @@ def parse(argv: list[str]):
     if extras:  # named with the domain's own help, where the options are listed
         key = getattr(args, "domain", None)
         prog = parser.prog + (f" {DOMAINS[key].cli_name}" if key in DOMAINS else "")
-        parser.exit(2, f"error: unrecognized arguments: {' '.join(extras)} (see {prog} --help)\n")
+        parser.exit(2, f"error: unrecognized arguments: {' '.join(extras)}{near_option(parser, key, extras)} (see "
+                       f"{prog} --help)\n")
     args.given, args.argv = frozenset(getattr(args, "given", ())), rest
     return command, args
 

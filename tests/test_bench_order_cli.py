@@ -251,13 +251,64 @@ def test_protein_estimator_is_checked_before_any_row_and_recorded(tmp_path, caps
 
 def test_bench_order_protein_is_seeded_by_its_seeds_alone(tmp_path, capsys):
     """bench-order protein seeds every run with --seeds: it also took a --seed that changed nothing (--seed 5 wrote
-    --seed 0's report); now --seed is not offered, and reads as --seeds."""
+    --seed 0's report); now --seed is not offered, and is refused (no option is read from its first letters)."""
     from mi_core.cli import parse
 
     fasta = tmp_path / "r.fa"
     fasta.write_text(">a\nMKTAYIAKQRQISFVK\n")
     assert cli_main(["bench-order", "protein", "--help"]) == 0
     assert "--seed " not in capsys.readouterr().out
+    assert cli_main(["bench-order", "protein", "--reference", str(fasta), "--json", str(tmp_path / "o.json"),
+                     "--seed", "5"]) == 2
+    assert "error: unrecognized arguments: --seed 5; did you mean --seeds?" in capsys.readouterr().err
     _, args = parse(["bench-order", "protein", "--reference", str(fasta), "--json", str(tmp_path / "o.json"),
-                     "--seed", "5"])
+                     "--seeds", "5"])
     assert args.seeds == [5] and not hasattr(args, "seed")
+
+
+def stop_at(monkeypatch, module, row: int) -> list:
+    """Make ``module.evaluate`` raise KeyboardInterrupt (a Ctrl-C there) when its ``row``-th row begins (0: never);
+    the list returned counts the rows begun."""
+    calls, real = [], module.evaluate
+
+    def stops(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == row:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, "evaluate", stops)
+    return calls
+
+
+def without_seconds(rows: list[dict]) -> list[dict]:
+    return [{k: v for k, v in r.items() if k != "seconds"} for r in rows]
+
+
+def test_a_stopped_bench_order_keeps_its_rows_and_resumes(sudoku_args, tmp_path, capsys, monkeypatch):
+    """bench-order (15 min for two budgets of the Sudoku levels) kept nothing when stopped: its JSON is written at
+    the end. Each finished row is kept in ``OUT.json.partial``; ``--resume`` runs only the rest."""
+    from mi_core.domains.sudoku import bench_order
+
+    whole, out = tmp_path / "whole.json", tmp_path / "rows.json"
+    assert cli_main([*sudoku_args, "--json", str(whole)]) == 0
+    partial = tmp_path / "rows.json.partial"
+    stop_at(monkeypatch, bench_order, 4)
+    capsys.readouterr()
+    assert cli_main([*sudoku_args, "--json", str(out)]) == 130
+    err = capsys.readouterr().err
+    assert f"{partial} keeps the finished rows: add --resume to the same command to continue" in err
+    assert not out.exists() and len(json.loads(partial.read_text())["rows"]) == 3
+    assert cli_main([*sudoku_args, "--json", str(out)]) == 2  # neither --resume nor --force: refused
+    assert "holds the finished rows of an interrupted bench-order: add --resume" in capsys.readouterr().err
+    assert cli_main([*sudoku_args, "--json", str(out), "--resume", "--seed", "3"]) == 2  # other settings
+    assert "was a run of other settings (--seed 0 there, 3 now)" in capsys.readouterr().err
+    calls = stop_at(monkeypatch, bench_order, 0)
+    assert cli_main([*sudoku_args, "--json", str(out), "--resume"]) == 0
+    assert "3 rows already run" in capsys.readouterr().err
+    rows = json.loads(out.read_text())
+    assert len(calls) == len(rows) - 3 and not partial.exists()
+    assert without_seconds(rows) == without_seconds(json.loads(whole.read_text()))
+    assert cli_main([*sudoku_args, "--json", str(out), "--resume", "--force"]) == 2  # nothing left to resume
+    assert "--resume: no interrupted bench-order" in capsys.readouterr().err
+

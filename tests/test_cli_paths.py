@@ -242,4 +242,8 @@ def test_an_option_is_not_read_from_its_first_letters(work, capsys):
     """argparse took a prefix of a long option for the option: ``bench-order protein --seed 5`` ran as ``--seeds 5``
     (five seeds where one was meant)."""
     rc, err = run(["bench-order", "protein", "--reference", "r.fasta", "--json", "o.json", "--seed", "5"], capsys)
-    assert rc == 2 and "unrecognized arguments: --seed 5" in err
+    assert rc == 2 and "unrecognized arguments: --seed 5; did you mean --seeds?" in err
+    rc, err = run(["train-order", "sudoku", "--steps", "1"], capsys)  # ran as --steps-budget 1
+    assert rc == 2 and "unrecognized arguments: --steps 1; did you mean --steps-budget?" in err
+    rc, err = run(["estimate", "sudoku", "--puzzle", EASY, "--treads", "1"], capsys)  # a slip is named too
+    assert rc == 2 and "unrecognized arguments: --treads 1; did you mean --threads?" in err

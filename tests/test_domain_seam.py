@@ -211,6 +211,37 @@ def test_bench_order_decodes_the_toys_inputs_at_each_budget(toy, tmp_path):
     assert "| learned |" in out.with_suffix(".md").read_text()
 
 
+
+def test_the_default_order_bench_keeps_its_rows_and_resumes(toy, tmp_path, monkeypatch):
+    """The engine's own bench-order (the toy brings none) keeps each finished row in ``OUT.json.partial`` and
+    ``--resume`` runs only the rest: the rows equal an uninterrupted run's."""
+    from mi_core.bench import decode
+    from mi_core.decoding.selector import make_order_nets, save_order_net
+
+    selector, states = tmp_path / "sel.safetensors", tmp_path / "toy.txt"
+    save_order_net(make_order_nets(13)[1], selector)
+    states.write_text("ab____\n______\nf_d_b_\n")
+    argv = ["bench-order", "toy6", "--puzzles", str(states), "--selector", str(selector), "--budgets", "2",
+            "--gammas", "0.5", "--json"]
+    assert cli.main([*argv, str(tmp_path / "whole.json")]) == 0
+    calls, real = [], decode.evaluate
+
+    def stops(*args, **kwargs):  # a Ctrl-C as the third row begins, then none
+        calls.append(1)
+        if len(calls) == 3 and stopping:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(decode, "evaluate", stops)
+    stopping = True
+    assert cli.main([*argv, str(tmp_path / "o.json")]) == 130
+    calls[:], stopping = [], False
+    assert cli.main([*argv, str(tmp_path / "o.json"), "--resume"]) == 0
+    rows = json.loads((tmp_path / "o.json").read_text())
+    assert len(calls) == len(rows) - 2 and not (tmp_path / "o.json.partial").exists()
+    whole = json.loads((tmp_path / "whole.json").read_text())
+    assert [{**r, "seconds": 0} for r in rows] == [{**r, "seconds": 0} for r in whole]
+
 def test_generate_fills_the_toys_template(toy, capsys):
     """``generate`` serves every sequence domain, a plugin's too: the exact model fills a template so that all
     six letters differ, one letter a pass (sequential)."""

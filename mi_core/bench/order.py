@@ -12,17 +12,18 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from tqdm import tqdm
 
 from mi_core.bench import decode
-from mi_core.bench.report import markdown_table, update_section
+from mi_core.bench.report import check_partial, markdown_table, partial_path, update_section
 from mi_core.decoding import make_strategy
 from mi_core.decoding.selector import check_order_net_fits, load_order_net
 from mi_core.device import pick_device
 from mi_core.domain import get_domain
-from mi_core.io import atomic_write_json, atomic_write_text, check_output
+from mi_core.io import atomic_write_json, atomic_write_text, check_output, file_sha256, note_on_stop, stops_held
 from mi_core.models.base import load_meta
 from mi_core.options import SKIP, Device, Force, float_list, int_list, markdown_option, option, seed
 
@@ -100,6 +101,7 @@ def write_report(args, payload, text: str, echo: bool = False) -> Path | None:
     every ``--markdown`` is updated; ``--markdown -``: ``text`` on standard output instead. ``echo``: print
     ``text`` as well. The .md path written (None for ``-``)."""
     atomic_write_json(args.json, payload)
+    partial_path(args.json).unlink(missing_ok=True)  # the rows are in --json now
     md = markdown_path(args)
     if str(md) == "-" or echo:
         print(text, flush=True)
@@ -113,15 +115,69 @@ def write_report(args, payload, text: str, echo: bool = False) -> Path | None:
     return md
 
 
+UNKEPT = {"json", "markdown", "force", "resume", "threads", "argv", "given"}  # change no row of a run
+
+
+def run_identity(args) -> dict:
+    """What a bench-order run's rows depend on: its options but those of :data:`UNKEPT`, each file named with its
+    sha256 (a model trained again under its name runs again)."""
+    def value(v):
+        if isinstance(v, Path) or (isinstance(v, str) and Path(v).suffix and Path(v).is_file()):
+            return [str(v), file_sha256(v) if Path(v).is_file() else None]
+        return v if isinstance(v, (int, float, str, bool, type(None), list, dict)) else str(v)
+
+    return json.loads(json.dumps({k: value(v) for k, v in sorted(vars(args).items()) if k not in UNKEPT}))
+
+
+class Rows:
+    """A bench-order run's rows as they finish: each printed as a JSON line above a bar on standard error that
+    counts them (a row decodes every input once: minutes on a CPU), and kept in ``--json``'s .partial file, so a
+    stopped run's ``--resume`` reads them back instead of running them again."""
+
+    def __init__(self, bar, args):
+        self.bar, self.path, self.settings = bar, partial_path(args.json), run_identity(args)
+        self.kept: dict[str, dict] = {}
+        if args.resume:
+            self.kept = read_kept(self.path, self.settings)
+            print(f"{self.path}: {len(self.kept)} rows already run", file=sys.stderr)
+
+    def __call__(self, key, compute: Callable[[], dict], line: Callable[[dict], dict] = lambda row: row) -> dict:
+        """The row of ``key`` (JSON-able: sampler, params, ...): kept, else ``compute()``'s; ``line(row)`` printed."""
+        key = json.dumps(key, sort_keys=True)
+        row = self.kept.get(key)
+        if row is None:
+            row = self.kept[key] = compute()
+            with stops_held():  # the stop line names the file only once it holds this row
+                atomic_write_json(self.path, {"settings": self.settings, "rows": list(self.kept.items())})
+                note_on_stop(f"{self.path} keeps the finished rows: add --resume to the same command to continue")
+        self.bar.write(json.dumps(line(row)), file=sys.stdout)
+        self.bar.update()
+        return row
+
+
+def read_kept(path: Path, settings: dict) -> dict[str, dict]:
+    """The rows an interrupted run of ``settings`` kept in ``path``; ValueError naming what differs."""
+    try:
+        kept = json.loads(path.read_text())
+        rows = {key: row for key, row in kept["rows"] if isinstance(key, str) and isinstance(row, dict)}
+        if not isinstance(kept["settings"], dict) or len(rows) != len(kept["rows"]):
+            raise ValueError
+    except (ValueError, UnicodeDecodeError, TypeError, KeyError):
+        raise ValueError(f"--resume: {path} is not a bench-order's record of finished rows; move it away, or "
+                         "--force") from None
+    if kept["settings"] != settings:
+        differ = ", ".join(f"--{k.replace('_', '-')} {kept['settings'].get(k)} there, {v} now"
+                           for k, v in settings.items() if kept["settings"].get(k) != v)
+        raise ValueError(f"--resume: {path} was a run of other settings ({differ}): give the interrupted command's "
+                         "options, or --force to start again")
+    return rows
+
+
 @contextmanager
-def row_bar(total: int) -> Iterator[Callable[[str], None]]:
-    """``done(line)``: print a finished row's line on standard output, above a bar on standard error that counts
-    the ``total`` rows (a row decodes every input once: minutes on a CPU)."""
+def row_bar(total: int, args) -> Iterator[Rows]:
+    """:class:`Rows` over a bar of ``total`` rows."""
     with tqdm(total=total, desc="bench-order", unit="row", file=sys.stderr) as bar:
-        def done(line: str) -> None:
-            bar.write(line, file=sys.stdout)
-            bar.update()
-        yield done
+        yield Rows(bar, args)
 
 
 def strategy_for(name: str, params: dict, selector: Path):
@@ -145,6 +201,8 @@ class OrderBench:
                                         parse=float_list, range=(0.0, 1e6))
     seed: int = seed()
     json: Path = option(None, "write the rows here", required=True)
+    resume: bool = option(False, "continue an interrupted run of the same options: the rows it finished (kept in "
+                          "--json's .partial file as each finishes) are not run again")
     markdown: Path | None = markdown_option("write the report into this file's own section (bench-order-KEY, e.g. "
                                             "bench-order-sudoku9), keeping the rest (default: the --json path with "
                                             ".md; -: standard output)")
@@ -175,6 +233,7 @@ def options(domain) -> list:
 
 
 def main(args) -> int:
+    check_partial(args, "bench-order")
     check_output(args.json, args.force)
     if args.markdown is None:  # the JSON's own report beside it: replaced only with --force, as the JSON
         check_output(markdown_path(args), args.force, "--json's .md report")
@@ -204,16 +263,18 @@ def run_default(args, domain) -> int:
     configs += [(name, {"gamma": g}, None) for name in ("eb", "mi") for g in gammas.get(name, [])
                 if name == "eb" or estimator]
     configs += [("sequential", {}, None)]
-    rows, recorded = [], decode.model_fields(model, args)
-    with row_bar(len(configs)) as done:
-        for name, params, t in configs:
-            strategy = strategy_for(name, params, selector)
-            if name == "mi":
-                strategy.estimator = estimator
-            res, _ = decode.evaluate(model, inputs.templates, strategy, inputs.metric(), **run)
-            rows.append({"sampler": name, "params": params, "T": t, **res, **inputs.fields, **recorded,
-                         **decode.estimator_fields(getattr(strategy, "estimator", None))})
-            done(json.dumps(rows[-1]))
+    recorded = decode.model_fields(model, args)
+
+    def row(name: str, params: dict, t: int | None) -> dict:
+        strategy = strategy_for(name, params, selector)
+        if name == "mi":
+            strategy.estimator = estimator
+        res, _ = decode.evaluate(model, inputs.templates, strategy, inputs.metric(), **run)
+        return {"sampler": name, "params": params, "T": t, **res, **inputs.fields, **recorded,
+                **decode.estimator_fields(getattr(strategy, "estimator", None))}
+
+    with row_bar(len(configs), args) as rows_done:
+        rows = [rows_done(config, partial(row, *config)) for config in configs]
     score = getattr(inputs.metric(), "score", "accuracy")
     table = markdown_table(rows, [("sampler", "sampler"), ("params", "params"), ("T", "T"), ("n", "n"),
                                   (score, score), ("mean_passes", "mean passes")])

@@ -8,6 +8,28 @@ from pathlib import Path
 from mi_core.io import atomic_write_text
 from mi_core.options import markdown_option, markers_problem, option, section_problem
 
+
+def partial_path(json_path: Path) -> Path:
+    """Where a long benchmark keeps its finished rows until ``--json`` is written: ``OUT.json.partial``."""
+    return json_path.with_name(json_path.name + ".partial")
+
+
+def check_partial(args, command: str) -> Path:
+    """``--json``'s .partial file, refused before any work where it cannot serve: ``--resume`` with none there,
+    or one there (an interrupted run's rows) without ``--resume`` or ``--force``."""
+    partial = partial_path(args.json)
+    if partial.exists() and not partial.is_file():  # found after the first row's work, when it is written
+        raise ValueError(f"{partial}, where {command} keeps its finished rows, is not a file: move it away")
+    if args.resume and not partial.is_file():
+        finished = f" ({args.json} holds a finished {command}'s rows)" if args.json.is_file() else ""
+        raise ValueError(f"--resume: no interrupted {command} {partial} to continue{finished}: run the command "
+                         "without --resume")
+    if partial.is_file() and not (args.resume or args.force):
+        raise ValueError(f"{partial} holds the finished rows of an interrupted {command}: add --resume to continue "
+                         "it, or --force to start again")
+    return partial
+
+
 HEADER = "# MI Lens benchmarks\n\nEvery table below is written by the command named above it; rerunning it replaces its section.\n"
 
 

@@ -20,7 +20,7 @@ from tqdm import tqdm
 
 from mi_core.bench import decode
 from mi_core.bench.metrics import PASS_KEYS
-from mi_core.bench.report import frontier_text, markdown_table, params_text, update_section
+from mi_core.bench.report import check_partial, frontier_text, markdown_table, params_text, partial_path, update_section
 from mi_core.bench.scale import run_cells, runner, sweep_cell
 from mi_core.decoding import STRATEGIES, make_strategy
 from mi_core.decoding.base import check_one_of, typed_params
@@ -125,18 +125,9 @@ def read_rows(path: Path) -> list[dict]:
 
 def check_outputs(args) -> list[dict]:
     """Refuse unwritable outputs before any work; the rows to merge with (``--merge``), else []."""
-    partial = partial_path(args.json)
-    if partial.exists() and not partial.is_file():  # found after the first cell's work, when it is written
-        raise ValueError(f"{partial}, where a sweep keeps its finished cells, is not a file: move it away")
-    if args.resume and not partial.is_file():  # before --json's check: --force would not help here
-        finished = f" ({args.json} holds a finished sweep's rows)" if args.json.is_file() else ""
-        raise ValueError(f"--resume: no interrupted sweep {partial} to continue{finished}: run the command "
-                         "without --resume")
+    check_partial(args, "sweep")  # before --json's check: --force would not help a --resume with nothing to resume
     old = read_rows(args.json) if args.merge else []
     check_output(args.json, args.force or args.merge, "--json")  # --merge rewrites the file it read
-    if partial.is_file() and not (args.resume or args.force):
-        raise ValueError(f"{partial} holds the finished cells of an interrupted sweep: add --resume to continue it, "
-                         "or --force to start again")
     if args.markdown is not None and str(args.markdown) != "-":
         check_output(args.markdown, True, "--markdown")  # a report file: its own section is replaced
     return old
@@ -234,11 +225,6 @@ def main(args) -> int:
         section = getattr(inputs_cls, "sweep_section", None) or partial(puzzle_section, figures=metric_figures(results))
         section(rows, inputs.name, device, precision, cmd, args.markdown)
     return 0
-
-
-def partial_path(json_path: Path) -> Path:
-    """Where a sweep keeps its finished cells until ``--json`` is written: ``OUT.json.partial``."""
-    return json_path.with_name(json_path.name + ".partial")
 
 
 def cell_key(point: tuple[str, dict, str | None], estimator: dict | None = None) -> str:

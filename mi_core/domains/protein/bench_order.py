@@ -8,9 +8,9 @@ mean passes are <= T."""
 from __future__ import annotations
 
 import itertools
-import json
 from collections import Counter
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -27,7 +27,7 @@ from mi_core.options import SEED_MAX, int_list, option, option_text
 
 
 def protein_rows(model, domain, description: str, lengths_by_seed: dict, reference, budgets: list[int], gammas: list[float],
-                 selector: Path, estimator: Path | None = None) -> list[dict]:
+                 selector: Path, estimator: Path | None, args) -> list[dict]:
     """One row per (sampler, params, seed): JSDs, floors, passes; mi is skipped without an estimator. Each row
     is printed as a JSON line (less its pass histogram) as it is done, above a bar that counts them."""
     estimator = default_estimator(model, domain, estimator)
@@ -39,21 +39,20 @@ def protein_rows(model, domain, description: str, lengths_by_seed: dict, referen
         configs += [("learned", {"steps": t, "mode": mode}, t) for mode in ("threshold", "sample")]
     configs += [("eb", {"gamma": g}, None) for g in gammas]
     configs += [("mi", {"gamma": g, "estimator": str(estimator)}, None) for g in gammas if estimator is not None]
-    rows = []
-    with row_bar(len(configs) * len(lengths_by_seed)) as done:
-        for (name, params, t), (seed, lengths) in itertools.product(configs, lengths_by_seed.items()):
-            metric = CompositionMetric([r.tokens for r in reference], seed=seed)
-            res, gen = evaluate(model, as_templates(lengths), strategy_for(name, params, selector), metric,
-                                temperature=1.0, seed=seed, batch_size=64, device=model.device, seeding="per batch")
-            shown = {k: v for k, v in params.items() if k != "estimator"}
-            row = {"sampler": name, "params": shown, "seed": seed, "T": t,
-                   **{k: res[k] for k in ("n", "mean_passes", "jsd_aa", "jsd_dipeptide", "jsd_aa_floor",
-                                          "jsd_dipeptide_floor")}, "seconds": gen.seconds,
-                   "mean_identity": res["diversity"]["mean_identity"],
-                   "passes_hist": dict(sorted(Counter(gen.passes).items()))}
-            rows.append(row)
-            done(json.dumps({k: v for k, v in row.items() if k != "passes_hist"}))
-    return rows
+    def row(name: str, params: dict, t: int | None, seed: int, lengths) -> dict:
+        metric = CompositionMetric([r.tokens for r in reference], seed=seed)
+        res, gen = evaluate(model, as_templates(lengths), strategy_for(name, params, selector), metric,
+                            temperature=1.0, seed=seed, batch_size=64, device=model.device, seeding="per batch")
+        return {"sampler": name, "params": {k: v for k, v in params.items() if k != "estimator"}, "seed": seed,
+                "T": t, **{k: res[k] for k in ("n", "mean_passes", "jsd_aa", "jsd_dipeptide", "jsd_aa_floor",
+                                               "jsd_dipeptide_floor")}, "seconds": gen.seconds,
+                "mean_identity": res["diversity"]["mean_identity"],
+                "passes_hist": dict(sorted(Counter(gen.passes).items()))}
+
+    with row_bar(len(configs) * len(lengths_by_seed), args) as done:
+        return [done([name, params, t, seed], partial(row, name, params, t, seed, lengths),
+                     lambda r: {k: v for k, v in r.items() if k != "passes_hist"})
+                for (name, params, t), (seed, lengths) in itertools.product(configs, lengths_by_seed.items())]
 
 
 def protein_summary(rows: list[dict]) -> list[dict]:
@@ -111,7 +110,8 @@ def run_bench(args, domain) -> int:
     lengths_by_seed = {seed: draw_lengths(args.samples, lo, hi, seed) for seed in seeds}
     reference = reference_set(args.reference)
     gammas = gammas_of(args, (8.0, 16.0, 32.0, 64.0))
-    rows = protein_rows(model, domain, description, lengths_by_seed, reference, budgets, gammas, selector, estimator)
+    rows = protein_rows(model, domain, description, lengths_by_seed, reference, budgets, gammas, selector, estimator,
+                        args)
     summary = protein_summary(rows)
     payload = {"model": description, "selector": str(selector), "estimator": estimator and display_path(estimator),
                "lengths": args.lengths, "samples": args.samples, "seeds": seeds, "rows": rows, "summary": summary}

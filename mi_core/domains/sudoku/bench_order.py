@@ -13,7 +13,6 @@ goal where top_margin is >= 20%).
 
 from __future__ import annotations
 
-import json
 import math
 import sys
 from collections import Counter
@@ -60,18 +59,19 @@ def parse_gamma_map(spec: str) -> dict[int, float]:
     return gammas
 
 
-def run(model, records, name: str, params: dict, selector: Path, seed: int, bf16: bool = False, done=print,
+def run(model, records, name: str, params: dict, selector: Path, seed: int, bf16: bool = False, done=None,
         estimator: str | None = None, **extra) -> dict:
-    """One sampler's row (``extra`` appended), handed to ``done`` as a JSON line as it is done; a sampler that reads
-    MI reads ``estimator``."""
-    strategy = with_default_estimator(strategy_for(name, params, selector), estimator)
-    res = evaluate(model, records, strategy, batch_size=256, seed=seed, bf16=bf16, device=model.device)
-    row = {"sampler": name, "params": params, **{k: res[k] for k in ("n", "accuracy", "mean_passes", "seconds")},
-           "by_level": {lvl: round(v["accuracy"], 4) for lvl, v in res.get("by_level", {}).items()},
-           "passes_hist": dict(sorted(Counter(res["passes"]).items())),
-           **decode.estimator_fields(getattr(strategy, "estimator", None)), **extra}
-    done(json.dumps(row))
-    return row
+    """One sampler's row (``extra`` appended), kept and printed by ``done`` (:class:`~mi_core.bench.order.Rows`) as
+    it is done, or read back from an interrupted run's; a sampler that reads MI reads ``estimator``."""
+    def row() -> dict:
+        strategy = with_default_estimator(strategy_for(name, params, selector), estimator)
+        res = evaluate(model, records, strategy, batch_size=256, seed=seed, bf16=bf16, device=model.device)
+        return {"sampler": name, "params": params, **{k: res[k] for k in ("n", "accuracy", "mean_passes", "seconds")},
+                "by_level": {lvl: round(v["accuracy"], 4) for lvl, v in res.get("by_level", {}).items()},
+                "passes_hist": dict(sorted(Counter(res["passes"]).items())),
+                **decode.estimator_fields(getattr(strategy, "estimator", None)), **extra}
+
+    return row() if done is None else done([name, params, extra], row)
 
 
 def goal_lines(margin: dict, learned: dict, label: str, levels: list[str]) -> list[str]:
@@ -188,7 +188,7 @@ def run_bench(args, domain) -> int:
         grid += [("mi", {"gamma": g, "lam": 0.5, "relative": True}) for g in gammas]  # the sweeps' best MI cost
     grid.append(("sequential", {}))
     total = sum(len(budget_configs(t, args, mi_gammas)) + 1 for t in budgets) + len(grid)
-    with row_bar(total) as done:
+    with row_bar(total, args) as done:
         rows = [row for t in budgets for row in budget_rows(model, records, args, t, mi_gammas, done)]
         rows += [run(model, records, name, params, args.selector, args.seed, args.bf16, done, args.estimator)
                  for name, params in grid]
