@@ -309,6 +309,28 @@ def test_a_stopped_bench_order_keeps_its_rows_and_resumes(sudoku_args, tmp_path,
     rows = json.loads(out.read_text())
     assert len(calls) == len(rows) - 3 and not partial.exists()
     assert without_seconds(rows) == without_seconds(json.loads(whole.read_text()))
+    assert "--resume" not in out.with_suffix(".md").read_text()  # the report names the command to run again
     assert cli_main([*sudoku_args, "--json", str(out), "--resume", "--force"]) == 2  # nothing left to resume
     assert "--resume: no interrupted bench-order" in capsys.readouterr().err
 
+
+
+def test_a_stop_between_the_json_and_its_report_resumes_both(sudoku_args, tmp_path, capsys, monkeypatch):
+    """The JSON and its .md report are two writes: stopped between them, the rows were in the JSON and the report
+    missing, and the same command refused the JSON without --force. The rows stay kept until both are written."""
+    from mi_core.bench import order
+    from mi_core.domains.sudoku import bench_order
+
+    out, real = tmp_path / "rows.json", order.atomic_write_text
+
+    def stop(*args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(order, "atomic_write_text", stop)
+    assert cli_main([*sudoku_args, "--json", str(out)]) == 130
+    assert out.is_file() and not out.with_suffix(".md").exists()
+    monkeypatch.setattr(order, "atomic_write_text", real)
+    calls = stop_at(monkeypatch, bench_order, 0)
+    assert cli_main([*sudoku_args, "--json", str(out), "--resume"]) == 0
+    assert not calls and "### T = 2" in out.with_suffix(".md").read_text()  # no row run again
+    assert not (tmp_path / "rows.json.partial").exists()

@@ -101,17 +101,18 @@ def write_report(args, payload, text: str, echo: bool = False) -> Path | None:
     every ``--markdown`` is updated; ``--markdown -``: ``text`` on standard output instead. ``echo``: print
     ``text`` as well. The .md path written (None for ``-``)."""
     atomic_write_json(args.json, payload)
-    partial_path(args.json).unlink(missing_ok=True)  # the rows are in --json now
     md = markdown_path(args)
     if str(md) == "-" or echo:
         print(text, flush=True)
+    argv = [a for a in getattr(args, "argv", None) or [] if a != "--resume"]
+    command = f"`python -m mi_core bench-order {shlex.join(argv)}`\n\n" if argv else ""
     if str(md) == "-":
-        return None
-    command = f"`python -m mi_core bench-order {shlex.join(args.argv)}`\n\n" if getattr(args, "argv", None) else ""
-    if args.markdown is None:  # the report's own file beside the JSON (--force checked): written whole
+        md = None
+    elif args.markdown is None:  # the report's own file beside the JSON (--force checked): written whole
         atomic_write_text(md, command + text + "\n")
     else:
         update_section(f"bench-order-{get_domain(args.domain).key}", command + text, md)
+    partial_path(args.json).unlink(missing_ok=True)  # stopped before, --resume writes both files again at once
     return md
 
 
@@ -234,9 +235,9 @@ def options(domain) -> list:
 
 def main(args) -> int:
     check_partial(args, "bench-order")
-    check_output(args.json, args.force)
+    check_output(args.json, args.force or args.resume)  # resumed: the stopped run's, written before its report
     if args.markdown is None:  # the JSON's own report beside it: replaced only with --force, as the JSON
-        check_output(markdown_path(args), args.force, "--json's .md report")
+        check_output(markdown_path(args), args.force or args.resume, "--json's .md report")
     elif str(args.markdown) != "-":
         check_output(args.markdown, True, "--markdown")  # a report file: its own section is replaced
     domain = get_domain(args.domain)
