@@ -2,7 +2,8 @@
 
 ``python scripts/tour_screenshots.py [--out docs/screenshots] [--width 1280] [--view NAME=LINK[@HEIGHT] ...]``
 
-``--view`` (repeatable) captures those links instead of the tour, e.g. ``--view about=About@2000``; the
+``--mobile`` opens each view as a phone would (a touch screen and a user agent with "Mobi", which the app wraps
+titles for; give ``--width 390``). ``--view`` (repeatable) captures those links instead of the tour, e.g. ``--view about=About@2000``; the
 environment passes through to the app (``MI_LENS_DOMAINS=brackets PYTHONPATH=examples:.`` shows a plugin).
 
 Needs Debian's Chromium (``apt-get install -y chromium``) and the ``playwright`` package. Each view is opened
@@ -24,6 +25,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
          "--disable-component-update", "--no-first-run", "--disable-sync", "--disable-quic"]
+# a phone's browser (Chrome on Android): the app reads "Mobi" in it (figures.title_chars)
+MOBILE_AGENT = ("Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) "
+                "Chrome/131.0.0.0 Mobile Safari/537.36")
 READY = '[data-testid="stApp"][data-test-connection-state="CONNECTED"][data-test-script-state="notRunning"]'
 HARDER = "preset=harder+%C2%B7+24+clues"  # the showcase and this one hold strong MI (0.89 and 0.94 nats at most)
 # (file name, link, page height to capture)
@@ -70,8 +74,9 @@ def wait_ready(page) -> None:
     page.wait_for_timeout(2000)  # plotly draws after the script has finished
 
 
-def capture(browser, url: str, path: Path, width: int, height: int) -> None:
-    page = browser.new_page(viewport={"width": width, "height": height})
+def capture(browser, url: str, path: Path, width: int, height: int, mobile: bool = False) -> None:
+    phone = {"user_agent": MOBILE_AGENT, "is_mobile": True, "has_touch": True, "device_scale_factor": 1} if mobile else {}
+    page = browser.new_page(viewport={"width": width, "height": height}, **phone)
     page.goto(url)
     wait_ready(page)
     if page.locator('[data-testid="stException"]').count():
@@ -95,6 +100,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--out", type=Path, default=ROOT / "docs" / "screenshots")
     p.add_argument("--width", type=int, default=1280)
+    p.add_argument("--mobile", action="store_true", help="open the views as a phone (a mobile user agent, touch)")
     p.add_argument("--view", type=view, action="append", help="NAME=LINK[@HEIGHT]: capture this link instead of the "
                    "tour (repeatable)")
     args = p.parse_args()
@@ -111,7 +117,7 @@ def main() -> None:
             browser = pw.chromium.launch(executable_path=exe, args=FLAGS)
             for name, link, height in args.view or VIEWS:
                 path = args.out / f"{name}.png"
-                capture(browser, f"http://127.0.0.1:{port}/{link}", path, args.width, height)
+                capture(browser, f"http://127.0.0.1:{port}/{link}", path, args.width, height, args.mobile)
                 print(path)
             browser.close()
     finally:
