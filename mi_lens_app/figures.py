@@ -156,6 +156,11 @@ def title_chars(wide: bool = False) -> int:
     return TITLE_CHARS if agent is None or "Mobi" in agent else WIDE_TITLE_CHARS[wide]
 
 
+def on_phone() -> bool:
+    """Whether the app's page runs in a phone's browser (its user agent says "Mobi"); False outside the app."""
+    return "Mobi" in (browser_agent() or "")
+
+
 def browser_agent() -> str | None:
     """The user agent of the browser the app's page runs in; None outside the app or when the browser sent none."""
     st = sys.modules.get("streamlit")  # not imported: not the app

@@ -331,7 +331,9 @@ def player(domain, pz, traces, count, view=None, present=False, stacked=False):
             st.rerun()
         st.session_state["step"] = step + 1
     step = widgets.frame_controls(count, compact=present)
-    one_per_row = stacked or domain.layout == "sequence"  # the sequence strip needs the whole width
+    # the sequence strip needs the whole width; a phone stacks columns, and a row of headers above a row of grids put
+    # both strategies' numbers above both grids, the second grid's a screen away from it
+    one_per_row = stacked or domain.layout == "sequence" or figures.on_phone()
     if one_per_row:
         places, heads = [st.container(), st.container()], [None, None]
     else:  # a row of headers, then a row of grids: they start level however either header wraps

@@ -277,3 +277,23 @@ def test_the_step_table_of_mask_predict_gives_the_digits_it_wrote_and_masked_aga
     table = at.dataframe[0].value
     assert len(table) == 45 and table["masked again"].sum() == 30  # 45 blanks: all written, 30 masked again
     assert (table["digit"] > 0).all()  # the written digit, not the mask's 0
+
+
+PHONE = "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/142.0 Mobile Safari/537.36"
+
+
+def test_on_a_phone_each_line_of_numbers_sits_above_its_own_grid(env):
+    """A phone stacks columns: a row of both headers above a row of both grids read header A, header B, grid A,
+    grid B, and the second strategy's passes and errors sat a screen above its grid. On a phone each strategy's
+    frame is one block (its line of numbers, then its grid); a larger screen keeps the headers in a row, level."""
+    from mi_lens_app import figures
+
+    order = {}
+    for agent in (PHONE, None):
+        env.setattr(figures, "browser_agent", lambda agent=agent: agent)
+        at = run_page("pages/3_Decoding.py", preset=EASY_PRESET, a="topk", a_topk_k="4", b="eb", step="3")
+        assert_clean(at)
+        order[agent] = ["grid" if "mi-grid" in m.value else "numbers" for m in at.markdown
+                        if "mi-grid" in m.value or m.value.startswith("step\u00a0**")]
+    assert order[PHONE] == ["numbers", "grid", "numbers", "grid"]
+    assert order[None] == ["numbers", "numbers", "grid", "grid"]
