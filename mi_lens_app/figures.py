@@ -161,6 +161,20 @@ def on_phone() -> bool:
     return "Mobi" in (browser_agent() or "")
 
 
+# a colour bar under a phone's chart, across its width: beside the plot it took ~100 of the chart's ~340 px, and left
+# the 81 x 81 MI map 181 px (2.2 px a cell) and 60 residues of the arc graph 3.8 px each. At the figure's bottom edge
+# (container coordinates), below the axis labels; the figure keeps ``PHONE_COLORBAR_ROOM`` px of margin for it
+PHONE_COLORBAR = {"orientation": "h", "yref": "container", "y": 0.0, "yanchor": "bottom", "x": 0.5, "xanchor": "center",
+                  "len": 0.9, "thickness": 12, "title": {"side": "bottom"}}
+PHONE_COLORBAR_ROOM = 80
+
+
+def phone_colorbar(colorbar: dict) -> dict:
+    """``colorbar`` (title, ticks) laid across the bottom of a phone's chart (:data:`PHONE_COLORBAR`)."""
+    title = {**colorbar.get("title", {}), **PHONE_COLORBAR["title"]}
+    return {**colorbar, **PHONE_COLORBAR, "title": title}
+
+
 def browser_agent() -> str | None:
     """The user agent of the browser the app's page runs in; None outside the app or when the browser sent none."""
     st = sys.modules.get("streamlit")  # not imported: not the app
@@ -465,12 +479,13 @@ def mi_heatmap(mi: np.ndarray, box: int, labels: list[str], *, order: str = "row
                zmin: float | None = 0.0, zmax: float | None = None, colorscale: str = "Viridis",
                zmid: float | None = None, title: str = "", value_name: str = "MI (nats)",
                height: int = 560, scale: str = "linear", clickable: bool | np.ndarray = False,
-               also: tuple[str, np.ndarray] | None = None) -> go.Figure:
+               also: tuple[str, np.ndarray] | None = None, narrow: bool = False) -> go.Figure:
     """An ``(N, N)`` matrix as a heatmap, cells in ``order`` with box lines; the selected cell's row and
     column are outlined. ``scale``: ``linear``, ``log`` or ``percentile`` colours (see :func:`scaled`; the
     hover always reads the value itself); ``clickable``: lay a :func:`click_layer` over it (an ``(N,)`` bool
     array: over the pairs of those cells only); ``also``: ``(name, (N, N) matrix)`` shown in the click
-    layer's hover beside the value (the exact MI on the estimated map)."""
+    layer's hover beside the value (the exact MI on the estimated map). ``narrow``: a phone's chart, the
+    matrix as wide as the chart (its colour bar below, its groups named on the left only)."""
     cells = mi.shape[0]
     n = _side(cells)
     perm = cell_order(cells, box, order)
@@ -482,6 +497,8 @@ def mi_heatmap(mi: np.ndarray, box: int, labels: list[str], *, order: str = "row
     value = "%{z:.4g}" if z is raw else "%{customdata:.4g}"
     colorbar = {"title": {"text": scale_title(value_name, scale), "side": "right"},
                 "thickness": 14, **(ticks or {})}
+    if narrow:
+        colorbar = phone_colorbar(colorbar)
     fig = go.Figure(go.Heatmap(z=z, x=names, y=names, colorscale=colorscale, zmin=zmin, zmax=zmax, zmid=zmid,
                                name=value_name, customdata=None if z is raw else raw,
                                hovertemplate="%{y} · %{x}<br>" + value_name + " " + value + "<extra></extra>",
@@ -505,10 +522,11 @@ def mi_heatmap(mi: np.ndarray, box: int, labels: list[str], *, order: str = "row
             "automargin": True, "showgrid": False, "zeroline": False, "range": [-0.5, cells - 0.5],
             "constrain": "domain"}  # both axes shrink to the square: the tick labels stay next to the matrix
     fig.update_layout(title={"text": title, "x": 0.02}, height=height, shapes=shapes, font=FONT,
-                      margin={"l": 10, "r": 10, "t": 50, "b": 10}, plot_bgcolor="white", showlegend=False,
+                      margin={"l": 10, "r": 10, "t": 50, "b": PHONE_COLORBAR_ROOM if narrow else 10},
+                      plot_bgcolor="white", showlegend=False,
                       # x labels upright always: plotly's own choice, made before the square shrinks the axis,
                       # left them level and running together ("row 1row 2") at 1024 px
-                      xaxis=dict(axis, tickangle=-90),
+                      xaxis=dict(axis, tickangle=-90, showticklabels=not narrow),
                       yaxis=dict(axis, autorange=False, range=[cells - 0.5, -0.5], scaleanchor="x"),
                       clickmode="event+select", dragmode="zoom")
     return fig

@@ -393,3 +393,19 @@ def test_the_shared_figure_cache_keeps_a_phones_titles_from_a_laptop(monkeypatch
     assert built[0] == built[2] != built[1]
     assert max(map(len, built[0].split("<br>"))) <= 35 < max(map(len, built[1].split("<br>")))
     support._figure.clear()
+
+
+@pytest.mark.parametrize("agent", [PHONE, DESKTOP])
+def test_a_phones_mi_map_is_as_wide_as_its_chart(env, agent):
+    """On a 390-px phone the 81 x 81 map shared its ~340-px chart with a colour bar beside it and labels below it:
+    181 px, 2.2 px a cell. There the colour bar lies under the map and the groups are named on the left only (the
+    map is symmetric), and the map takes the chart's width (273 px, 3.4 a cell); a larger screen's is as it was."""
+    env.setattr(figures, "browser_agent", lambda: agent)
+    at = run_page("pages/1_MI_maps.py")
+    assert_clean(at)
+    spec = specs(at)["MI, neural estimator"]
+    bar = spec["data"][0]["colorbar"]
+    phone = agent == PHONE
+    assert (bar.get("orientation") == "h") == phone and (bar.get("yref") == "container") == phone
+    assert spec["layout"]["xaxis"].get("showticklabels", True) != phone  # names along the bottom only off a phone
+    assert (spec["layout"]["margin"]["b"] >= figures.PHONE_COLORBAR_ROOM) == phone  # room for the bar below
