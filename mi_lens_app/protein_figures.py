@@ -18,11 +18,13 @@ from mi_lens_app.figures import (
     ERROR_COLOR,
     FONT,
     MUTED_COLOR,
+    PHONE_COLORBAR_ROOM,
     SELECTED_COLOR,
     click_layer,
     color_max,
     dark_fill,
     extra_title_room,
+    phone_colorbar,
     scale_title,
     scaled,
     selected_shapes,
@@ -37,6 +39,18 @@ MAX_STRIP_ROWS = 60  # decoding steps shown in the strip (the most recent ones)
 # a residue's label and an amino acid's letter on a projector: at 11 px (9 px in the arc graph) they could not be read
 # at 1024 px; plotly shows fewer residue labels where they do not fit, and the hover names each
 LETTER_PX = 14
+PHONE_PLOT_PX = 330  # the plot of a chart as wide as a 390-px phone's page, its colour bar below it
+LETTER_WIDTH = 0.75  # a capital's width in ems, W and M rounded down: letters this far apart do not touch
+
+
+def letter_px(count: int, narrow: bool = False) -> int:
+    """The font size of ``count`` residue letters in a row across a chart; ``narrow``: a phone's, where 60 letters
+    of 14 px had 3.8 px each and ran together: as large as fits :data:`PHONE_PLOT_PX`, 6 to :data:`LETTER_PX` px."""
+    if narrow:
+        return int(np.clip(PHONE_PLOT_PX / count / LETTER_WIDTH, 6, LETTER_PX))
+    return LETTER_PX if count <= 60 else 12 if count <= 80 else 9 if count <= 160 else 7
+
+
 MASKED_COLOR = MUTED_COLOR  # still-masked positions (`_`, the contact map's diagonal marks)
 
 
@@ -174,12 +188,13 @@ def _arc(i: int, j: int, steps: int = 24) -> tuple[np.ndarray, np.ndarray]:
 def arc_figure(letters: str, labels: list[str], masked: np.ndarray, mi: np.ndarray, *, noun: str = "residue",
                cap: int = MAX_ARCS, start: int = 0, size: int | None = None,
                min_sep: int = 1, selected: int | None = None, title: str = "Arc graph",
-               height: int = 420, scale: str = "linear") -> go.Figure:
+               height: int = 420, scale: str = "linear", narrow: bool = False) -> go.Figure:
     """The dependency graph along the sequence: residues on a line, the ``cap`` strongest pairs as arcs
     whose width and opacity grow with MI (the title says how many of how many are drawn), a dot atop each
     coloured by its MI under ``scale`` (``figures.scaled``; percentile: its rank among the pairs drawn).
     ``start``, ``size``: the window of residues drawn, in letters sized to it (all of them by default); the pairs
-    are the whole sequence's, and an arc to a residue outside the window leaves the frame."""
+    are the whole sequence's, and an arc to a residue outside the window leaves the frame. ``narrow``: a phone's
+    chart, its colour bar below the plot and its letters sized to the phone (:func:`letter_px`)."""
     n = len(letters)
     lo, hi = window(n, start, size or n)
     i, j, w, total = top_pairs(mi, masked, min_sep=min_sep, limit=cap)
@@ -197,11 +212,12 @@ def arc_figure(letters: str, labels: list[str], masked: np.ndarray, mi: np.ndarr
                                      line={"color": f"rgba(31,95,191,{alpha})", "width": width}))
     if len(w):
         color, cmin, cmax, ticks = scaled(w, scale, 0.0, top)
+        colorbar = {"title": {"text": scale_title("MI (nats)", scale), "side": "right"}, "thickness": 14,
+                    **(ticks or {})}
         fig.add_trace(go.Scatter(x=(i + j) / 2 + 1, y=(j - i) / 2, mode="markers", name="arc tops",
                                  marker={"size": 6, "color": color, "colorscale": "Viridis", "cmin": cmin, "cmax": cmax,
-                                         "showscale": True, "colorbar": {"title": {"text": scale_title("MI (nats)", scale),
-                                                                                   "side": "right"}, "thickness": 14,
-                                                                         **(ticks or {})}},
+                                         "showscale": True,
+                                         "colorbar": phone_colorbar(colorbar) if narrow else colorbar},
                                  hovertext=[f"{labels[a]} · {labels[b]}: {v:.4g} nats" for a, b, v in zip(i, j, w)],
                                  hoverinfo="text"))
     x = np.arange(1, n + 1)
@@ -210,14 +226,16 @@ def arc_figure(letters: str, labels: list[str], masked: np.ndarray, mi: np.ndarr
     if selected is not None:
         colors[selected] = SELECTED_COLOR
     fig.add_trace(go.Scatter(x=x, y=np.zeros(n), mode="text", text=list(letters), name="residues",
-                             textfont={"size": LETTER_PX if hi - lo <= 60 else 12 if hi - lo <= 80 else 9 if hi - lo <= 160
-                                       else 7, "color": colors.tolist()},
+                             textfont={"size": letter_px(hi - lo, narrow), "color": colors.tolist()},
                              hovertext=labels, hoverinfo="text"))
     ends_in = ((i >= lo) & (i < hi)) | ((j >= lo) & (j < hi))  # the window's arcs set the height drawn
     span = max((j - i)[ends_in].max() / 2 if ends_in.any() else 1, 1)
     drawn = f"{len(w)} strongest of {total} pairs (cap {cap})" if total > len(w) else f"all {total} pairs"
     shown = f"; {noun}s {lo + 1}-{hi} of {n} shown" if hi - lo < n else ""
-    _layout(fig, f"{title}: {drawn}{shown}", height, wide=True,
+    title = f"{title}: {drawn}{shown}"
+    room = {"margin": {"l": 10, "r": 10, "t": 50 + extra_title_room(wrap_title(title, title_chars(True))),
+                       "b": PHONE_COLORBAR_ROOM + 50}} if narrow else {}  # below the axis's numbers and name
+    _layout(fig, title, height + (PHONE_COLORBAR_ROOM if narrow else 0), wide=True, **room,
             xaxis={"range": [lo + 0.5 if lo else 0, hi + 0.5 if hi < n else n + 1], "showgrid": False,
                    "zeroline": False, "title": noun},
             yaxis={"range": [-span * 0.08, span * 1.05], "visible": False})

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from mi_lens_app import links, support, texts
+from mi_lens_app import figures, links, support, texts
 from mi_lens_app.domains import Domain, Puzzle
 from mi_lens_app.protein_figures import WINDOW
 from mi_lens_app.sequences import MASK_MODES, Masking
@@ -19,6 +19,7 @@ links.choices("mask_mode", lambda: list(MASK_CHOICES))
 BIND = links.BIND
 
 SIZES = [60, WINDOW, 200]  # the window sizes offered, residues
+PHONE_SIZE = 30  # a phone's window: 60 residues across its ~330-px plots ran their letters together (3.8 px each)
 
 
 def sequence_picker(domain: Domain) -> Puzzle | None:
@@ -165,16 +166,19 @@ def _sequence_uploaded(domain) -> tuple[str, str, Masking] | None:
 
 
 def window_picker(length: int, key: str = "win", where=None, masked: list[int] = (),
-                  size: int = SIZES[0]) -> tuple[int, int]:
+                  size: int | None = None) -> tuple[int, int]:
     """``(start, size)`` of the residue window sequences longer than 60 are drawn in: 60 residues unless a wider
     window is picked (an antibody's 120 letters, all drawn by default, were 9 px tall on a 1024-px projector; 60 are
-    14 px). A window opens a few residues before the first of the ``masked`` positions, and again on another
-    sequence or mask. ``size``: the window it starts at (one of :data:`SIZES`)."""
-    if length <= SIZES[0]:
+    14 px); on a phone, sequences longer than 30 in :data:`PHONE_SIZE` (a narrower window is offered everywhere, so
+    a phone's link opens anywhere). A window opens a few residues before the first of the ``masked`` positions, and
+    again on another sequence or mask. ``size``: the window it starts at (one of :data:`SIZES`)."""
+    size = size or (PHONE_SIZE if figures.on_phone() else SIZES[0])
+    if length <= size:
         return 0, length
     where = where or st
     box, slider = where.columns([1, 3])  # the slider only when the window is narrower than the sequence
-    size = box.selectbox("Window", SIZES, index=SIZES.index(size), key=f"{key}_size", bind=BIND,
+    sizes = [PHONE_SIZE, *SIZES]
+    size = box.selectbox("Window", sizes, index=sizes.index(size), key=f"{key}_size", bind=BIND,
                         help="residues drawn at once: fewer draw larger letters; long sequences stay responsive")
     if size >= length:
         return 0, length

@@ -249,7 +249,7 @@ def sequence_maps(domain, pz, m):
     k = st.slider("Arc graph: strongest pairs", 10, protein_figures.MAX_ARCS, 60, step=10, key="arcs",
                   bind=links.bound("arcs"), help=f"at most {protein_figures.MAX_ARCS} arcs are drawn")
     arcs = support.shared_figure(protein_figures.arc_figure, pz.text, labels, m.masked, m.mi, noun=domain.nouns[0],
-                                 cap=k, selected=cell, scale=scale, start=start, size=size)
+                                 cap=k, selected=cell, scale=scale, start=start, size=size, narrow=figures.on_phone())
     widgets.chart(arcs, key="arcs_graph")
     i, j, w, _ = protein_figures.top_pairs(m.mi, m.masked, limit=k)
     pairs_table([(int(a), int(b), float(v), None) for a, b, v in zip(i, j, w)], labels)

@@ -304,3 +304,30 @@ def test_a_plain_pasted_sequence_is_called_the_sequence():
     assert record.name == "sequence" and count == 1
     with pytest.raises(ValueError, match=r"^sequence: not an antibody variable domain"):
         get_domain("antibody").read(record.text(), record.name)
+
+
+PHONE = "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/142.0 Mobile Safari/537.36"
+
+
+@pytest.mark.parametrize("agent", [PHONE, None])
+def test_a_phones_arc_graph_keeps_its_letters_apart(env, agent, monkeypatch):
+    """On a 390-px phone the arc graph drew 60 residues of 14 px in a 230-px plot (3.8 px each): the letters ran
+    together. A phone opens a window of 30 residues, lays the colour bar under the plot, and sizes the letters so
+    they fit the plot; a larger screen keeps 60 residues of 14 px."""
+    from mi_lens_app import figures
+
+    monkeypatch.setattr(figures, "browser_agent", lambda: agent)
+    at = run_page("pages/1_MI_maps.py", domain="antibody")
+    assert_clean(at)
+    phone = agent == PHONE
+    assert at.selectbox(key="win_size").value == (30 if phone else 60)
+    arcs = next(s for t, s in specs(at).items() if t.startswith("Arc graph"))
+    letters = next(t for t in arcs["data"] if t.get("name") == "residues")
+    lo, hi = arcs["layout"]["xaxis"]["range"]
+    count, size = round(hi - lo), letters["textfont"]["size"]
+    assert (count, size) == ((30, protein_figures.LETTER_PX) if phone else (60, protein_figures.LETTER_PX))
+    if phone:  # each letter within its share of a phone's plot, the colour bar below the plot
+        assert count * size * protein_figures.LETTER_WIDTH <= protein_figures.PHONE_PLOT_PX
+        bar = next(t for t in arcs["data"] if t.get("name") == "arc tops")["marker"]["colorbar"]
+        assert bar["orientation"] == "h"
+    assert protein_figures.letter_px(60, narrow=True) * 60 * protein_figures.LETTER_WIDTH <= protein_figures.PHONE_PLOT_PX
