@@ -8,8 +8,9 @@ from dataclasses import dataclass, field
 
 import torch
 
-from mi_core.decoding.base import rank_pick
+from mi_core.decoding.base import Strategy, rank_pick
 from mi_core.mi.entropy import entropy_from_logits
+from mi_core.models.base import check_tokens
 
 
 @dataclass
@@ -92,11 +93,13 @@ def decode(model, tokens: torch.Tensor, strategy, temperature: float = 0.0, seed
     run past the end change nothing and their frames are dropped.
 
     Raises:
-        ValueError: bad tokens, temperature or ``sync_every``.
+        ValueError: bad tokens (not ``(B, N)`` int64 ids of ``model`` on its device), strategy, temperature or
+            ``sync_every``.
         RuntimeError: not finished within ``max_steps`` (default the strategy's ``pass_limit(N)``).
     """
-    if tokens.dim() != 2 or tokens.dtype != torch.long:
-        raise ValueError(f"tokens must be a (B, N) int64 tensor, got {tuple(tokens.shape)} {tokens.dtype}")
+    check_tokens(model, tokens)
+    if not isinstance(strategy, Strategy):
+        raise ValueError(f"strategy must be a Strategy, got a {type(strategy).__name__}: make_strategy(name) builds one")
     if not temperature >= 0:
         raise ValueError(f"temperature must be >= 0, got {temperature}")
     every = sync_every if sync_every is not None else (1 if tokens.device.type == "cpu" else 8)

@@ -23,7 +23,7 @@ from mi_core.domain import DOMAINS, Domain
 from mi_core.io import ROOT, display_path, file_sha256
 from mi_core.mi.entropy import entropy_from_logits
 from mi_core.mi.probe import pair_mask
-from mi_core.models.base import load_checked, load_meta, save_model, trained_on_mismatch, trained_shas
+from mi_core.models.base import check_tokens, load_checked, load_meta, save_model, trained_on_mismatch, trained_shas
 from mi_core.options import option
 
 LOG_FLOOR = 1e-8  # inside the log features: probabilities and entropies below it all look alike
@@ -228,13 +228,15 @@ def mdm_features(model, tokens: torch.Tensor) -> tuple[torch.Tensor, torch.Tenso
 
 @torch.no_grad()
 def estimate_mi(model, estimator: MIEstimator, tokens: torch.Tensor) -> Estimate:
-    """Predicted MI for token ids ``(B, N)``: one MDM pass plus the head."""
+    """Predicted MI for token ids ``(B, N)``: one MDM pass plus the head (EstimatorInputError on bad tokens, or
+    an ``estimator`` that is no :class:`MIEstimator` or was trained on another model)."""
+    if not isinstance(estimator, MIEstimator):
+        raise EstimatorInputError(f"estimator must be an MIEstimator, got a {type(estimator).__name__}: "
+                                  "load_estimator(path) reads one")
+    check_model_match(model, estimator)
+    check_trained_on(model, getattr(estimator, "weights_path", None))
+    check_tokens(model, tokens, error=EstimatorInputError)
     match = tokens[..., None] == model.value_tokens
-    known = (tokens == model.mask_id) | match.any(-1)
-    if tokens.dim() != 2 or not known.all():
-        raise EstimatorInputError(
-            f"tokens must be (B, N) ids, each the mask id or a value token; got shape {tuple(tokens.shape)}"
-            + ("" if known.all() else f" with unknown ids {sorted(set(tokens[~known].tolist()))[:5]}"))
     start = time.perf_counter()
     hidden, probs, entropy, masked = mdm_features(model, tokens)
     mi = estimator(hidden, probs, entropy, masked)

@@ -26,6 +26,7 @@ import torch
 
 from mi_core.device import bf16_autocast, synchronize
 from mi_core.mi.entropy import entropy
+from mi_core.models.base import check_tokens
 
 WORK_BYTES = 256 * 2**20  # cap on the float64 (B, N, V) work tensors of one batch
 
@@ -172,12 +173,9 @@ def pair_mask(probed: torch.Tensor, masked: torch.Tensor | None = None) -> torch
     return probed[..., :, None] & masked[..., None, :] & ~eye
 
 
-def _check_args(tokens: torch.Tensor, eps: float, max_batch: int, dims: int) -> None:
-    if tokens.dim() != dims:
-        shape = "one state of shape (N,)" if dims == 1 else "states of shape (S, N)"
-        raise ProbeInputError(f"tokens must be {shape}, got shape {tuple(tokens.shape)}")
-    if tokens.dtype != torch.long:
-        raise ProbeInputError(f"tokens must be int64 token ids, got {tokens.dtype}")
+def _check_args(model, tokens: torch.Tensor, eps: float, max_batch: int, dims: int) -> None:
+    shape = "one state of shape (N,)" if dims == 1 else "states of shape (S, N)"
+    check_tokens(model, tokens, shape, ProbeInputError)
     if isinstance(eps, bool) or not 0 <= eps < 1:
         raise ProbeInputError(f"eps must be in [0, 1), got {eps}")
     if isinstance(max_batch, bool) or int(max_batch) < 1:
@@ -201,7 +199,7 @@ def probe(model, tokens: torch.Tensor, *, positions: Iterable[int] | torch.Tenso
     Raises:
         ProbeInputError: bad shape, dtype, tokens or positions, eps outside ``[0, 1)``, ``max_batch < 1``.
     """
-    _check_args(tokens, eps, max_batch, dims=1)
+    _check_args(model, tokens, eps, max_batch, dims=1)
     probed = _probe_mask(tokens, tokens == model.mask_id, positions)
     return probe_many(model, tokens[None], positions=probed[None], eps=eps, max_batch=max_batch,
                       progress=progress, autocast=autocast).state(0)  # its seconds: the whole call's
@@ -291,7 +289,7 @@ def probe_many(model, tokens: torch.Tensor, *, positions: torch.Tensor | None = 
     """
     synchronize(tokens.device)
     start = time.perf_counter()
-    _check_args(tokens, eps, max_batch, dims=2)
+    _check_args(model, tokens, eps, max_batch, dims=2)
     s, n = tokens.shape
     value_tokens = model.value_tokens.to(tokens.device)
     v = value_tokens.shape[0]

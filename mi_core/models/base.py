@@ -100,6 +100,30 @@ class Wrapped(MaskedLM):
         return self.model.hidden_size
 
 
+def check_tokens(model, tokens, shape: str = "a (B, N) int64 tensor", error: type = ValueError) -> None:
+    """Raise ``error`` unless ``tokens`` is ``shape`` (``(N,)`` when it starts "one state") of int64 ids on the
+    device of ``model.value_tokens``, of a length a :class:`MaskedLM` reads, each its mask id or a value token."""
+    if not isinstance(tokens, torch.Tensor):
+        raise error(f"tokens must be {shape}, got a {type(tokens).__name__}: torch.tensor(domain.parse_input(text)) "
+                    "makes one")
+    if tokens.dim() != (1 if shape.startswith("one state") else 2):
+        raise error(f"tokens must be {shape}, got shape {tuple(tokens.shape)}")
+    if tokens.dtype != torch.long:
+        raise error(f"tokens must be int64 token ids, got {tokens.dtype}")
+    if tokens.device != model.value_tokens.device:
+        raise error(f"tokens are on {tokens.device}, the model on {model.value_tokens.device}: tokens.to(model.device)")
+    try:
+        if isinstance(model, MaskedLM):
+            model.check_length(tokens.shape[-1], what="tokens")
+    except ValueError as err:
+        raise error(str(err)) from None
+    bad = (tokens != model.mask_id) & ~torch.isin(tokens, model.value_tokens)
+    if bad.any():
+        *row, pos = bad.nonzero()[0].tolist()
+        raise error(f"{f'state {row[0]}: ' if row else ''}the token at position {pos} is neither the mask id nor a value "
+                    f"token of this model (unknown ids {sorted(set(tokens[bad].tolist()))[:5]}): another domain's?")
+
+
 def masked_ce(logits: torch.Tensor, target_values: torch.Tensor, masked: torch.Tensor) -> torch.Tensor:
     """Mean cross-entropy of ``(B, N, V)`` logits over ``masked`` positions (no 1/t weighting); the targets are
     ``(B, N)`` value indices or ``(B, N, V)`` probabilities."""

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import torch
 
+from mi_core.device import pick_device
 from mi_core.domain import DOMAINS, Domain, cli_names, get_domain, is_keyword, resolve_path
 from mi_core.models.base import MaskedLM, ModelFileError, load_meta
 
@@ -68,6 +69,9 @@ def keyword_domain(spec: str) -> tuple[Domain, str | None]:
 def load_model_described(spec: str | Path | None = None, device: torch.device | str = "cpu",
                          domain: str | Domain | None = None) -> tuple[MaskedLM, str]:
     """``(model, a line naming it)``: see :func:`load_model`."""
+    if isinstance(spec, Domain) and domain is None:  # load_model(get_domain("sudoku"))
+        spec, domain = None, spec
+    device = pick_device(str(device))  # ValueError on an unknown name, or CUDA where there is none
     if isinstance(domain, str):
         domain = get_domain(domain)
     if domain is None:
@@ -92,7 +96,7 @@ def load_model_described(spec: str | Path | None = None, device: torch.device | 
                              f"{domain.cli_name}; no domain {unknown!r} is registered here (is its module named in "
                              "MI_LENS_DOMAINS?)")
     try:
-        loaded = domain.part("model_loader")(spec, torch.device(device))
+        loaded = domain.part("model_loader")(spec, device)
     except (ValueError, OSError) as err:  # a file the environment named: say which variable to mend
         env = os.environ.get(domain.model_env) if domain.model_env else None
         if env and spec is not None and resolve_path(env) == resolve_path(spec):
@@ -108,6 +112,7 @@ def load_model_described(spec: str | Path | None = None, device: torch.device | 
 
 def load_model(spec: str | Path | None = None, device: torch.device | str = "cpu",
                domain: str | Domain | None = None) -> MaskedLM:
-    """Any model of any domain, in eval mode on ``device``, from ``spec``: a weights path, a domain name, a
-    keyword (``auto``, ``esmc``), or None with ``domain`` (its default). Raises ModelFileError or ValueError."""
+    """Any model of any domain, in eval mode on ``device`` (``cpu``, ``cuda``, ``auto``), from ``spec``: a weights
+    path, a domain name or :class:`Domain`, a keyword (``auto``, ``esmc``), or None with ``domain`` (its default).
+    Raises ModelFileError or ValueError."""
     return load_model_described(spec, device, domain)[0]

@@ -1,0 +1,83 @@
+"""The README's Python API (load_model, probe, estimate_mi, decode) in a notebook user's hands: each common
+mistake is a ValueError naming what is wrong, not a torch traceback or a silent answer."""
+
+import pytest
+import torch
+
+from mi_core.decoding import decode_final, make_strategy
+from mi_core.domain import get_domain
+from mi_core.mi.estimator import EstimatorConfig, MIEstimator, estimate_mi, load_estimator
+from mi_core.mi.probe import probe
+from mi_core.models.loading import load_model
+
+PUZZLE = "..9.7.1.....2.8...2...3...4.9.........8....311.6...52.....6327.....9.6...1...7.5."
+
+
+@pytest.fixture
+def tiny_head():
+    torch.manual_seed(0)
+    return MIEstimator(EstimatorConfig(d_in=32, n_values=9)).eval()
+
+
+def calls(model, head):
+    """One call of each entry point, on a state ``(N,)`` as the call needs it."""
+    return {"probe": lambda t: probe(model, t, positions=[0]),
+            "estimate_mi": lambda t: estimate_mi(model, head, t[None] if hasattr(t, "shape") else [t]),
+            "decode": lambda t: decode_final(model, t[None] if hasattr(t, "shape") else [t],
+                                             make_strategy("sequential"), max_steps=1)}
+
+
+STATE = torch.tensor(get_domain("sudoku").parse_input(PUZZLE))
+MISTAKES = [
+    (STATE.tolist(), r"got a list: torch.tensor\(domain.parse_input\(text\)\) makes one"),
+    (STATE.numpy(), "got a ndarray"),
+    (STATE.int(), "int64 token ids, got torch.int32"),
+    (STATE.float(), "int64 token ids, got torch.float32"),
+    (torch.zeros(16, dtype=torch.long), "16 positions, but the model reads 81"),  # a 4x4 state
+    (STATE.to("meta"), r"tokens are on meta, the model on cpu: tokens.to\(model.device\)"),
+    (torch.where(STATE == 0, 0, STATE + 9),
+     r"position 2 is neither the mask id nor a value token of this model \(unknown ids \[10, 11"),
+]
+
+
+@pytest.mark.parametrize("call", ["probe", "estimate_mi", "decode"])
+@pytest.mark.parametrize("tokens,match", MISTAKES, ids=["list", "numpy", "int32", "float", "4x4", "device", "ids"])
+def test_bad_tokens_are_a_value_error_naming_the_problem(tiny_mdm, tiny_head, call, tokens, match):
+    with pytest.raises(ValueError, match=match):
+        calls(tiny_mdm, tiny_head)[call](tokens)
+
+
+def test_a_9x9_state_on_the_4x4_model_names_the_length():
+    with pytest.raises(ValueError, match="81 positions, but the model reads 16"):
+        probe(load_model(domain="sudoku4"), STATE)
+
+
+def test_estimate_mi_refuses_an_estimator_of_another_model(tiny_mdm):
+    other = MIEstimator(EstimatorConfig(d_in=32, n_values=20))
+    with pytest.raises(ValueError, match="reads hidden size 32 and 20 values, the model gives hidden size 32 and 9"):
+        estimate_mi(tiny_mdm, other, STATE[None])
+    with pytest.raises(ValueError, match=r"estimator must be an MIEstimator, got a str: load_estimator\(path\)"):
+        estimate_mi(tiny_mdm, "assets/sudoku_mi_estimator.safetensors", STATE[None])
+
+
+def test_estimate_mi_refuses_an_estimator_trained_on_other_weights():
+    model = load_model("assets/sudoku_mdm_hard.safetensors")
+    estimator = load_estimator("assets/sudoku_mi_estimator.safetensors")  # trained on sudoku_mdm.safetensors
+    with pytest.raises(ValueError, match="was trained on assets/sudoku_mdm.safetensors, not on"):
+        estimate_mi(model, estimator, STATE[None])
+
+
+def test_decode_names_a_strategy_given_by_name(tiny_mdm):
+    with pytest.raises(ValueError, match=r"strategy must be a Strategy, got a str: make_strategy\(name\)"):
+        decode_final(tiny_mdm, STATE[None], "sequential")
+
+
+@pytest.mark.parametrize("device,match", [("gpu", "unknown device 'gpu'"), ("mps", "unknown device 'mps'")])
+def test_load_model_names_a_bad_device(device, match):
+    with pytest.raises(ValueError, match=match):
+        load_model(domain="sudoku4", device=device)
+
+
+def test_load_model_takes_a_domain_as_its_first_argument():
+    model = load_model(get_domain("sudoku4"))
+    assert model.domain == "sudoku4" and model.seq_len == 16
