@@ -146,8 +146,22 @@ class Domain:
         return self.parse_state(text)
 
     def state_text(self, tokens) -> str:
-        """The text of token ids (inverse of :meth:`parse_state`)."""
-        return "".join(self.mask_char if int(t) == self.mask_id else self.alphabet[int(t) - 1] for t in tokens)
+        """The text of one state's token ids ``(N,)`` (inverse of :meth:`parse_state`)."""
+        return "".join(self.mask_char if t == self.mask_id else self.alphabet[t - 1] for t in self.state_ids(tokens))
+
+    def state_ids(self, tokens, pad: bool = False) -> list[int]:
+        """One state's token ids ``(N,)`` (a list, an array or a tensor) as ints; ValueError on a batch or an id
+        that is not the mask id, a value token (1..V) or, with ``pad``, the pad id."""
+        ids = np.asarray(tokens.tolist() if hasattr(tokens, "tolist") else list(tokens))
+        if ids.ndim != 1:
+            raise ValueError(f"one {self.label} state of shape (N,) is needed, got shape {ids.shape}: for a batch, "
+                             "[domain.state_text(t) for t in tokens]")
+        known = {self.mask_id, *range(1, self.n_values + 1), *([self.pad_id] if pad else [])}
+        if bad := [t for t in ids.tolist() if t not in known]:
+            raise ValueError(f"{bad[0]!r} at position {ids.tolist().index(bad[0])} is not a token id of the "
+                             f"{self.label} domain (the mask id {self.mask_id} or values 1..{self.n_values}): another "
+                             "domain's?")
+        return [int(t) for t in ids.tolist()]
 
     def cell_label(self, cell: int) -> str:
         return str(cell + 1)

@@ -1,6 +1,8 @@
 """The README's Python API (load_model, probe, estimate_mi, decode) in a notebook user's hands: each common
 mistake is a ValueError naming what is wrong, not a torch traceback or a silent answer."""
 
+import re
+
 import pytest
 import torch
 
@@ -81,3 +83,38 @@ def test_load_model_names_a_bad_device(device, match):
 def test_load_model_takes_a_domain_as_its_first_argument():
     model = load_model(get_domain("sudoku4"))
     assert model.domain == "sudoku4" and model.seq_len == 16
+
+
+@pytest.mark.parametrize("key", ["sudoku", "sudoku4", "protein", "antibody"])
+def test_state_text_names_a_batch_or_another_domains_ids(key):
+    domain = get_domain(key)
+    with pytest.raises(ValueError, match=r"one .* state of shape \(N,\) is needed, got shape \(2, 3\): for a batch"):
+        domain.state_text(torch.ones(2, 3, dtype=torch.long))
+    with pytest.raises(ValueError, match=f"99 at position 2 is not a token id of the {re.escape(domain.label)} domain"):
+        domain.state_text(torch.tensor([0, 1, 99]))
+    assert domain.state_text([0, 1, 2]) == domain.state_text(torch.tensor([0, 1, 2]))
+
+
+@pytest.mark.parametrize("spec,match", [
+    ("README.md", r"README.md is not a weights file: give a .safetensors file"),
+    ("assets/sudoku_mdm.json", r"sudoku_mdm.json is a config: give the weights file beside it, assets/sudoku_mdm.safet"),
+])
+def test_load_model_names_a_file_that_is_not_weights(spec, match):
+    with pytest.raises(ValueError, match=match):
+        load_model(spec, domain="sudoku")
+
+
+def test_load_model_of_a_config_without_a_domain_names_its_weights():
+    with pytest.raises(ValueError, match="is a config: give the weights file beside it"):
+        load_model("assets/sudoku_mdm.json")
+
+
+def test_make_strategy_names_an_object_given_for_a_path(tiny_head):
+    with pytest.raises(ValueError, match=r"strategy 'mi': estimator is a path or a name, got a MIEstimator \(an object "
+                                         r"goes in mi_fn\)"):
+        make_strategy("mi", estimator=tiny_head)
+
+
+def test_probe_names_a_state_of_no_position(tiny_mdm):
+    with pytest.raises(ValueError, match="tokens hold no position"):
+        probe(tiny_mdm, torch.zeros(0, dtype=torch.long))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import typing
 from dataclasses import dataclass, field
 
@@ -182,6 +183,10 @@ def typed_params(name: str, params: dict) -> dict:
             raise ValueError(f"strategy {name!r} has no parameter {key!r}; it takes {', '.join(user) or 'none'}")
         if fields[key].metadata.get("runtime") and isinstance(value, str):
             raise ValueError(f"strategy {name!r}: {key} is set by code (an object), not from text")
+        if str in typing.get_args(hints[key]) and not isinstance(value, (str, os.PathLike, type(None))):
+            runtime = [f.name for f in fields.values() if f.metadata.get("runtime")]
+            raise ValueError(f"strategy {name!r}: {key} is a path or a name, got a {type(value).__name__}"
+                             + (f" (an object goes in {' or '.join(runtime)})" if runtime else ""))
         typed[key] = _convert(name, key, value, hints[key])
     return typed
 

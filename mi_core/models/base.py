@@ -110,6 +110,8 @@ def check_tokens(model, tokens, shape: str = "a (B, N) int64 tensor", error: typ
         raise error(f"tokens must be {shape}, got shape {tuple(tokens.shape)}")
     if tokens.dtype != torch.long:
         raise error(f"tokens must be int64 token ids, got {tokens.dtype}")
+    if tokens.shape[-1] == 0:
+        raise error("tokens hold no position")
     if tokens.device != model.value_tokens.device:
         raise error(f"tokens are on {tokens.device}, the model on {model.value_tokens.device}: tokens.to(model.device)")
     try:
@@ -219,7 +221,11 @@ def load_meta(path: str | Path) -> dict:
         raise ModelFileError(f"{path} is a directory, not a weights file (give a .safetensors file)")
     if not path.is_file():
         raise ModelFileError(missing_file(path, "weights file not found"))
+    if path.suffix == ".json":
+        raise ModelFileError(f"{path} is a config: give the weights file beside it, {path.with_suffix('.safetensors')}")
     recover_pair(path)
+    if not meta_path.is_file() and path.suffix != ".safetensors":
+        raise ModelFileError(f"{path} is not a weights file: give a .safetensors file (its .json beside it)")
     if not meta_path.is_file():
         raise ModelFileError(f"config file not found beside the weights: {meta_path}"
                              + (" (a directory has its name)" if meta_path.is_dir() else "") + _linked(path, meta_path))

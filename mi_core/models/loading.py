@@ -78,7 +78,7 @@ def load_model_described(spec: str | Path | None = None, device: torch.device | 
         if spec is None:
             raise ValueError("load_model needs a weights path, a domain name, or a domain")
         path = Path(spec)
-        if path.suffix == ".safetensors":
+        if path.suffix in (".safetensors", ".json"):  # a config names its weights beside it (load_meta)
             domain = domain_of_file(path)
         else:
             domain, spec = keyword_domain(str(spec))

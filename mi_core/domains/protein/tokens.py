@@ -205,7 +205,7 @@ class ProteinDomain(Domain):
         return records[0].tokens.tolist()
 
     def state_text(self, tokens) -> str:
-        return detokenize(tokens)
+        return detokenize(self.state_ids(tokens, pad=True))
 
 
 __all__ = [

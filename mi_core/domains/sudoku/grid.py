@@ -264,7 +264,7 @@ class GridDomain(Domain):
         return validate(text, size=self.cells, require_unique=False)[0]
 
     def state_text(self, tokens) -> str:
-        return to_string(tokens)
+        return to_string(self.state_ids(tokens))
 
     def cell_label(self, cell: int) -> str:
         n = self.geometry.n
