@@ -118,3 +118,22 @@ def test_make_strategy_names_an_object_given_for_a_path(tiny_head):
 def test_probe_names_a_state_of_no_position(tiny_mdm):
     with pytest.raises(ValueError, match="tokens hold no position"):
         probe(tiny_mdm, torch.zeros(0, dtype=torch.long))
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    ({"temperature": "1"}, "temperature must be >= 0, got '1'"),
+    ({"temperature": 1.0, "seed": None}, "seed must be an int or a list of 1 ints"),
+    ({"temperature": 1.0, "seed": 1.5}, "seed must be an int or a list of 1 ints"),
+])
+def test_decode_names_a_bad_temperature_or_seed(tiny_mdm, kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        decode_final(tiny_mdm, STATE[None], make_strategy("sequential"), **kwargs)
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    ({"eps": "0.01"}, r"eps must be in \[0, 1\), got '0.01'"),
+    ({"positions": 0}, r"positions must be indices or a bool mask, got 0: positions=\[0\]"),
+])
+def test_probe_names_a_bad_eps_or_positions(tiny_mdm, kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        probe(tiny_mdm, STATE, **kwargs)

@@ -4,6 +4,7 @@ no part in later steps."""
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass, field
 
 import torch
@@ -79,6 +80,8 @@ def _generators(seed, batch: int, device: torch.device):
         if len(seed) != batch:
             raise ValueError(f"{len(seed)} seeds for a batch of {batch} rows")
         return [torch.Generator(device=device).manual_seed(int(s)) for s in seed]
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
+        raise ValueError(f"seed must be an int or a list of {batch} ints (one a row), got {seed!r}")
     return torch.Generator(device=device).manual_seed(int(seed))
 
 
@@ -100,8 +103,8 @@ def decode(model, tokens: torch.Tensor, strategy, temperature: float = 0.0, seed
     check_tokens(model, tokens)
     if not isinstance(strategy, Strategy):
         raise ValueError(f"strategy must be a Strategy, got a {type(strategy).__name__}: make_strategy(name) builds one")
-    if not temperature >= 0:
-        raise ValueError(f"temperature must be >= 0, got {temperature}")
+    if isinstance(temperature, bool) or not isinstance(temperature, numbers.Real) or not temperature >= 0:
+        raise ValueError(f"temperature must be >= 0, got {temperature!r}")
     every = sync_every if sync_every is not None else (1 if tokens.device.type == "cpu" else 8)
     if isinstance(every, bool) or not isinstance(every, int) or every < 1:
         raise ValueError(f"sync_every must be an integer >= 1, got {sync_every!r}")

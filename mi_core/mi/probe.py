@@ -18,6 +18,7 @@ kept weights; the error bound is :func:`pruning_bound`.
 from __future__ import annotations
 
 import math
+import numbers
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -122,6 +123,8 @@ def _probe_mask(tokens: torch.Tensor, masked: torch.Tensor, positions) -> torch.
     n = tokens.shape[0]
     if positions is None:
         return masked.clone()
+    if isinstance(positions, (numbers.Number, str)):
+        raise ProbeInputError(f"positions must be indices or a bool mask, got {positions!r}: positions=[{positions!r}]")
     pos = torch.as_tensor(positions if isinstance(positions, torch.Tensor) else list(positions))
     if pos.dtype == torch.bool:
         if pos.shape != (n,):
@@ -176,8 +179,8 @@ def pair_mask(probed: torch.Tensor, masked: torch.Tensor | None = None) -> torch
 def _check_args(model, tokens: torch.Tensor, eps: float, max_batch: int, dims: int) -> None:
     shape = "one state of shape (N,)" if dims == 1 else "states of shape (S, N)"
     check_tokens(model, tokens, shape, ProbeInputError)
-    if isinstance(eps, bool) or not 0 <= eps < 1:
-        raise ProbeInputError(f"eps must be in [0, 1), got {eps}")
+    if isinstance(eps, bool) or not isinstance(eps, numbers.Real) or not 0 <= eps < 1:
+        raise ProbeInputError(f"eps must be in [0, 1), got {eps!r}")
     if isinstance(max_batch, bool) or int(max_batch) < 1:
         raise ProbeInputError(f"max_batch must be at least 1, got {max_batch}")
 
