@@ -137,3 +137,10 @@ def test_decode_names_a_bad_temperature_or_seed(tiny_mdm, kwargs, match):
 def test_probe_names_a_bad_eps_or_positions(tiny_mdm, kwargs, match):
     with pytest.raises(ValueError, match=match):
         probe(tiny_mdm, STATE, **kwargs)
+
+
+def test_a_domain_or_estimator_given_as_the_model_is_named(tiny_head):
+    with pytest.raises(ValueError, match=r"model must be a masked model \(load_model reads one\), got a GridDomain"):
+        probe(get_domain("sudoku"), STATE)
+    with pytest.raises(ValueError, match="model must be a masked model .*, got a MIEstimator"):
+        decode_final(tiny_head, STATE[None], make_strategy("sequential"))

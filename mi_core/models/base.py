@@ -103,6 +103,8 @@ class Wrapped(MaskedLM):
 def check_tokens(model, tokens, shape: str = "a (B, N) int64 tensor", error: type = ValueError) -> None:
     """Raise ``error`` unless ``tokens`` is ``shape`` (``(N,)`` when it starts "one state") of int64 ids on the
     device of ``model.value_tokens``, of a length a :class:`MaskedLM` reads, each its mask id or a value token."""
+    if not (hasattr(model, "mask_id") and isinstance(getattr(model, "value_tokens", None), torch.Tensor)):
+        raise error(f"model must be a masked model (load_model reads one), got a {type(model).__name__}")
     if not isinstance(tokens, torch.Tensor):
         raise error(f"tokens must be {shape}, got a {type(tokens).__name__}: torch.tensor(domain.parse_input(text)) "
                     "makes one")
