@@ -334,3 +334,33 @@ def test_a_stop_between_the_json_and_its_report_resumes_both(sudoku_args, tmp_pa
     assert cli_main([*sudoku_args, "--json", str(out), "--resume"]) == 0
     assert not calls and "### T = 2" in out.with_suffix(".md").read_text()  # no row run again
     assert not (tmp_path / "rows.json.partial").exists()
+
+
+def test_a_resume_under_another_default_model_is_refused(tmp_path, capsys, monkeypatch):
+    """bench-order protein without --model reads the model its environment variable names; resumed under another,
+    the first model's rows were kept beside the second's (the settings named no model). The file read is compared."""
+    from mi_core.domains.protein import bench_order as protein_bench
+    from mi_core.domains.protein.mdm import ProteinMDM, ProteinMDMConfig, save_protein_mdm
+
+    first, second = tmp_path / "first.safetensors", tmp_path / "second.safetensors"
+    for seed, path in ((0, first), (1, second)):
+        torch.manual_seed(seed)
+        save_protein_mdm(ProteinMDM(ProteinMDMConfig(max_len=64, d_model=32, n_layers=1, n_heads=2, d_ff=64)).eval(),
+                         path)
+    selector, fasta = tmp_path / "s.safetensors", tmp_path / "ref.fa"
+    save_order_net(make_order_nets(32)[1], selector)
+    rng = np.random.default_rng(0)
+    fasta.write_text("".join(f">dom{i}\n{''.join(rng.choice(list('ACDEFGHIKLMNPQRSTVWY'), 40))}\n" for i in range(200)))
+    argv = ["bench-order", "protein", "--reference", str(fasta), "--selector", str(selector), "--samples", "2",
+            "--lengths", "10-12", "--seeds", "0", "--budgets", "2", "--gammas", "", "--json", str(tmp_path / "o.json"),
+            "--threads", "1"]
+    monkeypatch.setenv("MI_LENS_PROTEIN_MODEL", str(first))
+    stop_at(monkeypatch, protein_bench, 3)
+    assert cli_main(argv) == 130
+    monkeypatch.setenv("MI_LENS_PROTEIN_MODEL", str(second))
+    calls = stop_at(monkeypatch, protein_bench, 0)
+    capsys.readouterr()
+    assert cli_main([*argv, "--resume"]) == 2 and not calls
+    assert f"was a run of other settings (--model ['{first}'" in capsys.readouterr().err
+    monkeypatch.setenv("MI_LENS_PROTEIN_MODEL", str(first))
+    assert cli_main([*argv, "--resume"]) == 0 and len(calls) == 3

@@ -119,15 +119,17 @@ def write_report(args, payload, text: str, echo: bool = False) -> Path | None:
 UNKEPT = {"json", "markdown", "force", "resume", "threads", "argv", "given"}  # change no row of a run
 
 
-def run_identity(args) -> dict:
-    """What a bench-order run's rows depend on: its options but those of :data:`UNKEPT`, each file named with its
-    sha256 (a model trained again under its name runs again)."""
+def run_identity(args, **used) -> dict:
+    """What a bench-order run's rows depend on: its options but those of :data:`UNKEPT`, and ``used``, the files it
+    read where an option was left unset (the model's weights, the default selector or estimator: an environment
+    variable may name another on resuming), each file named with its sha256 (a model trained again under its name
+    runs again)."""
     def value(v):
         if isinstance(v, Path) or (isinstance(v, str) and Path(v).suffix and Path(v).is_file()):
             return [str(v), file_sha256(v) if Path(v).is_file() else None]
         return v if isinstance(v, (int, float, str, bool, type(None), list, dict)) else str(v)
 
-    return json.loads(json.dumps({k: value(v) for k, v in sorted(vars(args).items()) if k not in UNKEPT}))
+    return json.loads(json.dumps({k: value(v) for k, v in sorted({**vars(args), **used}.items()) if k not in UNKEPT}))
 
 
 class Rows:
@@ -135,8 +137,8 @@ class Rows:
     counts them (a row decodes every input once: minutes on a CPU), and kept in ``--json``'s .partial file, so a
     stopped run's ``--resume`` reads them back instead of running them again."""
 
-    def __init__(self, bar, args):
-        self.bar, self.path, self.settings = bar, partial_path(args.json), run_identity(args)
+    def __init__(self, bar, args, used: dict):
+        self.bar, self.path, self.settings = bar, partial_path(args.json), run_identity(args, **used)
         self.kept: dict[str, dict] = {}
         if args.resume:
             self.kept = read_kept(self.path, self.settings)
@@ -175,10 +177,10 @@ def read_kept(path: Path, settings: dict) -> dict[str, dict]:
 
 
 @contextmanager
-def row_bar(total: int, args) -> Iterator[Rows]:
-    """:class:`Rows` over a bar of ``total`` rows."""
+def row_bar(total: int, args, **used) -> Iterator[Rows]:
+    """:class:`Rows` over a bar of ``total`` rows (``used``: see :func:`run_identity`)."""
     with tqdm(total=total, desc="bench-order", unit="row", file=sys.stderr) as bar:
-        yield Rows(bar, args)
+        yield Rows(bar, args, used)
 
 
 def strategy_for(name: str, params: dict, selector: Path):
@@ -274,7 +276,8 @@ def run_default(args, domain) -> int:
         return {"sampler": name, "params": params, "T": t, **res, **inputs.fields, **recorded,
                 **decode.estimator_fields(getattr(strategy, "estimator", None))}
 
-    with row_bar(len(configs), args) as rows_done:
+    with row_bar(len(configs), args, model=getattr(model, "weights_path", None) or getattr(args, "model", None),
+                 selector=selector, estimator=estimator) as rows_done:
         rows = [rows_done(config, partial(row, *config)) for config in configs]
     score = getattr(inputs.metric(), "score", "accuracy")
     table = markdown_table(rows, [("sampler", "sampler"), ("params", "params"), ("T", "T"), ("n", "n"),

@@ -49,7 +49,8 @@ def protein_rows(model, domain, description: str, lengths_by_seed: dict, referen
                 "mean_identity": res["diversity"]["mean_identity"],
                 "passes_hist": dict(sorted(Counter(gen.passes).items()))}
 
-    with row_bar(len(configs) * len(lengths_by_seed), args) as done:
+    with row_bar(len(configs) * len(lengths_by_seed), args, model=getattr(model, "weights_path", None) or args.model,
+                 selector=selector, estimator=estimator) as done:
         return [done([name, params, t, seed], partial(row, name, params, t, seed, lengths),
                      lambda r: {k: v for k, v in r.items() if k != "passes_hist"})
                 for (name, params, t), (seed, lengths) in itertools.product(configs, lengths_by_seed.items())]
