@@ -209,7 +209,8 @@ def near_option(parser: ArgumentParser, key: str | None, extras: list[str]) -> s
     subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
     own = next((p for s in subs for p in s.choices.values() if p.get_default("domain") == key), parser)
     flags = [f for action in own._actions for f in action.option_strings if f.startswith("--")]
-    for extra in (e.split("=", 1)[0] for e in extras if e.startswith("--")):
+    typed = extras[:extras.index("--")] if "--" in extras else extras  # after "--": values, not options
+    for extra in (e.split("=", 1)[0] for e in typed if e.startswith("--")):
         near = [f for f in flags if f.startswith(extra)] or difflib.get_close_matches(extra, flags, 1, 0.8)
         if near:
             return f"; did you mean {' or '.join(near[:3])}?"

@@ -247,3 +247,10 @@ def test_an_option_is_not_read_from_its_first_letters(work, capsys):
     assert rc == 2 and "unrecognized arguments: --steps 1; did you mean --steps-budget?" in err
     rc, err = run(["estimate", "sudoku", "--puzzle", EASY, "--treads", "1"], capsys)  # a slip is named too
     assert rc == 2 and "unrecognized arguments: --treads 1; did you mean --threads?" in err
+
+
+def test_no_option_is_offered_for_the_values_after_a_double_dash(work, capsys):
+    """After ``--`` every argument is a value: ``--`` itself began every option, so the hint offered the first three
+    (``did you mean --help or --puzzle or --state?``), and an option written after it is not one to correct."""
+    rc, err = run(["estimate", "sudoku", "--puzzle", EASY, "--", "--json", "o.json"], capsys)
+    assert rc == 2 and "unrecognized arguments: -- --json o.json (see" in err
