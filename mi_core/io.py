@@ -120,9 +120,11 @@ def _check_parents(path: Path, option: str, inside: bool = False) -> None:
         raise OutputPathError(f"{option} {path}: cannot write in {folder}{why}") from None
 
 
-def check_output(path: str | Path | None, force: bool = False, option: str = "--json") -> Path | None:
+def check_output(path: str | Path | None, force: bool = False, option: str = "--json",
+                 in_place: bool = False) -> Path | None:
     """``path`` (None stays None); OutputPathError when it cannot be written or would overwrite a file without
-    ``force``."""
+    ``force``. ``in_place``: a file opened and written line by line (a log), where a pipe or device is written to,
+    not replaced."""
     if path is None:
         return None
     path = Path(path)
@@ -131,7 +133,7 @@ def check_output(path: str | Path | None, force: bool = False, option: str = "--
         raise OutputPathError(f"{option} {path} is a directory; give a file name")
     if path in TYPED_AS_FOLDER:  # written as a file named "runs", as if the slash were not there
         raise OutputPathError(f"{option} {path}{os.sep} ends in {os.sep}, a folder's name; give a file name")
-    if path.exists() and not path.is_file():  # the atomic write would replace the pipe or device with a file
+    if path.exists() and not path.is_file() and not in_place:  # the atomic write would replace the pipe or device with a file
         raise OutputPathError(f"{option} {path} is not a regular file (a named pipe, socket or device); give a file")
     if path.is_symlink() and not path.exists() and not force:  # the write would replace the link itself
         raise OutputPathError(f"{option} {path} already exists, a link to {os.readlink(path)} (which does not "

@@ -75,7 +75,7 @@ def main(args) -> None:
     else:
         out = check_weights_output(args.out or default_run_path(f"{domain.cli_name}_order_selector"), args.force,
                                    beside + (".ckpt",) + (() if args.log else ("_log.jsonl",)))
-        log_path = check_output(args.log, args.force, "--log") or out.with_name(out.stem + "_log.jsonl")
+        log_path = check_output(args.log, args.force, "--log", in_place=True) or out.with_name(out.stem + "_log.jsonl")
     domain.part("order_task").run(args, cfg, args.model, out, log_path, device)
     distributed.teardown()
 
