@@ -233,8 +233,10 @@ def estimate_mi(model, estimator: MIEstimator, tokens: torch.Tensor) -> Estimate
     if not isinstance(estimator, MIEstimator):
         raise EstimatorInputError(f"estimator must be an MIEstimator, got a {type(estimator).__name__}: "
                                   "load_estimator(path) reads one")
-    check_model_match(model, estimator)
-    check_trained_on(model, getattr(estimator, "weights_path", None))
+    if estimator.__dict__.get("checked_with") != id(model):  # once a pair: it reads the estimator's JSON (~0.15 ms)
+        check_model_match(model, estimator)
+        check_trained_on(model, getattr(estimator, "weights_path", None))
+        estimator.__dict__["checked_with"] = id(model)
     check_tokens(model, tokens, error=EstimatorInputError)
     match = tokens[..., None] == model.value_tokens
     start = time.perf_counter()
