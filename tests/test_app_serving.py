@@ -316,16 +316,20 @@ def test_sending_a_figure_keeps_no_reference_to_its_arrays():
     send()
     gc.collect()
     tracemalloc.start()
-    for _ in range(15):  # plotly keeps 150-300 kB of its own once, at one of the first traced figures (after other
-        send()           # tests, or the phone layout's paths): a plateau, not a leak, which grows with every figure
-    gc.collect()
-    before = tracemalloc.get_traced_memory()[0]
-    for _ in range(20):
+    for _ in range(5):
         send()
     gc.collect()
-    left = tracemalloc.get_traced_memory()[0] - before
+    steps = []  # bytes kept by each figure sent
+    for _ in range(20):
+        before = tracemalloc.get_traced_memory()[0]
+        send()
+        gc.collect()
+        steps.append(tracemalloc.get_traced_memory()[0] - before)
     tracemalloc.stop()
-    assert left < 100_000, f"{left} bytes left after twenty figures were sent and let go"
+    # plotly keeps 150-300 kB of its own once, at one figure (the 6th to the 35th, by the tests run before): a
+    # plateau, so the largest step is left out; a leak keeps about as much at every figure
+    left = sum(sorted(steps)[:-1])
+    assert left < 100_000, f"{left} bytes left after nineteen figures were sent and let go ({max(steps)} at one)"
 
 
 @pytest.mark.parametrize("version, leaks", [(None, False), ("3.8.3", True), ("3.9.5", True), ("3.9.6", False),
