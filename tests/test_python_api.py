@@ -144,3 +144,14 @@ def test_a_domain_or_estimator_given_as_the_model_is_named(tiny_head):
         probe(get_domain("sudoku"), STATE)
     with pytest.raises(ValueError, match="model must be a masked model .*, got a MIEstimator"):
         decode_final(tiny_head, STATE[None], make_strategy("sequential"))
+
+
+def test_the_learned_order_takes_the_models_shipped_selector_by_name(tiny_mdm):
+    """estimator=shipped found the model's estimator; a learned order had no such word (its selector=PATH only)."""
+    model = load_model(domain="sudoku")
+    last = decode_final(model, STATE[None], make_strategy("learned", selector="shipped", steps=10))
+    assert (last.tokens != 0).all() and last.passes.tolist()[0] <= 10
+    with pytest.raises(ValueError, match="selector=shipped: the model records no domain"):
+        decode_final(tiny_mdm, STATE[None], make_strategy("learned", selector="shipped"))
+    with pytest.raises(ValueError, match="give selector=PATH .*, selector=shipped"):
+        decode_final(model, STATE[None], make_strategy("learned"))

@@ -18,6 +18,8 @@ import torch
 from mi_core.decoding.base import Strategy, param, rank_pick, register, uniform_count
 from mi_core.decoding.mi_guided import MIGuided, mi_greedy, relative_mi
 from mi_core.decoding.selector import check_order_net_fits, load_order_net, pick_positions, select_probabilities
+from mi_core.domain import get_domain, resolve_path
+from mi_core.mi.estimator import SHIPPED
 
 MODES = ("sample", "threshold", "rank", "paced")
 
@@ -46,7 +48,9 @@ class Learned(Strategy):
         if self.net is None:
             if self.selector is None:
                 raise ValueError(f"strategy '{self.name}' has no selector: give selector=PATH (trained with "
-                                 "`python -m mi_core train-order`) or set net")
+                                 "`python -m mi_core train-order`), selector=shipped (the model's domain's) or set net")
+            if self.selector == SHIPPED:
+                self.selector = shipped_selector(model)
             self.net = load_order_net(self.selector, device, role="selector")
             check_order_net_fits(self.net, model, self.selector)
         else:
@@ -70,6 +74,16 @@ class Learned(Strategy):
 
     def pass_limit(self, n: int) -> int:
         return self.steps
+
+
+def shipped_selector(model) -> str:
+    """The order selector the domain of ``model`` (``load_model`` records it) ships or names by its variable."""
+    domain = get_domain(model.domain) if isinstance(getattr(model, "domain", None), str) else None
+    path = domain and domain.default_file("selector")
+    if path is None:
+        where = f"the {domain.label} domain ships none" if domain else "the model records no domain"
+        raise ValueError(f"selector=shipped: {where}; give selector=PATH (python -m mi_core train-order makes one)")
+    return str(resolve_path(path))
 
 
 @register("learned_mi")
