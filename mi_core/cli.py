@@ -106,7 +106,13 @@ class ArgumentParser(argparse.ArgumentParser):
                     self.error(problem if problem.startswith("argument") else f"argument {flag}: {problem}")
         return namespace, extras
 
+    typed: list[str] = []  # the arguments being parsed (set by parse), for the hint of a missing option
+
     def error(self, message: str):
+        if message.startswith("the following arguments are required"):  # "--puzzle" for --puzzles read as it once was
+            cut = [(t, f) for f in re.findall(r"--[\w-]+", message) for t in ArgumentParser.typed
+                   if t.startswith("--") and f.startswith(t) and t != f]
+            message += "".join(f"; {t} is not {f}: write options in full" for t, f in cut[:1])
         self.exit(2, f"error: {message} (see {self.prog} --help)\n")
 
 
@@ -238,6 +244,7 @@ def parse(argv: list[str]):
     if getattr(command, "OPTIONS", None) is None and rest and rest[0].startswith("-") and rest[0] not in ("-h", "--help"):
         raise ValueError(f"name the domain before the options: python -m mi_core {name} DOMAIN {rest[0]} ... "
                          f"(DOMAIN: {', '.join(d.cli_name for d in served(command))})")
+    ArgumentParser.typed = [a.split("=", 1)[0] for a in (rest[:rest.index("--")] if "--" in rest else rest)]
     args, extras = parser.parse_known_args(rest)
     if extras:  # named with the domain's own help, where the options are listed
         key = getattr(args, "domain", None)

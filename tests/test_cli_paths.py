@@ -245,6 +245,8 @@ def test_an_option_is_not_read_from_its_first_letters(work, capsys):
     assert rc == 2 and "unrecognized arguments: --seed 5; did you mean --seeds?" in err
     rc, err = run(["train-order", "sudoku", "--steps", "1"], capsys)  # ran as --steps-budget 1
     assert rc == 2 and "unrecognized arguments: --steps 1; did you mean --steps-budget?" in err
+    rc, err = run(["bench", "sudoku", "--puzzle", "p.txt"], capsys)  # argparse names the missing option first
+    assert rc == 2 and "required: --puzzles; --puzzle is not --puzzles: write options in full" in err
     rc, err = run(["estimate", "sudoku", "--puzzle", EASY, "--treads", "1"], capsys)  # a slip is named too
     assert rc == 2 and "unrecognized arguments: --treads 1; did you mean --threads?" in err
 

@@ -152,7 +152,7 @@ def budget_configs(t: int, args, mi_gammas: dict) -> list[tuple[str, dict]]:
     return configs + ([("learned_mi", {"steps": t, "gamma": mi_gammas[t]})] if t in mi_gammas else [])
 
 
-def budget_rows(model, records, args, t: int, mi_gammas: dict, done=print) -> list[dict]:
+def budget_rows(model, records, args, t: int, mi_gammas: dict, done) -> list[dict]:
     """Every step-budget sampler at ``steps=t``, then top_margin at learned's own mean passes (it may stop early)."""
     rows = [run(model, records, name, params, args.selector, args.seed, args.bf16, done, args.estimator, T=t)
             for name, params in budget_configs(t, args, mi_gammas)]
