@@ -281,6 +281,10 @@ def stop_at(monkeypatch, module, row: int) -> list:
     return calls
 
 
+def stop(*args, **kwargs):
+    raise KeyboardInterrupt
+
+
 def without_seconds(rows: list[dict]) -> list[dict]:
     return [{k: v for k, v in r.items() if k != "seconds"} for r in rows]
 
@@ -314,6 +318,23 @@ def test_a_stopped_bench_order_keeps_its_rows_and_resumes(sudoku_args, tmp_path,
     assert "--resume: no interrupted bench-order" in capsys.readouterr().err
 
 
+def test_a_resumed_run_stopped_before_its_first_new_row_names_the_kept_rows(sudoku_args, tmp_path, capsys, monkeypatch):
+    """The stop line named the .partial file only once this run had written a row: a resumed run stopped while its
+    first new row decoded said nothing of the rows kept from before, and how to go on."""
+    from mi_core.domains.sudoku import bench_order
+
+    out, partial = tmp_path / "rows.json", tmp_path / "rows.json.partial"
+    stop_at(monkeypatch, bench_order, 3)
+    assert cli_main([*sudoku_args, "--json", str(out)]) == 130
+    stop_at(monkeypatch, bench_order, 1)
+    capsys.readouterr()
+    assert cli_main([*sudoku_args, "--json", str(out), "--resume"]) == 130
+    assert f"{partial} keeps the finished rows: add --resume to the same command to continue" in capsys.readouterr().err
+    monkeypatch.setattr(bench_order, "load_sudoku_mdm", stop)  # stopped while the model loads
+    assert cli_main([*sudoku_args, "--json", str(out), "--resume"]) == 130
+    assert f"{partial} keeps the finished rows: add --resume to the same command to continue" in capsys.readouterr().err
+    assert len(json.loads(partial.read_text())["rows"]) == 2
+
 
 def test_a_stop_between_the_json_and_its_report_resumes_both(sudoku_args, tmp_path, capsys, monkeypatch):
     """The JSON and its .md report are two writes: stopped between them, the rows were in the JSON and the report
@@ -322,10 +343,6 @@ def test_a_stop_between_the_json_and_its_report_resumes_both(sudoku_args, tmp_pa
     from mi_core.domains.sudoku import bench_order
 
     out, real = tmp_path / "rows.json", order.atomic_write_text
-
-    def stop(*args):
-        raise KeyboardInterrupt
-
     monkeypatch.setattr(order, "atomic_write_text", stop)
     assert cli_main([*sudoku_args, "--json", str(out)]) == 130
     assert out.is_file() and not out.with_suffix(".md").exists()

@@ -152,10 +152,14 @@ class Rows:
             row = self.kept[key] = compute()
             with stops_held():  # the stop line names the file only once it holds this row
                 atomic_write_json(self.path, {"settings": self.settings, "rows": list(self.kept.items())})
-                note_on_stop(f"{self.path} keeps the finished rows: add --resume to the same command to continue")
+                note_on_stop(keeps_note(self.path))
         self.bar.write(json.dumps(line(row)), file=sys.stdout)
         self.bar.update()
         return row
+
+
+def keeps_note(path: Path) -> str:
+    return f"{path} keeps the finished rows: add --resume to the same command to continue"
 
 
 def read_kept(path: Path, settings: dict) -> dict[str, dict]:
@@ -236,7 +240,9 @@ def options(domain) -> list:
 
 
 def main(args) -> int:
-    check_partial(args, "bench-order")
+    partial = check_partial(args, "bench-order")
+    if args.resume:  # a stop before this run's first row still leaves the stopped run's rows there
+        note_on_stop(keeps_note(partial))
     check_output(args.json, args.force or args.resume)  # resumed: the stopped run's, written before its report
     if args.markdown is None:  # the JSON's own report beside it: replaced only with --force, as the JSON
         check_output(markdown_path(args), args.force or args.resume, "--json's .md report")
