@@ -353,6 +353,24 @@ def test_a_stop_between_the_json_and_its_report_resumes_both(sudoku_args, tmp_pa
     assert not (tmp_path / "rows.json.partial").exists()
 
 
+def test_a_stop_as_the_kept_rows_are_removed_does_not_name_them(sudoku_args, tmp_path, capsys, monkeypatch):
+    """Both files written, the .partial is removed: a stop just then said the removed file kept the rows."""
+    import pathlib
+    import signal
+
+    real = pathlib.Path.unlink
+
+    def unlink(self, *args, **kwargs):
+        real(self, *args, **kwargs)
+        if self.name.endswith(".partial"):
+            signal.raise_signal(signal.SIGINT)
+
+    monkeypatch.setattr(pathlib.Path, "unlink", unlink)
+    out = tmp_path / "rows.json"
+    assert cli_main([*sudoku_args, "--json", str(out)]) == 130
+    err = capsys.readouterr().err
+    assert not (tmp_path / "rows.json.partial").exists() and "interrupted (Ctrl-C)" in err and ".partial" not in err
+
 def test_a_resume_under_another_default_model_is_refused(tmp_path, capsys, monkeypatch):
     """bench-order protein without --model reads the model its environment variable names; resumed under another,
     the first model's rows were kept beside the second's (the settings named no model). The file read is compared."""

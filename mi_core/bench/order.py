@@ -112,7 +112,9 @@ def write_report(args, payload, text: str, echo: bool = False) -> Path | None:
         atomic_write_text(md, command + text + "\n")
     else:
         update_section(f"bench-order-{get_domain(args.domain).key}", command + text, md)
-    partial_path(args.json).unlink(missing_ok=True)  # stopped before, --resume writes both files again at once
+    with stops_held():  # the stop line names the kept rows only while they are there
+        partial_path(args.json).unlink(missing_ok=True)  # stopped before, --resume writes both files again at once
+        note_on_stop(None)
     return md
 
 
