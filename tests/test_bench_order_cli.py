@@ -371,6 +371,16 @@ def test_a_stop_as_the_kept_rows_are_removed_does_not_name_them(sudoku_args, tmp
     err = capsys.readouterr().err
     assert not (tmp_path / "rows.json.partial").exists() and "interrupted (Ctrl-C)" in err and ".partial" not in err
 
+@pytest.mark.parametrize("kept", ["other settings", "not a record"])
+def test_a_refused_resume_with_force_says_force_starts_again_without_resume(sudoku_args, tmp_path, capsys, kept):
+    """``--resume --force`` resumes (--force lets it write over the files): refused, it was told to give --force,
+    which it had."""
+    out, partial = tmp_path / "rows.json", tmp_path / "rows.json.partial"
+    partial.write_text(json.dumps({"settings": {}, "rows": []}) if kept == "other settings" else "[]")
+    assert cli_main([*sudoku_args, "--json", str(out), "--resume", "--force"]) == 2
+    assert "--force without --resume to start again" in capsys.readouterr().err
+    assert cli_main([*sudoku_args, "--json", str(out), "--force"]) == 0 and not partial.exists()
+
 def test_a_resume_under_another_default_model_is_refused(tmp_path, capsys, monkeypatch):
     """bench-order protein without --model reads the model its environment variable names; resumed under another,
     the first model's rows were kept beside the second's (the settings named no model). The file read is compared."""

@@ -173,12 +173,12 @@ def read_kept(path: Path, settings: dict) -> dict[str, dict]:
             raise ValueError
     except (ValueError, UnicodeDecodeError, TypeError, KeyError):
         raise ValueError(f"--resume: {path} is not a bench-order's record of finished rows; move it away, or "
-                         "--force") from None
+                         "give --force without --resume to start again") from None
     if kept["settings"] != settings:
         differ = ", ".join(f"--{k.replace('_', '-')} {kept['settings'].get(k)} there, {v} now"
                            for k, v in settings.items() if kept["settings"].get(k) != v)
         raise ValueError(f"--resume: {path} was a run of other settings ({differ}): give the interrupted command's "
-                         "options, or --force to start again")
+                         "options, or --force without --resume to start again")
     return rows
 
 
