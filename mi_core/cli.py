@@ -358,15 +358,15 @@ def sigterm_interrupts():
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    load_builtin()
-    for problem in PLUGIN_PROBLEMS:  # the other domains still serve; a command naming the missing one says so
-        print(f"warning: {problem}", file=sys.stderr)
-    if not argv or argv[0] in ("-h", "--help"):
-        print(overview())
-        return 0
     note_on_stop(None)
     try:
         with sigterm_interrupts():
+            load_builtin()  # a second or more (torch): a stop here is one line too
+            for problem in PLUGIN_PROBLEMS:  # the other domains still serve; a command naming the missing one says so
+                print(f"warning: {problem}", file=sys.stderr)
+            if not argv or argv[0] in ("-h", "--help"):
+                print(overview())
+                return 0
             command, args = parse(argv)
             problem = overwrites_input(args, written(command, args)) or contradiction(args)
             if problem:

@@ -139,6 +139,27 @@ def test_sigterm_says_so_and_leaves_whole_files(tmp_path, trained):
     assert json.loads((out / "manifest.json").read_text())
 
 
+STOP_WHILE_LOADING = """
+import signal, sys
+from mi_core import cli
+def load_builtin():
+    if {sig} == signal.SIGINT:
+        raise KeyboardInterrupt  # Ctrl-C, as Python takes it
+    signal.raise_signal({sig})
+cli.load_builtin = load_builtin
+sys.exit(cli.main(["bench-order", "--help"]))
+"""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_stop_while_the_domains_load_is_one_line(sig):
+    """The domains load (torch) for a second before any command: Ctrl-C there printed a KeyboardInterrupt traceback,
+    and SIGTERM ended the run without a word."""
+    done = subprocess.run([sys.executable, "-c", STOP_WHILE_LOADING.format(sig=int(sig))], capture_output=True,
+                          text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert done.returncode == 128 + sig and "Traceback" not in done.stderr, done.stderr[-1500:]
+    assert done.stderr.startswith(f"interrupted ({'Ctrl-C' if sig == signal.SIGINT else 'SIGTERM'})")
+
 def test_a_stopped_training_run_names_its_checkpoint_and_resumes_from_it(tmp_path, trained):
     out = tmp_path / "m.safetensors"
     args = ["train", "sudoku", *TINY, "--pool-dir", str(trained / "pools"), "--out", str(out)]
