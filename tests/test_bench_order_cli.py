@@ -371,6 +371,20 @@ def test_a_stop_as_the_kept_rows_are_removed_does_not_name_them(sudoku_args, tmp
     err = capsys.readouterr().err
     assert not (tmp_path / "rows.json.partial").exists() and "interrupted (Ctrl-C)" in err and ".partial" not in err
 
+def test_a_resume_refused_for_a_setting_this_run_lacks_names_it(sudoku_args, tmp_path, capsys, monkeypatch):
+    """Rows kept under a setting this run has not (an option of another version) were refused as 'a run of other
+    settings ()', naming nothing."""
+    from mi_core.domains.sudoku import bench_order
+
+    out, partial = tmp_path / "rows.json", tmp_path / "rows.json.partial"
+    stop_at(monkeypatch, bench_order, 2)
+    assert cli_main([*sudoku_args, "--json", str(out)]) == 130
+    kept = json.loads(partial.read_text())
+    partial.write_text(json.dumps({**kept, "settings": {**kept["settings"], "old_option": 3}}))
+    capsys.readouterr()
+    assert cli_main([*sudoku_args, "--json", str(out), "--resume"]) == 2
+    assert "was a run of other settings (--old-option 3 there, None now)" in capsys.readouterr().err
+
 @pytest.mark.parametrize("kept", ["other settings", "not a record"])
 def test_a_refused_resume_with_force_says_force_starts_again_without_resume(sudoku_args, tmp_path, capsys, kept):
     """``--resume --force`` resumes (--force lets it write over the files): refused, it was told to give --force,

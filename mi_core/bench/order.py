@@ -175,8 +175,9 @@ def read_kept(path: Path, settings: dict) -> dict[str, dict]:
         raise ValueError(f"--resume: {path} is not a bench-order's record of finished rows; move it away, or "
                          "give --force without --resume to start again") from None
     if kept["settings"] != settings:
-        differ = ", ".join(f"--{k.replace('_', '-')} {kept['settings'].get(k)} there, {v} now"
-                           for k, v in settings.items() if kept["settings"].get(k) != v)
+        differ = ", ".join(f"--{k.replace('_', '-')} {kept['settings'].get(k)} there, {settings.get(k)} now"
+                           for k in sorted(settings.keys() | kept["settings"].keys())
+                           if kept["settings"].get(k) != settings.get(k))
         raise ValueError(f"--resume: {path} was a run of other settings ({differ}): give the interrupted command's "
                          "options, or --force without --resume to start again")
     return rows
