@@ -160,6 +160,23 @@ def test_a_stop_while_the_domains_load_is_one_line(sig):
     assert done.returncode == 128 + sig and "Traceback" not in done.stderr, done.stderr[-1500:]
     assert done.stderr.startswith(f"interrupted ({'Ctrl-C' if sig == signal.SIGINT else 'SIGTERM'})")
 
+CTRL_C_AT_EXIT = """
+import atexit, runpy, signal, sys
+signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal
+atexit.register(signal.raise_signal, signal.SIGINT)  # Ctrl-C as Python shuts down, the command done
+sys.argv = ["mi_core", "--help"]
+runpy.run_module("mi_core", run_name="__main__")
+"""
+
+
+def test_ctrl_c_as_a_finished_command_exits_is_no_traceback():
+    """A random Ctrl-C that came as Python shut down (after the command had written its files) printed
+    'Exception ignored ... KeyboardInterrupt' with a traceback."""
+    done = subprocess.run([sys.executable, "-c", CTRL_C_AT_EXIT], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert done.returncode == 0 and "Traceback" not in done.stderr and "KeyboardInterrupt" not in done.stderr, \
+        done.stderr[-1500:]
+
 def test_a_stopped_training_run_names_its_checkpoint_and_resumes_from_it(tmp_path, trained):
     out = tmp_path / "m.safetensors"
     args = ["train", "sudoku", *TINY, "--pool-dir", str(trained / "pools"), "--out", str(out)]
