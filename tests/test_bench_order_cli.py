@@ -423,3 +423,15 @@ def test_a_resume_under_another_default_model_is_refused(tmp_path, capsys, monke
     assert f"was a run of other settings (--model ['{first}'" in capsys.readouterr().err
     monkeypatch.setenv("MI_LENS_PROTEIN_MODEL", str(first))
     assert cli_main([*argv, "--resume"]) == 0 and len(calls) == 3
+
+
+def test_a_resume_compares_the_device_picked_not_its_name():
+    """--device auto was compared as text: stopped with cpu and resumed with auto on the same CPU it was refused, and
+    stopped with auto on a CPU and resumed with auto where CUDA is present, its rows would mix."""
+    from argparse import Namespace
+
+    from mi_core.bench.order import run_identity
+
+    picked = "cuda" if torch.cuda.is_available() else "cpu"
+    assert run_identity(Namespace(device="auto", seed=0))["device"] == picked
+    assert run_identity(Namespace(device="auto", seed=0)) == run_identity(Namespace(device=picked, seed=0))

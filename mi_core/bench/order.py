@@ -131,7 +131,10 @@ def run_identity(args, **used) -> dict:
             return [str(v), file_sha256(v) if Path(v).is_file() else None]
         return v if isinstance(v, (int, float, str, bool, type(None), list, dict)) else str(v)
 
-    return json.loads(json.dumps({k: value(v) for k, v in sorted({**vars(args), **used}.items()) if k not in UNKEPT}))
+    kept = {k: value(v) for k, v in sorted({**vars(args), **used}.items()) if k not in UNKEPT}
+    if "device" in kept:  # the device picked: auto on a CPU machine is cpu, and mixes no CUDA rows on resuming
+        kept["device"] = pick_device(kept["device"]).type
+    return json.loads(json.dumps(kept))
 
 
 class Rows:

@@ -247,7 +247,7 @@ class Cells:
                 differ = ", ".join(f"{k} {kept['settings'].get(k)} there, {v} now" for k, v in self.settings.items()
                                    if kept["settings"].get(k) != v)
                 raise ValueError(f"--resume: {path} was a sweep of other settings ({differ}): give the interrupted "
-                                 "command's options, or --force to start again")
+                                 "command's options, or --force without --resume to start again")
             self.done = {key: row for key, row in kept["cells"] if key in keys}
             self.others = [(key, row) for key, row in kept["cells"] if key not in keys]  # kept, not dropped
         # said once the file holds a cell: stopped before, there is nothing to --resume
@@ -289,7 +289,8 @@ def read_partial(path: Path) -> dict:
             return kept
     except (ValueError, UnicodeDecodeError, AttributeError, KeyError, TypeError):
         pass
-    raise ValueError(f"--resume: {path} is not a sweep's record of finished cells; move it away, or --force")
+    raise ValueError(f"--resume: {path} is not a sweep's record of finished cells; move it away, or give --force "
+                     "without --resume")
 
 
 def is_row(row) -> bool:
