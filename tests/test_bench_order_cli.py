@@ -6,6 +6,7 @@ selector, two puzzles, T = 2 only."""
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -425,7 +426,9 @@ def test_a_resume_under_another_default_model_is_refused(tmp_path, capsys, monke
     calls = stop_at(monkeypatch, protein_bench, 0)
     capsys.readouterr()
     assert cli_main([*argv, "--resume"]) == 2 and not calls
-    assert f"was a run of other settings (--model ['{first}'" in capsys.readouterr().err
+    err = capsys.readouterr().err  # the files by path and the start of their sha256 (it printed ['path', 'sha'])
+    assert re.search(rf"was a run of other settings \(--model {re.escape(str(first))} \(sha256 [0-9a-f]{{12}}\) "
+                     rf"there, {re.escape(str(second))} \(sha256 [0-9a-f]{{12}}\) now\)", err), err
     monkeypatch.setenv("MI_LENS_PROTEIN_MODEL", str(first))
     assert cli_main([*argv, "--resume"]) == 0 and len(calls) == 3
 
