@@ -18,7 +18,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from mi_core.bench import decode
-from mi_core.bench.report import check_partial, markdown_table, partial_path, update_section
+from mi_core.bench.report import check_partial, markdown_table, partial_path, settings_difference, update_section
 from mi_core.decoding import make_strategy
 from mi_core.decoding.selector import check_order_net_fits, load_order_net
 from mi_core.device import pick_device
@@ -178,14 +178,7 @@ def read_kept(path: Path, settings: dict) -> dict[str, dict]:
         raise ValueError(f"--resume: {path} is not a bench-order's record of finished rows; move it away, or "
                          "give --force without --resume to start again") from None
     if kept["settings"] != settings:
-        def shown(v) -> str:  # a file as run_identity records it: [path, sha256]
-            if isinstance(v, list) and len(v) == 2 and isinstance(v[0], str) and (v[1] is None or len(str(v[1])) == 64):
-                return f"{v[0]} (sha256 {v[1][:12]})" if v[1] else f"{v[0]} (not there)"
-            return str(v)
-
-        differ = ", ".join(f"--{k.replace('_', '-')} {shown(kept['settings'].get(k))} there, {shown(settings.get(k))} now"
-                           for k in sorted(settings.keys() | kept["settings"].keys())
-                           if kept["settings"].get(k) != settings.get(k))
+        differ = settings_difference(kept["settings"], settings, "--")
         raise ValueError(f"--resume: {path} was a run of other settings ({differ}): give the interrupted command's "
                          "options, or --force without --resume to start again")
     return rows

@@ -30,6 +30,19 @@ def check_partial(args, command: str) -> Path:
     return partial
 
 
+def settings_difference(there: dict, now: dict, prefix: str = "") -> str:
+    """``"KEY A there, B now"`` for each setting of an interrupted run (``there``) that differs ``now``, keys after
+    ``prefix`` (``"--"``: as options); a file recorded as ``[path, sha256]`` reads ``path (sha256 3f9a0c1b2d4e)``."""
+    def shown(v) -> str:
+        if isinstance(v, list) and len(v) == 2 and isinstance(v[0], str) and (v[1] is None or len(str(v[1])) == 64):
+            return f"{v[0]} (sha256 {v[1][:12]})" if v[1] else f"{v[0]} (not there)"
+        return str(v)
+
+    keys = [k for k in sorted(there.keys() | now.keys()) if there.get(k) != now.get(k)]
+    name = (lambda k: prefix + k.replace("_", "-")) if prefix else str
+    return ", ".join(f"{name(k)} {shown(there.get(k))} there, {shown(now.get(k))} now" for k in keys)
+
+
 HEADER = "# MI Lens benchmarks\n\nEvery table below is written by the command named above it; rerunning it replaces its section.\n"
 
 

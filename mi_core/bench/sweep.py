@@ -20,7 +20,15 @@ from tqdm import tqdm
 
 from mi_core.bench import decode
 from mi_core.bench.metrics import PASS_KEYS
-from mi_core.bench.report import check_partial, frontier_text, markdown_table, params_text, partial_path, update_section
+from mi_core.bench.report import (
+    check_partial,
+    frontier_text,
+    markdown_table,
+    params_text,
+    partial_path,
+    settings_difference,
+    update_section,
+)
 from mi_core.bench.scale import run_cells, runner, sweep_cell
 from mi_core.decoding import STRATEGIES, make_strategy
 from mi_core.decoding.base import check_one_of, typed_params
@@ -244,8 +252,7 @@ class Cells:
         if resume:
             kept = read_partial(path)
             if kept["settings"] != self.settings:
-                differ = ", ".join(f"{k} {kept['settings'].get(k)} there, {v} now" for k, v in self.settings.items()
-                                   if kept["settings"].get(k) != v)
+                differ = settings_difference(kept["settings"], self.settings)
                 raise ValueError(f"--resume: {path} was a sweep of other settings ({differ}): give the interrupted "
                                  "command's options, or --force without --resume to start again")
             self.done = {key: row for key, row in kept["cells"] if key in keys}
