@@ -24,7 +24,7 @@ import unicodedata
 from pathlib import Path
 
 from mi_core.domain import DOMAINS, PLUGIN_PROBLEMS, Command, Domain, describe_char, domain_commands, load_builtin
-from mi_core.io import ON_STOP, note_on_stop, user_path
+from mi_core.io import ON_STOP, TYPED_AS_FOLDER, note_on_stop, user_path
 from mi_core.options import DEFAULT_FLOAT, DEFAULT_INT, group_fields, option_text, range_error, spec_of
 
 COMMANDS = {
@@ -359,6 +359,7 @@ def sigterm_interrupts():
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     note_on_stop(None)
+    TYPED_AS_FOLDER.clear()  # the paths one call typed with a trailing slash, not an earlier call's
     try:
         with sigterm_interrupts():
             load_builtin()  # a second or more (torch): a stop here is one line too

@@ -229,6 +229,8 @@ def test_an_output_named_as_a_folder_or_a_pipe(work, capsys):
     rc, err = run(["estimate", "sudoku", "--puzzle", EASY, "--json", "runs/"], capsys)
     assert rc == 2 and "error: --json runs/ ends in /, a folder's name; give a file name" in err
     assert not (work / "runs").exists()
+    rc, err = run(["estimate", "sudoku", "--puzzle", EASY, "--json", "runs"], capsys)  # the slash was one call's
+    assert rc == 0 and (work / "runs").is_file(), err
     os.mkfifo(work / "pipe.md")
     os.mkfifo(work / "pipe.json")
     rc, err = run(["estimate", "sudoku", "--puzzle", EASY, "--json", "pipe.json", "--force"], capsys)
