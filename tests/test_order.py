@@ -544,6 +544,23 @@ def test_learned_without_a_selector_runs_the_domains_own(monkeypatch):
         with_selector(make_strategy("learned"), get_domain("antibody"))
 
 
+def test_a_domain_train_order_does_not_serve_is_not_sent_to_it():
+    """bench/generate antibody --sampler learned and selector=shipped in Python said "python -m mi_core train-order
+    makes one", and train-order takes no antibody: the line says so; Sudoku's still points to train-order."""
+    from types import SimpleNamespace
+
+    from mi_core.bench.decode import with_selector
+    from mi_core.decoding.learned import shipped_selector
+    from mi_core.domain import get_domain
+
+    with pytest.raises(ValueError, match=r"selector=PATH \(python -m mi_core train-order trains none for antibody\)$"):
+        with_selector(make_strategy("learned"), get_domain("antibody"))
+    with pytest.raises(ValueError, match=r"\(python -m mi_core train-order trains none for antibody\)$"):
+        shipped_selector(SimpleNamespace(domain="antibody"))
+    with pytest.raises(ValueError, match=r"no domain; give selector=PATH \(python -m mi_core train-order makes one\)$"):
+        shipped_selector(SimpleNamespace())
+
+
 def test_a_sweep_row_of_learned_records_the_selector_it_ran(tmp_path, monkeypatch):
     from tests.test_cli import EASY
 

@@ -17,6 +17,7 @@ import numpy as np
 import torch
 
 from mi_core.decoding import decode_final
+from mi_core.decoding.learned import selector_source
 from mi_core.decoding.mi_guided import probe_mi_fn
 from mi_core.device import bf16_autocast
 from mi_core.domain import resolve_path
@@ -332,7 +333,7 @@ def with_selector(strategy, domain):
         path = domain.default_file("selector")
         if path is None:
             raise ValueError(f"sampler {strategy.name!r} needs an order selector and the {domain.label} domain ships "
-                             "none: --set selector=PATH (python -m mi_core train-order makes one)")
+                             f"none: --set selector=PATH ({selector_source(domain)})")
         strategy.selector = str(resolve_path(path))
     return strategy
 

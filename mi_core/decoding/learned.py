@@ -82,8 +82,15 @@ def shipped_selector(model) -> str:
     path = domain and domain.default_file("selector")
     if path is None:
         where = f"the {domain.label} domain ships none" if domain else "the model records no domain"
-        raise ValueError(f"selector=shipped: {where}; give selector=PATH (python -m mi_core train-order makes one)")
+        raise ValueError(f"selector=shipped: {where}; give selector=PATH ({selector_source(domain)})")
     return str(resolve_path(path))
+
+
+def selector_source(domain) -> str:
+    """Where an order selector for ``domain`` comes from: ``train-order``, unless it trains none for the domain."""
+    if domain is not None and domain.order_task is None:
+        return f"python -m mi_core train-order trains none for {domain.cli_name}"
+    return "python -m mi_core train-order makes one"
 
 
 @register("learned_mi")
