@@ -1,8 +1,9 @@
 """Read the shipped sweep results (``assets/benchmarks/*.json``) into rows for the frontier plot.
 
 A sweep file is a JSON list of rows with at least ``sampler``, ``params``, ``n``, ``mean_passes`` and a quality
-measure: ``accuracy`` (Sudoku: puzzles solved, higher is better) or ``jsd_dipeptide`` (proteins: the dipeptide
-Jensen-Shannon divergence of generated sequences to the CATH reference, lower is better); the set's name is in
+measure: ``accuracy`` (Sudoku: puzzles solved, higher is better), ``jsd_dipeptide`` (proteins: the dipeptide
+Jensen-Shannon divergence of generated sequences to the CATH reference, lower is better) or ``recovery``
+(antibodies: the native residues an in-filling recovers, higher is better); the set's name is in
 ``set`` (else taken from the file name ``sweep_<set>.json``), without folders or a file extension, so
 ``top1465`` and ``top1465.txt`` are one set. Files that are not such lists (e.g. ``app_speed.json``) are
 skipped, and named in ``skipped``.
@@ -36,7 +37,8 @@ class Metric:
 
 
 METRICS = (Metric("accuracy", "Accuracy", "puzzles solved (%)", True, 100.0, "%"),
-           Metric("jsd_dipeptide", "Dipeptide JSD", "dipeptide JSD to the reference (lower is better)", False))
+           Metric("jsd_dipeptide", "Dipeptide JSD", "dipeptide JSD to the reference (lower is better)", False),
+           Metric("recovery", "Recovery", "native residues recovered (%)", True, 100.0, "%"))
 EXTENSIONS = (".txt", ".csv", ".json", ".jsonl", ".fasta", ".fa")
 
 
@@ -141,7 +143,7 @@ def metric_of(rows: list[dict]) -> Metric:
     for metric in METRICS:
         if rows and all(metric.key in r for r in rows):
             return metric
-    raise ValueError("the rows share no quality measure (accuracy or jsd_dipeptide)")
+    raise ValueError("the rows share no quality measure (accuracy, jsd_dipeptide or recovery)")
 
 
 def pareto(rows: list[dict], metric: Metric) -> list[dict]:

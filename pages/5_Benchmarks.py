@@ -57,7 +57,8 @@ def main():
         if fig is not None:
             widgets.chart(fig, key="frontier")
     with right:
-        st.markdown(texts.BENCH_PAGE if metric.higher else texts.PROTEIN_BENCH_PAGE)
+        st.markdown({"accuracy": texts.BENCH_PAGE, "recovery": texts.ANTIBODY_BENCH_PAGE}.get(metric.key,
+                                                                                            texts.PROTEIN_BENCH_PAGE))
         front = benchmarks.pareto(rows, metric)
         if front:
             st.markdown("**On the frontier:**  \n" + "  \n".join(

@@ -223,6 +223,18 @@ def test_sweep_plot_paths(work, capsys):
     assert plot_main(["rows.json", "~/p.html"]) == 0 and (Path.home() / "p.html").is_file()
 
 
+def test_sweep_plot_draws_an_antibody_sweep(work, capsys):
+    """sweep antibody's rows score "recovery": sweep_plot said they held no sweep rows (a JSON list of rows with
+    sampler, params, n, mean_passes), which they do."""
+    from mi_lens_app.sweep_plot import main as plot_main
+
+    rows = [{"set": "ab_cdr3", "sampler": s, "params": p, "n": 2, "recovery": r, "mean_passes": x}
+            for s, p, r, x in (("topk", {"k": 3}, 0.5, 3.0), ("mi", {"gamma": 8.0}, 0.55, 2.0))]
+    (work / "ab.json").write_text(json.dumps(rows))
+    assert plot_main(["ab.json", "ab.html"]) == 0, capsys.readouterr().err
+    assert "native residues recovered (%)" in (work / "ab.html").read_text()
+
+
 def test_an_output_named_as_a_folder_or_a_pipe(work, capsys):
     """'--json runs/' wrote a file named runs (Path drops the slash); a --json or --markdown naming a named pipe
     replaced the pipe with a file, even without --force."""

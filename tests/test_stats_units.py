@@ -55,7 +55,7 @@ def test_the_one_state_speedup_compares_the_same_states():
 def test_benchmark_accuracies_carry_a_binomial_se_and_jsd_rows_none():
     from mi_lens_app import benchmarks
 
-    acc, jsd = benchmarks.METRICS
+    acc, jsd, _ = benchmarks.METRICS
     assert benchmarks.binomial_se({"n": 200, "accuracy": 0.775}, acc) == pytest.approx(100 * math.sqrt(.775 * .225 / 200))
     assert benchmarks.binomial_se({"n": 300, "jsd_dipeptide": 0.007}, jsd) is None
     assert benchmarks.binomial_se({"n": 200, "accuracy": 0.7, "seeds": 3}, acc) is None
