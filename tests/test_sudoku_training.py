@@ -679,3 +679,20 @@ def test_the_help_names_every_option_a_warm_start_may_change():
 
     doc = " ".join(sudoku_train.__doc__.split())
     assert all(f"``--{name}``" in doc for name in sudoku_train.INIT_OVERRIDES)
+
+
+def test_the_readme_resume_line_names_the_data_files_of_the_run_it_continues():
+    """README's "train sudoku --out X --resume" left out the --exclude of the run it continues (started just above
+    it), and a resumed run refuses other data files ("left out counts as other"): the line as printed failed."""
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / "README.md").read_text().replace("\\\n", " ")
+    lines = [ln.split() for ln in text.splitlines() if "python -m mi_core train sudoku" in ln]
+    resumed = [ln for ln in lines if "--resume" in ln]
+    assert resumed
+    for line in resumed:
+        out = line[line.index("--out") + 1]
+        started = next(ln for ln in lines if "--resume" not in ln and "--out" in ln and ln[ln.index("--out") + 1] == out)
+        files = [f"{a} {b}" for a, b in zip(started, started[1:]) if re.fullmatch(r"--(exclude|pool-file|val-file|teacher)", a)]
+        assert all(f in " ".join(line) for f in files), (files, line)
