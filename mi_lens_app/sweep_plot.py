@@ -63,6 +63,8 @@ def main(argv: list[str] | None = None) -> int:
         args = p.parse_args(argv)
         if reads_rows(args.rows, args.out):  # even with --force; before "pass --force", which this refuses too
             raise ValueError(f"out {args.out} is the rows file this command reads: write the plot elsewhere")
+        if args.out.suffix.lower() not in (".html", ".htm"):  # the plot is a page: out.png held HTML
+            raise ValueError(f"out {args.out}: the plot is an HTML page; give a file name ending in .html")
         check_output(args.out, args.force, "out")
         write_plot(args.rows, args.out, args.plotlyjs, args.title)
     except SystemExit as done:

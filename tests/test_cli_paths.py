@@ -221,6 +221,8 @@ def test_sweep_plot_paths(work, capsys):
         signal.alarm(0)
     assert "error: pipe.json is not a regular file" in capsys.readouterr().err
     assert plot_main(["rows.json", "~/p.html"]) == 0 and (Path.home() / "p.html").is_file()
+    assert plot_main(["rows.json", "p.png"]) == 2 and not (work / "p.png").exists()  # it wrote an HTML page there
+    assert "error: out p.png: the plot is an HTML page; give a file name ending in .html" in capsys.readouterr().err
 
 
 def test_sweep_plot_draws_an_antibody_sweep(work, capsys):
