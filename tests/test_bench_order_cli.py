@@ -152,6 +152,13 @@ def test_the_jsons_own_report_is_replaced_whole_on_a_rerun(sudoku_args, tmp_path
     assert again.count("Reference: sequential") == first.count("Reference: sequential") == 1
 
 
+def test_json_rows_named_md_are_not_written_over_by_the_report(sudoku_args, tmp_path, capsys):
+    """--json rows.md: the report beside the JSON (its path with .md) is the same file, and replaced the rows."""
+    out = tmp_path / "rows.md"
+    assert cli_main([*sudoku_args, "--json", str(out)]) == 2 and not out.exists()
+    assert f"error: --json {out} is the file its .md report goes to" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("spec", ["2:-1", "2:nan", "0:4"])
 def test_a_bad_learned_mi_gamma_fails_before_any_row(sudoku_args, tmp_path, capsys, spec):
     """``--learned-mi-gammas 2:-1`` decoded six rows first and then failed inside learned_mi."""

@@ -249,6 +249,8 @@ def main(args) -> int:
         note_on_stop(keeps_note(partial))
     check_output(args.json, args.force or args.resume)  # resumed: the stopped run's, written before its report
     if args.markdown is None:  # the JSON's own report beside it: replaced only with --force, as the JSON
+        if markdown_path(args) == args.json:  # --json rows.md: the report was written over the rows
+            raise ValueError(f"--json {args.json} is the file its .md report goes to: name the rows a .json file")
         check_output(markdown_path(args), args.force or args.resume, "--json's .md report")
     elif str(args.markdown) != "-":
         check_output(args.markdown, True, "--markdown")  # a report file: its own section is replaced
