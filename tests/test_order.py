@@ -572,3 +572,14 @@ def test_a_sweep_row_of_learned_records_the_selector_it_ran(tmp_path, monkeypatc
                      "--device", "cpu", "--threads", "1"]) == 0
     (row,) = json.loads(out.read_text())
     assert row["params"] == {"steps": 5, "selector": "assets/sudoku_order_selector_recurrent.safetensors"}
+
+
+@pytest.mark.parametrize("log", ["o.json", "o_posterior.safetensors", "o.ckpt"])
+def test_train_order_log_beside_out_is_refused(tmp_path, model_path, capsys, log):
+    """--log o.json with --out o.safetensors: the selector's config written beside it replaced the whole log (and
+    --log o_posterior.safetensors: the posterior's weights did)."""
+    argv = ["train-order", "sudoku", "--model", str(model_path), "--out", str(tmp_path / "o.safetensors"), "--log",
+            str(tmp_path / log), "--updates", "1", "--batch", "2", "--samples", "2", "--steps-budget", "3", "--width",
+            "8", "--puzzle-pool", "4", "--eval-puzzles", "2", "--eval-every", "1", "--device", "cpu", "--threads", "1"]
+    assert cli_main(argv) == 2 and not (tmp_path / log).exists()
+    assert f"error: --log {tmp_path / log} is a file this run writes beside --out" in capsys.readouterr().err

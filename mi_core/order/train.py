@@ -76,6 +76,8 @@ def main(args) -> None:
         out = check_weights_output(args.out or default_run_path(f"{domain.cli_name}_order_selector"), args.force,
                                    beside + (".ckpt",) + (() if args.log else ("_log.jsonl",)))
         log_path = check_output(args.log, args.force, "--log", in_place=True) or out.with_name(out.stem + "_log.jsonl")
+    if any(log_path.resolve() == out.with_name(out.stem + tail).resolve() for tail in (".json", ".ckpt", *beside)):
+        raise ValueError(f"--log {log_path} is a file this run writes beside --out {out}: give the log another name")
     domain.part("order_task").run(args, cfg, args.model, out, log_path, device)
     distributed.teardown()
 
