@@ -246,7 +246,7 @@ def markers_problem(text: str) -> str | None:
 
 
 def markdown_file(text: str) -> Path:
-    """A ``--markdown`` / ``--md`` value: a ``.md`` or ``.markdown`` file (``-``: standard output, where taken),
+    """A ``--markdown`` / ``--md`` value: a ``.md`` or ``.markdown`` file (``-``: standard output),
     so a section is never written into a JSON or other file named by mistake, whose section markers (if it
     exists) are sound; ``~`` is the home folder."""
     if text != "-" and Path(text).suffix.lower() not in (".md", ".markdown"):

@@ -272,3 +272,16 @@ def test_no_option_is_offered_for_the_values_after_a_double_dash(work, capsys):
     (``did you mean --help or --puzzle or --state?``), and an option written after it is not one to correct."""
     rc, err = run(["estimate", "sudoku", "--puzzle", EASY, "--", "--json", "o.json"], capsys)
     assert rc == 2 and "unrecognized arguments: -- --json o.json (see" in err
+
+
+def test_markdown_dash_is_standard_output(work, model_path, capsys):
+    """--markdown - (bench-order's standard output) wrote a file named '-' into the working folder from diagnose,
+    bench-suite, eval-estimator and bench-probe, and sweep wrote its table nowhere."""
+    (work / "p.txt").write_text(EASY + "\n")
+    common = ["--puzzles", "p.txt", "--limit", "1", "--model", str(model_path), "--device", "cpu", "--threads", "1"]
+    for argv, heading in ((["sweep", "sudoku", *common, "--grid", "topk:k=8", "--json", "s.json"], "### Sweep: p"),
+                          (["diagnose", "sudoku", *common, "--sampler", "topk:k=8", "--json", "d.json"], "| sampler |")):
+        main([*argv, "--markdown", "-"])
+        out = capsys.readouterr().out
+        assert heading in out and "<!--" not in out, out
+        assert not (work / "-").exists()

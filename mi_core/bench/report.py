@@ -54,7 +54,11 @@ class MarkdownOut:
 
 def update_section(name: str, markdown: str, path: str | Path = "BENCHMARKS.md") -> None:
     """Replace the text between ``<!-- name:start -->`` and ``<!-- name:end -->`` in ``path`` (append if absent);
-    a ValueError, and the file as it was, where ``name`` or the file's markers are unsound."""
+    a ValueError, and the file as it was, where ``name`` or the file's markers are unsound; ``-``: the section on
+    standard output instead (it wrote a file named ``-``)."""
+    if str(path) == "-":
+        print(markdown.rstrip(), flush=True)
+        return
     path = Path(path)
     text = path.read_text() if path.is_file() else HEADER
     problem = section_problem(name) or markers_problem(text)

@@ -229,7 +229,7 @@ def main(args) -> int:
         rows = merge_rows(old_rows, rows)
     atomic_write_json(args.json, rows)
     cells.close()
-    if args.markdown is not None and str(args.markdown) != "-":
+    if args.markdown is not None:  # -: the section on standard output
         section = getattr(inputs_cls, "sweep_section", None) or partial(puzzle_section, figures=metric_figures(results))
         section(rows, inputs.name, device, precision, cmd, args.markdown)
     return 0
