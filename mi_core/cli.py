@@ -280,7 +280,11 @@ def written(command, args) -> set[str]:
 
 def overwrites_input(args, outputs=OUTPUTS) -> str | None:
     """One line when an output option (named in ``outputs``) names an input option's file or the config beside its
-    weights, or the file of another output option, else None."""
+    weights, or the file of another output option, or is ``-`` (standard output: ``--markdown`` alone takes it),
+    else None."""
+    dash = next((k for k, v in vars(args).items() if k in outputs and k != "markdown" and str(v) == "-"), None)
+    if dash:  # it wrote a file named '-'
+        return f"{_flag(dash)} -: name a file or folder (standard output, '-', is taken by --markdown alone)"
     outs = {k: Path(v) for k, v in vars(args).items() if k in outputs and isinstance(v, (str, Path)) and str(v) != "-"}
     seen: dict[Path, str] = {}
     for name, path in outs.items():

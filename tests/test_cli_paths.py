@@ -285,3 +285,14 @@ def test_markdown_dash_is_standard_output(work, model_path, capsys):
         out = capsys.readouterr().out
         assert heading in out and "<!--" not in out, out
         assert not (work / "-").exists()
+
+
+@pytest.mark.parametrize("argv", [["estimate", "sudoku", "--puzzle", EASY, "--json", "-"],
+                                  ["generate", "protein", "--length", "5", "--fasta", "-"],
+                                  ["sweep", "sudoku", "--puzzles", "p.txt", "--grid", "topk:k=8", "--json", "-"]])
+def test_an_output_of_dash_is_refused(work, capsys, argv):
+    """--json - / --fasta - wrote a file named '-' into the working folder (only --markdown takes -, standard
+    output), and the next run said '--json - already exists'."""
+    (work / "p.txt").write_text(EASY + "\n")
+    rc, err = run(argv, capsys)
+    assert rc == 2 and f"error: {argv[-2]} -: name a file or folder" in err and not (work / "-").exists()
