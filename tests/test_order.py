@@ -427,6 +427,10 @@ def test_train_order_resume_refuses_what_it_cannot_continue(tmp_path, model_path
     assert f"--resume: {out.with_suffix('.ckpt')} is at update 2 already: give --updates above it" in capsys.readouterr().err
     assert cli_main(args + ["--out", str(out), "--resume", "--batch", "3"]) == 2
     assert "--resume continues the run's own settings: --batch 3 differs from its 2" in capsys.readouterr().err
+    # an option left out is its default, not one given: it said "--batch 16 differs from its 2" to a command without it
+    no_batch = args[:6] + args[8:]
+    assert cli_main(no_batch + ["--out", str(out), "--resume", "--updates", "4"]) == 2
+    assert "--batch left out is 16, the run's 2: give its options again" in capsys.readouterr().err
     # the same model file spelled another way is the same setting (it was "--model ./... differs from its /...")
     spelled = ["--model", os.path.relpath(model_path)] + args[4:]
     assert cli_main(args[:2] + spelled + ["--out", str(out), "--resume", "--samples", "3"]) == 2
