@@ -683,3 +683,22 @@ def test_a_resumed_sweep_runs_again_the_cells_of_an_estimator_trained_again(tmp_
     assert main([*argv, "--resume"]) == 0 and calls == ["mi", "topk"], capsys.readouterr().err[-800:]
     rows = json.loads(out.read_text())
     assert rows[0]["estimator_sha256"] == file_sha256(est)
+
+
+def test_sweep_merge_of_another_models_run_into_the_same_set_is_refused(tmp_path, model_path, capsys):
+    """--merge of a run on another model (of the same iterations) into a set of the file replaced the first model's
+    rows at the same settings, silently, and left the set a mix of the two models."""
+    puzzles, out = tmp_path / "p.txt", tmp_path / "rows.json"
+    puzzles.write_text(EASY + "\n")
+    other = tmp_path / "other.safetensors"
+    for ext in (".safetensors", ".json"):
+        other.with_suffix(ext).write_bytes(model_path.with_suffix(ext).read_bytes())
+    base = ["sweep", "sudoku", "--puzzles", str(puzzles), "--grid", "topk:k=8", "--json", str(out)]
+    assert main([*base, "--model", str(model_path)]) == 0
+    before = out.read_text()
+    assert main([*base, "--model", str(other), "--merge"]) == 2 and out.read_text() == before
+    assert f"error: --merge: {out} holds rows of set 'p' run on {model_path}" in capsys.readouterr().err
+    assert main([*base, "--model", str(other), "--merge", "--name", "p_other"]) == 0
+    assert [r["set"] for r in json.loads(out.read_text())] == ["p", "p_other"]
+    assert main([*base, "--model", str(model_path), "--merge"]) == 0  # a rerun on the same model replaces its row
+    assert len(json.loads(out.read_text())) == 2

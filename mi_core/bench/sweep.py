@@ -201,6 +201,10 @@ def main(args) -> int:
     device = pick_device(args.device, args.threads)
     warn_if_slow_bf16(device, args.bf16)
     model, _, model_name = decode.load(args, domain, device, inputs)
+    other = sorted({r.get("model") for r in old_rows if r.get("set") == inputs.name} - {None, model_name})
+    if other:  # merged, the set's rows would mix two models, and this one's replace the other's at the same settings
+        raise ValueError(f"--merge: {args.json} holds rows of set {inputs.name!r} run on {other[0]}, not {model_name}: "
+                         "give this run's set another --name")
     points = grid_points(configs, decode.default_estimator(model, domain, args.estimator))
     for path in {e for _, _, e in points if e is not None}:  # a bad file fails now, not after hours of cells
         decode.check_estimator(model, path, model_name, domain)
