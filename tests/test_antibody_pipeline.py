@@ -29,6 +29,15 @@ def test_eval_model_names_composition_rows_when_they_outrun_the_file(tmp_path, c
     assert "absent.csv" in capsys.readouterr().err
 
 
+def test_ones_own_file_under_the_default_rows_is_told_what_to_give(tmp_path, capsys):
+    """bench antibody --csv mine.fa (3 antibodies) said "--rows 71-100: the file holds 3 antibodies", a --rows the user
+    never gave (the dev file's held-out rows): the line says what to give."""
+    fasta = tmp_path / "mine.fa"
+    fasta.write_text("".join(f">{n}\n{h}\n" for n, (h, _) in SEQUENCES.items()))
+    assert cli.main(["bench", "antibody", "--csv", str(fasta), "--json", str(tmp_path / "b.json")]) == 2
+    assert "error: --rows 71-100: the file holds 3 antibodies (give --rows all, or A-B within 1-3)" in capsys.readouterr().err
+
+
 def test_a_light_chain_under_vh_is_refused_as_swapped_columns(tmp_path):
     """A file whose vh and vl columns are swapped was read without a word: its light chains named ``NAME VH`` in
     every result (and counted as heavy rows by --rows' antibody names); now one line asks whether the columns are

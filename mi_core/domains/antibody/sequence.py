@@ -358,6 +358,7 @@ def select_rows(chains: list[AntibodyChain], rows: str | None, option: str = "--
     antibodies = [re.sub(r" (VH|VL)$", "", c.name) for c in chains]
     names = list(dict.fromkeys(antibodies))
     if int(m[2]) > len(names):
-        raise ValueError(f"{option} {rows}: the file holds {len(names)} antibodies")
+        raise ValueError(f"{option} {rows}: the file holds {len(names)} antibodies (give {option} all, or A-B within "
+                         f"1-{len(names)})")
     keep = set(names[int(m[1]) - 1:int(m[2])])
     return [c for c, antibody in zip(chains, antibodies) if antibody in keep]
