@@ -119,6 +119,16 @@ def test_sweep_grid_spec_and_errors():
         parse_grid_spec("topk:k=1;steps=4")
 
 
+@pytest.mark.parametrize("grid", [["topk:k=2,2"], ["eb:gamma=1", "eb:gamma=1.0"], ["mi:gamma=1;lam=1", "mi:lam=1;gamma=1"]])
+def test_a_grid_setting_given_twice_is_refused(grid):
+    """--grid topk:k=2,2 (or the same point in two --grid) ran the cell twice and wrote two rows alike; --budgets 5,5
+    and --set k=2 --set k=3 are refused already."""
+    from mi_core.bench.sweep import grid_configs
+
+    with pytest.raises(ValueError, match=r"the grid gives (topk k=2|eb gamma=1|mi lam=1, gamma=1) more than once"):
+        grid_configs(grid, None)
+
+
 def test_frontier_and_merge():
     from mi_core.bench.report import frontier
     from mi_core.bench.sweep import merge_rows

@@ -84,6 +84,10 @@ def recorded_params(name: str, params: dict) -> dict:
 
 def grid_configs(grid: list[str], samplers: str | None) -> list[tuple[str, dict[str, str]]]:
     configs = [c for spec in grid for c in parse_grid_spec(spec)]
+    typed = [(name, typed_params(name, params)) for name, params in configs]
+    twice = next((t for n, t in enumerate(typed) if t in typed[:n]), None)
+    if twice:  # it ran twice and wrote two rows alike
+        raise ValueError(f"the grid gives {twice[0]} {params_text(twice[1])} more than once: give each setting once")
     if samplers is None:
         return configs
     keep = {s.strip() for s in samplers.split(",")} - {""}
