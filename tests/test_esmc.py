@@ -437,3 +437,12 @@ def test_probe_protein_record_past_the_end(tiny_mdm_path, no_weights, tmp_path, 
     fasta.write_text(">only\nMK_AYI\n")
     assert main(["probe", "protein", "--fasta", str(fasta), "--record", "3", "--no-progress"]) == 2
     assert "has 1 record(s); --record 3 asks for more" in capsys.readouterr().err
+
+
+def test_estimate_names_no_model_auto_in_its_length_line(no_weights, tmp_path, monkeypatch, capsys):
+    """estimate protein, run outside the repository, on a sequence longer than the shipped MDM takes said "longer
+    than the 256 the model auto takes": 'auto' is the choice of model, not its name."""
+    monkeypatch.chdir(tmp_path)
+    rc = main(["estimate", "protein", "--sequence", "A" * 300 + "_", "--device", "cpu"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "301 residues, longer than the 256 the model takes" in err and "auto" not in err, err

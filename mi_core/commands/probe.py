@@ -81,7 +81,8 @@ def load_state(domain: Domain, text: str, model_spec: str | None, device: torch.
         marks = " or ".join(mask_marks(domain))
         raise ValueError(f"nothing to {verb}: the state has no masked position (write {marks} where one is{other})")
     model, description = load_model_described(model_spec, device, domain)
-    model.check_length(len(tokens), f"the model {model_spec}" if model_spec else "the model", plural(domain))
+    model.check_length(len(tokens), f"the model {model_spec}" if model_spec not in (None, "auto") else "the model",
+                       plural(domain))  # 'auto' is no name: it read "longer than the 256 the model auto takes"
     return model, description, torch.tensor(tokens, device=device)
 
 
