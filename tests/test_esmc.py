@@ -402,6 +402,8 @@ def test_probe_protein_cli_masks_positions_and_rate(tiny_default_mdm, no_weights
     assert main(args) == 0
     res = json.loads(out.read_text())
     assert res["record"] == "second" and res["masked_residues"] == [2, 5, 6, 7] and res["model"]["kind"] == "mdm"
+    # the residues masked are kept, as antibody's JSON keeps them (the JSON held only the masked sequence)
+    assert res["sequence"] == "G_HM___PVAGKTWLA" and res["native"] == "GSHMLEDPVAGKTWLA"
     assert "no ESM-C weights found" in res["model"]["fallback_reason"]
     assert "note: no ESM-C weights found" in capsys.readouterr().err
     masked = []

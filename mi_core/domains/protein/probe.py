@@ -67,7 +67,7 @@ def masked_state(args, read_sequence, read_records, positions,
 
 
 def run(args, domain: Domain) -> int:
-    name, _, tokens = masked_state(args, lambda text: protein.tokenize(text, name="--sequence"),
+    name, native, tokens = masked_state(args, lambda text: protein.tokenize(text, name="--sequence"),
                                    lambda path, n: [(r.name, r.tokens) for r in protein.read_fasta(path, limit=n)],
                                    lambda native, spec: parse_positions(spec, len(native)))
     device = pick_device(args.device, args.threads)
@@ -77,7 +77,8 @@ def run(args, domain: Domain) -> int:
         print(f"note: {info.fallback_reason}", file=sys.stderr)
     model_json = {"kind": info.kind, "path": display_path(info.path), "description": info.description,
                   "fallback_reason": info.fallback_reason}
-    return probe_and_report(args, domain, model, device, info.description, name, tokens, {}, {"model": model_json})
+    return probe_and_report(args, domain, model, device, info.description, name, tokens,
+                            {"native": domain.state_text(native)}, {"model": model_json})
 
 
 def probe_and_report(args, domain: Domain, model, device, description: str, name: str, tokens: np.ndarray,
