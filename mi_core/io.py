@@ -8,6 +8,7 @@ import errno
 import hashlib
 import io
 import json
+import math
 import os
 import shlex
 import signal
@@ -227,9 +228,21 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
             tmp_path(path).unlink(missing_ok=True)
 
 
+def json_ready(obj):
+    """``obj`` for strict JSON: NaN and infinity become None (``json.dumps`` wrote ``NaN``, which strict readers
+    refuse), numpy scalars Python numbers."""
+    if isinstance(obj, dict):
+        return {k: json_ready(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [json_ready(v) for v in obj]
+    if type(obj).__module__ == "numpy" and getattr(obj, "ndim", None) == 0:
+        obj = obj.item()
+    return None if isinstance(obj, float) and not math.isfinite(obj) else obj
+
+
 def atomic_write_json(path: str | Path, obj, indent: int | None = 2) -> None:
-    """:func:`atomic_write_text` of ``obj`` as JSON."""
-    atomic_write_text(path, json.dumps(obj, indent=indent) + "\n")
+    """:func:`atomic_write_text` of ``obj`` as strict JSON (:func:`json_ready`)."""
+    atomic_write_text(path, json.dumps(json_ready(obj), indent=indent, allow_nan=False) + "\n")
 
 
 def atomic_torch_save(path: str | Path, obj) -> None:

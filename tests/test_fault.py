@@ -191,3 +191,19 @@ def test_sigkill_inside_a_bench_json_write(tmp_path):
     row = injector.bench_round(REPO, tmp_path, random.Random(0), old=False, fault_at=1)
     assert row["injected"] and row["loads"] == {"b.json": True}
     assert json.loads((tmp_path / "b.json").read_text()) == {"previous": "result"}
+
+
+def test_json_written_is_strict(tmp_path):
+    """A validation figure that is undefined (NaN: train-estimator on a tiny validation set) was written as ``NaN``,
+    which strict JSON readers refuse; numpy scalars raised a TypeError. Both are written as JSON numbers or null."""
+    import numpy as np
+
+    def strict(path):
+        return json.loads(path.read_text(), parse_constant=lambda c: pytest.fail(f"{path} holds {c}"))
+
+    atomic_write_json(tmp_path / "r.json", {"spearman": float("nan"), "best": [float("-inf"), np.float32(0.5)],
+                                            "n": np.int64(3)})
+    assert strict(tmp_path / "r.json") == {"spearman": None, "best": [None, 0.5], "n": 3}
+    save_sudoku_mdm(tiny(16), tmp_path / "m.safetensors", {"best_val_spearman": float("nan")})
+    assert strict(tmp_path / "m.json")["best_val_spearman"] is None
+    assert same_weights(load_sudoku_mdm(tmp_path / "m.safetensors"), tiny(16))

@@ -28,7 +28,7 @@ from mi_core.bench.report import MarkdownOut, update_section
 from mi_core.bench.scale import chunks_on_engine
 from mi_core.device import pick_device, timed
 from mi_core.domain import Domain, get_domain
-from mi_core.io import atomic_write_json, check_output
+from mi_core.io import atomic_write_json, check_output, json_ready
 from mi_core.mi.estimator import EstimatorInputError, check_model_match, estimate_mi, load_estimator, model_hint
 from mi_core.mi.fidelity import correlation, fidelity, mean_recovery, rule_recovery
 from mi_core.mi.probe import probe, probe_by_length
@@ -186,19 +186,6 @@ def run_eval(model, estimator, domain: Domain, held_out, args, device, engine=No
     if domain.length is not None and domain.rules(domain.length).any():
         res["rules"] = rules_report(model, estimator, domain, pred, exact, masked, source, args)
     return res
-
-
-def json_ready(obj):
-    """NaN and infinity become None; numpy scalars become Python numbers."""
-    if isinstance(obj, dict):
-        return {k: json_ready(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [json_ready(v) for v in obj]
-    if isinstance(obj, (float, np.floating)):
-        return float(obj) if math.isfinite(obj) else None
-    if isinstance(obj, np.integer):
-        return int(obj)
-    return obj
 
 
 def training_summary(meta: dict) -> dict:

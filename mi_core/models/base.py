@@ -17,7 +17,16 @@ from safetensors import safe_open
 from safetensors.torch import load_file
 from safetensors.torch import save as save_tensors
 
-from mi_core.io import cannot_write, commit, display_path, file_sha256, missing_file, tmp_path, write_tmp_bytes
+from mi_core.io import (
+    cannot_write,
+    commit,
+    display_path,
+    file_sha256,
+    json_ready,
+    missing_file,
+    tmp_path,
+    write_tmp_bytes,
+)
 
 MAX_CONFIG_INT = 2**20  # the bound of an integer config value whose field declares no range
 
@@ -156,7 +165,7 @@ def save_model(model: torch.nn.Module, config, path: str | Path, extra: dict | N
     try:
         weights_tmp = write_tmp_bytes(path, weights)
         target = meta_path
-        meta_tmp = write_tmp_bytes(meta_path, (json.dumps(meta, indent=2) + "\n").encode("utf-8"))
+        meta_tmp = write_tmp_bytes(meta_path, (json.dumps(json_ready(meta), indent=2) + "\n").encode("utf-8"))
         target, renaming = path, True
         commit(weights_tmp, path)
     except BaseException as err:  # a full disk or read-only folder is one line naming the file; no temporary left,

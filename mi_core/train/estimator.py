@@ -22,7 +22,7 @@ import torch
 
 from mi_core.device import pick_device
 from mi_core.domain import get_domain
-from mi_core.io import check_weights_output, default_run_path, display_path
+from mi_core.io import check_weights_output, default_run_path, display_path, json_ready
 from mi_core.mi.estimator import LOSSES, EstimatorConfig, MIEstimator, estimator_loss, save_estimator
 from mi_core.mi.fidelity import fidelity
 from mi_core.options import SKIP, Device, Force, check_ranges, option, seed
@@ -174,7 +174,7 @@ def train_one(est_cfg: EstimatorConfig, cfg: TrainConfig, data: dict[str, torch.
                      **{k: val[k] for k in ("spearman", "spearman_median", "pearson", "mae", "topk_precision")}}
             curve.append(point)
             losses = []
-            log(json.dumps(point))
+            log(json.dumps(json_ready(point)))
             score = val["spearman"] if np.isfinite(val["spearman"]) else -math.inf
             if score > best or best_state is None:
                 best, best_state = score, {k: v.clone() for k, v in estimator.state_dict().items()}
