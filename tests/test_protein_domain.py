@@ -83,7 +83,7 @@ def test_fasta_multi_record():
         P.parse_text(">a\nACDE\n", max_length=3)
 
 
-def test_read_fasta_strict_rule(tmp_path):
+def test_read_fasta_strict_rule(tmp_path, capsys):
     path = tmp_path / "set.fa"
     x_ok = "A" * 19 + "X"  # 5% X: kept, X masked
     x_bad = "A" * 8 + "XX"  # 20% X: skipped
@@ -92,6 +92,8 @@ def test_read_fasta_strict_rule(tmp_path):
     recs = P.read_fasta(path, strict=True, max_length=25)
     assert [r.name for r in recs] == ["good", "xok", "stop"]
     assert recs[0].text() == "MKTAYW" and recs[1].masked == 1 and recs[2].text() == "WWC"
+    assert "set.fa: 5 of 8 records left out (letters other than the 20 amino acids and X, over 10% X, or over 25 " \
+        "residues)" in capsys.readouterr().err  # training said nothing of them
     assert [r.name for r in P.read_fasta(path, strict=True, max_length=25, limit=2)] == ["good", "xok"]
     # not strict: the first bad record is an error naming the file
     with pytest.raises(ProteinInputError, match=r"set\.fa: gap: not amino-acid letters: '-' at 3"):
