@@ -258,8 +258,8 @@ def test_pair_labels_follow_each_domain(brackets):
 
     mi = torch.zeros(81, 81)
     mi[1, 20] = 0.5
-    assert strongest_pair(mi, get_domain("sudoku")).endswith("between cells r1c2 and r3c3")
+    assert strongest_pair(mi, get_domain("sudoku"), 81).endswith("between cells r1c2 and r3c3")
     for name in ("protein", "antibody"):
-        assert strongest_pair(mi, get_domain(name)).endswith("between residues 2 and 21")
-    assert strongest_pair(mi, brackets).endswith("between positions 2 and 21")
-    assert strongest_pair(torch.zeros(4, 4), brackets) == "every MI is 0: no two masked positions depend on each other"
+        assert strongest_pair(mi, get_domain(name), 81).endswith("between residues 2 and 21")
+    assert strongest_pair(mi, brackets, 81).endswith("between positions 2 and 21")
+    assert strongest_pair(torch.zeros(4, 4), brackets, 4) == "every MI is 0: no two masked positions depend on each other"

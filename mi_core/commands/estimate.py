@@ -131,9 +131,9 @@ def timed_estimate(model, estimator, tokens: torch.Tensor) -> Estimate:
 
 def report(est: Estimate, domain: Domain) -> None:
     """The terminal's lines: what was estimated, how fast, and the strongest pair named as ``probe`` names it."""
-    masked = counted(int(est.masked.sum()), "masked " + plural(domain))
-    print(f"estimated MI of {masked} in {1e3 * est.seconds:.1f} ms (1 pass)")
-    print(strongest_pair(est.mi[0], domain))
+    masked = int(est.masked.sum())
+    print(f"estimated MI of {counted(masked, 'masked ' + plural(domain))} in {1e3 * est.seconds:.1f} ms (1 pass)")
+    print(strongest_pair(est.mi[0], domain, masked))
 
 
 def main(args) -> int:

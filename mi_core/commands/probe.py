@@ -122,7 +122,7 @@ def summary(result: ProbeResult, domain: Domain) -> str:
     return "\n".join([
         f"probed {counted(int(result.probed.sum()), 'masked ' + plural(domain))}: {result.passes} passes in "
         f"{result.seconds:.2f} s",
-        strongest_pair(result.mi, domain),
+        strongest_pair(result.mi, domain, int(result.probed.sum())),
         f"max asymmetry |I(i->j) - I(j->i)| {float(result.asymmetry.max()):.3g}; "
         f"max gap to the paper form {float(result.form_gap.max()):.3g}",
         f"eps {result.eps:g}: error bound {float(result.error_bound.max()):.3g} nats"])
@@ -138,10 +138,12 @@ def plural(domain: Domain) -> str:
     return domain.nouns[0] + "s"
 
 
-def strongest_pair(mi: torch.Tensor, domain: Domain) -> str:
-    """The line naming the largest MI of ``mi`` ``(N, N)`` and its pair, each by ``Domain.cell_label`` (what
-    every command and the app call a position: 1-based, or ``r1c2`` on a grid)."""
-    if not bool((mi > 0).any()):  # one masked position, or none that depend: argmax would name a cell twice
+def strongest_pair(mi: torch.Tensor, domain: Domain, masked: int) -> str:
+    """The line naming the largest MI of ``mi`` ``(N, N)`` (``masked`` positions masked) and its pair, each by
+    ``Domain.cell_label`` (what every command and the app call a position: 1-based, or ``r1c2`` on a grid)."""
+    if masked < 2:  # a pair needs two
+        return f"no pair to measure: MI needs two masked {plural(domain)}, and this state has {masked}"
+    if not bool((mi > 0).any()):  # none that depend: argmax would name a cell twice
         return f"every MI is 0: no two masked {plural(domain)} depend on each other"
     i, j = divmod(int(mi.argmax()), mi.shape[0])
     return (f"largest MI {float(mi[i, j]):.4g} nats between {plural(domain)} {domain.cell_label(i)} and "
