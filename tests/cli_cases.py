@@ -253,6 +253,8 @@ def cases() -> list[tuple[str, str, list[str]]]:
         ("eval-estimator-4x4-puzzles", "unclear", ["eval-estimator", "sudoku", "--puzzles", "{D}/four.txt", "--states",
                                                    "1", "--no-markdown", "--device", "cpu"]),
         ("diagnose-sampler-key-twice", "other", [*diag, "--json", "{D}/dg2.json", "--sampler", "topk:k=2;k=3"]),
+        ("diagnose-unknown-sampler", "other", [*diag, "--json", "{D}/dg3.json", "--sampler", "foo"]),
+        ("diagnose-sampler-twice", "other", [*diag, "--json", "{D}/dg4.json", "--sampler", "topk:k=2"]),
         ("markdown-and-no-markdown", "other", [*evals, "--markdown", "{D}/n.md", "--no-markdown"]),
         ("probe-protein-junk-pth", "unclear", [*pprot[:3], "{D}/junk.pth", *pprot[4:], "--sequence", "MKTA_YIAKQR"]),
         # the third sweep: an empty path was read as '.', the working folder

@@ -127,7 +127,9 @@ def test_messages_name_option_value_and_range(places, capsys, monkeypatch):
         "estimate-sudoku-estimator-on-protein": "is an estimator of sudoku, not protein",
         "train-estimator-manifest-not-json": "manifest.json is not valid JSON",
         "eval-estimator-4x4-puzzles": "four.txt: the puzzle on line 1 has 16 cells, not the 81",
-        "diagnose-sampler-key-twice": "gives k twice: give it once",
+        "diagnose-sampler-key-twice": "--sampler 'topk:k=2;k=3' gives k twice: give it once",  # not "a sweep grid"
+        "diagnose-unknown-sampler": "unknown sampler 'foo' in --sampler 'foo'",  # it said "in grid 'foo'"
+        "diagnose-sampler-twice": "--sampler topk:k=2 is given twice",  # it ran twice
         "markdown-and-no-markdown": "--markdown FILE writes a section and --no-markdown writes none",
         "blank-mask-positions": "--mask-positions: no position in ' , '",  # it masked nothing, silently
         "estimate-mask-positions-outside": "--mask-positions: '9' is outside 1-8 (the sequence has 8 residues)",

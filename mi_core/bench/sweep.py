@@ -46,21 +46,22 @@ DEFAULT_GRID = [  # the grid of inputs that name none (``sweep_grid``)
                 "threshold:tau=0.7,0.9,0.99", "mask_predict:steps=10,20", "mi:gamma=0.1,0.3,0.6,1;lam=0.5,1,2"]
 
 
-def parse_grid_spec(spec: str) -> list[tuple[str, dict[str, str]]]:
-    """``"mi:gamma=0.1,0.3;lam=1,2"`` -> every (name, params) combination; ValueError on a bad spec."""
+def parse_grid_spec(spec: str, what: str = "grid") -> list[tuple[str, dict[str, str]]]:
+    """``"mi:gamma=0.1,0.3;lam=1,2"`` -> every (name, params) combination; ValueError on a bad spec, naming it as
+    ``what`` (a ``grid``, or the option that gave one setting)."""
     name, _, rest = spec.partition(":")
     name = name.strip()
     if name not in STRATEGIES:
-        raise ValueError(f"unknown sampler {name!r} in grid {spec!r}; choose one of {', '.join(sorted(STRATEGIES))}")
+        raise ValueError(f"unknown sampler {name!r} in {what} {spec!r}; choose one of {', '.join(sorted(STRATEGIES))}")
     axes = []
     for part in filter(None, (p.strip() for p in rest.split(";"))):
         key, sep, values = part.partition("=")
         vals = [v.strip() for v in values.split(",") if v.strip()]
         if not sep or not key.strip() or not vals:
-            raise ValueError(f"grid {spec!r}: expected key=v1,v2,... but got {part!r}")
+            raise ValueError(f"{what} {spec!r}: expected key=v1,v2,... but got {part!r}")
         if any(axis[0][0] == key.strip() for axis in axes):  # the last would win without a word
-            raise ValueError(f"{spec!r} gives {key.strip()} twice: give it once (a sweep grid lists its values "
-                             f"there, {key.strip()}=v1,v2)")
+            raise ValueError(f"{what} {spec!r} gives {key.strip()} twice: give it once" + (
+                f" (a sweep grid lists its values there, {key.strip()}=v1,v2)" if what == "grid" else ""))
         axes.append([(key.strip(), v) for v in vals])
     return [(name, check_one_of(name, dict(combo))) for combo in itertools.product(*axes)]
 

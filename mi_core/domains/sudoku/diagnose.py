@@ -87,7 +87,7 @@ def summarise(name: str, rows: list[dict], reference: list[dict]) -> dict:
 
 def parse_sampler(text: str):
     """``name`` or ``name:key=value;key=value`` (the ``sweep --grid`` syntax, one value each) -> (label, strategy)."""
-    combos = parse_grid_spec(text)
+    combos = parse_grid_spec(text, "--sampler")
     if len(combos) != 1:
         raise ValueError(f"--sampler {text!r} names {len(combos)} settings; give one value per parameter, "
                          "parameters apart by ';' (\"mi:gamma=1;lam=1\")")
@@ -121,6 +121,8 @@ def main(args) -> int:
     if args.section and args.markdown is None:
         raise ValueError("--section needs --markdown FILE (the file its section goes to)")
     templates, solutions, _ = get_domain(args.domain).read_inputs(args.puzzles, args.limit, args.level)
+    if twice := next((s for i, s in enumerate(args.sampler) if s in args.sampler[:i]), None):
+        raise ValueError(f"--sampler {twice} is given twice: it would run twice")
     samplers = [parse_sampler(s) for s in args.sampler]
     device = pick_device(args.device, args.threads)
     warn_if_slow_bf16(device, args.bf16)
