@@ -344,6 +344,7 @@ def test_estimate_protein_cli(saved, tmp_path, capsys):
     assert cli_main(["estimate", "protein", "--sequence", seq, "--mask-positions", "1-2,12", "--model", str(model_path),
                      "--estimator", str(est_path), "--json", str(out), "--force"]) == 0  # probe's masking too
     assert json.loads(out.read_text())["sequence"] == "__T_LV__AGH_"
+    assert json.loads(out.read_text())["native"] == seq.upper()  # the residues masked were lost
     assert cli_main(["estimate", "protein", "--sequence", seq, "--mask-positions", "13", "--model", str(model_path),
                      "--estimator", str(est_path)]) == 2
     assert "--mask-positions: '13' is outside 1-12 (the sequence has 12 residues)" in capsys.readouterr().err

@@ -153,6 +153,8 @@ def main(args) -> int:
                    "estimator": display_path(path), "mi": est.mi[0].tolist(),
                    "entropy": est.entropy[0].tolist(), "marginals": est.marginals[0].tolist(), "passes": 1,
                    "seconds": est.seconds}
+        if state != args.state:  # --mask-positions: the residues masked, as probe keeps them
+            payload["native"] = domain.state_text(domain.parse_input(args.state))
         atomic_write_json(args.json, payload, indent=None)
     report(est, domain)
     return 0
