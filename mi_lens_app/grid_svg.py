@@ -159,8 +159,10 @@ def grid_svg(digits: np.ndarray, givens: np.ndarray, box: int, *, layer: np.ndar
         bar = _colorbar(colorscale, zmin, zmax, layer_name, x0 + side + 12, y0, side, key)
     label = escape(title or "grid")
     about = escape(describe(digits, givens, errors, outline, remasked))
-    # texts outside the cells (title, colour bar) in the page's text colour: a fixed #444 was 1.9:1 on the dark theme
-    return (f'<div class="mi-grid" style="font-family:{FONT["family"]}">'
+    # texts outside the cells (title, colour bar) in the page's text colour: a fixed #444 was 1.9:1 on the dark theme.
+    # The 1rem below the grid makes up for st.markdown's container, which ends 1rem early (for a paragraph's margin):
+    # without it the grid's last 16 px lay under the next element (presenting, a caption sat on its bottom row)
+    return (f'<div class="mi-grid" style="font-family:{FONT["family"]};margin-bottom:1rem">'
             f'<svg xmlns="http://www.w3.org/2000/svg" role="img" aria-label="{label}" width="{width}" '
             f'height="{height}" viewBox="0 0 {width} {height}" style="max-width:100%;height:auto" '
             f'font-family="{FONT["family"]}" fill="currentColor"><desc>{about}</desc>'

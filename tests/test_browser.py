@@ -918,6 +918,30 @@ def test_the_decoding_grids_start_above_a_768_px_fold(chromium, app_url):
     page.close()
 
 
+GRID_OVERLAPS = """() => [...document.querySelectorAll('.mi-grid svg')].map(svg => {
+  const box = svg.closest('[data-testid="stElementContainer"]'), next = box.nextElementSibling;
+  return [svg.getBoundingClientRect().bottom, box.getBoundingClientRect().bottom,
+          next ? next.getBoundingClientRect().top : null, next ? next.innerText.slice(0, 40) : ''];
+})"""
+
+
+@pytest.mark.parametrize("present", ["true", "false"])
+def test_no_caption_lies_on_the_bottom_of_a_decoding_grid(chromium, app_url, present):
+    """Streamlit pulls a markdown element's end up by 1rem (for a paragraph's margin): the grid's SVG has none, so
+    its last 16 px ran under the next element. Presenting (gaps of 0.45rem), the selector's caption or "Budget
+    spent at this step" lay 9 px over the grid's bottom row."""
+    page = chromium.new_page(viewport={"width": 1024, "height": 768})
+    page.goto(f"{app_url}/Decoding?a=learned&b=learned_mi&present={present}")
+    wait_ready(page)
+    check_page(page, 2)
+    grids = page.evaluate(GRID_OVERLAPS)
+    assert len(grids) == 2, grids
+    for svg_bottom, box_bottom, next_top, text in grids:
+        assert box_bottom >= svg_bottom - 0.5, grids  # the grid inside its own element
+        assert next_top is not None and next_top >= svg_bottom - 0.5, (text, grids)  # the caption below it
+    page.close()
+
+
 def test_a_phone_gets_the_step_buttons_in_one_row(chromium, app_url):
     """As four columns, the buttons stacked into four rows below 640 px (a phone, a laptop at 200% zoom)."""
     for device in (PHONE, {"viewport": {"width": 640, "height": 400}, "device_scale_factor": 2}):
