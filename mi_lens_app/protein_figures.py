@@ -51,6 +51,27 @@ def letter_px(count: int, narrow: bool = False) -> int:
     return LETTER_PX if count <= 60 else 12 if count <= 80 else 9 if count <= 160 else 7
 
 
+# px of a sequence chart beside its plot (measured 134-157 with the step axis and a colour bar, 1024-1920 px screens)
+LETTER_ROOM = 160
+
+
+def fit_letters_css(key: str, count: int, size: int) -> str:
+    """A style capping the letters of the chart keyed ``key`` (``count`` a row, drawn at ``size`` px) to the width the
+    browser gives them, :data:`LETTER_WIDTH` ems apart: plotly's text has a fixed size, chosen for a 1024-px screen,
+    and on a narrower one (a 1024-px projector zoomed to 150% is 683 px wide) a strip's 19-px letters stood 8.6 px
+    apart, letters on letters. A container query reads the chart's width, which the server does not know."""
+    return (f"<style>.st-key-{key} {{ container-type: inline-size; }} .st-key-{key} .heatmap-label text {{ "
+            f"font-size: min({size}px, calc((100cqw - {LETTER_ROOM}px) / {count * LETTER_WIDTH:g})) !important; }}</style>")
+
+
+def strip_letter_px(count: int, wide: bool = False) -> int:
+    """The letters' size in a decode's strip of ``count`` positions (``wide``: the page's whole width)."""
+    # letters sized to the window, as plotly sized them to one row's tall cells and they overlapped: about 650 px
+    # of plot for the window on a 1024-px screen with the sidebar open
+    plot_px = 820 if wide else 650  # wide: a 1024-px screen less the step axis and the colour bar
+    return int(np.clip(plot_px / count * 1.4, 7, 24 if wide else 16))
+
+
 MASKED_COLOR = MUTED_COLOR  # still-masked positions (`_`, the contact map's diagonal marks)
 
 
@@ -313,10 +334,8 @@ def decode_strip(tokens: np.ndarray, chosen: np.ndarray, entropy: np.ndarray, er
         name, scale, zmin, zmax, bar = "H before (nats)", "Oranges", 0.0, float(np.log(len(amino_acids))), {}
     letters = np.array(["_", *amino_acids])[np.clip(tokens[rows], 0, len(amino_acids))]
     x = np.arange(lo, hi)
-    # letters sized to the window, as plotly sized them to one row's tall cells and they overlapped: about 650 px
-    # of plot for the window on a 1024-px screen with the sidebar open
-    plot_px = 820 if wide else 650  # wide: a 1024-px screen less the step axis and the colour bar
-    text_size = int(np.clip(plot_px / (hi - lo) * 1.4, 7, 24 if wide else 16))
+    plot_px = 820 if wide else 650  # the unmasked marks' width, as the letters' (strip_letter_px)
+    text_size = strip_letter_px(hi - lo, wide)
     sub, blank = letters[:, lo:hi], np.isnan(z[:, lo:hi])
     overlay = sub.size <= 12000  # the letters as text layers of their own (below), white or black on their fill
     fig = go.Figure(go.Heatmap(z=z[:, lo:hi], x=x + 1, y=rows, colorscale=scale, name=name, text=sub,

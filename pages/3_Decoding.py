@@ -141,6 +141,8 @@ def sequence_frame(domain, pz, trace, step, side, view, present=False):
         max_rows=PRESENT_STRIP_ROWS if present else STRIP_ROWS, title="" if present else f"{trace.strategy}: step {s.step}",
         regions=protein_figures.cdr_spans(pz.labels()), wide=present)
     widgets.chart(fig, key=f"frame_{side}")
+    lo, hi = protein_figures.window(pz.length, start, size)  # the letters a row, capped to the strip's width
+    st.html(protein_figures.fit_letters_css(f"frame_{side}", hi - lo, protein_figures.strip_letter_px(hi - lo, present)))
     if support.uses_selector(trace.strategy):
         selector_view(domain, pz, trace, s, side, view)
     if len(chosen) and not present:

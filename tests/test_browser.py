@@ -942,6 +942,45 @@ def test_no_caption_lies_on_the_bottom_of_a_decoding_grid(chromium, app_url, pre
     page.close()
 
 
+LETTER_ROWS = """() => [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].map(chart => {
+  const rows = {};
+  for (const t of chart.querySelectorAll('.heatmap-label text')) {
+    if (!/^[A-Z_]$/.test(t.textContent)) continue;
+    const b = t.getBoundingClientRect();
+    (rows[Math.round(b.top + b.height / 2)] ??= []).push([b.left + b.width / 2, parseFloat(getComputedStyle(t).fontSize)]);
+  }
+  let pitch = Infinity, size = 0;  // the letters' spacing along a row (plotly rounds each to a whole pixel)
+  for (const row of Object.values(rows)) {
+    row.sort((a, b) => a[0] - b[0]);
+    if (row.length > 1) pitch = Math.min(pitch, (row[row.length - 1][0] - row[0][0]) / (row.length - 1));
+    for (const [, px] of row) size = Math.max(size, px);
+  }
+  return [pitch, size];
+})"""
+
+
+@pytest.mark.parametrize("screen, scale", [((1024, 768), 1.0), ((1024, 768), 1.5), ((1280, 800), 1.5)])
+@pytest.mark.parametrize("present", ["true", "false"])
+def test_a_decodes_residue_letters_do_not_run_together_on_a_zoomed_projector(chromium, app_url, screen, scale, present):
+    """The strip's letters are sized for a window of 60 on a 1024-px screen: on a 1024 x 768 projector zoomed to
+    150% (683 CSS px) they were 19 px at 8.6 px apart, letters on letters. Capped to the width the browser gives
+    them, neighbours stay :data:`protein_figures.LETTER_WIDTH` ems apart (they do not touch); 1280 x 800 at 150% with
+    the sidebar open leaves the strip 375 px: 8-px letters, where a narrower window reads better."""
+    from mi_lens_app import protein_figures
+    page = chromium.new_page(viewport={"width": round(screen[0] / scale), "height": round(screen[1] / scale)},
+                             device_scale_factor=scale)
+    page.goto(f"{app_url}/Decoding?domain=protein&step=1&present={present}")
+    wait_ready(page)
+    check_page(page, 2)
+    page.wait_for_function("document.querySelectorAll('.heatmap-label text').length > 100")
+    strips = page.evaluate(LETTER_ROWS)
+    assert len(strips) == 2, strips
+    for pitch, size in strips:
+        assert size * protein_figures.LETTER_WIDTH <= pitch, strips
+        assert size >= 7, strips  # not below the strip's own smallest letters
+    page.close()
+
+
 def test_a_phone_gets_the_step_buttons_in_one_row(chromium, app_url):
     """As four columns, the buttons stacked into four rows below 640 px (a phone, a laptop at 200% zoom)."""
     for device in (PHONE, {"viewport": {"width": 640, "height": 400}, "device_scale_factor": 2}):
