@@ -57,10 +57,11 @@ LETTER_ROOM = 160
 
 def fit_letters_css(key: str, count: int, size: int) -> str:
     """A style capping the letters of the chart keyed ``key`` (``count`` a row, drawn at ``size`` px) to the width the
-    browser gives them, :data:`LETTER_WIDTH` ems apart: plotly's text has a fixed size, chosen for a 1024-px screen,
-    and on a narrower one (a 1024-px projector zoomed to 150% is 683 px wide) a strip's 19-px letters stood 8.6 px
-    apart, letters on letters. A container query reads the chart's width, which the server does not know."""
-    return (f"<style>.st-key-{key} {{ container-type: inline-size; }} .st-key-{key} .heatmap-label text {{ "
+    browser gives them, :data:`LETTER_WIDTH` ems apart (a decode's strip, the arc graph's residues): plotly's text has
+    a fixed size, chosen for a 1024-px screen, and on a narrower one (a 1024-px projector zoomed to 150% is 683 px
+    wide) a strip's 19-px letters stood 8.6 px apart, letters on letters. A container query reads the chart's width,
+    which the server does not know."""
+    return (f"<style>.st-key-{key} {{ container-type: inline-size; }} .st-key-{key} :is(.heatmap-label, .textpoint) text {{ "
             f"font-size: min({size}px, calc((100cqw - {LETTER_ROOM}px) / {count * LETTER_WIDTH:g})) !important; }}</style>")
 
 

@@ -942,9 +942,9 @@ def test_no_caption_lies_on_the_bottom_of_a_decoding_grid(chromium, app_url, pre
     page.close()
 
 
-LETTER_ROWS = """() => [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].map(chart => {
+LETTER_ROWS = """(charts) => charts.map(chart => {  // the letters' spacing and size in each chart
   const rows = {};
-  for (const t of chart.querySelectorAll('.heatmap-label text')) {
+  for (const t of chart.querySelectorAll(':is(.heatmap-label, .textpoint) text')) {
     if (!/^[A-Z_]$/.test(t.textContent)) continue;
     const b = t.getBoundingClientRect();
     (rows[Math.round(b.top + b.height / 2)] ??= []).push([b.left + b.width / 2, parseFloat(getComputedStyle(t).fontSize)]);
@@ -961,7 +961,7 @@ LETTER_ROWS = """() => [...document.querySelectorAll('[data-testid="stPlotlyChar
 
 @pytest.mark.parametrize("screen, scale", [((1024, 768), 1.0), ((1024, 768), 1.5), ((1280, 800), 1.5)])
 @pytest.mark.parametrize("present", ["true", "false"])
-def test_a_decodes_residue_letters_do_not_run_together_on_a_zoomed_projector(chromium, app_url, screen, scale, present):
+def test_residue_letters_do_not_run_together_on_a_zoomed_projector(chromium, app_url, screen, scale, present):
     """The strip's letters are sized for a window of 60 on a 1024-px screen: on a 1024 x 768 projector zoomed to
     150% (683 CSS px) they were 19 px at 8.6 px apart, letters on letters. Capped to the width the browser gives
     them, neighbours stay :data:`protein_figures.LETTER_WIDTH` ems apart (they do not touch); 1280 x 800 at 150% with
@@ -973,11 +973,19 @@ def test_a_decodes_residue_letters_do_not_run_together_on_a_zoomed_projector(chr
     wait_ready(page)
     check_page(page, 2)
     page.wait_for_function("document.querySelectorAll('.heatmap-label text').length > 100")
-    strips = page.evaluate(LETTER_ROWS)
+    strips = page.locator('[data-testid="stPlotlyChart"]').evaluate_all(LETTER_ROWS)
     assert len(strips) == 2, strips
     for pitch, size in strips:
         assert size * protein_figures.LETTER_WIDTH <= pitch, strips
         assert size >= 7, strips  # not below the strip's own smallest letters
+    if present == "false":  # the arc graph's residues too (14 px, 9.3 apart at 1024 px with the sidebar open)
+        page.goto(f"{app_url}/MI_maps?domain=protein")
+        wait_ready(page)
+        arcs = page.locator('[data-testid="stPlotlyChart"]').filter(has=page.locator(".gtitle", has_text="Arc graph"))
+        arcs.scroll_into_view_if_needed()
+        arcs.locator(".textpoint text").first.wait_for(state="attached")
+        pitch, size = arcs.evaluate_all(LETTER_ROWS)[0]
+        assert size * protein_figures.LETTER_WIDTH <= pitch and size >= 7, (pitch, size)
     page.close()
 
 
