@@ -133,9 +133,11 @@ def grid_svg(digits: np.ndarray, givens: np.ndarray, box: int, *, layer: np.ndar
     for c in np.flatnonzero(digits > 0):
         kind, color = (("given", GIVEN_COLOR) if givens[c] else ("wrong", ERROR_COLOR) if errors[c]
                        else ("filled", FILLED_COLOR))
-        # a wrong digit bold with a white halo: red alone was 2.2:1 on the entropy scale's orange
-        weight = (' font-weight="bold"' if givens[c] else
-                  ' font-weight="bold" stroke="#ffffff" stroke-width="3" paint-order="stroke"' if kind == "wrong" else "")
+        # a wrong digit bold with a white halo: red alone was 2.2:1 on the entropy scale's orange; a filled digit on a
+        # coloured cell (unmasked at this step) a halo too: blue was 1.2-2.6:1 on the scale's upper half
+        halo = ' stroke="#ffffff" stroke-width="3" paint-order="stroke"'
+        weight = (' font-weight="bold"' if givens[c] else ' font-weight="bold"' + halo if kind == "wrong"
+                  else halo if fills[c] is not None else "")
         cx, cy = x0 + (xs[c] + 0.5) * cell, y0 + (ys[c] + 0.5) * cell
         parts.append(f'<text class="{kind}" x="{cx:.1f}" y="{cy:.1f}" '
                      f'fill="{color}" font-size="{size}"{weight} pointer-events="none">{int(digits[c])}</text>')

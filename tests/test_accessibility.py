@@ -104,6 +104,27 @@ def test_wrong_digits_are_marked_by_more_than_their_colour():
         assert float(mx) < float(tx) < float(mx) + float(length) and 0 < float(my) - float(ty) < 400 / 9 / 2
 
 
+def test_a_digit_the_model_just_filled_is_readable_on_its_cells_colour():
+    """A cell unmasked at this step keeps the colour of its entropy before the step: its blue digit was 1.2 to 2.6:1
+    on the upper half of the Oranges (a 4x4's first cells, a random or top-k decode's unsure cells). On a coloured
+    cell it has a white halo, as a wrong digit has, so the blue reads against white."""
+    svg = frame()
+    rects = [(float(x), float(y), float(w), fill) for x, y, w, fill in
+             re.findall(r'<rect x="([\d.]+)" y="([\d.]+)" width="([\d.]+)" height="[\d.]+" fill="([^"]+)"', svg)
+             if not fill.startswith("url(")]  # the colour bar's gradient
+    filled = re.findall(r'<text class="filled" x="([\d.]+)" y="([\d.]+)"([^>]*)>', svg)
+    assert len(rects) == 81 and len(filled) == 29  # 40 digits, 9 given, 2 wrong
+    dark = 0
+    for tx, ty, attrs in filled:
+        fill = next(f for x, y, w, f in rects if x <= float(tx) < x + w and y <= float(ty) < y + w)
+        if contrast(figures.FILLED_COLOR, fill) >= 4.5:
+            continue
+        dark += 1
+        halo = re.search(r'stroke="([^"]+)" stroke-width="([\d.]+)" paint-order="stroke"', attrs)
+        assert halo and contrast(figures.FILLED_COLOR, halo[1]) >= 4.5 and float(halo[2]) >= 3, (fill, attrs)
+    assert dark > 10  # the frame's fills run over the whole scale
+
+
 def test_the_outline_of_the_unmasked_cells_has_a_dark_rim():
     """Orange alone was 2.5:1 on white and 1.1-2 on the orange cells; a dark rim borders it on both sides."""
     svg = frame()
