@@ -560,6 +560,10 @@ if (!window.miLensOneHistoryEntry) {
 # decoding page's Space shortcut (Play) fired too, so stepping with Tab and Space on "next" also started playback.
 # The keydown is stopped at <body>, after the page's own handlers and before Streamlit's shortcuts on the
 # document; with the focus on the page itself, Space still plays.
+# A control clicked with the mouse (or a finger) gives the focus back to the page: a teacher clicked "Presentation
+# mode" or a speed and then pressed the keys the page names, and the arrows moved the focus along the speeds (or did
+# nothing) while Space switched presentation mode off again or picked another speed. A click from the keyboard
+# (Space, Enter: detail 0) keeps the focus where the keyboard user put it; a pop-up's or fold's trigger keeps it too.
 SPACE_ON_A_CONTROL = """<script>
 if (!window.miLensSpaceOnAControl) {
   window.miLensSpaceOnAControl = true;
@@ -569,6 +573,15 @@ if (!window.miLensSpaceOnAControl) {
       e.stopPropagation();
     }
   });
+  document.addEventListener("click", (e) => {
+    const control = e.detail > 0 && e.target.closest && e.target.closest(
+      'button, label:has(input[type="checkbox"], input[type="radio"]), [role="switch"], [role="radio"]');
+    if (!control || control.matches('[aria-haspopup], [aria-expanded]')) return;
+    setTimeout(() => {
+      const focused = document.activeElement;
+      if (focused && focused !== document.body && (control === focused || control.contains(focused))) focused.blur();
+    }, 0);
+  }, true);
 }
 </script>"""
 

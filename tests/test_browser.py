@@ -214,6 +214,35 @@ def test_space_on_a_focused_button_does_only_what_the_button_does(chromium, app_
     page.close()
 
 
+def test_the_keys_step_and_play_after_a_click_on_a_switch_or_the_speed(chromium, app_url):
+    """A teacher clicks "Presentation mode", or picks the speed, then presses the keys the page names: the clicked
+    control kept the focus, so the arrows moved the focus along the speeds (or did nothing on the switch) and
+    Space switched presentation mode off again or picked another speed, instead of stepping and playing."""
+    page = chromium.new_page(viewport={"width": 1366, "height": 768})
+    page.goto(f"{app_url}/Decoding?a=topk&a_topk_k=4&b=topk&b_topk_k=8")
+    wait_ready(page)
+    page.get_by_text("Presentation mode").first.click()
+    page.wait_for_function("() => location.search.includes('present=true')")
+    wait_ready(page)
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function("() => location.search.includes('step=1')", timeout=30_000)
+    wait_ready(page)
+    assert step_value(page) == "1 / 15" and "present=true" in page.url
+    speeds = page.locator('[data-testid="stButtonGroup"]').filter(has=page.get_by_text("fast", exact=True))
+    speeds.get_by_text("fast", exact=True).click()
+    wait_ready(page)
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function("() => location.search.includes('step=2')", timeout=30_000)
+    wait_ready(page)
+    page.keyboard.press("Space")  # plays, at the speed picked
+    page.wait_for_function("() => /step=([4-9]|1[0-5])/.test(location.search)", timeout=30_000)
+    page.keyboard.press("Space")  # pause
+    wait_ready(page)
+    assert speeds.locator('button[aria-checked="true"], button[aria-pressed="true"]').inner_text() == "fast"
+    assert "present=true" in page.url
+    page.close()
+
+
 def test_keyboard_focus_is_outlined(chromium, app_url):
     """Streamlit's focus ring was 2.2:1 on white, and a focused page link or radio only turned grey (1.1:1)."""
     page = chromium.new_page(viewport=VIEW)
