@@ -9,6 +9,7 @@ import csv
 import io
 import json
 import math
+from html import escape
 
 import numpy as np
 import plotly.graph_objects as go
@@ -140,7 +141,7 @@ button { font-size: 1.1rem; padding: 0.3rem 0.9rem; } input[type=range] { width:
 <div class="bar"><button id="play">Play</button><button id="prev">&lt;</button><button id="next">&gt;</button>
 <input id="slider" type="range" min="0" value="0"><span id="label"></span></div>
 <p class="legend">Black: given · <span class="filled">blue</span>: filled by the model · <span class="wrong">red, underlined</span>:
-wrong (differs from the solution or native sequence) · <span style="outline:3px solid #ff7f0e">orange outline</span>:
+__WRONG__ · <span style="outline:3px solid #ff7f0e">orange outline</span>:
 unmasked together at this step. Space plays and pauses; the arrow keys step.</p>
 <div class="runs" id="runs"></div>
 <script>
@@ -163,7 +164,7 @@ function draw() {
     const frame = run.frames[Math.min(step, run.frames.length - 1)];
     const box = document.createElement("div"); box.className = "run";
     box.innerHTML = `<h2>${run.strategy}</h2><p>step <b>${frame.step} / ${run.frames.length - 1}</b> · passes `
-      + `<b>${frame.passes}</b> · unmasked <b>${frame.chosen.length}</b> · wrong <b>${frame.errors.length}</b></p>`;
+      + `<b>${frame.passes}</b> · unmasked <b>${frame.chosen.length}</b> · ${DATA.marked} <b>${frame.errors.length}</b></p>`;
     const board = document.createElement("div"); board.className = DATA.box ? "grid" : "seq";
     if (DATA.box) board.style.gridTemplateColumns = `repeat(${DATA.n}, 1fr)`;
     for (let c = 0; c < frame.state.length; c++) board.appendChild(cell(run, frame, c));
@@ -188,13 +189,15 @@ draw();
 
 
 def decoding_player_html(traces, puzzle: str, givens: list[bool], values: tuple[str, ...],
-                         box: int | None = None) -> str:
+                         box: int | None = None, native: str = "native") -> str:
     """One self-contained HTML page (no network, no library) that plays decodings frame by frame: a grid for a
     Sudoku (``box``: its box side) or a line of letters for a sequence (``box`` None); play/pause with Space.
 
     Args:
         traces: :class:`~mi_lens_app.core.Trace` objects of the same puzzle; puzzle: its state string;
-        givens: ``(N,)`` given positions; values: the name of each value (token ``v + 1``).
+        givens: ``(N,)`` given positions; values: the name of each value (token ``v + 1``); native: a sequence's
+        word for the sequence it was given (``original`` outside proteins). A sequence's residues that differ from
+        it are counted as such, not as wrong, as the page counts them (many sequences fold alike).
     """
     def state(tokens) -> str:
         return "".join("." if t == 0 else values[int(t) - 1] for t in tokens)
@@ -204,5 +207,8 @@ def decoding_player_html(traces, puzzle: str, givens: list[bool], values: tuple[
          "chosen": np.flatnonzero(s.chosen).tolist(), "errors": np.flatnonzero(s.errors).tolist()}
         for s in t.steps]} for t in traces]
     n = round(len(givens) ** 0.5)
-    data = {"puzzle": puzzle, "givens": [bool(g) for g in givens], "box": box, "n": n, "runs": runs}
-    return PLAYER_TEMPLATE.replace("__DATA__", json.dumps(data).replace("</", "<\\/"))
+    wrong = "wrong" if box else f"differs from {native}"
+    data = {"puzzle": puzzle, "givens": [bool(g) for g in givens], "box": box, "n": n, "runs": runs, "marked": wrong}
+    legend = ("wrong (differs from the solution)" if box else
+              f"differs from the {escape(native)} sequence (not an error: many sequences fold alike)")
+    return PLAYER_TEMPLATE.replace("__WRONG__", legend).replace("__DATA__", json.dumps(data).replace("</", "<\\/"))

@@ -463,7 +463,8 @@ def main():
                                 f"trace_{trace.strategy}.json", "application/json", on_click="ignore")
     shown = [t for t in traces if t is not None]
     downloads[2].download_button("Animation (HTML player)", lambda: exports.decoding_player_html(
-        shown, pz.text, pz.givens.tolist(), domain.alphabet, domain.geometry.box if domain.geometry else None),
+        shown, pz.text, pz.givens.tolist(), domain.alphabet, domain.geometry.box if domain.geometry else None,
+        native=texts.worded("native", domain)),
         "decoding.html", "text/html", on_click="ignore",
         help="one self-contained HTML file that plays this decoding (Space, arrow keys), for slides or a browser "
              "with no network")

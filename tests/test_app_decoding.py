@@ -138,6 +138,31 @@ def test_the_animated_export_is_a_self_contained_player(env):
     assert '<meta name="viewport" content="width=device-width, initial-scale=1">' in html
 
 
+def player_text(html: str) -> str:
+    """What the exported player writes: its legend, and the word its line of numbers counts the marked ones by."""
+    legend = re.sub(r"<[^>]+>", "", re.search(r'<p class="legend">(.*?)</p>', html, re.S).group(1))
+    data = json.loads(re.search(r"const DATA = (.*);\n", html).group(1))
+    assert "${DATA.marked} <b>${frame.errors.length}</b>" in html
+    return " ".join(legend.split()) + " | " + data["marked"]
+
+
+def test_the_exported_player_of_a_sequence_says_differs_from_native_not_wrong():
+    """The page says a residue that differs from the native sequence is no error (many sequences fold alike) and
+    counts "native recovered"; the player a class was sent counted the same residues as "wrong 6"."""
+    from types import SimpleNamespace
+    step = SimpleNamespace(step=0, tokens=np.array([1, 0, 3]), passes=0, extra_passes=0,
+                           chosen=np.zeros(3, bool), errors=np.array([True, False, False]))
+    trace = SimpleNamespace(strategy="mi", steps=[step])
+    sequence = player_text(exports.decoding_player_html([trace], "A_C", [False, False, True], tuple(AMINO_ACIDS)))
+    assert "wrong" not in sequence and "differs from the native sequence" in sequence and "not an error" in sequence
+    assert sequence.endswith("| differs from native")  # the count in the line of numbers
+    original = player_text(exports.decoding_player_html([trace], "A_C", [False, False, True], tuple(AMINO_ACIDS),
+                                                        native="original"))
+    assert "native" not in original and "differs from the original sequence" in original
+    grid = player_text(exports.decoding_player_html([trace], "1.3.", [True, False, True, False], ("1", "2", "3", "4"), 2))
+    assert "wrong (differs from the solution)" in grid and grid.endswith("| wrong")
+
+
 def test_strategies_are_described_in_plain_words_with_the_technical_form_apart(env):
     at = run_page("pages/3_Decoding.py", a="mi", b="learned")
     captions = [c.value for c in at.caption]
