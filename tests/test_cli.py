@@ -713,3 +713,17 @@ def test_sweep_merge_of_another_models_run_into_the_same_set_is_refused(tmp_path
     assert [r["set"] for r in json.loads(out.read_text())] == ["p", "p_other"]
     assert main([*base, "--model", str(model_path), "--merge"]) == 0  # a rerun on the same model replaces its row
     assert len(json.loads(out.read_text())) == 2
+
+
+@pytest.mark.parametrize("again", ["eb:gamma=1.0", "eb: gamma=1"])
+def test_diagnose_refuses_one_sampler_written_twice_two_ways(tmp_path, model_path, capsys, monkeypatch, again):
+    """--sampler eb:gamma=1 --sampler eb:gamma=1.0 ran the same setting twice (two rows alike under two names): the
+    check compared the texts, where sweep's grid compares the settings."""
+    from mi_core.domains.sudoku import diagnose
+
+    puzzles = tmp_path / "p.txt"
+    puzzles.write_text(EASY + "\n")
+    monkeypatch.setattr(diagnose, "trace", lambda *a, **k: pytest.fail("a sampler decoded"))
+    assert main(["diagnose", "sudoku", "--puzzles", str(puzzles), "--model", str(model_path), "--sampler",
+                 "eb:gamma=1", "--sampler", again, "--json", str(tmp_path / "d.json"), "--threads", "1"]) == 2
+    assert f"error: --sampler {again} is given twice (as eb:gamma=1): it would run twice" in capsys.readouterr().err

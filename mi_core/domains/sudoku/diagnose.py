@@ -121,9 +121,11 @@ def main(args) -> int:
     if args.section and args.markdown is None:
         raise ValueError("--section needs --markdown FILE (the file its section goes to)")
     templates, solutions, _ = get_domain(args.domain).read_inputs(args.puzzles, args.limit, args.level)
-    if twice := next((s for i, s in enumerate(args.sampler) if s in args.sampler[:i]), None):
-        raise ValueError(f"--sampler {twice} is given twice: it would run twice")
     samplers = [parse_sampler(s) for s in args.sampler]
+    for i, (label, strategy) in enumerate(samplers):  # one setting however written: eb:gamma=1 and eb:gamma=1.0
+        if first := next((other for other, earlier in samplers[:i] if earlier == strategy), None):
+            raise ValueError(f"--sampler {label} is given twice{'' if first == label else f' (as {first})'}: it "
+                             "would run twice")
     device = pick_device(args.device, args.threads)
     warn_if_slow_bf16(device, args.bf16)
     model = load_sudoku_mdm(args.model, device)
