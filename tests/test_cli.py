@@ -727,3 +727,14 @@ def test_diagnose_refuses_one_sampler_written_twice_two_ways(tmp_path, model_pat
     assert main(["diagnose", "sudoku", "--puzzles", str(puzzles), "--model", str(model_path), "--sampler",
                  "eb:gamma=1", "--sampler", again, "--json", str(tmp_path / "d.json"), "--threads", "1"]) == 2
     assert f"error: --sampler {again} is given twice (as eb:gamma=1): it would run twice" in capsys.readouterr().err
+
+
+def test_sweep_merge_of_the_same_model_spelled_another_way_is_not_refused(tmp_path, model_path, capsys, monkeypatch):
+    """A model outside the repository is recorded as given: a --merge naming it by its absolute path after a run that
+    named it relatively was refused as "run on tiny.safetensors, not /.../tiny.safetensors", the same file."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "p.txt").write_text(EASY + "\n")
+    base = ["sweep", "sudoku", "--puzzles", "p.txt", "--json", "rows.json", "--threads", "1"]
+    assert main([*base, "--grid", "topk:k=8", "--model", model_path.name]) == 0
+    assert main([*base, "--grid", "topk:k=4", "--model", str(model_path), "--merge"]) == 0, capsys.readouterr().err
+    assert [r["params"] for r in json.loads((tmp_path / "rows.json").read_text())] == [{"k": 8}, {"k": 4}]

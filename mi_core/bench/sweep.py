@@ -99,6 +99,12 @@ def grid_configs(grid: list[str], samplers: str | None) -> list[tuple[str, dict[
     return [c for c in configs if c[0] in keep]
 
 
+def same_model(recorded: str, name: str) -> bool:
+    """A row's ``model`` names the model ``name``: alike, or the same file spelled another way (a file outside the
+    repository is recorded as given: ``m.safetensors`` in one run, ``/work/m.safetensors`` in the next)."""
+    return recorded == name or Path(recorded).resolve() == Path(name).resolve()
+
+
 def merge_rows(old: list[dict], new: list[dict]) -> list[dict]:
     """``old`` rows, those with the same set, sampler, params, iterations, views and attempts replaced, then the
     rest of ``new``."""
@@ -206,7 +212,8 @@ def main(args) -> int:
     device = pick_device(args.device, args.threads)
     warn_if_slow_bf16(device, args.bf16)
     model, _, model_name = decode.load(args, domain, device, inputs)
-    other = sorted({r.get("model") for r in old_rows if r.get("set") == inputs.name} - {None, model_name})
+    other = sorted({r["model"] for r in old_rows if r.get("set") == inputs.name and r.get("model") is not None
+                    and not same_model(r["model"], model_name)})
     if other:  # merged, the set's rows would mix two models, and this one's replace the other's at the same settings
         raise ValueError(f"--merge: {args.json} holds rows of set {inputs.name!r} run on {other[0]}, not {model_name}: "
                          "give this run's set another --name")
