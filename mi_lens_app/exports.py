@@ -14,6 +14,8 @@ from html import escape
 import numpy as np
 import plotly.graph_objects as go
 
+from mi_core.domains.protein.tokens import AMINO_ACIDS
+
 
 def _clean(value):
     """JSON-ready: numpy to lists and numbers, NaN and inf to None."""
@@ -209,6 +211,6 @@ def decoding_player_html(traces, puzzle: str, givens: list[bool], values: tuple[
     n = round(len(givens) ** 0.5)
     wrong = "wrong" if box else f"differs from {native}"
     data = {"puzzle": puzzle, "givens": [bool(g) for g in givens], "box": box, "n": n, "runs": runs, "marked": wrong}
-    legend = ("wrong (differs from the solution)" if box else
-              f"differs from the {escape(native)} sequence (not an error: many sequences fold alike)")
+    fold = " (not an error: many sequences fold alike)" if "".join(values) == AMINO_ACIDS else ""  # a protein's
+    legend = "wrong (differs from the solution)" if box else f"differs from the {escape(native)} sequence{fold}"
     return PLAYER_TEMPLATE.replace("__WRONG__", legend).replace("__DATA__", json.dumps(data).replace("</", "<\\/"))

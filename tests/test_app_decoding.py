@@ -159,6 +159,9 @@ def test_the_exported_player_of_a_sequence_says_differs_from_native_not_wrong():
     original = player_text(exports.decoding_player_html([trace], "A_C", [False, False, True], tuple(AMINO_ACIDS),
                                                         native="original"))
     assert "native" not in original and "differs from the original sequence" in original
+    words = player_text(exports.decoding_player_html([trace], "(_]", [False, False, True], ("(", ")", "[", "]"),
+                                                     native="original"))  # brackets: no protein folds
+    assert "differs from the original sequence" in words and "fold" not in words
     grid = player_text(exports.decoding_player_html([trace], "1.3.", [True, False, True, False], ("1", "2", "3", "4"), 2))
     assert "wrong (differs from the solution)" in grid and grid.endswith("| wrong")
 
