@@ -34,9 +34,10 @@ class Metric:
     higher: bool
     scale: float = 1.0
     unit: str = ""
+    binomial: bool = False  # a share of the row's n items (puzzles solved), so its SE is binomial
 
 
-METRICS = (Metric("accuracy", "Accuracy", "puzzles solved (%)", True, 100.0, "%"),
+METRICS = (Metric("accuracy", "Accuracy", "puzzles solved (%)", True, 100.0, "%", binomial=True),
            Metric("jsd_dipeptide", "Dipeptide JSD", "dipeptide JSD to the reference (lower is better)", False),
            Metric("recovery", "Recovery", "native residues recovered (%)", True, 100.0, "%"))
 EXTENSIONS = (".txt", ".csv", ".json", ".jsonl", ".fasta", ".fa")
@@ -179,9 +180,10 @@ RUN_FIELDS = ("set", "sampler", "params", "T", "matched", "model", "attempts", "
 
 def binomial_se(row: dict, metric: Metric) -> float | None:
     """One binomial standard error of a row's share of solved items, ``sqrt(p (1 - p) / n)``, in the metric's
-    display scale (points for accuracy); None for a metric that is not a share (JSD) or a row averaged over
-    seeds (its spread over them is its ``_sd``)."""
-    if metric.unit != "%" or "seeds" in row or not int(row.get("n") or 0):
+    display scale (points for accuracy); None for a metric that is not a share of the row's n items (JSD; recovery,
+    a mean over chains of each one's share of residues) or a row averaged over seeds (its spread over them is its
+    ``_sd``)."""
+    if not metric.binomial or "seeds" in row or not int(row.get("n") or 0):
         return None
     p, n = float(row[metric.key]), int(row["n"])
     return metric.scale * math.sqrt(p * (1 - p) / n)

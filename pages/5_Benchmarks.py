@@ -75,7 +75,7 @@ def main():
                            **({"± sd": round(metric.scale * r[f"{metric.key}_sd"], 4) if "seeds" in r else None}
                               if seeds else {}),
                            **({"± SE": round(se, 1) if (se := benchmarks.binomial_se(r, metric)) is not None
-                               else None} if metric.unit == "%" else {}),
+                               else None} if metric.binomial else {}),
                            **({"seeds": r["seeds"]} if len(seeds) > 1 else {}),  # else the caption says it
                            "mean passes": round(r["mean_passes"], 2),
                            **({"cell accuracy (%)": round(100 * r["cell_accuracy"], 1)}

@@ -55,10 +55,13 @@ def test_the_one_state_speedup_compares_the_same_states():
 def test_benchmark_accuracies_carry_a_binomial_se_and_jsd_rows_none():
     from mi_lens_app import benchmarks
 
-    acc, jsd, _ = benchmarks.METRICS
+    acc, jsd, rec = benchmarks.METRICS
     assert benchmarks.binomial_se({"n": 200, "accuracy": 0.775}, acc) == pytest.approx(100 * math.sqrt(.775 * .225 / 200))
     assert benchmarks.binomial_se({"n": 300, "jsd_dipeptide": 0.007}, jsd) is None
     assert benchmarks.binomial_se({"n": 200, "accuracy": 0.7, "seeds": 3}, acc) is None
+    # recovery is a mean over n chains of each one's share of residues: sqrt(p (1 - p) / n) is no SE of it (9.1
+    # points here, where the chains' own spread gives 2)
+    assert benchmarks.binomial_se({"n": 30, "recovery": 0.5, "recovery_se": 0.02}, rec) is None
 
 
 def test_the_benchmarks_page_shows_each_accuracy_with_its_se(monkeypatch):
