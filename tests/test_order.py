@@ -587,3 +587,17 @@ def test_train_order_log_beside_out_is_refused(tmp_path, model_path, capsys, log
             "8", "--puzzle-pool", "4", "--eval-puzzles", "2", "--eval-every", "1", "--device", "cpu", "--threads", "1"]
     assert cli_main(argv) == 2 and not (tmp_path / log).exists()
     assert f"error: --log {tmp_path / log} is a file this run writes beside --out" in capsys.readouterr().err
+
+
+def test_train_order_resume_as_another_domain_names_the_domain_typed(tmp_path, model_path, capsys):
+    """Resuming a sudoku run as 'train-order protein' said "--domain left out is protein, the run's sudoku9": the
+    domain is the argument typed before the options (there is no --domain), never left out."""
+    out = tmp_path / "sel.safetensors"
+    tail = ["--batch", "2", "--samples", "2", "--steps-budget", "3", "--eval-every", "2", "--no-bf16", "--out", str(out),
+            "--device", "cpu", "--threads", "1"]
+    assert cli_main(["train-order", "sudoku", "--model", str(model_path), "--updates", "2", "--eval-puzzles", "4",
+                     "--puzzle-pool", "4", *tail]) == 0
+    capsys.readouterr()
+    assert cli_main(["train-order", "protein", "--updates", "4", "--resume", *tail]) == 2
+    err = capsys.readouterr().err
+    assert "--resume continues the run's own settings: DOMAIN protein differs from its sudoku9" in err, err

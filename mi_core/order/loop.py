@@ -50,9 +50,11 @@ def resume_state(out: Path, args, device: torch.device) -> dict:
     ours, theirs = run_settings(args), json.loads(state["settings"])
     for name in sorted(set(ours) | set(theirs)):
         if name not in RESUMABLE and not same_setting(getattr(args, name, None), ours.get(name), theirs.get(name)):
-            flag = f"--{name.replace('_', '-')}"
+            typed = name == "domain"  # DOMAIN, the argument before the options, is typed, never left out
+            flag = "DOMAIN" if typed else f"--{name.replace('_', '-')}"
             raise ValueError("--resume continues the run's own settings: " + (
-                f"{flag} {ours.get(name)} differs from its {theirs.get(name)}" if name in getattr(args, "given", ())
+                f"{flag} {ours.get(name)} differs from its {theirs.get(name)}"
+                if typed or name in getattr(args, "given", ())
                 else f"{flag} left out is {ours.get(name)}, the run's {theirs.get(name)}: give its options again"))
     if int(state["update"]) >= args.updates:
         raise ValueError(f"--resume: {path} is at update {int(state['update'])} already: give --updates above it to "
