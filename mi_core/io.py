@@ -230,13 +230,13 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
 
 def json_ready(obj):
     """``obj`` for strict JSON: NaN and infinity become None (``json.dumps`` wrote ``NaN``, which strict readers
-    refuse), numpy scalars Python numbers."""
+    refuse), numpy arrays lists and its scalars Python numbers."""
+    if type(obj).__module__ == "numpy":
+        obj = obj.tolist()
     if isinstance(obj, dict):
-        return {k: json_ready(v) for k, v in obj.items()}
+        return {json_ready(k): json_ready(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
         return [json_ready(v) for v in obj]
-    if type(obj).__module__ == "numpy" and getattr(obj, "ndim", None) == 0:
-        obj = obj.item()
     return None if isinstance(obj, float) and not math.isfinite(obj) else obj
 
 

@@ -8,30 +8,13 @@ from __future__ import annotations
 import csv
 import io
 import json
-import math
 from html import escape
 
 import numpy as np
 import plotly.graph_objects as go
 
 from mi_core.domains.protein.tokens import AMINO_ACIDS
-
-
-def _clean(value):
-    """JSON-ready: numpy to lists and numbers, NaN and inf to None."""
-    if isinstance(value, np.ndarray):
-        return _clean(value.tolist())
-    if isinstance(value, (list, tuple)):
-        return [_clean(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): _clean(v) for k, v in value.items()}
-    if isinstance(value, (np.floating, float)):
-        return float(value) if math.isfinite(value) else None
-    if isinstance(value, np.integer):
-        return int(value)
-    if isinstance(value, np.bool_):
-        return bool(value)
-    return value
+from mi_core.io import json_ready
 
 
 def mi_csv(mi: np.ndarray, labels: list[str], masked: np.ndarray) -> str:
@@ -51,7 +34,7 @@ def mi_json(mi_map, puzzle: str, domain: str, labels: list[str], model: str | No
     as :func:`mi_lens_app.domains.named` gives them (the model only when one of a domain's second models ran);
     ``model_description``: the line naming the model that ran and its file (``support.model_info``), since a
     variable or ``auto`` may pick another than the domain's default."""
-    return json.dumps(_clean({
+    return json.dumps(json_ready({
         "domain": domain, **({"model": model} if model else {}), **_described(model_description), "puzzle": puzzle, "source": mi_map.source, "passes": mi_map.passes,
         "seconds": mi_map.seconds, "labels": labels, "masked": mi_map.masked, "entropy": mi_map.entropy,
         "marginals": mi_map.marginals, "mi": mi_map.mi,
@@ -101,7 +84,7 @@ def trace_json(trace, puzzle: str, domain: str, labels: list[str], temperature: 
             "errors": [labels[c] for c in np.flatnonzero(s.errors)], "info": s.info,
             **({"per_position": s.maps} if s.maps else {}),  # e.g. the order selector's select_prob, (N,) each
         })
-    return json.dumps(_clean({
+    return json.dumps(json_ready({
         "domain": domain, **({"model": model} if model else {}), **_described(model_description), "puzzle": puzzle,
         "strategy": trace.strategy, "params": trace.params,
         "temperature": temperature, "seed": seed,

@@ -202,8 +202,8 @@ def test_json_written_is_strict(tmp_path):
         return json.loads(path.read_text(), parse_constant=lambda c: pytest.fail(f"{path} holds {c}"))
 
     atomic_write_json(tmp_path / "r.json", {"spearman": float("nan"), "best": [float("-inf"), np.float32(0.5)],
-                                            "n": np.int64(3)})
-    assert strict(tmp_path / "r.json") == {"spearman": None, "best": [None, 0.5], "n": 3}
+                                            "n": np.int64(3), "mi": np.array([[0.25, np.nan]])})
+    assert strict(tmp_path / "r.json") == {"spearman": None, "best": [None, 0.5], "n": 3, "mi": [[0.25, None]]}
     save_sudoku_mdm(tiny(16), tmp_path / "m.safetensors", {"best_val_spearman": float("nan")})
     assert strict(tmp_path / "m.json")["best_val_spearman"] is None
     assert same_weights(load_sudoku_mdm(tmp_path / "m.safetensors"), tiny(16))
