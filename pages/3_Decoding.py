@@ -18,7 +18,10 @@ GRID_SIDE = {False: 400, True: 500}  # px, the grid itself in normal and present
 DIGIT_SIZE = {False: None, True: 30}
 # presentation mode on a 1024 x 768 projector: the heading below Streamlit's header bar (3.75rem), one row of
 # toggles, settings and Play, one row of step buttons and slider, then both grids, sized to what is left of
-# the screen's height (they were 520 px and started at y = 644)
+# the screen's height (they were 520 px and started at y = 644). The grids' top is measured in the browser
+# (PRESENT_FIT): a strategy heading or a line of numbers that wraps once more moves the grids down, and a height
+# of the screen's less a fixed 322 px put their bottom row below the screen's edge (2 px at 1024 x 768 zoomed to
+# 150%). 38 px stay below them at 100%: the legend's first line
 PRESENT_CSS = """<style>
 [data-testid="stMainBlockContainer"] { padding: 4rem 1rem 1rem; max-width: 100%; }
 [data-testid="stMainBlockContainer"] h1 { font-size: 1.6rem; padding: 0 0 0.6rem; line-height: 1.25; }
@@ -26,13 +29,47 @@ PRESENT_CSS = """<style>
 [data-testid="stMainBlockContainer"] [data-testid="stVerticalBlock"] { gap: 0.45rem; }
 [class*="st-key-frame_nums"] { min-height: 3.3rem; }  /* two lines kept: the grids below do not jump */
 [class*="st-key-budget"] [data-testid="stCaptionContainer"] { font-size: 1rem; }
-.mi-grid svg { height: min(calc(100vh - 322px), 540px) !important; width: auto !important; max-width: 100%; }
-@media (max-height: 640px) {  /* a zoomed projector (150% of 1280 x 800 is 853 x 533): the heading goes */
+.mi-grid svg { height: min(calc(100vh - var(--mi-grid-top, 284px) - 38px), 540px) !important; width: auto !important;
+               max-width: 100%; }
+@media (max-height: 640px) {  /* a zoomed projector: 150% of 1024 x 768 is 683 x 512, of 1280 x 800 853 x 533 */
   [data-testid="stMainBlockContainer"] { padding-top: 3rem; }
-  [data-testid="stMainBlockContainer"] h1 { display: none; }
-  .mi-grid svg { height: max(calc(100vh - 330px), 180px) !important; }
+  [data-testid="stMainBlockContainer"] h1 { display: none; }  /* the heading goes */
+  /* text at 1rem (24 px on the screen at 150%, more than 1.15rem at 100%), so Play and the speed share the
+     first row with the mode and the settings (they took three rows) and the grids get the height */
+  [data-testid="stMainBlockContainer"] [data-testid="stMarkdownContainer"] p { font-size: 1rem; line-height: 1.35; }
+  [class*="st-key-frame_nums"] { min-height: 2.75rem; }
+  .st-key-present_bar { gap: 0.75rem; }
+  .st-key-present_bar kbd { display: none; }  /* "Space": Play's tooltip and the page's caption say it */
+  /* the grids' bottom row on the screen's edge, the legend below it: 6 px of the screen stay below them */
+  .mi-grid svg { height: max(calc(100vh - var(--mi-grid-top, 330px) - 6px), 160px) !important; }
+}
+@media (max-height: 640px) and (max-width: 760px) {  /* 683 px wide: the settings by their icon (and name, to a
+  screen reader and in the pop-up's title) */
+  .st-key-present_bar [data-testid="stPopoverButton"] [data-testid="stMarkdownContainer"] {
+    position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
 }
 </style>"""
+# where the grids start, in the page (px from the top of its content), as a CSS variable for PRESENT_CSS: measured
+# again whenever the page changes (a step redraws the headers above the grids) or the window is resized
+PRESENT_FIT = """<script>
+if (!window.miLensGridFit) {
+  window.miLensGridFit = true;
+  let queued = false;
+  const fit = () => {
+    queued = false;
+    const grid = document.querySelector(".mi-grid svg");
+    const page = document.querySelector('[data-testid="stMainBlockContainer"]');
+    if (!grid || !page) return;
+    const top = `${Math.round(grid.getBoundingClientRect().top - page.getBoundingClientRect().top)}px`;
+    const root = document.documentElement;
+    if (root.style.getPropertyValue("--mi-grid-top") !== top) root.style.setProperty("--mi-grid-top", top);
+  };
+  const queue = () => { if (!queued) { queued = true; requestAnimationFrame(fit); } };
+  new MutationObserver(queue).observe(document.body, {childList: true, subtree: true, characterData: true});
+  window.addEventListener("resize", queue);
+  queue();
+}
+</script>"""
 # two lines of numbers kept, so the grids do not jump as the line wraps and unwraps while stepping
 NORMAL_CSS = """<style>[class*="st-key-frame_nums"] { min-height: 3.2rem; }</style>"""
 
@@ -397,7 +434,7 @@ def settings_bar(domain, present: bool):
     decodings give the frame count."""
     # a row of controls at their own widths, wrapping where the page is narrow (the sidebar opened while
     # presenting), so no label is cut short
-    row = st.container(horizontal=True, vertical_alignment="center", gap="medium")
+    row = st.container(horizontal=True, vertical_alignment="center", gap="medium", key="present_bar")
     row.toggle("Presentation mode", key="present", bind="query-params",
                help="off: the sidebar and the full page" if present else
                "for a projector: the sidebar folded, large grids and fonts; Space plays and pauses")
@@ -429,6 +466,8 @@ def main():
                     else texts.DECODE_PAGE)
         return
     st.html(PRESENT_CSS if present else NORMAL_CSS)
+    if present:  # in the sidebar (folded): in the page its element took a gap, and the grids started 7 px lower
+        st.sidebar.html(PRESENT_FIT, unsafe_allow_javascript=True)
     picked, temperature, seed, attempts, stacked, interval, play_at, fold = settings_bar(domain, present)
     traces = [run(domain, pz, name, params, temperature, seed, attempts) for name, params in picked]
     if not any(traces):

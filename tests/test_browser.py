@@ -458,6 +458,47 @@ def test_presentation_mode_on_a_projector_plays_with_space(chromium, app_url):
     page.close()
 
 
+GRID_DIGITS = """() => [...document.querySelectorAll('.mi-grid svg')].map(svg => {
+  const box = svg.getBoundingClientRect(), digit = svg.querySelector('text.given');
+  return [box.top, box.bottom, parseFloat(digit.getAttribute('font-size')) * box.width / svg.viewBox.baseVal.width];
+})"""
+
+
+@pytest.mark.parametrize("screen, scale", [((1024, 768), 1.5), ((1280, 800), 1.5)])
+@pytest.mark.parametrize("strategies", ["a=mi&b=eb", "a=sequential&b=mi_exact"])
+def test_presenting_on_a_zoomed_projector_fits_both_grids_with_large_digits(chromium, app_url, screen, scale,
+                                                                              strategies):
+    """1024 x 768 zoomed to 150% (683 x 512 CSS px): the controls took three rows, the grids 182 px (digits 16 px on
+    the screen, smaller than the 22.5 of the page outside presentation mode), and where a strategy heading took two
+    lines (mi_exact's) the grids' bottom row fell 2 px below the screen's edge. Now two rows of controls, and the
+    grids fill the height left, whatever wraps above them."""
+    page = chromium.new_page(viewport={"width": round(screen[0] / scale), "height": round(screen[1] / scale)},
+                             device_scale_factor=scale)
+    page.goto(f"{app_url}/Decoding?{strategies}&present=true")
+    wait_ready(page)
+    check_page(page, 2)
+    page.wait_for_timeout(300)  # the grids' height follows their measured top a frame later
+    height = page.viewport_size["height"]
+    grids = page.evaluate(GRID_DIGITS)
+    assert len(grids) == 2, grids
+    for top, bottom, digit in grids:
+        assert bottom <= height, (grids, height)  # whole on the screen, without scrolling
+        assert digit * scale >= 22.5, grids  # screen px: at least as large as outside presentation mode
+        assert bottom >= height - 12, (grids, height)  # the grids take the height there is
+    toggle = page.get_by_role("switch", name="Presentation mode").locator("xpath=ancestor::label").bounding_box()
+    play = page.get_by_role("button", name="Play", exact=False).first.bounding_box()
+    speed = page.get_by_role("radiogroup", name="Speed").bounding_box()
+    step = page.get_by_role("button", name="next").first.bounding_box()
+    middle = toggle["y"] + toggle["height"] / 2
+    for box in (play, speed):  # one row: the mode, the settings, Play and the speed
+        assert box["y"] <= middle <= box["y"] + box["height"], (toggle, box)
+    assert step["y"] >= play["y"] + play["height"] and step["y"] + step["height"] <= min(top for top, _, _ in grids)
+    settings = page.get_by_role("button", name="Strategies and settings")  # by its icon at 683 px, named still
+    settings.click()
+    page.get_by_role("combobox", name="Strategy A").wait_for(state="visible")
+    page.close()
+
+
 def test_the_exported_player_plays_offline(chromium):
     from mi_lens_app import core, exports
     from mi_lens_app.domains import DOMAINS, load_presets
