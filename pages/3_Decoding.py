@@ -15,7 +15,9 @@ SPEEDS = {"slow": 1.5, "normal": 0.8, "fast": 0.35}
 # 16 CPU-seconds a strategy in the app (one thread; the page decodes two), once per link: the trace is cached
 MAX_DECODES = 32
 GRID_SIDE = {False: 400, True: 500}  # px, the grid itself in normal and presentation mode
-DIGIT_SIZE = {False: None, True: 30}
+# presenting, a digit's height as a share of its cell's: 30 px in a 9x9's 55.6-px cells, 68 in a 4x4's 125 (the 9x9's 30
+# there filled a quarter of the cell); outside presentation mode grid_svg's own sizes
+PRESENT_DIGIT = 0.54
 # presentation mode on a 1024 x 768 projector: the heading below Streamlit's header bar (3.75rem), one row of
 # toggles, settings and Play, one row of step buttons and slider, then both grids, sized to what is left of
 # the screen's height (they were 520 px and started at y = 644). The grids' top is measured in the browser
@@ -225,7 +227,7 @@ def frame_grid(domain, pz, trace, s, present: bool, finished: bool = False) -> s
                                  colorscale="Oranges", zmin=0, zmax=float(np.log(domain.n_values)), hover=hover,
                                  outline=None if finished else s.chosen, remasked=None if finished else s.remasked,
                                  errors=s.errors, side=GRID_SIDE[present],
-                                 digit_size=DIGIT_SIZE[present], colorbar=not present,
+                                 digit_size=digit_size(len(s.tokens), present), colorbar=not present,
                                  # presenting, the line of numbers above names them, in larger type
                                  title=f"{trace.strategy}: step {s.step}", show_title=not present)
 
@@ -233,6 +235,14 @@ def frame_grid(domain, pz, trace, s, present: bool, finished: bool = False) -> s
     key = ("frame", domain.key, trace.strategy, s.step, present, finished,
            *(None if a is None else np.asarray(a).tobytes() for a in arrays))
     return support.figure(key, build)
+
+
+def digit_size(cells: int, present: bool) -> int | None:
+    """The digits' font size in a frame of ``cells`` cells (None: grid_svg's default for its size)."""
+    if not present:
+        return None
+    n = int(figures.cell_xy(cells)[0].max()) + 1  # cells a row
+    return round(PRESENT_DIGIT * GRID_SIDE[True] / n)
 
 
 def frame_view(domain, pz, trace, step, side, present=False, head=None):

@@ -499,6 +499,25 @@ def test_presenting_on_a_zoomed_projector_fits_both_grids_with_large_digits(chro
     page.close()
 
 
+DIGIT_IN_CELL = """() => [...document.querySelectorAll('.mi-grid svg')].map(svg => {
+  const digit = svg.querySelector('text.given, text.filled, text.wrong'), cell = svg.querySelector('rect');
+  return parseFloat(digit.getAttribute('font-size')) / parseFloat(cell.getAttribute('width'));
+})"""
+
+
+@pytest.mark.parametrize("domain", ["4x4", "9x9"])
+def test_presenting_a_grid_sizes_its_digits_to_its_cells(chromium, app_url, domain):
+    """Presenting, a 4x4's digits were the 9x9's 30 px in cells of 125: a quarter of the cell, where a 9x9's fill
+    over half of theirs."""
+    page = chromium.new_page(viewport={"width": 1024, "height": 768})
+    page.goto(f"{app_url}/Decoding?domain={domain}&present=true&step=3")
+    wait_ready(page)
+    check_page(page, 2)
+    shares = page.evaluate(DIGIT_IN_CELL)
+    assert len(shares) == 2 and all(0.5 <= share <= 0.6 for share in shares), shares
+    page.close()
+
+
 def test_the_exported_player_plays_offline(chromium):
     from mi_lens_app import core, exports
     from mi_lens_app.domains import DOMAINS, load_presets
