@@ -121,12 +121,13 @@ body { font-family: Inter, Arial, sans-serif; margin: 1.5rem; color: #111; }
 .bar { margin: 1rem 0; display: flex; gap: 0.6rem; align-items: center; font-size: 1.1rem; }
 button { font-size: 1.1rem; padding: 0.3rem 0.9rem; } input[type=range] { width: 40vw; }
 .legend { color: #444; }
+.legend .sample { outline: 3px solid #ff7f0e; padding: 0 0.15em; margin: 0 0.4em 0 0.25em; }  /* clear of the colon */
 </style></head><body>
 <h1>Decoding, step by step</h1>
 <div class="bar"><button id="play">Play</button><button id="prev">&lt;</button><button id="next">&gt;</button>
 <input id="slider" type="range" min="0" value="0"><span id="label"></span></div>
 <p class="legend">Black: given · <span class="filled">blue</span>: filled by the model · <span class="wrong">red, underlined</span>:
-__WRONG__ · <span style="outline:3px solid #ff7f0e">orange outline</span>:
+__WRONG__ · <span class="sample">orange outline</span>:
 unmasked together at this step. Space plays and pauses; the arrow keys step.</p>
 <div class="runs" id="runs"></div>
 <script>

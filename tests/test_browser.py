@@ -540,6 +540,29 @@ def test_the_exported_player_plays_offline(chromium):
     page.close()
 
 
+def test_the_exported_players_legend_keeps_its_colon_clear_of_the_orange_sample(chromium):
+    """The legend's "orange outline" sample box is drawn 3 px outside its text: it covered the colon after it."""
+    from mi_lens_app import exports
+
+    puzzle = "1.3." * 4
+    trace = SimpleNamespace(strategy="sequential", steps=[SimpleNamespace(
+        step=0, tokens=[int(c) if c != "." else 0 for c in puzzle], passes=0, extra_passes=0,
+        chosen=np.zeros(16, bool), errors=np.zeros(16, bool))])
+    page = chromium.new_page(viewport={"width": 1024, "height": 768})
+    page.set_content(exports.decoding_player_html([trace], puzzle, [c != "." for c in puzzle], ("1", "2", "3", "4"), 2))
+    sample_right, colon_left = page.evaluate("""() => {
+      const span = [...document.querySelectorAll('.legend span')].find(s => s.textContent === 'orange outline');
+      const style = getComputedStyle(span), colon = document.createRange();
+      colon.setStart(span.nextSibling, 0); colon.setEnd(span.nextSibling, 1);
+      return [span.getBoundingClientRect().right + parseFloat(style.outlineWidth) + parseFloat(style.outlineOffset),
+              colon.getBoundingClientRect().left];
+    }""")
+    assert page.evaluate("() => [...document.querySelectorAll('.legend span')].find(s => s.textContent === "
+                         "'orange outline').nextSibling.textContent.startsWith(':')")
+    assert colon_left >= sample_right + 1, (sample_right, colon_left)
+    page.close()
+
+
 PHONE = {"viewport": {"width": 390, "height": 844}, "device_scale_factor": 3, "is_mobile": True, "has_touch": True}
 
 
