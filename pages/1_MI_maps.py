@@ -66,7 +66,7 @@ def grid_figure(domain, pz, m, cell, layer, scale, settle=None, steps=1, k=1, la
     else:
         kw = {"candidates": m.marginals}
     if layer == SETTLES and settle is not None:
-        title = f"the iteration each cell settles at (of {steps})"
+        title = f"The iteration each cell settles at (of {steps})"
     else:
         title = f"MI of {domain.cell_label(cell)} with every cell" if layer == "MI" else LAYERS.get(layer, layer)
         title += f"<br>iteration {k} of {steps}" if settle is not None else ""  # one line was cut at 1024-1280 px

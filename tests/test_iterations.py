@@ -138,6 +138,15 @@ def test_the_iteration_slider_shows_for_the_recurrent_model_only(env):
     assert any("MI on this grid at iteration 2: exact" in c.value for c in at.caption)
 
 
+def test_the_settles_at_map_is_titled_as_the_others_are(env):
+    """Every map's title starts with a capital ("MI of r1c1 with every cell", "Entropy ..."): the "settles at"
+    map's started "the iteration each cell settles at"."""
+    at = run_page("pages/1_MI_maps.py", layer="settles at")
+    assert_clean(at)
+    titles = [t.replace("<br>", " ") for t in specs(at) if "settles at" in t]
+    assert titles == ["The iteration each cell settles at (of 4)"], list(specs(at))
+
+
 def test_a_link_with_a_bad_iteration_or_model_gives_no_traceback(env):
     at = run_page("pages/1_MI_maps.py", iter="99", layer="settles at")
     assert_clean(at)
