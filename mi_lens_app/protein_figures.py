@@ -65,12 +65,15 @@ def fit_letters_css(key: str, count: int, size: int) -> str:
             f"font-size: min({size}px, calc((100cqw - {LETTER_ROOM}px) / {count * LETTER_WIDTH:g})) !important; }}</style>")
 
 
+# px of a decode strip's plot on a 1024-px screen: with the sidebar open, and the page's whole width (``wide``) less
+# the step axis and the colour bar
+STRIP_PLOT_PX = {False: 650, True: 820}
+
+
 def strip_letter_px(count: int, wide: bool = False) -> int:
     """The letters' size in a decode's strip of ``count`` positions (``wide``: the page's whole width)."""
-    # letters sized to the window, as plotly sized them to one row's tall cells and they overlapped: about 650 px
-    # of plot for the window on a 1024-px screen with the sidebar open
-    plot_px = 820 if wide else 650  # wide: a 1024-px screen less the step axis and the colour bar
-    return int(np.clip(plot_px / count * 1.4, 7, 24 if wide else 16))
+    # letters sized to the window, as plotly sized them to one row's tall cells and they overlapped
+    return int(np.clip(STRIP_PLOT_PX[wide] / count * 1.4, 7, 24 if wide else 16))
 
 
 MASKED_COLOR = MUTED_COLOR  # still-masked positions (`_`, the contact map's diagonal marks)
@@ -335,7 +338,6 @@ def decode_strip(tokens: np.ndarray, chosen: np.ndarray, entropy: np.ndarray, er
         name, scale, zmin, zmax, bar = "H before (nats)", "Oranges", 0.0, float(np.log(len(amino_acids))), {}
     letters = np.array(["_", *amino_acids])[np.clip(tokens[rows], 0, len(amino_acids))]
     x = np.arange(lo, hi)
-    plot_px = 820 if wide else 650  # the unmasked marks' width, as the letters' (strip_letter_px)
     text_size = strip_letter_px(hi - lo, wide)
     sub, blank = letters[:, lo:hi], np.isnan(z[:, lo:hi])
     overlay = sub.size <= 12000  # the letters as text layers of their own (below), white or black on their fill
@@ -348,7 +350,7 @@ def decode_strip(tokens: np.ndarray, chosen: np.ndarray, entropy: np.ndarray, er
     # a bar over the letter, not a box on it: an 11-px box crossed the letter it marked ("(" read as "[(")
     fig.add_trace(go.Scatter(x=x[c] + 1, y=rows[r] - 0.36, mode="markers", name="unmasked at this step",
                              hoverinfo="skip", marker={"symbol": "line-ew", "size": float(np.clip(
-                                 plot_px / (hi - lo) * 0.8, 6, 40)), "line": {"width": 3, "color": CHOSEN_COLOR}}))
+                                 STRIP_PLOT_PX[wide] / (hi - lo) * 0.8, 6, 40)), "line": {"width": 3, "color": CHOSEN_COLOR}}))
     r, c = np.nonzero(np.asarray(errors, bool)[rows][:, lo:hi])
     if len(r):
         fig.add_trace(go.Scatter(x=x[c] + 1, y=rows[r] + 0.32, mode="markers", name="differs from native",
