@@ -335,3 +335,39 @@ def test_help_says_protein_sampling_is_seeded_per_batch_and_it_is(tiny_protein, 
     assert any((a != b).any() for a, b in zip(by_four.sequences, by_two.sequences))
     four, eight = (PB.generate(tiny_protein, [12] * n, strategy, seed=0) for n in (4, 8))
     assert any((a != b).any() for a, b in zip(four.sequences, eight.sequences))
+
+
+def test_sweep_merge_of_another_domains_rows_is_refused_before_any_work(files, model_path, tmp_path, capsys,
+                                                                         monkeypatch):
+    """--merge refused another model's rows in the same set, but took another domain's under another set name (a
+    Sudoku sweep into a protein one, a protein one into an antibody one): the merged file mixed two measures and
+    could not be plotted. Now it is refused before the model loads, naming both domains and the file."""
+    from mi_core.bench import decode
+    from tests.test_cli import EASY
+
+    model, _, fasta = files
+    out, puzzles = tmp_path / "s.json", tmp_path / "p.txt"
+    puzzles.write_text(EASY + "\n")
+    protein = ["sweep", "protein", "--reference", str(fasta), "--samples", "2", "--lengths", "6-8", "--json", str(out),
+               "--model", str(model), "--device", "cpu", "--name", "tiny", "--grid", "topk:k=2", "--threads", "1"]
+    sudoku = ["sweep", "sudoku", "--puzzles", str(puzzles), "--grid", "topk:k=8", "--model", str(model_path),
+              "--json", str(out), "--device", "cpu", "--threads", "1"]
+    assert main(protein) == 0
+    before, _ = out.read_text(), capsys.readouterr()
+    real_load = decode.load
+    monkeypatch.setattr(decode, "load", lambda *a, **k: pytest.fail("the model loaded"))
+    assert main([*sudoku, "--merge", "--name", "sudoku_set"]) == 2 and out.read_text() == before
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"error: --merge: {out} holds protein sweep rows (set 'tiny'), not sudoku: a file of two domains "
+                   "cannot be plotted; write this sweep to another --json"]
+    antibody = ["sweep", "antibody", "--csv", str(tmp_path / "none.csv"), "--region", "cdr3", "--grid", "sequential",
+                "--json", str(out), "--merge", "--threads", "1"]
+    assert main(antibody) == 2 and out.read_text() == before
+    assert f"error: --merge: {out} holds protein sweep rows (set 'tiny'), not antibody" in capsys.readouterr().err
+    monkeypatch.setattr(decode, "load", real_load)
+    assert main([*sudoku, "--force"]) == 0  # and the other way round: a Sudoku sweep into a protein one
+    before, _ = out.read_text(), capsys.readouterr()
+    assert main([*protein, "--merge"]) == 2 and out.read_text() == before
+    assert f"{out} holds sudoku sweep rows (set 'p'), not protein" in capsys.readouterr().err
+    assert main([*sudoku, "--grid", "topk:k=4", "--merge"]) == 0  # the same domain still merges
+    assert [r["params"] for r in json.loads(out.read_text())] == [{"k": 8}, {"k": 4}]

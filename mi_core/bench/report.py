@@ -2,11 +2,24 @@
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
 from mi_core.io import atomic_write_text
 from mi_core.options import markdown_option, markers_problem, option, section_problem
+
+
+def row_domain(row: dict) -> str | None:
+    """The domain a sweep row was run on: its ``domain``, else the one its ``command`` names (``python -m mi_core
+    sweep DOMAIN ...``); None when it records neither (rows written before sweeps recorded their command)."""
+    if isinstance(row.get("domain"), str):
+        return row["domain"]
+    try:
+        words = shlex.split(str(row.get("command") or ""))
+    except ValueError:  # an unclosed quote: no command this version wrote
+        return None
+    return next((words[i + 2] for i in range(len(words) - 2) if words[i:i + 2] == ["mi_core", "sweep"]), None)
 
 
 def partial_path(json_path: Path) -> Path:

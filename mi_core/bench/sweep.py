@@ -26,6 +26,7 @@ from mi_core.bench.report import (
     markdown_table,
     params_text,
     partial_path,
+    row_domain,
     settings_difference,
     update_section,
 )
@@ -142,10 +143,29 @@ def read_rows(path: Path) -> list[dict]:
     return rows
 
 
+def check_same_domain(rows: list[dict], name: str, path: Path) -> None:
+    """Refuse ``--merge`` into ``path`` when its ``rows`` were run on a domain other than ``name``: a file of two
+    domains' rows mixes their measures (a protein's JSD, an antibody's recovery), and the plot refuses it."""
+    domain = get_domain(name)
+
+    def other(recorded: str) -> bool:
+        try:
+            return get_domain(recorded) is not domain
+        except ValueError:  # a plugin's domain not loaded now: another domain all the same
+            return True
+
+    found = dict.fromkeys(d for d in map(row_domain, rows) if d is not None and other(d))
+    if found:
+        sets = ", ".join(dict.fromkeys(repr(r.get("set")) for r in rows if row_domain(r) in found))
+        raise ValueError(f"--merge: {path} holds {' and '.join(found)} sweep rows (set {sets}), not {domain.cli_name}: "
+                         "a file of two domains cannot be plotted; write this sweep to another --json")
+
+
 def check_outputs(args) -> list[dict]:
     """Refuse unwritable outputs before any work; the rows to merge with (``--merge``), else []."""
     check_partial(args, "sweep")  # before --json's check: --force would not help a --resume with nothing to resume
     old = read_rows(args.json) if args.merge else []
+    check_same_domain(old, args.domain, args.json)  # before the model loads: the merged file could not be plotted
     check_output(args.json, args.force or args.merge, "--json")  # --merge rewrites the file it read
     if args.markdown is not None and str(args.markdown) != "-":
         check_output(args.markdown, True, "--markdown")  # a report file: its own section is replaced
