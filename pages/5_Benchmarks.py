@@ -7,6 +7,27 @@ import streamlit as st
 from mi_lens_app import benchmarks, exports, figures, links, support, texts, widgets
 
 
+def opening_set(found: benchmarks.BenchRows, on_default: set[str]) -> tuple[str, str]:
+    """The set the page opens on, and what the caption says of it. A sequence view's link (its domain carried here)
+    opens on that domain's own sweep (an antibody link opened on a protein set though an antibody sweep was listed),
+    else on a set scored like a sequence domain's, not on Sudoku's."""
+    sets = found.sets
+    domain = widgets.domain_by_short(str(st.query_params.get("domain", "")))
+    sequence = domain is not None and domain.layout == "sequence" and texts.speaks_protein(domain)
+    own = benchmarks.sets_of_domain(found.rows, sets, domain) if sequence else []
+    kind = benchmarks.sets_of_kind(found.rows, sets, sequence)
+    opening = benchmarks.opening_set(found.rows, own or kind or sets, on_default)
+    if domain is not None and domain.layout == "sequence" and not sequence:  # a plugin's domain: no sets here
+        return opening, (f" No results for {domain.label} are among these sets: `python -m mi_core sweep "
+                         f"{domain.cli_name} --puzzles PATH --json assets/benchmarks/sweep_<set>.json` writes them.")
+    if not sequence or not (own or kind):
+        return opening, ""
+    if opening in own and opening not in kind:  # not a protein set: the domain's own (an antibody in-filling)
+        return opening, f" Opened on a sweep of the {domain.short} domain."
+    return opening, (f" Opened on a protein set for the {domain.short} domain; antibody in-filling results are in "
+                     "BENCHMARKS.md.")
+
+
 def main():
     widgets.page("Benchmarks")
     found = support.bench_rows()
@@ -17,12 +38,7 @@ def main():
         return
     sets = found.sets
     on_default = benchmarks.sets_on_model(found.rows, support.default_sudoku_sha())
-    # a sequence view's link (its domain carried here) opens on a sequence set, not on Sudoku's
-    domain = widgets.domain_by_short(str(st.query_params.get("domain", "")))
-    sequence = domain is not None and domain.layout == "sequence" and texts.speaks_protein(domain)
-    other = domain is not None and domain.layout == "sequence" and not sequence  # a plugin's domain: no sets here
-    kind = benchmarks.sets_of_kind(found.rows, sets, sequence)
-    opening = benchmarks.opening_set(found.rows, kind or sets, on_default)
+    opening, note = opening_set(found, on_default)
 
     def title(name: str) -> str:
         return benchmarks.set_title(name) + (" · the default model" if name in on_default else "")
@@ -32,10 +48,7 @@ def main():
     chosen = st.selectbox("Puzzle set", sets, index=sets.index(opening), key="set", bind="query-params",
                           format_func=title, help="the sweeps under assets/benchmarks; it opens on a set with "
                           "MI-guided and learned-order samplers measured on the default Sudoku model") or opening
-    st.caption(f"Set id `{chosen}`." + (f" Opened on a protein set for the {domain.short} domain; antibody in-filling "
-                                          "results are in BENCHMARKS.md." if sequence and kind else "")
-               + (f" No results for {domain.label} are among these sets: `python -m mi_core sweep {domain.cli_name} "
-                  "--puzzles PATH --json assets/benchmarks/sweep_<set>.json` writes them." if other else ""))
+    st.caption(f"Set id `{chosen}`." + note)
     rows = [r for r in found.rows if r["set"] == chosen]
     samplers = list(dict.fromkeys(r["sampler"] for r in rows))
     # one filter per set: a filter of another set (its samplers) emptied this one's plot without a word

@@ -403,6 +403,32 @@ def test_benchmarks_open_on_a_protein_set_for_a_protein_link(env, tmp_path):
         assert ("Opened on a protein set" in at.caption[0].value) == (opened == "cath_demo")
 
 
+@pytest.mark.parametrize("command", [True, False])
+def test_benchmarks_open_on_the_antibody_sweep_for_an_antibody_link(env, tmp_path, command):
+    """domain=antibody opened on a protein set though an antibody sweep was among the results listed: the page
+    chose among sets scored like a protein's (a distance), and an antibody's recovery is higher-is-better. Its rows
+    are the antibody's by the command that wrote them, or (with none) by their recovery."""
+    def rows(set_name, key, domain, values):
+        cmd = {"command": f"python -m mi_core sweep {domain} --json x.json"} if command else {}
+        return [{"set": set_name, "sampler": s, "params": {}, "n": 10, key: v, "mean_passes": p, **cmd}
+                for s, v, p in values]
+
+    (tmp_path / "sweep_cath.json").write_text(json.dumps(
+        rows("cath_demo", "jsd_dipeptide", "protein", (("sequential", 0.02, 80.0), ("topk", 0.05, 20.0)))))
+    (tmp_path / "sweep_demo.json").write_text((FIXTURES / "sweep_demo.json").read_text())
+    (tmp_path / "sweep_ab.json").write_text(json.dumps(
+        rows("antibody-cdr3", "recovery", "antibody", (("sequential", 0.6, 12.0), ("topk", 0.5, 6.0)))))
+    env.setenv("MI_LENS_BENCHMARKS", str(tmp_path))
+    for domain, opened, said in (("antibody", "antibody-cdr3", "Opened on a sweep of the antibody domain."),
+                                 ("protein", "cath_demo", "Opened on a protein set"), ("9x9", "demo", None)):
+        at = run_page("pages/5_Benchmarks.py", domain=domain)
+        assert_clean(at)
+        assert at.selectbox(key="set").value == opened, domain
+        assert (said in at.caption[0].value) if said else "Opened on" not in at.caption[0].value, at.caption[0].value
+    assert "Recovery vs passes (n=10)<br><sup>antibody-cdr3</sup>" in specs(run_page("pages/5_Benchmarks.py",
+                                                                                     domain="antibody"))
+
+
 def test_benchmarks_without_results_say_so(env, tmp_path):
     env.setenv("MI_LENS_BENCHMARKS", str(tmp_path))
     at = run_page("pages/5_Benchmarks.py")
