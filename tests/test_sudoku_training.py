@@ -3,6 +3,7 @@
 import dataclasses
 import json
 import random
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -343,6 +344,51 @@ def test_resume_refuses_another_clock_and_other_data_files(tmp_path):
     with pytest.raises(ValueError, match="this run was trained with other --exclude files than these"):
         run_train(["sudoku", "--out", out, "--resume", "--exclude", str(held_out), "--pool-dir",
                    str(tmp_path / "pools"), "--threads", "1"])
+
+
+def test_data_files_are_checked_before_the_pools_are_built(tmp_path, monkeypatch):
+    """A missing --val-file, or a resumed run given other --exclude files, was found only after the pools were built
+    (minutes when they are not cached)."""
+    from mi_core.domains.sudoku import train as sudoku_train
+
+    _tiny_run(tmp_path, 8, stop_after=2)
+    out = str(tmp_path / "run" / "m.safetensors")
+    monkeypatch.setattr(sudoku_train, "load_or_build_pools", lambda *a, **k: pytest.fail("the pools were built first"))
+    fresh = ["sudoku", "--out", str(tmp_path / "new.safetensors"), "--pool-dir", str(tmp_path / "pools"), "--steps",
+             "2", "--batch", "8", "--eval-puzzles", "1", "--no-bf16", "--threads", "1"]
+    with pytest.raises(ValueError, match=f"--val-file not found: {tmp_path / 'val.txt'}"):
+        run_train([*fresh, "--val-file", str(tmp_path / "val.txt")])
+    with pytest.raises(ValueError, match=f"--exclude {tmp_path} is a folder"):
+        run_train([*fresh, "--exclude", str(tmp_path)])
+    with pytest.raises(ValueError, match="--pool-file not found"):
+        run_train(["sudoku", "--out", out, "--resume", "--pool-file", str(tmp_path / "pool.txt"), "--threads", "1"])
+    held_out = tmp_path / "eval.txt"
+    held_out.write_text(".......1.4.........2...........5.4.7..8...3....1.9....3..4..2...5.1........8.6...\n")
+    with pytest.raises(ValueError, match="this run was trained with other --exclude files than these"):
+        run_train(["sudoku", "--out", out, "--resume", "--exclude", str(held_out), "--threads", "1"])
+
+
+def test_resume_reads_the_pools_of_the_runs_own_pool_dir(tmp_path, monkeypatch, capsys):
+    """A resumed run with no --pool-dir read (or built anew) the pools of the default folder, not those of the one
+    the run started with; a --pool-dir given on resume still wins, and is said when it is not the run's own."""
+    from mi_core.domains.sudoku import train as sudoku_train
+
+    _tiny_run(tmp_path, 6, stop_after=2)  # its pools in tmp_path / "pools"
+    out = str(tmp_path / "run" / "m.safetensors")
+    assert torch.load(checkpoint_path(Path(out)), weights_only=True)["task"]["pool_dir"] == str(tmp_path / "pools")
+    roots = []
+    build = sudoku_train.load_or_build_pools
+    monkeypatch.setattr(sudoku_train, "load_or_build_pools", lambda spec, root, **k: roots.append(root) or build(
+        spec, root=root, **k))
+    monkeypatch.chdir(tmp_path / "run")  # where the default runs/pools would be
+    run_train(["sudoku", "--out", out, "--resume", "--steps", "4", "--threads", "1"])
+    assert roots == [tmp_path / "pools"] and not (tmp_path / "run" / "runs").exists()
+    assert "note: --pool-dir" not in capsys.readouterr().out
+    run_train(["sudoku", "--out", out, "--resume", "--steps", "6", "--pool-dir", "other", "--threads", "1"])
+    assert roots[-1] == Path("other") and (tmp_path / "run" / "other").is_dir()
+    assert f"note: --pool-dir other is not this run's own {tmp_path / 'pools'}" in capsys.readouterr().out
+    state = torch.load(checkpoint_path(Path(out)), weights_only=True)
+    assert state["step"] == 6 and state["task"]["pool_dir"] == str(tmp_path / "run" / "other")
 
 
 def test_resume_without_the_cpu_clock_of_a_cpu_clock_run_is_refused(tmp_path):

@@ -209,9 +209,10 @@ def _validate_and_save(task, model, out: Path, point: dict, curve: list, best: f
 
 
 def resume_configs(task_cls, out: Path, given: dict, cpu_clock: bool = False) -> tuple:
-    """The model and training configs a run at ``out`` was started with; a ``given`` option that differs is
-    refused, except those in :data:`RESUMABLE`, and so is a checkpoint of another task or clock (``cpu_clock``:
-    this stretch's ``--cpu-clock``)."""
+    """The model and training configs a run at ``out`` was started with, and what its task recorded of it (the text
+    entries of its checkpoint's task state: the options and data files it ran with, for the task to check before it
+    builds its data); a ``given`` option that differs is refused, except those in :data:`RESUMABLE`, and so is a
+    checkpoint of another task or clock (``cpu_clock``: this stretch's ``--cpu-clock``)."""
     path = checkpoint_path(out)
     if not path.is_file():
         raise ValueError(f"--resume: no checkpoint {path} to continue")
@@ -233,7 +234,9 @@ def resume_configs(task_cls, out: Path, given: dict, cpu_clock: bool = False) ->
             flag = "--" + name.replace("_", "-")
             raise ValueError(f"--resume continues the run's own settings: {flag} {given[name]} differs from its {value}")
     run.update({k: given[k] for k in RESUMABLE if k in given})
-    return task_cls.model_config(**model_cfg), task_cls.train_config(**run)
+    task_state = state.get("task")
+    recorded = {k: v for k, v in task_state.items() if isinstance(v, str)} if isinstance(task_state, dict) else {}
+    return task_cls.model_config(**model_cfg), task_cls.train_config(**run), recorded
 
 
 @dataclass
@@ -270,7 +273,7 @@ def main(namespace) -> int:
         if args["out"] is None:
             raise ValueError("--resume needs the --out of the run to continue")
         check_writable(args["out"])  # before the pools are built and the run goes on: it writes beside --out
-        model_cfg, cfg = resume_configs(task_cls, args["out"], given, args["cpu_clock"])
+        model_cfg, cfg, args["recorded"] = resume_configs(task_cls, args["out"], given, args["cpu_clock"])
     else:
         args["out"] = check_weights_output(args["out"] or default_run_path(task_cls.name), force, BESIDE)
         model_cfg = task_cls.model_config(**{k: args[k] for k in task_cls.model_config.__dataclass_fields__})

@@ -27,7 +27,7 @@ from mi_core.domains.sudoku.data import DeviceBatches, onpolicy_states, symmetry
 from mi_core.domains.sudoku.mdm import SudokuMDM, SudokuMDMConfig, load_sudoku_mdm, masked_ce, save_sudoku_mdm
 from mi_core.domains.sudoku.order import decode_score
 from mi_core.domains.sudoku.pool import POOL_DIR, PoolSpec, build_graded_pool, hardest, load_or_build_pools
-from mi_core.io import check_output_dir, file_sha256
+from mi_core.io import check_output_dir, file_sha256, missing_file
 from mi_core.models.views import Views
 from mi_core.options import SEED_MAX, check_ranges, option
 from mi_core.scale import distributed
@@ -149,7 +149,7 @@ class DataOptions:
                                "--attention may differ from its own; other model options must match it)")
     pool_workers: int = option(2, "processes that build the data pools (0: one per CPU; default %(default)s)",
                                range=(0, 1024))
-    pool_dir: Path = option(POOL_DIR, "where data pools are cached (default %(default)s)")
+    pool_dir: Path = option(POOL_DIR, "where data pools are cached (default %(default)s; a --resume: the run's own)")
     pool_file: Path | None = option(None, "graded puzzles to train on (a file of grow_pool_file) instead of the "
                                     "generated --puzzle-pool")
     val_file: Path | None = option(None, "validate on the --eval-puzzles hardest puzzles (by grade) of this file of "
@@ -170,6 +170,48 @@ def data_files(args: dict) -> dict:
     return {"pool_file": file_sha256(args["pool_file"]) if args.get("pool_file") else None,
             "val_file": file_sha256(args["val_file"]) if args.get("val_file") else None,
             "exclude": sorted(file_sha256(path) for path in args.get("exclude") or [])}
+
+
+def check_data_files(args: dict) -> None:
+    """Refuse a ``--pool-file``, ``--val-file`` or ``--exclude`` file that is not there or cannot be read, before
+    the pools are built (minutes when they are not cached)."""
+    named = [("--pool-file", args.get("pool_file")), ("--val-file", args.get("val_file")),
+             *(("--exclude", path) for path in args.get("exclude") or [])]
+    for flag, path in named:
+        if path is None:
+            continue
+        path = Path(path)
+        if path.is_dir():
+            raise ValueError(f"{flag} {path} is a folder: give a puzzle file")
+        if not path.is_file():
+            raise ValueError(missing_file(path, f"{flag} not found"))
+        try:
+            with path.open("rb") as f:
+                f.read(1)
+        except OSError as err:
+            raise ValueError(f"{flag} {path} cannot be read ({err.strerror or err})") from None
+
+
+def check_same_files(was: dict, now: dict) -> None:
+    """Refuse a resumed run whose data files (:func:`data_files`, ``now``) are not those it was trained with."""
+    changed = [f"--{k.replace('_', '-')}" for k in was if was[k] != now.get(k)]
+    if changed:
+        raise ValueError(f"--resume: this run was trained with other {' and '.join(changed)} files than "
+                         "these (by content; left out counts as other): give the same ones")
+
+
+def run_pool_dir(args: dict, default: Path, log) -> Path:
+    """This run's ``--pool-dir``: the one given, else a resumed run's own (its checkpoint records it: ``recorded``),
+    else ``default``. A given one other than the recorded one wins, and is said."""
+    recorded = (args.get("recorded") or {}).get("pool_dir")
+    path = Path(args.get("pool_dir", default))
+    if recorded is None:
+        return path
+    if "pool_dir" not in args.get("given", ()):
+        return Path(recorded)
+    if path.resolve() != Path(recorded).resolve():
+        log(f"note: --pool-dir {path} is not this run's own {recorded}: its pools are read (or built) in {path}")
+    return path
 
 
 class SudokuTask:
@@ -201,7 +243,10 @@ class SudokuTask:
         if lone and not args.get("teacher"):
             raise ValueError(" and ".join(f"--{k.replace('_', '-')}" for k in lone) + (" need" if len(lone) > 1
                              else " needs") + " --teacher (the model whose views it distils)")
-        check_output_dir(args.get("pool_dir", pool_dir), "--pool-dir")
+        self.pool_dir = run_pool_dir(args, pool_dir, log)
+        check_output_dir(self.pool_dir, "--pool-dir")
+        check_data_files(args)
+        self.files = data_files(args)
         self.model_cfg, self.cfg, self.device = model_cfg, cfg, device
         self.bf16 = use_bf16(cfg.bf16, device, log=lambda m: None)  # the trainer itself says so
         self.teacher = load_sudoku_mdm(args["teacher"], device).eval().requires_grad_(False) \
@@ -211,17 +256,17 @@ class SudokuTask:
                              f"model's of {model_cfg.box}")
         self.args_teacher, self.teacher_views, self.distill = (args.get("teacher"), args.get("teacher_views", 4),
                                                                args.get("distill", 0.5))
+        self.check_resumed(args.get("recorded") or {})  # a resumed run's files and teacher: before the pools, not after
         workers = args.get("pool_workers", 2) or os.cpu_count() or 1
         t0 = time.time()
         with distributed.main_first():  # under torchrun rank 0 builds the cached pools, the others read them
-            pools = load_or_build_pools(cfg.pool_spec(), root=args.get("pool_dir", pool_dir), workers=workers,
+            pools = load_or_build_pools(cfg.pool_spec(), root=self.pool_dir, workers=workers,
                                         exclude=_read_exclude(args.get("exclude", [])), log=log,
                                         puzzle_file=args.get("pool_file"))
         self.val = _validation(cfg, args.get("val_file"), workers)
         pools = _without_validation(pools, self.val, args.get("pool_file"), log)
         log(f"pools ready in {time.time() - t0:.0f}s: {len(pools['grids'])} grids, {len(pools['puzzles'])} puzzles "
             f"(grade median {np.median(pools['grades']):.0f}), {0 if self.val is None else len(self.val)} validation")
-        self.files = data_files(args)  # after the pools, whose reading says what is wrong with a bad file
         self.data = DeviceBatches(pools, device, cfg.puzzle_frac, cfg.onpolicy_frac, cfg.hard_power)
         self.gen = torch.Generator(device=device).manual_seed(distributed.rank_seed(cfg.seed))  # each rank its own data
         self.solved: list[torch.Tensor] = []
@@ -285,18 +330,18 @@ class SudokuTask:
 
     def state_dict(self) -> dict:
         return {"data": self.data.state_dict(), "gen": self.gen.get_state(), "teacher": json.dumps(self.distilling()),
-                "files": json.dumps(self.files)}
+                "files": json.dumps(self.files), "pool_dir": str(self.pool_dir.absolute())}  # --resume reuses it
 
-    def load_state_dict(self, state: dict, step: int) -> None:
+    def check_resumed(self, state: dict) -> None:
+        """Refuse to resume a run (its checkpoint's task ``state``) with another teacher or other data files."""
         if "teacher" in state and json.loads(state["teacher"]) != self.distilling():  # older checkpoints: no record
             raise ValueError(f"--resume: this run distils {json.loads(state['teacher']) or 'nothing'}, not "
                              f"{self.distilling() or 'nothing'}: give the same --teacher, --teacher-views and --distill")
         if "files" in state:  # older checkpoints: no record
-            was, now = json.loads(state["files"]), self.files
-            changed = [f"--{k.replace('_', '-')}" for k in was if was[k] != now[k]]
-            if changed:
-                raise ValueError(f"--resume: this run was trained with other {' and '.join(changed)} files than "
-                                 "these (by content; left out counts as other): give the same ones")
+            check_same_files(json.loads(state["files"]), self.files)
+
+    def load_state_dict(self, state: dict, step: int) -> None:
+        self.check_resumed(state)  # the command checked before the pools; a caller building the task may not have
         self.data.load_state_dict(state["data"])
         self.gen.set_state(state["gen"].cpu())  # generator states are CPU byte tensors on every device
         if not distributed.is_main():  # the checkpoint holds rank 0's generator: the others draw afresh
