@@ -738,3 +738,78 @@ def test_sweep_merge_of_the_same_model_spelled_another_way_is_not_refused(tmp_pa
     assert main([*base, "--grid", "topk:k=8", "--model", model_path.name]) == 0
     assert main([*base, "--grid", "topk:k=4", "--model", str(model_path), "--merge"]) == 0, capsys.readouterr().err
     assert [r["params"] for r in json.loads((tmp_path / "rows.json").read_text())] == [{"k": 8}, {"k": 4}]
+
+
+def stop_decoding_after(monkeypatch, decodes: int) -> None:
+    """Make the ``decodes + 1``-th batch decoded after the warm-up raise KeyboardInterrupt (a Ctrl-C there)."""
+    from mi_core.bench import decode
+
+    calls, real = [], decode.decode_final
+
+    def stops(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == decodes + 2:  # the first call is the untimed warm-up
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(decode, "decode_final", stops)
+
+
+def test_a_stopped_bench_keeps_the_puzzles_it_finished(tmp_path, model_path, capsys, monkeypatch):
+    """A bench stopped after minutes of decoding kept nothing: its JSON is written at the end. The puzzles finished
+    are written to --json, marked partial, the figures over them alone; the stop line says so; exit 130."""
+    puzzles = tmp_path / "p.csv"
+    puzzles.write_text("puzzle,solution,level\n" + f"{EASY},{EASY_SOL},Easy\n{OTHER},,Hard\n" * 2)
+    out = tmp_path / "out.json"
+    base = ["bench", "sudoku", "--puzzles", str(puzzles), "--model", str(model_path), "--device", "cpu",
+            "--threads", "1", "--batch-size", "1", "--json", str(out)]
+    assert main(base) == 0
+    whole = json.loads(out.read_text())
+    stop_decoding_after(monkeypatch, 2)
+    assert main([*base, "--force"]) == 130
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err.strip().splitlines()[-1] == (
+        f"interrupted (Ctrl-C): the files already written are whole; kept the 2 of 4 puzzles finished, marked partial "
+        f"(\"stopped\"), in {out} (replacing the file there)")
+    kept = json.loads(out.read_text())
+    assert kept["partial"] is True and kept["stopped"] == {"done": 2, "of": 4, "unit": "puzzle"}
+    assert kept["n"] == 2 and kept["inputs_done"] == [0, 1] and kept["sequences"] == whole["sequences"][:2]
+    assert kept["passes"] == whole["passes"][:2] and kept["mean_passes"] == sum(whole["passes"][:2]) / 2
+    assert {level: group["n"] for level, group in kept["by_level"].items()} == {"Easy": 1, "Hard": 1}
+    monkeypatch.undo()
+    stop_decoding_after(monkeypatch, 0)
+    assert main([*base[:-2], "--json", str(tmp_path / "none.json")]) == 130
+    assert capsys.readouterr().err.strip().endswith("no puzzle was finished: nothing kept")
+    assert not (tmp_path / "none.json").exists()
+    monkeypatch.undo()
+    stop_decoding_after(monkeypatch, 1)
+    assert main(base[:-2]) == 130 and not (tmp_path / "none.json").exists()
+    assert capsys.readouterr().err.strip().endswith(
+        "1 of 4 puzzles finished; nothing kept (no output file was given: --json FILE keeps them)")
+
+
+def test_a_stopped_bench_probe_keeps_the_states_it_probed(tmp_path, capsys, monkeypatch):
+    """bench-probe stopped in its probes kept nothing. The states finished are summarised (the group cut short
+    without its all-at-once probe) in --json and --markdown's section, marked partial; exit 130."""
+    from mi_core.domains.sudoku import bench_probe
+
+    calls, real = [], bench_probe.bench_state
+
+    def stops(*args, **kwargs):  # 2 states of 2 masked cells, 1 of 3, then a stop
+        calls.append(1)
+        if len(calls) == 4:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(bench_probe, "bench_state", stops)
+    out, md = tmp_path / "probe.json", tmp_path / "BENCH.md"
+    assert main(["bench-probe", "--batch-sizes", "2", "--masked", "2,3", "--states", "2", "--min-seconds", "0.01",
+                 "--eps", "0.05", "--device", "cpu", "--threads", "1", "--json", str(out), "--markdown", str(md)]) == 130
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err.strip().splitlines()[-1] == (
+        "interrupted (Ctrl-C): the files already written are whole; kept the 3 of 4 states finished, marked partial "
+        f"(\"stopped\"), in {out} and the section bench-probe of {md}")
+    res = json.loads(out.read_text())
+    assert res["partial"] is True and res["stopped"] == {"done": 3, "of": 4, "unit": "state"}
+    assert [(g["masked"], g["states"], "many" in g) for g in res["probe"]] == [(2, 2, True), (3, 1, False)]
+    assert "peak_bf16" not in res and "**Partial: stopped after 3 of 4 states**" in md.read_text()

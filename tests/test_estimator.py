@@ -769,3 +769,39 @@ def test_a_shard_write_interrupted_leaves_no_temporary_file(tmp_path, monkeypatc
     with pytest.raises(KeyboardInterrupt):
         save_shard({"mi": torch.zeros(1, 2, 2)}, path)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_stopped_eval_estimator_keeps_the_states_it_probed(tmp_path, tiny_mdm, tiny_estimator, capsys, monkeypatch):
+    """eval-estimator stopped during its exact probe (minutes on a CPU) kept nothing. The states probed, a chunk
+    of 8 at a time, are compared and written to --json and --markdown's section, marked partial; exit 130."""
+    from mi_core.bench import estimator as bench_estimator
+
+    model_path, est_path = tmp_path / "mdm.safetensors", tmp_path / "est.safetensors"
+    save_sudoku_mdm(tiny_mdm, model_path)
+    save_estimator(tiny_estimator, est_path)
+    puzzles = tmp_path / "p.csv"
+    puzzles.write_text("puzzle,solution\n" + "".join(f"{p},{s}\n" for p, s in PUZZLES))
+    bench, out = tmp_path / "BENCH.md", tmp_path / "eval.json"
+    bench.write_text("# Benchmarks\n\n<!-- eval-estimator:start -->\nold\n<!-- eval-estimator:end -->\n")
+    calls, real = [], bench_estimator.probe_by_length
+
+    def stops(*args, **kwargs):  # the warm-up, the first 8 states, then a stop in the last 2
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(bench_estimator, "probe_by_length", stops)
+    assert cli_main(["eval-estimator", "sudoku", "--puzzles", str(puzzles), "--states", "10", "--json", str(out),
+                     "--model", str(model_path), "--estimator", str(est_path), "--markdown", str(bench),
+                     "--device", "cpu", "--threads", "1"]) == 130
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err.strip().splitlines()[-1] == (
+        "interrupted (Ctrl-C): the files already written are whole; kept the 8 of 10 states finished, marked partial "
+        f"(\"stopped\"), in {out} and the section eval-estimator of {bench} (replacing the one there)")
+    res = json.loads(out.read_text())
+    assert res["partial"] is True and res["stopped"] == {"done": 8, "of": 10, "unit": "state"}
+    assert res["n_states"] == 8 and res["timed_states"] == 0 and res["speedup_median"] is None
+    assert res["estimator_passes"] == 8 and "rules" in res
+    text = bench.read_text()
+    assert "old" not in text and "**Partial: stopped after 8 of 10 states**; every figure here is over those 8" in text

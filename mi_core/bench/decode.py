@@ -143,21 +143,47 @@ class RowsDone:
 @torch.no_grad()
 def decode_all(model, templates: list[np.ndarray], strategy, *, temperature: float = 0.0, seed: int = 0,
                batch_size: int = 256, device: torch.device | str = "cpu", bf16: bool = False, progress=None,
-               seeding: str = "per item", retry: Retry | None = None, items: list[int] | None = None) -> Generation:
+               seeding: str = "per item", retry: Retry | None = None, items: list[int] | None = None,
+               into: Generation | None = None) -> Generation:
     """Decode every template (token ids, ``model.mask_id`` where to fill); ``progress(x)`` as they fill
     (:class:`RowsDone`); ``retry``: decode again those whose results break the domain's rules
     (:func:`retry_rejected`); ``items``: each template's index for its per-item seed (default: its place in
-    ``templates``)."""
+    ``templates``); ``into``: the :class:`Generation` filled and returned, which a stop (Ctrl-C) leaves holding
+    the inputs finished so far (:func:`finished`)."""
     if seeding not in SEEDINGS:
         raise ValueError(f"seeding must be one of {SEEDINGS}, got {seeding!r}")
     longest = max(map(len, templates), default=0)
     if longest > model.max_len:
         raise ValueError(f"a sequence of {longest} positions is longer than the {model.max_len} this model takes")
     n = len(templates)
-    sequences: list[np.ndarray | None] = [None] * n
-    passes, extra = [0] * n, [0] * n
-    rng = np.random.default_rng(seed)
+    gen = into if into is not None else Generation([], [], [], 0.0)
+    gen.sequences, gen.passes, gen.extra_passes, gen.decodes = [None] * n, [0] * n, [0] * n, []
     start = time.perf_counter()
+    try:  # a stop keeps in ``gen`` the batches finished
+        _first_decodes(model, templates, strategy, gen, temperature=temperature, seed=seed, batch_size=batch_size,
+                       device=device, bf16=bf16, progress=progress, seeding=seeding, items=items)
+    finally:
+        gen.seconds = round(time.perf_counter() - start, 3)
+        gen.decodes = [[] if s is None else [p] for s, p in zip(gen.sequences, gen.passes)]
+    if retry is not None:
+        settings = {"temperature": temperature, "batch_size": batch_size, "device": device, "bf16": bf16,
+                    "seeding": seeding, "progress": progress}
+        retry_rejected(model, templates, strategy, gen, retry, seed, settings, items)
+    return gen
+
+
+def finished(templates: list[np.ndarray], gen: Generation, retry: Retry | None) -> list[int]:
+    """The inputs whose decoding is done in ``gen``: decoded, and (with ``retry``) accepted by the rules or decoded
+    as many times as ``retry`` allows."""
+    return [i for i, (t, s) in enumerate(zip(templates, gen.sequences)) if s is not None and
+            (retry is None or len(gen.decodes[i]) == retry.count or retry.verify(t, s))]
+
+
+def _first_decodes(model, templates: list[np.ndarray], strategy, gen: Generation, *, temperature: float, seed: int,
+                   batch_size: int, device, bf16: bool, progress, seeding: str, items: list[int] | None) -> None:
+    """:func:`decode_all`'s first decode of every template, batch by batch, into ``gen``."""
+    sequences, passes, extra = gen.sequences, gen.passes, gen.extra_passes
+    rng = np.random.default_rng(seed)
     for idx in length_batches([len(t) for t in templates], batch_size):
         tokens = torch.from_numpy(np.stack([np.asarray(templates[i], dtype=np.int64) for i in idx])).to(device)
         seeds = ([item_seed(seed, i if items is None else items[i]) for i in idx] if seeding == "per item"
@@ -177,12 +203,6 @@ def decode_all(model, templates: list[np.ndarray], strategy, *, temperature: flo
             sequences[i], passes[i], extra[i] = rows[row], p, e
         if report:
             report.end()
-    gen = Generation(sequences, passes, extra, round(time.perf_counter() - start, 3), [[p] for p in passes])
-    if retry is not None:
-        settings = {"temperature": temperature, "batch_size": batch_size, "device": device, "bf16": bf16,
-                    "seeding": seeding, "progress": progress}
-        retry_rejected(model, templates, strategy, gen, retry, seed, settings, items)
-    return gen
 
 
 def retry_rejected(model, templates: list[np.ndarray], strategy, gen: Generation, retry: Retry, seed: int,
@@ -214,10 +234,17 @@ def warm_up(model, templates: list[np.ndarray], strategy, **kwargs) -> None:
 def evaluate(model, templates: list[np.ndarray], strategy, metric, **kwargs) -> tuple[dict, Generation]:
     """:func:`decode_all`, then ``metric.update`` with every result; ``(metric.compute(), generation)``."""
     gen = decode_all(model, templates, strategy, **kwargs)
-    for i, (start, final) in enumerate(zip(templates, gen.sequences)):
-        metric.update(i, np.asarray(start), final, gen.passes[i], gen.extra_passes[i])
-    tried = {"mean_attempts": float(np.mean(gen.attempts))} if kwargs.get("retry") is not None else {}
-    return metric.compute() | tried, gen
+    return score(templates, gen, metric, range(len(templates)), kwargs.get("retry") is not None), gen
+
+
+def score(templates: list[np.ndarray], gen: Generation, metric, indices, retried: bool = False) -> dict:
+    """``metric.compute()`` over the results of the inputs ``indices`` alone (and their mean decodes, ``retried``)."""
+    for i in indices:
+        metric.update(i, np.asarray(templates[i]), gen.sequences[i], gen.passes[i], gen.extra_passes[i])
+    tried = {"mean_attempts": float(np.mean([len(gen.decodes[i]) for i in indices]))} if retried else {}
+    return metric.compute() | tried
+
+
 
 
 @dataclass

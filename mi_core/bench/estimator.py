@@ -24,7 +24,7 @@ import torch
 from scipy import stats
 
 from mi_core.bench.decode import length_batches
-from mi_core.bench.report import MarkdownOut, update_section
+from mi_core.bench.report import MarkdownOut, keep_stopped, stopped_fields, stopped_line, update_section
 from mi_core.bench.scale import chunks_on_engine
 from mi_core.device import pick_device, timed
 from mi_core.domain import Domain, get_domain
@@ -60,12 +60,27 @@ def exact_chunk(model, device, states: list[np.ndarray], start: int, eps: float,
     return probes, alone
 
 
-def run_exact(model, states: list[np.ndarray], args, device, engine=None) -> tuple[list, list[float]]:
-    """:func:`exact_chunk` of all states, here or in chunks on Ray actors (``engine``)."""
+EXACT_CHUNK = 8  # states probed together here, as in one Ray task: a stop keeps the chunks finished
+
+
+def run_exact(model, states: list[np.ndarray], args, device, engine=None, kept: tuple[list, list] | None = None
+              ) -> tuple[list, list[float]]:
+    """:func:`exact_chunk` of all states, here in chunks of :data:`EXACT_CHUNK` or on Ray actors (``engine``);
+    ``kept``: the two lists returned, filled as the states finish (a stop leaves those finished there)."""
+    probes, alone = kept if kept is not None else ([], [])
     if engine is not None and engine.engine == "ray":
-        parts = chunks_on_engine(exact_chunk, states, args, engine, args.eps, args.max_batch, args.timing_states)
-        return [p for part in parts for p in part[0]], [s for part in parts for s in part[1]]
-    return exact_chunk(model, device, states, 0, args.eps, args.max_batch, args.timing_states)
+        parts = chunks_on_engine(exact_chunk, states, args, engine, args.eps, args.max_batch, args.timing_states,
+                                 chunk=EXACT_CHUNK)
+        probes += [p for part in parts for p in part[0]]
+        alone += [s for part in parts for s in part[1]]
+        return probes, alone
+    tensors = [torch.as_tensor(t, device=device) for t in states]
+    probe_by_length(model, tensors[:1], eps=args.eps, max_batch=args.max_batch)  # warm-up
+    for lo in range(0, len(tensors), EXACT_CHUNK):
+        probes += probe_by_length(model, tensors[lo:lo + EXACT_CHUNK], eps=args.eps, max_batch=args.max_batch)
+    for t in tensors[:args.timing_states]:
+        alone.append(timed(lambda t=t: probe(model, t, eps=args.eps, max_batch=args.max_batch), device)[1])
+    return probes, alone
 
 
 def run_estimator(model, estimator, states: list[np.ndarray], device) -> tuple[list[np.ndarray], list[float], float]:
@@ -145,11 +160,17 @@ def one_state_timing(exact_alone: list[float], est_alone: list[float]) -> dict:
     exact probe times only the run's first ``len(exact_alone)`` states alone, so the estimator's median is taken
     over those states too (over all of them it would compare different states, and the ratio recorded would not
     be that of the two medians recorded beside it)."""
+    if not exact_alone:  # a run stopped before its timing: none timed
+        return {"exact_median_seconds": None, "estimator_median_seconds": None, "speedup_median": None}
     exact, est = float(np.median(exact_alone)), float(np.median(est_alone[: len(exact_alone)]))
     return {"exact_median_seconds": exact, "estimator_median_seconds": est, "speedup_median": exact / est}
 
 
-def run_eval(model, estimator, domain: Domain, held_out, args, device, engine=None, log=print) -> dict:
+def run_eval(model, estimator, domain: Domain, held_out, args, device, engine=None, log=print,
+             kept: dict | None = None) -> dict:
+    """The report of ``args.states`` held-out states; ``kept``: a dict given its ``states``, ``source``, ``probes``
+    and ``alone`` (:func:`run_exact`'s lists) as they come, so a stopped run's :func:`figures` can be taken over
+    the states probed."""
     rng = np.random.default_rng(args.seed)
     states, kinds = held_out.draw(model, rng, args.states, device)
     source = [held_out.sources[k] for k in kinds]
@@ -158,7 +179,16 @@ def run_eval(model, estimator, domain: Domain, held_out, args, device, engine=No
     timed_first = min(args.timing_states, len(states))
     log(f"exact probe of {len(states)} states: {passes:,} model passes at most{pruned}, then the first "
         f"{timed_first} alone again for the timing; this is the slow part, minutes on a CPU")
-    probes, exact_alone = run_exact(model, states, args, device, engine)
+    kept = {} if kept is None else kept
+    kept.update(states=states, source=source, probes=[], alone=[])
+    probes, exact_alone = run_exact(model, states, args, device, engine, (kept["probes"], kept["alone"]))
+    return figures(model, estimator, domain, held_out, states, source, probes, exact_alone, args, device, log)
+
+
+def figures(model, estimator, domain: Domain, held_out, states: list[np.ndarray], source: list[str], probes: list,
+            exact_alone: list[float], args, device, log=print) -> dict:
+    """The report over ``states`` and their exact ``probes`` (the first ``len(exact_alone)`` timed alone): the
+    estimator is run on them here."""
     pred_list, est_alone, est_batched = run_estimator(model, estimator, states, device)
     width = max(len(t) for t in states)
     masked = padded([np.asarray(t) == model.mask_id for t in states], width)
@@ -254,12 +284,13 @@ def separation_markdown(res: dict) -> list[str]:
 
 
 def timing_markdown(res: dict) -> list[str]:
-    return ["", f"Wall time, same run and machine ({res['timing']}): all {res['n_states']} states in one batched call "
-            f"per length, exact probe **{res['exact_seconds']:.2f} s** ({res['exact_passes']:,} passes), estimator "
-            f"**{res['estimator_seconds']:.3f} s** (1 pass + head per state): **{res['speedup']:.0f}x** faster. One "
-            f"state at a time (median over the first {res['timed_states']} states): exact "
-            f"{res['exact_median_seconds']:.3f} s, estimator {1e3 * res['estimator_median_seconds']:.1f} ms, "
-            f"{res['speedup_median']:.0f}x."]
+    est_ms = None if res["estimator_median_seconds"] is None else 1e3 * res["estimator_median_seconds"]
+    return ["", f"Wall time, same run and machine ({res['timing']}): all {res['n_states']} states batched per length "
+            f"(the exact probe {EXACT_CHUNK} states a call), exact probe **{res['exact_seconds']:.2f} s** "
+            f"({res['exact_passes']:,} passes), estimator **{res['estimator_seconds']:.3f} s** (1 pass + head per "
+            f"state): **{res['speedup']:.0f}x** faster. One state at a time (median over the first "
+            f"{res['timed_states']} states): exact {_fmt(res['exact_median_seconds'])} s, estimator "
+            f"{_fmt(est_ms, '.1f')} ms, {_fmt(res['speedup_median'], '.0f')}x."]
 
 
 def rules_markdown(res: dict) -> list[str]:
@@ -277,6 +308,7 @@ def rules_markdown(res: dict) -> list[str]:
 
 def markdown(res: dict, label: str) -> str:
     lines = [f"## Neural MI estimator vs exact probe: {label} (`python -m mi_core eval-estimator`)", ""]
+    lines += [stopped_line(res["stopped"]), ""] if "stopped" in res else []
     lines += training_markdown(res["training"]) + fidelity_markdown(res) + separation_markdown(res)
     return "\n".join(lines + timing_markdown(res) + rules_markdown(res))
 
@@ -357,14 +389,40 @@ def main(args) -> int:
     if problem:  # another model of its width fits every shape, and misleads
         raise ValueError(f"--estimator {args.estimator} {problem}: give --estimator trained on this model, or "
                          "--transfer to measure how it does on it")
-    res = run_eval(model, estimator, domain, held_out, args, device, engine,
-                   log=lambda m: print(m, file=sys.stderr, flush=True))
+    kept: dict = {}  # the states and their probes as they come: a stop keeps the figures of those probed
+    try:
+        res = run_eval(model, estimator, domain, held_out, args, device, engine, kept=kept,
+                       log=lambda m: print(m, file=sys.stderr, flush=True))
+    except KeyboardInterrupt:
+        if engine.engine != "ray":  # Ray's chunks come back only at the end: none here to keep
+            keep_stopped_eval(kept, model, estimator, domain, held_out, args, device)
+        raise
+    res = write_report(res, args, domain)
+    keys = ("n_states", *HEADLINE, "exact_seconds_per_state", "estimator_seconds_per_state", "speedup",
+            "exact_median_seconds", "estimator_median_seconds", "speedup_median")  # batched, then one at a time
+    print(json.dumps({k: res[k] for k in keys}, indent=2))
+    return 0
+
+
+def write_report(res: dict, args, domain: Domain) -> dict:
+    """``res`` with its command, written to ``--json`` and ``--markdown``'s section where given; returned."""
     res = json_ready(res | {"command": "python -m mi_core eval-estimator " + shlex.join(args.argv)})
     if args.json is not None:
         atomic_write_json(args.json, res)
     if args.write_markdown and args.markdown is not None:
         update_section(args.section, markdown(res, domain.label), args.markdown)
-    keys = ("n_states", *HEADLINE, "exact_seconds_per_state", "estimator_seconds_per_state", "speedup",
-            "exact_median_seconds", "estimator_median_seconds", "speedup_median")  # batched, then one at a time
-    print(json.dumps({k: res[k] for k in keys}, indent=2))
-    return 0
+    return res
+
+
+def keep_stopped_eval(kept: dict, model, estimator, domain: Domain, held_out, args, device) -> None:
+    """:func:`~mi_core.bench.report.keep_stopped` of a run stopped with ``kept`` (:func:`run_eval`'s): the report over
+    the states probed, marked partial."""
+    done, total = len(kept.get("probes", ())), len(kept.get("states", ())) or args.states
+
+    def write():
+        res = figures(model, estimator, domain, held_out, kept["states"][:done], kept["source"][:done],
+                      kept["probes"], kept["alone"], args, device, log=lambda m: None)
+        write_report(res | stopped_fields(done, total, "state"), args, domain)
+
+    markdown_file = args.markdown if args.write_markdown else None
+    keep_stopped(done, total, "state", [(args.json, None), (markdown_file, args.section)], write)

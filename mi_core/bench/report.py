@@ -6,7 +6,7 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-from mi_core.io import atomic_write_text
+from mi_core.io import atomic_write_text, note_on_stop, stops_held
 from mi_core.options import markdown_option, markers_problem, option, section_problem
 
 
@@ -139,3 +139,47 @@ def frontier_text(rows: list[dict], **kwargs) -> str:
     :func:`variants` (``mi(gamma=0.6, up to 32 decodes)``)."""
     return ", ".join(f"{r['sampler']}({', '.join(filter(None, [params_text(r['params']), *variants(r)]))})"
                      for r in frontier(rows, **kwargs))
+
+
+def stopped_fields(done: int, total: int, unit: str) -> dict:
+    """The mark of a result kept from a stopped run (:func:`keep_stopped`): ``"partial": true`` and how many of the
+    ``total`` inputs were finished, which every figure beside it is over."""
+    return {"partial": True, "stopped": {"done": done, "of": total, "unit": unit}}
+
+
+def plural(count: int, unit: str) -> str:
+    return f"{count} {unit}" + ("" if count == 1 else "s")
+
+
+def stopped_line(stopped: dict) -> str:
+    """The line a stopped run's report opens with (:func:`stopped_fields`' ``stopped``)."""
+    return (f"**Partial: stopped after {stopped['done']} of {plural(stopped['of'], stopped['unit'])}**; every figure "
+            f"here is over those {stopped['done']} only.")
+
+
+def _kept_where(path: Path, section: str | None) -> str:
+    """``path`` (or its ``section``) as the stop line names it, saying what it replaced."""
+    if section is None:
+        return f"{path}" + (" (replacing the file there)" if path.exists() else "")
+    there = path.is_file() and f"<!-- {section}:start -->" in path.read_text(errors="replace")
+    return f"the section {section} of {path}" + (" (replacing the one there)" if there else "")
+
+
+def keep_stopped(done: int, total: int, unit: str, outputs: list[tuple[Path | None, str | None]], write) -> None:
+    """Where a long command is stopped (Ctrl-C, SIGTERM) after ``done`` of its ``total`` inputs: ``write()``
+    (which writes the result over those ``done`` alone, marked with :func:`stopped_fields`) when any finished and
+    one of ``outputs`` (``(path, None)``: a file, ``(path, section)``: a Markdown file's section; path None or
+    ``-``: not given, or standard output) was asked for; the command line's stop line says what was kept and where,
+    naming each file or section it replaced. The caller raises the stop again."""
+    files = [(Path(p), s) for p, s in outputs if p is not None and str(p) != "-"]
+    of = f"{done} of {plural(total, unit)}"
+    if done == 0:
+        note_on_stop(f"no {unit} was finished: nothing kept")
+        return
+    if not files:
+        note_on_stop(f"{of} finished; nothing kept (no output file was given: --json FILE keeps them)")
+        return
+    where = " and ".join(_kept_where(p, s) for p, s in files)
+    with stops_held():  # the files and the line naming them change together
+        write()
+        note_on_stop(f"kept the {of} finished, marked partial (\"stopped\"), in {where}")

@@ -14,6 +14,7 @@ from functools import partial
 from tqdm import tqdm
 
 from mi_core.bench import decode
+from mi_core.bench.report import keep_stopped, stopped_fields
 from mi_core.decoding import make_strategy
 from mi_core.decoding.base import check_one_of, typed_params
 from mi_core.device import pick_device, warn_if_slow_bf16
@@ -60,21 +61,44 @@ def main(args) -> int:
     decode.with_selector(strategy, domain)
     run = decode.run_settings(args, inputs, domain, model, device=device)
     decode.warm_up(model, inputs.templates, strategy, **run)
-    with tqdm(total=len(inputs.templates), desc=args.sampler, unit=inputs.unit, file=sys.stderr,
-              bar_format=decode.PROGRESS_FORMAT) as bar:  # it counts a part-decoded state by its share filled
-        if run["retry"] is not None:  # each round of decoding again grows the bar by its states
-            run["retry"].announce = partial(grow, bar, args.sampler)
-        result, gen = decode.evaluate(model, inputs.templates, strategy, inputs.metric(), progress=bar.update, **run)
-    result = {"domain": domain.cli_name, "sampler": args.sampler, "params": params, **inputs.fields,
-              "model": model_name, "model_params": model.num_params(), "device": str(device),
-              "precision": "bf16" if args.bf16 else "fp32", "seed": args.seed, "temperature": args.temperature,
-              "batch_size": args.batch_size, "seeding": inputs.seeding, **result, "seconds": gen.seconds,
-              "passes": gen.passes, "sequences": [domain.state_text(s) for s in gen.sequences]}
-    if run["retry"] is not None:
-        result["decode_passes"] = gen.decodes  # each puzzle's passes, a number per decode
-    result |= decode.model_fields(model, args) | decode.estimator_fields(getattr(strategy, "estimator", None))
-    result |= decode.selector_fields(strategy)
+    gen = decode.Generation([], [], [], 0.0)  # filled as the inputs finish: a stop keeps those
+    try:
+        with tqdm(total=len(inputs.templates), desc=args.sampler, unit=inputs.unit, file=sys.stderr,
+                  bar_format=decode.PROGRESS_FORMAT) as bar:  # it counts a part-decoded state by its share filled
+            if run["retry"] is not None:  # each round of decoding again grows the bar by its states
+                run["retry"].announce = partial(grow, bar, args.sampler)
+            result, gen = decode.evaluate(model, inputs.templates, strategy, inputs.metric(), progress=bar.update,
+                                          into=gen, **run)
+    except KeyboardInterrupt:
+        done = decode.finished(inputs.templates, gen, run["retry"])
+        total = len(inputs.templates)
+
+        def write():
+            figures = decode.score(inputs.templates, gen, inputs.metric(), done, run["retry"] is not None)
+            kept = row(args, domain, inputs, model, model_name, device, strategy, params, figures, gen, done)
+            atomic_write_json(args.json, kept | stopped_fields(len(done), total, inputs.unit))
+
+        keep_stopped(len(done), total, inputs.unit, [(args.json, None)], write)
+        raise
+    result = row(args, domain, inputs, model, model_name, device, strategy, params, result, gen,
+                 range(len(inputs.templates)))
     print(json.dumps({k: v for k, v in result.items() if k not in ("passes", "sequences", "decode_passes")}, indent=2))
     if args.json:
         atomic_write_json(args.json, result)
     return 0
+
+
+def row(args, domain, inputs, model, model_name, device, strategy, params, figures: dict, gen, done) -> dict:
+    """The JSON result of the inputs ``done`` (all of them, or those a stopped run finished): ``figures``, the
+    metric's over them, their results, and the settings."""
+    result = {"domain": domain.cli_name, "sampler": args.sampler, "params": params, **inputs.fields,
+              "model": model_name, "model_params": model.num_params(), "device": str(device),
+              "precision": "bf16" if args.bf16 else "fp32", "seed": args.seed, "temperature": args.temperature,
+              "batch_size": args.batch_size, "seeding": inputs.seeding, **figures, "seconds": gen.seconds,
+              "passes": [gen.passes[i] for i in done], "sequences": [domain.state_text(gen.sequences[i]) for i in done]}
+    if len(done) < len(inputs.templates):  # which inputs the figures and lists are of
+        result["inputs_done"] = list(done)
+    if getattr(args, "attempts", 1) > 1:
+        result["decode_passes"] = [gen.decodes[i] for i in done]  # each puzzle's passes, a number per decode
+    result |= decode.model_fields(model, args) | decode.estimator_fields(getattr(strategy, "estimator", None))
+    return result | decode.selector_fields(strategy)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import torch
 
-from mi_core.bench.report import MarkdownOut, update_section
+from mi_core.bench.report import MarkdownOut, keep_stopped, stopped_fields, stopped_line, update_section
 from mi_core.device import bf16_autocast, pick_device, synchronize, timed
 from mi_core.domain import get_domain
 from mi_core.domains.sudoku import MASK_ID, geometry_for_length
@@ -107,44 +107,57 @@ def summarise(masked: int, rows: list[dict], peak: float, many: dict | None = No
     return out
 
 
-def run_benchmark(model, device: torch.device, cfg, progress=print) -> dict:
+def run_benchmark(model, device: torch.device, cfg, progress=print, kept: dict | None = None) -> dict:
     """The whole benchmark as a JSON-ready dict. The peak is re-measured before each group of states and the
-    largest kept, since the host's speed drifts."""
+    largest kept, since the host's speed drifts. ``kept``: a dict given the sweep and each group's rows as they come,
+    so a stopped run's :func:`results` can be taken over the states finished."""
+    kept = {} if kept is None else kept
+    kept["groups"] = []
     cells = int(model.seq_len)
     sweep_states = torch.stack(random_states(cells, cells // 2, 64, cfg.seed, device))
     sweep = throughput_sweep(model, sweep_states, cfg.batch_sizes, min_seconds=cfg.min_seconds)
     best = dict(max(sweep, key=lambda r: r["seq_per_s"]))
     progress(f"peak forward: {best['seq_per_s']:.0f} seq/s at batch {best['batch']}")
     max_batch = cfg.max_batch or best["batch"]
+    kept.update(sweep=sweep, peak=best, max_batch=max_batch)
     probe(model, random_states(cells, min(cfg.masked), 1, cfg.seed, device)[0], max_batch=max_batch)  # warm-up
-    groups = []
     for masked in cfg.masked:
         again = throughput_sweep(model, sweep_states, [best["batch"]], min_seconds=cfg.min_seconds)[0]
         best["seq_per_s"] = max(best["seq_per_s"], again["seq_per_s"])
         states = random_states(cells, masked, cfg.states, cfg.seed + masked, device)
-        rows = [bench_state(model, s, cfg.eps, max_batch, cfg.bf16) for s in states]
+        rows: list[dict] = []
+        kept["groups"].append((masked, rows, None))  # its rows grow as its states finish
+        for s in states:
+            rows.append(bench_state(model, s, cfg.eps, max_batch, cfg.bf16))
         tokens = torch.stack(states)
         many, seconds = timed(lambda: probe_many(model, tokens, max_batch=max_batch), device)  # all in one call
-        groups.append((masked, rows, {"passes": int(many.passes.sum()), "seconds": seconds}))
+        kept["groups"][-1] = (masked, rows, {"passes": int(many.passes.sum()), "seconds": seconds})
         progress(f"{masked} masked: {sum(r['passes'] for r in rows)} passes probed")
-    results = [summarise(masked, rows, best["seq_per_s"], many) for masked, rows, many in groups]
-    for r in results:
+    out = results(model, device, cfg, kept)
+    for r in out["probe"]:
         progress(f"{r['masked']} masked: {r['passes_per_s']:.0f} passes/s ({100 * r['fraction_of_peak']:.0f}% of peak)")
-    loaded = getattr(model, "weights_path", None)  # the file read, also when --model was not given
-    out = {"date": time.strftime("%Y-%m-%d"), "device": str(device), "timing": TIMING,
-           "host": platform.processor() or platform.machine(), "threads": torch.get_num_threads(),
-           "model": display_path(loaded) if loaded else str(cfg.model), "seed": cfg.seed, "max_batch": max_batch,
-           "sweep": sweep, "peak": best, "probe": results}
     if cfg.bf16:
         peak16 = throughput_sweep(model, sweep_states, [best["batch"]], autocast=True, min_seconds=cfg.min_seconds)
         out["peak_bf16"] = peak16[0]
     return out
 
 
+def results(model, device: torch.device, cfg, kept: dict) -> dict:
+    """The result over the groups of states in ``kept`` (:func:`run_benchmark`'s), those with a state finished."""
+    loaded = getattr(model, "weights_path", None)  # the file read, also when --model was not given
+    return {"date": time.strftime("%Y-%m-%d"), "device": str(device), "timing": TIMING,
+            "host": platform.processor() or platform.machine(), "threads": torch.get_num_threads(),
+            "model": display_path(loaded) if loaded else str(cfg.model), "seed": cfg.seed,
+            "max_batch": kept["max_batch"], "sweep": kept["sweep"], "peak": kept["peak"],
+            "probe": [summarise(masked, rows, kept["peak"]["seq_per_s"], many)
+                      for masked, rows, many in kept["groups"] if rows]}
+
+
 def markdown(res: dict) -> str:
     """The BENCHMARKS.md section (between the markers) for a result of :func:`run_benchmark`."""
     peak = res["peak"]
     lines = ["## Exact probe (`python -m mi_core bench-probe`)", "",
+             *([stopped_line(res["stopped"]), ""] if "stopped" in res else []),
              f"Measured {res['date']}: model `{res['model']}` on {res['device']} ({res['host']}, "
              f"{res['threads']} thread{'s' if res['threads'] != 1 else ''}), seed "
              f"{res['seed']}, probe batch {res['max_batch']}. States: random solution grids with random cells "
@@ -209,9 +222,22 @@ def main(cfg) -> int:
     check_output(cfg.markdown, True, "--markdown")  # a report file: its own section is replaced
     device = pick_device(cfg.device, cfg.threads)
     model = load_sudoku_mdm(cfg.model or get_domain("sudoku9").default_file("model"), device)
-    res = run_benchmark(model, device, cfg)
+    kept: dict = {}  # the states finished, group by group: a stop keeps their figures
+    try:
+        res = run_benchmark(model, device, cfg, kept=kept)
+    except KeyboardInterrupt:
+        done, total = sum(len(rows) for _, rows, _ in kept.get("groups", ())), len(cfg.masked) * cfg.states
+        markdown_file = cfg.markdown if cfg.write_markdown else None
+        keep_stopped(done, total, "state", [(cfg.json, None), (markdown_file, SECTION)],
+                     lambda: write(cfg, results(model, device, cfg, kept) | stopped_fields(done, total, "state")))
+        raise
+    write(cfg, res)
+    return 0
+
+
+def write(cfg, res: dict) -> None:
+    """``res`` to ``--json`` and ``--markdown``'s section, where given."""
     if cfg.json is not None:
         atomic_write_json(cfg.json, res)
     if cfg.write_markdown and cfg.markdown is not None:
         update_section(SECTION, markdown(res), cfg.markdown)
-    return 0
