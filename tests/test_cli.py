@@ -813,3 +813,19 @@ def test_a_stopped_bench_probe_keeps_the_states_it_probed(tmp_path, capsys, monk
     assert res["partial"] is True and res["stopped"] == {"done": 3, "of": 4, "unit": "state"}
     assert [(g["masked"], g["states"], "many" in g) for g in res["probe"]] == [(2, 2, True), (3, 1, False)]
     assert "peak_bf16" not in res and "**Partial: stopped after 3 of 4 states**" in md.read_text()
+
+
+def test_a_second_stop_while_the_kept_figures_are_taken_keeps_nothing(tmp_path):
+    """keep_stopped: a second Ctrl-C while the partial result is computed writes nothing and says so."""
+    from mi_core.bench.report import keep_stopped
+    from mi_core.io import ON_STOP, note_on_stop
+
+    def again():
+        raise KeyboardInterrupt
+
+    out = tmp_path / "out.json"
+    with pytest.raises(KeyboardInterrupt):
+        keep_stopped(3, 5, "puzzle", [(out, None)], again, lambda res: out.write_text("{}"))
+    assert ON_STOP == ["stopped again while taking the figures of the 3 of 5 puzzles finished: nothing kept"]
+    assert not out.exists()
+    note_on_stop(None)

@@ -157,13 +157,12 @@ def decode_all(model, templates: list[np.ndarray], strategy, *, temperature: flo
         raise ValueError(f"a sequence of {longest} positions is longer than the {model.max_len} this model takes")
     n = len(templates)
     gen = into if into is not None else Generation([], [], [], 0.0)
-    gen.sequences, gen.passes, gen.extra_passes, gen.decodes = [None] * n, [0] * n, [0] * n, []
+    gen.sequences, gen.passes, gen.extra_passes, gen.decodes, gen.seconds = [None] * n, [0] * n, [0] * n, [], 0.0
     start = time.perf_counter()
     try:  # a stop keeps in ``gen`` the batches finished
-        _first_decodes(model, templates, strategy, gen, temperature=temperature, seed=seed, batch_size=batch_size,
-                       device=device, bf16=bf16, progress=progress, seeding=seeding, items=items)
+        _first_decodes(model, templates, strategy, gen, start, temperature=temperature, seed=seed,
+                       batch_size=batch_size, device=device, bf16=bf16, progress=progress, seeding=seeding, items=items)
     finally:
-        gen.seconds = round(time.perf_counter() - start, 3)
         gen.decodes = [[] if s is None else [p] for s, p in zip(gen.sequences, gen.passes)]
     if retry is not None:
         settings = {"temperature": temperature, "batch_size": batch_size, "device": device, "bf16": bf16,
@@ -179,9 +178,11 @@ def finished(templates: list[np.ndarray], gen: Generation, retry: Retry | None) 
             (retry is None or len(gen.decodes[i]) == retry.count or retry.verify(t, s))]
 
 
-def _first_decodes(model, templates: list[np.ndarray], strategy, gen: Generation, *, temperature: float, seed: int,
-                   batch_size: int, device, bf16: bool, progress, seeding: str, items: list[int] | None) -> None:
-    """:func:`decode_all`'s first decode of every template, batch by batch, into ``gen``."""
+def _first_decodes(model, templates: list[np.ndarray], strategy, gen: Generation, start: float, *, temperature: float,
+                   seed: int, batch_size: int, device, bf16: bool, progress, seeding: str, items: list[int] | None
+                   ) -> None:
+    """:func:`decode_all`'s first decode of every template, batch by batch, into ``gen``; its ``seconds``: since
+    ``start`` (a ``perf_counter``) to the end of the last batch finished."""
     sequences, passes, extra = gen.sequences, gen.passes, gen.extra_passes
     rng = np.random.default_rng(seed)
     for idx in length_batches([len(t) for t in templates], batch_size):
@@ -201,6 +202,7 @@ def _first_decodes(model, templates: list[np.ndarray], strategy, gen: Generation
         rows = final_tokens.cpu().numpy()  # one read-back per batch
         for row, (i, p, e) in enumerate(zip(idx, final_passes.tolist(), final_extra.tolist())):
             sequences[i], passes[i], extra[i] = rows[row], p, e
+        gen.seconds = round(time.perf_counter() - start, 3)
         if report:
             report.end()
 

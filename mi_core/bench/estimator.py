@@ -419,10 +419,11 @@ def keep_stopped_eval(kept: dict, model, estimator, domain: Domain, held_out, ar
     the states probed, marked partial."""
     done, total = len(kept.get("probes", ())), len(kept.get("states", ())) or args.states
 
-    def write():
+    def result() -> dict:
         res = figures(model, estimator, domain, held_out, kept["states"][:done], kept["source"][:done],
                       kept["probes"], kept["alone"], args, device, log=lambda m: None)
-        write_report(res | stopped_fields(done, total, "state"), args, domain)
+        return res | stopped_fields(done, total, "state")
 
     markdown_file = args.markdown if args.write_markdown else None
-    keep_stopped(done, total, "state", [(args.json, None), (markdown_file, args.section)], write)
+    keep_stopped(done, total, "state", [(args.json, None), (markdown_file, args.section)], result,
+                 lambda res: write_report(res, args, domain))

@@ -165,12 +165,13 @@ def _kept_where(path: Path, section: str | None) -> str:
     return f"the section {section} of {path}" + (" (replacing the one there)" if there else "")
 
 
-def keep_stopped(done: int, total: int, unit: str, outputs: list[tuple[Path | None, str | None]], write) -> None:
-    """Where a long command is stopped (Ctrl-C, SIGTERM) after ``done`` of its ``total`` inputs: ``write()``
-    (which writes the result over those ``done`` alone, marked with :func:`stopped_fields`) when any finished and
-    one of ``outputs`` (``(path, None)``: a file, ``(path, section)``: a Markdown file's section; path None or
-    ``-``: not given, or standard output) was asked for; the command line's stop line says what was kept and where,
-    naming each file or section it replaced. The caller raises the stop again."""
+def keep_stopped(done: int, total: int, unit: str, outputs: list[tuple[Path | None, str | None]], result, write) -> None:
+    """Where a long command is stopped (Ctrl-C, SIGTERM) after ``done`` of its ``total`` inputs: ``write(result())``,
+    ``result()`` the result over those ``done`` alone, marked with :func:`stopped_fields`, when any finished and one
+    of ``outputs`` (``(path, None)``: a file, ``(path, section)``: a Markdown file's section; path None or ``-``: not
+    given, or standard output) was asked for; the command line's stop line says what was kept and where, naming each
+    file or section it replaced. A second stop while ``result()`` runs keeps nothing. The caller raises the stop
+    again."""
     files = [(Path(p), s) for p, s in outputs if p is not None and str(p) != "-"]
     of = f"{done} of {plural(total, unit)}"
     if done == 0:
@@ -180,6 +181,8 @@ def keep_stopped(done: int, total: int, unit: str, outputs: list[tuple[Path | No
         note_on_stop(f"{of} finished; nothing kept (no output file was given: --json FILE keeps them)")
         return
     where = " and ".join(_kept_where(p, s) for p, s in files)
+    note_on_stop(f"stopped again while taking the figures of the {of} finished: nothing kept")
+    kept = result()
     with stops_held():  # the files and the line naming them change together
-        write()
+        write(kept)
         note_on_stop(f"kept the {of} finished, marked partial (\"stopped\"), in {where}")

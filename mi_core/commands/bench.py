@@ -73,12 +73,13 @@ def main(args) -> int:
         done = decode.finished(inputs.templates, gen, run["retry"])
         total = len(inputs.templates)
 
-        def write():
+        def result() -> dict:
             figures = decode.score(inputs.templates, gen, inputs.metric(), done, run["retry"] is not None)
             kept = row(args, domain, inputs, model, model_name, device, strategy, params, figures, gen, done)
-            atomic_write_json(args.json, kept | stopped_fields(len(done), total, inputs.unit))
+            return kept | stopped_fields(len(done), total, inputs.unit)
 
-        keep_stopped(len(done), total, inputs.unit, [(args.json, None)], write)
+        keep_stopped(len(done), total, inputs.unit, [(args.json, None)], result,
+                     lambda kept: atomic_write_json(args.json, kept))
         raise
     result = row(args, domain, inputs, model, model_name, device, strategy, params, result, gen,
                  range(len(inputs.templates)))

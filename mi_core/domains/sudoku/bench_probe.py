@@ -229,7 +229,8 @@ def main(cfg) -> int:
         done, total = sum(len(rows) for _, rows, _ in kept.get("groups", ())), len(cfg.masked) * cfg.states
         markdown_file = cfg.markdown if cfg.write_markdown else None
         keep_stopped(done, total, "state", [(cfg.json, None), (markdown_file, SECTION)],
-                     lambda: write(cfg, results(model, device, cfg, kept) | stopped_fields(done, total, "state")))
+                     lambda: results(model, device, cfg, kept) | stopped_fields(done, total, "state"),
+                     lambda res: write(cfg, res))
         raise
     write(cfg, res)
     return 0
