@@ -829,3 +829,27 @@ def test_a_second_stop_while_the_kept_figures_are_taken_keeps_nothing(tmp_path):
     assert ON_STOP == ["stopped again while taking the figures of the 3 of 5 puzzles finished: nothing kept"]
     assert not out.exists()
     note_on_stop(None)
+
+
+def test_a_bench_stopped_while_decoding_again_says_what_it_left_out(tmp_path, model_path, capsys, monkeypatch):
+    """With --attempts, a stop in a round of decoding again left out the inputs still being retried (those whose
+    decodes broke the rules, the hard ones) without a word, so the kept accuracy read above the whole run's."""
+    puzzles = tmp_path / "p.csv"
+    solved = EASY_SOL  # no blank: right at the first decode
+    puzzles.write_text("puzzle,solution,level\n" + f"{solved},{EASY_SOL},Easy\n{OTHER},,Hard\n" * 2)
+    out = tmp_path / "out.json"
+    base = ["bench", "sudoku", "--puzzles", str(puzzles), "--model", str(model_path), "--device", "cpu",
+            "--threads", "1", "--batch-size", "1", "--attempts", "3", "--json", str(out)]
+    assert main(base) == 0
+    whole = json.loads(out.read_text())
+    first = [len(d) == 1 for d in whole["decode_passes"]]  # accepted at the first decode
+    assert not all(first), "the test needs a puzzle decoded again"
+    stop_decoding_after(monkeypatch, 4)  # the first batch of the second round
+    assert main([*base, "--force"]) == 130
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    retried = first.count(False)
+    kept = json.loads(out.read_text())
+    assert kept["stopped"]["done"] == first.count(True) and kept["n"] == first.count(True)
+    caveat = (f"{retried} puzzle{'s' if retried != 1 else ''} still being decoded again (each decode so far broke the "
+              "rules) left out, so the kept accuracy is higher than the whole run's would be")
+    assert kept["stopped"]["caveat"] == caveat and err.endswith(f"; {caveat}")

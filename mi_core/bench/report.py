@@ -141,10 +141,10 @@ def frontier_text(rows: list[dict], **kwargs) -> str:
                      for r in frontier(rows, **kwargs))
 
 
-def stopped_fields(done: int, total: int, unit: str) -> dict:
+def stopped_fields(done: int, total: int, unit: str, caveat: str = "") -> dict:
     """The mark of a result kept from a stopped run (:func:`keep_stopped`): ``"partial": true`` and how many of the
-    ``total`` inputs were finished, which every figure beside it is over."""
-    return {"partial": True, "stopped": {"done": done, "of": total, "unit": unit}}
+    ``total`` inputs were finished, which every figure beside it is over (``caveat``: how those differ from all)."""
+    return {"partial": True, "stopped": {"done": done, "of": total, "unit": unit, **({"caveat": caveat} if caveat else {})}}
 
 
 def plural(count: int, unit: str) -> str:
@@ -165,13 +165,14 @@ def _kept_where(path: Path, section: str | None) -> str:
     return f"the section {section} of {path}" + (" (replacing the one there)" if there else "")
 
 
-def keep_stopped(done: int, total: int, unit: str, outputs: list[tuple[Path | None, str | None]], result, write) -> None:
+def keep_stopped(done: int, total: int, unit: str, outputs: list[tuple[Path | None, str | None]], result, write,
+                 caveat: str = "") -> None:
     """Where a long command is stopped (Ctrl-C, SIGTERM) after ``done`` of its ``total`` inputs: ``write(result())``,
     ``result()`` the result over those ``done`` alone, marked with :func:`stopped_fields`, when any finished and one
     of ``outputs`` (``(path, None)``: a file, ``(path, section)``: a Markdown file's section; path None or ``-``: not
     given, or standard output) was asked for; the command line's stop line says what was kept and where, naming each
-    file or section it replaced. A second stop while ``result()`` runs keeps nothing. The caller raises the stop
-    again."""
+    file or section it replaced, and ``caveat`` (how the finished inputs differ from all). A second stop while
+    ``result()`` runs keeps nothing. The caller raises the stop again."""
     files = [(Path(p), s) for p, s in outputs if p is not None and str(p) != "-"]
     of = f"{done} of {plural(total, unit)}"
     if done == 0:
@@ -185,4 +186,4 @@ def keep_stopped(done: int, total: int, unit: str, outputs: list[tuple[Path | No
     kept = result()
     with stops_held():  # the files and the line naming them change together
         write(kept)
-        note_on_stop(f"kept the {of} finished, marked partial (\"stopped\"), in {where}")
+        note_on_stop(f"kept the {of} finished, marked partial (\"stopped\"), in {where}" + (f"; {caveat}" if caveat else ""))

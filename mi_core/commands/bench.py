@@ -72,14 +72,15 @@ def main(args) -> int:
     except KeyboardInterrupt:
         done = decode.finished(inputs.templates, gen, run["retry"])
         total = len(inputs.templates)
+        caveat = retrying_caveat(len([s for s in gen.sequences if s is not None]) - len(done), inputs.unit)
 
         def result() -> dict:
             figures = decode.score(inputs.templates, gen, inputs.metric(), done, run["retry"] is not None)
             kept = row(args, domain, inputs, model, model_name, device, strategy, params, figures, gen, done)
-            return kept | stopped_fields(len(done), total, inputs.unit)
+            return kept | stopped_fields(len(done), total, inputs.unit, caveat)
 
         keep_stopped(len(done), total, inputs.unit, [(args.json, None)], result,
-                     lambda kept: atomic_write_json(args.json, kept))
+                     lambda kept: atomic_write_json(args.json, kept), caveat)
         raise
     result = row(args, domain, inputs, model, model_name, device, strategy, params, result, gen,
                  range(len(inputs.templates)))
@@ -87,6 +88,15 @@ def main(args) -> int:
     if args.json:
         atomic_write_json(args.json, result)
     return 0
+
+
+def retrying_caveat(retrying: int, unit: str) -> str:
+    """What a stop during ``--attempts``' decoding again leaves out: the ``retrying`` inputs whose decodes so far
+    broke the rules, the hard ones, so the kept accuracy is above what the whole run's would be."""
+    if retrying <= 0:
+        return ""
+    return (f"{retrying} {unit}{'s' if retrying != 1 else ''} still being decoded again (each decode so far broke "
+            "the rules) left out, so the kept accuracy is higher than the whole run's would be")
 
 
 def row(args, domain, inputs, model, model_name, device, strategy, params, figures: dict, gen, done) -> dict:
