@@ -107,6 +107,24 @@ class Domain:
             raise ValueError(f"domain {self.key}: fallback_eps must be in [0, 1), got {self.fallback_eps}")
         if len(set(self.alphabet)) != len(self.alphabet) or not self.alphabet:
             raise ValueError(f"domain {self.key}: the alphabet needs distinct value names")
+        self._check_ids()
+
+    def _check_ids(self) -> None:
+        """ValueError when the mask or pad id is not an int apart from the value tokens ``1..V`` (and each other),
+        the length is not an int, or a value is written as the mask character."""
+        ids = {"mask_id": self.mask_id, "pad_id": self.pad_id, "length": self.length}
+        for name, value in ids.items():
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+                raise ValueError(f"domain {self.key}: {name} must be an int, got {value!r}")
+        for name in ("mask_id", "pad_id"):
+            if ids[name] is not None and 1 <= ids[name] <= self.n_values:
+                raise ValueError(f"domain {self.key}: {name} {ids[name]} is the token of the value "
+                                 f"{self.alphabet[ids[name] - 1]!r} (value v is token v + 1, 1..{self.n_values})")
+        if self.mask_id == self.pad_id:
+            raise ValueError(f"domain {self.key}: mask_id and pad_id are both {self.mask_id}")
+        if clash := [ch for ch in (self.mask_char, ".") if ch in self.alphabet]:
+            raise ValueError(f"domain {self.key}: the value {clash[0]!r} would read as masked (a state writes "
+                             f"{self.mask_char!r} or '.' for masked): name it otherwise, or set mask_char")
 
     @property
     def cli_name(self) -> str:
@@ -515,6 +533,7 @@ PART_MEMBERS = {  # what the engine reads of each part a domain gives (docs/arch
     "order_task": ("options", "domain", "load", "save_denoiser", "data", "run"),
     "order_bench": ("options", "run_bench"),
 }
+BUILT_PARTS = ("states", "metric", "trainer", "bench_inputs")  # classes the engine builds; order_task is an instance
 
 
 def lacks(part, name: str) -> bool:
@@ -534,6 +553,12 @@ def check_parts(domain: Domain) -> None:
     problems = []
     if domain.model_loader is not None and not callable(domain.model_loader):
         problems.append(f"its model_loader {domain.model_loader!r} is not callable")
+    for name in BUILT_PARTS:
+        if (part := getattr(domain, name)) is not None and not callable(part):
+            problems.append(f"its {name} is a {type(part).__name__} instance: give the class, the engine builds it")
+    if isinstance(domain.order_task, type):
+        problems.append(f"its order_task is the class {domain.order_task.__name__}: give an instance, "
+                        f"{domain.order_task.__name__}()")
     for name, members in PART_MEMBERS.items():
         part = getattr(domain, name)
         missing = [] if part is None else [m for m in dict.fromkeys((*members, *dir(part))) if lacks(part, m)]

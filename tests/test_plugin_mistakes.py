@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 
 import numpy as np
 import pytest
@@ -76,6 +77,36 @@ def test_an_order_task_without_its_splits_is_refused():
             pass
 
     assert "its order_task (Half) lacks splits" in register_fails(toy_like(order_task=Half()))
+
+
+def test_a_part_given_as_an_instance_where_the_engine_builds_a_class_or_the_other_way_is_refused():
+    """The docs did not say which parts are classes: before, a metric instance was a TypeError ("the first argument
+    must be callable") in the middle of bench, an order_task class one in train-order ("OrderTask.run() missing 1
+    required positional argument: 'device'")."""
+    from toy_domain import AllDifferentMetric, ToyOrderTask
+
+    message = register_fails(toy_like(metric=AllDifferentMetric([])))
+    assert "its metric is a AllDifferentMetric instance: give the class, the engine builds it" in message
+    message = register_fails(toy_like(states=ToyStates(None)))
+    assert "its states is a ToyStates instance: give the class" in message
+    message = register_fails(toy_like(order_task=ToyOrderTask))
+    assert "its order_task is the class ToyOrderTask: give an instance, ToyOrderTask()" in message
+
+
+@pytest.mark.parametrize("fields,match", [
+    ({"mask_id": 1}, "mask_id 1 is the token of the value 'a' (value v is token v + 1, 1..6)"),
+    ({"pad_id": 6}, "pad_id 6 is the token of the value 'f'"),
+    ({"mask_id": 7, "pad_id": 7}, "mask_id and pad_id are both 7"),
+    ({"mask_id": 0.0}, "mask_id must be an int, got 0.0"),
+    ({"length": "6"}, "length must be an int, got '6'"),
+    ({"alphabet": ("a", "_", "c")}, "the value '_' would read as masked"),
+    ({"alphabet": ("a", ".", "c")}, "the value '.' would read as masked"),
+])
+def test_a_domain_whose_ids_clash_is_refused(fields, match):
+    """Before: each was accepted: a mask id that is also a value's token read that value as masked, a '_' value
+    read as masked, a float mask id made float token tensors that the probe refused without naming the cause."""
+    with pytest.raises(ValueError, match=re.escape(f"domain toy_lab: {match}")):
+        toy_like(**fields)
 
 
 def test_a_parts_properties_are_not_run_as_it_registers():
