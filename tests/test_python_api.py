@@ -155,3 +155,64 @@ def test_the_learned_order_takes_the_models_shipped_selector_by_name(tiny_mdm):
         decode_final(tiny_mdm, STATE[None], make_strategy("learned", selector="shipped"))
     with pytest.raises(ValueError, match="give selector=PATH .*, selector=shipped"):
         decode_final(model, STATE[None], make_strategy("learned"))
+
+
+@pytest.mark.parametrize("max_steps", [2.5, "3", -1, True])
+def test_decode_names_a_max_steps_that_is_no_count(tiny_mdm, max_steps):
+    """Before: 2.5 or "3" was a TypeError from range() ("'float' object cannot be interpreted as an integer"),
+    -1 a RuntimeError "did not finish within -1 steps" (0 stays that RuntimeError: no step is a limit)."""
+    with pytest.raises(ValueError, match=re.escape(f"max_steps must be an integer >= 0 (or None: the strategy's "
+                                                   f"limit), got {max_steps!r}")):
+        decode_final(tiny_mdm, STATE[None], make_strategy("sequential"), max_steps=max_steps)
+
+
+@pytest.mark.parametrize("max_batch", [2.5, "512", None, 0])
+def test_probe_names_a_max_batch_that_is_no_count(tiny_mdm, max_batch):
+    """Before: 2.5 ran as if an int, "512" was a TypeError ("'<' not supported between instances of 'int' and
+    'str'") from deep in the batching, None a TypeError from int()."""
+    with pytest.raises(ValueError, match=re.escape(f"max_batch must be at least 1 (an integer), got {max_batch!r}")):
+        probe(tiny_mdm, STATE, positions=[0], max_batch=max_batch)
+
+
+def test_make_strategy_takes_numpy_numbers_as_the_numbers_they_hold():
+    """Before: k=np.int64(2) (from np.arange) was refused ("k must be an integer, got np.int64(2)"), as was a
+    float32 gamma; relative=2 was kept as 2."""
+    import numpy as np
+
+    assert make_strategy("top_margin", k=np.int64(2)).k == 2 and type(make_strategy("topk", k=np.int32(3)).k) is int
+    mi = make_strategy("mi", gamma=np.float32(0.5), lam=np.int64(1), relative=np.bool_(True))
+    assert (type(mi.gamma), mi.gamma, type(mi.lam), mi.relative) == (float, 0.5, float, True)
+    with pytest.raises(ValueError, match="mi: parameter relative must be True or False, got 2"):
+        make_strategy("mi", relative=2)
+    with pytest.raises(ValueError, match="k must be an integer, got 2.0"):
+        make_strategy("top_margin", k=2.0)
+
+
+def test_load_estimator_names_a_bad_device_and_estimate_mi_one_apart_from_the_model():
+    """Before: load_estimator(path, device="gpu") was torch's RuntimeError "Expected one of cpu, cuda, ipu, xpu,
+    ...", and an estimator on another device than the model (a model on cuda, load_estimator's default cpu) a
+    RuntimeError from inside the head."""
+    with pytest.raises(ValueError, match="unknown device 'gpu'; choose auto"):
+        load_estimator("assets/sudoku_mi_estimator.safetensors", device="gpu")
+    model = load_model("assets/sudoku_mdm.safetensors")
+    estimator = load_estimator("assets/sudoku_mi_estimator.safetensors").to("meta")
+    with pytest.raises(ValueError, match=r"the estimator is on meta, the model on cpu: load_estimator\(path, "
+                                         r"device=model.device\)"):
+        estimate_mi(model, estimator, STATE[None])
+
+
+def test_a_strategy_decoding_another_model_reads_that_models_estimator_and_selector():
+    """Before: a strategy kept what estimator=shipped (or selector=shipped) had read for the first model it decoded:
+    with another model's weights it silently ran the first model's estimator (or selector)."""
+    from mi_core.decoding import decode
+
+    first, other = load_model(domain="sudoku"), load_model("assets/sudoku_mdm_hard.safetensors")
+    reused = make_strategy("mi", estimator="shipped", gamma=0.6)
+    decode_final(first, STATE[None], reused)
+    own = next(iter(decode(other, STATE[None], make_strategy("mi", estimator="shipped", gamma=0.6))))
+    again = next(iter(decode(other, STATE[None], reused)))
+    assert torch.equal(again.info["mi"], own.info["mi"])
+    selector = make_strategy("learned", selector="shipped", steps=10)
+    decode_final(first, STATE[None], selector)
+    with pytest.raises(ValueError, match="was trained on .*: use a selector trained on this model"):
+        decode_final(other, STATE[None], selector)  # the domain's shipped selector was trained on the default model

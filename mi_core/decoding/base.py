@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import numbers
 import os
 import typing
 from dataclasses import dataclass, field
@@ -205,11 +206,25 @@ def _lookup(name: str) -> type:
     return STRATEGIES[name]
 
 
+def _plain(name: str, key: str, value, args: list):
+    """A value given as an object, as its field's type: a numpy integer or float as the Python int or float it holds
+    (a whole number for a float field is that float: JSON's 1 is gamma 1.0); a bool field takes True, False, 0 or 1."""
+    if bool in args:
+        if not (isinstance(value, bool) or str(getattr(value, "dtype", "")) == "bool"
+                or (isinstance(value, numbers.Integral) and value in (0, 1))):
+            raise ValueError(f"{name}: parameter {key} must be True or False, got {value!r}")
+        return bool(value)
+    if isinstance(value, bool) or str(getattr(value, "dtype", "")) == "bool":
+        return value  # refused by the field's own check
+    if int in args and isinstance(value, numbers.Integral):
+        return int(value)
+    return float(value) if float in args and isinstance(value, numbers.Real) else value
+
+
 def _convert(name: str, key: str, value, hint):
-    if not isinstance(value, str):  # a whole number for a float field is that float (JSON's 1 is gamma 1.0)
-        floats = float in typing.get_args(hint) or hint is float
-        return float(value) if floats and type(value) is int else value
     args = [a for a in typing.get_args(hint) if a is not type(None)] or [hint]
+    if not isinstance(value, str):
+        return _plain(name, key, value, args)
     if str in args:  # text: a selector's or estimator's path (any name; a quoted ~ is the home folder) or a mode
         return str(user_path(value)) if value.startswith("~") else value
     if not value.isascii():

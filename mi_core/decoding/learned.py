@@ -10,13 +10,14 @@ info: ``select_prob`` ``(B, N)``, ``count`` ``(B,)``.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import torch
 
 from mi_core.decoding.base import Strategy, param, rank_pick, register, uniform_count
-from mi_core.decoding.mi_guided import MIGuided, mi_greedy, relative_mi
+from mi_core.decoding.mi_guided import MIGuided, loaded_for, mi_greedy, relative_mi
 from mi_core.decoding.selector import check_order_net_fits, load_order_net, pick_positions, select_probabilities
 from mi_core.domain import get_domain, resolve_path
 from mi_core.mi.estimator import SHIPPED
@@ -45,14 +46,18 @@ class Learned(Strategy):
             raise ValueError(f"mode must be 'sample', 'threshold', 'rank' or 'paced', got {self.mode!r}")
 
     def prepare(self, model, device) -> None:
+        if self.net is not None and not loaded_for(self, "selector_loaded", model, device):
+            self.net, self.selector = None, self.__dict__["selector_loaded"][2]  # read for another model: again
         if self.net is None:
             if self.selector is None:
                 raise ValueError(f"strategy '{self.name}' has no selector: give selector=PATH (trained with "
                                  "`python -m mi_core train-order`), selector=shipped (the model's domain's) or set net")
+            spec = self.selector
             if self.selector == SHIPPED:
                 self.selector = shipped_selector(model)
             self.net = load_order_net(self.selector, device, role="selector")
             check_order_net_fits(self.net, model, self.selector)
+            self.__dict__["selector_loaded"] = (weakref.ref(model), str(device), spec)
         else:
             check_order_net_fits(self.net, model)
         self.net.to(device)

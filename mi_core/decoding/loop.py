@@ -96,8 +96,8 @@ def decode(model, tokens: torch.Tensor, strategy, temperature: float = 0.0, seed
     run past the end change nothing and their frames are dropped.
 
     Raises:
-        ValueError: bad tokens (not ``(B, N)`` int64 ids of ``model`` on its device), strategy, temperature or
-            ``sync_every``.
+        ValueError: bad tokens (not ``(B, N)`` int64 ids of ``model`` on its device), strategy, temperature,
+            ``max_steps`` or ``sync_every``.
         RuntimeError: not finished within ``max_steps`` (default the strategy's ``pass_limit(N)``).
     """
     check_tokens(model, tokens)
@@ -108,7 +108,10 @@ def decode(model, tokens: torch.Tensor, strategy, temperature: float = 0.0, seed
     every = sync_every if sync_every is not None else (1 if tokens.device.type == "cpu" else 8)
     if isinstance(every, bool) or not isinstance(every, int) or every < 1:
         raise ValueError(f"sync_every must be an integer >= 1, got {sync_every!r}")
-    limit = max_steps if max_steps is not None else strategy.pass_limit(tokens.shape[1])
+    if max_steps is not None and (isinstance(max_steps, bool) or not isinstance(max_steps, numbers.Integral)
+                                  or max_steps < 0):
+        raise ValueError(f"max_steps must be an integer >= 0 (or None: the strategy's limit), got {max_steps!r}")
+    limit = int(max_steps) if max_steps is not None else strategy.pass_limit(tokens.shape[1])
     pending, final = [], tokens  # (frame, any row active at its start) not yet checked; the last state
     for frame, any_active in _steps(model, tokens, strategy, temperature, seed, limit):
         pending.append((frame, any_active))

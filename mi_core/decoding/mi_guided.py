@@ -13,6 +13,7 @@ it there instead changed nothing measurable (the default Sudoku model, 500 Kaggl
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -89,6 +90,13 @@ def probe_mi_fn(eps: float) -> Callable:
     return mi_fn
 
 
+def loaded_for(strategy, key: str, model, device) -> bool:
+    """Whether what ``strategy`` read from a path or ``shipped`` (recorded under ``key`` as (model, device, spec)) was
+    read for ``model`` on ``device``; True when it read nothing (an object set by code serves any model)."""
+    loaded = strategy.__dict__.get(key)
+    return loaded is None or (loaded[0]() is model and loaded[1] == str(device))
+
+
 @dataclass
 class MIBudget(Strategy):
     """Base of the MI-guided strategies: ``gamma`` (budget, nats), ``lam`` (weight of MI), ``relative``
@@ -126,12 +134,15 @@ class MIGuided(MIBudget):
     mi_fn: Callable | None = field(default=None, repr=False, compare=False, metadata={"runtime": True})
 
     def prepare(self, model, device) -> None:
+        if self.mi_fn is not None and not loaded_for(self, "estimator_loaded", model, device):
+            self.mi_fn = None  # read from ``estimator`` for another model or device: read it again for this one
         if self.mi_fn is None and self.estimator is not None:
             path = shipped_estimator_for(model) if self.estimator == SHIPPED else self.estimator
             estimator = load_estimator(path, device)
             check_model_match(model, estimator, "the model", f"the estimator {path}")
             check_trained_on(model, path)
             self.mi_fn = estimator_mi_fn(estimator)
+            self.__dict__["estimator_loaded"] = (weakref.ref(model), str(device), self.estimator)
 
     def mi_matrix(self, ctx) -> torch.Tensor:
         if self.mi_fn is None:

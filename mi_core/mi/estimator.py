@@ -19,6 +19,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from mi_core.device import pick_device
 from mi_core.domain import DOMAINS, Domain
 from mi_core.io import ROOT, display_path, file_sha256
 from mi_core.mi.entropy import entropy_from_logits
@@ -238,6 +239,9 @@ def estimate_mi(model, estimator: MIEstimator, tokens: torch.Tensor) -> Estimate
         check_trained_on(model, getattr(estimator, "weights_path", None))
         estimator.__dict__["checked_with"] = id(model)
     check_tokens(model, tokens, error=EstimatorInputError)
+    if (where := next(estimator.parameters()).device) != tokens.device:
+        raise EstimatorInputError(f"the estimator is on {where}, the model on {tokens.device}: "
+                                  "load_estimator(path, device=model.device)")
     match = tokens[..., None] == model.value_tokens
     start = time.perf_counter()
     hidden, probs, entropy, masked = mdm_features(model, tokens)
@@ -293,5 +297,6 @@ def check_trained_on(model, estimator_path: str | Path) -> None:
 
 
 def load_estimator(path: str | Path, device: torch.device | str = "cpu") -> MIEstimator:
-    """Load an estimator written by :func:`save_estimator` (ModelFileError on a bad file)."""
-    return load_checked(EstimatorConfig, MIEstimator, path, device, "an MI estimator")[0]
+    """Load an estimator written by :func:`save_estimator` (ModelFileError on a bad file, ValueError on a device
+    that is not ``cpu``, ``cuda`` or ``auto``)."""
+    return load_checked(EstimatorConfig, MIEstimator, path, pick_device(str(device)), "an MI estimator")[0]

@@ -181,8 +181,8 @@ def _check_args(model, tokens: torch.Tensor, eps: float, max_batch: int, dims: i
     check_tokens(model, tokens, shape, ProbeInputError)
     if isinstance(eps, bool) or not isinstance(eps, numbers.Real) or not 0 <= eps < 1:
         raise ProbeInputError(f"eps must be in [0, 1), got {eps!r}")
-    if isinstance(max_batch, bool) or int(max_batch) < 1:
-        raise ProbeInputError(f"max_batch must be at least 1, got {max_batch}")
+    if isinstance(max_batch, bool) or not isinstance(max_batch, numbers.Integral) or max_batch < 1:
+        raise ProbeInputError(f"max_batch must be at least 1 (an integer), got {max_batch!r}")
 
 
 @torch.no_grad()
