@@ -578,7 +578,9 @@ def register(domain: Domain, *, replace: bool = False) -> Domain:
              for n in (d.key, *d.names, d.short)}
     clash = sorted({domain.key, *domain.names, domain.short} & taken)
     if clash:
-        raise ValueError(f"domain name {clash[0]!r} is already registered")
+        same = DOMAINS.domains.get(domain.key)  # registered again, as by a notebook cell run twice
+        again = " (register(domain, replace=True) replaces it)" if same and same.label == domain.label else ""
+        raise ValueError(f"domain name {clash[0]!r} is already registered{again}")
     DOMAINS.domains[domain.key] = domain
     return domain
 

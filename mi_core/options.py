@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import numbers
 import re
+import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -129,11 +131,19 @@ def range_error(flag: str, value, lo, hi) -> str | None:
 
 
 def check_ranges(config) -> None:
-    """ValueError naming the first field of dataclass ``config`` outside its declared ``range``: a config built
-    in code or read from a checkpoint is held to the limits its command-line options state."""
+    """ValueError naming the first field of dataclass ``config`` outside its declared ``range``, or of another type
+    than its int or float annotation: a config built in code or read from a checkpoint is held to the limits (and
+    types) its command-line options state."""
+    hints = typing.get_type_hints(type(config))
     for f in dataclasses.fields(config):
-        lo_hi = spec_of(f).range
-        problem = range_error(f.name, getattr(config, f.name), *lo_hi) if lo_hi is not None else None
+        lo_hi, value = spec_of(f).range, getattr(config, f.name)
+        kinds = set(typing.get_args(hints.get(f.name)) or (hints.get(f.name),))
+        wanted = numbers.Integral if int in kinds else numbers.Real if float in kinds else None
+        if lo_hi is not None and value is not None and wanted and (isinstance(value, bool)
+                                                                   or not isinstance(value, wanted)):
+            raise ValueError(f"{f.name} must be {'an integer' if wanted is numbers.Integral else 'a number'}, "
+                             f"got {value!r}")
+        problem = range_error(f.name, value, *lo_hi) if lo_hi is not None else None
         if problem:
             raise ValueError(problem.removeprefix("argument "))
 

@@ -13,7 +13,7 @@ import pytest
 import torch
 from toy_domain import TOY, ToyMDM, ToyStates
 
-from mi_core.domain import register, unregister
+from mi_core.domain import ShardConfig, register, unregister
 from mi_core.models.mdm import SequenceMDM, SequenceMDMConfig
 
 EVAL_DEFAULTS = ToyStates.eval_defaults
@@ -107,6 +107,36 @@ def test_a_domain_whose_ids_clash_is_refused(fields, match):
     read as masked, a float mask id made float token tensors that the probe refused without naming the cause."""
     with pytest.raises(ValueError, match=re.escape(f"domain toy_lab: {match}")):
         toy_like(**fields)
+
+
+def test_registering_a_domain_again_names_replace():
+    """A notebook cell run twice registers its domain again: before, "domain name 'toy_lab' is already registered"
+    said nothing of register(..., replace=True)."""
+    domain = toy_like()
+    register(domain)
+    try:
+        with pytest.raises(ValueError, match=re.escape("domain name 'toy_lab' is already registered (register(domain, "
+                                                       "replace=True) replaces it)")):
+            register(toy_like())
+        assert register(toy_like(), replace=True).key == "toy_lab"
+        with pytest.raises(ValueError, match="domain name 'protein' is already registered$"):  # another's: no hint
+            register(dataclasses.replace(domain, key="protein", short="protein_lab", names=()))
+    finally:
+        unregister(domain.key)
+
+
+@pytest.mark.parametrize("build,match", [
+    (lambda: ToyMDM(dataclasses.replace(SMALL, d_model=8.0)), "d_model must be an integer, got 8.0"),
+    (lambda: SequenceMDMConfig(n_layers="2"), "n_layers must be an integer, got '2'"),
+    (lambda: SequenceMDMConfig(dropout=1.5), "dropout: 1.5 is outside the accepted range 0..0.99"),
+    (lambda: ShardConfig(states=2.5), "states must be an integer, got 2.5"),
+    (lambda: ShardConfig(eps="0"), "eps must be a number, got '0'"),
+])
+def test_a_config_built_in_code_names_a_field_of_the_wrong_type(build, match):
+    """Before: d_model=8.0 was torch's TypeError "empty(): argument 'size' failed to unpack the object ...",
+    n_layers="2" a TypeError comparing str and int, dropout=1.5 torch's own complaint; states=2.5 was kept."""
+    with pytest.raises(ValueError, match=re.escape(match)):
+        build()
 
 
 def test_a_parts_properties_are_not_run_as_it_registers():

@@ -21,7 +21,7 @@ import torch
 from torch import nn
 
 from mi_core.models.base import MaskedLM, MDMOutput
-from mi_core.options import option
+from mi_core.options import check_ranges, option
 
 ATTENTION = ("full", "peer", "peer_bias")
 PEER_GAIN_LR_SCALE = 30.0  # the peer bias learns at 30x the rate: from 0 to a few units within a few hundred steps
@@ -184,6 +184,7 @@ class SequenceMDMConfig:
     dropout: float = option(0.1, "dropout rate", range=(0, 0.99))
 
     def __post_init__(self):
+        check_ranges(self)
         if self.d_model % self.n_heads or (self.d_model // self.n_heads) % 2:
             raise ValueError(f"d_model {self.d_model} / n_heads {self.n_heads} must be a whole, even head size")
         if min(self.max_len, self.d_model, self.n_layers, self.n_heads, self.d_ff) < 1:
