@@ -216,3 +216,21 @@ def test_a_strategy_decoding_another_model_reads_that_models_estimator_and_selec
     decode_final(first, STATE[None], selector)
     with pytest.raises(ValueError, match="was trained on .*: use a selector trained on this model"):
         decode_final(other, STATE[None], selector)  # the domain's shipped selector was trained on the default model
+
+
+def test_a_padded_batch_of_two_lengths_is_named_not_taken_for_another_domains_ids():
+    """Before: "state 1: the token at position 9 is neither the mask id nor a value token of this model (unknown ids
+    [21]): another domain's?" for proteins of two lengths padded into one batch; shipped_estimator_for(domain) said
+    "this model was not loaded from a weights file"."""
+    from mi_core.mi.estimator import shipped_estimator_for
+
+    protein = get_domain("protein")
+    model = load_model(domain=protein)
+    long, short = protein.parse_input("MKTAYIA____SFVK"), protein.parse_input("MK__YIAKQ")
+    batch = torch.tensor([long, short + [protein.pad_id] * (len(long) - len(short))])
+    with pytest.raises(ValueError, match=r"state 1: the token at position 9 is the pad id 21: a batch here holds "
+                                         r"states of one length, unpadded; give states of different lengths one at a "
+                                         r"time \(tokens\[None\]\)"):
+        decode_final(model, batch, make_strategy("sequential"))
+    with pytest.raises(ValueError, match="model must be a masked model .*, got a ProteinDomain"):
+        shipped_estimator_for(protein)

@@ -273,6 +273,8 @@ def estimator_candidates(model, domain: Domain | None = None) -> list[Path]:
 def shipped_estimator_for(model, domain: Domain | None = None) -> Path:
     """The first of :func:`estimator_candidates` whose JSON records the sha256 of the model's weights file
     (EstimatorInputError when there is none)."""
+    if not (hasattr(model, "mask_id") and isinstance(getattr(model, "value_tokens", None), torch.Tensor)):
+        raise EstimatorInputError(f"model must be a masked model (load_model reads one), got a {type(model).__name__}")
     path = getattr(model, "weights_path", None)
     if path is None or not Path(path).is_file():
         raise EstimatorInputError("this model was not loaded from a weights file: give estimator=PATH")

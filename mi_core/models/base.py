@@ -133,8 +133,12 @@ def check_tokens(model, tokens, shape: str = "a (B, N) int64 tensor", error: typ
     bad = (tokens != model.mask_id) & ~torch.isin(tokens, model.value_tokens)
     if bad.any():
         *row, pos = bad.nonzero()[0].tolist()
-        raise error(f"{f'state {row[0]}: ' if row else ''}the token at position {pos} is neither the mask id nor a value "
-                    f"token of this model (unknown ids {sorted(set(tokens[bad].tolist()))[:5]}): another domain's?")
+        where, ids = f"{f'state {row[0]}: ' if row else ''}the token at position {pos}", sorted(set(tokens[bad].tolist()))
+        if ids == [getattr(model, "pad_id", None)]:
+            raise error(f"{where} is the pad id {ids[0]}: a batch here holds states of one length, unpadded; give "
+                        "states of different lengths one at a time (tokens[None])")
+        raise error(f"{where} is neither the mask id nor a value token of this model (unknown ids {ids[:5]}): another "
+                    "domain's?")
 
 
 def masked_ce(logits: torch.Tensor, target_values: torch.Tensor, masked: torch.Tensor) -> torch.Tensor:
