@@ -108,6 +108,22 @@ class Domain:
         if len(set(self.alphabet)) != len(self.alphabet) or not self.alphabet:
             raise ValueError(f"domain {self.key}: the alphabet needs distinct value names")
         self._check_ids()
+        self._check_tuples()
+
+    def _check_tuples(self) -> None:
+        """ValueError when a tuple field is a bare string (``names=("mine")`` is the str "mine": its letters would
+        be registered as names) or its items are not the pairs or triples the field holds."""
+        for name in ("names", "model_keywords", "stamp_envs"):
+            if isinstance(value := getattr(self, name), str):
+                raise ValueError(f"domain {self.key}: {name} must be a tuple of strings, got the string {value!r}: "
+                                 f"write ({value!r},)")
+        shapes = {"examples": (2, "(name, state text) pairs"), "strategy_defaults": (3, "(strategy, parameter, "
+                  "value) triples")}
+        for name, (size, what) in shapes.items():
+            if any(not isinstance(item, (tuple, list)) or len(item) != size for item in getattr(self, name)):
+                raise ValueError(f"domain {self.key}: {name} must be a tuple of {what}, got {getattr(self, name)!r}")
+        if isinstance(self.nouns, str) or len(self.nouns) != 2:
+            raise ValueError(f"domain {self.key}: nouns must be (position noun, value noun), got {self.nouns!r}")
 
     def _check_ids(self) -> None:
         """ValueError when the mask or pad id is not an int apart from the value tokens ``1..V`` (and each other),

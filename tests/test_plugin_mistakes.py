@@ -101,12 +101,18 @@ def test_a_part_given_as_an_instance_where_the_engine_builds_a_class_or_the_othe
     ({"length": "6"}, "length must be an int, got '6'"),
     ({"alphabet": ("a", "_", "c")}, "the value '_' would read as masked"),
     ({"alphabet": ("a", ".", "c")}, "the value '.' would read as masked"),
+    ({"names": ("toy_lab")}, "names must be a tuple of strings, got the string 'toy_lab': write ('toy_lab',)"),
+    ({"examples": ("two masked", "ab__ef")}, "examples must be a tuple of (name, state text) pairs"),
+    ({"strategy_defaults": (("mi", "gamma"),)}, "strategy_defaults must be a tuple of (strategy, parameter, value)"),
+    ({"nouns": "cell"}, "nouns must be (position noun, value noun), got 'cell'"),
 ])
 def test_a_domain_whose_ids_clash_is_refused(fields, match):
     """Before: each was accepted: a mask id that is also a value's token read that value as masked, a '_' value
-    read as masked, a float mask id made float token tensors that the probe refused without naming the cause."""
+    read as masked, a float mask id made float token tensors that the probe refused without naming the cause;
+    names=("toy_lab") registered the names t, o, y, _, l, a, b (the command-line name 't'), and a flat examples pair
+    was a "too many values to unpack" in the app."""
     with pytest.raises(ValueError, match=re.escape(f"domain toy_lab: {match}")):
-        toy_like(**fields)
+        dataclasses.replace(toy_like(), **fields)
 
 
 def test_registering_a_domain_again_names_replace():
@@ -167,6 +173,21 @@ def test_a_loader_returning_a_bare_model_is_named():
     register(domain)
     try:
         with pytest.raises(ValueError, match="model_loader returned ToyMDM, not \\(model, description\\)"):
+            load_model(domain="toy_lab")
+    finally:
+        unregister(domain.key)
+
+
+def test_a_loader_returning_load_checkeds_pair_as_its_model_is_named():
+    """load_checked returns (model, cfg): a loader that gave that pair as its model read "model_loader returned tuple,
+    not (model, description)", though it had returned a tuple."""
+    from mi_core.models.loading import load_model
+
+    domain = toy_like(model_loader=lambda spec, device: ((ToyMDM(SMALL), SMALL), "a toy"))
+    register(domain)
+    try:
+        with pytest.raises(ValueError, match=r"model_loader returned \(tuple, str\), not \(model, description\): .*"
+                                             r"load_checked returns \(model, cfg\)"):
             load_model(domain="toy_lab")
     finally:
         unregister(domain.key)

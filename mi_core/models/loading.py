@@ -103,8 +103,10 @@ def load_model_described(spec: str | Path | None = None, device: torch.device | 
             raise ModelFileError(f"{err} (the file ${domain.model_env} names)") from None
         raise
     if not (isinstance(loaded, tuple) and len(loaded) == 2 and isinstance(loaded[0], MaskedLM)):
-        raise ValueError(f"the {domain.label} domain's model_loader returned {type(loaded).__name__}, not "
-                         "(model, description): a MaskedLM and a line naming it (docs/architecture.md)")
+        got = (f"({', '.join(type(x).__name__ for x in loaded)})" if isinstance(loaded, tuple)
+               else type(loaded).__name__)  # (tuple, str): load_checked's (model, cfg) given as the model
+        raise ValueError(f"the {domain.label} domain's model_loader returned {got}, not (model, description): a "
+                         "MaskedLM and a line naming it (docs/architecture.md; load_checked returns (model, cfg))")
     model, description = loaded
     model.domain = domain.key
     return model, description
