@@ -24,3 +24,11 @@ def test_the_readme_python_block_probes_estimates_and_solves(capsys):
     assert last.passes.tolist() == [4]  # as the comment says
     printed = capsys.readouterr().out.splitlines()
     assert printed[-1] == f"{solution} [4]"
+
+
+def test_the_readme_python_block_runs_on_a_gpu_as_its_comment_says():
+    """The block says device="cuda" for a GPU: its tokens and estimator were made on the CPU, so probe named the
+    tokens' device and estimate_mi failed inside the head. Every tensor it makes and loads goes to model.device."""
+    lines = python_block().splitlines()
+    made = [line for line in lines if "torch.tensor(" in line or "load_estimator(" in line]
+    assert len(made) == 2 and all("device=model.device" in line for line in made)
