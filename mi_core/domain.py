@@ -184,12 +184,18 @@ class Domain:
         return "".join(self.mask_char if t == self.mask_id else self.alphabet[t - 1] for t in self.state_ids(tokens))
 
     def state_ids(self, tokens, pad: bool = False) -> list[int]:
-        """One state's token ids ``(N,)`` (a list, an array or a tensor) as ints; ValueError on a batch or an id
-        that is not the mask id, a value token (1..V) or, with ``pad``, the pad id."""
+        """One state's token ids ``(N,)`` (a list, an array or a tensor) as ints; ValueError on a batch, a bool
+        mask, floats, or an id that is not the mask id, a value token (1..V) or, with ``pad``, the pad id."""
         ids = np.asarray(tokens.tolist() if hasattr(tokens, "tolist") else list(tokens))
         if ids.ndim != 1:
             raise ValueError(f"one {self.label} state of shape (N,) is needed, got shape {ids.shape}: for a batch, "
                              "[domain.state_text(t) for t in tokens]")
+        kind = f"{getattr(tokens, 'dtype', ids.dtype)} {type(tokens).__name__}"  # torch.bool Tensor, float64 ndarray
+        if ids.dtype == bool:  # t > 0 read as ids was "1" at every True
+            raise ValueError(f"a {kind} is a mask, not token ids: pass one {self.label} state's token ids (integers)")
+        if ids.dtype.kind in "fc" and ids.size:  # a float state is a mistake even where its values are whole
+            raise ValueError(f"token ids are integers, got a {kind}: pass one {self.label} state's token ids as "
+                             "integers (tokens.long())")
         known = {self.mask_id, *range(1, self.n_values + 1), *([self.pad_id] if pad else [])}
         if bad := [t for t in ids.tolist() if t not in known]:
             raise ValueError(f"{bad[0]!r} at position {ids.tolist().index(bad[0])} is not a token id of the "

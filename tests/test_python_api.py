@@ -234,3 +234,27 @@ def test_a_padded_batch_of_two_lengths_is_named_not_taken_for_another_domains_id
         decode_final(model, batch, make_strategy("sequential"))
     with pytest.raises(ValueError, match="model must be a masked model .*, got a ProteinDomain"):
         shipped_estimator_for(protein)
+
+
+@pytest.mark.parametrize("key", ["sudoku", "protein"])
+def test_state_text_refuses_a_mask_or_floats(key):
+    """Before: a bool mask (``t > 0``) read as ids gave "1" at every True; floats were read as ids too."""
+    domain = get_domain(key)
+    tokens = torch.tensor([0, 1, 2])
+    with pytest.raises(ValueError, match="a torch.bool Tensor is a mask, not token ids"):
+        domain.state_text(tokens > 0)
+    with pytest.raises(ValueError, match="a bool ndarray is a mask, not token ids"):
+        domain.state_text(tokens.numpy() > 0)
+    for floats in (tokens.float(), tokens.double().numpy(), [0.0, 1.0, 2.0], tokens + 0.5):
+        with pytest.raises(ValueError, match=r"token ids are integers, got a .*\(tokens.long\(\)\)"):
+            domain.state_text(floats)
+    assert domain.state_text(tokens.numpy()) == domain.state_text([0, 1, 2])
+
+
+def test_decode_final_names_an_empty_batch():
+    """Before: a batch of no rows was "nothing to decode: no position is masked"."""
+    model = load_model(domain="sudoku4")
+    with pytest.raises(ValueError, match=r"nothing to decode: the batch is empty \(tokens of shape \(0, 16\)"):
+        decode_final(model, torch.zeros(0, 16, dtype=torch.long), make_strategy("sequential"))
+    with pytest.raises(ValueError, match="nothing to decode: no position is masked"):
+        decode_final(model, torch.ones(1, 16, dtype=torch.long), make_strategy("sequential"))

@@ -194,5 +194,8 @@ def decode_final(model, tokens: torch.Tensor, strategy, on_step=None, **kwargs) 
         if on_step is not None:
             on_step(last)
     if last is None:
+        shape = tuple(getattr(tokens, "shape", ()))
+        if len(shape) == 2 and shape[0] == 0:
+            raise ValueError(f"nothing to decode: the batch is empty (tokens of shape {shape}, no rows)")
         raise ValueError("nothing to decode: no position is masked")
     return last
