@@ -1,8 +1,8 @@
 """``python -m mi_core <command> [DOMAIN] [options]``: the one module that knows argparse.
 
 A command is a module (or a domain's :class:`mi_core.domain.Command`) with ``options(domain)`` (or
-``OPTIONS``: no domain) returning option dataclasses, ``main(args)``, and optionally ``serves(domain)`` and
-``describe(domain)``. Its module is imported only when named. Every value is checked before any work, and
+``OPTIONS``: no domain) returning option dataclasses, ``main(args)``, and optionally ``serves(domain)`` (with
+``UNSERVED``: why a registered domain it refuses cannot run it) and ``describe(domain)``. Its module is imported only when named. Every value is checked before any work, and
 errors about the user's input print one line and exit with status 2.
 """
 
@@ -229,6 +229,18 @@ def served(command) -> list[Domain]:
     return [d for d in DOMAINS.values() if serves is None or serves(d)]
 
 
+def unserved(name: str, command, typed: str) -> str | None:
+    """Why ``command`` cannot run the registered domain ``typed`` names (its module's ``UNSERVED``), in one line;
+    None where it serves that domain or no registered domain goes by that name (argparse lists the choices)."""
+    domain = next((d for d in DOMAINS.values() if typed == d.key or typed in d.names), None)
+    serving = served(command)
+    if domain is None or domain.key in {d.key for d in serving}:
+        return None
+    why = getattr(command, "UNSERVED", None) or "is not one this command serves (its serves(domain) is false)"
+    names = ", ".join(d.cli_name for d in serving) or "no registered domain"
+    return f"{name}: the {typed} domain {why}; it serves {names}"
+
+
 def parse(argv: list[str]):
     """``(command, args)`` of ``argv`` (``args.given``: the options given; ``args.argv``: the arguments);
     ValueError on an unknown command."""
@@ -244,6 +256,8 @@ def parse(argv: list[str]):
     if getattr(command, "OPTIONS", None) is None and rest and rest[0].startswith("-") and rest[0] not in ("-h", "--help"):
         raise ValueError(f"name the domain before the options: python -m mi_core {name} DOMAIN {rest[0]} ... "
                          f"(DOMAIN: {', '.join(d.cli_name for d in served(command))})")
+    if getattr(command, "OPTIONS", None) is None and rest and (refused := unserved(name, command, rest[0])):
+        raise ValueError(refused)  # one line for every command, not argparse's "invalid choice" without a reason
     ArgumentParser.typed = [a.split("=", 1)[0] for a in (rest[:rest.index("--")] if "--" in rest else rest)]
     args, extras = parser.parse_known_args(rest)
     if extras:  # named with the domain's own help, where the options are listed

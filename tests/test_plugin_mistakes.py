@@ -284,3 +284,52 @@ def test_bench_with_views_on_a_plugin_sequence_domain(tmp_path):
     finally:
         unregister("toy_lab")
     assert json.loads(out.read_text())["views"] == 2
+
+
+@pytest.mark.parametrize("argv,why,serving", [
+    (["train-order"], "has no order task (a Domain's order_task)", "sudoku, protein"),
+    (["train", "--help"], "has no trainer (a Domain's trainer)", "sudoku, protein"),
+    (["bench"], "has no metric (a Domain's metric)", "sudoku"),
+    (["sweep"], "has no metric (a Domain's metric)", "sudoku"),
+    (["bench-order"], "has neither an order bench nor a metric (a Domain's order_bench, metric)", "sudoku"),
+    (["make-estimator-data"], "has no state source (a Domain's states)", "sudoku, protein"),
+    (["eval-estimator"], "has no held-out states (a Domain's states with held_out)", "sudoku, protein"),
+    (["diagnose"], "is not one this command serves (its serves(domain) is false)", "sudoku"),
+])
+def test_a_command_a_registered_domain_cannot_run_says_why(capsys, argv, why, serving):
+    """Before: argparse's "invalid choice: 'toy_lab' (choose from 'sudoku', 'sudoku9', 'protein')", no reason."""
+    from mi_core import cli
+
+    register(toy_like(order_task=None, trainer=None, metric=None, states=None))
+    try:
+        assert cli.main([argv[0], "toy_lab", *argv[1:]]) == 2
+    finally:
+        unregister("toy_lab")
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"error: {argv[0]}: the toy_lab domain {why}; it serves ") and "\n" not in err
+    assert all(name in err.split("; it serves ")[1].split(", ") for name in serving.split(", "))
+
+
+def test_generate_names_a_grid_domain_and_a_length_its_fixed_length_domain_has_not(tmp_path, capsys):
+    """Before: ``generate toy_lab --length 5`` on a domain of 6 positions over the engine's MDM (which reads any
+    length) printed states of 5; a grid domain was argparse's "invalid choice: 'sudoku'"."""
+    from mi_core import cli
+    from mi_core.models.base import load_checked, save_model
+
+    path = tmp_path / "m.safetensors"
+    cfg = dataclasses.replace(SMALL, max_len=16)
+    save_model(ToyMDM(cfg), cfg, path, {}, domain="toy_lab")
+    loader = lambda spec, device: (load_checked(SequenceMDMConfig, ToyMDM, spec, device, "a toy MDM")[0], "toy")  # noqa: E731
+    register(toy_like(model_loader=loader))
+    try:
+        for length in (5, 12):
+            assert cli.main(["generate", "toy_lab", "--length", str(length), "--model", str(path), "--n", "1"]) == 2
+            assert capsys.readouterr().err == (f"error: --length {length}: a {TOY.label} state has 6 positions; "
+                                               "give --length 6\n")
+        assert cli.main(["generate", "toy_lab", "--length", "6", "--model", str(path), "--n", "1"]) == 0
+        assert "length=6" in capsys.readouterr().out
+    finally:
+        unregister("toy_lab")
+    assert cli.main(["generate", "sudoku", "--length", "81"]) == 2
+    assert capsys.readouterr().err.startswith('error: generate: the sudoku domain is a grid, not a sequence '
+                                              '(generate fills domains whose layout is "sequence"); it serves ')

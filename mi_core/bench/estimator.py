@@ -355,6 +355,10 @@ class SectionOut(MarkdownOut):
                                  default_for=section_of)
 
 
+# why a domain serves() refuses cannot run this command (the command line says it)
+UNSERVED = "has no held-out states (a Domain's states with held_out)"
+
+
 def serves(domain: Domain) -> bool:
     return domain.states is not None and hasattr(domain.states, "held_out")
 

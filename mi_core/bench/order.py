@@ -225,6 +225,10 @@ class OrderEstimator:
                                     "weights: the domain's, else one under assets/)")
 
 
+# why a domain serves() refuses cannot run this command (the command line says it)
+UNSERVED = "has neither an order bench nor a metric (a Domain's order_bench, metric)"
+
+
 def serves(domain) -> bool:
     return domain.order_bench is not None or domain.metric is not None
 

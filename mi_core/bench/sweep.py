@@ -205,6 +205,10 @@ def grid_points(configs: list[tuple[str, dict, bool]], estimator: str | None) ->
     return kept
 
 
+# why a domain serves() refuses cannot run this command (the command line says it)
+UNSERVED = "has no metric (a Domain's metric)"
+
+
 def serves(domain) -> bool:
     return domain.metric is not None
 

@@ -29,6 +29,10 @@ class SamplerChoice:
     sets: list[str] = option([], "strategy parameter (repeat)", flags=("--set",), many=True, metavar="KEY=VALUE")
 
 
+# why a domain serves() refuses cannot run this command (the command line says it)
+UNSERVED = "has no metric (a Domain's metric)"
+
+
 def serves(domain: Domain) -> bool:
     return domain.metric is not None
 

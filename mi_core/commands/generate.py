@@ -48,6 +48,10 @@ class GenerateOptions:
                          "more pass per filled position); the template's own, where it had values there, on stderr")
 
 
+# why a domain serves() refuses cannot run this command (the command line says it)
+UNSERVED = 'is a grid, not a sequence (generate fills domains whose layout is "sequence")'
+
+
 def serves(domain: Domain) -> bool:
     return domain.layout == "sequence"
 
@@ -61,6 +65,9 @@ def template_of(args, domain: Domain) -> np.ndarray:
     if args.template is None:
         if args.mask_positions:
             raise ValueError("--mask-positions masks positions of --template; give one")
+        if domain.length is not None and args.length != domain.length:  # the engine's MDM reads any length
+            raise ValueError(f"--length {args.length}: a {domain.label} state has {domain.length} "
+                             f"{plural(domain)}; give --length {domain.length}")
         return np.full(args.length, domain.mask_id, dtype=np.int64)
     tokens = np.asarray(domain.parse_input(with_masked(domain, args.template, args.mask_positions)), dtype=np.int64)
     if not (tokens == domain.mask_id).any():

@@ -40,6 +40,10 @@ class OrderRun:
 TRAIN_OPTIONS = (OrderTrainConfig, {"budgets": SKIP, "clip": SKIP})  # budgets come from --steps-budget
 
 
+# why a domain serves() refuses cannot run this command (the command line says it)
+UNSERVED = "has no order task (a Domain's order_task)"
+
+
 def serves(domain: Domain) -> bool:
     return domain.order_task is not None
 

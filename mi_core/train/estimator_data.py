@@ -330,6 +330,10 @@ class DataRun:
     out: Path = option(None, "shard directory (outside the repository's tracked files)", required=True)
 
 
+# why a domain serves() refuses cannot run this command (the command line says it)
+UNSERVED = "has no state source (a Domain's states)"
+
+
 def serves(domain: Domain) -> bool:
     return domain.states is not None
 

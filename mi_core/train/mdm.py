@@ -250,6 +250,10 @@ class TrainRun:
                              "seconds")
 
 
+# why a domain serves() refuses cannot run this command (the command line says it)
+UNSERVED = "has no trainer (a Domain's trainer)"
+
+
 def serves(domain: Domain) -> bool:
     return domain.trainer is not None
 
