@@ -53,12 +53,20 @@ def sequence_picker(domain: Domain) -> Puzzle | None:
                  + ".")
     found = getattr(domain, "annotation", lambda tokens: {})(pz.solution or pz.digits)
     if found.get("regions"):  # antibodies: where the CDRs are (they are marked on the maps too)
-        cdrs = ", ".join(f"{r} {a}-{b}" for r, (a, b) in found["regions"].items() if r.startswith("CDR"))
-        side.caption(f"{'Heavy' if found['chain'] == 'H' else 'Light'} chain; "
-                     f"Kabat {cdrs}. {getattr(domain, 'credit', '')}.")
+        side.caption(cdr_caption(domain, found, src == "preset"))
     elif found.get("unplaced"):
         side.caption(f"No CDRs marked: {found['unplaced']}, so they cannot be placed.")
     return pz
+
+
+def cdr_caption(domain: Domain, found: dict, preset: bool) -> str:
+    """Where an antibody's CDRs are, as residue numbers of the sequence shown (1-based, as the maps label them;
+    not Kabat numbers: CDR-H3 is Kabat H95-H102, here e.g. 99-109), and the credits: the presets' source only
+    under a preset (a pasted or uploaded antibody is the user's own)."""
+    cdrs = ", ".join(f"{r} {a}-{b}" for r, (a, b) in found["regions"].items() if r.startswith("CDR"))
+    credits = [getattr(domain, "credit", "")] + ([getattr(domain, "preset_credit", "")] if preset else [])
+    return (f"{'Heavy' if found['chain'] == 'H' else 'Light'} chain; Kabat-defined CDRs at residues {cdrs}. "
+            + "; ".join(c for c in credits if c) + ".")
 
 
 def state_picker(domain: Domain) -> Puzzle | None:

@@ -248,6 +248,21 @@ def test_the_mask_field_takes_an_antibodys_regions_as_the_command_line_does(env)
     assert "unknown region 'cdr4'" in " ".join(e.value for e in at.error) and not at.exception
 
 
+def test_a_pasted_antibody_is_not_credited_to_the_presets_source_and_its_cdrs_are_residue_numbers(env):
+    """A pasted VL's sidebar said "Kabat CDR1 24-34, ... antibodies: Jain et al. 2017": the user's own antibody
+    credited to the presets' paper, and residue numbers read as Kabat numbers (CDR-H3 is Kabat H95-H102, but
+    residues 99-109 of trastuzumab's VH). The presets' source is credited under a preset alone."""
+    at = run_page("pages/1_MI_maps.py", domain="antibody", psrc="paste", seq=TRASTUZUMAB_VL, mask_mode="positions",
+                  mask="cdr3")
+    assert_clean(at)
+    cdrs = [c.value for c in at.sidebar.caption if "CDR1" in c.value]
+    assert cdrs and "Jain" not in cdrs[0] and "AntiBERTy" in cdrs[0], cdrs
+    assert "Kabat-defined CDRs at residues CDR1 24-34, CDR2 50-56, CDR3 89-97" in cdrs[0]
+    at = run_page("pages/1_MI_maps.py", domain="antibody", psrc="preset")
+    assert_clean(at)
+    assert any("CDR1" in c.value and "Jain et al. 2017" in c.value for c in at.sidebar.caption)
+
+
 def test_pasted_csv_is_read_as_the_command_line_reads_it(env):
     """The domain reads a CSV with vh/vl columns (README), but pasted into the app the same lines were one
     sequence: "not amino-acid letters: ',' at 5, ..."; now the first chain is used, and a swapped file is named."""

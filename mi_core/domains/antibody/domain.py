@@ -31,8 +31,9 @@ class AntibodyDomain(ProteinDomain):
     """One antibody variable domain (VH or VL), up to 510 residues, with Kabat CDRs; ``parse_input`` refuses
     anything else with the reason."""
 
-    credit: ClassVar[str] = ("AntiBERTy: Ruffolo, Gray and Sulam 2021, arXiv:2112.07782 (MIT licence); antibodies: "
-                             "Jain et al. 2017, PNAS 114:944-949")
+    credit: ClassVar[str] = "AntiBERTy: Ruffolo, Gray and Sulam 2021, arXiv:2112.07782 (MIT licence)"
+    # the presets' source, credited under a preset alone (a pasted or uploaded antibody is the user's own)
+    preset_credit: ClassVar[str] = "antibodies: Jain et al. 2017, PNAS 114:944-949"
 
     def parse_state(self, text: str) -> list[int]:
         return tokenize(text, max_length=510).tolist()
