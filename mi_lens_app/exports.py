@@ -28,14 +28,27 @@ def mi_csv(mi: np.ndarray, labels: list[str], masked: np.ndarray) -> str:
     return buf.getvalue()
 
 
+UNITS = {"mi": "nats", "entropy": "nats", "marginals": "probability", "seconds": "s"}
+
+
+def known_state(domain, pz) -> dict:
+    """What a download needs to be read alone: ``values``, the name of each marginal's column (``marginals[i][v]``
+    is p(value ``values[v]``)), and the state before masking: a sequence's ``native`` (its residues where they were
+    masked; ``_`` where unknown too) or a grid's unique ``solution``, left out where there is none."""
+    solution = pz.solution_text
+    name = "native" if domain.layout == "sequence" else "solution"
+    return {"values": list(domain.alphabet), **({name: solution} if solution else {})}
+
+
 def mi_json(mi_map, puzzle: str, domain: str, labels: list[str], model: str | None = None,
-            model_description: str | None = None) -> str:
+            model_description: str | None = None, known: dict | None = None) -> str:
     """An :class:`~mi_lens_app.core.MIMap` (or anything with the same fields) as JSON. ``domain`` and ``model``:
     as :func:`mi_lens_app.domains.named` gives them (the model only when one of a domain's second models ran);
     ``model_description``: the line naming the model that ran and its file (``support.model_info``), since a
-    variable or ``auto`` may pick another than the domain's default."""
+    variable or ``auto`` may pick another than the domain's default; ``known``: :func:`known_state`."""
     return json.dumps(json_ready({
-        "domain": domain, **({"model": model} if model else {}), **_described(model_description), "puzzle": puzzle, "source": mi_map.source, "passes": mi_map.passes,
+        "domain": domain, **({"model": model} if model else {}), **_described(model_description), "puzzle": puzzle,
+        **(known or {}), "units": UNITS, "source": mi_map.source, "passes": mi_map.passes,
         "seconds": mi_map.seconds, "labels": labels, "masked": mi_map.masked, "entropy": mi_map.entropy,
         "marginals": mi_map.marginals, "mi": mi_map.mi,
     }))
@@ -61,14 +74,14 @@ def _described(model_description: str | None) -> dict:
 
 def trace_json(trace, puzzle: str, domain: str, labels: list[str], temperature: float, seed: int,
                values: tuple[str, ...] | None = None, model: str | None = None, command: str | None = None,
-               model_description: str | None = None) -> str:
+               model_description: str | None = None, known: dict | None = None) -> str:
     """A :class:`~mi_lens_app.core.Trace` as JSON: one entry per frame, unmasked cells with their entropies.
 
     ``values``: the name of each value (token ``v + 1``), e.g. amino-acid letters; default the digits
     themselves. Blanks are ``.``. ``domain`` and ``model``: as for :func:`mi_json`. A trace decoded again records
     which decode its steps are (mapped back to the puzzle) and the passes of those before it. ``command``: the
-    command line that decodes it again (:func:`bench_command`), where there is one; ``model_description``: as for
-    :func:`mi_json`."""
+    command line that decodes it again (:func:`bench_command`), where there is one; ``model_description`` and
+    ``known`` (the native sequence or solution the steps' ``errors`` are counted against): as for :func:`mi_json`."""
     name = (lambda t: str(int(t))) if values is None else (lambda t: values[int(t) - 1])
     steps = []
     for s in trace.steps:
@@ -86,7 +99,7 @@ def trace_json(trace, puzzle: str, domain: str, labels: list[str], temperature: 
         })
     return json.dumps(json_ready({
         "domain": domain, **({"model": model} if model else {}), **_described(model_description), "puzzle": puzzle,
-        "strategy": trace.strategy, "params": trace.params,
+        **(known or {}), "strategy": trace.strategy, "params": trace.params,
         "temperature": temperature, "seed": seed,
         **({"command": command, "command_note": "PUZZLE_FILE: a file holding the puzzle on its one line"}
            if command else {}),

@@ -194,7 +194,7 @@ def downloads(domain, pz, m, heat, dep):
     cols[0].download_button("MI as CSV", lambda: exports.mi_csv(m.mi, labels, m.masked), "mi.csv", "text/csv",
                             on_click="ignore")
     cols[1].download_button("MI as JSON", lambda: exports.mi_json(m, pz.text, labels=labels, **named(domain.key),
-                                                 model_description=about), "mi.json",
+                                                 model_description=about, known=exports.known_state(domain, pz)), "mi.json",
                             "application/json", on_click="ignore")
     cols[2].download_button("Heatmap as HTML", lambda: exports.figure_html(heat), "mi_heatmap.html",
                             "text/html", on_click="ignore")
@@ -265,7 +265,7 @@ def sequence_maps(domain, pz, m):
     cols, about = st.columns(4), support.model_info(domain)
     cols[0].download_button("MI as CSV", lambda: exports.mi_csv(m.mi, labels, m.masked), "mi.csv", "text/csv", on_click="ignore")
     cols[1].download_button("MI as JSON", lambda: exports.mi_json(m, pz.text, labels=labels, **named(domain.key),
-                                                 model_description=about), "mi.json",
+                                                 model_description=about, known=exports.known_state(domain, pz)), "mi.json",
                             "application/json", on_click="ignore")
     cols[2].download_button("Heatmap as HTML", lambda: exports.figure_html(heat), "mi_heatmap.html", "text/html",
                             on_click="ignore")

@@ -506,7 +506,7 @@ def main():
                                 lambda t=trace: exports.trace_json(
                                     t, pz.text, labels=pz.labels(), temperature=temperature, seed=seed,
                                     values=domain.alphabet, **named(domain.key),
-                                    model_description=about,
+                                    model_description=about, known=exports.known_state(domain, pz),
                                     command=exports.bench_command(t, temperature, seed, bench_domain_options(domain.key))
                                     if domain.layout == "grid" else None),
                                 f"trace_{trace.strategy}.json", "application/json", on_click="ignore")

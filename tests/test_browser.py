@@ -6,6 +6,7 @@ Skipped with a reason when Chromium or Playwright is missing, except under ``CI=
 """
 
 import contextlib
+import json
 import os
 import re
 import shutil
@@ -1287,3 +1288,32 @@ def test_a_paste_longer_than_the_carried_limit_but_in_the_link_follows_too(chrom
     wait_ready(page)
     assert box_holds(page, medium) == medium, page.url
     page.close()
+
+
+def test_a_proteins_json_downloads_name_the_native_residues_the_values_and_the_units(chromium, app_url, tmp_path):
+    """A scientist's JSON of a protein's MI map held only the masked state ('___'), the marginals' 20 columns with
+    no amino acid named, and no unit: the residues that were masked, what each column is and what the numbers
+    measure were lost. Each JSON now carries ``native``, ``values`` and ``units``; the trace, the native sequence
+    its ``errors`` are counted against."""
+    page = chromium.new_page(viewport={"width": 1440, "height": 900})
+    try:
+        found = {}
+        for path, label in (("MI_maps?domain=protein", "MI as JSON"),
+                            ("Decoding?domain=protein", "Trace A (mi) as JSON")):
+            page.goto(f"{app_url}/{path}")
+            wait_ready(page)
+            with page.expect_download() as download:
+                page.get_by_role("button", name=label).first.click()
+            target = tmp_path / f"{len(found)}.json"
+            download.value.save_as(target)
+            found[label] = json.loads(target.read_text())
+    finally:
+        page.close()
+    data = found["MI as JSON"]
+    state, native = data["puzzle"], data["native"]
+    masked = [i for i, hidden in enumerate(data["masked"]) if hidden]
+    assert len(native) == len(state) and masked and all(state[i] == "_" and native[i].isalpha() for i in masked)
+    assert all(native[i] == state[i] for i in range(len(state)) if i not in masked)
+    assert data["values"] == list("ACDEFGHIKLMNPQRSTVWY") and len(data["marginals"][0]) == 20
+    assert data["units"]["mi"] == "nats" and data["units"]["entropy"] == "nats"
+    assert found["Trace A (mi) as JSON"]["native"] == native
