@@ -390,16 +390,21 @@ def decode_strip(tokens: np.ndarray, chosen: np.ndarray, entropy: np.ndarray, er
 
 
 def profile_figure(labels: list[str], series: dict[str, np.ndarray], *, selected: int | None = None,
-                   title: str = "", yaxis: str = "", height: int = 320) -> go.Figure:
-    """Values along the sequence, one bar series each (e.g. the entropy change of every residue)."""
-    fig = go.Figure([go.Bar(x=labels, y=np.asarray(v, float), name=name) for name, v in series.items()])
+                   title: str = "", yaxis: str = "", height: int = 320, start: int = 0,
+                   size: int | None = None, noun: str = "residue") -> go.Figure:
+    """Values along the sequence, one bar series each (e.g. the entropy change of every residue), in the window of
+    ``size`` residues from ``start`` the strips below show (all of them when ``size`` is None): a VH's 11 masked
+    CDR-H3 residues were 11 bars a few pixels wide among 120 on a 1024-px screen."""
+    lo, hi = window(len(labels), start, len(labels) if size is None else size)
+    fig = go.Figure([go.Bar(x=labels[lo:hi], y=np.asarray(v, float)[lo:hi], name=name) for name, v in series.items()])
     shapes = []
-    if selected is not None:
-        shapes += selected_shapes([{"xref": "x", "yref": "paper", "x0": selected - 0.5, "x1": selected + 0.5,
-                                    "y0": 0, "y1": 1}], 2)
+    if selected is not None and lo <= selected < hi:
+        shapes += selected_shapes([{"xref": "x", "yref": "paper", "x0": selected - lo - 0.5,
+                                    "x1": selected - lo + 0.5, "y0": 0, "y1": 1}], 2)
+    title += f" ({noun}s {lo + 1}-{hi} of {len(labels)})" if hi - lo < len(labels) else ""
     _layout(fig, title, height, wide=True, shapes=shapes, barmode="group", yaxis_title=yaxis,
             showlegend=len(series) > 1, xaxis={"tickfont": {"size": LETTER_PX}})  # plotly thins the labels to fit
-    return add_cdr_marks(fig, cdr_spans(labels))
+    return add_cdr_marks(fig, cdr_spans(labels[lo:hi]))
 
 
 def select_prob_profile(prob: np.ndarray, before: np.ndarray, chosen: np.ndarray, labels: list[str], *,

@@ -58,23 +58,25 @@ def sequence_what_if(domain, pz):
     others = blank.copy()
     others[cell] = False
     delta = np.where(others, w.entropy_after - w.entropy_before, 0.0)
+    # one window for every chart along the sequence (the profiles drew all 120 of a VH: 11 bars a few px wide)
+    view = widgets.window_picker(pz.length, masked=pz.blanks)
+    shown = {"start": view[0], "size": view[1], "noun": domain.nouns[0]}
     widgets.chart(support.shared_figure(protein_figures.profile_figure,
         labels, {"H before": np.where(blank, w.entropy_before, 0.0), "H after": np.where(others, w.entropy_after, 0.0)},
-        selected=cell, title=f"Entropy of every masked {domain.nouns[0]}, before and after {label}", yaxis="nats"),
-        key="entropy")
+        selected=cell, title=f"Entropy of every masked {domain.nouns[0]}, before and after {label}", yaxis="nats",
+        **shown), key="entropy")
     c1, c2 = st.columns([2, 1])
     with c1:
         widgets.chart(support.shared_figure(protein_figures.profile_figure,
             labels, {"entropy change": delta, f"I({pz.label(cell)} → j)": np.where(others, w.mi_from_cell, 0.0)},
             # short enough for two thirds of a 1024-px page
             selected=cell, title=f"Entropy change and MI from {pz.label(cell)}",
-            yaxis="nats (negative: surer)"), key="delta")
+            yaxis="nats (negative: surer)", **shown), key="delta")
     with c2:
         widgets.chart(support.shared_figure(figures.bar_figure, letters,
                                             {f"p({domain.nouns[1]} | context)": w.marginals_before[cell]},
                                             title=f"Marginal of {pz.label(cell)}", yaxis="probability"), key="marginal")
         st.markdown(texts.worded(texts.WHATIF_SEQUENCE_PAGE, domain))
-    view = widgets.window_picker(pz.length, masked=pz.blanks)
     changed = np.where(others[:, None], w.marginals_after, np.nan)
     widgets.chart(support.shared_figure(protein_figures.marginal_strip, changed, np.where(others, w.entropy_after, 0.0),
                                         labels, others, "".join(letters), start=view[0], size=view[1],

@@ -147,6 +147,22 @@ def test_a_narrower_window_zooms_the_antibody_strip(env):
     assert cdr_names(strip) == {"CDR-H2", "CDR-H3"}  # H1 (31-35) is left of the window
 
 
+def test_what_ifs_profiles_show_the_window_of_the_strip_below(env):
+    """What-if on a VH with CDR-H3 masked drew its entropy and entropy-change bars over all 120 residues: the 11
+    masked ones were bars a few pixels wide at 1024 px, beside a strip that showed residues 61-120. The profiles now
+    show the page's one window, and name it."""
+    at = run_page("pages/4_What_if.py", domain="antibody")
+    assert_clean(at)
+    assert at.slider(key="win").value == 61
+    profiles = {t: s for t, s in specs(at).items() if t.startswith(("Entropy of every", "Entropy change"))}
+    assert len(profiles) == 2, list(specs(at))
+    for title, spec in profiles.items():
+        x = array(spec["data"][0]["x"])
+        assert len(x) == 60 and str(x[0]).startswith("A61"), (title, x[:3])
+        assert "residues 61-120 of 120" in title.replace("<br>", " ")
+        assert cdr_names(spec) == {"CDR-H2", "CDR-H3"}
+
+
 def test_protein_is_protein_and_points_to_the_antibody_model(env):
     at = run_page("pages/1_MI_maps.py")
     assert at.radio(key="domain").value == "9x9"
