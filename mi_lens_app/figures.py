@@ -697,7 +697,10 @@ def frontier_figure(rows: list[dict], title: str = "", metric=None) -> go.Figure
     # the legend in rows below the plot, the margins as wide as the labels need: beside the plot, with plotly's
     # 80-px margins, it left the points 111 px of a phone's 342-px chart
     fig.update_layout(title={"text": title, "x": 0.02}, xaxis_title="mean forward passes per input (log)",
-                      yaxis_title=metric.title, xaxis_type="log", template="plotly_white", font=FONT, height=620,
+                      # on two lines: upright on one, "dipeptide JSD to the reference (lower is better)" ran up over
+                      # the set's name under a title of three lines (the plot's height left, at 1024 px)
+                      yaxis_title=metric.title.replace(" (", "<br>(") if len(metric.title) > 30 else metric.title,
+                      xaxis_type="log", template="plotly_white", font=FONT, height=620,
                       xaxis=ticks,
                       margin={"l": 10, "r": 20, "t": 50 + extra_title_room(title), "b": 10},
                       legend={"orientation": "h", "yanchor": "top", "y": -0.3, "x": 0})

@@ -1317,3 +1317,28 @@ def test_a_proteins_json_downloads_name_the_native_residues_the_values_and_the_u
     assert data["values"] == list("ACDEFGHIKLMNPQRSTVWY") and len(data["marginals"][0]) == 20
     assert data["units"]["mi"] == "nats" and data["units"]["entropy"] == "nats"
     assert found["Trace A (mi) as JSON"]["native"] == native
+
+
+def test_the_frontiers_axis_title_stays_clear_of_its_set_name_at_1024_px(chromium, tmp_path):
+    """Benchmarks on a 1024-px screen (a chart ~680 px wide): the protein set's title took three lines, the plot lost
+    that height, and the vertical "dipeptide JSD to the reference (lower is better)" ran up over the set's name
+    ("orders: protein CATH" read "rders: protein CATH"). A long axis title is now on two lines."""
+    from mi_lens_app import benchmarks, exports, figures
+
+    metric = benchmarks.METRICS[1]
+    rows = [{"sampler": s, "label": f"{s} (steps={k})", "mean_passes": float(k), metric.key: 0.006 + 0.0001 * k + i * 1e-4}
+            for i, s in enumerate(["random", "top_prob", "mi", "eb", "learned"]) for k in (1, 2, 5, 10, 20)]
+    title = f"{metric.name} vs passes (n=300 per seed, 3 seeds)<br><sup>orders: protein CATH</sup>"
+    fig = figures.frontier_figure(rows, figures.wrap_title(title, 42), metric)  # 42: the app's at 1024 px
+    path = tmp_path / "frontier.html"
+    path.write_text(exports.figure_html(fig))
+    page = chromium.new_page(viewport={"width": 680, "height": 700})
+    try:
+        page.goto(path.as_uri())
+        page.wait_for_selector(".g-ytitle text")
+        titles = [page.locator(".g-gtitle text").nth(i).bounding_box() for i in range(page.locator(".g-gtitle text").count())]
+        axis = page.locator(".g-ytitle").bounding_box()
+    finally:
+        page.close()
+    lowest = max(t["y"] + t["height"] for t in titles)
+    assert axis["y"] >= lowest, (axis, titles)
