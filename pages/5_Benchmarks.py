@@ -24,7 +24,9 @@ def opening_set(found: benchmarks.BenchRows, on_default: set[str]) -> tuple[str,
         return opening, ""
     if opening in own and opening not in kind:  # not a protein set: the domain's own (an antibody in-filling)
         return opening, f" Opened on a sweep of the {domain.short} domain."
-    return opening, (f" Opened on a protein set for the {domain.short} domain; antibody in-filling results are in "
+    if domain.short == "protein":  # its own kind of set ("for the protein domain; antibody ... are in" confused it)
+        return opening, " Opened on a protein set."
+    return opening, (f" Opened on a protein set for the {domain.short} domain; {domain.short} in-filling results are in "
                      "BENCHMARKS.md.")
 
 
