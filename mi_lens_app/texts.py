@@ -3,6 +3,8 @@
 import re
 from math import ceil
 
+import numpy as np
+
 from mi_core.domains.protein.tokens import AMINO_ACIDS
 
 MDM = r"""
@@ -392,13 +394,24 @@ def groups(count: int) -> str:
     return f"{count} connected group" if count == 1 else f"{count} connected groups"
 
 
-def nats(value: float) -> str:
+def nats(value: float, floor: float = 0.001) -> str:
     """A headline number in plain decimals, as a class reads it: ``0.0758``, ``1.12``, ``0``, and ``< 0.001``
-    for what is smaller (``7.58e-02`` read as a code on a projector)."""
+    for what is smaller (``7.58e-02`` read as a code on a projector); ``floor``: where "smaller" starts
+    (:func:`nats_floor` of a map whose MI is all weak), e.g. ``0.000412`` above a floor of 0.00001."""
     value = float(value)
     if value == 0:
         return "0"
-    return "< 0.001" if abs(value) < 0.001 else f"{value:.3g}"
+    if abs(value) < floor:
+        return f"< {np.format_float_positional(floor, trim='-')}"
+    return np.format_float_positional(value, precision=3, unique=False, fractional=False, trim="-")
+
+
+def nats_floor(mi) -> float:
+    """The :func:`nats` floor for the numbers of a map whose strongest pair is ``max(mi)``: 0.001, or below a map
+    of weak MI the power of ten under 1% of its strongest pair (a protein MDM's pairs are all near 0.002 nats: its
+    estimator's error, 0.0004, and the probe's asymmetry read "< 0.001", as if nothing)."""
+    top = float(np.max(mi)) if np.size(mi) else 0.0
+    return 0.001 if top <= 0 else min(0.001, 10.0 ** np.floor(np.log10(0.01 * top)))
 
 
 def passes(count: int) -> str:

@@ -62,6 +62,7 @@ def agreement(fast, exact):
     links.clamp_number("k", 5, 100, integer=True)
     k = st.slider("k for the top-k overlap", 5, 100, 20, step=5, key="k", bind=links.bound("k"))
     stats = support.compare(fast.mi, exact.mi, exact.masked, k)
+    floor = texts.nats_floor(exact.mi)  # a protein MDM's weak MI: its 0.0004 nats of error is no "< 0.001"
     cols = st.columns(5)
 
     def shown(value: float, text: str) -> str:  # NaN: one masked position, no pair (or no spread) to compare
@@ -70,27 +71,27 @@ def agreement(fast, exact):
     cols[0].metric("Spearman", shown(stats["spearman"], f"{stats['spearman']:.3f}"),
                    help="rank correlation over all masked pairs (n/a: fewer than two pairs, or all equal)")
     cols[1].metric("Pearson", shown(stats["pearson"], f"{stats['pearson']:.3f}"))
-    cols[2].metric("MAE (nats)", shown(stats["mae"], texts.nats(stats["mae"])))
+    cols[2].metric("MAE (nats)", shown(stats["mae"], texts.nats(stats["mae"], floor)))
     cols[3].metric(f"Top-{stats['k']} overlap", shown(stats["topk_overlap"], f"{100 * stats['topk_overlap']:.0f}%"),
                    help="share of the k strongest exact pairs among the k strongest estimated (k: at most the pairs "
                         "there are)")
-    cols[4].metric("Largest |difference| (nats)", texts.nats(stats['max_abs_diff']))
+    cols[4].metric("Largest |difference| (nats)", texts.nats(stats['max_abs_diff'], floor))
     st.markdown(texts.agreement_reading(stats["spearman"], stats["topk_overlap"], stats["k"], stats["n_pairs"]))
 
 
 def asymmetry(domain, pz, exact, cell, view, scale):
     masked = exact.masked
     pair = masked[:, None] & masked[None, :] & ~np.eye(len(masked), dtype=bool)
-    asym = exact.asymmetry
+    asym, floor = exact.asymmetry, texts.nats_floor(exact.mi)
     c1, c2 = st.columns([2, 1])
     with c1:
         fig = heatmap(domain, pz, asym, view, selected=cell, colorscale="Reds", zmax=figures.color_max(asym),
                       title="Asymmetry |I(i→j) − I(j→i)|", value_name="asymmetry (nats)", height=460, scale=scale)
         widgets.chart(fig, key="asym")
     with c2:
-        st.metric("Largest asymmetry (nats)", texts.nats(asym.max()))
-        st.metric("Mean over pairs (nats)", texts.nats(asym[pair].mean() if pair.any() else 0))
-        st.metric("Largest form gap (nats)", texts.nats(exact.form_gap.max()),
+        st.metric("Largest asymmetry (nats)", texts.nats(asym.max(), floor))
+        st.metric("Mean over pairs (nats)", texts.nats(asym[pair].mean() if pair.any() else 0, floor))
+        st.metric("Largest form gap (nats)", texts.nats(exact.form_gap.max(), floor),
                   help="|mixture form − entropy-difference form|: 0 for a model whose conditionals agree")
         st.caption("A model with consistent conditionals (the 4x4 oracle) has zero asymmetry; a trained MDM "
                    "does not, and this is how far its two directions disagree.")
@@ -115,8 +116,8 @@ def pruning(domain, pz, exact):
                    delta_color="inverse")
     cols[1].metric("Time (s)", f"{pruned.seconds:.2f}", f"{pruned.seconds - exact.seconds:+.2f} vs exact",
                    delta_color="inverse")
-    cols[2].metric("Largest error (nats)", texts.nats(np.abs(pruned.mi - exact.mi).max()))
-    cols[3].metric("Error bound (nats)", texts.nats(pruned.error_bound.max()),
+    cols[2].metric("Largest error (nats)", texts.nats(np.abs(pruned.mi - exact.mi).max(), texts.nats_floor(exact.mi)))
+    cols[3].metric("Error bound (nats)", texts.nats(pruned.error_bound.max(), texts.nats_floor(exact.mi)),
                    help="guaranteed bound on |pruned − exact| from the skipped probability mass")
 
 
