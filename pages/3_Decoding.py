@@ -187,13 +187,16 @@ def sequence_frame(domain, pz, trace, step, side, view, present=False):
     if len(chosen) and not present:
         letters = [domain.alphabet[t - 1] for t in s.written[chosen]]  # also those masked again at once
         table = {domain.nouns[0]: [f"{a}{c + 1}" for a, c in zip(letters, chosen)],
-                 "entropy": np.round(s.entropy[chosen], 4), f"p({domain.nouns[1]})": np.round(s.confidence[chosen], 3)}
+                 "entropy (nats)": np.round(s.entropy[chosen], 4),
+                 f"p({domain.nouns[1]})": np.round(s.confidence[chosen], 3)}
         if "select_prob" in s.maps:
             table["P(unmask)"] = np.round(s.maps["select_prob"][chosen], 3)
         native = np.asarray(pz.solution if pz.solution is not None else pz.digits)[chosen]
-        if native_known(pz):
-            table[texts.worded("native", domain)] = pd.array([w == n if n else None for w, n in
-                                                          zip(s.written[chosen], native)], dtype="boolean")  # blank: unknown
+        if native_known(pz):  # the native residue itself, and whether the one written is it (a bare tick box
+            word = texts.worded("native", domain)  # headed "native" named neither)
+            table[word] = [domain.alphabet[n - 1] if n else "" for n in native]
+            table[f"matches {word}"] = pd.array([w == n if n else None for w, n in zip(s.written[chosen], native)],
+                                                dtype="boolean")  # blank: unknown
         if s.remasked[chosen].any():  # mask_predict: written, then masked again in the same step
             table["masked again"] = s.remasked[chosen]
         st.dataframe(pd.DataFrame(table), hide_index=True, height=min(38 + 35 * len(chosen), 250))

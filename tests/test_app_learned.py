@@ -256,7 +256,11 @@ def test_learned_on_a_protein_shows_the_selectors_probabilities(tiny_protein, tm
         caption = next(c.value for c in at.caption if c.value.startswith("Step budget"))
         assert caption == texts.learned_caption("rank", 0.5, 4, step, int(masked.sum()), 3, "residue", "Orange bars")
         table = at.dataframe[0].value
-        assert list(table.columns) == ["residue", "entropy", "p(amino acid)", "P(unmask)", "native"]
+        # the native residue and whether it was written: a tick box headed "native" named neither
+        assert list(table.columns) == ["residue", "entropy (nats)", "p(amino acid)", "P(unmask)", "native",
+                                       "matches native"]
+        assert all(len(a) == 1 and a.isalpha() for a in table["native"])
+        assert list(table["matches native"]) == [r[0] == a for r, a in zip(table["residue"], table["native"])]
         np.testing.assert_allclose(sorted(table["P(unmask)"]), sorted(np.round(y[chosen], 3)), atol=1e-3)
         if filled_before is not None:
             assert (y[filled_before] == 0).all()  # residues step 1 filled carry no bar at step 2
