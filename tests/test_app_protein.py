@@ -395,6 +395,15 @@ def test_exact_vs_estimated_gives_a_weak_maps_errors_as_numbers(env):
     assert not shown.startswith("<") and float(shown) == pytest.approx(diff, rel=5e-3), (shown, diff)
 
 
+def test_a_pruned_probe_that_skips_nothing_says_so(env):
+    """The pruned probe of a protein at eps 0.001 skipped nothing (every amino acid is likelier), and its passes read
+    "241" over a green down arrow "-0 (0%)", a saving of nothing drawn as one."""
+    at = run_page("pages/2_Exact_vs_estimated.py", exact="true", prune="true")
+    assert_clean(at)
+    passes = next(m for m in at.metric if m.label == "Passes")
+    assert passes.delta == "none skipped", passes.delta
+
+
 @pytest.mark.parametrize("a, b", [("mi", "eb"), ("mi_exact", "topk"), ("sequential", "random"),
                                   ("top_prob", "top_margin"), ("threshold", "mask_predict")])
 def test_decoding_compares_every_strategy_on_a_protein(env, a, b):
