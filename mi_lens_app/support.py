@@ -649,6 +649,7 @@ def attempt(fn: Callable, *args, what: str = "", **kwargs):
 
 INPUT_PROBLEM = "_input_problem"  # session key: why this run's sidebar input cannot be used (pages repeat it)
 INPUT_PROMPT = "_input_prompt"  # session key: the step the sidebar's input still needs (nothing masked yet)
+INPUT_FIX = "_input_fix"  # session key: the sidebar field to correct, where it is not the input itself (the mask)
 
 
 def attempt_input(fn: Callable, *args, what: str, subject: str = ""):
@@ -660,6 +661,9 @@ def attempt_input(fn: Callable, *args, what: str, subject: str = ""):
         st.session_state[INPUT_PROMPT] = str(err)
         return None
     except USER_ERRORS as err:
+        if isinstance(err, sequences.MaskSpecError):  # the mask field's, not the sequence's ("Correct the sequence")
+            what, subject = "These mask positions cannot be used", "mask positions"
+            st.session_state[INPUT_FIX] = subject
         st.session_state[INPUT_PROBLEM] = error_text(err, what, subject)
         with st.sidebar:
             show_error(err, what, subject)

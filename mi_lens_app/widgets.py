@@ -730,7 +730,8 @@ def no_input(domain: Domain, purpose: str = "") -> None:
     problem = st.session_state.get(support.INPUT_PROBLEM)
     if problem:
         st.error(problem, icon=":material/error:")
-    st.info(f"{'Correct' if problem else 'Pick'} the {input_noun(domain)} in the sidebar" + (f" {purpose}" if purpose else "")
+    field = (problem and st.session_state.get(support.INPUT_FIX)) or input_noun(domain)
+    st.info(f"{'Correct' if problem else 'Pick'} the {field} in the sidebar" + (f" {purpose}" if purpose else "")
             + ".")
 
 
@@ -763,6 +764,7 @@ def domain_and_puzzle(several: bool = False, models: bool = False) -> tuple[Doma
     (the puzzle stays the domain's own)."""
     st.session_state.pop(support.INPUT_PROBLEM, None)
     st.session_state.pop(support.INPUT_PROMPT, None)
+    st.session_state.pop(support.INPUT_FIX, None)
     domain = domain_picker()
     chosen = model_picker(domain) if models else domain
     puzzle = puzzle_picker(domain, several)

@@ -262,6 +262,13 @@ def test_the_mask_field_takes_an_antibodys_regions_as_the_command_line_does(env)
     at = run_page("pages/1_MI_maps.py", domain="antibody", psrc="paste", seq=TRASTUZUMAB_VL, mask_mode="positions",
                   mask="cdr4")
     assert "unknown region 'cdr4'" in " ".join(e.value for e in at.error) and not at.exception
+    # a bad mask is the mask field's to correct: it read "This sequence cannot be used: mask positions: ...",
+    # then "Correct the sequence in the sidebar"
+    at = run_page("pages/1_MI_maps.py", domain="antibody", psrc="paste", seq=TRASTUZUMAB_VL, mask_mode="positions",
+                  mask="0,5")
+    assert [e.value for e in at.main.error] == ["These mask positions cannot be used: '0' is outside 1-107 (the "
+                                                "sequence has 107 residues)"]
+    assert any(i.value == "Correct the mask positions in the sidebar to see its MI map." for i in at.main.info)
 
 
 def test_a_pasted_antibody_is_not_credited_to_the_presets_source_and_its_cdrs_are_residue_numbers(env):

@@ -330,7 +330,7 @@ def test_an_upload_of_more_records_than_read_says_how_many_it_has(env):
 
 def test_mask_positions_that_name_no_position_are_an_error(env):
     at = run_page("pages/1_MI_maps.py", mask_mode="positions", mask=",")
-    assert any("mask positions: no position in ','" in e.value for e in at.error), [e.value for e in at.error]
+    assert any("mask positions cannot be used: no position in ','" in e.value for e in at.error), [e.value for e in at.error]
     assert at.text_input(key="mask").value == ","
 
 
