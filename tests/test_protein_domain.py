@@ -142,3 +142,14 @@ def test_a_file_without_a_fasta_header_says_it_was_read_as_one_sequence(tmp_path
     with pytest.raises(ProteinInputError, match=r"has no FASTA header \('>name'\), so it was read as one sequence: "
                                                  r".*'O' at 2"):
         P.read_fasta(path)
+
+
+def test_a_numbered_listing_is_named_as_such():
+    """A GenBank ORIGIN / EMBL block pasted whole ("1 MVLSPADKTN VKAAWGKVGA\\n11 HAGEYGAEAL") read "not amino-acid
+    letters: '1' at 1, '1' at 22, '1' at 23" and said no more: the numbers are named, and how positions count."""
+    with pytest.raises(ProteinInputError, match=r"'1' at 1, '1' at 22, '1' at 23 \(residue numbers, as a GenBank or "
+                       r"EMBL listing writes them: give the letters alone; positions count the characters other than "
+                       r"spaces and line breaks\)"):
+        P.parse_text("1 MVLSPADKTN VKAAWGKVGA\n11 HAGEYGAEAL ERMFLSFPTT")
+    with pytest.raises(ProteinInputError, match=r"'1' at 3, '-' at 4$"):  # other characters too: no such guess
+        P.parse_text("MK1-AYI")

@@ -70,11 +70,12 @@ def tokenize(sequence: str, *, ambiguous: str = "error", max_length: int = MAX_I
         raise ProteinInputError(f"{name}: empty sequence")
     masks = SOFT_MASK | {MASK_CHAR} | (RARE if ambiguous == "mask" else frozenset())
     bad: list[str] = []  # the first 8 letters that are none, then how many more (no array yet: the file may be huge)
-    more, rare_only, gaps_only = 0, True, True
+    more, rare_only, gaps_only, digits_only = 0, True, True, True
     for i, ch in enumerate(letters):
         if ch not in _TOKEN_OF and ch not in masks:
             rare_only = rare_only and ch in RARE
             gaps_only = gaps_only and ch in "-."
+            digits_only = digits_only and ch.isdigit()
             if len(bad) < 8:
                 bad.append(f"{ch!r} at {i + 1}")
             else:
@@ -85,6 +86,9 @@ def tokenize(sequence: str, *, ambiguous: str = "error", max_length: int = MAX_I
                 "model fill them)") if rare_only else ""
         if gaps_only:  # an aligned sequence (IMGT's gapped numbering writes '.')
             hint = " (alignment gaps: remove them to give the residues alone; _ or X marks a masked residue)"
+        if digits_only:  # a GenBank ORIGIN or EMBL listing: "1 mvlspadktn vkaawgkvga" ('1' at 22 named no line)
+            hint = (" (residue numbers, as a GenBank or EMBL listing writes them: give the letters alone; positions "
+                    "count the characters other than spaces and line breaks)")
         raise ProteinInputError(f"{name}: not amino-acid letters: {shown}{hint}")
     if len(letters) > max_length:  # after the letters: a file of another kind read whole is named as such
         raise ProteinInputError(f"{name}: {len(letters)} residues, longer than the {max_length} this model takes")
