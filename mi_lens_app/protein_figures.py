@@ -264,7 +264,9 @@ def arc_figure(letters: str, labels: list[str], masked: np.ndarray, mi: np.ndarr
             xaxis={"range": [lo + 0.5 if lo else 0, hi + 0.5 if hi < n else n + 1], "showgrid": False,
                    "zeroline": False, "title": noun},
             yaxis={"range": [-span * 0.08, span * 1.05], "visible": False})
-    return add_cdr_marks(fig, cdr_spans(labels))
+    # the letters sit at 1-based x (shift 1): at 0 each band began a residue early (CDR-H3 over R98-_108, not
+    # _99-_109), and a band cut by the window (H2 from residue 61) lost its name, placed at its whole span's middle
+    return add_cdr_marks(fig, cdr_spans(labels), lo=lo, hi=hi, shift=1)
 
 
 def marginal_strip(marginals: np.ndarray, entropy: np.ndarray, labels: list[str], masked: np.ndarray,

@@ -98,6 +98,21 @@ def test_cdr_bands_sit_on_square_charts_and_on_top_of_the_others():
     assert {s.yref for s in strip.layout.shapes if str(s.name).startswith("CDR-")} == {"paper"}  # over both rows
 
 
+def test_the_arc_graphs_cdr_bands_cover_their_own_residues_and_keep_their_names_in_a_window():
+    """The arc graph draws residue k (0-based) at x = k + 1, but its CDR bands at x = k: CDR-H3 (99-109) was shaded
+    over R98-_108; and a band cut by the window (H2, 50-66, from residue 61) was drawn without its name."""
+    labels = ["E1", "V2·H1", "Q3·H1", "L4", "W5·H3", "G6·H3", "S7"]
+    mi, masked = np.zeros((7, 7)), np.ones(7, bool)
+    fig = json.loads(protein_figures.arc_figure("EVQLWGS", labels, masked, mi).to_json())
+    bands = {s["name"]: (s["x0"], s["x1"]) for s in fig["layout"]["shapes"] if s.get("y1") == cdr_marks.BAND[1]}
+    assert bands == {"CDR-H1": (1.5, 3.5), "CDR-H3": (4.5, 6.5)}  # over the letters at x 2-3 and 5-6
+    letters = next(t for t in fig["data"] if t["name"] == "residues")
+    assert [x for x, a in zip(array(letters["x"]), letters["text"]) if a in "WG"] == [5, 6]
+    fig = json.loads(protein_figures.arc_figure("EVQLWGS", labels, masked, mi, start=2, size=4).to_json())
+    names = {a["text"]: a["x"] for a in fig["layout"]["annotations"] if a.get("name", "").startswith("CDR-")}
+    assert names == {"H1": 3.0, "H3": 5.5}, names  # H1's visible residue, 3; not its whole span's middle, 2.5
+
+
 HEAVY = {"CDR-H1", "CDR-H2", "CDR-H3"}
 
 
@@ -126,7 +141,8 @@ def test_cdrs_are_marked_on_every_antibody_view(env):
                   mask="89-97")
     assert_clean(at)
     arc = next(s for t, s in specs(at).items() if t.startswith("Arc graph"))
-    assert cdr_names(arc) == {"CDR-L1", "CDR-L2", "CDR-L3"}
+    assert "residues 48-107 of 107" in arc["layout"]["title"]["text"].replace("<br>", " ")
+    assert cdr_names(arc) == {"CDR-L2", "CDR-L3"}  # L1 (24-34) lies left of the window, as on the strips
 
 
 def test_a_narrower_window_zooms_the_antibody_strip(env):
