@@ -409,3 +409,16 @@ def test_a_phones_mi_map_is_as_wide_as_its_chart(env, agent):
     assert (bar.get("orientation") == "h") == phone and (bar.get("yref") == "container") == phone
     assert spec["layout"]["xaxis"].get("showticklabels", True) != phone  # names along the bottom only off a phone
     assert (spec["layout"]["margin"]["b"] >= figures.PHONE_COLORBAR_ROOM) == phone  # room for the bar below
+
+
+def test_a_frontier_of_distances_spanning_decades_is_drawn_on_a_log_axis():
+    """The CATH reference set's mask_predict reached a dipeptide JSD of 0.71, the other samplers 0.006: on a linear
+    axis every other point lay on one line at 0. A distance spanning more than 20x goes on a log axis."""
+    from mi_lens_app import benchmarks
+
+    metric = benchmarks.METRICS[1]
+    rows = [{"sampler": s, "label": s, "mean_passes": p, metric.key: v}
+            for s, p, v in (("topk", 10.0, 0.0061), ("eb", 4.0, 0.0060), ("mask_predict", 10.0, 0.706))]
+    fig = figures.frontier_figure(rows, "JSD", metric)
+    assert fig.layout.yaxis.type == "log" and fig.layout.yaxis.title.text.endswith("(log)")
+    assert figures.frontier_figure(rows[:2], "JSD", metric).layout.yaxis.type != "log"  # a close spread stays linear
