@@ -710,7 +710,8 @@ def frontier_figure(rows: list[dict], title: str = "", metric=None) -> go.Figure
     if metric.unit != "%" and values and min(values) > 0 and max(values) > 20 * min(values):
         # a distance spanning decades (mask_predict's dipeptide JSD 0.71 beside the others' 0.006): on a linear
         # axis every other sampler lay on one line at 0
-        fig.update_yaxes(type="log", title_text=fig.layout.yaxis.title.text + " (log)")
+        fig.update_yaxes(type="log", title_text=fig.layout.yaxis.title.text + " (log)",
+                         **log_ticks(min(values), max(values)))  # 1, 2, 5 a decade: plotly's wrote 2..9 in each
     return fig
 
 

@@ -421,4 +421,5 @@ def test_a_frontier_of_distances_spanning_decades_is_drawn_on_a_log_axis():
             for s, p, v in (("topk", 10.0, 0.0061), ("eb", 4.0, 0.0060), ("mask_predict", 10.0, 0.706))]
     fig = figures.frontier_figure(rows, "JSD", metric)
     assert fig.layout.yaxis.type == "log" and fig.layout.yaxis.title.text.endswith("(log)")
+    assert list(fig.layout.yaxis.ticktext) == ["0.005", "0.01", "0.02", "0.05", "0.1", "0.2", "0.5", "1"]
     assert figures.frontier_figure(rows[:2], "JSD", metric).layout.yaxis.type != "log"  # a close spread stays linear
