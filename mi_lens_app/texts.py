@@ -193,7 +193,8 @@ STRATEGY_PLAIN = {
           "other (low mutual information), so it does not write two guesses that depend on each other at once. "
           "gamma: how much risk a pass may take; lam: how much dependence counts against a group.",
     "mi_exact": "Like mi, but measures the dependence between cells exactly, by asking the model once per "
-                "possible digit of every cell. Far slower; it shows what mi could do with perfect information.",
+                "possible digit of every cell (eps: digits less likely than this are skipped, which bounds the "
+                "error). Far slower; it shows what mi could do with perfect information.",
     "learned": "A small network trained for this model decides which cells to fill at each pass, within a budget "
                "of steps; mode says how its scores turn into a choice.",
     "learned_mi": "The trained network's scores as the risk of each cell, with mi's rule against filling "

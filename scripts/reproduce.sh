@@ -859,3 +859,10 @@ for m in phase12/p12_step250:top phase12/p12_step1000 phase12/p12_step1750 phase
             assets/benchmarks/$(echo ${set#*:} | sed 's/tune500/tune/')_paired_${name}_vs_p10_step1750.json
     done
 done
+
+# the exact-MI decoder's probe pruning (thirty-sixth session): the first 40 Kaggle tuning puzzles at eps 0, 1e-4, 1e-3
+(head -1 $DATA/kaggle_graded_dev.csv; sed -n 502,541p $DATA/kaggle_graded_dev.csv) > runs/kaggle_tune40.csv
+for e in 0 1e-4 1e-3; do
+    python -m mi_core bench sudoku --puzzles runs/kaggle_tune40.csv --sampler mi_exact --set gamma=0.6 --set lam=1 \
+        --set eps=$e --threads 1 --json assets/benchmarks/mi_exact_eps_tune40_$e.json --force
+done

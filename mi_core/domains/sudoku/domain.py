@@ -50,8 +50,11 @@ SUDOKU = GridDomain(
     # MI-guided at 1/5 of sequential's passes (Kaggle Hard tuning picked lam 2; on Expert lam 1 and 2 solve 79.0%
     # and 78.5%), and EB at gamma 0.5, about 3/4 of MI's passes, where unmasking dependent cells together shows
     # (at MI's passes EB's gamma is 0.2 and the two tie: question 2); the learned order at T = 15, chosen on step
-    # 6,500, where it beat top-prob-margin on Kaggle Expert
-    strategy_defaults=(("mi", "gamma", 0.6), ("mi", "lam", 1.0), ("eb", "gamma", 0.5), ("learned", "steps", 15)),
+    # 6,500, where it beat top-prob-margin on Kaggle Expert. The exact-MI decoder at MI's budget, its probe pruned at
+    # eps 1e-4: on 40 tuning puzzles the same grids in the same passes as eps 0, at half the probe passes and 2.7x
+    # less time (assets/benchmarks/mi_exact_eps_tune40_*.json)
+    strategy_defaults=(("mi", "gamma", 0.6), ("mi", "lam", 1.0), ("eb", "gamma", 0.5), ("learned", "steps", 15),
+                       ("mi_exact", "gamma", 0.6), ("mi_exact", "lam", 1.0), ("mi_exact", "eps", 1e-4)),
     symmetries=symmetry_views, verify=follows_rules,
     commands=(
         Command("bench-suite", "sequential and top-k on the shared puzzle sets (JSON rows; --markdown: a report section)", suite.main,
