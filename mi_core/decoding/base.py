@@ -46,6 +46,17 @@ class Strategy:
         """The most passes this strategy can take on ``n`` positions."""
         return n
 
+    def __getstate__(self) -> dict:
+        """A pickled or copied strategy (cloudpickle, Ray, copy.deepcopy) records what it read for a model as read
+        for none (a weak reference pickles not), so that its next ``prepare`` reads it again for its model."""
+        return {k: (_read_for_none, *v[1:]) if k.endswith("_loaded") and isinstance(v, tuple) else v
+                for k, v in self.__dict__.items()}
+
+
+def _read_for_none() -> None:
+    """The model a copied strategy's record names (:meth:`Strategy.__getstate__`): none."""
+    return None
+
 
 def rank_pick(score: torch.Tensor, masked: torch.Tensor, counts: torch.Tensor) -> torch.Tensor:
     """``(B, N)`` bool: the ``counts[b]`` masked positions of row ``b`` with the highest ``score`` (ties: lower
