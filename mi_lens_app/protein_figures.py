@@ -406,7 +406,7 @@ def profile_figure(labels: list[str], series: dict[str, np.ndarray], *, selected
     title += f" ({noun}s {lo + 1}-{hi} of {len(labels)})" if hi - lo < len(labels) else ""
     _layout(fig, title, height, wide=True, shapes=shapes, barmode="group", yaxis_title=yaxis,
             showlegend=len(series) > 1, xaxis={"tickfont": {"size": LETTER_PX}})  # plotly thins the labels to fit
-    return add_cdr_marks(fig, cdr_spans(labels[lo:hi]))
+    return add_cdr_marks(fig, cdr_spans(labels), lo=lo, hi=hi, shift=-lo)  # its residues' own numbers
 
 
 def select_prob_profile(prob: np.ndarray, before: np.ndarray, chosen: np.ndarray, labels: list[str], *,
