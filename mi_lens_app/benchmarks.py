@@ -18,8 +18,7 @@ import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mi_core.bench.report import params_text, row_domain, variants
-from mi_core.domain import get_domain
+from mi_core.bench.report import params_text, ran_on, variants
 from mi_lens_app.domains import ROOT
 
 REQUIRED = ("sampler", "params", "n", "mean_passes")
@@ -136,18 +135,13 @@ def sets_of_kind(rows: list[dict], sets: list[str], sequence: bool) -> list[str]
 
 def sets_of_domain(rows: list[dict], sets: list[str], domain) -> list[str]:
     """The sets of ``sets`` run on ``domain``: each of their rows names it (its ``domain``, or the ``sweep`` command
-    that wrote it: :func:`~mi_core.bench.report.row_domain`), or names no domain and carries the headline figure
+    that wrote it: :func:`~mi_core.bench.report.ran_on`), or names no domain and carries the headline figure
     of the domain's metric (its ``score``: an antibody's ``recovery``)."""
     score = getattr(domain.metric, "score", None)
 
     def of(row: dict) -> bool:
-        name = row_domain(row)
-        if name is None:
-            return score is not None and score in row
-        try:
-            return get_domain(name) is domain
-        except ValueError:  # a plugin's domain not registered now
-            return False
+        on = ran_on(row, domain)
+        return score is not None and score in row if on is None else on
 
     return [s for s in sets if all(of(r) for r in rows if r["set"] == s)]
 

@@ -850,6 +850,6 @@ def test_a_bench_stopped_while_decoding_again_says_what_it_left_out(tmp_path, mo
     retried = first.count(False)
     kept = json.loads(out.read_text())
     assert kept["stopped"]["done"] == first.count(True) and kept["n"] == first.count(True)
-    caveat = (f"{retried} puzzle{'s' if retried != 1 else ''} still being decoded again (each decode so far broke the "
-              "rules) left out, so the kept accuracy is higher than the whole run's would be")
+    caveat = (f"{retried} puzzle{'s' if retried != 1 else ''} whose decodes so far broke the rules, with decodes left, "
+              "left out (the hard ones), so the kept accuracy is higher than the whole run's would be")
     assert kept["stopped"]["caveat"] == caveat and err.endswith(f"; {caveat}")

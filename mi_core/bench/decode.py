@@ -30,6 +30,7 @@ from mi_core.models.views import with_views
 from mi_core.options import SKIP, option, redefault, seed
 
 SEEDINGS = ("per item", "per batch")
+NO_METRIC = "has no metric (a Domain's metric)"  # why bench and sweep cannot run a domain (their UNSERVED)
 
 
 @dataclass
@@ -245,8 +246,6 @@ def score(templates: list[np.ndarray], gen: Generation, metric, indices, retried
         metric.update(i, np.asarray(templates[i]), gen.sequences[i], gen.passes[i], gen.extra_passes[i])
     tried = {"mean_attempts": float(np.mean([len(gen.decodes[i]) for i in indices]))} if retried else {}
     return metric.compute() | tried
-
-
 
 
 @dataclass

@@ -6,6 +6,7 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
+from mi_core.domain import Domain, get_domain
 from mi_core.io import atomic_write_text, note_on_stop, stops_held
 from mi_core.options import markdown_option, markers_problem, option, section_problem
 
@@ -20,6 +21,18 @@ def row_domain(row: dict) -> str | None:
     except ValueError:  # an unclosed quote: no command this version wrote
         return None
     return next((words[i + 2] for i in range(len(words) - 2) if words[i:i + 2] == ["mi_core", "sweep"]), None)
+
+
+def ran_on(row: dict, domain: Domain) -> bool | None:
+    """Whether sweep ``row`` was run on ``domain`` (:func:`row_domain`; a plugin's domain not registered now is
+    another); None when the row names no domain."""
+    name = row_domain(row)
+    if name is None:
+        return None
+    try:
+        return get_domain(name) is domain
+    except ValueError:
+        return False
 
 
 def partial_path(json_path: Path) -> Path:

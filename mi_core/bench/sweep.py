@@ -26,6 +26,7 @@ from mi_core.bench.report import (
     markdown_table,
     params_text,
     partial_path,
+    ran_on,
     row_domain,
     settings_difference,
     update_section,
@@ -147,16 +148,10 @@ def check_same_domain(rows: list[dict], name: str, path: Path) -> None:
     """Refuse ``--merge`` into ``path`` when its ``rows`` were run on a domain other than ``name``: a file of two
     domains' rows mixes their measures (a protein's JSD, an antibody's recovery), and the plot refuses it."""
     domain = get_domain(name)
-
-    def other(recorded: str) -> bool:
-        try:
-            return get_domain(recorded) is not domain
-        except ValueError:  # a plugin's domain not loaded now: another domain all the same
-            return True
-
-    found = dict.fromkeys(d for d in map(row_domain, rows) if d is not None and other(d))
-    if found:
-        sets = ", ".join(dict.fromkeys(repr(r.get("set")) for r in rows if row_domain(r) in found))
+    others = [r for r in rows if ran_on(r, domain) is False]
+    if others:
+        found = dict.fromkeys(map(row_domain, others))
+        sets = ", ".join(dict.fromkeys(repr(r.get("set")) for r in others))
         raise ValueError(f"--merge: {path} holds {' and '.join(found)} sweep rows (set {sets}), not {domain.cli_name}: "
                          "a file of two domains cannot be plotted; write this sweep to another --json")
 
@@ -206,7 +201,7 @@ def grid_points(configs: list[tuple[str, dict, bool]], estimator: str | None) ->
 
 
 # why a domain serves() refuses cannot run this command (the command line says it)
-UNSERVED = "has no metric (a Domain's metric)"
+UNSERVED = decode.NO_METRIC
 
 
 def serves(domain) -> bool:

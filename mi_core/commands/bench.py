@@ -30,7 +30,7 @@ class SamplerChoice:
 
 
 # why a domain serves() refuses cannot run this command (the command line says it)
-UNSERVED = "has no metric (a Domain's metric)"
+UNSERVED = decode.NO_METRIC
 
 
 def serves(domain: Domain) -> bool:
@@ -95,12 +95,13 @@ def main(args) -> int:
 
 
 def retrying_caveat(retrying: int, unit: str) -> str:
-    """What a stop during ``--attempts``' decoding again leaves out: the ``retrying`` inputs whose decodes so far
-    broke the rules, the hard ones, so the kept accuracy is above what the whole run's would be."""
+    """What a stop under ``--attempts`` leaves out beside the inputs not yet decoded: the ``retrying`` inputs whose
+    decodes so far broke the rules and that have decodes left (to be decoded again, or being), the hard ones, so the
+    kept accuracy is above what the whole run's would be."""
     if retrying <= 0:
         return ""
-    return (f"{retrying} {unit}{'s' if retrying != 1 else ''} still being decoded again (each decode so far broke "
-            "the rules) left out, so the kept accuracy is higher than the whole run's would be")
+    return (f"{retrying} {unit}{'s' if retrying != 1 else ''} whose decodes so far broke the rules, with decodes "
+            "left, left out (the hard ones), so the kept accuracy is higher than the whole run's would be")
 
 
 def row(args, domain, inputs, model, model_name, device, strategy, params, figures: dict, gen, done) -> dict:
