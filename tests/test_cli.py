@@ -768,6 +768,7 @@ def test_a_stopped_bench_keeps_the_puzzles_it_finished(tmp_path, model_path, cap
     stop_decoding_after(monkeypatch, 2)
     assert main([*base, "--force"]) == 130
     err = capsys.readouterr().err
+    assert "stopping: taking the figures of the 2 of 4 puzzles finished (Ctrl-C again keeps nothing)" in err
     assert "Traceback" not in err and err.strip().splitlines()[-1] == (
         f"interrupted (Ctrl-C): the files already written are whole; kept the 2 of 4 puzzles finished, marked partial "
         f"(\"stopped\"), in {out} (replacing the file there)")

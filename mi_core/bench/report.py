@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shlex
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -196,6 +197,8 @@ def keep_stopped(done: int, total: int, unit: str, outputs: list[tuple[Path | No
         return
     where = " and ".join(_kept_where(p, s) for p, s in files)
     note_on_stop(f"stopped again while taking the figures of the {of} finished: nothing kept")
+    print(f"stopping: taking the figures of the {of} finished (Ctrl-C again keeps nothing)", file=sys.stderr,
+          flush=True)  # seconds to a minute (eval-estimator runs its estimator on them): not a hang
     kept = result()
     with stops_held():  # the files and the line naming them change together
         write(kept)
