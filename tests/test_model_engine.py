@@ -130,6 +130,8 @@ def test_every_attention_and_loop_setting_matches(cfg):
 
 def test_shipped_protein_model_gives_the_same_outputs():
     model = load_protein_mdm(ROOT / "assets/protein_mdm.safetensors")
+    assert "positions" not in json.loads((ROOT / "assets/protein_mdm.json").read_text())["config"]
+    assert model.cfg.positions == "rotary"  # a config from before the setting reads as rotary
     old = OldSequenceMDM(model.cfg, 20, model.tok.num_embeddings, model.pad_id).eval()
     old.load_state_dict(model.state_dict(), strict=True)
     tokens = torch.randint(1, 21, (3, 60), generator=torch.Generator().manual_seed(0))
@@ -154,10 +156,13 @@ def test_the_chained_runs_checkpoint_still_resumes():
 def test_the_engine_model_refuses_what_it_cannot_build():
     cfg = SudokuMDMConfig(box=2, d_model=16, n_layers=1, n_heads=2, d_ff=32)
     with pytest.raises(ValueError, match="neighbour matrix"):
-        TransformerMDM(cfg, 4, 5, rotary=16, attention="peer")
-    with pytest.raises(ValueError, match="either as rotary"):
-        TransformerMDM(cfg, 4, 5)
+        TransformerMDM(cfg, 4, 5, max_len=16, rotary=True, attention="peer")
+    for kw in ({}, {"rotary": True}, {"max_len": 16}):
+        with pytest.raises(ValueError, match="give the positions"):
+            TransformerMDM(cfg, 4, 5, **kw)
     with pytest.raises(ValueError, match="attention must be one of"):
-        TransformerMDM(cfg, 4, 5, rotary=16, attention="local")
-    with pytest.raises(ValueError, match="longer than the 16"):
-        TransformerMDM(cfg, 4, 5, rotary=16)(torch.zeros(1, 17, dtype=torch.long))
+        TransformerMDM(cfg, 4, 5, max_len=16, rotary=True, attention="local")
+    with pytest.raises(ValueError, match="17 positions, but this model takes up to 16"):
+        TransformerMDM(cfg, 4, 5, max_len=16, rotary=True)(torch.zeros(1, 17, dtype=torch.long))
+    with pytest.raises(ValueError, match="15 positions, but this model takes 16"):  # a fixed length, not a prefix
+        SudokuMDM(cfg)(torch.zeros(1, 15, dtype=torch.long))

@@ -1,8 +1,9 @@
 """The engine's masked language model: one bidirectional transformer whose positions and attention are
 chosen by the domain that builds it.
 
-- **positions**: ``rotary`` (a maximum length) or factored ``tables`` (name -> ``(N,)`` index, each embedded
-  as ``NAME_emb`` and added to the token embedding: Sudoku's rows, columns and boxes);
+- **positions**: ``rotary`` (relative offsets, up to ``max_len``), factored ``tables`` (name -> ``(N,)`` index,
+  each embedded as ``NAME_emb`` and added to the token embedding: Sudoku's rows, columns and boxes), or both (a
+  sequence MDM's ``positions="absolute"`` or ``"both"``: a ``pos`` table of ``max_len`` rows, cut to the sequence);
 - **attention**: ``"full"``; ``"peer"``, an additive mask to the ``(N, N)`` neighbour matrix ``peers`` (4x
   faster on CPUs than gathering); or ``"peer_bias"``, full attention plus a learned bias on neighbour pairs
   (``peer_gain``, zero at the start, so a full-attention model warm-starts it unchanged);
@@ -24,6 +25,7 @@ from mi_core.models.base import MaskedLM, MDMOutput
 from mi_core.options import check_ranges, option
 
 ATTENTION = ("full", "peer", "peer_bias")
+POSITIONS = ("rotary", "absolute", "both")  # a sequence MDM's: relative offsets, a learned vector per place, both
 PEER_GAIN_LR_SCALE = 30.0  # the peer bias learns at 30x the rate: from 0 to a few units within a few hundred steps
 
 
@@ -85,19 +87,21 @@ class TransformerMDM(MaskedLM):
     Args:
         cfg: a config with ``d_model``, ``n_layers``, ``n_heads``, ``d_ff`` and ``dropout`` (kept as ``cfg``);
         n_values: values the head scores (token ``v + 1`` writes value ``v``); n_tokens: embedding rows;
-        rotary: the longest sequence, for rotary positions (None: factored ``tables``, a fixed length);
-        tables: name -> ``(N,)`` int array, the index of each position (factored positions);
+        max_len: the longest sequence, whose length varies (None: a fixed length, the ``tables``');
+        rotary: rotary positions (needs ``max_len``);
+        tables: name -> ``(N,)`` int array, the index of each position (``max_len`` long when given: cut to
+            a shorter sequence);
         peers: ``(N, N)`` bool, the neighbours each position may attend to under ``"peer"`` attention.
     """
 
-    def __init__(self, cfg, n_values: int, n_tokens: int, *, rotary: int | None = None,
+    def __init__(self, cfg, n_values: int, n_tokens: int, *, max_len: int | None = None, rotary: bool = False,
                  tables: dict[str, np.ndarray] | None = None, peers: torch.Tensor | None = None,
                  attention: str = "full", loops: int = 1, inject: bool = False, pad_id: int | None = None):
         super().__init__()
         if attention not in ATTENTION:
             raise ValueError(f"attention must be one of {', '.join(ATTENTION)}, got {attention!r}")
-        if (rotary is None) == (tables is None):
-            raise ValueError("give the positions either as rotary (a maximum length) or as index tables")
+        if not (rotary or tables) or (rotary and max_len is None):
+            raise ValueError("give the positions: rotary (with a max_len), index tables, or both")
         if attention != "full" and peers is None:
             raise ValueError(f"attention {attention!r} needs the domain's neighbour matrix (peers)")
         self.cfg, self.attention, self.inject, self.pad_id = cfg, attention, inject, pad_id
@@ -107,8 +111,8 @@ class TransformerMDM(MaskedLM):
         for name, index in (tables or {}).items():
             self.register_buffer(f"{name}_index", torch.as_tensor(index), persistent=False)
             setattr(self, f"{name}_emb", nn.Embedding(int(np.max(index)) + 1, cfg.d_model))
-        if rotary is not None:
-            cos, sin = rope_tables(rotary, cfg.d_model // cfg.n_heads)
+        if rotary:
+            cos, sin = rope_tables(max_len, cfg.d_model // cfg.n_heads)
             self.register_buffer("rope_cos", cos, persistent=False)
             self.register_buffer("rope_sin", sin, persistent=False)
         self.blocks = nn.ModuleList(Block(cfg.d_model, cfg.n_heads, cfg.d_ff, cfg.dropout) for _ in range(cfg.n_layers))
@@ -120,12 +124,13 @@ class TransformerMDM(MaskedLM):
         if attention == "peer_bias":
             self.peer_gain = nn.Parameter(torch.zeros(cfg.n_layers, cfg.n_heads))
             self.lr_scales = {"peer_gain": PEER_GAIN_LR_SCALE}
-        self.seq_len = None if tables is None else len(next(iter(tables.values())))
+        self.rotary, self.longest = rotary, max_len
+        self.seq_len = None if max_len else len(next(iter(tables.values())))
         self.iterations = loops  # iterations at inference: a setting (more than were trained is allowed)
 
     @property
     def max_len(self) -> int:
-        return self.rope_cos.shape[0] if self.seq_len is None else self.seq_len
+        return self.seq_len or self.longest
 
     def _biases(self, tokens: torch.Tensor) -> list[torch.Tensor | None]:
         """Each layer's additive attention bias: peer mask or bias, plus -inf at padded keys (None: neither)."""
@@ -152,12 +157,12 @@ class TransformerMDM(MaskedLM):
         > 0 also gives the last ``keep`` iterations' logits in ``per_iteration``, and the first ``no_grad``
         iterations run without autograd."""
         n = tokens.shape[1]
-        if n > self.max_len:
-            raise ValueError(f"sequence of {n} positions is longer than the {self.max_len} this model takes")
+        if n > self.max_len or n < (self.seq_len or 0):
+            raise ValueError(f"sequence of {n} positions, but this model takes {self.seq_len or f'up to {self.max_len}'}")
         emb = self.tok(tokens)
         for name in self.tables:
-            emb = emb + getattr(self, f"{name}_emb")(getattr(self, f"{name}_index"))
-        rope = None if self.seq_len is not None else (self.rope_cos[:n], self.rope_sin[:n])
+            emb = emb + getattr(self, f"{name}_emb")(getattr(self, f"{name}_index")[:n])
+        rope = (self.rope_cos[:n], self.rope_sin[:n]) if self.rotary else None
         steps = iterations or self.iterations
         biases, x, kept = self._biases(tokens), emb, []
         for i in range(steps):
@@ -182,9 +187,14 @@ class SequenceMDMConfig:
     n_heads: int = option(4, "attention heads", range=(1, 256))
     d_ff: int = option(512, "feed-forward width", range=(1, 65_536))
     dropout: float = option(0.1, "dropout rate", range=(0, 0.99))
+    positions: str = option("rotary", "rotary (relative offsets only), absolute (a learned vector per position up "
+                            "to max_len, added to the token's: for rules tied to places, as a palindrome's) "
+                            "or both", choices=POSITIONS)
 
     def __post_init__(self):
         check_ranges(self)
+        if self.positions not in POSITIONS:
+            raise ValueError(f"positions must be one of {', '.join(POSITIONS)}, got {self.positions!r}")
         if self.d_model % self.n_heads or (self.d_model // self.n_heads) % 2:
             raise ValueError(f"d_model {self.d_model} / n_heads {self.n_heads} must be a whole, even head size")
         if min(self.max_len, self.d_model, self.n_layers, self.n_heads, self.d_ff) < 1:
@@ -192,7 +202,7 @@ class SequenceMDMConfig:
 
 
 class SequenceMDM(TransformerMDM):
-    """The MDM over sequences of any length up to ``max_len`` (rotary positions, padding excluded from
+    """The MDM over sequences of any length up to ``max_len`` (``cfg.positions``, padding excluded from
     attention): token ids ``(B, L)`` -> ``MDMOutput(logits (B, L, n_values), hidden (B, L, D))``. A subclass
     names the vocabulary (:attr:`values`, :attr:`mask_id`, :attr:`pad_id`; token ``v + 1`` is value ``v``)."""
 
@@ -210,5 +220,6 @@ class SequenceMDM(TransformerMDM):
 
     def __init__(self, cfg: SequenceMDMConfig = SequenceMDMConfig()):
         self.check_vocabulary()
-        super().__init__(cfg, self.values, max(self.values + 1, self.pad_id, self.mask_id) + 1,
-                         rotary=cfg.max_len, pad_id=self.pad_id)
+        places = {"pos": np.arange(cfg.max_len)} if cfg.positions != "rotary" else None
+        super().__init__(cfg, self.values, max(self.values + 1, self.pad_id, self.mask_id) + 1, max_len=cfg.max_len,
+                         rotary=cfg.positions != "absolute", tables=places, pad_id=self.pad_id)
