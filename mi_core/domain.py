@@ -36,7 +36,8 @@ def describe_char(ch: str) -> str:
 @dataclass(frozen=True)
 class Command:
     """A command a domain brings, read by :mod:`mi_core.cli` like an engine command's module (``options(domain)``
-    serves the domain that brings it unless ``serves`` says otherwise; ``OPTIONS``: the command takes no domain)."""
+    serves the domain that brings it unless ``serves`` says otherwise, ``UNSERVED`` saying why a domain it refuses
+    cannot run it; ``OPTIONS``: the command takes no domain)."""
 
     name: str
     help: str
@@ -44,6 +45,7 @@ class Command:
     options: Callable[[Any], list] | None = None
     OPTIONS: tuple | None = None
     serves: Callable[[Any], bool] | None = None
+    UNSERVED: str | None = None  # "has no ... (a Domain's ...)": the line a registered domain it refuses gets
 
 
 @dataclass(frozen=True)
@@ -628,5 +630,6 @@ def cli_names() -> list[str]:
 def domain_commands() -> dict[str, Command]:
     """The commands the registered domains bring, by name (each serves its own domain unless it says otherwise)."""
     return {c.name: c if c.serves or c.OPTIONS is not None else
-            dataclasses.replace(c, serves=lambda x, key=d.key: x.key == key)
+            dataclasses.replace(c, serves=lambda x, key=d.key: x.key == key,
+                                UNSERVED=c.UNSERVED or f"has no {c.name} command (the {d.cli_name} domain's own)")
             for d in DOMAINS.values() for c in d.commands}

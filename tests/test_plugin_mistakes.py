@@ -294,7 +294,7 @@ def test_bench_with_views_on_a_plugin_sequence_domain(tmp_path):
     (["bench-order"], "has neither an order bench nor a metric (a Domain's order_bench, metric)", "sudoku"),
     (["make-estimator-data"], "has no state source (a Domain's states)", "sudoku, protein"),
     (["eval-estimator"], "has no held-out states (a Domain's states with held_out)", "sudoku, protein"),
-    (["diagnose"], "is not one this command serves (its serves(domain) is false)", "sudoku"),
+    (["diagnose"], "has no diagnose command (the sudoku domain's own)", "sudoku"),
 ])
 def test_a_command_a_registered_domain_cannot_run_says_why(capsys, argv, why, serving):
     """Before: argparse's "invalid choice: 'toy_lab' (choose from 'sudoku', 'sudoku9', 'protein')", no reason."""
@@ -308,6 +308,27 @@ def test_a_command_a_registered_domain_cannot_run_says_why(capsys, argv, why, se
     err = capsys.readouterr().err.strip()
     assert err.startswith(f"error: {argv[0]}: the toy_lab domain {why}; it serves ") and "\n" not in err
     assert all(name in err.split("; it serves ")[1].split(", ") for name in serving.split(", "))
+
+
+def test_a_plugin_command_that_refuses_a_domain_says_why(capsys):
+    """Before: a domain's own Command had no field for why, and its ``serves`` refusing a domain printed "is not
+    one this command serves (its serves(domain) is false)"."""
+    from mi_core import cli
+    from mi_core.domain import Command
+
+    def options(domain):
+        return []
+
+    command = Command("toy-count", "count a sequence domain's values", lambda args: 0, options,
+                      serves=lambda d: d.layout == "sequence", UNSERVED="is a grid, not a sequence")
+    register(toy_like(commands=(command,)))
+    try:
+        assert cli.main(["toy-count", "sudoku"]) == 2
+    finally:
+        unregister("toy_lab")
+    err = capsys.readouterr().err
+    assert err.startswith("error: toy-count: the sudoku domain is a grid, not a sequence; it serves ")
+    assert "toy_lab" in err.split("; it serves ")[1] and "\n" not in err.strip()
 
 
 def test_generate_names_a_grid_domain_and_a_length_its_fixed_length_domain_has_not(tmp_path, capsys):
