@@ -6,7 +6,7 @@ import re
 import pytest
 import torch
 
-from mi_core.decoding import decode_final, make_strategy
+from mi_core.decoding import decode, decode_final, make_strategy
 from mi_core.domain import get_domain
 from mi_core.mi.estimator import EstimatorConfig, MIEstimator, estimate_mi, load_estimator
 from mi_core.mi.probe import probe
@@ -251,10 +251,14 @@ def test_state_text_refuses_a_mask_or_floats(key):
     assert domain.state_text(tokens.numpy()) == domain.state_text([0, 1, 2])
 
 
-def test_decode_final_names_an_empty_batch():
-    """Before: a batch of no rows was "nothing to decode: no position is masked"."""
+def test_decode_and_decode_final_name_an_empty_batch():
+    """Before: a batch of no rows was "nothing to decode: no position is masked"; decode() yielded nothing,
+    silently."""
     model = load_model(domain="sudoku4")
-    with pytest.raises(ValueError, match=r"nothing to decode: the batch is empty \(tokens of shape \(0, 16\)"):
-        decode_final(model, torch.zeros(0, 16, dtype=torch.long), make_strategy("sequential"))
+    empty = torch.zeros(0, 16, dtype=torch.long)
+    for run in (lambda: decode_final(model, empty, make_strategy("sequential")),
+                lambda: list(decode(model, empty, make_strategy("sequential")))):
+        with pytest.raises(ValueError, match=r"nothing to decode: the batch is empty \(tokens of shape \(0, 16\)"):
+            run()
     with pytest.raises(ValueError, match="nothing to decode: no position is masked"):
         decode_final(model, torch.ones(1, 16, dtype=torch.long), make_strategy("sequential"))

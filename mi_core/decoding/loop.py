@@ -96,11 +96,13 @@ def decode(model, tokens: torch.Tensor, strategy, temperature: float = 0.0, seed
     run past the end change nothing and their frames are dropped.
 
     Raises:
-        ValueError: bad tokens (not ``(B, N)`` int64 ids of ``model`` on its device), strategy, temperature,
-            ``max_steps`` or ``sync_every``.
+        ValueError: bad tokens (not ``(B, N)`` int64 ids of ``model`` on its device, or no rows), strategy,
+            temperature, ``max_steps`` or ``sync_every``.
         RuntimeError: not finished within ``max_steps`` (default the strategy's ``pass_limit(N)``).
     """
     check_tokens(model, tokens)
+    if not len(tokens):
+        raise ValueError(f"nothing to decode: the batch is empty (tokens of shape {tuple(tokens.shape)}, no rows)")
     if not isinstance(strategy, Strategy):
         raise ValueError(f"strategy must be a Strategy, got a {type(strategy).__name__}: make_strategy(name) builds one")
     if isinstance(temperature, bool) or not isinstance(temperature, numbers.Real) or not temperature >= 0:
@@ -194,8 +196,5 @@ def decode_final(model, tokens: torch.Tensor, strategy, on_step=None, **kwargs) 
         if on_step is not None:
             on_step(last)
     if last is None:
-        shape = tuple(getattr(tokens, "shape", ()))
-        if len(shape) == 2 and shape[0] == 0:
-            raise ValueError(f"nothing to decode: the batch is empty (tokens of shape {shape}, no rows)")
         raise ValueError("nothing to decode: no position is masked")
     return last
