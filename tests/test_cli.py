@@ -715,6 +715,32 @@ def test_sweep_merge_of_another_models_run_into_the_same_set_is_refused(tmp_path
     assert len(json.loads(out.read_text())) == 2
 
 
+def test_sweep_merge_of_rows_that_name_no_domain_is_refused_naming_the_row(tmp_path, model_path, capsys, monkeypatch):
+    """Rows that record neither a domain nor a command (written before sweeps recorded their command) passed the
+    --merge domain check unchecked, whatever domain they were run on. Now refused before the model loads, naming the
+    file, the row and the fix; with their "domain" written, they merge."""
+    from mi_core.bench import decode
+
+    puzzles, out = tmp_path / "p.txt", tmp_path / "rows.json"
+    puzzles.write_text(EASY + "\n")
+    old = [{"set": "old", "sampler": "topk", "params": {"k": "2"}, "n": 1, "accuracy": 1.0, "mean_passes": 30.0},
+           {"set": "old", "sampler": "sequential", "params": {}, "n": 1, "accuracy": 1.0, "mean_passes": 50.0}]
+    out.write_text(json.dumps(old))
+    argv = ["sweep", "sudoku", "--puzzles", str(puzzles), "--grid", "topk:k=8", "--model", str(model_path),
+            "--json", str(out), "--merge", "--threads", "1"]
+    real_load = decode.load
+    monkeypatch.setattr(decode, "load", lambda *a, **k: pytest.fail("the model loaded"))
+    assert main(argv) == 2 and json.loads(out.read_text()) == old
+    assert capsys.readouterr().err == (f"error: --merge: {out} row 1 (set 'old', sampler 'topk') and 1 more records "
+                                       "neither its domain nor the sweep command that wrote it: where they were run on "
+                                       'sudoku, add "domain": "sudoku" to them; else write this sweep to another --json\n')
+    monkeypatch.setattr(decode, "load", real_load)
+    out.write_text(json.dumps([{**r, "domain": "sudoku"} for r in old]))
+    assert main(argv) == 0, capsys.readouterr().err
+    assert [(r["set"], r["params"]) for r in json.loads(out.read_text())] == [("old", {"k": 2}), ("old", {}),
+                                                                            ("p", {"k": 8})]
+
+
 @pytest.mark.parametrize("again", ["eb:gamma=1.0", "eb: gamma=1"])
 def test_diagnose_refuses_one_sampler_written_twice_two_ways(tmp_path, model_path, capsys, monkeypatch, again):
     """--sampler eb:gamma=1 --sampler eb:gamma=1.0 ran the same setting twice (two rows alike under two names): the

@@ -145,8 +145,9 @@ def read_rows(path: Path) -> list[dict]:
 
 
 def check_same_domain(rows: list[dict], name: str, path: Path) -> None:
-    """Refuse ``--merge`` into ``path`` when its ``rows`` were run on a domain other than ``name``: a file of two
-    domains' rows mixes their measures (a protein's JSD, an antibody's recovery), and the plot refuses it."""
+    """Refuse ``--merge`` into ``path`` when its ``rows`` were run on a domain other than ``name``, or do not say
+    which (rows written before sweeps recorded their command): a file of two domains' rows mixes their measures (a
+    protein's JSD, an antibody's recovery), and the plot refuses it."""
     domain = get_domain(name)
     others = [r for r in rows if ran_on(r, domain) is False]
     if others:
@@ -154,6 +155,13 @@ def check_same_domain(rows: list[dict], name: str, path: Path) -> None:
         sets = ", ".join(dict.fromkeys(repr(r.get("set")) for r in others))
         raise ValueError(f"--merge: {path} holds {' and '.join(found)} sweep rows (set {sets}), not {domain.cli_name}: "
                          "a file of two domains cannot be plotted; write this sweep to another --json")
+    unnamed = [i for i, r in enumerate(rows) if row_domain(r) is None]
+    if unnamed:
+        row, more = rows[unnamed[0]], f" and {len(unnamed) - 1} more" if len(unnamed) > 1 else ""
+        raise ValueError(f"--merge: {path} row {unnamed[0] + 1} (set {row.get('set')!r}, sampler {row['sampler']!r})"
+                         f"{more} records neither its domain nor the sweep command that wrote it: where they were run "
+                         f'on {domain.cli_name}, add "domain": "{domain.cli_name}" to them; else write this sweep to '
+                         "another --json")
 
 
 def check_outputs(args) -> list[dict]:
