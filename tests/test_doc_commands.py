@@ -41,12 +41,17 @@ NUMBER = "1"  # $1, $((...)): a number, and a file name that is absent too
 ELIDED = "..."
 NAMED = "(named in prose)"  # after the argv of an inline span with no options: it names a command, runs none
 
-# (file, text the joined command line contains) -> why the line is not checked
+# (file, the whole command line as documented_commands() joins it) -> why the line is not checked; only that line
+# is skipped, so a skip cannot hide another line of the file that begins or contains the same words
 SKIPPED: dict[tuple[str, str], str] = {
-    ("README.md", "probe mine"): "a template: 'mine' is the hypothetical domain of my_lab.domains",
-    ("docs/architecture.md", "probe mine"): "a template: 'mine' is the hypothetical domain of my_lab.domains",
-    ("README.md", "COMMAND DOMAIN"): "a template: COMMAND and DOMAIN stand for any command and domain",
-    ("docs/architecture.md", "COMMAND: every command"): "a file-tree listing: COMMAND stands for any command",
+    ("README.md", "python -m mi_core probe mine ..."): "a template: 'mine' is the hypothetical domain of "
+                                                      "my_lab.domains",
+    ("docs/architecture.md", "python -m mi_core probe mine ..."): "a template: 'mine' is the hypothetical domain "
+                                                                 "of my_lab.domains",
+    ("README.md", "python -m mi_core COMMAND DOMAIN --help"): "a template: COMMAND and DOMAIN stand for any "
+                                                             "command and domain",
+    ("docs/architecture.md", "python -m mi_core COMMAND: every command and every option"):
+        "a file-tree listing: COMMAND stands for any command",
 }
 
 
@@ -298,7 +303,7 @@ def documented_commands() -> list[tuple[str, int, str, list[str]]]:
 
 
 def skip_reason(rel: str, command: str) -> str | None:
-    return next((why for (name, part), why in SKIPPED.items() if name == rel and part in command), None)
+    return SKIPPED.get((rel, command))
 
 
 # -- checking them -------------------------------------------------------------------------------------------
@@ -368,8 +373,17 @@ def test_every_documented_command_is_accepted(brackets, tmp_path, monkeypatch):
 
 def test_every_skip_is_of_a_line_still_printed():
     found = documented_commands()
-    unused = [key for key in SKIPPED if not any(rel == key[0] and key[1] in command for rel, _, command, _ in found)]
-    assert not unused, f"SKIPPED entries that match no documented line (remove them): {unused}"
+    unused = set(SKIPPED) - {(rel, command) for rel, _, command, _ in found}
+    assert not unused, f"SKIPPED entries that match no documented line (remove them): {sorted(unused)}"
+
+
+def test_a_skip_covers_its_own_line_only():
+    """Before: a skip matched every line of its file that contained its text, so ("README.md", "probe mine") also
+    skipped a later ``probe mine --no-such-flag`` or ``probe minefield``, unchecked and unsaid."""
+    assert skip_reason("README.md", "python -m mi_core probe mine ...")
+    for command in ("probe mine --no-such-flag", "probe minefield", "COMMAND DOMAIN --help --bad", "probe mine"):
+        assert skip_reason("README.md", "python -m mi_core " + command) is None, command
+    assert skip_reason("docs/scale.md", "python -m mi_core probe mine ...") is None
 
 
 @pytest.mark.parametrize("text, argv", [
