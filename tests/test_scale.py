@@ -303,6 +303,65 @@ def test_eval_estimator_exact_side_equal_on_ray(ray_cluster, tmp_path, tiny_mdm,
         assert ray[key] == pytest.approx(local[key], abs=1e-6), key
 
 
+def test_a_stopped_eval_estimator_on_ray_keeps_the_chunks_back(ray_cluster, tmp_path, model_path, capsys, monkeypatch):
+    """eval-estimator --engine ray stopped kept nothing (its chunks came back only at the end), where the local
+    engine keeps the states probed. Now the chunks back are kept: a stop while the second of two is out keeps the
+    first 8 of 10 states in --json, marked partial; exit 130."""
+    import json
+
+    from mi_core.mi.estimator import EstimatorConfig, MIEstimator, save_estimator
+
+    torch.manual_seed(1)
+    est = tmp_path / "est.safetensors"
+    save_estimator(MIEstimator(EstimatorConfig(d_in=32, n_values=9, n_positions=81, d_node=8, d_proj=4,
+                                               d_pair=4, d_pos=4)).eval(), est)
+    puzzles, out = tmp_path / "p.txt", tmp_path / "ray.json"
+    puzzles.write_text(EASY + "\n" + OTHER + "\n")
+    calls, real = [], ray_cluster.wait
+
+    def stops(*args, **kwargs):  # the first chunk back, then a Ctrl-C while the driver waits for the second
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(ray_cluster, "wait", stops)
+    assert cli_main(["eval-estimator", "sudoku", "--puzzles", str(puzzles), "--states", "10", "--model",
+                     str(model_path), "--estimator", str(est), "--device", "cpu", "--no-markdown", "--json", str(out),
+                     "--engine", "ray", "--workers", "1"]) == 130
+    assert f"kept the 8 of 10 states finished, marked partial (\"stopped\"), in {out}" in capsys.readouterr().err
+    res = json.loads(out.read_text())
+    assert res["stopped"] == {"done": 8, "of": 10, "unit": "state"} and res["n_states"] == 8
+
+
+def test_ray_chunks_are_kept_in_state_order(monkeypatch):
+    """A chunk back before one ahead of it waits for it: the states kept stay the first ones (a stopped run's
+    figures pair ``states[:done]`` with the probes kept)."""
+    from types import SimpleNamespace
+
+    from mi_core.bench import estimator as bench_estimator
+
+    def back(order, stop_after):
+        def chunks(fn, items, args, engine, *extra, chunk, done):
+            for n, index in enumerate(order):
+                if n == stop_after:
+                    raise KeyboardInterrupt
+                lo = index * chunk
+                done(index, ([f"p{i}" for i in range(lo, min(lo + chunk, len(items)))], [float(lo)]))
+        return chunks
+
+    args = SimpleNamespace(eps=0.0, max_batch=8, timing_states=0)
+    states = list(range(20))  # chunks 0..7, 8..15, 16..19
+    for order, stop_after, kept in [((1, 0, 2), 3, 20), ((1, 2, 0), 2, 0), ((0, 2, 1), 2, 8), ((2, 0, 1), 3, 20)]:
+        monkeypatch.setattr(bench_estimator, "chunks_on_engine", back(order, stop_after))
+        probes, alone = [], []
+        try:
+            bench_estimator.run_exact(None, states, args, "cpu", SimpleNamespace(engine="ray"), (probes, alone))
+        except KeyboardInterrupt:
+            pass
+        assert probes == [f"p{i}" for i in range(kept)] and alone == [0.0, 8.0, 16.0][:-(-kept // 8)], order
+
+
 def test_eval_estimator_protein_exact_side_equal_on_ray(ray_cluster, tmp_path):
     import json
 

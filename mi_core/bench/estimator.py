@@ -66,13 +66,23 @@ EXACT_CHUNK = 8  # states probed together here, as in one Ray task: a stop keeps
 def run_exact(model, states: list[np.ndarray], args, device, engine=None, kept: tuple[list, list] | None = None
               ) -> tuple[list, list[float]]:
     """:func:`exact_chunk` of all states, here in chunks of :data:`EXACT_CHUNK` or on Ray actors (``engine``);
-    ``kept``: the two lists returned, filled as the states finish (a stop leaves those finished there)."""
+    ``kept``: the two lists returned, filled as the states finish (a stop leaves those finished there; on Ray, the
+    chunks that came back before the first still out)."""
     probes, alone = kept if kept is not None else ([], [])
     if engine is not None and engine.engine == "ray":
-        parts = chunks_on_engine(exact_chunk, states, args, engine, args.eps, args.max_batch, args.timing_states,
-                                 chunk=EXACT_CHUNK)
-        probes += [p for part in parts for p in part[0]]
-        alone += [s for part in parts for s in part[1]]
+        back, first = {}, 0  # chunks back before one ahead of them, by index; the first not yet kept
+
+        def keep(index: int, part: tuple[list, list[float]]) -> None:  # in state order: kept states are a prefix
+            nonlocal first
+            back[index] = part
+            while first in back:
+                chunk_probes, chunk_alone = back.pop(first)
+                probes.extend(chunk_probes)
+                alone.extend(chunk_alone)
+                first += 1
+
+        chunks_on_engine(exact_chunk, states, args, engine, args.eps, args.max_batch, args.timing_states,
+                         chunk=EXACT_CHUNK, done=keep)
         return probes, alone
     tensors = [torch.as_tensor(t, device=device) for t in states]
     probe_by_length(model, tensors[:1], eps=args.eps, max_batch=args.max_batch)  # warm-up
@@ -398,8 +408,7 @@ def main(args) -> int:
         res = run_eval(model, estimator, domain, held_out, args, device, engine, kept=kept,
                        log=lambda m: print(m, file=sys.stderr, flush=True))
     except KeyboardInterrupt:
-        if engine.engine != "ray":  # Ray's chunks come back only at the end: none here to keep
-            keep_stopped_eval(kept, model, estimator, domain, held_out, args, device)
+        keep_stopped_eval(kept, model, estimator, domain, held_out, args, device)
         raise
     res = write_report(res, args, domain)
     keys = ("n_states", *HEADLINE, "exact_seconds_per_state", "estimator_seconds_per_state", "speedup",
