@@ -437,7 +437,7 @@ def test_resume_refuses_the_checkpoint_of_another_domain(tmp_path):
     state = torch.load(checkpoint_path(out), weights_only=True)
     del state["trainer"]  # a checkpoint written before runs recorded their task
     torch.save(state, checkpoint_path(out))
-    with pytest.raises(ValueError, match=r"holds a model with settings sudoku_mdm does not take \(max_len\)"):
+    with pytest.raises(ValueError, match=r"holds a model with settings sudoku_mdm does not take \(max_len, positions\)"):
         run_train(["sudoku", "--out", str(out), "--resume"])
 
 
