@@ -78,3 +78,23 @@ def test_absolute_positions_learn_the_palindrome_that_rotary_does_not(palindrome
     rotary, absolute = trained("rotary", tmp_path, capsys), trained("absolute", tmp_path, capsys)
     assert absolute[0] < 1.1 and absolute[1] >= 0.75, absolute
     assert rotary[0] > 1.25 and rotary[1] < 0.2, rotary
+
+
+def test_resume_of_a_checkpoint_older_than_the_setting_refuses_another_positions(palindrome, tmp_path, capsys):
+    """A checkpoint written before ``positions`` existed holds a rotary model; ``--resume --positions absolute`` went on
+    with rotary positions, saying nothing."""
+    from mi_core.train.mdm import checkpoint_path
+
+    out = tmp_path / "m.safetensors"
+    argv = ["train", "palindrome8", "--out", str(out), "--steps", "4", "--eval-every", "2", "--log-every", "2",
+            "--warmup", "1", "--no-bf16", "--threads", "1", "--device", "cpu",
+            *(f"--{k.replace('_', '-')}={v}" for k, v in TINY.items())]
+    assert cli.main(argv) == 0
+    state = torch.load(checkpoint_path(out), weights_only=True)
+    model_cfg = json.loads(state["model_cfg"])
+    del model_cfg["positions"]
+    state["model_cfg"] = json.dumps(model_cfg)
+    torch.save(state, checkpoint_path(out))
+    capsys.readouterr()
+    assert cli.main(["train", "palindrome8", "--out", str(out), "--resume", "--positions", "absolute"]) == 2
+    assert "--positions absolute differs from its rotary" in capsys.readouterr().err

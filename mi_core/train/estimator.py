@@ -32,7 +32,7 @@ from mi_core.train.mdm import lr_at
 DEFAULT_OUT = "{domain}_mi_estimator"  # runs/<name>_<date-time>.safetensors
 DEFAULT_VARIANTS = "log:free,log:bound,sqrt:bound,mse:bound,log:free:nopos"
 VARIABLE_LENGTH_VARIANTS = "log:free,log:bound,sqrt:bound,log:free:nosep"
-PROTEIN_REL_BUCKETS = 16  # separations up to 181 get their own buckets
+SEQUENCE_REL_BUCKETS = 16  # variable-length data: separations up to 181 get their own buckets
 
 
 @dataclass(frozen=True)
@@ -219,7 +219,7 @@ class EstimatorRun:
                                   "where the domain's rules tie the two positions); default "
                                   f"{DEFAULT_VARIANTS} (variable-length data: {VARIABLE_LENGTH_VARIANTS})",
                                   parse=checked_variants)
-    rel_buckets: int = option(PROTEIN_REL_BUCKETS, "separation buckets of the pair feature (variable-length data "
+    rel_buckets: int = option(SEQUENCE_REL_BUCKETS, "separation buckets of the pair feature (variable-length data "
                               "only; 0: none)", range=(0, 4096))
 
 

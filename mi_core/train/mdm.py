@@ -19,7 +19,7 @@ import json
 import math
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import MISSING, asdict, dataclass, fields
 from pathlib import Path
 
 import torch
@@ -229,7 +229,8 @@ def resume_configs(task_cls, out: Path, given: dict, cpu_clock: bool = False) ->
         raise ValueError("--resume: this run's --time-budget counts " + ("CPU seconds: give --cpu-clock" if
                          state["cpu_clock"] else "wall seconds: leave out --cpu-clock") + " (its schedule goes on "
                          "from the seconds it has spent)")
-    for name, value in {**model_cfg, **run}.items():
+    defaults = {f.name: f.default for f in fields(task_cls.model_config) if f.default is not MISSING}
+    for name, value in {**defaults, **model_cfg, **run}.items():  # a field newer than the checkpoint: its default
         if name in given and given[name] != value and name not in RESUMABLE:
             flag = "--" + name.replace("_", "-")
             raise ValueError(f"--resume continues the run's own settings: {flag} {given[name]} differs from its {value}")
