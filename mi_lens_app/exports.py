@@ -1,6 +1,6 @@
 """Downloads: MI matrices as CSV and JSON, decoding traces as JSON, figures as standalone HTML.
 
-Pure functions over the app's results (no streamlit, no torch); each returns the file's text.
+Pure functions over the app's results (no streamlit, no torch); each returns the file's text, or a CSV's bytes.
 """
 
 from __future__ import annotations
@@ -17,15 +17,19 @@ from mi_core.domains.protein.tokens import AMINO_ACIDS
 from mi_core.io import json_ready
 
 
-def mi_csv(mi: np.ndarray, labels: list[str], masked: np.ndarray) -> str:
-    """An ``(N, N)`` matrix as CSV with cell labels as the header row and first column, and a ``masked`` column
-    (1 for a position the model fills, 0 for a given one, whose row and column hold no MI) after the labels."""
+def mi_csv(mi: np.ndarray, labels: list[str], masked: np.ndarray, noun: str = "cell") -> bytes:
+    """An ``(N, N)`` matrix as CSV with position labels as the header row and first column (headed ``noun``, the
+    domain's word for a position), and a ``masked`` column (1 for a position the model fills, 0 for a given one,
+    whose row and column hold no MI) after the labels.
+
+    UTF-8 with a byte-order mark: Excel reads a CSV without one in the local code page, and a label such as an
+    antibody's ``W99·H3`` came out garbled; Python reads it back with ``encoding="utf-8-sig"``."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(["cell", "masked", *labels])
+    writer.writerow([noun, "masked", *labels])
     for label, hidden, row in zip(labels, np.asarray(masked, bool), np.asarray(mi, float), strict=True):
         writer.writerow([label, int(hidden), *(f"{v:.8g}" for v in row)])
-    return buf.getvalue()
+    return buf.getvalue().encode("utf-8-sig")
 
 
 UNITS = {"mi": "nats", "entropy": "nats", "marginals": "probability", "seconds": "s"}

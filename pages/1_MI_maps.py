@@ -191,8 +191,8 @@ def pairs_table(edges, labels) -> None:
 def downloads(domain, pz, m, heat, dep):
     labels, about = domain.labels(), support.model_info(domain)  # the model that drew the map, for the JSON
     cols = st.columns(4)
-    cols[0].download_button("MI as CSV", lambda: exports.mi_csv(m.mi, labels, m.masked), "mi.csv", "text/csv",
-                            on_click="ignore")
+    cols[0].download_button("MI as CSV", lambda: exports.mi_csv(m.mi, labels, m.masked, domain.nouns[0]), "mi.csv",
+                            "text/csv", on_click="ignore")
     cols[1].download_button("MI as JSON", lambda: exports.mi_json(m, pz.text, labels=labels, **named(domain.key),
                                                  model_description=about, known=exports.known_state(domain, pz)), "mi.json",
                             "application/json", on_click="ignore")
@@ -263,7 +263,8 @@ def sequence_maps(domain, pz, m):
     with st.expander("What MI is"):
         st.markdown(texts.MI)
     cols, about = st.columns(4), support.model_info(domain)
-    cols[0].download_button("MI as CSV", lambda: exports.mi_csv(m.mi, labels, m.masked), "mi.csv", "text/csv", on_click="ignore")
+    cols[0].download_button("MI as CSV", lambda: exports.mi_csv(m.mi, labels, m.masked, domain.nouns[0]), "mi.csv",
+                            "text/csv", on_click="ignore")
     cols[1].download_button("MI as JSON", lambda: exports.mi_json(m, pz.text, labels=labels, **named(domain.key),
                                                  model_description=about, known=exports.known_state(domain, pz)), "mi.json",
                             "application/json", on_click="ignore")

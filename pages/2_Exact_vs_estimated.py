@@ -167,8 +167,8 @@ def main():
         st.markdown(texts.PROBE)
     labels = pz.labels()
     c, about = st.columns(3), support.model_info(domain)
-    c[0].download_button("Exact MI as CSV", lambda: exports.mi_csv(exact.mi, labels, exact.masked), "mi_exact.csv", "text/csv",
-                         on_click="ignore")
+    c[0].download_button("Exact MI as CSV", lambda: exports.mi_csv(exact.mi, labels, exact.masked, domain.nouns[0]),
+                         "mi_exact.csv", "text/csv", on_click="ignore")
     c[1].download_button("Exact MI as JSON", lambda: exports.mi_json(exact.as_map(), pz.text, labels=labels, **named(domain.key),
                                                  model_description=about, known=exports.known_state(domain, pz)),
                          "mi_exact.json", "application/json", on_click="ignore")

@@ -343,7 +343,7 @@ def test_grid_figure_click_markers_map_back_to_cells():
 def test_exports_round_trip(tiny_mdm, tiny_estimator):
     m = core.fast_map(tiny_mdm, tiny_estimator, S9, core.tokens_of(EASY, S9, "cpu"))
     labels = S9.labels()
-    rows = exports.mi_csv(m.mi, labels, m.masked).strip().split("\n")
+    rows = exports.mi_csv(m.mi, labels, m.masked).decode("utf-8-sig").strip().split("\n")
     assert rows[0].split(",")[:4] == ["cell", "masked", "r1c1", "r1c2"] and len(rows) == 82
     assert [int(r.split(",")[1]) for r in rows[1:]] == [int(c == ".") for c in EASY]  # givens are told apart
     parsed = np.array([[float(v) for v in r.split(",")[2:]] for r in rows[1:]])
