@@ -15,6 +15,7 @@ import plotly.graph_objects as go
 
 from mi_core.domains.protein.tokens import AMINO_ACIDS
 from mi_core.io import json_ready
+from mi_lens_app.domains import get_domain
 
 
 def mi_csv(mi: np.ndarray, labels: list[str], masked: np.ndarray, noun: str = "cell") -> bytes:
@@ -40,8 +41,13 @@ def known_state(domain, pz) -> dict:
     is p(value ``values[v]``)), and the state before masking: a sequence's ``native`` (its residues where they were
     masked; ``_`` where unknown too) or a grid's unique ``solution``, left out where there is none."""
     solution = pz.solution_text
-    name = "native" if domain.layout == "sequence" else "solution"
-    return {"values": list(domain.alphabet), **({name: solution} if solution else {})}
+    return {"values": list(domain.alphabet), **({reference(domain): solution} if solution else {})}
+
+
+def reference(domain) -> str:
+    """What a decode of ``domain`` is scored against, as the downloads name it: a grid's unique ``solution`` (its
+    rules give one), else a sequence's ``native`` (the state before masking; many sequences fold alike)."""
+    return "solution" if domain.layout == "grid" else "native"
 
 
 def mi_json(mi_map, puzzle: str, domain: str, labels: list[str], model: str | None = None,
@@ -76,42 +82,56 @@ def _described(model_description: str | None) -> dict:
     return {"model_description": model_description.removeprefix("Model: ").removesuffix(".")} if model_description else {}
 
 
-def trace_json(trace, puzzle: str, domain: str, labels: list[str], temperature: float, seed: int,
-               values: tuple[str, ...] | None = None, model: str | None = None, command: str | None = None,
-               model_description: str | None = None, known: dict | None = None) -> str:
-    """A :class:`~mi_lens_app.core.Trace` as JSON: one entry per frame, unmasked cells with their entropies.
+def trace_words(domain) -> dict[str, str]:
+    """The keys of a trace of ``domain`` in its own words: its nouns for a position and a value (``cell`` and
+    ``digit``; ``residue`` and ``amino_acid``), its layout for a state (``grid``, ``sequence``), and what a decode
+    is scored against: a solution is ``solved`` or has ``errors``; a native sequence is matched or differed from."""
+    position, value = (noun.replace(" ", "_") for noun in domain.nouns)
+    word = reference(domain)
+    scored = {"outcome": "solved", "errors": "errors"} if word == "solution" else \
+        {"outcome": f"matches_{word}", "errors": f"differs_from_{word}"}
+    return {"position": position, "value": value, "state": domain.layout, **scored}
 
-    ``values``: the name of each value (token ``v + 1``), e.g. amino-acid letters; default the digits
-    themselves. Blanks are ``.``. ``domain`` and ``model``: as for :func:`mi_json`. A trace decoded again records
-    which decode its steps are (mapped back to the puzzle) and the passes of those before it. ``command``: the
-    command line that decodes it again (:func:`bench_command`), where there is one; ``model_description`` and
-    ``known`` (the native sequence or solution the steps' ``errors`` are counted against): as for :func:`mi_json`."""
-    name = (lambda t: str(int(t))) if values is None else (lambda t: values[int(t) - 1])
-    steps = []
-    for s in trace.steps:
-        chosen = np.flatnonzero(s.chosen)
-        written = s.tokens if s.written is None else s.written  # the value written, also where masked again at once
-        steps.append({
-            "step": s.step, "grid": "".join("." if t == 0 else name(t) for t in s.tokens),
-            "unmasked": [{"cell": labels[c], "index": int(c), "digit": int(written[c]), "value": name(written[c]),
-                          "entropy": s.entropy[c], "confidence": s.confidence[c]} for c in chosen],
-            "remasked": [labels[c] for c in np.flatnonzero(s.remasked)], "passes": s.passes,
-            "extra_passes": s.extra_passes, "budget_spent": s.budget_spent, "mi_among": s.mi_among,
-            "mi_max": s.mi_max,
-            "errors": [labels[c] for c in np.flatnonzero(s.errors)], "info": s.info,
-            **({"per_position": s.maps} if s.maps else {}),  # e.g. the order selector's select_prob, (N,) each
-        })
+
+def _step(s, spec, labels: list[str], words: dict[str, str]) -> dict:
+    """One frame of a trace (:func:`trace_json`)."""
+    chosen = np.flatnonzero(s.chosen)
+    written = s.tokens if s.written is None else s.written  # the value written, also where masked again at once
+    return {
+        "step": s.step, words["state"]: spec.state_text(s.tokens),
+        "unmasked": [{words["position"]: labels[c], "index": int(c), words["value"]: spec.alphabet[int(written[c]) - 1],
+                      "entropy": s.entropy[c], "confidence": s.confidence[c]} for c in chosen],
+        "remasked": [labels[c] for c in np.flatnonzero(s.remasked)], "passes": s.passes,
+        "extra_passes": s.extra_passes, "budget_spent": s.budget_spent, "mi_among": s.mi_among, "mi_max": s.mi_max,
+        words["errors"]: [labels[c] for c in np.flatnonzero(s.errors)], "info": s.info,
+        **({"per_position": s.maps} if s.maps else {}),  # e.g. the order selector's select_prob, (N,) each
+    }
+
+
+def trace_json(trace, puzzle: str, domain: str, labels: list[str], temperature: float, seed: int,
+               model: str | None = None, command: str | None = None, model_description: str | None = None,
+               known: dict | None = None) -> str:
+    """A :class:`~mi_lens_app.core.Trace` as JSON: one entry per frame, the positions unmasked with their values
+    and entropies, keyed in the domain's own words (:func:`trace_words`); states are written as the domain writes
+    them (its mask symbol for masked).
+
+    ``domain`` and ``model``: as for :func:`mi_json`. A trace decoded again records which decode its steps are
+    (mapped back to the puzzle) and the passes of those before it. ``command``: the command line that decodes it
+    again (:func:`bench_command`), where there is one; ``model_description`` and ``known`` (the native sequence or
+    solution the steps' errors are counted against): as for :func:`mi_json`."""
+    spec = get_domain(domain)
+    words = trace_words(spec)
     return json.dumps(json_ready({
         "domain": domain, **({"model": model} if model else {}), **_described(model_description), "puzzle": puzzle,
         **(known or {}), "strategy": trace.strategy, "params": trace.params,
         "temperature": temperature, "seed": seed,
         **({"command": command, "command_note": "PUZZLE_FILE: a file holding the puzzle on its one line"}
            if command else {}),
-        "mi_source": trace.mi_source, "solved": trace.solved,
+        "mi_source": trace.mi_source, words["outcome"]: trace.solved,
         "stopped": trace.stopped, "seconds": trace.seconds,
         **({"decodes_at_most": trace.attempts, "decode": trace.attempt, "rejected_decodes": trace.rejected,
             "earlier_passes": trace.earlier_passes} if trace.attempts > 1 else {}),  # steps: the shown decode's
-        "steps": steps,
+        "steps": [_step(s, spec, labels, words) for s in trace.steps],
     }))
 
 

@@ -508,8 +508,7 @@ def main():
             col.download_button(f"Trace {side.upper()} ({trace.strategy}) as JSON",
                                 lambda t=trace: exports.trace_json(
                                     t, pz.text, labels=pz.labels(), temperature=temperature, seed=seed,
-                                    values=domain.alphabet, **named(domain.key),
-                                    model_description=about, known=exports.known_state(domain, pz),
+                                    **named(domain.key), model_description=about, known=exports.known_state(domain, pz),
                                     command=exports.bench_command(t, temperature, seed, bench_domain_options(domain.key))
                                     if domain.layout == "grid" else None),
                                 f"trace_{trace.strategy}.json", "application/json", on_click="ignore")

@@ -467,3 +467,34 @@ def test_protein_mi_views_take_the_pages_colour_scale(env, path, query, maps):
     bars = mi_colour_bars(specs(at))
     assert len(bars) == maps, bars
     assert all(text.endswith(" rank (percentile)") for text in bars.values()), bars
+
+
+@pytest.fixture
+def downloads(monkeypatch):
+    """``{file name: the download's data}`` of every deferred download button a page run draws (AppTest keeps the
+    button, not the function that makes its file)."""
+    from streamlit.runtime.media_file_manager import MediaFileManager
+
+    made, add = {}, MediaFileManager.add_deferred
+
+    def keep(self, data_callable, mimetype, coordinates, file_name=None, **kwargs):
+        made[file_name] = data_callable
+        return add(self, data_callable, mimetype, coordinates, file_name=file_name, **kwargs)
+
+    monkeypatch.setattr(MediaFileManager, "add_deferred", keep)
+    return made
+
+
+def test_a_proteins_downloads_speak_of_residues_and_excel_reads_the_csv(env, downloads):
+    """The pages' downloads of a protein: the MI CSV starts with a byte-order mark (Excel read it in the local code
+    page) and heads its labels "residue"; the trace names residues and amino acids, not cells and digits, and is
+    scored against the native sequence, not "solved"."""
+    query = {"psrc": "paste", "seq": SEQ, "mask_mode": "positions", "mask": "3-6"}
+    assert not run_page("pages/1_MI_maps.py", **query).exception
+    data = downloads["mi.csv"]()
+    assert data.startswith(b"\xef\xbb\xbf") and data.decode("utf-8-sig").startswith("residue,masked,M1,K2,_3,")
+    assert not run_page("pages/3_Decoding.py", a="topk", b="eb", **query).exception
+    trace = json.loads(downloads["trace_topk.json"]())
+    entry = trace["steps"][1]["unmasked"][0]
+    assert entry["residue"].startswith("_") and entry["amino_acid"] in AMINO_ACIDS and "digit" not in entry
+    assert "matches_native" in trace and "solved" not in trace and trace["steps"][0]["sequence"] == trace["puzzle"]
