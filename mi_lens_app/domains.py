@@ -20,7 +20,6 @@ import numpy as np
 
 from mi_core.domain import DOMAINS, ROOT, Domain
 from mi_core.domain import get_domain as core_domain
-from mi_core.domains import protein
 from mi_core.domains.sudoku import (
     PuzzleRecord,
     SudokuFormatError,
@@ -107,12 +106,13 @@ class Puzzle:
         return len(self.digits)
 
     def label(self, cell: int) -> str:
-        """A cell's name: ``r3c5`` on a grid; residue letter and 1-based position (``M1``; ``_7`` masked)."""
+        """A cell's name: ``r3c5`` on a grid; elsewhere its value and 1-based position (``M1``), or the domain's mask
+        symbol for a masked one (``_7``: a protein's)."""
         domain = get_domain(self.domain)
         if domain.layout == "grid":
             return domain.cell_label(cell)
         token = self.digits[cell]
-        return f"{domain.alphabet[token - 1] if token else protein.MASK_CHAR}{cell + 1}"
+        return f"{domain.alphabet[token - 1] if token else domain.mask_char}{cell + 1}"
 
     def labels(self) -> list[str]:
         """Every cell's :meth:`label`; an antibody's CDR residues carry their CDR (``W99·H3``), so every

@@ -1,18 +1,20 @@
 """The app's downloads (``mi_lens_app.exports``): CSV that Excel reads, and traces in each domain's own words."""
 
 import csv
+import dataclasses
 import json
 
 import numpy as np
 import pandas as pd
 import pytest
 import torch
+from toy_domain import TOY, AllDifferentModel
 
 from mi_core.domains.oracle4 import Oracle4Model
 from mi_core.domains.protein import AMINO_ACIDS, ProteinRecord, tokenize
 from mi_core.domains.protein.mdm import ProteinMDM, ProteinMDMConfig
 from mi_lens_app import core, exports
-from mi_lens_app.domains import DOMAINS
+from mi_lens_app.domains import DOMAINS, make_puzzle
 from mi_lens_app.sequences import Masking, protein_puzzle
 
 SEQ = "MKTAYIAKQRQISFVKSHFSRQLEERLGLIEVQAPILSRVGDGTQDNLSGAEKAVQ"
@@ -91,3 +93,26 @@ def test_a_sudoku_trace_keeps_its_cells_digits_and_solved():
     entry, final = data["steps"][1]["unmasked"][0], data["steps"][-1]
     assert set(entry) == {"cell", "index", "digit", "entropy", "confidence"}
     assert entry["digit"] == final["grid"][entry["index"]] and final["errors"] == []
+
+
+@pytest.fixture
+def marked():
+    """A toy domain that writes a masked position "?" and has "_" among its values."""
+    from mi_core.domain import register, unregister
+
+    domain = register(dataclasses.replace(TOY, key="toyq", names=("toyq",), short="toyq", mask_char="?",
+                                          alphabet=tuple("abcde_")))
+    yield domain
+    unregister(domain.key)
+
+
+def test_a_masked_position_is_named_with_its_domains_mask_symbol(marked):
+    """A masked position was named with the protein's "_" in every sequence domain: here "_3" read as the value
+    "_" at position 3, and a given "_" and a masked position had the same kind of name."""
+    pz = make_puzzle(DOMAINS["toyq"], "ab??e_")
+    assert pz.labels() == ["a1", "b2", "?3", "?4", "e5", "_6"]
+    trace = core.decode_trace(AllDifferentModel(), None, marked, pz.text, None, "topk", {"k": 1})
+    data = json.loads(exports.trace_json(trace, pz.text, "toyq", pz.labels(), 0.0, 0))
+    assert data["steps"][0]["sequence"] == "ab??e_" and "?" not in data["steps"][-1]["sequence"]
+    assert {u["position"] for s in data["steps"] for u in s["unmasked"]} == {"?3", "?4"}
+    assert all(u["symbol"] in "cd" for s in data["steps"] for u in s["unmasked"])
