@@ -842,6 +842,31 @@ def test_a_stopped_bench_probe_keeps_the_states_it_probed(tmp_path, capsys, monk
     assert "peak_bf16" not in res and "**Partial: stopped after 3 of 4 states**" in md.read_text()
 
 
+@pytest.mark.parametrize("stop_in", ["probe_many", "throughput_sweep"])
+def test_a_bench_probe_stopped_after_its_last_state_says_what_it_left_undone(tmp_path, capsys, monkeypatch, stop_in):
+    """bench-probe stopped in its last all-at-once probe or its bf16 peak (after every state) was reported as
+    stopped after "4 of 4 states", all done, with no word of what it had not run."""
+    from mi_core.domains.sudoku import bench_probe
+
+    real = getattr(bench_probe, stop_in)
+
+    def stops(*args, **kwargs):  # the second group's all-at-once probe, or the bf16 peak
+        if kwargs.get("autocast") or (stop_in == "probe_many" and args[1].eq(0).sum() == 2 * 3):
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(bench_probe, stop_in, stops)
+    out, md = tmp_path / "probe.json", tmp_path / "BENCH.md"
+    assert main(["bench-probe", "--batch-sizes", "2", "--masked", "2,3", "--states", "2", "--min-seconds", "0.01",
+                 "--eps", "0.05", "--device", "cpu", "--threads", "1", "--json", str(out), "--markdown", str(md)]) == 130
+    left = ("the all-at-once probe of the 3-masked states and " if stop_in == "probe_many" else "") + \
+        "the bf16 peak forward throughput"
+    assert capsys.readouterr().err.strip().endswith(f"; stopped before {left}")
+    res = json.loads(out.read_text())
+    assert res["stopped"] == {"done": 4, "of": 4, "unit": "state", "caveat": f"stopped before {left}"}
+    assert f"every figure here is over those 4 only; stopped before {left}." in md.read_text()
+
+
 def test_a_second_stop_while_the_kept_figures_are_taken_keeps_nothing(tmp_path):
     """keep_stopped: a second Ctrl-C while the partial result is computed writes nothing and says so."""
     from mi_core.bench.report import keep_stopped

@@ -167,8 +167,9 @@ def plural(count: int, unit: str) -> str:
 
 def stopped_line(stopped: dict) -> str:
     """The line a stopped run's report opens with (:func:`stopped_fields`' ``stopped``)."""
+    caveat = f"; {stopped['caveat']}" if stopped.get("caveat") else ""
     return (f"**Partial: stopped after {stopped['done']} of {plural(stopped['of'], stopped['unit'])}**; every figure "
-            f"here is over those {stopped['done']} only.")
+            f"here is over those {stopped['done']} only{caveat}.")
 
 
 def _kept_where(path: Path, section: str | None) -> str:

@@ -227,13 +227,20 @@ def main(cfg) -> int:
         res = run_benchmark(model, device, cfg, kept=kept)
     except KeyboardInterrupt:
         done, total = sum(len(rows) for _, rows, _ in kept.get("groups", ())), len(cfg.masked) * cfg.states
+        caveat = "" if done < total else unfinished(cfg, kept)
         markdown_file = cfg.markdown if cfg.write_markdown else None
         keep_stopped(done, total, "state", [(cfg.json, None), (markdown_file, SECTION)],
-                     lambda: results(model, device, cfg, kept) | stopped_fields(done, total, "state"),
-                     lambda res: write(cfg, res))
+                     lambda: results(model, device, cfg, kept) | stopped_fields(done, total, "state", caveat),
+                     lambda res: write(cfg, res), caveat)
         raise
     write(cfg, res)
     return 0
+
+
+def unfinished(cfg, kept: dict) -> str:
+    """What a run stopped after its last state left undone: the last group's all-at-once probe, the bf16 peak."""
+    left = [f"the all-at-once probe of the {masked}-masked states" for masked, _, many in kept["groups"] if many is None]
+    return "stopped before " + " and ".join([*left, *(["the bf16 peak forward throughput"] if cfg.bf16 else [])])
 
 
 def write(cfg, res: dict) -> None:
