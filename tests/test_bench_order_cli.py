@@ -445,7 +445,7 @@ def test_a_resume_compares_the_device_picked_not_its_name():
     stopped with auto on a CPU and resumed with auto where CUDA is present, its rows would mix."""
     from argparse import Namespace
 
-    from mi_core.bench.order import run_identity
+    from mi_core.bench.report import run_identity
 
     picked = "cuda" if torch.cuda.is_available() else "cpu"
     assert run_identity(Namespace(device="auto", seed=0))["device"] == picked

@@ -3,6 +3,7 @@ import json
 
 import pytest
 
+from mi_core.bench.report import partial_path
 from mi_core.cli import main
 
 EASY = "..9.7.1.....2.8...2...3...4.9.........8....311.6...52.....6327.....9.6...1...7.5."
@@ -271,7 +272,6 @@ def stop_sweep_at(monkeypatch, cell: int) -> list[str]:
 def test_an_interrupted_sweep_keeps_its_finished_cells_and_resumes(tmp_path, model_path, capsys, monkeypatch):
     """A sweep stopped after hours of cells kept none of them (its JSON is written at the end). Each finished cell
     is kept in ``OUT.partial``; ``--resume`` runs only the rest, and the rows equal an uninterrupted run's."""
-    from mi_core.bench import sweep
 
     puzzles = tmp_path / "p.txt"
     puzzles.write_text(EASY + "\n" + OTHER + "\n")
@@ -287,7 +287,7 @@ def test_an_interrupted_sweep_keeps_its_finished_cells_and_resumes(tmp_path, mod
     assert "other settings (limit None there, 1 now)" in capsys.readouterr().err
     monkeypatch.undo()
     assert main([*base, "--json", str(out), "--resume"]) == 0 and calls == ["topk", "topk"]
-    assert "1 of 3 cells already run" in capsys.readouterr().err and not sweep.partial_path(out).exists()
+    assert "1 of 3 cells already run" in capsys.readouterr().err and not partial_path(out).exists()
     whole, resumed = json.loads((tmp_path / "whole.json").read_text()), json.loads(out.read_text())
     drop = ("seconds", "command")
     assert [{k: v for k, v in r.items() if k not in drop} for r in resumed] == \
@@ -313,23 +313,23 @@ def test_a_sweep_stopped_before_its_first_cell_promises_no_partial_file(tmp_path
     monkeypatch.setattr(sweep, "sweep_cell", stops)
     assert main(base) == 130
     err = capsys.readouterr().err
-    assert "interrupted (Ctrl-C)" in err and "--resume" not in err and not sweep.partial_path(out).exists()
+    assert "interrupted (Ctrl-C)" in err and "--resume" not in err and not partial_path(out).exists()
     monkeypatch.undo()
     assert main(base) == 0 and main([*base, "--resume"]) == 2
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert err == (f"error: --resume: no interrupted sweep {out}.partial to continue ({out} holds a finished "
-                   "sweep's rows): run the command without --resume")
+                   "sweep's results): run the command without --resume")
     row = json.loads(out.read_text())[0]
     settings = {k: row[k] for k in ("set", "puzzles", "limit", "level", "precision", "seed", "batch_size",
                                     "temperature", "model", "model_sha256", "iterations") if k in row}
-    sweep.partial_path(out).mkdir()  # refused before the work, not after the first cell
+    partial_path(out).mkdir()  # refused before the work, not after the first cell
     assert main([*base, "--force"]) == 2
     err = capsys.readouterr().err
     assert "is not a file: move it away" in err and "topk k=2: accuracy" not in err
-    sweep.partial_path(out).rmdir()
+    partial_path(out).rmdir()
     key = sweep.cell_key(("topk", {"k": "2"}, None))
     for cell in ([key, 5], [key, {"sampler": "topk"}]):  # a traceback, a row of no figures
-        sweep.partial_path(out).write_text(json.dumps({"settings": settings, "cells": [cell]}))
+        partial_path(out).write_text(json.dumps({"settings": settings, "cells": [cell]}))
         assert main([*base, "--resume", "--force"]) == 2
         assert "is not a sweep's record of finished cells" in capsys.readouterr().err
 
@@ -337,7 +337,6 @@ def test_a_sweep_stopped_before_its_first_cell_promises_no_partial_file(tmp_path
 def test_a_resume_on_part_of_the_grid_keeps_the_other_finished_cells(tmp_path, model_path, capsys, monkeypatch):
     """``--resume --samplers X`` (finishing one sampler first) removed the ``.partial`` file at its end, and with it
     every finished cell of the other samplers. They are kept there now, said, and a later ``--resume`` uses them."""
-    from mi_core.bench import sweep
 
     puzzles = tmp_path / "p.txt"
     puzzles.write_text(EASY + "\n" + OTHER + "\n")
@@ -350,13 +349,13 @@ def test_a_resume_on_part_of_the_grid_keeps_the_other_finished_cells(tmp_path, m
     monkeypatch.undo()
     assert main([*base, "--resume", "--samplers", "sequential"]) == 0
     err = capsys.readouterr().err
-    assert "keeps 2 finished cells outside this grid (topk k=2, topk k=4)" in err and sweep.partial_path(out).exists()
+    assert "keeps 2 finished cells outside this grid (topk k=2, topk k=4)" in err and partial_path(out).exists()
     assert [r["sampler"] for r in json.loads(out.read_text())] == ["sequential"]
     assert main([*base, "--resume", "--force"]) == 0 and "2 of 3 cells already run" in capsys.readouterr().err
     drop = ("seconds", "command")
     assert [{k: v for k, v in r.items() if k not in drop} for r in json.loads(out.read_text())] == \
            [{k: v for k, v in r.items() if k not in drop} for r in json.loads((tmp_path / "whole.json").read_text())]
-    assert not sweep.partial_path(out).exists()
+    assert not partial_path(out).exists()
 
 
 def test_diff_rows_script_flags_changed_figures(tmp_path, capsys):

@@ -18,12 +18,12 @@ from pathlib import Path
 from tqdm import tqdm
 
 from mi_core.bench import decode
-from mi_core.bench.report import check_partial, markdown_table, partial_path, settings_difference, update_section
+from mi_core.bench.report import Kept, check_partial, drop_partial, markdown_table, run_identity, update_section
 from mi_core.decoding import make_strategy
 from mi_core.decoding.selector import check_order_net_fits, load_order_net
 from mi_core.device import pick_device
 from mi_core.domain import get_domain
-from mi_core.io import atomic_write_json, atomic_write_text, check_output, file_sha256, note_on_stop, stops_held
+from mi_core.io import atomic_write_json, atomic_write_text, check_output
 from mi_core.models.base import load_meta
 from mi_core.options import SKIP, Device, Force, float_list, int_list, markdown_option, option, seed
 
@@ -112,76 +112,30 @@ def write_report(args, payload, text: str, echo: bool = False) -> Path | None:
         atomic_write_text(md, command + text + "\n")
     else:
         update_section(f"bench-order-{get_domain(args.domain).key}", command + text, md)
-    with stops_held():  # the stop line names the kept rows only while they are there
-        partial_path(args.json).unlink(missing_ok=True)  # stopped before, --resume writes both files again at once
-        note_on_stop(None)
+    drop_partial(args.json)  # kept until both files are written: stopped between them, --resume writes both again
     return md
-
-
-UNKEPT = {"json", "markdown", "force", "resume", "threads", "argv", "given"}  # change no row of a run
-
-
-def run_identity(args, **used) -> dict:
-    """What a bench-order run's rows depend on: its options but those of :data:`UNKEPT`, and ``used``, the files it
-    read where an option was left unset (the model's weights, the default selector or estimator: an environment
-    variable may name another on resuming), each file named with its sha256 (a model trained again under its name
-    runs again)."""
-    def value(v):
-        if isinstance(v, Path) or (isinstance(v, str) and Path(v).suffix and Path(v).is_file()):
-            return [str(v), file_sha256(v) if Path(v).is_file() else None]
-        return v if isinstance(v, (int, float, str, bool, type(None), list, dict)) else str(v)
-
-    kept = {k: value(v) for k, v in sorted({**vars(args), **used}.items()) if k not in UNKEPT}
-    if "device" in kept:  # the device picked: auto on a CPU machine is cpu, and mixes no CUDA rows on resuming
-        kept["device"] = pick_device(kept["device"]).type
-    return json.loads(json.dumps(kept))
 
 
 class Rows:
     """A bench-order run's rows as they finish: each printed as a JSON line above a bar on standard error that
-    counts them (a row decodes every input once: minutes on a CPU), and kept in ``--json``'s .partial file, so a
-    stopped run's ``--resume`` reads them back instead of running them again."""
+    counts them (a row decodes every input once: minutes on a CPU), and kept in ``--json``'s .partial file
+    (:class:`~mi_core.bench.report.Kept`), so a stopped run's ``--resume`` reads them back instead of running them
+    again."""
 
     def __init__(self, bar, args, used: dict):
-        self.bar, self.path, self.settings = bar, partial_path(args.json), run_identity(args, **used)
-        self.kept: dict[str, dict] = {}
+        self.bar, self.kept = bar, Kept(args, "bench-order", run_identity(args, **used))
         if args.resume:
-            self.kept = read_kept(self.path, self.settings)
-            print(f"{self.path}: {len(self.kept)} rows already run", file=sys.stderr)
+            print(f"{self.kept.path}: {len(self.kept.done)} rows already run", file=sys.stderr)
 
     def __call__(self, key, compute: Callable[[], dict], line: Callable[[dict], dict] = lambda row: row) -> dict:
         """The row of ``key`` (JSON-able: sampler, params, ...): kept, else ``compute()``'s; ``line(row)`` printed."""
         key = json.dumps(key, sort_keys=True)
-        row = self.kept.get(key)
-        if row is None:
-            row = self.kept[key] = compute()
-            with stops_held():  # the stop line names the file only once it holds this row
-                atomic_write_json(self.path, {"settings": self.settings, "rows": list(self.kept.items())})
-                note_on_stop(keeps_note(self.path))
+        if key not in self.kept:
+            self.kept.keep({key: compute()})
+        row = self.kept.done[key]
         self.bar.write(json.dumps(line(row)), file=sys.stdout)
         self.bar.update()
         return row
-
-
-def keeps_note(path: Path) -> str:
-    return f"{path} keeps the finished rows: add --resume to the same command to continue"
-
-
-def read_kept(path: Path, settings: dict) -> dict[str, dict]:
-    """The rows an interrupted run of ``settings`` kept in ``path``; ValueError naming what differs."""
-    try:
-        kept = json.loads(path.read_text())
-        rows = {key: row for key, row in kept["rows"] if isinstance(key, str) and isinstance(row, dict)}
-        if not isinstance(kept["settings"], dict) or len(rows) != len(kept["rows"]):
-            raise ValueError
-    except (ValueError, UnicodeDecodeError, TypeError, KeyError):
-        raise ValueError(f"--resume: {path} is not a bench-order's record of finished rows; move it away, or "
-                         "give --force without --resume to start again") from None
-    if kept["settings"] != settings:
-        differ = settings_difference(kept["settings"], settings, "--")
-        raise ValueError(f"--resume: {path} was a run of other settings ({differ}): give the interrupted command's "
-                         "options, or --force without --resume to start again")
-    return rows
 
 
 @contextmanager
@@ -248,9 +202,7 @@ def options(domain) -> list:
 
 
 def main(args) -> int:
-    partial = check_partial(args, "bench-order")
-    if args.resume:  # a stop before this run's first row still leaves the stopped run's rows there
-        note_on_stop(keeps_note(partial))
+    check_partial(args, "bench-order")  # resumed: a stop before this run's first row names the stopped run's rows
     check_output(args.json, args.force or args.resume)  # resumed: the stopped run's, written before its report
     if args.markdown is None:  # the JSON's own report beside it: replaced only with --force, as the JSON
         if markdown_path(args) == args.json:  # --json rows.md: the report was written over the rows

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import shlex
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from mi_core.device import pick_device
 from mi_core.domain import Domain, get_domain
-from mi_core.io import atomic_write_text, note_on_stop, stops_held
+from mi_core.io import atomic_write_json, atomic_write_text, file_sha256, json_ready, note_on_stop, stops_held
 from mi_core.options import markdown_option, markers_problem, option, section_problem
 
 
@@ -41,20 +43,104 @@ def partial_path(json_path: Path) -> Path:
     return json_path.with_name(json_path.name + ".partial")
 
 
-def check_partial(args, command: str) -> Path:
-    """``--json``'s .partial file, refused before any work where it cannot serve: ``--resume`` with none there,
-    or one there (an interrupted run's rows) without ``--resume`` or ``--force``."""
+def check_partial(args, command: str, unit: str = "rows") -> Path | None:
+    """``--json``'s .partial file, refused before any work where it cannot serve: ``--resume`` with none there (or no
+    ``--json``), or one there (an interrupted run's ``unit``) without ``--resume`` or ``--force``."""
+    if args.json is None:
+        if args.resume:
+            raise ValueError(f"--resume needs --json: a stopped {command} keeps its finished {unit} in --json's .partial file")
+        return None
     partial = partial_path(args.json)
     if partial.exists() and not partial.is_file():  # found after the first row's work, when it is written
-        raise ValueError(f"{partial}, where {command} keeps its finished rows, is not a file: move it away")
+        raise ValueError(f"{partial}, where {command} keeps its finished {unit}, is not a file: move it away")
     if args.resume and not partial.is_file():
-        finished = f" ({args.json} holds a finished {command}'s rows)" if args.json.is_file() else ""
+        finished = f" ({args.json} holds a finished {command}'s results)" if args.json.is_file() else ""
         raise ValueError(f"--resume: no interrupted {command} {partial} to continue{finished}: run the command "
                          "without --resume")
     if partial.is_file() and not (args.resume or args.force):
-        raise ValueError(f"{partial} holds the finished rows of an interrupted {command}: add --resume to continue "
+        raise ValueError(f"{partial} holds the finished {unit} of an interrupted {command}: add --resume to continue "
                          "it, or --force to start again")
+    note_on_stop(resume_note(partial, unit) if args.resume else None)  # a stop before this run's first new one
     return partial
+
+
+def resume_note(path: Path, unit: str) -> str:
+    return f"{path} keeps the finished {unit}: add --resume to the same command to continue"
+
+
+# options that change nothing a run finishes (where it writes, how many threads or Ray actors run it)
+UNKEPT = {"json", "markdown", "write_markdown", "section", "force", "resume", "threads", "argv", "given", "engine",
+          "address", "workers", "num_gpus", "num_cpus", "retries"}
+
+
+def run_identity(args, **used) -> dict:
+    """What a run's results depend on: its options but those of :data:`UNKEPT`, and ``used``, the files it read where
+    an option was left unset (the model's weights, a default selector or estimator: an environment variable may name
+    another on resuming), each file named with its sha256 (a model trained again under its name runs again)."""
+    def value(v):
+        if isinstance(v, Path) or (isinstance(v, str) and Path(v).suffix and Path(v).is_file()):
+            return [str(v), file_sha256(v) if Path(v).is_file() else None]
+        return v if isinstance(v, (int, float, str, bool, type(None), list, dict)) else str(v)
+
+    kept = {k: value(v) for k, v in sorted({**vars(args), **used}.items()) if k not in UNKEPT}
+    if "device" in kept:  # the device picked: auto on a CPU machine is cpu, and mixes no CUDA rows on resuming
+        kept["device"] = pick_device(kept["device"]).type
+    return json.loads(json.dumps(kept))
+
+
+class Kept:
+    """A long command's finished work by key, each kept in ``--json``'s .partial file as it finishes beside the run's
+    ``settings``, so that a stopped run's ``--resume`` reads it back (refused for other settings, naming them, keys
+    after ``prefix``) and runs only the rest; ``valid(value)``: a value this command keeps. No --json: memory only."""
+
+    def __init__(self, args, command: str, settings: dict, unit: str = "rows", field: str = "rows",
+                 prefix: str = "--", valid=lambda value: value is not None):
+        self.json, self.path = args.json, None if args.json is None else partial_path(args.json)
+        self.command, self.unit, self.field = command, unit, field
+        self.settings = json.loads(json.dumps(json_ready(settings)))
+        self.done: dict = self.read(prefix, valid) if args.resume else {}
+        note_on_stop(resume_note(self.path, unit) if self.done else None)
+
+    def read(self, prefix: str, valid) -> dict:
+        try:
+            kept = json.loads(self.path.read_text())
+            done = {key: value for key, value in kept[self.field] if isinstance(key, str) and valid(value)}
+            if not isinstance(kept["settings"], dict) or len(done) != len(kept[self.field]):
+                raise ValueError
+        except (ValueError, UnicodeDecodeError, TypeError, KeyError, AttributeError):
+            raise ValueError(f"--resume: {self.path} is not a {self.command}'s record of finished {self.unit}; move it "
+                             "away, or give --force without --resume to start again") from None
+        if kept["settings"] != self.settings:
+            differ = settings_difference(kept["settings"], self.settings, prefix)
+            raise ValueError(f"--resume: {self.path} was a run of other settings ({differ}): give the interrupted "
+                             "command's options, or --force without --resume to start again")
+        return done
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.done
+
+    def keep(self, items: dict) -> None:
+        """Keep ``items`` (key: JSON-able value), written at once (with --json)."""
+        self.done.update(items)
+        if self.path is not None:
+            with stops_held():  # a stop between the two named no file, or one without this item
+                atomic_write_json(self.path, {"settings": self.settings, self.field: list(self.done.items())}, None)
+                note_on_stop(resume_note(self.path, self.unit))
+
+    def close(self, keys=()) -> None:
+        """The run is written: remove the file, or keep in it only ``keys`` (finished work this run did not use)."""
+        if keys:
+            atomic_write_json(self.path, {"settings": self.settings, self.field: [[k, self.done[k]] for k in keys]})
+        else:
+            drop_partial(self.json)
+
+
+def drop_partial(json_path: Path | None) -> None:
+    """The run is written: remove ``json_path``'s .partial file, and the stop line's word of it."""
+    if json_path is not None:
+        with stops_held():  # the stop line names the kept work only while it is there
+            partial_path(json_path).unlink(missing_ok=True)
+            note_on_stop(None)
 
 
 def settings_difference(there: dict, now: dict, prefix: str = "") -> str:

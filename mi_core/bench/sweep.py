@@ -21,14 +21,13 @@ from tqdm import tqdm
 from mi_core.bench import decode
 from mi_core.bench.metrics import PASS_KEYS
 from mi_core.bench.report import (
+    Kept,
     check_partial,
     frontier_text,
     markdown_table,
     params_text,
-    partial_path,
     ran_on,
     row_domain,
-    settings_difference,
     update_section,
 )
 from mi_core.bench.scale import run_cells, runner, sweep_cell
@@ -36,7 +35,7 @@ from mi_core.decoding import STRATEGIES, make_strategy
 from mi_core.decoding.base import check_one_of, typed_params
 from mi_core.device import pick_device, warn_if_slow_bf16
 from mi_core.domain import get_domain
-from mi_core.io import atomic_write_json, check_output, display_path, note_on_stop, stops_held
+from mi_core.io import atomic_write_json, check_output, display_path
 from mi_core.options import Device, Force, markdown_option, option, section_problem
 from mi_core.scale.engine import EngineConfig, absolute, engine_from_args
 
@@ -166,7 +165,7 @@ def check_same_domain(rows: list[dict], name: str, path: Path) -> None:
 
 def check_outputs(args) -> list[dict]:
     """Refuse unwritable outputs before any work; the rows to merge with (``--merge``), else []."""
-    check_partial(args, "sweep")  # before --json's check: --force would not help a --resume with nothing to resume
+    check_partial(args, "sweep", "cells")  # before --json's check: --force would not help a --resume with nothing to resume
     old = read_rows(args.json) if args.merge else []
     check_same_domain(old, args.domain, args.json)  # before the model loads: the merged file could not be plotted
     check_output(args.json, args.force or args.merge, "--json")  # --merge rewrites the file it read
@@ -254,24 +253,27 @@ def main(args) -> int:
                 "batch_size": args.batch_size, "temperature": args.temperature, "model": model_name,
                 **decode.model_fields(model, args)}
     read = {path: decode.estimator_fields(path) for _, _, path in points}  # each file hashed once, not once a row
-    cells = Cells(partial_path(args.json), settings, [cell_key(point, read[point[2]]) for point in points], args.resume)
+    keys = [cell_key(point, read[point[2]]) for point in points]
+    cells = Kept(args, "sweep", settings, "cells", field="cells", prefix="", valid=is_row)
 
     def finish(index: int, res: dict) -> None:  # each cell's figures as it finishes, above the progress bar; kept
         name, params, estimator = points[index]
         tqdm.write(f"{inputs.name} {name} {params_text(recorded_params(name, params))}: " + ", ".join(
             f"{k} {res[k]:.4g}" for k in (*metric_figures([res]), "mean_passes") if k in res), file=sys.stderr)
-        cells.keep(index, {"set": inputs.name, "sampler": name, "params": recorded_params(name, params), **res,
-                           **settings, **read[estimator], "command": cmd})
+        cells.keep({keys[index]: {"set": inputs.name, "sampler": name, "params": recorded_params(name, params), **res,
+                                  **settings, **read[estimator], "command": cmd}})
 
-    todo = cells.todo()
+    todo = [i for i, key in enumerate(keys) if key not in cells]
+    if len(todo) < len(keys):
+        print(f"{cells.path}: {len(keys) - len(todo)} of {len(keys)} cells already run", file=sys.stderr)
     run_cells([(sweep_cell, inputs.templates, inputs.metric, run, *points[i]) for i in todo], args, engine,
               None if engine.engine == "ray" else runner(model, device), done=lambda n, res: finish(todo[n], res))
-    rows = cells.rows()
+    rows = [cells.done[key] for key in keys]
     results = [{k: r[k] for k in r if k not in settings} for r in rows]
     if args.merge:
         rows = merge_rows(old_rows, rows)
     atomic_write_json(args.json, rows)
-    cells.close()
+    close(cells, keys)
     if args.markdown is not None:  # -: the section on standard output
         section = getattr(inputs_cls, "sweep_section", None) or partial(puzzle_section, figures=metric_figures(results))
         section(rows, inputs.name, device, precision, cmd, args.markdown)
@@ -284,67 +286,18 @@ def cell_key(point: tuple[str, dict, str | None], estimator: dict | None = None)
     return json.dumps([*point, (estimator or {}).get("estimator_sha256")], sort_keys=True)
 
 
-class Cells:
-    """A sweep's finished cells, each written to ``path`` as it finishes (with the run's ``settings``); with
-    ``resume``, those the file holds for the same settings are kept and not run again."""
-
-    def __init__(self, path: Path, settings: dict, keys: list[str], resume: bool):
-        self.path, self.settings, self.keys = path, json.loads(json.dumps(settings)), keys
-        self.done: dict[str, dict] = {}
-        self.others: list[tuple[str, dict]] = []  # finished cells of the same settings outside this grid
-        if resume:
-            kept = read_partial(path)
-            if kept["settings"] != self.settings:
-                differ = settings_difference(kept["settings"], self.settings)
-                raise ValueError(f"--resume: {path} was a sweep of other settings ({differ}): give the interrupted "
-                                 "command's options, or --force without --resume to start again")
-            self.done = {key: row for key, row in kept["cells"] if key in keys}
-            self.others = [(key, row) for key, row in kept["cells"] if key not in keys]  # kept, not dropped
-        # said once the file holds a cell: stopped before, there is nothing to --resume
-        note_on_stop(self.stop_note() if self.done else None)
-
-    def stop_note(self) -> str:
-        return f"{self.path} keeps the finished cells: add --resume to the same command to continue"
-
-    def todo(self) -> list[int]:
-        if self.done:
-            print(f"{self.path}: {len(self.done)} of {len(self.keys)} cells already run", file=sys.stderr)
-        return [i for i, key in enumerate(self.keys) if key not in self.done]
-
-    def keep(self, index: int, row: dict) -> None:
-        self.done[self.keys[index]] = row
-        with stops_held():  # a stop between the two said there was nothing to resume
-            atomic_write_json(self.path, {"settings": self.settings, "cells": [*self.done.items(), *self.others]})
-            note_on_stop(self.stop_note())
-
-    def close(self) -> None:
-        """The grid is done: remove the file, or keep in it only the finished cells outside this grid, and say so."""
-        if not self.others:
-            self.path.unlink(missing_ok=True)
-            return
-        atomic_write_json(self.path, {"settings": self.settings, "cells": self.others})
-        names = ", ".join(f"{r['sampler']} {params_text(r['params'])}".strip() for _, r in self.others)
-        print(f"note: {self.path} keeps {len(self.others)} finished cells outside this grid ({names}): --resume "
+def close(cells: Kept, keys: list[str]) -> None:
+    """The grid is done: remove the .partial file, or keep in it only the finished cells outside this grid, and say so."""
+    others = [key for key in cells.done if key not in keys]
+    cells.close(others)
+    if others:
+        names = ", ".join(f"{r['sampler']} {params_text(r['params'])}".strip() for r in map(cells.done.get, others))
+        print(f"note: {cells.path} keeps {len(others)} finished cells outside this grid ({names}): --resume "
               "with a grid that holds them uses them", file=sys.stderr)
-
-    def rows(self) -> list[dict]:
-        return [self.done[key] for key in self.keys]
-
-
-def read_partial(path: Path) -> dict:
-    try:
-        kept = json.loads(path.read_text())
-        if isinstance(kept.get("settings"), dict) and all(len(c) == 2 and isinstance(c[0], str) and is_row(c[1])
-                                                          for c in kept["cells"]):
-            return kept
-    except (ValueError, UnicodeDecodeError, AttributeError, KeyError, TypeError):
-        pass
-    raise ValueError(f"--resume: {path} is not a sweep's record of finished cells; move it away, or give --force "
-                     "without --resume")
 
 
 def is_row(row) -> bool:
-    """``row`` is a sweep row as :class:`Cells` keeps it: an object with its set, sampler, params and settings."""
+    """``row`` is a sweep row as :func:`main` keeps it: an object with its set, sampler, params and settings."""
     return isinstance(row, dict) and {"set", "sampler", "params", "command"} <= row.keys() and \
         isinstance(row["params"], dict)
 
