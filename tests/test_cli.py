@@ -796,7 +796,8 @@ def test_a_stopped_bench_keeps_the_puzzles_it_finished(tmp_path, model_path, cap
     assert "stopping: taking the figures of the 2 of 4 puzzles finished (Ctrl-C again keeps nothing)" in err
     assert "Traceback" not in err and err.strip().splitlines()[-1] == (
         f"interrupted (Ctrl-C): the files already written are whole; kept the 2 of 4 puzzles finished, marked partial "
-        f"(\"stopped\"), in {out} (replacing the file there)")
+        f"(\"stopped\"), in {out} (replacing the file there); {partial_path(out)} keeps the finished inputs: add "
+        "--resume to the same command to continue")
     kept = json.loads(out.read_text())
     assert kept["partial"] is True and kept["stopped"] == {"done": 2, "of": 4, "unit": "puzzle"}
     assert kept["n"] == 2 and kept["inputs_done"] == [0, 1] and kept["sequences"] == whole["sequences"][:2]
@@ -812,6 +813,84 @@ def test_a_stopped_bench_keeps_the_puzzles_it_finished(tmp_path, model_path, cap
     assert main(base[:-2]) == 130 and not (tmp_path / "none.json").exists()
     assert capsys.readouterr().err.strip().endswith(
         "1 of 4 puzzles finished; nothing kept (no output file was given: --json FILE keeps them)")
+
+
+def test_a_stopped_bench_resumes_and_equals_a_whole_run(tmp_path, model_path, capsys, monkeypatch):
+    """A stopped bench could not go on: its finished inputs were in --json, marked partial, and a rerun decoded them
+    all again. They are kept in OUT.json.partial too; --resume decodes only the rest, and its result is the
+    uninterrupted run's. The refusals are sweep's."""
+    from mi_core.bench import decode
+
+    puzzles = tmp_path / "p.csv"
+    puzzles.write_text("puzzle,solution,level\n" + f"{EASY},{EASY_SOL},Easy\n{OTHER},,Hard\n" * 2)
+    out, whole = tmp_path / "out.json", tmp_path / "whole.json"
+    base = ["bench", "sudoku", "--puzzles", str(puzzles), "--model", str(model_path), "--device", "cpu",
+            "--threads", "1", "--batch-size", "1", "--sampler", "topk", "--set", "k=3", "--json", str(out)]
+    assert main([*base[:-1], str(whole)]) == 0
+    stop_decoding_after(monkeypatch, 2)
+    assert main(base) == 130
+    assert capsys.readouterr().err.strip().endswith(
+        f"in {out}; {partial_path(out)} keeps the finished inputs: add --resume to the same command to continue")
+    monkeypatch.undo()
+    assert main(base) == 2 and "holds the finished inputs of an interrupted bench: add --resume" in capsys.readouterr().err
+    assert main([*base, "--resume", "--seed", "3"]) == 2
+    assert "was a run of other settings (--seed 0 there, 3 now)" in capsys.readouterr().err
+    calls, real = [], decode.decode_final
+    monkeypatch.setattr(decode, "decode_final", lambda *a, **k: calls.append(1) or real(*a, **k))
+    assert main([*base, "--resume"]) == 0 and len(calls) == 1 + 2  # the warm-up, then the 2 puzzles left
+    drop = ("seconds",)
+    assert {k: v for k, v in json.loads(out.read_text()).items() if k not in drop} == \
+           {k: v for k, v in json.loads(whole.read_text()).items() if k not in drop}
+    assert not partial_path(out).exists() and main([*base, "--resume"]) == 2
+    assert "--resume: no interrupted bench" in capsys.readouterr().err
+    assert main([*base[:-2], "--resume"]) == 2 and "--resume needs --json" in capsys.readouterr().err
+
+
+def test_a_bench_stopped_while_decoding_again_resumes_its_rounds(tmp_path, model_path, capsys, monkeypatch):
+    """With --attempts, a resumed run goes on from the round of decoding again it was stopped in: its decodes, seeds
+    and passes are the uninterrupted run's."""
+    puzzles = tmp_path / "p.csv"
+    puzzles.write_text("puzzle,solution,level\n" + f"{EASY_SOL},{EASY_SOL},Easy\n{OTHER},,Hard\n" * 2)
+    out, whole = tmp_path / "out.json", tmp_path / "whole.json"
+    base = ["bench", "sudoku", "--puzzles", str(puzzles), "--model", str(model_path), "--device", "cpu",
+            "--threads", "1", "--batch-size", "1", "--attempts", "3", "--json", str(out)]
+    assert main([*base[:-1], str(whole)]) == 0
+    full = json.loads(whole.read_text())
+    assert any(len(d) == 3 for d in full["decode_passes"]), "the test needs a puzzle decoded a third time"
+    for decodes in (0, 2, 3):  # the solved puzzles decode nothing: stopped in the first decodes, the first round of
+        # decoding again (its second batch), the second round (its first)
+        stop_decoding_after(monkeypatch, decodes)
+        assert main([*base, "--force"]) == 130
+        monkeypatch.undo()
+        assert main([*base, "--resume"]) == 0, capsys.readouterr().err
+        assert {k: v for k, v in json.loads(out.read_text()).items() if k != "seconds"} == \
+               {k: v for k, v in full.items() if k != "seconds"}, decodes
+
+
+def test_a_resumed_bench_seeded_per_batch_draws_the_seeds_of_the_batches_it_skips(tmp_path, monkeypatch):
+    """Protein inputs are seeded once per batch, from one stream: a resumed run draws the seed of each batch it
+    kept, so the batches left sample as they would have (seeded from the stream's start, they sampled as the first)."""
+    import numpy as np
+    import torch
+
+    from mi_core.domains.protein.mdm import ProteinMDM, ProteinMDMConfig, save_protein_mdm
+
+    torch.manual_seed(0)
+    model = tmp_path / "p.safetensors"
+    save_protein_mdm(ProteinMDM(ProteinMDMConfig(max_len=64, d_model=32, n_layers=1, n_heads=2, d_ff=64)).eval(), model)
+    rng = np.random.default_rng(0)
+    fasta = tmp_path / "ref.fa"
+    fasta.write_text("".join(f">d{i}\n{''.join(rng.choice(list('ACDEFGHIKLMNPQRSTVWY'), 30))}\n" for i in range(60)))
+    out, whole = tmp_path / "out.json", tmp_path / "whole.json"
+    base = ["bench", "protein", "--reference", str(fasta), "--model", str(model), "--samples", "6", "--lengths", "8",
+            "--batch-size", "2", "--sampler", "topk", "--set", "k=2", "--device", "cpu", "--threads", "1", "--json"]
+    assert main([*base, str(whole)]) == 0
+    stop_decoding_after(monkeypatch, 1)
+    assert main([*base, str(out)]) == 130
+    monkeypatch.undo()
+    assert main([*base, str(out), "--resume"]) == 0
+    resumed, full = json.loads(out.read_text()), json.loads(whole.read_text())
+    assert len(set(full["sequences"])) == 6 and resumed.pop("seconds") and full.pop("seconds") and resumed == full
 
 
 def test_a_stopped_bench_probe_keeps_the_states_it_probed(tmp_path, capsys, monkeypatch):
@@ -903,4 +982,4 @@ def test_a_bench_stopped_while_decoding_again_says_what_it_left_out(tmp_path, mo
     assert kept["stopped"]["done"] == first.count(True) and kept["n"] == first.count(True)
     caveat = (f"{retried} puzzle{'s' if retried != 1 else ''} whose decodes so far broke the rules, with decodes left, "
               "left out (the hard ones), so the kept accuracy is higher than the whole run's would be")
-    assert kept["stopped"]["caveat"] == caveat and err.endswith(f"; {caveat}")
+    assert kept["stopped"]["caveat"] == caveat and f"; {caveat}; {partial_path(out)} keeps" in err

@@ -145,12 +145,14 @@ class RowsDone:
 def decode_all(model, templates: list[np.ndarray], strategy, *, temperature: float = 0.0, seed: int = 0,
                batch_size: int = 256, device: torch.device | str = "cpu", bf16: bool = False, progress=None,
                seeding: str = "per item", retry: Retry | None = None, items: list[int] | None = None,
-               into: Generation | None = None) -> Generation:
+               into: Generation | None = None, keep: Callable[[list[int]], None] | None = None) -> Generation:
     """Decode every template (token ids, ``model.mask_id`` where to fill); ``progress(x)`` as they fill
     (:class:`RowsDone`); ``retry``: decode again those whose results break the domain's rules
     (:func:`retry_rejected`); ``items``: each template's index for its per-item seed (default: its place in
     ``templates``); ``into``: the :class:`Generation` filled and returned, which a stop (Ctrl-C) leaves holding
-    the inputs finished so far (:func:`finished`)."""
+    the inputs finished so far (:func:`finished`), and which, where it holds a result of each template (None: not
+    yet), a stopped run's, decodes only the batches and rounds of decoding again left, as they would have been;
+    ``keep(indices)``: after each batch and round, of the templates whose results it changed."""
     if seeding not in SEEDINGS:
         raise ValueError(f"seeding must be one of {SEEDINGS}, got {seeding!r}")
     longest = max(map(len, templates), default=0)
@@ -158,17 +160,16 @@ def decode_all(model, templates: list[np.ndarray], strategy, *, temperature: flo
         raise ValueError(f"a sequence of {longest} positions is longer than the {model.max_len} this model takes")
     n = len(templates)
     gen = into if into is not None else Generation([], [], [], 0.0)
-    gen.sequences, gen.passes, gen.extra_passes, gen.decodes, gen.seconds = [None] * n, [0] * n, [0] * n, [], 0.0
-    start = time.perf_counter()
-    try:  # a stop keeps in ``gen`` the batches finished
-        _first_decodes(model, templates, strategy, gen, start, temperature=temperature, seed=seed,
-                       batch_size=batch_size, device=device, bf16=bf16, progress=progress, seeding=seeding, items=items)
-    finally:
-        gen.decodes = [[] if s is None else [p] for s, p in zip(gen.sequences, gen.passes)]
+    if len(gen.sequences) != n:
+        gen.sequences, gen.passes, gen.extra_passes, gen.decodes = [None] * n, [0] * n, [0] * n, [[] for _ in range(n)]
+        gen.seconds = 0.0
+    _first_decodes(model, templates, strategy, gen, time.perf_counter() - gen.seconds, temperature=temperature,
+                   seed=seed, batch_size=batch_size, device=device, bf16=bf16, progress=progress, seeding=seeding,
+                   items=items, keep=keep)  # a stop keeps in ``gen`` the batches finished
     if retry is not None:
         settings = {"temperature": temperature, "batch_size": batch_size, "device": device, "bf16": bf16,
                     "seeding": seeding, "progress": progress}
-        retry_rejected(model, templates, strategy, gen, retry, seed, settings, items)
+        retry_rejected(model, templates, strategy, gen, retry, seed, settings, items, keep)
     return gen
 
 
@@ -180,16 +181,18 @@ def finished(templates: list[np.ndarray], gen: Generation, retry: Retry | None) 
 
 
 def _first_decodes(model, templates: list[np.ndarray], strategy, gen: Generation, start: float, *, temperature: float,
-                   seed: int, batch_size: int, device, bf16: bool, progress, seeding: str, items: list[int] | None
-                   ) -> None:
-    """:func:`decode_all`'s first decode of every template, batch by batch, into ``gen``; its ``seconds``: since
-    ``start`` (a ``perf_counter``) to the end of the last batch finished."""
+                   seed: int, batch_size: int, device, bf16: bool, progress, seeding: str, items: list[int] | None,
+                   keep) -> None:
+    """:func:`decode_all`'s first decode of every template, batch by batch, into ``gen`` (a batch it holds is not
+    decoded again); its ``seconds``: since ``start`` (a ``perf_counter``) to the end of the last batch finished."""
     sequences, passes, extra = gen.sequences, gen.passes, gen.extra_passes
     rng = np.random.default_rng(seed)
     for idx in length_batches([len(t) for t in templates], batch_size):
-        tokens = torch.from_numpy(np.stack([np.asarray(templates[i], dtype=np.int64) for i in idx])).to(device)
         seeds = ([item_seed(seed, i if items is None else items[i]) for i in idx] if seeding == "per item"
                  else int(rng.integers(2**62)))
+        if all(sequences[i] is not None for i in idx):  # decoded before a stop: its seed is drawn all the same
+            continue
+        tokens = torch.from_numpy(np.stack([np.asarray(templates[i], dtype=np.int64) for i in idx])).to(device)
         zeros = torch.zeros(len(idx), dtype=torch.long)
         report = RowsDone(progress, tokens, model.mask_id) if progress else None
         if not bool((tokens == model.mask_id).any()):  # nothing to fill: the template is the answer
@@ -202,21 +205,28 @@ def _first_decodes(model, templates: list[np.ndarray], strategy, gen: Generation
             final_extra = zeros if final.extra_passes is None else final.extra_passes
         rows = final_tokens.cpu().numpy()  # one read-back per batch
         for row, (i, p, e) in enumerate(zip(idx, final_passes.tolist(), final_extra.tolist())):
-            sequences[i], passes[i], extra[i] = rows[row], p, e
+            sequences[i], passes[i], extra[i], gen.decodes[i] = rows[row], p, e, [p]
         gen.seconds = round(time.perf_counter() - start, 3)
         if report:
             report.end()
+        if keep:
+            keep(idx)
 
 
 def retry_rejected(model, templates: list[np.ndarray], strategy, gen: Generation, retry: Retry, seed: int,
-                   settings: dict, items: list[int] | None = None) -> None:
+                   settings: dict, items: list[int] | None = None, keep=None) -> None:
     """Decode again, under view ``k`` for the ``k``-th retry (seeded by :func:`decode_seed` and the template's index,
     ``items[i]`` when given, whichever others are retried with it), every template whose result ``retry.verify``
-    rejects; a retried template keeps its last result, and its passes and wall time (the decodes') add up."""
+    rejects; a retried template keeps its last result, and its passes and wall time (the decodes') add up.
+    ``keep(indices)`` after each round, of those it decoded again."""
     for k in range(1, retry.count):
-        todo = [i for i, (t, s) in enumerate(zip(templates, gen.sequences)) if not retry.verify(t, s)]
-        if not todo:
+        rejected = [i for i, (t, s) in enumerate(zip(templates, gen.sequences))
+                    if len(gen.decodes[i]) < retry.count and not retry.verify(t, s)]
+        todo = [i for i in rejected if len(gen.decodes[i]) == k]  # resumed, those decoded more wait for their round
+        if not rejected:
             return
+        if not todo:
+            continue
         if retry.announce is not None:
             retry.announce(k + 1, len(todo))
         again = decode_all(model, [retry.to_view(templates[i], k) for i in todo], strategy, seed=decode_seed(seed, k),
@@ -227,6 +237,8 @@ def retry_rejected(model, templates: list[np.ndarray], strategy, gen: Generation
             gen.extra_passes[i] += again.extra_passes[j]
             gen.decodes[i].append(again.passes[j])
         gen.seconds = round(gen.seconds + again.seconds, 3)
+        if keep:
+            keep(todo)
 
 
 def warm_up(model, templates: list[np.ndarray], strategy, **kwargs) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from mi_core.device import pick_device
 from mi_core.domain import Domain, get_domain
-from mi_core.io import atomic_write_json, atomic_write_text, file_sha256, json_ready, note_on_stop, stops_held
+from mi_core.io import ON_STOP, atomic_write_json, atomic_write_text, file_sha256, json_ready, note_on_stop, stops_held
 from mi_core.options import markdown_option, markers_problem, option, section_problem
 
 
@@ -272,21 +272,24 @@ def keep_stopped(done: int, total: int, unit: str, outputs: list[tuple[Path | No
     ``result()`` the result over those ``done`` alone, marked with :func:`stopped_fields`, when any finished and one
     of ``outputs`` (``(path, None)``: a file, ``(path, section)``: a Markdown file's section; path None or ``-``: not
     given, or standard output) was asked for; the command line's stop line says what was kept and where, naming each
-    file or section it replaced, and ``caveat`` (how the finished inputs differ from all). A second stop while
-    ``result()`` runs keeps nothing. The caller raises the stop again."""
+    file or section it replaced, and ``caveat`` (how the finished inputs differ from all), then what it said before
+    (:class:`Kept`'s word on --resume). A second stop while ``result()`` runs keeps nothing. The caller raises the
+    stop again."""
     files = [(Path(p), s) for p, s in outputs if p is not None and str(p) != "-"]
-    of = f"{done} of {plural(total, unit)}"
+    of, before = f"{done} of {plural(total, unit)}", "".join(f"; {note}" for note in ON_STOP)
+
+    def say(text: str) -> None:
+        note_on_stop(text + before)
+
     if done == 0:
-        note_on_stop(f"no {unit} was finished: nothing kept")
-        return
+        return say(f"no {unit} was finished: nothing kept")
     if not files:
-        note_on_stop(f"{of} finished; nothing kept (no output file was given: --json FILE keeps them)")
-        return
+        return say(f"{of} finished; nothing kept (no output file was given: --json FILE keeps them)")
     where = " and ".join(_kept_where(p, s) for p, s in files)
-    note_on_stop(f"stopped again while taking the figures of the {of} finished: nothing kept")
+    say(f"stopped again while taking the figures of the {of} finished: nothing kept")
     print(f"stopping: taking the figures of the {of} finished (Ctrl-C again keeps nothing)", file=sys.stderr,
           flush=True)  # seconds to a minute (eval-estimator runs its estimator on them): not a hang
     kept = result()
     with stops_held():  # the files and the line naming them change together
         write(kept)
-        note_on_stop(f"kept the {of} finished, marked partial (\"stopped\"), in {where}" + (f"; {caveat}" if caveat else ""))
+        say(f"kept the {of} finished, marked partial (\"stopped\"), in {where}" + (f"; {caveat}" if caveat else ""))

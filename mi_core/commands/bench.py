@@ -11,10 +11,11 @@ import sys
 from dataclasses import dataclass
 from functools import partial
 
+import numpy as np
 from tqdm import tqdm
 
 from mi_core.bench import decode
-from mi_core.bench.report import keep_stopped, stopped_fields
+from mi_core.bench.report import Kept, check_partial, drop_partial, keep_stopped, run_identity, stopped_fields
 from mi_core.decoding import make_strategy
 from mi_core.decoding.base import check_one_of, typed_params
 from mi_core.device import pick_device, warn_if_slow_bf16
@@ -27,6 +28,12 @@ from mi_core.options import Device, Force, JsonOut, option, parse_sets
 class SamplerChoice:
     sampler: str = option("sequential", "a registered decoding strategy")
     sets: list[str] = option([], "strategy parameter (repeat)", flags=("--set",), many=True, metavar="KEY=VALUE")
+
+
+@dataclass
+class Resume:
+    resume: bool = option(False, "continue a stopped run of the same options: the inputs it finished (kept in --json's "
+                          ".partial file as they finish) are not run again")
 
 
 # why a domain serves() refuses cannot run this command (the command line says it)
@@ -43,7 +50,7 @@ def describe(domain: Domain) -> str:
 
 def options(domain: Domain) -> list:
     inputs = decode.inputs_class(domain)
-    return [*inputs.options(domain), SamplerChoice, JsonOut, Device, decode.run_options(inputs, domain), Force]
+    return [*inputs.options(domain), SamplerChoice, JsonOut, Resume, Device, decode.run_options(inputs, domain), Force]
 
 
 def grow(bar, sampler: str, decode: int, count: int) -> None:
@@ -53,7 +60,8 @@ def grow(bar, sampler: str, decode: int, count: int) -> None:
 
 
 def main(args) -> int:
-    check_output(args.json, args.force)
+    check_partial(args, "bench", "inputs")  # before --json's check: --force would not help a --resume of nothing
+    check_output(args.json, args.force or args.resume)  # resumed: the stopped run's partial result is replaced
     domain = get_domain(args.domain)
     params = typed_params(args.sampler, check_one_of(args.sampler, parse_sets(args.sets)))
     strategy = make_strategy(args.sampler, **params)
@@ -64,34 +72,66 @@ def main(args) -> int:
     decode.with_estimator(strategy, model, domain, description)
     decode.with_selector(strategy, domain)
     run = decode.run_settings(args, inputs, domain, model, device=device)
+    kept = Kept(args, "bench", run_identity(args, model=getattr(model, "weights_path", None) or args.model,
+                                           estimator=getattr(strategy, "estimator", None),
+                                           selector=getattr(strategy, "selector", None)), "inputs", valid=is_kept)
     decode.warm_up(model, inputs.templates, strategy, **run)
-    gen = decode.Generation([], [], [], 0.0)  # filled as the inputs finish: a stop keeps those
+    gen = kept_generation(kept, len(inputs.templates))  # filled as the inputs finish: a stop keeps those
     try:
-        with tqdm(total=len(inputs.templates), desc=args.sampler, unit=inputs.unit, file=sys.stderr,
-                  bar_format=decode.PROGRESS_FORMAT) as bar:  # it counts a part-decoded state by its share filled
-            if run["retry"] is not None:  # each round of decoding again grows the bar by its states
+        with tqdm(total=len(inputs.templates), initial=sum(s is not None for s in gen.sequences), desc=args.sampler,
+                  unit=inputs.unit, file=sys.stderr, bar_format=decode.PROGRESS_FORMAT) as bar:  # a part-decoded
+            if run["retry"] is not None:  # state counts by its share filled; a round of decoding again grows it
                 run["retry"].announce = partial(grow, bar, args.sampler)
             result, gen = decode.evaluate(model, inputs.templates, strategy, inputs.metric(), progress=bar.update,
-                                          into=gen, **run)
+                                          into=gen, keep=partial(keep_decoded, kept, gen), **run)
     except KeyboardInterrupt:
-        done = decode.finished(inputs.templates, gen, run["retry"])
-        total = len(inputs.templates)
-        caveat = retrying_caveat(len([s for s in gen.sequences if s is not None]) - len(done), inputs.unit)
-
-        def result() -> dict:
-            figures = decode.score(inputs.templates, gen, inputs.metric(), done, run["retry"] is not None)
-            kept = row(args, domain, inputs, model, model_name, device, strategy, params, figures, gen, done)
-            return kept | stopped_fields(len(done), total, inputs.unit, caveat)
-
-        keep_stopped(len(done), total, inputs.unit, [(args.json, None)], result,
-                     lambda kept: atomic_write_json(args.json, kept), caveat)
+        keep_stopped_bench(args, domain, inputs, model, model_name, device, strategy, params, gen, run["retry"])
         raise
     result = row(args, domain, inputs, model, model_name, device, strategy, params, result, gen,
                  range(len(inputs.templates)))
     print(json.dumps({k: v for k, v in result.items() if k not in ("passes", "sequences", "decode_passes")}, indent=2))
     if args.json:
         atomic_write_json(args.json, result)
+    drop_partial(args.json)
     return 0
+
+
+def is_kept(value) -> bool:
+    """A value :func:`keep_decoded` wrote: the seconds, or an input's ``[tokens, passes, extra passes, decodes]``."""
+    return isinstance(value, (int, float)) or (isinstance(value, list) and len(value) == 4)
+
+
+def keep_decoded(kept: Kept, gen: decode.Generation, indices: list[int]) -> None:
+    kept.keep({str(i): [gen.sequences[i].tolist(), gen.passes[i], gen.extra_passes[i], list(gen.decodes[i])]
+               for i in indices} | {"seconds": gen.seconds})
+
+
+def kept_generation(kept: Kept, count: int) -> decode.Generation:
+    """The :class:`~mi_core.bench.decode.Generation` of ``count`` inputs that a stopped run kept (:func:`keep_decoded`;
+    none: each None), for :func:`~mi_core.bench.decode.decode_all` to go on from."""
+    gen = decode.Generation([None] * count, [0] * count, [0] * count, kept.done.get("seconds", 0.0),
+                            [[] for _ in range(count)])
+    for key, value in kept.done.items():
+        if key != "seconds":
+            i = int(key)
+            tokens, gen.passes[i], gen.extra_passes[i], gen.decodes[i] = value
+            gen.sequences[i] = np.asarray(tokens, dtype=np.int64)
+    return gen
+
+
+def keep_stopped_bench(args, domain, inputs, model, model_name, device, strategy, params, gen, retry) -> None:
+    """:func:`~mi_core.bench.report.keep_stopped` of the inputs a stopped run finished, into --json."""
+    done = decode.finished(inputs.templates, gen, retry)
+    total = len(inputs.templates)
+    caveat = retrying_caveat(len([s for s in gen.sequences if s is not None]) - len(done), inputs.unit)
+
+    def result() -> dict:
+        figures = decode.score(inputs.templates, gen, inputs.metric(), done, retry is not None)
+        kept = row(args, domain, inputs, model, model_name, device, strategy, params, figures, gen, done)
+        return kept | stopped_fields(len(done), total, inputs.unit, caveat)
+
+    keep_stopped(len(done), total, inputs.unit, [(args.json, None)], result,
+                 lambda kept: atomic_write_json(args.json, kept), caveat)
 
 
 def retrying_caveat(retrying: int, unit: str) -> str:
