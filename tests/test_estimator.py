@@ -798,10 +798,67 @@ def test_a_stopped_eval_estimator_keeps_the_states_it_probed(tmp_path, tiny_mdm,
     err = capsys.readouterr().err
     assert "Traceback" not in err and err.strip().splitlines()[-1] == (
         "interrupted (Ctrl-C): the files already written are whole; kept the 8 of 10 states finished, marked partial "
-        f"(\"stopped\"), in {out} and the section eval-estimator of {bench} (replacing the one there)")
+        f"(\"stopped\"), in {out} and the section eval-estimator of {bench} (replacing the one there); {out}.partial "
+        "keeps the finished states: add --resume to the same command to continue")
     res = json.loads(out.read_text())
     assert res["partial"] is True and res["stopped"] == {"done": 8, "of": 10, "unit": "state"}
     assert res["n_states"] == 8 and res["timed_states"] == 0 and res["speedup_median"] is None
     assert res["estimator_passes"] == 8 and "rules" in res
     text = bench.read_text()
     assert "old" not in text and "**Partial: stopped after 8 of 10 states**; every figure here is over those 8" in text
+
+
+# figures of the wall time, and the command (its --json): the rest of a resumed run's result is the uninterrupted run's
+TIMING_KEYS = ("command", "estimator_seconds", "exact_seconds", "speedup", "exact_seconds_per_state", "estimator_seconds_per_state",
+               "exact_median_seconds", "estimator_median_seconds", "speedup_median")
+
+
+def untimed(res: dict) -> dict:
+    return {k: v for k, v in res.items() if k not in TIMING_KEYS}
+
+
+def test_a_stopped_eval_estimator_resumes_and_equals_a_whole_run(tmp_path, tiny_mdm, tiny_estimator, capsys,
+                                                                 monkeypatch):
+    """A stopped eval-estimator could not go on: a rerun probed every state again. The states probed are kept in
+    OUT.json.partial as each chunk finishes; --resume probes only the rest (stopped in the timing, only the timing
+    left), and its figures are the uninterrupted run's. The refusals are sweep's."""
+    from mi_core.bench import estimator as bench_estimator
+
+    model_path, est_path = tmp_path / "mdm.safetensors", tmp_path / "est.safetensors"
+    save_sudoku_mdm(tiny_mdm, model_path)
+    save_estimator(tiny_estimator, est_path)
+    puzzles = tmp_path / "p.csv"
+    puzzles.write_text("puzzle,solution\n" + "".join(f"{p},{s}\n" for p, s in PUZZLES))
+    out, whole = tmp_path / "eval.json", tmp_path / "whole.json"
+    base = ["eval-estimator", "sudoku", "--puzzles", str(puzzles), "--states", "10", "--timing-states", "2",
+            "--model", str(model_path), "--estimator", str(est_path), "--no-markdown", "--device", "cpu",
+            "--threads", "1", "--json"]
+    assert cli_main([*base, str(whole)]) == 0
+    real = bench_estimator.probe_by_length
+    for name, stop_at, probed_again in (("probe_by_length", 3, 2), ("probe", 2, 0)):  # stopped in the last 2 states'
+        monkeypatch.undo()
+        calls, stopped = [], getattr(bench_estimator, name)  # chunk, or in timing the second state alone
+
+        def stops(*args, stopped=stopped, stop_at=stop_at, **kwargs):
+            calls.append(1)
+            if len(calls) == stop_at:
+                raise KeyboardInterrupt
+            return stopped(*args, **kwargs)
+
+        monkeypatch.setattr(bench_estimator, name, stops)
+        assert cli_main([*base, str(out), "--force"]) == 130
+        assert capsys.readouterr().err.strip().endswith(
+            f"{out}.partial keeps the finished states: add --resume to the same command to continue")
+        if stop_at == 3:
+            assert cli_main([*base, str(out)]) == 2 and "add --resume to continue it" in capsys.readouterr().err
+            assert cli_main([*base, str(out), "--resume", "--eps", "0.001"]) == 2
+            assert "was a run of other settings (--eps 0.0 there, 0.001 now)" in capsys.readouterr().err
+        monkeypatch.undo()
+        monkeypatch.setattr(bench_estimator, "probe_by_length", lambda *a, **k: calls.append(len(a[1])) or real(*a, **k))
+        calls.clear()
+        assert cli_main([*base, str(out), "--resume"]) == 0
+        assert calls[1:-1] == [probed_again] * bool(probed_again)  # after the warm-up, the states not kept; then the
+        # rules' all-masked state
+        resumed = json.loads(out.read_text())
+        assert untimed(resumed) == untimed(json.loads(whole.read_text())) and "--resume" not in resumed["command"]
+        assert not (tmp_path / "eval.json.partial").exists()

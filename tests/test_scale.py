@@ -334,6 +334,48 @@ def test_a_stopped_eval_estimator_on_ray_keeps_the_chunks_back(ray_cluster, tmp_
     assert res["stopped"] == {"done": 8, "of": 10, "unit": "state"} and res["n_states"] == 8
 
 
+def test_a_stopped_eval_estimator_on_ray_resumes_on_ray(ray_cluster, tmp_path, model_path, capsys, monkeypatch):
+    """eval-estimator --engine ray --resume probes on Ray only the chunks not kept (those from the first not back),
+    and its figures are an uninterrupted Ray run's; resumed on the local engine, whose timing of states alone comes
+    after every chunk, it is refused, naming --engine."""
+    import json
+
+    from mi_core.bench import estimator as bench_estimator
+    from mi_core.mi.estimator import EstimatorConfig, MIEstimator, save_estimator
+
+    torch.manual_seed(1)
+    est = tmp_path / "est.safetensors"
+    save_estimator(MIEstimator(EstimatorConfig(d_in=32, n_values=9, n_positions=81, d_node=8, d_proj=4,
+                                               d_pair=4, d_pos=4)).eval(), est)
+    puzzles, out, whole = tmp_path / "p.txt", tmp_path / "ray.json", tmp_path / "whole.json"
+    puzzles.write_text(EASY + "\n" + OTHER + "\n")
+    base = ["eval-estimator", "sudoku", "--puzzles", str(puzzles), "--states", "10", "--model", str(model_path),
+            "--estimator", str(est), "--device", "cpu", "--no-markdown", "--engine", "ray", "--workers", "1", "--json"]
+    assert cli_main([*base, str(whole)]) == 0
+    calls, real = [], ray_cluster.wait
+
+    def stops(*args, **kwargs):  # the first chunk back, then a Ctrl-C while the driver waits for the second
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(ray_cluster, "wait", stops)
+    assert cli_main([*base, str(out)]) == 130
+    monkeypatch.undo()
+    local = [a for a in base if a not in ("--engine", "ray", "--workers", "1")]
+    assert cli_main([*local, str(out), "--resume"]) == 2
+    assert "other settings (--engine ray there, local now)" in capsys.readouterr().err
+    chunks, chunks_on_engine = [], bench_estimator.chunks_on_engine
+    monkeypatch.setattr(bench_estimator, "chunks_on_engine", lambda fn, items, *a, **k: chunks.append(
+        (len(items), k["start"])) or chunks_on_engine(fn, items, *a, **k))
+    assert cli_main([*base, str(out), "--resume"]) == 0 and chunks == [(2, 8)]
+    drop = ("command", "estimator_seconds", "exact_seconds", "speedup", "exact_seconds_per_state",
+            "estimator_seconds_per_state", "exact_median_seconds", "estimator_median_seconds", "speedup_median")
+    resumed, full = json.loads(out.read_text()), json.loads(whole.read_text())
+    assert {k: v for k, v in resumed.items() if k not in drop} == {k: v for k, v in full.items() if k not in drop}
+
+
 def test_ray_chunks_are_kept_in_state_order(monkeypatch):
     """A chunk back before one ahead of it waits for it: the states kept stay the first ones (a stopped run's
     figures pair ``states[:done]`` with the probes kept)."""
@@ -342,7 +384,7 @@ def test_ray_chunks_are_kept_in_state_order(monkeypatch):
     from mi_core.bench import estimator as bench_estimator
 
     def back(order, stop_after):
-        def chunks(fn, items, args, engine, *extra, chunk, done):
+        def chunks(fn, items, args, engine, *extra, chunk, done, start):
             for n, index in enumerate(order):
                 if n == stop_after:
                     raise KeyboardInterrupt

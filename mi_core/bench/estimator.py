@@ -17,14 +17,27 @@ import re
 import shlex
 import sys
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import torch
 from scipy import stats
 
 from mi_core.bench.decode import length_batches
-from mi_core.bench.report import MarkdownOut, keep_stopped, stopped_fields, stopped_line, update_section
+from mi_core.bench.report import (
+    Kept,
+    MarkdownOut,
+    Resume,
+    check_partial,
+    drop_partial,
+    keep_stopped,
+    run_identity,
+    stopped_fields,
+    stopped_line,
+    update_section,
+)
 from mi_core.bench.scale import chunks_on_engine
 from mi_core.device import pick_device, timed
 from mi_core.domain import Domain, get_domain
@@ -63,11 +76,12 @@ def exact_chunk(model, device, states: list[np.ndarray], start: int, eps: float,
 EXACT_CHUNK = 8  # states probed together here, as in one Ray task: a stop keeps the chunks finished
 
 
-def run_exact(model, states: list[np.ndarray], args, device, engine=None, kept: tuple[list, list] | None = None
-              ) -> tuple[list, list[float]]:
+def run_exact(model, states: list[np.ndarray], args, device, engine=None, kept: tuple[list, list] | None = None,
+              save=lambda: None) -> tuple[list, list[float]]:
     """:func:`exact_chunk` of all states, here in chunks of :data:`EXACT_CHUNK` or on Ray actors (``engine``);
     ``kept``: the two lists returned, filled as the states finish (a stop leaves those finished there; on Ray, the
-    chunks that came back before the first still out)."""
+    chunks that came back before the first still out), and holding a stopped run's, whose states are not probed
+    again; ``save()`` after each chunk and timing."""
     probes, alone = kept if kept is not None else ([], [])
     if engine is not None and engine.engine == "ray":
         back, first = {}, 0  # chunks back before one ahead of them, by index; the first not yet kept
@@ -80,16 +94,19 @@ def run_exact(model, states: list[np.ndarray], args, device, engine=None, kept: 
                 probes.extend(chunk_probes)
                 alone.extend(chunk_alone)
                 first += 1
+                save()
 
-        chunks_on_engine(exact_chunk, states, args, engine, args.eps, args.max_batch, args.timing_states,
-                         chunk=EXACT_CHUNK, done=keep)
+        chunks_on_engine(exact_chunk, states[len(probes):], args, engine, args.eps, args.max_batch, args.timing_states,
+                         chunk=EXACT_CHUNK, done=keep, start=len(probes))
         return probes, alone
     tensors = [torch.as_tensor(t, device=device) for t in states]
     probe_by_length(model, tensors[:1], eps=args.eps, max_batch=args.max_batch)  # warm-up
-    for lo in range(0, len(tensors), EXACT_CHUNK):
+    for lo in range(len(probes), len(tensors), EXACT_CHUNK):
         probes += probe_by_length(model, tensors[lo:lo + EXACT_CHUNK], eps=args.eps, max_batch=args.max_batch)
-    for t in tensors[:args.timing_states]:
+        save()
+    for t in tensors[len(alone):args.timing_states]:
         alone.append(timed(lambda t=t: probe(model, t, eps=args.eps, max_batch=args.max_batch), device)[1])
+        save()
     return probes, alone
 
 
@@ -177,10 +194,10 @@ def one_state_timing(exact_alone: list[float], est_alone: list[float]) -> dict:
 
 
 def run_eval(model, estimator, domain: Domain, held_out, args, device, engine=None, log=print,
-             kept: dict | None = None) -> dict:
+             kept: dict | None = None, save=lambda: None) -> dict:
     """The report of ``args.states`` held-out states; ``kept``: a dict given its ``states``, ``source``, ``probes``
-    and ``alone`` (:func:`run_exact`'s lists) as they come, so a stopped run's :func:`figures` can be taken over
-    the states probed."""
+    and ``alone`` (:func:`run_exact`'s lists, and ``save``) as they come, so a stopped run's :func:`figures` can be
+    taken over the states probed; given ``probes`` and ``alone``, a stopped run's, it goes on from them."""
     rng = np.random.default_rng(args.seed)
     states, kinds = held_out.draw(model, rng, args.states, device)
     source = [held_out.sources[k] for k in kinds]
@@ -189,9 +206,9 @@ def run_eval(model, estimator, domain: Domain, held_out, args, device, engine=No
     timed_first = min(args.timing_states, len(states))
     log(f"exact probe of {len(states)} states: {passes:,} model passes at most{pruned}, then the first "
         f"{timed_first} alone again for the timing; this is the slow part, minutes on a CPU")
-    kept = {} if kept is None else kept
-    kept.update(states=states, source=source, probes=[], alone=[])
-    probes, exact_alone = run_exact(model, states, args, device, engine, (kept["probes"], kept["alone"]))
+    kept = {"probes": [], "alone": []} if kept is None else kept
+    kept.update(states=states, source=source)
+    probes, exact_alone = run_exact(model, states, args, device, engine, (kept["probes"], kept["alone"]), save)
     return figures(model, estimator, domain, held_out, states, source, probes, exact_alone, args, device, log)
 
 
@@ -374,13 +391,14 @@ def serves(domain: Domain) -> bool:
 
 
 def options(domain: Domain) -> list:
-    return [domain.part("states").eval_options, EvalOptions, Device, JsonOut, SectionOut, Force, EngineConfig]
+    return [domain.part("states").eval_options, EvalOptions, Device, JsonOut, Resume, SectionOut, Force, EngineConfig]
 
 
 def main(args) -> int:
     if not re.fullmatch(r"[A-Za-z0-9_-]+", args.section):
         raise ValueError(f"--section must be letters, digits, '-' or '_', got {args.section!r}")
-    check_output(args.json, args.force)
+    check_partial(args, "eval-estimator", "states")  # before --json's check: --force would not help a --resume
+    check_output(args.json, args.force or args.resume)  # resumed: the stopped run's partial result is replaced
     check_output(args.markdown, True, "--markdown")  # a report file: its own section is replaced
     engine = engine_from_args(args)
     domain = get_domain(args.domain)
@@ -391,6 +409,24 @@ def main(args) -> int:
     if problem:  # the estimator was fitted on them: its scores there would not be held-out figures
         raise ValueError(f"--estimator {args.estimator} was trained on states of these held-out data: {problem}")
     device = pick_device(args.device, args.threads)
+    model, estimator = load_checked(args, domain, device)
+    store, kept = kept_probes(args, model)  # the states' probes as they come: a stop keeps those, and their figures
+    try:
+        res = run_eval(model, estimator, domain, held_out, args, device, engine, kept=kept,
+                       save=partial(save_probes, store, kept), log=lambda m: print(m, file=sys.stderr, flush=True))
+    except KeyboardInterrupt:
+        keep_stopped_eval(kept, model, estimator, domain, held_out, args, device)
+        raise
+    res = write_report(res, args, domain)
+    drop_partial(args.json)
+    keys = ("n_states", *HEADLINE, "exact_seconds_per_state", "estimator_seconds_per_state", "speedup",
+            "exact_median_seconds", "estimator_median_seconds", "speedup_median")  # batched, then one at a time
+    print(json.dumps({k: res[k] for k in keys}, indent=2))
+    return 0
+
+
+def load_checked(args, domain: Domain, device):
+    """``(model, estimator)`` of --model and --estimator, the estimator checked against the model."""
     model = load_model(None if args.model is None else str(args.model), device, domain=domain)
     estimator = load_estimator(args.estimator, device)
     try:
@@ -403,23 +439,28 @@ def main(args) -> int:
     if problem:  # another model of its width fits every shape, and misleads
         raise ValueError(f"--estimator {args.estimator} {problem}: give --estimator trained on this model, or "
                          "--transfer to measure how it does on it")
-    kept: dict = {}  # the states and their probes as they come: a stop keeps the figures of those probed
-    try:
-        res = run_eval(model, estimator, domain, held_out, args, device, engine, kept=kept,
-                       log=lambda m: print(m, file=sys.stderr, flush=True))
-    except KeyboardInterrupt:
-        keep_stopped_eval(kept, model, estimator, domain, held_out, args, device)
-        raise
-    res = write_report(res, args, domain)
-    keys = ("n_states", *HEADLINE, "exact_seconds_per_state", "estimator_seconds_per_state", "speedup",
-            "exact_median_seconds", "estimator_median_seconds", "speedup_median")  # batched, then one at a time
-    print(json.dumps({k: res[k] for k in keys}, indent=2))
-    return 0
+    return model, estimator
+
+
+def kept_probes(args, model) -> tuple[Kept, dict]:
+    """The record of a run's exact probes in --json's .partial file, and :func:`run_eval`'s ``kept`` holding those
+    a stopped run kept there (:func:`save_probes`)."""
+    store = Kept(args, "eval-estimator", run_identity(args, model=getattr(model, "weights_path", None) or args.model),
+                 "states", valid=lambda value: isinstance(value, list))
+    probes = [SimpleNamespace(mi=torch.tensor(mi, dtype=torch.float64), passes=passes, seconds=seconds)
+              for mi, passes, seconds in (store.done[str(i)] for i in range(len(store.done) - ("alone" in store)))]
+    return store, {"probes": probes, "alone": store.done.get("alone", [])}
+
+
+def save_probes(store: Kept, kept: dict) -> None:
+    store.keep({str(i): [r.mi.tolist(), r.passes, r.seconds] for i, r in enumerate(kept["probes"]) if str(i) not in store}
+               | {"alone": list(kept["alone"])})
 
 
 def write_report(res: dict, args, domain: Domain) -> dict:
     """``res`` with its command, written to ``--json`` and ``--markdown``'s section where given; returned."""
-    res = json_ready(res | {"command": "python -m mi_core eval-estimator " + shlex.join(args.argv)})
+    argv = [a for a in args.argv if a != "--resume"]
+    res = json_ready(res | {"command": "python -m mi_core eval-estimator " + shlex.join(argv)})
     if args.json is not None:
         atomic_write_json(args.json, res)
     if args.write_markdown and args.markdown is not None:

@@ -69,8 +69,8 @@ def resume_note(path: Path, unit: str) -> str:
 
 
 # options that change nothing a run finishes (where it writes, how many threads or Ray actors run it)
-UNKEPT = {"json", "markdown", "write_markdown", "section", "force", "resume", "threads", "argv", "given", "engine",
-          "address", "workers", "num_gpus", "num_cpus", "retries"}
+UNKEPT = {"json", "markdown", "write_markdown", "section", "force", "resume", "threads", "argv", "given", "address",
+          "workers", "num_gpus", "num_cpus", "retries"}
 
 
 def run_identity(args, **used) -> dict:
@@ -163,6 +163,12 @@ HEADER = "# MI Lens benchmarks\n\nEvery table below is written by the command na
 class MarkdownOut:
     markdown: Path | None = markdown_option("update this result's section in this file (e.g. BENCHMARKS.md; default: none)")
     write_markdown: bool = option(True, "write no section (the default)", flags=("--no-markdown",))
+
+
+@dataclass
+class Resume:
+    resume: bool = option(False, "continue a stopped run of the same options: the inputs it finished (kept in --json's "
+                          ".partial file as they finish) are not run again")
 
 
 def update_section(name: str, markdown: str, path: str | Path = "BENCHMARKS.md") -> None:

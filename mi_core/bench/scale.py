@@ -43,11 +43,12 @@ def run_cells(payloads: list, args, engine: EngineConfig, here=None, done=None) 
     return run_tasks(tasks, worker, engine, save=save, local_worker=here, desc="cells", unit="cell").results
 
 
-def chunks_on_engine(fn, items: list, args, engine: EngineConfig, *extra, chunk: int = 8, done=None) -> list:
-    """``fn(model, device, items[lo : lo + chunk], lo, *extra)`` for every chunk of ``items`` on ``engine``;
-    ``done(chunk index, result)`` as each finishes."""
-    return run_cells([(fn, items[lo : lo + chunk], lo, *extra) for lo in range(0, len(items), chunk)], args, engine,
-                     done=done)
+def chunks_on_engine(fn, items: list, args, engine: EngineConfig, *extra, chunk: int = 8, done=None,
+                     start: int = 0) -> list:
+    """``fn(model, device, items[lo : lo + chunk], start + lo, *extra)`` for every chunk of ``items`` (those of a
+    list from its ``start``) on ``engine``; ``done(chunk index, result)`` as each finishes."""
+    return run_cells([(fn, items[lo : lo + chunk], start + lo, *extra) for lo in range(0, len(items), chunk)], args,
+                     engine, done=done)
 
 
 def sweep_cell(model, device, templates, metric, run: dict, name: str, params: dict, estimator: str | None) -> dict:

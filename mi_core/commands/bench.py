@@ -15,7 +15,7 @@ import numpy as np
 from tqdm import tqdm
 
 from mi_core.bench import decode
-from mi_core.bench.report import Kept, check_partial, drop_partial, keep_stopped, run_identity, stopped_fields
+from mi_core.bench.report import Kept, Resume, check_partial, drop_partial, keep_stopped, run_identity, stopped_fields
 from mi_core.decoding import make_strategy
 from mi_core.decoding.base import check_one_of, typed_params
 from mi_core.device import pick_device, warn_if_slow_bf16
@@ -28,12 +28,6 @@ from mi_core.options import Device, Force, JsonOut, option, parse_sets
 class SamplerChoice:
     sampler: str = option("sequential", "a registered decoding strategy")
     sets: list[str] = option([], "strategy parameter (repeat)", flags=("--set",), many=True, metavar="KEY=VALUE")
-
-
-@dataclass
-class Resume:
-    resume: bool = option(False, "continue a stopped run of the same options: the inputs it finished (kept in --json's "
-                          ".partial file as they finish) are not run again")
 
 
 # why a domain serves() refuses cannot run this command (the command line says it)
