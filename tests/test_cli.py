@@ -913,7 +913,8 @@ def test_a_stopped_bench_probe_keeps_the_states_it_probed(tmp_path, capsys, monk
     err = capsys.readouterr().err
     assert "Traceback" not in err and err.strip().splitlines()[-1] == (
         "interrupted (Ctrl-C): the files already written are whole; kept the 3 of 4 states finished, marked partial "
-        f"(\"stopped\"), in {out} and the section bench-probe of {md}")
+        f"(\"stopped\"), in {out} and the section bench-probe of {md}; {out}.partial keeps the finished states: add "
+        "--resume to the same command to continue")
     res = json.loads(out.read_text())
     assert res["partial"] is True and res["stopped"] == {"done": 3, "of": 4, "unit": "state"}
     assert [(g["masked"], g["states"], "many" in g) for g in res["probe"]] == [(2, 2, True), (3, 1, False)]
@@ -939,10 +940,52 @@ def test_a_bench_probe_stopped_after_its_last_state_says_what_it_left_undone(tmp
                  "--eps", "0.05", "--device", "cpu", "--threads", "1", "--json", str(out), "--markdown", str(md)]) == 130
     left = ("the all-at-once probe of the 3-masked states and " if stop_in == "probe_many" else "") + \
         "the bf16 peak forward throughput"
-    assert capsys.readouterr().err.strip().endswith(f"; stopped before {left}")
+    assert f"; stopped before {left}; {out}.partial keeps the finished states" in capsys.readouterr().err
     res = json.loads(out.read_text())
     assert res["stopped"] == {"done": 4, "of": 4, "unit": "state", "caveat": f"stopped before {left}"}
     assert f"every figure here is over those 4 only; stopped before {left}." in md.read_text()
+
+
+def probe_figures(res: dict) -> list:
+    """bench-probe's figures that are not wall times: each group's states and passes, pruning's errors and bounds,
+    and how far bf16 moves MI."""
+    return [(g["masked"], g["states"], g["passes"], g["many"]["passes"], g["bf16"]["mi_max_abs_diff"],
+             [(p["eps"], p["passes"], p["max_error"], p["max_bound"], p["within_bound"]) for p in g["pruning"]])
+            for g in res["probe"]]
+
+
+def test_a_stopped_bench_probe_resumes_where_it_stopped(tmp_path, capsys, monkeypatch):
+    """A stopped bench-probe could not go on. Its sweep, states, all-at-once probes and bf16 peak are kept in
+    OUT.json.partial as each finishes; --resume runs only the parts left (stopped in the bf16 peak: only that), and
+    its figures are the uninterrupted run's."""
+    from mi_core.domains.sudoku import bench_probe
+
+    out, whole = tmp_path / "probe.json", tmp_path / "whole.json"
+    base = ["bench-probe", "--batch-sizes", "2", "--masked", "2,3", "--states", "2", "--min-seconds", "0.01",
+            "--eps", "0.05", "--device", "cpu", "--threads", "1", "--json"]
+    assert main([*base, str(whole)]) == 0
+    for stop_in, nth, again in (("bench_state", 2, 3), ("throughput_sweep", 4, 0)):  # the second state; the bf16 peak
+        monkeypatch.undo()
+        calls, real = [], getattr(bench_probe, stop_in)
+
+        def stops(*args, real=real, nth=nth, **kwargs):
+            calls.append(1)
+            if len(calls) == nth:
+                raise KeyboardInterrupt
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(bench_probe, stop_in, stops)
+        assert main([*base, str(out), "--force"]) == 130
+        monkeypatch.undo()
+        assert main([*base, str(out)]) == 2 and "add --resume to continue it" in capsys.readouterr().err
+        assert main([*base, str(out), "--resume", "--seed", "1"]) == 2
+        assert "other settings (--seed 0 there, 1 now)" in capsys.readouterr().err
+        states, real = [], bench_probe.bench_state
+        monkeypatch.setattr(bench_probe, "bench_state", lambda *a, **k: states.append(1) or real(*a, **k))
+        assert main([*base, str(out), "--resume"]) == 0 and len(states) == again
+        resumed = json.loads(out.read_text())
+        assert probe_figures(resumed) == probe_figures(json.loads(whole.read_text())) and "peak_bf16" in resumed
+        assert "stopped" not in resumed and not partial_path(out).exists()
 
 
 def test_a_second_stop_while_the_kept_figures_are_taken_keeps_nothing(tmp_path):

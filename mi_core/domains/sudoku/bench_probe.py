@@ -11,7 +11,18 @@ from pathlib import Path
 
 import torch
 
-from mi_core.bench.report import MarkdownOut, keep_stopped, stopped_fields, stopped_line, update_section
+from mi_core.bench.report import (
+    Kept,
+    MarkdownOut,
+    Resume,
+    check_partial,
+    drop_partial,
+    keep_stopped,
+    run_identity,
+    stopped_fields,
+    stopped_line,
+    update_section,
+)
 from mi_core.device import bf16_autocast, pick_device, synchronize, timed
 from mi_core.domain import get_domain
 from mi_core.domains.sudoku import MASK_ID, geometry_for_length
@@ -107,50 +118,59 @@ def summarise(masked: int, rows: list[dict], peak: float, many: dict | None = No
     return out
 
 
-def run_benchmark(model, device: torch.device, cfg, progress=print, kept: dict | None = None) -> dict:
+def run_benchmark(model, device: torch.device, cfg, kept: Kept, progress=print) -> dict:
     """The whole benchmark as a JSON-ready dict. The peak is re-measured before each group of states and the
-    largest kept, since the host's speed drifts. ``kept``: a dict given the sweep and each group's rows as they come,
-    so a stopped run's :func:`results` can be taken over the states finished."""
-    kept = {} if kept is None else kept
-    kept["groups"] = []
+    largest kept, since the host's speed drifts. ``kept``: each part as it finishes (the sweep, each state, each
+    group's all-at-once probe, the bf16 peak), so a stopped run's :func:`results` can be taken over those, and a
+    resumed run runs only the parts it lacks."""
     cells = int(model.seq_len)
     sweep_states = torch.stack(random_states(cells, cells // 2, 64, cfg.seed, device))
-    sweep = throughput_sweep(model, sweep_states, cfg.batch_sizes, min_seconds=cfg.min_seconds)
-    best = dict(max(sweep, key=lambda r: r["seq_per_s"]))
-    progress(f"peak forward: {best['seq_per_s']:.0f} seq/s at batch {best['batch']}")
-    max_batch = cfg.max_batch or best["batch"]
-    kept.update(sweep=sweep, peak=best, max_batch=max_batch)
+    if "peak" not in kept:
+        sweep = throughput_sweep(model, sweep_states, cfg.batch_sizes, min_seconds=cfg.min_seconds)
+        best = dict(max(sweep, key=lambda r: r["seq_per_s"]))
+        progress(f"peak forward: {best['seq_per_s']:.0f} seq/s at batch {best['batch']}")
+        kept.keep({"sweep": sweep, "peak": best, "max_batch": cfg.max_batch or best["batch"]})
+    best, max_batch = dict(kept.done["peak"]), kept.done["max_batch"]
     probe(model, random_states(cells, min(cfg.masked), 1, cfg.seed, device)[0], max_batch=max_batch)  # warm-up
     for masked in cfg.masked:
+        if f"many {masked}" in kept:
+            continue
         again = throughput_sweep(model, sweep_states, [best["batch"]], min_seconds=cfg.min_seconds)[0]
         best["seq_per_s"] = max(best["seq_per_s"], again["seq_per_s"])
+        kept.keep({"peak": dict(best)})
         states = random_states(cells, masked, cfg.states, cfg.seed + masked, device)
-        rows: list[dict] = []
-        kept["groups"].append((masked, rows, None))  # its rows grow as its states finish
-        for s in states:
-            rows.append(bench_state(model, s, cfg.eps, max_batch, cfg.bf16))
+        for i, s in enumerate(states):
+            if f"state {masked} {i}" not in kept:
+                kept.keep({f"state {masked} {i}": bench_state(model, s, cfg.eps, max_batch, cfg.bf16)})
         tokens = torch.stack(states)
         many, seconds = timed(lambda: probe_many(model, tokens, max_batch=max_batch), device)  # all in one call
-        kept["groups"][-1] = (masked, rows, {"passes": int(many.passes.sum()), "seconds": seconds})
-        progress(f"{masked} masked: {sum(r['passes'] for r in rows)} passes probed")
+        kept.keep({f"many {masked}": {"passes": int(many.passes.sum()), "seconds": seconds}})
+        progress(f"{masked} masked: {sum(r['passes'] for r in group_rows(cfg, kept, masked))} passes probed")
+    if cfg.bf16 and "peak_bf16" not in kept:
+        kept.keep({"peak_bf16": throughput_sweep(model, sweep_states, [best["batch"]], autocast=True,
+                                                 min_seconds=cfg.min_seconds)[0]})
     out = results(model, device, cfg, kept)
     for r in out["probe"]:
         progress(f"{r['masked']} masked: {r['passes_per_s']:.0f} passes/s ({100 * r['fraction_of_peak']:.0f}% of peak)")
-    if cfg.bf16:
-        peak16 = throughput_sweep(model, sweep_states, [best["batch"]], autocast=True, min_seconds=cfg.min_seconds)
-        out["peak_bf16"] = peak16[0]
     return out
 
 
-def results(model, device: torch.device, cfg, kept: dict) -> dict:
-    """The result over the groups of states in ``kept`` (:func:`run_benchmark`'s), those with a state finished."""
+def group_rows(cfg, kept: Kept, masked: int) -> list[dict]:
+    """The rows of the states with ``masked`` cells that ``kept`` holds, in order."""
+    return [kept.done[key] for key in (f"state {masked} {i}" for i in range(cfg.states)) if key in kept]
+
+
+def results(model, device: torch.device, cfg, kept: Kept) -> dict:
+    """The result over the parts in ``kept`` (:func:`run_benchmark`'s): the groups with a state finished."""
     loaded = getattr(model, "weights_path", None)  # the file read, also when --model was not given
+    peak = kept.done["peak"]
+    groups = [(masked, group_rows(cfg, kept, masked), kept.done.get(f"many {masked}")) for masked in cfg.masked]
     return {"date": time.strftime("%Y-%m-%d"), "device": str(device), "timing": TIMING,
             "host": platform.processor() or platform.machine(), "threads": torch.get_num_threads(),
             "model": display_path(loaded) if loaded else str(cfg.model), "seed": cfg.seed,
-            "max_batch": kept["max_batch"], "sweep": kept["sweep"], "peak": kept["peak"],
-            "probe": [summarise(masked, rows, kept["peak"]["seq_per_s"], many)
-                      for masked, rows, many in kept["groups"] if rows]}
+            "max_batch": kept.done["max_batch"], "sweep": kept.done["sweep"], "peak": peak,
+            "probe": [summarise(masked, rows, peak["seq_per_s"], many) for masked, rows, many in groups if rows],
+            **({"peak_bf16": kept.done["peak_bf16"]} if "peak_bf16" in kept else {})}
 
 
 def markdown(res: dict) -> str:
@@ -214,19 +234,20 @@ class ProbeBenchOptions:
     json: Path | None = option(None, "write the results here")
 
 
-OPTIONS = (ProbeBenchOptions, MarkdownOut, Device, Force)
+OPTIONS = (ProbeBenchOptions, Resume, MarkdownOut, Device, Force)
 
 
 def main(cfg) -> int:
-    check_output(cfg.json, cfg.force)
+    check_partial(cfg, "bench-probe", "states")  # before --json's check: --force would not help a --resume
+    check_output(cfg.json, cfg.force or cfg.resume)  # resumed: the stopped run's partial result is replaced
     check_output(cfg.markdown, True, "--markdown")  # a report file: its own section is replaced
     device = pick_device(cfg.device, cfg.threads)
     model = load_sudoku_mdm(cfg.model or get_domain("sudoku9").default_file("model"), device)
-    kept: dict = {}  # the states finished, group by group: a stop keeps their figures
+    kept = Kept(cfg, "bench-probe", run_identity(cfg, model=model.weights_path), "states")
     try:
-        res = run_benchmark(model, device, cfg, kept=kept)
+        res = run_benchmark(model, device, cfg, kept)
     except KeyboardInterrupt:
-        done, total = sum(len(rows) for _, rows, _ in kept.get("groups", ())), len(cfg.masked) * cfg.states
+        done, total = sum(key.startswith("state ") for key in kept.done), len(cfg.masked) * cfg.states
         caveat = "" if done < total else unfinished(cfg, kept)
         markdown_file = cfg.markdown if cfg.write_markdown else None
         keep_stopped(done, total, "state", [(cfg.json, None), (markdown_file, SECTION)],
@@ -234,13 +255,16 @@ def main(cfg) -> int:
                      lambda res: write(cfg, res), caveat)
         raise
     write(cfg, res)
+    drop_partial(cfg.json)
     return 0
 
 
-def unfinished(cfg, kept: dict) -> str:
+def unfinished(cfg, kept: Kept) -> str:
     """What a run stopped after its last state left undone: the last group's all-at-once probe, the bf16 peak."""
-    left = [f"the all-at-once probe of the {masked}-masked states" for masked, _, many in kept["groups"] if many is None]
-    return "stopped before " + " and ".join([*left, *(["the bf16 peak forward throughput"] if cfg.bf16 else [])])
+    left = [f"the all-at-once probe of the {masked}-masked states" for masked in cfg.masked
+            if f"many {masked}" not in kept]
+    left += ["the bf16 peak forward throughput"] if cfg.bf16 and "peak_bf16" not in kept else []
+    return "stopped before " + " and ".join(left) if left else ""
 
 
 def write(cfg, res: dict) -> None:
