@@ -167,8 +167,8 @@ class MarkdownOut:
 
 @dataclass
 class Resume:
-    resume: bool = option(False, "continue a stopped run of the same options: the inputs it finished (kept in --json's "
-                          ".partial file as they finish) are not run again")
+    resume: bool = option(False, "continue a stopped run of the same options: what it finished, kept in --json's .partial "
+                          "file as it finishes, is not run again (a run of other options is refused, naming them)")
 
 
 def update_section(name: str, markdown: str, path: str | Path = "BENCHMARKS.md") -> None:
