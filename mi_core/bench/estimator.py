@@ -453,8 +453,8 @@ def kept_probes(args, model) -> tuple[Kept, dict]:
 
 
 def save_probes(store: Kept, kept: dict) -> None:
-    store.keep({str(i): [r.mi.tolist(), r.passes, r.seconds] for i, r in enumerate(kept["probes"]) if str(i) not in store}
-               | {"alone": list(kept["alone"])})
+    new = {str(i): [r.mi.tolist(), r.passes, r.seconds] for i, r in enumerate(kept["probes"]) if str(i) not in store}
+    store.keep(new | {"alone": list(kept["alone"])})
 
 
 def write_report(res: dict, args, domain: Domain) -> dict:

@@ -48,7 +48,8 @@ def check_partial(args, command: str, unit: str = "rows") -> Path | None:
     ``--json``), or one there (an interrupted run's ``unit``) without ``--resume`` or ``--force``."""
     if args.json is None:
         if args.resume:
-            raise ValueError(f"--resume needs --json: a stopped {command} keeps its finished {unit} in --json's .partial file")
+            raise ValueError(f"--resume needs --json: a stopped {command} keeps its finished {unit} in --json's "
+                             ".partial file")
         return None
     partial = partial_path(args.json)
     if partial.exists() and not partial.is_file():  # found after the first row's work, when it is written
@@ -167,8 +168,9 @@ class MarkdownOut:
 
 @dataclass
 class Resume:
-    resume: bool = option(False, "continue a stopped run of the same options: what it finished, kept in --json's .partial "
-                          "file as it finishes, is not run again (a run of other options is refused, naming them)")
+    resume: bool = option(False, "continue a stopped run of the same options: what it finished, kept in --json's "
+                          ".partial file as it finishes, is not run again (a run of other options is refused, naming "
+                          "them)")
 
 
 def update_section(name: str, markdown: str, path: str | Path = "BENCHMARKS.md") -> None:

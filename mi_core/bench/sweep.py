@@ -165,7 +165,7 @@ def check_same_domain(rows: list[dict], name: str, path: Path) -> None:
 
 def check_outputs(args) -> list[dict]:
     """Refuse unwritable outputs before any work; the rows to merge with (``--merge``), else []."""
-    check_partial(args, "sweep", "cells")  # before --json's check: --force would not help a --resume with nothing to resume
+    check_partial(args, "sweep", "cells")  # before --json's check: --force would not help a --resume of nothing
     old = read_rows(args.json) if args.merge else []
     check_same_domain(old, args.domain, args.json)  # before the model loads: the merged file could not be plotted
     check_output(args.json, args.force or args.merge, "--json")  # --merge rewrites the file it read
@@ -287,7 +287,7 @@ def cell_key(point: tuple[str, dict, str | None], estimator: dict | None = None)
 
 
 def close(cells: Kept, keys: list[str]) -> None:
-    """The grid is done: remove the .partial file, or keep in it only the finished cells outside this grid, and say so."""
+    """The grid is done: remove the .partial file, or keep in it only the finished cells outside this grid (said)."""
     others = [key for key in cells.done if key not in keys]
     cells.close(others)
     if others:
