@@ -187,6 +187,8 @@ def test_train_order_runs_the_engine_order_task_on_the_toy(toy, tmp_path, capsys
     evals = [row for row in log if "update" in row]
     assert out.is_file() and [r["update"] for r in evals] == [2, 4] and log[-1]["done"]
     assert {"val_T2", "val_T3", "margin_T2", "val_mean"} <= set(evals[-1]) and evals[-1]["val_mean"] < 0
+    meta = json.loads(out.with_suffix(".json").read_text())  # the config kept beside the task's own "train" count
+    assert meta["train"]["budgets"] == [2, 3] and meta["data_train"] == 600 and meta["domain"] == "toy6"
 
 
 def test_bench_order_decodes_the_toys_inputs_at_each_budget(toy, tmp_path):

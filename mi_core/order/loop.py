@@ -225,6 +225,24 @@ def make_validator(budgets: tuple[int, ...], score: Callable, frozen: bool) -> C
     return validate
 
 
+# what a selector's JSON records for the engine (the training config, the denoiser, the curve): a task's record of
+# its data may not replace them (a sequence task counts its sequences as "train"; bench-order reads the trained
+# budgets from the config's)
+RECORD_KEYS = ("config", "train", "denoiser_frozen", "domain", "denoiser", "mdm", "mdm_sha256", "curve", "init",
+               "save_id")
+
+
+def run_record(domain: str, model_path: Path, info: dict, finetune: bool) -> dict:
+    """What a selector's JSON records beside the training config: the domain, the denoiser (and, frozen, its
+    sha256) and ``info``, the task's record of its data, whose keys that name one of :data:`RECORD_KEYS`
+    are kept as ``data_KEY``."""
+    record = {f"data_{k}" if k in RECORD_KEYS else k: v for k, v in info.items()}
+    record.update(domain=domain, denoiser=str(model_path))
+    if not finetune:  # a fine-tuned selector records its own *_denoiser* file instead
+        record["mdm_sha256"] = file_sha256(model_path)
+    return record
+
+
 class OrderTask:
     """``Domain.order_task``: a subclass sets ``options`` (a dataclass of its flags) and ``domain``, and gives
     :meth:`load`, :meth:`save_denoiser` and :meth:`data`."""
@@ -260,9 +278,7 @@ class OrderTask:
         t0 = time.time()
         draw, score, header, info = self.data(args, cfg, model)
         validate = make_validator(cfg.budgets, score, frozen=not cfg.finetune)
-        extra = {"domain": self.domain, "denoiser": str(model_path), **info}
-        if not cfg.finetune:  # a fine-tuned selector records its own *_denoiser* file instead
-            extra["mdm_sha256"] = file_sha256(model_path)
+        extra = run_record(self.domain, model_path, info, cfg.finetune)
         nets = load_nets(args.init) if args.init is not None else None
         if nets is not None:  # a warm start may come from a selector of other weights, not of another domain
             check_order_net_fits(nets[1], model, args.init, same_weights=False)
