@@ -184,6 +184,11 @@ def cases() -> list[tuple[str, str, list[str]]]:
         ("train-sudoku-dropout-two", "range", ["train", "sudoku", "--dropout", "2", "--out", "{D}/t1.safetensors"]),
         ("train-order-threads-negative", "range", ["train-order", "sudoku", "--threads", "-2",
                                                    "--out", "{D}/o.safetensors"]),
+        # a budget no sampler runs: train-order trained at it, bench-order failed at its first row naming "steps"
+        ("train-order-steps-budget-huge", "range", ["train-order", "sudoku", "--steps-budget", "5,5000",
+                                                    "--updates", "1", "--out", "{D}/o_budget.safetensors"]),
+        ("bench-order-budget-huge", "range", ["bench-order", "sudoku", "--puzzles", P, "--budgets", "5000",
+                                              "--json", "{D}/bo.json"]),
         ("mask-predict-steps-zero", "range", [*bench, "--sampler", "mask_predict", "--set", "steps=0"]),
         ("learned-steps-huge", "range", [*bench, "--sampler", "learned", "--set", "steps=99999999",
                                          "--set", "selector=assets/sudoku_order_selector.safetensors"]),

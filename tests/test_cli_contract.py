@@ -83,7 +83,9 @@ def test_messages_name_option_value_and_range(places, capsys, monkeypatch):
         "estimate-json-in-proc": "--json /proc/x.json: cannot write in /proc",  # the path asked for, before work
         "generate-fasta-in-proc": "--fasta /proc/x.fa: cannot write in /proc",
         "bench-protein-lengths-too-long": "--lengths 10-9999: ",  # after the model loads, its length named
-        "bench-order-budget-negative": "--budgets: -1 is outside the accepted range 1..100000",
+        "bench-order-budget-negative": "--budgets: -1 is outside the accepted range 1..4096",
+        "bench-order-budget-huge": "--budgets: 5000 is outside the accepted range 1..4096",
+        "train-order-steps-budget-huge": "--steps-budget 5,5000: 5000 is outside 1..4096",
         "bench-order-gamma-text": "--gammas: expects numbers separated by commas; 'x' is not one",
         "bench-order-seeds-empty-item": "--seeds: expects integers separated by commas; '0,,2' has an empty item",
         "estimate-estimator-of-another-model": "--estimator assets/sudoku_mi_estimator_hard.safetensors was trained on "

@@ -20,6 +20,7 @@ from tqdm import tqdm
 from mi_core.bench import decode
 from mi_core.bench.report import Kept, check_partial, drop_partial, markdown_table, run_identity, update_section
 from mi_core.decoding import make_strategy
+from mi_core.decoding.base import MAX_COUNT
 from mi_core.decoding.selector import check_order_net_fits, load_order_net
 from mi_core.device import pick_device
 from mi_core.domain import get_domain
@@ -161,7 +162,7 @@ class OrderBench:
     selector: Path | None = option(None, "default: the domain's shipped order selector (where none ships, no "
                                    "learned rows)")
     budgets: list[int] = option([5, 10, 15, 20], "step budgets T, comma-separated", parse=int_list,
-                                range=(1, 100_000))
+                                range=(1, MAX_COUNT))  # the most steps a sampler takes
     gammas: list[float] | None = option(None, "eb / mi budgets, comma-separated (default: the domain's); empty: skip",
                                         parse=float_list, range=(0.0, 1e6))
     seed: int = seed()

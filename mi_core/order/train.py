@@ -13,6 +13,7 @@ import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from mi_core.decoding.base import MAX_COUNT
 from mi_core.device import pick_device, use_bf16
 from mi_core.domain import Domain, get_domain
 from mi_core.io import check_output, check_weights_output, check_writable, default_run_path
@@ -52,12 +53,23 @@ def options(domain: Domain) -> list:
     return [OrderRun, Force, TRAIN_OPTIONS, Device, domain.part("order_task").options]
 
 
+def steps_budgets(text: str) -> tuple[int, ...]:
+    """The budgets T of ``--steps-budget`` ``"5,10"``; ValueError unless each is 1..MAX_COUNT, the most steps the
+    ``learned`` sampler takes."""
+    try:
+        budgets = tuple(int(b) for b in text.split(","))
+    except ValueError:
+        raise ValueError(f"--steps-budget must be integers separated by commas, got {text!r}") from None
+    outside = [t for t in budgets if not 1 <= t <= MAX_COUNT]
+    if outside:
+        raise ValueError(f"--steps-budget {text}: {outside[0]} is outside 1..{MAX_COUNT}, the budgets the learned "
+                         "sampler takes")
+    return budgets
+
+
 def main(args) -> None:
     domain = get_domain(args.domain)
-    try:
-        budgets = tuple(int(b) for b in args.steps_budget.split(","))
-    except ValueError:
-        raise ValueError(f"--steps-budget must be integers separated by commas, got {args.steps_budget!r}") from None
+    budgets = steps_budgets(args.steps_budget)
     cfg = OrderTrainConfig(budgets=budgets, **{f.name: getattr(args, f.name) for f in group_fields(TRAIN_OPTIONS)})
     if args.init is not None:
         load_nets(args.init)  # fails before the data are built
