@@ -195,6 +195,7 @@ def test_bench_order_decodes_the_toys_inputs_at_each_budget(toy, tmp_path):
     """``bench-order toy6`` (the engine's default order benchmark: the domain brings none) runs the heuristics
     and the learned order at each budget and eb on the toy's states, scored by the toy's own metric."""
     from mi_core.decoding.selector import make_order_nets, save_order_net
+    from mi_core.io import file_sha256
 
     selector = tmp_path / "sel.safetensors"
     save_order_net(make_order_nets(13)[1], selector)
@@ -211,6 +212,9 @@ def test_bench_order_decodes_the_toys_inputs_at_each_budget(toy, tmp_path):
     assert rows[-1]["sampler"] == "sequential" and rows[-1]["accuracy"] == 1.0  # the exact model, one at a time
     assert all(r["mean_passes"] <= 2 for r in rows if r["T"] == 2 and r["sampler"] != "learned")
     assert "| learned |" in out.with_suffix(".md").read_text()
+    sha = file_sha256(selector)  # a learned row names the selector it ran, as bench's result does
+    assert [r.get("selector_sha256") for r in rows if r["sampler"] == "learned"] == [sha, sha]
+    assert all("selector" not in r for r in rows if r["sampler"] != "learned")
 
 
 

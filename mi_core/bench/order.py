@@ -243,7 +243,7 @@ def run_default(args, domain) -> int:
             strategy.estimator = estimator
         res, _ = decode.evaluate(model, inputs.templates, strategy, inputs.metric(), **run)
         return {"sampler": name, "params": params, "T": t, **res, **inputs.fields, **recorded,
-                **decode.estimator_fields(getattr(strategy, "estimator", None))}
+                **decode.estimator_fields(getattr(strategy, "estimator", None)), **decode.selector_fields(strategy)}
 
     with row_bar(len(configs), args, model=getattr(model, "weights_path", None) or getattr(args, "model", None),
                  selector=selector, estimator=estimator) as rows_done:
