@@ -350,6 +350,11 @@ def test_save_load_round_trip_and_bad_files(tmp_path, tiny_mdm, selector9, model
         load_order_net(path, role="posterior")
     with pytest.raises(ModelFileError, match="is not an order network: its config has"):
         load_order_net(model_path)
+    ckpt = path.with_suffix(".ckpt")  # train-order's checkpoint beside the selector and its JSON
+    ckpt.write_bytes(b"\x80\x02" + bytes(64))
+    with pytest.raises(ModelFileError, match=r"sel.ckpt is a training checkpoint \(what --resume continues from\), "
+                                             r"not weights: give the weights file beside it, .*sel.safetensors"):
+        load_order_net(ckpt)
     with pytest.raises(ValueError, match="strategy 'learned' has no selector"):
         decode_final(tiny_mdm, puzzles9(), make_strategy("learned"))
 

@@ -238,6 +238,9 @@ def load_meta(path: str | Path) -> dict:
         raise ModelFileError(missing_file(path, "weights file not found"))
     if path.suffix == ".json":
         raise ModelFileError(f"{path} is a config: give the weights file beside it, {path.with_suffix('.safetensors')}")
+    if path.suffix == ".ckpt":  # a trainer's run state beside its weights, which read as garbled safetensors
+        raise ModelFileError(f"{path} is a training checkpoint (what --resume continues from), not weights: give the "
+                             f"weights file beside it, {path.with_suffix('.safetensors')}")
     recover_pair(path)
     if not meta_path.is_file() and path.suffix != ".safetensors":
         raise ModelFileError(f"{path} is not a weights file: give a .safetensors file (its .json beside it)")
