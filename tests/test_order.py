@@ -359,6 +359,21 @@ def test_save_load_round_trip_and_bad_files(tmp_path, tiny_mdm, selector9, model
         decode_final(tiny_mdm, puzzles9(), make_strategy("learned"))
 
 
+def test_a_selector_of_another_domain_is_named_before_its_hidden_size(tmp_path):
+    """A selector trained on another domain's model of another hidden size (brackets' 64 on Sudoku's 128) was
+    refused for its hidden size, with "use a selector trained on this model"; the domain it was trained on is the
+    mistake to name."""
+    from types import SimpleNamespace
+
+    from mi_core.decoding.selector import check_order_net_fits
+
+    path = tmp_path / "sel.safetensors"
+    save_order_net(make_order_nets(13)[1], path, {"domain": "protein"})
+    model = SimpleNamespace(hidden_size=32, domain="sudoku", n_values=9)
+    with pytest.raises(ModelFileError, match="was trained on protein, the model is one for sudoku"):
+        check_order_net_fits(load_order_net(path), model, path)
+
+
 @pytest.mark.parametrize("params, match", [
     ({"steps": 0}, "steps must be >= 1"),
     ({"mode": "greedy"}, "mode must be 'sample', 'threshold', 'rank' or 'paced'"),

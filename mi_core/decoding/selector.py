@@ -144,16 +144,16 @@ def check_order_net_fits(net: PositionNet, model, path: str | Path | None = None
     ``path``) another domain or (``same_weights``) other weights, than ``model``."""
     d = int(model.hidden_size)
     name = f"the order selector {path}" if path else "the order selector"
+    trained = None if path is None else other_domain(path, getattr(model, "domain", None))
+    if trained is not None:  # named first: another domain's model often has another hidden size too
+        ours = get_domain(model.domain)
+        raise ModelFileError(f"{name} was trained on {trained.cli_name}, the model is one for {ours.cli_name} "
+                             f"({model.n_values} values): use a selector trained for {ours.cli_name}")
     if net.cfg.d_model != d:
         raise ModelFileError(f"{name} reads hidden size {net.cfg.d_model}, the model gives {d}: "
                              f"use a selector trained on this model{MAKE_ONE}")
     if path is None:
         return
-    trained = other_domain(path, getattr(model, "domain", None))
-    if trained is not None:
-        ours = get_domain(model.domain)
-        raise ModelFileError(f"{name} was trained on {trained.cli_name}, the model is one for {ours.cli_name} "
-                             f"({model.n_values} values): use a selector trained for {ours.cli_name}")
     problem = trained_on_mismatch(model, path) if same_weights else None
     if problem:
         raise ModelFileError(f"{name} {problem}: use a selector trained on this model{MAKE_ONE}")
