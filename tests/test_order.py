@@ -392,6 +392,15 @@ def test_train_order_cli_errors(capsys):
     assert "argument --samples: 1 is outside the accepted range 2..1000000" in capsys.readouterr().err
 
 
+def test_train_order_init_of_a_posterior_file_names_it(tmp_path, capsys):
+    """``--init sel_posterior.safetensors`` (the posterior, not the selector) said the file had no posterior
+    beside it, sel_posterior_posterior.safetensors."""
+    posterior = tmp_path / "sel_posterior.safetensors"
+    save_order_net(make_order_nets(16)[0], posterior)
+    assert cli_main(["train-order", "sudoku", "--init", str(posterior), "--out", str(tmp_path / "o.safetensors")]) == 2
+    assert f"error: {posterior} holds an order posterior, expected a selector" in capsys.readouterr().err
+
+
 def test_train_order_cli_runs_and_writes_checkpoints(tmp_path, model_path):
     out = tmp_path / "sel.safetensors"
     args = ["train-order", "sudoku", "--model", str(model_path), "--out", str(out), "--updates", "2",

@@ -193,13 +193,14 @@ def load_nets(selector_path: Path) -> tuple:
     """``(posterior, selector)`` from a selector checkpoint and the ``*_posterior`` file beside it."""
     if not selector_path.is_file():
         raise FileNotFoundError(f"--init: no selector at {selector_path}")
+    selector = load_order_net(selector_path)  # a posterior given here is named as one, not as lacking its own
     posterior_path = selector_path.with_name(selector_path.stem + "_posterior.safetensors")
     if selector_path.stem.endswith("_last"):
         posterior_path = selector_path.with_name(selector_path.stem[:-5] + "_posterior_last.safetensors")
     if not posterior_path.is_file():
         raise FileNotFoundError(f"--init: {selector_path} has no posterior beside it ({posterior_path.name}); "
                                 "training needs both")
-    return load_order_net(posterior_path, role="posterior"), load_order_net(selector_path)
+    return load_order_net(posterior_path, role="posterior"), selector
 
 
 def make_validator(budgets: tuple[int, ...], score: Callable, frozen: bool) -> Callable:
