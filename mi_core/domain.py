@@ -53,7 +53,8 @@ class Domain:
     """One kind of sequence MI Lens can probe, decode and show (its fields and parts: docs/architecture.md).
 
     Value ``v`` of ``alphabet`` is token ``v + 1``; ``length`` None: the length varies. A ``*_env``/``*_default``
-    pair names a shipped file and the variable that overrides it (both None: none, or a built-in model);
+    pair names a shipped file and the variable that overrides it (both None: none, or a built-in model; a
+    ``selector_env`` alone: no selector ships, the variable names one ``train-order`` made);
     ``model_fallback`` is the file a keyword spec (``auto``) falls back to. ``strategy_defaults``: ``(strategy,
     parameter, value)`` the app's widgets start at, tuned on the domain's model.
     """
@@ -103,7 +104,7 @@ class Domain:
     def __post_init__(self):
         for what in ("model", "estimator", "selector"):
             env, default = getattr(self, f"{what}_env"), getattr(self, f"{what}_default")
-            if (env is None) != (default is None):
+            if (env is None) != (default is None) and not (what == "selector" and default is None):
                 raise ValueError(f"domain {self.key}: give both {what}_env and {what}_default, or neither")
         if not 0 <= self.fallback_eps < 1:
             raise ValueError(f"domain {self.key}: fallback_eps must be in [0, 1), got {self.fallback_eps}")
@@ -286,8 +287,11 @@ class Domain:
         return self._shipped("selector")
 
     def _shipped(self, what: str) -> Path | None:
+        """The file of ``what``: its variable's, else the shipped one; None without either (a domain may name a
+        variable for the selector it ships none of: ``train-order`` makes one)."""
         env = getattr(self, f"{what}_env")
-        return None if env is None else resolve_path(os.environ.get(env) or getattr(self, f"{what}_default"))
+        value = env and (os.environ.get(env) or getattr(self, f"{what}_default"))
+        return resolve_path(value) if value else None
 
     def part(self, name: str):
         """The part ``name`` (e.g. ``model_loader``, ``metric``); ValueError when the domain has none."""

@@ -90,7 +90,7 @@ def misfit(domain: Domain, path: Path, problem: str) -> str:
 def no_selector_reason(domain: Domain, problem: str | None) -> str:
     """The note shown where ``learned`` is not offered: the domain has no selector, or ``problem``."""
     if domain.selector_path() is None:
-        served = " and ".join(d.label.split(" (")[0] for d in DOMAINS.values() if d.selector_env is not None)
+        served = " and ".join(d.label.split(" (")[0] for d in DOMAINS.values() if d.selector_default is not None)
         return (f"`learned` is not offered for {domain.label}: no order selector is trained for it (a selector "
                 f"reads a trained MDM's hidden states; the shipped ones serve {served}).")
     return f"`learned` is not offered: the order selector cannot be used ({problem})."

@@ -263,3 +263,22 @@ def test_pair_labels_follow_each_domain(brackets):
         assert strongest_pair(mi, get_domain(name), 81).endswith("between residues 2 and 21")
     assert strongest_pair(mi, brackets, 81).endswith("between positions 2 and 21")
     assert strongest_pair(torch.zeros(4, 4), brackets, 4) == "every MI is 0: no two masked positions depend on each other"
+
+
+def test_the_selector_variable_names_a_selector_train_order_made(brackets, tmp_path, monkeypatch, capsys):
+    """The domain offered ``$MI_LENS_BRACKETS_SELECTOR`` for the selector ``train-order brackets`` makes, but a
+    domain could name a selector variable only beside a shipped selector, so nothing read it: ``learned`` stayed
+    "ships none". Now the variable alone serves the commands (and the app, through ``selector_path``)."""
+    from mi_core.decoding.selector import make_order_nets, save_order_net
+
+    selector = tmp_path / "sel.safetensors"
+    save_order_net(make_order_nets(64)[1], selector, {"domain": "brackets"})
+    argv = ["generate", "brackets", "--length", "8", "--sampler", "learned", "--n", "1", "--threads", "1"]
+    monkeypatch.delenv("MI_LENS_BRACKETS_SELECTOR", raising=False)
+    assert brackets.selector_path() is None and brackets.default_file("selector") is None
+    assert cli.main(argv) == 2
+    assert "$MI_LENS_BRACKETS_SELECTOR names it" in capsys.readouterr().err
+    monkeypatch.setenv("MI_LENS_BRACKETS_SELECTOR", str(selector))
+    assert brackets.selector_path() == selector and brackets.default_file("selector") == str(selector)
+    assert cli.main(argv) == 0
+    assert "passes=" in capsys.readouterr().out

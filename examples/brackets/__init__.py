@@ -175,6 +175,7 @@ BRACKETS = register(BracketsDomain(
     "brackets", "Dyck-2 brackets", "brackets", ALPHABET, names=("brackets",), mask_id=MASK_ID, pad_id=PAD_ID,
     model_env="MI_LENS_BRACKETS_MODEL", model_default=DEFAULT_MODEL,
     estimator_env="MI_LENS_BRACKETS_ESTIMATOR", estimator_default=str(RUNS / "brackets_mi_estimator.safetensors"),
+    selector_env="MI_LENS_BRACKETS_SELECTOR",  # none ships: train-order brackets makes one
     probe_fallback=True, fallback_eps=1e-3, nouns=("position", "bracket"),
     strategy_defaults=(("mi", "gamma", 3.0), ("mi", "lam", 1.0), ("eb", "gamma", 1.5)),  # examples/README.md
     summary="Well-nested words over ( ) [ ], even lengths 8 to 16, filled by a small MDM trained in 450 seconds. "

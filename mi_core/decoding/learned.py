@@ -95,7 +95,8 @@ def selector_source(domain) -> str:
     """Where an order selector for ``domain`` comes from: ``train-order``, unless it trains none for the domain."""
     if domain is not None and domain.order_task is None:
         return f"python -m mi_core train-order trains none for {domain.cli_name}"
-    return "python -m mi_core train-order makes one"
+    variable = f", and ${domain.selector_env} names it to the commands and the app" if domain and domain.selector_env else ""
+    return f"python -m mi_core train-order makes one{variable}"
 
 
 @register("learned_mi")
