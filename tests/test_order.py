@@ -372,6 +372,10 @@ def test_a_selector_of_another_domain_is_named_before_its_hidden_size(tmp_path):
     model = SimpleNamespace(hidden_size=32, domain="sudoku", n_values=9)
     with pytest.raises(ModelFileError, match="was trained on protein, the model is one for sudoku"):
         check_order_net_fits(load_order_net(path), model, path)
+    save_order_net(make_order_nets(13)[1], path, {"domain": "brackets"})  # a plugin's, its module not loaded
+    with pytest.raises(ModelFileError, match="was trained on the domain 'brackets', which no module registered here "
+                                             r"\(is its module named in MI_LENS_DOMAINS\?\), the model is one for sudoku"):
+        check_order_net_fits(load_order_net(path), model, path)
 
 
 @pytest.mark.parametrize("params, match", [

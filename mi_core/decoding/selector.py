@@ -14,7 +14,7 @@ from torch import nn
 from mi_core.decoding.base import rand_rows
 from mi_core.domain import get_domain
 from mi_core.models.base import ModelFileError, load_checked, save_model, trained_on_mismatch
-from mi_core.models.loading import other_domain
+from mi_core.models.loading import other_domain, unregistered_domain
 from mi_core.options import option
 
 N_SELECTOR_FEATURES = 10
@@ -139,16 +139,30 @@ def load_order_net(path: str | Path, device: torch.device | str = "cpu", role: s
 MAKE_ONE = " (python -m mi_core train-order --model M makes one)"
 
 
+def domain_problem(path: str | Path, model) -> str | None:
+    """Why the selector at ``path`` serves another domain than ``model``'s, per the domain its JSON records: a
+    registered one, or one no module registered here; None when they agree or either is not known."""
+    try:
+        ours = get_domain(getattr(model, "domain", None))
+    except ValueError:
+        return None
+    trained, unknown = other_domain(path, ours), unregistered_domain(path, ours)
+    if trained is None and unknown is None:
+        return None
+    told = (f"{trained.cli_name}" if trained is not None else
+            f"the domain {unknown!r}, which no module registered here (is its module named in MI_LENS_DOMAINS?)")
+    return (f"was trained on {told}, the model is one for {ours.cli_name} ({model.n_values} values): use a "
+            f"selector trained for {ours.cli_name}")
+
+
 def check_order_net_fits(net: PositionNet, model, path: str | Path | None = None, same_weights: bool = True) -> None:
     """Raise ModelFileError when the order net was trained on another hidden size, or (per the JSON beside
     ``path``) another domain or (``same_weights``) other weights, than ``model``."""
     d = int(model.hidden_size)
     name = f"the order selector {path}" if path else "the order selector"
-    trained = None if path is None else other_domain(path, getattr(model, "domain", None))
-    if trained is not None:  # named first: another domain's model often has another hidden size too
-        ours = get_domain(model.domain)
-        raise ModelFileError(f"{name} was trained on {trained.cli_name}, the model is one for {ours.cli_name} "
-                             f"({model.n_values} values): use a selector trained for {ours.cli_name}")
+    problem = None if path is None else domain_problem(path, model)
+    if problem:  # named first: another domain's model often has another hidden size too
+        raise ModelFileError(f"{name} {problem}")
     if net.cfg.d_model != d:
         raise ModelFileError(f"{name} reads hidden size {net.cfg.d_model}, the model gives {d}: "
                              f"use a selector trained on this model{MAKE_ONE}")
