@@ -376,6 +376,10 @@ def test_a_selector_of_another_domain_is_named_before_its_hidden_size(tmp_path):
     with pytest.raises(ModelFileError, match="was trained on the domain 'brackets', which no module registered here "
                                              r"\(is its module named in MI_LENS_DOMAINS\?\), the model is one for sudoku"):
         check_order_net_fits(load_order_net(path), model, path)
+    save_order_net(make_order_nets(13)[1], path, {"domain": "sudoku4"})  # the 4x4 oracle: train-order trains none
+    with pytest.raises(ModelFileError, match=r"hidden size 13, the model gives 32: use a selector trained on this "
+                                             r"model \(train-order trains none for oracle4\)"):
+        check_order_net_fits(load_order_net(path), SimpleNamespace(hidden_size=32, domain="sudoku4", n_values=4), path)
 
 
 @pytest.mark.parametrize("params, match", [

@@ -139,6 +139,15 @@ def load_order_net(path: str | Path, device: torch.device | str = "cpu", role: s
 MAKE_ONE = " (python -m mi_core train-order --model M makes one)"
 
 
+def make_one(model) -> str:
+    """Where a selector for ``model`` comes from: :data:`MAKE_ONE`, unless its domain has no order task."""
+    try:
+        domain = get_domain(getattr(model, "domain", None))
+    except ValueError:
+        return MAKE_ONE
+    return MAKE_ONE if domain.order_task is not None else f" (train-order trains none for {domain.cli_name})"
+
+
 def domain_problem(path: str | Path, model) -> str | None:
     """Why the selector at ``path`` serves another domain than ``model``'s, per the domain its JSON records: a
     registered one, or one no module registered here; None when they agree or either is not known."""
@@ -165,9 +174,9 @@ def check_order_net_fits(net: PositionNet, model, path: str | Path | None = None
         raise ModelFileError(f"{name} {problem}")
     if net.cfg.d_model != d:
         raise ModelFileError(f"{name} reads hidden size {net.cfg.d_model}, the model gives {d}: "
-                             f"use a selector trained on this model{MAKE_ONE}")
+                             f"use a selector trained on this model{make_one(model)}")
     if path is None:
         return
     problem = trained_on_mismatch(model, path) if same_weights else None
     if problem:
-        raise ModelFileError(f"{name} {problem}: use a selector trained on this model{MAKE_ONE}")
+        raise ModelFileError(f"{name} {problem}: use a selector trained on this model{make_one(model)}")
