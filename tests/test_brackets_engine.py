@@ -281,4 +281,4 @@ def test_the_selector_variable_names_a_selector_train_order_made(brackets, tmp_p
     monkeypatch.setenv("MI_LENS_BRACKETS_SELECTOR", str(selector))
     assert brackets.selector_path() == selector and brackets.default_file("selector") == str(selector)
     assert cli.main(argv) == 0
-    assert "passes=" in capsys.readouterr().out
+    assert f"sampler=learned selector={selector} " in capsys.readouterr().out  # the header names what made it

@@ -21,7 +21,7 @@ from mi_core.decoding import make_strategy
 from mi_core.decoding.base import check_one_of
 from mi_core.device import pick_device
 from mi_core.domain import Domain, get_domain
-from mi_core.io import atomic_write_text, check_output
+from mi_core.io import atomic_write_text, check_output, display_path
 from mi_core.models.loading import load_model_described
 from mi_core.options import Device, Force, option, parse_sets, seed
 
@@ -132,6 +132,13 @@ def record_name(template: str | None) -> str:
     return f"{name}_design" if name else "sample"
 
 
+def used_params(params: dict, strategy) -> dict:
+    """``--set`` ``params`` and the files the strategy read where they gave none (the domain's selector or
+    estimator, which its environment variable may name), so a design's header says what made it."""
+    files = {key: getattr(strategy, key, None) for key in ("selector", "estimator") if key not in params}
+    return {**params, **{k: display_path(v) for k, v in files.items() if isinstance(v, (str, Path))}}
+
+
 def main(args) -> int:
     check_output(args.fasta, args.force, "--fasta")
     domain = get_domain(args.domain)
@@ -145,7 +152,7 @@ def main(args) -> int:
     with_selector(strategy, domain)
     gen = decode_all(model, [template] * args.n, strategy, temperature=args.temperature, seed=args.seed,
                      batch_size=64, device=device, seeding="per item")
-    label = " ".join([f"sampler={args.sampler}", *(f"{k}={v}" for k, v in params.items()),
+    label = " ".join([f"sampler={args.sampler}", *(f"{k}={v}" for k, v in used_params(params, strategy).items()),
                       f"temperature={args.temperature}", f"seed={args.seed}"])
     scores = [""] * args.n
     if args.score:
