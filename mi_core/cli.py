@@ -396,6 +396,8 @@ def main(argv: list[str] | None = None) -> int:
     except USER_ERRORS as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # standard output's reader went away (| head): a stop, as Ctrl-C is
+        return closed_output()
     except KeyboardInterrupt as stop:  # the files written are whole (atomic writes); half-written ones are removed
         term = isinstance(stop, Terminated)
         print(f"interrupted ({'SIGTERM' if term else 'Ctrl-C'}): the files already written are whole"
@@ -407,6 +409,17 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"error: {line}", file=sys.stderr)
         return 1
+
+
+def closed_output() -> int:
+    """The line and exit status of a command whose standard output was closed under it (``... | head -2``): what it
+    keeps and how to go on, as on Ctrl-C; standard output then points at /dev/null, so Python's last flush at exit
+    raises nothing more."""
+    with contextlib.suppress(OSError, ValueError):  # (a test's stand-in for stdout has no descriptor)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    print("stopped: standard output was closed (its reader, such as head, ended); the files already written are "
+          "whole" + "".join(f"; {note}" for note in ON_STOP), file=sys.stderr)
+    return 128 + getattr(signal, "SIGPIPE", 13)
 
 
 def _peer_failure(err: RuntimeError) -> str | None:

@@ -191,6 +191,33 @@ def test_train_order_runs_the_engine_order_task_on_the_toy(toy, tmp_path, capsys
     assert meta["train"]["budgets"] == [2, 3] and meta["data_train"] == 600 and meta["domain"] == "toy6"
 
 
+def test_train_order_stops_with_one_line_when_its_output_is_closed(toy, tmp_path, monkeypatch, capsys):
+    """``train-order ... | head -2``: the log line after the reader left raised BrokenPipeError with a traceback;
+    now the run stops as on Ctrl-C, naming the checkpoint to resume from, with the status of SIGPIPE."""
+    import io
+    import sys
+
+    from toy_domain import ToyMDM, ToyTask
+
+    from mi_core.models.mdm import SequenceMDMConfig
+
+    class Closed(io.StringIO):  # a pipe whose reader took the header and one log point
+        def write(self, text):
+            if '"update": 4' in text:
+                raise BrokenPipeError(32, "Broken pipe")
+            return super().write(text)
+
+    mdm, out = tmp_path / "mdm.safetensors", tmp_path / "sel.safetensors"
+    ToyTask.save(ToyMDM(SequenceMDMConfig(max_len=6, d_model=16, n_layers=1, n_heads=2, d_ff=32)), mdm)
+    monkeypatch.setattr(sys, "stdout", Closed())
+    assert cli.main(["train-order", "toy6", "--model", str(mdm), "--out", str(out), "--lengths", "6-6",
+                     "--eval-per-length", "8", "--steps-budget", "2", "--updates", "6", "--batch", "4",
+                     "--samples", "2", "--eval-every", "2", "--no-bf16", "--threads", "1"]) == 141
+    err = capsys.readouterr().err
+    assert err.startswith("stopped: standard output was closed") and "Traceback" not in err
+    assert f"{out.with_suffix('.ckpt')} holds update 2: add --resume" in err
+
+
 def test_bench_order_decodes_the_toys_inputs_at_each_budget(toy, tmp_path):
     """``bench-order toy6`` (the engine's default order benchmark: the domain brings none) runs the heuristics
     and the learned order at each budget and eb on the toy's states, scored by the toy's own metric."""
