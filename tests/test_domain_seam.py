@@ -189,6 +189,11 @@ def test_train_order_runs_the_engine_order_task_on_the_toy(toy, tmp_path, capsys
     assert {"val_T2", "val_T3", "margin_T2", "val_mean"} <= set(evals[-1]) and evals[-1]["val_mean"] < 0
     meta = json.loads(out.with_suffix(".json").read_text())  # the config kept beside the task's own "train" count
     assert meta["train"]["budgets"] == [2, 3] and meta["data_train"] == 600 and meta["domain"] == "toy6"
+    states, rows = tmp_path / "toy.txt", tmp_path / "order.json"  # the selector benchmarked on the MDM it learned
+    states.write_text("ab____\n______\n")  # (--model was ignored: the exact model's hidden size refused it)
+    assert cli.main(["bench-order", "toy6", "--model", str(mdm), "--puzzles", str(states), "--selector", str(out),
+                     "--budgets", "2", "--gammas", "", "--json", str(rows), "--threads", "1"]) == 0
+    assert [r["T"] for r in json.loads(rows.read_text()) if r["sampler"] == "learned"] == [2]
 
 
 def test_train_order_stops_with_one_line_when_its_output_is_closed(toy, tmp_path, monkeypatch, capsys):

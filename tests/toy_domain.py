@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import torch
 from torch import nn
 
 from mi_core.domain import Domain
-from mi_core.models.base import MaskedLM, MDMOutput
-from mi_core.models.mdm import SequenceMDM
+from mi_core.models.base import MaskedLM, MDMOutput, load_checked
+from mi_core.models.mdm import SequenceMDM, SequenceMDMConfig
 from mi_core.order.sequences import SequenceOrderTask
 from mi_core.train.sequences import SequenceTask
 
@@ -68,7 +69,16 @@ class AllDifferentModel(MaskedLM):
 
 
 def load_toy(spec, device):
-    return AllDifferentModel().to(device).eval(), "the exact all-different toy (built in)"
+    """The exact model, or (``--model FILE``) a toy MDM ``train toy6`` made, the kind ``train-order toy6`` reads."""
+    if spec is None:
+        return AllDifferentModel().to(device).eval(), "the exact all-different toy (built in)"
+    return load_toy_mdm(spec, device), f"the toy MDM {spec}"
+
+
+def load_toy_mdm(path, device):
+    model = load_checked(SequenceMDMConfig, ToyMDM, path, device, "a toy MDM")[0].eval()
+    model.weights_path = Path(path)  # its selectors are checked against these weights
+    return model
 
 
 @dataclass(frozen=True)
@@ -186,10 +196,7 @@ class ToyOrderTask(SequenceOrderTask):
         return perms[:600], perms[600:], {"train": 600, "val": 120}
 
     def load(self, path, device):
-        from mi_core.models.base import load_checked
-        from mi_core.models.mdm import SequenceMDMConfig
-
-        return load_checked(SequenceMDMConfig, ToyMDM, path, device, "a toy MDM")[0].eval()
+        return load_toy_mdm(path, device)
 
     def save_denoiser(self, model, path, meta):
         ToyTask.save(model, path, meta)
