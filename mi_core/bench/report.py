@@ -10,7 +10,16 @@ from pathlib import Path
 
 from mi_core.device import pick_device
 from mi_core.domain import Domain, get_domain
-from mi_core.io import ON_STOP, atomic_write_json, atomic_write_text, file_sha256, json_ready, note_on_stop, stops_held
+from mi_core.io import (
+    ON_STOP,
+    atomic_write_json,
+    atomic_write_text,
+    check_output,
+    file_sha256,
+    json_ready,
+    note_on_stop,
+    stops_held,
+)
 from mi_core.options import markdown_option, markers_problem, option, section_problem
 
 
@@ -51,6 +60,7 @@ def check_partial(args, command: str, unit: str = "rows") -> Path | None:
             raise ValueError(f"--resume needs --json: a stopped {command} keeps its finished {unit} in --json's "
                              ".partial file")
         return None
+    check_output(args.json, force=True)  # a folder or a pipe is named as such, not as a .partial beside it
     partial = partial_path(args.json)
     if partial.exists() and not partial.is_file():  # found after the first row's work, when it is written
         raise ValueError(f"{partial}, where {command} keeps its finished {unit}, is not a file: move it away")
