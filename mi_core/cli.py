@@ -220,6 +220,11 @@ def near_option(parser: ArgumentParser, key: str | None, extras: list[str]) -> s
         near = [f for f in flags if f.startswith(extra)] or difflib.get_close_matches(extra, flags, 1, 0.8)
         if near:
             return f"; did you mean {' or '.join(near[:3])}?"
+        if "--set" in flags:
+            from mi_core.decoding.base import sampler_parameter  # a command taking --set has loaded the strategies
+
+            if param := sampler_parameter(extra):
+                return f"; a sampler's parameter goes in {param}"
     return ""
 
 

@@ -267,6 +267,19 @@ def test_an_option_is_not_read_from_its_first_letters(work, capsys):
     assert rc == 2 and "unrecognized arguments: --treads 1; did you mean --threads?" in err
 
 
+def test_a_sampler_parameter_written_as_an_option_points_to_set(work, capsys):
+    """``bench brackets --selector X`` and ``--sampler learned:steps=5`` (sweep's spec form) said only that the
+    option or the sampler was unknown; a sampler's parameters go in ``--set``."""
+    rc, err = run(["bench", "sudoku", "--puzzles", "p.txt", "--selector", "s.safetensors"], capsys)
+    assert rc == 2 and "--selector s.safetensors; a sampler's parameter goes in --set selector=... (see" in err
+    rc, err = run(["bench", "sudoku", "--puzzles", "p.txt", "--no-such", "1"], capsys)
+    assert rc == 2 and "unrecognized arguments: --no-such 1 (see" in err
+    (work / "p.txt").write_text(EASY + "\n")
+    rc, err = run(["bench", "sudoku", "--puzzles", "p.txt", "--sampler", "learned:steps=5"], capsys)
+    assert rc == 2 and "unknown sampler 'learned:steps=5' (parameters go in --set: --sampler learned --set steps=5)" \
+        in err
+
+
 def test_no_option_is_offered_for_the_values_after_a_double_dash(work, capsys):
     """After ``--`` every argument is a value: ``--`` itself began every option, so the hint offered the first three
     (``did you mean --help or --puzzle or --state?``), and an option written after it is not one to correct."""

@@ -213,8 +213,18 @@ def check_one_of(name: str, params: dict) -> dict:
 
 def _lookup(name: str) -> type:
     if name not in STRATEGIES:
-        raise ValueError(f"unknown sampler {name!r}; choose one of {', '.join(sorted(STRATEGIES))}")
+        base, _, params = name.partition(":")  # sweep's spec form, given where --set takes the parameters
+        hint = f" (parameters go in --set: --sampler {base} --set {params.split(';')[0]})" if (
+            params and base in STRATEGIES) else ""
+        raise ValueError(f"unknown sampler {name!r}{hint}; choose one of {', '.join(sorted(STRATEGIES))}")
     return STRATEGIES[name]
+
+
+def sampler_parameter(flag: str) -> str | None:
+    """``"--set selector=..."`` where ``--selector`` names a parameter of some strategy, not an option."""
+    key = flag.removeprefix("--").replace("-", "_")
+    takes = any(key == f.name for cls in STRATEGIES.values() for f in dataclasses.fields(cls))
+    return f"--set {key}=..." if takes else None
 
 
 def _plain(name: str, key: str, value, args: list):
