@@ -26,7 +26,7 @@ def main() -> None:
     if "val_mean" in last:  # an order selector (train-order)
         budgets = sorted(int(k[5:]) for k in last if k.startswith("val_T"))
         best = max(reversed(curve), key=lambda p: p["val_mean"])  # checkpoints keep the latest of ties
-        unit = ("teacher-forced log-likelihood per residue" if meta.get("validation", "").startswith("teacher")
+        unit = ("teacher-forced log-likelihood per position" if meta.get("validation", "").startswith("teacher")
                 else "puzzles solved")
         shipped = (f"Shipped checkpoint (best mean validation score, the latest of ties): update {best['update']:,} "
                    f"({best['seconds'] / 60:.1f} min; the curve below ends where this checkpoint was written); validation ({unit}) at T = "

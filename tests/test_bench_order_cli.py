@@ -450,3 +450,10 @@ def test_a_resume_compares_the_device_picked_not_its_name():
     picked = "cuda" if torch.cuda.is_available() else "cpu"
     assert run_identity(Namespace(device="auto", seed=0))["device"] == picked
     assert run_identity(Namespace(device="auto", seed=0)) == run_identity(Namespace(device=picked, seed=0))
+
+
+def test_a_list_setting_that_differs_is_named_as_it_is_typed():
+    """A resume refused for other budgets said ``--budgets [3, 5] there, [3, 5, 7] now``, a Python list."""
+    from mi_core.bench.report import settings_difference
+
+    assert settings_difference({"budgets": [3, 5]}, {"budgets": [3, 5, 7]}, "--") == "--budgets 3,5 there, 3,5,7 now"

@@ -160,7 +160,7 @@ def settings_difference(there: dict, now: dict, prefix: str = "") -> str:
     def shown(v) -> str:
         if isinstance(v, list) and len(v) == 2 and isinstance(v[0], str) and (v[1] is None or len(str(v[1])) == 64):
             return f"{v[0]} (sha256 {v[1][:12]})" if v[1] else f"{v[0]} (not there)"
-        return str(v)
+        return ",".join(map(str, v)) if isinstance(v, (list, tuple)) else str(v)  # as typed: --budgets 3,5
 
     keys = [k for k in sorted(there.keys() | now.keys()) if there.get(k) != now.get(k)]
     name = (lambda k: prefix + k.replace("_", "-")) if prefix else str
