@@ -65,6 +65,11 @@ DIGIT_FONT = "Arial, Helvetica, Liberation Sans, DejaVu Sans, sans-serif"
 # digits (the edges stand out) and a sequence's still-masked positions
 MUTED_COLOR = "#707070"
 CLICK_OPACITY = 0.02  # invisible to the eye, still hit by clicks and hovers
+# px of the MI maps page's heat maps (the Sudoku map, a protein's map and contact map): each map and its colour bar
+# whole on one screen of a 1280 x 720 projector zoomed to 150% (480 CSS px, 420 below Streamlit's header bar). At 560
+# a protein map's colour bar ran 498 px there, its ends (the scale's bottom and top) off the screen, and at 1024 x 768
+# zoomed to 150% the map itself was 457 px tall in 452
+MAP_HEIGHT = 440
 
 
 def _side(cells: int) -> int:

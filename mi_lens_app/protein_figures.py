@@ -17,6 +17,7 @@ from mi_lens_app.figures import (
     CHOSEN_COLOR,
     ERROR_COLOR,
     FONT,
+    MAP_HEIGHT,
     MUTED_COLOR,
     PHONE_COLORBAR_ROOM,
     SELECTED_COLOR,
@@ -101,14 +102,14 @@ def _layout(fig: go.Figure, title: str, height: int, *, wide: bool = False, **kw
 def sequence_heatmap(mi: np.ndarray, labels: list[str], *, noun: str = "residue", start: int = 0, size: int = WINDOW,
                      selected: int | None = None, zmin: float | None = 0.0, zmax: float | None = None,
                      zmid: float | None = None, colorscale: str = "Viridis", title: str = "",
-                     value_name: str = "MI (nats)", height: int = 560, scale: str = "linear",
+                     value_name: str = "MI (nats)", height: int | None = None, scale: str = "linear",
                      clickable: bool | np.ndarray = False, also: tuple[str, np.ndarray] | None = None) -> go.Figure:
     """The ``(L, L)`` matrix as a heatmap with residue labels (``M1``, ``_7`` for masked), positions
     ``[start, start + size)`` only; under ``linear`` colours the range is the whole matrix's unless given, so
     windows compare (an all-zero matrix is drawn as zero); ``log`` and ``percentile`` colour the window's own pairs. The selected residue's row and column are outlined when they fall
     in the window. ``scale``: ``linear``, ``log`` or ``percentile`` colours (see ``figures.scaled``);
     ``clickable``: lay ``figures.click_layer`` over it, so a click selects the pair; ``also``: ``(name, (L, L)
-    matrix)`` a second value in the click layer's hover."""
+    matrix)`` a second value in the click layer's hover. ``height``: by default :func:`map_height`."""
     z_all = np.asarray(mi, float)
     lo, hi = window(len(labels), start, size)
     if zmax is None and zmid is None and scale == "linear":
@@ -135,10 +136,25 @@ def sequence_heatmap(mi: np.ndarray, labels: list[str], *, noun: str = "residue"
     axis = {"showgrid": False, "zeroline": False, "automargin": True, "tickfont": {"size": LETTER_PX}}
     shown = f"{noun}s {lo + 1}-{hi} of {len(labels)}"
     # the window on a line of its own: beside the contact map (1280 px) one line was cut at "of 12"
-    _layout(fig, f"{title}<br>{shown}" if hi - lo < len(labels) else title, height, shapes=shapes,
+    _layout(fig, f"{title}<br>{shown}" if hi - lo < len(labels) else title, height or MAP_HEIGHT, shapes=shapes,
             xaxis=dict(axis, constrain="domain"), yaxis=dict(axis, autorange="reversed", scaleanchor="x",
                                                              constrain="domain"), clickmode="event+select")
-    return add_cdr_marks(fig, cdr_spans(labels), lo=lo, hi=hi, shift=-lo, block=True, span=False, square=True)
+    add_cdr_marks(fig, cdr_spans(labels), lo=lo, hi=hi, shift=-lo, block=True, span=False, square=True)
+    return fig.update_layout(height=height or map_height(fig, 50, names))
+
+
+LABEL_CHAR_PX = 6.5  # px of margin a character of a map's upright residue labels takes: "A58" took 53 px, "_101·H3" 79
+PLAIN_LABEL = 3  # characters of a small protein's longest label ("A58"), which :data:`figures.MAP_HEIGHT` is set for
+
+
+def map_height(fig: go.Figure, plain_top: int, labels: list[str] = ()) -> int:
+    """The height of a map ``fig`` (its margins set, its bands drawn) that keeps its plot, and its colour bar that
+    runs the plot's height, as tall as a plain protein's in :data:`figures.MAP_HEIGHT` (~337 px): that height plus
+    the margin its title's further lines and its CDR bands take above ``plain_top`` (a one-line title's), and its
+    ``labels`` below, where longer than :data:`PLAIN_LABEL` characters. An antibody's map, with a title of two lines,
+    bands and labels such as ``_101·H3``, kept 237 px of 440."""
+    chars = max((len(label) for label in labels), default=PLAIN_LABEL)
+    return MAP_HEIGHT + int(fig.layout.margin.t) - plain_top + round(LABEL_CHAR_PX * max(chars - PLAIN_LABEL, 0))
 
 
 def top_pairs(mi: np.ndarray, masked: np.ndarray, *, min_sep: int = 1,
@@ -155,12 +171,12 @@ def top_pairs(mi: np.ndarray, masked: np.ndarray, *, min_sep: int = 1,
 
 
 def contact_figure(mi: np.ndarray, labels: list[str], masked: np.ndarray, *, noun: str = "residue", min_sep: int = 4,
-                   limit: int = MAX_DOTS, title: str = "Contact-map view", height: int = 520,
+                   limit: int = MAX_DOTS, title: str = "Contact-map view", height: int | None = None,
                    scale: str = "linear") -> go.Figure:
     """Top-MI pairs as dots above the diagonal, like a predicted contact map: dot ``(x = j, y = i)``, size
     by MI and colour by MI under ``scale`` (``figures.scaled``); pairs closer than ``min_sep`` along the
     sequence are left out (neighbours depend on each other trivially); masked positions are marked on the
-    diagonal."""
+    diagonal. ``height``: by default :func:`map_height`."""
     n = len(labels)
     i, j, w, total = top_pairs(mi, masked, min_sep=min_sep, limit=limit)
     top = float(w.max()) if len(w) else 1.0
@@ -187,12 +203,13 @@ def contact_figure(mi: np.ndarray, labels: list[str], masked: np.ndarray, *, nou
             "constrain": "domain"}
     drawn = f"top {len(w)} of {total} pairs" if total > len(w) else f"{total} pairs"
     # the counts on a second, smaller line: on one line the title was cut in a half-width column
-    _layout(fig, f"{title}<br><sup>{drawn} with |i−j| ≥ {min_sep}</sup>", height, xaxis=axis,
+    _layout(fig, f"{title}<br><sup>{drawn} with |i−j| ≥ {min_sep}</sup>", height or MAP_HEIGHT, xaxis=axis,
             yaxis=dict(axis, range=[n + 0.5, 0.5], scaleanchor="x"), margin={"l": 10, "r": 10, "t": 70, "b": 10})
     if not total:
         fig.add_annotation(text=empty_contacts_hint(int(masked.sum()), min_sep), xref="paper", yref="paper", x=0.5,
                            y=0.5, showarrow=False, font={"size": 14}, bgcolor="rgba(255,255,255,0.9)")
-    return add_cdr_marks(fig, cdr_spans(labels), shift=1, square=True)
+    add_cdr_marks(fig, cdr_spans(labels), shift=1, square=True)
+    return fig.update_layout(height=height or map_height(fig, 70))  # numbered axes: no labels to make room for
 
 
 def empty_contacts_hint(masked: int, min_sep: int) -> str:

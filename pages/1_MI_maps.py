@@ -22,7 +22,7 @@ def heatmap_panel(domain, pz, m, cell, scale):
                           narrow),
                          lambda: figures.mi_heatmap(m.mi, domain.geometry.box, domain.labels(), order=order,
                                                     selected=cell, title=f"MI, {m.source}", scale=scale,
-                                                    clickable=m.masked, height=440, narrow=narrow))
+                                                    clickable=m.masked, height=figures.MAP_HEIGHT, narrow=narrow))
     widgets.chart(fig, key="heatmap", on_select=widgets.click_to_pair("heatmap", "cell", pz.blanks),
                   selection_mode="points")
     pair_caption(pz, m)

@@ -411,6 +411,26 @@ def test_a_phones_mi_map_is_as_wide_as_its_chart(env, agent):
     assert (spec["layout"]["margin"]["b"] >= figures.PHONE_COLORBAR_ROOM) == phone  # room for the bar below
 
 
+def test_a_proteins_maps_leave_room_for_their_colour_bar_on_a_zoomed_projector():
+    """At 560 px (the heatmap) and 520 (the contact map) a protein's map was 457 px tall and its colour bar 498, on a
+    projector zoomed to 150% with 420-452 px below Streamlit's header bar: the scale's ends were off the screen. A
+    plain protein's maps are :data:`figures.MAP_HEIGHT` tall, as the Sudoku map; an antibody's grow by the room its
+    second title line, CDR bands and longer labels take, so its map keeps the same height (at a flat 440 px it kept
+    237 px of plot, where a plain protein's keeps 337)."""
+    from mi_lens_app.cdr_marks import CDR_MARK
+
+    rng = np.random.default_rng(0)
+    mi, masked = rng.random((120, 120)), np.ones(120, bool)
+    plain = [f"{a}{k + 1}" for k, a in enumerate("ACDEFGHIKLMNPQRSTVWY" * 3)][:58]
+    maps = [protein_figures.sequence_heatmap(mi[:58, :58], plain), protein_figures.contact_figure(mi[:58, :58], plain, masked[:58])]
+    assert [fig.layout.height for fig in maps] == [figures.MAP_HEIGHT] * 2
+    antibody = [f"_{k + 1}{CDR_MARK}H3" if 98 <= k < 109 else f"A{k + 1}" for k in range(120)]
+    heat = protein_figures.sequence_heatmap(mi, antibody, start=60, size=60)
+    longer = protein_figures.LABEL_CHAR_PX * (len("_101·H3") - protein_figures.PLAIN_LABEL)
+    assert heat.layout.height - heat.layout.margin.t == figures.MAP_HEIGHT - 50 + round(longer)  # the plain plot's
+    assert protein_figures.sequence_heatmap(mi, antibody, height=420).layout.height == 420  # a page's own height kept
+
+
 def test_a_frontier_of_distances_spanning_decades_is_drawn_on_a_log_axis():
     """The CATH reference set's mask_predict reached a dipeptide JSD of 0.71, the other samplers 0.006: on a linear
     axis every other point lay on one line at 0. A distance spanning more than 20x goes on a log axis."""

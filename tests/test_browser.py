@@ -500,6 +500,38 @@ def test_presenting_on_a_zoomed_projector_fits_both_grids_with_large_digits(chro
     page.close()
 
 
+MAP_AND_BAR = """(height) => {  // each MI map with a colour bar: its title, plot height, and the height of plot and bar
+  const room = height - document.querySelector('[data-testid="stHeader"]').getBoundingClientRect().bottom;
+  return [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].filter(c => c.querySelector('.colorbar'))
+    .map(c => [(c.querySelector('.gtitle') || {}).textContent || '', c.querySelector('.nsewdrag').getBoundingClientRect(),
+               c.querySelector('.colorbar').getBoundingClientRect()])
+    .filter(([title]) => /^(MI|Contact)/.test(title))
+    .map(([title, p, b]) => [title, p.height, Math.max(p.bottom, b.bottom) - Math.min(p.top, b.top), room]);
+}"""
+
+
+@pytest.mark.parametrize("screen", [(1280, 720), (1024, 768)])
+def test_an_mi_maps_colour_bar_fits_a_zoomed_projectors_screen_beside_its_map(chromium, app_url, screen):
+    """A teacher's projector zoomed to 150% (853 x 480 or 683 x 512 CSS px, 420-452 below the header bar): a protein's
+    map was 457 px tall and its colour bar 498, so the audience saw the map without its scale's ends. Every MI map
+    and its colour bar now fit one screen, and an antibody's map keeps its size (237 px at a flat chart height)."""
+    scale, height = 1.5, round(screen[1] / 1.5)
+    page = chromium.new_page(viewport={"width": round(screen[0] / scale), "height": 4000},  # tall: every chart draws
+                             device_scale_factor=scale)
+    for domain, maps in (("9x9", 2), ("protein", 2), ("antibody", 2)):
+        page.goto(f"{app_url}/MI_maps?domain={domain}&present=true")
+        wait_ready(page)
+        check_page(page, 3)
+        page.wait_for_function("(n) => document.querySelectorAll('[data-testid=\"stPlotlyChart\"] .colorbar').length >= n",
+                               arg=maps)
+        found = page.evaluate(MAP_AND_BAR, height)
+        assert len(found) == maps, (domain, found)
+        for title, plot, span, room in found:
+            assert span <= room, (domain, title, span, room)  # the map and its whole colour bar on one screen
+            assert plot >= 300, (domain, title, plot)
+    page.close()
+
+
 DIGIT_IN_CELL = """() => [...document.querySelectorAll('.mi-grid svg')].map(svg => {
   const digit = svg.querySelector('text.given, text.filled, text.wrong'), cell = svg.querySelector('rect');
   return parseFloat(digit.getAttribute('font-size')) / parseFloat(cell.getAttribute('width'));
