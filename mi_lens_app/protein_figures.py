@@ -8,6 +8,8 @@ the decoding strip keeps only the most recent steps.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
@@ -42,28 +44,48 @@ MAX_STRIP_ROWS = 60  # decoding steps shown in the strip (the most recent ones)
 LETTER_PX = 14
 PHONE_PLOT_PX = 330  # the plot of a chart as wide as a 390-px phone's page, its colour bar below it
 LETTER_WIDTH = 0.75  # a capital's width in ems, W and M rounded down: letters this far apart do not touch
+# px: the smallest a residue letter is drawn where its window's own size is larger; a chart too narrow for letters
+# this large scrolls sideways (on a 390-px phone a 60-residue window's letters were 4.2 px, not to be read)
+MIN_LETTER_PX = 10
 
 
 def letter_px(count: int, narrow: bool = False) -> int:
     """The font size of ``count`` residue letters in a row across a chart; ``narrow``: a phone's, where 60 letters
-    of 14 px had 3.8 px each and ran together: as large as fits :data:`PHONE_PLOT_PX`, 6 to :data:`LETTER_PX` px."""
+    of 14 px had 3.8 px each and ran together: as large as fits :data:`PHONE_PLOT_PX`, :data:`MIN_LETTER_PX` to
+    :data:`LETTER_PX` px (more than fit scroll sideways, :func:`fit_letters_css`)."""
     if narrow:
-        return int(np.clip(PHONE_PLOT_PX / count / LETTER_WIDTH, 6, LETTER_PX))
+        return int(np.clip(PHONE_PLOT_PX / count / LETTER_WIDTH, MIN_LETTER_PX, LETTER_PX))
     return LETTER_PX if count <= 60 else 12 if count <= 80 else 9 if count <= 160 else 7
 
 
+# a phone's letter charts take no drag: plotly's zoom took every touch on the plot, so a swipe neither scrolled a
+# strip too wide for the phone (:func:`fit_letters_css`) sideways nor the page down; a tap still shows the hover
+SWIPE = {"dragmode": False}
 # px of a sequence chart beside its plot (measured 134-157 with the step axis and a colour bar, 1024-1920 px screens)
 LETTER_ROOM = 160
+PHONE_ARC_ROOM = 40  # px of a phone's arc graph beside its plot (measured 24): its colour bar lies below the plot
+PHONE_MAX_WIDTH = 640  # px: a page this narrow is a phone's (Streamlit stacks columns below it)
 
 
-def fit_letters_css(key: str, count: int, size: int) -> str:
-    """A style capping the letters of the chart keyed ``key`` (``count`` a row, drawn at ``size`` px) to the width the
-    browser gives them, :data:`LETTER_WIDTH` ems apart (a decode's strip, the arc graph's residues): plotly's text has
-    a fixed size, chosen for a 1024-px screen, and on a narrower one (a 1024-px projector zoomed to 150% is 683 px
-    wide) a strip's 19-px letters stood 8.6 px apart, letters on letters. A container query reads the chart's width,
-    which the server does not know."""
-    return (f"<style>.st-key-{key} {{ container-type: inline-size; }} .st-key-{key} :is(.heatmap-label, .textpoint) text {{ "
-            f"font-size: min({size}px, calc((100cqw - {LETTER_ROOM}px) / {count * LETTER_WIDTH:g})) !important; }}</style>")
+def letters_width(count: int, size: int, room: int = LETTER_ROOM) -> int:
+    """The narrowest chart (px) whose ``count`` letters a row, drawn at ``size`` px with ``room`` px of the chart
+    beside the plot, keep at least ``min(size, MIN_LETTER_PX)`` px :data:`LETTER_WIDTH` ems apart."""
+    return math.ceil(room + count * LETTER_WIDTH * min(size, MIN_LETTER_PX))
+
+
+def fit_letters_css(key: str, count: int, size: int, room: int = LETTER_ROOM) -> str:
+    """A style capping the letters of the chart keyed ``key`` (``count`` a row, drawn at ``size`` px, ``room`` px of
+    the chart beside its plot) to the width the browser gives them, :data:`LETTER_WIDTH` ems apart (a decode's strip,
+    the arc graph's residues): plotly's text has a fixed size, chosen for a 1024-px screen, and on a narrower one (a
+    1024-px projector zoomed to 150% is 683 px wide) a strip's 19-px letters stood 8.6 px apart, letters on letters.
+    A container query reads the chart's width, which the server does not know. On a phone (a page at most
+    :data:`PHONE_MAX_WIDTH` px wide) the chart is never narrower than :func:`letters_width`: its container
+    (``{key}_scroll``, see ``widgets.letter_chart``) scrolls sideways, and the letters stay :data:`MIN_LETTER_PX` px (a
+    390-px phone's 60 residues were 4.2 px); a wider page keeps the chart to its width (a projector's 8-px letters)."""
+    return (f"<style>.st-key-{key}_scroll {{ overflow-x: auto; }} .st-key-{key} {{ container-type: inline-size; }} "
+            f"@media (max-width: {PHONE_MAX_WIDTH}px) {{ .st-key-{key} {{ min-width: {letters_width(count, size, room)}px; }} }} "
+            f".st-key-{key} :is(.heatmap-label, .textpoint) text {{ "
+            f"font-size: min({size}px, calc((100cqw - {room}px) / {count * LETTER_WIDTH:g})) !important; }}</style>")
 
 
 # px of a decode strip's plot on a 1024-px screen: with the sidebar open, and the page's whole width (``wide``) less
@@ -236,7 +258,8 @@ def arc_figure(letters: str, labels: list[str], masked: np.ndarray, mi: np.ndarr
     coloured by its MI under ``scale`` (``figures.scaled``; percentile: its rank among the pairs drawn).
     ``start``, ``size``: the window of residues drawn, in letters sized to it (all of them by default); the pairs
     are the whole sequence's, and an arc to a residue outside the window leaves the frame. ``narrow``: a phone's
-    chart, its colour bar below the plot and its letters sized to the phone (:func:`letter_px`)."""
+    chart, its colour bar below the plot, its letters sized to the phone (:func:`letter_px`), a swipe on it scrolls
+    (:data:`SWIPE`)."""
     n = len(letters)
     lo, hi = window(n, start, size or n)
     i, j, w, total = top_pairs(mi, masked, min_sep=min_sep, limit=cap)
@@ -276,7 +299,7 @@ def arc_figure(letters: str, labels: list[str], masked: np.ndarray, mi: np.ndarr
     shown = f"; {noun}s {lo + 1}-{hi} of {n} shown" if hi - lo < n else ""
     title = f"{title}: {drawn}{shown}"
     room = {"margin": {"l": 10, "r": 10, "t": 50 + extra_title_room(wrap_title(title, title_chars(True))),
-                       "b": PHONE_COLORBAR_ROOM + 50}} if narrow else {}  # below the axis's numbers and name
+                       "b": PHONE_COLORBAR_ROOM + 50}, **SWIPE} if narrow else {}  # below the axis's numbers and name
     _layout(fig, title, height + (PHONE_COLORBAR_ROOM if narrow else 0), wide=True, **room,
             xaxis={"range": [lo + 0.5 if lo else 0, hi + 0.5 if hi < n else n + 1], "showgrid": False,
                    "zeroline": False, "title": noun},
@@ -328,7 +351,7 @@ def marginal_strip(marginals: np.ndarray, entropy: np.ndarray, labels: list[str]
 def decode_strip(tokens: np.ndarray, chosen: np.ndarray, entropy: np.ndarray, errors: np.ndarray,
                  amino_acids: str, *, noun: str = "residue", color: str = "step", start: int = 0, size: int = WINDOW,
                  max_rows: int = MAX_STRIP_ROWS, title: str = "", height: int | None = None,
-                 regions: list[tuple[str, int, int]] = (), wide: bool = False) -> go.Figure:
+                 regions: list[tuple[str, int, int]] = (), wide: bool = False, narrow: bool = False) -> go.Figure:
     """A decode as a sequence strip: rows are steps (``0..S``), columns positions, letters as text.
 
     Args:
@@ -338,6 +361,7 @@ def decode_strip(tokens: np.ndarray, chosen: np.ndarray, entropy: np.ndarray, er
         color: ``"step"`` (the step a residue was filled at) or ``"entropy"`` (its entropy before the step).
         regions: an antibody's CDRs (``cdr_marks.cdr_spans`` of its labels), marked over their columns.
         wide: the strip has the page's whole width (presentation mode): larger letters.
+        narrow: a phone's strip: a swipe on it scrolls (:data:`SWIPE`).
     Only the last ``max_rows`` steps and a window of positions are drawn.
     """
     tokens, chosen = np.asarray(tokens), np.asarray(chosen, bool)
@@ -379,17 +403,7 @@ def decode_strip(tokens: np.ndarray, chosen: np.ndarray, entropy: np.ndarray, er
     # no text where its z is blank: plotly sizes heatmap text to the cells, so letters never overlap (at 120
     # residues on a 1024-px screen they are tiny: a narrower window or a zoom reads them); the hover names them all
     if overlay:
-        # the filled residues' letters white on the dark end of their scale (Viridis' purple, the Oranges' brown),
-        # black on the light end: plotly's own text colour left grey letters on dark purple. Black, not #111111:
-        # at dark_fill's switch #111111 was 4.1:1, black and white are both 4.58:1
-        dark = dark_fill(z[:, lo:hi], zmin, zmax, None, scale)
-        for name, shown, colour in (("letters", blank & (sub != "_"), "#111111"), ("masked", blank & (sub == "_"), MASKED_COLOR),
-                                    ("filled, on dark", ~blank & dark, "#ffffff"), ("filled, on light", ~blank & ~dark, "#000000")):
-            # a layer's text only where it shows: plotly writes a heatmap's text on its blank (NaN) cells too, and the
-            # last layer's black letters covered the white ones on dark cells
-            fig.add_trace(go.Heatmap(z=np.where(shown, 0.0, np.nan), x=x + 1, y=rows, text=np.where(shown, sub, ""), name=name,
-                                     texttemplate="%{text}", textfont={"color": colour, "size": text_size}, hoverinfo="skip",
-                                     colorscale=[[0, "rgba(0,0,0,0)"], [1, "rgba(0,0,0,0)"]], showscale=False))
+        _letter_layers(fig, sub, blank, dark_fill(z[:, lo:hi], zmin, zmax, None, scale), x + 1, rows, text_size)
     notes = []
     if first:  # counted as the line of numbers counts them: step 0 is the start, not a step
         notes.append(f"steps {first}-{steps - 1} of {steps - 1}")
@@ -400,12 +414,29 @@ def decode_strip(tokens: np.ndarray, chosen: np.ndarray, entropy: np.ndarray, er
         top = {"margin": {"l": 10, "r": 10, "t": 14 + 24 * bool(notes) + 24 * bool(regions), "b": 10}}
     text = (title + (f" ({', '.join(notes)})" if notes else "")) if title else ", ".join(notes).capitalize()
     _layout(fig, text, height or (96 + 24 * bool(regions) if top else 150) + 30 * len(rows), wide=True, **top,
+            **(SWIPE if narrow else {}),
             xaxis={"title": noun, "showgrid": False, "zeroline": False},
             # the shown steps and no more (one row, step 0, ran -1..1), whole steps only, the first at the top
             yaxis={"title": "step", "range": [steps - 0.5, first - 0.5], "showgrid": False, "zeroline": False,
                    "ticks": "outside", "ticklen": 6, "tickcolor": "white",  # the step numbers clear of the letters
                    "tickmode": "linear", "tick0": 0, "dtick": max(1, int(np.ceil(len(rows) / 8)))})
     return add_cdr_marks(fig, list(regions), lo=lo, hi=hi, shift=1)
+
+
+def _letter_layers(fig: go.Figure, letters: np.ndarray, blank: np.ndarray, dark: np.ndarray, x: np.ndarray,
+                   rows: np.ndarray, size: int) -> None:
+    """A decode strip's ``letters`` (steps x positions) on transparent heatmaps of their own, one a colour: given
+    residues near-black, masked ones (``_``) grey, filled ones (not ``blank``) white on the ``dark`` end of their
+    scale (Viridis' purple, the Oranges' brown) and black on the light end: plotly's own text colour left grey letters
+    on dark purple. Black, not #111111: at dark_fill's switch #111111 was 4.1:1, black and white are both 4.58:1."""
+    for name, shown, colour in (("letters", blank & (letters != "_"), "#111111"),
+                                ("masked", blank & (letters == "_"), MASKED_COLOR),
+                                ("filled, on dark", ~blank & dark, "#ffffff"), ("filled, on light", ~blank & ~dark, "#000000")):
+        # a layer's text only where it shows: plotly writes a heatmap's text on its blank (NaN) cells too, and the
+        # last layer's black letters covered the white ones on dark cells
+        fig.add_trace(go.Heatmap(z=np.where(shown, 0.0, np.nan), x=x, y=rows, text=np.where(shown, letters, ""), name=name,
+                                 texttemplate="%{text}", textfont={"color": colour, "size": size}, hoverinfo="skip",
+                                 colorscale=[[0, "rgba(0,0,0,0)"], [1, "rgba(0,0,0,0)"]], showscale=False))
 
 
 def profile_figure(labels: list[str], series: dict[str, np.ndarray], *, selected: int | None = None,

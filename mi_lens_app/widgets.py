@@ -12,7 +12,7 @@ import numpy as np
 import streamlit as st
 
 from mi_core.domain import PLUGIN_DOMAINS, PLUGIN_PROBLEMS
-from mi_lens_app import links, support, texts
+from mi_lens_app import links, protein_figures, support, texts
 from mi_lens_app.core import ParamField, param_range
 from mi_lens_app.domains import DOMAINS, Domain, Puzzle, model_choices, with_model
 from mi_lens_app.figures import SCALES, clicked_cell, clicked_pair
@@ -775,3 +775,12 @@ def domain_and_puzzle(several: bool = False, models: bool = False) -> tuple[Doma
 def chart(fig, key: str, where=None, **kwargs):
     """``st.plotly_chart`` with the figure's own colours (no Streamlit theme) and no plotly logo."""
     return (where or st).plotly_chart(fig, key=key, theme=None, config={"displaylogo": False}, **kwargs)
+
+
+def letter_chart(fig, key: str, count: int, size: int, room: int = protein_figures.LETTER_ROOM) -> None:
+    """:func:`chart` of ``count`` residue letters a row (drawn at ``size`` px, ``room`` px of the chart beside its
+    plot), their size capped to the chart's width and the chart in a container that scrolls sideways where the page
+    is too narrow for readable letters (``protein_figures.fit_letters_css``)."""
+    with st.container(key=f"{key}_scroll"):
+        chart(fig, key=key)
+    st.html(protein_figures.fit_letters_css(key, count, size, room))

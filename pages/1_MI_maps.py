@@ -250,9 +250,10 @@ def sequence_maps(domain, pz, m):
                   bind=links.bound("arcs"), help=f"at most {protein_figures.MAX_ARCS} arcs are drawn")
     arcs = support.shared_figure(protein_figures.arc_figure, pz.text, labels, m.masked, m.mi, noun=domain.nouns[0],
                                  cap=k, selected=cell, scale=scale, start=start, size=size, narrow=figures.on_phone())
-    widgets.chart(arcs, key="arcs_graph")
     lo, hi = protein_figures.window(pz.length, start, size)  # the residues' letters, capped to the chart's width
-    st.html(protein_figures.fit_letters_css("arcs_graph", hi - lo, protein_figures.letter_px(hi - lo, figures.on_phone())))
+    phone = figures.on_phone()
+    widgets.letter_chart(arcs, "arcs_graph", hi - lo, protein_figures.letter_px(hi - lo, phone),
+                         protein_figures.PHONE_ARC_ROOM if phone else protein_figures.LETTER_ROOM)
     i, j, w, _ = protein_figures.top_pairs(m.mi, m.masked, limit=k)
     pairs_table([(int(a), int(b), float(v), None) for a, b, v in zip(i, j, w)], labels)
     strip = support.shared_figure(protein_figures.marginal_strip, m.marginals, m.entropy, labels, m.masked,

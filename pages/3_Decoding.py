@@ -178,10 +178,9 @@ def sequence_frame(domain, pz, trace, step, side, view, present=False):
         np.stack([v.errors for v in shown]), "".join(domain.alphabet), noun=domain.nouns[0],
         color=st.session_state.get("color") or "step", start=start, size=size,
         max_rows=PRESENT_STRIP_ROWS if present else STRIP_ROWS, title="" if present else f"{trace.strategy}: step {s.step}",
-        regions=protein_figures.cdr_spans(pz.labels()), wide=present)
-    widgets.chart(fig, key=f"frame_{side}")
+        regions=protein_figures.cdr_spans(pz.labels()), wide=present, narrow=figures.on_phone())
     lo, hi = protein_figures.window(pz.length, start, size)  # the letters a row, capped to the strip's width
-    st.html(protein_figures.fit_letters_css(f"frame_{side}", hi - lo, protein_figures.strip_letter_px(hi - lo, present)))
+    widgets.letter_chart(fig, f"frame_{side}", hi - lo, protein_figures.strip_letter_px(hi - lo, present))
     if support.uses_selector(trace.strategy):
         selector_view(domain, pz, trace, s, side, view)
     if len(chosen) and not present:

@@ -431,6 +431,28 @@ def test_a_proteins_maps_leave_room_for_their_colour_bar_on_a_zoomed_projector()
     assert protein_figures.sequence_heatmap(mi, antibody, height=420).layout.height == 420  # a page's own height kept
 
 
+@pytest.mark.parametrize("count, size, room", [(60, 14, 160), (60, 15, 160), (60, 10, 40), (30, 14, 40), (120, 9, 160),
+                                               (200, 7, 160)])
+def test_residue_letters_keep_a_readable_size_in_a_chart_that_scrolls_sideways(count, size, room):
+    """A window of 60 residues on a 390-px phone (a chart of 342 px) drew its letters 4.2 px tall: capped to the
+    chart's width, with 160 px of it beside the plot. On a page of a phone's width the chart is now never narrower
+    than letters of 10 px need (or of their own size where smaller, a window of 120 or 200), and scrolls sideways in
+    its container where the page is narrower; where the chart is wide enough the letters keep their size."""
+    import re
+
+    smallest = min(size, 10)
+    css = protein_figures.fit_letters_css("arcs_graph", count, size, room)
+    assert re.search(r"\.st-key-arcs_graph_scroll \{ overflow-x: auto; \}", css)
+    found = re.search(r"@media \(max-width: 640px\) \{ \.st-key-arcs_graph \{[^}]*min-width: (\d+)px", css)
+    assert found, css
+    width = int(found[1])
+    per_letter = re.search(r"calc\(\(100cqw - (\d+)px\) / ([\d.]+)\)", css)
+    drawn = min(size, (width - int(per_letter[1])) / float(per_letter[2]))  # the letters at the narrowest chart
+    assert drawn >= smallest - 1e-9, (width, drawn)
+    assert (width - room) / count >= drawn * protein_figures.LETTER_WIDTH  # still apart
+    assert drawn <= smallest + 0.1  # no wider than letters of that size need: no scrolling where they fit
+
+
 def test_a_frontier_of_distances_spanning_decades_is_drawn_on_a_log_axis():
     """The CATH reference set's mask_predict reached a dipeptide JSD of 0.71, the other samplers 0.006: on a linear
     axis every other point lay on one line at 0. A distance spanning more than 20x goes on a log axis."""

@@ -597,6 +597,8 @@ def test_the_exported_players_legend_keeps_its_colon_clear_of_the_orange_sample(
 
 
 PHONE = {"viewport": {"width": 390, "height": 844}, "device_scale_factor": 3, "is_mobile": True, "has_touch": True}
+PHONE_AGENT = ("Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/142.0 "
+               "Mobile Safari/537.36")
 
 
 def test_the_exported_player_fits_a_phone(chromium):
@@ -1132,6 +1134,65 @@ def test_residue_letters_do_not_run_together_on_a_zoomed_projector(chromium, app
         pitch, size = arcs.evaluate_all(LETTER_ROWS)[0]
         assert size * protein_figures.LETTER_WIDTH <= pitch and size >= 7, (pitch, size)
     page.close()
+
+
+SMALLEST_LETTERS = """() => [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].map(chart => {
+  const rows = {};  // the smallest letter and the letters' closest spacing along a row, of each chart with letters
+  for (const t of chart.querySelectorAll(':is(.heatmap-label, .textpoint) text')) {
+    if (!/^[A-Z_]$/.test(t.textContent)) continue;
+    const b = t.getBoundingClientRect();
+    (rows[Math.round(b.top + b.height / 2)] ??= []).push([b.left + b.width / 2, parseFloat(getComputedStyle(t).fontSize)]);
+  }
+  let pitch = Infinity, size = Infinity;
+  for (const row of Object.values(rows)) {
+    row.sort((a, b) => a[0] - b[0]);
+    if (row.length > 1) pitch = Math.min(pitch, (row[row.length - 1][0] - row[0][0]) / (row.length - 1));
+    for (const [, px] of row) size = Math.min(size, px);
+  }
+  return [pitch, size];
+}).filter(([, size]) => size < Infinity)"""
+
+
+def swipe(page, x: float, y: float, dx: float) -> None:
+    """A finger's sideways swipe from ``(x, y)``, ``dx`` px (touch events: a synthesized gesture scrolls nothing in a
+    headless Chromium)."""
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": [{"x": x, "y": y}]})
+    for k in range(1, 11):
+        cdp.send("Input.dispatchTouchEvent", {"type": "touchMove", "touchPoints": [{"x": x + dx * k / 10, "y": y}]})
+        page.wait_for_timeout(16)
+    cdp.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
+    cdp.detach()
+
+
+@pytest.mark.parametrize("agent", [PHONE_AGENT, None])
+def test_a_phones_60_residues_are_letters_of_10_px_in_a_strip_that_scrolls_sideways(chromium, app_url, agent):
+    """On a 390 x 844 phone a window of 60 residues drew the arc graph's and the decoding strips' letters 4.2 px tall,
+    capped to a chart of 342 px. The chart is now as wide as letters of 10 px need and scrolls sideways in its own
+    container (the page does not), and a finger's swipe on the plot scrolls it (plotly's zoom took the touch). Also
+    where the browser does not say it is a phone (``agent`` None: the server lays the page out for a larger screen)."""
+    context = chromium.new_context(**PHONE, **({"user_agent": agent} if agent else {}))
+    page = context.new_page()
+    for path, key, charts in (("MI_maps?domain=protein&win_size=60", "arcs_graph", 1),
+                              ("Decoding?domain=protein&step=1&win_size=60", "frame_a", 2)):
+        page.goto(f"{app_url}/{path}")
+        wait_ready(page)
+        page.locator(f".st-key-{key}").scroll_into_view_if_needed()
+        page.locator(f".st-key-{key} :is(.heatmap-label, .textpoint) text").first.wait_for(state="attached")
+        page.wait_for_timeout(300)  # the container query's size, after the chart's own
+        found = page.evaluate(SMALLEST_LETTERS)
+        assert len(found) == charts, (path, found)
+        for pitch, size in found:
+            assert size >= 10 and pitch >= size * 0.75, (path, found)  # readable, and apart
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390  # the strip scrolls, not the page
+        scroller = page.locator(f".st-key-{key}_scroll")
+        assert scroller.evaluate("e => e.scrollWidth > e.clientWidth + 50"), path
+        if agent:  # a phone's charts take no drag: the swipe scrolls
+            plot = page.locator(f".st-key-{key} .nsewdrag").first.bounding_box()
+            swipe(page, 300, plot["y"] + plot["height"] / 2, -150)
+            page.wait_for_timeout(300)
+            assert scroller.evaluate("e => e.scrollLeft") > 50, path
+    context.close()
 
 
 def test_a_phone_gets_the_step_buttons_in_one_row(chromium, app_url):
