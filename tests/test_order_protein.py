@@ -200,7 +200,7 @@ def test_bench_order_needs_its_inputs(capsys, tmp_path):
     fasta = write_fasta(tmp_path / "ref.fa")
     for extra, message in [(["--seeds", "0,a"], "--seeds: expects integers separated by commas; 'a' is not one"),
                            (["--budgets", "5;10"], "--budgets: expects integers"),
-                           (["--budgets", "5,0"], "--budgets: 0 is outside the accepted range 1..100000"),
+                           (["--budgets", "5,0"], "--budgets: 0 is outside the accepted range 1..4096"),
                            # a value given twice ran its rows twice, and the sd over seeds counted them twice
                            (["--budgets", "5,10,5"], "--budgets: gives 5 more than once: give each value once"),
                            (["--gammas", "8,16,8,16"], "--gammas: gives 8,16 more than once"),
