@@ -862,3 +862,46 @@ def test_a_stopped_eval_estimator_resumes_and_equals_a_whole_run(tmp_path, tiny_
         resumed = json.loads(out.read_text())
         assert untimed(resumed) == untimed(json.loads(whole.read_text())) and "--resume" not in resumed["command"]
         assert not (tmp_path / "eval.json.partial").exists()
+
+
+def test_a_resumed_eval_estimator_stopped_before_its_states_are_drawn_keeps_its_partial(tmp_path, tiny_mdm,
+                                                                                          tiny_estimator, capsys,
+                                                                                          monkeypatch):
+    """A resumed eval-estimator holds the stopped run's probes before it draws its states again; a Ctrl-C while it
+    drew them took the figures of those probes over states not there: a KeyError traceback. It now stops with one
+    line, keeping the .partial, and a --resume after it finishes."""
+    from mi_core.bench import estimator as bench_estimator
+    from mi_core.domains.sudoku import states
+
+    model_path, est_path = tmp_path / "mdm.safetensors", tmp_path / "est.safetensors"
+    save_sudoku_mdm(tiny_mdm, model_path)
+    save_estimator(tiny_estimator, est_path)
+    puzzles = tmp_path / "p.csv"
+    puzzles.write_text("puzzle,solution\n" + "".join(f"{p},{s}\n" for p, s in PUZZLES))
+    out = tmp_path / "eval.json"
+    base = ["eval-estimator", "sudoku", "--puzzles", str(puzzles), "--states", "10", "--timing-states", "2",
+            "--model", str(model_path), "--estimator", str(est_path), "--no-markdown", "--device", "cpu",
+            "--threads", "1", "--json", str(out)]
+    calls, real = [], bench_estimator.probe_by_length
+
+    def stops(*args, **kwargs):  # the second chunk: the first is kept
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(bench_estimator, "probe_by_length", stops)
+    assert cli_main(base) == 130
+    monkeypatch.undo()
+    capsys.readouterr()
+
+    def drawing(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(states.HeldOutPuzzles, "draw", drawing)
+    assert cli_main([*base, "--resume"]) == 130
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err.strip().endswith(f"{out}.partial keeps the finished states: add --resume "
+                                                            "to the same command to continue")
+    monkeypatch.undo()
+    assert cli_main([*base, "--resume"]) == 0 and json.loads(out.read_text())["n_states"] == 10

@@ -471,7 +471,10 @@ def write_report(res: dict, args, domain: Domain) -> dict:
 def keep_stopped_eval(kept: dict, model, estimator, domain: Domain, held_out, args, device) -> None:
     """:func:`~mi_core.bench.report.keep_stopped` of a run stopped with ``kept`` (:func:`run_eval`'s): the report over
     the states probed, marked partial."""
-    done, total = len(kept.get("probes", ())), len(kept.get("states", ())) or args.states
+    # resumed and stopped before its states were drawn again: the probes read back are not yet this run's (the
+    # .partial keeps them); figures over them would need the states
+    done = len(kept.get("probes", ())) if "states" in kept else 0
+    total = len(kept.get("states", ())) or args.states
 
     def result() -> dict:
         res = figures(model, estimator, domain, held_out, kept["states"][:done], kept["source"][:done],
