@@ -82,15 +82,20 @@ def _described(model_description: str | None) -> dict:
     return {"model_description": model_description.removeprefix("Model: ").removesuffix(".")} if model_description else {}
 
 
-def trace_words(domain) -> dict[str, str]:
+def trace_words(domain, scored: bool = True) -> dict[str, str]:
     """The keys of a trace of ``domain`` in its own words: its nouns for a position and a value (``cell`` and
     ``digit``; ``residue`` and ``amino_acid``), its layout for a state (``grid``, ``sequence``), and what a decode
-    is scored against: a solution is ``solved`` or has ``errors``; a native sequence is matched or differed from."""
+    is scored against: a solution is ``solved`` or has ``errors``; a native sequence is matched or differed from;
+    a sequence with none known (not ``scored``) is ``filled``, its errors the domain's ``rule_conflicts``."""
     position, value = (noun.replace(" ", "_") for noun in domain.nouns)
     word = reference(domain)
-    scored = {"outcome": "solved", "errors": "errors"} if word == "solution" else \
-        {"outcome": f"matches_{word}", "errors": f"differs_from_{word}"}
-    return {"position": position, "value": value, "state": domain.layout, **scored}
+    if word == "solution":
+        scored_by = {"outcome": "solved", "errors": "errors"}
+    elif scored:
+        scored_by = {"outcome": f"matches_{word}", "errors": f"differs_from_{word}"}
+    else:  # no native to match: the decode is whole with no rule broken (a protein's rules: none)
+        scored_by = {"outcome": "filled", "errors": "rule_conflicts"}
+    return {"position": position, "value": value, "state": domain.layout, **scored_by}
 
 
 def _step(s, spec, labels: list[str], words: dict[str, str]) -> dict:
@@ -120,7 +125,7 @@ def trace_json(trace, puzzle: str, domain: str, labels: list[str], temperature: 
     again (:func:`bench_command`), where there is one; ``model_description`` and ``known`` (the native sequence or
     solution the steps' errors are counted against): as for :func:`mi_json`."""
     spec = get_domain(domain)
-    words = trace_words(spec)
+    words = trace_words(spec, reference(spec) in (known or {}))  # errors counted against it only where known
     return json.dumps(json_ready({
         "domain": domain, **({"model": model} if model else {}), **_described(model_description), "puzzle": puzzle,
         **(known or {}), "strategy": trace.strategy, "params": trace.params,

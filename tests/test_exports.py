@@ -116,3 +116,18 @@ def test_a_masked_position_is_named_with_its_domains_mask_symbol(marked):
     assert data["steps"][0]["sequence"] == "ab??e_" and "?" not in data["steps"][-1]["sequence"]
     assert {u["position"] for s in data["steps"] for u in s["unmasked"]} == {"?3", "?4"}
     assert all(u["symbol"] in "cd" for s in data["steps"] for u in s["unmasked"])
+
+
+def test_a_protein_trace_with_no_native_does_not_say_it_matches_one():
+    """Decoded from a sequence whose native is not known, a trace said ``"matches_native": true`` (the decode was only
+    whole) and counted its errors, the domain's rule conflicts, as ``differs_from_native``."""
+    domain = DOMAINS["protein"]
+    torch.manual_seed(0)
+    model = ProteinMDM(ProteinMDMConfig(max_len=64, d_model=32, n_layers=1, n_heads=2, d_ff=64)).eval()
+    puzzle = "MKT___KQRQ"
+    trace = core.decode_trace(model, None, domain, puzzle, None, "topk", {"k": 2})
+    labels = [f"{c}{i + 1}" for i, c in enumerate(puzzle)]
+    data = json.loads(exports.trace_json(trace, puzzle, "protein", labels, 0.0, 0,
+                                         known=exports.known_state(domain, make_puzzle(domain, puzzle))))
+    assert not keys(data) & {"native", "matches_native", "differs_from_native", "solved"}
+    assert data["filled"] is True and data["steps"][-1]["rule_conflicts"] == []
