@@ -276,8 +276,19 @@ def test_a_sampler_parameter_written_as_an_option_points_to_set(work, capsys):
     assert rc == 2 and "unrecognized arguments: --no-such 1 (see" in err
     (work / "p.txt").write_text(EASY + "\n")
     rc, err = run(["bench", "sudoku", "--puzzles", "p.txt", "--sampler", "learned:steps=5"], capsys)
-    assert rc == 2 and "unknown sampler 'learned:steps=5' (parameters go in --set: --sampler learned --set steps=5)" \
-        in err
+    assert rc == 2 and "unknown sampler 'learned:steps=5' (parameters go in --set, one value each: --sampler learned " \
+        "--set steps=5)" in err
+
+
+def test_a_sampler_spec_of_several_parameters_or_values_points_to_a_command_that_runs(work, capsys):
+    """``--sampler mi:gamma=0.1;lam=1`` was pointed to ``--set gamma=0.1`` alone, lam dropped, and
+    ``mi:gamma=0.1,0.3`` to ``--set gamma=0.1,0.3``, which --set refuses (not a valid float): each parameter gets
+    its --set, and a list of values is named a grid, sweep's."""
+    (work / "p.txt").write_text(EASY + "\n")
+    rc, err = run(["bench", "sudoku", "--puzzles", "p.txt", "--sampler", "mi:gamma=0.1;lam=1"], capsys)
+    assert rc == 2 and "--sampler mi --set gamma=0.1 --set lam=1)" in err
+    rc, err = run(["bench", "sudoku", "--puzzles", "p.txt", "--sampler", "mi:gamma=0.1,0.3"], capsys)
+    assert rc == 2 and "--set gamma=0.1,0.3; a list of values is a grid: python -m mi_core sweep runs it)" in err
 
 
 def test_no_option_is_offered_for_the_values_after_a_double_dash(work, capsys):

@@ -213,11 +213,19 @@ def check_one_of(name: str, params: dict) -> dict:
 
 def _lookup(name: str) -> type:
     if name not in STRATEGIES:
-        base, _, params = name.partition(":")  # sweep's spec form, given where --set takes the parameters
-        hint = f" (parameters go in --set: --sampler {base} --set {params.split(';')[0]})" if (
-            params and base in STRATEGIES) else ""
-        raise ValueError(f"unknown sampler {name!r}{hint}; choose one of {', '.join(sorted(STRATEGIES))}")
+        raise ValueError(f"unknown sampler {name!r}{spec_hint(name)}; choose one of {', '.join(sorted(STRATEGIES))}")
     return STRATEGIES[name]
+
+
+def spec_hint(name: str) -> str:
+    """Where ``name`` is sweep's spec form (``mi:gamma=0.1;lam=1``), given where ``--set`` takes the parameters: the
+    ``--set`` of each, one value each (a list of values is a grid, sweep's)."""
+    base, _, params = name.partition(":")
+    if not params or base not in STRATEGIES:
+        return ""
+    pairs = [p.strip() for p in params.split(";") if p.strip()]
+    grid = "; a list of values is a grid: python -m mi_core sweep runs it" if any("," in p for p in pairs) else ""
+    return f" (parameters go in --set, one value each: --sampler {base} {' '.join(f'--set {p}' for p in pairs)}{grid})"
 
 
 def sampler_parameter(flag: str) -> str | None:
