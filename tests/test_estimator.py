@@ -905,3 +905,38 @@ def test_a_resumed_eval_estimator_stopped_before_its_states_are_drawn_keeps_its_
                                                             "to the same command to continue")
     monkeypatch.undo()
     assert cli_main([*base, "--resume"]) == 0 and json.loads(out.read_text())["n_states"] == 10
+
+
+def test_a_resumed_eval_estimator_on_other_threads_is_refused(tmp_path, tiny_mdm, tiny_estimator, capsys,
+                                                                 monkeypatch):
+    """eval-estimator's figures are timings: a stopped run's states timed on 1 thread were resumed on 2 without a
+    word, the result naming 2. --threads is now one of the settings a --resume must keep."""
+    from mi_core.bench import estimator as bench_estimator
+
+    model_path, est_path = tmp_path / "mdm.safetensors", tmp_path / "est.safetensors"
+    save_sudoku_mdm(tiny_mdm, model_path)
+    save_estimator(tiny_estimator, est_path)
+    puzzles = tmp_path / "p.csv"
+    puzzles.write_text("puzzle,solution\n" + "".join(f"{p},{s}\n" for p, s in PUZZLES))
+    out = tmp_path / "eval.json"
+    base = ["eval-estimator", "sudoku", "--puzzles", str(puzzles), "--states", "10", "--timing-states", "2",
+            "--model", str(model_path), "--estimator", str(est_path), "--no-markdown", "--device", "cpu",
+            "--json", str(out)]
+    calls, real = [], bench_estimator.probe_by_length
+
+    def stops(*args, **kwargs):  # the second chunk: the first is kept
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    threads = torch.get_num_threads()
+    try:
+        monkeypatch.setattr(bench_estimator, "probe_by_length", stops)
+        assert cli_main([*base, "--threads", "1"]) == 130
+        monkeypatch.undo()
+        capsys.readouterr()
+        assert cli_main([*base, "--threads", "2", "--resume"]) == 2
+        assert "was a run of other settings (--threads 1 there, 2 now)" in capsys.readouterr().err
+    finally:
+        torch.set_num_threads(threads)

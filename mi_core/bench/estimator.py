@@ -445,7 +445,8 @@ def load_checked(args, domain: Domain, device):
 def kept_probes(args, model) -> tuple[Kept, dict]:
     """The record of a run's exact probes in --json's .partial file, and :func:`run_eval`'s ``kept`` holding those
     a stopped run kept there (:func:`save_probes`)."""
-    store = Kept(args, "eval-estimator", run_identity(args, model=getattr(model, "weights_path", None) or args.model),
+    store = Kept(args, "eval-estimator", run_identity(args, timed=True, threads=torch.get_num_threads(),
+                                                      model=getattr(model, "weights_path", None) or args.model),
                  "states", valid=lambda value: isinstance(value, list))
     probes = [SimpleNamespace(mi=torch.tensor(mi, dtype=torch.float64), passes=passes, seconds=seconds)
               for mi, passes, seconds in (store.done[str(i)] for i in range(len(store.done) - ("alone" in store)))]

@@ -84,16 +84,18 @@ UNKEPT = {"json", "markdown", "write_markdown", "section", "force", "resume", "t
           "workers", "num_gpus", "num_cpus", "retries"}
 
 
-def run_identity(args, **used) -> dict:
+def run_identity(args, timed: bool = False, **used) -> dict:
     """What a run's results depend on: its options but those of :data:`UNKEPT`, and ``used``, the files it read where
     an option was left unset (the model's weights, a default selector or estimator: an environment variable may name
-    another on resuming), each file named with its sha256 (a model trained again under its name runs again)."""
+    another on resuming), each file named with its sha256 (a model trained again under its name runs again).
+    ``timed``: the run's figures are timings, which the CPU threads change: ``used``'s ``threads`` is kept too."""
     def value(v):
         if isinstance(v, Path) or (isinstance(v, str) and Path(v).suffix and Path(v).is_file()):
             return [str(v), file_sha256(v) if Path(v).is_file() else None]
         return v if isinstance(v, (int, float, str, bool, type(None), list, dict)) else str(v)
 
-    kept = {k: value(v) for k, v in sorted({**vars(args), **used}.items()) if k not in UNKEPT}
+    unkept = UNKEPT - {"threads"} if timed else UNKEPT
+    kept = {k: value(v) for k, v in sorted({**vars(args), **used}.items()) if k not in unkept}
     if "device" in kept:  # the device picked: auto on a CPU machine is cpu, and mixes no CUDA rows on resuming
         kept["device"] = pick_device(kept["device"]).type
     return json.loads(json.dumps(kept))

@@ -243,7 +243,8 @@ def main(cfg) -> int:
     check_output(cfg.markdown, True, "--markdown")  # a report file: its own section is replaced
     device = pick_device(cfg.device, cfg.threads)
     model = load_sudoku_mdm(cfg.model or get_domain("sudoku9").default_file("model"), device)
-    kept = Kept(cfg, "bench-probe", run_identity(cfg, model=model.weights_path), "states")
+    kept = Kept(cfg, "bench-probe", run_identity(cfg, timed=True, model=model.weights_path,
+                                                 threads=torch.get_num_threads()), "states")  # timings: same threads
     try:
         res = run_benchmark(model, device, cfg, kept)
     except KeyboardInterrupt:
