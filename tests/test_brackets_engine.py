@@ -189,6 +189,56 @@ def test_train_order_says_which_lengths_to_give(brackets, tmp_path, capsys):
     assert "give --lengths LO-HI with HI at most 16" in capsys.readouterr().err
 
 
+def order_data(domain, **given) -> tuple:
+    """``(draw, score, header, info)`` of the domain's order task at its options' defaults and ``given``."""
+    from argparse import Namespace
+    from dataclasses import fields
+
+    from mi_core.order.loop import OrderTrainConfig
+
+    task = domain.order_task
+    args = Namespace(**{f.name: f.default for f in fields(task.options)} | given)
+    return task.data(args, OrderTrainConfig(bf16=False), task.load(domain.model_default, "cpu"))
+
+
+def drawn(draw, batches: int = 60) -> list[tuple[np.ndarray, np.ndarray]]:
+    """``batches`` batches of ``draw`` as (start token ids, word token ids) rows."""
+    rng = np.random.default_rng(0)
+    return [(s, t + 1) for start, target in (draw(rng, 4) for _ in range(batches))
+            for s, t in zip(start.numpy(), target.numpy())]
+
+
+def test_the_order_task_trains_on_the_states_bench_order_decodes(brackets):
+    """It trained on all-mask words of 16 only, while bench-order decodes partly masked words of 8-16: the selector
+    put every position at P >= 0.5 and filled a word in one pass. Now it draws masked words of every even length
+    8-16 from the training split, as the committed tuning and scored words were drawn from the held-out one."""
+    from brackets.words import MASK_ID, held_out, is_dyck
+
+    draw, score, _, _ = order_data(brackets, eval_per_length=4)
+    rows = drawn(draw)
+    assert {len(s) for s, _ in rows} == {8, 10, 12, 14, 16}
+    masked = np.array([(s == MASK_ID).mean() for s, _ in rows])
+    assert masked.min() > 0 and (masked < 1).mean() > 0.5  # givens in most states, a blank in each
+    for start, word in rows:
+        assert is_dyck(word) and not held_out(word)
+        assert ((start == MASK_ID) | (start == word)).all()
+    accuracy, passes = score(None, 3)  # validated as benched: the fraction top_margin decodes right at T = 3
+    assert 0 < accuracy <= 1 and 1 <= passes <= 3
+
+
+def test_train_order_takes_even_lengths_only(brackets, tmp_path, capsys):
+    """``--lengths 8-12`` trained on windows that were no bracket words (of odd lengths too) and validated at 9
+    and 11; an odd length is refused now, and 8-12 draws words of 8, 10 and 12."""
+    from brackets.words import is_dyck
+
+    assert cli.main(["train-order", "brackets", "--out", str(tmp_path / "s.safetensors"), "--lengths", "9-12",
+                     *ORDER_RUN]) == 2
+    assert "a bracket word has an even length, and 9 is odd" in capsys.readouterr().err
+    assert not (tmp_path / "s.safetensors").exists()
+    rows = drawn(order_data(brackets, lengths="8-12")[0])
+    assert {len(s) for s, _ in rows} == {8, 10, 12} and all(is_dyck(w) for _, w in rows)
+
+
 def test_a_domain_redefines_the_default_lengths():
     from mi_core.domain import get_domain
 

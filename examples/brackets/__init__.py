@@ -13,13 +13,13 @@ from pathlib import Path
 
 import numpy as np
 
+from brackets.order import BracketsOrderTask
 from brackets.words import ALPHABET, MASK_ID, MAX_LEN, MIN_LEN, PAD_ID, completable, draw_word, is_dyck, mask_state
 from mi_core.bench.metrics import pass_stats
 from mi_core.domain import ConfigStates, Domain, ShardConfig, register
 from mi_core.models.base import load_checked, save_model
 from mi_core.models.mdm import SequenceMDM, SequenceMDMConfig
 from mi_core.options import SKIP, only, option, redefault
-from mi_core.order.sequences import SequenceOrderTask
 from mi_core.train.sequences import SequenceTask
 
 HERE = Path(__file__).resolve().parent
@@ -76,19 +76,6 @@ class BracketsTask(SequenceTask):
         train = [draw_word(rng, "train") for _ in range(args["train_words"])]
         val = [draw_word(rng, "heldout") for _ in range(args["val_words"])]
         log(f"{len(train)} training words, {len(val)} held-out validation words (lengths {MIN_LEN}-{MAX_LEN})")
-        return train, val, {"train": len(train), "val": len(val)}
-
-
-class BracketsOrderTask(SequenceOrderTask):
-    """``train-order brackets``: whole words of 16 (the engine's default --lengths: the training words' lengths)."""
-
-    domain = "brackets"
-    load, save_denoiser = staticmethod(load_brackets_mdm), staticmethod(save_brackets)
-
-    def splits(self, args):
-        rng = np.random.default_rng(0)
-        train = [draw_word(rng, "train", (16, 16)) for _ in range(5000)]
-        val = [draw_word(rng, "heldout", (16, 16)) for _ in range(200)]
         return train, val, {"train": len(train), "val": len(val)}
 
 
@@ -158,6 +145,13 @@ class WellNestedMetric:
                 "givens_kept": float(r[:, 1].mean()), **pass_stats(self.passes, self.extra)}
 
 
+class BracketsOrder(BracketsOrderTask):
+    """``train-order brackets``: masked words of even lengths 8-16, as ``bench-order brackets`` decodes them."""
+
+    domain, metric = "brackets", WellNestedMetric
+    load, save_denoiser = staticmethod(load_brackets_mdm), staticmethod(save_brackets)
+
+
 # -- the domain --------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class BracketsDomain(Domain):
@@ -184,4 +178,4 @@ BRACKETS = register(BracketsDomain(
     examples=(("two pairs, four masked", "(__)[__]"), ("a pair 9 apart", "_(()[])[]_"),
               ("twelve, eight masked", "_(__)____[]_"), ("sixteen, ten masked", "([__]_)____(__)_")),
     model_loader=load_brackets, states=BracketsStates, metric=WellNestedMetric, trainer=BracketsTask,
-    order_task=BracketsOrderTask()))
+    order_task=BracketsOrder()))
