@@ -332,3 +332,18 @@ def test_the_selector_variable_names_a_selector_train_order_made(brackets, tmp_p
     assert brackets.selector_path() == selector and brackets.default_file("selector") == str(selector)
     assert cli.main(argv) == 0
     assert f"sampler=learned selector={selector} " in capsys.readouterr().out  # the header names what made it
+
+
+def test_generate_names_the_files_shipped_resolved_to(brackets, tmp_path, monkeypatch, capsys):
+    """``--set selector=shipped`` (and ``estimator=shipped``) wrote the word ``shipped`` into each design's header,
+    not the file it read: now the header names the file, as it does for one the domain gave unasked."""
+    from mi_core.decoding.selector import make_order_nets, save_order_net
+
+    selector = tmp_path / "sel.safetensors"
+    save_order_net(make_order_nets(64)[1], selector, {"domain": "brackets"})
+    monkeypatch.setenv("MI_LENS_BRACKETS_SELECTOR", str(selector))
+    run = ["generate", "brackets", "--length", "8", "--n", "1", "--threads", "1"]
+    assert cli.main([*run, "--sampler", "learned", "--set", "selector=shipped"]) == 0
+    assert f"sampler=learned selector={selector} " in capsys.readouterr().out
+    assert cli.main([*run, "--sampler", "mi", "--set", "estimator=shipped"]) == 0
+    assert f"sampler=mi estimator={display_path(shipped_estimator(brackets))} " in capsys.readouterr().out

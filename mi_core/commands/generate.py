@@ -22,6 +22,7 @@ from mi_core.decoding.base import check_one_of
 from mi_core.device import pick_device
 from mi_core.domain import Domain, get_domain
 from mi_core.io import atomic_write_text, check_output, display_path
+from mi_core.mi.estimator import SHIPPED, shipped_estimator_for
 from mi_core.models.loading import load_model_described
 from mi_core.options import Device, Force, option, parse_sets, seed
 
@@ -132,11 +133,20 @@ def record_name(template: str | None) -> str:
     return f"{name}_design" if name else "sample"
 
 
-def used_params(params: dict, strategy) -> dict:
+def used_params(params: dict, strategy, model) -> dict:
     """``--set`` ``params`` and the files the strategy read where they gave none (the domain's selector or
-    estimator, which its environment variable may name), so a design's header says what made it."""
-    files = {key: getattr(strategy, key, None) for key in ("selector", "estimator") if key not in params}
+    estimator, which its environment variable may name) or gave ``shipped``, as the paths they resolved to for
+    ``model`` (run first), so a design's header says what made it."""
+    files = {key: read_file(strategy, key, model) for key in ("selector", "estimator")
+             if params.get(key, SHIPPED) == SHIPPED}
     return {**params, **{k: display_path(v) for k, v in files.items() if isinstance(v, (str, Path))}}
+
+
+def read_file(strategy, key: str, model):
+    """The file the strategy's ``key`` (``selector`` or ``estimator``) named: ``shipped`` resolved for ``model``
+    (a ``learned`` strategy keeps the selector it resolved, a MI-guided one only the word)."""
+    value = getattr(strategy, key, None)
+    return shipped_estimator_for(model) if key == "estimator" and value == SHIPPED else value
 
 
 def main(args) -> int:
@@ -152,7 +162,7 @@ def main(args) -> int:
     with_selector(strategy, domain)
     gen = decode_all(model, [template] * args.n, strategy, temperature=args.temperature, seed=args.seed,
                      batch_size=64, device=device, seeding="per item")
-    label = " ".join([f"sampler={args.sampler}", *(f"{k}={v}" for k, v in used_params(params, strategy).items()),
+    label = " ".join([f"sampler={args.sampler}", *(f"{k}={v}" for k, v in used_params(params, strategy, model).items()),
                       f"temperature={args.temperature}", f"seed={args.seed}"])
     scores = [""] * args.n
     if args.score:
