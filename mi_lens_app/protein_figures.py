@@ -371,14 +371,8 @@ def decode_strip(tokens: np.ndarray, chosen: np.ndarray, entropy: np.ndarray, er
     rows = np.arange(first, steps)
     # (S + 1, L): the step that last wrote each position so far (-1: never; a remasked one is masked again)
     filled_at = np.maximum.accumulate(np.where(chosen, np.arange(steps)[:, None], -1), axis=0)[rows]
-    # fixed colour ranges: plotly's own range of one value (every residue filled at step 1) ran 0.5-1.5
-    if color == "step":
-        z = np.where((filled_at >= 0) & (tokens[rows] != 0), filled_at, np.nan)
-        name, scale, zmin, zmax = "filled at step", "Viridis", 1, max(steps - 1, 2)
-        bar = {"tickmode": "linear", "tick0": 1, "dtick": max(1, int(np.ceil((zmax - 1) / 6)))}
-    else:
-        z = np.where(np.asarray(entropy)[rows] > 0, np.asarray(entropy)[rows], np.nan)
-        name, scale, zmin, zmax, bar = "H before (nats)", "Oranges", 0.0, float(np.log(len(amino_acids))), {}
+    z, name, scale, zmin, zmax, bar = _strip_colour(color, tokens[rows], np.asarray(entropy)[rows], filled_at, steps,
+                                                    len(amino_acids))
     letters = np.array(["_", *amino_acids])[np.clip(tokens[rows], 0, len(amino_acids))]
     x = np.arange(lo, hi)
     text_size = strip_letter_px(hi - lo, wide)
@@ -389,16 +383,8 @@ def decode_strip(tokens: np.ndarray, chosen: np.ndarray, entropy: np.ndarray, er
                                zmin=zmin, zmax=zmax,
                                hovertemplate="step %{y}, residue %{x}: %{text}<br>" + name + " %{z}<extra></extra>",
                                colorbar={"title": {"text": name, "side": "right"}, "thickness": 12, **bar}))
-    r, c = np.nonzero(chosen[rows][:, lo:hi])
-    # a bar over the letter, not a box on it: an 11-px box crossed the letter it marked ("(" read as "[(")
-    fig.add_trace(go.Scatter(x=x[c] + 1, y=rows[r] - 0.36, mode="markers", name="unmasked at this step",
-                             hoverinfo="skip", marker={"symbol": "line-ew", "size": float(np.clip(
-                                 STRIP_PLOT_PX[wide] / (hi - lo) * 0.8, 6, 40)), "line": {"width": 3, "color": CHOSEN_COLOR}}))
-    r, c = np.nonzero(np.asarray(errors, bool)[rows][:, lo:hi])
-    if len(r):
-        fig.add_trace(go.Scatter(x=x[c] + 1, y=rows[r] + 0.32, mode="markers", name="differs from native",
-                                 hoverinfo="skip", marker={"symbol": "line-ew", "size": 9,
-                                                           "line": {"width": 2, "color": ERROR_COLOR}}))
+    _strip_marks(fig, chosen[rows][:, lo:hi], np.asarray(errors, bool)[rows][:, lo:hi], x + 1, rows,
+                 float(np.clip(STRIP_PLOT_PX[wide] / (hi - lo) * 0.8, 6, 40)))
     # the other letters (given residues, and masked ones as _) on transparent heatmaps, as the coloured one writes
     # no text where its z is blank: plotly sizes heatmap text to the cells, so letters never overlap (at 120
     # residues on a 1024-px screen they are tiny: a narrower window or a zoom reads them); the hover names them all
@@ -421,6 +407,32 @@ def decode_strip(tokens: np.ndarray, chosen: np.ndarray, entropy: np.ndarray, er
                    "ticks": "outside", "ticklen": 6, "tickcolor": "white",  # the step numbers clear of the letters
                    "tickmode": "linear", "tick0": 0, "dtick": max(1, int(np.ceil(len(rows) / 8)))})
     return add_cdr_marks(fig, list(regions), lo=lo, hi=hi, shift=1)
+
+
+def _strip_colour(color: str, tokens: np.ndarray, entropy: np.ndarray, filled_at: np.ndarray, steps: int,
+                  n_values: int) -> tuple:
+    """``(z, name, colorscale, zmin, zmax, colorbar)`` of a strip's rows coloured by ``color`` (:func:`decode_strip`);
+    fixed ranges: plotly's own range of one value (every residue filled at step 1) ran 0.5-1.5."""
+    if color == "step":
+        z = np.where((filled_at >= 0) & (tokens != 0), filled_at, np.nan)
+        zmax = max(steps - 1, 2)
+        return z, "filled at step", "Viridis", 1, zmax, {"tickmode": "linear", "tick0": 1,
+                                                         "dtick": max(1, int(np.ceil((zmax - 1) / 6)))}
+    return np.where(entropy > 0, entropy, np.nan), "H before (nats)", "Oranges", 0.0, float(np.log(n_values)), {}
+
+
+def _strip_marks(fig: go.Figure, chosen: np.ndarray, errors: np.ndarray, x: np.ndarray, rows: np.ndarray,
+                 size: float) -> None:
+    """A strip's bars over the letters unmasked at each step (``size`` px wide) and under those that differ from
+    the native; a bar, not a box: an 11-px box crossed the letter it marked ("(" read as "[(")."""
+    r, c = np.nonzero(chosen)
+    fig.add_trace(go.Scatter(x=x[c], y=rows[r] - 0.36, mode="markers", name="unmasked at this step", hoverinfo="skip",
+                             marker={"symbol": "line-ew", "size": size, "line": {"width": 3, "color": CHOSEN_COLOR}}))
+    r, c = np.nonzero(errors)
+    if len(r):
+        fig.add_trace(go.Scatter(x=x[c], y=rows[r] + 0.32, mode="markers", name="differs from native",
+                                 hoverinfo="skip", marker={"symbol": "line-ew", "size": 9,
+                                                           "line": {"width": 2, "color": ERROR_COLOR}}))
 
 
 def _letter_layers(fig: go.Figure, letters: np.ndarray, blank: np.ndarray, dark: np.ndarray, x: np.ndarray,
