@@ -30,6 +30,35 @@ def opening_set(found: benchmarks.BenchRows, on_default: set[str]) -> tuple[str,
                      "BENCHMARKS.md.")
 
 
+def show_table(rows: list[dict], metric, several_n: bool, seeds: list) -> None:
+    """The set's rows as a table: sampler, settings, the metric with its spread or standard error, passes."""
+    column = metric.title.split(" (")[0].replace(" to the reference", "") + (" (%)" if metric.unit == "%" else "")
+    # n is a column where it varies; else the chart's title gives it, and the columns to its right fit at 1024 px
+    table = pd.DataFrame([{"sampler": r["sampler"], "params": r["label"].split(" (", 1)[1][:-1],
+                           **({"n": r["n"]} if several_n else {}),
+                           column: round(metric.scale * r[metric.key], 4 if metric.scale == 1 else 1),
+                           **({"± sd": round(metric.scale * r[f"{metric.key}_sd"], 4) if "seeds" in r else None}
+                              if seeds else {}),
+                           **({"± SE": round(se, 1) if (se := benchmarks.binomial_se(r, metric)) is not None
+                               else None} if metric.binomial else {}),
+                           **({"seeds": r["seeds"]} if len(seeds) > 1 else {}),  # else the caption says it
+                           "mean passes": round(r["mean_passes"], 2),
+                           **({"cell accuracy (%)": round(100 * r["cell_accuracy"], 1)}
+                              if "cell_accuracy" in r else {})}
+                          for r in rows])
+    # the settings column wide enough for its longest text at 1024 px (it was cut: "mode=paced, threshol…")
+    st.dataframe(table, hide_index=True, column_config={"params": st.column_config.TextColumn(width=250),
+                                                        "n": st.column_config.NumberColumn(width=50),
+                                                        column: st.column_config.NumberColumn(width=len(column) * 8 + 16),
+                                                        "mean passes": st.column_config.NumberColumn(width=100),
+                                                        "seeds": st.column_config.NumberColumn(width="small"),
+                                                        "± sd": st.column_config.NumberColumn(
+                                                            width="small", help="the spread over seeds"),
+                                                        "± SE": st.column_config.NumberColumn(
+                                                            width=60, help="one binomial standard error, "
+                                                            "sqrt(p (1 - p) / n), in points")})
+
+
 def main():
     widgets.page("Benchmarks")
     found = support.bench_rows()
@@ -82,31 +111,7 @@ def main():
         if seeds:
             st.caption(f"Each point is the mean over {'-'.join(map(str, dict.fromkeys([seeds[0], seeds[-1]])))} "
                        "seeds; the table gives their spread (± sd). Points closer than that are not told apart.")
-    column = metric.title.split(" (")[0].replace(" to the reference", "") + (" (%)" if metric.unit == "%" else "")
-    # n is a column where it varies; else the chart's title gives it, and the columns to its right fit at 1024 px
-    table = pd.DataFrame([{"sampler": r["sampler"], "params": r["label"].split(" (", 1)[1][:-1],
-                           **({"n": r["n"]} if len(ns) > 1 else {}),
-                           column: round(metric.scale * r[metric.key], 4 if metric.scale == 1 else 1),
-                           **({"± sd": round(metric.scale * r[f"{metric.key}_sd"], 4) if "seeds" in r else None}
-                              if seeds else {}),
-                           **({"± SE": round(se, 1) if (se := benchmarks.binomial_se(r, metric)) is not None
-                               else None} if metric.binomial else {}),
-                           **({"seeds": r["seeds"]} if len(seeds) > 1 else {}),  # else the caption says it
-                           "mean passes": round(r["mean_passes"], 2),
-                           **({"cell accuracy (%)": round(100 * r["cell_accuracy"], 1)}
-                              if "cell_accuracy" in r else {})}
-                          for r in rows])
-    # the settings column wide enough for its longest text at 1024 px (it was cut: "mode=paced, threshol…")
-    st.dataframe(table, hide_index=True, column_config={"params": st.column_config.TextColumn(width=250),
-                                                        "n": st.column_config.NumberColumn(width=50),
-                                                        column: st.column_config.NumberColumn(width=len(column) * 8 + 16),
-                                                        "mean passes": st.column_config.NumberColumn(width=100),
-                                                        "seeds": st.column_config.NumberColumn(width="small"),
-                                                        "± sd": st.column_config.NumberColumn(
-                                                            width="small", help="the spread over seeds"),
-                                                        "± SE": st.column_config.NumberColumn(
-                                                            width=60, help="one binomial standard error, "
-                                                            "sqrt(p (1 - p) / n), in points")})
+    show_table(rows, metric, len(ns) > 1, seeds)
     with st.expander(f"The {len(found.files)} result files read"):
         st.caption(", ".join(f"`{f}`" for f in found.files) + ".")
     if fig is not None:
