@@ -129,32 +129,8 @@ def grid_svg(digits: np.ndarray, givens: np.ndarray, box: int, *, layer: np.ndar
         parts.append(f'<rect x="{x0 + xs[c] * cell:.1f}" y="{y0 + ys[c] * cell:.1f}" width="{cell:.1f}" '
                      f'height="{cell:.1f}" fill="{fills[c] or "#fff"}">{tip}</rect>')
     parts.append(_lines(n, box, cell, x0, y0))
-    size = digit_size or DIGIT_SIZE[n <= 4]
-    for c in np.flatnonzero(digits > 0):
-        kind, color = (("given", GIVEN_COLOR) if givens[c] else ("wrong", ERROR_COLOR) if errors[c]
-                       else ("filled", FILLED_COLOR))
-        # a wrong digit bold with a white halo: red alone was 2.2:1 on the entropy scale's orange; a filled digit on a
-        # coloured cell (unmasked at this step) a halo too: blue was 1.2-2.6:1 on the scale's upper half
-        halo = ' stroke="#ffffff" stroke-width="3" paint-order="stroke"'
-        weight = (' font-weight="bold"' if givens[c] else ' font-weight="bold"' + halo if kind == "wrong"
-                  else halo if fills[c] is not None else "")
-        cx, cy = x0 + (xs[c] + 0.5) * cell, y0 + (ys[c] + 0.5) * cell
-        parts.append(f'<text class="{kind}" x="{cx:.1f}" y="{cy:.1f}" '
-                     f'fill="{color}" font-size="{size}"{weight} pointer-events="none">{int(digits[c])}</text>')
-        if kind == "wrong":  # underlined, not red alone: with protanopia a bold red digit read as a bold black given
-            line = f'd="M{cx - 0.25 * cell:.1f} {cy + 0.36 * cell:.1f}h{0.5 * cell:.1f}" stroke-linecap="round" pointer-events="none"'
-            parts.append(f'<path {line} stroke="#ffffff" stroke-width="6.5"/>'  # the halo, as the digit's
-                         f'<path class="wrong-mark" {line} stroke="{ERROR_COLOR}" stroke-width="3.5"/>')
-    for marks, color, stroke, dash, kind in ((outline, CHOSEN_COLOR, 4, "", "chosen"),
-                                             (remasked, REMASKED_COLOR, 3, ' stroke-dasharray="2 3"', "remasked")):
-        for c in np.flatnonzero(np.zeros(cells, bool) if marks is None else np.asarray(marks, bool)):
-            box_at = (f'x="{x0 + (xs[c] + 0.06) * cell:.1f}" y="{y0 + (ys[c] + 0.06) * cell:.1f}" '
-                      f'width="{0.88 * cell:.1f}" height="{0.88 * cell:.1f}" fill="none"')
-            if kind == "chosen":  # a dark rim on both sides of the orange, seen on white and on orange cells
-                parts.append(f'<rect class="chosen-edge" {box_at} stroke="{EDGE_COLOR}" stroke-width="{stroke + 2}" '
-                             'pointer-events="none"/>')
-            parts.append(f'<rect class="{kind}" {box_at} stroke="{color}" stroke-width="{stroke}"{dash} '
-                         'pointer-events="none"/>')
+    parts += _digits(digits, givens, errors, fills, xs, ys, x0, y0, cell, digit_size or DIGIT_SIZE[n <= 4])
+    parts += _marks(outline, remasked, cells, xs, ys, x0, y0, cell)
     bar = ""
     if with_bar:
         key = f"mi-bar-{colorscale}-{zmin:g}-{zmax:g}".replace(".", "_")
@@ -170,6 +146,43 @@ def grid_svg(digits: np.ndarray, givens: np.ndarray, box: int, *, layer: np.ndar
             f'font-family="{FONT["family"]}" fill="currentColor"><desc>{about}</desc>'
             f'<g text-anchor="start">{heading}{bar}</g><g text-anchor="middle" dominant-baseline="central" '
             f'font-family="{DIGIT_FONT}">{"".join(parts)}</g></svg></div>')
+
+
+def _digits(digits, givens, errors, fills, xs, ys, x0: float, y0: float, cell: float, size: int) -> list[str]:
+    """The SVG texts of a grid's digits: givens bold black, filled blue, wrong red, bold and underlined."""
+    parts = []
+    for c in np.flatnonzero(digits > 0):
+        kind, color = (("given", GIVEN_COLOR) if givens[c] else ("wrong", ERROR_COLOR) if errors[c]
+                       else ("filled", FILLED_COLOR))
+        # a wrong digit bold with a white halo: red alone was 2.2:1 on the entropy scale's orange; a filled digit on a
+        # coloured cell (unmasked at this step) a halo too: blue was 1.2-2.6:1 on the scale's upper half
+        halo = ' stroke="#ffffff" stroke-width="3" paint-order="stroke"'
+        weight = (' font-weight="bold"' if givens[c] else ' font-weight="bold"' + halo if kind == "wrong"
+                  else halo if fills[c] is not None else "")
+        cx, cy = x0 + (xs[c] + 0.5) * cell, y0 + (ys[c] + 0.5) * cell
+        parts.append(f'<text class="{kind}" x="{cx:.1f}" y="{cy:.1f}" '
+                     f'fill="{color}" font-size="{size}"{weight} pointer-events="none">{int(digits[c])}</text>')
+        if kind == "wrong":  # underlined, not red alone: with protanopia a bold red digit read as a bold black given
+            line = f'd="M{cx - 0.25 * cell:.1f} {cy + 0.36 * cell:.1f}h{0.5 * cell:.1f}" stroke-linecap="round" pointer-events="none"'
+            parts.append(f'<path {line} stroke="#ffffff" stroke-width="6.5"/>'  # the halo, as the digit's
+                         f'<path class="wrong-mark" {line} stroke="{ERROR_COLOR}" stroke-width="3.5"/>')
+    return parts
+
+
+def _marks(outline, remasked, cells: int, xs, ys, x0: float, y0: float, cell: float) -> list[str]:
+    """The SVG boxes of the cells unmasked at this step (orange, dark-rimmed) and masked again (dotted purple)."""
+    parts = []
+    for marks, color, stroke, dash, kind in ((outline, CHOSEN_COLOR, 4, "", "chosen"),
+                                             (remasked, REMASKED_COLOR, 3, ' stroke-dasharray="2 3"', "remasked")):
+        for c in np.flatnonzero(np.zeros(cells, bool) if marks is None else np.asarray(marks, bool)):
+            box_at = (f'x="{x0 + (xs[c] + 0.06) * cell:.1f}" y="{y0 + (ys[c] + 0.06) * cell:.1f}" '
+                      f'width="{0.88 * cell:.1f}" height="{0.88 * cell:.1f}" fill="none"')
+            if kind == "chosen":  # a dark rim on both sides of the orange, seen on white and on orange cells
+                parts.append(f'<rect class="chosen-edge" {box_at} stroke="{EDGE_COLOR}" stroke-width="{stroke + 2}" '
+                             'pointer-events="none"/>')
+            parts.append(f'<rect class="{kind}" {box_at} stroke="{color}" stroke-width="{stroke}"{dash} '
+                         'pointer-events="none"/>')
+    return parts
 
 
 def describe(digits: np.ndarray, givens: np.ndarray, errors: np.ndarray | None = None,
