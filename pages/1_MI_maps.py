@@ -209,6 +209,22 @@ def weak_mi_note(domain, m) -> str:
     return texts.weak_mi(float(m.mi.max()), unsure, f"{domain.nouns[0]}s")
 
 
+def sequence_downloads(domain, pz, m, heat, arcs) -> None:
+    """The MI of a sequence as CSV and JSON, and its heatmap and arc graph as HTML."""
+    labels = pz.labels()
+    cols, about = st.columns(4), support.model_info(domain)
+    cols[0].download_button("MI as CSV", lambda: exports.mi_csv(m.mi, labels, m.masked, domain.nouns[0]), "mi.csv",
+                            "text/csv", on_click="ignore")
+    cols[1].download_button("MI as JSON", lambda: exports.mi_json(m, pz.text, labels=labels, **named(domain.key),
+                                                 model_description=about, known=exports.known_state(domain, pz)), "mi.json",
+                            "application/json", on_click="ignore")
+    cols[2].download_button("Heatmap as HTML", lambda: exports.figure_html(heat), "mi_heatmap.html", "text/html",
+                            on_click="ignore")
+    cols[3].download_button("Arc graph as HTML", lambda: exports.figure_html(arcs), "mi_arcs.html", "text/html",
+                            on_click="ignore")
+
+
+
 def sequence_maps(domain, pz, m):
     """The protein views: heatmap (windowed) and contact map, arc graph, marginals strip, downloads."""
     # the residue and the colours in a row, as the grid's cell and colours: a widget bound to the URL that moves to
@@ -263,17 +279,7 @@ def sequence_maps(domain, pz, m):
     st.markdown(texts.worded(texts.SEQUENCE_MAPS_PAGE, domain))
     with st.expander("What MI is"):
         st.markdown(texts.MI)
-    cols, about = st.columns(4), support.model_info(domain)
-    cols[0].download_button("MI as CSV", lambda: exports.mi_csv(m.mi, labels, m.masked, domain.nouns[0]), "mi.csv",
-                            "text/csv", on_click="ignore")
-    cols[1].download_button("MI as JSON", lambda: exports.mi_json(m, pz.text, labels=labels, **named(domain.key),
-                                                 model_description=about, known=exports.known_state(domain, pz)), "mi.json",
-                            "application/json", on_click="ignore")
-    cols[2].download_button("Heatmap as HTML", lambda: exports.figure_html(heat), "mi_heatmap.html", "text/html",
-                            on_click="ignore")
-    cols[3].download_button("Arc graph as HTML", lambda: exports.figure_html(arcs), "mi_arcs.html", "text/html",
-                            on_click="ignore")
-
+    sequence_downloads(domain, pz, m, heat, arcs)
 
 def main():
     widgets.page("MI maps")
