@@ -73,6 +73,9 @@ def letters_width(count: int, size: int, room: int = LETTER_ROOM) -> int:
     return math.ceil(room + count * LETTER_WIDTH * min(size, MIN_LETTER_PX))
 
 
+PAGE_PADDING = 32  # px: a phone's page around its charts (Streamlit's 1rem a side)
+
+
 def fit_letters_css(key: str, count: int, size: int, room: int = LETTER_ROOM) -> str:
     """A style capping the letters of the chart keyed ``key`` (``count`` a row, drawn at ``size`` px, ``room`` px of
     the chart beside its plot) to the width the browser gives them, :data:`LETTER_WIDTH` ems apart (a decode's strip,
@@ -82,10 +85,16 @@ def fit_letters_css(key: str, count: int, size: int, room: int = LETTER_ROOM) ->
     :data:`PHONE_MAX_WIDTH` px wide) the chart is never narrower than :func:`letters_width`: its container
     (``{key}_scroll``, see ``widgets.letter_chart``) scrolls sideways, and the letters stay :data:`MIN_LETTER_PX` px (a
     390-px phone's 60 residues were 4.2 px); a wider page keeps the chart to its width (a projector's 8-px letters)."""
+    least = letters_width(count, size, room)
+    hint = min(PHONE_MAX_WIDTH, least + PAGE_PADDING)  # a page this narrow scrolls the chart: a line says so
     return (f"<style>.st-key-{key}_scroll {{ overflow-x: auto; }} .st-key-{key} {{ container-type: inline-size; }} "
-            f"@media (max-width: {PHONE_MAX_WIDTH}px) {{ .st-key-{key} {{ min-width: {letters_width(count, size, room)}px; }} }} "
+            f"@media (max-width: {PHONE_MAX_WIDTH}px) {{ .st-key-{key} {{ min-width: {least}px; }} }} "
+            f".mi-swipe-{key} {{ display: none; margin: 0; font-size: 0.875rem; opacity: 0.8; }} "
+            f"@media (max-width: {hint}px) {{ .mi-swipe-{key} {{ display: block; }} }} "
             f".st-key-{key} :is(.heatmap-label, .textpoint) text {{ "
-            f"font-size: min({size}px, calc((100cqw - {room}px) / {count * LETTER_WIDTH:g})) !important; }}</style>")
+            f"font-size: min({size}px, calc((100cqw - {room}px) / {count * LETTER_WIDTH:g})) !important; }}</style>"
+            f'<p class="mi-swipe-{key}">Swipe the chart sideways: its {count} letters a row are wider than the '
+            "screen.</p>")
 
 
 # px of a decode strip's plot on a 1024-px screen: with the sidebar open, and the page's whole width (``wide``) less

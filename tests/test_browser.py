@@ -1187,11 +1187,19 @@ def test_a_phones_60_residues_are_letters_of_10_px_in_a_strip_that_scrolls_sidew
         assert page.evaluate("document.documentElement.scrollWidth") <= 390  # the strip scrolls, not the page
         scroller = page.locator(f".st-key-{key}_scroll")
         assert scroller.evaluate("e => e.scrollWidth > e.clientWidth + 50"), path
+        assert page.locator(f".mi-swipe-{key}").is_visible(), path  # a line says the chart scrolls
         if agent:  # a phone's charts take no drag: the swipe scrolls
             plot = page.locator(f".st-key-{key} .nsewdrag").first.bounding_box()
             swipe(page, 300, plot["y"] + plot["height"] / 2, -150)
             page.wait_for_timeout(300)
             assert scroller.evaluate("e => e.scrollLeft") > 50, path
+    context.close()
+    context = chromium.new_context(viewport={"width": 1280, "height": 800})  # a screen whose chart does not scroll
+    page = context.new_page()
+    page.goto(f"{app_url}/MI_maps?domain=protein&win_size=60")
+    wait_ready(page)
+    page.locator(".st-key-arcs_graph").scroll_into_view_if_needed()
+    assert page.locator(".mi-swipe-arcs_graph").count() == 1 and not page.locator(".mi-swipe-arcs_graph").is_visible()
     context.close()
 
 
