@@ -14,7 +14,6 @@ import json
 import math
 import platform
 import re
-import shlex
 import sys
 from dataclasses import dataclass
 from functools import partial
@@ -31,6 +30,7 @@ from mi_core.bench.report import (
     MarkdownOut,
     Resume,
     check_partial,
+    command_line,
     drop_partial,
     keep_stopped,
     run_identity,
@@ -397,8 +397,7 @@ def options(domain: Domain) -> list:
 def main(args) -> int:
     if not re.fullmatch(r"[A-Za-z0-9_-]+", args.section):
         raise ValueError(f"--section must be letters, digits, '-' or '_', got {args.section!r}")
-    check_partial(args, "eval-estimator", "states")  # before --json's check: --force would not help a --resume
-    check_output(args.json, args.force or args.resume)  # resumed: the stopped run's partial result is replaced
+    check_partial(args, "eval-estimator", "states")
     check_output(args.markdown, True, "--markdown")  # a report file: its own section is replaced
     engine = engine_from_args(args)
     domain = get_domain(args.domain)
@@ -460,8 +459,7 @@ def save_probes(store: Kept, kept: dict) -> None:
 
 def write_report(res: dict, args, domain: Domain) -> dict:
     """``res`` with its command, written to ``--json`` and ``--markdown``'s section where given; returned."""
-    argv = [a for a in args.argv if a != "--resume"]
-    res = json_ready(res | {"command": "python -m mi_core eval-estimator " + shlex.join(argv)})
+    res = json_ready(res | {"command": command_line(args, "eval-estimator")})
     if args.json is not None:
         atomic_write_json(args.json, res)
     if args.write_markdown and args.markdown is not None:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import shlex
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -18,7 +17,15 @@ from pathlib import Path
 from tqdm import tqdm
 
 from mi_core.bench import decode
-from mi_core.bench.report import Kept, check_partial, drop_partial, markdown_table, run_identity, update_section
+from mi_core.bench.report import (
+    Kept,
+    check_partial,
+    command_line,
+    drop_partial,
+    markdown_table,
+    run_identity,
+    update_section,
+)
 from mi_core.decoding import make_strategy
 from mi_core.decoding.base import MAX_COUNT
 from mi_core.decoding.selector import check_order_net_fits, load_order_net
@@ -105,8 +112,7 @@ def write_report(args, payload, text: str, echo: bool = False) -> Path | None:
     md = markdown_path(args)
     if str(md) == "-" or echo:
         print(text, flush=True)
-    argv = [a for a in getattr(args, "argv", None) or [] if a != "--resume"]
-    command = f"`python -m mi_core bench-order {shlex.join(argv)}`\n\n" if argv else ""
+    command = f"`{command_line(args, 'bench-order')}`\n\n" if getattr(args, "argv", None) else ""
     if str(md) == "-":
         md = None
     elif args.markdown is None:  # the report's own file beside the JSON (--force checked): written whole
@@ -203,8 +209,7 @@ def options(domain) -> list:
 
 
 def main(args) -> int:
-    check_partial(args, "bench-order")  # resumed: a stop before this run's first row names the stopped run's rows
-    check_output(args.json, args.force or args.resume)  # resumed: the stopped run's, written before its report
+    check_partial(args, "bench-order")  # resumed: the stopped run's JSON, written before its report, is replaced
     if args.markdown is None:  # the JSON's own report beside it: replaced only with --force, as the JSON
         if markdown_path(args) == args.json:  # --json rows.md: the report was written over the rows
             raise ValueError(f"--json {args.json} is the file its .md report goes to: name the rows a .json file")

@@ -52,9 +52,11 @@ def partial_path(json_path: Path) -> Path:
     return json_path.with_name(json_path.name + ".partial")
 
 
-def check_partial(args, command: str, unit: str = "rows") -> Path | None:
+def check_partial(args, command: str, unit: str = "rows", replace: bool | None = None) -> Path | None:
     """``--json``'s .partial file, refused before any work where it cannot serve: ``--resume`` with none there (or no
-    ``--json``), or one there (an interrupted run's ``unit``) without ``--resume`` or ``--force``."""
+    ``--json``), or one there (an interrupted run's ``unit``) without ``--resume`` or ``--force``; then ``--json``,
+    refused where it is a file, but with ``--force`` or ``replace`` (default ``--resume``: a stopped run's partial
+    result, which the resumed run's replaces)."""
     if args.json is None:
         if args.resume:
             raise ValueError(f"--resume needs --json: a stopped {command} keeps its finished {unit} in --json's "
@@ -71,8 +73,15 @@ def check_partial(args, command: str, unit: str = "rows") -> Path | None:
     if partial.is_file() and not (args.resume or args.force):
         raise ValueError(f"{partial} holds the finished {unit} of an interrupted {command}: add --resume to continue "
                          "it, or --force to start again")
+    check_output(args.json, args.force or (args.resume if replace is None else replace))
     note_on_stop(resume_note(partial, unit) if args.resume else None)  # a stop before this run's first new one
     return partial
+
+
+def command_line(args, command: str) -> str:
+    """The command that runs ``args`` again: ``python -m mi_core COMMAND ...`` as typed, quoted, less ``--resume``
+    (it reruns the whole run)."""
+    return f"python -m mi_core {command} " + shlex.join(a for a in getattr(args, "argv", None) or [] if a != "--resume")
 
 
 def resume_note(path: Path, unit: str) -> str:

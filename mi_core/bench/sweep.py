@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import shlex
 import sys
 from dataclasses import dataclass
 from functools import partial
@@ -23,6 +22,7 @@ from mi_core.bench.metrics import PASS_KEYS
 from mi_core.bench.report import (
     Kept,
     check_partial,
+    command_line,
     frontier_text,
     markdown_table,
     params_text,
@@ -165,10 +165,9 @@ def check_same_domain(rows: list[dict], name: str, path: Path) -> None:
 
 def check_outputs(args) -> list[dict]:
     """Refuse unwritable outputs before any work; the rows to merge with (``--merge``), else []."""
-    check_partial(args, "sweep", "cells")  # before --json's check: --force would not help a --resume of nothing
+    check_partial(args, "sweep", "cells", replace=args.merge)  # --merge rewrites the file it reads
     old = read_rows(args.json) if args.merge else []
     check_same_domain(old, args.domain, args.json)  # before the model loads: the merged file could not be plotted
-    check_output(args.json, args.force or args.merge, "--json")  # --merge rewrites the file it read
     if args.markdown is not None and str(args.markdown) != "-":
         check_output(args.markdown, True, "--markdown")  # a report file: its own section is replaced
     return old
@@ -247,7 +246,7 @@ def main(args) -> int:
     for path in {e for _, _, e in points if e is not None}:  # a bad file fails now, not after hours of cells
         decode.check_estimator(model, path, model_name, domain)
     precision = "bf16" if args.bf16 else "fp32"
-    cmd = "python -m mi_core sweep " + shlex.join(a for a in args.argv if a != "--resume")  # quoted: specs hold ';'
+    cmd = command_line(args, "sweep")
     run = decode.run_settings(args, inputs, domain, model)
     settings = {"set": inputs.name, **inputs.fields, "precision": precision, "seed": args.seed,
                 "batch_size": args.batch_size, "temperature": args.temperature, "model": model_name,

@@ -20,7 +20,7 @@ from mi_core.decoding import make_strategy
 from mi_core.decoding.base import check_one_of, typed_params
 from mi_core.device import pick_device, warn_if_slow_bf16
 from mi_core.domain import Domain, get_domain
-from mi_core.io import atomic_write_json, check_output
+from mi_core.io import atomic_write_json
 from mi_core.options import Device, Force, JsonOut, option, parse_sets
 
 
@@ -54,8 +54,7 @@ def grow(bar, sampler: str, decode: int, count: int) -> None:
 
 
 def main(args) -> int:
-    check_partial(args, "bench", "inputs")  # before --json's check: --force would not help a --resume of nothing
-    check_output(args.json, args.force or args.resume)  # resumed: the stopped run's partial result is replaced
+    check_partial(args, "bench", "inputs")
     domain = get_domain(args.domain)
     params = typed_params(args.sampler, check_one_of(args.sampler, parse_sets(args.sets)))
     strategy = make_strategy(args.sampler, **params)

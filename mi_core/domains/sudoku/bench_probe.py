@@ -238,8 +238,7 @@ OPTIONS = (ProbeBenchOptions, Resume, MarkdownOut, Device, Force)
 
 
 def main(cfg) -> int:
-    check_partial(cfg, "bench-probe", "states")  # before --json's check: --force would not help a --resume
-    check_output(cfg.json, cfg.force or cfg.resume)  # resumed: the stopped run's partial result is replaced
+    check_partial(cfg, "bench-probe", "states")
     check_output(cfg.markdown, True, "--markdown")  # a report file: its own section is replaced
     device = pick_device(cfg.device, cfg.threads)
     model = load_sudoku_mdm(cfg.model or get_domain("sudoku9").default_file("model"), device)
