@@ -228,6 +228,18 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
             tmp_path(path).unlink(missing_ok=True)
 
 
+def append_text(path: str | Path, text: str) -> None:
+    """Append ``text`` to the file ``path`` in one write, flushed to disk (a kill cuts only its end short); a failed
+    write (a full disk) raises OutputPathError naming ``path``."""
+    try:
+        with open(path, "ab") as fh:
+            fh.write(text.encode("utf-8"))
+            fh.flush()
+            os.fsync(fh.fileno())
+    except OSError as err:
+        raise cannot_write(path, err) from None
+
+
 def json_ready(obj):
     """``obj`` for strict JSON: NaN and infinity become None (``json.dumps`` wrote ``NaN``, which strict readers
     refuse), numpy arrays lists and its scalars Python numbers."""

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import torch
 
+from mi_core.bench.report import read_kept
 from mi_core.cli import main as cli_main
 from mi_core.decoding.selector import make_order_nets, save_order_net
 
@@ -310,7 +311,7 @@ def test_a_stopped_bench_order_keeps_its_rows_and_resumes(sudoku_args, tmp_path,
     assert cli_main([*sudoku_args, "--json", str(out)]) == 130
     err = capsys.readouterr().err
     assert f"{partial} keeps the finished rows: add --resume to the same command to continue" in err
-    assert not out.exists() and len(json.loads(partial.read_text())["rows"]) == 3
+    assert not out.exists() and len(read_kept(partial)[1]) == 3
     assert cli_main([*sudoku_args, "--json", str(out)]) == 2  # neither --resume nor --force: refused
     assert "holds the finished rows of an interrupted bench-order: add --resume" in capsys.readouterr().err
     assert cli_main([*sudoku_args, "--json", str(out), "--resume", "--seed", "3"]) == 2  # other settings
@@ -341,7 +342,7 @@ def test_a_resumed_run_stopped_before_its_first_new_row_names_the_kept_rows(sudo
     monkeypatch.setattr(bench_order, "load_sudoku_mdm", stop)  # stopped while the model loads
     assert cli_main([*sudoku_args, "--json", str(out), "--resume"]) == 130
     assert f"{partial} keeps the finished rows: add --resume to the same command to continue" in capsys.readouterr().err
-    assert len(json.loads(partial.read_text())["rows"]) == 2
+    assert len(read_kept(partial)[1]) == 2
 
 
 def test_a_stop_between_the_json_and_its_report_resumes_both(sudoku_args, tmp_path, capsys, monkeypatch):
@@ -392,8 +393,8 @@ def test_a_resume_refused_for_a_setting_this_run_lacks_names_it(sudoku_args, tmp
     out, partial = tmp_path / "rows.json", tmp_path / "rows.json.partial"
     stop_at(monkeypatch, bench_order, 2)
     assert cli_main([*sudoku_args, "--json", str(out)]) == 130
-    kept = json.loads(partial.read_text())
-    partial.write_text(json.dumps({**kept, "settings": {**kept["settings"], "old_option": 3}}))
+    settings, rows, _ = read_kept(partial)
+    partial.write_text(json.dumps({"settings": {**settings, "old_option": 3}, "rows": rows}))  # as versions before 1 line a row
     capsys.readouterr()
     assert cli_main([*sudoku_args, "--json", str(out), "--resume"]) == 2
     assert "was a run of other settings (--old-option 3 there, None now)" in capsys.readouterr().err

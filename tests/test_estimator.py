@@ -940,3 +940,42 @@ def test_a_resumed_eval_estimator_on_other_threads_is_refused(tmp_path, tiny_mdm
         assert "was a run of other settings (--threads 1 there, 2 now)" in capsys.readouterr().err
     finally:
         torch.set_num_threads(threads)
+
+
+@pytest.mark.parametrize("states", [[["0", [[[0.0]], 1]]], [["1", [[[0.0]], 1, 0.5]]], [["0", [[[0.0, 1.0]], 1, 0.5]]],
+                                    [["0", [[["a"]], 1, 0.5]]], [["alone", 0.5]]])
+def test_a_damaged_eval_estimator_partial_is_one_line_naming_it(tmp_path, tiny_mdm, tiny_estimator, capsys, states,
+                                                                 monkeypatch):
+    """A .partial edited by hand or damaged, whose states were not ``[MI, passes, seconds]`` from 0 on, failed on
+    --resume with a bare unpacking error (or a KeyError) that named no file; it is now the line that names it and
+    says what to do, and the file is kept."""
+    from mi_core.bench import estimator as bench_estimator
+
+    model_path, est_path = tmp_path / "mdm.safetensors", tmp_path / "est.safetensors"
+    save_sudoku_mdm(tiny_mdm, model_path)
+    save_estimator(tiny_estimator, est_path)
+    puzzles = tmp_path / "p.csv"
+    puzzles.write_text("puzzle,solution\n" + "".join(f"{p},{s}\n" for p, s in PUZZLES))
+    out, partial = tmp_path / "eval.json", tmp_path / "eval.json.partial"
+    base = ["eval-estimator", "sudoku", "--puzzles", str(puzzles), "--states", "10", "--timing-states", "2",
+            "--model", str(model_path), "--estimator", str(est_path), "--no-markdown", "--device", "cpu",
+            "--threads", "1", "--json", str(out)]
+    calls, real = [], bench_estimator.probe_by_length
+
+    def stops(*args, **kwargs):  # the second chunk: the first is kept
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(bench_estimator, "probe_by_length", stops)
+    assert cli_main(base) == 130
+    monkeypatch.undo()
+    settings = json.loads(partial.read_text().split("\n")[0])["settings"]
+    partial.write_text(json.dumps({"settings": settings, "rows": states}))  # one object, as earlier versions kept
+    capsys.readouterr()
+    assert cli_main([*base, "--resume"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"error: --resume: {partial} is not a eval-estimator's record of finished states; move it away, or give "
+        "--force without --resume to start again")
+    assert json.loads(partial.read_text())["rows"] == states

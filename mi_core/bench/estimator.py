@@ -443,18 +443,31 @@ def load_checked(args, domain: Domain, device):
 
 def kept_probes(args, model) -> tuple[Kept, dict]:
     """The record of a run's exact probes in --json's .partial file, and :func:`run_eval`'s ``kept`` holding those
-    a stopped run kept there (:func:`save_probes`)."""
+    a stopped run kept there (:func:`save_probes`): state I's ``[MI (N, N), passes, seconds]`` as ``I``, its seconds
+    alone as ``alone I`` (earlier versions: one list, ``alone``)."""
     store = Kept(args, "eval-estimator", run_identity(args, timed=True, threads=torch.get_num_threads(),
                                                       model=getattr(model, "weights_path", None) or args.model),
-                 "states", valid=lambda value: isinstance(value, list))
-    probes = [SimpleNamespace(mi=torch.tensor(mi, dtype=torch.float64), passes=passes, seconds=seconds)
-              for mi, passes, seconds in (store.done[str(i)] for i in range(len(store.done) - ("alone" in store)))]
-    return store, {"probes": probes, "alone": store.done.get("alone", [])}
+                 "states", valid=lambda value: isinstance(value, (list, int, float)))
+    done = store.done
+    try:  # a record of other keys or shapes (edited, damaged) is named, not a traceback
+        done.update({f"alone {i}": t for i, t in enumerate(done.pop("alone", []))})
+        count, timed_count = sum(key.isdigit() for key in done), sum(key.startswith("alone ") for key in done)
+        if set(done) != {*map(str, range(count)), *(f"alone {i}" for i in range(timed_count))}:
+            raise ValueError
+        probes = [SimpleNamespace(mi=torch.tensor(mi, dtype=torch.float64), passes=passes, seconds=seconds)
+                  for mi, passes, seconds in (done[str(i)] for i in range(count))]
+        if any(p.mi.ndim != 2 or p.mi.shape[0] != p.mi.shape[1] or not isinstance(p.passes + p.seconds, (int, float))
+               for p in probes):
+            raise ValueError
+        return store, {"probes": probes, "alone": [float(done[f"alone {i}"]) for i in range(timed_count)]}
+    except (ValueError, TypeError, RuntimeError):
+        raise store.unreadable() from None
 
 
 def save_probes(store: Kept, kept: dict) -> None:
+    """The states probed and timed alone since the last save, kept in ``store``."""
     new = {str(i): [r.mi.tolist(), r.passes, r.seconds] for i, r in enumerate(kept["probes"]) if str(i) not in store}
-    store.keep(new | {"alone": list(kept["alone"])})
+    store.keep(new | {f"alone {i}": t for i, t in enumerate(kept["alone"]) if f"alone {i}" not in store})
 
 
 def write_report(res: dict, args, domain: Domain) -> dict:

@@ -12,7 +12,7 @@ from mi_core.device import pick_device
 from mi_core.domain import Domain, get_domain
 from mi_core.io import (
     ON_STOP,
-    atomic_write_json,
+    append_text,
     atomic_write_text,
     check_output,
     file_sha256,
@@ -110,51 +110,88 @@ def run_identity(args, timed: bool = False, **used) -> dict:
     return json.loads(json.dumps(kept))
 
 
+RECORD = "mi_lens.kept/1"  # the first line of a .partial file that :class:`Kept` writes
+
+
 class Kept:
-    """A long command's finished work by key, each kept in ``--json``'s .partial file as it finishes beside the run's
-    ``settings``, so that a stopped run's ``--resume`` reads it back (refused for other settings, naming them, keys
-    after ``prefix``) and runs only the rest; ``valid(value)``: a value this command keeps. No --json: memory only."""
+    """A long command's finished work by key, appended to ``--json``'s .partial file as it finishes (a line
+    ``[key, value]`` each, after a line of the run's ``settings``), so that a stopped run's ``--resume`` reads it back
+    (refused for other settings, naming them, keys after ``prefix``) and runs only the rest; ``valid(value)``: a value
+    this command keeps. No --json: memory only."""
 
     def __init__(self, args, command: str, settings: dict, unit: str = "rows", field: str = "rows",
-                 prefix: str = "--", valid=lambda value: value is not None):
+                 prefix: str = "--", valid=lambda value: isinstance(value, dict)):
         self.json, self.path = args.json, None if args.json is None else partial_path(args.json)
         self.command, self.unit, self.field = command, unit, field
         self.settings = json.loads(json.dumps(json_ready(settings)))
+        self.appending = False  # whether the file holds this run's record whole, its last line ended: appended to
         self.done: dict = self.read(prefix, valid) if args.resume else {}
         note_on_stop(resume_note(self.path, unit) if self.done else None)
 
     def read(self, prefix: str, valid) -> dict:
         try:
-            kept = json.loads(self.path.read_text())
-            done = {key: value for key, value in kept[self.field] if isinstance(key, str) and valid(value)}
-            if not isinstance(kept["settings"], dict) or len(done) != len(kept[self.field]):
-                raise ValueError
+            settings, items, self.appending = read_kept(self.path, self.field)
+            if not isinstance(settings, dict) or not all(isinstance(key, str) and valid(value) for key, value in items):
+                raise ValueError  # no value is a string: one unpacked from a string or an object of two is refused
         except (ValueError, UnicodeDecodeError, TypeError, KeyError, AttributeError):
-            raise ValueError(f"--resume: {self.path} is not a {self.command}'s record of finished {self.unit}; move it "
-                             "away, or give --force without --resume to start again") from None
-        if kept["settings"] != self.settings:
-            differ = settings_difference(kept["settings"], self.settings, prefix)
+            raise self.unreadable() from None
+        if settings != self.settings:
+            differ = settings_difference(settings, self.settings, prefix)
             raise ValueError(f"--resume: {self.path} was a run of other settings ({differ}): give the interrupted "
                              "command's options, or --force without --resume to start again")
-        return done
+        return dict(items)
+
+    def unreadable(self) -> ValueError:
+        """The one line for a .partial file that holds no record of this command's (a damaged or edited one)."""
+        return ValueError(f"--resume: {self.path} is not a {self.command}'s record of finished {self.unit}; move it "
+                          "away, or give --force without --resume to start again")
 
     def __contains__(self, key: str) -> bool:
         return key in self.done
 
     def keep(self, items: dict) -> None:
-        """Keep ``items`` (key: JSON-able value), written at once (with --json)."""
+        """Keep ``items`` (key: JSON-able value), written at once (with --json): appended, one line each."""
         self.done.update(items)
-        if self.path is not None:
+        if self.path is not None and items:
             with stops_held():  # a stop between the two named no file, or one without this item
-                atomic_write_json(self.path, {"settings": self.settings, self.field: list(self.done.items())}, None)
+                if self.appending and self.path.is_file():
+                    append_text(self.path, item_lines(items))
+                else:  # the first item, or a record read back of an earlier version or a last line cut short
+                    self.write(self.done)
                 note_on_stop(resume_note(self.path, self.unit))
+
+    def write(self, keys) -> None:
+        """The file written whole, holding ``keys``."""
+        head = json.dumps({"record": RECORD, "command": self.command, "settings": self.settings})
+        atomic_write_text(self.path, head + "\n" + item_lines({k: self.done[k] for k in keys}))
+        self.appending = True
 
     def close(self, keys=()) -> None:
         """The run is written: remove the file, or keep in it only ``keys`` (finished work this run did not use)."""
         if keys:
-            atomic_write_json(self.path, {"settings": self.settings, self.field: [[k, self.done[k]] for k in keys]})
+            self.write(keys)
         else:
             drop_partial(self.json)
+
+
+def item_lines(items: dict) -> str:
+    return "".join(json.dumps(json_ready([key, value]), allow_nan=False) + "\n" for key, value in items.items())
+
+
+def read_kept(path: Path, field: str = "rows") -> tuple[dict, list, bool]:
+    """The ``settings`` and ``[key, value]`` items (in the order kept) of a .partial file, and whether it ends in a
+    whole line: :class:`Kept`'s JSON lines (a last line cut short, by a kill as it was written, left out), or the
+    one object earlier versions wrote, ``{"settings": ..., field: [[key, value], ...]}``. ValueError (or another
+    error of json's) where it is neither."""
+    text = path.read_text()
+    if not text.startswith('{"record"'):
+        whole = json.loads(text)
+        return whole["settings"], list(whole[field]), False
+    head, *lines = text.split("\n")
+    head = json.loads(head)
+    if head["record"] != RECORD:
+        raise ValueError
+    return head["settings"], [json.loads(line) for line in lines[:-1]], text.endswith("\n")
 
 
 def drop_partial(json_path: Path | None) -> None:

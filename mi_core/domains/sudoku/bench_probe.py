@@ -243,7 +243,8 @@ def main(cfg) -> int:
     device = pick_device(cfg.device, cfg.threads)
     model = load_sudoku_mdm(cfg.model or get_domain("sudoku9").default_file("model"), device)
     kept = Kept(cfg, "bench-probe", run_identity(cfg, timed=True, model=model.weights_path,
-                                                 threads=torch.get_num_threads()), "states")  # timings: same threads
+                                                 threads=torch.get_num_threads()), "states",  # timings: same threads
+                valid=lambda value: isinstance(value, (dict, list, int)))  # a part's figures, the sweep, max_batch
     try:
         res = run_benchmark(model, device, cfg, kept)
     except KeyboardInterrupt:
