@@ -9,13 +9,17 @@ from mi_lens_app.domains import named
 EPS_CHOICES = [1e-4, 1e-3, 1e-2, 5e-2, 1e-1]
 
 
-def heatmap(domain, pz, mi, view, **kwargs):
-    """An MI-like matrix in the domain's layout: ``view`` is the grid order, or the sequence window."""
+def heatmap(domain, pz, mi, view, grid_height: int, **kwargs):
+    """An MI-like matrix in the domain's layout: ``view`` is the grid order, or the sequence window; ``grid_height``:
+    a grid's chart height. A sequence's map is as tall as ``protein_figures.map_height`` makes it, as on the MI maps
+    page: its plot and colour bar fit a zoomed projector's screen, and an antibody's title line, CDR bands and long
+    labels do not squeeze its plot (at a flat 440-480 px they left it 237-277 px, a plain protein's 337-377)."""
     if domain.layout == "sequence":
         start, size = view
         return support.shared_figure(protein_figures.sequence_heatmap, mi, pz.labels(), noun=domain.nouns[0],
                                      start=start, size=size, **kwargs)
-    return support.shared_figure(figures.mi_heatmap, mi, domain.geometry.box, domain.labels(), order=view, **kwargs)
+    return support.shared_figure(figures.mi_heatmap, mi, domain.geometry.box, domain.labels(), order=view,
+                                 height=grid_height, **kwargs)
 
 
 PER_MAP_RANKS = ("Each map is coloured by the rank of its own pairs (percentile), so equal shades on the two maps are "
@@ -29,12 +33,12 @@ def side_by_side(domain, pz, fast, exact, cell, view, scale):
     diff = fast.mi - exact.mi
     dmax = float(np.abs(diff).max()) or figures.ZERO_SPAN
     figs = [
-        heatmap(domain, pz, fast.mi, view, selected=cell, zmax=zmax, title="Estimated", height=440, scale=scale,
+        heatmap(domain, pz, fast.mi, view, selected=cell, zmax=zmax, title="Estimated", grid_height=440, scale=scale,
                 clickable=exact.masked, also=("exact", exact.mi)),
-        heatmap(domain, pz, exact.mi, view, selected=cell, zmax=zmax, title="Exact probe", height=440, scale=scale,
+        heatmap(domain, pz, exact.mi, view, selected=cell, zmax=zmax, title="Exact probe", grid_height=440, scale=scale,
                 clickable=exact.masked, also=("estimated", fast.mi)),
         heatmap(domain, pz, diff, view, selected=cell, zmin=-dmax, zmax=dmax, zmid=0.0, colorscale="RdBu_r",
-                title="Estimated − exact", value_name="difference (nats)", height=440),
+                title="Estimated − exact", value_name="difference (nats)", grid_height=440),
     ]
     top = st.columns(2)
     for col, fig, key in zip(top, figs[:2], ("est", "exact")):
@@ -86,7 +90,7 @@ def asymmetry(domain, pz, exact, cell, view, scale):
     c1, c2 = st.columns([2, 1])
     with c1:
         fig = heatmap(domain, pz, asym, view, selected=cell, colorscale="Reds", zmax=figures.color_max(asym),
-                      title="Asymmetry |I(i→j) − I(j→i)|", value_name="asymmetry (nats)", height=460, scale=scale)
+                      title="Asymmetry |I(i→j) − I(j→i)|", value_name="asymmetry (nats)", grid_height=460, scale=scale)
         widgets.chart(fig, key="asym")
     with c2:
         st.metric("Largest asymmetry (nats)", texts.nats(asym.max(), floor))
@@ -143,7 +147,7 @@ def main():
             f"Here the fast map is exact too ({fast.source}): the probe recomputes it pass by pass."
             if fast.source.startswith("exact") else f"Below, meanwhile, the fast map ({fast.source}, one model pass)."))
         view = widgets.window_picker(pz.length, masked=pz.blanks) if domain.layout == "sequence" else "row"
-        widgets.chart(heatmap(domain, pz, fast.mi, view, title=fast.source, height=480, scale=scale), key="map_fast")
+        widgets.chart(heatmap(domain, pz, fast.mi, view, title=fast.source, grid_height=480, scale=scale), key="map_fast")
         return
     exact = support.attempt(support.exact_probe, domain.key, pz.text, 0.0, version, what="Exact probe failed")
     if exact is None:

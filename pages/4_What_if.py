@@ -142,10 +142,12 @@ def grids(domain, pz, w, cell, digit):
 
 
 def heatmap(domain, pz, mi, view, **kwargs):
+    """A grid's MI map 420 px tall, or a sequence's as tall as ``protein_figures.map_height`` makes it (as on the MI
+    maps page): at a flat 420 px an antibody's title line, CDR bands and long labels left its plot 217 px."""
     if domain.layout == "sequence":
         return support.shared_figure(protein_figures.sequence_heatmap, mi, pz.labels(), noun=domain.nouns[0],
                                      start=view[0], size=view[1], **kwargs)
-    return support.shared_figure(figures.mi_heatmap, mi, domain.geometry.box, domain.labels(), **kwargs)
+    return support.shared_figure(figures.mi_heatmap, mi, domain.geometry.box, domain.labels(), height=420, **kwargs)
 
 
 def mi_change(domain, pz, cell, value_name, view=None, scale="linear"):
@@ -159,10 +161,10 @@ def mi_change(domain, pz, cell, value_name, view=None, scale="linear"):
     diff = after.mi - before.mi
     dmax = float(np.abs(diff).max()) or figures.ZERO_SPAN
     cols = st.columns(2) + st.columns(2)
-    figs = [heatmap(domain, pz, before.mi, view, selected=cell, zmax=zmax, title="MI before", height=420, scale=scale),
-            heatmap(domain, pz, after.mi, view, selected=cell, zmax=zmax, title="MI after", height=420, scale=scale),
+    figs = [heatmap(domain, pz, before.mi, view, selected=cell, zmax=zmax, title="MI before", scale=scale),
+            heatmap(domain, pz, after.mi, view, selected=cell, zmax=zmax, title="MI after", scale=scale),
             heatmap(domain, pz, diff, view, selected=cell, zmin=-dmax, zmax=dmax, zmid=0.0, colorscale="RdBu_r",
-                    title="After − before", value_name="ΔMI (nats)", height=420)]
+                    title="After − before", value_name="ΔMI (nats)")]
     for col, fig, key in zip(cols, figs, ("mi_before", "mi_after", "mi_diff")):
         widgets.chart(fig, key=key, where=col)
     shared = ("Before and after share one colour range" if scale != "percentile" else

@@ -263,6 +263,24 @@ def test_an_antibodys_letters_are_readable_on_a_projector_by_default(env, path):
     assert not small, small
 
 
+@pytest.mark.parametrize("path, query, maps", [("pages/2_Exact_vs_estimated.py", {}, 1),
+                                               ("pages/2_Exact_vs_estimated.py", {"exact": "true"}, 4),
+                                               ("pages/4_What_if.py", {}, 3)])
+def test_an_antibodys_maps_keep_a_plain_proteins_plot_on_every_page(env, path, query, maps):
+    """Exact vs estimated and What-if drew an antibody's maps 420-480 px tall, as a Sudoku's: its second title line,
+    CDR bands and labels such as ``_101·H3`` left the plot 217-277 px (a plain protein's 318-377). Each map is now as
+    tall as on the MI maps page (``protein_figures.map_height``), its plot a plain protein's in ``MAP_HEIGHT``."""
+    from mi_lens_app import figures
+
+    at = run_page(path, domain="antibody", **query)
+    assert_clean(at)
+    square = [s for s in specs(at).values() if s["layout"].get("yaxis", {}).get("scaleanchor") == "x"]
+    assert len(square) == maps, len(square)
+    longer = round(protein_figures.LABEL_CHAR_PX * (len("_101·H3") - protein_figures.PLAIN_LABEL))
+    plots = [s["layout"]["height"] - s["layout"]["margin"]["t"] for s in square]
+    assert plots == [figures.MAP_HEIGHT - 50 + longer] * maps  # MI maps' antibody heatmap's, below its title
+
+
 def test_the_mask_field_takes_an_antibodys_regions_as_the_command_line_does(env):
     """`--mask-positions cdr3` works on the command line, but the app's mask field said "'cdr3' is not a position
     or a range like 5-20"; it now reads regions (cdr3, CDR-L3 as its bands name them) and names a bad one."""
