@@ -500,12 +500,13 @@ def test_presenting_on_a_zoomed_projector_fits_both_grids_with_large_digits(chro
     page.close()
 
 
-MAP_AND_BAR = """(height) => {  // each MI map with a colour bar: its title, plot height, and the height of plot and bar
+MAP_AND_BAR = """([height, titles]) => {  // each map with a colour bar whose title matches the pattern ``titles``: its
+  // title, plot height, and the height of plot and bar
   const room = height - document.querySelector('[data-testid="stHeader"]').getBoundingClientRect().bottom;
   return [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].filter(c => c.querySelector('.colorbar'))
     .map(c => [(c.querySelector('.gtitle') || {}).textContent || '', c.querySelector('.nsewdrag').getBoundingClientRect(),
                c.querySelector('.colorbar').getBoundingClientRect()])
-    .filter(([title]) => /^(MI|Contact)/.test(title))
+    .filter(([title]) => new RegExp(titles).test(title))
     .map(([title, p, b]) => [title, p.height, Math.max(p.bottom, b.bottom) - Math.min(p.top, b.top), room]);
 }"""
 
@@ -524,11 +525,34 @@ def test_an_mi_maps_colour_bar_fits_a_zoomed_projectors_screen_beside_its_map(ch
         check_page(page, 3)
         page.wait_for_function("(n) => document.querySelectorAll('[data-testid=\"stPlotlyChart\"] .colorbar').length >= n",
                                arg=maps)
-        found = page.evaluate(MAP_AND_BAR, height)
+        found = page.evaluate(MAP_AND_BAR, [height, "^(MI|Contact)"])
         assert len(found) == maps, (domain, found)
         for title, plot, span, room in found:
             assert span <= room, (domain, title, span, room)  # the map and its whole colour bar on one screen
             assert plot >= 300, (domain, title, plot)
+    page.close()
+
+
+@pytest.mark.parametrize("screen, scale", [((1280, 720), 1.5), ((1024, 768), 1.5), ((1024, 768), 1)])
+def test_exact_and_what_if_maps_fit_a_projectors_screen_with_a_plain_proteins_plot(chromium, app_url, screen, scale):
+    """Exact vs estimated and What-if drew a sequence's maps 420-480 px tall: an antibody's title line, CDR bands and
+    labels such as ``_101·H3`` left the plot 217-277 px. Each map now keeps MI maps' plot (337 px, 326 where a
+    1280-px screen at 150% with the sidebar open narrows it) and fits one screen with its colour bar."""
+    height = round(screen[1] / scale)
+    page = chromium.new_page(viewport={"width": round(screen[0] / scale), "height": 4000},  # tall: every chart draws
+                             device_scale_factor=scale)
+    for path, maps in (("Exact_vs_estimated?", 1), ("Exact_vs_estimated?exact=true&", 4), ("What_if?", 3)):
+        for domain in ("protein", "antibody"):
+            page.goto(f"{app_url}/{path}domain={domain}")
+            wait_ready(page)
+            check_page(page, maps)
+            page.wait_for_function("(n) => document.querySelectorAll('[data-testid=\"stPlotlyChart\"] .colorbar')"
+                                   ".length >= n", arg=maps)
+            found = page.evaluate(MAP_AND_BAR, [height, "^(?!Marginals)"])  # What-if's marginals strip is no map
+            assert len(found) == maps, (path, domain, found)
+            for title, plot, span, room in found:
+                assert span <= room, (path, domain, title, span, room)  # the map and its whole colour bar
+                assert plot >= 320, (path, domain, title, plot)
     page.close()
 
 
