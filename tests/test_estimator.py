@@ -976,6 +976,6 @@ def test_a_damaged_eval_estimator_partial_is_one_line_naming_it(tmp_path, tiny_m
     capsys.readouterr()
     assert cli_main([*base, "--resume"]) == 2
     assert capsys.readouterr().err.strip() == (
-        f"error: --resume: {partial} is not a eval-estimator's record of finished states; move it away, or give "
+        f"error: --resume: {partial} is not an eval-estimator's record of finished states; move it away, or give "
         "--force without --resume to start again")
     assert json.loads(partial.read_text())["rows"] == states

@@ -67,7 +67,7 @@ def test_a_damaged_record_is_one_line_naming_the_file(tmp_path, text):
     what to do; the file is left as it was."""
     path = partial_path(tmp_path / "out.json")
     path.write_text(text)
-    with pytest.raises(ValueError, match=f"^--resume: {path} is not a eval-estimator's record of finished states; "
+    with pytest.raises(ValueError, match=f"^--resume: {path} is not an eval-estimator's record of finished states; "
                                          "move it away, or give --force without --resume to start again$"):
         kept(tmp_path, resume=True)
     assert path.read_text() == text

@@ -143,7 +143,8 @@ class Kept:
 
     def unreadable(self) -> ValueError:
         """The one line for a .partial file that holds no record of this command's (a damaged or edited one)."""
-        return ValueError(f"--resume: {self.path} is not a {self.command}'s record of finished {self.unit}; move it "
+        article = "an" if self.command[0] in "aeiou" else "a"
+        return ValueError(f"--resume: {self.path} is not {article} {self.command}'s record of finished {self.unit}; move it "
                           "away, or give --force without --resume to start again")
 
     def __contains__(self, key: str) -> bool:
