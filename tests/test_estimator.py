@@ -864,35 +864,46 @@ def test_a_stopped_eval_estimator_resumes_and_equals_a_whole_run(tmp_path, tiny_
         assert not (tmp_path / "eval.json.partial").exists()
 
 
-def test_a_resumed_eval_estimator_stopped_before_its_states_are_drawn_keeps_its_partial(tmp_path, tiny_mdm,
-                                                                                          tiny_estimator, capsys,
-                                                                                          monkeypatch):
-    """A resumed eval-estimator holds the stopped run's probes before it draws its states again; a Ctrl-C while it
-    drew them took the figures of those probes over states not there: a KeyError traceback. It now stops with one
-    line, keeping the .partial, and a --resume after it finishes."""
-    from mi_core.bench import estimator as bench_estimator
-    from mi_core.domains.sudoku import states
-
+def eval_estimator_args(tmp_path, tiny_mdm, tiny_estimator, *more: str) -> tuple[list[str], Path]:
+    """An eval-estimator command line over 10 states of tiny models saved in ``tmp_path``, and its --json."""
     model_path, est_path = tmp_path / "mdm.safetensors", tmp_path / "est.safetensors"
     save_sudoku_mdm(tiny_mdm, model_path)
     save_estimator(tiny_estimator, est_path)
     puzzles = tmp_path / "p.csv"
     puzzles.write_text("puzzle,solution\n" + "".join(f"{p},{s}\n" for p, s in PUZZLES))
     out = tmp_path / "eval.json"
-    base = ["eval-estimator", "sudoku", "--puzzles", str(puzzles), "--states", "10", "--timing-states", "2",
-            "--model", str(model_path), "--estimator", str(est_path), "--no-markdown", "--device", "cpu",
-            "--threads", "1", "--json", str(out)]
+    return ["eval-estimator", "sudoku", "--puzzles", str(puzzles), "--states", "10", "--timing-states", "2",
+            "--model", str(model_path), "--estimator", str(est_path), "--no-markdown", "--device", "cpu", *more,
+            "--json", str(out)], out
+
+
+def stop_in_second_chunk(monkeypatch, argv: list[str]) -> None:
+    """Run ``argv`` stopped by a Ctrl-C in its second chunk of exact probes (the first is kept)."""
+    from mi_core.bench import estimator as bench_estimator
+
     calls, real = [], bench_estimator.probe_by_length
 
-    def stops(*args, **kwargs):  # the second chunk: the first is kept
+    def stops(*args, **kwargs):
         calls.append(1)
         if len(calls) == 3:
             raise KeyboardInterrupt
         return real(*args, **kwargs)
 
     monkeypatch.setattr(bench_estimator, "probe_by_length", stops)
-    assert cli_main(base) == 130
+    assert cli_main(argv) == 130
     monkeypatch.undo()
+
+
+def test_a_resumed_eval_estimator_stopped_before_its_states_are_drawn_keeps_its_partial(tmp_path, tiny_mdm,
+                                                                                          tiny_estimator, capsys,
+                                                                                          monkeypatch):
+    """A resumed eval-estimator holds the stopped run's probes before it draws its states again; a Ctrl-C while it
+    drew them took the figures of those probes over states not there: a KeyError traceback. It now stops with one
+    line, keeping the .partial, and a --resume after it finishes."""
+    from mi_core.domains.sudoku import states
+
+    base, out = eval_estimator_args(tmp_path, tiny_mdm, tiny_estimator, "--threads", "1")
+    stop_in_second_chunk(monkeypatch, base)
     capsys.readouterr()
 
     def drawing(*args, **kwargs):
@@ -911,30 +922,10 @@ def test_a_resumed_eval_estimator_on_other_threads_is_refused(tmp_path, tiny_mdm
                                                                  monkeypatch):
     """eval-estimator's figures are timings: a stopped run's states timed on 1 thread were resumed on 2 without a
     word, the result naming 2. --threads is now one of the settings a --resume must keep."""
-    from mi_core.bench import estimator as bench_estimator
-
-    model_path, est_path = tmp_path / "mdm.safetensors", tmp_path / "est.safetensors"
-    save_sudoku_mdm(tiny_mdm, model_path)
-    save_estimator(tiny_estimator, est_path)
-    puzzles = tmp_path / "p.csv"
-    puzzles.write_text("puzzle,solution\n" + "".join(f"{p},{s}\n" for p, s in PUZZLES))
-    out = tmp_path / "eval.json"
-    base = ["eval-estimator", "sudoku", "--puzzles", str(puzzles), "--states", "10", "--timing-states", "2",
-            "--model", str(model_path), "--estimator", str(est_path), "--no-markdown", "--device", "cpu",
-            "--json", str(out)]
-    calls, real = [], bench_estimator.probe_by_length
-
-    def stops(*args, **kwargs):  # the second chunk: the first is kept
-        calls.append(1)
-        if len(calls) == 3:
-            raise KeyboardInterrupt
-        return real(*args, **kwargs)
-
+    base, _ = eval_estimator_args(tmp_path, tiny_mdm, tiny_estimator)
     threads = torch.get_num_threads()
     try:
-        monkeypatch.setattr(bench_estimator, "probe_by_length", stops)
-        assert cli_main([*base, "--threads", "1"]) == 130
-        monkeypatch.undo()
+        stop_in_second_chunk(monkeypatch, [*base, "--threads", "1"])
         capsys.readouterr()
         assert cli_main([*base, "--threads", "2", "--resume"]) == 2
         assert "was a run of other settings (--threads 1 there, 2 now)" in capsys.readouterr().err
@@ -949,28 +940,9 @@ def test_a_damaged_eval_estimator_partial_is_one_line_naming_it(tmp_path, tiny_m
     """A .partial edited by hand or damaged, whose states were not ``[MI, passes, seconds]`` from 0 on, failed on
     --resume with a bare unpacking error (or a KeyError) that named no file; it is now the line that names it and
     says what to do, and the file is kept."""
-    from mi_core.bench import estimator as bench_estimator
-
-    model_path, est_path = tmp_path / "mdm.safetensors", tmp_path / "est.safetensors"
-    save_sudoku_mdm(tiny_mdm, model_path)
-    save_estimator(tiny_estimator, est_path)
-    puzzles = tmp_path / "p.csv"
-    puzzles.write_text("puzzle,solution\n" + "".join(f"{p},{s}\n" for p, s in PUZZLES))
-    out, partial = tmp_path / "eval.json", tmp_path / "eval.json.partial"
-    base = ["eval-estimator", "sudoku", "--puzzles", str(puzzles), "--states", "10", "--timing-states", "2",
-            "--model", str(model_path), "--estimator", str(est_path), "--no-markdown", "--device", "cpu",
-            "--threads", "1", "--json", str(out)]
-    calls, real = [], bench_estimator.probe_by_length
-
-    def stops(*args, **kwargs):  # the second chunk: the first is kept
-        calls.append(1)
-        if len(calls) == 3:
-            raise KeyboardInterrupt
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(bench_estimator, "probe_by_length", stops)
-    assert cli_main(base) == 130
-    monkeypatch.undo()
+    base, out = eval_estimator_args(tmp_path, tiny_mdm, tiny_estimator, "--threads", "1")
+    partial = tmp_path / "eval.json.partial"
+    stop_in_second_chunk(monkeypatch, base)
     settings = json.loads(partial.read_text().split("\n")[0])["settings"]
     partial.write_text(json.dumps({"settings": settings, "rows": states}))  # one object, as earlier versions kept
     capsys.readouterr()
