@@ -303,6 +303,19 @@ def test_eval_estimator_exact_side_equal_on_ray(ray_cluster, tmp_path, tiny_mdm,
         assert ray[key] == pytest.approx(local[key], abs=1e-6), key
 
 
+def stop_in_second_wait(monkeypatch, ray_cluster) -> None:
+    """A Ctrl-C while the driver waits for the second chunk, the first back."""
+    calls, real = [], ray_cluster.wait
+
+    def stops(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(ray_cluster, "wait", stops)
+
+
 def test_a_stopped_eval_estimator_on_ray_keeps_the_chunks_back(ray_cluster, tmp_path, model_path, capsys, monkeypatch):
     """eval-estimator --engine ray stopped kept nothing (its chunks came back only at the end), where the local
     engine keeps the states probed. Now the chunks back are kept: a stop while the second of two is out keeps the
@@ -317,15 +330,7 @@ def test_a_stopped_eval_estimator_on_ray_keeps_the_chunks_back(ray_cluster, tmp_
                                                d_pair=4, d_pos=4)).eval(), est)
     puzzles, out = tmp_path / "p.txt", tmp_path / "ray.json"
     puzzles.write_text(EASY + "\n" + OTHER + "\n")
-    calls, real = [], ray_cluster.wait
-
-    def stops(*args, **kwargs):  # the first chunk back, then a Ctrl-C while the driver waits for the second
-        calls.append(1)
-        if len(calls) == 2:
-            raise KeyboardInterrupt
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(ray_cluster, "wait", stops)
+    stop_in_second_wait(monkeypatch, ray_cluster)
     assert cli_main(["eval-estimator", "sudoku", "--puzzles", str(puzzles), "--states", "10", "--model",
                      str(model_path), "--estimator", str(est), "--device", "cpu", "--no-markdown", "--json", str(out),
                      "--engine", "ray", "--workers", "1"]) == 130
@@ -352,15 +357,7 @@ def test_a_stopped_eval_estimator_on_ray_resumes_on_ray(ray_cluster, tmp_path, m
     base = ["eval-estimator", "sudoku", "--puzzles", str(puzzles), "--states", "10", "--model", str(model_path),
             "--estimator", str(est), "--device", "cpu", "--no-markdown", "--engine", "ray", "--workers", "1", "--json"]
     assert cli_main([*base, str(whole)]) == 0
-    calls, real = [], ray_cluster.wait
-
-    def stops(*args, **kwargs):  # the first chunk back, then a Ctrl-C while the driver waits for the second
-        calls.append(1)
-        if len(calls) == 2:
-            raise KeyboardInterrupt
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(ray_cluster, "wait", stops)
+    stop_in_second_wait(monkeypatch, ray_cluster)
     assert cli_main([*base, str(out)]) == 130
     monkeypatch.undo()
     local = [a for a in base if a not in ("--engine", "ray", "--workers", "1")]
