@@ -97,6 +97,21 @@ def fit_letters_css(key: str, count: int, size: int, room: int = LETTER_ROOM) ->
             "screen.</p>")
 
 
+SCREEN_TOP = 64  # px of the screen above a fitted plot: Streamlit's header bar (3.75rem) and 4 px to spare
+
+
+def fit_screen_css(key: str, height: int, chrome: int, least: int) -> str:
+    """A style sizing the chart keyed ``key`` (built ``height`` px tall, ``chrome`` px of it outside its plot, see
+    ``widgets.screen_chart``) so that its plot fits the screen below the header: ``height`` on a desktop screen, less
+    on a short one (a 1280 x 720 projector zoomed to 150% leaves 420 px, where a marginal strip's plot took 527-577),
+    but never a plot under ``least`` px, where its letters would run together. The server does not know the
+    screen's height; the browser does, and plotly draws the chart to its container's height."""
+    floor = min(height, least + chrome)
+    # the container Streamlit sizes by its flex basis, not its height: ``flex: none`` lets the height rule
+    return (f"<style>.st-key-{key}_fit {{ flex: none !important; height: clamp({floor}px, "
+            f"calc(100vh - {SCREEN_TOP}px + {chrome}px), {height}px) !important; }}</style>")
+
+
 # px of a decode strip's plot on a 1024-px screen: with the sidebar open, and the page's whole width (``wide``) less
 # the step axis and the colour bar
 STRIP_PLOT_PX = {False: 650, True: 820}
@@ -318,6 +333,27 @@ def arc_figure(letters: str, labels: list[str], masked: np.ndarray, mi: np.ndarr
     return add_cdr_marks(fig, cdr_spans(labels), lo=lo, hi=hi, shift=1)
 
 
+# the marginal strip's rows: the entropy bars over the marginals, and the gap between them (fractions of the plot);
+# at 0.3 / 0.7 a zoomed projector's 420-px plot left the 20 letters 14 px apart
+STRIP_ROWS = (0.25, 0.75)
+STRIP_GAP = 0.04
+
+
+def label_room(labels: list[str]) -> int:
+    """px of margin below a plot for ``labels`` drawn upright at :data:`LETTER_PX` px, a few more than they take
+    (measured in Chromium: "A58" took 52 px, "_101·H3" 79), so that plotly's automargin does not change it."""
+    return 34 + 7 * max((len(label) for label in labels), default=PLAIN_LABEL)
+
+
+def strip_fit(fig: go.Figure) -> tuple[int, int]:
+    """``(chrome, least)`` of a :func:`marginal_strip`: px of the chart outside its plot (the title, the CDR bands'
+    names above, the residue labels below), and the least plot height that keeps its rows of letters
+    :data:`LETTER_PX` + 1 px apart."""
+    rows = len(next(t for t in fig.data if t.type == "heatmap").y)
+    share = STRIP_ROWS[1] / sum(STRIP_ROWS) * (1 - STRIP_GAP)
+    return int(fig.layout.margin.t) + int(fig.layout.margin.b), math.ceil(rows * (LETTER_PX + 1) / share)
+
+
 def marginal_strip(marginals: np.ndarray, entropy: np.ndarray, labels: list[str], masked: np.ndarray,
                    amino_acids: str, *, extra: tuple[str, np.ndarray] | None = None, start: int = 0,
                    size: int = WINDOW, title: str = "Per-residue entropy and marginals",
@@ -329,7 +365,7 @@ def marginal_strip(marginals: np.ndarray, entropy: np.ndarray, labels: list[str]
     height = height or 300 + 19 * len(amino_acids)  # 20 amino acids: 680 px, a row of 17 px each
     names = labels[lo:hi]
     masked = np.asarray(masked, bool)[lo:hi]
-    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.3, 0.7], vertical_spacing=0.04,
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=list(STRIP_ROWS), vertical_spacing=STRIP_GAP,
                         specs=[[{"secondary_y": True}], [{}]])
     fig.add_trace(go.Bar(x=names, y=np.where(masked, entropy[lo:hi], 0.0), name="entropy (nats)",
                          marker_color="#e6803a", hovertemplate="%{x}: H = %{y:.3f} nats<extra></extra>"), 1, 1)
@@ -351,6 +387,7 @@ def marginal_strip(marginals: np.ndarray, entropy: np.ndarray, labels: list[str]
     shown = f" ({nouns[0]}s {lo + 1}-{hi} of {len(labels)})" if hi - lo < len(labels) else ""
     key = "" if extra is None else f"<br><sup>bars: entropy H (left axis) · line: {extra[0]} (right axis)</sup>"
     _layout(fig, title + shown + key, height, wide=True)
+    fig.update_layout(margin={"b": label_room(names)})  # known, so that fit_screen_css knows the plot's height
     fig.update_xaxes(showgrid=False, tickfont={"size": LETTER_PX}, automargin=True)
     fig.update_yaxes(autorange="reversed", tickfont={"size": LETTER_PX}, row=2, col=1, title_text=nouns[1],
                      tickvals=list(amino_acids), ticktext=list(amino_acids))

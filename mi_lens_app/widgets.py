@@ -777,6 +777,14 @@ def chart(fig, key: str, where=None, **kwargs):
     return (where or st).plotly_chart(fig, key=key, theme=None, config={"displaylogo": False}, **kwargs)
 
 
+def screen_chart(fig, key: str, chrome: int, least: int) -> None:
+    """:func:`chart` of ``fig`` no taller than keeps its plot on one screen, its ``chrome`` px outside the plot
+    (title, labels) scrolled past, and its plot at least ``least`` px (``protein_figures.fit_screen_css``)."""
+    with st.container(key=f"{key}_fit", border=False):
+        chart(fig, key=key, height="stretch")
+    st.html(protein_figures.fit_screen_css(key, int(fig.layout.height), chrome, least))
+
+
 def letter_chart(fig, key: str, count: int, size: int, room: int = protein_figures.LETTER_ROOM) -> None:
     """:func:`chart` of ``count`` residue letters a row (drawn at ``size`` px, ``room`` px of the chart beside its
     plot), their size capped to the chart's width and the chart in a container that scrolls sideways where the page

@@ -275,7 +275,7 @@ def sequence_maps(domain, pz, m):
     strip = support.shared_figure(protein_figures.marginal_strip, m.marginals, m.entropy, labels, m.masked,
                                   "".join(domain.alphabet), extra=(f"MI with {labels[cell]}", m.mi[cell]), start=start,
                                   size=size, title=f"Per-{domain.nouns[0]} entropy and marginals", nouns=domain.nouns)
-    widgets.chart(strip, key="strip")
+    widgets.screen_chart(strip, "strip", *protein_figures.strip_fit(strip))
     st.markdown(texts.worded(texts.SEQUENCE_MAPS_PAGE, domain))
     with st.expander("What MI is"):
         st.markdown(texts.MI)

@@ -78,9 +78,10 @@ def sequence_what_if(domain, pz):
                                             title=f"Marginal of {pz.label(cell)}", yaxis="probability"), key="marginal")
         st.markdown(texts.worded(texts.WHATIF_SEQUENCE_PAGE, domain))
     changed = np.where(others[:, None], w.marginals_after, np.nan)
-    widgets.chart(support.shared_figure(protein_figures.marginal_strip, changed, np.where(others, w.entropy_after, 0.0),
-                                        labels, others, "".join(letters), start=view[0], size=view[1],
-                                        title=f"Marginals after {label}", nouns=domain.nouns), key="after")
+    after = support.shared_figure(protein_figures.marginal_strip, changed, np.where(others, w.entropy_after, 0.0),
+                                  labels, others, "".join(letters), start=view[0], size=view[1],
+                                  title=f"Marginals after {label}", nouns=domain.nouns)
+    widgets.screen_chart(after, "after", *protein_figures.strip_fit(after))
     st.header("How the MI map changes")
     mi_change(domain, pz, cell, aa, view, widgets.scale_picker())
 

@@ -556,6 +556,59 @@ def test_exact_and_what_if_maps_fit_a_projectors_screen_with_a_plain_proteins_pl
     page.close()
 
 
+# the chart titled to match ``titles``: its height, the height of its plots and colour bar together, the room below
+# the header bar, and its tick labels: the least font size and, of single capitals (the amino acids), the spacing
+STRIP_AND_TICKS = """([titles]) => {
+  const room = innerHeight - document.querySelector('[data-testid="stHeader"]').getBoundingClientRect().bottom;
+  const chart = [...document.querySelectorAll('[data-testid="stPlotlyChart"]')]
+    .find(c => new RegExp(titles).test((c.querySelector('.gtitle') || {}).textContent || ''));
+  const boxes = [...chart.querySelectorAll('.nsewdrag, .colorbar')].map(e => e.getBoundingClientRect());
+  const ticks = [...chart.querySelectorAll('[class$="tick"] text')];
+  const letters = ticks.filter(t => /^[A-Z]$/.test(t.textContent)).map(t => t.getBoundingClientRect().top);
+  const gaps = letters.slice(1).map((top, i) => top - letters[i]).filter(gap => gap > 0);
+  return [chart.querySelector('.main-svg').getBoundingClientRect().height,
+          Math.max(...boxes.map(b => b.bottom)) - Math.min(...boxes.map(b => b.top)), room,
+          Math.min(...ticks.map(t => parseFloat(t.style.fontSize))), letters.length, Math.min(...gaps)];
+}"""
+
+
+def drawn_chart(page, titles: str) -> None:
+    """Scroll the chart whose title matches ``titles`` into view until plotly has drawn it."""
+    chart = page.locator('[data-testid="stPlotlyChart"]').filter(has=page.locator(".gtitle", has_text=re.compile(titles)))
+    deadline = time.time() + 60
+    while chart.count() == 0 and time.time() < deadline:  # drawn once near the screen: go down the page
+        page.locator('[data-testid="stPlotlyChart"]').last.scroll_into_view_if_needed()
+        page.wait_for_timeout(300)
+    chart.first.scroll_into_view_if_needed()
+    page.wait_for_timeout(500)  # the strip takes its height from its container a frame later
+
+
+@pytest.mark.parametrize("screen, scale", [((1280, 720), 1.5), ((1024, 768), 1.5), ((1366, 768), 1)])
+def test_a_marginal_strip_fits_a_zoomed_projectors_screen_in_letters_as_large_as_the_maps(chromium, app_url, screen,
+                                                                                          scale):
+    """A projector zoomed to 150% leaves 420-452 px below the header bar: the MI maps page's per-residue strip took
+    473-556 px of plot and colour bar, What-if's "Marginals after" 523-577, so a teacher could not show the whole
+    strip. Now each fits there, its 20 amino acids in letters as large as the maps' tick labels and further apart
+    than their size; a 1366 x 768 laptop at 100% keeps the strip's full 680 px."""
+    page = chromium.new_page(viewport={"width": round(screen[0] / scale), "height": round(screen[1] / scale)},
+                             device_scale_factor=scale)  # the real height: the strip sizes itself to the screen
+    for path, strip in (("MI_maps", "^Per-residue"), ("What_if", "^Marginals after")):
+        for domain in ("protein", "antibody"):
+            page.goto(f"{app_url}/{path}?domain={domain}")
+            wait_ready(page)
+            check_page(page, 1)
+            drawn_chart(page, "^MI")
+            map_px = page.evaluate(STRIP_AND_TICKS, ["^MI"])[3]
+            drawn_chart(page, strip)
+            chart, span, room, letter_px, letters, gap = page.evaluate(STRIP_AND_TICKS, [strip])
+            where = (path, domain, chart, span, room, letter_px, gap)
+            assert span <= room, where  # plots and colour bar on one screen
+            assert letters == 20 and letter_px >= map_px >= 14 and gap >= letter_px, where
+            if scale == 1:
+                assert chart == 300 + 19 * 20, where  # the strip's full height, where the screen has room for it
+    page.close()
+
+
 DIGIT_IN_CELL = """() => [...document.querySelectorAll('.mi-grid svg')].map(svg => {
   const digit = svg.querySelector('text.given, text.filled, text.wrong'), cell = svg.querySelector('rect');
   return parseFloat(digit.getAttribute('font-size')) / parseFloat(cell.getAttribute('width'));
