@@ -180,12 +180,39 @@ def phone_colorbar(colorbar: dict) -> dict:
     return {**colorbar, **PHONE_COLORBAR, "title": title}
 
 
-def browser_agent() -> str | None:
-    """The user agent of the browser the app's page runs in; None outside the app or when the browser sent none."""
+def browser_headers() -> dict[str, str]:
+    """The headers of the request the app's page was opened with (keys in lower case); empty outside the app."""
     st = sys.modules.get("streamlit")  # not imported: not the app
     if st is None or st.runtime.scriptrunner.get_script_run_ctx(suppress_warning=True) is None:
-        return None
-    return st.context.headers.get("User-Agent") or None
+        return {}
+    return {key.lower(): value for key, value in st.context.headers.items()}
+
+
+def browser_agent() -> str | None:
+    """The user agent of the browser the app's page runs in; None outside the app or when the browser sent none."""
+    return browser_headers().get("user-agent") or None
+
+
+# a touch screen's browser in its user agent: a phone's "Mobi" (Mobile), an Android tablet's "Android" (Chrome on one
+# says "Android" without "Mobile"), Firefox's "Tablet" on one, an iPad's "iPad" where its browser asks for mobile pages
+TOUCH_AGENTS = ("Mobi", "Android", "Tablet", "iPad")
+
+
+def touch_screen(agent: str | None, hints: dict[str, str] | None = None) -> bool:
+    """Whether a browser with user agent ``agent`` and request headers ``hints`` (lower-case keys) runs on a touch
+    screen, as far as they say: :data:`TOUCH_AGENTS`, or Client Hints of a mobile or an Android device
+    (``Sec-CH-UA-Mobile: ?1``, ``Sec-CH-UA-Platform: "Android"``; Chromium sends them over HTTPS and to localhost,
+    though not on the WebSocket request Streamlit's headers come from in the Chromium tested). iPadOS Safari says
+    "Macintosh", as a Mac's does, and a Windows tablet says what its desktop says: both count as a mouse's."""
+    hints = hints or {}
+    return (any(token in (agent or "") for token in TOUCH_AGENTS) or hints.get("sec-ch-ua-mobile") == "?1"
+            or hints.get("sec-ch-ua-platform", "").strip('"') == "Android")
+
+
+def on_touch() -> bool:
+    """Whether the app's page runs on a touch screen (:func:`touch_screen`): a phone, or a tablet that says so; False
+    outside the app."""
+    return touch_screen(browser_agent(), browser_headers())
 
 
 def _square_layout(fig: go.Figure, n: int, title: str, height: int) -> None:

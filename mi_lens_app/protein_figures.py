@@ -58,7 +58,7 @@ def letter_px(count: int, narrow: bool = False) -> int:
     return LETTER_PX if count <= 60 else 12 if count <= 80 else 9 if count <= 160 else 7
 
 
-# a phone's letter charts take no drag: plotly's zoom took every touch on the plot, so a swipe neither scrolled a
+# a touch screen's letter charts take no drag: plotly's zoom took every touch on the plot, so a swipe neither scrolled a
 # strip too wide for the phone (:func:`fit_letters_css`) sideways nor the page down; a tap still shows the hover
 SWIPE = {"dragmode": False}
 # px of a sequence chart beside its plot (measured 134-157 with the step axis and a colour bar, 1024-1920 px screens)
@@ -276,14 +276,14 @@ def _arc(i: int, j: int, steps: int = 24) -> tuple[np.ndarray, np.ndarray]:
 def arc_figure(letters: str, labels: list[str], masked: np.ndarray, mi: np.ndarray, *, noun: str = "residue",
                cap: int = MAX_ARCS, start: int = 0, size: int | None = None,
                min_sep: int = 1, selected: int | None = None, title: str = "Arc graph",
-               height: int = 420, scale: str = "linear", narrow: bool = False) -> go.Figure:
+               height: int = 420, scale: str = "linear", narrow: bool = False, touch: bool = False) -> go.Figure:
     """The dependency graph along the sequence: residues on a line, the ``cap`` strongest pairs as arcs
     whose width and opacity grow with MI (the title says how many of how many are drawn), a dot atop each
     coloured by its MI under ``scale`` (``figures.scaled``; percentile: its rank among the pairs drawn).
     ``start``, ``size``: the window of residues drawn, in letters sized to it (all of them by default); the pairs
     are the whole sequence's, and an arc to a residue outside the window leaves the frame. ``narrow``: a phone's
-    chart, its colour bar below the plot, its letters sized to the phone (:func:`letter_px`), a swipe on it scrolls
-    (:data:`SWIPE`)."""
+    chart, its colour bar below the plot, its letters sized to the phone (:func:`letter_px`). ``touch`` (a phone's or
+    a tablet's): a swipe on it scrolls (:data:`SWIPE`)."""
     n = len(letters)
     lo, hi = window(n, start, size or n)
     i, j, w, total = top_pairs(mi, masked, min_sep=min_sep, limit=cap)
@@ -323,8 +323,8 @@ def arc_figure(letters: str, labels: list[str], masked: np.ndarray, mi: np.ndarr
     shown = f"; {noun}s {lo + 1}-{hi} of {n} shown" if hi - lo < n else ""
     title = f"{title}: {drawn}{shown}"
     room = {"margin": {"l": 10, "r": 10, "t": 50 + extra_title_room(wrap_title(title, title_chars(True))),
-                       "b": PHONE_COLORBAR_ROOM + 50}, **SWIPE} if narrow else {}  # below the axis's numbers and name
-    _layout(fig, title, height + (PHONE_COLORBAR_ROOM if narrow else 0), wide=True, **room,
+                       "b": PHONE_COLORBAR_ROOM + 50}} if narrow else {}  # below the axis's numbers and name
+    _layout(fig, title, height + (PHONE_COLORBAR_ROOM if narrow else 0), wide=True, **room, **(SWIPE if touch else {}),
             xaxis={"range": [lo + 0.5 if lo else 0, hi + 0.5 if hi < n else n + 1], "showgrid": False,
                    "zeroline": False, "title": noun},
             yaxis={"range": [-span * 0.08, span * 1.05], "visible": False})
@@ -397,7 +397,7 @@ def marginal_strip(marginals: np.ndarray, entropy: np.ndarray, labels: list[str]
 def decode_strip(tokens: np.ndarray, chosen: np.ndarray, entropy: np.ndarray, errors: np.ndarray,
                  amino_acids: str, *, noun: str = "residue", color: str = "step", start: int = 0, size: int = WINDOW,
                  max_rows: int = MAX_STRIP_ROWS, title: str = "", height: int | None = None,
-                 regions: list[tuple[str, int, int]] = (), wide: bool = False, narrow: bool = False) -> go.Figure:
+                 regions: list[tuple[str, int, int]] = (), wide: bool = False, touch: bool = False) -> go.Figure:
     """A decode as a sequence strip: rows are steps (``0..S``), columns positions, letters as text.
 
     Args:
@@ -407,7 +407,7 @@ def decode_strip(tokens: np.ndarray, chosen: np.ndarray, entropy: np.ndarray, er
         color: ``"step"`` (the step a residue was filled at) or ``"entropy"`` (its entropy before the step).
         regions: an antibody's CDRs (``cdr_marks.cdr_spans`` of its labels), marked over their columns.
         wide: the strip has the page's whole width (presentation mode): larger letters.
-        narrow: a phone's strip: a swipe on it scrolls (:data:`SWIPE`).
+        touch: a touch screen's (a phone's or a tablet's) strip: a swipe on it scrolls (:data:`SWIPE`).
     Only the last ``max_rows`` steps and a window of positions are drawn.
     """
     tokens, chosen = np.asarray(tokens), np.asarray(chosen, bool)
@@ -446,7 +446,7 @@ def decode_strip(tokens: np.ndarray, chosen: np.ndarray, entropy: np.ndarray, er
         top = {"margin": {"l": 10, "r": 10, "t": 14 + 24 * bool(notes) + 24 * bool(regions), "b": 10}}
     text = (title + (f" ({', '.join(notes)})" if notes else "")) if title else ", ".join(notes).capitalize()
     _layout(fig, text, height or (96 + 24 * bool(regions) if top else 150) + 30 * len(rows), wide=True, **top,
-            **(SWIPE if narrow else {}),
+            **(SWIPE if touch else {}),
             xaxis={"title": noun, "showgrid": False, "zeroline": False},
             # the shown steps and no more (one row, step 0, ran -1..1), whole steps only, the first at the top
             yaxis={"title": "step", "range": [steps - 0.5, first - 0.5], "showgrid": False, "zeroline": False,

@@ -265,7 +265,8 @@ def sequence_maps(domain, pz, m):
     k = st.slider("Arc graph: strongest pairs", 10, protein_figures.MAX_ARCS, 60, step=10, key="arcs",
                   bind=links.bound("arcs"), help=f"at most {protein_figures.MAX_ARCS} arcs are drawn")
     arcs = support.shared_figure(protein_figures.arc_figure, pz.text, labels, m.masked, m.mi, noun=domain.nouns[0],
-                                 cap=k, selected=cell, scale=scale, start=start, size=size, narrow=figures.on_phone())
+                                 cap=k, selected=cell, scale=scale, start=start, size=size, narrow=figures.on_phone(),
+                                 touch=figures.on_touch())
     lo, hi = protein_figures.window(pz.length, start, size)  # the residues' letters, capped to the chart's width
     phone = figures.on_phone()
     widgets.letter_chart(arcs, "arcs_graph", hi - lo, protein_figures.letter_px(hi - lo, phone),

@@ -178,7 +178,7 @@ def sequence_frame(domain, pz, trace, step, side, view, present=False):
         np.stack([v.errors for v in shown]), "".join(domain.alphabet), noun=domain.nouns[0],
         color=st.session_state.get("color") or "step", start=start, size=size,
         max_rows=PRESENT_STRIP_ROWS if present else STRIP_ROWS, title="" if present else f"{trace.strategy}: step {s.step}",
-        regions=protein_figures.cdr_spans(pz.labels()), wide=present, narrow=figures.on_phone())
+        regions=protein_figures.cdr_spans(pz.labels()), wide=present, touch=figures.on_touch())
     lo, hi = protein_figures.window(pz.length, start, size)  # the letters a row, capped to the strip's width
     widgets.letter_chart(fig, f"frame_{side}", hi - lo, protein_figures.strip_letter_px(hi - lo, present))
     if support.uses_selector(trace.strategy):

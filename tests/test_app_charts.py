@@ -411,6 +411,46 @@ def test_a_phones_mi_map_is_as_wide_as_its_chart(env, agent):
     assert (spec["layout"]["margin"]["b"] >= figures.PHONE_COLORBAR_ROOM) == phone  # room for the bar below
 
 
+# Chrome on an Android tablet says "Android" without "Mobile"; iPadOS Safari says what a Mac's Safari says
+TABLET = ("Mozilla/5.0 (Linux; Android 14; SM-X910) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/142.0.0.0 "
+          "Safari/537.36")
+IPADOS = ("Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.0 "
+          "Safari/605.1.15")
+WINDOWS = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/142.0 Safari/537.36"
+
+
+@pytest.mark.parametrize("agent, hints, touch", [
+    (PHONE, {}, True), (TABLET, {}, True),
+    ("Mozilla/5.0 (Android 14; Tablet; rv:133.0) Gecko/133.0 Firefox/133.0", {}, True),  # Firefox on a tablet
+    ("Mozilla/5.0 (iPad; CPU OS 12_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Mobile/15E148", {}, True),
+    (WINDOWS, {"sec-ch-ua-platform": '"Android"', "sec-ch-ua-mobile": "?0"}, True),  # Client Hints: an Android tablet
+    (WINDOWS, {"sec-ch-ua-mobile": "?1"}, True),
+    (WINDOWS, {"sec-ch-ua-platform": '"Windows"', "sec-ch-ua-mobile": "?0"}, False), (DESKTOP, {}, False),
+    (IPADOS, {}, False),  # an iPad's Safari: a Mac's user agent, no Client Hints; its headers cannot tell
+    (None, {}, False)])
+def test_a_touch_screen_is_told_by_its_request_headers(agent, hints, touch):
+    assert figures.touch_screen(agent, hints) == touch
+
+
+@pytest.mark.parametrize("agent", [TABLET, DESKTOP])
+def test_a_tablets_letter_charts_scroll_under_a_swipe_as_a_phones_do(env, agent):
+    """Only a user agent with "Mobi" took the phone's swipe: on an Android tablet (no "Mobile") a finger's swipe on the
+    arc graph or a decoding strip drag-zoomed it instead of scrolling the page. A tablet that says it is one now gets
+    the phone's charts without drag, in a larger screen's layout; a desktop's mouse keeps its drag-zoom."""
+    env.setattr(figures, "browser_agent", lambda: agent)
+    touch = agent == TABLET
+    at = run_page("pages/1_MI_maps.py", domain="protein")
+    assert_clean(at)
+    arcs = next(s for t, s in specs(at).items() if t.startswith("Arc graph"))
+    assert (arcs["layout"].get("dragmode") is False) == touch
+    bar = next(t for t in arcs["data"] if t.get("name") == "arc tops")["marker"]["colorbar"]
+    assert bar.get("orientation") != "h"  # a larger screen's layout: the colour bar beside the plot
+    at = run_page("pages/3_Decoding.py", domain="protein", step="1")
+    assert_clean(at)
+    strips = [s for t, s in specs(at).items() if ": step 1" in t]
+    assert len(strips) == 2 and all((s["layout"].get("dragmode") is False) == touch for s in strips)
+
+
 def test_a_proteins_maps_leave_room_for_their_colour_bar_on_a_zoomed_projector():
     """At 560 px (the heatmap) and 520 (the contact map) a protein's map was 457 px tall and its colour bar 498, on a
     projector zoomed to 150% with 420-452 px below Streamlit's header bar: the scale's ends were off the screen. A
