@@ -109,11 +109,22 @@ class ArgumentParser(argparse.ArgumentParser):
     typed: list[str] = []  # the arguments being parsed (set by parse), for the hint of a missing option
 
     def error(self, message: str):
-        if message.startswith("the following arguments are required"):  # "--puzzle" for --puzzles read as it once was
-            cut = [(t, f) for f in re.findall(r"--[\w-]+", message) for t in ArgumentParser.typed
-                   if t.startswith("--") and f.startswith(t) and t != f]
-            message += "".join(f"; {t} is not {f}: write options in full" for t, f in cut[:1])
+        if message.startswith("the following arguments are required"):  # argparse stops here before naming extras
+            message += self.missing_hint(re.findall(r"--[\w-]+", message))
         self.exit(2, f"error: {message} (see {self.prog} --help)\n")
+
+    def missing_hint(self, missing: list[str]) -> str:
+        """What the user typed in place of a ``missing`` option: cut short (``--puzzle`` for ``--puzzles``, read as
+        it once was), misspelt (``--puzles``) or not an option here (``--fasta-file``); else ``""``."""
+        unknown = [t for t in ArgumentParser.typed if t.startswith("--") and t not in self._option_string_actions]
+        for t in ArgumentParser.typed:
+            for f in missing:
+                if t.startswith("--") and f.startswith(t) and t != f:
+                    return f"; {t} is not {f}: write options in full"
+        for t in unknown:
+            if near := difflib.get_close_matches(t, missing, 1, 0.8):
+                return f"; {t} is not an option: did you mean {near[0]}?"
+        return f"; {unknown[0]} is not an option of this command" if unknown else ""
 
 
 def path_arg(text: str) -> Path:

@@ -267,6 +267,18 @@ def test_an_option_is_not_read_from_its_first_letters(work, capsys):
     assert rc == 2 and "unrecognized arguments: --treads 1; did you mean --threads?" in err
 
 
+def test_a_misspelt_required_option_is_named(work, capsys):
+    """``bench sudoku --puzles p.txt`` said only that --puzzles was required: argparse stops at the missing option
+    before it lists the unknown ones, so the slip itself was never named."""
+    rc, err = run(["bench", "sudoku", "--puzles", "p.txt"], capsys)
+    assert rc == 2 and "required: --puzzles; --puzles is not an option: did you mean --puzzles? (see" in err
+    rc, err = run(["estimate", "protein", "--fasta-file", "p.fa"], capsys)
+    assert rc == 2 and "required: --sequence/--state; --fasta-file is not an option of this command (see" in err
+    rc, err = run(["bench", "sudoku", "--limit", "5"], capsys)  # nothing mistyped: argparse's line alone
+    assert rc == 2 and err.strip() == "error: the following arguments are required: --puzzles (see " \
+        "python -m mi_core bench sudoku --help)"
+
+
 def test_a_sampler_parameter_written_as_an_option_points_to_set(work, capsys):
     """``bench brackets --selector X`` and ``--sampler learned:steps=5`` (sweep's spec form) said only that the
     option or the sampler was unknown; a sampler's parameters go in ``--set``."""
