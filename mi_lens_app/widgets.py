@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import streamlit as st
 
-from mi_core.domain import PLUGIN_DOMAINS, PLUGIN_PROBLEMS
+from mi_core.domain import PLUGIN_DOMAINS, PLUGIN_PROBLEMS, load_builtin
 from mi_lens_app import links, protein_figures, support, texts
 from mi_lens_app.core import ParamField, param_range
 from mi_lens_app.domains import DOMAINS, Domain, Puzzle, model_choices, with_model
@@ -687,6 +687,7 @@ def page(title: str, sidebar: str = "auto") -> None:
     st.html(LAYOUT_CSS)
     navigation()
     st.title(title)
+    load_builtin()  # the plugin lists fill as the registry loads, on its first lookup: maybe not yet on a fresh server
     for problem in PLUGIN_PROBLEMS:  # a domain module named by the environment that failed: its domain is absent
         st.warning(problem[0].upper() + problem[1:], icon=":material/extension_off:")
     st.session_state["_link_slot"] = st.empty()
@@ -706,6 +707,7 @@ def weak_pairs_note(mi: np.ndarray, masked: np.ndarray, scale: str) -> None:
 
 def plugin_domains() -> list[tuple[Domain, str]]:
     """(domain, which module registered it and what named that module) for each domain a plugin brought."""
+    load_builtin()
     return [(DOMAINS[key], f"the module `{module}`, named by {where}")
             for key, (module, where) in tuple(PLUGIN_DOMAINS.items()) if key in DOMAINS]
 

@@ -370,6 +370,33 @@ def test_a_broken_domain_module_is_named_and_the_shipped_domains_still_serve():
     assert run.returncode == 0 and "warning" not in run.stderr
 
 
+APP_FIRST_PAGE = """
+import sys
+from streamlit.testing.v1 import AppTest
+at = AppTest.from_file(sys.argv[1], default_timeout=120).run()
+print([e.value for e in at.exception] or "no exception")
+print("\\n".join([m.value for m in at.markdown] + [w.value for w in at.warning]))
+"""
+
+
+def test_a_fresh_server_names_the_plugin_domains_on_its_first_page():
+    """``MI_LENS_DOMAINS=... streamlit run app.py``: the first page a fresh server drew read the plugin lists before
+    anything had looked a domain up (the registry loads on its first lookup), so it named no plugin domain and no
+    module that failed to load."""
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "MI_LENS_DOMAINS": "toy_plugin,no_such_domain_module", "MI_LENS_WARM": "0",
+           "PYTHONPATH": os.pathsep.join([str(root / "tests"), str(root)])}
+    run = subprocess.run([sys.executable, "-c", APP_FIRST_PAGE, str(root / "app.py")], cwd=root, env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0 and "no exception" in run.stdout, run.stdout + run.stderr
+    assert "from outside MI Lens: **All-different 6 (toy)** (*toy6* under *Domain*)" in run.stdout
+    assert "The domain module 'no_such_domain_module' (MI_LENS_DOMAINS) did not load" in run.stdout
+
+
 def test_the_app_names_a_domain_module_that_did_not_load(monkeypatch):
     from streamlit.testing.v1 import AppTest
 
