@@ -59,9 +59,10 @@ def use_app_threads() -> int:
     runs one state per pass (small matmuls) and serves sessions in threads of their own: a second intra-op
     thread saves nothing there, and on a busy host two threads spin against each other (one estimator pass
     took 0.9 s with 2 threads and 9 ms with 1, at load 2.8 on 2 CPUs). Threads started later inherit it."""
-    threads = int(os.environ.get("MI_LENS_THREADS", "1"))
+    text = os.environ.get("MI_LENS_THREADS") or "1"  # set but empty: the default, as MI_LENS_BENCHMARKS reads it
+    threads = int(text) if text.strip().isdigit() else 0  # "two" or "1.5" is named as 0 is, not as int()'s "literal"
     if threads < 1:
-        raise ValueError(f"MI_LENS_THREADS must be a whole number >= 1, got {threads}")
+        raise ValueError(f"MI_LENS_THREADS must be a whole number >= 1, got {text!r}")
     torch.set_num_threads(threads)
     return threads
 
