@@ -50,8 +50,11 @@ PARAM_CHOICES: dict[tuple[str, str], tuple[str, ...]] = {("learned", "mode"): ("
 
 
 def app_device() -> torch.device:
-    """The device from ``MI_LENS_DEVICE`` (default: CUDA when present, else CPU)."""
-    return pick_device(os.environ.get("MI_LENS_DEVICE"))
+    """The device from ``MI_LENS_DEVICE`` (default: CUDA when present, else CPU); a bad value names the variable."""
+    try:
+        return pick_device(os.environ.get("MI_LENS_DEVICE"))
+    except ValueError as err:
+        raise ValueError(f"MI_LENS_DEVICE: {err}") from None
 
 
 def use_app_threads() -> int:

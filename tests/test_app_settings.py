@@ -24,3 +24,12 @@ def test_a_good_thread_count_is_used(monkeypatch, value):
         assert core.use_app_threads() == 1 and torch.get_num_threads() == 1
     finally:
         torch.set_num_threads(before)
+
+
+def test_a_bad_device_names_the_variable(monkeypatch):
+    """``MI_LENS_DEVICE=gpu`` showed "unknown device 'gpu'" on the page, not which setting gave it."""
+    monkeypatch.setenv("MI_LENS_DEVICE", "gpu")
+    with pytest.raises(ValueError, match="^MI_LENS_DEVICE: unknown device 'gpu'; choose auto"):
+        core.app_device()
+    monkeypatch.setenv("MI_LENS_DEVICE", "cpu")
+    assert core.app_device().type == "cpu"
