@@ -264,7 +264,8 @@ def parse(argv: list[str]):
     command = load(name)
     if command is None:
         names = [*COMMANDS, *domain_commands()]
-        raise ValueError(f"unknown command {name!r}; choose one of {', '.join(names)} (python -m mi_core --help)")
+        near = "".join(f" (did you mean {n}?)" for n in difflib.get_close_matches(name, names, 1, 0.8))
+        raise ValueError(f"unknown command {name!r}{near}; choose one of {', '.join(names)} (python -m mi_core --help)")
     parser = command_parser(name, command)
     problem = foreign_digit(rest, path_flags(parser))
     if problem:

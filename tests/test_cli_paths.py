@@ -279,6 +279,14 @@ def test_a_misspelt_required_option_is_named(work, capsys):
         "python -m mi_core bench sudoku --help)"
 
 
+def test_a_misspelt_command_is_named(work, capsys):
+    """``benchh sudoku`` listed all fifteen commands without saying which one was meant, as options do."""
+    rc, err = run(["benchh", "sudoku"], capsys)
+    assert rc == 2 and err.startswith("error: unknown command 'benchh' (did you mean bench?); choose one of train, ")
+    rc, err = run(["frobnicate"], capsys)
+    assert rc == 2 and err.startswith("error: unknown command 'frobnicate'; choose one of train, ")
+
+
 def test_a_sampler_parameter_written_as_an_option_points_to_set(work, capsys):
     """``bench brackets --selector X`` and ``--sampler learned:steps=5`` (sweep's spec form) said only that the
     option or the sampler was unknown; a sampler's parameters go in ``--set``."""
