@@ -83,6 +83,20 @@ def test_fasta_multi_record():
         P.parse_text(">a\nACDE\n", max_length=3)
 
 
+def test_the_strict_rule_names_the_first_record_it_leaves_out(tmp_path, capsys):
+    """``bench protein --reference`` with one mistyped record said "1 of 11 records left out" and no more: which
+    record, and why, was left to the user to find."""
+    cases = [(">a\nMKTAYW\n>typo\nMKT1AYW\n", "the first: 'typo', '1' at 4"),
+             (">a\nMKTAYW\n>xx\nAAXXA\n", "the first: 'xx', 2 of 5 residues X"),
+             (">long\n" + "A" * 30 + "\n>a\nMKTAYW\n", "the first: 'long', 30 residues")]
+    for text, said in cases:
+        path = tmp_path / "set.fa"
+        path.write_text(text)
+        assert [r.text() for r in P.read_fasta(path, strict=True, max_length=25)] == ["MKTAYW"]
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and err.rstrip().endswith(f"or over 25 residues); {said}"), err
+
+
 def test_read_fasta_strict_rule(tmp_path, capsys):
     path = tmp_path / "set.fa"
     x_ok = "A" * 19 + "X"  # 5% X: kept, X masked

@@ -136,23 +136,36 @@ def read_fasta(path: str | Path, *, strict: bool = False, ambiguous: str = "erro
                 raise ProteinInputError(f"{path} has no FASTA header ('>name'), so it was read as one sequence: "
                                         f"{err}") from None
             raise ProteinInputError(f"{path}: {err}") from None
-    records, skipped = [], 0
+    records, skipped, first = [], 0, ""
     for header, seq in _fasta_pairs(text):
         letters = "".join(seq.split())
         letters = letters.upper().rstrip("*") if letters.isascii() else ""  # 'ß'.upper() would be 'SS'
-        if letters and len(letters) <= max_length and all(c in _TOKEN_OF or c == "X" for c in letters) \
-                and letters.count("X") <= 0.1 * len(letters):
+        why = _left_out(letters, max_length)
+        if not why:
             records.append(ProteinRecord(header, np.array([_TOKEN_OF.get(c, MASK_ID) for c in letters], dtype=np.int64)))
             if limit is not None and len(records) >= limit:
                 break
         else:
             skipped += 1
+            first = first or f"; the first: {header!r}, {why}"
     if skipped and records:  # training read 199 of a file's 200 without a word
         print(f"warning: {path}: {skipped} of {skipped + len(records)} records left out (letters other than the 20 "
-              f"amino acids and X, over 10% X, or over {max_length} residues)", file=sys.stderr)
+              f"amino acids and X, over 10% X, or over {max_length} residues){first}", file=sys.stderr)
     if not records:
         raise ProteinInputError(f"{path}: no usable sequences (FASTA with only standard amino-acid letters expected)")
     return records
+
+
+def _left_out(letters: str, max_length: int) -> str:
+    """Why the strict rule of :func:`read_fasta` leaves out a record's ``letters`` (upper case); ``""``: kept."""
+    if not letters:
+        return "no sequence (or letters outside ASCII)"
+    if len(letters) > max_length:
+        return f"{len(letters)} residues"
+    bad = next(((i, c) for i, c in enumerate(letters) if c not in _TOKEN_OF and c != "X"), None)
+    if bad:
+        return f"{describe_char(bad[1])} at {bad[0] + 1}"
+    return f"{letters.count('X')} of {len(letters)} residues X" if letters.count("X") > 0.1 * len(letters) else ""
 
 
 def read_text_file(path: Path, kind: str, missing: str, error: type = ProteinInputError) -> str:
