@@ -236,7 +236,8 @@ def near_option(parser: ArgumentParser, key: str | None, extras: list[str]) -> s
 
             if param := sampler_parameter(extra):
                 return f"; a sampler's parameter goes in {param}"
-    return ""
+    pair = next((e for e in typed if "=" in e and not e.startswith("-")), None)
+    return f"; each parameter takes its own --set: --set {pair}" if pair and "--set" in flags else ""
 
 
 def served(command) -> list[Domain]:

@@ -185,6 +185,15 @@ def parse_positions(spec: str, length: int, accepted: str = "a residue number or
     return sorted(out)
 
 
+def set_problem(pair: str) -> str | None:
+    """Why one ``--set`` value is not ``key=value``, checked as it is parsed (``--set gamma 0.6`` was reported as
+    an unrecognised ``0.6``, since argparse names what is left over first); None when it is one."""
+    key, sep, value = pair.partition("=")
+    if sep and key.strip() and value.strip():
+        return None
+    return f"expects key=value, got {pair!r}" + (f" (one word: --set {key.strip()}=VALUE)" if not sep else "")
+
+
 def parse_sets(pairs: list[str]) -> dict[str, str]:
     """``["k=4", "gamma=0.2"]`` -> ``{"k": "4", "gamma": "0.2"}``; ValueError on a malformed or repeated pair."""
     params = {}

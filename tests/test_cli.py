@@ -62,7 +62,7 @@ def test_bf16_on_a_cpu_without_it_warns(tmp_path, model_path, monkeypatch, capsy
     "extra, message",
     [
         (["--sampler", "nope"], "unknown sampler 'nope'"),
-        (["--set", "k"], "--set expects key=value"),
+        (["--set", "k"], "argument --set: expects key=value, got 'k' (one word: --set k=VALUE)"),
         (["--sampler", "topk", "--set", "kk=3"], "has no parameter 'kk'"),
         (["--sampler", "topk", "--set", "k=abc"], "k='abc' is not a valid int"),
         (["--sampler", "topk", "--set", "k=0"], "k must be >= 1"),

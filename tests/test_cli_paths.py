@@ -279,6 +279,19 @@ def test_a_misspelt_required_option_is_named(work, capsys):
         "python -m mi_core bench sudoku --help)"
 
 
+def test_a_set_written_as_two_words_or_shared_by_two_parameters_is_named(work, capsys):
+    """``--set gamma 0.6`` and ``--set gamma=0.6 lam=1`` were reported as an unrecognised ``0.6`` or ``lam=1``,
+    with no word of --set's form."""
+    (work / "p.txt").write_text(EASY + "\n")
+    bench = ["bench", "sudoku", "--puzzles", "p.txt", "--sampler", "mi"]
+    rc, err = run([*bench, "--set", "gamma", "0.6"], capsys)
+    assert rc == 2 and "error: argument --set: expects key=value, got 'gamma' (one word: --set gamma=VALUE)" in err
+    rc, err = run([*bench, "--set", "gamma=0.6", "lam=1"], capsys)
+    assert rc == 2 and "unrecognized arguments: lam=1; each parameter takes its own --set: --set lam=1 (see" in err
+    rc, err = run(["generate", "protein", "--length", "5", "--sampler", "mi", "--set", "gamma", "8"], capsys)
+    assert rc == 2 and "argument --set: expects key=value, got 'gamma' (one word: --set gamma=VALUE)" in err
+
+
 def test_a_misspelt_command_is_named(work, capsys):
     """``benchh sudoku`` listed all fifteen commands without saying which one was meant, as options do."""
     rc, err = run(["benchh", "sudoku"], capsys)

@@ -21,13 +21,14 @@ from mi_core.decoding.base import check_one_of, typed_params
 from mi_core.device import pick_device, warn_if_slow_bf16
 from mi_core.domain import Domain, get_domain
 from mi_core.io import atomic_write_json
-from mi_core.options import Device, Force, JsonOut, option, parse_sets
+from mi_core.options import Device, Force, JsonOut, option, parse_sets, set_problem
 
 
 @dataclass
 class SamplerChoice:
     sampler: str = option("sequential", "a registered decoding strategy")
-    sets: list[str] = option([], "strategy parameter (repeat)", flags=("--set",), many=True, metavar="KEY=VALUE")
+    sets: list[str] = option([], "strategy parameter (repeat)", flags=("--set",), many=True, metavar="KEY=VALUE",
+                             check=set_problem)
 
 
 # why a domain serves() refuses cannot run this command (the command line says it)

@@ -24,7 +24,7 @@ from mi_core.domain import Domain, get_domain
 from mi_core.io import atomic_write_text, check_output, display_path
 from mi_core.mi.estimator import SHIPPED, shipped_estimator_for
 from mi_core.models.loading import load_model_described
-from mi_core.options import Device, Force, option, parse_sets, seed
+from mi_core.options import Device, Force, option, parse_sets, seed, set_problem
 
 
 @dataclass
@@ -38,7 +38,8 @@ class GenerateOptions:
     n: int = option(4, "how many sequences (each seeded by --seed and its number: --n 8 begins with --n 4's)",
                     range=(1, 10_000))
     sampler: str = option("sequential", "a registered decoding strategy")
-    sets: list[str] = option([], "strategy parameter (repeat)", flags=("--set",), many=True, metavar="KEY=VALUE")
+    sets: list[str] = option([], "strategy parameter (repeat)", flags=("--set",), many=True, metavar="KEY=VALUE",
+                             check=set_problem)
     temperature: float = option(1.0, "0 = argmax values; 1 samples from the model", range=(0, 100))
     seed: int = seed()
     model: str | None = option(None, "a weights path, or a name the domain gives its models (proteins: auto, ESM-C "
