@@ -30,7 +30,7 @@ class SuiteOptions:
     limit: int = option(500, "puzzles per file (the Kaggle file is used whole)", range=(1, 10_000_000))
     model: Path | None = option(None, "Sudoku MDM weights (default: the shipped one)",
                                default_for=lambda d: d.default_file("model"))
-    json: Path = option(None, "write the rows here (the committed ones: assets/benchmarks/foundation.json)",
+    json: Path = option(None, "write the rows here (the first model's, archived: assets/benchmarks/foundation.json)",
                         required=True)
     bf16: bool = option(False, "bf16 autocast for the model passes (faster on CPUs with AMX)")
     markdown: Path | None = markdown_option("write the foundation section into this file (e.g. BENCHMARKS.md)")
