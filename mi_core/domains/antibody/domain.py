@@ -9,9 +9,10 @@ from typing import ClassVar
 import numpy as np
 
 from mi_core.domain import Command, is_keyword, resolve_path
-from mi_core.domains.antibody import evaluate, probe
+from mi_core.domains.antibody import bench_order, evaluate, probe
 from mi_core.domains.antibody.infill import CDRInfill, RecoveryMetric
 from mi_core.domains.antibody.model import AntiBERTyMissing, load, weights_folder
+from mi_core.domains.antibody.order import ORDER_TASK
 from mi_core.domains.antibody.sequence import (
     REGIONS,
     AntibodyChain,
@@ -99,8 +100,9 @@ ANTIBODY = AntibodyDomain(
     nouns=("residue", "amino acid"),
     pad_id=PAD_ID, model_env="MI_LENS_ANTIBODY_MODEL", model_default="auto",
     estimator_env="MI_LENS_ANTIBODY_ESTIMATOR", estimator_default="assets/antibody_mi_estimator.safetensors",
+    selector_env="MI_LENS_ANTIBODY_SELECTOR",
     probe_fallback=True, model_loader=load, states=AntibodyStates, metric=RecoveryMetric, bench_inputs=CDRInfill,
-    probe_command=probe,
+    order_task=ORDER_TASK, order_bench=bench_order, probe_command=probe,
     commands=(Command("eval-model", "masked-position perplexity against composition: eval-model antibody ...",
                       evaluate.main, evaluate.options),),
     # the CDR in-filling benchmark's settings (BENCHMARKS.md, "Antibodies"): mi at a quarter of sequential's passes

@@ -13,7 +13,7 @@ from mi_core.bench.decode import RunName
 from mi_core.bench.metrics import pass_stats
 from mi_core.bench.report import markdown_table, update_section
 from mi_core.bench.sweep import commands_text
-from mi_core.domains.antibody.sequence import read_file, select_rows
+from mi_core.domains.antibody.sequence import AntibodyChain, read_file, select_rows
 from mi_core.domains.antibody.states import DEFAULT_CSV, EVAL_ROWS
 from mi_core.domains.protein import MASK_ID
 from mi_core.io import display_path
@@ -64,6 +64,27 @@ class RecoveryMetric:
         return out
 
 
+def infill_chains(csv, rows: str, which: str = "both", limit: int | None = None,
+                  option: str = "--rows") -> list[AntibodyChain]:
+    """The chains of antibodies ``rows`` of ``csv`` (``which``: both, H or L), the first ``limit`` (None: all);
+    ``option``: the option that gave ``rows``, named in the errors."""
+    chains = select_rows(read_file(csv), rows, option)
+    if which != "both":
+        chains = [c for c in chains if c.chain == which]
+    chains = chains[:limit]
+    if not chains:
+        raise ValueError(f"{csv}: no {which} chains in {option} {rows}")
+    return chains
+
+
+def region_templates(chains: list[AntibodyChain], region: str) -> list[np.ndarray]:
+    """Each chain's tokens ``(L,)`` with ``region`` (cdr3, cdrs, ...) masked."""
+    templates = [c.tokens.copy() for c in chains]
+    for t, c in zip(templates, chains):
+        t[c.positions(region)] = MASK_ID
+    return templates
+
+
 @dataclass
 class InfillInput:
     csv: Path = option(DEFAULT_CSV, "CSV (name,vh,vl) or FASTA file of antibodies")
@@ -72,6 +93,10 @@ class InfillInput:
     region: str = option("cdr3", "what to mask and fill", choices=("cdr3", "cdrs", "cdr1", "cdr2"))
     chains: str = option("both", "heavy (H), light (L) or both", choices=("both", "H", "L"))
     limit: int | None = option(None, "use the first N chains", range=(1, 10_000_000))
+
+
+@dataclass
+class InfillModel:
     model: str = option("auto", "auto (the installed AntiBERTy) or a folder with its weights")
 
 
@@ -83,20 +108,13 @@ class CDRInfill:
 
     @staticmethod
     def options(domain, sweep: bool = False) -> list:
-        return [InfillInput, *([RunName] if sweep else [])]
+        return [InfillInput, InfillModel, *([RunName] if sweep else [])]
 
     def __init__(self, domain, args):
-        chains = select_rows(read_file(args.csv), args.rows)
-        if args.chains != "both":
-            chains = [c for c in chains if c.chain == args.chains]
-        chains = chains[:args.limit]  # None: all
-        if not chains:
-            raise ValueError(f"{args.csv}: no {args.chains} chains in rows {args.rows}")
-        self.templates = [c.tokens.copy() for c in chains]
-        for t, c in zip(self.templates, chains):
-            t[c.positions(args.region)] = MASK_ID
-        natives, kinds = [c.tokens for c in chains], [c.chain for c in chains]
-        self.metric = lambda: RecoveryMetric(natives, kinds)
+        chains = infill_chains(args.csv, args.rows, args.chains, args.limit)
+        self.templates = region_templates(chains, args.region)
+        self.natives, kinds = [c.tokens for c in chains], [c.chain for c in chains]
+        self.metric = lambda: RecoveryMetric(self.natives, kinds)
         self.fields = {"csv": display_path(args.csv), "rows": args.rows, "region": args.region,
                        "chains": args.chains, "limit": args.limit, "chain_names": [c.name for c in chains]}
         self.name = getattr(args, "name", None) or f"{Path(args.csv).stem}_{args.region}"

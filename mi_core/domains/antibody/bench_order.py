@@ -1,0 +1,138 @@
+"""``bench-order antibody``: CDR in-filling (``bench antibody``'s inputs: ``--region`` masked, the framework given,
+greedy) at each budget T by random, top_prob and top_margin at ``steps=T`` and the learned order in each of
+``--modes`` (where a selector is given or the domain names one), then eb and mi at each of ``--gammas`` (default:
+the domain's) and sequential. Scored by recovery, the share of filled residues equal to the native, mean over chains
+± its standard error (the chain as unit), with each row's paired difference to top_margin at the same T. Per T, eb
+and mi show their best setting whose mean passes are <= T."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from functools import partial
+
+import numpy as np
+
+from mi_core.bench import decode
+from mi_core.bench.order import (
+    default_gammas,
+    estimator_of,
+    matched,
+    row_bar,
+    selector_or_skip,
+    strategy_for,
+    write_report,
+)
+from mi_core.bench.report import markdown_table, params_text
+from mi_core.decoding.learned import MODES
+from mi_core.device import pick_device
+from mi_core.domains.antibody.infill import CDRInfill, InfillInput, mean_se
+from mi_core.domains.protein import MASK_ID
+from mi_core.options import option
+
+
+def mode_list(text: str) -> list[str]:
+    """``"threshold,rank"`` -> ``["threshold", "rank"]``, each one of the ``learned`` strategy's modes (empty: none)."""
+    modes = [m.strip() for m in text.split(",") if m.strip()]
+    unknown = [m for m in modes if m not in MODES]
+    if unknown:
+        raise ValueError(f"{unknown[0]!r} is not a mode of learned; choose from {', '.join(MODES)}")
+    return modes
+
+
+@dataclass
+class AntibodyOrderBench(InfillInput):
+    modes: list[str] = option(["threshold", "rank"], "modes of the learned rows, comma-separated (threshold, rank, "
+                              "paced, sample)", parse=mode_list)
+    estimator: str | None = option(None, "MI estimator of the mi rows (default: the one trained on the model's own "
+                                   "weights)")
+    bf16: bool = option(False, "bf16 autocast for the model passes (faster on CPUs with AMX)")
+    batch_size: int = option(8, "chains decoded together", range=(1, 65_536))
+
+
+options = AntibodyOrderBench
+
+
+def chain_recovery(templates: list[np.ndarray], natives: list[np.ndarray], sequences: list[np.ndarray]) -> list[float]:
+    """Per chain, the share of its masked residues with a known native decoded to the native one."""
+    out = []
+    for t, n, s in zip(templates, natives, sequences):
+        masked = (np.asarray(t) == MASK_ID) & (np.asarray(n) != MASK_ID)
+        out.append(float((np.asarray(s)[masked] == np.asarray(n)[masked]).sum() / max(1, masked.sum())))
+    return out
+
+
+def configs_of(budgets: list[int], modes: list[str], selector, gammas: dict, estimator) -> list[tuple]:
+    """``(sampler, params, T)`` of every row, in the order they run."""
+    configs = []
+    for t in budgets:
+        configs += [(name, {"steps": t}, t) for name in ("random", "top_prob", "top_margin")]
+        configs += [("learned", {"steps": t, "mode": m}, t) for m in modes if selector]
+    configs += [(name, {"gamma": g}, None) for name in ("eb", "mi") for g in gammas.get(name, [])
+                if name == "eb" or estimator]
+    return configs + [("sequential", {}, None)]
+
+
+def paired(rows: list[dict]) -> None:
+    """Each row of a budget T gets ``vs_margin`` and ``vs_margin_se``: its mean per-chain difference to top_margin at
+    T (eb, mi and sequential: at every T they fit, as ``vs_margin_T{t}``)."""
+    margins = {r["T"]: np.asarray(r["per_chain"]) for r in rows if r["sampler"] == "top_margin"}
+    for r in rows:
+        for t, base in margins.items():
+            if r["T"] in (t, None):
+                mean, se = mean_se(np.asarray(r["per_chain"]) - base)
+                key = "vs_margin" if r["T"] == t else f"vs_margin_T{t}"
+                r[key], r[key + "_se"] = mean, se
+
+
+def report(rows: list[dict], budgets: list[int]) -> str:
+    def fmt(r, t):
+        key = "vs_margin" if r["T"] == t else f"vs_margin_T{t}"
+        return {"sampler": r["sampler"], "params": params_text(r["params"]),
+                "recovery": f"{r['recovery']:.3f} ± {r['recovery_se']:.3f}", "passes": f"{r['mean_passes']:.2f}",
+                "diff": f"{r[key]:+.3f} ± {r[key + '_se']:.3f}" if key in r else "-"}
+    cols = [("sampler", "sampler"), ("params", "params"), ("recovery", "recovery ± SE"),
+            ("diff", "minus top_margin ± SE (paired)"), ("passes", "mean passes")]
+    out = []
+    best = lambda r: (r["recovery"], -r["mean_passes"])  # noqa: E731
+    for t in budgets:
+        table = [r for r in rows if r["T"] == t] + [m for n in ("eb", "mi") if (m := matched(rows, n, t, best))]
+        out += [f"### T = {t}", "", markdown_table([fmt(r, t) for r in table], cols), ""]
+    rest = [r for r in rows if r["T"] is None]
+    out += ["### Every eb, mi and sequential row", "",
+            markdown_table([fmt(r, None) for r in rest], [c for c in cols if c[0] != "diff"]), ""]
+    return "\n".join(out)
+
+
+def run_bench(args, domain) -> int:
+    gammas = default_gammas(args, domain)
+    inputs = CDRInfill(domain, args)
+    device = pick_device(args.device, args.threads)
+    model, description, _ = decode.load(args, domain, device, inputs)
+    selector = selector_or_skip(args, domain, model)
+    estimator = estimator_of(args.estimator, domain, model) if gammas.get("mi") else None
+    if estimator is None and gammas.get("mi"):
+        print(f"note: no MI estimator for {description}: the mi rows are skipped", file=sys.stderr)
+    run = {"temperature": 0.0, "seed": args.seed, "batch_size": args.batch_size, "bf16": args.bf16,
+           "seeding": inputs.seeding, "device": device}
+    recorded = decode.model_fields(model, args)
+
+    def row(name: str, params: dict, t: int | None) -> dict:
+        strategy = strategy_for(name, params, selector)
+        if name == "mi":
+            strategy.estimator = estimator
+        res, gen = decode.evaluate(model, inputs.templates, strategy, inputs.metric(), **run)
+        return {"sampler": name, "params": params, "T": t, **res, **inputs.fields, **recorded,
+                "per_chain": chain_recovery(inputs.templates, inputs.natives, gen.sequences),
+                **decode.estimator_fields(getattr(strategy, "estimator", None)), **decode.selector_fields(strategy)}
+
+    configs = configs_of(args.budgets, args.modes, selector, gammas, estimator)
+    with row_bar(len(configs), args, model=getattr(model, "weights_path", None) or args.model,
+                 selector=selector, estimator=estimator) as done:
+        rows = [done(c, partial(row, *c), lambda r: {k: v for k, v in r.items() if k != "per_chain"})
+                for c in configs]
+    paired(rows)
+    write_report(args, rows, f"{inputs.name}: {len(inputs.templates)} chains, {description}, selector "
+                 f"{selector or 'none (no learned rows)'}, {'bf16' if args.bf16 else 'fp32'} passes\n\n"
+                 + report(rows, args.budgets), echo=True)
+    return 0
