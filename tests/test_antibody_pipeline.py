@@ -91,7 +91,7 @@ def test_bench_order_runs_without_a_selector_with_ones_own_estimator(tiny_folder
     assert [r["sampler"] for r in rows] == ["random", "top_prob", "top_margin", "eb", "mi", "sequential"]
     assert rows[4]["estimator"] == str(estimator) and all(0 <= r["recovery"] <= 1 and r["n"] == 2 for r in rows)
     table = out.with_suffix(".md").read_text()
-    assert "| recovery |" in table and f"| {rows[0]['recovery']:.3f} |" in table, table
+    assert "| recovery ± SE |" in table and f"| {rows[0]['recovery']:.3f} ± {rows[0]['recovery_se']:.3f} |" in table, table
     shipped = "assets/antibody_mi_estimator.safetensors"  # trained on the real AntiBERTy: refused before a row
     assert cli.main([*argv, "--estimator", shipped, "--force"]) == 2
     assert "error: " in capsys.readouterr().err

@@ -586,17 +586,21 @@ def test_learned_without_a_selector_runs_the_domains_own(monkeypatch):
 
 
 def test_a_domain_train_order_does_not_serve_is_not_sent_to_it():
-    """bench/generate antibody --sampler learned and selector=shipped in Python said "python -m mi_core train-order
-    makes one", and train-order takes no antibody: the line says so; Sudoku's still points to train-order."""
+    """bench/generate --sampler learned and selector=shipped in Python said "python -m mi_core train-order makes
+    one" for a domain train-order takes none of (oracle4; antibody until it had an order task): the line says so;
+    Sudoku's and antibody's point to train-order."""
     from types import SimpleNamespace
 
     from mi_core.bench.decode import with_selector
     from mi_core.decoding.learned import shipped_selector
     from mi_core.domain import get_domain
 
-    with pytest.raises(ValueError, match=r"selector=PATH \(python -m mi_core train-order trains none for antibody\)$"):
-        with_selector(make_strategy("learned"), get_domain("antibody"))
-    with pytest.raises(ValueError, match=r"\(python -m mi_core train-order trains none for antibody\)$"):
+    with pytest.raises(ValueError, match=r"selector=PATH \(python -m mi_core train-order trains none for oracle4\)$"):
+        with_selector(make_strategy("learned"), get_domain("sudoku4"))
+    with pytest.raises(ValueError, match=r"\(python -m mi_core train-order trains none for oracle4\)$"):
+        shipped_selector(SimpleNamespace(domain="sudoku4"))
+    # antibody has an order task (and ships no selector): its line points to train-order and its variable
+    with pytest.raises(ValueError, match=r"train-order makes one, and \$MI_LENS_ANTIBODY_SELECTOR names it"):
         shipped_selector(SimpleNamespace(domain="antibody"))
     with pytest.raises(ValueError, match=r"no domain; give selector=PATH \(python -m mi_core train-order makes one\)$"):
         shipped_selector(SimpleNamespace())
