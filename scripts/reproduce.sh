@@ -866,3 +866,13 @@ for e in 0 1e-4 1e-3; do
     python -m mi_core bench sudoku --puzzles runs/kaggle_tune40.csv --sampler mi_exact --set gamma=0.6 --set lam=1 \
         --set eps=$e --threads 1 --json assets/benchmarks/mi_exact_eps_tune40_$e.json --force
 done
+
+# the learned order on antibodies (thirty-ninth session): train on rows 1-60, choose on 61-70, bench on 71-100 (CDR3);
+# no selector ships (no learned row leads top_margin by 2 paired SEs)
+python -m mi_core train-order antibody --steps-budget 2,4,8 --out runs/ab_order_selector.safetensors \
+    --log runs/ab_order_log.jsonl --batch 8 --samples 4 --tau 0.1 --lr 1e-3 --eval-every 50 --threads 1 --time-budget 2900
+python -m mi_core bench-order antibody --rows 71-100 --region cdr3 --selector runs/ab_order_selector.safetensors \
+    --budgets 2,4,8 --modes threshold,rank --gammas 0.5,1,2,4,8,16,32,64 --bf16 --threads 1 \
+    --json assets/benchmarks/order_antibody_cdr3.json --markdown BENCHMARKS.md --force
+python -m mi_core bench-order antibody --rows 71-100 --region cdr3 --selector runs/ab_order_selector.safetensors \
+    --budgets 2,4,8 --modes threshold,rank --gammas '' --threads 1 --json assets/benchmarks/order_antibody_cdr3_fp32.json --force
