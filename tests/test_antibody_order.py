@@ -57,7 +57,8 @@ def test_train_order_antibody_makes_a_selector_that_bench_order_scores(data, tin
 
 
 @pytest.mark.parametrize("more,error", [
-    (["--tune-rows", "2-3"], "--rows 1-2 and --tune-rows 2-3 share 2 chains: give rows apart"),
+    (["--tune-rows", "2-3"], "--rows 1-2 and --tune-rows 2-3 share 2 chain(s), the first 'bevacizumab VH': give "
+                             "rows apart"),
     (["--finetune"], "over a frozen AntiBERTy: leave out --finetune"),
     (["--rows", "2-5"], "--rows 2-5: the file holds 3 antibodies"),
 ])
@@ -81,5 +82,37 @@ def test_infill_batches_hold_one_length_and_pairs_are_checked():
     check_pairs(templates, natives, 0, "chain")
     with pytest.raises(ValueError, match="chain 1: a given token differs from the native"):
         check_pairs([np.array([2, 0, 3])], natives[:1], 0, "chain")
-    with pytest.raises(ValueError, match="chain 1: a template needs a masked position"):
+    with pytest.raises(ValueError, match="chain 1: the template has no masked position to fill"):
         check_pairs([np.array([1, 2, 3])], natives[:1], 0, "chain")
+    with pytest.raises(ValueError, match="chain 1: the native has an unknown token at position 2"):
+        check_pairs([np.array([1, 0, 3])], [np.array([1, 0, 3])], 0, "chain")
+
+
+def test_a_light_chain_two_antibodies_share_is_named_as_such(tmp_path, tiny_folder, capsys):  # noqa: F811
+    """Row 3 with row 1's light chain was refused as "--rows 1-2 and --tune-rows 3-3 share 1 chains: give rows
+    apart", though the rows were apart: the same sequence sat in another row."""
+    rows = [(n, h, v) for n, (h, v) in SEQUENCES.items()]
+    rows[2] = (rows[2][0], rows[2][1], rows[0][2])
+    data = write_csv(tmp_path / "shared.csv", rows)
+    assert cli.main(train_argv(data, tiny_folder, tmp_path / "sel.safetensors", "--updates", "1")) == 2
+    err = capsys.readouterr().err
+    assert "--tune-rows 3-3 holds 1 chain(s) that --rows 1-2 trains on under another name, the first 'rituximab VL' " \
+           "(as 'trastuzumab VL')" in err and err.count("\n") == 1, err
+
+
+def test_a_chain_with_an_unknown_residue_is_left_out_and_named(tmp_path, tiny_folder, capsys):  # noqa: F811
+    """One X in a framework residue refused the whole run as "training sequence 3: a template needs a masked position
+    and a native of its length with every token known", naming neither the chain nor the X."""
+    rows = [(n, h, v) for n, (h, v) in SEQUENCES.items()]
+    rows[1] = (rows[1][0], rows[1][1][:5] + "X" + rows[1][1][6:], rows[1][2])
+    data = write_csv(tmp_path / "x.csv", rows)
+    selector = tmp_path / "sel.safetensors"
+    assert cli.main(train_argv(data, tiny_folder, selector, "--updates", "1")) == 0
+    err = capsys.readouterr().err
+    assert "warning: --rows 1-2: 1 of 4 chains left out for an unknown residue (X); the first: 'bevacizumab VH' at " \
+           "6" in err, err
+    assert json.loads(selector.with_suffix(".json").read_text())["train_templates"] == 3
+    assert cli.main(train_argv(data, tiny_folder, tmp_path / "b.safetensors", "--updates", "1", "--rows", "2-2",
+                               "--chains", "H")) == 2
+    assert "error: --rows 2-2: every chain has an unknown residue (X), as 'bevacizumab VH' at 6" in \
+        capsys.readouterr().err

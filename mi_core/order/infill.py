@@ -29,9 +29,13 @@ def check_pairs(templates: list[np.ndarray], natives: list[np.ndarray], mask_id:
         raise ValueError(f"{len(templates)} {what} templates for {len(natives)} native sequences")
     for i, (t, n) in enumerate(zip(templates, natives)):
         t, n = np.asarray(t), np.asarray(n)
-        if t.shape != n.shape or not (t == mask_id).any() or (n == mask_id).any():
-            raise ValueError(f"{what} {i + 1}: a template needs a masked position and a native of its length with "
-                             "every token known")
+        if t.shape != n.shape:
+            raise ValueError(f"{what} {i + 1}: a template of {t.shape} positions for a native of {n.shape}")
+        if not (t == mask_id).any():
+            raise ValueError(f"{what} {i + 1}: the template has no masked position to fill")
+        if (n == mask_id).any():  # its target would be no value: the ELBO needs every masked position's
+            raise ValueError(f"{what} {i + 1}: the native has an unknown token at position "
+                             f"{int(np.flatnonzero(n == mask_id)[0]) + 1}")
         if ((t != mask_id) & (t != n)).any():
             raise ValueError(f"{what} {i + 1}: a given token differs from the native sequence's")
 
