@@ -191,16 +191,17 @@ def set_problem(pair: str) -> str | None:
     key, sep, value = pair.partition("=")
     if sep and key.strip() and value.strip():
         return None
-    return f"expects key=value, got {pair!r}" + (f" (one word: --set {key.strip()}=VALUE)" if not sep else "")
+    one_word = not sep and key.strip()  # "--set gamma 0.6"; not an empty "--set="
+    return f"expects key=value, got {pair!r}" + (f" (one word: --set {key.strip()}=VALUE)" if one_word else "")
 
 
 def parse_sets(pairs: list[str]) -> dict[str, str]:
     """``["k=4", "gamma=0.2"]`` -> ``{"k": "4", "gamma": "0.2"}``; ValueError on a malformed or repeated pair."""
     params = {}
     for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip() or not value.strip():
-            raise ValueError(f"--set expects key=value, got {pair!r}")
+        if problem := set_problem(pair):
+            raise ValueError(f"--set {problem}")
+        key, _, value = pair.partition("=")
         if key.strip() in params:  # the last would win without a word
             raise ValueError(f"--set gives {key.strip()} twice ({params[key.strip()]} and {value.strip()}): give it once")
         params[key.strip()] = value.strip()
