@@ -63,7 +63,7 @@ def use_app_threads() -> int:
     thread saves nothing there, and on a busy host two threads spin against each other (one estimator pass
     took 0.9 s with 2 threads and 9 ms with 1, at load 2.8 on 2 CPUs). Threads started later inherit it."""
     text = os.environ.get("MI_LENS_THREADS") or "1"  # set but empty: the default, as MI_LENS_BENCHMARKS reads it
-    threads = int(text) if text.strip().isdigit() else 0  # "two" or "1.5" is named as 0 is, not as int()'s "literal"
+    threads = int(text) if text.strip().isdecimal() else 0  # "two", "1.5" or "²" (a digit to isdigit(), not to int())
     if threads < 1:
         raise ValueError(f"MI_LENS_THREADS must be a whole number >= 1, got {text!r}")
     torch.set_num_threads(threads)

@@ -5,7 +5,7 @@ import pytest
 from mi_lens_app import core
 
 
-@pytest.mark.parametrize("value", ["two", "1.5", "0", "-1"])
+@pytest.mark.parametrize("value", ["two", "1.5", "0", "-1", "²"])
 def test_a_bad_thread_count_names_the_variable(monkeypatch, value):
     """``MI_LENS_THREADS=two`` showed the page's error as "invalid literal for int() with base 10: 'two'", with no
     word of which setting was wrong."""
