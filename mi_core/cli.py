@@ -118,9 +118,8 @@ class ArgumentParser(argparse.ArgumentParser):
         it once was), misspelt (``--puzles``) or not an option here (``--fasta-file``); else ``""``."""
         unknown = [t for t in ArgumentParser.typed if t.startswith("--") and t not in self._option_string_actions]
         for t in ArgumentParser.typed:
-            for f in missing:
-                if t.startswith("--") and f.startswith(t) and t != f:
-                    return f"; {t} is not {f}: write options in full"
+            if cut := [f for f in missing if t.startswith("--") and f.startswith(t) and t != f]:
+                return f"; {t} is not {' or '.join(cut)}: write options in full"  # "--s": --sequence or --state
         for t in unknown:
             if near := difflib.get_close_matches(t, missing, 1, 0.8):
                 return f"; {t} is not an option: did you mean {near[0]}?"

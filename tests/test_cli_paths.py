@@ -274,6 +274,8 @@ def test_a_misspelt_required_option_is_named(work, capsys):
     assert rc == 2 and "required: --puzzles; --puzles is not an option: did you mean --puzzles? (see" in err
     rc, err = run(["estimate", "protein", "--fasta-file", "p.fa"], capsys)
     assert rc == 2 and "required: --sequence/--state; --fasta-file is not an option of this command (see" in err
+    rc, err = run(["estimate", "protein", "--s", "MKT"], capsys)  # the start of both: it named --sequence alone
+    assert rc == 2 and "--s is not --sequence or --state: write options in full (see" in err, err
     rc, err = run(["bench", "sudoku", "--limit", "5"], capsys)  # nothing mistyped: argparse's line alone
     assert rc == 2 and err.strip() == "error: the following arguments are required: --puzzles (see " \
         "python -m mi_core bench sudoku --help)"
