@@ -75,7 +75,8 @@ def configs_of(budgets: list[int], modes: list[str], selector, gammas: dict, est
 
 def paired(rows: list[dict]) -> None:
     """Each row of a budget T gets ``vs_margin`` and ``vs_margin_se``: its mean per-chain difference to top_margin at
-    T (eb, mi and sequential: at every T they fit, as ``vs_margin_T{t}``)."""
+    T (eb, mi and sequential: at every T, as ``vs_margin_T{t}``, whether or not their passes fit it; the report
+    shows those that fit)."""
     margins = {r["T"]: np.asarray(r["per_chain"]) for r in rows if r["sampler"] == "top_margin"}
     for r in rows:
         for t, base in margins.items():
