@@ -116,3 +116,12 @@ def test_a_chain_with_an_unknown_residue_is_left_out_and_named(tmp_path, tiny_fo
                                "--chains", "H")) == 2
     assert "error: --rows 2-2: every chain has an unknown residue (X), as 'bevacizumab VH' at 6" in \
         capsys.readouterr().err
+
+
+def test_a_model_folder_without_weights_is_named_as_given(data, tmp_path, capsys):
+    """``--model FOLDER`` without AntiBERTy's weights said "FOLDER/pytorch_model.bin holds no pytorch_model.bin and
+    config.json", naming a file that is not there as a folder."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert cli.main(train_argv(data, empty, tmp_path / "sel.safetensors", "--updates", "1")) == 2
+    assert f"error: {empty} holds no pytorch_model.bin and config.json" in capsys.readouterr().err

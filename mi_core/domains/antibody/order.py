@@ -35,11 +35,12 @@ class AntibodyOrderData:
 
 def weights_file(path: Path | str | None) -> Path:
     """AntiBERTy's ``pytorch_model.bin``: the installed one for None, ``auto`` or ``antiberty``, the one in a weights
-    folder, else ``path`` itself; the file a selector's record hashes."""
+    folder, else ``path`` itself (a folder without one too, so that loading names the folder the user gave); the file
+    a selector's record hashes."""
     if path is None or str(path) in ("", "auto", "antiberty"):
         return weights_folder() / "pytorch_model.bin"
     path = Path(path)
-    return path / "pytorch_model.bin" if path.is_dir() else path
+    return path / "pytorch_model.bin" if (path / "pytorch_model.bin").is_file() else path
 
 
 def known_chains(chains: list[AntibodyChain], given: str) -> list[AntibodyChain]:
