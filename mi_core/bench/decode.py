@@ -422,8 +422,9 @@ def run_options(inputs, domain) -> tuple:
 
 def run_settings(args, inputs, domain, model, **more) -> dict:
     """The keyword arguments of :func:`decode_all` that :class:`RunOptions` and the inputs set, ``retry`` that of
-    ``--attempts`` (:func:`retry_for`)."""
-    return {"temperature": args.temperature, "seed": args.seed, "batch_size": args.batch_size, "bf16": args.bf16,
+    ``--attempts`` (:func:`retry_for`); a command without ``--temperature`` decodes at the inputs' own."""
+    return {"temperature": getattr(args, "temperature", inputs.temperature), "seed": args.seed,
+            "batch_size": args.batch_size, "bf16": args.bf16,
             "seeding": inputs.seeding, "retry": retry_for(domain, model, getattr(args, "attempts", 1)), **more}
 
 

@@ -221,40 +221,57 @@ def main(args) -> int:
 
 
 def run_default(args, domain) -> int:
-    """The domain's ``bench`` inputs decoded at each budget T by the step-budget heuristics (random, top_prob,
-    top_margin at ``steps=T``) and the learned order (where a selector is given or shipped), then eb and mi at
-    ``--gammas`` or the domain's own (mi with ``--estimator``, else the model's own) and sequential, each scored by
-    the domain's metric (its ``score``, else ``accuracy``); a row per sampler and setting in ``--json``, a table in
-    ``--markdown``."""
-    gammas = default_gammas(args, domain)
+    """The domain's ``bench`` inputs through :func:`order_rows`, each row scored by the domain's metric (its
+    ``score``, else ``accuracy``); a row per sampler and setting in ``--json``, a table in ``--markdown``."""
     inputs = decode.inputs_class(domain)(domain, args)
+    rows, _, selector = order_rows(args, domain, inputs)
+    score = getattr(inputs.metric(), "score", "accuracy")
+    table = markdown_table(rows, [("sampler", "sampler"), ("params", "params"), ("T", "T"), ("n", "n"),
+                                  (score, score), ("mean_passes", "mean passes")])
+    write_report(args, rows, f"{inputs.name}: selector {selector or 'none (no learned rows)'}\n\n{table}\n")
+    return 0
+
+
+def order_configs(budgets: list[int], modes: list, selector, gammas: dict, estimator) -> list[tuple]:
+    """``(sampler, params, T)`` of every row, in the order they run: random, top_prob, top_margin at ``steps=T`` and
+    learned in each of ``modes`` (None: its default) where there is a ``selector``, for each T; then eb and mi (mi
+    only with an ``estimator``) at each of their ``gammas``, and sequential."""
+    configs = []
+    for t in budgets:
+        configs += [(name, {"steps": t}, t) for name in ("random", "top_prob", "top_margin")]
+        configs += [("learned", {"steps": t, **({"mode": m} if m else {})}, t) for m in modes if selector]
+    configs += [(name, {"gamma": g}, None) for name in ("eb", "mi") for g in gammas.get(name, [])
+                if name == "eb" or estimator]
+    return configs + [("sequential", {}, None)]
+
+
+def order_rows(args, domain, inputs, modes: list = (None,), extra: Callable | None = None,
+               shown: Callable | None = None) -> tuple[list[dict], str, Path | None]:
+    """``(rows, the model's description, the selector or None)``: ``inputs`` decoded by each of
+    :func:`order_configs` (learned where a selector is given or shipped, mi with ``--estimator``, else the model's
+    own, at ``--gammas`` or the domain's). ``extra(inputs, generation)``: more fields of a row; ``shown(row)``: what
+    its printed line holds (default: all of it)."""
+    gammas = default_gammas(args, domain)
     device = pick_device(args.device, args.threads)
     model, description, _ = decode.load(args, domain, device, inputs)
     selector = selector_or_skip(args, domain, model)
     estimator = estimator_of(args.estimator, domain, model) if gammas.get("mi") else None
-    run = decode.run_settings(args, inputs, domain, model, device=device)
-    configs = [(name, {"steps": t}, t) for t in args.budgets
-               for name in ("random", "top_prob", "top_margin", "learned") if name != "learned" or selector]
     if estimator is None and gammas.get("mi"):
         print(f"note: no MI estimator for {description}: the mi rows are skipped", file=sys.stderr)
-    configs += [(name, {"gamma": g}, None) for name in ("eb", "mi") for g in gammas.get(name, [])
-                if name == "eb" or estimator]
-    configs += [("sequential", {}, None)]
+    run = decode.run_settings(args, inputs, domain, model, device=device)
     recorded = decode.model_fields(model, args)
 
     def row(name: str, params: dict, t: int | None) -> dict:
         strategy = strategy_for(name, params, selector)
         if name == "mi":
             strategy.estimator = estimator
-        res, _ = decode.evaluate(model, inputs.templates, strategy, inputs.metric(), **run)
+        res, gen = decode.evaluate(model, inputs.templates, strategy, inputs.metric(), **run)
         return {"sampler": name, "params": params, "T": t, **res, **inputs.fields, **recorded,
+                **(extra(inputs, gen) if extra else {}),
                 **decode.estimator_fields(getattr(strategy, "estimator", None)), **decode.selector_fields(strategy)}
 
+    configs = order_configs(args.budgets, modes, selector, gammas, estimator)
     with row_bar(len(configs), args, model=getattr(model, "weights_path", None) or getattr(args, "model", None),
-                 selector=selector, estimator=estimator) as rows_done:
-        rows = [rows_done(config, partial(row, *config)) for config in configs]
-    score = getattr(inputs.metric(), "score", "accuracy")
-    table = markdown_table(rows, [("sampler", "sampler"), ("params", "params"), ("T", "T"), ("n", "n"),
-                                  (score, score), ("mean_passes", "mean passes")])
-    write_report(args, rows, f"{inputs.name}: selector {selector or 'none (no learned rows)'}\n\n{table}\n")
-    return 0
+                 selector=selector, estimator=estimator) as done:
+        rows = [done(config, partial(row, *config), *([shown] if shown else [])) for config in configs]
+    return rows, description, selector

@@ -7,25 +7,13 @@ and mi show their best setting whose mean passes are <= T."""
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
-from functools import partial
 
 import numpy as np
 
-from mi_core.bench import decode
-from mi_core.bench.order import (
-    default_gammas,
-    estimator_of,
-    matched,
-    row_bar,
-    selector_or_skip,
-    strategy_for,
-    write_report,
-)
+from mi_core.bench.order import matched, order_rows, write_report
 from mi_core.bench.report import markdown_table, params_text
 from mi_core.decoding.learned import MODES
-from mi_core.device import pick_device
 from mi_core.domains.antibody.infill import CDRInfill, InfillInput, mean_se
 from mi_core.domains.protein import MASK_ID
 from mi_core.options import option
@@ -62,17 +50,6 @@ def chain_recovery(templates: list[np.ndarray], natives: list[np.ndarray], seque
     return out
 
 
-def configs_of(budgets: list[int], modes: list[str], selector, gammas: dict, estimator) -> list[tuple]:
-    """``(sampler, params, T)`` of every row, in the order they run."""
-    configs = []
-    for t in budgets:
-        configs += [(name, {"steps": t}, t) for name in ("random", "top_prob", "top_margin")]
-        configs += [("learned", {"steps": t, "mode": m}, t) for m in modes if selector]
-    configs += [(name, {"gamma": g}, None) for name in ("eb", "mi") for g in gammas.get(name, [])
-                if name == "eb" or estimator]
-    return configs + [("sequential", {}, None)]
-
-
 def paired(rows: list[dict]) -> None:
     """Each row of a budget T gets ``vs_margin`` and ``vs_margin_se``: its mean per-chain difference to top_margin at
     T (eb, mi and sequential: at every T, as ``vs_margin_T{t}``, whether or not their passes fit it; the report
@@ -106,32 +83,11 @@ def report(rows: list[dict], budgets: list[int]) -> str:
 
 
 def run_bench(args, domain) -> int:
-    gammas = default_gammas(args, domain)
     inputs = CDRInfill(domain, args)
-    device = pick_device(args.device, args.threads)
-    model, description, _ = decode.load(args, domain, device, inputs)
-    selector = selector_or_skip(args, domain, model)
-    estimator = estimator_of(args.estimator, domain, model) if gammas.get("mi") else None
-    if estimator is None and gammas.get("mi"):
-        print(f"note: no MI estimator for {description}: the mi rows are skipped", file=sys.stderr)
-    run = {"temperature": 0.0, "seed": args.seed, "batch_size": args.batch_size, "bf16": args.bf16,
-           "seeding": inputs.seeding, "device": device}
-    recorded = decode.model_fields(model, args)
-
-    def row(name: str, params: dict, t: int | None) -> dict:
-        strategy = strategy_for(name, params, selector)
-        if name == "mi":
-            strategy.estimator = estimator
-        res, gen = decode.evaluate(model, inputs.templates, strategy, inputs.metric(), **run)
-        return {"sampler": name, "params": params, "T": t, **res, **inputs.fields, **recorded,
-                "per_chain": chain_recovery(inputs.templates, inputs.natives, gen.sequences),
-                **decode.estimator_fields(getattr(strategy, "estimator", None)), **decode.selector_fields(strategy)}
-
-    configs = configs_of(args.budgets, args.modes, selector, gammas, estimator)
-    with row_bar(len(configs), args, model=getattr(model, "weights_path", None) or args.model,
-                 selector=selector, estimator=estimator) as done:
-        rows = [done(c, partial(row, *c), lambda r: {k: v for k, v in r.items() if k != "per_chain"})
-                for c in configs]
+    per_chain = lambda inputs, gen: {"per_chain": chain_recovery(inputs.templates, inputs.natives,  # noqa: E731
+                                                                 gen.sequences)}
+    rows, description, selector = order_rows(args, domain, inputs, args.modes, extra=per_chain,
+                                             shown=lambda r: {k: v for k, v in r.items() if k != "per_chain"})
     paired(rows)
     write_report(args, rows, f"{inputs.name}: {len(inputs.templates)} chains, {description}, selector "
                  f"{selector or 'none (no learned rows)'}, {'bf16' if args.bf16 else 'fp32'} passes\n\n"
