@@ -27,7 +27,8 @@ def train_argv(data, folder, out, *more):
             "--eval-every", "1", "--threads", "1", *more]
 
 
-def test_train_order_antibody_makes_a_selector_that_bench_order_scores(data, tiny_folder, tmp_path):  # noqa: F811
+def test_train_order_antibody_makes_a_selector_that_bench_order_scores(data, tiny_folder, tmp_path,  # noqa: F811
+                                                                       capsys):
     selector = tmp_path / "sel.safetensors"
     assert cli.main(train_argv(data, tiny_folder, selector, "--updates", "2")) == 0
     meta = json.loads(selector.with_suffix(".json").read_text())
@@ -41,8 +42,12 @@ def test_train_order_antibody_makes_a_selector_that_bench_order_scores(data, tin
     assert [p["update"] for p in log if "update" in p] == [1, 2, 3]
 
     out = tmp_path / "order.json"
+    capsys.readouterr()
     assert cli.main(["bench-order", "antibody", "--csv", str(data), "--rows", "3-3", "--model", str(tiny_folder),
                      "--selector", str(selector), "--budgets", "2", "--gammas", "", "--json", str(out)]) == 0
+    # row 3 is the selector's tuning row: the bench says its learned rows are not held out (it said nothing)
+    err = capsys.readouterr().err
+    assert "note: 2 of the 2 chains benched" in err and "(rows 1-2 and 3-3 of mine.csv)" in err, err
     rows = json.loads(out.read_text())
     assert [(r["sampler"], r["params"].get("mode")) for r in rows] == [
         ("random", None), ("top_prob", None), ("top_margin", None), ("learned", "threshold"), ("learned", "rank"),

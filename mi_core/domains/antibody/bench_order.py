@@ -7,15 +7,19 @@ and mi show their best setting whose mean passes are <= T."""
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
 from mi_core.bench.order import matched, order_rows, write_report
 from mi_core.bench.report import markdown_table, params_text
 from mi_core.decoding.learned import MODES
-from mi_core.domains.antibody.infill import CDRInfill, InfillInput, mean_se
+from mi_core.domains.antibody.infill import CDRInfill, InfillInput, infill_chains, mean_se
 from mi_core.domains.protein import MASK_ID
+from mi_core.io import ROOT
+from mi_core.models.base import load_meta
 from mi_core.options import option
 
 
@@ -82,8 +86,30 @@ def report(rows: list[dict], budgets: list[int]) -> str:
     return "\n".join(out)
 
 
+def trained_on(selector, inputs) -> str | None:
+    """A note when chains benched are chains ``selector`` was trained or tuned on (the ``csv``, ``rows`` and
+    ``tune_rows`` its JSON records); None when none is, or its record or data file is not here."""
+    try:
+        meta = load_meta(selector)
+        path = Path(meta["csv"])
+        seen = {tuple(c.tokens.tolist()) for key in ("rows", "tune_rows")
+                for c in infill_chains(path if path.is_file() else ROOT / path, meta[key])}
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    shared = [name for name, native in zip(inputs.fields["chain_names"], inputs.natives)
+              if tuple(native.tolist()) in seen]
+    if not shared:
+        return None
+    return (f"note: {len(shared)} of the {len(inputs.natives)} chains benched (e.g. {shared[0]!r}) are chains "
+            f"{selector} was trained or tuned on (rows {meta['rows']} and {meta['tune_rows']} of "
+            f"{Path(meta['csv']).name}): its learned rows are not scored on held-out chains")
+
+
 def run_bench(args, domain) -> int:
     inputs = CDRInfill(domain, args)
+    selector = args.selector or domain.default_file("selector")
+    if selector is not None and (note := trained_on(selector, inputs)):
+        print(note, file=sys.stderr)
     per_chain = lambda inputs, gen: {"per_chain": chain_recovery(inputs.templates, inputs.natives,  # noqa: E731
                                                                  gen.sequences)}
     rows, description, selector = order_rows(args, domain, inputs, args.modes, extra=per_chain,
