@@ -25,7 +25,7 @@ from mi_core.options import option
 
 def mode_list(text: str) -> list[str]:
     """``"threshold,rank"`` -> ``["threshold", "rank"]``, each one of the ``learned`` strategy's modes (empty: none)."""
-    modes = [m.strip() for m in text.split(",") if m.strip()]
+    modes = list(dict.fromkeys(m.strip() for m in text.split(",") if m.strip()))  # a mode named twice runs once
     unknown = [m for m in modes if m not in MODES]
     if unknown:
         raise ValueError(f"{unknown[0]!r} is not a mode of learned; choose from {', '.join(MODES)}")
@@ -115,7 +115,7 @@ def run_bench(args, domain) -> int:
     rows, description, selector = order_rows(args, domain, inputs, args.modes, extra=per_chain,
                                              shown=lambda r: {k: v for k, v in r.items() if k != "per_chain"})
     paired(rows)
-    write_report(args, rows, f"{inputs.name}: {len(inputs.templates)} chains, {description}, selector "
-                 f"{selector or 'none (no learned rows)'}, {'bf16' if args.bf16 else 'fp32'} passes\n\n"
-                 + report(rows, args.budgets), echo=True)
+    named = selector if selector and args.modes else "none (no learned rows)"
+    write_report(args, rows, f"{inputs.name}: {len(inputs.templates)} chains, {description}, selector {named}, "
+                 f"{'bf16' if args.bf16 else 'fp32'} passes\n\n" + report(rows, args.budgets), echo=True)
     return 0
