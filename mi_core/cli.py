@@ -235,7 +235,8 @@ def near_option(parser: ArgumentParser, key: str | None, extras: list[str]) -> s
 
             if param := sampler_parameter(extra):
                 return f"; a sampler's parameter goes in {param}"
-    pair = next((e for e in typed if "=" in e and not e.startswith("-")), None)
+    pair = next((e for i, e in enumerate(typed) if "=" in e and not e.startswith("-")  # not an unknown flag's value
+                 and not (i and typed[i - 1].startswith("--"))), None)
     return f"; each parameter takes its own --set: --set {pair}" if pair and "--set" in flags else ""
 
 

@@ -292,6 +292,8 @@ def test_a_set_written_as_two_words_or_shared_by_two_parameters_is_named(work, c
     assert rc == 2 and "unrecognized arguments: lam=1; each parameter takes its own --set: --set lam=1 (see" in err
     rc, err = run(["generate", "protein", "--length", "5", "--sampler", "mi", "--set", "gamma", "8"], capsys)
     assert rc == 2 and "argument --set: expects key=value, got 'gamma' (one word: --set gamma=VALUE)" in err
+    rc, err = run([*bench, "--foo", "a=b"], capsys)  # an unknown flag's value: it said "each parameter takes its own
+    assert rc == 2 and "unrecognized arguments: --foo a=b (see" in err, err  # --set: --set a=b"
     rc, err = run([*bench, "--set="], capsys)  # empty: no key to write as one word (it said "--set =VALUE")
     assert rc == 2 and "error: argument --set: expects key=value, got '' (see" in err, err
 
