@@ -134,7 +134,7 @@ def test_a_model_folder_without_weights_is_named_as_given(data, tmp_path, capsys
 
 def test_bench_order_antibody_modes_run_once_each():
     """A mode named twice ran its rows twice."""
-    from mi_core.domains.antibody.bench_order import mode_list
+    from mi_core.bench.order import mode_list
 
     assert mode_list("rank, threshold,rank") == ["rank", "threshold"] and mode_list("") == []
     with pytest.raises(ValueError, match="'fast' is not a mode of learned"):

@@ -247,6 +247,12 @@ def test_bench_order_decodes_the_toys_inputs_at_each_budget(toy, tmp_path):
     sha = file_sha256(selector)  # a learned row names the selector it ran, as bench's result does
     assert [r.get("selector_sha256") for r in rows if r["sampler"] == "learned"] == [sha, sha]
     assert all("selector" not in r for r in rows if r["sampler"] != "learned")
+    # --modes runs learned in each mode named (it ran threshold mode only, and rank needed sweep)
+    assert cli.main(["bench-order", "toy6", "--puzzles", str(states), "--selector", str(selector), "--budgets", "2",
+                     "--gammas", "", "--modes", "rank,threshold", "--json", str(out), "--force"]) == 0
+    learned = [r for r in json.loads(out.read_text()) if r["sampler"] == "learned"]
+    assert [r["params"] for r in learned] == [{"steps": 2, "mode": "rank"}, {"steps": 2, "mode": "threshold"}]
+    assert learned[0]["mean_passes"] == 2  # rank mode spends the budget
 
 
 

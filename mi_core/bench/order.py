@@ -28,6 +28,7 @@ from mi_core.bench.report import (
 )
 from mi_core.decoding import make_strategy
 from mi_core.decoding.base import MAX_COUNT
+from mi_core.decoding.learned import MODES
 from mi_core.decoding.selector import check_order_net_fits, load_order_net
 from mi_core.device import pick_device
 from mi_core.domain import get_domain
@@ -180,6 +181,22 @@ class OrderBench:
                                             ".md; -: standard output)")
 
 
+def mode_list(text: str) -> list[str]:
+    """``"threshold,rank"`` -> ``["threshold", "rank"]``, each one of the ``learned`` strategy's modes, a mode named
+    twice once (empty: none)."""
+    modes = list(dict.fromkeys(m.strip() for m in text.split(",") if m.strip()))
+    unknown = [m for m in modes if m not in MODES]
+    if unknown:
+        raise ValueError(f"{unknown[0]!r} is not a mode of learned; choose from {', '.join(MODES)}")
+    return modes
+
+
+@dataclass
+class OrderModes:
+    modes: list[str] | None = option(None, "modes of the learned rows, comma-separated (threshold, rank, paced, "
+                                     "sample; default: learned's own, threshold)", parse=mode_list)
+
+
 @dataclass
 class OrderEstimator:
     estimator: Path | None = option(None, "MI estimator of the mi rows (default: the one trained on the model's own "
@@ -201,8 +218,8 @@ def describe(domain) -> str:
 def options(domain) -> list:
     if domain.order_bench is None:
         inputs = decode.inputs_class(domain)
-        return [*inputs.options(domain), (OrderBench, {"model": SKIP, "seed": SKIP}), OrderEstimator, Device,
-                decode.run_options(inputs, domain), Force]
+        return [*inputs.options(domain), (OrderBench, {"model": SKIP, "seed": SKIP}), OrderModes, OrderEstimator,
+                Device, decode.run_options(inputs, domain), Force]
     own = domain.order_bench.options
     takes_seeds = "seeds" in {f.name for f in dataclasses.fields(own)}  # its --seeds seed every run: no --seed
     return [own, (OrderBench, {"seed": SKIP}) if takes_seeds else OrderBench, Device, Force]
@@ -224,7 +241,7 @@ def run_default(args, domain) -> int:
     """The domain's ``bench`` inputs through :func:`order_rows`, each row scored by the domain's metric (its
     ``score``, else ``accuracy``); a row per sampler and setting in ``--json``, a table in ``--markdown``."""
     inputs = decode.inputs_class(domain)(domain, args)
-    rows, _, selector = order_rows(args, domain, inputs)
+    rows, _, selector = order_rows(args, domain, inputs, (None,) if args.modes is None else args.modes)
     score = getattr(inputs.metric(), "score", "accuracy")
     table = markdown_table(rows, [("sampler", "sampler"), ("params", "params"), ("T", "T"), ("n", "n"),
                                   (score, score), ("mean_passes", "mean passes")])

@@ -13,23 +13,13 @@ from pathlib import Path
 
 import numpy as np
 
-from mi_core.bench.order import matched, order_rows, write_report
+from mi_core.bench.order import matched, mode_list, order_rows, write_report
 from mi_core.bench.report import markdown_table, params_text
-from mi_core.decoding.learned import MODES
 from mi_core.domains.antibody.infill import CDRInfill, InfillInput, infill_chains, mean_se
 from mi_core.domains.protein import MASK_ID
 from mi_core.io import ROOT
 from mi_core.models.base import load_meta
 from mi_core.options import option
-
-
-def mode_list(text: str) -> list[str]:
-    """``"threshold,rank"`` -> ``["threshold", "rank"]``, each one of the ``learned`` strategy's modes (empty: none)."""
-    modes = list(dict.fromkeys(m.strip() for m in text.split(",") if m.strip()))  # a mode named twice runs once
-    unknown = [m for m in modes if m not in MODES]
-    if unknown:
-        raise ValueError(f"{unknown[0]!r} is not a mode of learned; choose from {', '.join(MODES)}")
-    return modes
 
 
 @dataclass
