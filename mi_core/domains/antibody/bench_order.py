@@ -16,7 +16,6 @@ import numpy as np
 from mi_core.bench.order import matched, mode_list, order_rows, write_report
 from mi_core.bench.report import markdown_table, params_text
 from mi_core.domains.antibody.infill import CDRInfill, InfillInput, infill_chains, mean_se
-from mi_core.domains.protein import MASK_ID
 from mi_core.io import ROOT
 from mi_core.models.base import load_meta
 from mi_core.options import option
@@ -35,13 +34,12 @@ class AntibodyOrderBench(InfillInput):
 options = AntibodyOrderBench
 
 
-def chain_recovery(templates: list[np.ndarray], natives: list[np.ndarray], sequences: list[np.ndarray]) -> list[float]:
-    """Per chain, the share of its masked residues with a known native decoded to the native one."""
-    out = []
-    for t, n, s in zip(templates, natives, sequences):
-        masked = (np.asarray(t) == MASK_ID) & (np.asarray(n) != MASK_ID)
-        out.append(float((np.asarray(s)[masked] == np.asarray(n)[masked]).sum() / max(1, masked.sum())))
-    return out
+def chain_recovery(inputs, gen) -> dict:
+    """``per_chain``: each chain's recovery in ``gen`` (a decode of ``inputs.templates``), by the inputs' metric."""
+    metric = inputs.metric()
+    for index, (start, final) in enumerate(zip(inputs.templates, gen.sequences)):
+        metric.update(index, start, final, 0)
+    return {"per_chain": metric.per_chain()}
 
 
 def paired(rows: list[dict]) -> None:
@@ -100,9 +98,7 @@ def run_bench(args, domain) -> int:
     selector = args.selector or domain.default_file("selector")
     if selector is not None and (note := trained_on(selector, inputs)):
         print(note, file=sys.stderr)
-    per_chain = lambda inputs, gen: {"per_chain": chain_recovery(inputs.templates, inputs.natives,  # noqa: E731
-                                                                 gen.sequences)}
-    rows, description, selector = order_rows(args, domain, inputs, args.modes, extra=per_chain,
+    rows, description, selector = order_rows(args, domain, inputs, args.modes, extra=chain_recovery,
                                              shown=lambda r: {k: v for k, v in r.items() if k != "per_chain"})
     paired(rows)
     named = selector if selector and args.modes else "none (no learned rows)"

@@ -45,9 +45,13 @@ class RecoveryMetric:
         right = int(((np.asarray(final) == self.natives[index]) & masked).sum())
         self.rows[index] = (right, int(masked.sum()), int(passes), int(extra))
 
+    def per_chain(self, idx: list[int] | None = None) -> list[float]:
+        """Each chain's recovery (of ``idx``, default all in order): the share of its counted residues right."""
+        return [r / max(1, m) for r, m, _, _ in (self.rows[i] for i in (sorted(self.rows) if idx is None else idx))]
+
     def _summary(self, idx: list[int]) -> dict:
         rows = [self.rows[i] for i in idx]
-        rec, se = mean_se([r / max(1, m) for r, m, _, _ in rows])
+        rec, se = mean_se(self.per_chain(idx))
         passes, passes_se = mean_se([p for _, _, p, _ in rows])
         return {"n": len(rows), "recovery": rec, "recovery_se": se,
                 "recovery_pooled": sum(r for r, *_ in rows) / max(1, sum(m for _, m, *_ in rows)),
