@@ -64,6 +64,8 @@ def test_bf16_on_a_cpu_without_it_warns(tmp_path, model_path, monkeypatch, capsy
         (["--sampler", "nope"], "unknown sampler 'nope'"),
         (["--set", "k"], "argument --set: expects key=value, got 'k' (one word: --set k=VALUE)"),
         (["--sampler", "topk", "--set", "kk=3"], "has no parameter 'kk'"),
+        (["--set", "temperature=0.5"], "temperature is this command's option: --temperature 0.5"),
+        (["--sampler", "topk", "--set", "batch_size=9"], "batch_size is this command's option: --batch-size 9"),
         (["--sampler", "topk", "--set", "k=abc"], "k='abc' is not a valid int"),
         (["--sampler", "topk", "--set", "k=0"], "k must be >= 1"),
         (["--sampler", "topk", "--set", "k=1", "--set", "steps=4"], "give k or steps, not both"),  # 1 is k's default

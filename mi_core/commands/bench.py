@@ -57,7 +57,7 @@ def grow(bar, sampler: str, decode: int, count: int) -> None:
 def main(args) -> int:
     check_partial(args, "bench", "inputs")
     domain = get_domain(args.domain)
-    params = typed_params(args.sampler, check_one_of(args.sampler, parse_sets(args.sets)))
+    params = typed_params(args.sampler, check_one_of(args.sampler, parse_sets(args.sets), vars(args)))
     strategy = make_strategy(args.sampler, **params)
     inputs = decode.inputs_class(domain)(domain, args)  # read and checked before the model loads
     device = pick_device(args.device, args.threads)

@@ -153,7 +153,7 @@ def read_file(strategy, key: str, model):
 def main(args) -> int:
     check_output(args.fasta, args.force, "--fasta")
     domain = get_domain(args.domain)
-    params = check_one_of(args.sampler, parse_sets(args.sets))
+    params = check_one_of(args.sampler, parse_sets(args.sets), vars(args))
     strategy = make_strategy(args.sampler, **params)
     template = template_of(args, domain)
     device = pick_device(args.device, args.threads)
