@@ -88,7 +88,6 @@ def check_fits(model, length: int, by_length: bool, unit: str) -> None:
 
 
 @torch.no_grad()
-@torch.no_grad()
 def pseudo_log_likelihoods(model, sequences: list[np.ndarray], positions: np.ndarray, device,
                            batch_size: int = 64) -> list[float]:
     """Each sequence's pseudo-log-likelihood over ``positions`` (nats): the sum of ``log p(x_i | the rest)``, each
