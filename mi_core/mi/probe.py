@@ -347,16 +347,27 @@ def _probe_mask_many(positions: torch.Tensor, masked: torch.Tensor) -> torch.Ten
     return pos
 
 
+def per_length(states: list[torch.Tensor], fn: Callable[[torch.Tensor], Iterable]) -> list:
+    """``fn`` of the states ``[(N_s,)]`` of each length stacked, ``(S_l, N_l)`` -> ``S_l`` results, put back in
+    the states' order."""
+    groups: dict[int, list[int]] = {}
+    for s, t in enumerate(states):
+        groups.setdefault(t.shape[0], []).append(s)
+    out: list = [None] * len(states)
+    for members in groups.values():
+        for s, result in zip(members, fn(torch.stack([states[s] for s in members]))):
+            out[s] = result
+    return out
+
+
 def probe_by_length(model, states: list[torch.Tensor], **kwargs) -> list[ProbeResult]:
     """A CPU :class:`ProbeResult` per state of mixed lengths ``[(N_s,)]``: one :func:`probe_many` per length."""
-    groups: dict[int, list[int]] = {}
     for s, t in enumerate(states):
         if t.dim() != 1:
             raise ProbeInputError(f"state {s} must have shape (N,), got {tuple(t.shape)}")
-        groups.setdefault(t.shape[0], []).append(s)
-    out: list[ProbeResult | None] = [None] * len(states)
-    for members in groups.values():
-        many = probe_many(model, torch.stack([states[s] for s in members]), **kwargs)
-        for k, s in enumerate(members):
-            out[s] = many.state(k)
-    return out
+
+    def probed(stack: torch.Tensor) -> list[ProbeResult]:
+        many = probe_many(model, stack, **kwargs)
+        return [many.state(k) for k in range(len(many))]
+
+    return per_length(states, probed)

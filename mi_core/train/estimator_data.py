@@ -28,7 +28,7 @@ from mi_core.device import pick_device
 from mi_core.domain import DOMAINS, Domain, get_domain
 from mi_core.io import atomic_write_bytes, atomic_write_json, check_output_dir, file_sha256, note_on_stop
 from mi_core.mi.estimator import mdm_features
-from mi_core.mi.probe import probe_by_length
+from mi_core.mi.probe import per_length, probe_by_length
 from mi_core.models.loading import load_model
 from mi_core.options import Device, option
 from mi_core.scale.engine import EngineConfig, Task, absolute, engine_from_args, run_tasks
@@ -233,20 +233,11 @@ def pad_state(row: dict[str, torch.Tensor], width: int, pad_id: int) -> dict[str
 
 def state_rows(model, tokens: list[torch.Tensor], eps: float, max_batch: int) -> list[dict[str, torch.Tensor]]:
     """Per state: one MDM pass's features and the exact probe, both run once per distinct length."""
-    rows: list[dict | None] = [None] * len(tokens)
-    groups: dict[int, list[int]] = {}
-    for s, t in enumerate(tokens):
-        groups.setdefault(t.shape[0], []).append(s)
     probed = probe_by_length(model, tokens, eps=eps, max_batch=max_batch)
-    for members in groups.values():
-        features = mdm_features(model, torch.stack([tokens[s] for s in members]))
-        for k, s in enumerate(members):
-            hidden, probs, entropy, masked = (x[k].detach().cpu() for x in features)
-            r = probed[s]
-            rows[s] = {"tokens": tokens[s].cpu(), "hidden": hidden, "probs": probs, "entropy": entropy,
-                       "masked": masked, "mi": r.mi.float(), "error_bound": r.error_bound.max().float(),
-                       "passes": torch.tensor(r.passes), "seconds": torch.tensor(r.seconds)}
-    return rows
+    features = per_length(tokens, lambda stack: zip(*(x.detach().cpu() for x in mdm_features(model, stack))))
+    return [{"tokens": t.cpu(), **dict(zip(("hidden", "probs", "entropy", "masked"), f)), "mi": r.mi.float(),
+             "error_bound": r.error_bound.max().float(), "passes": torch.tensor(r.passes),
+             "seconds": torch.tensor(r.seconds)} for t, f, r in zip(tokens, features, probed)]
 
 
 def make_shard(model, source, index: int, device, pad_id: int = 0) -> dict[str, torch.Tensor]:
