@@ -197,8 +197,6 @@ class SequenceMDMConfig:
             raise ValueError(f"positions must be one of {', '.join(POSITIONS)}, got {self.positions!r}")
         if self.d_model % self.n_heads or (self.d_model // self.n_heads) % 2:
             raise ValueError(f"d_model {self.d_model} / n_heads {self.n_heads} must be a whole, even head size")
-        if min(self.max_len, self.d_model, self.n_layers, self.n_heads, self.d_ff) < 1:
-            raise ValueError("max_len, d_model, n_layers, n_heads and d_ff must be positive")
 
 
 class SequenceMDM(TransformerMDM):
