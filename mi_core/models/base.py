@@ -27,6 +27,7 @@ from mi_core.io import (
     tmp_path,
     write_tmp_bytes,
 )
+from mi_core.options import DEFAULT_FLOAT, range_error, spec_of
 
 MAX_CONFIG_INT = 2**20  # the bound of an integer config value whose field declares no range
 
@@ -258,8 +259,6 @@ def load_meta(path: str | Path) -> dict:
 def build_config(config_cls, raw: dict, path: str | Path, what: str):
     """``config_cls(**raw)`` once each number is of its type and within its field's range (else
     :data:`MAX_CONFIG_INT`), so a config cannot make a loader allocate too much; ModelFileError names the field."""
-    from mi_core.options import range_error, spec_of
-
     meta_path = Path(path).with_suffix(".json")
     hints = typing.get_type_hints(config_cls)
     declared = {f.name: spec_of(f).range for f in dataclasses.fields(config_cls)}
@@ -268,7 +267,7 @@ def build_config(config_cls, raw: dict, path: str | Path, what: str):
         if kind is int or kind is float:
             if isinstance(value, bool) or not isinstance(value, int if kind is int else (int, float)):
                 raise ModelFileError(f"{meta_path}: config {name} must be {'an integer' if kind is int else 'a number'}, got {value!r}")
-            lo, hi = declared.get(name) or ((-MAX_CONFIG_INT, MAX_CONFIG_INT) if kind is int else (-1e12, 1e12))
+            lo, hi = declared.get(name) or ((-MAX_CONFIG_INT, MAX_CONFIG_INT) if kind is int else DEFAULT_FLOAT)
             problem = range_error(name, value, lo, hi)
             if problem:
                 raise ModelFileError(f"{meta_path}: config {problem.removeprefix('argument ')}")
