@@ -59,19 +59,18 @@ def parse_gamma_map(spec: str) -> dict[int, float]:
     return gammas
 
 
-def run(model, records, name: str, params: dict, selector: Path, seed: int, bf16: bool = False, done=None,
-        estimator: str | None = None, **extra) -> dict:
+def run(model, records, args, done, name: str, params: dict, **extra) -> dict:
     """One sampler's row (``extra`` appended), kept and printed by ``done`` (:class:`~mi_core.bench.order.Rows`) as
-    it is done, or read back from an interrupted run's; a sampler that reads MI reads ``estimator``."""
+    it is done, or read back from an interrupted run's; a sampler that reads MI reads ``args.estimator``."""
     def row() -> dict:
-        strategy = with_default_estimator(strategy_for(name, params, selector), estimator)
-        res = evaluate(model, records, strategy, batch_size=256, seed=seed, bf16=bf16, device=model.device)
+        strategy = with_default_estimator(strategy_for(name, params, args.selector), args.estimator)
+        res = evaluate(model, records, strategy, batch_size=256, seed=args.seed, bf16=args.bf16, device=model.device)
         return {"sampler": name, "params": params, **{k: res[k] for k in ("n", "accuracy", "mean_passes", "seconds")},
                 "by_level": {lvl: round(v["accuracy"], 4) for lvl, v in res.get("by_level", {}).items()},
                 "passes_hist": dict(sorted(Counter(res["passes"]).items())),
                 **decode.estimator_fields(getattr(strategy, "estimator", None)), **extra}
 
-    return row() if done is None else done([name, params, extra], row)
+    return done([name, params, extra], row)
 
 
 def goal_lines(margin: dict, learned: dict, label: str, levels: list[str]) -> list[str]:
@@ -154,11 +153,9 @@ def budget_configs(t: int, args, mi_gammas: dict) -> list[tuple[str, dict]]:
 
 def budget_rows(model, records, args, t: int, mi_gammas: dict, done) -> list[dict]:
     """Every step-budget sampler at ``steps=t``, then top_margin at learned's own mean passes (it may stop early)."""
-    rows = [run(model, records, name, params, args.selector, args.seed, args.bf16, done, args.estimator, T=t)
-            for name, params in budget_configs(t, args, mi_gammas)]
+    rows = [run(model, records, args, done, name, params, T=t) for name, params in budget_configs(t, args, mi_gammas)]
     used = next(r for r in rows if r["params"].get("mode") == "threshold")["mean_passes"]
-    rows.append(run(model, records, "top_margin", {"steps": max(1, round(used))}, args.selector, args.seed,
-                    args.bf16, done, T=t, matched=True))
+    rows.append(run(model, records, args, done, "top_margin", {"steps": max(1, round(used))}, T=t, matched=True))
     return rows
 
 
@@ -190,8 +187,7 @@ def run_bench(args, domain) -> int:
     total = sum(len(budget_configs(t, args, mi_gammas)) + 1 for t in budgets) + len(grid)
     with row_bar(total, args) as done:
         rows = [row for t in budgets for row in budget_rows(model, records, args, t, mi_gammas, done)]
-        rows += [run(model, records, name, params, args.selector, args.seed, args.bf16, done, args.estimator)
-                 for name, params in grid]
+        rows += [run(model, records, args, done, name, params) for name, params in grid]
     recorded = decode.model_fields(model, args)
     rows = [row | recorded for row in rows]
     estimator = display_path(args.estimator) if args.estimator else "none (no mi rows)"
