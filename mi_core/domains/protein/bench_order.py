@@ -15,8 +15,17 @@ from pathlib import Path
 
 import numpy as np
 
-from mi_core.bench.decode import default_estimator, evaluate
-from mi_core.bench.order import estimator_of, gammas_of, matched, row_bar, selector_of, strategy_for, write_report
+from mi_core.bench.decode import evaluate
+from mi_core.bench.order import (
+    estimator_of,
+    gammas_of,
+    matched,
+    order_configs,
+    row_bar,
+    selector_of,
+    strategy_for,
+    write_report,
+)
 from mi_core.bench.report import markdown_table, params_text
 from mi_core.device import pick_device
 from mi_core.domains.protein.bench import as_templates, draw_lengths, metric_lengths, reference_set
@@ -26,24 +35,24 @@ from mi_core.models.loading import load_model_described
 from mi_core.options import SEED_MAX, int_list, option, option_text
 
 
-def protein_rows(model, domain, description: str, lengths_by_seed: dict, reference, budgets: list[int], gammas: list[float],
-                 selector: Path, estimator: Path | None, args) -> list[dict]:
-    """One row per (sampler, params, seed): JSDs, floors, passes; mi is skipped without an estimator. Each row
-    is printed as a JSON line (less its pass histogram) as it is done, above a bar that counts them."""
-    estimator = default_estimator(model, domain, estimator)
+def protein_rows(model, description: str, lengths_by_seed: dict, reference, budgets: list[int], gammas: list[float],
+                 selector: Path, estimator: str | None, args) -> list[dict]:
+    """One row per (sampler, params, seed) of :func:`~mi_core.bench.order.order_configs` but sequential: JSDs,
+    floors, passes; mi is skipped without an estimator. Each row is printed as a JSON line (less its pass
+    histogram) as it is done, above a bar that counts them."""
     if estimator is None:
         print(f"no MI estimator for {description}: mi skipped (give --estimator PATH)", flush=True)
-    configs = []
-    for t in budgets:
-        configs += [(name, {"steps": t}, t) for name in ("random", "top_prob", "top_margin")]
-        configs += [("learned", {"steps": t, "mode": mode}, t) for mode in ("threshold", "sample")]
-    configs += [("eb", {"gamma": g}, None) for g in gammas]
-    configs += [("mi", {"gamma": g, "estimator": str(estimator)}, None) for g in gammas if estimator is not None]
+    configs = [c for c in order_configs(budgets, ("threshold", "sample"), selector, {"eb": gammas, "mi": gammas},
+                                        estimator) if c[0] != "sequential"]
+
     def row(name: str, params: dict, t: int | None, seed: int, lengths) -> dict:
         metric = CompositionMetric([r.tokens for r in reference], seed=seed)
-        res, gen = evaluate(model, as_templates(lengths), strategy_for(name, params, selector), metric,
-                            temperature=1.0, seed=seed, batch_size=64, device=model.device, seeding="per batch")
-        return {"sampler": name, "params": {k: v for k, v in params.items() if k != "estimator"}, "seed": seed,
+        strategy = strategy_for(name, params, selector)
+        if name == "mi":
+            strategy.estimator = estimator
+        res, gen = evaluate(model, as_templates(lengths), strategy, metric, temperature=1.0, seed=seed,
+                            batch_size=64, device=model.device, seeding="per batch")
+        return {"sampler": name, "params": params, "seed": seed,
                 "T": t, **{k: res[k] for k in ("n", "mean_passes", "jsd_aa", "jsd_dipeptide", "jsd_aa_floor",
                                                "jsd_dipeptide_floor")}, "seconds": gen.seconds,
                 "mean_identity": res["diversity"]["mean_identity"],
@@ -111,8 +120,7 @@ def run_bench(args, domain) -> int:
     lengths_by_seed = {seed: draw_lengths(args.samples, lo, hi, seed) for seed in seeds}
     reference = reference_set(args.reference)
     gammas = gammas_of(args, (8.0, 16.0, 32.0, 64.0))
-    rows = protein_rows(model, domain, description, lengths_by_seed, reference, budgets, gammas, selector, estimator,
-                        args)
+    rows = protein_rows(model, description, lengths_by_seed, reference, budgets, gammas, selector, estimator, args)
     summary = protein_summary(rows)
     payload = {"model": description, "selector": str(selector), "estimator": estimator and display_path(estimator),
                "lengths": args.lengths, "samples": args.samples, "seeds": seeds, "rows": rows, "summary": summary}
