@@ -41,6 +41,5 @@ def run(args, domain: Domain) -> int:
     model.check_length(len(tokens), description)
     model_json = {"kind": domain.key, "path": display_path(model.weights_path) if model.weights_path else None,
                   "description": description, "fallback_reason": None}
-    return probe_and_report(args, domain, model, device, description, name, tokens,
-                            {"native": domain.state_text(native)},
+    return probe_and_report(args, domain, model, device, description, name, native, tokens,
                             {"model": model_json, "annotation": domain.annotation(native)})

@@ -77,17 +77,17 @@ def run(args, domain: Domain) -> int:
         print(f"note: {info.fallback_reason}", file=sys.stderr)
     model_json = {"kind": info.kind, "path": display_path(info.path), "description": info.description,
                   "fallback_reason": info.fallback_reason}
-    return probe_and_report(args, domain, model, device, info.description, name, tokens,
-                            {"native": domain.state_text(native)}, {"model": model_json})
+    return probe_and_report(args, domain, model, device, info.description, name, native, tokens, {"model": model_json})
 
 
-def probe_and_report(args, domain: Domain, model, device, description: str, name: str, tokens: np.ndarray,
-                     head: dict, tail: dict) -> int:
-    """Probe ``tokens`` ``(L,)`` and print the summary; ``--json`` gets the record, ``head``, the masked residues
-    (1-based), ``tail``, the settings and the probe's result."""
+def probe_and_report(args, domain: Domain, model, device, description: str, name: str, native: np.ndarray,
+                     tokens: np.ndarray, tail: dict) -> int:
+    """Probe ``tokens`` ``(L,)`` and print the summary; ``--json`` gets the record, its ``native`` sequence, the
+    masked residues (1-based), ``tail``, the settings and the probe's result."""
     result = run_probe(model, torch.from_numpy(tokens).to(device), args)
     if args.json is not None:
-        payload = {"domain": domain.cli_name, "record": name, "sequence": domain.state_text(tokens), **head,
+        payload = {"domain": domain.cli_name, "record": name, "sequence": domain.state_text(tokens),
+                   "native": domain.state_text(native),
                    "masked_residues": [int(i) + 1 for i in np.flatnonzero(tokens == domain.mask_id)], **tail,
                    "seed": args.seed, "mask_rate": args.mask_rate, "device": str(device), **result.to_json_dict()}
         atomic_write_json(args.json, payload, indent=None)
