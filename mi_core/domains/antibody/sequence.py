@@ -41,6 +41,7 @@ MIN_RESIDUES = 70  # shorter than any complete variable domain (~107 light, ~120
 PROTEIN_HINT = "; for other proteins use the protein domain"
 REGIONS = ("FR1", "CDR1", "FR2", "CDR2", "FR3", "CDR3", "FR4")
 CDR_NAMES = ("CDR1", "CDR2", "CDR3")
+CHAIN_KINDS = {"H": "heavy (VH)", "L": "light (VL)"}
 # Kabat CDR lengths (a margin beyond the usual 5-7, 16-19, 3-25 / 10-17, 7, 7-11 for rare antibodies)
 CDR_LENGTHS = {("H", "CDR1"): (5, 7), ("H", "CDR2"): (14, 21), ("H", "CDR3"): (2, 40),
                ("L", "CDR1"): (10, 17), ("L", "CDR2"): (7, 7), ("L", "CDR3"): (5, 14)}
@@ -85,9 +86,8 @@ class AntibodyChain(ProteinRecord):
             return [i for name in CDR_NAMES for i in range(*self.regions[name])]
         if key in ("H1", "H2", "H3", "L1", "L2", "L3"):
             if key[0] != self.chain:
-                kind = {"H": "heavy (VH)", "L": "light (VL)"}
-                raise ValueError(f"{region.strip()} is a CDR of a {kind[key[0]]} chain; {self.name} is a "
-                                 f"{kind[self.chain]} chain: give cdr{key[1]} or {self.chain}{key[1]}")
+                raise ValueError(f"{region.strip()} is a CDR of a {CHAIN_KINDS[key[0]]} chain; {self.name} is a "
+                                 f"{CHAIN_KINDS[self.chain]} chain: give cdr{key[1]} or {self.chain}{key[1]}")
             key = f"CDR{key[1]}"
         if key not in self.regions:
             raise ValueError(f"unknown region {region!r}; choose one of cdr1, cdr2, cdr3, cdrs, fr1..fr4, h1..h3, "
@@ -321,9 +321,8 @@ def checked_column(chain: AntibodyChain, column: str, header: str) -> AntibodyCh
     wanted = {"vh": "H", "heavy": "H", "vl": "L", "light": "L"}.get(column)
     if wanted is None or chain.chain == wanted:
         return chain
-    kind = {"H": "heavy (VH)", "L": "light (VL)"}
-    raise AntibodyInputError(f"{chain.name}: the {header.strip()!r} column holds a {kind[chain.chain]} chain (its "
-                             f"conserved residues and framework 4 read as one): are the vh and vl columns swapped?")
+    raise AntibodyInputError(f"{chain.name}: the {header.strip()!r} column holds a {CHAIN_KINDS[chain.chain]} chain "
+                             "(its conserved residues and framework 4 read as one): are the vh and vl columns swapped?")
 
 
 def read_file(path: str | Path, limit: int | None = None) -> list[AntibodyChain]:
