@@ -649,6 +649,23 @@ def test_the_cached_pool_does_not_keep_the_first_runs_exclusions(tmp_path):
     assert np.array_equal(plain["puzzles"], pairs) and len(plain["grades"]) == 6
 
 
+def test_exclude_files_drop_their_puzzles_from_the_pool(tmp_path):
+    """``--exclude`` files are read as the pool writes puzzles (0 for blank), whether the file writes '.' or '0'."""
+    from mi_core.domains.sudoku import to_string
+    from mi_core.domains.sudoku.pool import PoolSpec, load_or_build_pools
+    from mi_core.domains.sudoku.train import _read_exclude
+
+    spec = PoolSpec(11, 20, 6, 5)
+    pairs, _ = build_graded_pool(spec.seed + 1, spec.puzzles, spec.max_iters, workers=1)
+    dots, zeros = tmp_path / "dots.txt", tmp_path / "zeros.csv"
+    dots.write_text(to_string(pairs[0, 0]) + "\n")
+    zeros.write_text("puzzle\n" + to_string(pairs[1, 0], blank="0") + "\n")
+    exclude = _read_exclude([dots, zeros])
+    assert exclude == {"".join(map(str, pairs[i, 0])) for i in (0, 1)}
+    kept = load_or_build_pools(spec, tmp_path, 1, exclude=exclude, log=lambda m: None)
+    assert np.array_equal(kept["puzzles"], pairs[2:])
+
+
 def test_validation_puzzles_are_never_trained_on(tmp_path):
     """``--val-file`` naming the ``--pool-file`` (its hardest puzzles validate) trained on every validation puzzle,
     and the best weights were picked on puzzles seen in training."""

@@ -90,7 +90,7 @@ def validate(model: SudokuMDM, puzzles: np.ndarray, device: torch.device) -> dic
 
 def _read_exclude(paths: list[Path]) -> set[str]:
     """Puzzle strings (0 for blank) of the evaluation files, never to be trained on."""
-    return {"".join("0" if c in ".0" else c for c in rec.puzzle) for p in paths for rec in read_puzzles(p)}
+    return {rec.puzzle.replace(".", "0") for p in paths for rec in read_puzzles(p)}  # a record writes "." for blank
 
 
 INIT_OVERRIDES = ("loops", "dropout", "inject", "attention")  # model options --init may change: the weights fit
