@@ -7,7 +7,6 @@ or a path: a ``.safetensors`` protein MDM, a ``.pth`` ESM-C checkpoint, or a dir
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -17,7 +16,7 @@ import torch
 from mi_core.domains.protein.esmc import WEIGHTS_ENV, find_esmc_weights, load_esmc, where_searched
 from mi_core.domains.protein.mdm import load_protein_mdm
 from mi_core.io import ROOT
-from mi_core.models.base import ModelFileError
+from mi_core.models.base import ModelFileError, load_meta
 
 DEFAULT_MDM = ROOT / "assets" / "protein_mdm.safetensors"
 MDM_ENV = "MI_LENS_PROTEIN_MODEL"
@@ -91,8 +90,8 @@ def load_mdm(path: Path, device) -> tuple[torch.nn.Module, ProteinModelInfo]:
     model = load_protein_mdm(path, device)
     cfg = model.cfg
     try:
-        fasta = json.loads(path.with_suffix(".json").read_text()).get("data", {}).get("fasta")
-    except (OSError, ValueError, AttributeError):
+        fasta = load_meta(path).get("data", {}).get("fasta")
+    except (ValueError, AttributeError):
         fasta = None
     trained = " trained on CATH S40" if fasta and "S40" in fasta else (f" trained on {fasta}" if fasta else "")
     return model, ProteinModelInfo("mdm", path, f"protein MDM{trained} ({cfg.d_model}-dim, {cfg.n_layers} layers, "
