@@ -794,3 +794,10 @@ def letter_chart(fig, key: str, count: int, size: int, room: int = protein_figur
     with st.container(key=f"{key}_scroll"):
         chart(fig, key=key)
     st.html(protein_figures.fit_letters_css(key, count, size, room))
+
+
+def button_row():
+    """A row for a page's download buttons that wraps onto another line where the page is narrow: in
+    ``st.columns`` Streamlit cut each label to its column ("Heatmap as ...", "Animation (HTML pl..." on a 1280-px
+    projector zoomed to 150% with the sidebar open)."""
+    return st.container(horizontal=True, gap="small")

@@ -190,16 +190,16 @@ def pairs_table(edges, labels) -> None:
 
 def downloads(domain, pz, m, heat, dep):
     labels, about = domain.labels(), support.model_info(domain)  # the model that drew the map, for the JSON
-    cols = st.columns(4)
-    cols[0].download_button("MI as CSV", lambda: exports.mi_csv(m.mi, labels, m.masked, domain.nouns[0]), "mi.csv",
-                            "text/csv", on_click="ignore")
-    cols[1].download_button("MI as JSON", lambda: exports.mi_json(m, pz.text, labels=labels, **named(domain.key),
-                                                 model_description=about, known=exports.known_state(domain, pz)), "mi.json",
-                            "application/json", on_click="ignore")
-    cols[2].download_button("Heatmap as HTML", lambda: exports.figure_html(heat), "mi_heatmap.html",
-                            "text/html", on_click="ignore")
-    cols[3].download_button("Graph as HTML", lambda: exports.figure_html(dep), "mi_graph.html", "text/html",
-                            on_click="ignore")
+    row = widgets.button_row()
+    row.download_button("MI as CSV", lambda: exports.mi_csv(m.mi, labels, m.masked, domain.nouns[0]), "mi.csv",
+                        "text/csv", on_click="ignore")
+    row.download_button("MI as JSON", lambda: exports.mi_json(m, pz.text, labels=labels, **named(domain.key),
+                                             model_description=about, known=exports.known_state(domain, pz)), "mi.json",
+                        "application/json", on_click="ignore")
+    row.download_button("Heatmap as HTML", lambda: exports.figure_html(heat), "mi_heatmap.html",
+                        "text/html", on_click="ignore")
+    row.download_button("Graph as HTML", lambda: exports.figure_html(dep), "mi_graph.html", "text/html",
+                        on_click="ignore")
 
 
 def weak_mi_note(domain, m) -> str:
@@ -212,16 +212,16 @@ def weak_mi_note(domain, m) -> str:
 def sequence_downloads(domain, pz, m, heat, arcs) -> None:
     """The MI of a sequence as CSV and JSON, and its heatmap and arc graph as HTML."""
     labels = pz.labels()
-    cols, about = st.columns(4), support.model_info(domain)
-    cols[0].download_button("MI as CSV", lambda: exports.mi_csv(m.mi, labels, m.masked, domain.nouns[0]), "mi.csv",
-                            "text/csv", on_click="ignore")
-    cols[1].download_button("MI as JSON", lambda: exports.mi_json(m, pz.text, labels=labels, **named(domain.key),
-                                                 model_description=about, known=exports.known_state(domain, pz)), "mi.json",
-                            "application/json", on_click="ignore")
-    cols[2].download_button("Heatmap as HTML", lambda: exports.figure_html(heat), "mi_heatmap.html", "text/html",
-                            on_click="ignore")
-    cols[3].download_button("Arc graph as HTML", lambda: exports.figure_html(arcs), "mi_arcs.html", "text/html",
-                            on_click="ignore")
+    row, about = widgets.button_row(), support.model_info(domain)
+    row.download_button("MI as CSV", lambda: exports.mi_csv(m.mi, labels, m.masked, domain.nouns[0]), "mi.csv",
+                        "text/csv", on_click="ignore")
+    row.download_button("MI as JSON", lambda: exports.mi_json(m, pz.text, labels=labels, **named(domain.key),
+                                             model_description=about, known=exports.known_state(domain, pz)), "mi.json",
+                        "application/json", on_click="ignore")
+    row.download_button("Heatmap as HTML", lambda: exports.figure_html(heat), "mi_heatmap.html", "text/html",
+                        on_click="ignore")
+    row.download_button("Arc graph as HTML", lambda: exports.figure_html(arcs), "mi_arcs.html", "text/html",
+                        on_click="ignore")
 
 
 

@@ -170,14 +170,14 @@ def main():
     with st.expander("How the exact probe works"):
         st.markdown(texts.PROBE)
     labels = pz.labels()
-    c, about = st.columns(3), support.model_info(domain)
-    c[0].download_button("Exact MI as CSV", lambda: exports.mi_csv(exact.mi, labels, exact.masked, domain.nouns[0]),
-                         "mi_exact.csv", "text/csv", on_click="ignore")
-    c[1].download_button("Exact MI as JSON", lambda: exports.mi_json(exact.as_map(), pz.text, labels=labels, **named(domain.key),
-                                                 model_description=about, known=exports.known_state(domain, pz)),
-                         "mi_exact.json", "application/json", on_click="ignore")
-    c[2].download_button("Difference map as HTML", lambda: exports.figure_html(figs[2]), "mi_difference.html",
-                         "text/html", on_click="ignore")
+    row, about = widgets.button_row(), support.model_info(domain)
+    row.download_button("Exact MI as CSV", lambda: exports.mi_csv(exact.mi, labels, exact.masked, domain.nouns[0]),
+                        "mi_exact.csv", "text/csv", on_click="ignore")
+    row.download_button("Exact MI as JSON", lambda: exports.mi_json(exact.as_map(), pz.text, labels=labels, **named(domain.key),
+                                                model_description=about, known=exports.known_state(domain, pz)),
+                        "mi_exact.json", "application/json", on_click="ignore")
+    row.download_button("Difference map as HTML", lambda: exports.figure_html(figs[2]), "mi_difference.html",
+                        "text/html", on_click="ignore")
 
 
 main()

@@ -501,10 +501,10 @@ def main():
                   else texts.DECODE_PAGE)
                + (f" This model reads each grid in {views} symmetric views, so a pass here runs it {views} times."
                   if views > 1 else ""))
-    downloads, about = st.columns(3), support.model_info(domain)
-    for col, side, trace in zip(downloads, ("a", "b"), traces):
+    row, about = widgets.button_row(), support.model_info(domain)
+    for side, trace in zip(("a", "b"), traces):
         if trace is not None:
-            col.download_button(f"Trace {side.upper()} ({trace.strategy}) as JSON",
+            row.download_button(f"Trace {side.upper()} ({trace.strategy}) as JSON",
                                 lambda t=trace: exports.trace_json(
                                     t, pz.text, labels=pz.labels(), temperature=temperature, seed=seed,
                                     **named(domain.key), model_description=about, known=exports.known_state(domain, pz),
@@ -512,7 +512,7 @@ def main():
                                     if domain.layout == "grid" else None),
                                 f"trace_{trace.strategy}.json", "application/json", on_click="ignore")
     shown = [t for t in traces if t is not None]
-    downloads[2].download_button("Animation (HTML player)", lambda: exports.decoding_player_html(
+    row.download_button("Animation (HTML player)", lambda: exports.decoding_player_html(
         shown, pz.text, pz.givens.tolist(), domain.alphabet, domain.geometry.box if domain.geometry else None,
         native=texts.worded("native", domain)),
         "decoding.html", "text/html", on_click="ignore",

@@ -1110,6 +1110,28 @@ def test_a_projector_with_the_sidebar_open_gets_charts_of_300_px_and_whole_metri
     page.close()
 
 
+def cut_buttons(page) -> list[str]:
+    """Buttons whose label does not fit (Streamlit ends it with an ellipsis)."""
+    return page.evaluate("""() => [...document.querySelectorAll('button')].filter(b => [...b.querySelectorAll('*')]
+      .some(e => getComputedStyle(e).textOverflow === 'ellipsis' && e.scrollWidth > e.clientWidth + 1))
+      .map(b => b.textContent)""")
+
+
+@pytest.mark.parametrize("path", ["/MI_maps", "/Exact_vs_estimated?exact=true", "/Decoding"])
+def test_download_buttons_keep_their_whole_label_on_a_zoomed_projector(chromium, app_url, path):
+    """A 1280 x 720 projector zoomed to 150% (853 CSS px) with the sidebar open: the download buttons sat in
+    columns and Streamlit cut their labels to "Heatmap as ...", "Difference map as H..." and "Animation (HTML pl..."."""
+    page = chromium.new_page(viewport={"width": 853, "height": 3600}, device_scale_factor=1.5)
+    page.goto(app_url + path)
+    wait_ready(page)
+    check_page(page, 1)
+    buttons = page.locator('[data-testid="stDownloadButton"] button')
+    page.wait_for_function("() => document.querySelectorAll('[data-testid=\"stDownloadButton\"] button').length >= 3")
+    assert buttons.count() >= 3
+    assert cut_buttons(page) == []
+    page.close()
+
+
 def test_hovering_the_estimated_map_shows_the_exact_value_too(chromium, app_url):
     page = chromium.new_page(viewport=VIEW)
     page.goto(f"{app_url}/Exact_vs_estimated?exact=true&preset=hard+%C2%B7+26+clues")
