@@ -17,7 +17,7 @@ def clamp_metrics(w, blank, cell: int, cell_name: str, clamp: str, blanks_noun: 
     cols = [*st.columns(2), *st.columns(2)]
     cols[0].metric(f"p({clamp})", f"{w.p_value:.3f}")
     cols[1].metric(f"Entropy of {cell_name}", f"{w.entropy_before[cell]:.3f} nats")
-    cols[2].metric(f"Total entropy of the other {blanks_noun}", f"{after:.2f} nats", f"{after - before:+.2f}",
+    cols[2].metric(f"Total entropy of the other {blanks_noun}", f"{after:.2f} nats", f"{after - before:+.2f} nats",
                    delta_color="inverse", help=f"summed over the {blanks_noun} other than {cell_name}, before → after")
     cols[3].metric(f"Largest I({cell_name} → j)", f"{w.mi_from_cell.max():.3g} nats",
                    help=f"the exact probe's MI from {cell_name} to the {blanks_noun} (the map below): one direction. "

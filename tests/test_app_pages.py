@@ -371,6 +371,14 @@ def test_what_if_clamps_a_cell(env):
     assert "share one colour range" in " ".join(m.value for m in linear.markdown)
 
 
+def test_what_ifs_entropy_change_names_its_unit(env):
+    """The total entropy's change read "-9.25" under "26.68 nats": a number without its unit on a projected page."""
+    at = run_page("pages/4_What_if.py", preset=EASY_PRESET, cell="r1c2", digit="3")
+    assert_clean(at)
+    total = next(m for m in at.metric if m.label.startswith("Total entropy of the other"))
+    assert total.value.endswith(" nats") and re.fullmatch(r"[+-]\d+\.\d\d nats", total.delta), total.delta
+
+
 def test_what_if_inconsistent_clamp_on_the_oracle_is_a_message(env):
     at = run_page("pages/4_What_if.py", domain="4x4", src="paste", puzzle="1" + "." * 15, cell="r1c2", digit="1")
     assert_clean(at)
