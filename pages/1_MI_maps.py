@@ -173,6 +173,10 @@ def graph_panel(domain, pz, m, cell):
         st.caption(f"{g.graph['candidates']} pairs qualify; the graph draws the {graph.MAX_EDGES} strongest (more "
                    "would take seconds to draw and hide each other). "
                    + ("Raise the threshold to see fewer." if mode == "threshold" else ""))
+    if info["edges"] == 0 and mode == "threshold":  # "0 edges share a row ...; 0 connected groups" said not why
+        st.info(f"No pair has MI above {setting['threshold']:g} nats (the largest here is {float(m.mi.max()):.3g} "
+                "nats): lower the threshold to draw edges.")
+        return fig
     frac = info["rule_fraction"]
     st.caption(f"{info['rule_edges']} edges share a row, column or box; {info['other_edges']} do not"
                + ("" if np.isnan(frac) else f" ({100 * frac:.0f}% rule edges)")

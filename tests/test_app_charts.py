@@ -132,6 +132,17 @@ def test_the_dependency_graph_is_capped_and_says_so(env):
     assert any("draws the 300 strongest" in c.value for c in at.caption)
 
 
+def test_a_threshold_above_every_pair_says_why_the_graph_is_empty(env):
+    """At "MI above 10 nats" the graph was empty under "0 edges share a row, column or box; 0 do not; 0 connected
+    groups", with nothing saying that no pair comes near 10 nats or what to do."""
+    at = run_page("pages/1_MI_maps.py", edges="threshold", thr="10")
+    assert_clean(at)
+    said = [i.value for i in at.info if i.value.startswith("No pair has MI above 10 nats")]
+    assert said and "lower the threshold" in said[0] and "the largest here is " in said[0], [i.value for i in at.info]
+    assert not any("connected group" in c.value for c in at.caption)
+    assert [b.label for b in at.download_button][-1] == "Graph as HTML"  # the page goes on below the graph
+
+
 def test_the_maps_page_offers_log_colours(env):
     at = run_page("pages/1_MI_maps.py", preset=EASY_PRESET, scale="log")
     assert_clean(at)
