@@ -140,6 +140,8 @@ def main():
     blanks = len(pz.blanks)
     run = st.toggle(f"Run the exact probe (up to {1 + blanks * domain.n_values} model passes)", key="exact",
                     bind="query-params", help="results are cached: a second look is instant")
+    # the probe's progress bar right under its switch: below the text it was off a zoomed projector's screen
+    below_switch = st.container()
     st.markdown(texts.EXACT_PAGE)
     scale = widgets.scale_picker()
     if not run:
@@ -149,7 +151,8 @@ def main():
         view = widgets.window_picker(pz.length, masked=pz.blanks) if domain.layout == "sequence" else "row"
         widgets.chart(heatmap(domain, pz, fast.mi, view, title=fast.source, grid_height=480, scale=scale), key="map_fast")
         return
-    exact = support.attempt(support.exact_probe, domain.key, pz.text, 0.0, version, what="Exact probe failed")
+    with below_switch:
+        exact = support.attempt(support.exact_probe, domain.key, pz.text, 0.0, version, what="Exact probe failed")
     if exact is None:
         return
     st.caption(f"Exact probe: {texts.passes(exact.passes)} in {exact.seconds:.2f} s · fast map: {fast.source}, "

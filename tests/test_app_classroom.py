@@ -2,12 +2,15 @@
 benchmarks re-select a set's samplers and open on MI-guided and learned rows, maps open on a colour scale
 that shows structure, and the exact probe reports its progress at least every tenth of its passes."""
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
+import streamlit as st
 import torch
 
 from mi_core.mi.probe import probe
-from mi_lens_app import benchmarks
+from mi_lens_app import benchmarks, support
 from mi_lens_app.domains import load_presets
 from tests import test_app_pages
 from tests.test_app_pages import ROOT, assert_clean, run_page, specs
@@ -117,6 +120,39 @@ def test_the_exact_probe_reports_progress_at_least_every_tenth_of_its_passes():
         assert calls[-1][0] == total == res.passes
         steps = np.diff([0] + [d for d, _ in calls])
         assert steps.max() <= np.ceil(total / 10), (eps, calls)  # never more than a tenth without an update
+
+
+def page_order(at) -> list[tuple[str, str]]:
+    """``(type, value)`` of every element of the page's main area, in the order it is drawn."""
+    order = []
+
+    def walk(node):
+        for child in getattr(node, "children", {}).values():
+            order.append((child.type, str(getattr(child, "value", ""))))
+            walk(child)
+
+    walk(at.main)
+    return order
+
+
+def test_the_exact_probes_progress_bar_sits_right_under_its_switch(env, monkeypatch):
+    """The bar came after the page's paragraph and the colour picker: on a 1280 x 720 projector zoomed to 150% it
+    was below the screen's edge (at 522 of 480 px), and the class watched a still page for the probe's 15 s."""
+    def kept_bar(label):  # the bar as the page draws it, left in place after the probe for the test to find
+        bar = st.progress(0.0, text=label)
+        return SimpleNamespace(empty=lambda: None), lambda done, total: bar.progress(min(done / max(total, 1), 1.0))
+
+    monkeypatch.setattr(support, "_probe_bar", kept_bar)
+    support.exact_probe.clear()  # computed afresh: a cached probe draws no bar
+    try:
+        at = run_page("pages/2_Exact_vs_estimated.py", exact="true")
+    finally:
+        support.exact_probe.clear()  # the kept bar is not replayed to the tests after this one
+    assert_clean(at)
+    kinds = [kind for kind, _ in page_order(at)]
+    switch = next(i for i, (kind, value) in enumerate(page_order(at)) if kind == "toggle" and value == "True")
+    assert "progress" in kinds and kinds.index("progress") < kinds.index("markdown"), kinds[:12]
+    assert set(kinds[switch + 1:kinds.index("progress")]) <= {"flex_container"}, kinds[:12]
 
 
 def test_a_failed_decode_names_the_step_and_cell_that_went_wrong(env):
