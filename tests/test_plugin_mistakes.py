@@ -354,3 +354,32 @@ def test_generate_names_a_grid_domain_and_a_length_its_fixed_length_domain_has_n
     assert cli.main(["generate", "sudoku", "--length", "81"]) == 2
     assert capsys.readouterr().err.startswith('error: generate: the sudoku domain is a grid, not a sequence '
                                               '(generate fills domains whose layout is "sequence"); it serves ')
+
+
+def test_a_domains_estimator_file_not_made_yet_is_named_with_how_to_make_it(tmp_path, capsys, monkeypatch):
+    """Before: a plugin naming its estimator file before training one got ``estimate``'s "weights file not found:
+    PATH" and ``bench --sampler mi``'s "needs an MI estimator ...: --set estimator=PATH", with no word that its own
+    file (or its variable's) was missing nor how to make it."""
+    from mi_core import cli
+    from mi_core.models.base import load_checked, save_model
+
+    path, states, absent = tmp_path / "m.safetensors", tmp_path / "states.txt", tmp_path / "est.safetensors"
+    save_model(ToyMDM(SMALL), SMALL, path, {}, domain="toy_lab")
+    states.write_text("ab____\n")
+    loader = lambda spec, device: (load_checked(SequenceMDMConfig, ToyMDM, spec, device, "a toy MDM")[0], "toy")  # noqa: E731
+    monkeypatch.delenv("MI_LENS_TOY_LAB_ESTIMATOR", raising=False)
+    register(toy_like(model_loader=loader, estimator_env="MI_LENS_TOY_LAB_ESTIMATOR", estimator_default=str(absent)))
+    made = (f"the {TOY.label} domain's estimator {absent} (its estimator_default) does not exist yet: make it with "
+            f"python -m mi_core make-estimator-data toy_lab --out DIR, then python -m mi_core train-estimator --data "
+            f"DIR --out {absent}")
+    try:
+        assert cli.main(["estimate", "toy_lab", "--model", str(path), "--state", "ab____"]) == 2
+        assert capsys.readouterr().err == f"error: {made}; or give --estimator FILE\n"
+        assert cli.main(["bench", "toy_lab", "--model", str(path), "--puzzles", str(states), "--sampler", "mi",
+                         "--json", str(tmp_path / "b.json")]) == 2
+        assert capsys.readouterr().err.strip().endswith(f"--set estimator=PATH ({made})")
+        monkeypatch.setenv("MI_LENS_TOY_LAB_ESTIMATOR", str(tmp_path / "typo.safetensors"))
+        assert cli.main(["estimate", "toy_lab", "--model", str(path), "--state", "ab____"]) == 2
+        assert "typo.safetensors ($MI_LENS_TOY_LAB_ESTIMATOR) does not exist yet" in capsys.readouterr().err
+    finally:
+        unregister("toy_lab")

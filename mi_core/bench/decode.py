@@ -22,7 +22,13 @@ from mi_core.decoding.mi_guided import probe_mi_fn
 from mi_core.device import bf16_autocast
 from mi_core.domain import resolve_path
 from mi_core.io import display_path, file_sha256
-from mi_core.mi.estimator import EstimatorInputError, check_model_match, load_estimator, shipped_estimator_for
+from mi_core.mi.estimator import (
+    EstimatorInputError,
+    absent_own_estimator,
+    check_model_match,
+    load_estimator,
+    shipped_estimator_for,
+)
 from mi_core.models.base import trained_on_mismatch
 from mi_core.models.iterations import is_recurrent, run_for
 from mi_core.models.loading import load_model_described, other_domain
@@ -361,7 +367,9 @@ def with_estimator(strategy, model, domain, description: str):
             print(f"{strategy.name}: no MI estimator for {description}; the MI of each step is the exact probe's "
                   "(its passes are counted apart, as extra passes)", file=sys.stderr)
         elif strategy.estimator is None:
-            raise ValueError(f"sampler {strategy.name!r} needs an MI estimator for {description}: --set estimator=PATH")
+            absent = absent_own_estimator(domain)
+            raise ValueError(f"sampler {strategy.name!r} needs an MI estimator for {description}: --set estimator=PATH"
+                             + (f" ({absent})" if absent else ""))
     return strategy
 
 

@@ -42,7 +42,14 @@ from mi_core.bench.scale import chunks_on_engine
 from mi_core.device import pick_device, timed
 from mi_core.domain import Domain, get_domain
 from mi_core.io import atomic_write_json, check_output, json_ready
-from mi_core.mi.estimator import EstimatorInputError, check_model_match, estimate_mi, load_estimator, model_hint
+from mi_core.mi.estimator import (
+    EstimatorInputError,
+    absent_own_estimator,
+    check_model_match,
+    estimate_mi,
+    load_estimator,
+    model_hint,
+)
 from mi_core.mi.fidelity import correlation, fidelity, mean_recovery, pair_values, rule_recovery
 from mi_core.mi.probe import probe, probe_by_length
 from mi_core.models.base import load_meta, trained_on_mismatch
@@ -399,6 +406,8 @@ def main(args) -> int:
     domain = get_domain(args.domain)
     if args.estimator is None:
         raise ValueError(f"the {domain.label} domain ships no MI estimator: give --estimator FILE")
+    if "estimator" not in args.given and (absent := absent_own_estimator(domain)):
+        raise ValueError(f"{absent}; or give --estimator FILE")
     held_out = domain.part("states").held_out(args)  # checked before the model loads
     problem = overlap(held_out, args.estimator)
     if problem:  # the estimator was fitted on them: its scores there would not be held-out figures

@@ -33,6 +33,7 @@ from mi_core.decoding.selector import check_order_net_fits, load_order_net
 from mi_core.device import pick_device
 from mi_core.domain import get_domain
 from mi_core.io import atomic_write_json, atomic_write_text, check_output
+from mi_core.mi.estimator import absent_own_estimator
 from mi_core.models.base import load_meta
 from mi_core.options import SKIP, Device, Force, float_list, int_list, markdown_option, option, seed
 
@@ -274,7 +275,9 @@ def order_rows(args, domain, inputs, modes: list = (None,), extra: Callable | No
     selector = selector_or_skip(args, domain, model)
     estimator = estimator_of(args.estimator, domain, model) if gammas.get("mi") else None
     if estimator is None and gammas.get("mi"):
-        print(f"note: no MI estimator for {description}: the mi rows are skipped", file=sys.stderr)
+        absent = absent_own_estimator(domain)
+        print(f"note: no MI estimator for {description}: the mi rows are skipped" + (f" ({absent})" if absent else ""),
+              file=sys.stderr)
     run = decode.run_settings(args, inputs, domain, model, device=device)
     recorded = decode.model_fields(model, args)
 

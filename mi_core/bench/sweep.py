@@ -36,6 +36,7 @@ from mi_core.decoding.base import check_one_of, typed_params
 from mi_core.device import pick_device, warn_if_slow_bf16
 from mi_core.domain import get_domain
 from mi_core.io import atomic_write_json, check_output, display_path
+from mi_core.mi.estimator import absent_own_estimator
 from mi_core.options import Device, Force, markdown_option, option, section_problem
 from mi_core.scale.engine import EngineConfig, absolute, engine_from_args
 
@@ -192,13 +193,16 @@ class SweepGrid:
                                     "weights: the domain's, else one under assets/)")
 
 
-def grid_points(configs: list[tuple[str, dict, bool]], estimator: str | None) -> list[tuple[str, dict, str | None]]:
+def grid_points(configs: list[tuple[str, dict, bool]], estimator: str | None,
+                absent: str = "") -> list[tuple[str, dict, str | None]]:
     """``(name, params, estimator)`` of each grid point ``(name, params, reads_mi)``; one that reads MI with no
-    source of its own reads ``estimator``, or is skipped when there is none."""
+    source of its own reads ``estimator``, or is skipped when there is none (its note adds ``absent``: why the
+    domain's own estimator is missing)."""
     kept = []
     for name, params, reads_mi in configs:
         if reads_mi and estimator is None:
-            print(f"note: skipping {name} {params}: no MI estimator for this model (--estimator PATH)", file=sys.stderr)
+            print(f"note: skipping {name} {params}: no MI estimator for this model (--estimator PATH)"
+                  + (f"; {absent}" if absent else ""), file=sys.stderr)
             continue
         kept.append((name, params, absolute(estimator) if reads_mi else None))
     if not kept:
@@ -242,7 +246,7 @@ def main(args) -> int:
     if other:  # merged, the set's rows would mix two models, and this one's replace the other's at the same settings
         raise ValueError(f"--merge: {args.json} holds rows of set {inputs.name!r} run on {other[0]}, not {model_name}: "
                          "give this run's set another --name")
-    points = grid_points(configs, decode.default_estimator(model, domain, args.estimator))
+    points = grid_points(configs, decode.default_estimator(model, domain, args.estimator), absent_own_estimator(domain))
     for path in {e for _, _, e in points if e is not None}:  # a bad file fails now, not after hours of cells
         decode.check_estimator(model, path, model_name, domain)
     precision = "bf16" if args.bf16 else "fp32"

@@ -23,6 +23,7 @@ from mi_core.io import atomic_write_json, check_output, display_path
 from mi_core.mi.estimator import (
     Estimate,
     EstimatorInputError,
+    absent_own_estimator,
     check_model_match,
     estimate_mi,
     load_estimator,
@@ -141,6 +142,8 @@ def main(args) -> int:
     domain = get_domain(args.domain)
     if args.estimator is None:
         raise ValueError(f"the {domain.label} domain ships no MI estimator: give --estimator FILE")
+    if "estimator" not in args.given and (absent := absent_own_estimator(domain)):
+        raise ValueError(f"{absent}; or give --estimator FILE")
     device = pick_device(args.device, args.threads)
     state = with_masked(domain, args.state, getattr(args, "mask_positions", None))
     model, estimator, tokens, spec, path = load(domain, state, args.model, args.estimator, device,

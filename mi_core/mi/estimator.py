@@ -11,6 +11,7 @@ Only masked x masked pairs ``i < j`` are computed and mirrored: symmetric, >= 0,
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -268,6 +269,18 @@ def estimator_candidates(model, domain: Domain | None = None) -> list[Path]:
     domain = domain if domain is not None else DOMAINS.get(getattr(model, "domain", None))
     own = domain.estimator_path() if domain is not None else None
     return [p for p in (own, *sorted(ASSETS.glob("*mi_estimator*.safetensors"))) if p is not None and p.is_file()]
+
+
+def absent_own_estimator(domain: Domain) -> str:
+    """A sentence for when ``domain`` names an estimator file (its variable's, else its default) that does not
+    exist, saying how to make it; ``""`` when it names none or the file is there."""
+    path = domain.estimator_path()
+    if path is None or path.is_file():
+        return ""
+    named = f"${domain.estimator_env}" if os.environ.get(domain.estimator_env or "") else "its estimator_default"
+    return (f"the {domain.label} domain's estimator {path} ({named}) does not exist yet: make it with python -m mi_core "
+            f"make-estimator-data {domain.cli_name} --out DIR, then python -m mi_core train-estimator --data DIR "
+            f"--out {path}")
 
 
 def shipped_estimator_for(model, domain: Domain | None = None) -> Path:
