@@ -383,3 +383,15 @@ def test_a_domains_estimator_file_not_made_yet_is_named_with_how_to_make_it(tmp_
         assert "typo.safetensors ($MI_LENS_TOY_LAB_ESTIMATOR) does not exist yet" in capsys.readouterr().err
     finally:
         unregister("toy_lab")
+
+
+def test_bench_orders_note_on_skipped_eb_and_mi_rows_names_where_a_domain_gives_their_gamma(capsys):
+    """Before: "names no eb / mi budget: those rows are skipped", with no word of which Domain field names one."""
+    from types import SimpleNamespace
+
+    from mi_core.bench.order import default_gammas
+
+    assert default_gammas(SimpleNamespace(gammas=None), TOY) == {}
+    assert "(a gamma in its strategy_defaults)" in capsys.readouterr().err
+    tuned = dataclasses.replace(TOY, strategy_defaults=(("mi", "gamma", 2.0),))
+    assert default_gammas(SimpleNamespace(gammas=None), tuned) == {"mi": [2.0]}

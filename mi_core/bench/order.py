@@ -95,8 +95,8 @@ def default_gammas(args, domain) -> dict[str, list[float]]:
     found = {name: [float(value)] for name, key, value in domain.strategy_defaults
              if key == "gamma" and name in ("eb", "mi")}
     if not found:
-        print(f"note: the {domain.label} domain names no eb / mi budget: those rows are skipped (--gammas adds them)",
-              file=sys.stderr)
+        print(f"note: the {domain.label} domain names no eb / mi budget (a gamma in its strategy_defaults): those rows "
+              "are skipped (--gammas adds them)", file=sys.stderr)
     return found
 
 
