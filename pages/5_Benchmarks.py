@@ -14,12 +14,15 @@ def opening_set(found: benchmarks.BenchRows, on_default: set[str]) -> tuple[str,
     sets = found.sets
     domain = widgets.domain_by_short(str(st.query_params.get("domain", "")))
     sequence = domain is not None and domain.layout == "sequence" and texts.speaks_protein(domain)
-    own = benchmarks.sets_of_domain(found.rows, sets, domain) if sequence else []
+    plugin = domain is not None and domain.layout == "sequence" and not sequence  # a domain of its own alphabet
+    own = benchmarks.sets_of_domain(found.rows, sets, domain) if sequence or plugin else []
     kind = benchmarks.sets_of_kind(found.rows, sets, sequence)
     opening = benchmarks.opening_set(found.rows, own or kind or sets, on_default)
-    if domain is not None and domain.layout == "sequence" and not sequence:  # a plugin's domain: no sets here
+    if plugin and not own:
         return opening, (f" No results for {domain.label} are among these sets: `python -m mi_core sweep "
                          f"{domain.cli_name} --puzzles PATH --json assets/benchmarks/sweep_<set>.json` writes them.")
+    if plugin:
+        return opening, f" Opened on a sweep of the {domain.short} domain."
     if not sequence or not (own or kind):
         return opening, ""
     if opening in own and opening not in kind:  # not a protein set: the domain's own (an antibody in-filling)

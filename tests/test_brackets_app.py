@@ -200,3 +200,24 @@ def test_the_benchmarks_page_says_it_has_no_sets_for_the_domain(brackets):
 
 def test_a_params_line_leaves_out_what_is_unset():
     assert texts.params_text({"k": 1, "steps": None}) == "k 1"
+
+
+def test_the_benchmarks_page_opens_on_the_domains_own_sweep(brackets, tmp_path, monkeypatch):
+    """Before: with a brackets sweep among the results the page still said "No results for Dyck-2 brackets are
+    among these sets" (a plugin's own sets were never looked for) and opened on a Sudoku set."""
+    import json
+
+    from streamlit.testing.v1 import AppTest
+
+    row = {"sampler": "sequential", "params": {}, "n": 4, "accuracy": 0.5, "mean_passes": 3.0, "seconds": 0.1,
+           "command": "python -m mi_core sweep brackets --puzzles words.txt --json sweep_words.json"}
+    (tmp_path / "sweep_words.json").write_text(json.dumps([row]))
+    (tmp_path / "sweep_other.json").write_text(json.dumps([{**row, "command": "python -m mi_core sweep sudoku"}]))
+    monkeypatch.setenv("MI_LENS_BENCHMARKS", str(tmp_path))
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
+    at.switch_page("pages/5_Benchmarks.py")
+    at.query_params["domain"] = "brackets"
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    captions = " ".join(c.value for c in at.caption)
+    assert "Opened on a sweep of the brackets domain" in captions and "No results" not in captions
