@@ -395,3 +395,37 @@ def test_bench_orders_note_on_skipped_eb_and_mi_rows_names_where_a_domain_gives_
     assert "(a gamma in its strategy_defaults)" in capsys.readouterr().err
     tuned = dataclasses.replace(TOY, strategy_defaults=(("mi", "gamma", 2.0),))
     assert default_gammas(SimpleNamespace(gammas=None), tuned) == {"mi": [2.0]}
+
+
+def test_a_domain_with_a_rule_check_takes_its_metric_from_it(tmp_path):
+    """Before: a domain that gives ``verify`` (for ``--attempts``) wrote a metric class again around the same check
+    (brackets' WellNestedMetric, a plugin's own); ``VerifiedMetric`` with its ``verify`` is the metric, and one
+    without a ``verify`` is refused as it registers."""
+    from mi_core import cli
+    from mi_core.bench.metrics import VerifiedMetric
+    from mi_core.models.base import load_checked, save_model
+
+    def all_different(start, final):
+        given = start != 0
+        return bool((final[given] == start[given]).all() and len(set(final.tolist())) == len(final) and final.all())
+
+    class AllDifferent(VerifiedMetric):
+        verify = staticmethod(all_different)
+
+    metric = AllDifferent()
+    metric.update(0, np.array([1, 0, 0]), np.array([1, 2, 3]), 2)
+    metric.update(1, np.array([1, 0, 0]), np.array([1, 2, 2]), 4, extra=1)
+    assert metric.compute() == {"n": 2, "accuracy": 0.5, "mean_passes": 3.0, "passes_min": 2, "passes_median": 3.0,
+                                "passes_max": 4, "mean_extra_passes": 0.5}
+    assert "its metric (VerifiedMetric) lacks verify" in register_fails(toy_like(metric=VerifiedMetric))
+
+    path, states, out = tmp_path / "m.safetensors", tmp_path / "states.txt", tmp_path / "b.json"
+    save_model(ToyMDM(SMALL), SMALL, path, {}, domain="toy_lab")
+    states.write_text("ab____\n")
+    loader = lambda spec, device: (load_checked(SequenceMDMConfig, ToyMDM, spec, device, "a toy MDM")[0], "toy")  # noqa: E731
+    register(toy_like(model_loader=loader, metric=AllDifferent))
+    try:
+        assert cli.main(["bench", "toy_lab", "--model", str(path), "--puzzles", str(states), "--json", str(out)]) == 0
+    finally:
+        unregister("toy_lab")
+    assert json.loads(out.read_text())["n"] == 1

@@ -3,6 +3,7 @@ JSON-ready dict. A domain names its metric (``Domain.metric``)."""
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from collections import defaultdict
 
 import numpy as np
@@ -53,3 +54,30 @@ class SolvedMetric:
                 groups[r[0] or "unlabelled"].append(r)
             result["by_level"] = {level: self._summary(group) for level, group in groups.items()}
         return result
+
+
+class VerifiedMetric:
+    """Right when :meth:`verify` accepts the decode: a domain's rule check needs no solution. A domain with a
+    ``Domain.verify`` subclasses this with ``verify = staticmethod(its_verify)`` and gives the subclass as its
+    ``metric``; ``compute`` gives ``n``, ``accuracy`` and :func:`pass_stats`."""
+
+    needs_solution = False
+
+    @staticmethod
+    @abstractmethod
+    def verify(start: np.ndarray, final: np.ndarray) -> bool:
+        """``start``, ``final`` ``(N,)`` token ids -> whether ``final`` keeps ``start``'s givens and the rules."""
+        raise NotImplementedError
+
+    def __init__(self, solutions=None, levels=None, mask_id: int = 0):
+        self.right: list[bool] = []
+        self.passes: list[int] = []
+        self.extra: list[int] = []
+
+    def update(self, index: int, start, final, passes: int, extra: int = 0) -> None:
+        self.right.append(bool(self.verify(np.asarray(start), np.asarray(final))))
+        self.passes.append(int(passes))
+        self.extra.append(int(extra))
+
+    def compute(self) -> dict:
+        return {"n": len(self.right), "accuracy": float(np.mean(self.right)), **pass_stats(self.passes, self.extra)}
