@@ -217,7 +217,8 @@ class Domain:
         return None
 
     def rules(self, length: int) -> np.ndarray:
-        """``(N, N)`` bool: pairs the domain's own rules tie together (none by default)."""
+        """``(N, N)`` bool: pairs the domain's rules require to hold different values (none by default); the app
+        marks a filled position whose value a rule partner also holds."""
         return np.zeros((length, length), bool)
 
     def read_inputs(self, path, limit: int | None = None, level: str | None = None) -> tuple[list, list, list]:
