@@ -429,3 +429,17 @@ def test_a_domain_with_a_rule_check_takes_its_metric_from_it(tmp_path):
     finally:
         unregister("toy_lab")
     assert json.loads(out.read_text())["n"] == 1
+
+
+def test_bench_orders_note_on_skipped_learned_rows_names_the_domains_selector_variable(capsys, monkeypatch):
+    """Before: "ships no order selector: the learned rows are skipped (--selector FILE adds them)" for a domain
+    whose ``selector_env`` names the file ``train-order`` made, as ``bench --sampler learned`` already said."""
+    from types import SimpleNamespace
+
+    from mi_core.bench.order import selector_or_skip
+
+    monkeypatch.delenv("MI_LENS_TOY_LAB_SELECTOR", raising=False)
+    domain = toy_like(selector_env="MI_LENS_TOY_LAB_SELECTOR")
+    assert selector_or_skip(SimpleNamespace(selector=None), domain, None) is None
+    assert ("(--selector FILE or $MI_LENS_TOY_LAB_SELECTOR adds them; python -m mi_core train-order makes one)"
+            in capsys.readouterr().err)

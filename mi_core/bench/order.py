@@ -57,8 +57,9 @@ def selector_or_skip(args, domain, model) -> Path | None:
     """:func:`selector_of`, or None (with a note) where ``--selector`` is unset and the domain ships none: the
     learned rows are skipped, as the mi rows are without an estimator."""
     if args.selector is None and domain.default_file("selector") is None:
+        named = f" or ${domain.selector_env}" if domain.selector_env else ""  # a variable for train-order's file
         print(f"note: the {domain.label} domain ships no order selector: the learned rows are skipped "
-              "(--selector FILE adds them)", file=sys.stderr)
+              f"(--selector FILE{named} adds them; python -m mi_core train-order makes one)", file=sys.stderr)
         return None
     return selector_of(args, domain, model)
 
