@@ -22,7 +22,7 @@ from typing import Any, Callable, ClassVar, Protocol
 import numpy as np
 
 from mi_core.io import ROOT
-from mi_core.options import check_ranges, group_fields, option, option_text, under_one
+from mi_core.options import Noun, check_ranges, group_fields, option, option_text, under_one
 from mi_core.options import seed as seed_option
 
 
@@ -95,6 +95,7 @@ class Domain:
     symmetries: Callable | None = None  # (count, seed) -> views (positions (K, N), values (K, V)), the first the identity
     verify: Callable | None = None  # (start, final) token arrays -> True when final keeps start's givens and the rules
     nouns: tuple[str, str] = ("position", "symbol")  # what one position and one value are called on screen
+    plurals: tuple[str | None, str | None] = (None, None)  # the nouns' plurals where an s will not do ("vertices")
     examples: tuple[tuple[str, str], ...] = ()  # (name, state text): states the app offers to start from
     summary: str = ""  # what the domain is, in a paragraph (the app's About page shows a plugin's)
     commands: tuple[Command, ...] = ()
@@ -125,8 +126,21 @@ class Domain:
         for name, (size, what) in shapes.items():
             if any(not isinstance(item, (tuple, list)) or len(item) != size for item in getattr(self, name)):
                 raise ValueError(f"domain {self.key}: {name} must be a tuple of {what}, got {getattr(self, name)!r}")
-        if isinstance(self.nouns, str) or len(self.nouns) != 2:
+        self._check_nouns()
+
+    def _check_nouns(self) -> None:
+        """ValueError when ``nouns`` is not two words or ``plurals`` not two words or Nones; then each noun becomes a
+        :class:`~mi_core.options.Noun` that carries its plural, so a page or message given only the noun says it
+        right (``options.plural``)."""
+        if isinstance(self.nouns, str) or len(self.nouns) != 2 or not all(
+                isinstance(noun, str) and noun.strip() for noun in self.nouns):
             raise ValueError(f"domain {self.key}: nouns must be (position noun, value noun), got {self.nouns!r}")
+        if isinstance(self.plurals, str) or len(self.plurals) != 2 or not all(
+                many is None or (isinstance(many, str) and many.strip()) for many in self.plurals):
+            raise ValueError(f"domain {self.key}: plurals must be (plural of {self.nouns[0]!r}, plural of "
+                             f"{self.nouns[1]!r}), each a word or None (the noun + s), got {self.plurals!r}, "
+                             "e.g. (\"vertices\", None)")
+        object.__setattr__(self, "nouns", tuple(Noun(str(noun), many) for noun, many in zip(self.nouns, self.plurals)))
 
     def _check_ids(self) -> None:
         """ValueError when the mask or pad id is not an int apart from the value tokens ``1..V`` (and each other),

@@ -161,9 +161,36 @@ def parse_lengths(spec: str) -> tuple[int, int]:
     return lo_n, hi_n
 
 
+class Noun(str):
+    """A word for one thing that knows its plural: ``Noun("vertex", "vertices")`` is the str ``"vertex"`` wherever
+    a str goes (an axis title, a message), and :func:`plural` of it is ``"vertices"`` (``Domain.nouns`` are
+    Nouns, their plurals from ``Domain.plurals``)."""
+
+    plural: str
+
+    def __new__(cls, one: str, many: str | None = None) -> Noun:
+        word = super().__new__(cls, one)
+        word.plural = many or plural(one)
+        return word
+
+    def __reduce__(self):  # pickled with its plural (a worker process's copy of a Domain)
+        return Noun, (str(self), self.plural)
+
+
+def plural(noun: str) -> str:
+    """The plural of ``noun``: a :class:`Noun`'s own (``"vertices"``), else ``noun`` + s (``"cells"``)."""
+    return getattr(noun, "plural", None) or f"{noun}s"
+
+
+def counted(n: int, noun: str, kind: str = "") -> str:
+    """``"1 masked position"``, ``"3 masked positions"``, ``"2 vertices"``: ``n`` of ``noun`` (singular), each
+    ``kind`` (an adjective, or none)."""
+    return " ".join(word for word in (str(n), kind, noun if n == 1 else plural(noun)) if word)
+
+
 def parse_positions(spec: str, length: int, accepted: str = "a residue number or range like 9-20",
                     noun: str = "residue", what: str = "--mask-positions", allow_empty: bool = False) -> list[int]:
-    """0-based indices of a 1-based list of ``noun``s and inclusive ranges (``"5,9-20"``; ``;`` separates too,
+    """0-based indices of a 1-based list of positions (each a ``noun``) and inclusive ranges (``"5,9-20"``; ``;`` separates too,
     empty parts are skipped) in a sequence of ``length``; a ValueError names the part that is not ``accepted``,
     a backwards range, a position outside ``1..length``, or (unless ``allow_empty``) a spec of no position,
     after ``what``."""
@@ -178,7 +205,7 @@ def parse_positions(spec: str, length: int, accepted: str = "a residue number or
         if a > b:
             raise ValueError(f"{what}: the range {part!r} runs backwards")
         if a < 1 or b > length:
-            raise ValueError(f"{what}: {part!r} is outside 1-{length} (the sequence has {length} {noun}s)")
+            raise ValueError(f"{what}: {part!r} is outside 1-{length} (the sequence has {counted(length, noun)})")
         out.update(range(a - 1, b))
     if not out and not allow_empty:
         raise ValueError(f"{what}: no position in {spec!r}")

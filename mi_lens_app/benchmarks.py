@@ -15,10 +15,11 @@ import json
 import math
 import os
 import statistics
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from mi_core.bench.report import params_text, ran_on, variants
+from mi_core.bench.report import params_text, ran_on, row_domain, variants
+from mi_core.domain import get_domain
 from mi_lens_app.domains import ROOT
 
 REQUIRED = ("sampler", "params", "n", "mean_passes")
@@ -158,6 +159,26 @@ def metric_of(rows: list[dict]) -> Metric:
         if rows and all(metric.key in r for r in rows):
             return metric
     raise ValueError("the rows share no quality measure (accuracy, jsd_dipeptide or recovery)")
+
+
+def set_domain(rows: list[dict]):
+    """The registered Domain every row of a set ran on (:func:`~mi_core.bench.report.row_domain`), or None where
+    they name none (the shipped Sudoku sweeps), several, or one not registered now."""
+    names = {row_domain(r) for r in rows}
+    if len(names) != 1 or None in names:
+        return None
+    try:
+        return get_domain(names.pop())
+    except ValueError:
+        return None
+
+
+def worded_metric(metric: Metric, domain) -> Metric:
+    """``metric`` in the words of ``domain``, the domain its set ran on (:func:`set_domain`): a sequence domain's
+    accuracy is the share of its states decoded right, not of puzzles solved (a grid's, or None: as it is)."""
+    if metric.key != "accuracy" or domain is None or domain.layout == "grid":
+        return metric
+    return replace(metric, title=f"{domain.short} states right (%)")
 
 
 def pareto(rows: list[dict], metric: Metric) -> list[dict]:

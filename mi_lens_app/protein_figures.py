@@ -14,6 +14,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from mi_core.options import plural
 from mi_lens_app.cdr_marks import add_cdr_marks, cdr_spans  # noqa: F401  (pages mark CDRs with cdr_spans)
 from mi_lens_app.figures import (
     CHOSEN_COLOR,
@@ -180,7 +181,7 @@ def sequence_heatmap(mi: np.ndarray, labels: list[str], *, noun: str = "residue"
         shapes += selected_shapes([{"x0": -0.5, "x1": n - 0.5, "y0": pos - 0.5, "y1": pos + 0.5},
                                    {"y0": -0.5, "y1": n - 0.5, "x0": pos - 0.5, "x1": pos + 0.5}], 2)
     axis = {"showgrid": False, "zeroline": False, "automargin": True, "tickfont": {"size": LETTER_PX}}
-    shown = f"{noun}s {lo + 1}-{hi} of {len(labels)}"
+    shown = f"{plural(noun)} {lo + 1}-{hi} of {len(labels)}"
     # the window on a line of its own: beside the contact map (1280 px) one line was cut at "of 12"
     _layout(fig, f"{title}<br>{shown}" if hi - lo < len(labels) else title, height or MAP_HEIGHT, shapes=shapes,
             xaxis=dict(axis, constrain="domain"), yaxis=dict(axis, autorange="reversed", scaleanchor="x",
@@ -320,7 +321,7 @@ def arc_figure(letters: str, labels: list[str], masked: np.ndarray, mi: np.ndarr
     ends_in = ((i >= lo) & (i < hi)) | ((j >= lo) & (j < hi))  # the window's arcs set the height drawn
     span = max((j - i)[ends_in].max() / 2 if ends_in.any() else 1, 1)
     drawn = f"{len(w)} strongest of {total} pairs (cap {cap})" if total > len(w) else f"all {total} pairs"
-    shown = f"; {noun}s {lo + 1}-{hi} of {n} shown" if hi - lo < n else ""
+    shown = f"; {plural(noun)} {lo + 1}-{hi} of {n} shown" if hi - lo < n else ""
     title = f"{title}: {drawn}{shown}"
     room = {"margin": {"l": 10, "r": 10, "t": 50 + extra_title_room(wrap_title(title, title_chars(True))),
                        "b": PHONE_COLORBAR_ROOM + 50}} if narrow else {}  # below the axis's numbers and name
@@ -384,7 +385,7 @@ def marginal_strip(marginals: np.ndarray, entropy: np.ndarray, labels: list[str]
                              hovertemplate="%{x} = %{y}: p %{z:.3f}<extra></extra>",
                              colorbar={"title": {"text": "p", "side": "right"}, "thickness": 12, "len": 0.65,
                                        "y": 0.33}), 2, 1)
-    shown = f" ({nouns[0]}s {lo + 1}-{hi} of {len(labels)})" if hi - lo < len(labels) else ""
+    shown = f" ({plural(nouns[0])} {lo + 1}-{hi} of {len(labels)})" if hi - lo < len(labels) else ""
     key = "" if extra is None else f"<br><sup>bars: entropy H (left axis) · line: {extra[0]} (right axis)</sup>"
     _layout(fig, title + shown + key, height, wide=True)
     fig.update_layout(margin={"b": label_room(names)})  # known, so that fit_screen_css knows the plot's height
@@ -440,7 +441,7 @@ def decode_strip(tokens: np.ndarray, chosen: np.ndarray, entropy: np.ndarray, er
     if first:  # counted as the line of numbers counts them: step 0 is the start, not a step
         notes.append(f"steps {first}-{steps - 1} of {steps - 1}")
     if hi - lo < length:
-        notes.append(f"{noun}s {lo + 1}-{hi} of {length}")
+        notes.append(f"{plural(noun)} {lo + 1}-{hi} of {length}")
     top = {}
     if wide and not title:  # presenting: no title but the notes, so the two strategies' strips fit one screen
         top = {"margin": {"l": 10, "r": 10, "t": 14 + 24 * bool(notes) + 24 * bool(regions), "b": 10}}
@@ -509,7 +510,7 @@ def profile_figure(labels: list[str], series: dict[str, np.ndarray], *, selected
     if selected is not None and lo <= selected < hi:
         shapes += selected_shapes([{"xref": "x", "yref": "paper", "x0": selected - lo - 0.5,
                                     "x1": selected - lo + 0.5, "y0": 0, "y1": 1}], 2)
-    title += f" ({noun}s {lo + 1}-{hi} of {len(labels)})" if hi - lo < len(labels) else ""
+    title += f" ({plural(noun)} {lo + 1}-{hi} of {len(labels)})" if hi - lo < len(labels) else ""
     _layout(fig, title, height, wide=True, shapes=shapes, barmode="group", yaxis_title=yaxis,
             showlegend=len(series) > 1, xaxis={"tickfont": {"size": LETTER_PX}})  # plotly thins the labels to fit
     return add_cdr_marks(fig, cdr_spans(labels), lo=lo, hi=hi, shift=-lo)  # its residues' own numbers
@@ -540,7 +541,7 @@ def select_prob_profile(prob: np.ndarray, before: np.ndarray, chosen: np.ndarray
     if threshold is not None:
         shapes.append({"type": "line", "xref": "paper", "x0": 0, "x1": 1, "yref": "y", "y0": threshold,
                        "y1": threshold, "line": {"color": "#555555", "width": 1, "dash": "dash"}})
-    shown = f" ({noun}s {lo + 1}-{hi} of {len(before)})" if hi - lo < len(before) else ""
+    shown = f" ({plural(noun)} {lo + 1}-{hi} of {len(before)})" if hi - lo < len(before) else ""
     _layout(fig, title + shown, height, wide=True, shapes=shapes, bargap=0.15,
             xaxis={"title": noun, "range": [lo + 0.5, hi + 0.5], "showgrid": False, "zeroline": False},
             yaxis={"title": "P(unmask)", "range": [0, 1.02]})

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from mi_core.options import counted, plural
 from mi_lens_app import figures, links, support, texts
 from mi_lens_app.domains import Domain, Puzzle
 from mi_lens_app.protein_figures import WINDOW
@@ -91,7 +92,7 @@ def state_picker(domain: Domain) -> Puzzle | None:
         if text.strip():
             found = text, ""
         else:
-            side.info(f"Paste a state of {len(domain.alphabet)} {value}s and {domain.mask_char} to start.")
+            side.info(f"Paste a state of {len(domain.alphabet)} {plural(value)} and {domain.mask_char} to start.")
     else:
         file = side.file_uploader("Text file, one state a line (up to 1 MiB)", type=["txt"], key="pupload",
                                   max_upload_size=1)
@@ -113,7 +114,7 @@ def state_picker(domain: Domain) -> Puzzle | None:
     pz = support.attempt_input(support.state_puzzle, domain, found[0], masking, found[1],
                                what="This state cannot be used")
     if pz is not None:
-        side.caption(f"{pz.length} {position}s, {len(pz.blanks)} masked.")
+        side.caption(f"{counted(pz.length, position)}, {len(pz.blanks)} masked.")
     return pz
 
 
@@ -201,19 +202,19 @@ def window_picker(length: int, key: str = "win", where=None, masked: list[int] =
 
 
 def mask_picker(default: Masking, default_name: str, noun: str = "residue", example: str = "5-20,33") -> Masking:
-    """Which positions (``noun``s) to mask: the default (a preset's, or the input's own), 1-based positions (as
+    """Which positions (each a ``noun``) to mask: the default (a preset's, or the input's own), 1-based positions (as
     ``example`` shows), or a rate."""
     side = st.sidebar
     kept = "Any _ or X in the sequence stays masked." if noun == "residue" else "Any masked one stays masked."
     mode = side.radio("Mask", MASK_CHOICES, key="mask_mode", bind=BIND, horizontal=True,
-                      help=f"which {noun}s the model is asked to fill: default is {default_name} masking; "
+                      help=f"which {plural(noun)} the model is asked to fill: default is {default_name} masking; "
                            f"positions are 1-based (5-20,33); rate masks that share at random. {kept}")
     if mode == "positions":
         spec = side.text_input(f"Mask positions (1-based, e.g. {example})", key="mask", bind=BIND)
         if spec.strip():
             return Masking("positions", positions=spec)
         # a prompt, not an error ("no residue is masked", twice on the page) while the box is still empty
-        side.info(f"Type the {noun}s to mask (e.g. {example}); until then the default masking, {default_name}, "
+        side.info(f"Type the {plural(noun)} to mask (e.g. {example}); until then the default masking, {default_name}, "
                   "stands.")
     elif mode == "rate":
         c1, c2 = side.columns(2)

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from mi_core.domains.protein import AMINO_ACIDS, MASK_ID, ProteinInputError, ProteinRecord, parse_text
+from mi_core.options import counted
 from mi_core.options import parse_positions as core_positions
 from mi_lens_app.domains import ROOT, Domain, Puzzle, upload_text
 
@@ -36,7 +37,7 @@ class NothingMasked(MaskSpecError):
 
 
 def parse_positions(spec: str, length: int, noun: str = "residue") -> list[int]:
-    """0-based positions of a 1-based spec such as ``"5-20, 33"`` for a sequence of ``length`` ``noun``s
+    """0-based positions of a 1-based spec such as ``"5-20, 33"`` for a sequence of ``length`` positions, each a ``noun``
     (:func:`mi_core.options.parse_positions`; a MaskSpecError names a bad part)."""
     try:
         # a blank spec masks nothing more (the page prompts for one); ", " names no position: an error saying so
@@ -149,7 +150,7 @@ def state_puzzle(domain: Domain, text: str, masking: Masking, name: str, limit: 
     """
     native = np.asarray(domain.parse_input(text), dtype=np.int64)
     if len(native) > limit:
-        raise ValueError(f"{len(native)} {domain.nouns[0]}s, longer than the {limit} this model takes")
+        raise ValueError(f"{counted(len(native), domain.nouns[0])}, longer than the {limit} this model takes")
     tokens = native.copy()
     tokens[masking.positions_for(len(tokens), domain.nouns[0])] = domain.mask_id
     if not (tokens == domain.mask_id).any():

@@ -28,6 +28,7 @@ from mi_core.domains.protein.mdm import ProteinMDM
 from mi_core.io import file_sha256
 from mi_core.models.base import ModelFileError
 from mi_core.models.iterations import iterations_of
+from mi_core.options import plural
 from mi_lens_app import benchmarks, core, domains, sequences, texts
 from mi_lens_app import selector as order
 from mi_lens_app.core import IterationView, MIMap, ProbeView, Trace, WhatIf
@@ -443,7 +444,9 @@ def _key(value):
         return (type(value).__name__, *(_key(v) for v in value))
     if isinstance(value, dict):
         return ("dict", *((_key(k), _key(v)) for k, v in value.items()))
-    if value is None or isinstance(value, (str, int, float, bool)):
+    if isinstance(value, str):  # a Domain's noun by its plural too ("vertex" is not made plural with an s)
+        return ("str", value, plural(value))
+    if value is None or isinstance(value, (int, float, bool)):
         return (type(value).__name__, value)
     raise TypeError(f"a shared figure is keyed by arrays, lists, dicts and plain values, not a {type(value).__name__}")
 

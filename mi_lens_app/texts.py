@@ -6,6 +6,7 @@ from math import ceil
 import numpy as np
 
 from mi_core.domains.protein.tokens import AMINO_ACIDS
+from mi_core.options import plural  # the pages' word for several of a Domain's nouns (Domain.plurals)
 
 MDM = r"""
 **Masked diffusion models.** An MDM fills a sequence by unmasking positions. Given the visible context
@@ -96,6 +97,23 @@ Each point is one sampler with one setting, run over a puzzle set: accuracy (who
 mean forward passes per puzzle. Up and to the left is better; the dashed line is the frontier over all
 settings (points of one sampler are not joined: its settings vary in several knobs). Results are read from `assets/benchmarks/*.json`, written by `python -m mi_core sweep`.
 """
+
+def bench_page(key: str, domain=None) -> str:
+    """What the Benchmarks page's points are, for a set scored by metric ``key`` and run on ``domain`` (None: a
+    shipped Sudoku sweep, which names none): a sequence domain's accuracy in its own words."""
+    if key == "recovery":
+        return ANTIBODY_BENCH_PAGE
+    if key != "accuracy":
+        return PROTEIN_BENCH_PAGE
+    if domain is None or domain.layout == "grid":
+        return BENCH_PAGE
+    right = ("the domain's own check accepts it" if not getattr(domain.metric, "needs_solution", True) else
+             f"every {domain.nouns[0]} is the solution's")
+    return (f"Each point is one sampler with one setting, run over a set of {domain.label} states: accuracy (the "
+            f"share of states decoded right: {right}) against mean forward passes per state. Up and to the left is "
+            "better; the dashed line is the frontier over all settings. Results are read from "
+            "`assets/benchmarks/*.json`, written by `python -m mi_core sweep`.")
+
 
 PROTEIN_BENCH_PAGE = r"""
 Each point is one sampler with one setting, generating protein sequences: how far the generated sequences'
@@ -238,7 +256,8 @@ def worded(text: str, domain) -> str:
         text = re.sub(r"\bnative\b", "original", text)
 
     def swap(m: re.Match) -> str:
-        word = (position if m.group(1).lower() in ("cell", "residue") else value) + m.group(2).lower()
+        noun = position if m.group(1).lower() in ("cell", "residue") else value
+        word = plural(noun) if m.group(2) else str(noun)
         return word[0].upper() + word[1:] if m.group(1)[0].isupper() else word
 
     return _NOUNS.sub(swap, text)
@@ -255,11 +274,12 @@ def app_wording(message: str) -> str:
 WEAK_MI = 0.05  # nats: below it, no pair of the map is worth a lesson (a 9x9 puzzle's strongest pairs reach 1 nat)
 
 
-def weak_mi(largest: float, unsure: bool = False, unit: str = "cells") -> str:
+def weak_mi(largest: float, unsure: bool = False, noun: str = "cell") -> str:
     """Why a map of weak MI still fills the colour scale (percentile colours rank the pairs). ``unsure``: the
-    masked positions' entropy is near its maximum, so the weakness is the model's, not the state's."""
-    why = (f"the model is unsure of every masked {unit[:-1]} and sees little dependence between them" if unsure else
-           f"the model is nearly sure of the {unit}, so what dependence is left is weak")
+    masked positions' entropy is near its maximum, so the weakness is the model's, not the state's. ``noun``: one
+    position (``"cell"``, a Domain's ``nouns[0]``)."""
+    why = (f"the model is unsure of every masked {noun} and sees little dependence between them" if unsure else
+           f"the model is nearly sure of the {plural(noun)}, so what dependence is left is weak")
     return (f"Every pair's MI here is below {WEAK_MI:g} nats (the largest is {largest:.2g}): {why}. Percentile "
             "colours spread even these values over the whole scale; linear colours show how small they are.")
 
@@ -336,27 +356,28 @@ def learned_caption(mode: str, threshold: float, steps: int, step: int, masked: 
     Raises:
         ValueError: an unknown mode.
     """
+    many = plural(noun)
     left = max(steps - step + 1, 1)  # steps left, this one included
     floor = f"⌈masked left / steps left, this one included⌉ (here ⌈{masked} / {left}⌉ = {ceil(masked / left)})"
     rules = {
-        "threshold": f"the masked {noun}s with P ≥ {threshold:g} are unmasked, always with the most probable one, "
+        "threshold": f"the masked {many} with P ≥ {threshold:g} are unmasked, always with the most probable one, "
                      f"and at step T every masked {noun} is (so a decode can end before T)",
-        "paced": f"the masked {noun}s with P ≥ {threshold:g} are unmasked, but never fewer than {floor}, the "
+        "paced": f"the masked {many} with P ≥ {threshold:g} are unmasked, but never fewer than {floor}, the "
                  "most probable first",
         "sample": f"each masked {noun} is unmasked with probability P (a seeded draw), always with the most "
                   f"probable one, and at step T every masked {noun} is",
-        "rank": f"exactly {floor} of the masked {noun}s are unmasked, the most probable first",
+        "rank": f"exactly {floor} of the masked {many} are unmasked, the most probable first",
     }
     if budget is not None:
         gamma, lam, relative = budget
         pair = "MI / min(H_i, H_j)" if relative else "MI"
-        rules["mi"] = (f"the masked {noun}s are visited from the most probable, and one is unmasked while its risk "
+        rules["mi"] = (f"the masked {many} are visited from the most probable, and one is unmasked while its risk "
                        f"−log P plus {lam:g} × the {pair} with those already taken fits what is left of the budget "
                        f"γ = {gamma:g} (the most probable always), and at step T every masked {noun} is")
     if mode not in rules:
         raise ValueError(f"unknown learned mode {mode!r}; choose one of {', '.join(rules)}")
     return (f"Step budget T = {steps}: step {step} of {steps}, T left: {max(steps - step, 0)}. "
-            f"Mode {mode}: at each step {rules[mode]}. {marker}: the {unmasked} {noun}{'' if unmasked == 1 else 's'} "
+            f"Mode {mode}: at each step {rules[mode]}. {marker}: the {unmasked} {noun if unmasked == 1 else many} "
             "unmasked at this step.")
 
 

@@ -210,7 +210,7 @@ def weak_mi_note(domain, m) -> str:
     """Why the map's MI is weak: the model unsure of the masked positions (mean entropy over 0.8 of its maximum: an
     untrained model) or sure of them (a unique puzzle's exact MI)."""
     unsure = bool(m.masked.any()) and float(np.mean(m.entropy[m.masked])) > 0.8 * np.log(domain.n_values)
-    return texts.weak_mi(float(m.mi.max()), unsure, f"{domain.nouns[0]}s")
+    return texts.weak_mi(float(m.mi.max()), unsure, domain.nouns[0])
 
 
 def sequence_downloads(domain, pz, m, heat, arcs) -> None:
@@ -241,7 +241,7 @@ def sequence_maps(domain, pz, m):
     labels = pz.labels()
     start, size = widgets.window_picker(pz.length, masked=pz.blanks)
     if int(np.sum(m.masked)) < 2:  # no pair to show: say so, not that the model is sure
-        st.caption(f"Only one {domain.nouns[0]} is masked: MI is between two masked {domain.nouns[0]}s, so this map "
+        st.caption(f"Only one {domain.nouns[0]} is masked: MI is between two masked {texts.plural(domain.nouns[0])}, so this map "
                    f"is empty. Mask more in the sidebar.")
     elif scale == "percentile" and m.mi.max() < texts.WEAK_MI:  # the small CATH model's maps: noise, ranked
         st.caption(weak_mi_note(domain, m))

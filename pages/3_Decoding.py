@@ -170,7 +170,7 @@ def sequence_frame(domain, pz, trace, step, side, view, present=False):
     s = trace.steps[min(step, last)]
     chosen = np.flatnonzero(s.chosen)
     rec = recovery(pz, s)
-    frame_header(trace, s, last, f"{domain.nouns[0]}s", *recovered_item(domain, pz, rec))  # full width: no wrap
+    frame_header(trace, s, last, texts.plural(domain.nouns[0]), *recovered_item(domain, pz, rec))  # full width: no wrap
     shown = trace.steps[:min(step, last) + 1]
     start, size = view
     fig = support.shared_figure(  # the same frame of the same decode, for every student who watches it
@@ -206,7 +206,7 @@ def sequence_frame(domain, pz, trace, step, side, view, present=False):
             if not present:  # presenting, the line of numbers says it, and the second strip keeps the screen
                 # neutral, not green: matching the native sequence is a yardstick, and 0% is no success
                 st.info(f"Filled in {texts.passes(s.passes)}" + ("." if np.isnan(rec) else
-                                                              f"; {100 * rec:.0f}% of the masked {domain.nouns[0]}s "
+                                                              f"; {100 * rec:.0f}% of the masked {texts.plural(domain.nouns[0])} "
                                                               + texts.worded("match the native sequence.", domain)))
             verdict = support.own_check(domain, pz, s.tokens, s.passes)
             if verdict is not None:  # a domain that scores a sequence by its own rules (no reference needed)
@@ -464,7 +464,7 @@ def settings_bar(domain, present: bool):
 
 def strip_colour(domain) -> None:
     st.segmented_control("Strip colour", ["step", "entropy"], key="color", bind="query-params", default="step",
-                         help=f"colour {domain.nouns[0]}s by the step that filled them, or by their entropy before "
+                         help=f"colour {texts.plural(domain.nouns[0])} by the step that filled them, or by their entropy before "
                               "each step")
 
 

@@ -53,7 +53,7 @@ def sequence_what_if(domain, pz):
     if w is None:
         return
     blank = ~pz.givens
-    clamp_metrics(w, blank, cell, pz.label(cell), label, f"masked {domain.nouns[0]}s")
+    clamp_metrics(w, blank, cell, pz.label(cell), label, f"masked {texts.plural(domain.nouns[0])}")
     labels = pz.labels()
     others = blank.copy()
     others[cell] = False

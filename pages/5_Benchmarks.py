@@ -33,8 +33,9 @@ def opening_set(found: benchmarks.BenchRows, on_default: set[str]) -> tuple[str,
                      "BENCHMARKS.md.")
 
 
-def show_table(rows: list[dict], metric, several_n: bool, seeds: list) -> None:
-    """The set's rows as a table: sampler, settings, the metric with its spread or standard error, passes."""
+def show_table(rows: list[dict], metric, several_n: bool, seeds: list, noun: str = "cell") -> None:
+    """The set's rows as a table: sampler, settings, the metric with its spread or standard error, passes, and the
+    accuracy over masked positions (each a ``noun``) where the rows have it."""
     column = metric.title.split(" (")[0].replace(" to the reference", "") + (" (%)" if metric.unit == "%" else "")
     # n is a column where it varies; else the chart's title gives it, and the columns to its right fit at 1024 px
     table = pd.DataFrame([{"sampler": r["sampler"], "params": r["label"].split(" (", 1)[1][:-1],
@@ -46,7 +47,7 @@ def show_table(rows: list[dict], metric, several_n: bool, seeds: list) -> None:
                                else None} if metric.binomial else {}),
                            **({"seeds": r["seeds"]} if len(seeds) > 1 else {}),  # else the caption says it
                            "mean passes": round(r["mean_passes"], 2),
-                           **({"cell accuracy (%)": round(100 * r["cell_accuracy"], 1)}
+                           **({f"{noun} accuracy (%)": round(100 * r["cell_accuracy"], 1)}
                               if "cell_accuracy" in r else {})}
                           for r in rows])
     # the settings column wide enough for its longest text at 1024 px (it was cut: "mode=paced, threshol…")
@@ -96,7 +97,8 @@ def main():
     seeds = sorted({r["seeds"] for r in rows if "seeds" in r})
     if seeds:
         n += f" per seed, {'-'.join(map(str, dict.fromkeys([seeds[0], seeds[-1]])))} seeds"
-    metric = benchmarks.metric_of(rows) if rows else benchmarks.METRICS[0]
+    owner = benchmarks.set_domain(rows)  # a domain's set speaks of its states and positions, not of puzzles
+    metric = benchmarks.worded_metric(benchmarks.metric_of(rows) if rows else benchmarks.METRICS[0], owner)
     # the set in small type below: as one title, wrapped for a phone, it took four large lines on a 1024-px projector
     fig = (figures.frontier_figure(rows, f"{metric.name} vs passes (n={n})<br><sup>{title(chosen)}</sup>", metric)
            if rows else None)
@@ -104,8 +106,7 @@ def main():
         if fig is not None:
             widgets.chart(fig, key="frontier")
     with right:
-        st.markdown({"accuracy": texts.BENCH_PAGE, "recovery": texts.ANTIBODY_BENCH_PAGE}.get(metric.key,
-                                                                                            texts.PROTEIN_BENCH_PAGE))
+        st.markdown(texts.bench_page(metric.key, owner))
         front = benchmarks.pareto(rows, metric)
         if front:
             st.markdown("**On the frontier:**  \n" + "  \n".join(
@@ -114,7 +115,7 @@ def main():
         if seeds:
             st.caption(f"Each point is the mean over {'-'.join(map(str, dict.fromkeys([seeds[0], seeds[-1]])))} "
                        "seeds; the table gives their spread (± sd). Points closer than that are not told apart.")
-    show_table(rows, metric, len(ns) > 1, seeds)
+    show_table(rows, metric, len(ns) > 1, seeds, owner.nouns[0] if owner is not None else "cell")
     with st.expander(f"The {len(found.files)} result files read"):
         st.caption(", ".join(f"`{f}`" for f in found.files) + ".")
     if fig is not None:

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from mi_core.commands.probe import GridState, counted, load_state, plural, strongest_pair
+from mi_core.commands.probe import GridState, load_state, strongest_pair
 from mi_core.device import pick_device
 from mi_core.domain import Domain, get_domain
 from mi_core.io import atomic_write_json, check_output, display_path
@@ -32,7 +32,7 @@ from mi_core.mi.estimator import (
 )
 from mi_core.models.base import load_meta, trained_on_mismatch
 from mi_core.models.loading import other_domain
-from mi_core.options import Device, Force, JsonOut, option, parse_positions
+from mi_core.options import Device, Force, JsonOut, counted, option, parse_positions
 
 TIMED_RUNS = 5
 
@@ -133,7 +133,7 @@ def timed_estimate(model, estimator, tokens: torch.Tensor) -> Estimate:
 def report(est: Estimate, domain: Domain) -> None:
     """The terminal's lines: what was estimated, how fast, and the strongest pair named as ``probe`` names it."""
     masked = int(est.masked.sum())
-    print(f"estimated MI of {counted(masked, 'masked ' + plural(domain))} in {1e3 * est.seconds:.1f} ms (1 pass)")
+    print(f"estimated MI of {counted(masked, domain.nouns[0], 'masked')} in {1e3 * est.seconds:.1f} ms (1 pass)")
     print(strongest_pair(est.mi[0], domain, masked))
 
 

@@ -16,7 +16,7 @@ import torch
 
 from mi_core.bench.decode import decode_all, with_estimator, with_selector
 from mi_core.commands.estimate import with_masked
-from mi_core.commands.probe import mask_marks, plural
+from mi_core.commands.probe import mask_marks
 from mi_core.decoding import make_strategy
 from mi_core.decoding.base import check_one_of
 from mi_core.device import pick_device
@@ -24,7 +24,7 @@ from mi_core.domain import Domain, get_domain
 from mi_core.io import atomic_write_text, check_output, display_path
 from mi_core.mi.estimator import SHIPPED, shipped_estimator_for
 from mi_core.models.loading import load_model_described
-from mi_core.options import Device, Force, option, parse_sets, seed, set_problem
+from mi_core.options import Device, Force, option, parse_sets, plural, seed, set_problem
 
 
 @dataclass
@@ -69,7 +69,7 @@ def template_of(args, domain: Domain) -> np.ndarray:
             raise ValueError("--mask-positions masks positions of --template; give one")
         if domain.length is not None and args.length != domain.length:  # the engine's MDM reads any length
             raise ValueError(f"--length {args.length}: a {domain.label} state has {domain.length} "
-                             f"{plural(domain)}; give --length {domain.length}")
+                             f"{plural(domain.nouns[0])}; give --length {domain.length}")
         return np.full(args.length, domain.mask_id, dtype=np.int64)
     tokens = np.asarray(domain.parse_input(with_masked(domain, args.template, args.mask_positions)), dtype=np.int64)
     if not (tokens == domain.mask_id).any():
@@ -157,7 +157,7 @@ def main(args) -> int:
     template = template_of(args, domain)
     device = pick_device(args.device, args.threads)
     model, description = load_model_described(args.model, device, domain)
-    check_fits(model, len(template), args.template is None, plural(domain))
+    check_fits(model, len(template), args.template is None, plural(domain.nouns[0]))
     with_estimator(strategy, model, domain, description)
     with_selector(strategy, domain)
     gen = decode_all(model, [template] * args.n, strategy, temperature=args.temperature, seed=args.seed,
@@ -170,7 +170,7 @@ def main(args) -> int:
         scores = [" " + score_text(p, len(positions))
                   for p in pseudo_log_likelihoods(model, gen.sequences, positions, device)]
         if (native := native_score(args, domain, model, positions, device)) is not None:
-            print(f"note: the template's own {plural(domain)} at the {len(positions)} filled positions: {native}",
+            print(f"note: the template's own {plural(domain.nouns[0])} at the {len(positions)} filled positions: {native}",
                   file=sys.stderr)
     name = record_name(args.template)
     text = "".join(f">{name}_{i + 1} length={len(s)} passes={p}{f' probe_passes={e}' if e else ''}{c} {label}\n"

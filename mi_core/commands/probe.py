@@ -20,7 +20,7 @@ from mi_core.domain import Domain, get_domain
 from mi_core.io import atomic_write_json, check_output, display_path
 from mi_core.mi.probe import ProbeResult, probe
 from mi_core.models.loading import load_model_described
-from mi_core.options import Device, Force, JsonOut, option, under_one
+from mi_core.options import Device, Force, JsonOut, counted, option, plural, under_one
 
 
 @dataclass
@@ -82,7 +82,7 @@ def load_state(domain: Domain, text: str, model_spec: str | None, device: torch.
         raise ValueError(f"nothing to {verb}: the state has no masked position (write {marks} where one is{other})")
     model, description = load_model_described(model_spec, device, domain)
     model.check_length(len(tokens), f"the model {model_spec}" if model_spec not in (None, "auto") else "the model",
-                       plural(domain))  # 'auto' is no name: it read "longer than the 256 the model auto takes"
+                       plural(domain.nouns[0]))  # 'auto' is no name: it read "longer than the 256 the model auto takes"
     return model, description, torch.tensor(tokens, device=device)
 
 
@@ -120,7 +120,7 @@ def cost_note(total: int, done: int, timed: int, seconds: float, write) -> None:
 def summary(result: ProbeResult, domain: Domain) -> str:
     """A few lines for the terminal: cost, strongest pair (:func:`strongest_pair`), diagnostics."""
     return "\n".join([
-        f"probed {counted(int(result.probed.sum()), 'masked ' + plural(domain))}: {result.passes} passes in "
+        f"probed {counted(int(result.probed.sum()), domain.nouns[0], 'masked')}: {result.passes} passes in "
         f"{result.seconds:.2f} s",
         strongest_pair(result.mi, domain, int(result.probed.sum())),
         f"max asymmetry |I(i->j) - I(j->i)| {float(result.asymmetry.max()):.3g}; "
@@ -128,25 +128,15 @@ def summary(result: ProbeResult, domain: Domain) -> str:
         f"eps {result.eps:g}: error bound {float(result.error_bound.max()):.3g} nats"])
 
 
-def counted(n: int, noun: str) -> str:
-    """``"1 masked position"``, ``"3 masked positions"``: ``noun`` is plural."""
-    return f"{n} {noun[:-1] if n == 1 else noun}"
-
-
-def plural(domain: Domain) -> str:
-    """What the domain calls its positions (``Domain.nouns``), plural: ``"positions"``, ``"cells"``, ``"residues"``."""
-    return domain.nouns[0] + "s"
-
-
 def strongest_pair(mi: torch.Tensor, domain: Domain, masked: int) -> str:
     """The line naming the largest MI of ``mi`` ``(N, N)`` (``masked`` positions masked) and its pair, each by
     ``Domain.cell_label`` (what every command and the app call a position: 1-based, or ``r1c2`` on a grid)."""
     if masked < 2:  # a pair needs two
-        return f"no pair to measure: MI needs two masked {plural(domain)}, and this state has {masked}"
+        return f"no pair to measure: MI needs two masked {plural(domain.nouns[0])}, and this state has {masked}"
     if not bool((mi > 0).any()):  # none that depend: argmax would name a cell twice
-        return f"every MI is 0: no two masked {plural(domain)} depend on each other"
+        return f"every MI is 0: no two masked {plural(domain.nouns[0])} depend on each other"
     i, j = divmod(int(mi.argmax()), mi.shape[0])
-    return (f"largest MI {float(mi[i, j]):.4g} nats between {plural(domain)} {domain.cell_label(i)} and "
+    return (f"largest MI {float(mi[i, j]):.4g} nats between {plural(domain.nouns[0])} {domain.cell_label(i)} and "
             f"{domain.cell_label(j)}")
 
 
