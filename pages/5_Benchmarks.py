@@ -80,9 +80,10 @@ def main():
 
     links.formatter("set", title)
     links.accept_id("set", sets)
-    chosen = st.selectbox("Puzzle set", sets, index=sets.index(opening), key="set", bind="query-params",
-                          format_func=title, help="the sweeps under assets/benchmarks; it opens on a set with "
-                          "MI-guided and learned-order samplers measured on the default Sudoku model") or opening
+    chosen = st.selectbox("Benchmark set", sets, index=sets.index(opening), key="set", bind="query-params",
+                          format_func=title, help="the sweeps under assets/benchmarks, of every domain; it opens on "
+                          "the chosen domain's own set where there is one, else on a set with MI-guided and "
+                          "learned-order samplers measured on the default Sudoku model") or opening
     st.caption(f"Set id `{chosen}`." + note)
     rows = [r for r in found.rows if r["set"] == chosen]
     samplers = list(dict.fromkeys(r["sampler"] for r in rows))
