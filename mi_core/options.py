@@ -76,6 +76,16 @@ def group_fields(group) -> list[dataclasses.Field]:
     return [f for f in dataclasses.fields(cls) if overrides.get(f.name) is not SKIP]
 
 
+def option_flags(groups) -> dict[str, str]:
+    """``{field name: its flag as written with a value}`` of the option groups ``groups`` (a command's
+    ``options``): ``"--temperature"``; a switch (a bool field) as given alone, ``"--bf16 (a switch)"``."""
+    flags = {}
+    for f in (f for group in groups for f in group_fields(group)):
+        flag = (spec_of(f).flags or (f"--{f.name.replace('_', '-')}",))[0]
+        flags[f.name] = f"{flag} (a switch)" if isinstance(f.default, bool) else flag
+    return flags
+
+
 def option_text(value) -> str:
     """``value`` as written on a command line: a float as ``%g``, a tuple comma-separated."""
     if isinstance(value, (tuple, list)):

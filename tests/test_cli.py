@@ -66,6 +66,11 @@ def test_bf16_on_a_cpu_without_it_warns(tmp_path, model_path, monkeypatch, capsy
         (["--sampler", "topk", "--set", "kk=3"], "has no parameter 'kk'"),
         (["--set", "temperature=0.5"], "temperature is this command's option: --temperature 0.5"),
         (["--sampler", "topk", "--set", "batch_size=9"], "batch_size is this command's option: --batch-size 9"),
+        # not flags of bench: the positional domain, the parser's own record, --set itself (said "--domain 1")
+        (["--sampler", "topk", "--set", "domain=1"], "has no parameter 'domain'; it takes k, steps"),
+        (["--sampler", "topk", "--set", "given=1"], "has no parameter 'given'; it takes k, steps"),
+        (["--sampler", "topk", "--set", "sets=1"], "has no parameter 'sets'; it takes k, steps"),
+        (["--sampler", "topk", "--set", "bf16=1"], "bf16 is this command's option: --bf16 (a switch)"),  # no value
         (["--sampler", "topk", "--set", "k=abc"], "k='abc' is not a valid int"),
         (["--sampler", "topk", "--set", "k=0"], "k must be >= 1"),
         (["--sampler", "topk", "--set", "k=1", "--set", "steps=4"], "give k or steps, not both"),  # 1 is k's default

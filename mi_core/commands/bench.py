@@ -21,7 +21,7 @@ from mi_core.decoding.base import check_one_of, typed_params
 from mi_core.device import pick_device, warn_if_slow_bf16
 from mi_core.domain import Domain, get_domain
 from mi_core.io import atomic_write_json
-from mi_core.options import Device, Force, JsonOut, option, parse_sets, set_problem
+from mi_core.options import Device, Force, JsonOut, option, option_flags, parse_sets, set_problem
 
 
 @dataclass
@@ -57,7 +57,7 @@ def grow(bar, sampler: str, decode: int, count: int) -> None:
 def main(args) -> int:
     check_partial(args, "bench", "inputs")
     domain = get_domain(args.domain)
-    params = typed_params(args.sampler, check_one_of(args.sampler, parse_sets(args.sets), vars(args)))
+    params = typed_params(args.sampler, check_one_of(args.sampler, parse_sets(args.sets), option_flags(options(domain))))
     strategy = make_strategy(args.sampler, **params)
     inputs = decode.inputs_class(domain)(domain, args)  # read and checked before the model loads
     device = pick_device(args.device, args.threads)

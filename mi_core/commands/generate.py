@@ -24,7 +24,7 @@ from mi_core.domain import Domain, get_domain
 from mi_core.io import atomic_write_text, check_output, display_path
 from mi_core.mi.estimator import SHIPPED, shipped_estimator_for
 from mi_core.models.loading import load_model_described
-from mi_core.options import Device, Force, option, parse_sets, plural, seed, set_problem
+from mi_core.options import Device, Force, option, option_flags, parse_sets, plural, seed, set_problem
 
 
 @dataclass
@@ -152,7 +152,7 @@ def read_file(strategy, key: str, model):
 def main(args) -> int:
     check_output(args.fasta, args.force, "--fasta")
     domain = get_domain(args.domain)
-    params = check_one_of(args.sampler, parse_sets(args.sets), vars(args))
+    params = check_one_of(args.sampler, parse_sets(args.sets), option_flags(options(domain)))
     strategy = make_strategy(args.sampler, **params)
     template = template_of(args, domain)
     device = pick_device(args.device, args.threads)
