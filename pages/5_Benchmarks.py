@@ -84,7 +84,7 @@ def main():
                           format_func=title, help="the sweeps under assets/benchmarks, of every domain; it opens on "
                           "the chosen domain's own set where there is one, else on a set with MI-guided and "
                           "learned-order samplers measured on the default Sudoku model") or opening
-    st.caption(f"Set id `{chosen}`." + note)
+    st.caption(f"Set id `{chosen}`." + (note if chosen == opening else ""))  # a link that named its set: not opened
     rows = [r for r in found.rows if r["set"] == chosen]
     samplers = list(dict.fromkeys(r["sampler"] for r in rows))
     # one filter per set: a filter of another set (its samplers) emptied this one's plot without a word

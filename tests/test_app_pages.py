@@ -412,6 +412,9 @@ def test_benchmarks_open_on_a_protein_set_for_a_protein_link(env, tmp_path):
         # a protein link was told "Opened on a protein set for the protein domain; antibody in-filling results are
         # in BENCHMARKS.md": the antibody's note, on the protein's own kind of set
         assert ("antibody" in at.caption[0].value) == (domain == "antibody"), at.caption[0].value
+    # a link that names its set opens on it, and the caption does not say it opened on another (it did)
+    at = run_page("pages/5_Benchmarks.py", domain="protein", set="demo")
+    assert at.selectbox(key="set").value == "demo" and "Opened on" not in at.caption[0].value, at.caption[0].value
 
 
 @pytest.mark.parametrize("command", [True, False])
