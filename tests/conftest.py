@@ -1,3 +1,6 @@
+import sys
+import threading
+
 import pytest
 import torch
 
@@ -35,3 +38,13 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "cuda" in item.keywords:
             item.add_marker(skip)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """Wait for the app's warm-up thread (a page run in a test starts it): a daemon thread still loading a model in
+    torch when the interpreter exits aborts the process ("terminate called without an active exception", exit 134)
+    after every test has passed, as a short run of app tests did."""
+    support = sys.modules.get("mi_lens_app.support")
+    for thread in threading.enumerate() if support else ():
+        if thread.name == support.WARM_THREAD:
+            thread.join(timeout=300)
