@@ -876,3 +876,10 @@ python -m mi_core bench-order antibody --rows 71-100 --region cdr3 --selector ru
     --json assets/benchmarks/order_antibody_cdr3.json --markdown BENCHMARKS.md --force
 python -m mi_core bench-order antibody --rows 71-100 --region cdr3 --selector runs/ab_order_selector.safetensors \
     --budgets 2,4,8 --modes threshold,rank --gammas '' --threads 1 --json assets/benchmarks/order_antibody_cdr3_fp32.json --force
+
+# the learned order on antibodies with all six CDRs masked (fortieth session): train on rows 1-60, choose on 61-70,
+# bench on 71-100; no selector ships (learned is level with top_margin or below it at T = 4, 8, 16)
+python -m mi_core train-order antibody --region cdrs --steps-budget 4,8,16 --out runs/ab_cdrs_sel.safetensors \
+    --log runs/ab_cdrs_log.jsonl --batch 8 --samples 4 --tau 0.1 --lr 1e-3 --eval-every 50 --threads 1 --time-budget 2900
+python -m mi_core bench-order antibody --rows 71-100 --region cdrs --selector runs/ab_cdrs_sel.safetensors \
+    --budgets 4,8,16 --modes threshold,rank --gammas 1,4,16 --threads 1 --json assets/benchmarks/order_antibody_cdrs.json --force
