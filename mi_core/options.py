@@ -77,12 +77,13 @@ def group_fields(group) -> list[dataclasses.Field]:
 
 
 def option_flags(groups) -> dict[str, str]:
-    """``{field name: its flag as written with a value}`` of the option groups ``groups`` (a command's
-    ``options``): ``"--temperature"``; a switch (a bool field) as given alone, ``"--bf16 (a switch)"``."""
+    """``{field name: how a command line gives it, {} its value}`` of the option groups ``groups`` (a command's
+    ``options``): ``"--temperature {}"``; a switch (a bool field) alone, ``"--bf16 (a switch)"``. A repeatable
+    option (``--set`` itself) is left out."""
     flags = {}
-    for f in (f for group in groups for f in group_fields(group)):
+    for f in (f for group in groups for f in group_fields(group) if not spec_of(f).many):
         flag = (spec_of(f).flags or (f"--{f.name.replace('_', '-')}",))[0]
-        flags[f.name] = f"{flag} (a switch)" if isinstance(f.default, bool) else flag
+        flags[f.name] = f"{flag} (a switch)" if isinstance(f.default, bool) else f"{flag} {{}}"
     return flags
 
 

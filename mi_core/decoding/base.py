@@ -206,14 +206,11 @@ def typed_params(name: str, params: dict) -> dict:
 def check_one_of(name: str, params: dict, options: dict[str, str] | None = None) -> dict:
     """``params`` as a command line names them, or ValueError when they name two parameters of strategy ``name``
     of which one is meant (``k=1`` beside ``steps=4`` is refused although 1 is k's default), or when one is not the
-    strategy's but the command's own option, one of ``options`` (``{name: flag}``, :func:`~mi_core.options.
+    strategy's but the command's own option, one of ``options`` (``{name: how it is given}``, :func:`~mi_core.options.
     option_flags`: ``--set temperature=0`` means ``--temperature 0``)."""
     for key in params.keys() - strategy_params(name).keys() & (options or {}).keys():
-        flag = options[key]
-        if flag == "--set":  # --set itself: no other flag to suggest
-            continue
-        given = flag if flag.endswith("(a switch)") else f"{flag} {params[key]}"
-        raise ValueError(f"strategy {name!r} has no parameter {key!r}; {key} is this command's option: {given}")
+        raise ValueError(f"strategy {name!r} has no parameter {key!r}; {key} is this command's option: "
+                         + options[key].format(params[key]))
     if len(named := [key for key in _lookup(name).one_of if key in params]) > 1:
         raise ValueError(f"strategy {name!r}: give {' or '.join(named)}, not both")
     return params
