@@ -140,7 +140,10 @@ class Domain:
             raise ValueError(f"domain {self.key}: plurals must be (plural of {self.nouns[0]!r}, plural of "
                              f"{self.nouns[1]!r}), each a word or None (the noun + s), got {self.plurals!r}, "
                              "e.g. (\"vertices\", None)")
-        object.__setattr__(self, "nouns", tuple(Noun(str(noun), many) for noun, many in zip(self.nouns, self.plurals)))
+        pairs = [(str(noun), None if isinstance(many, Plural) and many.of != str(noun) else many)
+                 for noun, many in zip(self.nouns, self.plurals)]  # a plural replace() carried from an old noun: dropped
+        object.__setattr__(self, "nouns", tuple(Noun(noun, many) for noun, many in pairs))
+        object.__setattr__(self, "plurals", tuple(many and Plural(many, noun) for noun, many in pairs))
 
     def _check_ids(self) -> None:
         """ValueError when the mask or pad id is not an int apart from the value tokens ``1..V`` (and each other),
@@ -314,6 +317,21 @@ class Domain:
         if part is None:
             raise ValueError(f"the {self.label} domain has no {name.replace('_', ' ')}")
         return part
+
+
+class Plural(str):
+    """A plural in ``Domain.plurals`` that knows its noun, so ``dataclasses.replace(domain, nouns=...)`` does not give
+    a new noun the old one's plural ("node" said as "vertices")."""
+
+    of: str
+
+    def __new__(cls, many: str, of: str) -> Plural:
+        word = super().__new__(cls, many)
+        word.of = of
+        return word
+
+    def __reduce__(self):
+        return Plural, (str(self), self.of)
 
 
 def resolve_path(path: str | Path) -> Path:

@@ -42,6 +42,16 @@ def test_each_noun_carries_its_plural(vertices):
     assert counted(3, vertices.nouns[0], "masked") == "3 masked vertices"
     assert plural(pickle.loads(pickle.dumps(vertices)).nouns[0]) == "vertices"  # a worker process's copy
     assert plural(dataclasses.replace(vertices, key="v2").nouns[0]) == "vertices"
+    assert pickle.loads(pickle.dumps(vertices)).plurals == ("vertices", None)
+
+
+def test_a_new_noun_does_not_take_the_old_ones_plural(vertices):
+    """dataclasses.replace passes the old plurals on: a new noun got the old noun's ("2 masked vertices" for nodes)."""
+    nodes = dataclasses.replace(vertices, key="n2", nouns=("node", "colour"))
+    assert [plural(n) for n in nodes.nouns] == ["nodes", "colours"] and nodes.plurals == (None, None)
+    mice = dataclasses.replace(vertices, key="m2", nouns=("mouse", "colour"), plurals=("mice", None))
+    assert [plural(n) for n in mice.nouns] == ["mice", "colours"]
+    assert plural(dataclasses.replace(mice, key="m3", nouns=("mouse", "hue")).nouns[0]) == "mice"  # the same noun
 
 
 @pytest.mark.parametrize("plurals, message", [
