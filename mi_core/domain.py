@@ -450,6 +450,15 @@ def ensure_masked(mask: np.ndarray, minimum: int, rng: np.random.Generator) -> n
     return mask
 
 
+def uniform_mask(tokens: np.ndarray, rng: np.random.Generator, minimum: int, mask_id: int) -> np.ndarray:
+    """``tokens`` ``(N,)`` with each position masked at one rate t ~ U(0, 1), then more at random until at least
+    ``minimum`` are (all N when N is fewer): a state source's ``uniform`` states. Draws N uniforms, then t, then
+    :func:`ensure_masked`'s picks, so a seed gives the same states wherever it is used."""
+    tokens = np.asarray(tokens)
+    mask = ensure_masked(rng.random(tokens.shape) < rng.random(), min(minimum, len(tokens)), rng)
+    return np.where(mask, mask_id, tokens)
+
+
 class ConfigStates:
     """A state source whose flags are its config's fields: ``data_options`` and ``eval_options`` are option groups
     of ``config_cls`` (:func:`mi_core.options.only`); the held-out source is this class on the eval flags and

@@ -10,8 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mi_core.domain import Domain
-from mi_core.models.base import load_checked, save_model
-from mi_core.models.mdm import SequenceMDM, SequenceMDMConfig
+from mi_core.models.mdm import DomainMDM, SequenceMDMConfig
 from mi_core.options import option, redefault
 from mi_core.train.sequences import SequenceTask
 
@@ -34,8 +33,7 @@ class PalindromeMDMConfig(SequenceMDMConfig):
     dropout: float = redefault(SequenceMDMConfig, "dropout", 0.0)
 
 
-class PalindromeMDM(SequenceMDM):
-    values, mask_id, pad_id = len(ALPHABET), 0, len(ALPHABET) + 1
+MDM = DomainMDM("palindrome8", values=len(ALPHABET), mask_id=0, pad_id=len(ALPHABET) + 1, name="palindrome MDM")
 
 
 @dataclass
@@ -43,15 +41,11 @@ class PalindromeData:
     train_words: int = option(200, "palindromes to train on (the other of the 256 validate)", range=(1, 255))
 
 
-def save_palindrome(model, path, extra=None):
-    save_model(model, model.cfg, path, extra, domain="palindrome8")
-
-
 class PalindromeTask(SequenceTask):
     """``train palindrome8``: the engine's sequence task on a seeded split of the 256 palindromes."""
 
-    name, model_cls, options, model_config = "palindrome8_mdm", PalindromeMDM, PalindromeData, PalindromeMDMConfig
-    save = staticmethod(save_palindrome)
+    name, model_cls, options, model_config = "palindrome8_mdm", MDM.model_cls, PalindromeData, PalindromeMDMConfig
+    save = MDM.save
 
     def read_data(self, args, cfg, log):
         words = list(WORDS[np.random.default_rng(cfg.split_seed).permutation(len(WORDS))])
@@ -59,11 +53,5 @@ class PalindromeTask(SequenceTask):
         return words[:size], words[size:], {"train": size, "val": len(words) - size}
 
 
-def load_palindrome(spec, device):
-    if spec is None:
-        raise ValueError("the palindrome domain ships no model: give --model")
-    return load_checked(SequenceMDMConfig, PalindromeMDM, spec, device, "a palindrome MDM")[0], f"palindrome MDM {spec}"
-
-
 PALINDROME = Domain("palindrome8", "Palindromes of 8 (test)", "pal8", ALPHABET, pad_id=len(ALPHABET) + 1, length=N,
-                    model_loader=load_palindrome, trainer=PalindromeTask)
+                    model_loader=MDM.loader, trainer=PalindromeTask)

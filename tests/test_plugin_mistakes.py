@@ -14,10 +14,11 @@ import torch
 from toy_domain import TOY, ToyMDM, ToyStates
 
 from mi_core.domain import ShardConfig, register, unregister
-from mi_core.models.mdm import SequenceMDM, SequenceMDMConfig
+from mi_core.models.mdm import DomainMDM, SequenceMDM, SequenceMDMConfig
 
 EVAL_DEFAULTS = ToyStates.eval_defaults
 SMALL = SequenceMDMConfig(max_len=6, d_model=8, n_layers=1, n_heads=2, d_ff=8, dropout=0.0)
+LAB = DomainMDM("toy_lab", values=6, mask_id=0, pad_id=7)  # toy_like()'s model files: the toy's vocabulary
 
 
 def toy_like(**parts):
@@ -172,7 +173,7 @@ def test_a_loader_returning_a_bare_model_is_named():
     domain = toy_like(model_loader=lambda spec, device: ToyMDM(SMALL))
     register(domain)
     try:
-        with pytest.raises(ValueError, match="model_loader returned ToyMDM, not \\(model, description\\)"):
+        with pytest.raises(ValueError, match=f"model_loader returned {ToyMDM.__name__}, not \\(model, description\\)"):
             load_model(domain="toy_lab")
     finally:
         unregister(domain.key)
@@ -206,19 +207,18 @@ def test_a_sequence_mdm_without_its_vocabulary_is_named():
 def test_weights_recording_a_domain_not_registered_here_are_refused(tmp_path):
     """Before: a file trained for a plugin domain that is not loaded (here 'brackets', four values like the toy's
     model) was read by another domain's loader of the same config class, and its MI shown as the other domain's."""
-    from mi_core.models.base import ModelFileError, load_checked, save_model
+    from mi_core.models.base import ModelFileError, save_model
     from mi_core.models.loading import load_model
 
     path = tmp_path / "other.safetensors"
     save_model(ToyMDM(SMALL), SMALL, path, {}, domain="someone_elses")
-    loader = lambda spec, device: (load_checked(SequenceMDMConfig, ToyMDM, spec, device, "a toy MDM")[0], "toy")  # noqa: E731
-    domain = toy_like(model_loader=loader)
+    domain = toy_like(model_loader=LAB.loader)
     register(domain)
     try:
         with pytest.raises(ModelFileError, match="is a model for the domain 'someone_elses' .*no domain "
                                                  "'someone_elses' is registered here"):
             load_model(path, domain="toy_lab")
-        save_model(ToyMDM(SMALL), SMALL, path, {}, domain="toy_lab")
+        LAB.save(LAB.model_cls(SMALL), path)
         assert load_model(path, domain="toy_lab").domain == "toy_lab"
     finally:
         unregister(domain.key)
@@ -264,17 +264,15 @@ def test_bench_with_views_on_a_plugin_sequence_domain(tmp_path):
     """The command line end to end: a fixed-length domain over the engine's MDM, with symmetries, decodes with
     ``--views 2`` and records them."""
     from mi_core import cli
-    from mi_core.models.base import load_checked, save_model
 
     path = tmp_path / "m.safetensors"
     torch.manual_seed(0)
-    save_model(ToyMDM(SMALL), SMALL, path, {}, domain="toy_lab")
+    LAB.save(LAB.model_cls(SMALL), path)
 
     def symmetries(count, seed):
         return np.stack([np.arange(6), np.arange(6)[::-1]])[:count], np.tile(np.arange(6), (count, 1))
 
-    loader = lambda spec, device: (load_checked(SequenceMDMConfig, ToyMDM, spec, device, "a toy MDM")[0], "toy")  # noqa: E731
-    register(toy_like(model_loader=loader, symmetries=symmetries))
+    register(toy_like(model_loader=LAB.loader, symmetries=symmetries))
     states = tmp_path / "states.txt"
     states.write_text("ab____ abcdef\n______ fedcba\n")
     out = tmp_path / "bench.json"
@@ -335,13 +333,11 @@ def test_generate_names_a_grid_domain_and_a_length_its_fixed_length_domain_has_n
     """Before: ``generate toy_lab --length 5`` on a domain of 6 positions over the engine's MDM (which reads any
     length) printed states of 5; a grid domain was argparse's "invalid choice: 'sudoku'"."""
     from mi_core import cli
-    from mi_core.models.base import load_checked, save_model
 
     path = tmp_path / "m.safetensors"
     cfg = dataclasses.replace(SMALL, max_len=16)
-    save_model(ToyMDM(cfg), cfg, path, {}, domain="toy_lab")
-    loader = lambda spec, device: (load_checked(SequenceMDMConfig, ToyMDM, spec, device, "a toy MDM")[0], "toy")  # noqa: E731
-    register(toy_like(model_loader=loader))
+    LAB.save(LAB.model_cls(cfg), path)
+    register(toy_like(model_loader=LAB.loader))
     try:
         for length in (5, 12):
             assert cli.main(["generate", "toy_lab", "--length", str(length), "--model", str(path), "--n", "1"]) == 2
@@ -361,14 +357,12 @@ def test_a_domains_estimator_file_not_made_yet_is_named_with_how_to_make_it(tmp_
     PATH" and ``bench --sampler mi``'s "needs an MI estimator ...: --set estimator=PATH", with no word that its own
     file (or its variable's) was missing nor how to make it."""
     from mi_core import cli
-    from mi_core.models.base import load_checked, save_model
 
     path, states, absent = tmp_path / "m.safetensors", tmp_path / "states.txt", tmp_path / "est.safetensors"
-    save_model(ToyMDM(SMALL), SMALL, path, {}, domain="toy_lab")
+    LAB.save(LAB.model_cls(SMALL), path)
     states.write_text("ab____\n")
-    loader = lambda spec, device: (load_checked(SequenceMDMConfig, ToyMDM, spec, device, "a toy MDM")[0], "toy")  # noqa: E731
     monkeypatch.delenv("MI_LENS_TOY_LAB_ESTIMATOR", raising=False)
-    register(toy_like(model_loader=loader, estimator_env="MI_LENS_TOY_LAB_ESTIMATOR", estimator_default=str(absent)))
+    register(toy_like(model_loader=LAB.loader, estimator_env="MI_LENS_TOY_LAB_ESTIMATOR", estimator_default=str(absent)))
     made = (f"the {TOY.label} domain's estimator {absent} (its estimator_default) does not exist yet: make it with "
             f"python -m mi_core make-estimator-data toy_lab --out DIR, then python -m mi_core train-estimator --data "
             f"DIR --out {absent}")
@@ -403,7 +397,6 @@ def test_a_domain_with_a_rule_check_takes_its_metric_from_it(tmp_path):
     without a ``verify`` is refused as it registers."""
     from mi_core import cli
     from mi_core.bench.metrics import VerifiedMetric
-    from mi_core.models.base import load_checked, save_model
 
     def all_different(start, final):
         given = start != 0
@@ -420,10 +413,9 @@ def test_a_domain_with_a_rule_check_takes_its_metric_from_it(tmp_path):
     assert "its metric (VerifiedMetric) lacks verify" in register_fails(toy_like(metric=VerifiedMetric))
 
     path, states, out = tmp_path / "m.safetensors", tmp_path / "states.txt", tmp_path / "b.json"
-    save_model(ToyMDM(SMALL), SMALL, path, {}, domain="toy_lab")
+    LAB.save(LAB.model_cls(SMALL), path)
     states.write_text("ab____\n")
-    loader = lambda spec, device: (load_checked(SequenceMDMConfig, ToyMDM, spec, device, "a toy MDM")[0], "toy")  # noqa: E731
-    register(toy_like(model_loader=loader, metric=AllDifferent))
+    register(toy_like(model_loader=LAB.loader, metric=AllDifferent))
     try:
         assert cli.main(["bench", "toy_lab", "--model", str(path), "--puzzles", str(states), "--json", str(out)]) == 0
     finally:

@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pytest
 import torch
-from palindrome_domain import PALINDROME, PalindromeMDM, PalindromeMDMConfig, load_palindrome, save_palindrome
+from palindrome_domain import MDM, PALINDROME, PalindromeMDMConfig
 
 from mi_core import cli
 from mi_core.models.base import ModelFileError
@@ -31,10 +31,10 @@ def test_positions_round_trip_through_a_checkpoint(tmp_path):
     tokens = torch.tensor([[1, 0, 3, 4, 0, 0, 2, 1], [0] * 8])
     for positions in ("rotary", "absolute", "both"):
         torch.manual_seed(0)
-        model = PalindromeMDM(PalindromeMDMConfig(positions=positions, **TINY)).eval()
+        model = MDM.model_cls(PalindromeMDMConfig(positions=positions, **TINY)).eval()
         path = tmp_path / f"{positions}.safetensors"
-        save_palindrome(model, path)
-        loaded = load_palindrome(str(path), "cpu")[0]
+        MDM.save(model, path)
+        loaded = MDM.loader(str(path), "cpu")[0]
         assert json.loads(path.with_suffix(".json").read_text())["config"]["positions"] == positions
         assert loaded.cfg.positions == positions and loaded.seq_len is None and loaded.max_len == 8
         assert ("pos_emb.weight" in loaded.state_dict()) == (positions != "rotary")
@@ -47,12 +47,12 @@ def test_a_positions_value_outside_the_choices_is_refused(palindrome, tmp_path, 
     with pytest.raises(ValueError, match="positions must be one of rotary, absolute, both, got 'learned'"):
         SequenceMDMConfig(positions="learned")
     path = tmp_path / "m.safetensors"
-    save_palindrome(PalindromeMDM(PalindromeMDMConfig(**TINY)), path)
+    MDM.save(MDM.model_cls(PalindromeMDMConfig(**TINY)), path)
     meta = json.loads(path.with_suffix(".json").read_text())
     meta["config"]["positions"] = "learned"
     path.with_suffix(".json").write_text(json.dumps(meta))
     with pytest.raises(ModelFileError, match="positions must be one of"):
-        load_palindrome(str(path), "cpu")
+        MDM.loader(str(path), "cpu")
     assert cli.main(["train", "palindrome8", "--positions", "learned", "--out", str(tmp_path / "x.safetensors")]) == 2
     err = capsys.readouterr().err
     assert "error: argument --positions: invalid choice: 'learned'" in err and len(err.strip().splitlines()) == 1

@@ -10,15 +10,14 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import torch
 from torch import nn
 
 from mi_core.domain import Domain
-from mi_core.models.base import MaskedLM, MDMOutput, load_checked
-from mi_core.models.mdm import SequenceMDM, SequenceMDMConfig
+from mi_core.models.base import MaskedLM, MDMOutput
+from mi_core.models.mdm import DomainMDM
 from mi_core.order.sequences import SequenceOrderTask
 from mi_core.train.sequences import SequenceTask
 
@@ -72,13 +71,7 @@ def load_toy(spec, device):
     """The exact model, or (``--model FILE``) a toy MDM ``train toy6`` made, the kind ``train-order toy6`` reads."""
     if spec is None:
         return AllDifferentModel().to(device).eval(), "the exact all-different toy (built in)"
-    return load_toy_mdm(spec, device), f"the toy MDM {spec}"
-
-
-def load_toy_mdm(path, device):
-    model = load_checked(SequenceMDMConfig, ToyMDM, path, device, "a toy MDM")[0].eval()
-    model.weights_path = Path(path)  # its selectors are checked against these weights
-    return model
+    return TOY_MDM.loader(spec, device)
 
 
 @dataclass(frozen=True)
@@ -157,10 +150,8 @@ class AllDifferentMetric:
                 "mean_passes": float(np.mean([r[1] for r in self.rows]))}
 
 
-class ToyMDM(SequenceMDM):
-    """A trainable model of the toy: the engine's sequence MDM over the six values."""
-
-    values, mask_id, pad_id = N, 0, N + 1
+TOY_MDM = DomainMDM("toy6", values=N, mask_id=0, pad_id=N + 1, name="toy MDM")  # a trainable model of the toy
+ToyMDM = TOY_MDM.model_cls
 
 
 @dataclass
@@ -171,13 +162,7 @@ class ToyTrainData:
 class ToyTask(SequenceTask):
     """``train toy6``: the engine's sequence task on random permutations (the validation set is the rest)."""
 
-    name, model_cls, options = "toy6_mdm", ToyMDM, ToyTrainData
-
-    @staticmethod
-    def save(model, path, extra=None):
-        from mi_core.models.base import save_model
-
-        save_model(model, model.cfg, path, extra, domain="toy6")
+    name, model_cls, save, options = "toy6_mdm", ToyMDM, TOY_MDM.save, ToyTrainData
 
     def read_data(self, args, cfg, log):
         order = np.random.default_rng(cfg.split_seed).permutation(len(SOLUTIONS))
@@ -189,17 +174,11 @@ class ToyTask(SequenceTask):
 class ToyOrderTask(SequenceOrderTask):
     """``train-order toy6``: the engine's sequence order task on permutations, with a trained toy MDM."""
 
-    domain = "toy6"
+    domain, load, save_denoiser = "toy6", TOY_MDM.load, TOY_MDM.save
 
     def splits(self, args):
         perms = list(SOLUTIONS.numpy()[np.random.default_rng(0).permutation(len(SOLUTIONS))])
         return perms[:600], perms[600:], {"train": 600, "val": 120}
-
-    def load(self, path, device):
-        return load_toy_mdm(path, device)
-
-    def save_denoiser(self, model, path, meta):
-        ToyTask.save(model, path, meta)
 
 
 TOY = Domain("toy6", "All-different 6 (toy)", "toy6", tuple("abcdef"), names=("toy6",), length=N,

@@ -14,11 +14,10 @@ from pathlib import Path
 import numpy as np
 
 from brackets.order import BracketsOrderTask
-from brackets.words import ALPHABET, MASK_ID, MAX_LEN, MIN_LEN, PAD_ID, completable, draw_word, is_dyck, mask_state
+from brackets.words import ALPHABET, MASK_ID, MAX_LEN, MIN_LEN, PAD_ID, completable, draw_word, is_dyck
 from mi_core.bench.metrics import pass_stats
-from mi_core.domain import ConfigStates, Domain, ShardConfig, register
-from mi_core.models.base import load_checked, save_model
-from mi_core.models.mdm import SequenceMDM, SequenceMDMConfig
+from mi_core.domain import ConfigStates, Domain, ShardConfig, register, uniform_mask
+from mi_core.models.mdm import DomainMDM, SequenceMDMConfig
 from mi_core.options import SKIP, only, option, redefault
 from mi_core.train.sequences import SequenceTask
 
@@ -37,23 +36,7 @@ class BracketsMDMConfig(SequenceMDMConfig):
     dropout: float = redefault(SequenceMDMConfig, "dropout", 0.0)
 
 
-class BracketsMDM(SequenceMDM):
-    values, mask_id, pad_id = 4, MASK_ID, PAD_ID
-
-
-def save_brackets(model, path, extra=None):
-    save_model(model, model.cfg, path, {"kind": "brackets_mdm", **(extra or {})}, domain="brackets")
-
-
-def load_brackets_mdm(path, device="cpu"):
-    return load_checked(SequenceMDMConfig, BracketsMDM, path, device, "a brackets MDM")[0]
-
-
-def load_brackets(spec, device):
-    path = spec or DEFAULT_MODEL
-    model = load_brackets_mdm(path, device).eval()
-    model.weights_path = Path(path)
-    return model, f"the brackets MDM {path}"
+MDM = DomainMDM("brackets", values=4, mask_id=MASK_ID, pad_id=PAD_ID, default=DEFAULT_MODEL)
 
 
 # -- training ----------------------------------------------------------------------------------------------------
@@ -67,9 +50,8 @@ class WordData:
 class BracketsTask(SequenceTask):
     """``train brackets``: the engine's sequence task on uniform Dyck-2 words of lengths 8-16."""
 
-    name, model_cls, options = "brackets_mdm", BracketsMDM, WordData
-    model_config = BracketsMDMConfig
-    save = staticmethod(save_brackets)
+    name, model_cls, options = "brackets_mdm", MDM.model_cls, WordData
+    model_config, save = BracketsMDMConfig, MDM.save
 
     def read_data(self, args, cfg, log):
         rng = np.random.default_rng(cfg.split_seed)
@@ -114,8 +96,8 @@ class BracketsStates(ConfigStates):
             raise ValueError(f"--max-len {self.cfg.max_len} is longer than the model's {model.max_len}")
 
     def draw(self, model, rng, count, device):
-        c = self.cfg
-        out = [mask_state(draw_word(rng, c.split, (c.min_len, c.max_len)), rng, c.min_masked) for _ in range(count)]
+        c, lengths = self.cfg, (self.cfg.min_len, self.cfg.max_len)
+        out = [uniform_mask(draw_word(rng, c.split, lengths), rng, c.min_masked, MASK_ID) for _ in range(count)]
         return out, [0] * count
 
     def about(self) -> str:
@@ -149,7 +131,7 @@ class BracketsOrder(BracketsOrderTask):
     """``train-order brackets``: masked words of even lengths 8-16, as ``bench-order brackets`` decodes them."""
 
     domain, metric = "brackets", WellNestedMetric
-    load, save_denoiser = staticmethod(load_brackets_mdm), staticmethod(save_brackets)
+    load, save_denoiser = MDM.load, MDM.save
 
 
 # -- the domain --------------------------------------------------------------------------------------------------
@@ -177,5 +159,5 @@ BRACKETS = register(BracketsDomain(
             "pairs none, so a decoder may fill one blank of each pair together but not both blanks of one.",
     examples=(("two pairs, four masked", "(__)[__]"), ("a pair 9 apart", "_(()[])[]_"),
               ("twelve, eight masked", "_(__)____[]_"), ("sixteen, ten masked", "([__]_)____(__)_")),
-    model_loader=load_brackets, states=BracketsStates, metric=WellNestedMetric, trainer=BracketsTask,
+    model_loader=MDM.loader, states=BracketsStates, metric=WellNestedMetric, trainer=BracketsTask,
     order_task=BracketsOrder()))

@@ -1,7 +1,7 @@
 """``train-order brackets``: masked Dyck-2 words as start states, drawn as ``bench-order brackets`` reads them.
 
 A batch is words of one even length L ~ U(``--lengths``) from the training nine tenths, each masked at a rate
-t ~ U(0, 1) (:func:`~brackets.words.mask_state`, as the committed tuning and scored words were): the givens
+t ~ U(0, 1) (:func:`~mi_core.domain.uniform_mask`, as the committed tuning and scored words were): the givens
 break the all-mask state's symmetry, as a Sudoku puzzle's do. Validation decodes ``--eval-per-length`` masked
 words of each even length from the held-out tenth (seed ``VAL_SEED`` + ``--seed``) with the selector and with
 ``top_margin`` at each T, and scores the fraction right (well-nested, givens kept: ``WellNestedMetric``).
@@ -14,9 +14,10 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from brackets.words import MAX_LEN, MIN_LEN, draw_word, mask_state
+from brackets.words import MASK_ID, MAX_LEN, MIN_LEN, draw_word
 from mi_core.decoding import decode_final, make_strategy
 from mi_core.device import bf16_autocast
+from mi_core.domain import uniform_mask
 from mi_core.options import option, parse_lengths
 from mi_core.order.loop import OrderTask, OrderTrainConfig
 
@@ -55,7 +56,7 @@ def state_draw(lo: int, hi: int, min_masked: int):
     def draw(rng: np.random.Generator, batch: int):
         n = 2 * int(rng.integers(lo // 2, hi // 2 + 1))
         words = np.stack([draw_word(rng, "train", (n, n)) for _ in range(batch)])
-        starts = np.stack([mask_state(w, rng, min_masked) for w in words])
+        starts = np.stack([uniform_mask(w, rng, min_masked, MASK_ID) for w in words])
         return torch.from_numpy(starts), torch.from_numpy(words - 1)
 
     return draw
@@ -64,7 +65,7 @@ def state_draw(lo: int, hi: int, min_masked: int):
 def validation_states(lo: int, hi: int, per_length: int, min_masked: int, seed: int) -> list[torch.Tensor]:
     """``per_length`` masked held-out words of each even length ``lo..hi``, a ``(per_length, L)`` tensor each."""
     rng = np.random.default_rng(VAL_SEED + seed)
-    return [torch.from_numpy(np.stack([mask_state(draw_word(rng, "heldout", (n, n)), rng, min_masked)
+    return [torch.from_numpy(np.stack([uniform_mask(draw_word(rng, "heldout", (n, n)), rng, min_masked, MASK_ID)
                                        for _ in range(per_length)])) for n in range(lo, hi + 1, 2)]
 
 

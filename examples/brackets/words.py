@@ -96,11 +96,3 @@ def draw_word(rng: np.random.Generator, split: str, lengths=(MIN_LEN, MAX_LEN)) 
         if held_out(w) == (split == "heldout"):
             return w
 
-
-def mask_state(word: np.ndarray, rng: np.random.Generator, minimum: int = 2) -> np.ndarray:
-    """``word`` with each position masked at a rate t ~ U(0, 1), at least ``minimum`` masked."""
-    mask = rng.random(len(word)) < rng.random()
-    short = minimum - int(mask.sum())
-    if short > 0:
-        mask[rng.choice(np.flatnonzero(~mask), size=short, replace=False)] = True
-    return np.where(mask, MASK_ID, word)

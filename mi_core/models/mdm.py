@@ -14,14 +14,16 @@ chosen by the domain that builds it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import ClassVar
 
 import numpy as np
 import torch
 from torch import nn
 
-from mi_core.models.base import MaskedLM, MDMOutput
+from mi_core.models.base import MaskedLM, MDMOutput, load_checked, save_model
 from mi_core.options import check_ranges, option
 
 ATTENTION = ("full", "peer", "peer_bias")
@@ -221,3 +223,58 @@ class SequenceMDM(TransformerMDM):
         places = {"pos": np.arange(cfg.max_len)} if cfg.positions != "rotary" else None
         super().__init__(cfg, self.values, max(self.values + 1, self.pad_id, self.mask_id) + 1, max_len=cfg.max_len,
                          rotary=cfg.positions != "absolute", tables=places, pad_id=self.pad_id)
+
+
+@dataclass(frozen=True)
+class DomainMDM:
+    """A sequence domain's MDM and its files, from the domain's key and vocabulary: ``model_cls`` (a
+    :class:`SequenceMDM` subclass, ``KeyMDM``), :meth:`save` (the trainer's ``save``, an order task's
+    ``save_denoiser``), :meth:`load` (an order task's ``load``) and :meth:`loader` (the Domain's
+    ``model_loader``). A saved file records ``domain`` and ``kind`` (``KEY_mdm``) beside its config.
+
+    ``default``: the weights :meth:`loader` reads when given no file (an absolute path; None: it ships none);
+    ``name``: what messages call the model (default ``"KEY MDM"``).
+    """
+
+    domain: str
+    values: int
+    mask_id: int
+    pad_id: int
+    default: str | Path | None = None
+    name: str = ""
+    model_cls: type[SequenceMDM] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self):
+        if not isinstance(self.domain, str) or not self.domain:
+            raise ValueError(f"DomainMDM: domain must be the domain's key, got {self.domain!r}")
+        ids = {"values": self.values, "mask_id": self.mask_id, "pad_id": self.pad_id}
+        if bad := [f"{k} {v!r}" for k, v in ids.items() if isinstance(v, bool) or not isinstance(v, int) or v < 0]:
+            raise ValueError(f"DomainMDM {self.domain}: values and ids must be integers >= 0, got {', '.join(bad)}")
+        if self.values < 1 or {self.mask_id, self.pad_id} & set(range(1, self.values + 1)) or self.mask_id == self.pad_id:
+            raise ValueError(f"DomainMDM {self.domain}: mask_id {self.mask_id} and pad_id {self.pad_id} must differ "
+                             f"from each other and from the value tokens 1..{self.values} (token v + 1 is value v)")
+        object.__setattr__(self, "name", self.name or f"{self.domain} MDM")
+        title = "".join(part.capitalize() for part in re.split(r"[^0-9A-Za-z]+", self.domain))
+        cls = type(f"{title}MDM", (SequenceMDM,), {
+            "__doc__": f"The engine's sequence MDM over the {self.domain} domain's {self.values} values.",
+            "__module__": __name__, "values": self.values, "mask_id": self.mask_id, "pad_id": self.pad_id})
+        object.__setattr__(self, "model_cls", cls)
+
+    @property
+    def kind(self) -> str:
+        return f"{self.domain}_mdm"
+
+    def save(self, model: SequenceMDM, path: str | Path, extra: dict | None = None) -> None:
+        """Write ``path`` and its JSON (config, ``domain``, ``kind``, then ``extra``): :func:`save_model`."""
+        save_model(model, model.cfg, path, {"kind": self.kind, **(extra or {})}, domain=self.domain)
+
+    def load(self, path: str | Path, device: torch.device | str = "cpu") -> SequenceMDM:
+        """The model saved at ``path``, in eval mode on ``device``; ModelFileError when the file does not fit."""
+        return load_checked(SequenceMDMConfig, self.model_cls, path, device, f"a {self.name}")[0]
+
+    def loader(self, spec: str | Path | None, device) -> tuple[SequenceMDM, str]:
+        """``Domain.model_loader``: ``(model, a line naming it)`` from ``spec``, else :attr:`default`."""
+        path = spec or self.default
+        if path is None:
+            raise ValueError(f"the {self.domain} domain ships no {self.name}: give --model FILE")
+        return self.load(path, device), f"the {self.name} {path}"

@@ -12,7 +12,7 @@ import numpy as np
 import torch
 
 from mi_core.decoding import decode, make_strategy
-from mi_core.domain import ConfigStates, MixedShardConfig, ShardConfig, ensure_masked, mix_option
+from mi_core.domain import ConfigStates, MixedShardConfig, ShardConfig, mix_option, uniform_mask
 from mi_core.domains.protein import MASK_ID, read_fasta, split_records
 from mi_core.io import ROOT
 from mi_core.options import SKIP, only, option, option_text, redefault
@@ -57,12 +57,6 @@ def sequence_pool(fasta: str | Path, split: str, min_len: int, split_seed: int =
     return pool
 
 
-def uniform_mask(tokens: np.ndarray, rng: np.random.Generator, minimum: int) -> np.ndarray:
-    """``tokens`` ``(L,)`` with each residue masked at a rate t ~ U(0, 1), at least ``minimum`` masked."""
-    mask = ensure_masked(rng.random(tokens.shape) < rng.random(), min(minimum, len(tokens)), rng)
-    return np.where(mask, MASK_ID, tokens)
-
-
 def decode_to(model, start: np.ndarray, rng: np.random.Generator, minimum: int, device) -> np.ndarray:
     """The first state of a temperature-1 decode from ``start`` ``(L,)`` with at most m masked residues, m
     uniform in ``minimum..masked(start)`` (the one before it when a step overshoots below ``minimum``)."""
@@ -93,11 +87,11 @@ def draw_state(model, pool: list[np.ndarray], cfg: ProteinDataConfig, rng: np.ra
     weights = np.asarray(cfg.mix, dtype=float)
     source = int(rng.choice(len(SOURCES), p=weights / weights.sum()))
     if source == 0:
-        tokens = uniform_mask(window, rng, cfg.min_masked)
+        tokens = uniform_mask(window, rng, cfg.min_masked, MASK_ID)
     elif source == 1:
         tokens = decode_to(model, np.full_like(window, MASK_ID), rng, cfg.min_masked, device)
     else:
-        tokens = decode_to(model, uniform_mask(window, rng, cfg.min_masked), rng, cfg.min_masked, device)
+        tokens = decode_to(model, uniform_mask(window, rng, cfg.min_masked, MASK_ID), rng, cfg.min_masked, device)
     return tokens.astype(np.int64), source
 
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mi_core.domains.protein import read_fasta, split_records
-from mi_core.domains.protein.mdm import ProteinMDM, load_protein_mdm, save_protein_mdm
+from mi_core.domains.protein.mdm import PROTEIN_MDM
 from mi_core.domains.protein.states import DEFAULT_FASTA
 from mi_core.io import file_sha256
 from mi_core.options import option, redefault
@@ -30,9 +30,8 @@ class ProteinTrainConfig(SequenceTrainConfig):
 
 
 class ProteinTask(SequenceTask):
-    name, model_cls, options = "protein_mdm", ProteinMDM, FastaOption
-    train_config = ProteinTrainConfig
-    save = staticmethod(save_protein_mdm)
+    name, model_cls, options = "protein_mdm", PROTEIN_MDM.model_cls, FastaOption
+    train_config, save = ProteinTrainConfig, PROTEIN_MDM.save
 
     def read_data(self, args: dict, cfg: SequenceTrainConfig, log) -> tuple[list, list, dict]:
         self.fasta = fasta = Path(args["fasta"])
@@ -61,7 +60,7 @@ class ProteinOrderTask(SequenceOrderTask):
     (validation on its val split)."""
 
     options, domain = OrderData, "protein"
-    load, save_denoiser = staticmethod(load_protein_mdm), staticmethod(save_protein_mdm)
+    load, save_denoiser = PROTEIN_MDM.load, PROTEIN_MDM.save
 
     def splits(self, args) -> tuple[list, list, dict]:
         splits = split_records(read_fasta(args.fasta, strict=True))

@@ -12,7 +12,7 @@ import numpy as np
 import torch
 
 from mi_core.decoding import decode, make_strategy
-from mi_core.domain import ConfigStates, MixedShardConfig, check_mix, ensure_masked, mix_option
+from mi_core.domain import ConfigStates, MixedShardConfig, check_mix, mix_option, uniform_mask
 from mi_core.domains.sudoku import MASK_ID, SUDOKU9
 from mi_core.domains.sudoku.generator import random_transform
 from mi_core.domains.sudoku.grid import read_inputs
@@ -67,8 +67,7 @@ def draw_states(model, puzzles: np.ndarray, solutions: np.ndarray, n: int, mix: 
     pairs = pairs.reshape(n, 2, -1)
     tokens = pairs[:, 0].copy()
     for s in np.flatnonzero(source == 0):  # a solved grid with each cell masked at a rate t ~ U(0, 1)
-        mask = ensure_masked(rng.random(pairs[s, 1].shape) < rng.random(), minimum, rng)
-        tokens[s] = np.where(mask, MASK_ID, pairs[s, 1])
+        tokens[s] = uniform_mask(pairs[s, 1], rng, minimum, MASK_ID)
     dec = np.flatnonzero(source == 2)
     if len(dec):
         tokens[dec] = decode_states(model, pairs[dec, 0], rng, minimum, device)
