@@ -10,6 +10,9 @@ chosen by the domain that builds it.
 - **padding**: with a ``pad_id``, padded keys are excluded from attention;
 - **loops**: the block stack applied that many times with tied weights (``inject`` re-adds the input
   embedding before each later iteration), one head reading every iteration.
+
+:class:`SequenceMDM` is the engine's MDM over sequences; :class:`DomainMDM` gives a sequence domain its own, with
+the save, load and ``model_loader`` of its files, from the domain's key and vocabulary.
 """
 
 from __future__ import annotations
