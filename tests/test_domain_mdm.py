@@ -148,3 +148,13 @@ def test_uniform_mask_draws_as_the_hand_written_maskers_did(length, minimum):
 def test_uniform_mask_masks_all_of_a_state_shorter_than_its_minimum():
     """The hand-written maskers raised numpy's "Cannot take a larger sample than population" here."""
     assert uniform_mask(np.array([1, 2, 3]), np.random.default_rng(0), 5, 9).tolist() == [9, 9, 9]
+
+
+def test_a_domain_built_on_it_pickles(brackets):
+    """A worker process gets a pickled copy of a Domain: the generated model class was looked up by name in
+    mi_core.models.mdm and pickle failed ("attribute lookup BracketsMDM ... failed")."""
+    import pickle
+
+    copy = pickle.loads(pickle.dumps(brackets.BRACKETS))
+    model, description = copy.model_loader(None, "cpu")
+    assert description == f"the brackets MDM {brackets.DEFAULT_MODEL}" and type(model).__name__ == "BracketsMDM"

@@ -263,6 +263,9 @@ class DomainMDM:
             "__module__": __name__, "values": self.values, "mask_id": self.mask_id, "pad_id": self.pad_id})
         object.__setattr__(self, "model_cls", cls)
 
+    def __reduce__(self):  # rebuilt, class and all, where a Domain is unpickled (a worker process's copy)
+        return DomainMDM, (self.domain, self.values, self.mask_id, self.pad_id, self.default, self.name)
+
     @property
     def kind(self) -> str:
         return f"{self.domain}_mdm"
