@@ -95,6 +95,11 @@ class BracketsOrderTask(OrderTask):
 
     options = WordStates
     metric: type
+    budgets = (3, 5)  # a word has 8-16 positions, about 6 masked; examples/README.md's runs
+
+    def positions(self, args, model) -> int:
+        """The longest word of ``--lengths``."""
+        return even_lengths(args.lengths, model.max_len, args.min_masked)[1]
 
     def data(self, args, cfg: OrderTrainConfig, model) -> tuple:
         lo, hi = even_lengths(args.lengths, model.max_len, args.min_masked)

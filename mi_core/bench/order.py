@@ -28,6 +28,7 @@ from mi_core.bench.report import (
 )
 from mi_core.decoding import make_strategy
 from mi_core.decoding.base import MAX_COUNT
+from mi_core.decoding.budgets import default_budgets, fit_budgets
 from mi_core.decoding.learned import MODES
 from mi_core.decoding.selector import check_order_net_fits, load_order_net
 from mi_core.device import pick_device
@@ -38,22 +39,28 @@ from mi_core.models.base import load_meta
 from mi_core.options import SKIP, Device, Force, float_list, int_list, markdown_option, option, seed
 
 
-def selector_of(args, domain, model) -> Path:
+def none_or_list(budgets) -> list[int] | None:
+    return None if budgets is None else list(budgets)
+
+
+def selector_of(args, domain, model, budgets: list[int] | None = None) -> Path:
     """``--selector``, else the domain's shipped one; loaded and checked against ``model`` once, so a missing,
-    wrong or unfitting file fails before decoding."""
+    wrong or unfitting file fails before decoding; a note where ``budgets`` (default ``--budgets``) lie outside those
+    it was trained at."""
     selector = args.selector or domain.default_file("selector")
     if selector is None:
         raise ValueError(f"the {domain.label} domain ships no order selector: give --selector FILE")
     check_order_net_fits(load_order_net(selector), model, selector)
     trained = trained_budgets(selector)
-    outside = [t for t in args.budgets if trained and not min(trained) <= t <= max(trained)]
+    outside = [t for t in (args.budgets if budgets is None else budgets)
+               if trained and not min(trained) <= t <= max(trained)]
     if outside:
         print(f"note: {selector} was trained at budgets {','.join(map(str, trained))}; its choices at "
               f"{','.join(map(str, outside))} are extrapolated", file=sys.stderr)
     return Path(selector)
 
 
-def selector_or_skip(args, domain, model) -> Path | None:
+def selector_or_skip(args, domain, model, budgets: list[int] | None = None) -> Path | None:
     """:func:`selector_of`, or None (with a note) where ``--selector`` is unset and the domain ships none: the
     learned rows are skipped, as the mi rows are without an estimator."""
     if args.selector is None and domain.default_file("selector") is None:
@@ -61,7 +68,7 @@ def selector_or_skip(args, domain, model) -> Path | None:
         print(f"note: the {domain.label} domain ships no order selector: the learned rows are skipped "
               f"(--selector FILE{named} adds them; python -m mi_core train-order makes one)", file=sys.stderr)
         return None
-    return selector_of(args, domain, model)
+    return selector_of(args, domain, model, budgets)
 
 
 def estimator_of(path, domain, model) -> str | None:
@@ -170,8 +177,9 @@ class OrderBench:
     model: Path | None = option(None, "default: the shipped MDM of the domain")
     selector: Path | None = option(None, "default: the domain's shipped order selector (where none ships, no "
                                    "learned rows)")
-    budgets: list[int] = option([5, 10, 15, 20], "step budgets T, comma-separated", parse=int_list,
-                                range=(1, MAX_COUNT))  # the most steps a sampler takes
+    budgets: list[int] | None = option(None, "step budgets T, comma-separated; by default the domain's own, else "
+                                       "round(k n / 16) for k = 1..4, below the n positions of the longest input", parse=int_list, range=(1, MAX_COUNT),  # the most steps a sampler takes
+                                       default_for=lambda d: none_or_list(default_budgets(d)))
     gammas: list[float] | None = option(None, "eb / mi budgets, comma-separated (default: the domain's); empty: skip",
                                         parse=float_list, range=(0.0, 1e6))
     seed: int = seed()
@@ -273,7 +281,9 @@ def order_rows(args, domain, inputs, modes: list = (None,), extra: Callable | No
     gammas = default_gammas(args, domain)
     device = pick_device(args.device, args.threads)
     model, description, _ = decode.load(args, domain, device, inputs)
-    selector = selector_or_skip(args, domain, model)
+    budgets = list(fit_budgets(args.budgets, max(map(len, inputs.templates), default=None), "--budgets",
+                               "the longest input"))
+    selector = selector_or_skip(args, domain, model, budgets)
     estimator = estimator_of(args.estimator, domain, model) if gammas.get("mi") else None
     if estimator is None and gammas.get("mi"):
         absent = absent_own_estimator(domain)
@@ -291,7 +301,7 @@ def order_rows(args, domain, inputs, modes: list = (None,), extra: Callable | No
                 **(extra(inputs, gen) if extra else {}),
                 **decode.estimator_fields(getattr(strategy, "estimator", None)), **decode.selector_fields(strategy)}
 
-    configs = order_configs(args.budgets, modes, selector, gammas, estimator)
+    configs = order_configs(budgets, modes, selector, gammas, estimator)
     with row_bar(len(configs), args, model=getattr(model, "weights_path", None) or getattr(args, "model", None),
                  selector=selector, estimator=estimator) as done:
         rows = [done(config, partial(row, *config), *([shown] if shown else [])) for config in configs]

@@ -5,15 +5,17 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import time
 from abc import abstractmethod
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import numpy as np
 import torch
 
+from mi_core.decoding.budgets import fit_budgets
 from mi_core.decoding.selector import check_order_net_fits, load_order_net, make_order_nets, save_order_net
 from mi_core.io import display_path, file_sha256, line_log, note_checkpoint, read_checkpoint, write_checkpoint
 from mi_core.models.base import MaskedLM
@@ -87,7 +89,7 @@ class OrderTrainConfig:
     lr: float = option(1e-3, "learning rate of the selector and posterior (Adam)", range=(1e-12, 10))
     clip: float = option(1.0, "gradient-norm clip (0: none)", range=(0, 1e6))
     width: int = option(64, "hidden width of the selector and posterior heads", range=(1, 8192))
-    budgets: tuple[int, ...] = (5, 10, 15, 20)
+    budgets: tuple[int, ...] = ()  # empty: OrderTask.run derives them from the states (mi_core.decoding.budgets)
     bf16: bool = option(True, "bf16 autocast where it is fast (CUDA or a CPU with native bf16; elsewhere fp32)", negatable=True)
     time_budget: float = option(0.0, "seconds; > 0 stops after the update that spends it", range=(0, 1e8))
     kl_weight: float = option(1.0, "beta: weight of KL(Q || P) in the objective (1: the ELBO)", range=(1e-06, 1))
@@ -95,8 +97,8 @@ class OrderTrainConfig:
     denoiser_lr: float = option(1e-5, "learning rate of the denoiser with --finetune", range=(1e-12, 10))
 
     def __post_init__(self):
-        if not self.budgets or min(self.budgets) < 1:
-            raise ValueError(f"budgets must be a non-empty list of steps >= 1, got {self.budgets}")
+        if self.budgets and min(self.budgets) < 1:
+            raise ValueError(f"budgets must be steps >= 1, got {self.budgets}")
         check_ranges(self)
 
 
@@ -112,6 +114,8 @@ def train_order(model, draw: Callable, cfg: OrderTrainConfig, d_model: int, *, v
     -> dict`` and ``checkpoint(posterior, selector, curve, state)`` run every ``eval_every`` updates (0: never).
     Statistics are read back from the device once per evaluation window.
     """
+    if not cfg.budgets:
+        raise ValueError("train_order needs cfg.budgets, the step budgets T to train at")
     device = model.device
     torch.manual_seed(cfg.seed)
     rng = np.random.default_rng(distributed.rank_seed(cfg.seed))
@@ -119,12 +123,7 @@ def train_order(model, draw: Callable, cfg: OrderTrainConfig, d_model: int, *, v
     model.eval().requires_grad_(cfg.finetune)
     posterior, selector = nets if nets is not None else make_order_nets(d_model, cfg.width)
     posterior.to(device), selector.to(device)
-    params = list(posterior.parameters()) + list(selector.parameters())
-    groups = [{"params": params, "lr": cfg.lr}]
-    if cfg.finetune:
-        groups.append({"params": list(model.parameters()), "lr": cfg.denoiser_lr})
-    opt = torch.optim.Adam(groups)
-    params = [p for g in groups for p in g["params"]]
+    opt, params = _optimizer(model, posterior, selector, cfg)
     first, curve, window, start = 0, [], [], time.time()
     if resume is not None:
         first, curve, start = _restore(resume, model, posterior, selector, opt, rng, gen, cfg)
@@ -158,6 +157,15 @@ def train_order(model, draw: Callable, cfg: OrderTrainConfig, d_model: int, *, v
         if done:
             break
     return posterior, selector, curve
+
+
+def _optimizer(model, posterior, selector, cfg: OrderTrainConfig) -> tuple[torch.optim.Adam, list]:
+    """Adam over the posterior and selector at ``cfg.lr`` (and the denoiser at ``cfg.denoiser_lr`` with
+    ``cfg.finetune``), and the parameters it updates."""
+    groups = [{"params": list(posterior.parameters()) + list(selector.parameters()), "lr": cfg.lr}]
+    if cfg.finetune:
+        groups.append({"params": list(model.parameters()), "lr": cfg.denoiser_lr})
+    return torch.optim.Adam(groups), [p for g in groups for p in g["params"]]
 
 
 def _state(update: int, start: float, curve: list, model, posterior, selector, opt, rng, gen,
@@ -246,10 +254,13 @@ def run_record(domain: str, model_path: Path, info: dict, finetune: bool) -> dic
 
 class OrderTask:
     """``Domain.order_task``: a subclass sets ``options`` (a dataclass of its flags) and ``domain``, and gives
-    :meth:`load`, :meth:`save_denoiser` and :meth:`data`."""
+    :meth:`load`, :meth:`save_denoiser` and :meth:`data`; it may set ``budgets``, the step budgets T that
+    ``train-order`` and ``bench-order`` take by default (empty: derived from the states' positions,
+    :func:`~mi_core.decoding.budgets.derived_budgets`), and give :meth:`positions`."""
 
     options: type
     domain: str
+    budgets: tuple[int, ...] = ()
 
     @abstractmethod
     def load(self, path: Path, device) -> MaskedLM:
@@ -268,6 +279,14 @@ class OrderTask:
         describing the data and what the run records about them."""
         raise NotImplementedError
 
+    def positions(self, args, model: MaskedLM) -> int | None:
+        """The most positions a start state of :meth:`data` has under ``args`` (default: the most the model takes;
+        None: not known), against which the budgets are derived or checked."""
+        try:
+            return int(model.max_len)
+        except (NotImplementedError, TypeError):  # a model that gives no length
+            return None
+
     def run(self, args, cfg: OrderTrainConfig, model_path: Path, out: Path, log_path: Path, device) -> None:
         """:func:`train_order` with a JSON-lines log at ``log_path`` and checkpoints: ``out`` holds the selector
         with the best ``val_mean``, ``*_last`` the latest, ``*_posterior*`` the matching posteriors and, with
@@ -276,6 +295,9 @@ class OrderTask:
         ckpt = checkpoint_path(out)
         resume = resume_state(out, args, device) if args.resume else None
         model = self.load(model_path, device)
+        say = (lambda m: print(m, file=sys.stderr)) if distributed.is_main() else (lambda m: None)
+        cfg = replace(cfg, budgets=fit_budgets(cfg.budgets or None, self.positions(args, model), "--steps-budget",
+                                               "the longest start state", say))
         t0 = time.time()
         draw, score, header, info = self.data(args, cfg, model)
         validate = make_validator(cfg.budgets, score, frozen=not cfg.finetune)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from mi_core.decoding.base import MAX_COUNT
+from mi_core.decoding.budgets import budgets_text, default_budgets
 from mi_core.device import pick_device, use_bf16
 from mi_core.domain import Domain, get_domain
 from mi_core.io import check_output, check_weights_output, check_writable, default_run_path
@@ -29,8 +30,10 @@ class OrderRun:
                                default_for=lambda d: d.default_file("model"))
     out: Path | None = option(None, "selector weights (default: runs/<domain>_order_selector_<date-time>.safetensors)")
     log: Path | None = option(None, "JSON-lines log (default: OUT with _log.jsonl)")
-    steps_budget: str = option("5,10,15,20", "budget(s) T, comma-separated; one selector conditioned on T is "
-                               "trained over all of them")
+    steps_budget: str | None = option(None, "budget(s) T, comma-separated; one selector conditioned on T is trained "
+                                      "over all of them; by default the domain's own, else round(k n / 16) for k = "
+                                      "1..4, below the n positions of its longest state",
+                                      default_for=lambda d: budgets_text(default_budgets(d)))
     eval_every: int = option(50, "updates between validations", range=(1, 1_000_000_000))
     init: Path | None = option(None, "warm-start from this selector (and its *_posterior file beside it): a new run "
                                "from those weights, with a fresh optimizer and data stream")
@@ -69,7 +72,7 @@ def steps_budgets(text: str) -> tuple[int, ...]:
 
 def main(args) -> None:
     domain = get_domain(args.domain)
-    budgets = steps_budgets(args.steps_budget)
+    budgets = () if args.steps_budget is None else steps_budgets(args.steps_budget)  # (): derived from the states
     cfg = OrderTrainConfig(budgets=budgets, **{f.name: getattr(args, f.name) for f in group_fields(TRAIN_OPTIONS)})
     if args.init is not None:
         load_nets(args.init)  # fails before the data are built

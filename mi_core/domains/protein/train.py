@@ -60,6 +60,7 @@ class ProteinOrderTask(SequenceOrderTask):
     (validation on its val split)."""
 
     options, domain = OrderData, "protein"
+    budgets = (5, 10, 15, 20)  # the budgets of docs/learned_order.md's protein run and benchmark
     load, save_denoiser = PROTEIN_MDM.load, PROTEIN_MDM.save
 
     def splits(self, args) -> tuple[list, list, dict]:

@@ -72,6 +72,7 @@ def puzzles(args, seed: int) -> tuple[np.ndarray, np.ndarray, str]:
 
 class SudokuOrderTask(OrderTask):
     options, domain = OrderData, "sudoku"
+    budgets = (5, 10, 15, 20)  # the shipped selector's and its benchmark's (docs/learned_order.md)
     load, save_denoiser = staticmethod(load_sudoku_mdm), staticmethod(save_sudoku_mdm)
 
     def data(self, args, cfg: OrderTrainConfig, model) -> tuple:
