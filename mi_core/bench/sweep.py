@@ -79,6 +79,25 @@ def point_config(name: str, params: dict, domain) -> tuple[str, dict, bool]:
     return name, params, decode.lacks_mi_source(strategy)
 
 
+COUNTS = ("steps", "k")  # parameters that count passes, or positions a pass
+
+
+def fitting_points(configs: list[tuple[str, dict, bool]], positions: int | None) -> list[tuple[str, dict, bool]]:
+    """The points of a default grid whose ``steps`` and ``k`` are below ``positions``, those of the longest input
+    (``steps`` at or above them: more passes than positions; ``k``: every input filled in one pass); a note names
+    the points left out."""
+    def fits(name: str, params: dict) -> bool:
+        typed = typed_params(name, params)
+        return positions is None or all((typed.get(key) or 0) < positions for key in COUNTS)
+
+    left = [f"{name} {params_text(typed_params(name, params))}" for name, params, _ in configs if not fits(name, params)]
+    if left:
+        print(f"note: the default grid leaves out {', '.join(left)}: a count at or above the {positions} positions of "
+              "the longest input (steps: more passes than positions; k: all in one pass); --grid runs it",
+              file=sys.stderr)
+    return [c for c in configs if fits(c[0], c[1])]
+
+
 def recorded_params(name: str, params: dict) -> dict:
     """``params`` of sampler ``name`` as a row records them: typed (``{"k": 4}``, not ``"4"``), a selector's path
     relative to the repository."""
@@ -236,6 +255,8 @@ def main(args) -> int:
     grid = args.grid or getattr(inputs_cls, "sweep_grid", DEFAULT_GRID)
     configs = [point_config(n, p, domain) for n, p in grid_configs(grid, args.samplers)]  # bad params fail now
     inputs = inputs_cls(domain, args)
+    if not args.grid:  # a grid given is run as given
+        configs = fitting_points(configs, max(map(len, inputs.templates), default=None))
     if args.markdown is not None and str(args.markdown) != "-" and (problem := section_problem(f"sweep-{inputs.name}")):
         raise ValueError(f"--name {inputs.name!r}: {problem}")  # before the work, not after it (the JSON written)
     device = pick_device(args.device, args.threads)
