@@ -1,7 +1,8 @@
 """The engine with an out-of-tree domain: the Dyck-2 brackets plugin of ``examples/brackets`` (its own model,
 estimator and metric, words of 8-16 positions) through the command line, in this process. Each test fails
 where the engine assumed a protein or Sudoku domain: the estimator bench / sweep / bench-order read, the order
-task's lengths, ``--min-len``, how probe and estimate name a pair, and sweep's columns."""
+task's lengths and step budgets, sweep's default step counts, ``--min-len``, how probe and estimate name a pair, and
+sweep's columns."""
 
 from __future__ import annotations
 
@@ -237,6 +238,59 @@ def test_train_order_takes_even_lengths_only(brackets, tmp_path, capsys):
     assert not (tmp_path / "s.safetensors").exists()
     rows = drawn(order_data(brackets, lengths="8-12")[0])
     assert {len(s) for s, _ in rows} == {8, 10, 12} and all(is_dyck(w) for _, w in rows)
+
+
+SHORT_RUN = ORDER_RUN[2:]  # without --steps-budget
+
+
+def test_order_budgets_default_to_the_tasks_own_below_a_words_positions(brackets, words, tmp_path, capsys):
+    """train-order and bench-order defaulted to Sudoku's 5,10,15,20: a selector trained and benched at 15 and 20 on
+    words of at most 16 positions, where every word is decoded one position a pass. Now the brackets task's 3,5."""
+    out, rows = tmp_path / "sel.safetensors", tmp_path / "order.json"
+    assert cli.main(["train-order", "brackets", "--out", str(out), *SHORT_RUN]) == 0
+    assert json.loads(out.with_suffix(".json").read_text())["train"]["budgets"] == [3, 5]
+    assert cli.main(["bench-order", "brackets", "--puzzles", str(words), "--selector", str(out), "--gammas", "",
+                     "--json", str(rows), "--threads", "1"]) == 0
+    assert sorted({r["T"] for r in json.loads(rows.read_text()) if r["T"] is not None}) == [3, 5]
+    assert "limits nothing" not in capsys.readouterr().err
+
+
+def test_a_budget_at_or_above_a_words_positions_is_named(brackets, words, tmp_path, capsys):
+    out = tmp_path / "sel.safetensors"
+    assert cli.main(["train-order", "brackets", "--out", str(out), "--steps-budget", "3,16", *SHORT_RUN]) == 0
+    assert ("note: --steps-budget 16: the longest start state has 16 positions, so at T >= 16 every state can be "
+            "decoded one position a pass") in capsys.readouterr().err
+    assert cli.main(["train-order", "brackets", "--out", str(out), "--steps-budget", "3,12", "--lengths", "8-10",
+                     "--force", *SHORT_RUN]) == 0
+    assert "note: --steps-budget 12: the longest start state has 10 positions" in capsys.readouterr().err
+    assert cli.main(["bench-order", "brackets", "--puzzles", str(words), "--selector", str(out), "--budgets", "3,10",
+                     "--gammas", "", "--json", str(tmp_path / "order.json"), "--threads", "1"]) == 0
+    assert "note: --budgets 10: the longest input has 10 positions" in capsys.readouterr().err
+
+
+def test_a_task_declaring_no_budgets_gets_them_from_the_words(brackets, words, tmp_path, capsys, monkeypatch):
+    """A sequence domain of varying length whose order task declares no budgets: derived from the positions of the
+    longest state (--lengths 8-10) or input (WORDS: 10), none at or above them."""
+    monkeypatch.setattr(brackets.order_task, "budgets", (), raising=False)
+    out, rows = tmp_path / "sel.safetensors", tmp_path / "order.json"
+    assert cli.main(["train-order", "brackets", "--out", str(out), "--lengths", "8-10", *SHORT_RUN]) == 0
+    assert json.loads(out.with_suffix(".json").read_text())["train"]["budgets"] == [2, 3, 4, 5]
+    assert ("note: --steps-budget unset: budgets T = 2,3,4,5, derived from the 10 positions of the longest start "
+            "state") in capsys.readouterr().err
+    assert cli.main(["bench-order", "brackets", "--puzzles", str(words), "--selector", str(out), "--gammas", "",
+                     "--json", str(rows), "--threads", "1"]) == 0
+    assert sorted({r["T"] for r in json.loads(rows.read_text()) if r["T"] is not None}) == [2, 3, 4, 5]
+    assert "derived from the 10 positions of the longest input" in capsys.readouterr().err
+
+
+def test_the_default_sweep_runs_no_more_passes_than_a_word_has_positions(brackets, words, tmp_path, capsys):
+    """sweep's default grid ran mask_predict at 10 and 20 passes on words of at most 10 positions."""
+    rows = tmp_path / "sweep.json"
+    assert cli.main(["sweep", "brackets", "--puzzles", str(words), "--samplers", "mask_predict,topk", "--json",
+                     str(rows), "--threads", "1"]) == 0
+    swept = json.loads(rows.read_text())
+    assert [(r["sampler"], r["params"]) for r in swept] == [("topk", {"k": k}) for k in (2, 4, 7)]
+    assert "leaves out mask_predict steps=10, mask_predict steps=20" in capsys.readouterr().err
 
 
 def test_a_domain_redefines_the_default_lengths():

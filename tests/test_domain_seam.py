@@ -111,6 +111,25 @@ def test_estimator_data_every_sampler_and_bench(toy, tmp_path):
     assert swept[0]["accuracy"] == 1.0 and all(r["n"] == 3 for r in swept)
 
 
+def test_the_toys_step_counts_default_below_its_six_positions(toy, tmp_path, capsys):
+    """The toy's order task declares no budgets: train-order and bench-order derive them from its 6 positions (they
+    were Sudoku's 5,10,15,20); sweep's default grid leaves out topk k=7 and mask_predict steps=10,20 (a pass of 7,
+    or 10 passes, for 6 positions), and runs a grid given as given."""
+    assert cli.parse(["train-order", "toy6"])[1].steps_budget == "2,3,4,5"
+    assert cli.parse(["bench-order", "toy6", "--puzzles", "p.txt", "--json", "x.json"])[1].budgets == [2, 3, 4, 5]
+    puzzles, rows = tmp_path / "toy.txt", tmp_path / "sweep.json"
+    puzzles.write_text("ab____\n______\n")
+    assert cli.main(["sweep", "toy6", "--puzzles", str(puzzles), "--samplers", "topk,mask_predict", "--json",
+                     str(rows)]) == 0
+    assert [(r["sampler"], r["params"]) for r in json.loads(rows.read_text())] == [("topk", {"k": 2}),
+                                                                                  ("topk", {"k": 4})]
+    assert ("note: the default grid leaves out topk k=7, mask_predict steps=10, mask_predict steps=20: a count at or "
+            "above the 6 positions of the longest input") in capsys.readouterr().err
+    assert cli.main(["sweep", "toy6", "--puzzles", str(puzzles), "--grid", "topk:k=7", "--json", str(rows),
+                     "--force"]) == 0
+    assert [r["params"] for r in json.loads(rows.read_text())] == [{"k": 7}]
+
+
 def protocol_members(proto) -> set[str]:
     """The methods a protocol declares (its data members may be set per instance)."""
     return {n for n, v in vars(proto).items() if not n.startswith("_") and (callable(v) or isinstance(v, staticmethod))}

@@ -400,6 +400,69 @@ def test_train_order_cli_errors(capsys):
     assert "argument --samples: 1 is outside the accepted range 2..1000000" in capsys.readouterr().err
 
 
+# --- the default step budgets ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("positions, budgets", [(81, (5, 10, 15, 20)), (100, (6, 12, 19, 25)), (16, (2, 3, 4, 5)),
+                                                (10, (2, 3, 4, 5)), (6, (2, 3, 4, 5)), (5, (2, 3, 4)), (3, (2,)),
+                                                (2, (1,)), (1, (1,))])
+def test_derived_budgets_lie_below_the_positions(positions, budgets):
+    from mi_core.decoding.budgets import derived_budgets
+
+    assert derived_budgets(positions) == budgets
+    assert positions <= 2 or max(budgets) < positions
+
+
+def default_of(command: str, domain: str, name: str):
+    """The default of option ``name`` in ``python -m mi_core COMMAND DOMAIN``'s parser."""
+    import argparse
+
+    from mi_core.cli import command_parser, load
+
+    parser = command_parser(command, load(command))
+    subs = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return subs.choices[domain].get_default(name)
+
+
+@pytest.mark.parametrize("domain", ["sudoku", "protein", "antibody"])
+def test_the_shipped_domains_keep_their_budgets(domain):
+    """Their selectors and committed benchmarks were made at 5, 10, 15, 20: the defaults stay."""
+    assert default_of("train-order", domain, "steps_budget") == "5,10,15,20"
+    assert default_of("bench-order", domain, "budgets") == [5, 10, 15, 20]
+
+
+def test_the_16_cell_oracle_gets_budgets_below_its_cells(capsys):
+    """bench-order oracle4 defaulted to 5,10,15,20 on 16 cells: at 20 every puzzle was decoded one cell a pass."""
+    assert default_of("bench-order", "oracle4", "budgets") == [2, 3, 4, 5]
+    assert cli_main(["bench-order", "oracle4", "--help"]) == 0
+    assert "(default: 2,3,4,5)" in " ".join(capsys.readouterr().out.split())
+
+
+def test_a_budget_at_or_above_the_positions_is_named_once():
+    from mi_core.decoding.budgets import fit_budgets
+
+    said = []
+    assert fit_budgets([2, 16, 20], 16, "--budgets", "the longest input", said.append) == (2, 16, 20)
+    assert said == ["note: --budgets 16,20: the longest input has 16 positions, so at T >= 16 every state can be "
+                    "decoded one position a pass and the budget limits nothing (budgets below 16 do)"]
+    said.clear()
+    assert fit_budgets(None, 10, "--budgets", "the longest input", said.append) == (2, 3, 4, 5)
+    assert said and "derived from the 10 positions of the longest input" in said[0]
+    with pytest.raises(ValueError, match="the positions of a state are not known here.*give --steps-budget"):
+        fit_budgets(None, None, "--steps-budget", "a state")
+
+
+def test_a_domain_declaring_bad_budgets_is_named():
+    from types import SimpleNamespace
+
+    from mi_core.decoding.budgets import default_budgets
+
+    bad = SimpleNamespace(key="mine", length=None, order_task=SimpleNamespace(budgets=(5, 0)))
+    with pytest.raises(ValueError, match=r"domain mine: its order task's budgets \(5, 0\) must be integers in 1..4096"):
+        default_budgets(bad)
+    assert default_budgets(SimpleNamespace(key="mine", length=None, order_task=None)) is None
+
+
 def test_train_order_init_of_a_posterior_file_names_it(tmp_path, capsys):
     """``--init sel_posterior.safetensors`` (the posterior, not the selector) said the file had no posterior
     beside it, sel_posterior_posterior.safetensors."""
