@@ -304,6 +304,32 @@ def _is_file(value) -> bool:
         return False
 
 
+def _is_dir(value) -> bool:
+    """Whether an option's value names an existing folder (see :func:`_is_file`)."""
+    if not isinstance(value, (str, Path)) or not str(value):
+        return False
+    try:
+        return Path(value).is_dir()
+    except (OSError, ValueError):
+        return False
+
+
+def in_read_folder(args, outputs, outs: dict[str, Path]) -> str | None:
+    """One line when an output option names an existing file (or, for weights, the config written beside them)
+    inside a folder an input option names: ``--force`` would replace a file the command reads there (an estimator's
+    shard, a manifest), else None."""
+    folders = {k: Path(v).resolve() for k, v in vars(args).items() if k not in outputs and _is_dir(v)}
+    for out, target in outs.items():
+        beside = [target.with_suffix(".json")] if target.suffix == ".safetensors" else []
+        for hit in (t for t in (target, *beside) if t.is_file()):
+            name = next((k for k, folder in folders.items() if folder in hit.resolve().parents), None)
+            if name is not None:
+                what = "is" if hit == target else f"would replace {hit.name} beside it,"
+                return (f"{_flag(out)} {target} {what} a file in the {_flag(name)} folder {vars(args)[name]} this "
+                        "command reads: write its output elsewhere")
+    return None
+
+
 def written(command, args) -> set[str]:
     """The options of ``command`` that name files it writes: :data:`OUTPUTS` and the fields declared ``writes``."""
     groups = command.OPTIONS if getattr(command, "OPTIONS", None) is not None else command.options(DOMAINS[args.domain])
@@ -332,7 +358,7 @@ def overwrites_input(args, outputs=OUTPUTS) -> str | None:
             if config is not None and config.is_file() and config.samefile(target):
                 return (f"{_flag(out)} {target} is the config of the {_flag(name)} weights this command reads: write "
                         "its output elsewhere")
-    return None
+    return in_read_folder(args, outputs, outs)
 
 
 def contradiction(args) -> str | None:
