@@ -66,6 +66,22 @@ def keyword_domain(spec: str) -> tuple[Domain, str | None]:
                      f"({', '.join(cli_names())}) or a keyword ({', '.join(k for d in DOMAINS.values() for k in d.model_keywords)})")
 
 
+def check_domain_of(spec, domain: Domain) -> None:
+    """ModelFileError when the weights ``spec`` names record another domain than ``domain`` (or one not registered
+    here): a loader of the same config class would read them, and serve the wrong alphabet."""
+    if spec is None or not str(spec).endswith(".safetensors"):
+        return
+    trained = other_domain(spec, domain)
+    if trained is not None:
+        raise ModelFileError(f"{spec} is a model for {trained.cli_name} (its JSON records the domain {trained.key}), "
+                             f"not for {domain.cli_name}")
+    unknown = unregistered_domain(spec, domain)
+    if unknown is not None:
+        raise ModelFileError(f"{spec} is a model for the domain {unknown!r} (its JSON records it), not for "
+                             f"{domain.cli_name}; no domain {unknown!r} is registered here (is its module named in "
+                             "MI_LENS_DOMAINS?)")
+
+
 def load_model_described(spec: str | Path | None = None, device: torch.device | str = "cpu",
                          domain: str | Domain | None = None) -> tuple[MaskedLM, str]:
     """``(model, a line naming it)``: see :func:`load_model`."""
@@ -82,20 +98,15 @@ def load_model_described(spec: str | Path | None = None, device: torch.device | 
             domain = domain_of_file(path)
         else:
             domain, spec = keyword_domain(str(spec))
+    chosen = os.environ.get(domain.model_env, "").strip() if domain.model_env else ""
+    if chosen and spec is not None and str(spec) == domain.model_default and is_keyword(str(spec)):
+        spec = None  # the default keyword (auto) takes the model the variable names, as the app does
     if spec is None:  # the domain's default (or its environment variable's), read against the repository
         spec = domain.model_spec()
         if spec and not is_keyword(spec):
             spec = str(resolve_path(spec))
-    trained = other_domain(spec, domain) if spec is not None and str(spec).endswith(".safetensors") else None
-    if trained is not None:  # a loader of the same config class would read it, and serve the wrong alphabet
-        raise ModelFileError(f"{spec} is a model for {trained.cli_name} (its JSON records the domain {trained.key}), "
-                             f"not for {domain.cli_name}")
-    unknown = unregistered_domain(spec, domain) if spec is not None and str(spec).endswith(".safetensors") else None
-    if unknown is not None:
-        raise ModelFileError(f"{spec} is a model for the domain {unknown!r} (its JSON records it), not for "
-                             f"{domain.cli_name}; no domain {unknown!r} is registered here (is its module named in "
-                             "MI_LENS_DOMAINS?)")
     try:
+        check_domain_of(spec, domain)
         loaded = domain.part("model_loader")(spec, device)
     except (ValueError, OSError) as err:  # a file the environment named: say which variable to mend
         env = os.environ.get(domain.model_env) if domain.model_env else None

@@ -167,6 +167,8 @@ def load_antiberty(folder: str | Path | None = None, device: torch.device | str 
     """:class:`AntiBERTy` with the installed weights (or those in ``folder``) in eval mode."""
     folder = weights_folder() if folder is None else Path(folder)
     path, config = folder / "pytorch_model.bin", folder / "config.json"
+    if not folder.exists():
+        raise ModelFileError(f"AntiBERTy weights folder not found: {folder}")
     if not path.is_file() or not config.is_file():
         raise ModelFileError(f"{folder} holds no pytorch_model.bin and config.json")
     state = read_state_dict(path, "AntiBERTy weights (a torch state dict)")
