@@ -12,6 +12,7 @@ import importlib.metadata
 import inspect
 import math
 import os
+import sys
 import threading
 import unicodedata
 from collections.abc import Mapping
@@ -253,7 +254,7 @@ class Domain:
                     continue
                 parts = line.replace(",", " ").split()
                 try:
-                    state = self.parse_state(parts[0])
+                    state = self.parse_input(parts[0])  # the domain's own checks, as a typed state gets
                     solution = self.parse_state(parts[1]) if len(parts) > 1 else self.solution(state)
                 except ValueError as err:
                     raise ValueError(f"{path}, line {lineno}: {err}") from None
@@ -582,10 +583,13 @@ def load_builtin() -> None:
                 _builtin_started.clear()  # the next lookup tries again and meets the same error, not an empty registry
                 raise
             for module, where in plugin_modules():
-                before = set(DOMAINS.domains)
+                before, fresh = set(DOMAINS.domains), module not in sys.modules
                 try:
                     importlib.import_module(module)
                     PLUGIN_DOMAINS.update({key: (module, where) for key in set(DOMAINS.domains) - before})
+                    if fresh and set(DOMAINS.domains) == before:  # a module of another purpose, or a typo's namesake
+                        PLUGIN_PROBLEMS.append(f"the domain module {module!r} ({where}) registered no domain: a "
+                                               "domain module calls mi_core.domain.register(...) as it is imported")
                 except Exception as err:  # its own bug or a name clash: reported, and the other domains still serve
                     for key in set(DOMAINS.domains) - before:  # all of the module's domains or none
                         unregister(key)
