@@ -79,6 +79,15 @@ def template_of(args, domain: Domain) -> np.ndarray:
     return tokens
 
 
+def check_length(domain: Domain, length: int) -> None:
+    """A ValueError naming ``--length`` when the domain refuses a state of ``length`` masked positions (a bracket
+    word has an even length): the model would fill one no state of the domain can be."""
+    try:
+        domain.parse_input(domain.mask_char * length)
+    except ValueError as err:
+        raise ValueError(f"--length {length}: {err}") from None
+
+
 def check_fits(model, length: int, by_length: bool, unit: str) -> None:
     """A ValueError naming ``--length`` or ``--template`` when ``length`` positions do not fit ``model``."""
     if length > model.max_len:
@@ -158,6 +167,8 @@ def main(args) -> int:
     device = pick_device(args.device, args.threads)
     model, description = load_model_described(args.model, device, domain)
     check_fits(model, len(template), args.template is None, plural(domain.nouns[0]))
+    if args.template is None:
+        check_length(domain, args.length)
     with_estimator(strategy, model, domain, description)
     with_selector(strategy, domain)
     gen = decode_all(model, [template] * args.n, strategy, temperature=args.temperature, seed=args.seed,
