@@ -53,6 +53,9 @@ def make_inputs(d: Path, repo: Path) -> dict[str, str]:
     (d / "exists_cfg.json").write_text("{}\n")
     (d / "exists_run.ckpt").write_text("a checkpoint to resume\n")
     (d / "exists_sel_posterior.json").write_text("{}\n")
+    (d / "estdata").mkdir(exist_ok=True)  # an estimator's data folder: --out --force must not replace its files
+    (d / "estdata" / "manifest.json").write_text("{}\n")
+    (d / "estdata" / "shard_00000.safetensors").write_text("a shard\n")
     for name, src in (("exists_model", "sudoku_mdm"), ("exists_est", "sudoku_mi_estimator")):
         shutil.copy(repo / "assets" / f"{src}.safetensors", d / f"{name}.safetensors")
         shutil.copy(repo / "assets" / f"{src}.json", d / f"{name}.json")
@@ -265,8 +268,32 @@ def cases() -> list[tuple[str, str, list[str]]]:
         # the third sweep: an empty path was read as '.', the working folder
         ("make-estimator-data-out-empty", "other", ["make-estimator-data", "sudoku", "--out", "", "--states", "1"]),
         ("bench-model-empty", "other", [*bench[:4], "--model", ""]),
+        # the fourth sweep: an output inside a folder the command reads (--force replaced an estimator's shard)
+        ("train-estimator-out-is-a-shard", "safety", ["train-estimator", "--data", "{D}/estdata", "--out",
+                                                      "{D}/estdata/shard_00000.safetensors", "--force"]),
+        ("train-estimator-config-beside-out-is-the-manifest", "safety", ["train-estimator", "--data", "{D}/estdata",
+                                                                         "--out", "{D}/estdata/manifest.safetensors",
+                                                                         "--force"]),
         # help must exit 0
         ("train-help", "help", ["train", "--help"]),
+    ]
+
+
+VH = ("QVQLQQSGGELAKPGASVKVSCKASGYTFSSFWMHWVRQAPGQGLEWIGYINPRSGYTEYNEIFRDKATMTTDTSTSTAYMELSSLRSEDTAVYYCASFLGRGAM"
+      "DYWGQGTTVTVSS")  # abituzumab's heavy chain
+
+
+def env_cases() -> list[tuple[str, dict[str, str], list[str], str]]:
+    """``(id, environment, argv, text of the one error line)``: a variable naming a model the command cannot use.
+    ``MI_LENS_ANTIBODY_MODEL`` was read by the app alone: every antibody command loaded the installed AntiBERTy."""
+    probe = ["probe", "antibody", "--sequence", VH, "--mask-positions", "cdr3", "--eps", "0.5", "--no-progress",
+             "--device", "cpu", "--threads", "1"]
+    return [
+        ("antibody-model-env-missing-folder", {"MI_LENS_ANTIBODY_MODEL": "{D}/no_antiberty"}, probe,
+         "AntiBERTy weights folder not found: {D}/no_antiberty (the file $MI_LENS_ANTIBODY_MODEL names)"),
+        ("antibody-model-env-sudoku-weights", {"MI_LENS_ANTIBODY_MODEL": "{D}/exists_model.safetensors"}, probe,
+         "exists_model.safetensors is a model for sudoku (its JSON records the domain sudoku9), not for antibody "
+         "(the file $MI_LENS_ANTIBODY_MODEL names)"),
     ]
 
 

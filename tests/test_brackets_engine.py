@@ -401,3 +401,21 @@ def test_generate_names_the_files_shipped_resolved_to(brackets, tmp_path, monkey
     assert f"sampler=learned selector={selector} " in capsys.readouterr().out
     assert cli.main([*run, "--sampler", "mi", "--set", "estimator=shipped"]) == 0
     assert f"sampler=mi estimator={display_path(shipped_estimator(brackets))} " in capsys.readouterr().out
+
+
+def test_bench_and_bench_order_refuse_a_state_the_domain_refuses(brackets, tmp_path, capsys):
+    """A file's line went through ``parse_state`` alone: ``(((`` (odd, 3 long, no word keeps it) was decoded and
+    scored as a wrong answer; it is refused, naming its line, as a typed state is."""
+    odd = tmp_path / "odd.txt"
+    odd.write_text("(__)[__]\n(((\n")
+    for argv in (["bench", "brackets", "--puzzles", str(odd)],
+                 ["bench-order", "brackets", "--puzzles", str(odd), "--budgets", "3", "--json", str(tmp_path / "o.json")]):
+        assert cli.main([*argv, "--threads", "1", "--device", "cpu"]) == 2
+        assert "odd.txt, line 2: a Dyck-2 word has an even length 8-16, got 3" in capsys.readouterr().err
+
+
+def test_generate_refuses_a_length_the_domain_refuses(brackets, capsys):
+    """``generate brackets --length 9`` filled 9 positions, which no bracket word can be."""
+    assert cli.main(["generate", "brackets", "--length", "9", "--threads", "1", "--device", "cpu"]) == 2
+    assert capsys.readouterr().err.strip() == "error: --length 9: a Dyck-2 word has an even length 8-16, got 9"
+    assert cli.main(["generate", "brackets", "--length", "8", "--n", "1", "--threads", "1", "--device", "cpu"]) == 0

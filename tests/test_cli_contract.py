@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from cli_cases import cases, fill, make_inputs
+from cli_cases import cases, env_cases, fill, make_inputs
 
 from mi_core.cli import main
 
@@ -40,11 +40,24 @@ def check(rc: int, out: str, err: str, group: str) -> None:
 def test_bad_input_is_one_error_line(case, places, capsys, monkeypatch):
     monkeypatch.chdir(REPO)
     _, group, argv = case
-    before = {p: p.read_bytes() for p in Path(places["D"]).glob("exists*")}
+    kept = [*Path(places["D"]).glob("exists*"), *Path(places["D"]).glob("estdata/*")]
+    before = {p: p.read_bytes() for p in kept}
     rc = main(fill(argv, places))
     out, err = capsys.readouterr()
     check(rc, out, err, group)
-    assert {p: p.read_bytes() for p in Path(places["D"]).glob("exists*")} == before  # nothing overwritten
+    assert {p: p.read_bytes() for p in kept} == before  # nothing overwritten
+
+
+@pytest.mark.parametrize("case", env_cases(), ids=[c[0] for c in env_cases()])
+def test_a_bad_model_variable_is_one_error_line(case, places, capsys, monkeypatch):
+    monkeypatch.chdir(REPO)
+    _, env, argv, text = case
+    for key, value in env.items():
+        monkeypatch.setenv(key, value.replace("{D}", places["D"]))
+    rc = main(fill(argv, places))
+    out, err = capsys.readouterr()
+    check(rc, out, err, "env")
+    assert text.replace("{D}", places["D"]) in err
 
 
 @pytest.mark.parametrize("name", ["bench-batch-size-zero", "sweep-merge-json-object", "generate-length-huge",
@@ -141,9 +154,13 @@ def test_messages_name_option_value_and_range(places, capsys, monkeypatch):
         "probe-sudoku-eps-one": "argument --eps: 1 would skip every value",  # was "eps must be ..." after loading
         "bench-suite-data-a-file": "ref.fa: not a folder; give the folder of kaggle_graded_dev.csv",
         "bench-suite-data-missing-set": "has no kaggle_graded_dev.csv, top1465.txt, clue17_dev.txt",
+        "train-estimator-out-is-a-shard": "--out {D}/estdata/shard_00000.safetensors is a file in the --data folder "
+                                          "{D}/estdata this command reads: write its output elsewhere",
+        "train-estimator-config-beside-out-is-the-manifest": "--out {D}/estdata/manifest.safetensors would replace "
+                                                             "manifest.json beside it, a file in the --data folder",
     }
     for name, text in expect.items():
         _, _, argv = next(c for c in CASES if c[0] == name)
         assert main(fill(argv, places)) == 2
         err = capsys.readouterr().err
-        assert text in err, (name, err)
+        assert text.replace("{D}", places["D"]) in err, (name, err)

@@ -361,13 +361,14 @@ def test_the_registry_can_change_while_another_loop_reads_it():
         unregister(TOY.key)
 
 
-def _run_with_plugins(modules: str, *argv: str):
+def _run_with_plugins(modules: str, *argv: str, pythonpath: Path | None = None):
     import os
     import subprocess
     import sys
 
     root = Path(__file__).resolve().parents[1]
-    env = {**os.environ, "MI_LENS_DOMAINS": modules, "PYTHONPATH": os.pathsep.join([str(root / "tests"), str(root)])}
+    paths = [str(root / "tests"), str(root), *([str(pythonpath)] if pythonpath else [])]
+    env = {**os.environ, "MI_LENS_DOMAINS": modules, "PYTHONPATH": os.pathsep.join(paths)}
     return subprocess.run([sys.executable, "-m", "mi_core", *argv], cwd=root, env=env, capture_output=True, text=True)
 
 
@@ -393,6 +394,16 @@ def test_a_broken_domain_module_is_named_and_the_shipped_domains_still_serve():
     assert run.stderr.splitlines()[-1].startswith("error:") and "toy6" in run.stderr.splitlines()[-1]
     run = _run_with_plugins("toy_plugin,toy_plugin", "probe", "--help")  # a module named twice is imported once
     assert run.returncode == 0 and "warning" not in run.stderr
+
+
+def test_a_domain_module_that_registers_nothing_is_named(tmp_path):
+    """A module that imports but registers no domain (a namesake of the plugin, a file without its register call)
+    said nothing: the command then called the domain an invalid choice, with no word of the module."""
+    (tmp_path / "registers_nothing.py").write_text("VALUE = 1\n")
+    run = _run_with_plugins("registers_nothing", "probe", "toy6", "--state", "ab____", pythonpath=tmp_path)
+    assert run.returncode == 2 and "Traceback" not in run.stderr
+    assert ("warning: the domain module 'registers_nothing' (MI_LENS_DOMAINS) registered no domain: a domain module "
+            "calls mi_core.domain.register(...) as it is imported") in run.stderr
 
 
 APP_FIRST_PAGE = """
