@@ -270,16 +270,16 @@ def atomic_torch_save(path: str | Path, obj) -> None:
 @contextlib.contextmanager
 def line_log(path: str | Path):
     """A function that writes one line to ``path`` (replaced) and flushes it; a write that fails (a full disk)
-    raises OutputPathError naming ``path``."""
-    try:
-        fh = open(path, "w")
-    except OSError as err:
-        raise cannot_write(path, err) from None
+    raises OutputPathError naming ``path``. The file is opened at the first line: a run stopped before it leaves
+    no empty log that would make the same command ask for --force (and keeps an old log it would replace)."""
+    handle = []
 
     def write(line: str) -> None:
         try:
-            fh.write(line + "\n")
-            fh.flush()
+            if not handle:
+                handle.append(open(path, "w"))
+            handle[0].write(line + "\n")
+            handle[0].flush()
         except OSError as err:
             raise cannot_write(path, err) from None
 
@@ -287,7 +287,8 @@ def line_log(path: str | Path):
         yield write
     finally:
         with contextlib.suppress(OSError):  # a line the disk refused is still buffered: closing cannot flush it
-            fh.close()
+            for fh in handle:
+                fh.close()
 
 
 def default_run_path(stem: str, suffix: str = ".safetensors") -> Path:

@@ -22,7 +22,7 @@ import torch
 
 from mi_core import cli
 from mi_core.domains.sudoku.mdm import SudokuMDM, SudokuMDMConfig, save_sudoku_mdm
-from mi_core.io import OutputPathError, check_output
+from mi_core.io import OutputPathError, check_output, line_log
 
 REPO = Path(__file__).resolve().parent.parent
 TINY = ["--threads", "1", "--d-model", "32", "--n-layers", "1", "--n-heads", "2", "--d-ff", "64", "--grid-pool", "200",
@@ -289,3 +289,19 @@ def test_an_output_on_a_full_disk_is_refused_before_any_work(tmp_path, monkeypat
     with pytest.raises(OutputPathError, match=rf"--json {tmp_path}/r.json: cannot write in {tmp_path} \(No space left"):
         check_output(tmp_path / "r.json")
     assert not list(tmp_path.iterdir())
+
+
+def test_a_log_stopped_before_its_first_line_leaves_no_file(tmp_path):
+    """``train-order`` stopped while it built its data left an empty ``_log.jsonl``, and the same command then asked
+    for --force; with --force, an old log was emptied before the run wrote a line."""
+    path = tmp_path / "sel_log.jsonl"
+    with line_log(path):
+        pass
+    assert not path.exists()
+    path.write_text("old\n")
+    with pytest.raises(KeyboardInterrupt), line_log(path):
+        raise KeyboardInterrupt
+    assert path.read_text() == "old\n"
+    with line_log(path) as write:
+        write("new")
+    assert path.read_text() == "new\n"
