@@ -179,7 +179,7 @@ def test_antibody_model_file_of_another_kind(work, capsys):
     rc, err = run([*base, "--model", "cfg.json"], capsys)
     assert rc == 2 and "error: cfg.json is not AntiBERTy's weights: give their folder" in err
     rc, err = run([*base, "--model", "~/ab"], capsys)
-    assert rc == 2 and f"error: {Path.home() / 'ab'} holds no pytorch_model.bin and config.json" in err
+    assert rc == 2 and f"error: AntiBERTy weights folder not found: {Path.home() / 'ab'}" in err
 
 
 def test_generate_fasta_over_the_model_it_reads(work, capsys):
