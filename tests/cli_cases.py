@@ -56,6 +56,8 @@ def make_inputs(d: Path, repo: Path) -> dict[str, str]:
     (d / "estdata").mkdir(exist_ok=True)  # an estimator's data folder: --out --force must not replace its files
     (d / "estdata" / "manifest.json").write_text("{}\n")
     (d / "estdata" / "shard_00000.safetensors").write_text("a shard\n")
+    (d / "suite").mkdir(exist_ok=True)  # bench-suite's --data folder
+    (d / "suite" / "top1465.txt").write_text(EASY + "\n")
     for name, src in (("exists_model", "sudoku_mdm"), ("exists_est", "sudoku_mi_estimator")):
         shutil.copy(repo / "assets" / f"{src}.safetensors", d / f"{name}.safetensors")
         shutil.copy(repo / "assets" / f"{src}.json", d / f"{name}.json")
@@ -274,6 +276,8 @@ def cases() -> list[tuple[str, str, list[str]]]:
         ("train-estimator-config-beside-out-is-the-manifest", "safety", ["train-estimator", "--data", "{D}/estdata",
                                                                          "--out", "{D}/estdata/manifest.safetensors",
                                                                          "--force"]),
+        ("bench-suite-json-over-its-data", "safety", ["bench-suite", "sudoku", "--data", "{D}/suite", "--json",
+                                                      "{D}/suite/top1465.txt", "--force"]),
         # help must exit 0
         ("train-help", "help", ["train", "--help"]),
     ]

@@ -40,7 +40,7 @@ def check(rc: int, out: str, err: str, group: str) -> None:
 def test_bad_input_is_one_error_line(case, places, capsys, monkeypatch):
     monkeypatch.chdir(REPO)
     _, group, argv = case
-    kept = [*Path(places["D"]).glob("exists*"), *Path(places["D"]).glob("estdata/*")]
+    kept = [*Path(places["D"]).glob("exists*"), *Path(places["D"]).glob("estdata/*"), *Path(places["D"]).glob("suite/*")]
     before = {p: p.read_bytes() for p in kept}
     rc = main(fill(argv, places))
     out, err = capsys.readouterr()
@@ -158,6 +158,7 @@ def test_messages_name_option_value_and_range(places, capsys, monkeypatch):
                                           "{D}/estdata this command reads: write its output elsewhere",
         "train-estimator-config-beside-out-is-the-manifest": "--out {D}/estdata/manifest.safetensors would replace "
                                                              "manifest.json beside it, a file in the --data folder",
+        "bench-suite-json-over-its-data": "--json {D}/suite/top1465.txt is a file in the --data folder {D}/suite",
     }
     for name, text in expect.items():
         _, _, argv = next(c for c in CASES if c[0] == name)
