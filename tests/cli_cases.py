@@ -61,6 +61,11 @@ def make_inputs(d: Path, repo: Path) -> dict[str, str]:
     for name, src in (("exists_model", "sudoku_mdm"), ("exists_est", "sudoku_mi_estimator")):
         shutil.copy(repo / "assets" / f"{src}.safetensors", d / f"{name}.safetensors")
         shutil.copy(repo / "assets" / f"{src}.json", d / f"{name}.json")
+    # weights files safetensors cannot read: empty, cut short, a JSON file under the name (each with its config)
+    weights = (repo / "assets" / "sudoku_mdm.safetensors").read_bytes()
+    for name, data in (("empty_w", b""), ("half_w", weights[: len(weights) // 2]), ("json_w", b'{"a": 1}\n')):
+        (d / f"{name}.safetensors").write_bytes(data)
+        shutil.copy(repo / "assets" / "sudoku_mdm.json", d / f"{name}.json")
     # models whose JSON config does not fit the weights
     for name, src, key, value in [("dff", "sudoku_mdm", "d_ff", 2_000_000_000),
                                   ("maxlen", "protein_mdm", "max_len", 1_000_000_000),
@@ -278,6 +283,9 @@ def cases() -> list[tuple[str, str, list[str]]]:
                                                                          "--force"]),
         ("bench-suite-json-over-its-data", "safety", ["bench-suite", "sudoku", "--data", "{D}/suite", "--json",
                                                       "{D}/suite/top1465.txt", "--force"]),
+        ("bench-model-empty-file", "unclear", [*bench[:4], "--model", "{D}/empty_w.safetensors"]),
+        ("bench-model-cut-short", "unclear", [*bench[:4], "--model", "{D}/half_w.safetensors"]),
+        ("bench-model-json-named-safetensors", "unclear", [*bench[:4], "--model", "{D}/json_w.safetensors"]),
         # help must exit 0
         ("train-help", "help", ["train", "--help"]),
     ]

@@ -158,6 +158,10 @@ def test_messages_name_option_value_and_range(places, capsys, monkeypatch):
                                           "{D}/estdata this command reads: write its output elsewhere",
         "train-estimator-config-beside-out-is-the-manifest": "--out {D}/estdata/manifest.safetensors would replace "
                                                              "manifest.json beside it, a file in the --data folder",
+        "bench-model-empty-file": "cannot read weights {D}/empty_w.safetensors: the file is empty (0 bytes)",
+        "bench-model-cut-short": "half_w.safetensors: not a whole safetensors file (cut short, or a file of another "
+                                 "format) (Error while deserializing header",  # safetensors' words alone
+        "bench-model-json-named-safetensors": "json_w.safetensors: not a whole safetensors file",
         "bench-suite-json-over-its-data": "--json {D}/suite/top1465.txt is a file in the --data folder {D}/suite",
     }
     for name, text in expect.items():

@@ -285,6 +285,17 @@ def build_config(config_cls, raw: dict, path: str | Path, what: str):
         raise ModelFileError(f"{path}: config does not describe {what}: {err}") from None
 
 
+def unreadable_weights(path: str | Path, err: Exception) -> ModelFileError:
+    """The error of a weights file safetensors cannot read: an empty file, or one whose header does not read (cut
+    short, or a file of another format named .safetensors), said as such rather than in safetensors' words alone."""
+    if Path(path).is_file() and Path(path).stat().st_size == 0:
+        return ModelFileError(f"cannot read weights {path}: the file is empty (0 bytes)")
+    if "deserializing header" in str(err):
+        return ModelFileError(f"cannot read weights {path}: not a whole safetensors file (cut short, or a file of "
+                              f"another format) ({err})")
+    return ModelFileError(f"cannot read weights {path}: {err}")
+
+
 def read_header(path: str | Path) -> tuple[dict, dict[str, tuple]]:
     """The metadata and the tensors' shapes (name -> shape) of the weights file ``path`` (ModelFileError when it
     cannot be read)."""
@@ -293,7 +304,7 @@ def read_header(path: str | Path) -> tuple[dict, dict[str, tuple]]:
             shapes = {k: tuple(fh.get_slice(k).get_shape()) for k in fh.keys()}  # noqa: SIM118  (a safe_open handle, not a dict)
             return fh.metadata() or {}, shapes
     except Exception as err:  # noqa: BLE001  (safetensors raises its own error types)
-        raise ModelFileError(f"cannot read weights {path}: {err}") from None
+        raise unreadable_weights(path, err) from None
 
 
 def shapes_problem(wanted: dict[str, tuple], stored: dict[str, tuple]) -> str | None:
@@ -353,7 +364,7 @@ def load_state(model: torch.nn.Module, path: str | Path, device: torch.device) -
     try:
         state = load_file(str(path))
     except Exception as err:  # safetensors raises its own error types
-        raise ModelFileError(f"cannot read weights {path}: {err}") from None
+        raise unreadable_weights(path, err) from None
     problem = shapes_problem({k: tuple(v.shape) for k, v in model.state_dict().items()},
                              {k: tuple(v.shape) for k, v in state.items()})
     if problem:  # torch's own message is many lines, the first of which names no tensor
