@@ -951,3 +951,24 @@ def test_a_damaged_eval_estimator_partial_is_one_line_naming_it(tmp_path, tiny_m
         f"error: --resume: {partial} is not an eval-estimator's record of finished states; move it away, or give "
         "--force without --resume to start again")
     assert json.loads(partial.read_text())["rows"] == states
+
+
+def test_a_stopped_train_estimator_says_nothing_is_kept(tmp_path, monkeypatch, capsys):
+    """Ctrl-C while the estimator trained printed only "the files already written are whole", though it writes
+    nothing until training ends and has no --resume."""
+    import mi_core.train.estimator as trainer
+    import mi_core.train.estimator_data as data
+
+    manifest = {"domain": None, "summary": {"states": 2}, "config": {}, "model": None, "model_sha256": None}
+    monkeypatch.setattr(data, "load_shards", lambda folder: ({"hidden": torch.zeros(2, 4, 8),
+                                                              "probs": torch.full((2, 4, 3), 1 / 3)}, manifest))
+
+    def stop(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(trainer, "train_variants", stop)
+    out = tmp_path / "e.safetensors"
+    assert cli_main(["train-estimator", "--data", str(tmp_path), "--out", str(out), "--device", "cpu"]) == 130
+    assert capsys.readouterr().err.strip().endswith(
+        f"nothing is kept: {out} is written when training ends; the same command starts again")
+    assert not out.exists()

@@ -22,7 +22,7 @@ import torch
 
 from mi_core.device import pick_device
 from mi_core.domain import get_domain
-from mi_core.io import check_weights_output, default_run_path, display_path, json_ready
+from mi_core.io import check_weights_output, default_run_path, display_path, json_ready, note_on_stop
 from mi_core.mi.estimator import LOSSES, EstimatorConfig, MIEstimator, estimator_loss, save_estimator
 from mi_core.mi.fidelity import fidelity
 from mi_core.options import SKIP, Device, Force, check_ranges, option, seed
@@ -266,6 +266,7 @@ def main(namespace) -> int:
             f"make-estimator-data run planned (it was stopped early); the same command resumes it: "
             f"{manifest.get('command') or 'make-estimator-data'}")
     threshold = edge_threshold(domain)
+    note_on_stop(f"nothing is kept: {args['out']} is written when training ends; the same command starts again")
     estimator, summary = train_variants(to_device(data, device), est_cfg, cfg, variants, log, rules, threshold)
     extra = {"params": estimator.num_params(), "domain": domain,
              "mdm": display_path(manifest["model"]) if manifest["model"] else None, "mdm_sha256": manifest["model_sha256"],
