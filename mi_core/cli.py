@@ -316,9 +316,10 @@ def _is_dir(value) -> bool:
 
 def in_read_folder(args, outputs, outs: dict[str, Path]) -> str | None:
     """One line when an output option names an existing file (or, for weights, the config written beside them)
-    inside a folder an input option names: ``--force`` would replace a file the command reads there (an estimator's
-    shard, a manifest), else None."""
-    folders = {k: Path(v).resolve() for k, v in vars(args).items() if k not in outputs and _is_dir(v)}
+    inside a folder an input path option names: ``--force`` would replace a file the command reads there (an
+    estimator's shard, a manifest), else None. Only path options count (typed :class:`~pathlib.Path`): a domain key,
+    a sampler or a typed state that happens to name a folder here is no folder the command reads."""
+    folders = {k: v.resolve() for k, v in vars(args).items() if k not in outputs and isinstance(v, Path) and _is_dir(v)}
     for out, target in outs.items():
         beside = [target.with_suffix(".json")] if target.suffix == ".safetensors" else []
         for hit in (t for t in (target, *beside) if t.is_file()):

@@ -359,3 +359,20 @@ def test_an_output_of_dash_is_refused(work, capsys, argv):
     (work / "p.txt").write_text(EASY + "\n")
     rc, err = run(argv, capsys)
     assert rc == 2 and f"error: {argv[-2]} -: name a file or folder" in err and not (work / "-").exists()
+
+
+def test_a_folder_named_as_the_domain_is_no_input_folder(work):
+    """A plugin's package folder is often named as its domain key (``brackets/``): an output inside it, given with
+    --force, was refused as 'a file in the --domain folder', though no path option names that folder."""
+    from argparse import Namespace
+
+    from mi_core.cli import overwrites_input
+
+    (work / "brackets").mkdir()
+    (work / "brackets" / "r.json").write_text("{}\n")
+    (work / "data").mkdir()
+    (work / "data" / "shard.json").write_text("{}\n")
+    typed = Namespace(domain="brackets", sampler="brackets", json=Path("brackets/r.json"), force=True)
+    assert overwrites_input(typed) is None
+    read = Namespace(domain="brackets", data=Path("data"), json=Path("data/shard.json"), force=True)
+    assert "is a file in the --data folder data" in overwrites_input(read)
