@@ -621,6 +621,15 @@ def lacks(part, name: str) -> bool:
     return bool(getattr(member, "__isabstractmethod__", False))
 
 
+def budgets_problem(budgets) -> str | None:
+    """What is wrong with an order task's declared ``budgets`` (a tuple of step counts T >= 1; empty: derived), else
+    None. Their upper bound is checked where they are used, by the option they default."""
+    if not isinstance(budgets, (tuple, list)) or any(isinstance(t, bool) or not isinstance(t, int) or t < 1
+                                                     for t in budgets):
+        return f"its order_task's budgets {budgets!r} must be a tuple of step counts T >= 1, e.g. (3, 5)"
+    return None
+
+
 def check_parts(domain: Domain) -> None:
     """ValueError naming each member a part of ``domain`` lacks, so an incomplete domain is refused as it registers,
     not by a traceback in the middle of a command."""
@@ -633,6 +642,8 @@ def check_parts(domain: Domain) -> None:
     if isinstance(domain.order_task, type):
         problems.append(f"its order_task is the class {domain.order_task.__name__}: give an instance, "
                         f"{domain.order_task.__name__}()")
+    elif domain.order_task is not None and (problem := budgets_problem(getattr(domain.order_task, "budgets", ()))):
+        problems.append(problem)  # read by every domain's train-order / bench-order parser: refused here, not there
     for name, members in PART_MEMBERS.items():
         part = getattr(domain, name)
         missing = [] if part is None else [m for m in dict.fromkeys((*members, *dir(part))) if lacks(part, m)]

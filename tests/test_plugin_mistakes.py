@@ -435,3 +435,32 @@ def test_bench_orders_note_on_skipped_learned_rows_names_the_domains_selector_va
     assert selector_or_skip(SimpleNamespace(selector=None), domain, None) is None
     assert ("(--selector FILE or $MI_LENS_TOY_LAB_SELECTOR adds them; python -m mi_core train-order makes one)"
             in capsys.readouterr().err)
+
+
+def test_an_order_task_declaring_bad_budgets_is_refused_as_it_registers_and_fails_no_other_domain(capsys):
+    """Before: it registered, and the parser of every domain's train-order and bench-order failed on it
+    (``bench-order sudoku`` said 'domain toy_lab: its order task's budgets (5, 0) must be integers in 1..4096')."""
+    from toy_domain import ToyOrderTask
+
+    from mi_core.cli import main as cli_main
+
+    class Zero(ToyOrderTask):
+        domain, budgets = "toy_lab", (5, 0)
+
+    message = register_fails(toy_like(order_task=Zero()))
+    assert "its order_task's budgets (5, 0) must be a tuple of step counts T >= 1, e.g. (3, 5)" in message
+
+    class Huge(ToyOrderTask):
+        domain, budgets = "toy_lab", (5, 5000)
+
+    register(toy_like(order_task=Huge()))
+    try:
+        for command in ("bench-order", "train-order"):
+            assert cli_main([command, "sudoku", "--help"]) == 0, capsys.readouterr().err
+        capsys.readouterr()
+        assert cli_main(["train-order", "toy_lab", "--out", "x.safetensors"]) == 2
+        assert "--steps-budget 5,5000: 5000 is outside 1..4096" in capsys.readouterr().err
+        assert cli_main(["bench-order", "toy_lab", "--puzzles", "p.txt", "--json", "x.json"]) == 2
+        assert "argument --budgets: 5000 is outside" in capsys.readouterr().err
+    finally:
+        unregister("toy_lab")
