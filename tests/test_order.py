@@ -705,3 +705,25 @@ def test_train_order_resume_as_another_domain_names_the_domain_typed(tmp_path, m
     assert cli_main(["train-order", "protein", "--updates", "4", "--resume", *tail]) == 2
     err = capsys.readouterr().err
     assert "--resume continues the run's own settings: DOMAIN protein differs from its sudoku9" in err, err
+
+
+def test_a_sequence_order_task_derives_its_budgets_from_its_windows_not_the_models_length():
+    """A variable-length sequence domain that declares no budgets had them derived from the model's max_len (256 by
+    default: T = 16, 32, 48, 64) for windows of at most 16 positions, where every T decodes one position a pass."""
+    from types import SimpleNamespace
+
+    from mi_core.decoding.budgets import fit_budgets
+    from mi_core.order.sequences import SequenceOrderTask
+
+    class Words(SequenceOrderTask):
+        domain, load, save_denoiser = "words", None, None
+
+        def splits(self, args):
+            return [np.ones(n, dtype=np.int64) for n in (10, 12, 16)], [], {}
+
+    model = SimpleNamespace(max_len=256)
+    assert Words().positions(SimpleNamespace(lengths=None), model) == 16
+    assert Words().positions(SimpleNamespace(lengths="8-12"), model) == 12
+    said = []
+    assert fit_budgets(None, Words().positions(SimpleNamespace(lengths=None), model), "--steps-budget", "the longest "
+                       "start state", said.append) == (2, 3, 4, 5)

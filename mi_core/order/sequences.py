@@ -110,6 +110,14 @@ class SequenceOrderTask(OrderTask):
         """``(train records, val records, info)``: the sequences windows are drawn from."""
         raise NotImplementedError
 
+    def positions(self, args, model) -> int:
+        """The longest window: ``--lengths``' HI, else the longest training sequence (at most the model's length;
+        :meth:`splits` read for it), not the model's ``max_len`` (256 by default), which would derive budgets of
+        16 passes and more for windows of 16 positions."""
+        if args.lengths is not None:
+            return parse_lengths(args.lengths)[1]
+        return default_lengths(self.splits(args)[0], model.max_len)[1]
+
     def data(self, args, cfg: OrderTrainConfig, model) -> tuple:
         given = None if args.lengths is None else parse_lengths(args.lengths)  # a bad value fails before the data load
         if given is not None and given[1] > model.max_len:
