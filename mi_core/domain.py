@@ -583,11 +583,13 @@ def load_builtin() -> None:
                 _builtin_started.clear()  # the next lookup tries again and meets the same error, not an empty registry
                 raise
             for module, where in plugin_modules():
-                before, fresh = set(DOMAINS.domains), module not in sys.modules
+                registered, fresh = dict(DOMAINS.domains), module not in sys.modules
+                before = set(registered)
                 try:
                     importlib.import_module(module)
                     PLUGIN_DOMAINS.update({key: (module, where) for key in set(DOMAINS.domains) - before})
-                    if fresh and set(DOMAINS.domains) == before:  # a module of another purpose, or a typo's namesake
+                    # none added nor replaced (register(..., replace=True) of a shipped key keeps the keys)
+                    if fresh and all(registered.get(k) is d for k, d in DOMAINS.domains.items()):
                         PLUGIN_PROBLEMS.append(f"the domain module {module!r} ({where}) registered no domain: a "
                                                "domain module calls mi_core.domain.register(...) as it is imported")
                 except Exception as err:  # its own bug or a name clash: reported, and the other domains still serve

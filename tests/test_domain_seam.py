@@ -406,6 +406,16 @@ def test_a_domain_module_that_registers_nothing_is_named(tmp_path):
             "calls mi_core.domain.register(...) as it is imported") in run.stderr
 
 
+def test_a_module_that_replaces_a_shipped_domain_is_not_said_to_register_none(tmp_path):
+    """``register(dataclasses.replace(sudoku, ...), replace=True)`` keeps the registry's keys: the module was said to
+    have registered no domain, though the command then served its domain."""
+    (tmp_path / "my_sudoku.py").write_text(
+        "import dataclasses\nfrom mi_core.domain import DOMAINS, register\n"
+        "register(dataclasses.replace(DOMAINS.domains['sudoku9'], summary='mine'), replace=True)\n")
+    run = _run_with_plugins("my_sudoku", "probe", "sudoku", "--help", pythonpath=tmp_path)
+    assert run.returncode == 0 and "registered no domain" not in run.stderr, run.stderr
+
+
 APP_FIRST_PAGE = """
 import sys
 from streamlit.testing.v1 import AppTest
