@@ -624,8 +624,10 @@ def lacks(part, name: str) -> bool:
 
 
 def budgets_problem(budgets) -> str | None:
-    """What is wrong with an order task's declared ``budgets`` (a tuple of step counts T >= 1; empty: derived), else
-    None. Their upper bound is checked where they are used, by the option they default."""
+    """What is wrong with an order task's declared ``budgets`` (a tuple of step counts T >= 1; empty or None:
+    derived), else None. Their upper bound is checked where they are used, by the option they default."""
+    if budgets is None:
+        return None
     if not isinstance(budgets, (tuple, list)) or any(isinstance(t, bool) or not isinstance(t, int) or t < 1
                                                      for t in budgets):
         return f"its order_task's budgets {budgets!r} must be a tuple of step counts T >= 1, e.g. (3, 5)"

@@ -449,6 +449,9 @@ def test_an_order_task_declaring_bad_budgets_is_refused_as_it_registers_and_fail
 
     message = register_fails(toy_like(order_task=Zero()))
     assert "its order_task's budgets (5, 0) must be a tuple of step counts T >= 1, e.g. (3, 5)" in message
+    assert "budgets '3,5' must be a tuple" in register_fails(toy_like(order_task=type("Text", (Zero,), {"budgets": "3,5"})()))
+    register(toy_like(order_task=type("Unset", (Zero,), {"budgets": None})()))  # none declared, as ()
+    unregister("toy_lab")
 
     class Huge(ToyOrderTask):
         domain, budgets = "toy_lab", (5, 5000)
