@@ -130,6 +130,18 @@ def test_the_toys_step_counts_default_below_its_six_positions(toy, tmp_path, cap
     assert [r["params"] for r in json.loads(rows.read_text())] == [{"k": 7}]
 
 
+def test_a_default_grid_left_with_no_point_says_why(toy, tmp_path, capsys):
+    """``--samplers mask_predict`` on the toy's 6 positions leaves no point of the default grid: the error said
+    'the grid is empty after --samplers filtering and skipped mi rows' (neither the cause), after loading the model."""
+    puzzles = tmp_path / "toy.txt"
+    puzzles.write_text("ab____\n")
+    assert cli.main(["sweep", "toy6", "--puzzles", str(puzzles), "--samplers", "mask_predict", "--json",
+                     str(tmp_path / "sweep.json")]) == 2
+    assert capsys.readouterr().err.strip().endswith(
+        "error: every point of the default grid left has a count at or above the 6 positions of the longest input: "
+        "give the points to run with --grid, or other --samplers")
+
+
 def protocol_members(proto) -> set[str]:
     """The methods a protocol declares (its data members may be set per instance)."""
     return {n for n, v in vars(proto).items() if not n.startswith("_") and (callable(v) or isinstance(v, staticmethod))}

@@ -85,7 +85,7 @@ COUNTS = ("steps", "k")  # parameters that count passes, or positions a pass
 def fitting_points(configs: list[tuple[str, dict, bool]], positions: int | None) -> list[tuple[str, dict, bool]]:
     """The points of a default grid whose ``steps`` and ``k`` are below ``positions``, those of the longest input
     (``steps`` at or above them: more passes than positions; ``k``: every input filled in one pass); a note names
-    the points left out."""
+    the points left out, a ValueError where that leaves none (before the model loads)."""
     def fits(name: str, params: dict) -> bool:
         typed = typed_params(name, params)
         return positions is None or all((typed.get(key) or 0) < positions for key in COUNTS)
@@ -95,7 +95,11 @@ def fitting_points(configs: list[tuple[str, dict, bool]], positions: int | None)
         print(f"note: the default grid leaves out {', '.join(left)}: a count at or above the {positions} positions of "
               "the longest input (steps: more passes than positions; k: all in one pass); --grid runs it",
               file=sys.stderr)
-    return [c for c in configs if fits(c[0], c[1])]
+    kept = [c for c in configs if fits(c[0], c[1])]
+    if configs and not kept:
+        raise ValueError(f"every point of the default grid left has a count at or above the {positions} positions of "
+                         "the longest input: give the points to run with --grid, or other --samplers")
+    return kept
 
 
 def recorded_params(name: str, params: dict) -> dict:
