@@ -12,7 +12,7 @@ import streamlit as st
 from mi_lens_app import figures, support, texts, widgets
 from mi_lens_app.domains import DOMAINS
 
-widgets.page("MI Lens")
+widgets.page(widgets.HOME_TITLE)
 st.markdown(
     """
 See how a masked diffusion model (MDM) thinks, and make it decode faster because of what you see.

@@ -12,6 +12,7 @@ changed (:func:`note`).
 from __future__ import annotations
 
 import contextlib
+import difflib
 import hashlib
 import math
 import urllib.parse
@@ -52,12 +53,34 @@ _SET = "_link_set_by_click"  # keys a callback set since the last full run (see 
 
 _CHOICES: dict[str, Callable[[], list[str]]] = {}  # shared parameters of fixed options: checked where not drawn
 TEXT_SOURCE = {"puzzle": "src", "seq": "psrc"}  # a pasted text and the parameter that picks paste
+_PAGE = "_link_page_missing"  # what the note says first: the link named a page the app does not have
 
 
 def choices(key: str, options: Callable[[], list[str]]) -> None:
     """Shared parameter ``key`` takes one of ``options()``: a page that does not draw its widget (the benchmarks,
-    About, a page without colours) still says a link's other value was not understood, where the link opened."""
+    About, a page without colours) still says a link's other value was not understood, where the link opened, and
+    the note names the values it takes."""
     _CHOICES[key] = options
+
+
+def page_name(url: str | None, base: str = "") -> str:
+    """The page the path of ``url`` names, below the server's ``base`` path (``""``: the home page, or no URL)."""
+    path = urllib.parse.urlparse(url or "").path.strip("/")
+    base = base.strip("/")
+    if base and (path == base or path.startswith(base + "/")):
+        path = path[len(base):].strip("/")
+    return urllib.parse.unquote(path)
+
+
+def missing_page(name: str, pages: dict[str, str]) -> None:
+    """The link named page ``name``, which the app does not have (Streamlit then runs the home page with a pop-up
+    that names neither that page nor the app's): the note says so first and names the app's ``pages`` (``{title:
+    address}``), and the closest address where one is close (``/mi_maps``: /MI_maps)."""
+    close = difflib.get_close_matches(name.lower(), [a.strip("/").lower() for a in pages.values()], n=1, cutoff=0.6)
+    guess = next((a for a in pages.values() if close and a.strip("/").lower() == close[0]), None)
+    st.session_state[_PAGE] = (f'MI Lens has no page "{_short(name, 40)}", so the home page opened'
+                               + (f" (did you mean {guess}?)" if guess else "") + ". Its pages: "
+                               + ", ".join(f"{title} ({address})" for title, address in pages.items()))
 
 
 def known(key: str) -> bool:
@@ -93,6 +116,7 @@ def start(page: str = "", selects_cell: bool = False, picks_model: bool = False)
     st.session_state[_TWICE] = {k: vs for k in st.query_params if len(set(vs := st.query_params.get_all(k))) > 1}
     st.session_state[_CHANGED] = {}
     st.session_state[_REMARKS] = []
+    st.session_state[_PAGE] = None
     st.session_state[_WHY] = {}
     st.session_state.setdefault(_FORMAT, {})
 
@@ -197,10 +221,18 @@ def explain(key: str, fn: Callable[[str], str | None]) -> None:
 
 
 def _dropped(key: str, raw: str) -> str:
-    """``key=raw``, with the page's reason when it gave one (:func:`explain`)."""
+    """``key=raw``, with the page's reason when it gave one (:func:`explain`), else the values a parameter of fixed
+    options takes (:func:`choices`): ``domain=banana (one of: 9x9, 4x4, protein, antibody)``."""
     why = st.session_state.get(_WHY, {}).get(key)
     reason = why(raw) if why is not None else None
+    if reason is None and key in _CHOICES:
+        reason = one_of(_CHOICES[key]())
     return f"{key}={_short(raw)}" + (f" ({reason})" if reason else "")
+
+
+def one_of(options) -> str:
+    """The values a link may give a parameter, as its note names them."""
+    return "one of: " + ", ".join(str(o) for o in options)
 
 
 APP_SEED_MAX = 10**9  # the app's seed boxes (the command line takes seeds up to 2**63 - 1)
@@ -283,11 +315,11 @@ def problems() -> tuple[list[str], list[str], list[str], list[str]]:
         if key in IGNORED or key in changed or key == "cut":  # cut: said by :func:`text_bind` where it matters
             continue
         if not known(key):
-            dropped.append(_short(f"{key}={raw}"))
+            dropped.append(_dropped(key, raw))
             not_taken.add(key)
         elif key not in st.session_state:
             if key in _CHOICES and raw not in _CHOICES[key]():
-                dropped.append(_short(f"{key}={raw}"))
+                dropped.append(_dropped(key, raw))
                 not_taken.add(key)
             elif key not in SHARED or key in OWN:
                 unused.append(key)
@@ -308,7 +340,8 @@ NAMED = 8  # parts of a link the note names; it counts the others
 
 
 def note() -> str | None:
-    """The one line that says what of the link was not understood, not used or changed, or None."""
+    """The one line that says what of the link was not understood, not used or changed, or None; a page the link
+    named that the app does not have (:func:`missing_page`) first."""
     dropped, unused, changed, remarks = problems()
     parts = []
     if dropped:  # a few named, the rest counted: the note is one line
@@ -319,7 +352,11 @@ def note() -> str | None:
     if changed:
         parts.append(("part of this link was" if not parts else "") + " changed to fit: " + ", ".join(changed))
     parts += [" " + remark for remark in remarks]
-    return ";".join(parts).strip() + "." if parts else None
+    text = ";".join(parts).strip() + "." if parts else ""
+    page = st.session_state.get(_PAGE)
+    if page:
+        text = page + "." + (" " + text[0].upper() + text[1:] if text else "")
+    return text or None
 
 
 def _short(text: str, limit: int = 60) -> str:

@@ -346,6 +346,7 @@ def strategy_picker(side: str, default: str, domain: Domain | None = None, brief
     returns ``(name, params)``. ``brief`` (presenting, in a pop-up on a 768-px screen): the description folds
     away with the technical one, so the settings below it stay in view."""
     names = support.strategy_names(domain)
+    links.explain(side, lambda raw: links.one_of(names))
     name = st.selectbox(f"Strategy {side.upper()}", names, index=names.index(default) if default in names else 0,
                         key=side, bind=BIND, help="every strategy in mi_core.decoding's registry")
     if not brief:
@@ -675,6 +676,48 @@ def draw_navigation() -> None:
             view_link(view.path, view.title, view.icon)
 
 
+HOME_TITLE = "MI Lens"  # app.py's title; Streamlit runs app.py for a page it does not have
+
+
+def page_addresses() -> dict[str, str]:
+    """``{title: address}`` of the views but the home page: the path Streamlit serves each at (``/MI_maps``, the
+    file's name without its number)."""
+    return {view.title: "/" + Path(view.path).stem.split("_", 1)[1] for view in VIEWS[1:]}
+
+
+def browser_url() -> str | None:
+    """The address the browser asked for, without its query (None outside a browser)."""
+    return st.context.url
+
+
+def missing_page() -> None:
+    """On the home page: a link to a page the app does not have (``/nosuch``, ``/mi_maps``) says so in the link's
+    note, with the pages there are, and Streamlit's own pop-up ("Page not found", which named neither) closes."""
+    name = links.page_name(browser_url(), st.get_option("server.baseUrlPath") or "")
+    if name:
+        links.missing_page(name, page_addresses())
+        st.sidebar.html(CLOSE_PAGE_NOT_FOUND, unsafe_allow_javascript=True)
+
+
+# Streamlit's pop-up for a page it does not have: closed (with its own button) once the note says more
+CLOSE_PAGE_NOT_FOUND = """<script>
+(() => {
+  let tries = 0;
+  const close = () => {
+    for (const box of document.querySelectorAll('[role="dialog"]')) {
+      const title = box.querySelector("h2");
+      if (title && title.textContent.trim() === "Page not found") {
+        box.querySelector('button[aria-label="Close"]')?.click();
+        return;
+      }
+    }
+    if (++tries < 50) { setTimeout(close, 100); }
+  };
+  close();
+})();
+</script>"""
+
+
 FAVICON = Path(__file__).with_name("favicon.png")  # served by the app itself: a Material icon is fetched from Google
 
 
@@ -683,6 +726,9 @@ def page(title: str, sidebar: str = "auto") -> None:
     st.set_page_config(page_title=f"{title} · MI Lens", page_icon=str(FAVICON), layout="wide",
                        initial_sidebar_state=sidebar)
     links.start(title, selects_cell=title in CELL_TITLES, picks_model=title in MODEL_TITLES)
+    links.explain("page", lambda raw: "a page is named by the address's path: " + ", ".join(page_addresses().values()))
+    if title == HOME_TITLE:
+        missing_page()
     support.warm_up()
     st.html(LAYOUT_CSS)
     navigation()
@@ -752,6 +798,7 @@ def model_picker(domain: Domain) -> Domain:
         return domain
     links.formatter("model", choices.get)
     links.accept_id("model", list(choices))  # a link may name the model by id: model=8layer
+    links.explain("model", lambda raw: links.one_of(choices))
     name = st.sidebar.selectbox("Model", list(choices), format_func=choices.get, key="model", bind=BIND,
                                 help="the default model, recurrent (one block applied 24 times, whose steps the MI maps "
                                      "page can show); the same weights averaged over symmetric views of the "

@@ -31,10 +31,11 @@ def test_a_seed_in_a_link_is_a_whole_number_in_range_and_the_note_says_which(env
 
 
 @pytest.mark.parametrize("path, query, said", [
-    ("app.py", {"domain": "banana", "scale": "rainbow"}, "not understood: domain=banana, scale=rainbow."),
-    ("pages/6_About.py", {"domain": "banana"}, "not understood: domain=banana."),
-    ("pages/5_Benchmarks.py", {"domain": "banana"}, "not understood: domain=banana."),
-    ("pages/3_Decoding.py", {"scale": "rainbow"}, "not understood: scale=rainbow."),
+    ("app.py", {"domain": "banana", "scale": "rainbow"},
+     "not understood: domain=banana (one of: 9x9, 4x4, protein, antibody), scale=rainbow (one of: linear, log, percentile)."),
+    ("pages/6_About.py", {"domain": "banana"}, "not understood: domain=banana (one of: 9x9, 4x4, protein, antibody)."),
+    ("pages/5_Benchmarks.py", {"domain": "banana"}, "not understood: domain=banana (one of: 9x9, 4x4, protein, antibody)."),
+    ("pages/3_Decoding.py", {"scale": "rainbow"}, "not understood: scale=rainbow (one of: linear, log, percentile)."),
     ("pages/1_MI_maps.py", {"puzzle": "123"}, "not used on this page: puzzle (add src=paste to open it)."),
     ("pages/1_MI_maps.py", {"domain": "protein", "seq": "MKV"}, "not used on this page: seq (add psrc=paste to open it)."),
     ("pages/1_MI_maps.py", {"src": "preset", "puzzle": "123"}, "not used on this page: puzzle (use src=paste to open it)."),
@@ -61,7 +62,8 @@ def test_a_link_is_checked_where_it_opens(env, path, query, said):
 
 
 @pytest.mark.parametrize("query, said", [
-    ({"scale": ["log", "rainbow"]}, "Part of this link was not understood: scale=rainbow."),  # not "rainbow is used"
+    ({"scale": ["log", "rainbow"]},  # not "rainbow is used"
+     "Part of this link was not understood: scale=rainbow (one of: linear, log, percentile)."),
     ({"zz": ["1", "2"]}, "Part of this link was not understood: zz=2."),
     ({"domain": ["4x4", "4x4"]}, None),  # the same value twice: nothing to choose between
     ({"domain": ["4x4", "protein"]}, "This link gives domain 2 times: the last, protein, is used."),  # no "changed"
@@ -132,7 +134,8 @@ def test_parameters_a_page_cannot_take_are_named_in_one_line(env, path, query, n
     assert note.startswith("Part of this link was not understood: ") and "\n" not in note
     for part in named:
         assert part in note
-    assert "prune" not in note and "exact" not in note  # the page's own toggles are understood
+    if "exact" in query:  # the page's own toggles are understood
+        assert "prune" not in note and "exact=" not in note
 
 
 def test_a_link_to_a_given_cell_says_why_it_was_not_taken(env):
@@ -278,3 +281,48 @@ def test_the_exact_mi_decoder_opens_pruned_at_mi_s_budget_on_sudoku(env):
     assert_clean(at)
     values = {box.key: box.value for box in at.number_input if box.key.startswith("a_mi_exact_")}
     assert values == {"a_mi_exact_gamma": 0.6, "a_mi_exact_lam": 1.0, "a_mi_exact_eps": 1e-4}, values
+
+
+@pytest.mark.parametrize("url, base, name", [
+    ("http://host:8501/", "", ""), ("http://host:8501", "", ""), (None, "", ""),
+    ("http://host:8501/nosuch", "", "nosuch"), ("http://host:8501/nosuch/", "", "nosuch"),
+    ("https://school.example/lens/", "lens", ""), ("https://school.example/lens/MI%20maps", "/lens/", "MI maps"),
+])
+def test_the_page_a_url_names_is_read_below_the_servers_base_path(url, base, name):
+    from mi_lens_app.links import page_name
+    assert page_name(url, base) == name
+
+
+PAGES = ("Its pages: MI maps (/MI_maps), Exact vs estimated (/Exact_vs_estimated), Decoding (/Decoding), "
+         "What-if (/What_if), Benchmarks (/Benchmarks), About (/About).")
+
+
+@pytest.mark.parametrize("path, query, said", [
+    ("nosuch", {}, 'MI Lens has no page "nosuch", so the home page opened. ' + PAGES),
+    ("mi_maps", {"zz": "1"}, 'MI Lens has no page "mi_maps", so the home page opened (did you mean /MI_maps?). '
+                             + PAGES + " Part of this link was not understood: zz=1."),
+    ("", {}, None),
+])
+def test_a_link_to_a_page_the_app_does_not_have_names_it_and_the_pages_there_are(env, path, query, said):
+    """Streamlit runs the home page for an address it has no page for, with a pop-up that names neither that page nor
+    the app's ones: a teacher's mistyped link looked like a link to the home page."""
+    from mi_lens_app import widgets
+    env.setattr(widgets, "browser_url", lambda: f"http://127.0.0.1:8501/{path}")
+    at = run_page("app.py", **query)
+    assert_clean(at)
+    assert [w.value for w in at.warning] == ([said] if said else [])
+
+
+@pytest.mark.parametrize("path, query, said", [
+    ("app.py", {"page": "Decoding"}, "page=Decoding (a page is named by the address's path: /MI_maps, "
+                                     "/Exact_vs_estimated, /Decoding, /What_if, /Benchmarks, /About)"),
+    ("pages/3_Decoding.py", {"a": "nosuch", "b": "eb"},  # no order selector here: no learned
+     "a=nosuch (one of: mi, mi_exact, sequential, random, topk, top_prob, top_margin, eb, threshold, mask_predict)"),
+    ("pages/1_MI_maps.py", {"model": "nosuch"}, "model=nosuch (one of: default, views, 8layer)"),
+])
+def test_a_link_part_not_understood_names_what_it_may_be(env, path, query, said):
+    """``domain=banana``, ``a=nosuch`` and ``model=nosuch`` were each "not understood" without the values they take."""
+    at = run_page(path, **query)
+    assert_clean(at)
+    (note,) = link_notes(at)
+    assert said in note, note

@@ -409,7 +409,7 @@ def test_a_crafted_link_is_clamped_with_a_one_line_note(chromium, app_url):
     wait_ready(page)
     check_page(page, 2)
     note = page.locator('[data-testid="stAlert"]', has_text="this link").first.inner_text()
-    assert "not understood: domain=banana, zz=1" in note
+    assert "not understood: domain=banana (one of: 9x9, 4x4, protein, antibody), zz=1" in note
     assert "a_mask_predict_steps=100000000 → 1000" in note
     assert "a_mask_predict_steps=1000" in page.url  # the address says what the page shows
     page.get_by_role("button", name="next").click()  # the next run binds the widget to the URL again
@@ -417,6 +417,28 @@ def test_a_crafted_link_is_clamped_with_a_one_line_note(chromium, app_url):
     assert "a_mask_predict_steps=1000" in page.url and "step=1" in page.url
     page.get_by_text("Strategies and settings").click()  # the settings are folded
     assert page.get_by_role("spinbutton", name="steps").first.input_value() == "1000"
+    page.close()
+
+
+def test_a_link_to_a_page_the_app_does_not_have_names_it_in_one_note(chromium, app_url):
+    """Streamlit runs the home page for an address it has no page for, under a pop-up ("Page not found") that named
+    neither the page asked for nor the app's: the note names both, the pop-up closes, and the link's settings go on
+    to the page picked from the sidebar."""
+    page = chromium.new_page(viewport={"width": 1024, "height": 768})
+    page.goto(f"{app_url}/Decodng?domain=4x4")
+    wait_ready(page)
+    note = page.locator('[data-testid="stAlert"]').filter(has_text="no page")
+    note.wait_for()
+    text = note.inner_text()
+    assert 'MI Lens has no page "Decodng", so the home page opened (did you mean /Decoding?)' in text, text
+    assert all(f"({a})" in text for a in ("/MI_maps", "/Exact_vs_estimated", "/Decoding", "/What_if", "/Benchmarks",
+                                          "/About")), text
+    assert page.locator('[data-testid="stAlert"]').count() == 1
+    page.wait_for_function("() => !document.querySelector('[role=\"dialog\"]')", timeout=10_000)  # Streamlit's pop-up
+    navigate(page, "Decoding")
+    wait_ready(page)
+    assert "/Decoding?" in page.url and "domain=4x4" in page.url, page.url
+    assert page.locator('[data-testid="stAlert"]').filter(has_text="no page").count() == 0
     page.close()
 
 
