@@ -360,39 +360,6 @@ def grid_figure(digits: np.ndarray, givens: np.ndarray, box: int, *, layer: np.n
     return fig
 
 
-def prob_text(p: float) -> str:
-    """A probability in three characters at most: ``.95``, ``.05``, ``1`` (from .995), ``0`` (under .005)."""
-    text = f"{p:.2f}"
-    return {"1.00": "1", "0.00": "0"}.get(text, text.lstrip("0"))
-
-
-def select_prob_figure(prob: np.ndarray, before: np.ndarray, givens: np.ndarray, chosen: np.ndarray, box: int,
-                       labels: list[str], *, title: str = "", height: int = 420) -> go.Figure:
-    """The order selector's P(unmask) at one step, over the cells masked before it.
-
-    Args:
-        prob: ``(N,)`` the selector's probability per cell (read only at masked cells); before: ``(N,)`` the
-        state the step saw (0: masked); givens: ``(N,)`` bool; chosen: ``(N,)`` bool cells unmasked at
-        this step (outlined); labels: ``(N,)`` cell names for the hover.
-    The heatmap is NaN (blank) at filled cells; each masked cell shows its probability in three characters at
-    most (:func:`prob_text`), which fit a 9x9 grid's cells at 1024 px.
-    """
-    before, chosen = np.asarray(before), np.asarray(chosen, bool)
-    masked = before == 0
-    z = np.where(masked, np.clip(np.asarray(prob, float), 0.0, 1.0), np.nan)
-    hover = [f"<b>{label}</b><br>P(unmask) = {z[c]:.3f}" + ("<br>unmasked at this step" if chosen[c] else "")
-             if masked[c] else f"<b>{label}</b><br>filled before this step" for c, label in enumerate(labels)]
-    fig = grid_figure(before, givens, box, layer=z, layer_name="P(unmask)", colorscale="Purples", zmin=0.0, zmax=1.0,
-                      hover=hover, outline=chosen, title=title, height=height)
-    x, y = cell_xy(len(before))
-    cells = np.flatnonzero(masked)
-    colors = ["#ffffff" if z[c] > 0.6 else "#333333" for c in cells]
-    fig.add_trace(go.Scatter(x=x[cells], y=y[cells], text=[prob_text(z[c]) for c in cells], mode="text",
-                             name="P(unmask)", hoverinfo="skip",
-                             textfont={"size": 11 if len(before) > 16 else 16, "color": colors}))
-    return fig
-
-
 def clicked_cell(selection: dict | None, cells: int) -> int | None:
     """The cell of the first clicked point of a grid figure's selection state, or None."""
     points = (selection or {}).get("points") or []

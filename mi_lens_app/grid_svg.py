@@ -25,6 +25,7 @@ from mi_lens_app.figures import (
     GIVEN_COLOR,
     REMASKED_COLOR,
     cell_xy,
+    dark_fill,
 )
 
 # the grid is drawn at ``side`` px and shrinks to its column (the 504-px frame into 329 at 1024 px with the sidebar
@@ -36,6 +37,7 @@ PAD = 4  # px around the grid: the thick outer lines stay whole
 BAR_W = 96  # px for the colour bar, its ticks and its title
 TICK_SIZE = 22  # px, the colour bar's ticks and title
 DIGIT_SIZE = {True: 26, False: 22}  # px, the digits of a 4x4 (True) and a 9x9 grid
+NOTE_SHARE = 0.54  # a cell's numbers (:func:`select_prob_svg`) and digits beside them: this share of the cell's side
 EDGE_COLOR = "#111111"  # the thin dark rim of the orange outline: orange alone was 2.5:1 on white, 1.1-2 on the cells
 
 
@@ -94,7 +96,7 @@ def grid_svg(digits: np.ndarray, givens: np.ndarray, box: int, *, layer: np.ndar
              layer_name: str = "", colorscale: str = "Oranges", zmin: float = 0.0, zmax: float = 1.0,
              hover: list[str] | None = None, outline: np.ndarray | None = None, remasked: np.ndarray | None = None,
              errors: np.ndarray | None = None, title: str = "", side: int = 400, digit_size: int | None = None,
-             colorbar: bool = True, show_title: bool = True) -> str:
+             colorbar: bool = True, show_title: bool = True, notes: list[str] | None = None) -> str:
     """A grid as an SVG string (inside a ``div.mi-grid``; it shrinks to a narrower column).
 
     Args:
@@ -105,7 +107,8 @@ def grid_svg(digits: np.ndarray, givens: np.ndarray, box: int, *, layer: np.ndar
         outlined in dotted purple; errors: ``(N,)`` bool digits drawn red and underlined (else given black bold, filled blue).
         side: the grid's width in px; digit_size: font size of the digits (default by grid size); colorbar:
         draw the layer's colour bar beside the grid; show_title: draw ``title`` above the grid (else it only
-        names the grid to a screen reader, and the grid takes its room).
+        names the grid to a screen reader, and the grid takes its room); notes: ``(N,)`` a short text per blank
+        cell (``""``: none), at the digits' size, white on the layer's dark colours.
     """
     digits, givens = np.asarray(digits), np.asarray(givens, bool)
     cells = len(digits)
@@ -129,14 +132,19 @@ def grid_svg(digits: np.ndarray, givens: np.ndarray, box: int, *, layer: np.ndar
         parts.append(f'<rect x="{x0 + xs[c] * cell:.1f}" y="{y0 + ys[c] * cell:.1f}" width="{cell:.1f}" '
                      f'height="{cell:.1f}" fill="{fills[c] or "#fff"}">{tip}</rect>')
     parts.append(_lines(n, box, cell, x0, y0))
-    parts += _digits(digits, givens, errors, fills, xs, ys, x0, y0, cell, digit_size or DIGIT_SIZE[n <= 4])
+    size = digit_size or DIGIT_SIZE[n <= 4]
+    parts += _digits(digits, givens, errors, fills, xs, ys, x0, y0, cell, size)
+    if notes is not None:
+        dark = dark_fill(np.asarray(layer, float), zmin, zmax, None, colorscale) if layer is not None else None
+        parts += _notes(notes, dark, xs, ys, x0, y0, cell, size)
     parts += _marks(outline, remasked, cells, xs, ys, x0, y0, cell)
     bar = ""
     if with_bar:
         key = f"mi-bar-{colorscale}-{zmin:g}-{zmax:g}".replace(".", "_")
         bar = _colorbar(colorscale, zmin, zmax, layer_name, x0 + side + 12, y0, side, key)
     label = escape(title or "grid")
-    about = escape(describe(digits, givens, errors, outline, remasked))
+    about = escape(describe(digits, givens, errors, outline, remasked)
+                   + (_notes_said(notes, layer_name) if notes is not None else ""))
     # texts outside the cells (title, colour bar) in the page's text colour: a fixed #444 was 1.9:1 on the dark theme.
     # The 1rem below the grid makes up for st.markdown's container, which ends 1rem early (for a paragraph's margin):
     # without it the grid's last 16 px lay under the next element (presenting, a caption sat on its bottom row)
@@ -167,6 +175,56 @@ def _digits(digits, givens, errors, fills, xs, ys, x0: float, y0: float, cell: f
             parts.append(f'<path {line} stroke="#ffffff" stroke-width="6.5"/>'  # the halo, as the digit's
                          f'<path class="wrong-mark" {line} stroke="{ERROR_COLOR}" stroke-width="3.5"/>')
     return parts
+
+
+def _notes(notes: list[str], dark, xs, ys, x0: float, y0: float, cell: float, size: int) -> list[str]:
+    """The SVG texts of the cells' ``notes``: white on a dark fill (``dark``, bool per cell, or None), else dark grey."""
+    parts = []
+    for c, text in enumerate(notes):
+        if text:
+            color = "#ffffff" if dark is not None and dark[c] else "#333333"
+            parts.append(f'<text class="note" data-cell="{c}" x="{x0 + (xs[c] + 0.5) * cell:.1f}" '
+                         f'y="{y0 + (ys[c] + 0.5) * cell:.1f}" fill="{color}" font-size="{size}" '
+                         f'pointer-events="none">{escape(text)}</text>')
+    return parts
+
+
+def _notes_said(notes: list[str], name: str) -> str:
+    """The cells' notes for a screen reader: `` P(unmask): r1c2 .10, r1c3 .55.``"""
+    xs, ys = cell_xy(len(notes))
+    said = [f"r{y + 1}c{x + 1} {text}" for text, x, y in zip(notes, xs, ys) if text]
+    return f" {name}: {', '.join(said)}." if said else ""
+
+
+def prob_text(p: float) -> str:
+    """A probability in three characters at most: ``.95``, ``.05``, ``1`` (from .995), ``0`` (under .005)."""
+    text = f"{p:.2f}"
+    return {"1.00": "1", "0.00": "0"}.get(text, text.lstrip("0"))
+
+
+def select_prob_svg(prob: np.ndarray, before: np.ndarray, givens: np.ndarray, chosen: np.ndarray, box: int,
+                    labels: list[str], *, title: str = "", side: int = 400) -> str:
+    """The order selector's P(unmask) at one step as an SVG grid (:func:`grid_svg`), over the cells masked before it.
+
+    Args:
+        prob: ``(N,)`` the selector's probability per cell (read only at masked cells); before: ``(N,)`` the
+        state the step saw (0: masked); givens: ``(N,)`` bool; chosen: ``(N,)`` bool cells unmasked at
+        this step (outlined); labels: ``(N,)`` cell names for the tooltips.
+    Each masked cell is coloured by its probability and shows it in three characters at most (:func:`prob_text`),
+    as large as the digits (:data:`NOTE_SHARE` of a cell): the numbers are the scale, so no colour bar takes the
+    grid's width. As a plotly chart, with a colour bar and 11-px numbers, they were 7 px tall at 1024 px; the SVG
+    shrinks with its column, numbers and all (19 px at 1024 px with the sidebar open).
+    """
+    before, chosen = np.asarray(before), np.asarray(chosen, bool)
+    masked = before == 0
+    z = np.where(masked, np.clip(np.asarray(prob, float), 0.0, 1.0), np.nan)
+    hover = [f"<b>{label}</b><br>P(unmask) = {z[c]:.3f}" + ("<br>unmasked at this step" if chosen[c] else "")
+             if masked[c] else f"<b>{label}</b><br>filled before this step" for c, label in enumerate(labels)]
+    n = int(cell_xy(len(before))[0].max()) + 1
+    size = round(NOTE_SHARE * side / n)
+    return grid_svg(before, givens, box, layer=z, layer_name="P(unmask)", colorscale="Purples", zmin=0.0, zmax=1.0,
+                    hover=hover, outline=chosen, title=title, side=side, digit_size=size, colorbar=False,
+                    notes=[prob_text(z[c]) if masked[c] else "" for c in range(len(before))])
 
 
 def _marks(outline, remasked, cells: int, xs, ys, x0: float, y0: float, cell: float) -> list[str]:

@@ -262,7 +262,7 @@ def frame_view(domain, pz, trace, step, side, present=False, head=None):
     # and grid_svg escapes every text in it (titles, tooltips)
     st.markdown(frame_grid(domain, pz, trace, s, present, finished=step > last), unsafe_allow_html=True)
     if support.uses_selector(trace.strategy):
-        selector_view(domain, pz, trace, s, side)
+        selector_view(domain, pz, trace, s, side, present=present)
     if s.budget_spent is not None:
         st.container(key=f"budget_{side}").caption(f"Budget spent at this step: {texts.nats(s.budget_spent)} nats")
     if len(chosen) and not present:  # presenting: the grids and their legend fill the screen
@@ -341,7 +341,7 @@ def param(trace, key: str):
     return support.param_default(trace.strategy, key) if value is None else value
 
 
-def selector_view(domain, pz, trace, s, side, view=None):
+def selector_view(domain, pz, trace, s, side, view=None, present=False):
     """The order selector's P(unmask) at this step, under the frame of a strategy that runs one: a board over
     the grid, or bars along the sequence (in the window ``view``)."""
     prob = s.maps.get("select_prob")
@@ -357,9 +357,10 @@ def selector_view(domain, pz, trace, s, side, view=None):
         mode, threshold, budget = param(trace, "mode"), float(param(trace, "threshold")), None
     before = trace.steps[s.step - 1].tokens
     title = f"{trace.strategy}: P(unmask) at step {s.step}"
-    if domain.layout == "grid":
-        fig = support.shared_figure(figures.select_prob_figure, prob, before, pz.givens, s.chosen,
-                                    domain.geometry.box, domain.labels(), title=title)
+    if domain.layout == "grid":  # SVG, as the frame: it shrinks with its column, numbers and all
+        st.markdown(support.shared_figure(grid_svg.select_prob_svg, prob, before, pz.givens, s.chosen,
+                                          domain.geometry.box, domain.labels(), title=title, side=GRID_SIDE[present]),
+                    unsafe_allow_html=True)
         marker = "Outlined"
     else:
         start, size = view or (0, pz.length)
@@ -368,7 +369,7 @@ def selector_view(domain, pz, trace, s, side, view=None):
                                     noun=domain.nouns[0], start=start, size=size,
                                     threshold=threshold if line else None, title=title)
         marker = "Dashed line: the threshold; orange bars" if line else "Orange bars"
-    widgets.chart(fig, key=f"select_{side}")
+        widgets.chart(fig, key=f"select_{side}")
     st.caption(texts.learned_caption(mode, threshold, steps, s.step, int((before == 0).sum()), int(s.chosen.sum()),
                                      noun, marker, budget))
 

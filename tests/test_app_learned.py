@@ -4,6 +4,7 @@ the mode captions. Pages run on tiny random MDMs with tiny selectors that fit th
 on the shipped Sudoku and protein MDMs with their shipped selectors."""
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +15,7 @@ from streamlit.testing.v1 import AppTest
 from mi_core.decoding.selector import make_order_nets, save_order_net
 from mi_core.domains.sudoku.mdm import SudokuMDM, SudokuMDMConfig, save_sudoku_mdm
 from mi_core.mi.estimator import EstimatorConfig, MIEstimator, save_estimator
-from mi_lens_app import core, exports, figures, protein_figures, texts
+from mi_lens_app import core, exports, figures, grid_svg, protein_figures, texts
 from mi_lens_app import selector as order
 from mi_lens_app.domains import DOMAINS, load_presets
 from mi_lens_app.sequences import load_protein_presets
@@ -87,6 +88,18 @@ def z_of(spec: dict) -> np.ndarray:
     return np.array([np.nan if v is None else v for row in z for v in row], float)
 
 
+def boards(at: AppTest) -> dict[str, str]:
+    """The SVG grids of the selector's P(unmask) (``grid_svg.select_prob_svg``), by their title."""
+    found = (re.search(r'aria-label="([^"]*P\(unmask\)[^"]*)"', m.value) for m in at.markdown)
+    return {f.group(1): f.string for f in found if f}
+
+
+def probs(svg: str) -> np.ndarray:
+    """A P(unmask) grid's probability per cell, from the cells' tooltips (NaN: filled before the step)."""
+    tips = re.findall(r"<title>[^<]*?(?:P\(unmask\) = ([0-9.]+)|filled before this step)[^<]*</title>", svg)
+    return np.array([float(t) if t else np.nan for t in tips])
+
+
 def values(data) -> np.ndarray:
     """A plotly data array as floats, from a plain list or plotly's base64 form."""
     if isinstance(data, dict):
@@ -104,23 +117,23 @@ def test_learned_beside_mi_shows_the_selectors_probabilities(env):
     assert_clean(at)
     assert not at.error and "learned" in at.selectbox(key="a").options
     assert {"steps", "threshold"} <= {n.label for n in at.number_input} and at.selectbox(key="a_learned_mode")
-    assert len(step_metrics(at)) == 2 and not any("P(unmask)" in t for t in specs(at))
+    assert len(step_metrics(at)) == 2 and not boards(at)
     assert any("shows from step 1 on" in c.value for c in at.caption)
     givens = np.array([c != "." for c in PRESET])
     at.button(key="step_next").click().run()
     assert_clean(at)
-    first = z_of(specs(at)["learned: P(unmask) at step 1"])
+    first = probs(boards(at)["learned: P(unmask) at step 1"])
     assert first.shape == (81,) and np.isnan(first[givens]).all()  # blank on filled cells
     masked = first[~givens]
     assert np.isfinite(masked).all() and (masked >= 0).all() and (masked <= 1).all() and masked.std() > 0.01
     caption = next(c.value for c in at.caption if c.value.startswith("Step budget"))
     assert "T = 6" in caption and "step 1 of 6, T left: 5" in caption
-    outlined = [s for s in specs(at)["learned: P(unmask) at step 1"]["layout"]["shapes"] if s["type"] == "rect"]
+    outlined = re.findall('class="chosen"', boards(at)["learned: P(unmask) at step 1"])
     assert len(outlined) >= 1
     assert caption == texts.learned_caption("threshold", 0.5, 6, 1, int((~givens).sum()), len(outlined))
     at.button(key="step_next").click().run()
     assert_clean(at)
-    second = z_of(specs(at)["learned: P(unmask) at step 2"])
+    second = probs(boards(at)["learned: P(unmask) at step 2"])
     assert np.isnan(second).sum() == np.isnan(first).sum() + len(outlined)  # step 1's cells are filled now
     assert not np.allclose(np.nan_to_num(first), np.nan_to_num(second))
     at.button(key="step_last").click().run()
@@ -145,7 +158,7 @@ def test_shipped_selector_runs_on_the_shipped_model(monkeypatch):
     at = run_page(preset=EASY.name, a="learned", b="mi", step="1")
     assert_clean(at)
     assert not at.error and not any("trained against" in c.value for c in at.caption)
-    z = z_of(specs(at)["learned: P(unmask) at step 1"])
+    z = probs(boards(at)["learned: P(unmask) at step 1"])
     blanks = np.array([c == "." for c in EASY.puzzle])
     assert np.isfinite(z[blanks]).all() and np.isnan(z[~blanks]).all() and ((0 <= z[blanks]) & (z[blanks] <= 1)).all()
     assert int(step_metrics(at)[0].split(" / ")[1]) <= 10  # the default budget T = 10
@@ -297,24 +310,41 @@ def test_shipped_protein_selector_runs_on_the_shipped_protein_model(monkeypatch)
 # ---- the pieces below the page ----
 
 
-def test_select_prob_figure_blanks_filled_cells_and_outlines_the_chosen():
+def test_select_prob_board_blanks_filled_cells_and_outlines_the_chosen():
     before = np.array([1, 0, 0, 3, 0, 2, 0, 0, 4, 0, 0, 1, 0, 0, 0, 0])
     givens = np.zeros(16, bool)
     givens[[0, 3]] = True
     prob = np.linspace(0, 1.2, 16)  # beyond 1 at the end: clipped
     chosen = np.zeros(16, bool)
     chosen[[1, 15]] = True
-    fig = figures.select_prob_figure(prob, before, givens, chosen, 2, [f"c{i}" for i in range(16)], title="t")
-    z = np.asarray(fig.data[0].z, float).ravel()
+    svg = grid_svg.select_prob_svg(prob, before, givens, chosen, 2, [f"c{i}" for i in range(16)], title="t")
+    z = probs(svg)
     masked = before == 0
     assert np.isnan(z[~masked]).all()
-    np.testing.assert_allclose(z[masked], np.clip(prob, 0, 1)[masked])
-    assert (fig.data[0].zmin, fig.data[0].zmax) == (0.0, 1.0)
-    rects = [s for s in fig.layout.shapes if s.type == "rect"]
-    assert sorted((r.x0 + 0.44, r.y0 + 0.44) for r in rects) == [(1.0, 0.0), (3.0, 3.0)]
-    text = next(t for t in fig.data if t.name == "P(unmask)" and t.type == "scatter")
-    assert list(text.text) == [figures.prob_text(min(p, 1)) for p in prob[masked]]
-    assert [figures.prob_text(p) for p in (0.953, 0.05, 0.996, 0.004, 0.5)] == [".95", ".05", "1", "0", ".50"]
+    np.testing.assert_allclose(z[masked], np.round(np.clip(prob, 0, 1)[masked], 3))
+    boxes = re.findall(r'<rect class="chosen" x="([0-9.]+)" y="([0-9.]+)"', svg)
+    assert len(boxes) == 2 and float(boxes[0][0]) < float(boxes[1][0])  # cells 1 (row 1) and 15 (row 4)
+    notes = re.findall(r'<text class="note" data-cell="(\d+)"[^>]*>([^<]*)</text>', svg)
+    assert [int(c) for c, _ in notes] == list(np.flatnonzero(masked))
+    assert [t for _, t in notes] == [grid_svg.prob_text(min(p, 1)) for p in prob[masked]]
+    assert [grid_svg.prob_text(p) for p in (0.953, 0.05, 0.996, 0.004, 0.5)] == [".95", ".05", "1", "0", ".50"]
+    assert "mi-bar" not in svg  # the numbers are the scale: no colour bar narrows the grid
+    assert "P(unmask): r1c2 .08," in svg  # a screen reader hears them too
+
+
+@pytest.mark.parametrize("cells, side", [(81, 400), (81, 500), (16, 400)])  # the decoding page's GRID_SIDE
+def test_select_prob_numbers_are_as_large_as_the_digits_and_fit_their_cells(cells, side):
+    """As a plotly chart beside a colour bar, the numbers were 11 px, 7 px tall on a 1024-px screen: in the SVG, which
+    shrinks with its column, they are the size of the grid's digits, and three characters fit a cell."""
+    before = np.zeros(cells, int)
+    svg = grid_svg.select_prob_svg(np.full(cells, 0.5), before, np.zeros(cells, bool), np.zeros(cells, bool),
+                                   int(np.sqrt(np.sqrt(cells))), [str(c) for c in range(cells)], title="t", side=side)
+    width = float(re.search(r'viewBox="0 0 ([0-9.]+)', svg).group(1))
+    size = float(re.search(r'class="note"[^>]*font-size="([0-9.]+)"', svg).group(1))
+    cell = side / np.sqrt(cells)
+    assert width <= side + 2 * grid_svg.PAD  # the grid's own width: no colour bar
+    assert 3 * 0.6 * size <= cell  # ".95" fits its cell
+    assert size * 330 / width >= 14  # in a 330-px column (1024 px, sidebar open)
 
 
 def test_decode_trace_keeps_the_selectors_probabilities_per_step(tiny_mdm):
@@ -412,7 +442,7 @@ def test_learned_mi_runs_on_the_page_with_the_selector_view(env):
     assert "learned_mi" in at.selectbox(key="a").options
     at.button(key="step_next").click().run()
     assert_clean(at)
-    first = z_of(specs(at)["learned_mi: P(unmask) at step 1"])
+    first = probs(boards(at)["learned_mi: P(unmask) at step 1"])
     givens = np.array([c != "." for c in PRESET])
     assert np.isnan(first[givens]).all() and np.isfinite(first[~givens]).all()
     caption = next(c.value for c in at.caption if c.value.startswith("Step budget"))

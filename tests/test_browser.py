@@ -1073,18 +1073,44 @@ def test_a_change_whose_run_was_never_seen_leaves_its_entry_to_the_next_change(c
 
 
 def test_a_projector_shows_both_decodings_side_by_side_with_the_selector_chart(chromium, app_url):
-    """At 1024 px with the sidebar open, the two frames stay side by side when one of them holds a plotly chart
-    (learned's P(unmask), from step 1): the layout rule that stacks rows of charts below 1,200 px stacked them."""
+    """At 1024 px with the sidebar open, the two frames stay side by side when one of them holds learned's P(unmask)
+    board (from step 1; as a plotly chart, the layout rule that stacks rows of charts below 1,200 px stacked them)."""
     page = chromium.new_page(viewport={"width": 1024, "height": 3000})
     page.goto(f"{app_url}/Decoding?a=mi&b=learned")
     wait_ready(page)
     page.get_by_role("button", name="next").click()
     wait_ready(page)
-    page.wait_for_selector('[data-testid="stPlotlyChart"]', timeout=30_000)  # the selector's P(unmask) board
+    page.wait_for_selector(P_BOARD, timeout=30_000)  # the selector's P(unmask) board
     frames = [page.locator(".mi-grid").nth(i).bounding_box() for i in range(2)]
     assert frames[1]["x"] > frames[0]["x"] + frames[0]["width"] - 1, frames  # B right of A, not below it
     assert abs(frames[1]["y"] - frames[0]["y"]) < 100, frames
     page.close()
+
+
+P_BOARD = '.mi-grid svg[aria-label*="P(unmask)"], [data-testid="stPlotlyChart"]:has(.gtitle)'
+# the heights of the P(unmask) board's numbers (.95, 0, 1), as the browser draws them: an SVG's texts or a chart's
+P_NUMBERS = """() => [...document.querySelectorAll(
+  '.mi-grid svg[aria-label*="P(unmask)"] text, [data-testid="stPlotlyChart"] .textpoint text')]
+  .filter(t => /^(\\.\\d\\d|0|1)$/.test(t.textContent)).map(t => t.getBoundingClientRect().height)"""
+
+
+@pytest.mark.parametrize("device", [{"viewport": {"width": 1024, "height": 768}},
+                                    {"viewport": {"width": 683, "height": 512}, "device_scale_factor": 1.5},
+                                    {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True}])
+def test_the_selectors_p_unmask_numbers_are_readable_on_a_projector_and_fit_a_phone(chromium, app_url, device):
+    """The numbers of learned's P(unmask) board were 11-px text (7 px tall) in a plotly chart at 1024 px with the
+    sidebar open; on a 1024 x 768 projector zoomed to 150% and on a phone they are as large as the digits, and the
+    page does not scroll sideways."""
+    context = chromium.new_context(**device)
+    page = context.new_page()
+    page.goto(f"{app_url}/Decoding?a=learned&b=mi&step=1")
+    wait_ready(page)
+    page.wait_for_selector(P_BOARD, timeout=30_000)
+    page.wait_for_timeout(300)
+    heights = page.evaluate(P_NUMBERS)
+    assert len(heights) > 20 and min(heights) >= 16, heights  # ~14-px type or more
+    assert page.evaluate("document.documentElement.scrollWidth") <= device["viewport"]["width"]
+    context.close()
 
 
 def plot_widths(page) -> dict[str, float]:
