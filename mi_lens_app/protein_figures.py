@@ -118,6 +118,18 @@ def fit_screen_css(key: str, height: int, chrome: int, least: int) -> str:
 STRIP_PLOT_PX = {False: 650, True: 820}
 
 
+WRAP_AT = 30  # residues a decode strip's row holds beside the sidebar; a wider window wraps into two rows
+WRAP_GAP = 56  # px between wrapped strips: the upper one's residue numbers, the lower one's CDR bands and names
+
+
+def strip_rows(count: int, wide: bool = False) -> int:
+    """The strips a decode's window of ``count`` residues is drawn in (``decode_strip``'s ``wrap``): beside the
+    sidebar (a 1280 x 800 projector zoomed to 150% leaves the strip 505 px) a window of 60 drew letters of 7.7 px, so
+    a window wider than :data:`WRAP_AT` wraps into two, one below the other (15 px there). Presenting (``wide``) the
+    strip has the page's whole width, and two strategies' strips must fit one screen: one row."""
+    return 1 if wide or count <= WRAP_AT else 2
+
+
 def strip_letter_px(count: int, wide: bool = False) -> int:
     """The letters' size in a decode's strip of ``count`` positions (``wide``: the page's whole width)."""
     # letters sized to the window, as plotly sized them to one row's tall cells and they overlapped
@@ -398,7 +410,8 @@ def marginal_strip(marginals: np.ndarray, entropy: np.ndarray, labels: list[str]
 def decode_strip(tokens: np.ndarray, chosen: np.ndarray, entropy: np.ndarray, errors: np.ndarray,
                  amino_acids: str, *, noun: str = "residue", color: str = "step", start: int = 0, size: int = WINDOW,
                  max_rows: int = MAX_STRIP_ROWS, title: str = "", height: int | None = None,
-                 regions: list[tuple[str, int, int]] = (), wide: bool = False, touch: bool = False) -> go.Figure:
+                 regions: list[tuple[str, int, int]] = (), wide: bool = False, touch: bool = False,
+                 wrap: int = 1) -> go.Figure:
     """A decode as a sequence strip: rows are steps (``0..S``), columns positions, letters as text.
 
     Args:
@@ -409,6 +422,8 @@ def decode_strip(tokens: np.ndarray, chosen: np.ndarray, entropy: np.ndarray, er
         regions: an antibody's CDRs (``cdr_marks.cdr_spans`` of its labels), marked over their columns.
         wide: the strip has the page's whole width (presentation mode): larger letters.
         touch: a touch screen's (a phone's or a tablet's) strip: a swipe on it scrolls (:data:`SWIPE`).
+        wrap: the window's residues in this many strips, one below the other (:func:`strip_rows`), each with its
+            own residue axis and CDR bands: fewer letters a row, so larger ones.
     Only the last ``max_rows`` steps and a window of positions are drawn.
     """
     tokens, chosen = np.asarray(tokens), np.asarray(chosen, bool)
@@ -418,25 +433,20 @@ def decode_strip(tokens: np.ndarray, chosen: np.ndarray, entropy: np.ndarray, er
     rows = np.arange(first, steps)
     # (S + 1, L): the step that last wrote each position so far (-1: never; a remasked one is masked again)
     filled_at = np.maximum.accumulate(np.where(chosen, np.arange(steps)[:, None], -1), axis=0)[rows]
-    z, name, scale, zmin, zmax, bar = _strip_colour(color, tokens[rows], np.asarray(entropy)[rows], filled_at, steps,
-                                                    len(amino_acids))
+    colour = _strip_colour(color, tokens[rows], np.asarray(entropy)[rows], filled_at, steps, len(amino_acids))
     letters = np.array(["_", *amino_acids])[np.clip(tokens[rows], 0, len(amino_acids))]
-    x = np.arange(lo, hi)
-    text_size = strip_letter_px(hi - lo, wide)
-    sub, blank = letters[:, lo:hi], np.isnan(z[:, lo:hi])
-    overlay = sub.size <= 12000  # the letters as text layers of their own (below), white or black on their fill
-    fig = go.Figure(go.Heatmap(z=z[:, lo:hi], x=x + 1, y=rows, colorscale=scale, name=name, text=sub,
-                               texttemplate="" if overlay else "%{text}", textfont={"size": text_size},
-                               zmin=zmin, zmax=zmax,
-                               hovertemplate="step %{y}, residue %{x}: %{text}<br>" + name + " %{z}<extra></extra>",
-                               colorbar={"title": {"text": name, "side": "right"}, "thickness": 12, **bar}))
-    _strip_marks(fig, chosen[rows][:, lo:hi], np.asarray(errors, bool)[rows][:, lo:hi], x + 1, rows,
-                 float(np.clip(STRIP_PLOT_PX[wide] / (hi - lo) * 0.8, 6, 40)))
-    # the other letters (given residues, and masked ones as _) on transparent heatmaps, as the coloured one writes
-    # no text where its z is blank: plotly sizes heatmap text to the cells, so letters never overlap (at 120
-    # residues on a 1024-px screen they are tiny: a narrower window or a zoom reads them); the hover names them all
-    if overlay:
-        _letter_layers(fig, sub, blank, dark_fill(z[:, lo:hi], zmin, zmax, None, scale), x + 1, rows, text_size)
+    per_row = math.ceil((hi - lo) / max(wrap, 1))
+    blocks = [(a, min(a + per_row, hi)) for a in range(lo, hi, per_row)]
+    text_size = strip_letter_px(per_row, wide)
+    fig = go.Figure() if len(blocks) == 1 else make_subplots(rows=len(blocks), cols=1,
+                                                             vertical_spacing=WRAP_GAP / (30 * len(rows) + WRAP_GAP))
+    marks = (chosen[rows], np.asarray(errors, bool)[rows], float(np.clip(STRIP_PLOT_PX[wide] / per_row * 0.8, 6, 40)))
+    # the colour bar on the first strip with a coloured residue: plotly draws none for a heatmap of blanks only
+    bar = next((k for k, (a, b) in enumerate(blocks) if np.isfinite(colour[0][:, a:b]).any()), 0)
+    for k, (a, b) in enumerate(blocks):
+        place = {} if len(blocks) == 1 else {"row": k + 1, "col": 1}
+        _strip_block(fig, place, colour, letters, marks, rows, a, b, text_size, letters[:, lo:hi].size <= 12000,
+                     k == bar)
     notes = []
     if first:  # counted as the line of numbers counts them: step 0 is the start, not a step
         notes.append(f"steps {first}-{steps - 1} of {steps - 1}")
@@ -446,14 +456,44 @@ def decode_strip(tokens: np.ndarray, chosen: np.ndarray, entropy: np.ndarray, er
     if wide and not title:  # presenting: no title but the notes, so the two strategies' strips fit one screen
         top = {"margin": {"l": 10, "r": 10, "t": 14 + 24 * bool(notes) + 24 * bool(regions), "b": 10}}
     text = (title + (f" ({', '.join(notes)})" if notes else "")) if title else ", ".join(notes).capitalize()
-    _layout(fig, text, height or (96 + 24 * bool(regions) if top else 150) + 30 * len(rows), wide=True, **top,
-            **(SWIPE if touch else {}),
-            xaxis={"title": noun, "showgrid": False, "zeroline": False},
-            # the shown steps and no more (one row, step 0, ran -1..1), whole steps only, the first at the top
-            yaxis={"title": "step", "range": [steps - 0.5, first - 0.5], "showgrid": False, "zeroline": False,
-                   "ticks": "outside", "ticklen": 6, "tickcolor": "white",  # the step numbers clear of the letters
-                   "tickmode": "linear", "tick0": 0, "dtick": max(1, int(np.ceil(len(rows) / 8)))})
-    return add_cdr_marks(fig, list(regions), lo=lo, hi=hi, shift=1)
+    rows_px = len(blocks) * 30 * len(rows) + (len(blocks) - 1) * WRAP_GAP
+    _layout(fig, text, height or (96 + 24 * bool(regions) if top else 150) + rows_px, wide=True, **top,
+            **(SWIPE if touch else {}))
+    # the shown steps and no more (one row, step 0, ran -1..1), whole steps only, the first at the top
+    fig.update_yaxes(title="step", range=[steps - 0.5, first - 0.5], showgrid=False, zeroline=False, ticks="outside",
+                     ticklen=6, tickcolor="white",  # the step numbers clear of the letters
+                     tickmode="linear", tick0=0, dtick=max(1, int(np.ceil(len(rows) / 8))))
+    fig.update_xaxes(showgrid=False, zeroline=False)
+    for k, (a, b) in enumerate(blocks):
+        axis = "" if k == 0 else str(k + 1)
+        if len(blocks) > 1:  # every strip's columns as wide as a full one's
+            fig.update_xaxes(range=[a + 0.5, a + per_row + 0.5], row=k + 1, col=1)
+        add_cdr_marks(fig, list(regions), lo=a, hi=b, shift=1, xref=f"x{axis}", yref=f"y{axis}",
+                      square=len(blocks) > 1)
+    fig.update_xaxes(title=noun, **({"row": len(blocks), "col": 1} if len(blocks) > 1 else {}))
+    return fig
+
+
+def _strip_block(fig: go.Figure, place: dict, colour: tuple, letters: np.ndarray, marks: tuple, rows: np.ndarray,
+                 lo: int, hi: int, text_size: int, overlay: bool, with_bar: bool) -> None:
+    """The traces of a decode strip's positions ``lo..hi`` (:func:`decode_strip`) in subplot ``place`` (``{}``: the
+    figure's one plot), its heatmap with the colour bar when ``with_bar``. ``overlay``: the letters as text layers of
+    their own, white or black on their fill (a window of at most 12,000 letters)."""
+    z, name, scale, zmin, zmax, bar = colour
+    x = np.arange(lo, hi)
+    sub, blank = letters[:, lo:hi], np.isnan(z[:, lo:hi])
+    fig.add_trace(go.Heatmap(z=z[:, lo:hi], x=x + 1, y=rows, colorscale=scale, name=name, text=sub,
+                             texttemplate="" if overlay else "%{text}", textfont={"size": text_size},
+                             zmin=zmin, zmax=zmax, showscale=with_bar,
+                             hovertemplate="step %{y}, residue %{x}: %{text}<br>" + name + " %{z}<extra></extra>",
+                             colorbar={"title": {"text": name, "side": "right"}, "thickness": 12, **bar}), **place)
+    chosen, errors, bar_px = marks
+    _strip_marks(fig, chosen[:, lo:hi], errors[:, lo:hi], x + 1, rows, bar_px, place)
+    # the other letters (given residues, and masked ones as _) on transparent heatmaps, as the coloured one writes
+    # no text where its z is blank: plotly sizes heatmap text to the cells, so letters never overlap (at 120
+    # residues on a 1024-px screen they are tiny: a narrower window or a zoom reads them); the hover names them all
+    if overlay:
+        _letter_layers(fig, sub, blank, dark_fill(z[:, lo:hi], zmin, zmax, None, scale), x + 1, rows, text_size, place)
 
 
 def _strip_colour(color: str, tokens: np.ndarray, entropy: np.ndarray, filled_at: np.ndarray, steps: int,
@@ -469,21 +509,22 @@ def _strip_colour(color: str, tokens: np.ndarray, entropy: np.ndarray, filled_at
 
 
 def _strip_marks(fig: go.Figure, chosen: np.ndarray, errors: np.ndarray, x: np.ndarray, rows: np.ndarray,
-                 size: float) -> None:
+                 size: float, place: dict) -> None:
     """A strip's bars over the letters unmasked at each step (``size`` px wide) and under those that differ from
     the native; a bar, not a box: an 11-px box crossed the letter it marked ("(" read as "[(")."""
     r, c = np.nonzero(chosen)
     fig.add_trace(go.Scatter(x=x[c], y=rows[r] - 0.36, mode="markers", name="unmasked at this step", hoverinfo="skip",
-                             marker={"symbol": "line-ew", "size": size, "line": {"width": 3, "color": CHOSEN_COLOR}}))
+                             marker={"symbol": "line-ew", "size": size, "line": {"width": 3, "color": CHOSEN_COLOR}}),
+                  **place)
     r, c = np.nonzero(errors)
     if len(r):
         fig.add_trace(go.Scatter(x=x[c], y=rows[r] + 0.32, mode="markers", name="differs from native",
                                  hoverinfo="skip", marker={"symbol": "line-ew", "size": 9,
-                                                           "line": {"width": 2, "color": ERROR_COLOR}}))
+                                                           "line": {"width": 2, "color": ERROR_COLOR}}), **place)
 
 
 def _letter_layers(fig: go.Figure, letters: np.ndarray, blank: np.ndarray, dark: np.ndarray, x: np.ndarray,
-                   rows: np.ndarray, size: int) -> None:
+                   rows: np.ndarray, size: int, place: dict) -> None:
     """A decode strip's ``letters`` (steps x positions) on transparent heatmaps of their own, one a colour: given
     residues near-black, masked ones (``_``) grey, filled ones (not ``blank``) white on the ``dark`` end of their
     scale (Viridis' purple, the Oranges' brown) and black on the light end: plotly's own text colour left grey letters
@@ -495,7 +536,7 @@ def _letter_layers(fig: go.Figure, letters: np.ndarray, blank: np.ndarray, dark:
         # last layer's black letters covered the white ones on dark cells
         fig.add_trace(go.Heatmap(z=np.where(shown, 0.0, np.nan), x=x, y=rows, text=np.where(shown, letters, ""), name=name,
                                  texttemplate="%{text}", textfont={"color": colour, "size": size}, hoverinfo="skip",
-                                 colorscale=[[0, "rgba(0,0,0,0)"], [1, "rgba(0,0,0,0)"]], showscale=False))
+                                 colorscale=[[0, "rgba(0,0,0,0)"], [1, "rgba(0,0,0,0)"]], showscale=False), **place)
 
 
 def profile_figure(labels: list[str], series: dict[str, np.ndarray], *, selected: int | None = None,

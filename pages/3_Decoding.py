@@ -173,14 +173,16 @@ def sequence_frame(domain, pz, trace, step, side, view, present=False):
     frame_header(trace, s, last, texts.plural(domain.nouns[0]), *recovered_item(domain, pz, rec))  # full width: no wrap
     shown = trace.steps[:min(step, last) + 1]
     start, size = view
+    lo, hi = protein_figures.window(pz.length, start, size)
+    wrap = protein_figures.strip_rows(hi - lo, present)
     fig = support.shared_figure(  # the same frame of the same decode, for every student who watches it
         protein_figures.decode_strip, np.stack([v.tokens for v in shown]), np.stack([v.chosen for v in shown]), np.stack([v.entropy for v in shown]),
         np.stack([v.errors for v in shown]), "".join(domain.alphabet), noun=domain.nouns[0],
         color=st.session_state.get("color") or "step", start=start, size=size,
         max_rows=PRESENT_STRIP_ROWS if present else STRIP_ROWS, title="" if present else f"{trace.strategy}: step {s.step}",
-        regions=protein_figures.cdr_spans(pz.labels()), wide=present, touch=figures.on_touch())
-    lo, hi = protein_figures.window(pz.length, start, size)  # the letters a row, capped to the strip's width
-    widgets.letter_chart(fig, f"frame_{side}", hi - lo, protein_figures.strip_letter_px(hi - lo, present))
+        regions=protein_figures.cdr_spans(pz.labels()), wide=present, touch=figures.on_touch(), wrap=wrap)
+    per_row = -(-(hi - lo) // wrap)  # the letters a row, capped to the strip's width
+    widgets.letter_chart(fig, f"frame_{side}", per_row, protein_figures.strip_letter_px(per_row, present))
     if support.uses_selector(trace.strategy):
         selector_view(domain, pz, trace, s, side, view)
     if len(chosen) and not present:

@@ -69,6 +69,12 @@ def cdr_names(spec: dict) -> set[str]:
     return {s["name"] for s in spec["layout"].get("shapes", []) if str(s.get("name", "")).startswith("CDR-")}
 
 
+def strip_x(strip: dict) -> np.ndarray:
+    """The residues (1-based) of a decode strip's columns, over the strips its window wraps into."""
+    main = strip["data"][0]["name"]
+    return np.concatenate([array(t["x"]) for t in strip["data"] if t["type"] == "heatmap" and t["name"] == main])
+
+
 def assert_clean(at: AppTest) -> None:
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]
@@ -150,14 +156,14 @@ def test_a_narrower_window_zooms_the_antibody_strip(env):
     assert_clean(at)
     assert at.selectbox(key="win_size").value == 120 and "win" not in [s.key for s in at.slider]  # all 120 shown
     strip = next(s for t, s in specs(at).items() if t.startswith("sequential: step "))
-    assert len(array(strip["data"][0]["x"])) == 120  # the whole VH
+    assert len(strip_x(strip)) == 120  # the whole VH, in two strips of 60
     at.selectbox(key="win_size").set_value(60).run()  # the strip's default on Decoding: 60 residues
     assert_clean(at)
     assert at.slider(key="win").value == 61  # 5 before the masked CDR-H3 (99-109), or the last window: 61-120
     at.slider(key="win").set_value(1).run()
     at.slider(key="win").set_value(61).run()
     strip = next(s for t, s in specs(at).items() if t.startswith("sequential: step "))
-    x = array(strip["data"][0]["x"])
+    x = strip_x(strip)
     assert x[0] == 61 and len(x) == 60
     assert "residues 61-120 of 120" in strip["layout"]["title"]["text"].replace("<br>", " ")
     assert cdr_names(strip) == {"CDR-H2", "CDR-H3"}  # H1 (31-35) is left of the window
@@ -406,3 +412,41 @@ def test_a_phones_arc_graph_keeps_its_letters_apart(env, agent, monkeypatch):
         assert bar["orientation"] == "h"
     assert (arcs["layout"].get("dragmode") is False) == phone  # a swipe scrolls the page and the chart, not zooms
     assert protein_figures.letter_px(60, narrow=True) == protein_figures.MIN_LETTER_PX
+
+
+def test_a_strip_of_60_residues_wraps_into_two_of_30_with_their_own_cdr_bands():
+    """Beside the sidebar (a 1280 x 800 projector zoomed to 150% leaves the strip 505 px) a decode's 60 letters a row
+    were 7.7 px: the window wraps into two strips of 30, each with its residue axis and its CDR bands, in letters
+    sized for 30; presenting keeps one row of the page's whole width."""
+    assert protein_figures.strip_rows(60) == 2 and protein_figures.strip_rows(30) == 1
+    assert protein_figures.strip_rows(60, wide=True) == 1
+    labels = [f"A{i + 1}" + ("·H2" if 49 <= i < 66 else "·H3" if 98 <= i < 109 else "") for i in range(120)]
+    tokens = np.ones((3, 120), int)
+    tokens[0, 98:109] = 0
+    chosen = np.zeros((3, 120), bool)
+    chosen[1, 98:104], chosen[2, 104:109] = True, True
+    args = (tokens, chosen, np.zeros((3, 120)), np.zeros((3, 120), bool), "ACDEFGHIKLMNPQRSTVWY")
+    fig = protein_figures.decode_strip(*args, start=60, size=60, regions=cdr_marks.cdr_spans(labels), wrap=2)
+    coloured = [t for t in fig.data if t.type == "heatmap" and t.name == "filled at step"]
+    assert [(int(t.x[0]), int(t.x[-1])) for t in coloured] == [(61, 90), (91, 120)]
+    assert [t.xaxis for t in coloured] == ["x", "x2"] and sum(bool(t.showscale) for t in coloured) == 1
+    assert fig.layout.xaxis.range == (60.5, 90.5) and fig.layout.xaxis2.range == (90.5, 120.5)
+    size = protein_figures.strip_letter_px(30)
+    assert size > protein_figures.strip_letter_px(60) and coloured[0].textfont.size == size
+    bands = {(s.name, s.xref, s.yref) for s in fig.layout.shapes if s.y0 == cdr_marks.BAND[0]}
+    assert bands == {("CDR-H2", "x", "y domain"), ("CDR-H3", "x2", "y2 domain")}
+    assert fig.layout.xaxis2.title.text == "residue" and not fig.layout.xaxis.title.text
+    one = protein_figures.decode_strip(*args, start=60, size=60, regions=cdr_marks.cdr_spans(labels))
+    assert fig.layout.height > one.layout.height  # the second strip below the first
+
+
+@pytest.mark.parametrize("present, strips", [("false", 2), ("true", 1)])
+def test_the_antibody_decoding_page_wraps_its_strip_beside_the_sidebar(env, present, strips):
+    at = run_page("pages/3_Decoding.py", domain="antibody", a="sequential", b="topk", step="2", present=present)
+    assert_clean(at)
+    strip = next(s for t, s in specs(at).items() if "residues 61-120 of 120" in t.replace("<br>", " ")
+                 or t.startswith("Residues 61-120"))
+    main = strip["data"][0]["name"]
+    assert len([t for t in strip["data"] if t["type"] == "heatmap" and t["name"] == main]) == strips
+    css = next(h.proto.body for h in at.get("html") if ".st-key-frame_a " in h.proto.body)
+    assert f"/ {60 // strips * protein_figures.LETTER_WIDTH:g})" in css  # the letters capped to a row of 30 (or 60)

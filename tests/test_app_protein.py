@@ -79,6 +79,11 @@ def find(at: AppTest, prefix: str) -> dict:
     return found[0]
 
 
+def strip_blocks(strip: dict) -> list[dict]:
+    """A decode strip's coloured heatmaps, one a strip its window wraps into (``protein_figures.strip_rows``)."""
+    return [t for t in strip["data"] if t["type"] == "heatmap" and t["name"] == strip["data"][0]["name"]]
+
+
 def array(value) -> np.ndarray:
     import base64
 
@@ -415,10 +420,12 @@ def test_decoding_compares_every_strategy_on_a_protein(env, a, b):
     assert_clean(at)
     for side in (a, b):
         strip = find(at, f"{side}: step")
-        z = array(strip["data"][0]["z"])
-        letters = strip["data"][0]["text"]
-        assert z.shape[1] == 58 and len(letters) == z.shape[0]  # rows are steps, columns residues
-        assert "_" not in "".join(letters[-1])  # the last row is fully decoded
+        blocks = strip_blocks(strip)
+        assert len(blocks) == 2  # 58 residues beside the sidebar: two strips of 29
+        z = np.hstack([array(b["z"]) for b in blocks])
+        letters = [row for b in blocks for row in b["text"]]
+        assert z.shape[1] == 58 and len(letters) == 2 * z.shape[0]  # rows are steps, columns residues
+        assert "_" not in "".join(blocks[0]["text"][-1] + blocks[1]["text"][-1])  # the last row is fully decoded
         assert any(t["name"] == "unmasked at this step" for t in strip["data"])
     assert not at.success and sum("native sequence" in s.value for s in at.info) == 2  # neutral: a yardstick
 

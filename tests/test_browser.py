@@ -1283,6 +1283,26 @@ def test_residue_letters_do_not_run_together_on_a_zoomed_projector(chromium, app
     page.close()
 
 
+@pytest.mark.parametrize("screen, scale", [((1024, 768), 1.0), ((1280, 800), 1.5)])
+def test_a_decoding_strip_beside_the_open_sidebar_has_letters_of_12_px(chromium, app_url, screen, scale):
+    """With the sidebar open, a 1280 x 800 projector zoomed to 150% left a decode strip 505 px for 58 letters a row:
+    7.9-px letters (12 at 1024 x 768). The window wraps into two strips of 29, whose letters are 12 px or more."""
+    page = chromium.new_page(viewport={"width": round(screen[0] / scale), "height": round(screen[1] / scale)},
+                             device_scale_factor=scale)
+    page.goto(f"{app_url}/Decoding?domain=protein&step=1")
+    wait_ready(page)
+    check_page(page, 2)
+    sidebar = page.locator('[data-testid="stSidebar"]').bounding_box()
+    assert sidebar and sidebar["x"] >= 0 and sidebar["width"] > 200, sidebar  # open
+    page.wait_for_function("document.querySelectorAll('.heatmap-label text').length > 100")
+    page.wait_for_timeout(300)  # the container query's size, after the chart's own
+    strips = page.locator('[data-testid="stPlotlyChart"]').evaluate_all(LETTER_ROWS)
+    assert len(strips) == 2, strips
+    for pitch, size in strips:
+        assert size >= 12 and size * 0.75 <= pitch, strips
+    page.close()
+
+
 SMALLEST_LETTERS = """() => [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].map(chart => {
   const rows = {};  // the smallest letter and the letters' closest spacing along a row, of each chart with letters
   for (const t of chart.querySelectorAll(':is(.heatmap-label, .textpoint) text')) {
@@ -1327,9 +1347,10 @@ def swiped(page, key: str, scroller) -> float:
 @pytest.mark.parametrize("agent", [PHONE_AGENT, None])
 def test_a_phones_60_residues_are_letters_of_10_px_in_a_strip_that_scrolls_sideways(chromium, app_url, agent):
     """On a 390 x 844 phone a window of 60 residues drew the arc graph's and the decoding strips' letters 4.2 px tall,
-    capped to a chart of 342 px. The chart is now as wide as letters of 10 px need and scrolls sideways in its own
-    container (the page does not), and a finger's swipe on the plot scrolls it (plotly's zoom took the touch). Also
-    where the browser does not say it is a phone (``agent`` None: the server lays the page out for a larger screen)."""
+    capped to a chart of 342 px. The arc graph is now as wide as letters of 10 px need and scrolls sideways in its own
+    container (the page does not), and a finger's swipe on the plot scrolls it (plotly's zoom took the touch); a
+    decoding strip wraps the window into two strips of 29 letters, which need little or no scrolling. Also where the
+    browser does not say it is a phone (``agent`` None: the server lays the page out for a larger screen)."""
     context = chromium.new_context(**PHONE, **({"user_agent": agent} if agent else {}))
     page = context.new_page()
     for path, key, charts in (("MI_maps?domain=protein&win_size=60", "arcs_graph", 1),
@@ -1344,6 +1365,9 @@ def test_a_phones_60_residues_are_letters_of_10_px_in_a_strip_that_scrolls_sidew
         for pitch, size in found:
             assert size >= 10 and pitch >= size * 0.75, (path, found)  # readable, and apart
         assert page.evaluate("document.documentElement.scrollWidth") <= 390  # the strip scrolls, not the page
+        if key == "frame_a":  # wrapped: 29 letters of 10 px a row and the step axis are about the phone's width
+            assert page.locator(".st-key-frame_a g.subplot.x2y2").count() == 1
+            continue
         scroller = page.locator(f".st-key-{key}_scroll")
         assert scroller.evaluate("e => e.scrollWidth > e.clientWidth + 50"), path
         assert page.locator(f".mi-swipe-{key}").is_visible(), path  # a line says the chart scrolls
