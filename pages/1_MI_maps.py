@@ -192,17 +192,19 @@ def pairs_table(edges, labels) -> None:
             st.table(graph.pair_rows(edges, labels))
 
 
-def downloads(domain, pz, m, heat, dep):
-    labels, about = domain.labels(), support.model_info(domain)  # the model that drew the map, for the JSON
+def downloads(domain, pz, m, heat, graph_fig, graph_name: str = "Graph", graph_file: str = "mi_graph.html"):
+    """The MI as CSV and JSON (with the model that drew it), and the heatmap and the graph (a grid's dependency graph,
+    a sequence's arc graph: ``graph_name`` and ``graph_file``) as HTML."""
+    labels, about = pz.labels(), support.model_info(domain)
     row = widgets.button_row()
     row.download_button("MI as CSV", lambda: exports.mi_csv(m.mi, labels, m.masked, domain.nouns[0]), "mi.csv",
                         "text/csv", on_click="ignore")
     row.download_button("MI as JSON", lambda: exports.mi_json(m, pz.text, labels=labels, **named(domain.key),
                                              model_description=about, known=exports.known_state(domain, pz)), "mi.json",
                         "application/json", on_click="ignore")
-    row.download_button("Heatmap as HTML", lambda: exports.figure_html(heat), "mi_heatmap.html",
-                        "text/html", on_click="ignore")
-    row.download_button("Graph as HTML", lambda: exports.figure_html(dep), "mi_graph.html", "text/html",
+    row.download_button("Heatmap as HTML", lambda: exports.figure_html(heat), "mi_heatmap.html", "text/html",
+                        on_click="ignore")
+    row.download_button(f"{graph_name} as HTML", lambda: exports.figure_html(graph_fig), graph_file, "text/html",
                         on_click="ignore")
 
 
@@ -211,22 +213,6 @@ def weak_mi_note(domain, m) -> str:
     untrained model) or sure of them (a unique puzzle's exact MI)."""
     unsure = bool(m.masked.any()) and float(np.mean(m.entropy[m.masked])) > 0.8 * np.log(domain.n_values)
     return texts.weak_mi(float(m.mi.max()), unsure, domain.nouns[0])
-
-
-def sequence_downloads(domain, pz, m, heat, arcs) -> None:
-    """The MI of a sequence as CSV and JSON, and its heatmap and arc graph as HTML."""
-    labels = pz.labels()
-    row, about = widgets.button_row(), support.model_info(domain)
-    row.download_button("MI as CSV", lambda: exports.mi_csv(m.mi, labels, m.masked, domain.nouns[0]), "mi.csv",
-                        "text/csv", on_click="ignore")
-    row.download_button("MI as JSON", lambda: exports.mi_json(m, pz.text, labels=labels, **named(domain.key),
-                                             model_description=about, known=exports.known_state(domain, pz)), "mi.json",
-                        "application/json", on_click="ignore")
-    row.download_button("Heatmap as HTML", lambda: exports.figure_html(heat), "mi_heatmap.html", "text/html",
-                        on_click="ignore")
-    row.download_button("Arc graph as HTML", lambda: exports.figure_html(arcs), "mi_arcs.html", "text/html",
-                        on_click="ignore")
-
 
 
 def sequence_maps(domain, pz, m):
@@ -284,7 +270,7 @@ def sequence_maps(domain, pz, m):
     st.markdown(texts.worded(texts.SEQUENCE_MAPS_PAGE, domain))
     with st.expander("What MI is"):
         st.markdown(texts.MI)
-    sequence_downloads(domain, pz, m, heat, arcs)
+    downloads(domain, pz, m, heat, arcs, "Arc graph", "mi_arcs.html")
 
 def main():
     widgets.page("MI maps")

@@ -505,3 +505,11 @@ def test_a_proteins_downloads_speak_of_residues_and_excel_reads_the_csv(env, dow
     entry = trace["steps"][1]["unmasked"][0]
     assert entry["residue"].startswith("_") and entry["amino_acid"] in AMINO_ACIDS and "digit" not in entry
     assert "matches_native" in trace and "solved" not in trace and trace["steps"][0]["sequence"] == trace["puzzle"]
+
+
+def test_a_sequences_maps_download_the_mi_the_heatmap_and_the_arc_graph(env):
+    """The grid's and the sequence's rows of downloads are one function (``downloads`` on the MI maps page), the
+    graph named for what the page draws."""
+    at = run_page("pages/1_MI_maps.py")
+    assert_clean(at)
+    assert [b.label for b in at.download_button] == ["MI as CSV", "MI as JSON", "Heatmap as HTML", "Arc graph as HTML"]
