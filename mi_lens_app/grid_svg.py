@@ -134,17 +134,14 @@ def grid_svg(digits: np.ndarray, givens: np.ndarray, box: int, *, layer: np.ndar
     parts.append(_lines(n, box, cell, x0, y0))
     size = digit_size or DIGIT_SIZE[n <= 4]
     parts += _digits(digits, givens, errors, fills, xs, ys, x0, y0, cell, size)
-    if notes is not None:
-        dark = dark_fill(np.asarray(layer, float), zmin, zmax, None, colorscale) if layer is not None else None
-        parts += _notes(notes, dark, xs, ys, x0, y0, cell, size)
+    parts += _notes(notes or [], layer, (colorscale, zmin, zmax), xs, ys, x0, y0, cell, size)
     parts += _marks(outline, remasked, cells, xs, ys, x0, y0, cell)
     bar = ""
     if with_bar:
         key = f"mi-bar-{colorscale}-{zmin:g}-{zmax:g}".replace(".", "_")
         bar = _colorbar(colorscale, zmin, zmax, layer_name, x0 + side + 12, y0, side, key)
     label = escape(title or "grid")
-    about = escape(describe(digits, givens, errors, outline, remasked)
-                   + (_notes_said(notes, layer_name) if notes is not None else ""))
+    about = escape(describe(digits, givens, errors, outline, remasked) + _notes_said(notes or [], layer_name))
     # texts outside the cells (title, colour bar) in the page's text colour: a fixed #444 was 1.9:1 on the dark theme.
     # The 1rem below the grid makes up for st.markdown's container, which ends 1rem early (for a paragraph's margin):
     # without it the grid's last 16 px lay under the next element (presenting, a caption sat on its bottom row)
@@ -177,8 +174,13 @@ def _digits(digits, givens, errors, fills, xs, ys, x0: float, y0: float, cell: f
     return parts
 
 
-def _notes(notes: list[str], dark, xs, ys, x0: float, y0: float, cell: float, size: int) -> list[str]:
-    """The SVG texts of the cells' ``notes``: white on a dark fill (``dark``, bool per cell, or None), else dark grey."""
+def _notes(notes: list[str], layer, scale: tuple, xs, ys, x0: float, y0: float, cell: float, size: int) -> list[str]:
+    """The SVG texts of the cells' ``notes``: white where ``layer`` is dark on ``scale`` (its colour scale, zmin and
+    zmax), else dark grey."""
+    if not notes:
+        return []
+    colorscale, zmin, zmax = scale
+    dark = dark_fill(np.asarray(layer, float), zmin, zmax, None, colorscale) if layer is not None else None
     parts = []
     for c, text in enumerate(notes):
         if text:

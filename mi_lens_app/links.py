@@ -227,7 +227,8 @@ def _dropped(key: str, raw: str) -> str:
     reason = why(raw) if why is not None else None
     if reason is None and key in _CHOICES:
         reason = one_of(_CHOICES[key]())
-    return f"{key}={_short(raw)}" + (f" ({reason})" if reason else "")
+    text = f"{key}={_short(raw)}" if known(key) else _short(f"{key}={raw}")  # a crafted key may be long too
+    return text + (f" ({reason})" if reason else "")
 
 
 def one_of(options) -> str:

@@ -459,9 +459,16 @@ def decode_strip(tokens: np.ndarray, chosen: np.ndarray, entropy: np.ndarray, er
     rows_px = len(blocks) * 30 * len(rows) + (len(blocks) - 1) * WRAP_GAP
     _layout(fig, text, height or (96 + 24 * bool(regions) if top else 150) + rows_px, wide=True, **top,
             **(SWIPE if touch else {}))
+    _strip_axes(fig, blocks, per_row, rows, steps, noun, regions)
+    return fig
+
+
+def _strip_axes(fig: go.Figure, blocks: list[tuple[int, int]], per_row: int, rows: np.ndarray, steps: int, noun: str,
+                regions) -> None:
+    """A decode strip's axes and CDR bands, on each strip its window wraps into (``blocks``: their positions)."""
     # the shown steps and no more (one row, step 0, ran -1..1), whole steps only, the first at the top
-    fig.update_yaxes(title="step", range=[steps - 0.5, first - 0.5], showgrid=False, zeroline=False, ticks="outside",
-                     ticklen=6, tickcolor="white",  # the step numbers clear of the letters
+    fig.update_yaxes(title="step", range=[steps - 0.5, rows[0] - 0.5], showgrid=False, zeroline=False,
+                     ticks="outside", ticklen=6, tickcolor="white",  # the step numbers clear of the letters
                      tickmode="linear", tick0=0, dtick=max(1, int(np.ceil(len(rows) / 8))))
     fig.update_xaxes(showgrid=False, zeroline=False)
     for k, (a, b) in enumerate(blocks):
@@ -471,7 +478,6 @@ def decode_strip(tokens: np.ndarray, chosen: np.ndarray, entropy: np.ndarray, er
         add_cdr_marks(fig, list(regions), lo=a, hi=b, shift=1, xref=f"x{axis}", yref=f"y{axis}",
                       square=len(blocks) > 1)
     fig.update_xaxes(title=noun, **({"row": len(blocks), "col": 1} if len(blocks) > 1 else {}))
-    return fig
 
 
 def _strip_block(fig: go.Figure, place: dict, colour: tuple, letters: np.ndarray, marks: tuple, rows: np.ndarray,
