@@ -23,7 +23,7 @@ from typing import Any, Callable, ClassVar, Protocol
 import numpy as np
 
 from mi_core.io import ROOT
-from mi_core.options import Noun, check_ranges, group_fields, option, option_text, under_one
+from mi_core.options import Noun, check_ranges, from_options, group_fields, option, option_text, under_one
 from mi_core.options import seed as seed_option
 
 
@@ -474,8 +474,7 @@ class ConfigStates:
 
     @classmethod
     def config_from_args(cls, args, group=None, **fixed):
-        names = [f.name for f in group_fields(group or cls.data_options)]
-        return cls.config_cls(**{n: getattr(args, n) for n in names}, **fixed)
+        return from_options(cls.config_cls, args, [f.name for f in group_fields(group or cls.data_options)], **fixed)
 
     def options(self) -> str:
         return " ".join(f"--{f.name.replace('_', '-')} {option_text(getattr(self.cfg, f.name))}"

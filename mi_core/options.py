@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import numbers
@@ -157,6 +158,51 @@ def check_ranges(config) -> None:
         problem = range_error(f.name, value, *lo_hi) if lo_hi is not None else None
         if problem:
             raise ValueError(problem.removeprefix("argument "))
+
+
+def names_given(message: str, typed: dict[str, str], fallback: str | None = None) -> str:
+    """``message`` (a check's complaint about fields or parameters: ``"k must be >= 1, got 0"``) led by how the
+    command line gave the ones it names as whole words, ``typed[name]`` (``"--set k=0: k must be ..."``); a
+    message naming none leads with ``fallback`` (None: left as it is), and one that already opens with an
+    option (``--x``, ``argument --x``) is left as it is."""
+    if message.startswith(("--", "argument ")):
+        return message
+    found = sorted((hit.start(), text) for name, text in typed.items()
+                   if (hit := re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", message)))
+    lead = ", ".join(dict.fromkeys(text for _, text in found)) or fallback
+    return f"{lead}: {message}" if lead else message
+
+
+@contextlib.contextmanager
+def naming(typed: dict[str, str], fallback: str | None = None):
+    """Inside, a ValueError's message is led by how the command line gave what it names (:func:`names_given`)."""
+    try:
+        yield
+    except ValueError as err:
+        named = names_given(str(err), typed, fallback)
+        if named == str(err):
+            raise
+        raise ValueError(named) from None
+
+
+def typed_option(f: dataclasses.Field, value, given=None) -> str:
+    """How a command line gives option field ``f`` the ``value`` (``"--n-heads 3"``, a switch alone), marked
+    ``(default)`` where ``given`` (the fields the command line named; None: unknown) leaves it out."""
+    flag = (spec_of(f).flags or (f"--{f.name.replace('_', '-')}",))[0]
+    text = (flag if value else f"no {flag}") if isinstance(value, bool) else f"{flag} {option_text(value)}"
+    return text + (" (default)" if given is not None and f.name not in given else "")
+
+
+def from_options(cls: type, values, names=None, **fixed) -> Any:
+    """Dataclass ``cls`` built from the option values ``values`` (a parsed Namespace or a dict: its ``given``, the
+    options the command line named, marks the rest as defaults) of its fields ``names`` (default: every field not
+    in ``fixed``), and ``fixed``. A ValueError of its checks that names fields (``"d_model 16 is not divisible by
+    n_heads 3"``) leads with the options that set them (``"--d-model 16, --n-heads 3: ..."``)."""
+    values = values if isinstance(values, dict) else vars(values)
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    names = [n for n in fields if n not in fixed] if names is None else list(names)
+    with naming({n: typed_option(fields[n], values[n], values.get("given")) for n in names}):
+        return cls(**{n: values[n] for n in names}, **fixed)
 
 
 def parse_lengths(spec: str) -> tuple[int, int]:

@@ -286,6 +286,13 @@ def cases() -> list[tuple[str, str, list[str]]]:
         ("bench-model-empty-file", "unclear", [*bench[:4], "--model", "{D}/empty_w.safetensors"]),
         ("bench-model-cut-short", "unclear", [*bench[:4], "--model", "{D}/half_w.safetensors"]),
         ("bench-model-json-named-safetensors", "unclear", [*bench[:4], "--model", "{D}/json_w.safetensors"]),
+        # the fifth sweep: a config's or a sampler's check named its field ("k must be >= 1"), not the option typed
+        ("train-n-heads-not-dividing", "unclear", ["train", "sudoku", "--out", "{D}/t8.safetensors", *tiny_train,
+                                                   "--n-heads", "3"]),
+        ("train-fractions-over-one", "unclear", ["train", "sudoku", "--out", "{D}/t9.safetensors", *tiny_train,
+                                                 "--puzzle-frac", "0.8", "--onpolicy-frac", "0.5"]),
+        ("train-attention-unknown", "unclear", ["train", "sudoku", "--out", "{D}/t10.safetensors", *tiny_train,
+                                                "--attention", "foo"]),
         # help must exit 0
         ("train-help", "help", ["train", "--help"]),
     ]

@@ -163,6 +163,10 @@ def test_messages_name_option_value_and_range(places, capsys, monkeypatch):
                                  "format) (Error while deserializing header",  # safetensors' words alone
         "bench-model-json-named-safetensors": "json_w.safetensors: not a whole safetensors file",
         "bench-suite-json-over-its-data": "--json {D}/suite/top1465.txt is a file in the --data folder {D}/suite",
+        # the fifth sweep: the option typed leads a config's or a sampler's check, which names its field
+        "train-n-heads-not-dividing": "error: --d-model 16, --n-heads 3: d_model 16 is not divisible by n_heads 3",
+        "train-fractions-over-one": "error: --puzzle-frac 0.8, --onpolicy-frac 0.5: puzzle_frac + onpolicy_frac must be",
+        "train-attention-unknown": "argument --attention: invalid choice: 'foo'",
     }
     for name, text in expect.items():
         _, _, argv = next(c for c in CASES if c[0] == name)

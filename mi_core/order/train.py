@@ -19,7 +19,7 @@ from mi_core.device import pick_device, use_bf16
 from mi_core.domain import Domain, get_domain
 from mi_core.io import check_output, check_weights_output, check_writable, default_run_path
 from mi_core.models.loading import other_domain
-from mi_core.options import SKIP, Device, Force, group_fields, option
+from mi_core.options import SKIP, Device, Force, from_options, group_fields, option
 from mi_core.order.loop import OrderTrainConfig, load_nets, resume_state
 from mi_core.scale import distributed
 
@@ -73,7 +73,7 @@ def steps_budgets(text: str) -> tuple[int, ...]:
 def main(args) -> None:
     domain = get_domain(args.domain)
     budgets = () if args.steps_budget is None else steps_budgets(args.steps_budget)  # (): derived from the states
-    cfg = OrderTrainConfig(budgets=budgets, **{f.name: getattr(args, f.name) for f in group_fields(TRAIN_OPTIONS)})
+    cfg = from_options(OrderTrainConfig, args, [f.name for f in group_fields(TRAIN_OPTIONS)], budgets=budgets)
     if args.init is not None:
         load_nets(args.init)  # fails before the data are built
         trained = other_domain(args.init, domain)

@@ -25,7 +25,7 @@ from mi_core.domain import get_domain
 from mi_core.io import check_weights_output, default_run_path, display_path, json_ready, note_on_stop
 from mi_core.mi.estimator import LOSSES, EstimatorConfig, MIEstimator, estimator_loss, save_estimator
 from mi_core.mi.fidelity import fidelity
-from mi_core.options import SKIP, Device, Force, check_ranges, option, seed
+from mi_core.options import SKIP, Device, Force, check_ranges, from_options, option, seed
 from mi_core.scale import distributed
 from mi_core.train.mdm import lr_at
 
@@ -239,7 +239,7 @@ def main(namespace) -> int:
 
     args = vars(namespace)
     check_weights_output(args["out"], args["force"])
-    cfg = TrainConfig(**{k: args[k] for k in TrainConfig.__dataclass_fields__ if k != "loss"})
+    cfg = from_options(TrainConfig, args, [k for k in TrainConfig.__dataclass_fields__ if k != "loss"])
     device = distributed.setup(pick_device(args["device"], args["threads"]))
     data, manifest = load_shards(args["data"])
     domain = manifest.get("domain")

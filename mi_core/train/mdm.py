@@ -35,7 +35,7 @@ from mi_core.io import (
     write_checkpoint,
 )
 from mi_core.models.base import masked_ce
-from mi_core.options import Device, Force, option
+from mi_core.options import Device, Force, from_options, option
 from mi_core.scale import distributed
 
 RESUMABLE = ("steps", "time_budget")  # settings a resumed run may change (it runs longer or shorter)
@@ -281,9 +281,9 @@ def main(namespace) -> int:
         model_cfg, cfg, args["recorded"] = resume_configs(task_cls, args["out"], given, args["cpu_clock"])
     else:
         args["out"] = check_weights_output(args["out"] or default_run_path(task_cls.name), force, BESIDE)
-        model_cfg = task_cls.model_config(**{k: args[k] for k in task_cls.model_config.__dataclass_fields__})
+        model_cfg = from_options(task_cls.model_config, args)
         args["model_given"] = {k: v for k, v in given.items() if k in task_cls.model_config.__dataclass_fields__}
-        cfg = task_cls.train_config(**{k: args[k] for k in task_cls.train_config.__dataclass_fields__})
+        cfg = from_options(task_cls.train_config, args)
     device = distributed.setup(pick_device(args["device"], args["threads"]))
     main_rank = distributed.is_main()
     log = (lambda m: print(m, flush=True)) if main_rank else (lambda m: None)

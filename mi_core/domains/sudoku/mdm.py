@@ -24,7 +24,8 @@ class SudokuMDMConfig:
     d_ff: int = option(512, "width of each block's feed-forward layer", range=(1, 65536))
     dropout: float = option(0.0, "dropout rate in training", range=(0, 0.99))
     loops: int = option(1, "the block stack applied this many times with tied weights (a looped transformer)", range=(1, 64))
-    attention: str = option("full", '"full", "peer" (masked to the 20 peers + self) or "peer_bias" (full + a learned peer bias)')
+    attention: str = option("full", '"full", "peer" (masked to the 20 peers + self) or "peer_bias" (full + a learned peer bias)',
+                            choices=ATTENTION)
     inject: bool = option(False, "add the input embedding back before every iteration after the first", negatable=True)
 
     def __post_init__(self):
