@@ -293,6 +293,10 @@ def cases() -> list[tuple[str, str, list[str]]]:
                                                  "--puzzle-frac", "0.8", "--onpolicy-frac", "0.5"]),
         ("train-attention-unknown", "unclear", ["train", "sudoku", "--out", "{D}/t10.safetensors", *tiny_train,
                                                 "--attention", "foo"]),
+        ("bench-set-gamma-negative", "unclear", [*bench, "--sampler", "mi", "--set", "gamma=-1"]),
+        ("sweep-grid-k-zero", "unclear", [*sweep[:4], "--grid", "topk:k=1,0", *sweep[6:], "--json", "{D}/s4.json"]),
+        ("diagnose-sampler-k-zero", "unclear", [*diag[:4], "--sampler", "topk:k=0", *diag[6:], "--json",
+                                                "{D}/dg5.json"]),
         # help must exit 0
         ("train-help", "help", ["train", "--help"]),
     ]

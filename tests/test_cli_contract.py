@@ -167,6 +167,9 @@ def test_messages_name_option_value_and_range(places, capsys, monkeypatch):
         "train-n-heads-not-dividing": "error: --d-model 16, --n-heads 3: d_model 16 is not divisible by n_heads 3",
         "train-fractions-over-one": "error: --puzzle-frac 0.8, --onpolicy-frac 0.5: puzzle_frac + onpolicy_frac must be",
         "train-attention-unknown": "argument --attention: invalid choice: 'foo'",
+        "bench-set-gamma-negative": "error: --set gamma=-1: gamma must be a finite number >= 0, got -1.0",
+        "sweep-grid-k-zero": "error: --grid topk:k=1,0 (its point topk k=0): k must be >= 1, got 0",
+        "diagnose-sampler-k-zero": "error: --sampler topk:k=0: k must be >= 1, got 0",
     }
     for name, text in expect.items():
         _, _, argv = next(c for c in CASES if c[0] == name)

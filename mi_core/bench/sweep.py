@@ -37,7 +37,7 @@ from mi_core.device import pick_device, warn_if_slow_bf16
 from mi_core.domain import get_domain
 from mi_core.io import atomic_write_json, check_output, display_path
 from mi_core.mi.estimator import absent_own_estimator
-from mi_core.options import Device, Force, markdown_option, option, section_problem
+from mi_core.options import Device, Force, markdown_option, naming, option, section_problem
 from mi_core.scale.engine import EngineConfig, absolute, engine_from_args
 
 # a figure's column heading, where not its key with spaces
@@ -108,8 +108,19 @@ def recorded_params(name: str, params: dict) -> dict:
     return {k: display_path(v) if k == "selector" else v for k, v in typed_params(name, params).items()}
 
 
+def spec_points(spec: str) -> list[tuple[str, dict[str, str]]]:
+    """The points of ``--grid`` ``spec`` (:func:`parse_grid_spec`), each one's strategy built: a bad value is named
+    as the ``--grid`` spec, and the point of it, that gave it."""
+    points = parse_grid_spec(spec)
+    for name, params in points:
+        point = f" (its point {name} {params_text(params)})" if len(points) > 1 else ""
+        with naming({}, fallback=f"--grid {spec}{point}"):
+            make_strategy(name, **params)
+    return points
+
+
 def grid_configs(grid: list[str], samplers: str | None) -> list[tuple[str, dict[str, str]]]:
-    configs = [c for spec in grid for c in parse_grid_spec(spec)]
+    configs = [c for spec in grid for c in spec_points(spec)]
     typed = [(name, typed_params(name, params)) for name, params in configs]
     twice = next((t for n, t in enumerate(typed) if t in typed[:n]), None)
     if twice:  # it ran twice and wrote two rows alike

@@ -21,7 +21,7 @@ from mi_core.decoding.base import check_one_of, typed_params
 from mi_core.device import pick_device, warn_if_slow_bf16
 from mi_core.domain import Domain, get_domain
 from mi_core.io import atomic_write_json
-from mi_core.options import Device, Force, JsonOut, option, option_flags, parse_sets, set_problem
+from mi_core.options import Device, Force, JsonOut, naming, option, option_flags, parse_sets, set_problem
 
 
 @dataclass
@@ -54,11 +54,19 @@ def grow(bar, sampler: str, decode: int, count: int) -> None:
     bar.refresh()
 
 
+def sampler_of(args, domain: Domain) -> tuple[dict, object]:
+    """``(params, strategy)`` of ``--sampler`` and its ``--set`` pairs; a bad value is named as the ``--set`` that
+    gave it."""
+    sets = parse_sets(args.sets)
+    with naming({key: f"--set {key}={value}" for key, value in sets.items()}):
+        params = typed_params(args.sampler, check_one_of(args.sampler, sets, option_flags(options(domain))))
+        return params, make_strategy(args.sampler, **params)
+
+
 def main(args) -> int:
     check_partial(args, "bench", "inputs")
     domain = get_domain(args.domain)
-    params = typed_params(args.sampler, check_one_of(args.sampler, parse_sets(args.sets), option_flags(options(domain))))
-    strategy = make_strategy(args.sampler, **params)
+    params, strategy = sampler_of(args, domain)
     inputs = decode.inputs_class(domain)(domain, args)  # read and checked before the model loads
     device = pick_device(args.device, args.threads)
     warn_if_slow_bf16(device, args.bf16)

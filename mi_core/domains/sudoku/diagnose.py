@@ -29,7 +29,7 @@ from mi_core.domains.sudoku import SUDOKU9
 from mi_core.domains.sudoku.bench import with_default_estimator
 from mi_core.domains.sudoku.mdm import load_sudoku_mdm
 from mi_core.io import atomic_write_json, check_output, display_path
-from mi_core.options import Device, Force, markdown_option, option, section_problem
+from mi_core.options import Device, Force, markdown_option, naming, option, section_problem
 
 CLASSES = ("alone", "with_dependent", "with_independent")
 
@@ -92,7 +92,9 @@ def parse_sampler(text: str):
         raise ValueError(f"--sampler {text!r} names {len(combos)} settings; give one value per parameter, "
                          "parameters apart by ';' (\"mi:gamma=1;lam=1\")")
     name, params = combos[0]
-    return text, with_default_estimator(make_strategy(name, **params))
+    with naming({}, fallback=f"--sampler {text}"):
+        strategy = make_strategy(name, **params)
+    return text, with_default_estimator(strategy)
 
 
 @dataclass
