@@ -101,6 +101,17 @@ def test_every_dev_antibody_is_read_with_its_chain_type():
         assert all(a[1] == b[0] for a, b in zip(spans, spans[1:]))
     assert len(select_rows(chains, "71-100")) == 60 and select_rows(chains, "1-1")[0].name == "abituzumab VH"
 
+@pytest.mark.parametrize("rows, match", [
+    ("90-80", r"^--rows 90-80: the range runs backwards; give the first row first \(--rows 80-90\)$"),  # it said the
+    ("0-2", r"^--rows 0-2: rows count from 1 \(give --rows 1-2\)$"),  # form, A-B (1-based, inclusive) or all
+    ("2-", r"^--rows must be A-B \(1-based, inclusive\) or all, got '2-'$"),
+])
+def test_a_rows_range_says_what_is_wrong_with_it(rows, match):
+    chains = [read_chain(TRASTUZUMAB[0])]
+    with pytest.raises(ValueError, match=match):
+        select_rows(chains, rows)
+
+
 def test_a_file_naming_two_chains_alike_is_refused_with_its_name(tmp_path):
     """--rows 1-2 took three chains of a file whose first and third antibodies share a name."""
     text = read_chain(TRASTUZUMAB[0]).text()

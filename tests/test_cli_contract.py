@@ -170,6 +170,8 @@ def test_messages_name_option_value_and_range(places, capsys, monkeypatch):
         "bench-set-gamma-negative": "error: --set gamma=-1: gamma must be a finite number >= 0, got -1.0",
         "sweep-grid-k-zero": "error: --grid topk:k=1,0 (its point topk k=0): k must be >= 1, got 0",
         "diagnose-sampler-k-zero": "error: --sampler topk:k=0: k must be >= 1, got 0",
+        "bench-order-antibody-rows-reversed": "--rows 90-80: the range runs backwards; give the first row first "
+                                              "(--rows 80-90)",  # it said the form, A-B
     }
     for name, text in expect.items():
         _, _, argv = next(c for c in CASES if c[0] == name)

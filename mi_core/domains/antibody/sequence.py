@@ -352,8 +352,12 @@ def select_rows(chains: list[AntibodyChain], rows: str | None, option: str = "--
     if rows in (None, "", "all"):
         return chains
     m = re.fullmatch(r"\s*(\d+)\s*-\s*(\d+)\s*", rows)
-    if not m or not 1 <= int(m[1]) <= int(m[2]):
+    if not m:
         raise ValueError(f"{option} must be A-B (1-based, inclusive) or all, got {rows!r}")
+    if int(m[1]) < 1:
+        raise ValueError(f"{option} {rows}: rows count from 1 (give {option} 1-{max(int(m[2]), 1)})")
+    if int(m[1]) > int(m[2]):
+        raise ValueError(f"{option} {rows}: the range runs backwards; give the first row first ({option} {m[2]}-{m[1]})")
     antibodies = [re.sub(r" (VH|VL)$", "", c.name) for c in chains]
     names = list(dict.fromkeys(antibodies))
     if int(m[2]) > len(names):
