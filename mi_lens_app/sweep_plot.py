@@ -14,6 +14,7 @@ import json
 import sys
 from pathlib import Path
 
+from mi_core.bench.report import not_json
 from mi_core.cli import ArgumentParser, path_arg
 from mi_core.io import atomic_write_text, check_output, missing_file
 from mi_lens_app.benchmarks import _rows_of
@@ -28,7 +29,8 @@ def write_plot(rows_path: Path, out: Path, plotlyjs: str = "inline", title: str 
     try:
         rows = _rows_of(json.loads(rows_path.read_text()), rows_path)
     except (OSError, ValueError) as err:
-        raise ValueError(f"cannot read sweep rows from {rows_path}: {err}") from None
+        raise ValueError(not_json(rows_path, err, "a sweep's --json file, a JSON list of rows")
+                         or f"cannot read sweep rows from {rows_path}: {err}") from None
     if rows is None:
         raise ValueError(f"{rows_path} holds no sweep rows (a JSON list of rows with sampler, params, n, mean_passes)")
     sets = ", ".join(dict.fromkeys(r["set"] for r in rows))

@@ -58,6 +58,7 @@ def make_inputs(d: Path, repo: Path) -> dict[str, str]:
     (d / "estdata" / "shard_00000.safetensors").write_text("a shard\n")
     (d / "suite").mkdir(exist_ok=True)  # bench-suite's --data folder
     (d / "suite" / "top1465.txt").write_text(EASY + "\n")
+    (d / "lines.json").write_text('{"sampler": "topk"}\n{"sampler": "mi"}\n')  # JSON lines, not a sweep's list
     (d / "ab.csv").write_text(f"name,vh\nab1,{VH}\nab2,{VH}\n")  # two antibodies
     for name, src in (("exists_model", "sudoku_mdm"), ("exists_est", "sudoku_mi_estimator")):
         shutil.copy(repo / "assets" / f"{src}.safetensors", d / f"{name}.safetensors")
@@ -300,6 +301,7 @@ def cases() -> list[tuple[str, str, list[str]]]:
                                                 "{D}/dg5.json"]),
         ("bench-order-antibody-rows-reversed", "unclear", ["bench-order", "antibody", "--csv", "{D}/ab.csv", "--rows",
                                                            "90-80", "--json", "{D}/bo_ab.json", "--device", "cpu"]),
+        ("sweep-merge-json-lines", "unclear", [*sweep, "--json", "{D}/lines.json", "--merge"]),
         # help must exit 0
         ("train-help", "help", ["train", "--help"]),
     ]

@@ -172,6 +172,7 @@ def test_messages_name_option_value_and_range(places, capsys, monkeypatch):
         "diagnose-sampler-k-zero": "error: --sampler topk:k=0: k must be >= 1, got 0",
         "bench-order-antibody-rows-reversed": "--rows 90-80: the range runs backwards; give the first row first "
                                               "(--rows 80-90)",  # it said the form, A-B
+        "sweep-merge-json-lines": "--merge: {D}/lines.json holds JSON lines (2 documents, one a line), not one JSON",
     }
     for name, text in expect.items():
         _, _, argv = next(c for c in CASES if c[0] == name)

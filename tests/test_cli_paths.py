@@ -237,6 +237,31 @@ def test_sweep_plot_draws_an_antibody_sweep(work, capsys):
     assert "native residues recovered (%)" in (work / "ab.html").read_text()
 
 
+def test_sweep_plot_names_a_file_that_is_not_a_sweeps_json(work, capsys):
+    """sweep_plot given a stopped sweep's .partial (JSON lines) said only json's "Extra data: line 2 column 1 (char
+    385)": the file is named with what it is (a .partial record, JSON lines, cut short, empty, not text) and what
+    the command reads."""
+    from types import SimpleNamespace
+
+    from mi_core.bench.report import Kept
+    from mi_lens_app.sweep_plot import main as plot_main
+
+    Kept(SimpleNamespace(json=work / "s.json", resume=False), "sweep", {"grid": ["topk:k=2"]}, "cells").keep(
+        {"topk k=2": {"sampler": "topk", "n": 1}, "topk k=3": {"sampler": "topk", "n": 1}})  # as a stopped sweep
+    (work / "lines.json").write_text('{"sampler": "topk"}\n{"sampler": "mi"}\n')
+    (work / "cut.json").write_text('[{"sampler":\n')
+    (work / "empty.json").write_text("")
+    (work / "bytes.json").write_bytes(b"\xff\xfe[]")
+    expect = {"s.json.partial": "is the .partial record a stopped sweep keeps of its finished work, not its results",
+              "lines.json": "holds JSON lines (2 documents, one a line), not one JSON document",
+              "cut.json": "ends before its JSON does (cut short, at line 2)", "empty.json": "is empty",
+              "bytes.json": "is not a text file (byte 1 is not UTF-8)"}
+    for name, what in expect.items():
+        assert plot_main([name, "p.html"]) == 2
+        assert capsys.readouterr().err.startswith(f"error: {name} {what}: give a sweep's --json file, a JSON list")
+    assert not (work / "p.html").exists()
+
+
 def test_an_output_named_as_a_folder_or_a_pipe(work, capsys):
     """'--json runs/' wrote a file named runs (Path drops the slash); a --json or --markdown naming a named pipe
     replaced the pipe with a file, even without --force."""

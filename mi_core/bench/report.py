@@ -195,6 +195,32 @@ def read_kept(path: Path, field: str = "rows") -> tuple[dict, list, bool]:
     return head["settings"], [json.loads(line) for line in lines[:-1]], text.endswith("\n")
 
 
+def not_json(path: Path, err: ValueError, expected: str) -> str | None:
+    """Why file ``path`` is not the JSON document a command reads there (``expected``: what it is, in words), from
+    the ``err`` json or the UTF-8 decoder raised on it: empty, not text, a stopped run's .partial record, several
+    documents one a line (JSON lines), or not JSON at a line and column; None for another error (a document read
+    but not understood)."""
+    if isinstance(err, UnicodeDecodeError):
+        return f"{path} is not a text file (byte {err.start + 1} is not UTF-8): give {expected}"
+    if not isinstance(err, json.JSONDecodeError):
+        return None
+    lines = [line for line in err.doc.splitlines() if line.strip()]
+    if not lines:
+        return f"{path} is empty: give {expected}"
+    try:
+        parsed = [json.loads(line) for line in lines]
+    except ValueError:
+        parsed = []
+    if parsed and isinstance(parsed[0], dict) and parsed[0].get("record") == RECORD:
+        return (f"{path} is the .partial record a stopped {parsed[0].get('command', 'run')} keeps of its finished "
+                f"work, not its results: give {expected} (--resume continues the run and writes it)")
+    if len(parsed) > 1:
+        return f"{path} holds JSON lines ({len(parsed)} documents, one a line), not one JSON document: give {expected}"
+    if err.pos >= len(err.doc.rstrip()):
+        return f"{path} ends before its JSON does (cut short, at line {err.lineno}): give {expected}"
+    return f"{path} is not JSON ({err.msg} at line {err.lineno}, column {err.colno}): give {expected}"
+
+
 def drop_partial(json_path: Path | None) -> None:
     """The run is written: remove ``json_path``'s .partial file, and the stop line's word of it."""
     if json_path is not None:

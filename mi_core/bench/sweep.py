@@ -25,6 +25,7 @@ from mi_core.bench.report import (
     command_line,
     frontier_text,
     markdown_table,
+    not_json,
     params_text,
     ran_on,
     row_domain,
@@ -170,8 +171,9 @@ def read_rows(path: Path) -> list[dict]:
         raise ValueError(f"--merge: {path} is not a file")
     try:
         rows = json.loads(path.read_text())
-    except (ValueError, UnicodeDecodeError) as err:
-        raise ValueError(f"--merge: {path} is not valid JSON ({err})") from None
+    except ValueError as err:  # UnicodeDecodeError is one
+        raise ValueError("--merge: " + (not_json(path, err, "a sweep's --json file, a JSON list of rows")
+                                        or f"{path} is not valid JSON ({err})")) from None
     if not isinstance(rows, list) or not all(isinstance(r, dict) and "sampler" in r and isinstance(r.get("params"), dict) for r in rows):
         raise ValueError(f"--merge: {path} must hold a JSON list of sweep rows (objects with sampler and params), "
                          f"found {type(rows).__name__}")
