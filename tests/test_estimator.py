@@ -796,16 +796,48 @@ def test_a_stopped_eval_estimator_keeps_the_states_it_probed(tmp_path, tiny_mdm,
                      "--model", str(model_path), "--estimator", str(est_path), "--markdown", str(bench),
                      "--device", "cpu", "--threads", "1"]) == 130
     err = capsys.readouterr().err
+    left_out = "rule recovery on the all-masked state is left out (its exact probe is not run on a stop)"
     assert "Traceback" not in err and err.strip().splitlines()[-1] == (
         "interrupted (Ctrl-C): the files already written are whole; kept the 8 of 10 states finished, marked partial "
-        f"(\"stopped\"), in {out} and the section eval-estimator of {bench} (replacing the one there); {out}.partial "
-        "keeps the finished states: add --resume to the same command to continue")
+        f"(\"stopped\"), in {out} and the section eval-estimator of {bench} (replacing the one there); {left_out}; "
+        f"{out}.partial keeps the finished states: add --resume to the same command to continue")
     res = json.loads(out.read_text())
-    assert res["partial"] is True and res["stopped"] == {"done": 8, "of": 10, "unit": "state"}
+    assert res["partial"] is True and res["stopped"] == {"done": 8, "of": 10, "unit": "state", "caveat": left_out}
     assert res["n_states"] == 8 and res["timed_states"] == 0 and res["speedup_median"] is None
-    assert res["estimator_passes"] == 8 and "rules" in res
+    assert res["estimator_passes"] == 8 and "rules" in res and "all masked" not in res["rules"]
     text = bench.read_text()
     assert "old" not in text and "**Partial: stopped after 8 of 10 states**; every figure here is over those 8" in text
+
+
+def test_an_eval_estimator_stopped_in_its_timing_stops_at_once_and_says_what_was_cut(tmp_path, tiny_mdm,
+                                                                                    tiny_estimator, capsys, monkeypatch):
+    """eval-estimator stopped while it timed states one at a time took ~30 s to stop (its figures of the states kept
+    probed the all-masked state exactly, for the rules' report) and marked "partial: 3 of 3 states" as if states were
+    missing. The stop runs no exact probe, and the report and stop line say what was cut: the timing, after 1 of 2
+    states, and the rules' all-masked state."""
+    from mi_core.bench import estimator as bench_estimator
+
+    argv, out = eval_estimator_args(tmp_path, tiny_mdm, tiny_estimator, "--threads", "1")
+    stopped, probed, real_probe, real_batches = [], [], bench_estimator.probe, bench_estimator.probe_by_length
+
+    def probe(*args, **kwargs):  # the second state timed alone
+        if len(stopped) == 1:
+            stopped.append("stop")
+            raise KeyboardInterrupt
+        stopped.append("timed")
+        return real_probe(*args, **kwargs)
+
+    monkeypatch.setattr(bench_estimator, "probe", probe)
+    monkeypatch.setattr(bench_estimator, "probe_by_length",
+                        lambda *a, **k: probed.append(len(stopped)) or real_batches(*a, **k))
+    assert cli_main(argv) == 130
+    assert max(probed) == 0  # every exact probe before the timing; none after the stop
+    cut = ("the exact probe finished all 10; only its timing of states one at a time was cut, after 1 of 2; rule "
+           "recovery on the all-masked state is left out (its exact probe is not run on a stop)")
+    assert f"kept the 10 of 10 states finished, marked partial (\"stopped\"), in {out}; {cut}; " in capsys.readouterr().err
+    res = json.loads(out.read_text())
+    assert res["stopped"] == {"done": 10, "of": 10, "unit": "state", "caveat": cut} and res["timed_states"] == 1
+    assert "all masked" not in res["rules"] and res["rules"]["all held-out states"]
 
 
 # figures of the wall time, and the command (its --json): the rest of a resumed run's result is the uninterrupted run's

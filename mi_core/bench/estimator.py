@@ -170,13 +170,22 @@ def by_separation(pred: np.ndarray, exact: np.ndarray, masked: np.ndarray) -> di
     return out
 
 
-def rules_report(model, estimator, domain: Domain, pred, exact, masked, source: list[str], args) -> dict:
-    rules = domain.rules(domain.length)
-    empty = torch.full((1, domain.length), model.mask_id, dtype=torch.long, device=model.device)
-    e_pred = estimate_mi(model, estimator, empty).mi[0].double().cpu().numpy()
-    e_exact = probe_by_length(model, list(empty), eps=args.eps, max_batch=args.max_batch)[0].mi.numpy()
+def has_rules(domain: Domain) -> bool:
+    """Whether the domain's rules tie any pair together (a fixed-length domain's: Sudoku's peers)."""
+    return domain.length is not None and bool(domain.rules(domain.length).any())
+
+
+def rules_report(model, estimator, domain: Domain, pred, exact, masked, source: list[str], args,
+                 all_masked: bool = True) -> dict:
+    """Rule recovery of the estimator and the exact probe over the held-out states, by source, and (``all_masked``)
+    over the all-masked state, probed exactly here: the slowest state of all, left out of a stopped run's figures."""
+    rules, groups = domain.rules(domain.length), {}
+    if all_masked:
+        empty = torch.full((1, domain.length), model.mask_id, dtype=torch.long, device=model.device)
+        e_pred = estimate_mi(model, estimator, empty).mi[0].double().cpu().numpy()
+        e_exact = probe_by_length(model, list(empty), eps=args.eps, max_batch=args.max_batch)[0].mi.numpy()
+        groups["all masked"] = ([e_pred], [e_exact], [np.ones(domain.length, dtype=bool)])
     source = np.asarray(source)
-    groups = {"all masked": ([e_pred], [e_exact], [np.ones(domain.length, dtype=bool)])}
     groups |= {f"source: {name}": tuple(x[source == name] for x in (pred, exact, masked)) for name in sorted(set(source))}
     groups["all held-out states"] = (pred, exact, masked)
     return {name: {side: mean_recovery([rule_recovery(x, m, rules, args.threshold) for x, m in zip(xs, ms)])
@@ -215,9 +224,9 @@ def run_eval(model, estimator, domain: Domain, held_out, args, device, engine=No
 
 
 def figures(model, estimator, domain: Domain, held_out, states: list[np.ndarray], source: list[str], probes: list,
-            exact_alone: list[float], args, device, log=print) -> dict:
+            exact_alone: list[float], args, device, log=print, all_masked: bool = True) -> dict:
     """The report over ``states`` and their exact ``probes`` (the first ``len(exact_alone)`` timed alone): the
-    estimator is run on them here."""
+    estimator is run on them here (``all_masked``: and both on the all-masked state, for the rules' report)."""
     pred_list, est_alone, est_batched = run_estimator(model, estimator, states, device)
     width = max(len(t) for t in states)
     masked = padded([np.asarray(t) == model.mask_id for t in states], width)
@@ -243,8 +252,8 @@ def figures(model, estimator, domain: Domain, held_out, states: list[np.ndarray]
     })
     if domain.layout == "sequence":
         res["by_separation"] = by_separation(pred, exact, masked)
-    if domain.length is not None and domain.rules(domain.length).any():
-        res["rules"] = rules_report(model, estimator, domain, pred, exact, masked, source, args)
+    if has_rules(domain):
+        res["rules"] = rules_report(model, estimator, domain, pred, exact, masked, source, args, all_masked)
     return res
 
 
@@ -492,12 +501,25 @@ def keep_stopped_eval(kept: dict, model, estimator, domain: Domain, held_out, ar
     # .partial keeps them); figures over them would need the states
     done = len(kept.get("probes", ())) if "states" in kept else 0
     total = len(kept.get("states", ())) or args.states
+    caveat = stop_caveat(done, total, len(kept.get("alone", ())), min(args.timing_states, total), has_rules(domain))
 
-    def result() -> dict:
+    def result() -> dict:  # the estimator alone runs here: no exact probe, so a stop ends in seconds
         res = figures(model, estimator, domain, held_out, kept["states"][:done], kept["source"][:done],
-                      kept["probes"], kept["alone"], args, device, log=lambda m: None)
-        return res | stopped_fields(done, total, "state")
+                      kept["probes"], kept["alone"], args, device, log=lambda m: None, all_masked=False)
+        return res | stopped_fields(done, total, "state", caveat)
 
     markdown_file = args.markdown if args.write_markdown else None
     keep_stopped(done, total, "state", [(args.json, None), (markdown_file, args.section)], result,
-                 lambda res: write_report(res, args, domain))
+                 lambda res: write_report(res, args, domain), caveat)
+
+
+def stop_caveat(done: int, total: int, timed: int, to_time: int, rules: bool) -> str:
+    """What a stop after ``done`` of ``total`` states probed cut besides the states left: the timing of ``to_time``
+    states one at a time (``timed`` of them done) once all were probed, and the rules' all-masked state."""
+    cut = []
+    if done == total and timed < to_time:
+        cut.append(f"the exact probe finished all {total}; only its timing of states one at a time was cut, after "
+                   f"{timed} of {to_time}")
+    if rules:
+        cut.append("rule recovery on the all-masked state is left out (its exact probe is not run on a stop)")
+    return "; ".join(cut)
