@@ -727,3 +727,34 @@ def test_a_sequence_order_task_derives_its_budgets_from_its_windows_not_the_mode
     said = []
     assert fit_budgets(None, Words().positions(SimpleNamespace(lengths=None), model), "--steps-budget", "the longest "
                        "start state", said.append) == (2, 3, 4, 5)
+
+
+def test_an_infill_order_task_derives_its_budgets_from_the_positions_it_fills():
+    """An in-filling domain that declares no budgets had them derived from the model's max_len (512: T = 32, 64, 96,
+    128) for templates of at most 6 masked positions, where every T fills one a pass; its pairs are read once."""
+    from types import SimpleNamespace
+
+    from mi_core.decoding.budgets import fit_budgets
+    from mi_core.order.infill import InfillOrderTask
+    from mi_core.order.loop import OrderTrainConfig
+
+    reads = []
+
+    class Fill(InfillOrderTask):
+        domain, load, save_denoiser = "fill", None, None
+
+        def pairs(self, args):
+            reads.append(args)
+            natives = [np.arange(1, n + 1) for n in (20, 30, 12)]
+            templates = [np.where(np.arange(len(t)) < k, 0, t) for t, k in zip(natives, (3, 6, 2))]
+            return (templates[:2], natives[:2]), (templates[2:], natives[2:]), {}
+
+    model, args, said = SimpleNamespace(max_len=512, mask_id=0), SimpleNamespace(), []
+    task = Fill()
+    assert task.positions(args, model) == 6
+    assert fit_budgets(None, task.positions(args, model), "--steps-budget", task.positions_of, said.append) == (2, 3,
+                                                                                                               4, 5)
+    assert "derived from the 6 positions of the template with the most positions to fill" in said[0], said
+    header = task.data(args, OrderTrainConfig(), model)[2]
+    assert header.startswith("2 training templates (4.5 masked positions on average), 1 validation"), header
+    assert len(reads) == 1  # positions and data share one read

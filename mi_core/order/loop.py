@@ -256,11 +256,13 @@ class OrderTask:
     """``Domain.order_task``: a subclass sets ``options`` (a dataclass of its flags) and ``domain``, and gives
     :meth:`load`, :meth:`save_denoiser` and :meth:`data`; it may set ``budgets``, the step budgets T that
     ``train-order`` and ``bench-order`` take by default (empty: derived from the states' positions,
-    :func:`~mi_core.decoding.budgets.derived_budgets`), and give :meth:`positions`."""
+    :func:`~mi_core.decoding.budgets.derived_budgets`), and give :meth:`positions`, the n of the states that
+    ``positions_of`` names in the budgets' notes."""
 
     options: type
     domain: str
     budgets: tuple[int, ...] = ()
+    positions_of: str = "the longest start state"
 
     @abstractmethod
     def load(self, path: Path, device) -> MaskedLM:
@@ -297,7 +299,7 @@ class OrderTask:
         model = self.load(model_path, device)
         say = (lambda m: print(m, file=sys.stderr)) if distributed.is_main() else (lambda m: None)
         cfg = replace(cfg, budgets=fit_budgets(cfg.budgets or None, self.positions(args, model), "--steps-budget",
-                                               "the longest start state", say))
+                                               self.positions_of, say))
         t0 = time.time()
         draw, score, header, info = self.data(args, cfg, model)
         validate = make_validator(cfg.budgets, score, frozen=not cfg.finetune)
