@@ -302,6 +302,7 @@ def cases() -> list[tuple[str, str, list[str]]]:
         ("bench-order-antibody-rows-reversed", "unclear", ["bench-order", "antibody", "--csv", "{D}/ab.csv", "--rows",
                                                            "90-80", "--json", "{D}/bo_ab.json", "--device", "cpu"]),
         ("sweep-merge-json-lines", "unclear", [*sweep, "--json", "{D}/lines.json", "--merge"]),
+        ("generate-antibody-length-75", "unclear", ["generate", "antibody", "--length", "75", "--device", "cpu"]),
         # help must exit 0
         ("train-help", "help", ["train", "--help"]),
     ]

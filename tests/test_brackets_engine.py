@@ -417,5 +417,7 @@ def test_bench_and_bench_order_refuse_a_state_the_domain_refuses(brackets, tmp_p
 def test_generate_refuses_a_length_the_domain_refuses(brackets, capsys):
     """``generate brackets --length 9`` filled 9 positions, which no bracket word can be."""
     assert cli.main(["generate", "brackets", "--length", "9", "--threads", "1", "--device", "cpu"]) == 2
-    assert capsys.readouterr().err.strip() == "error: --length 9: a Dyck-2 word has an even length 8-16, got 9"
+    assert capsys.readouterr().err.strip() == ("error: --length 9: the brackets domain generates from all-masked "
+                                               "sequences of 8, 10, 12, 14 or 16 positions only; give one of those "
+                                               "lengths, or a --template to fill")
     assert cli.main(["generate", "brackets", "--length", "8", "--n", "1", "--threads", "1", "--device", "cpu"]) == 0

@@ -172,6 +172,8 @@ def test_messages_name_option_value_and_range(places, capsys, monkeypatch):
         "diagnose-sampler-k-zero": "error: --sampler topk:k=0: k must be >= 1, got 0",
         "bench-order-antibody-rows-reversed": "--rows 90-80: the range runs backwards; give the first row first "
                                               "(--rows 80-90)",  # it said the form, A-B
+        "generate-antibody-length-75": "--length 75: the antibody domain generates from all-masked sequences of 82-151 "
+                                       "residues only",  # a W-G-x-G motif missing from a template never written
         "sweep-merge-json-lines": "--merge: {D}/lines.json holds JSON lines (2 documents, one a line), not one JSON",
     }
     for name, text in expect.items():
@@ -179,3 +181,21 @@ def test_messages_name_option_value_and_range(places, capsys, monkeypatch):
         assert main(fill(argv, places)) == 2
         err = capsys.readouterr().err
         assert text.replace("{D}", places["D"]) in err, (name, err)
+
+
+def test_generate_refuses_a_length_before_the_model_loads(monkeypatch, capsys):
+    """``generate antibody --length 75`` loaded AntiBERTy, then said no W-G-x-G motif followed the second cysteine
+    of a template the user never wrote; the lengths an all-masked chain takes are said before any model loads."""
+    import mi_core.commands.generate as generate
+
+    def no_load(*args, **kwargs):
+        raise AssertionError("the model loaded before --length was checked")
+
+    monkeypatch.setattr(generate, "load_model_described", no_load)
+    for length in ("50", "75", "600"):
+        assert main(["generate", "antibody", "--length", length, "--threads", "1", "--device", "cpu"]) == 2
+        err = capsys.readouterr().err
+        assert err == (f"error: --length {length}: the antibody domain generates from all-masked sequences of 82-151 "
+                       "residues only; give one of those lengths, or a --template to fill\n"), err
+    assert generate.lengths_text([8, 10, 12, 14, 16]) == "8, 10, 12, 14 or 16"
+    assert generate.lengths_text([3, 4, 5, 9, *range(20, 1025)]) == "3-5, 9 or 20 or more"

@@ -79,13 +79,51 @@ def template_of(args, domain: Domain) -> np.ndarray:
     return tokens
 
 
+PROBED_LENGTHS = 1024  # the all-masked lengths a refused --length is tried against, to say which the domain takes
+
+
+def masked_lengths(domain: Domain, most: int = PROBED_LENGTHS) -> list[int]:
+    """The lengths 1..``most`` whose all-masked state the domain's ``parse_input`` takes."""
+    taken = []
+    for n in range(1, most + 1):
+        try:
+            domain.parse_input(domain.mask_char * n)
+        except ValueError:
+            continue
+        taken.append(n)
+    return taken
+
+
+def lengths_text(lengths: list[int], most: int = PROBED_LENGTHS) -> str:
+    """``"82-151"``, ``"8, 10, 12, 14 or 16"``, ``"82 or more"`` (a run up to ``most``) of sorted ``lengths``."""
+    runs = []
+    for n in lengths:
+        if runs and runs[-1][1] == n - 1:
+            runs[-1][1] = n
+        else:
+            runs.append([n, n])
+    parts = [f"{a} or more" if b == most else str(a) if a == b else f"{a}-{b}" for a, b in runs]
+    return parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} or {parts[-1]}"
+
+
 def check_length(domain: Domain, length: int) -> None:
-    """A ValueError naming ``--length`` when the domain refuses a state of ``length`` masked positions (a bracket
-    word has an even length): the model would fill one no state of the domain can be."""
+    """A ValueError naming ``--length`` and the all-masked lengths the domain takes when it refuses a state of
+    ``length`` masked positions (a bracket word has an even length): the model would fill one no state of the
+    domain can be. The domain's own reason names residues the user never wrote (an antibody's conserved motifs),
+    so it is said only where no length is taken, or past the lengths tried (``main`` checks those after the model's
+    own length, which refuses most of them first)."""
     try:
         domain.parse_input(domain.mask_char * length)
     except ValueError as err:
-        raise ValueError(f"--length {length}: {err}") from None
+        if length > PROBED_LENGTHS:
+            raise ValueError(f"--length {length}: {err}") from None
+        taken, units = masked_lengths(domain), plural(domain.nouns[0])
+        if not taken:
+            raise ValueError(f"--length {length}: the {domain.key} domain reads no all-masked sequence of 1-"
+                             f"{PROBED_LENGTHS} {units} ({err}); give a --template to fill") from None
+        raise ValueError(f"--length {length}: the {domain.key} domain generates from all-masked sequences of "
+                         f"{lengths_text(taken)} {units} only; give one of those lengths, or a --template to fill"
+                         ) from None
 
 
 def check_fits(model, length: int, by_length: bool, unit: str) -> None:
@@ -165,9 +203,12 @@ def main(args) -> int:
     strategy = make_strategy(args.sampler, **params)
     template = template_of(args, domain)
     device = pick_device(args.device, args.threads)
+    by_length = args.template is None
+    if by_length and args.length <= PROBED_LENGTHS:  # before the model loads (AntiBERTy's takes seconds)
+        check_length(domain, args.length)
     model, description = load_model_described(args.model, device, domain)
-    check_fits(model, len(template), args.template is None, plural(domain.nouns[0]))
-    if args.template is None:
+    check_fits(model, len(template), by_length, plural(domain.nouns[0]))
+    if by_length and args.length > PROBED_LENGTHS:
         check_length(domain, args.length)
     with_estimator(strategy, model, domain, description)
     with_selector(strategy, domain)
