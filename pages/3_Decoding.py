@@ -275,9 +275,27 @@ def frame_view(domain, pz, trace, step, side, present=False, head=None):
         table["wrong"] = s.errors[chosen]
         if s.remasked[chosen].any():  # mask_predict: written, then masked again in the same step
             table["masked again"] = s.remasked[chosen]
-        st.dataframe(pd.DataFrame(table), hide_index=True, height=min(38 + 35 * len(chosen), 250))
+        step_table(table, len(chosen))
     if step >= last:
         result(domain, trace, s, last)
+
+
+# a grid's step table in half a 1024-px page with the sidebar open (328 px inside its border): six columns at
+# their own widths took 355 px (learned) and 372 px (mask_predict), the last one a sideways scroll away. Each
+# column gets a fixed width and a short header; its tooltip names it in full
+STEP_COLUMNS = {"cell": ("cell", 46, "the cell unmasked"), "digit": ("digit", 44, "the digit written"),
+                "entropy": ("H", 56, "entropy of the cell before this step (nats)"),
+                "p(digit)": ("p", 46, "the model's probability of the digit written"),
+                "P(unmask)": ("P(unm.)", 58, "the order selector's probability of unmasking the cell"),
+                "wrong": ("wrong", 50, "the digit is not the solution's"),
+                "masked again": ("again", 50, "written, then masked again in the same step")}
+
+
+def step_table(table: dict, rows: int) -> None:
+    """The cells unmasked at a step, every column in view in half a 1024-px page (see STEP_COLUMNS)."""
+    config = {name: st.column_config.Column(label, width=width, help=text)
+              for name, (label, width, text) in STEP_COLUMNS.items() if name in table}
+    st.dataframe(pd.DataFrame(table), hide_index=True, height=min(38 + 35 * rows, 250), column_config=config)
 
 
 def result(domain, trace, s, last: int) -> None:

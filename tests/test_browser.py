@@ -1624,3 +1624,19 @@ def test_the_frontiers_axis_title_stays_clear_of_its_set_name_at_1024_px(chromiu
         page.close()
     lowest = max(t["y"] + t["height"] for t in titles)
     assert axis["y"] >= lowest, (axis, titles)
+
+
+@pytest.mark.parametrize("screen, pair", [((1024, 768), "a=learned&b=mask_predict"), ((390, 844), "a=learned&b=mi")])
+def test_a_grids_step_table_shows_every_column_without_a_sideways_scroll(chromium, app_url, screen, pair):
+    """learned's table (cell, digit, entropy, p(digit), P(unmask), wrong) took 355 px of the 328 in half a 1024-px page
+    with the sidebar open, and mask_predict's (masked again) 372: the last column was a sideways scroll away."""
+    page = chromium.new_page(viewport={"width": screen[0], "height": screen[1]})
+    page.goto(f"{app_url}/Decoding?{pair}&step=1")
+    wait_ready(page)
+    tables = page.locator('[data-testid="stDataFrame"]')
+    tables.first.wait_for(timeout=30_000)
+    page.wait_for_timeout(500)
+    sizes = page.evaluate("""() => [...document.querySelectorAll('[data-testid="stDataFrame"] .dvn-scroller')]
+        .map(s => [s.scrollWidth, s.clientWidth])""")
+    assert len(sizes) == 2 and all(scroll <= client for scroll, client in sizes), sizes
+    page.close()
