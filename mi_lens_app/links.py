@@ -26,7 +26,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 KNOWN = frozenset({
     "domain", "src", "preset", "puzzle", "clues", "seed", "cell", "psrc", "ppreset", "seq", "mask_mode", "mask",
     "mask_rate", "mask_seed", "win", "win_size", "a", "b", "temp", "dseed", "attempts", "step", "color", "present",
-    "stack", "cut",
+    "stack", "cut", "present_select",
     "boxmajor", "layer", "model", "iter", "iterx", "edges", "topk", "thr", "sep", "arcs", "scale", "k", "exact", "prune", "eps", "digit", "aa", "set",
 })
 BIND = "query-params"

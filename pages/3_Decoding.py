@@ -249,6 +249,19 @@ def digit_size(cells: int, present: bool) -> int | None:
     return round(PRESENT_DIGIT * GRID_SIDE[True] / n)
 
 
+# presenting on a 1024 x 768 (or 1280 x 720) projector, both grids fill the screen's height, and learned's P(unmask)
+# board below its grid started at y = 737 (689): off the screen. The column is no wider than the grid, so the board
+# cannot sit beside it; a switch in the settings' pop-up shows it in the grid's place
+SWAP_KEY = "present_select"
+
+
+def swapped(trace, s, present: bool) -> bool:
+    """Whether this frame shows the selector's P(unmask) board in place of its grid (presenting, switched on, a
+    strategy that runs a selector, from step 1 on)."""
+    return (present and bool(st.session_state.get(SWAP_KEY)) and support.uses_selector(trace.strategy)
+            and s.step > 0 and s.maps.get("select_prob") is not None)
+
+
 def frame_view(domain, pz, trace, step, side, present=False, head=None):
     """One side's frame: its header (into ``head``, a row shared with the other side's, so the grids below start
     level however the headers wrap), the grid, the selector's view, the cells unmasked and, at the end, the
@@ -262,9 +275,12 @@ def frame_view(domain, pz, trace, step, side, present=False, head=None):
                      *verdict(domain, trace, s, last), present=present, side=side)
     # st.markdown, not st.html: st.html's sanitizer keeps HTML only and drops the SVG. There is no script in it,
     # and grid_svg escapes every text in it (titles, tooltips)
-    st.markdown(frame_grid(domain, pz, trace, s, present, finished=step > last), unsafe_allow_html=True)
-    if support.uses_selector(trace.strategy):
+    if swapped(trace, s, present):  # presenting: the selector's board in the grid's place, on the screen
         selector_view(domain, pz, trace, s, side, present=present)
+    else:
+        st.markdown(frame_grid(domain, pz, trace, s, present, finished=step > last), unsafe_allow_html=True)
+        if support.uses_selector(trace.strategy):
+            selector_view(domain, pz, trace, s, side, present=present)
     if s.budget_spent is not None:
         st.container(key=f"budget_{side}").caption(f"Budget spent at this step: {texts.nats(s.budget_spent)} nats")
     if len(chosen) and not present:  # presenting: the grids and their legend fill the screen
@@ -480,6 +496,10 @@ def settings_bar(domain, present: bool):
         stacked = st.toggle("One strategy per row", key="stack", bind="query-params", value=False,
                             help="the two decodings one above the other, each as wide as the page (narrow screens "
                                  "stack them anyway)")
+        if present and any(support.uses_selector(name) for name, _ in picked):
+            st.toggle("P(unmask) in place of the grid", key=SWAP_KEY, bind="query-params", value=False,
+                      help="a strategy that runs the order selector shows its P(unmask) board where its grid is, "
+                           "so both stay on a projector's screen (off: the board is below the grid)")
     return picked, temperature, seed, attempts, stacked, interval, play_at, fold
 
 

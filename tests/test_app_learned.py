@@ -459,3 +459,19 @@ def test_learned_caption_counts_and_nouns():
     assert texts.learned_caption("paced", 0.5, 4, 9, 2, 1).endswith("the 1 cell unmasked at this step.")  # past T
     with pytest.raises(ValueError, match="unknown learned mode 'greedy'; choose one of threshold, paced"):
         texts.learned_caption("greedy", 0.5, 4, 1, 5, 1)
+
+
+def test_presenting_the_selectors_board_can_take_the_grids_place(env):
+    """Presenting on a 1024 x 768 projector, learned's P(unmask) board below its grid started at y = 737, off the
+    screen: a switch in the settings' pop-up shows it in the grid's place (from step 1 on), on the screen."""
+    at = run_page(a="learned", b="mi", present="true", step="1")
+    assert_clean(at)
+    grids = lambda: [m.value for m in at.markdown if 'class="mi-grid"' in m.value]  # noqa: E731
+    assert len(grids()) == 3 and "learned: P(unmask) at step 1" in boards(at)  # learned's grid, its board, mi's grid
+    at.toggle(key="present_select").set_value(True).run()
+    assert_clean(at)
+    assert len(grids()) == 2 and "learned: P(unmask) at step 1" in boards(at)  # the board in the grid's place
+    assert "P(unmask)" in grids()[0] and "P(unmask)" not in grids()[1]  # mi keeps its grid
+    at.button(key="step_first").click().run()  # step 0: no board yet, the grid stays
+    assert_clean(at)
+    assert len(grids()) == 2 and not boards(at)
