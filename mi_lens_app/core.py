@@ -21,6 +21,7 @@ import torch
 
 from mi_core.bench.decode import Retry, decode_seed, item_seed, retry_for
 from mi_core.decoding import STRATEGIES, decode, estimator_mi_fn, make_strategy, strategy_params
+from mi_core.decoding.budgets import derived_budgets
 from mi_core.decoding.mi_guided import probe_mi_fn
 from mi_core.device import pick_device
 from mi_core.domains.oracle4 import exact_pair_mi
@@ -296,17 +297,29 @@ class ParamField:
     choices: tuple[str, ...] | None = None
 
 
-def strategy_fields(name: str, domain_defaults: tuple = ()) -> list[ParamField]:
+STEP_COUNTS = ("steps",)  # parameters that count passes: at or above an input's positions they limit nothing
+
+
+def fitted_default(key: str, default, positions: int | None):
+    """``default`` of parameter ``key``, or for a step count at or above ``positions`` (an input of that many
+    positions, where every position can take a pass of its own and the count limits nothing: learned_mi's 20 on a
+    word of 16) the largest of :func:`~mi_core.decoding.budgets.derived_budgets`, below them (n / 4)."""
+    if key in STEP_COUNTS and isinstance(default, int) and positions is not None and default >= positions:
+        return max(derived_budgets(positions))
+    return default
+
+
+def strategy_fields(name: str, domain_defaults: tuple = (), positions: int | None = None) -> list[ParamField]:
     """The parameters the app shows for strategy ``name`` (those the app supplies itself left out), each at
     the domain's default where ``domain_defaults`` (``Domain.strategy_defaults``) names one, else the
-    strategy's own."""
+    strategy's own; a step count at or above ``positions`` (the input's) below them (:func:`fitted_default`)."""
     hints = typing.get_type_hints(STRATEGIES[name])
     tuned = {key: value for strategy, key, value in domain_defaults if strategy == name}
     out = []
     for key, default in strategy_params(name).items():
         if key in HIDDEN_PARAMS:
             continue
-        default = tuned.get(key, default)
+        default = fitted_default(key, tuned.get(key, default), positions)
         args = [a for a in typing.get_args(hints[key]) if a is not type(None)] or [hints[key]]
         kind = next((k.__name__ for k in (bool, int, float, str) if k in args), "str")
         out.append(ParamField(key, default, kind, type(None) in typing.get_args(hints[key]),

@@ -572,8 +572,9 @@ def strategy_names(domain: Domain | None = None) -> list[str]:
     return [name for name in STRATEGIES if name not in hidden]
 
 
-def strategy_fields(name: str, domain: Domain | None = None) -> list[core.ParamField]:
-    return core.strategy_fields(name, domain.strategy_defaults if domain is not None else ())
+def strategy_fields(name: str, domain: Domain | None = None, positions: int | None = None) -> list[core.ParamField]:
+    """Strategy ``name``'s parameters at ``domain``'s defaults, step counts below ``positions`` (the input's)."""
+    return core.strategy_fields(name, domain.strategy_defaults if domain is not None else (), positions)
 
 
 def strategy_param_names(name: str) -> set[str]:

@@ -13,7 +13,7 @@ import streamlit as st
 
 from mi_core.domain import PLUGIN_DOMAINS, PLUGIN_PROBLEMS, load_builtin
 from mi_lens_app import links, protein_figures, support, texts
-from mi_lens_app.core import ParamField, param_range
+from mi_lens_app.core import STEP_COUNTS, ParamField, param_range
 from mi_lens_app.domains import DOMAINS, Domain, Puzzle, model_choices, with_model
 from mi_lens_app.figures import SCALES, clicked_cell, clicked_pair
 from mi_lens_app.sequence_widgets import sequence_picker, window_picker  # noqa: F401  (pages call window_picker)
@@ -74,13 +74,17 @@ def _on_domain_switch() -> None:
 
 def _restart_strategy_params() -> None:
     """The strategies' parameters start again at the new domain's defaults (9x9's mi gamma 0.6 fills one residue
-    a pass on an antibody)."""
+    a pass on an antibody). A step count is dropped instead: its default depends on the input's positions, not
+    known here (the widget takes it on the next run: mask_predict's 10 kept on a bracket word of 8)."""
     domain = domain_by_short(st.session_state.get("domain") or "")
     for side in ("a", "b"):
         name = st.session_state.get(side)
         for field in support.strategy_fields(name, domain) if name and domain else ():
             key = f"{side}_{name}_{field.name}"
-            if key in st.session_state and field.default is not None:
+            if key in st.session_state and field.name in STEP_COUNTS:
+                del st.session_state[key]
+                links.set_by_click(key)
+            elif key in st.session_state and field.default is not None:
                 st.session_state[key] = field.default
                 links.set_by_click(key)
 
@@ -341,9 +345,10 @@ def _param_widget(side: str, name: str, field: ParamField):
     return st.text_input(label, value=field.default or "", key=key, bind=BIND) or None
 
 
-def strategy_picker(side: str, default: str, domain: Domain | None = None, brief: bool = False) -> tuple[str, dict]:
-    """A strategy from the registry (less those ``domain`` cannot run) and widgets for its parameters;
-    returns ``(name, params)``. ``brief`` (presenting, in a pop-up on a 768-px screen): the description folds
+def strategy_picker(side: str, default: str, domain: Domain | None = None, brief: bool = False,
+                    positions: int | None = None) -> tuple[str, dict]:
+    """A strategy from the registry (less those ``domain`` cannot run) and widgets for its parameters, a step
+    count's default below ``positions`` (the input's); returns ``(name, params)``. ``brief`` (presenting, in a pop-up on a 768-px screen): the description folds
     away with the technical one, so the settings below it stay in view."""
     names = support.strategy_names(domain)
     links.explain(side, lambda raw: links.one_of(names))
@@ -359,7 +364,7 @@ def strategy_picker(side: str, default: str, domain: Domain | None = None, brief
         st.caption(f"The app runs the order selector `{domain.selector_path().name}` "
                    f"(set {domain.selector_env} to use another).")
     params = {}
-    fields = support.strategy_fields(name, domain)
+    fields = support.strategy_fields(name, domain, positions)
     cols = st.columns(max(1, min(2, len(fields)))) if fields else []  # two a row: labels stay whole at 800 px
     for i, field in enumerate(fields):
         with cols[i % len(cols)]:

@@ -76,12 +76,12 @@ if (!window.miLensGridFit) {
 NORMAL_CSS = """<style>[class*="st-key-frame_nums"] { min-height: 3.2rem; }</style>"""
 
 
-def settings(domain, present: bool = False):
+def settings(domain, present: bool = False, positions: int | None = None):
     cols = st.columns(2)
     picked = []
     for col, side, default in zip(cols, ("a", "b"), ("mi", "eb")):
         with col, st.container(border=True):
-            picked.append(widgets.strategy_picker(side, default, domain, brief=present))
+            picked.append(widgets.strategy_picker(side, default, domain, brief=present, positions=positions))
     for note in dict.fromkeys(support.unavailable_strategies(domain).values()):
         st.caption(note)
     c1, c2, c3, _ = st.columns(4)
@@ -475,7 +475,7 @@ def legend(domain) -> None:
     st.markdown(texts.worded(texts.SEQUENCE_LEGEND, domain) if domain.layout == "sequence" else texts.DECODE_LEGEND)
 
 
-def settings_bar(domain, present: bool):
+def settings_bar(domain, present: bool, positions: int):
     """One row above the grids: the mode's toggle, Play and the speed (and, presenting, the settings' popover);
     the settings fold away (a popover, else an expander under the row), so the grids start high on a 768-px
     screen and their headings name each strategy and its settings. Returns ``(picked, temperature, seed,
@@ -492,7 +492,7 @@ def settings_bar(domain, present: bool):
     interval = speed_picker(row)
     fold = fold or st.expander("Strategies and settings", icon=":material/tune:")
     with fold:
-        picked, temperature, seed, attempts = settings(domain, present)
+        picked, temperature, seed, attempts = settings(domain, present, positions)
         stacked = st.toggle("One strategy per row", key="stack", bind="query-params", value=False,
                             help="the two decodings one above the other, each as wide as the page (narrow screens "
                                  "stack them anyway)")
@@ -521,7 +521,7 @@ def main():
     st.html(PRESENT_CSS if present else NORMAL_CSS)
     if present:  # in the sidebar (folded): in the page its element took a gap, and the grids started 7 px lower
         st.sidebar.html(PRESENT_FIT, unsafe_allow_javascript=True)
-    picked, temperature, seed, attempts, stacked, interval, play_at, fold = settings_bar(domain, present)
+    picked, temperature, seed, attempts, stacked, interval, play_at, fold = settings_bar(domain, present, pz.length)
     traces = [run(domain, pz, name, params, temperature, seed, attempts) for name, params in picked]
     if not any(traces):
         return

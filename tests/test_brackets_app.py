@@ -12,6 +12,7 @@ import numpy as np
 import pandas  # noqa: F401  (whole before a page's thread imports it)
 import pytest
 
+from mi_core.decoding.budgets import derived_budgets
 from mi_lens_app import sequences, texts, widgets  # imported before the plugin registers, as in a full run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -221,3 +222,41 @@ def test_the_benchmarks_page_opens_on_the_domains_own_sweep(brackets, tmp_path, 
     assert not at.exception, [e.value for e in at.exception]
     captions = " ".join(c.value for c in at.caption)
     assert "Opened on a sweep of the brackets domain" in captions and "No results" not in captions
+
+
+
+def test_a_step_count_starts_below_the_words_positions(brackets):
+    """mask_predict's 10 steps limit nothing on a word of 8 positions (every position can take a pass of its own):
+    it starts at n / 4, the largest of the budgets derived from n (5), with its range kept; switched to from Sudoku,
+    where its 10 fits 81 cells and stays, it starts there too."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
+    at.switch_page("pages/3_Decoding.py")
+    at.run()
+    at.selectbox(key="a").set_value("mask_predict").run()
+    assert at.number_input(key="a_mask_predict_steps").value == 10  # Sudoku 9x9: unchanged
+    at.radio(key="domain").set_value("brackets").run()
+    at.radio(key="psrc").set_value("paste").run()
+    at.text_area(key="seq").set_value("_(__)[]_").run()  # 8 positions
+    assert not at.exception, [e.value for e in at.exception]
+    steps = at.number_input(key="a_mask_predict_steps")
+    assert steps.value == max(derived_budgets(8)) == 5 and steps.max >= 10  # the range stays
+    at.selectbox(key="b").set_value("mask_predict").run()  # a widget drawn on the word first
+    assert at.number_input(key="b_mask_predict_steps").value == 5
+
+
+@pytest.mark.parametrize("domain, positions", [("sudoku9", 81), ("sudoku4", 16), ("protein", 60), ("antibody", 120)])
+def test_the_step_counts_that_fit_keep_their_defaults(domain, positions):
+    """Sudoku's tuned learned 15 and the generic learned_mi 20 and mask_predict 10 stay where they are below the
+    input's positions; only one at or above them moves (learned_mi's 20 on a 4x4 grid of 16 cells: 5)."""
+    from mi_lens_app import support
+    from mi_lens_app.domains import DOMAINS
+
+    d = DOMAINS.get(domain)
+    if d is None:
+        pytest.skip(f"no domain {domain}")
+    steps = {name: next(f.default for f in support.strategy_fields(name, d, positions) if f.name == "steps")
+             for name in ("learned", "learned_mi", "mask_predict")}
+    tuned = dict(((s, k), v) for s, k, v in d.strategy_defaults).get(("learned", "steps"), 10)
+    assert steps == {"learned": tuned, "learned_mi": 20 if positions > 20 else 5, "mask_predict": 10}
