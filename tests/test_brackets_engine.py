@@ -245,14 +245,17 @@ SHORT_RUN = ORDER_RUN[2:]  # without --steps-budget
 
 def test_order_budgets_default_to_the_tasks_own_below_a_words_positions(brackets, words, tmp_path, capsys):
     """train-order and bench-order defaulted to Sudoku's 5,10,15,20: a selector trained and benched at 15 and 20 on
-    words of at most 16 positions, where every word is decoded one position a pass. Now the brackets task's 3,5."""
+    words of at most 16 positions, where every word is decoded one position a pass. Now the brackets task's 3,5; on
+    WORDS (at most 4 blanks to fill) bench-order names 5 as limiting nothing, 3 not."""
     out, rows = tmp_path / "sel.safetensors", tmp_path / "order.json"
     assert cli.main(["train-order", "brackets", "--out", str(out), *SHORT_RUN]) == 0
     assert json.loads(out.with_suffix(".json").read_text())["train"]["budgets"] == [3, 5]
     assert cli.main(["bench-order", "brackets", "--puzzles", str(words), "--selector", str(out), "--gammas", "",
                      "--json", str(rows), "--threads", "1"]) == 0
     assert sorted({r["T"] for r in json.loads(rows.read_text()) if r["T"] is not None}) == [3, 5]
-    assert "limits nothing" not in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert ("note: --budgets 5: the input with the most positions to fill (its masked ones) has 4 positions, so at "
+            "T >= 4") in err, err
 
 
 def test_a_budget_at_or_above_a_words_positions_is_named(brackets, words, tmp_path, capsys):
@@ -265,12 +268,14 @@ def test_a_budget_at_or_above_a_words_positions_is_named(brackets, words, tmp_pa
     assert "note: --steps-budget 12: the longest start state has 10 positions" in capsys.readouterr().err
     assert cli.main(["bench-order", "brackets", "--puzzles", str(words), "--selector", str(out), "--budgets", "3,10",
                      "--gammas", "", "--json", str(tmp_path / "order.json"), "--threads", "1"]) == 0
-    assert "note: --budgets 10: the longest input has 10 positions" in capsys.readouterr().err
+    assert ("note: --budgets 10: the input with the most positions to fill (its masked ones) has 4 positions"
+            in capsys.readouterr().err)
 
 
 def test_a_task_declaring_no_budgets_gets_them_from_the_words(brackets, words, tmp_path, capsys, monkeypatch):
     """A sequence domain of varying length whose order task declares no budgets: derived from the positions of the
-    longest state (--lengths 8-10) or input (WORDS: 10), none at or above them."""
+    longest state (--lengths 8-10) or, for bench-order, the most blanks an input has to fill (WORDS: 4 of 10, not its
+    10 positions: T = 4 and 5 filled one blank a pass), none at or above them."""
     monkeypatch.setattr(brackets.order_task, "budgets", (), raising=False)
     out, rows = tmp_path / "sel.safetensors", tmp_path / "order.json"
     assert cli.main(["train-order", "brackets", "--out", str(out), "--lengths", "8-10", *SHORT_RUN]) == 0
@@ -279,8 +284,10 @@ def test_a_task_declaring_no_budgets_gets_them_from_the_words(brackets, words, t
             "state") in capsys.readouterr().err
     assert cli.main(["bench-order", "brackets", "--puzzles", str(words), "--selector", str(out), "--gammas", "",
                      "--json", str(rows), "--threads", "1"]) == 0
-    assert sorted({r["T"] for r in json.loads(rows.read_text()) if r["T"] is not None}) == [2, 3, 4, 5]
-    assert "derived from the 10 positions of the longest input" in capsys.readouterr().err
+    assert sorted({r["T"] for r in json.loads(rows.read_text()) if r["T"] is not None}) == [2, 3]
+    err = capsys.readouterr().err
+    assert "derived from the 4 positions of the input with the most positions to fill (its masked ones)" in err, err
+    assert "limits nothing" not in err
 
 
 def test_the_default_sweep_runs_no_more_passes_than_a_word_has_positions(brackets, words, tmp_path, capsys):

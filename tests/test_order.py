@@ -438,6 +438,18 @@ def test_the_16_cell_oracle_gets_budgets_below_its_cells(capsys):
     assert "(default: 2,3,4,5)" in " ".join(capsys.readouterr().out.split())
 
 
+def test_bench_orders_budgets_count_the_positions_an_input_fills():
+    """bench-order derived its budgets from the longest input's length (an antibody chain's 127 positions: T = 8,
+    16, 24, 32, each filling a CDR3 of at most 18 one a pass); n is now the most masked positions of an input."""
+    import mi_core.bench.order as bench_order
+
+    templates = [np.array([3, 0, 0, 4, 5, 6, 7, 8]), np.array([0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 1, 2]),
+                 np.zeros(6, dtype=np.int64)]  # a fully masked input counts every position
+    assert bench_order.positions_to_fill(templates, 0) == 6
+    assert bench_order.positions_to_fill([], 0) is None
+    assert "most positions to fill (its masked ones)" in bench_order.FILLED
+
+
 def test_a_budget_at_or_above_the_positions_is_named_once():
     from mi_core.decoding.budgets import fit_budgets
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
+import numpy as np
 from tqdm import tqdm
 
 from mi_core.bench import decode
@@ -178,7 +179,9 @@ class OrderBench:
     selector: Path | None = option(None, "default: the domain's shipped order selector (where none ships, no "
                                    "learned rows)")
     budgets: list[int] | None = option(None, "step budgets T, comma-separated; by default the domain's own, else "
-                                       "round(k n / 16) for k = 1..4, below the n positions of the longest input", parse=int_list, range=(1, MAX_COUNT),  # the most steps a sampler takes
+                                       "round(k n / 16) for k = 1..4, below n: the most masked positions (to fill) "
+                                       "of an input, or a fixed-length domain's length", parse=int_list,
+                                       range=(1, MAX_COUNT),  # the most steps a sampler takes
                                        default_for=lambda d: none_or_list(default_budgets(d)))
     gammas: list[float] | None = option(None, "eb / mi budgets, comma-separated (default: the domain's); empty: skip",
                                         parse=float_list, range=(0.0, 1e6))
@@ -272,6 +275,16 @@ def order_configs(budgets: list[int], modes: list, selector, gammas: dict, estim
     return configs + [("sequential", {}, None)]
 
 
+# a budget T is T passes to fill an input's masked positions: n counts those, not the input's length
+FILLED = "the input with the most positions to fill (its masked ones)"
+
+
+def positions_to_fill(templates, mask_id: int) -> int | None:
+    """The most masked positions (``mask_id``) of one of ``templates`` (token ids ``(L,)`` each): the n that budgets
+    are derived from and checked against; None where there are no templates."""
+    return max((int((np.asarray(t) == mask_id).sum()) for t in templates), default=None)
+
+
 def order_rows(args, domain, inputs, modes: list = (None,), extra: Callable | None = None,
                shown: Callable | None = None) -> tuple[list[dict], str, Path | None]:
     """``(rows, the model's description, the selector or None)``: ``inputs`` decoded by each of
@@ -281,8 +294,7 @@ def order_rows(args, domain, inputs, modes: list = (None,), extra: Callable | No
     gammas = default_gammas(args, domain)
     device = pick_device(args.device, args.threads)
     model, description, _ = decode.load(args, domain, device, inputs)
-    budgets = list(fit_budgets(args.budgets, max(map(len, inputs.templates), default=None), "--budgets",
-                               "the longest input"))
+    budgets = list(fit_budgets(args.budgets, positions_to_fill(inputs.templates, model.mask_id), "--budgets", FILLED))
     selector = selector_or_skip(args, domain, model, budgets)
     estimator = estimator_of(args.estimator, domain, model) if gammas.get("mi") else None
     if estimator is None and gammas.get("mi"):
