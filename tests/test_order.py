@@ -741,6 +741,32 @@ def test_a_sequence_order_task_derives_its_budgets_from_its_windows_not_the_mode
                        "start state", said.append) == (2, 3, 4, 5)
 
 
+def test_a_sequence_order_task_reads_its_splits_once():
+    """positions read the splits for the longest training sequence and data read them again (a second pass over a
+    FASTA or CSV); now they share one read, which data lets go."""
+    from types import SimpleNamespace
+
+    from mi_core.order.loop import OrderTrainConfig
+    from mi_core.order.sequences import SequenceOrderTask
+
+    reads = []
+
+    class Words(SequenceOrderTask):
+        domain, load, save_denoiser = "words", None, None
+
+        def splits(self, args):
+            reads.append(args)
+            return [np.ones(n, dtype=np.int64) for n in (10, 12, 16)], [np.ones(16, dtype=np.int64)] * 2, {}
+
+    model, args, task = SimpleNamespace(max_len=256, mask_id=0), SimpleNamespace(lengths=None, eval_per_length=2), Words()
+    assert task.positions(args, model) == 16
+    header = task.data(args, OrderTrainConfig(), model)[2]
+    assert header.startswith("3 training sequences, 8 validation windows"), header
+    assert len(reads) == 1  # positions and data share one read
+    task.data(args, OrderTrainConfig(), model)
+    assert len(reads) == 2  # data let it go: a later run reads the files again
+
+
 def test_an_infill_order_task_derives_its_budgets_from_the_positions_it_fills():
     """An in-filling domain that declares no budgets had them derived from the model's max_len (512: T = 32, 64, 96,
     128) for templates of at most 6 masked positions, where every T fills one a pass; its pairs are read once."""

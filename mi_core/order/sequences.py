@@ -110,20 +110,30 @@ class SequenceOrderTask(OrderTask):
         """``(train records, val records, info)``: the sequences windows are drawn from."""
         raise NotImplementedError
 
+    def read_splits(self, args) -> tuple[list, list, dict]:
+        """:meth:`splits` read once for ``args``: :meth:`positions` and :meth:`data` share them (:meth:`data` lets
+        them go)."""
+        read = getattr(self, "_read", None)
+        if read is not None and read[0] is args:
+            return read[1]
+        self._read = (args, self.splits(args))
+        return self._read[1]
+
     def positions(self, args, model) -> int:
         """The longest window: ``--lengths``' HI, else the longest training sequence (at most the model's length;
         :meth:`splits` read for it), not the model's ``max_len`` (256 by default), which would derive budgets of
         16 passes and more for windows of 16 positions."""
         if args.lengths is not None:
             return parse_lengths(args.lengths)[1]
-        return default_lengths(self.splits(args)[0], model.max_len)[1]
+        return default_lengths(self.read_splits(args)[0], model.max_len)[1]
 
     def data(self, args, cfg: OrderTrainConfig, model) -> tuple:
         given = None if args.lengths is None else parse_lengths(args.lengths)  # a bad value fails before the data load
         if given is not None and given[1] > model.max_len:
             raise ValueError(f"--lengths {args.lengths}: windows of {given[1]} positions, longer than the "
                              f"{model.max_len} the model takes; give --lengths LO-HI with HI at most {model.max_len}")
-        train, val, info = self.splits(args)
+        train, val, info = self.read_splits(args)
+        self._read = None
         lengths = given or default_lengths(train, model.max_len)
         draw = window_draw(train, *lengths, mask_id=model.mask_id)
         groups = validation_windows(val, args.eval_per_length, val_lengths(*lengths), mask_id=model.mask_id)
