@@ -32,7 +32,7 @@ class OrderRun:
     log: Path | None = option(None, "JSON-lines log (default: OUT with _log.jsonl)")
     steps_budget: str | None = option(None, "budget(s) T, comma-separated; one selector conditioned on T is trained "
                                       "over all of them; by default the domain's own, else round(k n / 16) for k = "
-                                      "1..4, below the n positions of its longest state",
+                                      "1..4, below n, the most positions a state has to fill",
                                       default_for=lambda d: budgets_text(default_budgets(d)))
     eval_every: int = option(50, "updates between validations", range=(1, 1_000_000_000))
     init: Path | None = option(None, "warm-start from this selector (and its *_posterior file beside it): a new run "
