@@ -294,23 +294,14 @@ def _flag(name: str) -> str:
     return f"--{name.replace('_', '-')}"
 
 
-def _is_file(value) -> bool:
-    """Whether an option's value (a path, or text such as a puzzle or a sequence) names an existing file."""
-    if not isinstance(value, (str, Path)):
-        return False
-    try:
-        return Path(value).is_file()
-    except (OSError, ValueError):  # a long sequence is too long a file name; text with a NUL is none
-        return False
-
-
-def _is_dir(value) -> bool:
-    """Whether an option's value names an existing folder (see :func:`_is_file`)."""
+def _is_file(value, kind: str = "file") -> bool:
+    """Whether an option's value (a path, or text such as a puzzle or a sequence) names an existing file (``kind``
+    ``"dir"``: folder)."""
     if not isinstance(value, (str, Path)) or not str(value):
         return False
     try:
-        return Path(value).is_dir()
-    except (OSError, ValueError):
+        return Path(value).is_dir() if kind == "dir" else Path(value).is_file()
+    except (OSError, ValueError):  # a long sequence is too long a file name; text with a NUL is none
         return False
 
 
@@ -319,7 +310,7 @@ def in_read_folder(args, outputs, outs: dict[str, Path]) -> str | None:
     inside a folder an input path option names: ``--force`` would replace a file the command reads there (an
     estimator's shard, a manifest), else None. Only path options count (typed :class:`~pathlib.Path`): a domain key,
     a sampler or a typed state that happens to name a folder here is no folder the command reads."""
-    folders = {k: v.resolve() for k, v in vars(args).items() if k not in outputs and isinstance(v, Path) and _is_dir(v)}
+    folders = {k: v.resolve() for k, v in vars(args).items() if k not in outputs and isinstance(v, Path) and _is_file(v, "dir")}
     for out, target in outs.items():
         beside = [target.with_suffix(".json")] if target.suffix == ".safetensors" else []
         for hit in (t for t in (target, *beside) if t.is_file()):

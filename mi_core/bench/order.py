@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
-import numpy as np
 from tqdm import tqdm
 
 from mi_core.bench import decode
@@ -29,7 +28,7 @@ from mi_core.bench.report import (
 )
 from mi_core.decoding import make_strategy
 from mi_core.decoding.base import MAX_COUNT
-from mi_core.decoding.budgets import default_budgets, fit_budgets
+from mi_core.decoding.budgets import FILLED, default_budgets, fit_budgets, positions_to_fill
 from mi_core.decoding.learned import MODES
 from mi_core.decoding.selector import check_order_net_fits, load_order_net
 from mi_core.device import pick_device
@@ -273,16 +272,6 @@ def order_configs(budgets: list[int], modes: list, selector, gammas: dict, estim
     configs += [(name, {"gamma": g}, None) for name in ("eb", "mi") for g in gammas.get(name, [])
                 if name == "eb" or estimator]
     return configs + [("sequential", {}, None)]
-
-
-# a budget T is T passes to fill an input's masked positions: n counts those, not the input's length
-FILLED = "the input with the most positions to fill (its masked ones)"
-
-
-def positions_to_fill(templates, mask_id: int) -> int | None:
-    """The most masked positions (``mask_id``) of one of ``templates`` (token ids ``(L,)`` each): the n that budgets
-    are derived from and checked against; None where there are no templates."""
-    return max((int((np.asarray(t) == mask_id).sum()) for t in templates), default=None)
 
 
 def order_rows(args, domain, inputs, modes: list = (None,), extra: Callable | None = None,

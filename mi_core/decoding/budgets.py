@@ -12,6 +12,8 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Sequence
 
+import numpy as np
+
 from mi_core.decoding.base import MAX_COUNT
 
 SIXTEENTHS = (1, 2, 3, 4)  # T = k n / 16: a fully masked state unmasked about 16, 8, 5 and 4 positions a pass
@@ -45,6 +47,16 @@ def default_budgets(domain) -> tuple[int, ...] | None:
     if declared:
         return declared
     return derived_budgets(domain.length) if domain.length else None
+
+
+# a budget T is T passes to fill an input's masked positions: n counts those, not the input's length
+FILLED = "the input with the most positions to fill (its masked ones)"
+
+
+def positions_to_fill(templates, mask_id: int) -> int | None:
+    """The most masked positions (``mask_id``) of one of ``templates`` (token ids ``(L,)`` each): the n that budgets
+    are derived from and checked against; None where there are no templates."""
+    return max((int((np.asarray(t) == mask_id).sum()) for t in templates), default=None)
 
 
 def budgets_text(budgets: Sequence[int] | None) -> str | None:

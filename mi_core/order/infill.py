@@ -16,6 +16,7 @@ import numpy as np
 import torch
 
 from mi_core.decoding import decode_final, make_strategy
+from mi_core.decoding.budgets import positions_to_fill
 from mi_core.device import bf16_autocast
 from mi_core.order.loop import OrderTask, OrderTrainConfig
 
@@ -102,23 +103,22 @@ class InfillOrderTask(OrderTask):
     def checked_pairs(self, args, model) -> tuple:
         """:meth:`pairs` checked against ``model``, read once for ``args``: :meth:`positions` and :meth:`data` share
         them (:meth:`data` lets them go)."""
-        read = getattr(self, "_read", None)
-        if read is not None and read[0] is args:
-            return read[1]
+        return self.once(args, lambda: self._checked_pairs(args, model))
+
+    def _checked_pairs(self, args, model) -> tuple:
         train, val, info = self.pairs(args)
         check_pairs(*train, model.mask_id, "training sequence")
         check_pairs(*val, model.mask_id, "validation sequence")
         longest = max(len(t) for t in train[0] + val[0])
         if longest > model.max_len:
             raise ValueError(f"a sequence of {longest} positions is longer than the {model.max_len} the model takes")
-        self._read = (args, (train, val, info))
         return train, val, info
 
     def positions(self, args, model) -> int:
         """The most masked positions of a training or validation template, not the model's ``max_len`` (512 for
         AntiBERTy: derived budgets T = 32, 64, 96, 128, each of which fills a CDR3's 15 positions one a pass)."""
         train, val, _ = self.checked_pairs(args, model)
-        return max(int((np.asarray(t) == model.mask_id).sum()) for t in train[0] + val[0])
+        return positions_to_fill(train[0] + val[0], model.mask_id)
 
     def data(self, args, cfg: OrderTrainConfig, model) -> tuple:
         train, val, info = self.checked_pairs(args, model)

@@ -281,6 +281,14 @@ class OrderTask:
         describing the data and what the run records about them."""
         raise NotImplementedError
 
+    def once(self, args, read: Callable[[], tuple]) -> tuple:
+        """``read()`` kept for ``args``, so :meth:`positions` and :meth:`data` share one read of the states
+        (:meth:`data` lets it go: ``self._read = None``)."""
+        kept = getattr(self, "_read", None)
+        if kept is None or kept[0] is not args:
+            self._read = kept = (args, read())
+        return kept[1]
+
     def positions(self, args, model: MaskedLM) -> int | None:
         """The most positions a start state of :meth:`data` has under ``args`` (default: the most the model takes;
         None: not known), against which the budgets are derived or checked."""

@@ -111,13 +111,8 @@ class SequenceOrderTask(OrderTask):
         raise NotImplementedError
 
     def read_splits(self, args) -> tuple[list, list, dict]:
-        """:meth:`splits` read once for ``args``: :meth:`positions` and :meth:`data` share them (:meth:`data` lets
-        them go)."""
-        read = getattr(self, "_read", None)
-        if read is not None and read[0] is args:
-            return read[1]
-        self._read = (args, self.splits(args))
-        return self._read[1]
+        """:meth:`splits` read once for ``args`` (:meth:`~mi_core.order.loop.OrderTask.once`)."""
+        return self.once(args, lambda: self.splits(args))
 
     def positions(self, args, model) -> int:
         """The longest window: ``--lengths``' HI, else the longest training sequence (at most the model's length;
