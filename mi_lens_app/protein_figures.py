@@ -293,10 +293,10 @@ def arc_figure(letters: str, labels: list[str], masked: np.ndarray, mi: np.ndarr
     """The dependency graph along the sequence: residues on a line, the ``cap`` strongest pairs as arcs
     whose width and opacity grow with MI (the title says how many of how many are drawn), a dot atop each
     coloured by its MI under ``scale`` (``figures.scaled``; percentile: its rank among the pairs drawn).
-    ``start``, ``size``: the window of residues drawn, in letters sized to it (all of them by default); the pairs
-    are the whole sequence's, and an arc to a residue outside the window leaves the frame. ``narrow``: a phone's
-    chart, its colour bar below the plot, its letters sized to the phone (:func:`letter_px`). ``touch`` (a phone's or
-    a tablet's): a swipe on it scrolls (:data:`SWIPE`)."""
+    ``start``, ``size``: the window of residues drawn, in letters sized to it (all of them by default), on
+    :func:`letter_lines` lines; the pairs are the whole sequence's, and an arc to a residue outside the window
+    leaves the frame. ``narrow``: a phone's chart, its colour bar below the plot, its letters sized to the phone
+    (:func:`letter_px`). ``touch`` (a phone's or a tablet's): a swipe on it scrolls (:data:`SWIPE`)."""
     n = len(letters)
     lo, hi = window(n, start, size or n)
     i, j, w, total = top_pairs(mi, masked, min_sep=min_sep, limit=cap)
@@ -322,16 +322,11 @@ def arc_figure(letters: str, labels: list[str], masked: np.ndarray, mi: np.ndarr
                                          "colorbar": phone_colorbar(colorbar) if narrow else colorbar},
                                  hovertext=[f"{labels[a]} · {labels[b]}: {v:.4g} nats" for a, b, v in zip(i, j, w)],
                                  hoverinfo="text"))
-    x = np.arange(1, n + 1)
-    masked = np.asarray(masked, bool)
-    colors = np.where(masked, MASKED_COLOR, "#111111")
-    if selected is not None:
-        colors[selected] = SELECTED_COLOR
-    fig.add_trace(go.Scatter(x=x, y=np.zeros(n), mode="text", text=list(letters), name="residues",
-                             textfont={"size": letter_px(hi - lo, narrow), "color": colors.tolist()},
-                             hovertext=labels, hoverinfo="text"))
     ends_in = ((i >= lo) & (i < hi)) | ((j >= lo) & (j < hi))  # the window's arcs set the height drawn
     span = max((j - i)[ends_in].max() / 2 if ends_in.any() else 1, 1)
+    lines = letter_lines(hi - lo)
+    fig.add_trace(_residue_letters(letters, labels, masked, selected, lo, hi,
+                                   letter_px(math.ceil((hi - lo) / lines), narrow)))
     drawn = f"{len(w)} strongest of {total} pairs (cap {cap})" if total > len(w) else f"all {total} pairs"
     shown = f"; {plural(noun)} {lo + 1}-{hi} of {n} shown" if hi - lo < n else ""
     title = f"{title}: {drawn}{shown}"
@@ -343,7 +338,47 @@ def arc_figure(letters: str, labels: list[str], masked: np.ndarray, mi: np.ndarr
             yaxis={"range": [-span * 0.08, span * 1.05], "visible": False})
     # the letters sit at 1-based x (shift 1): at 0 each band began a residue early (CDR-H3 over R98-_108, not
     # _99-_109), and a band cut by the window (H2 from residue 61) lost its name, placed at its whole span's middle
-    return add_cdr_marks(fig, cdr_spans(labels), lo=lo, hi=hi, shift=1)
+    add_cdr_marks(fig, cdr_spans(labels), lo=lo, hi=hi, shift=1)
+    if lines > 1:
+        _second_line(fig, span, fig.layout.height - fig.layout.margin.t - (fig.layout.margin.b if narrow else 56))
+    return fig
+
+
+def _residue_letters(letters: str, labels: list[str], masked: np.ndarray, selected: int | None, lo: int, hi: int,
+                     size: int) -> go.Scatter:
+    """The arc graph's letters of residues ``lo..hi`` (drawn at 1-based x, ``size`` px), masked ones grey and the
+    selected one highlighted. The window's letters only: a neighbour's, as large as these, showed a sliver at the
+    plot's edge."""
+    colors = np.where(np.asarray(masked, bool), MASKED_COLOR, "#111111")
+    if selected is not None:
+        colors[selected] = SELECTED_COLOR
+    return go.Scatter(x=np.arange(lo + 1, hi + 1), y=np.zeros(hi - lo), mode="text", text=list(letters[lo:hi]),
+                      name="residues", textfont={"size": size, "color": colors[lo:hi].tolist()},
+                      hovertext=labels[lo:hi], hoverinfo="text")
+
+
+ARC_LINE_PX = 18  # px from the arc graph's upper line of letters to its lower one: a 14-px capital and 4 px between
+
+
+def letter_lines(count: int) -> int:
+    """The lines the arc graph's ``count`` residue letters are drawn on. Beside the open sidebar a 1280 x 800
+    projector zoomed to 150% leaves the graph 505 px: a window of 60 letters in one line were 7.7 px (11.5 at
+    1024 x 768). More than :data:`WRAP_AT` alternate between two lines, one residue on the upper, the next on the
+    lower, each at its own position under its arcs' ends: a line's letters stand two residues apart, twice as large
+    (14 px there), and every arc is still drawn."""
+    return 1 if count <= WRAP_AT else 2
+
+
+def _second_line(fig: go.Figure, span: float, plot_px: float) -> None:
+    """Every second residue of an arc graph (``span``: its highest arc drawn, in the y axis's units; ``plot_px``:
+    its plot's height, less the x axis's numbers and name below it) on a line :data:`ARC_LINE_PX` px below the
+    first, the axis's range lowered to make room for it."""
+    below = plot_px * 0.08 / 1.13 + ARC_LINE_PX  # px under the first line: as much as one line had, and the second
+    unit = span * 1.05 / (plot_px - below)  # the y axis's units a pixel
+    letters = next(t for t in fig.data if t.name == "residues")
+    # by the residue's position: a window moved by one keeps each letter on its line
+    letters.y = np.where((np.asarray(letters.x) - 1) % 2, -ARC_LINE_PX * unit, 0.0)
+    fig.update_yaxes(range=[-below * unit, span * 1.05])
 
 
 # the marginal strip's rows: the entropy bars over the marginals, and the gap between them (fractions of the plot);

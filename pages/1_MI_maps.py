@@ -257,9 +257,9 @@ def sequence_maps(domain, pz, m):
     arcs = support.shared_figure(protein_figures.arc_figure, pz.text, labels, m.masked, m.mi, noun=domain.nouns[0],
                                  cap=k, selected=cell, scale=scale, start=start, size=size, narrow=figures.on_phone(),
                                  touch=figures.on_touch())
-    lo, hi = protein_figures.window(pz.length, start, size)  # the residues' letters, capped to the chart's width
-    phone = figures.on_phone()
-    widgets.letter_chart(arcs, "arcs_graph", hi - lo, protein_figures.letter_px(hi - lo, phone),
+    lo, hi = protein_figures.window(pz.length, start, size)  # the letters a line, capped to the chart's width
+    per_line, phone = -(-(hi - lo) // protein_figures.letter_lines(hi - lo)), figures.on_phone()
+    widgets.letter_chart(arcs, "arcs_graph", per_line, protein_figures.letter_px(per_line, phone),
                          protein_figures.PHONE_ARC_ROOM if phone else protein_figures.LETTER_ROOM)
     i, j, w, _ = protein_figures.top_pairs(m.mi, m.masked, limit=k)
     pairs_table([(int(a), int(b), float(v), None) for a, b, v in zip(i, j, w)], labels)

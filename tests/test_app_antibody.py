@@ -391,8 +391,8 @@ PHONE = "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, lik
 def test_a_phones_arc_graph_keeps_its_letters_apart(env, agent, monkeypatch):
     """On a 390-px phone the arc graph drew 60 residues of 14 px in a 230-px plot (3.8 px each): the letters ran
     together. A phone opens a window of 30 residues, lays the colour bar under the plot, and sizes the letters so
-    they fit the plot; a larger screen keeps 60 residues of 14 px. A phone's window of 60 keeps letters of 10 px in
-    a chart that scrolls sideways (``fit_letters_css``): shrunk to fit, they were 7 px in the figure and 4.2 on the
+    they fit the plot; a larger screen keeps 60 residues of 14 px. A phone's window of 120 (60 letters a line) keeps
+    letters of 10 px in a chart that scrolls sideways (``fit_letters_css``): shrunk to fit, they were 7 px in the figure and 4.2 on the
     screen."""
     from mi_lens_app import figures
 
@@ -450,3 +450,33 @@ def test_the_antibody_decoding_page_wraps_its_strip_beside_the_sidebar(env, pres
     assert len([t for t in strip["data"] if t["type"] == "heatmap" and t["name"] == main]) == strips
     css = next(h.proto.body for h in at.get("html") if ".st-key-frame_a " in h.proto.body)
     assert f"/ {60 // strips * protein_figures.LETTER_WIDTH:g})" in css  # the letters capped to a row of 30 (or 60)
+
+
+def test_the_arc_graphs_60_letters_alternate_between_two_lines_of_30():
+    """Beside the open sidebar a 1280 x 800 projector zoomed to 150% leaves the arc graph 505 px: a window of 60
+    letters on one line were 7.7 px (11.5 at 1024 x 768). They alternate between two lines, each residue at its own
+    position under its arcs' ends, sized for 30 a line; every arc is still drawn, the chart as tall as before."""
+    assert protein_figures.letter_lines(60) == 2 and protein_figures.letter_lines(30) == 1
+    rng = np.random.default_rng(0)
+    mi = rng.random((120, 120))
+    letters, cdr3 = "ACDEFGHIKLMNPQRSTVWY" * 6, np.arange(120) // 11 == 9
+    fig = protein_figures.arc_figure(letters, list(letters), cdr3, (mi + mi.T) / 2, start=60, size=60)
+    residues = next(t for t in fig.data if t.name == "residues")
+    x, y = np.asarray(residues.x), np.asarray(residues.y)
+    assert list(x) == list(range(61, 121)) and "".join(residues.text) == letters[60:]  # the window's, in order
+    upper, lower = sorted(set(y), reverse=True)
+    assert (y[::2] == upper).all() and (y[1::2] == lower).all() and fig.layout.yaxis.range[0] < lower
+    assert residues.textfont.size == protein_figures.letter_px(30) == protein_figures.LETTER_PX
+    assert len(next(t for t in fig.data if t.name == "arc tops").x) == 55 and fig.layout.height == 420
+    short = protein_figures.arc_figure(letters[:30], list(letters[:30]), np.ones(30, bool), mi[:30, :30])
+    assert set(next(t for t in short.data if t.name == "residues").y) == {0.0}  # 30 letters: one line, as before
+
+
+def test_the_antibody_pages_arc_graph_caps_its_letters_for_30_a_line(env):
+    at = run_page("pages/1_MI_maps.py", domain="antibody")
+    assert_clean(at)
+    arcs = next(s for t, s in specs(at).items() if t.startswith("Arc graph"))
+    letters = next(t for t in arcs["data"] if t.get("name") == "residues")
+    assert len(set(array(letters["y"]).tolist())) == 2
+    css = next(h.proto.body for h in at.get("html") if ".st-key-arcs_graph " in h.proto.body)
+    assert f"/ {30 * protein_figures.LETTER_WIDTH:g})" in css  # the letters capped to a line of 30, not 60

@@ -1303,6 +1303,31 @@ def test_a_decoding_strip_beside_the_open_sidebar_has_letters_of_12_px(chromium,
     page.close()
 
 
+@pytest.mark.parametrize("screen, scale", [((1024, 768), 1.0), ((1280, 800), 1.5)])
+def test_the_arc_graph_beside_the_open_sidebar_has_letters_of_12_px_and_all_its_arcs(chromium, app_url, screen, scale):
+    """With the sidebar open, a 1280 x 800 projector zoomed to 150% left an antibody's arc graph 505 px for 60
+    letters on a line: 7.7-px letters (11.5 at 1024 x 768). They alternate between two lines of 30, 12 px or more,
+    apart; the graph keeps its height and draws all 55 arcs."""
+    page = chromium.new_page(viewport={"width": round(screen[0] / scale), "height": round(screen[1] / scale)},
+                             device_scale_factor=scale)
+    page.goto(f"{app_url}/MI_maps?domain=antibody")
+    wait_ready(page)
+    sidebar = page.locator('[data-testid="stSidebar"]').bounding_box()
+    assert sidebar and sidebar["x"] >= 0 and sidebar["width"] > 200, sidebar  # open
+    arcs = page.locator('[data-testid="stPlotlyChart"]').filter(has=page.locator(".gtitle", has_text="Arc graph"))
+    arcs.scroll_into_view_if_needed()
+    arcs.locator(".textpoint text").first.wait_for(state="attached")
+    page.wait_for_timeout(300)  # the container query's size, after the chart's own
+    pitch, size = arcs.evaluate_all(LETTER_ROWS)[0]
+    assert size >= 12 and size * 0.75 <= pitch, (pitch, size)
+    lines = arcs.evaluate("c => new Set([...c.querySelectorAll('.textpoint text')].map(t => "
+                          "Math.round(t.getBoundingClientRect().top))).size")
+    tops = arcs.evaluate("c => c.querySelectorAll('.scatterlayer .points path').length")
+    assert lines == 2 and tops == 55 and "all 55 pairs" in arcs.locator(".gtitle").text_content(), (lines, tops)
+    assert arcs.bounding_box()["height"] <= 430
+    page.close()
+
+
 SMALLEST_LETTERS = """() => [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].map(chart => {
   const rows = {};  // the smallest letter and the letters' closest spacing along a row, of each chart with letters
   for (const t of chart.querySelectorAll(':is(.heatmap-label, .textpoint) text')) {
@@ -1347,13 +1372,13 @@ def swiped(page, key: str, scroller) -> float:
 @pytest.mark.parametrize("agent", [PHONE_AGENT, None])
 def test_a_phones_60_residues_are_letters_of_10_px_in_a_strip_that_scrolls_sideways(chromium, app_url, agent):
     """On a 390 x 844 phone a window of 60 residues drew the arc graph's and the decoding strips' letters 4.2 px tall,
-    capped to a chart of 342 px. The arc graph is now as wide as letters of 10 px need and scrolls sideways in its own
-    container (the page does not), and a finger's swipe on the plot scrolls it (plotly's zoom took the touch); a
+    capped to a chart of 342 px. The arc graph (an antibody's 120: 60 letters a line, as its 60 take two lines of 30)
+    is now as wide as letters of 10 px need and scrolls sideways in its own container (the page does not), and a finger's swipe on the plot scrolls it (plotly's zoom took the touch); a
     decoding strip wraps the window into two strips of 29 letters, which need little or no scrolling. Also where the
     browser does not say it is a phone (``agent`` None: the server lays the page out for a larger screen)."""
     context = chromium.new_context(**PHONE, **({"user_agent": agent} if agent else {}))
     page = context.new_page()
-    for path, key, charts in (("MI_maps?domain=protein&win_size=60", "arcs_graph", 1),
+    for path, key, charts in (("MI_maps?domain=antibody&win_size=120", "arcs_graph", 1),
                               ("Decoding?domain=protein&step=1&win_size=60", "frame_a", 2)):
         page.goto(f"{app_url}/{path}")
         wait_ready(page)
