@@ -695,13 +695,27 @@ def browser_url() -> str | None:
     return st.context.url
 
 
+_MISSING = "_missing_page"  # (the page a link named that the app does not have, whether its note still shows)
+
+
 def missing_page() -> None:
     """On the home page: a link to a page the app does not have (``/nosuch``, ``/mi_maps``) says so in the link's
-    note, with the pages there are, and Streamlit's own pop-up ("Page not found", which named neither) closes."""
+    note, with the pages there are, and Streamlit's own pop-up ("Page not found", which named neither) closes.
+    Streamlit then writes the home page's address, so the run after any click found no page named and the note
+    went while the visitor read it: the session keeps it until the visitor dismisses it (:func:`link_note`) or
+    opens another page."""
     name = links.page_name(browser_url(), st.get_option("server.baseUrlPath") or "")
-    if name:
-        links.missing_page(name, page_addresses())
+    if name and st.session_state.get(_MISSING, ("",))[0] != name:
+        st.session_state[_MISSING] = (name, True)
         st.sidebar.html(CLOSE_PAGE_NOT_FOUND, unsafe_allow_javascript=True)
+    name, shown = st.session_state.get(_MISSING, ("", False))
+    if shown:
+        links.missing_page(name, page_addresses())
+
+
+def dismiss_missing_page() -> None:
+    """The visitor closed the note of a link to a page the app does not have: it stays closed."""
+    st.session_state[_MISSING] = (st.session_state.get(_MISSING, ("",))[0], False)
 
 
 # Streamlit's pop-up for a page it does not have: closed (with its own button) once the note says more
@@ -734,6 +748,8 @@ def page(title: str, sidebar: str = "auto") -> None:
     links.explain("page", lambda raw: "a page is named by the address's path: " + ", ".join(page_addresses().values()))
     if title == HOME_TITLE:
         missing_page()
+    else:  # another page opened: a link's unknown page is no longer why this one shows
+        st.session_state.pop(_MISSING, None)
     support.warm_up()
     st.html(LAYOUT_CSS)
     navigation()
@@ -770,7 +786,11 @@ def link_note() -> None:
     text = links.note()
     slot = st.session_state.get("_link_slot")
     if text and slot is not None:
-        slot.warning(text[0].upper() + text[1:], icon=":material/link_off:")
+        with slot.container():
+            st.warning(text[0].upper() + text[1:], icon=":material/link_off:")
+            if st.session_state.get(_MISSING, ("", False))[1]:
+                st.button("Dismiss this note", key="dismiss_missing_page", type="tertiary",
+                          icon=":material/close:", on_click=dismiss_missing_page)
 
 
 def no_input(domain: Domain, purpose: str = "") -> None:

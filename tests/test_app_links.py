@@ -313,6 +313,34 @@ def test_a_link_to_a_page_the_app_does_not_have_names_it_and_the_pages_there_are
     assert [w.value for w in at.warning] == ([said] if said else [])
 
 
+@pytest.mark.parametrize("address_after", ["", "nosuch"])
+def test_a_note_of_an_unknown_page_stays_over_reruns_until_dismissed(env, address_after):
+    """The note of a link to a page the app does not have went at the run after any click: Streamlit writes the home
+    page's address after the first run (``address_after`` ""), so the next run found no page named. It stays, with
+    the address rewritten or unchanged, until the visitor dismisses it; another page's visit drops it."""
+    from mi_lens_app import widgets
+    address = {"path": "nosuch"}
+    env.setattr(widgets, "browser_url", lambda: f"http://127.0.0.1:8501/{address['path']}")
+    at = run_page("app.py")
+    said = 'MI Lens has no page "nosuch", so the home page opened. ' + PAGES
+    assert [w.value for w in at.warning] == [said]
+    address["path"] = address_after
+    at.run()  # a click's rerun
+    assert_clean(at)
+    assert [w.value for w in at.warning] == [said]
+    at.button(key="dismiss_missing_page").click().run()
+    assert not at.warning and not [b for b in at.button if b.key == "dismiss_missing_page"]
+    at.run()
+    assert not at.warning  # dismissed: it stays closed
+    address["path"] = "nosuch"
+    at = run_page("app.py")
+    at.switch_page("pages/6_About.py").run()
+    address["path"] = ""
+    at.switch_page("app.py").run()
+    assert_clean(at)
+    assert not at.warning  # the home page opened from the sidebar: no unknown page is why it shows
+
+
 @pytest.mark.parametrize("path, query, said", [
     ("app.py", {"page": "Decoding"}, "page=Decoding (a page is named by the address's path: /MI_maps, "
                                      "/Exact_vs_estimated, /Decoding, /What_if, /Benchmarks, /About)"),

@@ -422,7 +422,8 @@ def test_a_crafted_link_is_clamped_with_a_one_line_note(chromium, app_url):
 
 def test_a_link_to_a_page_the_app_does_not_have_names_it_in_one_note(chromium, app_url):
     """Streamlit runs the home page for an address it has no page for, under a pop-up ("Page not found") that named
-    neither the page asked for nor the app's: the note names both, the pop-up closes, and the link's settings go on
+    neither the page asked for nor the app's: the note names both, the pop-up closes, the note stays over reruns (it
+    went at the first, as Streamlit writes the home page's address) until dismissed, and the link's settings go on
     to the page picked from the sidebar."""
     page = chromium.new_page(viewport={"width": 1024, "height": 768})
     page.goto(f"{app_url}/Decodng?domain=4x4")
@@ -435,6 +436,13 @@ def test_a_link_to_a_page_the_app_does_not_have_names_it_in_one_note(chromium, a
                                           "/About")), text
     assert page.locator('[data-testid="stAlert"]').count() == 1
     page.wait_for_function("() => !document.querySelector('[role=\"dialog\"]')", timeout=10_000)  # Streamlit's pop-up
+    page.locator("h1").click()
+    page.keyboard.press("r")  # a rerun (as any click's): Streamlit has written the home page's address by then
+    wait_ready(page)
+    assert note.count() == 1 and urllib.parse.urlparse(page.url).path == "/", page.url  # it stays
+    page.get_by_role("button", name="Dismiss this note").click()
+    wait_ready(page)
+    assert page.locator('[data-testid="stAlert"]').count() == 0
     navigate(page, "Decoding")
     wait_ready(page)
     assert "/Decoding?" in page.url and "domain=4x4" in page.url, page.url
