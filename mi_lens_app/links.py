@@ -49,6 +49,7 @@ _ACCEPTED = "_link_accepted"  # keys :func:`accept_id` set from an option's id, 
 _TWICE = "_link_twice"  # {key: its values} for the keys the link gives more than once, with different values
 _REMARKS = "_link_remarks"  # what else the note says of the link this run (a text it cannot hold, see text_bind)
 _SET = "_link_set_by_click"  # keys a callback set since the last full run (see :func:`set_by_click`)
+_NEEDS = "_link_needs"  # {key: what it needs, where this run draws no widget for it} (see :func:`needs`)
 
 
 _CHOICES: dict[str, Callable[[], list[str]]] = {}  # shared parameters of fixed options: checked where not drawn
@@ -118,6 +119,7 @@ def start(page: str = "", selects_cell: bool = False, picks_model: bool = False)
     st.session_state[_REMARKS] = []
     st.session_state[_PAGE] = None
     st.session_state[_WHY] = {}
+    st.session_state[_NEEDS] = {}
     st.session_state.setdefault(_FORMAT, {})
 
 
@@ -218,6 +220,13 @@ def formatter(key: str, fn: Callable) -> None:
 def explain(key: str, fn: Callable[[str], str | None]) -> None:
     """Tell the note why widget ``key`` may not take a link's text (``cell=r1c1``: "a given, not a blank")."""
     st.session_state.setdefault(_WHY, {})[key] = fn
+
+
+def needs(key: str, what: str) -> None:
+    """Tell the note what link key ``key`` needs where this run draws no widget for it: a link's
+    ``present_select=true`` without presentation mode was "not used on this page" and no more; the note now says
+    ``present_select (add present=true: it needs presentation mode on)``, as a pasted puzzle's names ``src=paste``."""
+    st.session_state.setdefault(_NEEDS, {})[key] = what
 
 
 def _dropped(key: str, raw: str) -> str:
@@ -323,7 +332,8 @@ def problems() -> tuple[list[str], list[str], list[str], list[str]]:
                 dropped.append(_dropped(key, raw))
                 not_taken.add(key)
             elif key not in SHARED or key in OWN:
-                unused.append(key)
+                need = st.session_state.get(_NEEDS, {}).get(key)
+                unused.append(f"{key} ({need})" if need else key)
             elif first and TEXT_SOURCE.get(key) in st.session_state and found.get(TEXT_SOURCE[key]) != "paste":
                 # where the page draws that source's picker (not About, not another domain's)
                 verb = "use" if TEXT_SOURCE[key] in found else "add"

@@ -255,6 +255,16 @@ def digit_size(cells: int, present: bool) -> int | None:
 SWAP_KEY = "present_select"
 
 
+def swap_needs(domain, present: bool) -> str:
+    """What a link's :data:`SWAP_KEY` needs where its switch is not drawn: presentation mode on, or a strategy
+    that runs the order selector."""
+    if not present:
+        return f"{'use' if links.arrived('present') is not None else 'add'} present=true: it needs presentation mode on"
+    names = [name for name in support.strategy_names(domain) if support.uses_selector(name)]
+    return ("it needs a strategy that runs the order selector: " + " or ".join(names) if names
+            else "no strategy here runs an order selector")
+
+
 def swapped(trace, s, present: bool) -> bool:
     """Whether this frame shows the selector's P(unmask) board in place of its grid (presenting, switched on, a
     strategy that runs a selector, from step 1 on)."""
@@ -513,6 +523,8 @@ def settings_bar(domain, present: bool, positions: int):
             st.toggle("P(unmask) in place of the grid", key=SWAP_KEY, bind="query-params", value=False,
                       help="a strategy that runs the order selector shows its P(unmask) board where its grid is, "
                            "so both stay on a projector's screen (off: the board is below the grid)")
+        else:
+            links.needs(SWAP_KEY, swap_needs(domain, present))
     return picked, temperature, seed, attempts, stacked, interval, play_at, fold
 
 

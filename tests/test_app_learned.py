@@ -475,3 +475,19 @@ def test_presenting_the_selectors_board_can_take_the_grids_place(env):
     at.button(key="step_first").click().run()  # step 0: no board yet, the grid stays
     assert_clean(at)
     assert len(grids()) == 2 and not boards(at)
+
+
+@pytest.mark.parametrize("query, said", [
+    ({"a": "learned", "b": "mi"}, "present_select (add present=true: it needs presentation mode on)"),
+    ({"a": "learned", "b": "mi", "present": "false"}, "present_select (use present=true: it needs presentation mode on)"),
+    ({"a": "mi", "b": "topk", "present": "true"},
+     "present_select (it needs a strategy that runs the order selector: learned or learned_mi)"),
+    ({"a": "learned", "b": "mi", "present": "true"}, None),
+])
+def test_a_links_present_select_says_what_it_needs_where_it_cannot_apply(env, query, said):
+    """A link's ``present_select=true`` without presentation mode was noted as "not used on this page" and no more:
+    the note names what the switch needs, presentation mode on (or, presenting, a strategy that runs the selector)."""
+    at = run_page(**query, present_select="true")
+    assert_clean(at)
+    notes = [w.value for w in at.warning if "link" in w.value]
+    assert notes == ([f"Part of this link is not used on this page: {said}."] if said else []), notes
