@@ -472,8 +472,9 @@ def decode_trace(model, estimator, domain: Domain, grid: str, solution: str | No
     ``attempts > 1``; an exception it raises, such as Streamlit stopping the run of a closed session, ends the
     decode there).
 
-    Errors are cells that differ from ``solution``, or, without a unique solution, cells that repeat a
-    digit of a peer (same row, column or box). ``selector``: the order network ``learned`` runs.
+    Errors are cells that differ from ``solution``, or, where it is unknown (no unique solution, a typed
+    sequence's blanks), cells that repeat the value of a rule partner (``Domain.rules``: a Sudoku's row, column
+    or box). ``selector``: the order network ``learned`` runs.
 
     ``seed`` is taken as ``bench --seed`` takes it for a file of this one state (:func:`item_seed` of it and index
     0), so that command reproduces the trace at any temperature. ``attempts > 1`` (a domain with ``symmetries``
@@ -597,12 +598,16 @@ def rule_conflicts(tokens: np.ndarray, peers: np.ndarray) -> np.ndarray:
 
 
 def _error_check(domain: Domain, solution: str | None) -> Callable[[np.ndarray], np.ndarray]:
-    """``tokens (N,) -> (N,) bool`` errors: against the solution when known (for a protein: residues that
-    differ from the native sequence where it is known), else rule conflicts (none for a sequence)."""
+    """``tokens (N,) -> (N,) bool`` errors: against the solution where it is known (for a sequence: the value
+    given before masking), elsewhere rule conflicts (the domain's ``rules``; none for a protein), so a typed
+    state's blanks, which have no solution, are still marked where they break a rule."""
     if solution is None:  # the domain's rules (none for proteins) mark conflicting cells
         return lambda tokens: rule_conflicts(tokens, domain.rules(len(tokens)))
     target = np.asarray(domain.parse_state(solution))
-    return lambda tokens: (tokens != MASK_ID) & (target != MASK_ID) & (tokens != target)
+    unknown, peers = target == MASK_ID, domain.rules(len(target))
+    if not peers.any():
+        return lambda tokens: (tokens != MASK_ID) & ~unknown & (tokens != target)
+    return lambda tokens: ((tokens != MASK_ID) & ~unknown & (tokens != target)) | (unknown & rule_conflicts(tokens, peers))
 
 
 def _start_view(tokens: np.ndarray, check, entropy: np.ndarray | None) -> StepView:

@@ -494,8 +494,20 @@ def speed_picker(where) -> float:
     return SPEEDS[speed]
 
 
-def legend(domain) -> None:
-    st.markdown(texts.worded(texts.SEQUENCE_LEGEND, domain) if domain.layout == "sequence" else texts.DECODE_LEGEND)
+def sequence_page_text(domain, length: int) -> str:
+    """The Decoding page's note on the strip, saying that a red bar also marks a broken rule where the domain has
+    rules (a blank typed with no original value is scored by them)."""
+    text = texts.worded(texts.SEQUENCE_DECODE_PAGE, domain)
+    return text.replace("(the one\ngiven before masking)", "(the one\ngiven before masking) or breaks a rule of the "
+                        "domain") if domain.rules(length).any() else text
+
+
+def legend(domain, length: int) -> None:
+    if domain.layout != "sequence":
+        st.markdown(texts.DECODE_LEGEND)
+        return
+    text = texts.worded(texts.SEQUENCE_LEGEND, domain)  # a blank with no original is marked where it breaks a rule
+    st.markdown(text.replace(" · colour:", " or breaks a rule · colour:") if domain.rules(length).any() else text)
 
 
 def settings_bar(domain, present: bool, positions: int):
@@ -560,10 +572,10 @@ def main():
             view = widgets.window_picker(pz.length, masked=pz.blanks)
     playing = bool(st.session_state.get("play", False))
     st.fragment(player, run_every=interval if playing else None)(domain, pz, traces, count, view, present, stacked)
-    legend(domain)
+    legend(domain, pz.length)
     views = getattr(support.model(domain), "views", 1)  # a model read in symmetric views
     st.caption("Arrow keys step, Space plays and pauses (click the page first). "
-               + (texts.worded(texts.SEQUENCE_DECODE_PAGE, domain) if domain.layout == "sequence"
+               + (sequence_page_text(domain, pz.length) if domain.layout == "sequence"
                   else texts.DECODE_PAGE)
                + (f" This model reads each grid in {views} symmetric views, so a pass here runs it {views} times."
                   if views > 1 else ""))
