@@ -240,8 +240,15 @@ def state_rows(model, tokens: list[torch.Tensor], eps: float, max_batch: int) ->
              "seconds": torch.tensor(r.seconds)} for t, f, r in zip(tokens, features, probed)]
 
 
-def make_shard(model, source, index: int, device, pad_id: int = 0) -> dict[str, torch.Tensor]:
-    """Shard ``index`` of ``source``: its states (seeded by ``(cfg.seed, index)``), features and exact MI."""
+def shard_pad_id(domain: Domain) -> int | None:
+    """The token a shard's states are padded with to their source's ``width``, or None: a fixed-length domain's
+    states all have its length, and padding would mark its data variable-length (no position embeddings)."""
+    return None if domain.length is not None else domain.pad_id or 0
+
+
+def make_shard(model, source, index: int, device, pad_id: int | None = 0) -> dict[str, torch.Tensor]:
+    """Shard ``index`` of ``source``: its states (seeded by ``(cfg.seed, index)``), features and exact MI, padded
+    to the source's ``width`` with ``pad_id`` (None: not padded)."""
     cfg = source.cfg
     rng = np.random.default_rng([cfg.seed, index])
     count = min(cfg.shard_size, cfg.states - index * cfg.shard_size)
@@ -250,7 +257,7 @@ def make_shard(model, source, index: int, device, pad_id: int = 0) -> dict[str, 
     rows = state_rows(model, tokens, cfg.eps, cfg.max_batch)
     for row, kind in zip(rows, kinds):
         row["source"] = torch.tensor(int(kind))
-    if source.width is not None:
+    if source.width is not None and pad_id is not None:
         rows = [pad_state(r, source.width, pad_id) for r in rows]
     return {k: torch.stack([r[k] for r in rows]).contiguous() for k in rows[0]}
 
@@ -269,7 +276,7 @@ class ShardMaker:
         device = pick_device(self.device)
         domain = get_domain(self.domain)
         model = load_model(self.model, device, domain=self.domain)
-        return partial(make_shard, model, domain.part("states")(self.cfg), device=device, pad_id=domain.pad_id or 0)
+        return partial(make_shard, model, domain.part("states")(self.cfg), device=device, pad_id=shard_pad_id(domain))
 
 
 def for_workers(cfg):
@@ -310,7 +317,7 @@ def run(model, model_path: Path, cfg, out: Path, device, log=print, engine=None)
         gpus = engine is not None and engine.num_gpus > 0  # a Ray actor with GPUs works on CUDA, one without
         worker_device = "cuda" if gpus else "cpu"  # sees none (Ray empties its CUDA_VISIBLE_DEVICES)
         maker = ShardMaker(domain.key, for_workers(cfg), absolute(model_path), device=worker_device)  # as actors open them
-        local = partial(make_shard, model, source, device=device, pad_id=domain.pad_id or 0)
+        local = partial(make_shard, model, source, device=device, pad_id=shard_pad_id(domain))
         write_shards(maker, local, cfg.shards, out, engine)
     return load_shards(out)[1]["summary"]
 
