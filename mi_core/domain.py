@@ -23,7 +23,7 @@ from typing import Any, Callable, ClassVar, Protocol
 import numpy as np
 
 from mi_core.io import ROOT
-from mi_core.options import Noun, check_ranges, from_options, group_fields, option, option_text, under_one
+from mi_core.options import Noun, check_ranges, counted, from_options, group_fields, option, option_text, under_one
 from mi_core.options import seed as seed_option
 
 
@@ -182,7 +182,7 @@ class Domain:
         of = {name.upper(): i + 1 for i, name in enumerate(self.alphabet)}
         text = "".join(text.split())
         if self.length is not None and len(text) != self.length:
-            raise ValueError(f"a {self.label} state has {self.length} positions, got {len(text)}")
+            raise ValueError(f"a {self.label} state has {counted(self.length, self.nouns[0])}, got {len(text)}")
         tokens = []
         for i, ch in enumerate(text, start=1):
             if ch in (self.mask_char, "."):

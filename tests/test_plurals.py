@@ -74,6 +74,13 @@ def test_probe_and_generate_say_vertices(vertices, capsys):
     assert "'9' is outside 1-6 (the sequence has 6 vertices)" in err and not VERTEXS.search(err)
 
 
+def test_a_state_of_the_wrong_length_is_told_in_the_domains_nouns(vertices, capsys):
+    """The length check of every typed state counts the domain's own positions, not "positions"."""
+    assert cli.main(["probe", "vertex6", "--state", "ab__", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "state has 6 vertices, got 4" in err and not VERTEXS.search(err)
+
+
 def _page(path: str):
     from streamlit.testing.v1 import AppTest
 
