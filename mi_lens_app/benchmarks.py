@@ -44,9 +44,15 @@ METRICS = (Metric("accuracy", "Accuracy", "puzzles solved (%)", True, 100.0, "%"
 EXTENSIONS = (".txt", ".csv", ".json", ".jsonl", ".fasta", ".fa")
 
 
+def bench_dir_name() -> str:
+    """The results folder as the user gave it (``MI_LENS_BENCHMARKS``), else ``assets/benchmarks``: what the page
+    says it reads and where a sweep is to be written."""
+    return os.environ.get("MI_LENS_BENCHMARKS") or "assets/benchmarks"
+
+
 def bench_dir() -> Path:
     """``MI_LENS_BENCHMARKS`` or ``assets/benchmarks``."""
-    path = Path(os.environ.get("MI_LENS_BENCHMARKS") or "assets/benchmarks")
+    path = Path(bench_dir_name())
     return path if path.is_absolute() else ROOT / path
 
 

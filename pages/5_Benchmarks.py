@@ -20,7 +20,8 @@ def opening_set(found: benchmarks.BenchRows, on_default: set[str]) -> tuple[str,
     opening = benchmarks.opening_set(found.rows, own or kind or sets, on_default)
     if plugin and not own:
         return opening, (f" No results for {domain.label} are among these sets: `python -m mi_core sweep "
-                         f"{domain.cli_name} --puzzles PATH --json assets/benchmarks/sweep_<set>.json` writes them.")
+                         f"{domain.cli_name} --puzzles PATH --json {benchmarks.bench_dir_name()}/sweep_<set>.json` "
+                         "writes them.")
     if plugin:
         return opening, f" Opened on a sweep of the {domain.short} domain."
     if not sequence or not (own or kind):
@@ -31,6 +32,11 @@ def opening_set(found: benchmarks.BenchRows, on_default: set[str]) -> tuple[str,
         return opening, " Opened on a protein set."
     return opening, (f" Opened on a protein set for the {domain.short} domain; {domain.short} in-filling results are in "
                      "BENCHMARKS.md.")
+
+
+def in_folder(text: str) -> str:
+    """``text`` naming the folder the page reads (``MI_LENS_BENCHMARKS``) where it says ``assets/benchmarks``."""
+    return text.replace("assets/benchmarks", benchmarks.bench_dir_name())
 
 
 def show_table(rows: list[dict], metric, several_n: bool, seeds: list, noun: str = "cell") -> None:
@@ -68,8 +74,8 @@ def main():
     found = support.bench_rows()
     if not found.rows:
         st.info("No benchmark results yet: `python -m mi_core sweep sudoku --puzzles PATH --json "
-                "assets/benchmarks/sweep_<set>.json` writes them, and this page plots them.")
-        st.markdown(texts.BENCH_PAGE)
+                f"{benchmarks.bench_dir_name()}/sweep_<set>.json` writes them, and this page plots them.")
+        st.markdown(in_folder(texts.BENCH_PAGE))
         return
     sets = found.sets
     on_default = benchmarks.sets_on_model(found.rows, support.default_sudoku_sha())
@@ -81,7 +87,7 @@ def main():
     links.formatter("set", title)
     links.accept_id("set", sets)
     chosen = st.selectbox("Benchmark set", sets, index=sets.index(opening), key="set", bind="query-params",
-                          format_func=title, help="the sweeps under assets/benchmarks, of every domain; it opens on "
+                          format_func=title, help=f"the sweeps under {benchmarks.bench_dir_name()}, of every domain; it opens on "
                           "the chosen domain's own set where there is one, else on a set with MI-guided and "
                           "learned-order samplers measured on the default Sudoku model") or opening
     st.caption(f"Set id `{chosen}`." + (note if chosen == opening else ""))  # a link that named its set: not opened
@@ -107,7 +113,7 @@ def main():
         if fig is not None:
             widgets.chart(fig, key="frontier")
     with right:
-        st.markdown(texts.bench_page(metric.key, owner))
+        st.markdown(in_folder(texts.bench_page(metric.key, owner)))
         front = benchmarks.pareto(rows, metric)
         if front:
             st.markdown("**On the frontier:**  \n" + "  \n".join(
