@@ -224,7 +224,14 @@ def serves(domain) -> bool:
 
 
 def describe(domain) -> str:
-    return domain.order_bench.__doc__ if domain.order_bench else run_default.__doc__
+    if domain.order_bench:
+        return domain.order_bench.__doc__
+    return (f"bench-order {domain.cli_name}: the learned order against the step-budget heuristics at the same T.\n\n"
+            "For each budget T: random, top_prob and top_margin (steps=T) and, where a selector is given or the "
+            "domain names one, learned in each of --modes; then eb and mi at each of --gammas (default: the gammas of "
+            "the domain's strategy_defaults) and sequential once. The inputs are the domain's bench inputs, each row "
+            "scored by the domain's metric (its score, else accuracy): a row per sampler and setting in --json, a "
+            "table in --markdown.")
 
 
 def options(domain) -> list:
