@@ -48,6 +48,10 @@ def sequence_what_if(domain, pz):
     if pz.solution is not None and pz.solution[cell] and pz.solution[cell] - 1 != value:
         st.info(texts.worded(f"The native sequence has {letters[pz.solution[cell] - 1]} here: this clamp leads away "
                              "from it.", domain))
+    partners = np.flatnonzero(domain.rules(pz.length)[cell] & (np.asarray(pz.digits) == value + 1))  # token v + 1
+    if len(partners):
+        st.warning(f"{aa} already stands in {', '.join(pz.label(p) for p in partners)}: this clamp breaks a rule; "
+                   "see how the model reacts.")
     w = support.attempt(support.what_if, domain.key, pz.text, cell, value, support.version(domain),
                         what=f"Cannot clamp {pz.label(cell)} to {aa}")
     if w is None:

@@ -82,3 +82,22 @@ def test_the_decoding_legend_says_a_red_bar_marks_a_broken_rule(ruled):
     said = [m.value for m in (*at.markdown, *at.caption) if "red bar" in m.value]
     assert any("differs from the original state or breaks a rule ·" in t for t in said), said  # the legend
     assert any("given before masking) or breaks a rule of the domain" in t for t in said), said  # the page's note
+
+
+def test_what_if_warns_when_a_clamp_breaks_a_rule(ruled):
+    """As on a grid, clamping a blank to a value a rule partner already holds is said to break a rule."""
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app.py"), default_timeout=120)
+    at.switch_page("pages/4_What_if.py")
+    at.run()
+    switch = at.radio(key="domain")
+    switch.set_value(next(o for o in switch.options if "toy" in str(o).lower())).run()
+    at.selectbox(key="aa").set_value("a").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("a already stands in a1: this clamp breaks a rule" in w.value for w in at.warning), \
+        [w.value for w in at.warning]
+    at.selectbox(key="aa").set_value("f").run()  # a value no partner holds: no warning
+    assert not any("breaks a rule" in w.value for w in at.warning)
