@@ -595,7 +595,20 @@ def load_builtin() -> None:
                     for key in set(DOMAINS.domains) - before:  # all of the module's domains or none
                         unregister(key)
                     PLUGIN_PROBLEMS.append(f"the domain module {module!r} ({where}) did not load: "
-                                           f"{type(err).__name__}: {err}")
+                                           f"{type(err).__name__}: {err}{not_found_hint(module, err)}")
+
+
+def not_found_hint(module: str, err: Exception) -> str:
+    """What to do when ``module`` itself was not found (not a module it imports): a file's path was named in its
+    place, or the folder that holds it is not on PYTHONPATH."""
+    missing = getattr(err, "name", None) if isinstance(err, ModuleNotFoundError) else None
+    if missing is None or not (missing == module.removesuffix(".py") or module.startswith(missing + ".")):
+        return ""
+    if "/" in module or os.sep in module or module.endswith(".py"):
+        path = Path(module)
+        name = path.stem if path.suffix == ".py" else path.name
+        return f"; {PLUGINS} names modules, not files: for {module} give PYTHONPATH={path.parent} and {PLUGINS}={name}"
+    return " (is the folder that holds it on PYTHONPATH, or its package installed?)"
 
 
 PART_MEMBERS = {  # what the engine reads of each part a domain gives (docs/architecture.md, "The domain seam")

@@ -408,6 +408,23 @@ def test_a_broken_domain_module_is_named_and_the_shipped_domains_still_serve():
     assert run.returncode == 0 and "warning" not in run.stderr
 
 
+def test_a_domain_file_named_in_place_of_its_module_is_told_how_to_name_it(tmp_path):
+    """A plugin author who wrote the file's path (``MI_LENS_DOMAINS=/tmp/x/mine.py``), or a module whose folder is
+    not on PYTHONPATH, was told only "No module named '/tmp/x/mine'"."""
+    plugin = tmp_path / "mine.py"
+    plugin.write_text("VALUE = 1\n")
+    run = _run_with_plugins(str(plugin), "probe", "--help")
+    assert run.returncode == 0 and "Traceback" not in run.stderr
+    assert (f"MI_LENS_DOMAINS names modules, not files: for {plugin} give PYTHONPATH={tmp_path} and "
+            "MI_LENS_DOMAINS=mine") in run.stderr, run.stderr
+    run = _run_with_plugins("no_such_domain_module", "probe", "--help")
+    assert ("No module named 'no_such_domain_module' (is the folder that holds it on PYTHONPATH, or its package "
+            "installed?)") in run.stderr, run.stderr
+    (tmp_path / "toy_plugin_broken.py").write_text("import no_such_dependency\n")  # its own import fails
+    run = _run_with_plugins("toy_plugin_broken", "probe", "--help", pythonpath=tmp_path)
+    assert "No module named 'no_such_dependency'" in run.stderr and "PYTHONPATH" not in run.stderr, run.stderr
+
+
 def test_a_domain_module_that_registers_nothing_is_named(tmp_path):
     """A module that imports but registers no domain (a namesake of the plugin, a file without its register call)
     said nothing: the command then called the domain an invalid choice, with no word of the module."""
