@@ -345,6 +345,8 @@ def test_generate_names_a_grid_domain_and_a_length_its_fixed_length_domain_has_n
                                                "give --length 6\n")
         assert cli.main(["generate", "toy_lab", "--length", "6", "--model", str(path), "--n", "1"]) == 0
         assert "length=6" in capsys.readouterr().out
+        assert cli.main(["generate", "toy_lab", "--model", str(path), "--n", "1"]) == 0  # its one length by default
+        assert "length=6" in capsys.readouterr().out
     finally:
         unregister("toy_lab")
     assert cli.main(["generate", "sudoku", "--length", "81"]) == 2

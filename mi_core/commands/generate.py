@@ -1,7 +1,7 @@
 """``python -m mi_core generate DOMAIN (--length N | --template TEXT) --sampler NAME``: fill ``--n`` sequences
 with the domain's model and print them as FASTA, each with the passes it took: from all-mask sequences of a
-length, or the masked positions of a template (``_`` or ``X``, and ``--mask-positions``: an antibody's regions
-too, ``--mask-positions cdr3`` redesigns its CDR3). A sampler that reads MI and is given no estimator reads the
+length (a fixed-length domain's own when neither is given), or the masked positions of a template (``_`` or ``X``,
+and ``--mask-positions``: an antibody's regions too, ``--mask-positions cdr3`` redesigns its CDR3). A sampler that reads MI and is given no estimator reads the
 one trained on the model, as ``bench`` does. ``--score`` adds each design's pseudo-log-likelihood over the filled
 positions to its header (and the template's own, where it had residues there)."""
 
@@ -50,6 +50,14 @@ class GenerateOptions:
                          "more pass per filled position); the template's own, where it had values there, on stderr")
 
 
+@dataclass
+class FixedLengthOptions(GenerateOptions):
+    """A fixed-length domain's options: ``--length`` may be left out (all-mask states of the domain's length)."""
+
+    length: int | None = option(None, "generate from all-mask sequences of this length (default: the domain's own)",
+                                range=(1, 100_000), group="what")
+
+
 # why a domain serves() refuses cannot run this command (the command line says it)
 UNSERVED = 'is a grid, not a sequence (generate fills domains whose layout is "sequence")'
 
@@ -59,7 +67,7 @@ def serves(domain: Domain) -> bool:
 
 
 def options(domain: Domain) -> list:
-    return [GenerateOptions, Device, Force]
+    return [GenerateOptions if domain.length is None else FixedLengthOptions, Device, Force]
 
 
 def template_of(args, domain: Domain) -> np.ndarray:
@@ -199,6 +207,8 @@ def read_file(strategy, key: str, model):
 def main(args) -> int:
     check_output(args.fasta, args.force, "--fasta")
     domain = get_domain(args.domain)
+    if args.template is None and args.length is None:  # a fixed-length domain's: its one length
+        args.length = domain.length
     params = check_one_of(args.sampler, parse_sets(args.sets), option_flags(options(domain)))
     strategy = make_strategy(args.sampler, **params)
     template = template_of(args, domain)
