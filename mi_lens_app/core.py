@@ -590,9 +590,9 @@ def _run(frames, progress=None, masked: int = 0, mask_id: int = MASK_ID) -> tupl
     return out, None
 
 
-def rule_conflicts(tokens: np.ndarray, peers: np.ndarray) -> np.ndarray:
+def rule_conflicts(tokens: np.ndarray, peers: np.ndarray, mask_id: int = MASK_ID) -> np.ndarray:
     """``(N,)`` bool: filled cells whose digit also stands in a peer cell; ``peers`` ``(N, N)`` bool."""
-    filled = tokens != MASK_ID
+    filled = tokens != mask_id
     same = (tokens[:, None] == tokens[None, :]) & filled[:, None] & filled[None, :]
     return (same & peers).any(1)
 
@@ -601,13 +601,17 @@ def _error_check(domain: Domain, solution: str | None) -> Callable[[np.ndarray],
     """``tokens (N,) -> (N,) bool`` errors: against the solution where it is known (for a sequence: the value
     given before masking), elsewhere rule conflicts (the domain's ``rules``; none for a protein), so a typed
     state's blanks, which have no solution, are still marked where they break a rule."""
+    mask = domain.mask_id
     if solution is None:  # the domain's rules (none for proteins) mark conflicting cells
-        return lambda tokens: rule_conflicts(tokens, domain.rules(len(tokens)))
+        return lambda tokens: rule_conflicts(tokens, domain.rules(len(tokens)), mask)
     target = np.asarray(domain.parse_state(solution))
-    unknown, peers = target == MASK_ID, domain.rules(len(target))
-    if not peers.any():
-        return lambda tokens: (tokens != MASK_ID) & ~unknown & (tokens != target)
-    return lambda tokens: ((tokens != MASK_ID) & ~unknown & (tokens != target)) | (unknown & rule_conflicts(tokens, peers))
+    unknown, peers = target == mask, domain.rules(len(target))
+
+    def check(tokens: np.ndarray) -> np.ndarray:
+        wrong = (tokens != mask) & ~unknown & (tokens != target)
+        return wrong | (unknown & rule_conflicts(tokens, peers, mask)) if peers.any() else wrong
+
+    return check
 
 
 def _start_view(tokens: np.ndarray, check, entropy: np.ndarray | None) -> StepView:
