@@ -1,9 +1,9 @@
-"""``python -m mi_core generate DOMAIN (--length N | --template TEXT) --sampler NAME``: fill ``--n`` sequences
-with the domain's model and print them as FASTA, each with the passes it took: from all-mask sequences of a
-length (a fixed-length domain's own when neither is given), or the masked positions of a template (``_`` or ``X``,
-and ``--mask-positions``: an antibody's regions too, ``--mask-positions cdr3`` redesigns its CDR3). A sampler that reads MI and is given no estimator reads the
-one trained on the model, as ``bench`` does. ``--score`` adds each design's pseudo-log-likelihood over the filled
-positions to its header (and the template's own, where it had residues there)."""
+"""``python -m mi_core generate DOMAIN (--length N | --template TEXT) --sampler NAME``: fill ``--n`` sequences with the
+domain's model and print them as FASTA, each with the passes it took: from all-mask sequences of a length (a
+fixed-length domain's own when neither is given), or the masked positions of a template (``_`` or ``X``, and
+``--mask-positions``: an antibody's regions too, ``--mask-positions cdr3`` redesigns its CDR3). A sampler that reads
+MI and is given no estimator reads the one trained on the model, as ``bench`` does. ``--score`` adds each design's
+pseudo-log-likelihood over the filled positions to its header (and the template's own, where it had residues there)."""
 
 from __future__ import annotations
 
