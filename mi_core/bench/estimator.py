@@ -216,7 +216,7 @@ def run_eval(model, estimator, domain: Domain, held_out, args, device, engine=No
     pruned = f" (pruning at eps {args.eps:g} skips some)" if args.eps > 0 else ""
     timed_first = min(args.timing_states, len(states))
     log(f"exact probe of {len(states)} states: {passes:,} model passes at most{pruned}, then the first "
-        f"{timed_first} alone again for the timing; this is the slow part, minutes on a CPU")
+        f"{timed_first} alone again for the timing; the slow part")
     kept = {"probes": [], "alone": []} if kept is None else kept
     kept.update(states=states, source=source)
     probes, exact_alone = run_exact(model, states, args, device, engine, (kept["probes"], kept["alone"]), save)

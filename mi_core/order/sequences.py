@@ -95,7 +95,8 @@ def default_lengths(records: list, max_len: int) -> tuple[int, int]:
 class WindowOptions:
     lengths: str | None = option(None, "N or LO-HI: window lengths drawn per batch (unset: the training sequences' "
                                  "shortest to longest, at most the model's length)")
-    eval_per_length: int = option(16, "validation windows per length (4 lengths)", range=(1, 10_000_000))
+    eval_per_length: int = option(16, "validation windows per length (up to 4 lengths spread over --lengths)",
+                                 range=(1, 10_000_000))
 
 
 class SequenceOrderTask(OrderTask):
