@@ -1,12 +1,14 @@
 """Compare two benchmark result files row by row: ``python scripts/diff_rows.py OLD.json NEW.json``.
 
-Rows (a JSON list, ``{"rows": [...]}``, or one row: a ``bench`` run's file) are matched by set, sampler, params and
-the run settings that tell a file's rows of one sampler apart (:data:`RUN_FIELDS`: a bench-order row's ``T``,
-``seed`` and ``matched``, a sweep row's ``iterations``, ``views`` and ``attempts``); a file with two rows of one key
-is refused. Fields that record how a run was made rather than what it measured (``seconds``, ``command``, ``model``,
-``seeding``) are skipped by default (``--skip``). Prints one line per row that differs and a summary; exits 1 when a
-measured field differs or a row is missing on either side, else 0. Used to check that a refactor reproduces the
-committed figures (BENCHMARKS.md, "Reproduced after the domain-seam redesign").
+Rows (a JSON list, ``{"rows": [...]}``, or one row: a ``bench`` run's file, bare or as ``{"run": {...}}`` beside
+notes) are matched by set, sampler, params and the run settings that tell a file's rows of one sampler apart
+(:data:`RUN_FIELDS`: a bench-order row's ``T``, ``seed`` and ``matched``, a sweep row's ``iterations``, ``views`` and
+``attempts``); a file with two rows of one key is refused. Fields that record how a run was made rather than what it
+measured (``seconds``, ``command``, ``model``, ``seeding``) are skipped by default (``--skip``). Prints one line per
+row that differs and a summary; exits 1 when a measured field differs or a row is missing on either side, else 0.
+``--rerun-only`` checks a partial rerun (some samplers of a sweep, one budget of a bench-order file): OLD's rows that
+NEW does not hold are left out, not missing. Used to check that a refactor reproduces the committed figures
+(BENCHMARKS.md, "Reproduced after the domain-seam redesign").
 """
 
 from __future__ import annotations
@@ -25,8 +27,10 @@ RUN_FIELDS = {"T": None, "seed": 0, "matched": False, "iterations": None, "views
 
 
 def rows_of(path: Path) -> list[dict]:
-    """``path``'s rows: a JSON list, ``{"rows": [...]}``, or one row (a ``bench`` run's file)."""
+    """``path``'s rows: a JSON list, ``{"rows": [...]}``, or one row (a ``bench`` run's file, or its ``run``)."""
     data = json.loads(path.read_text())
+    if isinstance(data, dict) and isinstance(data.get("run"), dict) and "sampler" not in data:
+        data = data["run"]  # a bench run kept with notes beside it (sudoku_learned15_kaggle200_soup3.json)
     rows = data.get("rows", [data] if "sampler" in data else None) if isinstance(data, dict) else data
     if not isinstance(rows, list) or not all(isinstance(r, dict) and "sampler" in r for r in rows):
         raise SystemExit(f"error: {path} holds no list of rows with a sampler each")
@@ -83,9 +87,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("old", type=Path)
     p.add_argument("new", type=Path)
     p.add_argument("--skip", default=SKIP, help=f"comma-separated fields not compared (default {SKIP})")
+    p.add_argument("--rerun-only", action="store_true",
+                   help="compare only OLD's rows that NEW holds (a rerun of some of them); the rest are left out")
     args = p.parse_args(argv)
     skip = set(filter(None, args.skip.split(",")))
     old, new = keyed(args.old), keyed(args.new)
+    if args.rerun_only:
+        left = len(old) - len(old.keys() & new.keys())
+        old = {k: row for k, row in old.items() if k in new}
+        print(f"{left} old rows not rerun, left out", file=sys.stderr)
     bad = 0
     for k in sorted(set(old) | set(new), key=str):
         if k not in new or k not in old:

@@ -452,6 +452,38 @@ def test_diff_rows_script_reads_a_bench_file_as_one_row(tmp_path, capsys):
         diff_rows.main([str(old), str(new)])
 
 
+def test_diff_rows_script_checks_a_partial_rerun_and_a_run_kept_with_notes(tmp_path, capsys):
+    """``--rerun-only`` compares only the committed rows a rerun holds (7 samplers of a 33-row sweep rerun gave 26
+    'only in old' lines and exit 1 with no figure changed), and a bench run kept as ``{"about", "run", "command"}``
+    (sudoku_learned15_kaggle200_soup3.json) is read as its run (it was refused as holding no rows)."""
+    import importlib.util
+
+    from mi_core.io import ROOT
+
+    spec = importlib.util.spec_from_file_location("diff_rows", ROOT / "scripts" / "diff_rows.py")
+    diff_rows = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(diff_rows)
+    rows = [{"set": "s", "sampler": "topk", "params": {"k": k}, "accuracy": k / 10} for k in (2, 4, 7)]
+    old, new = tmp_path / "old.json", tmp_path / "new.json"
+    old.write_text(json.dumps(rows))
+    new.write_text(json.dumps(rows[2:]))
+    assert diff_rows.main([str(old), str(new)]) == 1  # without the flag the rows not rerun are missing
+    capsys.readouterr()
+    assert diff_rows.main([str(old), str(new), "--rerun-only"]) == 0
+    err = capsys.readouterr().err
+    assert "2 old rows not rerun, left out" in err and "1 old rows, 1 new rows, 0 differ" in err
+    new.write_text(json.dumps([rows[2] | {"accuracy": 0.6}]))
+    assert diff_rows.main([str(old), str(new), "--rerun-only"]) == 1 and "accuracy" in capsys.readouterr().out
+    new.write_text(json.dumps([rows[2] | {"params": {"k": 9}}]))  # a rerun row the old file lacks still counts
+    assert diff_rows.main([str(old), str(new), "--rerun-only"]) == 1 and "only in new" in capsys.readouterr().out
+    run = {"sampler": "learned", "params": {"steps": 15}, "accuracy": 0.835, "passes": [3, 4]}
+    old.write_text(json.dumps({"about": "notes", "run": run, "command": "python -m mi_core bench ..."}))
+    new.write_text(json.dumps(run | {"seconds": 48.2}))
+    assert diff_rows.main([str(old), str(new)]) == 0 and "1 old rows, 1 new" in capsys.readouterr().err
+    new.write_text(json.dumps(run | {"passes": [3, 5]}))
+    assert diff_rows.main([str(old), str(new)]) == 1 and "passes" in capsys.readouterr().out
+
+
 def test_display_path_keeps_machine_paths_out_of_records(tmp_path):
     from mi_core.io import ROOT, display_path
 
