@@ -330,15 +330,21 @@ def refusal(argv: list[str]) -> str | None:
     return f"ValueError: {problem}" if problem else None
 
 
+EXAMPLE_DOMAINS = ("brackets", "necklace")  # module = domain key, as examples/README.md exports them
+
+
 @pytest.fixture(scope="module")
-def brackets():
-    """The plugin domain of examples/ (``MI_LENS_DOMAINS=brackets PYTHONPATH=examples:.``), for its lines."""
+def example_domains():
+    """The plugin domains of examples/ (``MI_LENS_DOMAINS=brackets`` or ``necklace``, ``PYTHONPATH=examples:.``),
+    for their lines."""
     sys.path.insert(0, str(EXAMPLES))
-    module = importlib.import_module("brackets")  # registers the domain on its first import
-    if "brackets" not in DOMAINS:  # imported and unregistered earlier in this process
-        module = importlib.reload(module)
-    yield module
-    unregister("brackets")
+    for name in EXAMPLE_DOMAINS:
+        module = importlib.import_module(name)  # registers the domain on its first import
+        if name not in DOMAINS:  # imported and unregistered earlier in this process
+            importlib.reload(module)
+    yield EXAMPLE_DOMAINS
+    for name in EXAMPLE_DOMAINS:
+        unregister(name)
     sys.path.remove(str(EXAMPLES))
 
 
@@ -356,7 +362,7 @@ def test_the_lines_are_found_in_every_scanned_file():
         assert counts[rel] >= 5, f"{rel}: {counts[rel]} command lines"
 
 
-def test_every_documented_command_is_accepted(brackets, tmp_path, monkeypatch):
+def test_every_documented_command_is_accepted(example_domains, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # the paths the lines name are absent: only each line's form is checked
     refused, skipped = [], []
     for rel, number, command, argv in documented_commands():
