@@ -144,11 +144,21 @@ def wrap_title(title: str | None, chars: int | None = None) -> str:
     def wrap(line: str) -> str:
         small = re.fullmatch(r"<sup>([^<]*)</sup>", line)
         if small:
-            return "<br>".join(f"<sup>{part}</sup>" for part in textwrap.wrap(small[1], int(chars * 1.4),
-                                                                                break_long_words=False)) or line
-        return line if "<" in line else "<br>".join(textwrap.wrap(line, chars, break_long_words=False)) or line
+            return "<br>".join(f"<sup>{part}</sup>" for part in _wrapped(small[1], int(chars * 1.4))) or line
+        return line if "<" in line else "<br>".join(_wrapped(line, chars)) or line
 
     return "<br>".join(wrap(line) for line in str(title or "").split("<br>"))
+
+
+KEPT = "\x00"  # a space inside a short aside: not a place to break a title's line
+
+
+def _wrapped(line: str, chars: int) -> list[str]:
+    """``line`` in lines of at most ``chars`` characters, broken at spaces but not inside a short aside in parentheses
+    (at most half a line): "(residues 61-120 of 120)" goes to the next line whole, not as "(residues 61-120" and
+    "of 120)"."""
+    kept = re.sub(r"\([^()]*\)", lambda m: m[0].replace(" ", KEPT) if len(m[0]) <= chars // 2 else m[0], line)
+    return [part.replace(KEPT, " ") for part in textwrap.wrap(kept, chars, break_long_words=False)]
 
 
 def title_chars(wide: bool = False) -> int:
@@ -651,8 +661,10 @@ def dependency_figure(edges: list[tuple[int, int, float, bool]], digits: np.ndar
 TITLE_CHARS = 35  # characters of a chart title's line: ~330 px of the title font (21 px), what a 390-px phone's chart
 # (~340 px) holds; a line of 42 was cut there (at 150% zoom on 1280 px a chart beside its notes is ~370 px wide)
 
-WIDE_TITLE_CHARS = {False: 42, True: 60}  # a title's line on a larger screen: ~400 px of a chart beside another (445 px
-# at 1366 px; ~370 beside its notes at 150% zoom on 1280), ~580 of one as wide as the page (676 px at 1024)
+WIDE_TITLE_CHARS = {False: 42, True: 50}  # a title's line on a larger screen: ~400 px of a chart beside another (445 px
+# at 1366 px; ~370 beside its notes at 150% zoom on 1280), ~480 of one as wide as the page: 676 px at 1024, but 505 px
+# beside the open sidebar on a 1280 x 800 projector zoomed to 150%, where a line of 54 characters (9.2-9.7 px each in
+# Chromium) ran 2 px past the chart and one of 58 62 px
 
 
 # a marker shape per series of the frontier chart, so no series is told by its colour alone (with deuteranopia

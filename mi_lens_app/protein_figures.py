@@ -2,13 +2,14 @@
 streamlit, no torch.
 
 Long sequences stay responsive: the L x L heatmap and the decoding strip show a window of positions, the
-contact map and the arc graph draw at most a capped number of pairs (the cap is stated in the title), and
+contact map and the arc graph draw at most a capped number of pairs (the title says how many of how many), and
 the decoding strip keeps only the most recent steps.
 """
 
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import plotly.graph_objects as go
@@ -144,6 +145,16 @@ def window(length: int, start: int = 0, size: int = WINDOW) -> tuple[int, int]:
     size = max(1, min(size, length))
     first = int(min(max(start, 0), length - size))
     return first, first + size
+
+
+def window_note(title: str, noun: str, lo: int, hi: int, n: int) -> str:
+    """``title`` with the window ``lo:hi`` of ``n`` positions it shows, if it shows fewer: " (residues 61-120 of 120)",
+    or " (61-120 of 120)" where the title names them already ("Per-residue entropy and marginals"): beside the open
+    sidebar on a 1280 x 800 projector zoomed to 150% (a chart of 505 px) the title that said "residue" twice was cut."""
+    if hi - lo >= n:
+        return title
+    named = re.search(rf"\b{re.escape(noun)}", title, re.IGNORECASE)
+    return f"{title} ({'' if named else plural(noun) + ' '}{lo + 1}-{hi} of {n})"
 
 
 def _layout(fig: go.Figure, title: str, height: int, *, wide: bool = False, **kwargs) -> None:
@@ -327,9 +338,9 @@ def arc_figure(letters: str, labels: list[str], masked: np.ndarray, mi: np.ndarr
     lines = letter_lines(hi - lo)
     fig.add_trace(_residue_letters(letters, labels, masked, selected, lo, hi,
                                    letter_px(math.ceil((hi - lo) / lines), narrow)))
-    drawn = f"{len(w)} strongest of {total} pairs (cap {cap})" if total > len(w) else f"all {total} pairs"
-    shown = f"; {plural(noun)} {lo + 1}-{hi} of {n} shown" if hi - lo < n else ""
-    title = f"{title}: {drawn}{shown}"
+    # the number drawn is the cap when pairs are left out: "60 strongest of 266 pairs (cap 60)" said it twice
+    drawn = f"the {len(w)} strongest of {total} pairs" if total > len(w) else f"all {total} pairs"
+    title = window_note(f"{title}: {drawn}", noun, lo, hi, n)
     room = {"margin": {"l": 10, "r": 10, "t": 50 + extra_title_room(wrap_title(title, title_chars(True))),
                        "b": PHONE_COLORBAR_ROOM + 50}} if narrow else {}  # below the axis's numbers and name
     _layout(fig, title, height + (PHONE_COLORBAR_ROOM if narrow else 0), wide=True, **room, **(SWIPE if touch else {}),
@@ -432,9 +443,8 @@ def marginal_strip(marginals: np.ndarray, entropy: np.ndarray, labels: list[str]
                              hovertemplate="%{x} = %{y}: p %{z:.3f}<extra></extra>",
                              colorbar={"title": {"text": "p", "side": "right"}, "thickness": 12, "len": 0.65,
                                        "y": 0.33}), 2, 1)
-    shown = f" ({plural(nouns[0])} {lo + 1}-{hi} of {len(labels)})" if hi - lo < len(labels) else ""
     key = "" if extra is None else f"<br><sup>bars: entropy H (left axis) · line: {extra[0]} (right axis)</sup>"
-    _layout(fig, title + shown + key, height, wide=True)
+    _layout(fig, window_note(title, nouns[0], lo, hi, len(labels)) + key, height, wide=True)
     fig.update_layout(margin={"b": label_room(names)})  # known, so that fit_screen_css knows the plot's height
     fig.update_xaxes(showgrid=False, tickfont={"size": LETTER_PX}, automargin=True)
     fig.update_yaxes(autorange="reversed", tickfont={"size": LETTER_PX}, row=2, col=1, title_text=nouns[1],
@@ -592,9 +602,8 @@ def profile_figure(labels: list[str], series: dict[str, np.ndarray], *, selected
     if selected is not None and lo <= selected < hi:
         shapes += selected_shapes([{"xref": "x", "yref": "paper", "x0": selected - lo - 0.5,
                                     "x1": selected - lo + 0.5, "y0": 0, "y1": 1}], 2)
-    title += f" ({plural(noun)} {lo + 1}-{hi} of {len(labels)})" if hi - lo < len(labels) else ""
-    _layout(fig, title, height, wide=True, shapes=shapes, barmode="group", yaxis_title=yaxis,
-            showlegend=len(series) > 1, xaxis={"tickfont": {"size": LETTER_PX}})  # plotly thins the labels to fit
+    _layout(fig, window_note(title, noun, lo, hi, len(labels)), height, wide=True, shapes=shapes, barmode="group",
+            yaxis_title=yaxis, showlegend=len(series) > 1, xaxis={"tickfont": {"size": LETTER_PX}})  # plotly thins the labels to fit
     return add_cdr_marks(fig, cdr_spans(labels), lo=lo, hi=hi, shift=-lo)  # its residues' own numbers
 
 
@@ -623,8 +632,7 @@ def select_prob_profile(prob: np.ndarray, before: np.ndarray, chosen: np.ndarray
     if threshold is not None:
         shapes.append({"type": "line", "xref": "paper", "x0": 0, "x1": 1, "yref": "y", "y0": threshold,
                        "y1": threshold, "line": {"color": "#555555", "width": 1, "dash": "dash"}})
-    shown = f" ({plural(noun)} {lo + 1}-{hi} of {len(before)})" if hi - lo < len(before) else ""
-    _layout(fig, title + shown, height, wide=True, shapes=shapes, bargap=0.15,
+    _layout(fig, window_note(title, noun, lo, hi, len(before)), height, wide=True, shapes=shapes, bargap=0.15,
             xaxis={"title": noun, "range": [lo + 0.5, hi + 0.5], "showgrid": False, "zeroline": False},
             yaxis={"title": "P(unmask)", "range": [0, 1.02]})
     return add_cdr_marks(fig, cdr_spans(labels), lo=lo, hi=hi, shift=1)

@@ -67,7 +67,8 @@ def sequence_what_if(domain, pz):
     shown = {"start": view[0], "size": view[1], "noun": domain.nouns[0]}
     widgets.chart(support.shared_figure(protein_figures.profile_figure,
         labels, {"H before": np.where(blank, w.entropy_before, 0.0), "H after": np.where(others, w.entropy_after, 0.0)},
-        selected=cell, title=f"Entropy of every masked {domain.nouns[0]}, before and after {label}", yaxis="nats",
+        # 50 characters for "_100 = G" (a 505-px chart beside the open sidebar at 150% zoom cut one of 58)
+        selected=cell, title=f"Masked {texts.plural(domain.nouns[0])}: entropy before and after {label}", yaxis="nats",
         **shown), key="entropy")
     c1, c2 = st.columns([2, 1])
     with c1:

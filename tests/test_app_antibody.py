@@ -176,12 +176,12 @@ def test_what_ifs_profiles_show_the_window_of_the_strip_below(env):
     at = run_page("pages/4_What_if.py", domain="antibody")
     assert_clean(at)
     assert at.slider(key="win").value == 61
-    profiles = {t: s for t, s in specs(at).items() if t.startswith(("Entropy of every", "Entropy change"))}
+    profiles = {t: s for t, s in specs(at).items() if t.startswith(("Masked residues", "Entropy change"))}
     assert len(profiles) == 2, list(specs(at))
     for title, spec in profiles.items():
         x = array(spec["data"][0]["x"])
         assert len(x) == 60 and str(x[0]).startswith("A61"), (title, x[:3])
-        assert "residues 61-120 of 120" in title.replace("<br>", " ")
+        assert "61-120 of 120)" in title.replace("<br>", " ")  # "(residues 61-120 ...", or "(61-120" after "residues"
         assert cdr_names(spec) == {"CDR-H2", "CDR-H3"}
 
 

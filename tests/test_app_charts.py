@@ -353,7 +353,7 @@ PHONE = "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, lik
 def test_titles_wrap_at_a_phones_width_only_on_a_phone(monkeypatch, agent, lines):
     """Wrapped for a phone everywhere, an antibody's "Per-residue entropy and marginals (residues 61-120 of 120)" and
     its key took four lines on a 1024-px projector and a 1366-px laptop (two before), and the plot lost their height
-    (at 1366 px it began 232 px down the chart, not 124). On a larger screen a chart as wide as the page wraps at 60 characters, one
+    (at 1366 px it began 232 px down the chart, not 124). On a larger screen a chart as wide as the page wraps at 50 characters, one
     beside another at 42; a phone, or no browser (an exported file), still at 35."""
     monkeypatch.setattr(figures, "browser_agent", lambda: agent)
     letters = "ACDEFGHIKLMNPQRSTVWY" * 6
@@ -362,7 +362,7 @@ def test_titles_wrap_at_a_phones_width_only_on_a_phone(monkeypatch, agent, lines
                                            np.ones(120, bool), letters[:20], extra=("MI with _100·H3", rng.random(120)),
                                            start=60, size=60)
     assert len(strip.layout.title.text.split("<br>")) == lines, strip.layout.title.text
-    cdr3 = np.arange(120) // 11 == 9  # 11 masked: "Arc graph: all 55 pairs; residues 61-120 of 120 shown"
+    cdr3 = np.arange(120) // 11 == 9  # 11 masked: "Arc graph: all 55 pairs (residues 61-120 of 120)"
     arcs = protein_figures.arc_figure(letters, list(letters), cdr3, rng.random((120, 120)), cap=55, start=60, size=60)
     assert len(arcs.layout.title.text.split("<br>")) == lines // 2
     heatmap = protein_figures.sequence_heatmap(rng.random((120, 120)), list(letters), start=60, size=60,
@@ -380,7 +380,7 @@ def test_a_wrapped_title_over_cdr_bands_gets_the_margin_it_needs():
     letters = "ACDEFGHIKLMNPQRSTVWY" * 3
     labels = [f"{i}{CDR_MARK}H1" if 20 <= i < 30 else str(i) for i in range(60)]
     mi = np.random.default_rng(0).random((60, 60))
-    for title, lines in (("Arc", 2), ("Arc graph of a long antibody heavy chain", 3),
+    for title, lines in (("Arc graph", 2), ("Arc graph of a long antibody heavy chain", 3),
                          ("Arc graph of a long antibody heavy chain name with more words in it and more", 4)):
         fig = protein_figures.arc_figure(letters, labels, np.ones(60, bool), (mi + mi.T) / 2, cap=20, title=title)
         assert fig.layout.title.text.count("<br>") + 1 == lines

@@ -166,7 +166,7 @@ def test_figure_caps_and_windows():
     assert "residues 131-250 of 250" in heat.layout.title.text.replace("<br>", " ")
     arcs = protein_figures.arc_figure("A" * n, labels, masked, mi, cap=150)
     tops = next(t for t in arcs.data if t.name == "arc tops")
-    assert len(tops.x) == 150 and "150 strongest of 31125 pairs (cap 150)" in arcs.layout.title.text.replace("<br>", " ")
+    assert len(tops.x) == 150 and "the 150 strongest of 31125 pairs" in arcs.layout.title.text.replace("<br>", " ")
     near = np.zeros((n, n))  # one long pair (1-250) and one short one (100-104): a window on the short one
     near[0, 249] = near[249, 0] = 1.0
     near[99, 103] = near[103, 99] = 0.5
@@ -352,14 +352,15 @@ def test_long_sequence_is_windowed_and_edges_capped(env):
     assert heat["data"][0]["x"][0].endswith("131") and "residues 131-250" in heat["layout"]["title"]["text"]
     arcs = find(at, "Arc graph")
     tops = next(t for t in arcs["data"] if t["name"] == "arc tops")
-    assert len(array(tops["x"])) == 150 and "(cap 150)" in arcs["layout"]["title"]["text"]  # 25 masked: 300 pairs
+    title = arcs["layout"]["title"]["text"].replace("<br>", " ")
+    assert len(array(tops["x"])) == 150 and "the 150 strongest of 300 pairs" in title  # 25 masked: 300 pairs
     # the arc graph follows the window (it drew all 250 letters at 7 px): the pairs are the whole sequence's
-    assert "residues 131-250 of 250 shown" in arcs["layout"]["title"]["text"].replace("<br>", " ")
+    assert "(residues 131-250 of 250)" in arcs["layout"]["title"]["text"].replace("<br>", " ")
     assert arcs["layout"]["xaxis"]["range"] == [130.5, 251]
     at.selectbox(key="win_size").set_value(60).run()
     arcs = find(at, "Arc graph")
     letters = next(t for t in arcs["data"] if t["name"] == "residues")
-    assert letters["textfont"]["size"] == 14 and "residues 131-190 of 250 shown" in arcs["layout"]["title"]["text"].replace("<br>", " ")
+    assert letters["textfont"]["size"] == 14 and "(residues 131-190 of 250)" in arcs["layout"]["title"]["text"].replace("<br>", " ")
 
 
 def test_a_window_opens_on_the_masked_residues_and_follows_a_new_mask(env):
@@ -454,7 +455,7 @@ def test_what_if_clamps_a_residue(env):
     assert "p(_20 = W)" in metrics and "Entropy of _20" in metrics
     words = " ".join(m.value for m in at.markdown)
     assert "Clamp a masked residue to one amino acid" in words and "Clamp a blank cell" not in words
-    for prefix in ("Entropy of every masked residue", "Entropy change", "Marginal of _20", "Marginals after _20 = W",
+    for prefix in ("Masked residues: entropy", "Entropy change", "Marginal of _20", "Marginals after _20 = W",
                    "MI before", "MI after", "After − before"):
         find(at, prefix)
     delta = array(find(at, "After − before")["data"][0]["z"])

@@ -1336,6 +1336,40 @@ def test_the_arc_graph_beside_the_open_sidebar_has_letters_of_12_px_and_all_its_
     page.close()
 
 
+TITLES_PAST_THEIR_CHART = """() => [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].flatMap(c => {
+  const svg = c.querySelector('.main-svg'), title = c.querySelector('.gtitle');
+  if (!svg || !title) return [];  // each line of a title (plotly draws a line a tspan) against the chart's SVG
+  const box = svg.getBoundingClientRect(), lines = title.querySelectorAll('tspan.line');
+  return [...(lines.length ? lines : [title])].map(l => [l.textContent, l.getBoundingClientRect()])
+    .filter(([, b]) => b.right > box.right + 0.5 || b.left < box.left - 0.5)
+    .map(([text, b]) => [text, Math.round(Math.max(b.right - box.right, box.left - b.left))]);
+})"""
+
+
+@pytest.mark.parametrize("path, charts", [("MI_maps?domain=antibody", 4), ("MI_maps?domain=protein", 4),
+                                          ("What_if?domain=antibody", 7), ("What_if?domain=protein", 7)])
+def test_no_chart_title_runs_past_its_chart_beside_the_open_sidebar_on_a_zoomed_projector(chromium, app_url, path,
+                                                                                         charts):
+    """A 1280 x 800 projector zoomed to 150% (853 x 533 CSS px) with the sidebar open leaves a chart 505 px: titles
+    wrapped at 60 characters for a 1024-px screen ran past it, "Arc graph: all 55 pairs; residues 61-120 of 120 shown"
+    by 2 px, "Per-residue entropy and marginals (residues 61-120 of 120)" by 62 and What-if's "Entropy of every masked
+    residue, before and after _100 = G" by 65 (plotly does not wrap a title: the ends were cut)."""
+    page = chromium.new_page(viewport={"width": 853, "height": 533}, device_scale_factor=1.5)
+    page.goto(f"{app_url}/{path}")
+    wait_ready(page)
+    sidebar = page.locator('[data-testid="stSidebar"]').bounding_box()
+    assert sidebar and sidebar["x"] >= 0 and sidebar["width"] > 200, sidebar  # open
+    deadline = time.time() + 60
+    while charts_drawn(page) < charts and time.time() < deadline:  # a chart below the fold draws when scrolled to
+        for chart in page.locator('[data-testid="stPlotlyChart"]').all():
+            chart.scroll_into_view_if_needed()
+            page.wait_for_timeout(100)
+    assert charts_drawn(page) >= charts, charts_drawn(page)
+    page.wait_for_timeout(300)
+    assert page.evaluate(TITLES_PAST_THEIR_CHART) == []
+    page.close()
+
+
 SMALLEST_LETTERS = """() => [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].map(chart => {
   const rows = {};  // the smallest letter and the letters' closest spacing along a row, of each chart with letters
   for (const t of chart.querySelectorAll(':is(.heatmap-label, .textpoint) text')) {
