@@ -370,6 +370,25 @@ def test_titles_wrap_at_a_phones_width_only_on_a_phone(monkeypatch, agent, lines
     assert max(map(len, heatmap.layout.title.text.split("<br>"))) <= (42 if agent == DESKTOP else 35)
 
 
+def test_a_title_as_wide_as_the_page_fits_505_px_and_says_its_window_once():
+    """Beside the open sidebar on a 1280 x 800 projector zoomed to 150% a chart is 505 px, ~50 characters of a title:
+    wrapped at 60, "Per-residue entropy and marginals (residues 61-120 of 120)" ran 62 px past it. A title that names
+    the residues gives the window as numbers, a short aside stays whole on its line, the arc graph says its count once."""
+    assert figures.WIDE_TITLE_CHARS[True] == 50
+    assert (protein_figures.window_note("Per-residue entropy and marginals", "residue", 60, 120, 120)
+            == "Per-residue entropy and marginals (61-120 of 120)")
+    assert protein_figures.window_note("Arc graph", "residue", 60, 120, 120) == "Arc graph (residues 61-120 of 120)"
+    assert protein_figures.window_note("Arc graph", "residue", 0, 120, 120) == "Arc graph"
+    assert (figures.wrap_title("Entropy change and MI from _100 (residues 61-120 of 120)", 50)
+            == "Entropy change and MI from _100<br>(residues 61-120 of 120)")
+    letters = "ACDEFGHIKLMNPQRSTVWY" * 6
+    mi = np.random.default_rng(0).random((120, 120))
+    arcs = protein_figures.arc_figure(letters, list(letters), np.ones(120, bool), (mi + mi.T) / 2, cap=60, start=60,
+                                      size=60)
+    assert figures.wrap_title(arcs.layout.title.text.replace("<br>", " "), 50).split("<br>") == [
+        "Arc graph: the 60 strongest of 7140 pairs", "(residues 61-120 of 120)"]
+
+
 def test_a_wrapped_title_over_cdr_bands_gets_the_margin_it_needs():
     """Over an antibody's CDR bands the margin was the title's own plus its room again: a two-line title touched the
     bands' names (0.8 px over them) and a three-line one had 52 px of blank (226 px, 106 more at four lines). Each
