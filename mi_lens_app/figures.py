@@ -155,9 +155,10 @@ KEPT = "\x00"  # a space inside a short aside: not a place to break a title's li
 
 def _wrapped(line: str, chars: int) -> list[str]:
     """``line`` in lines of at most ``chars`` characters, broken at spaces but not inside a short aside in parentheses
-    (at most half a line): "(residues 61-120 of 120)" goes to the next line whole, not as "(residues 61-120" and
-    "of 120)"."""
+    (at most half a line) nor around " = ": "(residues 61-120 of 120)" goes to the next line whole, not as
+    "(residues 61-120" and "of 120)"."""
     kept = re.sub(r"\([^()]*\)", lambda m: m[0].replace(" ", KEPT) if len(m[0]) <= chars // 2 else m[0], line)
+    kept = kept.replace(" = ", f"{KEPT}={KEPT}")  # "_1000 = G" whole: not "... after _1000 =" and "G"
     return [part.replace(KEPT, " ") for part in textwrap.wrap(kept, chars, break_long_words=False)]
 
 

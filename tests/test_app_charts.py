@@ -381,6 +381,8 @@ def test_a_title_as_wide_as_the_page_fits_505_px_and_says_its_window_once():
     assert protein_figures.window_note("Arc graph", "residue", 0, 120, 120) == "Arc graph"
     assert (figures.wrap_title("Entropy change and MI from _100 (residues 61-120 of 120)", 50)
             == "Entropy change and MI from _100<br>(residues 61-120 of 120)")
+    assert (figures.wrap_title("Masked residues: entropy before and after _1000 = G", 50)
+            == "Masked residues: entropy before and after<br>_1000 = G")
     letters = "ACDEFGHIKLMNPQRSTVWY" * 6
     mi = np.random.default_rng(0).random((120, 120))
     arcs = protein_figures.arc_figure(letters, list(letters), np.ones(120, bool), (mi + mi.T) / 2, cap=60, start=60,
