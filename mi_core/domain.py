@@ -273,7 +273,7 @@ class Domain:
         """What the model loader is given: the environment's value or the default (None: built in)."""
         if self.model_env is None:
             return None
-        return os.environ.get(self.model_env) or self.model_default
+        return env_file(self.model_env) or self.model_default
 
     def model_path(self) -> Path | None:
         """The weights this domain loads (None: a built-in model); a keyword spec names the fallback."""
@@ -283,19 +283,19 @@ class Domain:
         return resolve_path(self.model_fallback if self.model_fallback is not None and is_keyword(spec) else spec)
 
     def default_file(self, what: str = "model") -> str | None:
-        """The ``model``, ``estimator`` or ``selector`` file a command uses when given none: the environment
-        variable's value unless a keyword, else the shipped file (a model's fallback first)."""
+        """The ``model``, ``estimator`` or ``selector`` file a command uses when given none, named from the working
+        folder: the environment variable's value unless a keyword, else the shipped file (a model's fallback first)."""
         env, default = getattr(self, f"{what}_env"), getattr(self, f"{what}_default")
-        value = os.environ.get(env) if env else None
+        value = env_file(env)
         if value and not is_keyword(value):
-            return value
+            return working_path(value)
         if what == "model" and self.model_fallback is not None:
             return shipped_file(self.model_fallback)
         return None if default is None else shipped_file(default)
 
     def stamp_paths(self) -> list[Path]:
         """The files whose modification times key the model's cached results."""
-        extra = [resolve_path(os.environ[e]) for e in self.stamp_envs if os.environ.get(e)]
+        extra = [Path(value) for e in self.stamp_envs if (value := env_file(e, keywords=False))]
         path = self.model_path()
         return ([] if path is None else [path]) + extra
 
@@ -309,7 +309,7 @@ class Domain:
         """The file of ``what``: its variable's, else the shipped one; None without either (a domain may name a
         variable for the selector it ships none of: ``train-order`` makes one)."""
         env = getattr(self, f"{what}_env")
-        value = env and (os.environ.get(env) or getattr(self, f"{what}_default"))
+        value = env and (env_file(env) or getattr(self, f"{what}_default"))
         return resolve_path(value) if value else None
 
     def part(self, name: str):
@@ -336,8 +336,24 @@ class Plural(str):
 
 
 def resolve_path(path: str | Path) -> Path:
+    """A domain's shipped file (``assets/...``): a relative path lies in the MI Lens checkout. A variable's path is
+    read with :func:`env_file` instead."""
     p = Path(path)
     return p if p.is_absolute() else ROOT / p
+
+
+def env_file(env: str | None, keywords: bool = True) -> str | None:
+    """The value of the environment variable ``env`` (None: unset or blank): a keyword (``auto``) as it is, a path as
+    its user means it, from the working folder the command or app started in, made absolute (so no reader takes it
+    for a file in the checkout, and a missing file's message names the path looked up)."""
+    value = (os.environ.get(env) or "").strip() if env else ""
+    if not value or (keywords and is_keyword(value)):
+        return value or None
+    path = Path(value).expanduser()
+    try:
+        return str(path if path.is_absolute() else Path.cwd() / path)
+    except OSError:  # the working folder is gone: leave the path as written
+        return value
 
 
 def shipped_file(default: str) -> str:
@@ -345,10 +361,15 @@ def shipped_file(default: str) -> str:
     named from the working folder (``assets/...`` in the checkout, else its absolute path), not read there."""
     if is_keyword(default) or Path(default).is_absolute():
         return default
+    return working_path(ROOT / default)
+
+
+def working_path(path: str | Path) -> str:
+    """An absolute ``path`` as a command names it: relative to the working folder when it lies inside, else as is."""
     try:
-        return (ROOT / default).relative_to(Path.cwd()).as_posix()
-    except (ValueError, OSError):  # a working folder outside the checkout (or gone)
-        return str(ROOT / default)
+        return Path(path).relative_to(Path.cwd()).as_posix()
+    except (ValueError, OSError):  # a file outside the working folder (or the folder is gone)
+        return str(path)
 
 
 def is_keyword(spec: str) -> bool:

@@ -157,6 +157,20 @@ def test_missing_model_is_a_message_and_the_4x4_domain_still_works(env):
     assert not at.error and "MI, exact" in heatmaps(at)
 
 
+def test_variables_name_files_from_the_working_folder(env, weights, tmp_path):
+    """MI_LENS_SUDOKU_MODEL=mine/mdm.safetensors set where the app starts: the app looked for it in the checkout
+    (its model file ... is missing) though the command line read it from the working folder."""
+    (tmp_path / "mine").mkdir()
+    for path in (*weights, weights[0].with_suffix(".json"), weights[1].with_suffix(".json")):
+        (tmp_path / "mine" / path.name).write_bytes(path.read_bytes())
+    env.chdir(tmp_path)
+    env.setenv("MI_LENS_SUDOKU_MODEL", "mine/mdm.safetensors")
+    env.setenv("MI_LENS_SUDOKU_ESTIMATOR", "mine/est.safetensors")
+    at = run_page("pages/1_MI_maps.py")
+    assert_clean(at)
+    assert not at.error and "MI, neural estimator" in heatmaps(at)
+
+
 def test_a_model_whose_config_is_another_models_is_a_message(env, weights, tmp_path):
     """Weights beside the JSON of another model of the same shapes (other loops): refused on the page, naming
     both files; it loaded and drew maps of a model that was never trained."""

@@ -401,3 +401,56 @@ def test_a_folder_named_as_the_domain_is_no_input_folder(work):
     assert overwrites_input(typed) is None
     read = Namespace(domain="brackets", data=Path("data"), json=Path("data/shard.json"), force=True)
     assert "is a file in the --data folder data" in overwrites_input(read)
+
+
+def copy_asset(name: str, to: Path) -> Path:
+    """The shipped ``assets/NAME.safetensors`` (and its JSON) copied to ``to`` (a path without its suffix)."""
+    repo = Path(__file__).resolve().parent.parent
+    to.parent.mkdir(parents=True, exist_ok=True)
+    for suffix in (".safetensors", ".json"):
+        to.with_suffix(suffix).write_bytes((repo / "assets" / f"{name}{suffix}").read_bytes())
+    return to.with_suffix(".safetensors")
+
+
+def test_a_variables_relative_path_is_read_from_the_working_folder(work, capsys, monkeypatch):
+    """MI_LENS_SUDOKU_MODEL=my_models/x.safetensors set in a working folder of one's own: the command's --model
+    default read it there, but the loader (the app's) and the shipped selector looked in the MI Lens checkout."""
+    from mi_core.domain import get_domain
+    from mi_core.domains.protein.model import default_mdm_path
+    from mi_core.models.loading import load_model
+
+    repo = Path(__file__).resolve().parent.parent
+    copy_asset("sudoku_peer_recurrent", work / "my_models" / "x")
+    copy_asset("sudoku_order_selector_recurrent", work / "my_models" / "sel")
+    monkeypatch.setenv("MI_LENS_SUDOKU_MODEL", "my_models/x.safetensors")
+    monkeypatch.setenv("MI_LENS_SUDOKU_SELECTOR", "my_models/sel.safetensors")
+    monkeypatch.delenv("MI_LENS_SUDOKU_ESTIMATOR", raising=False)
+    domain = get_domain("sudoku")
+    assert domain.model_path() == domain.stamp_paths()[0] == work / "my_models" / "x.safetensors"
+    assert domain.selector_path() == work / "my_models" / "sel.safetensors"
+    assert domain.default_file("model") == "my_models/x.safetensors"  # the command's option names it as typed
+    assert domain.estimator_path() == repo / "assets" / "sudoku_mi_estimator_recurrent.safetensors"  # shipped
+    assert load_model(domain="sudoku").domain == domain.key
+    (work / "p.txt").write_text(EASY + "\n")
+    rc, err = run(["bench", "sudoku", "--puzzles", "p.txt", "--limit", "1", "--threads", "1", "--device", "cpu",
+                   "--sampler", "learned", "--set", "steps=5", "--json", "r.json"], capsys)
+    assert rc == 0, err
+    result = json.loads((work / "r.json").read_text())
+    assert result["model"] == "my_models/x.safetensors"
+    assert result["selector"] == str(work / "my_models" / "sel.safetensors")
+    monkeypatch.setenv("MI_LENS_PROTEIN_MODEL", "my_models/p.safetensors")
+    monkeypatch.setenv("MI_LENS_ESMC_WEIGHTS", "esmc")
+    assert default_mdm_path() == work / "my_models" / "p.safetensors"
+    assert get_domain("protein").stamp_paths()[-1] == work / "esmc"
+
+
+def test_a_variables_missing_file_is_named_where_it_was_looked_for(work, capsys, monkeypatch):
+    from mi_core.models.base import ModelFileError
+    from mi_core.models.loading import load_model
+
+    monkeypatch.setenv("MI_LENS_SUDOKU_MODEL", "my_models/nope.safetensors")
+    looked = work / "my_models" / "nope.safetensors"
+    with pytest.raises(ModelFileError, match=f"not found: {looked} \\(the file \\$MI_LENS_SUDOKU_MODEL names\\)"):
+        load_model(domain="sudoku")
+    rc, err = run(["probe", "sudoku", "--puzzle", EASY, "--threads", "1", "--device", "cpu"], capsys)
+    assert rc == 2 and "not found: my_models/nope.safetensors (the file $MI_LENS_SUDOKU_MODEL names)" in err, err

@@ -20,7 +20,6 @@ from mi_core.decoding import decode_final
 from mi_core.decoding.learned import selector_source
 from mi_core.decoding.mi_guided import probe_mi_fn
 from mi_core.device import bf16_autocast
-from mi_core.domain import resolve_path
 from mi_core.io import display_path, file_sha256
 from mi_core.mi.estimator import (
     EstimatorInputError,
@@ -382,7 +381,7 @@ def with_selector(strategy, domain):
         if path is None:
             raise ValueError(f"sampler {strategy.name!r} needs an order selector and the {domain.label} domain ships "
                              f"none: --set selector=PATH ({selector_source(domain)})")
-        strategy.selector = str(resolve_path(path))
+        strategy.selector = str(Path(path).absolute())  # default_file names it from the working folder
     return strategy
 
 

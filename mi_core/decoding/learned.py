@@ -13,13 +13,14 @@ from __future__ import annotations
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import torch
 
 from mi_core.decoding.base import Strategy, param, rank_pick, register, uniform_count
 from mi_core.decoding.mi_guided import MIGuided, loaded_for, mi_greedy, relative_mi
 from mi_core.decoding.selector import check_order_net_fits, load_order_net, pick_positions, select_probabilities
-from mi_core.domain import get_domain, resolve_path
+from mi_core.domain import get_domain
 from mi_core.mi.estimator import SHIPPED
 
 MODES = ("sample", "threshold", "rank", "paced")
@@ -88,7 +89,7 @@ def shipped_selector(model) -> str:
     if path is None:
         where = f"the {domain.label} domain ships none" if domain else "the model records no domain"
         raise ValueError(f"selector=shipped: {where}; give selector=PATH ({selector_source(domain)})")
-    return str(resolve_path(path))
+    return str(Path(path).absolute())  # default_file names it from the working folder
 
 
 def selector_source(domain) -> str:

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import torch
 
 from mi_core.device import pick_device
-from mi_core.domain import DOMAINS, Domain, cli_names, get_domain, is_keyword, resolve_path
+from mi_core.domain import DOMAINS, Domain, cli_names, env_file, get_domain, is_keyword, resolve_path
 from mi_core.models.base import MaskedLM, ModelFileError, load_meta
 
 
@@ -98,10 +97,10 @@ def load_model_described(spec: str | Path | None = None, device: torch.device | 
             domain = domain_of_file(path)
         else:
             domain, spec = keyword_domain(str(spec))
-    chosen = os.environ.get(domain.model_env, "").strip() if domain.model_env else ""
+    chosen = env_file(domain.model_env) or ""
     if chosen and spec is not None and str(spec) == domain.model_default and is_keyword(str(spec)):
         spec = None  # the default keyword (auto) takes the model the variable names, as the app does
-    if spec is None:  # the domain's default (or its environment variable's), read against the repository
+    if spec is None:  # the variable's file (absolute: from the working folder), else the default in the checkout
         spec = domain.model_spec()
         if spec and not is_keyword(spec):
             spec = str(resolve_path(spec))
@@ -109,8 +108,8 @@ def load_model_described(spec: str | Path | None = None, device: torch.device | 
         check_domain_of(spec, domain)
         loaded = domain.part("model_loader")(spec, device)
     except (ValueError, OSError) as err:  # a file the environment named: say which variable to mend
-        env = os.environ.get(domain.model_env) if domain.model_env else None
-        if env and spec is not None and resolve_path(env) == resolve_path(spec):
+        env = env_file(domain.model_env)
+        if env and spec is not None and (env == str(spec) or Path(env) == Path(spec).absolute()):
             raise ModelFileError(f"{err} (the file ${domain.model_env} names)") from None
         raise
     if not (isinstance(loaded, tuple) and len(loaded) == 2 and isinstance(loaded[0], MaskedLM)):

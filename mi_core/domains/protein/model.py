@@ -13,6 +13,7 @@ from pathlib import Path
 
 import torch
 
+from mi_core.domain import env_file
 from mi_core.domains.protein.esmc import WEIGHTS_ENV, find_esmc_weights, load_esmc, where_searched
 from mi_core.domains.protein.mdm import load_protein_mdm
 from mi_core.io import ROOT
@@ -35,11 +36,8 @@ class ProteinModelInfo:
 
 def default_mdm_path() -> Path:
     """``MI_LENS_PROTEIN_MODEL`` when it names a ``.safetensors`` file, else the shipped MDM."""
-    env = os.environ.get(MDM_ENV, "")
-    if env.endswith(".safetensors"):
-        path = Path(env).expanduser()
-        return ROOT / path if not path.is_absolute() and not path.exists() else path
-    return DEFAULT_MDM
+    env = env_file(MDM_ENV) or ""  # a relative path from the working folder, as every model variable
+    return Path(env) if env.endswith(".safetensors") else DEFAULT_MDM
 
 
 def load_protein_model(spec: str = "auto", device: torch.device | str = "cpu") -> tuple[torch.nn.Module, ProteinModelInfo]:
