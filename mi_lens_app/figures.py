@@ -159,7 +159,9 @@ def _wrapped(line: str, chars: int) -> list[str]:
     "(residues 61-120" and "of 120)"."""
     kept = re.sub(r"\([^()]*\)", lambda m: m[0].replace(" ", KEPT) if len(m[0]) <= chars // 2 else m[0], line)
     kept = kept.replace(" = ", f"{KEPT}={KEPT}")  # "_1000 = G" whole: not "... after _1000 =" and "G"
-    return [part.replace(KEPT, " ") for part in textwrap.wrap(kept, chars, break_long_words=False)]
+    # at spaces only: "(hard-data model)" kept whole is one word, and a break at its hyphen left "hard- data"
+    parts = textwrap.wrap(kept, chars, break_long_words=False, break_on_hyphens=False)
+    return [part.replace(KEPT, " ") for part in parts]
 
 
 def title_chars(wide: bool = False) -> int:
