@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import statistics
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from mi_core.bench.report import params_text, ran_on, row_domain, variants
-from mi_core.domain import get_domain
+from mi_core.domain import env_file, get_domain, working_path
 from mi_lens_app.domains import ROOT
 
 REQUIRED = ("sampler", "params", "n", "mean_passes")
@@ -45,15 +44,16 @@ EXTENSIONS = (".txt", ".csv", ".json", ".jsonl", ".fasta", ".fa")
 
 
 def bench_dir_name() -> str:
-    """The results folder as the user gave it (``MI_LENS_BENCHMARKS``), else ``assets/benchmarks``: what the page
-    says it reads and where a sweep is to be written."""
-    return os.environ.get("MI_LENS_BENCHMARKS") or "assets/benchmarks"
+    """The results folder as a command run in the working folder names it: what the page says it reads and where
+    ``sweep --json`` is to write (``assets/benchmarks`` in the checkout, else its absolute path)."""
+    return working_path(bench_dir())
 
 
 def bench_dir() -> Path:
-    """``MI_LENS_BENCHMARKS`` or ``assets/benchmarks``."""
-    path = Path(bench_dir_name())
-    return path if path.is_absolute() else ROOT / path
+    """``MI_LENS_BENCHMARKS`` (``~`` expanded, a relative path read from the working folder, as every variable's
+    path: :func:`mi_core.domain.env_file`), else the checkout's ``assets/benchmarks``."""
+    named = env_file("MI_LENS_BENCHMARKS", keywords=False)
+    return Path(named) if named else ROOT / "assets" / "benchmarks"
 
 
 @dataclass

@@ -52,3 +52,21 @@ def test_a_domain_with_no_sweep_is_told_to_write_one_into_that_folder(toy, tmp_p
     (tmp_path / "sweep_s.json").write_text(json.dumps([row]))
     words = _page(monkeypatch, tmp_path, "toy6")
     assert f"--json {tmp_path}/sweep_<set>.json" in words and "assets/benchmarks" not in words, words
+
+
+def test_a_relative_or_home_folder_is_read_from_the_working_folder(tmp_path, monkeypatch):
+    """MI_LENS_BENCHMARKS=mine set in another folder was read as <checkout>/mine (and ~/mine as <checkout>/~/mine),
+    while the page told to write ``sweep --json mine/sweep_<set>.json``, which lands in the working folder."""
+    from mi_lens_app import benchmarks
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("MI_LENS_BENCHMARKS", "mine")
+    assert benchmarks.bench_dir() == tmp_path / "mine" and benchmarks.bench_dir_name() == "mine"
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("MI_LENS_BENCHMARKS", "~/sweeps")
+    assert benchmarks.bench_dir() == tmp_path / "home" / "sweeps"
+    monkeypatch.delenv("MI_LENS_BENCHMARKS")  # the default is the checkout's, named so from here
+    assert benchmarks.bench_dir() == ROOT / "assets" / "benchmarks"
+    assert benchmarks.bench_dir_name() == str(ROOT / "assets" / "benchmarks")
+    monkeypatch.chdir(ROOT)
+    assert benchmarks.bench_dir_name() == "assets/benchmarks"
