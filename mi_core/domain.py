@@ -622,10 +622,13 @@ def load_builtin() -> None:
 def not_found_hint(module: str, err: Exception) -> str:
     """What to do when ``module`` itself was not found (not a module it imports): a file's path was named in its
     place, or the folder that holds it is not on PYTHONPATH."""
+    a_file = "/" in module or os.sep in module or module.endswith(".py")
     missing = getattr(err, "name", None) if isinstance(err, ModuleNotFoundError) else None
+    if isinstance(err, TypeError) and a_file and module.startswith("."):  # ./mine.py: read as a relative import
+        missing = module.removesuffix(".py")
     if missing is None or not (missing == module.removesuffix(".py") or module.startswith(missing + ".")):
         return ""
-    if "/" in module or os.sep in module or module.endswith(".py"):
+    if a_file:
         path = Path(module)
         name = path.stem if path.suffix == ".py" else path.name
         return f"; {PLUGINS} names modules, not files: for {module} give PYTHONPATH={path.parent} and {PLUGINS}={name}"

@@ -373,7 +373,7 @@ def test_the_registry_can_change_while_another_loop_reads_it():
         unregister(TOY.key)
 
 
-def _run_with_plugins(modules: str, *argv: str, pythonpath: Path | None = None):
+def _run_with_plugins(modules: str, *argv: str, pythonpath: Path | None = None, cwd: Path | None = None):
     import os
     import subprocess
     import sys
@@ -381,7 +381,8 @@ def _run_with_plugins(modules: str, *argv: str, pythonpath: Path | None = None):
     root = Path(__file__).resolve().parents[1]
     paths = [str(root / "tests"), str(root), *([str(pythonpath)] if pythonpath else [])]
     env = {**os.environ, "MI_LENS_DOMAINS": modules, "PYTHONPATH": os.pathsep.join(paths)}
-    return subprocess.run([sys.executable, "-m", "mi_core", *argv], cwd=root, env=env, capture_output=True, text=True)
+    return subprocess.run([sys.executable, "-m", "mi_core", *argv], cwd=cwd or root, env=env, capture_output=True,
+                          text=True)
 
 
 def test_a_domain_module_named_in_the_environment_serves_the_command_line(tmp_path):
@@ -417,6 +418,9 @@ def test_a_domain_file_named_in_place_of_its_module_is_told_how_to_name_it(tmp_p
     assert run.returncode == 0 and "Traceback" not in run.stderr
     assert (f"MI_LENS_DOMAINS names modules, not files: for {plugin} give PYTHONPATH={tmp_path} and "
             "MI_LENS_DOMAINS=mine") in run.stderr, run.stderr
+    run = _run_with_plugins("./mine.py", "probe", "--help", cwd=tmp_path)
+    assert ("names modules, not files: for ./mine.py give PYTHONPATH=. and MI_LENS_DOMAINS=mine" in run.stderr
+            and "Traceback" not in run.stderr), run.stderr  # was "TypeError: the 'package' argument is required"
     run = _run_with_plugins("no_such_domain_module", "probe", "--help")
     assert ("No module named 'no_such_domain_module' (is the folder that holds it on PYTHONPATH, or its package "
             "installed?)") in run.stderr, run.stderr
