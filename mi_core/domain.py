@@ -349,10 +349,10 @@ def env_file(env: str | None, keywords: bool = True) -> str | None:
     value = (os.environ.get(env) or "").strip() if env else ""
     if not value or (keywords and is_keyword(value)):
         return value or None
-    path = Path(value).expanduser()
     try:
+        path = Path(value).expanduser()
         return str(path if path.is_absolute() else Path.cwd() / path)
-    except OSError:  # the working folder is gone: leave the path as written
+    except (OSError, RuntimeError):  # the working folder is gone, or ~ has no home: the path as written
         return value
 
 

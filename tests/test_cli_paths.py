@@ -454,3 +454,17 @@ def test_a_variables_missing_file_is_named_where_it_was_looked_for(work, capsys,
         load_model(domain="sudoku")
     rc, err = run(["probe", "sudoku", "--puzzle", EASY, "--threads", "1", "--device", "cpu"], capsys)
     assert rc == 2 and "not found: my_models/nope.safetensors (the file $MI_LENS_SUDOKU_MODEL names)" in err, err
+
+
+def test_a_variables_home_path_without_a_home_is_left_as_written(monkeypatch):
+    """``~/x`` where no home folder can be found (HOME unset, no passwd entry) raised RuntimeError from expanduser."""
+    from pathlib import Path
+
+    from mi_core.domain import env_file
+
+    def no_home(self):
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.setattr(Path, "expanduser", no_home)
+    monkeypatch.setenv("MI_LENS_TEST_MODEL", "~/x.safetensors")
+    assert env_file("MI_LENS_TEST_MODEL") == "~/x.safetensors"
