@@ -15,7 +15,7 @@ import os
 import sys
 import threading
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, ClassVar, Protocol
@@ -172,6 +172,12 @@ class Domain:
         return len(self.alphabet)
 
     @property
+    def model_keys(self) -> tuple[str, ...]:
+        """The non-file values its model variable takes: ``model_keywords`` and a keyword default (``auto``)."""
+        default = self.model_default
+        return (*self.model_keywords, *((default,) if default and is_keyword(default) else ()))
+
+    @property
     def cells(self) -> int:
         if self.length is None:
             raise ValueError(f"{self.label} sequences have no fixed length")
@@ -273,7 +279,7 @@ class Domain:
         """What the model loader is given: the environment's value or the default (None: built in)."""
         if self.model_env is None:
             return None
-        return env_file(self.model_env) or self.model_default
+        return env_file(self.model_env, self.model_keys) or self.model_default
 
     def model_path(self) -> Path | None:
         """The weights this domain loads (None: a built-in model); a keyword spec names the fallback."""
@@ -286,7 +292,7 @@ class Domain:
         """The ``model``, ``estimator`` or ``selector`` file a command uses when given none, named from the working
         folder: the environment variable's value unless a keyword, else the shipped file (a model's fallback first)."""
         env, default = getattr(self, f"{what}_env"), getattr(self, f"{what}_default")
-        value = env_file(env)
+        value = env_file(env, self.model_keys if what == "model" else ())
         if value and not is_keyword(value):
             return working_path(value)
         if what == "model" and self.model_fallback is not None:
@@ -295,7 +301,7 @@ class Domain:
 
     def stamp_paths(self) -> list[Path]:
         """The files whose modification times key the model's cached results."""
-        extra = [Path(value) for e in self.stamp_envs if (value := env_file(e, keywords=False))]
+        extra = [Path(value) for e in self.stamp_envs if (value := env_file(e))]
         path = self.model_path()
         return ([] if path is None else [path]) + extra
 
@@ -342,12 +348,13 @@ def resolve_path(path: str | Path) -> Path:
     return p if p.is_absolute() else ROOT / p
 
 
-def env_file(env: str | None, keywords: bool = True) -> str | None:
-    """The value of the environment variable ``env`` (None: unset or blank): a keyword (``auto``) as it is, a path as
-    its user means it, from the working folder the command or app started in, made absolute (so no reader takes it
-    for a file in the checkout, and a missing file's message names the path looked up)."""
+def env_file(env: str | None, keywords: Collection[str] = ()) -> str | None:
+    """The value of the environment variable ``env`` (None: unset or blank): one of ``keywords`` (a domain's
+    :attr:`Domain.model_keys`, ``auto``) as it is, else a path as its user means it, from the working folder the
+    command or app started in, made absolute (so no reader takes it for a file in the checkout, and a missing file's
+    message names the path looked up; ``mymodel`` is a file, not a keyword the domain does not take)."""
     value = (os.environ.get(env) or "").strip() if env else ""
-    if not value or (keywords and is_keyword(value)):
+    if not value or value in keywords:
         return value or None
     try:
         path = Path(value).expanduser()

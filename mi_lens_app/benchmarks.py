@@ -52,7 +52,7 @@ def bench_dir_name() -> str:
 def bench_dir() -> Path:
     """``MI_LENS_BENCHMARKS`` (``~`` expanded, a relative path read from the working folder, as every variable's
     path: :func:`mi_core.domain.env_file`), else the checkout's ``assets/benchmarks``."""
-    named = env_file("MI_LENS_BENCHMARKS", keywords=False)
+    named = env_file("MI_LENS_BENCHMARKS")
     return Path(named) if named else ROOT / "assets" / "benchmarks"
 
 

@@ -468,3 +468,21 @@ def test_a_variables_home_path_without_a_home_is_left_as_written(monkeypatch):
     monkeypatch.setattr(Path, "expanduser", no_home)
     monkeypatch.setenv("MI_LENS_TEST_MODEL", "~/x.safetensors")
     assert env_file("MI_LENS_TEST_MODEL") == "~/x.safetensors"
+
+
+def test_a_model_variable_naming_no_keyword_of_its_domain_is_a_file(tmp_path, monkeypatch, capsys):
+    """``MI_LENS_SUDOKU_MODEL=mymodel`` (a file with no dot or slash in its name) was taken for a keyword, which the
+    Sudoku domain takes none of, and the shipped model was used without a word; a domain's own keywords stay
+    keywords (protein's ``esmc``, antibody's default ``auto``)."""
+    from mi_core.cli import main as cli_main
+    from mi_core.domain import get_domain
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("MI_LENS_SUDOKU_MODEL", "mymodel")
+    sudoku = get_domain("sudoku")
+    assert sudoku.model_spec() == str(tmp_path / "mymodel") and sudoku.default_file() == "mymodel"
+    assert cli_main(["probe", "sudoku", "--puzzle", "0" * 81, "--threads", "1"]) == 2
+    assert "weights file not found: mymodel (the file $MI_LENS_SUDOKU_MODEL names)" in capsys.readouterr().err
+    monkeypatch.setenv("MI_LENS_PROTEIN_MODEL", "esmc")
+    monkeypatch.setenv("MI_LENS_ANTIBODY_MODEL", "auto")
+    assert get_domain("protein").model_spec() == "esmc" and get_domain("antibody").model_spec() == "auto"

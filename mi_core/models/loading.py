@@ -97,7 +97,7 @@ def load_model_described(spec: str | Path | None = None, device: torch.device | 
             domain = domain_of_file(path)
         else:
             domain, spec = keyword_domain(str(spec))
-    chosen = env_file(domain.model_env) or ""
+    chosen = env_file(domain.model_env, domain.model_keys) or ""
     if chosen and spec is not None and str(spec) == domain.model_default and is_keyword(str(spec)):
         spec = None  # the default keyword (auto) takes the model the variable names, as the app does
     if spec is None:  # the variable's file (absolute: from the working folder), else the default in the checkout
@@ -108,7 +108,7 @@ def load_model_described(spec: str | Path | None = None, device: torch.device | 
         check_domain_of(spec, domain)
         loaded = domain.part("model_loader")(spec, device)
     except (ValueError, OSError) as err:  # a file the environment named: say which variable to mend
-        env = env_file(domain.model_env)
+        env = env_file(domain.model_env, domain.model_keys)
         if env and spec is not None and (env == str(spec) or Path(env) == Path(spec).absolute()):
             raise ModelFileError(f"{err} (the file ${domain.model_env} names)") from None
         raise
