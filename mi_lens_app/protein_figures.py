@@ -276,18 +276,19 @@ def contact_figure(mi: np.ndarray, labels: list[str], masked: np.ndarray, *, nou
     _layout(fig, f"{title}<br><sup>{drawn} with |i−j| ≥ {min_sep}</sup>", height or MAP_HEIGHT, xaxis=axis,
             yaxis=dict(axis, range=[n + 0.5, 0.5], scaleanchor="x"), margin={"l": 10, "r": 10, "t": 70, "b": 10})
     if not total:
-        fig.add_annotation(text=empty_contacts_hint(int(masked.sum()), min_sep), xref="paper", yref="paper", x=0.5,
+        fig.add_annotation(text=empty_contacts_hint(int(masked.sum()), min_sep, noun), xref="paper", yref="paper", x=0.5,
                            y=0.5, showarrow=False, font={"size": 14}, bgcolor="rgba(255,255,255,0.9)")
     add_cdr_marks(fig, cdr_spans(labels), shift=1, square=True)
     return fig.update_layout(height=height or map_height(fig, 70))  # numbered axes: no labels to make room for
 
 
-def empty_contacts_hint(masked: int, min_sep: int) -> str:
-    """Why the contact map has no pair, and what to change."""
+def empty_contacts_hint(masked: int, min_sep: int, noun: str = "residue") -> str:
+    """Why the contact map (a pair map) has no pair, and what to change, in ``noun``'s words (a position)."""
+    nouns = plural(noun)
     if masked < 2:
-        return "No pairs: fewer than two residues are masked.<br>Mask more residues in the sidebar."
-    return (f"No pair of masked residues at least {min_sep} apart<br>has MI above 0. Lower the separation "
-            "(the slider above)<br>or mask more residues in the sidebar.")
+        return f"No pairs: fewer than two {nouns} are masked.<br>Mask more {nouns} in the sidebar."
+    return (f"No pair of masked {nouns} at least {min_sep} apart<br>has MI above 0. Lower the separation "
+            f"(the slider above)<br>or mask more {nouns} in the sidebar.")
 
 
 def _arc(i: int, j: int, steps: int = 24) -> tuple[np.ndarray, np.ndarray]:

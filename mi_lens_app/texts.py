@@ -243,6 +243,12 @@ def speaks_protein(domain) -> bool:
     return "".join(domain.alphabet) == AMINO_ACIDS
 
 
+def pair_map_name(domain) -> str:
+    """The MI maps page's chart of the strongest pairs far apart: a protein's contact-map view, else a pair map
+    (contacts are a folded chain's; a word or a necklace has pairs)."""
+    return "Contact-map view" if speaks_protein(domain) else "Pair map"
+
+
 def worded(text: str, domain) -> str:
     """``text`` written for a grid (cells, digits) or a protein (residues, amino acids) in ``domain``'s own nouns
     (``Domain.nouns``: a position, a value); passages marked ⟦...⟧ are kept for a protein only."""
@@ -254,6 +260,7 @@ def worded(text: str, domain) -> str:
     if not protein:  # "native" is a protein's word for the sequence as found; here, the state as typed
         text = re.sub(r"\bnative sequence\b", "original state", text)
         text = re.sub(r"\bnative\b", "original", text)
+        text = re.sub(r"\bcontact-map view\b", "pair map", text)
 
     def swap(m: re.Match) -> str:
         noun = position if m.group(1).lower() in ("cell", "residue") else value

@@ -243,14 +243,15 @@ def sequence_maps(domain, pz, m):
         pair_caption(pz, m)
     with right:
         links.clamp_number("sep", 1, 24, integer=True)
-        sep = st.slider("Contact map: pairs at least this far apart (|i−j|)", 1, 24, 4, key="sep",
-                        bind=links.bound("sep"))
+        name = texts.pair_map_name(domain)  # a protein's contact map; a pair map on any other sequence
+        sep = st.slider(f"{name.removesuffix(' view').replace('-', ' ')}: pairs at least this far apart (|i−j|)", 1,
+                        24, 4, key="sep", bind=links.bound("sep"))
         widgets.chart(support.shared_figure(protein_figures.contact_figure, m.mi, labels, m.masked,
-                                            noun=domain.nouns[0], min_sep=sep, scale=scale),
+                                            noun=domain.nouns[0], min_sep=sep, scale=scale, title=name),
                       key="contacts")
         if not protein_figures.top_pairs(m.mi, m.masked, min_sep=sep, limit=1)[3]:
-            st.info(protein_figures.empty_contacts_hint(int(np.sum(m.masked)), sep).replace("<br>", " "),
-                    icon=":material/scatter_plot:")
+            hint = protein_figures.empty_contacts_hint(int(np.sum(m.masked)), sep, domain.nouns[0])
+            st.info(hint.replace("<br>", " "), icon=":material/scatter_plot:")
     links.clamp_number("arcs", 10, protein_figures.MAX_ARCS, integer=True)
     k = st.slider("Arc graph: strongest pairs", 10, protein_figures.MAX_ARCS, 60, step=10, key="arcs",
                   bind=links.bound("arcs"), help=f"at most {protein_figures.MAX_ARCS} arcs are drawn")

@@ -260,3 +260,20 @@ def test_the_step_counts_that_fit_keep_their_defaults(domain, positions):
              for name in ("learned", "learned_mi", "mask_predict")}
     tuned = dict(((s, k), v) for s, k, v in d.strategy_defaults).get(("learned", "steps"), 10)
     assert steps == {"learned": tuned, "learned_mi": 20 if positions > 20 else 5, "mask_predict": 10}
+
+
+def test_the_pair_map_is_named_in_the_domains_words(brackets):
+    """A word has no contacts (a folded chain's): the MI maps page's chart of pairs far apart is a pair map here,
+    its slider and text say so, and an empty map asks for more positions, not residues."""
+    import json
+
+    at = _page(PAGES[0])
+    at.radio(key="psrc").set_value("paste").run()
+    at.text_area(key="seq").set_value("_(__)____[]_").run()
+    assert not at.exception, [e.value for e in at.exception]
+    titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
+    assert any(t.startswith("Pair map<br>") for t in titles), titles
+    assert at.slider(key="sep").label.startswith("Pair map: pairs at least")
+    assert not re.search(r"[Cc]ontact", " ".join([*titles, _words(at)]))
+    at.text_area(key="seq").set_value("()[]()(_").run()  # one masked position: no pair
+    assert any("fewer than two positions are masked" in i.value for i in at.info)
