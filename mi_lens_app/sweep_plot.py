@@ -69,6 +69,7 @@ def main(argv: list[str] | None = None) -> int:
             raise ValueError(f"out {args.out}: the plot is an HTML page; give a file name ending in .html")
         check_output(args.out, args.force, "out")
         write_plot(args.rows, args.out, args.plotlyjs, args.title)
+        print(f"wrote {args.out}" + (" (and plotly.min.js beside it)" if args.plotlyjs == "beside" else ""))
     except SystemExit as done:
         return done.code if isinstance(done.code, int) else 2
     except (ValueError, OSError) as err:

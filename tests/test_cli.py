@@ -198,7 +198,9 @@ def test_sweep_writes_rows_html_and_section(tmp_path, model_path, capsys):
     assert main(base + ["--grid", "sequential", "--html", str(out.with_suffix(".html"))]) == 2  # drawn by the app now
     from mi_lens_app.sweep_plot import main as plot_main
 
+    capsys.readouterr()
     assert plot_main([str(out), str(out.with_suffix(".html"))]) == 0
+    assert capsys.readouterr().out == f"wrote {out.with_suffix('.html')}\n"  # it said nothing of where it wrote
     html = out.with_suffix(".html").read_text()
     assert "frontier" in html and "topk" in html and "plotly" in html.lower()
     assert plot_main([str(md), str(tmp_path / "x.html")]) == 2  # not a sweep's rows: one clear error
