@@ -337,8 +337,7 @@ def arc_figure(letters: str, labels: list[str], masked: np.ndarray, mi: np.ndarr
     ends_in = ((i >= lo) & (i < hi)) | ((j >= lo) & (j < hi))  # the window's arcs set the height drawn
     span = max((j - i)[ends_in].max() / 2 if ends_in.any() else 1, 1)
     lines = letter_lines(hi - lo)
-    fig.add_trace(_residue_letters(letters, labels, masked, selected, lo, hi,
-                                   letter_px(math.ceil((hi - lo) / lines), narrow)))
+    fig.add_trace(_residue_letters(letters, labels, masked, selected, lo, hi, letter_px(line_letters(hi - lo), narrow)))
     # the number drawn is the cap when pairs are left out: "60 strongest of 266 pairs (cap 60)" said it twice
     drawn = f"the {len(w)} strongest of {total} pairs" if total > len(w) else f"all {total} pairs"
     title = window_note(f"{title}: {drawn}", noun, lo, hi, n)
@@ -379,6 +378,11 @@ def letter_lines(count: int) -> int:
     lower, each at its own position under its arcs' ends: a line's letters stand two residues apart, twice as large
     (14 px there), and every arc is still drawn."""
     return 1 if count <= WRAP_AT else 2
+
+
+def line_letters(count: int) -> int:
+    """The most letters one of the arc graph's :func:`letter_lines` holds (what the letters are sized to)."""
+    return math.ceil(count / letter_lines(count))
 
 
 def _second_line(fig: go.Figure, span: float, plot_px: float) -> None:

@@ -259,7 +259,7 @@ def sequence_maps(domain, pz, m):
                                  cap=k, selected=cell, scale=scale, start=start, size=size, narrow=figures.on_phone(),
                                  touch=figures.on_touch())
     lo, hi = protein_figures.window(pz.length, start, size)  # the letters a line, capped to the chart's width
-    per_line, phone = -(-(hi - lo) // protein_figures.letter_lines(hi - lo)), figures.on_phone()
+    per_line, phone = protein_figures.line_letters(hi - lo), figures.on_phone()
     widgets.letter_chart(arcs, "arcs_graph", per_line, protein_figures.letter_px(per_line, phone),
                          protein_figures.PHONE_ARC_ROOM if phone else protein_figures.LETTER_ROOM)
     i, j, w, _ = protein_figures.top_pairs(m.mi, m.masked, limit=k)
