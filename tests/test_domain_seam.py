@@ -53,7 +53,7 @@ def test_probe_command_matches_enumeration(toy, tmp_path, capsys):
     out = tmp_path / "probe.json"
     assert cli.main(["probe", "toy6", "--state", "ab____", "--json", str(out), "--no-progress"]) == 0
     result = json.loads(out.read_text())
-    assert result["domain"] == "toy6" and result["puzzle"] == "ab____"
+    assert result["domain"] == "toy6" and result["sequence"] == "ab____"  # the key estimate writes too
     want = exact_mi(torch.tensor(toy.parse_state("ab____")))
     np.testing.assert_allclose(np.asarray(result["mi"]), want.numpy(), atol=1e-6)
     assert want.max() > 0.01  # the check has something to see

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from mi_core.commands.probe import GridState, load_state, strongest_pair
+from mi_core.commands.probe import GridState, load_state, state_key, strongest_pair
 from mi_core.device import pick_device
 from mi_core.domain import Domain, get_domain
 from mi_core.io import atomic_write_json, check_output, display_path
@@ -151,8 +151,7 @@ def main(args) -> int:
     est = timed_estimate(model, estimator, tokens)
     if args.json is not None:
         shown = spec if model.weights_path is None else display_path(model.weights_path)
-        payload = {"domain": domain.cli_name, "puzzle" if domain.layout == "grid" else "sequence":
-                   domain.state_text(tokens[0].cpu()), "device": str(device), "model": shown,
+        payload = {"domain": domain.cli_name, state_key(domain): domain.state_text(tokens[0].cpu()), "device": str(device), "model": shown,
                    "estimator": display_path(path), "mi": est.mi[0].tolist(),
                    "entropy": est.entropy[0].tolist(), "marginals": est.marginals[0].tolist(), "passes": 1,
                    "seconds": est.seconds}

@@ -72,6 +72,11 @@ def mask_marks(domain: Domain) -> list[str]:
     return [ch for ch in dict.fromkeys((domain.mask_char, ".", "X")) if masks(ch)] or [domain.mask_char]
 
 
+def state_key(domain: Domain) -> str:
+    """The JSON key of the state a command read: ``"puzzle"`` on a grid, else ``"sequence"``."""
+    return "puzzle" if domain.layout == "grid" else "sequence"
+
+
 def load_state(domain: Domain, text: str, model_spec: str | None, device: torch.device, verb: str = "probe",
                other: str = ""):
     """``(model, description, tokens (N,))``; a ValueError names bad input or a bad model file (``other``: another
@@ -150,7 +155,7 @@ def main(args) -> int:
     model, description, tokens = load_state(domain, args.state, args.model, device)
     result = run_probe(model, tokens, args)
     if args.json is not None:
-        payload = {"domain": domain.cli_name, "puzzle": domain.state_text(tokens.cpu()), "device": str(device),
+        payload = {"domain": domain.cli_name, state_key(domain): domain.state_text(tokens.cpu()), "device": str(device),
                    "model": None if args.model is None else display_path(args.model), "eps": args.eps,
                    **result.to_json_dict()}
         atomic_write_json(args.json, payload, indent=None)
