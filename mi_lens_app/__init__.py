@@ -4,10 +4,13 @@
 - ``core``: calls into ``mi_core`` (torch) that return plain numpy results; no streamlit;
 - ``support``: model loading (``st.cache_resource``) and cached results (``st.cache_data``);
 - ``widgets``: shared input widgets (puzzle picker, cell picker, strategy picker, frame navigator);
-- ``figures``, ``graph``, ``exports``, ``benchmarks``, ``texts``: plotly figures, the dependency graph,
-  downloads, benchmark tables and explanations; none of them imports streamlit or torch.
+- ``figures``, ``protein_figures``, ``grid_svg``, ``charts``, ``graph``, ``exports``, ``benchmarks``, ``texts``:
+  plotly figures of grids and MI maps, of sequences, SVG grids, the Benchmarks charts, the dependency graph,
+  downloads, benchmark tables and explanations; none of them imports streamlit or torch;
+- ``screen``: the screen a page is on (a phone, a touch screen) and how wide a chart title's line may be there;
+- ``links``: the page's state in its address, to share.
 
-Pages import ``support``, ``widgets``, ``figures``, ``exports`` and ``texts`` only.
+Pages import these, ``support`` and ``widgets``; never ``mi_core`` or torch.
 """
 
 # plotly reads pandas from sys.modules without importing it (``is_homogeneous_array``), so a figure built in one

@@ -8,16 +8,14 @@ clicks on those markers do, and :func:`clicked_cell` turns one back into a cell 
 from __future__ import annotations
 
 import re
-import sys
-import textwrap
 from importlib import metadata
 
 import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
-from plotly.colors import get_colorscale, qualitative, sample_colorscale, unlabel_rgb
+from plotly.colors import get_colorscale, sample_colorscale, unlabel_rgb
 
-from mi_lens_app.benchmarks import metric_of, pareto
+from mi_lens_app.screen import PHONE_COLORBAR_ROOM, extra_title_room, phone_colorbar, wrap_title
 
 # orjson before 3.9.6 keeps a reference to a numpy array of strings it cannot encode, and plotly's "auto" JSON
 # engine tries orjson on the raw figure first: every figure Streamlit sent kept its hover and label arrays for
@@ -124,108 +122,6 @@ def selected_shapes(boxes: list[dict], width: float) -> list[dict]:
     2.9:1 against every colour of the app's scales."""
     rims = [{"type": "rect", **b, "line": {"color": SELECTED_RIM, "width": width + 2}} for b in boxes]
     return rims + [{"type": "rect", **b, "line": {"color": SELECTED_COLOR, "width": width}} for b in boxes]
-
-
-def extra_title_room(title: str | None) -> int:
-    """Pixels of top margin a title needs beyond its first line: 22 for a second line, 54 for each further one.
-    Plotly centres the title in the margin, so a line more moves its last line down by half the added margin plus
-    a line (~27 px): at 22 px a line, a third line reached 12 px into the plot and a fourth 28 (measured in Chromium;
-    a phone's chart wraps the Benchmarks title onto four)."""
-    breaks = str(title or "").count("<br>")
-    return 22 * min(breaks, 1) + 54 * max(breaks - 1, 0)
-
-
-def wrap_title(title: str | None, chars: int | None = None) -> str:
-    """``title`` with each line longer than ``chars`` (default :func:`title_chars`) broken at spaces: plotly does not
-    wrap a title, and a chart on a 390-px phone (~340 px) cut a line of 52 characters after 36. A line in ``<sup>``
-    (70% of the size) holds 1.4 times as many; a line with other markup is kept whole."""
-    chars = chars or title_chars()
-
-    def wrap(line: str) -> str:
-        small = re.fullmatch(r"<sup>([^<]*)</sup>", line)
-        if small:
-            return "<br>".join(f"<sup>{part}</sup>" for part in _wrapped(small[1], int(chars * 1.4))) or line
-        return line if "<" in line else "<br>".join(_wrapped(line, chars)) or line
-
-    return "<br>".join(wrap(line) for line in str(title or "").split("<br>"))
-
-
-KEPT = "\x00"  # a space inside a short aside: not a place to break a title's line
-
-
-def _wrapped(line: str, chars: int) -> list[str]:
-    """``line`` in lines of at most ``chars`` characters, broken at spaces but not inside a short aside in parentheses
-    (at most half a line) nor around " = ": "(residues 61-120 of 120)" goes to the next line whole, not as
-    "(residues 61-120" and "of 120)"."""
-    kept = re.sub(r"\([^()]*\)", lambda m: m[0].replace(" ", KEPT) if len(m[0]) <= chars // 2 else m[0], line)
-    kept = kept.replace(" = ", f"{KEPT}={KEPT}")  # "_1000 = G" whole: not "... after _1000 =" and "G"
-    # at spaces only: "(hard-data model)" kept whole is one word, and a break at its hyphen left "hard- data"
-    parts = textwrap.wrap(kept, chars, break_long_words=False, break_on_hyphens=False)
-    return [part.replace(KEPT, " ") for part in parts]
-
-
-def title_chars(wide: bool = False) -> int:
-    """Characters of a title's line: :data:`TITLE_CHARS` outside the app (an HTML file may be opened anywhere) and on a
-    phone (its browser says "Mobi"); on a larger screen :data:`WIDE_TITLE_CHARS` of a chart beside another, or of one
-    as wide as the page (``wide``). Wrapped at 35 there, a title as wide as the page took four lines where it had two,
-    and the plot lost their height (on a 1366-px laptop "Per-residue entropy"'s plot began 232 px down its chart, not
-    124; the arc graph's 124, not 74)."""
-    agent = browser_agent()
-    return TITLE_CHARS if agent is None or "Mobi" in agent else WIDE_TITLE_CHARS[wide]
-
-
-def on_phone() -> bool:
-    """Whether the app's page runs in a phone's browser (its user agent says "Mobi"); False outside the app."""
-    return "Mobi" in (browser_agent() or "")
-
-
-# a colour bar under a phone's chart, across its width: beside the plot it took ~100 of the chart's ~340 px, and left
-# the 81 x 81 MI map 181 px (2.2 px a cell) and 60 residues of the arc graph 3.8 px each. At the figure's bottom edge
-# (container coordinates), below the axis labels; the figure keeps ``PHONE_COLORBAR_ROOM`` px of margin for it
-PHONE_COLORBAR = {"orientation": "h", "yref": "container", "y": 0.0, "yanchor": "bottom", "x": 0.5, "xanchor": "center",
-                  "len": 0.9, "thickness": 12, "title": {"side": "bottom"}}
-PHONE_COLORBAR_ROOM = 80
-
-
-def phone_colorbar(colorbar: dict) -> dict:
-    """``colorbar`` (title, ticks) laid across the bottom of a phone's chart (:data:`PHONE_COLORBAR`)."""
-    title = {**colorbar.get("title", {}), **PHONE_COLORBAR["title"]}
-    return {**colorbar, **PHONE_COLORBAR, "title": title}
-
-
-def browser_headers() -> dict[str, str]:
-    """The headers of the request the app's page was opened with (keys in lower case); empty outside the app."""
-    st = sys.modules.get("streamlit")  # not imported: not the app
-    if st is None or st.runtime.scriptrunner.get_script_run_ctx(suppress_warning=True) is None:
-        return {}
-    return {key.lower(): value for key, value in st.context.headers.items()}
-
-
-def browser_agent() -> str | None:
-    """The user agent of the browser the app's page runs in; None outside the app or when the browser sent none."""
-    return browser_headers().get("user-agent") or None
-
-
-# a touch screen's browser in its user agent: a phone's "Mobi" (Mobile), an Android tablet's "Android" (Chrome on one
-# says "Android" without "Mobile"), Firefox's "Tablet" on one, an iPad's "iPad" where its browser asks for mobile pages
-TOUCH_AGENTS = ("Mobi", "Android", "Tablet", "iPad")
-
-
-def touch_screen(agent: str | None, hints: dict[str, str] | None = None) -> bool:
-    """Whether a browser with user agent ``agent`` and request headers ``hints`` (lower-case keys) runs on a touch
-    screen, as far as they say: :data:`TOUCH_AGENTS`, or Client Hints of a mobile or an Android device
-    (``Sec-CH-UA-Mobile: ?1``, ``Sec-CH-UA-Platform: "Android"``; Chromium sends them over HTTPS and to localhost,
-    though not on the WebSocket request Streamlit's headers come from in the Chromium tested). iPadOS Safari says
-    "Macintosh", as a Mac's does, and a Windows tablet says what its desktop says: both count as a mouse's."""
-    hints = hints or {}
-    return (any(token in (agent or "") for token in TOUCH_AGENTS) or hints.get("sec-ch-ua-mobile") == "?1"
-            or hints.get("sec-ch-ua-platform", "").strip('"') == "Android")
-
-
-def on_touch() -> bool:
-    """Whether the app's page runs on a touch screen (:func:`touch_screen`): a phone, or a tablet that says so; False
-    outside the app."""
-    return touch_screen(browser_agent(), browser_headers())
 
 
 def _square_layout(fig: go.Figure, n: int, title: str, height: int) -> None:
@@ -660,111 +556,6 @@ def dependency_figure(edges: list[tuple[int, int, float, bool]], digits: np.ndar
     fig.update_layout(showlegend=True, legend={"orientation": "h", "yanchor": "top", "y": -0.01, "x": 0})
     return fig
 
-
-TITLE_CHARS = 35  # characters of a chart title's line: ~330 px of the title font (21 px), what a 390-px phone's chart
-# (~340 px) holds; a line of 42 was cut there (at 150% zoom on 1280 px a chart beside its notes is ~370 px wide)
-
-WIDE_TITLE_CHARS = {False: 42, True: 50}  # a title's line on a larger screen: ~400 px of a chart beside another (445 px
-# at 1366 px; ~370 beside its notes at 150% zoom on 1280), ~480 of one as wide as the page: 676 px at 1024, but 505 px
-# beside the open sidebar on a 1280 x 800 projector zoomed to 150%, where a line of 54 characters (9.2-9.7 px each in
-# Chromium) ran 2 px past the chart and one of 58 62 px
-
-
-# a marker shape per series of the frontier chart, so no series is told by its colour alone (with deuteranopia
-# plotly's red top_prob, pink mi and orange learned_mi circles were one colour); open shapes past these
-SYMBOLS = ("circle", "square", "diamond", "triangle-up", "triangle-down", "x", "cross", "star", "pentagon",
-           "hexagon", "triangle-left", "triangle-right", "hourglass", "bowtie")
-
-
-def series_symbol(k: int) -> str:
-    """The marker shape of the ``k``-th series (0-based): each of :data:`SYMBOLS`, then their open forms."""
-    return SYMBOLS[k % len(SYMBOLS)] + ("-open" if k // len(SYMBOLS) % 2 else "")
-
-
-def frontier_figure(rows: list[dict], title: str = "", metric=None) -> go.Figure:
-    """Quality against mean passes (``rows``: dicts with ``sampler``, ``label``, ``mean_passes`` and the
-    metric's key; ``base``, where a row's series is a variant of a sampler, such as decoding again: the variant
-    takes the sampler's colour and a shape of its own): each sampler's settings as points (its settings vary in several knobs, so joining them
-    would draw a zig-zag through unrelated ones), and the Pareto front over all of them as the one line.
-    ``metric``: a :class:`~mi_lens_app.benchmarks.Metric` (default: the one the rows carry)."""
-    metric = metric or metric_of(rows)
-    fig = go.Figure()
-    bases = list(dict.fromkeys(r.get("base", r["sampler"]) for r in rows))
-    palette = qualitative.Plotly if len(bases) <= len(qualitative.Plotly) else qualitative.Dark24
-    colour = {b: palette[i % len(palette)] for i, b in enumerate(bases)}
-    for k, name in enumerate(dict.fromkeys(r["sampler"] for r in rows)):
-        pts = sorted((r for r in rows if r["sampler"] == name), key=lambda r: r["mean_passes"])
-        base = pts[0].get("base", name)  # a sampler's variants (views, decoding again) share its colour
-        marker = {"size": 10, "color": colour[base], "symbol": series_symbol(k)}
-        fig.add_trace(go.Scatter(x=[r["mean_passes"] for r in pts], y=[metric.scale * r[metric.key] for r in pts],
-                                 mode="markers", name=name, text=[r["label"] for r in pts], marker=marker,
-                                 hovertemplate=("%{text}<br>%{x:.1f} passes<br>%{y:.4g}" + metric.unit
-                                                + f"<extra>{name}</extra>")))
-    front = pareto(rows, metric)
-    if front:
-        fig.add_trace(go.Scatter(x=[r["mean_passes"] for r in front], y=[metric.scale * r[metric.key] for r in front],
-                                 mode="lines", name="frontier", line={"color": "#444", "dash": "dash", "width": 1.5},
-                                 hoverinfo="skip"))
-    passes = [r["mean_passes"] for r in rows if r["mean_passes"] > 0]
-    ticks = log_ticks(min(passes), max(passes)) if passes else {}
-    title = wrap_title(title)  # a long set name on several lines: at 1024 px one line was cut
-    # the legend in rows below the plot, the margins as wide as the labels need: beside the plot, with plotly's
-    # 80-px margins, it left the points 111 px of a phone's 342-px chart
-    fig.update_layout(title={"text": title, "x": 0.02}, xaxis_title="mean forward passes per input (log)",
-                      # on two lines: upright on one, "dipeptide JSD to the reference (lower is better)" ran up over
-                      # the set's name under a title of three lines (the plot's height left, at 1024 px)
-                      yaxis_title=metric.title.replace(" (", "<br>(") if len(metric.title) > 30 else metric.title,
-                      xaxis_type="log", template="plotly_white", font=FONT, height=620,
-                      xaxis=ticks,
-                      margin={"l": 10, "r": 20, "t": 50 + extra_title_room(title), "b": 10},
-                      legend={"orientation": "h", "yanchor": "top", "y": -0.3, "x": 0})
-    fig.update_xaxes(automargin=True)
-    fig.update_yaxes(automargin=True)
-    values = [metric.scale * r[metric.key] for r in rows]
-    if metric.unit != "%" and values and min(values) > 0 and max(values) > 20 * min(values):
-        # a distance spanning decades (mask_predict's dipeptide JSD 0.71 beside the others' 0.006): on a linear
-        # axis every other sampler lay on one line at 0
-        fig.update_yaxes(type="log", title_text=fig.layout.yaxis.title.text + " (log)",
-                         **log_ticks(min(values), max(values)))  # 1, 2, 5 a decade: plotly's wrote 2..9 in each
-    return fig
-
-
-def log_ticks(lo: float, hi: float) -> dict:
-    """Tick values and texts of a log axis over ``[lo, hi]`` at 1, 2 and 5 times a power of ten (plotly's own
-    ticks on a short span label 2..9 between decades with single digits: "... 9 10 2 3 ..."); on a span
-    narrower than a step (13.1 to 13.2 passes) also the axis range, out to the ticks on either side, which
-    plotly's own range would leave out."""
-    lo, hi = max(float(lo), 1e-9), max(float(hi), float(lo), 1e-9)
-    values = [m * 10.0 ** e for e in range(int(np.floor(np.log10(lo))) - 1, int(np.ceil(np.log10(hi))) + 2)
-              for m in (1, 2, 5)]
-    inside = [v for v in values if lo / 1.6 <= v <= hi * 1.6]
-    if len(inside) < 3:  # a narrow span: every whole step between
-        inside = sorted({*inside, *(m * 10.0 ** e for v in inside for e in [int(np.floor(np.log10(v)))]
-                                    for m in range(1, 10) if lo / 1.6 <= m * 10.0 ** e <= hi * 1.6)})
-    axis = {"tickmode": "array", "tickvals": inside, "ticktext": [f"{v:,.4g}" for v in inside]}
-    if sum(lo <= v <= hi for v in inside) < 2:  # points within a tick step: widen the axis to the ticks around
-        below = max((v for v in inside if v <= lo), default=lo)
-        above = min((v for v in inside if v >= hi), default=hi)
-        axis["range"] = [float(np.log10(below / 1.05)), float(np.log10(above * 1.05))]
-    return axis
-
-
-def bar_figure(labels: list[str], series: dict[str, np.ndarray], title: str = "", yaxis: str = "",
-               height: int | None = None) -> go.Figure:
-    """Grouped bars: one bar group per label, one colour per series. Up to 12 labels stand upright; more (the 20
-    amino acids) lie down, a 14-px label per row, since upright they touch in a third of a 1280-px page."""
-    upright = len(labels) <= 12
-    bars = [go.Bar(x=labels, y=np.asarray(v, float), name=name) if upright
-            else go.Bar(y=labels, x=np.asarray(v, float), name=name, orientation="h") for name, v in series.items()]
-    labels_axis = {"automargin": True, "dtick": 1, "tickfont": {"size": 14}}
-    value_axis = {"automargin": True, "title": yaxis}
-    fig = go.Figure(bars)
-    fig.update_layout(title=title, barmode="group", template="plotly_white", font=FONT,
-                      height=height or (300 if upright else 90 + 20 * len(labels) * len(series)),
-                      margin={"l": 10, "r": 10, "t": 50, "b": 10},
-                      xaxis={**labels_axis, "tickangle": 0} if upright else value_axis,
-                      yaxis=value_axis if upright else {**labels_axis, "autorange": "reversed"})
-    return fig
 
 
 def cell_hover(labels: list[str], digits: np.ndarray, givens: np.ndarray, entropy: np.ndarray | None = None,

@@ -23,19 +23,15 @@ from mi_lens_app.figures import (
     FONT,
     MAP_HEIGHT,
     MUTED_COLOR,
-    PHONE_COLORBAR_ROOM,
     SELECTED_COLOR,
     click_layer,
     color_max,
     dark_fill,
-    extra_title_room,
-    phone_colorbar,
     scale_title,
     scaled,
     selected_shapes,
-    title_chars,
-    wrap_title,
 )
+from mi_lens_app.screen import PHONE_COLORBAR_ROOM, extra_title_room, phone_colorbar, title_chars, wrap_title
 
 MAX_ARCS = 150  # arcs drawn in the arc graph
 MAX_DOTS = 400  # pairs drawn in the contact map

@@ -8,7 +8,7 @@ from __future__ import annotations
 import streamlit as st
 
 from mi_core.options import counted, plural
-from mi_lens_app import figures, links, support, texts
+from mi_lens_app import links, screen, support, texts
 from mi_lens_app.domains import Domain, Puzzle
 from mi_lens_app.protein_figures import WINDOW
 from mi_lens_app.sequences import MASK_MODES, Masking
@@ -181,7 +181,7 @@ def window_picker(length: int, key: str = "win", where=None, masked: list[int] =
     14 px); on a phone, sequences longer than 30 in :data:`PHONE_SIZE` (a narrower window is offered everywhere, so
     a phone's link opens anywhere). A window opens a few residues before the first of the ``masked`` positions, and
     again on another sequence or mask. ``size``: the window it starts at (one of :data:`SIZES`)."""
-    size = size or (PHONE_SIZE if figures.on_phone() else SIZES[0])
+    size = size or (PHONE_SIZE if screen.on_phone() else SIZES[0])
     if length <= size:
         return 0, length
     where = where or st

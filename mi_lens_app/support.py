@@ -42,6 +42,7 @@ from mi_lens_app.domains import (
     make_puzzle,
     read_upload,
 )
+from mi_lens_app.screen import title_chars
 
 # ModelFileError and every SudokuError are ValueErrors; an unreadable file or a folder given for one, OSErrors
 USER_ERRORS = (ValueError, FileNotFoundError, PermissionError, IsADirectoryError, RuntimeError)
@@ -415,10 +416,8 @@ def figure(key: tuple, build: Callable):
     """``build()``, a plotly figure or an SVG string, built once per process for ``key`` (the figure's own inputs,
     e.g. a decoding frame's tokens, outlines and entropies as bytes): the frames of a decoding are drawn again at
     every step, on every replay and for every session that watches the same run. The figure is shared: do not
-    change it. The key holds the visitor's title width (:func:`figures.title_chars`): a title wrapped for a phone
+    change it. The key holds the visitor's title width (:func:`screen.title_chars`): a title wrapped for a phone
     was otherwise served to every laptop and projector that asked for the same figure, and the other way round."""
-    from mi_lens_app.figures import title_chars  # (plotly: imported with the pages, not with this module)
-
     return _figure((*key, title_chars()), build)
 
 

@@ -22,7 +22,7 @@ from mi_lens_app.benchmarks import _rows_of
 
 def write_plot(rows_path: Path, out: Path, plotlyjs: str = "inline", title: str | None = None) -> None:
     """Raises ValueError when ``rows_path`` is not a sweep's JSON."""
-    from mi_lens_app.figures import frontier_figure
+    from mi_lens_app.charts import frontier_figure
 
     if not rows_path.is_file() and not rows_path.is_dir():  # a named pipe would block the read for good
         raise ValueError(missing_file(rows_path, "sweep rows not found"))

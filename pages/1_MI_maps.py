@@ -6,7 +6,7 @@ import dataclasses
 import numpy as np
 import streamlit as st
 
-from mi_lens_app import exports, figures, graph, links, protein_figures, support, texts, widgets
+from mi_lens_app import exports, figures, graph, links, protein_figures, screen, support, texts, widgets
 from mi_lens_app.domains import named
 
 LAYERS = {"MI": "MI with the selected cell", "entropy": "entropy", "top p": "top probability",
@@ -17,7 +17,7 @@ def heatmap_panel(domain, pz, m, cell, scale):
     box_major = st.toggle("Box-major order", key="boxmajor", bind="query-params",
                           help="order the cells box by box, so the box rule shows as blocks on the diagonal")
     order = "box" if box_major else "row"
-    narrow = figures.on_phone()  # the map as wide as a phone's chart: 3.4 px a cell, not 2.2
+    narrow = screen.on_phone()  # the map as wide as a phone's chart: 3.4 px a cell, not 2.2
     fig = support.figure(("maps heatmap", domain.key, pz.text, support.version(domain), m.source, cell, order, scale,
                           narrow),
                          lambda: figures.mi_heatmap(m.mi, domain.geometry.box, domain.labels(), order=order,
@@ -256,10 +256,10 @@ def sequence_maps(domain, pz, m):
     k = st.slider("Arc graph: strongest pairs", 10, protein_figures.MAX_ARCS, 60, step=10, key="arcs",
                   bind=links.bound("arcs"), help=f"at most {protein_figures.MAX_ARCS} arcs are drawn")
     arcs = support.shared_figure(protein_figures.arc_figure, pz.text, labels, m.masked, m.mi, noun=domain.nouns[0],
-                                 cap=k, selected=cell, scale=scale, start=start, size=size, narrow=figures.on_phone(),
-                                 touch=figures.on_touch())
+                                 cap=k, selected=cell, scale=scale, start=start, size=size, narrow=screen.on_phone(),
+                                 touch=screen.on_touch())
     lo, hi = protein_figures.window(pz.length, start, size)  # the letters a line, capped to the chart's width
-    per_line, phone = protein_figures.line_letters(hi - lo), figures.on_phone()
+    per_line, phone = protein_figures.line_letters(hi - lo), screen.on_phone()
     widgets.letter_chart(arcs, "arcs_graph", per_line, protein_figures.letter_px(per_line, phone),
                          protein_figures.PHONE_ARC_ROOM if phone else protein_figures.LETTER_ROOM)
     i, j, w, _ = protein_figures.top_pairs(m.mi, m.masked, limit=k)

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from mi_lens_app import exports, figures, grid_svg, links, protein_figures, support, texts, widgets
+from mi_lens_app import exports, figures, grid_svg, links, protein_figures, screen, support, texts, widgets
 from mi_lens_app.domains import bench_domain_options, named
 
 STRIP_ROWS = 16  # steps the protein strip shows at once (the most recent): rows stay tall enough to read
@@ -180,7 +180,7 @@ def sequence_frame(domain, pz, trace, step, side, view, present=False):
         np.stack([v.errors for v in shown]), "".join(domain.alphabet), noun=domain.nouns[0],
         color=st.session_state.get("color") or "step", start=start, size=size,
         max_rows=PRESENT_STRIP_ROWS if present else STRIP_ROWS, title="" if present else f"{trace.strategy}: step {s.step}",
-        regions=protein_figures.cdr_spans(pz.labels()), wide=present, touch=figures.on_touch(), wrap=wrap)
+        regions=protein_figures.cdr_spans(pz.labels()), wide=present, touch=screen.on_touch(), wrap=wrap)
     per_row = -(-(hi - lo) // wrap)  # the letters a row, capped to the strip's width
     widgets.letter_chart(fig, f"frame_{side}", per_row, protein_figures.strip_letter_px(per_row, present))
     if support.uses_selector(trace.strategy):
@@ -444,7 +444,7 @@ def player(domain, pz, traces, count, view=None, present=False, stacked=False):
     step = widgets.frame_controls(count, compact=present)
     # the sequence strip needs the whole width; a phone stacks columns, and a row of headers above a row of grids put
     # both strategies' numbers above both grids, the second grid's a screen away from it
-    one_per_row = stacked or domain.layout == "sequence" or figures.on_phone()
+    one_per_row = stacked or domain.layout == "sequence" or screen.on_phone()
     if one_per_row:
         places, heads = [st.container(), st.container()], [None, None]
     else:  # a row of headers, then a row of grids: they start level however either header wraps

@@ -4,7 +4,7 @@ entropies and the MI map change."""
 import numpy as np
 import streamlit as st
 
-from mi_lens_app import figures, links, protein_figures, support, texts, widgets
+from mi_lens_app import charts, figures, links, protein_figures, support, texts, widgets
 
 
 def clamp_metrics(w, blank, cell: int, cell_name: str, clamp: str, blanks_noun: str) -> None:
@@ -78,7 +78,7 @@ def sequence_what_if(domain, pz):
             selected=cell, title=f"Entropy change and MI from {pz.label(cell)}",
             yaxis="nats (negative: surer)", **shown), key="delta")
     with c2:
-        widgets.chart(support.shared_figure(figures.bar_figure, letters,
+        widgets.chart(support.shared_figure(charts.bar_figure, letters,
                                             {f"p({domain.nouns[1]} | context)": w.marginals_before[cell]},
                                             title=f"Marginal of {pz.label(cell)}", yaxis="probability"), key="marginal")
         st.markdown(texts.worded(texts.WHATIF_SEQUENCE_PAGE, domain))
@@ -222,7 +222,7 @@ def main():
     beside = grids(domain, pz, w, cell, digit)
     with beside:
         values = [str(v) for v in range(1, domain.n_values + 1)]
-        widgets.chart(support.shared_figure(figures.bar_figure, values,
+        widgets.chart(support.shared_figure(charts.bar_figure, values,
                                             {"p(digit | context)": w.marginals_before[cell]},
                                             title=f"Marginal of {domain.cell_label(cell)}", yaxis="probability"),
                       key="marginal")

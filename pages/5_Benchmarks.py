@@ -4,7 +4,7 @@ dipeptide JSD), per set and sampler."""
 import pandas as pd
 import streamlit as st
 
-from mi_lens_app import benchmarks, exports, figures, links, support, texts, widgets
+from mi_lens_app import benchmarks, charts, exports, links, support, texts, widgets
 
 
 def opening_set(found: benchmarks.BenchRows, on_default: set[str]) -> tuple[str, str]:
@@ -107,7 +107,7 @@ def main():
     owner = benchmarks.set_domain(rows)  # a domain's set speaks of its states and positions, not of puzzles
     metric = benchmarks.worded_metric(benchmarks.metric_of(rows) if rows else benchmarks.METRICS[0], owner)
     # the set in small type below: as one title, wrapped for a phone, it took four large lines on a 1024-px projector
-    fig = (figures.frontier_figure(rows, f"{metric.name} vs passes (n={n})<br><sup>{title(chosen)}</sup>", metric)
+    fig = (charts.frontier_figure(rows, f"{metric.name} vs passes (n={n})<br><sup>{title(chosen)}</sup>", metric)
            if rows else None)
     with left:
         if fig is not None:

@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
          "--disable-component-update", "--no-first-run", "--disable-sync", "--disable-quic"]
-# a phone's browser (Chrome on Android): the app reads "Mobi" in it (figures.title_chars)
+# a phone's browser (Chrome on Android): the app reads "Mobi" in it (screen.title_chars)
 MOBILE_AGENT = ("Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) "
                 "Chrome/131.0.0.0 Mobile Safari/537.36")
 READY = '[data-testid="stApp"][data-test-connection-state="CONNECTED"][data-test-script-state="notRunning"]'

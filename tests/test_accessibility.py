@@ -11,7 +11,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import get_colorscale, sample_colorscale
 
-from mi_lens_app import cdr_marks, exports, figures, graph, grid_svg, protein_figures, widgets
+from mi_lens_app import cdr_marks, charts, exports, figures, graph, grid_svg, protein_figures, widgets
 from tests import test_app_pages
 from tests.test_app_pages import assert_clean, run_page
 
@@ -266,11 +266,11 @@ def test_the_20_amino_acid_marginal_lies_down_with_14_px_letters():
     """What-if's marginal of a residue stood its 20 letters upright at 11 px in a third of the page; at 14 px they
     touched at 1280 px. They now lie down, one 14-px letter per row; the nine digits of a Sudoku cell stand."""
     letters = list("ACDEFGHIKLMNPQRSTVWY")
-    fig = figures.bar_figure(letters, {"p": np.full(20, 0.05)}, yaxis="probability")
+    fig = charts.bar_figure(letters, {"p": np.full(20, 0.05)}, yaxis="probability")
     assert fig.data[0].orientation == "h" and list(fig.data[0].y) == letters
     assert fig.layout.yaxis.tickfont.size >= PROJECTOR_MIN_PX and fig.layout.yaxis.dtick == 1
     assert fig.layout.height >= 20 * 18 + 60 and fig.layout.xaxis.title.text == "probability"
-    digits = figures.bar_figure([str(v) for v in range(1, 10)], {"p": np.full(9, 1 / 9)}, yaxis="probability")
+    digits = charts.bar_figure([str(v) for v in range(1, 10)], {"p": np.full(9, 1 / 9)}, yaxis="probability")
     assert digits.data[0].orientation != "h" and digits.layout.xaxis.tickfont.size >= PROJECTOR_MIN_PX
 
 
@@ -279,7 +279,7 @@ def test_frontier_series_differ_in_shape_not_colour_alone():
     colour."""
     rows = [{"sampler": s, "label": s, "mean_passes": 1.0 + i, "accuracy": 0.5} for i, s in enumerate(
         ["random", "top_prob", "top_margin", "learned", "learned_mi", "eb", "mi", "sequential"] + [f"s{k}" for k in range(20)])]
-    points = [t for t in figures.frontier_figure(rows).data if t.mode == "markers"]
+    points = [t for t in charts.frontier_figure(rows).data if t.mode == "markers"]
     assert len(points) == 28 and len({t.marker.symbol for t in points}) == 28
 
 

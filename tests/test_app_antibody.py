@@ -394,9 +394,9 @@ def test_a_phones_arc_graph_keeps_its_letters_apart(env, agent, monkeypatch):
     they fit the plot; a larger screen keeps 60 residues of 14 px. A phone's window of 120 (60 letters a line) keeps
     letters of 10 px in a chart that scrolls sideways (``fit_letters_css``): shrunk to fit, they were 7 px in the figure and 4.2 on the
     screen."""
-    from mi_lens_app import figures
+    from mi_lens_app import screen
 
-    monkeypatch.setattr(figures, "browser_agent", lambda: agent)
+    monkeypatch.setattr(screen, "browser_agent", lambda: agent)
     at = run_page("pages/1_MI_maps.py", domain="antibody")
     assert_clean(at)
     phone = agent == PHONE

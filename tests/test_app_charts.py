@@ -5,7 +5,7 @@ clickable heatmap cells, benchmark points and fronts, protein sweeps, capped dep
 import numpy as np
 import pytest
 
-from mi_lens_app import benchmarks, figures, protein_figures
+from mi_lens_app import benchmarks, charts, figures, protein_figures, screen
 from tests import test_app_pages
 from tests.test_app_pages import EASY_PRESET, ROOT, assert_clean, run_page, specs
 
@@ -30,7 +30,7 @@ def test_benchmark_sets_are_named_without_folders_or_extensions():
 def test_the_frontier_draws_points_per_sampler_and_one_front_line():
     rows = [{"sampler": "mi", "label": f"mi ({p})", "mean_passes": x, "accuracy": a}
             for p, x, a in (("gamma=1", 10, 0.5), ("lam=3", 12, 0.2), ("gamma=2", 8, 0.4))]
-    fig = figures.frontier_figure(rows)
+    fig = charts.frontier_figure(rows)
     assert [t.mode for t in fig.data] == ["markers", "lines"]
     assert list(fig.data[-1].x) == [8, 10]  # the front skips the dominated lam=3 point
 
@@ -333,16 +333,16 @@ def test_long_chart_titles_are_wrapped_to_a_phones_width():
                                       size=60)
     for fig in (grid, arcs):
         lines = fig.layout.title.text.split("<br>")
-        assert len(lines) >= 2 and max(map(len, lines)) <= figures.TITLE_CHARS, lines
+        assert len(lines) >= 2 and max(map(len, lines)) <= screen.TITLE_CHARS, lines
         assert fig.layout.margin.t >= 50 + 22 * (len(lines) - 1)
     # plotly centres a title in the top margin: from a third line on, each takes 54 px, or it reached into the plot
-    assert [figures.extra_title_room("<br>".join("a" * n)) for n in (1, 2, 3, 4)] == [0, 22, 76, 130]
+    assert [screen.extra_title_room("<br>".join("a" * n)) for n in (1, 2, 3, 4)] == [0, 22, 76, 130]
     marked = "MI of r1c2<br><sup>a note with <b>markup</b> inside it, longer than a line of small type</sup>"
     assert figures.grid_figure(np.zeros(16, int), np.zeros(16, bool), 2, title=marked).layout.title.text == marked
     key = "bars: entropy H (left axis) · line: MI with the selected residue (right axis)"  # 78 characters in <sup>
-    lines = figures.wrap_title(f"Per-residue entropy<br><sup>{key}</sup>").split("<br>")
+    lines = screen.wrap_title(f"Per-residue entropy<br><sup>{key}</sup>").split("<br>")
     assert len(lines) == 3 and all(w.startswith("<sup>") and w.endswith("</sup>") for w in lines[1:])
-    assert max(len(w) - len("<sup></sup>") for w in lines[1:]) <= 1.4 * figures.TITLE_CHARS
+    assert max(len(w) - len("<sup></sup>") for w in lines[1:]) <= 1.4 * screen.TITLE_CHARS
 
 
 DESKTOP = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/142.0 Safari/537.36"
@@ -355,7 +355,7 @@ def test_titles_wrap_at_a_phones_width_only_on_a_phone(monkeypatch, agent, lines
     its key took four lines on a 1024-px projector and a 1366-px laptop (two before), and the plot lost their height
     (at 1366 px it began 232 px down the chart, not 124). On a larger screen a chart as wide as the page wraps at 50 characters, one
     beside another at 42; a phone, or no browser (an exported file), still at 35."""
-    monkeypatch.setattr(figures, "browser_agent", lambda: agent)
+    monkeypatch.setattr(screen, "browser_agent", lambda: agent)
     letters = "ACDEFGHIKLMNPQRSTVWY" * 6
     rng = np.random.default_rng(0)
     strip = protein_figures.marginal_strip(rng.dirichlet(np.ones(20), 120), rng.random(120), list(letters),
@@ -374,20 +374,20 @@ def test_a_title_as_wide_as_the_page_fits_505_px_and_says_its_window_once():
     """Beside the open sidebar on a 1280 x 800 projector zoomed to 150% a chart is 505 px, ~50 characters of a title:
     wrapped at 60, "Per-residue entropy and marginals (residues 61-120 of 120)" ran 62 px past it. A title that names
     the residues gives the window as numbers, a short aside stays whole on its line, the arc graph says its count once."""
-    assert figures.WIDE_TITLE_CHARS[True] == 50
+    assert screen.WIDE_TITLE_CHARS[True] == 50
     assert (protein_figures.window_note("Per-residue entropy and marginals", "residue", 60, 120, 120)
             == "Per-residue entropy and marginals (61-120 of 120)")
     assert protein_figures.window_note("Arc graph", "residue", 60, 120, 120) == "Arc graph (residues 61-120 of 120)"
     assert protein_figures.window_note("Arc graph", "residue", 0, 120, 120) == "Arc graph"
-    assert (figures.wrap_title("Entropy change and MI from _100 (residues 61-120 of 120)", 50)
+    assert (screen.wrap_title("Entropy change and MI from _100 (residues 61-120 of 120)", 50)
             == "Entropy change and MI from _100<br>(residues 61-120 of 120)")
-    assert (figures.wrap_title("Masked residues: entropy before and after _1000 = G", 50)
+    assert (screen.wrap_title("Masked residues: entropy before and after _1000 = G", 50)
             == "Masked residues: entropy before and after<br>_1000 = G")
     letters = "ACDEFGHIKLMNPQRSTVWY" * 6
     mi = np.random.default_rng(0).random((120, 120))
     arcs = protein_figures.arc_figure(letters, list(letters), np.ones(120, bool), (mi + mi.T) / 2, cap=60, start=60,
                                       size=60)
-    assert figures.wrap_title(arcs.layout.title.text.replace("<br>", " "), 50).split("<br>") == [
+    assert screen.wrap_title(arcs.layout.title.text.replace("<br>", " "), 50).split("<br>") == [
         "Arc graph: the 60 strongest of 7140 pairs", "(residues 61-120 of 120)"]
 
 
@@ -420,8 +420,8 @@ def test_the_shared_figure_cache_keeps_a_phones_titles_from_a_laptop(monkeypatch
     title = "MI of a residue with every other residue it may depend on"
     built = []
     for agent in (PHONE, DESKTOP, PHONE):
-        monkeypatch.setattr(figures, "browser_agent", lambda agent=agent: agent)
-        built.append(support.shared_figure(figures.wrap_title, title))
+        monkeypatch.setattr(screen, "browser_agent", lambda agent=agent: agent)
+        built.append(support.shared_figure(screen.wrap_title, title))
     assert built[0] == built[2] != built[1]
     assert max(map(len, built[0].split("<br>"))) <= 35 < max(map(len, built[1].split("<br>")))
     support._figure.clear()
@@ -432,7 +432,7 @@ def test_a_phones_mi_map_is_as_wide_as_its_chart(env, agent):
     """On a 390-px phone the 81 x 81 map shared its ~340-px chart with a colour bar beside it and labels below it:
     181 px, 2.2 px a cell. There the colour bar lies under the map and the groups are named on the left only (the
     map is symmetric), and the map takes the chart's width (273 px, 3.4 a cell); a larger screen's is as it was."""
-    env.setattr(figures, "browser_agent", lambda: agent)
+    env.setattr(screen, "browser_agent", lambda: agent)
     at = run_page("pages/1_MI_maps.py")
     assert_clean(at)
     spec = specs(at)["MI, neural estimator"]
@@ -440,7 +440,7 @@ def test_a_phones_mi_map_is_as_wide_as_its_chart(env, agent):
     phone = agent == PHONE
     assert (bar.get("orientation") == "h") == phone and (bar.get("yref") == "container") == phone
     assert spec["layout"]["xaxis"].get("showticklabels", True) != phone  # names along the bottom only off a phone
-    assert (spec["layout"]["margin"]["b"] >= figures.PHONE_COLORBAR_ROOM) == phone  # room for the bar below
+    assert (spec["layout"]["margin"]["b"] >= screen.PHONE_COLORBAR_ROOM) == phone  # room for the bar below
 
 
 # Chrome on an Android tablet says "Android" without "Mobile"; iPadOS Safari says what a Mac's Safari says
@@ -461,7 +461,7 @@ WINDOWS = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, 
     (IPADOS, {}, False),  # an iPad's Safari: a Mac's user agent, no Client Hints; its headers cannot tell
     (None, {}, False)])
 def test_a_touch_screen_is_told_by_its_request_headers(agent, hints, touch):
-    assert figures.touch_screen(agent, hints) == touch
+    assert screen.touch_screen(agent, hints) == touch
 
 
 @pytest.mark.parametrize("agent", [TABLET, DESKTOP])
@@ -469,7 +469,7 @@ def test_a_tablets_letter_charts_scroll_under_a_swipe_as_a_phones_do(env, agent)
     """Only a user agent with "Mobi" took the phone's swipe: on an Android tablet (no "Mobile") a finger's swipe on the
     arc graph or a decoding strip drag-zoomed it instead of scrolling the page. A tablet that says it is one now gets
     the phone's charts without drag, in a larger screen's layout; a desktop's mouse keeps its drag-zoom."""
-    env.setattr(figures, "browser_agent", lambda: agent)
+    env.setattr(screen, "browser_agent", lambda: agent)
     touch = agent == TABLET
     at = run_page("pages/1_MI_maps.py", domain="protein")
     assert_clean(at)
@@ -533,7 +533,7 @@ def test_a_frontier_of_distances_spanning_decades_is_drawn_on_a_log_axis():
     metric = benchmarks.METRICS[1]
     rows = [{"sampler": s, "label": s, "mean_passes": p, metric.key: v}
             for s, p, v in (("topk", 10.0, 0.0061), ("eb", 4.0, 0.0060), ("mask_predict", 10.0, 0.706))]
-    fig = figures.frontier_figure(rows, "JSD", metric)
+    fig = charts.frontier_figure(rows, "JSD", metric)
     assert fig.layout.yaxis.type == "log" and fig.layout.yaxis.title.text.endswith("(log)")
     assert list(fig.layout.yaxis.ticktext) == ["0.005", "0.01", "0.02", "0.05", "0.1", "0.2", "0.5", "1"]
-    assert figures.frontier_figure(rows[:2], "JSD", metric).layout.yaxis.type != "log"  # a close spread stays linear
+    assert charts.frontier_figure(rows[:2], "JSD", metric).layout.yaxis.type != "log"  # a close spread stays linear

@@ -17,7 +17,7 @@ from mi_core.domains.sudoku import (
 )
 from mi_core.domains.sudoku.domain import SUDOKU_VIEWS
 from mi_core.mi.estimator import EstimatorConfig, MIEstimator
-from mi_lens_app import benchmarks, core, exports, figures, graph
+from mi_lens_app import benchmarks, charts, core, exports, figures, graph
 from mi_lens_app.domains import DOMAINS, generate, load_presets, make_puzzle, named, read_upload
 
 EASY = "..9.7.1.....2.8...2...3...4.9.........8....311.6...52.....6327.....9.6...1...7.5."
@@ -359,7 +359,7 @@ def test_exports_round_trip(tiny_mdm, tiny_estimator):
                                           **named(SUDOKU_VIEWS.key)))
     assert (views["domain"], views["model"]) == ("sudoku9", "views")
     assert named("sudoku9_8layer") == {"domain": "sudoku9", "model": "8layer"} and named("protein") == {"domain": "protein"}
-    html = exports.figure_html(figures.bar_figure(["a"], {"s": np.ones(1)}))
+    html = exports.figure_html(charts.bar_figure(["a"], {"s": np.ones(1)}))
     assert html.startswith("<!doctype html>") and "Plotly.newPlot" in html
     assert "<script src=" not in html and len(html) > 1_000_000  # plotly.js inlined: opens offline
 
@@ -407,7 +407,7 @@ def test_benchmark_rows_decoded_again_or_over_views_are_series_of_their_own(tmp_
     found = benchmarks.load_rows(tmp_path)
     assert [r["sampler"] for r in found.rows] == ["mi", "mi, up to 32 decodes", "mi, 4 views"]
     assert found.rows[1]["label"] == "mi, up to 32 decodes (gamma=0.6)"
-    traces = figures.frontier_figure(found.rows).data
+    traces = charts.frontier_figure(found.rows).data
     points = [t for t in traces if t.mode == "markers"]
     assert [t.name for t in points] == ["mi", "mi, up to 32 decodes", "mi, 4 views"]
     assert len({t.marker.color for t in points}) == 1  # one sampler, one colour; each series a shape of its own

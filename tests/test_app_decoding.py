@@ -314,11 +314,11 @@ def test_on_a_phone_each_line_of_numbers_sits_above_its_own_grid(env):
     """A phone stacks columns: a row of both headers above a row of both grids read header A, header B, grid A,
     grid B, and the second strategy's passes and errors sat a screen above its grid. On a phone each strategy's
     frame is one block (its line of numbers, then its grid); a larger screen keeps the headers in a row, level."""
-    from mi_lens_app import figures
+    from mi_lens_app import screen
 
     order = {}
     for agent in (PHONE, None):
-        env.setattr(figures, "browser_agent", lambda agent=agent: agent)
+        env.setattr(screen, "browser_agent", lambda agent=agent: agent)
         at = run_page("pages/3_Decoding.py", preset=EASY_PRESET, a="topk", a_topk_k="4", b="eb", step="3")
         assert_clean(at)
         order[agent] = ["grid" if "mi-grid" in m.value else "numbers" for m in at.markdown

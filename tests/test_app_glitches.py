@@ -6,7 +6,7 @@ import re
 
 import numpy as np
 
-from mi_lens_app import figures, protein_figures, texts
+from mi_lens_app import charts, figures, protein_figures, screen, texts
 from mi_lens_app.sequences import load_protein_presets
 from tests import test_app_pages, test_app_protein
 from tests.test_app_pages import assert_clean, run_page, specs
@@ -81,12 +81,12 @@ def test_the_benchmarks_log_axis_reads_in_whole_numbers(env):
 
 
 def test_log_ticks_are_1_2_5_steps():
-    assert figures.log_ticks(9, 300)["ticktext"] == ["10", "20", "50", "100", "200"]
-    assert figures.log_ticks(1, 1000)["ticktext"][-1] == "1,000"
-    assert "range" not in figures.log_ticks(9, 300)
-    narrow = figures.log_ticks(13.12, 13.18)  # two samplers 0.06 passes apart: the axis reaches 10 and 20
+    assert charts.log_ticks(9, 300)["ticktext"] == ["10", "20", "50", "100", "200"]
+    assert charts.log_ticks(1, 1000)["ticktext"][-1] == "1,000"
+    assert "range" not in charts.log_ticks(9, 300)
+    narrow = charts.log_ticks(13.12, 13.18)  # two samplers 0.06 passes apart: the axis reaches 10 and 20
     assert narrow["ticktext"] == ["10", "20"] and 10 ** narrow["range"][0] < 10 and 10 ** narrow["range"][1] > 20
-    one = figures.log_ticks(56.8, 56.8)
+    one = charts.log_ticks(56.8, 56.8)
     assert 10 ** one["range"][0] < 50 and 10 ** one["range"][1] > 60
 
 
@@ -131,10 +131,10 @@ def test_a_long_frontier_title_is_wrapped_not_cut():
     rows = [{"set": "s", "sampler": "eb", "label": "eb", "params": {}, "n": 500, "mean_passes": p, "accuracy": a,
              "cell_accuracy": a, "seconds": 1.0} for p, a in ((3, 0.1), (9, 0.4), (40, 0.5))]
     title = "Accuracy vs passes: orders: Kaggle graded (dev split) (hard-data model) (n=500)"
-    lines = figures.frontier_figure(rows, title).layout.title.text.split("<br>")
-    assert len(lines) == 3 and max(map(len, lines)) <= figures.TITLE_CHARS
+    lines = charts.frontier_figure(rows, title).layout.title.text.split("<br>")
+    assert len(lines) == 3 and max(map(len, lines)) <= screen.TITLE_CHARS
     assert " ".join(lines) == title
-    assert figures.frontier_figure(rows, "Accuracy vs passes: demo (n=20)").layout.title.text == \
+    assert charts.frontier_figure(rows, "Accuracy vs passes: demo (n=20)").layout.title.text == \
         "Accuracy vs passes: demo (n=20)"
 
 
@@ -145,12 +145,12 @@ def test_the_frontier_legend_leaves_a_phone_the_width_of_the_chart():
     rows = [{"set": "s", "sampler": name, "label": name, "params": {}, "n": 200, "mean_passes": p, "accuracy": a,
              "cell_accuracy": a, "seconds": 1.0} for name, p, a in (("eb", 3, 0.6), ("mi", 4, 0.8), ("random", 9, 0.5))]
     title = "Accuracy vs passes: orders: peer-recurrent Kaggle graded, 200 (40 per level) · default model (n=200)"
-    layout = figures.frontier_figure(rows, title).layout
+    layout = charts.frontier_figure(rows, title).layout
     assert layout.legend.orientation == "h" and layout.legend.y < 0 and layout.legend.yanchor == "top"
     assert layout.margin.l <= 20 and layout.margin.r <= 20  # the axes' labels take what they need (automargin)
     assert layout.xaxis.automargin and layout.yaxis.automargin
     lines = layout.title.text.split("<br>")
-    assert max(map(len, lines)) <= figures.TITLE_CHARS and layout.margin.t >= 50 + 22 * (len(lines) - 1)
+    assert max(map(len, lines)) <= screen.TITLE_CHARS and layout.margin.t >= 50 + 22 * (len(lines) - 1)
 
 
 def test_the_map_caption_says_1_model_pass_not_1_model_passes(env):

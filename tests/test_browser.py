@@ -1672,13 +1672,13 @@ def test_the_frontiers_axis_title_stays_clear_of_its_set_name_at_1024_px(chromiu
     """Benchmarks on a 1024-px screen (a chart ~680 px wide): the protein set's title took three lines, the plot lost
     that height, and the vertical "dipeptide JSD to the reference (lower is better)" ran up over the set's name
     ("orders: protein CATH" read "rders: protein CATH"). A long axis title is now on two lines."""
-    from mi_lens_app import benchmarks, exports, figures
+    from mi_lens_app import benchmarks, charts, exports, screen
 
     metric = benchmarks.METRICS[1]
     rows = [{"sampler": s, "label": f"{s} (steps={k})", "mean_passes": float(k), metric.key: 0.006 + 0.0001 * k + i * 1e-4}
             for i, s in enumerate(["random", "top_prob", "mi", "eb", "learned"]) for k in (1, 2, 5, 10, 20)]
     title = f"{metric.name} vs passes (n=300 per seed, 3 seeds)<br><sup>orders: protein CATH</sup>"
-    fig = figures.frontier_figure(rows, figures.wrap_title(title, 42), metric)  # 42: the app's at 1024 px
+    fig = charts.frontier_figure(rows, screen.wrap_title(title, 42), metric)  # 42: the app's at 1024 px
     path = tmp_path / "frontier.html"
     path.write_text(exports.figure_html(fig))
     page = chromium.new_page(viewport={"width": 680, "height": 700})
