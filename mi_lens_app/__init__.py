@@ -1,7 +1,8 @@
 """The MI Lens app's support package: the one seam between the Streamlit pages and ``mi_core``.
 
 - ``domains``: the domain registry (Sudoku 9x9, the exact 4x4 oracle), puzzles, presets and uploads;
-- ``core``: calls into ``mi_core`` (torch) that return plain numpy results; no streamlit;
+- ``core``, ``traces``: calls into ``mi_core`` (torch) that return plain numpy results (``traces``: a decode, frame by
+  frame); no streamlit;
 - ``support``: model loading (``st.cache_resource``) and cached results (``st.cache_data``);
 - ``widgets``: shared input widgets (puzzle picker, cell picker, strategy picker, frame navigator);
 - ``figures``, ``protein_figures``, ``grid_svg``, ``charts``, ``graph``, ``exports``, ``benchmarks``, ``texts``:

@@ -116,7 +116,7 @@ def _step(s, spec, labels: list[str], words: dict[str, str]) -> dict:
 def trace_json(trace, puzzle: str, domain: str, labels: list[str], temperature: float, seed: int,
                model: str | None = None, command: str | None = None, model_description: str | None = None,
                known: dict | None = None) -> str:
-    """A :class:`~mi_lens_app.core.Trace` as JSON: one entry per frame, the positions unmasked with their values
+    """A :class:`~mi_lens_app.traces.Trace` as JSON: one entry per frame, the positions unmasked with their values
     and entropies, keyed in the domain's own words (:func:`trace_words`); states are written as the domain writes
     them (its mask symbol for masked).
 
@@ -222,7 +222,7 @@ def decoding_player_html(traces, puzzle: str, givens: list[bool], values: tuple[
     Sudoku (``box``: its box side) or a line of letters for a sequence (``box`` None); play/pause with Space.
 
     Args:
-        traces: :class:`~mi_lens_app.core.Trace` objects of the same puzzle; puzzle: its state string;
+        traces: :class:`~mi_lens_app.traces.Trace` objects of the same puzzle; puzzle: its state string;
         givens: ``(N,)`` given positions; values: the name of each value (token ``v + 1``); native: a sequence's
         word for the sequence it was given (``original`` outside proteins). A sequence's residues that differ from
         it are counted as such, not as wrong, as the page counts them (many sequences fold alike).

@@ -29,9 +29,9 @@ from mi_core.io import file_sha256
 from mi_core.models.base import ModelFileError
 from mi_core.models.iterations import iterations_of
 from mi_core.options import plural
-from mi_lens_app import benchmarks, core, domains, sequences, texts
+from mi_lens_app import benchmarks, core, domains, sequences, texts, traces
 from mi_lens_app import selector as order
-from mi_lens_app.core import IterationView, MIMap, ProbeView, Trace, WhatIf
+from mi_lens_app.core import IterationView, MIMap, ProbeView, WhatIf
 from mi_lens_app.domains import (
     DOMAINS,
     Domain,
@@ -308,9 +308,9 @@ def probe_at_iteration(domain_key: str, grid: str, iterations: int, eps: float, 
 
 @st.cache_data(show_spinner=False, max_entries=128)
 def decode_trace(domain_key: str, grid: str, solution: str | None, name: str, params: tuple, temperature: float,
-                 seed: int, version: str, attempts: int = 1) -> Trace:
+                 seed: int, version: str, attempts: int = 1) -> traces.Trace:
     """Every frame of decoding ``grid`` with strategy ``name`` (``params``: sorted ``(key, value)`` pairs; up to
-    ``attempts`` decodes while the result breaks the rules, see :func:`core.decode_trace`), shared by every
+    ``attempts`` decodes while the result breaks the rules, see :func:`traces.decode_trace`), shared by every
     session (the cache is the server's), with a progress bar while it runs. Each update of the bar is a point
     where Streamlit stops the run of a session that was closed or asked for a rerun, so a decode nobody waits
     for does not run on."""
@@ -321,7 +321,7 @@ def decode_trace(domain_key: str, grid: str, solution: str | None, name: str, pa
         again = f", decode {decode} of at most {attempts} (the ones before broke a rule)" if decode > 1 else ""
         bar.progress(min(filled / max(masked, 1), 1.0), text=f"Decoding with {name}{again}: {filled} / {masked} filled")
 
-    trace = core.decode_trace(model(domain), estimator(domain), domain, grid, solution, name, dict(params),
+    trace = traces.decode_trace(model(domain), estimator(domain), domain, grid, solution, name, dict(params),
                               temperature, seed, selector(domain), update, attempts)
     bar.empty()
     return trace
@@ -588,7 +588,7 @@ def param_default(name: str, key: str):
 
 def missing_mi_source(name: str, domain: Domain) -> str | None:
     """Why strategy ``name`` cannot run on ``domain`` for want of an MI source, or None."""
-    if not core.reads_mi_source(name) or domain.exact_model or domain.probe_fallback or has_estimator(domain):
+    if not traces.reads_mi_source(name) or domain.exact_model or domain.probe_fallback or has_estimator(domain):
         return None
     return (f"strategy {name} reads MI from the neural estimator, which is not usable here "
             f"({estimator_problem(domain)}). Pick another strategy, or the 4x4 domain, whose exact MI needs none.")
@@ -596,7 +596,7 @@ def missing_mi_source(name: str, domain: Domain) -> str | None:
 
 def probe_fallback_note(name: str, domain: Domain) -> str | None:
     """A note when strategy ``name`` reads the pruned exact probe each step for want of an estimator, or None."""
-    if not core.reads_mi_source(name) or domain.exact_model or not domain.probe_fallback or has_estimator(domain):
+    if not traces.reads_mi_source(name) or domain.exact_model or not domain.probe_fallback or has_estimator(domain):
         return None
     return (f"No usable MI estimator ({estimator_problem(domain)}): {name} reads the exact probe pruned at "
             f"eps={domain.fallback_eps:g} at every step; its passes are counted as + extra.")

@@ -8,7 +8,7 @@ import pytest
 
 from mi_core.bench.decode import retry_for
 from mi_core.decoding import decode_final, make_strategy
-from mi_lens_app import core, exports
+from mi_lens_app import core, exports, traces
 from mi_lens_app.domains import DOMAINS
 from tests import test_app_pages, test_app_protein
 from tests.test_app_core import EASY, EASY_SOL
@@ -40,10 +40,10 @@ def text(tokens) -> str:
 
 def test_a_retried_decode_is_the_view_decode_mapped_back_with_the_givens_in_place(tiny_mdm):
     domain, read = rejecting(2)
-    trace = core.decode_trace(tiny_mdm, None, domain, EASY, EASY_SOL, "topk", {"k": 7}, seed=5, attempts=4)
+    trace = traces.decode_trace(tiny_mdm, None, domain, EASY, EASY_SOL, "topk", {"k": 7}, seed=5, attempts=4)
     assert (trace.attempts, trace.attempt, trace.rejected) == (4, 3, 2) and len(read) == 3
     retry = retry_for(S9, tiny_mdm, 4)
-    view = core.decode_trace(tiny_mdm, None, S9, text(retry.to_view(START, 2)), None, "topk", {"k": 7}, seed=5 + 2)
+    view = traces.decode_trace(tiny_mdm, None, S9, text(retry.to_view(START, 2)), None, "topk", {"k": 7}, seed=5 + 2)
     assert np.array_equal(trace.steps[-1].tokens, retry.from_view(view.steps[-1].tokens, 2))
     assert not np.array_equal(trace.steps[-1].tokens, view.steps[-1].tokens)  # view 2 is not the grid itself
     for shown, seen in zip(trace.steps, view.steps, strict=True):
@@ -55,15 +55,15 @@ def test_a_retried_decode_is_the_view_decode_mapped_back_with_the_givens_in_plac
         filled = shown.tokens > 0
         assert np.array_equal(shown.errors, filled & (shown.tokens != SOLUTION))  # against the puzzle's solution
     assert np.array_equal(trace.steps[0].tokens, START)
-    assert np.array_equal(read[0], core.decode_trace(tiny_mdm, None, S9, EASY, None, "topk", {"k": 7},
+    assert np.array_equal(read[0], traces.decode_trace(tiny_mdm, None, S9, EASY, None, "topk", {"k": 7},
                                                      seed=5).steps[-1].tokens)  # decode 1: the grid as it is
-    first, second = (core.decode_trace(tiny_mdm, None, S9, text(retry.to_view(START, k)), None, "topk", {"k": 7},
+    first, second = (traces.decode_trace(tiny_mdm, None, S9, text(retry.to_view(START, k)), None, "topk", {"k": 7},
                                        seed=5 + k) for k in (0, 1))
     assert trace.earlier_passes == first.steps[-1].passes + second.steps[-1].passes
 
 
 def test_every_decode_rejected_shows_the_last_and_counts_them_all(tiny_mdm):
-    trace = core.decode_trace(tiny_mdm, None, S9, EASY, EASY_SOL, "topk", {"k": 7}, attempts=3)
+    trace = traces.decode_trace(tiny_mdm, None, S9, EASY, EASY_SOL, "topk", {"k": 7}, attempts=3)
     assert (trace.attempt, trace.rejected) == (3, 3) and not trace.solved  # a random model breaks the rules
     assert trace.earlier_passes > 0
     record = exports.trace_json(trace, EASY, "sudoku9", S9.labels(), 0.0, 0)
@@ -72,7 +72,7 @@ def test_every_decode_rejected_shows_the_last_and_counts_them_all(tiny_mdm):
 
 def test_the_progress_callback_hears_which_decode_runs(tiny_mdm):
     heard = []
-    core.decode_trace(tiny_mdm, None, S9, EASY, EASY_SOL, "topk", {"k": 7}, attempts=3,
+    traces.decode_trace(tiny_mdm, None, S9, EASY, EASY_SOL, "topk", {"k": 7}, attempts=3,
                       progress=lambda filled, masked, decode: heard.append((decode, filled, masked)))
     assert [d for d, _, _ in heard] == sorted(d for d, _, _ in heard) and {d for d, _, _ in heard} == {1, 2, 3}
     last = {d: (f, m) for d, f, m in heard}  # each decode ends with every blank filled
@@ -81,7 +81,7 @@ def test_the_progress_callback_hears_which_decode_runs(tiny_mdm):
 
 def test_one_decode_is_the_plain_decode_and_never_reads_the_rules(tiny_mdm):
     domain, read = rejecting(99)
-    trace = core.decode_trace(tiny_mdm, None, domain, EASY, EASY_SOL, "topk", {"k": 7}, seed=3)
+    trace = traces.decode_trace(tiny_mdm, None, domain, EASY, EASY_SOL, "topk", {"k": 7}, seed=3)
     assert not read
     assert (trace.attempts, trace.attempt, trace.rejected, trace.earlier_passes) == (1, 1, 0, 0)
     final = decode_final(tiny_mdm, core.tokens_of(EASY, S9, "cpu")[None], make_strategy("topk", k=7), seed=3)
@@ -91,7 +91,7 @@ def test_one_decode_is_the_plain_decode_and_never_reads_the_rules(tiny_mdm):
 
 def test_a_solved_first_decode_is_not_decoded_again(tiny_mdm):
     domain, read = rejecting(0)
-    trace = core.decode_trace(tiny_mdm, None, domain, EASY, EASY_SOL, "topk", {"k": 7}, attempts=8)
+    trace = traces.decode_trace(tiny_mdm, None, domain, EASY, EASY_SOL, "topk", {"k": 7}, attempts=8)
     assert len(read) == 1 and (trace.attempt, trace.rejected, trace.earlier_passes) == (1, 0, 0)
 
 
@@ -102,7 +102,7 @@ def test_a_solved_first_decode_is_not_decoded_again(tiny_mdm):
 ])
 def test_decodes_at_most_rejects_what_it_cannot_do(tiny_mdm, domain, attempts, match):
     with pytest.raises(ValueError, match=match):
-        core.decode_trace(tiny_mdm, None, domain, EASY, None, "topk", {"k": 7}, attempts=attempts)
+        traces.decode_trace(tiny_mdm, None, domain, EASY, None, "topk", {"k": 7}, attempts=attempts)
 
 
 def test_the_page_says_which_decode_it_shows_and_the_passes_of_all(env):
@@ -153,7 +153,7 @@ def test_the_app_seeds_a_decode_as_bench_seeds_a_file_of_that_one_puzzle(tiny_md
     puzzle (bench seeds input i with item_seed(seed, i)); the exported seed did not reproduce the trace."""
     from mi_core.bench.decode import decode_all
 
-    trace = core.decode_trace(tiny_mdm, None, S9, EASY, EASY_SOL, "eb", {"gamma": 0.5}, temperature=1.0, seed=3,
+    trace = traces.decode_trace(tiny_mdm, None, S9, EASY, EASY_SOL, "eb", {"gamma": 0.5}, temperature=1.0, seed=3,
                               attempts=attempts)
     gen = decode_all(tiny_mdm, [START], make_strategy("eb", gamma=0.5), temperature=1.0, seed=3,
                      retry=retry_for(S9, tiny_mdm, attempts) if attempts > 1 else None)
@@ -174,7 +174,7 @@ def test_an_exported_traces_command_decodes_it_again(tiny_mdm, tmp_path, monkeyp
     from mi_core.domains.sudoku.mdm import save_sudoku_mdm
 
     save_sudoku_mdm(tiny_mdm, model)
-    trace = core.decode_trace(tiny_mdm, None, S9, EASY, EASY_SOL, "eb", {"gamma": 0.5}, temperature=1.0, seed=3,
+    trace = traces.decode_trace(tiny_mdm, None, S9, EASY, EASY_SOL, "eb", {"gamma": 0.5}, temperature=1.0, seed=3,
                               attempts=attempts)
     record = json.loads(exports.trace_json(trace, EASY, "sudoku9", S9.labels(), 1.0, 3,
                                            command=exports.bench_command(trace, 1.0, 3, bench_domain_options("sudoku9"))))

@@ -17,7 +17,7 @@ from mi_core.domains.sudoku import (
 )
 from mi_core.domains.sudoku.domain import SUDOKU_VIEWS
 from mi_core.mi.estimator import EstimatorConfig, MIEstimator
-from mi_lens_app import benchmarks, charts, core, exports, figures, graph
+from mi_lens_app import benchmarks, charts, core, exports, figures, graph, traces
 from mi_lens_app.domains import DOMAINS, generate, load_presets, make_puzzle, named, read_upload
 
 EASY = "..9.7.1.....2.8...2...3...4.9.........8....311.6...52.....6327.....9.6...1...7.5."
@@ -157,7 +157,7 @@ def test_what_if_clamps_one_blank_and_refuses_a_given(tiny_mdm):
 
 
 def test_decode_trace_starts_at_the_puzzle_and_fills_every_blank(tiny_mdm):
-    trace = core.decode_trace(tiny_mdm, None, S9, EASY, EASY_SOL, "topk", {"k": 7})
+    trace = traces.decode_trace(tiny_mdm, None, S9, EASY, EASY_SOL, "topk", {"k": 7})
     first, last = trace.steps[0], trace.steps[-1]
     assert first.step == 0 and (first.tokens == np.array([int(c) if c != "." else 0 for c in EASY])).all()
     assert not first.chosen.any() and first.passes == 0
@@ -183,18 +183,18 @@ def test_a_decode_stops_where_its_progress_callback_raises(tiny_mdm):
             raise Closed
 
     with pytest.raises(Closed):
-        core.decode_trace(tiny_mdm, None, S9, EASY, EASY_SOL, "sequential", {}, progress=progress)
+        traces.decode_trace(tiny_mdm, None, S9, EASY, EASY_SOL, "sequential", {}, progress=progress)
     assert seen == [(1, 56), (2, 56)]  # two of the 56 steps ran, not all of them
 
 
 def test_the_first_wrong_value_is_wrong_when_written_even_if_taken_back():
     def frame(step, tokens, chosen, errors):
         zeros = np.zeros(3)
-        return core.StepView(step, np.array(tokens), np.array(chosen), np.zeros(3, bool), zeros, zeros, step, 0,
+        return traces.StepView(step, np.array(tokens), np.array(chosen), np.zeros(3, bool), zeros, zeros, step, 0,
                              None, None, None, np.array(errors))
 
     # mask_predict's way: step 1 fills all three, position 0 wrongly; step 2 rewrites it right, and writes 2 wrong
-    trace = core.Trace("mask_predict", {}, [frame(0, [0, 0, 0], [0, 0, 0], [0, 0, 0]),
+    trace = traces.Trace("mask_predict", {}, [frame(0, [0, 0, 0], [0, 0, 0], [0, 0, 0]),
                                             frame(1, [5, 1, 2], [1, 1, 1], [1, 0, 0]),
                                             frame(2, [4, 1, 7], [1, 0, 1], [0, 0, 1])], None, 0.0)
     assert trace.first_wrong() == (1, 0)  # not position 2, the one wrong in the final grid
@@ -207,7 +207,7 @@ def test_the_first_wrong_value_is_wrong_when_written_even_if_taken_back():
 def test_a_value_masked_again_at_once_keeps_its_digit_and_probability(tiny_mdm):
     """mask_predict writes every blank, then masks the least confident again in the same step: each chosen cell's
     digit and p(digit) are those of the value written (argmax at temperature 0), not of the mask (token 0)."""
-    trace = core.decode_trace(tiny_mdm, None, S9, EASY, EASY_SOL, "mask_predict", {"steps": 3})
+    trace = traces.decode_trace(tiny_mdm, None, S9, EASY, EASY_SOL, "mask_predict", {"steps": 3})
     prev = trace.steps[0].tokens
     again = 0
     for s in trace.steps[1:]:
@@ -225,16 +225,16 @@ def test_a_value_masked_again_at_once_keeps_its_digit_and_probability(tiny_mdm):
 
 
 def test_decode_trace_mi_strategy_uses_the_estimator(tiny_mdm, tiny_estimator):
-    trace = core.decode_trace(tiny_mdm, tiny_estimator, S9, EASY, EASY_SOL, "mi", {"gamma": 2.0})
+    trace = traces.decode_trace(tiny_mdm, tiny_estimator, S9, EASY, EASY_SOL, "mi", {"gamma": 2.0})
     assert trace.mi_source == "mi's own MI"
     assert all(s.budget_spent is not None and s.mi_among >= 0 for s in trace.steps[1:])
     with pytest.raises(ValueError, match="has no MI source"):
-        core.decode_trace(tiny_mdm, None, S9, EASY, EASY_SOL, "mi", {})
+        traces.decode_trace(tiny_mdm, None, S9, EASY, EASY_SOL, "mi", {})
 
 
 def test_decode_trace_on_the_oracle_counts_rule_conflicts_and_stops_when_inconsistent():
     # on the empty grid every marginal is uniform: 4 cells of row 1 at once all take digit 1 (argmax ties)
-    trace = core.decode_trace(Oracle4Model(), None, S4, "." * 16, None, "topk", {"k": 4})
+    trace = traces.decode_trace(Oracle4Model(), None, S4, "." * 16, None, "topk", {"k": 4})
     assert len(trace.steps) == 2 and "no 4x4 Sudoku solution" in trace.stopped
     np.testing.assert_array_equal(trace.steps[1].tokens[:4], [1, 1, 1, 1])
     np.testing.assert_array_equal(np.flatnonzero(trace.steps[1].errors), [0, 1, 2, 3])
@@ -242,14 +242,14 @@ def test_decode_trace_on_the_oracle_counts_rule_conflicts_and_stops_when_inconsi
     assert 0 < trace.steps[1].mi_max < trace.steps[1].mi_among  # six pairs: their largest, below their sum
     exported = json.loads(exports.trace_json(trace, "." * 16, "oracle4", S4.labels(), 0.0, 0))["steps"][1]
     assert (exported["mi_among"], exported["mi_max"]) == pytest.approx((trace.steps[1].mi_among, trace.steps[1].mi_max))
-    ok = core.decode_trace(Oracle4Model(), None, S4, "." * 16, None, "sequential", {})
+    ok = traces.decode_trace(Oracle4Model(), None, S4, "." * 16, None, "sequential", {})
     assert ok.stopped is None and ok.solved and len(ok.steps) == 17
 
 
 def test_rule_conflicts_marks_both_repeated_cells():
     tokens = np.zeros(81, int)
     tokens[[0, 5, 40]] = [3, 3, 3]  # r1c1 and r1c6 share row 1; r5c5 shares nothing with them
-    np.testing.assert_array_equal(np.flatnonzero(core.rule_conflicts(tokens, SUDOKU9.peers())), [0, 5])
+    np.testing.assert_array_equal(np.flatnonzero(traces.rule_conflicts(tokens, SUDOKU9.peers())), [0, 5])
 
 
 def test_strategy_fields_cover_the_registry_and_hide_app_supplied_params():
@@ -350,7 +350,7 @@ def test_exports_round_trip(tiny_mdm, tiny_estimator):
     np.testing.assert_allclose(parsed, m.mi, rtol=1e-7, atol=1e-12)
     data = json.loads(exports.mi_json(m, EASY, "sudoku9", labels))
     assert data["puzzle"] == EASY and np.asarray(data["mi"]).shape == (81, 81)
-    trace = core.decode_trace(tiny_mdm, None, S9, EASY, EASY_SOL, "topk", {"k": 28})
+    trace = traces.decode_trace(tiny_mdm, None, S9, EASY, EASY_SOL, "topk", {"k": 28})
     t = json.loads(exports.trace_json(trace, EASY, "sudoku9", labels, 0.0, 0))
     assert [s["step"] for s in t["steps"]] == [0, 1, 2] and len(t["steps"][1]["unmasked"]) == 28
     assert "model" not in t and "model" not in data
@@ -371,7 +371,7 @@ def test_exports_name_the_model_that_ran(tiny_mdm, tiny_estimator):
     line = "Model: protein MDM trained on CATH S40 (128-dim, 6 layers, max 256 residues; protein_mdm.safetensors)."
     data = json.loads(exports.mi_json(m, EASY, "protein", S9.labels(), model_description=line))
     assert data["model_description"] == line.removeprefix("Model: ").removesuffix(".")  # a record, not a sentence
-    trace = core.decode_trace(tiny_mdm, None, S9, EASY, EASY_SOL, "topk", {"k": 28})
+    trace = traces.decode_trace(tiny_mdm, None, S9, EASY, EASY_SOL, "topk", {"k": 28})
     t = json.loads(exports.trace_json(trace, EASY, "sudoku9", S9.labels(), 0.0, 0, model_description=line))
     assert t["model_description"] == data["model_description"]
     assert "model_description" not in json.loads(exports.mi_json(m, EASY, "sudoku9", S9.labels()))

@@ -122,11 +122,11 @@ def test_the_protein_strip_shows_letters_from_step_0():
 def test_the_animated_export_is_a_self_contained_player(env):
     at = run_page("pages/3_Decoding.py", a="topk", a_topk_k="4", b="eb")
     assert "Animation (HTML player)" in [b.label for b in at.download_button]
-    from mi_lens_app import core
+    from mi_lens_app import core, traces
     from mi_lens_app.domains import DOMAINS, load_presets
     domain = DOMAINS["sudoku4"]
     puzzle = load_presets()["sudoku4"][0].puzzle
-    trace = core.decode_trace(core.load_domain_model(domain, core.app_device())[0], None, domain, puzzle, None,
+    trace = traces.decode_trace(core.load_domain_model(domain, core.app_device())[0], None, domain, puzzle, None,
                               "sequential", {})
     html = exports.decoding_player_html([trace], puzzle, [c != "." for c in puzzle], domain.alphabet, 2)
     data = json.loads(re.search(r"const DATA = (.*);\n", html).group(1))

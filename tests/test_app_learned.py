@@ -12,10 +12,11 @@ import pytest
 import torch
 from streamlit.testing.v1 import AppTest
 
+from mi_core.decoding import make_strategy
 from mi_core.decoding.selector import make_order_nets, save_order_net
 from mi_core.domains.sudoku.mdm import SudokuMDM, SudokuMDMConfig, save_sudoku_mdm
 from mi_core.mi.estimator import EstimatorConfig, MIEstimator, save_estimator
-from mi_lens_app import core, exports, figures, grid_svg, protein_figures, texts
+from mi_lens_app import core, exports, figures, grid_svg, protein_figures, texts, traces
 from mi_lens_app import selector as order
 from mi_lens_app.domains import DOMAINS, load_presets
 from mi_lens_app.sequences import load_protein_presets
@@ -349,7 +350,7 @@ def test_select_prob_numbers_are_as_large_as_the_digits_and_fit_their_cells(cell
 
 def test_decode_trace_keeps_the_selectors_probabilities_per_step(tiny_mdm):
     net = tiny_selector(32)
-    trace = core.decode_trace(tiny_mdm, None, S9, PRESET, None, "learned", {"steps": 4}, selector=net)
+    trace = traces.decode_trace(tiny_mdm, None, S9, PRESET, None, "learned", {"steps": 4}, selector=net)
     assert 2 <= len(trace.steps) <= 5 and "select_prob" not in trace.steps[0].maps
     for before, s in zip(trace.steps, trace.steps[1:]):
         prob = s.maps["select_prob"]
@@ -361,11 +362,11 @@ def test_decode_trace_keeps_the_selectors_probabilities_per_step(tiny_mdm):
     exported = json.loads(exports.trace_json(trace, PRESET, "sudoku9", S9.labels(), 0.0, 0))["steps"]
     assert "per_position" not in exported[0]
     np.testing.assert_allclose(exported[1]["per_position"]["select_prob"], trace.steps[1].maps["select_prob"])
-    runs = [core.decode_trace(tiny_mdm, None, S9, PRESET, None, "learned", {"steps": 4, "mode": "sample"}, seed=3,
+    runs = [traces.decode_trace(tiny_mdm, None, S9, PRESET, None, "learned", {"steps": 4, "mode": "sample"}, seed=3,
                               selector=net) for _ in range(2)]
     assert [s.chosen.tolist() for s in runs[0].steps] == [s.chosen.tolist() for s in runs[1].steps]  # seeded
     with pytest.raises(ValueError, match="has no selector"):
-        core.decode_trace(tiny_mdm, None, S9, PRESET, None, "learned", {})
+        traces.decode_trace(tiny_mdm, None, S9, PRESET, None, "learned", {})
 
 
 def test_selector_helpers():
@@ -377,7 +378,7 @@ def test_selector_helpers():
     assert order.selector_mismatch(small, tiny_selector(32), S9) is None
     assert order.selector_mismatch(small, tiny_selector(48), S9) == (
         "it reads hidden states of size 48 (those of the MDM it was trained against), but the model's are 32")
-    strategy = core.make_strategy("learned", selector="given.safetensors")
+    strategy = make_strategy("learned", selector="given.safetensors")
     order.attach_selector(strategy, tiny_selector(32))
     assert strategy.net is None  # a selector the strategy names itself wins
 

@@ -659,13 +659,13 @@ def test_presenting_a_grid_sizes_its_digits_to_its_cells(chromium, app_url, doma
 
 
 def test_the_exported_player_plays_offline(chromium):
-    from mi_lens_app import core, exports
+    from mi_lens_app import core, exports, traces
     from mi_lens_app.domains import DOMAINS, load_presets
 
     domain = DOMAINS["sudoku4"]
     puzzle = load_presets()["sudoku4"][0].puzzle
     model = core.load_domain_model(domain, core.app_device())[0]
-    trace = core.decode_trace(model, None, domain, puzzle, None, "sequential", {})
+    trace = traces.decode_trace(model, None, domain, puzzle, None, "sequential", {})
     html = exports.decoding_player_html([trace], puzzle, [c != "." for c in puzzle], domain.alphabet, 2)
     page = chromium.new_page(viewport={"width": 1024, "height": 768})
     page.set_content(html)

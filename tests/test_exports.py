@@ -13,7 +13,7 @@ from toy_domain import TOY, AllDifferentModel
 from mi_core.domains.oracle4 import Oracle4Model
 from mi_core.domains.protein import AMINO_ACIDS, ProteinRecord, tokenize
 from mi_core.domains.protein.mdm import ProteinMDM, ProteinMDMConfig
-from mi_lens_app import core, exports
+from mi_lens_app import exports, traces
 from mi_lens_app.domains import DOMAINS, make_puzzle
 from mi_lens_app.sequences import Masking, protein_puzzle
 
@@ -53,7 +53,7 @@ def protein_trace():
     torch.manual_seed(0)
     model = ProteinMDM(ProteinMDMConfig(max_len=64, d_model=32, n_layers=1, n_heads=2, d_ff=64)).eval()
     pz = protein_puzzle(domain, ProteinRecord("p", np.asarray(tokenize(SEQ))), Masking("positions", "3-5"))
-    trace = core.decode_trace(model, None, domain, pz.text, pz.solution_text, "topk", {"k": 2})
+    trace = traces.decode_trace(model, None, domain, pz.text, pz.solution_text, "topk", {"k": 2})
     return pz, json.loads(exports.trace_json(trace, pz.text, "protein", pz.labels(), 0.0, 0,
                                              known=exports.known_state(domain, pz)))
 
@@ -87,7 +87,7 @@ def test_a_protein_trace_writes_masked_residues_as_its_puzzle_does(protein_trace
 def test_a_sudoku_trace_keeps_its_cells_digits_and_solved():
     """Sudoku's words stay: a grid, its cells and digits, solved and errors."""
     s4 = DOMAINS["sudoku4"]
-    trace = core.decode_trace(Oracle4Model(), None, s4, "." * 16, None, "sequential", {})
+    trace = traces.decode_trace(Oracle4Model(), None, s4, "." * 16, None, "sequential", {})
     data = json.loads(exports.trace_json(trace, "." * 16, "oracle4", s4.labels(), 0.0, 0))
     assert data["solved"] is True and data["steps"][0]["grid"] == "." * 16
     entry, final = data["steps"][1]["unmasked"][0], data["steps"][-1]
@@ -111,7 +111,7 @@ def test_a_masked_position_is_named_with_its_domains_mask_symbol(marked):
     "_" at position 3, and a given "_" and a masked position had the same kind of name."""
     pz = make_puzzle(DOMAINS["toyq"], "ab??e_")
     assert pz.labels() == ["a1", "b2", "?3", "?4", "e5", "_6"]
-    trace = core.decode_trace(AllDifferentModel(), None, marked, pz.text, None, "topk", {"k": 1})
+    trace = traces.decode_trace(AllDifferentModel(), None, marked, pz.text, None, "topk", {"k": 1})
     data = json.loads(exports.trace_json(trace, pz.text, "toyq", pz.labels(), 0.0, 0))
     assert data["steps"][0]["sequence"] == "ab??e_" and "?" not in data["steps"][-1]["sequence"]
     assert {u["position"] for s in data["steps"] for u in s["unmasked"]} == {"?3", "?4"}
@@ -125,7 +125,7 @@ def test_a_protein_trace_with_no_native_does_not_say_it_matches_one():
     torch.manual_seed(0)
     model = ProteinMDM(ProteinMDMConfig(max_len=64, d_model=32, n_layers=1, n_heads=2, d_ff=64)).eval()
     puzzle = "MKT___KQRQ"
-    trace = core.decode_trace(model, None, domain, puzzle, None, "topk", {"k": 2})
+    trace = traces.decode_trace(model, None, domain, puzzle, None, "topk", {"k": 2})
     labels = [f"{c}{i + 1}" for i, c in enumerate(puzzle)]
     data = json.loads(exports.trace_json(trace, puzzle, "protein", labels, 0.0, 0,
                                          known=exports.known_state(domain, make_puzzle(domain, puzzle))))

@@ -31,8 +31,8 @@ def ruled():
 
 
 def decode(domain, text: str, name: str, params: dict):
-    from mi_lens_app.core import decode_trace
     from mi_lens_app.sequences import Masking, state_puzzle
+    from mi_lens_app.traces import decode_trace
 
     pz = state_puzzle(domain, text, Masking(), "typed", 64)
     model, _ = domain.model_loader(None, "cpu")
@@ -57,8 +57,8 @@ def test_a_decode_that_keeps_the_rules_marks_nothing(ruled):
 def test_a_known_original_is_still_what_a_position_is_scored_against(ruled):
     """Where the original value is known (masked by the app, not typed as a blank) a position is wrong when it
     differs from it, whatever the rules say."""
-    from mi_lens_app.core import decode_trace
     from mi_lens_app.sequences import Masking, state_puzzle
+    from mi_lens_app.traces import decode_trace
 
     pz = state_puzzle(ruled, "abcdef", Masking("positions", positions="3-6"), "masked", 64)
     model, _ = ruled.model_loader(None, "cpu")

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from mi_core.domain import get_domain
-from mi_lens_app import core
+from mi_lens_app import core, traces
 from mi_lens_app.domains import PRESETS_PATH, load_presets
 
 sys.path.insert(0, "scripts")
@@ -42,7 +42,7 @@ def test_the_showcase_goes_wrong_without_mi_and_right_with_it(default_sudoku):
     solution = domain.state_text(domain.solution(domain.parse_state(showcase.puzzle)))
 
     def decode(name, params):
-        return core.decode_trace(model, estimator, domain, showcase.puzzle, solution, name, params, 0.0, 0)
+        return traces.decode_trace(model, estimator, domain, showcase.puzzle, solution, name, params, 0.0, 0)
 
     with_mi = decode("mi", app_defaults("mi", domain))
     without = decode("eb", app_defaults("eb", domain))
@@ -50,7 +50,7 @@ def test_the_showcase_goes_wrong_without_mi_and_right_with_it(default_sudoku):
     assert not without.solved
     first_wrong = next(s.step for s in without.steps if s.errors.any())
     assert first_wrong == 2 and int(without.steps[-1].errors.sum()) == 11  # as scripts/make_presets.py says
-    conflicts = core.rule_conflicts(without.steps[-1].tokens, domain.rules(domain.cells))
+    conflicts = traces.rule_conflicts(without.steps[-1].tokens, domain.rules(domain.cells))
     assert np.asarray(conflicts).any()  # the board breaks a rule a class can see
 
 
@@ -65,6 +65,6 @@ def test_argmax_fills_the_first_protein_preset_with_g_as_the_app_says():
     preset = load_protein_presets()[0]
     assert preset.masking.positions == "20-31" and "12 G's" in PROTEIN_ARGMAX
     masked = "".join("_" if 19 <= i <= 30 else c for i, c in enumerate(preset.sequence))
-    trace = core.decode_trace(model, core.load_domain_estimator(domain, torch.device("cpu")), domain, masked,
+    trace = traces.decode_trace(model, core.load_domain_estimator(domain, torch.device("cpu")), domain, masked,
                               preset.sequence, "mi", app_defaults("mi", domain))
     assert domain.state_text(trace.steps[-1].tokens)[19:31] == "G" * 12
