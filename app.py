@@ -9,10 +9,10 @@ selected cell and strategy parameters in the query string. Pages call ``mi_core`
 
 import streamlit as st
 
-from mi_lens_app import figures, support, texts, widgets
+from mi_lens_app import figures, frame, support, texts, widgets
 from mi_lens_app.domains import DOMAINS
 
-widgets.page(widgets.HOME_TITLE)
+frame.page(frame.HOME_TITLE)
 st.markdown(
     """
 See how a masked diffusion model (MDM) thinks, and make it decode faster because of what you see.
@@ -34,9 +34,9 @@ if plugins:
 left, right = st.columns([3, 2])
 with left:
     cols = st.columns(2)
-    for i, view in enumerate(widgets.VIEWS[1:]):
+    for i, view in enumerate(frame.VIEWS[1:]):
         with cols[i % 2], st.container(border=True):
-            widgets.view_link(view.path, view.title, view.icon)
+            frame.view_link(view.path, view.title, view.icon)
             st.caption(view.blurb)
 with right:
     # the exact MI of the empty 4x4 grid (65 passes of the oracle): a first picture, and it loads the charting
@@ -52,4 +52,4 @@ with right:
 with st.expander("The idea in formulas"):
     st.markdown(texts.MI)
     st.markdown(texts.PARALLEL)
-widgets.link_note()
+frame.link_note()

@@ -6,7 +6,7 @@ import dataclasses
 import numpy as np
 import streamlit as st
 
-from mi_lens_app import exports, figures, graph, links, protein_figures, screen, support, texts, widgets
+from mi_lens_app import exports, figures, frame, graph, links, protein_figures, screen, support, texts, widgets
 from mi_lens_app.domains import named
 
 LAYERS = {"MI": "MI with the selected cell", "entropy": "entropy", "top p": "top probability",
@@ -274,7 +274,7 @@ def sequence_maps(domain, pz, m):
     downloads(domain, pz, m, heat, arcs, "Arc graph", "mi_arcs.html")
 
 def main():
-    widgets.page("MI maps")
+    frame.page("MI maps")
     domain, pz = widgets.domain_and_puzzle(several=True, models=True)
     if pz is None:
         widgets.no_input(domain, "to see its MI map")
@@ -317,4 +317,4 @@ def main():
 
 
 main()
-widgets.link_note()
+frame.link_note()

@@ -3,7 +3,7 @@
 import numpy as np
 import streamlit as st
 
-from mi_lens_app import exports, figures, links, protein_figures, support, texts, widgets
+from mi_lens_app import exports, figures, frame, links, protein_figures, support, texts, widgets
 from mi_lens_app.domains import named
 
 EPS_CHOICES = [1e-4, 1e-3, 1e-2, 5e-2, 1e-1]
@@ -127,7 +127,7 @@ def pruning(domain, pz, exact):
 
 
 def main():
-    widgets.page("Exact versus estimated")
+    frame.page("Exact versus estimated")
     domain, pz = widgets.domain_and_puzzle(several=True)
     if pz is None:
         widgets.no_input(domain, "to compare its maps")
@@ -184,4 +184,4 @@ def main():
 
 
 main()
-widgets.link_note()
+frame.link_note()

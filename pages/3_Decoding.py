@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from mi_lens_app import exports, figures, grid_svg, links, protein_figures, screen, support, texts, widgets
+from mi_lens_app import exports, figures, frame, grid_svg, links, protein_figures, screen, support, texts, widgets
 from mi_lens_app.domains import bench_domain_options, named
 
 STRIP_ROWS = 16  # steps the protein strip shows at once (the most recent): rows stay tall enough to read
@@ -448,7 +448,7 @@ def player(domain, pz, traces, count, view=None, present=False, stacked=False):
     if one_per_row:
         places, heads = [st.container(), st.container()], [None, None]
     else:  # a row of headers, then a row of grids: they start level however either header wraps
-        both = st.container(key=widgets.SIDE_BY_SIDE)
+        both = st.container(key=frame.SIDE_BY_SIDE)
         heads, places = both.columns(2), both.columns(2)
     for place, head, side, trace in zip(places, heads, ("a", "b"), traces):
         with place:
@@ -548,7 +548,7 @@ def strip_colour(domain) -> None:
 
 def main():
     present = _presenting()
-    widgets.page("Decoding, step by step", sidebar="collapsed" if present else "auto")
+    frame.page("Decoding, step by step", sidebar="collapsed" if present else "auto")
     domain, pz = widgets.domain_and_puzzle(models=True)
     if pz is None:
         widgets.no_input(domain, "to decode it")
@@ -599,4 +599,4 @@ def main():
 
 
 main()
-widgets.link_note()
+frame.link_note()

@@ -4,7 +4,7 @@ entropies and the MI map change."""
 import numpy as np
 import streamlit as st
 
-from mi_lens_app import charts, figures, links, protein_figures, support, texts, widgets
+from mi_lens_app import charts, figures, frame, links, protein_figures, support, texts, widgets
 
 
 def clamp_metrics(w, blank, cell: int, cell_name: str, clamp: str, blanks_noun: str) -> None:
@@ -183,7 +183,7 @@ def mi_change(domain, pz, cell, value_name, view=None, scale="linear"):
 
 
 def main():
-    widgets.page("What-if")
+    frame.page("What-if")
     domain, pz = widgets.domain_and_puzzle(several=True)
     if pz is None:
         widgets.no_input(domain, "to try a value")
@@ -243,4 +243,4 @@ def main():
 
 
 main()
-widgets.link_note()
+frame.link_note()

@@ -4,7 +4,7 @@ dipeptide JSD), per set and sampler."""
 import pandas as pd
 import streamlit as st
 
-from mi_lens_app import benchmarks, charts, exports, links, support, texts, widgets
+from mi_lens_app import benchmarks, charts, exports, frame, links, support, texts, widgets
 
 
 def opening_set(found: benchmarks.BenchRows, on_default: set[str]) -> tuple[str, str]:
@@ -70,7 +70,7 @@ def show_table(rows: list[dict], metric, several_n: bool, seeds: list, noun: str
 
 
 def main():
-    widgets.page("Benchmarks")
+    frame.page("Benchmarks")
     found = support.bench_rows()
     if not found.rows:
         st.info("No benchmark results yet: `python -m mi_core sweep sudoku --puzzles PATH --json "
@@ -131,4 +131,4 @@ def main():
 
 
 main()
-widgets.link_note()
+frame.link_note()

@@ -11,7 +11,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import get_colorscale, sample_colorscale
 
-from mi_lens_app import cdr_marks, charts, exports, figures, graph, grid_svg, protein_figures, widgets
+from mi_lens_app import cdr_marks, charts, exports, figures, frame, graph, grid_svg, protein_figures
 from tests import test_app_pages
 from tests.test_app_pages import assert_clean, run_page
 
@@ -59,7 +59,7 @@ STREAMLIT_THEMES = {"light": Theme("#ffffff", "#f8f8f7", "#2f2d2b", "#c53948"),
 SELECTED_TINT = 0.1
 
 
-def frame(**kw) -> str:
+def decoding_frame(**kw) -> str:
     """A 9x9 decoding frame as the decoding page draws it: the first row given, two wrong digits, one cell
     unmasked at this step."""
     digits = np.tile(np.arange(1, 10), 9)
@@ -77,7 +77,7 @@ def frame(**kw) -> str:
 
 def test_grid_texts_outside_the_cells_take_the_theme_text_colour():
     """The title, colour-bar ticks and bar title were fixed #444: 1.9:1 on the dark theme's background."""
-    svg = frame()
+    svg = decoding_frame()
     assert "#444" not in svg
     assert re.search(r'<svg [^>]*fill="currentColor"', svg)
     ticks = re.findall(r'<path d="M[^"]*h4" stroke="([^"]+)"', svg)
@@ -87,7 +87,7 @@ def test_grid_texts_outside_the_cells_take_the_theme_text_colour():
 def test_grid_texts_stay_readable_on_a_1024_px_projector():
     """Every text of a 9x9 frame (digits, title, ticks, bar title) is at least 14 px once the frame shrinks into
     its column at 1024 px (digits were 13.7 px, ticks 11.1)."""
-    svg = frame()
+    svg = decoding_frame()
     width = int(re.search(r'<svg [^>]*width="(\d+)"', svg).group(1))
     scale = COLUMN_1024 / width
     sizes = [float(v) for v in re.findall(r'font-size="([\d.]+)"', svg)]
@@ -96,7 +96,7 @@ def test_grid_texts_stay_readable_on_a_1024_px_projector():
 
 def test_wrong_digits_are_marked_by_more_than_their_colour():
     """With protanopia a bold red digit looked like a bold black given: each wrong digit is also underlined."""
-    svg = frame()
+    svg = decoding_frame()
     wrong = re.findall(r'<text class="wrong" x="([\d.]+)" y="([\d.]+)"', svg)
     marks = re.findall(r'<path class="wrong-mark" d="M([\d.]+) ([\d.]+)h([\d.]+)"', svg)
     assert len(wrong) == len(marks) == 2
@@ -108,7 +108,7 @@ def test_a_digit_the_model_just_filled_is_readable_on_its_cells_colour():
     """A cell unmasked at this step keeps the colour of its entropy before the step: its blue digit was 1.2 to 2.6:1
     on the upper half of the Oranges (a 4x4's first cells, a random or top-k decode's unsure cells). On a coloured
     cell it has a white halo, as a wrong digit has, so the blue reads against white."""
-    svg = frame()
+    svg = decoding_frame()
     rects = [(float(x), float(y), float(w), fill) for x, y, w, fill in
              re.findall(r'<rect x="([\d.]+)" y="([\d.]+)" width="([\d.]+)" height="[\d.]+" fill="([^"]+)"', svg)
              if not fill.startswith("url(")]  # the colour bar's gradient
@@ -127,7 +127,7 @@ def test_a_digit_the_model_just_filled_is_readable_on_its_cells_colour():
 
 def test_the_outline_of_the_unmasked_cells_has_a_dark_rim():
     """Orange alone was 2.5:1 on white and 1.1-2 on the orange cells; a dark rim borders it on both sides."""
-    svg = frame()
+    svg = decoding_frame()
     chosen = re.findall(r'<rect class="chosen" (x="[^"]+" y="[^"]+")[^>]*stroke-width="(\d+)"', svg)
     rims = re.findall(r'<rect class="chosen-edge" (x="[^"]+" y="[^"]+")[^>]*stroke="([^"]+)" stroke-width="(\d+)"', svg)
     assert len(chosen) == len(rims) == 1
@@ -141,7 +141,7 @@ def test_the_outline_of_the_unmasked_cells_has_a_dark_rim():
 
 def test_a_screen_reader_hears_the_grid_in_words():
     """The SVG is one image named by its title; its description says what the picture shows."""
-    svg = frame()
+    svg = decoding_frame()
     assert re.search(r'<svg [^>]*role="img" aria-label="eb: step 3"', svg)
     desc = re.search(r"<desc>([^<]*)</desc>", svg).group(1)
     assert "9 given, 31 filled, 41 blank" in desc
@@ -177,7 +177,7 @@ def test_keyboard_focus_has_a_ring_and_captions_their_contrast():
     """Streamlit's focus ring was 2.2:1 (a link or radio only turned grey, 1.1:1); captions, a button's keyboard
     shortcut (the Decoding page's Space and arrows) and the menu's "Made with Streamlit" at opacity 0.6 were 3.9:1 on
     white."""
-    css = widgets.LAYOUT_CSS
+    css = frame.LAYOUT_CSS
     rule = re.search(r"([^{}]*:focus-visible[^{}]*)\{([^}]*)\}", css)
     assert rule and "label:has(input:focus-visible)" in rule.group(1)
     ringed = re.search(r":is\(([^)]*)\):focus-visible", rule.group(1))  # ("a" in the selector text: any "label")
@@ -196,7 +196,7 @@ def test_a_selected_segment_and_a_slider_value_are_readable_on_both_themes():
     """A selected segment's or pill's label (the MI maps' heatmap colours) and a slider's value were in the theme's
     primary: on the dark theme 3.6:1 on the segment's tint, 3.9 on the page and 3.5 in the sidebar; on the light
     theme 4.48 on the tint. They take a tenth of black on the light theme and a quarter of white on the dark one."""
-    rule = re.search(r"([^{}]*stSliderThumbValue[^{}]*)\{([^}]*)\}", widgets.LAYOUT_CSS)
+    rule = re.search(r"([^{}]*stSliderThumbValue[^{}]*)\{([^}]*)\}", frame.LAYOUT_CSS)
     assert rule and 'stButtonGroup"] button:is([aria-checked="true"], [aria-pressed="true"])' in rule.group(1)
     shares = re.search(r"color:\s*light-dark\(color-mix\(in srgb, currentColor (\d+)%, (black|white)\),\s*"
                        r"color-mix\(in srgb, currentColor (\d+)%, (black|white)\)\)", rule.group(2))
@@ -232,7 +232,7 @@ def test_the_mi_map_pairs_are_a_table_too(env):
 def test_the_copy_link_button_takes_the_theme_colours():
     """The sidebar's own HTML button was white with the browser's button text, which the dark theme makes white:
     a blank button (1:1)."""
-    style = re.search(r'<button class="mi-copy-link"[^>]*style="([^"]*)"', widgets.COPY_LINK).group(1)
+    style = re.search(r'<button class="mi-copy-link"[^>]*style="([^"]*)"', frame.COPY_LINK).group(1)
     declared = dict(d.split(":", 1) for d in style.replace("\n", "").split(";") if d.strip())
     assert declared.get("color") == "inherit"
     assert declared.get("background") in ("transparent", "inherit")
@@ -309,7 +309,7 @@ def test_the_colour_bar_ticks_fit_inside_the_frame():
     """The bar's end ticks are centred on its ends: the lowest "0" was cut at the frame's bottom edge, and without
     a title the highest at its top."""
     for kw in ({}, {"title": "", "show_title": False}):
-        svg = frame(**kw)
+        svg = decoding_frame(**kw)
         height = float(re.search(r'<svg [^>]*height="([\d.]+)"', svg).group(1))
         ticks = [float(y) for y in re.findall(rf'<text x="[\d.]+" y="([\d.]+)" dominant-baseline="central" '
                                               rf'font-size="{grid_svg.TICK_SIZE}">', svg)]

@@ -306,8 +306,8 @@ PAGES = ("Its pages: MI maps (/MI_maps), Exact vs estimated (/Exact_vs_estimated
 def test_a_link_to_a_page_the_app_does_not_have_names_it_and_the_pages_there_are(env, path, query, said):
     """Streamlit runs the home page for an address it has no page for, with a pop-up that names neither that page nor
     the app's ones: a teacher's mistyped link looked like a link to the home page."""
-    from mi_lens_app import widgets
-    env.setattr(widgets, "browser_url", lambda: f"http://127.0.0.1:8501/{path}")
+    from mi_lens_app import frame
+    env.setattr(frame, "browser_url", lambda: f"http://127.0.0.1:8501/{path}")
     at = run_page("app.py", **query)
     assert_clean(at)
     assert [w.value for w in at.warning] == ([said] if said else [])
@@ -318,9 +318,9 @@ def test_a_note_of_an_unknown_page_stays_over_reruns_until_dismissed(env, addres
     """The note of a link to a page the app does not have went at the run after any click: Streamlit writes the home
     page's address after the first run (``address_after`` ""), so the next run found no page named. It stays, with
     the address rewritten or unchanged, until the visitor dismisses it; another page's visit drops it."""
-    from mi_lens_app import widgets
+    from mi_lens_app import frame
     address = {"path": "nosuch"}
-    env.setattr(widgets, "browser_url", lambda: f"http://127.0.0.1:8501/{address['path']}")
+    env.setattr(frame, "browser_url", lambda: f"http://127.0.0.1:8501/{address['path']}")
     at = run_page("app.py")
     said = 'MI Lens has no page "nosuch", so the home page opened. ' + PAGES
     assert [w.value for w in at.warning] == [said]

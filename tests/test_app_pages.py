@@ -15,8 +15,8 @@ from mi_core.domains.sudoku.mdm import SudokuMDM, SudokuMDMConfig, save_sudoku_m
 from mi_core.mi.estimator import EstimatorConfig, MIEstimator, save_estimator
 from mi_lens_app.domains import load_presets
 from mi_lens_app.figures import cell_order
+from mi_lens_app.frame import VIEWS
 from mi_lens_app.texts import read_frame_line
-from mi_lens_app.widgets import VIEWS
 
 EASY_PRESET = load_presets()["sudoku9"][1].name  # 45 blanks; the app opens on the showcase (58)
 
