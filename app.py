@@ -9,7 +9,7 @@ selected cell and strategy parameters in the query string. Pages call ``mi_core`
 
 import streamlit as st
 
-from mi_lens_app import figures, frame, support, texts, widgets
+from mi_lens_app import figure_cache, figures, frame, support, texts, widgets
 from mi_lens_app.domains import DOMAINS
 
 frame.page(frame.HOME_TITLE)
@@ -44,7 +44,7 @@ with right:
     four = DOMAINS["sudoku4"]
     empty = support.attempt(support.mi_map, four.key, "." * four.cells, support.version(four))
     if empty is not None:
-        widgets.chart(support.shared_figure(figures.mi_heatmap, empty.mi, four.geometry.box, four.labels(), order="box",
+        widgets.chart(figure_cache.shared_figure(figures.mi_heatmap, empty.mi, four.geometry.box, four.labels(), order="box",
                                             height=360, title="Exact MI of the empty 4x4 grid"), key="teaser")
         st.caption("Box-major order: the 4x4 blocks on the diagonal are the boxes. Pairs that share a row, column "
                    "or box carry the most MI; some pairs that share none still depend on each other through "

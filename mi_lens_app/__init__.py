@@ -3,7 +3,8 @@
 - ``domains``: the domain registry (Sudoku 9x9, the exact 4x4 oracle), puzzles, presets and uploads;
 - ``core``, ``traces``: calls into ``mi_core`` (torch) that return plain numpy results (``traces``: a decode, frame by
   frame); no streamlit;
-- ``support``: model loading (``st.cache_resource``) and cached results (``st.cache_data``);
+- ``support``: model loading (``st.cache_resource``) and cached results (``st.cache_data``); ``warm``: loading them
+  as the server starts; ``figure_cache``: figures built once and shared by every session;
 - ``widgets``: shared input widgets (puzzle picker, cell picker, strategy picker, frame navigator);
 - ``frame``: what every page sits in (config, title, the links to the other views, the note on a link, layout CSS);
 - ``figures``, ``protein_figures``, ``grid_svg``, ``charts``, ``graph``, ``exports``, ``benchmarks``, ``texts``:
@@ -12,7 +13,7 @@
 - ``screen``: the screen a page is on (a phone, a touch screen) and how wide a chart title's line may be there;
 - ``links``: the page's state in its address, to share.
 
-Pages import these, ``support``, ``widgets`` and ``frame``; never ``mi_core`` or torch.
+Pages import these, ``support``, ``figure_cache``, ``widgets`` and ``frame``; never ``mi_core`` or torch.
 """
 
 # plotly reads pandas from sys.modules without importing it (``is_homogeneous_array``), so a figure built in one

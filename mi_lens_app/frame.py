@@ -11,7 +11,7 @@ from pathlib import Path
 import streamlit as st
 
 from mi_core.domain import PLUGIN_PROBLEMS, load_builtin
-from mi_lens_app import links, support
+from mi_lens_app import links, warm
 
 
 @dataclass(frozen=True)
@@ -312,7 +312,7 @@ def page(title: str, sidebar: str = "auto") -> None:
         missing_page()
     else:  # another page opened: a link's unknown page is no longer why this one shows
         st.session_state.pop(_MISSING, None)
-    support.warm_up()
+    warm.warm_up()
     st.html(LAYOUT_CSS)
     navigation()
     st.title(title)

@@ -1,7 +1,7 @@
 """Start MI Lens with its models loading as the server starts: ``python -m mi_lens_app.serve [streamlit options]``.
 
 ``streamlit run app.py`` runs nothing of the app until a visitor opens a page, so its first visitor waits for
-the models. This launcher starts the warm-up thread (:func:`mi_lens_app.support.warm_up`) and then runs
+the models. This launcher starts the warm-up thread (:func:`mi_lens_app.warm.warm_up`) and then runs
 Streamlit's own command line in the same process: the pages import the same ``mi_lens_app.support``, so they
 find the models in its ``st.cache_resource`` caches. Arguments after the module name go to ``streamlit run``
 (``--server.port 8502``). ``MI_LENS_WARM=0`` starts the server without the warm-up.
@@ -30,9 +30,9 @@ def _warm_when_serving(wait_s: float = 120.0) -> None:
     deadline = time.monotonic() + wait_s
     while not Runtime.exists() and time.monotonic() < deadline:
         time.sleep(0.05)
-    from mi_lens_app import support
+    from mi_lens_app import warm
 
-    support.warm_up(then=_say_warm)
+    warm.warm_up(then=_say_warm)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -7,15 +7,7 @@ weights files' paths and modification times, so replacing a model file invalidat
 
 from __future__ import annotations
 
-import importlib
-import logging
-import os
 import re
-import sys
-import threading
-import time
-import types
-from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
 
@@ -28,12 +20,10 @@ from mi_core.domains.protein.mdm import ProteinMDM
 from mi_core.io import file_sha256
 from mi_core.models.base import ModelFileError
 from mi_core.models.iterations import iterations_of
-from mi_core.options import plural
 from mi_lens_app import benchmarks, core, domains, sequences, texts, traces
 from mi_lens_app import selector as order
 from mi_lens_app.core import IterationView, MIMap, ProbeView, WhatIf
 from mi_lens_app.domains import (
-    DOMAINS,
     Domain,
     Puzzle,
     generate,
@@ -42,7 +32,6 @@ from mi_lens_app.domains import (
     make_puzzle,
     read_upload,
 )
-from mi_lens_app.screen import title_chars
 
 # ModelFileError and every SudokuError are ValueErrors; an unreadable file or a folder given for one, OSErrors
 USER_ERRORS = (ValueError, FileNotFoundError, PermissionError, IsADirectoryError, RuntimeError)
@@ -103,88 +92,6 @@ def _selector(domain_key: str, stamp: str) -> tuple[object | None, str | None]:
     except ValueError as err:  # a bad selector file, or the model itself is missing
         return None, str(err)
     return (None, order.misfit(domain, path, problem)) if problem else (net, None)
-
-
-_warm_lock = threading.Lock()
-_warm_started = False
-WARM_THREAD = "mi-lens-warm-up"
-# the logger of Streamlit's "missing ScriptRunContext!" warning, which every cached call of the warm-up thread
-# (a thread outside any script run, on purpose) logged: a page of them at each server start
-_CTX_LOGGER = "streamlit.runtime.scriptrunner_utils.script_run_context"
-
-
-class _WarmThreadQuiet(logging.Filter):
-    """Drops the missing-ScriptRunContext warning of the warm-up thread only (elsewhere it may mean a bug)."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return not (threading.current_thread().name == WARM_THREAD and "missing ScriptRunContext" in record.msg)
-
-
-def quiet_warm_thread() -> None:
-    """Install :class:`_WarmThreadQuiet` on Streamlit's logger (once)."""
-    logger = logging.getLogger(_CTX_LOGGER)
-    if not any(isinstance(f, _WarmThreadQuiet) for f in logger.filters):
-        logger.addFilter(_WarmThreadQuiet())
-
-
-def warm_up(then: Callable[[float], None] | None = None) -> bool:
-    """Start loading every domain's model, estimator and order selector in a background thread, once per
-    process, so the first map or decoding does not wait for them: the launcher (``python -m mi_lens_app.serve``)
-    calls it as the server starts, and every page calls it too (for ``streamlit run app.py``, where the first
-    page view starts it). ``then(seconds)`` is called when it is done. ``MI_LENS_WARM=0`` turns it off (the tests
-    swap models between runs). Returns whether this call started it."""
-    global _warm_started
-    if os.environ.get("MI_LENS_WARM", "1") == "0":
-        return False
-    with _warm_lock:
-        if _warm_started:
-            return False
-        _warm_started = True
-    quiet_warm_thread()
-    threading.Thread(target=_warm_all, args=(then,), name=WARM_THREAD, daemon=True).start()
-    return True
-
-
-def _warm_all(then: Callable[[float], None] | None = None) -> None:
-    start = time.perf_counter()
-    _warm_domains()
-    _warm_imports()
-    if then is not None:
-        then(time.perf_counter() - start)
-
-
-def _warm_domains() -> None:
-    for domain in DOMAINS.values():
-        try:
-            core.warm(model(domain), domain.cells if domain.geometry else 64)  # the first real pass is then quick
-            estimator(domain)
-            selector(domain)
-        except USER_ERRORS:  # a missing file: the page that needs it says so
-            continue
-
-
-# what the pages import beyond the landing page: networkx (the dependency graph) took 0.1-0.2 s to import on the
-# MI maps page's first view, plotly's colour scales 40 ms on the decoding page's
-PAGE_MODULES = ("mi_lens_app.graph", "mi_lens_app.exports", "mi_lens_app.protein_figures", "mi_lens_app.grid_svg",
-                "pandas")
-
-
-def _warm_imports() -> None:
-    """Import the pages' modules and build one small figure of each kind the MI maps page draws (plotly sets up
-    a figure kind's validators on its first use: the first dependency graph took 0.34 s to build, the next
-    ones 20 ms), so a page's first view does not wait for them."""
-    for name in PAGE_MODULES:
-        importlib.import_module(name)
-    from mi_lens_app import figures, grid_svg
-
-    four = DOMAINS["sudoku4"]
-    digits, givens, mi = np.zeros(four.cells, int), np.zeros(four.cells, bool), np.zeros((four.cells, four.cells))
-    labels = four.labels()
-    figures.grid_figure(digits, givens, 2, layer=np.zeros(four.cells), hover=labels, selected=0).to_json()
-    figures.mi_heatmap(mi, 2, labels, selected=0, clickable=True).to_json()
-    figures.dependency_figure([(0, 1, 0.1, True), (0, 5, 0.1, False)], digits, givens, 2, labels,
-                              strength=np.ones(four.cells)).to_json()
-    grid_svg.colors(np.zeros(1), "Oranges", 0.0, 1.0)
 
 
 def model(domain: Domain):
@@ -325,129 +232,6 @@ def decode_trace(domain_key: str, grid: str, solution: str | None, name: str, pa
                               temperature, seed, selector(domain), update, attempts)
     bar.empty()
     return trace
-
-
-FIGURE_CACHE_BYTES = 64 * 2**20  # the figures kept for every session: an 81 x 81 heatmap ~0.7 MB, a grid ~0.07 MB
-
-
-def size_of(value) -> int:
-    """Bytes ``value`` holds, roughly: its containers, strings and arrays (an object array's items too) and the
-    attributes of its objects (a plotly figure's data, layout and traces), each counted once: 0.74 MB for the 0.64 MB
-    tracemalloc sees an 81 x 81 heatmap keep, 0.09 MB for a grid's 0.06 (tests/test_app_serving.py)."""
-    seen, todo, total = set(), [value], 0
-    while todo:
-        obj = todo.pop()
-        if id(obj) in seen or isinstance(obj, (type, types.ModuleType, types.FunctionType)):
-            continue
-        seen.add(id(obj))
-        if isinstance(obj, np.ndarray):  # a view holds its base
-            total += 112 + (obj.nbytes if obj.base is None else 0)
-            if obj.base is not None:
-                todo.append(obj.base)
-            if obj.dtype == object:  # its items' own bytes too (plotly's hover texts)
-                todo += obj.ravel().tolist()
-            continue
-        total += sys.getsizeof(obj)
-        if isinstance(obj, dict):
-            todo += [*obj.keys(), *obj.values()]
-        elif isinstance(obj, (list, tuple, set, frozenset)):
-            todo += obj
-        elif hasattr(obj, "__dict__"):
-            todo.append(vars(obj))
-    return total
-
-
-class FigureCache:
-    """Built figures by key, at most ``max_bytes`` of them (:func:`size_of`), the least recently used let go first:
-    bounded by count (512), a click through 975 cells of the 9x9 MI map took the server from 641 MB to 1.02-1.14 GB.
-    A figure is built once for all the sessions that ask for it at the same time."""
-
-    def __init__(self, max_bytes: int):
-        self.max_bytes, self.bytes = max_bytes, 0
-        self._items: OrderedDict[tuple, tuple[object, int]] = OrderedDict()
-        self._building: dict[tuple, threading.Lock] = {}
-        self._lock = threading.Lock()
-
-    def __call__(self, key: tuple, build: Callable):
-        with self._lock:
-            if key in self._items:
-                self._items.move_to_end(key)
-                return self._items[key][0]
-            building = self._building.setdefault(key, threading.Lock())
-        with building:  # another session building it: wait for its figure
-            with self._lock:
-                if key in self._items:
-                    self._items.move_to_end(key)
-                    return self._items[key][0]
-            try:
-                value = build()
-                self._keep(key, value, size_of(value))
-            finally:
-                with self._lock:
-                    if self._building.get(key) is building:  # not a later session's, begun after this one's
-                        del self._building[key]
-        return value
-
-    def _keep(self, key: tuple, value, size: int) -> None:
-        with self._lock:
-            if size > self.max_bytes:  # larger than the whole cache: drawn, not kept
-                return
-            if key in self._items:  # two sessions built it (one waited on a build that failed): counted once
-                self.bytes -= self._items.pop(key)[1]
-            self._items[key] = (value, size)
-            self.bytes += size
-            while self.bytes > self.max_bytes:
-                _, (_, freed) = self._items.popitem(last=False)
-                self.bytes -= freed
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._items.clear()
-            self.bytes = 0
-
-
-_figure = FigureCache(FIGURE_CACHE_BYTES)
-
-
-def figure(key: tuple, build: Callable):
-    """``build()``, a plotly figure or an SVG string, built once per process for ``key`` (the figure's own inputs,
-    e.g. a decoding frame's tokens, outlines and entropies as bytes): the frames of a decoding are drawn again at
-    every step, on every replay and for every session that watches the same run. The figure is shared: do not
-    change it. The key holds the visitor's title width (:func:`screen.title_chars`): a title wrapped for a phone
-    was otherwise served to every laptop and projector that asked for the same figure, and the other way round."""
-    return _figure((*key, title_chars()), build)
-
-
-def shared_figure(build: Callable, *args, **kwargs):
-    """``build(*args, **kwargs)``, built once per process for these inputs (:func:`figure`, keyed by the builder's
-    name and its arguments, arrays by their bytes), for the views that drew their charts again in every session: a
-    class of 30 on one What-if link waited 6.5 s for 0.2 s of the server's time a session, nearly all of it plotly
-    building the same figures. The figure is shared: do not change it."""
-    key = (f"{build.__module__}.{build.__qualname__}", _key(args), _key(kwargs))
-    return figure(key, lambda: build(*args, **kwargs))
-
-
-def _key(value):
-    """``value`` as a hashable key: arrays by dtype, shape and bytes; lists, tuples and dicts item by item; scalars
-    with their type (True is not 1)."""
-    if isinstance(value, np.ndarray):
-        if value.dtype == object:
-            return ("objects", value.shape, _key(value.tolist()))
-        return ("array", value.dtype.str, value.shape, value.tobytes())
-    if isinstance(value, np.generic):
-        return _key(value.item())
-    if isinstance(value, (list, tuple)):
-        return (type(value).__name__, *(_key(v) for v in value))
-    if isinstance(value, dict):
-        return ("dict", *((_key(k), _key(v)) for k, v in value.items()))
-    if isinstance(value, str):  # a Domain's noun by its plural too ("vertex" is not made plural with an s)
-        return ("str", value, plural(value))
-    if value is None or isinstance(value, (int, float, bool)):
-        return (type(value).__name__, value)
-    raise TypeError(f"a shared figure is keyed by arrays, lists, dicts and plain values, not a {type(value).__name__}")
 
 
 @st.cache_data(show_spinner=False, max_entries=256)

@@ -6,7 +6,19 @@ import dataclasses
 import numpy as np
 import streamlit as st
 
-from mi_lens_app import exports, figures, frame, graph, links, protein_figures, screen, support, texts, widgets
+from mi_lens_app import (
+    exports,
+    figure_cache,
+    figures,
+    frame,
+    graph,
+    links,
+    protein_figures,
+    screen,
+    support,
+    texts,
+    widgets,
+)
 from mi_lens_app.domains import named
 
 LAYERS = {"MI": "MI with the selected cell", "entropy": "entropy", "top p": "top probability",
@@ -18,7 +30,7 @@ def heatmap_panel(domain, pz, m, cell, scale):
                           help="order the cells box by box, so the box rule shows as blocks on the diagonal")
     order = "box" if box_major else "row"
     narrow = screen.on_phone()  # the map as wide as a phone's chart: 3.4 px a cell, not 2.2
-    fig = support.figure(("maps heatmap", domain.key, pz.text, support.version(domain), m.source, cell, order, scale,
+    fig = figure_cache.figure(("maps heatmap", domain.key, pz.text, support.version(domain), m.source, cell, order, scale,
                           narrow),
                          lambda: figures.mi_heatmap(m.mi, domain.geometry.box, domain.labels(), order=order,
                                                     selected=cell, title=f"MI, {m.source}", scale=scale,
@@ -128,7 +140,7 @@ def grid_panel(domain, pz, m, cell, scale, steps=1):
     k = st.session_state.get("iter", steps) if steps > 1 else 1
     key = ("maps grid", domain.key, pz.text, support.version(domain), m.source, cell, layer, scale, k,
            note or "", settle is not None)
-    fig = support.figure(key, lambda: grid_figure(domain, pz, m, cell, layer, scale, settle, steps, k, last_mi))
+    fig = figure_cache.figure(key, lambda: grid_figure(domain, pz, m, cell, layer, scale, settle, steps, k, last_mi))
     widgets.chart(fig, key="grid", on_select=widgets.click_to_cell("grid", "cell", domain.cells, pz.blanks),
                   selection_mode="points")
     if layer == "candidates":
@@ -139,7 +151,7 @@ def grid_panel(domain, pz, m, cell, scale, steps=1):
 
 def graph_panel(domain, pz, m, cell):
     """The dependency graph and its edge controls, the selected cell's edges highlighted. The graph and its
-    figure are built once per process for a state, edge setting and cell (``support.figure``): a click
+    figure are built once per process for a state, edge setting and cell (``figure_cache.figure``): a click
     elsewhere on the page does not build them again."""
     c1, c2 = st.columns([1, 2])
     mode = c1.radio("Edges", ["top-k", "threshold"], key="edges", bind="query-params", horizontal=True)
@@ -154,12 +166,12 @@ def graph_panel(domain, pz, m, cell):
                               bind=links.bound("thr"))
         setting = {"threshold": float(thr), "cap": graph.MAX_EDGES}
     state = ("maps graph", domain.key, pz.text, support.version(domain), m.source, tuple(sorted(setting.items())))
-    g = support.figure(state, lambda: graph.dependency_graph(m.mi, m.masked, domain.rules(len(pz.digits)), **setting))
+    g = figure_cache.figure(state, lambda: graph.dependency_graph(m.mi, m.masked, domain.rules(len(pz.digits)), **setting))
     info = graph.summary(g)
     capped = g.graph["candidates"] > info["edges"]
     title = (f"Dependency graph: the {info['edges']} strongest of {g.graph['candidates']} pairs" if capped
              else f"Dependency graph: {info['edges']} edges")
-    fig = support.figure((*state, cell), lambda: figures.dependency_figure(
+    fig = figure_cache.figure((*state, cell), lambda: figures.dependency_figure(
         graph.edge_list(g), np.asarray(pz.digits), pz.givens, domain.geometry.box, domain.labels(),
         strength=graph.strength(g, domain.cells), title=title, selected=cell))
     widgets.chart(fig, key="graph")
@@ -235,7 +247,7 @@ def sequence_maps(domain, pz, m):
         widgets.weak_pairs_note(m.mi, m.masked, scale)
     left, right = st.columns(2)
     with left:
-        heat = support.shared_figure(protein_figures.sequence_heatmap, m.mi, labels, noun=domain.nouns[0],
+        heat = figure_cache.shared_figure(protein_figures.sequence_heatmap, m.mi, labels, noun=domain.nouns[0],
                                      start=start, size=size, selected=cell, title=f"MI, {m.source}", scale=scale,
                                      clickable=m.masked)
         widgets.chart(heat, key="heatmap", on_select=widgets.click_to_pair("heatmap", "cell", pz.blanks),
@@ -246,7 +258,7 @@ def sequence_maps(domain, pz, m):
         name = texts.pair_map_name(domain)  # a protein's contact map; a pair map on any other sequence
         sep = st.slider(f"{name.removesuffix(' view').replace('-', ' ')}: pairs at least this far apart (|i−j|)", 1,
                         24, 4, key="sep", bind=links.bound("sep"))
-        widgets.chart(support.shared_figure(protein_figures.contact_figure, m.mi, labels, m.masked,
+        widgets.chart(figure_cache.shared_figure(protein_figures.contact_figure, m.mi, labels, m.masked,
                                             noun=domain.nouns[0], min_sep=sep, scale=scale, title=name),
                       key="contacts")
         if not protein_figures.top_pairs(m.mi, m.masked, min_sep=sep, limit=1)[3]:
@@ -255,7 +267,7 @@ def sequence_maps(domain, pz, m):
     links.clamp_number("arcs", 10, protein_figures.MAX_ARCS, integer=True)
     k = st.slider("Arc graph: strongest pairs", 10, protein_figures.MAX_ARCS, 60, step=10, key="arcs",
                   bind=links.bound("arcs"), help=f"at most {protein_figures.MAX_ARCS} arcs are drawn")
-    arcs = support.shared_figure(protein_figures.arc_figure, pz.text, labels, m.masked, m.mi, noun=domain.nouns[0],
+    arcs = figure_cache.shared_figure(protein_figures.arc_figure, pz.text, labels, m.masked, m.mi, noun=domain.nouns[0],
                                  cap=k, selected=cell, scale=scale, start=start, size=size, narrow=screen.on_phone(),
                                  touch=screen.on_touch())
     lo, hi = protein_figures.window(pz.length, start, size)  # the letters a line, capped to the chart's width
@@ -264,7 +276,7 @@ def sequence_maps(domain, pz, m):
                          protein_figures.PHONE_ARC_ROOM if phone else protein_figures.LETTER_ROOM)
     i, j, w, _ = protein_figures.top_pairs(m.mi, m.masked, limit=k)
     pairs_table([(int(a), int(b), float(v), None) for a, b, v in zip(i, j, w)], labels)
-    strip = support.shared_figure(protein_figures.marginal_strip, m.marginals, m.entropy, labels, m.masked,
+    strip = figure_cache.shared_figure(protein_figures.marginal_strip, m.marginals, m.entropy, labels, m.masked,
                                   "".join(domain.alphabet), extra=(f"MI with {labels[cell]}", m.mi[cell]), start=start,
                                   size=size, title=f"Per-{domain.nouns[0]} entropy and marginals", nouns=domain.nouns)
     widgets.screen_chart(strip, "strip", *protein_figures.strip_fit(strip))

@@ -3,7 +3,7 @@
 import numpy as np
 import streamlit as st
 
-from mi_lens_app import exports, figures, frame, links, protein_figures, support, texts, widgets
+from mi_lens_app import exports, figure_cache, figures, frame, links, protein_figures, support, texts, widgets
 from mi_lens_app.domains import named
 
 EPS_CHOICES = [1e-4, 1e-3, 1e-2, 5e-2, 1e-1]
@@ -16,9 +16,9 @@ def heatmap(domain, pz, mi, view, grid_height: int, **kwargs):
     labels do not squeeze its plot (at a flat 440-480 px they left it 237-277 px, a plain protein's 337-377)."""
     if domain.layout == "sequence":
         start, size = view
-        return support.shared_figure(protein_figures.sequence_heatmap, mi, pz.labels(), noun=domain.nouns[0],
+        return figure_cache.shared_figure(protein_figures.sequence_heatmap, mi, pz.labels(), noun=domain.nouns[0],
                                      start=start, size=size, **kwargs)
-    return support.shared_figure(figures.mi_heatmap, mi, domain.geometry.box, domain.labels(), order=view,
+    return figure_cache.shared_figure(figures.mi_heatmap, mi, domain.geometry.box, domain.labels(), order=view,
                                  height=grid_height, **kwargs)
 
 
@@ -50,7 +50,7 @@ def side_by_side(domain, pz, fast, exact, cell, view, scale):
     widgets.chart(figs[2], key="map_diff", where=bottom[0])
     pair = st.session_state.get("pair")
     pair = pair if pair and max(pair) < pz.length and exact.masked[list(pair)].all() else None
-    scatter = support.shared_figure(figures.pair_scatter, fast.mi, exact.mi, exact.masked, pz.labels(), selected=pair)
+    scatter = figure_cache.shared_figure(figures.pair_scatter, fast.mi, exact.mi, exact.masked, pz.labels(), selected=pair)
     widgets.chart(scatter, key="scatter", where=bottom[1], on_select=widgets.click_to_pair("scatter", "cell", pz.blanks),
                   selection_mode="points")
     if pair:

@@ -4,7 +4,19 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from mi_lens_app import exports, figures, frame, grid_svg, links, protein_figures, screen, support, texts, widgets
+from mi_lens_app import (
+    exports,
+    figure_cache,
+    figures,
+    frame,
+    grid_svg,
+    links,
+    protein_figures,
+    screen,
+    support,
+    texts,
+    widgets,
+)
 from mi_lens_app.domains import bench_domain_options, named
 
 STRIP_ROWS = 16  # steps the protein strip shows at once (the most recent): rows stay tall enough to read
@@ -175,7 +187,7 @@ def sequence_frame(domain, pz, trace, step, side, view, present=False):
     start, size = view
     lo, hi = protein_figures.window(pz.length, start, size)
     wrap = protein_figures.strip_rows(hi - lo, present)
-    fig = support.shared_figure(  # the same frame of the same decode, for every student who watches it
+    fig = figure_cache.shared_figure(  # the same frame of the same decode, for every student who watches it
         protein_figures.decode_strip, np.stack([v.tokens for v in shown]), np.stack([v.chosen for v in shown]), np.stack([v.entropy for v in shown]),
         np.stack([v.errors for v in shown]), "".join(domain.alphabet), noun=domain.nouns[0],
         color=st.session_state.get("color") or "step", start=start, size=size,
@@ -219,7 +231,7 @@ def sequence_frame(domain, pz, trace, step, side, view, present=False):
 
 def frame_grid(domain, pz, trace, s, present: bool, finished: bool = False) -> str:
     """The grid of one frame as SVG (``grid_svg``; a step redraws two, and a plotly grid took the browser
-    100-150 ms to draw), built once per process (``support.figure``), keyed by what it draws. Its hover is the
+    100-150 ms to draw), built once per process (``figure_cache.figure``), keyed by what it draws. Its hover is the
     browser's tooltip on each cell. ``finished``: the other decode plays on past this one's last step, so its
     cells are not outlined as unmasked now."""
     labels = domain.labels()
@@ -238,7 +250,7 @@ def frame_grid(domain, pz, trace, s, present: bool, finished: bool = False) -> s
     arrays = (s.tokens, pz.givens, s.entropy, s.chosen, s.remasked, s.errors)
     key = ("frame", domain.key, trace.strategy, s.step, present, finished,
            *(None if a is None else np.asarray(a).tobytes() for a in arrays))
-    return support.figure(key, build)
+    return figure_cache.figure(key, build)
 
 
 def digit_size(cells: int, present: bool) -> int | None:
@@ -417,14 +429,14 @@ def selector_view(domain, pz, trace, s, side, view=None, present=False):
     before = trace.steps[s.step - 1].tokens
     title = f"{trace.strategy}: P(unmask) at step {s.step}"
     if domain.layout == "grid":  # SVG, as the frame: it shrinks with its column, numbers and all
-        st.markdown(support.shared_figure(grid_svg.select_prob_svg, prob, before, pz.givens, s.chosen,
+        st.markdown(figure_cache.shared_figure(grid_svg.select_prob_svg, prob, before, pz.givens, s.chosen,
                                           domain.geometry.box, domain.labels(), title=title, side=GRID_SIDE[present]),
                     unsafe_allow_html=True)
         marker = "Outlined"
     else:
         start, size = view or (0, pz.length)
         line = mode in ("threshold", "paced")  # the modes that compare P with the threshold
-        fig = support.shared_figure(protein_figures.select_prob_profile, prob, before, s.chosen, pz.labels(),
+        fig = figure_cache.shared_figure(protein_figures.select_prob_profile, prob, before, s.chosen, pz.labels(),
                                     noun=domain.nouns[0], start=start, size=size,
                                     threshold=threshold if line else None, title=title)
         marker = "Dashed line: the threshold; orange bars" if line else "Orange bars"

@@ -4,7 +4,7 @@ entropies and the MI map change."""
 import numpy as np
 import streamlit as st
 
-from mi_lens_app import charts, figures, frame, links, protein_figures, support, texts, widgets
+from mi_lens_app import charts, figure_cache, figures, frame, links, protein_figures, support, texts, widgets
 
 
 def clamp_metrics(w, blank, cell: int, cell_name: str, clamp: str, blanks_noun: str) -> None:
@@ -65,25 +65,25 @@ def sequence_what_if(domain, pz):
     # one window for every chart along the sequence (the profiles drew all 120 of a VH: 11 bars a few px wide)
     view = widgets.window_picker(pz.length, masked=pz.blanks)
     shown = {"start": view[0], "size": view[1], "noun": domain.nouns[0]}
-    widgets.chart(support.shared_figure(protein_figures.profile_figure,
+    widgets.chart(figure_cache.shared_figure(protein_figures.profile_figure,
         labels, {"H before": np.where(blank, w.entropy_before, 0.0), "H after": np.where(others, w.entropy_after, 0.0)},
         # 50 characters for "_100 = G" (a 505-px chart beside the open sidebar at 150% zoom cut one of 58)
         selected=cell, title=f"Masked {texts.plural(domain.nouns[0])}: entropy before and after {label}", yaxis="nats",
         **shown), key="entropy")
     c1, c2 = st.columns([2, 1])
     with c1:
-        widgets.chart(support.shared_figure(protein_figures.profile_figure,
+        widgets.chart(figure_cache.shared_figure(protein_figures.profile_figure,
             labels, {"entropy change": delta, f"I({pz.label(cell)} → j)": np.where(others, w.mi_from_cell, 0.0)},
             # short enough for two thirds of a 1024-px page
             selected=cell, title=f"Entropy change and MI from {pz.label(cell)}",
             yaxis="nats (negative: surer)", **shown), key="delta")
     with c2:
-        widgets.chart(support.shared_figure(charts.bar_figure, letters,
+        widgets.chart(figure_cache.shared_figure(charts.bar_figure, letters,
                                             {f"p({domain.nouns[1]} | context)": w.marginals_before[cell]},
                                             title=f"Marginal of {pz.label(cell)}", yaxis="probability"), key="marginal")
         st.markdown(texts.worded(texts.WHATIF_SEQUENCE_PAGE, domain))
     changed = np.where(others[:, None], w.marginals_after, np.nan)
-    after = support.shared_figure(protein_figures.marginal_strip, changed, np.where(others, w.entropy_after, 0.0),
+    after = figure_cache.shared_figure(protein_figures.marginal_strip, changed, np.where(others, w.entropy_after, 0.0),
                                   labels, others, "".join(letters), start=view[0], size=view[1],
                                   title=f"Marginals after {label}", nouns=domain.nouns)
     widgets.screen_chart(after, "after", *protein_figures.strip_fit(after))
@@ -122,7 +122,7 @@ def grids(domain, pz, w, cell, digit):
                                  {"entropy change": np.nan_to_num(delta)})
     c1, c2 = st.columns(2)
     with c1:
-        fig = support.shared_figure(figures.grid_figure, before_digits, pz.givens, box, candidates=w.marginals_before,
+        fig = figure_cache.shared_figure(figures.grid_figure, before_digits, pz.givens, box, candidates=w.marginals_before,
                                     hover=hover_b, layer=np.where(blank, w.entropy_before, np.nan),
                                     layer_name="H (nats)", zmin=0, zmax=hmax, colorscale="Oranges", selected=cell,
                                     title="Before: marginals and entropy", height=440)
@@ -131,7 +131,7 @@ def grids(domain, pz, w, cell, digit):
     with c2:
         after_blank = blank.copy()
         after_blank[cell] = False
-        fig = support.shared_figure(figures.grid_figure, after_digits, pz.givens, box,
+        fig = figure_cache.shared_figure(figures.grid_figure, after_digits, pz.givens, box,
                                     candidates=np.where(after_blank[:, None], w.marginals_after, 0),
                                     layer=np.where(after_blank, w.entropy_after, np.nan), layer_name="H (nats)", zmin=0,
                                     zmax=hmax, colorscale="Oranges", hover=hover_a, selected=cell, height=440,
@@ -140,7 +140,7 @@ def grids(domain, pz, w, cell, digit):
     st.caption(texts.candidates_legend(domain.n_values))
     c3, c4 = st.columns(2)
     with c3:
-        fig = support.shared_figure(figures.grid_figure, after_digits, pz.givens, box, layer=delta,
+        fig = figure_cache.shared_figure(figures.grid_figure, after_digits, pz.givens, box, layer=delta,
                                     layer_name="ΔH (nats)", zmin=-dmax, zmax=dmax, zmid=0.0, colorscale="RdBu_r",
                                     hover=hover_a, selected=cell, height=440, title="Entropy change (blue: surer)")
         widgets.chart(fig, key="delta")
@@ -151,9 +151,9 @@ def heatmap(domain, pz, mi, view, **kwargs):
     """A grid's MI map 420 px tall, or a sequence's as tall as ``protein_figures.map_height`` makes it (as on the MI
     maps page): at a flat 420 px an antibody's title line, CDR bands and long labels left its plot 217 px."""
     if domain.layout == "sequence":
-        return support.shared_figure(protein_figures.sequence_heatmap, mi, pz.labels(), noun=domain.nouns[0],
+        return figure_cache.shared_figure(protein_figures.sequence_heatmap, mi, pz.labels(), noun=domain.nouns[0],
                                      start=view[0], size=view[1], **kwargs)
-    return support.shared_figure(figures.mi_heatmap, mi, domain.geometry.box, domain.labels(), height=420, **kwargs)
+    return figure_cache.shared_figure(figures.mi_heatmap, mi, domain.geometry.box, domain.labels(), height=420, **kwargs)
 
 
 def mi_change(domain, pz, cell, value_name, view=None, scale="linear"):
@@ -222,7 +222,7 @@ def main():
     beside = grids(domain, pz, w, cell, digit)
     with beside:
         values = [str(v) for v in range(1, domain.n_values + 1)]
-        widgets.chart(support.shared_figure(charts.bar_figure, values,
+        widgets.chart(figure_cache.shared_figure(charts.bar_figure, values,
                                             {"p(digit | context)": w.marginals_before[cell]},
                                             title=f"Marginal of {domain.cell_label(cell)}", yaxis="probability"),
                       key="marginal")
@@ -231,7 +231,7 @@ def main():
     c1, c2 = st.columns([2, 1])
     with c1:
         mi_row = np.where(blank, w.mi_from_cell, np.nan)
-        fig = support.shared_figure(figures.grid_figure, np.asarray(pz.digits), pz.givens, domain.geometry.box,
+        fig = figure_cache.shared_figure(figures.grid_figure, np.asarray(pz.digits), pz.givens, domain.geometry.box,
                                     layer=mi_row, layer_name="I (nats)", colorscale="Viridis", zmin=0, selected=cell,
                                     height=420, scale=scale, title=f"Exact I({domain.cell_label(cell)} → j): "
                                                                    "expected entropy drop, all digits")

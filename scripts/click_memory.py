@@ -7,7 +7,7 @@ every ``--every`` views.
 
 Without ``--url`` it starts the app with the README's launcher on a free port and stops it at the end. Every view
 builds the figures of its cell (the 81 x 81 heatmap, the grid and the dependency graph), which the server keeps in
-its figure cache (``support.figure``) for every session: the figures stop growing the memory once that cache is
+its figure cache (``figure_cache.figure``) for every session: the figures stop growing the memory once that cache is
 full.
 """
 

@@ -44,7 +44,7 @@ def pytest_sessionfinish(session, exitstatus):
     """Wait for the app's warm-up thread (a page run in a test starts it): a daemon thread still loading a model in
     torch when the interpreter exits aborts the process ("terminate called without an active exception", exit 134)
     after every test has passed, as a short run of app tests did."""
-    support = sys.modules.get("mi_lens_app.support")
-    for thread in threading.enumerate() if support else ():
-        if thread.name == support.WARM_THREAD:
+    warm = sys.modules.get("mi_lens_app.warm")
+    for thread in threading.enumerate() if warm else ():
+        if thread.name == warm.WARM_THREAD:
             thread.join(timeout=300)

@@ -414,17 +414,17 @@ def test_a_wrapped_title_over_cdr_bands_gets_the_margin_it_needs():
 def test_the_shared_figure_cache_keeps_a_phones_titles_from_a_laptop(monkeypatch):
     """Figures are built once per process for every session: keyed by their inputs alone, the first visitor's title
     width was every visitor's (a phone's four-line title on the projector, or a laptop's cut on a phone)."""
-    from mi_lens_app import support
+    from mi_lens_app import figure_cache
 
-    support._figure.clear()
+    figure_cache._figure.clear()
     title = "MI of a residue with every other residue it may depend on"
     built = []
     for agent in (PHONE, DESKTOP, PHONE):
         monkeypatch.setattr(screen, "browser_agent", lambda agent=agent: agent)
-        built.append(support.shared_figure(screen.wrap_title, title))
+        built.append(figure_cache.shared_figure(screen.wrap_title, title))
     assert built[0] == built[2] != built[1]
     assert max(map(len, built[0].split("<br>"))) <= 35 < max(map(len, built[1].split("<br>")))
-    support._figure.clear()
+    figure_cache._figure.clear()
 
 
 @pytest.mark.parametrize("agent", [PHONE, DESKTOP])

@@ -185,11 +185,11 @@ def test_a_rare_residue_gets_advice_an_app_user_can_follow(env):
 
 
 def test_a_step_back_and_forth_reuses_the_frames_it_drew(env, monkeypatch):
-    """A decoding step redraws two grids: each frame is built once (support.figure), as SVG (a plotly grid took
+    """A decoding step redraws two grids: each frame is built once (figure_cache.figure), as SVG (a plotly grid took
     the browser 100-150 ms to draw), so stepping costs little more than sending them."""
-    from mi_lens_app import grid_svg, support
+    from mi_lens_app import figure_cache, grid_svg
 
-    support._figure.clear()
+    figure_cache._figure.clear()
     built = []
     real = grid_svg.grid_svg
     monkeypatch.setattr(grid_svg, "grid_svg", lambda *a, **k: built.append(k.get("title")) or real(*a, **k))

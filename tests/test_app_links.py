@@ -202,13 +202,13 @@ def test_the_sidebar_names_files_not_server_paths(env, tmp_path):
 def test_models_warm_up_once_per_process_in_the_background(env):
     import threading
 
-    from mi_lens_app import support
+    from mi_lens_app import support, warm
     from mi_lens_app.domains import DOMAINS
 
     env.setenv("MI_LENS_WARM", "1")
-    env.setattr(support, "_warm_started", False)
-    assert support.warm_up() is True
-    assert support.warm_up() is False  # once per process
+    env.setattr(warm, "_warm_started", False)
+    assert warm.warm_up() is True
+    assert warm.warm_up() is False  # once per process
     warm = next(t for t in threading.enumerate() if t.name == "mi-lens-warm-up")
     warm.join(timeout=120)
     assert not warm.is_alive()
@@ -219,10 +219,10 @@ def test_models_warm_up_once_per_process_in_the_background(env):
 def test_the_launcher_warms_the_caches_the_pages_read_before_any_page_runs(env, monkeypatch):
     import threading
 
-    from mi_lens_app import core, serve, support
+    from mi_lens_app import core, serve, support, warm
 
     env.setenv("MI_LENS_WARM", "1")
-    env.setattr(support, "_warm_started", False)
+    env.setattr(warm, "_warm_started", False)
     support._model.clear()
     said = []
     monkeypatch.setattr(serve, "_say_warm", said.append)

@@ -14,7 +14,7 @@ import time
 import pytest
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
-from mi_lens_app import charts, figures, graph, protein_figures, support
+from mi_lens_app import charts, figure_cache, figures, graph, protein_figures, warm
 from tests import test_app_pages
 from tests.test_app_pages import ROOT, assert_clean, run_page, specs
 
@@ -32,14 +32,14 @@ class Records(logging.Handler):
 
 
 def test_the_warm_up_thread_logs_no_missing_script_run_context_warnings():
-    support.quiet_warm_thread()
+    warm.quiet_warm_thread()
     logger = logging.getLogger("streamlit.runtime.scriptrunner_utils.script_run_context")
     seen = Records()
     logger.addHandler(seen)
     try:
-        warm = threading.Thread(target=get_script_run_ctx, name=support.WARM_THREAD)  # what a cached call does
-        warm.start()
-        warm.join()
+        thread = threading.Thread(target=get_script_run_ctx, name=warm.WARM_THREAD)  # what a cached call does
+        thread.start()
+        thread.join()
         assert not [m for m in seen.messages if "missing ScriptRunContext" in m]
         other = threading.Thread(target=get_script_run_ctx, name="some-other-thread")
         other.start()
@@ -172,12 +172,12 @@ def test_a_shared_figure_is_keyed_by_every_input_so_no_session_gets_anothers():
     import numpy as np
 
     a = np.arange(6.0).reshape(2, 3)
-    keys = [support._key(v) for v in (a, a.reshape(3, 2), a.astype(np.float32), a + 1, [1, 2], (1, 2), True, 1, 1.0,
+    keys = [figure_cache._key(v) for v in (a, a.reshape(3, 2), a.astype(np.float32), a + 1, [1, 2], (1, 2), True, 1, 1.0,
                                       {"x": a}, {"y": a}, np.array(["r1c1", "r1c2"], dtype=object), None)]
     assert len(set(keys)) == len(keys)  # a shape, a dtype, a value, True and 1: each another figure
-    assert support._key({"x": a.copy()}) == support._key({"x": a})  # equal inputs: the same figure
+    assert figure_cache._key({"x": a.copy()}) == figure_cache._key({"x": a})  # equal inputs: the same figure
     with pytest.raises(TypeError, match="not a object"):
-        support._key(object())  # an input with no plain value is refused, not keyed by its identity
+        figure_cache._key(object())  # an input with no plain value is refused, not keyed by its identity
 
 
 def test_the_figure_cache_is_bounded_by_bytes_and_lets_the_least_recently_used_go():
@@ -185,30 +185,30 @@ def test_the_figure_cache_is_bounded_by_bytes_and_lets_the_least_recently_used_g
     1.02-1.14 GB: now the figures kept hold at most FIGURE_CACHE_BYTES, the least recently used let go first."""
     import numpy as np
 
-    support._figure.clear()
+    figure_cache._figure.clear()
     built = []
 
     def build(i):
         built.append(i)
         return np.full(2**17, i, dtype=np.float64)  # 1 MiB
 
-    count = support.FIGURE_CACHE_BYTES // 2**20 + 16  # more than fit
+    count = figure_cache.FIGURE_CACHE_BYTES // 2**20 + 16  # more than fit
     try:
         for i in range(count):
-            support.figure(("t", i), functools.partial(build, i))
-            support.figure(("t", 0), functools.partial(build, 0))  # the first, used again at every step
+            figure_cache.figure(("t", i), functools.partial(build, i))
+            figure_cache.figure(("t", 0), functools.partial(build, 0))  # the first, used again at every step
         assert len(built) == count
-        support.figure(("t", 1), functools.partial(build, 1))  # the least recently used: let go, built again
+        figure_cache.figure(("t", 1), functools.partial(build, 1))  # the least recently used: let go, built again
         assert built[-1] == 1
-        support.figure(("t", 0), functools.partial(build, 0))  # recently used: kept
-        support.figure(("t", count - 1), functools.partial(build, count - 1))
+        figure_cache.figure(("t", 0), functools.partial(build, 0))  # recently used: kept
+        figure_cache.figure(("t", count - 1), functools.partial(build, count - 1))
         assert built[-1] == 1
-        assert support._figure.bytes <= support.FIGURE_CACHE_BYTES and 0 < len(support._figure) < count
+        assert figure_cache._figure.bytes <= figure_cache.FIGURE_CACHE_BYTES and 0 < len(figure_cache._figure) < count
         # one larger than the whole cache is drawn, not kept
-        assert len(support.figure(("huge",), lambda: np.zeros(support.FIGURE_CACHE_BYTES // 8 + 1)))
-        assert support._figure.bytes <= support.FIGURE_CACHE_BYTES
+        assert len(figure_cache.figure(("huge",), lambda: np.zeros(figure_cache.FIGURE_CACHE_BYTES // 8 + 1)))
+        assert figure_cache._figure.bytes <= figure_cache.FIGURE_CACHE_BYTES
     finally:
-        support._figure.clear()
+        figure_cache._figure.clear()
 
 
 def test_a_figure_asked_for_by_several_sessions_at_once_is_built_once():
@@ -219,7 +219,7 @@ def test_a_figure_asked_for_by_several_sessions_at_once_is_built_once():
         built.append(1)
         return "<svg/>"
 
-    threads = [threading.Thread(target=lambda: got.append(support.figure(("at once", id(go)), build))) for _ in range(4)]
+    threads = [threading.Thread(target=lambda: got.append(figure_cache.figure(("at once", id(go)), build))) for _ in range(4)]
     for t in threads:
         t.start()
     go.set()
@@ -243,7 +243,7 @@ def test_a_figures_size_is_what_it_holds():
                  lambda: protein_figures.arc_figure("A" * 81, labels, masked, mi, selected=5)):
         make()  # plotly's validators, once
         held = sorted(held_by(make) for _ in range(3))[1]  # the median: another thread (a warm-up) allocates meanwhile
-        assert 0.8 * held <= support.size_of(make()) <= 2 * held, (support.size_of(make()), held)
+        assert 0.8 * held <= figure_cache.size_of(make()) <= 2 * held, (figure_cache.size_of(make()), held)
 
 
 def held_by(make) -> float:
@@ -266,7 +266,7 @@ def test_a_figure_built_by_two_sessions_after_a_failed_build_is_counted_once():
     built it too, and both kept it: the cache counted its bytes twice (118 bytes for the one 59-byte figure it
     held after the race below), an error that only grows, till every figure was let go as it was kept and eviction popped an empty
     cache (KeyError)."""
-    cache = support.FigureCache(10_000)
+    cache = figure_cache.FigureCache(10_000)
     failing, slow, slow_started = threading.Event(), threading.Event(), threading.Event()
 
     def fails():
@@ -293,7 +293,7 @@ def test_a_figure_built_by_two_sessions_after_a_failed_build_is_counted_once():
     assert cache(("k",), lambda: "x" * 10) == "x" * 10  # a third session, meanwhile
     slow.set()
     a.join(5), b.join(5)
-    assert len(cache) == 1 and cache.bytes == sum(size for _, size in cache._items.values()) == support.size_of("x" * 10)
+    assert len(cache) == 1 and cache.bytes == sum(size for _, size in cache._items.values()) == figure_cache.size_of("x" * 10)
     assert not cache._building
 
 
