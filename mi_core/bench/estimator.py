@@ -274,9 +274,14 @@ def _fmt(x, spec: str = ".3f") -> str:
     return "n/a" if x is None or (isinstance(x, float) and not math.isfinite(x)) else format(x, spec)
 
 
-def _fid_row(name: str, f: dict) -> str:
-    return (f"| {name} | {f['n_states']} | {f['n_pairs']} | {_fmt(f['spearman'])} | {_fmt(f['spearman_median'])} | "
-            f"{_fmt(f['pearson'])} | {_fmt(f['mae'], '.2e')} | {_fmt(f['topk_precision'])} ({f['topk_k']}) |")
+def _table(header: str, rows: list[list]) -> list[str]:
+    """A Markdown table: its ``header`` line (columns apart by ``" | "``), then a line of cells a row."""
+    return [header, "|" + "---|" * (header.count(" | ") + 1), *("| " + " | ".join(map(str, row)) + " |" for row in rows)]
+
+
+def _fid_cells(name: str, f: dict) -> list:
+    return [name, f["n_states"], f["n_pairs"], _fmt(f["spearman"]), _fmt(f["spearman_median"]), _fmt(f["pearson"]),
+            _fmt(f["mae"], ".2e"), f"{_fmt(f['topk_precision'])} ({f['topk_k']})"]
 
 
 def training_markdown(t: dict) -> list[str]:
@@ -293,11 +298,10 @@ def training_markdown(t: dict) -> list[str]:
              f"kept: **{t['chosen']}** (best validation Spearman).")
     header = ("| variant | val Spearman | val Spearman (median) | val Pearson | val MAE | val top-k precision "
               "| parameters | seconds |")
-    lines = [data, "", train, "", header, "|---|---|---|---|---|---|---|---|"]
-    lines += [f"| {v['variant']} | {_fmt(v['val_spearman'])} | {_fmt(v['spearman_median'])} | {_fmt(v['pearson'])} | "
-              f"{_fmt(v['mae'], '.2e')} | {_fmt(v['topk_precision'])} | {_fmt(v['params'], ',')} | "
-              f"{_fmt(v['seconds'], '.0f')} |" for v in t["variants"]]
-    return [*lines, ""]
+    rows = [[v["variant"], _fmt(v["val_spearman"]), _fmt(v["spearman_median"]), _fmt(v["pearson"]),
+             _fmt(v["mae"], ".2e"), _fmt(v["topk_precision"]), _fmt(v["params"], ","), _fmt(v["seconds"], ".0f")]
+            for v in t["variants"]]
+    return [data, "", train, "", *_table(header, rows), ""]
 
 
 def fidelity_markdown(res: dict) -> list[str]:
@@ -308,18 +312,17 @@ def fidelity_markdown(res: dict) -> list[str]:
              f"{res['exact_median_mi']:.2e}, max {res['exact_max_mi']:.3f} nats. Top-k: per state, k = exact pairs "
              f"above {res['edge_threshold']:g} nats (total k in brackets).")
     header = "| | states | pairs | Spearman | Spearman (median/state) | Pearson | MAE (nats) | top-k precision (k) |"
-    lines = [intro, "", header, "|---|---|---|---|---|---|---|---|", _fid_row("all", res)]
-    lines += [_fid_row(f"mask ratio {name}", f) for name, f in res["by_mask_ratio"].items()]
-    return lines + [_fid_row(f"source: {name}", f) for name, f in res["by_source"].items()]
+    rows = [_fid_cells("all", res), *(_fid_cells(f"mask ratio {name}", f) for name, f in res["by_mask_ratio"].items()),
+            *(_fid_cells(f"source: {name}", f) for name, f in res["by_source"].items())]
+    return [intro, "", *_table(header, rows)]
 
 
 def separation_markdown(res: dict) -> list[str]:
     if "by_separation" not in res:
         return []
-    lines = ["", "| separation \\|i - j\\| | pairs | mean exact MI | Spearman | Pearson | MAE (nats) |",
-             "|---|---|---|---|---|---|"]
-    return lines + [f"| {name} | {b['n_pairs']} | {_fmt(b['mean_exact'], '.2e')} | {_fmt(b['spearman'])} | "
-                    f"{_fmt(b['pearson'])} | {_fmt(b['mae'], '.2e')} |" for name, b in res["by_separation"].items()]
+    rows = [[name, b["n_pairs"], _fmt(b["mean_exact"], ".2e"), _fmt(b["spearman"]), _fmt(b["pearson"]),
+             _fmt(b["mae"], ".2e")] for name, b in res["by_separation"].items()]
+    return ["", *_table("| separation \\|i - j\\| | pairs | mean exact MI | Spearman | Pearson | MAE (nats) |", rows)]
 
 
 def timing_markdown(res: dict) -> list[str]:
@@ -338,11 +341,10 @@ def rules_markdown(res: dict) -> list[str]:
     intro = (f"Rule recovery (pairs the domain's rules tie together, e.g. Sudoku's row/column/box peers). R-precision: "
              f"share of the K strongest masked pairs that share a rule, K = masked rule pairs (precision = recall "
              f"there); precision/recall: edges above {res['edge_threshold']:g} nats.")
-    lines = ["", intro, "", "| states | MI | R-precision | precision | recall | edges | rule pairs |",
-             "|---|---|---|---|---|---|---|"]
-    return lines + [f"| {name} ({r['n_states']}) | {side} | {_fmt(r['r_precision'])} | {_fmt(r['precision'])} | "
-                    f"{_fmt(r['recall'])} | {_fmt(r['edges'], '.0f')} | {_fmt(r['rule_pairs'], '.0f')} |"
-                    for name, sides in res["rules"].items() for side, r in sides.items()]
+    rows = [[f"{name} ({r['n_states']})", side, _fmt(r["r_precision"]), _fmt(r["precision"]), _fmt(r["recall"]),
+             _fmt(r["edges"], ".0f"), _fmt(r["rule_pairs"], ".0f")]
+            for name, sides in res["rules"].items() for side, r in sides.items()]
+    return ["", intro, "", *_table("| states | MI | R-precision | precision | recall | edges | rule pairs |", rows)]
 
 
 def markdown(res: dict, label: str) -> str:
