@@ -168,12 +168,11 @@ def decode_all(model, templates: list[np.ndarray], strategy, *, temperature: flo
     if len(gen.sequences) != n:
         gen.sequences, gen.passes, gen.extra_passes, gen.decodes = [None] * n, [0] * n, [0] * n, [[] for _ in range(n)]
         gen.seconds = 0.0
-    _first_decodes(model, templates, strategy, gen, time.perf_counter() - gen.seconds, temperature=temperature,
-                   seed=seed, batch_size=batch_size, device=device, bf16=bf16, progress=progress, seeding=seeding,
-                   items=items, keep=keep)  # a stop keeps in ``gen`` the batches finished
+    settings = {"temperature": temperature, "batch_size": batch_size, "device": device, "bf16": bf16,
+                "seeding": seeding, "progress": progress}
+    start = time.perf_counter() - gen.seconds
+    _first_decodes(model, templates, strategy, gen, start, seed, items, keep, **settings)  # a stop keeps those done
     if retry is not None:
-        settings = {"temperature": temperature, "batch_size": batch_size, "device": device, "bf16": bf16,
-                    "seeding": seeding, "progress": progress}
         retry_rejected(model, templates, strategy, gen, retry, seed, settings, items, keep)
     return gen
 
@@ -185,9 +184,9 @@ def finished(templates: list[np.ndarray], gen: Generation, retry: Retry | None) 
             (retry is None or len(gen.decodes[i]) == retry.count or retry.verify(t, s))]
 
 
-def _first_decodes(model, templates: list[np.ndarray], strategy, gen: Generation, start: float, *, temperature: float,
-                   seed: int, batch_size: int, device, bf16: bool, progress, seeding: str, items: list[int] | None,
-                   keep) -> None:
+def _first_decodes(model, templates: list[np.ndarray], strategy, gen: Generation, start: float, seed: int,
+                   items: list[int] | None, keep, *, temperature: float, batch_size: int, device, bf16: bool,
+                   progress, seeding: str) -> None:
     """:func:`decode_all`'s first decode of every template, batch by batch, into ``gen`` (a batch it holds is not
     decoded again); its ``seconds``: since ``start`` (a ``perf_counter``) to the end of the last batch finished."""
     sequences, passes, extra = gen.sequences, gen.passes, gen.extra_passes
