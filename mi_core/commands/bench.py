@@ -79,6 +79,7 @@ def main(args) -> int:
                                            selector=getattr(strategy, "selector", None)), "inputs", valid=is_kept)
     decode.warm_up(model, inputs.templates, strategy, **run)
     gen = kept_generation(kept, len(inputs.templates))  # filled as the inputs finish: a stop keeps those
+    result_of = partial(row, args, domain, inputs, model, model_name, device, strategy, params)
     try:
         with tqdm(total=len(inputs.templates), initial=sum(s is not None for s in gen.sequences), desc=args.sampler,
                   unit=inputs.unit, file=sys.stderr, bar_format=decode.PROGRESS_FORMAT) as bar:  # a part-decoded
@@ -87,10 +88,9 @@ def main(args) -> int:
             result, gen = decode.evaluate(model, inputs.templates, strategy, inputs.metric(), progress=bar.update,
                                           into=gen, keep=partial(keep_decoded, kept, gen), **run)
     except KeyboardInterrupt:
-        keep_stopped_bench(args, domain, inputs, model, model_name, device, strategy, params, gen, run["retry"])
+        keep_stopped_bench(result_of, args, inputs, gen, run["retry"])
         raise
-    result = row(args, domain, inputs, model, model_name, device, strategy, params, result, gen,
-                 range(len(inputs.templates)))
+    result = result_of(result, gen, range(len(inputs.templates)))
     print(json.dumps({k: v for k, v in result.items() if k not in ("passes", "sequences", "decode_passes")}, indent=2))
     if args.json:
         atomic_write_json(args.json, result)
@@ -121,16 +121,16 @@ def kept_generation(kept: Kept, count: int) -> decode.Generation:
     return gen
 
 
-def keep_stopped_bench(args, domain, inputs, model, model_name, device, strategy, params, gen, retry) -> None:
-    """:func:`~mi_core.bench.report.keep_stopped` of the inputs a stopped run finished, into --json."""
+def keep_stopped_bench(result_of, args, inputs, gen, retry) -> None:
+    """:func:`~mi_core.bench.report.keep_stopped` of the inputs a stopped run finished (their ``result_of``), into
+    --json."""
     done = decode.finished(inputs.templates, gen, retry)
     total = len(inputs.templates)
     caveat = retrying_caveat(len([s for s in gen.sequences if s is not None]) - len(done), inputs.unit)
 
     def result() -> dict:
         figures = decode.score(inputs.templates, gen, inputs.metric(), done, retry is not None)
-        kept = row(args, domain, inputs, model, model_name, device, strategy, params, figures, gen, done)
-        return kept | stopped_fields(len(done), total, inputs.unit, caveat)
+        return result_of(figures, gen, done) | stopped_fields(len(done), total, inputs.unit, caveat)
 
     keep_stopped(len(done), total, inputs.unit, [(args.json, None)], result,
                  lambda kept: atomic_write_json(args.json, kept), caveat)
