@@ -36,6 +36,7 @@ from mi_core.bench.report import (
     run_identity,
     stopped_fields,
     stopped_line,
+    table,
     update_section,
 )
 from mi_core.bench.scale import chunks_on_engine
@@ -274,11 +275,6 @@ def _fmt(x, spec: str = ".3f") -> str:
     return "n/a" if x is None or (isinstance(x, float) and not math.isfinite(x)) else format(x, spec)
 
 
-def _table(header: str, rows: list[list]) -> list[str]:
-    """A Markdown table: its ``header`` line (columns apart by ``" | "``), then a line of cells a row."""
-    return [header, "|" + "---|" * (header.count(" | ") + 1), *("| " + " | ".join(map(str, row)) + " |" for row in rows)]
-
-
 def _fid_cells(name: str, f: dict) -> list:
     return [name, f["n_states"], f["n_pairs"], _fmt(f["spearman"]), _fmt(f["spearman_median"]), _fmt(f["pearson"]),
             _fmt(f["mae"], ".2e"), f"{_fmt(f['topk_precision'])} ({f['topk_k']})"]
@@ -301,7 +297,7 @@ def training_markdown(t: dict) -> list[str]:
     rows = [[v["variant"], _fmt(v["val_spearman"]), _fmt(v["spearman_median"]), _fmt(v["pearson"]),
              _fmt(v["mae"], ".2e"), _fmt(v["topk_precision"]), _fmt(v["params"], ","), _fmt(v["seconds"], ".0f")]
             for v in t["variants"]]
-    return [data, "", train, "", *_table(header, rows), ""]
+    return [data, "", train, "", *table(header, rows), ""]
 
 
 def fidelity_markdown(res: dict) -> list[str]:
@@ -314,7 +310,7 @@ def fidelity_markdown(res: dict) -> list[str]:
     header = "| | states | pairs | Spearman | Spearman (median/state) | Pearson | MAE (nats) | top-k precision (k) |"
     rows = [_fid_cells("all", res), *(_fid_cells(f"mask ratio {name}", f) for name, f in res["by_mask_ratio"].items()),
             *(_fid_cells(f"source: {name}", f) for name, f in res["by_source"].items())]
-    return [intro, "", *_table(header, rows)]
+    return [intro, "", *table(header, rows)]
 
 
 def separation_markdown(res: dict) -> list[str]:
@@ -322,7 +318,7 @@ def separation_markdown(res: dict) -> list[str]:
         return []
     rows = [[name, b["n_pairs"], _fmt(b["mean_exact"], ".2e"), _fmt(b["spearman"]), _fmt(b["pearson"]),
              _fmt(b["mae"], ".2e")] for name, b in res["by_separation"].items()]
-    return ["", *_table("| separation \\|i - j\\| | pairs | mean exact MI | Spearman | Pearson | MAE (nats) |", rows)]
+    return ["", *table("| separation \\|i - j\\| | pairs | mean exact MI | Spearman | Pearson | MAE (nats) |", rows)]
 
 
 def timing_markdown(res: dict) -> list[str]:
@@ -344,7 +340,7 @@ def rules_markdown(res: dict) -> list[str]:
     rows = [[f"{name} ({r['n_states']})", side, _fmt(r["r_precision"]), _fmt(r["precision"]), _fmt(r["recall"]),
              _fmt(r["edges"], ".0f"), _fmt(r["rule_pairs"], ".0f")]
             for name, sides in res["rules"].items() for side, r in sides.items()]
-    return ["", intro, "", *_table("| states | MI | R-precision | precision | recall | edges | rule pairs |", rows)]
+    return ["", intro, "", *table("| states | MI | R-precision | precision | recall | edges | rule pairs |", rows)]
 
 
 def markdown(res: dict, label: str) -> str:

@@ -304,9 +304,15 @@ def markdown_table(rows: list[dict], columns: list[tuple[str, str]]) -> str:
             return params_text(value) or "-"
         return str(value)
 
-    lines = ["| " + " | ".join(h for _, h in columns) + " |", "|" + "---|" * len(columns)]
-    lines += ["| " + " | ".join(cell(r.get(k, "")) for k, _ in columns) + " |" for r in rows]
-    return "\n".join(lines)
+    header = "| " + " | ".join(h for _, h in columns) + " |"
+    return "\n".join(table(header, [[cell(r.get(k, "")) for k, _ in columns] for r in rows]))
+
+
+def table(header: str, rows) -> list[str]:
+    """The lines of a Markdown table: its ``header`` line, the rule under it (a column per ``|`` but the first, an
+    escaped ``\\|`` none), then each row of cells."""
+    rule = "|" + "---|" * (header.replace("\\|", "").count("|") - 1)
+    return [header, rule, *("| " + " | ".join(map(str, row)) + " |" for row in rows)]
 
 
 def frontier(rows: list[dict], key: str = "accuracy", higher: bool = True) -> list[dict]:

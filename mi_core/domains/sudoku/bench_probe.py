@@ -21,6 +21,7 @@ from mi_core.bench.report import (
     run_identity,
     stopped_fields,
     stopped_line,
+    table,
     update_section,
 )
 from mi_core.device import bf16_autocast, pick_device, synchronize, timed
@@ -173,6 +174,11 @@ def results(model, device: torch.device, cfg, kept: Kept) -> dict:
             **({"peak_bf16": kept.done["peak_bf16"]} if "peak_bf16" in kept else {})}
 
 
+def all_at_once(m: dict | None) -> str:
+    """The cells of a group's one ``probe_many`` call (``-`` each where it was not run)."""
+    return f"{m['seconds']:.2f} | {m['passes_per_s']:.0f} | {100 * m['fraction_of_peak']:.0f}%" if m else "- | - | -"
+
+
 def markdown(res: dict) -> str:
     """The BENCHMARKS.md section (between the markers) for a result of :func:`run_benchmark`."""
     peak = res["peak"]
@@ -187,31 +193,22 @@ def markdown(res: dict) -> str:
              + ", ".join(f"{r['batch']}: {r['seq_per_s']:.0f}" for r in res["sweep"]) + ").", "",
              f"Timing: {res.get('timing', 'warm-up probe first; no device sync')}. One state at a time: `probe` per "
              "state; all at once: the group's states in one `probe_many` call (full batches across states).", "",
-             "| masked | states | passes | seconds | passes/s | % of peak "
-             "| all at once: seconds | passes/s | % of peak |",
-             "|---|---|---|---|---|---|---|---|---|"]
-    for r in res["probe"]:
-        m = r.get("many")
-        many = (f"{m['seconds']:.2f} | {m['passes_per_s']:.0f} | {100 * m['fraction_of_peak']:.0f}%" if m
-                else "- | - | -")
-        lines.append(f"| {r['masked']} | {r['states']} | {r['passes']} | {r['seconds']:.2f} | "
-                     f"{r['passes_per_s']:.0f} | {100 * r['fraction_of_peak']:.0f}% | {many} |")
-    lines += ["", "Pruning (skip values with p < eps; error = max |pruned - exact| over the directional, "
-              "symmetrised and paper MI; bound = largest rigorous bound h(s) + s log|V|):", "",
-              "| masked | eps | passes | pass reduction | time reduction | max error | max bound | within bound |",
-              "|---|---|---|---|---|---|---|---|"]
-    for r in res["probe"]:
-        for p in r["pruning"]:
-            lines.append(f"| {r['masked']} | {p['eps']:g} | {p['passes']} | {p['pass_reduction']:.2f}x | "
-                         f"{p['time_reduction']:.2f}x | {p['max_error']:.2e} | {p['max_bound']:.2e} | "
-                         f"{'yes' if p['within_bound'] else 'NO'} |")
+             *table("| masked | states | passes | seconds | passes/s | % of peak | all at once: seconds | passes/s "
+                    "| % of peak |", [[r["masked"], r["states"], r["passes"], f"{r['seconds']:.2f}",
+                                       f"{r['passes_per_s']:.0f}", f"{100 * r['fraction_of_peak']:.0f}%",
+                                       all_at_once(r.get("many"))] for r in res["probe"]]),
+             "", "Pruning (skip values with p < eps; error = max |pruned - exact| over the directional, symmetrised "
+             "and paper MI; bound = largest rigorous bound h(s) + s log|V|):", "",
+             *table("| masked | eps | passes | pass reduction | time reduction | max error | max bound | within bound |",
+                    [[r["masked"], f"{p['eps']:g}", p["passes"], f"{p['pass_reduction']:.2f}x",
+                      f"{p['time_reduction']:.2f}x", f"{p['max_error']:.2e}", f"{p['max_bound']:.2e}",
+                      "yes" if p["within_bound"] else "NO"] for r in res["probe"] for p in r["pruning"]])]
     if "peak_bf16" in res:
         lines += ["", f"bf16 autocast forward passes: peak {res['peak_bf16']['seq_per_s']:.0f} seq/s at batch "
-                  f"{res['peak_bf16']['batch']}.", "", "| masked | bf16 probe speed-up | max abs MI change | max MI |",
-                  "|---|---|---|---|"]
-        for r in res["probe"]:
-            b = r["bf16"]
-            lines.append(f"| {r['masked']} | {b['speedup']:.2f}x | {b['mi_max_abs_diff']:.2e} | {b['mi_max']:.3f} |")
+                  f"{res['peak_bf16']['batch']}.", "",
+                  *table("| masked | bf16 probe speed-up | max abs MI change | max MI |",
+                         [[r["masked"], f"{r['bf16']['speedup']:.2f}x", f"{r['bf16']['mi_max_abs_diff']:.2e}",
+                           f"{r['bf16']['mi_max']:.3f}"] for r in res["probe"]])]
     return "\n".join(lines)
 
 
