@@ -20,7 +20,7 @@ from mi_core.io import (
     note_on_stop,
     stops_held,
 )
-from mi_core.options import markdown_option, markers_problem, option, section_problem
+from mi_core.options import counted, markdown_option, markers_problem, option, section_problem
 
 
 def row_domain(row: dict) -> str | None:
@@ -346,14 +346,10 @@ def stopped_fields(done: int, total: int, unit: str, caveat: str = "") -> dict:
     return {"partial": True, "stopped": {"done": done, "of": total, "unit": unit, **({"caveat": caveat} if caveat else {})}}
 
 
-def plural(count: int, unit: str) -> str:
-    return f"{count} {unit}" + ("" if count == 1 else "s")
-
-
 def stopped_line(stopped: dict) -> str:
     """The line a stopped run's report opens with (:func:`stopped_fields`' ``stopped``)."""
     caveat = f"; {stopped['caveat']}" if stopped.get("caveat") else ""
-    return (f"**Partial: stopped after {stopped['done']} of {plural(stopped['of'], stopped['unit'])}**; every figure "
+    return (f"**Partial: stopped after {stopped['done']} of {counted(stopped['of'], stopped['unit'])}**; every figure "
             f"here is over those {stopped['done']} only{caveat}.")
 
 
@@ -375,7 +371,7 @@ def keep_stopped(done: int, total: int, unit: str, outputs: list[tuple[Path | No
     (:class:`Kept`'s word on --resume). A second stop while ``result()`` runs keeps nothing. The caller raises the
     stop again."""
     files = [(Path(p), s) for p, s in outputs if p is not None and str(p) != "-"]
-    of, before = f"{done} of {plural(total, unit)}", "".join(f"; {note}" for note in ON_STOP)
+    of, before = f"{done} of {counted(total, unit)}", "".join(f"; {note}" for note in ON_STOP)
 
     def say(text: str) -> None:
         note_on_stop(text + before)

@@ -21,7 +21,7 @@ from mi_core.decoding.base import check_one_of, typed_params
 from mi_core.device import pick_device, warn_if_slow_bf16
 from mi_core.domain import Domain, get_domain
 from mi_core.io import atomic_write_json
-from mi_core.options import Device, Force, JsonOut, naming, option, option_flags, parse_sets, set_problem
+from mi_core.options import Device, Force, JsonOut, counted, naming, option, option_flags, parse_sets, set_problem
 
 
 @dataclass
@@ -142,7 +142,7 @@ def retrying_caveat(retrying: int, unit: str) -> str:
     kept accuracy is above what the whole run's would be."""
     if retrying <= 0:
         return ""
-    return (f"{retrying} {unit}{'s' if retrying != 1 else ''} whose decodes so far broke the rules, with decodes "
+    return (f"{counted(retrying, unit)} whose decodes so far broke the rules, with decodes "
             "left, left out (the hard ones), so the kept accuracy is higher than the whole run's would be")
 
 

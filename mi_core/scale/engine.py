@@ -21,7 +21,7 @@ from typing import Any, Callable
 from tqdm import tqdm
 
 from mi_core.io import ROOT
-from mi_core.options import option
+from mi_core.options import counted, option
 
 ENGINES = ("local", "ray")
 INSTALL_HINT = "pip install -r requirements-scale.txt (or pip install '.[scale]')"
@@ -215,9 +215,8 @@ def _run_on_ray(todo: list[Task], make_worker, cfg: EngineConfig, finish) -> Non
             except ray.exceptions.RayActorError as err:
                 if getattr(err, "actor_init_failed", False):  # its worker raised while loading (a missing file)
                     raise WorkerFailed(f"task {task.index}: its Ray worker could not start: {_last_line(err)}") from None
-                died = f"{cfg.retries + 1} time" + ("s" if cfg.retries else "")
-                raise WorkerFailed(f"task {task.index}: its Ray actor died {died} (killed, out of memory or its node "
-                                   f"lost; --retries {cfg.retries})") from None
+                raise WorkerFailed(f"task {task.index}: its Ray actor died {counted(cfg.retries + 1, 'time')} (killed, "
+                                   f"out of memory or its node lost; --retries {cfg.retries})") from None
             except ray.exceptions.RayTaskError as err:  # a bad input: the task's own error, as the local engine's
                 cause = getattr(err, "cause", None)
                 if isinstance(cause, Exception) and not isinstance(cause, ray.exceptions.RayError):

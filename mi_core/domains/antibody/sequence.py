@@ -33,6 +33,7 @@ from pathlib import Path
 
 from mi_core.domains.protein import MASK_CHAR, ProteinInputError, ProteinRecord, detokenize, tokenize
 from mi_core.domains.protein.tokens import fasta_or_plain, read_text_file
+from mi_core.options import counted
 
 MAX_RESIDUES = 510  # AntiBERTy: 512 positions less [CLS] and [SEP]
 HEAVY_GAP = 72  # residues from the first conserved cysteine to the second: >= this in a heavy chain
@@ -124,8 +125,7 @@ def find_anchors(text: str, name: str = "sequence") -> Anchors:
     where = f"{name}: not an antibody variable domain (VH or VL)"
     hint = PROTEIN_HINT
     if n < MIN_RESIDUES:
-        count = f"{n} residue{'s' if n != 1 else ''}"
-        raise AntibodyInputError(f"{where}: {count}, shorter than any variable domain ({MIN_RESIDUES}+){hint}")
+        raise AntibodyInputError(f"{where}: {counted(n, 'residue')}, shorter than any variable domain ({MIN_RESIDUES}+){hint}")
     # a real cysteine first; a masked position stands in for one only where no cysteine is there
     c1s = [i for i in range(15, min(n, 30)) if text[i] == "C"] or [i for i in range(19, 25) if text[i] == MASK_CHAR]
     if not c1s:

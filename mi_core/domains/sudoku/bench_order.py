@@ -27,7 +27,7 @@ from mi_core.domains.sudoku import read_puzzles
 from mi_core.domains.sudoku.bench import LEVELS, evaluate, with_default_estimator
 from mi_core.domains.sudoku.mdm import load_sudoku_mdm
 from mi_core.io import display_path
-from mi_core.options import option
+from mi_core.options import counted, option
 
 GAMMAS = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 4.0, 8.0)
 
@@ -92,7 +92,7 @@ def by_level_text(by_level: dict, levels: list[str]) -> str:
 
 def passes_text(hist: dict) -> str:
     """``{3: 10, 5: 2}`` -> ``"3 (10 puzzles), 5 (2 puzzles)"``: how many puzzles took each count of passes."""
-    return ", ".join(f"{p} ({n} puzzle{'s' if n != 1 else ''})" for p, n in sorted(hist.items(), key=lambda kv: int(kv[0])))
+    return ", ".join(f"{p} ({counted(n, 'puzzle')})" for p, n in sorted(hist.items(), key=lambda kv: int(kv[0])))
 
 
 def report(rows: list[dict], budgets: list[int], levels: list[str]) -> str:

@@ -31,7 +31,7 @@ from mi_core.domains.sudoku.generator import random_grid
 from mi_core.domains.sudoku.mdm import load_sudoku_mdm
 from mi_core.io import atomic_write_json, check_output, display_path
 from mi_core.mi.probe import probe, probe_many
-from mi_core.options import Device, Force, float_list, int_list, option, seed, under_one
+from mi_core.options import Device, Force, counted, float_list, int_list, option, seed, under_one
 
 TIMING = "an untimed warm-up probe first; the device is synchronized before each clock reading"
 SECTION = "bench-probe"  # BENCHMARKS.md section, between <!-- bench-probe:start/end --> markers
@@ -185,7 +185,7 @@ def markdown(res: dict) -> str:
     lines = ["## Exact probe (`python -m mi_core bench-probe`)", "",
              *([stopped_line(res["stopped"]), ""] if "stopped" in res else []),
              f"Measured {res['date']}: model `{res['model']}` on {res['device']} ({res['host']}, "
-             f"{res['threads']} thread{'s' if res['threads'] != 1 else ''}), seed "
+             f"{counted(res['threads'], 'thread')}), seed "
              f"{res['seed']}, probe batch {res['max_batch']}. States: random solution grids with random cells "
              "masked. Peak forward throughput "
              f"**{peak['seq_per_s']:.0f} seq/s** at batch {peak['batch']} (the largest of the sweep and of "

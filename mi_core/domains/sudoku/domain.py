@@ -16,6 +16,7 @@ from mi_core.domains.sudoku.states import SudokuStates
 from mi_core.domains.sudoku.train import SudokuTask
 from mi_core.models.base import MaskedLM
 from mi_core.models.views import with_views
+from mi_core.options import counted
 
 
 def load_sudoku(spec: str | Path | None, device) -> tuple[MaskedLM, str]:
@@ -25,7 +26,7 @@ def load_sudoku(spec: str | Path | None, device) -> tuple[MaskedLM, str]:
     model = load_sudoku_mdm(path, device)
     cfg = model.cfg
     shape = (f"{cfg.n_layers} layers" if cfg.loops == 1 else
-             f"{cfg.n_layers} block{'s' if cfg.n_layers > 1 else ''} applied {cfg.loops} times")
+             f"{counted(cfg.n_layers, 'block')} applied {cfg.loops} times")
     return model, f"Sudoku MDM ({shape}, d_model {model.hidden_size}; {path.name})"
 
 
