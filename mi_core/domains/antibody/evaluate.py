@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import math
-import shlex
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from mi_core.bench.report import command_line
 from mi_core.device import pick_device
 from mi_core.domain import get_domain
 from mi_core.domains.antibody.sequence import CDR_NAMES, REGIONS, read_file, select_rows
@@ -159,7 +159,7 @@ def main(args) -> int:
     res = {"domain": domain.cli_name, "model": description, "csv": display_path(args.csv), "rows": args.rows,
            "composition_rows": args.composition_rows, "composition_csv": display_path(args.composition_csv or args.csv),
            "mask_rate": args.mask_rate, "draws": args.draws, "seed": args.seed, **res,
-           "command": "python -m mi_core eval-model " + shlex.join(args.argv)}
+           "command": command_line(args, "eval-model")}
     if args.json is not None:
         atomic_write_json(args.json, res)
     print(json.dumps({k: res[k] for k in HEADLINE if k in res}, indent=2))

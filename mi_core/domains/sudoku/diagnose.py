@@ -9,7 +9,6 @@ cross-tabulated against sequential decoding (``lost``, ``gained``, ``both_fail``
 from __future__ import annotations
 
 import json
-import shlex
 import sys
 import time
 from dataclasses import dataclass
@@ -20,7 +19,7 @@ import torch
 from tqdm import tqdm
 
 from mi_core.bench.decode import PROGRESS_FORMAT, RowsDone
-from mi_core.bench.report import markdown_table, update_section
+from mi_core.bench.report import command_line, markdown_table, update_section
 from mi_core.bench.sweep import parse_grid_spec
 from mi_core.decoding import decode, make_strategy
 from mi_core.device import bf16_autocast, pick_device, warn_if_slow_bf16
@@ -162,6 +161,5 @@ def main(args) -> int:
                    ("lost", "lost / gained vs sequential"),
                    ("lost_classes", "lost puzzles: first error alone / with dependent / with independent (clash)"),
                    ("all_classes", "all failures: alone / with dependent / with independent (clash)")]
-        command = "python -m mi_core diagnose " + shlex.join(args.argv)
-        update_section(section, f"`{command}`\n\n{markdown_table(table, columns)}", args.markdown)
+        update_section(section, f"`{command_line(args, 'diagnose')}`\n\n{markdown_table(table, columns)}", args.markdown)
     return 0
