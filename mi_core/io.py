@@ -144,20 +144,19 @@ def check_output(path: str | Path | None, force: bool = False, option: str = "--
     return path
 
 
-def check_weights_output(path: str | Path | None, force: bool = False, beside: tuple[str, ...] = (),
-                         option: str = "--out") -> Path | None:
+def check_weights_output(path: str | Path | None, force: bool = False, beside: tuple[str, ...] = ()) -> Path | None:
     """:func:`check_output` for a weights file: it ends in ``.safetensors``, and the files a run writes beside it (its
     ``.json`` and those named ``<stem><tail>`` for each tail in ``beside``) are not overwritten without ``force``."""
-    path = check_output(path, force, option)
+    path = check_output(path, force, "--out")
     if path is None:  # the command names one of its own in runs/ later
         return None
     if path.suffix != ".safetensors":
-        raise OutputPathError(f"{option} {path}: a weights file ends in .safetensors (its config goes beside it in "
+        raise OutputPathError(f"--out {path}: a weights file ends in .safetensors (its config goes beside it in "
                               f"{path.stem}.json)")
     for tail in (".json", *beside):
         other = path.with_name(path.stem + tail)
         if other.exists() and not force:
-            raise OutputPathError(f"{option} {path}: {other}, which this run writes beside it, already exists; pass "
+            raise OutputPathError(f"--out {path}: {other}, which this run writes beside it, already exists; pass "
                                   "--force to overwrite it")
     return path
 
