@@ -343,8 +343,8 @@ def markers_problem(text: str) -> str | None:
         kinds.setdefault(found.group(1), []).append(found.group(2))
     for name, seen in kinds.items():
         if seen != ["start", "end"]:
-            return (f"its section {name!r} has {counted(len(seen), 'marker')} ({', '.join(seen)}) where it needs two, its start and then its end: "
-                    "mend them or name another file")
+            return (f"its section {name!r} has {counted(len(seen), 'marker')} ({', '.join(seen)}) where it needs two, "
+                    "its start and then its end: mend them or name another file")
     return None
 
 

@@ -125,7 +125,8 @@ def find_anchors(text: str, name: str = "sequence") -> Anchors:
     where = f"{name}: not an antibody variable domain (VH or VL)"
     hint = PROTEIN_HINT
     if n < MIN_RESIDUES:
-        raise AntibodyInputError(f"{where}: {counted(n, 'residue')}, shorter than any variable domain ({MIN_RESIDUES}+){hint}")
+        raise AntibodyInputError(f"{where}: {counted(n, 'residue')}, shorter than any variable domain "
+                                 f"({MIN_RESIDUES}+){hint}")
     # a real cysteine first; a masked position stands in for one only where no cysteine is there
     c1s = [i for i in range(15, min(n, 30)) if text[i] == "C"] or [i for i in range(19, 25) if text[i] == MASK_CHAR]
     if not c1s:

@@ -199,8 +199,8 @@ def markdown(res: dict) -> str:
                                        all_at_once(r.get("many"))] for r in res["probe"]]),
              "", "Pruning (skip values with p < eps; error = max |pruned - exact| over the directional, symmetrised "
              "and paper MI; bound = largest rigorous bound h(s) + s log|V|):", "",
-             *table("| masked | eps | passes | pass reduction | time reduction | max error | max bound | within bound |",
-                    [[r["masked"], f"{p['eps']:g}", p["passes"], f"{p['pass_reduction']:.2f}x",
+             *table("| masked | eps | passes | pass reduction | time reduction | max error | max bound "
+                    "| within bound |", [[r["masked"], f"{p['eps']:g}", p["passes"], f"{p['pass_reduction']:.2f}x",
                       f"{p['time_reduction']:.2f}x", f"{p['max_error']:.2e}", f"{p['max_bound']:.2e}",
                       "yes" if p["within_bound"] else "NO"] for r in res["probe"] for p in r["pruning"]])]
     if "peak_bf16" in res:

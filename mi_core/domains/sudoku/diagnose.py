@@ -161,5 +161,6 @@ def main(args) -> int:
                    ("lost", "lost / gained vs sequential"),
                    ("lost_classes", "lost puzzles: first error alone / with dependent / with independent (clash)"),
                    ("all_classes", "all failures: alone / with dependent / with independent (clash)")]
-        update_section(section, f"`{command_line(args, 'diagnose')}`\n\n{markdown_table(table, columns)}", args.markdown)
+        update_section(section, f"`{command_line(args, 'diagnose')}`\n\n{markdown_table(table, columns)}",
+                       args.markdown)
     return 0
