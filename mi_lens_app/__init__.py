@@ -7,9 +7,9 @@
   as the server starts; ``figure_cache``: figures built once and shared by every session;
 - ``widgets``: shared input widgets (puzzle picker, cell picker, strategy picker, frame navigator);
 - ``frame``: what every page sits in (config, title, the links to the other views, the note on a link, layout CSS);
-- ``figures``, ``protein_figures``, ``grid_svg``, ``charts``, ``graph``, ``exports``, ``benchmarks``, ``texts``:
-  plotly figures of grids and MI maps, of sequences, SVG grids, the Benchmarks charts, the dependency graph,
-  downloads, benchmark tables and explanations; none of them imports streamlit or torch;
+- ``figures``, ``protein_figures``, ``strips``, ``grid_svg``, ``charts``, ``graph``, ``exports``, ``benchmarks``,
+  ``texts``: plotly figures of grids and MI maps, of sequences, sequence strips, SVG grids, the Benchmarks charts,
+  the dependency graph, downloads, benchmark tables and explanations; none of them imports streamlit or torch;
 - ``screen``: the screen a page is on (a phone, a touch screen) and how wide a chart title's line may be there;
 - ``links``: the page's state in its address, to share.
 

@@ -15,6 +15,7 @@ from mi_lens_app import (
     links,
     protein_figures,
     screen,
+    strips,
     support,
     texts,
     widgets,
@@ -276,10 +277,10 @@ def sequence_maps(domain, pz, m):
                          protein_figures.PHONE_ARC_ROOM if phone else protein_figures.LETTER_ROOM)
     i, j, w, _ = protein_figures.top_pairs(m.mi, m.masked, limit=k)
     pairs_table([(int(a), int(b), float(v), None) for a, b, v in zip(i, j, w)], labels)
-    strip = figure_cache.shared_figure(protein_figures.marginal_strip, m.marginals, m.entropy, labels, m.masked,
+    strip = figure_cache.shared_figure(strips.marginal_strip, m.marginals, m.entropy, labels, m.masked,
                                   "".join(domain.alphabet), extra=(f"MI with {labels[cell]}", m.mi[cell]), start=start,
                                   size=size, title=f"Per-{domain.nouns[0]} entropy and marginals", nouns=domain.nouns)
-    widgets.screen_chart(strip, "strip", *protein_figures.strip_fit(strip))
+    widgets.screen_chart(strip, "strip", *strips.strip_fit(strip))
     st.markdown(texts.worded(texts.SEQUENCE_MAPS_PAGE, domain))
     with st.expander("What MI is"):
         st.markdown(texts.MI)

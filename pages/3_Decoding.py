@@ -13,6 +13,7 @@ from mi_lens_app import (
     links,
     protein_figures,
     screen,
+    strips,
     support,
     texts,
     widgets,
@@ -186,15 +187,15 @@ def sequence_frame(domain, pz, trace, step, side, view, present=False):
     shown = trace.steps[:min(step, last) + 1]
     start, size = view
     lo, hi = protein_figures.window(pz.length, start, size)
-    wrap = protein_figures.strip_rows(hi - lo, present)
+    wrap = strips.strip_rows(hi - lo, present)
     fig = figure_cache.shared_figure(  # the same frame of the same decode, for every student who watches it
-        protein_figures.decode_strip, np.stack([v.tokens for v in shown]), np.stack([v.chosen for v in shown]), np.stack([v.entropy for v in shown]),
+        strips.decode_strip, np.stack([v.tokens for v in shown]), np.stack([v.chosen for v in shown]), np.stack([v.entropy for v in shown]),
         np.stack([v.errors for v in shown]), "".join(domain.alphabet), noun=domain.nouns[0],
         color=st.session_state.get("color") or "step", start=start, size=size,
         max_rows=PRESENT_STRIP_ROWS if present else STRIP_ROWS, title="" if present else f"{trace.strategy}: step {s.step}",
         regions=protein_figures.cdr_spans(pz.labels()), wide=present, touch=screen.on_touch(), wrap=wrap)
     per_row = -(-(hi - lo) // wrap)  # the letters a row, capped to the strip's width
-    widgets.letter_chart(fig, f"frame_{side}", per_row, protein_figures.strip_letter_px(per_row, present))
+    widgets.letter_chart(fig, f"frame_{side}", per_row, strips.strip_letter_px(per_row, present))
     if support.uses_selector(trace.strategy):
         selector_view(domain, pz, trace, s, side, view)
     if len(chosen) and not present:
@@ -436,7 +437,7 @@ def selector_view(domain, pz, trace, s, side, view=None, present=False):
     else:
         start, size = view or (0, pz.length)
         line = mode in ("threshold", "paced")  # the modes that compare P with the threshold
-        fig = figure_cache.shared_figure(protein_figures.select_prob_profile, prob, before, s.chosen, pz.labels(),
+        fig = figure_cache.shared_figure(strips.select_prob_profile, prob, before, s.chosen, pz.labels(),
                                     noun=domain.nouns[0], start=start, size=size,
                                     threshold=threshold if line else None, title=title)
         marker = "Dashed line: the threshold; orange bars" if line else "Orange bars"

@@ -4,7 +4,7 @@ entropies and the MI map change."""
 import numpy as np
 import streamlit as st
 
-from mi_lens_app import charts, figure_cache, figures, frame, links, protein_figures, support, texts, widgets
+from mi_lens_app import charts, figure_cache, figures, frame, links, protein_figures, strips, support, texts, widgets
 
 
 def clamp_metrics(w, blank, cell: int, cell_name: str, clamp: str, blanks_noun: str) -> None:
@@ -65,14 +65,14 @@ def sequence_what_if(domain, pz):
     # one window for every chart along the sequence (the profiles drew all 120 of a VH: 11 bars a few px wide)
     view = widgets.window_picker(pz.length, masked=pz.blanks)
     shown = {"start": view[0], "size": view[1], "noun": domain.nouns[0]}
-    widgets.chart(figure_cache.shared_figure(protein_figures.profile_figure,
+    widgets.chart(figure_cache.shared_figure(strips.profile_figure,
         labels, {"H before": np.where(blank, w.entropy_before, 0.0), "H after": np.where(others, w.entropy_after, 0.0)},
         # 50 characters for "_100 = G" (a 505-px chart beside the open sidebar at 150% zoom cut one of 58)
         selected=cell, title=f"Masked {texts.plural(domain.nouns[0])}: entropy before and after {label}", yaxis="nats",
         **shown), key="entropy")
     c1, c2 = st.columns([2, 1])
     with c1:
-        widgets.chart(figure_cache.shared_figure(protein_figures.profile_figure,
+        widgets.chart(figure_cache.shared_figure(strips.profile_figure,
             labels, {"entropy change": delta, f"I({pz.label(cell)} → j)": np.where(others, w.mi_from_cell, 0.0)},
             # short enough for two thirds of a 1024-px page
             selected=cell, title=f"Entropy change and MI from {pz.label(cell)}",
@@ -83,10 +83,10 @@ def sequence_what_if(domain, pz):
                                             title=f"Marginal of {pz.label(cell)}", yaxis="probability"), key="marginal")
         st.markdown(texts.worded(texts.WHATIF_SEQUENCE_PAGE, domain))
     changed = np.where(others[:, None], w.marginals_after, np.nan)
-    after = figure_cache.shared_figure(protein_figures.marginal_strip, changed, np.where(others, w.entropy_after, 0.0),
+    after = figure_cache.shared_figure(strips.marginal_strip, changed, np.where(others, w.entropy_after, 0.0),
                                   labels, others, "".join(letters), start=view[0], size=view[1],
                                   title=f"Marginals after {label}", nouns=domain.nouns)
-    widgets.screen_chart(after, "after", *protein_figures.strip_fit(after))
+    widgets.screen_chart(after, "after", *strips.strip_fit(after))
     st.header("How the MI map changes")
     mi_change(domain, pz, cell, aa, view, widgets.scale_picker())
 

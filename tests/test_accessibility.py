@@ -11,7 +11,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import get_colorscale, sample_colorscale
 
-from mi_lens_app import cdr_marks, charts, exports, figures, frame, graph, grid_svg, protein_figures
+from mi_lens_app import cdr_marks, charts, exports, figures, frame, graph, grid_svg, protein_figures, strips
 from tests import test_app_pages
 from tests.test_app_pages import assert_clean, run_page
 
@@ -253,7 +253,7 @@ def test_cdr_names_are_readable_on_a_projector():
 def test_masked_residues_are_readable():
     """A still-masked residue's ``_`` was #888888 in the decoding strip (3.5:1) and #9a9a9a in the arc graph
     (2.8:1)."""
-    strip = protein_figures.decode_strip(np.array([[0, 1, 0], [2, 1, 0]]), np.array([[0, 0, 0], [1, 0, 0]], bool),
+    strip = strips.decode_strip(np.array([[0, 1, 0], [2, 1, 0]]), np.array([[0, 0, 0], [1, 0, 0]], bool),
                                          np.ones((2, 3)), np.zeros((2, 3), bool), "ACDEFGHIKLMNPQRSTVWY")
     masked = [t for t in strip.data if t.name == "masked"]
     assert masked and contrast(masked[0].textfont.color, "#ffffff") >= 4.5
@@ -290,7 +290,7 @@ def test_the_selected_cell_has_a_dark_rim_on_every_colour_scale():
     figs = [figures.grid_figure(np.zeros(81, int), np.zeros(81, bool), 3, layer=mi[0], selected=10),
             figures.mi_heatmap(mi, 3, [f"c{k}" for k in range(81)], selected=10),
             protein_figures.sequence_heatmap(mi[:30, :30], [f"A{k}" for k in range(30)], selected=4),
-            protein_figures.profile_figure([f"A{k}" for k in range(30)], {"dH": mi[0, :30]}, selected=4)]
+            strips.profile_figure([f"A{k}" for k in range(30)], {"dH": mi[0, :30]}, selected=4)]
     for fig in figs:
         shapes = [s.to_plotly_json() for s in fig.layout.shapes]
         pink = [k for k, s in enumerate(shapes) if s["line"]["color"] == figures.SELECTED_COLOR]
@@ -340,7 +340,7 @@ def test_a_sequence_strips_letters_are_readable_on_every_fill():
     chosen[np.arange(1, steps), np.arange(steps - 1) % length] = True
     entropy = np.tile(np.linspace(0.01, np.log(20), steps)[:, None], (1, length))
     for color in ("step", "entropy"):
-        fig = protein_figures.decode_strip(tokens, chosen, entropy, np.zeros((steps, length), bool),
+        fig = strips.decode_strip(tokens, chosen, entropy, np.zeros((steps, length), bool),
                                            "ACDEFGHIKLMNPQRSTVWY", color=color, max_rows=steps)
         heat = fig.data[0]
         z = np.asarray(heat.z, float)

@@ -14,7 +14,7 @@ from streamlit.testing.v1 import AppTest
 
 from mi_core.domains.antibody.model import AntiBERTy, BertConfig
 from mi_core.domains.protein.mdm import ProteinMDM, ProteinMDMConfig, save_protein_mdm
-from mi_lens_app import cdr_marks, protein_figures
+from mi_lens_app import cdr_marks, protein_figures, strips
 from tests.test_antibody_domain import save_folder
 from tests.test_app_pages import array
 
@@ -84,7 +84,7 @@ def test_cdr_spans_follow_the_labels():
     labels = ["E1", "V2·H1", "Q3·H1", "L4", "W5·H3", "G6·H3"]
     assert cdr_marks.cdr_spans(labels) == [("H1", 1, 3), ("H3", 4, 6)]
     assert cdr_marks.cdr_spans(["M1", "K2"]) == []
-    fig = protein_figures.decode_strip(torch.zeros(2, 6, dtype=torch.long).numpy(), [[False] * 6, [True] * 6],
+    fig = strips.decode_strip(torch.zeros(2, 6, dtype=torch.long).numpy(), [[False] * 6, [True] * 6],
                                        torch.zeros(2, 6).numpy(), [[False] * 6] * 2, "ACDEFGHIKLMNPQRSTVWY",
                                        regions=cdr_marks.cdr_spans(labels), start=3, size=3)
     assert cdr_names(json.loads(fig.to_json())) == {"CDR-H3"}  # H1 lies outside the window
@@ -99,7 +99,7 @@ def test_cdr_bands_sit_on_square_charts_and_on_top_of_the_others():
     for fig in square:
         refs = {s.yref for s in fig.layout.shapes if str(s.name).startswith("CDR-") and s.y1 in (1, cdr_marks.BAND[1])}
         assert refs == {"y domain"}
-    strip = protein_figures.marginal_strip(torch.rand(6, 20).numpy(), torch.rand(6).numpy(), labels, masked,
+    strip = strips.marginal_strip(torch.rand(6, 20).numpy(), torch.rand(6).numpy(), labels, masked,
                                            "ACDEFGHIKLMNPQRSTVWY")
     assert {s.yref for s in strip.layout.shapes if str(s.name).startswith("CDR-")} == {"paper"}  # over both rows
 
@@ -418,25 +418,25 @@ def test_a_strip_of_60_residues_wraps_into_two_of_30_with_their_own_cdr_bands():
     """Beside the sidebar (a 1280 x 800 projector zoomed to 150% leaves the strip 505 px) a decode's 60 letters a row
     were 7.7 px: the window wraps into two strips of 30, each with its residue axis and its CDR bands, in letters
     sized for 30; presenting keeps one row of the page's whole width."""
-    assert protein_figures.strip_rows(60) == 2 and protein_figures.strip_rows(30) == 1
-    assert protein_figures.strip_rows(60, wide=True) == 1
+    assert strips.strip_rows(60) == 2 and strips.strip_rows(30) == 1
+    assert strips.strip_rows(60, wide=True) == 1
     labels = [f"A{i + 1}" + ("·H2" if 49 <= i < 66 else "·H3" if 98 <= i < 109 else "") for i in range(120)]
     tokens = np.ones((3, 120), int)
     tokens[0, 98:109] = 0
     chosen = np.zeros((3, 120), bool)
     chosen[1, 98:104], chosen[2, 104:109] = True, True
     args = (tokens, chosen, np.zeros((3, 120)), np.zeros((3, 120), bool), "ACDEFGHIKLMNPQRSTVWY")
-    fig = protein_figures.decode_strip(*args, start=60, size=60, regions=cdr_marks.cdr_spans(labels), wrap=2)
+    fig = strips.decode_strip(*args, start=60, size=60, regions=cdr_marks.cdr_spans(labels), wrap=2)
     coloured = [t for t in fig.data if t.type == "heatmap" and t.name == "filled at step"]
     assert [(int(t.x[0]), int(t.x[-1])) for t in coloured] == [(61, 90), (91, 120)]
     assert [t.xaxis for t in coloured] == ["x", "x2"] and sum(bool(t.showscale) for t in coloured) == 1
     assert fig.layout.xaxis.range == (60.5, 90.5) and fig.layout.xaxis2.range == (90.5, 120.5)
-    size = protein_figures.strip_letter_px(30)
-    assert size > protein_figures.strip_letter_px(60) and coloured[0].textfont.size == size
+    size = strips.strip_letter_px(30)
+    assert size > strips.strip_letter_px(60) and coloured[0].textfont.size == size
     bands = {(s.name, s.xref, s.yref) for s in fig.layout.shapes if s.y0 == cdr_marks.BAND[0]}
     assert bands == {("CDR-H2", "x", "y domain"), ("CDR-H3", "x2", "y2 domain")}
     assert fig.layout.xaxis2.title.text == "residue" and not fig.layout.xaxis.title.text
-    one = protein_figures.decode_strip(*args, start=60, size=60, regions=cdr_marks.cdr_spans(labels))
+    one = strips.decode_strip(*args, start=60, size=60, regions=cdr_marks.cdr_spans(labels))
     assert fig.layout.height > one.layout.height  # the second strip below the first
 
 

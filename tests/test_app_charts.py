@@ -5,7 +5,7 @@ clickable heatmap cells, benchmark points and fronts, protein sweeps, capped dep
 import numpy as np
 import pytest
 
-from mi_lens_app import benchmarks, charts, figures, protein_figures, screen
+from mi_lens_app import benchmarks, charts, figures, protein_figures, screen, strips
 from tests import test_app_pages
 from tests.test_app_pages import EASY_PRESET, ROOT, assert_clean, run_page, specs
 
@@ -155,7 +155,7 @@ def test_the_maps_page_offers_log_colours(env):
 def test_protein_axes_make_room_for_their_labels():
     fig = protein_figures.contact_figure(np.ones((60, 60)), [f"A{i}" for i in range(60)], np.ones(60, bool))
     assert fig.layout.yaxis.automargin and fig.layout.xaxis.automargin
-    strip = protein_figures.marginal_strip(np.full((10, 20), 0.05), np.ones(10), [f"A{i}" for i in range(10)],
+    strip = strips.marginal_strip(np.full((10, 20), 0.05), np.ones(10), [f"A{i}" for i in range(10)],
                                            np.ones(10, bool), "ACDEFGHIKLMNPQRSTVWY", extra=("MI with A1", np.ones(10)))
     mi_trace = next(t for t in strip.data if t.name == "MI with A1")
     assert mi_trace.yaxis != "y"  # its own axis: MI is ~1000 times smaller than entropy
@@ -358,7 +358,7 @@ def test_titles_wrap_at_a_phones_width_only_on_a_phone(monkeypatch, agent, lines
     monkeypatch.setattr(screen, "browser_agent", lambda: agent)
     letters = "ACDEFGHIKLMNPQRSTVWY" * 6
     rng = np.random.default_rng(0)
-    strip = protein_figures.marginal_strip(rng.dirichlet(np.ones(20), 120), rng.random(120), list(letters),
+    strip = strips.marginal_strip(rng.dirichlet(np.ones(20), 120), rng.random(120), list(letters),
                                            np.ones(120, bool), letters[:20], extra=("MI with _100·H3", rng.random(120)),
                                            start=60, size=60)
     assert len(strip.layout.title.text.split("<br>")) == lines, strip.layout.title.text

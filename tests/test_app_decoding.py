@@ -7,7 +7,7 @@ import re
 import numpy as np
 
 from mi_core.domains.protein import AMINO_ACIDS
-from mi_lens_app import exports, protein_figures
+from mi_lens_app import exports, strips
 from mi_lens_app.domains import load_presets
 from tests import test_app_pages
 from tests.test_app_pages import EASY_PRESET, assert_clean, frame_digits, frame_grid, frame_numbers, frames, run_page
@@ -99,7 +99,7 @@ def test_one_strategy_per_row_stacks_the_grids(env):
 
 def test_the_protein_strip_shows_letters_from_step_0():
     tokens = np.array([[0, 5, 0, 7]])
-    fig = protein_figures.decode_strip(tokens, np.zeros((1, 4), bool), np.zeros((1, 4)), np.zeros((1, 4), bool),
+    fig = strips.decode_strip(tokens, np.zeros((1, 4), bool), np.zeros((1, 4)), np.zeros((1, 4), bool),
                                        AMINO_ACIDS, size=60)
     text = {t.name: t for t in fig.data if t.name in ("letters", "masked")}
     # each text heatmap writes its own letters only (plotly writes text on NaN cells too: a later layer's letters
@@ -112,7 +112,7 @@ def test_the_protein_strip_shows_letters_from_step_0():
     sizes = {t.textfont.size for t in fig.data if t.type == "heatmap"}
     assert sizes == {16}  # 4 residues: the largest size
     for width in (60, 120, 200):
-        wide = protein_figures.decode_strip(np.zeros((1, width), int), np.zeros((1, width), bool),
+        wide = strips.decode_strip(np.zeros((1, width), int), np.zeros((1, width), bool),
                                             np.zeros((1, width)), np.zeros((1, width), bool), AMINO_ACIDS, size=width)
         size = wide.data[0].textfont.size
         assert 7 <= size and (size * 0.6 * width <= 700 or size == 7), (width, size)  # no overlap in ~650-700 px
@@ -236,11 +236,11 @@ def test_a_frame_shows_digits_colours_outlines_and_hover(env):
 def test_the_strip_marks_a_filled_letter_above_it_and_presenting_draws_larger_letters():
     tokens, chosen = np.array([[0, 5, 0, 7], [3, 5, 0, 7]]), np.array([[False] * 4, [True, False, False, False]])
     args = (tokens, chosen, np.zeros((2, 4)), np.zeros((2, 4), bool), AMINO_ACIDS)
-    fig = protein_figures.decode_strip(*args, size=60)
+    fig = strips.decode_strip(*args, size=60)
     mark = next(t for t in fig.data if t.name == "unmasked at this step")
     # a bar over the cell, clear of its letter (an 11-px box on the letter made "(" read as "[(")
     assert mark.marker.symbol == "line-ew" and list(mark.y) == [1 - 0.36]
-    wide = protein_figures.decode_strip(*args, size=60, wide=True)
+    wide = strips.decode_strip(*args, size=60, wide=True)
     assert wide.data[0].textfont.size > fig.data[0].textfont.size
 
 
@@ -263,7 +263,7 @@ def test_presenting_a_protein_to_its_end_leaves_the_result_to_the_line_of_number
 def test_the_strip_counts_its_steps_as_the_line_of_numbers_does():
     steps = 6  # the start and five steps
     tokens = np.zeros((steps, 4), int)
-    fig = protein_figures.decode_strip(tokens, np.zeros((steps, 4), bool), np.zeros((steps, 4)),
+    fig = strips.decode_strip(tokens, np.zeros((steps, 4), bool), np.zeros((steps, 4)),
                                        np.zeros((steps, 4), bool), AMINO_ACIDS, max_rows=4)
     assert fig.layout.title.text == "Steps 2-5 of 5"  # the line of numbers says "step 5 / 5"; it said "last 4 of 6"
 

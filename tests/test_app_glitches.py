@@ -6,7 +6,7 @@ import re
 
 import numpy as np
 
-from mi_lens_app import charts, figures, protein_figures, screen, texts
+from mi_lens_app import charts, figures, protein_figures, screen, strips, texts
 from mi_lens_app.sequences import load_protein_presets
 from tests import test_app_pages, test_app_protein
 from tests.test_app_pages import assert_clean, run_page, specs
@@ -53,17 +53,17 @@ def test_headline_nats_are_plain_decimals():
 def test_the_protein_strip_axes_show_the_steps_and_a_fixed_colour_range():
     letters = "ACDEFGHIKLMNPQRSTVWY"
     tokens = np.zeros((1, 10), int)
-    fig = protein_figures.decode_strip(tokens, np.zeros((1, 10), bool), np.ones((1, 10)), np.zeros((1, 10), bool),
+    fig = strips.decode_strip(tokens, np.zeros((1, 10), bool), np.ones((1, 10)), np.zeros((1, 10), bool),
                                        letters)
     assert list(fig.layout.yaxis.range) == [0.5, -0.5]  # step 0 alone: not -1..1
     two = np.stack([np.zeros(10, int), np.arange(1, 11)])  # every residue filled at step 1
     chosen = np.stack([np.zeros(10, bool), np.ones(10, bool)])
-    fig = protein_figures.decode_strip(two, chosen, np.ones((2, 10)), np.zeros((2, 10), bool), letters)
+    fig = strips.decode_strip(two, chosen, np.ones((2, 10)), np.zeros((2, 10), bool), letters)
     heat = fig.data[0]
     assert (heat.zmin, heat.zmax) == (1, 2)  # not plotly's 0.5-1.5 around the one value
     assert heat.colorbar.dtick == 1 and heat.colorbar.tick0 == 1  # whole steps
     assert list(fig.layout.yaxis.range) == [1.5, -0.5] and fig.layout.yaxis.dtick == 1
-    fig = protein_figures.decode_strip(two, chosen, np.ones((2, 10)), np.zeros((2, 10), bool), letters,
+    fig = strips.decode_strip(two, chosen, np.ones((2, 10)), np.zeros((2, 10), bool), letters,
                                        color="entropy")
     assert fig.data[0].zmin == 0 and np.isclose(fig.data[0].zmax, np.log(20))
 

@@ -16,7 +16,7 @@ from mi_core.decoding import make_strategy
 from mi_core.decoding.selector import make_order_nets, save_order_net
 from mi_core.domains.sudoku.mdm import SudokuMDM, SudokuMDMConfig, save_sudoku_mdm
 from mi_core.mi.estimator import EstimatorConfig, MIEstimator, save_estimator
-from mi_lens_app import core, exports, figures, grid_svg, protein_figures, texts, traces
+from mi_lens_app import core, exports, figures, grid_svg, strips, texts, traces
 from mi_lens_app import selector as order
 from mi_lens_app.domains import DOMAINS, load_presets
 from mi_lens_app.sequences import load_protein_presets
@@ -399,14 +399,14 @@ def test_select_prob_profile_zeroes_filled_residues_and_colours_the_chosen():
     chosen = np.zeros(8, bool)
     chosen[[2, 4]] = True
     labels = [f"r{i + 1}" for i in range(8)]
-    fig = protein_figures.select_prob_profile(prob, before, chosen, labels, threshold=0.5, title="t")
+    fig = strips.select_prob_profile(prob, before, chosen, labels, threshold=0.5, title="t")
     bar = fig.data[0]
     np.testing.assert_array_equal(bar.x, np.arange(1, 9))
     np.testing.assert_allclose(bar.y, [0, 0.2, 1.0, 0, 0.6, 0.0, 0.4, 0])
     assert [c == figures.CHOSEN_COLOR for c in bar.marker.color] == chosen.tolist()
     assert bar.hovertext[0] == "r1: filled before this step" and bar.hovertext[2].endswith("unmasked at this step")
     assert fig.layout.shapes[0].y0 == 0.5 and fig.layout.title.text == "t"
-    window = protein_figures.select_prob_profile(prob, before, chosen, labels, start=2, size=4, title="t")
+    window = strips.select_prob_profile(prob, before, chosen, labels, start=2, size=4, title="t")
     np.testing.assert_array_equal(window.data[0].x, [3, 4, 5, 6])
     np.testing.assert_allclose(window.data[0].y, [1.0, 0, 0.6, 0.0])
     assert window.layout.title.text == "t (residues 3-6 of 8)" and not window.layout.shapes

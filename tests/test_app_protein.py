@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 from mi_core.domains.protein import AMINO_ACIDS, MASK_ID, ProteinInputError, ProteinRecord, tokenize
 from mi_core.domains.protein.mdm import ProteinMDM, ProteinMDMConfig, save_protein_mdm
 from mi_core.mi.estimator import EstimatorConfig, MIEstimator, save_estimator
-from mi_lens_app import protein_figures
+from mi_lens_app import protein_figures, strips
 from mi_lens_app.domains import DOMAINS
 from mi_lens_app.sequences import (
     Masking,
@@ -80,7 +80,7 @@ def find(at: AppTest, prefix: str) -> dict:
 
 
 def strip_blocks(strip: dict) -> list[dict]:
-    """A decode strip's coloured heatmaps, one a strip its window wraps into (``protein_figures.strip_rows``)."""
+    """A decode strip's coloured heatmaps, one a strip its window wraps into (``strips.strip_rows``)."""
     return [t for t in strip["data"] if t["type"] == "heatmap" and t["name"] == strip["data"][0]["name"]]
 
 
@@ -180,7 +180,7 @@ def test_figure_caps_and_windows():
 def test_decode_strip_colours_by_the_step_that_last_filled_each_residue():
     tokens = np.array([[0, 0, 0], [1, 2, 0], [1, 0, 3]])  # step 2 remasks position 2 and fills position 3
     chosen = np.array([[0, 0, 0], [1, 1, 0], [0, 0, 1]], bool)
-    fig = protein_figures.decode_strip(tokens, chosen, np.zeros((3, 3)), np.zeros((3, 3), bool), AMINO_ACIDS)
+    fig = strips.decode_strip(tokens, chosen, np.zeros((3, 3)), np.zeros((3, 3), bool), AMINO_ACIDS)
     np.testing.assert_array_equal(np.asarray(fig.data[0].z, float),
                                   [[np.nan] * 3, [1, 1, np.nan], [1, np.nan, 2]])
     assert np.asarray(fig.data[0].text).tolist() == [["_", "_", "_"], ["A", "C", "_"], ["A", "_", "D"]]

@@ -14,7 +14,7 @@ import time
 import pytest
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
-from mi_lens_app import charts, figure_cache, figures, graph, protein_figures, warm
+from mi_lens_app import charts, figure_cache, figures, graph, protein_figures, strips, warm
 from tests import test_app_pages
 from tests.test_app_pages import ROOT, assert_clean, run_page, specs
 
@@ -141,7 +141,7 @@ def test_a_figure_built_while_another_thread_imports_pandas_does_not_meet_it_hal
 # the builders of the views that drew every chart again in each session
 BUILDERS = [(figures, "grid_figure"), (figures, "mi_heatmap"), (charts, "bar_figure"), (figures, "pair_scatter"),
             (protein_figures, "sequence_heatmap"), (protein_figures, "contact_figure"), (protein_figures, "arc_figure"),
-            (protein_figures, "marginal_strip"), (protein_figures, "profile_figure"), (protein_figures, "decode_strip")]
+            (strips, "marginal_strip"), (strips, "profile_figure"), (strips, "decode_strip")]
 
 
 @pytest.mark.parametrize("path, query", [("app.py", {}), ("pages/4_What_if.py", {}), ("pages/4_What_if.py", {"domain": "protein"}),

@@ -164,11 +164,11 @@ def test_the_top_k_overlap_counts_only_pairs_there_are():
 
 
 def test_the_strip_writes_each_letter_once_and_the_arcs_count_from_one():
-    from mi_lens_app import protein_figures
+    from mi_lens_app import protein_figures, strips
 
     tokens = np.array([[1, 0, 0, 2], [1, 3, 0, 2], [1, 3, 4, 2]])
     chosen = np.array([[0, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0]], bool)
-    fig = protein_figures.decode_strip(tokens, chosen, np.ones((3, 4)), np.zeros((3, 4)), "()[]", noun="position")
+    fig = strips.decode_strip(tokens, chosen, np.ones((3, 4)), np.zeros((3, 4)), "()[]", noun="position")
     layers = {t.name: np.asarray(t.text) for t in fig.data if t.name in ("letters", "masked", "filled, on dark",
                                                                          "filled, on light")}
     written = np.sum([(text != "") for text in layers.values()], axis=0)

@@ -2,13 +2,13 @@
 
 import numpy as np
 
-from mi_lens_app import protein_figures
+from mi_lens_app import strips
 from mi_lens_app.cdr_marks import CDR_MARK
 
 
 def test_a_windowed_profile_names_cdr_residues_by_their_numbers():
     labels = [f"A{k + 1}" + (f"{CDR_MARK}H3" if 98 <= k < 109 else "") for k in range(130)]
-    fig = protein_figures.profile_figure(labels, {"dH": np.arange(130.0)}, start=60, size=60)
+    fig = strips.profile_figure(labels, {"dH": np.arange(130.0)}, start=60, size=60)
     shown = [a for a in fig.layout.annotations if a.name == "CDR-H3"]
     assert len(shown) == 1 and shown[0].hovertext.endswith("residues 99-109")
     band = next(s for s in fig.layout.shapes if s.name == "CDR-H3")
