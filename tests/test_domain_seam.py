@@ -483,7 +483,7 @@ def test_the_app_names_a_domain_module_that_did_not_load(monkeypatch):
 
     problem = "the domain module 'lab_domains' (MI_LENS_DOMAINS) did not load: ImportError: no GPU here"
     monkeypatch.setattr(domain, "PLUGIN_PROBLEMS", [problem])
-    monkeypatch.setattr("mi_lens_app.widgets.PLUGIN_PROBLEMS", domain.PLUGIN_PROBLEMS)
+    monkeypatch.setattr("mi_lens_app.frame.PLUGIN_PROBLEMS", domain.PLUGIN_PROBLEMS)
     at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app.py"), default_timeout=120)
     at.switch_page("pages/1_MI_maps.py")
     at.run()
