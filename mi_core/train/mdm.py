@@ -35,8 +35,30 @@ from mi_core.io import (
     write_checkpoint,
 )
 from mi_core.models.base import masked_ce
-from mi_core.options import Device, Force, from_options, option
+from mi_core.options import SEED_MAX, Device, Force, from_options, option
 from mi_core.scale import distributed
+
+
+@dataclass(frozen=True)
+class LoopConfig:
+    """What :func:`train`'s loop reads of a trainer task's ``train_config``, which extends it (its own defaults with
+    :func:`~mi_core.options.redefault`, then the fields of its data)."""
+
+    seed: int = option(0, "random seed", range=(0, SEED_MAX))
+    steps: int = option(20000, "optimizer steps: the run and its cosine end there (with --time-budget, at whichever "
+                        "comes first)", range=(1, 1_000_000_000))
+    batch: int = option(64, "examples per step", range=(1, 65536))
+    lr: float = option(1e-3, "peak learning rate (AdamW)", range=(1e-12, 10))
+    warmup: int = option(100, "steps of linear warm-up", range=(0, 1_000_000_000))
+    weight_decay: float = option(0.01, "AdamW weight decay", range=(0, 10))
+    clip: float = option(1.0, "gradient-norm clip (0: none)", range=(0, 1e6))
+    eval_every: int = option(500, "steps between validations", range=(1, 1_000_000_000))
+    log_every: int = option(500, "steps between log lines", range=(1, 1_000_000_000))
+    bf16: bool = option(True, "bf16 autocast where it is fast (CUDA or a CPU with native bf16; elsewhere fp32)",
+                        negatable=True)
+    time_budget: float = option(0.0, "seconds; > 0 runs the schedule by elapsed time and stops when it is spent, or at "
+                                "--steps if sooner (give a large --steps to train by time alone)", range=(0, 1e8))
+
 
 RESUMABLE = ("steps", "time_budget")  # settings a resumed run may change (it runs longer or shorter)
 

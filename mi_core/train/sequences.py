@@ -20,30 +20,20 @@ import torch.nn.functional as F
 
 from mi_core.models.base import load_state
 from mi_core.models.mdm import SequenceMDM, SequenceMDMConfig
-from mi_core.options import SEED_MAX, option
+from mi_core.options import SEED_MAX, option, redefault
 from mi_core.scale import distributed
+from mi_core.train.mdm import LoopConfig
 
 
 @dataclass(frozen=True)
-class SequenceTrainConfig:
-    seed: int = option(0, "random seed", range=(0, SEED_MAX))
+class SequenceTrainConfig(LoopConfig):
+    steps: int = redefault(LoopConfig, "steps", 12000)
+    batch: int = redefault(LoopConfig, "batch", 64, "sequences per step")
+    warmup: int = redefault(LoopConfig, "warmup", 200)
     split_seed: int = option(0, "seed of the data's train / val / reference split", range=(0, SEED_MAX))
-    steps: int = option(12000, "optimizer steps: the run and its cosine end there (with --time-budget, at whichever "
-                        "comes first)", range=(1, 1_000_000_000))
-    batch: int = option(64, "sequences per step", range=(1, 65536))
-    lr: float = option(1e-3, "peak learning rate (AdamW)", range=(1e-12, 10))
-    warmup: int = option(200, "steps of linear warm-up", range=(0, 1_000_000_000))
-    weight_decay: float = option(0.01, "AdamW weight decay", range=(0, 10))
-    clip: float = option(1.0, "gradient-norm clip (0: none)", range=(0, 1e6))
     min_len: int = option(1, "leave out training sequences shorter than this (validation keeps them)",
                           range=(1, 100_000))
-    eval_every: int = option(500, "steps between validations", range=(1, 1_000_000_000))
     eval_sequences: int = option(400, "validation sequences", range=(1, 10_000_000))
-    log_every: int = option(500, "steps between log lines", range=(1, 1_000_000_000))
-    bf16: bool = option(True, "bf16 autocast where it is fast (CUDA or a CPU with native bf16; elsewhere fp32)", negatable=True)
-    time_budget: float = option(0.0, "seconds; > 0 runs the schedule by elapsed time and stops when it is spent, or at --steps "
-                                "if sooner (give a large --steps to train by time alone)",
-                                range=(0, 1e8))
     init: str = option("", "weights to start from (a model of the same config); a stopped run continues with --resume")
 
 

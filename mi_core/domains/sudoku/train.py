@@ -29,20 +29,15 @@ from mi_core.domains.sudoku.order import decode_score
 from mi_core.domains.sudoku.pool import POOL_DIR, PoolSpec, build_graded_pool, hardest, load_or_build_pools
 from mi_core.io import check_output_dir, file_sha256, missing_file
 from mi_core.models.views import Views
-from mi_core.options import SEED_MAX, check_ranges, option
+from mi_core.options import check_ranges, option, redefault
 from mi_core.scale import distributed
+from mi_core.train.mdm import LoopConfig
 
 
 @dataclass(frozen=True)
-class TrainConfig:
-    seed: int = option(0, "random seed", range=(0, SEED_MAX))
-    steps: int = option(20000, "optimizer steps: the run and its cosine end there (with --time-budget, at whichever "
-                        "comes first)", range=(1, 1_000_000_000))
-    batch: int = option(256, "states per step", range=(1, 65536))
-    lr: float = option(1e-3, "peak learning rate (AdamW)", range=(1e-12, 10))
-    warmup: int = option(100, "steps of linear warm-up", range=(0, 1_000_000_000))
-    weight_decay: float = option(0.01, "AdamW weight decay", range=(0, 10))
-    clip: float = option(1.0, "gradient-norm clip (0: none)", range=(0, 1e6))
+class TrainConfig(LoopConfig):
+    batch: int = redefault(LoopConfig, "batch", 256, "states per step")
+    log_every: int = redefault(LoopConfig, "log_every", 50)
     grid_pool: int = option(20000, "solved grids generated for the data pool", range=(1, 100_000_000))
     puzzle_pool: int = option(4000, "graded puzzles generated for the data pool (unless --pool-file)", range=(1, 100_000_000))
     max_harden: int = option(500, "hill-climb moves towards hard puzzles, drawn per puzzle from 0..max_harden", range=(0, 100_000))
@@ -52,12 +47,7 @@ class TrainConfig:
     onpolicy_every: int = option(100, "steps between on-policy collections (0: none)", range=(0, 1_000_000_000))
     onpolicy_puzzles: int = option(128, "puzzles decoded per on-policy collection", range=(1, 100_000))
     onpolicy_per_puzzle: int = option(4, "states kept per decoded puzzle", range=(1, 1000))
-    eval_every: int = option(500, "steps between validations", range=(1, 1_000_000_000))
     eval_puzzles: int = option(200, "validation puzzles (0: no validation)", range=(0, 10_000_000))
-    log_every: int = option(50, "steps between log lines", range=(1, 1_000_000_000))
-    bf16: bool = option(True, "where it is fast: CUDA or a CPU with native bf16 (elsewhere fp32, see device.use_bf16)", negatable=True)
-    time_budget: float = option(0.0, "seconds; > 0 runs the schedule by elapsed time and stops when it is spent, or at --steps "
-                                "if sooner (give a large --steps to train by time alone)", range=(0, 1e8))
     supervise: int = option(1, "deep supervision: the loss is the mean over the last this many iterations (all of "
                             "a step's when it runs fewer), at most --grad-iters", range=(1, 64))
     grad_iters: int = option(0, "iterations backpropagated through, the last ones (0: all)", range=(0, 64))
