@@ -76,9 +76,9 @@ def _warm_domains() -> None:
 
 
 # what the pages import beyond the landing page: networkx (the dependency graph) took 0.1-0.2 s to import on the
-# MI maps page's first view, plotly's colour scales 40 ms on the decoding page's
+# MI maps page's first view, plotly's colour scales 40 ms on the decoding page's, its frame views 10 ms
 PAGE_MODULES = ("mi_lens_app.graph", "mi_lens_app.exports", "mi_lens_app.protein_figures", "mi_lens_app.strips",
-                "mi_lens_app.grid_svg", "pandas")
+                "mi_lens_app.grid_svg", "mi_lens_app.decode_views", "mi_lens_app.charts", "pandas")
 
 
 def _warm_imports() -> None:

@@ -342,3 +342,33 @@ def test_sending_a_figure_keeps_no_reference_to_its_arrays():
                                             ("3.10.0", False), ("3.11.4", False), ("4.0.0rc1", False)])
 def test_orjson_versions_that_leak_arrays_are_told_apart(version, leaks):
     assert figures.leaky_orjson(version) is leaks
+
+
+# the modules the landing page (app.py) and the warm-up import, then the modules a page imports that are still missing
+WARM_COVERS_PAGES = textwrap.dedent("""
+    import ast, importlib, pathlib, sys
+    for name in ("figure_cache", "figures", "frame", "support", "texts", "widgets", "domains"):  # app.py's
+        importlib.import_module("mi_lens_app." + name)
+    from mi_lens_app import warm
+    for name in warm.PAGE_MODULES:
+        importlib.import_module(name)
+    wanted = set()
+    for page in pathlib.Path("pages").glob("*.py"):
+        for node in ast.walk(ast.parse(page.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module == "mi_lens_app":
+                wanted.update("mi_lens_app." + alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("mi_lens_app."):
+                wanted.add(node.module)
+    print(sorted(name for name in wanted if name not in sys.modules))
+""")
+
+
+def test_the_warm_up_imports_every_module_a_page_imports():
+    """The warm-up imports the pages' modules so that a page's first view does not wait for them: when the
+    Decoding page's frame views and the Benchmarks charts moved into modules of their own (decode_views, charts),
+    the first view of those pages imported them (~10 ms), as none of the landing page and PAGE_MODULES did."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "MI_LENS_WARM": "0"}
+    done = subprocess.run([sys.executable, "-c", WARM_COVERS_PAGES], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[]", done.stdout
