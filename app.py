@@ -44,8 +44,9 @@ with right:
     four = DOMAINS["sudoku4"]
     empty = support.attempt(support.mi_map, four.key, "." * four.cells, support.version(four))
     if empty is not None:
-        widgets.chart(figure_cache.shared_figure(figures.mi_heatmap, empty.mi, four.geometry.box, four.labels(), order="box",
-                                            height=360, title="Exact MI of the empty 4x4 grid"), key="teaser")
+        teaser = figure_cache.shared_figure(figures.mi_heatmap, empty.mi, four.geometry.box, four.labels(), order="box",
+                                            height=360, title="Exact MI of the empty 4x4 grid")
+        widgets.chart(teaser, key="teaser")
         st.caption("Box-major order: the 4x4 blocks on the diagonal are the boxes. Pairs that share a row, column "
                    "or box carry the most MI; some pairs that share none still depend on each other through "
                    "chains of rules.")

@@ -31,11 +31,11 @@ def heatmap_panel(domain, pz, m, cell, scale):
                           help="order the cells box by box, so the box rule shows as blocks on the diagonal")
     order = "box" if box_major else "row"
     narrow = screen.on_phone()  # the map as wide as a phone's chart: 3.4 px a cell, not 2.2
-    fig = figure_cache.figure(("maps heatmap", domain.key, pz.text, support.version(domain), m.source, cell, order, scale,
-                          narrow),
-                         lambda: figures.mi_heatmap(m.mi, domain.geometry.box, domain.labels(), order=order,
-                                                    selected=cell, title=f"MI, {m.source}", scale=scale,
-                                                    clickable=m.masked, height=figures.MAP_HEIGHT, narrow=narrow))
+    fig = figure_cache.figure(("maps heatmap", domain.key, pz.text, support.version(domain), m.source, cell, order,
+                               scale, narrow),
+                              lambda: figures.mi_heatmap(m.mi, domain.geometry.box, domain.labels(), order=order,
+                                                         selected=cell, title=f"MI, {m.source}", scale=scale,
+                                                         clickable=m.masked, height=figures.MAP_HEIGHT, narrow=narrow))
     widgets.chart(fig, key="heatmap", on_select=widgets.click_to_pair("heatmap", "cell", pz.blanks),
                   selection_mode="points")
     pair_caption(pz, m)
@@ -167,7 +167,8 @@ def graph_panel(domain, pz, m, cell):
                               bind=links.bound("thr"))
         setting = {"threshold": float(thr), "cap": graph.MAX_EDGES}
     state = ("maps graph", domain.key, pz.text, support.version(domain), m.source, tuple(sorted(setting.items())))
-    g = figure_cache.figure(state, lambda: graph.dependency_graph(m.mi, m.masked, domain.rules(len(pz.digits)), **setting))
+    g = figure_cache.figure(state, lambda: graph.dependency_graph(m.mi, m.masked, domain.rules(len(pz.digits)),
+                                                                 **setting))
     info = graph.summary(g)
     capped = g.graph["candidates"] > info["edges"]
     title = (f"Dependency graph: the {info['edges']} strongest of {g.graph['candidates']} pairs" if capped

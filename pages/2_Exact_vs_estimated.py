@@ -50,7 +50,8 @@ def side_by_side(domain, pz, fast, exact, cell, view, scale):
     widgets.chart(figs[2], key="map_diff", where=bottom[0])
     pair = st.session_state.get("pair")
     pair = pair if pair and max(pair) < pz.length and exact.masked[list(pair)].all() else None
-    scatter = figure_cache.shared_figure(figures.pair_scatter, fast.mi, exact.mi, exact.masked, pz.labels(), selected=pair)
+    scatter = figure_cache.shared_figure(figures.pair_scatter, fast.mi, exact.mi, exact.masked, pz.labels(),
+                                         selected=pair)
     widgets.chart(scatter, key="scatter", where=bottom[1], on_select=widgets.click_to_pair("scatter", "cell", pz.blanks),
                   selection_mode="points")
     if pair:

@@ -234,7 +234,8 @@ def main():
             # 60 residues: the strip's letters at 120 were too small to read at 1024 px
             view = widgets.window_picker(pz.length, masked=pz.blanks)
     playing = bool(st.session_state.get("play", False))
-    st.fragment(decode_views.player, run_every=interval if playing else None)(domain, pz, traces, count, view, present, stacked)
+    player = st.fragment(decode_views.player, run_every=interval if playing else None)
+    player(domain, pz, traces, count, view, present, stacked)
     legend(domain, pz.length)
     views = getattr(support.model(domain), "views", 1)  # a model read in symmetric views
     st.caption("Arrow keys step, Space plays and pauses (click the page first). "

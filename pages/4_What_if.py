@@ -122,10 +122,11 @@ def grids(domain, pz, w, cell, digit):
                                  {"entropy change": np.nan_to_num(delta)})
     c1, c2 = st.columns(2)
     with c1:
-        fig = figure_cache.shared_figure(figures.grid_figure, before_digits, pz.givens, box, candidates=w.marginals_before,
-                                    hover=hover_b, layer=np.where(blank, w.entropy_before, np.nan),
-                                    layer_name="H (nats)", zmin=0, zmax=hmax, colorscale="Oranges", selected=cell,
-                                    title="Before: marginals and entropy", height=440)
+        fig = figure_cache.shared_figure(figures.grid_figure, before_digits, pz.givens, box,
+                                         candidates=w.marginals_before, hover=hover_b,
+                                         layer=np.where(blank, w.entropy_before, np.nan), layer_name="H (nats)", zmin=0,
+                                         zmax=hmax, colorscale="Oranges", selected=cell,
+                                         title="Before: marginals and entropy", height=440)
         widgets.chart(fig, key="before", on_select=widgets.click_to_cell("before", "cell", domain.cells, pz.blanks),
                         selection_mode="points")
     with c2:
@@ -153,7 +154,8 @@ def heatmap(domain, pz, mi, view, **kwargs):
     if domain.layout == "sequence":
         return figure_cache.shared_figure(protein_figures.sequence_heatmap, mi, pz.labels(), noun=domain.nouns[0],
                                      start=view[0], size=view[1], **kwargs)
-    return figure_cache.shared_figure(figures.mi_heatmap, mi, domain.geometry.box, domain.labels(), height=420, **kwargs)
+    return figure_cache.shared_figure(figures.mi_heatmap, mi, domain.geometry.box, domain.labels(), height=420,
+                                      **kwargs)
 
 
 def mi_change(domain, pz, cell, value_name, view=None, scale="linear"):

@@ -151,8 +151,8 @@ def main(args) -> int:
     est = timed_estimate(model, estimator, tokens)
     if args.json is not None:
         shown = spec if model.weights_path is None else display_path(model.weights_path)
-        payload = {"domain": domain.cli_name, state_key(domain): domain.state_text(tokens[0].cpu()), "device": str(device), "model": shown,
-                   "estimator": display_path(path), "mi": est.mi[0].tolist(),
+        payload = {"domain": domain.cli_name, state_key(domain): domain.state_text(tokens[0].cpu()),
+                   "device": str(device), "model": shown, "estimator": display_path(path), "mi": est.mi[0].tolist(),
                    "entropy": est.entropy[0].tolist(), "marginals": est.marginals[0].tolist(), "passes": 1,
                    "seconds": est.seconds}
         if state != args.state:  # --mask-positions: the residues masked, as probe keeps them
