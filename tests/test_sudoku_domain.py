@@ -264,3 +264,25 @@ def test_held_out_states_are_drawn_together_as_eval_estimator_help_says(capsys):
     assert (four != eight[:4]).any()
     assert main(["eval-estimator", "sudoku", "--help"]) == 0
     assert "--states 8 does not begin with --states 4's states" in " ".join(capsys.readouterr().out.split())
+
+
+def test_a_grid_written_row_by_row_or_a_header_in_a_text_file_is_named_with_its_fix(tmp_path):
+    """One puzzle a line: a 9x9 grid written as 9 lines of 9 (or a 4x4 as 4 lines of 4) and a header line were
+    refused as 'got 9 characters' with no word of how to write them."""
+    grid = tmp_path / "grid.txt"
+    grid.write_text("\n".join(" ".join(EASY[i:i + 9]) for i in range(0, 81, 9)) + "\n")
+    with pytest.raises(S.SudokuFormatError, match=r"line 1: .*got 9 characters \(one row of a grid\?.*one line of 81"):
+        S.read_puzzles(grid)
+    small = tmp_path / "small.txt"
+    small.write_text("1...\n..2.\n.3..\n...4\n")
+    with pytest.raises(S.SudokuFormatError, match=r"one line of 16 characters"):
+        S.read_puzzles(small)
+    header = tmp_path / "header.txt"
+    header.write_text(f"puzzle,solution\n{EASY},{EASY_SOL}\n")
+    with pytest.raises(S.SudokuFormatError, match=r"line 1: .*\(a header line\? .*'puzzle' column\)"):
+        S.read_puzzles(header)
+    late = tmp_path / "late.txt"  # a bad line later in the file is not called a header
+    late.write_text(f"{EASY}\nnot a puzzle\n")
+    with pytest.raises(S.SudokuFormatError, match=r"line 2: ") as err:
+        S.read_puzzles(late)
+    assert "header" not in str(err.value)

@@ -204,6 +204,18 @@ def _text_row(line: str) -> dict:
     return {"puzzle": line.strip()}
 
 
+def _line_hint(line: str, first: bool) -> str:
+    """For a ``.txt`` line that is no puzzle: what it looks like instead (one row of a grid written over several
+    lines, or a header), and how to write it."""
+    chars = "".join(line.split()).replace("|", "")
+    if len(chars) in (4, 9) and all(ch in BLANK_CHARS + "123456789" for ch in chars):
+        return (f" (one row of a grid? a puzzle file holds one puzzle a line: write each grid's {len(chars)} rows "
+                f"one after another on one line of {len(chars) ** 2} characters)")
+    if first and any(ch.isalpha() for ch in chars):
+        return " (a header line? a .txt puzzle file has none: remove it, or name the file .csv with a 'puzzle' column)"
+    return ""
+
+
 def _records(lines, csv_format: bool, name: str):
     numbers = []  # the file's line number of each line kept
 
@@ -236,7 +248,8 @@ def _records(lines, csv_format: bool, name: str):
                     raise SudokuFormatError(problem)
                 solution = to_string(sol_digits)
         except SudokuFormatError as err:
-            raise SudokuFormatError(f"{name}, line {lineno}: {err}") from None
+            hint = "" if csv_format else _line_hint(row["puzzle"], first=lineno == numbers[0])
+            raise SudokuFormatError(f"{name}, line {lineno}: {err}{hint}") from None
         yield PuzzleRecord(to_string(digits), solution, row.get("level") or None, lineno)
 
 
