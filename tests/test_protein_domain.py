@@ -167,3 +167,21 @@ def test_a_numbered_listing_is_named_as_such():
         P.parse_text("1 MVLSPADKTN VKAAWGKVGA\n11 HAGEYGAEAL ERMFLSFPTT")
     with pytest.raises(ProteinInputError, match=r"'1' at 3, '-' at 4$"):  # other characters too: no such guess
         P.parse_text("MK1-AYI")
+
+
+def test_read_fasta_strict_says_why_no_record_was_usable(tmp_path):
+    """A reference FASTA whose every record was left out (aligned with gaps, a stop inside) or that has no header
+    was refused as 'no usable sequences' alone: neither the reason nor a missing header was named."""
+    gaps = tmp_path / "aligned.fa"
+    gaps.write_text(">a\nAC-D\n>b\nMK*T\n")
+    with pytest.raises(ProteinInputError, match=r"aligned\.fa: no usable sequences: all 2 records left out .*"
+                                                r"the first: 'a', '-' at 3"):
+        P.read_fasta(gaps, strict=True)
+    plain = tmp_path / "plain.fa"
+    plain.write_text("MKTAYIAKQR\n")
+    with pytest.raises(ProteinInputError, match=r"plain\.fa: no FASTA header \('>name'\)"):
+        P.read_fasta(plain, strict=True)
+    empty = tmp_path / "empty.fa"
+    empty.write_text("\n")
+    with pytest.raises(ProteinInputError, match=r"empty\.fa: the file is empty"):
+        P.read_fasta(empty, strict=True)

@@ -152,7 +152,13 @@ def read_fasta(path: str | Path, *, strict: bool = False, ambiguous: str = "erro
         print(f"warning: {path}: {skipped} of {skipped + len(records)} records left out (letters other than the 20 "
               f"amino acids and X, over 10% X, or over {max_length} residues){first}", file=sys.stderr)
     if not records:
-        raise ProteinInputError(f"{path}: no usable sequences (FASTA with only standard amino-acid letters expected)")
+        if not text.strip():
+            raise ProteinInputError(f"{path}: the file is empty")
+        if not skipped:  # no '>' line at all: nothing was read, so nothing was left out
+            raise ProteinInputError(f"{path}: no FASTA header ('>name'): each record starts with one, its letters on "
+                                    "the lines below")
+        raise ProteinInputError(f"{path}: no usable sequences: all {skipped} records left out (letters other than the "
+                                f"20 amino acids and X, over 10% X, or over {max_length} residues){first}")
     return records
 
 
