@@ -185,3 +185,17 @@ def test_read_fasta_strict_says_why_no_record_was_usable(tmp_path):
     empty.write_text("\n")
     with pytest.raises(ProteinInputError, match=r"empty\.fa: the file is empty"):
         P.read_fasta(empty, strict=True)
+
+
+def test_text_before_the_first_header_is_not_called_a_missing_header(tmp_path):
+    """A FASTA file opening on a ';' comment was read as one sequence and refused as having 'no FASTA header'
+    though it had; a ';' comment before the first header is now skipped (as within records), and other text
+    there is named as such."""
+    commented = tmp_path / "commented.fa"
+    commented.write_text(";from a 1990s pipeline\n>a\nMKTAYIAKQR\n>b\nmkta\n")
+    assert [(r.name, r.text()) for r in P.read_fasta(commented)] == [("a", "MKTAYIAKQR"), ("b", "MKTA")]
+    titled = tmp_path / "titled.fa"
+    titled.write_text("# my proteins\n>a\nMKTAYIAKQR\n")
+    with pytest.raises(ProteinInputError, match=r"titled\.fa: text before the first FASTA header") as err:
+        P.read_fasta(titled)
+    assert "has no FASTA header" not in str(err.value)

@@ -32,7 +32,7 @@ from itertools import islice
 from pathlib import Path
 
 from mi_core.domains.protein import MASK_CHAR, ProteinInputError, ProteinRecord, detokenize, tokenize
-from mi_core.domains.protein.tokens import fasta_or_plain, read_text_file
+from mi_core.domains.protein.tokens import fasta_or_plain, read_text_file, starts_with_header
 from mi_core.options import counted
 
 MAX_RESIDUES = 510  # AntiBERTy: 512 positions less [CLS] and [SEP]
@@ -333,7 +333,7 @@ def read_file(path: str | Path, limit: int | None = None) -> list[AntibodyChain]
     try:
         if path.suffix.lower() == ".csv":
             chains = read_csv_text(text, limit, str(path))
-        elif not text.lstrip().startswith(">"):
+        elif not starts_with_header(text):
             raise AntibodyInputError("not a FASTA file (no '>' header) and not a .csv")
         else:
             chains = parse_text(text, limit)

@@ -114,12 +114,18 @@ def fasta_or_plain(text: str, kinds: str, limit: int | None = None, error: type 
     if not text or not text.strip():
         raise error(f"empty input: paste {kinds}")
     lines = text.strip().splitlines()
-    if lines[0].lstrip().startswith(">"):
+    if starts_with_header(text):
         pairs = islice(_fasta_pairs(text, comments=True), limit)
         return [(header or f"sequence {k + 1}", seq) for k, (header, seq) in enumerate(pairs)]
     if any(line.lstrip().startswith(">") for line in lines):
         raise error("text before the first FASTA header '>': start the input with a header or paste one plain sequence")
     return [(None, "".join(lines))]
+
+
+def starts_with_header(text: str) -> bool:
+    """Whether the first line of ``text`` that is neither blank nor a ``;`` comment (old FASTA's) is a ``>`` header."""
+    first = next((line.lstrip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith(";")), "")
+    return first.startswith(">")
 
 
 def read_fasta(path: str | Path, *, strict: bool = False, ambiguous: str = "error", max_length: int = MAX_INPUT_LENGTH,
@@ -132,7 +138,7 @@ def read_fasta(path: str | Path, *, strict: bool = False, ambiguous: str = "erro
         try:
             return parse_text(text, ambiguous=ambiguous, max_length=max_length, limit=limit)
         except ProteinInputError as err:
-            if not text.lstrip().startswith(">"):
+            if not any(line.lstrip().startswith(">") for line in text.splitlines()):
                 raise ProteinInputError(f"{path} has no FASTA header ('>name'), so it was read as one sequence: "
                                         f"{err}") from None
             raise ProteinInputError(f"{path}: {err}") from None
