@@ -505,3 +505,17 @@ def test_a_cdr_named_for_the_other_chain_type_is_refused():
         heavy.positions("L3")
     with pytest.raises(ValueError, match="H2 is a CDR of a heavy"):
         light.positions("H2")
+
+
+def test_one_antibodys_heavy_and_light_chain_under_one_name_are_named_as_such(tmp_path):
+    """A FASTA file (or a CSV with a sequence column) giving an antibody's VH and VL under one name was told to
+    'give each antibody a name of its own', which it had; the message now names the pair and the fix."""
+    vh, vl = (read_chain(seq).text() for seq in TRASTUZUMAB)
+    path = tmp_path / "pairs.fa"
+    path.write_text(f">ab1\n{vh}\n>ab1\n{vl}\n")
+    with pytest.raises(AntibodyInputError, match=r"pairs.fa: two chains are named 'ab1' \(its heavy and light chain\): "
+                                                 r"name them 'ab1 VH' and 'ab1 VL'"):
+        read_file(path)
+    path.write_text(f">ab1\n{vh}\n>ab1\n{vh}\n")
+    with pytest.raises(AntibodyInputError, match=r"named 'ab1': give each antibody a name of its own"):
+        read_file(path)

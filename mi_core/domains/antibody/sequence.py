@@ -340,10 +340,20 @@ def read_file(path: str | Path, limit: int | None = None) -> list[AntibodyChain]
         named = Counter(c.name for c in chains)
         twice = next((name for name, count in named.items() if count > 1), None)
         if twice is not None:  # rows, results and the estimator's held-out check tell antibodies apart by name
-            raise AntibodyInputError(f"two chains are named {twice!r}: give each antibody a name of its own")
+            raise AntibodyInputError(f"two chains are named {twice!r}{_pair_hint(chains, twice)}")
         return chains
     except AntibodyInputError as err:
         raise AntibodyInputError(f"{path}: {err}" if str(path) not in str(err) else str(err)) from None
+
+
+def _pair_hint(chains: list[AntibodyChain], name: str) -> str:
+    """How to name the chains called ``name``: one antibody's heavy and light chain need the VH / VL suffixes
+    that rows count antibodies by; otherwise two antibodies share a name."""
+    kinds = sorted(c.chain for c in chains if c.name == name)
+    if kinds == ["H", "L"]:
+        return (f" (its heavy and light chain): name them '{name} VH' and '{name} VL', or give the antibody one "
+                "CSV row with vh and vl columns")
+    return ": give each antibody a name of its own"
 
 
 def select_rows(chains: list[AntibodyChain], rows: str | None, option: str = "--rows") -> list[AntibodyChain]:
