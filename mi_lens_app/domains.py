@@ -23,6 +23,7 @@ from mi_core.domain import get_domain as core_domain
 from mi_core.domains.sudoku import (
     PuzzleRecord,
     SudokuFormatError,
+    text_row,
     validate,
 )
 from mi_core.domains.sudoku.domain import SUDOKU_8LAYER, SUDOKU_VIEWS, VIEWS
@@ -201,11 +202,16 @@ def upload_text(name: str, data: bytes, max_bytes: int, error: type[ValueError])
 
 
 def _line_records(lines, cells: int):
-    """``PuzzleRecord`` of every line of ``cells`` characters (one puzzle a line; ``#`` comments)."""
+    """``PuzzleRecord`` of every line whose puzzle has ``cells`` characters (one puzzle a line, as the command line
+    reads it: cells may be spaced, and the solution may follow after a space or a comma; ``#`` comments)."""
     for lineno, raw in enumerate(lines, start=1):
         line = raw.strip()
-        if len(line) == cells and not line.startswith("#"):
-            yield PuzzleRecord(line, line=lineno)
+        if not line or line.startswith("#"):
+            continue
+        row = text_row(line)
+        puzzle = "".join(row["puzzle"].split())
+        if len(puzzle) == cells:
+            yield PuzzleRecord(puzzle, row.get("solution"), line=lineno)
 
 
 def _csv_records(lines, cells: int, name: str):

@@ -72,3 +72,14 @@ def test_a_big_file_lists_a_capped_picker_and_finds_a_line(env):
     assert not at.error and at.get("plotly_chart")
     at.number_input(key="upload_line").set_value(5000).run()
     assert not at.error and at.get("plotly_chart")
+
+
+def test_an_uploaded_text_file_reads_a_line_as_the_command_line_does():
+    """A .txt line with its solution after a space or a comma, or with its cells spaced, is one puzzle to
+    `bench --puzzles`; the upload left such lines out without a word ('has no 81-cell puzzles')."""
+    solution = "534678912672195348198342567859761423426853791713924856961537284287419635345286179"
+    puzzle = "." * 5 + solution[5:]
+    data = f"{puzzle} {solution}\n{puzzle},{solution}\n{' '.join(puzzle)}\n# a comment\n{puzzle}\n".encode()
+    records = read_upload("mine.txt", data, DOMAINS["sudoku9"])
+    assert [(r.puzzle, r.solution, r.line) for r in records] == [
+        (puzzle, solution, 1), (puzzle, solution, 2), (puzzle, None, 3), (puzzle, None, 5)]

@@ -195,7 +195,7 @@ def _parse(lines, csv_format: bool, name: str, limit: int | None) -> list[Puzzle
     return records
 
 
-def _text_row(line: str) -> dict:
+def text_row(line: str) -> dict:
     """A ``.txt`` line: the puzzle, or the puzzle and its solution as two fields of one length (a space or a
     comma between); a grid written cell by cell with spaces stays one puzzle."""
     fields = line.replace(",", " ").split()
@@ -233,7 +233,7 @@ def _records(lines, csv_format: bool, name: str):
         rows = ((numbers[reader.line_num - 1], {k.strip().lower(): (v or "").strip() for k, v in row.items()
                                                 if k is not None}) for row in reader)
     else:
-        rows = ((numbers[-1], _text_row(line)) for line in kept())
+        rows = ((numbers[-1], text_row(line)) for line in kept())
     for lineno, row in rows:
         try:
             digits = parse_grid(row["puzzle"], None)
@@ -326,5 +326,6 @@ __all__ = [
     "BLANK_CHARS", "Geometry", "GridDomain", "MASK_ID", "MultipleSolutionsError", "NoSolutionError",
     "PuzzleRecord", "SUDOKU4", "SUDOKU9", "SudokuConflictError", "SudokuError", "SudokuFormatError",
     "digits", "find_conflict", "geometry_for_length", "parse_grid", "parse_puzzle_text",
-    "read_puzzles", "solution_conflict", "solutions_for", "solve_count", "to_string", "to_tokens", "validate",
+    "read_puzzles", "solution_conflict", "solutions_for", "solve_count", "text_row", "to_string", "to_tokens",
+    "validate",
 ]
