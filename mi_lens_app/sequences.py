@@ -190,14 +190,15 @@ def read_fasta_upload(name: str, data: bytes, domain: Domain | None = None) -> t
     """
     text = upload_text(name, data, MAX_FASTA_BYTES, ProteinInputError)
     try:  # lengths are checked against the model when a record is picked (check_length)
-        chains = domain.csv_records(text, source=name) if hasattr(domain, "csv_records") else None
+        chains = (domain.csv_records(text, source=name, csv_file=name.lower().endswith(".csv"))
+                  if hasattr(domain, "csv_records") else None)
         if chains:
             return chains[:MAX_FASTA_RECORDS], len(chains)
         records = parse_text(text, limit=MAX_FASTA_RECORDS, max_length=MAX_TEXT_RESIDUES)
         headers = sum(line.lstrip().startswith(">") for line in text.splitlines())
         return records, max(headers, len(records))
     except ProteinInputError as err:
-        raise ProteinInputError(f"{name}: {err}") from None
+        raise ProteinInputError(str(err) if str(err).startswith(f"{name}: ") else f"{name}: {err}") from None
 
 
 @dataclass(frozen=True)

@@ -480,3 +480,21 @@ def test_the_antibody_pages_arc_graph_caps_its_letters_for_30_a_line(env):
     assert len(set(array(letters["y"]).tolist())) == 2
     css = next(h.proto.body for h in at.get("html") if ".st-key-arcs_graph " in h.proto.body)
     assert f"/ {30 * protein_figures.LETTER_WIDTH:g})" in css  # the letters capped to a line of 30, not 60
+
+
+def test_an_uploaded_csv_is_read_as_csv_quoted_or_with_columns_it_lacks():
+    """A quoted CSV ("name","vh","vl", as R's write.csv writes one), which the command line reads, was read in the
+    app as one sequence and refused for its commas and quotes as 'not amino-acid letters'; so was a .csv without
+    vh/vl columns, where the command line names the header."""
+    from mi_core.domain import get_domain
+    from mi_lens_app.sequences import read_fasta_upload
+    from tests.test_antibody_domain import SEQUENCES
+
+    heavy, light = SEQUENCES["trastuzumab"]
+    quoted = f'"name","vh","vl"\n"tras","{heavy}","{light}"\n'.encode()
+    records, total = read_fasta_upload("quoted.csv", quoted, get_domain("antibody"))
+    assert [r.name for r in records] == ["tras VH", "tras VL"] and total == 2
+    other = f"name,heavy_chain,light_chain\ntras,{heavy},{light}\n".encode()
+    with pytest.raises(ValueError, match=r"^other.csv: no vh, vl or sequence column in the header \['name', "
+                                         r"'heavy_chain', 'light_chain'\]$"):
+        read_fasta_upload("other.csv", other, get_domain("antibody"))

@@ -46,10 +46,11 @@ class AntibodyDomain(ProteinDomain):
             raise ProteinInputError(f"the input holds {len(chains)} chains; give one VH or VL")
         return chains[0]
 
-    def csv_records(self, text: str, source: str = "the pasted CSV") -> list[AntibodyChain] | None:
+    def csv_records(self, text: str, source: str = "the pasted CSV", csv_file: bool = False) -> list[AntibodyChain] | None:
         """The chains of CSV text (a header naming ``vh``/``vl``), each checked (``source`` named in the errors);
-        None for other text."""
-        return read_csv_text(text, source=source) if is_csv_text(text) else None
+        None for other text, unless ``csv_file`` (a ``.csv`` file, read as CSV whatever its header, as the
+        command line reads one)."""
+        return read_csv_text(text, source=source) if csv_file or is_csv_text(text) else None
 
     def parse_input(self, text: str) -> list[int]:
         return self.read(text).tokens.tolist()

@@ -280,8 +280,10 @@ CHAIN_COLUMNS = {"vh": " VH", "vl": " VL", "heavy": " heavy", "light": " light",
 def is_csv_text(text: str) -> bool:
     """Whether ``text`` starts with a CSV header naming a chain column (``vh``, ``vl``, ``sequence`` ...)."""
     first = text.strip().splitlines()[0] if text and text.strip() else ""
-    return "," in first and not first.startswith(">") and bool({c.strip().lower() for c in first.split(",")}
-                                                                & set(CHAIN_COLUMNS))
+    if "," not in first or first.startswith(">"):
+        return False
+    fields = next(csv.reader([first]), [])  # a quoted header ("name","vh","vl", as R writes one) names them too
+    return bool({c.strip().lower() for c in fields} & set(CHAIN_COLUMNS))
 
 
 def parse_text(text: str, limit: int | None = None, name: str = "sequence") -> list[AntibodyChain]:
