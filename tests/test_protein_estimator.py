@@ -224,6 +224,19 @@ def test_protein_data_config_errors(fasta):
         sequence_pool(fasta, "val", 50)
 
 
+def test_an_empty_split_is_named_as_such(tmp_path):
+    """A one-record FASTA whose header hashes to the val split was refused as 'no train-split sequence has 50 or
+    more residues' though its sequence had 130: the message now says the split holds none of the file's."""
+    from mi_core.domains.protein.states import sequence_pool
+
+    name = next(f"mine{i}" for i in range(1000) if split_of(f"mine{i}") == "val")
+    path = tmp_path / "one.fa"
+    path.write_text(f">{name}\n{'MKTAYIAKQR' * 13}\n")
+    with pytest.raises(ValueError, match=r"no train-split sequence has 50 or more residues \(the train split holds 0 "
+                                         r"of the file's 1 sequences, chosen by a hash of each header"):
+        sequence_pool(path, "train", 50)
+
+
 # --- training -----------------------------------------------------------------------------------------
 
 
