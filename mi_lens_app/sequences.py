@@ -15,7 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
-from mi_core.domains.protein import AMINO_ACIDS, MASK_ID, ProteinInputError, ProteinRecord, parse_text
+from mi_core.domains.protein import AMINO_ACIDS, MASK_ID, ProteinInputError, ProteinRecord, parse_text, tokenize
+from mi_core.domains.protein.tokens import fasta_or_plain
 from mi_core.options import counted
 from mi_core.options import parse_positions as core_positions
 from mi_lens_app.domains import ROOT, Domain, Puzzle, upload_text
@@ -91,9 +92,11 @@ DNA_LETTERS = frozenset("ACGTUN")
 
 
 def first_record(text: str) -> tuple[ProteinRecord, int]:
-    """The first sequence of pasted text (one plain sequence or FASTA) and how many records it has."""
-    records = parse_text(text, max_length=MAX_TEXT_RESIDUES)
-    return records[0], len(records)
+    """The first sequence of pasted text (one plain sequence or FASTA) and how many records it has; only the first
+    is read as a protein, so a later record's stop codon or gap does not stop the one used."""
+    pairs = fasta_or_plain(text, "a sequence or FASTA text")
+    name = pairs[0][0] or "sequence"
+    return ProteinRecord(name, tokenize(pairs[0][1], max_length=MAX_TEXT_RESIDUES, name=name)), len(pairs)
 
 
 def check_length(record: ProteinRecord, max_residues: int) -> None:

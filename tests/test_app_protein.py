@@ -514,3 +514,15 @@ def test_a_sequences_maps_download_the_mi_the_heatmap_and_the_arc_graph(env):
     at = run_page("pages/1_MI_maps.py")
     assert_clean(at)
     assert [b.label for b in at.download_button] == ["MI as CSV", "MI as JSON", "Heatmap as HTML", "Arc graph as HTML"]
+
+
+def test_pasted_fasta_uses_its_first_record_whatever_the_later_ones_hold():
+    """The box says 'the first record is used', but an empty record, a gap or a U further down refused the
+    whole paste with that record's error."""
+    from mi_lens_app.sequences import first_record
+
+    record, count = first_record(">mine\nmktayiakqr*\n>aligned\nMK-TAY\n>seleno\nMKU\n>empty\n")
+    assert (record.name, record.text(), count) == ("mine", "MKTAYIAKQR", 4)
+    assert first_record("MKTAY_IAK")[0].name == "sequence"
+    with pytest.raises(ProteinInputError, match=r"^mine: not amino-acid letters: '-' at 3"):
+        first_record(">mine\nMK-TAY\n>next\nMKT\n")
