@@ -23,6 +23,7 @@ from mi_core.domain import get_domain as core_domain
 from mi_core.domains.sudoku import (
     PuzzleRecord,
     SudokuFormatError,
+    no_puzzle_column,
     text_row,
     validate,
 )
@@ -220,7 +221,7 @@ def _csv_records(lines, cells: int, name: str):
     rows = csv.reader(ln for ln in lines if ln.strip() and not ln.lstrip().startswith("#"))
     header = [h.strip().lower() for h in next(rows, [])]
     if "puzzle" not in header:
-        raise SudokuFormatError(f"{name}: a CSV puzzle file needs a 'puzzle' column, found {header or 'no header'}")
+        raise no_puzzle_column(name, header)
     col = {key: header.index(key) for key in ("puzzle", "solution", "level") if key in header}
     for lineno, row in enumerate(rows, start=2):
         puzzle, solution, level = (row[col[k]].strip() if k in col and col[k] < len(row) else ""

@@ -286,3 +286,21 @@ def test_a_grid_written_row_by_row_or_a_header_in_a_text_file_is_named_with_its_
     with pytest.raises(S.SudokuFormatError, match=r"line 2: ") as err:
         S.read_puzzles(late)
     assert "header" not in str(err.value)
+
+
+@pytest.mark.parametrize("text, hint", [
+    (f"puzzle;solution\n{EASY};{EASY_SOL}\n", r"\(its columns are separated by semicolons: save it comma-separated\)"),
+    (f"puzzle\tsolution\n{EASY}\t{EASY_SOL}\n", r"\(its columns are separated by tabs: save it comma-separated\)"),
+    (f"{EASY},{EASY_SOL}\n{EASY},{EASY_SOL}\n", r"\(the first line is a puzzle, not a header: add a first line naming"),
+])
+def test_a_csv_without_a_puzzle_column_says_what_its_first_line_is(tmp_path, text, hint):
+    """A spreadsheet's semicolon- or tab-separated CSV, or one without a header, was refused as lacking a 'puzzle'
+    column, with no word of why the column it had (or its first puzzle) was not read as one."""
+    from mi_lens_app.domains import DOMAINS, read_upload
+
+    path = tmp_path / "mine.csv"
+    path.write_text(text)
+    with pytest.raises(S.SudokuFormatError, match=rf"mine.csv: a CSV puzzle file needs a 'puzzle' column, .* {hint}"):
+        S.read_puzzles(path)
+    with pytest.raises(S.SudokuFormatError, match=hint):  # the app's upload says the same
+        read_upload("mine.csv", text.encode(), DOMAINS["sudoku9"])

@@ -216,6 +216,21 @@ def _line_hint(line: str, first: bool) -> str:
     return ""
 
 
+def no_puzzle_column(name: str, fields: list[str]) -> SudokuFormatError:
+    """The error for a CSV header without a ``puzzle`` column (``fields``: its names), with what it looks like
+    instead: columns split by semicolons or tabs, or no header at all (a puzzle in its place)."""
+    found = f"{name}: a CSV puzzle file needs a 'puzzle' column, found {fields or 'no header'}"
+    sep = next((word for mark, word in ((";", "semicolons"), ("\t", "tabs")) if len(fields) == 1 and mark in fields[0]),
+               None)
+    if sep:
+        return SudokuFormatError(f"{found} (its columns are separated by {sep}: save it comma-separated)")
+    cells = ["".join(f.split()) for f in fields]
+    if any(len(c) in (16, 81) and all(ch in BLANK_CHARS + "123456789" for ch in c) for c in cells):
+        return SudokuFormatError(f"{found} (the first line is a puzzle, not a header: add a first line naming the "
+                                 "columns, e.g. puzzle,solution)")
+    return SudokuFormatError(found)
+
+
 def _records(lines, csv_format: bool, name: str):
     numbers = []  # the file's line number of each line kept
 
@@ -229,7 +244,7 @@ def _records(lines, csv_format: bool, name: str):
         reader = csv.DictReader(kept())
         fields = [f.strip().lower() for f in (reader.fieldnames or [])]
         if "puzzle" not in fields:
-            raise SudokuFormatError(f"{name}: a CSV puzzle file needs a 'puzzle' column, found {fields or 'no header'}")
+            raise no_puzzle_column(name, fields)
         rows = ((numbers[reader.line_num - 1], {k.strip().lower(): (v or "").strip() for k, v in row.items()
                                                 if k is not None}) for row in reader)
     else:
@@ -325,7 +340,7 @@ def digits(geometry: Geometry) -> tuple[str, ...]:
 __all__ = [
     "BLANK_CHARS", "Geometry", "GridDomain", "MASK_ID", "MultipleSolutionsError", "NoSolutionError",
     "PuzzleRecord", "SUDOKU4", "SUDOKU9", "SudokuConflictError", "SudokuError", "SudokuFormatError",
-    "digits", "find_conflict", "geometry_for_length", "parse_grid", "parse_puzzle_text",
+    "digits", "find_conflict", "geometry_for_length", "no_puzzle_column", "parse_grid", "parse_puzzle_text",
     "read_puzzles", "solution_conflict", "solutions_for", "solve_count", "text_row", "to_string", "to_tokens",
     "validate",
 ]
