@@ -88,6 +88,17 @@ def missing_file(path: Path, missing: str) -> str:
     return f"{missing}: {path}"
 
 
+def csv_problem(err: Exception) -> str:
+    """A ``csv.Error`` in a reader's words: what in the file causes it and how to fix it."""
+    text = str(err)
+    if "field larger than field limit" in text:  # the rest of the file read as one quoted field
+        return ("a field over 131,072 characters, longer than any input here: most often a quote mark (\") that no "
+                "quote closes, which runs the rest of the file into one field; close or remove it")
+    if "new-line character seen in unquoted field" in text:
+        return "lines that end in a lone carriage return (an old Mac format): save it with ordinary line ends"
+    return f"not readable as CSV ({text})"
+
+
 def display_path(path: str | Path) -> str:
     """``path`` for JSON records: relative to the repository root, or to site-packages, else as given."""
     p = Path(path)

@@ -30,6 +30,7 @@ from mi_core.domains.sudoku import (
 from mi_core.domains.sudoku.domain import SUDOKU_8LAYER, SUDOKU_VIEWS, VIEWS
 from mi_core.domains.sudoku.generator import random_puzzle
 from mi_core.domains.sudoku.solver import count_solutions
+from mi_core.io import csv_problem
 
 # the models a user can pick for a domain, by the name its link uses: the first is the domain's own. A second
 # model is the same domain with other model files (and the estimator and selector trained on them)
@@ -197,9 +198,10 @@ def upload_text(name: str, data: bytes, max_bytes: int, error: type[ValueError])
     if len(data) > max_bytes:
         raise error(f"{name} is {len(data) / 2**20:.1f} MiB; uploads are limited to {max_bytes / 2**20:g} MiB")
     try:
-        return data.decode("utf-8-sig")
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise error(f"{name} is not a UTF-8 text file") from None
+    return text.replace("\r\n", "\n").replace("\r", "\n")  # as a file opened by the command line reads
 
 
 def _line_records(lines, cells: int):
@@ -244,7 +246,10 @@ def read_upload(name: str, data: bytes, domain: Domain) -> list[PuzzleRecord]:
     text = upload_text(name, data, MAX_UPLOAD_BYTES, SudokuFormatError)
     lines = io.StringIO(text)
     if name.lower().endswith(".csv"):
-        records = list(_csv_records(lines, domain.cells, name))
+        try:
+            records = list(_csv_records(lines, domain.cells, name))
+        except csv.Error as err:
+            raise SudokuFormatError(f"{name}: {csv_problem(err)}") from None
     else:
         records = list(_line_records(lines, domain.cells))
     if not records:

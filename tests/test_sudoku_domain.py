@@ -304,3 +304,24 @@ def test_a_csv_without_a_puzzle_column_says_what_its_first_line_is(tmp_path, tex
         S.read_puzzles(path)
     with pytest.raises(S.SudokuFormatError, match=hint):  # the app's upload says the same
         read_upload("mine.csv", text.encode(), DOMAINS["sudoku9"])
+
+
+def test_a_csv_the_csv_module_cannot_read_is_one_error_not_a_traceback(tmp_path):
+    """An unclosed quote (the rest of a big file one field over the csv module's limit) ended `bench --puzzles` and
+    `eval-model --csv` in a _csv.Error traceback, and a CSV with old-Mac line ends (a lone carriage return) did so
+    in the app's upload, whose .txt upload read such a file as one line ('no 81-cell puzzles')."""
+    from mi_core.domains.antibody.sequence import AntibodyInputError, read_file
+    from mi_lens_app.domains import DOMAINS, read_upload
+
+    quote = tmp_path / "quote.csv"
+    quote.write_text(f'puzzle\n"{EASY}\n' + f"{EASY}\n" * 2000)
+    with pytest.raises(S.SudokuFormatError, match=r"quote.csv: a field over 131,072 characters.*quote mark"):
+        S.read_puzzles(quote)
+    with pytest.raises(S.SudokuFormatError, match=r"quote.csv: a field over 131,072 characters"):
+        read_upload("quote.csv", quote.read_bytes(), DOMAINS["sudoku9"])
+    antibodies = tmp_path / "abs.csv"
+    antibodies.write_text('name,vh\n"ab1,' + "A" * 140_000 + "\n")
+    with pytest.raises(AntibodyInputError, match=r"abs.csv: a field over 131,072 characters"):
+        read_file(antibodies)
+    for name, text in (("mac.csv", f"puzzle,level\r{EASY},Easy\r{EASY},Hard\r"), ("mac.txt", f"{EASY}\r{EASY}\r")):
+        assert [r.puzzle for r in read_upload(name, text.encode(), DOMAINS["sudoku9"])] == [EASY, EASY]

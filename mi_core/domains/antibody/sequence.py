@@ -33,6 +33,7 @@ from pathlib import Path
 
 from mi_core.domains.protein import MASK_CHAR, ProteinInputError, ProteinRecord, detokenize, tokenize
 from mi_core.domains.protein.tokens import fasta_or_plain, read_text_file, starts_with_header
+from mi_core.io import csv_problem
 from mi_core.options import counted
 
 MAX_RESIDUES = 510  # AntiBERTy: 512 positions less [CLS] and [SEP]
@@ -298,7 +299,14 @@ def parse_text(text: str, limit: int | None = None, name: str = "sequence") -> l
 def read_csv_text(text: str, limit: int | None = None, source: str = "CSV") -> list[AntibodyChain]:
     """Chains of CSV text: per row its ``vh`` then ``vl`` (``heavy``/``light`` and ``sequence`` also read),
     named ``NAME VH`` / ``NAME VL``; empty cells are skipped. ``limit``: rows read."""
-    reader = csv.DictReader(io.StringIO(text))
+    try:
+        return _csv_chains(csv.DictReader(io.StringIO(text)), text, limit, source)
+    except csv.Error as err:
+        raise AntibodyInputError(f"{source}: {csv_problem(err)}") from None
+
+
+def _csv_chains(reader: csv.DictReader, text: str, limit: int | None, source: str) -> list[AntibodyChain]:
+    """The chains of :func:`read_csv_text` from its ``reader`` over ``text``."""
     columns = {(c or "").strip().lower(): c for c in reader.fieldnames or []}
     chain_cols = [c for c in CHAIN_COLUMNS if c in columns]
     if not chain_cols:
