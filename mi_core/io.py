@@ -10,6 +10,7 @@ import io
 import json
 import math
 import os
+import re
 import shlex
 import signal
 import tempfile
@@ -97,6 +98,23 @@ def csv_problem(err: Exception) -> str:
     if "new-line character seen in unquoted field" in text:
         return "lines that end in a lone carriage return (an old Mac format): save it with ordinary line ends"
     return f"not readable as CSV ({text})"
+
+
+def quotes_closed(lines, error: type[Exception], name: str):
+    """CSV ``lines``, passed through; at their end ``error`` (naming ``name`` and the line) when a quote mark that
+    opens a field is never closed: the csv module then reads the rest of the file as that one field, and its rows
+    are lost without a word. A closed field holds an even number of quote marks (``""`` included); a quote inside
+    an unquoted field (``5" tag``) opens none."""
+    opened = None
+    for no, line in enumerate(lines, start=1):
+        if line.count('"') % 2:
+            opened = None if opened else no
+            if opened and not re.search(r'(^|,)\s*"', line):
+                opened = None  # an odd quote mid-field is a literal one
+        yield line
+    if opened:
+        raise error(f"{name}, line {opened}: a quote mark (\") opens a field that no quote closes, so the rest of "
+                    "the file would be read as that one field: close or remove it")
 
 
 def display_path(path: str | Path) -> str:

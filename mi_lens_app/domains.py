@@ -30,7 +30,7 @@ from mi_core.domains.sudoku import (
 from mi_core.domains.sudoku.domain import SUDOKU_8LAYER, SUDOKU_VIEWS, VIEWS
 from mi_core.domains.sudoku.generator import random_puzzle
 from mi_core.domains.sudoku.solver import count_solutions
-from mi_core.io import csv_problem
+from mi_core.io import csv_problem, quotes_closed
 
 # the models a user can pick for a domain, by the name its link uses: the first is the domain's own. A second
 # model is the same domain with other model files (and the estimator and selector trained on them)
@@ -247,7 +247,7 @@ def read_upload(name: str, data: bytes, domain: Domain) -> list[PuzzleRecord]:
     lines = io.StringIO(text)
     if name.lower().endswith(".csv"):
         try:
-            records = list(_csv_records(lines, domain.cells, name))
+            records = list(_csv_records(quotes_closed(lines, SudokuFormatError, name), domain.cells, name))
         except csv.Error as err:
             raise SudokuFormatError(f"{name}: {csv_problem(err)}") from None
     else:

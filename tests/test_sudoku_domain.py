@@ -325,3 +325,27 @@ def test_a_csv_the_csv_module_cannot_read_is_one_error_not_a_traceback(tmp_path)
         read_file(antibodies)
     for name, text in (("mac.csv", f"puzzle,level\r{EASY},Easy\r{EASY},Hard\r"), ("mac.txt", f"{EASY}\r{EASY}\r")):
         assert [r.puzzle for r in read_upload(name, text.encode(), DOMAINS["sudoku9"])] == [EASY, EASY]
+
+
+def test_an_unclosed_quote_in_a_csv_is_named_not_the_rows_after_it_dropped(tmp_path):
+    """A field opened by a quote mark that none closes made the csv module read the rest of the file as that field:
+    `bench --puzzles` scored 1 puzzle of 3 without a word (the antibody reader and the app's upload alike)."""
+    from mi_core.domains.antibody.sequence import AntibodyInputError, read_file
+    from mi_lens_app.domains import DOMAINS, read_upload
+    from tests.test_antibody_domain import TRASTUZUMAB
+
+    path = tmp_path / "notes.csv"
+    path.write_text(f'puzzle,note\n{EASY},"hard\n{EASY},ok\n{EASY},ok\n')
+    with pytest.raises(S.SudokuFormatError, match=r"notes.csv, line 2: a quote mark \(\"\) opens a field that no quote"):
+        S.read_puzzles(path)
+    with pytest.raises(S.SudokuFormatError, match=r"notes.csv, line 2: a quote mark"):
+        read_upload("notes.csv", path.read_bytes(), DOMAINS["sudoku9"])
+    path.write_text(f'puzzle,note\n{EASY},"two\nlines"\n{EASY},a 5" mark\n')  # closed, or a literal quote: read
+    assert len(S.read_puzzles(path)) == 2
+    vh = TRASTUZUMAB[0]
+    antibodies = tmp_path / "abs.csv"
+    antibodies.write_text(f'name,vh\n"ab1,{vh}\nab2,{vh}\n')
+    with pytest.raises(AntibodyInputError, match=r"abs.csv, line 2: a quote mark"):
+        read_file(antibodies)
+    antibodies.write_text(f'name,vh\nab 5" tag,{vh}\nab2,{vh}\n')
+    assert [c.name for c in read_file(antibodies)] == ['ab 5" tag VH', "ab2 VH"]

@@ -33,7 +33,7 @@ from pathlib import Path
 
 from mi_core.domains.protein import MASK_CHAR, ProteinInputError, ProteinRecord, detokenize, tokenize
 from mi_core.domains.protein.tokens import fasta_or_plain, read_text_file, starts_with_header
-from mi_core.io import csv_problem
+from mi_core.io import csv_problem, quotes_closed
 from mi_core.options import counted
 
 MAX_RESIDUES = 510  # AntiBERTy: 512 positions less [CLS] and [SEP]
@@ -300,7 +300,8 @@ def read_csv_text(text: str, limit: int | None = None, source: str = "CSV") -> l
     """Chains of CSV text: per row its ``vh`` then ``vl`` (``heavy``/``light`` and ``sequence`` also read),
     named ``NAME VH`` / ``NAME VL``; empty cells are skipped. ``limit``: rows read."""
     try:
-        return _csv_chains(csv.DictReader(io.StringIO(text)), text, limit, source)
+        lines = quotes_closed(io.StringIO(text), AntibodyInputError, source)
+        return _csv_chains(csv.DictReader(lines), text, limit, source)
     except csv.Error as err:
         raise AntibodyInputError(f"{source}: {csv_problem(err)}") from None
 

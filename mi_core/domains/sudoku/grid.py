@@ -23,7 +23,7 @@ from mi_core.domains.sudoku.solver import (
     geometry_for_length,
     solve_count,
 )
-from mi_core.io import csv_problem, missing_file
+from mi_core.io import csv_problem, missing_file, quotes_closed
 
 MASK_ID = 0
 BLANK_CHARS = ".0"
@@ -190,6 +190,7 @@ def parse_puzzle_text(text: str, csv_format: bool, name: str = "input", limit: i
 
 def _parse(lines, csv_format: bool, name: str, limit: int | None) -> list[PuzzleRecord]:
     try:
+        lines = quotes_closed(lines, SudokuFormatError, name) if csv_format else lines
         records = list(islice(_records(lines, csv_format, name), limit or None))
     except csv.Error as err:
         raise SudokuFormatError(f"{name}: {csv_problem(err)}") from None
