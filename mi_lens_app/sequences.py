@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from mi_core.domains.protein import AMINO_ACIDS, MASK_ID, ProteinInputError, ProteinRecord, parse_text, tokenize
-from mi_core.domains.protein.tokens import fasta_or_plain
+from mi_core.domains.protein.tokens import fasta_or_plain, starts_with_header
 from mi_core.options import counted
 from mi_core.options import parse_positions as core_positions
 from mi_lens_app.domains import ROOT, Domain, Puzzle, upload_text
@@ -193,7 +193,8 @@ def read_fasta_upload(name: str, data: bytes, domain: Domain | None = None) -> t
     """
     text = upload_text(name, data, MAX_FASTA_BYTES, ProteinInputError)
     try:  # lengths are checked against the model when a record is picked (check_length)
-        chains = (domain.csv_records(text, source=name, csv_file=name.lower().endswith(".csv"))
+        as_csv = name.lower().endswith(".csv") and not starts_with_header(text)  # FASTA named .csv: read as FASTA
+        chains = (domain.csv_records(text, source=name, csv_file=as_csv)
                   if hasattr(domain, "csv_records") else None)
         if chains:
             return chains[:MAX_FASTA_RECORDS], len(chains)

@@ -498,3 +498,22 @@ def test_an_uploaded_csv_is_read_as_csv_quoted_or_with_columns_it_lacks():
     with pytest.raises(ValueError, match=r"^other.csv: no vh, vl or sequence column in the header \['name', "
                                          r"'heavy_chain', 'light_chain'\]$"):
         read_fasta_upload("other.csv", other, get_domain("antibody"))
+
+
+def test_a_fasta_file_named_csv_is_read_in_the_app_and_named_on_the_command_line(tmp_path):
+    """A FASTA file saved as .csv: the command line said only that its header ['>ab1'] has no vh column; it now
+    says the file is FASTA by its '>'. The app's upload keeps reading it as FASTA."""
+    from mi_core.domain import get_domain
+    from mi_core.domains.antibody.sequence import AntibodyInputError, read_file
+    from mi_lens_app.sequences import read_fasta_upload
+    from tests.test_antibody_domain import SEQUENCES
+
+    heavy, light = SEQUENCES["trastuzumab"]
+    text = f">ab1 VH\n{heavy}\n>ab1 VL\n{light}\n"
+    records, total = read_fasta_upload("chains.csv", text.encode(), get_domain("antibody"))
+    assert [r.name for r in records] == ["ab1 VH", "ab1 VL"] and total == 2
+    path = tmp_path / "chains.csv"
+    path.write_text(text)
+    with pytest.raises(AntibodyInputError, match=r"chains.csv: no vh, vl or sequence column .* \(it starts with '>', "
+                                                  r"as FASTA does: give it a FASTA name"):
+        read_file(path)

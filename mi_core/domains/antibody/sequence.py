@@ -314,6 +314,8 @@ def _csv_chains(reader: csv.DictReader, text: str, limit: int | None, source: st
         header = text.lstrip().split("\n", 1)[0]
         other = next((name for sep, name in (("\t", "tabs"), (";", "semicolons")) if sep in header), None)
         hint = f" (its columns are separated by {other}: save it comma-separated)" if other else ""
+        if starts_with_header(text):
+            hint = " (it starts with '>', as FASTA does: give it a FASTA name, .fasta or .fa)"
         raise AntibodyInputError(f"{source}: no vh, vl or sequence column in the header {list(columns)}{hint}")
     out = []
     for row_no, row in enumerate(islice(reader, limit), start=2):
