@@ -199,3 +199,13 @@ def test_text_before_the_first_header_is_not_called_a_missing_header(tmp_path):
     with pytest.raises(ProteinInputError, match=r"titled\.fa: text before the first FASTA header") as err:
         P.read_fasta(titled)
     assert "has no FASTA header" not in str(err.value)
+
+
+def test_a_fasta_file_in_latin1_is_named_as_text_in_another_encoding(tmp_path):
+    """A FASTA (or antibody CSV) saved by a Windows program in Windows-1252, an accent in a header, was 'not a text
+    file'; it is text, in another encoding: the message says which byte and to save it as UTF-8."""
+    path = tmp_path / "accents.fa"
+    path.write_bytes(">prot\xe9ine 1\nMKTAYIAKQR\n".encode("latin-1"))
+    with pytest.raises(ProteinInputError, match=r"accents.fa: not UTF-8 text \(byte 6, b'\\xe9'; written in Latin-1 "
+                                                r"or Windows-1252\?\): save it as UTF-8"):
+        P.read_fasta(path)

@@ -189,10 +189,14 @@ def read_text_file(path: Path, kind: str, missing: str, error: type = ProteinInp
         raise IsADirectoryError(f"{path} is a directory, not {kind}")
     if not path.is_file():
         raise FileNotFoundError(missing_file(path, missing))
+    data = path.read_bytes()
     try:
-        return path.read_text().removeprefix("\ufeff")
-    except UnicodeDecodeError:
-        raise error(f"{path}: not a text file") from None
+        return data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n").removeprefix("\ufeff")
+    except UnicodeDecodeError as err:
+        if b"\0" in data:
+            raise error(f"{path}: not a text file") from None
+        raise error(f"{path}: not UTF-8 text (byte {err.start + 1}, {data[err.start:err.start + 1]!r}; written "
+                    "in Latin-1 or Windows-1252?): save it as UTF-8") from None
 
 
 def _fasta_pairs(text: str, comments: bool = False):
