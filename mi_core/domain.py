@@ -253,27 +253,35 @@ class Domain:
             raise ValueError(f"--level {level}: a {self.label} file has no levels (one state a line)")
         needs_solution = getattr(self.part("metric"), "needs_solution", True)
         templates, solutions = [], []
-        with open(path, encoding="utf-8") as fh:
-            for lineno, raw in enumerate(fh, start=1):
-                line = raw.strip()
-                if not line or line.startswith("#"):
-                    continue
-                parts = line.replace(",", " ").split()
-                try:
-                    state = self.parse_input(parts[0])  # the domain's own checks, as a typed state gets
-                    solution = self.parse_state(parts[1]) if len(parts) > 1 else self.solution(state)
-                except ValueError as err:
-                    raise ValueError(f"{path}, line {lineno}: {err}") from None
-                if solution is None and needs_solution:
-                    raise ValueError(f"{path}, line {lineno}: no solution given, and the {self.label} domain finds "
-                                     "no unique one: write the solution after the state")
-                templates.append(np.asarray(state))
-                solutions.append(solution)
-                if limit is not None and len(templates) == limit:
-                    break
+        try:
+            with open(path, encoding="utf-8-sig") as fh:  # -sig: without the BOM Windows Notepad may write
+                for lineno, raw in enumerate(fh, start=1):
+                    line = raw.strip()
+                    if not line or line.startswith("#"):
+                        continue
+                    state, solution = self._input_line(line, f"{path}, line {lineno}", needs_solution)
+                    templates.append(np.asarray(state))
+                    solutions.append(solution)
+                    if limit is not None and len(templates) == limit:
+                        break
+        except UnicodeDecodeError:
+            raise ValueError(f"{path} is not a UTF-8 text file: save it as UTF-8") from None
         if not templates:
             raise ValueError(f"{path} holds no {self.label} state")
         return templates, solutions, [None] * len(templates)
+
+    def _input_line(self, line: str, where: str, needs_solution: bool) -> tuple[list[int], list[int] | None]:
+        """``(state, solution)`` of one line of :meth:`read_inputs` (``where``: its file and line, for errors)."""
+        parts = line.replace(",", " ").split()
+        try:
+            state = self.parse_input(parts[0])  # the domain's own checks, as a typed state gets
+            solution = self.parse_state(parts[1]) if len(parts) > 1 else self.solution(state)
+        except ValueError as err:
+            raise ValueError(f"{where}: {err}") from None
+        if solution is None and needs_solution:
+            raise ValueError(f"{where}: no solution given, and the {self.label} domain finds no unique one: write the "
+                             "solution after the state")
+        return state, solution
 
     def model_spec(self) -> str | None:
         """What the model loader is given: the environment's value or the default (None: built in)."""

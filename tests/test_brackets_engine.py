@@ -428,3 +428,16 @@ def test_generate_refuses_a_length_the_domain_refuses(brackets, capsys):
                                                "sequences of 8, 10, 12, 14 or 16 positions only; give one of those "
                                                "lengths, or a --template to fill")
     assert cli.main(["generate", "brackets", "--length", "8", "--n", "1", "--threads", "1", "--device", "cpu"]) == 0
+
+
+def test_a_state_file_with_a_bom_or_in_latin1_is_read_or_named(brackets, tmp_path):
+    """A plugin domain's state file saved by Notepad as 'UTF-8 with BOM' was refused for an invisible U+FEFF at
+    position 1 of line 1, and one in Latin-1 ended in "error: 'utf-8' codec can't decode byte 0xe9", naming no file."""
+    bom = tmp_path / "bom.txt"
+    bom.write_bytes("\ufeff(__)[__]\r\n([__])__  \r\n".encode("utf-8"))
+    templates, _, _ = brackets.read_inputs(bom)
+    assert [brackets.state_text(t) for t in templates] == ["(__)[__]", "([__])__"]
+    latin = tmp_path / "latin.txt"
+    latin.write_bytes("# r\xe9sum\xe9\n(__)[__]\n".encode("latin-1"))
+    with pytest.raises(ValueError, match=r"latin.txt is not a UTF-8 text file: save it as UTF-8"):
+        brackets.read_inputs(latin)
