@@ -13,7 +13,7 @@ from typing import ClassVar
 import numpy as np
 import torch
 
-from mi_core.domain import Domain, describe_char
+from mi_core.domain import DOMAINS, Domain, describe_char
 from mi_core.domains.sudoku.solver import (
     SUDOKU4,
     SUDOKU9,
@@ -322,7 +322,7 @@ def read_inputs(path, geometry: Geometry, limit: int | None = None,
     other = next((r for r in records if len(r.puzzle) != geometry.cells), None)
     if other is not None:
         raise ValueError(f"{path}: the puzzle on line {other.line} has {len(other.puzzle)} cells, not the "
-                         f"{geometry.cells} of a {geometry.n}x{geometry.n} Sudoku")
+                         f"{geometry.cells} of a {geometry.n}x{geometry.n} Sudoku{_domain_note(len(other.puzzle))}")
     if level:
         levels = sorted({r.level for r in records if r.level})
         if not levels:
@@ -335,6 +335,12 @@ def read_inputs(path, geometry: Geometry, limit: int | None = None,
     except ValueError as err:
         raise ValueError(f"{path}: {err}") from None
     return [np.asarray(parse_grid(r.puzzle, geometry.cells)) for r in records], solutions, [r.level for r in records]
+
+
+def _domain_note(cells: int) -> str:
+    """Which domains read grids of ``cells`` cells, for a file given to another size's domain."""
+    names = [d.cli_name for d in DOMAINS.values() if isinstance(d, GridDomain) and d.cells == cells]
+    return f" ({cells}-cell puzzles are read by the {' or '.join(names)} domain)" if names else ""
 
 
 def digits(geometry: Geometry) -> tuple[str, ...]:
