@@ -89,6 +89,9 @@ def missing_file(path: Path, missing: str) -> str:
     return f"{missing}: {path}"
 
 
+MISSING_CELLS = frozenset({"na", "n/a", "#n/a", "nan", "none", "null", "-"})  # an empty CSV cell as R, pandas or Excel write it
+
+
 def csv_problem(err: Exception) -> str:
     """A ``csv.Error`` in a reader's words: what in the file causes it and how to fix it."""
     text = str(err)

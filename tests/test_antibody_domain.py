@@ -519,3 +519,14 @@ def test_one_antibodys_heavy_and_light_chain_under_one_name_are_named_as_such(tm
     path.write_text(f">ab1\n{vh}\n>ab1\n{vh}\n")
     with pytest.raises(AntibodyInputError, match=r"named 'ab1': give each antibody a name of its own"):
         read_file(path)
+
+
+@pytest.mark.parametrize("missing", ["NA", "N/A", "nan", "None", "-", "#N/A"])
+def test_a_missing_chain_written_as_r_pandas_or_excel_write_it_is_an_empty_cell(tmp_path, missing):
+    """A VL written 'NA' (R's write.csv), 'nan', 'None', '-' or '#N/A' was read as a sequence and refused as 'U and O
+    are rare residues' ('None'), 'alignment gaps' ('-') or too short for a variable domain; it is skipped as an empty
+    cell is."""
+    vh = read_chain(TRASTUZUMAB[0]).text()
+    path = tmp_path / "missing.csv"
+    path.write_text(f"name,vh,vl\nab1,{vh},{missing}\n")
+    assert [c.name for c in read_file(path)] == ["ab1 VH"]

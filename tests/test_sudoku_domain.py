@@ -350,3 +350,11 @@ def test_an_unclosed_quote_in_a_csv_is_named_not_the_rows_after_it_dropped(tmp_p
         read_file(antibodies)
     antibodies.write_text(f'name,vh\nab 5" tag,{vh}\nab2,{vh}\n')
     assert [c.name for c in read_file(antibodies)] == ['ab 5" tag VH', "ab2 VH"]
+
+
+def test_a_missing_solution_written_na_is_no_solution(tmp_path):
+    """A CSV from R (write.csv writes NA) or pandas (nan) with no solution for a puzzle was refused: 'solution: a
+    Sudoku has 81 cells, got 2 characters'; such a cell is now an empty one (the solver finds the solution)."""
+    path = tmp_path / "r.csv"
+    path.write_text(f'"puzzle","solution"\n"{EASY}",NA\n"{EASY}",nan\n"{EASY}","{EASY_SOL}"\n')
+    assert [r.solution for r in S.read_puzzles(path)] == [None, None, EASY_SOL]

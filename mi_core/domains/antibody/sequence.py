@@ -33,7 +33,7 @@ from pathlib import Path
 
 from mi_core.domains.protein import MASK_CHAR, ProteinInputError, ProteinRecord, detokenize, tokenize
 from mi_core.domains.protein.tokens import fasta_or_plain, read_text_file, starts_with_header
-from mi_core.io import csv_problem, quotes_closed
+from mi_core.io import MISSING_CELLS, csv_problem, quotes_closed
 from mi_core.options import counted
 
 MAX_RESIDUES = 510  # AntiBERTy: 512 positions less [CLS] and [SEP]
@@ -298,7 +298,8 @@ def parse_text(text: str, limit: int | None = None, name: str = "sequence") -> l
 
 def read_csv_text(text: str, limit: int | None = None, source: str = "CSV") -> list[AntibodyChain]:
     """Chains of CSV text: per row its ``vh`` then ``vl`` (``heavy``/``light`` and ``sequence`` also read),
-    named ``NAME VH`` / ``NAME VL``; empty cells are skipped. ``limit``: rows read."""
+    named ``NAME VH`` / ``NAME VL``; empty cells (or ``NA``, ``nan``, ``-`` ...: :data:`mi_core.io.MISSING_CELLS`)
+    are skipped. ``limit``: rows read."""
     try:
         lines = quotes_closed(io.StringIO(text), AntibodyInputError, source)
         return _csv_chains(csv.DictReader(lines), text, limit, source)
@@ -322,7 +323,7 @@ def _csv_chains(reader: csv.DictReader, text: str, limit: int | None, source: st
         base = (row.get(columns.get("name", ""), "") or "").strip() or f"row {row_no}"
         for col in chain_cols:
             seq = (row.get(columns[col]) or "").strip()
-            if seq:
+            if seq and seq.lower() not in MISSING_CELLS:
                 out.append(checked_column(read_chain(seq, base + CHAIN_COLUMNS[col]), col, columns[col]))
     if not out:
         raise AntibodyInputError(f"{source}: no sequences")

@@ -23,7 +23,7 @@ from mi_core.domains.sudoku.solver import (
     geometry_for_length,
     solve_count,
 )
-from mi_core.io import csv_problem, missing_file, quotes_closed
+from mi_core.io import MISSING_CELLS, csv_problem, missing_file, quotes_closed
 
 MASK_ID = 0
 BLANK_CHARS = ".0"
@@ -257,6 +257,8 @@ def _records(lines, csv_format: bool, name: str):
         try:
             digits = parse_grid(row["puzzle"], None)
             solution = None
+            if (row.get("solution") or "").lower() in MISSING_CELLS:  # R's NA, pandas' nan: no solution given
+                row["solution"] = ""
             if row.get("solution"):
                 try:
                     sol_digits = parse_grid(row["solution"], len(digits))
