@@ -441,6 +441,20 @@ def test_probe_protein_record_past_the_end(tiny_mdm_path, no_weights, tmp_path, 
     assert "has 1 record(s); --record 3 asks for more" in capsys.readouterr().err
 
 
+def test_probe_protein_record_is_read_whatever_the_records_before_it_hold(tiny_mdm_path, no_weights, tmp_path, capsys):
+    """--record 2 of a FASTA whose first record has a gap (or a U, an inner stop codon) was refused with the first
+    record's error: the asked-for record is read; a bad one, or one past the end, is still named."""
+    fasta = tmp_path / "mixed.fa"
+    fasta.write_text(">bad\nMK-TAYIAKQR\n>good\nMK_AYI\n>bad2\nMKU\n")
+    assert main(["probe", "protein", "--fasta", str(fasta), "--record", "2", "--no-progress"]) == 0
+    assert "good: 6 residues" in capsys.readouterr().out
+    for record, message in (("3", "mixed.fa: bad2: not amino-acid letters: 'U' at 3"),
+                            ("1", "mixed.fa: bad: not amino-acid letters: '-' at 3"),
+                            ("4", "has 3 record(s); --record 4 asks for more")):
+        assert main(["probe", "protein", "--fasta", str(fasta), "--record", record, "--no-progress"]) == 2
+        assert message in capsys.readouterr().err
+
+
 def test_estimate_names_no_model_auto_in_its_length_line(no_weights, tmp_path, monkeypatch, capsys):
     """estimate protein, run outside the repository, on a sequence longer than the shipped MDM takes said "longer
     than the 256 the model auto takes": 'auto' is the choice of model, not its name."""

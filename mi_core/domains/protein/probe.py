@@ -18,6 +18,7 @@ from mi_core.device import pick_device
 from mi_core.domain import Domain
 from mi_core.domains import protein
 from mi_core.domains.protein.model import load_protein_model
+from mi_core.domains.protein.tokens import fasta_or_plain, read_text_file
 from mi_core.io import atomic_write_json, display_path
 from mi_core.options import option, parse_positions, seed
 
@@ -66,10 +67,31 @@ def masked_state(args, read_sequence, read_records, positions,
     return name, native, tokens
 
 
+def fasta_records(path, count: int) -> list[tuple[str, np.ndarray | None]]:
+    """``(name, tokens)`` of the first ``count`` records of a FASTA file for ``--record count``: where an earlier
+    record is no protein (a gap, a stop codon), only the asked-for one is read (the others' tokens None)."""
+    try:
+        return [(r.name, r.tokens) for r in protein.read_fasta(path, limit=count)]
+    except protein.ProteinInputError as err:
+        try:
+            pairs = fasta_or_plain(read_text_file(Path(path), "a FASTA file", "FASTA file not found"), "FASTA", count)
+        except protein.ProteinInputError:
+            pairs = []
+        if not pairs or pairs[0][0] is None:  # not records of a FASTA file: its own error says why
+            raise err from None
+        if len(pairs) < count:  # too few records: masked_state says so
+            return [(n, None) for n, _ in pairs]
+        name = pairs[-1][0]
+        try:
+            tokens = protein.tokenize(pairs[-1][1], name=name)
+        except protein.ProteinInputError as own:
+            raise protein.ProteinInputError(f"{path}: {own}") from None
+        return [(n, None) for n, _ in pairs[:-1]] + [(name, tokens)]
+
+
 def run(args, domain: Domain) -> int:
-    name, native, tokens = masked_state(args, lambda text: protein.tokenize(text, name="--sequence"),
-                                   lambda path, n: [(r.name, r.tokens) for r in protein.read_fasta(path, limit=n)],
-                                   lambda native, spec: parse_positions(spec, len(native)))
+    name, native, tokens = masked_state(args, lambda text: protein.tokenize(text, name="--sequence"), fasta_records,
+                                        lambda native, spec: parse_positions(spec, len(native)))
     device = pick_device(args.device, args.threads)
     model, info = load_protein_model(args.model, device)
     model.check_length(len(tokens), f"the {info.kind} model", "residues", what=name)
