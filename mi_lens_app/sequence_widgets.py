@@ -163,10 +163,14 @@ def _sequence_uploaded(domain) -> tuple[str, str, Masking] | None:
                                  what="Cannot read the file")
     if not read:
         return None
-    records, total = read
-    count = f"the first {len(records)} of {total}" if total > len(records) else f"{len(records)}"
+    records, total, left_out = read
+    usable = total - len(left_out)
+    count = f"the first {len(records)} of {usable}" if usable > len(records) else f"{len(records)}"
     row = side.selectbox(f"Sequence ({count} in the file)", range(len(records)), key="pupload_row",
                          format_func=lambda i: f"{records[i].name[:30]} ({records[i].length} aa)")
+    if left_out:
+        side.caption(f"{counted(len(left_out), 'record')} of the file left out (not a sequence here): "
+                     f"{left_out[0]}" + (f"; and {len(left_out) - 1} more" if len(left_out) > 1 else ""))
     record = records[row]
     fasta = f">{record.name}\n{record.text()}\n"
     side.button("Put this sequence in the link", on_click=links.put_in_link, args=("psrc", "paste", "seq", fasta),

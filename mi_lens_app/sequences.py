@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mi_core.domains.protein import AMINO_ACIDS, MASK_ID, ProteinInputError, ProteinRecord, parse_text, tokenize
+from mi_core.domains.protein import AMINO_ACIDS, MASK_ID, ProteinInputError, ProteinRecord, tokenize
 from mi_core.domains.protein.tokens import fasta_or_plain, starts_with_header
 from mi_core.options import counted
 from mi_core.options import parse_positions as core_positions
@@ -182,14 +182,15 @@ def read_states_upload(name: str, data: bytes, domain: Domain) -> tuple[list[tup
     return states, skipped
 
 
-def read_fasta_upload(name: str, data: bytes, domain: Domain | None = None) -> tuple[list[ProteinRecord], int]:
+def read_fasta_upload(name: str, data: bytes, domain: Domain | None = None) -> tuple[list[ProteinRecord], int, list[str]]:
     """The sequences of an uploaded FASTA (or plain-sequence) file, or of a CSV file where ``domain`` reads CSV
     (antibodies: ``name,vh,vl``, each chain a record, as the command line reads it): the first
-    :data:`MAX_FASTA_RECORDS` and how many the file holds.
+    :data:`MAX_FASTA_RECORDS` that read as sequences, how many records the file holds, and a line for each record
+    left out (``name: why``), so one record with a U or a gap among a download's hundreds leaves the others usable.
 
     Raises:
-        ProteinInputError: too big, not UTF-8 text, or not sequences (the message names the file and the
-        bad letter with its position).
+        ProteinInputError: too big, not UTF-8 text, or no record a sequence (the message names the file and the
+        first bad letter with its position).
     """
     text = upload_text(name, data, MAX_FASTA_BYTES, ProteinInputError)
     try:  # lengths are checked against the model when a record is picked (check_length)
@@ -197,12 +198,30 @@ def read_fasta_upload(name: str, data: bytes, domain: Domain | None = None) -> t
         chains = (domain.csv_records(text, source=name, csv_file=as_csv)
                   if hasattr(domain, "csv_records") else None)
         if chains:
-            return chains[:MAX_FASTA_RECORDS], len(chains)
-        records = parse_text(text, limit=MAX_FASTA_RECORDS, max_length=MAX_TEXT_RESIDUES)
-        headers = sum(line.lstrip().startswith(">") for line in text.splitlines())
-        return records, max(headers, len(records))
+            return chains[:MAX_FASTA_RECORDS], len(chains), []
+        return _fasta_records(text)
     except ProteinInputError as err:
         raise ProteinInputError(str(err) if str(err).startswith(f"{name}: ") else f"{name}: {err}") from None
+
+
+def _fasta_records(text: str) -> tuple[list[ProteinRecord], int, list[str]]:
+    """:func:`read_fasta_upload` of FASTA or plain text: every record read alone, those that are no sequence left
+    out and named; a ProteinInputError (the first one's) when none is."""
+    pairs = fasta_or_plain(text, "a sequence or FASTA text")
+    records, left_out, first = [], [], None
+    for header, letters in pairs:
+        record_name = header or "sequence"
+        try:
+            record = ProteinRecord(record_name, tokenize(letters, max_length=MAX_TEXT_RESIDUES, name=record_name))
+        except ProteinInputError as err:
+            first = first or err
+            left_out.append(str(err) if str(err).startswith(record_name) else f"{record_name}: {err}")
+            continue
+        if len(records) < MAX_FASTA_RECORDS:
+            records.append(record)
+    if not records:
+        raise first
+    return records, len(pairs), left_out
 
 
 @dataclass(frozen=True)

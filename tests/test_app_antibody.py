@@ -369,7 +369,7 @@ def test_an_uploaded_csv_of_many_antibodies_counts_all_its_chains():
 
     heavy, light = SEQUENCES["trastuzumab"]
     text = "name,vh,vl\n" + "".join(f"ab{i},{heavy},{light}\n" for i in range(300))
-    records, total = read_fasta_upload("many.csv", text.encode(), get_domain("antibody"))
+    records, total, _ = read_fasta_upload("many.csv", text.encode(), get_domain("antibody"))
     assert len(records) == 500 and total == 600
 
 
@@ -492,7 +492,7 @@ def test_an_uploaded_csv_is_read_as_csv_quoted_or_with_columns_it_lacks():
 
     heavy, light = SEQUENCES["trastuzumab"]
     quoted = f'"name","vh","vl"\n"tras","{heavy}","{light}"\n'.encode()
-    records, total = read_fasta_upload("quoted.csv", quoted, get_domain("antibody"))
+    records, total, _ = read_fasta_upload("quoted.csv", quoted, get_domain("antibody"))
     assert [r.name for r in records] == ["tras VH", "tras VL"] and total == 2
     other = f"name,heavy_chain,light_chain\ntras,{heavy},{light}\n".encode()
     with pytest.raises(ValueError, match=r"^other.csv: no vh, vl or sequence column in the header \['name', "
@@ -510,7 +510,7 @@ def test_a_fasta_file_named_csv_is_read_in_the_app_and_named_on_the_command_line
 
     heavy, light = SEQUENCES["trastuzumab"]
     text = f">ab1 VH\n{heavy}\n>ab1 VL\n{light}\n"
-    records, total = read_fasta_upload("chains.csv", text.encode(), get_domain("antibody"))
+    records, total, _ = read_fasta_upload("chains.csv", text.encode(), get_domain("antibody"))
     assert [r.name for r in records] == ["ab1 VH", "ab1 VL"] and total == 2
     path = tmp_path / "chains.csv"
     path.write_text(text)

@@ -129,9 +129,9 @@ def test_protein_puzzle_masks_and_keeps_the_native_sequence():
 
 
 def test_fasta_upload_names_the_file_and_the_bad_letter():
-    records, total = read_fasta_upload("a.fasta", b">one\nMKV\nAY\n>two\nGG_\n")
+    records, total, _ = read_fasta_upload("a.fasta", b">one\nMKV\nAY\n>two\nGG_\n")
     assert [r.name for r in records] == ["one", "two"] and records[1].masked == 1 and total == 2
-    records, total = read_fasta_upload("many.fa", b"".join(b">s%d\nMKV\n" % i for i in range(502)))
+    records, total, _ = read_fasta_upload("many.fa", b"".join(b">s%d\nMKV\n" % i for i in range(502)))
     assert len(records) == 500 and total == 502
     with pytest.raises(ProteinInputError, match="b.fa: .*'1' at 3"):
         read_fasta_upload("b.fa", b">bad\nMK1V\n")
@@ -331,6 +331,19 @@ def test_an_upload_of_more_records_than_read_says_how_many_it_has(env):
     many = "".join(f">s{i}\n{SEQ}\n" for i in range(600)).encode()
     at.file_uploader(key="pupload").set_value(("many.fasta", many, "text/plain")).run()
     assert at.selectbox(key="pupload_row").label == "Sequence (the first 500 of 600 in the file)"
+
+
+def test_an_upload_with_a_few_records_that_are_no_sequence_keeps_the_others(env):
+    """A UniProt download with a selenoprotein (U) among its records was refused whole: the others are listed, and a
+    caption names the records left out and why."""
+    records, total, left_out = read_fasta_upload("d.fa", b">sel\nMKVUAY\n>ok\nMKVAY\n>gap\nMK-V\n>ok2\nGGA\n")
+    assert [r.name for r in records] == ["ok", "ok2"] and total == 4
+    assert [line.split(":")[0] for line in left_out] == ["sel", "gap"] and "'U' at 4" in left_out[0]
+    at = run_page("pages/1_MI_maps.py", psrc="upload")
+    data = f">sel\nMKVUAY\n>s1\n{SEQ}\n".encode()
+    at.file_uploader(key="pupload").set_value(("uniprot.fasta", data, "text/plain")).run()
+    assert not at.error and at.selectbox(key="pupload_row").label == "Sequence (1 in the file)"
+    assert any(c.value.startswith("1 record of the file left out") and "sel: " in c.value for c in at.caption)
 
 
 def test_mask_positions_that_name_no_position_are_an_error(env):
