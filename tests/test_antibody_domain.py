@@ -112,6 +112,20 @@ def test_a_rows_range_says_what_is_wrong_with_it(rows, match):
         select_rows(chains, rows)
 
 
+@pytest.mark.parametrize("text", [
+    "name,heavy,light\ntrastuzumab,{h},{l}\nrituximab,{rh},{rl}\n",  # the columns the CSV reader takes besides vh/vl
+    ">trastuzumab_H\n{h}\n>trastuzumab_L\n{l}\n>rituximab_H\n{rh}\n>rituximab_L\n{rl}\n",  # a pair FASTA's names
+    ">trastuzumab|heavy\n{h}\n>trastuzumab|light\n{l}\n>rituximab-HC\n{rh}\n>rituximab-LC\n{rl}\n",
+])
+def test_rows_count_antibodies_whatever_suffix_names_their_chains(text):
+    """--rows 1-1 took the heavy chain alone of a CSV with heavy/light columns (its chains are named "X heavy" and
+    "X light") and of a FASTA naming the chains X_H and X_L: rows counted chains, "the file holds 4 antibodies"."""
+    chains = parse_text(text.format(h=TRASTUZUMAB[0], l=TRASTUZUMAB[1], rh=RITUXIMAB[0], rl=RITUXIMAB[1]))
+    assert [c.chain for c in select_rows(chains, "1-1")] == ["H", "L"]
+    with pytest.raises(ValueError, match="holds 2 antibodies"):
+        select_rows(chains, "1-3")
+
+
 def test_a_file_naming_two_chains_alike_is_refused_with_its_name(tmp_path):
     """--rows 1-2 took three chains of a file whose first and third antibodies share a name."""
     text = read_chain(TRASTUZUMAB[0]).text()

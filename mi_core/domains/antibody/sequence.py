@@ -370,9 +370,19 @@ def _pair_hint(chains: list[AntibodyChain], name: str) -> str:
     return ": give each antibody a name of its own"
 
 
+# a chain's name ends in which chain it is: " VH" / " VL" (and " heavy" / " light") as the CSV columns name them, or
+# "_H", "-L", ".HC", "|heavy" ... as FASTA files of antibody pairs (and the PDB's H / L chains) do
+CHAIN_SUFFIX = re.compile(r"[ _.|-](VH|VL|H|L|HC|LC|heavy|light)$", re.IGNORECASE)
+
+
+def antibody_of(name: str) -> str:
+    """The antibody a chain called ``name`` belongs to: its name without its chain suffix (:data:`CHAIN_SUFFIX`)."""
+    return CHAIN_SUFFIX.sub("", name)
+
+
 def select_rows(chains: list[AntibodyChain], rows: str | None, option: str = "--rows") -> list[AntibodyChain]:
     """The chains of antibodies ``rows`` (1-based inclusive ``A-B`` over antibodies, i.e. chain names
-    without their ``VH``/``VL`` suffix, in file order; None or ``all``: every one). ``option``: the option
+    without their chain suffix, :func:`antibody_of`, in file order; None or ``all``: every one). ``option``: the option
     that gave ``rows``, named in the errors."""
     if rows in (None, "", "all"):
         return chains
@@ -383,7 +393,7 @@ def select_rows(chains: list[AntibodyChain], rows: str | None, option: str = "--
         raise ValueError(f"{option} {rows}: rows count from 1 (give {option} 1-{max(int(m[2]), 1)})")
     if int(m[1]) > int(m[2]):
         raise ValueError(f"{option} {rows}: the range runs backwards; give the first row first ({option} {m[2]}-{m[1]})")
-    antibodies = [re.sub(r" (VH|VL)$", "", c.name) for c in chains]
+    antibodies = [antibody_of(c.name) for c in chains]
     names = list(dict.fromkeys(antibodies))
     if int(m[2]) > len(names):
         raise ValueError(f"{option} {rows}: the file holds {len(names)} antibodies (give {option} all, or A-B within "
