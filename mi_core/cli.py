@@ -410,8 +410,27 @@ def sigterm_interrupts():
         signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
 
 
+STATE_OPTIONS = ("state", "sequence")  # options that take a state's own text, not a file of them
+FILE_SUFFIXES = (".txt", ".csv", ".tsv", ".fa", ".fasta", ".faa", ".json")
+
+
+def state_file_hint(args, err: Exception) -> str:
+    """A note for a ValueError ``err`` when an option that takes a state's own text was given what looks like a
+    file's name (an existing file, or a name ending in one of :data:`FILE_SUFFIXES`): its characters were read as
+    the state's."""
+    for name in STATE_OPTIONS:
+        value = getattr(args, name, None)
+        if isinstance(err, ValueError) and isinstance(value, str) and (
+                _is_file(value) or Path(value).suffix.lower() in FILE_SUFFIXES):
+            files = " or ".join(_flag(k) for k in ("fasta", "puzzles") if k in vars(args))
+            return (f"; {value} looks like a file's name, but the option takes a state's own characters, not a file "
+                    + (f"({files} FILE reads one)" if files else '(one line of a file: "$(sed -n 1p FILE)")'))
+    return ""
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    args = None  # the parsed options, once read: an error's note may read them
     note_on_stop(None)
     TYPED_AS_FOLDER.clear()  # the paths one call typed with a trailing slash, not an earlier call's
     try:
@@ -430,7 +449,7 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as done:  # argparse: --help (0) or a bad option (2), its one line already printed
         return done.code if isinstance(done.code, int) else (0 if done.code is None else 2)
     except USER_ERRORS as err:
-        print(f"error: {err}", file=sys.stderr)
+        print(f"error: {err}{state_file_hint(args, err)}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # standard output's reader went away (| head): a stop, as Ctrl-C is
         return closed_output()

@@ -1067,3 +1067,16 @@ def test_a_bench_stopped_while_decoding_again_says_what_it_left_out(tmp_path, mo
     caveat = (f"{retried} puzzle{'s' if retried != 1 else ''} whose decodes so far broke the rules, with decodes left, "
               "left out (the hard ones), so the kept accuracy is higher than the whole run's would be")
     assert kept["stopped"]["caveat"] == caveat and f"; {caveat}; {partial_path(out)} keeps" in err
+
+
+@pytest.mark.parametrize("argv, note", [
+    (["probe", "sudoku", "--puzzle", "puzzles.csv"], 'one line of a file: "$(sed -n 1p FILE)"'),
+    (["probe", "protein", "--sequence", "my_seqs.fasta"], "--fasta FILE reads one"),
+])
+def test_a_state_option_given_a_file_name_says_it_takes_the_states_text(argv, note, capsys):
+    """--puzzle puzzles.csv was refused for its letters ('p' at position 1) without a word that the option takes a
+    puzzle's own characters, not a file of them."""
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: ") and err[0].endswith(f"({note})")
+    assert f"{argv[-1]} looks like a file's name, but the option takes a state's own characters" in err[0]
