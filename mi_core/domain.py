@@ -22,7 +22,7 @@ from typing import Any, Callable, ClassVar, Protocol
 
 import numpy as np
 
-from mi_core.io import ROOT
+from mi_core.io import ROOT, not_text
 from mi_core.options import Noun, check_ranges, counted, from_options, group_fields, option, option_text, under_one
 from mi_core.options import seed as seed_option
 
@@ -265,7 +265,7 @@ class Domain:
                     if limit is not None and len(templates) == limit:
                         break
         except UnicodeDecodeError:
-            raise ValueError(f"{path} is not a UTF-8 text file: save it as UTF-8") from None
+            raise ValueError(not_text(path)) from None
         if not templates:
             raise ValueError(f"{path} holds no {self.label} state")
         return templates, solutions, [None] * len(templates)

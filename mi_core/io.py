@@ -89,6 +89,41 @@ def missing_file(path: Path, missing: str) -> str:
     return f"{missing}: {path}"
 
 
+UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")  # what a UTF-16 file starts with (Excel's "Unicode Text", Notepad's "Unicode")
+
+
+def decode_text(data: bytes, name: str, error: type[Exception] = ValueError) -> str:
+    """``data`` as UTF-8 text (without the byte-order mark a spreadsheet's "CSV UTF-8" starts with), line ends as
+    ``\n``; ``error`` naming ``name`` and why it is not (:func:`undecodable`)."""
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise error(undecodable(name, data, err)) from None
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def undecodable(name: str, data: bytes, err: UnicodeDecodeError) -> str:
+    """Why ``data`` (of file ``name``; at least up to ``err``'s byte) is not UTF-8 text, and what to do."""
+    if data[:2] in UTF16_BOMS:
+        return (f"{name} starts as UTF-16 text does (Excel's \"Unicode Text\" and Notepad's \"Unicode\" write it): "
+                "save it as UTF-8")
+    if b"\0" in data[: err.end + 1]:
+        return f"{name} is not a text file (it holds zero bytes)"
+    return (f"{name} is not UTF-8 text (byte {err.start + 1}, {data[err.start:err.start + 1]!r}: written in Latin-1 or "
+            "Windows-1252?): save it as UTF-8")
+
+
+def not_text(path: str | Path) -> str:
+    """:func:`undecodable` of the file at ``path``, for a reader that streamed it (its error's byte counts from the
+    chunk it decoded, not from the file's start)."""
+    data = Path(path).read_bytes()
+    try:
+        data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        return undecodable(str(path), data, err)
+    return f"{path} is not text"
+
+
 MISSING_CELLS = frozenset({"na", "n/a", "#n/a", "nan", "none", "null", "-"})  # an empty CSV cell as R, pandas or Excel write it
 
 

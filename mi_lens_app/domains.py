@@ -30,7 +30,7 @@ from mi_core.domains.sudoku import (
 from mi_core.domains.sudoku.domain import SUDOKU_8LAYER, SUDOKU_VIEWS, VIEWS
 from mi_core.domains.sudoku.generator import random_puzzle
 from mi_core.domains.sudoku.solver import count_solutions
-from mi_core.io import csv_problem, quotes_closed
+from mi_core.io import csv_problem, decode_text, quotes_closed
 
 # the models a user can pick for a domain, by the name its link uses: the first is the domain's own. A second
 # model is the same domain with other model files (and the estimator and selector trained on them)
@@ -197,11 +197,7 @@ def upload_text(name: str, data: bytes, max_bytes: int, error: type[ValueError])
     """An uploaded file's text; ``error`` (naming the file) when it is over ``max_bytes`` or not UTF-8."""
     if len(data) > max_bytes:
         raise error(f"{name} is {len(data) / 2**20:.1f} MiB; uploads are limited to {max_bytes / 2**20:g} MiB")
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise error(f"{name} is not a UTF-8 text file") from None
-    return text.replace("\r\n", "\n").replace("\r", "\n")  # as a file opened by the command line reads
+    return decode_text(data, name, error)  # as a file opened by the command line reads
 
 
 def _line_records(lines, cells: int):

@@ -81,8 +81,10 @@ def test_read_upload_filters_by_size_and_names_bad_files():
     assert [r.puzzle for r in records] == [EASY] and records[0].line == 2
     csv_data = f"puzzle,solution\n{EASY},{EASY_SOL}\n".encode()
     assert read_upload("p.csv", csv_data, S9)[0].solution == EASY_SOL
-    with pytest.raises(SudokuFormatError, match="not a UTF-8 text file"):
+    with pytest.raises(SudokuFormatError, match="p.txt starts as UTF-16 text does .*: save it as UTF-8"):
         read_upload("p.txt", b"\xff\xfe\x00\x81", S9)
+    with pytest.raises(SudokuFormatError, match="p.txt is not a text file"):
+        read_upload("p.txt", b"PK\x03\x04\x00\x81", S9)
     with pytest.raises(SudokuFormatError, match="has no 16-cell puzzles"):
         read_upload("p.txt", f"{EASY}\n".encode(), S4)
     with pytest.raises(SudokuFormatError, match="has no 81-cell puzzles"):

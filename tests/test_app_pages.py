@@ -228,7 +228,7 @@ def test_unreadable_upload_shows_an_error(env):
     at = run_page("pages/1_MI_maps.py", src="upload")
     at.file_uploader(key="upload").set_value(("p.txt", b"\xff\xfe\x81", "text/plain")).run()
     assert_clean(at)
-    assert any("not a UTF-8 text file" in e.value for e in at.error)
+    assert any("p.txt starts as UTF-16 text does" in e.value for e in at.error)
     at.file_uploader(key="upload").set_value(("p.txt", f"{EASY}\n".encode(), "text/plain")).run()
     assert_clean(at)
     assert not at.error and heatmaps(at)["MI, neural estimator"].shape == (81, 81)

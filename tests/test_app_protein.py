@@ -135,7 +135,7 @@ def test_fasta_upload_names_the_file_and_the_bad_letter():
     assert len(records) == 500 and total == 502
     with pytest.raises(ProteinInputError, match="b.fa: .*'1' at 3"):
         read_fasta_upload("b.fa", b">bad\nMK1V\n")
-    with pytest.raises(ProteinInputError, match="not a UTF-8 text file"):
+    with pytest.raises(ProteinInputError, match="c.fa starts as UTF-16 text does"):
         read_fasta_upload("c.fa", b"\xff\xfe\x81")
     with pytest.raises(ProteinInputError, match="limited to 1 MiB"):
         read_fasta_upload("d.fa", b">big\n" + b"A" * (2**20 + 1))

@@ -439,5 +439,5 @@ def test_a_state_file_with_a_bom_or_in_latin1_is_read_or_named(brackets, tmp_pat
     assert [brackets.state_text(t) for t in templates] == ["(__)[__]", "([__])__"]
     latin = tmp_path / "latin.txt"
     latin.write_bytes("# r\xe9sum\xe9\n(__)[__]\n".encode("latin-1"))
-    with pytest.raises(ValueError, match=r"latin.txt is not a UTF-8 text file: save it as UTF-8"):
+    with pytest.raises(ValueError, match=r"latin.txt is not UTF-8 text \(byte 4, b'\\xe9': written in Latin-1 or Windows-1252\?\): save it as UTF-8"):
         brackets.read_inputs(latin)

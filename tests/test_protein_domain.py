@@ -119,8 +119,8 @@ def test_read_fasta_strict_rule(tmp_path, capsys):
     with pytest.raises(FileNotFoundError, match="FASTA file not found"):
         P.read_fasta(tmp_path / "absent.fa")
     binary = tmp_path / "bin.fa"
-    binary.write_bytes(b"\xff\xfe\x00\x81")
-    with pytest.raises(ProteinInputError, match="not a text file"):
+    binary.write_bytes(b"\x00\x01\xff\x81")
+    with pytest.raises(ProteinInputError, match="bin.fa is not a text file"):
         P.read_fasta(binary)
 
 
@@ -206,6 +206,6 @@ def test_a_fasta_file_in_latin1_is_named_as_text_in_another_encoding(tmp_path):
     file'; it is text, in another encoding: the message says which byte and to save it as UTF-8."""
     path = tmp_path / "accents.fa"
     path.write_bytes(">prot\xe9ine 1\nMKTAYIAKQR\n".encode("latin-1"))
-    with pytest.raises(ProteinInputError, match=r"accents.fa: not UTF-8 text \(byte 6, b'\\xe9'; written in Latin-1 "
+    with pytest.raises(ProteinInputError, match=r"accents.fa is not UTF-8 text \(byte 6, b'\\xe9': written in Latin-1 "
                                                 r"or Windows-1252\?\): save it as UTF-8"):
         P.read_fasta(path)

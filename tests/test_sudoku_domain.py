@@ -196,8 +196,8 @@ def test_read_puzzles_errors(tmp_path):
     with pytest.raises(S.SudokuFormatError, match="no puzzles"):
         S.read_puzzles(empty)
     binary = tmp_path / "bin.txt"
-    binary.write_bytes(b"\xff\xfe\x00\x81")
-    with pytest.raises(S.SudokuFormatError, match="not a UTF-8"):
+    binary.write_bytes(b"\x00\x01\xff\x81")
+    with pytest.raises(S.SudokuFormatError, match="bin.txt is not a text file"):
         S.read_puzzles(binary)
 
 
@@ -358,3 +358,16 @@ def test_a_missing_solution_written_na_is_no_solution(tmp_path):
     path = tmp_path / "r.csv"
     path.write_text(f'"puzzle","solution"\n"{EASY}",NA\n"{EASY}",nan\n"{EASY}","{EASY_SOL}"\n')
     assert [r.solution for r in S.read_puzzles(path)] == [None, None, EASY_SOL]
+
+
+def test_a_file_in_another_encoding_is_named_with_what_to_do(tmp_path):
+    """A puzzle CSV saved as Excel's "Unicode Text" (UTF-16) was 'not a UTF-8 text file' with no word of what it
+    was; a Latin-1 one the same; the FASTA reader already said which byte. Every reader now says it one way."""
+    utf16 = tmp_path / "excel.csv"
+    utf16.write_bytes(f"puzzle\n{EASY}\n".encode("utf-16"))
+    with pytest.raises(S.SudokuFormatError, match=r"excel.csv starts as UTF-16 text does .*: save it as UTF-8$"):
+        S.read_puzzles(utf16)
+    latin = tmp_path / "latin.txt"
+    latin.write_bytes(f"# r\xe9sum\xe9\n{EASY}\n".encode("latin-1"))
+    with pytest.raises(S.SudokuFormatError, match=r"latin.txt is not UTF-8 text \(byte 4, b'\\xe9': written in Latin-1"):
+        S.read_puzzles(latin)

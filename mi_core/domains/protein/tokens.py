@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from mi_core.domain import Domain, describe_char
-from mi_core.io import missing_file, user_path
+from mi_core.io import decode_text, missing_file, user_path
 
 AMINO_ACIDS = "ACDEFGHIKLMNPQRSTVWY"
 MASK_ID = 0
@@ -189,14 +189,7 @@ def read_text_file(path: Path, kind: str, missing: str, error: type = ProteinInp
         raise IsADirectoryError(f"{path} is a directory, not {kind}")
     if not path.is_file():
         raise FileNotFoundError(missing_file(path, missing))
-    data = path.read_bytes()
-    try:
-        return data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n").removeprefix("\ufeff")
-    except UnicodeDecodeError as err:
-        if b"\0" in data:
-            raise error(f"{path}: not a text file") from None
-        raise error(f"{path}: not UTF-8 text (byte {err.start + 1}, {data[err.start:err.start + 1]!r}; written "
-                    "in Latin-1 or Windows-1252?): save it as UTF-8") from None
+    return decode_text(path.read_bytes(), str(path), error)
 
 
 def _fasta_pairs(text: str, comments: bool = False):

@@ -23,7 +23,7 @@ from mi_core.domains.sudoku.solver import (
     geometry_for_length,
     solve_count,
 )
-from mi_core.io import MISSING_CELLS, csv_problem, missing_file, quotes_closed
+from mi_core.io import MISSING_CELLS, csv_problem, missing_file, not_text, quotes_closed
 
 MASK_ID = 0
 BLANK_CHARS = ".0"
@@ -164,8 +164,8 @@ def read_puzzles(path: str | Path, limit: int | None = None) -> list[PuzzleRecor
         try:
             lines = (raw.rstrip("\r\n") for raw in handle)
             return _parse(lines, path.suffix.lower() == ".csv", str(path), limit)
-        except UnicodeDecodeError as err:
-            raise SudokuFormatError(f"{path} is not a UTF-8 text file") from err
+        except UnicodeDecodeError:
+            raise SudokuFormatError(not_text(path)) from None
 
 
 def solutions_for(records: list[PuzzleRecord]) -> list[str]:
