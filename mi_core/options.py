@@ -257,7 +257,9 @@ def parse_positions(spec: str, length: int, accepted: str = "a residue number or
             continue
         lo, dash, hi = (t.strip() for t in part.partition("-"))
         if not (lo.isascii() and lo.isdigit()) or (dash and not (hi.isascii() and hi.isdigit())):
-            raise ValueError(f"{what}: {part!r} is not {accepted}")
+            named = part[:1].isalpha()  # a region's name (CDR3, H3): numbers here; regions where a domain names them
+            raise ValueError(f"{what}: {part!r} is not {accepted}"
+                             + (" (positions are numbers here: this input names no regions)" if named else ""))
         a, b = int(lo), int(hi or lo)
         if a > b:
             raise ValueError(f"{what}: the range {part!r} runs backwards")

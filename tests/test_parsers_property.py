@@ -232,3 +232,12 @@ def test_numeric_options_in_range_or_one_error_line(option, value):
     got = getattr(args, option[2:])
     lo, hi = {"--limit": (1, 10_000_000), "--seed": (0, 2**63 - 1), "--temperature": (0, 100)}[option]
     assert lo <= got <= hi
+
+
+@pytest.mark.parametrize("spec, noted", [("cdr3", True), ("H3,5", True), ("5-x", False), ("5.5", False)])
+def test_a_region_name_where_positions_are_numbers_says_so(spec, noted):
+    """--mask-positions cdr3 on a plain protein said only "'cdr3' is not a residue number", not that this input
+    names no regions (an antibody's chain does)."""
+    with pytest.raises(ValueError) as err:
+        parse_positions(spec, 30)
+    assert str(err.value).endswith("(positions are numbers here: this input names no regions)") is noted
