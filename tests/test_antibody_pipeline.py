@@ -3,10 +3,12 @@ and the file that is wrong, before the model loads."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from mi_core import cli
-from tests.test_antibody_domain import SEQUENCES, tiny_folder  # noqa: F401 (a fixture)
+from tests.test_antibody_domain import DEV_CSV, SEQUENCES, tiny_folder  # noqa: F401 (a fixture)
 
 
 def write_csv(path, rows, header="name,vh,vl"):
@@ -29,13 +31,27 @@ def test_eval_model_names_composition_rows_when_they_outrun_the_file(tmp_path, c
     assert "absent.csv" in capsys.readouterr().err
 
 
-def test_ones_own_file_under_the_default_rows_is_told_what_to_give(tmp_path, capsys):
-    """bench antibody --csv mine.fa (3 antibodies) said "--rows 71-100: the file holds 3 antibodies", a --rows the user
-    never gave (the dev file's held-out rows): the line says what to give."""
+def test_ones_own_file_is_used_whole_under_the_default_rows(tmp_path, capsys, tiny_folder):  # noqa: F811
+    """bench antibody --csv mine.fa (3 antibodies) was refused with "--rows 71-100: the file holds 3 antibodies", a
+    --rows the user never gave (the shipped set's held-out rows); eval-model the same. Another --csv is now used whole
+    unless --rows is given, and eval-model's composition baseline is then the shipped set's."""
     fasta = tmp_path / "mine.fa"
     fasta.write_text("".join(f">{n}\n{h}\n" for n, (h, _) in SEQUENCES.items()))
-    assert cli.main(["bench", "antibody", "--csv", str(fasta), "--json", str(tmp_path / "b.json")]) == 2
+    out, model = tmp_path / "b.json", ["--model", str(tiny_folder)]
+    assert cli.main(["bench", "antibody", "--csv", str(fasta), "--sampler", "topk", "--set", "k=4", *model,
+                     "--json", str(out)]) == 0
+    res = json.loads(out.read_text())
+    assert res["rows"] == "all" and res["n"] == 3
+    assert cli.main(["bench", "antibody", "--csv", str(fasta), "--rows", "71-100", *model, "--json", str(out),
+                     "--force"]) == 2
     assert "error: --rows 71-100: the file holds 3 antibodies (give --rows all, or A-B within 1-3)" in capsys.readouterr().err
+    if not DEV_CSV.is_file():
+        pytest.skip(f"the shipped antibodies are not at {DEV_CSV}")
+    data = write_csv(tmp_path / "mine.csv", [(n, h, v) for n, (h, v) in SEQUENCES.items()])
+    out = tmp_path / "e.json"
+    assert cli.main(["eval-model", "antibody", "--csv", str(data), "--draws", "1", *model, "--json", str(out)]) == 0
+    res = json.loads(out.read_text())
+    assert res["rows"] == "all" and res["n_chains"] == 6 and res["composition_csv"].endswith("antibodies_jain2017_dev.csv")
 
 
 def test_a_light_chain_under_vh_is_refused_as_swapped_columns(tmp_path):

@@ -19,7 +19,7 @@ from mi_core.bench.report import command_line
 from mi_core.device import pick_device
 from mi_core.domain import get_domain
 from mi_core.domains.antibody.sequence import CDR_NAMES, REGIONS, read_file, select_rows
-from mi_core.domains.antibody.states import DEFAULT_CSV, EVAL_ROWS, TRAIN_ROWS
+from mi_core.domains.antibody.states import DEFAULT_CSV, EVAL_ROWS, TRAIN_ROWS, own_file
 from mi_core.domains.protein import MASK_ID
 from mi_core.io import atomic_write_json, check_output, display_path
 from mi_core.models.loading import load_model_described
@@ -125,10 +125,12 @@ def evaluate(model, chains, reference, *, rate: float = 0.15, draws: int = 4, se
 @dataclass
 class EvalOptions:
     csv: Path = option(DEFAULT_CSV, "CSV (name,vh,vl) or FASTA file of antibodies")
-    rows: str = option(EVAL_ROWS, "antibodies to score, 1-based A-B or all")
-    composition_rows: str = option(TRAIN_ROWS, "antibodies of --csv whose amino-acid frequencies are the "
-                                   "composition baseline")
-    composition_csv: Path | None = option(None, "take the baseline's antibodies from this file")
+    rows: str = option(EVAL_ROWS, f"antibodies to score, 1-based A-B or all (default: {EVAL_ROWS} of the shipped set; "
+                       "all of another --csv)")
+    composition_rows: str = option(TRAIN_ROWS, "antibodies of --csv (or --composition-csv) whose amino-acid "
+                                   "frequencies are the composition baseline")
+    composition_csv: Path | None = option(None, "take the baseline's antibodies from this file (default: --csv; with "
+                                          "another --csv and no rows given, the shipped set's)")
     mask_rate: float = option(0.15, "share of each chain's residues masked", range=(0, 1))
     draws: int = option(4, "masked copies of each chain", range=(1, 1000))
     seed: int = seed()
@@ -142,22 +144,42 @@ def options(domain) -> list:
     return [EvalOptions, JsonOut, Device, Force]
 
 
+def scored_and_reference(args) -> tuple[list, list, int]:
+    """The chains scored, those of the composition baseline, and how many the baseline left out as scored. With
+    another ``--csv`` and no rows given, all of it is scored against the shipped set's rows ``1-70`` (the defaults
+    split the shipped set), less any chain it holds; given rows must be disjoint."""
+    own = own_file(args) and not {"rows", "composition_rows", "composition_csv"} & set(args.given)
+    if own:
+        args.rows, args.composition_csv = "all", DEFAULT_CSV
+    chains = select_rows(read_file(args.csv), args.rows)
+    try:
+        reference = select_rows(read_file(args.composition_csv or args.csv), args.composition_rows,
+                                "--composition-rows")
+    except FileNotFoundError as err:
+        if not own:
+            raise
+        raise FileNotFoundError(f"{err} (the composition baseline of another --csv: give --composition-csv FILE, or "
+                                "--rows and --composition-rows, disjoint, of your file)") from None
+    scored = {tuple(c.tokens.tolist()) for c in chains}
+    kept = [c for c in reference if tuple(c.tokens.tolist()) not in scored]
+    shared = [c.name for c in reference if tuple(c.tokens.tolist()) in scored]
+    if shared and not own:  # the baseline would have counted the residues it is compared on
+        raise ValueError(f"--rows and --composition-rows share {len(shared)} chain(s) (e.g. {shared[0]}): the "
+                         "composition baseline must not hold the chains it is scored on; give disjoint rows")
+    return chains, kept, len(shared)
+
+
 def main(args) -> int:
     """``eval-model antibody``: the scores as JSON (``--json``), their headline printed."""
     check_output(args.json, args.force)
-    chains = select_rows(read_file(args.csv), args.rows)
-    reference = select_rows(read_file(args.composition_csv or args.csv), args.composition_rows, "--composition-rows")
-    seen = {tuple(c.tokens.tolist()) for c in reference}
-    shared = [c.name for c in chains if tuple(c.tokens.tolist()) in seen]
-    if shared:  # the baseline would have counted the residues it is compared on
-        raise ValueError(f"--rows and --composition-rows share {len(shared)} chain(s) (e.g. {shared[0]}): the "
-                         "composition baseline must not hold the chains it is scored on; give disjoint rows")
+    chains, reference, left_out = scored_and_reference(args)
     device = pick_device(args.device, args.threads)
     domain = get_domain(args.domain)
     model, description = load_model_described(args.model, device, domain)
     res = evaluate(model, chains, reference, rate=args.mask_rate, draws=args.draws, seed=args.seed, device=device)
     res = {"domain": domain.cli_name, "model": description, "csv": display_path(args.csv), "rows": args.rows,
            "composition_rows": args.composition_rows, "composition_csv": display_path(args.composition_csv or args.csv),
+           "composition_left_out": left_out,
            "mask_rate": args.mask_rate, "draws": args.draws, "seed": args.seed, **res,
            "command": command_line(args, "eval-model")}
     if args.json is not None:

@@ -14,7 +14,7 @@ from mi_core.bench.metrics import pass_stats
 from mi_core.bench.report import markdown_table, update_section
 from mi_core.bench.sweep import commands_text
 from mi_core.domains.antibody.sequence import AntibodyChain, read_file, select_rows
-from mi_core.domains.antibody.states import DEFAULT_CSV, EVAL_ROWS
+from mi_core.domains.antibody.states import DEFAULT_CSV, EVAL_ROWS, rows_of
 from mi_core.domains.protein import MASK_ID
 from mi_core.io import display_path
 from mi_core.options import option
@@ -92,8 +92,8 @@ def region_templates(chains: list[AntibodyChain], region: str) -> list[np.ndarra
 @dataclass
 class InfillInput:
     csv: Path = option(DEFAULT_CSV, "CSV (name,vh,vl) or FASTA file of antibodies")
-    rows: str = option(EVAL_ROWS, f"antibodies used, 1-based A-B or all (default: {EVAL_ROWS}, held out from the "
-                       "shipped estimator's training)")
+    rows: str = option(EVAL_ROWS, f"antibodies used, 1-based A-B or all (default: {EVAL_ROWS} of the shipped set, "
+                       "held out from the shipped estimator's training; all of another --csv)")
     region: str = option("cdr3", "what to mask and fill", choices=("cdr3", "cdrs", "cdr1", "cdr2"))
     chains: str = option("both", "heavy (H), light (L) or both", choices=("both", "H", "L"))
     limit: int | None = option(None, "use the first N chains", range=(1, 10_000_000))
@@ -115,6 +115,7 @@ class CDRInfill:
         return [InfillInput, InfillModel, *([RunName] if sweep else [])]
 
     def __init__(self, domain, args):
+        args.rows = rows_of(args)  # recorded as run
         chains = infill_chains(args.csv, args.rows, args.chains, args.limit)
         self.templates = region_templates(chains, args.region)
         self.natives, kinds = [c.tokens for c in chains], [c.chain for c in chains]

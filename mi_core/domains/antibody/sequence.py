@@ -296,13 +296,13 @@ def parse_text(text: str, limit: int | None = None, name: str = "sequence") -> l
     return [read_chain(seq, record or name) for record, seq in pairs]
 
 
-def read_csv_text(text: str, limit: int | None = None, source: str = "CSV") -> list[AntibodyChain]:
+def read_csv_text(text: str, limit: int | None = None, source: str = "CSV", delimiter: str = ",") -> list[AntibodyChain]:
     """Chains of CSV text: per row its ``vh`` then ``vl`` (``heavy``/``light`` and ``sequence`` also read),
     named ``NAME VH`` / ``NAME VL``; empty cells (or ``NA``, ``nan``, ``-`` ...: :data:`mi_core.io.MISSING_CELLS`)
-    are skipped. ``limit``: rows read."""
+    are skipped. ``limit``: rows read; ``delimiter``: a tab for a ``.tsv`` file."""
     try:
         lines = quotes_closed(io.StringIO(text), AntibodyInputError, source)
-        return _csv_chains(csv.DictReader(lines), text, limit, source)
+        return _csv_chains(csv.DictReader(lines, delimiter=delimiter), text, limit, source)
     except csv.Error as err:
         raise AntibodyInputError(f"{source}: {csv_problem(err)}") from None
 
@@ -341,14 +341,15 @@ def checked_column(chain: AntibodyChain, column: str, header: str) -> AntibodyCh
 
 
 def read_file(path: str | Path, limit: int | None = None) -> list[AntibodyChain]:
-    """Chains of a CSV (``.csv``) or FASTA file (anything else); the path is named in every error."""
+    """Chains of a CSV (``.csv``), tab-separated (``.tsv``) or FASTA file (anything else); the path is named in every
+    error."""
     path = Path(path)
     text = read_text_file(path, "a CSV or FASTA file", "antibody file not found", AntibodyInputError)
     try:
-        if path.suffix.lower() == ".csv":
-            chains = read_csv_text(text, limit, str(path))
+        if path.suffix.lower() in (".csv", ".tsv"):
+            chains = read_csv_text(text, limit, str(path), "\t" if path.suffix.lower() == ".tsv" else ",")
         elif not starts_with_header(text):
-            raise AntibodyInputError("not a FASTA file (no '>' header) and not a .csv")
+            raise AntibodyInputError("not a FASTA file (no '>' header) and not a .csv or .tsv")
         else:
             chains = parse_text(text, limit)
         named = Counter(c.name for c in chains)

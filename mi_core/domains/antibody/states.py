@@ -22,6 +22,20 @@ DEFAULT_CSV = Path("../shared/data/protein/antibodies_jain2017_dev.csv")
 TRAIN_ROWS, EVAL_ROWS = "1-70", "71-100"
 
 
+def own_file(args) -> bool:
+    """Whether ``--csv`` is another file than the shipped set (:data:`DEFAULT_CSV`)."""
+    try:
+        return Path(args.csv).resolve() != DEFAULT_CSV.resolve()
+    except OSError:
+        return True
+
+
+def rows_of(args) -> str:
+    """``--rows`` as given; left at its default (:data:`EVAL_ROWS`, a split of the shipped set's 100 antibodies) with
+    another ``--csv``, all of that file."""
+    return args.rows if "rows" in getattr(args, "given", ()) or not own_file(args) else "all"
+
+
 @dataclass(frozen=True)
 class AntibodyDataConfig(MixedShardConfig):
     """Chains of antibodies ``rows`` of ``csv``, at most ``max_masked`` residues masked a state."""
