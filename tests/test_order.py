@@ -559,6 +559,24 @@ def test_train_order_resume_refuses_what_it_cannot_continue(tmp_path, model_path
     assert "two.ckpt, which this run writes beside it, already exists" in capsys.readouterr().err
 
 
+def test_train_order_resume_refuses_a_model_file_replaced_since(tmp_path, model_path, capsys):
+    """A selector run stopped, its --model retrained into the same path, then resumed went on against the new weights
+    without a word, and its JSON then named the new file's sha256 for updates made on the old one."""
+    from mi_core.domains.sudoku.mdm import SudokuMDM, SudokuMDMConfig, save_sudoku_mdm
+
+    out = tmp_path / "sel.safetensors"
+    args = ["train-order", "sudoku", "--model", str(model_path), "--out", str(out), "--batch", "2", "--samples", "2",
+            "--steps-budget", "3", "--eval-every", "2", "--eval-puzzles", "4", "--puzzle-pool", "4", "--no-bf16"]
+    assert cli_main(args + ["--updates", "2"]) == 0
+    torch.manual_seed(1)  # the same shape, other weights: as a retrained model
+    save_sudoku_mdm(SudokuMDM(SudokuMDMConfig(box=3, d_model=32, n_layers=1, n_heads=2, d_ff=64)).eval(), model_path)
+    capsys.readouterr()
+    assert cli_main(args + ["--updates", "4", "--resume"]) == 2
+    err = capsys.readouterr().err
+    assert "is not the model this run trained against" in err and "retrained or replaced since" in err
+    assert [p["update"] for p in json.loads(out.with_name("sel_last.json").read_text())["curve"]] == [2]
+
+
 def test_train_order_resume_on_another_kind_of_device_is_one_error_line(tmp_path, model_path, capsys):
     """A checkpoint written on a GPU resumed on the CPU (or the other way round) stopped with a RuntimeError
     traceback from torch ("Expected a CPUGeneratorImplState of size 5056 but found ... 16"): --device is not one of

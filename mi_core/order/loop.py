@@ -40,10 +40,10 @@ def run_settings(args) -> dict:
     return json.loads(json.dumps({k: v for k, v in sorted(vars(args).items()) if k not in NOT_SETTINGS}, default=str))
 
 
-def resume_state(out: Path, args, device: torch.device) -> dict:
+def resume_state(out: Path, args, device: torch.device, model_path: Path | None = None) -> dict:
     """The checkpoint of the run at ``out``; ValueError when there is none, when it was written on another kind of
-    device than ``device``, or when ``args`` asks for other settings than it was started with (except
-    :data:`RESUMABLE`)."""
+    device than ``device``, when ``args`` asks for other settings than it was started with (except
+    :data:`RESUMABLE`) or when the denoiser file ``model_path`` is not the one it trained against."""
     path = checkpoint_path(out)
     if not path.is_file():
         raise ValueError(f"--resume: no checkpoint {path} to continue (a run writes it at each validation)")
@@ -58,6 +58,11 @@ def resume_state(out: Path, args, device: torch.device) -> dict:
                 f"{flag} {ours.get(name)} differs from its {theirs.get(name)}"
                 if typed or name in getattr(args, "given", ())
                 else f"{flag} left out is {ours.get(name)}, the run's {theirs.get(name)}: give its options again"))
+    ran = state.get("mdm_sha256")  # checkpoints before 2026-12-08 record none
+    if model_path is not None and ran is not None and ran != file_sha256(model_path):
+        raise ValueError(f"--resume: {display_path(model_path)} is not the model this run trained against (sha256 "
+                         f"{ran[:12]} then, {file_sha256(model_path)[:12]} now: retrained or replaced since): "
+                         "restore that file, or start a new run")
     if int(state["update"]) >= args.updates:
         raise ValueError(f"--resume: {path} is at update {int(state['update'])} already: give --updates above it to "
                          "go on")
@@ -303,7 +308,7 @@ class OrderTask:
         ``cfg.finetune``, ``*_denoiser*`` the denoiser, ``<out>.ckpt`` what ``args.resume`` continues from.
         ``args.init``: a selector to warm-start from."""
         ckpt = checkpoint_path(out)
-        resume = resume_state(out, args, device) if args.resume else None
+        resume = resume_state(out, args, device, model_path) if args.resume else None
         model = self.load(model_path, device)
         say = (lambda m: print(m, file=sys.stderr)) if distributed.is_main() else (lambda m: None)
         cfg = replace(cfg, budgets=fit_budgets(cfg.budgets or None, self.positions(args, model), "--steps-budget",
@@ -345,7 +350,8 @@ class OrderTask:
                     save_order_net(selector, out.with_name(out.stem + suffix + ".safetensors"), paired)
                     save_order_net(posterior, out.with_name(out.stem + "_posterior" + suffix + ".safetensors"), paired)
                 best[0] = max(best[0], score)
-                write_checkpoint(ckpt, {**state, "best": best[0], "settings": json.dumps(run_settings(args))},
+                write_checkpoint(ckpt, {**state, "best": best[0], "settings": json.dumps(run_settings(args)),
+                                        "mdm_sha256": file_sha256(model_path)},  # --resume checks the file
                                  f"update {state['update']}", None if args.out is not None else out)
 
             log(f"{header} ({time.time() - t0:.0f}s); frozen denoiser {model_path}")

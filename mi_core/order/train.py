@@ -90,7 +90,8 @@ def main(args) -> None:
             raise ValueError("--resume needs the --out of the run to continue")
         out = check_writable(args.out)  # before the data are built and the run goes on: it writes beside --out
         log_path = check_writable(args.log or out.with_name(out.stem + "_log.jsonl"), "--log")
-        resume_state(out, args, device)
+        model_file = args.model if args.model is not None and Path(args.model).is_file() else None  # else: run() checks
+        resume_state(out, args, device, model_file)
     else:
         out = check_weights_output(args.out or default_run_path(f"{domain.cli_name}_order_selector"), args.force,
                                    beside + (".ckpt",) + (() if args.log else ("_log.jsonl",)))
