@@ -332,6 +332,22 @@ def test_resume_takes_the_runs_own_settings(tmp_path):
         main(["sudoku", "--out", str(tmp_path / "other.safetensors"), "--resume"])
 
 
+def test_a_resumed_run_keeps_the_record_of_its_init(tmp_path, model_path):
+    """A run begun with --init and resumed without it saved JSON saying "init": null (with it, any other file was
+    taken without a word and recorded, though the resumed weights are the checkpoint's)."""
+    out = tmp_path / "run" / "m.safetensors"
+    common = ["sudoku", "--out", str(out), "--batch", "8", "--grid-pool", "30", "--puzzle-pool", "8", "--max-harden",
+              "10", "--eval-every", "2", "--eval-puzzles", "0", "--onpolicy-every", "0", "--warmup", "2", "--no-bf16",
+              "--threads", "1", "--pool-dir", str(tmp_path / "pools")]
+    run_train([*common, "--init", str(model_path), "--steps", "2"])
+    assert json.loads(out.with_name("m_last.json").read_text())["init"] == str(model_path)
+    run_train([*common, "--resume", "--steps", "4"])
+    last = json.loads(out.with_name("m_last.json").read_text())
+    assert last["curve"][-1]["step"] == 4 and Path(last["init"]) == model_path
+    with pytest.raises(ValueError, match="--init .*other.safetensors differs from its .*tiny.safetensors"):
+        run_train([*common, "--resume", "--steps", "6", "--init", str(tmp_path / "other.safetensors")])
+
+
 def test_resume_refuses_another_clock_and_other_data_files(tmp_path):
     """A resumed run took another --time-budget clock, or other --pool-file, --val-file or --exclude files,
     without a word (a pool of 10,000 puzzles of grade 8 became a fresh one of 4,000 of grade 2)."""

@@ -204,6 +204,19 @@ def run_pool_dir(args: dict, default: Path, log) -> Path:
     return path
 
 
+def run_init(args: dict) -> Path | None:
+    """The weights the run began from: ``--init``, or on ``--resume`` the checkpoint's record of them (its saved
+    JSON names them again); a ``--init`` that names other weights than the resumed run began from is refused."""
+    init, recorded = args.get("init"), args.get("recorded") or {}
+    if not args.get("resume") or "init" not in recorded:  # a new run; or a checkpoint before 2026-12-08: no record
+        return init
+    ran = Path(recorded["init"]) if recorded["init"] else None
+    if init is not None and (ran is None or Path(init).resolve() != ran.resolve()):
+        raise ValueError(f"--resume continues the run's own settings: --init {init} differs from its "
+                         f"{ran or 'fresh weights (no --init)'}")
+    return ran
+
+
 class SudokuTask:
     """The Sudoku MDM's data, validation and best-weights rule for :func:`mi_core.train.mdm.train`."""
 
@@ -216,7 +229,7 @@ class SudokuTask:
     def __init__(self, model_cfg: SudokuMDMConfig, cfg: TrainConfig, device: torch.device, args: dict | None = None,
                  log=print, pool_dir: Path = POOL_DIR):
         args = args or {}
-        self.init = args.get("init")
+        self.init = run_init(args)
         # loaded first, so a bad --init fails before the pools are built; a resumed run's weights are its checkpoint's
         self.start = init_model(self.init, args.get("model_given", {})) if self.init and not args.get("resume") else None
         if self.start is not None:  # the file's shape (its loops too, unless given) is the model trained
@@ -320,7 +333,8 @@ class SudokuTask:
 
     def state_dict(self) -> dict:
         return {"data": self.data.state_dict(), "gen": self.gen.get_state(), "teacher": json.dumps(self.distilling()),
-                "files": json.dumps(self.files), "pool_dir": str(self.pool_dir.absolute())}  # --resume reuses it
+                "files": json.dumps(self.files), "pool_dir": str(self.pool_dir.absolute()),  # --resume reuses it
+                "init": str(Path(self.init).absolute()) if self.init else ""}  # and records it again
 
     def check_resumed(self, state: dict) -> None:
         """Refuse to resume a run (its checkpoint's task ``state``) with another teacher or other data files."""
