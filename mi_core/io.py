@@ -244,6 +244,49 @@ def check_output_dir(path: str | Path, option: str = "--out") -> Path:
     return path
 
 
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # it exists, owned by another user
+        return True
+    return True
+
+
+@contextlib.contextmanager
+def run_lock(out: str | Path, option: str = "--out"):
+    """Hold ``<out>.lock`` (the process id) while a run writes ``out`` and the files beside it. A second run of the
+    same ``out`` passes the output checks while the first has written nothing yet (or with ``--force``, or as a
+    second ``--resume``); it is refused here, naming the first's process. A lock whose process is gone (a killed
+    run) is taken over. Under torchrun only rank 0 takes it."""
+    if os.environ.get("RANK", "0") != "0":
+        yield
+        return
+    lock = Path(out).with_name(Path(out).name + ".lock")
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    for _ in range(3):
+        try:
+            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+            break
+        except FileExistsError:
+            text = lock.read_text(errors="replace").strip() if lock.is_file() else ""
+            just_made = not text and lock.is_file() and time.time() - lock.stat().st_mtime < 10  # its id comes next
+            if (text.isdigit() and _running(int(text))) or just_made:
+                raise OutputPathError(f"{option} {out}: another run (process {text or '?'}) is writing it and the files "
+                                      f"beside it; wait for it or stop it, or give another {option} (no such run: "
+                                      f"delete {lock})") from None
+            lock.unlink(missing_ok=True)  # left by a run that is gone
+    else:
+        raise OutputPathError(f"{option} {out}: cannot take its lock {lock}")
+    with os.fdopen(fd, "w") as handle:
+        handle.write(str(os.getpid()))
+    try:
+        yield
+    finally:
+        lock.unlink(missing_ok=True)
+
+
 def tmp_path(path: str | Path) -> Path:
     path = Path(path)
     return path.with_name(path.name + ".tmp")

@@ -577,6 +577,19 @@ def test_train_order_resume_refuses_a_model_file_replaced_since(tmp_path, model_
     assert [p["update"] for p in json.loads(out.with_name("sel_last.json").read_text())["curve"]] == [2]
 
 
+def test_train_order_refuses_an_out_another_run_is_writing(tmp_path, model_path, capsys):
+    """A second train-order of one --out (with --force, or before the first wrote a file) trained beside the first,
+    each replacing the other's selector, log and checkpoint."""
+    out = tmp_path / "sel.safetensors"
+    out.with_name("sel.safetensors.lock").write_text(str(os.getpid()))  # a run in progress: this process
+    args = ["train-order", "sudoku", "--model", str(model_path), "--out", str(out), "--updates", "2", "--batch", "2",
+            "--samples", "2", "--steps-budget", "3", "--eval-every", "2", "--eval-puzzles", "4", "--puzzle-pool", "4",
+            "--no-bf16", "--force"]
+    assert cli_main(args) == 2
+    assert f"another run (process {os.getpid()}) is writing it" in capsys.readouterr().err
+    assert not out.exists() and not out.with_name("sel_log.jsonl").exists()
+
+
 def test_train_order_resume_on_another_kind_of_device_is_one_error_line(tmp_path, model_path, capsys):
     """A checkpoint written on a GPU resumed on the CPU (or the other way round) stopped with a RuntimeError
     traceback from torch ("Expected a CPUGeneratorImplState of size 5056 but found ... 16"): --device is not one of

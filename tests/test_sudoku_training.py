@@ -2,6 +2,7 @@
 
 import dataclasses
 import json
+import os
 import random
 from pathlib import Path
 
@@ -346,6 +347,30 @@ def test_a_resumed_run_keeps_the_record_of_its_init(tmp_path, model_path):
     assert last["curve"][-1]["step"] == 4 and Path(last["init"]) == model_path
     with pytest.raises(ValueError, match="--init .*other.safetensors differs from its .*tiny.safetensors"):
         run_train([*common, "--resume", "--steps", "6", "--init", str(tmp_path / "other.safetensors")])
+
+
+def test_a_second_run_of_the_same_out_is_refused_while_the_first_runs(tmp_path):
+    """Two runs of one --out started together (the second before the first wrote a file, so the output checks passed)
+    both trained to the end, each replacing the other's weights, JSON and checkpoint. A lock left by a process that
+    is gone is taken over."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "run" / "m.safetensors"
+    args = ["sudoku", "--out", str(out), "--batch", "8", "--grid-pool", "30", "--puzzle-pool", "8", "--max-harden", "10",
+            "--eval-every", "2", "--eval-puzzles", "0", "--onpolicy-every", "0", "--warmup", "2", "--no-bf16",
+            "--threads", "1", "--pool-dir", str(tmp_path / "pools"), "--d-model", "16", "--n-layers", "1",
+            "--n-heads", "2", "--d-ff", "32", "--steps", "2"]
+    lock = out.with_name("m.safetensors.lock")
+    lock.parent.mkdir(parents=True)
+    lock.write_text(str(os.getpid()))  # a run in progress: this process
+    with pytest.raises(ValueError, match=f"another run \\(process {os.getpid()}\\) is writing it"):
+        run_train(args)
+    assert not out.exists() and lock.read_text() == str(os.getpid())
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    lock.write_text(gone.stdout.strip())
+    run_train(args)
+    assert out.is_file() and not lock.exists()
 
 
 def test_resume_refuses_another_clock_and_other_data_files(tmp_path):

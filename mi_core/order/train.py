@@ -17,7 +17,7 @@ from mi_core.decoding.base import MAX_COUNT
 from mi_core.decoding.budgets import budgets_text, default_budgets
 from mi_core.device import pick_device, use_bf16
 from mi_core.domain import Domain, get_domain
-from mi_core.io import check_output, check_weights_output, check_writable, default_run_path
+from mi_core.io import check_output, check_weights_output, check_writable, default_run_path, run_lock
 from mi_core.models.loading import other_domain
 from mi_core.options import SKIP, Device, Force, from_options, group_fields, option
 from mi_core.order.loop import OrderTrainConfig, load_nets, resume_state
@@ -98,6 +98,7 @@ def main(args) -> None:
         log_path = check_output(args.log, args.force, "--log", in_place=True) or out.with_name(out.stem + "_log.jsonl")
     if any(log_path.resolve() == out.with_name(out.stem + tail).resolve() for tail in (".json", ".ckpt", *beside)):
         raise ValueError(f"--log {log_path} is a file this run writes beside --out {out}: give the log another name")
-    domain.part("order_task").run(args, cfg, args.model, out, log_path, device)
+    with run_lock(out):  # a second run of this --out, begun before the first wrote a file, stops here
+        domain.part("order_task").run(args, cfg, args.model, out, log_path, device)
     distributed.teardown()
 

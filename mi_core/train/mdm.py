@@ -32,6 +32,7 @@ from mi_core.io import (
     default_run_path,
     note_checkpoint,
     read_checkpoint,
+    run_lock,
     write_checkpoint,
 )
 from mi_core.models.base import masked_ce
@@ -306,6 +307,11 @@ def main(namespace) -> int:
         model_cfg = from_options(task_cls.model_config, args)
         args["model_given"] = {k: v for k, v in given.items() if k in task_cls.model_config.__dataclass_fields__}
         cfg = from_options(task_cls.train_config, args)
+    with run_lock(args["out"]):  # a second run of this --out, begun before the first wrote a file, stops here
+        return _run(task_cls, model_cfg, cfg, args, given)
+
+
+def _run(task_cls, model_cfg, cfg, args: dict, given: dict) -> int:
     device = distributed.setup(pick_device(args["device"], args["threads"]))
     main_rank = distributed.is_main()
     log = (lambda m: print(m, flush=True)) if main_rank else (lambda m: None)
