@@ -255,15 +255,15 @@ def _running(pid: int) -> bool:
 
 
 @contextlib.contextmanager
-def run_lock(out: str | Path, option: str = "--out"):
+def run_lock(out: str | Path, option: str = "--out", lock: Path | None = None):
     """Hold ``<out>.lock`` (the process id) while a run writes ``out`` and the files beside it. A second run of the
     same ``out`` passes the output checks while the first has written nothing yet (or with ``--force``, or as a
     second ``--resume``); it is refused here, naming the first's process. A lock whose process is gone (a killed
-    run) is taken over. Under torchrun only rank 0 takes it."""
+    run) is taken over. Under torchrun only rank 0 takes it. ``lock``: another lock file (a folder's, inside it)."""
     if os.environ.get("RANK", "0") != "0":
         yield
         return
-    lock = Path(out).with_name(Path(out).name + ".lock")
+    lock = lock or Path(out).with_name(Path(out).name + ".lock")
     lock.parent.mkdir(parents=True, exist_ok=True)
     for _ in range(3):
         try:

@@ -450,6 +450,21 @@ def test_a_run_stopped_before_its_first_shard_does_not_lock_its_folder(tiny_data
         run(tiny_mdm, model_path, failed, out, "cpu", log=lambda m: None)
 
 
+def test_make_estimator_data_refuses_a_folder_another_run_is_filling(tmp_path, model_path, capsys):
+    """Two runs into one new --out (other models, other --eps), the second begun before the first wrote its manifest,
+    both ran to the end: the folder held shards of both under the second's manifest, and train-estimator trained
+    on them."""
+    import os
+
+    out = tmp_path / "data"
+    out.mkdir()
+    (out / "make-estimator-data.lock").write_text(str(os.getpid()))  # a run in progress: this process
+    assert cli_main(["make-estimator-data", "sudoku", "--model", str(model_path), "--out", str(out), "--states", "2",
+                     "--shard-size", "2", "--pool", "3", "--threads", "1", "--device", "cpu"]) == 2
+    assert f"another run (process {os.getpid()}) is writing it" in capsys.readouterr().err
+    assert sorted(p.name for p in out.iterdir()) == ["make-estimator-data.lock"]
+
+
 def test_shards_without_a_manifest_are_not_taken_for_this_runs(tiny_data, tiny_mdm, tmp_path, capsys):
     """Shards in --out with no manifest.json (it was removed, or the shards copied in) were taken as this run's:
     'N of N shards already written', and a manifest of the new settings (another seed, another model) written over

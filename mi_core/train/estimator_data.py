@@ -26,7 +26,7 @@ from safetensors.torch import load_file
 
 from mi_core.device import pick_device
 from mi_core.domain import DOMAINS, Domain, get_domain
-from mi_core.io import atomic_write_bytes, atomic_write_json, check_output_dir, file_sha256, note_on_stop
+from mi_core.io import atomic_write_bytes, atomic_write_json, check_output_dir, file_sha256, note_on_stop, run_lock
 from mi_core.mi.estimator import mdm_features
 from mi_core.mi.probe import per_length, probe_by_length
 from mi_core.models.loading import load_model
@@ -351,8 +351,9 @@ def main(args) -> int:
     device = pick_device(args.device, args.threads)
     model = load_model(None if args.model is None else str(args.model), device, domain=args.domain)
     start = time.time()
-    summary = run(model, model.weights_path, cfg, args.out, device, log=lambda m: print(m, file=sys.stderr, flush=True),
-                  engine=engine)
+    with run_lock(args.out, lock=Path(args.out) / "make-estimator-data.lock"):  # a second run into it stops here
+        summary = run(model, model.weights_path, cfg, args.out, device,
+                      log=lambda m: print(m, file=sys.stderr, flush=True), engine=engine)
     summary["wall_seconds_this_run"] = round(time.time() - start, 1)
     print(json.dumps(summary, indent=2))
     return 0
