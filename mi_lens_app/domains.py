@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mi_core.domain import DOMAINS, ROOT, Domain
+from mi_core.domain import DOMAINS, ROOT, Domain, env_file
 from mi_core.domain import get_domain as core_domain
 from mi_core.domains.sudoku import (
     PuzzleRecord,
@@ -70,9 +70,19 @@ def get_domain(name: str) -> Domain:
     return _VARIANTS.get(name) or core_domain(name)
 
 
+_OWN_SUFFIX = {"views": f", {VIEWS} symmetric views"}  # what a choice adds to the model file a variable names
+
+
 def model_choices(domain: Domain) -> dict[str, str]:
-    """``{link name: label}`` of the models ``domain`` offers (empty: only its own)."""
-    return {name: label for name, (label, _) in MODELS.get(domain.key, {}).items()}
+    """``{link name: label}`` of the models ``domain`` offers (empty: only its own). A model whose variable
+    (``MI_LENS_SUDOKU_MODEL``) names the user's file is labelled by that file and the variable: the shipped
+    model's label would describe another model."""
+    choices = {}
+    for name, (label, variant) in MODELS.get(domain.key, {}).items():
+        source = variant or domain
+        own = env_file(source.model_env, source.model_keys) if source.model_env else None
+        choices[name] = label if own is None else f"{Path(own).name}{_OWN_SUFFIX.get(name, '')} ({source.model_env})"
+    return choices
 
 
 def with_model(domain: Domain, name: str) -> Domain:

@@ -440,3 +440,18 @@ def test_an_unreadable_or_folder_model_file_is_a_message(monkeypatch):
             raise err
         assert support.attempt(fail, what="Cannot load the model") is None
     assert "Permission denied" in shown[0] and "Is a directory" in shown[1]
+
+
+def test_a_model_named_by_its_variable_is_labelled_by_its_file(monkeypatch):
+    """With MI_LENS_SUDOKU_MODEL naming the user's own 2-layer model, the sidebar's Model select still said "default
+    (recurrent, 24 iterations)", the shipped model's description, as if the variable had been ignored."""
+    from mi_lens_app.domains import get_domain, model_choices
+
+    monkeypatch.delenv("MI_LENS_SUDOKU_MODEL", raising=False)
+    monkeypatch.delenv("MI_LENS_SUDOKU_8LAYER_MODEL", raising=False)
+    assert model_choices(get_domain("sudoku9"))["default"] == "default (recurrent, 24 iterations)"
+    monkeypatch.setenv("MI_LENS_SUDOKU_MODEL", "runs/mine.safetensors")
+    choices = model_choices(get_domain("sudoku9"))
+    assert choices["default"] == "mine.safetensors (MI_LENS_SUDOKU_MODEL)"
+    assert choices["views"] == "mine.safetensors, 4 symmetric views (MI_LENS_SUDOKU_MODEL)"
+    assert choices["8layer"] == "8 layers (the previous default)"
