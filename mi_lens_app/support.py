@@ -15,6 +15,7 @@ import numpy as np
 import streamlit as st
 
 from mi_core.decoding import STRATEGIES, strategy_params
+from mi_core.domain import resolve_path
 from mi_core.domains import protein
 from mi_core.domains.protein.mdm import ProteinMDM
 from mi_core.io import file_sha256
@@ -111,8 +112,13 @@ def model_info(domain: Domain) -> str:
 
 
 def runs_small_protein_mdm(domain: Domain) -> bool:
-    """Whether the domain's pages run the small protein MDM trained on CATH (not ESM-C, not AntiBERTy)."""
-    return isinstance(model(domain), ProteinMDM)
+    """Whether the domain's pages run the small protein MDM shipped, trained on CATH (not ESM-C, not AntiBERTy, not
+    a user's own MDM named by ``MI_LENS_PROTEIN_MODEL``, of which the app knows nothing)."""
+    loaded = model(domain)
+    if not isinstance(loaded, ProteinMDM) or domain.model_fallback is None:
+        return False
+    path = getattr(loaded, "weights_path", None)
+    return path is not None and Path(path).resolve() == resolve_path(domain.model_fallback).resolve()
 
 
 def estimator(domain: Domain):

@@ -539,3 +539,15 @@ def test_pasted_fasta_uses_its_first_record_whatever_the_later_ones_hold():
     assert first_record("MKTAY_IAK")[0].name == "sequence"
     with pytest.raises(ProteinInputError, match=r"^mine: not amino-acid letters: '-' at 3"):
         first_record(">mine\nMK-TAY\n>next\nMKT\n")
+
+
+def test_the_weak_model_note_names_the_shipped_mdm_only(env):
+    """With MI_LENS_PROTEIN_MODEL naming the user's own protein MDM, the sidebar said "This small protein MDM ... knows
+    little more than amino-acid composition", the shipped model's measured weakness, of a model the app knows nothing
+    of."""
+    from mi_core.domain import get_domain
+    from mi_lens_app import support
+
+    assert support.runs_small_protein_mdm(get_domain("protein")) is False  # env: the tiny model of this test
+    env.setenv("MI_LENS_PROTEIN_MODEL", "mdm")  # the shipped one
+    assert support.runs_small_protein_mdm(get_domain("protein")) is True
