@@ -482,6 +482,25 @@ def test_resume_refuses_the_checkpoint_of_another_domain(tmp_path):
         run_train(["sudoku", "--out", str(out), "--resume"])
 
 
+def test_resume_with_an_init_the_run_had_not_names_its_none(tmp_path):
+    """``train protein --resume --init X`` of a run begun without --init said "--init X differs from its " (nothing)."""
+    from mi_core.domains.protein.mdm import ProteinMDMConfig
+    from mi_core.domains.protein.train import ProteinTask
+    from mi_core.train.mdm import resume_configs
+    from mi_core.train.sequences import SequenceTrainConfig
+
+    fasta = tmp_path / "train.fa"
+    fasta.write_text("".join(f">d{i}\n{'ACDEFGHIKLMNPQRSTVWY'[i % 20:] * 2}\n" for i in range(40)))
+    cfg = SequenceTrainConfig(steps=4, batch=4, eval_every=2, log_every=1, eval_sequences=4, min_len=10, warmup=1,
+                              bf16=False)
+    task = ProteinTask(ProteinMDMConfig(max_len=64, d_model=16, n_layers=1, n_heads=2, d_ff=32), cfg,
+                       torch.device("cpu"), {"fasta": fasta}, log=lambda m: None)
+    out = tmp_path / "p.safetensors"
+    train(task, out, torch.device("cpu"), log=lambda m: None, stop_after=2)
+    with pytest.raises(ValueError, match=r"--init w.safetensors differs from its none \(it was left out\)$"):
+        resume_configs(ProteinTask, out, {"init": "w.safetensors"})
+
+
 def test_onpolicy_extra_state_is_the_last_consistent_one(tiny_mdm):
     pairs, _ = build_graded_pool(2, 3, 0, workers=1)
     puzzles, solutions = torch.as_tensor(pairs[:, 0]), torch.as_tensor(pairs[:, 1])

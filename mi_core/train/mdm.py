@@ -256,7 +256,8 @@ def resume_configs(task_cls, out: Path, given: dict, cpu_clock: bool = False) ->
     for name, value in {**defaults, **model_cfg, **run}.items():  # a field newer than the checkpoint: its default
         if name in given and given[name] != value and name not in RESUMABLE:
             flag = "--" + name.replace("_", "-")
-            raise ValueError(f"--resume continues the run's own settings: {flag} {given[name]} differs from its {value}")
+            its = "none (it was left out)" if value in ("", None) else value  # an empty --init printed as nothing
+            raise ValueError(f"--resume continues the run's own settings: {flag} {given[name]} differs from its {its}")
     run.update({k: given[k] for k in RESUMABLE if k in given})
     task_state = state.get("task")
     recorded = {k: v for k, v in task_state.items() if isinstance(v, str)} if isinstance(task_state, dict) else {}
