@@ -734,6 +734,9 @@ def test_a_resumed_sweep_runs_again_the_cells_of_an_estimator_trained_again(tmp_
     assert main([*argv, "--resume"]) == 0 and calls == ["mi", "topk"], capsys.readouterr().err[-800:]
     rows = json.loads(out.read_text())
     assert rows[0]["estimator_sha256"] == file_sha256(est)
+    # the old estimator's cell was kept in the .partial file "outside this grid ... a grid that holds them uses them",
+    # though this grid holds it and no grid would use it
+    assert "outside this grid" not in capsys.readouterr().err and not (tmp_path / "s.json.partial").exists()
 
 
 def test_sweep_merge_of_another_models_run_into_the_same_set_is_refused(tmp_path, model_path, capsys):

@@ -328,8 +328,11 @@ def cell_key(point: tuple[str, dict, str | None], estimator: dict | None = None)
 
 
 def close(cells: Kept, keys: list[str]) -> None:
-    """The grid is done: remove the .partial file, or keep in it only the finished cells outside this grid (said)."""
-    others = [key for key in cells.done if key not in keys]
+    """The grid is done: remove the .partial file, or keep in it only the finished cells outside this grid (said). A
+    cell of this grid run with an earlier estimator of the same file name (:func:`cell_key`) has been run again: its
+    old figures are dropped, as no grid would use them."""
+    ran = {json.dumps(json.loads(key)[:3], sort_keys=True) for key in keys}
+    others = [key for key in cells.done if key not in keys and json.dumps(json.loads(key)[:3], sort_keys=True) not in ran]
     cells.close(others)
     if others:
         names = ", ".join(f"{r['sampler']} {params_text(r['params'])}".strip() for r in map(cells.done.get, others))
