@@ -113,8 +113,12 @@ def model_info(domain: Domain) -> str:
 
 def runs_small_protein_mdm(domain: Domain) -> bool:
     """Whether the domain's pages run the small protein MDM shipped, trained on CATH (not ESM-C, not AntiBERTy, not
-    a user's own MDM named by ``MI_LENS_PROTEIN_MODEL``, of which the app knows nothing)."""
-    loaded = model(domain)
+    a user's own MDM named by ``MI_LENS_PROTEIN_MODEL``, of which the app knows nothing). False when the model cannot
+    be loaded: the page says why where it needs the model."""
+    try:
+        loaded = model(domain)
+    except USER_ERRORS:
+        return False
     if not isinstance(loaded, ProteinMDM) or domain.model_fallback is None:
         return False
     path = getattr(loaded, "weights_path", None)

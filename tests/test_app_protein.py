@@ -551,3 +551,13 @@ def test_the_weak_model_note_names_the_shipped_mdm_only(env):
     assert support.runs_small_protein_mdm(get_domain("protein")) is False  # env: the tiny model of this test
     env.setenv("MI_LENS_PROTEIN_MODEL", "mdm")  # the shipped one
     assert support.runs_small_protein_mdm(get_domain("protein")) is True
+
+
+@pytest.mark.parametrize("wrong", ["missing", "sudoku"])
+def test_decoding_a_protein_with_a_wrong_model_file_is_a_message(env, tmp_path, model_path, wrong):
+    """MI_LENS_PROTEIN_MODEL naming a Sudoku model (or no file) stopped the Decoding page with a ModelFileError
+    traceback: its argmax note asked for the model outside the guard the sidebar's note has."""
+    env.setenv("MI_LENS_PROTEIN_MODEL", str(model_path if wrong == "sudoku" else tmp_path / "none.safetensors"))
+    at = run_page("pages/3_Decoding.py")
+    assert not at.exception, at.exception
+    assert any("MI_LENS_PROTEIN_MODEL" in e.value or "not found" in e.value for e in at.error), [e.value for e in at.error]
