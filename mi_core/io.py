@@ -264,6 +264,7 @@ def run_lock(out: str | Path, option: str = "--out", lock: Path | None = None):
         yield
         return
     lock = lock or Path(out).with_name(Path(out).name + ".lock")
+    made = [folder for folder in (lock.parent, *lock.parent.parents) if not folder.exists()]  # deepest first
     lock.parent.mkdir(parents=True, exist_ok=True)
     for _ in range(3):
         try:
@@ -285,6 +286,11 @@ def run_lock(out: str | Path, option: str = "--out", lock: Path | None = None):
         yield
     finally:
         lock.unlink(missing_ok=True)
+        for folder in made:  # made for the lock alone: a run that stopped before writing leaves no empty folder
+            try:
+                folder.rmdir()
+            except OSError:
+                break
 
 
 def tmp_path(path: str | Path) -> Path:

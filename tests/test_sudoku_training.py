@@ -371,6 +371,10 @@ def test_a_second_run_of_the_same_out_is_refused_while_the_first_runs(tmp_path):
     lock.write_text(gone.stdout.strip())
     run_train(args)
     assert out.is_file() and not lock.exists()
+    fresh = tmp_path / "new" / "deep" / "m.safetensors"  # a run refused after the lock leaves no folder made for it
+    with pytest.raises(ValueError, match="--min-loops 2 is more than the model's 1 loops"):
+        run_train([*args[:1], "--out", str(fresh), *args[3:], "--min-loops", "2"])
+    assert not (tmp_path / "new").exists()
 
 
 def test_resume_refuses_another_clock_and_other_data_files(tmp_path):
