@@ -377,6 +377,22 @@ def test_a_second_run_of_the_same_out_is_refused_while_the_first_runs(tmp_path):
     assert not (tmp_path / "new").exists()
 
 
+def test_a_checkpoint_with_no_weights_yet_says_how_to_get_them(tmp_path):
+    """A run stopped before its first validation (a large --eval-every, with --checkpoint-minutes) leaves m.ckpt and no
+    weights: --model m.ckpt said "give the weights file beside it, m.safetensors", a file that is not there, and
+    --model m.safetensors "weights file not found"."""
+    from mi_core.models.base import ModelFileError, load_meta
+
+    ckpt = tmp_path / "m.ckpt"
+    ckpt.write_bytes(b"\x80\x02" + bytes(64))
+    with pytest.raises(ModelFileError, match="m.ckpt is a training checkpoint .*no weights beside it yet: its run "
+                                             "stopped before its first validation.*add --resume"):
+        load_meta(ckpt)
+    with pytest.raises(ModelFileError, match="weights file not found: .*m.safetensors .*m.ckpt is there: its run "
+                                             "stopped before its first validation"):
+        load_meta(tmp_path / "m.safetensors")
+
+
 def test_resume_refuses_another_clock_and_other_data_files(tmp_path):
     """A resumed run took another --time-budget clock, or other --pool-file, --val-file or --exclude files,
     without a word (a pool of 10,000 puzzles of grade 8 became a fresh one of 4,000 of grade 2)."""

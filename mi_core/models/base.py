@@ -235,13 +235,18 @@ def load_meta(path: str | Path) -> dict:
     meta_path = path.with_suffix(".json")
     if path.is_dir():
         raise ModelFileError(f"{path} is a directory, not a weights file (give a .safetensors file)")
+    unsaved = ("its run stopped before its first validation, which writes the weights: add --resume to the run's "
+               "command to go on to it (--eval-every)")  # a run writes its .ckpt between validations too
     if not path.is_file():
-        raise ModelFileError(missing_file(path, "weights file not found"))
+        ckpt = path.with_suffix(".ckpt")
+        raise ModelFileError(missing_file(path, "weights file not found") + (
+            f" ({ckpt} is there: {unsaved})" if path.suffix == ".safetensors" and ckpt.is_file() else ""))
     if path.suffix == ".json":
         raise ModelFileError(f"{path} is a config: give the weights file beside it, {path.with_suffix('.safetensors')}")
     if path.suffix == ".ckpt":  # a trainer's run state beside its weights, which read as garbled safetensors
-        raise ModelFileError(f"{path} is a training checkpoint (what --resume continues from), not weights: give the "
-                             f"weights file beside it, {path.with_suffix('.safetensors')}")
+        weights = path.with_suffix(".safetensors")
+        raise ModelFileError(f"{path} is a training checkpoint (what --resume continues from), not weights: " + (
+            f"give the weights file beside it, {weights}" if weights.is_file() else f"no weights beside it yet: {unsaved}"))
     recover_pair(path)
     if not meta_path.is_file() and path.suffix != ".safetensors":
         raise ModelFileError(f"{path} is not a weights file: give a .safetensors file (its .json beside it)")
