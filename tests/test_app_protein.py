@@ -445,7 +445,12 @@ def test_decoding_compares_every_strategy_on_a_protein(env, a, b):
 
 
 def test_argmax_on_a_protein_says_what_a_weak_model_does_with_it(env):
-    at = run_page("pages/3_Decoding.py", a="mi", b="eb", ppreset=load_protein_presets()[0].name)
+    preset = load_protein_presets()[0].name
+    at = run_page("pages/3_Decoding.py", a="mi", b="eb", ppreset=preset)  # the user's own model: not said of it
+    assert_clean(at)
+    assert not any("12 G's" in c.value for c in at.caption)
+    env.setenv("MI_LENS_PROTEIN_MODEL", "mdm")  # the shipped small MDM, which the note describes
+    at = run_page("pages/3_Decoding.py", a="mi", b="eb", ppreset=preset)
     assert_clean(at)
     assert any("12 G's" in c.value for c in at.caption)
     at.number_input(key="temp").set_value(1.0).run()
