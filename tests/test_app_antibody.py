@@ -186,6 +186,7 @@ def test_what_ifs_profiles_show_the_window_of_the_strip_below(env):
 
 
 def test_protein_is_protein_and_points_to_the_antibody_model(env):
+    env.setenv("MI_LENS_PROTEIN_MODEL", "mdm")  # the shipped small MDM, whose weakness the note states
     at = run_page("pages/1_MI_maps.py")
     assert at.radio(key="domain").value == "9x9"
     at.radio(key="domain").set_value("protein").run()
