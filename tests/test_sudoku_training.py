@@ -273,6 +273,22 @@ def test_building_the_pools_says_so_first_and_reading_them_is_quiet(tmp_path):
     assert said == []
 
 
+def test_a_damaged_pool_cache_is_built_again(tmp_path):
+    """A pool cache cut short (a copy of the runs folder stopped, a full disk) stopped every later run with a
+    zipfile.BadZipFile traceback; it is said and built again, the same seeded pools."""
+    from mi_core.domains.sudoku.pool import PoolSpec, load_or_build_pools
+
+    spec, said = PoolSpec(seed=0, grids=4, puzzles=2, max_iters=1), []
+    whole = load_or_build_pools(spec, tmp_path, workers=1, log=said.append)
+    cache = next(tmp_path.glob("pool_*.npz"))
+    for damage in (cache.read_bytes()[:300], b""):
+        cache.write_bytes(damage)
+        said.clear()
+        again = load_or_build_pools(spec, tmp_path, workers=1, log=said.append)
+        assert said[0].startswith(f"note: the pool cache {cache} cannot be read") and said[0].endswith("building it again")
+        assert all(np.array_equal(whole[k], again[k]) for k in ("grids", "puzzles", "grades"))
+
+
 def test_looped_model_ties_weights_and_loads_old_configs(tmp_path):
     from mi_core.domains.sudoku.mdm import SudokuMDM, load_sudoku_mdm, save_sudoku_mdm
 

@@ -8,6 +8,7 @@ import hashlib
 import json
 import os
 import random
+import zipfile
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -98,9 +99,9 @@ def load_or_build_pools(spec: PoolSpec, root: Path = POOL_DIR, workers: int = 2,
         grids = load_or_build_pools(replace(spec, puzzles=0), root, workers, log=log)["grids"]
         return _drop_excluded({"grids": grids, **puzzles}, exclude, log)
     path = Path(root) / f"pool_{spec.key()}.npz"
-    if path.is_file():
-        with np.load(path) as f:
-            return _drop_excluded({k: f[k] for k in f.files if k != "spec"}, exclude, log)
+    cached = _read_cache(path, log) if path.is_file() else None
+    if cached is not None:
+        return _drop_excluded(cached, exclude, log)
     made = f"{spec.grids} grids" + (f" and {spec.puzzles} graded puzzles" if spec.puzzles else "")
     log(f"building the training pools ({made}) into {display_path(path)}: minutes, once (later runs read the file; "
         "--time-budget counts from the first step)")
@@ -121,6 +122,21 @@ def load_or_build_pools(spec: PoolSpec, root: Path = POOL_DIR, workers: int = 2,
         with contextlib.suppress(OSError):
             tmp.unlink(missing_ok=True)
     return _drop_excluded(pools, exclude, log)
+
+
+def _read_cache(path: Path, log) -> dict | None:
+    """The pools cached at ``path``; None, said, when the file cannot be read (cut short or damaged by a copy, a full
+    disk): the cache is built again, the same pools, as they are seeded."""
+    try:
+        with np.load(path) as f:
+            pools = {k: f[k] for k in f.files if k != "spec"}
+        if {"grids", "puzzles", "grades"} <= pools.keys():
+            return pools
+        problem = "it lacks the pools' arrays"
+    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile) as err:
+        problem = f"{type(err).__name__}: {err}"
+    log(f"note: the pool cache {display_path(path)} cannot be read ({problem}): building it again")
+    return None
 
 
 def _drop_excluded(pools: dict, exclude: set[str], log) -> dict:
