@@ -590,6 +590,21 @@ def test_train_order_refuses_an_out_another_run_is_writing(tmp_path, model_path,
     assert not out.exists() and not out.with_name("sel_log.jsonl").exists()
 
 
+def test_train_order_names_a_pool_file_cut_short(tmp_path, model_path, capsys):
+    """A --pool-file (or --val-file) cut short within its first chunk said "error: high <= 0", numpy's words for
+    drawing from no puzzles; it is named with what is wrong, as train sudoku does."""
+    from mi_core.io import ROOT
+
+    cut = tmp_path / "cut.txt.gz"
+    cut.write_bytes((ROOT / "assets" / "sudoku_pools" / "train_graded.txt.gz").read_bytes()[:3000])
+    base = ["train-order", "sudoku", "--model", str(model_path), "--out", str(tmp_path / "s.safetensors"), "--updates",
+            "1", "--no-bf16", "--threads", "1"]
+    for option in ("--pool-file", "--val-file"):
+        files = {"--pool-file": str(ROOT / "assets" / "sudoku_pools" / "train_graded.txt.gz"), option: str(cut)}
+        assert cli_main([*base, *[x for pair in files.items() for x in pair]]) == 2
+        assert f"error: {option} {cut} holds no puzzles whole: it is cut short" in capsys.readouterr().err
+
+
 def test_train_order_resume_on_another_kind_of_device_is_one_error_line(tmp_path, model_path, capsys):
     """A checkpoint written on a GPU resumed on the CPU (or the other way round) stopped with a RuntimeError
     traceback from torch ("Expected a CPUGeneratorImplState of size 5056 but found ... 16"): --device is not one of

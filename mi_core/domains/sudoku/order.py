@@ -64,10 +64,10 @@ def puzzles(args, seed: int) -> tuple[np.ndarray, np.ndarray, str]:
     if args.pool_file is None:
         pool, said = build_pool(TRAIN_SEED + seed, args.puzzle_pool, puzzles=True, workers=1), "generated"
     else:
-        pool, said = read_pool_file(args.pool_file)["puzzles"], f"from {args.pool_file}"
+        pool, said = read_pool_file(args.pool_file, "--pool-file")["puzzles"], f"from {args.pool_file}"
     if args.val_file is None:
         return pool, build_pool(EVAL_SEED + seed, args.eval_puzzles, puzzles=True, workers=1), f"{said}; validation generated"
-    return pool, hardest(args.val_file, args.eval_puzzles), f"{said}; validation: the hardest of {args.val_file}"
+    return pool, hardest(args.val_file, args.eval_puzzles, "--val-file"), f"{said}; validation: the hardest of {args.val_file}"
 
 
 class SudokuOrderTask(OrderTask):

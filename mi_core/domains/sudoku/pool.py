@@ -93,9 +93,7 @@ def load_or_build_pools(spec: PoolSpec, root: Path = POOL_DIR, workers: int = 2,
     puzzles whose string (0 for blank) is in ``exclude`` are dropped; ``puzzle_file``: the puzzles come from
     this file of :func:`grow_pool_file`."""
     if puzzle_file is not None:  # read first: a bad file is named before the grid pool is built (minutes)
-        puzzles = read_pool_file(puzzle_file)
-        if not len(puzzles["grades"]):
-            raise ValueError(f"{puzzle_file} holds no puzzles")
+        puzzles = read_pool_file(puzzle_file, "--pool-file")
         grids = load_or_build_pools(replace(spec, puzzles=0), root, workers, log=log)["grids"]
         return _drop_excluded({"grids": grids, **puzzles}, exclude, log)
     path = Path(root) / f"pool_{spec.key()}.npz"
@@ -180,9 +178,14 @@ def _pool_lines(rows, grades) -> str:
     return "".join(f"{''.join(map(str, p))} {''.join(map(str, s))} {g}\n" for (p, s), g in zip(rows, grades))
 
 
-def read_pool_file(path: str | Path) -> dict:
-    """``{"puzzles" (P, 2, 81), "grades" (P,)}`` from a file of :func:`grow_pool_file` (ValueError on a bad line)."""
-    return _read_pool(path)[0]
+def read_pool_file(path: str | Path, option: str = "") -> dict:
+    """``{"puzzles" (P, 2, 81), "grades" (P,)}`` from a file of :func:`grow_pool_file` (ValueError on a bad line);
+    ``option``: the file must hold a puzzle, and the ValueError for one that holds none names this option."""
+    pool, whole = _read_pool(path)
+    if option and not len(pool["grades"]):
+        raise ValueError(f"{option} {path} holds no puzzles" + ("" if whole else f" whole: it is cut short (its gzip "
+                         f"stream ends early) within its first chunk of {POOL_FILE_CHUNK}"))
+    return pool
 
 
 def _read_pool(path: str | Path) -> tuple[dict, bool]:
@@ -210,7 +213,8 @@ def _read_pool(path: str | Path) -> tuple[dict, bool]:
     return pool, whole
 
 
-def hardest(path: str | Path, count: int) -> np.ndarray:
-    """The ``count`` hardest ``(P, 2, 81)`` pairs (by grade) of a pool file, in file order."""
-    pool = read_pool_file(path)
+def hardest(path: str | Path, count: int, option: str = "") -> np.ndarray:
+    """The ``count`` hardest ``(P, 2, 81)`` pairs (by grade) of a pool file, in file order (``option``: see
+    :func:`read_pool_file`)."""
+    pool = read_pool_file(path, option)
     return pool["puzzles"][np.sort(np.argsort(-pool["grades"], kind="stable")[:count])]

@@ -110,9 +110,7 @@ def _validation(cfg: TrainConfig, val_file: Path | None, workers: int) -> np.nda
         return None
     if val_file is None:
         return build_graded_pool(10_000 + cfg.seed, cfg.eval_puzzles, cfg.max_harden, workers=workers)[0]
-    val = hardest(val_file, cfg.eval_puzzles)
-    if not len(val):
-        raise ValueError(f"--val-file {val_file} holds no puzzles")
+    val = hardest(val_file, cfg.eval_puzzles, "--val-file")
     return val
 
 
