@@ -226,6 +226,26 @@ def test_sudoku_mi_rows_read_the_estimator_given_or_are_skipped(sudoku_args, mod
     assert "was trained on other.safetensors, not on" in capsys.readouterr().err
 
 
+def test_a_users_own_model_without_a_selector_gets_the_heuristic_rows(sudoku_args, tmp_path, capsys, monkeypatch):
+    """``bench-order sudoku --model MINE`` without --selector stopped at once: "the order selector assets/... reads
+    hidden size 128, the model gives 32", so the heuristics could not be compared on a model with no selector yet,
+    though the mi rows of a missing estimator are skipped with a note. The learned rows are now skipped so; a
+    --selector given that does not fit is still refused."""
+    monkeypatch.delenv("MI_LENS_SUDOKU_SELECTOR", raising=False)
+    at = sudoku_args.index("--selector")
+    args = sudoku_args[:at] + sudoku_args[at + 2:]
+    out = tmp_path / "rows.json"
+    assert cli_main([*args, "--json", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "note: the learned rows are skipped: the default order selector" in err and "does not fit" in err
+    assert [r["sampler"] for r in json.loads(out.read_text())] == ["random", "top_prob", "top_margin", "sequential"]
+    torch.manual_seed(1)
+    wide = tmp_path / "wide.safetensors"
+    save_order_net(make_order_nets(64)[1].eval(), wide)
+    assert cli_main([*args, "--json", str(out), "--force", "--selector", str(wide)]) == 2
+    assert "reads hidden size 64, the model gives 32" in capsys.readouterr().err
+
+
 def test_protein_estimator_is_checked_before_any_row_and_recorded(tmp_path, capsys, monkeypatch):
     """`bench-order protein --estimator` of another domain (or of other weights) ran every heuristic row, then
     stopped at the first mi row; now it is refused first, and the one used is in the JSON."""

@@ -435,7 +435,7 @@ def test_bench_orders_note_on_skipped_learned_rows_names_the_domains_selector_va
     monkeypatch.delenv("MI_LENS_TOY_LAB_SELECTOR", raising=False)
     domain = toy_like(selector_env="MI_LENS_TOY_LAB_SELECTOR")
     assert selector_or_skip(SimpleNamespace(selector=None), domain, None) is None
-    assert ("(--selector FILE or $MI_LENS_TOY_LAB_SELECTOR adds them; python -m mi_core train-order makes one)"
+    assert ("(--selector FILE or $MI_LENS_TOY_LAB_SELECTOR adds them; python -m mi_core train-order toy_lab makes one)"
             in capsys.readouterr().err)
 
 

@@ -35,7 +35,7 @@ from mi_core.device import pick_device
 from mi_core.domain import get_domain
 from mi_core.io import atomic_write_json, atomic_write_text, check_output
 from mi_core.mi.estimator import absent_own_estimator
-from mi_core.models.base import load_meta
+from mi_core.models.base import ModelFileError, load_meta
 from mi_core.options import SKIP, Device, Force, float_list, int_list, markdown_option, option, seed
 
 
@@ -61,14 +61,24 @@ def selector_of(args, domain, model, budgets: list[int] | None = None) -> Path:
 
 
 def selector_or_skip(args, domain, model, budgets: list[int] | None = None) -> Path | None:
-    """:func:`selector_of`, or None (with a note) where ``--selector`` is unset and the domain ships none: the
-    learned rows are skipped, as the mi rows are without an estimator."""
+    """:func:`selector_of`, or None (with a note) where ``--selector`` is unset and the domain ships none, or ships
+    one of other weights than ``model`` (a user's own model): the learned rows are skipped, as the mi rows are
+    without an estimator."""
+    named = f" or ${domain.selector_env}" if domain.selector_env else ""  # a variable for train-order's file
+    adds = f"(--selector FILE{named} adds them; python -m mi_core train-order {domain.cli_name} makes one)"
     if args.selector is None and domain.default_file("selector") is None:
-        named = f" or ${domain.selector_env}" if domain.selector_env else ""  # a variable for train-order's file
-        print(f"note: the {domain.label} domain ships no order selector: the learned rows are skipped "
-              f"(--selector FILE{named} adds them; python -m mi_core train-order makes one)", file=sys.stderr)
+        print(f"note: the {domain.label} domain ships no order selector: the learned rows are skipped {adds}",
+              file=sys.stderr)
         return None
-    return selector_of(args, domain, model, budgets)
+    try:
+        return selector_of(args, domain, model, budgets)
+    except ModelFileError:
+        default = domain.default_file("selector")
+        if args.selector is not None or not Path(default).is_file():  # a file given, or none there: its own error
+            raise
+        print(f"note: the learned rows are skipped: the default order selector {default} does not fit this model "
+              f"{adds}", file=sys.stderr)
+        return None
 
 
 def estimator_of(path, domain, model) -> str | None:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mi_core.bench import decode
-from mi_core.bench.order import estimator_of, gammas_of, matched, row_bar, selector_of, strategy_for, write_report
+from mi_core.bench.order import estimator_of, gammas_of, matched, row_bar, selector_or_skip, strategy_for, write_report
 from mi_core.bench.report import markdown_table
 from mi_core.device import pick_device, warn_if_slow_bf16
 from mi_core.domains.sudoku import read_puzzles
@@ -147,13 +147,15 @@ def budget_configs(t: int, args, mi_gammas: dict) -> list[tuple[str, dict]]:
     configs = [("random", {"steps": t}), ("top_prob", {"steps": t}), ("top_margin", {"steps": t}),
                ("learned", {"steps": t, "mode": "threshold"}),
                ("learned", {"steps": t, "mode": "paced", "threshold": args.paced_threshold}),
-               ("learned", {"steps": t, "mode": "sample"})]
+               ("learned", {"steps": t, "mode": "sample"})][:None if args.selector is not None else 3]
     return configs + ([("learned_mi", {"steps": t, "gamma": mi_gammas[t]})] if t in mi_gammas else [])
 
 
 def budget_rows(model, records, args, t: int, mi_gammas: dict, done) -> list[dict]:
     """Every step-budget sampler at ``steps=t``, then top_margin at learned's own mean passes (it may stop early)."""
     rows = [run(model, records, args, done, name, params, T=t) for name, params in budget_configs(t, args, mi_gammas)]
+    if args.selector is None:  # no learned rows, so no passes of theirs to match
+        return rows
     used = next(r for r in rows if r["params"].get("mode") == "threshold")["mean_passes"]
     rows.append(run(model, records, args, done, "top_margin", {"steps": max(1, round(used))}, T=t, matched=True))
     return rows
@@ -170,7 +172,9 @@ def run_bench(args, domain) -> int:
     device = pick_device(args.device, args.threads)
     warn_if_slow_bf16(device, args.bf16)
     model = load_sudoku_mdm(args.model, device)
-    args.selector = selector_of(args, domain, model)
+    args.selector = selector_or_skip(args, domain, model)  # None: no learned rows (a user's own model, no --selector)
+    if args.selector is None:
+        mi_gammas = {}
     args.estimator = estimator_of(args.estimator, domain, model)
     if args.estimator is None and (gammas or mi_gammas):
         print(f"note: no MI estimator was trained on {args.model}: the mi and learned_mi rows are skipped "
@@ -184,7 +188,7 @@ def run_bench(args, domain) -> int:
         grid += [("mi", {"gamma": g}) for g in gammas]
         grid += [("mi", {"gamma": g, "lam": 0.5, "relative": True}) for g in gammas]  # the sweeps' best MI cost
     grid.append(("sequential", {}))
-    total = sum(len(budget_configs(t, args, mi_gammas)) + 1 for t in budgets) + len(grid)
+    total = sum(len(budget_configs(t, args, mi_gammas)) + (args.selector is not None) for t in budgets) + len(grid)
     with row_bar(total, args) as done:
         rows = [row for t in budgets for row in budget_rows(model, records, args, t, mi_gammas, done)]
         rows += [run(model, records, args, done, name, params) for name, params in grid]
@@ -192,7 +196,7 @@ def run_bench(args, domain) -> int:
     rows = [row | recorded for row in rows]
     estimator = display_path(args.estimator) if args.estimator else "none (no mi rows)"
     write_report(args, rows, f"{len(records)} puzzles of {args.puzzles.name} ({args.per_level} per level), "
-                 f"selector {args.selector}, MI estimator {estimator}, "
+                 f"selector {args.selector or 'none (no learned rows)'}, MI estimator {estimator}, "
                  f"{'bf16' if args.bf16 else 'fp32'} forward passes\n\n"
                  + report(rows, budgets, levels), echo=True)
     return 0
