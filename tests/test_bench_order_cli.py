@@ -142,6 +142,28 @@ def test_protein_rows_are_json_lines(tmp_path, capsys):
                                                            for r in json.loads(out.read_text())["rows"]]
 
 
+def test_a_users_own_protein_model_without_a_selector_gets_the_heuristic_rows(tmp_path, capsys, monkeypatch):
+    """As for Sudoku: ``bench-order protein --model MINE`` without --selector stopped at once on the shipped selector
+    of another model; its heuristic rows now run and the learned ones are skipped with a note."""
+    from mi_core.domains.protein.mdm import ProteinMDM, ProteinMDMConfig, save_protein_mdm
+
+    monkeypatch.delenv("MI_LENS_PROTEIN_SELECTOR", raising=False)
+    torch.manual_seed(0)
+    model, fasta = tmp_path / "p.safetensors", tmp_path / "ref.fa"
+    save_protein_mdm(ProteinMDM(ProteinMDMConfig(max_len=128, d_model=32, n_layers=1, n_heads=2, d_ff=64)).eval(), model)
+    rng = np.random.default_rng(0)
+    amino = list("ACDEFGHIKLMNPQRSTVWY")
+    fasta.write_text("".join(f">dom{i}\n{''.join(rng.choice(amino, int(rng.integers(40, 90))))}\n" for i in range(400)))
+    out = tmp_path / "b.json"
+    assert cli_main(["bench-order", "protein", "--reference", str(fasta), "--model", str(model), "--samples", "2",
+                     "--lengths", "10-12", "--seeds", "0", "--budgets", "2", "--gammas", "", "--json", str(out),
+                     "--threads", "1"]) == 0
+    assert "note: the learned rows are skipped" in capsys.readouterr().err
+    payload = json.loads(out.read_text())
+    assert payload["selector"] is None and {r["sampler"] for r in payload["rows"]} == {"random", "top_prob",
+                                                                                      "top_margin"}
+
+
 def test_the_jsons_own_report_is_replaced_whole_on_a_rerun(sudoku_args, tmp_path):
     """Without --markdown the report is the JSON's own file: a rerun with --force replaces it (the committed
     reports have no section markers, so a section would have been added below the old report)."""

@@ -22,7 +22,7 @@ from mi_core.bench.order import (
     matched,
     order_configs,
     row_bar,
-    selector_of,
+    selector_or_skip,
     strategy_for,
     write_report,
 )
@@ -36,7 +36,7 @@ from mi_core.options import SEED_MAX, int_list, option, option_text
 
 
 def protein_rows(model, description: str, lengths_by_seed: dict, reference, budgets: list[int], gammas: list[float],
-                 selector: Path, estimator: str | None, args) -> list[dict]:
+                 selector: Path | None, estimator: str | None, args) -> list[dict]:
     """One row per (sampler, params, seed) of :func:`~mi_core.bench.order.order_configs` but sequential: JSDs,
     floors, passes; mi is skipped without an estimator. Each row is printed as a JSON line (less its pass
     histogram) as it is done, above a bar that counts them."""
@@ -115,16 +115,16 @@ def run_bench(args, domain) -> int:
     lo, hi = metric_lengths(args.lengths)
     seeds, budgets = args.seeds, args.budgets
     model, description = load_model_described(args.model or "mdm", pick_device(args.device, args.threads), domain)
-    selector = selector_of(args, domain, model)
+    selector = selector_or_skip(args, domain, model)  # None: no learned rows (a user's own model, no --selector)
     estimator = estimator_of(args.estimator, domain, model)  # a wrong file fails before the first row
     lengths_by_seed = {seed: draw_lengths(args.samples, lo, hi, seed) for seed in seeds}
     reference = reference_set(args.reference)
     gammas = gammas_of(args, (8.0, 16.0, 32.0, 64.0))
     rows = protein_rows(model, description, lengths_by_seed, reference, budgets, gammas, selector, estimator, args)
     summary = protein_summary(rows)
-    payload = {"model": description, "selector": str(selector), "estimator": estimator and display_path(estimator),
+    payload = {"model": description, "selector": selector and str(selector), "estimator": estimator and display_path(estimator),
                "lengths": args.lengths, "samples": args.samples, "seeds": seeds, "rows": rows, "summary": summary}
     write_report(args, payload, f"{args.samples} sequences per seed (lengths {args.lengths}, seeds {option_text(seeds)}), "
-                 f"reference {args.reference.name} (reference split), temperature 1, selector {selector}\n\n"
+                 f"reference {args.reference.name} (reference split), temperature 1, selector {selector or 'none (no learned rows)'}\n\n"
                  + protein_report(summary, budgets), echo=True)
     return 0
