@@ -185,8 +185,8 @@ def matched(rows: list[dict], name: str, budget: int, best=lambda r: (r["accurac
 @dataclass
 class OrderBench:
     model: Path | None = option(None, "default: the shipped MDM of the domain")
-    selector: Path | None = option(None, "default: the domain's shipped order selector (where none ships, no "
-                                   "learned rows)")
+    selector: Path | None = option(None, "default: the domain's shipped order selector (where none ships, or it "
+                                   "was trained on another model than --model, no learned rows)")
     budgets: list[int] | None = option(None, "step budgets T, comma-separated; by default the domain's own, else "
                                        "round(k n / 16) for k = 1..4, below n: the most masked positions (to fill) "
                                        "of an input, or a fixed-length domain's length", parse=int_list,
