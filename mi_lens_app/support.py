@@ -349,7 +349,8 @@ def _bench_rows(directory: str) -> benchmarks.BenchRows:
 
 @st.cache_data(show_spinner=False, ttl=30)
 def default_sudoku_sha() -> str | None:
-    """sha256 of the default Sudoku model's weights (benchmark rows that record it were measured on it)."""
+    """sha256 of the weights of the Sudoku model the app runs (the shipped default, or ``MI_LENS_SUDOKU_MODEL``'s):
+    benchmark rows that record it were measured on it."""
     path = domains.get_domain("sudoku").model_path()
     return file_sha256(path) if path is not None and path.is_file() else None
 

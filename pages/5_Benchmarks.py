@@ -82,14 +82,14 @@ def main():
     opening, note = opening_set(found, on_default)
 
     def title(name: str) -> str:
-        return benchmarks.set_title(name) + (" · the default model" if name in on_default else "")
+        return benchmarks.set_title(name) + (" · the app's model" if name in on_default else "")
 
     links.formatter("set", title)
     links.accept_id("set", sets)
     chosen = st.selectbox("Benchmark set", sets, index=sets.index(opening), key="set", bind="query-params",
                           format_func=title, help=f"the sweeps under {benchmarks.bench_dir_name()}, of every domain; it opens on "
                           "the chosen domain's own set where there is one, else on a set with MI-guided and "
-                          "learned-order samplers measured on the default Sudoku model") or opening
+                          "learned-order samplers measured on the Sudoku model the app runs") or opening
     st.caption(f"Set id `{chosen}`." + (note if chosen == opening else ""))  # a link that named its set: not opened
     rows = [r for r in found.rows if r["set"] == chosen]
     samplers = list(dict.fromkeys(r["sampler"] for r in rows))

@@ -457,6 +457,19 @@ def test_benchmarks_open_on_the_antibody_sweep_for_an_antibody_link(env, tmp_pat
                                                                                      domain="antibody"))
 
 
+def test_a_set_measured_on_ones_own_model_is_named_the_apps_model(env, tmp_path, weights):
+    """With MI_LENS_SUDOKU_MODEL naming one's own model, the sets measured on it were titled "the default model"."""
+    from mi_core.io import file_sha256
+
+    rows = json.loads((FIXTURES / "sweep_demo.json").read_text())
+    (tmp_path / "sweep_mine.json").write_text(json.dumps([{**r, "set": "mine", "model_sha256": file_sha256(weights[0])}
+                                                          for r in rows]))
+    env.setenv("MI_LENS_BENCHMARKS", str(tmp_path))
+    at = run_page("pages/5_Benchmarks.py", set="mine")
+    assert_clean(at)
+    assert at.selectbox(key="set").format_func("mine").endswith(" · the app's model")
+
+
 def test_benchmarks_without_results_say_so(env, tmp_path):
     env.setenv("MI_LENS_BENCHMARKS", str(tmp_path))
     at = run_page("pages/5_Benchmarks.py")
