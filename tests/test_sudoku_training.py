@@ -651,6 +651,15 @@ def test_distillation_mixes_the_solution_with_the_teachers_views(tmp_path):
                "--teacher", str(tmp_path / "teacher.safetensors"), "--distill", "0.25", "--out", str(out)])
     meta = json.loads(out.with_suffix(".json").read_text())
     assert meta["teacher"] == {"path": str(tmp_path / "teacher.safetensors"), "views": 4, "share": 0.25}
+    # the teacher trained again under its name since: a resumed run distilled from another model without a word
+    args = {"teacher": tmp_path / "teacher.safetensors", "teacher_views": 4, "distill": 0.25}
+    state = SudokuTask(shape, cfg, torch.device("cpu"), log=lambda m: None, pool_dir=tmp_path / "pools",
+                       args=args).state_dict()
+    torch.manual_seed(1)
+    save_sudoku_mdm(SudokuMDM(shape).eval(), tmp_path / "teacher.safetensors")
+    again = SudokuTask(shape, cfg, torch.device("cpu"), log=lambda m: None, pool_dir=tmp_path / "pools", args=args)
+    with pytest.raises(ValueError, match="this run was trained with other --teacher files than these"):
+        again.load_state_dict(state, 2)
 
 
 def test_a_pool_file_cut_off_mid_chunk_grows_into_the_file_a_whole_build_writes(tmp_path):

@@ -154,10 +154,12 @@ class DataOptions:
 
 def data_files(args: dict) -> dict:
     """What a run's data are read from, by content (the same files under another path resume): ``--pool-file``,
-    ``--val-file`` and the ``--exclude`` set, as sha256 digests (None: not given)."""
+    ``--val-file``, the ``--exclude`` set and the ``--teacher`` distilled from (a model trained again under its
+    name is another teacher), as sha256 digests (None: not given)."""
     return {"pool_file": file_sha256(args["pool_file"]) if args.get("pool_file") else None,
             "val_file": file_sha256(args["val_file"]) if args.get("val_file") else None,
-            "exclude": sorted(file_sha256(path) for path in args.get("exclude") or [])}
+            "exclude": sorted(file_sha256(path) for path in args.get("exclude") or []),
+            "teacher": file_sha256(args["teacher"]) if args.get("teacher") else None}
 
 
 def check_data_files(args: dict) -> None:
