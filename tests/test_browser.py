@@ -904,18 +904,23 @@ def test_back_several_entries_at_once_into_another_page_brings_that_entrys_setti
     page.close()
 
 
+# the views model's label where MI_LENS_SUDOKU_MODEL names the app's model (the server's tiny one): the file and the
+# variable, not the shipped model's "default, 4 symmetric views", which would describe another model
+VIEWS_LABEL = "mdm.safetensors, 4 symmetric views (MI_LENS_SUDOKU_MODEL)"
+
+
 def test_the_chosen_model_goes_with_a_page_change_to_the_views_that_pick_one(chromium, app_url):
     page = chromium.new_page(viewport={"width": 1024, "height": 768})
     page.goto(f"{app_url}/MI_maps")
     wait_ready(page)
     page.locator('[data-testid="stSidebar"] [data-testid="stSelectbox"]').filter(has_text="Model").click()
-    page.get_by_role("option", name="default, 4 symmetric views").click()
+    page.get_by_role("option", name=VIEWS_LABEL).click()
     wait_ready(page)
     page.wait_for_function("document.querySelectorAll('[data-testid=\"stSidebar\"] [data-testid=\"stPageLink\"]')"
                            ".length >= 7")
     navigate(page, "Decoding")
     wait_ready(page)
-    assert selected(page, "Model") == "default, 4 symmetric views", page.url
+    assert selected(page, "Model") == VIEWS_LABEL, page.url
     sidebar = page.locator('[data-testid="stSidebar"]').inner_text()
     assert "read in 4 symmetric views" in sidebar  # the decodings run the chosen model
     navigate(page, "What-if")  # no model picker: the link leaves the model out
@@ -930,14 +935,14 @@ def test_a_link_that_names_the_model_by_its_id_keeps_it_in_the_address_and_on_a_
     page = chromium.new_page(viewport={"width": 1024, "height": 768})
     page.goto(f"{app_url}/MI_maps?model=views")
     wait_ready(page)
-    page.wait_for_function("location.search.includes('model=default')", timeout=30_000)
-    assert selected(page, "Model") == "default, 4 symmetric views", page.url
+    page.wait_for_function("location.search.includes('model=mdm.safetensors')", timeout=30_000)
+    assert selected(page, "Model") == VIEWS_LABEL, page.url
     assert "not understood" not in page.locator("body").inner_text()
     page.wait_for_function("document.querySelectorAll('[data-testid=\"stSidebar\"] [data-testid=\"stPageLink\"]')"
                            ".length >= 7")
     navigate(page, "Decoding")
     wait_ready(page)
-    assert selected(page, "Model") == "default, 4 symmetric views", page.url
+    assert selected(page, "Model") == VIEWS_LABEL, page.url
     page.close()
 
 
