@@ -653,6 +653,12 @@ def test_train_order_reads_graded_pool_files(tmp_path, model_path, capsys):
     (tmp_path / "bad.txt.gz").write_bytes(gzip.compress(b"123 456 7\n"))
     assert cli_main(args + ["--force", "--pool-file", str(tmp_path / "bad.txt.gz")]) == 2
     assert "bad.txt.gz line 1: expected 'puzzle solution grade'" in capsys.readouterr().err
+    # the pool file grown or replaced under its name since the stop: a resumed run went on with other puzzles
+    pool_file("train.txt.gz", range(20, 25))
+    files = ["--pool-file", str(train), "--val-file", str(val)]
+    assert cli_main(args[:5] + [args[5]] + ["--updates", "4"] + args[8:] + files + ["--resume"]) == 2
+    err = capsys.readouterr().err
+    assert "--resume: --pool-file" in err and "is not the file this run trained on" in err and "changed since" in err
 
 
 def test_bench_order_cli_writes_rows_and_report(tmp_path, model_path, selector9):

@@ -35,6 +35,15 @@ def checkpoint_path(out: Path) -> Path:
     return out.with_suffix(".ckpt")
 
 
+def input_files(args) -> dict[str, str]:
+    """sha256 of each data file a setting names (a ``--pool-file``, ``--fasta``, ``--csv`` ...): a file changed under
+    its name since a stop is another run's data, as a retrained ``--model`` (checked on its own) is another run's
+    model. ``--init`` is left out: a resumed run's weights are its checkpoint's."""
+    skip = {*NOT_SETTINGS, "model", "init"}
+    named = {k: v for k, v in vars(args).items() if k not in skip and isinstance(v, (str, Path)) and str(v)}
+    return {k: file_sha256(v) for k, v in sorted(named.items()) if Path(v).suffix and Path(v).is_file()}
+
+
 def run_settings(args) -> dict:
     """The options that decide what a run computes (JSON-ready), which ``--resume`` must give alike."""
     return json.loads(json.dumps({k: v for k, v in sorted(vars(args).items()) if k not in NOT_SETTINGS}, default=str))
@@ -63,6 +72,13 @@ def resume_state(out: Path, args, device: torch.device, model_path: Path | None 
         raise ValueError(f"--resume: {display_path(model_path)} is not the model this run trained against (sha256 "
                          f"{ran[:12]} then, {file_sha256(model_path)[:12]} now: retrained or replaced since): "
                          "restore that file, or start a new run")
+    files = input_files(args)
+    for name, sha in json.loads(state.get("files_sha256") or "{}").items():  # before 2026-12-08: no record
+        now = files.get(name)
+        if now is not None and now != sha:
+            raise ValueError(f"--resume: --{name.replace('_', '-')} {display_path(getattr(args, name))} is not the "
+                             f"file this run trained on (sha256 {sha[:12]} then, {now[:12]} now: changed since): "
+                             "restore it, or start a new run")
     if int(state["update"]) >= args.updates:
         raise ValueError(f"--resume: {path} is at update {int(state['update'])} already: give --updates above it to "
                          "go on")
@@ -351,7 +367,8 @@ class OrderTask:
                     save_order_net(posterior, out.with_name(out.stem + "_posterior" + suffix + ".safetensors"), paired)
                 best[0] = max(best[0], score)
                 write_checkpoint(ckpt, {**state, "best": best[0], "settings": json.dumps(run_settings(args)),
-                                        "mdm_sha256": file_sha256(model_path)},  # --resume checks the file
+                                        "mdm_sha256": file_sha256(model_path),  # --resume checks the files
+                                        "files_sha256": json.dumps(input_files(args))},
                                  f"update {state['update']}", None if args.out is not None else out)
 
             log(f"{header} ({time.time() - t0:.0f}s); frozen denoiser {model_path}")
