@@ -347,10 +347,10 @@ def _bench_rows(directory: str) -> benchmarks.BenchRows:
     return benchmarks.load_rows(Path(directory))
 
 
-@st.cache_data(show_spinner=False, ttl=30)
 def default_sudoku_sha() -> str | None:
     """sha256 of the weights of the Sudoku model the app runs (the shipped default, or ``MI_LENS_SUDOKU_MODEL``'s):
-    benchmark rows that record it were measured on it."""
+    benchmark rows that record it were measured on it. Not cached here: ``file_sha256`` keeps it per path, time and
+    size (cached without its path, a server's sha outlived a change of the model file's variable)."""
     path = domains.get_domain("sudoku").model_path()
     return file_sha256(path) if path is not None and path.is_file() else None
 
